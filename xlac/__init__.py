@@ -1,0 +1,41 @@
+"""xlac: XLA for the CPU, in Python.
+
+Build a computation with :class:`XlaBuilder` and :mod:`xlac.ops` (or parse HLO
+text with :func:`parse_hlo`), then :func:`jit` it into native code through
+llvmlite, or run it through the numpy reference :func:`evaluate`.
+"""
+from .errors import HloParseError, ShapeError, UnsupportedError
+from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
+                    U32, U64, Layout, PrimitiveType, Shape, shape)
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Heavier parts load on first use, so `import xlac` stays cheap and a
+    # missing piece fails only where it is needed.
+    lazy = {
+        "XlaBuilder": ("frontend.builder", "XlaBuilder"),
+        "XlaOp": ("frontend.builder", "XlaOp"),
+        "XlaComputation": ("frontend.builder", "XlaComputation"),
+        "ops": ("frontend.ops", None),
+        "parse_hlo": ("hlo.parser", "parse_hlo"),
+        "HloModule": ("hlo.ir", "HloModule"),
+        "evaluate": ("evaluator", "evaluate"),
+        "jit": ("runtime.executable", "jit"),
+        "Executable": ("runtime.executable", "Executable"),
+    }
+    if name not in lazy:
+        raise AttributeError(f"module 'xlac' has no attribute {name!r}")
+    import importlib
+    mod_name, attr = lazy[name]
+    mod = importlib.import_module(f".{mod_name}", __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModule", "evaluate",
+           "jit", "Executable", "Shape", "Layout", "PrimitiveType", "shape", "ShapeError",
+           "UnsupportedError", "HloParseError", "PRED", "S8", "S16", "S32", "S64", "U8", "U16",
+           "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128", "TUPLE", "TOKEN"]

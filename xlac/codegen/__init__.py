@@ -1,0 +1,1 @@
+"""LLVM emission through llvmlite: IrArray, elemental and loop emitters, kernel ABI, JIT."""

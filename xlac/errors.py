@@ -1,0 +1,30 @@
+"""The exceptions xlac raises on bad input (never a crash, never a wrong answer)."""
+
+
+class ShapeError(ValueError):
+    """An ill-shaped graph, raised at build or verify time.
+
+    The message names the op, the operand shapes and the rule that was broken,
+    e.g. ``add: shapes f32[7,2,5] and f32[7,2,6] are not compatible: dimension 2
+    has sizes 5 and 6 (broadcasting needs equal sizes or 1)``.
+    """
+
+
+class UnsupportedError(NotImplementedError):
+    """An operation (or a variant of one) that this stage does not handle yet.
+
+    The message starts with ``not supported yet: <opcode>`` so a user knows which op.
+    """
+
+    def __init__(self, what: str, detail: str = ""):
+        self.what = what
+        super().__init__(f"not supported yet: {what}" + (f" ({detail})" if detail else ""))
+
+
+class HloParseError(ValueError):
+    """HLO text that does not parse; ``line`` and ``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0):
+        self.line, self.column = line, column
+        where = f"line {line}, column {column}: " if line else ""
+        super().__init__(where + message)

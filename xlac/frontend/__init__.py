@@ -1,0 +1,1 @@
+"""Frontend: XlaBuilder, XlaOp, XlaComputation and ops (one function per operation)."""

@@ -1,0 +1,245 @@
+"""The HLO IR: HloModule, HloComputation, HloInstruction.
+
+An instruction has an ``opcode`` (HLO text spelling, see ``opcodes.py``), a
+result ``shape``, ``operands`` (instructions of the same computation), and
+``attrs``: the HLO attributes by their text names, as typed Python values:
+
+================================  ===============================================
+attribute                         value
+================================  ===============================================
+``dimensions``, ``*_dims``,        tuple of ints
+``slice_sizes``, ...
+``index``, ``iota_dimension``,     int
+``parameter_number``
+``direction``, ``type``, ...       str (enum word, e.g. ``"GT"``)
+``slice``                          tuple of ``(start, limit, stride)``
+``padding`` (of ``pad``)           tuple of ``(low, high, interior)``
+``to_apply``, ``calls``,           HloComputation
+``condition``, ``body``, ...
+``branch_computations``            tuple of HloComputation
+``literal`` (of ``constant``)      numpy array of the result shape
+anything else                      :class:`Raw` (the text, printed back verbatim)
+================================  ===============================================
+
+``metadata`` and other bookkeeping attributes are kept as :class:`Raw` and are
+optional.  The IR is mutable: passes rewrite it in place.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from ..shape import Shape
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An attribute value xlac does not interpret, kept as HLO text for printing."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class HloInstruction:
+    """One HLO instruction. See the module docstring for ``attrs``."""
+
+    __slots__ = ("name", "opcode", "shape", "operands", "attrs", "parent", "users", "__weakref__")
+
+    def __init__(self, opcode: str, shape: Shape, operands: Iterable["HloInstruction"] = (),
+                 attrs: dict | None = None, name: str | None = None):
+        self.opcode = opcode
+        self.shape = shape
+        self.operands: list[HloInstruction] = list(operands)
+        self.attrs: dict = dict(attrs or {})
+        self.name = name or ""
+        self.parent: HloComputation | None = None
+        self.users: list[HloInstruction] = []
+
+    # -- convenience ----------------------------------------------------------
+    def operand(self, i: int) -> "HloInstruction":
+        return self.operands[i]
+
+    @property
+    def literal(self) -> np.ndarray:
+        """The value of a ``constant``."""
+        return self.attrs["literal"]
+
+    @property
+    def parameter_number(self) -> int:
+        return self.attrs["parameter_number"]
+
+    def called_computations(self) -> list["HloComputation"]:
+        """Computations this instruction calls (to_apply, body, branches, ...), in attribute order."""
+        out = []
+        for v in self.attrs.values():
+            if isinstance(v, HloComputation):
+                out.append(v)
+            elif isinstance(v, tuple) and v and all(isinstance(c, HloComputation) for c in v):
+                out.extend(v)
+        return out
+
+    def replace_operand(self, old: "HloInstruction", new: "HloInstruction") -> None:
+        self.operands = [new if o is old else o for o in self.operands]
+
+    def __repr__(self) -> str:
+        return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
+
+
+class HloComputation:
+    """A named list of instructions in a valid (def-before-use) order, with a root.
+
+    Parameters are the ``parameter`` instructions, ordered by parameter number.
+    """
+
+    def __init__(self, name: str, instructions: Iterable[HloInstruction] = (),
+                 root: HloInstruction | None = None, is_entry: bool = False):
+        self.name = name
+        self.instructions: list[HloInstruction] = []
+        self.root: HloInstruction | None = None
+        self.is_entry = is_entry
+        self.parent: HloModule | None = None
+        for inst in instructions:
+            self.add_instruction(inst)
+        if root is not None:
+            self.root = root
+        elif self.instructions:
+            self.root = self.instructions[-1]
+
+    def add_instruction(self, inst: HloInstruction) -> HloInstruction:
+        inst.parent = self
+        self.instructions.append(inst)
+        return inst
+
+    @property
+    def parameters(self) -> list[HloInstruction]:
+        params = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(params, key=lambda p: p.parameter_number)
+
+    @property
+    def num_parameters(self) -> int:
+        return sum(1 for i in self.instructions if i.opcode == "parameter")
+
+    def parameter_shapes(self) -> list[Shape]:
+        return [p.shape for p in self.parameters]
+
+    def compute_users(self) -> None:
+        """Refresh every instruction's ``users`` list (each user once, in order)."""
+        for inst in self.instructions:
+            inst.users = []
+        for inst in self.instructions:
+            seen = set()
+            for op in inst.operands:
+                if id(op) not in seen:
+                    seen.add(id(op))
+                    op.users.append(inst)
+
+    def post_order(self) -> list[HloInstruction]:
+        """Instructions reachable from the root, operands before users (then the rest)."""
+        order, seen = [], set()
+        for start in [self.root] + self.instructions:
+            if start is None or id(start) in seen:
+                continue
+            stack = [(start, iter(start.operands))]
+            seen.add(id(start))
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    order.append(node)
+                elif id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, iter(nxt.operands)))
+        return order
+
+    def instruction(self, name: str) -> HloInstruction:
+        for inst in self.instructions:
+            if inst.name == name:
+                return inst
+        raise KeyError(f"no instruction {name!r} in computation {self.name}")
+
+    def __repr__(self) -> str:
+        return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
+
+
+class HloModule:
+    """A set of computations, one of them the entry.
+
+    ``computations`` are kept callees-before-callers (the order HLO text prints
+    them); ``entry`` is the entry computation.
+    """
+
+    def __init__(self, name: str, computations: Iterable[HloComputation] = (),
+                 entry: HloComputation | None = None, attrs: dict | None = None):
+        self.name = name
+        self.computations: list[HloComputation] = []
+        self.attrs: dict = dict(attrs or {})  # module attributes other than the layout
+        for c in computations:
+            self.add_computation(c)
+        self.entry = entry if entry is not None else (self.computations[-1] if self.computations else None)
+        if self.entry is not None:
+            self.entry.is_entry = True
+
+    def add_computation(self, comp: HloComputation) -> HloComputation:
+        comp.parent = self
+        self.computations.append(comp)
+        return comp
+
+    def computation(self, name: str) -> HloComputation:
+        for c in self.computations:
+            if c.name == name:
+                return c
+        raise KeyError(f"no computation {name!r} in module {self.name}")
+
+    def instructions(self) -> Iterator[HloInstruction]:
+        return itertools.chain.from_iterable(c.instructions for c in self.computations)
+
+    @property
+    def entry_computation_layout(self) -> tuple[list[Shape], Shape]:
+        """(parameter shapes, result shape) of the entry, layouts included."""
+        return self.entry.parameter_shapes(), self.entry.root.shape
+
+    @property
+    def result_shape(self) -> Shape:
+        return self.entry.root.shape
+
+    def to_text(self) -> str:
+        """HLO text of the module (the printer's output)."""
+        from .printer import module_to_text
+        return module_to_text(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return f"<HloModule {self.name}: {len(self.computations)} computations>"
+
+    def fingerprint(self) -> str:
+        """A stable hash of the module's text (the compile cache key)."""
+        import hashlib
+        return hashlib.sha256(self.to_text().encode()).hexdigest()
+
+    def sort_computations(self) -> None:
+        """Order computations callees-before-callers, entry last."""
+        order, seen = [], set()
+
+        def visit(c: HloComputation) -> None:
+            if id(c) in seen:
+                return
+            seen.add(id(c))
+            for inst in c.instructions:
+                for callee in inst.called_computations():
+                    visit(callee)
+            order.append(c)
+
+        for c in self.computations:
+            if c is not self.entry:
+                visit(c)
+        if self.entry is not None:
+            visit(self.entry)
+        self.computations = order

@@ -1,0 +1,1 @@
+"""HLO-to-HLO passes: shape inference, verifier helpers, rewrites, the pipeline."""

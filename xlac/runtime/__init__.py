@@ -1,0 +1,1 @@
+"""Python side of execution: Executable, argument checking, buffers."""

@@ -1,0 +1,542 @@
+"""Element types, layouts and shapes (spec: *Shapes and Layout*).
+
+A :class:`Shape` is an array shape (element type, dimensions, layout), a tuple
+shape (``tuple_shapes``) or a token.  Shapes are immutable and hashable.
+
+HLO text syntax, parsed by :func:`parse_shape` (``xlac.shape``) and printed by
+``str(shape)``::
+
+    f32[2,3]{1,0}            array, minor_to_major = (1, 0)
+    f32[2,3]{0,1:P(3,5)}     padded_dimensions = (3, 5), padding_value zero
+    f32[2,3]{0,1:P(3,5)V(1)} padding_value one (V takes zero/one/lowest/highest or a number)
+    (f32[], s32[4]{0})       tuple
+    token[]                  token
+
+The index utilities map a multi-dimensional index to the linear element index in
+the buffer (and back) for any ``minor_to_major``, padded or not (spec:
+*Indexing into arrays*).
+"""
+from __future__ import annotations
+
+import enum
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+try:  # numpy has no bfloat16; ml_dtypes supplies it.
+    import ml_dtypes as _ml_dtypes
+
+    _BF16_DTYPE = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
+    _BF16_DTYPE = None
+
+
+class PrimitiveType(enum.Enum):
+    """XLA element types. ``value`` is the HLO text name (``f32``, ``pred`` ...)."""
+
+    PRED = "pred"
+    S8 = "s8"
+    S16 = "s16"
+    S32 = "s32"
+    S64 = "s64"
+    U8 = "u8"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    F64 = "f64"
+    C64 = "c64"
+    C128 = "c128"
+    TUPLE = "tuple"
+    TOKEN = "token"
+
+    def __repr__(self) -> str:
+        return f"xlac.{self.name}"
+
+    # -- classification -------------------------------------------------
+    @property
+    def is_array(self) -> bool:
+        return self not in (PrimitiveType.TUPLE, PrimitiveType.TOKEN)
+
+    @property
+    def is_pred(self) -> bool:
+        return self is PrimitiveType.PRED
+
+    @property
+    def is_signed_int(self) -> bool:
+        return self.value[0] == "s"
+
+    @property
+    def is_unsigned_int(self) -> bool:
+        return self.value[0] == "u"
+
+    @property
+    def is_integral(self) -> bool:
+        """Signed or unsigned integer (not pred)."""
+        return self.is_signed_int or self.is_unsigned_int
+
+    @property
+    def is_float(self) -> bool:
+        return self in _FLOATS
+
+    @property
+    def is_complex(self) -> bool:
+        return self in (PrimitiveType.C64, PrimitiveType.C128)
+
+    @property
+    def bit_width(self) -> int:
+        return _BIT_WIDTH[self]
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes one element occupies in a buffer (pred is one byte)."""
+        return max(1, _BIT_WIDTH[self] // 8)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of one element (bf16 through ml_dtypes)."""
+        if self is PrimitiveType.BF16:
+            if _BF16_DTYPE is None:
+                raise TypeError("bf16 needs the ml_dtypes package")
+            return _BF16_DTYPE
+        try:
+            return _DTYPES[self]
+        except KeyError:
+            raise TypeError(f"{self.value} has no numpy dtype") from None
+
+    @property
+    def component_type(self) -> "PrimitiveType":
+        """The real type of a complex type's parts (f32 for c64); else itself."""
+        return {PrimitiveType.C64: PrimitiveType.F32, PrimitiveType.C128: PrimitiveType.F64}.get(self, self)
+
+    @staticmethod
+    def from_dtype(dtype) -> "PrimitiveType":
+        dt = np.dtype(dtype)
+        if _BF16_DTYPE is not None and dt == _BF16_DTYPE:
+            return PrimitiveType.BF16
+        for pt, d in _DTYPES.items():
+            if d == dt:
+                return pt
+        raise TypeError(f"no XLA element type for numpy dtype {dt}")
+
+    @staticmethod
+    def from_name(name: str) -> "PrimitiveType":
+        try:
+            return PrimitiveType(name)
+        except ValueError:
+            raise ValueError(f"unknown element type {name!r}") from None
+
+
+_FLOATS = (PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64)
+_BIT_WIDTH = {
+    PrimitiveType.PRED: 1, PrimitiveType.S8: 8, PrimitiveType.S16: 16, PrimitiveType.S32: 32,
+    PrimitiveType.S64: 64, PrimitiveType.U8: 8, PrimitiveType.U16: 16, PrimitiveType.U32: 32,
+    PrimitiveType.U64: 64, PrimitiveType.F16: 16, PrimitiveType.BF16: 16, PrimitiveType.F32: 32,
+    PrimitiveType.F64: 64, PrimitiveType.C64: 64, PrimitiveType.C128: 128,
+    PrimitiveType.TUPLE: 0, PrimitiveType.TOKEN: 0,
+}
+_DTYPES = {
+    PrimitiveType.PRED: np.dtype(np.bool_), PrimitiveType.S8: np.dtype(np.int8),
+    PrimitiveType.S16: np.dtype(np.int16), PrimitiveType.S32: np.dtype(np.int32),
+    PrimitiveType.S64: np.dtype(np.int64), PrimitiveType.U8: np.dtype(np.uint8),
+    PrimitiveType.U16: np.dtype(np.uint16), PrimitiveType.U32: np.dtype(np.uint32),
+    PrimitiveType.U64: np.dtype(np.uint64), PrimitiveType.F16: np.dtype(np.float16),
+    PrimitiveType.F32: np.dtype(np.float32), PrimitiveType.F64: np.dtype(np.float64),
+    PrimitiveType.C64: np.dtype(np.complex64), PrimitiveType.C128: np.dtype(np.complex128),
+}
+
+PRED, S8, S16, S32, S64 = (PrimitiveType.PRED, PrimitiveType.S8, PrimitiveType.S16,
+                           PrimitiveType.S32, PrimitiveType.S64)
+U8, U16, U32, U64 = PrimitiveType.U8, PrimitiveType.U16, PrimitiveType.U32, PrimitiveType.U64
+F16, BF16, F32, F64 = PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64
+C64, C128 = PrimitiveType.C64, PrimitiveType.C128
+TUPLE, TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
+
+#: padding_value names of the Layout proto's PaddingValue enum.
+PADDING_VALUES = ("zero", "one", "lowest", "highest")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How an array lies in memory (spec: *Layout*).
+
+    ``minor_to_major``: a permutation of ``range(rank)``, most-minor first.
+    ``padded_dimensions``: per dimension, the width it is padded to (>= its size),
+    or ``None`` for no padding.  ``padding_value``: what fills the padding, one of
+    ``"zero", "one", "lowest", "highest"`` or a number (default ``"zero"``).
+    """
+
+    minor_to_major: tuple = ()
+    padded_dimensions: tuple | None = None
+    padding_value: object = "zero"
+
+    def __post_init__(self):
+        object.__setattr__(self, "minor_to_major", tuple(int(d) for d in self.minor_to_major))
+        if self.padded_dimensions is not None:
+            object.__setattr__(self, "padded_dimensions", tuple(int(d) for d in self.padded_dimensions))
+        pv = self.padding_value
+        if isinstance(pv, str) and pv not in PADDING_VALUES:
+            raise ValueError(f"padding_value must be one of {PADDING_VALUES} or a number, got {pv!r}")
+
+    @property
+    def is_padded(self) -> bool:
+        return self.padded_dimensions is not None
+
+    def __str__(self) -> str:
+        s = ",".join(str(d) for d in self.minor_to_major)
+        if self.padded_dimensions is not None:
+            s += ":P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
+            if self.padding_value != "zero":
+                s += f"V({self.padding_value})"
+        return "{" + s + "}"
+
+
+def default_layout(rank: int) -> Layout:
+    """Major-to-minor (row-major) layout: ``minor_to_major = (rank-1, ..., 0)``."""
+    return Layout(tuple(range(rank - 1, -1, -1)))
+
+
+@dataclass(frozen=True, init=False)
+class Shape:
+    """An array, tuple or token shape.
+
+    ``Shape(F32, (2, 3))`` is an array with the default (major-to-minor) layout;
+    ``Shape(F32, (2, 3), layout=Layout((0, 1)))`` column-major;
+    ``Shape.tuple([s1, s2])`` a tuple; ``Shape.token()`` a token.
+    Raises ``ValueError`` for negative dimensions or a layout that does not fit.
+    """
+
+    element_type: PrimitiveType
+    dimensions: tuple
+    layout: Layout | None
+    tuple_shapes: tuple
+
+    def __init__(self, element_type, dimensions=(), layout=None, tuple_shapes=()):
+        if not isinstance(element_type, PrimitiveType):
+            element_type = PrimitiveType.from_name(element_type) if isinstance(element_type, str) \
+                else PrimitiveType.from_dtype(element_type)
+        dims = tuple(int(d) for d in dimensions)
+        object.__setattr__(self, "element_type", element_type)
+        object.__setattr__(self, "dimensions", dims)
+        object.__setattr__(self, "tuple_shapes", tuple(tuple_shapes))
+        if element_type.is_array:
+            if any(d < 0 for d in dims):
+                raise ValueError(f"negative dimension in {element_type.value}{list(dims)}")
+            if layout is None:
+                layout = default_layout(len(dims))
+            _check_layout(layout, dims)
+        else:
+            layout = None
+        object.__setattr__(self, "layout", layout)
+
+    # -- constructors -----------------------------------------------------
+    @staticmethod
+    def array(element_type, dimensions, minor_to_major=None) -> "Shape":
+        layout = None if minor_to_major is None else Layout(tuple(minor_to_major))
+        return Shape(element_type, dimensions, layout)
+
+    @staticmethod
+    def tuple(shapes: Iterable["Shape"]) -> "Shape":
+        return Shape(PrimitiveType.TUPLE, (), None, tuple(shapes))
+
+    @staticmethod
+    def token() -> "Shape":
+        return Shape(PrimitiveType.TOKEN)
+
+    @staticmethod
+    def scalar(element_type) -> "Shape":
+        return Shape(element_type, ())
+
+    # -- queries ------------------------------------------------------------
+    @property
+    def is_array(self) -> bool:
+        return self.element_type.is_array
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element_type is PrimitiveType.TUPLE
+
+    @property
+    def is_token(self) -> bool:
+        return self.element_type is PrimitiveType.TOKEN
+
+    @property
+    def rank(self) -> int:
+        return len(self.dimensions)
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.is_array and not self.dimensions
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.element_type.dtype
+
+    def element_count(self) -> int:
+        """Logical number of elements (product of dimensions)."""
+        return math.prod(self.dimensions)
+
+    def physical_dimensions(self) -> tuple:
+        """Per-dimension extent in memory: padded width, or the size itself."""
+        if self.layout is not None and self.layout.padded_dimensions is not None:
+            return self.layout.padded_dimensions
+        return self.dimensions
+
+    def buffer_element_count(self) -> int:
+        """Elements the buffer holds, padding included."""
+        return math.prod(self.physical_dimensions())
+
+    def byte_size(self) -> int:
+        """Bytes of the array's buffer (padding included); 0 for tuples/tokens."""
+        if not self.is_array:
+            return 0
+        return self.buffer_element_count() * self.element_type.byte_size
+
+    def leaves(self) -> list:
+        """The array (and token) shapes of a tuple, flattened depth-first, in order."""
+        if self.is_tuple:
+            return [leaf for s in self.tuple_shapes for leaf in s.leaves()]
+        return [self]
+
+    def with_layout(self, layout: Layout | Sequence[int] | None) -> "Shape":
+        if layout is not None and not isinstance(layout, Layout):
+            layout = Layout(tuple(layout))
+        return Shape(self.element_type, self.dimensions, layout)
+
+    def with_element_type(self, element_type: PrimitiveType) -> "Shape":
+        return Shape(element_type, self.dimensions, self.layout)
+
+    def has_default_layout(self) -> bool:
+        return self.layout == default_layout(self.rank)
+
+    def compatible(self, other: "Shape") -> bool:
+        """Equal ignoring layout (the test HLO shape rules use)."""
+        if self.is_tuple or other.is_tuple:
+            return (self.is_tuple and other.is_tuple and len(self.tuple_shapes) == len(other.tuple_shapes)
+                    and all(a.compatible(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes)))
+        return self.element_type == other.element_type and self.dimensions == other.dimensions
+
+    # -- text -----------------------------------------------------------------
+    def __str__(self) -> str:
+        return self.to_string(print_layout=True)
+
+    def to_string(self, print_layout: bool = True) -> str:
+        if self.is_tuple:
+            return "(" + ", ".join(s.to_string(print_layout) for s in self.tuple_shapes) + ")"
+        if self.is_token:
+            return "token[]"
+        s = f"{self.element_type.value}[{','.join(str(d) for d in self.dimensions)}]"
+        if print_layout and (self.dimensions or (self.layout and self.layout.is_padded)):
+            s += str(self.layout)
+        return s
+
+    def __repr__(self) -> str:
+        return f"xlac.shape({str(self)!r})"
+
+
+def _check_layout(layout: Layout, dims: tuple) -> None:
+    rank = len(dims)
+    if sorted(layout.minor_to_major) != list(range(rank)):
+        raise ValueError(f"minor_to_major {list(layout.minor_to_major)} is not a permutation of "
+                         f"the {rank} dimensions of {list(dims)}")
+    if layout.padded_dimensions is not None:
+        pd = layout.padded_dimensions
+        if len(pd) != rank:
+            raise ValueError(f"padded_dimensions {list(pd)} must have one entry per dimension of {list(dims)}")
+        if any(p < d for p, d in zip(pd, dims)):
+            raise ValueError(f"padded_dimensions {list(pd)} smaller than dimensions {list(dims)}")
+
+
+# ----------------------------------------------------------------------------
+# Index utilities (IndexUtil)
+# ----------------------------------------------------------------------------
+
+def strides(shape: Shape) -> tuple:
+    """Per logical dimension, the step in elements between neighbours in the buffer."""
+    phys = shape.physical_dimensions()
+    out = [0] * shape.rank
+    step = 1
+    for d in shape.layout.minor_to_major:
+        out[d] = step
+        step *= phys[d]
+    return tuple(out)
+
+
+def multi_index_to_linear(shape: Shape, index: Sequence[int]) -> int:
+    """Linear element offset in the buffer of ``shape`` of a multi-dimensional index."""
+    if len(index) != shape.rank:
+        raise ValueError(f"index {list(index)} has rank {len(index)}, shape {shape} has rank {shape.rank}")
+    for i, (x, d) in enumerate(zip(index, shape.dimensions)):
+        if not 0 <= x < d:
+            raise IndexError(f"index {list(index)} out of bounds in dimension {i} of {shape}")
+    return sum(int(x) * s for x, s in zip(index, strides(shape)))
+
+
+def linear_to_multi_index(shape: Shape, linear: int) -> tuple:
+    """Inverse of :func:`multi_index_to_linear` (the index may land in padding)."""
+    phys = shape.physical_dimensions()
+    index = [0] * shape.rank
+    for d in shape.layout.minor_to_major:
+        linear, index[d] = divmod(linear, phys[d])
+    return tuple(index)
+
+
+def padding_scalar(shape: Shape):
+    """The numpy scalar that fills a padded layout's padding."""
+    pv = shape.layout.padding_value if shape.layout else "zero"
+    dt = shape.dtype
+    if pv == "zero":
+        return dt.type(0)
+    if pv == "one":
+        return dt.type(1)
+    if pv in ("lowest", "highest"):
+        if shape.element_type.is_pred:
+            return dt.type(pv == "highest")
+        info = np.finfo(dt) if shape.element_type.is_float or shape.element_type.is_complex else np.iinfo(dt)
+        if shape.element_type.is_float:
+            return dt.type(-np.inf if pv == "lowest" else np.inf)
+        return dt.type(info.min if pv == "lowest" else info.max)
+    return dt.type(pv)
+
+
+def to_buffer(array: np.ndarray, shape: Shape) -> np.ndarray:
+    """Lay a logical (C-ordered) numpy array out in memory as ``shape`` says.
+
+    Returns a 1-D array of ``shape.buffer_element_count()`` elements.
+    """
+    a = np.asarray(array, dtype=shape.dtype).reshape(shape.dimensions)
+    phys = shape.physical_dimensions()
+    if phys != shape.dimensions:
+        full = np.full(phys, padding_scalar(shape), dtype=shape.dtype)
+        full[tuple(slice(0, d) for d in shape.dimensions)] = a
+        a = full
+    major_to_minor = tuple(reversed(shape.layout.minor_to_major))
+    return np.ascontiguousarray(a.transpose(major_to_minor)).reshape(-1)
+
+
+def from_buffer(buffer: np.ndarray, shape: Shape) -> np.ndarray:
+    """Inverse of :func:`to_buffer`: a logical C-ordered array (a view where possible)."""
+    major_to_minor = tuple(reversed(shape.layout.minor_to_major))
+    phys = shape.physical_dimensions()
+    stored = np.asarray(buffer).reshape(tuple(phys[d] for d in major_to_minor))
+    logical = stored.transpose(np.argsort(major_to_minor))
+    if phys != shape.dimensions:
+        logical = logical[tuple(slice(0, d) for d in shape.dimensions)]
+    return logical
+
+
+# ----------------------------------------------------------------------------
+# HLO shape text
+# ----------------------------------------------------------------------------
+
+_TOKEN_RE = re.compile(r"\s*(?:(?P<type>[a-z]+[0-9]*)\[(?P<dims>[^\]]*)\]|(?P<punct>[(),{}]))")
+
+
+def parse_shape(text: str) -> Shape:
+    """Parse HLO shape syntax (``f32[2,3]{0,1}``, ``(f32[], s32[2])``, ``token[]``).
+
+    Raises ``ValueError`` saying where the text stops making sense.
+    """
+    shape, pos = parse_shape_prefix(text, 0)
+    if text[pos:].strip():
+        raise ValueError(f"unexpected text after shape at column {pos + 1}: {text[pos:]!r}")
+    return shape
+
+
+def parse_shape_prefix(text: str, pos: int) -> tuple:
+    """Parse one shape starting at ``pos``; returns ``(shape, end_pos)``."""
+    n = len(text)
+    while pos < n and text[pos].isspace():
+        pos += 1
+    if pos < n and text[pos] == "(":
+        pos += 1
+        elems = []
+        while True:
+            while pos < n and text[pos].isspace():
+                pos += 1
+            pos = _skip_comment(text, pos)
+            if pos < n and text[pos] == ")":
+                return Shape.tuple(elems), pos + 1
+            s, pos = parse_shape_prefix(text, pos)
+            elems.append(s)
+            while pos < n and text[pos].isspace():
+                pos += 1
+            if pos < n and text[pos] == ",":
+                pos += 1
+            elif pos < n and text[pos] == ")":
+                return Shape.tuple(elems), pos + 1
+            else:
+                raise ValueError(f"expected ',' or ')' in tuple shape at column {pos + 1}: {text!r}")
+    m = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]").match(text, pos)
+    if not m:
+        raise ValueError(f"expected a shape at column {pos + 1}: {text[pos:pos + 30]!r}")
+    ty = m.group(1)
+    if ty == "token":
+        return Shape.token(), m.end()
+    et = PrimitiveType.from_name(ty)
+    if et is PrimitiveType.TUPLE:
+        raise ValueError(f"'tuple' is not an element type at column {pos + 1}")
+    dims_txt = m.group(2).strip()
+    dims = []
+    if dims_txt:
+        for d in dims_txt.split(","):
+            d = d.strip()
+            if d.startswith("<="):  # bounded dynamic dimension: use the bound
+                d = d[2:]
+            if not d.isdigit():
+                raise ValueError(f"bad dimension {d!r} in shape at column {pos + 1}: {text[pos:m.end()]!r}")
+            dims.append(int(d))
+    pos = m.end()
+    layout = None
+    if pos < n and text[pos] == "{":
+        end = text.find("}", pos)
+        if end < 0:
+            raise ValueError(f"unterminated layout at column {pos + 1}")
+        layout = _parse_layout(text[pos + 1:end], len(dims), pos)
+        pos = end + 1
+    return Shape(et, dims, layout), pos
+
+
+def _skip_comment(text: str, pos: int) -> int:
+    if text.startswith("/*", pos):
+        end = text.find("*/", pos)
+        return end + 2 if end >= 0 else len(text)
+    return pos
+
+
+_PAD_RE = re.compile(r"P\(([\d,\s]*)\)(?:V\(([^)]*)\))?")
+
+
+def _parse_layout(body: str, rank: int, pos: int) -> Layout:
+    m2m_txt, _, extra = body.partition(":")
+    m2m = tuple(int(x) for x in m2m_txt.split(",") if x.strip())
+    padded = None
+    padding_value = "zero"
+    if extra:
+        m = _PAD_RE.search(extra)
+        if m:
+            padded = tuple(int(x) for x in m.group(1).split(",") if x.strip())
+            if m.group(2):
+                v = m.group(2).strip()
+                padding_value = v if v in PADDING_VALUES else float(v) if "." in v or "e" in v else int(v)
+        # Other XLA layout attributes (tiling T(...), memory space S(n), ...) do not
+        # change xlac's addressing of an untiled CPU buffer; they are dropped.
+    if not m2m and rank:
+        m2m = default_layout(rank).minor_to_major
+    return Layout(m2m, padded, padding_value)
+
+
+def shape(text: str) -> Shape:
+    """``xlac.shape("f32[2,3]{0,1}")``: parse HLO shape text (see :func:`parse_shape`)."""
+    return parse_shape(text)
+
+
+def shape_of(array) -> Shape:
+    """The default-layout Shape of a numpy array or scalar."""
+    a = np.asarray(array)
+    return Shape(PrimitiveType.from_dtype(a.dtype), a.shape)
