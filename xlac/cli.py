@@ -1,0 +1,133 @@
+"""The ``xlac`` command line (also ``python -m xlac``).
+
+    xlac run MODULE.hlo [--inputs IN.npz] [--out OUT.npz] [--reference]
+    xlac dump MODULE.hlo [--llvm] [--optimized-llvm]
+
+``run``: IN.npz holds the entry parameters as ``arr_0, arr_1, ...`` in
+parameter-number order (what ``np.savez(path, *args)`` writes); OUT.npz gets
+the results the same way (a tuple result flattened in order, a non-tuple
+result as ``arr_0``).  Without ``--out`` each result's shape and a short
+summary is printed.  ``--reference`` runs the numpy evaluator instead of
+compiled code.
+
+Errors are one clear line on stderr and a non-zero exit status (1 for bad
+input, 2 for bad usage), never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _flatten(value) -> list:
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _flatten(v)]
+    return [value]
+
+
+def _load_inputs(path: str | None, module) -> list:
+    params = module.entry.parameters
+    if path is None:
+        if params:
+            raise ValueError(f"{module.name} has {len(params)} parameter(s); give them with --inputs IN.npz")
+        return []
+    with np.load(path, allow_pickle=False) as data:
+        names = [f"arr_{k}" for k in range(len(params))]
+        missing = [n for n in names if n not in data.files]
+        if missing:
+            raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
+                             f"parameter(s) (found {', '.join(sorted(data.files)) or 'nothing'})")
+        extra = sorted(set(data.files) - set(names))
+        if extra:
+            raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module has "
+                             f"{len(params)} parameter(s)")
+        return [data[n] for n in names]
+
+
+def _summary(a: np.ndarray) -> str:
+    head = f"{a.dtype}{list(a.shape)}"
+    if a.size == 0:
+        return head + " (empty)"
+    if a.dtype == np.bool_:
+        return f"{head} true={int(a.sum())}/{a.size}"
+    vals = a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+    if np.iscomplexobj(a):
+        return f"{head} first={a.reshape(-1)[0]}"
+    with np.errstate(all="ignore"):
+        return f"{head} min={np.nanmin(vals):.6g} max={np.nanmax(vals):.6g} mean={np.nanmean(vals):.6g}"
+
+
+def cmd_run(args) -> int:
+    from .hlo.parser import parse_hlo
+    with open(args.module) as fh:
+        module = parse_hlo(fh.read())
+    inputs = _load_inputs(args.inputs, module)
+    if args.reference:
+        from .evaluator import evaluate
+        result = evaluate(module, *inputs)
+    else:
+        from .runtime.executable import jit
+        result = jit(module)(*inputs)
+    leaves = [np.asarray(x) for x in _flatten(result)]
+    if args.out:
+        np.savez(args.out, *leaves)
+    else:
+        for k, a in enumerate(leaves):
+            print(f"arr_{k}: {_summary(a)}")
+    return 0
+
+
+def cmd_dump(args) -> int:
+    from .codegen.compiler import lower
+    from .hlo.parser import parse_hlo
+    with open(args.module) as fh:
+        module = parse_hlo(fh.read())
+    lowered = lower(module)
+    print(lowered.hlo.to_text())
+    print(lowered.assignment.summary())
+    if args.llvm:
+        print(lowered.llvm_ir)
+    if args.optimized_llvm:
+        from .codegen.jit import host_target_machine, parse_and_optimize
+        print(str(parse_and_optimize(lowered.llvm_module, host_target_machine())))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="xlac", description="XLA for the CPU, in Python.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="compile and run an HLO module on inputs from an .npz")
+    r.add_argument("module", help="HLO text file")
+    r.add_argument("--inputs", help=".npz with arr_0, arr_1, ... in parameter order")
+    r.add_argument("--out", help=".npz to write the results to (arr_0, arr_1, ...)")
+    r.add_argument("--reference", action="store_true", help="use the numpy reference evaluator")
+    r.set_defaults(fn=cmd_run)
+    d = sub.add_parser("dump", help="print the optimised module and its buffer assignment")
+    d.add_argument("module", help="HLO text file")
+    d.add_argument("--llvm", action="store_true", help="also print the LLVM IR as emitted")
+    d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after O3")
+    d.set_defaults(fn=cmd_dump)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    from .errors import HloParseError, ShapeError, UnsupportedError
+    try:
+        return args.fn(args)
+    except HloParseError as ex:
+        print(f"xlac: {args.module}: {ex}", file=sys.stderr)
+    except (ShapeError, UnsupportedError, TypeError, ValueError, KeyError) as ex:
+        print(f"xlac: error: {ex}", file=sys.stderr)
+    except OSError as ex:
+        print(f"xlac: {ex.filename or ''}: {ex.strerror or ex}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("xlac: interrupted", file=sys.stderr)
+        return 130
+    return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""From an HloModule to LLVM IR: the pass pipeline, buffer assignment, emission.
+
+``lower(module)`` is shared by the JIT (``xlac.jit``) and ahead-of-time paths,
+so both run the very same code.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..errors import UnsupportedError
+from ..hlo.ir import HloModule
+from ..passes.buffer_assignment import BufferAssignment
+from ..passes.pipeline import codegen_pipeline
+from .elemental import has_generator
+from .emitter import emit_module
+from .ir_array import I64  # noqa: F401  (keeps llvmlite types importable from here)
+
+#: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
+_PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element"}
+
+
+@dataclass
+class Lowered:
+    """A module ready for the back end."""
+
+    hlo: HloModule                 # the optimised module actually compiled
+    assignment: BufferAssignment
+    llvm_module: ir.Module
+    entry_name: str
+
+    @property
+    def llvm_ir(self) -> str:
+        return str(self.llvm_module)
+
+
+def check_supported(module: HloModule) -> None:
+    """Raise ``UnsupportedError`` naming the first opcode codegen cannot handle."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode not in _PLUMBING and not has_generator(inst.opcode):
+                raise UnsupportedError(inst.opcode, f"instruction {inst.name}")
+
+
+def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
+          data_layout: str = "") -> Lowered:
+    """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed)."""
+    module = copy.deepcopy(module)
+    codegen_pipeline().run(module)
+    check_supported(module)
+    assignment = BufferAssignment(module)
+    llvm_module = emit_module(module, assignment, entry_name, triple, data_layout)
+    return Lowered(module, assignment, llvm_module, entry_name)

@@ -1,0 +1,421 @@
+"""The elemental emitter: every elemental HLO op as a generator ``Index -> value``.
+
+A generator for instruction ``inst`` is built from the generators of its
+operands (``make_generator(inst, operand_generators)``).  When the operands
+are materialised buffers, their generators read an :class:`IrArray`; when they
+are fused producers, their generators are themselves composed generators — so a
+fusion is one loop nest that reads only its real inputs.
+
+Data-movement ops (broadcast, reshape, transpose, slice, pad, concatenate,
+reverse, iota) are index transformations, never copies.  ``reduce`` and ``dot``
+are elemental too: an output element loops over the reduced / contracted
+dimensions.  Scalar arithmetic comes from ``scalar_ops.emit_elementwise``.
+
+Generators of tuple-shaped instructions (variadic reduce, tuple) return a
+Python tuple of values, one per element.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from llvmlite import ir
+
+from ..errors import UnsupportedError
+from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.opcodes import OPCODES
+from ..shape import Shape
+from . import scalar_ops, types
+from .ir_array import I64, Index, IrArray, i64, scalar_index
+from .loops import for_range
+
+Generator = Callable[[Index], object]
+
+
+class ElementalEmitter:
+    """Builds generators at the current insertion point of ``builder``.
+
+    ``entry_builder`` positions allocas at the top of the function (so LLVM's
+    SROA turns them into registers); ``constant_array`` gives the IrArray of a
+    non-scalar constant (a global emitted by the module emitter).
+    """
+
+    def __init__(self, builder: ir.IRBuilder, alloca_builder: ir.IRBuilder,
+                 constant_array: Callable[[HloInstruction], IrArray]):
+        self.b = builder
+        self.alloca_builder = alloca_builder
+        self.constant_array = constant_array
+
+    # -- public ---------------------------------------------------------------
+    def make_generator(self, inst: HloInstruction, operand_gens: list) -> Generator:
+        rule = _RULES.get(inst.opcode)
+        if rule is None:
+            if OPCODES.get(inst.opcode) and OPCODES[inst.opcode].is_elementwise:
+                rule = _elementwise
+            else:
+                raise UnsupportedError(inst.opcode, "no elemental generator")
+        return rule(self, inst, operand_gens)
+
+    def computation_generator(self, comp: HloComputation, param_gens: list) -> Generator:
+        """Compose a whole computation; parameters bound to ``param_gens``."""
+        gens: dict[int, Generator] = {}
+        for inst in comp.post_order():
+            if inst.opcode == "parameter":
+                gens[id(inst)] = param_gens[inst.parameter_number]
+            else:
+                gens[id(inst)] = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
+        return gens[id(comp.root)]
+
+    def emit_scalar_computation(self, comp: HloComputation, args: list):
+        """Apply a scalar computation (a reducer, a comparator) to register values.
+
+        Each instruction is emitted once, in order; returns a value, or a tuple
+        of values for a tuple-shaped root.
+        """
+        values: dict[int, object] = {}
+        idx = scalar_index()
+        for inst in comp.post_order():
+            if inst.opcode == "parameter":
+                values[id(inst)] = args[inst.parameter_number]
+                continue
+            ops = [(lambda v: (lambda _i: v))(values[id(o)]) for o in inst.operands]
+            values[id(inst)] = self.make_generator(inst, ops)(idx)
+        return values[id(comp.root)]
+
+    # -- small helpers ----------------------------------------------------------
+    def alloca(self, pt, name: str = "acc") -> ir.Value:
+        return self.alloca_builder.alloca(types.register_type(pt), name=name)
+
+    def conditional_value(self, cond: ir.Value, then_fn, else_fn, ty: ir.Type) -> ir.Value:
+        """``cond ? then_fn() : else_fn()`` with real branches, so the untaken side
+        never runs (it may read out of bounds)."""
+        with self.b.if_else(cond) as (then, otherwise):
+            with then:
+                v_then = then_fn()
+                then_block = self.b.block
+            with otherwise:
+                v_else = else_fn()
+                else_block = self.b.block
+        phi = self.b.phi(ty)
+        phi.add_incoming(v_then, then_block)
+        phi.add_incoming(v_else, else_block)
+        return phi
+
+
+# ----------------------------------------------------------------------------
+# Rules: (emitter, inst, operand generators) -> generator
+# ----------------------------------------------------------------------------
+
+def _elementwise(em: ElementalEmitter, inst, gens):
+    operand_types = [o.shape.element_type for o in inst.operands]
+    result_type = inst.shape.element_type
+
+    def gen(index):
+        values = [g(index) for g in gens]
+        return scalar_ops.emit_elementwise(em.b, inst.opcode, values, operand_types, result_type,
+                                           inst.attrs)
+    return gen
+
+
+def _select_like(em: ElementalEmitter, inst, gens):
+    """select and clamp allow scalar operands where arrays are expected."""
+    operand_types = [o.shape.element_type for o in inst.operands]
+    result_type = inst.shape.element_type
+    scalar = [o.shape.rank == 0 and inst.shape.rank > 0 for o in inst.operands]
+
+    def gen(index):
+        values = [g(scalar_index() if s else index) for g, s in zip(gens, scalar)]
+        return scalar_ops.emit_elementwise(em.b, inst.opcode, values, operand_types, result_type,
+                                           inst.attrs)
+    return gen
+
+
+def _constant(em: ElementalEmitter, inst, gens):
+    lit = inst.literal
+    if lit.size == 1:
+        value = types.constant(inst.shape.element_type, lit.reshape(-1)[0])
+        return lambda index: value
+    array = em.constant_array(inst)
+    return lambda index: array.read(em.b, index)
+
+
+def _iota(em: ElementalEmitter, inst, gens):
+    dim = inst.attrs["iota_dimension"]
+    result_type = inst.shape.element_type
+    from ..shape import S64
+
+    def gen(index):
+        return scalar_ops.emit_elementwise(em.b, "convert", [index.multi[dim]], [S64], result_type, {})
+    return gen
+
+
+def _broadcast(em: ElementalEmitter, inst, gens):
+    dims = inst.attrs.get("dimensions", ())
+    (g,) = gens
+    return lambda index: g(Index([index.multi[d] for d in dims]))
+
+
+def _transpose(em: ElementalEmitter, inst, gens):
+    perm = inst.attrs["dimensions"]
+    (g,) = gens
+
+    def gen(index):
+        multi = [None] * len(perm)
+        for out_dim, operand_dim in enumerate(perm):
+            multi[operand_dim] = index.multi[out_dim]
+        return g(Index(multi))
+    return gen
+
+
+def _reshape(em: ElementalEmitter, inst, gens):
+    (g,) = gens
+    in_dims = inst.operands[0].shape.dimensions
+    out_dims = inst.shape.dimensions
+    in_nontrivial = [d for d, n in enumerate(in_dims) if n != 1]
+    out_nontrivial = [d for d, n in enumerate(out_dims) if n != 1]
+    if [in_dims[d] for d in in_nontrivial] == [out_dims[d] for d in out_nontrivial]:
+        # Only size-1 dimensions come or go: map the others one to one.
+        def gen_unit(index):
+            multi = [i64(0)] * len(in_dims)
+            for di, do in zip(in_nontrivial, out_nontrivial):
+                multi[di] = index.multi[do]
+            return g(Index(multi))
+        return gen_unit
+
+    def gen(index):
+        # Row-major linear index of the output, delinearised over the input.
+        b = em.b
+        linear = i64(0)
+        stride = 1
+        for d in reversed(range(len(out_dims))):
+            if out_dims[d] != 1:
+                term = index.multi[d] if stride == 1 else b.mul(index.multi[d], i64(stride))
+                linear = b.add(linear, term)
+            stride *= out_dims[d]
+        multi = [i64(0)] * len(in_dims)
+        stride = math.prod(in_dims)
+        for d in range(len(in_dims)):
+            stride //= in_dims[d]
+            if in_dims[d] == 1:
+                continue
+            q = b.udiv(linear, i64(stride)) if stride != 1 else linear
+            multi[d] = b.urem(q, i64(in_dims[d])) if d > 0 else q
+        return g(Index(multi))
+    return gen
+
+
+def _slice(em: ElementalEmitter, inst, gens):
+    (g,) = gens
+    spec = inst.attrs["slice"]
+
+    def gen(index):
+        multi = []
+        for x, (start, _limit, stride) in zip(index.multi, spec):
+            if stride != 1:
+                x = em.b.mul(x, i64(stride))
+            if start:
+                x = em.b.add(x, i64(start))
+            multi.append(x)
+        return g(Index(multi))
+    return gen
+
+
+def _reverse(em: ElementalEmitter, inst, gens):
+    (g,) = gens
+    rev = set(inst.attrs.get("dimensions", ()))
+    dims = inst.shape.dimensions
+
+    def gen(index):
+        multi = [em.b.sub(i64(dims[d] - 1), x) if d in rev else x for d, x in enumerate(index.multi)]
+        return g(Index(multi))
+    return gen
+
+
+def _pad(em: ElementalEmitter, inst, gens):
+    g_operand, g_value = gens
+    config = inst.attrs["padding"]
+    in_dims = inst.operands[0].shape.dimensions
+    ty = types.register_type(inst.shape.element_type)
+
+    def gen(index):
+        b = em.b
+        in_bounds = ir.Constant(ir.IntType(1), 1)
+        multi = []
+        for x, (low, _high, interior), n in zip(index.multi, config, in_dims):
+            shifted = b.sub(x, i64(low))
+            if interior:
+                step = i64(interior + 1)
+                on_grid = b.icmp_signed("==", b.srem(shifted, step), i64(0))
+                shifted_pos = b.sdiv(shifted, step)
+                in_bounds = b.and_(in_bounds, on_grid)
+            else:
+                shifted_pos = shifted
+            in_bounds = b.and_(in_bounds, b.icmp_signed(">=", shifted, i64(0)))
+            in_bounds = b.and_(in_bounds, b.icmp_signed("<", shifted_pos, i64(n)))
+            multi.append(shifted_pos)
+        return em.conditional_value(in_bounds, lambda: g_operand(Index(multi)),
+                                    lambda: g_value(scalar_index()), ty)
+    return gen
+
+
+def _concatenate(em: ElementalEmitter, inst, gens):
+    (dim,) = inst.attrs["dimensions"]
+    sizes = [o.shape.dimensions[dim] for o in inst.operands]
+    ty = types.register_type(inst.shape.element_type)
+    parts = [(g, off, n) for g, off, n in zip(gens, np.cumsum([0] + sizes[:-1]), sizes) if n]
+
+    def read_part(k, index):
+        g, off, _n = parts[k]
+        multi = list(index.multi)
+        if off:
+            multi[dim] = em.b.sub(multi[dim], i64(int(off)))
+        return g(Index(multi))
+
+    def choose(k, index):
+        if k == len(parts) - 1:
+            return read_part(k, index)
+        _g, off, n = parts[k]
+        cond = em.b.icmp_unsigned("<", index.multi[dim], i64(int(off + n)))
+        return em.conditional_value(cond, lambda: read_part(k, index), lambda: choose(k + 1, index), ty)
+
+    return lambda index: choose(0, index)
+
+
+def _tuple(em: ElementalEmitter, inst, gens):
+    return lambda index: tuple(g(index) for g in gens)
+
+
+def _get_tuple_element(em: ElementalEmitter, inst, gens):
+    (g,) = gens
+    k = inst.attrs["index"]
+    return lambda index: g(index)[k]
+
+
+def _call(em: ElementalEmitter, inst, gens):
+    return em.computation_generator(inst.attrs["to_apply"], gens)
+
+
+def _reduce(em: ElementalEmitter, inst, gens):
+    n = len(inst.operands) // 2
+    input_gens, init_gens = gens[:n], gens[n:]
+    in_shape = inst.operands[0].shape
+    reduced = sorted(inst.attrs["dimensions"])
+    kept = [d for d in range(in_shape.rank) if d not in reduced]
+    # Walk the reduced dimensions major-to-minor in the input's layout.
+    order = [d for d in reversed(in_shape.layout.minor_to_major) if d in reduced and in_shape.dimensions[d] > 1]
+    elem_types = [o.shape.element_type for o in inst.operands[:n]]
+    reducer = inst.attrs["to_apply"]
+    empty = any(in_shape.dimensions[d] == 0 for d in reduced)
+
+    def gen(index):
+        b = em.b
+        accs = [em.alloca(pt) for pt in elem_types]
+        for acc, g in zip(accs, init_gens):
+            b.store(g(scalar_index()), acc)
+        if not empty:
+            multi = [i64(0)] * in_shape.rank
+            for d, x in zip(kept, index.multi):
+                multi[d] = x
+            _reduce_loops(em, order, in_shape.dimensions, multi, input_gens, accs, reducer)
+        values = tuple(b.load(a) for a in accs)
+        return values if n > 1 else values[0]
+    return gen
+
+
+def _reduce_loops(em, order, dims, multi, input_gens, accs, reducer):
+    """Nested loops over the reduced dimensions ``order``; the innermost body
+    applies the reducer to the accumulators and the input elements."""
+    if not order:
+        b = em.b
+        idx = Index(list(multi))
+        current = [b.load(a) for a in accs]
+        inputs = [g(idx) for g in input_gens]
+        out = em.emit_scalar_computation(reducer, current + inputs)
+        out = out if isinstance(out, tuple) else (out,)
+        for a, v in zip(accs, out):
+            b.store(v, a)
+        return
+    d, rest = order[0], order[1:]
+    # `multi` is shared; each level writes its own dimension.
+    with for_range(em.b, dims[d], f"r{d}") as iv:
+        multi[d] = iv
+        _reduce_loops(em, rest, dims, multi, input_gens, accs, reducer)
+
+
+def _dot(em: ElementalEmitter, inst, gens):
+    g_lhs, g_rhs = gens
+    a = inst.attrs
+    lb, rb = a.get("lhs_batch_dims", ()), a.get("rhs_batch_dims", ())
+    lc, rc = a.get("lhs_contracting_dims", ()), a.get("rhs_contracting_dims", ())
+    ls, rs = inst.operands[0].shape, inst.operands[1].shape
+    lfree = [d for d in range(ls.rank) if d not in lb and d not in lc]
+    rfree = [d for d in range(rs.rank) if d not in rb and d not in rc]
+    pt = inst.shape.element_type
+    lt, rt = ls.element_type, rs.element_type
+    csizes = [ls.dimensions[d] for d in lc]
+
+    def gen(index):
+        b = em.b
+        lmulti, rmulti = [i64(0)] * ls.rank, [i64(0)] * rs.rank
+        pos = 0
+        for dl, dr in zip(lb, rb):
+            lmulti[dl] = rmulti[dr] = index.multi[pos]
+            pos += 1
+        for d in lfree:
+            lmulti[d] = index.multi[pos]
+            pos += 1
+        for d in rfree:
+            rmulti[d] = index.multi[pos]
+            pos += 1
+        acc = em.alloca(pt, "dot.acc")
+        b.store(types.constant(pt, 0), acc)
+        if all(csizes):
+            def body(k):
+                if k == len(lc):
+                    x = g_lhs(Index(list(lmulti)))
+                    y = g_rhs(Index(list(rmulti)))
+                    if lt != pt:
+                        x = scalar_ops.emit_elementwise(b, "convert", [x], [lt], pt, {})
+                    if rt != pt:
+                        y = scalar_ops.emit_elementwise(b, "convert", [y], [rt], pt, {})
+                    prod = scalar_ops.emit_elementwise(b, "multiply", [x, y], [pt, pt], pt, {})
+                    s = scalar_ops.emit_elementwise(b, "add", [b.load(acc), prod], [pt, pt], pt, {})
+                    b.store(s, acc)
+                    return
+                if csizes[k] == 1:
+                    lmulti[lc[k]] = rmulti[rc[k]] = i64(0)
+                    body(k + 1)
+                    return
+                with for_range(b, csizes[k], f"c{k}") as iv:
+                    lmulti[lc[k]] = rmulti[rc[k]] = iv
+                    body(k + 1)
+            body(0)
+        return b.load(acc)
+    return gen
+
+
+_RULES = {
+    "constant": _constant,
+    "iota": _iota,
+    "broadcast": _broadcast,
+    "transpose": _transpose,
+    "reshape": _reshape,
+    "bitcast": _reshape,   # a layout-preserving reshape; addressing goes through layouts anyway
+    "copy": lambda em, inst, gens: gens[0],
+    "slice": _slice,
+    "reverse": _reverse,
+    "pad": _pad,
+    "concatenate": _concatenate,
+    "select": _select_like,
+    "clamp": _select_like,
+    "tuple": _tuple,
+    "get-tuple-element": _get_tuple_element,
+    "call": _call,
+    "reduce": _reduce,
+    "dot": _dot,
+}
+
+
+def has_generator(opcode: str) -> bool:
+    return opcode in _RULES or (opcode in OPCODES and OPCODES[opcode].is_elementwise)

@@ -1,0 +1,208 @@
+"""Buffer assignment: which buffer holds each array value of the entry computation.
+
+A *value* is one array leaf of an instruction's result (an instruction of tuple
+shape has one value per leaf, numbered depth-first).  Every value lives in one
+of four places:
+
+* ``parameter`` — the caller's argument buffer ``params[number]``;
+* ``constant``  — a read-only global emitted with the code;
+* ``result``    — the caller's result buffer ``results[number]`` (the root's leaves);
+* ``temp``      — a slice ``[offset, offset + size)`` of the one temp arena.
+
+``tuple`` and ``get-tuple-element`` own no buffer: their values alias their
+operands'.  A root leaf computed by the module writes straight into its result
+buffer; a root leaf that is a parameter, a constant or a repeat of another leaf
+is copied there at the end (``copies``).
+
+Temp slices are reused once their value is dead: values are placed in the
+order the schedule defines them, and a slice is freed after its last use.  The
+arena size is therefore at most the largest set of values live at once (plus
+alignment), and is known at compile time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..shape import Shape
+
+ALIGNMENT = 64  # bytes: a cache line, and enough for any vector load
+
+#: Opcodes whose values alias other buffers (or need none).
+NO_BUFFER = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"}
+
+
+@dataclass(frozen=True)
+class BufferSlice:
+    kind: str        # "parameter" | "constant" | "result" | "temp"
+    number: int      # parameter / result number (0 for temp and constant)
+    offset: int      # byte offset in the temp arena (temp only)
+    size: int        # bytes
+    shape: Shape     # the array shape (with layout) of the value
+
+    def __str__(self) -> str:
+        where = {"parameter": f"param {self.number}", "result": f"result {self.number}",
+                 "temp": f"temp [{self.offset}, {self.offset + self.size})", "constant": "constant"}
+        return f"{where[self.kind]} {self.shape}"
+
+
+def leaf_count(shape: Shape) -> int:
+    return len(shape.leaves()) if shape.is_tuple else 1
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+class BufferAssignment:
+    """Buffers of the entry computation of ``module`` for schedule ``order``."""
+
+    def __init__(self, module: HloModule, order: list[HloInstruction] | None = None):
+        self.module = module
+        comp = module.entry
+        self.order = order if order is not None else comp.post_order()
+        self.result_shapes: list[Shape] = [s for s in comp.root.shape.leaves()]
+        self._slices: dict[tuple[int, int], BufferSlice] = {}
+        self.copies: list[tuple[int, BufferSlice]] = []  # (result number, source)
+        self.temp_size = 0
+        self._assign(comp)
+
+    # -- queries ------------------------------------------------------------------
+    def slice_of(self, inst: HloInstruction, leaf: int = 0) -> BufferSlice:
+        """The buffer of leaf ``leaf`` of ``inst``'s value."""
+        return self._resolve(inst, leaf)
+
+    def materialized(self) -> list[HloInstruction]:
+        """Instructions that compute into a buffer, in schedule order."""
+        return [i for i in self.order if i.opcode not in NO_BUFFER]
+
+    def summary(self) -> str:
+        lines = [f"temp arena: {self.temp_size} bytes"]
+        for inst in self.order:
+            for leaf in range(leaf_count(inst.shape)):
+                if inst.shape.leaves()[leaf].is_token:
+                    continue
+                lines.append(f"  {inst.name}{'' if leaf_count(inst.shape) == 1 else f'{{{leaf}}}'}: "
+                             f"{self.slice_of(inst, leaf)}")
+        for number, src in self.copies:
+            lines.append(f"  copy {src} -> result {number}")
+        return "\n".join(lines)
+
+    # -- construction ---------------------------------------------------------------
+    def _resolve(self, inst: HloInstruction, leaf: int) -> BufferSlice:
+        src, leaf = self.defining(inst, leaf)
+        return self._slices[(id(src), leaf)]
+
+    def _assign(self, comp: HloComputation) -> None:
+        for inst in self.order:
+            if inst.opcode == "parameter":
+                if not inst.shape.is_array:
+                    raise UnsupportedError("parameter", f"tuple-shaped entry parameter {inst.name}")
+                self._slices[(id(inst), 0)] = BufferSlice("parameter", inst.parameter_number, 0,
+                                                         inst.shape.byte_size(), inst.shape)
+            elif inst.opcode == "constant":
+                self._slices[(id(inst), 0)] = BufferSlice("constant", 0, 0, inst.shape.byte_size(),
+                                                         inst.shape)
+
+        # Root leaves computed here go straight into the result buffers.
+        claimed: dict[tuple[int, int], int] = {}
+        root = comp.root
+        for number in range(len(self.result_shapes)):
+            src, leaf = self.defining(root, number)
+            key = (id(src), leaf)
+            if src.opcode in NO_BUFFER or key in claimed:
+                continue
+            claimed[key] = number
+
+        last_use = self._last_uses()
+        free: list[tuple[int, int]] = []  # (offset, size) holes in the arena
+        live: dict[tuple[int, int], tuple[int, int]] = {}
+        for step, inst in enumerate(self.order):
+            if inst.opcode not in NO_BUFFER:
+                for leaf, shape in enumerate(inst.shape.leaves()):
+                    key = (id(inst), leaf)
+                    if key in claimed:
+                        self._slices[key] = BufferSlice("result", claimed[key], 0, shape.byte_size(), shape)
+                        continue
+                    size = _align(max(shape.byte_size(), 1))
+                    offset = self._allocate(free, size)
+                    live[key] = (offset, size)
+                    self._slices[key] = BufferSlice("temp", 0, offset, shape.byte_size(), shape)
+            # Free the temps whose last reader is this instruction (after it ran).
+            for key in [k for k, (o, s) in live.items() if last_use.get(k[0], -1) <= step]:
+                free.append(live.pop(key))
+                free.sort()
+                free[:] = _coalesce(free)
+
+        for number in range(len(self.result_shapes)):
+            src, leaf = self.defining(root, number)
+            if claimed.get((id(src), leaf)) != number:
+                self.copies.append((number, self._resolve(src, leaf)))
+
+    def _allocate(self, free: list, size: int) -> int:
+        for k, (offset, hole) in enumerate(free):
+            if hole >= size:  # first fit
+                if hole == size:
+                    free.pop(k)
+                else:
+                    free[k] = (offset + size, hole - size)
+                return offset
+        if free and free[-1][0] + free[-1][1] == self.temp_size:
+            offset, _hole = free.pop()
+        else:
+            offset = self.temp_size
+        self.temp_size = offset + size
+        return offset
+
+    def defining(self, inst: HloInstruction, leaf: int) -> tuple[HloInstruction, int]:
+        """Follow tuple / get-tuple-element to the instruction that defines a leaf."""
+        while inst.opcode in ("tuple", "get-tuple-element"):
+            if inst.opcode == "tuple":
+                for op in inst.operands:
+                    n = leaf_count(op.shape)
+                    if leaf < n:
+                        inst = op
+                        break
+                    leaf -= n
+            else:
+                src = inst.operands[0]
+                leaf += sum(leaf_count(s) for s in src.shape.tuple_shapes[:inst.attrs["index"]])
+                inst = src
+        return inst, leaf
+
+    def _last_uses(self) -> dict[int, int]:
+        """Per defining instruction id: the last schedule step that reads its buffer.
+
+        Reads through tuple / get-tuple-element count as reads of the source;
+        the root's values are read at the very end (the copies).
+        """
+        position = {id(inst): step for step, inst in enumerate(self.order)}
+        last: dict[int, int] = {}
+
+        def sources(inst):
+            if inst.opcode in ("tuple", "get-tuple-element"):
+                for op in inst.operands:
+                    yield from sources(op)
+            else:
+                yield inst
+
+        for inst in self.order:
+            if inst.opcode in ("tuple", "get-tuple-element"):
+                continue
+            for op in inst.operands:
+                for src in sources(op):
+                    last[id(src)] = max(last.get(id(src), -1), position[id(inst)])
+        for src in sources(self.module.entry.root):
+            last[id(src)] = len(self.order)
+        return last
+
+
+def _coalesce(holes: list) -> list:
+    out = []
+    for offset, size in holes:
+        if out and out[-1][0] + out[-1][1] == offset:
+            out[-1] = (out[-1][0], out[-1][1] + size)
+        else:
+            out.append((offset, size))
+    return out
