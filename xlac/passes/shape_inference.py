@@ -1,0 +1,715 @@
+"""Shape inference: one rule per HLO opcode (spec: *Operation Semantics*).
+
+::
+
+    infer_shape(opcode, operand_shapes, attrs=None, shape=None) -> Shape
+
+``opcode`` is the HLO text spelling (``"add"``, ``"get-tuple-element"``);
+``attrs`` follow the conventions of :mod:`xlac.hlo.ir` (``dimensions`` a tuple
+of ints, ``slice`` a tuple of ``(start, limit, stride)``, ``to_apply`` an
+HloComputation, ...).
+
+Some results cannot be inferred from the operands: a parameter's, constant's or
+iota's shape, the sizes a ``broadcast`` or ``reshape`` produces, the element
+type of a ``convert`` / ``bitcast-convert``.  The opcodes in
+:data:`RESULT_SHAPE_GIVEN` take that result as the ``shape`` argument (the
+builder passes the shape it wants, the verifier the instruction's own shape);
+the rule checks it against the operands and returns it.  ``convert`` and
+``bitcast-convert`` also accept ``attrs["new_element_type"]`` instead.  ``dot``
+takes an optional ``shape`` whose element type is the *preferred element
+type* (an f32 result of bf16 operands, as JAX emits).
+
+HLO has no implicit broadcasting: the operands of an elementwise op have
+identical dimensions and element types (scalar ``pred`` of ``select`` and
+scalar bounds of ``clamp`` are the spec's restricted exceptions).  Making shapes
+agree is the builder's job (:mod:`xlac.frontend.ops`).
+
+Every violation raises :class:`xlac.ShapeError` whose message starts with the
+opcode, states the rule and lists the operand shapes.  An opcode without a rule
+raises :class:`xlac.UnsupportedError`; :func:`has_rule` tells them apart.
+Inferred results have default layouts (the given shape of a leaf op is returned
+as it is).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from ..errors import ShapeError, UnsupportedError
+from ..hlo.opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
+from ..shape import PRED, C64, C128, F32, F64, PrimitiveType, Shape
+
+__all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
+
+# opcode -> rule(ctx) -> Shape.  Filled by the @_rule decorators below.
+RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
+
+#: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
+RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
+                                "convert", "bitcast-convert"})
+
+
+def has_rule(opcode: str) -> bool:
+    """True when :func:`infer_shape` knows ``opcode``."""
+    return opcode in RULES
+
+
+def infer_shape(opcode: str, operand_shapes: Sequence[Shape], attrs: dict | None = None,
+                shape: Shape | None = None) -> Shape:
+    """The result shape of ``opcode`` applied to ``operand_shapes``.
+
+    ``shape`` is the wanted result for the opcodes of :data:`RESULT_SHAPE_GIVEN`
+    (validated, then returned); other opcodes ignore it except ``dot`` (preferred
+    element type).  Raises ShapeError for an ill-shaped op, UnsupportedError for
+    an opcode without a rule.
+    """
+    rule = RULES.get(opcode)
+    if rule is None:
+        raise UnsupportedError(opcode, "no shape inference rule")
+    ctx = _Ctx(opcode, list(operand_shapes), dict(attrs or {}), shape)
+    return rule(ctx)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+class _Ctx:
+    """What a rule sees: the op, its operand shapes, attrs and the given shape."""
+
+    __slots__ = ("opcode", "shapes", "attrs", "shape")
+
+    def __init__(self, opcode, shapes, attrs, shape):
+        self.opcode, self.shapes, self.attrs, self.shape = opcode, shapes, attrs, shape
+
+    def fail(self, rule: str) -> ShapeError:
+        operands = ", ".join(str(s) for s in self.shapes) or "none"
+        return ShapeError(f"{self.opcode}: {rule} (operand shapes: {operands})")
+
+    def arity(self, n: int) -> None:
+        if len(self.shapes) != n:
+            raise self.fail(f"takes {n} operand(s), got {len(self.shapes)}")
+
+    def array(self, i: int, what: str | None = None) -> Shape:
+        s = self.shapes[i]
+        if not isinstance(s, Shape) or not s.is_array:
+            raise self.fail(f"{what or f'operand {i}'} must be an array, got {s}")
+        return s
+
+    def attr(self, name: str, default=None, required: bool = True):
+        if name in self.attrs:
+            return self.attrs[name]
+        if required:
+            raise self.fail(f"missing attribute {name!r}")
+        return default
+
+    def int_attr(self, name: str) -> int:
+        return _as_int(self, name, self.attr(name))
+
+    def ints_attr(self, name: str, required: bool = True) -> tuple:
+        v = self.attr(name, (), required)
+        return _as_ints(self, name, v)
+
+    def given_shape(self) -> Shape:
+        if self.shape is None:
+            raise self.fail("the result shape cannot be inferred; pass it as `shape`")
+        if not isinstance(self.shape, Shape):
+            raise self.fail(f"result shape must be a Shape, got {self.shape!r}")
+        return self.shape
+
+
+def _as_int(ctx, name, v) -> int:
+    # Attributes the parser left as Raw text ("5") still read as numbers.
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        return int(str(v)) if not isinstance(v, int) else v
+    except (TypeError, ValueError):
+        raise ctx.fail(f"attribute {name}={v!r} must be an integer") from None
+
+
+def _as_ints(ctx, name, v) -> tuple:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,)
+    if hasattr(v, "text"):  # Raw "{1,2}"
+        body = str(v).strip().strip("{}")
+        v = [x for x in body.split(",") if x.strip()]
+    try:
+        return tuple(_as_int(ctx, name, x) for x in v)
+    except TypeError:
+        raise ctx.fail(f"attribute {name}={v!r} must be a list of integers") from None
+
+
+def _element_type(ctx, v) -> PrimitiveType:
+    if isinstance(v, PrimitiveType):
+        return v
+    try:
+        return PrimitiveType.from_name(str(v)) if isinstance(v, str) else PrimitiveType.from_dtype(v)
+    except (TypeError, ValueError):
+        raise ctx.fail(f"{v!r} is not an element type") from None
+
+
+def _rule(*opcodes: str):
+    def deco(fn):
+        for op in opcodes:
+            RULES[op] = fn
+        return fn
+    return deco
+
+
+def _check_dims_unique_in_range(ctx, name, dims, rank) -> None:
+    for d in dims:
+        if not 0 <= d < rank:
+            raise ctx.fail(f"{name} {list(dims)}: dimension {d} is out of range for rank {rank}")
+    if len(set(dims)) != len(dims):
+        raise ctx.fail(f"{name} {list(dims)} has a repeated dimension")
+
+
+# ---------------------------------------------------------------------------
+# elementwise unary
+# ---------------------------------------------------------------------------
+
+def _is_float(t): return t.is_float
+def _is_float_or_complex(t): return t.is_float or t.is_complex
+def _is_integral(t): return t.is_integral
+def _is_pred_or_integral(t): return t.is_pred or t.is_integral
+def _is_signed(t): return t.is_signed_int or t.is_float or t.is_complex
+def _is_number(t): return t.is_integral or t.is_float or t.is_complex
+
+
+# opcode -> (element-type predicate, what the predicate means, result type fn)
+# The result keeps the operand's type unless a function says otherwise.
+_same = None
+_UNARY_RULES = {
+    "floor": (_is_float, "floating-point", _same),
+    "ceil": (_is_float, "floating-point", _same),
+    "round-nearest-afz": (_is_float, "floating-point", _same),
+    "round-nearest-even": (_is_float, "floating-point", _same),
+    "erf": (_is_float, "floating-point", _same),
+    "is-finite": (_is_float, "floating-point", lambda t: PRED),
+    "cbrt": (_is_float_or_complex, "floating-point or complex", _same),
+    "cosine": (_is_float_or_complex, "floating-point or complex", _same),
+    "sine": (_is_float_or_complex, "floating-point or complex", _same),
+    "tan": (_is_float_or_complex, "floating-point or complex", _same),
+    "tanh": (_is_float_or_complex, "floating-point or complex", _same),
+    "exponential": (_is_float_or_complex, "floating-point or complex", _same),
+    "exponential-minus-one": (_is_float_or_complex, "floating-point or complex", _same),
+    "log": (_is_float_or_complex, "floating-point or complex", _same),
+    "log-plus-one": (_is_float_or_complex, "floating-point or complex", _same),
+    "logistic": (_is_float_or_complex, "floating-point or complex", _same),
+    "sqrt": (_is_float_or_complex, "floating-point or complex", _same),
+    "rsqrt": (_is_float_or_complex, "floating-point or complex", _same),
+    # real/imag/abs of a complex number is a real number of the component type.
+    "real": (_is_float_or_complex, "floating-point or complex", lambda t: t.component_type),
+    "imag": (_is_float_or_complex, "floating-point or complex", lambda t: t.component_type),
+    "abs": (_is_signed, "signed integer, floating-point or complex", lambda t: t.component_type),
+    "negate": (_is_number, "integer, floating-point or complex", _same),
+    # sign of an unsigned value is 0 or 1: well defined, so allowed.
+    "sign": (_is_number, "integer, floating-point or complex", _same),
+    "count-leading-zeros": (_is_integral, "integer", _same),
+    "popcnt": (_is_integral, "integer", _same),
+    "not": (_is_pred_or_integral, "pred or integer", _same),
+}
+
+
+@_rule(*_UNARY_RULES)
+def _unary(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    ok, what, result = _UNARY_RULES[ctx.opcode]
+    if not ok(s.element_type):
+        raise ctx.fail(f"needs a {what} element type, got {s.element_type.value}")
+    et = s.element_type if result is None else result(s.element_type)
+    return Shape(et, s.dimensions)
+
+
+@_rule("copy")
+def _copy(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    return _default_layout(ctx.shapes[0])
+
+
+# ---------------------------------------------------------------------------
+# elementwise binary and compare
+# ---------------------------------------------------------------------------
+
+def _not_pred(t): return not t.is_pred
+
+
+_BINARY_TYPES = {
+    "add": (lambda t: True, "any"),
+    "multiply": (lambda t: True, "any"),
+    "maximum": (lambda t: True, "any"),
+    "minimum": (lambda t: True, "any"),
+    "subtract": (_is_number, "an integer, floating-point or complex"),
+    "divide": (_is_number, "an integer, floating-point or complex"),
+    "power": (_is_number, "an integer, floating-point or complex"),
+    "remainder": (lambda t: t.is_integral or t.is_float, "an integer or floating-point"),
+    "atan2": (_is_float_or_complex, "a floating-point or complex"),
+    "and": (_is_pred_or_integral, "a pred or integer"),
+    "or": (_is_pred_or_integral, "a pred or integer"),
+    "xor": (_is_pred_or_integral, "a pred or integer"),
+    "shift-left": (_is_integral, "an integer"),
+    "shift-right-arithmetic": (_is_integral, "an integer"),
+    "shift-right-logical": (_is_integral, "an integer"),
+    "complex": (lambda t: t in (F32, F64), "an f32 or f64"),
+}
+
+
+def _same_elementwise(ctx: _Ctx) -> Shape:
+    """Both operands arrays with identical dimensions and element types."""
+    ctx.arity(2)
+    lhs, rhs = ctx.array(0, "lhs"), ctx.array(1, "rhs")
+    if lhs.element_type != rhs.element_type:
+        raise ctx.fail(f"operands must have the same element type, got "
+                       f"{lhs.element_type.value} and {rhs.element_type.value}")
+    if lhs.dimensions != rhs.dimensions:
+        raise ctx.fail("operands must have identical dimensions (HLO has no implicit "
+                       f"broadcasting), got {list(lhs.dimensions)} and {list(rhs.dimensions)}")
+    return lhs
+
+
+@_rule(*_BINARY_TYPES)
+def _binary(ctx: _Ctx) -> Shape:
+    lhs = _same_elementwise(ctx)
+    ok, what = _BINARY_TYPES[ctx.opcode]
+    if not ok(lhs.element_type):
+        raise ctx.fail(f"needs {what} element type, got {lhs.element_type.value}")
+    et = lhs.element_type
+    if ctx.opcode == "complex":
+        et = C64 if et is F32 else C128
+    return Shape(et, lhs.dimensions)
+
+
+# Which comparison type suits which element type (XLA's Comparison::Type).
+def _compare_type_ok(ctype: str, t: PrimitiveType) -> bool:
+    if ctype in ("FLOAT", "TOTALORDER"):
+        return t.is_float or t.is_complex
+    if ctype == "SIGNED":
+        return t.is_signed_int or t.is_pred
+    return t.is_unsigned_int or t.is_pred  # UNSIGNED
+
+
+@_rule("compare")
+def _compare(ctx: _Ctx) -> Shape:
+    lhs = _same_elementwise(ctx)
+    direction = str(ctx.attr("direction"))
+    if direction not in COMPARISON_DIRECTIONS:
+        raise ctx.fail(f"direction={direction} is not one of {', '.join(COMPARISON_DIRECTIONS)}")
+    ctype = ctx.attr("type", None, required=False)
+    et = lhs.element_type
+    if ctype is not None:
+        ctype = str(ctype)
+        if ctype not in COMPARISON_TYPES:
+            raise ctx.fail(f"type={ctype} is not one of {', '.join(COMPARISON_TYPES)}")
+        if not _compare_type_ok(ctype, et):
+            raise ctx.fail(f"type={ctype} does not suit element type {et.value}")
+    if et.is_complex and direction not in ("EQ", "NE"):
+        raise ctx.fail(f"complex numbers are unordered: only EQ and NE compare them, not {direction}")
+    return Shape(PRED, lhs.dimensions)
+
+
+# ---------------------------------------------------------------------------
+# select, clamp
+# ---------------------------------------------------------------------------
+
+@_rule("select")
+def _select(ctx: _Ctx) -> Shape:
+    ctx.arity(3)
+    pred, on_true, on_false = ctx.shapes
+    if not on_true.compatible(on_false):
+        raise ctx.fail(f"on_true and on_false must have the same shape, got {on_true} and {on_false}")
+    if not pred.is_array or pred.element_type is not PRED:
+        raise ctx.fail(f"pred must be an array of pred, got {pred}")
+    if on_true.is_tuple:
+        if not pred.is_scalar:
+            raise ctx.fail("selecting between tuples needs a scalar pred")
+    elif not pred.is_scalar and pred.dimensions != on_true.dimensions:
+        raise ctx.fail("pred must be a scalar or have the dimensions of on_true/on_false, got "
+                       f"{list(pred.dimensions)} and {list(on_true.dimensions)}")
+    if not on_true.is_tuple and not on_true.is_array:
+        raise ctx.fail(f"on_true must be an array or tuple, got {on_true}")
+    return _default_layout(on_true)
+
+
+@_rule("clamp")
+def _clamp(ctx: _Ctx) -> Shape:
+    ctx.arity(3)
+    lo, x, hi = ctx.array(0, "min"), ctx.array(1), ctx.array(2, "max")
+    for name, b in (("min", lo), ("max", hi)):
+        if b.element_type != x.element_type:
+            raise ctx.fail(f"{name} must have the operand's element type "
+                           f"{x.element_type.value}, got {b.element_type.value}")
+        if not b.is_scalar and b.dimensions != x.dimensions:
+            raise ctx.fail(f"{name} must be a scalar or have the operand's dimensions "
+                           f"{list(x.dimensions)}, got {list(b.dimensions)}")
+    if x.element_type.is_pred or x.element_type.is_complex:
+        raise ctx.fail(f"clamp needs an ordered element type, got {x.element_type.value}")
+    return Shape(x.element_type, x.dimensions)
+
+
+# ---------------------------------------------------------------------------
+# conversions
+# ---------------------------------------------------------------------------
+
+def _target_type(ctx: _Ctx) -> PrimitiveType:
+    if "new_element_type" in ctx.attrs:
+        t = _element_type(ctx, ctx.attrs["new_element_type"])
+        if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != t:
+            raise ctx.fail(f"new_element_type {t.value} differs from the result shape {ctx.shape}")
+        return t
+    given = ctx.given_shape()
+    if not given.is_array:
+        raise ctx.fail(f"result must be an array, got {given}")
+    return given.element_type
+
+
+@_rule("convert")
+def _convert(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    t = _target_type(ctx)
+    if not t.is_array:
+        raise ctx.fail(f"cannot convert to {t.value}")
+    if ctx.shape is not None and ctx.shape.is_array and ctx.shape.dimensions != s.dimensions:
+        raise ctx.fail(f"result {ctx.shape} must keep the operand's dimensions {list(s.dimensions)}")
+    return Shape(t, s.dimensions)
+
+
+@_rule("bitcast-convert")
+def _bitcast_convert(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    t = _target_type(ctx)
+    old = s.element_type
+    if not t.is_array:
+        raise ctx.fail(f"cannot bitcast to {t.value}")
+    if old.is_complex != t.is_complex:
+        raise ctx.fail(f"cannot bitcast between complex and real types ({old.value} -> {t.value})")
+    if old.is_pred != t.is_pred:
+        # pred is one bit in HLO but a byte in memory: no defined bit pattern.
+        raise ctx.fail(f"cannot bitcast to or from pred ({old.value} -> {t.value})")
+    a, b = old.bit_width, t.bit_width
+    if max(a, b) % min(a, b):
+        raise ctx.fail(f"bit widths {a} ({old.value}) and {b} ({t.value}) do not divide each other")
+    dims = list(s.dimensions)
+    if a > b:  # each element splits into a new minor-most dimension
+        dims.append(a // b)
+    elif a < b:  # the minor-most dimension must hold exactly one new element's worth
+        if not dims or dims[-1] != b // a:
+            raise ctx.fail(f"bitcast {old.value} -> {t.value} needs a last dimension of size "
+                           f"{b // a}, the operand has dimensions {list(s.dimensions)}")
+        dims.pop()
+    result = Shape(t, dims)
+    if ctx.shape is not None and not ctx.shape.compatible(result):
+        raise ctx.fail(f"result {ctx.shape} should be {result}")
+    return result
+
+
+@_rule("reduce-precision")
+def _reduce_precision(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    if not s.element_type.is_float:
+        raise ctx.fail(f"needs a floating-point element type, got {s.element_type.value}")
+    e, m = ctx.int_attr("exponent_bits"), ctx.int_attr("mantissa_bits")
+    if e < 1:
+        raise ctx.fail(f"exponent_bits={e}: at least one exponent bit is needed")
+    if m < 0:
+        raise ctx.fail(f"mantissa_bits={m} must not be negative")
+    return Shape(s.element_type, s.dimensions)
+
+
+# ---------------------------------------------------------------------------
+# leaves
+# ---------------------------------------------------------------------------
+
+@_rule("parameter")
+def _parameter(ctx: _Ctx) -> Shape:
+    ctx.arity(0)
+    n = ctx.int_attr("parameter_number")
+    if n < 0:
+        raise ctx.fail(f"parameter_number={n} must not be negative")
+    return ctx.given_shape()
+
+
+@_rule("constant")
+def _constant(ctx: _Ctx) -> Shape:
+    ctx.arity(0)
+    given = ctx.given_shape()
+    lit = ctx.attrs.get("literal")
+    if lit is not None and given.is_array and hasattr(lit, "shape"):
+        if tuple(lit.shape) != given.dimensions:
+            raise ctx.fail(f"literal of dimensions {list(lit.shape)} does not fit {given}")
+    return given
+
+
+@_rule("iota")
+def _iota(ctx: _Ctx) -> Shape:
+    ctx.arity(0)
+    given = ctx.given_shape()
+    if not given.is_array or given.element_type.is_pred:
+        raise ctx.fail(f"iota needs a numeric array shape, got {given}")
+    d = ctx.int_attr("iota_dimension")
+    if not 0 <= d < given.rank:
+        raise ctx.fail(f"iota_dimension={d} is out of range for {given} (rank {given.rank})")
+    return given
+
+
+# ---------------------------------------------------------------------------
+# data movement
+# ---------------------------------------------------------------------------
+
+@_rule("broadcast")
+def _broadcast(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    out = ctx.given_shape()
+    if not out.is_array or out.element_type != s.element_type:
+        raise ctx.fail(f"result {out} must be an array of the operand's element type {s.element_type.value}")
+    dims = ctx.ints_attr("dimensions")
+    if len(dims) != s.rank:
+        raise ctx.fail(f"dimensions={list(dims)} must map each of the operand's {s.rank} dimensions")
+    _check_dims_unique_in_range(ctx, "dimensions", dims, out.rank)
+    for i, d in enumerate(dims):
+        if s.dimensions[i] != out.dimensions[d]:
+            raise ctx.fail(f"operand dimension {i} (size {s.dimensions[i]}) maps to result dimension "
+                           f"{d} of size {out.dimensions[d]} in {out}; HLO broadcast needs equal sizes")
+    return out
+
+
+@_rule("reshape")
+def _reshape(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    out = ctx.given_shape()
+    if not out.is_array or out.element_type != s.element_type:
+        raise ctx.fail(f"result {out} must be an array of the operand's element type {s.element_type.value}")
+    if out.element_count() != s.element_count():
+        raise ctx.fail(f"cannot reshape {s.element_count()} elements into {out} "
+                       f"({out.element_count()} elements)")
+    return out
+
+
+@_rule("transpose")
+def _transpose(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    perm = ctx.ints_attr("dimensions")
+    if sorted(perm) != list(range(s.rank)):
+        raise ctx.fail(f"dimensions={list(perm)} is not a permutation of 0..{s.rank - 1}")
+    return Shape(s.element_type, [s.dimensions[p] for p in perm])
+
+
+@_rule("reverse")
+def _reverse(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    _check_dims_unique_in_range(ctx, "dimensions", ctx.ints_attr("dimensions"), s.rank)
+    return Shape(s.element_type, s.dimensions)
+
+
+@_rule("slice")
+def _slice(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    spec = ctx.attr("slice")
+    try:
+        triples = [tuple(int(v) for v in t) for t in spec]
+    except (TypeError, ValueError):
+        raise ctx.fail(f"slice={spec!r} must be a list of (start, limit, stride)") from None
+    if len(triples) != s.rank or any(len(t) != 3 for t in triples):
+        raise ctx.fail(f"slice needs one (start, limit, stride) per dimension ({s.rank}), got {triples}")
+    dims = []
+    for d, ((start, limit, stride), size) in enumerate(zip(triples, s.dimensions)):
+        if stride < 1:
+            raise ctx.fail(f"dimension {d}: stride {stride} must be positive")
+        if not 0 <= start <= limit <= size:
+            raise ctx.fail(f"dimension {d}: need 0 <= start ({start}) <= limit ({limit}) <= size ({size})")
+        dims.append(-(-(limit - start) // stride))
+    return Shape(s.element_type, dims)
+
+
+@_rule("concatenate")
+def _concatenate(ctx: _Ctx) -> Shape:
+    if not ctx.shapes:
+        raise ctx.fail("needs at least one operand")
+    dims = ctx.ints_attr("dimensions")
+    if len(dims) != 1:
+        raise ctx.fail(f"dimensions={list(dims)} must name exactly one dimension")
+    (dim,) = dims
+    first = ctx.array(0)
+    if not 0 <= dim < first.rank:
+        raise ctx.fail(f"dimension {dim} is out of range for rank {first.rank}"
+                       + (" (scalars cannot be concatenated)" if first.rank == 0 else ""))
+    size = 0
+    for i, s in enumerate(ctx.shapes):
+        s = ctx.array(i)
+        if s.element_type != first.element_type:
+            raise ctx.fail(f"operand {i} has element type {s.element_type.value}, "
+                           f"operand 0 has {first.element_type.value}")
+        if s.rank != first.rank:
+            raise ctx.fail(f"operand {i} has rank {s.rank}, operand 0 has rank {first.rank}")
+        for d in range(first.rank):
+            if d != dim and s.dimensions[d] != first.dimensions[d]:
+                raise ctx.fail(f"operand {i} differs from operand 0 in dimension {d} "
+                               f"({s.dimensions[d]} vs {first.dimensions[d]}), not only in "
+                               f"the concatenated dimension {dim}")
+        size += s.dimensions[dim]
+    out = list(first.dimensions)
+    out[dim] = size
+    return Shape(first.element_type, out)
+
+
+@_rule("pad")
+def _pad(ctx: _Ctx) -> Shape:
+    ctx.arity(2)
+    s, pv = ctx.array(0), ctx.array(1, "padding_value")
+    if not pv.is_scalar:
+        raise ctx.fail(f"padding_value must be a scalar, got {pv}")
+    if pv.element_type != s.element_type:
+        raise ctx.fail(f"padding_value type {pv.element_type.value} differs from the operand's "
+                       f"{s.element_type.value}")
+    spec = ctx.attr("padding")
+    try:
+        cfg = [tuple(int(v) for v in t) for t in spec]
+    except (TypeError, ValueError):
+        raise ctx.fail(f"padding={spec!r} must be a list of (low, high, interior)") from None
+    if len(cfg) != s.rank or any(len(t) != 3 for t in cfg):
+        raise ctx.fail(f"padding needs one (low, high, interior) per dimension ({s.rank}), got {cfg}")
+    dims = []
+    for d, ((lo, hi, interior), size) in enumerate(zip(cfg, s.dimensions)):
+        if interior < 0:
+            raise ctx.fail(f"dimension {d}: interior padding {interior} must not be negative")
+        n = lo + hi + size + max(size - 1, 0) * interior
+        if n < 0:
+            raise ctx.fail(f"dimension {d}: padding ({lo}, {hi}, {interior}) of size {size} "
+                           f"gives a negative size {n}")
+        dims.append(n)
+    return Shape(s.element_type, dims)
+
+
+# ---------------------------------------------------------------------------
+# tuples and calls
+# ---------------------------------------------------------------------------
+
+def _default_layout(s: Shape) -> Shape:
+    if s.is_tuple:
+        return Shape.tuple([_default_layout(t) for t in s.tuple_shapes])
+    if s.is_array:
+        return Shape(s.element_type, s.dimensions)
+    return s
+
+
+@_rule("tuple")
+def _tuple(ctx: _Ctx) -> Shape:
+    return Shape.tuple([_default_layout(s) for s in ctx.shapes])
+
+
+@_rule("get-tuple-element")
+def _get_tuple_element(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    t = ctx.shapes[0]
+    if not t.is_tuple:
+        raise ctx.fail(f"operand must be a tuple, got {t}")
+    i = ctx.int_attr("index")
+    if not 0 <= i < len(t.tuple_shapes):
+        raise ctx.fail(f"index {i} is out of range for a tuple of {len(t.tuple_shapes)} elements")
+    return _default_layout(t.tuple_shapes[i])
+
+
+def _callee(ctx: _Ctx, name: str = "to_apply"):
+    comp = ctx.attr(name)
+    if not hasattr(comp, "parameter_shapes") or getattr(comp, "root", None) is None:
+        raise ctx.fail(f"{name} must be a computation with a root, got {comp!r}")
+    return comp
+
+
+@_rule("call")
+def _call(ctx: _Ctx) -> Shape:
+    comp = _callee(ctx)
+    params = comp.parameter_shapes()
+    if len(params) != len(ctx.shapes):
+        raise ctx.fail(f"computation {comp.name} takes {len(params)} parameter(s), "
+                       f"got {len(ctx.shapes)} operand(s)")
+    for i, (p, s) in enumerate(zip(params, ctx.shapes)):
+        if not p.compatible(s):
+            raise ctx.fail(f"operand {i} is {s}, computation {comp.name} expects {p}")
+    return _default_layout(comp.root.shape)
+
+
+# ---------------------------------------------------------------------------
+# reduce, dot
+# ---------------------------------------------------------------------------
+
+@_rule("reduce")
+def _reduce(ctx: _Ctx) -> Shape:
+    if len(ctx.shapes) < 2 or len(ctx.shapes) % 2:
+        raise ctx.fail(f"takes N inputs and N init values (an even number >= 2), "
+                       f"got {len(ctx.shapes)} operands")
+    n = len(ctx.shapes) // 2
+    inputs = [ctx.array(i, f"input {i}") for i in range(n)]
+    inits = [ctx.array(n + i, f"init value {i}") for i in range(n)]
+    for i, (x, init) in enumerate(zip(inputs, inits)):
+        if x.dimensions != inputs[0].dimensions:
+            raise ctx.fail(f"all inputs must have the same dimensions: input {i} is {x}, input 0 is {inputs[0]}")
+        if not init.is_scalar:
+            raise ctx.fail(f"init value {i} must be a scalar, got {init}")
+        if init.element_type != x.element_type:
+            raise ctx.fail(f"init value {i} ({init}) must have input {i}'s element type {x.element_type.value}")
+    dims = ctx.ints_attr("dimensions")
+    rank = inputs[0].rank
+    _check_dims_unique_in_range(ctx, "dimensions", dims, rank)
+
+    # The reducer: (T1..TN accumulators, T1..TN inputs) -> T (N=1) or (T1..TN).
+    comp = _callee(ctx)
+    params = comp.parameter_shapes()
+    scalars = [Shape(x.element_type, ()) for x in inputs]
+    sig = "(" + ", ".join(str(s) for s in scalars + scalars) + ") -> " + (
+        str(scalars[0]) if n == 1 else "(" + ", ".join(str(s) for s in scalars) + ")")
+    bad = f"reducer {comp.name} must have the signature {sig}"
+    if len(params) != 2 * n or not all(p.compatible(s) for p, s in zip(params, scalars + scalars)):
+        raise ctx.fail(f"{bad}, but its parameters are ({', '.join(str(p) for p in params)})")
+    result = comp.root.shape
+    want = scalars[0] if n == 1 else Shape.tuple(scalars)
+    if not result.compatible(want):
+        raise ctx.fail(f"{bad}, but it returns {result}")
+
+    kept = [d for i, d in enumerate(inputs[0].dimensions) if i not in dims]
+    outs = [Shape(x.element_type, kept) for x in inputs]
+    return outs[0] if n == 1 else Shape.tuple(outs)
+
+
+@_rule("dot")
+def _dot(ctx: _Ctx) -> Shape:
+    ctx.arity(2)
+    lhs, rhs = ctx.array(0, "lhs"), ctx.array(1, "rhs")
+    if lhs.element_type != rhs.element_type:
+        raise ctx.fail(f"lhs and rhs must have the same element type, got "
+                       f"{lhs.element_type.value} and {rhs.element_type.value}")
+    lb = ctx.ints_attr("lhs_batch_dims", required=False)
+    rb = ctx.ints_attr("rhs_batch_dims", required=False)
+    lc = ctx.ints_attr("lhs_contracting_dims", required=False)
+    rc = ctx.ints_attr("rhs_contracting_dims", required=False)
+    _check_dims_unique_in_range(ctx, "lhs batch+contracting dims", lb + lc, lhs.rank)
+    _check_dims_unique_in_range(ctx, "rhs batch+contracting dims", rb + rc, rhs.rank)
+    if len(lb) != len(rb):
+        raise ctx.fail(f"lhs_batch_dims {list(lb)} and rhs_batch_dims {list(rb)} differ in number")
+    if len(lc) != len(rc):
+        raise ctx.fail(f"lhs_contracting_dims {list(lc)} and rhs_contracting_dims {list(rc)} differ in number")
+    for kind, ls, rs in (("batch", lb, rb), ("contracting", lc, rc)):
+        for a, b in zip(ls, rs):
+            if lhs.dimensions[a] != rhs.dimensions[b]:
+                raise ctx.fail(f"{kind} dimension sizes differ: lhs dimension {a} has size "
+                               f"{lhs.dimensions[a]}, rhs dimension {b} has size {rhs.dimensions[b]}")
+    dims = [lhs.dimensions[d] for d in lb]
+    dims += [n for i, n in enumerate(lhs.dimensions) if i not in lb and i not in lc]
+    dims += [n for i, n in enumerate(rhs.dimensions) if i not in rb and i not in rc]
+    et = lhs.element_type
+    # A given result type is the preferred element type (e.g. bf16 x bf16 -> f32).
+    if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != et:
+        pt = ctx.shape.element_type
+        if pt.is_pred or et.is_complex != pt.is_complex:
+            raise ctx.fail(f"result element type {pt.value} cannot hold a dot of {et.value}")
+        et = pt
+    return Shape(et, dims)
