@@ -1,0 +1,868 @@
+"""The numpy reference evaluator: runs an HLO module on numpy arrays.
+
+``evaluate(x, *args)`` takes an XlaComputation (anything with ``.module``), an
+HloModule or HLO text, and the entry parameters as numpy arrays in
+parameter-number order. It returns a numpy array, or a (nested) Python tuple of
+arrays for a tuple-shaped root. ``evaluate_computation(comp, args)`` runs one
+HloComputation on already-checked values; the constant folder and the
+``call``/reducer machinery use it.
+
+Design: one table, ``RULES``, keyed by HLO opcode; each rule is a small function
+``(inst, operand_values) -> value``. Values are logical (C-order) numpy arrays
+(0-d for scalars) or Python tuples for tuple shapes; layouts never matter here
+(except to ``bitcast``, which is defined by them). After every rule the value is
+checked against ``inst.shape`` (dtype and dimensions): a mismatch is a bug in a
+rule and raises ``AssertionError`` naming the opcode.
+
+Numerics follow ``docs/numerics.md`` exactly:
+
+* integer ops wrap; integer divide/remainder/shift/power edge cases as documented;
+* f16 and bf16 are computed in f32 and rounded back after every op;
+* f32 arithmetic stays in f32 (``+ - * /`` and ``sqrt`` are correctly rounded, so
+  the result is the one XLA computes);
+* transcendental functions (exp, log, sin, tanh, erf, pow, ...) of f16/bf16/f32
+  are computed in f64 and rounded once: the reference is then as close to the
+  exact value as numpy can get, and implementations are judged by a tolerance;
+* reductions and dots accumulate in the element type (halves in f32); XLA may
+  reassociate them, so only float tolerance is promised there.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import string
+
+import numpy as np
+
+from .errors import UnsupportedError
+from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
+from .shape import BF16, F16, Shape
+
+__all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES"]
+
+_BF16 = BF16.dtype
+_F16 = F16.dtype
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_HALVES = (_F16, _BF16)
+
+
+# ============================================================================
+# Public API
+# ============================================================================
+
+def evaluate(x, *args):
+    """Run ``x`` (XlaComputation, HloModule or HLO text) on ``args``.
+
+    Arguments are checked against the entry parameters: a wrong count or dtype
+    raises ``TypeError``, a wrong shape ``ValueError``, each naming the parameter
+    (number and name), what was expected and what was given.
+    """
+    module = _as_module(x)
+    entry = module.entry
+    params = entry.parameters
+    if len(args) != len(params):
+        want = ", ".join(f"{p.parameter_number}: {p.name} {p.shape}" for p in params)
+        raise TypeError(f"{module.name} takes {len(params)} argument(s) ({want}), got {len(args)}")
+    values = [_check_argument(p, p.shape, a) for p, a in zip(params, args)]
+    return _copy_out(evaluate_computation(entry, values))
+
+
+def evaluate_computation(comp: HloComputation, args: list):
+    """Evaluate ``comp`` on ``args`` (arrays, or tuples for tuple parameters)."""
+    return _run(comp, list(args))
+
+
+def supported_opcodes() -> frozenset:
+    """Every opcode the evaluator runs (``parameter`` is handled by the driver)."""
+    return frozenset(RULES) | {"parameter"}
+
+
+# ============================================================================
+# Driver
+# ============================================================================
+
+def _as_module(x) -> HloModule:
+    if isinstance(x, HloModule):
+        return x
+    if isinstance(x, str):
+        from .hlo.parser import parse_hlo  # lazy: the parser is optional for IR users
+        return parse_hlo(x)
+    if isinstance(x, HloComputation):
+        return HloModule(x.name, [x], entry=x)
+    module = getattr(x, "module", None)
+    if isinstance(module, HloModule):
+        return module
+    raise TypeError(f"evaluate() needs an XlaComputation, an HloModule or HLO text, got {type(x).__name__}")
+
+
+def _check_argument(param: HloInstruction, shape: Shape, arg):
+    """The argument as an evaluator value, or a TypeError/ValueError naming the parameter."""
+    who = f"parameter {param.parameter_number} ({param.name})"
+    if shape.is_tuple:
+        if not isinstance(arg, (tuple, list)) or len(arg) != len(shape.tuple_shapes):
+            raise TypeError(f"{who}: expected a tuple {shape}, got {_describe(arg)}")
+        return tuple(_check_argument(param, s, a) for s, a in zip(shape.tuple_shapes, arg))
+    if shape.is_token:
+        return arg
+    if isinstance(arg, (bool, int, float, complex)):
+        # A Python scalar has no element type of its own: take the parameter's,
+        # provided the value survives the conversion.
+        if shape.dimensions:
+            raise ValueError(f"{who}: expected {shape}, got the Python scalar {arg!r}")
+        a = np.asarray(arg).astype(shape.dtype)
+        if not (a == arg or (a != a and arg != arg)):  # NaN survives as NaN
+            raise TypeError(f"{who}: expected {shape}, got Python {type(arg).__name__} {arg!r}")
+        return a
+    a = np.asarray(arg)
+    if a.dtype != shape.dtype:
+        raise TypeError(f"{who}: expected {shape} (dtype {shape.dtype}), got {_describe(a)}")
+    if a.shape != shape.dimensions:
+        raise ValueError(f"{who}: expected {shape} (shape {shape.dimensions}), got {_describe(a)}")
+    return a
+
+
+def _describe(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"{v.dtype} array of shape {v.shape}"
+    if isinstance(v, tuple):
+        return "tuple(" + ", ".join(_describe(e) for e in v) + ")"
+    return type(v).__name__
+
+
+def _copy_out(v):
+    """Results the caller owns: fresh C-ordered arrays, nested tuples kept."""
+    if isinstance(v, tuple):
+        return tuple(_copy_out(e) for e in v)
+    if isinstance(v, np.ndarray):
+        return np.array(v, order="C", copy=True)
+    return v
+
+
+def _as_value(v):
+    return tuple(_as_value(e) for e in v) if isinstance(v, tuple) else np.asarray(v)
+
+
+def _schedule(comp: HloComputation) -> list:
+    """Instructions the root depends on, operands first (unreachable ones are skipped)."""
+    order, seen = [], set()
+    stack = [(comp.root, False)]
+    while stack:
+        inst, expanded = stack.pop()
+        if expanded:
+            order.append(inst)
+            continue
+        if id(inst) in seen:
+            continue
+        seen.add(id(inst))
+        stack.append((inst, True))
+        for op in reversed(inst.operands):
+            if id(op) not in seen:
+                stack.append((op, False))
+    return order
+
+
+def _run(comp: HloComputation, args: list, batch: tuple | None = None):
+    """Evaluate ``comp``. With ``batch``, a scalar computation runs on arrays of
+    that shape at once (see ``_batchable``): every value is 0-d or ``batch``-shaped."""
+    n = comp.num_parameters
+    if len(args) != n:
+        raise ValueError(f"computation {comp.name} takes {n} argument(s), got {len(args)}")
+    values = {}
+    with np.errstate(all="ignore"):  # integer wrap-around and IEEE specials are intended
+        for inst in _schedule(comp):
+            if inst.opcode == "parameter":
+                value = _as_value(args[inst.parameter_number])
+            else:
+                rule = RULES.get(inst.opcode)
+                if rule is None:
+                    raise UnsupportedError(inst.opcode)
+                value = _as_value(rule(inst, [values[id(o)] for o in inst.operands]))
+            _check_result(inst, inst.shape, value, batch)
+            values[id(inst)] = value
+    return values[id(comp.root)]
+
+
+def _check_result(inst, shape: Shape, value, batch) -> None:
+    if shape.is_tuple:
+        ok = isinstance(value, tuple) and len(value) == len(shape.tuple_shapes)
+        if ok:
+            for s, v in zip(shape.tuple_shapes, value):
+                _check_result(inst, s, v, batch)
+            return
+    elif shape.is_token:
+        return
+    elif isinstance(value, np.ndarray) and value.dtype == shape.dtype:
+        if value.shape == shape.dimensions or (batch is not None and value.shape in ((), batch)):
+            return
+    raise AssertionError(f"evaluator rule for {inst.opcode} ({inst.name}) produced "
+                         f"{_describe(value)}, expected {shape}")
+
+
+# ============================================================================
+# Attribute and dtype helpers
+# ============================================================================
+
+RULES: dict = {}
+
+
+def _rule(*opcodes):
+    def register(fn):
+        for op in opcodes:
+            RULES[op] = fn
+        return fn
+    return register
+
+
+def _int(v) -> int:
+    return int(str(v)) if isinstance(v, Raw) else int(v)
+
+
+def _ints(v) -> tuple:
+    return tuple(_int(e) for e in (v or ()))
+
+
+def _bool(v) -> bool:
+    return str(v).lower() == "true" if isinstance(v, (Raw, str)) else bool(v)
+
+
+def _is_float(dt) -> bool:
+    return dt.kind == "f" or dt == _BF16
+
+
+def _wide(x):
+    """The array arithmetic is done on: f16/bf16 widened (exactly) to f32."""
+    return x.astype(_F32) if x.dtype in _HALVES else x
+
+
+def _precise(x):
+    """The array transcendentals are done on: f16/bf16/f32 in f64, c64 in c128."""
+    if x.dtype in _HALVES or x.dtype == _F32:
+        return x.astype(_F64)
+    if x.dtype == np.complex64:
+        return x.astype(np.complex128)
+    return x
+
+
+def _unsigned(dt):
+    return np.dtype(f"u{dt.itemsize}")
+
+
+def _signed(dt):
+    return np.dtype(f"i{dt.itemsize}")
+
+
+def _convert(x, to):
+    """``convert`` semantics (docs/numerics.md), also used to round every result."""
+    x = np.asarray(x)
+    to = np.dtype(to)
+    if x.dtype == to:
+        return x
+    if to == np.bool_:
+        return x != 0
+    if x.dtype in _HALVES:
+        x = x.astype(_F32)  # exact; numpy knows every conversion from f32
+    if x.dtype.kind == "c" and to.kind != "c":
+        x = x.real  # complex -> real: the real part
+    if to.kind in "iu" and _is_float(x.dtype):
+        return _float_to_int(x, to)
+    if to in _HALVES and x.dtype not in (_F32, _F16, _BF16):
+        x = _to_f32_round_to_odd(x)
+    return x.astype(to)
+
+
+def _float_to_int(x, to):
+    """Truncate toward zero, saturate at the type's range, NaN -> 0."""
+    info = np.iinfo(to)
+    t = np.trunc(x.astype(_F64))  # exact for every float type
+    too_big = t >= float(info.max + 1)  # a power of two, exact in f64
+    too_small = t < float(info.min)
+    bad = too_big | too_small | np.isnan(t)
+    r = np.where(bad, 0, t).astype(to)
+    r = np.where(too_big, to.type(info.max), r)
+    return np.where(too_small, to.type(info.min), r).astype(to)
+
+
+def _to_f32_round_to_odd(x):
+    """f64 (or integer) -> f32 rounding to odd: a following f32 -> bf16/f16 rounding to
+    nearest even then gives the correctly rounded result (a plain f32 step would round
+    twice; ml_dtypes goes through f32). 64-bit integers beyond 2**53 still round twice."""
+    f = x.astype(_F64)
+    r = f.astype(_F32)
+    back = r.astype(_F64)
+    inexact = (back != f) & ~np.isnan(f)
+    even = (r.view(np.uint32) & np.uint32(1)) == 0
+    nudge = inexact & even
+    if np.any(nudge):
+        toward = np.where(f > back, np.float32(np.inf), np.float32(-np.inf))
+        r = np.where(nudge, np.nextafter(r, toward), r).astype(_F32)
+    return r
+
+
+# ============================================================================
+# Elementwise: arithmetic and logic (halves widened to f32)
+# ============================================================================
+
+def _int_div_rem(x, y):
+    """Integer quotient and remainder, C-style, with XLA's answers where C has none."""
+    x, y = np.broadcast_arrays(x, y)
+    dt = x.dtype
+    zero = y == 0
+    overflow = (x == np.iinfo(dt).min) & (y == -1) if dt.kind == "i" else np.zeros_like(zero)
+    safe_y = np.where(zero | overflow, 1, y).astype(dt)
+    rem = np.fmod(x, safe_y)  # sign of the dividend; MIN % 1 == 0
+    quo = (x - rem) // safe_y  # exact division; MIN / 1 == MIN
+    quo = np.where(zero, np.array(-1).astype(dt), quo).astype(dt)  # x / 0: all bits set
+    rem = np.where(zero, x, rem).astype(dt)  # x % 0 == x
+    return quo, rem
+
+
+def _divide(x, y):
+    return _int_div_rem(x, y)[0] if x.dtype.kind in "iu" else np.true_divide(x, y)
+
+
+def _remainder(x, y):
+    return _int_div_rem(x, y)[1] if x.dtype.kind in "iu" else np.fmod(x, y)
+
+
+def _power(x, y):
+    if x.dtype.kind not in "iu":
+        return np.power(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    dt = x.dtype
+    negative = y < 0
+    e = np.where(negative, 0, y).astype(dt)
+    result, base = np.ones_like(x), x.copy()
+    while np.any(e != 0):  # square-and-multiply, wrapping like the hardware
+        result = np.where((e & 1) != 0, result * base, result).astype(dt)
+        base = (base * base).astype(dt)
+        e = e >> 1
+    if dt.kind == "i" and np.any(negative):
+        odd = (y & 1) != 0
+        neg = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(dt)
+        result = np.where(negative, neg, result).astype(dt)
+    return result
+
+
+def _shift_amount(x, y):
+    """(amount in x's type, mask of amounts that are >= the bit width as unsigned)."""
+    x, y = np.broadcast_arrays(x, y)
+    amount = y.astype(_unsigned(y.dtype))  # negative amounts are huge as unsigned
+    too_far = amount >= 8 * x.dtype.itemsize
+    return x, np.where(too_far, 0, amount).astype(x.dtype), too_far
+
+
+def _shift_left(x, y):
+    x, s, too_far = _shift_amount(x, y)
+    return np.where(too_far, 0, np.left_shift(x, s)).astype(x.dtype)
+
+
+def _shift_right_logical(x, y):
+    x, s, too_far = _shift_amount(x, y)
+    u = _unsigned(x.dtype)
+    r = np.right_shift(x.astype(u), s.astype(u)).astype(x.dtype)
+    return np.where(too_far, 0, r).astype(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+    # On the signed reinterpretation, as XLA does for unsigned types too.
+    x, s, too_far = _shift_amount(x, y)
+    i = _signed(x.dtype)
+    sx = x.astype(i)
+    r = np.right_shift(sx, s.astype(i))
+    return np.where(too_far, np.where(sx < 0, -1, 0), r).astype(i).astype(x.dtype)
+
+
+def _logical_not(x):
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
+
+def _make_complex(re, im):
+    re, im = np.broadcast_arrays(re, im)
+    out = np.empty(re.shape, np.complex64 if re.dtype == _F32 else np.complex128)
+    out.real, out.imag = re, im
+    return out
+
+
+def _sign(x):
+    if x.dtype.kind == "c":
+        mag = np.abs(x)
+        return np.where(mag == 0, x, x / np.where(mag == 0, 1, mag))
+    if x.dtype.kind == "f":
+        return np.where(x == 0, x, np.sign(x))  # keeps -0.0 and +0.0; NaN stays NaN
+    return np.sign(x)
+
+
+def _round_afz(x):
+    # Not floor(|x| + 0.5): that rounds 0.49999997 up. x - trunc(x) is exact.
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+def _popcnt(x):
+    return np.bitwise_count(x.astype(_unsigned(x.dtype)))  # unsigned: not |x|'s bits
+
+
+def _clz(x):
+    bits = 8 * x.dtype.itemsize
+    v = x.astype(_unsigned(x.dtype)).astype(np.uint64)
+    length = np.zeros(v.shape, np.int64)  # bit length, found by binary search
+    for step in (32, 16, 8, 4, 2, 1):
+        high = v >= (np.uint64(1) << np.uint64(step))
+        length += np.where(high, step, 0)
+        v = np.where(high, v >> np.uint64(step), v)
+    return bits - (length + (v != 0))  # clz(0) is the bit width
+
+
+_ARITHMETIC = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": _divide,
+    "remainder": _remainder,
+    "maximum": np.maximum,  # NaN-propagating
+    "minimum": np.minimum,
+    "and": np.bitwise_and,  # logical on pred
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "not": _logical_not,
+    "shift-left": _shift_left,
+    "shift-right-logical": _shift_right_logical,
+    "shift-right-arithmetic": _shift_right_arithmetic,
+    "complex": _make_complex,
+    "negate": np.negative,  # wraps for ints
+    "abs": np.abs,  # abs(INT_MIN) == INT_MIN; complex -> magnitude
+    "sign": _sign,
+    "ceil": np.ceil,
+    "floor": np.floor,
+    "round-nearest-afz": _round_afz,
+    "round-nearest-even": np.rint,
+    "sqrt": np.sqrt,  # correctly rounded in any precision
+    "is-finite": np.isfinite,
+    "real": np.real,
+    "imag": np.imag,
+    "popcnt": _popcnt,
+    "count-leading-zeros": _clz,
+}
+
+_TRANSCENDENTAL = {
+    "exponential": np.exp,
+    "exponential-minus-one": np.expm1,
+    "log": np.log,
+    "log-plus-one": np.log1p,
+    "logistic": lambda x: 1 / (1 + np.exp(-x)),
+    "sine": np.sin,
+    "cosine": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "erf": lambda x: np.vectorize(math.erf, otypes=[np.float64])(x),
+    "cbrt": np.cbrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "atan2": np.arctan2,
+    "power": _power,  # integers stay exact: _precise leaves them alone
+}
+
+
+def _elementwise(fn, widen):
+    def rule(inst, vals):
+        return _convert(fn(*[widen(v) for v in vals]), inst.shape.dtype)
+    rule.__name__ = getattr(fn, "__name__", "elementwise")
+    return rule
+
+
+for _op, _fn in _ARITHMETIC.items():
+    RULES[_op] = _elementwise(_fn, _wide)
+for _op, _fn in _TRANSCENDENTAL.items():
+    RULES[_op] = _elementwise(_fn, _precise)
+
+
+# ============================================================================
+# Compare, select, clamp, conversions
+# ============================================================================
+
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+            "GT": np.greater, "GE": np.greater_equal}
+
+
+def _total_order_key(x):
+    """Sign-magnitude float bits as a two's-complement integer that sorts
+    -NaN < -Inf < -finite < -0 < +0 < +finite < +Inf < +NaN."""
+    i = _signed(x.dtype)
+    v = np.ascontiguousarray(x).view(i)
+    magnitude = i.type(np.iinfo(i).max)
+    return v ^ ((v >> i.type(8 * i.itemsize - 1)) & magnitude)
+
+
+@_rule("compare")
+def _compare(inst, vals):
+    x, y = (_wide(v) for v in vals)
+    if str(inst.attrs.get("type", "")) == "TOTALORDER" and x.dtype.kind == "f":
+        x, y = _total_order_key(x), _total_order_key(y)
+    return _COMPARE[str(inst.attrs["direction"])](x, y)
+
+
+@_rule("select")
+def _select(inst, vals):
+    pred, on_true, on_false = vals
+    if inst.shape.is_tuple:  # tuples are selected whole by a scalar pred
+        return on_true if bool(pred) else on_false
+    return np.where(pred, on_true, on_false)
+
+
+@_rule("clamp")
+def _clamp(inst, vals):
+    lo, x, hi = (_wide(v) for v in vals)  # clamp(min, operand, max); NaN-propagating
+    return _convert(np.minimum(np.maximum(lo, x), hi), inst.shape.dtype)
+
+
+@_rule("convert")
+def _convert_rule(inst, vals):
+    return _convert(vals[0], inst.shape.dtype)
+
+
+@_rule("bitcast-convert")
+def _bitcast_convert(inst, vals):
+    # The bytes in memory order reinterpreted: a narrower type grows a new
+    # minor-most dimension, a wider one consumes it (little-endian, like XLA:CPU).
+    x = np.ascontiguousarray(vals[0])
+    return x.reshape(-1).view(inst.shape.dtype).reshape(inst.shape.dimensions)
+
+
+# exponent bits, mantissa bits, integer type of the same width
+_FLOAT_BITS = {_F16: (5, 10, np.uint16), _BF16: (8, 7, np.uint16),
+               _F32: (8, 23, np.uint32), _F64: (11, 52, np.uint64)}
+
+
+def _reduce_precision(x, exponent_bits: int, mantissa_bits: int):
+    """XLA's ReducePrecision on the bit pattern: round the mantissa to nearest even,
+    overflow to +-inf, underflow (below the reduced normal range) to +-0, NaN kept."""
+    src_e, src_m, ut = _FLOAT_BITS[x.dtype]
+    nbits = 8 * x.dtype.itemsize
+    u = lambda v: ut(v & ((1 << nbits) - 1))  # noqa: E731  a Python int as the bit type
+    bits = np.ascontiguousarray(x).view(ut)
+    if mantissa_bits < src_m:
+        shift = src_m - mantissa_bits
+        last_bit = (bits >> u(shift)) & u(1)
+        bias = last_bit + u((1 << (shift - 1)) - 1)  # ties go to the even neighbour
+        bits = (bits + bias) & u(~((1 << shift) - 1))
+    if exponent_bits < src_e:
+        exp_mask = u(((1 << src_e) - 1) << src_m)
+        sign = bits & u(1 << (nbits - 1))
+        src_bias = (1 << (src_e - 1)) - 1
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exp_mask
+        overflow = exponent > u((src_bias + reduced_bias) << src_m)
+        underflow = exponent <= u((src_bias - reduced_bias) << src_m)
+        bits = np.where(overflow, sign | exp_mask, np.where(underflow, sign, bits))
+    result = np.asarray(bits).astype(ut).view(x.dtype)
+    return np.where(np.isnan(_wide(x)), x, result)
+
+
+@_rule("reduce-precision")
+def _reduce_precision_rule(inst, vals):
+    return _reduce_precision(vals[0], _int(inst.attrs["exponent_bits"]), _int(inst.attrs["mantissa_bits"]))
+
+
+# ============================================================================
+# Leaves and data movement
+# ============================================================================
+
+@_rule("constant")
+def _constant(inst, vals):
+    def build(shape, lit):
+        if shape.is_tuple:
+            return tuple(build(s, v) for s, v in zip(shape.tuple_shapes, lit))
+        return _convert(np.asarray(lit), shape.dtype).reshape(shape.dimensions)
+    return build(inst.shape, inst.attrs["literal"])
+
+
+@_rule("iota")
+def _iota(inst, vals):
+    dims = inst.shape.dimensions
+    d = _int(inst.attrs["iota_dimension"])
+    index = np.arange(dims[d]).reshape([-1 if k == d else 1 for k in range(len(dims))])
+    return _convert(np.broadcast_to(index, dims), inst.shape.dtype)  # float iota = convert(int iota)
+
+
+@_rule("broadcast")
+def _broadcast(inst, vals):
+    x = vals[0]
+    dims = _ints(inst.attrs.get("dimensions", ()))  # operand dim i -> result dim dims[i]
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    x = np.transpose(x, order)
+    shape = [1] * len(inst.shape.dimensions)
+    for i in order:
+        shape[dims[i]] = vals[0].shape[i]
+    return np.broadcast_to(x.reshape(shape), inst.shape.dimensions)
+
+
+@_rule("reshape")
+def _reshape(inst, vals):
+    return np.reshape(vals[0], inst.shape.dimensions)
+
+
+@_rule("copy")
+def _copy(inst, vals):
+    return vals[0].copy()
+
+
+@_rule("optimization-barrier")
+def _identity(inst, vals):
+    return vals[0]
+
+
+@_rule("bitcast")
+def _bitcast(inst, vals):
+    # A bitcast reinterprets the buffer: it depends on both layouts.
+    from .shape import from_buffer, to_buffer
+    return from_buffer(to_buffer(vals[0], inst.operands[0].shape), inst.shape)
+
+
+@_rule("transpose")
+def _transpose(inst, vals):
+    return np.transpose(vals[0], _ints(inst.attrs["dimensions"]))
+
+
+@_rule("reverse")
+def _reverse(inst, vals):
+    return np.flip(vals[0], axis=_ints(inst.attrs.get("dimensions", ())))
+
+
+@_rule("slice")
+def _slice(inst, vals):
+    return vals[0][tuple(slice(_int(s), _int(l), _int(st)) for s, l, st in inst.attrs["slice"])]
+
+
+@_rule("concatenate")
+def _concatenate(inst, vals):
+    return np.concatenate(vals, axis=_ints(inst.attrs["dimensions"])[0])
+
+
+@_rule("pad")
+def _pad(inst, vals):
+    # Interior padding first, then edges (negative edges crop): operand element i
+    # of a dimension lands at low + i * (interior + 1) when that is in range.
+    x, pad_value = vals
+    config = [tuple(_int(v) for v in c) for c in inst.attrs["padding"]]
+    out_dims = [lo + hi + n + max(n - 1, 0) * interior
+                for (lo, hi, interior), n in zip(config, x.shape)]
+    out = np.full([max(d, 0) for d in out_dims], pad_value, dtype=x.dtype)
+    if x.ndim == 0:
+        return x.copy()
+    src, dst = [], []
+    for (lo, hi, interior), n, size in zip(config, x.shape, out.shape):
+        pos = lo + np.arange(n) * (interior + 1)
+        keep = (pos >= 0) & (pos < size)
+        src.append(np.flatnonzero(keep))
+        dst.append(pos[keep])
+    out[np.ix_(*dst)] = x[np.ix_(*src)]
+    return out
+
+
+def _start_indices(indices: list) -> list:
+    """Start indices given as N scalar operands, or (old form) one rank-1 array."""
+    if len(indices) == 1 and indices[0].ndim == 1:
+        return [int(i) for i in indices[0]]
+    return [int(i) for i in indices]
+
+
+def _clamped_window(starts, sizes, dims) -> tuple:
+    # Clamped so the window is in bounds, as the spec says.
+    return tuple(slice(s, s + n) for s, n in
+                 ((min(max(s, 0), d - n), n) for s, n, d in zip(starts, sizes, dims)))
+
+
+@_rule("dynamic-slice")
+def _dynamic_slice(inst, vals):
+    x = vals[0]
+    return x[_clamped_window(_start_indices(vals[1:]), inst.shape.dimensions, x.shape)]
+
+
+@_rule("dynamic-update-slice")
+def _dynamic_update_slice(inst, vals):
+    x, update = vals[0], vals[1]
+    out = x.copy()
+    out[_clamped_window(_start_indices(vals[2:]), update.shape, x.shape)] = update
+    return out
+
+
+@_rule("tuple")
+def _tuple(inst, vals):
+    return tuple(vals)
+
+
+@_rule("get-tuple-element")
+def _get_tuple_element(inst, vals):
+    return vals[0][_int(inst.attrs["index"])]
+
+
+# ============================================================================
+# Reduce and dot
+# ============================================================================
+
+_FAST_REDUCERS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
+                  "minimum": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}
+
+
+def _fast_reducer(comp: HloComputation):
+    """The numpy ufunc when the reducer is one add/multiply/max/min/and/or of its two parameters."""
+    root = comp.root
+    if root.opcode not in _FAST_REDUCERS or comp.num_parameters != 2 or len(root.operands) != 2:
+        return None
+    if any(o.opcode != "parameter" for o in root.operands):
+        return None
+    if {o.parameter_number for o in root.operands} != {0, 1}:
+        return None
+    return _FAST_REDUCERS[root.opcode]
+
+
+def _leaf_dtypes(shape: Shape) -> list:
+    return [s.dtype for s in shape.tuple_shapes] if shape.is_tuple else [shape.dtype]
+
+
+def _as_list(v, n: int) -> list:
+    return list(v) if n > 1 else [v]
+
+
+@_rule("reduce")
+def _reduce(inst, vals):
+    n = len(vals) // 2
+    inputs, inits = vals[:n], vals[n:]
+    axes = sorted(set(_ints(inst.attrs.get("dimensions", ()))))
+    comp = inst.attrs["to_apply"]
+    ufunc = _fast_reducer(comp) if n == 1 else None
+    if ufunc is not None:
+        x, init = _wide(inputs[0]), _wide(inits[0])
+        r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=init[()])
+        return _convert(r, inst.shape.dtype)
+
+    # General path: move the reduced dimensions last and flatten them, so each
+    # output element reduces one row, folding the reducer in order from the init.
+    x = inputs[0]
+    keep = [d for d in range(x.ndim) if d not in axes]
+    out_shape = tuple(x.shape[d] for d in keep)
+    count = math.prod(x.shape[d] for d in axes)
+    rows = [np.transpose(v, keep + axes).reshape(out_shape + (count,)) for v in inputs]
+    dtypes = _leaf_dtypes(inst.shape)
+    if _batchable(comp):
+        acc = list(inits)  # every output element at once
+        for k in range(count):
+            acc = _as_list(_run(comp, acc + [r[..., k] for r in rows], batch=out_shape), n)
+        results = [np.broadcast_to(a, out_shape).astype(dt) for a, dt in zip(acc, dtypes)]
+    else:
+        results = [np.empty(out_shape, dt) for dt in dtypes]
+        for idx in np.ndindex(*out_shape):
+            acc = list(inits)
+            for k in range(count):
+                acc = _as_list(_run(comp, acc + [r[idx + (k,)] for r in rows]), n)
+            for res, a in zip(results, acc):
+                res[idx] = a
+    return tuple(results) if n > 1 else results[0]
+
+
+@_rule("dot")
+def _dot(inst, vals):
+    lhs, rhs = vals
+    a = inst.attrs
+    lb, rb = _ints(a.get("lhs_batch_dims")), _ints(a.get("rhs_batch_dims"))
+    lc, rc = _ints(a.get("lhs_contracting_dims")), _ints(a.get("rhs_contracting_dims"))
+    letters = iter(string.ascii_letters)
+    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
+    for l, r in list(zip(lb, rb)) + list(zip(lc, rc)):
+        ls[l] = rs[r] = next(letters)
+    ls = [c or next(letters) for c in ls]
+    rs = [c or next(letters) for c in rs]
+    out = ([ls[d] for d in lb] + [ls[d] for d in range(lhs.ndim) if d not in lb + lc]
+           + [rs[d] for d in range(rhs.ndim) if d not in rb + rc])
+    # Accumulate in the result type (s8 x s8 -> s32 wraps in s32), halves in f32.
+    out_dt = inst.shape.dtype
+    acc_dt = _F32 if out_dt in _HALVES else out_dt
+    r = np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}",
+                  _convert(lhs, acc_dt), _convert(rhs, acc_dt), optimize=True)
+    return _convert(r, out_dt)
+
+
+# ============================================================================
+# Control flow and computations applied to elements
+# ============================================================================
+
+# Scalar computations made only of these can run on whole arrays at once.
+_BATCHABLE = set(_ARITHMETIC) | set(_TRANSCENDENTAL) | {
+    "parameter", "constant", "compare", "select", "clamp", "convert", "reduce-precision",
+    "tuple", "get-tuple-element"}
+
+
+def _batchable(comp: HloComputation) -> bool:
+    def scalar(shape):
+        return all(s.is_array and not s.dimensions for s in shape.leaves())
+    return all(i.opcode in _BATCHABLE and scalar(i.shape)
+               and not (i.opcode == "select" and i.shape.is_tuple) for i in comp.instructions)
+
+
+@_rule("call")
+def _call(inst, vals):
+    return _run(inst.attrs["to_apply"], vals)
+
+
+@_rule("while")
+def _while(inst, vals):
+    cond, body = inst.attrs["condition"], inst.attrs["body"]
+    state = vals[0]
+    while bool(_run(cond, [state])):
+        state = _run(body, [state])
+    return state
+
+
+@_rule("conditional")
+def _conditional(inst, vals):
+    selector = vals[0]
+    a = inst.attrs
+    branches = a.get("branch_computations") or (a["true_computation"], a["false_computation"])
+    if selector.dtype == np.bool_:
+        b = 0 if bool(selector) else 1  # branch 0 is the true computation
+    else:
+        b = int(selector)
+        if not 0 <= b < len(branches):
+            b = len(branches) - 1  # out of range: the last branch
+    return _run(branches[b], [vals[1 + b]])
+
+
+@_rule("map")
+def _map(inst, vals):
+    comp = inst.attrs["to_apply"]
+    dims = inst.shape.dimensions
+    if _batchable(comp):
+        return np.broadcast_to(_run(comp, list(vals), batch=dims), dims).copy()
+    out = np.empty(dims, inst.shape.dtype)
+    for idx in np.ndindex(*dims):
+        out[idx] = _run(comp, [v[idx] for v in vals])
+    return out
+
+
+@_rule("sort")
+def _sort(inst, vals):
+    comp = inst.attrs["to_apply"]
+    dims = _ints(inst.attrs.get("dimensions"))
+    dim = dims[0] if dims else vals[0].ndim - 1
+    rows = [np.moveaxis(v, dim, -1) for v in vals]
+    n = rows[0].shape[-1]
+    outs = [np.empty_like(r) for r in rows]
+    batched = _batchable(comp) and n * n <= 1 << 22
+    for idx in np.ndindex(*rows[0].shape[:-1]):
+        keys = [r[idx] for r in rows]
+        if batched:  # less[i, j] = comparator(element i, element j), all pairs at once
+            args = []
+            for k in keys:
+                args += [np.broadcast_to(k[:, None], (n, n)), np.broadcast_to(k[None, :], (n, n))]
+            less = np.broadcast_to(_run(comp, args, batch=(n, n)), (n, n))
+            before = lambda i, j: bool(less[i, j])  # noqa: E731
+        else:
+            def before(i, j, keys=keys):
+                return bool(_run(comp, [e for k in keys for e in (k[i], k[j])]))
+        # Python's sort is stable, which also satisfies is_stable=false.
+        order = sorted(range(n), key=functools.cmp_to_key(
+            lambda i, j: -1 if before(i, j) else (1 if before(j, i) else 0)))
+        for out, k in zip(outs, keys):
+            out[idx] = k[order]
+    results = [np.moveaxis(o, -1, dim) for o in outs]
+    return tuple(results) if inst.shape.is_tuple else results[0]
