@@ -1,0 +1,787 @@
+"""Scalar (one-element) LLVM IR for every elementwise HLO opcode.
+
+:func:`emit_elementwise` is the single entry point. It looks the opcode up in
+``_OPS`` (opcode -> {kind -> emitter}) or ``_CONVERSIONS`` and calls a small
+function that emits straight-line IR: no new basic blocks are created, so the
+caller's builder stays in its block and the code vectorises.
+
+Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases follow
+``docs/numerics.md`` exactly. The choices made here:
+
+* Integers: wrapping arithmetic. Division and remainder pick a safe divisor first
+  (``sdiv``/``udiv`` by zero or ``INT_MIN / -1`` is UB in LLVM and traps on x86),
+  then select the defined answer. Shifts clamp the amount (an oversized shift is
+  poison in LLVM). Integer ``power`` is square-and-multiply unrolled over the
+  exponent's bits, selects instead of branches.
+* f16 and bf16 are computed in f32: operands are widened (exactly), the f32 op runs,
+  and the result is rounded back to nearest even after every op. All f16/bf16
+  conversions are done with integer operations on the bits, never with LLVM's
+  ``fpext``/``fptrunc`` on ``half``: without F16C those become libcalls
+  (``__extendhfsf2``, and ``__truncdfhf2`` even with it) that the JIT cannot
+  resolve reliably.
+* f64 -> bf16 and integer -> bf16 go through f32 (as XLA:CPU and ml_dtypes do);
+  f64 -> f16 is rounded directly (as numpy does).
+* Math: LLVM intrinsics where they lower to instructions or to plain libm calls
+  (sqrt, fabs, floor, ceil, round, roundeven, copysign, maximum, minimum, exp, log,
+  sin, cos, pow); libm directly for the rest (tan, tanh, erf, cbrt, expm1, log1p,
+  atan2, hypot; ``frem`` lowers to fmod). The JIT resolves libm from the Python
+  process.
+* Complex numbers are ``{re, im}`` structs; the straightforward formulas are used.
+
+Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the opcode.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from xlac.codegen.types import register_type
+from xlac.errors import UnsupportedError
+from xlac.hlo import opcodes
+from xlac.shape import PrimitiveType as PT
+
+__all__ = ["emit_elementwise", "declare_libm", "convert_value"]
+
+PRED, INT, FLOAT, COMPLEX = "pred", "int", "float", "complex"
+
+_I1 = ir.IntType(1)
+_I16 = ir.IntType(16)
+_I32 = ir.IntType(32)
+_F32 = ir.FloatType()
+_SMALL_FLOATS = (PT.F16, PT.BF16)   # stored narrow, computed in f32
+
+
+# ----------------------------------------------------------------------------
+# Declarations
+# ----------------------------------------------------------------------------
+
+def declare_libm(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    """The function ``name`` of ``module``, declared with ``fnty`` on first use.
+
+    Works for libm functions (``expf``) and LLVM intrinsics (``llvm.floor.f32``).
+    """
+    fn = module.globals.get(name)
+    if fn is None:
+        return ir.Function(module, fnty, name)
+    if not isinstance(fn, ir.Function) or fn.function_type != fnty:
+        raise TypeError(f"{name} is already declared in the module as {fn.type}, not {fnty}")
+    return fn
+
+
+def _suffix(ty: ir.Type) -> str:
+    """LLVM's overload suffix of a scalar type: f32, f64, i8, ..."""
+    if isinstance(ty, ir.FloatType):
+        return "f32"
+    if isinstance(ty, ir.DoubleType):
+        return "f64"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    raise TypeError(f"no overload suffix for {ty}")
+
+
+class _Ctx:
+    """What an emitter needs: the builder, the op's types and attributes."""
+
+    def __init__(self, builder, opcode, types, result, attrs):
+        self.b: ir.IRBuilder = builder
+        self.opcode = opcode
+        self.types: list = list(types)
+        self.result: PT = result
+        self.attrs: dict = attrs
+
+    @property
+    def t(self) -> PT:
+        """The type that decides the op's semantics (on_true's type for select)."""
+        return self.types[1] if self.opcode == "select" else self.types[0]
+
+    def intrinsic(self, name: str, *args, ret: ir.Type | None = None, suffix: str | None = None):
+        """Call ``llvm.<name>`` overloaded on the first argument's type."""
+        ret = ret or args[0].type
+        full = f"{name}.{suffix or _suffix(args[0].type)}"
+        fn = declare_libm(self.b.module, full, ir.FunctionType(ret, [a.type for a in args]))
+        return self.b.call(fn, list(args))
+
+    def libm(self, name: str, *args):
+        """Call libm's ``name`` (double) or ``name + 'f'`` (float) on float args."""
+        ty = args[0].type
+        full = name + ("f" if isinstance(ty, ir.FloatType) else "")
+        fn = declare_libm(self.b.module, full, ir.FunctionType(ty, [a.type for a in args]))
+        return self.b.call(fn, list(args))
+
+
+def _attr(c: _Ctx, name: str):
+    """A required attribute of the instruction (a malformed one lacks it)."""
+    try:
+        return c.attrs[name]
+    except KeyError:
+        raise ValueError(f"{c.opcode}: missing attribute {name!r}") from None
+
+
+def _const(ty: ir.Type, value) -> ir.Constant:
+    return ir.Constant(ty, value)
+
+
+def _width(ty: ir.Type) -> int:
+    if isinstance(ty, ir.IntType):
+        return ty.width
+    return {"half": 16, "float": 32, "double": 64}[str(ty)]
+
+
+# ----------------------------------------------------------------------------
+# Integers (and pred, an unsigned 1-bit integer for max/min/compare)
+# ----------------------------------------------------------------------------
+
+def _signed(c: _Ctx) -> bool:
+    return c.t.is_signed_int
+
+
+def _int_min_max(pick_greater: bool):
+    def emit(c, x, y):
+        op = ">" if pick_greater else "<"
+        cmp = c.b.icmp_signed(op, x, y) if _signed(c) else c.b.icmp_unsigned(op, x, y)
+        return c.b.select(cmp, x, y)
+    return emit
+
+
+def _int_safe_divisor(c, x, y):
+    """(is_zero, divisor): y, or 1 where y == 0 or (signed) x == INT_MIN and y == -1.
+
+    With divisor 1 the INT_MIN / -1 case gives INT_MIN and remainder 0, the answers
+    numerics.md asks for, so only division by zero needs a select afterwards.
+    """
+    b, ty = c.b, x.type
+    is_zero = b.icmp_unsigned("==", y, _const(ty, 0))
+    bad = is_zero
+    if _signed(c):
+        int_min = _const(ty, -(1 << (ty.width - 1)))
+        overflow = b.and_(b.icmp_unsigned("==", x, int_min), b.icmp_unsigned("==", y, _const(ty, -1)))
+        bad = b.or_(is_zero, overflow)
+    return is_zero, b.select(bad, _const(ty, 1), y)
+
+
+def _int_divide(c, x, y):
+    is_zero, d = _int_safe_divisor(c, x, y)
+    q = c.b.sdiv(x, d) if _signed(c) else c.b.udiv(x, d)
+    return c.b.select(is_zero, _const(x.type, -1), q)       # x / 0 is all bits set
+
+
+def _int_remainder(c, x, y):
+    is_zero, d = _int_safe_divisor(c, x, y)
+    r = c.b.srem(x, d) if _signed(c) else c.b.urem(x, d)
+    return c.b.select(is_zero, x, r)                          # x % 0 is x
+
+
+def _oversized(c, amount):
+    """Shift amount (as unsigned) >= bit width: LLVM would give poison."""
+    return c.b.icmp_unsigned(">=", amount, _const(amount.type, amount.type.width))
+
+
+def _shift_left(c, x, y):
+    big = _oversized(c, y)
+    zero = _const(x.type, 0)
+    return c.b.select(big, zero, c.b.shl(x, c.b.select(big, zero, y)))
+
+
+def _shift_right_logical(c, x, y):
+    big = _oversized(c, y)
+    zero = _const(x.type, 0)
+    return c.b.select(big, zero, c.b.lshr(x, c.b.select(big, zero, y)))
+
+
+def _shift_right_arithmetic(c, x, y):
+    # Shifting by width-1 fills with the sign bit: 0 or -1, the oversized answer.
+    big = _oversized(c, y)
+    return c.b.ashr(x, c.b.select(big, _const(x.type, x.type.width - 1), y))
+
+
+def _int_power(c, x, y):
+    """Square-and-multiply over the exponent's bits, unrolled with selects."""
+    b, ty = c.b, x.type
+    one = _const(ty, 1)
+    acc, base = one, x
+    nbits = ty.width - 1 if _signed(c) else ty.width     # a negative y is handled below
+    for i in range(nbits):
+        bit = b.icmp_unsigned("!=", b.and_(y, _const(ty, 1 << i)), _const(ty, 0))
+        acc = b.select(bit, b.mul(acc, base), acc)
+        if i + 1 < nbits:
+            base = b.mul(base, base)
+    if not _signed(c):
+        return acc
+    # Negative exponent: 0, except 1 ** y == 1 and (-1) ** y == +-1 by parity.
+    minus_one = _const(ty, -1)
+    odd = b.icmp_unsigned("!=", b.and_(y, one), _const(ty, 0))
+    negative = b.select(b.icmp_unsigned("==", x, one), one,
+                        b.select(b.icmp_unsigned("==", x, minus_one),
+                                 b.select(odd, minus_one, one), _const(ty, 0)))
+    return b.select(b.icmp_signed("<", y, _const(ty, 0)), negative, acc)
+
+
+def _int_abs(c, x):
+    if not _signed(c):
+        return x
+    return c.b.select(c.b.icmp_signed("<", x, _const(x.type, 0)), c.b.neg(x), x)  # INT_MIN wraps
+
+
+def _int_sign(c, x):
+    zero = _const(x.type, 0)
+    is_zero = c.b.icmp_unsigned("==", x, zero)
+    if not _signed(c):
+        return c.b.select(is_zero, zero, _const(x.type, 1))
+    sign_or_one = c.b.or_(c.b.ashr(x, _const(x.type, x.type.width - 1)), _const(x.type, 1))
+    return c.b.select(is_zero, zero, sign_or_one)
+
+
+def _count_leading_zeros(c, x):
+    # is_zero_poison = false: clz(0) is the bit width.
+    return c.intrinsic("llvm.ctlz", x, _const(_I1, 0))
+
+
+_ICMP = {"EQ": "==", "NE": "!=", "GE": ">=", "GT": ">", "LE": "<=", "LT": "<"}
+
+
+def _direction(c) -> str:
+    direction = _attr(c, "direction")
+    if direction not in _ICMP:
+        raise UnsupportedError("compare", f"direction {direction!r}")
+    return _ICMP[direction]
+
+
+def _int_compare(c, x, y):
+    kind = c.attrs.get("type")
+    signed = kind == "SIGNED" or (kind != "UNSIGNED" and _signed(c))
+    op = _direction(c)
+    return c.b.icmp_signed(op, x, y) if signed else c.b.icmp_unsigned(op, x, y)
+
+
+# ----------------------------------------------------------------------------
+# Floats (f32, f64; f16 and bf16 arrive here widened to f32)
+# ----------------------------------------------------------------------------
+
+def _float_sign(c, x):
+    # +-0 and NaN are their own sign; everything else is +-1 with x's sign bit.
+    keep = c.b.fcmp_unordered("==", x, _const(x.type, 0.0))
+    return c.b.select(keep, x, c.intrinsic("llvm.copysign", _const(x.type, 1.0), x))
+
+
+def _logistic(c, x):
+    one = _const(x.type, 1.0)
+    e = c.intrinsic("llvm.exp", c.b.fneg(x))
+    return c.b.fdiv(one, c.b.fadd(one, e))
+
+
+def _rsqrt(c, x):
+    return c.b.fdiv(_const(x.type, 1.0), c.intrinsic("llvm.sqrt", x))
+
+
+def _is_finite(c, x):
+    return c.b.fcmp_ordered("<", c.intrinsic("llvm.fabs", x), _const(x.type, float("inf")))
+
+
+def _total_order_key(c, x):
+    """Float bits as a signed integer that orders -NaN < -inf < ... < +inf < +NaN.
+
+    Negative floats are sign-magnitude; flipping their magnitude bits makes the
+    two's complement order match.
+    """
+    ity = ir.IntType(_width(x.type))
+    bits = c.b.bitcast(x, ity)
+    sign_fill = c.b.ashr(bits, _const(ity, ity.width - 1))       # 0 or all ones
+    return c.b.xor(bits, c.b.lshr(sign_fill, _const(ity, 1)))
+
+
+def _float_compare(c, x, y):
+    op = _direction(c)
+    if c.attrs.get("type") == "TOTALORDER":
+        return c.b.icmp_signed(op, _total_order_key(c, x), _total_order_key(c, y))
+    if op == "!=":
+        return c.b.fcmp_unordered(op, x, y)      # NaN != anything is true
+    return c.b.fcmp_ordered(op, x, y)            # every other NaN comparison is false
+
+
+def _intr(name):
+    return lambda c, *xs: c.intrinsic(name, *xs)
+
+
+def _libm(name):
+    return lambda c, *xs: c.libm(name, *xs)
+
+
+# ----------------------------------------------------------------------------
+# Complex numbers ({re, im} structs)
+# ----------------------------------------------------------------------------
+
+def _parts(c, z):
+    return c.b.extract_value(z, 0), c.b.extract_value(z, 1)
+
+
+def _pack(b, re, im):
+    """A complex register value ``{re, im}`` from its two parts."""
+    z = ir.Constant(ir.LiteralStructType([re.type, im.type]), ir.Undefined)
+    return b.insert_value(b.insert_value(z, re, 0), im, 1)
+
+
+def _complex(c, re, im):
+    return _pack(c.b, re, im)
+
+
+def _c_add(c, x, y):
+    (a, b), (p, q) = _parts(c, x), _parts(c, y)
+    return _complex(c, c.b.fadd(a, p), c.b.fadd(b, q))
+
+
+def _c_subtract(c, x, y):
+    (a, b), (p, q) = _parts(c, x), _parts(c, y)
+    return _complex(c, c.b.fsub(a, p), c.b.fsub(b, q))
+
+
+def _c_multiply(c, x, y):
+    B = c.b
+    (a, b), (p, q) = _parts(c, x), _parts(c, y)
+    return _complex(c, B.fsub(B.fmul(a, p), B.fmul(b, q)), B.fadd(B.fmul(a, q), B.fmul(b, p)))
+
+
+def _c_divide(c, x, y):
+    # (a + bi) / (p + qi) = ((ap + bq) + (bp - aq)i) / (p^2 + q^2)
+    B = c.b
+    (a, b), (p, q) = _parts(c, x), _parts(c, y)
+    den = B.fadd(B.fmul(p, p), B.fmul(q, q))
+    re = B.fadd(B.fmul(a, p), B.fmul(b, q))
+    im = B.fsub(B.fmul(b, p), B.fmul(a, q))
+    return _complex(c, B.fdiv(re, den), B.fdiv(im, den))
+
+
+def _c_negate(c, x):
+    a, b = _parts(c, x)
+    return _complex(c, c.b.fneg(a), c.b.fneg(b))
+
+
+def _c_abs(c, x):
+    return c.libm("hypot", *_parts(c, x))        # no overflow for large parts
+
+
+def _c_exp(c, x):
+    a, b = _parts(c, x)
+    e = c.intrinsic("llvm.exp", a)
+    return _complex(c, c.b.fmul(e, c.intrinsic("llvm.cos", b)), c.b.fmul(e, c.intrinsic("llvm.sin", b)))
+
+
+def _c_log(c, x):
+    a, b = _parts(c, x)
+    return _complex(c, c.intrinsic("llvm.log", c.libm("hypot", a, b)), c.libm("atan2", b, a))
+
+
+def _c_sqrt(c, x):
+    """Principal square root: t = sqrt((|z| + |a|) / 2), the other part is b / 2t."""
+    B = c.b
+    a, b = _parts(c, x)
+    ty = a.type
+    zero, half, two = _const(ty, 0.0), _const(ty, 0.5), _const(ty, 2.0)
+    t = c.intrinsic("llvm.sqrt", B.fmul(B.fadd(c.libm("hypot", a, b), c.intrinsic("llvm.fabs", a)), half))
+    other = B.fdiv(b, B.fmul(two, t))                  # b / 2t
+    nonneg = B.fcmp_ordered(">=", a, zero)
+    re = B.select(nonneg, t, c.intrinsic("llvm.fabs", other))
+    im = B.select(nonneg, other, c.intrinsic("llvm.copysign", t, b))
+    is_zero = B.fcmp_ordered("==", t, zero)            # sqrt(0 + bi) with b == 0
+    return _complex(c, B.select(is_zero, zero, re), B.select(is_zero, b, im))
+
+
+def _c_compare(c, x, y):
+    (a, b), (p, q) = _parts(c, x), _parts(c, y)
+    op = _direction(c)
+    if op == "==":
+        return c.b.and_(c.b.fcmp_ordered("==", a, p), c.b.fcmp_ordered("==", b, q))
+    if op == "!=":
+        return c.b.or_(c.b.fcmp_unordered("!=", a, p), c.b.fcmp_unordered("!=", b, q))
+    raise UnsupportedError("compare", f"direction {c.attrs['direction']} for {c.t.value}")
+
+
+# ----------------------------------------------------------------------------
+# Ternary
+# ----------------------------------------------------------------------------
+
+def _select(c, p, on_true, on_false):
+    return c.b.select(p, on_true, on_false)
+
+
+def _int_clamp(c, lo, x, hi):
+    return _int_min_max(False)(c, _int_min_max(True)(c, x, lo), hi)
+
+
+def _float_clamp(c, lo, x, hi):
+    return c.intrinsic("llvm.minimum", c.intrinsic("llvm.maximum", x, lo), hi)
+
+
+# ----------------------------------------------------------------------------
+# The table: opcode -> {kind -> emitter(ctx, *operands)}
+# ----------------------------------------------------------------------------
+
+_B = lambda method: (lambda c, *xs: getattr(c.b, method)(*xs))   # noqa: E731  builder method
+
+_OPS: dict = {
+    # binary arithmetic
+    "add": {INT: _B("add"), FLOAT: _B("fadd"), COMPLEX: _c_add},
+    "subtract": {INT: _B("sub"), FLOAT: _B("fsub"), COMPLEX: _c_subtract},
+    "multiply": {INT: _B("mul"), FLOAT: _B("fmul"), COMPLEX: _c_multiply},
+    "divide": {INT: _int_divide, FLOAT: _B("fdiv"), COMPLEX: _c_divide},
+    "remainder": {INT: _int_remainder, FLOAT: _B("frem")},           # frem is C fmod
+    "power": {INT: _int_power, FLOAT: _intr("llvm.pow")},
+    "maximum": {INT: _int_min_max(True), PRED: _int_min_max(True), FLOAT: _intr("llvm.maximum")},
+    "minimum": {INT: _int_min_max(False), PRED: _int_min_max(False), FLOAT: _intr("llvm.minimum")},
+    "atan2": {FLOAT: _libm("atan2")},
+    "complex": {FLOAT: _complex},
+    # bitwise
+    "and": {INT: _B("and_"), PRED: _B("and_")},
+    "or": {INT: _B("or_"), PRED: _B("or_")},
+    "xor": {INT: _B("xor"), PRED: _B("xor")},
+    "not": {INT: _B("not_"), PRED: _B("not_")},
+    "shift-left": {INT: _shift_left},
+    "shift-right-logical": {INT: _shift_right_logical},
+    "shift-right-arithmetic": {INT: _shift_right_arithmetic},
+    "popcnt": {INT: _intr("llvm.ctpop")},
+    "count-leading-zeros": {INT: _count_leading_zeros},
+    # unary
+    "negate": {INT: _B("neg"), FLOAT: _B("fneg"), COMPLEX: _c_negate},
+    "abs": {INT: _int_abs, FLOAT: _intr("llvm.fabs"), COMPLEX: _c_abs},
+    "sign": {INT: _int_sign, FLOAT: _float_sign},
+    "ceil": {FLOAT: _intr("llvm.ceil")},
+    "floor": {FLOAT: _intr("llvm.floor")},
+    "round-nearest-afz": {FLOAT: _intr("llvm.round")},
+    "round-nearest-even": {FLOAT: _intr("llvm.roundeven")},
+    "sqrt": {FLOAT: _intr("llvm.sqrt"), COMPLEX: _c_sqrt},
+    "rsqrt": {FLOAT: _rsqrt},
+    "cbrt": {FLOAT: _libm("cbrt")},
+    "exponential": {FLOAT: _intr("llvm.exp"), COMPLEX: _c_exp},
+    "exponential-minus-one": {FLOAT: _libm("expm1")},
+    "log": {FLOAT: _intr("llvm.log"), COMPLEX: _c_log},
+    "log-plus-one": {FLOAT: _libm("log1p")},
+    "logistic": {FLOAT: _logistic},
+    "sine": {FLOAT: _intr("llvm.sin")},
+    "cosine": {FLOAT: _intr("llvm.cos")},
+    "tan": {FLOAT: _libm("tan")},
+    "tanh": {FLOAT: _libm("tanh")},
+    "erf": {FLOAT: _libm("erf")},
+    "is-finite": {FLOAT: _is_finite},
+    "real": {FLOAT: lambda c, x: x, COMPLEX: lambda c, z: c.b.extract_value(z, 0)},
+    "imag": {FLOAT: lambda c, x: _const(x.type, 0.0), COMPLEX: lambda c, z: c.b.extract_value(z, 1)},
+    # comparison and ternary
+    "compare": {INT: _int_compare, PRED: _int_compare, FLOAT: _float_compare, COMPLEX: _c_compare},
+    "select": {k: _select for k in (PRED, INT, FLOAT, COMPLEX)},
+    "clamp": {INT: _int_clamp, PRED: _int_clamp, FLOAT: _float_clamp},
+}
+
+#: Ops on f16/bf16 that work on the stored bits and need no detour through f32.
+_NO_WIDENING = frozenset({"select"})
+
+
+def _kind(pt: PT) -> str:
+    if pt is PT.PRED:
+        return PRED
+    if pt.is_integral:
+        return INT
+    if pt.is_float:
+        return FLOAT
+    if pt.is_complex:
+        return COMPLEX
+    raise UnsupportedError(f"element type {pt.value}", "in an elementwise op")
+
+
+# ----------------------------------------------------------------------------
+# Float formats and bit-level conversions (bf16, f16; reduce-precision)
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Format:
+    bits: int
+    exponent: int
+    mantissa: int
+
+    @property
+    def bias(self) -> int:
+        return (1 << (self.exponent - 1)) - 1
+
+    @property
+    def inf(self) -> int:
+        """Bits of +inf (also: the largest magnitude that is not NaN)."""
+        return ((1 << self.exponent) - 1) << self.mantissa
+
+
+_FORMATS = {PT.F16: _Format(16, 5, 10), PT.BF16: _Format(16, 8, 7),
+            PT.F32: _Format(32, 8, 23), PT.F64: _Format(64, 11, 52)}
+
+
+def _to_bits(b, x, pt: PT):
+    """Float value -> integer of its bits (bf16 already is its bits)."""
+    return x if pt is PT.BF16 else b.bitcast(x, ir.IntType(_FORMATS[pt].bits))
+
+
+def _from_bits(b, bits, pt: PT):
+    return bits if pt is PT.BF16 else b.bitcast(bits, register_type(pt))
+
+
+def _round_shift_right(b, v, amount):
+    """``v >> amount`` rounded to nearest, ties to even (``amount`` >= 1).
+
+    Adds 0111...1 plus the lowest kept bit, so exact halves round up only when
+    that bit is odd. ``v`` must leave headroom for the addition (a float's
+    magnitude always does).
+    """
+    ty = v.type
+    one = _const(ty, 1)
+    kept_lsb = b.and_(b.lshr(v, amount), one)
+    bias = b.add(b.sub(b.shl(one, b.sub(amount, one)), one), kept_lsb)
+    return b.lshr(b.add(v, bias), amount)
+
+
+def _umin(b, x, y):
+    return b.select(b.icmp_unsigned("<", x, y), x, y)
+
+
+def _narrow_bits(b, bits, src: _Format, dst: _Format):
+    """Round the bits of a ``src`` float to the narrower ``dst`` format.
+
+    Round to nearest even, overflow to +-inf, results below ``dst``'s normal range
+    rounded to its subnormals, NaN to a quiet NaN that keeps the top payload bits.
+    Returns an integer of ``dst.bits`` bits.
+    """
+    ity = bits.type
+    k = lambda v: _const(ity, v)                                   # noqa: E731
+    shift = src.mantissa - dst.mantissa
+    sign = b.and_(bits, k(1 << (src.bits - 1)))
+    mag = b.and_(bits, k((1 << (src.bits - 1)) - 1))
+    # Normal results: re-bias the exponent in place, round the low mantissa bits off.
+    rebiased = b.sub(mag, k((src.bias - dst.bias) << src.mantissa))
+    result = _umin(b, _round_shift_right(b, rebiased, k(shift)), k(dst.inf))
+    if dst.exponent < src.exponent:
+        # Below dst's smallest normal: shift the significand (implicit bit included)
+        # further right, by one more per binade. Past mantissa+2 everything rounds
+        # to zero, so the amount is clamped there (keeps the shift in range).
+        min_normal = src.bias - dst.bias + 1                       # in src's exponent field
+        exp = b.lshr(mag, k(src.mantissa))
+        significand = b.or_(b.and_(mag, k((1 << src.mantissa) - 1)), k(1 << src.mantissa))
+        amount = _umin(b, b.sub(k(shift + min_normal), exp), k(src.mantissa + 2))
+        subnormal = _round_shift_right(b, significand, amount)
+        result = b.select(b.icmp_unsigned("<", exp, k(min_normal)), subnormal, result)
+    payload = b.and_(b.lshr(mag, k(shift)), k((1 << dst.mantissa) - 1))
+    quiet_nan = b.or_(payload, k(dst.inf | (1 << (dst.mantissa - 1))))
+    result = b.select(b.icmp_unsigned(">", mag, k(src.inf)), quiet_nan, result)
+    result = b.or_(result, b.lshr(sign, k(src.bits - dst.bits)))
+    return b.trunc(result, ir.IntType(dst.bits))
+
+
+def _bf16_to_f32(b, bits):
+    # bf16 is the top half of an f32.
+    return b.bitcast(b.shl(b.zext(bits, _I32), _const(_I32, 16)), _F32)
+
+
+def _f16_to_f32(b, h):
+    """Exact f16 -> f32 with integer ops (no reliance on F16C or libcalls)."""
+    x = b.zext(b.bitcast(h, _I16), _I32)
+    k = lambda v: _const(_I32, v)                                  # noqa: E731
+    sign = b.shl(b.and_(x, k(0x8000)), k(16))
+    exp = b.and_(b.lshr(x, k(10)), k(0x1F))
+    mant = b.and_(x, k(0x3FF))
+    normal = b.or_(b.shl(b.add(exp, k(127 - 15)), k(23)), b.shl(mant, k(13)))
+    inf_nan = b.or_(k(0x7F800000), b.shl(mant, k(13)))
+    # Zero and subnormals: mant * 2^-24, exact in f32 (and a normal f32).
+    tiny = b.bitcast(b.fmul(b.uitofp(mant, _F32), _const(_F32, 2.0 ** -24)), _I32)
+    bits = b.select(b.icmp_unsigned("==", exp, k(0)), tiny,
+                    b.select(b.icmp_unsigned("==", exp, k(0x1F)), inf_nan, normal))
+    return b.bitcast(b.or_(bits, sign), _F32)
+
+
+def _widen_to_f32(b, x, pt: PT):
+    """An f16/bf16 value as an exact f32 (other types unchanged)."""
+    if pt is PT.BF16:
+        return _bf16_to_f32(b, x)
+    if pt is PT.F16:
+        return _f16_to_f32(b, x)
+    return x
+
+
+def _round_to_small(b, x, src: PT, dst: PT):
+    """Round an f32 or f64 value to f16/bf16 (register type of ``dst``)."""
+    if dst is PT.BF16 and src is PT.F64:
+        x, src = b.fptrunc(x, _F32), PT.F32          # as XLA:CPU and ml_dtypes do
+    bits = _narrow_bits(b, _to_bits(b, x, src), _FORMATS[src], _FORMATS[dst])
+    return _from_bits(b, bits, dst)
+
+
+# ----------------------------------------------------------------------------
+# convert, bitcast-convert, reduce-precision
+# ----------------------------------------------------------------------------
+
+def _is_nonzero(b, x, pt: PT):
+    if pt is PT.PRED:
+        return x
+    if pt.is_integral:
+        return b.icmp_unsigned("!=", x, _const(x.type, 0))
+    if pt.is_complex:
+        re, im = b.extract_value(x, 0), b.extract_value(x, 1)
+        zero = _const(re.type, 0.0)
+        return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
+    x = _widen_to_f32(b, x, pt)
+    return b.fcmp_unordered("!=", x, _const(x.type, 0.0))     # NaN is non-zero
+
+
+def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Value:
+    """``convert`` of one register-type value from element type ``src`` to ``dst``."""
+    b = builder
+    if src is dst:
+        return x
+    if dst is PT.PRED:
+        return _is_nonzero(b, x, src)
+    if src.is_complex:
+        re = b.extract_value(x, 0)
+        if not dst.is_complex:
+            return convert_value(b, re, src.component_type, dst)       # the real part
+        im = b.extract_value(x, 1)
+        part = dst.component_type
+        return _pack(b, convert_value(b, re, src.component_type, part),
+                     convert_value(b, im, src.component_type, part))
+    if dst.is_complex:
+        part = dst.component_type
+        return _pack(b, convert_value(b, x, src, part), _const(register_type(part), 0.0))
+    if src is PT.PRED or src.is_integral:
+        if dst.is_integral:
+            if dst.bit_width == _width(x.type):
+                return x
+            if dst.bit_width < _width(x.type):
+                return b.trunc(x, register_type(dst))
+            return b.sext(x, register_type(dst)) if src.is_signed_int else b.zext(x, register_type(dst))
+        if dst.is_float:
+            via = PT.F32 if dst in _SMALL_FLOATS else dst
+            to_float = b.sitofp if src.is_signed_int else b.uitofp
+            v = to_float(x, register_type(via))
+            return _round_to_small(b, v, via, dst) if via is not dst else v
+    if src.is_float:
+        if src in _SMALL_FLOATS and dst in _SMALL_FLOATS:
+            return _round_to_small(b, _widen_to_f32(b, x, src), PT.F32, dst)
+        x, src = _widen_to_f32(b, x, src), (PT.F32 if src in _SMALL_FLOATS else src)
+        if src is dst:
+            return x
+        if dst.is_integral:
+            # Saturating, NaN -> 0: exactly what the .sat intrinsics define.
+            name = "llvm.fptosi.sat" if dst.is_signed_int else "llvm.fptoui.sat"
+            ret = register_type(dst)
+            fn = declare_libm(b.module, f"{name}.{_suffix(ret)}.{_suffix(x.type)}",
+                              ir.FunctionType(ret, [x.type]))
+            return b.call(fn, [x])
+        if dst in _SMALL_FLOATS:
+            return _round_to_small(b, x, src, dst)
+        if dst.is_float:
+            return b.fpext(x, register_type(dst)) if dst.bit_width > src.bit_width \
+                else b.fptrunc(x, register_type(dst))
+    raise UnsupportedError("convert", f"from {src.value} to {dst.value}")
+
+
+def _convert(c, x):
+    return convert_value(c.b, x, c.types[0], c.result)
+
+
+def _bitcast_convert(c, x):
+    src, dst = c.types[0], c.result
+    if src is dst:
+        return x
+    if src.bit_width != dst.bit_width:
+        raise UnsupportedError("bitcast-convert", "different bit widths")
+    if PT.PRED in (src, dst) or src.is_complex or dst.is_complex:
+        raise UnsupportedError("bitcast-convert", f"from {src.value} to {dst.value}")
+    to_type = register_type(dst)
+    return x if x.type == to_type else c.b.bitcast(x, to_type)   # e.g. bf16 <-> s16 are both i16
+
+
+def _reduce_precision(c, x):
+    """Round to ``mantissa_bits``, ties to even; beyond ``exponent_bits`` -> +-inf.
+
+    Like XLA:CPU, results below the reduced format's normal range flush to +-0.
+    NaN stays the input NaN.
+    """
+    pt = c.types[0]
+    if not pt.is_float:
+        raise UnsupportedError("reduce-precision", f"for {pt.value}")
+    exponent_bits, mantissa_bits = int(_attr(c, "exponent_bits")), int(_attr(c, "mantissa_bits"))
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise UnsupportedError("reduce-precision",
+                               f"exponent_bits={exponent_bits}, mantissa_bits={mantissa_bits}")
+    b, fmt = c.b, _FORMATS[pt]
+    bits = _to_bits(b, x, pt)
+    ity = bits.type
+    k = lambda v: _const(ity, v)                                   # noqa: E731
+    mag_mask = (1 << (fmt.bits - 1)) - 1
+    is_nan = b.icmp_unsigned(">", b.and_(bits, k(mag_mask)), k(fmt.inf))
+    if mantissa_bits < fmt.mantissa:
+        drop = fmt.mantissa - mantissa_bits
+        # Round in place; a carry out of the mantissa correctly bumps the exponent.
+        rounded = _round_shift_right(b, bits, k(drop))
+        bits = b.shl(rounded, k(drop))
+    if exponent_bits < fmt.exponent:
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        max_exp = (fmt.bias + reduced_bias) << fmt.mantissa
+        min_exp = (fmt.bias - reduced_bias) << fmt.mantissa
+        exp = b.and_(bits, k(fmt.inf))
+        signed_zero = b.and_(bits, k(1 << (fmt.bits - 1)))
+        signed_inf = b.or_(signed_zero, k(fmt.inf))
+        bits = b.select(b.icmp_unsigned(">", exp, k(max_exp)), signed_inf, bits)
+        bits = b.select(b.icmp_unsigned("<=", exp, k(min_exp)), signed_zero, bits)
+    return b.select(is_nan, x, _from_bits(b, bits, pt))
+
+
+def _stochastic_convert(c, *operands):
+    raise UnsupportedError("stochastic-convert")
+
+
+_CONVERSIONS: dict = {
+    "convert": _convert,
+    "bitcast-convert": _bitcast_convert,
+    "reduce-precision": _reduce_precision,
+    "stochastic-convert": _stochastic_convert,
+}
+
+
+# ----------------------------------------------------------------------------
+# Entry point
+# ----------------------------------------------------------------------------
+
+def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand_types: list,
+                     result_type: PT, attrs: dict | None = None) -> ir.Value:
+    """Emit one element of elementwise HLO op ``opcode`` at the builder's position.
+
+    ``operands`` are register-type values of element types ``operand_types``
+    (select: ``(pred, on_true, on_false)``; clamp: ``(min, operand, max)``). ``attrs``
+    carries ``direction`` and ``type`` for compare, ``exponent_bits`` and
+    ``mantissa_bits`` for reduce-precision. Returns the result in register type of
+    ``result_type``. Raises :class:`UnsupportedError` for an opcode or element type
+    it does not handle.
+    """
+    attrs = attrs or {}
+    info = opcodes.OPCODES.get(opcode)
+    if info is None or not info.is_elementwise:
+        raise UnsupportedError(opcode, "not an elementwise op")
+    if len(operands) != len(operand_types) or (info.arity is not None and len(operands) != info.arity):
+        raise ValueError(f"{opcode}: expected {info.arity} operands with types, got "
+                         f"{len(operands)} operands and {len(operand_types)} types")
+    for value, pt in zip(operands, operand_types):
+        if value.type != register_type(pt):
+            raise TypeError(f"{opcode}: operand of type {pt.value} must be {register_type(pt)}, "
+                            f"got {value.type}")
+    c = _Ctx(builder, opcode, operand_types, result_type, attrs)
+    if opcode in _CONVERSIONS:
+        return _CONVERSIONS[opcode](c, *operands)
+    emitters = _OPS.get(opcode)
+    if emitters is None:
+        raise UnsupportedError(opcode, "no scalar emitter")
+    emit = emitters.get(_kind(c.t))
+    if emit is None:
+        raise UnsupportedError(opcode, f"for {c.t.value}")
+    if opcode != "select" and len(set(operand_types)) != 1:
+        raise ValueError(f"{opcode}: operand types differ: {[t.value for t in operand_types]}")
+    if c.t in _SMALL_FLOATS and opcode not in _NO_WIDENING:
+        # Compute in f32 and round the result back after every op.
+        operands = [_widen_to_f32(builder, v, t) for v, t in zip(operands, operand_types)]
+        c.types = [PT.F32 if t in _SMALL_FLOATS else t for t in operand_types]
+        value = emit(c, *operands)
+        if result_type in _SMALL_FLOATS:
+            value = _round_to_small(builder, value, PT.F32, result_type)
+        return value
+    return emit(c, *operands)
