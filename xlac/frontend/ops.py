@@ -1,0 +1,857 @@
+"""``xlac.ops``: one function per operation of the spec (*Operation Semantics*).
+
+Names are the snake_case of the spec's op names (``and_``, ``or_``, ``not_``
+because the bare words are Python keywords); keyword arguments follow the spec
+(``broadcast_dimensions``, ``dimension_numbers``, ...).  Each function appends
+HLO instructions to the builder of its operands and returns an
+:class:`~xlac.frontend.builder.XlaOp`.
+
+Errors: an ill-shaped op raises :class:`xlac.ShapeError` (a ``ValueError``)
+naming the op, the operand shapes and the rule; a wrong kind of argument raises
+``TypeError``; XlaOps of different builders raise ``ValueError``.
+
+Broadcasting (spec: *Broadcasting semantics*) happens here, never in HLO: the
+binary ops insert explicit HLO ``broadcast`` (and ``reshape``, to drop
+degenerate size-1 dimensions) so the HLO ``add``/``compare``/... always sees
+operands of identical shapes.
+"""
+from __future__ import annotations
+
+import builtins as _bi
+import operator as _operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..passes.shape_inference import infer_shape
+from ..shape import PRED, PrimitiveType, Shape, parse_shape
+from .builder import XlaBuilder, XlaComputation, XlaOp
+
+# This module defines abs, max, min, pow, round, slice and tuple; the builtins
+# stay reachable through _bi.
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def _fail(op: str, rule: str, *shapes) -> ShapeError:
+    listed = ", ".join(str(s) for s in shapes)
+    return ShapeError(f"{op}: {rule}" + (f" (operand shapes: {listed})" if shapes else ""))
+
+
+def _int_list(op: str, name: str, values) -> list:
+    if values is None:
+        return []
+    if isinstance(values, (int, np.integer)):
+        values = [values]
+    try:
+        out = [_operator.index(v) for v in values]
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be a sequence of integers, got {values!r}") from None
+    return out
+
+
+def _builder(op: str, *args) -> XlaBuilder:
+    """The builder shared by the XlaOps among ``args`` (ValueError if they differ)."""
+    b = None
+    for a in args:
+        if isinstance(a, XlaOp):
+            if b is None:
+                b = a.builder
+            elif a.builder is not b:
+                raise ValueError(f"{op}: operands come from different builders "
+                                 f"({b.name!r} and {a.builder.name!r}); they cannot be mixed")
+    if b is None:
+        raise TypeError(f"{op}: needs at least one XlaOp operand, got "
+                        + ", ".join(type(a).__name__ for a in args))
+    return b
+
+
+def _element_type(op: str, t) -> PrimitiveType:
+    if isinstance(t, PrimitiveType):
+        return t
+    try:
+        if isinstance(t, str):
+            return PrimitiveType.from_name(t.lower())
+        return PrimitiveType.from_dtype(t)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {t!r} is not an element type") from None
+
+
+def _as_shape(op: str, shape) -> Shape:
+    if isinstance(shape, Shape):
+        return shape
+    if isinstance(shape, str):
+        return parse_shape(shape)
+    raise TypeError(f"{op}: shape must be an xlac.Shape or shape text like 'f32[2,3]', got {shape!r}")
+
+
+def _literal(value) -> np.ndarray:
+    """A numpy array for a constant: Python float -> f32, int -> s32, bool -> pred."""
+    if isinstance(value, XlaOp):
+        raise TypeError("constant: value is already an XlaOp")
+    if isinstance(value, (np.ndarray, np.generic)):
+        a = np.array(value)
+    elif isinstance(value, (bool, int, float, _bi.complex, list, _bi.tuple)):
+        a = np.array(value)
+        # Python numbers default to XLA's usual 32-bit types, not numpy's 64-bit ones.
+        narrow = {"f": np.float32, "c": np.complex64, "i": np.int32}.get(a.dtype.kind)
+        if narrow is not None:
+            if a.dtype.kind == "i" and a.size and (a.min() < -2**31 or a.max() >= 2**31):
+                raise ValueError(f"constant: integer {value!r} does not fit s32; pass a numpy "
+                                 "array or scalar of the wanted type (e.g. np.int64)")
+            a = a.astype(narrow)
+    else:
+        raise TypeError(f"constant: cannot make a constant of {type(value).__name__}")
+    try:
+        PrimitiveType.from_dtype(a.dtype)
+    except TypeError as e:
+        raise TypeError(f"constant: {e}") from None
+    a.setflags(write=False)
+    return a
+
+
+def _constant_like(op: str, value, like: XlaOp) -> XlaOp:
+    """A constant of ``like``'s element type holding ``value`` (a Python/numpy scalar or array)."""
+    if not like.shape.is_array:
+        raise TypeError(f"{op}: cannot combine a {type(value).__name__} with a {like.shape} value")
+    dt = like.shape.dtype
+    src = np.asarray(value)
+    if src.dtype == object:
+        raise TypeError(f"{op}: cannot use a {type(value).__name__} as an operand")
+    try:
+        with np.errstate(all="ignore"):
+            a = src.astype(dt)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"{op}: cannot convert {value!r} to {like.shape.element_type.value}: {e}") from None
+    # Refuse silent changes of value (2.5 -> 2 for an s32 operand, 300 -> 44 for u8).
+    if src.dtype.kind in "biufc" and dt.kind in "biu" and src.size:
+        back = a.astype(src.dtype)
+        if not np.array_equal(back, src):
+            raise TypeError(f"{op}: {value!r} is not representable as {like.shape.element_type.value}")
+    if src.dtype.kind == "c" and dt.kind != "c" and np.any(np.imag(src) != 0):
+        raise TypeError(f"{op}: complex {value!r} cannot combine with {like.shape.element_type.value}")
+    a.setflags(write=False)
+    return like.builder.add_instruction("constant", [], {"literal": a},
+                                        shape=Shape(like.shape.element_type, a.shape))
+
+
+def _precheck(op: str, opcode: str, shapes, attrs, original) -> None:
+    """Run ``opcode``'s shape rule on the shapes the operands will have after
+    broadcasting, before any instruction is added; errors name the op and the
+    shapes the user passed."""
+    try:
+        infer_shape(opcode, shapes, attrs)
+    except ShapeError as e:
+        rule = str(e).split(": ", 1)[-1].rsplit(" (operand shapes: ", 1)[0]
+        what = op if op == opcode else f"{op} (HLO {opcode})"
+        raise ShapeError(f"{what}: {rule} (operand shapes: "
+                         f"{', '.join(str(s) for s in original)})") from None
+
+
+def _coerce(op: str, *args) -> list:
+    """XlaOps of one builder; non-XlaOp values become constants of the first XlaOp's type."""
+    _builder(op, *args)
+    like = next(a for a in args if isinstance(a, XlaOp))
+    return [a if isinstance(a, XlaOp) else _constant_like(op, a, like) for a in args]
+
+
+# ---------------------------------------------------------------------------
+# leaves: parameter, constant, iota
+# ---------------------------------------------------------------------------
+
+def parameter(builder: XlaBuilder, number: int, shape, name: str = "") -> XlaOp:
+    """Parameter ``number`` of the computation, of ``shape`` (Shape or text ``"f32[2,3]"``).
+
+    ``name`` names the HLO instruction (made unique).  ValueError when ``number``
+    is negative or already used.
+    """
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"parameter: builder must be an XlaBuilder, got {type(builder).__name__}")
+    number = _operator.index(number)
+    if number < 0:
+        raise ValueError(f"parameter: number must be >= 0, got {number}")
+    shape = _as_shape("parameter", shape)
+    return builder.register_parameter(number, lambda: builder.add_instruction(
+        "parameter", [], {"parameter_number": number}, shape=shape,
+        name=name or f"parameter.{number}"))
+
+
+def constant(builder: XlaBuilder, value) -> XlaOp:
+    """A constant array (spec: *ConstantLiteral*).
+
+    ``value``: numpy array or numpy scalar (its dtype kept), Python ``float`` ->
+    f32, ``int`` -> s32, ``bool`` -> pred, ``complex`` -> c64; nested lists as
+    Python numbers.  TypeError for other values.
+    """
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"constant: builder must be an XlaBuilder, got {type(builder).__name__}")
+    a = _literal(value)
+    return builder.add_instruction("constant", [], {"literal": a},
+                                   shape=Shape(PrimitiveType.from_dtype(a.dtype), a.shape))
+
+
+constant_literal = constant
+
+
+def iota(builder: XlaBuilder, shape, iota_dimension: int) -> XlaOp:
+    """Values 0, 1, 2, ... along ``iota_dimension`` of ``shape`` (spec: *Iota*).
+
+    ``iota(b, xlac.S32, 5)`` (an element type and a size) is the 1-D form.
+    ShapeError when ``iota_dimension`` is out of range.
+    """
+    if isinstance(shape, PrimitiveType):
+        shape, iota_dimension = Shape(shape, (iota_dimension,)), 0
+    shape = _as_shape("iota", shape)
+    return builder.add_instruction("iota", [], {"iota_dimension": _operator.index(iota_dimension)},
+                                   shape=shape)
+
+
+# ---------------------------------------------------------------------------
+# elementwise unary (spec: *Element-wise unary functions*)
+# ---------------------------------------------------------------------------
+
+def _unary(opcode: str, operand: XlaOp) -> XlaOp:
+    if not isinstance(operand, XlaOp):
+        raise TypeError(f"{opcode}: operand must be an XlaOp, got {type(operand).__name__}")
+    return operand.builder.add_instruction(opcode, [operand])
+
+
+def _make_unary(pyname: str, opcode: str, doc: str):
+    def fn(operand: XlaOp) -> XlaOp:
+        return _unary(opcode, operand)
+    fn.__name__ = fn.__qualname__ = pyname
+    fn.__doc__ = (f"Element-wise {doc} (HLO ``{opcode}``; spec: *Element-wise unary functions*).\n\n"
+                  "Result has the operand's shape (see the shape rule for the element types "
+                  "allowed); ShapeError otherwise.")
+    return fn
+
+
+_UNARY = {
+    "abs": ("abs", "absolute value (complex -> its real component type)"),
+    "cbrt": ("cbrt", "cube root"),
+    "ceil": ("ceil", "ceiling"),
+    "clz": ("count-leading-zeros", "count of leading zero bits"),
+    "cos": ("cosine", "cosine"),
+    "erf": ("erf", "error function"),
+    "exp": ("exponential", "e**x"),
+    "expm1": ("exponential-minus-one", "e**x - 1"),
+    "floor": ("floor", "floor"),
+    "imag": ("imag", "imaginary part"),
+    "is_finite": ("is-finite", "test for finiteness (result pred)"),
+    "log": ("log", "natural logarithm"),
+    "log1p": ("log-plus-one", "log(1 + x)"),
+    "logistic": ("logistic", "logistic function 1 / (1 + e**-x)"),
+    "neg": ("negate", "negation"),
+    "not_": ("not", "logical (pred) or bitwise (integer) not"),
+    "population_count": ("popcnt", "count of set bits"),
+    "real": ("real", "real part"),
+    "round": ("round-nearest-afz", "rounding, ties away from zero"),
+    "round_nearest_afz": ("round-nearest-afz", "rounding, ties away from zero"),
+    "round_nearest_even": ("round-nearest-even", "rounding, ties to even"),
+    "rsqrt": ("rsqrt", "1 / sqrt(x)"),
+    "sign": ("sign", "sign (-1, 0, 1; floats keep -0, +0, NaN)"),
+    "sin": ("sine", "sine"),
+    "sqrt": ("sqrt", "square root"),
+    "tan": ("tan", "tangent"),
+    "tanh": ("tanh", "hyperbolic tangent"),
+}
+for _name, (_opcode, _doc) in _UNARY.items():
+    globals()[_name] = _make_unary(_name, _opcode, _doc)
+del _name, _opcode, _doc
+
+# Spelled-out aliases of the spec's short names.
+cosine, sine, exponential, negate = cos, sin, exp, neg  # noqa: F821 (defined above)
+
+
+# ---------------------------------------------------------------------------
+# broadcasting (spec: *Broadcasting semantics*)
+# ---------------------------------------------------------------------------
+
+def _degenerate(op: str, ldims, rdims, lshape, rshape) -> list:
+    """Same-rank broadcasting: each pair of sizes equal, or one of them 1."""
+    out = []
+    for d, (a, b) in enumerate(zip(ldims, rdims)):
+        if a != b and a != 1 and b != 1:
+            raise _fail(op, f"shapes are not compatible: dimension {d} has sizes {a} and {b} "
+                            "(broadcasting needs equal sizes or 1)", lshape, rshape)
+        out.append(b if a == 1 else a)
+    return out
+
+
+def broadcast_shapes(op: str, lhs: Shape, rhs: Shape, broadcast_dimensions=None):
+    """The result dimensions of a binary op and, per operand, where its dimensions go.
+
+    Returns ``(out_dims, lhs_map, rhs_map)``.  Implements the spec's rules:
+    scalars go anywhere; operands of different ranks need ``broadcast_dimensions``
+    (one per lower-rank dimension, strictly increasing, each size equal to the
+    higher-rank size it maps to or 1); then same-rank degenerate-dimension
+    broadcasting stretches size-1 dimensions.  ShapeError otherwise.
+    """
+    for s, side in ((lhs, "lhs"), (rhs, "rhs")):
+        if not s.is_array:
+            raise _fail(op, f"{side} must be an array, got {s}", lhs, rhs)
+    if lhs.rank == rhs.rank:
+        if broadcast_dimensions is not None:
+            bd = _int_list(op, "broadcast_dimensions", broadcast_dimensions)
+            if bd and bd != list(range(lhs.rank)):
+                raise _fail(op, f"broadcast_dimensions {bd} must be empty or the identity for "
+                                "operands of equal rank", lhs, rhs)
+        ident = list(range(lhs.rank))
+        return _degenerate(op, lhs.dimensions, rhs.dimensions, lhs, rhs), ident, ident
+
+    small, large = (lhs, rhs) if lhs.rank < rhs.rank else (rhs, lhs)
+    bd = _int_list(op, "broadcast_dimensions", broadcast_dimensions)
+    if broadcast_dimensions is None and not small.is_scalar:
+        raise _fail(op, f"operands of different ranks ({small.rank} and {large.rank}) need "
+                        "broadcast_dimensions saying which higher-rank dimensions the lower-rank "
+                        "operand's dimensions match", lhs, rhs)
+    if len(bd) != small.rank:
+        raise _fail(op, f"broadcast_dimensions {bd} must have one entry per dimension of the "
+                        f"lower-rank operand (rank {small.rank})", lhs, rhs)
+    indim = list(large.dimensions)  # the lower-rank operand after InDim broadcasting
+    for i, d in enumerate(bd):
+        if not 0 <= d < large.rank:
+            raise _fail(op, f"broadcast_dimensions {bd}: {d} is out of range for the "
+                            f"higher-rank operand (rank {large.rank})", lhs, rhs)
+        if i and bd[i - 1] >= d:
+            raise _fail(op, f"broadcast_dimensions {bd} must be strictly increasing", lhs, rhs)
+        a, b = small.dimensions[i], large.dimensions[d]
+        if a != b and a != 1 and b != 1:
+            raise _fail(op, f"broadcast_dimensions {bd}: dimension {i} of the lower-rank operand "
+                            f"(size {a}) does not match dimension {d} of the higher-rank operand "
+                            f"(size {b}); sizes must be equal or 1", lhs, rhs)
+        indim[d] = a
+    out = _degenerate(op, indim, large.dimensions, lhs, rhs)
+    ident = list(range(large.rank))
+    return (out, bd, ident) if small is lhs else (out, ident, bd)
+
+
+def _expand(op: XlaOp, out_dims, mapping) -> XlaOp:
+    """``op`` broadcast to ``out_dims``, its dimension i going to ``mapping[i]``.
+
+    Size-1 dimensions that stretch are first removed by a reshape, since an HLO
+    broadcast maps each operand dimension to a result dimension of equal size.
+    """
+    dims = op.shape.dimensions
+    out_dims = _bi.tuple(out_dims)
+    if dims == out_dims and list(mapping) == list(range(len(dims))):
+        return op
+    keep = [i for i in range(len(dims)) if dims[i] == out_dims[mapping[i]]]
+    if len(keep) != len(dims):
+        op = op.builder.add_instruction("reshape", [op],
+                                        shape=Shape(op.shape.element_type, [dims[i] for i in keep]))
+    return op.builder.add_instruction("broadcast", [op], {"dimensions": _bi.tuple(mapping[i] for i in keep)},
+                                      shape=Shape(op.shape.element_type, out_dims))
+
+
+def _elementwise(op: str, opcode: str, lhs, rhs, broadcast_dimensions, attrs=None) -> XlaOp:
+    lhs, rhs = _coerce(op, lhs, rhs)
+    ls, rs = lhs.shape, rhs.shape
+    out, lmap, rmap = broadcast_shapes(op, ls, rs, broadcast_dimensions)
+    # Check the op itself (element types, ...) before adding any broadcast.
+    _precheck(op, opcode, [Shape(ls.element_type, out), Shape(rs.element_type, out)], attrs, [ls, rs])
+    lhs, rhs = _expand(lhs, out, lmap), _expand(rhs, out, rmap)
+    return lhs.builder.add_instruction(opcode, [lhs, rhs], attrs)
+
+
+def _make_binary(pyname: str, opcode: str, doc: str):
+    def fn(lhs, rhs, broadcast_dimensions=None) -> XlaOp:
+        return _elementwise(pyname, opcode, lhs, rhs, broadcast_dimensions)
+    fn.__name__ = fn.__qualname__ = pyname
+    fn.__doc__ = (
+        f"Element-wise {doc} (HLO ``{opcode}``; spec: *Element-wise binary arithmetic "
+        "operations* and *Broadcasting semantics*).\n\n"
+        "``lhs``/``rhs``: XlaOps of one builder of the same element type (a Python or "
+        "numpy value on one side becomes a constant of the other's type).  Shapes broadcast "
+        "as the spec says: a scalar with anything; different ranks with "
+        "``broadcast_dimensions``; size-1 dimensions stretch.  Raises ShapeError for "
+        "incompatible shapes or element types.")
+    return fn
+
+
+_BINARY = {
+    "add": ("add", "addition"),
+    "sub": ("subtract", "subtraction"),
+    "mul": ("multiply", "multiplication"),
+    "div": ("divide", "division (integers truncate toward zero)"),
+    "rem": ("remainder", "remainder (sign of the dividend)"),
+    "pow": ("power", "power"),
+    "max": ("maximum", "maximum"),
+    "min": ("minimum", "minimum"),
+    "and_": ("and", "logical/bitwise and"),
+    "or_": ("or", "logical/bitwise or"),
+    "xor": ("xor", "logical/bitwise xor"),
+    "shift_left": ("shift-left", "left shift"),
+    "shift_right_arithmetic": ("shift-right-arithmetic", "arithmetic right shift"),
+    "shift_right_logical": ("shift-right-logical", "logical right shift"),
+    "atan2": ("atan2", "two-argument arctangent atan2(lhs, rhs)"),
+    "complex": ("complex", "complex number from real and imaginary parts (f32 -> c64, f64 -> c128)"),
+}
+for _name, (_opcode, _doc) in _BINARY.items():
+    globals()[_name] = _make_binary(_name, _opcode, _doc)
+del _name, _opcode, _doc
+
+subtract, multiply, divide, remainder, maximum, minimum = sub, mul, div, rem, max, min  # noqa: F821
+power = pow  # noqa: F821
+
+
+# ---------------------------------------------------------------------------
+# comparisons (spec: *Element-wise comparison operations*)
+# ---------------------------------------------------------------------------
+
+def compare(lhs, rhs, direction: str, broadcast_dimensions=None, compare_type: str | None = None) -> XlaOp:
+    """Element-wise comparison ``lhs <direction> rhs`` -> pred (HLO ``compare``).
+
+    ``direction``: EQ, NE, GE, GT, LE, LT.  ``compare_type``: FLOAT, TOTALORDER,
+    SIGNED or UNSIGNED (default: from the element type).  Broadcasting as for
+    the binary ops.  ShapeError for bad shapes, types or direction.
+    """
+    direction = str(direction).upper()
+    attrs = {"direction": direction}
+    if compare_type is not None:
+        attrs["type"] = str(compare_type).upper()
+    return _elementwise("compare", "compare", lhs, rhs, broadcast_dimensions, attrs)
+
+
+def _make_compare(pyname: str, direction: str, total_order: bool):
+    def fn(lhs, rhs, broadcast_dimensions=None) -> XlaOp:
+        ctype = None
+        if total_order:
+            _builder(pyname, lhs, rhs)
+            typed = lhs if isinstance(lhs, XlaOp) else rhs
+            et = typed.shape.element_type if typed.shape.is_array else None
+            # Total order only changes floating-point comparisons; integers already have one.
+            if et is not None and (et.is_float or et.is_complex):
+                ctype = "TOTALORDER"
+        return compare(lhs, rhs, direction, broadcast_dimensions, ctype)
+    fn.__name__ = fn.__qualname__ = pyname
+    order = (" with the total order -NaN < -Inf < -finite < -0 < +0 < +finite < +Inf < +NaN"
+             if total_order else " (IEEE for floats)")
+    fn.__doc__ = (f"Element-wise ``lhs {direction} rhs`` -> pred{order} (HLO ``compare``, "
+                  f"direction={direction}; spec: *Element-wise comparison operations*).\n\n"
+                  "Broadcasting as for the binary ops; ShapeError for bad shapes or types.")
+    return fn
+
+
+for _d in ("EQ", "NE", "GE", "GT", "LE", "LT"):
+    globals()[_d.lower()] = _make_compare(_d.lower(), _d, False)
+    globals()[_d.lower() + "_total_order"] = _make_compare(_d.lower() + "_total_order", _d, True)
+del _d
+
+
+# ---------------------------------------------------------------------------
+# select, clamp
+# ---------------------------------------------------------------------------
+
+def _broadcast_scalars(op: str, args: list) -> list:
+    """Broadcast scalar arrays among ``args`` to the dimensions of the non-scalar ones."""
+    shapes = [a.shape for a in args]
+    if any(not s.is_array for s in shapes):
+        return args
+    dims = [s.dimensions for s in shapes if not s.is_scalar]
+    if not dims or any(d != dims[0] for d in dims):
+        return args  # nothing to do, or a mismatch the shape rule reports
+    return [_expand(a, dims[0], []) if a.shape.is_scalar else a for a in args]
+
+
+def select(pred, on_true, on_false) -> XlaOp:
+    """``on_true`` where ``pred`` else ``on_false`` (spec: *Select*).
+
+    ``pred``: pred array of the operands' dimensions, or a pred scalar (broadcast).
+    ``on_true``/``on_false``: same shape (scalars broadcast; tuples need a scalar
+    pred).  ShapeError otherwise.
+    """
+    if not isinstance(pred, XlaOp):
+        raise TypeError(f"select: pred must be an XlaOp, got {type(pred).__name__}")
+    b = _builder("select", pred, on_true, on_false)
+    if isinstance(on_true, XlaOp) or isinstance(on_false, XlaOp):
+        on_true, on_false = _coerce("select", on_true, on_false)
+    else:
+        raise TypeError("select: on_true or on_false must be an XlaOp")
+    args = [pred, on_true, on_false]
+    _precheck("select", "select", [_scalar_to(a.shape, args) for a in args], None,
+              [a.shape for a in args])
+    return b.add_instruction("select", _broadcast_scalars("select", args))
+
+
+def _scalar_to(s: Shape, args) -> Shape:
+    """``s`` as it will be after :func:`_broadcast_scalars` (for checking first)."""
+    dims = [a.shape.dimensions for a in args if a.shape.is_array and not a.shape.is_scalar]
+    if s.is_array and s.is_scalar and dims:
+        return Shape(s.element_type, dims[0])
+    return s
+
+
+def clamp(min, operand, max) -> XlaOp:  # noqa: A002 - the spec's argument names
+    """``min(max(operand, min), max)`` element-wise (spec: *Clamp*).
+
+    ``min``/``max``: the operand's shape or scalars (broadcast), same element type
+    (Python numbers become constants of it).  ShapeError otherwise.
+    """
+    lo, x, hi = _coerce("clamp", min, operand, max)
+    args = [lo, x, hi]
+    _precheck("clamp", "clamp", [_scalar_to(a.shape, args) for a in args], None,
+              [a.shape for a in args])
+    return x.builder.add_instruction("clamp", _broadcast_scalars("clamp", args))
+
+
+# ---------------------------------------------------------------------------
+# conversions
+# ---------------------------------------------------------------------------
+
+def convert_element_type(operand: XlaOp, new_element_type) -> XlaOp:
+    """Element-wise conversion to ``new_element_type`` (spec: *ConvertElementType*).
+
+    ``new_element_type``: PrimitiveType, name (``"f32"``) or numpy dtype.  Same
+    dimensions.  ShapeError for tuples.
+    """
+    t = _element_type("convert_element_type", new_element_type)
+    _unary_check("convert_element_type", operand)
+    s = infer_shape("convert", [operand.shape], {"new_element_type": t})
+    return operand.builder.add_instruction("convert", [operand], shape=s)
+
+
+def bitcast_convert_type(operand: XlaOp, new_element_type) -> XlaOp:
+    """Reinterpret the bits as ``new_element_type`` (spec: *BitcastConvertType*).
+
+    Equal widths keep the dimensions; a narrower type adds a minor-most dimension
+    of the width ratio; a wider one consumes a last dimension equal to the ratio.
+    ShapeError otherwise (and between complex and real).
+    """
+    t = _element_type("bitcast_convert_type", new_element_type)
+    _unary_check("bitcast_convert_type", operand)
+    s = infer_shape("bitcast-convert", [operand.shape], {"new_element_type": t})
+    return operand.builder.add_instruction("bitcast-convert", [operand], shape=s)
+
+
+def reduce_precision(operand: XlaOp, exponent_bits: int, mantissa_bits: int) -> XlaOp:
+    """Round floats to ``exponent_bits``/``mantissa_bits`` and back (spec: *ReducePrecision*).
+
+    ShapeError for non-float operands, ``exponent_bits < 1`` or ``mantissa_bits < 0``.
+    """
+    _unary_check("reduce_precision", operand)
+    return operand.builder.add_instruction(
+        "reduce-precision", [operand],
+        {"exponent_bits": _operator.index(exponent_bits), "mantissa_bits": _operator.index(mantissa_bits)})
+
+
+def _unary_check(op: str, operand) -> None:
+    if not isinstance(operand, XlaOp):
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# shape manipulation
+# ---------------------------------------------------------------------------
+
+def broadcast(operand: XlaOp, broadcast_sizes) -> XlaOp:
+    """Add major dimensions ``broadcast_sizes`` in front (spec: *Broadcast*).
+
+    ``f32[b0..bM]`` -> ``f32[a0..aN, b0..bM]``; ``output[i.., j..] = operand[j..]``.
+    ShapeError for negative sizes.
+    """
+    _unary_check("broadcast", operand)
+    sizes = _int_list("broadcast", "broadcast_sizes", broadcast_sizes)
+    if any(n < 0 for n in sizes):
+        raise _fail("broadcast", f"broadcast_sizes {sizes} must not be negative", operand.shape)
+    if not operand.shape.is_array:
+        raise _fail("broadcast", "operand must be an array", operand.shape)
+    out = sizes + list(operand.shape.dimensions)
+    return operand.builder.add_instruction(
+        "broadcast", [operand], {"dimensions": _bi.tuple(range(len(sizes), len(out)))},
+        shape=Shape(operand.shape.element_type, out))
+
+
+def broadcast_in_dim(operand: XlaOp, out_dim_size, broadcast_dimensions) -> XlaOp:
+    """Broadcast to ``out_dim_size``, operand dimension i going to ``broadcast_dimensions[i]``.
+
+    Spec: *BroadcastInDim*.  Each operand size equals the size it maps to or is 1
+    (then stretched); ``broadcast_dimensions`` strictly increasing.  ShapeError
+    otherwise.
+    """
+    op = "broadcast_in_dim"
+    _unary_check(op, operand)
+    s = operand.shape
+    out = _int_list(op, "out_dim_size", out_dim_size)
+    bd = _int_list(op, "broadcast_dimensions", broadcast_dimensions)
+    if not s.is_array:
+        raise _fail(op, "operand must be an array", s)
+    if any(n < 0 for n in out):
+        raise _fail(op, f"out_dim_size {out} must not be negative", s)
+    if len(bd) != s.rank:
+        raise _fail(op, f"broadcast_dimensions {bd} must have one entry per operand dimension ({s.rank})", s)
+    for i, d in enumerate(bd):
+        if not 0 <= d < len(out):
+            raise _fail(op, f"broadcast_dimensions {bd}: {d} is out of range for rank {len(out)}", s)
+        if i and bd[i - 1] >= d:
+            raise _fail(op, f"broadcast_dimensions {bd} must be strictly increasing", s)
+        if s.dimensions[i] not in (1, out[d]):
+            raise _fail(op, f"operand dimension {i} (size {s.dimensions[i]}) cannot broadcast to "
+                            f"dimension {d} of size {out[d]} (sizes must be equal or 1)", s)
+    if list(s.dimensions) == out and bd == list(range(len(out))):
+        # Still an instruction of its own, so the result is a distinct op.
+        return operand.builder.add_instruction("broadcast", [operand], {"dimensions": _bi.tuple(bd)},
+                                               shape=Shape(s.element_type, out))
+    return _expand(operand, out, bd)
+
+
+def reshape(operand: XlaOp, dimensions=None, new_sizes=None) -> XlaOp:
+    """Reshape to ``new_sizes`` (spec: *Reshape*), row-major order.
+
+    ``reshape(x, new_sizes)`` or ``reshape(x, dimensions, new_sizes)``: the latter
+    first transposes by the permutation ``dimensions`` (spec: *Collapse*).
+    ShapeError when the element counts differ or ``dimensions`` is no permutation.
+    """
+    _unary_check("reshape", operand)
+    if new_sizes is None:
+        dimensions, new_sizes = None, dimensions
+    sizes = _int_list("reshape", "new_sizes", new_sizes)
+    if any(n < 0 for n in sizes):
+        raise _fail("reshape", f"new_sizes {sizes} must not be negative", operand.shape)
+    if dimensions is not None:
+        perm = _int_list("reshape", "dimensions", dimensions)
+        if perm != list(range(len(perm))):
+            operand = transpose(operand, perm)
+    if not operand.shape.is_array:
+        raise _fail("reshape", "operand must be an array", operand.shape)
+    return operand.builder.add_instruction("reshape", [operand],
+                                           shape=Shape(operand.shape.element_type, sizes))
+
+
+def collapse(operand: XlaOp, dimensions) -> XlaOp:
+    """Merge the consecutive, in-order ``dimensions`` into one (spec: *Collapse*)."""
+    _unary_check("collapse", operand)
+    dims = _int_list("collapse", "dimensions", dimensions)
+    s = operand.shape
+    if not dims or dims != list(range(dims[0], dims[0] + len(dims))) or dims[0] < 0 or dims[-1] >= s.rank:
+        raise _fail("collapse", f"dimensions {dims} must be a consecutive, increasing run of "
+                                f"the operand's dimensions", s)
+    merged = 1
+    for d in dims:
+        merged *= s.dimensions[d]
+    return reshape(operand, list(s.dimensions[:dims[0]]) + [merged] + list(s.dimensions[dims[-1] + 1:]))
+
+
+def transpose(operand: XlaOp, permutation) -> XlaOp:
+    """Permute dimensions: ``output.dims[i] = operand.dims[permutation[i]]`` (spec: *Transpose*).
+
+    ShapeError when ``permutation`` is not a permutation of the operand's dimensions.
+    """
+    _unary_check("transpose", operand)
+    perm = _int_list("transpose", "permutation", permutation)
+    return operand.builder.add_instruction("transpose", [operand], {"dimensions": _bi.tuple(perm)})
+
+
+def rev(operand: XlaOp, dimensions) -> XlaOp:
+    """Reverse the order of elements along ``dimensions`` (spec: *Rev*)."""
+    _unary_check("rev", operand)
+    dims = _int_list("rev", "dimensions", dimensions)
+    return operand.builder.add_instruction("reverse", [operand], {"dimensions": _bi.tuple(dims)})
+
+
+def slice(operand: XlaOp, start_indices, limit_indices, strides=None) -> XlaOp:  # noqa: A001
+    """The sub-array ``[start, limit)`` with ``strides`` (default 1) per dimension (spec: *Slice*).
+
+    ShapeError unless ``0 <= start <= limit <= size`` and ``stride >= 1`` in every
+    dimension, with one entry per dimension.
+    """
+    _unary_check("slice", operand)
+    start = _int_list("slice", "start_indices", start_indices)
+    limit = _int_list("slice", "limit_indices", limit_indices)
+    stride = [1] * len(start) if strides is None else _int_list("slice", "strides", strides)
+    rank = operand.shape.rank
+    if not (len(start) == len(limit) == len(stride) == rank):
+        raise _fail("slice", f"start_indices {start}, limit_indices {limit} and strides {stride} "
+                             f"must each have one entry per dimension ({rank})", operand.shape)
+    return operand.builder.add_instruction(
+        "slice", [operand], {"slice": _bi.tuple(zip(start, limit, stride))})
+
+
+def slice_in_dim(operand: XlaOp, start_index: int, limit_index: int, stride: int = 1,
+                 dimno: int = 0) -> XlaOp:
+    """:func:`slice` along dimension ``dimno`` only (spec: *Slice*, XlaBuilder::SliceInDim)."""
+    _unary_check("slice_in_dim", operand)
+    rank = operand.shape.rank
+    if not 0 <= dimno < rank:
+        raise _fail("slice_in_dim", f"dimno {dimno} is out of range for rank {rank}", operand.shape)
+    start, limit, strides = [0] * rank, list(operand.shape.dimensions), [1] * rank
+    start[dimno], limit[dimno], strides[dimno] = start_index, limit_index, stride
+    return slice(operand, start, limit, strides)
+
+
+def concat_in_dim(builder: XlaBuilder, operands, dimension: int) -> XlaOp:
+    """Concatenate ``operands`` along ``dimension`` (spec: *Concatenate*).
+
+    All operands have one element type and equal sizes except along
+    ``dimension``.  ShapeError otherwise (and for scalars).
+    """
+    operands = list(operands)
+    builder.check_operands("concat_in_dim", operands)
+    return builder.add_instruction("concatenate", operands,
+                                   {"dimensions": (_operator.index(dimension),)})
+
+
+def pad(operand: XlaOp, padding_value, padding_config) -> XlaOp:
+    """Pad with ``padding_value`` (spec: *Pad*).
+
+    ``padding_config``: per dimension ``(low, high, interior)``; low/high may be
+    negative (removing elements), interior >= 0.  ``padding_value``: scalar XlaOp
+    or Python number (becomes a constant of the operand's type).  ShapeError when
+    a resulting size is negative or the types differ.
+    """
+    _unary_check("pad", operand)
+    (pv,) = [padding_value] if isinstance(padding_value, XlaOp) else \
+        [_constant_like("pad", padding_value, operand)]
+    _builder("pad", operand, pv)
+    cfg = []
+    for t in padding_config:
+        if hasattr(t, "edge_padding_low"):
+            t = (t.edge_padding_low, t.edge_padding_high, t.interior_padding)
+        t = _int_list("pad", "padding_config entry", t)
+        if len(t) != 3:
+            raise TypeError(f"pad: padding_config entries are (low, high, interior), got {t}")
+        cfg.append(_bi.tuple(t))
+    return operand.builder.add_instruction("pad", [operand, pv], {"padding": _bi.tuple(cfg)})
+
+
+# ---------------------------------------------------------------------------
+# reduce
+# ---------------------------------------------------------------------------
+
+def reduce(operands, init_values, computation: XlaComputation, dimensions_to_reduce) -> XlaOp:
+    """Reduce ``dimensions_to_reduce`` with ``computation`` (spec: *Reduce*).
+
+    One operand: ``reduce(x, init, add_comp, [1])``, ``computation`` of type
+    ``(T, T) -> T``.  Variadic: lists of N operands and N init values,
+    ``computation`` of type ``(T1..TN, T1..TN) -> (T1..TN)``; the result is then a
+    tuple (use :func:`get_tuple_element`).  Init values may be Python numbers.
+    ShapeError for a reducer of the wrong signature, bad dimensions or mismatched
+    operands.
+    """
+    single = isinstance(operands, XlaOp)
+    xs = [operands] if single else list(operands)
+    inits = [init_values] if single or not isinstance(init_values, (list, _bi.tuple)) \
+        else list(init_values)
+    if not xs:
+        raise TypeError("reduce: needs at least one operand")
+    if len(xs) != len(inits):
+        raise TypeError(f"reduce: {len(xs)} operands but {len(inits)} init values")
+    b = _builder("reduce", *xs, *inits)
+    for x in xs:
+        if not isinstance(x, XlaOp):
+            raise TypeError(f"reduce: operands must be XlaOps, got {type(x).__name__}")
+    inits = [v if isinstance(v, XlaOp) else _constant_like("reduce", v, x) for v, x in zip(inits, xs)]
+    dims = _int_list("reduce", "dimensions_to_reduce", dimensions_to_reduce)
+    callee = b.import_computation(computation)
+    return b.add_instruction("reduce", xs + inits, {"dimensions": _bi.tuple(dims), "to_apply": callee})
+
+
+# ---------------------------------------------------------------------------
+# dot
+# ---------------------------------------------------------------------------
+
+@dataclass
+class DotDimensionNumbers:
+    """Contracting and batch dimensions of :func:`dot_general` (spec: *DotGeneral*)."""
+
+    lhs_contracting_dimensions: tuple = ()
+    rhs_contracting_dimensions: tuple = ()
+    lhs_batch_dimensions: tuple = ()
+    rhs_batch_dimensions: tuple = ()
+
+
+def _dot_numbers(dimension_numbers) -> DotDimensionNumbers:
+    dn = dimension_numbers
+    if isinstance(dn, DotDimensionNumbers):
+        return dn
+    if isinstance(dn, dict):
+        unknown = set(dn) - set(DotDimensionNumbers.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"dot_general: unknown dimension_numbers keys {sorted(unknown)}")
+        return DotDimensionNumbers(**dn)
+    if isinstance(dn, (list, _bi.tuple)) and len(dn) == 2:  # jax.lax: ((lc, rc), (lb, rb))
+        (lc, rc), (lb, rb) = dn
+        return DotDimensionNumbers(lc, rc, lb, rb)
+    if hasattr(dn, "lhs_contracting_dimensions"):
+        return DotDimensionNumbers(*(getattr(dn, f, ()) for f in DotDimensionNumbers.__dataclass_fields__))
+    raise TypeError(f"dot_general: dimension_numbers must be a dict, DotDimensionNumbers or "
+                    f"((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)), got {dn!r}")
+
+
+def dot_general(lhs: XlaOp, rhs: XlaOp, dimension_numbers, preferred_element_type=None) -> XlaOp:
+    """Sum of products over contracting dimensions, batched (spec: *DotGeneral*).
+
+    Result dimensions: batch, then lhs free, then rhs free dimensions.
+    ``dimension_numbers``: dict or :class:`DotDimensionNumbers` with
+    ``lhs_contracting_dimensions``, ``rhs_contracting_dimensions``,
+    ``lhs_batch_dimensions``, ``rhs_batch_dimensions`` (absent = empty), or
+    jax.lax's ``((lc, rc), (lb, rb))``.  ``preferred_element_type``: result
+    element type if not the operands'.  ShapeError when sizes or types mismatch.
+    """
+    op = "dot_general"
+    b = _builder(op, lhs, rhs)
+    b.check_operands(op, [lhs, rhs])
+    dn = _dot_numbers(dimension_numbers)
+    attrs = {}
+    for key, val in (("lhs_batch_dims", dn.lhs_batch_dimensions),
+                     ("lhs_contracting_dims", dn.lhs_contracting_dimensions),
+                     ("rhs_batch_dims", dn.rhs_batch_dimensions),
+                     ("rhs_contracting_dims", dn.rhs_contracting_dimensions)):
+        val = _int_list(op, key, val)
+        if val:  # HLO text leaves empty lists out
+            attrs[key] = _bi.tuple(val)
+    shape = None
+    if preferred_element_type is not None:
+        s = infer_shape("dot", [lhs.shape, rhs.shape], attrs)
+        shape = s.with_element_type(_element_type(op, preferred_element_type))
+    return b.add_instruction("dot", [lhs, rhs], attrs, shape=shape)
+
+
+def dot(lhs: XlaOp, rhs: XlaOp, preferred_element_type=None) -> XlaOp:
+    """Vector/matrix products (spec: *Dot*).
+
+    ``[n] . [n] -> []``, ``[m,k] . [k] -> [m]``, ``[k] . [k,n] -> [n]``,
+    ``[m,k] . [k,n] -> [m,n]``: contracts the last dimension of ``lhs`` with the
+    first of ``rhs``.  ShapeError for other ranks or mismatched sizes.
+    """
+    b = _builder("dot", lhs, rhs)
+    b.check_operands("dot", [lhs, rhs])
+    for s in (lhs.shape, rhs.shape):
+        if not s.is_array or s.rank not in (1, 2):
+            raise _fail("dot", "operands must be vectors or matrices (use dot_general for other "
+                               "ranks)", lhs.shape, rhs.shape)
+    return dot_general(lhs, rhs, DotDimensionNumbers((lhs.shape.rank - 1,), (0,)),
+                       preferred_element_type)
+
+
+# ---------------------------------------------------------------------------
+# tuples and calls
+# ---------------------------------------------------------------------------
+
+def tuple(builder: XlaBuilder, elements) -> XlaOp:  # noqa: A001
+    """A tuple of ``elements`` (spec: *Tuple*)."""
+    elements = list(elements)
+    builder.check_operands("tuple", elements)
+    return builder.add_instruction("tuple", elements)
+
+
+def get_tuple_element(tuple_data: XlaOp, index: int) -> XlaOp:
+    """Element ``index`` of a tuple (spec: *GetTupleElement*); ShapeError when out of range."""
+    _unary_check("get_tuple_element", tuple_data)
+    return tuple_data.builder.add_instruction("get-tuple-element", [tuple_data],
+                                              {"index": _operator.index(index)})
+
+
+def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp:
+    """Call ``computation`` with ``operands`` (spec: *Call*).
+
+    The operands must match the computation's parameters in number and shape
+    (ShapeError otherwise); the result has its root's shape.
+    """
+    operands = list(operands)
+    builder.check_operands("call", operands)
+    callee = builder.import_computation(computation)
+    return builder.add_instruction("call", operands, {"to_apply": callee})

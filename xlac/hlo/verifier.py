@@ -1,0 +1,129 @@
+"""The HLO verifier: is a module well formed and are its shapes right?
+
+``verify(module)`` returns ``None`` or raises:
+
+* :class:`VerifierError` (a ``ValueError``) for a structural problem: an
+  operand from another computation or used before it is defined, a duplicated
+  instruction or computation name, parameter numbers that are not
+  ``0..n-1``, a root outside its computation, a called computation missing from
+  the module, an unknown opcode, a wrong number of operands;
+* :class:`xlac.ShapeError` when an instruction's shape differs from the one
+  :mod:`xlac.passes.shape_inference` infers (layouts are ignored:
+  ``Shape.compatible``), or the rule itself fails.  Opcodes without a rule are
+  not shape-checked.
+
+Every message names the computation and the instruction.
+"""
+from __future__ import annotations
+
+from ..errors import ShapeError, UnsupportedError
+from ..shape import Shape
+from . import opcodes
+from .ir import HloComputation, HloInstruction, HloModule
+
+__all__ = ["verify", "VerifierError"]
+
+
+class VerifierError(ValueError):
+    """A structurally broken HLO module (not a shape problem)."""
+
+
+# Operand counts the opcode table leaves open (arity None) but that are fixed.
+_EXTRA_ARITY = {
+    "convert": 1, "bitcast-convert": 1, "reduce-precision": 1, "stochastic-convert": 2,
+    "slice": 1, "pad": 2, "get-tuple-element": 1,
+}
+
+
+def verify(module: HloModule) -> None:
+    """Check ``module``; raise VerifierError or ShapeError on the first problem."""
+    comps = module.computations
+    if module.entry is None:
+        raise VerifierError(f"module {module.name} has no entry computation")
+    if not any(c is module.entry for c in comps):
+        raise VerifierError(f"module {module.name}: entry computation {module.entry.name} "
+                            "is not among the module's computations")
+    seen_names: set[str] = set()
+    for comp in comps:
+        if comp.name in seen_names:
+            raise VerifierError(f"module {module.name}: computation name {comp.name!r} is duplicated")
+        seen_names.add(comp.name)
+    in_module = {id(c) for c in comps}
+    for comp in comps:
+        _verify_computation(comp, in_module)
+
+
+def _verify_computation(comp: HloComputation, in_module: set) -> None:
+    where = f"computation {comp.name}"
+    members = {id(i) for i in comp.instructions}
+    if comp.root is None or id(comp.root) not in members:
+        root = comp.root.name if comp.root is not None else None
+        raise VerifierError(f"{where}: root {root!r} is not an instruction of the computation")
+
+    names: set[str] = set()
+    defined: set[int] = set()
+    param_numbers: list[int] = []
+    for inst in comp.instructions:
+        at = f"{where}, instruction {inst.name!r} ({inst.opcode})"
+        if inst.name in names:
+            raise VerifierError(f"{where}: instruction name {inst.name!r} is duplicated")
+        names.add(inst.name)
+        if not isinstance(inst.shape, Shape):
+            raise VerifierError(f"{at}: shape {inst.shape!r} is not a Shape")
+        for k, op in enumerate(inst.operands):
+            if id(op) not in members:
+                raise VerifierError(f"{at}: operand {k} ({getattr(op, 'name', op)!r}) is not an "
+                                    "instruction of this computation")
+            if id(op) not in defined:
+                raise VerifierError(f"{at}: operand {k} ({op.name!r}) is used before it is defined")
+        for callee in inst.called_computations():
+            if id(callee) not in in_module:
+                raise VerifierError(f"{at}: calls computation {callee.name!r}, which is not in the module")
+        _check_arity(inst, at)
+        if inst.opcode == "parameter":
+            try:
+                param_numbers.append(int(inst.attrs["parameter_number"]))
+            except (KeyError, TypeError, ValueError):
+                raise VerifierError(f"{at}: parameter without an integer parameter_number") from None
+        _check_shape(inst, at)
+        defined.add(id(inst))
+
+    if sorted(param_numbers) != list(range(len(param_numbers))):
+        raise VerifierError(f"{where}: parameter numbers {sorted(param_numbers)} are not "
+                            f"0..{len(param_numbers) - 1} without gaps or repeats")
+
+
+def _check_arity(inst: HloInstruction, at: str) -> None:
+    try:
+        info = opcodes.info(inst.opcode)
+    except KeyError:
+        raise VerifierError(f"{at}: unknown opcode {inst.opcode!r}") from None
+    n = len(inst.operands)
+    arity = info.arity if info.arity is not None else _EXTRA_ARITY.get(inst.opcode)
+    if arity is not None and n != arity:
+        raise VerifierError(f"{at}: takes {arity} operand(s), has {n}")
+    if inst.opcode == "reduce" and (n < 2 or n % 2):
+        raise VerifierError(f"{at}: takes N inputs and N init values, has {n} operands")
+    if inst.opcode == "call":
+        callee = inst.attrs.get("to_apply")
+        if isinstance(callee, HloComputation) and callee.num_parameters != n:
+            raise VerifierError(f"{at}: calls {callee.name} with {callee.num_parameters} "
+                                f"parameter(s) but has {n} operand(s)")
+
+
+def _check_shape(inst: HloInstruction, at: str) -> None:
+    # Imported here: passes depend on the IR, not the other way round.
+    from ..passes import shape_inference
+
+    if not shape_inference.has_rule(inst.opcode):
+        return
+    try:
+        inferred = shape_inference.infer_shape(inst.opcode, [o.shape for o in inst.operands],
+                                               inst.attrs, shape=inst.shape)
+    except ShapeError as e:
+        raise ShapeError(f"{at}: {e}") from None
+    except UnsupportedError:
+        return
+    if not inferred.compatible(inst.shape):
+        raise ShapeError(f"{at}: shape {inst.shape} differs from the inferred shape {inferred} "
+                         f"(operand shapes: {', '.join(str(o.shape) for o in inst.operands) or 'none'})")
