@@ -19,8 +19,10 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   ``fpext``/``fptrunc`` on ``half``: without F16C those become libcalls
   (``__extendhfsf2``, and ``__truncdfhf2`` even with it) that the JIT cannot
   resolve reliably.
-* f64 -> bf16 and integer -> bf16 go through f32 (as XLA:CPU and ml_dtypes do);
-  f64 -> f16 is rounded directly (as numpy does).
+* Every conversion to f16/bf16 rounds once, from the exact value: f64 is rounded
+  directly (ml_dtypes' f64 -> bf16 rounds twice, through f32; the evaluator and
+  xlac do not), integers go through f64 (exact up to 32 bits; 64-bit integers
+  beyond 2**53 round twice, as in the evaluator).
 * Math: LLVM intrinsics where they lower to instructions or to plain libm calls
   (sqrt, fabs, floor, ceil, round, roundeven, copysign, maximum, minimum, exp, log,
   sin, cos, pow); libm directly for the rest (tan, tanh, erf, cbrt, expm1, log1p,
@@ -95,11 +97,11 @@ class _Ctx:
         """The type that decides the op's semantics (on_true's type for select)."""
         return self.types[1] if self.opcode == "select" else self.types[0]
 
-    def intrinsic(self, name: str, *args, ret: ir.Type | None = None, suffix: str | None = None):
-        """Call ``llvm.<name>`` overloaded on the first argument's type."""
-        ret = ret or args[0].type
-        full = f"{name}.{suffix or _suffix(args[0].type)}"
-        fn = declare_libm(self.b.module, full, ir.FunctionType(ret, [a.type for a in args]))
+    def intrinsic(self, name: str, *args):
+        """Call intrinsic ``name`` (``llvm.floor``) overloaded on, and returning, the
+        first argument's type."""
+        ty = args[0].type
+        fn = declare_libm(self.b.module, f"{name}.{_suffix(ty)}", ir.FunctionType(ty, [a.type for a in args]))
         return self.b.call(fn, list(args))
 
     def libm(self, name: str, *args):
@@ -600,9 +602,7 @@ def _widen_to_f32(b, x, pt: PT):
 
 
 def _round_to_small(b, x, src: PT, dst: PT):
-    """Round an f32 or f64 value to f16/bf16 (register type of ``dst``)."""
-    if dst is PT.BF16 and src is PT.F64:
-        x, src = b.fptrunc(x, _F32), PT.F32          # as XLA:CPU and ml_dtypes do
+    """Round an f32 or f64 value to f16/bf16 (register type of ``dst``), once."""
     bits = _narrow_bits(b, _to_bits(b, x, src), _FORMATS[src], _FORMATS[dst])
     return _from_bits(b, bits, dst)
 
@@ -650,7 +650,7 @@ def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Va
                 return b.trunc(x, register_type(dst))
             return b.sext(x, register_type(dst)) if src.is_signed_int else b.zext(x, register_type(dst))
         if dst.is_float:
-            via = PT.F32 if dst in _SMALL_FLOATS else dst
+            via = PT.F64 if dst in _SMALL_FLOATS else dst      # exact for <= 32 bits
             to_float = b.sitofp if src.is_signed_int else b.uitofp
             v = to_float(x, register_type(via))
             return _round_to_small(b, v, via, dst) if via is not dst else v
