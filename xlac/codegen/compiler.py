@@ -12,6 +12,7 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
+from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
 from ..passes.pipeline import codegen_pipeline
 from .elemental import has_generator
@@ -47,6 +48,7 @@ def check_supported(module: HloModule) -> None:
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
           data_layout: str = "") -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed)."""
+    verify(module)
     module = copy.deepcopy(module)
     codegen_pipeline().run(module)
     check_supported(module)

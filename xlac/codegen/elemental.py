@@ -60,11 +60,15 @@ class ElementalEmitter:
     def computation_generator(self, comp: HloComputation, param_gens: list) -> Generator:
         """Compose a whole computation; parameters bound to ``param_gens``."""
         gens: dict[int, Generator] = {}
+        comp.compute_users()
         for inst in comp.post_order():
             if inst.opcode == "parameter":
-                gens[id(inst)] = param_gens[inst.parameter_number]
+                gen = param_gens[inst.parameter_number]
             else:
-                gens[id(inst)] = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
+                gen = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
+            if len(inst.users) > 1:
+                gen = _cached(inst, gen)
+            gens[id(inst)] = gen
         return gens[id(comp.root)]
 
     def emit_scalar_computation(self, comp: HloComputation, args: list):
@@ -101,6 +105,18 @@ class ElementalEmitter:
         phi.add_incoming(v_then, then_block)
         phi.add_incoming(v_else, else_block)
         return phi
+
+
+def _cached(inst: HloInstruction, gen: Generator) -> Generator:
+    """Generate ``inst`` once per Index object, however many users ask for it."""
+    key = id(inst)
+
+    def cached(index: Index):
+        hit = index.cache.get(key)
+        if hit is None:
+            hit = index.cache[key] = gen(index)
+        return hit
+    return cached
 
 
 # ----------------------------------------------------------------------------
@@ -296,6 +312,11 @@ def _call(em: ElementalEmitter, inst, gens):
     return em.computation_generator(inst.attrs["to_apply"], gens)
 
 
+def _fusion(em: ElementalEmitter, inst, gens):
+    """A fusion is its fused computation with parameters bound to the operands."""
+    return em.computation_generator(inst.attrs["calls"], gens)
+
+
 def _reduce(em: ElementalEmitter, inst, gens):
     n = len(inst.operands) // 2
     input_gens, init_gens = gens[:n], gens[n:]
@@ -412,6 +433,7 @@ _RULES = {
     "tuple": _tuple,
     "get-tuple-element": _get_tuple_element,
     "call": _call,
+    "fusion": _fusion,
     "reduce": _reduce,
     "dot": _dot,
 }

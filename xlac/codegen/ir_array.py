@@ -11,7 +11,7 @@ nothing, so they are skipped.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
@@ -36,6 +36,11 @@ class Index:
     multi: list
     linear: ir.Value | None = None
     linear_shape: Shape | None = None
+    # Values already generated at this index, by instruction id: a fused
+    # instruction with several users inside the fusion is emitted once per
+    # element.  Generators that emit code in a nested block (a branch, a loop)
+    # always make a fresh Index, so a cached value dominates its uses.
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def rank(self) -> int:
