@@ -15,9 +15,9 @@ from ..hlo.ir import HloModule
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
 from ..passes.pipeline import codegen_pipeline
+from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
 from .elemental import has_generator
-from .emitter import emit_module
-from .ir_array import I64  # noqa: F401  (keeps llvmlite types importable from here)
+from .emitter import KERNELS, ModuleEmitter
 
 #: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
 _PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element"}
@@ -41,7 +41,8 @@ def check_supported(module: HloModule) -> None:
     """Raise ``UnsupportedError`` naming the first opcode codegen cannot handle."""
     for comp in module.computations:
         for inst in comp.instructions:
-            if inst.opcode not in _PLUMBING and not has_generator(inst.opcode):
+            if inst.opcode not in _PLUMBING and inst.opcode not in KERNELS \
+                    and not has_generator(inst.opcode):
                 raise UnsupportedError(inst.opcode, f"instruction {inst.name}")
 
 
@@ -52,6 +53,6 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     module = copy.deepcopy(module)
     codegen_pipeline().run(module)
     check_supported(module)
-    assignment = BufferAssignment(module)
-    llvm_module = emit_module(module, assignment, entry_name, triple, data_layout)
-    return Lowered(module, assignment, llvm_module, entry_name)
+    emitter = ModuleEmitter(module, entry_name, triple, data_layout)
+    llvm_module = emitter.emit()
+    return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name)

@@ -439,5 +439,13 @@ _RULES = {
 }
 
 
+def register_generator(opcode: str):
+    """Decorator adding an elemental rule ``(emitter, inst, operand_gens) -> generator``."""
+    def wrap(fn):
+        _RULES[opcode] = fn
+        return fn
+    return wrap
+
+
 def has_generator(opcode: str) -> bool:
     return opcode in _RULES or (opcode in OPCODES and OPCODES[opcode].is_elementwise)

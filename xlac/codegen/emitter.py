@@ -8,40 +8,135 @@ Entry ABI (see ``runtime/xlac_runtime.h``)::
 ``results[i]`` / ``params[i]`` point to the i-th result leaf / parameter buffer,
 laid out as its shape's layout says; ``temp`` points to an arena of
 ``BufferAssignment.temp_size`` bytes, 64-byte aligned.  ``opts`` carries the
-services generated code may call (none are needed by the ops of this stage; it
-may be NULL).
+services generated code may call; it may be NULL when none is needed.
 
-Each instruction that owns a buffer becomes an internal kernel function — one
-loop nest over its result shape that writes ``generator(index)`` — and the
-entry calls the kernels in schedule order, then copies the root leaves that
-are not computed in place.
+Every computation that runs as a unit (the entry; a while body; a branch) is
+one function of that signature: its instructions that own a buffer each become
+an internal *kernel* function, called in schedule order, then the root leaves
+not computed in place are copied to the results.  A kernel is, by default, one
+loop nest over the result shape writing ``generator(index)`` (the elemental
+emitter); opcodes that are not elemental (while, sort, scatter, ...) register a
+:class:`KernelRule` in :data:`KERNELS` instead.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 from llvmlite import ir
 
 from ..errors import UnsupportedError
-from ..hlo.ir import HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..shape import Shape, padding_scalar, to_buffer
 from . import types
 from .elemental import ElementalEmitter
-from .ir_array import I64, IrArray, i64, scalar_index
+from .ir_array import IrArray, i64
 from .loops import for_range, loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
-KERNEL_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR])
-ENTRY_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR])
+FUNCTION_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR])  # results, params, temp, opts
+
+
+@dataclass
+class KernelRule:
+    """How to emit an opcode that is not a plain loop over its result.
+
+    ``emit(ctx)`` writes the kernel body (the builder is positioned in the
+    kernel; the kernel's ``ret`` is added afterwards).  ``scratch_bytes(me,
+    inst)`` is the temp space the kernel needs while it runs.
+    """
+
+    emit: Callable[["KernelContext"], None]
+    scratch_bytes: Callable[["ModuleEmitter", HloInstruction], int] = lambda me, inst: 0
+
+
+#: opcode -> KernelRule for non-elemental instructions.
+KERNELS: dict[str, KernelRule] = {}
+
+
+def register_kernel(opcode: str, scratch_bytes=None):
+    """Decorator: ``@register_kernel("while")`` on ``def emit(ctx): ...``."""
+    def wrap(fn):
+        KERNELS[opcode] = KernelRule(fn, scratch_bytes or (lambda me, inst: 0))
+        return fn
+    return wrap
+
+
+@dataclass
+class KernelContext:
+    """What a kernel emitter sees: the instruction, its buffers and builders."""
+
+    me: "ModuleEmitter"
+    assignment: BufferAssignment
+    inst: HloInstruction
+    fn: ir.Function
+    b: ir.IRBuilder
+    alloca_builder: ir.IRBuilder
+    em: ElementalEmitter
+
+    @property
+    def results_arg(self):
+        return self.fn.args[0]
+
+    @property
+    def params_arg(self):
+        return self.fn.args[1]
+
+    @property
+    def temp_arg(self):
+        return self.fn.args[2]
+
+    @property
+    def opts_arg(self):
+        return self.fn.args[3]
+
+    def buffer_pointer(self, sl: BufferSlice, inst: HloInstruction | None = None) -> ir.Value:
+        return self.me.buffer_pointer(self.b, self.fn, sl, inst)
+
+    def operand_array(self, k: int, leaf: int = 0) -> IrArray:
+        """The buffer of leaf ``leaf`` of operand ``k``."""
+        return self.me.leaf_array(self.b, self.fn, self.assignment, self.inst.operands[k], leaf)
+
+    def operand_generator(self, k: int):
+        return self.me.operand_generator(self.em, self.b, self.fn, self.assignment, self.inst.operands[k])
+
+    def output_arrays(self) -> list[IrArray]:
+        """The buffers of the instruction's result leaves."""
+        out = []
+        for leaf in range(len(self.inst.shape.leaves())):
+            sl = self.assignment.slice_of(self.inst, leaf)
+            out.append(IrArray(self.buffer_pointer(sl), sl.shape))
+        return out
+
+    def scratch_pointer(self) -> ir.Value:
+        sl = self.assignment.scratch_of(self.inst)
+        if sl is None:
+            raise AssertionError(f"{self.inst.opcode} asked for no scratch space")
+        return self.b.gep(self.temp_arg, [i64(sl.offset)], inbounds=True, source_etype=I8)
+
+    def call_computation(self, comp: HloComputation, result_ptrs: list, param_ptrs: list,
+                         temp_ptr: ir.Value) -> None:
+        """Call ``comp``'s function with buffer pointers (arrays built on the stack)."""
+        fn = self.me.function_for(comp)
+        results = _pointer_array(self.b, self.alloca_builder, result_ptrs)
+        params = _pointer_array(self.b, self.alloca_builder, param_ptrs)
+        self.b.call(fn, [results, params, temp_ptr, self.opts_arg])
+
+
+def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
+    arr = alloca_builder.alloca(PTR, size=max(1, len(ptrs)))
+    for k, p in enumerate(ptrs):
+        b.store(p, b.gep(arr, [i64(k)], source_etype=PTR))
+    return arr
 
 
 class ModuleEmitter:
-    """Builds the LLVM module for ``module`` with buffers from ``assignment``."""
+    """Builds the LLVM module for ``module``; see the module docstring."""
 
-    def __init__(self, module: HloModule, assignment: BufferAssignment, entry_name: str,
-                 triple: str = "", data_layout: str = ""):
+    def __init__(self, module: HloModule, entry_name: str, triple: str = "", data_layout: str = ""):
         self.hlo = module
-        self.assignment = assignment
         self.entry_name = entry_name
         self.llvm = ir.Module(name=module.name)
         if triple:
@@ -50,30 +145,82 @@ class ModuleEmitter:
             self.llvm.data_layout = data_layout
         self._globals: dict[int, ir.GlobalVariable] = {}
         self._names: set[str] = set()
+        self._assignments: dict[int, BufferAssignment] = {}
+        self._functions: dict[int, ir.Function] = {}
+
+    # -- computations -------------------------------------------------------------
+    def assignment_for(self, comp: HloComputation) -> BufferAssignment:
+        a = self._assignments.get(id(comp))
+        if a is None:
+            def scratch(inst):
+                rule = KERNELS.get(inst.opcode)
+                return rule.scratch_bytes(self, inst) if rule else 0
+            a = self._assignments[id(comp)] = BufferAssignment(comp, scratch=scratch)
+        return a
+
+    def function_for(self, comp: HloComputation, name: str | None = None,
+                     linkage: str = "internal") -> ir.Function:
+        """The function running ``comp`` (emitted once)."""
+        fn = self._functions.get(id(comp))
+        if fn is not None:
+            return fn
+        assignment = self.assignment_for(comp)
+        fn = ir.Function(self.llvm, FUNCTION_TYPE,
+                         name or _unique(f"{self.entry_name}.{_sanitize(comp.name)}", self._names))
+        self._names.add(fn.name)
+        fn.linkage = linkage
+        for arg, nm in zip(fn.args, ("results", "params", "temp", "opts")):
+            arg.name = nm
+        self._functions[id(comp)] = fn
+        kernels = [self._emit_kernel(assignment, inst) for inst in assignment.materialized()]
+        kernels += [self._emit_copy(assignment, number, src) for number, src in assignment.copies]
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        for kernel in kernels:
+            b.call(kernel, list(fn.args))
+        b.ret_void()
+        return fn
 
     def emit(self) -> ir.Module:
-        kernels = []
-        for inst in self.assignment.materialized():
-            kernels.append(self._emit_kernel(inst))
-        for number, src in self.assignment.copies:
-            kernels.append(self._emit_copy(number, src))
-        entry = ir.Function(self.llvm, ENTRY_TYPE, self.entry_name)
-        results, params, temp, _opts = entry.args
-        for arg, nm in zip(entry.args, ("results", "params", "temp", "opts")):
-            arg.name = nm
-        b = ir.IRBuilder(entry.append_basic_block("entry"))
-        for kernel in kernels:
-            if kernel is not None:
-                b.call(kernel, [results, params, temp])
-        b.ret_void()
+        self.function_for(self.hlo.entry, self.entry_name, linkage="external")
         return self.llvm
+
+    # -- buffers ----------------------------------------------------------------------
+    def buffer_pointer(self, b: ir.IRBuilder, fn: ir.Function, sl: BufferSlice,
+                       inst: HloInstruction | None = None) -> ir.Value:
+        results, params, temp, _opts = fn.args
+        if sl.kind == "parameter":
+            return b.load(b.gep(params, [i64(sl.number)], source_etype=PTR), typ=PTR)
+        if sl.kind == "result":
+            return b.load(b.gep(results, [i64(sl.number)], source_etype=PTR), typ=PTR)
+        if sl.kind == "temp":
+            return b.gep(temp, [i64(sl.offset)], inbounds=True, source_etype=I8)
+        if sl.kind == "constant":
+            return self.constant_global(inst)
+        raise AssertionError(sl.kind)
+
+    def leaf_array(self, b, fn, assignment: BufferAssignment, op: HloInstruction, leaf: int) -> IrArray:
+        sl = assignment.slice_of(op, leaf)
+        src, _ = assignment.defining(op, leaf)
+        return IrArray(self.buffer_pointer(b, fn, sl, src), sl.shape)
+
+    def operand_generator(self, em: ElementalEmitter, b, fn, assignment: BufferAssignment,
+                          op: HloInstruction):
+        """A generator reading ``op``'s value from its buffer(s)."""
+        src, _ = assignment.defining(op, 0)
+        if not op.shape.is_tuple and src.opcode == "constant" and src.literal.size <= 1:
+            return em.make_generator(src, [])
+        if op.shape.is_tuple:
+            leaves = [self.leaf_array(b, fn, assignment, op, k) for k in range(len(op.shape.leaves()))]
+            return _tuple_reader(b, op.shape, leaves)
+        array = self.leaf_array(b, fn, assignment, op, 0)
+        return lambda index: array.read(b, index)
 
     # -- kernels -------------------------------------------------------------------
     def _new_kernel(self, base: str) -> tuple[ir.Function, ir.IRBuilder, ir.IRBuilder]:
         name = _unique(f"{self.entry_name}.{_sanitize(base)}", self._names)
-        fn = ir.Function(self.llvm, KERNEL_TYPE, name)
+        fn = ir.Function(self.llvm, FUNCTION_TYPE, name)
         fn.linkage = "internal"
-        for arg, nm in zip(fn.args, ("results", "params", "temp")):
+        for arg, nm in zip(fn.args, ("results", "params", "temp", "opts")):
             arg.name = nm
         alloca_block = fn.append_basic_block("allocas")
         body = fn.append_basic_block("body")
@@ -82,91 +229,39 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
-    def _buffer_pointer(self, b: ir.IRBuilder, fn: ir.Function, sl: BufferSlice,
-                        inst: HloInstruction | None = None) -> ir.Value:
-        results, params, temp = fn.args
-        if sl.kind == "parameter":
-            return b.load(b.gep(params, [i64(sl.number)], source_etype=PTR), typ=PTR)
-        if sl.kind == "result":
-            return b.load(b.gep(results, [i64(sl.number)], source_etype=PTR), typ=PTR)
-        if sl.kind == "temp":
-            return b.gep(temp, [i64(sl.offset)], inbounds=True, source_etype=I8)
-        if sl.kind == "constant":
-            return self._constant_global(inst)
-        raise AssertionError(sl.kind)
-
-    def _operand_generator(self, em: ElementalEmitter, b, fn, op: HloInstruction):
-        """A generator reading ``op``'s value from its buffer(s)."""
-        if op.opcode == "constant" and op.literal.size <= 1:
-            return em.make_generator(op, [])
-        if op.shape.is_tuple:
-            leaves = [self._leaf_array(b, fn, op, k) for k in range(len(op.shape.leaves()))]
-            return _tuple_reader(b, op.shape, leaves)
-        array = self._leaf_array(b, fn, op, 0)
-        return lambda index: array.read(b, index)
-
-    def _leaf_array(self, b, fn, op, leaf) -> IrArray:
-        sl = self.assignment.slice_of(op, leaf)
-        src = op
-        if sl.kind == "constant":
-            src = self._constant_source(op, leaf)
-        return IrArray(self._buffer_pointer(b, fn, sl, src), sl.shape)
-
-    def _constant_source(self, op, leaf):
-        src, _ = self.assignment.defining(op, leaf)
-        return src
-
-    def _emit_kernel(self, inst: HloInstruction) -> ir.Function | None:
-        leaves = inst.shape.leaves()
-        if any(not s.is_array for s in leaves):
-            raise UnsupportedError(inst.opcode, f"{inst.shape} results")
+    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction) -> ir.Function:
         fn, b, ab = self._new_kernel(inst.name or inst.opcode)
-        em = ElementalEmitter(b, ab, lambda c: IrArray(self._constant_global(c), c.shape))
-        operand_gens = [self._operand_generator(em, b, fn, op) for op in inst.operands]
-        gen = em.make_generator(inst, operand_gens)
-        outputs = [IrArray(self._buffer_pointer(b, fn, self.assignment.slice_of(inst, k)),
-                           self.assignment.slice_of(inst, k).shape) for k in range(len(leaves))]
-        for out in outputs:
-            _fill_padding(b, out)
-        loop_shape = outputs[0].shape
-        if loop_shape.element_count() > 0:
-            with loop_nest(b, loop_shape) as index:
-                value = gen(index)
-                values = value if isinstance(value, tuple) else (value,)
-                for out, v in zip(outputs, values):
-                    out.write(b, index, v)
-        b.ret_void()
+        em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
+        ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
+        rule = KERNELS.get(inst.opcode)
+        if rule is not None:
+            rule.emit(ctx)
+        else:
+            _emit_loop_kernel(ctx)
+        ctx.b.ret_void()
         return fn
 
-    def _emit_copy(self, number: int, src: BufferSlice) -> ir.Function:
+    def _emit_copy(self, assignment: BufferAssignment, number: int, src: BufferSlice) -> ir.Function:
         fn, b, _ab = self._new_kernel(f"copy_result{number}")
-        shape = self.assignment.result_shapes[number]
-        if not shape.is_array:
-            b.ret_void()
-            return fn
-        src_inst = None
-        if src.kind == "constant":
-            src_inst = self._find_constant(number)
-        source = IrArray(self._buffer_pointer(b, fn, src, src_inst), src.shape)
-        out = IrArray(self._buffer_pointer(b, fn, BufferSlice("result", number, 0, 0, shape)), shape)
-        _fill_padding(b, out)
-        if shape.element_count() > 0:
-            if src_inst is not None and src_inst.literal.size == 1:
-                value = types.constant(shape.element_type, src_inst.literal.reshape(-1)[0])
-                with loop_nest(b, shape) as index:
-                    out.write(b, index, value)
-            else:
-                with loop_nest(b, shape) as index:
-                    out.write(b, index, source.read(b, index))
+        shape = assignment.result_shapes[number]
+        if shape.is_array:
+            src_inst, _ = assignment.defining(assignment.computation.root, number)
+            out = IrArray(self.buffer_pointer(b, fn, BufferSlice("result", number, 0, 0, shape)), shape)
+            _fill_padding(b, out)
+            if shape.element_count() > 0:
+                if src.kind == "constant" and src_inst.literal.size == 1:
+                    value = types.constant(shape.element_type, src_inst.literal.reshape(-1)[0])
+                    with loop_nest(b, shape) as index:
+                        out.write(b, index, value)
+                else:
+                    source = IrArray(self.buffer_pointer(b, fn, src, src_inst), src.shape)
+                    with loop_nest(b, shape) as index:
+                        out.write(b, index, source.read(b, index))
         b.ret_void()
         return fn
-
-    def _find_constant(self, number: int) -> HloInstruction:
-        src, _ = self.assignment.defining(self.hlo.entry.root, number)
-        return src
 
     # -- constants -------------------------------------------------------------------
-    def _constant_global(self, inst: HloInstruction) -> ir.GlobalVariable:
+    def constant_global(self, inst: HloInstruction) -> ir.GlobalVariable:
         g = self._globals.get(id(inst))
         if g is None:
             data = to_buffer(inst.literal, inst.shape).tobytes()
@@ -180,13 +275,31 @@ class ModuleEmitter:
         return g
 
 
+def _emit_loop_kernel(ctx: KernelContext) -> None:
+    """The default kernel: one loop nest over the result writing the elemental generator."""
+    inst, b = ctx.inst, ctx.b
+    if any(not s.is_array for s in inst.shape.leaves()):
+        raise UnsupportedError(inst.opcode, f"{inst.shape} results")
+    gens = [ctx.operand_generator(k) for k in range(len(inst.operands))]
+    gen = ctx.em.make_generator(inst, gens)
+    outputs = ctx.output_arrays()
+    for out in outputs:
+        _fill_padding(b, out)
+    loop_shape = outputs[0].shape
+    if loop_shape.element_count() > 0:
+        with loop_nest(b, loop_shape) as index:
+            value = gen(index)
+            values = value if isinstance(value, tuple) else (value,)
+            for out, v in zip(outputs, values):
+                out.write(b, index, v)
+
+
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):
     """Generator for a tuple-shaped buffer: a (nested) tuple of element reads."""
     def build(s: Shape, it):
         if s.is_tuple:
             return tuple(build(e, it) for e in s.tuple_shapes)
-        array = next(it)
-        return array
+        return next(it)
 
     structure = build(shape, iter(leaves))
 
@@ -221,9 +334,3 @@ def _unique(name: str, used: set) -> str:
         candidate = f"{name}.{k}"
     used.add(candidate)
     return candidate
-
-
-def emit_module(module: HloModule, assignment: BufferAssignment, entry_name: str,
-                triple: str = "", data_layout: str = "") -> ir.Module:
-    """LLVM IR of ``module`` (see the module docstring for the entry ABI)."""
-    return ModuleEmitter(module, assignment, entry_name, triple, data_layout).emit()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..shape import Shape
 
@@ -56,14 +55,22 @@ def _align(n: int) -> int:
 
 
 class BufferAssignment:
-    """Buffers of the entry computation of ``module`` for schedule ``order``."""
+    """Buffers of one computation (a module's entry by default) for schedule ``order``.
 
-    def __init__(self, module: HloModule, order: list[HloInstruction] | None = None):
-        self.module = module
-        comp = module.entry
+    ``scratch(inst) -> bytes``: extra temp space an instruction's kernel needs
+    while it runs (a while loop's state, a called computation's own arena);
+    it is live only during that instruction and found with :meth:`scratch_of`.
+    """
+
+    def __init__(self, computation: HloComputation | HloModule, order: list[HloInstruction] | None = None,
+                 scratch=None):
+        comp = computation.entry if isinstance(computation, HloModule) else computation
+        self.computation = comp
         self.order = order if order is not None else comp.post_order()
         self.result_shapes: list[Shape] = [s for s in comp.root.shape.leaves()]
         self._slices: dict[tuple[int, int], BufferSlice] = {}
+        self._scratch: dict[int, BufferSlice] = {}
+        self._scratch_fn = scratch or (lambda inst: 0)
         self.copies: list[tuple[int, BufferSlice]] = []  # (result number, source)
         self.temp_size = 0
         self._assign(comp)
@@ -72,6 +79,10 @@ class BufferAssignment:
     def slice_of(self, inst: HloInstruction, leaf: int = 0) -> BufferSlice:
         """The buffer of leaf ``leaf`` of ``inst``'s value."""
         return self._resolve(inst, leaf)
+
+    def scratch_of(self, inst: HloInstruction) -> BufferSlice | None:
+        """The scratch slice reserved for ``inst`` (None when it asked for none)."""
+        return self._scratch.get(id(inst))
 
     def materialized(self) -> list[HloInstruction]:
         """Instructions that compute into a buffer, in schedule order."""
@@ -95,12 +106,19 @@ class BufferAssignment:
         return self._slices[(id(src), leaf)]
 
     def _assign(self, comp: HloComputation) -> None:
+        # Parameter leaves are numbered depth-first across all parameters: an
+        # array parameter i of the entry is params[i]; a tuple parameter (a
+        # while body's state) spreads over consecutive slots.
+        first_slot, slot = {}, 0
+        for p in comp.parameters:
+            first_slot[id(p)] = slot
+            slot += leaf_count(p.shape)
+        self.parameter_slots = slot
         for inst in self.order:
             if inst.opcode == "parameter":
-                if not inst.shape.is_array:
-                    raise UnsupportedError("parameter", f"tuple-shaped entry parameter {inst.name}")
-                self._slices[(id(inst), 0)] = BufferSlice("parameter", inst.parameter_number, 0,
-                                                         inst.shape.byte_size(), inst.shape)
+                for leaf, shape in enumerate(inst.shape.leaves()):
+                    self._slices[(id(inst), leaf)] = BufferSlice(
+                        "parameter", first_slot[id(inst)] + leaf, 0, shape.byte_size(), shape)
             elif inst.opcode == "constant":
                 self._slices[(id(inst), 0)] = BufferSlice("constant", 0, 0, inst.shape.byte_size(),
                                                          inst.shape)
@@ -129,8 +147,14 @@ class BufferAssignment:
                     offset = self._allocate(free, size)
                     live[key] = (offset, size)
                     self._slices[key] = BufferSlice("temp", 0, offset, shape.byte_size(), shape)
+                extra = self._scratch_fn(inst)
+                if extra:
+                    size = _align(extra)
+                    offset = self._allocate(free, size)
+                    live[(id(inst), "scratch")] = (offset, size)
+                    self._scratch[id(inst)] = BufferSlice("temp", 0, offset, extra, None)
             # Free the temps whose last reader is this instruction (after it ran).
-            for key in [k for k, (o, s) in live.items() if last_use.get(k[0], -1) <= step]:
+            for key in [k for k in live if k[1] == "scratch" or last_use.get(k[0], -1) <= step]:
                 free.append(live.pop(key))
                 free.sort()
                 free[:] = _coalesce(free)
@@ -193,7 +217,7 @@ class BufferAssignment:
             for op in inst.operands:
                 for src in sources(op):
                     last[id(src)] = max(last.get(id(src), -1), position[id(inst)])
-        for src in sources(self.module.entry.root):
+        for src in sources(self.computation.root):
             last[id(src)] = len(self.order)
         return last
 
