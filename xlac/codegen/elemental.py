@@ -87,6 +87,28 @@ class ElementalEmitter:
             values[id(inst)] = self.make_generator(inst, ops)(idx)
         return values[id(comp.root)]
 
+    def hoisted(self, gen: Generator, index: Index):
+        """``gen(index)``, emitted as far out of the enclosing loops as ``index`` allows.
+
+        When every component of ``index`` is a loop variable of an outer loop
+        (or a constant), the value is the same for all iterations of the inner
+        loops: it is emitted once, in the hoist chain in front of the first
+        inner loop it does not depend on (a broadcast row maximum in softmax is
+        computed once per row, not once per element).
+        """
+        if index.depths is None or index.stack is None or any(d is None for d in index.depths):
+            return gen(index)
+        target = max(index.depths, default=0)
+        if target >= len(index.stack):
+            return gen(index)
+        chain = index.stack[target]
+        here = self.b.block
+        self.b.position_at_end(chain.block)
+        value = gen(Index(index.multi, depths=index.depths, stack=index.stack[:target]))
+        chain.block = self.b.block
+        self.b.position_at_end(here)
+        return value
+
     # -- small helpers ----------------------------------------------------------
     def alloca(self, pt, name: str = "acc") -> ir.Value:
         return self.alloca_builder.alloca(types.register_type(pt), name=name)
@@ -166,22 +188,28 @@ def _iota(em: ElementalEmitter, inst, gens):
     return gen
 
 
+def _mapped_index(index: Index, source_dims) -> Index:
+    """The index whose component k is ``index``'s component ``source_dims[k]``
+    (a pure index map: loop depths and hoist chains carry over)."""
+    multi = [index.multi[d] for d in source_dims]
+    if index.depths is None:
+        return Index(multi)
+    return Index(multi, depths=[index.depths[d] for d in source_dims], stack=index.stack)
+
+
 def _broadcast(em: ElementalEmitter, inst, gens):
     dims = inst.attrs.get("dimensions", ())
     (g,) = gens
-    return lambda index: g(Index([index.multi[d] for d in dims]))
+    return lambda index: em.hoisted(g, _mapped_index(index, dims))
 
 
 def _transpose(em: ElementalEmitter, inst, gens):
     perm = inst.attrs["dimensions"]
+    inverse = [0] * len(perm)
+    for out_dim, operand_dim in enumerate(perm):
+        inverse[operand_dim] = out_dim
     (g,) = gens
-
-    def gen(index):
-        multi = [None] * len(perm)
-        for out_dim, operand_dim in enumerate(perm):
-            multi[operand_dim] = index.multi[out_dim]
-        return g(Index(multi))
-    return gen
+    return lambda index: g(_mapped_index(index, inverse))
 
 
 def _reshape(em: ElementalEmitter, inst, gens):
@@ -194,9 +222,12 @@ def _reshape(em: ElementalEmitter, inst, gens):
         # Only size-1 dimensions come or go: map the others one to one.
         def gen_unit(index):
             multi = [i64(0)] * len(in_dims)
+            depths = [0] * len(in_dims) if index.depths is not None else None
             for di, do in zip(in_nontrivial, out_nontrivial):
                 multi[di] = index.multi[do]
-            return g(Index(multi))
+                if depths is not None:
+                    depths[di] = index.depths[do]
+            return g(Index(multi, depths=depths, stack=index.stack if depths is not None else None))
         return gen_unit
 
     def gen(index):
@@ -336,20 +367,35 @@ def _reduce(em: ElementalEmitter, inst, gens):
             b.store(g(scalar_index()), acc)
         if not empty:
             multi = [i64(0)] * in_shape.rank
+            depths = None
+            if index.depths is not None and index.stack is not None:
+                depths = [0] * in_shape.rank
+                for d, x in zip(kept, index.depths):
+                    depths[d] = x
             for d, x in zip(kept, index.multi):
                 multi[d] = x
-            _reduce_loops(em, order, in_shape.dimensions, multi, input_gens, accs, reducer)
+            loops = _LoopState(order, in_shape.dimensions, multi, depths,
+                               list(index.stack) if depths is not None else None)
+            _reduce_loops(em, loops, input_gens, accs, reducer)
         values = tuple(b.load(a) for a in accs)
         return values if n > 1 else values[0]
     return gen
 
 
-def _reduce_loops(em, order, dims, multi, input_gens, accs, reducer):
-    """Nested loops over the reduced dimensions ``order``; the innermost body
-    applies the reducer to the accumulators and the input elements."""
-    if not order:
+class _LoopState:
+    """The reduction loops still to emit, and the index/depths/chains so far."""
+
+    def __init__(self, order, dims, multi, depths, stack):
+        self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
+
+
+def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int = 0):
+    """Nested loops over the reduced dimensions; the innermost body applies the
+    reducer to the accumulators and the input elements."""
+    if level == len(loops.order):
         b = em.b
-        idx = Index(list(multi))
+        idx = Index(list(loops.multi), depths=None if loops.depths is None else list(loops.depths),
+                    stack=None if loops.stack is None else list(loops.stack))
         current = [b.load(a) for a in accs]
         inputs = [g(idx) for g in input_gens]
         out = em.emit_scalar_computation(reducer, current + inputs)
@@ -357,11 +403,12 @@ def _reduce_loops(em, order, dims, multi, input_gens, accs, reducer):
         for a, v in zip(accs, out):
             b.store(v, a)
         return
-    d, rest = order[0], order[1:]
-    # `multi` is shared; each level writes its own dimension.
-    with for_range(em.b, dims[d], f"r{d}") as iv:
-        multi[d] = iv
-        _reduce_loops(em, rest, dims, multi, input_gens, accs, reducer)
+    d = loops.order[level]
+    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack) as iv:
+        loops.multi[d] = iv
+        if loops.depths is not None:
+            loops.depths[d] = len(loops.stack)
+        _reduce_loops(em, loops, input_gens, accs, reducer, level + 1)
 
 
 def _dot(em: ElementalEmitter, inst, gens):

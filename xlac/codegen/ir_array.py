@@ -36,6 +36,13 @@ class Index:
     multi: list
     linear: ir.Value | None = None
     linear_shape: Shape | None = None
+    # Loop structure, for hoisting (see loops.py): ``depths[d]`` is the loop
+    # depth whose induction variable ``multi[d]`` is (0: a constant), or None
+    # when ``multi[d]`` was computed; ``stack`` holds the hoist chains of the
+    # enclosing loops (code placed in ``stack[t]`` runs once per iteration of
+    # the loops above depth t).  Both are None when unknown.
+    depths: list | None = None
+    stack: list | None = None
     # Values already generated at this index, by instruction id: a fused
     # instruction with several users inside the fusion is emitted once per
     # element.  Generators that emit code in a nested block (a branch, a loop)

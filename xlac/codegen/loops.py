@@ -14,11 +14,22 @@ from ..shape import Shape, strides
 from .ir_array import I64, Index, i64
 
 
+class Chain:
+    """An open basic block in front of a loop: code appended to it runs once
+    per entry into the loop, before the first iteration (a hoisting point).
+    The loop emitter closes it with the branch into the loop."""
+
+    def __init__(self, block: ir.Block):
+        self.block = block
+
+
 @contextmanager
-def for_range(builder: ir.IRBuilder, count: int, name: str = "i"):
+def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list | None = None):
     """Emit ``for (i = 0; i < count; ++i) { <body> }``; yields ``i`` (an i64 value).
 
-    The builder is left positioned after the loop when the block exits.
+    With ``chains`` (a list), a :class:`Chain` in front of the loop is appended
+    to it for the duration of the body.  The builder is left positioned after
+    the loop when the block exits.
     """
     count = int(count)
     if count <= 0:
@@ -26,17 +37,27 @@ def for_range(builder: ir.IRBuilder, count: int, name: str = "i"):
     if count == 1:
         yield i64(0)
         return
-    pre = builder.block
+    pre = builder.append_basic_block(f"{name}.pre")
     body = builder.append_basic_block(f"{name}.body")
     after = builder.append_basic_block(f"{name}.after")
-    builder.branch(body)
+    builder.branch(pre)
+    chain = Chain(pre)
+    if chains is not None:
+        chains.append(chain)
     builder.position_at_end(body)
     iv = builder.phi(I64, name=name)
-    iv.add_incoming(i64(0), pre)
-    yield iv
+    try:
+        yield iv
+    finally:
+        if chains is not None:
+            chains.pop()
     nxt = builder.add(iv, i64(1), name=f"{name}.next", flags=["nsw", "nuw"])
     iv.add_incoming(nxt, builder.block)
     builder.cbranch(builder.icmp_unsigned("<", nxt, i64(count)), body, after)
+    # Close the chain: whatever was hoisted into it runs, then the loop starts.
+    builder.position_at_end(chain.block)
+    builder.branch(body)
+    iv.add_incoming(i64(0), chain.block)
     builder.position_at_end(after)
 
 
@@ -51,7 +72,9 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
     """
     order = [d for d in reversed(shape.layout.minor_to_major) if dims is None or d in dims]
     multi = [i64(0)] * shape.rank
-    with _nest(builder, shape, order, multi, name):
+    depths = [0] * shape.rank
+    chains: list = []
+    with _nest(builder, shape, order, multi, depths, chains, name):
         st = strides(shape)
         linear = None
         for d in order:
@@ -59,20 +82,22 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
                 continue
             term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
             linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
-        yield Index(list(multi), linear if linear is not None else i64(0), shape)
+        yield Index(list(multi), linear if linear is not None else i64(0), shape,
+                    depths=list(depths), stack=list(chains))
 
 
 @contextmanager
-def _nest(builder, shape, order, multi, name):
+def _nest(builder, shape, order, multi, depths, chains, name):
     if not order:
         yield
         return
     d = order[0]
     if shape.dimensions[d] == 1:
-        with _nest(builder, shape, order[1:], multi, name):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name):
             yield
         return
-    with for_range(builder, shape.dimensions[d], f"{name}{d}") as iv:
+    with for_range(builder, shape.dimensions[d], f"{name}{d}", chains) as iv:
         multi[d] = iv
-        with _nest(builder, shape, order[1:], multi, name):
+        depths[d] = len(chains)
+        with _nest(builder, shape, order[1:], multi, depths, chains, name):
             yield

@@ -1,0 +1,487 @@
+"""Fusion: merge producers into consumers so that a chain of ops is one loop nest.
+
+The pass walks the entry computation from the root towards the parameters
+(consumers before producers) and, for each consumer, fuses operands into it
+while the rules below allow.  A fused consumer becomes a ``fusion``
+instruction whose ``calls=`` computation holds the fused ops; the code
+generator composes their elemental generators, so a fusion reads only its real
+inputs and writes only its result.
+
+Rules (see ``why_not``):
+
+* A producer must be elemental (elementwise, broadcast, reshape, transpose,
+  slice, pad, concatenate, reverse, iota, convert, scalar constant, ...) or a
+  ``reduce`` / ``dot`` under the conditions below.  Parameters, tuples and
+  control flow are never fused.
+* A consumer must be elemental, a ``reduce`` (its input producers are fused in)
+  or a fusion.  ``dot`` operands are never fused: a dot reads each operand
+  element many times.
+* An expensive producer (exp, log, tanh, divide, dot, ...) used outside the
+  fusion is not duplicated into it; a cheap one may be.
+* An expensive producer is not fused where the fusion would recompute each of
+  its elements many times (it reaches the fusion's loop through an expanding
+  broadcast), unless the recomputation is hoisted out of the inner loops — the
+  case of a ``reduce`` whose result is broadcast along the fusion's minor
+  dimensions (softmax, layernorm): the code generator computes it once per
+  iteration of the outer loops.
+* A ``dot`` fuses only into elementwise consumers that read it at the same
+  index (a bias add, an activation): the dot's "output fusion".
+* A fusion does not read one input through two different transposes.
+
+Every refusal is recorded in ``module.notes`` ("not fused: ... : <reason>") and
+printed by ``xlac dump``.
+"""
+from __future__ import annotations
+
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import OPCODES
+
+EXPENSIVE = frozenset("""exponential exponential-minus-one log log-plus-one tanh logistic erf sine
+cosine tan atan2 power divide remainder sqrt rsqrt cbrt dot convolution reduce reduce-window
+fusion""".split())
+
+#: Producers that are index transformations or cheap leaves.
+_DATA = frozenset("""broadcast reshape bitcast transpose slice pad concatenate reverse iota copy
+dynamic-slice""".split())
+
+MAX_FUSED_INSTRUCTIONS = 256
+MAX_FUSION_OPERANDS = 64
+
+
+def _elementwise(inst: HloInstruction) -> bool:
+    info = OPCODES.get(inst.opcode)
+    return info is not None and info.is_elementwise
+
+
+def _is_scalar_constant(inst: HloInstruction) -> bool:
+    return inst.opcode == "constant" and inst.shape.is_array and inst.shape.element_count() <= 1
+
+
+def fusible_producer(inst: HloInstruction) -> bool:
+    return (_elementwise(inst) or inst.opcode in _DATA or _is_scalar_constant(inst)
+            or inst.opcode in ("reduce", "dot")) and inst.shape.is_array
+
+
+def fusible_consumer(inst: HloInstruction) -> bool:
+    if inst.opcode == "fusion":
+        return inst.attrs.get("kind") != "kCustom"
+    return (_elementwise(inst) or inst.opcode in _DATA or inst.opcode == "reduce") and \
+        (inst.shape.is_array or inst.opcode == "reduce")
+
+
+def is_expensive(inst: HloInstruction) -> bool:
+    if inst.opcode in ("divide", "remainder") and not inst.shape.element_type.is_float:
+        return True
+    return inst.opcode in EXPENSIVE
+
+
+# ----------------------------------------------------------------------------
+# Building fusions
+# ----------------------------------------------------------------------------
+
+class _Fuser:
+    def __init__(self, module: HloModule, comp: HloComputation):
+        self.module = module
+        self.comp = comp
+        self.names = {i.name for c in module.computations for i in c.instructions}
+        self.comp_names = {c.name for c in module.computations}
+        self.notes: list[str] = []
+
+    def fresh(self, base: str, used: set) -> str:
+        k = 1
+        name = base
+        while name in used:
+            k += 1
+            name = f"{base}.{k}"
+        used.add(name)
+        return name
+
+    # -- structure -------------------------------------------------------------------
+    def make_fusion(self, consumer: HloInstruction) -> HloInstruction:
+        """Wrap ``consumer`` in a fusion of its own (params = its distinct operands)."""
+        fused = HloComputation(self.fresh(f"fused_{consumer.name}", self.comp_names))
+        params: dict[int, HloInstruction] = {}
+        operands: list[HloInstruction] = []
+        for op in consumer.operands:
+            if id(op) not in params:
+                p = HloInstruction("parameter", op.shape, (), {"parameter_number": len(operands)},
+                                   f"param_{len(operands)}")
+                fused.add_instruction(p)
+                params[id(op)] = p
+                operands.append(op)
+        root = HloInstruction(consumer.opcode, consumer.shape, [params[id(o)] for o in consumer.operands],
+                              dict(consumer.attrs), consumer.name)
+        fused.add_instruction(root)
+        fused.root = root
+        kind = "kInput" if consumer.opcode == "reduce" else "kLoop"
+        fusion = HloInstruction("fusion", consumer.shape, operands, {"kind": kind, "calls": fused},
+                                self.fresh(f"fusion.{consumer.name}", self.names))
+        self.module.add_computation(fused)
+        self._replace(consumer, fusion)
+        return fusion
+
+    def fuse_into(self, fusion: HloInstruction, producer: HloInstruction) -> None:
+        """Clone ``producer`` into ``fusion``'s computation in place of its parameter."""
+        fused: HloComputation = fusion.attrs["calls"]
+        k = fusion.operands.index(producer)
+        param = next(p for p in fused.instructions
+                     if p.opcode == "parameter" and p.parameter_number == k)
+        # Operands of the producer: reuse an existing parameter or add one.
+        by_operand = {id(op): p for p in fused.instructions if p.opcode == "parameter"
+                      for op in [fusion.operands[p.parameter_number]]}
+        new_operands = []
+        for op in producer.operands:
+            p = by_operand.get(id(op))
+            if p is None:
+                number = len(fusion.operands)
+                p = HloInstruction("parameter", op.shape, (), {"parameter_number": number},
+                                   f"param_{number}")
+                fused.instructions.insert(0, p)
+                p.parent = fused
+                fusion.operands.append(op)
+                by_operand[id(op)] = p
+            new_operands.append(p)
+        name = self.fresh(producer.name, {i.name for i in fused.instructions})
+        clone = HloInstruction(producer.opcode, producer.shape, new_operands, dict(producer.attrs), name)
+        clone.parent = fused
+        if producer.opcode == "fusion":
+            raise AssertionError("producer fusions are not merged")
+        # Put the clone where the parameter was (before its users).
+        fused.instructions[fused.instructions.index(param)] = clone
+        for inst in fused.instructions:
+            inst.replace_operand(param, clone)
+        if fused.root is param:
+            fused.root = clone
+        # Drop the parameter and renumber the rest (operand k goes away).
+        del fusion.operands[k]
+        for p in fused.instructions:
+            if p.opcode == "parameter" and p.parameter_number > k:
+                p.attrs["parameter_number"] -= 1
+        if producer.opcode == "dot" and fusion.attrs.get("kind") == "kLoop":
+            fusion.attrs["kind"] = "kOutput"
+        fused.instructions = fused.post_order()
+
+    def _replace(self, old: HloInstruction, new: HloInstruction) -> None:
+        comp = self.comp
+        comp.instructions[comp.instructions.index(old)] = new
+        new.parent = comp
+        for user in old.users:
+            user.replace_operand(old, new)
+        new.users = list(old.users)
+        for op in new.operands:
+            op.users = [new if u is old else u for u in op.users]
+            if new not in op.users:
+                op.users.append(new)
+        if comp.root is old:
+            comp.root = new
+
+    def users_outside(self, producer: HloInstruction, fusion: HloInstruction) -> list[HloInstruction]:
+        return [u for u in producer.users if u is not fusion]
+
+    # -- decisions ------------------------------------------------------------------------
+    def why_not(self, producer: HloInstruction, consumer: HloInstruction) -> str | None:
+        """None if ``producer`` may fuse into ``consumer``, else the reason."""
+        if producer.opcode == "parameter":
+            return "parameters are inputs"
+        if not fusible_producer(producer):
+            return f"{producer.opcode} is not fusible as a producer"
+        if consumer.opcode == "dot" or not fusible_consumer(consumer):
+            return f"{consumer.opcode} does not take fused operands"
+        others = [u for u in producer.users if u is not consumer]
+        if producer is self.comp.root:
+            others.append(producer)  # the root's value must exist on its own
+        if others and (is_expensive(producer) or producer.opcode in ("reduce", "dot")):
+            return (f"expensive {producer.opcode} has {len(others) + 1} users; "
+                    f"it would be computed once per user")
+        fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
+        size = len(fused.instructions) if fused else 1
+        if size + 1 > MAX_FUSED_INSTRUCTIONS:
+            return f"fusion would exceed {MAX_FUSED_INSTRUCTIONS} instructions"
+        if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
+            return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
+        uses = _uses_in_consumer(producer, consumer)
+        if producer.opcode == "dot" and not all(_index_preserving_to_root(u, consumer) for u in uses):
+            # The dot emitter applies an epilogue to the dot's own output tiles.
+            return "a dot fuses only into elementwise consumers that read it at the same index"
+        if is_expensive(producer):
+            for use in uses:
+                why = _reuse(use, consumer)
+                if why:
+                    return f"{producer.opcode} {why}"
+        why = _transpose_conflict(producer, consumer)
+        if why:
+            return why
+        return None
+
+    def form_dot_epilogues(self) -> bool:
+        """Start a fusion at the top of each dot's elementwise epilogue.
+
+        A dot whose value flows through single-user, same-shape elementwise ops
+        (bias add, activation) gets those ops as its "output fusion": the
+        fusion is rooted at the last of them, so later consumers read the
+        finished activation and never absorb the bias add on their own.
+        """
+        changed = False
+        for dot in [i for i in self.comp.post_order() if i.opcode == "dot"]:
+            top = dot
+            while (len(top.users) == 1 and top is not self.comp.root and _elementwise(top.users[0])
+                   and top.users[0].shape.dimensions == dot.shape.dimensions):
+                top = top.users[0]
+            if top is not dot:
+                self.make_fusion(top)
+                changed = True
+        return changed
+
+    def run(self) -> bool:
+        self.comp.compute_users()
+        changed = self.form_dot_epilogues()
+        for consumer in reversed(self.comp.post_order()):
+            if consumer.parent is not self.comp or consumer not in self._alive():
+                continue
+            if not fusible_consumer(consumer):
+                continue
+            current = consumer
+            progress = True
+            while progress:
+                progress = False
+                for producer in list(dict.fromkeys(current.operands)):
+                    why = self.why_not(producer, current)
+                    if why is not None:
+                        if producer.opcode not in ("parameter", "constant", "get-tuple-element"):
+                            self.notes.append(f"not fused: {producer.name} into {current.name}: {why}")
+                        continue
+                    if current.opcode != "fusion":
+                        current = self.make_fusion(current)
+                    self._fuse(current, producer)
+                    changed = True
+                    progress = True
+                    break
+        if changed:
+            self._alive_cache = None
+            self.comp.instructions = [i for i in self.comp.post_order()]
+            self.comp.compute_users()
+        return changed
+
+    def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
+        self.fuse_into(fusion, producer)
+        producer.users = [u for u in producer.users if u is not fusion]
+        for op in producer.operands:
+            if fusion not in op.users:
+                op.users.append(fusion)
+        if not producer.users and producer is not self.comp.root:
+            self.comp.instructions.remove(producer)
+            for op in producer.operands:
+                op.users = [u for u in op.users if u is not producer]
+            producer.parent = None
+        self._alive_cache = None
+
+    _alive_cache = None
+
+    def _alive(self):
+        if self._alive_cache is None:
+            self._alive_cache = set(map(id, self.comp.instructions))
+        return _IdSet(self._alive_cache)
+
+
+class _IdSet:
+    def __init__(self, ids):
+        self.ids = ids
+
+    def __contains__(self, inst):
+        return id(inst) in self.ids
+
+
+# ----------------------------------------------------------------------------
+# Index analyses inside a (future) fusion
+# ----------------------------------------------------------------------------
+
+def _uses_in_consumer(producer: HloInstruction, consumer: HloInstruction) -> list:
+    """Where the producer's value is read once fused: (instruction, operand index) pairs
+    inside the fused computation (or the consumer itself when it is not a fusion)."""
+    if consumer.opcode != "fusion":
+        return [(consumer, k) for k, o in enumerate(consumer.operands) if o is producer]
+    fused: HloComputation = consumer.attrs["calls"]
+    k = consumer.operands.index(producer)
+    param = next(p for p in fused.instructions if p.opcode == "parameter" and p.parameter_number == k)
+    return [(inst, j) for inst in fused.instructions for j, o in enumerate(inst.operands) if o is param]
+
+
+def _root_of(consumer: HloInstruction) -> HloInstruction:
+    return consumer.attrs["calls"].root if consumer.opcode == "fusion" else consumer
+
+
+def _users_in(inst: HloInstruction, consumer: HloInstruction) -> list:
+    if consumer.opcode != "fusion":
+        return []
+    fused = consumer.attrs["calls"]
+    return [(u, j) for u in fused.instructions for j, o in enumerate(u.operands) if o is inst]
+
+
+def _index_preserving_to_root(use, consumer) -> bool:
+    """Every path from this use to the fusion root goes through same-shape elementwise ops."""
+    inst, _ = use
+    root = _root_of(consumer)
+    seen = set()
+    stack = [inst]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if not _elementwise(cur) or cur.shape.dimensions != root.shape.dimensions:
+            return False
+        if cur is root:
+            continue
+        users = _users_in(cur, consumer)
+        if not users:
+            return False
+        stack.extend(u for u, _ in users)
+    return True
+
+
+def _unit_reshape(inst: HloInstruction) -> bool:
+    """A reshape that only adds or removes size-1 dimensions."""
+    a = [n for n in inst.operands[0].shape.dimensions if n != 1]
+    b = [n for n in inst.shape.dimensions if n != 1]
+    return a == b
+
+
+def _nontrivial(shape) -> tuple:
+    return tuple(d for d, n in enumerate(shape.dimensions) if n != 1)
+
+
+def _reuse(use, consumer) -> str | None:
+    """None if the value read at ``use`` is computed once per element it has
+    (or hoistably once per iteration of the outer loops); otherwise why not.
+
+    The walk follows the value from ``use`` to the fusion root tracking ``dep``:
+    the dimensions (of the instruction reached) along which the value varies.
+    While every index on the way is a plain loop variable (``pure``), a value
+    that varies only along the outer loops of the kernel is computed once per
+    outer iteration (the code generator hoists it); after an index computation
+    (slice, pad, ...) the value must be read once per element.
+    """
+    inst, k = use
+    operand_shape = inst.operands[k].shape
+    return _walk(inst, k, set(_nontrivial(operand_shape)), True, consumer, 0)
+
+
+def _walk(inst, k, dep: set, pure: bool, consumer, depth: int) -> str | None:
+    if depth > 64:
+        return "index analysis gave up (too deep)"
+    operand_shape = inst.operands[k].shape
+    full = set(_nontrivial(operand_shape))
+    op = inst.opcode
+    if op == "broadcast":
+        dims = inst.attrs.get("dimensions", ())
+        new_dep = {dims[d] for d in dep}
+        if new_dep != set(_nontrivial(inst.shape)) and not pure:
+            return f"would be recomputed for every element of broadcast {inst.name}"
+        return _continue(inst, new_dep, pure, consumer, depth)
+    if op in ("reshape", "bitcast") and _unit_reshape(inst):
+        src, dst = _nontrivial(operand_shape), _nontrivial(inst.shape)
+        new_dep = {dst[src.index(d)] for d in dep}
+        return _continue(inst, new_dep, pure, consumer, depth)
+    if op == "transpose":
+        perm = inst.attrs["dimensions"]
+        new_dep = {j for j, p in enumerate(perm) if p in dep}
+        return _continue(inst, new_dep, pure, consumer, depth)
+    if op == "reduce" and k < len(inst.operands) // 2:
+        reduced = set(inst.attrs["dimensions"])
+        kept = [d for d in range(operand_shape.rank) if d not in reduced]
+        kept_nontrivial = {d for d in kept if operand_shape.dimensions[d] != 1}
+        if dep != full and not (pure and dep == kept_nontrivial):
+            return f"would be recomputed inside reduce {inst.name}"
+        new_dep = {kept.index(d) for d in dep if d in kept}
+        return _continue(inst, new_dep, pure, consumer, depth)
+    if op == "reduce":  # the init value: read once per output element
+        return _continue(inst, set(), pure, consumer, depth)
+    if _elementwise(inst) and operand_shape.dimensions == inst.shape.dimensions:
+        return _continue(inst, dep, pure, consumer, depth)
+    if _elementwise(inst):  # a scalar operand of select/clamp
+        return _continue(inst, set(), pure, consumer, depth)
+    # Any other index computation: no hoisting past it, and no reuse allowed.
+    if dep != full:
+        return f"would be recomputed for every element of {inst.opcode} {inst.name}"
+    return _continue(inst, set(_nontrivial(inst.shape)), False, consumer, depth)
+
+
+def _continue(inst, dep: set, pure: bool, consumer, depth: int) -> str | None:
+    root = _root_of(consumer)
+    if inst is root:
+        return _at_root(inst, dep, pure)
+    users = _users_in(inst, consumer)
+    if not users:
+        return f"is read by {inst.name}, whose value leaves the fusion"
+    for user, j in users:
+        why = _walk(user, j, dep, pure, consumer, depth + 1)
+        if why:
+            return why
+    return None
+
+
+def _at_root(root, dep: set, pure: bool) -> str | None:
+    full = set(_nontrivial(root.shape.leaves()[0])) if root.shape.is_tuple else set(_nontrivial(root.shape))
+    if dep == full:
+        return None
+    if root.opcode == "reduce":
+        return None  # dep is over the reduce's output dims: each computed once per output element
+    shape = root.shape.leaves()[0] if root.shape.is_tuple else root.shape
+    order = [d for d in reversed(shape.layout.minor_to_major) if shape.dimensions[d] != 1]
+    if pure and dep == set(order[:len(dep)]):
+        return None  # varies along outer loops only: hoisted
+    return f"would be recomputed for every element of the fusion's inner loops"
+
+
+def _transpose_conflict(producer: HloInstruction, consumer: HloInstruction) -> str | None:
+    """Refuse to make a fusion read an input through two different transposes."""
+    if consumer.opcode != "fusion":
+        return None
+    fused = consumer.attrs["calls"]
+    for op in producer.operands:
+        if op not in consumer.operands or op.shape.rank < 2:
+            continue
+        k = consumer.operands.index(op)
+        param = next(p for p in fused.instructions if p.opcode == "parameter" and p.parameter_number == k)
+        existing = {_access(u) for u in fused.instructions for o in u.operands if o is param}
+        new = _access(producer)
+        if existing and (existing - {new}):
+            return (f"would read {op.name} through two different index maps "
+                    f"({', '.join(sorted(existing | {new}))}), so one of the reads is strided")
+    return None
+
+
+def _access(inst: HloInstruction) -> str:
+    if inst.opcode == "transpose":
+        return "transpose" + str(tuple(inst.attrs["dimensions"]))
+    return "direct"
+
+
+class InstructionFusion:
+    """Pass: producer-consumer fusion of the entry computation (see module docstring)."""
+
+    name = "fusion"
+
+    def run(self, module: HloModule) -> bool:
+        fuser = _Fuser(module, module.entry)
+        changed = fuser.run()
+        notes = getattr(module, "notes", None)
+        if notes is None:
+            module.notes = notes = []
+        notes.extend(fuser.notes)
+        if changed:
+            _drop_unused_computations(module)
+            module.sort_computations()
+        return changed
+
+
+def _drop_unused_computations(module: HloModule) -> None:
+    reachable, stack = set(), [module.entry]
+    while stack:
+        c = stack.pop()
+        if id(c) in reachable:
+            continue
+        reachable.add(id(c))
+        for inst in c.instructions:
+            stack.extend(inst.called_computations())
+    module.computations = [c for c in module.computations if id(c) in reachable]
