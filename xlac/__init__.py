@@ -24,6 +24,7 @@ def __getattr__(name):
         "evaluate": ("evaluator", "evaluate"),
         "jit": ("runtime.executable", "jit"),
         "Executable": ("runtime.executable", "Executable"),
+        "compile_aot": ("aot", "compile_aot"),
     }
     if name not in lazy:
         raise AttributeError(f"module 'xlac' has no attribute {name!r}")

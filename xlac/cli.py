@@ -2,6 +2,7 @@
 
     xlac run MODULE.hlo [--inputs IN.npz] [--out OUT.npz] [--reference]
     xlac dump MODULE.hlo [--llvm] [--optimized-llvm]
+    xlac compile MODULE.hlo -o OUT.o [--header OUT.h] [--name FN] [--target-triple T] [--cpu C]
 
 ``run``: IN.npz holds the entry parameters as ``arr_0, arr_1, ...`` in
 parameter-number order (what ``np.savez(path, *args)`` writes); OUT.npz gets
@@ -95,6 +96,20 @@ def cmd_dump(args) -> int:
     return 0
 
 
+def cmd_compile(args) -> int:
+    from .aot import compile_aot
+    with open(args.module) as fh:
+        text = fh.read()
+    header = args.header
+    if header is None:
+        header = (args.output[:-2] if args.output.endswith(".o") else args.output) + ".h"
+    res = compile_aot(text, args.output, header=header, name=args.name, target=args.target_triple,
+                      cpu=args.cpu, features=args.features)
+    print(f"wrote {res.object_path} ({res.name}, {res.name}_info) and {res.header_path}: "
+          f"{len(res.params)} parameter(s), {len(res.results)} result(s), temp {res.temp_size} bytes")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="xlac", description="XLA for the CPU, in Python.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -109,6 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--llvm", action="store_true", help="also print the LLVM IR as emitted")
     d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after O3")
     d.set_defaults(fn=cmd_dump)
+    c = sub.add_parser("compile", help="compile ahead of time to an object file and a C header")
+    c.add_argument("module", help="HLO text file")
+    c.add_argument("-o", "--output", required=True, help="object file to write (ELF, position independent)")
+    c.add_argument("--header", help="C header to write (default: OUT.o with .h)")
+    c.add_argument("--name", default="fn", help="C name of the entry function (default: fn)")
+    c.add_argument("--target-triple", help="LLVM target triple (default: this host, its CPU and features)")
+    c.add_argument("--cpu", help="LLVM CPU name (default: the host's, or generic for --target-triple)")
+    c.add_argument("--features", help="LLVM target features, e.g. +avx2,+fma")
+    c.set_defaults(fn=cmd_compile)
     return p
 
 

@@ -1,0 +1,334 @@
+/*
+ * xlac_runtime.c — support code for ahead-of-time compiled xlac modules.
+ *
+ * Compile it with your program (C99 + POSIX threads):
+ *     cc -std=c99 -O2 -pthread -c xlac_runtime.c
+ * and link with -lpthread. It provides the default run options (sequential
+ * parallel_for, stubs that report missing services clearly), a pthreads
+ * thread pool for parallel_for, an aligned temp-arena allocator and a few
+ * diagnostics. See part 2 of xlac_runtime.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "xlac_runtime.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------
+ * Status strings and error reporting
+ * --------------------------------------------------------------------------- */
+
+const char *xlac_status_string(int status) {
+  switch (status) {
+    case XLAC_OK: return "ok";
+    case XLAC_ERROR_INVALID_ARGUMENT: return "invalid argument (NULL, misaligned or overlapping buffer)";
+    case XLAC_ERROR_NO_MEMORY: return "out of memory for the temp arena";
+    case XLAC_ERROR_MISSING_SERVICE: return "a service the module needs was not provided";
+    case XLAC_ERROR_ABI_MISMATCH: return "ABI mismatch between header, object and xlac_runtime.h";
+    case XLAC_ERROR_SERVICE_FAILED: return "a service failed";
+    default: return "unknown xlac status";
+  }
+}
+
+static void report_error_stderr(void *runtime_ctx, int status, const char *message) {
+  (void)runtime_ctx;
+  fprintf(stderr, "xlac: %s (%s)\n", message ? message : "error", xlac_status_string(status));
+}
+
+/* ---------------------------------------------------------------------------
+ * Defaults for services the caller did not provide
+ * --------------------------------------------------------------------------- */
+
+static int missing(const char *service, const char *field) {
+  fprintf(stderr,
+          "xlac: the compiled module called the %s service, but the caller did not provide one "
+          "(set xlac_run_options.%s)\n",
+          service, field);
+  return XLAC_ERROR_MISSING_SERVICE;
+}
+
+static int missing_collective(void *runtime_ctx, const xlac_collective_op *op) {
+  (void)runtime_ctx;
+  (void)op;
+  return missing("collective (all-reduce, all-gather, ...)", "collective");
+}
+
+static int missing_infeed(void *runtime_ctx, void *buffer, int64_t byte_size, const char *shape) {
+  (void)runtime_ctx;
+  (void)buffer;
+  (void)byte_size;
+  (void)shape;
+  return missing("infeed", "infeed");
+}
+
+static int missing_outfeed(void *runtime_ctx, const void *buffer, int64_t byte_size,
+                           const char *shape) {
+  (void)runtime_ctx;
+  (void)buffer;
+  (void)byte_size;
+  (void)shape;
+  return missing("outfeed", "outfeed");
+}
+
+static int missing_custom_call(void *runtime_ctx, const char *target, void *const *results,
+                               const void *const *operands, const char *opaque,
+                               int64_t opaque_len) {
+  (void)runtime_ctx;
+  (void)results;
+  (void)operands;
+  (void)opaque;
+  (void)opaque_len;
+  fprintf(stderr,
+          "xlac: the compiled module called custom call \"%s\", but the caller did not provide a "
+          "custom-call service (set xlac_run_options.custom_call)\n",
+          target ? target : "");
+  return XLAC_ERROR_MISSING_SERVICE;
+}
+
+void xlac_parallel_for_sequential(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx) {
+  int64_t i;
+  (void)runtime_ctx;
+  for (i = 0; i < n; ++i) body(ctx, i);
+}
+
+void xlac_run_options_init(xlac_run_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->abi_version = XLAC_ABI_VERSION;
+  opts->runtime_ctx = NULL;
+  opts->parallel_for = xlac_parallel_for_sequential;
+  opts->replica_id = 0;
+  opts->num_replicas = 1;
+  opts->collective = missing_collective;
+  opts->infeed = missing_infeed;
+  opts->outfeed = missing_outfeed;
+  opts->custom_call = missing_custom_call;
+  opts->report_error = report_error_stderr;
+}
+
+int xlac_check_options(const xlac_program_info *info, const xlac_run_options *opts) {
+  static const struct {
+    uint64_t bit;
+    const char *service, *field;
+  } services[] = {
+      {XLAC_SERVICE_COLLECTIVE, "collective", "collective"},
+      {XLAC_SERVICE_INFEED, "infeed", "infeed"},
+      {XLAC_SERVICE_OUTFEED, "outfeed", "outfeed"},
+      {XLAC_SERVICE_CUSTOM_CALL, "custom-call", "custom_call"},
+  };
+  size_t k;
+  if (info == NULL) {
+    fprintf(stderr, "xlac: xlac_check_options: info is NULL\n");
+    return XLAC_ERROR_INVALID_ARGUMENT;
+  }
+  if (info->abi_version != XLAC_ABI_VERSION) {
+    fprintf(stderr, "xlac: %s was compiled for ABI version %lld, this xlac_runtime.h is version %d\n",
+            info->name, (long long)info->abi_version, XLAC_ABI_VERSION);
+    return XLAC_ERROR_ABI_MISMATCH;
+  }
+  if (opts != NULL && opts->abi_version != XLAC_ABI_VERSION) {
+    fprintf(stderr, "xlac: run options have abi_version %lld, expected %d (use xlac_run_options_init)\n",
+            (long long)opts->abi_version, XLAC_ABI_VERSION);
+    return XLAC_ERROR_ABI_MISMATCH;
+  }
+  for (k = 0; k < sizeof services / sizeof services[0]; ++k) {
+    int provided = 0, is_stub = 0;
+    if (!(info->required_services & services[k].bit)) continue;
+    if (opts != NULL) {
+      switch (services[k].bit) {
+        case XLAC_SERVICE_COLLECTIVE:
+          provided = opts->collective != NULL;
+          is_stub = opts->collective == missing_collective;
+          break;
+        case XLAC_SERVICE_INFEED:
+          provided = opts->infeed != NULL;
+          is_stub = opts->infeed == missing_infeed;
+          break;
+        case XLAC_SERVICE_OUTFEED:
+          provided = opts->outfeed != NULL;
+          is_stub = opts->outfeed == missing_outfeed;
+          break;
+        default:
+          provided = opts->custom_call != NULL;
+          is_stub = opts->custom_call == missing_custom_call;
+          break;
+      }
+    }
+    if (!provided || is_stub) {
+      fprintf(stderr, "xlac: %s needs the %s service, which the caller did not provide (set "
+              "xlac_run_options.%s)\n", info->name, services[k].service, services[k].field);
+      return XLAC_ERROR_MISSING_SERVICE;
+    }
+  }
+  return XLAC_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Temp arena
+ * --------------------------------------------------------------------------- */
+
+void *xlac_temp_alloc(const xlac_program_info *info) {
+  void *p = NULL;
+  size_t size;
+  if (info == NULL || info->temp_size <= 0) return NULL;
+  size = (size_t)info->temp_size;
+  if (posix_memalign(&p, XLAC_ALIGNMENT, size) != 0) return NULL;
+  return p;
+}
+
+void xlac_temp_free(void *temp) { free(temp); }
+
+/* ---------------------------------------------------------------------------
+ * Thread pool
+ * --------------------------------------------------------------------------- */
+
+struct xlac_thread_pool {
+  pthread_mutex_t mu;        /* guards everything below */
+  pthread_cond_t work_cv;    /* a new job, or shutdown */
+  pthread_cond_t done_cv;    /* the current job finished */
+  pthread_mutex_t call_mu;   /* one parallel_for at a time */
+  pthread_key_t in_body;     /* set while a thread runs a body: nested calls go inline */
+  pthread_t *threads;
+  int num_threads;           /* started worker threads */
+  int shutdown;
+  uint64_t generation;       /* bumped for every job */
+  /* the current job */
+  xlac_parallel_body body;
+  void *ctx;
+  int64_t n, next, remaining;
+};
+
+/* Takes indices of the current job until none are left; returns with mu unlocked. */
+static void run_job(xlac_thread_pool *pool) {
+  void *was = pthread_getspecific(pool->in_body);
+  pthread_setspecific(pool->in_body, pool);
+  pthread_mutex_lock(&pool->mu);
+  while (pool->next < pool->n) {
+    int64_t i = pool->next++;
+    xlac_parallel_body body = pool->body;
+    void *ctx = pool->ctx;
+    pthread_mutex_unlock(&pool->mu);
+    body(ctx, i);
+    pthread_mutex_lock(&pool->mu);
+    if (--pool->remaining == 0) pthread_cond_broadcast(&pool->done_cv);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  pthread_setspecific(pool->in_body, was);
+}
+
+static void *worker(void *arg) {
+  xlac_thread_pool *pool = (xlac_thread_pool *)arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool->mu);
+  seen = pool->generation;
+  for (;;) {
+    while (!pool->shutdown && pool->generation == seen) pthread_cond_wait(&pool->work_cv, &pool->mu);
+    if (pool->shutdown) break;
+    seen = pool->generation;
+    pthread_mutex_unlock(&pool->mu);
+    run_job(pool);
+    pthread_mutex_lock(&pool->mu);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  return NULL;
+}
+
+xlac_thread_pool *xlac_thread_pool_create(int num_threads) {
+  xlac_thread_pool *pool;
+  int k;
+  if (num_threads <= 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    num_threads = cpus > 0 ? (int)cpus : 1;
+  }
+  pool = (xlac_thread_pool *)calloc(1, sizeof *pool);
+  if (pool == NULL) return NULL;
+  /* The calling thread is one of the workers: start num_threads - 1 more. */
+  pool->threads = (pthread_t *)calloc((size_t)num_threads, sizeof(pthread_t));
+  if (pool->threads == NULL || pthread_key_create(&pool->in_body, NULL) != 0) {
+    free(pool->threads);
+    free(pool);
+    return NULL;
+  }
+  pthread_mutex_init(&pool->mu, NULL);
+  pthread_mutex_init(&pool->call_mu, NULL);
+  pthread_cond_init(&pool->work_cv, NULL);
+  pthread_cond_init(&pool->done_cv, NULL);
+  for (k = 0; k < num_threads - 1; ++k) {
+    if (pthread_create(&pool->threads[k], NULL, worker, pool) != 0) break;
+    pool->num_threads++;
+  }
+  return pool;
+}
+
+int xlac_thread_pool_size(const xlac_thread_pool *pool) { return pool ? pool->num_threads + 1 : 1; }
+
+void xlac_thread_pool_destroy(xlac_thread_pool *pool) {
+  int k;
+  if (pool == NULL) return;
+  pthread_mutex_lock(&pool->mu);
+  pool->shutdown = 1;
+  pthread_cond_broadcast(&pool->work_cv);
+  pthread_mutex_unlock(&pool->mu);
+  for (k = 0; k < pool->num_threads; ++k) pthread_join(pool->threads[k], NULL);
+  pthread_cond_destroy(&pool->work_cv);
+  pthread_cond_destroy(&pool->done_cv);
+  pthread_mutex_destroy(&pool->mu);
+  pthread_mutex_destroy(&pool->call_mu);
+  pthread_key_delete(pool->in_body);
+  free(pool->threads);
+  free(pool);
+}
+
+void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx) {
+  xlac_thread_pool *pool = (xlac_thread_pool *)runtime_ctx;
+  if (n <= 0) return;
+  if (pool == NULL || pool->num_threads == 0 || n == 1 || pthread_getspecific(pool->in_body) != NULL) {
+    xlac_parallel_for_sequential(NULL, n, body, ctx);
+    return;
+  }
+  pthread_mutex_lock(&pool->call_mu);
+  pthread_mutex_lock(&pool->mu);
+  pool->body = body;
+  pool->ctx = ctx;
+  pool->n = n;
+  pool->next = 0;
+  pool->remaining = n;
+  pool->generation++;
+  pthread_cond_broadcast(&pool->work_cv);
+  pthread_mutex_unlock(&pool->mu);
+  run_job(pool); /* the caller works too */
+  pthread_mutex_lock(&pool->mu);
+  while (pool->remaining > 0) pthread_cond_wait(&pool->done_cv, &pool->mu);
+  pool->body = NULL;
+  pool->ctx = NULL;
+  pool->n = pool->next = 0;
+  pthread_mutex_unlock(&pool->mu);
+  pthread_mutex_unlock(&pool->call_mu);
+}
+
+void xlac_run_options_use_thread_pool(xlac_run_options *opts, xlac_thread_pool *pool) {
+  opts->runtime_ctx = pool;
+  opts->parallel_for = xlac_parallel_for_thread_pool;
+}
+
+/* ---------------------------------------------------------------------------
+ * Diagnostics
+ * --------------------------------------------------------------------------- */
+
+static void print_leaf(const char *kind, int64_t k, const xlac_shape_info *s) {
+  printf("  %s %lld%s%s: %s (%lld bytes)\n", kind, (long long)k, s->name && s->name[0] ? " " : "",
+         s->name ? s->name : "", s->shape, (long long)s->byte_size);
+}
+
+void xlac_print_program_info(const xlac_program_info *info) {
+  int64_t k;
+  printf("%s (HLO module %s, ABI %lld, %s %s)\n", info->name, info->module_name,
+         (long long)info->abi_version, info->target_triple, info->target_cpu);
+  for (k = 0; k < info->num_params; ++k) print_leaf("param", k, &info->params[k]);
+  for (k = 0; k < info->num_results; ++k) print_leaf("result", k, &info->results[k]);
+  printf("  temp: %lld bytes, aligned to %lld\n", (long long)info->temp_size,
+         (long long)info->temp_alignment);
+}

@@ -1,0 +1,673 @@
+"""Ahead-of-time compilation: object + header, linked into plain C programs.
+
+Each case is compiled with ``xlac.compile_aot``, linked with a C driver built
+by the system C compiler, run on the case's inputs (raw files), and its outputs
+are compared bit for bit with ``xlac.jit`` and within the corpus tolerances
+with JAX's expected outputs. Skipped (with the reason) only if there is no C
+compiler.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac import aot
+from xlac.cli import main as cli_main
+from xlac.shape import from_buffer, to_buffer
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "runtime"
+CORPUS = ROOT.parent / "shared" / "hlo_corpus"
+CC = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", f"-I{RUNTIME}"]
+
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc, gcc or clang) on PATH")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no HLO corpus at {CORPUS}")
+needs_nm = pytest.mark.skipif(shutil.which("nm") is None, reason="no nm (binutils) on PATH")
+
+
+def _manifest() -> dict:
+    if not CORPUS.is_dir():
+        return {}
+    return {c["name"]: c for c in json.loads((CORPUS / "manifest.json").read_text())["cases"]}
+
+
+MANIFEST = _manifest()
+
+
+def _run(cmd, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def runtime_obj(tmp_path_factory) -> Path:
+    if CC is None:
+        pytest.skip("no C compiler (cc, gcc or clang) on PATH")
+    out = tmp_path_factory.mktemp("xlac_runtime") / "xlac_runtime.o"
+    _run([CC, *CFLAGS, "-pthread", "-c", RUNTIME / "xlac_runtime.c", "-o", out])
+    return out
+
+
+# ------------------------------------------------------------------------------------
+# A generic C driver: reads in<k>.bin, calls NAME_run, writes out<k>.bin, prints info
+# ------------------------------------------------------------------------------------
+
+DRIVER = r"""
+#include "@NAME@.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *aligned_buffer(size_t n) {   /* 64-byte aligned, never NULL; leaked on exit */
+  unsigned char *raw = (unsigned char *)malloc(n + 64);
+  if (raw == NULL) { fprintf(stderr, "out of memory\n"); exit(3); }
+  return raw + (64 - (uintptr_t)raw % 64);
+}
+
+static void *read_file(const char *dir, const char *stem, int k, size_t n) {
+  char path[4096];
+  FILE *f;
+  void *buf = aligned_buffer(n);
+  sprintf(path, "%s/%s%d.bin", dir, stem, k);
+  f = fopen(path, "rb");
+  if (f == NULL || fread(buf, 1, n, f) != n) { fprintf(stderr, "cannot read %s\n", path); exit(3); }
+  fclose(f);
+  return buf;
+}
+
+static void write_file(const char *dir, int k, const void *buf, size_t n) {
+  char path[4096];
+  FILE *f;
+  sprintf(path, "%s/out%d.bin", dir, k);
+  f = fopen(path, "wb");
+  if (f == NULL || fwrite(buf, 1, n, f) != n) { fprintf(stderr, "cannot write %s\n", path); exit(3); }
+  fclose(f);
+}
+
+static void print_leaf(const char *kind, int64_t k, const xlac_shape_info *s) {
+  int64_t d;
+  printf("%s %lld name=%s shape=%s type=%d esize=%d rank=%lld count=%lld bytes=%lld dims=", kind,
+         (long long)k, s->name, s->shape, (int)s->element_type, (int)s->element_size,
+         (long long)s->rank, (long long)s->element_count, (long long)s->byte_size);
+  for (d = 0; d < s->rank; ++d) printf("%s%lld", d ? "," : "", (long long)s->dimensions[d]);
+  printf(" m2m=");
+  for (d = 0; d < s->rank; ++d) printf("%s%lld", d ? "," : "", (long long)s->minor_to_major[d]);
+  printf(" padded=%s\n", s->padded_dimensions ? "yes" : "no");
+}
+
+int main(int argc, char **argv) {
+  static const size_t param_bytes[] = {@PARAM_BYTES@};
+  static const size_t result_bytes[] = {@RESULT_BYTES@};
+  void *in[@NP1@], *out[@NR1@];
+  const char *dir = argc > 1 ? argv[1] : ".";
+  xlac_run_options opts;
+  xlac_thread_pool *pool = NULL;
+  int k, status;
+  (void)param_bytes;
+  (void)in;
+  for (k = 0; k < @NAME_UPPER@_NUM_PARAMS; ++k) in[k] = read_file(dir, "in", k, param_bytes[k]);
+  for (k = 0; k < @NAME_UPPER@_NUM_RESULTS; ++k) {
+    out[k] = aligned_buffer(result_bytes[k]);
+    memset(out[k], 0xAB, result_bytes[k]);
+  }
+  xlac_run_options_init(&opts);
+  if (argc > 2 && strcmp(argv[2], "threads") == 0) {
+    pool = xlac_thread_pool_create(3);
+    xlac_run_options_use_thread_pool(&opts, pool);
+  }
+  if (xlac_check_options(&@NAME@_info, &opts) != XLAC_OK) return 4;
+  status = @NAME@_run(@CALL_ARGS@);
+  xlac_thread_pool_destroy(pool);
+  if (status != XLAC_OK) { fprintf(stderr, "@NAME@_run: %s\n", xlac_status_string(status)); return 2; }
+  for (k = 0; k < @NAME_UPPER@_NUM_RESULTS; ++k) write_file(dir, k, out[k], result_bytes[k]);
+  printf("name=%s module=%s abi=%lld params=%lld results=%lld temp=%lld align=%lld services=%llu\n",
+         @NAME@_info.name, @NAME@_info.module_name, (long long)@NAME@_info.abi_version,
+         (long long)@NAME@_info.num_params, (long long)@NAME@_info.num_results,
+         (long long)@NAME@_info.temp_size, (long long)@NAME@_info.temp_alignment,
+         (unsigned long long)@NAME@_info.required_services);
+  printf("result_shape=%s entry_ok=%d fingerprint_ok=%d\n", @NAME@_info.result_shape,
+         @NAME@_info.entry == @NAME@, strcmp(@NAME@_info.fingerprint, @NAME_UPPER@_FINGERPRINT) == 0);
+  for (k = 0; k < @NAME@_info.num_params; ++k) print_leaf("param", k, &@NAME@_info.params[k]);
+  for (k = 0; k < @NAME@_info.num_results; ++k) print_leaf("result", k, &@NAME@_info.results[k]);
+  return 0;
+}
+"""
+
+
+def _driver_source(res: aot.AotResult, null_opts: bool = False) -> str:
+    args = [f"in[{p.index}]" for p in res.params] + [f"out[{r.index}]" for r in res.results]
+    args.append("NULL" if null_opts else "&opts")
+    subs = {
+        "@NAME_UPPER@": res.name.upper(), "@NAME@": res.name,
+        "@PARAM_BYTES@": ", ".join(str(p.byte_size) for p in res.params) or "0",
+        "@RESULT_BYTES@": ", ".join(str(r.byte_size) for r in res.results) or "0",
+        "@NP1@": str(max(1, len(res.params))), "@NR1@": str(max(1, len(res.results))),
+        "@CALL_ARGS@": ", ".join(args),
+    }
+    src = DRIVER
+    for k, v in subs.items():
+        src = src.replace(k, v)
+    return src
+
+
+def _leaves(value) -> list:
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [np.asarray(value)]
+
+
+def build_and_run(module, inputs, tmp: Path, runtime_obj: Path, name: str = "fn",
+                  null_opts: bool = False, threads: bool = False):
+    """Compile ``module`` AOT, link a driver, run it; returns (result, outputs, stdout)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    res = xlac.compile_aot(module, tmp / f"{name}.o", header=tmp / f"{name}.h", name=name)
+    (tmp / "main.c").write_text(_driver_source(res, null_opts))
+    exe = tmp / "driver"
+    _run([CC, *CFLAGS, f"-I{tmp}", tmp / "main.c", tmp / f"{name}.o", runtime_obj, "-o", exe,
+          "-lm", "-lpthread"])
+    for p, a in zip(res.params, inputs):
+        (tmp / f"in{p.index}.bin").write_bytes(to_buffer(np.asarray(a), p.shape).tobytes())
+    proc = _run([exe, tmp] + (["threads"] if threads else []))
+    outputs = []
+    for r in res.results:
+        raw = np.frombuffer((tmp / f"out{r.index}.bin").read_bytes(), dtype=r.shape.dtype)
+        outputs.append(from_buffer(raw, r.shape))
+    return res, outputs, proc.stdout
+
+
+def _load_case(name: str):
+    text = (CORPUS / f"{name}.hlo").read_text()
+    with np.load(CORPUS / f"{name}.npz") as d:
+        inputs = [d[f"arr_{k}"] for k in range(len(d.files))]
+    with np.load(CORPUS / f"{name}.expected.npz") as d:
+        expected = [d[f"arr_{k}"] for k in range(len(d.files))]
+    return text, inputs, expected
+
+
+def _assert_same_bits(actual: np.ndarray, ref: np.ndarray, what: str) -> None:
+    assert actual.dtype == ref.dtype and actual.shape == ref.shape, \
+        f"{what}: {actual.dtype}{actual.shape} vs {ref.dtype}{ref.shape}"
+    a, b = np.ascontiguousarray(actual), np.ascontiguousarray(ref)
+    if a.tobytes() != b.tobytes():
+        raise AssertionError(f"{what}: AOT and JIT results are not bit-identical:\n{a}\nvs\n{b}")
+
+
+def _check_object_symbols(obj: Path, name: str) -> None:
+    """Exported: exactly NAME and NAME_info; undefined: only libc/libm/pthread functions."""
+    defined = _run(["nm", "-g", "--defined-only", obj]).stdout.split("\n")
+    exported = sorted(line.split()[-1] for line in defined if line.strip())
+    assert exported == sorted([name, f"{name}_info"]), exported
+    local = [line.split()[-1] for line in _run(["nm", "--defined-only", obj]).stdout.splitlines()
+             if line.strip() and line.split()[-1] not in exported]
+    assert all(s.startswith(".L") for s in local), f"named local symbols: {local}"
+    undefined = [line.split()[-1] for line in _run(["nm", "-u", obj]).stdout.splitlines() if line.strip()]
+    libs = [ctypes.CDLL(ctypes.util.find_library(n) or f"lib{n}.so.6") for n in ("c", "m")]
+    for sym in undefined:
+        assert any(hasattr(lib, sym) for lib in libs), f"{obj.name}: {sym} is not from libc/libm"
+
+
+# ------------------------------------------------------------------------------------
+# Corpus cases through C
+# ------------------------------------------------------------------------------------
+
+CASES = ["unary_basic_f32", "reduce_sum_max_min_prod", "matmul_f32", "mlp_forward", "mlp_loss_grad",
+         "convert_basic", "x64_f64_s64_basic", "argmax_argmin"]
+
+
+@needs_cc
+@needs_corpus
+@needs_nm
+@pytest.mark.parametrize("case", CASES)
+def test_corpus_case_from_c_matches_jit_and_jax(case, tmp_path, runtime_obj):
+    text, inputs, expected = _load_case(case)
+    module = xlac.parse_hlo(text)
+    res, outputs, stdout = build_and_run(module, inputs, tmp_path, runtime_obj, name=f"{case}_fn",
+                                         threads=case == "mlp_forward")
+    jit_out = _leaves(xlac.jit(module)(*inputs))
+    assert len(outputs) == len(jit_out) == len(expected)
+    entry = MANIFEST[case]
+    for k, (a, j, e) in enumerate(zip(outputs, jit_out, expected)):
+        _assert_same_bits(a, j, f"{case} output {k}")
+        tol = entry["outputs"][k]
+        assert a.dtype == e.dtype and a.shape == e.shape
+        if a.dtype.kind in "fc":
+            np.testing.assert_allclose(a, e, rtol=tol["rtol"], atol=tol["atol"],
+                                       equal_nan=entry["equal_nan"], err_msg=f"{case} output {k}")
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=f"{case} output {k}")
+    _check_object_symbols(tmp_path / f"{case}_fn.o", f"{case}_fn")
+    _check_info_printout(stdout, res, module)
+
+
+def _check_info_printout(stdout: str, res: aot.AotResult, module) -> None:
+    """What the object's NAME_info says (printed by the C driver) is what Python knows."""
+    lines = stdout.splitlines()
+    assert lines[0] == (f"name={res.name} module={module.name} abi=1 params={len(res.params)} "
+                        f"results={len(res.results)} temp={res.temp_size} align=64 "
+                        f"services={res.required_services}")
+    assert lines[1] == f"result_shape={res.result_shape} entry_ok=1 fingerprint_ok=1"
+    exe = xlac.jit(module)
+    assert res.temp_size == exe.temp_size
+    want = []
+    for kind, leaves in (("param", res.params), ("result", res.results)):
+        for leaf in leaves:
+            s = leaf.shape
+            want.append(f"{kind} {leaf.index} name={leaf.name} shape={s} "
+                        f"type={aot.ELEMENT_TYPE_NUMBERS[s.element_type]} esize={s.element_type.byte_size} "
+                        f"rank={s.rank} count={s.element_count()} bytes={s.byte_size()} "
+                        f"dims={','.join(map(str, s.dimensions))} "
+                        f"m2m={','.join(map(str, s.layout.minor_to_major))} "
+                        f"padded={'yes' if s.layout.is_padded else 'no'}")
+    assert lines[2:] == want
+
+
+# ------------------------------------------------------------------------------------
+# Layouts, no parameters, NULL opts, header hygiene
+# ------------------------------------------------------------------------------------
+
+LAYOUT_HLO = """
+HloModule layouts
+
+ENTRY main {
+  a = f32[3,4]{0,1} parameter(0)
+  b = s32[4,3]{1,0} parameter(1)
+  t = f32[4,3]{0,1} transpose(a), dimensions={1,0}
+  c = f32[4,3]{0,1} convert(b)
+  s = f32[4,3]{0,1} add(t, c)
+  e = f32[4,3]{0,1} exponential(s)
+  n = pred[4,3]{1,0} compare(s, c), direction=GT
+  ROOT r = (f32[4,3]{0,1}, pred[4,3]{1,0}, s32[4,3]{1,0}) tuple(e, n, b)
+}
+"""
+
+CONST_HLO = """
+HloModule constants
+
+ENTRY main {
+  c = f64[2,2]{1,0} constant({{1.5, -2}, {3.25, 4}})
+  ROOT r = f64[2,2]{1,0} multiply(c, c)
+}
+"""
+
+
+@needs_cc
+@needs_nm
+def test_non_default_layouts_and_tuple_result(tmp_path, runtime_obj):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.integers(-3, 3, (4, 3)).astype(np.int32)
+    module = xlac.parse_hlo(LAYOUT_HLO)
+    res, outputs, _ = build_and_run(module, [a, b], tmp_path, runtime_obj, name="layouts")
+    assert [str(r.shape) for r in res.results] == ["f32[4,3]{0,1}", "pred[4,3]{1,0}", "s32[4,3]{1,0}"]
+    for k, (x, j) in enumerate(zip(outputs, _leaves(xlac.jit(module)(a, b)))):
+        _assert_same_bits(x, j, f"leaf {k}")
+    np.testing.assert_array_equal(outputs[2], b)
+    header = (tmp_path / "layouts.h").read_text()
+    assert "minor_to_major={0,1} (dimension 0 varies fastest)" in header
+    _check_object_symbols(tmp_path / "layouts.o", "layouts")
+
+
+@needs_cc
+def test_two_objects_link_into_one_program(tmp_path, runtime_obj):
+    for nm in ("sq1", "sq2"):
+        xlac.compile_aot(CONST_HLO, tmp_path / f"{nm}.o", header=tmp_path / f"{nm}.h", name=nm)
+    (tmp_path / "two.c").write_text(r"""
+#include "sq1.h"
+#include "sq2.h"
+#include <stdio.h>
+int main(void) {
+  double a[4], b[4];
+  int s1 = sq1_run(a, NULL), s2 = sq2_run(b, NULL);
+  printf("%d %d %g %g\n", s1, s2, a[3], b[2]);
+  return 0;
+}
+""")
+    _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "two.c", tmp_path / "sq1.o", tmp_path / "sq2.o",
+          "-o", tmp_path / "two", "-lm"])
+    assert _run([tmp_path / "two"]).stdout.split() == ["0", "0", "16", "10.5625"]
+
+
+@needs_cc
+def test_module_without_parameters_and_null_opts(tmp_path, runtime_obj):
+    res, outputs, stdout = build_and_run(CONST_HLO, [], tmp_path, runtime_obj, name="consts",
+                                         null_opts=True)
+    assert res.params == [] and stdout.startswith("name=consts module=constants abi=1 params=0")
+    np.testing.assert_array_equal(outputs[0], np.array([[2.25, 4], [10.5625, 16]]))
+
+
+TUPLE_PARAM_HLO = """
+HloModule tuple_param
+
+ENTRY main {
+  p = (f32[2], s32[3]) parameter(0)
+  q = f32[2] parameter(1)
+  a = f32[2] get-tuple-element(p), index=0
+  b = s32[3] get-tuple-element(p), index=1
+  s = f32[2] add(a, q)
+  ROOT r = (f32[2], s32[3]) tuple(s, b)
+}
+"""
+
+
+@needs_cc
+def test_tuple_parameter_is_flattened_into_slots(tmp_path, runtime_obj):
+    a, b, q = np.float32([1.5, 2]), np.int32([3, -4, 5]), np.float32([10, 20])
+    module = xlac.parse_hlo(TUPLE_PARAM_HLO)
+    res, outputs, stdout = build_and_run(module, [a, b, q], tmp_path, runtime_obj, name="tp")
+    assert [(p.name, p.c_name, str(p.shape)) for p in res.params] == \
+        [("p{0}", "p_0", "f32[2]{0}"), ("p{1}", "p_1", "s32[3]{0}"), ("q", "q", "f32[2]{0}")]
+    for x, e in zip(outputs, xlac.evaluate(module, (a, b), q)):
+        np.testing.assert_array_equal(x, e)
+    assert "param 0 name=p{0} shape=f32[2]{0}" in stdout
+
+
+@needs_cc
+def test_header_is_self_contained_c99(tmp_path):
+    res = xlac.compile_aot(LAYOUT_HLO, tmp_path / "lay.o", header=tmp_path / "lay.h", name="lay")
+    text = (tmp_path / "lay.h").read_text()
+    includes = re.findall(r"#include\s*[<\"]([^>\"]+)[>\"]", text)
+    assert set(includes) <= {"xlac_runtime.h", "stddef.h", "stdint.h", "stdlib.h", "string.h"}, includes
+    assert text == res.header_text
+    for pat in (r"param 0 \(a\): f32\[3,4\]\{0,1\}", r"result 1: pred\[4,3\]\{1,0\}", "LAY_TEMP_SIZE",
+                r"LAY_PARAM0_BYTES 48", "lay_run", "cannot check"):
+        assert re.search(pat, text), pat
+    # The header alone (twice: include guard), in a translation unit of its own.
+    (tmp_path / "only.c").write_text('#include "lay.h"\n#include "lay.h"\nint main(void) { return 0; }\n')
+    _run([CC, *CFLAGS, f"-I{tmp_path}", "-c", tmp_path / "only.c", "-o", tmp_path / "only.o"])
+
+
+@needs_cc
+def test_wrapper_rejects_bad_buffers(tmp_path, runtime_obj):
+    res = xlac.compile_aot(LAYOUT_HLO, tmp_path / "lay.o", header=tmp_path / "lay.h", name="lay")
+    assert len(res.params) == 2
+    (tmp_path / "bad.c").write_text(r"""
+#include "lay.h"
+#include <stdio.h>
+int main(void) {
+  static float a[12 + 1];
+  static int32_t b[12];
+  static float e[12];
+  static uint8_t n[12];
+  static int32_t r[12];
+  xlac_run_options opts, old;
+  xlac_run_options_init(&opts);
+  old = opts;
+  old.abi_version = 0;
+  printf("%d", lay_run(a, b, e, n, r, &opts));                        /* ok */
+  printf(" %d", lay_run(NULL, b, e, n, r, &opts));                    /* NULL param */
+  printf(" %d", lay_run(a, b, e, n, NULL, &opts));                    /* NULL result */
+  printf(" %d", lay_run((const float *)((char *)a + 1), b, e, n, r, &opts)); /* misaligned */
+  printf(" %d", lay_run(a, b, (float *)a, n, r, &opts));              /* result overlaps param */
+  printf(" %d", lay_run(a, b, e, n, (int32_t *)e, &opts));            /* results overlap */
+  printf(" %d", lay_run(a, b, e, n, r, &old));                        /* wrong ABI version */
+  printf(" %d\n", lay_run(a, b, e, n, r, NULL));                      /* no services needed */
+  return 0;
+}
+""")
+    exe = tmp_path / "bad"
+    _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "bad.c", tmp_path / "lay.o", runtime_obj, "-o", exe,
+          "-lm", "-lpthread"])
+    assert _run([exe]).stdout.split() == ["0", "1", "1", "1", "1", "1", "4", "0"]
+
+
+# ------------------------------------------------------------------------------------
+# The C support library
+# ------------------------------------------------------------------------------------
+
+RUNTIME_TEST = r"""
+#include "xlac_runtime.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static int64_t squares[1000];
+static xlac_thread_pool *pool;
+
+static void square(void *ctx, int64_t i) { (void)ctx; squares[i] = i * i; }
+
+static int64_t inner_sum[8];
+static void inner(void *ctx, int64_t i) { int64_t *row = (int64_t *)ctx; (void)i; __sync_fetch_and_add(row, 1); }
+static void outer(void *ctx, int64_t i) {
+  (void)ctx;
+  xlac_parallel_for_thread_pool(pool, 10, inner, &inner_sum[i]);  /* nested: runs inline */
+}
+
+static void *caller(void *arg) {
+  static int64_t sums[2][200];
+  int64_t k = (int64_t)(size_t)arg, i, total = 0;
+  int rep;
+  for (rep = 0; rep < 50; ++rep) {
+    memset(sums[k], 0, sizeof sums[k]);
+    xlac_parallel_for_thread_pool(pool, 200, inner, &sums[k][0]);
+    total += sums[k][0];
+  }
+  for (i = 1; i < 200; ++i) total += sums[k][i];
+  return (void *)(size_t)total;
+}
+
+int main(void) {
+  xlac_run_options opts;
+  xlac_program_info info;
+  pthread_t t[2];
+  void *r0, *r1;
+  int64_t i;
+  int ok = 1;
+  xlac_run_options_init(&opts);
+  printf("defaults abi=%lld seq=%d replicas=%lld\n", (long long)opts.abi_version,
+         opts.parallel_for == xlac_parallel_for_sequential, (long long)opts.num_replicas);
+  opts.parallel_for(opts.runtime_ctx, 1000, square, NULL);
+  for (i = 0; i < 1000; ++i) ok &= squares[i] == i * i;
+  memset(squares, 0, sizeof squares);
+  pool = xlac_thread_pool_create(4);
+  printf("pool size=%d\n", xlac_thread_pool_size(pool));
+  xlac_run_options_use_thread_pool(&opts, pool);
+  opts.parallel_for(opts.runtime_ctx, 1000, square, NULL);
+  for (i = 0; i < 1000; ++i) ok &= squares[i] == i * i;
+  xlac_parallel_for_thread_pool(pool, 8, outer, NULL);
+  for (i = 0; i < 8; ++i) ok &= inner_sum[i] == 10;
+  pthread_create(&t[0], NULL, caller, (void *)0);
+  pthread_create(&t[1], NULL, caller, (void *)1);
+  pthread_join(t[0], &r0);
+  pthread_join(t[1], &r1);
+  ok &= (size_t)r0 == 10000 && (size_t)r1 == 10000;
+  xlac_parallel_for_thread_pool(pool, 0, square, NULL);
+  xlac_thread_pool_destroy(pool);
+  printf("parallel ok=%d\n", ok);
+
+  memset(&info, 0, sizeof info);
+  info.abi_version = XLAC_ABI_VERSION;
+  info.name = "needs_infeed";
+  info.required_services = XLAC_SERVICE_INFEED | XLAC_SERVICE_PARALLEL_FOR;
+  xlac_run_options_init(&opts);
+  printf("check default=%d\n", xlac_check_options(&info, &opts));
+  printf("check null=%d\n", xlac_check_options(&info, NULL));
+  printf("stub=%d\n", opts.infeed(NULL, NULL, 0, "f32[]"));
+  printf("custom stub=%d\n", opts.custom_call(NULL, "my_target", NULL, NULL, "", 0));
+  info.required_services = XLAC_SERVICE_PARALLEL_FOR;
+  printf("check optional=%d\n", xlac_check_options(&info, NULL));
+  printf("status=%s\n", xlac_status_string(XLAC_ERROR_MISSING_SERVICE));
+  return 0;
+}
+"""
+
+
+@needs_cc
+def test_runtime_support_library(tmp_path, runtime_obj):
+    (tmp_path / "rt.c").write_text(RUNTIME_TEST)
+    exe = tmp_path / "rt"
+    _run([CC, *[f for f in CFLAGS if f != "-pedantic"], "-pthread", tmp_path / "rt.c", runtime_obj,
+          "-o", exe, "-lpthread"])
+    proc = _run([exe])
+    assert proc.stdout.splitlines() == [
+        "defaults abi=1 seq=1 replicas=1",
+        "pool size=4",
+        "parallel ok=1",
+        "check default=3",
+        "check null=3",
+        "stub=3",
+        "custom stub=3",
+        "check optional=0",
+        "status=a service the module needs was not provided",
+    ]
+    err = proc.stderr
+    assert "needs_infeed needs the infeed service, which the caller did not provide" in err
+    assert "set xlac_run_options.infeed" in err
+    assert 'custom call "my_target"' in err
+
+
+# ------------------------------------------------------------------------------------
+# Python API details
+# ------------------------------------------------------------------------------------
+
+def test_object_is_elf_with_only_documented_symbols_for_a_named_triple(tmp_path):
+    try:
+        res = xlac.compile_aot(CONST_HLO, tmp_path / "a.o", name="k", target="aarch64-unknown-linux-gnu",
+                               cpu="generic")
+    except ValueError as ex:  # pragma: no cover - llvmlite built without AArch64
+        pytest.skip(f"no AArch64 target in this llvmlite: {ex}")
+    data = (tmp_path / "a.o").read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2                 # ELFCLASS64
+    assert int.from_bytes(data[16:18], "little") == 1              # ET_REL
+    assert int.from_bytes(data[18:20], "little") == 183            # EM_AARCH64
+    assert res.triple == "aarch64-unknown-linux-gnu" and res.header_path is None
+    assert not (tmp_path / "a.h").exists()
+
+
+def test_host_object_is_relocatable_elf(tmp_path):
+    res = xlac.compile_aot(CONST_HLO, tmp_path / "h.o", name="h")
+    data = (tmp_path / "h.o").read_bytes()
+    assert data[:4] == b"\x7fELF" and int.from_bytes(data[16:18], "little") == 1
+    assert res.symbols == ("h", "h_info") and res.temp_size == xlac.jit(CONST_HLO).temp_size
+
+
+def test_accepts_computation_module_and_text(tmp_path):
+    b = xlac.XlaBuilder("axpy")
+    x = xlac.ops.parameter(b, 0, xlac.shape("f32[8]"), "x")
+    comp = b.build(xlac.ops.mul(xlac.ops.constant(b, np.float32(2)), x))
+    for k, thing in enumerate((comp, comp.module, comp.as_hlo_text())):
+        res = xlac.compile_aot(thing, tmp_path / f"c{k}.o", name="axpy")
+        assert [str(p.shape) for p in res.params] == ["f32[8]{0}"]
+
+
+@pytest.mark.parametrize("name", ["", "1abc", "a-b", "int", "main", "xlac_thing", "__x", "temp", "expf",
+                                  "memset"])
+def test_bad_names_are_rejected(tmp_path, name):
+    with pytest.raises(ValueError, match="name"):
+        xlac.compile_aot(CONST_HLO, tmp_path / "x.o", name=name)
+    assert not (tmp_path / "x.o").exists()
+
+
+def test_bad_cpu_and_triple_are_errors(tmp_path):
+    with pytest.raises(ValueError, match="not a recognized processor"):
+        xlac.compile_aot(CONST_HLO, tmp_path / "x.o", cpu="no-such-cpu")
+    with pytest.raises(ValueError, match="no-such-triple"):
+        xlac.compile_aot(CONST_HLO, tmp_path / "x.o", target="no-such-triple")
+
+
+def test_parameter_names_become_safe_c_identifiers(tmp_path):
+    text = """
+HloModule names
+ENTRY main {
+  int = f32[2] parameter(0)
+  fn_info = f32[2] parameter(1)
+  a.1 = f32[2] parameter(2)
+  a_1 = f32[2] parameter(3)
+  s0 = f32[2] add(int, fn_info)
+  s1 = f32[2] add(a.1, a_1)
+  ROOT r = f32[2] add(s0, s1)
+}
+"""
+    res = xlac.compile_aot(text, tmp_path / "n.o", header=tmp_path / "n.h", name="fn")
+    names = [p.c_name for p in res.params]
+    assert len(set(names)) == 4 and "int" not in names and "fn_info" not in names
+    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) for n in names)
+
+
+def test_required_services_from_opcodes():
+    assert aot.required_services(xlac.parse_hlo(CONST_HLO)) == 0
+    m = xlac.parse_hlo("""
+HloModule feeds
+ENTRY main {
+  t = token[] after-all()
+  i = (f32[2], token[]) infeed(t)
+  ROOT v = f32[2] get-tuple-element(i), index=0
+}
+""")
+    assert aot.required_services(m) == aot.SERVICE_BITS["infeed"]
+
+
+# ------------------------------------------------------------------------------------
+# Command line
+# ------------------------------------------------------------------------------------
+
+def test_cli_compile_writes_object_and_header(tmp_path, capsys):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(CONST_HLO)
+    assert cli_main(["compile", str(hlo), "-o", str(tmp_path / "m.o"), "--name", "m"]) == 0
+    assert (tmp_path / "m.o").read_bytes()[:4] == b"\x7fELF"
+    assert "extern const xlac_program_info m_info;" in (tmp_path / "m.h").read_text()
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, args, message", [
+    (None, [], "No such file"),
+    ("HloModule broken\nENTRY main {\n  ROOT x = f32[ parameter(0)\n}\n", [], "line 3"),
+    ("HloModule u\nENTRY main {\n  x = c64[8] parameter(0)\n  ROOT f = c64[8] fft(x), fft_type=FFT, "
+     "fft_length={8}\n}\n", [], "not supported yet: fft"),
+    (CONST_HLO, ["--name", "a b"], "not a C identifier"),
+    (CONST_HLO, ["--target-triple", "bogus-triple"], "bogus-triple"),
+])
+def test_cli_compile_errors_are_one_line(tmp_path, capsys, content, args, message):
+    hlo = tmp_path / "m.hlo"
+    if content is not None:
+        hlo.write_text(content)
+    status = cli_main(["compile", str(hlo), "-o", str(tmp_path / "m.o"), *args])
+    err = capsys.readouterr().err
+    assert status != 0
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "m.o").exists()
+
+
+def test_cli_compile_unwritable_output(tmp_path, capsys):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(CONST_HLO)
+    status = cli_main(["compile", str(hlo), "-o", str(tmp_path / "missing" / "m.o")])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and "m.o" in err
+
+
+# ------------------------------------------------------------------------------------
+# The Makefile example
+# ------------------------------------------------------------------------------------
+
+@needs_cc
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on PATH")
+def test_make_runtime_examples(tmp_path):
+    env = dict(os.environ, PYTHON=sys.executable, CC=CC)
+    proc = _run(["make", "-C", RUNTIME / "examples", f"BUILD={tmp_path / 'build'}"], env=env)
+    lines = proc.stdout.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("result f32[16,10]"))
+    printed = np.array([[float(v) for v in line.split("->")[0].split()] for line in lines[start + 1:start + 17]],
+                       dtype=np.float32)
+    module = xlac.parse_hlo((RUNTIME / "examples" / "mlp.hlo").read_text())
+    inputs = []
+    for p, param in enumerate(module.entry.parameters):
+        n = param.shape.element_count()
+        k = np.arange(n)
+        inputs.append((((7 * k + 3 * p) % 17 - 8).astype(np.float32) / np.float32(16)).reshape(param.shape.dimensions))
+    np.testing.assert_array_equal(printed, xlac.jit(module)(*inputs))   # %.9g round-trips f32

@@ -1,0 +1,581 @@
+"""Ahead-of-time compilation: an ELF object file and a C header.
+
+``compile_aot(x, "fn.o", header="fn.h", name="fn")`` compiles an
+XlaComputation, HloModule or HLO text with the same code generator as
+``xlac.jit`` (:func:`xlac.codegen.compiler.lower`, then LLVM O3) and writes a
+relocatable object (position independent, so it links into PIE executables and
+shared libraries) that a plain C program links and calls without Python.
+
+The object defines exactly two external symbols (everything else is local):
+
+``NAME``
+    the entry function of ``runtime/xlac_runtime.h``:
+    ``void NAME(void **results, const void *const *params, void *temp, const xlac_run_options *opts)``
+``NAME_info``
+    a ``const xlac_program_info``: number of parameters and results, each one's
+    element type, dimensions, layout and byte size, the temp arena size, the
+    services the module needs, the target it was built for.
+
+Its undefined symbols are libc/libm functions only: math (``expf``, ``tanhf``,
+``erff``, ...) is called from the system libm, not emitted inline, and LLVM may
+call ``memset``/``memcpy``.
+
+The header (C99; includes only ``xlac_runtime.h`` and standard headers)
+declares both symbols, defines the sizes as macros (``NAME_TEMP_SIZE``,
+``NAME_PARAM0_BYTES``, ...), documents every parameter and result with its HLO
+shape, and defines ``static inline int NAME_run(params..., results..., opts)``,
+a one-call wrapper that checks what can be checked, allocates the temp arena,
+calls ``NAME`` and frees the arena.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+
+from .hlo.ir import HloModule
+from .shape import PrimitiveType as PT
+from .shape import Shape
+
+__all__ = ["compile_aot", "AotResult", "LeafInfo", "ELEMENT_TYPE_NUMBERS", "SERVICE_BITS"]
+
+#: xlac_element_type (= XLA's PrimitiveType numbers).
+ELEMENT_TYPE_NUMBERS = {
+    PT.PRED: 1, PT.S8: 2, PT.S16: 3, PT.S32: 4, PT.S64: 5, PT.U8: 6, PT.U16: 7, PT.U32: 8,
+    PT.U64: 9, PT.F16: 10, PT.F32: 11, PT.F64: 12, PT.TUPLE: 13, PT.C64: 15, PT.BF16: 16,
+    PT.TOKEN: 17, PT.C128: 18,
+}
+
+#: XLAC_SERVICE_* bits of xlac_runtime.h.
+SERVICE_BITS = {"parallel_for": 1, "collective": 2, "infeed": 4, "outfeed": 8, "custom_call": 16}
+
+#: Which opcodes need which mandatory service.
+_SERVICE_OPCODES = {
+    "collective": {"all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter",
+                   "all-to-all", "collective-permute", "collective-permute-start", "collective-broadcast"},
+    "infeed": {"infeed"},
+    "outfeed": {"outfeed"},
+    "custom_call": {"custom-call"},
+}
+
+_C_TYPES = {
+    PT.PRED: "uint8_t", PT.S8: "int8_t", PT.S16: "int16_t", PT.S32: "int32_t", PT.S64: "int64_t",
+    PT.U8: "uint8_t", PT.U16: "uint16_t", PT.U32: "uint32_t", PT.U64: "uint64_t",
+    PT.F16: "uint16_t", PT.BF16: "uint16_t", PT.F32: "float", PT.F64: "double",
+    PT.C64: "xlac_c64", PT.C128: "xlac_c128", PT.TOKEN: "void",
+}
+
+#: C keywords, plus names the generated header uses itself (macros, the wrapper's locals).
+_RESERVED = set("""auto break case char const continue default do double else enum extern float
+for goto if inline int long register restrict return short signed sizeof static struct switch
+typedef union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic
+_Generic _Noreturn _Static_assert _Thread_local bool true false main opts params results temp
+raw NULL""".split())
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+#: libc/libm functions generated code may call: an entry of that name would
+#: clash with (and in a program, replace) the library's.
+_MATH = """acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh erf erfc exp exp2 exp10
+expm1 fabs fdim floor fma fmax fmin fmod frexp hypot ilogb ldexp lgamma llrint llround log log10
+log1p log2 logb lrint lround modf nan nearbyint nextafter pow remainder remquo rint round roundeven
+scalbn sin sincos sinh sqrt tan tanh tgamma trunc""".split()
+_LIBC_NAMES = {f + suffix for f in _MATH for suffix in ("", "f", "l")} | {
+    "memset", "memcpy", "memmove", "memcmp", "malloc", "free", "abort", "exit"}
+
+PTR = ir.PointerType()
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+SHAPE_INFO = ir.LiteralStructType([PTR, PTR, I32, I32, I64, PTR, PTR, PTR, I64, I64])
+PROGRAM_INFO = ir.LiteralStructType([I64, PTR, PTR, PTR, PTR, I64, PTR, I64, PTR, PTR, I64, I64, I64,
+                                     PTR, PTR])
+ABI_VERSION = 1
+ALIGNMENT = 64
+
+
+@dataclass
+class LeafInfo:
+    """One parameter or result buffer as the object and header describe it."""
+
+    index: int
+    name: str            # HLO parameter name ("" for results)
+    c_name: str          # the wrapper's argument name
+    shape: Shape
+
+    @property
+    def c_type(self) -> str:
+        return _C_TYPES[self.shape.element_type]
+
+    @property
+    def byte_size(self) -> int:
+        return self.shape.byte_size()
+
+    @property
+    def element_size(self) -> int:
+        return self.shape.element_type.byte_size if self.shape.is_array else 0
+
+    @property
+    def alignment(self) -> int:
+        """The alignment the generated code needs: one element (one component if complex)."""
+        if not self.shape.is_array:
+            return 1
+        return self.shape.element_type.component_type.byte_size
+
+
+@dataclass
+class AotResult:
+    """What :func:`compile_aot` wrote."""
+
+    name: str
+    object_path: str
+    header_path: str | None
+    params: list[LeafInfo]
+    results: list[LeafInfo]
+    result_shape: Shape
+    temp_size: int
+    required_services: int
+    triple: str
+    cpu: str
+    fingerprint: str
+    module_name: str
+    symbols: tuple = field(default=())   # the external symbols the object defines
+    header_text: str = ""
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ValueError(f"name {name!r} is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)")
+    if name in _RESERVED or name in _LIBC_NAMES or name.startswith(("xlac_", "llvm", "__")):
+        raise ValueError(f"name {name!r} is reserved (a C keyword, a libc/libm function, main, "
+                         "or an xlac_/llvm/__ prefix)")
+
+
+def _c_names(names: list[str], fallback: str, taken: set, reserved_prefix: str) -> list[str]:
+    """Distinct C identifiers for ``names`` that are no keyword, local or macro of the header."""
+    out = []
+    for k, raw in enumerate(names):
+        base = re.sub(r"[^A-Za-z0-9_]+", "_", raw or "").strip("_")
+        if (not base or not _IDENT.match(base) or base in _RESERVED or base.startswith(("__", "xlac_"))
+                or base.upper().startswith(reserved_prefix)):
+            base = f"{fallback}{k}"
+        cand, n = base, 1
+        while cand in taken:
+            n += 1
+            cand = f"{base}_{n}"
+        taken.add(cand)
+        out.append(cand)
+    return out
+
+
+def required_services(module: HloModule) -> int:
+    """XLAC_SERVICE_* bits for the services ``module``'s instructions call."""
+    opcodes = {inst.opcode for comp in module.computations for inst in comp.instructions}
+    bits = 0
+    for service, ops in _SERVICE_OPCODES.items():
+        if opcodes & ops:
+            bits |= SERVICE_BITS[service]
+    return bits
+
+
+# ---------------------------------------------------------------------------------------
+# Metadata in the LLVM module
+# ---------------------------------------------------------------------------------------
+
+class _Meta:
+    def __init__(self, module: ir.Module, name: str):
+        self.m = module
+        self.prefix = f"{name}.xlac_meta"
+        self._strings: dict[str, ir.GlobalVariable] = {}
+
+    def _global(self, ty, init) -> ir.GlobalVariable:
+        g = ir.GlobalVariable(self.m, ty, self.m.get_unique_name(self.prefix))
+        g.initializer = init
+        g.global_constant = True
+        g.linkage = "private"
+        g.unnamed_addr = True
+        return g
+
+    def string(self, s: str) -> ir.GlobalVariable:
+        g = self._strings.get(s)
+        if g is None:
+            data = bytearray(s.encode() + b"\0")
+            ty = ir.ArrayType(I8, len(data))
+            g = self._strings[s] = self._global(ty, ir.Constant(ty, data))
+        return g
+
+    def i64_array(self, values) -> ir.Constant | ir.GlobalVariable:
+        values = list(values)
+        if not values:
+            return ir.Constant(PTR, None)
+        ty = ir.ArrayType(I64, len(values))
+        g = self._global(ty, ir.Constant(ty, [ir.Constant(I64, int(v)) for v in values]))
+        g.align = 8
+        return g
+
+    def shape_info(self, leaf: LeafInfo) -> ir.Constant:
+        s = leaf.shape
+        if s.is_array:
+            dims, m2m = s.dimensions, s.layout.minor_to_major
+            padded = self.i64_array(s.layout.padded_dimensions) if s.layout.is_padded and s.rank \
+                else ir.Constant(PTR, None)
+        else:
+            dims, m2m, padded = (), (), ir.Constant(PTR, None)
+        return ir.Constant(SHAPE_INFO, [
+            self.string(leaf.name), self.string(str(s)),
+            ir.Constant(I32, ELEMENT_TYPE_NUMBERS[s.element_type]), ir.Constant(I32, leaf.element_size),
+            ir.Constant(I64, len(dims)), self.i64_array(dims), self.i64_array(m2m), padded,
+            ir.Constant(I64, s.element_count() if s.is_array else 0), ir.Constant(I64, leaf.byte_size),
+        ])
+
+    def leaf_table(self, leaves: list[LeafInfo]):
+        if not leaves:
+            return ir.Constant(PTR, None)
+        ty = ir.ArrayType(SHAPE_INFO, len(leaves))
+        g = self._global(ty, ir.Constant(ty, [self.shape_info(leaf) for leaf in leaves]))
+        g.align = 8
+        return g
+
+
+def _emit_metadata(llvm_module: ir.Module, res: AotResult) -> None:
+    meta = _Meta(llvm_module, res.name)
+    entry = llvm_module.get_global(res.name)
+    info = ir.GlobalVariable(llvm_module, PROGRAM_INFO, f"{res.name}_info")
+    info.global_constant = True
+    info.align = 8
+    info.initializer = ir.Constant(PROGRAM_INFO, [
+        ir.Constant(I64, ABI_VERSION), meta.string(res.name), meta.string(res.module_name),
+        meta.string(res.fingerprint), entry,
+        ir.Constant(I64, len(res.params)), meta.leaf_table(res.params),
+        ir.Constant(I64, len(res.results)), meta.leaf_table(res.results),
+        meta.string(str(res.result_shape)),
+        ir.Constant(I64, res.temp_size), ir.Constant(I64, ALIGNMENT), ir.Constant(I64, res.required_services),
+        meta.string(res.triple), meta.string(res.cpu),
+    ])
+
+
+# ---------------------------------------------------------------------------------------
+# The header
+# ---------------------------------------------------------------------------------------
+
+def _layout_words(s: Shape) -> str:
+    if not s.is_array:
+        return "no storage"
+    if s.rank <= 1:
+        words = "contiguous"
+    elif s.has_default_layout():
+        words = "row-major (C order)"
+    else:
+        m2m = s.layout.minor_to_major
+        words = f"minor_to_major={{{','.join(map(str, m2m))}}} (dimension {m2m[0]} varies fastest)"
+    if s.layout.is_padded:
+        words += (f", padded to [{','.join(map(str, s.layout.padded_dimensions))}]"
+                  f" with padding value {s.layout.padding_value}")
+    return words
+
+
+def _leaf_doc(kind: str, leaf: LeafInfo) -> str:
+    s = leaf.shape
+    label = f" ({leaf.name})" if leaf.name else ""
+    if not s.is_array:
+        return f" *   {kind} {leaf.index}{label}: {s} -- a token, no buffer (pass NULL)"
+    dims = "".join(f"[{d}]" for d in s.physical_dimensions()) or ""
+    return (f" *   {kind} {leaf.index}{label}: {s}\n"
+            f" *       {leaf.c_type}{dims}, {leaf.byte_size} bytes, {_layout_words(s)},"
+            f" aligned to >= {leaf.alignment}")
+
+
+def _header(res: AotResult) -> str:
+    n, N = res.name, res.name.upper()
+    guard = f"XLAC_GENERATED_{N}_H_"
+    lines = [
+        f"/* {n}.h -- generated by xlac from HLO module {res.module_name}. Do not edit.",
+        " *",
+        f" * Link with the object file compiled with it (xlac compile ... --name {n}); it defines",
+        f" * exactly {n} and {n}_info. Its other undefined symbols are libc/libm only (link with -lm).",
+        f" * Target: {res.triple}, cpu {res.cpu or 'generic'}.",
+        f" * Module fingerprint: {res.fingerprint}",
+        " *",
+        " * Parameters (read only):",
+        *([_leaf_doc("param", p) for p in res.params] or [" *   none"]),
+        f" * Result {res.result_shape} as {len(res.results)} buffer(s)"
+        + (" (tuple leaves, depth-first):" if res.result_shape.is_tuple else ":"),
+        *[_leaf_doc("result", r) for r in res.results],
+        f" * Temp arena: {res.temp_size} bytes, aligned to {ALIGNMENT} (XLAC_ALIGNMENT)"
+        + ("; pass NULL." if res.temp_size == 0 else "."),
+        " *",
+        " * What the caller must provide:",
+        " *  (a) every buffer at least the byte size above, laid out as its layout says",
+        " *      (row-major is C order; padded dimensions count in the size) and holding",
+        " *      elements as xlac_runtime.h stores them (pred: bytes 0 or 1; f16/bf16: raw bits);",
+        " *  (b) every buffer of nonzero size non-NULL and aligned as above (XLAC_ALIGNMENT",
+        " *      bytes is faster); the temp arena aligned to XLAC_ALIGNMENT;",
+        " *  (c) result buffers that overlap neither each other, the parameters nor the temp arena;",
+        f" *  (d) the services {N}_REQUIRED_SERVICES names (XLAC_SERVICE_* bits), set in opts;",
+        " *      opts may be NULL when it is 0.",
+        f" * {n}_run checks (b), (c), (d) and that this header matches the linked object; it",
+        " * cannot check (a): a buffer too small or of the wrong type is undefined behaviour.",
+        f" * It allocates the temp arena with malloc; call {n} directly with your own arena",
+        f" * of {N}_TEMP_SIZE bytes to avoid that. The code is reentrant: concurrent calls",
+        " * need distinct temp arenas and result buffers.",
+        " */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        "",
+        '#include "xlac_runtime.h"',
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        f"#if XLAC_ABI_VERSION != {ABI_VERSION}",
+        f'#error "{n}.h was generated for xlac ABI version {ABI_VERSION}"',
+        "#endif",
+        "",
+        f"#define {N}_NUM_PARAMS {len(res.params)}",
+        f"#define {N}_NUM_RESULTS {len(res.results)}",
+        f"#define {N}_TEMP_SIZE {res.temp_size}",
+        f"#define {N}_REQUIRED_SERVICES {res.required_services}u",
+        f'#define {N}_FINGERPRINT "{res.fingerprint}"',
+    ]
+    for kind, leaves in (("PARAM", res.params), ("RESULT", res.results)):
+        for leaf in leaves:
+            lines.append(f"#define {N}_{kind}{leaf.index}_BYTES {leaf.byte_size}"
+                         f"  /* {leaf.shape} */")
+            if leaf.shape.is_array:
+                lines.append(f"#define {N}_{kind}{leaf.index}_ELEMENTS {leaf.shape.buffer_element_count()}")
+    lines += [
+        "",
+        "/* The entry function (see xlac_runtime.h for the ABI). */",
+        f"extern void {n}(void **results, const void *const *params, void *temp,",
+        f"{' ' * (12 + len(n))}const xlac_run_options *opts);",
+        "/* Sizes, shapes and layouts of the parameters and results, as data. */",
+        f"extern const xlac_program_info {n}_info;",
+        "",
+    ]
+    lines += _wrapper(res)
+    lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def _c_array(ctype: str, name: str, values) -> str:
+    values = list(values) or [0]
+    return f"  static const {ctype} {name}[{len(values)}] = {{{', '.join(map(str, values))}}};"
+
+
+def _wrapper(res: AotResult) -> list[str]:
+    n, N = res.name, res.name.upper()
+    args = []
+    for p in res.params:
+        args.append(f"const {p.c_type} *{p.c_name} /* param {p.index}: {p.shape} */")
+    for r in res.results:
+        args.append(f"{r.c_type} *{r.c_name} /* result {r.index}: {r.shape} */")
+    args.append("const xlac_run_options *opts")
+    np_, nr = len(res.params), len(res.results)
+    out = [
+        "/* XLAC_OK if the buffers are non-NULL (unless empty), aligned, and results overlap",
+        "   nothing else; XLAC_ERROR_INVALID_ARGUMENT otherwise. */",
+        f"static inline int {n}_check_buffers_(const void *const *params, void *const *results) {{",
+        _c_array("size_t", "param_bytes", [p.byte_size for p in res.params]),
+        _c_array("size_t", "param_align", [p.alignment for p in res.params]),
+        _c_array("size_t", "result_bytes", [r.byte_size for r in res.results]),
+        _c_array("size_t", "result_align", [r.alignment for r in res.results]),
+        "  int k, j;",
+        f"  for (k = 0; k < {np_}; ++k)",
+        "    if (param_bytes[k] != 0 &&",
+        "        (params[k] == NULL || (uintptr_t)params[k] % param_align[k] != 0))",
+        "      return XLAC_ERROR_INVALID_ARGUMENT;",
+        f"  for (k = 0; k < {nr}; ++k) {{",
+        "    uintptr_t r = (uintptr_t)results[k];",
+        "    size_t rn = result_bytes[k];",
+        "    if (rn == 0) continue;",
+        "    if (results[k] == NULL || r % result_align[k] != 0) return XLAC_ERROR_INVALID_ARGUMENT;",
+        f"    for (j = 0; j < {np_}; ++j)",
+        "      if (param_bytes[j] != 0 && r < (uintptr_t)params[j] + param_bytes[j] &&",
+        "          (uintptr_t)params[j] < r + rn)",
+        "        return XLAC_ERROR_INVALID_ARGUMENT;",
+        "    for (j = 0; j < k; ++j)",
+        "      if (result_bytes[j] != 0 && r < (uintptr_t)results[j] + result_bytes[j] &&",
+        "          (uintptr_t)results[j] < r + rn)",
+        "        return XLAC_ERROR_INVALID_ARGUMENT;",
+        "  }",
+        "  (void)params;",
+        "  (void)results;",
+        "  (void)j;",
+        "  return XLAC_OK;",
+        "}",
+        "",
+        f"/* Runs {n} on the buffers given: returns XLAC_OK, or an XLAC_ERROR_* status (then",
+        f"   without running {n}). opts may be NULL when {N}_REQUIRED_SERVICES is 0. */",
+        f"static inline int {n}_run(" + ",\n    ".join(args) + ") {",
+        f"  const void *params[{max(1, np_)}];",
+        f"  void *results[{max(1, nr)}];",
+        "  void *raw = NULL, *temp = NULL;",
+        "  int status;",
+        f"  if ({n}_info.abi_version != XLAC_ABI_VERSION || {n}_info.num_params != {N}_NUM_PARAMS ||",
+        f"      {n}_info.num_results != {N}_NUM_RESULTS || {n}_info.temp_size != {N}_TEMP_SIZE ||",
+        f"      strcmp({n}_info.fingerprint, {N}_FINGERPRINT) != 0)",
+        "    return XLAC_ERROR_ABI_MISMATCH; /* this header does not belong to the linked object */",
+        "  if (opts != NULL && opts->abi_version != XLAC_ABI_VERSION) return XLAC_ERROR_ABI_MISMATCH;",
+    ]
+    for service in ("collective", "infeed", "outfeed", "custom_call"):
+        if res.required_services & SERVICE_BITS[service]:
+            out.append(f"  if (opts == NULL || opts->{service} == NULL) return XLAC_ERROR_MISSING_SERVICE;")
+    if not np_:
+        out.append("  params[0] = NULL;")
+    if not nr:
+        out.append("  results[0] = NULL;")
+    out += [f"  params[{p.index}] = (const void *){p.c_name};" for p in res.params]
+    out += [f"  results[{r.index}] = (void *){r.c_name};" for r in res.results]
+    out += [
+        f"  status = {n}_check_buffers_(params, results);",
+        "  if (status != XLAC_OK) return status;",
+    ]
+    if res.temp_size > 0:
+        out += [
+            f"  raw = malloc((size_t){N}_TEMP_SIZE + XLAC_ALIGNMENT - 1);",
+            "  if (raw == NULL) return XLAC_ERROR_NO_MEMORY;",
+            "  temp = (void *)(((uintptr_t)raw + XLAC_ALIGNMENT - 1) & ~(uintptr_t)(XLAC_ALIGNMENT - 1));",
+        ]
+    out += [
+        f"  {n}(results, params, temp, opts);",
+        "  free(raw);",
+        "  return XLAC_OK;",
+        "}",
+    ]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------
+
+def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None = None, name: str = "fn",
+                target: str | None = None, cpu: str | None = None, features: str | None = None,
+                opt: int = 3) -> AotResult:
+    """Compile ``x`` (XlaComputation, HloModule or HLO text) to an object file.
+
+    ``path_o``: the ELF object to write; ``header``: where to write the C header
+    (none when ``None``); ``name``: the entry function's C name (a C identifier);
+    ``target``: an LLVM target triple (default: the host's, with the host CPU and
+    its features, exactly what the JIT uses); ``cpu``/``features``: LLVM CPU name
+    and feature string (for a named triple the default is the generic CPU; pass
+    ``cpu="generic"`` for host objects that must run on any CPU of the family).
+
+    Raises ``xlac.HloParseError``, ``xlac.ShapeError``, ``xlac.UnsupportedError``
+    as ``xlac.jit`` does, ``ValueError`` for a bad name or target, ``OSError`` when
+    a file cannot be written.
+    """
+    import llvmlite.binding as llvm
+
+    from .codegen.compiler import lower
+    from .codegen.jit import optimize
+    from .runtime.executable import as_module
+
+    _check_name(name)
+    module = as_module(x)
+    host = target is None
+    if cpu is not None and features is None:
+        features = ""     # the named CPU's own features, not the host's
+    tm = _target_machine(opt, cpu, features, target)
+    triple = tm.triple
+    cpu_name = cpu if cpu is not None else (llvm.get_host_cpu_name() if host else "")
+    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data))
+
+    entry = lowered.hlo.entry
+    taken = {name}
+    prefix = name.upper() + "_"
+    # params[i] of the entry ABI: the parameters' array leaves in parameter-number
+    # order, a tuple-shaped parameter flattened depth-first over consecutive slots.
+    slots = []
+    for p in sorted(entry.parameters, key=lambda p: p.parameter_number):
+        leaves = p.shape.leaves()
+        for k, shape in enumerate(leaves):
+            label = p.name or f"param{p.parameter_number}"
+            slots.append((label if not p.shape.is_tuple else f"{label}{{{k}}}", shape))
+    param_names = _c_names([nm for nm, _ in slots], "param", taken, prefix)
+    params = [LeafInfo(k, nm, c, shape) for k, ((nm, shape), c) in enumerate(zip(slots, param_names))]
+    assert len(params) == getattr(lowered.assignment, "parameter_slots", len(params))
+    result_shapes = lowered.assignment.result_shapes
+    result_names = _c_names([f"result{k}" for k in range(len(result_shapes))], "result", taken, prefix)
+    results = [LeafInfo(k, "", c, s) for k, (c, s) in enumerate(zip(result_names, result_shapes))]
+
+    res = AotResult(name=name, object_path=os.fspath(path_o),
+                    header_path=os.fspath(header) if header is not None else None,
+                    params=params, results=results, result_shape=entry.root.shape,
+                    temp_size=lowered.assignment.temp_size,
+                    required_services=required_services(lowered.hlo), triple=triple,
+                    cpu=cpu_name or "", fingerprint=module.fingerprint(), module_name=module.name,
+                    symbols=(name, f"{name}_info"))
+
+    _emit_metadata(lowered.llvm_module, res)
+    ref = llvm.parse_assembly(str(lowered.llvm_module))
+    ref.triple = triple
+    ref.data_layout = str(tm.target_data)
+    ref.verify()
+    exported = set(res.symbols)
+    for value in list(ref.functions) + list(ref.global_variables):
+        if not value.is_declaration and value.name not in exported:
+            value.linkage = "private"    # no symbol at all in the object's table
+    optimize(ref, tm)
+    data = tm.emit_object(ref)
+
+    res.header_text = _header(res)
+    _write(res.object_path, data)
+    if res.header_path is not None:
+        _write(res.header_path, res.header_text.encode())
+    return res
+
+
+def _target_machine(opt: int, cpu: str | None, features: str | None, triple: str | None):
+    """The TargetMachine; an unknown triple, CPU or feature is a ``ValueError``.
+
+    LLVM only warns on stderr about an unknown CPU or feature (and then ignores
+    it, or later aborts the process), so the warnings printed while the machine
+    is made are captured and turned into the error.
+    """
+    import tempfile
+
+    from .codegen.jit import host_target_machine
+
+    def make():
+        return host_target_machine(opt=opt, cpu=cpu, features=features, triple=triple, reloc="pic",
+                                   codemodel="default")
+
+    what = f"target {triple or 'host'!r}" + (f", cpu {cpu!r}" if cpu else "") + \
+        (f", features {features!r}" if features else "")
+    try:
+        if not cpu and not features:
+            return make()
+        with tempfile.TemporaryFile() as log:
+            saved = os.dup(2)
+            try:
+                os.dup2(log.fileno(), 2)
+                tm = make()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            log.seek(0)
+            warnings = log.read().decode(errors="replace").strip()
+    except RuntimeError as ex:
+        raise ValueError(f"{what}: {ex}") from None
+    if warnings:
+        raise ValueError(f"{what}: {warnings.splitlines()[0]}")
+    return tm
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)        # never leave a half-written file under the final name
+    except OSError as ex:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise OSError(ex.errno, ex.strerror, path) from None
