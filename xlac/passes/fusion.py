@@ -86,6 +86,8 @@ class _Fuser:
         self.names = {i.name for c in module.computations for i in c.instructions}
         self.comp_names = {c.name for c in module.computations}
         self.notes: list[str] = []
+        self.refusals: dict = {}
+        self.replaced: dict[int, HloInstruction] = {}  # consumer id -> the fusion that replaced it
 
     def fresh(self, base: str, used: set) -> str:
         k = 1
@@ -118,6 +120,7 @@ class _Fuser:
                                 self.fresh(f"fusion.{consumer.name}", self.names))
         self.module.add_computation(fused)
         self._replace(consumer, fusion)
+        self.replaced[id(consumer)] = fusion
         return fusion
 
     def fuse_into(self, fusion: HloInstruction, producer: HloInstruction) -> None:
@@ -162,8 +165,11 @@ class _Fuser:
         fused.instructions = fused.post_order()
 
     def _replace(self, old: HloInstruction, new: HloInstruction) -> None:
+        # comp.instructions is rebuilt once at the end of the pass (linear time);
+        # until then ``parent`` tells which instructions are alive.
         comp = self.comp
-        comp.instructions[comp.instructions.index(old)] = new
+        comp.instructions.append(new)
+        old.parent = None
         new.parent = comp
         for user in old.users:
             user.replace_operand(old, new)
@@ -236,7 +242,7 @@ class _Fuser:
         self.comp.compute_users()
         changed = self.form_dot_epilogues()
         for consumer in reversed(self.comp.post_order()):
-            if consumer.parent is not self.comp or consumer not in self._alive():
+            if consumer.parent is not self.comp:
                 continue
             if not fusible_consumer(consumer):
                 continue
@@ -248,7 +254,7 @@ class _Fuser:
                     why = self.why_not(producer, current)
                     if why is not None:
                         if producer.opcode not in ("parameter", "constant", "get-tuple-element"):
-                            self.notes.append(f"not fused: {producer.name} into {current.name}: {why}")
+                            self.refusals[(id(producer), id(consumer))] = (producer, consumer, why)
                         continue
                     if current.opcode != "fusion":
                         current = self.make_fusion(current)
@@ -257,9 +263,15 @@ class _Fuser:
                     progress = True
                     break
         if changed:
-            self._alive_cache = None
-            self.comp.instructions = [i for i in self.comp.post_order()]
+            alive = [i for i in self.comp.instructions if i.parent is self.comp]
+            self.comp.instructions = alive
+            self.comp.instructions = self.comp.post_order()
             self.comp.compute_users()
+        # Keep the refusals that stand: the producer is still an input of the consumer.
+        for producer, consumer, why in self.refusals.values():
+            final = self.replaced.get(id(consumer), consumer)
+            if producer in final.operands:
+                self.notes.append(f"not fused: {producer.name} into {final.name}: {why}")
         return changed
 
     def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
@@ -269,26 +281,9 @@ class _Fuser:
             if fusion not in op.users:
                 op.users.append(fusion)
         if not producer.users and producer is not self.comp.root:
-            self.comp.instructions.remove(producer)
             for op in producer.operands:
                 op.users = [u for u in op.users if u is not producer]
-            producer.parent = None
-        self._alive_cache = None
-
-    _alive_cache = None
-
-    def _alive(self):
-        if self._alive_cache is None:
-            self._alive_cache = set(map(id, self.comp.instructions))
-        return _IdSet(self._alive_cache)
-
-
-class _IdSet:
-    def __init__(self, ids):
-        self.ids = ids
-
-    def __contains__(self, inst):
-        return id(inst) in self.ids
+            producer.parent = None  # dropped from comp.instructions at the end of the pass
 
 
 # ----------------------------------------------------------------------------
@@ -546,6 +541,7 @@ class MultiOutputFusion:
                     merged.add(id(b))
                     changed = True
         if changed:
+            comp.instructions = [i for i in comp.instructions if i.parent is comp]
             comp.instructions = comp.post_order()
             comp.compute_users()
             _drop_unused_computations(module)
@@ -617,19 +613,25 @@ class MultiOutputFusion:
             comp.instructions.append(replacement)
             for user in list(f.users):
                 user.replace_operand(f, replacement)
+                replacement.users.append(user)
             if comp.root is f:
                 comp.root = replacement
-            comp.instructions.remove(f)
-            f.parent = None
-        comp.instructions = comp.post_order()
-        comp.compute_users()
+            f.parent = None  # dropped from comp.instructions when the pass ends
+        for op in operands:
+            op.users = [u for u in op.users if u is not a and u is not b]
+            op.users.append(fusion)
+        fusion.users = [g for g in comp.instructions[-(k + len(roots)):]
+                        if g.opcode == "get-tuple-element" and g.operands[0] is fusion]
         return fusion
 
 
-def _reaches(src: HloInstruction, dst: HloInstruction) -> bool:
-    """Is ``dst`` reachable from ``src`` through users?"""
+def _reaches(src: HloInstruction, dst: HloInstruction, budget: int = 4096) -> bool:
+    """Is ``dst`` reachable from ``src`` through users?  (Says yes when the
+    search exceeds ``budget`` nodes: a merge is then simply not made.)"""
     seen, stack = set(), [src]
     while stack:
+        if len(seen) > budget:
+            return True
         cur = stack.pop()
         if cur is dst:
             return True
