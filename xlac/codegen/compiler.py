@@ -14,6 +14,7 @@ from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
+from ..passes.call_inliner import CallInliner
 from ..passes.fusion import InstructionFusion, MultiOutputFusion
 from ..passes.pipeline import codegen_pipeline
 from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
@@ -48,13 +49,21 @@ def check_supported(module: HloModule) -> None:
 
 
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
-          data_layout: str = "") -> Lowered:
-    """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed)."""
+          data_layout: str = "", optimize: bool = True) -> Lowered:
+    """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
+
+    ``optimize=False`` skips simplification and fusion (only calls are
+    inlined): every instruction gets its own kernel — the reference the
+    optimised pipeline is tested against.
+    """
     verify(module)
     module = copy.deepcopy(module)
-    codegen_pipeline().run(module)
-    InstructionFusion().run(module)
-    MultiOutputFusion().run(module)
+    if optimize:
+        codegen_pipeline().run(module)
+        InstructionFusion().run(module)
+        MultiOutputFusion().run(module)
+    else:
+        CallInliner().run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, entry_name, triple, data_layout)
     llvm_module = emitter.emit()

@@ -84,6 +84,25 @@ class BufferAssignment:
         """The scratch slice reserved for ``inst`` (None when it asked for none)."""
         return self._scratch.get(id(inst))
 
+    def peak_live_bytes(self) -> int:
+        """The largest total size (as allocated) of temp values live at one step.
+
+        A lower bound for any arena; ``temp_size`` equals it unless holes left
+        by freed values fragment the arena.
+        """
+        last = self._last_uses()
+        peak = 0
+        live: dict = {}
+        for step, inst in enumerate(self.order):
+            for leaf in range(len(inst.shape.leaves())):
+                sl = self._slices.get((id(inst), leaf))
+                if sl is not None and sl.kind == "temp":
+                    live[(id(inst), leaf)] = _align(max(sl.size, 1))
+            scratch = self._scratch.get(id(inst))
+            peak = max(peak, sum(live.values()) + (_align(scratch.size) if scratch else 0))
+            live = {k: v for k, v in live.items() if last.get(k[0], -1) > step}
+        return peak
+
     def materialized(self) -> list[HloInstruction]:
         """Instructions that compute into a buffer, in schedule order."""
         return [i for i in self.order if i.opcode not in NO_BUFFER]

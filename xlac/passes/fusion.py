@@ -133,18 +133,19 @@ class _Fuser:
         by_operand = {id(op): p for p in fused.instructions if p.opcode == "parameter"
                       for op in [fusion.operands[p.parameter_number]]}
         new_operands = []
+        used = {i.name for i in fused.instructions}
         for op in producer.operands:
             p = by_operand.get(id(op))
             if p is None:
                 number = len(fusion.operands)
                 p = HloInstruction("parameter", op.shape, (), {"parameter_number": number},
-                                   f"param_{number}")
+                                   self.fresh(f"param_{number}", used))
                 fused.instructions.insert(0, p)
                 p.parent = fused
                 fusion.operands.append(op)
                 by_operand[id(op)] = p
             new_operands.append(p)
-        name = self.fresh(producer.name, {i.name for i in fused.instructions})
+        name = self.fresh(producer.name, used)
         clone = HloInstruction(producer.opcode, producer.shape, new_operands, dict(producer.attrs), name)
         clone.parent = fused
         if producer.opcode == "fusion":
@@ -270,7 +271,7 @@ class _Fuser:
         # Keep the refusals that stand: the producer is still an input of the consumer.
         for producer, consumer, why in self.refusals.values():
             final = self.replaced.get(id(consumer), consumer)
-            if producer in final.operands:
+            if self.replaced.get(id(producer), producer) in final.operands:
                 self.notes.append(f"not fused: {producer.name} into {final.name}: {why}")
         return changed
 

@@ -45,13 +45,13 @@ def as_module(x) -> HloModule:
     raise TypeError(f"expected an XlaComputation, an HloModule or HLO text, got {type(x).__name__}")
 
 
-def _compile(module: HloModule) -> tuple[Lowered, JitFunction]:
-    key = module.fingerprint()
+def _compile(module: HloModule, optimize: bool = True) -> tuple[Lowered, JitFunction]:
+    key = f"{module.fingerprint()}:{int(optimize)}"
     with _cache_lock:
         hit = _cache.get(key)
     if hit is not None:
         return hit
-    lowered = lower(module)
+    lowered = lower(module, optimize=optimize)
     fn = compile_ir(lowered.llvm_module, lowered.entry_name)
     with _cache_lock:
         _cache.setdefault(key, (lowered, fn))
@@ -61,9 +61,9 @@ def _compile(module: HloModule) -> tuple[Lowered, JitFunction]:
 class Executable:
     """A JIT-compiled module. See the module docstring for calling conventions."""
 
-    def __init__(self, module: HloModule):
+    def __init__(self, module: HloModule, optimize: bool = True):
         self.module = module
-        self.lowered, self._jit = _compile(module)
+        self.lowered, self._jit = _compile(module, optimize)
         self._fn = _ENTRY(self._jit.address)
         entry = module.entry
         self.parameters = entry.parameters
@@ -145,11 +145,14 @@ def _restructure(shape: Shape, arrays):
     return next(arrays)
 
 
-def jit(x) -> Executable:
+def jit(x, *, optimize: bool = True) -> Executable:
     """Compile an XlaComputation, HloModule or HLO text for this CPU.
+
+    ``optimize=False`` compiles every instruction as its own kernel, without
+    simplification or fusion (for debugging and as a reference).
 
     Raises ``xlac.HloParseError`` for bad text, ``xlac.ShapeError`` for an
     ill-shaped module and ``xlac.UnsupportedError`` ("not supported yet: <op>")
     for an operation the code generator does not handle.
     """
-    return Executable(as_module(x))
+    return Executable(as_module(x), optimize)
