@@ -1,7 +1,7 @@
 """The ``xlac`` command line (also ``python -m xlac``).
 
     xlac run MODULE.hlo [--inputs IN.npz] [--out OUT.npz] [--reference]
-    xlac dump MODULE.hlo [--llvm] [--optimized-llvm]
+    xlac dump MODULE.hlo [--llvm] [--optimized-llvm] [--after-each-pass]
     xlac compile MODULE.hlo -o OUT.o [--header OUT.h] [--name FN] [--target-triple T] [--cpu C]
 
 ``run``: IN.npz holds the entry parameters as ``arr_0, arr_1, ...`` in
@@ -80,12 +80,30 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _print_after_pass(pipeline: str, pass_name: str, module, changed: bool) -> None:
+    """``--after-each-pass``: a header per pass run, the module when it changed."""
+    print(f"// ---- after {pipeline}.{pass_name}{'' if changed else ' (no change)'} ----")
+    if changed:
+        print(module.to_text())
+
+
 def cmd_dump(args) -> int:
+    import contextlib
+
     from .codegen.compiler import lower
     from .hlo.parser import parse_hlo
+    from .passes.pipeline import dump_hook
     with open(args.module) as fh:
         module = parse_hlo(fh.read())
-    lowered = lower(module)
+    hook = contextlib.nullcontext()
+    if args.after_each_pass:
+        print("// ---- input ----")
+        print(module.to_text())
+        hook = dump_hook(_print_after_pass)
+    with hook:
+        lowered = lower(module)
+    if args.after_each_pass:
+        print("// ---- final module and buffer assignment ----")
     print(lowered.hlo.to_text())
     print(lowered.assignment.summary())
     if args.llvm:
@@ -123,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("module", help="HLO text file")
     d.add_argument("--llvm", action="store_true", help="also print the LLVM IR as emitted")
     d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after O3")
+    d.add_argument("--after-each-pass", action="store_true",
+                   help="first print the module after every pass (pass name as a header)")
     d.set_defaults(fn=cmd_dump)
     c = sub.add_parser("compile", help="compile ahead of time to an object file and a C header")
     c.add_argument("module", help="HLO text file")

@@ -74,9 +74,15 @@ class JitFunction:
 
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine."""
+    from ..passes.pipeline import dump_directory, dump_text
+    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
+    if dumping:
+        dump_text(f"{entry_name}.llvm.ll", str(module))
     tm = host_target_machine()
     ref = parse_and_optimize(module, tm, speed_level)
     optimized = str(ref)
+    if dumping:
+        dump_text(f"{entry_name}.llvm-opt.ll", optimized)
     engine = llvm.create_mcjit_compiler(ref, tm)
     engine.finalize_object()
     address = engine.get_function_address(entry_name)

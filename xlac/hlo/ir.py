@@ -157,6 +157,92 @@ class HloComputation:
                     stack.append((nxt, iter(nxt.operands)))
         return order
 
+    # -- rewriting helpers (each linear in what it touches) -----------------------
+    def replace_all_uses(self, old: HloInstruction, new: HloInstruction) -> None:
+        """Make every user of ``old`` (and the root, if it is ``old``) use ``new``.
+
+        Relies on ``old.users`` being current (see :meth:`compute_users`); keeps
+        the users lists of ``old`` and ``new`` current.  Shapes are not checked.
+        """
+        if old is new:
+            return
+        for user in old.users:
+            if user is new or not any(o is old for o in user.operands):
+                continue
+            already = any(o is new for o in user.operands)  # then it is in new.users
+            user.replace_operand(old, new)
+            if not already:
+                new.users.append(user)
+        old.users = [u for u in old.users if u is new]
+        if self.root is old:
+            self.root = new
+
+    def remove_instructions(self, insts: Iterable[HloInstruction]) -> None:
+        """Remove several unused instructions at once (one pass over the list).
+
+        Raises ``ValueError`` if one of them is the root or still has a user
+        outside the removed set.
+        """
+        gone = {id(i) for i in insts}
+        if not gone:
+            return
+        if self.root is not None and id(self.root) in gone:
+            raise ValueError(f"cannot remove the root {self.root.name} of computation {self.name}")
+        for inst in self.instructions:
+            if id(inst) in gone:
+                continue
+            for op in inst.operands:
+                if id(op) in gone:
+                    raise ValueError(f"cannot remove {op.name}: {inst.name} uses it")
+        self.instructions = [i for i in self.instructions if id(i) not in gone]
+        for inst in self.instructions:
+            if any(id(u) in gone for u in inst.users):
+                inst.users = [u for u in inst.users if id(u) not in gone]
+
+    def remove_instruction(self, inst: HloInstruction) -> None:
+        """Remove one unused instruction (linear: prefer :meth:`remove_instructions` in loops)."""
+        self.remove_instructions([inst])
+
+    def add_instruction_before(self, inst: HloInstruction, before: HloInstruction) -> HloInstruction:
+        """Insert ``inst`` just before ``before`` (linear: in loops, append then
+        :meth:`sort_topologically` once).  Registers ``inst`` as a user of its operands."""
+        for k, existing in enumerate(self.instructions):
+            if existing is before:
+                break
+        else:
+            raise ValueError(f"{before.name} is not an instruction of computation {self.name}")
+        inst.parent = self
+        self.instructions.insert(k, inst)
+        _register_uses(inst)
+        return inst
+
+    def sort_topologically(self) -> None:
+        """Reorder ``instructions`` so operands come before users.
+
+        Stable: a list already in a valid order is unchanged, and an instruction
+        appended at the end moves to just before its first user.
+        """
+        member = {id(i) for i in self.instructions}
+        placed: set[int] = set()
+        order: list[HloInstruction] = []
+        for start in self.instructions:
+            if id(start) in placed:
+                continue
+            placed.add(id(start))
+            stack = [(start, 0)]
+            while stack:
+                node, k = stack[-1]
+                if k < len(node.operands):
+                    stack[-1] = (node, k + 1)
+                    op = node.operands[k]
+                    if id(op) not in placed and id(op) in member:
+                        placed.add(id(op))
+                        stack.append((op, 0))
+                else:
+                    stack.pop()
+                    order.append(node)
+        self.instructions = order
+
     def instruction(self, name: str) -> HloInstruction:
         for inst in self.instructions:
             if inst.name == name:
@@ -165,6 +251,39 @@ class HloComputation:
 
     def __repr__(self) -> str:
         return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
+
+
+def _register_uses(inst: HloInstruction) -> None:
+    seen = set()
+    for op in inst.operands:
+        if id(op) not in seen:
+            seen.add(id(op))
+            op.users.append(inst)
+
+
+class NameUniquer:
+    """Fresh instruction names ``base.N`` that collide with no name seen so far.
+
+    Amortised constant time per name (a counter per base), so passes that
+    create many instructions stay linear.
+    """
+
+    def __init__(self, used: Iterable[str] = ()):
+        self.used: set[str] = set(used)
+        self._next: dict[str, int] = {}
+
+    def reserve(self, name: str) -> None:
+        self.used.add(name)
+
+    def __call__(self, base: str) -> str:
+        base = base or "x"
+        k = self._next.get(base, 1)
+        while f"{base}.{k}" in self.used:
+            k += 1
+        name = f"{base}.{k}"
+        self._next[base] = k + 1
+        self.used.add(name)
+        return name
 
 
 class HloModule:
@@ -223,6 +342,10 @@ class HloModule:
         """A stable hash of the module's text (the compile cache key)."""
         import hashlib
         return hashlib.sha256(self.to_text().encode()).hexdigest()
+
+    def name_uniquer(self) -> "NameUniquer":
+        """A :class:`NameUniquer` that avoids every instruction name the module has now."""
+        return NameUniquer(i.name for i in self.instructions())
 
     def sort_computations(self) -> None:
         """Order computations callees-before-callers, entry last."""

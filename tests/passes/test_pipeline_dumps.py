@@ -1,0 +1,156 @@
+"""Pipelines: order of the codegen pipeline, dump hooks, XLAC_DUMP_TO files,
+``xlac dump --after-each-pass``, and the IR helpers the passes rely on."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import xlac
+from passtest import parse
+from xlac.cli import main
+from xlac.hlo.ir import HloInstruction
+from xlac.hlo.verifier import verify
+from xlac.passes.pipeline import Pipeline, codegen_pipeline, dump_hook, dump_text
+
+TEXT = """
+HloModule m
+ENTRY e {
+  x = f32[4]{0} parameter(0)
+  one = f32[] constant(1)
+  b = f32[4]{0} broadcast(one), dimensions={}
+  y = f32[4]{0} multiply(x, b)
+  ROOT n = f32[4]{0} negate(y)
+}
+"""
+
+
+def _names(p):
+    return [(q.name, _names(q)) if isinstance(q, Pipeline) else q.name for q in p.passes]
+
+
+def test_codegen_pipeline_order():
+    p = codegen_pipeline()
+    assert _names(p) == ["call-inliner", ("simplify", ["algebraic-simplifier", "constant-folding",
+                                                       "cse", "dce", "tuple-simplifier"])]
+    assert p.passes[1].fixed_point
+
+
+class _Counting:
+    name = "counting"
+
+    def __init__(self, limit):
+        self.limit, self.runs = limit, 0
+
+    def run(self, module):
+        self.runs += 1
+        return self.runs < self.limit
+
+
+def test_fixed_point_and_hooks_see_every_pass_in_order():
+    seen = []
+    inner = Pipeline("inner", [_Counting(3)], fixed_point=True)
+    outer = Pipeline("outer", [_Counting(1), inner], dump=lambda *a: seen.append(a[:2] + (a[3],)))
+    assert outer.run(parse(TEXT))
+    assert seen == [("outer", "counting", False), ("inner", "counting", True),
+                    ("inner", "counting", True), ("inner", "counting", False)]
+
+
+def test_dump_hook_context_and_no_hooks_outside():
+    seen = []
+    module = parse(TEXT)
+    with dump_hook(lambda pipe, name, mod, changed: seen.append((pipe, name, changed, mod.to_text()))):
+        codegen_pipeline(verify=True).run(module)
+    assert [s[:2] for s in seen[:3]] == [("codegen", "call-inliner"),
+                                         ("simplify", "algebraic-simplifier"),
+                                         ("simplify", "constant-folding")]
+    first_change = next(s for s in seen if s[2])
+    assert first_change[1] == "algebraic-simplifier" and "multiply" not in first_change[3]
+    n = len(seen)
+    codegen_pipeline().run(parse(TEXT))
+    assert len(seen) == n
+
+
+def test_xlac_dump_to_writes_numbered_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    codegen_pipeline().run(parse(TEXT))
+    names = sorted(os.listdir(tmp_path))
+    assert re.fullmatch(r"\d{3,}\.codegen\.input\.hlo", names[0])
+    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[1])
+    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[2])
+    numbers = [int(n.split(".")[0]) for n in names]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    for n in names:
+        verify(xlac.parse_hlo((tmp_path / n).read_text()))
+    assert "multiply" in (tmp_path / names[0]).read_text()
+    assert "multiply" not in (tmp_path / names[2]).read_text()
+    path = dump_text("llvm.ll", "; some IR")
+    assert path is not None and path.endswith(".llvm.ll") and open(path).read() == "; some IR"
+
+
+def test_no_dump_without_the_setting(monkeypatch):
+    monkeypatch.delenv("XLAC_DUMP_TO", raising=False)
+    assert dump_text("x.txt", "text") is None
+
+
+def test_jit_dumps_llvm_ir_before_and_after_optimisation(tmp_path, monkeypatch):
+    from xlac.codegen.compiler import lower
+    from xlac.codegen.jit import compile_ir
+    lowered = lower(parse(TEXT))
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    compile_ir(lowered.llvm_module, lowered.entry_name)
+    names = sorted(os.listdir(tmp_path))
+    ll = [n for n in names if n.endswith(".ll")]
+    assert [n.split(".", 1)[1] for n in ll] == [f"{lowered.entry_name}.llvm.ll",
+                                                 f"{lowered.entry_name}.llvm-opt.ll"]
+
+
+def test_cli_dump_after_each_pass(tmp_path, capsys):
+    path = tmp_path / "m.hlo"
+    path.write_text(TEXT)
+    assert main(["dump", str(path), "--after-each-pass"]) == 0
+    out = capsys.readouterr().out
+    headers = re.findall(r"^// ---- (.*) ----$", out, re.M)
+    assert headers[0] == "input"
+    assert headers[1] == "after codegen.call-inliner (no change)"
+    assert headers[2] == "after simplify.algebraic-simplifier"
+    assert headers[-1] == "final module and buffer assignment"
+    assert "temp arena" in out.split("final module and buffer assignment")[1]
+    assert main(["dump", str(path)]) == 0
+    assert "// ----" not in capsys.readouterr().out
+
+
+def test_simplified_module_still_computes_the_same_when_compiled():
+    module = parse(TEXT)
+    x = np.array([1, -0.0, np.inf, np.nan], np.float32)
+    np.testing.assert_array_equal(xlac.jit(module)(x), xlac.evaluate(module, x))
+
+
+# -- IR helpers ------------------------------------------------------------------
+
+def test_ir_helpers():
+    module = parse(TEXT)
+    comp = module.entry
+    x, y, n = comp.instruction("x"), comp.instruction("y"), comp.instruction("n")
+    names = module.name_uniquer()
+    assert names("negate") == "negate.1" and names("negate") == "negate.2"
+    names.reserve("abs.1")
+    assert names("abs") == "abs.2"
+    e = HloInstruction("exponential", x.shape, [x], name=names("exponential"))
+    comp.add_instruction_before(e, y)
+    assert comp.instructions.index(e) == comp.instructions.index(y) - 1 and e in x.users
+    comp.replace_all_uses(y, e)
+    assert n.operands == [e] and n in e.users and y.users == []
+    comp.remove_instructions([y, comp.instruction("b"), comp.instruction("one")])
+    verify(module)
+    with pytest.raises(ValueError):
+        comp.remove_instruction(e)  # still used by n
+    late = HloInstruction("abs", x.shape, [x], name=names("abs"))
+    late.parent = comp
+    comp.instructions.append(late)
+    n.operands = [late]
+    comp.sort_topologically()
+    comp.compute_users()
+    assert comp.instructions.index(late) < comp.instructions.index(n)
+    comp.remove_instruction(e)
+    verify(module)
