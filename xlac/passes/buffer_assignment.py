@@ -72,6 +72,7 @@ class BufferAssignment:
         self._scratch: dict[int, BufferSlice] = {}
         self._scratch_fn = scratch or (lambda inst: 0)
         self.copies: list[tuple[int, BufferSlice]] = []  # (result number, source)
+        self.in_place: list[tuple[HloInstruction, HloInstruction]] = []  # (writer, operand it overwrote)
         self.temp_size = 0
         self._assign(comp)
 
@@ -97,9 +98,11 @@ class BufferAssignment:
             for leaf in range(len(inst.shape.leaves())):
                 sl = self._slices.get((id(inst), leaf))
                 if sl is not None and sl.kind == "temp":
-                    live[(id(inst), leaf)] = _align(max(sl.size, 1))
+                    live[(id(inst), leaf)] = (sl.offset, _align(max(sl.size, 1)))
             scratch = self._scratch.get(id(inst))
-            peak = max(peak, sum(live.values()) + (_align(scratch.size) if scratch else 0))
+            # A value updated in place shares its operand's slice: count slices once.
+            in_use = sum(size for _offset, size in set(live.values()))
+            peak = max(peak, in_use + (_align(scratch.size) if scratch else 0))
             live = {k: v for k, v in live.items() if last.get(k[0], -1) > step}
         return peak
 
@@ -117,6 +120,8 @@ class BufferAssignment:
                              f"{self.slice_of(inst, leaf)}")
         for number, src in self.copies:
             lines.append(f"  copy {src} -> result {number}")
+        for writer, operand in self.in_place:
+            lines.append(f"  in place: {writer.name} overwrites {operand.name}")
         return "\n".join(lines)
 
     # -- construction ---------------------------------------------------------------
@@ -162,6 +167,12 @@ class BufferAssignment:
                     if key in claimed:
                         self._slices[key] = BufferSlice("result", claimed[key], 0, shape.byte_size(), shape)
                         continue
+                    donor = self._in_place_donor(inst, leaf, shape, step, last_use, live, claimed)
+                    if donor is not None:
+                        # Update in place: take over the dying operand's slice.
+                        live[key] = live.pop(donor)
+                        self._slices[key] = BufferSlice("temp", 0, live[key][0], shape.byte_size(), shape)
+                        continue
                     size = _align(max(shape.byte_size(), 1))
                     offset = self._allocate(free, size)
                     live[key] = (offset, size)
@@ -182,6 +193,23 @@ class BufferAssignment:
             src, leaf = self.defining(root, number)
             if claimed.get((id(src), leaf)) != number:
                 self.copies.append((number, self._resolve(src, leaf)))
+
+    def _in_place_donor(self, inst, leaf, shape, step, last_use, live, claimed):
+        """The key of an operand value whose buffer ``inst`` may write its leaf
+        into: a temp of the same shape and layout, last read by ``inst``, which
+        ``inst`` reads only at the index it writes (see ``may_update_in_place``)."""
+        if leaf != 0:
+            return None
+        for k in may_update_in_place(inst):
+            src, src_leaf = self.defining(inst.operands[k], 0)
+            key = (id(src), src_leaf)
+            sl = self._slices.get(key)
+            if (key in live and sl is not None and sl.kind == "temp" and key not in claimed
+                    and sl.shape == shape and last_use.get(id(src), -1) == step
+                    and len(src.shape.leaves()) == 1):
+                self.in_place.append((inst, src))
+                return key
+        return None
 
     def _allocate(self, free: list, size: int) -> int:
         for k, (offset, hole) in enumerate(free):
@@ -239,6 +267,61 @@ class BufferAssignment:
         for src in sources(self.computation.root):
             last[id(src)] = len(self.order)
         return last
+
+
+#: Kernels that copy operand 0 into their result (when the buffers differ) and
+#: then update parts of it, so they may run in operand 0's buffer.
+UPDATES_OPERAND_0 = {"dynamic-update-slice", "scatter"}
+
+
+def may_update_in_place(inst: HloInstruction) -> list[int]:
+    """Operand numbers whose buffer ``inst`` may overwrite with its result.
+
+    True for an elementwise op, or a loop fusion, that reads the operand only at
+    the index it writes (through same-shape elementwise ops), and for kernels
+    that update a copy of their first operand.
+    """
+    from ..hlo.opcodes import OPCODES
+    if inst.opcode in UPDATES_OPERAND_0:
+        return [0]
+    if not inst.shape.is_array:
+        return []
+    info = OPCODES.get(inst.opcode)
+    if info is not None and info.is_elementwise:
+        return [k for k, o in enumerate(inst.operands) if o.shape == inst.shape]
+    if inst.opcode == "fusion" and inst.attrs.get("kind") == "kLoop":
+        fused = inst.attrs["calls"]
+        fused.compute_users()
+        out = []
+        for p in fused.parameters:
+            if p.shape == inst.shape and _elementwise_to_root(p, fused.root):
+                out.append(p.parameter_number)
+        return out
+    return []
+
+
+def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
+    from ..hlo.opcodes import OPCODES
+    seen, stack = set(), list(start.users)
+    if start is root:
+        return True
+    if not stack:
+        return False
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        info = OPCODES.get(cur.opcode)
+        if info is None or not info.is_elementwise or cur.shape.dimensions != root.shape.dimensions:
+            return False
+        if cur.opcode in ("select", "clamp") and any(o.shape.rank == 0 and root.shape.rank for o in cur.operands):
+            pass  # scalar operands are broadcast, the array ones are read in place
+        if cur is not root:
+            if not cur.users:
+                return False
+            stack.extend(cur.users)
+    return True
 
 
 def _coalesce(holes: list) -> list:

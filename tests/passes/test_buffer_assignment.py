@@ -1,0 +1,88 @@
+"""Buffer assignment: dead buffers reused, updates in place, results written in place."""
+import numpy as np
+
+import xlac
+from xlac.passes.buffer_assignment import BufferAssignment, may_update_in_place
+
+CHAIN = """
+HloModule m
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  a = f32[64]{0} exponential(x)
+  b = f32[64]{0} tanh(a)
+  c = f32[64]{0} sine(a)
+  d = f32[64]{0} add(b, c)
+  ROOT r = f32[64]{0} log(d)
+}
+"""
+
+
+def test_unfused_chain_reuses_dead_buffers_and_updates_in_place():
+    exe = xlac.jit(CHAIN, optimize=False)
+    a = exe.lowered.assignment
+    # a, b live together; c takes a's buffer (a dies at c), d takes b's.
+    assert a.temp_size == 2 * 256 == a.peak_live_bytes()
+    pairs = {(w.name, o.name) for w, o in a.in_place}
+    assert pairs == {("c", "a"), ("d", "b")}
+    assert "in place: c overwrites a" in a.summary()
+    x = np.linspace(0, 1, 64).astype(np.float32)
+    np.testing.assert_allclose(exe(x), xlac.evaluate(CHAIN, x), rtol=1e-6)
+
+
+def test_root_is_computed_into_the_result_buffer():
+    a = xlac.jit(CHAIN, optimize=False).lowered.assignment
+    root = a.computation.root
+    assert a.slice_of(root).kind == "result" and not a.copies
+
+
+def test_no_in_place_when_the_operand_is_still_needed():
+    text = """
+HloModule m
+
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  a = f32[8]{0} negate(x)
+  b = f32[8]{0} exponential(a)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(a, b)
+}
+"""
+    a = xlac.jit(text, optimize=False).lowered.assignment
+    assert not a.in_place
+    x = np.arange(8, dtype=np.float32)
+    got = xlac.jit(text, optimize=False)(x)
+    np.testing.assert_allclose(got[1], np.exp(-x), rtol=1e-6)
+
+
+def test_no_in_place_for_transposes_or_different_layouts():
+    module = xlac.parse_hlo("""
+HloModule m
+
+ENTRY e {
+  x = f32[4,4]{1,0} parameter(0)
+  a = f32[4,4]{1,0} negate(x)
+  t = f32[4,4]{1,0} transpose(a), dimensions={1,0}
+  c = f32[4,4]{0,1} negate(t)
+  ROOT r = f32[4,4]{1,0} add(c, x)
+}
+""")
+    insts = {i.name: i for i in module.entry.instructions}
+    assert may_update_in_place(insts["t"]) == []
+    assert may_update_in_place(insts["c"]) == []          # layouts differ
+    assert may_update_in_place(insts["a"]) == [0]
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(xlac.jit(module, optimize=False)(x), (x.T) + x)
+
+
+def test_parameters_and_constants_are_copied_to_results():
+    text = """
+HloModule m
+
+ENTRY e {
+  x = f32[3]{0} parameter(0)
+  c = f32[3]{0} constant({1, 2, 3})
+  ROOT t = (f32[3]{0}, f32[3]{0}, f32[3]{0}) tuple(x, c, x)
+}
+"""
+    a = BufferAssignment(xlac.parse_hlo(text))
+    assert [n for n, _ in a.copies] == [0, 1, 2] and a.temp_size == 0
