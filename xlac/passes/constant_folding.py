@@ -10,7 +10,9 @@ Left alone, as XLA's HloConstantFolding leaves them:
   and ``while``/``call``/``conditional`` (a loop could run forever at compile
   time), ``custom-call``, ``fusion``, ``rng-bit-generator``;
 * results of more than :data:`MAX_RESULT_ELEMENTS` elements and operands of
-  more than :data:`MAX_OPERAND_ELEMENTS` (compile time and binary size);
+  more than :data:`MAX_OPERAND_ELEMENTS` (compile time and binary size;
+  :data:`MAX_RESULT_ELEMENTS` for the operands of an op that applies a
+  computation, which the evaluator may run element by element);
 * tuple results, elided constants (``{...}``: the value is unknown), and
   whatever the evaluator refuses.
 
@@ -48,7 +50,10 @@ def foldable(inst: HloInstruction, operands: list | None = None, memo: dict | No
     for op in operands:
         if op.opcode != "constant" or op.attrs.get("elided"):
             return False
-    if sum(_elements(op.shape) for op in operands) > MAX_OPERAND_ELEMENTS:
+    limit = MAX_OPERAND_ELEMENTS
+    if inst.called_computations():  # the evaluator may apply the computation element by element
+        limit = MAX_RESULT_ELEMENTS
+    if sum(_elements(op.shape) for op in operands) > limit:
         return False
     if inst.opcode == "broadcast" and operands[0].shape.element_count() == 1:
         return False
