@@ -804,6 +804,12 @@ def _call(inst, vals):
     return _run(inst.attrs["to_apply"], vals)
 
 
+@_rule("fusion")
+def _fusion(inst, vals):
+    # A fusion computes exactly its fused computation (fusion changes only how).
+    return _run(inst.attrs["calls"], vals)
+
+
 @_rule("while")
 def _while(inst, vals):
     cond, body = inst.attrs["condition"], inst.attrs["body"]
@@ -866,3 +872,334 @@ def _sort(inst, vals):
             out[idx] = k[order]
     results = [np.moveaxis(o, -1, dim) for o in outs]
     return tuple(results) if inst.shape.is_tuple else results[0]
+
+
+# ============================================================================
+# Gather, convolution, reduce-window, select-and-scatter, fft
+# (window and dim_labels text: xlac/hlo/window.py)
+# ============================================================================
+
+def _index_values(a, hi):
+    """Start indices as int64, clamped to [0, hi] (unsigned values never go negative)."""
+    if a.dtype.kind == "u":
+        return np.minimum(a.astype(np.uint64), np.uint64(max(hi, 0))).astype(np.int64)
+    return np.clip(a.astype(np.int64), 0, hi)
+
+
+@_rule("gather")
+def _gather(inst, vals):
+    operand, idx = vals
+    a = inst.attrs
+    offset_dims = _ints(a.get("offset_dims"))
+    collapsed = _ints(a.get("collapsed_slice_dims"))
+    start_index_map = _ints(a.get("start_index_map"))
+    operand_batching = _ints(a.get("operand_batching_dims"))
+    indices_batching = _ints(a.get("start_indices_batching_dims"))
+    slice_sizes = _ints(a.get("slice_sizes"))
+    ivd = _int(a["index_vector_dim"])
+    out_dims = inst.shape.dimensions
+    if 0 in out_dims:
+        return np.zeros(out_dims, inst.shape.dtype)
+    if ivd == idx.ndim:
+        idx = idx[..., None]
+    batch_in = [d for d in range(idx.ndim) if d != ivd]       # start_indices batch dims, in order
+    vectors = np.moveaxis(idx, ivd, -1)                        # batch dims..., index vector
+    out_index = np.indices(out_dims, dtype=np.int64)
+    batch_out = [d for d in range(len(out_dims)) if d not in offset_dims]
+    G = tuple(out_index[d] for d in batch_out)                 # one array per batch dim
+    starts = vectors[G]                                        # out dims..., index vector
+    operand_index = [np.zeros(out_dims, np.int64) for _ in range(operand.ndim)]
+    for k, d in enumerate(start_index_map):                    # S_in, clamped (the spec)
+        operand_index[d] = operand_index[d] + _index_values(starts[..., k], operand.shape[d] - slice_sizes[d])
+    remapped = [d for d in range(operand.ndim) if d not in collapsed and d not in operand_batching]
+    for k, d in enumerate(remapped):                           # O_in
+        operand_index[d] = operand_index[d] + out_index[offset_dims[k]]
+    for od, sd in zip(operand_batching, indices_batching):     # explicit batch dims
+        operand_index[od] = operand_index[od] + G[batch_in.index(sd)]
+    return operand[tuple(operand_index)]
+
+
+def _window_base(x, window, fill):
+    """``x`` dilated and padded as ``window`` says, with a mask of the real elements:
+    ``(base, mask)``; holes and padding hold ``fill`` and are False in the mask."""
+    sizes, places = [], []
+    for wd, n in zip(window, x.shape):
+        dilated = (n - 1) * wd.base_dilation + 1 if n else 0
+        size = max(dilated + wd.padding_low + wd.padding_high, 0)
+        pos = wd.padding_low + np.arange(n) * wd.base_dilation
+        keep = (pos >= 0) & (pos < size)
+        sizes.append(size)
+        places.append((np.flatnonzero(keep), pos[keep]))
+    base = np.full(sizes, fill, dtype=x.dtype)
+    mask = np.zeros(sizes, dtype=bool)
+    if x.ndim == 0:
+        return x.copy(), np.ones((), bool)
+    src = np.ix_(*[p[0] for p in places])
+    dst = np.ix_(*[p[1] for p in places])
+    base[dst] = x[src]
+    mask[dst] = True
+    return base, mask
+
+
+def _window_positions(window, out_dims):
+    """For each position ``k`` of the window (row-major), the slices of the dilated,
+    padded base that line up with every output element."""
+    for k in np.ndindex(*[wd.size for wd in window]):
+        yield k, tuple(slice(kk * wd.window_dilation,
+                             kk * wd.window_dilation + (o - 1) * wd.stride + 1, wd.stride)
+                       for kk, wd, o in zip(k, window, out_dims))
+
+
+def _reduce_identity(ufunc, dt):
+    """The value a padded element may hold so that it changes no fast reduction."""
+    if ufunc in (np.maximum, np.minimum):
+        big = ufunc is np.minimum
+        if dt.kind == "f":
+            return dt.type(np.inf if big else -np.inf)
+        if dt == np.bool_:
+            return np.bool_(big)
+        info = np.iinfo(dt)
+        return dt.type(info.max if big else info.min)
+    if ufunc is np.bitwise_and:
+        return np.invert(np.zeros((), dt))[()]  # all bits set (True for pred)
+    return np.ones((), dt)[()] if ufunc is np.multiply else np.zeros((), dt)[()]
+
+
+@_rule("reduce-window")
+def _reduce_window(inst, vals):
+    from .hlo.window import window_of
+    n = len(vals) // 2
+    inputs, inits = vals[:n], vals[n:]
+    window = window_of(inst.attrs)
+    comp = inst.attrs["to_apply"]
+    dtypes = _leaf_dtypes(inst.shape)
+    out_dims = (inst.shape.tuple_shapes[0] if n > 1 else inst.shape).dimensions
+    ufunc = _fast_reducer(comp) if n == 1 else None
+    if 0 in out_dims or inputs[0].ndim == 0:
+        if 0 in out_dims:
+            results = [np.zeros(out_dims, dt) for dt in dtypes]
+        else:  # a scalar: one window holding the one element
+            results = [_as_list(_run(comp, list(inits) + list(inputs)), n)[k] for k in range(n)]
+            results = [np.asarray(r).astype(dt) for r, dt in zip(results, dtypes)]
+        return tuple(results) if n > 1 else results[0]
+    if ufunc is not None and (ufunc not in (np.bitwise_and, np.bitwise_or) or inputs[0].dtype.kind in "biu"):
+        x, init = _wide(inputs[0]), _wide(inits[0])
+        base, _ = _window_base(x, window, _reduce_identity(ufunc, x.dtype))
+        acc = np.full(out_dims, init[()], dtype=x.dtype)
+        for _k, sl in _window_positions(window, out_dims):
+            acc = ufunc(acc, base[sl]).astype(x.dtype)
+        return _convert(acc, inst.shape.dtype)
+    # General path: fold the reducer over window positions, skipping padding and holes.
+    bases = [_window_base(x, window, np.zeros((), x.dtype)) for x in inputs]
+    mask_base = bases[0][1]
+    acc = [np.full(out_dims, i[()], dtype=dt) for i, dt in zip(inits, dtypes)]
+    batched = _batchable(comp)
+    for _k, sl in _window_positions(window, out_dims):
+        mask = mask_base[sl]
+        xs = [b[0][sl] for b in bases]
+        if batched:
+            new = _as_list(_run(comp, acc + xs, batch=out_dims), n)
+            acc = [np.where(mask, np.broadcast_to(v, out_dims), a).astype(dt)
+                   for v, a, dt in zip(new, acc, dtypes)]
+        else:
+            for idx in zip(*np.nonzero(mask)):
+                new = _as_list(_run(comp, [a[idx] for a in acc] + [x[idx] for x in xs]), n)
+                for a, v in zip(acc, new):
+                    a[idx] = v
+    return tuple(acc) if n > 1 else acc[0]
+
+
+@_rule("select-and-scatter")
+def _select_and_scatter(inst, vals):
+    from .hlo.window import window_of
+    operand, source, init = vals
+    window = window_of(inst.attrs)
+    select, scatter = inst.attrs["select"], inst.attrs["scatter"]
+    dt = inst.shape.dtype
+    out = np.full(operand.shape, init[()], dtype=dt)
+    src_dims = source.shape
+    if operand.ndim == 0:
+        return np.asarray(_run(scatter, [out, source])).astype(dt)
+    if 0 in src_dims or 0 in operand.shape:
+        return out
+    # Per window (one per source element): the selected operand index, first
+    # valid element first, replaced whenever select(selected, candidate) is false.
+    base, mask_base = _window_base(operand, window, np.zeros((), dt))
+    coords = np.indices(base.shape, dtype=np.int64)  # base position -> operand index below
+    have = np.zeros(src_dims, bool)
+    sel_val = np.zeros(src_dims, dt)
+    sel_pos = [np.zeros(src_dims, np.int64) for _ in range(operand.ndim)]
+    batched = _batchable(select)
+    for _k, sl in _window_positions(window, src_dims):
+        valid, cand = mask_base[sl], base[sl]
+        if batched:
+            keep = np.broadcast_to(_run(select, [sel_val, cand], batch=src_dims), src_dims)
+        else:
+            keep = np.ones(src_dims, bool)
+            for idx in zip(*np.nonzero(valid & have)):
+                keep[idx] = bool(_run(select, [sel_val[idx], cand[idx]]))
+        take = valid & (~have | ~keep)
+        sel_val = np.where(take, cand, sel_val)
+        for d, wd in enumerate(window):
+            pos = (coords[d][sl] - wd.padding_low) // wd.base_dilation
+            sel_pos[d] = np.where(take, pos, sel_pos[d])
+        have |= valid
+    ufunc = _fast_reducer(scatter)
+    order = [idx for idx in np.ndindex(*src_dims) if have[idx]]  # row-major, as the JIT
+    for idx in order:
+        p = tuple(int(s[idx]) for s in sel_pos)
+        if ufunc is not None:
+            out[p] = _convert(ufunc(_wide(out[p]), _wide(source[idx])), dt)
+        else:
+            out[p] = np.asarray(_run(scatter, [out[p], source[idx]])).astype(dt)
+    return out
+
+
+@_rule("convolution")
+def _convolution(inst, vals):
+    """A direct convolution: for each kernel spatial position, the (dilated, padded)
+    input slice that lines up with every output element, contracted with that
+    kernel tap over the input features (per feature or batch group)."""
+    from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
+    lhs, rhs = vals
+    dn = conv_dimension_numbers_of(inst.attrs)
+    window = window_of(inst.attrs)
+    fgc = _int(inst.attrs.get("feature_group_count", 1))
+    bgc = _int(inst.attrs.get("batch_group_count", 1))
+    out_dt = inst.shape.dtype
+    acc_dt = _F32 if out_dt in _HALVES else out_dt
+    x = np.transpose(_convert(lhs, acc_dt), (dn.input_batch_dimension, dn.input_feature_dimension)
+                     + tuple(dn.input_spatial_dimensions))                      # N, C, spatial
+    w = np.transpose(_convert(rhs, acc_dt), (dn.kernel_output_feature_dimension,
+                     dn.kernel_input_feature_dimension) + tuple(dn.kernel_spatial_dimensions))  # O, I, spatial
+    for k, wd in enumerate(window):
+        if wd.window_reversal:
+            w = np.flip(w, axis=2 + k)
+    N, C = x.shape[:2]
+    O, I = w.shape[:2]
+    out_sp = tuple(inst.shape.dimensions[d] for d in dn.output_spatial_dimensions)
+    out = np.zeros((N // bgc, O) + out_sp, acc_dt)
+    if out.size and I:
+        # Base dilation and padding act on the spatial dimensions only.
+        full_window = [WindowDimension(1), WindowDimension(1)] + list(window)
+        base, _ = _window_base(x, full_window, np.zeros((), acc_dt))
+        for k, sl in _window_positions(full_window, (N, C) + out_sp):
+            patch = base[sl]                                    # N, C, out spatial
+            tap = w[(slice(None), slice(None)) + k[2:]]          # O, I
+            if bgc > 1:   # output feature group g reads lhs batch group g
+                p = patch.reshape((bgc, N // bgc, C) + out_sp)
+                t = tap.reshape(bgc, O // bgc, I)
+                r = np.einsum("bnc...,boc->nbo...", p, t).reshape((N // bgc, O) + out_sp)
+            else:         # output feature group g reads input feature group g
+                p = patch.reshape((N, fgc, C // fgc) + out_sp)
+                t = tap.reshape(fgc, O // fgc, I)
+                r = np.einsum("ngc...,goc->ngo...", p, t).reshape((N, O) + out_sp)
+            out = (out + r).astype(acc_dt)
+    src = [0] * out.ndim
+    src[dn.output_batch_dimension] = 0
+    src[dn.output_feature_dimension] = 1
+    for k, d in enumerate(dn.output_spatial_dimensions):
+        src[d] = 2 + k
+    return _convert(np.transpose(out, src), out_dt)
+
+
+@_rule("fft")
+def _fft(inst, vals):
+    x = vals[0]
+    kind = str(inst.attrs["fft_type"])
+    lengths = _ints(inst.attrs["fft_length"])
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    dt = inst.shape.dtype
+    if 0 in inst.shape.dimensions or 0 in x.shape:
+        return np.zeros(inst.shape.dimensions, dt)
+    if kind == "FFT":
+        r = np.fft.fftn(x.astype(np.complex128), axes=axes)
+    elif kind == "IFFT":
+        r = np.fft.ifftn(x.astype(np.complex128), axes=axes)
+    elif kind == "RFFT":
+        r = np.fft.rfftn(x.astype(_F64), s=lengths, axes=axes)
+    else:
+        r = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
+    return r.astype(dt)
+
+
+# ============================================================================
+# Scatter and TopK
+# ============================================================================
+
+@_rule("scatter")
+def _scatter(inst, vals):
+    # Window by window, in row-major order of the scatter indices (the order the
+    # code generator applies them too, so duplicate indices combine alike).  A
+    # window that does not fit in the operand is skipped, as XLA does.
+    n = (len(vals) - 1) // 2
+    operands, idx, updates = vals[:n], vals[n], vals[n + 1:]
+    a = inst.attrs
+    uwd = _ints(a.get("update_window_dims"))
+    iwd = _ints(a.get("inserted_window_dims"))
+    sd2od = _ints(a.get("scatter_dims_to_operand_dims"))
+    ibd = _ints(a.get("input_batching_dims"))
+    sibd = _ints(a.get("scatter_indices_batching_dims"))
+    ivd = _int(a["index_vector_dim"])
+    comp = a["to_apply"]
+    outs = [np.array(o, copy=True) for o in operands]
+    op_dims = operands[0].shape
+    rank = len(op_dims)
+    upd_dims = updates[0].shape
+    scatter_dims = [d for d in range(len(upd_dims)) if d not in uwd]
+    window_operand_dims = [d for d in range(rank) if d not in iwd and d not in ibd]
+    wsize = [1] * rank
+    for k, d in enumerate(window_operand_dims):
+        wsize[d] = upd_dims[uwd[k]]
+    window_shape = tuple(wsize)
+    if 0 in upd_dims or 0 in op_dims:
+        return tuple(outs) if n > 1 else outs[0]
+    if ivd == idx.ndim:
+        idx = idx[..., None]
+    vectors = np.moveaxis(idx, ivd, -1)
+    batchable = _batchable(comp)
+    dtypes = [o.dtype for o in outs]
+    for g in np.ndindex(*[upd_dims[d] for d in scatter_dims]):
+        vector = vectors[g]
+        start = [0] * rank
+        for k, d in enumerate(sd2od):
+            start[d] = int(vector[k])
+        for od, sd in zip(ibd, sibd):
+            start[od] = g[sd if sd < ivd else sd - 1]
+        if any(s < 0 or s > size - w for s, size, w in zip(start, op_dims, wsize)):
+            continue
+        region = tuple(slice(s, s + w) for s, w in zip(start, wsize))
+        u_index = [slice(None)] * len(upd_dims)
+        for pos, d in enumerate(scatter_dims):
+            u_index[d] = g[pos]
+        windows = [u[tuple(u_index)].reshape(window_shape) for u in updates]
+        current = [o[region] for o in outs]
+        if batchable:
+            res = _as_list(_run(comp, current + windows, batch=window_shape), n)
+            for o, r, dt in zip(outs, res, dtypes):
+                o[region] = np.broadcast_to(r, window_shape).astype(dt)
+        else:
+            for w in np.ndindex(*window_shape):
+                res = _as_list(_run(comp, [c[w] for c in current] + [u[w] for u in windows]), n)
+                for c, r in zip(current, res):
+                    c[w] = r
+    return tuple(outs) if n > 1 else outs[0]
+
+
+@_rule("topk")
+def _topk(inst, vals):
+    # XLA sorts with a total-order comparison (NaN above +inf, +0 above -0),
+    # stably: equal values keep their index order.
+    x = vals[0]
+    k = _int(inst.attrs["k"])
+    largest = _bool(inst.attrs.get("largest", True))
+    if _is_float(x.dtype):
+        key = _total_order_key(x)
+    elif x.dtype == np.bool_:
+        key = x.astype(np.int8)
+    else:
+        key = x
+    if largest:
+        key = ~key  # reverses the order of signed and unsigned integers alike
+    order = np.argsort(key, axis=-1, kind="stable")[..., :k]
+    return np.take_along_axis(x, order, axis=-1), order.astype(np.int32)

@@ -14,8 +14,6 @@ from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
-from ..passes.call_inliner import CallInliner
-from ..passes.fusion import InstructionFusion, MultiOutputFusion
 from ..passes.pipeline import codegen_pipeline
 from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
 from .elemental import has_generator
@@ -58,12 +56,7 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     """
     verify(module)
     module = copy.deepcopy(module)
-    if optimize:
-        codegen_pipeline().run(module)
-        InstructionFusion().run(module)
-        MultiOutputFusion().run(module)
-    else:
-        CallInliner().run(module)
+    codegen_pipeline(optimize=optimize).run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, entry_name, triple, data_layout)
     llvm_module = emitter.emit()

@@ -143,7 +143,15 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
                                  TupleSimplifier()], fixed_point=True, verify=verify)
 
 
-def codegen_pipeline(verify: bool = False) -> Pipeline:
-    """What every module goes through before emission."""
+def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
+    """What every module goes through before emission (the order of
+    xla/service/cpu/cpu_compiler.cc): inline calls, simplify to a fixed point,
+    assign layouts, fuse, merge sibling fusions.  ``optimize=False`` only
+    inlines calls (every instruction then gets its own kernel)."""
     from .call_inliner import CallInliner
-    return Pipeline("codegen", [CallInliner(), simplify_pipeline(verify)], verify=verify)
+    from .fusion import InstructionFusion, MultiOutputFusion
+    from .layout_assignment import LayoutAssignment
+    if not optimize:
+        return Pipeline("codegen-O0", [CallInliner()], verify=verify)
+    return Pipeline("codegen", [CallInliner(), simplify_pipeline(verify), LayoutAssignment(),
+                                InstructionFusion(), MultiOutputFusion()], verify=verify)

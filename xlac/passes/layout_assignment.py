@@ -1,0 +1,99 @@
+"""Layout assignment: choose the layouts of values the caller never sees.
+
+The entry computation's parameter and result layouts are fixed (they are the
+calling convention); every other array's layout is the compiler's choice, and
+the code generator addresses any layout (IrArray).  Here the choice is made
+where it pays:
+
+* A ``dot`` reads each element of an operand once per element of the other
+  operand's free dimensions.  Its inner loop walks the contracting dimensions,
+  so those should be minor in memory.  A producer used only by the dot gets
+  that layout for free; a parameter or constant (whose layout is fixed) is
+  copied once into it when the dot re-reads it enough to repay the copy.
+
+Copies are inserted only there; the pass never changes the entry's signature.
+"""
+from __future__ import annotations
+
+import math
+
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..shape import Layout
+
+#: A dot must re-read an operand at least this many times to pay for a copy.
+MIN_REUSE_FOR_COPY = 8
+#: Operands smaller than this (elements) stay as they are.
+MIN_ELEMENTS_FOR_COPY = 4096
+
+_FIXED = ("parameter", "constant", "get-tuple-element", "tuple")
+
+
+def contracting_minor_layout(rank: int, batch: tuple, contracting: tuple) -> Layout:
+    """Contracting dimensions most minor (in order), then free, then batch dims."""
+    free = [d for d in range(rank) if d not in batch and d not in contracting]
+    major_to_minor = list(batch) + free + list(contracting)
+    return Layout(tuple(reversed(major_to_minor)))
+
+
+class LayoutAssignment:
+    """Pass: give dot operands contracting-minor layouts (see module docstring)."""
+
+    name = "layout-assignment"
+
+    def run(self, module: HloModule) -> bool:
+        comp = module.entry
+        comp.compute_users()
+        changed = False
+        names = {i.name for i in comp.instructions}
+        for dot in [i for i in comp.instructions if i.opcode == "dot"]:
+            for k, side in ((0, "lhs"), (1, "rhs")):
+                changed |= self._assign_operand(comp, dot, k, side, names)
+        if changed:
+            comp.instructions = comp.post_order()
+            comp.compute_users()
+        return changed
+
+    def _assign_operand(self, comp: HloComputation, dot: HloInstruction, k: int, side: str,
+                        names: set) -> bool:
+        operand = dot.operands[k]
+        shape = operand.shape
+        contracting = tuple(dot.attrs.get(f"{side}_contracting_dims", ()))
+        batch = tuple(dot.attrs.get(f"{side}_batch_dims", ()))
+        if shape.rank < 2 or not contracting or shape.layout.is_padded:
+            return False
+        want = contracting_minor_layout(shape.rank, batch, contracting)
+        if _same_order(shape, want):
+            return False
+        if operand.opcode not in _FIXED and operand is not comp.root and len(operand.users) == 1:
+            operand.shape = shape.with_layout(want)
+            return True
+        other = dot.operands[1 - k].shape
+        other_side = "rhs" if side == "lhs" else "lhs"
+        other_free = [d for d in range(other.rank)
+                      if d not in dot.attrs.get(f"{other_side}_contracting_dims", ())
+                      and d not in dot.attrs.get(f"{other_side}_batch_dims", ())]
+        reuse = math.prod(other.dimensions[d] for d in other_free)
+        if reuse < MIN_REUSE_FOR_COPY or shape.element_count() < MIN_ELEMENTS_FOR_COPY:
+            return False
+        name = _fresh(f"{operand.name}.relayout", names)
+        copy = HloInstruction("copy", shape.with_layout(want), [operand], {}, name)
+        copy.parent = comp
+        comp.instructions.append(copy)
+        dot.operands[k] = copy
+        return True
+
+
+def _same_order(shape, layout: Layout) -> bool:
+    """Equal layouts up to size-1 dimensions (whose position in memory is moot)."""
+    keep = [d for d in shape.layout.minor_to_major if shape.dimensions[d] != 1]
+    want = [d for d in layout.minor_to_major if shape.dimensions[d] != 1]
+    return keep == want
+
+
+def _fresh(base: str, used: set) -> str:
+    name, k = base, 1
+    while name in used:
+        k += 1
+        name = f"{base}.{k}"
+    used.add(name)
+    return name
