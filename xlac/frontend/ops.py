@@ -855,3 +855,227 @@ def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp
     builder.check_operands("call", operands)
     callee = builder.import_computation(computation)
     return builder.add_instruction("call", operands, {"to_apply": callee})
+
+# ---------------------------------------------------------------------------
+# dynamic slicing
+# ---------------------------------------------------------------------------
+
+def _start_index_ops(op: str, like: XlaOp, start_indices) -> list:
+    """Start indices as XlaOps: one rank-1 XlaOp (old form) or a sequence of scalar
+    XlaOps / Python ints (ints become constants of the XlaOps' index type, s32 if none)."""
+    if isinstance(start_indices, XlaOp):
+        return [start_indices]
+    items = list(start_indices)
+    typed = next((s for s in items if isinstance(s, XlaOp)), None)
+    out = []
+    for s in items:
+        if isinstance(s, XlaOp):
+            out.append(s)
+        elif typed is not None:
+            out.append(_constant_like(op, s, typed))
+        else:
+            out.append(constant(like.builder, np.int32(_operator.index(s))))
+    _builder(op, like, *out)
+    return out
+
+
+def dynamic_slice(operand: XlaOp, start_indices, slice_sizes) -> XlaOp:
+    """The ``slice_sizes`` window of ``operand`` at run-time ``start_indices`` (spec: *DynamicSlice*).
+
+    ``start_indices``: one scalar integer XlaOp (or Python int) per dimension, or
+    one rank-1 integer XlaOp.  Starts are clamped at run time so the window stays
+    in bounds.  ShapeError for a size outside ``[0, dimension size]`` or
+    mismatched index counts/types.
+    """
+    _unary_check("dynamic_slice", operand)
+    starts = _start_index_ops("dynamic_slice", operand, start_indices)
+    sizes = _int_list("dynamic_slice", "slice_sizes", slice_sizes)
+    return operand.builder.add_instruction("dynamic-slice", [operand] + starts,
+                                           {"dynamic_slice_sizes": _bi.tuple(sizes)})
+
+
+def dynamic_update_slice(operand: XlaOp, update: XlaOp, start_indices) -> XlaOp:
+    """``operand`` with ``update`` written at run-time ``start_indices`` (spec:
+    *DynamicUpdateSlice*); starts are clamped so the update stays in bounds."""
+    _unary_check("dynamic_update_slice", operand)
+    _builder("dynamic_update_slice", operand, update)
+    starts = _start_index_ops("dynamic_update_slice", operand, start_indices)
+    return operand.builder.add_instruction("dynamic-update-slice", [operand, update] + starts)
+
+
+# ---------------------------------------------------------------------------
+# control flow
+# ---------------------------------------------------------------------------
+
+def while_loop(condition: XlaComputation, body: XlaComputation, init: XlaOp) -> XlaOp:
+    """Run ``body`` while ``condition`` holds, starting from ``init`` (spec: *While*).
+
+    ``condition``: ``T -> pred[]``; ``body``: ``T -> T``; ``init``: a ``T`` (usually a
+    tuple).  Returns the final ``T``.  ShapeError when the signatures disagree.
+    """
+    if not isinstance(init, XlaOp):
+        raise TypeError(f"while_loop: init must be an XlaOp, got {type(init).__name__}")
+    b = init.builder
+    attrs = {"condition": b.import_computation(condition), "body": b.import_computation(body)}
+    return b.add_instruction("while", [init], attrs)
+
+
+
+def conditional(selector: XlaOp, *args) -> XlaOp:
+    """Run one computation and return its result (spec: *Conditional*).
+
+    * ``conditional(pred, true_operand, true_computation, false_operand,
+      false_computation)``: ``pred`` a ``pred[]``;
+    * ``conditional(branch_index, branch_computations, branch_operands)``:
+      ``branch_index`` an ``s32[]``; an index outside ``[0, N)`` runs the last branch.
+
+    Each computation takes its operand and all return one shape (ShapeError otherwise).
+    """
+    if not isinstance(selector, XlaOp):
+        raise TypeError(f"conditional: the selector must be an XlaOp, got {type(selector).__name__}")
+    b = selector.builder
+    if len(args) == 4:
+        true_operand, true_computation, false_operand, false_computation = args
+        b.check_operands("conditional", [selector, true_operand, false_operand])
+        attrs = {"true_computation": b.import_computation(true_computation),
+                 "false_computation": b.import_computation(false_computation)}
+        return b.add_instruction("conditional", [selector, true_operand, false_operand], attrs)
+    if len(args) == 2:
+        computations, operands = list(args[0]), list(args[1])
+        if len(computations) != len(operands):
+            raise TypeError(f"conditional: {len(computations)} branch_computations but "
+                            f"{len(operands)} branch_operands")
+        if not computations:
+            raise TypeError("conditional: needs at least one branch")
+        b.check_operands("conditional", [selector] + operands)
+        attrs = {"branch_computations": _bi.tuple(b.import_computation(c) for c in computations)}
+        return b.add_instruction("conditional", [selector] + operands, attrs)
+    raise TypeError("conditional: call as conditional(pred, true_operand, true_computation, "
+                    "false_operand, false_computation) or conditional(branch_index, "
+                    "branch_computations, branch_operands)")
+
+
+def map(builder: XlaBuilder, operands, computation: XlaComputation, dimensions=None) -> XlaOp:  # noqa: A001
+    """Apply the scalar ``computation`` at every index of ``operands`` (spec: *Map*).
+
+    ``computation`` takes one scalar per operand (of its element type) and returns
+    a scalar; ``dimensions`` (default: all) must be every dimension in order.
+    """
+    operands = [operands] if isinstance(operands, XlaOp) else list(operands)
+    builder.check_operands("map", operands)
+    if not operands:
+        raise TypeError("map: needs at least one operand")
+    rank = operands[0].shape.rank if operands[0].shape.is_array else 0
+    dims = list(range(rank)) if dimensions is None else _int_list("map", "dimensions", dimensions)
+    return builder.add_instruction("map", operands, {"dimensions": _bi.tuple(dims),
+                                                     "to_apply": builder.import_computation(computation)})
+
+
+def _default_comparator(operands: list) -> XlaComputation:
+    """``lhs < rhs`` on the first operand (total order for floats), others ignored."""
+    cb = XlaBuilder("comparator")
+    params = []
+    for k, o in enumerate(operands):
+        scalar = Shape(o.shape.element_type, ())
+        params += [parameter(cb, 2 * k, scalar, f"lhs.{k}"), parameter(cb, 2 * k + 1, scalar, f"rhs.{k}")]
+    et = operands[0].shape.element_type
+    ctype = "TOTALORDER" if et.is_float else None
+    return cb.build(compare(params[0], params[1], "LT", compare_type=ctype))
+
+
+def sort(operands, comparator: XlaComputation | None = None, dimension: int = -1,
+         is_stable: bool = False) -> XlaOp:
+    """Sort ``operands`` together along ``dimension`` (spec: *Sort*).
+
+    ``comparator`` takes ``2 * N`` scalars (element i and j of each operand in
+    turn) and returns ``pred[]``: true when i goes before j.  Default: ascending
+    by the first operand (total order for floats).  ``dimension=-1`` is the last.
+    One operand gives an array, several a tuple.  xlac's sort is always stable.
+    """
+    single = isinstance(operands, XlaOp)
+    xs = [operands] if single else list(operands)
+    if not xs:
+        raise TypeError("sort: needs at least one operand")
+    b = _builder("sort", *xs)
+    b.check_operands("sort", xs)
+    rank = xs[0].shape.rank if xs[0].shape.is_array else 0
+    dim = _operator.index(dimension)
+    if dim < 0:
+        dim += rank
+    if comparator is None:
+        comparator = _default_comparator(xs)
+    attrs = {"dimensions": (dim,), "is_stable": bool(is_stable),
+             "to_apply": b.import_computation(comparator)}
+    return b.add_instruction("sort", xs, attrs)
+
+
+def top_k(operand: XlaOp, k: int, largest: bool = True) -> XlaOp:
+    """The ``k`` largest (or smallest) elements of the last dimension and their
+    indices (spec: *TopK*): a tuple ``(values, s32 indices)``, sorted, ties in
+    index order (floats in total order: NaN above +inf)."""
+    _unary_check("top_k", operand)
+    return operand.builder.add_instruction("topk", [operand], {"k": _operator.index(k),
+                                                               "largest": bool(largest)})
+
+
+@dataclass
+class ScatterDimensionNumbers:
+    """Dimension numbers of :func:`scatter` (spec: *Scatter*)."""
+
+    update_window_dims: tuple = ()
+    inserted_window_dims: tuple = ()
+    scatter_dims_to_operand_dims: tuple = ()
+    index_vector_dim: int = 0
+    input_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
+
+
+def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaComputation,
+            index_vector_dim: int | None = None, update_window_dims=(), inserted_window_dims=(),
+            scatter_dims_to_operand_dims=(), indices_are_sorted: bool = False,
+            unique_indices: bool = False, input_batching_dims=(), scatter_indices_batching_dims=(),
+            dimension_numbers=None) -> XlaOp:
+    """Combine ``updates`` into ``operands`` at ``scatter_indices`` (spec: *Scatter*).
+
+    One operand and update, or sequences of N each (the result is then a tuple);
+    ``update_computation`` is ``(T_0..T_N-1, T_0..T_N-1) -> T`` (a tuple for N > 1),
+    called with the current value first.  Dimension numbers as keyword arguments
+    or ``dimension_numbers`` (a :class:`ScatterDimensionNumbers` or dict).  Update
+    windows that do not fit in the operand are skipped.
+    """
+    single = isinstance(operands, XlaOp)
+    xs = [operands] if single else list(operands)
+    us = [updates] if isinstance(updates, XlaOp) else list(updates)
+    if not xs or len(xs) != len(us):
+        raise TypeError(f"scatter: needs N >= 1 operands and as many updates, got {len(xs)} and {len(us)}")
+    b = _builder("scatter", *xs, scatter_indices, *us)
+    b.check_operands("scatter", xs + [scatter_indices] + us)
+    if dimension_numbers is not None:
+        dn = dimension_numbers
+        if isinstance(dn, dict):
+            dn = ScatterDimensionNumbers(**dn)
+        update_window_dims = dn.update_window_dims
+        inserted_window_dims = dn.inserted_window_dims
+        scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims
+        index_vector_dim = dn.index_vector_dim
+        input_batching_dims = getattr(dn, "input_batching_dims", ())
+        scatter_indices_batching_dims = getattr(dn, "scatter_indices_batching_dims", ())
+    if index_vector_dim is None:
+        raise TypeError("scatter: index_vector_dim is required")
+    op = "scatter"
+    attrs = {"update_window_dims": _bi.tuple(_int_list(op, "update_window_dims", update_window_dims)),
+             "inserted_window_dims": _bi.tuple(_int_list(op, "inserted_window_dims", inserted_window_dims)),
+             "scatter_dims_to_operand_dims": _bi.tuple(_int_list(op, "scatter_dims_to_operand_dims",
+                                                                 scatter_dims_to_operand_dims)),
+             "index_vector_dim": _operator.index(index_vector_dim)}
+    ibd = _int_list(op, "input_batching_dims", input_batching_dims)
+    sibd = _int_list(op, "scatter_indices_batching_dims", scatter_indices_batching_dims)
+    if ibd or sibd:
+        attrs["input_batching_dims"] = _bi.tuple(ibd)
+        attrs["scatter_indices_batching_dims"] = _bi.tuple(sibd)
+    if indices_are_sorted:
+        attrs["indices_are_sorted"] = True
+    if unique_indices:
+        attrs["unique_indices"] = True
+    attrs["to_apply"] = b.import_computation(update_computation)
+    return b.add_instruction("scatter", xs + [scatter_indices] + us, attrs)

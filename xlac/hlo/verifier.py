@@ -109,6 +109,39 @@ def _check_arity(inst: HloInstruction, at: str) -> None:
         if isinstance(callee, HloComputation) and callee.num_parameters != n:
             raise VerifierError(f"{at}: calls {callee.name} with {callee.num_parameters} "
                                 f"parameter(s) but has {n} operand(s)")
+    _check_control_arity(inst, n, at)
+
+
+#: Operand counts of control flow and data ops whose arity depends on attributes.
+_EXTRA_ARITY.update({"while": 1, "topk": 1})
+
+
+def _check_control_arity(inst: HloInstruction, n: int, at: str) -> None:
+    op = inst.opcode
+    if op == "while":
+        for name in ("condition", "body"):
+            comp = inst.attrs.get(name)
+            if not isinstance(comp, HloComputation):
+                raise VerifierError(f"{at}: needs a {name} computation")
+            if comp.num_parameters != 1:
+                raise VerifierError(f"{at}: {name} {comp.name} must take 1 parameter (the loop "
+                                    f"state), takes {comp.num_parameters}")
+    elif op == "conditional":
+        branches = inst.attrs.get("branch_computations") or tuple(
+            c for c in (inst.attrs.get("true_computation"), inst.attrs.get("false_computation"))
+            if c is not None)
+        if not branches or not all(isinstance(c, HloComputation) for c in branches):
+            raise VerifierError(f"{at}: needs branch_computations or true_computation and "
+                                "false_computation")
+        if n != len(branches) + 1:
+            raise VerifierError(f"{at}: {len(branches)} branch(es) need {len(branches) + 1} "
+                                f"operand(s) (selector first), has {n}")
+    elif op == "scatter" and (n < 3 or n % 2 == 0):
+        raise VerifierError(f"{at}: takes N operands, the indices and N updates, has {n} operands")
+    elif op in ("sort", "map", "dynamic-slice") and n < 1:
+        raise VerifierError(f"{at}: needs at least one operand")
+    elif op == "dynamic-update-slice" and n < 2:
+        raise VerifierError(f"{at}: needs an operand and an update, has {n} operand(s)")
 
 
 def _check_shape(inst: HloInstruction, at: str) -> None:

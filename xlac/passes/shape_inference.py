@@ -713,3 +713,279 @@ def _dot(ctx: _Ctx) -> Shape:
             raise ctx.fail(f"result element type {pt.value} cannot hold a dot of {et.value}")
         et = pt
     return Shape(et, dims)
+
+# ---------------------------------------------------------------------------
+# dynamic-slice, dynamic-update-slice, while, conditional, map, sort, topk,
+# scatter
+# ---------------------------------------------------------------------------
+
+def _start_indices(ctx: _Ctx, first: int, rank: int, what: str) -> None:
+    """Operands ``first``... are the start indices: ``rank`` integer scalars of
+    one type, or (the old form) one integer vector of ``rank`` elements."""
+    shapes = ctx.shapes[first:]
+    for k in range(first, len(ctx.shapes)):
+        ctx.array(k, f"start index {k - first}")
+    if len(shapes) == 1 and shapes[0].rank == 1 and rank != 0:
+        if shapes[0].dimensions[0] != rank:
+            raise ctx.fail(f"the start index vector {shapes[0]} needs one element per dimension of "
+                           f"the {what} ({rank})")
+    elif len(shapes) != rank:
+        raise ctx.fail(f"needs one scalar start index per dimension of the {what} ({rank}), "
+                       f"got {len(shapes)}")
+    elif any(not s.is_scalar for s in shapes):
+        raise ctx.fail("start indices must be scalars")
+    types = {s.element_type for s in shapes}
+    if any(not t.is_integral for t in types):
+        raise ctx.fail(f"start indices must be integers, got {', '.join(sorted(t.value for t in types))}")
+    if len(types) > 1:
+        raise ctx.fail(f"start indices must all have one type, got {', '.join(sorted(t.value for t in types))}")
+
+
+@_rule("dynamic-slice")
+def _dynamic_slice(ctx: _Ctx) -> Shape:
+    if not ctx.shapes:
+        raise ctx.fail("needs an operand and start indices")
+    s = ctx.array(0, "operand")
+    _start_indices(ctx, 1, s.rank, "operand")
+    if "dynamic_slice_sizes" in ctx.attrs or ctx.shape is None:
+        sizes = ctx.ints_attr("dynamic_slice_sizes")
+    else:
+        sizes = ctx.shape.dimensions
+    if len(sizes) != s.rank:
+        raise ctx.fail(f"dynamic_slice_sizes {list(sizes)} needs one size per dimension ({s.rank})")
+    for d, (n, dim) in enumerate(zip(sizes, s.dimensions)):
+        if not 0 <= n <= dim:
+            raise ctx.fail(f"dimension {d}: slice size {n} must be in [0, {dim}] "
+                           f"(the operand's size)")
+    return Shape(s.element_type, sizes)
+
+
+@_rule("dynamic-update-slice")
+def _dynamic_update_slice(ctx: _Ctx) -> Shape:
+    if len(ctx.shapes) < 2:
+        raise ctx.fail("needs an operand, an update and start indices")
+    s, u = ctx.array(0, "operand"), ctx.array(1, "update")
+    if u.element_type != s.element_type:
+        raise ctx.fail(f"update element type {u.element_type.value} differs from the operand's "
+                       f"{s.element_type.value}")
+    if u.rank != s.rank:
+        raise ctx.fail(f"update rank {u.rank} differs from the operand's rank {s.rank}")
+    for d, (n, dim) in enumerate(zip(u.dimensions, s.dimensions)):
+        if n > dim:
+            raise ctx.fail(f"dimension {d}: update size {n} exceeds the operand's size {dim}")
+    _start_indices(ctx, 2, s.rank, "operand")
+    return Shape(s.element_type, s.dimensions)
+
+
+def _signature(comp) -> str:
+    return (f"({', '.join(str(p) for p in comp.parameter_shapes())}) -> {comp.root.shape}")
+
+
+@_rule("while")
+def _while(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    init = ctx.shapes[0]
+    cond, body = _callee(ctx, "condition"), _callee(ctx, "body")
+    for name, comp in (("condition", cond), ("body", body)):
+        params = comp.parameter_shapes()
+        if len(params) != 1 or not params[0].compatible(init):
+            raise ctx.fail(f"{name} {comp.name} must take one parameter of the loop state's shape "
+                           f"{init}, but its signature is {_signature(comp)}")
+    if not cond.root.shape.compatible(Shape(PRED, ())):
+        raise ctx.fail(f"condition {cond.name} must return pred[], but its signature is {_signature(cond)}")
+    if not body.root.shape.compatible(init):
+        raise ctx.fail(f"body {body.name} must return the loop state's shape {init}, but its "
+                       f"signature is {_signature(body)}")
+    return _default_layout(init)
+
+
+@_rule("conditional")
+def _conditional(ctx: _Ctx) -> Shape:
+    if not ctx.shapes:
+        raise ctx.fail("needs a selector and branch operands")
+    sel = ctx.shapes[0]
+    if "branch_computations" in ctx.attrs:
+        branches = list(ctx.attrs["branch_computations"])
+        if not branches:
+            raise ctx.fail("branch_computations must not be empty")
+        for c in branches:
+            if not hasattr(c, "parameter_shapes") or getattr(c, "root", None) is None:
+                raise ctx.fail(f"branch_computations must be computations, got {c!r}")
+    else:
+        branches = [_callee(ctx, "true_computation"), _callee(ctx, "false_computation")]
+    if not sel.is_array or not sel.is_scalar or sel.element_type not in (PRED, PrimitiveType.S32):
+        raise ctx.fail(f"the selector must be a pred[] or s32[] scalar, got {sel}")
+    if sel.element_type is PRED and len(branches) != 2:
+        raise ctx.fail(f"a pred selector needs 2 branches, got {len(branches)}")
+    if len(ctx.shapes) != len(branches) + 1:
+        raise ctx.fail(f"{len(branches)} branch computation(s) need {len(branches)} operand(s) after "
+                       f"the selector, got {len(ctx.shapes) - 1}")
+    result = branches[0].root.shape
+    for k, (comp, operand) in enumerate(zip(branches, ctx.shapes[1:])):
+        params = comp.parameter_shapes()
+        if len(params) != 1 or not params[0].compatible(operand):
+            raise ctx.fail(f"branch {k} ({comp.name}) must take one parameter of its operand's shape "
+                           f"{operand}, but its signature is {_signature(comp)}")
+        if not comp.root.shape.compatible(result):
+            raise ctx.fail(f"every branch must return the same shape: branch 0 ({branches[0].name}) "
+                           f"returns {result}, branch {k} ({comp.name}) returns {comp.root.shape}")
+    return _default_layout(result)
+
+
+@_rule("map")
+def _map(ctx: _Ctx) -> Shape:
+    if not ctx.shapes:
+        raise ctx.fail("needs at least one operand")
+    xs = [ctx.array(i) for i in range(len(ctx.shapes))]
+    for i, x in enumerate(xs):
+        if x.dimensions != xs[0].dimensions:
+            raise ctx.fail(f"all operands must have the same dimensions: operand {i} is {x}, "
+                           f"operand 0 is {xs[0]}")
+    dims = ctx.ints_attr("dimensions", required=False)
+    if dims and list(dims) != list(range(xs[0].rank)):
+        raise ctx.fail(f"dimensions={list(dims)} must be all the operands' dimensions in order "
+                       f"{list(range(xs[0].rank))}")
+    comp = _callee(ctx)
+    params = comp.parameter_shapes()
+    want = [Shape(x.element_type, ()) for x in xs]
+    if len(params) != len(want) or not all(p.compatible(w) for p, w in zip(params, want)):
+        raise ctx.fail(f"to_apply {comp.name} must take the operands' scalars "
+                       f"({', '.join(str(w) for w in want)}), but its signature is {_signature(comp)}")
+    root = comp.root.shape
+    if not root.is_array or not root.is_scalar:
+        raise ctx.fail(f"to_apply {comp.name} must return a scalar, but its signature is {_signature(comp)}")
+    return Shape(root.element_type, xs[0].dimensions)
+
+
+def _comparator(ctx: _Ctx, name: str, element_types: list) -> None:
+    comp = _callee(ctx, name)
+    want = [Shape(t, ()) for t in element_types for _ in range(2)]
+    params = comp.parameter_shapes()
+    sig = f"({', '.join(str(w) for w in want)}) -> pred[]"
+    if len(params) != len(want) or not all(p.compatible(w) for p, w in zip(params, want)):
+        raise ctx.fail(f"comparator {comp.name} must have the signature {sig}, but its signature "
+                       f"is {_signature(comp)}")
+    if not comp.root.shape.compatible(Shape(PRED, ())):
+        raise ctx.fail(f"comparator {comp.name} must have the signature {sig}, but its signature "
+                       f"is {_signature(comp)}")
+
+
+@_rule("sort")
+def _sort(ctx: _Ctx) -> Shape:
+    if not ctx.shapes:
+        raise ctx.fail("needs at least one operand")
+    xs = [ctx.array(i) for i in range(len(ctx.shapes))]
+    for i, x in enumerate(xs):
+        if x.dimensions != xs[0].dimensions:
+            raise ctx.fail(f"all operands must have the same dimensions: operand {i} is {x}, "
+                           f"operand 0 is {xs[0]}")
+    dims = ctx.ints_attr("dimensions")
+    if len(dims) != 1:
+        raise ctx.fail(f"dimensions={list(dims)} must name the one dimension to sort")
+    if not 0 <= dims[0] < xs[0].rank:
+        raise ctx.fail(f"sort dimension {dims[0]} is out of range for rank {xs[0].rank}")
+    _comparator(ctx, "to_apply", [x.element_type for x in xs])
+    outs = [Shape(x.element_type, x.dimensions) for x in xs]
+    return outs[0] if len(outs) == 1 else Shape.tuple(outs)
+
+
+@_rule("topk")
+def _topk(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    if s.rank < 1:
+        raise ctx.fail("the operand needs at least one dimension")
+    if s.element_type.is_complex:
+        raise ctx.fail(f"complex numbers ({s.element_type.value}) are unordered")
+    k = ctx.int_attr("k")
+    if not 0 <= k <= s.dimensions[-1]:
+        raise ctx.fail(f"k={k} must be in [0, {s.dimensions[-1]}] (the size of the last dimension)")
+    dims = list(s.dimensions[:-1]) + [k]
+    return Shape.tuple([Shape(s.element_type, dims), Shape(PrimitiveType.S32, dims)])
+
+
+@_rule("scatter")
+def _scatter(ctx: _Ctx) -> Shape:
+    m = len(ctx.shapes)
+    if m < 3 or m % 2 == 0:
+        raise ctx.fail(f"takes N operands, the scatter indices and N updates (an odd number >= 3), "
+                       f"got {m} operands")
+    n = (m - 1) // 2
+    operands = [ctx.array(i, f"operand {i}") for i in range(n)]
+    idx = ctx.array(n, "scatter_indices")
+    updates = [ctx.array(n + 1 + i, f"update {i}") for i in range(n)]
+    for i, (o, u) in enumerate(zip(operands, updates)):
+        if o.dimensions != operands[0].dimensions:
+            raise ctx.fail(f"all operands must have the same dimensions: operand {i} is {o}, "
+                           f"operand 0 is {operands[0]}")
+        if u.dimensions != updates[0].dimensions:
+            raise ctx.fail(f"all updates must have the same dimensions: update {i} is {u}, "
+                           f"update 0 is {updates[0]}")
+        if u.element_type != o.element_type:
+            raise ctx.fail(f"update {i} ({u}) must have operand {i}'s element type {o.element_type.value}")
+    if not idx.element_type.is_integral:
+        raise ctx.fail(f"scatter_indices must have an integer element type, got {idx.element_type.value}")
+    op, up = operands[0], updates[0]
+    uwd = ctx.ints_attr("update_window_dims", required=False)
+    iwd = ctx.ints_attr("inserted_window_dims", required=False)
+    sd2od = ctx.ints_attr("scatter_dims_to_operand_dims", required=False)
+    ibd = ctx.ints_attr("input_batching_dims", required=False)
+    sibd = ctx.ints_attr("scatter_indices_batching_dims", required=False)
+    ivd = ctx.int_attr("index_vector_dim")
+    if not 0 <= ivd <= idx.rank:
+        raise ctx.fail(f"index_vector_dim={ivd} must be in [0, {idx.rank}] for scatter_indices {idx}")
+    for name, dims, rank in (("update_window_dims", uwd, up.rank), ("inserted_window_dims", iwd, op.rank),
+                             ("input_batching_dims", ibd, op.rank)):
+        _check_dims_unique_in_range(ctx, name, dims, rank)
+        if list(dims) != sorted(dims):
+            raise ctx.fail(f"{name} {list(dims)} must be sorted")
+    if set(iwd) & set(ibd):
+        raise ctx.fail(f"inserted_window_dims {list(iwd)} and input_batching_dims {list(ibd)} overlap")
+    if op.rank != len(uwd) + len(iwd) + len(ibd):
+        raise ctx.fail(f"the operand's rank {op.rank} must equal the number of update_window_dims "
+                       f"({len(uwd)}) plus inserted_window_dims ({len(iwd)}) plus input_batching_dims "
+                       f"({len(ibd)})")
+    vector_size = idx.dimensions[ivd] if ivd < idx.rank else 1
+    if len(sd2od) != vector_size:
+        raise ctx.fail(f"scatter_dims_to_operand_dims {list(sd2od)} must have one entry per index "
+                       f"vector element ({vector_size})")
+    _check_dims_unique_in_range(ctx, "scatter_dims_to_operand_dims", sd2od, op.rank)
+    if set(sd2od) & set(ibd):
+        raise ctx.fail(f"scatter_dims_to_operand_dims {list(sd2od)} must not name input_batching_dims "
+                       f"{list(ibd)}")
+    _check_dims_unique_in_range(ctx, "scatter_indices_batching_dims", sibd, idx.rank)
+    if ivd in sibd:
+        raise ctx.fail(f"scatter_indices_batching_dims {list(sibd)} must not contain index_vector_dim={ivd}")
+    if len(ibd) != len(sibd):
+        raise ctx.fail(f"input_batching_dims {list(ibd)} and scatter_indices_batching_dims "
+                       f"{list(sibd)} differ in number")
+    scatter_dims_of_indices = [d for d in range(idx.rank) if d != ivd]
+    update_scatter_dims = [d for d in range(up.rank) if d not in uwd]
+    if up.rank != len(uwd) + len(scatter_dims_of_indices):
+        raise ctx.fail(f"updates must have rank {len(uwd) + len(scatter_dims_of_indices)} "
+                       f"(update_window_dims plus the scatter_indices dimensions other than "
+                       f"index_vector_dim), got {up}")
+    for ud, idd in zip(update_scatter_dims, scatter_dims_of_indices):
+        if up.dimensions[ud] != idx.dimensions[idd]:
+            raise ctx.fail(f"updates dimension {ud} (size {up.dimensions[ud]}) must match "
+                           f"scatter_indices dimension {idd} (size {idx.dimensions[idd]})")
+    for od, sd in zip(ibd, sibd):
+        if op.dimensions[od] != idx.dimensions[sd]:
+            raise ctx.fail(f"input batching dimension {od} (size {op.dimensions[od]}) must match "
+                           f"scatter_indices batching dimension {sd} (size {idx.dimensions[sd]})")
+    window_operand_dims = [d for d in range(op.rank) if d not in iwd and d not in ibd]
+    for ud, od in zip(uwd, window_operand_dims):
+        if up.dimensions[ud] > op.dimensions[od]:
+            raise ctx.fail(f"update window dimension {ud} (size {up.dimensions[ud]}) exceeds operand "
+                           f"dimension {od} (size {op.dimensions[od]})")
+    comp = _callee(ctx)
+    scalars = [Shape(o.element_type, ()) for o in operands]
+    params = comp.parameter_shapes()
+    want_root = scalars[0] if n == 1 else Shape.tuple(scalars)
+    sig = f"({', '.join(str(s) for s in scalars + scalars)}) -> {want_root}"
+    if len(params) != 2 * n or not all(p.compatible(s) for p, s in zip(params, scalars + scalars)) \
+            or not comp.root.shape.compatible(want_root):
+        raise ctx.fail(f"update computation {comp.name} must have the signature {sig}, but its "
+                       f"signature is {_signature(comp)}")
+    outs = [Shape(o.element_type, o.dimensions) for o in operands]
+    return outs[0] if n == 1 else Shape.tuple(outs)

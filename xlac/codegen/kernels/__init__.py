@@ -3,3 +3,8 @@
 Each module here registers its opcodes with ``emitter.register_kernel``;
 importing this package registers them all.
 """
+from . import control_flow  # noqa: F401,E402  (while, conditional, call)
+from . import dynamic_slice  # noqa: F401,E402  (dynamic-slice, dynamic-update-slice)
+from . import map_op  # noqa: F401,E402  (map)
+from . import sort  # noqa: F401,E402  (sort, topk)
+from . import scatter  # noqa: F401,E402  (scatter)

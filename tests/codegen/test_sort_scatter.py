@@ -1,0 +1,433 @@
+"""sort, topk and scatter through the JIT: against the evaluator, numpy and the
+spec's examples (stability, NaNs in total order, out-of-bounds scatter windows
+skipped, duplicate indices combined, variadic and batched scatters)."""
+import time
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac import ops
+
+from test_jit_ops import check, rand
+
+BF16 = xlac.BF16.dtype
+
+LT_F32 = """lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+"""
+
+
+def sort_module(ty, dims, layout, dim, comparator="lt", extra_params="", n_ops=1, is_stable=True):
+    shape = f"{ty}[{','.join(map(str, dims))}]{layout}"
+    params = "\n".join(f"  p{k} = {shape if k == 0 else shape.replace(ty, 's32', 1)} parameter({k})"
+                       for k in range(n_ops))
+    names = ", ".join(f"p{k}" for k in range(n_ops))
+    out = shape if n_ops == 1 else "(" + ", ".join(
+        [shape] + [shape.replace(ty, "s32", 1)] * (n_ops - 1)) + ")"
+    return f"""HloModule sort
+{comparator}
+ENTRY e {{
+{params}
+  ROOT s = {out} sort({names}), dimensions={{{dim}}}, is_stable={'true' if is_stable else 'false'}, to_apply=lt
+}}
+"""
+
+
+def lt(ty, n_ops=1, direction="LT", ctype=""):
+    params = "\n".join(f"  a{k} = {ty if k == 0 else 's32'}[] parameter({2 * k})\n"
+                       f"  b{k} = {ty if k == 0 else 's32'}[] parameter({2 * k + 1})" for k in range(n_ops))
+    return f"""lt {{
+{params}
+  ROOT r = pred[] compare(a0, b0), direction={direction}{ctype}
+}}
+"""
+
+
+@pytest.mark.parametrize("layout,dim", [("{1,0}", 1), ("{1,0}", 0), ("{0,1}", 1), ("{0,1:P(9,6)}", 0)])
+def test_sort_f32_along_each_dimension(layout, dim):
+    rng = np.random.default_rng(0)
+    x = rand(np.float32, (7, 5), rng)
+    x[1, 2], x[3, 0], x[2, 4] = np.nan, -0.0, np.inf
+    got = check(sort_module("f32", (7, 5), layout, dim, lt("f32", ctype=", type=TOTALORDER")), x)
+    want = np.sort(x, axis=dim)   # numpy puts NaN last, as the total order does
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("ty,dt,direction", [("s32", np.int32, "GT"), ("u8", np.uint8, "LT"),
+                                             ("s64", np.int64, "LT"), ("f16", np.float16, "GT"),
+                                             ("bf16", BF16, "LT"), ("f64", np.float64, "GT")])
+def test_sort_element_types(ty, dt, direction):
+    rng = np.random.default_rng(1)
+    x = rand(dt, (3, 40), rng, -50, 50)
+    got = check(sort_module(ty, (3, 40), "{1,0}", 1, lt(ty, direction=direction)), x)
+    want = np.sort(x.astype(np.float64), axis=1)
+    np.testing.assert_array_equal(got.astype(np.float64), want if direction == "LT" else want[:, ::-1])
+
+
+def test_sort_is_stable_with_many_equal_keys():
+    """Keys with few distinct values; the values operand (an iota) shows the order."""
+    rng = np.random.default_rng(2)
+    n = 1000
+    keys = rng.integers(0, 4, size=(2, n)).astype(np.float32)
+    vals = np.tile(np.arange(n, dtype=np.int32), (2, 1))
+    text = sort_module("f32", (2, n), "{1,0}", 1, lt("f32", n_ops=2), n_ops=2)
+    got_k, got_v = check(text, keys, vals)
+    order = np.argsort(keys, axis=1, kind="stable")
+    np.testing.assert_array_equal(got_v, order)
+    np.testing.assert_array_equal(got_k, np.take_along_axis(keys, order, 1))
+
+
+def test_sort_spec_example_three_operands():
+    text = """HloModule sort3
+cmp {
+  a0 = s32[] parameter(0)
+  b0 = s32[] parameter(1)
+  a1 = s32[] parameter(2)
+  b1 = s32[] parameter(3)
+  a2 = f32[] parameter(4)
+  b2 = f32[] parameter(5)
+  ROOT r = pred[] compare(a0, b0), direction=LT
+}
+ENTRY e {
+  x = s32[2]{0} parameter(0)
+  y = s32[2]{0} parameter(1)
+  z = f32[2]{0} parameter(2)
+  ROOT s = (s32[2]{0}, s32[2]{0}, f32[2]{0}) sort(x, y, z), dimensions={0}, to_apply=cmp
+}
+"""
+    got = check(text, np.array([3, 1], np.int32), np.array([42, 50], np.int32),
+                np.array([-3.0, 1.1], np.float32))
+    np.testing.assert_array_equal(got[0], [1, 3])
+    np.testing.assert_array_equal(got[1], [50, 42])
+    np.testing.assert_array_equal(got[2], np.array([1.1, -3.0], np.float32))
+
+
+def test_sort_tie_breaking_comparator_and_odd_sizes():
+    """A lexicographic comparator (key, then value descending) over sizes around
+    the insertion-sort run length and powers of two."""
+    cmp = """cmp {
+  a0 = s8[] parameter(0)
+  b0 = s8[] parameter(1)
+  a1 = s32[] parameter(2)
+  b1 = s32[] parameter(3)
+  lt = pred[] compare(a0, b0), direction=LT
+  eq = pred[] compare(a0, b0), direction=EQ
+  gt1 = pred[] compare(a1, b1), direction=GT
+  tie = pred[] and(eq, gt1)
+  ROOT r = pred[] or(lt, tie)
+}
+"""
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 15, 16, 17, 33, 64, 100):
+        text = f"""HloModule sortlex
+{cmp}
+ENTRY e {{
+  k = s8[{n}]{{0}} parameter(0)
+  v = s32[{n}]{{0}} parameter(1)
+  ROOT s = (s8[{n}]{{0}}, s32[{n}]{{0}}) sort(k, v), dimensions={{0}}, to_apply=cmp
+}}
+"""
+        k = rng.integers(-3, 3, size=n).astype(np.int8)
+        v = rng.integers(0, 1000, size=n).astype(np.int32)
+        got_k, got_v = xlac.jit(text)(k, v)
+        order = np.lexsort((-v.astype(np.int64), k))
+        np.testing.assert_array_equal(got_k, k[order])
+        np.testing.assert_array_equal(got_v, v[order])
+
+
+def test_sort_ten_thousand_elements_is_fast():
+    n = 10_000
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(n).astype(np.float32)
+    x[::97] = x[5]  # some duplicates
+    text = sort_module("f32", (n,), "{0}", 0, lt("f32", n_ops=2), n_ops=2)
+    exe = xlac.jit(text)
+    idx = np.arange(n, dtype=np.int32)
+    start = time.perf_counter()
+    got_x, got_i = exe(x, idx)
+    elapsed = time.perf_counter() - start
+    order = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(got_i, order)
+    np.testing.assert_array_equal(got_x, x[order])
+    assert elapsed < 1.0, f"sorting {n} elements took {elapsed:.3f}s"  # O(n log n): milliseconds
+
+
+def test_sort_built_with_the_builder():
+    b = xlac.XlaBuilder("s")
+    x = ops.parameter(b, 0, "f32[4,6]")
+    i = ops.iota(b, "s32[4,6]", 1)
+    s = ops.sort([x, i], dimension=1, is_stable=True)   # default comparator: ascending by x
+    comp = b.build(ops.get_tuple_element(s, 1))
+    rng = np.random.default_rng(5)
+    xs = rand(np.float32, (4, 6), rng)
+    xs[0] = [1, 1, 0, 0, np.nan, -np.inf]
+    got = xlac.jit(comp)(xs)
+    np.testing.assert_array_equal(got, np.argsort(xs, axis=1, kind="stable"))
+    np.testing.assert_array_equal(got, xlac.evaluate(comp, xs))
+    single = xlac.XlaBuilder("s1")
+    y = ops.parameter(single, 0, "s32[5]")
+    np.testing.assert_array_equal(xlac.jit(single.build(ops.sort(y)))(np.array([3, -1, 2, 9, 0], np.int32)),
+                                  [-1, 0, 2, 3, 9])
+    with pytest.raises(xlac.ShapeError, match="sort.*comparator"):
+        ops.sort([x, i], comparator=_bad_comparator())
+
+
+def _bad_comparator():
+    b = xlac.XlaBuilder("bad")
+    p = ops.parameter(b, 0, "f32[]")
+    ops.parameter(b, 1, "f32[]")
+    return b.build(ops.lt(p, p))
+
+
+# ----------------------------------------------------------------------------
+# topk
+# ----------------------------------------------------------------------------
+
+def topk_module(ty, dims, k, largest=True, layout=""):
+    out = list(dims[:-1]) + [k]
+    shape = f"{ty}[{','.join(map(str, dims))}]{layout}"
+    o = ",".join(map(str, out))
+    return f"""HloModule topk
+ENTRY e {{
+  x = {shape} parameter(0)
+  ROOT t = ({ty}[{o}], s32[{o}]) topk(x), k={k}, largest={'true' if largest else 'false'}
+}}
+"""
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_ties_and_nans(largest):
+    x = np.array([[1, 3, 3, np.nan, -0.0, 0.0, 3, -np.inf, np.inf, 1],
+                  [5, 4, 3, 2, 1, 0, -1, -2, -3, -4]], np.float32)
+    values, idx = check(topk_module("f32", (2, 10), 4, largest), x)
+    if largest:   # NaN above +inf; equal values by index
+        np.testing.assert_array_equal(idx, [[3, 8, 1, 2], [0, 1, 2, 3]])
+    else:          # -0 below +0 in total order
+        np.testing.assert_array_equal(idx, [[7, 4, 5, 0], [9, 8, 7, 6]])
+    np.testing.assert_array_equal(values, np.take_along_axis(x, idx, 1))
+
+
+@pytest.mark.parametrize("ty,dt", [("s32", np.int32), ("u16", np.uint16), ("bf16", BF16), ("f64", np.float64)])
+def test_topk_types_and_ranks(ty, dt):
+    rng = np.random.default_rng(6)
+    x = rand(dt, (2, 3, 50), rng, -20, 20)
+    values, idx = check(topk_module(ty, (2, 3, 50), 7, layout="{1,2,0}"), x)
+    order = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :7]
+    np.testing.assert_array_equal(idx, order)
+
+
+def test_topk_built_with_the_builder():
+    b = xlac.XlaBuilder("tk")
+    x = ops.parameter(b, 0, "f32[5]")
+    comp = b.build(ops.top_k(x, 2))
+    v, i = xlac.jit(comp)(np.array([1, 5, 2, 5, 0], np.float32))
+    np.testing.assert_array_equal(v, [5, 5])
+    np.testing.assert_array_equal(i, [1, 3])
+    with pytest.raises(xlac.ShapeError, match="topk.*k=6"):
+        ops.top_k(x, 6)
+
+
+# ----------------------------------------------------------------------------
+# scatter
+# ----------------------------------------------------------------------------
+
+ADD_F32 = """add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+"""
+
+ROWS = """HloModule scatter_rows
+""" + ADD_F32 + """
+ENTRY e {
+  x = f32[5,3]{1,0} parameter(0)
+  i = s32[4,1]{1,0} parameter(1)
+  u = f32[4,3]{1,0} parameter(2)
+  ROOT s = f32[5,3]{1,0} scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+"""
+
+
+def test_scatter_rows_with_duplicate_and_out_of_bounds_indices():
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    u = np.arange(12, dtype=np.float32).reshape(4, 3) * 10
+    idx = np.array([[1], [3], [1], [7]], np.int32)   # 1 twice; 7 is out of bounds: skipped
+    got = check(ROWS, x, idx, u)
+    want = x.copy()
+    want[1] += u[0] + u[2]
+    want[3] += u[1]
+    np.testing.assert_array_equal(got, want)
+    idx = np.array([[-1], [4], [2**31 - 1], [-2**31]], np.int32)
+    got = check(ROWS, x, idx, u)
+    want = x.copy()
+    want[4] += u[1]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_windows_partly_out_of_bounds_are_skipped_whole():
+    """Windows of 2x2 at 2-D starts: a window that sticks out is skipped
+    entirely (XLA's behaviour), not clamped or cut."""
+    text = """HloModule scatter_windows
+""" + ADD_F32.replace("f32", "s32") + """
+ENTRY e {
+  x = s32[4,4]{1,0} parameter(0)
+  i = s32[2,3]{0,1} parameter(1)
+  u = s32[3,2,2]{2,1,0} parameter(2)
+  ROOT s = s32[4,4]{1,0} scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={1,0}, index_vector_dim=0, to_apply=add
+}
+"""
+    x = np.zeros((4, 4), np.int32)
+    # index vectors are columns (index_vector_dim=0), mapped (col, row).
+    idx = np.array([[0, 3, 2], [1, 0, -1]], np.int32)
+    u = np.arange(1, 13, dtype=np.int32).reshape(3, 2, 2)
+    got = check(text, x, idx, u)
+    want = x.copy()
+    want[1:3, 0:2] += u[0]   # start (row 1, col 0); the others stick out (col 3) or are negative
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_update_computation_order_and_replacement():
+    """A non-commutative combiner gets (current, update); duplicates apply in
+    index order, the last one winning for a "replace" combiner."""
+    text = """HloModule scatter_replace
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] subtract(a, b)
+}
+ENTRY e {
+  x = f32[4]{0} parameter(0)
+  i = s32[5]{0} parameter(1)
+  u = f32[5]{0} parameter(2)
+  ROOT s = f32[4]{0} scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sub
+}
+"""
+    x = np.array([10, 20, 30, 40], np.float32)
+    got = check(text, x, np.array([2, 0, 2, 5, 3], np.int32), np.array([1, 2, 3, 4, 5], np.float32))
+    np.testing.assert_array_equal(got, [8, 20, 26, 35])
+    replace = text.replace("ROOT r = f32[] subtract(a, b)", "ROOT r = f32[] add(b, b)")
+    got = check(replace, x, np.array([2, 0, 2, 5, 3], np.int32), np.array([1, 2, 3, 4, 5], np.float32))
+    np.testing.assert_array_equal(got, [4, 20, 6, 10])
+
+
+def test_variadic_scatter_argmin_style():
+    text = """HloModule scatter_variadic
+comb {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  lt = pred[] compare(v1, v0), direction=LT
+  v = f32[] select(lt, v1, v0)
+  i = s32[] select(lt, i1, i0)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[3]{0} parameter(0)
+  xi = s32[3]{0} parameter(1)
+  idx = u8[6,1]{1,0} parameter(2)
+  u = f32[6]{0} parameter(3)
+  ui = s32[6]{0} parameter(4)
+  ROOT s = (f32[3]{0}, s32[3]{0}) scatter(x, xi, idx, u, ui), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=comb
+}
+"""
+    x = np.full(3, np.inf, np.float32)
+    xi = np.full(3, -1, np.int32)
+    idx = np.array([[0], [2], [0], [1], [200], [2]], np.uint8)
+    u = np.array([5, 1, 3, 7, -100, 0.5], np.float32)
+    ui = np.arange(6, dtype=np.int32)
+    v, i = check(text, x, xi, idx, u, ui)
+    np.testing.assert_array_equal(v, [3, 7, 0.5])
+    np.testing.assert_array_equal(i, [2, 3, 5])
+
+
+def test_scatter_with_batching_dims():
+    """input_batching_dims / scatter_indices_batching_dims: each batch row
+    scatters into its own row of the operand."""
+    text = """HloModule scatter_batched
+""" + ADD_F32 + """
+ENTRY e {
+  x = f32[2,5]{1,0} parameter(0)
+  i = s32[3,2]{1,0} parameter(1)
+  u = f32[3,2]{1,0} parameter(2)
+  ROOT s = f32[2,5]{1,0} scatter(x, i, u), update_window_dims={}, inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add
+}
+"""
+    x = np.zeros((2, 5), np.float32)
+    idx = np.array([[0, 4], [0, 1], [9, 1]], np.int32)   # [k, batch]
+    u = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    got = check(text, x, idx, u)
+    want = np.zeros((2, 5), np.float32)
+    want[0, 0] += 1 + 3
+    want[1, 4] += 2
+    want[1, 1] += 4 + 6
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("lx,lu", [("{1,0}", "{1,0}"), ("{0,1}", "{0,1}"), ("{0,1:P(8,4)}", "{1,0}")])
+def test_scatter_layouts_against_the_evaluator(lx, lu):
+    rng = np.random.default_rng(7)
+    x = rand(np.float32, (5, 3), rng)
+    u = rand(np.float32, (4, 3), rng)
+    idx = rng.integers(-2, 7, size=(4, 1)).astype(np.int32)
+    text = ROWS.replace("x = f32[5,3]{1,0}", f"x = f32[5,3]{lx}").replace("u = f32[4,3]{1,0}",
+                                                                          f"u = f32[4,3]{lu}")
+    check(text, x, idx, u)
+
+
+def test_scatter_in_a_while_loop_accumulates():
+    """A histogram built one scatter per iteration (in-place friendly shape)."""
+    text = """HloModule hist
+""" + ADD_F32 + """
+cond {
+  s = (s32[], f32[4]{0}, s32[6,1]{1,0}) parameter(0)
+  k = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]{0}, s32[6,1]{1,0}) parameter(0)
+  k = s32[] get-tuple-element(s), index=0
+  h = f32[4]{0} get-tuple-element(s), index=1
+  i = s32[6,1]{1,0} get-tuple-element(s), index=2
+  one = f32[] constant(1)
+  u = f32[6]{0} broadcast(one), dimensions={}
+  h1 = f32[4]{0} scatter(h, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  c1 = s32[] constant(1)
+  k1 = s32[] add(k, c1)
+  ROOT t = (s32[], f32[4]{0}, s32[6,1]{1,0}) tuple(k1, h1, i)
+}
+ENTRY e {
+  i = s32[6,1]{1,0} parameter(0)
+  z = f32[] constant(0)
+  h = f32[4]{0} broadcast(z), dimensions={}
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]{0}, s32[6,1]{1,0}) tuple(zero, h, i)
+  w = (s32[], f32[4]{0}, s32[6,1]{1,0}) while(init), condition=cond, body=body
+  ROOT r = f32[4]{0} get-tuple-element(w), index=1
+}
+"""
+    got = check(text, np.array([[0], [1], [1], [3], [9], [3]], np.int32))
+    np.testing.assert_array_equal(got, [3, 6, 0, 6])
+
+
+def test_scatter_built_with_the_builder():
+    add = xlac.XlaBuilder("add")
+    add_comp = add.build(ops.add(ops.parameter(add, 0, "f32[]"), ops.parameter(add, 1, "f32[]")))
+    b = xlac.XlaBuilder("sc")
+    x = ops.parameter(b, 0, "f32[6]")
+    i = ops.parameter(b, 1, "s32[3,1]")
+    u = ops.parameter(b, 2, "f32[3]")
+    comp = b.build(ops.scatter(x, i, u, add_comp, index_vector_dim=1, update_window_dims=(),
+                               inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)))
+    args = (np.zeros(6, np.float32), np.array([[5], [5], [0]], np.int32), np.array([1, 2, 4], np.float32))
+    np.testing.assert_array_equal(xlac.jit(comp)(*args), [4, 0, 0, 0, 0, 3])
+    np.testing.assert_array_equal(xlac.evaluate(comp, *args), [4, 0, 0, 0, 0, 3])
+    with pytest.raises(xlac.ShapeError, match="scatter.*rank"):
+        ops.scatter(x, i, u, add_comp, index_vector_dim=1, update_window_dims=(0,),
+                    inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))

@@ -1,0 +1,164 @@
+"""Small helpers shared by the kernel emitters of this package.
+
+* :func:`dyn_range` — a loop whose bounds are run-time values;
+* :func:`copy_array` — copy one buffer into another of the same logical shape,
+  converting layouts when they differ (a ``memcpy`` when they are identical);
+* :func:`index_to_i64` — an integer index of any HLO integer type as ``i64``;
+* :class:`ScratchPlan` — carve an instruction's scratch space into aligned
+  regions, computed the same way by ``scratch_bytes`` and by the emitter.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+from ...shape import PrimitiveType as PT, Shape, padding_scalar
+from .. import types
+from ..ir_array import I64, Index, IrArray, i64
+from ..loops import for_range, loop_nest
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+ALIGN = 64
+
+
+def align(n: int) -> int:
+    return (int(n) + ALIGN - 1) // ALIGN * ALIGN
+
+
+class ScratchPlan:
+    """Named, 64-byte aligned regions of one scratch slice, in the order added."""
+
+    def __init__(self):
+        self.regions: dict[str, tuple[int, int]] = {}
+        self.size = 0
+
+    def add(self, name: str, nbytes: int) -> None:
+        self.regions[name] = (self.size, int(nbytes))
+        self.size += align(max(int(nbytes), 1))
+
+    def pointer(self, b: ir.IRBuilder, base: ir.Value, name: str) -> ir.Value:
+        offset, _ = self.regions[name]
+        return b.gep(base, [i64(offset)], inbounds=True, source_etype=I8) if offset else base
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.regions
+
+
+@contextmanager
+def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: str = "j"):
+    """``for (i = start; i < stop; i += step)`` with run-time ``start``/``stop``
+    (same integer type; signed comparison); yields ``i``.  Top-tested, so zero
+    trips are fine.  The builder ends after the loop."""
+    ty = start.type
+    step_v = step if isinstance(step, ir.Value) else ir.Constant(ty, int(step))
+    pre = b.block
+    head = b.append_basic_block(f"{name}.head")
+    body = b.append_basic_block(f"{name}.body")
+    after = b.append_basic_block(f"{name}.after")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(ty, name=name)
+    iv.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", iv, stop), body, after)
+    b.position_at_end(body)
+    yield iv
+    nxt = b.add(iv, step_v, name=f"{name}.next")
+    iv.add_incoming(nxt, b.block)
+    b.branch(head)
+    b.position_at_end(after)
+
+
+def index_to_i64(b: ir.IRBuilder, value: ir.Value, pt: PT) -> ir.Value:
+    """An index value of integer type ``pt`` (signed or unsigned) as ``i64``."""
+    if not pt.is_integral:
+        raise TypeError(f"index of type {pt.value} is not an integer")
+    width = value.type.width
+    if width == 64:
+        return value
+    return b.sext(value, I64) if pt.is_signed_int else b.zext(value, I64)
+
+
+def clamp_start(b: ir.IRBuilder, start: ir.Value, pt: PT, limit: int) -> ir.Value:
+    """``clamp(start, 0, limit)`` as i64 for an index of type ``pt`` (limit >= 0).
+
+    Unsigned indices are compared unsigned, so a huge u64 clamps to ``limit``."""
+    if limit <= 0:
+        return i64(0)
+    s = index_to_i64(b, start, pt)
+    lim = i64(limit)
+    if pt.is_unsigned_int:
+        return b.select(b.icmp_unsigned("<", s, lim), s, lim)
+    s = b.select(b.icmp_signed("<", s, i64(0)), i64(0), s)
+    return b.select(b.icmp_signed("<", s, lim), s, lim)
+
+
+def memcpy(b: ir.IRBuilder, dst: ir.Value, src: ir.Value, nbytes: int) -> None:
+    if nbytes <= 0:
+        return
+    fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1])
+    module = b.module
+    fn = module.globals.get("llvm.memcpy.p0.p0.i64")
+    if fn is None:
+        fn = ir.Function(module, fnty, "llvm.memcpy.p0.p0.i64")
+    b.call(fn, [dst, src, i64(nbytes), ir.Constant(I1, 0)])
+
+
+def fill_padding(b: ir.IRBuilder, array: IrArray) -> None:
+    """Write the padding value over the padding of a padded buffer."""
+    shape = array.shape
+    if not shape.layout.is_padded or shape.buffer_element_count() == shape.element_count():
+        return
+    value = types.constant(shape.element_type, padding_scalar(shape))
+    ety = types.memory_type(shape.element_type)
+    with for_range(b, shape.buffer_element_count(), "pad") as i:
+        types.store_element(b, value, b.gep(array.ptr, [i], inbounds=True, source_etype=ety),
+                            shape.element_type)
+
+
+def copy_array(b: ir.IRBuilder, dst: IrArray, src) -> None:
+    """Copy ``src`` (an IrArray, or a generator ``Index -> value``) into ``dst``.
+
+    Identical shapes (layouts and padding included) are one ``memcpy``; other
+    layouts are converted element by element (padding refilled)."""
+    if isinstance(src, IrArray) and src.shape == dst.shape:
+        memcpy(b, dst.ptr, src.ptr, dst.shape.byte_size())
+        return
+    read = (lambda index: src.read(b, index)) if isinstance(src, IrArray) else src
+    fill_padding(b, dst)
+    if dst.shape.element_count() == 0:
+        return
+    with loop_nest(b, dst.shape) as index:
+        dst.write(b, index, read(index))
+
+
+def leaf_shapes(shape: Shape) -> list[Shape]:
+    return shape.leaves() if shape.is_tuple else [shape]
+
+
+def alloca_var(ctx, ty: ir.Type, init: ir.Value, name: str) -> ir.Value:
+    """A stack variable (in the kernel's alloca block) initialised at the current point."""
+    slot = ctx.alloca_builder.alloca(ty, name=name)
+    ctx.b.store(init, slot)
+    return slot
+
+
+def element_pointer(b: ir.IRBuilder, base: ir.Value, index: ir.Value, pt: PT) -> ir.Value:
+    """Pointer to element ``index`` of a dense 1-D buffer of ``pt``."""
+    return b.gep(base, [index], inbounds=True, source_etype=types.memory_type(pt))
+
+
+def load(b, base, index, pt: PT) -> ir.Value:
+    return types.load_element(b, element_pointer(b, base, index, pt), pt)
+
+
+def store(b, value, base, index, pt: PT) -> None:
+    types.store_element(b, value, element_pointer(b, base, index, pt), pt)
+
+
+__all__ = ["ScratchPlan", "dyn_range", "index_to_i64", "clamp_start", "memcpy", "fill_padding",
+           "copy_array", "leaf_shapes", "alloca_var", "element_pointer", "load", "store",
+           "Index", "IrArray", "i64", "I32", "I64", "I8", "I1", "PTR", "align"]

@@ -1,0 +1,282 @@
+"""``sort`` and ``topk``: a stable merge sort of each 1-D slice.
+
+Each slice along the sorted dimension is gathered into dense scratch copies
+(one per operand), then a permutation of ``i32`` positions is sorted: runs of
+:data:`RUN` elements by insertion sort, then bottom-up merge passes that
+ping-pong between two permutation buffers — O(n log n) comparisons, and
+stable: an element moves before an earlier one only when the comparator says
+it is strictly less (``comparator(later, earlier)`` is true).  Finally every
+operand's slice is written to its result through the permutation.  So the sort
+is stable whether or not ``is_stable`` asks for it.
+
+The comparator ``to_apply`` (``2 * N`` scalar parameters: element ``i`` and
+``j`` of each operand in turn) is emitted inline with
+``emit_scalar_computation``.
+
+``topk`` (``k``, ``largest``): the same sort of each row of the last dimension
+with the comparator XLA uses for it, a total-order ``GT`` (``LT`` when
+``largest=false``) — so NaN sorts above +inf and +0 above -0 — keeping ties in
+index order; the first ``k`` values and their ``s32`` indices are written.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...errors import UnsupportedError
+from ...shape import PRED, S32, PrimitiveType as PT
+from .. import scalar_ops
+from ..emitter import register_kernel
+from ..ir_array import Index, i64
+from ..loops import for_range, loop_nest
+from ._util import I32, PTR, ScratchPlan, alloca_var, copy_array, dyn_range, fill_padding, load, \
+    store
+
+#: Length of the runs sorted by insertion sort before merging.
+RUN = 16
+
+
+def _i32(v: int) -> ir.Constant:
+    return ir.Constant(I32, int(v))
+
+
+def _merge_passes(n: int) -> int:
+    passes, width = 0, RUN
+    while width < n:
+        passes, width = passes + 1, width * 2
+    return passes
+
+
+def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> ir.Value:
+    """Stably sort ``perm[0:n]`` (i32 positions, initialised here to 0..n-1) with
+    ``less(a, b) -> i1`` on positions; returns the buffer (``perm`` or ``tmp``)
+    holding the result.  ``n`` >= 1 is static."""
+    b = ctx.b
+    with for_range(b, n, "perm") as j:
+        store(b, b.trunc(j, I32), perm, j, S32)
+    if n == 1:
+        return perm
+
+    # 1. Insertion sort of each run of RUN elements.
+    runs = (n + RUN - 1) // RUN
+    j_slot = ctx.alloca_builder.alloca(I32, name="ins.j")
+    with for_range(b, runs, "run") as r:
+        start = b.trunc(b.mul(r, i64(RUN)), I32)
+        end = b.add(start, _i32(RUN))
+        end = b.select(b.icmp_signed("<", end, _i32(n)), end, _i32(n))
+        with dyn_range(b, b.add(start, _i32(1)), end, name="ins") as i:
+            x = load(b, perm, i, S32)
+            b.store(i, j_slot)
+            head = b.append_basic_block("ins.head")
+            check = b.append_basic_block("ins.check")
+            shift = b.append_basic_block("ins.shift")
+            place = b.append_basic_block("ins.place")
+            b.branch(head)
+            b.position_at_end(head)
+            jv = b.load(j_slot)
+            b.cbranch(b.icmp_signed(">", jv, start), check, place)
+            b.position_at_end(check)
+            prev = load(b, perm, b.sub(jv, _i32(1)), S32)
+            b.cbranch(less(x, prev), shift, place)
+            b.position_at_end(shift)
+            store(b, prev, perm, jv, S32)
+            b.store(b.sub(jv, _i32(1)), j_slot)
+            b.branch(head)
+            b.position_at_end(place)
+            store(b, x, perm, b.load(j_slot), S32)
+
+    passes = _merge_passes(n)
+    if passes == 0:
+        return perm
+
+    # 2. Bottom-up merge passes, src -> dst, then swap.
+    src_slot = alloca_var(ctx, PTR, perm, "merge.src")
+    dst_slot = alloca_var(ctx, PTR, tmp, "merge.dst")
+    width_slot = alloca_var(ctx, I32, _i32(RUN), "merge.width")
+    i_slot = ctx.alloca_builder.alloca(I32, name="merge.i")
+    j_slot = ctx.alloca_builder.alloca(I32, name="merge.j")
+    with for_range(b, passes, "pass"):
+        src, dst, width = b.load(src_slot), b.load(dst_slot), b.load(width_slot)
+        two_width = b.shl(width, _i32(1))
+        with dyn_range(b, _i32(0), _i32(n), step=two_width, name="merge") as lo:
+            mid = b.add(lo, width)
+            mid = b.select(b.icmp_signed("<", mid, _i32(n)), mid, _i32(n))
+            hi = b.add(lo, two_width)
+            hi = b.select(b.icmp_signed("<", hi, _i32(n)), hi, _i32(n))
+            b.store(lo, i_slot)
+            b.store(mid, j_slot)
+            with dyn_range(b, lo, hi, name="out") as k:
+                iv, jv = b.load(i_slot), b.load(j_slot)
+                left = b.append_basic_block("take.left")
+                right = b.append_basic_block("take.right")
+                check_right = b.append_basic_block("check.right")
+                compare = b.append_basic_block("compare")
+                joined = b.append_basic_block("taken")
+                b.cbranch(b.icmp_signed(">=", iv, mid), right, check_right)
+                b.position_at_end(check_right)
+                b.cbranch(b.icmp_signed(">=", jv, hi), left, compare)
+                b.position_at_end(compare)
+                lv, rv = load(b, src, iv, S32), load(b, src, jv, S32)
+                b.cbranch(less(rv, lv), right, left)
+                b.position_at_end(right)
+                store(b, load(b, src, jv, S32), dst, k, S32)
+                b.store(b.add(jv, _i32(1)), j_slot)
+                b.branch(joined)
+                b.position_at_end(left)
+                store(b, load(b, src, iv, S32), dst, k, S32)
+                b.store(b.add(iv, _i32(1)), i_slot)
+                b.branch(joined)
+                b.position_at_end(joined)
+        b.store(dst, src_slot)
+        b.store(src, dst_slot)
+        b.store(two_width, width_slot)
+    return tmp if passes % 2 else perm
+
+
+def _sort_plan(n: int, element_types: list) -> ScratchPlan:
+    plan = ScratchPlan()
+    plan.add("perm", 4 * n)
+    plan.add("tmp", 4 * n)
+    for k, pt in enumerate(element_types):
+        plan.add(f"key{k}", n * pt.byte_size)
+    return plan
+
+
+def _sort_dimension(inst) -> int:
+    dims = inst.attrs.get("dimensions") or ()
+    return int(dims[0]) if len(dims) else inst.operands[0].shape.rank - 1
+
+
+def _sort_scratch(me, inst) -> int:
+    shape = inst.operands[0].shape
+    if shape.rank == 0:
+        return 0
+    n = shape.dimensions[_sort_dimension(inst)]
+    return _sort_plan(n, [o.shape.element_type for o in inst.operands]).size
+
+
+def _key_loader(b, keys, element_types):
+    def values_at(position):
+        return [load(b, ptr, position, pt) for ptr, pt in zip(keys, element_types)]
+    return values_at
+
+
+@register_kernel("sort", scratch_bytes=_sort_scratch)
+def _emit_sort(ctx) -> None:
+    inst, b = ctx.inst, ctx.b
+    operands = inst.operands
+    shape = operands[0].shape
+    outs = ctx.output_arrays()
+    if any(not o.shape.is_array for o in operands):
+        raise UnsupportedError("sort", "operands must be arrays")
+    for out in outs:
+        fill_padding(b, out)
+    if shape.element_count() == 0:
+        return
+    if shape.rank == 0:
+        for k, out in enumerate(outs):
+            copy_array(b, out, ctx.operand_generator(k))
+        return
+    dim = _sort_dimension(inst)
+    n = shape.dimensions[dim]
+    element_types = [o.shape.element_type for o in operands]
+    plan = _sort_plan(n, element_types)
+    scratch = ctx.scratch_pointer()
+    perm, tmp = plan.pointer(b, scratch, "perm"), plan.pointer(b, scratch, "tmp")
+    keys = [plan.pointer(b, scratch, f"key{k}") for k in range(len(operands))]
+    gens = [ctx.operand_generator(k) for k in range(len(operands))]
+    comparator = inst.attrs["to_apply"]
+    values_at = _key_loader(b, keys, element_types)
+
+    def less(x, y):
+        args = []
+        for a, c in zip(values_at(x), values_at(y)):
+            args += [a, c]
+        result = ctx.em.emit_scalar_computation(comparator, args)
+        if isinstance(result, tuple):
+            raise UnsupportedError("sort", "comparator returning a tuple")
+        return result
+
+    others = [d for d in range(shape.rank) if d != dim]
+    with loop_nest(b, outs[0].shape, "s", dims=others) as index:
+        base = list(index.multi)
+
+        def at(j):
+            multi = list(base)
+            multi[dim] = j
+            return Index(multi)
+
+        with for_range(b, n, "gather") as j:
+            idx = at(j)
+            for g, key, pt in zip(gens, keys, element_types):
+                store(b, g(idx), key, j, pt)
+        final = emit_sort_permutation(ctx, n, perm, tmp, less)
+        with for_range(b, n, "scatter") as j:
+            p = load(b, final, j, S32)
+            idx = at(j)
+            for out, value in zip(outs, values_at(p)):
+                out.write(b, idx, value)
+
+
+# ----------------------------------------------------------------------------
+# topk
+# ----------------------------------------------------------------------------
+
+def _topk_scratch(me, inst) -> int:
+    shape = inst.operands[0].shape
+    if shape.rank == 0:
+        return 0
+    return _sort_plan(shape.dimensions[-1], [shape.element_type]).size
+
+
+def _topk_largest(inst) -> bool:
+    v = inst.attrs.get("largest", True)
+    return v if isinstance(v, bool) else str(v).lower() == "true"
+
+
+def topk_compare(b, x, y, pt: PT, largest: bool) -> ir.Value:
+    """``x`` before ``y``: total-order greater (or less) than."""
+    attrs = {"direction": "GT" if largest else "LT"}
+    if pt.is_float:
+        attrs["type"] = "TOTALORDER"
+    if pt.is_complex:
+        raise UnsupportedError("topk", "complex numbers are unordered")
+    return scalar_ops.emit_elementwise(b, "compare", [x, y], [pt, pt], PRED, attrs)
+
+
+@register_kernel("topk", scratch_bytes=_topk_scratch)
+def _emit_topk(ctx) -> None:
+    inst, b = ctx.inst, ctx.b
+    operand = inst.operands[0]
+    shape = operand.shape
+    values_out, indices_out = ctx.output_arrays()
+    fill_padding(b, values_out)
+    fill_padding(b, indices_out)
+    if values_out.shape.element_count() == 0:
+        return
+    pt = shape.element_type
+    last = shape.rank - 1
+    n, k = shape.dimensions[last], values_out.shape.dimensions[last]
+    largest = _topk_largest(inst)
+    plan = _sort_plan(n, [pt])
+    scratch = ctx.scratch_pointer()
+    perm, tmp = plan.pointer(b, scratch, "perm"), plan.pointer(b, scratch, "tmp")
+    key = plan.pointer(b, scratch, "key0")
+    gen = ctx.operand_generator(0)
+
+    def less(x, y):
+        return topk_compare(b, load(b, key, x, pt), load(b, key, y, pt), pt, largest)
+
+    with loop_nest(b, values_out.shape, "t", dims=list(range(last))) as index:
+        base = list(index.multi)
+
+        def at(j):
+            return Index(base[:last] + [j])
+
+        with for_range(b, n, "gather") as j:
+            store(b, gen(at(j)), key, j, pt)
+        final = emit_sort_permutation(ctx, n, perm, tmp, less)
+        with for_range(b, k, "emit") as j:
+            p = load(b, final, j, S32)
+            values_out.write(b, at(j), load(b, key, p, pt))
+            indices_out.write(b, at(j), p)
+
