@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xlac
+from xlac.codegen.compiler import lower
 from passtest import assert_same_values
 from xlac.hlo.verifier import verify
 from xlac.passes.call_inliner import CallInliner
@@ -255,11 +256,17 @@ def test_compile_time_is_linear():
             return time.perf_counter() - t
 
         simp = min(simplify() for _ in range(3))
-        per_inst[n] = (parse_print / n, simp / n)
+        # The whole lowering: every pass (fusion included), buffer assignment, LLVM IR emission.
+        module = xlac.parse_hlo(text)
+        t = time.perf_counter()
+        lower(module)
+        low = time.perf_counter() - t
+        per_inst[n] = (parse_print / n, simp / n, low / n)
     # 100 only warms up; from 1,000 to 10,000 the time per instruction stays flat.
     small, big = per_inst[1000], per_inst[10000]
     assert big[0] < 3 * small[0], f"parse+print per instruction: {small[0]:.2e}s -> {big[0]:.2e}s"
     assert big[1] < 3 * small[1], f"simplify per instruction: {small[1]:.2e}s -> {big[1]:.2e}s"
+    assert big[2] < 3 * small[2], f"lowering per instruction: {small[2]:.2e}s -> {big[2]:.2e}s"
 
 
 def test_chain_simplifies_to_the_same_values():

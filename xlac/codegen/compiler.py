@@ -5,7 +5,6 @@ so both run the very same code.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -55,7 +54,7 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     optimised pipeline is tested against.
     """
     verify(module)
-    module = copy.deepcopy(module)
+    module = module.clone()
     codegen_pipeline(optimize=optimize).run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, entry_name, triple, data_layout)

@@ -347,6 +347,42 @@ class HloModule:
         """A :class:`NameUniquer` that avoids every instruction name the module has now."""
         return NameUniquer(i.name for i in self.instructions())
 
+    def clone(self) -> "HloModule":
+        """A structural copy (new computations and instructions, same names).
+
+        Iterative, so arbitrarily deep graphs copy fine (``copy.deepcopy``
+        recurses along operand chains).  Constant literals are shared: passes
+        replace them, never write into them.
+        """
+        comp_map: dict[int, HloComputation] = {}
+        for c in self.computations:
+            comp_map[id(c)] = HloComputation(c.name, is_entry=c.is_entry)
+
+        def remap(value):
+            if isinstance(value, HloComputation):
+                return comp_map[id(value)]
+            if isinstance(value, tuple) and value and all(isinstance(v, HloComputation) for v in value):
+                return tuple(comp_map[id(v)] for v in value)
+            return value
+
+        for c in self.computations:
+            new_c = comp_map[id(c)]
+            inst_map: dict[int, HloInstruction] = {}
+            for inst in c.instructions:
+                clone = HloInstruction(inst.opcode, inst.shape, [], {k: remap(v) for k, v in inst.attrs.items()},
+                                       inst.name)
+                inst_map[id(inst)] = clone
+                new_c.add_instruction(clone)
+            for inst in c.instructions:
+                inst_map[id(inst)].operands = [inst_map[id(o)] for o in inst.operands]
+            new_c.root = inst_map[id(c.root)] if c.root is not None else None
+            new_c.compute_users()
+        out = HloModule(self.name, [comp_map[id(c)] for c in self.computations],
+                        comp_map[id(self.entry)] if self.entry is not None else None, dict(self.attrs))
+        if hasattr(self, "notes"):
+            out.notes = list(self.notes)
+        return out
+
     def sort_computations(self) -> None:
         """Order computations callees-before-callers, entry last."""
         order, seen = [], set()

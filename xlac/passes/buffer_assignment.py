@@ -155,6 +155,8 @@ class BufferAssignment:
             key = (id(src), leaf)
             if src.opcode in NO_BUFFER or key in claimed:
                 continue
+            if src.shape.leaves()[leaf] != self.result_shapes[number]:
+                continue  # another layout: computed in a temp, then copied (relaid out)
             claimed[key] = number
 
         last_use = self._last_uses()

@@ -88,6 +88,16 @@ class _Fuser:
         self.notes: list[str] = []
         self.refusals: dict = {}
         self.replaced: dict[int, HloInstruction] = {}  # consumer id -> the fusion that replaced it
+        # Users as insertion-ordered dicts (id -> instruction) while the pass
+        # runs, so that a high-fan-out value (a parameter read by thousands of
+        # ops) costs O(1) per update; the lists are rebuilt at the end.
+        self._users: dict[int, dict] = {}
+
+    def users(self, inst: HloInstruction) -> dict:
+        u = self._users.get(id(inst))
+        if u is None:
+            u = self._users[id(inst)] = {id(x): x for x in inst.users}
+        return u
 
     def fresh(self, base: str, used: set) -> str:
         k = 1
@@ -153,7 +163,8 @@ class _Fuser:
         # Put the clone where the parameter was (before its users).
         fused.instructions[fused.instructions.index(param)] = clone
         for inst in fused.instructions:
-            inst.replace_operand(param, clone)
+            if param in inst.operands:
+                inst.replace_operand(param, clone)
         if fused.root is param:
             fused.root = clone
         # Drop the parameter and renumber the rest (operand k goes away).
@@ -163,7 +174,10 @@ class _Fuser:
                 p.attrs["parameter_number"] -= 1
         if producer.opcode == "dot" and fusion.attrs.get("kind") == "kLoop":
             fusion.attrs["kind"] = "kOutput"
-        fused.instructions = fused.post_order()
+        # Order stays valid with every parameter first: the clone took its
+        # parameter's place, before every user of it, and reads only parameters.
+        fused.instructions = ([i for i in fused.instructions if i.opcode == "parameter"]
+                              + [i for i in fused.instructions if i.opcode != "parameter"])
 
     def _replace(self, old: HloInstruction, new: HloInstruction) -> None:
         # comp.instructions is rebuilt once at the end of the pass (linear time);
@@ -172,18 +186,16 @@ class _Fuser:
         comp.instructions.append(new)
         old.parent = None
         new.parent = comp
-        for user in old.users:
+        old_users = self.users(old)
+        for user in old_users.values():
             user.replace_operand(old, new)
-        new.users = list(old.users)
+        self._users[id(new)] = dict(old_users)
         for op in new.operands:
-            op.users = [new if u is old else u for u in op.users]
-            if new not in op.users:
-                op.users.append(new)
+            op_users = self.users(op)
+            op_users.pop(id(old), None)
+            op_users[id(new)] = new
         if comp.root is old:
             comp.root = new
-
-    def users_outside(self, producer: HloInstruction, fusion: HloInstruction) -> list[HloInstruction]:
-        return [u for u in producer.users if u is not fusion]
 
     # -- decisions ------------------------------------------------------------------------
     def why_not(self, producer: HloInstruction, consumer: HloInstruction) -> str | None:
@@ -194,7 +206,7 @@ class _Fuser:
             return f"{producer.opcode} is not fusible as a producer"
         if consumer.opcode == "dot" or not fusible_consumer(consumer):
             return f"{consumer.opcode} does not take fused operands"
-        others = [u for u in producer.users if u is not consumer]
+        others = [u for u in self.users(producer).values() if u is not consumer]
         if producer is self.comp.root:
             others.append(producer)  # the root's value must exist on its own
         if others and (is_expensive(producer) or producer.opcode in ("reduce", "dot")):
@@ -231,9 +243,12 @@ class _Fuser:
         changed = False
         for dot in [i for i in self.comp.post_order() if i.opcode == "dot"]:
             top = dot
-            while (len(top.users) == 1 and top is not self.comp.root and _elementwise(top.users[0])
-                   and top.users[0].shape.dimensions == dot.shape.dimensions):
-                top = top.users[0]
+            while True:
+                users = list(self.users(top).values())
+                if not (len(users) == 1 and top is not self.comp.root and _elementwise(users[0])
+                        and users[0].shape.dimensions == dot.shape.dimensions):
+                    break
+                top = users[0]
             if top is not dot:
                 self.make_fusion(top)
                 changed = True
@@ -277,13 +292,13 @@ class _Fuser:
 
     def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
         self.fuse_into(fusion, producer)
-        producer.users = [u for u in producer.users if u is not fusion]
+        producer_users = self.users(producer)
+        producer_users.pop(id(fusion), None)
         for op in producer.operands:
-            if fusion not in op.users:
-                op.users.append(fusion)
-        if not producer.users and producer is not self.comp.root:
+            self.users(op)[id(fusion)] = fusion
+        if not producer_users and producer is not self.comp.root:
             for op in producer.operands:
-                op.users = [u for u in op.users if u is not producer]
+                self.users(op).pop(id(producer), None)
             producer.parent = None  # dropped from comp.instructions at the end of the pass
 
 
