@@ -414,14 +414,35 @@ def _clz(x):
     return bits - (length + (v != 0))  # clz(0) is the bit width
 
 
+def _signed_zero_fix(result, a, b, negative_wins: bool):
+    """IEEE 754-2019 maximum/minimum order -0 below +0 (np.maximum does not):
+    max(-0, +0) is +0 and min(-0, +0) is -0, in either operand order."""
+    if not np.issubdtype(np.asarray(result).dtype, np.floating):
+        return result
+    both_zero = (a == 0) & (b == 0)
+    if not np.any(both_zero):
+        return result
+    sign = (np.signbit(a) | np.signbit(b)) if negative_wins else (np.signbit(a) & np.signbit(b))
+    zero = np.where(sign, -0.0, 0.0).astype(np.asarray(result).dtype)
+    return np.where(both_zero, zero, result)
+
+
+def _maximum(a, b):
+    return _signed_zero_fix(np.maximum(a, b), a, b, negative_wins=False)  # NaN-propagating
+
+
+def _minimum(a, b):
+    return _signed_zero_fix(np.minimum(a, b), a, b, negative_wins=True)
+
+
 _ARITHMETIC = {
     "add": np.add,
     "subtract": np.subtract,
     "multiply": np.multiply,
     "divide": _divide,
     "remainder": _remainder,
-    "maximum": np.maximum,  # NaN-propagating
-    "minimum": np.minimum,
+    "maximum": _maximum,
+    "minimum": _minimum,
     "and": np.bitwise_and,  # logical on pred
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,

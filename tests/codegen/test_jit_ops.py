@@ -427,3 +427,18 @@ def test_property_dot(batch, m, k, n, lhs_col_major, rhs_col_major, rnd):
                   f"rhs_batch_dims={{0}}, lhs_contracting_dims={{2}}, rhs_contracting_dims={{1}}")
     got = check(text, a, b, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_max_min_order_signed_zeros_like_the_evaluator():
+    text = module("  a = f32[4]{0} parameter(0)\n  b = f32[4]{0} parameter(1)\n"
+                  "  mx = f32[4]{0} maximum(a, b)\n  mn = f32[4]{0} minimum(a, b)\n"
+                  "  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(mx, mn)")
+    a = np.array([0.0, -0.0, -0.0, np.nan], np.float32)
+    b = np.array([-0.0, 0.0, -0.0, 1.0], np.float32)
+    mx, mn = xlac.jit(text)(a, b)
+    assert list(np.signbit(mx[:3])) == [False, False, True]
+    assert list(np.signbit(mn[:3])) == [True, True, True]
+    assert np.isnan(mx[3]) and np.isnan(mn[3])
+    emx, emn = xlac.evaluate(text, a, b)
+    np.testing.assert_array_equal(np.signbit(emx), np.signbit(mx))
+    np.testing.assert_array_equal(np.signbit(emn), np.signbit(mn))
