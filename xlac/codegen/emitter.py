@@ -57,11 +57,22 @@ KERNELS: dict[str, KernelRule] = {}
 
 
 def register_kernel(opcode: str, scratch_bytes=None):
-    """Decorator: ``@register_kernel("while")`` on ``def emit(ctx): ...``."""
+    """Decorator: ``@register_kernel("while")`` on ``def emit(ctx): ...``; fusions
+    register by kind, ``@register_kernel("fusion:kOutput")``.  An ``emit`` may
+    call ``default_loop_kernel(ctx)`` to decline (the elemental loop is used)."""
     def wrap(fn):
         KERNELS[opcode] = KernelRule(fn, scratch_bytes or (lambda me, inst: 0))
         return fn
     return wrap
+
+
+def kernel_rule(inst: HloInstruction) -> KernelRule | None:
+    """The registered kernel of ``inst``, if any: by opcode, and for fusions by
+    ``"fusion:<kind>"`` (e.g. ``"fusion:kOutput"`` for a dot with its epilogue);
+    None means the default elemental loop kernel."""
+    if inst.opcode == "fusion":
+        return KERNELS.get(f"fusion:{inst.attrs.get('kind')}")
+    return KERNELS.get(inst.opcode)
 
 
 @dataclass
@@ -153,7 +164,7 @@ class ModuleEmitter:
         a = self._assignments.get(id(comp))
         if a is None:
             def scratch(inst):
-                rule = KERNELS.get(inst.opcode)
+                rule = kernel_rule(inst)
                 return rule.scratch_bytes(self, inst) if rule else 0
             a = self._assignments[id(comp)] = BufferAssignment(comp, scratch=scratch)
         return a
@@ -233,7 +244,7 @@ class ModuleEmitter:
         fn, b, ab = self._new_kernel(inst.name or inst.opcode)
         em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
         ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
-        rule = KERNELS.get(inst.opcode)
+        rule = kernel_rule(inst)
         if rule is not None:
             rule.emit(ctx)
         else:
@@ -273,6 +284,11 @@ class ModuleEmitter:
             g.align = 64
             self._globals[id(inst)] = g
         return g
+
+
+def default_loop_kernel(ctx: KernelContext) -> None:
+    """Emit the default elemental loop kernel (for kernel rules that decline)."""
+    _emit_loop_kernel(ctx)
 
 
 def _emit_loop_kernel(ctx: KernelContext) -> None:

@@ -856,6 +856,7 @@ def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp
     callee = builder.import_computation(computation)
     return builder.add_instruction("call", operands, {"to_apply": callee})
 
+
 # ---------------------------------------------------------------------------
 # dynamic slicing
 # ---------------------------------------------------------------------------
@@ -1079,3 +1080,289 @@ def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaCo
         attrs["unique_indices"] = True
     attrs["to_apply"] = b.import_computation(update_computation)
     return b.add_instruction("scatter", xs + [scatter_indices] + us, attrs)
+
+
+# ---------------------------------------------------------------------------
+# gather, convolution, windows, fft
+# ---------------------------------------------------------------------------
+
+def _raw(text: str):
+    from ..hlo.ir import Raw
+    return Raw(text)
+
+
+def _dims_from(op: str, dn, cls):
+    """A dimension-numbers dataclass from an instance, a dict or any object with its fields."""
+    if isinstance(dn, cls):
+        return dn
+    fields = cls.__dataclass_fields__
+    if isinstance(dn, dict):
+        unknown = set(dn) - set(fields)
+        if unknown:
+            raise TypeError(f"{op}: unknown dimension_numbers keys {sorted(unknown)}")
+        return cls(**dn)
+    if _bi.any(hasattr(dn, f) for f in fields):
+        return cls(**{f: getattr(dn, f) for f in fields if hasattr(dn, f)})
+    raise TypeError(f"{op}: dimension_numbers must be a {cls.__name__}, a dict or an object with "
+                    f"its fields, got {dn!r}")
+
+
+@dataclass
+class GatherDimensionNumbers:
+    """Dimension numbers of :func:`gather` (spec: *Gather*).  ``index_vector_dim``
+    None means the last dimension of ``start_indices`` (jax.lax's convention)."""
+
+    offset_dims: tuple = ()
+    collapsed_slice_dims: tuple = ()
+    start_index_map: tuple = ()
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
+    index_vector_dim: int | None = None
+
+
+def gather(operand: XlaOp, start_indices: XlaOp, dimension_numbers, slice_sizes,
+           indices_are_sorted: bool = False) -> XlaOp:
+    """Slices of ``operand`` at the starts ``start_indices`` holds (spec: *Gather*).
+
+    ``dimension_numbers``: :class:`GatherDimensionNumbers`, a dict of its fields or
+    an object with them (jax.lax.GatherDimensionNumbers).  Starts are clamped so
+    each slice is in bounds.  ShapeError for inconsistent dimension numbers.
+    """
+    op = "gather"
+    b = _builder(op, operand, start_indices)
+    b.check_operands(op, [operand, start_indices])
+    dn = _dims_from(op, dimension_numbers, GatherDimensionNumbers)
+    ivd = dn.index_vector_dim
+    if ivd is None:
+        ivd = start_indices.shape.rank - 1 if start_indices.shape.is_array else 0
+    attrs = {"offset_dims": _bi.tuple(_int_list(op, "offset_dims", dn.offset_dims)),
+             "collapsed_slice_dims": _bi.tuple(_int_list(op, "collapsed_slice_dims",
+                                                         dn.collapsed_slice_dims)),
+             "start_index_map": _bi.tuple(_int_list(op, "start_index_map", dn.start_index_map))}
+    obd = _int_list(op, "operand_batching_dims", dn.operand_batching_dims)
+    sibd = _int_list(op, "start_indices_batching_dims", dn.start_indices_batching_dims)
+    if obd or sibd:
+        attrs["operand_batching_dims"] = _bi.tuple(obd)
+        attrs["start_indices_batching_dims"] = _bi.tuple(sibd)
+    attrs["index_vector_dim"] = _operator.index(ivd)
+    attrs["slice_sizes"] = _bi.tuple(_int_list(op, "slice_sizes", slice_sizes))
+    if indices_are_sorted:
+        attrs["indices_are_sorted"] = True
+    return b.add_instruction("gather", [operand, start_indices], attrs)
+
+
+def _pairs(op: str, padding, n: int) -> list:
+    try:
+        pairs = [_bi.tuple(_operator.index(v) for v in p) for p in padding]
+    except TypeError:
+        raise TypeError(f"{op}: padding must be 'SAME', 'VALID' or (low, high) pairs, "
+                        f"got {padding!r}") from None
+    if len(pairs) != n or _bi.any(len(p) != 2 for p in pairs):
+        raise ValueError(f"{op}: padding needs {n} (low, high) pairs, got {padding!r}")
+    return pairs
+
+
+def _padding(op: str, padding, in_sizes, window_sizes, strides) -> list:
+    """(low, high) pairs from pairs or 'SAME' / 'VALID' (padding so that the output
+    has ceil(in / stride) elements, split low-first as XLA's MakePadding does)."""
+    n = len(in_sizes)
+    if isinstance(padding, str):
+        kind = padding.upper()
+        if kind == "VALID":
+            return [(0, 0)] * n
+        if kind != "SAME":
+            raise ValueError(f"{op}: padding must be 'SAME', 'VALID' or (low, high) pairs, got {padding!r}")
+        pads = []
+        for size, w, s in zip(in_sizes, window_sizes, strides):
+            out = -(-size // s)
+            total = _bi.max((out - 1) * s + w - size, 0)
+            pads.append((total // 2, total - total // 2))
+        return pads
+    if padding is None:
+        return [(0, 0)] * n
+    return _pairs(op, padding, n)
+
+
+def _spatial_list(op: str, name: str, values, n: int, default: int = 1) -> list:
+    out = _int_list(op, name, values) if values is not None else []
+    if not out:
+        return [default] * n
+    if len(out) != n:
+        raise ValueError(f"{op}: {name} needs {n} entries (one per spatial dimension), got {out}")
+    return out
+
+
+def _conv_numbers(op: str, dimension_numbers, rank: int):
+    """ConvDimensionNumbers from None (bf01_oi01->bf01), dim_labels text, jax-style
+    ``(lhs_spec, rhs_spec, out_spec)`` strings like ('NHWC', 'HWIO', 'NHWC'), or an
+    object with ``lhs_spec``/``rhs_spec``/``out_spec`` permutations."""
+    from ..hlo.window import ConvDimensionNumbers, WindowError, parse_dim_labels
+    dn = dimension_numbers
+    try:
+        if dn is None:
+            return ConvDimensionNumbers.default(rank - 2)
+        if isinstance(dn, ConvDimensionNumbers):
+            return dn
+        if isinstance(dn, str):
+            return parse_dim_labels(dn)
+        if isinstance(dn, dict):
+            return ConvDimensionNumbers(**dn)
+        if hasattr(dn, "lhs_spec"):
+            dn = (dn.lhs_spec, dn.rhs_spec, dn.out_spec)
+        lhs, rhs, out = dn
+        if _bi.all(isinstance(s, str) for s in (lhs, rhs, out)):
+            spatial = [c for c in rhs if c not in "OI"]
+            def perm(spec, a, b):
+                return [spec.index(a), spec.index(b)] + [spec.index(c) for c in spatial]
+            lp, rp, op_ = perm(lhs, "N", "C"), perm(rhs, "O", "I"), perm(out, "N", "C")
+        else:
+            lp, rp, op_ = ([_operator.index(v) for v in s] for s in (lhs, rhs, out))
+        return ConvDimensionNumbers(lp[0], lp[1], _bi.tuple(lp[2:]), rp[1], rp[0], _bi.tuple(rp[2:]),
+                                    op_[0], op_[1], _bi.tuple(op_[2:]))
+    except (WindowError, ValueError, TypeError) as e:
+        raise TypeError(f"{op}: bad dimension_numbers {dimension_numbers!r}: {e}") from None
+
+
+def conv_general_dilated(lhs: XlaOp, rhs: XlaOp, window_strides, padding, lhs_dilation=None,
+                         rhs_dilation=None, dimension_numbers=None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision_config=None,
+                         preferred_element_type=None) -> XlaOp:
+    """Convolution with strides, padding, dilations and groups (spec: *ConvWithGeneralPadding*).
+
+    ``padding``: (low, high) per spatial dimension, or 'SAME' / 'VALID'.
+    ``dimension_numbers``: None (``bf01_oi01->bf01``), dim_labels text like
+    ``'b01f_01io->b01f'``, jax-style ``('NHWC', 'HWIO', 'NHWC')``, or a
+    :class:`xlac.hlo.window.ConvDimensionNumbers`.  ``precision_config`` is
+    accepted and ignored (xlac computes at full precision).  ShapeError for
+    mismatched features, groups or window sizes.
+    """
+    from ..hlo.window import Window, format_dim_labels, format_window
+    op = "conv_general_dilated"
+    b = _builder(op, lhs, rhs)
+    b.check_operands(op, [lhs, rhs])
+    if not lhs.shape.is_array or not rhs.shape.is_array:
+        raise _fail(op, "lhs and rhs must be arrays", lhs.shape, rhs.shape)
+    dn = _conv_numbers(op, dimension_numbers, lhs.shape.rank)
+    n = dn.num_spatial_dims
+    if lhs.shape.rank != n + 2 or rhs.shape.rank != n + 2:
+        raise _fail(op, f"dimension numbers with {n} spatial dimension(s) need lhs and rhs of "
+                        f"rank {n + 2}", lhs.shape, rhs.shape)
+    strides = _spatial_list(op, "window_strides", window_strides, n)
+    lhs_dil = _spatial_list(op, "lhs_dilation", lhs_dilation, n)
+    rhs_dil = _spatial_list(op, "rhs_dilation", rhs_dilation, n)
+    ksizes = [rhs.shape.dimensions[d] for d in dn.kernel_spatial_dimensions]
+    if isinstance(padding, str) and _bi.any(d != 1 for d in lhs_dil):
+        raise ValueError(f"{op}: 'SAME'/'VALID' padding with lhs_dilation is ambiguous; "
+                         "give (low, high) pairs")
+    in_sizes = [lhs.shape.dimensions[d] for d in dn.input_spatial_dimensions]
+    pads = _padding(op, padding, in_sizes, [(k - 1) * r + 1 for k, r in zip(ksizes, rhs_dil)], strides)
+    window = Window.make(ksizes, strides, pads, lhs_dil, rhs_dil)
+    attrs = {"window": _raw(format_window(window)), "dim_labels": _raw(format_dim_labels(dn))}
+    if _operator.index(feature_group_count) != 1:
+        attrs["feature_group_count"] = _operator.index(feature_group_count)
+    if _operator.index(batch_group_count) != 1:
+        attrs["batch_group_count"] = _operator.index(batch_group_count)
+    shape = None
+    if preferred_element_type is not None:
+        s = infer_shape("convolution", [lhs.shape, rhs.shape], attrs)
+        shape = s.with_element_type(_element_type(op, preferred_element_type))
+    return b.add_instruction("convolution", [lhs, rhs], attrs, shape=shape)
+
+
+def conv_with_general_padding(lhs: XlaOp, rhs: XlaOp, window_strides, padding, lhs_dilation=None,
+                              rhs_dilation=None, feature_group_count: int = 1,
+                              batch_group_count: int = 1, precision_config=None,
+                              preferred_element_type=None) -> XlaOp:
+    """Convolution with the default dimension numbers ``bf01_oi01->bf01`` (spec:
+    *ConvWithGeneralPadding*): lhs ``[batch, z, spatial...]``, rhs
+    ``[output-z, input-z, spatial...]``."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                None, feature_group_count, batch_group_count, precision_config,
+                                preferred_element_type)
+
+
+def conv(lhs: XlaOp, rhs: XlaOp, window_strides, padding="VALID", feature_group_count: int = 1,
+         batch_group_count: int = 1, precision_config=None, preferred_element_type=None) -> XlaOp:
+    """Convolution with 'SAME' or 'VALID' padding and default dimension numbers
+    (spec: *Conv*)."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, None, None, None,
+                                feature_group_count, batch_group_count, precision_config,
+                                preferred_element_type)
+
+
+def _window_attr(op: str, rank: int, window_dimensions, window_strides, base_dilations,
+                 window_dilations, padding, in_sizes):
+    from ..hlo.window import Window, format_window
+    sizes = _int_list(op, "window_dimensions", window_dimensions)
+    if len(sizes) != rank:
+        raise ValueError(f"{op}: window_dimensions needs {rank} entries (the operand's rank), got {sizes}")
+    strides = _spatial_list(op, "window_strides", window_strides, rank)
+    base = _spatial_list(op, "base_dilations", base_dilations, rank)
+    wdil = _spatial_list(op, "window_dilations", window_dilations, rank)
+    dilated_in = [(n - 1) * d + 1 if n else 0 for n, d in zip(in_sizes, base)]
+    pads = _padding(op, padding, dilated_in, [(k - 1) * d + 1 for k, d in zip(sizes, wdil)], strides)
+    return _raw(format_window(Window.make(sizes, strides, pads, base, wdil)))
+
+
+def reduce_window(operand, init_value, computation: XlaComputation, window_dimensions,
+                  window_strides=None, base_dilations=None, window_dilations=None,
+                  padding="VALID") -> XlaOp:
+    """Reduce every window of ``operand`` with ``computation`` (spec: *ReduceWindow*).
+
+    Variadic: lists of N operands and N init values, ``computation`` of type
+    ``(T1..TN, T1..TN) -> (T1..TN)``, a tuple result.  ``padding``: (low, high)
+    per dimension, or 'SAME' / 'VALID'; padded elements are skipped.  Strides
+    and dilations default to 1.  ShapeError for a bad reducer or window.
+    """
+    op = "reduce_window"
+    single = isinstance(operand, XlaOp)
+    xs = [operand] if single else list(operand)
+    inits = [init_value] if single or not isinstance(init_value, (list, _bi.tuple)) else list(init_value)
+    if not xs:
+        raise TypeError(f"{op}: needs at least one operand")
+    if len(xs) != len(inits):
+        raise TypeError(f"{op}: {len(xs)} operands but {len(inits)} init values")
+    b = _builder(op, *xs)
+    for x in xs:
+        if not isinstance(x, XlaOp):
+            raise TypeError(f"{op}: operands must be XlaOps, got {type(x).__name__}")
+    inits = [v if isinstance(v, XlaOp) else _constant_like(op, v, x) for v, x in zip(inits, xs)]
+    b.check_operands(op, xs + inits)
+    if not xs[0].shape.is_array:
+        raise _fail(op, "operands must be arrays", *[x.shape for x in xs])
+    window = _window_attr(op, xs[0].shape.rank, window_dimensions, window_strides, base_dilations,
+                          window_dilations, padding, xs[0].shape.dimensions)
+    callee = b.import_computation(computation)
+    return b.add_instruction("reduce-window", xs + inits, {"window": window, "to_apply": callee})
+
+
+def select_and_scatter(operand: XlaOp, select: XlaComputation, window_dimensions, window_strides,
+                       padding, source: XlaOp, init_value, scatter: XlaComputation) -> XlaOp:
+    """Scatter ``source`` onto the element ``select`` picks in each window of
+    ``operand`` (spec: *SelectAndScatter*); the output starts as ``init_value``
+    and combines with ``scatter``.  ``padding``: (low, high) pairs or 'SAME' /
+    'VALID'.  ShapeError when ``source`` is not the shape of the windows."""
+    op = "select_and_scatter"
+    b = _builder(op, operand, source)
+    init = init_value if isinstance(init_value, XlaOp) else _constant_like(op, init_value, operand)
+    b.check_operands(op, [operand, source, init])
+    if not operand.shape.is_array:
+        raise _fail(op, "operand must be an array", operand.shape)
+    window = _window_attr(op, operand.shape.rank, window_dimensions, window_strides, None, None,
+                          padding, operand.shape.dimensions)
+    attrs = {"window": window, "select": b.import_computation(select),
+             "scatter": b.import_computation(scatter)}
+    return b.add_instruction("select-and-scatter", [operand, source, init], attrs)
+
+
+def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
+    """Fourier transform over the last ``len(fft_length)`` (1 to 3) dimensions
+    (spec: *Fft*): ``fft_type`` is 'FFT', 'IFFT', 'RFFT' or 'IRFFT' (any case,
+    or an enum whose name is one of them)."""
+    op = "fft"
+    _unary_check(op, operand)
+    kind = getattr(fft_type, "name", fft_type)
+    if not isinstance(kind, str):
+        raise TypeError(f"{op}: fft_type must be 'FFT', 'IFFT', 'RFFT' or 'IRFFT', got {fft_type!r}")
+    attrs = {"fft_type": kind.upper(), "fft_length": _bi.tuple(_int_list(op, "fft_length", fft_length))}
+    return operand.builder.add_instruction("fft", [operand], attrs)

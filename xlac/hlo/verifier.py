@@ -32,6 +32,7 @@ class VerifierError(ValueError):
 _EXTRA_ARITY = {
     "convert": 1, "bitcast-convert": 1, "reduce-precision": 1, "stochastic-convert": 2,
     "slice": 1, "pad": 2, "get-tuple-element": 1,
+    "gather": 2, "select-and-scatter": 3, "fft": 1,
 }
 
 
@@ -102,7 +103,7 @@ def _check_arity(inst: HloInstruction, at: str) -> None:
     arity = info.arity if info.arity is not None else _EXTRA_ARITY.get(inst.opcode)
     if arity is not None and n != arity:
         raise VerifierError(f"{at}: takes {arity} operand(s), has {n}")
-    if inst.opcode == "reduce" and (n < 2 or n % 2):
+    if inst.opcode in ("reduce", "reduce-window") and (n < 2 or n % 2):
         raise VerifierError(f"{at}: takes N inputs and N init values, has {n} operands")
     if inst.opcode == "call":
         callee = inst.attrs.get("to_apply")

@@ -714,6 +714,257 @@ def _dot(ctx: _Ctx) -> Shape:
         et = pt
     return Shape(et, dims)
 
+
+# ---------------------------------------------------------------------------
+# gather, convolution, reduce-window, select-and-scatter, fft
+# (window and dim_labels text: xlac/hlo/window.py)
+# ---------------------------------------------------------------------------
+
+def _window(ctx: _Ctx, rank: int, what: str = "window"):
+    from ..hlo.window import WindowError, window_of
+    try:
+        window = window_of(ctx.attrs)
+    except WindowError as e:
+        raise ctx.fail(str(e)) from None
+    if window.rank != rank:
+        raise ctx.fail(f"{what} has {window.rank} dimension(s), needs {rank}")
+    for k, d in enumerate(window):
+        if d.size < 1 or d.stride < 1 or d.base_dilation < 1 or d.window_dilation < 1:
+            raise ctx.fail(f"window dimension {k} ({d.size=}, {d.stride=}, {d.base_dilation=}, "
+                           f"{d.window_dilation=}): sizes, strides and dilations must be positive")
+    return window
+
+
+def _check_scalar_computation(ctx: _Ctx, name: str, params, result) -> None:
+    """``name`` (an attribute) must take ``params`` and return ``result`` (scalars)."""
+    comp = _callee(ctx, name)
+    got = comp.parameter_shapes()
+    sig = f"({', '.join(str(p) for p in params)}) -> {result}"
+    if len(got) != len(params) or not all(g.compatible(p) for g, p in zip(got, params)):
+        raise ctx.fail(f"{name} computation {comp.name} must have the signature {sig}, but its "
+                       f"parameters are ({', '.join(str(p) for p in got)})")
+    if not comp.root.shape.compatible(result):
+        raise ctx.fail(f"{name} computation {comp.name} must have the signature {sig}, but it "
+                       f"returns {comp.root.shape}")
+
+
+def _sorted_unique(ctx: _Ctx, name: str, dims, rank: int) -> None:
+    _check_dims_unique_in_range(ctx, name, dims, rank)
+    if list(dims) != sorted(dims):
+        raise ctx.fail(f"{name} {list(dims)} must be sorted")
+
+
+@_rule("gather")
+def _gather(ctx: _Ctx) -> Shape:
+    ctx.arity(2)
+    operand, idx = ctx.array(0, "operand"), ctx.array(1, "start_indices")
+    if not idx.element_type.is_integral:
+        raise ctx.fail(f"start_indices must have an integer element type, got {idx.element_type.value}")
+    offset_dims = ctx.ints_attr("offset_dims", required=False)
+    collapsed = ctx.ints_attr("collapsed_slice_dims", required=False)
+    start_index_map = ctx.ints_attr("start_index_map", required=False)
+    operand_batching = ctx.ints_attr("operand_batching_dims", required=False)
+    indices_batching = ctx.ints_attr("start_indices_batching_dims", required=False)
+    slice_sizes = ctx.ints_attr("slice_sizes")
+    ivd = ctx.int_attr("index_vector_dim")
+    if not 0 <= ivd <= idx.rank:
+        raise ctx.fail(f"index_vector_dim={ivd} must be in [0, {idx.rank}] for start_indices {idx}")
+    vector_size = idx.dimensions[ivd] if ivd < idx.rank else 1
+    if len(start_index_map) != vector_size:
+        raise ctx.fail(f"start_index_map {list(start_index_map)} must have one entry per index "
+                       f"vector element ({vector_size}, dimension {ivd} of start_indices)")
+    _check_dims_unique_in_range(ctx, "start_index_map", start_index_map, operand.rank)
+    _sorted_unique(ctx, "collapsed_slice_dims", collapsed, operand.rank)
+    _sorted_unique(ctx, "operand_batching_dims", operand_batching, operand.rank)
+    _check_dims_unique_in_range(ctx, "start_indices_batching_dims", indices_batching, idx.rank)
+    if ivd in indices_batching:
+        raise ctx.fail(f"start_indices_batching_dims {list(indices_batching)} must not contain "
+                       f"index_vector_dim={ivd}")
+    if len(operand_batching) != len(indices_batching):
+        raise ctx.fail(f"operand_batching_dims {list(operand_batching)} and "
+                       f"start_indices_batching_dims {list(indices_batching)} differ in number")
+    both = set(collapsed) & set(operand_batching)
+    if both:
+        raise ctx.fail(f"dimensions {sorted(both)} are both collapsed_slice_dims and operand_batching_dims")
+    both = set(start_index_map) & set(operand_batching)
+    if both:
+        raise ctx.fail(f"dimensions {sorted(both)} are both in start_index_map and operand_batching_dims")
+    if len(slice_sizes) != operand.rank:
+        raise ctx.fail(f"slice_sizes {list(slice_sizes)} must have one entry per operand dimension ({operand.rank})")
+    for d, (s, n) in enumerate(zip(slice_sizes, operand.dimensions)):
+        if not 0 <= s <= n:
+            raise ctx.fail(f"slice_sizes[{d}]={s} must be in [0, {n}] (operand dimension {d})")
+    for name, dims in (("collapsed_slice_dims", collapsed), ("operand_batching_dims", operand_batching)):
+        for d in dims:
+            if slice_sizes[d] > 1:
+                raise ctx.fail(f"{name} contains {d}, so slice_sizes[{d}] must be 0 or 1, "
+                               f"got {slice_sizes[d]}")
+    for od, sd in zip(operand_batching, indices_batching):
+        if operand.dimensions[od] != idx.dimensions[sd]:
+            raise ctx.fail(f"operand batching dimension {od} (size {operand.dimensions[od]}) and "
+                           f"start_indices batching dimension {sd} (size {idx.dimensions[sd]}) differ")
+    if operand.rank != len(offset_dims) + len(collapsed) + len(operand_batching):
+        raise ctx.fail(f"operand rank {operand.rank} must equal the number of offset_dims "
+                       f"({len(offset_dims)}) + collapsed_slice_dims ({len(collapsed)}) + "
+                       f"operand_batching_dims ({len(operand_batching)})")
+    batch = [n for d, n in enumerate(idx.dimensions) if d != ivd]
+    out_rank = len(offset_dims) + len(batch)
+    _sorted_unique(ctx, "offset_dims", offset_dims, out_rank)
+    window = [s for d, s in enumerate(slice_sizes) if d not in collapsed and d not in operand_batching]
+    dims, b, w = [], iter(batch), iter(window)
+    for d in range(out_rank):
+        dims.append(next(w) if d in offset_dims else next(b))
+    return Shape(operand.element_type, dims)
+
+
+@_rule("convolution")
+def _convolution(ctx: _Ctx) -> Shape:
+    from ..hlo.window import WindowError, conv_dimension_numbers_of
+    ctx.arity(2)
+    lhs, rhs = ctx.array(0, "lhs"), ctx.array(1, "rhs")
+    try:
+        dn = conv_dimension_numbers_of(ctx.attrs)
+    except WindowError as e:
+        raise ctx.fail(str(e)) from None
+    n = dn.num_spatial_dims
+    if lhs.rank != n + 2 or rhs.rank != n + 2:
+        raise ctx.fail(f"dim_labels {ctx.attrs.get('dim_labels')} has {n} spatial dimension(s): "
+                       f"lhs and rhs must have rank {n + 2}")
+    if lhs.element_type != rhs.element_type:
+        raise ctx.fail(f"lhs and rhs must have the same element type, got "
+                       f"{lhs.element_type.value} and {rhs.element_type.value}")
+    if lhs.element_type.is_pred:
+        raise ctx.fail("convolution needs a numeric element type, got pred")
+    window = _window(ctx, n, f"window (for {n} spatial dimension(s))")
+    fgc = _as_int(ctx, "feature_group_count", ctx.attr("feature_group_count", 1, required=False))
+    bgc = _as_int(ctx, "batch_group_count", ctx.attr("batch_group_count", 1, required=False))
+    if fgc < 1 or bgc < 1:
+        raise ctx.fail(f"feature_group_count={fgc} and batch_group_count={bgc} must be positive")
+    if fgc > 1 and bgc > 1:
+        raise ctx.fail("feature_group_count and batch_group_count cannot both be greater than 1")
+    batch = lhs.dimensions[dn.input_batch_dimension]
+    in_features = lhs.dimensions[dn.input_feature_dimension]
+    k_in = rhs.dimensions[dn.kernel_input_feature_dimension]
+    k_out = rhs.dimensions[dn.kernel_output_feature_dimension]
+    if in_features % fgc or in_features // fgc != k_in:
+        raise ctx.fail(f"the lhs feature dimension ({in_features}) must equal the rhs input "
+                       f"feature dimension ({k_in}) times feature_group_count ({fgc})")
+    if k_out % fgc:
+        raise ctx.fail(f"the rhs output feature dimension ({k_out}) must be a multiple of "
+                       f"feature_group_count ({fgc})")
+    if batch % bgc or k_out % bgc:
+        raise ctx.fail(f"batch_group_count ({bgc}) must divide the lhs batch dimension ({batch}) "
+                       f"and the rhs output feature dimension ({k_out})")
+    dims = [0] * (n + 2)
+    dims[dn.output_batch_dimension] = batch // bgc
+    dims[dn.output_feature_dimension] = k_out
+    for k, wd in enumerate(window):
+        ksize = rhs.dimensions[dn.kernel_spatial_dimensions[k]]
+        if wd.size != ksize:
+            raise ctx.fail(f"window dimension {k} has size {wd.size}, but kernel spatial "
+                           f"dimension {dn.kernel_spatial_dimensions[k]} has size {ksize}")
+        dims[dn.output_spatial_dimensions[k]] = wd.output_size(lhs.dimensions[dn.input_spatial_dimensions[k]])
+    et = lhs.element_type
+    # A given result type is the preferred element type (e.g. bf16 x bf16 -> f32).
+    if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != et:
+        pt = ctx.shape.element_type
+        if pt.is_pred or et.is_complex != pt.is_complex:
+            raise ctx.fail(f"result element type {pt.value} cannot hold a convolution of {et.value}")
+        et = pt
+    return Shape(et, dims)
+
+
+@_rule("reduce-window")
+def _reduce_window(ctx: _Ctx) -> Shape:
+    if len(ctx.shapes) < 2 or len(ctx.shapes) % 2:
+        raise ctx.fail(f"takes N inputs and N init values (an even number >= 2), "
+                       f"got {len(ctx.shapes)} operands")
+    n = len(ctx.shapes) // 2
+    inputs = [ctx.array(i, f"input {i}") for i in range(n)]
+    inits = [ctx.array(n + i, f"init value {i}") for i in range(n)]
+    for i, (x, init) in enumerate(zip(inputs, inits)):
+        if x.dimensions != inputs[0].dimensions:
+            raise ctx.fail(f"all inputs must have the same dimensions: input {i} is {x}, input 0 is {inputs[0]}")
+        if not init.is_scalar:
+            raise ctx.fail(f"init value {i} must be a scalar, got {init}")
+        if init.element_type != x.element_type:
+            raise ctx.fail(f"init value {i} ({init}) must have input {i}'s element type {x.element_type.value}")
+    scalars = [Shape(x.element_type, ()) for x in inputs]
+    _check_scalar_computation(ctx, "to_apply", scalars + scalars,
+                              scalars[0] if n == 1 else Shape.tuple(scalars))
+    window = _window(ctx, inputs[0].rank)
+    if window.has_reversal:
+        raise ctx.fail("reduce-window does not take rhs_reversal")
+    dims = [wd.output_size(size) for wd, size in zip(window, inputs[0].dimensions)]
+    outs = [Shape(x.element_type, dims) for x in inputs]
+    return outs[0] if n == 1 else Shape.tuple(outs)
+
+
+@_rule("select-and-scatter")
+def _select_and_scatter(ctx: _Ctx) -> Shape:
+    ctx.arity(3)
+    operand, source, init = ctx.array(0, "operand"), ctx.array(1, "source"), ctx.array(2, "init_value")
+    et = operand.element_type
+    if not init.is_scalar or init.element_type != et:
+        raise ctx.fail(f"init_value must be a scalar of the operand's element type {et.value}, got {init}")
+    if source.element_type != et:
+        raise ctx.fail(f"source must have the operand's element type {et.value}, got {source}")
+    scalar = Shape(et, ())
+    _check_scalar_computation(ctx, "select", [scalar, scalar], Shape(PRED, ()))
+    _check_scalar_computation(ctx, "scatter", [scalar, scalar], scalar)
+    window = _window(ctx, operand.rank)
+    if window.has_reversal:
+        raise ctx.fail("select-and-scatter does not take rhs_reversal")
+    want = tuple(wd.output_size(size) for wd, size in zip(window, operand.dimensions))
+    if source.dimensions != want:
+        raise ctx.fail(f"source must have the dimensions of reduce-window's result "
+                       f"{list(want)}, got {list(source.dimensions)}")
+    return Shape(et, operand.dimensions)
+
+
+_FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+
+@_rule("fft")
+def _fft(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.array(0)
+    kind = str(ctx.attr("fft_type"))
+    if kind not in _FFT_TYPES:
+        raise ctx.fail(f"fft_type={kind} is not one of {', '.join(_FFT_TYPES)}")
+    lengths = ctx.ints_attr("fft_length")
+    r = len(lengths)
+    if not 1 <= r <= 3:
+        raise ctx.fail(f"fft_length {list(lengths)}: 1 to 3 dimensions are transformed, not {r}")
+    if s.rank < r:
+        raise ctx.fail(f"fft_length {list(lengths)} names {r} dimensions, the operand {s} has rank {s.rank}")
+    if any(n < 0 for n in lengths):
+        raise ctx.fail(f"fft_length {list(lengths)} must not be negative")
+    et, dims = s.element_type, list(s.dimensions)
+    last = list(dims[-r:])
+    if kind in ("FFT", "IFFT"):
+        if not et.is_complex:
+            raise ctx.fail(f"{kind} needs a complex operand, got {et.value}")
+        if last != list(lengths):
+            raise ctx.fail(f"{kind}: the last {r} dimensions {last} must equal fft_length {list(lengths)}")
+        return Shape(et, dims)
+    half = lengths[-1] // 2 + 1 if lengths[-1] else 0
+    if kind == "RFFT":
+        if et not in (F32, F64):
+            raise ctx.fail(f"RFFT needs an f32 or f64 operand, got {et.value}")
+        if last != list(lengths):
+            raise ctx.fail(f"RFFT: the last {r} dimensions {last} must equal fft_length {list(lengths)}")
+        dims[-1] = half
+        return Shape(C64 if et is F32 else C128, dims)
+    if not et.is_complex:
+        raise ctx.fail(f"IRFFT needs a complex operand, got {et.value}")
+    if last[:-1] != list(lengths[:-1]) or last[-1] != half:
+        raise ctx.fail(f"IRFFT: the last {r} dimensions {last} must be fft_length {list(lengths)} "
+                       f"with the last one {lengths[-1]} // 2 + 1 = {half}")
+    dims[-1] = lengths[-1]
+    return Shape(et.component_type, dims)
+
+
 # ---------------------------------------------------------------------------
 # dynamic-slice, dynamic-update-slice, while, conditional, map, sort, topk,
 # scatter

@@ -1,0 +1,92 @@
+"""``gather`` as an elemental generator: output index -> operand index (spec: *Gather*).
+
+For an output index ``Out``:
+
+* the batch dimensions of ``Out`` (those not in ``offset_dims``) pick an index
+  vector ``S`` out of ``start_indices`` (``index_vector_dim`` holds the vector);
+* ``S[k]`` is the start along operand dimension ``start_index_map[k]``, clamped
+  to ``[0, operand_dim - slice_size]`` so the whole slice is in bounds (the spec's
+  clamping, as dynamic-slice does) — a read is never out of bounds;
+* the offset dimensions of ``Out`` index into the slice, along the operand
+  dimensions that are neither collapsed nor batching dimensions, in order;
+* explicit batching dimensions (``operand_batching_dims`` paired with
+  ``start_indices_batching_dims``) take the output's batch index directly.
+
+Nothing is copied: the generator reads ``start_indices`` and then the operand
+through their own generators, so a gather fuses like any elemental op.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ..elemental import ElementalEmitter, register_generator
+from ..ir_array import I64, Index, i64
+
+
+def _int_attr(attrs: dict, name: str, default: tuple = ()) -> tuple:
+    return tuple(int(str(v)) for v in (attrs.get(name) or default))
+
+
+def _to_i64(b: ir.IRBuilder, v: ir.Value, signed: bool) -> ir.Value:
+    width = v.type.width
+    if width == 64:
+        return v
+    return b.sext(v, I64) if signed else b.zext(v, I64)
+
+
+def clamp_start(b: ir.IRBuilder, v: ir.Value, signed: bool, hi: int) -> ir.Value:
+    """An index value (any integer type) as i64 clamped to ``[0, hi]``.
+
+    Unsigned values are compared as unsigned, so a huge u64 clamps to ``hi``."""
+    v = _to_i64(b, v, signed)
+    top = i64(hi)
+    if signed:
+        v = b.select(b.icmp_signed("<", v, i64(0)), i64(0), v)
+        return b.select(b.icmp_signed(">", v, top), top, v)
+    return b.select(b.icmp_unsigned(">", v, top), top, v)
+
+
+@register_generator("gather")
+def _gather(em: ElementalEmitter, inst: HloInstruction, gens):
+    g_operand, g_indices = gens
+    a = inst.attrs
+    operand = inst.operands[0].shape
+    indices = inst.operands[1].shape
+    offset_dims = _int_attr(a, "offset_dims")
+    collapsed = set(_int_attr(a, "collapsed_slice_dims"))
+    start_index_map = _int_attr(a, "start_index_map")
+    operand_batching = _int_attr(a, "operand_batching_dims")
+    indices_batching = _int_attr(a, "start_indices_batching_dims")
+    slice_sizes = _int_attr(a, "slice_sizes")
+    ivd = int(str(a["index_vector_dim"]))
+    signed = indices.element_type.is_signed_int
+    batch_in = [d for d in range(indices.rank) if d != ivd]       # start_indices batch dims
+    batch_out = [d for d in range(inst.shape.rank) if d not in offset_dims]
+    remapped = [d for d in range(operand.rank) if d not in collapsed and d not in operand_batching]
+    # Where each explicit batching dim of the operand finds its index among the batch dims.
+    batching = [(od, batch_in.index(sd)) for od, sd in zip(operand_batching, indices_batching)]
+
+    def gen(index: Index):
+        b = em.b
+        G = [index.multi[d] for d in batch_out]
+        multi = [i64(0)] * operand.rank
+        for od, k in batching:
+            multi[od] = G[k]
+        for k, d in enumerate(remapped):
+            multi[d] = index.multi[offset_dims[k]]
+        for k, d in enumerate(start_index_map):
+            hi = operand.dimensions[d] - slice_sizes[d]
+            if hi <= 0:
+                continue  # the slice spans the dimension: the start clamps to 0
+            idx_multi = list(G)
+            if ivd < indices.rank:
+                idx_multi.insert(ivd, i64(k))
+            start = clamp_start(b, g_indices(Index(idx_multi)), signed, hi)
+            multi[d] = start if multi[d] is None or _is_zero(multi[d]) else b.add(multi[d], start)
+        return g_operand(Index(multi))
+    return gen
+
+
+def _is_zero(v) -> bool:
+    return isinstance(v, ir.Constant) and v.constant == 0
