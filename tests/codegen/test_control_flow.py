@@ -628,3 +628,92 @@ def test_dynamic_slice_ops_built_with_the_builder():
         ops.dynamic_slice(x, [i], [1, 1])
     with pytest.raises(xlac.ShapeError, match="dynamic-update-slice.*exceeds"):
         ops.dynamic_update_slice(x, ops.parameter(b, 2, "f32[7,1]"), [i, i])
+
+
+def test_branch_and_callee_layouts_differ_from_their_operands():
+    """Operands passed to a branch (or a called computation) in another layout
+    than its parameter, and results returned in another layout than wanted,
+    are converted on the way."""
+    text = """HloModule conv_layouts
+br0 {
+  x = f32[2,3]{0,1} parameter(0)
+  ROOT y = f32[2,3]{0,1} add(x, x)
+}
+br1 {
+  x = f32[2,3]{0,1} parameter(0)
+  ROOT y = f32[2,3]{0,1} negate(x)
+}
+step {
+  x = f32[2,3]{0,1} parameter(0)
+  k = s32[] parameter(1)
+  ROOT c = f32[2,3]{1,0} conditional(k, x, x), branch_computations={br0, br1}
+}
+cond {
+  s = (s32[], f32[2,3]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[2,3]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  m = f32[2,3]{1,0} get-tuple-element(s), index=1
+  c = f32[2,3]{1,0} call(m, i), to_apply=step
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[2,3]{1,0}) tuple(i1, c)
+}
+ENTRY e {
+  p = f32[2,3]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[2,3]{1,0}) tuple(zero, p)
+  w = (s32[], f32[2,3]{1,0}) while(init), condition=cond, body=body
+  ROOT r = f32[2,3]{1,0} get-tuple-element(w), index=1
+}
+"""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(check(text, x), -(-(2 * x)))
+
+
+def test_token_loop_state_is_refused_not_miscompiled():
+    text = """HloModule tok
+cond {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  t = token[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT r = (s32[], token[]) tuple(i1, t)
+}
+ENTRY e {
+  zero = s32[] parameter(0)
+  t = token[] parameter(1)
+  init = (s32[], token[]) tuple(zero, t)
+  w = (s32[], token[]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+"""
+    with pytest.raises(xlac.UnsupportedError, match="while.*token"):
+        xlac.jit(text)
+
+
+def test_dynamic_slice_of_a_scalar_and_unit_dimensions():
+    text = """HloModule dss
+ENTRY e {
+  x = f32[] parameter(0)
+  d = f32[] dynamic-slice(x), dynamic_slice_sizes={}
+  y = f32[1,5,1]{2,1,0} parameter(1)
+  i = s32[] parameter(2)
+  e = f32[1,2,1]{2,1,0} dynamic-slice(y, i, i, i), dynamic_slice_sizes={1,2,1}
+  ROOT t = (f32[], f32[1,2,1]{2,1,0}) tuple(d, e)
+}
+"""
+    y = np.arange(5, dtype=np.float32).reshape(1, 5, 1)
+    for i in (-1, 0, 2, 4, 100):
+        check(text, np.float32(3), y, np.int32(i))

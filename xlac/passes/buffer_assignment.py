@@ -202,13 +202,19 @@ class BufferAssignment:
         ``inst`` reads only at the index it writes (see ``may_update_in_place``)."""
         if leaf != 0:
             return None
-        for k in may_update_in_place(inst):
+        may = may_update_in_place(inst)
+        for k in may:
             src, src_leaf = self.defining(inst.operands[k], 0)
             key = (id(src), src_leaf)
             sl = self._slices.get(key)
+            # Not when the same buffer is also read through another operand at
+            # other indices (scatter(x, i, x), fusion(x, x) reversing one of them).
+            aliased = any(self.defining(o, leaf_no) == (src, src_leaf)
+                          for j, o in enumerate(inst.operands) if j not in may
+                          for leaf_no in range(leaf_count(o.shape)))
             if (key in live and sl is not None and sl.kind == "temp" and key not in claimed
                     and sl.shape == shape and last_use.get(id(src), -1) == step
-                    and len(src.shape.leaves()) == 1):
+                    and len(src.shape.leaves()) == 1 and not aliased):
                 self.in_place.append((inst, src))
                 return key
         return None
