@@ -49,10 +49,21 @@ def _dynamic_slice(em, inst: HloInstruction, gens):
     operand_gen, index_gens = gens[0], gens[1:]
     sizes = inst.shape.dimensions
 
+    def starts_at(_index):
+        return tuple(_clamped_starts(em.b, inst, 1, index_gens, sizes))
+
     def gen(index):
-        starts = _clamped_starts(em.b, inst, 1, index_gens, sizes)
-        multi = [_add(em.b, x, s) for x, s in zip(index.multi, starts)]
-        return operand_gen(Index(multi))
+        stack = getattr(index, "stack", None)
+        hoisted = getattr(em, "hoisted", None)
+        if stack and hoisted is not None:
+            # The starts do not depend on the index: compute them once, in
+            # front of the outermost loop; the index keeps its loop structure.
+            starts = hoisted(starts_at, Index([], depths=[], stack=stack))
+            multi = [_add(em.b, x, s) for x, s in zip(index.multi, starts)]
+            depths = index.depths if index.depths is not None else None
+            return operand_gen(Index(multi, depths=depths, stack=stack if depths is not None else None))
+        starts = starts_at(index)
+        return operand_gen(Index([_add(em.b, x, s) for x, s in zip(index.multi, starts)]))
     return gen
 
 
