@@ -431,3 +431,69 @@ def test_scatter_built_with_the_builder():
     with pytest.raises(xlac.ShapeError, match="scatter.*rank"):
         ops.scatter(x, i, u, add_comp, index_vector_dim=1, update_window_dims=(0,),
                     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+
+# ----------------------------------------------------------------------------
+# property tests: random shapes, layouts, indices (JIT vs evaluator)
+# ----------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+PROPS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def _shape_and_layout(draw, max_rank=3):
+    rank = draw(st.integers(1, max_rank))
+    dims = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    perm = draw(st.permutations(range(rank)))
+    return dims, perm
+
+
+def _s(ty, dims, perm):
+    return f"{ty}[{','.join(map(str, dims))}]{{{','.join(map(str, perm))}}}"
+
+
+@PROPS
+@given(_shape_and_layout(), st.data())
+def test_property_dynamic_slice_and_update(shape, data):
+    dims, perm = shape
+    sizes = [data.draw(st.integers(0, d)) for d in dims]
+    starts = [data.draw(st.integers(-6, 8)) for _ in dims]
+    rank = len(dims)
+    idx = "\n".join(f"  i{k} = s32[] parameter({k + 1})" for k in range(rank))
+    names = ", ".join(f"i{k}" for k in range(rank))
+    text = f"""HloModule prop
+ENTRY e {{
+  x = {_s('f32', dims, perm)} parameter(0)
+{idx}
+  d = {_s('f32', sizes, list(range(rank - 1, -1, -1)))} dynamic-slice(x, {names}), dynamic_slice_sizes={{{','.join(map(str, sizes))}}}
+  n = {_s('f32', sizes, perm)} negate(d)
+  u = {_s('f32', dims, list(range(rank - 1, -1, -1)))} dynamic-update-slice(x, n, {names})
+  ROOT t = ({_s('f32', sizes, perm)}, {_s('f32', dims, list(range(rank - 1, -1, -1)))}) tuple(n, u)
+}}
+"""
+    rng = np.random.default_rng(len(dims))
+    check(text, rand(np.float32, dims, rng), *[np.int32(s) for s in starts])
+
+
+@PROPS
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(0, 7), st.sampled_from(["{1,0}", "{0,1}"]),
+       st.sampled_from(["add", "maximum", "multiply"]))
+def test_property_scatter_rows(rows, cols, n, layout, combiner):
+    text = f"""HloModule prop_scatter
+comb {{
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[] {combiner}(a, b)
+}}
+ENTRY e {{
+  x = s32[{rows},{cols}]{layout} parameter(0)
+  i = s32[{n},1]{{1,0}} parameter(1)
+  u = s32[{n},{cols}]{layout} parameter(2)
+  ROOT s = s32[{rows},{cols}]{layout} scatter(x, i, u), update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=comb
+}}
+"""
+    rng = np.random.default_rng(rows * 10 + n)
+    check(text, rand(np.int32, (rows, cols), rng), rng.integers(-2, rows + 2, size=(n, 1)).astype(np.int32),
+          rand(np.int32, (n, cols), rng))
