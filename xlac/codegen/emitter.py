@@ -86,32 +86,84 @@ class KernelContext:
     b: ir.IRBuilder
     alloca_builder: ir.IRBuilder
     em: ElementalEmitter
+    #: (results, params, temp, opts) as values in this function; the function's
+    #: own arguments in a kernel, values loaded from the task context in a
+    #: parallel_for body.
+    args: tuple | None = None
+
+    def __post_init__(self):
+        if self.args is None:
+            self.args = tuple(self.fn.args)
 
     @property
     def results_arg(self):
-        return self.fn.args[0]
+        return self.args[0]
 
     @property
     def params_arg(self):
-        return self.fn.args[1]
+        return self.args[1]
 
     @property
     def temp_arg(self):
-        return self.fn.args[2]
+        return self.args[2]
 
     @property
     def opts_arg(self):
-        return self.fn.args[3]
+        return self.args[3]
 
     def buffer_pointer(self, sl: BufferSlice, inst: HloInstruction | None = None) -> ir.Value:
-        return self.me.buffer_pointer(self.b, self.fn, sl, inst)
+        return self.me.buffer_pointer(self.b, self.args, sl, inst)
 
     def operand_array(self, k: int, leaf: int = 0) -> IrArray:
         """The buffer of leaf ``leaf`` of operand ``k``."""
-        return self.me.leaf_array(self.b, self.fn, self.assignment, self.inst.operands[k], leaf)
+        return self.me.leaf_array(self.b, self.args, self.assignment, self.inst.operands[k], leaf)
 
     def operand_generator(self, k: int):
-        return self.me.operand_generator(self.em, self.b, self.fn, self.assignment, self.inst.operands[k])
+        return self.me.operand_generator(self.em, self.b, self.args, self.assignment, self.inst.operands[k])
+
+    def parallel_for(self, n_tasks: int, emit_body: Callable[["KernelContext", ir.Value], None]) -> None:
+        """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks).
+
+        The body becomes a function ``void body(void *ctx, int64_t i)``; when
+        the caller's ``opts->parallel_for`` is set it runs the tasks (maybe on
+        several threads), otherwise this kernel loops over them itself.  The
+        body gets a fresh context whose buffers are read from ``ctx``.
+        """
+        me = self.me
+        body_fn = ir.Function(me.llvm, BODY_TYPE, _unique(f"{self.fn.name}.task", me._names))
+        body_fn.linkage = "internal"
+        task_ctx_ptr, task = body_fn.args
+        task_ctx_ptr.name, task.name = "ctx", "i"
+        alloca_block = body_fn.append_basic_block("allocas")
+        body_block = body_fn.append_basic_block("body")
+        ab = ir.IRBuilder(alloca_block)
+        ab.branch(body_block)
+        ab.position_at_start(alloca_block)
+        bb = ir.IRBuilder(body_block)
+        args = tuple(bb.load(bb.gep(task_ctx_ptr, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
+        em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
+        task_ctx = KernelContext(me, self.assignment, self.inst, body_fn, bb, ab, em, args)
+        emit_body(task_ctx, task)
+        task_ctx.b.ret_void()
+
+        # Caller side: pack the buffers, then parallel_for or a plain loop.
+        b = self.b
+        packed = _pointer_array(b, self.alloca_builder, list(self.args))
+        opts = self.opts_arg
+        has_opts = b.icmp_unsigned("!=", opts, ir.Constant(PTR, None))
+        with b.if_else(has_opts) as (then, otherwise):
+            with then:
+                pf = b.load(b.gep(opts, [i64(2)], source_etype=PTR), typ=PTR)  # opts->parallel_for
+                has_pf = b.icmp_unsigned("!=", pf, ir.Constant(PTR, None))
+                with b.if_else(has_pf) as (run_parallel, run_here):
+                    with run_parallel:
+                        runtime_ctx = b.load(b.gep(opts, [i64(1)], source_etype=PTR), typ=PTR)
+                        b.call(_TypedCallee(pf, PARALLEL_FOR_TYPE),
+                               [runtime_ctx, i64(n_tasks), body_fn, packed])
+                    with run_here:
+                        _serial_tasks(b, body_fn, packed, n_tasks)
+            with otherwise:
+                _serial_tasks(b, body_fn, packed, n_tasks)
 
     def output_arrays(self) -> list[IrArray]:
         """The buffers of the instruction's result leaves."""
@@ -134,6 +186,31 @@ class KernelContext:
         results = _pointer_array(self.b, self.alloca_builder, result_ptrs)
         params = _pointer_array(self.b, self.alloca_builder, param_ptrs)
         self.b.call(fn, [results, params, temp_ptr, self.opts_arg])
+
+
+BODY_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64)])
+PARALLEL_FOR_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64),
+                                                    ir.PointerType(), ir.PointerType()])
+
+
+class _TypedCallee:
+    """An indirect callee for llvmlite: a pointer value plus its function type."""
+
+    def __init__(self, value, fnty):
+        self.value, self.function_type = value, fnty
+        self.type = ir.PointerType()
+
+    def get_reference(self):
+        return self.value.get_reference()
+
+    @property
+    def args(self):
+        return ()
+
+
+def _serial_tasks(b, body_fn, packed, n_tasks: int) -> None:
+    with for_range(b, n_tasks, "task") as i:
+        b.call(body_fn, [packed, i])
 
 
 def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
@@ -196,9 +273,11 @@ class ModuleEmitter:
         return self.llvm
 
     # -- buffers ----------------------------------------------------------------------
-    def buffer_pointer(self, b: ir.IRBuilder, fn: ir.Function, sl: BufferSlice,
+    def buffer_pointer(self, b: ir.IRBuilder, fn, sl: BufferSlice,
                        inst: HloInstruction | None = None) -> ir.Value:
-        results, params, temp, _opts = fn.args
+        """Pointer to a slice; ``fn`` is the function (its arguments are the
+        buffers) or a tuple (results, params, temp, opts) of values."""
+        results, params, temp, _opts = fn.args if isinstance(fn, ir.Function) else fn
         if sl.kind == "parameter":
             return b.load(b.gep(params, [i64(sl.number)], source_etype=PTR), typ=PTR)
         if sl.kind == "result":
@@ -291,23 +370,78 @@ def default_loop_kernel(ctx: KernelContext) -> None:
     _emit_loop_kernel(ctx)
 
 
+#: A kernel doing less work than this (elements touched) runs on one thread.
+PARALLEL_MIN_WORK = 1 << 17
+#: Each parallel task gets at least this much work...
+TASK_MIN_WORK = 1 << 14
+#: ... and a kernel is split into at most this many tasks.
+MAX_TASKS = 64
+
+
+def work_estimate(inst: HloInstruction) -> int:
+    """Elements a kernel touches: its result, or more when it reduces or contracts."""
+    insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
+    work = max(s.element_count() for s in inst.shape.leaves()) if inst.shape.leaves() else 0
+    for i in insts:
+        if i.opcode == "reduce":
+            work = max(work, i.operands[0].shape.element_count())
+        elif i.opcode == "dot":
+            lhs = i.operands[0].shape
+            k = 1
+            for d in i.attrs.get("lhs_contracting_dims", ()):
+                k *= lhs.dimensions[d]
+            work = max(work, i.shape.element_count() * k)
+    return work
+
+
 def _emit_loop_kernel(ctx: KernelContext) -> None:
-    """The default kernel: one loop nest over the result writing the elemental generator."""
+    """The default kernel: one loop nest over the result writing the elemental generator.
+
+    Big kernels are split along the outermost dimension of the result into
+    tasks run through ``parallel_for`` (see :meth:`KernelContext.parallel_for`).
+    """
     inst, b = ctx.inst, ctx.b
     if any(not s.is_array for s in inst.shape.leaves()):
         raise UnsupportedError(inst.opcode, f"{inst.shape} results")
-    gens = [ctx.operand_generator(k) for k in range(len(inst.operands))]
-    gen = ctx.em.make_generator(inst, gens)
     outputs = ctx.output_arrays()
     for out in outputs:
         _fill_padding(b, out)
     loop_shape = outputs[0].shape
-    if loop_shape.element_count() > 0:
-        with loop_nest(b, loop_shape) as index:
-            value = gen(index)
-            values = value if isinstance(value, tuple) else (value,)
-            for out, v in zip(outputs, values):
-                out.write(b, index, v)
+    if loop_shape.element_count() == 0:
+        return
+    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
+    work = work_estimate(inst)
+    if work < PARALLEL_MIN_WORK or not order:
+        _emit_loop_body(ctx, loop_shape, None)
+        return
+    outer = loop_shape.dimensions[order[0]]
+    n_tasks = max(1, min(outer, MAX_TASKS, work // TASK_MIN_WORK))
+    chunk = -(-outer // n_tasks)
+    n_tasks = -(-outer // chunk)
+    if n_tasks == 1:
+        _emit_loop_body(ctx, loop_shape, None)
+        return
+
+    def task(tctx: KernelContext, i: ir.Value) -> None:
+        tb = tctx.b
+        lo = tb.mul(i, i64(chunk))
+        hi = tb.add(lo, i64(chunk))
+        hi = tb.select(tb.icmp_signed("<", hi, i64(outer)), hi, i64(outer))
+        _emit_loop_body(tctx, loop_shape, (lo, hi))
+
+    ctx.parallel_for(n_tasks, task)
+
+
+def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
+    b = ctx.b
+    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
+    gen = ctx.em.make_generator(ctx.inst, gens)
+    outputs = ctx.output_arrays()
+    with loop_nest(b, loop_shape, outer_range=outer_range) as index:
+        value = gen(index)
+        values = value if isinstance(value, tuple) else (value,)
+        for out, v in zip(outputs, values):
+            out.write(b, index, v)
 
 
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):

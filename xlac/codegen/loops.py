@@ -62,19 +62,54 @@ def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list |
 
 
 @contextmanager
-def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None):
+def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: str = "i",
+                      chains: list | None = None):
+    """``for (i = lo; i < hi; ++i)`` with run-time bounds; the caller guarantees
+    ``lo < hi`` (the loop is bottom-tested).  Otherwise as :func:`for_range`."""
+    pre = builder.append_basic_block(f"{name}.pre")
+    body = builder.append_basic_block(f"{name}.body")
+    after = builder.append_basic_block(f"{name}.after")
+    builder.branch(pre)
+    chain = Chain(pre)
+    if chains is not None:
+        chains.append(chain)
+    builder.position_at_end(body)
+    iv = builder.phi(I64, name=name)
+    try:
+        yield iv
+    finally:
+        if chains is not None:
+            chains.pop()
+    nxt = builder.add(iv, i64(1), name=f"{name}.next", flags=["nsw", "nuw"])
+    iv.add_incoming(nxt, builder.block)
+    builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
+    builder.position_at_end(chain.block)
+    builder.branch(body)
+    iv.add_incoming(lo, chain.block)
+    builder.position_at_end(after)
+
+
+@contextmanager
+def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None,
+              outer_range: tuple | None = None):
     """Loop over every index of ``shape``'s logical dimensions (padding excluded).
 
     Loops run major-to-minor as the layout says, so the innermost loop walks
     consecutive memory.  ``dims`` restricts the nest to those dimensions (others
-    are indexed 0).  Yields an :class:`Index` whose ``linear`` is the element
+    are indexed 0).  ``outer_range=(lo, hi)`` (run-time values, lo < hi)
+    restricts the outermost non-trivial dimension to [lo, hi): one task of a
+    parallel loop.  Yields an :class:`Index` whose ``linear`` is the element
     offset in a buffer of ``shape``.
     """
     order = [d for d in reversed(shape.layout.minor_to_major) if dims is None or d in dims]
     multi = [i64(0)] * shape.rank
     depths = [0] * shape.rank
     chains: list = []
-    with _nest(builder, shape, order, multi, depths, chains, name):
+    ranges = {}
+    if outer_range is not None:
+        first = next(d for d in order if shape.dimensions[d] != 1)
+        ranges[first] = outer_range
+    with _nest(builder, shape, order, multi, depths, chains, name, ranges):
         st = strides(shape)
         linear = None
         for d in order:
@@ -87,17 +122,21 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
 
 
 @contextmanager
-def _nest(builder, shape, order, multi, depths, chains, name):
+def _nest(builder, shape, order, multi, depths, chains, name, ranges):
     if not order:
         yield
         return
     d = order[0]
     if shape.dimensions[d] == 1:
-        with _nest(builder, shape, order[1:], multi, depths, chains, name):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges):
             yield
         return
-    with for_range(builder, shape.dimensions[d], f"{name}{d}", chains) as iv:
+    if d in ranges:
+        loop = for_range_dynamic(builder, *ranges[d], f"{name}{d}", chains)
+    else:
+        loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains)
+    with loop as iv:
         multi[d] = iv
         depths[d] = len(chains)
-        with _nest(builder, shape, order[1:], multi, depths, chains, name):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges):
             yield
