@@ -382,6 +382,43 @@ def _reduce(em: ElementalEmitter, inst, gens):
     return gen
 
 
+#: Reducers that may be reassociated freely: the reduce spec lets backends
+#: reassociate, and these flags let LLVM keep several vector accumulators.
+_REASSOCIABLE = {"add", "multiply", "maximum", "minimum"}
+_FAST_FLAGS = ("reassoc", "nsz", "contract")
+
+
+def simple_reducer(reducer: HloComputation) -> str | None:
+    """The opcode when ``reducer`` is ``ROOT op(p0, p1)`` on f32/f64, else None."""
+    root = reducer.root
+    params = reducer.parameters
+    if (len(params) == 2 and root.opcode in _REASSOCIABLE and root.shape.is_array
+            and root.shape.element_type.value in ("f32", "f64")
+            and {id(o) for o in root.operands} == {id(p) for p in params}):
+        return root.opcode
+    return None
+
+
+def emit_reducer(em: "ElementalEmitter", reducer: HloComputation, accs: list, inputs: list) -> tuple:
+    """Combine accumulators with inputs through ``reducer``; returns a tuple.
+
+    A simple float reducer is emitted with reassociation allowed, so that the
+    loop vectoriser can split the reduction over vector lanes.
+    """
+    op = simple_reducer(reducer)
+    if op is not None:
+        pt = reducer.root.shape.element_type
+        value = scalar_ops.emit_elementwise(em.b, op, [accs[0], inputs[0]], [pt, pt], pt, {})
+        if isinstance(getattr(value, "flags", None), list):        # fadd, fmul
+            value.flags.extend(f for f in _FAST_FLAGS if f not in value.flags)
+        elif isinstance(getattr(value, "fastmath", None), set):    # llvm.maximum/minimum calls
+            for flag in _FAST_FLAGS:
+                value.fastmath.add(flag)
+        return (value,)
+    out = em.emit_scalar_computation(reducer, list(accs) + list(inputs))
+    return out if isinstance(out, tuple) else (out,)
+
+
 class _LoopState:
     """The reduction loops still to emit, and the index/depths/chains so far."""
 
@@ -398,8 +435,7 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
                     stack=None if loops.stack is None else list(loops.stack))
         current = [b.load(a) for a in accs]
         inputs = [g(idx) for g in input_gens]
-        out = em.emit_scalar_computation(reducer, current + inputs)
-        out = out if isinstance(out, tuple) else (out,)
+        out = emit_reducer(em, reducer, current, inputs)
         for a, v in zip(accs, out):
             b.store(v, a)
         return
