@@ -256,7 +256,7 @@ def crand(dtype, shape, rng):
 
 @pytest.mark.parametrize("ty,dtype,tol", [("c64", np.complex64, 2e-5), ("c128", np.complex128, 1e-12)])
 @pytest.mark.parametrize("dims,lengths", [((3, 8), (8,)), ((2, 7), (7,)), ((5, 6), (5, 6)), ((2, 3, 4, 5), (3, 4, 5)),
-                                          ((1,), (1,))])
+                                          ((1,), (1,)), ((2, 64), (64,)), ((2, 8, 12), (8, 12))])
 def test_fft_ifft_against_numpy(ty, dtype, tol, dims, lengths):
     rng = np.random.default_rng(6)
     x = crand(dtype, dims, rng)
@@ -269,7 +269,7 @@ def test_fft_ifft_against_numpy(ty, dtype, tol, dims, lengths):
 
 
 @pytest.mark.parametrize("dims,lengths", [((4, 16), (16,)), ((3, 9), (9,)), ((2, 6, 5), (6, 5)), ((2, 3, 4, 6), (3, 4, 6)),
-                                          ((2, 1), (1,))])
+                                          ((2, 1), (1,)), ((3, 32), (32,)), ((2, 4, 10), (4, 10)), ((2, 2), (2,))])
 @pytest.mark.parametrize("real,cplx,tol", [("f32", "c64", 2e-5), ("f64", "c128", 1e-12)])
 def test_rfft_irfft_against_numpy(dims, lengths, real, cplx, tol):
     rng = np.random.default_rng(7)

@@ -14,11 +14,14 @@ element type, and the result is rounded once when it is written out:
   half spectrum as Hermitian (``X[n-k] = conj(X[k])``; the imaginary parts of
   the zero and Nyquist frequencies are ignored, as numpy and XLA do).
 
-Each 1-D transform is a direct DFT, O(n^2) per transformed vector (not an FFT):
-``X[j] = sum_t x[t] * w[(j*t) mod n]`` with ``w[k] = exp(-+2 pi i k / n)`` from a
-table computed in double precision (the index is reduced mod n exactly, so no
-phase error accumulates), products summed in double precision.  It is exact
-enough for c64 and c128 alike; an O(n log n) algorithm is a later optimisation.
+Each 1-D transform of a power-of-two length is a radix-2 FFT, O(n log n): the
+vector is copied into a scratch line in bit-reversed order, then log2(n) stages of
+butterflies run in place.  Other lengths use a direct DFT, O(n^2) per vector:
+``X[j] = sum_t x[t] * w[(j*t) mod n]``.  Either way the twiddles
+``w[k] = exp(-+2 pi i k / n)`` come from a table computed in double precision
+(indices reduced mod n exactly, so no phase error accumulates) and all arithmetic
+is in double precision, exact enough for c64 and c128 alike.  (Bluestein or
+mixed-radix FFTs for other lengths are a later optimisation.)
 Scratch: the work array plus one vector of ``max(fft_length)`` c128 values.
 """
 from __future__ import annotations
@@ -92,6 +95,56 @@ def _twiddles(me: ModuleEmitter, n: int) -> ir.GlobalVariable:
     return g
 
 
+def _is_pow2(n: int) -> bool:
+    return n >= 2 and n & (n - 1) == 0
+
+
+def _bit_reversal(me: ModuleEmitter, n: int) -> ir.GlobalVariable:
+    """A constant table of the bit-reversed indices of 0..n-1 (n a power of two)."""
+    name = f"xlac.fft.bitrev.{n}"
+    try:
+        return me.llvm.get_global(name)
+    except KeyError:
+        pass
+    bits = n.bit_length() - 1
+    values = [int(format(k, f"0{bits}b")[::-1], 2) for k in range(n)]
+    ty = ir.ArrayType(I64, n)
+    g = ir.GlobalVariable(me.llvm, ty, name)
+    g.initializer = ir.Constant(ty, values)
+    g.global_constant = True
+    g.linkage = "internal"
+    return g
+
+
+def _reversed_index(ctx: KernelContext, n: int, t):
+    b = ctx.b
+    return b.load(b.gep(_bit_reversal(ctx.me, n), [t], inbounds=True, source_etype=I64), typ=I64)
+
+
+def _butterflies(ctx: KernelContext, line: "_Complex", n: int, inverse: bool) -> None:
+    """Radix-2 decimation in time, in place on ``line`` (filled in bit-reversed order)."""
+    b = ctx.b
+    table = _Complex(b, _twiddles(ctx.me, n))
+    sign = ir.Constant(_F64, 1.0 if inverse else -1.0)
+    length = 2
+    while length <= n:
+        half, step = length // 2, n // length
+        with for_range(b, n // length, f"fft.s{length}") as s:
+            start = b.mul(s, i64(length))
+            with for_range(b, half, f"fft.b{length}") as j:
+                wr, wi = table.load(b.mul(j, i64(step)) if step != 1 else j)
+                wi = b.fmul(wi, sign)
+                top = b.add(start, j)
+                bottom = b.add(top, i64(half))
+                ur, ui = line.load(top)
+                xr, xi = line.load(bottom)
+                vr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
+                vi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
+                line.store(top, b.fadd(ur, vr), b.fadd(ui, vi))
+                line.store(bottom, b.fsub(ur, vr), b.fsub(ui, vi))
+        length *= 2
+
+
 def _row_major(b: ir.IRBuilder, dims, body, name="f"):
     """Loops over ``dims`` in row-major order; ``body(multi, linear)``."""
     multi = [i64(0)] * len(dims)
@@ -138,6 +191,17 @@ def _complex_lines(ctx: KernelContext, work: _Complex, line: _Complex, dims, axi
     scale = 1.0 / n if inverse else 1.0
     acc = (ab.alloca(_F64, name="fft.re"), ab.alloca(_F64, name="fft.im"))
 
+    def radix2(base):
+        with for_range(b, n, "fft.r") as t:
+            re, im = work.load(b.add(base, b.mul(t, i64(inner))))
+            line.store(_reversed_index(ctx, n, t), re, im)
+        _butterflies(ctx, line, n, inverse)
+        with for_range(b, n, "fft.w") as j:
+            re, im = line.load(j)
+            if scale != 1.0:
+                re, im = b.fmul(re, ir.Constant(_F64, scale)), b.fmul(im, ir.Constant(_F64, scale))
+            work.store(b.add(base, b.mul(j, i64(inner))), re, im)
+
     def vector(base):
         with for_range(b, n, "fft.j") as j:
             b.store(ir.Constant(_F64, 0.0), acc[0])
@@ -156,7 +220,7 @@ def _complex_lines(ctx: KernelContext, work: _Complex, line: _Complex, dims, axi
             re, im = line.load(j)
             work.store(b.add(base, b.mul(j, i64(inner))), re, im)
 
-    _over_vectors(b, outer, n, inner, vector)
+    _over_vectors(b, outer, n, inner, radix2 if _is_pow2(n) else vector)
 
 
 def _over_vectors(b, outer: int, n: int, inner: int, body):
@@ -195,7 +259,7 @@ def _fft(ctx: KernelContext) -> None:
 
     # 1. Into the work array.
     if kind == "RFFT":
-        _rfft_last(ctx, read, in_shape, work, dims, lengths[-1])
+        _rfft_last(ctx, read, in_shape, work, line, dims, lengths[-1])
         complex_axes = axes[:-1]
     else:
         def copy_in(multi, e):
@@ -210,7 +274,7 @@ def _fft(ctx: KernelContext) -> None:
 
     # 3. Out of the work array.
     if kind == "IRFFT":
-        _irfft_last(ctx, work, out, dims, lengths[-1])
+        _irfft_last(ctx, work, line, out, dims, lengths[-1])
         return
 
     def copy_out(multi, e):
@@ -221,7 +285,8 @@ def _fft(ctx: KernelContext) -> None:
     _row_major(b, out_shape.dimensions, copy_out, "fft.out")
 
 
-def _rfft_last(ctx: KernelContext, read, in_shape, work: _Complex, dims, n: int) -> None:
+def _rfft_last(ctx: KernelContext, read, in_shape, work: _Complex, line: _Complex, dims,
+               n: int) -> None:
     """Real -> half spectrum along the last dimension, from the input into ``work``."""
     b, ab = ctx.b, ctx.alloca_builder
     half = dims[-1]
@@ -242,10 +307,19 @@ def _rfft_last(ctx: KernelContext, read, in_shape, work: _Complex, dims, n: int)
             _phase_loop(b, ab, n, j, term, "rfft.t")
             work.store(b.add(b.mul(e, i64(half)), j), b.load(acc[0]), b.load(acc[1]))
 
-    _row_major(b, dims[:-1], vector, "rfft.v")
+    def radix2(multi, e):  # the full complex FFT of the real vector; keep the first half
+        with for_range(b, n, "rfft.r") as t:
+            x = scalar_ops.convert_value(b, read(Index(multi + [t])), in_t, F64)
+            line.store(_reversed_index(ctx, n, t), x, zero)
+        _butterflies(ctx, line, n, inverse=False)
+        with for_range(b, half, "rfft.w") as j:
+            re, im = line.load(j)
+            work.store(b.add(b.mul(e, i64(half)), j), re, im)
+
+    _row_major(b, dims[:-1], radix2 if _is_pow2(n) else vector, "rfft.v")
 
 
-def _irfft_last(ctx: KernelContext, work: _Complex, out, dims, n: int) -> None:
+def _irfft_last(ctx: KernelContext, work: _Complex, line: _Complex, out, dims, n: int) -> None:
     """Half spectrum -> real along the last dimension, from ``work`` into the output."""
     b, ab = ctx.b, ctx.alloca_builder
     half = dims[-1]
@@ -278,4 +352,19 @@ def _irfft_last(ctx: KernelContext, work: _Complex, out, dims, n: int) -> None:
             value = b.fmul(b.load(acc), inv_n)
             out.write(b, Index(multi + [t]), scalar_ops.convert_value(b, value, F64, out_t))
 
-    _row_major(b, dims[:-1], vector, "irfft.v")
+    def radix2(multi, e):  # the Hermitian spectrum in full, an inverse FFT, the real parts
+        first = b.mul(e, i64(half))
+        zero = ir.Constant(_F64, 0.0)
+        with for_range(b, n, "irfft.r") as k:
+            low = b.icmp_unsigned("<", k, i64(half))
+            source = b.select(low, k, b.sub(i64(n), k))
+            re, im = work.load(b.add(first, source))
+            im = b.select(low, im, b.fneg(im))
+            real_bin = b.or_(b.icmp_unsigned("==", k, i64(0)), b.icmp_unsigned("==", k, i64(n // 2)))
+            line.store(_reversed_index(ctx, n, k), re, b.select(real_bin, zero, im))
+        _butterflies(ctx, line, n, inverse=True)
+        with for_range(b, n, "irfft.w") as t:
+            value = b.fmul(line.load(t)[0], inv_n)
+            out.write(b, Index(multi + [t]), scalar_ops.convert_value(b, value, F64, out_t))
+
+    _row_major(b, dims[:-1], radix2 if _is_pow2(n) else vector, "irfft.v")
