@@ -745,6 +745,20 @@ def _as_list(v, n: int) -> list:
     return list(v) if n > 1 else [v]
 
 
+def _reduce_signed_zeros(r, x, init, axes, is_max: bool):
+    """Zero results of a max (min) reduction are +0 (-0) when any reduced
+    element, or the init value, is; as for the elementwise maximum/minimum."""
+    zero = r == 0
+    if not np.any(zero):
+        return r
+    wanted_sign = not is_max                       # max prefers +0, min prefers -0
+    has = np.any((x == 0) & (np.signbit(x) == wanted_sign), axis=axes)
+    has |= bool(init == 0 and np.signbit(init) == wanted_sign)
+    sign = np.where(has, wanted_sign, not wanted_sign)
+    fixed = np.where(sign, -0.0, 0.0).astype(r.dtype)
+    return np.where(zero, fixed, r)
+
+
 @_rule("reduce")
 def _reduce(inst, vals):
     n = len(vals) // 2
@@ -755,6 +769,8 @@ def _reduce(inst, vals):
     if ufunc is not None:
         x, init = _wide(inputs[0]), _wide(inits[0])
         r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=init[()])
+        if ufunc in (np.maximum, np.minimum) and np.issubdtype(x.dtype, np.floating):
+            r = _reduce_signed_zeros(r, x, init, tuple(axes), ufunc is np.maximum)
         return _convert(r, inst.shape.dtype)
 
     # General path: move the reduced dimensions last and flatten them, so each

@@ -59,6 +59,11 @@ class ElementalEmitter:
 
     def computation_generator(self, comp: HloComputation, param_gens: list) -> Generator:
         """Compose a whole computation; parameters bound to ``param_gens``."""
+        return self.instruction_generators(comp, param_gens)[id(comp.root)]
+
+    def instruction_generators(self, comp: HloComputation, param_gens: list) -> dict:
+        """Generators of every instruction of ``comp`` (by id), parameters bound
+        to ``param_gens`` — for kernels that drive a fused root themselves."""
         gens: dict[int, Generator] = {}
         comp.compute_users()
         for inst in comp.post_order():
@@ -69,7 +74,7 @@ class ElementalEmitter:
             if len(inst.users) > 1:
                 gen = _cached(inst, gen)
             gens[id(inst)] = gen
-        return gens[id(comp.root)]
+        return gens
 
     def emit_scalar_computation(self, comp: HloComputation, args: list):
         """Apply a scalar computation (a reducer, a comparator) to register values.

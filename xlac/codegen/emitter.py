@@ -30,8 +30,8 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..shape import Shape, padding_scalar, to_buffer
 from . import types
-from .elemental import ElementalEmitter
-from .ir_array import IrArray, i64
+from .elemental import ElementalEmitter, emit_reducer
+from .ir_array import Index, IrArray, i64, scalar_index
 from .loops import for_range, loop_nest
 
 PTR = ir.PointerType()
@@ -409,6 +409,9 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
     loop_shape = outputs[0].shape
     if loop_shape.element_count() == 0:
         return
+    if _column_reduce(inst) is not None:
+        _emit_column_reduce(ctx)
+        return
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
     work = work_estimate(inst)
     if work < PARALLEL_MIN_WORK or not order:
@@ -428,6 +431,86 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
         hi = tb.add(lo, i64(chunk))
         hi = tb.select(tb.icmp_signed("<", hi, i64(outer)), hi, i64(outer))
         _emit_loop_body(tctx, loop_shape, (lo, hi))
+
+    ctx.parallel_for(n_tasks, task)
+
+
+def _column_reduce(inst: HloInstruction):
+    """The root reduce of a kernel whose reduced dimensions are all major to
+    its kept ones in the input's layout (e.g. a sum over rows of a row-major
+    matrix), or None.  Such a reduce is better computed by streaming the input
+    in memory order into the output (see ``_emit_column_reduce``)."""
+    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
+    if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
+        return None
+    in_shape = root.operands[0].shape
+    reduced = set(root.attrs["dimensions"])
+    order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]  # minor first
+    kept = [d for d in order if d not in reduced]
+    red = [d for d in order if d in reduced]
+    if not kept or not red or in_shape.layout.is_padded:
+        return None
+    if max(order.index(d) for d in kept) > min(order.index(d) for d in red):
+        return None
+    return root
+
+
+def _emit_column_reduce(ctx: KernelContext) -> None:
+    """out[kept] = init; then for every input element in memory order,
+    out[kept] = reducer(out[kept], input[...]).  The inner loop runs along the
+    kept (minor) dimensions, reading the input and the output contiguously, so
+    it vectorises without reassociating anything.  Tasks split the outermost
+    kept dimension (each task owns a slice of the output)."""
+    inst = ctx.inst
+    root = _column_reduce(inst)
+    in_shape = root.operands[0].shape
+    reduced = list(root.attrs["dimensions"])
+    kept = [d for d in range(in_shape.rank) if d not in reduced]
+    kept_order = [d for d in reversed(in_shape.layout.minor_to_major)
+                  if d in kept and in_shape.dimensions[d] != 1]
+    split = kept_order[0]
+    extent = in_shape.dimensions[split]
+    work = in_shape.element_count()
+    n_tasks = max(1, min(extent, MAX_TASKS, work // TASK_MIN_WORK)) if work >= PARALLEL_MIN_WORK else 1
+    chunk = -(-extent // n_tasks)
+    n_tasks = -(-extent // chunk)
+
+    def body(tctx: KernelContext, lo, hi) -> None:
+        b = tctx.b
+        gens = [tctx.operand_generator(k) for k in range(len(inst.operands))]
+        if inst.opcode == "fusion":
+            all_gens = tctx.em.instruction_generators(inst.attrs["calls"], gens)
+            input_gen, init_gen = (all_gens[id(o)] for o in root.operands)
+        else:
+            input_gen, init_gen = gens
+        (out,) = tctx.output_arrays()
+        out_split = kept.index(split)
+        ranges = {} if lo is None else {split: (lo, hi)}
+        out_ranges = {} if lo is None else {out_split: (lo, hi)}
+        init = init_gen(scalar_index())
+        if out.shape.element_count() == 0:
+            return
+        with loop_nest(b, out.shape, dim_ranges=out_ranges) as index:
+            out.write(b, index, init)
+        if in_shape.element_count() == 0:
+            return
+        with loop_nest(b, in_shape, dim_ranges=ranges) as index:
+            out_index = Index([index.multi[d] for d in kept])
+            acc = out.read(b, out_index)
+            value = input_gen(index)
+            (new,) = emit_reducer(tctx.em, root.attrs["to_apply"], [acc], [value])
+            out.write(b, out_index, new)
+
+    if n_tasks == 1:
+        body(ctx, None, None)
+        return
+
+    def task(tctx: KernelContext, i) -> None:
+        tb = tctx.b
+        lo = tb.mul(i, i64(chunk))
+        hi = tb.add(lo, i64(chunk))
+        hi = tb.select(tb.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
+        body(tctx, lo, hi)
 
     ctx.parallel_for(n_tasks, task)
 

@@ -91,7 +91,7 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
 
 @contextmanager
 def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None,
-              outer_range: tuple | None = None):
+              outer_range: tuple | None = None, dim_ranges: dict | None = None):
     """Loop over every index of ``shape``'s logical dimensions (padding excluded).
 
     Loops run major-to-minor as the layout says, so the innermost loop walks
@@ -105,7 +105,7 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
     multi = [i64(0)] * shape.rank
     depths = [0] * shape.rank
     chains: list = []
-    ranges = {}
+    ranges = dict(dim_ranges or {})  # dimension -> (lo, hi) run-time bounds
     if outer_range is not None:
         first = next(d for d in order if shape.dimensions[d] != 1)
         ranges[first] = outer_range
