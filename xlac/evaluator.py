@@ -627,9 +627,15 @@ def _copy(inst, vals):
     return vals[0].copy()
 
 
-@_rule("optimization-barrier")
+@_rule("opt-barrier")
+@_rule("add-dependency")
 def _identity(inst, vals):
     return vals[0]
+
+
+@_rule("after-all")
+def _after_all(inst, vals):
+    return np.zeros(0, np.uint8)  # a token carries no data
 
 
 @_rule("bitcast")

@@ -12,14 +12,14 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
 from ..hlo.verifier import verify
-from ..passes.buffer_assignment import BufferAssignment
+from ..passes.buffer_assignment import PASS_THROUGH, BufferAssignment
 from ..passes.pipeline import codegen_pipeline
 from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
 from .elemental import has_generator
 from .emitter import KERNELS, ModuleEmitter
 
 #: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
-_PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element"}
+_PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
 
 
 @dataclass

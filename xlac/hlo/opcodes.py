@@ -50,7 +50,7 @@ _add("data", "slice pad dynamic-reshape", None)
 _add("data", "concatenate tuple get-tuple-element dynamic-slice dynamic-update-slice gather scatter", None)
 _add("reduce", "reduce reduce-window select-and-scatter", None)
 _add("dot", "dot convolution", 2)
-_add("control", "call while conditional map sort fusion custom-call optimization-barrier "
+_add("control", "call while conditional map sort fusion custom-call opt-barrier "
      "add-dependency domain", None)
 _add("collective", "all-reduce all-gather all-to-all collective-permute reduce-scatter "
      "all-reduce-start all-reduce-done all-gather-start all-gather-done "

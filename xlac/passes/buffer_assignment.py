@@ -29,7 +29,9 @@ from ..shape import Shape
 ALIGNMENT = 64  # bytes: a cache line, and enough for any vector load
 
 #: Opcodes whose values alias other buffers (or need none).
-NO_BUFFER = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"}
+#: Opcodes whose value is their first operand's (same leaves, same buffers).
+PASS_THROUGH = {"opt-barrier", "add-dependency"}
+NO_BUFFER = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
 
 
 @dataclass(frozen=True)
@@ -236,8 +238,10 @@ class BufferAssignment:
 
     def defining(self, inst: HloInstruction, leaf: int) -> tuple[HloInstruction, int]:
         """Follow tuple / get-tuple-element to the instruction that defines a leaf."""
-        while inst.opcode in ("tuple", "get-tuple-element"):
-            if inst.opcode == "tuple":
+        while inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
+            if inst.opcode in PASS_THROUGH:
+                inst = inst.operands[0]
+            elif inst.opcode == "tuple":
                 for op in inst.operands:
                     n = leaf_count(op.shape)
                     if leaf < n:
@@ -263,11 +267,13 @@ class BufferAssignment:
             if inst.opcode in ("tuple", "get-tuple-element"):
                 for op in inst.operands:
                     yield from sources(op)
+            elif inst.opcode in PASS_THROUGH:
+                yield from sources(inst.operands[0])
             else:
                 yield inst
 
         for inst in self.order:
-            if inst.opcode in ("tuple", "get-tuple-element"):
+            if inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
                 continue
             for op in inst.operands:
                 for src in sources(op):

@@ -49,7 +49,7 @@ __all__ = ["PatternSet", "PatternRewriter", "apply_patterns", "has_side_effect",
 #: custom call): never removed when unused, never merged, never folded.
 SIDE_EFFECT_OPCODES = frozenset({
     "rng", "rng-get-and-update-state", "infeed", "outfeed", "send", "send-done", "recv",
-    "recv-done", "custom-call", "after-all", "add-dependency", "optimization-barrier", "domain",
+    "recv-done", "custom-call", "after-all", "add-dependency", "opt-barrier", "domain",
     "all-reduce", "all-gather", "all-to-all", "collective-permute", "reduce-scatter",
     "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
     "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
