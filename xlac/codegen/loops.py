@@ -37,28 +37,8 @@ def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list |
     if count == 1:
         yield i64(0)
         return
-    pre = builder.append_basic_block(f"{name}.pre")
-    body = builder.append_basic_block(f"{name}.body")
-    after = builder.append_basic_block(f"{name}.after")
-    builder.branch(pre)
-    chain = Chain(pre)
-    if chains is not None:
-        chains.append(chain)
-    builder.position_at_end(body)
-    iv = builder.phi(I64, name=name)
-    try:
+    with for_range_dynamic(builder, i64(0), i64(count), name, chains) as iv:
         yield iv
-    finally:
-        if chains is not None:
-            chains.pop()
-    nxt = builder.add(iv, i64(1), name=f"{name}.next", flags=["nsw", "nuw"])
-    iv.add_incoming(nxt, builder.block)
-    builder.cbranch(builder.icmp_unsigned("<", nxt, i64(count)), body, after)
-    # Close the chain: whatever was hoisted into it runs, then the loop starts.
-    builder.position_at_end(chain.block)
-    builder.branch(body)
-    iv.add_incoming(i64(0), chain.block)
-    builder.position_at_end(after)
 
 
 @contextmanager
@@ -83,6 +63,7 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
     nxt = builder.add(iv, i64(1), name=f"{name}.next", flags=["nsw", "nuw"])
     iv.add_incoming(nxt, builder.block)
     builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
+    # Close the chain: whatever was hoisted into it runs, then the loop starts.
     builder.position_at_end(chain.block)
     builder.branch(body)
     iv.add_incoming(lo, chain.block)
