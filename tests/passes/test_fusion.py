@@ -356,3 +356,27 @@ def test_property_optimised_equals_unoptimised(text, seed):
     for a, b, r in zip(fast, slow, ref):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_epilogue_is_an_output_fusion():
+    text = """
+    HloModule m
+    ENTRY e {
+      x = f32[1,6,6,3]{3,2,1,0} parameter(0)
+      w = f32[3,3,3,4]{3,2,1,0} parameter(1)
+      b = f32[4]{0} parameter(2)
+      c = f32[1,4,4,4]{3,2,1,0} convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f
+      bb = f32[1,4,4,4]{3,2,1,0} broadcast(b), dimensions={3}
+      a = f32[1,4,4,4]{3,2,1,0} add(c, bb)
+      z = f32[] constant(0)
+      zb = f32[1,4,4,4]{3,2,1,0} broadcast(z), dimensions={}
+      ROOT r = f32[1,4,4,4]{3,2,1,0} maximum(a, zb)
+    }"""
+    filecheck(fused(text), """
+    CHECK: convolution(
+    CHECK-LABEL: ENTRY e
+    CHECK: ROOT {{.*}} fusion(x, w, b), kind=kOutput
+    """)
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 6, 6, 3), (3, 3, 3, 4), (4,)]]
+    np.testing.assert_allclose(xlac.jit(text)(*args), xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)

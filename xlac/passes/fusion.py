@@ -42,7 +42,10 @@ fusion""".split())
 
 #: Producers that are index transformations or cheap leaves.
 _DATA = frozenset("""broadcast reshape bitcast transpose slice pad concatenate reverse iota copy
-dynamic-slice""".split())
+dynamic-slice gather""".split())
+
+#: Ops whose elementwise epilogue fuses into their output (kOutput fusions).
+OUTPUT_FUSION_ROOTS = ("dot", "convolution")
 
 MAX_FUSED_INSTRUCTIONS = 256
 MAX_FUSION_OPERANDS = 64
@@ -59,7 +62,7 @@ def _is_scalar_constant(inst: HloInstruction) -> bool:
 
 def fusible_producer(inst: HloInstruction) -> bool:
     return (_elementwise(inst) or inst.opcode in _DATA or _is_scalar_constant(inst)
-            or inst.opcode in ("reduce", "dot")) and inst.shape.is_array
+            or inst.opcode in ("reduce",) + OUTPUT_FUSION_ROOTS) and inst.shape.is_array
 
 
 def fusible_consumer(inst: HloInstruction) -> bool:
@@ -172,7 +175,7 @@ class _Fuser:
         for p in fused.instructions:
             if p.opcode == "parameter" and p.parameter_number > k:
                 p.attrs["parameter_number"] -= 1
-        if producer.opcode == "dot" and fusion.attrs.get("kind") == "kLoop":
+        if producer.opcode in OUTPUT_FUSION_ROOTS and fusion.attrs.get("kind") == "kLoop":
             fusion.attrs["kind"] = "kOutput"
         # Order stays valid with every parameter first: the clone took its
         # parameter's place, before every user of it, and reads only parameters.
@@ -209,7 +212,7 @@ class _Fuser:
         others = [u for u in self.users(producer).values() if u is not consumer]
         if producer is self.comp.root:
             others.append(producer)  # the root's value must exist on its own
-        if others and (is_expensive(producer) or producer.opcode in ("reduce", "dot")):
+        if others and is_expensive(producer):
             return (f"expensive {producer.opcode} has {len(others) + 1} users; "
                     f"it would be computed once per user")
         fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
@@ -219,9 +222,11 @@ class _Fuser:
         if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
             return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
         uses = _uses_in_consumer(producer, consumer)
-        if producer.opcode == "dot" and not all(_index_preserving_to_root(u, consumer) for u in uses):
-            # The dot emitter applies an epilogue to the dot's own output tiles.
-            return "a dot fuses only into elementwise consumers that read it at the same index"
+        if producer.opcode in OUTPUT_FUSION_ROOTS and \
+                not all(_index_preserving_to_root(u, consumer) for u in uses):
+            # The dot/convolution emitter applies an epilogue to its own output tiles.
+            return (f"a {producer.opcode} fuses only into elementwise consumers that read it "
+                    f"at the same index")
         if is_expensive(producer):
             for use in uses:
                 why = _reuse(use, consumer)
@@ -241,7 +246,7 @@ class _Fuser:
         finished activation and never absorb the bias add on their own.
         """
         changed = False
-        for dot in [i for i in self.comp.post_order() if i.opcode == "dot"]:
+        for dot in [i for i in self.comp.post_order() if i.opcode in OUTPUT_FUSION_ROOTS]:
             top = dot
             while True:
                 users = list(self.users(top).values())
