@@ -3,6 +3,7 @@
     xlac run MODULE.hlo [--inputs IN.npz] [--out OUT.npz] [--reference]
     xlac dump MODULE.hlo [--llvm] [--optimized-llvm] [--after-each-pass]
     xlac compile MODULE.hlo -o OUT.o [--header OUT.h] [--name FN] [--target-triple T] [--cpu C]
+    xlac bench [--kernels k1,k2] [--repeat N] [--threads N] [--out DIR] [--quick] ...
 
 ``run``: IN.npz holds the entry parameters as ``arr_0, arr_1, ...`` in
 parameter-number order (what ``np.savez(path, *args)`` writes); OUT.npz gets
@@ -128,6 +129,21 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    """``xlac bench ...``: the benchmark harness of the source tree (``python -m benchmarks``)."""
+    try:
+        import benchmarks.__main__ as bench
+    except ImportError:
+        import os
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if not os.path.isfile(os.path.join(root, "benchmarks", "__main__.py")):
+            raise ValueError("bench: the benchmarks/ directory of xlac's source tree is not "
+                             "here (it is not installed with the package)") from None
+        sys.path.insert(0, root)
+        import benchmarks.__main__ as bench
+    return bench.main(args.bench_args, prog="xlac bench")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="xlac", description="XLA for the CPU, in Python.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -153,11 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--cpu", help="LLVM CPU name (default: the host's, or generic for --target-triple)")
     c.add_argument("--features", help="LLVM target features, e.g. +avx2,+fma")
     c.set_defaults(fn=cmd_compile)
+    # Options after `bench` are the harness's own (python -m benchmarks --help): main()
+    # hands them over unparsed.
+    bn = sub.add_parser("bench", add_help=False, help="run the benchmarks (xlac bench --help)")
+    bn.set_defaults(fn=cmd_bench, bench_args=[])
     return p
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "bench":
+        args.bench_args = extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from .errors import HloParseError, ShapeError, UnsupportedError
     try:
         return args.fn(args)

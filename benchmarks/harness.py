@@ -1,0 +1,508 @@
+"""Timing of the benchmark kernels: xlac (from the JAX-exported HLO and from the
+builder), numpy, and jax.jit / numba when they are installed.
+
+Timing rules (the same for every implementation):
+
+* one warm-up call first (for jax and numba it also compiles; its time is
+  recorded as their first-call time);
+* then ``repeat`` samples (default 15) timed with ``time.perf_counter``; a
+  sample is ``inner`` calls divided by ``inner``, where ``inner`` makes a sample
+  last at least ~1 ms (so an 8-element add is timed over many calls); the
+  median is reported.  A kernel so slow that ``repeat`` samples would take more
+  than ``budget`` seconds gets fewer samples (never fewer than 3) and the table
+  says how many;
+* "every call allocating its output": each call returns a new array that is
+  dropped before the next call, as ``f(x)`` does for a user (numpy's
+  temporaries, jax's output buffer, xlac's result array);
+* "steady state with buffer reuse": xlac called with preallocated outputs, when
+  the runtime supports it (``out=``); otherwise not measured.
+
+Before timing, each implementation's result is checked against numpy's:
+``max|result - numpy| / max|numpy|`` must be at most the kernel's tolerance.
+
+Compile time is ``xlac.jit`` of the HLO text (parsing included) in this
+process; when the runtime has an on-disk cache (``XLAC_CACHE_DIR``) the harness
+also times a compile in a fresh process that finds the module in a new cache
+directory (first process fills it, second one is timed).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import gc
+import inspect
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import kernels as K
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_HLO_DIR = REPO.parent / "shared" / "bench_hlo"
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------
+# what the installed xlac runtime supports (feature detection, never assumed)
+# ---------------------------------------------------------------------------------
+
+def _accepts(fn, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params
+
+
+def capabilities() -> dict:
+    """Which optional runtime features this xlac has (looked up, never assumed)."""
+    import importlib.util
+
+    import xlac
+    from xlac.runtime import executable as ex
+    src = ""
+    for p in Path(xlac.__file__).parent.rglob("*.py"):
+        try:
+            src += p.read_text(errors="replace")
+        except OSError:
+            pass
+    return {
+        "num_threads": _accepts(xlac.jit, "num_threads"),
+        "donate_argnums": _accepts(xlac.jit, "donate_argnums"),
+        "out": _accepts(ex.Executable.__call__, "out"),
+        "disk_cache": "XLAC_CACHE_DIR" in src,
+        "caching_allocator": importlib.util.find_spec("xlac.runtime.allocator") is not None,
+    }
+
+
+def jit_kwargs(caps: dict, threads: int | None) -> dict:
+    return {"num_threads": threads} if threads and caps.get("num_threads") else {}
+
+
+def reuse_call(source, args, caps: dict, threads: int | None = None, result_index=None):
+    """(callable, description, first result) calling xlac with its output in reused memory,
+    or (None, reason, None).
+
+    With ``out=`` in the runtime: outputs preallocated once.  Otherwise with
+    ``donate_argnums``: the argument of the output's shape is donated and each
+    call's result is the next call's argument (``y = f(y, ...)``), so no call
+    allocates.  The result of the first call is checked against the memory it was
+    donated, so a donation the runtime declines is reported, not timed.
+    """
+    import xlac
+    kw = jit_kwargs(caps, threads)
+    if caps.get("out"):
+        exe = xlac.jit(source, **kw)
+        try:
+            first = exe(*args)
+            exe(*args, out=first)
+        except Exception as e:  # noqa: BLE001 - an unsupported form of out=: not measured
+            return None, f"out= failed: {type(e).__name__}: {e}", None
+        return (lambda: exe(*args, out=first)), "outputs preallocated (out=)", first.copy()
+    if not caps.get("donate_argnums"):
+        return None, "runtime has neither out= nor donate_argnums", None
+    k = result_index
+    if k is None:
+        return None, "no argument of the result's shape to donate", None
+    exe = xlac.jit(source, donate_argnums=(k,), **kw)
+    if not getattr(exe, "donations", [True]):
+        return None, f"runtime declines to donate argument {k}", None
+    state = [np.array(args[k], copy=True)]
+    rest = list(args)
+
+    def call():
+        rest[k] = state[0]
+        state[0] = exe(*rest)
+        return state[0]
+    before = state[0]
+    out = call()
+    if not isinstance(out, np.ndarray) or not np.shares_memory(out, before):
+        return None, "donated argument's memory not reused", None
+    return call, f"argument {k} donated, result fed back", out.copy()
+
+
+def donatable_index(args, ref) -> int | None:
+    """The first argument with the result's shape and dtype (the one to donate)."""
+    if not isinstance(ref, np.ndarray) or ref.ndim == 0:
+        return None
+    for k, a in enumerate(args):
+        if isinstance(a, np.ndarray) and a.shape == ref.shape and a.dtype == ref.dtype:
+            return k
+    return None
+
+
+# ---------------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------------
+
+@dataclass
+class Timing:
+    median_s: float
+    runs: int
+    inner: int
+    min_s: float
+    first_call_s: float | None = None
+
+
+def time_fn(fn, repeat: int = 15, budget: float = 30.0, min_sample: float = 1e-3,
+            min_runs: int = 3) -> Timing:
+    """Median time of ``fn()`` (see the module docstring); ``fn`` is already warm."""
+    t = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t, 1e-9)
+    inner = max(1, int(min_sample / one)) if one < min_sample else 1
+    runs = repeat
+    if one * inner * repeat > budget:
+        runs = max(min_runs, int(budget / (one * inner)))
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t) / inner)
+    return Timing(float(np.median(samples)), runs, inner, float(np.min(samples)))
+
+
+def check(result, ref, tol: float) -> tuple[bool, float, str]:
+    """(ok, normalised error, text) comparing ``result`` with the numpy reference."""
+    try:
+        r = np.asarray(result, dtype=np.float64)
+        e = np.asarray(ref, dtype=np.float64)
+    except Exception as ex:  # noqa: BLE001
+        return False, float("inf"), f"not an array: {type(ex).__name__}"
+    if r.shape != e.shape:
+        return False, float("inf"), f"shape {r.shape} != {e.shape}"
+    if r.size == 0:
+        return True, 0.0, "ok"
+    same_nan = np.isnan(r) == np.isnan(e)
+    if not same_nan.all():
+        return False, float("inf"), "NaN mismatch"
+    fin = ~np.isnan(e)
+    err = float(np.max(np.abs(r[fin] - e[fin]), initial=0.0))
+    scale = float(np.max(np.abs(e[fin]), initial=0.0))
+    rel = err / scale if scale > 0 else err
+    ok = rel <= tol or err == 0.0
+    return ok, rel, ("ok" if ok else "FAIL")
+
+
+# ---------------------------------------------------------------------------------
+# optional comparison libraries
+# ---------------------------------------------------------------------------------
+
+def _optional(name: str):
+    try:
+        return __import__(name)
+    except Exception:  # noqa: BLE001 - absent or broken: that column is skipped
+        return None
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "llvmlite", "jax", "jaxlib", "numba", "matplotlib"):
+        m = _optional(mod)
+        out[mod] = getattr(m, "__version__", None) if m else None
+    return out
+
+
+def _loadavg() -> list | None:
+    """1-, 5- and 15-minute load averages (other processes compete for the cores)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def machine() -> dict:
+    cpu, mem = platform.processor() or platform.machine(), None
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal"):
+                    mem = f"{int(line.split()[1]) / 1024 ** 2:.1f} GiB"
+                    break
+    except OSError:
+        pass
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    fl = line.split()
+                    flags = ",".join(f for f in ("avx2", "fma", "avx512f", "avx512_bf16") if f in fl)
+                    break
+    except OSError:
+        pass
+    commit = None
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip() or None
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "xlac"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        if commit and dirty:
+            commit += " with uncommitted changes to xlac/"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "simd": flags,
+            "os": f"{platform.system()} {platform.release()}", "xlac_commit": commit}
+
+
+# ---------------------------------------------------------------------------------
+# one kernel
+# ---------------------------------------------------------------------------------
+
+@dataclass
+class Impl:
+    """One implementation's result for one kernel."""
+    ms: float | None = None
+    runs: int = 0
+    first_call_ms: float | None = None
+    check: str = ""
+    error: float | None = None
+    ok: bool | None = None
+    note: str = ""
+
+
+@dataclass
+class Row:
+    name: str
+    label: str
+    size: str
+    kind: str
+    nbytes: int
+    flops: int
+    impls: dict = field(default_factory=dict)       # column -> Impl
+    compile_ms: dict = field(default_factory=dict)  # hlo / builder / build / disk_cold / disk_hit
+    note: str = ""
+    reuse_note: str = ""
+
+
+def _impl_run(row: Row, col: str, make_call, ref, tol: float, repeat: int, budget: float) -> None:
+    """Warm up (timed as first call), check against ``ref``, then time."""
+    imp = Impl()
+    row.impls[col] = imp
+    try:
+        call = make_call()
+        t = time.perf_counter()
+        result = call()
+        imp.first_call_ms = (time.perf_counter() - t) * 1e3
+        imp.ok, imp.error, imp.check = check(result, ref, tol)
+        del result
+        timing = time_fn(call, repeat, budget)
+        imp.ms, imp.runs = timing.median_s * 1e3, timing.runs
+    except Exception as e:  # noqa: BLE001 - recorded in the table, the run goes on
+        imp.ok = False if imp.ok is None else imp.ok
+        imp.check = imp.check or "error"
+        imp.note = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+        log(f"    {col}: {imp.note}")
+    gc.collect()
+
+
+def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[float, float]:
+    """(cold ms, from-cache ms) of xlac.jit of ``hlo_text`` in two fresh processes sharing a
+    new XLAC_CACHE_DIR."""
+    code = ("import sys, time, xlac\n"
+            "text = open(sys.argv[1]).read()\n"
+            "kw = {'num_threads': int(sys.argv[2])} if sys.argv[2] != '0' else {}\n"
+            "t = time.perf_counter(); xlac.jit(text, **kw)\n"
+            "print((time.perf_counter() - t) * 1e3)\n")
+    with tempfile.TemporaryDirectory(prefix="xlac-bench-cache-") as d:
+        path = os.path.join(d, "module.hlo")
+        with open(path, "w") as fh:
+            fh.write(hlo_text)
+        env = dict(os.environ, XLAC_CACHE_DIR=os.path.join(d, "cache"))
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
+        th = str(threads if threads and caps.get("num_threads") else 0)
+        out = []
+        for _ in range(2):
+            r = subprocess.run([sys.executable, "-c", code, path, th], env=env, capture_output=True,
+                               text=True, timeout=600)
+            if r.returncode != 0:
+                lines = (r.stderr or r.stdout).strip().splitlines()
+                raise RuntimeError(f"fresh process failed: {lines[-1] if lines else r.returncode}")
+            out.append(float(r.stdout.strip().splitlines()[-1]))
+    return out[0], out[1]
+
+
+def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads: int | None,
+               hlo_dir: Path | None, jax_mod, numba_mod, caps: dict, disk_cache: bool,
+               seed: int = 0) -> Row:
+    import xlac
+    p = k.quick if quick else k.full
+    row = Row(k.name, k.label, k.size(p), k.kind, int(k.nbytes(p)), int(k.flops(p)))
+    args = k.inputs(np.random.default_rng(seed), p)
+    ref = k.numpy(*args)
+    kw = jit_kwargs(caps, threads)
+
+    # xlac from the JAX-exported HLO
+    hlo_text = None
+    if k.hlo and hlo_dir is not None and (hlo_dir / k.hlo).is_file():
+        hlo_text = K.scale_hlo((hlo_dir / k.hlo).read_text(), k.full, p, k.scale_constants)
+    if hlo_text is not None:
+        exe_hlo = None
+
+        def make_hlo():
+            nonlocal exe_hlo
+            t = time.perf_counter()
+            exe_hlo = xlac.jit(hlo_text, **kw)
+            row.compile_ms["hlo"] = (time.perf_counter() - t) * 1e3
+            return lambda: exe_hlo(*args)
+        _impl_run(row, "xlac_hlo", make_hlo, ref, k.tol, repeat, budget)
+        if exe_hlo is not None:
+            row.compile_ms["hlo_source"] = getattr(exe_hlo, "from_cache", None)
+            di = donatable_index(args, ref)
+            try:
+                call, how, first_out = reuse_call(hlo_text, args, caps, threads, di)
+            except Exception as e:  # noqa: BLE001 - reported, not timed
+                call, how, first_out = None, f"{type(e).__name__}: {e}", None
+            if call is not None:
+                imp = row.impls["xlac_hlo_reuse"] = Impl(note=how)
+                # Checked on the first call (reuse_call made it): later calls see their own
+                # outputs as inputs.
+                imp.ok, imp.error, imp.check = check(first_out, ref, k.tol)
+                del first_out
+                try:
+                    timing = time_fn(call, repeat, budget)
+                    imp.ms, imp.runs = timing.median_s * 1e3, timing.runs
+                except Exception as e:  # noqa: BLE001
+                    imp.note = f"{type(e).__name__}: {e}"[:160]
+                del call
+                gc.collect()
+            else:
+                row.reuse_note = how
+        del exe_hlo
+        if disk_cache and caps.get("disk_cache"):
+            try:
+                row.compile_ms["disk_cold"], row.compile_ms["disk_hit"] = \
+                    _disk_cache_times(hlo_text, threads, caps)
+            except (OSError, subprocess.SubprocessError, ValueError, RuntimeError) as e:
+                row.note = (row.note + "; " if row.note else "") + f"XLAC_CACHE_DIR timing: {e}"[:200]
+                log(f"    XLAC_CACHE_DIR timing: {e}")
+    else:
+        row.note = f"no HLO file {k.hlo} in {hlo_dir}"
+
+    # xlac from the builder
+    def make_builder():
+        t = time.perf_counter()
+        comp = k.build(p)
+        t1 = time.perf_counter()
+        exe = xlac.jit(comp, **kw)
+        row.compile_ms["build"] = (t1 - t) * 1e3
+        row.compile_ms["builder"] = (time.perf_counter() - t1) * 1e3
+        return lambda: exe(*args)
+    _impl_run(row, "xlac_builder", make_builder, ref, k.tol, repeat, budget)
+
+    # numpy (the reference itself: checked trivially)
+    _impl_run(row, "numpy", lambda: (lambda: k.numpy(*args)), ref, max(k.tol, 1e-6), repeat, budget)
+
+    if jax_mod is not None and k.jax is not None:
+        def make_jax():
+            f = jax_mod.jit(k.jax)
+            jargs = [jax_mod.device_put(a) for a in args]
+            return lambda: f(*jargs).block_until_ready()
+        _impl_run(row, "jax", make_jax, ref, max(k.tol, 1e-4), repeat, budget)
+
+    if numba_mod is not None and k.numba is not None:
+        def make_numba():
+            f = numba_mod.njit(k.numba)
+            return lambda: f(*args)
+        _impl_run(row, "numba", make_numba, ref, max(k.tol, 1e-4), repeat, budget)
+    del args, ref
+    gc.collect()
+    return row
+
+
+# ---------------------------------------------------------------------------------
+# the whole run
+# ---------------------------------------------------------------------------------
+
+def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int) -> dict:
+    from . import limits as L
+    nbytes = (4 << 20) if quick else (64 << 20)
+    out: dict = {"stream_bytes": nbytes}
+    tcounts = sorted({1, min(2, os.cpu_count() or 1)})
+    for t in tcounts:
+        log(f"  STREAM triad, native, {t} thread(s), 3 x {nbytes >> 20} MiB")
+        try:
+            out[f"stream_native_{t}t"] = L.stream_triad_native(nbytes, t, runs=max(repeat, 5))
+        except Exception as e:  # noqa: BLE001 - reported, the xlac triad still runs
+            out[f"stream_native_{t}t_error"] = f"{type(e).__name__}: {e}"
+    xt = tcounts if caps.get("num_threads") else [None]
+    for t in xt:
+        log(f"  STREAM triad, xlac, {t or 'default'} thread(s)")
+        try:
+            gbs, how = L.stream_triad_xlac(nbytes, t, runs=max(repeat, 5), caps=caps)
+            out[f"stream_xlac_{t or 'default'}t"] = gbs
+            out["stream_xlac_how"] = how
+        except Exception as e:  # noqa: BLE001
+            out[f"stream_xlac_{t or 'default'}t_error"] = f"{type(e).__name__}: {e}"
+    n = 512 if quick else 4096
+    log(f"  sgemm, numpy BLAS, {n}^3")
+    out["sgemm_n"] = n
+    out["sgemm_gflops"] = L.sgemm_numpy(n, runs=3 if quick else 5)
+    native = [v for k_, v in out.items() if k_.startswith("stream_native_") and isinstance(v, float)]
+    xl = [v for k_, v in out.items() if k_.startswith("stream_xlac_") and isinstance(v, float)]
+    out["stream_gbs"] = max(native or xl or [float("nan")])
+    return out
+
+
+def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: int = 15,
+        budget: float = 30.0, threads: int | None = None, hlo_dir: Path | None = DEFAULT_HLO_DIR,
+        use_jax: bool = True, use_numba: bool = True, disk_cache: bool = True,
+        limits: bool = True) -> dict:
+    """Run the benchmarks; returns the results as a JSON-able dict (see report.py)."""
+    names = kernel_names or [k.name for k in K.KERNELS]
+    unknown = [n for n in names if n not in K.BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown kernel(s) {', '.join(unknown)} (known: {', '.join(K.BY_NAME)})")
+    caps = capabilities()
+    jax_mod = _optional("jax") if use_jax else None
+    numba_mod = _optional("numba") if use_numba else None
+    if hlo_dir is not None and not Path(hlo_dir).is_dir():
+        log(f"note: no HLO directory {hlo_dir}: the 'from HLO' column is skipped")
+        hlo_dir = None
+    started = time.time()
+    res: dict = {
+        "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": machine(), "versions": versions(), "capabilities": caps,
+        "loadavg_start": _loadavg(),
+        "settings": {"quick": quick, "repeat": repeat, "budget_s": budget, "threads": threads,
+                     "hlo_dir": str(hlo_dir) if hlo_dir else None,
+                     "jax": jax_mod is not None, "numba": numba_mod is not None},
+    }
+    if limits:
+        log("machine limits")
+        res["limits"] = measure_limits(quick, threads, caps, repeat)
+    rows = []
+    for name in names:
+        k = K.BY_NAME[name]
+        log(f"{name} ({k.size(k.quick if quick else k.full)})")
+        rows.append(run_kernel(k, quick=quick, repeat=repeat, budget=budget, threads=threads,
+                               hlo_dir=Path(hlo_dir) if hlo_dir else None, jax_mod=jax_mod,
+                               numba_mod=numba_mod, caps=caps, disk_cache=disk_cache))
+    res["rows"] = [asdict(r) for r in rows]
+    res["elapsed_s"] = time.time() - started
+    res["loadavg_end"] = _loadavg()
+    return res
+
+
+def save_json(res: dict, path: Path) -> None:
+    path.write_text(json.dumps(res, indent=1, default=str) + "\n")

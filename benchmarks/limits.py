@@ -1,0 +1,151 @@
+"""Machine limits measured in the same run as the kernels.
+
+* STREAM triad ``a[i] = b[i] + s*c[i]`` on float32 arrays, as native code that
+  does not go through numpy: a loop written in LLVM IR here, compiled with
+  llvmlite at O3 for the host CPU, called through ctypes (which releases the
+  GIL) from 1 and 2 Python threads, each on its own contiguous part, buffers
+  allocated once.  Bytes counted as STREAM counts them: 3 arrays x 4 bytes per
+  element (the write-allocate read of ``a`` is not counted).
+* The same triad compiled by xlac (``xlac.jit``), for comparison.
+* The best sgemm at hand: numpy's BLAS ``matmul`` of two 4096x4096 float32
+  matrices into a preallocated result.
+"""
+from __future__ import annotations
+
+import ctypes
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+_TRIAD_IR = r"""
+define void @triad(ptr noalias nocapture %a, ptr noalias nocapture readonly %b,
+                   ptr noalias nocapture readonly %c, float %s, i64 %n) {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %pb = getelementptr inbounds float, ptr %b, i64 %i
+  %pc = getelementptr inbounds float, ptr %c, i64 %i
+  %pa = getelementptr inbounds float, ptr %a, i64 %i
+  %vb = load float, ptr %pb, align 4
+  %vc = load float, ptr %pc, align 4
+  %m = fmul float %s, %vc
+  %r = fadd float %vb, %m
+  store float %r, ptr %pa, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+_TRIAD_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_float, ctypes.c_int64)
+_engine = None
+_triad = None
+
+
+def native_triad():
+    """The ctypes function of the llvmlite-compiled triad (compiled once)."""
+    global _engine, _triad
+    if _triad is not None:
+        return _triad
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                      features=llvm.get_host_cpu_features().flatten(), opt=3)
+    mod = llvm.parse_assembly(_TRIAD_IR)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    engine = llvm.create_mcjit_compiler(mod, tm)
+    engine.finalize_object()
+    _engine = engine
+    _triad = _TRIAD_FN(engine.get_function_address("triad"))
+    return _triad
+
+
+def _median_time(fn, runs: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def stream_triad_native(nbytes: int, threads: int, runs: int = 15) -> float:
+    """GB/s of the native triad on three arrays of ``nbytes`` each with ``threads`` threads."""
+    fn = native_triad()
+    n = nbytes // 4
+    a, b, c = np.zeros(n, np.float32), np.ones(n, np.float32), np.full(n, 2.0, np.float32)
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    s = ctypes.c_float(3.0)
+    # Parts aligned to 16 elements (one cache line).
+    bounds = [min(n, (n * k // threads + 15) // 16 * 16) for k in range(threads + 1)]
+    bounds[-1] = n
+    parts = [(bounds[k], bounds[k + 1] - bounds[k]) for k in range(threads)]
+    if threads == 1:
+        def run():
+            fn(pa, pb, pc, s, n)
+    else:
+        pool = ThreadPoolExecutor(threads)
+
+        def part(lo_len):
+            lo, ln = lo_len
+            fn(pa + 4 * lo, pb + 4 * lo, pc + 4 * lo, s, ln)
+
+        def run():
+            list(pool.map(part, parts))
+    try:
+        t = _median_time(run, runs)
+    finally:
+        if threads > 1:
+            pool.shutdown()
+    if not np.allclose(a[:: max(1, n // 1000)], 7.0):
+        raise RuntimeError("native triad computed wrong values")
+    return 3 * n * 4 / t / 1e9
+
+
+def stream_triad_xlac(nbytes: int, threads: int | None, runs: int = 15, caps=None):
+    """(GB/s, how) of an xlac-compiled triad; ``how`` says whether buffers were reused."""
+    import xlac
+    from xlac import ops
+
+    from .harness import capabilities, reuse_call
+    caps = caps or capabilities()
+    n = nbytes // 4
+    bld = xlac.XlaBuilder("triad")
+    b = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (n,)), "b")
+    c = ops.parameter(bld, 1, xlac.Shape(xlac.F32, (n,)), "c")
+    s = ops.parameter(bld, 2, xlac.Shape(xlac.F32, ()), "s")
+    comp = bld.build(ops.add(b, ops.mul(ops.broadcast(s, (n,)), c)))
+    # b is donated and each result fed back as the next b (it grows by 6 a call).
+    args = [np.ones(n, np.float32), np.full(n, 2.0, np.float32), np.float32(3.0)]
+    call, how, _ = reuse_call(comp, args, caps, threads, 0)
+    if call is None:
+        exe = xlac.jit(comp, **({"num_threads": threads} if threads and caps.get("num_threads") else {}))
+        call, how = (lambda: exe(*args)), f"output allocated per call ({how})"
+    t = _median_time(call, runs)
+    return 3 * n * 4 / t / 1e9, how
+
+
+def sgemm_numpy(n: int, runs: int = 5) -> float:
+    """GFLOP/s of numpy's BLAS on an n x n x n float32 product into a preallocated result."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((n, n), dtype=np.float32)
+    B = rng.standard_normal((n, n), dtype=np.float32)
+    C = np.empty((n, n), np.float32)
+    t = _median_time(lambda: np.matmul(A, B, out=C), runs, warmup=1)
+    return 2.0 * n ** 3 / t / 1e9
