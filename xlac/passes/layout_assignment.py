@@ -5,11 +5,15 @@ calling convention); every other array's layout is the compiler's choice, and
 the code generator addresses any layout (IrArray).  Here the choice is made
 where it pays:
 
-* A ``dot`` reads each element of an operand once per element of the other
-  operand's free dimensions.  Its inner loop walks the contracting dimensions,
-  so those should be minor in memory.  A producer used only by the dot gets
-  that layout for free; a parameter or constant (whose layout is fixed) is
-  copied once into it when the dot re-reads it enough to repay the copy.
+* A ``dot`` computed by the elemental loop (integer, half and complex dots)
+  reads each element of an operand once per element of the other operand's
+  free dimensions.  Its inner loop walks the contracting dimensions, so those
+  should be minor in memory.  A producer used only by the dot gets that layout
+  for free; a parameter or constant (whose layout is fixed) is copied once
+  into it when the dot re-reads it enough to repay the copy.
+* f32 and f64 dots are packed GEMMs (``codegen/kernels/dot.py``): packing
+  reads any layout at about the same cost, so their operands keep the layouts
+  they have and nothing is copied.
 
 Copies are inserted only there; the pass never changes the entry's signature.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from ..shape import Layout
+from ..shape import F32, F64, Layout
 
 #: A dot must re-read an operand at least this many times to pay for a copy.
 MIN_REUSE_FOR_COPY = 8
@@ -45,7 +49,7 @@ class LayoutAssignment:
         comp.compute_users()
         changed = False
         names = {i.name for i in comp.instructions}
-        for dot in [i for i in comp.instructions if i.opcode == "dot"]:
+        for dot in [i for i in comp.instructions if i.opcode == "dot" and not packed_gemm(i)]:
             for k, side in ((0, "lhs"), (1, "rhs")):
                 changed |= self._assign_operand(comp, dot, k, side, names)
         if changed:
@@ -81,6 +85,13 @@ class LayoutAssignment:
         comp.instructions.append(copy)
         dot.operands[k] = copy
         return True
+
+
+def packed_gemm(dot: HloInstruction) -> bool:
+    """Whether the code generator runs ``dot`` as a packed GEMM (any operand
+    layout is fine then): f32 or f64 operands and result of one type."""
+    pt = dot.shape.element_type if dot.shape.is_array else None
+    return pt in (F32, F64) and all(o.shape.element_type is pt for o in dot.operands)
 
 
 def _same_order(shape, layout: Layout) -> bool:

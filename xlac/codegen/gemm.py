@@ -1,0 +1,513 @@
+"""Building blocks of the packed GEMM (``kernels/dot.py`` puts them together).
+
+A dot is seen as a batch of matrix products ``C[b] = A[b] @ B[b]`` with
+``A[b]`` M x K, ``B[b]`` K x N and ``C[b]`` M x N.  Each of the four index
+groups (batch, M, N, K) stands for one or more logical dimensions of an
+operand; a :class:`GroupMap` turns a flattened group index into an element
+offset (one multiply when the group is affine in the buffer, a div/mod
+decomposition otherwise), and a :class:`MatrixView` reads element ``(b, r, c)``
+of an operand, from its buffer or, for a fused producer, through its elemental
+generator.  So any layout (row- or column-major, batch dimensions anywhere,
+padded dimensions) and any fused operand computation packs through the same
+code.
+
+The GEMM proper (BLIS' loop structure)::
+
+    for each K block (KC):                     A block: MC x KC, in L2
+        for each M block (MC): pack A          B block: KC x N, packed once
+            for each NR panel of B:            B micro-panel KC x NR: in L1
+                for each MR panel of A:
+                    micro-kernel: C[MR x NR] (+)= Ap[MR x KC] * Bp[KC x NR]
+
+Packed layouts: an A micro-panel is ``kc`` groups of ``MR`` consecutive
+elements (one per row; column k of the panel), a B micro-panel ``kc`` rows of
+``NR`` consecutive elements.  Panels at the M and N edges are padded with
+zeros, so the micro-kernel always computes a full tile (its edge results are
+dropped).
+
+The micro-kernel holds the ``MR x NR`` accumulators in vector registers
+(``MR * NR / VW`` of ``<VW x float>``) across the k loop: per k it loads
+``NR / VW`` vectors of B, broadcasts ``MR`` scalars of A and issues
+``MR * NR / VW`` ``llvm.fma`` calls.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from llvmlite import ir
+
+from ..shape import PrimitiveType as PT, Shape, strides
+from . import types
+from .ir_array import I64, Index, i64
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+
+
+# ---------------------------------------------------------------------------
+# Target
+# ---------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def host_vector_bits() -> int:
+    """Width of the host's vector registers (512 with AVX-512, 256 with AVX)."""
+    try:
+        import llvmlite.binding as llvm
+        from .jit import _init
+        _init()
+        feats = llvm.get_host_cpu_features()
+    except Exception:  # pragma: no cover - no host information
+        return 128
+    if feats.get("avx512f"):
+        return 512
+    if feats.get("avx"):
+        return 256
+    return 128
+
+
+# ---------------------------------------------------------------------------
+# Index groups and operand views
+# ---------------------------------------------------------------------------
+
+class GroupMap:
+    """A group of logical dimensions of one array flattened into one index.
+
+    ``dims`` lists the array's dimensions major-first (the flattening order);
+    ``offset(b, i)`` is the element offset of flattened index ``i`` in the
+    buffer, ``components(b, i)`` the index along each dimension.
+    """
+
+    def __init__(self, dims, all_sizes, all_strides):
+        self.dims = tuple(dims)
+        self.sizes = tuple(int(all_sizes[d]) for d in dims)
+        self.strides = tuple(int(all_strides[d]) for d in dims)
+        self.size = math.prod(self.sizes)
+        nontrivial = [(n, s) for n, s in zip(self.sizes, self.strides) if n != 1]
+        self.affine = True
+        self.stride = nontrivial[-1][1] if nontrivial else 0
+        expected = self.stride
+        for n, s in reversed(nontrivial):
+            if s != expected:
+                self.affine = False
+                break
+            expected *= n
+
+    def components(self, b: ir.IRBuilder, i) -> list:
+        """The index along each dimension of flattened index ``i`` (row-major)."""
+        out = [i64(0)] * len(self.dims)
+        nontrivial = [k for k, n in enumerate(self.sizes) if n != 1]
+        rest = i
+        for pos, k in enumerate(reversed(nontrivial)):
+            if pos == len(nontrivial) - 1:
+                out[k] = rest
+            else:
+                out[k] = b.urem(rest, i64(self.sizes[k]))
+                rest = b.udiv(rest, i64(self.sizes[k]))
+        return out
+
+    def offset(self, b: ir.IRBuilder, i) -> ir.Value:
+        if self.affine:
+            return mul_const(b, i, self.stride)
+        total = i64(0)
+        for c, s, n in zip(self.components(b, i), self.strides, self.sizes):
+            if n != 1:
+                total = add(b, total, mul_const(b, c, s))
+        return total
+
+
+def mul_const(b: ir.IRBuilder, x, k: int):
+    if k == 0:
+        return i64(0)
+    if k == 1:
+        return x
+    if isinstance(x, ir.Constant):
+        return i64(int(x.constant) * k)
+    return b.mul(x, i64(k), flags=["nsw", "nuw"])
+
+
+def add(b: ir.IRBuilder, x, y):
+    if isinstance(x, ir.Constant) and x.constant == 0:
+        return y
+    if isinstance(y, ir.Constant) and y.constant == 0:
+        return x
+    if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
+        return i64(int(x.constant) + int(y.constant))
+    return b.add(x, y, flags=["nsw", "nuw"])
+
+
+class MatrixView:
+    """Element ``(batch, row, col)`` of an operand seen as a batch of matrices.
+
+    ``shape``: the operand's shape; ``bdims``/``rdims``/``cdims``: its
+    dimensions in the batch, row and column groups.  Reads go to ``ptr`` (a
+    buffer laid out as ``shape``) when given, else through ``gen`` (an
+    elemental generator of the operand).
+    """
+
+    def __init__(self, shape: Shape, bdims, rdims, cdims, ptr=None, gen=None):
+        self.shape = shape
+        self.pt = shape.element_type
+        # Strides matter only for reads from a buffer.
+        st = strides(shape) if ptr is not None else (0,) * shape.rank
+        dims = shape.dimensions
+        self.gb = GroupMap(bdims, dims, st)
+        self.gr = GroupMap(rdims, dims, st)
+        self.gc = GroupMap(cdims, dims, st)
+        self.ptr = ptr
+        self.gen = gen
+
+    @property
+    def is_array(self) -> bool:
+        return self.ptr is not None
+
+    def element_pointer(self, b: ir.IRBuilder, offset) -> ir.Value:
+        return b.gep(self.ptr, [offset], inbounds=True, source_etype=types.memory_type(self.pt))
+
+    def index(self, b: ir.IRBuilder, bcomp: list, rcomp: list, ccomp: list) -> Index:
+        multi = [i64(0)] * self.shape.rank
+        for g, comps in ((self.gb, bcomp), (self.gr, rcomp), (self.gc, ccomp)):
+            for d, c in zip(g.dims, comps):
+                multi[d] = c
+        return Index(multi)
+
+    def read_components(self, b, bcomp, rcomp, ccomp):
+        """Read through the generator (``*comp``: per-group component lists)."""
+        return self.gen(self.index(b, bcomp, rcomp, ccomp))
+
+
+# ---------------------------------------------------------------------------
+# Small emission helpers
+# ---------------------------------------------------------------------------
+
+def intrinsic(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, fnty, name)
+    return fn
+
+
+def splat(b: ir.IRBuilder, value, vty: ir.VectorType):
+    undef = ir.Constant(vty, ir.Undefined)
+    v = b.insert_element(undef, value, ir.Constant(I32, 0))
+    return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, vty.count), [0] * vty.count))
+
+
+def imin(b: ir.IRBuilder, x, y):
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def no_unroll_metadata(module: ir.Module) -> ir.Value:
+    """A fresh loop ID (``!N = !{!N, !{"llvm.loop.unroll.disable"}}``)."""
+    disable = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    md = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    md.operands = (md, disable)
+    return md
+
+
+class Loop:
+    """``for (i = start; i < stop; i += step)``: top-tested, run-time bounds.
+
+    Use as ``with Loop(b, start, stop, step, name) as i:``; ``start``/``stop``
+    may be ints or i64 values.  Unless ``unroll``, LLVM is asked not to unroll
+    the loop: block loops with static trip counts would otherwise be unrolled
+    whole (code size and compile time for nothing); vectorisation is not
+    affected."""
+
+    def __init__(self, b: ir.IRBuilder, start, stop, step=1, name: str = "i", unroll: bool = False):
+        self.b, self.name, self.unroll = b, name, unroll
+        self.start = start if isinstance(start, ir.Value) else i64(start)
+        self.stop = stop if isinstance(stop, ir.Value) else i64(stop)
+        self.step = step if isinstance(step, ir.Value) else i64(step)
+
+    def __enter__(self):
+        b = self.b
+        pre = b.block
+        self.head = b.append_basic_block(f"{self.name}.head")
+        self.body = b.append_basic_block(f"{self.name}.body")
+        self.after = b.append_basic_block(f"{self.name}.after")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.iv = b.phi(I64, name=self.name)
+        self.iv.add_incoming(self.start, pre)
+        b.cbranch(b.icmp_signed("<", self.iv, self.stop), self.body, self.after)
+        b.position_at_end(self.body)
+        return self.iv
+
+    def __exit__(self, *exc):
+        if exc[0] is not None:
+            return False
+        b = self.b
+        nxt = b.add(self.iv, self.step, name=f"{self.name}.next", flags=["nsw"])
+        self.iv.add_incoming(nxt, b.block)
+        latch = b.branch(self.head)
+        if not self.unroll:
+            latch.set_metadata("llvm.loop", no_unroll_metadata(b.module))
+        b.position_at_end(self.after)
+        return False
+
+
+# ---------------------------------------------------------------------------
+# The micro-kernel
+# ---------------------------------------------------------------------------
+
+def vector_type(pt: PT, vw: int) -> ir.VectorType:
+    return ir.VectorType(types.memory_type(pt), vw)
+
+
+def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, k_unroll: int = 1) -> ir.Function:
+    """``void uk(i64 kc, ptr a, ptr b, ptr c, i64 ldc, i1 accumulate)``:
+    ``C[i*ldc + j] (+)= sum_k a[k*mr + i] * b[k*nr + j]`` for i < mr, j < nr.
+
+    ``a``/``b`` are packed micro-panels (``b`` 64-byte aligned), ``kc >= 1``;
+    ``C`` needs only element alignment.  One function per module and tile shape.
+    """
+    name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    ety = types.memory_type(pt)
+    vty = ir.VectorType(ety, vw)
+    nv = nr // vw
+    esize = pt.byte_size
+    fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, PTR, I64, I1])
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    kc, a, bp, c, ldc, accumulate = fn.args
+    for arg, nm in zip(fn.args, ("kc", "a", "b", "c", "ldc", "accumulate")):
+        arg.name = nm
+    for p in (a, bp, c):
+        p.add_attribute("noalias")
+    fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is PT.F32 else 'f64'}",
+                    ir.FunctionType(vty, [vty, vty, vty]))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = b.block
+    loop = fn.append_basic_block("k")
+    exit_ = fn.append_basic_block("store")
+    b.branch(loop)
+    b.position_at_end(loop)
+    k = b.phi(I64, "k")
+    k.add_incoming(i64(0), entry)
+    zero = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
+    accs = []
+    for i in range(mr):
+        row = []
+        for j in range(nv):
+            phi = b.phi(vty, f"acc{i}_{j}")
+            phi.add_incoming(zero, entry)
+            row.append(phi)
+        accs.append(row)
+    phis = [x for row in accs for x in row]
+    cur = [list(row) for row in accs]
+    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
+    a_ptr = b.gep(a, [b.mul(k, i64(mr))], inbounds=True, source_etype=ety)
+    b_ptr = b.gep(bp, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
+    bvec = [b.load(b.gep(b_ptr, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty,
+                   align=b_align) for j in range(nv)]
+    for i in range(mr):
+        av = b.load(b.gep(a_ptr, [i64(i)], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        sv = splat(b, av, vty)
+        for j in range(nv):
+            cur[i][j] = b.call(fma, [sv, bvec[j], cur[i][j]])
+    k_next = b.add(k, i64(1), flags=["nsw", "nuw"])
+    k.add_incoming(k_next, b.block)
+    for phi, val in zip(phis, [x for row in cur for x in row]):
+        phi.add_incoming(val, b.block)
+    b.cbranch(b.icmp_signed("<", k_next, kc), loop, exit_)
+
+    b.position_at_end(exit_)
+    final = [list(row) for row in cur]
+    add_block = fn.append_basic_block("accumulate")
+    set_block = fn.append_basic_block("overwrite")
+    done = fn.append_basic_block("done")
+    b.cbranch(accumulate, add_block, set_block)
+    for blk, acc_mode in ((add_block, True), (set_block, False)):
+        b.position_at_end(blk)
+        for i in range(mr):
+            row_ptr = b.gep(c, [b.mul(ldc, i64(i))], inbounds=True, source_etype=ety) if i else c
+            for j in range(nv):
+                p = b.gep(row_ptr, [i64(j * vw)], inbounds=True, source_etype=ety) if j else row_ptr
+                v = final[i][j]
+                if acc_mode:
+                    v = b.fadd(b.load(p, typ=vty, align=esize), v)
+                b.store(v, p, align=esize)
+        b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# Packing
+# ---------------------------------------------------------------------------
+
+def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: int, inner0, kc,
+               dst, width: int, valid: int, outer_is_row: bool, vw: int) -> None:
+    """Pack one micro-panel: ``dst[k*width + j] = M(outer0 + j, inner0 + k)``
+    for k < kc, j < width, where M is ``view`` (rows = outer when
+    ``outer_is_row``, else columns).  Only ``valid`` (<= width) of the outer
+    indices exist; the others are written as zeros.
+
+    For an A panel the outer index is the row (M) and the inner the column
+    (K); for a B panel the outer index is the column (N) and the inner the row
+    (K).  ``boff``: the batch offset (array views) and ``bidx`` the batch index.
+    """
+    pt = view.pt
+    ety = types.memory_type(pt)
+    g_outer = view.gr if outer_is_row else view.gc
+    g_inner = view.gc if outer_is_row else view.gr
+    zero = types.constant(pt, 0)
+    esize = pt.byte_size
+
+    if view.is_array:
+        base = view.element_pointer(b, add(b, boff, g_outer.offset(b, outer0)))
+        contiguous = g_outer.affine and g_outer.stride == 1 and valid == width and width % vw == 0
+        if contiguous:
+            vty = ir.VectorType(ety, vw)
+            with Loop(b, 0, kc, 1, "pk") as k:
+                src = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True, source_etype=ety)
+                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                for j in range(0, width, vw):
+                    v = b.load(b.gep(src, [i64(j)], inbounds=True, source_etype=ety), typ=vty, align=esize)
+                    b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety),
+                            align=min(64, vw * esize))
+            return
+        # Offsets of the outer indices (relative to outer0), hoisted out of the k loop.
+        if g_outer.affine:
+            rel = [i64(j * g_outer.stride) for j in range(valid)]
+        else:
+            o0 = g_outer.offset(b, outer0)
+            rel = [b.sub(g_outer.offset(b, add(b, outer0, i64(j))), o0) for j in range(valid)]
+        with Loop(b, 0, kc, 1, "pk") as k:
+            src = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True, source_etype=ety)
+            out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+            for j in range(width):
+                p = b.gep(out, [i64(j)], inbounds=True, source_etype=ety)
+                if j < valid:
+                    v = b.load(b.gep(src, [rel[j]], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                else:
+                    v = zero
+                b.store(v, p, align=esize)
+        return
+
+    # Through the generator: index components per group.
+    bcomp = view.gb.components(b, bidx)
+    outer_comps = [g_outer.components(b, add(b, outer0, i64(j))) for j in range(valid)]
+    with Loop(b, 0, kc, 1, "pk") as k:
+        inner_comp = g_inner.components(b, add(b, inner0, k))
+        out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+        for j in range(width):
+            p = b.gep(out, [i64(j)], inbounds=True, source_etype=ety)
+            if j < valid:
+                if outer_is_row:
+                    v = view.read_components(b, bcomp, outer_comps[j], inner_comp)
+                else:
+                    v = view.read_components(b, bcomp, inner_comp, outer_comps[j])
+            else:
+                v = zero
+            types.store_element(b, v, p, pt)
+
+
+def read_element(b: ir.IRBuilder, view: MatrixView, bidx, boff, r, c):
+    """One element ``(bidx, r, c)`` of ``view`` (``boff``: batch offset for arrays)."""
+    if view.is_array:
+        off = add(b, add(b, boff, view.gr.offset(b, r)), view.gc.offset(b, c))
+        return types.load_element(b, view.element_pointer(b, off), view.pt)
+    return view.read_components(b, view.gb.components(b, bidx), view.gr.components(b, r),
+                                view.gc.components(b, c))
+
+
+# ---------------------------------------------------------------------------
+# Vector loops for the matrix-vector forms
+# ---------------------------------------------------------------------------
+
+def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n: int, vw: int, unroll: int = 4):
+    """``sum(x[k] * y[k] for k < n)`` over two contiguous vectors (partial sums
+    in ``unroll`` vector accumulators, then a scalar tail)."""
+    ety = types.memory_type(pt)
+    vty = ir.VectorType(ety, vw)
+    esize = pt.byte_size
+    fma_v = intrinsic(b.module, f"llvm.fma.v{vw}{'f32' if pt is PT.F32 else 'f64'}",
+                      ir.FunctionType(vty, [vty, vty, vty]))
+    fma_s = intrinsic(b.module, f"llvm.fma.{'f32' if pt is PT.F32 else 'f64'}",
+                      ir.FunctionType(ety, [ety, ety, ety]))
+    zero_v = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
+    step = vw * unroll
+    n_main = n // step * step
+    total = ir.Constant(ety, 0.0)
+    if n_main:
+        pre = b.block
+        body = b.append_basic_block("dot.v")
+        after = b.append_basic_block("dot.v.after")
+        b.branch(body)
+        b.position_at_end(body)
+        k = b.phi(I64, "k")
+        k.add_incoming(i64(0), pre)
+        accs = []
+        for u in range(unroll):
+            phi = b.phi(vty, f"dacc{u}")
+            phi.add_incoming(zero_v, pre)
+            accs.append(phi)
+        new = []
+        for u in range(unroll):
+            off = b.add(k, i64(u * vw))
+            xv = b.load(b.gep(x_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
+            yv = b.load(b.gep(y_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
+            new.append(b.call(fma_v, [xv, yv, accs[u]]))
+        k_next = b.add(k, i64(step))
+        k.add_incoming(k_next, b.block)
+        for phi, v in zip(accs, new):
+            phi.add_incoming(v, b.block)
+        b.cbranch(b.icmp_signed("<", k_next, i64(n_main)), body, after)
+        b.position_at_end(after)
+        acc = new[0]
+        for v in new[1:]:
+            acc = b.fadd(acc, v)
+        lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
+        while len(lanes) > 1:
+            lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
+                     for j in range(0, len(lanes), 2)]
+        total = lanes[0]
+    if n_main < n:
+        pre = b.block
+        body = b.append_basic_block("dot.s")
+        after = b.append_basic_block("dot.s.after")
+        b.branch(body)
+        b.position_at_end(body)
+        k = b.phi(I64, "ks")
+        k.add_incoming(i64(n_main), pre)
+        acc = b.phi(ety, "sacc")
+        acc.add_incoming(total, pre)
+        xv = b.load(b.gep(x_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        yv = b.load(b.gep(y_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        s = b.call(fma_s, [xv, yv, acc])
+        k_next = b.add(k, i64(1))
+        k.add_incoming(k_next, b.block)
+        acc.add_incoming(s, b.block)
+        b.cbranch(b.icmp_signed("<", k_next, i64(n)), body, after)
+        b.position_at_end(after)
+        total = s
+    return total
+
+
+def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptr, alpha, n, vw: int) -> None:
+    """``y[i] += alpha * x[i]`` for i < n (``n`` an i64 value >= 0): vectors, then a scalar tail."""
+    ety = types.memory_type(pt)
+    vty = ir.VectorType(ety, vw)
+    esize = pt.byte_size
+    fma_v = intrinsic(b.module, f"llvm.fma.v{vw}{'f32' if pt is PT.F32 else 'f64'}",
+                      ir.FunctionType(vty, [vty, vty, vty]))
+    fma_s = intrinsic(b.module, f"llvm.fma.{'f32' if pt is PT.F32 else 'f64'}",
+                      ir.FunctionType(ety, [ety, ety, ety]))
+    av = splat(b, alpha, vty)
+    n_main = b.mul(b.udiv(n, i64(vw)), i64(vw))
+    with Loop(b, 0, n_main, vw, "ax") as i:
+        yp = b.gep(y_ptr, [i], inbounds=True, source_etype=ety)
+        xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=vty, align=esize)
+        b.store(b.call(fma_v, [av, xv, b.load(yp, typ=vty, align=esize)]), yp, align=esize)
+    with Loop(b, n_main, n, 1, "axs") as i:
+        yp = b.gep(y_ptr, [i], inbounds=True, source_etype=ety)
+        xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        b.store(b.call(fma_s, [alpha, xv, b.load(yp, typ=ety, align=esize)]), yp, align=esize)

@@ -1,0 +1,749 @@
+"""``dot`` and dot output fusions (``fusion:kOutput``) as a packed, tiled GEMM.
+
+A dot of f32 or f64 (both operands and the result of one type) is a batch of
+matrix products ``C[b] = A[b] @ B[b]`` (see ``codegen/gemm.py`` for the index
+groups, packing and the micro-kernel).  This module decides how to run one:
+
+* **Orientation.**  The micro-kernel's vectors run along C's columns, so C's
+  column group should be unit-stride in the result buffer.  When the M group
+  is the unit-stride one (a column-major result), the product is computed
+  transposed (``C^T = B^T A^T``: the operands swap roles); nothing is copied.
+* **Accumulation.**  C is accumulated in the result buffer across the K
+  blocks (the result of a kOutput fusion is overwritten by its epilogue at the
+  last K block, tile by tile, while the tile is in cache).  When the result
+  buffer cannot hold the accumulator (a fusion whose root converts or compares
+  the dot's value), the whole K range is one block, so every tile is final
+  when the micro-kernel returns.
+* **Tiles.**  A tile whose C addresses are a plain row-strided block gets the
+  micro-kernel's stores directly; edge tiles and other layouts go through a
+  tile on the stack and a loop over the valid elements (which also applies
+  the epilogue and addresses C through its layout, whatever it is).
+* **Threads.**  Work is split into at most :data:`MAX_TASKS` tasks over the
+  batch, then M, then N (each a multiple of the tile size), run through
+  ``KernelContext.parallel_for``; dots under :data:`TASK_FLOPS` per task
+  stay one task.  When several tasks share a batch's B, B is packed once by a
+  first ``parallel_for`` (into a scratch buffer every task reads), else each
+  task packs its B blocks itself.  Each task has its own region of the
+  scratch space (indexed by the task number) for its packed A and B blocks.
+* **Matrix-vector forms** (M or N is 1) do not pack: the vector is copied
+  into a contiguous buffer, then each row is a vectorised dot product
+  (contracting dimension unit-stride), or the columns are added up with
+  vectorised axpys (rows unit-stride), or a scalar loop for other layouts.
+
+Other element types (integers, halves, complex) and dots with mixed types
+keep the elemental loop (``default_loop_kernel``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...shape import F32, F64, Shape
+from .. import types
+from ..emitter import KernelContext, default_loop_kernel, register_kernel
+from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
+                    imin, micro_kernel, mul_const, pack_panel, read_element)
+from ..ir_array import Index, IrArray, i64
+from ._util import I8, ScratchPlan, align, fill_padding
+
+#: Split a dot into tasks of at least this many flops ...
+TASK_FLOPS = 1 << 22
+#: ... and into at most this many tasks.
+MAX_TASKS = 32
+#: Minimum task extent in M (in micro-panels of MR rows) and in N (in NR columns).
+MIN_M_PANELS = 8
+MIN_N_PANELS = 4
+#: B is packed once for all tasks when its packed size is at most this.
+SHARED_B_LIMIT = 256 << 20
+#: Matrix-vector tasks read at least this many matrix elements each.
+GEMV_TASK_ELEMENTS = 1 << 17
+
+
+@dataclass(frozen=True)
+class Blocking:
+    vw: int   # elements per vector register
+    mr: int   # micro-tile rows
+    nr: int   # micro-tile columns (a multiple of vw)
+    kc: int   # K block
+    mc: int   # M block (a multiple of mr)
+    nc: int   # N block of a task that packs its own B (a multiple of nr)
+
+
+def blocking_for(pt) -> Blocking:
+    """Tile sizes for ``pt`` on the host (measured on AVX-512 Zen 5; see docs)."""
+    bits = host_vector_bits()
+    vw = bits // (8 * pt.byte_size)
+    if bits >= 512:
+        mr, nr = 6, 2 * vw
+    elif bits >= 256:
+        mr, nr = 6, 2 * vw
+    else:
+        mr, nr = 4, 2 * vw
+    kc = 256 if pt is F32 else 192
+    mc = (120 // mr) * mr
+    nc = (2048 // nr) * nr
+    return Blocking(vw, mr, nr, kc, mc, nc)
+
+
+@dataclass
+class DotPlan:
+    kind: str                 # "gemm" or "gemv"
+    pt: object
+    nb: int
+    M: int
+    N: int
+    K: int
+    swap: bool                # A = rhs^T, B = lhs^T, C = result^T
+    blk: Blocking
+    kc: int                   # K block actually used (K when C cannot accumulate in the result)
+    mc: int
+    nc: int
+    acc_in_output: bool       # the result buffer holds the accumulator
+    direct: bool              # full tiles are stored by the micro-kernel into the result
+    shared_b: bool
+    grid: tuple               # (nbt, cb, nmt, cm, nnt, cn)
+    n_tasks: int
+    pack_tasks: int           # tasks of the B-packing phase (shared_b)
+    pack_chunk: int
+    scratch: ScratchPlan
+    task_plan: ScratchPlan
+    task_bytes: int
+    gemv_form: str = ""       # "rows" | "cols" | "generic"
+
+    @property
+    def nkb(self) -> int:
+        return -(-self.K // self.kc)
+
+    @property
+    def n_padded(self) -> int:
+        return -(-self.N // self.blk.nr) * self.blk.nr
+
+
+@dataclass
+class DotInfo:
+    """The dot's dimension groups: lhs/rhs batch, contracting and free dimensions,
+    and the result's dimensions of each group."""
+    lb: tuple
+    rb: tuple
+    lc: tuple
+    rc: tuple
+    lf: tuple
+    rf: tuple
+    ob: tuple
+    olf: tuple
+    orf: tuple
+    nb: int
+    M: int
+    N: int
+    K: int
+
+
+def dot_info(dot: HloInstruction) -> DotInfo:
+    a = dot.attrs
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    lb, rb = tuple(a.get("lhs_batch_dims", ())), tuple(a.get("rhs_batch_dims", ()))
+    lc, rc = tuple(a.get("lhs_contracting_dims", ())), tuple(a.get("rhs_contracting_dims", ()))
+    lf = tuple(d for d in range(ls.rank) if d not in lb and d not in lc)
+    rf = tuple(d for d in range(rs.rank) if d not in rb and d not in rc)
+    nbd = len(lb)
+    ob = tuple(range(nbd))
+    olf = tuple(range(nbd, nbd + len(lf)))
+    orf = tuple(range(nbd + len(lf), nbd + len(lf) + len(rf)))
+    prod = lambda shape, dims: math.prod(shape.dimensions[d] for d in dims)  # noqa: E731
+    return DotInfo(lb, rb, lc, rc, lf, rf, ob, olf, orf,
+                   prod(ls, lb), prod(ls, lf), prod(rs, rf), prod(ls, lc))
+
+
+# ---------------------------------------------------------------------------
+# Which instructions, and the plan
+# ---------------------------------------------------------------------------
+
+def _the_dot(inst: HloInstruction) -> HloInstruction | None:
+    """The dot a kernel computes (the instruction, or the only dot of a kOutput fusion)."""
+    if inst.opcode == "dot":
+        return inst
+    comp = inst.attrs.get("calls")
+    if comp is None:
+        return None
+    dots = [i for i in comp.instructions if i.opcode == "dot"]
+    if len(dots) != 1:
+        return None
+    dot = dots[0]
+    if any(i.opcode in ("dot", "convolution") for o in dot.operands for i in _producers(o)):
+        return None
+    return dot
+
+
+def _producers(inst: HloInstruction) -> list:
+    seen, stack, out = set(), [inst], []
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        out.append(cur)
+        stack.extend(cur.operands)
+    return out
+
+
+def supported(dot: HloInstruction) -> bool:
+    pt = dot.shape.element_type
+    return (pt in (F32, F64) and all(o.shape.element_type is pt for o in dot.operands)
+            and dot.shape.is_array)
+
+
+def plan_dot(inst: HloInstruction) -> DotPlan | None:
+    """How to run ``inst`` (a dot or a kOutput fusion), or None to decline."""
+    dot = _the_dot(inst)
+    if dot is None or not supported(dot) or not inst.shape.is_array:
+        return None
+    if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
+        return None
+    info = dot_info(dot)
+    nb, M, N, K = info.nb, info.M, info.N, info.K
+    if min(nb, M, N, K) == 0:
+        return None  # an empty result, or all zeros: the elemental loop does it
+    pt = dot.shape.element_type
+    out_shape = inst.shape
+    acc_in_output = out_shape.element_type is pt
+    from ...shape import strides
+    ost = strides(out_shape)
+    g_m = GroupMap(info.olf, out_shape.dimensions, ost)
+    g_n = GroupMap(info.orf, out_shape.dimensions, ost)
+    blk = blocking_for(pt)
+    flops = 2 * nb * M * N * K
+    esize = pt.byte_size
+
+    if M == 1 or N == 1:
+        swap = N != 1
+        Mv = N if swap else M
+        # The matrix operand (A after orientation) and its groups.
+        side = 1 if swap else 0
+        a_shape = dot.operands[side].shape
+        a_rows = info.rf if swap else info.lf
+        a_k = info.rc if swap else info.lc
+        a_st = strides(a_shape)
+        g_rows = GroupMap(a_rows, a_shape.dimensions, a_st)
+        g_k = GroupMap(a_k, a_shape.dimensions, a_st)
+        a_is_param = _operand_is_buffer(inst, dot, side)
+        if a_is_param and g_k.affine and g_k.stride == 1:
+            form = "rows"
+        elif a_is_param and g_rows.affine and g_rows.stride == 1 and Mv > 1:
+            form = "cols"
+        else:
+            form = "generic"
+        work = nb * Mv * K
+        T = max(1, min(MAX_TASKS, work // GEMV_TASK_ELEMENTS))
+        nbt, cb, nmt, cm = 1, nb, 1, Mv
+        if T > 1:
+            if nb >= T:
+                cb = -(-nb // T)
+                nbt = -(-nb // cb)
+            else:
+                nbt, cb = nb, 1
+                per = -(-T // nb)
+                cm = max(64, -(-Mv // per))
+                nmt = -(-Mv // cm)
+        task = ScratchPlan()
+        task.add("x", K * esize)
+        if form == "cols":
+            task.add("y", cm * esize)
+        n_tasks = nbt * nmt
+        scratch = ScratchPlan()
+        scratch.add("tasks", n_tasks * task.size)
+        return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
+                       (nbt, cb, nmt, cm, 1, 1), n_tasks, 0, 0, scratch, task, task.size, form)
+
+    # Orientation: C's columns unit-stride if either group is.
+    swap = False
+    if acc_in_output:
+        n_unit = g_n.affine and g_n.stride == 1
+        m_unit = g_m.affine and g_m.stride == 1
+        swap = m_unit and not n_unit
+    if swap:
+        M, N = N, M
+        g_m, g_n = g_n, g_m
+    direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
+    kc = min(blk.kc, K) if acc_in_output else K
+    mr, nr = blk.mr, blk.nr
+    m_panels, n_panels = -(-M // mr), -(-N // nr)
+
+    # Task grid: batch first, then M, then N.
+    T = max(1, min(MAX_TASKS, flops // TASK_FLOPS))
+    nbt, cb, nmt, cm, nnt, cn = 1, nb, 1, M, 1, N
+    if T > 1:
+        if nb >= T:
+            cb = -(-nb // T)
+            nbt = -(-nb // cb)
+        else:
+            nbt, cb = nb, 1
+            per = -(-T // nb)
+            nmt = max(1, min(per, m_panels // MIN_M_PANELS))
+            nnt = max(1, min(per // nmt, n_panels // MIN_N_PANELS))
+            cm = -(-m_panels // nmt) * mr
+            nmt = -(-M // cm)
+            cn = -(-n_panels // nnt) * nr
+            nnt = -(-N // cn)
+    n_tasks = nbt * nmt * nnt
+    nkb = -(-K // kc)
+    n_padded = n_panels * nr
+    shared_b = nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    mc = min(blk.mc, -(-cm // mr) * mr)
+    nc = min(blk.nc, -(-cn // nr) * nr)
+    task = ScratchPlan()
+    task.add("a", mc * kc * esize)
+    if not shared_b:
+        task.add("b", nc * kc * esize)
+    scratch = ScratchPlan()
+    pack_tasks = pack_chunk = 0
+    if shared_b:
+        scratch.add("bshared", nb * K * n_padded * esize)
+        units = nb * nkb * n_panels
+        pack_tasks = max(1, min(MAX_TASKS, units, nb * K * N // (1 << 16)))
+        pack_chunk = -(-units // pack_tasks)
+        pack_tasks = -(-units // pack_chunk)
+    scratch.add("tasks", n_tasks * task.size)
+    return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
+                   (nbt, cb, nmt, cm, nnt, cn), n_tasks, pack_tasks, pack_chunk, scratch, task,
+                   task.size)
+
+
+def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
+    """Whether operand ``k`` of the dot is read from a buffer (not a fused producer)."""
+    return inst.opcode == "dot" or dot.operands[k].opcode == "parameter"
+
+
+def _scratch_bytes(me, inst: HloInstruction) -> int:
+    plan = plan_dot(inst)
+    return plan.scratch.size if plan is not None else 0
+
+
+# ---------------------------------------------------------------------------
+# Operands, result and epilogue in one task's function
+# ---------------------------------------------------------------------------
+
+class _Operands:
+    """Views of A, B and C, and the epilogue, built in the function of ``ctx``."""
+
+    def __init__(self, ctx: KernelContext, plan: DotPlan):
+        inst = ctx.inst
+        dot = _the_dot(inst)
+        info = dot_info(dot)
+        b = ctx.b
+        self.ctx, self.plan, self.b = ctx, plan, b
+        gens, epilogue = {}, None
+        if inst.opcode == "dot":
+            arrays = [ctx.operand_array(0), ctx.operand_array(1)]
+            dot_gens = [None, None]
+        else:
+            comp = inst.attrs["calls"]
+            comp.compute_users()
+            param_gens = {}
+            holder = {}
+            for i in comp.post_order():
+                if i.opcode == "parameter":
+                    n = i.parameter_number
+                    if n not in param_gens:
+                        param_gens[n] = ctx.operand_generator(n)
+                    g = param_gens[n]
+                elif i is dot:
+                    g = (lambda index: holder["v"])
+                else:
+                    g = ctx.em.make_generator(i, [gens[id(o)] for o in i.operands])
+                if len(i.users) > 1:
+                    g = _cached(i, g)
+                gens[id(i)] = g
+            root_gen = gens[id(comp.root)]
+
+            def epilogue(index: Index, v):
+                holder["v"] = v
+                return root_gen(index)
+            arrays, dot_gens = [], []
+            for k in range(2):
+                o = dot.operands[k]
+                if o.opcode == "parameter":
+                    arrays.append(ctx.operand_array(o.parameter_number))
+                    dot_gens.append(None)
+                else:
+                    arrays.append(None)
+                    dot_gens.append(gens[id(o)])
+        ptrs = [a.ptr if a is not None else None for a in arrays]
+        self.epilogue = epilogue
+        ls, rs = (a.shape if a is not None else o.shape for a, o in zip(arrays, dot.operands))
+        if not plan.swap:
+            self.A = MatrixView(ls, info.lb, info.lf, info.lc, ptrs[0], dot_gens[0])
+            self.B = MatrixView(rs, info.rb, info.rc, info.rf, ptrs[1], dot_gens[1])
+        else:
+            self.A = MatrixView(rs, info.rb, info.rf, info.rc, ptrs[1], dot_gens[1])
+            self.B = MatrixView(ls, info.lb, info.lc, info.lf, ptrs[0], dot_gens[0])
+        out = ctx.output_arrays()[0]
+        self.out = out
+        oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
+        self.C = MatrixView(out.shape, info.ob, orow, oc, out.ptr, None)
+        self.acc_shape = out.shape
+
+    def out_index(self, bcomp, r, c) -> Index:
+        b = self.b
+        return self.C.index(b, bcomp, self.C.gr.components(b, r), self.C.gc.components(b, c))
+
+    def finish(self, index: Index, v) -> None:
+        """Write the final value ``v`` of an element of C (through the epilogue)."""
+        if self.epilogue is not None:
+            v = self.epilogue(index, v)
+        self.out.write(self.b, index, v)
+
+
+def _cached(inst, gen):
+    key = id(inst)
+
+    def cached(index):
+        hit = index.cache.get(key)
+        if hit is None:
+            hit = index.cache[key] = gen(index)
+        return hit
+    return cached
+
+
+def _task_base(ctx: KernelContext, plan: DotPlan, t) -> ir.Value:
+    b = ctx.b
+    base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
+    return b.gep(base, [b.mul(t, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
+
+
+def _decode_task(b, plan: DotPlan, t):
+    nbt, cb, nmt, cm, nnt, cn = plan.grid
+    tn = b.urem(t, i64(nnt)) if nnt > 1 else i64(0)
+    rest = b.udiv(t, i64(nnt)) if nnt > 1 else t
+    tm = b.urem(rest, i64(nmt)) if nmt > 1 else i64(0)
+    tb = b.udiv(rest, i64(nmt)) if nmt > 1 else rest
+    b_lo = mul_const(b, tb, cb)
+    m_lo = mul_const(b, tm, cm)
+    n_lo = mul_const(b, tn, cn)
+    b_hi = imin(b, add(b, b_lo, i64(cb)), i64(plan.nb)) if nbt > 1 else i64(plan.nb)
+    m_hi = imin(b, add(b, m_lo, i64(cm)), i64(plan.M)) if nmt > 1 else i64(plan.M)
+    n_hi = imin(b, add(b, n_lo, i64(cn)), i64(plan.N)) if nnt > 1 else i64(plan.N)
+    return b_lo, b_hi, m_lo, m_hi, n_lo, n_hi
+
+
+def _ptr_offset(b, ptr, elements, pt):
+    return b.gep(ptr, [elements], inbounds=True, source_etype=types.memory_type(pt))
+
+
+# ---------------------------------------------------------------------------
+# GEMM
+# ---------------------------------------------------------------------------
+
+def _pack_b_panel(b, plan: DotPlan, ops: _Operands, bi, boff, n0, pc, kc, dst) -> None:
+    """Pack the B micro-panel at column ``n0`` (a multiple of NR), rows [pc, pc + kc)."""
+    nr, vw, N = plan.blk.nr, plan.blk.vw, plan.N
+    edge = N % nr
+    if edge == 0:
+        pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, nr, False, vw)
+        return
+    full = b.icmp_signed("<", n0, i64(N - edge))
+    with b.if_else(full) as (then, otherwise):
+        with then:
+            pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, nr, False, vw)
+        with otherwise:
+            pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, edge, False, vw)
+
+
+def _pack_a_panel(b, plan: DotPlan, ops: _Operands, bi, boff, r0, pc, kc, dst) -> None:
+    mr, vw, M = plan.blk.mr, plan.blk.vw, plan.M
+    edge = M % mr
+    if edge == 0:
+        pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, mr, True, vw)
+        return
+    full = b.icmp_signed("<", r0, i64(M - edge))
+    with b.if_else(full) as (then, otherwise):
+        with then:
+            pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, mr, True, vw)
+        with otherwise:
+            pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, edge, True, vw)
+
+
+def _batch_offset(b, view: MatrixView, bi):
+    return view.gb.offset(b, bi) if view.is_array else i64(0)
+
+
+def _emit_pack_b_task(ctx: KernelContext, plan: DotPlan, t) -> None:
+    """Phase 1 of a shared-B GEMM: pack units (batch, K block, NR panel) [t*chunk, ...)."""
+    ops = _Operands(ctx, plan)
+    b = ctx.b
+    pt, nr, kcb = plan.pt, plan.blk.nr, plan.kc
+    n_pan = -(-plan.N // nr)
+    nkb, units = plan.nkb, plan.nb * plan.nkb * n_pan
+    shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
+    u_lo = b.mul(t, i64(plan.pack_chunk))
+    u_hi = imin(b, b.add(u_lo, i64(plan.pack_chunk)), i64(units))
+    with Loop(b, u_lo, u_hi, 1, "unit") as u:
+        q = b.urem(u, i64(n_pan))
+        rest = b.udiv(u, i64(n_pan))
+        kb = b.urem(rest, i64(nkb))
+        bi = b.udiv(rest, i64(nkb))
+        pc = b.mul(kb, i64(kcb))
+        kc = imin(b, i64(kcb), b.sub(i64(plan.K), pc))
+        dst = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
+        _pack_b_panel(b, plan, ops, bi, _batch_offset(b, ops.B, bi), b.mul(q, i64(nr)), pc, kc, dst)
+
+
+def _shared_panel_offset(b, plan: DotPlan, bi, pc, q, kc):
+    npad = plan.n_padded
+    off = b.add(b.mul(bi, i64(plan.K * npad)), b.mul(pc, i64(npad)))
+    return b.add(off, b.mul(q, b.mul(kc, i64(plan.blk.nr))))
+
+
+def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
+    ops = _Operands(ctx, plan)
+    b = ctx.b
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    mr, nr = plan.blk.mr, plan.blk.nr
+    M, N, K = plan.M, plan.N, plan.K
+    kcb = plan.kc
+    nkb = plan.nkb
+    uk = micro_kernel(b.module, pt, mr, nr, plan.blk.vw)
+    b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = _decode_task(b, plan, t)
+    base = _task_base(ctx, plan, t)
+    a_buf = plan.task_plan.pointer(b, base, "a")
+    b_buf = plan.task_plan.pointer(b, base, "b") if not plan.shared_b else None
+    shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared") if plan.shared_b else None
+    tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
+    tile.align = 64
+    m_edge, n_edge = M % mr, N % nr
+    C = ops.C
+    ldc = C.gr.stride if plan.direct else 0
+    nc_step = plan.N if plan.shared_b else plan.nc
+
+    with Loop(b, b_lo, b_hi, 1, "batch") as bi:
+        boff_a = _batch_offset(b, ops.A, bi)
+        boff_b = _batch_offset(b, ops.B, bi)
+        boff_c = C.gb.offset(b, bi)
+        bcomp_c = C.gb.components(b, bi)
+        with Loop(b, n_lo, n_hi, nc_step, "jc") as jc:
+            nc_end = imin(b, b.add(jc, i64(nc_step)), n_hi)
+            with Loop(b, 0, nkb, 1, "kb") as kb:
+                pc = b.mul(kb, i64(kcb))
+                kc = imin(b, i64(kcb), b.sub(i64(K), pc)) if nkb > 1 else i64(K)
+                first = b.icmp_signed("==", kb, i64(0))
+                last = b.icmp_signed("==", kb, i64(nkb - 1))
+                if not plan.shared_b:
+                    with Loop(b, jc, nc_end, nr, "pb") as n0:
+                        q = b.udiv(b.sub(n0, jc), i64(nr))
+                        dst = _ptr_offset(b, b_buf, b.mul(q, b.mul(kc, i64(nr))), pt)
+                        _pack_b_panel(b, plan, ops, bi, boff_b, n0, pc, kc, dst)
+                with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
+                    mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
+                    with Loop(b, ic, mc_end, mr, "pa") as r0:
+                        p = b.udiv(b.sub(r0, ic), i64(mr))
+                        dst = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
+                        _pack_a_panel(b, plan, ops, bi, boff_a, r0, pc, kc, dst)
+                    with Loop(b, jc, nc_end, nr, "jr") as n0:
+                        if plan.shared_b:
+                            q = b.udiv(n0, i64(nr))
+                            bp = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
+                        else:
+                            q = b.udiv(b.sub(n0, jc), i64(nr))
+                            bp = _ptr_offset(b, b_buf, b.mul(q, b.mul(kc, i64(nr))), pt)
+                        with Loop(b, ic, mc_end, mr, "ir") as r0:
+                            p = b.udiv(b.sub(r0, ic), i64(mr))
+                            ap = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
+                            args = _TileArgs(bi, bcomp_c, boff_c, r0, n0, kc, ap, bp, first, last)
+                            if plan.direct:
+                                conds = []
+                                if m_edge:
+                                    conds.append(b.icmp_signed("<", r0, i64(M - m_edge)))
+                                if n_edge:
+                                    conds.append(b.icmp_signed("<", n0, i64(N - n_edge)))
+                                if conds:
+                                    full = conds[0] if len(conds) == 1 else b.and_(conds[0], conds[1])
+                                    with b.if_else(full) as (then, otherwise):
+                                        with then:
+                                            _direct_tile(b, plan, ops, uk, args, ldc)
+                                        with otherwise:
+                                            _general_tile(b, plan, ops, uk, args, tile)
+                                else:
+                                    _direct_tile(b, plan, ops, uk, args, ldc)
+                            else:
+                                _general_tile(b, plan, ops, uk, args, tile)
+
+
+@dataclass
+class _TileArgs:
+    bi: object
+    bcomp: list
+    boff: object
+    r0: object
+    c0: object
+    kc: object
+    ap: object
+    bp: object
+    first: object
+    last: object
+
+
+def _direct_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, ldc: int) -> None:
+    """A full tile stored by the micro-kernel into C (the result buffer)."""
+    C = ops.C
+    off = add(b, add(b, t.boff, C.gr.offset(b, t.r0)), t.c0)
+    cp = C.element_pointer(b, off)
+    b.call(uk, [t.kc, t.ap, t.bp, cp, i64(ldc), b.not_(t.first)])
+    if ops.epilogue is None:
+        return
+    mr, nr = plan.blk.mr, plan.blk.nr
+
+    def body():
+        with Loop(b, 0, mr, 1, "ei") as i:
+            r = b.add(t.r0, i)
+            rcomp = C.gr.components(b, r)
+            with Loop(b, 0, nr, 1, "ej") as j:
+                c = b.add(t.c0, j)
+                index = C.index(b, t.bcomp, rcomp, C.gc.components(b, c))
+                v = ops.out.read(b, index)
+                ops.finish(index, v)
+    if plan.nkb == 1:
+        body()
+    else:
+        with b.if_then(t.last):
+            body()
+
+
+def _general_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, tile) -> None:
+    """A tile computed into a stack buffer, then added/written element by element
+    through C's layout (edge tiles, layouts the micro-kernel cannot store)."""
+    mr, nr = plan.blk.mr, plan.blk.nr
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    C = ops.C
+    b.call(uk, [t.kc, t.ap, t.bp, tile, i64(nr), ir.Constant(ir.IntType(1), 0)])
+    rows = imin(b, i64(mr), b.sub(i64(plan.M), t.r0))
+    cols = imin(b, i64(nr), b.sub(i64(plan.N), t.c0))
+    with Loop(b, 0, rows, 1, "gi") as i:
+        r = b.add(t.r0, i)
+        rcomp = C.gr.components(b, r)
+        with Loop(b, 0, cols, 1, "gj") as j:
+            c = b.add(t.c0, j)
+            index = C.index(b, t.bcomp, rcomp, C.gc.components(b, c))
+            p = b.gep(tile, [b.add(b.mul(i, i64(nr)), j)], inbounds=True, source_etype=ety)
+            v = b.load(p, typ=ety, align=pt.byte_size)
+            if plan.nkb == 1:
+                ops.finish(index, v)
+            else:
+                prev = ops.out.read(b, index)
+                v = b.select(t.first, v, b.fadd(prev, v))
+                with b.if_else(t.last) as (then, otherwise):
+                    with then:
+                        ops.finish(Index(list(index.multi)), v)
+                    with otherwise:
+                        ops.out.write(b, Index(list(index.multi)), v)
+
+
+# ---------------------------------------------------------------------------
+# Matrix-vector
+# ---------------------------------------------------------------------------
+
+def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t) -> None:
+    ops = _Operands(ctx, plan)
+    b = ctx.b
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    esize = pt.byte_size
+    K, vw = plan.K, plan.blk.vw
+    b_lo, b_hi, m_lo, m_hi, _n_lo, _n_hi = _decode_task(b, plan, t)
+    base = _task_base(ctx, plan, t)
+    xbuf = plan.task_plan.pointer(b, base, "x")
+    A, B, C = ops.A, ops.B, ops.C
+    zero_n = i64(0)
+    with Loop(b, b_lo, b_hi, 1, "batch") as bi:
+        boff_a = _batch_offset(b, A, bi)
+        boff_b = _batch_offset(b, B, bi)
+        bcomp_c = C.gb.components(b, bi)
+        with Loop(b, 0, K, 1, "xk") as k:
+            v = read_element(b, B, bi, boff_b, k, zero_n)
+            b.store(v, b.gep(xbuf, [k], inbounds=True, source_etype=ety), align=esize)
+        if plan.gemv_form == "rows":
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                row = A.element_pointer(b, add(b, boff_a, A.gr.offset(b, m)))
+                v = dot_contiguous(b, pt, row, xbuf, K, vw)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+        elif plan.gemv_form == "cols":
+            ybuf = plan.task_plan.pointer(b, base, "y")
+            mc = b.sub(m_hi, m_lo)
+            with Loop(b, 0, mc, 1, "yz") as i:
+                b.store(types.constant(pt, 0), b.gep(ybuf, [i], inbounds=True, source_etype=ety),
+                        align=esize)
+            with Loop(b, 0, K, 1, "col") as k:
+                col = A.element_pointer(b, add(b, add(b, boff_a, A.gc.offset(b, k)), A.gr.offset(b, m_lo)))
+                xk = b.load(b.gep(xbuf, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                axpy_contiguous(b, pt, ybuf, col, xk, mc, vw)
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                v = b.load(b.gep(ybuf, [b.sub(m, m_lo)], inbounds=True, source_etype=ety), typ=ety,
+                           align=esize)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+        else:
+            fma = _scalar_fma(b.module, pt)
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                pre = b.block
+                body = b.append_basic_block("gk")
+                after = b.append_basic_block("gk.after")
+                b.branch(body)
+                b.position_at_end(body)
+                k = b.phi(ir.IntType(64), "k")
+                k.add_incoming(i64(0), pre)
+                acc = b.phi(ety, "acc")
+                acc.add_incoming(types.constant(pt, 0), pre)
+                a = read_element(b, A, bi, boff_a, m, k)
+                xk = b.load(b.gep(xbuf, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                s = b.call(fma, [a, xk, acc])
+                k_next = b.add(k, i64(1))
+                k.add_incoming(k_next, b.block)
+                acc.add_incoming(s, b.block)
+                b.cbranch(b.icmp_signed("<", k_next, i64(K)), body, after)
+                b.position_at_end(after)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), s)
+
+
+def _scalar_fma(module, pt):
+    from ..gemm import intrinsic
+    ety = types.memory_type(pt)
+    return intrinsic(module, f"llvm.fma.{'f32' if pt is F32 else 'f64'}",
+                     ir.FunctionType(ety, [ety, ety, ety]))
+
+
+# ---------------------------------------------------------------------------
+# Kernel rules
+# ---------------------------------------------------------------------------
+
+def _run_tasks(ctx: KernelContext, n_tasks: int, body) -> None:
+    if n_tasks == 1:
+        body(ctx, i64(0))
+        return
+
+    def task(tctx: KernelContext, t) -> None:
+        # One copy of the body: the serial fallback calls it rather than
+        # inlining it (and unrolling the task loop over it).
+        tctx.fn.attributes.add("noinline")
+        body(tctx, t)
+    ctx.parallel_for(n_tasks, task)
+
+
+def emit_dot(ctx: KernelContext) -> None:
+    plan = plan_dot(ctx.inst)
+    if plan is None:
+        default_loop_kernel(ctx)
+        return
+    out = ctx.output_arrays()[0]
+    fill_padding(ctx.b, out)
+    if plan.kind == "gemv":
+        _run_tasks(ctx, plan.n_tasks, lambda tctx, t: _emit_gemv_task(tctx, plan, t))
+        return
+    if plan.shared_b:
+        _run_tasks(ctx, plan.pack_tasks, lambda tctx, t: _emit_pack_b_task(tctx, plan, t))
+    _run_tasks(ctx, plan.n_tasks, lambda tctx, t: _emit_gemm_task(tctx, plan, t))
+
+
+register_kernel("dot", scratch_bytes=_scratch_bytes)(emit_dot)
+register_kernel("fusion:kOutput", scratch_bytes=_scratch_bytes)(emit_dot)
