@@ -389,6 +389,7 @@ def _run_native(text, args, parallel_for=None):
 def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
     monkeypatch.setattr(dot_kernel, "TASK_FLOPS", 1 << 12)
     monkeypatch.setattr(dot_kernel, "GEMV_TASK_ELEMENTS", 1 << 8)
+    monkeypatch.setattr(dot_kernel, "GEMV_COLS_ROWS", 64)
     monkeypatch.setattr(dot_kernel, "MIN_M_PANELS", 1)
     monkeypatch.setattr(dot_kernel, "MIN_N_PANELS", 1)
     if case == "local_b":

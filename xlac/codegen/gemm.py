@@ -410,6 +410,65 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             types.store_element(b, v, p, pt)
 
 
+def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int, inner0, kc,
+               dst, width: int, outer_is_row: bool, vw: int) -> None:
+    """Pack the micro-panels of outer indices [lo, hi) (``lo`` a multiple of
+    ``width``; ``hi <= total``), inner indices [inner0, inner0 + kc): panel p
+    (outer ``lo + p*width``) goes to ``dst + p*kc*width``.  Only the panel at
+    the end of the whole outer range can be partial (zero-padded).
+
+    When the outer index is unit-stride in the buffer (a row-major B, a
+    column-major A), the block is copied inner index by inner index, each step
+    one contiguous stretch of memory split over the panels: the hardware
+    prefetcher sees one stream instead of one per inner index.
+    """
+    ety = types.memory_type(view.pt)
+    esize = view.pt.byte_size
+    edge = total % width
+    full_end = total - edge
+    g_outer = view.gr if outer_is_row else view.gc
+    g_inner = view.gc if outer_is_row else view.gr
+    streaming = view.is_array and g_outer.affine and g_outer.stride == 1
+    if edge:
+        full_hi = imin(b, hi, i64(full_end))
+    else:
+        full_hi = hi
+    n_full = b.udiv(b.sub(full_hi, lo), i64(width)) if full_end else i64(0)
+    panel_elems = b.mul(kc, i64(width))
+    if full_end and streaming:
+        has_full = b.icmp_signed(">", n_full, i64(0))
+        with b.if_then(has_full):
+            base = view.element_pointer(b, add(b, boff, lo))
+            vec = width % vw == 0
+            vty = ir.VectorType(ety, vw)
+            with Loop(b, 0, kc, 1, "sk") as k:
+                src_row = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True,
+                                source_etype=ety)
+                dst_row = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                with Loop(b, 0, n_full, 1, "sq") as q:
+                    src = b.gep(src_row, [b.mul(q, i64(width))], inbounds=True, source_etype=ety)
+                    out = b.gep(dst_row, [b.mul(q, panel_elems)], inbounds=True, source_etype=ety)
+                    step = vw if vec else 1
+                    lty = vty if vec else ety
+                    for j in range(0, width, step):
+                        v = b.load(b.gep(src, [i64(j)], inbounds=True, source_etype=ety), typ=lty,
+                                   align=esize)
+                        b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety),
+                                align=min(64, vw * esize) if vec else esize)
+    elif full_end:
+        with Loop(b, 0, n_full, 1, "pq") as q:
+            outer0 = b.add(lo, b.mul(q, i64(width)))
+            pdst = b.gep(dst, [b.mul(q, panel_elems)], inbounds=True, source_etype=ety)
+            pack_panel(b, view, bidx, boff, outer0, width, inner0, kc, pdst, width, width,
+                       outer_is_row, vw)
+    if edge:
+        with b.if_then(b.icmp_signed(">", hi, i64(full_end))):
+            pdst = b.gep(dst, [b.mul(b.udiv(b.sub(i64(full_end), lo), i64(width)), panel_elems)],
+                         inbounds=True, source_etype=ety)
+            pack_panel(b, view, bidx, boff, i64(full_end), width, inner0, kc, pdst, width, edge,
+                       outer_is_row, vw)
+
+
 def read_element(b: ir.IRBuilder, view: MatrixView, bidx, boff, r, c):
     """One element ``(bidx, r, c)`` of ``view`` (``boff``: batch offset for arrays)."""
     if view.is_array:

@@ -45,7 +45,7 @@ from ...shape import F32, F64, Shape
 from .. import types
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
-                    imin, micro_kernel, mul_const, pack_panel, read_element)
+                    imin, micro_kernel, mul_const, pack_block, read_element)
 from ..ir_array import Index, IrArray, i64
 from ._util import I8, ScratchPlan, align, fill_padding
 
@@ -58,6 +58,13 @@ MIN_M_PANELS = 8
 MIN_N_PANELS = 4
 #: B is packed once for all tasks when its packed size is at most this.
 SHARED_B_LIMIT = 256 << 20
+#: The orientation with direct stores is kept unless it computes this many
+#: times more (padded) tile elements than the other.
+WASTE_RATIO = 1.5
+#: Rows per task of the axpy (column) form of matrix-vector products.
+GEMV_COLS_ROWS = 1024
+#: A unit of the shared B-packing phase spans at least this many NR panels.
+PACK_GROUP_PANELS = 8
 #: Matrix-vector tasks read at least this many matrix elements each.
 GEMV_TASK_ELEMENTS = 1 << 17
 
@@ -112,6 +119,7 @@ class DotPlan:
     task_plan: ScratchPlan
     task_bytes: int
     gemv_form: str = ""       # "rows" | "cols" | "generic"
+    pack_group: int = 0       # NR panels per unit of the B-packing phase
 
     @property
     def nkb(self) -> int:
@@ -245,7 +253,9 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
             else:
                 nbt, cb = nb, 1
                 per = -(-T // nb)
-                cm = max(64, -(-Mv // per))
+                # Row chunks of the axpy form stream long contiguous pieces of
+                # each matrix row into an L1-resident accumulator.
+                cm = max(GEMV_COLS_ROWS if form == "cols" else 64, -(-Mv // per))
                 nmt = -(-Mv // cm)
         task = ScratchPlan()
         task.add("x", K * esize)
@@ -257,18 +267,25 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
                        (nbt, cb, nmt, cm, 1, 1), n_tasks, 0, 0, scratch, task, task.size, form)
 
-    # Orientation: C's columns unit-stride if either group is.
+    # Orientation: C's columns unit-stride if either group is (direct stores),
+    # unless the other orientation wastes much less on padded edge tiles (a
+    # narrow N: 256 x 10 computes 12 x 256 transposed, not 258 x 32).
     swap = False
     if acc_in_output:
         n_unit = g_n.affine and g_n.stride == 1
         m_unit = g_m.affine and g_m.stride == 1
         swap = m_unit and not n_unit
+    mr, nr = blk.mr, blk.nr
+
+    def padded(m, n):
+        return -(-m // mr) * mr * (-(-n // nr) * nr)
+    if padded(*((N, M) if swap else (M, N))) > WASTE_RATIO * padded(*((M, N) if swap else (N, M))):
+        swap = not swap
     if swap:
         M, N = N, M
         g_m, g_n = g_n, g_m
     direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
     kc = min(blk.kc, K) if acc_in_output else K
-    mr, nr = blk.mr, blk.nr
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
     # Task grid: batch first, then M, then N.
@@ -298,17 +315,24 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     if not shared_b:
         task.add("b", nc * kc * esize)
     scratch = ScratchPlan()
-    pack_tasks = pack_chunk = 0
+    pack_tasks = pack_chunk = pack_group = 0
     if shared_b:
         scratch.add("bshared", nb * K * n_padded * esize)
-        units = nb * nkb * n_panels
-        pack_tasks = max(1, min(MAX_TASKS, units, nb * K * N // (1 << 16)))
+        # Units of (batch, K block, group of panels); a group spans whole
+        # rows of B's panels so that packing streams along them.
+        want = max(1, min(MAX_TASKS, nb * K * N // (1 << 16)))
+        groups = max(1, min(-(-want // (nb * nkb)), n_panels // PACK_GROUP_PANELS))
+        group = -(-n_panels // groups)
+        groups = -(-n_panels // group)
+        units = nb * nkb * groups
+        pack_tasks = max(1, min(want, units))
         pack_chunk = -(-units // pack_tasks)
         pack_tasks = -(-units // pack_chunk)
+        pack_group = group
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
                    (nbt, cb, nmt, cm, nnt, cn), n_tasks, pack_tasks, pack_chunk, scratch, task,
-                   task.size)
+                   task.size, pack_group=pack_group)
 
 
 def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
@@ -436,33 +460,14 @@ def _ptr_offset(b, ptr, elements, pt):
 # GEMM
 # ---------------------------------------------------------------------------
 
-def _pack_b_panel(b, plan: DotPlan, ops: _Operands, bi, boff, n0, pc, kc, dst) -> None:
-    """Pack the B micro-panel at column ``n0`` (a multiple of NR), rows [pc, pc + kc)."""
-    nr, vw, N = plan.blk.nr, plan.blk.vw, plan.N
-    edge = N % nr
-    if edge == 0:
-        pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, nr, False, vw)
-        return
-    full = b.icmp_signed("<", n0, i64(N - edge))
-    with b.if_else(full) as (then, otherwise):
-        with then:
-            pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, nr, False, vw)
-        with otherwise:
-            pack_panel(b, ops.B, bi, boff, n0, nr, pc, kc, dst, nr, edge, False, vw)
+def _pack_b(b, plan: DotPlan, ops: _Operands, bi, boff, n_lo, n_hi, pc, kc, dst) -> None:
+    """Pack B's panels of columns [n_lo, n_hi) (n_lo a multiple of NR), rows [pc, pc + kc)."""
+    pack_block(b, ops.B, bi, boff, n_lo, n_hi, plan.N, pc, kc, dst, plan.blk.nr, False, plan.blk.vw)
 
 
-def _pack_a_panel(b, plan: DotPlan, ops: _Operands, bi, boff, r0, pc, kc, dst) -> None:
-    mr, vw, M = plan.blk.mr, plan.blk.vw, plan.M
-    edge = M % mr
-    if edge == 0:
-        pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, mr, True, vw)
-        return
-    full = b.icmp_signed("<", r0, i64(M - edge))
-    with b.if_else(full) as (then, otherwise):
-        with then:
-            pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, mr, True, vw)
-        with otherwise:
-            pack_panel(b, ops.A, bi, boff, r0, mr, pc, kc, dst, mr, edge, True, vw)
+def _pack_a(b, plan: DotPlan, ops: _Operands, bi, boff, m_lo, m_hi, pc, kc, dst) -> None:
+    """Pack A's panels of rows [m_lo, m_hi) (m_lo a multiple of MR), columns [pc, pc + kc)."""
+    pack_block(b, ops.A, bi, boff, m_lo, m_hi, plan.M, pc, kc, dst, plan.blk.mr, True, plan.blk.vw)
 
 
 def _batch_offset(b, view: MatrixView, bi):
@@ -470,24 +475,30 @@ def _batch_offset(b, view: MatrixView, bi):
 
 
 def _emit_pack_b_task(ctx: KernelContext, plan: DotPlan, t) -> None:
-    """Phase 1 of a shared-B GEMM: pack units (batch, K block, NR panel) [t*chunk, ...)."""
+    """Phase 1 of a shared-B GEMM: pack units (batch, K block, group of NR panels)
+    [t*chunk, (t+1)*chunk)."""
     ops = _Operands(ctx, plan)
     b = ctx.b
     pt, nr, kcb = plan.pt, plan.blk.nr, plan.kc
     n_pan = -(-plan.N // nr)
-    nkb, units = plan.nkb, plan.nb * plan.nkb * n_pan
+    group = plan.pack_group
+    groups = -(-n_pan // group)
+    nkb, units = plan.nkb, plan.nb * plan.nkb * groups
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     u_lo = b.mul(t, i64(plan.pack_chunk))
     u_hi = imin(b, b.add(u_lo, i64(plan.pack_chunk)), i64(units))
     with Loop(b, u_lo, u_hi, 1, "unit") as u:
-        q = b.urem(u, i64(n_pan))
-        rest = b.udiv(u, i64(n_pan))
+        g = b.urem(u, i64(groups))
+        rest = b.udiv(u, i64(groups))
         kb = b.urem(rest, i64(nkb))
         bi = b.udiv(rest, i64(nkb))
         pc = b.mul(kb, i64(kcb))
         kc = imin(b, i64(kcb), b.sub(i64(plan.K), pc))
+        q = b.mul(g, i64(group))
         dst = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
-        _pack_b_panel(b, plan, ops, bi, _batch_offset(b, ops.B, bi), b.mul(q, i64(nr)), pc, kc, dst)
+        n_lo = b.mul(q, i64(nr))
+        n_hi = imin(b, b.add(n_lo, i64(group * nr)), i64(plan.N))
+        _pack_b(b, plan, ops, bi, _batch_offset(b, ops.B, bi), n_lo, n_hi, pc, kc, dst)
 
 
 def _shared_panel_offset(b, plan: DotPlan, bi, pc, q, kc):
@@ -531,16 +542,10 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, i64(nkb - 1))
                 if not plan.shared_b:
-                    with Loop(b, jc, nc_end, nr, "pb") as n0:
-                        q = b.udiv(b.sub(n0, jc), i64(nr))
-                        dst = _ptr_offset(b, b_buf, b.mul(q, b.mul(kc, i64(nr))), pt)
-                        _pack_b_panel(b, plan, ops, bi, boff_b, n0, pc, kc, dst)
+                    _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_buf)
                 with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
-                    with Loop(b, ic, mc_end, mr, "pa") as r0:
-                        p = b.udiv(b.sub(r0, ic), i64(mr))
-                        dst = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
-                        _pack_a_panel(b, plan, ops, bi, boff_a, r0, pc, kc, dst)
+                    _pack_a(b, plan, ops, bi, boff_a, ic, mc_end, pc, kc, a_buf)
                     with Loop(b, jc, nc_end, nr, "jr") as n0:
                         if plan.shared_b:
                             q = b.udiv(n0, i64(nr))
