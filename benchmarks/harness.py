@@ -5,8 +5,10 @@ Timing rules (the same for every implementation):
 
 * one warm-up call first (for jax and numba it also compiles; its time is
   recorded as their first-call time);
-* then ``repeat`` samples (default 15) timed with ``time.perf_counter``; a
-  sample is ``inner`` calls divided by ``inner``, where ``inner`` makes a sample
+* then ``repeat`` samples (default 15) timed with ``time.perf_counter``,
+  interleaved round-robin across the implementations of a kernel (so a change in
+  the load of a shared machine hits them alike); a sample is ``inner`` calls
+  divided by ``inner``, where ``inner`` makes a sample
   last at least ~1 ms (so an 8-element add is timed over many calls); the
   median is reported.  A kernel so slow that ``repeat`` samples would take more
   than ``budget`` seconds gets fewer samples (never fewer than 3) and the table
@@ -33,7 +35,6 @@ import inspect
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -155,25 +156,6 @@ class Timing:
     first_call_s: float | None = None
 
 
-def time_fn(fn, repeat: int = 15, budget: float = 30.0, min_sample: float = 1e-3,
-            min_runs: int = 3) -> Timing:
-    """Median time of ``fn()`` (see the module docstring); ``fn`` is already warm."""
-    t = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t, 1e-9)
-    inner = max(1, int(min_sample / one)) if one < min_sample else 1
-    runs = repeat
-    if one * inner * repeat > budget:
-        runs = max(min_runs, int(budget / (one * inner)))
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t) / inner)
-    return Timing(float(np.median(samples)), runs, inner, float(np.min(samples)))
-
-
 def check(result, ref, tol: float) -> tuple[bool, float, str]:
     """(ok, normalised error, text) comparing ``result`` with the numpy reference."""
     try:
@@ -289,14 +271,17 @@ class Row:
     kind: str
     nbytes: int
     flops: int
+    primary: str = "xlac_hlo"                       # the xlac column ratios and rates use
+    kernel_note: str = ""
     impls: dict = field(default_factory=dict)       # column -> Impl
     compile_ms: dict = field(default_factory=dict)  # hlo / builder / build / disk_cold / disk_hit
     note: str = ""
     reuse_note: str = ""
 
 
-def _impl_run(row: Row, col: str, make_call, ref, tol: float, repeat: int, budget: float) -> None:
-    """Warm up (timed as first call), check against ``ref``, then time."""
+def _prepare(row: Row, col: str, make_call, ref, tol: float) -> "object | None":
+    """Build ``col``'s call, warm it up (timed as its first call) and check its result
+    against ``ref``; the call, or None when it failed (recorded in the row)."""
     imp = Impl()
     row.impls[col] = imp
     try:
@@ -306,14 +291,59 @@ def _impl_run(row: Row, col: str, make_call, ref, tol: float, repeat: int, budge
         imp.first_call_ms = (time.perf_counter() - t) * 1e3
         imp.ok, imp.error, imp.check = check(result, ref, tol)
         del result
-        timing = time_fn(call, repeat, budget)
-        imp.ms, imp.runs = timing.median_s * 1e3, timing.runs
+        return call
     except Exception as e:  # noqa: BLE001 - recorded in the table, the run goes on
-        imp.ok = False if imp.ok is None else imp.ok
-        imp.check = imp.check or "error"
-        imp.note = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
-        log(f"    {col}: {imp.note}")
-    gc.collect()
+        _failed(imp, col, e)
+        return None
+    finally:
+        gc.collect()
+
+
+def _failed(imp: Impl, col: str, e: BaseException) -> None:
+    imp.ok = False if imp.ok is None else imp.ok
+    imp.check = imp.check or "error"
+    imp.ms = None
+    imp.note = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+    log(f"    {col}: {imp.note}")
+
+
+def time_interleaved(calls: dict, repeat: int = 15, budget: float = 30.0, min_sample: float = 1e-3,
+                     min_runs: int = 3) -> dict:
+    """{name: Timing} of warm callables, sampled round-robin (one sample of each per round,
+    so a change in the machine's load hits them all alike).  One timed call of each sets
+    its ``inner`` (calls per sample, so that a sample lasts ``min_sample``) and its number
+    of samples (``repeat``, fewer but at least ``min_runs`` when they would take more than
+    ``budget`` seconds).  A callable that raises is dropped and its exception returned in
+    place of its Timing."""
+    plan, out = {}, {}
+    for name, fn in calls.items():
+        try:
+            t = time.perf_counter()
+            fn()
+            one = max(time.perf_counter() - t, 1e-9)
+        except Exception as e:  # noqa: BLE001
+            out[name] = e
+            continue
+        inner = max(1, int(min_sample / one)) if one < min_sample else 1
+        runs = repeat
+        if one * inner * repeat > budget:
+            runs = max(min_runs, int(budget / (one * inner)))
+        plan[name] = (fn, inner, runs, [])
+    for r in range(max((v[2] for v in plan.values()), default=0)):
+        for name, (fn, inner, runs, samples) in plan.items():
+            if r >= runs or name in out:
+                continue
+            try:
+                t = time.perf_counter()
+                for _ in range(inner):
+                    fn()
+                samples.append((time.perf_counter() - t) / inner)
+            except Exception as e:  # noqa: BLE001
+                out[name] = e
+    for name, (fn, inner, runs, samples) in plan.items():
+        if name not in out:
+            out[name] = Timing(float(np.median(samples)), runs, inner, float(np.min(samples)))
+    return out
 
 
 def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[float, float]:
@@ -345,32 +375,32 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
 def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads: int | None,
                hlo_dir: Path | None, jax_mod, numba_mod, caps: dict, disk_cache: bool,
                seed: int = 0) -> Row:
+    """Compile, check, then time every implementation of ``k`` (samples interleaved)."""
     import xlac
     p = k.quick if quick else k.full
-    row = Row(k.name, k.label, k.size(p), k.kind, int(k.nbytes(p)), int(k.flops(p)))
+    row = Row(k.name, k.label, k.size(p), k.kind, int(k.nbytes(p)), int(k.flops(p)),
+              primary=k.primary, kernel_note=k.note)
     args = k.inputs(np.random.default_rng(seed), p)
     ref = k.numpy(*args)
     kw = jit_kwargs(caps, threads)
+    calls: dict = {}
 
     # xlac from the JAX-exported HLO
     hlo_text = None
     if k.hlo and hlo_dir is not None and (hlo_dir / k.hlo).is_file():
         hlo_text = K.scale_hlo((hlo_dir / k.hlo).read_text(), k.full, p, k.scale_constants)
     if hlo_text is not None:
-        exe_hlo = None
-
         def make_hlo():
-            nonlocal exe_hlo
             t = time.perf_counter()
-            exe_hlo = xlac.jit(hlo_text, **kw)
+            exe = xlac.jit(hlo_text, **kw)
             row.compile_ms["hlo"] = (time.perf_counter() - t) * 1e3
-            return lambda: exe_hlo(*args)
-        _impl_run(row, "xlac_hlo", make_hlo, ref, k.tol, repeat, budget)
-        if exe_hlo is not None:
-            row.compile_ms["hlo_source"] = getattr(exe_hlo, "from_cache", None)
-            di = donatable_index(args, ref)
+            row.compile_ms["hlo_source"] = getattr(exe, "from_cache", None)
+            return lambda: exe(*args)
+        calls["xlac_hlo"] = _prepare(row, "xlac_hlo", make_hlo, ref, k.tol)
+        if calls["xlac_hlo"] is not None:
             try:
-                call, how, first_out = reuse_call(hlo_text, args, caps, threads, di)
+                call, how, first_out = reuse_call(hlo_text, args, caps, threads,
+                                                  donatable_index(args, ref))
             except Exception as e:  # noqa: BLE001 - reported, not timed
                 call, how, first_out = None, f"{type(e).__name__}: {e}", None
             if call is not None:
@@ -378,17 +408,10 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
                 # Checked on the first call (reuse_call made it): later calls see their own
                 # outputs as inputs.
                 imp.ok, imp.error, imp.check = check(first_out, ref, k.tol)
-                del first_out
-                try:
-                    timing = time_fn(call, repeat, budget)
-                    imp.ms, imp.runs = timing.median_s * 1e3, timing.runs
-                except Exception as e:  # noqa: BLE001
-                    imp.note = f"{type(e).__name__}: {e}"[:160]
-                del call
-                gc.collect()
+                calls["xlac_hlo_reuse"] = call
             else:
                 row.reuse_note = how
-        del exe_hlo
+            del first_out
         if disk_cache and caps.get("disk_cache"):
             try:
                 row.compile_ms["disk_cold"], row.compile_ms["disk_hit"] = \
@@ -408,24 +431,31 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
         row.compile_ms["build"] = (t1 - t) * 1e3
         row.compile_ms["builder"] = (time.perf_counter() - t1) * 1e3
         return lambda: exe(*args)
-    _impl_run(row, "xlac_builder", make_builder, ref, k.tol, repeat, budget)
+    calls["xlac_builder"] = _prepare(row, "xlac_builder", make_builder, ref, k.tol)
 
     # numpy (the reference itself: checked trivially)
-    _impl_run(row, "numpy", lambda: (lambda: k.numpy(*args)), ref, max(k.tol, 1e-6), repeat, budget)
+    calls["numpy"] = _prepare(row, "numpy", lambda: (lambda: k.numpy(*args)), ref, max(k.tol, 1e-6))
 
     if jax_mod is not None and k.jax is not None:
         def make_jax():
             f = jax_mod.jit(k.jax)
             jargs = [jax_mod.device_put(a) for a in args]
             return lambda: f(*jargs).block_until_ready()
-        _impl_run(row, "jax", make_jax, ref, max(k.tol, 1e-4), repeat, budget)
+        calls["jax"] = _prepare(row, "jax", make_jax, ref, max(k.tol, 1e-4))
 
     if numba_mod is not None and k.numba is not None:
         def make_numba():
             f = numba_mod.njit(k.numba)
             return lambda: f(*args)
-        _impl_run(row, "numba", make_numba, ref, max(k.tol, 1e-4), repeat, budget)
-    del args, ref
+        calls["numba"] = _prepare(row, "numba", make_numba, ref, max(k.tol, 1e-4))
+
+    timings = time_interleaved({c: f for c, f in calls.items() if f is not None}, repeat, budget)
+    for col, t in timings.items():
+        if isinstance(t, Timing):
+            row.impls[col].ms, row.impls[col].runs = t.median_s * 1e3, t.runs
+        else:
+            _failed(row.impls[col], col, t)
+    calls.clear()          # the closures hold the inputs
     gc.collect()
     return row
 
@@ -434,7 +464,8 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
 # the whole run
 # ---------------------------------------------------------------------------------
 
-def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int) -> dict:
+def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int,
+                   use_jax: bool = True) -> dict:
     from . import limits as L
     nbytes = (4 << 20) if quick else (64 << 20)
     out: dict = {"stream_bytes": nbytes}
@@ -457,7 +488,18 @@ def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int) ->
     n = 512 if quick else 4096
     log(f"  sgemm, numpy BLAS, {n}^3")
     out["sgemm_n"] = n
-    out["sgemm_gflops"] = L.sgemm_numpy(n, runs=3 if quick else 5)
+    out["sgemm_numpy_gflops"] = L.sgemm_numpy(n, runs=3 if quick else 5)
+    out["sgemm_gflops"], out["sgemm_best"] = out["sgemm_numpy_gflops"], "numpy"
+    if use_jax:
+        log(f"  sgemm, jax.jit, {n}^3")
+        try:
+            g = L.sgemm_jax(n, runs=3 if quick else 5)
+        except Exception as e:  # noqa: BLE001
+            g, out["sgemm_jax_error"] = None, f"{type(e).__name__}: {e}"
+        if g is not None:
+            out["sgemm_jax_gflops"] = g
+            if g > out["sgemm_gflops"]:
+                out["sgemm_gflops"], out["sgemm_best"] = g, "jax.jit"
     native = [v for k_, v in out.items() if k_.startswith("stream_native_") and isinstance(v, float)]
     xl = [v for k_, v in out.items() if k_.startswith("stream_xlac_") and isinstance(v, float)]
     out["stream_gbs"] = max(native or xl or [float("nan")])
@@ -490,7 +532,7 @@ def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: i
     }
     if limits:
         log("machine limits")
-        res["limits"] = measure_limits(quick, threads, caps, repeat)
+        res["limits"] = measure_limits(quick, threads, caps, repeat, use_jax)
     rows = []
     for name in names:
         k = K.BY_NAME[name]

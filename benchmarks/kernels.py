@@ -55,6 +55,8 @@ class Kernel:
     tol: float = 1e-4                     # max |xlac - numpy| / max(|numpy|, 1e-30)
     scale_constants: bool = False         # rewrite integer constants equal to a size too
     size: Callable[[dict], str] = field(default=lambda p: "")
+    primary: str = "xlac_hlo"             # the xlac column the ratios and the rate use
+    note: str = ""                        # a footnote under the table
 
 
 # ---------------------------------------------------------------------------------
@@ -694,7 +696,11 @@ KERNELS: list[Kernel] = [
     Kernel("transpose", "transpose (materialised)", "transpose.hlo", build_transpose, np_transpose,
            in_uniform_2d, {"m": 4096, "n": 4096}, {"m": 64, "n": 64}, "memory",
            lambda p: 8 * _mn(p), lambda p: 0, jax_transpose, nb_transpose, 0.0,
-           size=lambda p: f"{p['m']}x{p['n']}"),
+           size=lambda p: f"{p['m']}x{p['n']}", primary="xlac_builder",
+           note="the exported HLO's result layout is `{0,1}`, the input's own memory order, so "
+                "*xlac (HLO)* is a plain copy returned as a transposed view; *xlac (builder)* "
+                "(`ops.transpose`, row-major result) is the real transpose numpy, jax and numba "
+                "do, so ratios, rate and fraction use the builder column"),
     Kernel("matmul_1024", "matmul", "matmul_1024.hlo", build_matmul, np_matmul, in_matmul,
            {"m": 1024, "k": 1024, "n": 1024}, {"m": 64, "k": 64, "n": 64}, "compute",
            lambda p: 4 * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"]),

@@ -8,7 +8,8 @@
   element (the write-allocate read of ``a`` is not counted).
 * The same triad compiled by xlac (``xlac.jit``), for comparison.
 * The best sgemm at hand: numpy's BLAS ``matmul`` of two 4096x4096 float32
-  matrices into a preallocated result.
+  matrices into a preallocated result, and jax.jit's (XLA's own GEMM) when jax
+  is installed; the faster one is the reference.
 """
 from __future__ import annotations
 
@@ -139,6 +140,20 @@ def stream_triad_xlac(nbytes: int, threads: int | None, runs: int = 15, caps=Non
         call, how = (lambda: exe(*args)), f"output allocated per call ({how})"
     t = _median_time(call, runs)
     return 3 * n * 4 / t / 1e9, how
+
+
+def sgemm_jax(n: int, runs: int = 5) -> float | None:
+    """GFLOP/s of jax.jit's n x n x n float32 product (XLA's CPU GEMM), or None without jax."""
+    try:
+        import jax
+    except Exception:  # noqa: BLE001 - absent or broken
+        return None
+    rng = np.random.default_rng(0)
+    A = jax.device_put(rng.standard_normal((n, n), dtype=np.float32))
+    B = jax.device_put(rng.standard_normal((n, n), dtype=np.float32))
+    f = jax.jit(lambda a, b: a @ b)
+    t = _median_time(lambda: f(A, B).block_until_ready(), runs, warmup=1)
+    return 2.0 * n ** 3 / t / 1e9
 
 
 def sgemm_numpy(n: int, runs: int = 5) -> float:

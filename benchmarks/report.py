@@ -45,8 +45,10 @@ def _ms(row: dict, col: str, repeat: int) -> str:
 
 
 def xlac_ms(row: dict) -> float | None:
-    """The xlac time the ratios and rates use: from the HLO file, else from the builder."""
-    for col in ("xlac_hlo", "xlac_builder"):
+    """The xlac time the ratios and rates use: the kernel's primary column (from the HLO
+    file unless the kernel says otherwise), else the other one."""
+    first = row.get("primary", "xlac_hlo")
+    for col in (first, "xlac_builder" if first == "xlac_hlo" else "xlac_hlo"):
         imp = _imp(row, col)
         if imp and imp["ms"] is not None:
             return imp["ms"]
@@ -118,6 +120,9 @@ def main_table(res: dict) -> str:
                   f"{_num(r)} {unit}" if r is not None else "—", fraction(row, limits),
                   _num(row["compile_ms"].get("hlo", row["compile_ms"].get("builder")))]
         lines.append("| " + " | ".join(cells) + " |")
+    notes = [f"- {r['label']}: {r['kernel_note']}." for r in res["rows"] if r.get("kernel_note")]
+    if notes:
+        lines += [""] + notes
     return "\n".join(lines)
 
 
@@ -177,10 +182,13 @@ def limits_text(res: dict) -> str:
     errs = [f"{k}: {v}" for k, v in L.items() if k.endswith("_error")]
     if errs:
         parts.append("errors: " + "; ".join(errs))
-    parts.append(f"best sgemm (numpy's BLAS, {L['sgemm_n']}^3 float32): "
-                 f"{_num(L['sgemm_gflops'])} GFLOP/s")
-    parts.append(f"the fractions in the table are of {_num(L['stream_gbs'])} GB/s (best STREAM "
-                 f"triad) and {_num(L['sgemm_gflops'])} GFLOP/s (sgemm)")
+    sg = f"sgemm {L['sgemm_n']}^3 float32: numpy's BLAS {_num(L.get('sgemm_numpy_gflops', L['sgemm_gflops']))} GFLOP/s"
+    if L.get("sgemm_jax_gflops"):
+        sg += f", jax.jit {_num(L['sgemm_jax_gflops'])} GFLOP/s"
+    parts.append(sg)
+    parts.append(f"the fractions in the table are of {_num(L['stream_gbs'])} GB/s (best native "
+                 f"STREAM triad) and {_num(L['sgemm_gflops'])} GFLOP/s (best sgemm, "
+                 f"{L.get('sgemm_best', 'numpy')})")
     return "Machine limits measured in the same run: " + "; ".join(parts) + "."
 
 
