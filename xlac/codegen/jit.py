@@ -2,12 +2,16 @@
 
 ``compile_ir(llvm_module, entry_name)`` returns a :class:`JitFunction` holding
 the native entry point and the execution engine that owns its code (the code
-lives as long as the object).
+lives as long as the object).  The optimised module is emitted as an object
+file by the host TargetMachine and that object is loaded into MCJIT;
+``load_object(data, entry_name)`` loads such an object again (the on-disk
+cache of ``xlac.runtime.disk_cache``) without parsing or optimising IR.
 """
 from __future__ import annotations
 
+import functools
 import threading
-from dataclasses import dataclass
+import time
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -65,27 +69,87 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3):
     return ref
 
 
-@dataclass
 class JitFunction:
-    address: int
-    engine: object          # keeps the native code alive
-    optimized_ir: str
+    """Native code loaded into an MCJIT engine.
+
+    ``address``: the entry function; ``engine``: owns the code (it lives as long
+    as this object); ``object_code``: the relocatable object the engine loaded
+    (what the on-disk cache stores); ``timings``: seconds per phase
+    (``optimize``, ``codegen``, ``load``).
+    """
+
+    __slots__ = ("address", "engine", "object_code", "timings", "_optimized")
+
+    def __init__(self, address: int, engine, object_code: bytes | None = None, optimized=None,
+                 timings: dict | None = None):
+        self.address = address
+        self.engine = engine
+        self.object_code = object_code
+        self._optimized = optimized        # a ModuleRef (printed on demand), a str, or None
+        self.timings = timings or {}
+
+    @property
+    def optimized_ir(self) -> str | None:
+        """The optimised LLVM IR (None when the code was loaded from an object)."""
+        if self._optimized is not None and not isinstance(self._optimized, str):
+            self._optimized = str(self._optimized)
+        return self._optimized
+
+
+def load_object(data: bytes, entry_name: str, tm=None) -> JitFunction:
+    """Load a relocatable object (from :func:`compile_ir` or ``tm.emit_object``)
+    into a fresh MCJIT engine, without parsing or optimising any IR.
+
+    ``data`` must come from a TargetMachine made like :func:`host_target_machine`
+    for this host: it is not checked here (the disk cache keys on the host).
+    """
+    t0 = time.perf_counter()
+    if tm is None:
+        tm = host_target_machine()
+    empty = llvm.parse_assembly("")
+    empty.triple = tm.triple
+    empty.data_layout = str(tm.target_data)
+    engine = llvm.create_mcjit_compiler(empty, tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(data))  # the engine takes the binary
+    engine.finalize_object()
+    address = engine.get_function_address(entry_name)
+    if not address:
+        raise RuntimeError(f"JIT: entry function {entry_name!r} not found in the object")
+    return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0})
 
 
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3) -> JitFunction:
-    """JIT-compile LLVM IR for the host; returns the entry's address and its engine."""
+    """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
+
+    The optimised module is turned into an object file with the host
+    TargetMachine (``tm.emit_object``) and that object is loaded into MCJIT, so
+    code compiled now and code loaded later from the disk cache are the very
+    same bytes (``JitFunction.object_code``).
+    """
     from ..passes.pipeline import dump_directory, dump_text
     dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
     if dumping:
         dump_text(f"{entry_name}.llvm.ll", str(module))
+    t0 = time.perf_counter()
     tm = host_target_machine()
     ref = parse_and_optimize(module, tm, speed_level)
-    optimized = str(ref)
+    t1 = time.perf_counter()
     if dumping:
-        dump_text(f"{entry_name}.llvm-opt.ll", optimized)
-    engine = llvm.create_mcjit_compiler(ref, tm)
-    engine.finalize_object()
-    address = engine.get_function_address(entry_name)
-    if not address:
-        raise RuntimeError(f"JIT: entry function {entry_name!r} not found")
-    return JitFunction(address, engine, optimized)
+        dump_text(f"{entry_name}.llvm-opt.ll", str(ref))
+    data = tm.emit_object(ref)
+    t2 = time.perf_counter()
+    fn = load_object(data, entry_name, tm)
+    fn._optimized = ref
+    fn.timings = {"optimize": t1 - t0, "codegen": t2 - t1, "load": fn.timings["load"]}
+    return fn
+
+
+@functools.lru_cache(maxsize=1)
+def host_description() -> tuple:
+    """What object code for this host depends on: (process triple, CPU name,
+    CPU features, llvmlite version, LLVM version) — part of the disk-cache key."""
+    import llvmlite
+    _init()
+    return (llvm.get_process_triple(), llvm.get_host_cpu_name(),
+            llvm.get_host_cpu_features().flatten(), llvmlite.__version__,
+            ".".join(map(str, llvm.llvm_version_info)))

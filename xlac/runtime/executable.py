@@ -1,34 +1,59 @@
 """Executable: a compiled module called from Python with numpy arrays.
 
-``xlac.jit(x)`` accepts an XlaComputation, an HloModule or HLO text and returns
-an :class:`Executable`.  Calling it:
+``xlac.jit(x, num_threads=None, donate_argnums=(), optimize=True)`` accepts an
+XlaComputation, an HloModule or HLO text and returns an :class:`Executable`.
+Calling it:
 
 * checks the number of arguments, then each argument's shape and dtype against
   its parameter (``TypeError`` for a wrong dtype, ``ValueError`` for a wrong
   shape, both naming the parameter, the expected and the actual);
 * lays each argument out as its parameter's layout says (any numpy strides are
-  accepted; a C-contiguous array with the default layout is passed as is);
-* runs the native entry (the GIL is released by ctypes meanwhile);
+  accepted; a C-contiguous, aligned array of the right dtype for a parameter
+  with the default layout is passed as is, without a copy);
+* runs the native entry with the GIL released, passing an ``xlac_run_options``
+  whose ``parallel_for`` runs loop tasks on ``num_threads`` threads
+  (:mod:`xlac.runtime.threads`; ``num_threads=1``: NULL, loops run inline);
 * returns the results in logical order: one numpy array, or a tuple for a
-  tuple-shaped result.
+  tuple-shaped result.  Result memory comes from a caching pool
+  (:mod:`xlac.runtime.allocator`) and goes back to it when the array is gone;
+  the temp arena is reused between calls (one per concurrent call).
 
-Compiled code is cached in memory by the module's fingerprint, so jitting the
-same module twice compiles once.
+``donate_argnums`` (as in ``jax.jit``): a donated argument's memory may be
+reused for a result of the same shape, layout and dtype — the result array then
+shares memory with the argument, whose contents are overwritten. **A donated
+argument must not be used after the call.**  Donation happens only where it is
+safe — the result is computed by the only instruction that reads the
+parameter, reading it only at the index it writes — and only for an argument
+that is a C-contiguous, aligned, writeable numpy array of the parameter's dtype
+and default layout, not overlapping another argument; otherwise it is silently
+ignored (``Executable.donations`` lists the possible (result, parameter) pairs).
+
+Compiled code is cached in memory by the module's text, so jitting the same
+module twice compiles once, and on disk when ``XLAC_CACHE_DIR`` is set
+(:mod:`xlac.runtime.disk_cache`): a later process loads the object code
+without lowering or optimising.  ``exe.compile_time_s`` is the time the
+constructor took to get the code, ``exe.from_cache`` where it came from
+(``"memory"``, ``"disk"`` or None), ``exe.compile_stats`` the phases.
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 import threading
+import time
 
 import numpy as np
 
-from ..codegen.compiler import Lowered, lower
-from ..codegen.jit import JitFunction, compile_ir
 from ..hlo.ir import HloModule
-from ..shape import Shape, from_buffer, to_buffer
+from ..shape import Shape, from_buffer, parse_shape, to_buffer
+from . import abi, allocator, disk_cache, threads
 
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_cache: dict[str, tuple[Lowered, JitFunction]] = {}
+ENTRY_NAME = "xlac_entry"
+_ENTRY = abi.ENTRY
+_MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
+
+_cache: dict[str, "Program"] = {}
 _cache_lock = threading.Lock()
 
 
@@ -45,34 +70,386 @@ def as_module(x) -> HloModule:
     raise TypeError(f"expected an XlaComputation, an HloModule or HLO text, got {type(x).__name__}")
 
 
-def _compile(module: HloModule, optimize: bool = True) -> tuple[Lowered, JitFunction]:
-    key = f"{module.fingerprint()}:{int(optimize)}"
+# ---------------------------------------------------------------------------------------
+# Program: compiled code plus what calling it needs (from a lowering or the disk cache)
+# ---------------------------------------------------------------------------------------
+
+class Program:
+    """Native code of one module and its calling convention.
+
+    Everything here can be rebuilt from the disk cache's metadata (``metadata()``
+    / ``from_metadata``) without lowering; ``lowered`` is None in that case.
+    """
+
+    def __init__(self, jit, entry_name: str, module_name: str, param_names: list[str],
+                 param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
+                 temp_size: int, donatable: dict[int, int], timings: dict, lowered=None):
+        self.jit = jit
+        self.address = jit.address if jit is not None else None
+        self.entry_name = entry_name
+        self.module_name = module_name
+        self.param_names = param_names
+        self.param_shapes = param_shapes
+        self.result_shape = result_shape
+        self.result_leaves = result_leaves
+        self.temp_size = temp_size
+        self.donatable = donatable            # parameter number -> result leaf it may become
+        self.timings = timings
+        self.lowered = lowered
+
+    @classmethod
+    def from_lowered(cls, lowered, jit, timings: dict) -> "Program":
+        entry = lowered.hlo.entry
+        params = entry.parameters
+        return cls(jit, lowered.entry_name, lowered.hlo.name, [p.name or "" for p in params],
+                   [p.shape for p in params], entry.root.shape,
+                   list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
+                   donatable_parameters(lowered), timings, lowered)
+
+    def matches(self, module: HloModule) -> bool:
+        """Whether the parameters and result agree with ``module``'s entry in element
+        types and dimensions (layouts may be chosen by the compiler)."""
+        def same(a: Shape, b: Shape) -> bool:
+            if a.is_tuple or b.is_tuple:
+                return a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes) \
+                    and all(same(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
+            return a.element_type == b.element_type and a.dimensions == b.dimensions
+        entry = module.entry
+        params = entry.parameters
+        return len(params) == len(self.param_shapes) \
+            and all(same(p.shape, s) for p, s in zip(params, self.param_shapes)) \
+            and same(entry.root.shape, self.result_shape) \
+            and all(same(a, b) for a, b in zip(self.result_leaves, self.result_shape.leaves()
+                                               if self.result_shape.is_tuple else [self.result_shape]))
+
+    def metadata(self) -> dict:
+        from .. import __version__
+        return {
+            "entry": self.entry_name,
+            "module_name": self.module_name,
+            "params": [{"name": n, "shape": str(s)} for n, s in zip(self.param_names, self.param_shapes)],
+            "result_shape": str(self.result_shape),
+            "result_leaves": [str(s) for s in self.result_leaves],
+            "temp_size": self.temp_size,
+            "donatable": sorted([p, k] for p, k in self.donatable.items()),
+            "timings": self.timings,
+            "xlac_version": __version__,
+        }
+
+    @classmethod
+    def from_metadata(cls, meta: dict, jit) -> "Program":
+        params = meta["params"]
+        leaves = [parse_shape(s) for s in meta["result_leaves"]]
+        result_shape = parse_shape(meta["result_shape"])
+        if len(leaves) != len(result_shape.leaves() if result_shape.is_tuple else [result_shape]):
+            raise ValueError("inconsistent result metadata")
+        temp_size = int(meta["temp_size"])
+        if temp_size < 0:
+            raise ValueError("negative temp size")
+        donatable = {int(p): int(k) for p, k in meta["donatable"]}
+        return cls(jit, str(meta["entry"]), str(meta["module_name"]), [str(p["name"]) for p in params],
+                   [parse_shape(p["shape"]) for p in params], result_shape, leaves, temp_size,
+                   donatable, dict(meta.get("timings") or {}))
+
+
+def donatable_parameters(lowered) -> dict[int, int]:
+    """Entry parameters whose buffer a result may take over: parameter number -> result leaf.
+
+    Safe when the instruction defining result leaf ``k`` (computed straight into
+    ``results[k]``) is the only reader of array parameter ``p``, may update
+    every operand that is ``p`` in place (:func:`may_update_in_place`: it reads
+    them only at the index it writes), and ``p`` has the result's shape and
+    layout (the default one, so arguments need no relayout).
+    """
+    from ..passes.buffer_assignment import may_update_in_place
+    a = lowered.assignment
+    comp = lowered.hlo.entry
+    readers: dict[int, list] = {}
+    for inst in a.order:
+        for op in inst.operands:
+            if op.opcode == "parameter":
+                lst = readers.setdefault(id(op), [])
+                if not any(r is inst for r in lst):
+                    lst.append(inst)
+    root = comp.root
+    out: dict[int, int] = {}
+    for k, leaf_shape in enumerate(a.result_shapes):
+        src, leaf = a.defining(root, k)
+        sl = a.slice_of(root, k)
+        if sl.kind != "result" or sl.number != k or leaf != 0 or not src.shape.is_array:
+            continue
+        may = set(may_update_in_place(src))
+        for j, op in enumerate(src.operands):
+            if j not in may or op.opcode != "parameter" or op is root:
+                continue
+            p = op
+            if not p.shape.is_array or p.shape != leaf_shape or not p.shape.has_default_layout() \
+                    or p.shape.buffer_element_count() != p.shape.element_count():
+                continue
+            if readers.get(id(p), []) != [src]:
+                continue
+            if any(o is p for i, o in enumerate(src.operands) if i not in may):
+                continue
+            out.setdefault(p.parameter_number, k)
+    return out
+
+
+def _text_key(text: str, optimize: bool) -> str:
+    return f"{hashlib.sha256(text.encode()).hexdigest()}:{int(optimize)}"
+
+
+def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule | None]:
+    """The Program of ``x`` (an HloModule, XlaComputation or HLO text): from the
+    in-memory cache, the disk cache, or compiled now. Returns ``(program,
+    "memory" | "disk" | None, the parsed module or None)``.
+
+    Both caches key on the module's printed text (so text and the module parsed
+    from it share code); HLO text given as is is also remembered under its own
+    hash, so jitting the same text again does not even parse it.
+    """
+    raw_key = None
+    if isinstance(x, str):
+        raw_key = _text_key(x, optimize)
+        with _cache_lock:
+            hit = _cache.get(raw_key)
+        if hit is not None:
+            return hit, "memory", None
+    module = as_module(x)
+    text = module.to_text()
+    mem_key = _text_key(text, optimize)
+
+    def remember(program):
+        with _cache_lock:
+            program = _cache.setdefault(mem_key, program)
+            if raw_key is not None:
+                _cache.setdefault(raw_key, program)
+            return program
+
     with _cache_lock:
-        hit = _cache.get(key)
+        hit = _cache.get(mem_key)
     if hit is not None:
-        return hit
-    lowered = lower(module, optimize=optimize)
-    fn = compile_ir(lowered.llvm_module, lowered.entry_name)
-    with _cache_lock:
-        _cache.setdefault(key, (lowered, fn))
-        return _cache[key]
+        return remember(hit), "memory", module
+
+    directory = disk_cache.cache_dir()
+    key = None
+    if directory is not None:
+        key = disk_cache.make_key(text, f"optimize={int(optimize)}", ENTRY_NAME)
+        # XLAC_DUMP_TO (xlac.passes.pipeline.DUMP_ENV): dumps want a real compilation.
+        if not os.environ.get("XLAC_DUMP_TO"):
+            program = _load_from_disk(key, directory, module)
+            if program is not None:
+                return remember(program), "disk", module
+
+    from ..codegen.compiler import lower
+    from ..codegen.jit import compile_ir
+    t0 = time.perf_counter()
+    lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize)
+    t1 = time.perf_counter()
+    jf = compile_ir(lowered.llvm_module, lowered.entry_name)
+    timings = {"lower": t1 - t0, **jf.timings, "total": time.perf_counter() - t0}
+    program = Program.from_lowered(lowered, jf, timings)
+    if key is not None:
+        disk_cache.store(key, program.metadata(), jf.object_code, directory)
+    return remember(program), None, module
+
+
+def _load_from_disk(key: str, directory: str, module: HloModule) -> Program | None:
+    entry = disk_cache.load(key, directory)
+    if entry is None:
+        return None
+    meta, data = entry
+    try:
+        from ..codegen.jit import load_object
+        program = Program.from_metadata(meta, None)
+        if not program.matches(module):
+            return None
+        program.jit = load_object(data, program.entry_name)
+        program.address = program.jit.address
+        return program
+    except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# Calling
+# ---------------------------------------------------------------------------------------
+
+class _Frame:
+    """What one call needs besides the arrays: the results/params pointer arrays
+    and a temp arena. Frames are reused; concurrent calls never share one."""
+
+    __slots__ = ("ptrs", "results_addr", "params_addr", "temp", "temp_addr")
+
+    def __init__(self, n_results: int, n_params: int, temp_size: int):
+        self.ptrs = (ctypes.c_void_p * max(1, n_results + n_params))()
+        self.results_addr = ctypes.addressof(self.ptrs)
+        self.params_addr = self.results_addr + ctypes.sizeof(ctypes.c_void_p) * n_results
+        if temp_size > 0:
+            self.temp = allocator.pool().acquire(allocator.size_class(temp_size))
+            self.temp_addr = self.temp.address
+        else:
+            self.temp = None
+            self.temp_addr = None
+
+    def __del__(self):
+        temp, self.temp = self.temp, None
+        if temp is not None:
+            try:
+                allocator.pool().release(temp)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+
+def _c_strides(dims: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for d in reversed(dims):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def _fast_spec(shape: Shape):
+    """(dtype, dims, C strides, alignment mask, nbytes) for an array shape with the
+    default layout (arguments matching it are passed as they are), else None."""
+    if not shape.is_array or not shape.has_default_layout() \
+            or shape.buffer_element_count() != shape.element_count():
+        return None
+    dtype = shape.dtype
+    return (dtype, shape.dimensions, _c_strides(shape.dimensions, dtype.itemsize),
+            shape.element_type.component_type.byte_size - 1, shape.byte_size())
+
+
+def _exports_buffer(dtype: np.dtype) -> bool:
+    """Whether arrays of ``dtype`` export a Python buffer (ml_dtypes' bf16 does not)."""
+    try:
+        ctypes.c_char.from_buffer(np.empty(1, dtype))
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+_ndarray = np.ndarray
+_empty = np.empty
+_addressof = ctypes.addressof
+_c_char = ctypes.c_char
+_errors = threads._errors
+_wrap = allocator.wrap
 
 
 class Executable:
     """A JIT-compiled module. See the module docstring for calling conventions."""
 
-    def __init__(self, module: HloModule, optimize: bool = True):
-        self.module = module
-        self.lowered, self._jit = _compile(module, optimize)
-        self._fn = _ENTRY(self._jit.address)
-        entry = module.entry
-        self.parameters = entry.parameters
-        self.parameter_shapes: list[Shape] = [p.shape for p in self.parameters]
-        self.result_shape: Shape = self.lowered.hlo.entry.root.shape
-        self._result_leaves = self.lowered.assignment.result_shapes
-        self.temp_size = self.lowered.assignment.temp_size
+    def __init__(self, module, optimize: bool = True, *, num_threads: int | None = None,
+                 donate_argnums=()):
+        if num_threads is None:
+            num_threads = threads.default_num_threads()
+        if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)) \
+                or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+        self.num_threads = int(num_threads)
+        t0 = time.perf_counter()
+        program, source, mod = _compile(module, optimize)
+        self.compile_time_s = time.perf_counter() - t0
+        self.from_cache = source
+        self.optimize = optimize
+        self._program = program
+        self._source = module
+        self._module = mod
+        self._parameters = None
+        self._fn = _ENTRY(program.address)
+
+        # -- threads -------------------------------------------------------------------
+        self._opts = threads.make_run_options(self.num_threads)
+        self._opts_addr = ctypes.addressof(self._opts)
+
+        # -- parameters ------------------------------------------------------------------
+        self.parameter_shapes: list[Shape] = list(program.param_shapes)
+        self._nparams = len(self.parameter_shapes)
+        self._labels = [f"parameter {k}" + (f" ({nm})" if nm else "")
+                        for k, nm in enumerate(program.param_names)]
+        self._slots = []                 # first params[] slot of each parameter
+        slot = 0
+        for s in self.parameter_shapes:
+            self._slots.append(slot)
+            slot += len(s.leaves()) if s.is_tuple else 1
+        self._nslots = slot
+        self._fast = [_fast_spec(s) if not s.is_tuple else None for s in self.parameter_shapes]
+        self._simple_params = all(s is not None for s in self._fast) and slot == self._nparams
+
+        # -- results ---------------------------------------------------------------------
+        self.result_shape: Shape = program.result_shape
+        self._result_leaves = program.result_leaves
+        self._nresults = len(self._result_leaves)
+        self._rspecs = []                # (size class or 0, dims, dtype, default layout, shape)
+        for s in self._result_leaves:
+            if s.is_token:
+                self._rspecs.append((0, None, None, False, s, None))
+                continue
+            nbytes = s.byte_size()
+            default = s.has_default_layout() and s.buffer_element_count() == s.element_count()
+            size = allocator.size_class(nbytes) if nbytes else 0
+            if default and 0 < nbytes < allocator.SMALL_RESULT and _exports_buffer(s.dtype):
+                size = -1             # a plain np.empty array (see allocator.SMALL_RESULT)
+            self._rspecs.append((size, s.dimensions, s.dtype, default, s,
+                                 allocator.owner_class(size) if size > 0 else None))
+        self._single = not self.result_shape.is_tuple
+        self.temp_size = program.temp_size
+        self._frames: list[_Frame] = []
+
+        # -- donation --------------------------------------------------------------------
+        if isinstance(donate_argnums, (int, np.integer)) and not isinstance(donate_argnums, bool):
+            donate_argnums = (donate_argnums,)
+        donate = []
+        for p in donate_argnums:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+                raise TypeError(f"donate_argnums must be parameter numbers, got {p!r}")
+            p = int(p)
+            if not -self._nparams <= p < self._nparams:
+                raise ValueError(f"donate_argnums: {p} is not a parameter number "
+                                 f"({self._module_name()} has {self._nparams} parameters)")
+            donate.append(p % self._nparams)
+        self.donate_argnums = tuple(sorted(set(donate)))
+        #: (result leaf, parameter) pairs whose memory is shared when the argument allows
+        self.donations = []
+        for p in self.donate_argnums:
+            k = program.donatable.get(p)
+            if k is not None and self._fast[p] is not None and all(k != kk for kk, _ in self.donations):
+                self.donations.append((k, p))      # one donated argument per result
+        self._donate_by_result = {k: p for k, p in self.donations}
+        self._state = (self._nparams, self._frames, self._simple_params,
+                       [f[:4] for f in self._fast] if self._simple_params else None,
+                       self._nresults, self._rspecs, self._donate_by_result, self._fn,
+                       self._opts_addr, self._single, allocator.pool().acquire)
 
     # -- introspection ---------------------------------------------------------------
+    @property
+    def _jit(self):
+        """The :class:`~xlac.codegen.jit.JitFunction` (shared by executables of one module)."""
+        return self._program.jit
+
+    @property
+    def module(self) -> HloModule:
+        """The module as given (parsed on first use when given as text)."""
+        if self._module is None:
+            self._module = as_module(self._source)
+        return self._module
+
+    @property
+    def parameters(self):
+        if self._parameters is None:
+            self._parameters = self.module.entry.parameters
+        return self._parameters
+
+    @property
+    def lowered(self):
+        """The :class:`~xlac.codegen.compiler.Lowered` module (lowered again on first use
+        when the code came from the disk cache)."""
+        p = self._program
+        if p.lowered is None:
+            from ..codegen.compiler import lower
+            p.lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize)
+        return p.lowered
+
     @property
     def llvm_ir(self) -> str:
         """LLVM IR as emitted, before optimisation."""
@@ -80,39 +457,209 @@ class Executable:
 
     @property
     def optimized_llvm_ir(self) -> str:
-        return self._jit.optimized_ir
+        text = self._program.jit.optimized_ir
+        if text is None:      # loaded from the disk cache: optimise the IR again to show it
+            from ..codegen.jit import host_target_machine, parse_and_optimize
+            text = str(parse_and_optimize(self.lowered.llvm_module, host_target_machine()))
+            self._program.jit._optimized = text
+        return text
 
     @property
     def optimized_hlo(self) -> HloModule:
         return self.lowered.hlo
 
+    @property
+    def compile_stats(self) -> dict:
+        """Where the code came from and the seconds of each phase of its compilation
+        (``lower``, ``optimize``, ``codegen``, ``load``, ``total``; a disk-cache hit
+        records its own ``load`` beside the original compilation's phases)."""
+        p = self._program
+        stats = {"from_cache": self.from_cache, "compile_time_s": self.compile_time_s,
+                 "object_bytes": len(p.jit.object_code or b""), "temp_size": self.temp_size}
+        stats.update({f"{k}_s": v for k, v in p.timings.items()})
+        if self.from_cache == "disk":
+            stats["load_s"] = p.jit.timings.get("load")
+        return stats
+
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args):
-        if len(args) != len(self.parameter_shapes):
-            raise TypeError(f"{self.module.name} takes {len(self.parameter_shapes)} argument(s) "
+        (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
+         acquire) = self._state
+        if len(args) != nparams:
+            raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
                             f"({self._signature()}), got {len(args)}")
-        keep = []  # arrays whose memory the native call reads; alive until it returns
-        params = (ctypes.c_void_p * max(1, len(args)))()
-        for k, (arg, param) in enumerate(zip(args, self.parameters)):
-            buf = self._argument_buffer(k, param, arg)
-            keep.append(buf)
-            params[k] = buf.ctypes.data
-        results = []
-        result_ptrs = (ctypes.c_void_p * max(1, len(self._result_leaves)))()
-        for k, s in enumerate(self._result_leaves):
-            buf = np.empty(max(1, s.buffer_element_count()), dtype=s.dtype)
-            results.append(buf)
-            result_ptrs[k] = buf.ctypes.data
-        temp = _aligned_empty(self.temp_size)
-        self._fn(ctypes.addressof(result_ptrs), ctypes.addressof(params),
-                 temp.ctypes.data if temp is not None else None, None)
-        arrays = iter([from_buffer(buf[:s.buffer_element_count()], s)
-                       for buf, s in zip(results, self._result_leaves)])
+        try:
+            frame = frames.pop()
+        except IndexError:
+            frame = _Frame(nres, self._nslots, self.temp_size)
+        ptrs = frame.ptrs
+        keep = None                     # copies made for the call (alive until it returns)
+        if simple:
+            slot = nres
+            for a, (dt, dims, strides, mask) in zip(args, fast):
+                if type(a) is _ndarray and a.dtype is dt and a.shape == dims and a.strides == strides:
+                    try:
+                        addr = _addressof(_c_char.from_buffer(a))
+                    except (TypeError, ValueError):      # read-only or empty
+                        addr = a.ctypes.data
+                    if not addr & mask:
+                        ptrs[slot] = addr
+                        slot += 1
+                        continue
+                k = slot - nres
+                buf = self._leaf_buffer(self._labels[k], self.parameter_shapes[k], a)
+                if keep is None:
+                    keep = []
+                keep.append(buf)
+                ptrs[slot] = buf.ctypes.data
+                slot += 1
+        else:
+            keep = []
+            for k in range(nparams):
+                base = nres + self._slots[k]
+                for j, buf in enumerate(self._argument_leaves(k, args[k])):
+                    keep.append(buf)
+                    ptrs[base + j] = buf.ctypes.data if buf is not None else None
+
+        if _errors:                     # left by a native call made outside an Executable
+            threads.take_error()
+        if single and not donating:
+            size, dims, dtype, default, shape, owner_cls = rspecs[0]
+            if size < 0:
+                out = _empty(dims, dtype)
+                ptrs[0] = _addressof(_c_char.from_buffer(out))
+                fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
+                if len(frames) < _MAX_IDLE_FRAMES:
+                    frames.append(frame)
+                if _errors:
+                    self._raise_pending(())
+                return out
+            if size:
+                block = acquire(size)
+                ptrs[0] = block.address
+            else:
+                block = ptrs[0] = None
+            fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
+            if len(frames) < _MAX_IDLE_FRAMES:
+                frames.append(frame)
+            if _errors:
+                self._raise_pending([block])
+            if default and block is not None:
+                owner = owner_cls.from_address(block.address)
+                owner._block = block
+                return _ndarray(dims, dtype, owner)
+            return self._result_array(0, block, args, None)
+
+        # Results: donated arguments' memory, or blocks from the pool.
+        donated = self._donated_arguments(args, ptrs) if donating else None
+        blocks = []
+        for k in range(nres):
+            if donated is not None and k in donated:
+                blocks.append(None)
+                ptrs[k] = ptrs[nres + self._slots[donating[k]]]
+                continue
+            size = rspecs[k][0]
+            if size > 0:
+                block = acquire(size)
+                blocks.append(block)
+                ptrs[k] = block.address
+            elif size < 0:
+                block = _empty(rspecs[k][1], rspecs[k][2])
+                blocks.append(block)
+                ptrs[k] = _addressof(_c_char.from_buffer(block))
+            else:
+                blocks.append(None)
+                ptrs[k] = None
+        fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
+        if len(frames) < _MAX_IDLE_FRAMES:
+            frames.append(frame)
+        if _errors:
+            self._raise_pending(blocks)
+        if single:
+            return self._result_array(0, blocks[0], args, donated)
+        arrays = iter([self._result_array(k, blocks[k], args, donated) for k in range(nres)])
         return _restructure(self.result_shape, arrays)
 
-    def _argument_buffer(self, k: int, param, arg) -> np.ndarray:
-        shape = param.shape
-        label = f"parameter {k}" + (f" ({param.name})" if param.name else "")
+    @staticmethod
+    def _raise_pending(blocks) -> None:
+        """Re-raise an exception a callback recorded during this thread's native call."""
+        err = threads.take_error()
+        if err is not None:
+            for block in blocks:
+                if isinstance(block, allocator.Block):
+                    allocator.pool().release(block)
+            raise err
+
+    def _result_array(self, k: int, block, args, donated):
+        size, dims, dtype, default, shape, owner_cls = self._rspecs[k]
+        if shape.is_token:
+            return None
+        if donated is not None and k in donated:
+            return args[self._donate_by_result[k]].view()
+        if size < 0:                                # a small result: the array itself
+            return block
+        if block is None:                           # zero bytes
+            return np.empty(dims, dtype)
+        if default:
+            return _wrap(block, dims, dtype, owner_cls)
+        return from_buffer(_wrap(block, (shape.buffer_element_count(),), dtype, owner_cls), shape)
+
+    def _donated_arguments(self, args, ptrs) -> set | None:
+        """The result leaves that take their donated argument's memory this call:
+        the argument was passed as is (no copy), is writeable, and overlaps no
+        other argument."""
+        nres = self._nresults
+        out = None
+        for k, p in self.donations:
+            a = args[p]
+            addr = ptrs[nres + self._slots[p]]
+            if type(a) is not _ndarray or addr is None or not a.flags.writeable \
+                    or not a.flags.c_contiguous or a.ctypes.data != addr:
+                continue
+            end = addr + a.nbytes
+            overlap = False
+            for q in range(self._nparams):
+                if q == p:
+                    continue
+                other = args[q]
+                qa = ptrs[nres + self._slots[q]]
+                if qa is None:
+                    continue
+                qn = other.nbytes if isinstance(other, _ndarray) else self.parameter_shapes[q].byte_size()
+                if qa < end and addr < qa + max(qn, 1):
+                    overlap = True
+                    break
+            if not overlap:
+                if out is None:
+                    out = set()
+                out.add(k)
+        return out
+
+    def _argument_leaves(self, k: int, arg) -> list:
+        shape = self.parameter_shapes[k]
+        label = self._labels[k]
+        if not shape.is_tuple:
+            return [self._leaf_buffer(label, shape, arg)]
+        out = []
+
+        def flatten(s: Shape, a, where: str):
+            if s.is_tuple:
+                if not isinstance(a, (tuple, list)) or len(a) != len(s.tuple_shapes):
+                    raise TypeError(f"{label}: expected a tuple {s}{where}, got {_describe(a)}")
+                for i, (ss, aa) in enumerate(zip(s.tuple_shapes, a)):
+                    flatten(ss, aa, f"{where}{{{i}}}")
+            else:
+                out.append(self._leaf_buffer(f"{label}{where}", s, a))
+
+        flatten(shape, arg, "")
+        return out
+
+    @staticmethod
+    def _leaf_buffer(label: str, shape: Shape, arg) -> np.ndarray | None:
+        """The argument laid out as ``shape`` says (as is when it already is), or a
+        TypeError/ValueError naming the parameter."""
+        if shape.is_token:
+            return None
         if isinstance(arg, (bool, int, float, complex)) and not isinstance(arg, np.generic):
             arg = np.asarray(arg, dtype=shape.dtype)  # Python scalars take the parameter's type
         a = np.asarray(arg)
@@ -120,23 +667,26 @@ class Executable:
             raise TypeError(f"{label}: expected dtype {shape.dtype} ({shape}), got {a.dtype}")
         if a.shape != shape.dimensions:
             raise ValueError(f"{label}: expected shape {shape.dimensions} ({shape}), got {a.shape}")
-        if shape.has_default_layout() and a.flags.c_contiguous and a.flags.aligned:
+        if shape.has_default_layout() and shape.buffer_element_count() == shape.element_count() \
+                and a.flags.c_contiguous and a.flags.aligned:
             return a
         return to_buffer(a, shape)
 
+    def _module_name(self) -> str:
+        return self._program.module_name
+
     def _signature(self) -> str:
-        return ", ".join(f"{p.name or p.parameter_number}: {p.shape}" for p in self.parameters)
+        return ", ".join(f"{nm or k}: {s}" for k, (nm, s) in
+                         enumerate(zip(self._program.param_names, self.parameter_shapes)))
 
     def __repr__(self) -> str:
-        return f"<xlac.Executable {self.module.name}({self._signature()}) -> {self.result_shape}>"
+        return f"<xlac.Executable {self._module_name()}({self._signature()}) -> {self.result_shape}>"
 
 
-def _aligned_empty(nbytes: int):
-    if nbytes <= 0:
-        return None
-    raw = np.empty(nbytes + 64, dtype=np.uint8)
-    start = (-raw.ctypes.data) % 64
-    return raw[start:start + nbytes]
+def _describe(x) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array {x.dtype}{list(x.shape)}"
+    return type(x).__name__
 
 
 def _restructure(shape: Shape, arrays):
@@ -145,14 +695,20 @@ def _restructure(shape: Shape, arrays):
     return next(arrays)
 
 
-def jit(x, *, optimize: bool = True) -> Executable:
+def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool = True) -> Executable:
     """Compile an XlaComputation, HloModule or HLO text for this CPU.
 
-    ``optimize=False`` compiles every instruction as its own kernel, without
-    simplification or fusion (for debugging and as a reference).
+    ``num_threads``: threads for loops the generated code splits into tasks
+    (default: the CPUs this process may use, ``len(os.sched_getaffinity(0))``;
+    1 runs everything on the calling thread). ``donate_argnums``: parameter
+    numbers whose argument memory a result may reuse (see the module docstring:
+    a donated argument must not be used afterwards; where donation is not
+    possible it is silently ignored). ``optimize=False`` compiles every
+    instruction as its own kernel, without simplification or fusion (for
+    debugging and as a reference).
 
     Raises ``xlac.HloParseError`` for bad text, ``xlac.ShapeError`` for an
     ill-shaped module and ``xlac.UnsupportedError`` ("not supported yet: <op>")
     for an operation the code generator does not handle.
     """
-    return Executable(as_module(x), optimize)
+    return Executable(x, optimize, num_threads=num_threads, donate_argnums=donate_argnums)

@@ -1,0 +1,42 @@
+"""The ctypes mirror of runtime/xlac_runtime.h has the header's exact layout."""
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from xlac.runtime import abi
+
+HEADER_DIR = Path(__file__).resolve().parents[2] / "runtime"
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+STRUCTS = {"xlac_run_options": abi.RunOptions, "xlac_collective_op": abi.CollectiveOp}
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_struct_layouts_match_the_header(tmp_path):
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "xlac_runtime.h"', "int main(void) {"]
+    for cname, cls in STRUCTS.items():
+        lines.append(f'  printf("{cname} sizeof %zu\\n", sizeof({cname}));')
+        for field, _ in cls._fields_:
+            lines.append(f'  printf("{cname} {field} %zu\\n", offsetof({cname}, {field}));')
+    lines += [f'  printf("ABI %d ALIGN %d\\n", XLAC_ABI_VERSION, XLAC_ALIGNMENT);', "  return 0;", "}"]
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "layout"
+    subprocess.run([CC, "-std=c99", f"-I{HEADER_DIR}", str(src), "-o", str(exe)], check=True,
+                   capture_output=True, timeout=60)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout
+    got = {}
+    for line in out.splitlines():
+        if line.startswith("ABI"):
+            _, version, _, align = line.split()
+            assert int(version) == abi.ABI_VERSION and int(align) == abi.ALIGNMENT
+            continue
+        cname, field, value = line.split()
+        got[(cname, field)] = int(value)
+    for cname, cls in STRUCTS.items():
+        assert got[(cname, "sizeof")] == ctypes.sizeof(cls), cname
+        for field, _ in cls._fields_:
+            assert got[(cname, field)] == getattr(cls, field).offset, (cname, field)

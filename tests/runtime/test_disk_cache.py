@@ -1,0 +1,243 @@
+"""The on-disk object cache (XLAC_CACHE_DIR): hits across processes, corrupt
+entries rebuilt, atomic writes, what the key depends on, compile-time records."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.runtime import disk_cache
+from xlac.runtime import executable as ex
+
+SOFTPLUS = """HloModule softplus_cache_test
+ENTRY main {
+  x = f32[300]{0} parameter(0)
+  y = f32[300]{0} parameter(1)
+  e = f32[300]{0} exponential(x)
+  o = f32[] constant(1)
+  ob = f32[300]{0} broadcast(o), dimensions={}
+  a = f32[300]{0} add(e, ob)
+  l = f32[300]{0} log(a)
+  m = f32[300]{0} multiply(l, y)
+  ROOT r = (f32[300]{0}, f32[300]{0}) tuple(m, l)
+}"""
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+import xlac
+text = sys.stdin.read()
+t = time.perf_counter()
+exe = xlac.jit(text, donate_argnums=1)
+dt = time.perf_counter() - t
+x = np.linspace(-3, 3, 300, dtype=np.float32)
+y = np.linspace(1, 2, 300, dtype=np.float32)
+y0 = y.copy()
+m, l = exe(x, y)
+print(json.dumps({"from_cache": exe.from_cache, "jit_s": dt, "m": m.tolist(), "l": l.tolist(),
+                  "shares": bool(np.shares_memory(m, y)), "donations": exe.donations,
+                  "stats": {k: v for k, v in exe.compile_stats.items() if isinstance(v, (int, float, str))}}))
+"""
+
+
+@pytest.fixture
+def cache_env(tmp_path, monkeypatch):
+    """XLAC_CACHE_DIR in a fresh directory, and an empty in-memory cache."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(d))
+    monkeypatch.setattr(ex, "_cache", {})
+    return d
+
+
+def _fresh_jit(text, monkeypatch, **kw):
+    monkeypatch.setattr(ex, "_cache", {})       # forget in-memory code: only the disk is left
+    return xlac.jit(text, **kw)
+
+
+def _entry_files(d: Path):
+    objs = sorted(d.glob("*.o"))
+    metas = sorted(d.glob("*.json"))
+    assert len(objs) == len(metas) == 1, (objs, metas)
+    return objs[0], metas[0]
+
+
+def test_hit_in_another_process(tmp_path):
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "c"),
+               XLAC_CACHE_CODE_VERSION="test-disk-cache")   # keys stable while sources change
+    env.pop("XLAC_DUMP_TO", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", CHILD], input=SOFTPLUS, env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout))
+    first, second = runs
+    assert first["from_cache"] is None and second["from_cache"] == "disk"
+    assert first["m"] == second["m"] and first["l"] == second["l"]
+    x = np.linspace(-3, 3, 300, dtype=np.float32)
+    y = np.linspace(1, 2, 300, dtype=np.float32)
+    np.testing.assert_allclose(second["l"], np.log1p(np.exp(x)), rtol=1e-5)
+    np.testing.assert_allclose(second["m"], np.log1p(np.exp(x)) * y, rtol=1e-5)
+    # Donation pairs come from the metadata too.
+    assert first["donations"] == second["donations"] == [[0, 1]] and second["shares"]
+    print(f"\ncompiled in {first['jit_s'] * 1e3:.1f} ms; loaded from the disk cache in another "
+          f"process in {second['jit_s'] * 1e3:.2f} ms ({second['stats']})")
+
+
+def test_entry_contents_and_atomic_writes(cache_env, monkeypatch):
+    exe = xlac.jit(SOFTPLUS)
+    assert exe.from_cache is None and exe.compile_time_s > 0
+    stats = exe.compile_stats
+    assert stats["from_cache"] is None and {"lower_s", "optimize_s", "codegen_s", "load_s"} <= set(stats)
+    obj, meta_path = _entry_files(cache_env)
+    meta = json.loads(meta_path.read_text())
+    assert obj.read_bytes().startswith(b"\x7fELF") and meta["object_size"] == obj.stat().st_size
+    assert meta["entry"] == "xlac_entry" and meta["temp_size"] == exe.temp_size
+    assert [p["shape"] for p in meta["params"]] == ["f32[300]{0}", "f32[300]{0}"]
+    assert meta["result_shape"] == "(f32[300]{0}, f32[300]{0})"
+    assert not [p for p in cache_env.iterdir() if p.name.startswith(".tmp-")]
+
+    again = _fresh_jit(SOFTPLUS, monkeypatch)
+    assert again.from_cache == "disk" and again.compile_stats["load_s"] is not None
+    x = np.linspace(-1, 1, 300, dtype=np.float32)
+    for a, b in zip(exe(x, x), again(x, x)):
+        np.testing.assert_array_equal(a, b)
+    # Everything that needs the lowering is still there, lowered on demand.
+    assert again.temp_size == exe.temp_size
+    assert "define" in again.llvm_ir and "define" in again.optimized_llvm_ir
+    assert again.optimized_hlo.entry.root.shape == exe.optimized_hlo.entry.root.shape
+    # The in-memory cache is consulted first.
+    assert xlac.jit(SOFTPLUS).from_cache == "memory"
+
+
+def _truncate(obj, meta):
+    obj.write_bytes(obj.read_bytes()[: obj.stat().st_size // 2])
+
+
+def _flip_byte(obj, meta):
+    data = bytearray(obj.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    obj.write_bytes(bytes(data))
+
+
+def _garbage_meta(obj, meta):
+    meta.write_text("{not json")
+
+
+def _empty_files(obj, meta):
+    obj.write_bytes(b"")
+    meta.write_bytes(b"")
+
+
+def _missing_object(obj, meta):
+    obj.unlink()
+
+
+def _bad_shape(obj, meta):
+    m = json.loads(meta.read_text())
+    m["params"][0]["shape"] = "f32[oops"
+    m["meta_sha256"] = disk_cache._meta_digest(m)
+    meta.write_text(json.dumps(m))
+
+
+def _wrong_types(obj, meta):
+    m = json.loads(meta.read_text())
+    m["temp_size"] = "lots"
+    m["donatable"] = 7
+    m["meta_sha256"] = disk_cache._meta_digest(m)
+    meta.write_text(json.dumps(m))
+
+
+def _not_elf(obj, meta):
+    import hashlib
+    data = b"junk" * 100
+    obj.write_bytes(data)
+    m = json.loads(meta.read_text())
+    m["object_size"], m["object_sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    m["meta_sha256"] = disk_cache._meta_digest(m)
+    meta.write_text(json.dumps(m))
+
+
+def _plausible_shape(obj, meta):
+    # Still valid JSON and a valid shape, but smaller than what the code writes.
+    meta.write_text(meta.read_text().replace("f32[300]", "f32[100]"))
+
+
+def _plausible_shape_rehashed(obj, meta):
+    m = json.loads(meta.read_text().replace("f32[300]", "f32[100]"))
+    m["meta_sha256"] = disk_cache._meta_digest(m)          # caught by the module cross-check
+    meta.write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_byte, _garbage_meta, _empty_files, _missing_object,
+                                    _bad_shape, _wrong_types, _not_elf, _plausible_shape,
+                                    _plausible_shape_rehashed])
+def test_corrupt_entry_is_ignored_and_rebuilt(cache_env, monkeypatch, damage):
+    x = np.linspace(-2, 2, 300, dtype=np.float32)
+    want = xlac.jit(SOFTPLUS)(x, x)
+    obj, meta = _entry_files(cache_env)
+    damage(obj, meta)
+    exe = _fresh_jit(SOFTPLUS, monkeypatch)
+    assert exe.from_cache is None                      # rebuilt ...
+    for a, b in zip(exe(x, x), want):
+        np.testing.assert_array_equal(a, b)
+    assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache == "disk"   # ... and rewritten
+
+
+def test_unusable_cache_directory_is_not_an_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(ex, "_cache", {})
+    exe = xlac.jit(SOFTPLUS)
+    assert exe.from_cache is None
+    np.testing.assert_allclose(exe(np.zeros(300, np.float32), np.ones(300, np.float32))[1], np.log(2),
+                               rtol=1e-6)
+
+
+def test_what_the_key_depends_on(monkeypatch):
+    base = disk_cache.make_key(SOFTPLUS, "optimize=1", "xlac_entry")
+    assert base == disk_cache.make_key(SOFTPLUS, "optimize=1", "xlac_entry")
+    assert base != disk_cache.make_key(SOFTPLUS, "optimize=0", "xlac_entry")
+    assert base != disk_cache.make_key(SOFTPLUS + " ", "optimize=1", "xlac_entry")
+    monkeypatch.setenv("XLAC_CACHE_CODE_VERSION", "another compiler")
+    assert base != disk_cache.make_key(SOFTPLUS, "optimize=1", "xlac_entry")
+
+
+def test_optimize_flag_and_text_spelling(cache_env, monkeypatch):
+    xlac.jit(SOFTPLUS)
+    assert _fresh_jit(SOFTPLUS, monkeypatch, optimize=False).from_cache is None
+    # The key is the module as printed: the same module spelt differently hits.
+    respelt = SOFTPLUS.replace("\n  ", "\n    ")
+    assert _fresh_jit(respelt, monkeypatch).from_cache == "disk"
+    assert _fresh_jit(xlac.parse_hlo(SOFTPLUS), monkeypatch).from_cache == "disk"
+
+
+def test_dumping_compiles_for_real(cache_env, monkeypatch, tmp_path):
+    xlac.jit(SOFTPLUS)
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path / "dumps"))
+    assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache is None
+
+
+def test_disk_cache_load_time(cache_env, monkeypatch):
+    """Prints compile vs disk-cache load time for a few modules (no timing asserts)."""
+    texts = {"softplus": SOFTPLUS}
+    bench = Path(__file__).resolve().parents[2].parent / "shared" / "bench_hlo"
+    for name in ("mlp", "layernorm", "softmax", "matmul_1024"):
+        if (bench / f"{name}.hlo").exists():
+            texts[name] = (bench / f"{name}.hlo").read_text()
+    lines = []
+    for name, text in texts.items():
+        t0 = time.perf_counter()
+        xlac.jit(text)
+        t1 = time.perf_counter()
+        exe = _fresh_jit(text, monkeypatch)
+        t2 = time.perf_counter()
+        assert exe.from_cache == "disk"
+        lines.append(f"{name}: compiled {1e3 * (t1 - t0):.1f} ms, from disk {1e3 * (t2 - t1):.2f} ms")
+    print("\n" + "\n".join(lines))

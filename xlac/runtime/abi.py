@@ -1,0 +1,72 @@
+"""ctypes mirror of ``runtime/xlac_runtime.h`` (the ABI of generated code).
+
+Only layout lives here: the structures and function-pointer types exactly as
+the header declares them (``tests/runtime/test_abi.py`` compiles the header and
+compares every offset).  The services themselves are in
+:mod:`xlac.runtime.threads` (``parallel_for``, ``report_error``).
+"""
+from __future__ import annotations
+
+import ctypes
+from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
+
+ABI_VERSION = 1      # XLAC_ABI_VERSION
+ALIGNMENT = 64       # XLAC_ALIGNMENT
+
+# Status codes.
+XLAC_OK = 0
+XLAC_ERROR_INVALID_ARGUMENT = 1
+XLAC_ERROR_NO_MEMORY = 2
+XLAC_ERROR_MISSING_SERVICE = 3
+XLAC_ERROR_ABI_MISMATCH = 4
+XLAC_ERROR_SERVICE_FAILED = 5
+
+#: void (*)(void **results, const void *const *params, void *temp, const xlac_run_options *opts)
+ENTRY = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_void_p, c_void_p)
+#: void (*xlac_parallel_body)(void *ctx, int64_t i)
+PARALLEL_BODY = ctypes.CFUNCTYPE(None, c_void_p, c_int64)
+#: void (*xlac_parallel_for_fn)(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx)
+#: (body is passed as a plain pointer: the Python side calls it through native code)
+PARALLEL_FOR = ctypes.CFUNCTYPE(None, c_void_p, c_int64, c_void_p, c_void_p)
+
+
+class CollectiveOp(ctypes.Structure):
+    """xlac_collective_op."""
+
+    _fields_ = [
+        ("kind", c_int32),
+        ("element_type", c_int32),
+        ("reduction", c_int32),
+        ("dimension", c_int32),
+        ("channel_id", c_int64),
+        ("input", c_void_p),
+        ("input_bytes", c_int64),
+        ("output", c_void_p),
+        ("output_bytes", c_int64),
+        ("replica_groups", c_char_p),
+        ("source_target_pairs", c_char_p),
+    ]
+
+
+COLLECTIVE = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(CollectiveOp))
+INFEED = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_int64, c_char_p)
+OUTFEED = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_int64, c_char_p)
+CUSTOM_CALL = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, c_void_p, c_char_p, c_int64)
+REPORT_ERROR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+
+
+class RunOptions(ctypes.Structure):
+    """xlac_run_options, version 1 (fields are only ever appended)."""
+
+    _fields_ = [
+        ("abi_version", c_int64),
+        ("runtime_ctx", c_void_p),
+        ("parallel_for", PARALLEL_FOR),
+        ("replica_id", c_int64),
+        ("num_replicas", c_int64),
+        ("collective", COLLECTIVE),
+        ("infeed", INFEED),
+        ("outfeed", OUTFEED),
+        ("custom_call", CUSTOM_CALL),
+        ("report_error", REPORT_ERROR),
+    ]

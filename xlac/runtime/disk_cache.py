@@ -1,0 +1,148 @@
+"""On-disk cache of compiled object code (``XLAC_CACHE_DIR``).
+
+When the environment variable ``XLAC_CACHE_DIR`` names a directory, every
+module the JIT compiles leaves two files there::
+
+    <key>.o      the optimised object code, as the host TargetMachine emitted it
+    <key>.json   what an Executable needs besides the code: entry name,
+                 parameter and result shapes (HLO shape text), temp size,
+                 donatable (parameter, result) pairs, compile time, and the
+                 object's size and SHA-256
+
+``key`` is a SHA-256 over the module text, the optimize flag, xlac's version
+and a fingerprint of its source files, the llvmlite and LLVM versions, the
+host's triple, CPU name and CPU features, and this file format's version: a
+later process (or Executable) with the same key loads the object straight into
+MCJIT (:func:`xlac.codegen.jit.load_object`) without lowering, parsing LLVM IR
+or optimising.
+
+Writes are atomic (a temporary file in the same directory, then
+``os.replace``; the object before its metadata, so metadata never names a
+missing object).  An entry that cannot be read, does not parse, whose metadata
+does not match its own recorded hash, or whose object does not match the
+recorded size and hash is ignored (a miss, then rebuilt and
+overwritten), never an error; failures to write are ignored too.
+
+``XLAC_CACHE_CODE_VERSION`` replaces the source-file fingerprint in the key
+(for deployments that want keys independent of file times).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+
+FORMAT_VERSION = 1
+ENV = "XLAC_CACHE_DIR"
+CODE_VERSION_ENV = "XLAC_CACHE_CODE_VERSION"
+_MAGIC = b"\x7fELF"
+
+__all__ = ["cache_dir", "make_key", "load", "store", "code_fingerprint", "FORMAT_VERSION"]
+
+
+def cache_dir() -> str | None:
+    """The directory ``XLAC_CACHE_DIR`` names, or None (the cache is off)."""
+    return os.environ.get(ENV) or None
+
+
+@functools.lru_cache(maxsize=1)
+def _source_fingerprint() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the xlac package
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+def code_fingerprint() -> str:
+    """What identifies the compiler's code: ``XLAC_CACHE_CODE_VERSION`` if set,
+    else the names, sizes and modification times of xlac's source files."""
+    return os.environ.get(CODE_VERSION_ENV) or _source_fingerprint()
+
+
+def make_key(*parts: str) -> str:
+    """The cache key of ``parts`` (e.g. module text, optimize flag) on this host."""
+    from .. import __version__
+    from ..codegen.jit import host_description
+    h = hashlib.sha256()
+    for part in (f"xlac-disk-cache-{FORMAT_VERSION}", __version__, code_fingerprint(),
+                 *host_description(), *parts):
+        data = part.encode() if isinstance(part, str) else bytes(part)
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _meta_digest(meta: dict) -> str:
+    """SHA-256 of the metadata without its own digest: a flipped digit in a shape
+    (which would still parse) must not be trusted."""
+    body = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _paths(directory: str, key: str) -> tuple[str, str]:
+    return os.path.join(directory, key + ".o"), os.path.join(directory, key + ".json")
+
+
+def load(key: str, directory: str | None = None) -> tuple[dict, bytes] | None:
+    """``(metadata, object bytes)`` of ``key``, or None (no cache, a miss, or a bad entry)."""
+    directory = directory or cache_dir()
+    if directory is None:
+        return None
+    obj_path, meta_path = _paths(directory, key)
+    try:
+        with open(meta_path, "rb") as f:
+            meta = json.loads(f.read())
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("key") != key \
+                or meta.get("meta_sha256") != _meta_digest(meta):
+            return None
+        with open(obj_path, "rb") as f:
+            data = f.read()
+        if (len(data) != meta.get("object_size") or not data.startswith(_MAGIC)
+                or hashlib.sha256(data).hexdigest() != meta.get("object_sha256")):
+            return None
+        return meta, data
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> bool:
+    """Write an entry atomically; returns False (and raises nothing) when it cannot."""
+    directory = directory or cache_dir()
+    if directory is None or not data:
+        return False
+    meta = dict(meta, format=FORMAT_VERSION, key=key, object_size=len(data),
+                object_sha256=hashlib.sha256(data).hexdigest())
+    meta["meta_sha256"] = _meta_digest(meta)
+    obj_path, meta_path = _paths(directory, key)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        _atomic_write(obj_path, data)
+        _atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True).encode())
+        return True
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
