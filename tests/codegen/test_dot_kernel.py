@@ -146,6 +146,8 @@ def test_matmul_layouts(m, k, n, la, lr, lo, dt):
     ((40, 9), (9,), (), (), (1,), (0,)),                 # matrix @ vector
     ((12, 5), (7, 3), (), (), (), ()),                   # outer product (k = 1)
     ((64, 8, 8), (64, 8, 8), (0,), (0,), (2,), (1,)),    # many small batches
+    ((5, 9, 40), (5, 40, 70), (0,), (0,), (2,), (1,)),   # short M: B read in place, N edge
+    ((9, 5, 40), (40, 5, 70), (1,), (1,), (2,), (0,)),   # the same, batch in the middle
 ])
 def test_dimension_numbers(a_dims, b_dims, lb, rb, lc, rc, dt):
     run_dot(a_dims, b_dims, lb, rb, lc, rc, dt)
@@ -201,7 +203,8 @@ ENTRY e {{
 @pytest.mark.parametrize("dt", ["f32", "f64"])
 @pytest.mark.parametrize("m,k,n,w_layout,out_layout", [
     (256, 784, 512, "1,0", "1,0"), (37, 41, 43, "1,0", "1,0"), (37, 41, 43, "0,1", "0,1"),
-    (1, 64, 40, "1,0", "1,0"), (40, 64, 1, "1,0", "1,0"), (130, 300, 10, "1,0", "1,0")])
+    (1, 64, 40, "1,0", "1,0"), (40, 64, 1, "1,0", "1,0"), (130, 300, 10, "1,0", "1,0"),
+    (12, 300, 45, "1,0", "1,0"), (12, 300, 45, "1,0", "0,1")])
 def test_bias_relu_epilogue(m, k, n, w_layout, out_layout, dt):
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, (m, k)).astype(DTYPES[dt])
@@ -345,6 +348,10 @@ def test_plans():
     assert plan(mm(1, 100, 100)).kind == "gemv" and plan(mm(100, 100, 1)).kind == "gemv"
     assert plan(mm(100, 100, 1)).gemv_form == "rows"
     assert plan(mm(1, 100, 100)).gemv_form == "cols"
+    p = plan(mm(8, 300, 300))
+    assert p.b_direct and p.blk.mr == 8 and not p.shared_b
+    p = plan(mm(300, 300, 10))
+    assert p.blk.nr == host_vector_bits() // 32 and p.blk.mr == (12 if host_vector_bits() >= 512 else 6)
 
 
 # ---------------------------------------------------------------------------
@@ -385,7 +392,7 @@ def _run_native(text, args, parallel_for=None):
     return from_buffer(result[:rshape.buffer_element_count()], rshape), jf
 
 
-@pytest.mark.parametrize("case", ["gemm", "gemm_batched", "gemv", "epilogue", "local_b"])
+@pytest.mark.parametrize("case", ["gemm", "gemm_batched", "gemv", "epilogue", "local_b", "b_direct"])
 def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
     monkeypatch.setattr(dot_kernel, "TASK_FLOPS", 1 << 12)
     monkeypatch.setattr(dot_kernel, "GEMV_TASK_ELEMENTS", 1 << 8)
@@ -408,11 +415,15 @@ def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
         text = dot_text("[300,70]{0,1}", "[70,1]{1,0}", "[300,1]{1,0}",
                         "lhs_contracting_dims={1}, rhs_contracting_dims={0}")
         args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((300, 70), (70, 1))]
+    elif case == "b_direct":
+        text = mlp_layer_text(10, 300, 203)
+        args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((10, 300), (300, 203), (203,))]
     else:
         text = mlp_layer_text(67, 300, 59)
         args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((67, 300), (300, 59), (59,))]
     plan = dot_kernel.plan_dot(lower(xlac.parse_hlo(text)).hlo.entry.root)
     assert plan.n_tasks > 1
+    assert plan.b_direct == (case == "b_direct")
     if case in ("gemm", "epilogue", "local_b"):
         assert plan.shared_b == (case != "local_b")
 

@@ -43,6 +43,9 @@ from .ir_array import I64, Index, i64
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
+#: Panels at least this wide whose inner index is unit-stride are packed by
+#: in-register transposes (narrower ones: LLVM vectorises the scalar loop).
+TRANSPOSE_MIN_WIDTH = 12
 PTR = ir.PointerType()
 
 
@@ -256,14 +259,16 @@ def vector_type(pt: PT, vw: int) -> ir.VectorType:
     return ir.VectorType(types.memory_type(pt), vw)
 
 
-def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, k_unroll: int = 1) -> ir.Function:
+def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b: bool = False) -> ir.Function:
     """``void uk(i64 kc, ptr a, ptr b, ptr c, i64 ldc, i1 accumulate)``:
     ``C[i*ldc + j] (+)= sum_k a[k*mr + i] * b[k*nr + j]`` for i < mr, j < nr.
 
     ``a``/``b`` are packed micro-panels (``b`` 64-byte aligned), ``kc >= 1``;
     ``C`` needs only element alignment.  One function per module and tile shape.
+    With ``strided_b`` B is read in place, rows ``ldb`` elements apart:
+    ``void uk(i64 kc, ptr a, ptr b, i64 ldb, ptr c, i64 ldc, i1 accumulate)``.
     """
-    name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}"
+    name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}" + (".sb" if strided_b else "")
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -271,13 +276,22 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, k_unroll:
     vty = ir.VectorType(ety, vw)
     nv = nr // vw
     esize = pt.byte_size
-    fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, PTR, I64, I1])
+    if strided_b:
+        fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, I64, PTR, I64, I1])
+    else:
+        fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, PTR, I64, I1])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    kc, a, bp, c, ldc, accumulate = fn.args
-    for arg, nm in zip(fn.args, ("kc", "a", "b", "c", "ldc", "accumulate")):
+    names = ("kc", "a", "b", "ldb", "c", "ldc", "accumulate") if strided_b else \
+        ("kc", "a", "b", "c", "ldc", "accumulate")
+    for arg, nm in zip(fn.args, names):
         arg.name = nm
+    if strided_b:
+        kc, a, bp, ldb, c, ldc, accumulate = fn.args
+    else:
+        kc, a, bp, c, ldc, accumulate = fn.args
+        ldb = i64(nr)
     for p in (a, bp, c):
         p.add_attribute("noalias")
     fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is PT.F32 else 'f64'}",
@@ -301,9 +315,9 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, k_unroll:
         accs.append(row)
     phis = [x for row in accs for x in row]
     cur = [list(row) for row in accs]
-    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
+    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 and not strided_b else esize
     a_ptr = b.gep(a, [b.mul(k, i64(mr))], inbounds=True, source_etype=ety)
-    b_ptr = b.gep(bp, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
+    b_ptr = b.gep(bp, [b.mul(k, ldb)], inbounds=True, source_etype=ety)
     bvec = [b.load(b.gep(b_ptr, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty,
                    align=b_align) for j in range(nv)]
     for i in range(mr):
@@ -380,7 +394,28 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
         else:
             o0 = g_outer.offset(b, outer0)
             rel = [b.sub(g_outer.offset(b, add(b, outer0, i64(j))), o0) for j in range(valid)]
-        with Loop(b, 0, kc, 1, "pk") as k:
+        k_start = i64(0)
+        if (g_inner.affine and g_inner.stride == 1 and valid == width and width >= TRANSPOSE_MIN_WIDTH
+                and vw >= 4):
+            # Inner index unit-stride: vw x vw blocks transposed in registers
+            # (LLVM vectorises the scalar loop below itself only up to ~8 rows).
+            vty = ir.VectorType(ety, vw)
+            k_main = b.mul(b.udiv(kc, i64(vw)), i64(vw))
+            with Loop(b, 0, k_main, vw, "pt") as k:
+                src = b.gep(base, [add(b, inner0, k)], inbounds=True, source_etype=ety)
+                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                for g in range(0, width, vw):
+                    gw = min(vw, width - g)
+                    rows = [b.load(b.gep(src, [rel[g + i]], inbounds=True, source_etype=ety), typ=vty,
+                                   align=esize) if i < gw else None for i in range(vw)]
+                    for kk, col in enumerate(transpose_square(b, rows, vty)):
+                        if gw < vw:
+                            col = b.shuffle_vector(col, ir.Constant(vty, ir.Undefined),
+                                                   ir.Constant(ir.VectorType(I32, gw), list(range(gw))))
+                        b.store(col, b.gep(out, [i64(kk * width + g)], inbounds=True, source_etype=ety),
+                                align=esize)
+            k_start = k_main
+        with Loop(b, k_start, kc, 1, "pk") as k:
             src = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True, source_etype=ety)
             out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
             for j in range(width):
@@ -408,6 +443,28 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             else:
                 v = zero
             types.store_element(b, v, p, pt)
+
+
+def transpose_square(b: ir.IRBuilder, rows: list, vty: ir.VectorType) -> list:
+    """Transpose ``n`` vectors of ``n`` lanes (``n = vty.count``, a power of
+    two; a None row is undefined): ``out[k][i] = rows[i][k]``.  Eklundh's
+    scheme: log2(n) stages, each swapping off-diagonal blocks of half the
+    previous size between pairs of vectors (two-source shuffles)."""
+    n = vty.count
+    undef = ir.Constant(vty, ir.Undefined)
+    x = [r if r is not None else undef for r in rows]
+    h = n // 2
+    while h >= 1:
+        mask_lo = ir.Constant(ir.VectorType(I32, n), [k if not k & h else n + k - h for k in range(n)])
+        mask_hi = ir.Constant(ir.VectorType(I32, n), [k + h if not k & h else n + k for k in range(n)])
+        for i in range(n):
+            if i & h:
+                continue
+            a, c = x[i], x[i + h]
+            x[i] = b.shuffle_vector(a, c, mask_lo)
+            x[i + h] = b.shuffle_vector(a, c, mask_hi)
+        h //= 2
+    return x
 
 
 def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int, inner0, kc,

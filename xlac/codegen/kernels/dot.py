@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...shape import F32, F64, Shape
+from ...shape import F32, F64, strides
 from .. import types
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
-                    imin, micro_kernel, mul_const, pack_block, read_element)
+                    imin, micro_kernel, mul_const, pack_block, pack_panel, read_element)
 from ..ir_array import Index, IrArray, i64
 from ._util import I8, ScratchPlan, align, fill_padding
 
@@ -58,9 +58,8 @@ MIN_M_PANELS = 8
 MIN_N_PANELS = 4
 #: B is packed once for all tasks when its packed size is at most this.
 SHARED_B_LIMIT = 256 << 20
-#: The orientation with direct stores is kept unless it computes this many
-#: times more (padded) tile elements than the other.
-WASTE_RATIO = 1.5
+#: Dots with at most this many rows (M) read B in place instead of packing it.
+B_DIRECT_MAX_M = 16
 #: Rows per task of the axpy (column) form of matrix-vector products.
 GEMV_COLS_ROWS = 1024
 #: A unit of the shared B-packing phase spans at least this many NR panels.
@@ -79,18 +78,31 @@ class Blocking:
     nc: int   # N block of a task that packs its own B (a multiple of nr)
 
 
-def blocking_for(pt) -> Blocking:
-    """Tile sizes for ``pt`` on the host (measured on AVX-512 Zen 5; see docs)."""
+def blocking_for(pt, M: int | None = None, N: int | None = None) -> Blocking:
+    """Tile sizes for ``pt`` on the host, for a product of M x N tiles.
+
+    The default tile is 6 x (2 vectors): 12 accumulators cover the FMA latency
+    (4 cycles x 2 pipes on Zen 5) and each k step loads 2 vectors of B and
+    broadcasts 6 scalars of A.  On AVX-512 Zen 5 every tile from 4 x 64 to
+    12 x 32 measured within a few % of each other (~260 GFLOP/s on one core
+    at 1024^3 and 2048^3, near the 2 x 16-lane FMA peak), so the choice is
+    about edges: a narrow N uses one vector (12 x 1 vector, or half-width
+    vectors for N <= vw/2) and a short M (<= 8) uses M rows, so that little of
+    the padded tile is wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR)
+    in L1 and an A block (MC x KC) in L2.
+    """
     bits = host_vector_bits()
     vw = bits // (8 * pt.byte_size)
-    if bits >= 512:
-        mr, nr = 6, 2 * vw
-    elif bits >= 256:
-        mr, nr = 6, 2 * vw
-    else:
-        mr, nr = 4, 2 * vw
+    mr, nr = (6, 2 * vw) if bits >= 256 else (4, 2 * vw)
+    if N is not None and N <= vw:
+        if N <= vw // 2 and vw >= 8:
+            vw //= 2
+        nr = vw
+        mr = 12 if bits >= 512 else 6
+    if M is not None and M <= 8:
+        mr = max(2, M)
     kc = 256 if pt is F32 else 192
-    mc = (120 // mr) * mr
+    mc = max(mr, (120 // mr) * mr)
     nc = (2048 // nr) * nr
     return Blocking(vw, mr, nr, kc, mc, nc)
 
@@ -119,6 +131,7 @@ class DotPlan:
     task_plan: ScratchPlan
     task_bytes: int
     gemv_form: str = ""       # "rows" | "cols" | "generic"
+    b_direct: bool = False    # the micro-kernel reads B in place (a short M), no packing
     pack_group: int = 0       # NR panels per unit of the B-packing phase
 
     @property
@@ -217,7 +230,6 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     pt = dot.shape.element_type
     out_shape = inst.shape
     acc_in_output = out_shape.element_type is pt
-    from ...shape import strides
     ost = strides(out_shape)
     g_m = GroupMap(info.olf, out_shape.dimensions, ost)
     g_n = GroupMap(info.orf, out_shape.dimensions, ost)
@@ -267,23 +279,20 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
                        (nbt, cb, nmt, cm, 1, 1), n_tasks, 0, 0, scratch, task, task.size, form)
 
-    # Orientation: C's columns unit-stride if either group is (direct stores),
-    # unless the other orientation wastes much less on padded edge tiles (a
-    # narrow N: 256 x 10 computes 12 x 256 transposed, not 258 x 32).
+    # Orientation: C's columns unit-stride if either group is (direct stores).
+    # (Choosing the orientation that wastes less on padded edge tiles did not
+    # pay: packing the transposed operand and the element-wise stores cost
+    # more; narrow tiles for a small N or M do better, see blocking_for.)
     swap = False
     if acc_in_output:
         n_unit = g_n.affine and g_n.stride == 1
         m_unit = g_m.affine and g_m.stride == 1
         swap = m_unit and not n_unit
-    mr, nr = blk.mr, blk.nr
-
-    def padded(m, n):
-        return -(-m // mr) * mr * (-(-n // nr) * nr)
-    if padded(*((N, M) if swap else (M, N))) > WASTE_RATIO * padded(*((M, N) if swap else (N, M))):
-        swap = not swap
     if swap:
         M, N = N, M
         g_m, g_n = g_n, g_m
+    blk = blocking_for(pt, M, N)
+    mr, nr = blk.mr, blk.nr
     direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
     kc = min(blk.kc, K) if acc_in_output else K
     m_panels, n_panels = -(-M // mr), -(-N // nr)
@@ -307,12 +316,25 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     n_tasks = nbt * nmt * nnt
     nkb = -(-K // kc)
     n_padded = n_panels * nr
-    shared_b = nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    # A short M reuses each element of B only a few times: packing B would
+    # cost more than the micro-kernel reading it in place (when its rows are
+    # unit-stride and its K group has one stride).
+    b_side = 0 if swap else 1
+    b_shape = dot.operands[b_side].shape
+    b_k, b_n = (info.lc, info.lf) if swap else (info.rc, info.rf)
+    b_st = strides(b_shape)
+    g_bk = GroupMap(b_k, b_shape.dimensions, b_st)
+    g_bn = GroupMap(b_n, b_shape.dimensions, b_st)
+    b_direct = (M <= B_DIRECT_MAX_M and _operand_is_buffer(inst, dot, b_side)
+                and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
+    shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
     mc = min(blk.mc, -(-cm // mr) * mr)
     nc = min(blk.nc, -(-cn // nr) * nr)
     task = ScratchPlan()
     task.add("a", mc * kc * esize)
-    if not shared_b:
+    if b_direct:
+        task.add("b", nr * kc * esize)
+    elif not shared_b:
         task.add("b", nc * kc * esize)
     scratch = ScratchPlan()
     pack_tasks = pack_chunk = pack_group = 0
@@ -332,7 +354,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
                    (nbt, cb, nmt, cm, nnt, cn), n_tasks, pack_tasks, pack_chunk, scratch, task,
-                   task.size, pack_group=pack_group)
+                   task.size, pack_group=pack_group, b_direct=b_direct)
 
 
 def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
@@ -516,7 +538,7 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
     M, N, K = plan.M, plan.N, plan.K
     kcb = plan.kc
     nkb = plan.nkb
-    uk = micro_kernel(b.module, pt, mr, nr, plan.blk.vw)
+    uk = micro_kernel(b.module, pt, mr, nr, plan.blk.vw, strided_b=plan.b_direct)
     b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = _decode_task(b, plan, t)
     base = _task_base(ctx, plan, t)
     a_buf = plan.task_plan.pointer(b, base, "a")
@@ -541,13 +563,29 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
                 kc = imin(b, i64(kcb), b.sub(i64(K), pc)) if nkb > 1 else i64(K)
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, i64(nkb - 1))
-                if not plan.shared_b:
+                if plan.b_direct:
+                    # B is read in place; only a partial last panel is packed (zero-padded).
+                    if n_edge:
+                        with b.if_then(b.icmp_signed(">", nc_end, i64(N - n_edge))):
+                            pack_panel(b, ops.B, bi, boff_b, i64(N - n_edge), nr, pc, kc, b_buf, nr,
+                                       n_edge, False, plan.blk.vw)
+                elif not plan.shared_b:
                     _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_buf)
                 with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
                     _pack_a(b, plan, ops, bi, boff_a, ic, mc_end, pc, kc, a_buf)
                     with Loop(b, jc, nc_end, nr, "jr") as n0:
-                        if plan.shared_b:
+                        ldb = None
+                        if plan.b_direct:
+                            in_place = ops.B.element_pointer(
+                                b, add(b, add(b, boff_b, ops.B.gr.offset(b, pc)), n0))
+                            ldb = i64(ops.B.gr.stride)
+                            bp = in_place
+                            if n_edge:
+                                full_n = b.icmp_signed("<", n0, i64(N - n_edge))
+                                bp = b.select(full_n, in_place, b_buf)
+                                ldb = b.select(full_n, ldb, i64(nr))
+                        elif plan.shared_b:
                             q = b.udiv(n0, i64(nr))
                             bp = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
                         else:
@@ -556,7 +594,7 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = b.udiv(b.sub(r0, ic), i64(mr))
                             ap = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
-                            args = _TileArgs(bi, bcomp_c, boff_c, r0, n0, kc, ap, bp, first, last)
+                            args = _TileArgs(bi, bcomp_c, boff_c, r0, n0, kc, ap, bp, first, last, ldb)
                             if plan.direct:
                                 conds = []
                                 if m_edge:
@@ -588,6 +626,13 @@ class _TileArgs:
     bp: object
     first: object
     last: object
+    ldb: object = None       # B read in place, rows ldb apart (None: packed panel)
+
+    def call(self, b, uk, c, ldc, accumulate) -> None:
+        if self.ldb is None:
+            b.call(uk, [self.kc, self.ap, self.bp, c, ldc, accumulate])
+        else:
+            b.call(uk, [self.kc, self.ap, self.bp, self.ldb, c, ldc, accumulate])
 
 
 def _direct_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, ldc: int) -> None:
@@ -595,7 +640,7 @@ def _direct_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, ldc: int) -
     C = ops.C
     off = add(b, add(b, t.boff, C.gr.offset(b, t.r0)), t.c0)
     cp = C.element_pointer(b, off)
-    b.call(uk, [t.kc, t.ap, t.bp, cp, i64(ldc), b.not_(t.first)])
+    t.call(b, uk, cp, i64(ldc), b.not_(t.first))
     if ops.epilogue is None:
         return
     mr, nr = plan.blk.mr, plan.blk.nr
@@ -623,7 +668,7 @@ def _general_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, tile) -> N
     pt = plan.pt
     ety = types.memory_type(pt)
     C = ops.C
-    b.call(uk, [t.kc, t.ap, t.bp, tile, i64(nr), ir.Constant(ir.IntType(1), 0)])
+    t.call(b, uk, tile, i64(nr), ir.Constant(ir.IntType(1), 0))
     rows = imin(b, i64(mr), b.sub(i64(plan.M), t.r0))
     cols = imin(b, i64(nr), b.sub(i64(plan.N), t.c0))
     with Loop(b, 0, rows, 1, "gi") as i:
