@@ -25,13 +25,21 @@ groups, packing and the micro-kernel).  This module decides how to run one:
   first ``parallel_for`` (into a scratch buffer every task reads), else each
   task packs its B blocks itself.  Each task has its own region of the
   scratch space (indexed by the task number) for its packed A and B blocks.
+* **Short M** (at most :data:`B_DIRECT_MAX_M` rows): each element of B is used
+  by one or two micro-panels of A only, so B is not packed; a micro-kernel
+  variant reads it in place (row-major B), only a partial last panel packed.
+* **Fused operands.**  A dot operand computed inside the fusion (a transpose,
+  a negate, ... fused ahead of the dot) is read through its elemental
+  generator while packing, so it is computed once per packing, not once per
+  multiply.
 * **Matrix-vector forms** (M or N is 1) do not pack: the vector is copied
   into a contiguous buffer, then each row is a vectorised dot product
   (contracting dimension unit-stride), or the columns are added up with
   vectorised axpys (rows unit-stride), or a scalar loop for other layouts.
 
 Other element types (integers, halves, complex) and dots with mixed types
-keep the elemental loop (``default_loop_kernel``).
+keep the elemental loop (``default_loop_kernel``).  Design notes and
+measurements: ``docs/dot.md``.
 """
 from __future__ import annotations
 
@@ -41,6 +49,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
+from ...hlo.opcodes import OPCODES
 from ...shape import F32, F64, strides
 from .. import types
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
@@ -123,7 +132,7 @@ class DotPlan:
     acc_in_output: bool       # the result buffer holds the accumulator
     direct: bool              # full tiles are stored by the micro-kernel into the result
     shared_b: bool
-    grid: tuple               # (nbt, cb, nmt, cm, nnt, cn)
+    grid: tuple               # tasks along (batch, M, N): (nbt, nmt, nnt), balanced splits
     n_tasks: int
     pack_tasks: int           # tasks of the B-packing phase (shared_b)
     pack_chunk: int
@@ -195,7 +204,33 @@ def _the_dot(inst: HloInstruction) -> HloInstruction | None:
     dot = dots[0]
     if any(i.opcode in ("dot", "convolution") for o in dot.operands for i in _producers(o)):
         return None
+    if not _elementwise_to_root(comp, dot):
+        return None
     return dot
+
+
+def _elementwise_to_root(comp, dot: HloInstruction) -> bool:
+    """Every path from the dot to the fusion root goes through elementwise ops of
+    the dot's dimensions (the epilogue reads the dot at the index it writes,
+    which the fusion pass guarantees for kOutput fusions; checked anyway)."""
+    comp.compute_users()
+    root = comp.root
+    seen, stack = set(), [dot]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if cur is not dot:
+            info = OPCODES.get(cur.opcode)
+            if info is None or not info.is_elementwise or cur.shape.dimensions != dot.shape.dimensions:
+                return False
+        if cur is root:
+            continue
+        if not cur.users:
+            return False
+        stack.extend(cur.users)
+    return True
 
 
 def _producers(inst: HloInstruction) -> list:
@@ -255,20 +290,18 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
             form = "cols"
         else:
             form = "generic"
-        work = nb * Mv * K
-        T = max(1, min(MAX_TASKS, work // GEMV_TASK_ELEMENTS))
-        nbt, cb, nmt, cm = 1, nb, 1, Mv
+        T = _pow2_floor(max(1, min(MAX_TASKS, nb * Mv * K // GEMV_TASK_ELEMENTS)))
+        nbt, nmt = 1, 1
         if T > 1:
             if nb >= T:
-                cb = -(-nb // T)
-                nbt = -(-nb // cb)
+                nbt = T
             else:
-                nbt, cb = nb, 1
-                per = -(-T // nb)
+                nbt = nb
                 # Row chunks of the axpy form stream long contiguous pieces of
                 # each matrix row into an L1-resident accumulator.
-                cm = max(GEMV_COLS_ROWS if form == "cols" else 64, -(-Mv // per))
-                nmt = -(-Mv // cm)
+                min_rows = GEMV_COLS_ROWS if form == "cols" else 64
+                nmt = _pow2_floor(min(max(1, T // nb), max(1, Mv // min_rows)))
+        cm = -(-Mv // nmt)
         task = ScratchPlan()
         task.add("x", K * esize)
         if form == "cols":
@@ -277,7 +310,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
         scratch = ScratchPlan()
         scratch.add("tasks", n_tasks * task.size)
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
-                       (nbt, cb, nmt, cm, 1, 1), n_tasks, 0, 0, scratch, task, task.size, form)
+                       (nbt, nmt, 1), n_tasks, 0, 0, scratch, task, task.size, form)
 
     # Orientation: C's columns unit-stride if either group is (direct stores).
     # (Choosing the orientation that wastes less on padded edge tiles did not
@@ -297,22 +330,21 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     kc = min(blk.kc, K) if acc_in_output else K
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
-    # Task grid: batch first, then M, then N.
-    T = max(1, min(MAX_TASKS, flops // TASK_FLOPS))
-    nbt, cb, nmt, cm, nnt, cn = 1, nb, 1, M, 1, N
+    # Task grid: batch first, then M, then N; powers of two (the thread pool
+    # splits the tasks into equal contiguous ranges, one per thread) of
+    # balanced chunks (whole micro-panels, sizes differing by one at most).
+    T = _pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    nbt, nmt, nnt = 1, 1, 1
     if T > 1:
         if nb >= T:
-            cb = -(-nb // T)
-            nbt = -(-nb // cb)
+            nbt = T
         else:
-            nbt, cb = nb, 1
-            per = -(-T // nb)
-            nmt = max(1, min(per, m_panels // MIN_M_PANELS))
-            nnt = max(1, min(per // nmt, n_panels // MIN_N_PANELS))
-            cm = -(-m_panels // nmt) * mr
-            nmt = -(-M // cm)
-            cn = -(-n_panels // nnt) * nr
-            nnt = -(-N // cn)
+            nbt = nb
+            per = max(1, T // nb)
+            nmt = _pow2_floor(min(per, max(1, m_panels // MIN_M_PANELS)))
+            nnt = _pow2_floor(min(per // nmt, max(1, n_panels // MIN_N_PANELS)))
+    cm = -(-m_panels // nmt) * mr
+    cn = -(-n_panels // nnt) * nr
     n_tasks = nbt * nmt * nnt
     nkb = -(-K // kc)
     n_padded = n_panels * nr
@@ -353,7 +385,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
         pack_group = group
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
-                   (nbt, cb, nmt, cm, nnt, cn), n_tasks, pack_tasks, pack_chunk, scratch, task,
+                   (nbt, nmt, nnt), n_tasks, pack_tasks, pack_chunk, scratch, task,
                    task.size, pack_group=pack_group, b_direct=b_direct)
 
 
@@ -459,18 +491,32 @@ def _task_base(ctx: KernelContext, plan: DotPlan, t) -> ir.Value:
     return b.gep(base, [b.mul(t, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
 
 
+def _pow2_floor(x: int) -> int:
+    return 1 << (int(x).bit_length() - 1)
+
+
+def _chunk(b, t, n_chunks: int, units: int, unit: int, total: int):
+    """[lo, hi) of chunk ``t`` of ``n_chunks`` balanced chunks of ``units`` units of
+    ``unit`` elements (``total`` elements in all, the last unit maybe partial)."""
+    if n_chunks == 1:
+        return i64(0), i64(total)
+    lo = mul_const(b, b.udiv(b.mul(t, i64(units)), i64(n_chunks)), unit)
+    hi = mul_const(b, b.udiv(b.mul(b.add(t, i64(1)), i64(units)), i64(n_chunks)), unit)
+    if units * unit != total:
+        hi = imin(b, hi, i64(total))
+    return lo, hi
+
+
 def _decode_task(b, plan: DotPlan, t):
-    nbt, cb, nmt, cm, nnt, cn = plan.grid
+    nbt, nmt, nnt = plan.grid
     tn = b.urem(t, i64(nnt)) if nnt > 1 else i64(0)
     rest = b.udiv(t, i64(nnt)) if nnt > 1 else t
     tm = b.urem(rest, i64(nmt)) if nmt > 1 else i64(0)
     tb = b.udiv(rest, i64(nmt)) if nmt > 1 else rest
-    b_lo = mul_const(b, tb, cb)
-    m_lo = mul_const(b, tm, cm)
-    n_lo = mul_const(b, tn, cn)
-    b_hi = imin(b, add(b, b_lo, i64(cb)), i64(plan.nb)) if nbt > 1 else i64(plan.nb)
-    m_hi = imin(b, add(b, m_lo, i64(cm)), i64(plan.M)) if nmt > 1 else i64(plan.M)
-    n_hi = imin(b, add(b, n_lo, i64(cn)), i64(plan.N)) if nnt > 1 else i64(plan.N)
+    mu, nu = (plan.blk.mr, plan.blk.nr) if plan.kind == "gemm" else (1, 1)
+    b_lo, b_hi = _chunk(b, tb, nbt, plan.nb, 1, plan.nb)
+    m_lo, m_hi = _chunk(b, tm, nmt, -(-plan.M // mu), mu, plan.M)
+    n_lo, n_hi = _chunk(b, tn, nnt, -(-plan.N // nu), nu, plan.N)
     return b_lo, b_hi, m_lo, m_hi, n_lo, n_hi
 
 
