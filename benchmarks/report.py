@@ -169,12 +169,15 @@ def limits_text(res: dict) -> str:
         return "Machine limits were not measured (`--no-limits`)."
     mib = L["stream_bytes"] >> 20
     parts = []
-    nat = [f"{_num(v)} GB/s with {k.split('_')[2][:-1]} thread(s)" for k, v in L.items()
+    def threads(key):
+        n = key.split("_")[2][:-1]
+        return "1 thread" if n == "1" else f"{n} threads"
+    nat = [f"{_num(v)} GB/s with {threads(k)}" for k, v in L.items()
            if k.startswith("stream_native_") and isinstance(v, float)]
     if nat:
         parts.append(f"STREAM triad `a = b + s*c` (float32, 3 x {mib} MiB, native llvmlite loop, "
                      f"buffers reused): " + ", ".join(nat))
-    xl = [f"{_num(v)} GB/s ({k.split('_')[2][:-1]} threads)" for k, v in L.items()
+    xl = [f"{_num(v)} GB/s with {threads(k)}" for k, v in L.items()
           if k.startswith("stream_xlac_") and isinstance(v, float)]
     if xl:
         parts.append("the same triad compiled by xlac: " + ", ".join(xl)
@@ -189,7 +192,17 @@ def limits_text(res: dict) -> str:
     parts.append(f"the fractions in the table are of {_num(L['stream_gbs'])} GB/s (best native "
                  f"STREAM triad) and {_num(L['sgemm_gflops'])} GFLOP/s (best sgemm, "
                  f"{L.get('sgemm_best', 'numpy')})")
-    return "Machine limits measured in the same run: " + "; ".join(parts) + "."
+    text = "Machine limits measured in the same run: " + "; ".join(parts) + "."
+    a, b = res.get("limits_start"), res.get("limits_end")
+    if a and b:
+        def pair(key):
+            return f"{_num(a.get(key))} / {_num(b.get(key))}"
+        text += (" Each limit was measured before and after the kernels and the better one kept "
+                 f"(before / after: STREAM 2 threads {pair('stream_native_2t')} GB/s, 1 thread "
+                 f"{pair('stream_native_1t')} GB/s; sgemm numpy {pair('sgemm_numpy_gflops')}"
+                 + (f", jax {pair('sgemm_jax_gflops')}" if a.get("sgemm_jax_gflops") else "")
+                 + " GFLOP/s).")
+    return text
 
 
 def machine_text(res: dict) -> str:
