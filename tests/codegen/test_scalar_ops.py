@@ -15,6 +15,7 @@ import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
 
+from xlac.codegen import math_approx
 from xlac.codegen.scalar_ops import declare_libm, emit_elementwise
 from xlac.codegen.types import constant, load_element, memory_type, register_type, store_element
 from xlac.errors import UnsupportedError
@@ -66,7 +67,7 @@ def _build(emit, in_types, out_type):
 
 
 def _jit(key, emit, in_types, out_type, optimize=True):
-    key = (key, tuple(in_types), out_type, optimize)
+    key = (key, tuple(in_types), out_type, optimize, math_approx.exact_math())
     if key not in _CACHE:
         mod = llvm.parse_assembly(_build(emit, in_types, out_type))
         mod.verify()
@@ -630,9 +631,20 @@ _UNARY_MATH = [
 ]
 
 
+@pytest.fixture(params=[False, True], ids=["approx", "libm"])
+def math_mode(request, monkeypatch):
+    """Both code paths of exp, log, tanh, ...: the inline approximations
+    (math_approx) and libm (XLAC_EXACT_MATH=1, the reference)."""
+    if request.param:
+        monkeypatch.setenv(math_approx.EXACT_MATH_ENV, "1")
+    else:
+        monkeypatch.delenv(math_approx.EXACT_MATH_ENV, raising=False)
+    return request.param
+
+
 @pytest.mark.parametrize("pt", [PT.F32, PT.F64])
 @pytest.mark.parametrize("opcode, ref, span", _UNARY_MATH, ids=[u[0] for u in _UNARY_MATH])
-def test_transcendentals(pt, opcode, ref, span):
+def test_transcendentals(pt, opcode, ref, span, math_mode):
     rng = np.random.default_rng(6)
     x = rng.uniform(*span, 2000).astype(pt.dtype)
     if opcode in ("exponential-minus-one", "log-plus-one", "sine", "tan", "tanh", "erf", "cbrt"):
@@ -657,7 +669,7 @@ def test_binary_math(pt):
     np.testing.assert_allclose(binary("power", pt, base, y), np.power(base.astype(np.float64), y), rtol=2.5 * eps)
 
 
-def test_math_special_values():
+def test_math_special_values(math_mode):
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, -1.0], np.float32)
     with np.errstate(all="ignore"):
         for opcode, f in [("exponential", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),
@@ -669,7 +681,7 @@ def test_math_special_values():
 @pytest.mark.parametrize("pt", [PT.F16, PT.BF16])
 @pytest.mark.parametrize("opcode, ref", [("exponential", np.exp), ("tanh", np.tanh), ("log", np.log),
                                          ("logistic", _logistic)])
-def test_small_float_transcendentals(pt, opcode, ref):
+def test_small_float_transcendentals(pt, opcode, ref, math_mode):
     x = np.linspace(0.01, 8, 500).astype(pt.dtype)
     got = unary(opcode, pt, x).astype(np.float64)
     expected = ref(x.astype(np.float64))

@@ -23,11 +23,14 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   directly (ml_dtypes' f64 -> bf16 rounds twice, through f32; the evaluator and
   xlac do not), integers go through f64 (exact up to 32 bits; 64-bit integers
   beyond 2**53 round twice, as in the evaluator).
-* Math: LLVM intrinsics where they lower to instructions or to plain libm calls
-  (sqrt, fabs, floor, ceil, round, roundeven, copysign, maximum, minimum, exp, log,
-  sin, cos, pow); libm directly for the rest (tan, tanh, erf, cbrt, expm1, log1p,
-  atan2, hypot; ``frem`` lowers to fmod). The JIT resolves libm from the Python
-  process.
+* Math: exp, expm1, log, log1p, tanh, logistic (f32 and f64) and erf (f32) are
+  inline polynomial approximations from :mod:`xlac.codegen.math_approx` (a libm call
+  would keep the loop from vectorising); ``XLAC_EXACT_MATH=1`` switches them back to
+  the libm path, which stays the reference in tests. Otherwise LLVM intrinsics where
+  they lower to instructions or to plain libm calls (sqrt, fabs, floor, ceil, round,
+  roundeven, copysign, maximum, minimum, sin, cos, pow; exp and log of complex
+  numbers); libm directly for the rest (tan, cbrt, atan2, hypot, erf of f64; ``frem``
+  lowers to fmod). The JIT resolves libm from the Python process.
 * Complex numbers are ``{re, im}`` structs; the straightforward formulas are used.
 
 Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the opcode.
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from xlac.codegen import math_approx
 from xlac.codegen.types import register_type
 from xlac.errors import UnsupportedError
 from xlac.hlo import opcodes
@@ -309,6 +313,16 @@ def _libm(name):
     return lambda c, *xs: c.libm(name, *xs)
 
 
+def _approx(name, exact):
+    """The inline approximation ``name`` of :mod:`~xlac.codegen.math_approx` where it
+    exists for the type, unless ``XLAC_EXACT_MATH`` asks for ``exact`` (libm)."""
+    def emit(c, x):
+        if math_approx.supports(name, x.type) and not math_approx.exact_math():
+            return math_approx.emit(c.b, name, x)
+        return exact(c, x)
+    return emit
+
+
 # ----------------------------------------------------------------------------
 # Complex numbers ({re, im} structs)
 # ----------------------------------------------------------------------------
@@ -453,16 +467,16 @@ _OPS: dict = {
     "sqrt": {FLOAT: _intr("llvm.sqrt"), COMPLEX: _c_sqrt},
     "rsqrt": {FLOAT: _rsqrt},
     "cbrt": {FLOAT: _libm("cbrt")},
-    "exponential": {FLOAT: _intr("llvm.exp"), COMPLEX: _c_exp},
-    "exponential-minus-one": {FLOAT: _libm("expm1")},
-    "log": {FLOAT: _intr("llvm.log"), COMPLEX: _c_log},
-    "log-plus-one": {FLOAT: _libm("log1p")},
-    "logistic": {FLOAT: _logistic},
+    "exponential": {FLOAT: _approx("exp", _intr("llvm.exp")), COMPLEX: _c_exp},
+    "exponential-minus-one": {FLOAT: _approx("expm1", _libm("expm1"))},
+    "log": {FLOAT: _approx("log", _intr("llvm.log")), COMPLEX: _c_log},
+    "log-plus-one": {FLOAT: _approx("log1p", _libm("log1p"))},
+    "logistic": {FLOAT: _approx("logistic", _logistic)},
     "sine": {FLOAT: _intr("llvm.sin")},
     "cosine": {FLOAT: _intr("llvm.cos")},
     "tan": {FLOAT: _libm("tan")},
-    "tanh": {FLOAT: _libm("tanh")},
-    "erf": {FLOAT: _libm("erf")},
+    "tanh": {FLOAT: _approx("tanh", _libm("tanh"))},
+    "erf": {FLOAT: _approx("erf", _libm("erf"))},
     "is-finite": {FLOAT: _is_finite},
     "real": {FLOAT: lambda c, x: x, COMPLEX: lambda c, z: c.b.extract_value(z, 0)},
     "imag": {FLOAT: lambda c, x: _const(x.type, 0.0), COMPLEX: lambda c, z: c.b.extract_value(z, 1)},

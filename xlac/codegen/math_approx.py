@@ -1,0 +1,447 @@
+"""Inline, vectorisable approximations of exp, expm1, log, log1p, tanh, logistic and erf.
+
+A call to libm (``expf``, ``tanhf``; LLVM's ``llvm.exp``/``llvm.log`` intrinsics
+lower to the same calls) stops LLVM from vectorising the loop around it, or makes
+the vectorised loop call the scalar function once per lane. The emitters here
+produce straight-line IR instead: arithmetic, ``fcmp``/``select``, integer
+operations on the bits, and only the intrinsics ``llvm.fmuladd``, ``llvm.fabs`` and
+``llvm.copysign``, which are instructions on every x86-64 CPU (``fmuladd`` is a
+fused multiply-add where the CPU has one, a multiply and an add elsewhere; the
+algorithms are accurate either way). Rounding to an integer uses the
+``x + 1.5 * 2**p - 1.5 * 2**p`` trick rather than ``llvm.rint``, which needs
+SSE4.1. No new basic blocks, no branches: every special case is a ``select``.
+
+Functions and types (f16/bf16 reach these in f32, see ``scalar_ops``):
+
+=========  =====  =====  ===========================================================
+function   f32    f64    method
+=========  =====  =====  ===========================================================
+exp        yes    yes    ``x = n ln2 + r``, ``|r| <= ln2/2``; ``e**r = 1 + r + r**2 q(r)``;
+                         scaled by ``2**n`` in two steps (denormal results round once)
+expm1      yes    yes    same reduction; ``2**n expm1(r) + (2**n - 1)`` (exact
+                         ``2**n - 1``) while ``n`` is small, ``exp(x) - 1`` beyond
+log        yes    yes    ``x = 2**k m``, ``m`` in ``[sqrt(1/2), sqrt(2))``, ``f = m - 1``,
+                         ``log1p(f) = 2 atanh(f / (2 + f))`` as a polynomial in ``s**2``
+log1p      yes    yes    the same on ``u = 1 + x``, with ``f`` recomputed exactly from
+                         ``x`` (``x 2**-k + (2**-k - 1)``) so the rounding of ``1 + x``
+                         is not lost
+tanh       yes    yes    ``|x| < 0.625``: odd polynomial; else ``1 - 2 / (exp(2|x|) + 1)``
+logistic   yes    yes    ``e = exp(-|x|)``; ``1 / (1 + e)`` for ``x >= 0``, ``e / (1 + e)``
+                         below (no overflow, denormal tail kept), corrected for the
+                         rounding of ``1 + e``
+erf        yes    no     ``|x| < 1``: ``x (c0 + x**2 Q(x**2))``; ``[1, 3.92]``: ``1 - erfc`` with
+                         ``erfc`` a degree-9 polynomial on three pieces (coefficients
+                         picked by ``select``); beyond: ``+-1``
+=========  =====  =====  ===========================================================
+
+The polynomial coefficients come from a Remez (minimax) fit of the relative error
+(absolute for ``erfc``), done with mpmath and rounded to the target type; the fit
+error is far below one ulp, so what remains is the rounding of the arithmetic.
+Measured against float64 libm (``tests/codegen/test_math_approx.py``) over a
+sweep of the whole float range, the worst errors are about 1-2 ulp
+(see ``docs/numerics.md`` for the numbers). Special values are those of C99:
+``exp(+-inf) = inf, 0``, overflow to ``inf``, underflow through the denormals to
+``0``, ``log(0) = -inf``, ``log(<0) = nan``, ``tanh(+-inf) = +-1``, signed zeros kept
+(``tanh``, ``expm1``, ``log1p``, ``erf`` of ``-0`` are ``-0``), NaN in gives the same
+NaN out.
+
+The exact path (libm and the LLVM intrinsics) stays available as the reference:
+set ``XLAC_EXACT_MATH=1`` in the environment before compiling. It is read every
+time an instruction is emitted, but ``xlac.jit`` caches compiled modules by their
+HLO text (in memory, and on disk under ``XLAC_CACHE_DIR``), so set it before a
+module is first compiled.
+"""
+from __future__ import annotations
+
+import math
+import os
+import struct
+from fractions import Fraction
+
+from llvmlite import ir
+
+__all__ = ["EXACT_MATH_ENV", "exact_math", "supports", "emit", "FUNCTIONS"]
+
+#: Environment variable: when set to anything but ``""``/``0``, the math ops call
+#: libm (or the LLVM intrinsics that lower to it) instead of these approximations.
+EXACT_MATH_ENV = "XLAC_EXACT_MATH"
+
+
+def exact_math() -> bool:
+    """Whether ``XLAC_EXACT_MATH`` asks for the libm path."""
+    return os.environ.get(EXACT_MATH_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+# ----------------------------------------------------------------------------
+# Constants
+# ----------------------------------------------------------------------------
+
+# ln 2 to 60 digits (more than any split below needs).
+_LN2 = Fraction("0.693147180559945309417232121458176568075500134360255254120680")
+
+
+def _f32(v: float) -> float:
+    """``v`` rounded to the nearest float32 (as a Python float)."""
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def _split_ln2(bits: int, narrow: bool) -> tuple[float, float]:
+    """ln 2 = hi + lo with ``hi`` of ``bits`` significant bits (so ``n * hi`` is exact
+    for small integers ``n``), ``lo`` the rest rounded to the target type."""
+    hi = Fraction(round(_LN2 * 2 ** bits), 2 ** bits)       # ln2 < 1: bits after the point
+    lo = float(_LN2 - hi)
+    return float(hi), (_f32(lo) if narrow else lo)
+
+
+class _Type:
+    """Everything that differs between f32 and f64."""
+
+    def __init__(self, narrow: bool):
+        self.narrow = narrow
+        self.ty = ir.FloatType() if narrow else ir.DoubleType()
+        self.ity = ir.IntType(32 if narrow else 64)
+        self.mant = 23 if narrow else 52
+        self.bias = 127 if narrow else 1023
+        # 1.5 * 2**mant: adding and subtracting it rounds |v| < 2**(mant-1) to an integer.
+        self.magic = 1.5 * 2.0 ** self.mant
+        # n * ln2_hi is exact for |n| < 2**(mant+1 - hi_bits), far more than exp needs.
+        self.ln2_hi, self.ln2_lo = _split_ln2(16 if narrow else 32, narrow)
+        self.log2e = 1 / math.log(2)
+        # exp: below lo the result rounds to 0, above hi it overflows.
+        self.exp_lo, self.exp_hi = (-104.0, 89.0) if narrow else (-746.0, 710.0)
+        # expm1: below this the result rounds to -1.
+        self.expm1_lo = -17.5 if narrow else -38.0
+        # |x| below this: expm1(x) and log1p(x) round to x.
+        self.tiny = 2.0 ** (-25 if narrow else -54)
+        self.min_normal = 2.0 ** (1 - self.bias)
+        self.denormal_scale = 24 if narrow else 54          # log: denormals times 2**this
+        sqrt_half = _f32(math.sqrt(0.5)) if narrow else math.sqrt(0.5)
+        self.sqrt_half_bits = _float_bits(sqrt_half, narrow)
+        self.magic_bits = _float_bits(self.magic, narrow)
+        c = _COEFFS32 if narrow else _COEFFS64
+        self.expm1_q, self.log_r, self.tanh_p = c["expm1_q"], c["log_r"], c["tanh_p"]
+
+
+def _float_bits(v: float, narrow: bool) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0] if narrow else \
+        struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+# Remez fits (coefficients listed from the constant term up).
+_COEFFS32 = {
+    # expm1(r) = r + r**2 q(r) on |r| <= 0.3473 (relative error 0.004 ulp)
+    "expm1_q": [0.5, 0.1666666567325592, 0.04166635870933533, 0.008333389647305012,
+                0.0013940832577645779, 0.00019845894712489098],
+    # 2 atanh(s) = 2 s + s R(s**2), R(z) = z (r1 + r2 z + r3 z**2), |s| <= 0.1717 (0.014 ulp)
+    "log_r": [0.6666677594184875, 0.3997744917869568, 0.29874420166015625],
+    # tanh(x) = x + x**3 P(x**2) on |x| <= 0.625 (0.07 ulp)
+    "tanh_p": [-0.3333328068256378, 0.13331441581249237, -0.05373971536755562,
+               0.0206390880048275, -0.005704987328499556],
+}
+
+_COEFFS64 = {
+    # (0.002 ulp)
+    "expm1_q": [0.5, 0.16666666666666677, 0.041666666666666505, 0.008333333333321504,
+                0.0013888888888963543, 0.00019841269886503664, 2.4801587171000666e-05,
+                2.755724377488699e-06, 2.755740329903685e-07, 2.5109206196363803e-08,
+                2.0875327512635107e-09],
+    # (0.011 ulp)
+    "log_r": [0.6666666666666735, 0.3999999999940748, 0.28571428744142574, 0.22222198378365438,
+              0.18183575170983357, 0.1531375562432704, 0.14799067423508372],
+    # (0.09 ulp)
+    "tanh_p": [-0.33333333333332854, 0.13333333333262093, -0.05396825393126828,
+               0.02186948757610627, -0.008863221002767376, 0.003591989174809805,
+               -0.0014549588826248965, 0.0005863165542254695, -0.00022856423695673017,
+               7.714439383533422e-05, -1.607258204397795e-05],
+}
+
+# erf, f32 only. |x| < 1: erf(x) = x (c0 + x**2 Q(x**2)) with c0 = 2/sqrt(pi) carried as
+# hi + lo (a rounded c0 alone is off by 0.9 ulp near 0); Q's fit error is 0.0005 ulp.
+_ERF_C0 = (1.128379225730896, -5.8635382771399236e-08)
+_ERF_Q = [-0.37612637877464294, 0.11283784359693527, -0.0268655177205801, 0.005221251398324966,
+          -0.0008487043087370694, 0.00011286205699434504, -9.722144568513613e-06]
+# 1 <= |x| <= 3.92: erfc(|x|) as a polynomial in t = |x| - mid on [1, 2), [2, 3), [3, 3.92]
+# (absolute error below 0.003 ulp of erf). Beyond 3.92, erf rounds to +-1.
+_ERFC_PIECES = [
+    (1.5, [0.0338948518037796, -0.11893028765916824, 0.17839542031288147, -0.13875223696231842,
+           0.044599369168281555, 0.014871394261717796, -0.01933286339044571,
+           0.004697951953858137, 0.0024007074534893036, -0.001534283277578652]),
+    (2.5, [0.00040695187635719776, -0.002178284339606762, 0.005445736926048994,
+           -0.008350078947842121, 0.008621523156762123, -0.006117554847151041,
+           0.0028081831987947226, -0.0005407818243838847, -0.00030625401996076107,
+           0.0002448665618430823]),
+    (3.46, [9.922048320731847e-07, -7.1327208388538565e-06, 2.4678352929186076e-05,
+            -5.4549167543882504e-05, 8.617642015451565e-05, -0.00010285776806995273,
+            9.521955507807434e-05, -7.007405656622723e-05, 4.2527019104454666e-05,
+            -1.7251348253921606e-05]),
+]
+_ERF_ONE = 3.92
+
+_TYPES = {True: _Type(True), False: _Type(False)}
+
+
+# ----------------------------------------------------------------------------
+# A small IR vocabulary over one float type
+# ----------------------------------------------------------------------------
+
+class _E:
+    def __init__(self, builder: ir.IRBuilder, ty: ir.Type):
+        self.b = builder
+        self.t = _TYPES[isinstance(ty, ir.FloatType)]
+
+    # constants and intrinsics
+    def k(self, v) -> ir.Constant:
+        return ir.Constant(self.t.ty, float(v))
+
+    def ki(self, v) -> ir.Constant:
+        return ir.Constant(self.t.ity, int(v))
+
+    def call(self, name: str, *args):
+        ty = args[0].type
+        full = f"{name}.{'f32' if isinstance(ty, ir.FloatType) else 'f64'}"
+        fnty = ir.FunctionType(ty, [a.type for a in args])
+        fn = self.b.module.globals.get(full)
+        if fn is None:
+            fn = ir.Function(self.b.module, fnty, full)
+        return self.b.call(fn, list(args))
+
+    def val(self, v):
+        return v if isinstance(v, ir.Value) else self.k(v)
+
+    def fma(self, a, b, c):
+        """``a * b + c``, fused where the CPU has FMA."""
+        return self.call("llvm.fmuladd", self.val(a), self.val(b), self.val(c))
+
+    def horner(self, x, coeffs):
+        """``sum coeffs[i] * x**i`` (coefficients: numbers or values)."""
+        acc = self.val(coeffs[-1])
+        for c in reversed(coeffs[:-1]):
+            acc = self.fma(acc, x, c)
+        return acc
+
+    # arithmetic
+    def add(self, a, b):
+        return self.b.fadd(self.val(a), self.val(b))
+
+    def sub(self, a, b):
+        return self.b.fsub(self.val(a), self.val(b))
+
+    def mul(self, a, b):
+        return self.b.fmul(self.val(a), self.val(b))
+
+    def div(self, a, b):
+        return self.b.fdiv(self.val(a), self.val(b))
+
+    def abs(self, x):
+        return self.call("llvm.fabs", x)
+
+    def copysign(self, mag, sign):
+        return self.call("llvm.copysign", mag, sign)
+
+    # comparisons (ordered: false for NaN) and selects
+    def lt(self, a, b):
+        return self.b.fcmp_ordered("<", self.val(a), self.val(b))
+
+    def gt(self, a, b):
+        return self.b.fcmp_ordered(">", self.val(a), self.val(b))
+
+    def ge(self, a, b):
+        return self.b.fcmp_ordered(">=", self.val(a), self.val(b))
+
+    def eq(self, a, b):
+        return self.b.fcmp_ordered("==", self.val(a), self.val(b))
+
+    def isnan(self, x):
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def sel(self, cond, a, b):
+        return self.b.select(cond, self.val(a), self.val(b))
+
+    def clamp(self, x, lo, hi):
+        """``x`` limited to ``[lo, hi]``; NaN becomes ``lo`` (callers select NaN back)."""
+        x = self.sel(self.gt(x, lo), x, lo)
+        return self.sel(self.lt(x, hi), x, hi)
+
+    # bits
+    def bits(self, x):
+        return self.b.bitcast(x, self.t.ity)
+
+    def from_bits(self, i):
+        return self.b.bitcast(i, self.t.ty)
+
+    def pow2(self, n):
+        """``2**n`` for an integer ``n`` in the normal exponent range."""
+        return self.from_bits(self.b.shl(self.b.add(n, self.ki(self.t.bias)), self.ki(self.t.mant)))
+
+    def ldexp(self, p, n):
+        """``p * 2**n`` for ``n`` up to twice the exponent range, rounded once: two
+        exact power-of-two factors, the second of which may round into denormals."""
+        half = self.b.ashr(n, self.ki(1))
+        return self.mul(self.mul(p, self.pow2(half)), self.pow2(self.b.sub(n, half)))
+
+    def round_int(self, x, c):
+        """(``rint(x * c)`` as a float, as an integer) for ``|x * c| < 2**(mant-1)``:
+        adding ``1.5 * 2**mant`` leaves the integer in the low bits (no SSE4.1 needed);
+        the multiply is fused into the add where the CPU has FMA."""
+        magic = self.k(self.t.magic)
+        t = self.fma(x, c, magic)
+        return self.sub(t, magic), self.b.sub(self.bits(t), self.ki(self.t.magic_bits))
+
+
+# ----------------------------------------------------------------------------
+# The functions
+# ----------------------------------------------------------------------------
+
+def _reduce_exp(e: _E, x):
+    """``x = n ln2 + r`` with ``|r| <= ln2/2`` (``x`` finite and clamped):
+    returns ``(n as integer, expm1(r))``."""
+    t = e.t
+    n, ni = e.round_int(x, t.log2e)
+    r = e.fma(n, -t.ln2_hi, x)          # exact: n * ln2_hi is exact and close to x
+    r = e.fma(n, -t.ln2_lo, r)
+    em = e.fma(e.mul(r, r), e.horner(r, t.expm1_q), r)
+    return ni, em
+
+
+def _exp(e: _E, x):
+    t = e.t
+    ni, em = _reduce_exp(e, e.clamp(x, t.exp_lo, t.exp_hi))
+    y = e.ldexp(e.add(em, 1.0), ni)
+    return e.sel(e.isnan(x), x, y)
+
+
+def _expm1(e: _E, x):
+    t = e.t
+    ni, em = _reduce_exp(e, e.clamp(x, t.expm1_lo, t.exp_hi))
+    # Small n: 2**n expm1(r) + (2**n - 1); 2**n - 1 is exact and 2**n expm1(r) is
+    # exact, so this rounds once. (For large n, pow2 makes inf: not selected.)
+    s = e.pow2(ni)
+    small = e.fma(s, em, e.sub(s, 1.0))
+    # Large n: the -1 hardly matters; scale like exp (n may reach the top exponent).
+    large = e.sub(e.ldexp(e.add(em, 1.0), ni), 1.0)
+    y = e.sel(e.b.icmp_signed(">", ni, e.ki(t.mant + 1)), large, small)
+    y = e.sel(e.lt(e.abs(x), t.tiny), x, y)             # keeps -0 and denormals
+    return e.sel(e.isnan(x), x, y)
+
+
+def _decompose(e: _E, x):
+    """For positive normal ``x``: (``k`` integer, ``m`` float) with ``x = 2**k m``,
+    ``m`` in ``[sqrt(1/2), sqrt(2))``: shift the bits by those of ``sqrt(1/2)``, so
+    the exponent field of the difference is ``k``."""
+    t = e.t
+    ix = e.bits(x)
+    ki = e.b.ashr(e.b.sub(ix, e.ki(t.sqrt_half_bits)), e.ki(t.mant))
+    m = e.from_bits(e.b.sub(ix, e.b.shl(ki, e.ki(t.mant))))
+    return ki, m
+
+
+def _log1p_reduced(e: _E, f, k):
+    """``k ln2 + log1p(f)`` for ``f`` in ``[sqrt(1/2) - 1, sqrt(2) - 1]``.
+
+    ``log1p(f) = 2 atanh(s)``, ``s = f / (2 + f)``, written as
+    ``f - (f**2/2 - s (f**2/2 + R(s**2)))`` so the leading terms are exact-ish.
+    """
+    t = e.t
+    s = e.div(f, e.add(f, 2.0))
+    z = e.mul(s, s)
+    r = e.mul(z, e.horner(z, t.log_r))
+    hfsq = e.mul(e.mul(f, f), 0.5)
+    low = e.fma(k, t.ln2_lo, e.mul(s, e.add(hfsq, r)))
+    return e.fma(k, t.ln2_hi, e.sub(f, e.sub(hfsq, low)))
+
+
+def _log(e: _E, x):
+    t = e.t
+    denormal = e.lt(x, t.min_normal)
+    xs = e.sel(denormal, e.mul(x, 2.0 ** t.denormal_scale), x)
+    ki, m = _decompose(e, xs)
+    k = e.sub(e.b.sitofp(ki, t.ty), e.sel(denormal, float(t.denormal_scale), 0.0))
+    y = _log1p_reduced(e, e.sub(m, 1.0), k)
+    y = e.sel(e.eq(x, math.inf), x, y)
+    y = e.sel(e.eq(x, 0.0), -math.inf, y)
+    y = e.sel(e.lt(x, 0.0), math.nan, y)
+    return e.sel(e.isnan(x), x, y)
+
+
+def _log1p(e: _E, x):
+    t = e.t
+    u = e.add(x, 1.0)
+    ki, m = _decompose(e, u)        # u is 0 (handled below) or at least 2**-(mant+1)
+    # f = u 2**-k - 1, recomputed from x: x 2**-k + (2**-k - 1) is one rounding
+    # (exact when k == 0), so the error of 1 + x does not reach the result. For
+    # large k (where that error is negligible) 2**-k would underflow: use m - 1.
+    big = e.b.icmp_signed(">", ki, e.ki(t.mant + 1))
+    inv = e.pow2(e.b.neg(e.b.select(big, e.ki(0), ki)))
+    f = e.sel(big, e.sub(m, 1.0), e.fma(x, inv, e.sub(inv, 1.0)))
+    y = _log1p_reduced(e, f, e.b.sitofp(ki, t.ty))
+    y = e.sel(e.eq(u, math.inf), u, y)
+    y = e.sel(e.eq(u, 0.0), -math.inf, y)
+    y = e.sel(e.lt(x, -1.0), math.nan, y)
+    y = e.sel(e.lt(e.abs(x), t.tiny), x, y)
+    return e.sel(e.isnan(x), x, y)
+
+
+def _tanh(e: _E, x):
+    t = e.t
+    a = e.abs(x)
+    z = e.mul(x, x)
+    small = e.fma(e.mul(a, z), e.horner(z, t.tanh_p), a)
+    # exp(2|x|) may be inf: 2 / inf = 0 gives 1. NaN stays NaN.
+    big = e.sub(1.0, e.div(2.0, e.add(_exp(e, e.add(a, a)), 1.0)))
+    return e.copysign(e.sel(e.lt(a, 0.625), small, big), x)         # -0 stays -0
+
+
+def _logistic(e: _E, x):
+    ex = _exp(e, e.b.fneg(e.abs(x)))            # in (0, 1]: no overflow
+    positive = e.ge(x, 0.0)
+    d = e.add(ex, 1.0)
+    err = e.add(e.sub(1.0, d), ex)                # d + err == 1 + ex exactly (ex <= 1)
+    q = e.div(e.sel(positive, 1.0, ex), d)        # NaN: ex is NaN, so is the result
+    # q / (1 + err/d) to first order; 1/d is q for x >= 0 and 1 - q below.
+    factor = e.mul(q, e.sel(positive, q, e.sub(1.0, q)))
+    return e.fma(e.b.fneg(factor), err, q)
+
+
+def _erf(e: _E, x):
+    a = e.abs(x)
+    z = e.mul(x, x)
+    c0_hi, c0_lo = _ERF_C0
+    small = e.fma(a, c0_hi, e.mul(a, e.fma(z, e.horner(z, _ERF_Q), c0_lo)))
+    ac = e.clamp(a, 1.0, _ERF_ONE)
+    second, third = e.ge(ac, 2.0), e.ge(ac, 3.0)
+
+    def pick(v1, v2, v3):
+        return e.sel(third, v3, e.sel(second, v2, v1))
+    (m1, c1), (m2, c2), (m3, c3) = _ERFC_PIECES
+    coeffs = [pick(p, q, r) for p, q, r in zip(c1, c2, c3)]
+    erfc = e.horner(e.sub(ac, pick(m1, m2, m3)), coeffs)
+    y = e.sel(e.lt(a, 1.0), small, e.sub(1.0, erfc))
+    return e.sel(e.isnan(x), x, e.copysign(y, x))
+
+
+#: name -> (emitter, supports f64)
+FUNCTIONS = {
+    "exp": (_exp, True),
+    "expm1": (_expm1, True),
+    "log": (_log, True),
+    "log1p": (_log1p, True),
+    "tanh": (_tanh, True),
+    "logistic": (_logistic, True),
+    "erf": (_erf, False),
+}
+
+
+def supports(name: str, ty: ir.Type) -> bool:
+    """Whether ``name`` has an approximation for values of LLVM type ``ty``."""
+    entry = FUNCTIONS.get(name)
+    if entry is None:
+        return False
+    return isinstance(ty, ir.FloatType) or (entry[1] and isinstance(ty, ir.DoubleType))
+
+
+def emit(builder: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    """Emit the approximation of ``name`` (a key of :data:`FUNCTIONS`) of the scalar
+    ``x`` (float or double) at the builder's position; returns the value."""
+    if not supports(name, x.type):
+        raise TypeError(f"no approximation of {name} for {x.type}")
+    return FUNCTIONS[name][0](_E(builder, x.type), x)
