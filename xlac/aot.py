@@ -16,9 +16,11 @@ The object defines exactly two external symbols (everything else is local):
     element type, dimensions, layout and byte size, the temp arena size, the
     services the module needs, the target it was built for.
 
-Its undefined symbols are libc/libm functions only: math (``expf``, ``tanhf``,
-``erff``, ...) is called from the system libm, not emitted inline, and LLVM may
-call ``memset``/``memcpy``.
+Its undefined symbols are libc/libm functions only.  exp, expm1, log, log1p,
+tanh, logistic (f32, f64) and erf (f32) are emitted inline as vectorisable
+polynomials (``xlac/codegen/math_approx.py``); the other math (sin, cos, tan,
+pow, cbrt, atan2, f64 erf, ...) is called from the system libm, and LLVM may
+call ``memset``/``memcpy``.  With ``XLAC_EXACT_MATH=1`` all math goes to libm.
 
 The header (C99; includes only ``xlac_runtime.h`` and standard headers)
 declares both symbols, defines the sizes as macros (``NAME_TEMP_SIZE``,

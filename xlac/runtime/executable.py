@@ -194,8 +194,14 @@ def donatable_parameters(lowered) -> dict[int, int]:
     return out
 
 
+def _codegen_options(optimize: bool) -> str:
+    """Everything besides the module text that changes the generated code."""
+    from ..codegen.math_approx import exact_math
+    return f"optimize={int(optimize)},exact_math={int(exact_math())}"
+
+
 def _text_key(text: str, optimize: bool) -> str:
-    return f"{hashlib.sha256(text.encode()).hexdigest()}:{int(optimize)}"
+    return f"{hashlib.sha256(text.encode()).hexdigest()}:{_codegen_options(optimize)}"
 
 
 def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule | None]:
@@ -233,7 +239,7 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
     directory = disk_cache.cache_dir()
     key = None
     if directory is not None:
-        key = disk_cache.make_key(text, f"optimize={int(optimize)}", ENTRY_NAME)
+        key = disk_cache.make_key(text, _codegen_options(optimize), ENTRY_NAME)
         # XLAC_DUMP_TO (xlac.passes.pipeline.DUMP_ENV): dumps want a real compilation.
         if not os.environ.get("XLAC_DUMP_TO"):
             program = _load_from_disk(key, directory, module)
