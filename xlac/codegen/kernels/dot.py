@@ -308,6 +308,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
             task.add("y", cm * esize)
         n_tasks = nbt * nmt
         scratch = ScratchPlan()
+        scratch.add("counters", 128)
         scratch.add("tasks", n_tasks * task.size)
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
                        (nbt, nmt, 1), n_tasks, 0, 0, scratch, task, task.size, form)
@@ -369,6 +370,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     elif not shared_b:
         task.add("b", nc * kc * esize)
     scratch = ScratchPlan()
+    scratch.add("counters", 128)
     pack_tasks = pack_chunk = pack_group = 0
     if shared_b:
         scratch.add("bshared", nb * K * n_padded * esize)
@@ -575,7 +577,7 @@ def _shared_panel_offset(b, plan: DotPlan, bi, pc, q, kc):
     return b.add(off, b.mul(q, b.mul(kc, i64(plan.blk.nr))))
 
 
-def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
+def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     ops = _Operands(ctx, plan)
     b = ctx.b
     pt = plan.pt
@@ -586,7 +588,7 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t) -> None:
     nkb = plan.nkb
     uk = micro_kernel(b.module, pt, mr, nr, plan.blk.vw, strided_b=plan.b_direct)
     b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = _decode_task(b, plan, t)
-    base = _task_base(ctx, plan, t)
+    base = _task_base(ctx, plan, w)
     a_buf = plan.task_plan.pointer(b, base, "a")
     b_buf = plan.task_plan.pointer(b, base, "b") if not plan.shared_b else None
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared") if plan.shared_b else None
@@ -741,7 +743,7 @@ def _general_tile(b, plan: DotPlan, ops: _Operands, uk, t: _TileArgs, tile) -> N
 # Matrix-vector
 # ---------------------------------------------------------------------------
 
-def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t) -> None:
+def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     ops = _Operands(ctx, plan)
     b = ctx.b
     pt = plan.pt
@@ -749,7 +751,7 @@ def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t) -> None:
     esize = pt.byte_size
     K, vw = plan.K, plan.blk.vw
     b_lo, b_hi, m_lo, m_hi, _n_lo, _n_hi = _decode_task(b, plan, t)
-    base = _task_base(ctx, plan, t)
+    base = _task_base(ctx, plan, w)
     xbuf = plan.task_plan.pointer(b, base, "x")
     A, B, C = ops.A, ops.B, ops.C
     zero_n = i64(0)
@@ -813,17 +815,48 @@ def _scalar_fma(module, pt):
 # Kernel rules
 # ---------------------------------------------------------------------------
 
-def _run_tasks(ctx: KernelContext, n_tasks: int, body) -> None:
-    if n_tasks == 1:
-        body(ctx, i64(0))
-        return
+def _run_tasks(ctx: KernelContext, plan: DotPlan, n_tasks: int, counter: int, body) -> None:
+    """Run ``body(tctx, task, worker)`` for every task in [0, n_tasks).
 
-    def task(tctx: KernelContext, t) -> None:
+    ``parallel_for`` starts ``n_tasks`` workers; each takes the next task from
+    an atomic counter until none is left (self-scheduling), so a thread that
+    shares its core with another process, or that drew expensive edge tasks,
+    just does fewer of them — the runtime's pool hands each thread a fixed
+    range of workers.  Without ``parallel_for`` the first worker does every
+    task.  A worker's scratch region (its packed blocks) is indexed by the
+    worker, and each task is computed the same way whoever runs it, so the
+    results do not depend on the schedule.
+    """
+    if n_tasks == 1:
+        body(ctx, i64(0), i64(0))
+        return
+    b = ctx.b
+    b.store(i64(0), _counter(ctx, plan, counter), align=8)
+
+    def worker(tctx: KernelContext, w) -> None:
         # One copy of the body: the serial fallback calls it rather than
         # inlining it (and unrolling the task loop over it).
         tctx.fn.attributes.add("noinline")
-        body(tctx, t)
-    ctx.parallel_for(n_tasks, task)
+        tb = tctx.b
+        cnt = _counter(tctx, plan, counter)
+        head = tb.append_basic_block("grab")
+        work = tb.append_basic_block("work")
+        done = tb.append_basic_block("done")
+        tb.branch(head)
+        tb.position_at_end(head)
+        t = tb.atomic_rmw("add", cnt, i64(1), "monotonic")
+        tb.cbranch(tb.icmp_signed("<", t, i64(n_tasks)), work, done)
+        tb.position_at_end(work)
+        body(tctx, t, w)
+        tb.branch(head)
+        tb.position_at_end(done)
+    ctx.parallel_for(n_tasks, worker)
+
+
+def _counter(ctx: KernelContext, plan: DotPlan, k: int) -> ir.Value:
+    """The k-th task counter (each on its own cache line) in the scratch space."""
+    base = plan.scratch.pointer(ctx.b, ctx.scratch_pointer(), "counters")
+    return ctx.b.gep(base, [i64(64 * k)], inbounds=True, source_etype=I8)
 
 
 def emit_dot(ctx: KernelContext) -> None:
@@ -834,11 +867,11 @@ def emit_dot(ctx: KernelContext) -> None:
     out = ctx.output_arrays()[0]
     fill_padding(ctx.b, out)
     if plan.kind == "gemv":
-        _run_tasks(ctx, plan.n_tasks, lambda tctx, t: _emit_gemv_task(tctx, plan, t))
+        _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
         return
     if plan.shared_b:
-        _run_tasks(ctx, plan.pack_tasks, lambda tctx, t: _emit_pack_b_task(tctx, plan, t))
-    _run_tasks(ctx, plan.n_tasks, lambda tctx, t: _emit_gemm_task(tctx, plan, t))
+        _run_tasks(ctx, plan, plan.pack_tasks, 1, lambda tctx, t, w: _emit_pack_b_task(tctx, plan, t))
+    _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
 
 
 register_kernel("dot", scratch_bytes=_scratch_bytes)(emit_dot)
