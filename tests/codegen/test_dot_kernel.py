@@ -27,14 +27,12 @@ TOL = {"f32": 2e-6, "f64": 1e-13}
 def dot_text(lhs, rhs, out, dims, dt="f32", epilogue=""):
     """A module ``ROOT dot(a, b)`` (or, with ``epilogue``, ``d = dot`` followed
     by the given lines, the last one ROOT)."""
-    root = "d" if not epilogue else "ROOT"
     lines = [f"  a = {dt}{lhs} parameter(0)", f"  b = {dt}{rhs} parameter(1)"]
     if not epilogue:
         lines.append(f"  ROOT d = {dt}{out} dot(a, b), {dims}")
     else:
         lines.append(f"  d = {dt}{out} dot(a, b), {dims}")
         lines.append(epilogue)
-    del root
     return "HloModule m\n\nENTRY e {\n" + "\n".join(lines) + "\n}\n"
 
 

@@ -55,8 +55,8 @@ from .. import types
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
                     imin, micro_kernel, mul_const, pack_block, pack_panel, read_element)
-from ..ir_array import Index, IrArray, i64
-from ._util import I8, ScratchPlan, align, fill_padding
+from ..ir_array import Index, i64
+from ._util import I8, ScratchPlan, fill_padding
 
 #: Split a dot into tasks of at least this many flops ...
 TASK_FLOPS = 1 << 22
