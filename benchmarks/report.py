@@ -309,7 +309,7 @@ def bar_chart(res: dict, path: Path) -> bool:
         ax.bar(xs, ys, width, label=name, color=colors.get(col))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
-    ax.set_ylabel("time relative to numpy (log; below 1 = faster than numpy)")
+    ax.set_ylabel("time / numpy time (log scale; < 1: faster)")
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([f"{r['name']}\n{r['size']}" for r in rows], rotation=45, ha="right",
                        fontsize=8)
