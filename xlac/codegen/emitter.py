@@ -32,7 +32,7 @@ from ..shape import Shape, padding_scalar, to_buffer
 from . import types
 from .elemental import ElementalEmitter, emit_reducer
 from .ir_array import Index, IrArray, i64, scalar_index
-from .loops import for_range, loop_nest
+from .loops import for_range, loop_nest, parallel_loops
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -520,7 +520,8 @@ def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
     outputs = ctx.output_arrays()
-    with loop_nest(b, loop_shape, outer_range=outer_range) as index:
+    with parallel_loops(b.module) as loop_id, \
+            loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id) as index:
         value = gen(index)
         values = value if isinstance(value, tuple) else (value,)
         for out, v in zip(outputs, values):

@@ -101,7 +101,27 @@ class IrArray:
 
     def read(self, builder: ir.IRBuilder, index: Index) -> ir.Value:
         """Load the element at ``index`` (register type, see ``types.register_type``)."""
-        return types.load_element(builder, self.element_pointer(builder, index), self.element_type)
+        ptr = self.element_pointer(builder, index)
+        start = len(builder.block.instructions)
+        value = types.load_element(builder, ptr, self.element_type)
+        _tag_accesses(builder, start)
+        return value
 
     def write(self, builder: ir.IRBuilder, index: Index, value: ir.Value) -> None:
-        types.store_element(builder, value, self.element_pointer(builder, index), self.element_type)
+        ptr = self.element_pointer(builder, index)
+        start = len(builder.block.instructions)
+        types.store_element(builder, value, ptr, self.element_type)
+        _tag_accesses(builder, start)
+
+
+#: Access groups of the parallel loops being emitted (innermost last); buffer
+#: accesses emitted meanwhile join the innermost group (see loops.parallel_loops).
+ACCESS_GROUPS: list = []
+
+
+def _tag_accesses(builder: ir.IRBuilder, start: int) -> None:
+    if not ACCESS_GROUPS:
+        return
+    for inst in builder.block.instructions[start:]:
+        if inst.opname in ("load", "store"):
+            inst.set_metadata("llvm.access.group", ACCESS_GROUPS[-1])

@@ -23,8 +23,56 @@ class Chain:
         self.block = block
 
 
+class _DistinctNode(ir.values.MDValue):
+    """``distinct !{}``: LLVM wants access groups distinct (llvmlite prints
+    only uniqued metadata nodes)."""
+
+    def descr(self, buf):
+        buf.append("distinct ")
+        super().descr(buf)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
+def _access_group(module: ir.Module):
+    """The module's one access group (created on first use)."""
+    group = getattr(module, "_xlac_access_group", None)
+    if group is None:
+        group = _DistinctNode(module, [], name=str(len(module.metadata)))
+        module._xlac_access_group = group
+    return group
+
+
 @contextmanager
-def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list | None = None):
+def parallel_loops(module: ir.Module):
+    """Mark the loops emitted with the yielded loop ID as parallel for the
+    buffer accesses emitted meanwhile (``llvm.loop.parallel_accesses`` over an
+    ``llvm.access.group``).
+
+    For a kernel that writes each output element once and reads only its
+    inputs (or, updating in place, the element it writes), iterations carry no
+    memory dependence; saying so lets LLVM vectorise without the run-time
+    overlap checks that fail when a result is written over its input.
+    """
+    from .ir_array import ACCESS_GROUPS
+    group = _access_group(module)
+    parallel = module.add_metadata([ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group])
+    loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    loop_id.operands = (loop_id, parallel)  # a loop ID refers to itself
+    ACCESS_GROUPS.append(group)
+    try:
+        yield loop_id
+    finally:
+        ACCESS_GROUPS.pop()
+
+
+@contextmanager
+def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list | None = None,
+              loop_id=None):
     """Emit ``for (i = 0; i < count; ++i) { <body> }``; yields ``i`` (an i64 value).
 
     With ``chains`` (a list), a :class:`Chain` in front of the loop is appended
@@ -37,13 +85,13 @@ def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list |
     if count == 1:
         yield i64(0)
         return
-    with for_range_dynamic(builder, i64(0), i64(count), name, chains) as iv:
+    with for_range_dynamic(builder, i64(0), i64(count), name, chains, loop_id) as iv:
         yield iv
 
 
 @contextmanager
 def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: str = "i",
-                      chains: list | None = None):
+                      chains: list | None = None, loop_id=None):
     """``for (i = lo; i < hi; ++i)`` with run-time bounds; the caller guarantees
     ``lo < hi`` (the loop is bottom-tested).  Otherwise as :func:`for_range`."""
     pre = builder.append_basic_block(f"{name}.pre")
@@ -62,7 +110,9 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
             chains.pop()
     nxt = builder.add(iv, i64(1), name=f"{name}.next", flags=["nsw", "nuw"])
     iv.add_incoming(nxt, builder.block)
-    builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
+    latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
+    if loop_id is not None:
+        latch.set_metadata("llvm.loop", loop_id)
     # Close the chain: whatever was hoisted into it runs, then the loop starts.
     builder.position_at_end(chain.block)
     builder.branch(body)
@@ -72,7 +122,7 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
 
 @contextmanager
 def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None,
-              outer_range: tuple | None = None, dim_ranges: dict | None = None):
+              outer_range: tuple | None = None, dim_ranges: dict | None = None, loop_id=None):
     """Loop over every index of ``shape``'s logical dimensions (padding excluded).
 
     Loops run major-to-minor as the layout says, so the innermost loop walks
@@ -90,7 +140,7 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
     if outer_range is not None:
         first = next(d for d in order if shape.dimensions[d] != 1)
         ranges[first] = outer_range
-    with _nest(builder, shape, order, multi, depths, chains, name, ranges):
+    with _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
         st = strides(shape)
         linear = None
         for d in order:
@@ -103,21 +153,21 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
 
 
 @contextmanager
-def _nest(builder, shape, order, multi, depths, chains, name, ranges):
+def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
     if not order:
         yield
         return
     d = order[0]
     if shape.dimensions[d] == 1:
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id):
             yield
         return
     if d in ranges:
-        loop = for_range_dynamic(builder, *ranges[d], f"{name}{d}", chains)
+        loop = for_range_dynamic(builder, *ranges[d], f"{name}{d}", chains, loop_id)
     else:
-        loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains)
+        loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains, loop_id)
     with loop as iv:
         multi[d] = iv
         depths[d] = len(chains)
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id):
             yield
