@@ -452,6 +452,8 @@ def test_loop_kernels_are_marked_parallel_so_in_place_writes_still_vectorise():
                   "  ROOT r = f32[4096]{0} add(x, y)")
     exe = xlac.jit(text)
     assert "llvm.loop.parallel_accesses" in exe.llvm_ir
-    assert "diff.check" not in exe.optimized_llvm_ir and "<16 x float>" in exe.optimized_llvm_ir
+    ir_text = exe.optimized_llvm_ir
+    assert "diff.check" not in ir_text
+    assert any(f"<{n} x float>" in ir_text for n in (4, 8, 16))  # vectorised, any vector width
     x = np.arange(4096, dtype=np.float32)
     np.testing.assert_array_equal(xlac.jit(text, donate_argnums=(0,))(x.copy(), x), 2 * x)
