@@ -457,3 +457,45 @@ def test_loop_kernels_are_marked_parallel_so_in_place_writes_still_vectorise():
     assert any(f"<{n} x float>" in ir_text for n in (4, 8, 16))  # vectorised, any vector width
     x = np.arange(4096, dtype=np.float32)
     np.testing.assert_array_equal(xlac.jit(text, donate_argnums=(0,))(x.copy(), x), 2 * x)
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+@pytest.mark.parametrize("layout", ["{1,0}", "{0,1}"])
+def test_big_reductions_split_over_tasks(num_threads, layout):
+    """Reductions to one value split the input into partial reductions; over the
+    major dimension they stream into the output; both threaded."""
+    text = f"""HloModule r
+
+add {{
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}}
+
+max {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}}
+
+ENTRY e {{
+  x = s32[512,600]{layout} parameter(0)
+  y = f32[512,600]{layout} parameter(1)
+  z = s32[] constant(0)
+  ninf = f32[] constant(-inf)
+  sq = s32[512,600]{layout} multiply(x, x)
+  all = s32[] reduce(sq, z), dimensions={{0,1}}, to_apply=add
+  cols = s32[600]{{0}} reduce(x, z), dimensions={{0}}, to_apply=add
+  rows = s32[512]{{0}} reduce(x, z), dimensions={{1}}, to_apply=add
+  m = f32[] reduce(y, ninf), dimensions={{0,1}}, to_apply=max
+  ROOT t = (s32[], s32[600]{{0}}, s32[512]{{0}}, f32[]) tuple(all, cols, rows, m)
+}}
+"""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-50, 50, (512, 600)).astype(np.int32)
+    y = rng.standard_normal((512, 600)).astype(np.float32)
+    got = xlac.jit(text, num_threads=num_threads)(x, y)
+    assert got[0] == (x.astype(np.int64) ** 2).sum()
+    np.testing.assert_array_equal(got[1], x.sum(0))
+    np.testing.assert_array_equal(got[2], x.sum(1))
+    assert got[3] == y.max()

@@ -121,13 +121,16 @@ class KernelContext:
     def operand_generator(self, k: int):
         return self.me.operand_generator(self.em, self.b, self.args, self.assignment, self.inst.operands[k])
 
-    def parallel_for(self, n_tasks: int, emit_body: Callable[["KernelContext", ir.Value], None]) -> None:
+    def parallel_for(self, n_tasks: int, emit_body: Callable[["KernelContext", ir.Value], None],
+                     shared: tuple = ()) -> None:
         """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks).
 
         The body becomes a function ``void body(void *ctx, int64_t i)``; when
         the caller's ``opts->parallel_for`` is set it runs the tasks (maybe on
         several threads), otherwise this kernel loops over them itself.  The
-        body gets a fresh context whose buffers are read from ``ctx``.
+        body gets a fresh context whose buffers are read from ``ctx``;
+        ``shared`` pointers (e.g. a stack array of partial results) reach it as
+        ``task_ctx.shared``.
         """
         me = self.me
         body_fn = ir.Function(me.llvm, BODY_TYPE, _unique(f"{self.fn.name}.task", me._names))
@@ -140,15 +143,18 @@ class KernelContext:
         ab.branch(body_block)
         ab.position_at_start(alloca_block)
         bb = ir.IRBuilder(body_block)
-        args = tuple(bb.load(bb.gep(task_ctx_ptr, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
+        loaded = [bb.load(bb.gep(task_ctx_ptr, [i64(k)], source_etype=PTR), typ=PTR)
+                  for k in range(4 + len(shared))]
+        args = tuple(loaded[:4])
         em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
         task_ctx = KernelContext(me, self.assignment, self.inst, body_fn, bb, ab, em, args)
+        task_ctx.shared = tuple(loaded[4:])
         emit_body(task_ctx, task)
         task_ctx.b.ret_void()
 
         # Caller side: pack the buffers, then parallel_for or a plain loop.
         b = self.b
-        packed = _pointer_array(b, self.alloca_builder, list(self.args))
+        packed = _pointer_array(b, self.alloca_builder, list(self.args) + list(shared))
         opts = self.opts_arg
         has_opts = b.icmp_unsigned("!=", opts, ir.Constant(PTR, None))
         with b.if_else(has_opts) as (then, otherwise):
@@ -412,6 +418,9 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
     if _column_reduce(inst) is not None:
         _emit_column_reduce(ctx)
         return
+    if _split_reduce(inst) is not None:
+        _emit_split_reduce(ctx)
+        return
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
     work = work_estimate(inst)
     if work < PARALLEL_MIN_WORK or not order:
@@ -513,6 +522,74 @@ def _emit_column_reduce(ctx: KernelContext) -> None:
         body(tctx, lo, hi)
 
     ctx.parallel_for(n_tasks, task)
+
+
+#: A reduction to one value splits into at most this many partial reductions.
+MAX_PARTIALS = 16
+
+
+def _split_reduce(inst: HloInstruction):
+    """The root reduce of a kernel that reduces a big input to a single value
+    (a sum of everything), or None.  Its output has no dimension to split over
+    threads, so the input is split instead (``_emit_split_reduce``)."""
+    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
+    if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
+        return None
+    in_shape = root.operands[0].shape
+    if root.shape.element_count() != 1 or in_shape.element_count() < PARALLEL_MIN_WORK:
+        return None
+    if in_shape.layout.is_padded:
+        return None
+    return root
+
+
+def _emit_split_reduce(ctx: KernelContext) -> None:
+    """Partial reductions over slices of the input's major dimension, one per
+    task, into a small stack array; then the partials are combined in order.
+    The reduce spec lets backends reassociate, and init values are identities."""
+    inst = ctx.inst
+    root = _split_reduce(inst)
+    in_shape = root.operands[0].shape
+    pt = root.shape.element_type
+    major = next(d for d in reversed(in_shape.layout.minor_to_major) if in_shape.dimensions[d] > 1)
+    extent = in_shape.dimensions[major]
+    n_tasks = max(1, min(extent, MAX_PARTIALS, in_shape.element_count() // TASK_MIN_WORK))
+    chunk = -(-extent // n_tasks)
+    n_tasks = -(-extent // chunk)
+    reducer = root.attrs["to_apply"]
+    partials = ctx.alloca_builder.alloca(types.register_type(pt), size=n_tasks, name="partials")
+
+    def generators(tctx: KernelContext):
+        gens = [tctx.operand_generator(k) for k in range(len(inst.operands))]
+        if inst.opcode == "fusion":
+            all_gens = tctx.em.instruction_generators(inst.attrs["calls"], gens)
+            return [all_gens[id(o)] for o in root.operands]
+        return gens
+
+    def task(tctx: KernelContext, i) -> None:
+        b = tctx.b
+        input_gen, init_gen = generators(tctx)
+        acc = tctx.alloca_builder.alloca(types.register_type(pt), name="acc")
+        b.store(init_gen(scalar_index()), acc)
+        lo = b.mul(i, i64(chunk))
+        hi = b.add(lo, i64(chunk))
+        hi = b.select(b.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
+        with loop_nest(b, in_shape, dim_ranges={major: (lo, hi)}) as index:
+            (new,) = emit_reducer(tctx.em, reducer, [b.load(acc)], [input_gen(index)])
+            b.store(new, acc)
+        b.store(b.load(acc), b.gep(tctx.shared[0], [i], source_etype=types.register_type(pt)))
+
+    ctx.parallel_for(n_tasks, task, shared=(partials,))
+    b = ctx.b
+    _input_gen, init_gen = generators(ctx)
+    total = ctx.alloca_builder.alloca(types.register_type(pt), name="total")
+    b.store(init_gen(scalar_index()), total)
+    with for_range(b, n_tasks, "partial") as k:
+        part = b.load(b.gep(partials, [k], source_etype=types.register_type(pt)))
+        (new,) = emit_reducer(ctx.em, reducer, [b.load(total)], [part])
+        b.store(new, total)
+    (out,) = ctx.output_arrays()
+    out.write(b, Index([i64(0)] * out.shape.rank), b.load(total))
 
 
 def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
