@@ -499,3 +499,25 @@ ENTRY e {{
     np.testing.assert_array_equal(got[1], x.sum(0))
     np.testing.assert_array_equal(got[2], x.sum(1))
     assert got[3] == y.max()
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_big_transposes_are_tiled_and_right(num_threads):
+    from xlac.codegen.emitter import transpose_tiles
+    text = module("  x = f32[300,200,3]{2,1,0} parameter(0)\n"
+                  "  t = f32[200,300,3]{2,1,0} transpose(x), dimensions={1,0,2}\n"
+                  "  u = f32[3,200,300]{2,1,0} transpose(x), dimensions={2,1,0}\n"
+                  "  one = f32[] constant(1)\n  ob = f32[3,200,300]{2,1,0} broadcast(one), dimensions={}\n"
+                  "  v = f32[3,200,300]{2,1,0} add(u, ob)\n"
+                  "  ROOT r = (f32[200,300,3]{2,1,0}, f32[3,200,300]{2,1,0}) tuple(t, v)")
+    x = np.random.default_rng(12).standard_normal((300, 200, 3)).astype(np.float32)
+    t, v = xlac.jit(text, num_threads=num_threads)(x)
+    np.testing.assert_array_equal(t, np.transpose(x, (1, 0, 2)))
+    np.testing.assert_array_equal(v, np.transpose(x, (2, 1, 0)) + 1)
+    # A 2-D transpose of big dimensions is walked in tiles.
+    square = module("  x = f32[300,200]{1,0} parameter(0)\n"
+                    "  ROOT t = f32[200,300]{1,0} transpose(x), dimensions={1,0}")
+    inst = xlac.parse_hlo(square).entry.root
+    assert transpose_tiles(inst, inst.shape) == {0: 64, 1: 64}
+    y = x[:, :, 0].copy()
+    np.testing.assert_array_equal(xlac.jit(square, num_threads=num_threads)(y), y.T)

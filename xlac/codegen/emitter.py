@@ -32,7 +32,7 @@ from ..shape import Shape, padding_scalar, to_buffer
 from . import types
 from .elemental import ElementalEmitter, emit_reducer
 from .ir_array import Index, IrArray, i64, scalar_index
-from .loops import for_range, loop_nest, parallel_loops
+from .loops import for_range, loop_nest, parallel_loops, tiled_loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -426,7 +426,10 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
     if work < PARALLEL_MIN_WORK or not order:
         _emit_loop_body(ctx, loop_shape, None)
         return
+    tiles = transpose_tiles(inst, loop_shape)
     outer = loop_shape.dimensions[order[0]]
+    if tiles and order[0] in tiles:
+        outer = -(-outer // tiles[order[0]])  # tasks take whole rows of tiles
     n_tasks = max(1, min(outer, MAX_TASKS, work // TASK_MIN_WORK))
     chunk = -(-outer // n_tasks)
     n_tasks = -(-outer // chunk)
@@ -592,17 +595,44 @@ def _emit_split_reduce(ctx: KernelContext) -> None:
     out.write(b, Index([i64(0)] * out.shape.rank), b.load(total))
 
 
+#: Tile edge (elements) for kernels that read an input transposed.
+TRANSPOSE_TILE = 64
+
+
+def transpose_tiles(inst: HloInstruction, loop_shape: Shape) -> dict | None:
+    """Tiles for a kernel that reads an input through a transpose whose minor
+    dimension is not the output's: {output minor dim: T, the dim the input's
+    minor dim becomes: T}; None otherwise."""
+    insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
+    out_minor = next((d for d in loop_shape.layout.minor_to_major if loop_shape.dimensions[d] != 1), None)
+    for t in insts:
+        if t.opcode != "transpose" or t.shape.dimensions != loop_shape.dimensions:
+            continue
+        src = t.operands[0].shape
+        src_minor = next((d for d in src.layout.minor_to_major if src.dimensions[d] != 1), None)
+        if src_minor is None or out_minor is None:
+            continue
+        perm = t.attrs["dimensions"]
+        b = perm.index(src_minor)  # the output dimension the input's minor one becomes
+        if b != out_minor and min(loop_shape.dimensions[b], loop_shape.dimensions[out_minor]) > TRANSPOSE_TILE:
+            return {out_minor: TRANSPOSE_TILE, b: TRANSPOSE_TILE}
+    return None
+
+
 def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
     outputs = ctx.output_arrays()
-    with parallel_loops(b.module) as loop_id, \
-            loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id) as index:
-        value = gen(index)
-        values = value if isinstance(value, tuple) else (value,)
-        for out, v in zip(outputs, values):
-            out.write(b, index, v)
+    tiles = transpose_tiles(ctx.inst, loop_shape)
+    with parallel_loops(b.module) as loop_id:
+        nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
+                else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
+        with nest as index:
+            value = gen(index)
+            values = value if isinstance(value, tuple) else (value,)
+            for out, v in zip(outputs, values):
+                out.write(b, index, v)
 
 
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):

@@ -171,3 +171,62 @@ def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
         depths[d] = len(chains)
         with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id):
             yield
+
+
+@contextmanager
+def tiled_loop_nest(builder: ir.IRBuilder, shape: Shape, tiles: dict, name: str = "t",
+                    outer_range: tuple | None = None, loop_id=None):
+    """Like :func:`loop_nest`, but the dimensions in ``tiles`` (dim -> tile size)
+    are walked tile by tile: loops over the tiles in layout order, then loops
+    inside one tile.  A transpose read this way touches a tile of its input at a
+    time instead of a cache line per element.  ``outer_range`` (in units of the
+    first loop: tiles when the first dimension is tiled) selects one task.
+    """
+    order = [d for d in reversed(shape.layout.minor_to_major) if shape.dimensions[d] != 1]
+    specs = [("tile" if d in tiles else "full", d) for d in order] + \
+        [("inner", d) for d in order if d in tiles]
+    multi = [i64(0)] * shape.rank
+    depths = [0] * shape.rank
+    chains: list = []
+    tile_start: dict = {}
+
+    def emit(k):
+        if k == len(specs):
+            yield Index(list(multi), depths=list(depths), stack=list(chains))
+            return
+        kind, d = specs[k]
+        n = shape.dimensions[d]
+        if kind == "inner":
+            t = tiles[d]
+            lo = tile_start[d]
+            hi = builder.add(lo, i64(t))
+            hi = builder.select(builder.icmp_signed("<", hi, i64(n)), hi, i64(n))
+            loop = for_range_dynamic(builder, lo, hi, f"{name}{d}i", chains, loop_id)
+        else:
+            count = -(-n // tiles[d]) if kind == "tile" else n
+            if k == 0 and outer_range is not None:
+                loop = for_range_dynamic(builder, *outer_range, f"{name}{d}", chains, loop_id)
+            elif count == 1:
+                loop = _constant_zero()
+            else:
+                loop = for_range(builder, count, f"{name}{d}", chains, loop_id)
+        with loop as iv:
+            if kind == "tile":
+                tile_start[d] = builder.mul(iv, i64(tiles[d]))
+            else:
+                multi[d] = iv
+                depths[d] = len(chains)
+            yield from emit(k + 1)
+
+    gen = emit(0)
+    index = next(gen)
+    try:
+        yield index
+    finally:
+        for _ in gen:
+            pass
+
+
+@contextmanager
+def _constant_zero():
+    yield i64(0)
