@@ -1,0 +1,761 @@
+"""``convolution`` and convolution output fusions as a GEMM over an implicit im2col.
+
+A convolution with ``feature_group_count == batch_group_count == 1`` is a
+matrix product ``C = A @ B``:
+
+* the rows ``m`` of A and C are the output pixels (the batch and output
+  spatial dimensions), M = N * prod(output spatial sizes);
+* the columns ``n`` of B and C are the output features, N = Co;
+* the contraction ``k = s * Ci + ci`` runs over the kernel window positions
+  ``s`` (the kernel spatial dimensions flattened, major first) and the input
+  features ``ci``, K = prod(window) * Ci;
+
+with ``A[m, s*Ci + ci] = input[n, o*stride - pad_low + w(s)*rhs_dilation, ci]``
+(zero where that leaves the input: padding) and ``B[s*Ci + ci, co] =
+kernel[w(s), ci, co]`` (the window reversed where ``rhs_reversal`` says so).
+Any dim_labels and any layouts map to strides of the three buffers.
+
+The im2col matrix A is never built.  For every block of MC output pixels a
+small *indirection table* holds, per pixel and window position, a pointer to
+the pixel's run of ``Ci`` input features (or to a run of zeros when the
+position is in the padding): ``Ci`` consecutive values of the K index.
+
+* **indirect** (the input's feature dimension is unit-stride: NHWC and the
+  like): the micro-kernel (:func:`indirect_micro_kernel`) reads A straight
+  from the input through the table: per k it broadcasts MR scalars from MR
+  row pointers, exactly as the GEMM micro-kernel reads a packed A panel.
+  Nothing is copied, which matters because a convolution's N (Co) is often
+  small (64): packing A would cost a large fraction of the multiplications
+  it feeds.  This is the indirect convolution of Dukhan (2019, XNNPACK).
+* **packed** (any other input layout, e.g. NCHW): A micro-panels are packed
+  from the table (an element stride per row; a zero row reads one zero with
+  stride 0) and the dot's micro-kernel (``gemm.micro_kernel``) runs on them.
+
+B (the kernel) is packed once for all tasks into scratch, in the dot's
+packed layout (K blocks of NR-wide panels, zero-padded at the N edge).  The
+K blocks hold whole window positions (KC rounded down to a multiple of Ci,
+balanced), or, when Ci > KC, equal chunks of one position's features.  The
+result buffer accumulates across K blocks; at the last block each finished
+tile goes through the kOutput epilogue (bias, relu, ...) while in cache, by
+the dot's tile code (``dot._direct_tile`` / ``dot._general_tile``).  When the
+result buffer cannot hold the accumulator (the epilogue changes the element
+type) the whole K range is one block.
+
+Tasks split M (balanced chunks of whole micro-panels), then N for a short M,
+through the dot's self-scheduled ``_run_tasks``; each worker owns its table
+and packed A in scratch.  The tiling is fixed at compile time, so the result
+does not depend on the number of threads.
+
+Declined (the elemental loop of ``convolution.py`` runs instead): element
+types other than f32/f64, mixed types, feature or batch groups, lhs (base)
+dilation, empty shapes, and fusions whose convolution input is computed
+inside the fusion.  Design notes and measurements: ``docs/conv.md``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...hlo.window import conv_dimension_numbers_of, window_of
+from ...shape import F32, F64, Layout, Shape, strides
+from .. import types
+from ..emitter import KERNELS, KernelContext, default_loop_kernel, register_kernel
+from ..gemm import GroupMap, Loop, MatrixView, add, imin, intrinsic, micro_kernel, mul_const, pack_block, splat
+from ..ir_array import I64, Index, IrArray, i64
+from ..loops import loop_nest
+from . import dot as _dot
+from ._util import I8, PTR, ScratchPlan, fill_padding
+
+I1 = ir.IntType(1)
+#: Split a convolution into tasks of at least this many flops ...
+TASK_FLOPS = 1 << 22
+#: ... and into at most this many tasks.
+MAX_TASKS = 32
+#: Minimum task extent in M (micro-panels) and in N (NR panels).
+MIN_M_PANELS = 8
+MIN_N_PANELS = 4
+#: Output pixels per M block (one indirection table; rounded to MR).
+MC = 120
+#: At most this many rows in the indirect micro-kernel (one row pointer each).
+MAX_INDIRECT_MR = 8
+#: Inputs with fewer features than this are packed (A panels), not read in place.
+INDIRECT_MIN_CI = 8
+#: Elements per task when the input is copied into scratch.
+COPY_TASK_ELEMENTS = 1 << 16
+
+
+# ---------------------------------------------------------------------------
+# Geometry and plan
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ConvPlan:
+    conv: HloInstruction
+    pt: object
+    mode: str                  # "indirect" | "packed"
+    M: int
+    N: int
+    K: int
+    Ci: int
+    nseg: int                  # window positions
+    mdims: tuple               # output dimensions of the M group, major first
+    blk: _dot.Blocking
+    spb: int                   # window positions per K block
+    q: int                     # K blocks per window position (Ci > KC), else 1
+    chunk: int                 # features per K block when q > 1, else Ci
+    mc: int
+    grid: tuple                # (tasks along M, tasks along N)
+    n_tasks: int
+    acc_in_output: bool
+    direct: bool
+    scratch: ScratchPlan
+    task_plan: ScratchPlan
+    task_bytes: int
+    copy_input: bool           # A is read from a feature-minor copy of the input in scratch
+    x_shape: Shape             # the shape of the buffer A is read from
+
+    @property
+    def nkb(self) -> int:
+        return -(-self.nseg // self.spb) * self.q
+
+    @property
+    def n_padded(self) -> int:
+        return -(-self.N // self.blk.nr) * self.blk.nr
+
+    @property
+    def kc_max(self) -> int:
+        return self.spb * self.chunk
+
+
+def the_convolution(inst: HloInstruction) -> HloInstruction | None:
+    """The convolution a kernel computes: the instruction, or the only
+    convolution of a kOutput fusion (without dots) whose epilogue reads it
+    elementwise; None otherwise."""
+    if inst.opcode == "convolution":
+        return inst
+    comp = inst.attrs.get("calls")
+    if inst.opcode != "fusion" or comp is None:
+        return None
+    convs = [i for i in comp.instructions if i.opcode == "convolution"]
+    if len(convs) != 1 or any(i.opcode == "dot" for i in comp.instructions):
+        return None
+    conv = convs[0]
+    if any(i.opcode in ("dot", "convolution") for i in _dot._producers(conv.operands[1])):
+        return None
+    if not _dot._elementwise_to_root(comp, conv):
+        return None
+    return conv
+
+
+def holds_convolution(inst: HloInstruction) -> bool:
+    comp = inst.attrs.get("calls") if inst.opcode == "fusion" else None
+    return comp is not None and any(i.opcode == "convolution" for i in comp.instructions)
+
+
+def _attr_int(inst, name) -> int:
+    return int(str(inst.attrs.get(name, 1)))
+
+
+def plan_conv(inst: HloInstruction) -> ConvPlan | None:
+    """How to run ``inst`` (a convolution or a kOutput fusion of one), or None to decline."""
+    conv = the_convolution(inst)
+    if conv is None or not inst.shape.is_array or not conv.shape.is_array:
+        return None
+    pt = conv.shape.element_type
+    xs, ks = conv.operands[0].shape, conv.operands[1].shape
+    if pt not in (F32, F64) or xs.element_type is not pt or ks.element_type is not pt:
+        return None
+    if _attr_int(conv, "feature_group_count") != 1 or _attr_int(conv, "batch_group_count") != 1:
+        return None
+    if tuple(inst.shape.dimensions) != tuple(conv.shape.dimensions):
+        return None
+    try:
+        dn = conv_dimension_numbers_of(conv.attrs)
+        window = window_of(conv.attrs)
+    except ValueError:
+        return None
+    nsp = dn.num_spatial_dims
+    if len(window) != nsp or window.has_base_dilation:
+        return None
+    out = inst.shape
+    Ci = xs.dimensions[dn.input_feature_dimension]
+    N = out.dimensions[dn.output_feature_dimension]
+    ksizes = [wd.size for wd in window]
+    nseg = math.prod(ksizes)
+    mdims = tuple(d for d in reversed(out.layout.minor_to_major)
+                  if d == dn.output_batch_dimension or d in dn.output_spatial_dimensions)
+    M = math.prod(out.dimensions[d] for d in mdims)
+    K = nseg * Ci
+    if min(M, N, K) == 0:
+        return None  # an empty result, or all zeros: the elemental loop does it
+    acc_in_output = out.element_type is pt
+    ost = strides(out)
+    g_m = GroupMap(mdims, out.dimensions, ost)
+    g_n = GroupMap((dn.output_feature_dimension,), out.dimensions, ost)
+    direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
+    # Where A comes from: the input buffer in place, or a feature-minor copy
+    # of the input in scratch (an input computed inside the fusion, or one
+    # whose features are strided when runs of features are long enough).
+    x_shape = _input_operand(inst, conv).shape
+    fused_input = x_shape is None
+    feature_minor = not fused_input and strides(x_shape)[dn.input_feature_dimension] == 1
+    copy_input = fused_input or (not feature_minor and Ci > 1 and Ci >= INDIRECT_MIN_CI)
+    if copy_input:
+        x_shape = _feature_minor(xs, dn.input_feature_dimension)
+    mode = "indirect" if (Ci == 1 or copy_input or feature_minor) and Ci >= INDIRECT_MIN_CI else "packed"
+    blk = _dot.blocking_for(pt, M, N)
+    if mode == "indirect" and blk.mr > MAX_INDIRECT_MR:
+        blk = _dot.Blocking(blk.vw, MAX_INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
+    mr, nr = blk.mr, blk.nr
+    # K blocks: whole window positions (balanced), or chunks of one position's features.
+    if not acc_in_output:
+        spb, q, chunk = nseg, 1, Ci
+    elif Ci <= blk.kc:
+        spb_max = max(1, blk.kc // Ci)
+        nblocks = -(-nseg // spb_max)
+        spb, q, chunk = -(-nseg // nblocks), 1, Ci
+    else:
+        q = -(-Ci // blk.kc)
+        spb, chunk = 1, -(-Ci // q)
+        q = -(-Ci // chunk)
+    m_panels, n_panels = -(-M // mr), -(-N // nr)
+    flops = 2 * M * N * K
+    T = _dot._pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    nmt = nnt = 1
+    if T > 1:
+        nmt = _dot._pow2_floor(min(T, max(1, m_panels // MIN_M_PANELS)))
+        nnt = _dot._pow2_floor(min(T // nmt, max(1, n_panels // MIN_N_PANELS)))
+    cm = -(-m_panels // nmt) * mr
+    mc = min(max(mr, MC // mr * mr), cm)
+    n_tasks = nmt * nnt
+    esize = pt.byte_size
+    task = ScratchPlan()
+    task.add("table", mc * nseg * 8)
+    if mode == "packed":
+        task.add("a", mc * spb * chunk * esize)
+    scratch = ScratchPlan()
+    scratch.add("counters", 128)
+    scratch.add("bshared", K * n_panels * nr * esize)
+    if copy_input:
+        scratch.add("xcopy", x_shape.buffer_element_count() * esize)
+    scratch.add("tasks", n_tasks * task.size)
+    return ConvPlan(conv, pt, mode, M, N, K, Ci, nseg, mdims, blk, spb, q, chunk, mc, (nmt, nnt),
+                    n_tasks, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape)
+
+
+def _input_operand(inst: HloInstruction, conv: HloInstruction):
+    """The instruction whose buffer holds the convolution's input (an operand of
+    ``inst``), or None when the input is computed inside the fusion."""
+    if inst.opcode == "convolution":
+        return inst.operands[0]
+    x = conv.operands[0]
+    return inst.operands[x.parameter_number] if x.opcode == "parameter" else _NoBuffer
+
+
+class _NoBuffer:
+    shape = None
+
+
+def _feature_minor(shape: Shape, feature: int) -> Shape:
+    """``shape`` with the feature dimension made minor-most (the others keep their order)."""
+    m2m = (feature,) + tuple(d for d in shape.layout.minor_to_major if d != feature)
+    return Shape(shape.element_type, shape.dimensions, layout=Layout(minor_to_major=m2m))
+
+
+def _scratch_bytes(me, inst: HloInstruction) -> int:
+    plan = plan_conv(inst)
+    return plan.scratch.size if plan is not None else 0
+
+
+# ---------------------------------------------------------------------------
+# The indirect micro-kernel
+# ---------------------------------------------------------------------------
+
+def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
+    """``void uk(i64 nseg, i64 seglen, ptr tab, i64 c0, ptr b, ptr c, i64 ldc, i1 accumulate)``:
+    ``C[i*ldc + j] (+)= sum_{s < nseg, k < seglen} tab[s*mr + i][c0 + k] * b[(s*seglen + k)*nr + j]``.
+
+    ``tab`` holds ``nseg`` groups of ``mr`` row pointers (A read in place:
+    one run of unit-stride elements per row and window position); ``b`` is a
+    packed B micro-panel.  ``nseg, seglen >= 1``.  The accumulators stay in
+    registers across both loops."""
+    name = f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    ety = types.memory_type(pt)
+    vty = ir.VectorType(ety, vw)
+    nv = nr // vw
+    esize = pt.byte_size
+    fnty = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    for arg, nm in zip(fn.args, ("nseg", "seglen", "tab", "c0", "b", "c", "ldc", "accumulate")):
+        arg.name = nm
+    nseg, seglen, tab, c0, bp, c, ldc, accumulate = fn.args
+    for p in (tab, bp, c):
+        p.add_attribute("noalias")
+    fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is F32 else 'f64'}",
+                    ir.FunctionType(vty, [vty, vty, vty]))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = b.block
+    seg = fn.append_basic_block("seg")
+    inner = fn.append_basic_block("k")
+    latch = fn.append_basic_block("seg.latch")
+    exit_ = fn.append_basic_block("store")
+    b.branch(seg)
+    zero = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
+
+    b.position_at_end(seg)
+    s = b.phi(I64, "s")
+    s.add_incoming(i64(0), entry)
+    seg_accs = [b.phi(vty, f"sacc{i}") for i in range(mr * nv)]
+    for phi in seg_accs:
+        phi.add_incoming(zero, entry)
+    rows = []
+    for i in range(mr):
+        slot = b.gep(tab, [b.add(b.mul(s, i64(mr)), i64(i))], inbounds=True, source_etype=PTR)
+        rp = b.load(slot, typ=PTR, align=8)
+        rows.append(b.gep(rp, [c0], inbounds=True, source_etype=ety))
+    bseg = b.gep(bp, [b.mul(b.mul(s, seglen), i64(nr))], inbounds=True, source_etype=ety)
+    b.branch(inner)
+
+    b.position_at_end(inner)
+    k = b.phi(I64, "k")
+    k.add_incoming(i64(0), seg)
+    accs = [b.phi(vty, f"acc{i}") for i in range(mr * nv)]
+    for phi, init in zip(accs, seg_accs):
+        phi.add_incoming(init, seg)
+    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
+    b_row = b.gep(bseg, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
+    bvec = [b.load(b.gep(b_row, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty, align=b_align)
+            for j in range(nv)]
+    new = []
+    for i in range(mr):
+        av = b.load(b.gep(rows[i], [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        sv = splat(b, av, vty)
+        for j in range(nv):
+            new.append(b.call(fma, [sv, bvec[j], accs[i * nv + j]]))
+    k_next = b.add(k, i64(1), flags=["nsw", "nuw"])
+    k.add_incoming(k_next, b.block)
+    for phi, v in zip(accs, new):
+        phi.add_incoming(v, b.block)
+    b.cbranch(b.icmp_signed("<", k_next, seglen), inner, latch)
+
+    b.position_at_end(latch)
+    s_next = b.add(s, i64(1), flags=["nsw", "nuw"])
+    s.add_incoming(s_next, latch)
+    for phi, v in zip(seg_accs, new):
+        phi.add_incoming(v, latch)
+    b.cbranch(b.icmp_signed("<", s_next, nseg), seg, exit_)
+
+    b.position_at_end(exit_)
+    add_block = fn.append_basic_block("accumulate")
+    set_block = fn.append_basic_block("overwrite")
+    done = fn.append_basic_block("done")
+    b.cbranch(accumulate, add_block, set_block)
+    for blk, acc_mode in ((add_block, True), (set_block, False)):
+        b.position_at_end(blk)
+        for i in range(mr):
+            row_ptr = b.gep(c, [b.mul(ldc, i64(i))], inbounds=True, source_etype=ety) if i else c
+            for j in range(nv):
+                p = b.gep(row_ptr, [i64(j * vw)], inbounds=True, source_etype=ety) if j else row_ptr
+                v = new[i * nv + j]
+                if acc_mode:
+                    v = b.fadd(b.load(p, typ=vty, align=esize), v)
+                b.store(v, p, align=esize)
+        b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def _zeros(module: ir.Module, pt, n: int) -> ir.GlobalVariable:
+    """A constant run of ``n`` zeros of ``pt`` (what padded window positions read)."""
+    name = f"xlac.conv.zeros.{pt.value}.{n}"
+    g = module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(types.memory_type(pt), n)
+        g = ir.GlobalVariable(module, ty, name)
+        g.initializer = ir.Constant(ty, None)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 64
+    return g
+
+
+# ---------------------------------------------------------------------------
+# Operands, result and epilogue in one task's function
+# ---------------------------------------------------------------------------
+
+class _ConvOperands:
+    """The input buffer, the kernel (as the K x N matrix B), C and the
+    epilogue, built in the function of ``ctx`` (the attribute names are the
+    ones ``dot._direct_tile`` / ``dot._general_tile`` use)."""
+
+    def __init__(self, ctx: KernelContext, plan: ConvPlan):
+        inst, conv, b = ctx.inst, plan.conv, ctx.b
+        self.b = b
+        self.epilogue = None
+        kernel_gen = None
+        x_arr = x_gen = None
+        if inst.opcode == "convolution":
+            k_arr = ctx.operand_array(1)
+            if plan.copy_input:
+                x_gen = ctx.operand_generator(0)
+            else:
+                x_arr = ctx.operand_array(0)
+        else:
+            comp = inst.attrs["calls"]
+            comp.compute_users()
+            gens, param_gens, holder = {}, {}, {}
+            for i in comp.post_order():
+                if i.opcode == "parameter":
+                    n = i.parameter_number
+                    if n not in param_gens:
+                        param_gens[n] = ctx.operand_generator(n)
+                    g = param_gens[n]
+                elif i is conv:
+                    g = (lambda index: holder["v"])
+                else:
+                    g = ctx.em.make_generator(i, [gens[id(o)] for o in i.operands])
+                if len(i.users) > 1:
+                    g = _dot._cached(i, g)
+                gens[id(i)] = g
+            root_gen = gens[id(comp.root)]
+
+            def epilogue(index: Index, v):
+                holder["v"] = v
+                return root_gen(index)
+            self.epilogue = epilogue
+            xop = conv.operands[0]
+            if plan.copy_input:
+                x_gen = gens[id(xop)]
+            else:
+                x_arr = ctx.operand_array(xop.parameter_number)
+            kop = conv.operands[1]
+            if kop.opcode == "parameter":
+                k_arr = ctx.operand_array(kop.parameter_number)
+            else:
+                k_arr, kernel_gen = None, gens[id(kop)]
+        if plan.copy_input:
+            x_arr = IrArray(plan.scratch.pointer(b, ctx.scratch_pointer(), "xcopy"), plan.x_shape)
+        self.x, self.x_gen = x_arr, x_gen
+        dn = conv_dimension_numbers_of(conv.attrs)
+        window = window_of(conv.attrs)
+        self.dn, self.window = dn, window
+        # B: rows (window positions major first, then input features), columns
+        # the output features.  A reversed window reads the kernel backwards.
+        kshape = k_arr.shape if k_arr is not None else kop.shape
+        rdims = tuple(dn.kernel_spatial_dimensions) + (dn.kernel_input_feature_dimension,)
+        cdims = (dn.kernel_output_feature_dimension,)
+        if window.has_reversal or kernel_gen is not None:
+            read = kernel_gen if kernel_gen is not None else (lambda index: k_arr.read(b, index))
+            if window.has_reversal:
+                flips = [(d, wd.size) for d, wd in zip(dn.kernel_spatial_dimensions, window)
+                         if wd.window_reversal]
+
+                def gen(index: Index, read=read):
+                    multi = list(index.multi)
+                    for d, size in flips:
+                        multi[d] = b.sub(i64(size - 1), multi[d])
+                    return read(Index(multi))
+            else:
+                gen = read
+            self.B = MatrixView(kshape, (), rdims, cdims, None, gen)
+        else:
+            self.B = MatrixView(kshape, (), rdims, cdims, k_arr.ptr, None)
+        out = ctx.output_arrays()[0]
+        self.out = out
+        self.C = MatrixView(out.shape, (), plan.mdims, (dn.output_feature_dimension,), out.ptr, None)
+
+    def finish(self, index: Index, v) -> None:
+        """Write the final value ``v`` of an element of C (through the epilogue)."""
+        if self.epilogue is not None:
+            v = self.epilogue(index, v)
+        self.out.write(self.b, index, v)
+
+
+class _ConvTileArgs(_dot._TileArgs):
+    """Tile arguments for ``dot._direct_tile`` / ``_general_tile``; ``ap`` is the
+    packed A panel (packed form) or the panel's table slice (indirect form)."""
+
+    nseg = None
+    seglen = None
+    feat0 = None     # (c0 is the tile's first column)
+
+    def call(self, b, uk, c, ldc, accumulate) -> None:
+        if self.nseg is None:
+            b.call(uk, [self.kc, self.ap, self.bp, c, ldc, accumulate])
+        else:
+            b.call(uk, [self.nseg, self.seglen, self.ap, self.feat0, self.bp, c, ldc, accumulate])
+
+
+# ---------------------------------------------------------------------------
+# Emission
+# ---------------------------------------------------------------------------
+
+def _k_block(b, plan: ConvPlan, kb):
+    """First window position, positions, feature offset, features per
+    position, first k and length of K block ``kb``."""
+    if plan.q == 1:
+        s0 = b.mul(kb, i64(plan.spb))
+        ns = imin(b, i64(plan.spb), b.sub(i64(plan.nseg), s0)) if plan.nseg % plan.spb else i64(plan.spb)
+        c0 = i64(0)
+        seglen = i64(plan.Ci)
+        pc = b.mul(s0, i64(plan.Ci))
+        kc = b.mul(ns, i64(plan.Ci))
+    else:
+        s0 = b.udiv(kb, i64(plan.q))
+        ns = i64(1)
+        c0 = b.mul(b.urem(kb, i64(plan.q)), i64(plan.chunk))
+        seglen = imin(b, i64(plan.chunk), b.sub(i64(plan.Ci), c0))
+        pc = b.add(b.mul(s0, i64(plan.Ci)), c0)
+        kc = seglen
+    return s0, ns, c0, seglen, pc, kc
+
+
+def _b_panel(b, plan: ConvPlan, shared, pc, kc, q):
+    """The packed B micro-panel ``q`` of the K block starting at ``pc`` (length ``kc``)."""
+    off = b.add(b.mul(pc, i64(plan.n_padded)), b.mul(q, b.mul(kc, i64(plan.blk.nr))))
+    return b.gep(shared, [off], inbounds=True, source_etype=types.memory_type(plan.pt))
+
+
+def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
+    """Pack K block ``kb`` of B (all N panels) into the shared scratch."""
+    ops = _ConvOperands(ctx, plan)
+    b = ctx.b
+    shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
+    _s0, _ns, _c0, _seglen, pc, kc = _k_block(b, plan, kb)
+    dst = _b_panel(b, plan, shared, pc, kc, i64(0))
+    pack_block(b, ops.B, i64(0), i64(0), i64(0), i64(plan.N), plan.N, pc, kc, dst, plan.blk.nr, False,
+               plan.blk.vw)
+
+
+def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> None:
+    """Row pointers of pixels [m0, m_end) (whole micro-panels, the last maybe
+    partial): ``table[(p*nseg + s)*mr + j]`` points to the input features of
+    pixel ``m0 + p*mr + j`` at window position ``s``, or to zeros (padding,
+    pixels past M)."""
+    dn, window = ops.dn, ops.window
+    mr = plan.blk.mr
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    xs = ops.x.shape
+    xst = strides(xs)
+    out_dims = ops.out.shape.dimensions
+    nsp = dn.num_spatial_dims
+    in_sizes = [xs.dimensions[d] for d in dn.input_spatial_dimensions]
+    out_sizes = [out_dims[d] for d in dn.output_spatial_dimensions]
+    ksizes = [wd.size for wd in window]
+    zeros = b.bitcast(_zeros(b.module, pt, plan.Ci), PTR)
+    # Which spatial dimensions can leave the input (padding, negative padding, strides).
+    checked = []
+    for d, wd in enumerate(window):
+        lowest = -wd.padding_low
+        highest = (out_sizes[d] - 1) * wd.stride - wd.padding_low + (wd.size - 1) * wd.window_dilation
+        checked.append(not (lowest >= 0 and highest < in_sizes[d]))
+    edge = plan.M % mr != 0
+    with Loop(b, m0, m_end, mr, "tp") as r0:
+        p = b.udiv(b.sub(r0, m0), i64(mr))
+        row_base = b.mul(p, i64(plan.nseg * mr))
+        bases, origins, valid = [], [], []
+        for j in range(mr):
+            m = b.add(r0, i64(j))
+            ok = None
+            if edge:
+                ok = b.icmp_signed("<", m, i64(plan.M))
+                m = b.select(ok, m, i64(plan.M - 1))
+            comps = dict(zip(plan.mdims, ops.C.gr.components(b, m)))
+            nb = comps.get(dn.output_batch_dimension, i64(0))
+            off = mul_const(b, nb, xst[dn.input_batch_dimension])
+            org = []
+            for d in range(nsp):
+                o = comps.get(dn.output_spatial_dimensions[d], i64(0))
+                wd = window[d]
+                pos = b.sub(mul_const(b, o, wd.stride), i64(wd.padding_low))
+                org.append(pos)
+                off = b.add(off, b.mul(pos, i64(xst[dn.input_spatial_dimensions[d]])))
+            bases.append(off)
+            origins.append(org)
+            valid.append(ok)
+        with Loop(b, 0, plan.nseg, 1, "ts") as s:
+            # Window position s -> (w_0, ..., w_{n-1}), major first.
+            ws, rest = [None] * nsp, s
+            for d in reversed(range(nsp)):
+                if d == 0:
+                    ws[d] = rest
+                else:
+                    ws[d] = b.urem(rest, i64(ksizes[d]))
+                    rest = b.udiv(rest, i64(ksizes[d]))
+            shifts = [mul_const(b, ws[d], window[d].window_dilation) for d in range(nsp)]
+            soff = i64(0)
+            for d in range(nsp):
+                soff = add(b, soff, mul_const(b, shifts[d], xst[dn.input_spatial_dimensions[d]]))
+            slot0 = b.add(row_base, b.mul(s, i64(mr)))
+            for j in range(mr):
+                ok = valid[j]
+                for d in range(nsp):
+                    if checked[d]:
+                        inside = b.icmp_unsigned("<", b.add(origins[j][d], shifts[d]), i64(in_sizes[d]))
+                        ok = inside if ok is None else b.and_(ok, inside)
+                ptr = b.gep(ops.x.ptr, [b.add(bases[j], soff)], source_etype=ety)
+                if ok is not None:
+                    ptr = b.select(ok, ptr, zeros)
+                b.store(ptr, b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR), align=8)
+
+
+def _pack_a(b, plan: ConvPlan, ops: _ConvOperands, table, n_panels, s0, ns, c0, seglen, kc, dst) -> None:
+    """Pack the A micro-panels of one M block for one K block from the table
+    (packed form): ``dst[p*kc*mr + ((s-s0)*seglen + c)*mr + j] = row(p, s, j)[(c0 + c)*fs]``;
+    a row pointing to the zeros is read with stride 0."""
+    mr = plan.blk.mr
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    esize = pt.byte_size
+    fs = strides(ops.x.shape)[ops.dn.input_feature_dimension]
+    zeros = b.bitcast(_zeros(b.module, pt, plan.Ci), PTR)
+    with Loop(b, 0, n_panels, 1, "ap") as p:
+        pdst = b.gep(dst, [b.mul(p, b.mul(kc, i64(mr)))], inbounds=True, source_etype=ety)
+        with Loop(b, 0, ns, 1, "as") as si:
+            slot0 = b.mul(b.add(b.mul(p, i64(plan.nseg)), b.add(s0, si)), i64(mr))
+            rows, steps = [], []
+            for j in range(mr):
+                rp = b.load(b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR),
+                            typ=PTR, align=8)
+                step = b.select(b.icmp_unsigned("==", rp, zeros), i64(0), i64(fs))
+                rows.append(b.gep(rp, [b.mul(c0, step)], source_etype=ety))
+                steps.append(step)
+            sdst = b.gep(pdst, [b.mul(b.mul(si, seglen), i64(mr))], inbounds=True, source_etype=ety)
+            with Loop(b, 0, seglen, 1, "ac") as c:
+                out = b.gep(sdst, [b.mul(c, i64(mr))], inbounds=True, source_etype=ety)
+                for j in range(mr):
+                    v = b.load(b.gep(rows[j], [b.mul(c, steps[j])], source_etype=ety), typ=ety, align=esize)
+                    b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety), align=esize)
+
+
+def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
+    ops = _ConvOperands(ctx, plan)
+    b = ctx.b
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    mr, nr, vw = plan.blk.mr, plan.blk.nr, plan.blk.vw
+    M, N = plan.M, plan.N
+    nmt, nnt = plan.grid
+    tn = b.urem(t, i64(nnt)) if nnt > 1 else i64(0)
+    tm = b.udiv(t, i64(nnt)) if nnt > 1 else t
+    m_lo, m_hi = _dot._chunk(b, tm, nmt, -(-M // mr), mr, M)
+    n_lo, n_hi = _dot._chunk(b, tn, nnt, -(-N // nr), nr, N)
+    base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
+    base = b.gep(base, [b.mul(w, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
+    table = plan.task_plan.pointer(b, base, "table")
+    a_buf = plan.task_plan.pointer(b, base, "a") if plan.mode == "packed" else None
+    shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
+    tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
+    tile.align = 64
+    if plan.mode == "indirect":
+        uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
+    else:
+        uk = micro_kernel(b.module, pt, mr, nr, vw)
+    m_edge, n_edge = M % mr, N % nr
+    C = ops.C
+    ldc = C.gr.stride if plan.direct else 0
+    nkb = plan.nkb
+    with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
+        mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
+        _build_table(b, plan, ops, ic, mc_end, table)
+        n_pan = b.udiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr))
+        with Loop(b, 0, nkb, 1, "kb") as kb:
+            s0, ns, c0, seglen, pc, kc = _k_block(b, plan, kb)
+            first = b.icmp_signed("==", kb, i64(0))
+            last = b.icmp_signed("==", kb, i64(nkb - 1))
+            if plan.mode == "packed":
+                _pack_a(b, plan, ops, table, n_pan, s0, ns, c0, seglen, kc, a_buf)
+            with Loop(b, n_lo, n_hi, nr, "jr") as n0:
+                bp = _b_panel(b, plan, shared, pc, kc, b.udiv(n0, i64(nr)))
+                with Loop(b, ic, mc_end, mr, "ir") as r0:
+                    p = b.udiv(b.sub(r0, ic), i64(mr))
+                    if plan.mode == "indirect":
+                        ap = b.gep(table, [b.mul(b.add(b.mul(p, i64(plan.nseg)), s0), i64(mr))],
+                                   inbounds=True, source_etype=PTR)
+                    else:
+                        ap = b.gep(a_buf, [b.mul(p, b.mul(kc, i64(mr)))], inbounds=True, source_etype=ety)
+                    args = _ConvTileArgs(i64(0), [], i64(0), r0, n0, kc, ap, bp, first, last)
+                    if plan.mode == "indirect":
+                        args.nseg, args.seglen, args.feat0 = ns, seglen, c0
+                    if plan.direct:
+                        conds = []
+                        if m_edge:
+                            conds.append(b.icmp_signed("<", r0, i64(M - m_edge)))
+                        if n_edge:
+                            conds.append(b.icmp_signed("<", n0, i64(N - n_edge)))
+                        if conds:
+                            full = conds[0] if len(conds) == 1 else b.and_(conds[0], conds[1])
+                            with b.if_else(full) as (then, otherwise):
+                                with then:
+                                    _dot._direct_tile(b, plan, ops, uk, args, ldc)
+                                with otherwise:
+                                    _dot._general_tile(b, plan, ops, uk, args, tile)
+                        else:
+                            _dot._direct_tile(b, plan, ops, uk, args, ldc)
+                    else:
+                        _dot._general_tile(b, plan, ops, uk, args, tile)
+
+
+def _emit_copy_task(ctx: KernelContext, plan: ConvPlan, t, chunk: int, extent: int) -> None:
+    """Write the input (its generator) into the feature-minor copy in scratch:
+    rows [t*chunk, (t+1)*chunk) of the copy's outermost dimension."""
+    ops = _ConvOperands(ctx, plan)
+    b = ctx.b
+    outer = None
+    if extent > 1:
+        lo = b.mul(t, i64(chunk))
+        outer = (lo, imin(b, b.add(lo, i64(chunk)), i64(extent)))
+    with loop_nest(b, plan.x_shape, outer_range=outer) as index:
+        ops.x.write(b, index, ops.x_gen(index))
+
+
+def emit_convolution(ctx: KernelContext) -> None:
+    plan = plan_conv(ctx.inst)
+    if plan is None:
+        default_loop_kernel(ctx)
+        return
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    if plan.copy_input:
+        xs = plan.x_shape
+        order = [d for d in reversed(xs.layout.minor_to_major) if xs.dimensions[d] != 1]
+        extent = xs.dimensions[order[0]] if order else 1
+        n_copy = max(1, min(extent, MAX_TASKS, xs.element_count() // COPY_TASK_ELEMENTS))
+        chunk = -(-extent // n_copy)
+        n_copy = -(-extent // chunk)
+        _dot._run_tasks(ctx, plan, n_copy, 1,
+                        lambda tctx, t, w: _emit_copy_task(tctx, plan, t, chunk, extent))
+    _dot._run_tasks(ctx, plan, plan.nkb, 1, lambda tctx, kb, w: _emit_pack_b_task(tctx, plan, kb))
+    _dot._run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
+
+
+register_kernel("convolution", scratch_bytes=_scratch_bytes)(emit_convolution)
+
+# Output fusions: one kernel rule for both kinds of kOutput fusion; the ones
+# holding a convolution come here, the others go to the dot's rule.
+_OUTPUT_RULE = KERNELS["fusion:kOutput"]
+
+
+def _emit_output_fusion(ctx: KernelContext) -> None:
+    if holds_convolution(ctx.inst):
+        emit_convolution(ctx)
+    else:
+        _OUTPUT_RULE.emit(ctx)
+
+
+def _output_scratch_bytes(me, inst: HloInstruction) -> int:
+    if holds_convolution(inst):
+        return _scratch_bytes(me, inst)
+    return _OUTPUT_RULE.scratch_bytes(me, inst)
+
+
+register_kernel("fusion:kOutput", scratch_bytes=_output_scratch_bytes)(_emit_output_fusion)
