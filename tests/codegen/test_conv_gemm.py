@@ -4,11 +4,11 @@ Every case is checked against a float64 numpy reference (padding, cropping,
 strides and kernel dilation applied to canonical N,C,spatial / O,I,spatial
 arrays), with a tolerance relative to ``sum |x| |w|``, and some against the
 evaluator.  The cases cover every form of the kernel: A read in place
-through the indirection table (features unit-stride), A packed (few or
-strided features), the input copied to a feature-minor buffer first (strided
-features, or an input computed inside the fusion), K blocks of whole window
-positions and of feature chunks (Ci > KC), direct and element-wise tile
-stores, kOutput epilogues, and the fallback to the elemental loop.
+through the indirection table (features unit-stride), the input copied to a
+feature-minor buffer first (strided features, or an input computed inside the
+fusion), K blocks of whole window
+positions and of feature chunks (Ci > KC), direct tile stores and a
+task C block written out through the layout, kOutput epilogues, and the fallback to the elemental loop.
 """
 import numpy as np
 import pytest
@@ -173,7 +173,10 @@ def test_dim_labels(labels):
 
 @pytest.mark.parametrize("layouts", [("0,3,2,1", "0,1,2,3", "3,2,1,0"),   # NCHW input in memory
                                      ("3,2,1,0", "3,2,1,0", "0,3,2,1"),   # output features major
-                                     ("3,0,2,1", "2,3,1,0", "1,2,3,0")])
+                                     ("3,0,2,1", "2,3,1,0", "1,2,3,0"),
+                                     ("3,2,1,0:P(3,7,5,20)", "3,2,1,0:P(3,2,17,24)",  # padded
+                                      "3,2,1,0:P(3,6,6,26)"),
+                                     ("0,3,2,1:P(3,6,5,18)", None, "0,3,2,1:P(3,6,5,25)")])
 def test_layouts(layouts):
     run_conv((3, 16, 6, 5), (24, 16, 3, 2), "b01f_01io->b01f", pads=[(1, 1), (0, 1)], layouts=layouts)
 
@@ -182,15 +185,15 @@ def test_modes():
     """Each form of the kernel is picked where it should be."""
     # NHWC: the input is read in place through the table; direct tile stores.
     run_conv((2, 16, 8, 8), (32, 16, 3, 3), "b01f_01io->b01f", pads=[(1, 1)] * 2,
-             expect={"mode": "indirect", "copy_input": False, "direct": True})
-    # NCHW with many features: a feature-minor copy; output features strided.
+             expect={"copy_input": False, "direct": True})
+    # NCHW: a feature-minor copy of the input; output features strided: C block.
     run_conv((2, 16, 8, 8), (32, 16, 3, 3), "bf01_oi01->bf01", pads=[(1, 1)] * 2,
-             expect={"mode": "indirect", "copy_input": True, "direct": False})
-    # Few features: packed A panels, from the buffer in place (strided or not).
+             expect={"copy_input": True, "direct": False})
     run_conv((2, 3, 8, 8), (32, 3, 3, 3), "bf01_oi01->bf01", pads=[(1, 1)] * 2,
-             expect={"mode": "packed", "copy_input": False})
-    run_conv((2, 3, 8, 8), (32, 3, 3, 3), "b01f_01io->b01f", pads=[(1, 1)] * 2,
-             expect={"mode": "packed", "copy_input": False, "direct": True})
+             expect={"copy_input": True, "direct": False})
+    # One feature: its stride does not matter.
+    run_conv((2, 1, 8, 8), (32, 1, 3, 3), "bf01_oi01->b01f", pads=[(1, 1)] * 2,
+             expect={"copy_input": False, "direct": True})
 
 
 # ---------------------------------------------------------------------------
@@ -217,6 +220,15 @@ def test_windows(strides, pads, rhs_dil, labels):
     run_conv(x_shape, w_shape, labels, strides, pads, rhs_dil)
 
 
+def test_filter_gradient_form():
+    """The form of a kernel gradient: the window spans the whole input (many
+    window positions, many K blocks), batch and feature roles swapped."""
+    exe, _, _ = run_conv((4, 32, 10, 10), (16, 32, 10, 10), "f01b_i01o->01bf", pads=[(1, 1), (1, 1)],
+                         check_evaluator=True)
+    plan = conv_plan(exe)
+    assert plan.nseg == 100 and plan.nkb > 10
+
+
 def test_reversal():
     run_conv((2, 9, 7, 6), (10, 9, 3, 2), "b01f_01io->b01f", (1, 2), [(1, 1), (0, 1)], (2, 1),
              reverse=(0,), check_evaluator=True)
@@ -225,7 +237,7 @@ def test_reversal():
 def test_1d():
     # The corpus case: rhs dilation, NCW.
     run_conv((2, 4, 20), (6, 4, 3), "bf0_oi0->bf0", rhs_dil=(2,), check_evaluator=True)
-    run_conv((3, 40, 50), (33, 40, 5), "b0f_0io->b0f", (2,), [(2, 2)], expect={"mode": "indirect"})
+    run_conv((3, 40, 50), (33, 40, 5), "b0f_0io->b0f", (2,), [(2, 2)], expect={"copy_input": False})
     run_conv((1, 1, 100), (7, 1, 9), "b0f_0io->b0f", pads=[(4, 4)])       # Ci = 1
 
 
@@ -274,14 +286,19 @@ def test_bias_relu(labels, dt):
                          epilogue="bias_relu", check_evaluator=True)
     assert "kind=kOutput" in exe.optimized_hlo.to_text()
     assert conv_plan(exe) is not None
+    # kOutput fusions of convolutions come to this kernel (the others go to the dot's).
+    from xlac.codegen.emitter import KERNELS
+    assert KERNELS["fusion:kOutput"].emit is conv_gemm._emit_output_fusion
+    assert KERNELS["convolution"].emit is conv_gemm.emit_convolution
 
 
 def test_convert_epilogue():
-    """The root converts (f32 -> f64): the result cannot accumulate, one K block."""
+    """The root converts (f32 -> f64): the result cannot accumulate; the task's
+    C block does, across the K blocks."""
     exe, _, _ = run_conv((2, 64, 6, 6), (24, 64, 3, 3), "b01f_01io->b01f", pads=[(1, 1)] * 2,
                          epilogue="convert", check_evaluator=True)
     plan = conv_plan(exe)
-    assert plan is not None and plan.nkb == 1 and not plan.acc_in_output
+    assert plan is not None and plan.nkb > 1 and not plan.acc_in_output and not plan.direct
 
 
 def _fused_operands_text(x_labels_transposed: bool) -> str:

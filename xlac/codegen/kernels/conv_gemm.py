@@ -15,41 +15,47 @@ with ``A[m, s*Ci + ci] = input[n, o*stride - pad_low + w(s)*rhs_dilation, ci]``
 kernel[w(s), ci, co]`` (the window reversed where ``rhs_reversal`` says so).
 Any dim_labels and any layouts map to strides of the three buffers.
 
-The im2col matrix A is never built.  For every block of MC output pixels a
-small *indirection table* holds, per pixel and window position, a pointer to
-the pixel's run of ``Ci`` input features (or to a run of zeros when the
-position is in the padding): ``Ci`` consecutive values of the K index.
+The im2col matrix A is never built, nor packed.  For every block of MC
+output pixels a small *indirection table* holds, per pixel and window
+position, a pointer to the pixel's run of ``Ci`` input features there (``Ci``
+consecutive values of k), or to a run of zeros when the position is in the
+padding (or the pixel is past M).  The micro-kernel
+(:func:`indirect_micro_kernel`) reads A through the table straight from the
+input: per k it broadcasts MR scalars from MR row pointers, as the GEMM
+micro-kernel does from a packed A panel, and it keeps its accumulators in
+registers across the window positions of a K block.  This is the indirect
+convolution of Dukhan (2019, XNNPACK).  It beat packing A panels from the
+table (with the dot's micro-kernel) for every case measured, Ci = 1 to 512:
+a convolution's N (Co) is often small (64), so packing costs a large
+fraction of the multiplications it feeds (docs/conv.md).
 
-* **indirect** (the input's feature dimension is unit-stride: NHWC and the
-  like): the micro-kernel (:func:`indirect_micro_kernel`) reads A straight
-  from the input through the table: per k it broadcasts MR scalars from MR
-  row pointers, exactly as the GEMM micro-kernel reads a packed A panel.
-  Nothing is copied, which matters because a convolution's N (Co) is often
-  small (64): packing A would cost a large fraction of the multiplications
-  it feeds.  This is the indirect convolution of Dukhan (2019, XNNPACK).
-* **packed** (any other input layout, e.g. NCHW): A micro-panels are packed
-  from the table (an element stride per row; a zero row reads one zero with
-  stride 0) and the dot's micro-kernel (``gemm.micro_kernel``) runs on them.
+The input must then have unit-stride features.  When it does not (NCHW),
+or when it is computed inside the fusion (a transpose, a convert, ...), it
+is first copied (a parallel pass) into a feature-minor buffer in scratch.
 
 B (the kernel) is packed once for all tasks into scratch, in the dot's
-packed layout (K blocks of NR-wide panels, zero-padded at the N edge).  The
-K blocks hold whole window positions (KC rounded down to a multiple of Ci,
-balanced), or, when Ci > KC, equal chunks of one position's features.  The
-result buffer accumulates across K blocks; at the last block each finished
-tile goes through the kOutput epilogue (bias, relu, ...) while in cache, by
-the dot's tile code (``dot._direct_tile`` / ``dot._general_tile``).  When the
-result buffer cannot hold the accumulator (the epilogue changes the element
-type) the whole K range is one block.
+packed layout (K blocks of NR-wide panels, zero-padded at the N edge; read
+through its generator when reversed or computed in the fusion).  The K
+blocks hold whole window positions (KC rounded down to a multiple of Ci,
+balanced), or, when Ci > KC, equal chunks of one position's features.
+
+C: when the result's features are unit-stride and its pixels one stride
+apart (NHWC), the result buffer accumulates across K blocks and at the last
+block each finished tile goes through the kOutput epilogue (bias, relu, ...)
+while in cache, by the dot's tile code (``dot._direct_tile`` /
+``_general_tile`` for edge tiles).  Otherwise (NCHW, or an epilogue that
+changes the element type) a task accumulates its M block in a C block in
+scratch and writes it out, through the epilogue, after the last K block,
+feature by feature (pixels are usually the consecutive ones then).
 
 Tasks split M (balanced chunks of whole micro-panels), then N for a short M,
 through the dot's self-scheduled ``_run_tasks``; each worker owns its table
-and packed A in scratch.  The tiling is fixed at compile time, so the result
+and C block in scratch.  The tiling is fixed at compile time, so the result
 does not depend on the number of threads.
 
 Declined (the elemental loop of ``convolution.py`` runs instead): element
 types other than f32/f64, mixed types, feature or batch groups, lhs (base)
-dilation, empty shapes, and fusions whose convolution input is computed
-inside the fusion.  Design notes and measurements: ``docs/conv.md``.
+dilation, empty shapes.  Design notes and measurements: ``docs/conv.md``.
 """
 from __future__ import annotations
 
@@ -63,7 +69,7 @@ from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
 from .. import types
 from ..emitter import KERNELS, KernelContext, default_loop_kernel, register_kernel
-from ..gemm import GroupMap, Loop, MatrixView, add, imin, intrinsic, micro_kernel, mul_const, pack_block, splat
+from ..gemm import GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat
 from ..ir_array import I64, Index, IrArray, i64
 from ..loops import loop_nest
 from . import dot as _dot
@@ -79,10 +85,10 @@ MIN_M_PANELS = 8
 MIN_N_PANELS = 4
 #: Output pixels per M block (one indirection table; rounded to MR).
 MC = 120
-#: At most this many rows in the indirect micro-kernel (one row pointer each).
-MAX_INDIRECT_MR = 8
-#: Inputs with fewer features than this are packed (A panels), not read in place.
-INDIRECT_MIN_CI = 8
+#: Rows of the micro-tile (one row pointer each; 8 x 2 vectors measured 3-5%
+#: faster than the dot's 6 x 2 vectors here, as fast as 4 x 4 vectors, and
+#: 12 rows are more pointers than registers).
+INDIRECT_MR = 8
 #: Elements per task when the input is copied into scratch.
 COPY_TASK_ELEMENTS = 1 << 16
 
@@ -95,7 +101,6 @@ COPY_TASK_ELEMENTS = 1 << 16
 class ConvPlan:
     conv: HloInstruction
     pt: object
-    mode: str                  # "indirect" | "packed"
     M: int
     N: int
     K: int
@@ -116,6 +121,7 @@ class ConvPlan:
     task_bytes: int
     copy_input: bool           # A is read from a feature-minor copy of the input in scratch
     x_shape: Shape             # the shape of the buffer A is read from
+    cn: int                    # columns of a task (NR panels); row length of its C block
 
     @property
     def nkb(self) -> int:
@@ -124,10 +130,6 @@ class ConvPlan:
     @property
     def n_padded(self) -> int:
         return -(-self.N // self.blk.nr) * self.blk.nr
-
-    @property
-    def kc_max(self) -> int:
-        return self.spb * self.chunk
 
 
 def the_convolution(inst: HloInstruction) -> HloInstruction | None:
@@ -198,22 +200,17 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
     direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
     # Where A comes from: the input buffer in place, or a feature-minor copy
     # of the input in scratch (an input computed inside the fusion, or one
-    # whose features are strided when runs of features are long enough).
-    x_shape = _input_operand(inst, conv).shape
-    fused_input = x_shape is None
-    feature_minor = not fused_input and strides(x_shape)[dn.input_feature_dimension] == 1
-    copy_input = fused_input or (not feature_minor and Ci > 1 and Ci >= INDIRECT_MIN_CI)
+    # whose features are strided).
+    x_shape = _input_buffer_shape(inst, conv)
+    copy_input = x_shape is None or (Ci > 1 and strides(x_shape)[dn.input_feature_dimension] != 1)
     if copy_input:
         x_shape = _feature_minor(xs, dn.input_feature_dimension)
-    mode = "indirect" if (Ci == 1 or copy_input or feature_minor) and Ci >= INDIRECT_MIN_CI else "packed"
     blk = _dot.blocking_for(pt, M, N)
-    if mode == "indirect" and blk.mr > MAX_INDIRECT_MR:
-        blk = _dot.Blocking(blk.vw, MAX_INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
+    if M > INDIRECT_MR:
+        blk = _dot.Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
     mr, nr = blk.mr, blk.nr
     # K blocks: whole window positions (balanced), or chunks of one position's features.
-    if not acc_in_output:
-        spb, q, chunk = nseg, 1, Ci
-    elif Ci <= blk.kc:
+    if Ci <= blk.kc:
         spb_max = max(1, blk.kc // Ci)
         nblocks = -(-nseg // spb_max)
         spb, q, chunk = -(-nseg // nblocks), 1, Ci
@@ -233,30 +230,27 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
     n_tasks = nmt * nnt
     esize = pt.byte_size
     task = ScratchPlan()
-    task.add("table", mc * nseg * 8)
-    if mode == "packed":
-        task.add("a", mc * spb * chunk * esize)
+    task.add("table", mc * spb * 8)
+    cn = -(-n_panels // nnt) * nr
+    if not direct:
+        task.add("c", mc * cn * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 128)
     scratch.add("bshared", K * n_panels * nr * esize)
     if copy_input:
         scratch.add("xcopy", x_shape.buffer_element_count() * esize)
     scratch.add("tasks", n_tasks * task.size)
-    return ConvPlan(conv, pt, mode, M, N, K, Ci, nseg, mdims, blk, spb, q, chunk, mc, (nmt, nnt),
-                    n_tasks, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape)
+    return ConvPlan(conv, pt, M, N, K, Ci, nseg, mdims, blk, spb, q, chunk, mc, (nmt, nnt),
+                    n_tasks, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape, cn)
 
 
-def _input_operand(inst: HloInstruction, conv: HloInstruction):
-    """The instruction whose buffer holds the convolution's input (an operand of
+def _input_buffer_shape(inst: HloInstruction, conv: HloInstruction):
+    """The shape of the buffer holding the convolution's input (an operand of
     ``inst``), or None when the input is computed inside the fusion."""
     if inst.opcode == "convolution":
-        return inst.operands[0]
+        return inst.operands[0].shape
     x = conv.operands[0]
-    return inst.operands[x.parameter_number] if x.opcode == "parameter" else _NoBuffer
-
-
-class _NoBuffer:
-    shape = None
+    return inst.operands[x.parameter_number].shape if x.opcode == "parameter" else None
 
 
 def _feature_minor(shape: Shape, feature: int) -> Shape:
@@ -442,12 +436,14 @@ class _ConvOperands:
                 k_arr = ctx.operand_array(kop.parameter_number)
             else:
                 k_arr, kernel_gen = None, gens[id(kop)]
-        if plan.copy_input:
-            x_arr = IrArray(plan.scratch.pointer(b, ctx.scratch_pointer(), "xcopy"), plan.x_shape)
-        self.x, self.x_gen = x_arr, x_gen
         dn = conv_dimension_numbers_of(conv.attrs)
         window = window_of(conv.attrs)
         self.dn, self.window = dn, window
+        if plan.copy_input:
+            x_arr = IrArray(plan.scratch.pointer(b, ctx.scratch_pointer(), "xcopy"), plan.x_shape)
+        elif plan.Ci > 1 and strides(x_arr.shape)[dn.input_feature_dimension] != 1:
+            raise AssertionError(f"{inst.name}: input buffer {x_arr.shape}, planned {plan.x_shape}")
+        self.x, self.x_gen = x_arr, x_gen
         # B: rows (window positions major first, then input features), columns
         # the output features.  A reversed window reads the kernel backwards.
         kshape = k_arr.shape if k_arr is not None else kop.shape
@@ -482,17 +478,13 @@ class _ConvOperands:
 
 class _ConvTileArgs(_dot._TileArgs):
     """Tile arguments for ``dot._direct_tile`` / ``_general_tile``; ``ap`` is the
-    packed A panel (packed form) or the panel's table slice (indirect form)."""
+    panel's slice of the indirection table, ``nseg``/``seglen``/``feat0`` the
+    K block (``c0`` is the tile's first column)."""
 
-    nseg = None
-    seglen = None
-    feat0 = None     # (c0 is the tile's first column)
+    nseg = seglen = feat0 = None
 
     def call(self, b, uk, c, ldc, accumulate) -> None:
-        if self.nseg is None:
-            b.call(uk, [self.kc, self.ap, self.bp, c, ldc, accumulate])
-        else:
-            b.call(uk, [self.nseg, self.seglen, self.ap, self.feat0, self.bp, c, ldc, accumulate])
+        b.call(uk, [self.nseg, self.seglen, self.ap, self.feat0, self.bp, c, ldc, accumulate])
 
 
 # ---------------------------------------------------------------------------
@@ -536,11 +528,11 @@ def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
                plan.blk.vw)
 
 
-def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> None:
+def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
     """Row pointers of pixels [m0, m_end) (whole micro-panels, the last maybe
-    partial): ``table[(p*nseg + s)*mr + j]`` points to the input features of
-    pixel ``m0 + p*mr + j`` at window position ``s``, or to zeros (padding,
-    pixels past M)."""
+    partial) at window positions [s0, s0 + ns): ``table[(p*spb + s - s0)*mr + j]``
+    points to the input features of pixel ``m0 + p*mr + j`` at window position
+    ``s``, or to zeros (padding, pixels past M)."""
     dn, window = ops.dn, ops.window
     mr = plan.blk.mr
     pt = plan.pt
@@ -562,7 +554,7 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> Non
     edge = plan.M % mr != 0
     with Loop(b, m0, m_end, mr, "tp") as r0:
         p = b.udiv(b.sub(r0, m0), i64(mr))
-        row_base = b.mul(p, i64(plan.nseg * mr))
+        row_base = b.mul(p, i64(plan.spb * mr))
         bases, origins, valid = [], [], []
         for j in range(mr):
             m = b.add(r0, i64(j))
@@ -583,7 +575,8 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> Non
             bases.append(off)
             origins.append(org)
             valid.append(ok)
-        with Loop(b, 0, plan.nseg, 1, "ts") as s:
+        with Loop(b, 0, ns, 1, "ts") as si:
+            s = b.add(s0, si)
             # Window position s -> (w_0, ..., w_{n-1}), major first.
             ws, rest = [None] * nsp, s
             for d in reversed(range(nsp)):
@@ -596,7 +589,7 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> Non
             soff = i64(0)
             for d in range(nsp):
                 soff = add(b, soff, mul_const(b, shifts[d], xst[dn.input_spatial_dimensions[d]]))
-            slot0 = b.add(row_base, b.mul(s, i64(mr)))
+            slot0 = b.add(row_base, b.mul(si, i64(mr)))
             for j in range(mr):
                 ok = valid[j]
                 for d in range(nsp):
@@ -607,35 +600,6 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, table) -> Non
                 if ok is not None:
                     ptr = b.select(ok, ptr, zeros)
                 b.store(ptr, b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR), align=8)
-
-
-def _pack_a(b, plan: ConvPlan, ops: _ConvOperands, table, n_panels, s0, ns, c0, seglen, kc, dst) -> None:
-    """Pack the A micro-panels of one M block for one K block from the table
-    (packed form): ``dst[p*kc*mr + ((s-s0)*seglen + c)*mr + j] = row(p, s, j)[(c0 + c)*fs]``;
-    a row pointing to the zeros is read with stride 0."""
-    mr = plan.blk.mr
-    pt = plan.pt
-    ety = types.memory_type(pt)
-    esize = pt.byte_size
-    fs = strides(ops.x.shape)[ops.dn.input_feature_dimension]
-    zeros = b.bitcast(_zeros(b.module, pt, plan.Ci), PTR)
-    with Loop(b, 0, n_panels, 1, "ap") as p:
-        pdst = b.gep(dst, [b.mul(p, b.mul(kc, i64(mr)))], inbounds=True, source_etype=ety)
-        with Loop(b, 0, ns, 1, "as") as si:
-            slot0 = b.mul(b.add(b.mul(p, i64(plan.nseg)), b.add(s0, si)), i64(mr))
-            rows, steps = [], []
-            for j in range(mr):
-                rp = b.load(b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR),
-                            typ=PTR, align=8)
-                step = b.select(b.icmp_unsigned("==", rp, zeros), i64(0), i64(fs))
-                rows.append(b.gep(rp, [b.mul(c0, step)], source_etype=ety))
-                steps.append(step)
-            sdst = b.gep(pdst, [b.mul(b.mul(si, seglen), i64(mr))], inbounds=True, source_etype=ety)
-            with Loop(b, 0, seglen, 1, "ac") as c:
-                out = b.gep(sdst, [b.mul(c, i64(mr))], inbounds=True, source_etype=ety)
-                for j in range(mr):
-                    v = b.load(b.gep(rows[j], [b.mul(c, steps[j])], source_etype=ety), typ=ety, align=esize)
-                    b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety), align=esize)
 
 
 def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
@@ -653,41 +617,37 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
     base = b.gep(base, [b.mul(w, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
     table = plan.task_plan.pointer(b, base, "table")
-    a_buf = plan.task_plan.pointer(b, base, "a") if plan.mode == "packed" else None
+    cbuf = plan.task_plan.pointer(b, base, "c") if not plan.direct else None
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
-    if plan.mode == "indirect":
-        uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
-    else:
-        uk = micro_kernel(b.module, pt, mr, nr, vw)
+    uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
     nkb = plan.nkb
     with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
         mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
-        _build_table(b, plan, ops, ic, mc_end, table)
-        n_pan = b.udiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr))
         with Loop(b, 0, nkb, 1, "kb") as kb:
             s0, ns, c0, seglen, pc, kc = _k_block(b, plan, kb)
+            # The table of this K block (built per K block, not per M block:
+            # measured as fast, and small for windows of thousands of positions).
+            _build_table(b, plan, ops, ic, mc_end, s0, ns, table)
             first = b.icmp_signed("==", kb, i64(0))
             last = b.icmp_signed("==", kb, i64(nkb - 1))
-            if plan.mode == "packed":
-                _pack_a(b, plan, ops, table, n_pan, s0, ns, c0, seglen, kc, a_buf)
             with Loop(b, n_lo, n_hi, nr, "jr") as n0:
                 bp = _b_panel(b, plan, shared, pc, kc, b.udiv(n0, i64(nr)))
                 with Loop(b, ic, mc_end, mr, "ir") as r0:
                     p = b.udiv(b.sub(r0, ic), i64(mr))
-                    if plan.mode == "indirect":
-                        ap = b.gep(table, [b.mul(b.add(b.mul(p, i64(plan.nseg)), s0), i64(mr))],
-                                   inbounds=True, source_etype=PTR)
-                    else:
-                        ap = b.gep(a_buf, [b.mul(p, b.mul(kc, i64(mr)))], inbounds=True, source_etype=ety)
+                    ap = b.gep(table, [b.mul(p, i64(plan.spb * mr))], inbounds=True, source_etype=PTR)
                     args = _ConvTileArgs(i64(0), [], i64(0), r0, n0, kc, ap, bp, first, last)
-                    if plan.mode == "indirect":
-                        args.nseg, args.seglen, args.feat0 = ns, seglen, c0
-                    if plan.direct:
+                    args.nseg, args.seglen, args.feat0 = ns, seglen, c0
+                    if not plan.direct:
+                        # Full tiles into the task's C block; written out below.
+                        cp = b.gep(cbuf, [b.add(b.mul(b.sub(r0, ic), i64(plan.cn)), b.sub(n0, n_lo))],
+                                   inbounds=True, source_etype=ety)
+                        args.call(b, uk, cp, i64(plan.cn), b.not_(first))
+                    else:
                         conds = []
                         if m_edge:
                             conds.append(b.icmp_signed("<", r0, i64(M - m_edge)))
@@ -702,8 +662,25 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
                                     _dot._general_tile(b, plan, ops, uk, args, tile)
                         else:
                             _dot._direct_tile(b, plan, ops, uk, args, ldc)
-                    else:
-                        _dot._general_tile(b, plan, ops, uk, args, tile)
+        if not plan.direct:
+            _write_block(b, plan, ops, cbuf, ic, mc_end, n_lo, n_hi)
+
+
+def _write_block(b, plan: ConvPlan, ops: _ConvOperands, cbuf, m0, m_end, n_lo, n_hi) -> None:
+    """Write the finished C block (rows [m0, m_end), columns [n_lo, n_hi), in
+    the task's buffer) to the result through its layout and the epilogue."""
+    C = ops.C
+    ety = types.memory_type(plan.pt)
+    # Columns outer: the result's features are strided (else the tiles were
+    # stored directly), its pixels usually consecutive; a power-of-two
+    # feature stride put the lines of one pixel into a few L1 sets.
+    with Loop(b, n_lo, n_hi, 1, "wc") as c:
+        ccomp = C.gc.components(b, c)
+        col = b.gep(cbuf, [b.sub(c, b.add(n_lo, b.mul(m0, i64(plan.cn))))], source_etype=ety)
+        with Loop(b, m0, m_end, 1, "wr") as r:
+            v = b.load(b.gep(col, [b.mul(r, i64(plan.cn))], source_etype=ety), typ=ety,
+                       align=plan.pt.byte_size)
+            ops.finish(C.index(b, [], C.gr.components(b, r), ccomp), v)
 
 
 def _emit_copy_task(ctx: KernelContext, plan: ConvPlan, t, chunk: int, extent: int) -> None:
