@@ -20,7 +20,7 @@ DTYPES = {"f32": np.float32, "f64": np.float64}
 TOL = {"f32": 3e-6, "f64": 1e-13}
 
 
-def ref_conv(x, w, strides, pads, rhs_dil, reverse=()):
+def ref_conv(x, w, strides, pads, rhs_dil, reverse=(), lhs_dil=None):
     """x: [N, C, *S], w: [O, I, *K] -> [N, O, *out] in float64, and the same
     with |x| and |w| (the scale of the rounding error)."""
     n = x.ndim - 2
@@ -28,6 +28,14 @@ def ref_conv(x, w, strides, pads, rhs_dil, reverse=()):
     for d in reverse:
         w = np.flip(w, axis=2 + d)
     for d in range(n):
+        if lhs_dil and lhs_dil[d] > 1:
+            shape = list(x.shape)
+            shape[2 + d] = (x.shape[2 + d] - 1) * lhs_dil[d] + 1
+            y = np.zeros(shape)
+            sl = [slice(None)] * x.ndim
+            sl[2 + d] = slice(None, None, lhs_dil[d])
+            y[tuple(sl)] = x
+            x = y
         lo, hi = pads[d]
         sl = [slice(None)] * x.ndim
         sl[2 + d] = slice(max(-lo, 0), x.shape[2 + d] - max(-hi, 0))
@@ -55,12 +63,14 @@ def _perm(labels: str, first: str, second: str):
     return [0 if ch == first else 1 if ch == second else 2 + int(ch) for ch in labels]
 
 
-def window_text(size, strides, pads, rhs_dil, reverse=()):
+def window_text(size, strides, pads, rhs_dil, reverse=(), lhs_dil=None):
     parts = ["size=" + "x".join(map(str, size))]
     if any(s != 1 for s in strides):
         parts.append("stride=" + "x".join(map(str, strides)))
     if any(p != (0, 0) for p in pads):
         parts.append("pad=" + "x".join(f"{lo}_{hi}" for lo, hi in pads))
+    if lhs_dil and any(r != 1 for r in lhs_dil):
+        parts.append("lhs_dilate=" + "x".join(map(str, lhs_dil)))
     if any(r != 1 for r in rhs_dil):
         parts.append("rhs_dilate=" + "x".join(map(str, rhs_dil)))
     if reverse:
@@ -85,7 +95,7 @@ def same_pads(in_sizes, ksizes, strides, rhs_dil):
 
 def run_conv(x_shape, w_shape, labels="bf01_oi01->bf01", strides=None, pads=None, rhs_dil=None,
              reverse=(), dt="f32", layouts=(None, None, None), epilogue=None, num_threads=None,
-             seed=0, check_evaluator=False, expect=None):
+             seed=0, check_evaluator=False, expect=None, lhs_dil=None):
     """A convolution of canonical shapes ``x_shape`` [N, C, *S] and ``w_shape``
     [O, I, *K], laid out as ``labels`` says; returns the executable and the result.
 
@@ -98,13 +108,13 @@ def run_conv(x_shape, w_shape, labels="bf01_oi01->bf01", strides=None, pads=None
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, x_shape).astype(DTYPES[dt])
     w = rng.uniform(-1, 1, w_shape).astype(DTYPES[dt])
-    ref, scale = ref_conv(x, w, strides, pads, rhs_dil, reverse)
+    ref, scale = ref_conv(x, w, strides, pads, rhs_dil, reverse, lhs_dil)
     lhs_l, rest = labels.split("_")
     rhs_l, out_l = rest.split("->")
     xp, wp, op = _perm(lhs_l, "b", "f"), _perm(rhs_l, "o", "i"), _perm(out_l, "b", "f")
     xl, wl = x.transpose(xp), w.transpose(wp)
     ref_l, scale_l = ref.transpose(op), scale.transpose(op)
-    window = window_text(w_shape[2:], strides, pads, rhs_dil, reverse)
+    window = window_text(w_shape[2:], strides, pads, rhs_dil, reverse, lhs_dil)
     lines = [f"  x = {shape_text(dt, xl.shape, layouts[0])} parameter(0)",
              f"  w = {shape_text(dt, wl.shape, layouts[1])} parameter(1)"]
     conv = (f"convolution(x, w), window={{{window}}}, dim_labels={labels}")
@@ -227,6 +237,16 @@ def test_filter_gradient_form():
                          check_evaluator=True)
     plan = conv_plan(exe)
     assert plan.nseg == 100 and plan.nkb > 10
+
+
+@pytest.mark.parametrize("labels", ["b01f_01io->b01f", "bf01_oi01->bf01"])
+def test_lhs_dilation(labels):
+    """Base dilation (transposed convolutions, input gradients of strided ones):
+    the holes are zero rows of the table."""
+    # The input gradient of a 3x3 stride-2 SAME convolution of a 9x9 input.
+    run_conv((2, 12, 5, 5), (10, 12, 3, 3), labels, pads=[(1, 1), (1, 1)], lhs_dil=(2, 2),
+             reverse=(0, 1), check_evaluator=True)
+    run_conv((1, 9, 4, 6), (7, 9, 2, 3), labels, (2, 1), [(1, 2), (-1, 0)], (1, 2), lhs_dil=(3, 2))
 
 
 def test_reversal():
@@ -367,7 +387,7 @@ ENTRY e {
 
 @pytest.mark.parametrize("extra,window,w_shape,out_shape", [
     (", feature_group_count=2", "size=3x3 pad=1_1x1_1", "f32[3,3,4,6]", "f32[2,5,5,6]"),
-    ("", "size=2x2 lhs_dilate=2x2", "f32[2,2,8,6]", "f32[2,8,8,6]"),
+    (", feature_group_count=8", "size=3x3 pad=1_1x1_1", "f32[3,3,1,16]", "f32[2,5,5,16]"),
 ])
 def test_declined_cases_use_the_elemental_loop(extra, window, w_shape, out_shape):
     text = f"""HloModule m

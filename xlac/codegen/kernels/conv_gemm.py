@@ -54,8 +54,9 @@ and C block in scratch.  The tiling is fixed at compile time, so the result
 does not depend on the number of threads.
 
 Declined (the elemental loop of ``convolution.py`` runs instead): element
-types other than f32/f64, mixed types, feature or batch groups, lhs (base)
-dilation, empty shapes.  Design notes and measurements: ``docs/conv.md``.
+types other than f32/f64, mixed types, feature or batch groups, empty
+shapes.  A base (lhs) dilation is supported; its holes are zero rows of the
+table, so it costs the multiplications by zero that the dilation implies.  Design notes and measurements: ``docs/conv.md``.
 """
 from __future__ import annotations
 
@@ -180,7 +181,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
     except ValueError:
         return None
     nsp = dn.num_spatial_dims
-    if len(window) != nsp or window.has_base_dilation:
+    if len(window) != nsp:
         return None
     out = inst.shape
     Ci = xs.dimensions[dn.input_feature_dimension]
@@ -532,7 +533,7 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
     """Row pointers of pixels [m0, m_end) (whole micro-panels, the last maybe
     partial) at window positions [s0, s0 + ns): ``table[(p*spb + s - s0)*mr + j]``
     points to the input features of pixel ``m0 + p*mr + j`` at window position
-    ``s``, or to zeros (padding, pixels past M)."""
+    ``s``, or to zeros (padding, holes of a base dilation, pixels past M)."""
     dn, window = ops.dn, ops.window
     mr = plan.blk.mr
     pt = plan.pt
@@ -545,12 +546,15 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
     out_sizes = [out_dims[d] for d in dn.output_spatial_dimensions]
     ksizes = [wd.size for wd in window]
     zeros = b.bitcast(_zeros(b.module, pt, plan.Ci), PTR)
-    # Which spatial dimensions can leave the input (padding, negative padding, strides).
+    # Which spatial dimensions can leave the input (padding, negative padding,
+    # strides), and which are base-dilated: a position there is in the input
+    # when on the dilation grid, at position / dilation (holes read zeros).
     checked = []
+    dilated = [wd.base_dilation != 1 for wd in window]
     for d, wd in enumerate(window):
         lowest = -wd.padding_low
         highest = (out_sizes[d] - 1) * wd.stride - wd.padding_low + (wd.size - 1) * wd.window_dilation
-        checked.append(not (lowest >= 0 and highest < in_sizes[d]))
+        checked.append(dilated[d] or not (lowest >= 0 and highest < (in_sizes[d] - 1) * wd.base_dilation + 1))
     edge = plan.M % mr != 0
     with Loop(b, m0, m_end, mr, "tp") as r0:
         p = b.udiv(b.sub(r0, m0), i64(mr))
@@ -571,7 +575,8 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
                 wd = window[d]
                 pos = b.sub(mul_const(b, o, wd.stride), i64(wd.padding_low))
                 org.append(pos)
-                off = b.add(off, b.mul(pos, i64(xst[dn.input_spatial_dimensions[d]])))
+                if not dilated[d]:
+                    off = b.add(off, b.mul(pos, i64(xst[dn.input_spatial_dimensions[d]])))
             bases.append(off)
             origins.append(org)
             valid.append(ok)
@@ -588,15 +593,24 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
             shifts = [mul_const(b, ws[d], window[d].window_dilation) for d in range(nsp)]
             soff = i64(0)
             for d in range(nsp):
-                soff = add(b, soff, mul_const(b, shifts[d], xst[dn.input_spatial_dimensions[d]]))
+                if not dilated[d]:
+                    soff = add(b, soff, mul_const(b, shifts[d], xst[dn.input_spatial_dimensions[d]]))
             slot0 = b.add(row_base, b.mul(si, i64(mr)))
             for j in range(mr):
                 ok = valid[j]
+                off = b.add(bases[j], soff)
                 for d in range(nsp):
+                    pos = b.add(origins[j][d], shifts[d])
+                    if dilated[d]:
+                        bd = i64(window[d].base_dilation)
+                        on_grid = b.icmp_signed("==", b.srem(pos, bd), i64(0))
+                        ok = on_grid if ok is None else b.and_(ok, on_grid)
+                        pos = b.sdiv(pos, bd)
+                        off = b.add(off, b.mul(pos, i64(xst[dn.input_spatial_dimensions[d]])))
                     if checked[d]:
-                        inside = b.icmp_unsigned("<", b.add(origins[j][d], shifts[d]), i64(in_sizes[d]))
+                        inside = b.icmp_unsigned("<", pos, i64(in_sizes[d]))
                         ok = inside if ok is None else b.and_(ok, inside)
-                ptr = b.gep(ops.x.ptr, [b.add(bases[j], soff)], source_etype=ety)
+                ptr = b.gep(ops.x.ptr, [off], source_etype=ety)
                 if ok is not None:
                     ptr = b.select(ok, ptr, zeros)
                 b.store(ptr, b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR), align=8)
