@@ -20,8 +20,9 @@ in bounds from the static sizes.
 
 Accumulation is in the result type (f16/bf16 in f32, rounded once at the end;
 integers wrap); operands are converted to it first (``preferred_element_type``).
-This is the correct, simple form: a fast convolution (blocked, vectorised over
-output features) is a later concern.
+This is the correct, simple form.  f32/f64 convolutions without feature or
+batch groups run as an implicit GEMM instead (``kernels/conv_gemm.py``,
+``docs/conv.md``); this generator is what the other cases use.
 """
 from __future__ import annotations
 
