@@ -106,6 +106,8 @@ def cmd_dump(args) -> int:
     if args.after_each_pass:
         print("// ---- final module and buffer assignment ----")
     print(lowered.hlo.to_text())
+    for note in getattr(lowered.hlo, "notes", []):
+        print(f"// {note}")
     print(lowered.assignment.summary())
     if args.llvm:
         print(lowered.llvm_ir)
@@ -195,6 +197,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("xlac: interrupted", file=sys.stderr)
         return 130
+    except Exception as ex:  # noqa: BLE001 - a bug in xlac: still one line, not a traceback
+        import os
+        if os.environ.get("XLAC_TRACEBACK"):
+            raise
+        print(f"xlac: internal error: {type(ex).__name__}: {ex} (set XLAC_TRACEBACK=1 for details)",
+              file=sys.stderr)
+        return 3
     return 1
 
 

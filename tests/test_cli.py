@@ -1,0 +1,82 @@
+"""The command line: results through .npz files, clear one-line errors, dumps."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlac.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+MLP = REPO / "examples" / "mlp.hlo"
+
+
+def test_run_writes_results(tmp_path):
+    out = tmp_path / "out.npz"
+    assert main(["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz"), "--out", str(out)]) == 0
+    with np.load(out) as got, np.load(REPO / "examples" / "mlp.expected.npz") as want:
+        np.testing.assert_allclose(got["arr_0"], want["arr_0"], rtol=1e-5, atol=1e-5)
+
+
+def test_run_prints_a_summary_without_out(capsys):
+    assert main(["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz")]) == 0
+    assert capsys.readouterr().out.startswith("arr_0: float32[16, 10] min=")
+
+
+def _error(capsys, argv) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and err.count("\n") == 0 and "Traceback" not in err, err
+    return err
+
+
+def test_missing_file(capsys, tmp_path):
+    assert "nope.hlo" in _error(capsys, ["run", str(tmp_path / "nope.hlo")])
+
+
+def test_bad_hlo_names_line_and_column(capsys, tmp_path):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule m\n\nENTRY e {\n  x = f32[2]{0} frobnicate()\n}\n")
+    err = _error(capsys, ["run", str(bad)])
+    assert "line 4" in err and "frobnicate" in err
+
+
+def test_unsupported_op_is_named(capsys, tmp_path):
+    text = tmp_path / "cc.hlo"
+    text.write_text('HloModule m\n\nENTRY e {\n  x = f32[2]{0} parameter(0)\n'
+                    '  ROOT c = f32[2]{0} custom-call(x), custom_call_target="foo"\n}\n')
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, np.zeros(2, np.float32))
+    assert "not supported yet: custom-call" in _error(capsys, ["run", str(text), "--inputs", str(inputs)])
+
+
+def test_wrong_inputs_name_the_parameter(capsys, tmp_path):
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, np.zeros((16, 32)), *[np.zeros(1, np.float32)] * 4)   # float64 for x.1
+    err = _error(capsys, ["run", str(MLP), "--inputs", str(inputs)])
+    assert "parameter 0" in err and "float32" in err and "float64" in err
+    np.savez(inputs, np.zeros((16, 32), np.float32))
+    assert "missing arr_1" in _error(capsys, ["run", str(MLP), "--inputs", str(inputs)])
+
+
+def test_internal_errors_are_one_line_too(capsys, monkeypatch):
+    import xlac.runtime.executable as executable
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(executable, "jit", broken)
+    err = _error(capsys, ["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz")])
+    assert err.startswith("xlac: internal error: RuntimeError: boom")
+
+
+def test_dump_shows_fusions_refusals_and_buffers(capsys, tmp_path):
+    text = tmp_path / "m.hlo"
+    text.write_text("HloModule m\n\nENTRY e {\n  x = f32[64]{0} parameter(0)\n  y = f32[64]{0} parameter(1)\n"
+                    "  ex = f32[64]{0} exponential(x)\n  n = f32[64]{0} negate(y)\n"
+                    "  a = f32[64]{0} add(ex, n)\n"
+                    "  b = f32[64]{0} multiply(ex, y)\n"
+                    "  ROOT t = (f32[64]{0}, f32[64]{0}) tuple(a, b)\n}\n")
+    assert main(["dump", str(text)]) == 0
+    out = capsys.readouterr().out
+    assert "kind=kLoop, calls=" in out
+    assert "// not fused: ex into" in out and "2 users" in out
+    assert "temp arena:" in out
