@@ -135,6 +135,9 @@ class KernelContext:
         me = self.me
         body_fn = ir.Function(me.llvm, BODY_TYPE, _unique(f"{self.fn.name}.task", me._names))
         body_fn.linkage = "internal"
+        # One copy of the task code: inlining it into the serial fallback loop
+        # would double what LLVM optimises and emits for every parallel kernel.
+        body_fn.attributes.add("noinline")
         task_ctx_ptr, task = body_fn.args
         task_ctx_ptr.name, task.name = "ctx", "i"
         alloca_block = body_fn.append_basic_block("allocas")
