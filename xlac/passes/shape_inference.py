@@ -642,8 +642,8 @@ def _call(ctx: _Ctx) -> Shape:
 # reduce, dot
 # ---------------------------------------------------------------------------
 
-@_rule("reduce")
-def _reduce(ctx: _Ctx) -> Shape:
+def _inputs_and_inits(ctx: _Ctx) -> tuple[list, list]:
+    """The N inputs and N scalar init values of a (windowed) reduction, checked."""
     if len(ctx.shapes) < 2 or len(ctx.shapes) % 2:
         raise ctx.fail(f"takes N inputs and N init values (an even number >= 2), "
                        f"got {len(ctx.shapes)} operands")
@@ -657,6 +657,13 @@ def _reduce(ctx: _Ctx) -> Shape:
             raise ctx.fail(f"init value {i} must be a scalar, got {init}")
         if init.element_type != x.element_type:
             raise ctx.fail(f"init value {i} ({init}) must have input {i}'s element type {x.element_type.value}")
+    return inputs, inits
+
+
+@_rule("reduce")
+def _reduce(ctx: _Ctx) -> Shape:
+    inputs, _inits = _inputs_and_inits(ctx)
+    n = len(inputs)
     dims = ctx.ints_attr("dimensions")
     rank = inputs[0].rank
     _check_dims_unique_in_range(ctx, "dimensions", dims, rank)
@@ -876,19 +883,8 @@ def _convolution(ctx: _Ctx) -> Shape:
 
 @_rule("reduce-window")
 def _reduce_window(ctx: _Ctx) -> Shape:
-    if len(ctx.shapes) < 2 or len(ctx.shapes) % 2:
-        raise ctx.fail(f"takes N inputs and N init values (an even number >= 2), "
-                       f"got {len(ctx.shapes)} operands")
-    n = len(ctx.shapes) // 2
-    inputs = [ctx.array(i, f"input {i}") for i in range(n)]
-    inits = [ctx.array(n + i, f"init value {i}") for i in range(n)]
-    for i, (x, init) in enumerate(zip(inputs, inits)):
-        if x.dimensions != inputs[0].dimensions:
-            raise ctx.fail(f"all inputs must have the same dimensions: input {i} is {x}, input 0 is {inputs[0]}")
-        if not init.is_scalar:
-            raise ctx.fail(f"init value {i} must be a scalar, got {init}")
-        if init.element_type != x.element_type:
-            raise ctx.fail(f"init value {i} ({init}) must have input {i}'s element type {x.element_type.value}")
+    inputs, _inits = _inputs_and_inits(ctx)
+    n = len(inputs)
     scalars = [Shape(x.element_type, ()) for x in inputs]
     _check_scalar_computation(ctx, "to_apply", scalars + scalars,
                               scalars[0] if n == 1 else Shape.tuple(scalars))
