@@ -332,7 +332,15 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     b.cbranch(b.icmp_signed("<", k_next, kc), loop, exit_)
 
     b.position_at_end(exit_)
-    final = [list(row) for row in cur]
+    store_tile(b, fn, c, ldc, accumulate, [x for row in cur for x in row], mr, nv, vw, ety, vty, esize)
+    return fn
+
+
+def store_tile(b: ir.IRBuilder, fn: ir.Function, c, ldc, accumulate, values: list, mr: int, nv: int,
+               vw: int, ety, vty, esize: int) -> None:
+    """End of a micro-kernel: write the mr x (nv vectors of vw) accumulators
+    (row-major in ``values``) to C, adding to what C holds when ``accumulate``
+    is true (a later K block) or overwriting it (the first); then return."""
     add_block = fn.append_basic_block("accumulate")
     set_block = fn.append_basic_block("overwrite")
     done = fn.append_basic_block("done")
@@ -343,14 +351,13 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
             row_ptr = b.gep(c, [b.mul(ldc, i64(i))], inbounds=True, source_etype=ety) if i else c
             for j in range(nv):
                 p = b.gep(row_ptr, [i64(j * vw)], inbounds=True, source_etype=ety) if j else row_ptr
-                v = final[i][j]
+                v = values[i * nv + j]
                 if acc_mode:
                     v = b.fadd(b.load(p, typ=vty, align=esize), v)
                 b.store(v, p, align=esize)
         b.branch(done)
     b.position_at_end(done)
     b.ret_void()
-    return fn
 
 
 # ---------------------------------------------------------------------------

@@ -70,7 +70,8 @@ from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
 from .. import types
 from ..emitter import KERNELS, KernelContext, default_loop_kernel, register_kernel
-from ..gemm import GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat
+from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
+                    store_tile)
 from ..ir_array import I64, Index, IrArray, i64
 from ..loops import loop_nest
 from . import dot as _dot
@@ -349,23 +350,7 @@ def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> i
     b.cbranch(b.icmp_signed("<", s_next, nseg), seg, exit_)
 
     b.position_at_end(exit_)
-    add_block = fn.append_basic_block("accumulate")
-    set_block = fn.append_basic_block("overwrite")
-    done = fn.append_basic_block("done")
-    b.cbranch(accumulate, add_block, set_block)
-    for blk, acc_mode in ((add_block, True), (set_block, False)):
-        b.position_at_end(blk)
-        for i in range(mr):
-            row_ptr = b.gep(c, [b.mul(ldc, i64(i))], inbounds=True, source_etype=ety) if i else c
-            for j in range(nv):
-                p = b.gep(row_ptr, [i64(j * vw)], inbounds=True, source_etype=ety) if j else row_ptr
-                v = new[i * nv + j]
-                if acc_mode:
-                    v = b.fadd(b.load(p, typ=vty, align=esize), v)
-                b.store(v, p, align=esize)
-        b.branch(done)
-    b.position_at_end(done)
-    b.ret_void()
+    store_tile(b, fn, c, ldc, accumulate, new, mr, nv, vw, ety, vty, esize)
     return fn
 
 
