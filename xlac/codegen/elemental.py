@@ -61,13 +61,20 @@ class ElementalEmitter:
         """Compose a whole computation; parameters bound to ``param_gens``."""
         return self.instruction_generators(comp, param_gens)[id(comp.root)]
 
-    def instruction_generators(self, comp: HloComputation, param_gens: list) -> dict:
+    def instruction_generators(self, comp: HloComputation, param_gens: list,
+                               overrides: dict | None = None) -> dict:
         """Generators of every instruction of ``comp`` (by id), parameters bound
-        to ``param_gens`` — for kernels that drive a fused root themselves."""
+        to ``param_gens`` — for kernels that drive a fused root themselves.
+        ``overrides`` (instruction id -> generator) replaces instructions the
+        kernel computes itself (the dot of an output fusion, whose value the
+        epilogue is handed)."""
         gens: dict[int, Generator] = {}
+        overrides = overrides or {}
         comp.compute_users()
         for inst in comp.post_order():
-            if inst.opcode == "parameter":
+            if id(inst) in overrides:
+                gen = overrides[id(inst)]
+            elif inst.opcode == "parameter":
                 gen = param_gens[inst.parameter_number]
             else:
                 gen = self.make_generator(inst, [gens[id(o)] for o in inst.operands])

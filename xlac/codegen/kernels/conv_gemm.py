@@ -391,21 +391,10 @@ class _ConvOperands:
                 x_arr = ctx.operand_array(0)
         else:
             comp = inst.attrs["calls"]
-            comp.compute_users()
-            gens, param_gens, holder = {}, {}, {}
-            for i in comp.post_order():
-                if i.opcode == "parameter":
-                    n = i.parameter_number
-                    if n not in param_gens:
-                        param_gens[n] = ctx.operand_generator(n)
-                    g = param_gens[n]
-                elif i is conv:
-                    g = (lambda index: holder["v"])
-                else:
-                    g = ctx.em.make_generator(i, [gens[id(o)] for o in i.operands])
-                if len(i.users) > 1:
-                    g = _dot._cached(i, g)
-                gens[id(i)] = g
+            holder = {}  # the finished C element the epilogue reads in place of the convolution
+            gens = ctx.em.instruction_generators(
+                comp, [ctx.operand_generator(n) for n in range(len(inst.operands))],
+                overrides={id(conv): lambda index: holder["v"]})
             root_gen = gens[id(comp.root)]
 
             def epilogue(index: Index, v):

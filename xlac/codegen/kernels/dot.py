@@ -414,28 +414,16 @@ class _Operands:
         info = dot_info(dot)
         b = ctx.b
         self.ctx, self.plan, self.b = ctx, plan, b
-        gens, epilogue = {}, None
+        epilogue = None
         if inst.opcode == "dot":
             arrays = [ctx.operand_array(0), ctx.operand_array(1)]
             dot_gens = [None, None]
         else:
             comp = inst.attrs["calls"]
-            comp.compute_users()
-            param_gens = {}
-            holder = {}
-            for i in comp.post_order():
-                if i.opcode == "parameter":
-                    n = i.parameter_number
-                    if n not in param_gens:
-                        param_gens[n] = ctx.operand_generator(n)
-                    g = param_gens[n]
-                elif i is dot:
-                    g = (lambda index: holder["v"])
-                else:
-                    g = ctx.em.make_generator(i, [gens[id(o)] for o in i.operands])
-                if len(i.users) > 1:
-                    g = _cached(i, g)
-                gens[id(i)] = g
+            holder = {}  # the finished C element the epilogue reads in place of the dot
+            gens = ctx.em.instruction_generators(
+                comp, [ctx.operand_generator(n) for n in range(len(inst.operands))],
+                overrides={id(dot): lambda index: holder["v"]})
             root_gen = gens[id(comp.root)]
 
             def epilogue(index: Index, v):
@@ -474,17 +462,6 @@ class _Operands:
         if self.epilogue is not None:
             v = self.epilogue(index, v)
         self.out.write(self.b, index, v)
-
-
-def _cached(inst, gen):
-    key = id(inst)
-
-    def cached(index):
-        hit = index.cache.get(key)
-        if hit is None:
-            hit = index.cache[key] = gen(index)
-        return hit
-    return cached
 
 
 def _task_base(ctx: KernelContext, plan: DotPlan, t) -> ir.Value:
