@@ -460,13 +460,20 @@ def _iota(ctx: _Ctx) -> Shape:
 # data movement
 # ---------------------------------------------------------------------------
 
-@_rule("broadcast")
-def _broadcast(ctx: _Ctx) -> Shape:
+def _operand_and_given_result(ctx: _Ctx) -> tuple[Shape, Shape]:
+    """The one operand and the given result of a data-movement op whose result
+    shape is not inferable (broadcast, reshape): same element type required."""
     ctx.arity(1)
     s = ctx.array(0)
     out = ctx.given_shape()
     if not out.is_array or out.element_type != s.element_type:
         raise ctx.fail(f"result {out} must be an array of the operand's element type {s.element_type.value}")
+    return s, out
+
+
+@_rule("broadcast")
+def _broadcast(ctx: _Ctx) -> Shape:
+    s, out = _operand_and_given_result(ctx)
     dims = ctx.ints_attr("dimensions")
     if len(dims) != s.rank:
         raise ctx.fail(f"dimensions={list(dims)} must map each of the operand's {s.rank} dimensions")
@@ -480,11 +487,7 @@ def _broadcast(ctx: _Ctx) -> Shape:
 
 @_rule("reshape")
 def _reshape(ctx: _Ctx) -> Shape:
-    ctx.arity(1)
-    s = ctx.array(0)
-    out = ctx.given_shape()
-    if not out.is_array or out.element_type != s.element_type:
-        raise ctx.fail(f"result {out} must be an array of the operand's element type {s.element_type.value}")
+    s, out = _operand_and_given_result(ctx)
     if out.element_count() != s.element_count():
         raise ctx.fail(f"cannot reshape {s.element_count()} elements into {out} "
                        f"({out.element_count()} elements)")
