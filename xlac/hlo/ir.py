@@ -383,6 +383,25 @@ class HloModule:
             out.notes = list(self.notes)
         return out
 
+    def drop_uncalled_computations(self) -> bool:
+        """Remove the computations the entry does not reach through calls;
+        returns whether any was removed."""
+        if self.entry is None:
+            return False
+        reachable: set[int] = set()
+        stack = [self.entry]
+        while stack:
+            comp = stack.pop()
+            if id(comp) in reachable:
+                continue
+            reachable.add(id(comp))
+            for inst in comp.instructions:
+                stack.extend(inst.called_computations())
+        if all(id(c) in reachable for c in self.computations):
+            return False
+        self.computations = [c for c in self.computations if id(c) in reachable]
+        return True
+
     def sort_computations(self) -> None:
         """Order computations callees-before-callers, entry last."""
         order, seen = [], set()

@@ -65,17 +65,5 @@ class CallInliner:
             changed = True
         if changed:
             comp.compute_users()
-            _drop_unreachable_computations(module)
+            module.drop_uncalled_computations()
         return changed
-
-
-def _drop_unreachable_computations(module: HloModule) -> None:
-    reachable, stack = set(), [module.entry]
-    while stack:
-        c = stack.pop()
-        if id(c) in reachable:
-            continue
-        reachable.add(id(c))
-        for inst in c.instructions:
-            stack.extend(inst.called_computations())
-    module.computations = [c for c in module.computations if id(c) in reachable]

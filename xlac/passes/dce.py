@@ -27,7 +27,7 @@ class DCE:
         for comp in module.computations:
             if _sweep(comp, memo):
                 changed = True
-        if _drop_uncalled(module):
+        if module.drop_uncalled_computations():
             changed = True
         return changed
 
@@ -45,22 +45,4 @@ def _sweep(comp: HloComputation, memo: dict) -> bool:
         return False
     comp.instructions = [i for i in comp.instructions if id(i) in live]
     comp.compute_users()
-    return True
-
-
-def _drop_uncalled(module: HloModule) -> bool:
-    if module.entry is None:
-        return False
-    reachable: set[int] = set()
-    stack = [module.entry]
-    while stack:
-        comp = stack.pop()
-        if id(comp) in reachable:
-            continue
-        reachable.add(id(comp))
-        for inst in comp.instructions:
-            stack.extend(inst.called_computations())
-    if all(id(c) in reachable for c in module.computations):
-        return False
-    module.computations = [c for c in module.computations if id(c) in reachable]
     return True

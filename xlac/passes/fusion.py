@@ -486,21 +486,9 @@ class InstructionFusion:
             module.notes = notes = []
         notes.extend(fuser.notes)
         if changed:
-            _drop_unused_computations(module)
+            module.drop_uncalled_computations()
             module.sort_computations()
         return changed
-
-
-def _drop_unused_computations(module: HloModule) -> None:
-    reachable, stack = set(), [module.entry]
-    while stack:
-        c = stack.pop()
-        if id(c) in reachable:
-            continue
-        reachable.add(id(c))
-        for inst in c.instructions:
-            stack.extend(inst.called_computations())
-    module.computations = [c for c in module.computations if id(c) in reachable]
 
 
 # ----------------------------------------------------------------------------
@@ -565,7 +553,7 @@ class MultiOutputFusion:
             comp.instructions = [i for i in comp.instructions if i.parent is comp]
             comp.instructions = comp.post_order()
             comp.compute_users()
-            _drop_unused_computations(module)
+            module.drop_uncalled_computations()
             module.sort_computations()
         notes = getattr(module, "notes", None)
         if notes is None:
