@@ -26,7 +26,7 @@ from typing import Callable
 from llvmlite import ir
 
 from ..errors import UnsupportedError
-from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..shape import Shape, padding_scalar, to_buffer
 from . import types
@@ -672,9 +672,4 @@ def _sanitize(name: str) -> str:
 
 
 def _unique(name: str, used: set) -> str:
-    candidate, k = name, 1
-    while candidate in used:
-        k += 1
-        candidate = f"{name}.{k}"
-    used.add(candidate)
-    return candidate
+    return fresh_name(name, used)

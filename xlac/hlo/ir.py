@@ -261,6 +261,17 @@ def _register_uses(inst: HloInstruction) -> None:
             op.users.append(inst)
 
 
+def fresh_name(base: str, used: set, sep: str = ".") -> str:
+    """``base`` itself if unused, else ``base<sep>2``, ``base<sep>3``, ...; the
+    name returned is added to ``used``."""
+    name, k = base, 1
+    while name in used:
+        k += 1
+        name = f"{base}{sep}{k}"
+    used.add(name)
+    return name
+
+
 class NameUniquer:
     """Fresh instruction names ``base.N`` that collide with no name seen so far.
 

@@ -7,7 +7,7 @@ elemental emitter composes them.
 """
 from __future__ import annotations
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 
 
 def clone_instruction(inst: HloInstruction, operands: list[HloInstruction], name: str) -> HloInstruction:
@@ -23,7 +23,7 @@ def inline_call(comp: HloComputation, call: HloInstruction, used_names: set) -> 
         if inst.opcode == "parameter":
             mapping[id(inst)] = call.operands[inst.parameter_number]
             continue
-        name = _fresh(f"{inst.name}", used_names)
+        name = fresh_name(inst.name, used_names, sep=".i")
         clone = clone_instruction(inst, [mapping[id(o)] for o in inst.operands], name)
         clone.parent = comp
         mapping[id(inst)] = clone
@@ -36,15 +36,6 @@ def inline_call(comp: HloComputation, call: HloInstruction, used_names: set) -> 
             user.replace_operand(call, result)
     if comp.root is call:
         comp.root = result
-
-
-def _fresh(name: str, used: set) -> str:
-    candidate, k = name, 1
-    while candidate in used:
-        k += 1
-        candidate = f"{name}.i{k}"
-    used.add(candidate)
-    return candidate
 
 
 class CallInliner:

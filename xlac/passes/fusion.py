@@ -33,7 +33,7 @@ printed by ``xlac dump``.
 """
 from __future__ import annotations
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import OPCODES
 
 EXPENSIVE = frozenset("""exponential exponential-minus-one log log-plus-one tanh logistic erf sine
@@ -103,13 +103,7 @@ class _Fuser:
         return u
 
     def fresh(self, base: str, used: set) -> str:
-        k = 1
-        name = base
-        while name in used:
-            k += 1
-            name = f"{base}.{k}"
-        used.add(name)
-        return name
+        return fresh_name(base, used)
 
     # -- structure -------------------------------------------------------------------
     def make_fusion(self, consumer: HloInstruction) -> HloInstruction:

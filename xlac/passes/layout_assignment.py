@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..shape import F32, F64, Layout
 
 #: A dot must re-read an operand at least this many times to pay for a copy.
@@ -79,7 +79,7 @@ class LayoutAssignment:
         reuse = math.prod(other.dimensions[d] for d in other_free)
         if reuse < MIN_REUSE_FOR_COPY or shape.element_count() < MIN_ELEMENTS_FOR_COPY:
             return False
-        name = _fresh(f"{operand.name}.relayout", names)
+        name = fresh_name(f"{operand.name}.relayout", names)
         copy = HloInstruction("copy", shape.with_layout(want), [operand], {}, name)
         copy.parent = comp
         comp.instructions.append(copy)
@@ -99,12 +99,3 @@ def _same_order(shape, layout: Layout) -> bool:
     keep = [d for d in shape.layout.minor_to_major if shape.dimensions[d] != 1]
     want = [d for d in layout.minor_to_major if shape.dimensions[d] != 1]
     return keep == want
-
-
-def _fresh(base: str, used: set) -> str:
-    name, k = base, 1
-    while name in used:
-        k += 1
-        name = f"{base}.{k}"
-    used.add(name)
-    return name
