@@ -212,10 +212,6 @@ class _TypedCallee:
     def get_reference(self):
         return self.value.get_reference()
 
-    @property
-    def args(self):
-        return ()
-
 
 def _serial_tasks(b, body_fn, packed, n_tasks: int) -> None:
     with for_range(b, n_tasks, "task") as i:
