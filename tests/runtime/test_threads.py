@@ -59,6 +59,20 @@ def test_concurrent_callers_share_the_pool(flat_kernel, nested_kernel):
     assert bad == []
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or threads._sched_getcpu is None,
+                    reason="needs two CPUs and sched_getcpu")
+def test_workers_are_kept_off_the_callers_cpu(flat_kernel):
+    opts = threads.make_run_options(2)
+    for _ in range(3):            # the first dispatch may start the worker
+        assert (flat_kernel(opts, 64, size=64) == 1).all()
+    pool = threads.pool()
+    workers = [w for w in pool._workers if w.tid is not None]
+    assert workers
+    for w in workers:
+        mask = os.sched_getaffinity(w.tid)
+        assert w.avoid not in mask and mask == pool._cpus - {w.avoid}
+
+
 def test_default_num_threads_is_the_affinity_mask():
     expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert threads.default_num_threads() == expected

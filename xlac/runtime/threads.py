@@ -14,6 +14,13 @@ Generated code splits a big loop into tasks and calls
   parallel and no Python runs per iteration;
 * returns when every range has finished.
 
+Workers are kept off the caller's CPU: before a dispatch each worker's
+affinity is set to the process's CPUs minus the one the caller runs on (only
+when that changed since the last dispatch: one ``sched_getcpu`` per call).
+Without it Linux's wake-affine placement puts a worker that has slept a while
+on the caller's busy CPU, and it waits there for the load balancer (a few ms,
+seen as a 2-thread kernel running at 1-thread speed after an idle pause).
+
 No oversubscription: there is one pool per process, grown to the largest
 ``num_threads`` any executable asked for (minus one: the caller works too);
 calls from several Python threads at once take turns; a ``parallel_for``
@@ -126,10 +133,32 @@ def run_range_function():
 # The pool
 # ---------------------------------------------------------------------------------------
 
+def _libc_sched_getcpu():
+    """``sched_getcpu()`` from the C library (None where there is none)."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, []
+    return fn
+
+
+_sched_getcpu = _libc_sched_getcpu()
+
+
+def _allowed_cpus() -> frozenset:
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return frozenset()
+
+
 class _Worker:
-    __slots__ = ("thread", "go", "done", "job")
+    __slots__ = ("thread", "go", "done", "job", "tid", "avoid")
 
     def __init__(self):
+        self.tid = None             # the thread's native id (set when it starts)
+        self.avoid = None           # the CPU its affinity currently excludes
         self.go = threading.Lock()
         self.go.acquire()           # released by the dispatcher: a job is ready
         self.done = threading.Lock()
@@ -142,6 +171,7 @@ _STOP = object()
 
 def _worker_main(w: _Worker) -> None:
     _tls.busy = True                # a parallel_for from a body runs inline here
+    w.tid = threading.get_native_id()
     go, done = w.go, w.done
     while True:
         go.acquire()
@@ -171,6 +201,7 @@ class ThreadPool:
         self._lock = threading.Lock()      # one parallel_for on the pool at a time
         self._workers: list[_Worker] = []
         self.requested = 1                 # the largest num_threads asked for
+        self._cpus = _allowed_cpus()       # the process's CPUs when the pool was made
 
     def size(self) -> int:
         return len(self._workers) + 1
@@ -189,6 +220,22 @@ class ThreadPool:
             t.start()
             self._workers.append(w)
 
+    def _keep_off_caller_cpu(self, workers) -> None:
+        """Exclude the caller's current CPU from ``workers``' affinity (see the module
+        docstring); a no-op when it is unknown, unchanged, or the only CPU."""
+        if _sched_getcpu is None or len(self._cpus) < 2:
+            return
+        cpu = _sched_getcpu()
+        if cpu < 0 or cpu not in self._cpus:
+            return
+        for w in workers:
+            if w.avoid != cpu and w.tid is not None:
+                try:
+                    os.sched_setaffinity(w.tid, self._cpus - {cpu})
+                    w.avoid = cpu
+                except OSError:     # the thread's mask cannot be set here: leave it
+                    w.avoid = cpu
+
     def run(self, num_threads: int, n: int, body: int, ctx) -> None:
         """Run ``body(ctx, i)`` for i in [0, n) over ``min(num_threads, n)`` threads."""
         run = run_range_function()
@@ -202,6 +249,7 @@ class ThreadPool:
             workers = self._workers
             base, extra = divmod(n, parts)
             first = base + (1 if extra else 0)   # the caller's range: [0, first)
+            self._keep_off_caller_cpu(workers[:parts - 1])
             used = []
             try:
                 start = first
