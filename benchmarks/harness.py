@@ -7,7 +7,10 @@ Timing rules (the same for every implementation):
   recorded as their first-call time);
 * then ``repeat`` samples (default 15) timed with ``time.perf_counter``,
   interleaved round-robin across the implementations of a kernel (so a change in
-  the load of a shared machine hits them alike); a sample is ``inner`` calls
+  the load of a shared machine hits them alike); each timed sample follows one
+  untimed call of the same implementation, so that its worker threads are
+  awake and the previous implementation's idle threads (OpenBLAS and others
+  spin for a while after a call) have settled; a sample is ``inner`` calls
   divided by ``inner``, where ``inner`` makes a sample
   last at least ~1 ms (so an 8-element add is timed over many calls); the
   median is reported.  A kernel so slow that ``repeat`` samples would take more
@@ -16,16 +19,19 @@ Timing rules (the same for every implementation):
 * "every call allocating its output": each call returns a new array that is
   dropped before the next call, as ``f(x)`` does for a user (numpy's
   temporaries, jax's output buffer, xlac's result array);
-* "steady state with buffer reuse": xlac called with preallocated outputs, when
-  the runtime supports it (``out=``); otherwise not measured.
+* "steady state with buffer reuse": xlac with the argument of the result's
+  shape donated (``donate_argnums``) and each result fed back as the next
+  call's argument; otherwise not measured.
 
 Before timing, each implementation's result is checked against numpy's:
 ``max|result - numpy| / max|numpy|`` must be at most the kernel's tolerance.
 
 Compile time is ``xlac.jit`` of the HLO text (parsing included) in this
 process; when the runtime has an on-disk cache (``XLAC_CACHE_DIR``) the harness
-also times a compile in a fresh process that finds the module in a new cache
-directory (first process fills it, second one is timed).
+also times ``xlac.jit`` in two fresh processes sharing a new cache directory
+(the first compiles and fills it, the second loads the object from it), each
+after ``import xlac`` and its runtime modules (timed separately: a fresh
+interpreter's imports are not the cache's cost).
 """
 from __future__ import annotations
 
@@ -334,6 +340,8 @@ def time_interleaved(calls: dict, repeat: int = 15, budget: float = 30.0, min_sa
             if r >= runs or name in out:
                 continue
             try:
+                if len(plan) > 1:
+                    fn()            # settle: see the module docstring
                 t = time.perf_counter()
                 for _ in range(inner):
                     fn()
@@ -346,14 +354,19 @@ def time_interleaved(calls: dict, repeat: int = 15, budget: float = 30.0, min_sa
     return out
 
 
-def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[float, float]:
-    """(cold ms, from-cache ms) of xlac.jit of ``hlo_text`` in two fresh processes sharing a
-    new XLAC_CACHE_DIR."""
-    code = ("import sys, time, xlac\n"
+def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[float, float, float]:
+    """(cold ms, from-cache ms, import ms) of xlac.jit of ``hlo_text`` in two fresh
+    processes sharing a new XLAC_CACHE_DIR, timed after the imports (import ms: the
+    second process's ``import xlac`` and runtime modules)."""
+    code = ("import sys, time\n"
+            "t0 = time.perf_counter()\n"
+            "import xlac, xlac.runtime.executable, xlac.codegen.compiler, xlac.codegen.jit\n"
+            "import xlac.hlo.parser, llvmlite.binding\n"
+            "t1 = time.perf_counter()\n"
             "text = open(sys.argv[1]).read()\n"
             "kw = {'num_threads': int(sys.argv[2])} if sys.argv[2] != '0' else {}\n"
             "t = time.perf_counter(); xlac.jit(text, **kw)\n"
-            "print((time.perf_counter() - t) * 1e3)\n")
+            "print((t1 - t0) * 1e3, (time.perf_counter() - t) * 1e3)\n")
     with tempfile.TemporaryDirectory(prefix="xlac-bench-cache-") as d:
         path = os.path.join(d, "module.hlo")
         with open(path, "w") as fh:
@@ -368,8 +381,8 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
             if r.returncode != 0:
                 lines = (r.stderr or r.stdout).strip().splitlines()
                 raise RuntimeError(f"fresh process failed: {lines[-1] if lines else r.returncode}")
-            out.append(float(r.stdout.strip().splitlines()[-1]))
-    return out[0], out[1]
+            out.append([float(x) for x in r.stdout.strip().splitlines()[-1].split()])
+    return out[0][1], out[1][1], out[1][0]
 
 
 def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads: int | None,
@@ -414,8 +427,8 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
             del first_out
         if disk_cache and caps.get("disk_cache"):
             try:
-                row.compile_ms["disk_cold"], row.compile_ms["disk_hit"] = \
-                    _disk_cache_times(hlo_text, threads, caps)
+                row.compile_ms["disk_cold"], row.compile_ms["disk_hit"], \
+                    row.compile_ms["fresh_import"] = _disk_cache_times(hlo_text, threads, caps)
             except (OSError, subprocess.SubprocessError, ValueError, RuntimeError) as e:
                 row.note = (row.note + "; " if row.note else "") + f"XLAC_CACHE_DIR timing: {e}"[:200]
                 log(f"    XLAC_CACHE_DIR timing: {e}")

@@ -4,7 +4,11 @@
   does not go through numpy: a loop written in LLVM IR here, compiled with
   llvmlite at O3 for the host CPU, called through ctypes (which releases the
   GIL) from 1 and 2 Python threads, each on its own contiguous part, buffers
-  allocated once.  Bytes counted as STREAM counts them: 3 arrays x 4 bytes per
+  allocated once.  As STREAM's OpenMP threads do, the threads live for the
+  whole measurement, each bound to its own CPU, and start every repetition
+  together (a barrier); unbound threads woken for each repetition were seen
+  sharing one CPU for milliseconds after a pause (Linux's wake-affine
+  placement), halving the measured bandwidth.  Bytes counted as STREAM counts them: 3 arrays x 4 bytes per
   element (the write-allocate read of ``a`` is not counted).
 * The same triad compiled by xlac (``xlac.jit``), for comparison.
 * The best sgemm at hand: numpy's BLAS ``matmul`` of two 4096x4096 float32
@@ -15,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -87,7 +90,11 @@ def _median_time(fn, runs: int, warmup: int = 2) -> float:
 
 
 def stream_triad_native(nbytes: int, threads: int, runs: int = 15) -> float:
-    """GB/s of the native triad on three arrays of ``nbytes`` each with ``threads`` threads."""
+    """GB/s of the native triad on three arrays of ``nbytes`` each with ``threads`` threads
+    (median of ``runs`` repetitions after two warm-up ones)."""
+    import os
+    import threading
+
     fn = native_triad()
     n = nbytes // 4
     a, b, c = np.zeros(n, np.float32), np.ones(n, np.float32), np.full(n, 2.0, np.float32)
@@ -96,27 +103,36 @@ def stream_triad_native(nbytes: int, threads: int, runs: int = 15) -> float:
     # Parts aligned to 16 elements (one cache line).
     bounds = [min(n, (n * k // threads + 15) // 16 * 16) for k in range(threads + 1)]
     bounds[-1] = n
-    parts = [(bounds[k], bounds[k + 1] - bounds[k]) for k in range(threads)]
-    if threads == 1:
-        def run():
-            fn(pa, pb, pc, s, n)
-    else:
-        pool = ThreadPoolExecutor(threads)
-
-        def part(lo_len):
-            lo, ln = lo_len
-            fn(pa + 4 * lo, pb + 4 * lo, pc + 4 * lo, s, ln)
-
-        def run():
-            list(pool.map(part, parts))
     try:
-        t = _median_time(run, runs)
-    finally:
-        if threads > 1:
-            pool.shutdown()
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = []
+    total = runs + 2
+    start, end = threading.Barrier(threads + 1), threading.Barrier(threads + 1)
+
+    def worker(k: int) -> None:
+        if len(cpus) >= threads:
+            os.sched_setaffinity(0, {cpus[k]})      # this thread only
+        lo, ln = bounds[k], bounds[k + 1] - bounds[k]
+        for _ in range(total):
+            start.wait()
+            fn(pa + 4 * lo, pb + 4 * lo, pc + 4 * lo, s, ln)
+            end.wait()
+
+    workers = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(threads)]
+    for w in workers:
+        w.start()
+    times = []
+    for _ in range(total):
+        t = time.perf_counter()
+        start.wait()
+        end.wait()
+        times.append(time.perf_counter() - t)
+    for w in workers:
+        w.join()
     if not np.allclose(a[:: max(1, n // 1000)], 7.0):
         raise RuntimeError("native triad computed wrong values")
-    return 3 * n * 4 / t / 1e9
+    return 3 * n * 4 / float(np.median(times[2:])) / 1e9
 
 
 def stream_triad_xlac(nbytes: int, threads: int | None, runs: int = 15, caps=None):

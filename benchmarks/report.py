@@ -147,7 +147,8 @@ def compile_table(res: dict) -> str:
     disk = any("disk_hit" in r["compile_ms"] for r in res["rows"])
     head = ["kernel", "xlac.jit(HLO text) ms", "builder: build ms", "xlac.jit(builder) ms"]
     if disk:
-        head += ["fresh process ms", "fresh process, from XLAC_CACHE_DIR ms"]
+        head += ["fresh process ms", "fresh process, from XLAC_CACHE_DIR ms",
+                 "fresh process: imports ms"]
     head += ["jax first call ms", "numba first call ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in res["rows"]:
@@ -155,7 +156,7 @@ def compile_table(res: dict) -> str:
         cells = [f"{row['label']} {row['size']}", _num(c.get("hlo")), _num(c.get("build")),
                  _num(c.get("builder"))]
         if disk:
-            cells += [_num(c.get("disk_cold")), _num(c.get("disk_hit"))]
+            cells += [_num(c.get("disk_cold")), _num(c.get("disk_hit")), _num(c.get("fresh_import"))]
         for col in ("jax", "numba"):
             imp = _imp(row, col)
             cells.append(_num(imp["first_call_ms"]) if imp and imp.get("first_call_ms") else "—")
