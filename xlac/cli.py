@@ -133,16 +133,26 @@ def cmd_compile(args) -> int:
 
 def cmd_bench(args) -> int:
     """``xlac bench ...``: the benchmark harness of the source tree (``python -m benchmarks``)."""
+    import os
+    blas_timeout_set = "OPENBLAS_THREAD_TIMEOUT" in os.environ   # before benchmarks/ sets it
     try:
         import benchmarks.__main__ as bench
     except ImportError:
-        import os
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         if not os.path.isfile(os.path.join(root, "benchmarks", "__main__.py")):
             raise ValueError("bench: the benchmarks/ directory of xlac's source tree is not "
                              "here (it is not installed with the package)") from None
         sys.path.insert(0, root)
         import benchmarks.__main__ as bench
+    started_as_cli = os.path.basename(sys.argv[0]) in ("xlac", "__main__.py")
+    if not blas_timeout_set and "numpy" in sys.modules and started_as_cli:
+        # numpy (imported by xlac) has loaded OpenBLAS before the harness could set
+        # the variable (see benchmarks/__init__.py): start the harness afresh with it
+        # (only when this process is the command line, never inside a caller's process).
+        root = os.path.dirname(os.path.dirname(os.path.abspath(bench.__file__)))
+        env = dict(os.environ, OPENBLAS_THREAD_TIMEOUT="4",
+                   PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        os.execve(sys.executable, [sys.executable, "-m", "benchmarks", *args.bench_args], env)
     return bench.main(args.bench_args, prog="xlac bench")
 
 
