@@ -476,6 +476,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     import llvmlite.binding as llvm
 
     from .codegen.compiler import lower
+    from .codegen.gemm_library import link_into
     from .codegen.jit import optimize
     from .runtime.executable import as_module
 
@@ -519,6 +520,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     ref = llvm.parse_assembly(str(lowered.llvm_module))
     ref.triple = triple
     ref.data_layout = str(tm.target_data)
+    link_into(ref)      # the GEMM library code the module calls: the object stays self-contained
     ref.verify()
     exported = set(res.symbols)
     for value in list(ref.functions) + list(ref.global_variables):

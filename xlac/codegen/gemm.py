@@ -120,7 +120,13 @@ class GroupMap:
         return total
 
 
-def mul_const(b: ir.IRBuilder, x, k: int):
+def mul_const(b: ir.IRBuilder, x, k):
+    """``x * k``; ``k`` an int (folded when 0 or 1) or a run-time i64 (the
+    generic GEMM library's strides)."""
+    if isinstance(k, ir.Value):
+        if isinstance(x, ir.Constant) and x.constant in (0, 1):
+            return i64(0) if x.constant == 0 else k
+        return b.mul(x, k, flags=["nsw", "nuw"])
     if k == 0:
         return i64(0)
     if k == 1:
@@ -397,7 +403,7 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             return
         # Offsets of the outer indices (relative to outer0), hoisted out of the k loop.
         if g_outer.affine:
-            rel = [i64(j * g_outer.stride) for j in range(valid)]
+            rel = [mul_const(b, i64(j), g_outer.stride) for j in range(valid)]
         else:
             o0 = g_outer.offset(b, outer0)
             rel = [b.sub(g_outer.offset(b, add(b, outer0, i64(j))), o0) for j in range(valid)]

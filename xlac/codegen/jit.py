@@ -96,14 +96,21 @@ class JitFunction:
         return self._optimized
 
 
-def load_object(data: bytes, entry_name: str, tm=None) -> JitFunction:
+def load_object(data: bytes, entry_name: str, tm=None, resolve_library: bool = True) -> JitFunction:
     """Load a relocatable object (from :func:`compile_ir` or ``tm.emit_object``)
     into a fresh MCJIT engine, without parsing or optimising any IR.
+
+    The GEMM library functions the object calls are loaded first (they are
+    resolved through ``add_symbol`` when the engine links the object);
+    ``resolve_library=False`` for the library's own objects.
 
     ``data`` must come from a TargetMachine made like :func:`host_target_machine`
     for this host: it is not checked here (the disk cache keys on the host).
     """
     t0 = time.perf_counter()
+    if resolve_library:
+        from .gemm_library import ensure_symbols
+        ensure_symbols(data)
     if tm is None:
         tm = host_target_machine()
     empty = llvm.parse_assembly("")
@@ -118,7 +125,8 @@ def load_object(data: bytes, entry_name: str, tm=None) -> JitFunction:
     return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0})
 
 
-def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3) -> JitFunction:
+def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
+               resolve_library: bool = True) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
 
     The optimised module is turned into an object file with the host
@@ -138,7 +146,7 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3) -
         dump_text(f"{entry_name}.llvm-opt.ll", str(ref))
     data = tm.emit_object(ref)
     t2 = time.perf_counter()
-    fn = load_object(data, entry_name, tm)
+    fn = load_object(data, entry_name, tm, resolve_library)
     fn._optimized = ref
     fn.timings = {"optimize": t1 - t0, "codegen": t2 - t1, "load": fn.timings["load"]}
     return fn

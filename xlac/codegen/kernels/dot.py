@@ -51,13 +51,20 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.opcodes import OPCODES
 from ...shape import F32, F64, strides
-from .. import types
+from .. import gemm_library, types
+from ..elemental import ElementalEmitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
                     imin, micro_kernel, mul_const, pack_block, pack_panel, read_element)
-from ..ir_array import Index, i64
+from ..ir_array import Index, IrArray, i64
 from ._util import I8, ScratchPlan, fill_padding
 
+PTR = ir.PointerType()
+
+#: Run plain GEMMs through the shared GEMM library (``codegen/gemm_library.py``)
+#: rather than emitting the loop nest into every module (tests switch it off to
+#: compare the two).
+USE_LIBRARY = True
 #: Split a dot into tasks of at least this many flops ...
 TASK_FLOPS = 1 << 22
 #: ... and into at most this many tasks.
@@ -836,6 +843,135 @@ def _counter(ctx: KernelContext, plan: DotPlan, k: int) -> ir.Value:
     return ctx.b.gep(base, [i64(64 * k)], inbounds=True, source_etype=I8)
 
 
+# ---------------------------------------------------------------------------
+# The GEMM library path
+# ---------------------------------------------------------------------------
+
+def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant | None:
+    """The GEMM library variant that computes ``plan``, or None when only the
+    per-module GEMM can: the library reads operands from buffers through one
+    stride per index group and accumulates C in the result buffer, so a fused
+    operand producer, a group that is not affine (e.g. batch dimensions
+    that are not adjacent in memory) or an epilogue that changes the element
+    type keep the per-module code."""
+    if plan.kind != "gemm" or not plan.acc_in_output:
+        return None
+    dot = _the_dot(inst)
+    info = dot_info(dot)
+    if not (_operand_is_buffer(inst, dot, 0) and _operand_is_buffer(inst, dot, 1)):
+        return None
+    A, B, C = _library_views(inst, plan, info, dot)
+    if not all(g.affine for view in (A, B, C) for g in (view.gb, view.gr, view.gc)):
+        return None
+
+    def kind(view, col: str, row: str) -> str:
+        return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
+    b_kind = "d" if plan.b_direct else kind(B, "n", "k")
+    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, kind(A, "k", "m"), b_kind)
+
+
+def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
+    """A, B and C as strided views (shapes only: ``ptr`` is a placeholder)."""
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    if inst.opcode != "dot":
+        ls, rs = (inst.operands[o.parameter_number].shape for o in dot.operands)
+    mark = object()
+    if not plan.swap:
+        A = MatrixView(ls, info.lb, info.lf, info.lc, mark)
+        B = MatrixView(rs, info.rb, info.rc, info.rf, mark)
+    else:
+        A = MatrixView(rs, info.rb, info.rf, info.rc, mark)
+        B = MatrixView(ls, info.lb, info.lc, info.lf, mark)
+    oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
+    C = MatrixView(inst.shape, info.ob, orow, oc, mark)
+    return A, B, C
+
+
+def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Variant) -> None:
+    """Fill a descriptor on the stack and run the library's workers on it."""
+    b = ctx.b
+    ops = _Operands(ctx, plan)
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), len(gemm_library.FIELDS)), name="gemm.desc")
+    desc.align = 8
+
+    def put(name: str, value) -> None:
+        slot = b.gep(desc, [i64(0), i64(gemm_library.SLOT[name])], inbounds=True)
+        if not isinstance(value, ir.Value):
+            value = i64(value)
+        elif isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, ir.IntType(64))
+        b.store(value, slot, align=8)
+    null = ir.Constant(PTR, None)
+    scratch = ctx.scratch_pointer()
+    for name, view in (("a", ops.A), ("b", ops.B), ("c", ops.C)):
+        put(name, view.ptr)
+        put(f"{name}_bs", view.gb.stride)
+        put(f"{name}_rs", view.gr.stride)
+        put(f"{name}_cs", view.gc.stride)
+    put("scratch", plan.scratch.pointer(b, scratch, "tasks"))
+    put("bshared", plan.scratch.pointer(b, scratch, "bshared") if plan.shared_b else null)
+    counters = plan.scratch.pointer(b, scratch, "counters")
+    put("counter", counters)
+    if ops.epilogue is not None:
+        put("epi_fn", _epilogue_function(ctx, plan))
+        args = ctx.alloca_builder.alloca(PTR, size=4, name="epi.ctx")
+        for k, arg in enumerate(ctx.args):
+            b.store(arg, b.gep(args, [i64(k)], source_etype=PTR))
+        put("epi_ctx", args)
+    else:
+        put("epi_fn", null)
+        put("epi_ctx", null)
+    for name, value in (("M", plan.M), ("N", plan.N), ("K", plan.K), ("nb", plan.nb),
+                        ("kc", plan.kc), ("mc", plan.mc), ("nc", plan.N if plan.shared_b else plan.nc),
+                        ("nbt", plan.grid[0]), ("nmt", plan.grid[1]), ("nnt", plan.grid[2]),
+                        ("n_tasks", plan.n_tasks), ("task_bytes", plan.task_bytes),
+                        ("b_off", plan.task_plan.regions["b"][0] if "b" in plan.task_plan else 0),
+                        ("pack_tasks", plan.pack_tasks), ("pack_chunk", plan.pack_chunk),
+                        ("pack_group", plan.pack_group)):
+        put(name, value)
+    for k in (0, 1):
+        b.store(i64(0), b.gep(counters, [i64(64 * k)], inbounds=True, source_etype=I8), align=8)
+
+    def run(fn_name: str, n_workers: int) -> None:
+        fn = gemm_library.declare(b.module, v, fn_name)
+        if n_workers == 1:
+            b.call(fn, [desc, i64(0)])
+        else:
+            ctx.parallel_for(n_workers, lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]),
+                             shared=(desc,))
+    if plan.shared_b:
+        run("pack", plan.pack_tasks)
+    run("run", plan.n_tasks)
+
+
+def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
+    """``void epi(ptr args, i64 batch, i64 r0, i64 c0, i64 rows, i64 cols)``:
+    the fusion's epilogue over a finished tile of C (rows x cols from (r0, c0)
+    of batch ``batch``), read from the result buffer and written back.
+    ``args``: the kernel's (results, params, temp, opts)."""
+    me = ctx.me
+    fn = ir.Function(me.llvm, gemm_library.EPILOGUE_TYPE, f"{ctx.fn.name}.epilogue")
+    fn.linkage = "internal"
+    argp, bi, r0, c0, rows, cols = fn.args
+    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+    bb = ir.IRBuilder(fn.append_basic_block("body"))
+    ab.branch(bb.block)
+    ab.position_at_start(ab.block)
+    args = tuple(bb.load(bb.gep(argp, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
+    em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
+    ectx = KernelContext(me, ctx.assignment, ctx.inst, fn, bb, ab, em, args)
+    ops = _Operands(ectx, plan)
+    C = ops.C
+    bcomp = C.gb.components(bb, bi)
+    with Loop(bb, 0, rows, 1, "ei") as i:
+        rcomp = C.gr.components(bb, bb.add(r0, i))
+        with Loop(bb, 0, cols, 1, "ej") as j:
+            index = C.index(bb, bcomp, rcomp, C.gc.components(bb, bb.add(c0, j)))
+            ops.finish(index, ops.out.read(bb, index))
+    ectx.b.ret_void()
+    return fn
+
+
 def emit_dot(ctx: KernelContext) -> None:
     plan = plan_dot(ctx.inst)
     if plan is None:
@@ -843,6 +979,10 @@ def emit_dot(ctx: KernelContext) -> None:
         return
     out = ctx.output_arrays()[0]
     fill_padding(ctx.b, out)
+    variant = library_variant(ctx.inst, plan) if USE_LIBRARY else None
+    if variant is not None:
+        _emit_library_gemm(ctx, plan, variant)
+        return
     if plan.kind == "gemv":
         _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
         return

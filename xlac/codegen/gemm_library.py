@@ -1,0 +1,517 @@
+"""The GEMM library: shape-generic packed GEMM tasks, compiled once per process.
+
+Why: LLVM (the llvmlite wheel's build in particular) spends ~100 ms on the
+packing loops, block loop nest and micro-kernel of one GEMM.  Emitted per
+module they cost that for every dot; here they are emitted once with the
+problem's sizes and strides read at run time from a *descriptor*, compiled
+once per process (lazily, under a lock), and stored in the disk cache
+(``XLAC_CACHE_DIR``).  A module's dot kernel (``kernels/dot.py``) only fills
+a descriptor and calls the library through ``KernelContext.parallel_for``.
+
+**Variants.**  What must be known at compile time to keep the code as fast
+as the per-module GEMM is a :class:`Variant`: element type, tile (MR x NR,
+vector width) and which index of each operand is unit-stride (this picks the
+packing code: streaming copies, in-register transposes or strided loads).
+Each variant is its own small LLVM module, built on its first use.  Sizes,
+strides, blocking and the task grid are run-time values.
+
+**Functions** of a variant (``void f(ptr desc, i64 worker)``):
+
+* ``run``: a worker of the GEMM phase: takes task numbers from the atomic
+  counter ``desc.counter`` until ``desc.n_tasks`` are taken, and computes
+  each (``dot.md`` describes the loop nest; the code is the per-module one's,
+  with run-time bounds);
+* ``pack``: a worker of the shared-B packing phase (counter ``desc.counter``
+  + 64 bytes, ``desc.pack_tasks`` units of work).
+
+**Epilogue.**  A kOutput fusion's elementwise epilogue stays in the module:
+``desc.epi_fn`` (or null) is called as ``epi(desc.epi_ctx, batch, r0, c0,
+rows, cols)`` on every finished tile of C (after its last K block, while it
+is in L1); it reads the tile from the result buffer and overwrites it.
+
+**Symbols** are ``xlac_gemm_<hash>_<variant>_<fn>`` where ``hash`` is a hash
+of the variant's LLVM IR: an object in the disk cache that calls a library
+function binds only to that very code.  In the JIT the library's functions
+are registered with ``llvmlite.binding.add_symbol``; :func:`ensure_symbols`
+loads the variants an object file names before MCJIT links it.  An AOT object
+links the variants' IR in (:func:`link_into`), so it stays self-contained.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..shape import PrimitiveType as PT
+from . import types
+from .gemm import I1, PTR, Loop, add, imin, micro_kernel, mul_const, pack_panel
+from .ir_array import I64, i64
+
+PREFIX = "xlac_gemm_"
+I8 = ir.IntType(8)
+WORKER_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64])
+EPILOGUE_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64])
+_HASH_PLACEHOLDER = "HHHHHHHHHHHHHHHH"
+
+#: The descriptor: 8-byte slots (pointers or i64), in this order.
+FIELDS = (
+    "a", "b", "c",              # operand and result base pointers (A: M x K, B: K x N, C: M x N)
+    "scratch",                  # the workers' scratch regions: worker w at scratch + w * task_bytes
+    "bshared",                  # B packed once for all tasks (null: each task packs its own)
+    "counter",                  # two task counters, 64 bytes apart (GEMM phase, packing phase)
+    "epi_fn", "epi_ctx",        # the epilogue (null: none) and its first argument
+    "M", "N", "K", "nb",
+    "a_bs", "a_rs", "a_cs",     # element strides of the batch, row and column index
+    "b_bs", "b_rs", "b_cs",
+    "c_bs", "c_rs", "c_cs",
+    "kc", "mc", "nc",           # K block, M block, N block (N when B is shared)
+    "nbt", "nmt", "nnt",        # task grid over batch, M and N
+    "n_tasks", "task_bytes", "b_off",   # b_off: the packed B block in a worker's region
+    "pack_tasks", "pack_chunk", "pack_group",
+)
+SLOT = {name: k for k, name in enumerate(FIELDS)}
+_POINTERS = {"a", "b", "c", "scratch", "bshared", "counter", "epi_fn", "epi_ctx"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What the library code is specialised on.
+
+    ``a_kind``: ``"k"`` when A's column (K) index is unit-stride (a row-major
+    A), ``"m"`` when its row index is, ``"g"`` otherwise; ``b_kind``: ``"n"``
+    / ``"k"`` / ``"g"`` likewise for B's column (N) and row (K) index, or
+    ``"d"``: B read in place by the strided micro-kernel (a short M; B's
+    columns unit-stride)."""
+
+    pt: PT
+    mr: int
+    nr: int
+    vw: int
+    a_kind: str
+    b_kind: str
+
+    @property
+    def tag(self) -> str:
+        return f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
+
+
+_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmg])_b([nkgd])_(run|pack)")
+
+
+def _parse_name(name: bytes):
+    m = _NAME_RE.fullmatch(name)
+    if m is None:
+        return None
+    h, pt, mr, nr, vw, ak, bk, _fn = (g.decode() for g in m.groups())
+    return h, Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk)
+
+
+# ---------------------------------------------------------------------------
+# IR of a variant
+# ---------------------------------------------------------------------------
+
+class _Group:
+    """An affine index group with a run-time stride (or the known stride 1)."""
+
+    affine = True
+
+    def __init__(self, stride):
+        self.stride = stride
+
+    def offset(self, b, i):
+        return mul_const(b, i, self.stride)
+
+
+class _View:
+    """An operand as ``gemm.pack_panel`` sees it: a buffer with three index groups."""
+
+    is_array = True
+
+    def __init__(self, pt, ptr, bs, rs, cs):
+        self.pt, self.ptr = pt, ptr
+        self.gb, self.gr, self.gc = _Group(bs), _Group(rs), _Group(cs)
+
+    def element_pointer(self, b, offset):
+        return b.gep(self.ptr, [offset], inbounds=True, source_etype=types.memory_type(self.pt))
+
+
+class _Desc:
+    """The descriptor's fields loaded in a function (``d.M``, ``d.a`` ...)."""
+
+    def __init__(self, b, desc):
+        for name in FIELDS:
+            p = b.gep(desc, [i64(SLOT[name])], inbounds=True, source_etype=I64)
+            setattr(self, name, b.load(p, typ=PTR if name in _POINTERS else I64, align=8))
+
+
+def _views(b, v: Variant, d: _Desc):
+    """A and B with the strides the variant knows to be 1 as constants (so the
+    fast packing paths are chosen at compile time), the others run-time."""
+    a_rs = 1 if v.a_kind == "m" else d.a_rs
+    a_cs = 1 if v.a_kind == "k" else d.a_cs
+    b_rs = 1 if v.b_kind == "k" else d.b_rs
+    b_cs = 1 if v.b_kind in ("n", "d") else d.b_cs
+    return _View(v.pt, d.a, d.a_bs, a_rs, a_cs), _View(v.pt, d.b, d.b_bs, b_rs, b_cs)
+
+
+def _gep(b, ptr, elements, pt):
+    return b.gep(ptr, [elements], inbounds=True, source_etype=types.memory_type(pt))
+
+
+def _ceil_div(b, x, y):
+    return b.sdiv(b.add(x, b.sub(y, i64(1))), y)
+
+
+def _chunk(b, t, n_chunks, units, unit, total):
+    """[lo, hi) of balanced chunk ``t`` of ``n_chunks`` over ``units`` units of
+    ``unit`` elements (``total`` in all): the per-module ``dot._chunk`` at run time."""
+    lo = b.mul(b.sdiv(b.mul(t, units), n_chunks), unit)
+    hi = b.mul(b.sdiv(b.mul(b.add(t, i64(1)), units), n_chunks), unit)
+    return lo, imin(b, hi, total)
+
+
+def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst, width: int,
+                outer_is_row: bool) -> None:
+    """``gemm.pack_block`` with a run-time ``total``: the full panels of outer
+    indices [lo, hi) through ``gemm.pack_panel`` (or one stream when the
+    outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
+    reaches the partial last one."""
+    pt = v.pt
+    ety = types.memory_type(pt)
+    esize = pt.byte_size
+    vw = v.vw
+    g_outer = view.gr if outer_is_row else view.gc
+    g_inner = view.gc if outer_is_row else view.gr
+    edge = b.srem(total, i64(width))
+    full_end = b.sub(total, edge)
+    n_full = b.sdiv(b.sub(imin(b, hi, full_end), lo), i64(width))   # may be <= 0
+    panel_elems = b.mul(kc, i64(width))
+    if g_outer.stride == 1:
+        base = view.element_pointer(b, add(b, boff, lo))
+        vec = width % vw == 0
+        vty = ir.VectorType(ety, vw)
+        with b.if_then(b.icmp_signed(">", n_full, i64(0))):
+            with Loop(b, 0, kc, 1, "sk") as k:
+                src_row = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
+                dst_row = _gep(b, dst, b.mul(k, i64(width)), pt)
+                with Loop(b, 0, n_full, 1, "sq") as q:
+                    src = _gep(b, src_row, b.mul(q, i64(width)), pt)
+                    out = _gep(b, dst_row, b.mul(q, panel_elems), pt)
+                    step, lty = (vw, vty) if vec else (1, ety)
+                    for j in range(0, width, step):
+                        x = b.load(_gep(b, src, i64(j), pt), typ=lty, align=esize)
+                        b.store(x, _gep(b, out, i64(j), pt), align=min(64, vw * esize) if vec else esize)
+    else:
+        with Loop(b, 0, n_full, 1, "pq") as q:
+            outer0 = b.add(lo, b.mul(q, i64(width)))
+            pdst = _gep(b, dst, b.mul(q, panel_elems), pt)
+            pack_panel(b, view, None, boff, outer0, width, inner0, kc, pdst, width, width, outer_is_row, vw)
+    # The partial last panel: scalar, run-time number of valid outer indices.
+    has_edge = b.and_(b.icmp_signed(">", edge, i64(0)), b.icmp_signed(">", hi, full_end))
+    with b.if_then(has_edge):
+        pdst = _gep(b, dst, b.mul(b.sdiv(b.sub(full_end, lo), i64(width)), panel_elems), pt)
+        base = view.element_pointer(b, add(b, boff, g_outer.offset(b, full_end)))
+        with Loop(b, 0, kc, 1, "ek") as k:
+            src = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
+            out = _gep(b, pdst, b.mul(k, i64(width)), pt)
+            with Loop(b, 0, edge, 1, "ej") as j:
+                x = b.load(_gep(b, src, g_outer.offset(b, j), pt), typ=ety, align=esize)
+                b.store(x, _gep(b, out, j, pt), align=esize)
+            with Loop(b, edge, width, 1, "ez") as j:
+                b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)
+
+
+def _shared_panel(b, v: Variant, d: _Desc, bi, pc, q, kc):
+    """Element offset of panel ``q`` of K block ``pc`` of batch ``bi`` in the shared packed B."""
+    npad = b.mul(_ceil_div(b, d.N, i64(v.nr)), i64(v.nr))
+    off = b.add(b.mul(bi, b.mul(d.K, npad)), b.mul(pc, npad))
+    return b.add(off, b.mul(q, b.mul(kc, i64(v.nr))))
+
+
+def _worker(module, name: str, linkage: str, counter_offset: int, n_field: str, body) -> None:
+    """``void name(ptr desc, i64 worker)``: take task numbers from the counter
+    until ``n_field`` are taken; ``body(b, desc_fields, task, worker)`` for each."""
+    fn = ir.Function(module, WORKER_TYPE, name)
+    fn.linkage = linkage
+    fn.attributes.add("nounwind")
+    desc, w = fn.args
+    desc.name, w.name = "desc", "worker"
+    alloca_b = ir.IRBuilder(fn.append_basic_block("allocas"))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    alloca_b.branch(b.block)
+    alloca_b.position_at_start(alloca_b.block)
+    d = _Desc(b, desc)
+    n = getattr(d, n_field)
+    cnt = b.gep(d.counter, [i64(counter_offset)], inbounds=True, source_etype=I8)
+    head = fn.append_basic_block("grab")
+    work = fn.append_basic_block("work")
+    done = fn.append_basic_block("done")
+    b.branch(head)
+    b.position_at_end(head)
+    t = b.atomic_rmw("add", cnt, i64(1), "monotonic")
+    b.cbranch(b.icmp_signed("<", t, n), work, done)
+    b.position_at_end(work)
+    body(b, alloca_b, d, t, w)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def _emit_pack_unit(b, v: Variant, d: _Desc, u) -> None:
+    """Shared-B phase: units (batch, K block, group of ``pack_group`` NR panels),
+    chunk ``u`` of ``pack_chunk`` units (``dot._emit_pack_b_task`` at run time)."""
+    nr = v.nr
+    _, B = _views(b, v, d)
+    n_pan = _ceil_div(b, d.N, i64(nr))
+    groups = _ceil_div(b, n_pan, d.pack_group)
+    nkb = _ceil_div(b, d.K, d.kc)
+    units = b.mul(b.mul(d.nb, nkb), groups)
+    u_lo = b.mul(u, d.pack_chunk)
+    u_hi = imin(b, b.add(u_lo, d.pack_chunk), units)
+    with Loop(b, u_lo, u_hi, 1, "unit") as un:
+        g = b.srem(un, groups)
+        rest = b.sdiv(un, groups)
+        kb = b.srem(rest, nkb)
+        bi = b.sdiv(rest, nkb)
+        pc = b.mul(kb, d.kc)
+        kc = imin(b, d.kc, b.sub(d.K, pc))
+        q = b.mul(g, d.pack_group)
+        dst = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q, kc), v.pt)
+        n_lo = b.mul(q, i64(nr))
+        n_hi = imin(b, b.add(n_lo, b.mul(d.pack_group, i64(nr))), d.N)
+        _pack_block(b, v, B, B.gb.offset(b, bi), n_lo, n_hi, d.N, pc, kc, dst, nr, False)
+
+
+def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
+    """One GEMM task (``dot._emit_gemm_task`` with run-time sizes and strides)."""
+    pt, mr, nr = v.pt, v.mr, v.nr
+    ety = types.memory_type(pt)
+    A, B = _views(b, v, d)
+    M, N, K = d.M, d.N, d.K
+    direct_b = v.b_kind == "d"
+    # The task's chunk of the grid.
+    tn = b.srem(t, d.nnt)
+    rest = b.sdiv(t, d.nnt)
+    tm = b.srem(rest, d.nmt)
+    tb = b.sdiv(rest, d.nmt)
+    b_lo, b_hi = _chunk(b, tb, d.nbt, d.nb, i64(1), d.nb)
+    m_lo, m_hi = _chunk(b, tm, d.nmt, _ceil_div(b, M, i64(mr)), i64(mr), M)
+    n_lo, n_hi = _chunk(b, tn, d.nnt, _ceil_div(b, N, i64(nr)), i64(nr), N)
+    base = b.gep(d.scratch, [b.mul(w, d.task_bytes)], inbounds=True, source_etype=I8)
+    a_buf = base
+    b_buf = b.gep(base, [d.b_off], inbounds=True, source_etype=I8)
+    shared = b.icmp_unsigned("!=", d.bshared, ir.Constant(PTR, None))
+    tile = alloca_b.alloca(ir.ArrayType(ety, mr * nr), name="tile")
+    tile.align = 64
+    nkb = _ceil_div(b, K, d.kc)
+    m_full = b.sub(M, b.srem(M, i64(mr)))       # rows below this are in full tiles
+    n_full = b.sub(N, b.srem(N, i64(nr)))
+    c_unit = b.icmp_signed("==", d.c_cs, i64(1))
+    has_epi = b.icmp_unsigned("!=", d.epi_fn, ir.Constant(PTR, None))
+    epi = _Callee(d.epi_fn, EPILOGUE_TYPE)
+
+    with Loop(b, b_lo, b_hi, 1, "batch") as bi:
+        boff_a = A.gb.offset(b, bi)
+        boff_b = B.gb.offset(b, bi)
+        c_b = _gep(b, d.c, b.mul(bi, d.c_bs), pt)
+        with Loop(b, n_lo, n_hi, d.nc, "jc") as jc:
+            nc_end = imin(b, b.add(jc, d.nc), n_hi)
+            with Loop(b, 0, nkb, 1, "kb") as kb:
+                pc = b.mul(kb, d.kc)
+                kc = imin(b, d.kc, b.sub(K, pc))
+                first = b.icmp_signed("==", kb, i64(0))
+                last = b.icmp_signed("==", kb, b.sub(nkb, i64(1)))
+                if direct_b:
+                    # B read in place; only a partial last panel is packed (zero-padded).
+                    with b.if_then(b.icmp_signed(">", nc_end, n_full)):
+                        _pack_block(b, v, B, boff_b, n_full, nc_end, N, pc, kc, b_buf, nr, False)
+                else:
+                    with b.if_then(b.not_(shared)):
+                        _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_buf, nr, False)
+                with Loop(b, m_lo, m_hi, d.mc, "ic") as ic:
+                    mc_end = imin(b, b.add(ic, d.mc), m_hi)
+                    _pack_block(b, v, A, boff_a, ic, mc_end, M, pc, kc, a_buf, mr, True)
+                    with Loop(b, jc, nc_end, nr, "jr") as n0:
+                        ldb = None
+                        if direct_b:
+                            in_place = B.element_pointer(b, add(b, add(b, boff_b, B.gr.offset(b, pc)), n0))
+                            in_full = b.icmp_signed("<", n0, n_full)
+                            bp = b.select(in_full, in_place, b_buf)
+                            ldb = b.select(in_full, d.b_rs, i64(nr))
+                        else:
+                            q_sh = b.sdiv(n0, i64(nr))
+                            p_sh = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q_sh, kc), pt)
+                            q_lo = b.sdiv(b.sub(n0, jc), i64(nr))
+                            p_lo = _gep(b, b_buf, b.mul(q_lo, b.mul(kc, i64(nr))), pt)
+                            bp = b.select(shared, p_sh, p_lo)
+                        with Loop(b, ic, mc_end, mr, "ir") as r0:
+                            p = b.sdiv(b.sub(r0, ic), i64(mr))
+                            ap = _gep(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
+
+                            def call_uk(c, ldc, accumulate):
+                                if ldb is None:
+                                    b.call(uk, [kc, ap, bp, c, ldc, accumulate])
+                                else:
+                                    b.call(uk, [kc, ap, bp, ldb, c, ldc, accumulate])
+                            full = b.and_(b.and_(b.icmp_signed("<", r0, m_full),
+                                                 b.icmp_signed("<", n0, n_full)), c_unit)
+                            with b.if_else(full) as (then, otherwise):
+                                with then:
+                                    # A full tile: the micro-kernel stores into C.
+                                    cp = _gep(b, c_b, b.add(b.mul(r0, d.c_rs), n0), pt)
+                                    call_uk(cp, d.c_rs, b.not_(first))
+                                    with b.if_then(b.and_(last, has_epi)):
+                                        b.call(epi, [d.epi_ctx, bi, r0, n0, i64(mr), i64(nr)])
+                                with otherwise:
+                                    # Edge tiles, or C's columns strided: through the stack tile.
+                                    call_uk(tile, i64(nr), ir.Constant(I1, 0))
+                                    rows = imin(b, i64(mr), b.sub(M, r0))
+                                    cols = imin(b, i64(nr), b.sub(N, n0))
+                                    with Loop(b, 0, rows, 1, "gi") as i:
+                                        crow = _gep(b, c_b, b.mul(b.add(r0, i), d.c_rs), pt)
+                                        with Loop(b, 0, cols, 1, "gj") as j:
+                                            src = _gep(b, tile, b.add(b.mul(i, i64(nr)), j), pt)
+                                            x = b.load(src, typ=ety, align=pt.byte_size)
+                                            cp = _gep(b, crow, b.mul(b.add(n0, j), d.c_cs), pt)
+                                            prev = b.load(cp, typ=ety, align=pt.byte_size)
+                                            x = b.select(first, x, b.fadd(prev, x))
+                                            b.store(x, cp, align=pt.byte_size)
+                                    with b.if_then(b.and_(last, has_epi)):
+                                        b.call(epi, [d.epi_ctx, bi, r0, n0, rows, cols])
+
+
+class _Callee:
+    """An indirect callee for llvmlite: a pointer value plus its function type."""
+
+    def __init__(self, value, fnty):
+        self.value, self.function_type = value, fnty
+        self.type = PTR
+
+    def get_reference(self):
+        return self.value.get_reference()
+
+
+def _build_ir(v: Variant, name_hash: str, linkage: str) -> str:
+    module = ir.Module(name=f"xlac.gemm.{v.tag}")
+    uk = micro_kernel(module, v.pt, v.mr, v.nr, v.vw, strided_b=v.b_kind == "d")
+    _worker(module, _symbol(name_hash, v, "run"), linkage, 0, "n_tasks",
+            lambda b, ab, d, t, w: _emit_task(b, ab, v, d, t, w, uk))
+    _worker(module, _symbol(name_hash, v, "pack"), linkage, 64, "pack_tasks",
+            lambda b, ab, d, t, w: _emit_pack_unit(b, v, d, t))
+    return str(module)
+
+
+def _symbol(name_hash: str, v: Variant, fn: str) -> str:
+    return f"{PREFIX}{name_hash}_{v.tag}_{fn}"
+
+
+# ---------------------------------------------------------------------------
+# Building, loading, naming
+# ---------------------------------------------------------------------------
+
+_lock = threading.RLock()
+_ir: dict[Variant, tuple[str, str]] = {}       # variant -> (hash, IR text with external linkage)
+_loaded: dict[Variant, object] = {}            # variant -> JitFunction (keeps the code alive)
+#: Seconds spent building each variant in this process (0 when loaded from the disk cache: the load).
+build_seconds: dict[str, float] = {}
+
+
+def variant_ir(v: Variant) -> tuple[str, str]:
+    """``(hash, IR text)`` of a variant (built once per process)."""
+    with _lock:
+        got = _ir.get(v)
+        if got is None:
+            text = _build_ir(v, _HASH_PLACEHOLDER, "external")
+            h = hashlib.sha256(text.encode()).hexdigest()[:16]
+            got = _ir[v] = (h, text.replace(_HASH_PLACEHOLDER, h))
+        return got
+
+
+def symbol(v: Variant, fn: str) -> str:
+    """The name of library function ``fn`` (``"run"`` or ``"pack"``) of ``v``."""
+    return _symbol(variant_ir(v)[0], v, fn)
+
+
+def declare(module: ir.Module, v: Variant, fn: str) -> ir.Function:
+    """A declaration of library function ``fn`` of ``v`` in ``module``."""
+    name = symbol(v, fn)
+    f = module.globals.get(name)
+    if f is None:
+        f = ir.Function(module, WORKER_TYPE, name)
+    return f
+
+
+def ensure_loaded(v: Variant) -> None:
+    """Compile (or load from the disk cache) variant ``v`` and register its
+    functions with the JIT linker (``llvmlite.binding.add_symbol``)."""
+    import time
+
+    import llvmlite.binding as llvm
+
+    from ..runtime import disk_cache
+    from .jit import compile_ir, load_object
+    with _lock:
+        if v in _loaded:
+            return
+        t0 = time.perf_counter()
+        h, text = variant_ir(v)
+        names = [_symbol(h, v, fn) for fn in ("run", "pack")]
+        key = disk_cache.make_key("xlac-gemm-library", text) if disk_cache.cache_dir() else None
+        entry = disk_cache.load(key) if key else None
+        jf = None
+        if entry is not None:
+            try:
+                jf = load_object(entry[1], names[0], resolve_library=False)
+            except Exception:  # noqa: BLE001 - a bad entry is a miss
+                jf = None
+        if jf is None:
+            jf = compile_ir(text, names[0], resolve_library=False)
+            if key:
+                disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code)
+        for name in names:
+            addr = jf.engine.get_function_address(name)
+            if not addr:
+                raise RuntimeError(f"GEMM library: {name} missing from its object")
+            llvm.add_symbol(name, addr)
+        _loaded[v] = jf
+        build_seconds[v.tag] = time.perf_counter() - t0
+
+
+def _referenced(names) -> list[Variant]:
+    """The variants named by library symbols ``names`` (bytes); raises when a
+    name's hash is not the one this process builds (stale code)."""
+    out = []
+    for name in sorted(set(names)):
+        parsed = _parse_name(name)
+        if parsed is None:
+            continue
+        h, v = parsed
+        if variant_ir(v)[0] != h:
+            raise RuntimeError(f"GEMM library symbol {name.decode()} is from another library version")
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def ensure_symbols(object_code: bytes) -> None:
+    """Load every library variant an object file calls (its symbol names are
+    in the object's string table) before MCJIT links it."""
+    if PREFIX.encode() not in object_code:
+        return
+    for v in _referenced(re.findall(rb"xlac_gemm_[0-9a-z_]+", object_code)):
+        ensure_loaded(v)
+
+
+def link_into(ref) -> None:
+    """Link the IR of every library variant ``ref`` (a parsed ModuleRef) declares
+    into it: an ahead-of-time object carries the library code it calls."""
+    import llvmlite.binding as llvm
+    names = [f.name.encode() for f in ref.functions if f.is_declaration and f.name.startswith(PREFIX)]
+    for v in _referenced(names):
+        lib = llvm.parse_assembly(variant_ir(v)[1])
+        lib.triple = ref.triple
+        lib.data_layout = ref.data_layout
+        ref.link_in(lib)
