@@ -106,7 +106,10 @@ class ElementalEmitter:
         (or a constant), the value is the same for all iterations of the inner
         loops: it is emitted once, in the hoist chain in front of the first
         inner loop it does not depend on (a broadcast row maximum in softmax is
-        computed once per row, not once per element).
+        computed once per row, not once per element).  A value already hoisted
+        for the same generator and index into a chain that runs before this
+        point (``index.avail``) is reused: softmax's row maximum feeds both the
+        row sum and the output pass, and is computed once.
         """
         if index.depths is None or index.stack is None or any(d is None for d in index.depths):
             return gen(index)
@@ -114,11 +117,35 @@ class ElementalEmitter:
         if target >= len(index.stack):
             return gen(index)
         chain = index.stack[target]
+        avail = index.avail[:_position(index.avail, chain) + 1]
+        key = (id(gen), tuple(_value_key(x) for x in index.multi))
+        hit = _lookup(avail, key)
+        if hit is not None:
+            return hit
         here = self.b.block
         self.b.position_at_end(chain.block)
-        value = gen(Index(index.multi, depths=index.depths, stack=index.stack[:target]))
+        value = gen(Index(index.multi, depths=index.depths, stack=index.stack[:target], avail=avail))
         chain.block = self.b.block
         self.b.position_at_end(here)
+        _remember(chain, key, (gen, list(index.multi), value))
+        return value
+
+    def region_cached(self, inst: HloInstruction, index: Index, emit):
+        """``emit()``, reused when ``inst`` was already emitted at the same
+        index into a chain that runs before this point.  Only code emitted at
+        the top level of a hoisted region (``index.avail`` ends with a chain
+        that is not one of the enclosing loops') is remembered: a row
+        reduction reached through different broadcasts or reshapes (fusion
+        duplicates those) is computed once per row."""
+        avail, stack = index.avail, index.stack
+        if not avail or stack is None or any(c is avail[-1] for c in stack):
+            return emit()
+        key = (id(inst), tuple(_value_key(x) for x in index.multi))
+        hit = _lookup(avail, key)
+        if hit is not None:
+            return hit
+        value = emit()
+        _remember(avail[-1], key, (inst, list(index.multi), value))
         return value
 
     # -- small helpers ----------------------------------------------------------
@@ -139,6 +166,32 @@ class ElementalEmitter:
         phi.add_incoming(v_then, then_block)
         phi.add_incoming(v_else, else_block)
         return phi
+
+
+def _position(chains: list, chain) -> int:
+    """Position of ``chain`` in ``chains``, by identity."""
+    return next(k for k, c in enumerate(chains) if c is chain)
+
+
+def _lookup(chains: list, key):
+    for c in chains:
+        hit = c.values.get(key)
+        if hit is not None:
+            return hit[2]
+    return None
+
+
+def _remember(chain, key, entry) -> None:
+    """Record a value hoisted into ``chain``, and in the chains whose hoisted
+    code ``chain`` is part of (see ``Chain.parent``)."""
+    while chain is not None:
+        chain.values[key] = entry
+        chain = chain.parent
+
+
+def _value_key(x):
+    """Hashable identity of an index component: constants by value."""
+    return ("c", x.constant) if isinstance(x, ir.Constant) else id(x)
 
 
 def _cached(inst: HloInstruction, gen: Generator) -> Generator:
@@ -206,7 +259,8 @@ def _mapped_index(index: Index, source_dims) -> Index:
     multi = [index.multi[d] for d in source_dims]
     if index.depths is None:
         return Index(multi)
-    return Index(multi, depths=[index.depths[d] for d in source_dims], stack=index.stack)
+    return Index(multi, depths=[index.depths[d] for d in source_dims], stack=index.stack,
+                 avail=index.avail)
 
 
 def _broadcast(em: ElementalEmitter, inst, gens):
@@ -239,7 +293,9 @@ def _reshape(em: ElementalEmitter, inst, gens):
                 multi[di] = index.multi[do]
                 if depths is not None:
                     depths[di] = index.depths[do]
-            return g(Index(multi, depths=depths, stack=index.stack if depths is not None else None))
+            if depths is None:
+                return g(Index(multi))
+            return g(Index(multi, depths=depths, stack=index.stack, avail=index.avail))
         return gen_unit
 
     def gen(index):
@@ -373,6 +429,9 @@ def _reduce(em: ElementalEmitter, inst, gens):
     empty = any(in_shape.dimensions[d] == 0 for d in reduced)
 
     def gen(index):
+        return em.region_cached(inst, index, lambda: emit(index))
+
+    def emit(index):
         b = em.b
         accs = [em.alloca(pt) for pt in elem_types]
         for acc, g in zip(accs, init_gens):
@@ -387,7 +446,8 @@ def _reduce(em: ElementalEmitter, inst, gens):
             for d, x in zip(kept, index.multi):
                 multi[d] = x
             loops = _LoopState(order, in_shape.dimensions, multi, depths,
-                               list(index.stack) if depths is not None else None)
+                               list(index.stack) if depths is not None else None,
+                               index.avail if depths is not None else None)
             _reduce_loops(em, loops, input_gens, accs, reducer)
         values = tuple(b.load(a) for a in accs)
         return values if n > 1 else values[0]
@@ -434,8 +494,9 @@ def emit_reducer(em: "ElementalEmitter", reducer: HloComputation, accs: list, in
 class _LoopState:
     """The reduction loops still to emit, and the index/depths/chains so far."""
 
-    def __init__(self, order, dims, multi, depths, stack):
+    def __init__(self, order, dims, multi, depths, stack, avail=None):
         self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
+        self.outer_avail, self.outer_depth = avail, None if stack is None else len(stack)
 
 
 def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int = 0):
@@ -443,8 +504,12 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
     reducer to the accumulators and the input elements."""
     if level == len(loops.order):
         b = em.b
-        idx = Index(list(loops.multi), depths=None if loops.depths is None else list(loops.depths),
-                    stack=None if loops.stack is None else list(loops.stack))
+        if loops.depths is None:
+            idx = Index(list(loops.multi))
+        else:
+            # The reduction's own loops run inside whatever the reduce's point sees.
+            idx = Index(list(loops.multi), depths=list(loops.depths), stack=list(loops.stack),
+                        avail=list(loops.outer_avail) + loops.stack[loops.outer_depth:])
         current = [b.load(a) for a in accs]
         inputs = [g(idx) for g in input_gens]
         out = emit_reducer(em, reducer, current, inputs)
@@ -456,6 +521,12 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
         loops.multi[d] = iv
         if loops.depths is not None:
             loops.depths[d] = len(loops.stack)
+            region = loops.outer_avail[-1] if loops.outer_avail else None
+            if level == 0 and loops.dims[d] > 1 and not any(region is c for c in loops.stack):
+                # This reduce is hoisted code, at the top level of the chain
+                # it was hoisted into: what gets hoisted in front of its loop
+                # runs there too, once, before that chain's loop.
+                loops.stack[-1].parent = region
         _reduce_loops(em, loops, input_gens, accs, reducer, level + 1)
 
 

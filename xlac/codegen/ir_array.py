@@ -43,11 +43,21 @@ class Index:
     # the loops above depth t).  Both are None when unknown.
     depths: list | None = None
     stack: list | None = None
+    # The hoist chains whose code runs before this point, outermost first: the
+    # chains of ``stack`` and, for code emitted into a chain (hoisted), the
+    # chains that chain's region sits in.  A value hoisted into any of them
+    # dominates this point and can be reused (``ElementalEmitter.hoisted``).
+    # Defaults to ``stack``.
+    avail: list | None = None
     # Values already generated at this index, by instruction id: a fused
     # instruction with several users inside the fusion is emitted once per
     # element.  Generators that emit code in a nested block (a branch, a loop)
     # always make a fresh Index, so a cached value dominates its uses.
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.avail is None and self.stack is not None:
+            self.avail = list(self.stack)
 
     @property
     def rank(self) -> int:

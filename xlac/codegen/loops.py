@@ -21,6 +21,13 @@ class Chain:
 
     def __init__(self, block: ir.Block):
         self.block = block
+        #: Values hoisted into this chain: key -> (generator, index values,
+        #: value); the first two are kept so their ids stay unique.
+        self.values: dict = {}
+        #: The chain whose hoisted code this loop's chain is part of, at its
+        #: top level (a row reduction's loop emitted into the chain in front
+        #: of the output's inner loop); values hoisted here are visible there.
+        self.parent: "Chain | None" = None
 
 
 class _DistinctNode(ir.values.MDValue):

@@ -1,0 +1,230 @@
+"""Row-reduction fusions (softmax, log-softmax, layernorm shapes): the hoisted
+row reductions, their reuse across passes, and the per-row scratch, checked
+against the numpy evaluator for odd sizes, rank 3, several types, 1 and 2
+threads, and in XLAC_EXACT_MATH mode."""
+import numpy as np
+import pytest
+
+import xlac
+from xlac.runtime import executable
+
+try:
+    import ml_dtypes
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover
+    BF16 = None
+
+REDUCERS = """
+max_r {
+  a = TY[] parameter(0)
+  b = TY[] parameter(1)
+  ROOT m = TY[] maximum(a, b)
+}
+add_r {
+  a = TY[] parameter(0)
+  b = TY[] parameter(1)
+  ROOT s = TY[] add(a, b)
+}
+"""
+
+
+def _shape(ty, dims):
+    layout = ",".join(str(d) for d in reversed(range(len(dims))))
+    return f"{ty}[{','.join(map(str, dims))}]{{{layout}}}"
+
+
+def softmax(ty, dims):
+    """softmax over the last dimension, written the way jax emits it."""
+    full, row = _shape(ty, dims), _shape(ty, dims[:-1])
+    last = len(dims) - 1
+    keep = ",".join(map(str, range(last)))
+    return f"""HloModule softmax
+{REDUCERS.replace("TY", ty)}
+ENTRY e {{
+  x = {full} parameter(0)
+  ninf = {ty}[] constant(-inf)
+  mx = {row} reduce(x, ninf), dimensions={{{last}}}, to_apply=max_r
+  mxb = {full} broadcast(mx), dimensions={{{keep}}}
+  d = {full} subtract(x, mxb)
+  e = {full} exponential(d)
+  zero = {ty}[] constant(0)
+  s = {row} reduce(e, zero), dimensions={{{last}}}, to_apply=add_r
+  sb = {full} broadcast(s), dimensions={{{keep}}}
+  ROOT r = {full} divide(e, sb)
+}}"""
+
+
+def softmax_sum_first(ty, dims):
+    """softmax as ``(1 / sum) * e``: the row sum is generated before the
+    output's own exponential (the reuse must not depend on that order)."""
+    full = _shape(ty, dims)
+    head, _root = softmax(ty, dims).rsplit("  ROOT", 1)
+    return head + f"""  one = {ty}[] constant(1)
+  oneb = {full} broadcast(one), dimensions={{}}
+  sbr = {full} divide(oneb, sb)
+  ROOT r = {full} multiply(sbr, e)
+}}"""
+
+
+def log_softmax(ty, dims):
+    full, row = _shape(ty, dims), _shape(ty, dims[:-1])
+    last = len(dims) - 1
+    keep = ",".join(map(str, range(last)))
+    return f"""HloModule log_softmax
+{REDUCERS.replace("TY", ty)}
+ENTRY e {{
+  x = {full} parameter(0)
+  ninf = {ty}[] constant(-inf)
+  mx = {row} reduce(x, ninf), dimensions={{{last}}}, to_apply=max_r
+  mxb = {full} broadcast(mx), dimensions={{{keep}}}
+  d = {full} subtract(x, mxb)
+  e = {full} exponential(d)
+  zero = {ty}[] constant(0)
+  s = {row} reduce(e, zero), dimensions={{{last}}}, to_apply=add_r
+  ls = {row} log(s)
+  lsb = {full} broadcast(ls), dimensions={{{keep}}}
+  ROOT r = {full} subtract(d, lsb)
+}}"""
+
+
+def layernorm(ty, dims):
+    full, row = _shape(ty, dims), _shape(ty, dims[:-1])
+    last = len(dims) - 1
+    keep = ",".join(map(str, range(last)))
+    n = dims[-1]
+    vec = _shape(ty, dims[-1:])
+    return f"""HloModule layernorm
+{REDUCERS.replace("TY", ty)}
+ENTRY e {{
+  x = {full} parameter(0)
+  g = {vec} parameter(1)
+  bias = {vec} parameter(2)
+  zero = {ty}[] constant(0)
+  s = {row} reduce(x, zero), dimensions={{{last}}}, to_apply=add_r
+  n = {ty}[] constant({n})
+  nb = {row} broadcast(n), dimensions={{}}
+  mean = {row} divide(s, nb)
+  meanb = {full} broadcast(mean), dimensions={{{keep}}}
+  c = {full} subtract(x, meanb)
+  c2 = {full} multiply(c, c)
+  v = {row} reduce(c2, zero), dimensions={{{last}}}, to_apply=add_r
+  var = {row} divide(v, nb)
+  eps = {ty}[] constant(1e-05)
+  epsb = {row} broadcast(eps), dimensions={{}}
+  ve = {row} add(var, epsb)
+  inv = {row} rsqrt(ve)
+  invb = {full} broadcast(inv), dimensions={{{keep}}}
+  y = {full} multiply(c, invb)
+  gb = {full} broadcast(g), dimensions={{{last}}}
+  bb = {full} broadcast(bias), dimensions={{{last}}}
+  yg = {full} multiply(y, gb)
+  ROOT r = {full} add(yg, bb)
+}}"""
+
+
+BUILDERS = {"softmax": softmax, "softmax_sum_first": softmax_sum_first,
+            "log_softmax": log_softmax, "layernorm": layernorm}
+DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": BF16}
+#: bf16 rounds after every add, so a row sum depends on the order of the adds
+#: (the evaluator's and the kernel's differ): its tolerance is loose, and
+#: absolute errors are scaled by the largest result.
+TOL = {"f32": 2e-5, "f64": 1e-12, "bf16": 6e-2}
+
+
+def _inputs(kind, ty, dims, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = DTYPES[ty]
+    x = (rng.standard_normal(dims) * 3).astype(dt)
+    if kind != "layernorm":
+        return [x]
+    return [x, rng.standard_normal(dims[-1:]).astype(dt), rng.standard_normal(dims[-1:]).astype(dt)]
+
+
+def _check(kind, ty, dims, threads=(1, 2)):
+    text = BUILDERS[kind](ty, dims)
+    args = _inputs(kind, ty, dims)
+    want = np.asarray(xlac.evaluate(text, *args), np.float64)
+    for nt in threads:
+        got = np.asarray(xlac.jit(text, num_threads=nt)(*args), np.float64)
+        atol = TOL[ty] * (np.abs(want).max() if ty == "bf16" else 1)
+        np.testing.assert_allclose(got, want, rtol=TOL[ty], atol=atol, err_msg=f"{kind} {ty} {dims} {nt}t")
+    return text
+
+
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
+@pytest.mark.parametrize("dims", [(7, 13), (3, 5, 33), (1, 1), (300, 1000), (2, 1)])
+def test_row_fusions_f32(kind, dims):
+    _check(kind, "f32", dims)
+
+
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
+@pytest.mark.parametrize("ty", ["f64", "bf16"])
+def test_row_fusions_other_types(kind, ty):
+    if ty == "bf16" and BF16 is None:
+        pytest.skip("no bf16")
+    _check(kind, ty, (5, 3, 67))
+    _check(kind, ty, (129, 257))
+
+
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax", "layernorm"])
+def test_row_fusions_exact_math(kind, monkeypatch):
+    monkeypatch.setenv("XLAC_EXACT_MATH", "1")
+    executable._cache.clear()
+    try:
+        _check(kind, "f32", (37, 515))
+    finally:
+        executable._cache.clear()
+
+
+@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first"])
+def test_softmax_row_max_is_computed_once(kind):
+    """The row maximum feeds the row sum and the output pass; it is hoisted
+    once per row and reused (one maximum loop in the kernel)."""
+    text = _check(kind, "f32", (64, 256), threads=(1,))
+    exe = xlac.jit(text, num_threads=1)
+    assert exe.llvm_ir.count("call float @\"llvm.maximum.f32\"") == 1, exe.llvm_ir
+
+
+def _reduce_loops(ir_text):
+    import re
+    return sorted(set(re.findall(r"^(r\d+\.body[.\d]*):", ir_text, re.M)))
+
+
+def test_layernorm_mean_is_computed_once():
+    """Fusion duplicates the cheap ``x - mean`` into the variance and the
+    output; the row mean behind both is still one loop per row (mean and
+    variance: two reduction loops)."""
+    text = _check("layernorm", "f32", (64, 256), threads=(1,))
+    assert len(_reduce_loops(xlac.jit(text, num_threads=1).llvm_ir)) == 2
+
+
+def test_hoisted_reuse_does_not_leak_across_rows_or_branches():
+    """Two row reductions of different operands, and a concatenate (branches)
+    reading the same row value: every value is still right."""
+    text = """HloModule m
+add_r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[9,31]{1,0} parameter(0)
+  y = f32[9,31]{1,0} parameter(1)
+  z = f32[] constant(0)
+  sx = f32[9]{0} reduce(x, z), dimensions={1}, to_apply=add_r
+  sy = f32[9]{0} reduce(y, z), dimensions={1}, to_apply=add_r
+  bx = f32[9,31]{1,0} broadcast(sx), dimensions={0}
+  by = f32[9,31]{1,0} broadcast(sy), dimensions={0}
+  p = f32[9,31]{1,0} multiply(x, by)
+  q = f32[9,31]{1,0} subtract(p, bx)
+  qs = f32[9]{0} reduce(q, z), dimensions={1}, to_apply=add_r
+  qb = f32[9,31]{1,0} broadcast(qs), dimensions={0}
+  c = f32[9,62]{1,0} concatenate(qb, by), dimensions={1}
+  c2 = f32[9,62]{1,0} concatenate(p, q), dimensions={1}
+  ROOT r = f32[9,62]{1,0} add(c, c2)
+}"""
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal((9, 31)).astype(np.float32) for _ in range(2))
+    want = xlac.evaluate(text, x, y)
+    for nt in (1, 2):
+        np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x, y), want, rtol=1e-4, atol=1e-3)
