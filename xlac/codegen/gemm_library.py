@@ -93,20 +93,59 @@ class Variant:
     a_kind: str
     b_kind: str
 
+    functions = {"run": WORKER_TYPE, "pack": WORKER_TYPE}
+
     @property
     def tag(self) -> str:
         return f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
 
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        uk = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
+        _worker(module, name_of("run"), linkage, 0, "n_tasks",
+                lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk))
+        _worker(module, name_of("pack"), linkage, 64, "pack_tasks",
+                lambda b, ab, d, t, w: _emit_pack_unit(b, self, d, t))
 
-_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmg])_b([nkgd])_(run|pack)")
+
+@dataclass(frozen=True)
+class ConvMicroKernel:
+    """The implicit-GEMM convolution's indirect micro-kernel (``uk``; see
+    ``kernels/conv_gemm.indirect_micro_kernel``): called once per tile, so
+    calling it in the library rather than inlining a copy into every
+    convolution costs nothing measurable and saves its compilation."""
+
+    pt: PT
+    mr: int
+    nr: int
+    vw: int
+
+    functions = {"uk": ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])}
+
+    @property
+    def tag(self) -> str:
+        return f"conv_{self.pt.value}_{self.mr}x{self.nr}v{self.vw}"
+
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        from .kernels.conv_gemm import indirect_micro_kernel
+        indirect_micro_kernel(module, self.pt, self.mr, self.nr, self.vw, name=name_of("uk"), linkage=linkage)
+
+
+_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(conv_)?(f32|f64)_(\d+)x(\d+)v(\d+)(?:_a([kmg])_b([nkgd]))?_(\w+)")
 
 
 def _parse_name(name: bytes):
+    """``(hash, unit)`` of a library symbol, or None."""
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None
-    h, pt, mr, nr, vw, ak, bk, _fn = (g.decode() for g in m.groups())
-    return h, Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk)
+    h, conv, pt, mr, nr, vw, ak, bk, fn = (g.decode() if g else None for g in m.groups())
+    if conv:
+        unit = ConvMicroKernel(PT(pt), int(mr), int(nr), int(vw))
+    elif ak and bk:
+        unit = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk)
+    else:
+        return None
+    return (h, unit) if fn in unit.functions else None
 
 
 # ---------------------------------------------------------------------------
@@ -394,13 +433,9 @@ class _Callee:
         return self.value.get_reference()
 
 
-def _build_ir(v: Variant, name_hash: str, linkage: str) -> str:
+def _build_ir(v, name_hash: str, linkage: str) -> str:
     module = ir.Module(name=f"xlac.gemm.{v.tag}")
-    uk = micro_kernel(module, v.pt, v.mr, v.nr, v.vw, strided_b=v.b_kind == "d")
-    _worker(module, _symbol(name_hash, v, "run"), linkage, 0, "n_tasks",
-            lambda b, ab, d, t, w: _emit_task(b, ab, v, d, t, w, uk))
-    _worker(module, _symbol(name_hash, v, "pack"), linkage, 64, "pack_tasks",
-            lambda b, ab, d, t, w: _emit_pack_unit(b, v, d, t))
+    v.build(module, lambda fn: _symbol(name_hash, v, fn), linkage)
     return str(module)
 
 
@@ -435,12 +470,12 @@ def symbol(v: Variant, fn: str) -> str:
     return _symbol(variant_ir(v)[0], v, fn)
 
 
-def declare(module: ir.Module, v: Variant, fn: str) -> ir.Function:
-    """A declaration of library function ``fn`` of ``v`` in ``module``."""
+def declare(module: ir.Module, v, fn: str) -> ir.Function:
+    """A declaration of library function ``fn`` of unit ``v`` in ``module``."""
     name = symbol(v, fn)
     f = module.globals.get(name)
     if f is None:
-        f = ir.Function(module, WORKER_TYPE, name)
+        f = ir.Function(module, v.functions[fn], name)
     return f
 
 
@@ -458,7 +493,7 @@ def ensure_loaded(v: Variant) -> None:
             return
         t0 = time.perf_counter()
         h, text = variant_ir(v)
-        names = [_symbol(h, v, fn) for fn in ("run", "pack")]
+        names = [_symbol(h, v, fn) for fn in v.functions]
         key = disk_cache.make_key("xlac-gemm-library", text) if disk_cache.cache_dir() else None
         entry = disk_cache.load(key) if key else None
         jf = None
