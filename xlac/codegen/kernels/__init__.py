@@ -14,3 +14,4 @@ from . import windows  # noqa: F401,E402  (reduce-window elemental, select-and-s
 from . import scatter  # noqa: F401,E402  (scatter)
 from . import dot  # noqa: F401,E402  (dot, fusion:kOutput: packed GEMM)
 from . import conv_gemm  # noqa: F401,E402  (convolution, fusion:kOutput of a convolution: implicit GEMM)
+from . import transpose  # noqa: F401,E402  (transpose, copy changing the minor dimension: in-register blocks)
