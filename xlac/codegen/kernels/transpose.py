@@ -32,6 +32,7 @@ block fall back to the elemental loop.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -42,7 +43,7 @@ from .. import emitter as _emitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import host_vector_bits, transpose_square
 from ..ir_array import i64
-from ._util import I8, dyn_range
+from ._util import I8
 
 #: Bytes of a cache line: a super-block uses whole lines of both buffers.
 LINE = 64
@@ -153,49 +154,77 @@ def _byte_gep(b: ir.IRBuilder, base, elements, size: int):
 
 
 def _emit_super_block(b: ir.IRBuilder, plan: Plan, src, dst, a0, b0, nt: bool) -> None:
-    """Transpose the L x L elements at (a0, b0): src[b][a] -> dst[a][b].
-
-    Per group of ``n`` result rows: G blocks of n x n, each transposed in
-    registers, joined into whole-line vectors, stored (non-temporal with
-    ``nt``: the caller checked the lines are aligned)."""
-    n, g, size = plan.n, plan.g, plan.size
-    ety = ir.IntType(8 * size)
-    vty = ir.VectorType(ety, n)
-    for ga in range(g):
-        a_lo = b.add(a0, i64(ga * n)) if ga else a0
-        pieces = []  # pieces[gb][k]: result row a_lo + k, elements b0 + gb*n ...
-        for gb in range(g):
-            rows = []
-            for i in range(n):
-                off = b.add(b.mul(b.add(b0, i64(gb * n + i)), i64(plan.in_b)), a_lo)
-                rows.append(b.load(_byte_gep(b, src, off, size), typ=vty, align=plan.align))
-            pieces.append(transpose_square(b, rows, vty))
-        for k in range(n):
-            line = _concat(b, [p[k] for p in pieces])
-            off = b.add(b.mul(b.add(a_lo, i64(k)), i64(plan.out_a)), b0)
-            st = b.store(line, _byte_gep(b, dst, off, size), align=LINE if nt else plan.align)
-            if nt:
-                st.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+    """Transpose the L x L elements at (a0, b0): src[b][a] -> dst[a][b], as
+    G x G blocks of n x n (a loop: a byte block's shuffles are slow to compile,
+    so they are emitted once), each transposed in registers and stored as n
+    vectors (non-temporal with ``nt``; the caller checked alignment)."""
+    n, size = plan.n, plan.size
+    vty = ir.VectorType(ir.IntType(8 * size), n)
+    if plan.g == 1:
+        _emit_block(b, plan, src, dst, a0, b0, vty, nt)
+        return
+    with _scalar_loop(b, i64(0), i64(plan.g), "ga", vectorize=True) as ga:
+        a_lo = b.add(a0, b.mul(ga, i64(n)))
+        with _scalar_loop(b, i64(0), i64(plan.g), "gb", vectorize=True) as gb:
+            _emit_block(b, plan, src, dst, a_lo, b.add(b0, b.mul(gb, i64(n))), vty, nt)
 
 
-def _concat(b: ir.IRBuilder, vectors: list):
-    """One vector holding ``vectors`` (equal power-of-two widths) end to end."""
-    while len(vectors) > 1:
-        w = vectors[0].type.count
-        mask = ir.Constant(ir.VectorType(ir.IntType(32), 2 * w), list(range(2 * w)))
-        vectors = [b.shuffle_vector(vectors[j], vectors[j + 1], mask) for j in range(0, len(vectors), 2)]
-    return vectors[0]
+def _emit_block(b: ir.IRBuilder, plan: Plan, src, dst, a_lo, b_lo, vty, nt: bool) -> None:
+    n, size = plan.n, plan.size
+    # One address per buffer, then constant offsets: less IR for LLVM to chew.
+    src_base = _byte_gep(b, src, b.add(b.mul(b_lo, i64(plan.in_b)), a_lo), size)
+    dst_base = _byte_gep(b, dst, b.add(b.mul(a_lo, i64(plan.out_a)), b_lo), size)
+    rows = [b.load(b.gep(src_base, [i64(i * plan.in_b * size)], inbounds=True, source_etype=I8),
+                   typ=vty, align=plan.align) for i in range(n)]
+    cols = transpose_square(b, rows, vty)
+    for k in range(n):
+        ptr = b.gep(dst_base, [i64(k * plan.out_a * size)], inbounds=True, source_etype=I8)
+        st = b.store(cols[k], ptr, align=LINE if nt else plan.align)
+        if nt:
+            st.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
 
 
 def _emit_scalar(b: ir.IRBuilder, plan: Plan, src, dst, a_lo, a_hi, b_lo, b_hi) -> None:
-    """dst[a][b] = src[b][a] over a rectangle (run-time bounds, maybe empty)."""
+    """dst[a][b] = src[b][a] over a rectangle (run-time bounds, maybe empty).
+
+    Edges are at most a line wide, so the loops are kept scalar: vectorising
+    strided accesses (gathers, scatters) cost compile time for nothing."""
     ety = ir.IntType(8 * plan.size)
-    with dyn_range(b, b_lo, b_hi, name="tb") as bi:
-        with dyn_range(b, a_lo, a_hi, name="ta") as ai:
+    with _scalar_loop(b, b_lo, b_hi, "tb") as bi:
+        with _scalar_loop(b, a_lo, a_hi, "ta") as ai:
             v = b.load(_byte_gep(b, src, b.add(b.mul(bi, i64(plan.in_b)), ai), plan.size),
                        typ=ety, align=plan.align)
             b.store(v, _byte_gep(b, dst, b.add(b.mul(ai, i64(plan.out_a)), bi), plan.size),
                     align=plan.align)
+
+
+@contextmanager
+def _scalar_loop(b: ir.IRBuilder, lo, hi, name: str, vectorize: bool = False, step: int = 1):
+    """``for (i = lo; i < hi; i += step)``, not unrolled (nor vectorised) by
+    LLVM: unrolling loops around whole blocks only costs compile time."""
+    pre = b.block
+    head = b.append_basic_block(f"{name}.head")
+    body = b.append_basic_block(f"{name}.body")
+    after = b.append_basic_block(f"{name}.after")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lo.type, name=name)
+    iv.add_incoming(lo, pre)
+    b.cbranch(b.icmp_signed("<", iv, hi), body, after)
+    b.position_at_end(body)
+    yield iv
+    nxt = b.add(iv, i64(step), flags=["nsw"])
+    iv.add_incoming(nxt, b.block)
+    latch = b.branch(head)
+    module = b.module
+    hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+    if not vectorize:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                          ir.Constant(ir.IntType(1), 0)]))
+    loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    loop_id.operands = (loop_id, *hints)
+    latch.set_metadata("llvm.loop", loop_id)
+    b.position_at_end(after)
 
 
 def _chunk(plan: Plan) -> int:
@@ -208,7 +237,7 @@ def _use_nt(plan: Plan) -> bool:
     line start is a multiple of 64 bytes from the base."""
     out_bytes = plan.batch_count * plan.a * plan.b * plan.size
     strides_ok = all(so * plan.size % LINE == 0 for _, so, _ in plan.batch)
-    return bool(NT) and out_bytes >= NT_MIN_BYTES and plan.out_a * plan.size % LINE == 0 and strides_ok
+    return bool(NT) and plan.g == 1 and out_bytes >= NT_MIN_BYTES and plan.out_a * plan.size % LINE == 0 and strides_ok
 
 
 def _unit_count(plan: Plan) -> int:
@@ -228,7 +257,7 @@ def _emit_units(ctx: KernelContext, plan: Plan, lo, hi) -> None:
     chunks = -(-plan.a // TA)
     full_b = plan.b // L  # stripes holding whole super-blocks
     full_a = plan.a // L * L
-    with dyn_range(b, lo, hi, name="unit") as u:
+    with _scalar_loop(b, lo, hi, "unit", vectorize=True) as u:
         s = b.urem(u, i64(stripes))
         rest = b.udiv(u, i64(stripes))
         c = b.urem(rest, i64(chunks)) if chunks > 1 else i64(0)
@@ -245,22 +274,19 @@ def _emit_units(ctx: KernelContext, plan: Plan, lo, hi) -> None:
         a_mid = b.select(b.icmp_signed("<", a_hi, i64(full_a)), a_hi, i64(full_a))
         with b.if_else(b.icmp_unsigned("<", s, i64(full_b))) as (whole, partial):
             with whole:
-                if _use_nt(plan):
-                    # Non-temporal stores need whole aligned lines: static
-                    # strides are multiples of a line, so check the base.
+                nt = _use_nt(plan)
+                # Non-temporal stores need aligned lines; strides are whole
+                # lines, so only the base can be off (then: scalar copies, as
+                # the ABI says unaligned buffers are slower; one copy of the
+                # block code keeps compile time down).
+                a_vec = a_mid
+                if nt:
                     addr = b.ptrtoint(dst, ir.IntType(64))
                     aligned = b.icmp_unsigned("==", b.and_(addr, i64(LINE - 1)), i64(0))
-                    with b.if_else(aligned) as (fast, slow):
-                        with fast:
-                            with dyn_range(b, a_lo, a_mid, step=L, name="sbnt") as a0:
-                                _emit_super_block(b, plan, bsrc, bdst, a0, b0, True)
-                        with slow:
-                            with dyn_range(b, a_lo, a_mid, step=L, name="sb") as a0:
-                                _emit_super_block(b, plan, bsrc, bdst, a0, b0, False)
-                else:
-                    with dyn_range(b, a_lo, a_mid, step=L, name="sb") as a0:
-                        _emit_super_block(b, plan, bsrc, bdst, a0, b0, False)
-                _emit_scalar(b, plan, bsrc, bdst, a_mid, a_hi, b0, b.add(b0, i64(L)))
+                    a_vec = b.select(aligned, a_mid, a_lo)
+                with _scalar_loop(b, a_lo, a_vec, "sb", vectorize=True, step=L) as a0:
+                    _emit_super_block(b, plan, bsrc, bdst, a0, b0, nt)
+                _emit_scalar(b, plan, bsrc, bdst, a_vec, a_hi, b0, b.add(b0, i64(L)))
             with partial:
                 _emit_scalar(b, plan, bsrc, bdst, a_lo, a_hi, b0, i64(plan.b))
     if _use_nt(plan):
