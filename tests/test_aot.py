@@ -322,6 +322,37 @@ def test_non_default_layouts_and_tuple_result(tmp_path, runtime_obj):
     _check_object_symbols(tmp_path / "layouts.o", "layouts")
 
 
+GEMM_LIBRARY_HLO = """HloModule gemmlib
+
+ENTRY main {
+  a = f32[70,90]{1,0} parameter(0)
+  b = f32[90,50]{1,0} parameter(1)
+  x = f32[2,9,9,4]{3,2,1,0} parameter(2)
+  w = f32[3,3,4,8]{3,2,1,0} parameter(3)
+  d = f32[70,50]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[2,9,9,8]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[70,50]{1,0}, f32[2,9,9,8]{3,2,1,0}) tuple(d, c)
+}
+"""
+
+
+@needs_cc
+@needs_nm
+def test_object_carries_the_gemm_library_code(tmp_path, runtime_obj):
+    """The JIT calls the process-wide GEMM library; an AOT object links in the
+    library functions it calls (as local code): no undefined xlac_gemm_
+    symbols, and the same bits as the JIT, threaded."""
+    rng = np.random.default_rng(3)
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((70, 90), (90, 50), (2, 9, 9, 4), (3, 3, 4, 8))]
+    module = xlac.parse_hlo(GEMM_LIBRARY_HLO)
+    exe = xlac.jit(module)
+    assert "xlac_gemm_" in exe.llvm_ir      # the JIT build calls the library
+    res, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="gemmlib", threads=True)
+    for k, (x, j) in enumerate(zip(outputs, _leaves(exe(*args)))):
+        _assert_same_bits(x, j, f"leaf {k}")
+    _check_object_symbols(tmp_path / "gemmlib.o", "gemmlib")
+
+
 @needs_cc
 def test_two_objects_link_into_one_program(tmp_path, runtime_obj):
     for nm in ("sq1", "sq2"):

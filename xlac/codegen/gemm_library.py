@@ -450,8 +450,8 @@ def _symbol(name_hash: str, v: Variant, fn: str) -> str:
 _lock = threading.RLock()
 _ir: dict[Variant, tuple[str, str]] = {}       # variant -> (hash, IR text with external linkage)
 _loaded: dict[Variant, object] = {}            # variant -> JitFunction (keeps the code alive)
-#: Seconds spent building each variant in this process (0 when loaded from the disk cache: the load).
-build_seconds: dict[str, float] = {}
+#: Per unit tag loaded in this process: ("compiled" or "disk", seconds it took).
+loaded_from: dict[str, tuple[str, float]] = {}
 
 
 def variant_ir(v: Variant) -> tuple[str, str]:
@@ -496,13 +496,14 @@ def ensure_loaded(v: Variant) -> None:
         names = [_symbol(h, v, fn) for fn in v.functions]
         key = disk_cache.make_key("xlac-gemm-library", text) if disk_cache.cache_dir() else None
         entry = disk_cache.load(key) if key else None
-        jf = None
+        jf, origin = None, "disk"
         if entry is not None:
             try:
                 jf = load_object(entry[1], names[0], resolve_library=False)
             except Exception:  # noqa: BLE001 - a bad entry is a miss
                 jf = None
         if jf is None:
+            origin = "compiled"
             jf = compile_ir(text, names[0], resolve_library=False)
             if key:
                 disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code)
@@ -512,7 +513,7 @@ def ensure_loaded(v: Variant) -> None:
                 raise RuntimeError(f"GEMM library: {name} missing from its object")
             llvm.add_symbol(name, addr)
         _loaded[v] = jf
-        build_seconds[v.tag] = time.perf_counter() - t0
+        loaded_from[v.tag] = (origin, time.perf_counter() - t0)
 
 
 def _referenced(names) -> list[Variant]:

@@ -1,0 +1,191 @@
+"""The GEMM library (``xlac/codegen/gemm_library.py``): shape-generic GEMM
+tasks compiled once per process, called by the dot kernel through a descriptor.
+
+Each case is checked against a float64 reference and bit for bit against the
+per-module GEMM (``dot.USE_LIBRARY = False``): the two must compute the same
+tiles in the same order.  Also: which dots take the library and which keep
+the per-module code, threads, the disk cache round trip of modules calling
+the library, stale library symbols.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.codegen import gemm_library
+from xlac.codegen.kernels import dot as dot_kernel
+
+DTYPES = {"f32": np.float32, "f64": np.float64}
+TOL = {"f32": 2e-6, "f64": 1e-14}
+
+
+def shape_text(dims, layout=None):
+    layout = layout if layout is not None else tuple(reversed(range(len(dims))))
+    return f"[{','.join(map(str, dims))}]{{{','.join(map(str, layout))}}}"
+
+
+def module_text(name, dt, a, b, out, dims, epilogue=None):
+    lines = [f"  a = {dt}{a} parameter(0)", f"  b = {dt}{b} parameter(1)"]
+    if epilogue is None:
+        lines.append(f"  ROOT d = {dt}{out} dot(a, b), {dims}")
+    else:
+        lines.append(f"  d = {dt}{out} dot(a, b), {dims}")
+        lines += epilogue
+    return f"HloModule {name}\n\nENTRY e {{\n" + "\n".join(lines) + "\n}\n"
+
+
+def compile_both(text, num_threads=None):
+    """The module through the library and through the per-module GEMM."""
+    lib = xlac.jit(text, num_threads=num_threads)
+    old = dot_kernel.USE_LIBRARY
+    dot_kernel.USE_LIBRARY = False
+    try:
+        # Another module name: the in-memory cache must not hand back the library build.
+        per_module = xlac.jit(text.replace("HloModule ", "HloModule permodule_", 1), num_threads=num_threads)
+    finally:
+        dot_kernel.USE_LIBRARY = old
+    return lib, per_module
+
+
+# (lhs dims, rhs dims, lhs layout, rhs layout, out layout, dimension numbers, einsum)
+CASES = [
+    # row-major operands, edges in M and N (not multiples of the tile), one and several K blocks
+    ((37, 300), (300, 45), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    ((130, 520), (520, 77), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    # column-major A (M unit-stride) and transposed B (K unit-stride)
+    ((50, 70), (70, 66), (0, 1), (0, 1), None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    # transposed operands through dimension numbers
+    ((70, 50), (66, 70), None, None, None, "lhs_contracting_dims={0}, rhs_contracting_dims={1}", "km,nk->mn"),
+    # column-major result: computed transposed (operands swap roles)
+    ((40, 33), (33, 57), None, None, (0, 1), "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    # batch dimensions, batch not outermost in one operand
+    ((5, 19, 23), (5, 23, 41), None, (1, 0, 2), None,
+     "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}", "bmk,bkn->bmn"),
+    # a short M (B read in place) and a narrow N (12 x 1-vector tiles)
+    ((7, 200), (200, 90), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    ((90, 64), (64, 11), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    # both operands strided in both groups (a padded-free but odd layout: the general packing)
+    ((3, 20, 30), (30, 3, 25), (0, 2, 1), (1, 2, 0), None,
+     "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}", "bmk,kbn->bmn"),
+]
+
+
+@pytest.mark.parametrize("dt", ["f32", "f64"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_library_matches_reference_and_per_module_gemm(case, dt):
+    a_dims, b_dims, la, lb, lo, dims, spec = CASES[case]
+    rng = np.random.default_rng(case)
+    a = rng.uniform(-1, 1, a_dims).astype(DTYPES[dt])
+    b = rng.uniform(-1, 1, b_dims).astype(DTYPES[dt])
+    ref = np.einsum(spec, a.astype(np.float64), b.astype(np.float64))
+    scale = np.einsum(spec, np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    text = module_text(f"lib{case}_{dt}", dt, shape_text(a_dims, la), shape_text(b_dims, lb),
+                       shape_text(ref.shape, lo), dims)
+    lib, per_module = compile_both(text)
+    assert "xlac_gemm_" in lib.llvm_ir and "xlac_gemm_" not in per_module.llvm_ir
+    got = lib(a, b)
+    assert np.all(np.abs(got - ref) <= TOL[dt] * (scale + 1))
+    np.testing.assert_array_equal(got, per_module(a, b))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_shared_b_and_epilogue_bitwise(threads):
+    """A dot big enough for several tasks (B packed once, shared) with a bias +
+    relu epilogue applied per finished tile: the same bits with 1 and 2
+    threads and as the per-module GEMM."""
+    text = module_text("libthreads", "f32", "[300,500]{1,0}", "[500,260]{1,0}", "[300,260]{1,0}",
+                       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", [
+                           "  c = f32[260]{0} parameter(2)",
+                           "  cb = f32[300,260]{1,0} broadcast(c), dimensions={1}",
+                           "  s = f32[300,260]{1,0} add(d, cb)",
+                           "  zero = f32[] constant(0)",
+                           "  z = f32[300,260]{1,0} broadcast(zero), dimensions={}",
+                           "  ROOT r = f32[300,260]{1,0} maximum(s, z)"])
+    rng = np.random.default_rng(7)
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((300, 500), (500, 260), (260,))]
+    lib, per_module = compile_both(text, num_threads=threads)
+    plan = dot_kernel.plan_dot(lib.optimized_hlo.entry.root)
+    assert plan.n_tasks > 1 and plan.shared_b
+    got = lib(*args)
+    want = np.maximum(args[0].astype(np.float64) @ args[1] + args[2], 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got, per_module(*args))
+    np.testing.assert_array_equal(got, xlac.jit(text, num_threads=3 - threads)(*args))
+
+
+def _variant(text):
+    exe = xlac.jit(text)
+    root = exe.optimized_hlo.entry.root
+    plan = dot_kernel.plan_dot(root)
+    return plan, dot_kernel.library_variant(root, plan)
+
+
+def test_fallback_choice():
+    dims = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    # A plain row-major product: the library, packing A and B the fast ways.
+    plan, v = _variant(module_text("fb0", "f32", "[64,80]{1,0}", "[80,96]{1,0}", "[64,96]{1,0}", dims))
+    assert v is not None and (v.a_kind, v.b_kind) == ("k", "n") and (v.mr, v.nr) == (plan.blk.mr, plan.blk.nr)
+    # An operand computed inside the fusion (read through its generator): per module.
+    text = module_text("fb1", "f32", "[64,80]{1,0}", "[96,80]{1,0}", "[64,96]{1,0}", dims, [
+        "  c = f32[64,96]{1,0} parameter(2)", "  ROOT r = f32[64,96]{1,0} add(d, c)"])
+    text = text.replace("dot(a, b)", "dot(a, bt)").replace(
+        "  d = ", "  bt = f32[80,96]{1,0} transpose(b), dimensions={1,0}\n  bn = f32[80,96]{1,0} negate(bt)\n  d = ")
+    text = text.replace("dot(a, bt)", "dot(a, bn)")
+    plan, v = _variant(text)
+    assert plan is not None and v is None
+    # An epilogue that changes the element type (C cannot accumulate in the result): per module.
+    plan, v = _variant(module_text("fb2", "f32", "[64,80]{1,0}", "[80,96]{1,0}", "[64,96]{1,0}", dims, [
+        "  ROOT r = f64[64,96]{1,0} convert(d)"]))
+    assert plan is not None and not plan.acc_in_output and v is None
+    # Batch dimensions that are not one stride apart (a non-affine group): per module.
+    plan, v = _variant(module_text(
+        "fb3", "f32", "[3,4,20,30]{3,1,2,0}", "[3,4,30,25]{3,2,1,0}", "[3,4,20,25]{3,2,1,0}",
+        "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}"))
+    assert plan is not None and v is None
+    # Matrix-vector products keep their own streaming loops.
+    plan, v = _variant(module_text("fb4", "f32", "[64,80]{1,0}", "[80,1]{1,0}", "[64,1]{1,0}", dims))
+    assert plan.kind == "gemv" and v is None
+
+
+def test_library_symbols_carry_the_ir_hash():
+    v = gemm_library.Variant(xlac.F32, 6, 32, 16, "k", "n")
+    h, text = gemm_library.variant_ir(v)
+    name = gemm_library.symbol(v, "run")
+    assert name == f"xlac_gemm_{h}_{v.tag}_run" and f"@{name}" in text or f'@"{name}"' in text
+    assert gemm_library._parse_name(name.encode()) == (h, v)
+    stale = name.replace(h, "0" * 16).encode()
+    with pytest.raises(RuntimeError, match="another library version"):
+        gemm_library.ensure_symbols(b"\0" + stale + b"\0")
+
+
+def test_disk_cache_round_trip_with_library_symbols(tmp_path):
+    """A fresh process compiles a dot (storing the module and the library
+    variant); a second fresh process loads both from the cache: no LLVM at all."""
+    script = textwrap.dedent("""
+        import sys, numpy as np, xlac
+        from xlac.codegen import gemm_library
+        text = '''HloModule diskgemm
+        ENTRY e {
+          a = f32[70,90]{1,0} parameter(0)
+          b = f32[90,50]{1,0} parameter(1)
+          ROOT d = f32[70,50]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+        }
+        '''
+        exe = xlac.jit(text)
+        a = np.arange(70 * 90, dtype=np.float32).reshape(70, 90) % 7 - 3
+        b = np.arange(90 * 50, dtype=np.float32).reshape(90, 50) % 5 - 2
+        np.testing.assert_array_equal(exe(a, b), a @ b)
+        print(exe.from_cache, *sorted(origin for origin, _ in gemm_library.loaded_from.values()))
+    """)
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["None", "compiled"]
+    assert len(list(tmp_path.glob("*.o"))) == 2     # the module and the library variant
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["disk", "disk"]
