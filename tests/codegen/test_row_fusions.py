@@ -228,3 +228,55 @@ ENTRY e {
     want = xlac.evaluate(text, x, y)
     for nt in (1, 2):
         np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x, y), want, rtol=1e-4, atol=1e-3)
+
+
+def _exp_count(ir_text):
+    # One exponential's polynomial (f32) has this coefficient once.
+    return ir_text.count("0x3f2a032d60000000")
+
+
+@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first"])
+def test_softmax_exponential_is_computed_once_per_element(kind):
+    """exp(x - max) feeds the row sum and the output: one row of it is kept
+    in a scratch row, so the kernel holds one exponential, not two."""
+    text = _check(kind, "f32", (33, 129), threads=(1, 2))
+    exe = xlac.jit(text, num_threads=1)
+    assert _exp_count(exe.llvm_ir) == 1
+    assert "%\"row\" = alloca float, i32 129" in exe.llvm_ir
+
+
+def test_row_scratch_too_big_row_recomputes(monkeypatch):
+    from xlac.codegen import elemental
+    monkeypatch.setattr(elemental, "ROW_SCRATCH_BYTES", 64)
+    executable._cache.clear()
+    try:
+        text = _check("softmax", "f32", (5, 129), threads=(1,))
+        assert _exp_count(xlac.jit(text, num_threads=1).llvm_ir) == 2
+    finally:
+        executable._cache.clear()
+
+
+def test_row_scratch_over_two_minor_dimensions_and_other_readers():
+    """A row that spans the two minor dimensions, and a second reader of the
+    value through a transpose (not inside loops over the row: computed again)."""
+    text = """HloModule m
+add_r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[6,5,7]{2,1,0} parameter(0)
+  e = f32[6,5,7]{2,1,0} exponential(x)
+  z = f32[] constant(0)
+  s = f32[6]{0} reduce(e, z), dimensions={1,2}, to_apply=add_r
+  sb = f32[6,5,7]{2,1,0} broadcast(s), dimensions={0}
+  q = f32[6,5,7]{2,1,0} divide(e, sb)
+  t = f32[6,7,5]{2,1,0} transpose(e), dimensions={0,2,1}
+  tt = f32[6,5,7]{2,1,0} transpose(t), dimensions={0,2,1}
+  ROOT r = f32[6,5,7]{2,1,0} add(q, tt)
+}"""
+    x = np.random.default_rng(5).standard_normal((6, 5, 7)).astype(np.float32)
+    want = xlac.evaluate(text, x)
+    for nt in (1, 2):
+        np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=2e-6, atol=1e-6)

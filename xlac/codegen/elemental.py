@@ -78,6 +78,9 @@ class ElementalEmitter:
                 gen = param_gens[inst.parameter_number]
             else:
                 gen = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
+                row = row_scratch_dims(inst)
+                if row is not None:
+                    gen = self.row_scratch(inst, gen, row)
             if len(inst.users) > 1:
                 gen = _cached(inst, gen)
             gens[id(inst)] = gen
@@ -148,6 +151,64 @@ class ElementalEmitter:
         _remember(avail[-1], key, (inst, list(index.multi), value))
         return value
 
+    def row_scratch(self, inst: HloInstruction, gen: Generator, dims: list) -> Generator:
+        """``gen`` for a value a row reduction reads and other users read again
+        (softmax's ``exp(x - max)``): where a row of it is read inside loops
+        over the row (``dims``, the minor dimensions), the whole row is
+        computed once into a small scratch row (L1-resident) in front of the
+        loops, and read back from there.  The fill is hoisted like any other
+        per-row value, so the reduction and the output pass share it."""
+        shape = inst.shape
+        pt = shape.element_type
+        ety = types.register_type(pt)
+        order = [d for d in reversed(shape.layout.minor_to_major) if d in dims and shape.dimensions[d] > 1]
+        n = math.prod(shape.dimensions[d] for d in order)
+        row_strides, stride = {}, 1
+        for d in reversed(order):
+            row_strides[d] = stride
+            stride *= shape.dimensions[d]
+
+        def row_offset(multi):
+            offset = None
+            for d in order:
+                term = multi[d] if row_strides[d] == 1 else self.b.mul(multi[d], i64(row_strides[d]),
+                                                                       flags=["nsw", "nuw"])
+                offset = term if offset is None else self.b.add(offset, term, flags=["nsw", "nuw"])
+            return offset
+
+        def fill(kept: Index):
+            b = self.b
+            scratch = self.alloca_builder.alloca(ety, size=n, name="row")
+            multi, depths = list(kept.multi), list(kept.depths)
+            stack, avail = list(kept.stack), list(kept.avail)
+            base = len(stack)
+
+            def loops(level):
+                if level == len(order):
+                    value = gen(Index(list(multi), depths=list(depths), stack=list(stack),
+                                      avail=avail + stack[base:]))
+                    b.store(value, b.gep(scratch, [row_offset(multi)], inbounds=True, source_etype=ety))
+                    return
+                d = order[level]
+                with for_range(b, shape.dimensions[d], f"row{d}", stack) as iv:
+                    multi[d] = iv
+                    depths[d] = len(stack)
+                    loops(level + 1)
+            loops(0)
+            return scratch
+
+        def read(index: Index):
+            if index.depths is None or index.stack is None or any(x is None for x in index.depths):
+                return gen(index)
+            kept_depth = max((x for d, x in enumerate(index.depths) if d not in order), default=0)
+            if any(index.depths[d] <= kept_depth for d in order):
+                return gen(index)   # not inside loops over the row
+            multi = [i64(0) if d in order else x for d, x in enumerate(index.multi)]
+            depths = [0 if d in order else x for d, x in enumerate(index.depths)]
+            scratch = self.hoisted(fill, Index(multi, depths=depths, stack=index.stack, avail=index.avail))
+            return self.b.load(self.b.gep(scratch, [row_offset(index.multi)], inbounds=True, source_etype=ety))
+        return read
+
     # -- small helpers ----------------------------------------------------------
     def alloca(self, pt, name: str = "acc") -> ir.Value:
         return self.alloca_builder.alloca(types.register_type(pt), name=name)
@@ -166,6 +227,31 @@ class ElementalEmitter:
         phi.add_incoming(v_then, then_block)
         phi.add_incoming(v_else, else_block)
         return phi
+
+
+#: The largest row (bytes) ``row_scratch`` keeps on the stack: well inside L1/L2.
+ROW_SCRATCH_BYTES = 32 * 1024
+
+
+def row_scratch_dims(inst: HloInstruction) -> list | None:
+    """The reduced dimensions when ``inst`` is worth keeping a row of (see
+    ``ElementalEmitter.row_scratch``): an expensive elementwise value read by
+    a reduction over its minor-most dimensions and by other users as well;
+    None otherwise."""
+    from ..passes.fusion import is_expensive
+    shape = inst.shape
+    if not (shape.is_array and is_expensive(inst) and OPCODES.get(inst.opcode)
+            and OPCODES[inst.opcode].is_elementwise) or len(inst.users) < 2 or shape.layout.is_padded:
+        return None
+    for user in inst.users:
+        if user.opcode != "reduce" or len(user.operands) != 2 or user.operands[0] is not inst:
+            continue
+        dims = sorted(user.attrs["dimensions"])
+        minor = [d for d in shape.layout.minor_to_major][:len(dims)]
+        row = math.prod(shape.dimensions[d] for d in dims)
+        if sorted(minor) == dims and 1 < row and row * max(shape.element_type.byte_size, 4) <= ROW_SCRATCH_BYTES:
+            return dims
+    return None
 
 
 def _position(chains: list, chain) -> int:
