@@ -26,6 +26,7 @@ log1p      yes    yes    the same on ``u = 1 + x``, with ``f`` recomputed exactl
                          ``x`` (``x 2**-k + (2**-k - 1)``) so the rounding of ``1 + x``
                          is not lost
 tanh       yes    yes    ``|x| < 0.625``: odd polynomial; else ``1 - 2 / (exp(2|x|) + 1)``
+                         with ``|x|`` clamped where tanh rounds to 1 (9.1, f64 19.1)
 logistic   yes    yes    ``e = exp(-|x|)``; ``1 / (1 + e)`` for ``x >= 0``, ``e / (1 + e)``
                          below (no overflow, denormal tail kept), corrected for the
                          rounding of ``1 + e``
@@ -111,6 +112,8 @@ class _Type:
         self.exp_lo, self.exp_hi = (-104.0, 89.0) if narrow else (-746.0, 710.0)
         # expm1: below this the result rounds to -1.
         self.expm1_lo = -17.5 if narrow else -38.0
+        # tanh: from here on tanh(x) rounds to 1 (2 e**(-2x) < half an ulp of 1).
+        self.tanh_one = 9.1 if narrow else 19.1
         # |x| below this: expm1(x) and log1p(x) round to x.
         self.tiny = 2.0 ** (-25 if narrow else -54)
         self.min_normal = 2.0 ** (1 - self.bias)
@@ -386,9 +389,15 @@ def _tanh(e: _E, x):
     a = e.abs(x)
     z = e.mul(x, x)
     small = e.fma(e.mul(a, z), e.horner(z, t.tanh_p), a)
-    # exp(2|x|) may be inf: 2 / inf = 0 gives 1. NaN stays NaN.
-    big = e.sub(1.0, e.div(2.0, e.add(_exp(e, e.add(a, a)), 1.0)))
-    return e.copysign(e.sel(e.lt(a, 0.625), small, big), x)         # -0 stays -0
+    # |x| >= 0.625: 1 - 2 / (exp(2|x|) + 1).  Past tanh_one the result rounds
+    # to 1, so 2|x| is clamped there: exp needs no overflow, underflow or NaN
+    # cases and one power-of-two scaling (the loop is a third cheaper).
+    a2 = e.add(a, a)
+    ni, em = _reduce_exp(e, e.sel(e.lt(a2, 2 * t.tanh_one), a2, 2 * t.tanh_one))
+    ex = e.mul(e.add(em, 1.0), e.pow2(ni))
+    big = e.sub(1.0, e.div(2.0, e.add(ex, 1.0)))
+    # NaN fails the comparison and takes the polynomial, which keeps it.
+    return e.copysign(e.sel(e.ge(a, 0.625), big, small), x)         # -0 stays -0
 
 
 def _logistic(e: _E, x):
