@@ -207,11 +207,15 @@ def imin(b: ir.IRBuilder, x, y):
     return b.select(b.icmp_signed("<", x, y), x, y)
 
 
-def no_unroll_metadata(module: ir.Module) -> ir.Value:
-    """A fresh loop ID (``!N = !{!N, !{"llvm.loop.unroll.disable"}}``)."""
-    disable = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+def no_unroll_metadata(module: ir.Module, vectorize: bool = True) -> ir.Value:
+    """A fresh loop ID (``!N = !{!N, !{"llvm.loop.unroll.disable"}}``, plus
+    ``llvm.loop.vectorize.enable = false`` unless ``vectorize``)."""
+    props = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+    if not vectorize:
+        props.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                          ir.Constant(I1, 0)]))
     md = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    md.operands = (md, disable)
+    md.operands = (md, *props)
     return md
 
 
@@ -222,10 +226,12 @@ class Loop:
     may be ints or i64 values.  Unless ``unroll``, LLVM is asked not to unroll
     the loop: block loops with static trip counts would otherwise be unrolled
     whole (code size and compile time for nothing); vectorisation is not
-    affected."""
+    affected unless ``vectorize=False`` (loops whose vectorised versions would
+    only cost compile time: scalar edges, loops around explicit vectors)."""
 
-    def __init__(self, b: ir.IRBuilder, start, stop, step=1, name: str = "i", unroll: bool = False):
-        self.b, self.name, self.unroll = b, name, unroll
+    def __init__(self, b: ir.IRBuilder, start, stop, step=1, name: str = "i", unroll: bool = False,
+                 vectorize: bool = True):
+        self.b, self.name, self.unroll, self.vectorize = b, name, unroll, vectorize
         self.start = start if isinstance(start, ir.Value) else i64(start)
         self.stop = stop if isinstance(stop, ir.Value) else i64(stop)
         self.step = step if isinstance(step, ir.Value) else i64(step)
@@ -252,7 +258,7 @@ class Loop:
         self.iv.add_incoming(nxt, b.block)
         latch = b.branch(self.head)
         if not self.unroll:
-            latch.set_metadata("llvm.loop", no_unroll_metadata(b.module))
+            latch.set_metadata("llvm.loop", no_unroll_metadata(b.module, self.vectorize))
         b.position_at_end(self.after)
         return False
 

@@ -236,7 +236,7 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
             with Loop(b, 0, kc, 1, "sk") as k:
                 src_row = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
                 dst_row = _gep(b, dst, b.mul(k, i64(width)), pt)
-                with Loop(b, 0, n_full, 1, "sq") as q:
+                with Loop(b, 0, n_full, 1, "sq", vectorize=False) as q:
                     src = _gep(b, src_row, b.mul(q, i64(width)), pt)
                     out = _gep(b, dst_row, b.mul(q, panel_elems), pt)
                     step, lty = (vw, vty) if vec else (1, ety)
@@ -256,10 +256,10 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
         with Loop(b, 0, kc, 1, "ek") as k:
             src = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
             out = _gep(b, pdst, b.mul(k, i64(width)), pt)
-            with Loop(b, 0, edge, 1, "ej") as j:
+            with Loop(b, 0, edge, 1, "ej", vectorize=False) as j:
                 x = b.load(_gep(b, src, g_outer.offset(b, j), pt), typ=ety, align=esize)
                 b.store(x, _gep(b, out, j, pt), align=esize)
-            with Loop(b, edge, width, 1, "ez") as j:
+            with Loop(b, edge, width, 1, "ez", vectorize=False) as j:
                 b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)
 
 
@@ -411,7 +411,7 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                                     cols = imin(b, i64(nr), b.sub(N, n0))
                                     with Loop(b, 0, rows, 1, "gi") as i:
                                         crow = _gep(b, c_b, b.mul(b.add(r0, i), d.c_rs), pt)
-                                        with Loop(b, 0, cols, 1, "gj") as j:
+                                        with Loop(b, 0, cols, 1, "gj", vectorize=False) as j:
                                             src = _gep(b, tile, b.add(b.mul(i, i64(nr)), j), pt)
                                             x = b.load(src, typ=ety, align=pt.byte_size)
                                             cp = _gep(b, crow, b.mul(b.add(n0, j), d.c_cs), pt)
