@@ -467,6 +467,8 @@ def _column_reduce(inst: HloInstruction):
     return root
 
 
+#: Input rows a column reduction adds into the output row per pass over it.
+COLUMN_REDUCE_ROWS = 4
 #: The shortest piece of an input row one task of a column reduction reads.
 COLUMN_TASK_BYTES = 4096
 
@@ -517,12 +519,39 @@ def _emit_column_reduce(ctx: KernelContext) -> None:
             out.write(b, index, init)
         if in_shape.element_count() == 0:
             return
-        with loop_nest(b, in_shape, dim_ranges=ranges) as index:
+        # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
+        # a time: the output row is loaded and stored once per group instead
+        # of once per input row.  The reducer is still applied row after row,
+        # so the result is the same.
+        inner = next(d for d in in_shape.layout.minor_to_major
+                     if d in reduced and in_shape.dimensions[d] > 1)
+        rows = COLUMN_REDUCE_ROWS
+        n = in_shape.dimensions[inner]
+        groups = n // rows
+
+        def accumulate(index, row_of):
             out_index = Index([index.multi[d] for d in kept])
             acc = out.read(b, out_index)
-            value = input_gen(index)
-            (new,) = emit_reducer(tctx.em, root.attrs["to_apply"], [acc], [value])
-            out.write(b, out_index, new)
+            for u in range(rows if row_of is not None else 1):
+                multi = list(index.multi)
+                if row_of is not None:
+                    multi[inner] = row_of(multi[inner], u)
+                (acc,) = emit_reducer(tctx.em, root.attrs["to_apply"], [acc],
+                                      [input_gen(Index(multi) if row_of is not None else index)])
+            out.write(b, out_index, acc)
+
+        if rows > 1 and groups > 0:
+            grouped = Shape(in_shape.element_type,
+                            tuple(groups if d == inner else x for d, x in enumerate(in_shape.dimensions)),
+                            layout=in_shape.layout)
+            with loop_nest(b, grouped, dim_ranges=ranges) as index:
+                accumulate(index, lambda g, u: b.add(b.mul(g, i64(rows)), i64(u)) if groups > 1
+                           else i64(u))
+            ranges = {**ranges, inner: (i64(groups * rows), i64(n))}
+            if groups * rows == n:
+                return
+        with loop_nest(b, in_shape, dim_ranges=ranges) as index:
+            accumulate(index, None)
 
     if n_tasks == 1:
         body(ctx, None, None)
