@@ -28,7 +28,7 @@ from ..hlo.opcodes import OPCODES
 from ..shape import Shape
 from . import scalar_ops, types
 from .ir_array import I64, Index, IrArray, i64, scalar_index
-from .loops import for_range
+from .loops import for_range, reduction_loop_id
 
 Generator = Callable[[Index], object]
 
@@ -190,7 +190,8 @@ class ElementalEmitter:
                     b.store(value, b.gep(scratch, [row_offset(multi)], inbounds=True, source_etype=ety))
                     return
                 d = order[level]
-                with for_range(b, shape.dimensions[d], f"row{d}", stack) as iv:
+                with for_range(b, shape.dimensions[d], f"row{d}", stack,
+                               reduction_loop_id(b.module, interleave=None)) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)
                     loops(level + 1)
@@ -603,7 +604,7 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
             b.store(v, a)
         return
     d = loops.order[level]
-    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack) as iv:
+    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, reduction_loop_id(em.b.module)) as iv:
         loops.multi[d] = iv
         if loops.depths is not None:
             loops.depths[d] = len(loops.stack)
