@@ -66,6 +66,16 @@ def softmax_sum_first(ty, dims):
 }}"""
 
 
+def softmax_plus_shift(ty, dims):
+    """``(1 / sum) * e + (x - max)``: the row max is needed inside the scratch
+    fill (emitted in front of the row sum) and by the output pass."""
+    full = _shape(ty, dims)
+    head, _root = softmax_sum_first(ty, dims).rsplit("  ROOT", 1)
+    return head + f"""  q = {full} multiply(sbr, e)
+  ROOT r = {full} add(q, d)
+}}"""
+
+
 def log_softmax(ty, dims):
     full, row = _shape(ty, dims), _shape(ty, dims[:-1])
     last = len(dims) - 1
@@ -123,6 +133,7 @@ ENTRY e {{
 
 
 BUILDERS = {"softmax": softmax, "softmax_sum_first": softmax_sum_first,
+            "softmax_plus_shift": softmax_plus_shift,
             "log_softmax": log_softmax, "layernorm": layernorm}
 DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": BF16}
 #: bf16 rounds after every add, so a row sum depends on the order of the adds
@@ -176,7 +187,7 @@ def test_row_fusions_exact_math(kind, monkeypatch):
         executable._cache.clear()
 
 
-@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first"])
+@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first", "softmax_plus_shift"])
 def test_softmax_row_max_is_computed_once(kind):
     """The row maximum feeds the row sum and the output pass; it is hoisted
     once per row and reused (one maximum loop in the kernel)."""
@@ -235,7 +246,7 @@ def _exp_count(ir_text):
     return ir_text.count("0x3f2a032d60000000")
 
 
-@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first"])
+@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first", "softmax_plus_shift"])
 def test_softmax_exponential_is_computed_once_per_element(kind):
     """exp(x - max) feeds the row sum and the output: one row of it is kept
     in a scratch row, so the kernel holds one exponential, not two."""

@@ -194,6 +194,8 @@ class ElementalEmitter:
                                reduction_loop_id(b.module, interleave=None)) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)
+                    if level == 0:
+                        stack[-1].parent = avail[-1]    # the fill is hoisted code (see _reduce_loops)
                     loops(level + 1)
             loops(0)
             return scratch
