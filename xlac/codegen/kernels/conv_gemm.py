@@ -68,7 +68,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
-from .. import gemm_library, types
+from .. import types
 from ..emitter import KERNELS, KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
                     store_tile)
@@ -78,9 +78,6 @@ from . import dot as _dot
 from ._util import I8, PTR, ScratchPlan, fill_padding
 
 I1 = ir.IntType(1)
-#: Call the indirect micro-kernel in the GEMM library (``codegen/gemm_library.py``,
-#: compiled once per process) instead of emitting it into every module.
-USE_LIBRARY = True
 #: Split a convolution into tasks of at least this many flops ...
 TASK_FLOPS = 1 << 22
 #: ... and into at most this many tasks.
@@ -273,8 +270,7 @@ def _scratch_bytes(me, inst: HloInstruction) -> int:
 # The indirect micro-kernel
 # ---------------------------------------------------------------------------
 
-def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int, name: str | None = None,
-                          linkage: str = "internal") -> ir.Function:
+def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
     """``void uk(i64 nseg, i64 seglen, ptr tab, i64 c0, ptr b, ptr c, i64 ldc, i1 accumulate)``:
     ``C[i*ldc + j] (+)= sum_{s < nseg, k < seglen} tab[s*mr + i][c0 + k] * b[(s*seglen + k)*nr + j]``.
 
@@ -282,7 +278,7 @@ def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int, name
     one run of unit-stride elements per row and window position); ``b`` is a
     packed B micro-panel.  ``nseg, seglen >= 1``.  The accumulators stay in
     registers across both loops."""
-    name = name or f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
+    name = f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -292,8 +288,15 @@ def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int, name
     esize = pt.byte_size
     fnty = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
     fn = ir.Function(module, fnty, name)
-    fn.linkage = linkage
+    fn.linkage = "internal"
     fn.attributes.add("nounwind")
+    # Called, not inlined into the task: one call per tile costs nothing
+    # measurable (conv2d 1 thread within 0.5 %), and LLVM no longer optimises
+    # and emits the micro-kernel a second time inside the task: conv2d.hlo
+    # compiles in ~76 ms instead of ~89.  (It still sees the constant
+    # arguments — segment length, ldc — of its only call sites; the GEMM
+    # library's copy, which cannot, measured 2-3 % slower.)
+    fn.attributes.add("noinline")
     for arg, nm in zip(fn.args, ("nseg", "seglen", "tab", "c0", "b", "c", "ldc", "accumulate")):
         arg.name = nm
     nseg, seglen, tab, c0, bp, c, ldc, accumulate = fn.args
@@ -613,11 +616,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
-    if USE_LIBRARY:
-        # The micro-kernel from the GEMM library: compiled once per process.
-        uk = gemm_library.declare(b.module, gemm_library.ConvMicroKernel(pt, mr, nr, vw), "uk")
-    else:
-        uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
+    uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
