@@ -383,17 +383,45 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                                     call_uk(tile, i64(nr), ir.Constant(I1, 0))
                                     rows = imin(b, i64(mr), b.sub(M, r0))
                                     cols = imin(b, i64(nr), b.sub(N, n0))
-                                    with Loop(b, 0, rows, 1, "gi") as i:
-                                        crow = _gep(b, c_b, b.mul(b.add(r0, i), d.c_rs), pt)
-                                        with Loop(b, 0, cols, 1, "gj", vectorize=False) as j:
-                                            src = _gep(b, tile, b.add(b.mul(i, i64(nr)), j), pt)
-                                            x = b.load(src, typ=ety, align=pt.byte_size)
-                                            cp = _gep(b, crow, b.mul(b.add(n0, j), d.c_cs), pt)
-                                            prev = b.load(cp, typ=ety, align=pt.byte_size)
-                                            x = b.select(first, x, b.fadd(prev, x))
-                                            b.store(x, cp, align=pt.byte_size)
+                                    whole_rows = b.and_(c_unit, b.icmp_signed("==", cols, i64(nr)))
+                                    with b.if_else(whole_rows) as (then_rows, otherwise_el):
+                                        with then_rows:
+                                            # Only rows missing (the M edge): whole vector rows
+                                            # (a scalar loop here cost bmm ~1.5 %).
+                                            _add_rows(b, v, tile, c_b, r0, n0, d.c_rs, rows, first)
+                                        with otherwise_el:
+                                            _add_elements(b, v, tile, c_b, r0, n0, d.c_rs, d.c_cs, rows,
+                                                          cols, first)
                                     with b.if_then(b.and_(last, has_epi)):
                                         b.call(epi, [d.epi_ctx, bi, r0, n0, rows, cols])
+
+
+def _add_rows(b, v: Variant, tile, c_b, r0, n0, ldc, rows, first) -> None:
+    """C rows [r0, r0 + rows), columns [n0, n0 + NR) (unit-stride) (+)= the stack tile's rows."""
+    ety = types.memory_type(v.pt)
+    vty = ir.VectorType(ety, v.vw)
+    esize = v.pt.byte_size
+    with Loop(b, 0, rows, 1, "gr") as i:
+        crow = _gep(b, c_b, b.add(b.mul(b.add(r0, i), ldc), n0), v.pt)
+        trow = _gep(b, tile, b.mul(i, i64(v.nr)), v.pt)
+        for j in range(0, v.nr, v.vw):
+            x = b.load(_gep(b, trow, i64(j), v.pt), typ=vty, align=esize)
+            cp = _gep(b, crow, i64(j), v.pt)
+            prev = b.load(cp, typ=vty, align=esize)
+            b.store(b.select(first, x, b.fadd(prev, x)), cp, align=esize)
+
+
+def _add_elements(b, v: Variant, tile, c_b, r0, n0, ldc, c_cs, rows, cols, first) -> None:
+    """C (+)= the stack tile's ``rows x cols`` corner, element by element through C's strides."""
+    ety = types.memory_type(v.pt)
+    esize = v.pt.byte_size
+    with Loop(b, 0, rows, 1, "gi") as i:
+        crow = _gep(b, c_b, b.mul(b.add(r0, i), ldc), v.pt)
+        with Loop(b, 0, cols, 1, "gj", vectorize=False) as j:
+            x = b.load(_gep(b, tile, b.add(b.mul(i, i64(v.nr)), j), v.pt), typ=ety, align=esize)
+            cp = _gep(b, crow, b.mul(b.add(n0, j), c_cs), v.pt)
+            prev = b.load(cp, typ=ety, align=esize)
+            b.store(b.select(first, x, b.fadd(prev, x)), cp, align=esize)
 
 
 class _Callee:
