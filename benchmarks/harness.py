@@ -477,6 +477,16 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
 # the whole run
 # ---------------------------------------------------------------------------------
 
+def _gemm_library_events() -> dict:
+    """{variant: [how, ms]} of the GEMM library code this process loaded ("disk": from
+    the library cache, "compiled": built here), when the runtime has such a library."""
+    try:
+        from xlac.codegen import gemm_library
+    except ImportError:
+        return {}
+    return {tag: [how, secs * 1e3] for tag, (how, secs) in gemm_library.loaded_from.items()}
+
+
 def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int,
                    use_jax: bool = True) -> dict:
     from . import limits as L
@@ -568,6 +578,7 @@ def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: i
                                hlo_dir=Path(hlo_dir) if hlo_dir else None, jax_mod=jax_mod,
                                numba_mod=numba_mod, caps=caps, disk_cache=disk_cache))
     res["rows"] = [asdict(r) for r in rows]
+    res["gemm_library"] = _gemm_library_events()
     if limits:
         # Measured again after the kernels; the table uses the better of the two (on a
         # shared machine the load may have changed in between).

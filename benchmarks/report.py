@@ -143,6 +143,23 @@ def overhead_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def library_text(res: dict) -> str:
+    """A line on the GEMM library code the run loaded (counted in the compile time of the
+    first kernel that used each variant)."""
+    events = res.get("gemm_library") or {}
+    if not events:
+        return ""
+    by = {}
+    for how, ms in events.values():
+        n, total = by.get(how, (0, 0.0))
+        by[how] = (n + 1, total + ms)
+    what = {"disk": "loaded from the library cache", "compiled": "built (nothing cached yet)"}
+    told = "; ".join(f"{n} {what.get(how, how)} in {_num(total)} ms" for how, (n, total) in sorted(by.items()))
+    return ("GEMM library (shape-generic GEMM code compiled once per machine and shared by "
+            f"every module, `~/.cache/xlac`): {len(events)} variant(s) used; {told}. Each "
+            "counts in the compile time of the first kernel that used it.")
+
+
 def compile_table(res: dict) -> str:
     disk = any("disk_hit" in r["compile_ms"] for r in res["rows"])
     head = ["kernel", "xlac.jit(HLO text) ms", "builder: build ms", "xlac.jit(builder) ms"]
@@ -262,6 +279,9 @@ def summary(res: dict) -> str:
 
 def markdown(res: dict) -> str:
     parts = ["# xlac benchmarks", "", summary(res), "", "## Compile times", "", compile_table(res)]
+    lib = library_text(res)
+    if lib:
+        parts += ["", lib]
     fails = _failures(res)
     if fails:
         parts += ["", "## Errors", "", fails]

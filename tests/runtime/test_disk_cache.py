@@ -241,3 +241,19 @@ def test_disk_cache_load_time(cache_env, monkeypatch):
         assert exe.from_cache == "disk"
         lines.append(f"{name}: compiled {1e3 * (t1 - t0):.1f} ms, from disk {1e3 * (t2 - t1):.2f} ms")
     print("\n" + "\n".join(lines))
+
+
+def test_library_dir_resolution(tmp_path, monkeypatch):
+    for var in (disk_cache.LIBRARY_ENV, disk_cache.ENV, "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert disk_cache.library_dir() == str(tmp_path / "home" / ".cache" / "xlac")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert disk_cache.library_dir() == str(tmp_path / "xdg" / "xlac")
+    monkeypatch.setenv(disk_cache.ENV, str(tmp_path / "modules"))
+    assert disk_cache.library_dir() == str(tmp_path / "modules")     # XLAC_CACHE_DIR wins
+    monkeypatch.setenv(disk_cache.LIBRARY_ENV, str(tmp_path / "lib"))
+    assert disk_cache.library_dir() == str(tmp_path / "lib")         # the explicit one wins
+    for off in ("", "off", "0"):
+        monkeypatch.setenv(disk_cache.LIBRARY_ENV, off)
+        assert disk_cache.library_dir() is None

@@ -5,7 +5,8 @@ packing loops, block loop nest and micro-kernel of one GEMM.  Emitted per
 module they cost that for every dot; here they are emitted once with the
 problem's sizes and strides read at run time from a *descriptor*, compiled
 once per process (lazily, under a lock), and stored in the disk cache
-(``XLAC_CACHE_DIR``).  A module's dot kernel (``kernels/dot.py``) only fills
+(``disk_cache.library_dir()``: by default ``~/.cache/xlac`` even without
+``XLAC_CACHE_DIR``, so only a machine's first process builds it).  A module's dot kernel (``kernels/dot.py``) only fills
 a descriptor and calls the library through ``KernelContext.parallel_for``.
 
 **Variants.**  What must be known at compile time to keep the code as fast
@@ -496,8 +497,9 @@ def ensure_loaded(v: Variant) -> None:
         t0 = time.perf_counter()
         h, text = variant_ir(v)
         names = [_symbol(h, v, fn) for fn in v.functions]
-        key = disk_cache.make_key("xlac-gemm-library", text) if disk_cache.cache_dir() else None
-        entry = disk_cache.load(key) if key else None
+        directory = disk_cache.library_dir()
+        key = disk_cache.make_key("xlac-gemm-library", text) if directory else None
+        entry = disk_cache.load(key, directory) if key else None
         jf, origin = None, "disk"
         if entry is not None:
             try:
@@ -508,7 +510,7 @@ def ensure_loaded(v: Variant) -> None:
             origin = "compiled"
             jf = compile_ir(text, names[0], resolve_library=False)
             if key:
-                disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code)
+                disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code, directory)
         for name in names:
             addr = jf.engine.get_function_address(name)
             if not addr:

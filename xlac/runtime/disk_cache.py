@@ -25,6 +25,14 @@ overwritten), never an error; failures to write are ignored too.
 
 ``XLAC_CACHE_CODE_VERSION`` replaces the source-file fingerprint in the key
 (for deployments that want keys independent of file times).
+
+The runtime library's code (the GEMM library's variants, compiled once per
+process: ``xlac.codegen.gemm_library``) is cached even when ``XLAC_CACHE_DIR``
+is not set, as compiled-kernel caches usually are (CuPy's, Triton's): in
+:func:`library_dir` — ``XLAC_LIBRARY_CACHE_DIR`` if set (empty or ``off``:
+no library cache), else ``XLAC_CACHE_DIR``, else ``$XDG_CACHE_HOME/xlac`` or
+``~/.cache/xlac``.  So only the very first process on a machine pays for
+building it.
 """
 from __future__ import annotations
 
@@ -36,15 +44,29 @@ import tempfile
 
 FORMAT_VERSION = 1
 ENV = "XLAC_CACHE_DIR"
+LIBRARY_ENV = "XLAC_LIBRARY_CACHE_DIR"
 CODE_VERSION_ENV = "XLAC_CACHE_CODE_VERSION"
 _MAGIC = b"\x7fELF"
 
-__all__ = ["cache_dir", "make_key", "load", "store", "code_fingerprint", "FORMAT_VERSION"]
+__all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "code_fingerprint",
+           "FORMAT_VERSION"]
 
 
 def cache_dir() -> str | None:
     """The directory ``XLAC_CACHE_DIR`` names, or None (the cache is off)."""
     return os.environ.get(ENV) or None
+
+
+def library_dir() -> str | None:
+    """Where the runtime library's compiled code is cached (see the module
+    docstring), or None when ``XLAC_LIBRARY_CACHE_DIR`` turns it off."""
+    explicit = os.environ.get(LIBRARY_ENV)
+    if explicit is not None:
+        return None if explicit.strip().lower() in ("", "0", "off", "none") else explicit
+    if cache_dir():
+        return cache_dir()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "xlac")
 
 
 @functools.lru_cache(maxsize=1)
