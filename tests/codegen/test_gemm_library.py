@@ -151,7 +151,7 @@ def test_fallback_choice():
     assert plan.kind == "gemv" and v is None
 
 
-def test_library_symbols_carry_the_ir_hash():
+def test_library_symbols_carry_the_code_hash():
     v = gemm_library.Variant(xlac.F32, 6, 32, 16, "k", "n")
     h, text = gemm_library.variant_ir(v)
     name = gemm_library.symbol(v, "run")

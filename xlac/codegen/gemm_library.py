@@ -31,8 +31,9 @@ rows, cols)`` on every finished tile of C (after its last K block, while it
 is in L1); it reads the tile from the result buffer and overwrites it.
 
 **Symbols** are ``xlac_gemm_<hash>_<variant>_<fn>`` where ``hash`` is a hash
-of the variant's LLVM IR: an object in the disk cache that calls a library
-function binds only to that very code.  In the JIT the library's functions
+of what the variant's code is made from (xlac's source, the host, the variant:
+:func:`name_hash`): an object in the disk cache that calls a library function
+binds only to that very code, and checking it needs no IR built.  In the JIT the library's functions
 are registered with ``llvmlite.binding.add_symbol``; :func:`ensure_symbols`
 loads the variants an object file names before MCJIT links it.  An AOT object
 links the variants' IR in (:func:`link_into`), so it stays self-contained.
@@ -55,7 +56,6 @@ PREFIX = "xlac_gemm_"
 I8 = ir.IntType(8)
 WORKER_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64])
 EPILOGUE_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64])
-_HASH_PLACEHOLDER = "HHHHHHHHHHHHHHHH"
 
 #: The descriptor: 8-byte slots (pointers or i64), in this order.
 FIELDS = (
@@ -457,20 +457,36 @@ _loaded: dict[Variant, object] = {}            # variant -> JitFunction (keeps t
 loaded_from: dict[str, tuple[str, float]] = {}
 
 
+_hashes: dict[Variant, str] = {}
+
+
+def name_hash(v: Variant) -> str:
+    """The hash in ``v``'s symbol names: of what its code is made from — xlac's
+    code (``disk_cache.code_fingerprint``), the host (CPU features choose vector
+    widths) and the variant — so that naming a function, or checking the name an
+    object file calls, never needs the IR built (10-20 ms per variant)."""
+    got = _hashes.get(v)
+    if got is None:
+        from ..runtime.disk_cache import code_fingerprint
+        from .jit import host_description
+        parts = "|".join([code_fingerprint(), *host_description(), v.tag])
+        got = _hashes[v] = hashlib.sha256(parts.encode()).hexdigest()[:16]
+    return got
+
+
 def variant_ir(v: Variant) -> tuple[str, str]:
     """``(hash, IR text)`` of a variant (built once per process)."""
     with _lock:
         got = _ir.get(v)
         if got is None:
-            text = _build_ir(v, _HASH_PLACEHOLDER, "external")
-            h = hashlib.sha256(text.encode()).hexdigest()[:16]
-            got = _ir[v] = (h, text.replace(_HASH_PLACEHOLDER, h))
+            h = name_hash(v)
+            got = _ir[v] = (h, _build_ir(v, h, "external"))
         return got
 
 
 def symbol(v: Variant, fn: str) -> str:
     """The name of library function ``fn`` (``"run"`` or ``"pack"``) of ``v``."""
-    return _symbol(variant_ir(v)[0], v, fn)
+    return _symbol(name_hash(v), v, fn)
 
 
 def declare(module: ir.Module, v, fn: str) -> ir.Function:
@@ -495,10 +511,10 @@ def ensure_loaded(v: Variant) -> None:
         if v in _loaded:
             return
         t0 = time.perf_counter()
-        h, text = variant_ir(v)
+        h = name_hash(v)
         names = [_symbol(h, v, fn) for fn in v.functions]
         directory = disk_cache.library_dir()
-        key = disk_cache.make_key("xlac-gemm-library", text) if directory else None
+        key = disk_cache.make_key("xlac-gemm-library", v.tag, h) if directory else None
         entry = disk_cache.load(key, directory) if key else None
         jf, origin = None, "disk"
         if entry is not None:
@@ -508,7 +524,7 @@ def ensure_loaded(v: Variant) -> None:
                 jf = None
         if jf is None:
             origin = "compiled"
-            jf = compile_ir(text, names[0], resolve_library=False)
+            jf = compile_ir(variant_ir(v)[1], names[0], resolve_library=False)
             if key:
                 disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code, directory)
         for name in names:
@@ -529,7 +545,7 @@ def _referenced(names) -> list[Variant]:
         if parsed is None:
             continue
         h, v = parsed
-        if variant_ir(v)[0] != h:
+        if name_hash(v) != h:
             raise RuntimeError(f"GEMM library symbol {name.decode()} is from another library version")
         if v not in out:
             out.append(v)
