@@ -283,6 +283,7 @@ class Row:
     compile_ms: dict = field(default_factory=dict)  # hlo / builder / build / disk_cold / disk_hit
     note: str = ""
     reuse_note: str = ""
+    stream_gbs: float | None = None     # the native STREAM triad, sampled in the same rounds
 
 
 def _prepare(row: Row, col: str, make_call, ref, tol: float) -> "object | None":
@@ -387,7 +388,7 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
 
 def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads: int | None,
                hlo_dir: Path | None, jax_mod, numba_mod, caps: dict, disk_cache: bool,
-               seed: int = 0) -> Row:
+               seed: int = 0, triad=None) -> Row:
     """Compile, check, then time every implementation of ``k`` (samples interleaved)."""
     import xlac
     p = k.quick if quick else k.full
@@ -462,7 +463,15 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
             return lambda: f(*args)
         calls["numba"] = _prepare(row, "numba", make_numba, ref, max(k.tol, 1e-4))
 
+    if triad is not None and k.kind == "memory":
+        # STREAM sampled in the same rounds as the kernel: the memory bandwidth of a
+        # shared machine drifts by 2x within minutes, so the fraction of it a kernel
+        # reaches is only meaningful against a triad timed alongside it.
+        calls["stream"] = triad
     timings = time_interleaved({c: f for c, f in calls.items() if f is not None}, repeat, budget)
+    stream = timings.pop("stream", None)
+    if isinstance(stream, Timing):
+        row.stream_gbs = triad.gbs(stream.median_s)
     for col, t in timings.items():
         if isinstance(t, Timing):
             row.impls[col].ms, row.impls[col].runs = t.median_s * 1e3, t.runs
@@ -571,12 +580,22 @@ def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: i
         log("machine limits (before the kernels)")
         res["limits_start"] = measure_limits(quick, threads, caps, repeat, use_jax)
     rows = []
-    for name in names:
-        k = K.BY_NAME[name]
-        log(f"{name} ({k.size(k.quick if quick else k.full)})")
-        rows.append(run_kernel(k, quick=quick, repeat=repeat, budget=budget, threads=threads,
-                               hlo_dir=Path(hlo_dir) if hlo_dir else None, jax_mod=jax_mod,
-                               numba_mod=numba_mod, caps=caps, disk_cache=disk_cache))
+    triad = None
+    if limits:
+        from . import limits as L
+        triad = L.NativeTriad((4 << 20) if quick else (64 << 20),
+                              max(1, min(threads or os.cpu_count() or 1, os.cpu_count() or 1)))
+    try:
+        for name in names:
+            k = K.BY_NAME[name]
+            log(f"{name} ({k.size(k.quick if quick else k.full)})")
+            rows.append(run_kernel(k, quick=quick, repeat=repeat, budget=budget, threads=threads,
+                                   hlo_dir=Path(hlo_dir) if hlo_dir else None, jax_mod=jax_mod,
+                                   numba_mod=numba_mod, caps=caps, disk_cache=disk_cache,
+                                   triad=triad))
+    finally:
+        if triad is not None:
+            triad.close()
     res["rows"] = [asdict(r) for r in rows]
     res["gemm_library"] = _gemm_library_events()
     if limits:

@@ -89,50 +89,77 @@ def _median_time(fn, runs: int, warmup: int = 2) -> float:
     return float(np.median(times))
 
 
+class NativeTriad:
+    """The native triad on three arrays of ``nbytes`` each, run by ``threads`` threads
+    that live until :meth:`close`, each bound to its own CPU (when there are enough)
+    and on its own contiguous part.  Calling the object runs one repetition (all
+    threads start together at a barrier) and returns when every part is done."""
+
+    def __init__(self, nbytes: int, threads: int):
+        import os
+        import threading
+
+        self.fn = native_triad()
+        self.n = n = nbytes // 4
+        self.threads = threads
+        self.a = np.zeros(n, np.float32)
+        self.b, self.c = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
+        # Parts aligned to 16 elements (one cache line).
+        self.bounds = [min(n, (n * k // threads + 15) // 16 * 16) for k in range(threads + 1)]
+        self.bounds[-1] = n
+        try:
+            self.cpus = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            self.cpus = []
+        self._start = threading.Barrier(threads + 1)
+        self._end = threading.Barrier(threads + 1)
+        self._stop = False
+        self._workers = [threading.Thread(target=self._work, args=(k,), daemon=True)
+                         for k in range(threads)]
+        for w in self._workers:
+            w.start()
+
+    def _work(self, k: int) -> None:
+        import os
+        if len(self.cpus) >= self.threads:
+            os.sched_setaffinity(0, {self.cpus[k]})      # this thread only
+        lo, ln = self.bounds[k], self.bounds[k + 1] - self.bounds[k]
+        pa, pb, pc = (x.ctypes.data + 4 * lo for x in (self.a, self.b, self.c))
+        s = ctypes.c_float(3.0)
+        while True:
+            self._start.wait()
+            if self._stop:
+                return
+            self.fn(pa, pb, pc, s, ln)
+            self._end.wait()
+
+    def __call__(self) -> None:
+        self._start.wait()
+        self._end.wait()
+
+    def gbs(self, seconds: float) -> float:
+        """The bandwidth of one repetition that took ``seconds`` (STREAM's bytes: 3 arrays)."""
+        return 3 * self.n * 4 / seconds / 1e9
+
+    def close(self) -> None:
+        """Stop the threads and check the result (``a`` must hold ``b + 3*c`` = 7)."""
+        self._stop = True
+        self._start.wait()
+        for w in self._workers:
+            w.join()
+        if not np.allclose(self.a[:: max(1, self.n // 1000)], 7.0):
+            raise RuntimeError("native triad computed wrong values")
+
+
 def stream_triad_native(nbytes: int, threads: int, runs: int = 15) -> float:
     """GB/s of the native triad on three arrays of ``nbytes`` each with ``threads`` threads
     (median of ``runs`` repetitions after two warm-up ones)."""
-    import os
-    import threading
-
-    fn = native_triad()
-    n = nbytes // 4
-    a, b, c = np.zeros(n, np.float32), np.ones(n, np.float32), np.full(n, 2.0, np.float32)
-    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
-    s = ctypes.c_float(3.0)
-    # Parts aligned to 16 elements (one cache line).
-    bounds = [min(n, (n * k // threads + 15) // 16 * 16) for k in range(threads + 1)]
-    bounds[-1] = n
+    triad = NativeTriad(nbytes, threads)
     try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = []
-    total = runs + 2
-    start, end = threading.Barrier(threads + 1), threading.Barrier(threads + 1)
-
-    def worker(k: int) -> None:
-        if len(cpus) >= threads:
-            os.sched_setaffinity(0, {cpus[k]})      # this thread only
-        lo, ln = bounds[k], bounds[k + 1] - bounds[k]
-        for _ in range(total):
-            start.wait()
-            fn(pa + 4 * lo, pb + 4 * lo, pc + 4 * lo, s, ln)
-            end.wait()
-
-    workers = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(threads)]
-    for w in workers:
-        w.start()
-    times = []
-    for _ in range(total):
-        t = time.perf_counter()
-        start.wait()
-        end.wait()
-        times.append(time.perf_counter() - t)
-    for w in workers:
-        w.join()
-    if not np.allclose(a[:: max(1, n // 1000)], 7.0):
-        raise RuntimeError("native triad computed wrong values")
-    return 3 * n * 4 / float(np.median(times[2:])) / 1e9
+        t = _median_time(triad, runs)
+    finally:
+        triad.close()
+    return triad.gbs(t)
 
 
 def stream_triad_xlac(nbytes: int, threads: int | None, runs: int = 15, caps=None):

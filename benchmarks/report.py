@@ -77,6 +77,8 @@ def fraction(row: dict, limits: dict | None) -> str:
     r, unit = rate(row)
     if r is None or not limits:
         return "—"
+    if unit == "GB/s" and row.get("stream_gbs"):
+        return f"{100 * r / row['stream_gbs']:.0f}% of {_num(row['stream_gbs'])}"
     if unit == "GB/s" and limits.get("stream_gbs") and math.isfinite(limits["stream_gbs"]):
         return f"{100 * r / limits['stream_gbs']:.0f}% STREAM"
     if unit == "GFLOP/s" and limits.get("sgemm_gflops"):
@@ -258,7 +260,9 @@ LEGEND = (
     "are time ratios of xlac (HLO) to the other (below 1: xlac is faster). *rate* is xlac (HLO) "
     "in GB/s (bytes each kernel must move: inputs read once, output written once) for "
     "memory-bound kernels or GFLOP/s for matmul-like ones; *of limit* is that rate as a fraction "
-    "of the STREAM triad or of the best sgemm measured in the same run. *check*: the largest "
+    "of the STREAM triad or of the best sgemm measured in the same run (for memory-bound "
+    "kernels: *x% of B*, B the GB/s of the native STREAM triad sampled in the same rounds as "
+    "the kernel, because this machine's bandwidth drifts by up to 2x within minutes). *check*: the largest "
     "`|xlac - numpy| / max|numpy|` of both xlac columns, within the kernel's tolerance. "
     "*compile ms*: `xlac.jit` of the HLO text, parsing included. (n=N): fewer samples, "
     "the kernel being slow (time budget per measurement). *xlac (HLO, reused buffer)*: steady "
