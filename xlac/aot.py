@@ -478,6 +478,8 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     from .codegen.compiler import lower
     from .codegen.gemm_library import link_into
     from .codegen.jit import optimize
+    from .codegen.nontemporal import NAMED as NONTEMPORAL
+    from .codegen.nontemporal import prepare as prepare_nontemporal
     from .runtime.executable import as_module
 
     _check_name(name)
@@ -517,7 +519,8 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
                     symbols=(name, f"{name}_info"))
 
     _emit_metadata(lowered.llvm_module, res)
-    ref = llvm.parse_assembly(str(lowered.llvm_module))
+    text = prepare_nontemporal(str(lowered.llvm_module))
+    ref = llvm.parse_assembly(text)
     ref.triple = triple
     ref.data_layout = str(tm.target_data)
     link_into(ref)      # the GEMM library code the module calls: the object stays self-contained
@@ -526,7 +529,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     for value in list(ref.functions) + list(ref.global_variables):
         if not value.is_declaration and value.name not in exported:
             value.linkage = "private"    # no symbol at all in the object's table
-    optimize(ref, tm)
+    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text)
     data = tm.emit_object(ref)
 
     res.header_text = _header(res)

@@ -33,6 +33,7 @@ from ..shape import Shape, padding_scalar, to_buffer
 from . import types
 from .elemental import ElementalEmitter, emit_reducer
 from .ir_array import Index, IrArray, i64, scalar_index
+from . import nontemporal
 from .loops import for_range, loop_nest, parallel_loops, reduction_loop_id, tiled_loop_nest
 
 PTR = ir.PointerType()
@@ -242,6 +243,8 @@ class ModuleEmitter:
         self._names: set[str] = set()
         self._assignments: dict[int, BufferAssignment] = {}
         self._functions: dict[int, ir.Function] = {}
+        #: Big loop-kernel results get a version with non-temporal stores.
+        self.nontemporal = True
 
     # -- computations -------------------------------------------------------------
     def assignment_for(self, comp: HloComputation) -> BufferAssignment:
@@ -662,10 +665,30 @@ def transpose_tiles(inst: HloInstruction, loop_shape: Shape) -> dict | None:
 
 def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
     b = ctx.b
-    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
-    gen = ctx.em.make_generator(ctx.inst, gens)
     outputs = ctx.output_arrays()
     tiles = transpose_tiles(ctx.inst, loop_shape)
+    if not tiles and ctx.me.nontemporal and nontemporal.eligible(ctx.inst, outputs, loop_shape):
+        # A big result: when it is 64-byte aligned, the version with
+        # non-temporal stores (see codegen/nontemporal.py).
+        with b.if_else(nontemporal.is_aligned(b, outputs[0].ptr)) as (aligned, other):
+            with aligned:
+                _emit_loop_nest(ctx, loop_shape, outer_range, None,
+                                [nontemporal.aligned_array(b, outputs[0])], nontemporal.write)
+            with other:
+                _emit_loop_nest(ctx, loop_shape, outer_range, None, outputs)
+        return
+    _emit_loop_nest(ctx, loop_shape, outer_range, tiles, outputs)
+
+
+def _write(b, out: IrArray, index, value) -> None:
+    out.write(b, index, value)
+
+
+def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs,
+                    write=_write) -> None:
+    b = ctx.b
+    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
+    gen = ctx.em.make_generator(ctx.inst, gens)
     with parallel_loops(b.module) as loop_id:
         nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
                 else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
@@ -673,7 +696,7 @@ def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
             value = gen(index)
             values = value if isinstance(value, tuple) else (value,)
             for out, v in zip(outputs, values):
-                out.write(b, index, v)
+                write(b, out, index, v)
 
 
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):

@@ -47,8 +47,11 @@ def host_target_machine(opt: int = 3, cpu: str | None = None, features: str | No
                                         reloc=reloc, codemodel=codemodel)
 
 
-def optimize(module_ref, tm, speed_level: int = 3) -> None:
-    """Run LLVM's O3 pipeline (new pass manager) on a parsed module, in place."""
+def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False):
+    """Run LLVM's O3 pipeline (new pass manager) on a parsed module; returns the
+    optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
+    module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
+    that group were marked non-temporal afterwards (``nontemporal.mark_stores``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
@@ -56,17 +59,26 @@ def optimize(module_ref, tm, speed_level: int = 3) -> None:
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     pm.run(module_ref, pb)
+    if mark_nontemporal:
+        from .nontemporal import mark_stores
+        marked = mark_stores(str(module_ref))
+        if marked is not None:
+            module_ref = llvm.parse_assembly(marked)
+            module_ref.triple = tm.triple
+            module_ref.data_layout = str(tm.target_data)
+    return module_ref
 
 
 def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3):
     """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef."""
+    from .nontemporal import NAMED, prepare
     _init()
-    ref = llvm.parse_assembly(str(module))
+    text = prepare(str(module))
+    ref = llvm.parse_assembly(text)
     ref.triple = tm.triple
     ref.data_layout = str(tm.target_data)
     ref.verify()
-    optimize(ref, tm, speed_level)
-    return ref
+    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text)
 
 
 class JitFunction:

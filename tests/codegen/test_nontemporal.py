@@ -1,0 +1,112 @@
+"""Non-temporal stores for big loop-kernel results (xlac/codegen/nontemporal.py):
+which kernels get them, that the optimised IR carries them only where LLVM
+proved the alignment, and that both versions (aligned result, unaligned
+donated buffer) compute the same values as numpy and as the plain kernel."""
+import numpy as np
+import pytest
+
+import xlac
+from xlac import ops
+from xlac.codegen import nontemporal
+from xlac.codegen.compiler import lower
+from xlac.codegen.jit import host_target_machine, parse_and_optimize
+
+ROWS, COLS = 2048, 1024          # 8 MiB of f32: the smallest result that qualifies
+
+
+def _layernorm_like(rows=ROWS, cols=COLS):
+    """(x - mean(x, row)) * g[col] + b[col]: a row reduction broadcast back."""
+    bld = xlac.XlaBuilder("rownorm")
+    x = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (rows, cols)), "x")
+    g = ops.parameter(bld, 1, xlac.Shape(xlac.F32, (cols,)), "g")
+    zero = ops.constant(bld, np.float32(0))
+    add = xlac.XlaBuilder("add")
+    p0 = ops.parameter(add, 0, xlac.Shape(xlac.F32, ()), "a")
+    p1 = ops.parameter(add, 1, xlac.Shape(xlac.F32, ()), "b")
+    sum_ = ops.reduce(x, zero, add.build(ops.add(p0, p1)), (1,))
+    mean = ops.div(sum_, ops.broadcast_in_dim(ops.constant(bld, np.float32(cols)), (rows,), ()))
+    centred = ops.sub(x, ops.broadcast_in_dim(mean, (rows, cols), (0,)))
+    return bld.build(ops.mul(centred, ops.broadcast_in_dim(g, (rows, cols), (1,))))
+
+
+def _reference(x, g):
+    return (x - x.sum(axis=1, keepdims=True) / x.shape[1]) * g
+
+
+def _optimised_ir(comp) -> str:
+    return str(parse_and_optimize(lower(comp.module).llvm_module, host_target_machine()))
+
+
+def _args(rows=ROWS, cols=COLS):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((rows, cols)).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
+
+
+def test_big_result_gets_nontemporal_stores_small_does_not():
+    ir_big = _optimised_ir(_layernorm_like())
+    assert "!nontemporal" in ir_big and "align 64, !nontemporal" in ir_big
+    ir_small = _optimised_ir(_layernorm_like(rows=64))
+    assert "!nontemporal" not in ir_small
+
+
+def test_costly_math_keeps_one_version():
+    bld = xlac.XlaBuilder("expbig")
+    x = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (ROWS, COLS)), "x")
+    ir = _optimised_ir(bld.build(ops.exp(x)))
+    assert "!nontemporal" not in ir and "xlac.nontemporal" not in ir
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_aligned_results_match_numpy_and_the_plain_kernel(num_threads, monkeypatch):
+    x, g = _args()
+    got = xlac.jit(_layernorm_like(), num_threads=num_threads)(x, g)
+    assert got.ctypes.data % 64 == 0          # the pool's block: the non-temporal version ran
+    np.testing.assert_allclose(got, _reference(x, g), rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(nontemporal, "eligible", lambda inst, outputs, shape: False)
+    plain = xlac.jit(_layernorm_like(), num_threads=num_threads)(x, g)
+    np.testing.assert_array_equal(got, plain)
+
+
+def _scale_columns():
+    bld = xlac.XlaBuilder("scalecols")
+    x = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (ROWS, COLS)), "x")
+    g = ops.parameter(bld, 1, xlac.Shape(xlac.F32, (COLS,)), "g")
+    return bld.build(ops.add(ops.mul(x, ops.broadcast_in_dim(g, (ROWS, COLS), (1,))), x))
+
+
+@pytest.mark.parametrize("offset", [0, 16])
+def test_donated_buffer_aligned_or_not(offset):
+    """A donated argument is the result's buffer: 64-byte aligned, the
+    non-temporal version runs; 16 bytes off, the plain one."""
+    x, g = _args()
+    assert "!nontemporal" in _optimised_ir(_scale_columns())
+    want = x * g + x
+    raw = np.empty(x.size * 4 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    buf = raw[start:start + x.size * 4].view(np.float32).reshape(x.shape)
+    buf[...] = x
+    for threads in (1, 2):
+        buf[...] = x
+        out = xlac.jit(_scale_columns(), donate_argnums=(0,), num_threads=threads)(buf, g)
+        assert np.shares_memory(out, buf) and out.ctypes.data % 64 == offset
+        np.testing.assert_array_equal(out, want)
+
+
+def test_mark_stores_needs_the_group_and_the_alignment():
+    text = "\n".join([
+        "define void @f(ptr %p, <16 x float> %v) {",
+        "  store <16 x float> %v, ptr %p, align 64, !llvm.access.group !2",
+        "  store <16 x float> %v, ptr %p, align 4, !llvm.access.group !2",
+        "  store <16 x float> %v, ptr %p, align 64, !llvm.access.group !1",
+        "  ret void",
+        "}",
+        "!xlac.nontemporal = !{!0}",
+        "!0 = distinct !{}",
+        "!1 = distinct !{}",
+        "!2 = !{!1, !0}",
+    ])
+    out = nontemporal.mark_stores(text).split("\n")
+    assert out[1].endswith("!nontemporal !3")
+    assert "nontemporal" not in out[2] and "nontemporal" not in out[3]
+    assert out[-2] == "!3 = !{i32 1}"
+    assert nontemporal.mark_stores(text.replace("!xlac.nontemporal = !{!0}", "")) is None
