@@ -38,25 +38,35 @@ NAMED = "xlac.nontemporal"
 _TYPES = {PT.F32, PT.F64, PT.S32, PT.U32, PT.S64, PT.U64}
 
 
-#: Kernels evaluating these keep one version: they are compute-bound per core
-#: (softmax gained 5% from non-temporal stores, layernorm 29%) and their
-#: expanded math is most of what LLVM compiles, which two versions would double
-#: (softmax 38 -> 62 ms, past twice jax's compile time).
+#: Row fusions (a reduce inside) evaluating these keep one version: they are
+#: compute-bound per core (softmax gained 5% from non-temporal stores,
+#: layernorm 29%) and their expanded math, in the row passes and the output
+#: pass, is most of what LLVM compiles, which two versions would double
+#: (softmax 38 -> 62 ms, past twice jax's compile time).  An elementwise
+#: kernel with such math still gains (the tanh chain 3.05 -> 2.53 ms on 2
+#: threads) for a smaller compile (27 -> 41 ms).
 _COSTLY = {"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "erf",
            "power", "sine", "cosine", "tan", "atan2", "cbrt"}
 
 
+def _opcodes(inst) -> set:
+    out = {inst.opcode}
+    for c in inst.called_computations():
+        for i in c.instructions:
+            out |= _opcodes(i)
+    return out
+
+
 def _costly(inst) -> bool:
-    if inst.opcode in _COSTLY:
-        return True
-    return any(_costly(i) for c in inst.called_computations() for i in c.instructions)
+    ops = _opcodes(inst)
+    return "reduce" in ops and bool(ops & _COSTLY)
 
 
 def eligible(inst, outputs: list, loop_shape) -> bool:
     """Whether loop kernel ``inst`` writing ``outputs`` over ``loop_shape`` gets
     the non-temporal version: one big dense result of a 4- or 8-byte type whose
     rows (minor dimension) are whole cache lines, so every vector store can be
-    aligned, and no costly math (``_COSTLY``)."""
+    aligned, and not a row fusion with costly math (``_COSTLY``)."""
     if len(outputs) != 1 or _costly(inst):
         return False
     shape = outputs[0].shape
