@@ -158,8 +158,8 @@ def library_text(res: dict) -> str:
     what = {"disk": "loaded from the library cache", "compiled": "built (nothing cached yet)"}
     told = "; ".join(f"{n} {what.get(how, how)} in {_num(total)} ms" for how, (n, total) in sorted(by.items()))
     return ("GEMM library (shape-generic GEMM code compiled once per machine and shared by "
-            f"every module, `~/.cache/xlac`): {len(events)} variant(s) used; {told}. Each "
-            "counts in the compile time of the first kernel that used it.")
+            f"every module, `~/.cache/xlac`): {len(events)} variant(s) used; {told}, before "
+            "the compile times above were taken (a one-time cost per machine).")
 
 
 def compile_table(res: dict) -> str:
@@ -264,7 +264,8 @@ LEGEND = (
     "kernels: *x% of B*, B the GB/s of the native STREAM triad sampled in the same rounds as "
     "the kernel, because this machine's bandwidth drifts by up to 2x within minutes). *check*: the largest "
     "`|xlac - numpy| / max|numpy|` of both xlac columns, within the kernel's tolerance. "
-    "*compile ms*: `xlac.jit` of the HLO text, parsing included. (n=N): fewer samples, "
+    "*compile ms*: `xlac.jit` of the HLO text, parsing included (the GEMM library the dots call "
+    "is built or loaded first, see the full report). (n=N): fewer samples, "
     "the kernel being slow (time budget per measurement). *xlac (HLO, reused buffer)*: steady "
     "state with no allocation: the argument of the result's shape donated (`donate_argnums`) "
     "and each result fed back as the next call's argument (— where no argument can be donated: "
