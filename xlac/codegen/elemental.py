@@ -28,7 +28,7 @@ from ..hlo.opcodes import OPCODES
 from ..shape import Shape
 from . import scalar_ops, types
 from .ir_array import I64, Index, IrArray, i64, scalar_index
-from .loops import for_range, reduction_loop_id
+from .loops import REDUCTION_INTERLEAVE, for_range, loop_hints
 
 Generator = Callable[[Index], object]
 
@@ -191,7 +191,7 @@ class ElementalEmitter:
                     return
                 d = order[level]
                 with for_range(b, shape.dimensions[d], f"row{d}", stack,
-                               reduction_loop_id(b.module, interleave=None)) as iv:
+                               loop_hints(b.module)) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)
                     if level == 0:
@@ -606,7 +606,7 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
             b.store(v, a)
         return
     d = loops.order[level]
-    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, reduction_loop_id(em.b.module)) as iv:
+    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE)) as iv:
         loops.multi[d] = iv
         if loops.depths is not None:
             loops.depths[d] = len(loops.stack)

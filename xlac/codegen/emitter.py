@@ -34,7 +34,7 @@ from . import types
 from .elemental import ElementalEmitter, emit_reducer
 from .ir_array import Index, IrArray, i64, scalar_index
 from . import nontemporal
-from .loops import for_range, loop_nest, parallel_loops, reduction_loop_id, tiled_loop_nest
+from .loops import for_range, loop_hints, loop_nest, parallel_loops, tiled_loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -217,7 +217,7 @@ class _TypedCallee:
 
 def _serial_tasks(b, body_fn, packed, n_tasks: int) -> None:
     # Not unrolled: 64 calls in a row are only more code to compile.
-    with for_range(b, n_tasks, "task", loop_id=reduction_loop_id(b.module, interleave=None)) as i:
+    with for_range(b, n_tasks, "task", loop_id=loop_hints(b.module)) as i:
         b.call(body_fn, [packed, i])
 
 

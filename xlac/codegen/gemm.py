@@ -40,6 +40,7 @@ from llvmlite import ir
 from ..shape import PrimitiveType as PT, Shape, strides
 from . import types
 from .ir_array import I64, Index, i64
+from .loops import loop_hints
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -207,18 +208,6 @@ def imin(b: ir.IRBuilder, x, y):
     return b.select(b.icmp_signed("<", x, y), x, y)
 
 
-def no_unroll_metadata(module: ir.Module, vectorize: bool = True) -> ir.Value:
-    """A fresh loop ID (``!N = !{!N, !{"llvm.loop.unroll.disable"}}``, plus
-    ``llvm.loop.vectorize.enable = false`` unless ``vectorize``)."""
-    props = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
-    if not vectorize:
-        props.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                          ir.Constant(I1, 0)]))
-    md = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    md.operands = (md, *props)
-    return md
-
-
 class Loop:
     """``for (i = start; i < stop; i += step)``: top-tested, run-time bounds.
 
@@ -258,7 +247,7 @@ class Loop:
         self.iv.add_incoming(nxt, b.block)
         latch = b.branch(self.head)
         if not self.unroll:
-            latch.set_metadata("llvm.loop", no_unroll_metadata(b.module, self.vectorize))
+            latch.set_metadata("llvm.loop", loop_hints(b.module, self.vectorize))
         b.position_at_end(self.after)
         return False
 

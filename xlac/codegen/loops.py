@@ -45,12 +45,16 @@ class _DistinctNode(ir.values.MDValue):
         return id(self)
 
 
+def new_access_group(module: ir.Module):
+    """A fresh access group (``distinct !{}``) of ``module``."""
+    return _DistinctNode(module, [], name=str(len(module.metadata)))
+
+
 def _access_group(module: ir.Module):
-    """The module's one access group (created on first use)."""
+    """The module's one access group for parallel loops (created on first use)."""
     group = getattr(module, "_xlac_access_group", None)
     if group is None:
-        group = _DistinctNode(module, [], name=str(len(module.metadata)))
-        module._xlac_access_group = group
+        group = module._xlac_access_group = new_access_group(module)
     return group
 
 
@@ -82,15 +86,21 @@ def parallel_loops(module: ir.Module):
 REDUCTION_INTERLEAVE = 4
 
 
-def reduction_loop_id(module: ir.Module, interleave: int | None = REDUCTION_INTERLEAVE):
-    """A loop ID for a short fixed-trip loop inside a kernel, such as a row
-    reduction: not unrolled (``llvm.loop.unroll.disable``; fully unrolled, a
-    1024-element row sum is 64 vector adds of code the machine-code emitter
-    pays for at every compile, for no measurable speed), but interleaved
-    ``interleave`` times (unroll.disable alone also stops the vectoriser from
-    interleaving, leaving one latency-bound accumulator; None: not at all,
-    for loops that carry no dependence)."""
+def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None = None):
+    """A fresh loop ID for a loop LLVM should not unroll
+    (``llvm.loop.unroll.disable``): a short fixed-trip loop such as a row
+    reduction (fully unrolled, a 1024-element row sum is 64 vector adds of code
+    the machine-code emitter pays for at every compile, for no measurable
+    speed), a block loop around explicit vectors, a serial task loop.  With
+    ``interleave``, that many vector iterations run side by side (unroll.disable
+    alone also stops the vectoriser from interleaving, leaving one latency-bound
+    accumulator: reductions pass ``REDUCTION_INTERLEAVE``); with
+    ``vectorize=False``, the loop is not vectorised either (scalar edges, loops
+    whose vectorised versions would only cost compile time)."""
     hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+    if not vectorize:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                          ir.Constant(ir.IntType(1), 0)]))
     if interleave:
         hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
                                           ir.Constant(ir.IntType(32), interleave)]))

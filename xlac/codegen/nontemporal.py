@@ -123,11 +123,10 @@ def prepare(text: str) -> str:
 def group(module: ir.Module):
     """The module's access group for non-temporal stores (made on first use and
     named by ``!xlac.nontemporal``)."""
-    from .loops import _DistinctNode
+    from .loops import new_access_group
     g = getattr(module, "_xlac_nt_group", None)
     if g is None:
-        g = _DistinctNode(module, [], name=str(len(module.metadata)))
-        module._xlac_nt_group = g
+        g = module._xlac_nt_group = new_access_group(module)
         module.add_named_metadata(NAMED, g)
     return g
 

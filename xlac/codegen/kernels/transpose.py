@@ -32,7 +32,6 @@ block fall back to the elemental loop.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -41,7 +40,7 @@ from ...hlo.ir import HloInstruction
 from ...shape import PrimitiveType as PT, strides
 from .. import emitter as _emitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
-from ..gemm import host_vector_bits, transpose_square
+from ..gemm import Loop, host_vector_bits, transpose_square
 from ..ir_array import i64
 from ._util import I8
 
@@ -163,9 +162,9 @@ def _emit_super_block(b: ir.IRBuilder, plan: Plan, src, dst, a0, b0, nt: bool) -
     if plan.g == 1:
         _emit_block(b, plan, src, dst, a0, b0, vty, nt)
         return
-    with _scalar_loop(b, i64(0), i64(plan.g), "ga", vectorize=True) as ga:
+    with Loop(b, 0, plan.g, 1, "ga") as ga:
         a_lo = b.add(a0, b.mul(ga, i64(n)))
-        with _scalar_loop(b, i64(0), i64(plan.g), "gb", vectorize=True) as gb:
+        with Loop(b, 0, plan.g, 1, "gb") as gb:
             _emit_block(b, plan, src, dst, a_lo, b.add(b0, b.mul(gb, i64(n))), vty, nt)
 
 
@@ -190,41 +189,12 @@ def _emit_scalar(b: ir.IRBuilder, plan: Plan, src, dst, a_lo, a_hi, b_lo, b_hi) 
     Edges are at most a line wide, so the loops are kept scalar: vectorising
     strided accesses (gathers, scatters) cost compile time for nothing."""
     ety = ir.IntType(8 * plan.size)
-    with _scalar_loop(b, b_lo, b_hi, "tb") as bi:
-        with _scalar_loop(b, a_lo, a_hi, "ta") as ai:
+    with Loop(b, b_lo, b_hi, 1, "tb", vectorize=False) as bi:
+        with Loop(b, a_lo, a_hi, 1, "ta", vectorize=False) as ai:
             v = b.load(_byte_gep(b, src, b.add(b.mul(bi, i64(plan.in_b)), ai), plan.size),
                        typ=ety, align=plan.align)
             b.store(v, _byte_gep(b, dst, b.add(b.mul(ai, i64(plan.out_a)), bi), plan.size),
                     align=plan.align)
-
-
-@contextmanager
-def _scalar_loop(b: ir.IRBuilder, lo, hi, name: str, vectorize: bool = False, step: int = 1):
-    """``for (i = lo; i < hi; i += step)``, not unrolled (nor vectorised) by
-    LLVM: unrolling loops around whole blocks only costs compile time."""
-    pre = b.block
-    head = b.append_basic_block(f"{name}.head")
-    body = b.append_basic_block(f"{name}.body")
-    after = b.append_basic_block(f"{name}.after")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(lo.type, name=name)
-    iv.add_incoming(lo, pre)
-    b.cbranch(b.icmp_signed("<", iv, hi), body, after)
-    b.position_at_end(body)
-    yield iv
-    nxt = b.add(iv, i64(step), flags=["nsw"])
-    iv.add_incoming(nxt, b.block)
-    latch = b.branch(head)
-    module = b.module
-    hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
-    if not vectorize:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                          ir.Constant(ir.IntType(1), 0)]))
-    loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    loop_id.operands = (loop_id, *hints)
-    latch.set_metadata("llvm.loop", loop_id)
-    b.position_at_end(after)
 
 
 def _chunk(plan: Plan) -> int:
@@ -257,7 +227,7 @@ def _emit_units(ctx: KernelContext, plan: Plan, lo, hi) -> None:
     chunks = -(-plan.a // TA)
     full_b = plan.b // L  # stripes holding whole super-blocks
     full_a = plan.a // L * L
-    with _scalar_loop(b, lo, hi, "unit", vectorize=True) as u:
+    with Loop(b, lo, hi, 1, "unit") as u:
         s = b.urem(u, i64(stripes))
         rest = b.udiv(u, i64(stripes))
         c = b.urem(rest, i64(chunks)) if chunks > 1 else i64(0)
@@ -284,7 +254,7 @@ def _emit_units(ctx: KernelContext, plan: Plan, lo, hi) -> None:
                     addr = b.ptrtoint(dst, ir.IntType(64))
                     aligned = b.icmp_unsigned("==", b.and_(addr, i64(LINE - 1)), i64(0))
                     a_vec = b.select(aligned, a_mid, a_lo)
-                with _scalar_loop(b, a_lo, a_vec, "sb", vectorize=True, step=L) as a0:
+                with Loop(b, a_lo, a_vec, L, "sb") as a0:
                     _emit_super_block(b, plan, bsrc, bdst, a0, b0, nt)
                 _emit_scalar(b, plan, bsrc, bdst, a_vec, a_hi, b0, b.add(b0, i64(L)))
             with partial:
