@@ -400,9 +400,7 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
     calls: dict = {}
 
     # xlac from the JAX-exported HLO
-    hlo_text = None
-    if k.hlo and hlo_dir is not None and (hlo_dir / k.hlo).is_file():
-        hlo_text = K.scale_hlo((hlo_dir / k.hlo).read_text(), k.full, p, k.scale_constants)
+    hlo_text = _hlo_text(k, hlo_dir, p)
     if hlo_text is not None:
         def make_hlo():
             t = time.perf_counter()
@@ -486,6 +484,13 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
 # the whole run
 # ---------------------------------------------------------------------------------
 
+def _hlo_text(k: K.Kernel, hlo_dir, p: dict) -> str | None:
+    """The JAX-exported HLO of ``k`` scaled to the sizes ``p``, or None without one."""
+    if not k.hlo or hlo_dir is None or not (Path(hlo_dir) / k.hlo).is_file():
+        return None
+    return K.scale_hlo((Path(hlo_dir) / k.hlo).read_text(), k.full, p, k.scale_constants)
+
+
 def _warm_gemm_library(names: list, quick: bool, hlo_dir) -> None:
     """Compile each kernel's HLO once, under another module name, before any compile is
     timed, so that the GEMM library variants the dots need are built (or loaded from
@@ -493,18 +498,12 @@ def _warm_gemm_library(names: list, quick: bool, hlo_dir) -> None:
     (:func:`_gemm_library_events`), as jax's prebuilt kernels are not part of its
     compile time either."""
     import xlac
-    if hlo_dir is None:
-        return
     for name in names:
         k = K.BY_NAME[name]
-        path = Path(hlo_dir) / k.hlo if k.hlo else None
-        if path is None or not path.is_file():
+        text = _hlo_text(k, hlo_dir, k.quick if quick else k.full)
+        if text is None or ("dot(" not in text and "convolution(" not in text):
             continue
-        text = path.read_text()
-        if "dot(" not in text and "convolution(" not in text:
-            continue
-        p = k.quick if quick else k.full
-        text = K.scale_hlo(text, k.full, p, k.scale_constants).replace("HloModule ", "HloModule warm_", 1)
+        text = text.replace("HloModule ", "HloModule warm_", 1)
         try:
             xlac.jit(text)
         except Exception as e:  # noqa: BLE001 - the kernel's own run reports it
