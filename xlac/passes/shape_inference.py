@@ -110,6 +110,17 @@ class _Ctx:
         v = self.attr(name, (), required)
         return _as_ints(self, name, v)
 
+    def triples_attr(self, name: str, what: str, rank: int) -> list:
+        """Attribute ``name``: one triple of ints (``what``) per dimension of ``rank``."""
+        spec = self.attr(name)
+        try:
+            triples = [tuple(int(v) for v in t) for t in spec]
+        except (TypeError, ValueError):
+            raise self.fail(f"{name}={spec!r} must be a list of {what}") from None
+        if len(triples) != rank or any(len(t) != 3 for t in triples):
+            raise self.fail(f"{name} needs one {what} per dimension ({rank}), got {triples}")
+        return triples
+
     def given_shape(self) -> Shape:
         if self.shape is None:
             raise self.fail("the result shape cannot be inferred; pass it as `shape`")
@@ -516,13 +527,7 @@ def _reverse(ctx: _Ctx) -> Shape:
 def _slice(ctx: _Ctx) -> Shape:
     ctx.arity(1)
     s = ctx.array(0)
-    spec = ctx.attr("slice")
-    try:
-        triples = [tuple(int(v) for v in t) for t in spec]
-    except (TypeError, ValueError):
-        raise ctx.fail(f"slice={spec!r} must be a list of (start, limit, stride)") from None
-    if len(triples) != s.rank or any(len(t) != 3 for t in triples):
-        raise ctx.fail(f"slice needs one (start, limit, stride) per dimension ({s.rank}), got {triples}")
+    triples = ctx.triples_attr("slice", "(start, limit, stride)", s.rank)
     dims = []
     for d, ((start, limit, stride), size) in enumerate(zip(triples, s.dimensions)):
         if stride < 1:
@@ -573,13 +578,7 @@ def _pad(ctx: _Ctx) -> Shape:
     if pv.element_type != s.element_type:
         raise ctx.fail(f"padding_value type {pv.element_type.value} differs from the operand's "
                        f"{s.element_type.value}")
-    spec = ctx.attr("padding")
-    try:
-        cfg = [tuple(int(v) for v in t) for t in spec]
-    except (TypeError, ValueError):
-        raise ctx.fail(f"padding={spec!r} must be a list of (low, high, interior)") from None
-    if len(cfg) != s.rank or any(len(t) != 3 for t in cfg):
-        raise ctx.fail(f"padding needs one (low, high, interior) per dimension ({s.rank}), got {cfg}")
+    cfg = ctx.triples_attr("padding", "(low, high, interior)", s.rank)
     dims = []
     for d, ((lo, hi, interior), size) in enumerate(zip(cfg, s.dimensions)):
         if interior < 0:
