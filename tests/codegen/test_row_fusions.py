@@ -77,21 +77,11 @@ def softmax_plus_shift(ty, dims):
 
 
 def log_softmax(ty, dims):
+    """``(x - max) - log(sum(exp(x - max)))``: softmax's row passes, another output."""
     full, row = _shape(ty, dims), _shape(ty, dims[:-1])
-    last = len(dims) - 1
-    keep = ",".join(map(str, range(last)))
-    return f"""HloModule log_softmax
-{REDUCERS.replace("TY", ty)}
-ENTRY e {{
-  x = {full} parameter(0)
-  ninf = {ty}[] constant(-inf)
-  mx = {row} reduce(x, ninf), dimensions={{{last}}}, to_apply=max_r
-  mxb = {full} broadcast(mx), dimensions={{{keep}}}
-  d = {full} subtract(x, mxb)
-  e = {full} exponential(d)
-  zero = {ty}[] constant(0)
-  s = {row} reduce(e, zero), dimensions={{{last}}}, to_apply=add_r
-  ls = {row} log(s)
+    keep = ",".join(map(str, range(len(dims) - 1)))
+    head = softmax(ty, dims).split("  sb =")[0].replace("HloModule softmax", "HloModule log_softmax")
+    return head + f"""  ls = {row} log(s)
   lsb = {full} broadcast(ls), dimensions={{{keep}}}
   ROOT r = {full} subtract(d, lsb)
 }}"""

@@ -114,19 +114,25 @@ def test_two_transposes_of_one_input_are_explained_not_fused():
     """)
 
 
-def test_column_reduction_broadcast_along_rows_is_not_recomputed():
-    """x - mean over axis 0: the mean varies along the inner loop, so fusing it
-    would recompute a column sum per element: refused, with the reason."""
-    text = f"""
+def _subtract_sum(axis: int) -> str:
+    """``x - sum(x, axis)`` (broadcast back) for an f32[16,8] ``x``."""
+    kept = 1 - axis
+    return f"""
     HloModule m
     {ADD}
     ENTRY e {{
       x = f32[16,8]{{1,0}} parameter(0)
       z = f32[] constant(0)
-      s = f32[8]{{0}} reduce(x, z), dimensions={{0}}, to_apply=add
-      b = f32[16,8]{{1,0}} broadcast(s), dimensions={{1}}
+      s = f32[{(16, 8)[kept]}]{{0}} reduce(x, z), dimensions={{{axis}}}, to_apply=add
+      b = f32[16,8]{{1,0}} broadcast(s), dimensions={{{kept}}}
       ROOT r = f32[16,8]{{1,0}} subtract(x, b)
     }}"""
+
+
+def test_column_reduction_broadcast_along_rows_is_not_recomputed():
+    """x - mean over axis 0: the mean varies along the inner loop, so fusing it
+    would recompute a column sum per element: refused, with the reason."""
+    text = _subtract_sum(axis=0)
     module = xlac.parse_hlo(text)
     InstructionFusion().run(module)
     assert any("not fused: s" in n and "recomputed" in n for n in module.notes), module.notes
@@ -136,16 +142,7 @@ def test_column_reduction_broadcast_along_rows_is_not_recomputed():
 
 
 def test_row_reduction_broadcast_along_columns_is_fused_and_hoisted():
-    text = f"""
-    HloModule m
-    {ADD}
-    ENTRY e {{
-      x = f32[16,8]{{1,0}} parameter(0)
-      z = f32[] constant(0)
-      s = f32[16]{{0}} reduce(x, z), dimensions={{1}}, to_apply=add
-      b = f32[16,8]{{1,0}} broadcast(s), dimensions={{0}}
-      ROOT r = f32[16,8]{{1,0}} subtract(x, b)
-    }}"""
+    text = _subtract_sum(axis=1)
     module = xlac.parse_hlo(text)
     InstructionFusion().run(module)
     assert len(entry_fusions(module)) == 1
