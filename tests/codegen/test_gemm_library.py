@@ -117,6 +117,25 @@ def test_threads_shared_b_and_epilogue_bitwise(threads):
     np.testing.assert_array_equal(got, xlac.jit(text, num_threads=3 - threads)(*args))
 
 
+@pytest.mark.parametrize("use_library", [True, False])
+def test_shared_b_contention_packs_own_copy(use_library, monkeypatch):
+    """A task that finds a block of the shared B being packed by another task
+    packs its own copy (``gemm.pack_once``): with every flag reading "being
+    packed" all tasks take that path, and the result is the same bits."""
+    text = module_text("libcontend", "f32", "[300,500]{1,0}", "[500,260]{1,0}", "[300,260]{1,0}",
+                       "lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+    rng = np.random.default_rng(9)
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((300, 500), (500, 260))]
+    monkeypatch.setattr(dot_kernel, "USE_LIBRARY", use_library)
+    tag = "lib" if use_library else "mod"
+    normal = xlac.jit(text.replace("libcontend", f"normal_{tag}"), num_threads=2)
+    assert dot_kernel.plan_dot(normal.optimized_hlo.entry.root).shared_b
+    monkeypatch.setattr(dot_kernel, "FLAG_FILL", 1)
+    contended = xlac.jit(text.replace("libcontend", f"contended_{tag}"), num_threads=2)
+    np.testing.assert_array_equal(contended(*args), normal(*args))
+    np.testing.assert_allclose(normal(*args), args[0].astype(np.float64) @ args[1], rtol=1e-4, atol=1e-4)
+
+
 def _variant(text):
     exe = xlac.jit(text)
     root = exe.optimized_hlo.entry.root

@@ -475,6 +475,52 @@ def transpose_square(b: ir.IRBuilder, rows: list, vty: ir.VectorType) -> list:
     return x
 
 
+def pack_once(b: ir.IRBuilder, enabled, flag, pack_shared, pack_local):
+    """Pack a block of B that several tasks read into the shared buffer, once.
+
+    ``flag`` (an i32 in scratch, zeroed before the tasks start) is 0 while
+    the block is unpacked, 1 while a task packs it, 2 once packed.  The first
+    task to need the block claims it (compare-and-swap 0 -> 1), packs it with
+    ``pack_shared()`` and publishes it (release store of 2); a task that
+    finds it packed (acquire load) reads the shared copy; one that finds it
+    being packed by another packs its own copy with ``pack_local()`` rather
+    than wait (so no task ever waits on another, which may be descheduled).
+    When ``enabled`` (i1) is false only ``pack_local()`` runs.  Both copies
+    hold the same values, so the result does not depend on who packed what.
+    Returns an i1: whether the task reads the shared copy.
+    """
+    fn = b.function
+    check = fn.append_basic_block("once.check")
+    claim = fn.append_basic_block("once.claim")
+    shared = fn.append_basic_block("once.shared")
+    local = fn.append_basic_block("once.local")
+    ready = fn.append_basic_block("once.ready")
+    merge = fn.append_basic_block("once.merge")
+    b.cbranch(enabled, check, local)
+    b.position_at_start(check)
+    state = b.load_atomic(flag, "acquire", 4, typ=I32)
+    b.cbranch(b.icmp_unsigned("==", state, ir.Constant(I32, 2)), ready, claim)
+    b.position_at_start(claim)
+    won = b.extract_value(b.cmpxchg(flag, ir.Constant(I32, 0), ir.Constant(I32, 1), "acquire", "monotonic"), 1)
+    b.cbranch(won, shared, local)
+    b.position_at_start(shared)
+    pack_shared()
+    # (an exchange: llvmlite's store_atomic does not take opaque pointers)
+    b.atomic_rmw("xchg", flag, ir.Constant(I32, 2), "release")
+    b.branch(ready)
+    b.position_at_start(local)
+    pack_local()
+    local_end = b.block
+    b.branch(merge)
+    b.position_at_start(ready)
+    b.branch(merge)
+    b.position_at_start(merge)
+    use_shared = b.phi(I1, "once.use_shared")
+    use_shared.add_incoming(ir.Constant(I1, 1), ready)
+    use_shared.add_incoming(ir.Constant(I1, 0), local_end)
+    return use_shared
+
+
 def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int, inner0, kc,
                dst, width: int, outer_is_row: bool, vw: int) -> None:
     """Pack the micro-panels of outer indices [lo, hi) (``lo`` a multiple of

@@ -18,12 +18,12 @@ strides, blocking and the task grid are run-time values.
 
 **Functions** of a variant (``void f(ptr desc, i64 worker)``):
 
-* ``run``: a worker of the GEMM phase: takes task numbers from the atomic
-  counter ``desc.counter`` until ``desc.n_tasks`` are taken, and computes
-  each (``dot.md`` describes the loop nest; the code is the per-module one's,
-  with run-time bounds);
-* ``pack``: a worker of the shared-B packing phase (counter ``desc.counter``
-  + 64 bytes, ``desc.pack_tasks`` units of work).
+* ``run``: a worker: takes task numbers from the atomic counter
+  ``desc.counter`` until ``desc.n_tasks`` are taken, and computes each
+  (``dot.md`` describes the loop nest; the code is the per-module one's, with
+  run-time bounds).  With a shared B, the first task to need a block of B
+  packs it into ``desc.bshared`` for all (``gemm.pack_once``, one flag per
+  block in ``desc.bflags``).
 
 **Epilogue.**  A kOutput fusion's elementwise epilogue stays in the module:
 ``desc.epi_fn`` (or null) is called as ``epi(desc.epi_ctx, batch, r0, c0,
@@ -49,7 +49,7 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
-from .gemm import I1, PTR, Loop, add, imin, micro_kernel, mul_const, pack_panel
+from .gemm import I1, I32, PTR, Loop, add, imin, micro_kernel, mul_const, pack_once, pack_panel
 from .ir_array import I64, i64
 
 PREFIX = "xlac_gemm_"
@@ -62,7 +62,8 @@ FIELDS = (
     "a", "b", "c",              # operand and result base pointers (A: M x K, B: K x N, C: M x N)
     "scratch",                  # the workers' scratch regions: worker w at scratch + w * task_bytes
     "bshared",                  # B packed once for all tasks (null: each task packs its own)
-    "counter",                  # two task counters, 64 bytes apart (GEMM phase, packing phase)
+    "bflags",                   # i32 per (batch, K block, NR panel) of B, zeroed: gemm.pack_once
+    "counter",                  # the task counter
     "epi_fn", "epi_ctx",        # the epilogue (null: none) and its first argument
     "M", "N", "K", "nb",
     "a_bs", "a_rs", "a_cs",     # element strides of the batch, row and column index
@@ -71,10 +72,9 @@ FIELDS = (
     "kc", "mc", "nc",           # K block, M block, N block (N when B is shared)
     "nbt", "nmt", "nnt",        # task grid over batch, M and N
     "n_tasks", "task_bytes", "b_off",   # b_off: the packed B block in a worker's region
-    "pack_tasks", "pack_chunk", "pack_group",
 )
 SLOT = {name: k for k, name in enumerate(FIELDS)}
-_POINTERS = {"a", "b", "c", "scratch", "bshared", "counter", "epi_fn", "epi_ctx"}
+_POINTERS = {"a", "b", "c", "scratch", "bshared", "bflags", "counter", "epi_fn", "epi_ctx"}
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Variant:
     a_kind: str
     b_kind: str
 
-    functions = {"run": WORKER_TYPE, "pack": WORKER_TYPE}
+    functions = {"run": WORKER_TYPE}
 
     @property
     def tag(self) -> str:
@@ -102,10 +102,7 @@ class Variant:
 
     def build(self, module: ir.Module, name_of, linkage: str) -> None:
         uk = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
-        _worker(module, name_of("run"), linkage, 0, "n_tasks",
-                lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk))
-        _worker(module, name_of("pack"), linkage, 64, "pack_tasks",
-                lambda b, ab, d, t, w: _emit_pack_unit(b, self, d, t))
+        _worker(module, name_of("run"), linkage, lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk))
 
 
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmg])_b([nkgd])_(\w+)")
@@ -245,9 +242,9 @@ def _shared_panel(b, v: Variant, d: _Desc, bi, pc, q, kc):
     return b.add(off, b.mul(q, b.mul(kc, i64(v.nr))))
 
 
-def _worker(module, name: str, linkage: str, counter_offset: int, n_field: str, body) -> None:
+def _worker(module, name: str, linkage: str, body) -> None:
     """``void name(ptr desc, i64 worker)``: take task numbers from the counter
-    until ``n_field`` are taken; ``body(b, desc_fields, task, worker)`` for each."""
+    until ``n_tasks`` are taken; ``body(b, allocas, desc_fields, task, worker)`` for each."""
     fn = ir.Function(module, WORKER_TYPE, name)
     fn.linkage = linkage
     fn.attributes.add("nounwind")
@@ -258,8 +255,7 @@ def _worker(module, name: str, linkage: str, counter_offset: int, n_field: str, 
     alloca_b.branch(b.block)
     alloca_b.position_at_start(alloca_b.block)
     d = _Desc(b, desc)
-    n = getattr(d, n_field)
-    cnt = b.gep(d.counter, [i64(counter_offset)], inbounds=True, source_etype=I8)
+    n, cnt = d.n_tasks, d.counter
     head = fn.append_basic_block("grab")
     work = fn.append_basic_block("work")
     done = fn.append_basic_block("done")
@@ -272,31 +268,6 @@ def _worker(module, name: str, linkage: str, counter_offset: int, n_field: str, 
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
-
-
-def _emit_pack_unit(b, v: Variant, d: _Desc, u) -> None:
-    """Shared-B phase: units (batch, K block, group of ``pack_group`` NR panels),
-    chunk ``u`` of ``pack_chunk`` units (``dot._emit_pack_b_task`` at run time)."""
-    nr = v.nr
-    _, B = _views(b, v, d)
-    n_pan = _ceil_div(b, d.N, i64(nr))
-    groups = _ceil_div(b, n_pan, d.pack_group)
-    nkb = _ceil_div(b, d.K, d.kc)
-    units = b.mul(b.mul(d.nb, nkb), groups)
-    u_lo = b.mul(u, d.pack_chunk)
-    u_hi = imin(b, b.add(u_lo, d.pack_chunk), units)
-    with Loop(b, u_lo, u_hi, 1, "unit") as un:
-        g = b.srem(un, groups)
-        rest = b.sdiv(un, groups)
-        kb = b.srem(rest, nkb)
-        bi = b.sdiv(rest, nkb)
-        pc = b.mul(kb, d.kc)
-        kc = imin(b, d.kc, b.sub(d.K, pc))
-        q = b.mul(g, d.pack_group)
-        dst = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q, kc), v.pt)
-        n_lo = b.mul(q, i64(nr))
-        n_hi = imin(b, b.add(n_lo, b.mul(d.pack_group, i64(nr))), d.N)
-        _pack_block(b, v, B, B.gb.offset(b, bi), n_lo, n_hi, d.N, pc, kc, dst, nr, False)
 
 
 def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
@@ -321,6 +292,7 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
     tile = alloca_b.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
     nkb = _ceil_div(b, K, d.kc)
+    n_pan = _ceil_div(b, N, i64(nr))
     m_full = b.sub(M, b.srem(M, i64(mr)))       # rows below this are in full tiles
     n_full = b.sub(N, b.srem(N, i64(nr)))
     c_unit = b.icmp_signed("==", d.c_cs, i64(1))
@@ -338,13 +310,20 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                 kc = imin(b, d.kc, b.sub(K, pc))
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, b.sub(nkb, i64(1)))
+                q_jc = b.sdiv(jc, i64(nr))
                 if direct_b:
                     # B read in place; only a partial last panel is packed (zero-padded).
                     with b.if_then(b.icmp_signed(">", nc_end, n_full)):
                         _pack_block(b, v, B, boff_b, n_full, nc_end, N, pc, kc, b_buf, nr, False)
+                    use_shared = ir.Constant(I1, 0)
                 else:
-                    with b.if_then(b.not_(shared)):
-                        _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_buf, nr, False)
+                    flag = b.gep(d.bflags, [b.add(b.mul(b.add(b.mul(bi, nkb), kb), n_pan), q_jc)],
+                                 inbounds=True, source_etype=I32)
+                    b_sh = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q_jc, kc), pt)
+                    use_shared = pack_once(
+                        b, shared, flag,
+                        lambda: _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_sh, nr, False),
+                        lambda: _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_buf, nr, False))
                 with Loop(b, m_lo, m_hi, d.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, d.mc), m_hi)
                     _pack_block(b, v, A, boff_a, ic, mc_end, M, pc, kc, a_buf, mr, True)
@@ -356,11 +335,9 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                             bp = b.select(in_full, in_place, b_buf)
                             ldb = b.select(in_full, d.b_rs, i64(nr))
                         else:
-                            q_sh = b.sdiv(n0, i64(nr))
-                            p_sh = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q_sh, kc), pt)
                             q_lo = b.sdiv(b.sub(n0, jc), i64(nr))
-                            p_lo = _gep(b, b_buf, b.mul(q_lo, b.mul(kc, i64(nr))), pt)
-                            bp = b.select(shared, p_sh, p_lo)
+                            off = b.mul(q_lo, b.mul(kc, i64(nr)))
+                            bp = b.select(use_shared, _gep(b, b_sh, off, pt), _gep(b, b_buf, off, pt))
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = b.sdiv(b.sub(r0, ic), i64(mr))
                             ap = _gep(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
@@ -485,7 +462,7 @@ def variant_ir(v: Variant) -> tuple[str, str]:
 
 
 def symbol(v: Variant, fn: str) -> str:
-    """The name of library function ``fn`` (``"run"`` or ``"pack"``) of ``v``."""
+    """The name of library function ``fn`` (``"run"``) of ``v``."""
     return _symbol(name_hash(v), v, fn)
 
 

@@ -21,10 +21,11 @@ groups, packing and the micro-kernel).  This module decides how to run one:
 * **Threads.**  Work is split into at most :data:`MAX_TASKS` tasks over the
   batch, then M, then N (each a multiple of the tile size), run through
   ``KernelContext.parallel_for``; dots under :data:`TASK_FLOPS` per task
-  stay one task.  When several tasks share a batch's B, B is packed once by a
-  first ``parallel_for`` (into a scratch buffer every task reads), else each
-  task packs its B blocks itself.  Each task has its own region of the
-  scratch space (indexed by the task number) for its packed A and B blocks.
+  stay one task.  When several tasks share a batch's B, each block of B is
+  packed once, by the first task that needs it, into a scratch buffer the
+  others then read (``gemm.pack_once``), else each task packs its B blocks
+  itself.  Each task has its own region of the scratch space (indexed by
+  the worker) for its packed A and B blocks.
 * **Short M** (at most :data:`B_DIRECT_MAX_M` rows): each element of B is used
   by one or two micro-panels of A only, so B is not packed; a micro-kernel
   variant reads it in place (row-major B), only a partial last panel packed.
@@ -55,7 +56,8 @@ from .. import gemm_library, types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
-                    imin, micro_kernel, mul_const, pack_block, pack_panel, read_element)
+                    I1, I32, imin, micro_kernel, mul_const, pack_block, pack_once, pack_panel,
+                    read_element)
 from ..ir_array import Index, IrArray, i64
 from ._util import I8, ScratchPlan, fill_padding
 
@@ -82,8 +84,6 @@ SHARED_B_LIMIT = 256 << 20
 B_DIRECT_MAX_M = 16
 #: Rows per task of the axpy (column) form of matrix-vector products.
 GEMV_COLS_ROWS = 1024
-#: A unit of the shared B-packing phase spans at least this many NR panels.
-PACK_GROUP_PANELS = 8
 #: Matrix-vector tasks read at least this many matrix elements each.
 GEMV_TASK_ELEMENTS = 1 << 17
 
@@ -145,14 +145,11 @@ class DotPlan:
     shared_b: bool
     grid: tuple               # tasks along (batch, M, N): (nbt, nmt, nnt), balanced splits
     n_tasks: int
-    pack_tasks: int           # tasks of the B-packing phase (shared_b)
-    pack_chunk: int
     scratch: ScratchPlan
     task_plan: ScratchPlan
     task_bytes: int
     gemv_form: str = ""       # "rows" | "cols" | "generic"
     b_direct: bool = False    # the micro-kernel reads B in place (a short M), no packing
-    pack_group: int = 0       # NR panels per unit of the B-packing phase
 
     @property
     def nkb(self) -> int:
@@ -319,10 +316,10 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
             task.add("y", cm * esize)
         n_tasks = nbt * nmt
         scratch = ScratchPlan()
-        scratch.add("counters", 128)
+        scratch.add("counters", 64)
         scratch.add("tasks", n_tasks * task.size)
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
-                       (nbt, nmt, 1), n_tasks, 0, 0, scratch, task, task.size, form)
+                       (nbt, nmt, 1), n_tasks, scratch, task, task.size, form)
 
     # Orientation: C's columns unit-stride if either group is (direct stores).
     # (Choosing the orientation that wastes less on padded edge tiles did not
@@ -376,30 +373,18 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     nc = min(blk.nc, -(-cn // nr) * nr)
     task = ScratchPlan()
     task.add("a", mc * kc * esize)
-    if b_direct:
-        task.add("b", nr * kc * esize)
-    elif not shared_b:
-        task.add("b", nc * kc * esize)
+    # A task's own packed B block: always, unless B is read in place (then
+    # only its partial last panel); with a shared B a task packs its own copy
+    # of a block another task is packing at that moment (gemm.pack_once).
+    task.add("b", (nr if b_direct else nc) * kc * esize)
     scratch = ScratchPlan()
-    scratch.add("counters", 128)
-    pack_tasks = pack_chunk = pack_group = 0
+    scratch.add("counters", 64)
     if shared_b:
         scratch.add("bshared", nb * K * n_padded * esize)
-        # Units of (batch, K block, group of panels); a group spans whole
-        # rows of B's panels so that packing streams along them.
-        want = max(1, min(MAX_TASKS, nb * K * N // (1 << 16)))
-        groups = max(1, min(-(-want // (nb * nkb)), n_panels // PACK_GROUP_PANELS))
-        group = -(-n_panels // groups)
-        groups = -(-n_panels // group)
-        units = nb * nkb * groups
-        pack_tasks = max(1, min(want, units))
-        pack_chunk = -(-units // pack_tasks)
-        pack_tasks = -(-units // pack_chunk)
-        pack_group = group
+        scratch.add("bflags", nb * nkb * n_panels * 4)
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
-                   (nbt, nmt, nnt), n_tasks, pack_tasks, pack_chunk, scratch, task,
-                   task.size, pack_group=pack_group, b_direct=b_direct)
+                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct)
 
 
 def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
@@ -532,33 +517,6 @@ def _batch_offset(b, view: MatrixView, bi):
     return view.gb.offset(b, bi) if view.is_array else i64(0)
 
 
-def _emit_pack_b_task(ctx: KernelContext, plan: DotPlan, t) -> None:
-    """Phase 1 of a shared-B GEMM: pack units (batch, K block, group of NR panels)
-    [t*chunk, (t+1)*chunk)."""
-    ops = _Operands(ctx, plan)
-    b = ctx.b
-    pt, nr, kcb = plan.pt, plan.blk.nr, plan.kc
-    n_pan = -(-plan.N // nr)
-    group = plan.pack_group
-    groups = -(-n_pan // group)
-    nkb, units = plan.nkb, plan.nb * plan.nkb * groups
-    shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
-    u_lo = b.mul(t, i64(plan.pack_chunk))
-    u_hi = imin(b, b.add(u_lo, i64(plan.pack_chunk)), i64(units))
-    with Loop(b, u_lo, u_hi, 1, "unit") as u:
-        g = b.urem(u, i64(groups))
-        rest = b.udiv(u, i64(groups))
-        kb = b.urem(rest, i64(nkb))
-        bi = b.udiv(rest, i64(nkb))
-        pc = b.mul(kb, i64(kcb))
-        kc = imin(b, i64(kcb), b.sub(i64(plan.K), pc))
-        q = b.mul(g, i64(group))
-        dst = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
-        n_lo = b.mul(q, i64(nr))
-        n_hi = imin(b, b.add(n_lo, i64(group * nr)), i64(plan.N))
-        _pack_b(b, plan, ops, bi, _batch_offset(b, ops.B, bi), n_lo, n_hi, pc, kc, dst)
-
-
 def _shared_panel_offset(b, plan: DotPlan, bi, pc, q, kc):
     npad = plan.n_padded
     off = b.add(b.mul(bi, i64(plan.K * npad)), b.mul(pc, i64(npad)))
@@ -578,14 +536,16 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = _decode_task(b, plan, t)
     base = _task_base(ctx, plan, w)
     a_buf = plan.task_plan.pointer(b, base, "a")
-    b_buf = plan.task_plan.pointer(b, base, "b") if not plan.shared_b else None
+    b_buf = plan.task_plan.pointer(b, base, "b")
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared") if plan.shared_b else None
+    flags = plan.scratch.pointer(b, ctx.scratch_pointer(), "bflags") if plan.shared_b else None
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
-    nc_step = plan.N if plan.shared_b else plan.nc
+    nc_step = plan.nc
+    n_pan = -(-N // nr)
 
     with Loop(b, b_lo, b_hi, 1, "batch") as bi:
         boff_a = _batch_offset(b, ops.A, bi)
@@ -599,13 +559,22 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                 kc = imin(b, i64(kcb), b.sub(i64(K), pc)) if nkb > 1 else i64(K)
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, i64(nkb - 1))
+                q_jc = b.udiv(jc, i64(nr))
                 if plan.b_direct:
                     # B is read in place; only a partial last panel is packed (zero-padded).
                     if n_edge:
                         with b.if_then(b.icmp_signed(">", nc_end, i64(N - n_edge))):
                             pack_panel(b, ops.B, bi, boff_b, i64(N - n_edge), nr, pc, kc, b_buf, nr,
                                        n_edge, False, plan.blk.vw)
-                elif not plan.shared_b:
+                elif plan.shared_b:
+                    flag = b.gep(flags, [b.add(b.mul(b.add(b.mul(bi, i64(nkb)), kb), i64(n_pan)), q_jc)],
+                                 inbounds=True, source_etype=I32)
+                    b_sh = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q_jc, kc), pt)
+                    use_shared = pack_once(
+                        b, ir.Constant(I1, 1), flag,
+                        lambda: _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_sh),
+                        lambda: _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_buf))
+                else:
                     _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_buf)
                 with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
@@ -621,12 +590,12 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                                 full_n = b.icmp_signed("<", n0, i64(N - n_edge))
                                 bp = b.select(full_n, in_place, b_buf)
                                 ldb = b.select(full_n, ldb, i64(nr))
-                        elif plan.shared_b:
-                            q = b.udiv(n0, i64(nr))
-                            bp = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q, kc), pt)
                         else:
                             q = b.udiv(b.sub(n0, jc), i64(nr))
-                            bp = _ptr_offset(b, b_buf, b.mul(q, b.mul(kc, i64(nr))), pt)
+                            off = b.mul(q, b.mul(kc, i64(nr)))
+                            bp = _ptr_offset(b, b_buf, off, pt)
+                            if plan.shared_b:
+                                bp = b.select(use_shared, _ptr_offset(b, b_sh, off, pt), bp)
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = b.udiv(b.sub(r0, ic), i64(mr))
                             ap = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
@@ -803,7 +772,7 @@ def _scalar_fma(module, pt):
 # Kernel rules
 # ---------------------------------------------------------------------------
 
-def _run_tasks(ctx: KernelContext, plan: DotPlan, n_tasks: int, counter: int, body) -> None:
+def _run_tasks(ctx: KernelContext, plan, n_tasks: int, counter: int, body) -> None:
     """Run ``body(tctx, task, worker)`` for every task in [0, n_tasks).
 
     ``parallel_for`` starts ``n_tasks`` workers; each takes the next task from
@@ -841,8 +810,9 @@ def _run_tasks(ctx: KernelContext, plan: DotPlan, n_tasks: int, counter: int, bo
     ctx.parallel_for(n_tasks, worker)
 
 
-def _counter(ctx: KernelContext, plan: DotPlan, k: int) -> ir.Value:
-    """The k-th task counter (each on its own cache line) in the scratch space."""
+def _counter(ctx: KernelContext, plan, k: int) -> ir.Value:
+    """The k-th task counter (each on its own cache line) in the ``counters``
+    region of ``plan.scratch`` (the convolution kernel's plans have two)."""
     base = plan.scratch.pointer(ctx.b, ctx.scratch_pointer(), "counters")
     return ctx.b.gep(base, [i64(64 * k)], inbounds=True, source_etype=I8)
 
@@ -914,6 +884,7 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         put(f"{name}_cs", view.gc.stride)
     put("scratch", plan.scratch.pointer(b, scratch, "tasks"))
     put("bshared", plan.scratch.pointer(b, scratch, "bshared") if plan.shared_b else null)
+    put("bflags", plan.scratch.pointer(b, scratch, "bflags") if plan.shared_b else null)
     counters = plan.scratch.pointer(b, scratch, "counters")
     put("counter", counters)
     if ops.epilogue is not None:
@@ -926,26 +897,36 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         put("epi_fn", null)
         put("epi_ctx", null)
     for name, value in (("M", plan.M), ("N", plan.N), ("K", plan.K), ("nb", plan.nb),
-                        ("kc", plan.kc), ("mc", plan.mc), ("nc", plan.N if plan.shared_b else plan.nc),
+                        ("kc", plan.kc), ("mc", plan.mc), ("nc", plan.nc),
                         ("nbt", plan.grid[0]), ("nmt", plan.grid[1]), ("nnt", plan.grid[2]),
                         ("n_tasks", plan.n_tasks), ("task_bytes", plan.task_bytes),
-                        ("b_off", plan.task_plan.regions["b"][0] if "b" in plan.task_plan else 0),
-                        ("pack_tasks", plan.pack_tasks), ("pack_chunk", plan.pack_chunk),
-                        ("pack_group", plan.pack_group)):
+                        ("b_off", plan.task_plan.regions["b"][0])):
         put(name, value)
-    for k in (0, 1):
-        b.store(i64(0), b.gep(counters, [i64(64 * k)], inbounds=True, source_etype=I8), align=8)
+    b.store(i64(0), counters, align=8)
+    _zero_flags(ctx, plan)
+    fn = gemm_library.declare(b.module, v, "run")
+    if plan.n_tasks == 1:
+        b.call(fn, [desc, i64(0)])
+    else:
+        ctx.parallel_for(plan.n_tasks, lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]),
+                         shared=(desc,))
 
-    def run(fn_name: str, n_workers: int) -> None:
-        fn = gemm_library.declare(b.module, v, fn_name)
-        if n_workers == 1:
-            b.call(fn, [desc, i64(0)])
-        else:
-            ctx.parallel_for(n_workers, lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]),
-                             shared=(desc,))
-    if plan.shared_b:
-        run("pack", plan.pack_tasks)
-    run("run", plan.n_tasks)
+
+#: The byte the shared-B flags are cleared to (0: unpacked).  Tests set 1,
+#: which reads as "being packed by another task", to run every task on its
+#: own copy as contention would.
+FLAG_FILL = 0
+
+
+def _zero_flags(ctx: KernelContext, plan: DotPlan) -> None:
+    """Mark every block of the shared B unpacked (``gemm.pack_once``) before the tasks run."""
+    if not plan.shared_b:
+        return
+    b = ctx.b
+    memset = b.module.declare_intrinsic("llvm.memset", [PTR, ir.IntType(64)])
+    flags = plan.scratch.pointer(b, ctx.scratch_pointer(), "bflags")
+    b.call(memset, [flags, ir.Constant(I8, FLAG_FILL), i64(plan.scratch.regions["bflags"][1]),
+                    ir.Constant(I1, 0)])
 
 
 def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
@@ -990,8 +971,7 @@ def emit_dot(ctx: KernelContext) -> None:
     if plan.kind == "gemv":
         _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
         return
-    if plan.shared_b:
-        _run_tasks(ctx, plan, plan.pack_tasks, 1, lambda tctx, t, w: _emit_pack_b_task(tctx, plan, t))
+    _zero_flags(ctx, plan)
     _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
 
 
