@@ -369,7 +369,12 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     b_direct = (M <= B_DIRECT_MAX_M and _operand_is_buffer(inst, dot, b_side)
                 and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
     shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
-    mc = min(blk.mc, -(-cm // mr) * mr)
+    # M blocks of about MC rows that split the task's chunk evenly: a chunk of
+    # 132 rows (matmul 1024^3 and 2048^3) ran as 120 + 12, and the 12-row
+    # block streamed the task's whole B block through L1 for two micro-panels.
+    cm_panels = -(-cm // mr)
+    m_blocks = max(1, round(cm_panels * mr / blk.mc))
+    mc = -(-cm_panels // m_blocks) * mr
     nc = min(blk.nc, -(-cn // nr) * nr)
     task = ScratchPlan()
     task.add("a", mc * kc * esize)
