@@ -12,3 +12,10 @@ import os as _os
 # machine; with the shortest timeout they sleep at once.  It must be set before
 # numpy loads OpenBLAS, i.e. before any module of the harness imports numpy.
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# numba's parallel loops run on GNU OpenMP, whose idle threads spin after each
+# parallel region for long enough (default GOMP_SPINCOUNT, ~0.3 s here) that the
+# next implementation timed ran up to 2.8x slower despite its untimed settle
+# call (xlac's softmax: 1.0 ms alone, 2.8 ms right after numba's).  10000 spins
+# still cover the gap between numba's back-to-back calls (its own times are
+# unchanged) and end before the next sample.  Read when libgomp loads.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
