@@ -397,17 +397,7 @@ class _ConvOperands:
             else:
                 x_arr = ctx.operand_array(0)
         else:
-            comp = inst.attrs["calls"]
-            holder = {}  # the finished C element the epilogue reads in place of the convolution
-            gens = ctx.em.instruction_generators(
-                comp, [ctx.operand_generator(n) for n in range(len(inst.operands))],
-                overrides={id(conv): lambda index: holder["v"]})
-            root_gen = gens[id(comp.root)]
-
-            def epilogue(index: Index, v):
-                holder["v"] = v
-                return root_gen(index)
-            self.epilogue = epilogue
+            gens, self.epilogue = _dot.output_fusion_epilogue(ctx, conv)
             xop = conv.operands[0]
             if plan.copy_input:
                 x_gen = gens[id(xop)]

@@ -420,16 +420,7 @@ class _Operands:
             arrays = [ctx.operand_array(0), ctx.operand_array(1)]
             dot_gens = [None, None]
         else:
-            comp = inst.attrs["calls"]
-            holder = {}  # the finished C element the epilogue reads in place of the dot
-            gens = ctx.em.instruction_generators(
-                comp, [ctx.operand_generator(n) for n in range(len(inst.operands))],
-                overrides={id(dot): lambda index: holder["v"]})
-            root_gen = gens[id(comp.root)]
-
-            def epilogue(index: Index, v):
-                holder["v"] = v
-                return root_gen(index)
+            gens, epilogue = output_fusion_epilogue(ctx, dot)
             arrays, dot_gens = [], []
             for k in range(2):
                 o = dot.operands[k]
@@ -463,6 +454,24 @@ class _Operands:
         if self.epilogue is not None:
             v = self.epilogue(index, v)
         self.out.write(self.b, index, v)
+
+
+def output_fusion_epilogue(ctx: KernelContext, core: HloInstruction) -> tuple:
+    """For a kOutput fusion around ``core`` (its dot or convolution): the
+    generators of the fused instructions, ``core`` read as "the finished C
+    element", and ``epilogue(index, v)``: the fusion's root at ``index`` when
+    that element is ``v``."""
+    comp = ctx.inst.attrs["calls"]
+    holder = {}
+    gens = ctx.em.instruction_generators(
+        comp, [ctx.operand_generator(n) for n in range(len(ctx.inst.operands))],
+        overrides={id(core): lambda index: holder["v"]})
+    root_gen = gens[id(comp.root)]
+
+    def epilogue(index: Index, v):
+        holder["v"] = v
+        return root_gen(index)
+    return gens, epilogue
 
 
 def _task_base(ctx: KernelContext, plan: DotPlan, t) -> ir.Value:
@@ -564,7 +573,6 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                 kc = imin(b, i64(kcb), b.sub(i64(K), pc)) if nkb > 1 else i64(K)
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, i64(nkb - 1))
-                q_jc = b.udiv(jc, i64(nr))
                 if plan.b_direct:
                     # B is read in place; only a partial last panel is packed (zero-padded).
                     if n_edge:
@@ -572,6 +580,7 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                             pack_panel(b, ops.B, bi, boff_b, i64(N - n_edge), nr, pc, kc, b_buf, nr,
                                        n_edge, False, plan.blk.vw)
                 elif plan.shared_b:
+                    q_jc = b.udiv(jc, i64(nr))
                     flag = b.gep(flags, [b.add(b.mul(b.add(b.mul(bi, i64(nkb)), kb), i64(n_pan)), q_jc)],
                                  inbounds=True, source_etype=I32)
                     b_sh = _ptr_offset(b, shared, _shared_panel_offset(b, plan, bi, pc, q_jc, kc), pt)
