@@ -151,7 +151,6 @@ def cmd_bench(args) -> int:
         # (only when this process is the command line, never inside a caller's process).
         root = os.path.dirname(os.path.dirname(os.path.abspath(bench.__file__)))
         env = dict(os.environ, OPENBLAS_THREAD_TIMEOUT="4",
-                   GOMP_SPINCOUNT=os.environ.get("GOMP_SPINCOUNT", "10000"),
                    PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
         os.execve(sys.executable, [sys.executable, "-m", "benchmarks", *args.bench_args], env)
     return bench.main(args.bench_args, prog="xlac bench")

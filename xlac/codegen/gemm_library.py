@@ -69,7 +69,7 @@ FIELDS = (
     "a_bs", "a_rs", "a_cs",     # element strides of the batch, row and column index
     "b_bs", "b_rs", "b_cs",
     "c_bs", "c_rs", "c_cs",
-    "kc", "mc", "nc",           # K block, M block, N block (N when B is shared)
+    "kc", "mc", "nc",           # K block, M block, N block
     "nbt", "nmt", "nnt",        # task grid over batch, M and N
     "n_tasks", "task_bytes", "b_off",   # b_off: the packed B block in a worker's region
 )
@@ -310,13 +310,13 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                 kc = imin(b, d.kc, b.sub(K, pc))
                 first = b.icmp_signed("==", kb, i64(0))
                 last = b.icmp_signed("==", kb, b.sub(nkb, i64(1)))
-                q_jc = b.sdiv(jc, i64(nr))
                 if direct_b:
                     # B read in place; only a partial last panel is packed (zero-padded).
                     with b.if_then(b.icmp_signed(">", nc_end, n_full)):
                         _pack_block(b, v, B, boff_b, n_full, nc_end, N, pc, kc, b_buf, nr, False)
                     use_shared = ir.Constant(I1, 0)
                 else:
+                    q_jc = b.sdiv(jc, i64(nr))
                     flag = b.gep(d.bflags, [b.add(b.mul(b.add(b.mul(bi, nkb), kb), n_pan), q_jc)],
                                  inbounds=True, source_etype=I32)
                     b_sh = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q_jc, kc), pt)
