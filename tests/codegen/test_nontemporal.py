@@ -2,6 +2,8 @@
 which kernels get them, that the optimised IR carries them only where LLVM
 proved the alignment, and that both versions (aligned result, unaligned
 donated buffer) compute the same values as numpy and as the plain kernel."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from xlac import ops
 from xlac.codegen import nontemporal
 from xlac.codegen.compiler import lower
 from xlac.codegen.jit import host_target_machine, parse_and_optimize
+from xlac.runtime import abi, threads
 
 ROWS, COLS = 2048, 1024          # 8 MiB of f32: the smallest result that qualifies
 
@@ -49,7 +52,12 @@ def test_big_result_gets_nontemporal_stores_small_does_not():
     assert "!nontemporal" not in ir_small
 
 
-def test_row_fusion_with_costly_math_keeps_one_version():
+def test_row_reduction_is_emitted_once_for_both_versions():
+    """Only the inner loop is versioned: the row sum hoisted in front of it is
+    compiled once (LLVM does not unswitch the row loop on the alignment test),
+    and a row fusion with costly math (softmax's exp) gets the versions too."""
+    ir = _optimised_ir(_layernorm_like())
+    assert ir.count("@llvm.vector.reduce.fadd.v") == 2     # one call and its declaration
     bld = xlac.XlaBuilder("softmaxbig")
     x = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (ROWS, COLS)), "x")
     add = xlac.XlaBuilder("add")
@@ -58,11 +66,8 @@ def test_row_fusion_with_costly_math_keeps_one_version():
     e = ops.exp(x)
     total = ops.reduce(e, ops.constant(bld, np.float32(0)), add_comp, (1,))
     ir = _optimised_ir(bld.build(ops.div(e, ops.broadcast_in_dim(total, (ROWS, COLS), (0,)))))
-    assert "!nontemporal" not in ir and "xlac.nontemporal" not in ir
-    # Elementwise costly math alone still gets the non-temporal version.
-    bld = xlac.XlaBuilder("expbig")
-    x = ops.parameter(bld, 0, xlac.Shape(xlac.F32, (ROWS, COLS)), "x")
-    assert "!nontemporal" in _optimised_ir(bld.build(ops.exp(x)))
+    assert "align 64, !nontemporal" in ir
+    assert ir.count("@llvm.vector.reduce.fadd.v") == 2
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])
@@ -99,6 +104,29 @@ def test_donated_buffer_aligned_or_not(offset):
         out = xlac.jit(_scale_columns(), donate_argnums=(0,), num_threads=threads)(buf, g)
         assert np.shares_memory(out, buf) and out.ctypes.data % 64 == offset
         np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("offset", [0, 16])
+def test_row_fusion_into_an_unaligned_result(offset):
+    """The compiled entry called as an AOT caller may call it, with a result
+    buffer 16 bytes off a cache line: the plain inner loop runs, with the row
+    sums shared by both versions, and gives the aligned result's values."""
+    x, g = _args()
+    exe = xlac.jit(_layernorm_like())
+    program = exe._program
+    fn = abi.ENTRY(program.jit.address)
+    raw = np.empty(x.size * 4 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    out = raw[start:start + x.size * 4].view(np.float32).reshape(x.shape)
+    temp = np.empty(program.temp_size + 64, np.uint8)
+    temp_ptr = temp.ctypes.data + (-temp.ctypes.data) % 64
+    results = (ctypes.c_void_p * 1)(out.ctypes.data)
+    params = (ctypes.c_void_p * 2)(x.ctypes.data, g.ctypes.data)
+    for threads_ in (1, 2):
+        out[...] = np.nan
+        opts = threads.make_run_options(threads_)
+        fn(ctypes.addressof(results), ctypes.addressof(params), temp_ptr, ctypes.addressof(opts))
+        np.testing.assert_array_equal(out, exe(x, g))
 
 
 def test_mark_stores_needs_the_group_and_the_alignment():

@@ -109,6 +109,16 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     return loop_id
 
 
+def without_unrolling(module: ir.Module, loop_id):
+    """A fresh loop ID with ``loop_id``'s hints (e.g. parallel accesses) and
+    ``llvm.loop.unroll.disable``."""
+    hints = [h for h in loop_id.operands if h is not loop_id]
+    hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
+    new = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    new.operands = (new, *hints)  # a loop ID refers to itself
+    return new
+
+
 @contextmanager
 def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list | None = None,
               loop_id=None):
@@ -189,6 +199,74 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
             linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
         yield Index(list(multi), linear if linear is not None else i64(0), shape,
                     depths=list(depths), stack=list(chains))
+
+
+def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: list, name: str = "d",
+                       outer_range: tuple | None = None, loop_id=None, inner_loop_id=None):
+    """:func:`loop_nest` whose innermost loop comes in two versions: a generator
+    yielding ``(k, index)`` once per version, the caller emitting version k's
+    body between yields.  ``cond(builder, row)`` (an ``i1``, evaluated in front of
+    the inner loop, after its hoisted code) picks version 0 when it holds and
+    version 1 otherwise; ``prologues[k](builder, row)``, when not None, runs
+    on entry to version k (e.g. an ``llvm.assume`` that only that side may
+    make).  Both get ``row``, the linear offset (elements) of the inner loop's
+    first element.
+
+    Both versions share the hoist chain in front of them, so a value hoisted
+    there (a row reduction, a row scratch) is computed once and read by
+    either: duplicating only the inner loop costs a fraction of the compile
+    time that duplicating the whole nest does.  The inner loops carry
+    ``inner_loop_id`` (the outer ones ``loop_id``)."""
+    order = [d for d in reversed(shape.layout.minor_to_major) if shape.dimensions[d] != 1]
+    inner, outer = order[-1], order[:-1]
+    multi = [i64(0)] * shape.rank
+    depths = [0] * shape.rank
+    chains: list = []
+    ranges = {order[0]: outer_range} if outer_range is not None else {}
+    st = strides(shape)
+    with _nest(builder, shape, outer, multi, depths, chains, name, ranges, loop_id):
+        lo, hi = ranges.get(inner, (i64(0), i64(shape.dimensions[inner])))
+        pre = builder.append_basic_block(f"{name}{inner}.pre")
+        after = builder.append_basic_block(f"{name}{inner}.after")
+        builder.branch(pre)
+        chain = Chain(pre)
+        chains.append(chain)
+        entries = []
+        for k, prologue in enumerate(prologues):
+            entry = builder.append_basic_block(f"{name}{inner}.v{k}")
+            body = builder.append_basic_block(f"{name}{inner}.v{k}.body")
+            builder.position_at_end(entry)
+            if prologue is not None:
+                prologue(builder, _row_offset(builder, outer, multi, st, lo))
+            builder.branch(body)
+            entries.append(entry)
+            builder.position_at_end(body)
+            iv = builder.phi(I64, name=f"{name}{inner}.v{k}")
+            iv.add_incoming(lo, entry)
+            multi[inner], depths[inner] = iv, len(chains)
+            linear = None
+            for d in order:
+                term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
+                linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
+            yield k, Index(list(multi), linear, shape, depths=list(depths), stack=list(chains))
+            nxt = builder.add(iv, i64(1), flags=["nsw", "nuw"])
+            iv.add_incoming(nxt, builder.block)
+            latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
+            if inner_loop_id is not None:
+                latch.set_metadata("llvm.loop", inner_loop_id)
+        chains.pop()
+        builder.position_at_end(chain.block)
+        builder.cbranch(cond(builder, _row_offset(builder, outer, multi, st, lo)), entries[0], entries[1])
+        builder.position_at_end(after)
+
+
+def _row_offset(builder, outer, multi, st, lo):
+    """Linear offset of the inner loop's first element (outer indices, inner ``lo``)."""
+    row = lo
+    for d in outer:
+        term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
+        row = builder.add(row, term, flags=["nsw", "nuw"])
+    return row
 
 
 @contextmanager

@@ -8,19 +8,23 @@ read, but LLVM's loop vectoriser will not vectorise a store marked
 the elemental emitter's stores are scalar (the vectoriser makes the vectors).
 So the work is split in two:
 
-1. The emitter (``emitter._emit_loop_body``) versions the kernel's loop nest on
-   the result's address: when it is 64-byte aligned (always, for the JIT's
-   pooled results; not promised for AOT callers' or donated buffers) the loop
-   writes through ``llvm.ptrmask(result, -64)``, from which LLVM derives the
-   alignment, and its result stores carry the access group :func:`group` (the
-   module's named metadata ``!xlac.nontemporal`` points at it) besides the
-   parallel loop's group.
+1. The emitter (``emitter._emit_nontemporal_versions``) emits the kernel's
+   inner loop twice (``loops.loop_nest_versions``), chosen per row by the
+   row's address (:func:`row_aligned`).  When it is 64-byte aligned (always,
+   for the JIT's pooled results; not promised for AOT callers' or donated
+   buffers) an ``llvm.assume`` tells LLVM so (:func:`assume_aligned`), and the
+   result stores carry the access group :func:`group` (the module's named
+   metadata ``!xlac.nontemporal`` points at it) besides the parallel loop's
+   group.  What is hoisted in front of the inner loop (row reductions) is
+   emitted once, for both versions.
 2. After LLVM's optimisation, :func:`mark_stores` adds ``!nontemporal`` to the
    vector stores of that group that LLVM proved aligned to their size.  The
    rewrite goes through the module's text: llvmlite cannot set metadata on a
    parsed module.
 
-Measured on layernorm 8192x1024 f32 (2 threads): 1.45 -> 0.96 ms.
+Measured on layernorm 8192x1024 f32 (2 threads): 1.45 -> 0.96 ms; compiling
+the second inner loop costs about 3 ms of its ~40 (duplicating the whole nest
+cost 15).
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ import re
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
+from . import types
 from .ir_array import ACCESS_GROUPS, Index, IrArray, i64
 
 #: Results at least this large are written with non-temporal stores (smaller
@@ -38,36 +43,12 @@ NAMED = "xlac.nontemporal"
 _TYPES = {PT.F32, PT.F64, PT.S32, PT.U32, PT.S64, PT.U64}
 
 
-#: Row fusions (a reduce inside) evaluating these keep one version: they are
-#: compute-bound per core (softmax gained 5% from non-temporal stores,
-#: layernorm 29%) and their expanded math, in the row passes and the output
-#: pass, is most of what LLVM compiles, which two versions would double
-#: (softmax 38 -> 62 ms, past twice jax's compile time).  An elementwise
-#: kernel with such math still gains (the tanh chain 3.05 -> 2.53 ms on 2
-#: threads) for a smaller compile (27 -> 41 ms).
-_COSTLY = {"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "erf",
-           "power", "sine", "cosine", "tan", "atan2", "cbrt"}
-
-
-def _opcodes(inst) -> set:
-    out = {inst.opcode}
-    for c in inst.called_computations():
-        for i in c.instructions:
-            out |= _opcodes(i)
-    return out
-
-
-def _costly(inst) -> bool:
-    ops = _opcodes(inst)
-    return "reduce" in ops and bool(ops & _COSTLY)
-
-
 def eligible(inst, outputs: list, loop_shape) -> bool:
     """Whether loop kernel ``inst`` writing ``outputs`` over ``loop_shape`` gets
     the non-temporal version: one big dense result of a 4- or 8-byte type whose
     rows (minor dimension) are whole cache lines, so every vector store can be
-    aligned, and not a row fusion with costly math (``_COSTLY``)."""
-    if len(outputs) != 1 or _costly(inst):
+    aligned."""
+    if len(outputs) != 1:
         return False
     shape = outputs[0].shape
     if shape.element_type not in _TYPES or shape.layout.padded_dimensions \
@@ -81,10 +62,19 @@ def eligible(inst, outputs: list, loop_shape) -> bool:
     return minor is not None and shape.dimensions[minor] * size % 64 == 0
 
 
-def is_aligned(b: ir.IRBuilder, ptr: ir.Value) -> ir.Value:
-    """``i1``: ``ptr`` is 64-byte aligned."""
-    low = b.and_(b.ptrtoint(ptr, ir.IntType(64)), i64(63))
-    return b.icmp_unsigned("==", low, i64(0))
+def row_aligned(b: ir.IRBuilder, array: IrArray, offset: ir.Value) -> ir.Value:
+    """``i1``: ``array`` and its element at linear ``offset`` (a row's first)
+    are both 64-byte aligned, so :func:`assume_aligned` may be made.
+
+    The addresses go through an empty inline-asm copy: LLVM would otherwise
+    see that, rows being whole cache lines, the test is the same for every row
+    and unswitch the row loop on it, duplicating the whole nest (the row
+    reductions in front of the inner loop too) instead of the inner loop."""
+    i64t = ir.IntType(64)
+    row = b.gep(array.ptr, [offset], inbounds=True, source_etype=types.memory_type(array.shape.element_type))
+    both = b.or_(b.ptrtoint(array.ptr, i64t), b.ptrtoint(row, i64t))
+    opaque = ir.InlineAsm(ir.FunctionType(i64t, [i64t]), "", "=r,0")
+    return b.icmp_unsigned("==", b.and_(b.call(opaque, [both]), i64(63)), i64(0))
 
 
 #: Stands for ``llvm.assume(true) ["align"(ptr, 64)]`` until :func:`prepare`
@@ -92,16 +82,15 @@ def is_aligned(b: ir.IRBuilder, ptr: ir.Value) -> ir.Value:
 _ASSUME = "xlac.assume_aligned64"
 
 
-def aligned_array(b: ir.IRBuilder, array: IrArray) -> IrArray:
-    """``array``, its 64-byte alignment told to LLVM (an ``llvm.assume`` with an
-    ``align`` bundle; the caller is on the branch where :func:`is_aligned` held).
-    A branch condition alone, or ``llvm.ptrmask``, which LLVM folds away under
-    that condition, left the vectorised stores at ``align 4``."""
+def assume_aligned(b: ir.IRBuilder, array: IrArray) -> None:
+    """Tell LLVM that ``array`` is 64-byte aligned (an ``llvm.assume`` with an
+    ``align`` bundle; the caller is on the branch where :func:`row_aligned`
+    held).  A branch condition alone, or ``llvm.ptrmask``, which LLVM folds
+    away under that condition, left the vectorised stores at ``align 4``."""
     fn = b.module.globals.get(_ASSUME)
     if fn is None:
         fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [ir.PointerType()]), _ASSUME)
     b.call(fn, [array.ptr])
-    return array
 
 
 _ASSUME_CALL = re.compile(r'call void @"?' + re.escape(_ASSUME) + r'"?\(ptr (%[^)]+)\)')
@@ -109,7 +98,7 @@ _ASSUME_DECL = re.compile(r'^declare void @"?' + re.escape(_ASSUME) + r'"?\(ptr[
 
 
 def prepare(text: str) -> str:
-    """The module text with the alignment assumptions of :func:`aligned_array`
+    """The module text with the alignment assumptions of :func:`assume_aligned`
     written as LLVM wants them (before parsing)."""
     if _ASSUME not in text:
         return text
@@ -179,5 +168,5 @@ def mark_stores(text: str) -> str | None:
     return "\n".join(lines) + f"\n!{nt} = !{{i32 1}}\n"
 
 
-__all__ = ["MIN_BYTES", "eligible", "is_aligned", "aligned_array", "group", "write", "prepare",
+__all__ = ["MIN_BYTES", "eligible", "row_aligned", "assume_aligned", "group", "write", "prepare",
            "mark_stores"]
