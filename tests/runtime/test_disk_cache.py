@@ -218,6 +218,36 @@ def test_optimize_flag_and_text_spelling(cache_env, monkeypatch):
     assert _fresh_jit(xlac.parse_hlo(SOFTPLUS), monkeypatch).from_cache == "disk"
 
 
+def test_text_alias_skips_parsing(cache_env, monkeypatch):
+    """HLO text compiled once is found again by its own hash, without parsing;
+    text spelt differently finds the entry through the parsed module and gets
+    an alias of its own; an alias naming no good entry is a miss."""
+    x = np.linspace(-2, 2, 300, dtype=np.float32)
+    want = xlac.jit(SOFTPLUS)(x, x)
+    assert len(list(cache_env.glob("*.alias"))) == 1
+
+    def no_parsing(_x):
+        raise AssertionError("parsed the text")
+    with monkeypatch.context() as m:
+        m.setattr(ex, "as_module", no_parsing)
+        exe = _fresh_jit(SOFTPLUS, monkeypatch)
+    assert exe.from_cache == "disk"
+    for a, b in zip(exe(x, x), want):
+        np.testing.assert_array_equal(a, b)
+    assert exe.optimized_hlo.entry.root.shape.is_tuple        # the module, parsed on demand
+
+    respelt = SOFTPLUS.replace("\n  ", "\n    ")
+    assert _fresh_jit(respelt, monkeypatch).from_cache == "disk"
+    assert len(list(cache_env.glob("*.alias"))) == 2 and len(list(cache_env.glob("*.o"))) == 1
+
+    for alias in cache_env.glob("*.alias"):
+        alias.write_text("0" * 64)
+    assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache == "disk"   # through the parsed module
+    with monkeypatch.context() as m:
+        m.setattr(ex, "as_module", no_parsing)
+        assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache == "disk"   # the alias was rewritten
+
+
 def test_dumping_compiles_for_real(cache_env, monkeypatch, tmp_path):
     xlac.jit(SOFTPLUS)
     monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path / "dumps"))

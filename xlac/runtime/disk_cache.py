@@ -16,6 +16,10 @@ later process (or Executable) with the same key loads the object straight into
 MCJIT (:func:`xlac.codegen.jit.load_object`) without lowering, parsing LLVM IR
 or optimising.
 
+HLO text handed to the JIT as a string also leaves ``<text key>.alias``: the
+key of the entry compiled from it, so a later process with the same text
+loads the object without even parsing the text.
+
 Writes are atomic (a temporary file in the same directory, then
 ``os.replace``; the object before its metadata, so metadata never names a
 missing object).  An entry that cannot be read, does not parse, whose metadata
@@ -48,7 +52,8 @@ LIBRARY_ENV = "XLAC_LIBRARY_CACHE_DIR"
 CODE_VERSION_ENV = "XLAC_CACHE_CODE_VERSION"
 _MAGIC = b"\x7fELF"
 
-__all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "code_fingerprint",
+__all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "store_alias", "load_alias",
+           "code_fingerprint",
            "FORMAT_VERSION"]
 
 
@@ -138,11 +143,12 @@ def load(key: str, directory: str | None = None) -> tuple[dict, bytes] | None:
         return None
 
 
-def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> bool:
-    """Write an entry atomically; returns False (and raises nothing) when it cannot."""
+def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> dict | None:
+    """Write an entry atomically; returns its metadata as written, or None (and
+    raises nothing) when it cannot."""
     directory = directory or cache_dir()
     if directory is None or not data:
-        return False
+        return None
     meta = dict(meta, format=FORMAT_VERSION, key=key, object_size=len(data),
                 object_sha256=hashlib.sha256(data).hexdigest())
     meta["meta_sha256"] = _meta_digest(meta)
@@ -151,9 +157,43 @@ def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> bo
         os.makedirs(directory, exist_ok=True)
         _atomic_write(obj_path, data)
         _atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True).encode())
-        return True
+        return meta
     except (OSError, ValueError, TypeError):
+        return None
+
+
+def store_alias(alias: str, meta: dict, directory: str | None = None) -> bool:
+    """Record that ``alias`` (e.g. the key of HLO text as given, before it is
+    parsed and printed) names the entry whose metadata (as :func:`load` or
+    :func:`store` returned it) is ``meta``; False when it cannot."""
+    directory = directory or cache_dir()
+    if directory is None:
         return False
+    try:
+        os.makedirs(directory, exist_ok=True)
+        _atomic_write(os.path.join(directory, alias + ".alias"),
+                      f"{meta['key']} {meta['meta_sha256']}".encode())
+        return True
+    except (OSError, KeyError, TypeError):
+        return False
+
+
+def load_alias(alias: str, directory: str | None = None) -> tuple[dict, bytes] | None:
+    """The entry ``alias`` names (:func:`store_alias`), as :func:`load` gives it,
+    or None: no alias, or the entry is missing, bad, or not the one the alias
+    was written for (its metadata changed since)."""
+    directory = directory or cache_dir()
+    if directory is None:
+        return None
+    try:
+        with open(os.path.join(directory, alias + ".alias"), "rb") as f:
+            key, digest = f.read().decode("ascii").split()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        return None
+    entry = load(key, directory)
+    return entry if entry is not None and entry[0].get("meta_sha256") == digest else None
 
 
 def _atomic_write(path: str, data: bytes) -> None:

@@ -211,15 +211,24 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
 
     Both caches key on the module's printed text (so text and the module parsed
     from it share code); HLO text given as is is also remembered under its own
-    hash, so jitting the same text again does not even parse it.
+    hash (on disk: an alias of the entry), so jitting the same text again, in
+    this process or a later one, does not even parse it.
     """
-    raw_key = None
+    raw_key = alias = None
+    directory = disk_cache.cache_dir()
+    dumping = bool(os.environ.get("XLAC_DUMP_TO"))  # xlac.passes.pipeline.DUMP_ENV: a real compilation
     if isinstance(x, str):
         raw_key = _text_key(x, optimize)
         with _cache_lock:
             hit = _cache.get(raw_key)
         if hit is not None:
             return hit, "memory", None
+        if directory is not None and not dumping:
+            alias = disk_cache.make_key("hlo-text", x, _codegen_options(optimize), ENTRY_NAME)
+            program = _program_from_entry(disk_cache.load_alias(alias, directory), None)
+            if program is not None:
+                with _cache_lock:
+                    return _cache.setdefault(raw_key, program), "disk", None
     module = as_module(x)
     text = module.to_text()
     mem_key = _text_key(text, optimize)
@@ -236,14 +245,15 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
     if hit is not None:
         return remember(hit), "memory", module
 
-    directory = disk_cache.cache_dir()
     key = None
     if directory is not None:
         key = disk_cache.make_key(text, _codegen_options(optimize), ENTRY_NAME)
-        # XLAC_DUMP_TO (xlac.passes.pipeline.DUMP_ENV): dumps want a real compilation.
-        if not os.environ.get("XLAC_DUMP_TO"):
-            program = _load_from_disk(key, directory, module)
+        if not dumping:
+            entry = disk_cache.load(key, directory)
+            program = _program_from_entry(entry, module)
             if program is not None:
+                if alias is not None:
+                    disk_cache.store_alias(alias, entry[0], directory)
                 return remember(program), "disk", module
 
     from ..codegen.compiler import lower
@@ -255,19 +265,23 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
     timings = {"lower": t1 - t0, **jf.timings, "total": time.perf_counter() - t0}
     program = Program.from_lowered(lowered, jf, timings)
     if key is not None:
-        disk_cache.store(key, program.metadata(), jf.object_code, directory)
+        meta = disk_cache.store(key, program.metadata(), jf.object_code, directory)
+        if meta is not None and alias is not None:
+            disk_cache.store_alias(alias, meta, directory)
     return remember(program), None, module
 
 
-def _load_from_disk(key: str, directory: str, module: HloModule) -> Program | None:
-    entry = disk_cache.load(key, directory)
+def _program_from_entry(entry: tuple | None, module: HloModule | None) -> Program | None:
+    """The Program of a disk-cache entry (None: no entry, or a bad one), checked
+    against ``module``'s signature when there is one (an alias of HLO text
+    names the entry compiled from that very text)."""
     if entry is None:
         return None
     meta, data = entry
     try:
         from ..codegen.jit import load_object
         program = Program.from_metadata(meta, None)
-        if not program.matches(module):
+        if module is not None and not program.matches(module):
             return None
         program.jit = load_object(data, program.entry_name)
         program.address = program.jit.address
