@@ -4,7 +4,8 @@ builder), numpy, and jax.jit / numba when they are installed.
 Timing rules (the same for every implementation):
 
 * one warm-up call first (for jax and numba it also compiles; its time is
-  recorded as their first-call time);
+  recorded as their first-call time; jax's is the best of ``COMPILE_SAMPLES``
+  first calls of freshly jitted functions);
 * then ``repeat`` samples (default 15) timed with ``time.perf_counter``,
   interleaved round-robin across the implementations of a kernel (so a change in
   the load of a shared machine hits them alike); each timed sample follows one
@@ -27,8 +28,9 @@ Before timing, each implementation's result is checked against numpy's:
 ``max|result - numpy| / max|numpy|`` must be at most the kernel's tolerance.
 
 Compile time is ``xlac.jit`` of the HLO text (parsing included) in this
-process; when the runtime has an on-disk cache (``XLAC_CACHE_DIR``) the harness
-also times ``xlac.jit`` in two fresh processes sharing a new cache directory
+process, the best of ``COMPILE_SAMPLES`` compilations; when the runtime has an
+on-disk cache (``XLAC_CACHE_DIR``) the harness also times ``xlac.jit`` in two
+fresh processes sharing a new cache directory
 (the first compiles and fills it, the second loads the object from it), each
 after ``import xlac`` and its runtime modules (timed separately: a fresh
 interpreter's imports are not the cache's cost).
@@ -54,6 +56,12 @@ from . import kernels as K
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_HLO_DIR = REPO.parent / "shared" / "bench_hlo"
+
+
+#: Compile times (xlac.jit of the HLO text, jax's first call) are the best of
+#: this many compilations: one sample caught another library's idle threads
+#: still spinning on both cores (a 48 ms compile timed at 137 ms).
+COMPILE_SAMPLES = 3
 
 
 def log(msg: str) -> None:
@@ -405,8 +413,13 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
         def make_hlo():
             t = time.perf_counter()
             exe = xlac.jit(hlo_text, **kw)
-            row.compile_ms["hlo"] = (time.perf_counter() - t) * 1e3
+            best = time.perf_counter() - t
             row.compile_ms["hlo_source"] = getattr(exe, "from_cache", None)
+            for r in range(1, COMPILE_SAMPLES):    # renamed: the in-memory cache would hit
+                t = time.perf_counter()
+                xlac.jit(hlo_text.replace("HloModule ", f"HloModule again{r}_", 1), **kw)
+                best = min(best, time.perf_counter() - t)
+            row.compile_ms["hlo"] = best * 1e3
             return lambda: exe(*args)
         calls["xlac_hlo"] = _prepare(row, "xlac_hlo", make_hlo, ref, k.tol)
         if calls["xlac_hlo"] is not None:
@@ -449,11 +462,18 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
     calls["numpy"] = _prepare(row, "numpy", lambda: (lambda: k.numpy(*args)), ref, max(k.tol, 1e-6))
 
     if jax_mod is not None and k.jax is not None:
+        jargs = [jax_mod.device_put(a) for a in args]
+
         def make_jax():
             f = jax_mod.jit(k.jax)
-            jargs = [jax_mod.device_put(a) for a in args]
             return lambda: f(*jargs).block_until_ready()
         calls["jax"] = _prepare(row, "jax", make_jax, ref, max(k.tol, 1e-4))
+        imp = row.impls["jax"]
+        for _ in range(1, COMPILE_SAMPLES if calls["jax"] is not None else 0):
+            f = jax_mod.jit(lambda *a: k.jax(*a))   # a new function: jax traces and compiles again
+            t = time.perf_counter()
+            f(*jargs).block_until_ready()
+            imp.first_call_ms = min(imp.first_call_ms, (time.perf_counter() - t) * 1e3)
 
     if numba_mod is not None and k.numba is not None:
         def make_numba():

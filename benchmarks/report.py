@@ -164,11 +164,11 @@ def library_text(res: dict) -> str:
 
 def compile_table(res: dict) -> str:
     disk = any("disk_hit" in r["compile_ms"] for r in res["rows"])
-    head = ["kernel", "xlac.jit(HLO text) ms", "builder: build ms", "xlac.jit(builder) ms"]
+    head = ["kernel", "xlac.jit(HLO text) ms (best of 3)", "builder: build ms", "xlac.jit(builder) ms"]
     if disk:
         head += ["fresh process ms", "fresh process, from XLAC_CACHE_DIR ms",
                  "fresh process: imports ms"]
-    head += ["jax first call ms", "numba first call ms"]
+    head += ["jax first call ms (best of 3)", "numba first call ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in res["rows"]:
         c = row["compile_ms"]
