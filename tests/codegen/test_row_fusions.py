@@ -2,10 +2,13 @@
 row reductions, their reuse across passes, and the per-row scratch, checked
 against the numpy evaluator for odd sizes, rank 3, several types, 1 and 2
 threads, and in XLAC_EXACT_MATH mode."""
+import re
+
 import numpy as np
 import pytest
 
 import xlac
+from xlac import ops
 from xlac.runtime import executable
 
 try:
@@ -293,3 +296,40 @@ def test_row_reduction_loops_are_not_unrolled_but_interleaved():
     opt = exe.optimized_llvm_ir
     # The row maximum: one vectorised loop with four accumulators, not 64 unrolled maxima.
     assert 4 <= opt.count("@llvm.maximum.v") <= 8, opt.count("@llvm.maximum.v")
+
+
+def _loop_hints(ir_text: str) -> dict:
+    """{loop body block: the hint strings of its loop ID} of unoptimised IR."""
+    nodes = dict(re.findall(r"^(!\d+) = (?:distinct )?!\{(.*)\}$", ir_text, re.M))
+
+    def strings(node, seen=()):
+        out = set()
+        for ref in re.findall(r"!\d+", nodes.get(node, "")):
+            if ref != node and ref not in seen:
+                out |= strings(ref, seen + (node,))
+        out |= set(re.findall(r'!"([^"]+)"(?:, i32 (\d+))?', nodes.get(node, "")) or [])
+        return out
+    hints = {}
+    for body, node in re.findall(r'label %"([\w.]+)", label %"[\w.]+", !llvm\.loop (!\d+)', ir_text):
+        hints[body] = {f"{s}={n}" if n else s for s, n in strings(node)}
+    return hints
+
+
+def test_long_math_loops_run_independent_vector_iterations():
+    """A loop evaluating exp/tanh-like math runs four vector iterations side
+    by side (its code is a long dependent chain per vector): the output loop
+    of an elementwise tanh, and softmax's row-scratch fill, but not softmax's
+    output loop (a divide of the scratch) nor a plain add's."""
+    from xlac.codegen.elemental import ROW_SCRATCH_INTERLEAVE
+    from xlac.codegen.emitter import MATH_INTERLEAVE
+    b = xlac.XlaBuilder("tanh_loop")
+    x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
+    hints = _loop_hints(xlac.jit(b.build(ops.add(ops.tanh(x), x))).llvm_ir)
+    assert f"llvm.loop.interleave.count={MATH_INTERLEAVE}" in hints["d1.body"]
+    b = xlac.XlaBuilder("add_loop")
+    x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
+    hints = _loop_hints(xlac.jit(b.build(ops.add(x, x))).llvm_ir)
+    assert not any("interleave" in h for h in hints["d1.body"])
+    hints = _loop_hints(xlac.jit(_check("softmax", "f32", (64, 1024), threads=(1,))).llvm_ir)
+    assert f"llvm.loop.interleave.count={ROW_SCRATCH_INTERLEAVE}" in hints["row1.body"]
+    assert not any("interleave" in h for h in hints["d1.body"])

@@ -191,7 +191,7 @@ class ElementalEmitter:
                     return
                 d = order[level]
                 with for_range(b, shape.dimensions[d], f"row{d}", stack,
-                               loop_hints(b.module)) as iv:
+                               loop_hints(b.module, interleave=ROW_SCRATCH_INTERLEAVE)) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)
                     if level == 0:
@@ -232,6 +232,11 @@ class ElementalEmitter:
         return phi
 
 
+#: Vector iterations the row scratch's fill loop runs side by side: its value
+#: is expensive (softmax's exp: a long dependent chain per vector), and
+#: independent iterations in flight keep the FMA pipes busy (softmax
+#: 4096x1024 on one thread 2.10 -> 1.55 ms, 2 threads 0.91 -> 0.80 ms).
+ROW_SCRATCH_INTERLEAVE = 4
 #: The largest row (bytes) ``row_scratch`` keeps on the stack: well inside L1/L2.
 ROW_SCRATCH_BYTES = 32 * 1024
 

@@ -109,11 +109,15 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     return loop_id
 
 
-def without_unrolling(module: ir.Module, loop_id):
+def without_unrolling(module: ir.Module, loop_id, interleave: int | None = None):
     """A fresh loop ID with ``loop_id``'s hints (e.g. parallel accesses) and
-    ``llvm.loop.unroll.disable``."""
+    ``llvm.loop.unroll.disable`` (and ``interleave`` vector iterations side by
+    side, as :func:`loop_hints`)."""
     hints = [h for h in loop_id.operands if h is not loop_id]
     hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
+    if interleave:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
+                                          ir.Constant(ir.IntType(32), interleave)]))
     new = ir.values.MDValue(module, [], name=str(len(module.metadata)))
     new.operands = (new, *hints)  # a loop ID refers to itself
     return new
