@@ -45,3 +45,40 @@ ENTRY e {{
     want = xlac.evaluate(text, x)
     for nt in (1, 2):
         np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+@pytest.mark.parametrize("op,init", [("maximum", "-inf"), ("minimum", "inf"), ("maximum", "nan"),
+                                     ("minimum", "0")])
+def test_row_max_min_propagate_nan(ty, op, init):
+    """Row max/min reductions combine with maxnum/minnum and keep a NaN flag
+    of their own: NaN anywhere in a row (or as the init value) makes that
+    row's result NaN, as the spec's maximum/minimum do; infinities, rows of
+    one value and rows that are all NaN are exact."""
+    text = f"""HloModule m
+red {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT s = {ty}[] {op}(a, b)
+}}
+ENTRY e {{
+  x = {ty}[16,1000]{{1,0}} parameter(0)
+  z = {ty}[] constant({init})
+  ROOT r = {ty}[16]{{0}} reduce(x, z), dimensions={{1}}, to_apply=red
+}}"""
+    x = np.random.default_rng(1).standard_normal((16, 1000)).astype(ty.replace("f", "float"))
+    x[1, 999] = np.nan
+    x[2, 0] = np.nan
+    x[3, :] = np.inf
+    x[4, :] = -np.inf
+    x[5, :] = np.nan
+    x[6, 500] = np.inf
+    x[7, 17] = -np.inf
+    x[8, :] = 2.5
+    want = np.asarray(xlac.evaluate(text, x))
+    for nt in (1, 2):
+        got = xlac.jit(text, num_threads=nt)(x)
+        np.testing.assert_array_equal(got, want)
+    assert np.isnan(want[1]) and np.isnan(want[2]) and np.isnan(want[5])
+    assert np.isnan(want).all() == (init == "nan")
+    assert "maxnum" in xlac.jit(text).llvm_ir or "minnum" in xlac.jit(text).llvm_ir
