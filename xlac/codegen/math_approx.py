@@ -265,6 +265,12 @@ class _E:
         x = self.sel(self.gt(x, lo), x, lo)
         return self.sel(self.lt(x, hi), x, hi)
 
+    def clamp_keeping_nan(self, x, lo, hi):
+        """``x`` limited to ``[lo, hi]``, NaN kept (each bound one ``maxps``/``minps``
+        with the bound first, which returns the second operand on NaN)."""
+        x = self.sel(self.lt(x, lo), lo, x)
+        return self.sel(self.gt(x, hi), hi, x)
+
     # bits
     def bits(self, x):
         return self.b.bitcast(x, self.t.ity)
@@ -307,10 +313,11 @@ def _reduce_exp(e: _E, x):
 
 
 def _exp(e: _E, x):
+    # A NaN passes through the clamp and every step after it (its payload
+    # too: each operation returns its NaN operand), so no select at the end.
     t = e.t
-    ni, em = _reduce_exp(e, e.clamp(x, t.exp_lo, t.exp_hi))
-    y = e.ldexp(e.add(em, 1.0), ni)
-    return e.sel(e.isnan(x), x, y)
+    ni, em = _reduce_exp(e, e.clamp_keeping_nan(x, t.exp_lo, t.exp_hi))
+    return e.ldexp(e.add(em, 1.0), ni)
 
 
 def _expm1(e: _E, x):
