@@ -9,9 +9,11 @@ Timing rules (the same for every implementation):
 * then ``repeat`` samples (default 15) timed with ``time.perf_counter``,
   interleaved round-robin across the implementations of a kernel (so a change in
   the load of a shared machine hits them alike); each timed sample follows one
-  untimed call of the same implementation, so that its worker threads are
-  awake and the previous implementation's idle threads (OpenBLAS and others
-  spin for a while after a call) have settled; a sample is ``inner`` calls
+  untimed run of the same implementation (calls for at least ``SETTLE_S``),
+  so that its worker threads are awake and the previous implementation's idle
+  threads (OpenBLAS and others spin for a while after a call) have settled,
+  and each round runs the implementations in a new (seeded) order, so that
+  none always follows the same other; a sample is ``inner`` calls
   divided by ``inner``, where ``inner`` makes a sample
   last at least ~1 ms (so an 8-element add is timed over many calls); the
   median is reported.  A kernel so slow that ``repeat`` samples would take more
@@ -58,6 +60,13 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_HLO_DIR = REPO.parent / "shared" / "bench_hlo"
 
 
+#: Before each timed sample an implementation runs untimed for at least this
+#: long (seconds), so that the previous implementation's after-effects have
+#: passed: idle threads (jax's, OpenBLAS's, OpenMP's) spin for a while after
+#: a call, and right after numpy's softmax (16 MiB temporaries freed) xlac's
+#: softmax ran 0.76 ms instead of 0.58 for the first ~5 ms (3 ms of settling
+#: left a 20% gap between two identical programs, 10 ms none).
+SETTLE_S = 0.01
 #: Compile times (xlac.jit of the HLO text, jax's first call) are the best of
 #: this many compilations: one sample caught another library's idle threads
 #: still spinning on both cores (a 48 ms compile timed at 137 ms).
@@ -344,13 +353,21 @@ def time_interleaved(calls: dict, repeat: int = 15, budget: float = 30.0, min_sa
         if one * inner * repeat > budget:
             runs = max(min_runs, int(budget / (one * inner)))
         plan[name] = (fn, inner, runs, [])
+    names = list(plan)
+    order = np.random.default_rng(0)
     for r in range(max((v[2] for v in plan.values()), default=0)):
-        for name, (fn, inner, runs, samples) in plan.items():
+        # A new order each round (seeded), so that no implementation always
+        # follows the same one (whose after-effects the settling may miss).
+        for name in [names[k] for k in order.permutation(len(names))]:
+            fn, inner, runs, samples = plan[name]
             if r >= runs or name in out:
                 continue
             try:
-                if len(plan) > 1:
-                    fn()            # settle: see the module docstring
+                if len(plan) > 1:   # settle: see the module docstring
+                    t = time.perf_counter()
+                    fn()
+                    while time.perf_counter() - t < SETTLE_S:
+                        fn()
                 t = time.perf_counter()
                 for _ in range(inner):
                     fn()
