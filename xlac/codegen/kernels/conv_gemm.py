@@ -207,7 +207,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
     copy_input = x_shape is None or (Ci > 1 and strides(x_shape)[dn.input_feature_dimension] != 1)
     if copy_input:
         x_shape = _feature_minor(xs, dn.input_feature_dimension)
-    blk = _dot.blocking_for(pt, M, N)
+    blk = _dot.blocking_for(pt, M, N, wide=False)
     if M > INDIRECT_MR:
         blk = _dot.Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
     mr, nr = blk.mr, blk.nr

@@ -98,22 +98,28 @@ class Blocking:
     nc: int   # N block of a task that packs its own B (a multiple of nr)
 
 
-def blocking_for(pt, M: int | None = None, N: int | None = None) -> Blocking:
+def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = True) -> Blocking:
     """Tile sizes for ``pt`` on the host, for a product of M x N tiles.
 
     The default tile is 6 x (2 vectors): 12 accumulators cover the FMA latency
     (4 cycles x 2 pipes on Zen 5) and each k step loads 2 vectors of B and
-    broadcasts 6 scalars of A.  On AVX-512 Zen 5 every tile from 4 x 64 to
-    12 x 32 measured within a few % of each other (~260 GFLOP/s on one core
-    at 1024^3 and 2048^3, near the 2 x 16-lane FMA peak), so the choice is
-    about edges: a narrow N uses one vector (12 x 1 vector, or half-width
-    vectors for N <= vw/2) and a short M (<= 8) uses M rows, so that little of
-    the padded tile is wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR)
-    in L1 and an A block (MC x KC) in L2.
+    broadcasts 6 scalars of A.  With AVX-512, a product at least 4 vectors
+    wide and more than 8 rows uses 4 x (4 vectors) instead (``wide``; the
+    convolution's indirect micro-kernel keeps the default): 16 accumulators,
+    4 broadcasts per 16 FMAs.  In isolation every tile from 4 x 64 to 12 x 32
+    measured within a few % of each other (~260 GFLOP/s on one core, near
+    the 2 x 16-lane FMA peak); in the whole GEMM on 2 threads 4 x 64 was 3-6%
+    faster (matmul 1024^3 and 2048^3, the batched matmul, the MLP).  A narrow
+    N uses one vector (12 x 1 vector, or half-width vectors for N <= vw/2)
+    and a short M (<= 8) uses M rows, so that little of the padded tile is
+    wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR) in L1/L2 and an
+    A block (MC x KC) in L2.
     """
     bits = host_vector_bits()
     vw = bits // (8 * pt.byte_size)
     mr, nr = (6, 2 * vw) if bits >= 256 else (4, 2 * vw)
+    if wide and bits >= 512 and (M is None or M > 8) and (N is None or N >= 4 * vw):
+        mr, nr = 4, 4 * vw
     if N is not None and N <= vw:
         if N <= vw // 2 and vw >= 8:
             vw //= 2
@@ -276,7 +282,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     ost = strides(out_shape)
     g_m = GroupMap(info.olf, out_shape.dimensions, ost)
     g_n = GroupMap(info.orf, out_shape.dimensions, ost)
-    blk = blocking_for(pt)
+    blk = blocking_for(pt, wide=False)
     flops = 2 * nb * M * N * K
     esize = pt.byte_size
 
