@@ -486,3 +486,23 @@ ENTRY e {
     module = xlac.parse_hlo(text)
     assert dot_kernel.plan_dot(module.entry.root) is None
     np.testing.assert_allclose(xlac.jit(text)(a, b), (a @ b).T, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("bits", [256, 512])
+def test_tile_choice(bits, monkeypatch):
+    """AVX-512 products at least 4 vectors wide and more than 8 rows take the
+    4 x (4 vectors) tile; narrow N, short M, AVX2 and the convolution's
+    request (wide=False) keep the others."""
+    from xlac.shape import PrimitiveType as PT
+    monkeypatch.setattr(dot_kernel, "host_vector_bits", lambda: bits)
+    vw = bits // 32
+    big = dot_kernel.blocking_for(PT.F32, 1024, 1024)
+    assert (big.mr, big.nr) == ((4, 4 * vw) if bits == 512 else (6, 2 * vw))
+    assert big.mc % big.mr == 0 and big.nc % big.nr == 0
+    assert (dot_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
+            dot_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
+    assert dot_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw
+    assert dot_kernel.blocking_for(PT.F32, 8, 1024).mr == 8
+    assert dot_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
+    f64 = dot_kernel.blocking_for(PT.F64, 500, 500)
+    assert (f64.mr, f64.nr) == ((4, 4 * (vw // 2)) if bits == 512 else (6, vw))
