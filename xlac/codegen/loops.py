@@ -194,15 +194,8 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
         first = next(d for d in order if shape.dimensions[d] != 1)
         ranges[first] = outer_range
     with _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
-        st = strides(shape)
-        linear = None
-        for d in order:
-            if shape.dimensions[d] == 1:
-                continue
-            term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
-            linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
-        yield Index(list(multi), linear if linear is not None else i64(0), shape,
-                    depths=list(depths), stack=list(chains))
+        linear = _linear(builder, shape, [d for d in order if shape.dimensions[d] != 1], multi)
+        yield Index(list(multi), linear, shape, depths=list(depths), stack=list(chains))
 
 
 def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: list, name: str = "d",
@@ -211,10 +204,10 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
     yielding ``(k, index)`` once per version, the caller emitting version k's
     body between yields.  ``cond(builder, row)`` (an ``i1``, evaluated in front of
     the inner loop, after its hoisted code) picks version 0 when it holds and
-    version 1 otherwise; ``prologues[k](builder, row)``, when not None, runs
-    on entry to version k (e.g. an ``llvm.assume`` that only that side may
-    make).  Both get ``row``, the linear offset (elements) of the inner loop's
-    first element.
+    version 1 otherwise, ``row`` being the linear offset (elements) of the
+    inner loop's first element; ``prologues[k](builder)``, when not None,
+    runs on entry to version k (e.g. an ``llvm.assume`` that only that side
+    may make).
 
     Both versions share the hoist chain in front of them, so a value hoisted
     there (a row reduction, a row scratch) is computed once and read by
@@ -227,7 +220,6 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
     depths = [0] * shape.rank
     chains: list = []
     ranges = {order[0]: outer_range} if outer_range is not None else {}
-    st = strides(shape)
     with _nest(builder, shape, outer, multi, depths, chains, name, ranges, loop_id):
         lo, hi = ranges.get(inner, (i64(0), i64(shape.dimensions[inner])))
         pre = builder.append_basic_block(f"{name}{inner}.pre")
@@ -241,18 +233,15 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
             body = builder.append_basic_block(f"{name}{inner}.v{k}.body")
             builder.position_at_end(entry)
             if prologue is not None:
-                prologue(builder, _row_offset(builder, outer, multi, st, lo))
+                prologue(builder)
             builder.branch(body)
             entries.append(entry)
             builder.position_at_end(body)
             iv = builder.phi(I64, name=f"{name}{inner}.v{k}")
             iv.add_incoming(lo, entry)
             multi[inner], depths[inner] = iv, len(chains)
-            linear = None
-            for d in order:
-                term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
-                linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
-            yield k, Index(list(multi), linear, shape, depths=list(depths), stack=list(chains))
+            yield k, Index(list(multi), _linear(builder, shape, order, multi), shape, depths=list(depths),
+                           stack=list(chains))
             nxt = builder.add(iv, i64(1), flags=["nsw", "nuw"])
             iv.add_incoming(nxt, builder.block)
             latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
@@ -260,17 +249,20 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
                 latch.set_metadata("llvm.loop", inner_loop_id)
         chains.pop()
         builder.position_at_end(chain.block)
-        builder.cbranch(cond(builder, _row_offset(builder, outer, multi, st, lo)), entries[0], entries[1])
+        multi[inner] = lo
+        builder.cbranch(cond(builder, _linear(builder, shape, order, multi)), entries[0], entries[1])
         builder.position_at_end(after)
 
 
-def _row_offset(builder, outer, multi, st, lo):
-    """Linear offset of the inner loop's first element (outer indices, inner ``lo``)."""
-    row = lo
-    for d in outer:
+def _linear(builder, shape: Shape, dims: list, multi: list) -> ir.Value:
+    """The element offset of index ``multi`` (over ``dims``; the others 0) in a
+    dense buffer of ``shape``."""
+    st = strides(shape)
+    linear = None
+    for d in dims:
         term = multi[d] if st[d] == 1 else builder.mul(multi[d], i64(st[d]), flags=["nsw", "nuw"])
-        row = builder.add(row, term, flags=["nsw", "nuw"])
-    return row
+        linear = term if linear is None else builder.add(linear, term, flags=["nsw", "nuw"])
+    return linear if linear is not None else i64(0)
 
 
 @contextmanager
