@@ -34,8 +34,8 @@ from . import types
 from .elemental import ElementalEmitter, emit_reducer, row_scratch_dims
 from .ir_array import Index, IrArray, i64, scalar_index
 from . import nontemporal
-from .loops import (for_range, loop_hints, loop_nest, loop_nest_versions, parallel_loops, tiled_loop_nest,
-                    without_unrolling)
+from .loops import (REDUCTION_INTERLEAVE, for_range, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
+                    tiled_loop_nest, without_unrolling)
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -443,11 +443,7 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
         return
 
     def task(tctx: KernelContext, i: ir.Value) -> None:
-        tb = tctx.b
-        lo = tb.mul(i, i64(chunk))
-        hi = tb.add(lo, i64(chunk))
-        hi = tb.select(tb.icmp_signed("<", hi, i64(outer)), hi, i64(outer))
-        _emit_loop_body(tctx, loop_shape, (lo, hi))
+        _emit_loop_body(tctx, loop_shape, task_range(tctx.b, i, chunk, outer))
 
     ctx.parallel_for(n_tasks, task)
 
@@ -527,7 +523,10 @@ def _emit_column_reduce(ctx: KernelContext) -> None:
         # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
         # a time: the output row is loaded and stored once per group instead
         # of once per input row.  The reducer is still applied row after row,
-        # so the result is the same.
+        # so the result is the same.  The loops are not unrolled: the rows of
+        # a group are independent work already, and LLVM's unrolled and
+        # epilogue copies cost a quarter of the compile time (sum over axis 0
+        # of 4096x4096: 30 -> 23 ms; one thread 2.03 -> 1.77 ms, two the same).
         inner = next(d for d in in_shape.layout.minor_to_major
                      if d in reduced and in_shape.dimensions[d] > 1)
         rows = COLUMN_REDUCE_ROWS
@@ -549,13 +548,13 @@ def _emit_column_reduce(ctx: KernelContext) -> None:
             grouped = Shape(in_shape.element_type,
                             tuple(groups if d == inner else x for d, x in enumerate(in_shape.dimensions)),
                             layout=in_shape.layout)
-            with loop_nest(b, grouped, dim_ranges=ranges) as index:
+            with loop_nest(b, grouped, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
                 accumulate(index, lambda g, u: b.add(b.mul(g, i64(rows)), i64(u)) if groups > 1
                            else i64(u))
             ranges = {**ranges, inner: (i64(groups * rows), i64(n))}
             if groups * rows == n:
                 return
-        with loop_nest(b, in_shape, dim_ranges=ranges) as index:
+        with loop_nest(b, in_shape, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
             accumulate(index, None)
 
     if n_tasks == 1:
@@ -563,13 +562,21 @@ def _emit_column_reduce(ctx: KernelContext) -> None:
         return
 
     def task(tctx: KernelContext, i) -> None:
-        tb = tctx.b
-        lo = tb.mul(i, i64(chunk))
-        hi = tb.add(lo, i64(chunk))
-        hi = tb.select(tb.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
-        body(tctx, lo, hi)
+        body(tctx, *task_range(tctx.b, i, chunk, extent))
 
     ctx.parallel_for(n_tasks, task)
+
+
+def task_range(b: ir.IRBuilder, i, chunk: int, extent: int) -> tuple:
+    """``[lo, hi)``: chunk ``i`` of ``extent`` in chunks of ``chunk``.  When
+    ``chunk`` divides ``extent`` the last chunk is whole too and ``hi`` is
+    ``lo + chunk``, so a loop over the chunk has a known trip count (LLVM
+    then emits no remainder or epilogue loops for it)."""
+    lo = b.mul(i, i64(chunk), flags=["nsw", "nuw"])
+    hi = b.add(lo, i64(chunk), flags=["nsw", "nuw"])
+    if extent % chunk:
+        hi = b.select(b.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
+    return lo, hi
 
 
 #: A reduction to one value splits into at most this many partial reductions.
@@ -619,10 +626,10 @@ def _emit_split_reduce(ctx: KernelContext) -> None:
         input_gen, init_gen = generators(tctx)
         acc = tctx.alloca_builder.alloca(types.register_type(pt), name="acc")
         b.store(init_gen(scalar_index()), acc)
-        lo = b.mul(i, i64(chunk))
-        hi = b.add(lo, i64(chunk))
-        hi = b.select(b.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
-        with loop_nest(b, in_shape, dim_ranges={major: (lo, hi)}) as index:
+        # Four vector accumulators and no unrolled copies (the same bits as
+        # LLVM's own choice, 1.5 ms less to compile).
+        with loop_nest(b, in_shape, dim_ranges={major: task_range(b, i, chunk, extent)},
+                       loop_id=loop_hints(b.module, interleave=REDUCTION_INTERLEAVE)) as index:
             (new,) = emit_reducer(tctx.em, reducer, [b.load(acc)], [input_gen(index)])
             b.store(new, acc)
         b.store(b.load(acc), b.gep(tctx.shared[0], [i], source_etype=types.register_type(pt)))

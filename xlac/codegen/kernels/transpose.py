@@ -39,7 +39,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import PrimitiveType as PT, strides
 from .. import emitter as _emitter
-from ..emitter import KernelContext, default_loop_kernel, register_kernel
+from ..emitter import KernelContext, default_loop_kernel, register_kernel, task_range
 from ..gemm import Loop, host_vector_bits, transpose_square
 from ..ir_array import i64
 from ._util import I8
@@ -283,11 +283,7 @@ def _emit(ctx: KernelContext) -> None:
         return
 
     def task(tctx: KernelContext, i: ir.Value) -> None:
-        tb = tctx.b
-        lo = tb.mul(i, i64(chunk))
-        hi = tb.add(lo, i64(chunk))
-        hi = tb.select(tb.icmp_signed("<", hi, i64(units)), hi, i64(units))
-        _emit_units(tctx, plan, lo, hi)
+        _emit_units(tctx, plan, *task_range(tctx.b, i, chunk, units))
 
     ctx.parallel_for(n_tasks, task)
 
