@@ -506,3 +506,26 @@ def test_tile_choice(bits, monkeypatch):
     assert dot_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
     f64 = dot_kernel.blocking_for(PT.F64, 500, 500)
     assert (f64.mr, f64.nr) == ((4, 4 * (vw // 2)) if bits == 512 else (6, vw))
+
+
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+def test_half_precision_dot_accumulates_in_f32(ty):
+    """A bf16/f16 dot is a sum of products in f32 rounded once to the result
+    type, as XLA's CPU backend computes it (and as the evaluator does): with
+    these inputs every partial sum is exact in f32, while rounding each one to
+    the half type would lose bits."""
+    dtype = xlac.Shape(getattr(xlac, ty.upper()), ()).dtype
+    text = f"""HloModule half_dot
+ENTRY e {{
+  a = {ty}[7,64]{{1,0}} parameter(0)
+  b = {ty}[64,5]{{1,0}} parameter(1)
+  ROOT d = {ty}[7,5]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}"""
+    rng = np.random.default_rng(3)
+    a = (rng.integers(-16, 17, (7, 64)) / 8).astype(dtype)
+    b = (rng.integers(-16, 17, (64, 5)) / 8).astype(dtype)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    want = exact.astype(np.float32).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(xlac.evaluate(text, a, b)), want)
+    for nt in (1, 2):
+        np.testing.assert_array_equal(xlac.jit(text, num_threads=nt)(a, b), want)

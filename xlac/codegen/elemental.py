@@ -652,6 +652,7 @@ def _dot(em: ElementalEmitter, inst, gens):
     lfree = [d for d in range(ls.rank) if d not in lb and d not in lc]
     rfree = [d for d in range(rs.rank) if d not in rb and d not in rc]
     pt = inst.shape.element_type
+    acc_t = types.accumulation_type(pt)    # halves accumulate in f32, as XLA's CPU dot
     lt, rt = ls.element_type, rs.element_type
     csizes = [ls.dimensions[d] for d in lc]
 
@@ -668,19 +669,19 @@ def _dot(em: ElementalEmitter, inst, gens):
         for d in rfree:
             rmulti[d] = index.multi[pos]
             pos += 1
-        acc = em.alloca(pt, "dot.acc")
-        b.store(types.constant(pt, 0), acc)
+        acc = em.alloca(acc_t, "dot.acc")
+        b.store(types.constant(acc_t, 0), acc)
         if all(csizes):
             def body(k):
                 if k == len(lc):
                     x = g_lhs(Index(list(lmulti)))
                     y = g_rhs(Index(list(rmulti)))
-                    if lt != pt:
-                        x = scalar_ops.emit_elementwise(b, "convert", [x], [lt], pt, {})
-                    if rt != pt:
-                        y = scalar_ops.emit_elementwise(b, "convert", [y], [rt], pt, {})
-                    prod = scalar_ops.emit_elementwise(b, "multiply", [x, y], [pt, pt], pt, {})
-                    s = scalar_ops.emit_elementwise(b, "add", [b.load(acc), prod], [pt, pt], pt, {})
+                    if lt != acc_t:
+                        x = scalar_ops.emit_elementwise(b, "convert", [x], [lt], acc_t, {})
+                    if rt != acc_t:
+                        y = scalar_ops.emit_elementwise(b, "convert", [y], [rt], acc_t, {})
+                    prod = scalar_ops.emit_elementwise(b, "multiply", [x, y], [acc_t, acc_t], acc_t, {})
+                    s = scalar_ops.emit_elementwise(b, "add", [b.load(acc), prod], [acc_t, acc_t], acc_t, {})
                     b.store(s, acc)
                     return
                 if csizes[k] == 1:
@@ -691,7 +692,8 @@ def _dot(em: ElementalEmitter, inst, gens):
                     lmulti[lc[k]] = rmulti[rc[k]] = iv
                     body(k + 1)
             body(0)
-        return b.load(acc)
+        value = b.load(acc)
+        return value if acc_t is pt else scalar_ops.emit_elementwise(b, "convert", [value], [acc_t], pt, {})
     return gen
 
 

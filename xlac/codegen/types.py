@@ -107,3 +107,10 @@ def constant(pt: PT, value) -> ir.Constant:
         part = pt.component_type
         return ir.Constant(register_type(pt), [constant(part, c.real), constant(part, c.imag)])
     raise UnsupportedError(f"constant of {pt.value}")
+
+
+def accumulation_type(pt: PT) -> PT:
+    """The type a sum of products of ``pt`` (a dot, a convolution) accumulates
+    in: f32 for the half-precision floats, rounded to ``pt`` once at the end,
+    as XLA's CPU backend computes such dots in f32; ``pt`` otherwise."""
+    return PT.F32 if pt in (PT.F16, PT.BF16) else pt

@@ -30,18 +30,12 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
-from ...shape import BF16, F16, F32
 from .. import scalar_ops, types
 from ..elemental import ElementalEmitter, register_generator
 from ..ir_array import Index, i64
 from ..loops import for_range
 
 _TRUE = ir.Constant(ir.IntType(1), 1)
-
-
-def accumulation_type(pt):
-    """The type a sum of products of ``pt`` accumulates in (halves in f32)."""
-    return F32 if pt in (F16, BF16) else pt
 
 
 def spatial_position(b: ir.IRBuilder, out_pos, k, wd, in_size: int, out_size: int):
@@ -77,7 +71,7 @@ def _convolution(em: ElementalEmitter, inst: HloInstruction, gens):
     bgc = int(str(inst.attrs.get("batch_group_count", 1)))
     ls, rs = inst.operands[0].shape, inst.operands[1].shape
     pt = inst.shape.element_type
-    acc_t = accumulation_type(pt)
+    acc_t = types.accumulation_type(pt)
     lt, rt = ls.element_type, rs.element_type
     N = ls.dimensions[dn.input_batch_dimension]
     O = rs.dimensions[dn.kernel_output_feature_dimension]
