@@ -198,6 +198,48 @@ def cases_64(rng) -> dict:
     }
 
 
+def cases_both(rng, x64: bool) -> dict:
+    """Programs built in both widths: f32/s32 and, with ``jax_enable_x64``,
+    f64/s64 (names ending ``_x64``)."""
+    F = np.float64 if x64 else np.float32
+
+    def f(*s):
+        return rng.standard_normal(s).astype(F)
+
+    def ii(*s, lo=-50, hi=50):
+        return rng.integers(lo, hi, s).astype(np.int64 if x64 else np.int32)
+    cases = {
+        "rmsnorm_bf16": (lambda x, g: (x.astype(bf) * jax.lax.rsqrt(jnp.mean(x.astype(bf) ** 2, -1, keepdims=True) + bf(1e-6)) * g.astype(bf)), [f(4, 64), f(64)]),
+        "ce_loss_grad": (lambda w, x, y: jax.grad(lambda w: -jnp.mean(jnp.sum(jax.nn.one_hot(y, 6) * jax.nn.log_softmax(x @ w), -1)))(w), [f(8, 6), f(5, 8), ii(5, lo=0, hi=6)]),
+        "topk_acc": (lambda x, y: jnp.mean(jnp.any(jax.lax.top_k(x, 2)[1] == y[:, None], axis=1)), [f(9, 7), ii(9, lo=0, hi=7)]),
+        "gru_scan": (lambda h, xs, w, u: jax.lax.scan(lambda h, x: ((1 - jax.nn.sigmoid(x @ w)) * h + jax.nn.sigmoid(x @ w) * jnp.tanh(x @ u + h), h.sum()), h, xs), [f(4), f(6, 4), f(4, 4), f(4, 4)]),
+        "scatter_add_dup_2d": (lambda x, i, u: x.at[i].add(u), [f(5, 3), ii(8, lo=0, hi=5), f(8, 3)]),
+        "gather_2d_window": (lambda x, i: jax.vmap(lambda s: jax.lax.dynamic_slice(x, (s, s), (2, 3)))(i), [f(6, 7), ii(4, lo=-2, hi=9)]),
+        "argsort_desc_stable": (lambda x: jnp.argsort(-jnp.round(x * 2), stable=True), [f(21)]),
+        "sort_nan_inf": (lambda x: jnp.sort(x), [np.array([3, np.nan, -np.inf, 0.0, -0.0, np.inf, -1, np.nan], F)]),
+        "nan_inf_arith": (lambda x: (x * 0, x - x, 1 / x, jnp.log(x), jnp.sqrt(x), jnp.exp(x)), [np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1], F)]),
+        "maxpool_grad_pad": (lambda x: jax.grad(lambda y: jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME").sum())(x), [f(2, 5, 5, 2)]),
+        "conv_bwd_input": (lambda x, w: jax.grad(lambda x: jnp.sum(jax.lax.conv_general_dilated(x, w, (2, 2), "SAME") ** 2))(x), [f(1, 2, 7, 7), f(3, 2, 3, 3)]),
+        "conv_bwd_filter": (lambda x, w: jax.grad(lambda w: jnp.sum(jax.lax.conv_general_dilated(x, w, (2, 2), "VALID") ** 2))(w), [f(2, 2, 7, 7), f(3, 2, 3, 3)]),
+        "einsum_attn": (lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k), [f(2, 3, 4, 5), f(2, 3, 6, 5)]),
+        "cumlogsumexp_rev": (lambda x: jax.lax.cumlogsumexp(x, axis=0, reverse=True), [f(12, 2)]),
+        "reduce_and_or": (lambda x: (jnp.all(x > 0, axis=0), jnp.any(x > 1, axis=1), jnp.sum(x > 0)), [f(5, 6)]),
+        "bitwise_mix": (lambda a, b: (a & b, a | b, a ^ b, ~a, jnp.left_shift(a, 3), jnp.right_shift(a, 2)), [ii(10), ii(10)]),
+        "int_minmax_abs": (lambda a, b: (jnp.minimum(a, b), jnp.maximum(a, b), jnp.abs(a), jnp.sign(a), -a), [ii(12), ii(12)]),
+        "float_mod_floor": (lambda a, b: (jnp.floor_divide(a, b), jnp.mod(a, b)), [f(10), f(10)]),
+        "expm1_small": (lambda x: (jnp.expm1(x * 1e-8), jnp.log1p(x * 1e-8)), [f(10)]),
+        "big_reduce": (lambda x: (x.sum(), x.max(axis=0), x.mean(axis=1)), [f(64, 257)]),
+        "big_softmax": (lambda x: jax.nn.softmax(x, axis=0), [f(129, 65)]),
+        "pad_interior_neg": (lambda x: jnp.pad(x, ((1, 2), (0, 3)), mode="reflect"), [f(4, 5)]),
+        "edge_pad_wrap": (lambda x: (jnp.pad(x, 2, mode="edge"), jnp.pad(x, 1, mode="wrap")), [f(3, 4)]),
+        "clip_int": (lambda x: jnp.clip(x, -10, 10), [ii(15)]),
+        "where_bcast": (lambda c, a, b: jnp.where(c > 0, a, b[:, None]), [f(4, 5), f(4, 5), f(4)]),
+        "matvec": (lambda a, x: (a @ x, x @ a.T), [f(17, 9), f(9)]),
+        "outer_prod_sum": (lambda a, b: jnp.sum(a[:, None, :] * b[None, :, :], -1), [f(7, 5), f(6, 5)]),
+    }
+    return {f"{name}_x64" if x64 else name: case for name, case in cases.items()}
+
+
 #: (rtol, atol) of floating outputs, by dtype.
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5), "complex64": (1e-4, 1e-5),
              "complex128": (1e-9, 1e-12), "bfloat16": (8e-3, 1e-3), "float16": (8e-3, 1e-3)}
@@ -226,7 +268,9 @@ def write_case(name: str, fn, args, x64: bool) -> dict:
 
 def main() -> None:
     manifest = []
-    for x64, make in ((False, cases_32), (True, cases_64)):
+    makers = ((False, cases_32), (True, cases_64), (False, lambda r: cases_both(r, False)),
+              (True, lambda r: cases_both(r, True)))
+    for x64, make in makers:
         jax.config.update("jax_enable_x64", x64)
         for name, (fn, args) in make(np.random.default_rng(0)).items():
             try:
