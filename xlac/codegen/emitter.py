@@ -729,8 +729,7 @@ def _math_interleave(inst: HloInstruction) -> int | None:
     return None
 
 
-def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs,
-                    write=_write) -> None:
+def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs) -> None:
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
@@ -744,7 +743,7 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
             value = gen(index)
             values = value if isinstance(value, tuple) else (value,)
             for out, v in zip(outputs, values):
-                write(b, out, index, v)
+                out.write(b, index, v)
 
 
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):
