@@ -565,6 +565,15 @@ _FAST_FLAGS = ("reassoc", "nsz", "contract")
 _NAN_FLAGGED = {"maximum": "llvm.maxnum", "minimum": "llvm.minnum"}
 
 
+def _nan_flagged_step(b: ir.IRBuilder, op: str, acc, x, nan) -> ir.Value:
+    """One step of a ``_NAN_FLAGGED`` max/min reduction: records whether ``x``
+    is NaN in the i1 alloca ``nan`` and returns ``maxnum(acc, x)`` (or minnum)."""
+    b.store(b.or_(b.load(nan), b.fcmp_unordered("uno", x, x)), nan)
+    name = f"{_NAN_FLAGGED[op]}.{'f32' if x.type == ir.FloatType() else 'f64'}"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, x.type]), name)
+    return b.call(fn, [acc, x], fastmath=("nnan",) + _FAST_FLAGS)
+
+
 def simple_reducer(reducer: HloComputation) -> str | None:
     """The opcode when ``reducer`` is ``ROOT op(p0, p1)`` on f32/f64, else None."""
     root = reducer.root
@@ -619,11 +628,7 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
         current = [b.load(a) for a in accs]
         inputs = [g(idx) for g in input_gens]
         if nan is not None:
-            x = inputs[0]
-            b.store(b.or_(b.load(nan), b.fcmp_unordered("uno", x, x)), nan)
-            name = f"{_NAN_FLAGGED[simple_reducer(reducer)]}.{'f32' if x.type == ir.FloatType() else 'f64'}"
-            fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, x.type]), name)
-            out = (b.call(fn, [current[0], x], fastmath=("nnan",) + _FAST_FLAGS),)
+            out = (_nan_flagged_step(b, simple_reducer(reducer), current[0], inputs[0], nan),)
         else:
             out = emit_reducer(em, reducer, current, inputs)
         for a, v in zip(accs, out):
