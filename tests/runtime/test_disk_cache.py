@@ -287,3 +287,35 @@ def test_library_dir_resolution(tmp_path, monkeypatch):
     for off in ("", "off", "0"):
         monkeypatch.setenv(disk_cache.LIBRARY_ENV, off)
         assert disk_cache.library_dir() is None
+
+
+def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
+    """Past XLAC_CACHE_MAX_BYTES, a write deletes the least recently used
+    entries (a load counts as a use) down to 90% of the limit, never the one
+    just written, and the aliases of deleted entries."""
+    d = str(tmp_path)
+    blob = b"\x7fELF" + bytes(10_000)
+    keys = [f"{k:064x}" for k in range(5)]
+    for age, key in enumerate(keys):
+        meta = disk_cache.store(key, {"entry": "f"}, blob, d)
+        assert meta is not None
+        disk_cache.store_alias(f"{age + 100:064x}", meta, d)
+        t = 1_000_000 + age                      # oldest first, whole seconds apart
+        os.utime(os.path.join(d, key + ".json"), (t, t))
+    assert disk_cache.load(keys[0], d) is not None          # the oldest is used again
+    per_entry = os.path.getsize(os.path.join(d, keys[0] + ".o")) + \
+        os.path.getsize(os.path.join(d, keys[0] + ".json"))
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, str(4 * per_entry))
+    new = f"{99:064x}"
+    assert disk_cache.store(new, {"entry": "f"}, blob, d) is not None
+    left = sorted(p.name[:-5] for p in tmp_path.glob("*.json"))
+    # 6 entries against a limit of 4: down to 3 (90%): the new one, the one
+    # just loaded, and the most recent of the others.
+    assert left == sorted([new, keys[0], keys[4]])
+    assert not (tmp_path / (keys[1] + ".o")).exists()
+    aliases = {p.read_text().split()[0] for p in tmp_path.glob("*.alias")}
+    assert aliases == {keys[0], keys[4]}
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "0")       # no limit
+    for key in keys[1:4]:
+        disk_cache.store(key, {"entry": "f"}, blob, d)
+    assert len(list(tmp_path.glob("*.json"))) == 6

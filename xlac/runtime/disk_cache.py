@@ -27,6 +27,10 @@ does not match its own recorded hash, or whose object does not match the
 recorded size and hash is ignored (a miss, then rebuilt and
 overwritten), never an error; failures to write are ignored too.
 
+The directory is kept under ``XLAC_CACHE_MAX_BYTES`` (default 1 GiB; 0: no
+limit): after each write, the least recently used entries (a load refreshes
+an entry's time) are deleted until the rest take at most 90% of it.
+
 ``XLAC_CACHE_CODE_VERSION`` replaces the source-file fingerprint in the key
 (for deployments that want keys independent of file times).
 
@@ -50,9 +54,12 @@ FORMAT_VERSION = 1
 ENV = "XLAC_CACHE_DIR"
 LIBRARY_ENV = "XLAC_LIBRARY_CACHE_DIR"
 CODE_VERSION_ENV = "XLAC_CACHE_CODE_VERSION"
+MAX_BYTES_ENV = "XLAC_CACHE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 1 << 30
 _MAGIC = b"\x7fELF"
 
-__all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "store_alias", "load_alias",
+__all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "store_alias", "load_alias", "evict",
+           "max_bytes",
            "code_fingerprint",
            "FORMAT_VERSION"]
 
@@ -138,9 +145,18 @@ def load(key: str, directory: str | None = None) -> tuple[dict, bytes] | None:
         if (len(data) != meta.get("object_size") or not data.startswith(_MAGIC)
                 or hashlib.sha256(data).hexdigest() != meta.get("object_sha256")):
             return None
+        _touch(meta_path)
         return meta, data
     except (OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+def _touch(path: str) -> None:
+    """Mark an entry used now (its metadata file's time orders eviction)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> dict | None:
@@ -157,9 +173,72 @@ def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> di
         os.makedirs(directory, exist_ok=True)
         _atomic_write(obj_path, data)
         _atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True).encode())
-        return meta
     except (OSError, ValueError, TypeError):
         return None
+    evict(directory, keep=key)
+    return meta
+
+
+def max_bytes() -> int:
+    """The size the cache directory is kept under (``XLAC_CACHE_MAX_BYTES``;
+    0 or negative: no limit)."""
+    try:
+        return int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+
+
+def evict(directory: str, keep: str | None = None) -> int:
+    """Delete the least recently used entries of ``directory`` (by the time of
+    their metadata file, which a load refreshes) until their objects and
+    metadata total at most 90% of :func:`max_bytes`, never ``keep``; then the
+    aliases whose entry is gone.  Returns the number of entries deleted.
+    Errors (another process deleting the same files) are ignored."""
+    limit = max_bytes()
+    if limit <= 0:
+        return 0
+    entries, total = [], 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        key = name[:-5]
+        obj_path, meta_path = _paths(directory, key)
+        try:
+            used = os.stat(meta_path).st_mtime
+            size = os.stat(meta_path).st_size + (os.stat(obj_path).st_size if os.path.exists(obj_path) else 0)
+        except OSError:
+            continue
+        entries.append((used, key, size))
+        total += size
+    if total <= limit:
+        return 0
+    deleted = 0
+    for _used, key, size in sorted(entries):
+        if total <= 0.9 * limit:
+            break
+        if key == keep:
+            continue
+        for path in _paths(directory, key)[::-1]:     # metadata first: it names the object
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        total -= size
+        deleted += 1
+    for name in names:
+        if name.endswith(".alias"):
+            try:
+                with open(os.path.join(directory, name), "rb") as f:
+                    target = f.read().split()[0].decode("ascii")
+                if not os.path.exists(_paths(directory, target)[1]):
+                    os.unlink(os.path.join(directory, name))
+            except (OSError, IndexError, UnicodeDecodeError):
+                pass
+    return deleted
 
 
 def store_alias(alias: str, meta: dict, directory: str | None = None) -> bool:
