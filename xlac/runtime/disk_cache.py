@@ -197,23 +197,24 @@ def evict(directory: str, keep: str | None = None) -> int:
     limit = max_bytes()
     if limit <= 0:
         return 0
-    entries, total = [], 0
+    files: dict = {}            # name -> (mtime, size), one directory scan
     try:
-        names = os.listdir(directory)
+        with os.scandir(directory) as it:
+            for entry in it:
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                files[entry.name] = (st.st_mtime, st.st_size)
     except OSError:
         return 0
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        key = name[:-5]
-        obj_path, meta_path = _paths(directory, key)
-        try:
-            used = os.stat(meta_path).st_mtime
-            size = os.stat(meta_path).st_size + (os.stat(obj_path).st_size if os.path.exists(obj_path) else 0)
-        except OSError:
-            continue
-        entries.append((used, key, size))
-        total += size
+    entries, total = [], 0
+    for name, (used, size) in files.items():
+        if name.endswith(".json"):
+            key = name[:-5]
+            size += files.get(key + ".o", (0, 0))[1]
+            entries.append((used, key, size))
+            total += size
     if total <= limit:
         return 0
     deleted = 0
@@ -229,7 +230,7 @@ def evict(directory: str, keep: str | None = None) -> int:
                 pass
         total -= size
         deleted += 1
-    for name in names:
+    for name in files:
         if name.endswith(".alias"):
             try:
                 with open(os.path.join(directory, name), "rb") as f:
