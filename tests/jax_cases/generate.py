@@ -240,9 +240,52 @@ def cases_both(rng, x64: bool) -> dict:
     return {f"{name}_x64" if x64 else name: case for name, case in cases.items()}
 
 
+def cases_more(rng) -> dict:
+    """Transformations (vmap, checkpoint, custom JVPs, lax.map), more RNG, and
+    programs xlac must refuse by name (LAPACK custom-calls, rng-bit-generator)."""
+    def f32(*s):
+        return rng.standard_normal(s).astype(np.float32)
+    return {
+        "linalg_inv": (lambda a: jnp.linalg.inv(a + 4 * jnp.eye(4)), [f32(4, 4)]),
+        "cholesky": (lambda a: jnp.linalg.cholesky(a @ a.T + jnp.eye(3)), [f32(3, 3)]),
+        "rbg_key": (lambda: jax.random.uniform(jax.random.key(0, impl="rbg"), (4,)), []),
+        "variadic_reduce": (lambda x: jax.lax.reduce((x, jnp.arange(x.shape[0], dtype=jnp.int32)), (-jnp.inf, 0), lambda a, b: (jnp.maximum(a[0], b[0]), jnp.where(a[0] >= b[0], a[1], b[1])), (0,)), [f32(9)]),
+        "lax_map": (lambda x: jax.lax.map(lambda r: jnp.sort(r)[::-1], x), [f32(4, 6)]),
+        "vmap_while": (lambda x: jax.vmap(lambda v: jax.lax.while_loop(lambda c: c < 10.0, lambda c: c * 1.7 + 0.1, v))(x), [np.abs(f32(5)) + 0.1]),
+        "checkpoint_grad": (lambda x: jax.grad(jax.checkpoint(lambda y: jnp.sum(jnp.sin(y) ** 2)))(x), [f32(6)]),
+        "custom_jvp_relu6": (lambda x: jax.grad(lambda y: jnp.sum(jax.nn.relu6(y) * jax.nn.silu(y)))(x), [f32(8) * 4]),
+        "eye_tri_solve": (lambda a, b: jax.scipy.linalg.solve_triangular(jnp.tril(a) + 3 * jnp.eye(3), b, lower=True), [f32(3, 3), f32(3, 2)]),
+        "stop_grad_opt_barrier": (lambda x: jax.lax.optimization_barrier(jax.lax.stop_gradient(x) * 2), [f32(4)]),
+        "nested_cond_while": (lambda x: jax.lax.fori_loop(0, 4, lambda i, v: jax.lax.cond(i % 2 == 0, lambda u: u + 1, lambda u: u * 2, v), x), [f32(3)]),
+        "dynamic_index_in_loop": (lambda x: jax.lax.fori_loop(0, 6, lambda i, acc: acc + x[i % 3], jnp.zeros(4, x.dtype)), [f32(3, 4)]),
+        "complex_fft_roundtrip": (lambda x: jnp.real(jnp.fft.ifft2(jnp.fft.fft2(x))), [f32(6, 10)]),
+        "u32_rng_bits": (lambda k: jax.random.bits(jax.random.wrap_key_data(k), (7,)), [np.asarray(jax.random.key_data(jax.random.key(11)))]),
+        "shuffle": (lambda k, x: jax.random.permutation(jax.random.wrap_key_data(k), x), [np.asarray(jax.random.key_data(jax.random.key(12))), f32(9)]),
+        "categorical": (lambda k, l: jax.random.categorical(jax.random.wrap_key_data(k), l, shape=(6,)), [np.asarray(jax.random.key_data(jax.random.key(13))), f32(5)]),
+        "gamma_rng": (lambda k: jax.random.gamma(jax.random.wrap_key_data(k), 2.5, (5,)), [np.asarray(jax.random.key_data(jax.random.key(14)))]),
+    }
+
+
 #: (rtol, atol) of floating outputs, by dtype.
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5), "complex64": (1e-4, 1e-5),
              "complex128": (1e-9, 1e-12), "bfloat16": (8e-3, 1e-3), "float16": (8e-3, 1e-3)}
+
+
+def _opcode(line: str):
+    """The opcode of an HLO instruction line (after the shape, which may be a
+    tuple with spaces), or None."""
+    rest = line.split(" = ", 1)[1]
+    if rest.startswith("("):
+        depth = 0
+        for k, ch in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                rest = rest[k + 1:]
+                break
+    else:
+        rest = rest.split(" ", 1)[1] if " " in rest else ""
+    m = re.match(r"\s*([a-z][a-z0-9-]*)\(", rest)
+    return m.group(1) if m else None
 
 
 def write_case(name: str, fn, args, x64: bool) -> dict:
@@ -258,7 +301,7 @@ def write_case(name: str, fn, args, x64: bool) -> dict:
         rtol, atol = TOLERANCE.get(str(o.dtype), (0.0, 0.0))
         outputs.append({"name": f"arr_{k}", "dtype": str(o.dtype), "shape": list(o.shape),
                         "rtol": rtol, "atol": atol})
-    opcodes = sorted(set(re.findall(r"= [^ ]+ ([a-z][a-z0-9-]*)\(", text)))
+    opcodes = sorted({_opcode(line) for line in text.splitlines() if " = " in line} - {None})
     return {"name": name, "opcodes": opcodes, "x64": x64,
             "equal_nan": bool(any(np.issubdtype(o.dtype, np.inexact) and np.isnan(o).any() for o in outs)),
             "inputs": [{"name": f"arr_{k}", "dtype": str(a.dtype), "shape": list(a.shape)}
@@ -269,7 +312,7 @@ def write_case(name: str, fn, args, x64: bool) -> dict:
 def main() -> None:
     manifest = []
     makers = ((False, cases_32), (True, cases_64), (False, lambda r: cases_both(r, False)),
-              (True, lambda r: cases_both(r, True)))
+              (True, lambda r: cases_both(r, True)), (False, cases_more))
     for x64, make in makers:
         jax.config.update("jax_enable_x64", x64)
         for name, (fn, args) in make(np.random.default_rng(0)).items():
