@@ -259,13 +259,16 @@ def test_compile_time_is_linear():
         simp = min(simplify() for _ in range(3))
         # The whole lowering: every pass (fusion included), buffer assignment, LLVM IR emission.
         module = xlac.parse_hlo(text)
-        low = _best_time(lambda: lower(module), repeat=2)
+        low = _best_time(lambda: lower(module), repeat=3)
         per_inst[n] = (parse_print / n, simp / n, low / n)
-    # 100 only warms up; from 1,000 to 10,000 the time per instruction stays flat.
+    # 100 only warms up; from 1,000 to 10,000 the time per instruction stays
+    # about flat (a quadratic pass would make it 10x).  Lowering's grows ~1.6x
+    # here (caches, the collector) and reached 3.15x once on a loaded machine:
+    # its bound is 4x.
     small, big = per_inst[1000], per_inst[10000]
     assert big[0] < 3 * small[0], f"parse+print per instruction: {small[0]:.2e}s -> {big[0]:.2e}s"
     assert big[1] < 3 * small[1], f"simplify per instruction: {small[1]:.2e}s -> {big[1]:.2e}s"
-    assert big[2] < 3 * small[2], f"lowering per instruction: {small[2]:.2e}s -> {big[2]:.2e}s"
+    assert big[2] < 4 * small[2], f"lowering per instruction: {small[2]:.2e}s -> {big[2]:.2e}s"
 
 
 def test_chain_simplifies_to_the_same_values():
