@@ -475,6 +475,24 @@ def transpose_square(b: ir.IRBuilder, rows: list, vty: ir.VectorType) -> list:
     return x
 
 
+def grab_tasks(b: ir.IRBuilder, counter, n_tasks, body) -> None:
+    """Take task numbers from the i64 atomic ``counter`` until ``n_tasks`` are
+    taken, emitting ``body(t)`` for each; the builder is left after the loop.
+    Workers that finish early take the remaining tasks (dynamic balance)."""
+    fn = b.function
+    head = fn.append_basic_block("grab")
+    work = fn.append_basic_block("work")
+    done = fn.append_basic_block("done")
+    b.branch(head)
+    b.position_at_end(head)
+    t = b.atomic_rmw("add", counter, ir.Constant(I64, 1), "monotonic")
+    b.cbranch(b.icmp_signed("<", t, n_tasks), work, done)
+    b.position_at_end(work)
+    body(t)
+    b.branch(head)
+    b.position_at_end(done)
+
+
 def pack_once(b: ir.IRBuilder, enabled, flag, pack_shared, pack_local):
     """Pack a block of B that several tasks read into the shared buffer, once.
 

@@ -49,7 +49,7 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
-from .gemm import I1, I32, PTR, Loop, add, imin, micro_kernel, mul_const, pack_once, pack_panel
+from .gemm import I1, I32, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_once, pack_panel
 from .ir_array import I64, i64
 
 PREFIX = "xlac_gemm_"
@@ -255,18 +255,7 @@ def _worker(module, name: str, linkage: str, body) -> None:
     alloca_b.branch(b.block)
     alloca_b.position_at_start(alloca_b.block)
     d = _Desc(b, desc)
-    n, cnt = d.n_tasks, d.counter
-    head = fn.append_basic_block("grab")
-    work = fn.append_basic_block("work")
-    done = fn.append_basic_block("done")
-    b.branch(head)
-    b.position_at_end(head)
-    t = b.atomic_rmw("add", cnt, i64(1), "monotonic")
-    b.cbranch(b.icmp_signed("<", t, n), work, done)
-    b.position_at_end(work)
-    body(b, alloca_b, d, t, w)
-    b.branch(head)
-    b.position_at_end(done)
+    grab_tasks(b, d.counter, d.n_tasks, lambda t: body(b, alloca_b, d, t, w))
     b.ret_void()
 
 

@@ -56,7 +56,7 @@ from .. import gemm_library, types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
-                    I1, I32, imin, micro_kernel, mul_const, pack_block, pack_once, pack_panel,
+                    I1, I32, grab_tasks, imin, micro_kernel, mul_const, pack_block, pack_once, pack_panel,
                     read_element)
 from ..ir_array import Index, IrArray, i64
 from ._util import I8, ScratchPlan, fill_padding
@@ -814,19 +814,7 @@ def _run_tasks(ctx: KernelContext, plan, n_tasks: int, counter: int, body) -> No
         # One copy of the body: the serial fallback calls it rather than
         # inlining it (and unrolling the task loop over it).
         tctx.fn.attributes.add("noinline")
-        tb = tctx.b
-        cnt = _counter(tctx, plan, counter)
-        head = tb.append_basic_block("grab")
-        work = tb.append_basic_block("work")
-        done = tb.append_basic_block("done")
-        tb.branch(head)
-        tb.position_at_end(head)
-        t = tb.atomic_rmw("add", cnt, i64(1), "monotonic")
-        tb.cbranch(tb.icmp_signed("<", t, i64(n_tasks)), work, done)
-        tb.position_at_end(work)
-        body(tctx, t, w)
-        tb.branch(head)
-        tb.position_at_end(done)
+        grab_tasks(tctx.b, _counter(tctx, plan, counter), i64(n_tasks), lambda t: body(tctx, t, w))
     ctx.parallel_for(n_tasks, worker)
 
 
