@@ -35,7 +35,7 @@ from .elemental import ElementalEmitter, emit_reducer, row_scratch_dims
 from .ir_array import Index, IrArray, i64, scalar_index
 from . import nontemporal
 from .loops import (REDUCTION_INTERLEAVE, for_range, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
-                    tiled_loop_nest, without_unrolling)
+                    tiled_loop_nest)
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -694,7 +694,7 @@ def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_rang
     with parallel_loops(b.module) as loop_id:
         # Not unrolled: a memory-bound loop gains nothing from it, and the two
         # versions compile in less time (softmax 57 -> 45 ms, same speed).
-        inner = without_unrolling(b.module, loop_id, _math_interleave(ctx.inst))
+        inner = loop_hints(b.module, interleave=_math_interleave(ctx.inst), base=loop_id)
         for k, index in loop_nest_versions(b, loop_shape, lambda bb, row: nontemporal.row_aligned(bb, out, row),
                                            prologues, outer_range=outer_range, loop_id=loop_id,
                                            inner_loop_id=inner):
@@ -736,7 +736,7 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
     with parallel_loops(b.module) as loop_id:
         interleave = _math_interleave(ctx.inst)
         if interleave:
-            loop_id = without_unrolling(b.module, loop_id, interleave)
+            loop_id = loop_hints(b.module, interleave=interleave, base=loop_id)
         nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
                 else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
         with nest as index:

@@ -86,7 +86,7 @@ def parallel_loops(module: ir.Module):
 REDUCTION_INTERLEAVE = 4
 
 
-def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None = None):
+def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None = None, base=None):
     """A fresh loop ID for a loop LLVM should not unroll
     (``llvm.loop.unroll.disable``): a short fixed-trip loop such as a row
     reduction (fully unrolled, a 1024-element row sum is 64 vector adds of code
@@ -96,8 +96,10 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     alone also stops the vectoriser from interleaving, leaving one latency-bound
     accumulator: reductions pass ``REDUCTION_INTERLEAVE``); with
     ``vectorize=False``, the loop is not vectorised either (scalar edges, loops
-    whose vectorised versions would only cost compile time)."""
-    hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+    whose vectorised versions would only cost compile time).  With ``base``, a
+    loop ID, its hints (e.g. parallel accesses) are kept too."""
+    hints = [h for h in base.operands if h is not base] if base is not None else []
+    hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     if not vectorize:
         hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
                                           ir.Constant(ir.IntType(1), 0)]))
@@ -107,20 +109,6 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
     loop_id.operands = (loop_id, *hints)  # a loop ID refers to itself
     return loop_id
-
-
-def without_unrolling(module: ir.Module, loop_id, interleave: int | None = None):
-    """A fresh loop ID with ``loop_id``'s hints (e.g. parallel accesses) and
-    ``llvm.loop.unroll.disable`` (and ``interleave`` vector iterations side by
-    side, as :func:`loop_hints`)."""
-    hints = [h for h in loop_id.operands if h is not loop_id]
-    hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
-    if interleave:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
-                                          ir.Constant(ir.IntType(32), interleave)]))
-    new = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    new.operands = (new, *hints)  # a loop ID refers to itself
-    return new
 
 
 @contextmanager
