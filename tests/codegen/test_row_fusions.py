@@ -206,12 +206,7 @@ def test_layernorm_mean_is_computed_once():
 def test_hoisted_reuse_does_not_leak_across_rows_or_branches():
     """Two row reductions of different operands, and a concatenate (branches)
     reading the same row value: every value is still right."""
-    text = """HloModule m
-add_r {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+    text = "HloModule m\n" + REDUCERS.replace("TY", "f32") + """
 ENTRY e {
   x = f32[9,31]{1,0} parameter(0)
   y = f32[9,31]{1,0} parameter(1)
@@ -264,12 +259,7 @@ def test_row_scratch_too_big_row_recomputes(monkeypatch):
 def test_row_scratch_over_two_minor_dimensions_and_other_readers():
     """A row that spans the two minor dimensions, and a second reader of the
     value through a transpose (not inside loops over the row: computed again)."""
-    text = """HloModule m
-add_r {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+    text = "HloModule m\n" + REDUCERS.replace("TY", "f32") + """
 ENTRY e {
   x = f32[6,5,7]{2,1,0} parameter(0)
   e = f32[6,5,7]{2,1,0} exponential(x)
