@@ -1,7 +1,9 @@
 """Non-temporal stores for big loop-kernel results (xlac/codegen/nontemporal.py):
 which kernels get them, that the optimised IR carries them only where LLVM
 proved the alignment, and that both versions (aligned result, unaligned
-donated buffer) compute the same values as numpy and as the plain kernel."""
+donated buffer) compute the same values as numpy and as the plain kernel.
+The JIT compiles for its pool's aligned buffers (one version) and compiles
+the versioned code the first time a donated buffer is not aligned."""
 import ctypes
 
 import numpy as np
@@ -13,6 +15,7 @@ from xlac.codegen import nontemporal
 from xlac.codegen.compiler import lower
 from xlac.codegen.jit import host_target_machine, parse_and_optimize
 from xlac.runtime import abi, threads
+from xlac.runtime.executable import _compile
 
 ROWS, COLS = 2048, 1024          # 8 MiB of f32: the smallest result that qualifies
 
@@ -88,10 +91,25 @@ def _scale_columns():
     return bld.build(ops.add(ops.mul(x, ops.broadcast_in_dim(g, (ROWS, COLS), (1,))), x))
 
 
+def test_aligned_results_lowering_has_one_version_and_says_so():
+    """``lower(aligned_results=True)`` (the JIT's) writes a big result without
+    the alignment test and its second inner loop, and records that it relied
+    on aligned buffers; a module without big results relies on nothing."""
+    general = lower(_scale_columns().module)
+    aligned = lower(_scale_columns().module, aligned_results=True)
+    assert not general.assumes_aligned_results and aligned.assumes_aligned_results
+    assert "call i64 asm" in general.llvm_ir and "call i64 asm" not in aligned.llvm_ir
+    assert general.llvm_ir.count(".body:") > aligned.llvm_ir.count(".body:")
+    ir = str(parse_and_optimize(aligned.llvm_module, host_target_machine()))
+    assert "align 64, !nontemporal" in ir
+    assert not lower(_layernorm_like(rows=64).module, aligned_results=True).assumes_aligned_results
+
+
 @pytest.mark.parametrize("offset", [0, 16])
 def test_donated_buffer_aligned_or_not(offset):
     """A donated argument is the result's buffer: 64-byte aligned, the
-    non-temporal version runs; 16 bytes off, the plain one."""
+    non-temporal version runs; 16 bytes off, the module is compiled again
+    without the alignment promise (once) and its plain version runs."""
     x, g = _args()
     assert "!nontemporal" in _optimised_ir(_scale_columns())
     want = x * g + x
@@ -101,19 +119,24 @@ def test_donated_buffer_aligned_or_not(offset):
     buf[...] = x
     for threads in (1, 2):
         buf[...] = x
-        out = xlac.jit(_scale_columns(), donate_argnums=(0,), num_threads=threads)(buf, g)
+        exe = xlac.jit(_scale_columns(), donate_argnums=(0,), num_threads=threads)
+        assert exe._program.assumes_aligned_results
+        out = exe(buf, g)
         assert np.shares_memory(out, buf) and out.ctypes.data % 64 == offset
         np.testing.assert_array_equal(out, want)
+        assert (exe._general_fn is not None) == (offset != 0)
 
 
 @pytest.mark.parametrize("offset", [0, 16])
 def test_row_fusion_into_an_unaligned_result(offset):
-    """The compiled entry called as an AOT caller may call it, with a result
-    buffer 16 bytes off a cache line: the plain inner loop runs, with the row
-    sums shared by both versions, and gives the aligned result's values."""
+    """The entry compiled without the alignment promise (as ahead-of-time
+    objects are) called with a result buffer 16 bytes off a cache line: the
+    plain inner loop runs, with the row sums shared by both versions, and
+    gives the aligned result's values."""
     x, g = _args()
     exe = xlac.jit(_layernorm_like())
-    program = exe._program
+    program, _, _ = _compile(_layernorm_like(), aligned_results=False)
+    assert not program.assumes_aligned_results
     fn = abi.ENTRY(program.jit.address)
     raw = np.empty(x.size * 4 + 128, np.uint8)
     start = (-raw.ctypes.data) % 64 + offset

@@ -230,6 +230,54 @@ ENTRY e {
         np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x, y), want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("kind", ["softmax", "softmax_sum_first", "softmax_plus_shift"])
+def test_row_sum_is_folded_into_the_scratch_fill(kind):
+    """The row sum of the exp row is accumulated while the scratch row is
+    written, whichever of the two the kernel asks for first: the only
+    reduction loop left is the row maximum's."""
+    text = _check(kind, "f32", (33, 129), threads=(1, 2))
+    ir = xlac.jit(text, num_threads=1).llvm_ir
+    assert len(_reduce_loops(ir)) == 1, _reduce_loops(ir)
+    assert len(re.findall(r"^row\d+\.body:", ir, re.M)) == 1
+
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_several_reductions_folded_into_one_fill(ty):
+    """A sum with a non-zero initial value, a maximum (NaN-flagged) and a
+    product of one scratch row, all folded into its fill; rows holding NaN and
+    infinities give what the evaluator gives."""
+    text = "HloModule m\n" + REDUCERS.replace("TY", ty) + f"""
+mul_r {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT p = {ty}[] multiply(a, b)
+}}
+ENTRY e {{
+  x = {ty}[6,40]{{1,0}} parameter(0)
+  e = {ty}[6,40]{{1,0}} exponential(x)
+  one = {ty}[] constant(1)
+  ninf = {ty}[] constant(-inf)
+  s = {ty}[6]{{0}} reduce(e, one), dimensions={{1}}, to_apply=add_r
+  m = {ty}[6]{{0}} reduce(e, ninf), dimensions={{1}}, to_apply=max_r
+  p = {ty}[6]{{0}} reduce(e, one), dimensions={{1}}, to_apply=mul_r
+  sb = {ty}[6,40]{{1,0}} broadcast(s), dimensions={{0}}
+  mb = {ty}[6,40]{{1,0}} broadcast(m), dimensions={{0}}
+  pb = {ty}[6,40]{{1,0}} broadcast(p), dimensions={{0}}
+  q = {ty}[6,40]{{1,0}} divide(e, sb)
+  w = {ty}[6,40]{{1,0}} add(q, mb)
+  ROOT r = {ty}[6,40]{{1,0}} subtract(w, pb)
+}}"""
+    x = np.random.default_rng(4).uniform(-0.1, 0.1, (6, 40)).astype(DTYPES[ty])
+    x[1, 7] = np.nan
+    x[2, 3] = np.inf
+    x[3, :] = -np.inf
+    want = xlac.evaluate(text, x)
+    for nt in (1, 2):
+        exe = xlac.jit(text, num_threads=nt)
+        assert _reduce_loops(exe.llvm_ir) == []
+        np.testing.assert_allclose(exe(x), want, rtol=TOL[ty] * 10, atol=TOL[ty] * 10)
+
+
 def _exp_count(ir_text):
     # One exponential's polynomial (f32) has this coefficient once.
     return ir_text.count("0x3f2a032d60000000")

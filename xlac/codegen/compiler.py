@@ -30,6 +30,10 @@ class Lowered:
     assignment: BufferAssignment
     llvm_module: ir.Module
     entry_name: str
+    #: The code writes some results with aligned non-temporal stores and no
+    #: check (``lower(aligned_results=True)``): every result and temp buffer
+    #: must be 64-byte aligned.
+    assumes_aligned_results: bool = False
 
     @property
     def llvm_ir(self) -> str:
@@ -46,17 +50,23 @@ def check_supported(module: HloModule) -> None:
 
 
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
-          data_layout: str = "", optimize: bool = True) -> Lowered:
+          data_layout: str = "", optimize: bool = True, aligned_results: bool = False) -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
 
     ``optimize=False`` skips simplification and fusion (only calls are
     inlined): every instruction gets its own kernel — the reference the
-    optimised pipeline is tested against.
+    optimised pipeline is tested against.  ``aligned_results=True`` is the
+    JIT runtime's promise that every result and temp buffer is 64-byte
+    aligned (its pool's are): big results are then written without a run-time
+    alignment test and a second version of their loop (see
+    ``codegen/nontemporal.py``); ahead-of-time callers' buffers carry no such
+    promise.
     """
     verify(module)
     module = module.clone()
     codegen_pipeline(optimize=optimize).run(module)
     check_supported(module)
-    emitter = ModuleEmitter(module, entry_name, triple, data_layout)
+    emitter = ModuleEmitter(module, entry_name, triple, data_layout, aligned_results=aligned_results)
     llvm_module = emitter.emit()
-    return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name)
+    return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
+                   emitter.assumed_alignment)

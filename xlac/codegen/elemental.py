@@ -46,6 +46,9 @@ class ElementalEmitter:
         self.b = builder
         self.alloca_builder = alloca_builder
         self.constant_array = constant_array
+        #: instruction id -> the fold function of its row scratch (``row_scratch``),
+        #: for the reductions generated after it in the same computation.
+        self.row_folds: dict = {}
 
     # -- public ---------------------------------------------------------------
     def make_generator(self, inst: HloInstruction, operand_gens: list) -> Generator:
@@ -80,7 +83,7 @@ class ElementalEmitter:
                 gen = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
                 row = row_scratch_dims(inst)
                 if row is not None:
-                    gen = self.row_scratch(inst, gen, row)
+                    gen, self.row_folds[id(inst)] = self.row_scratch(inst, gen, row)
             if len(inst.users) > 1:
                 gen = _cached(inst, gen)
             gens[id(inst)] = gen
@@ -118,7 +121,7 @@ class ElementalEmitter:
             return gen(index)
         target = max(index.depths, default=0)
         if target >= len(index.stack):
-            return gen(index)
+            return self.region_cached(gen, index, lambda: gen(index))
         chain = index.stack[target]
         avail = index.avail[:_position(index.avail, chain) + 1]
         key = (id(gen), tuple(_value_key(x) for x in index.multi))
@@ -133,31 +136,38 @@ class ElementalEmitter:
         _remember(chain, key, (gen, list(index.multi), value))
         return value
 
-    def region_cached(self, inst: HloInstruction, index: Index, emit):
-        """``emit()``, reused when ``inst`` was already emitted at the same
-        index into a chain that runs before this point.  Only code emitted at
-        the top level of a hoisted region (``index.avail`` ends with a chain
-        that is not one of the enclosing loops') is remembered: a row
-        reduction reached through different broadcasts or reshapes (fusion
-        duplicates those) is computed once per row."""
-        avail, stack = index.avail, index.stack
-        if not avail or stack is None or any(c is avail[-1] for c in stack):
+    def region_cached(self, what, index: Index, emit):
+        """``emit()``, reused when ``what`` (an instruction or a generator) was
+        already emitted at the same index into a chain that runs before this
+        point.  Only code emitted at the top level of a hoisted region (see
+        :func:`_region`) is remembered: a row reduction reached through
+        different broadcasts or reshapes (fusion duplicates those) is computed
+        once per row."""
+        region = _region(index)
+        if region is None:
             return emit()
-        key = (id(inst), tuple(_value_key(x) for x in index.multi))
-        hit = _lookup(avail, key)
+        key = (id(what), tuple(_value_key(x) for x in index.multi))
+        hit = _lookup(index.avail, key)
         if hit is not None:
             return hit
         value = emit()
-        _remember(avail[-1], key, (inst, list(index.multi), value))
+        _remember(region, key, (what, list(index.multi), value))
         return value
 
-    def row_scratch(self, inst: HloInstruction, gen: Generator, dims: list) -> Generator:
+    def row_scratch(self, inst: HloInstruction, gen: Generator, dims: list) -> tuple:
         """``gen`` for a value a row reduction reads and other users read again
         (softmax's ``exp(x - max)``): where a row of it is read inside loops
         over the row (``dims``, the minor dimensions), the whole row is
         computed once into a small scratch row (L1-resident) in front of the
         loops, and read back from there.  The fill is hoisted like any other
-        per-row value, so the reduction and the output pass share it."""
+        per-row value, so the reduction and the output pass share it.
+
+        Returns ``(read, fold)``: ``read`` is the generator; ``fold(reduce,
+        init_gen)`` folds a simple reduction of this value over ``dims`` into
+        the fill loop (softmax's row sum is accumulated while the exp row is
+        written: one loop fewer to run and to compile) and returns its
+        generator's emitter, ``index -> value`` (None where it does not
+        apply); ``fold`` returns None for a reduction it cannot take."""
         shape = inst.shape
         pt = shape.element_type
         ety = types.register_type(pt)
@@ -167,6 +177,7 @@ class ElementalEmitter:
         for d in reversed(order):
             row_strides[d] = stride
             stride *= shape.dimensions[d]
+        folded: list = []       # (reduce instruction, init generator, reducer opcode)
 
         def row_offset(multi):
             offset = None
@@ -179,6 +190,7 @@ class ElementalEmitter:
         def fill(kept: Index):
             b = self.b
             scratch = self.alloca_builder.alloca(ety, size=n, name="row")
+            accs = [_start_accumulator(self, r, init(scalar_index()), op) for r, init, op in folded]
             multi, depths = list(kept.multi), list(kept.depths)
             stack, avail = list(kept.stack), list(kept.avail)
             base = len(stack)
@@ -188,6 +200,8 @@ class ElementalEmitter:
                     value = gen(Index(list(multi), depths=list(depths), stack=list(stack),
                                       avail=avail + stack[base:]))
                     b.store(value, b.gep(scratch, [row_offset(multi)], inbounds=True, source_etype=ety))
+                    for (_, _, op), (acc, nan) in zip(folded, accs):
+                        _accumulate(b, op, pt, acc, nan, value)
                     return
                 d = order[level]
                 with for_range(b, shape.dimensions[d], f"row{d}", stack,
@@ -198,7 +212,18 @@ class ElementalEmitter:
                         stack[-1].parent = avail[-1]    # the fill is hoisted code (see _reduce_loops)
                     loops(level + 1)
             loops(0)
-            return scratch
+            sums = {}
+            region = _region(kept)
+            for (r, _, op), (acc, nan) in zip(folded, accs):
+                sums[id(r)] = value = _finish_accumulator(b, pt, acc, nan)
+                if region is not None:      # where region_cached looks the reduction up
+                    out = [x for d, x in enumerate(kept.multi) if d not in dims]
+                    _remember(region, (id(r), tuple(_value_key(x) for x in out)), (r, out, value))
+            return scratch, sums
+
+        def row_of(multi, depths, index: Index):
+            """The hoisted fill for the row that ``multi`` (row dims zero) is in."""
+            return self.hoisted(fill, Index(multi, depths=depths, stack=index.stack, avail=index.avail))
 
         def read(index: Index):
             if index.depths is None or index.stack is None or any(x is None for x in index.depths):
@@ -208,9 +233,26 @@ class ElementalEmitter:
                 return gen(index)   # not inside loops over the row
             multi = [i64(0) if d in order else x for d, x in enumerate(index.multi)]
             depths = [0 if d in order else x for d, x in enumerate(index.depths)]
-            scratch = self.hoisted(fill, Index(multi, depths=depths, stack=index.stack, avail=index.avail))
+            scratch, _ = row_of(multi, depths, index)
             return self.b.load(self.b.gep(scratch, [row_offset(index.multi)], inbounds=True, source_etype=ety))
-        return read
+
+        def fold(r: HloInstruction, init_gen: Generator):
+            op = simple_reducer(r.attrs["to_apply"])
+            if op is None or len(r.operands) != 2 or r.operands[0] is not inst \
+                    or sorted(r.attrs["dimensions"]) != list(dims):
+                return None
+            folded.append((r, init_gen, op))
+
+            def reduced(index: Index):
+                if index.depths is None or index.stack is None or any(x is None for x in index.depths):
+                    return None
+                multi, depths = [i64(0)] * shape.rank, [0] * shape.rank
+                kept = [d for d in range(shape.rank) if d not in dims]
+                for d, x, depth in zip(kept, index.multi, index.depths):
+                    multi[d], depths[d] = x, depth
+                return row_of(multi, depths, index)[1][id(r)]
+            return reduced
+        return read, fold
 
     # -- small helpers ----------------------------------------------------------
     def alloca(self, pt, name: str = "acc") -> ir.Value:
@@ -260,6 +302,17 @@ def row_scratch_dims(inst: HloInstruction) -> list | None:
         if sorted(minor) == dims and 1 < row and row * max(shape.element_type.byte_size, 4) <= ROW_SCRATCH_BYTES:
             return dims
     return None
+
+
+def _region(index: Index):
+    """The chain at whose top level code at ``index`` is emitted (hoisted code:
+    ``index.avail`` ends with a chain that is not one of the enclosing
+    loops'), or None inside a loop body; values emitted there and remembered
+    in it dominate whatever later code finds them through ``avail``."""
+    avail, stack = index.avail, index.stack
+    if not avail or stack is None or any(c is avail[-1] for c in stack):
+        return None
+    return avail[-1]
 
 
 def _position(chains: list, chain) -> int:
@@ -521,9 +574,15 @@ def _reduce(em: ElementalEmitter, inst, gens):
     elem_types = [o.shape.element_type for o in inst.operands[:n]]
     reducer = inst.attrs["to_apply"]
     empty = any(in_shape.dimensions[d] == 0 for d in reduced)
+    fold = em.row_folds.get(id(inst.operands[0]))
+    folded = fold(inst, init_gens[0]) if fold is not None and n == 1 else None
 
     def gen(index):
-        return em.region_cached(inst, index, lambda: emit(index))
+        return em.region_cached(inst, index, lambda: emit_folded(index))
+
+    def emit_folded(index):
+        value = folded(index) if folded is not None else None
+        return emit(index) if value is None else value
 
     def emit(index):
         b = em.b
@@ -532,8 +591,7 @@ def _reduce(em: ElementalEmitter, inst, gens):
             b.store(g(scalar_index()), acc)
         nan = None
         if not empty and simple_reducer(reducer) in _NAN_FLAGGED:
-            nan = em.alloca_builder.alloca(ir.IntType(1), name="acc.nan")
-            b.store(b.fcmp_unordered("uno", b.load(accs[0]), b.load(accs[0])), nan)
+            nan = _nan_flag(em, accs[0])
         if not empty:
             multi = [i64(0)] * in_shape.rank
             depths = None
@@ -547,11 +605,43 @@ def _reduce(em: ElementalEmitter, inst, gens):
                                list(index.stack) if depths is not None else None,
                                index.avail if depths is not None else None)
             _reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
-        values = tuple(b.load(a) for a in accs)
-        if nan is not None:
-            values = (b.select(b.load(nan), types.constant(elem_types[0], float("nan")), values[0]),)
-        return values if n > 1 else values[0]
+        if n == 1:
+            return _finish_accumulator(b, elem_types[0], accs[0], nan)
+        return tuple(b.load(a) for a in accs)
     return gen
+
+
+def _nan_flag(em: ElementalEmitter, acc) -> ir.Value:
+    """The i1 alloca of a ``_NAN_FLAGGED`` reduction, set to whether the
+    accumulator's initial value is NaN."""
+    b = em.b
+    nan = em.alloca_builder.alloca(ir.IntType(1), name="acc.nan")
+    b.store(b.fcmp_unordered("uno", b.load(acc), b.load(acc)), nan)
+    return nan
+
+
+def _start_accumulator(em: ElementalEmitter, r: HloInstruction, init, op: str) -> tuple:
+    """``(acc, nan)`` allocas of a simple reduction ``r`` folded into another
+    loop (``ElementalEmitter.row_scratch``), initialised to ``init``."""
+    acc = em.alloca(r.shape.element_type)
+    em.b.store(init, acc)
+    return acc, (_nan_flag(em, acc) if op in _NAN_FLAGGED else None)
+
+
+def _accumulate(b: ir.IRBuilder, op: str, pt, acc, nan, value) -> None:
+    """One step of a simple reduction of element type ``pt``: ``acc = op(acc, value)``."""
+    if nan is not None:
+        b.store(_nan_flagged_step(b, op, b.load(acc), value, nan), acc)
+    else:
+        b.store(_simple_step(b, op, pt, b.load(acc), value), acc)
+
+
+def _finish_accumulator(b: ir.IRBuilder, pt, acc, nan) -> ir.Value:
+    """The reduction's value: the accumulator, or NaN when the flag says one was seen."""
+    value = b.load(acc)
+    if nan is not None:
+        value = b.select(b.load(nan), types.constant(pt, float("nan")), value)
+    return value
 
 
 #: Reducers that may be reassociated freely: the reduce spec lets backends
@@ -593,16 +683,20 @@ def emit_reducer(em: "ElementalEmitter", reducer: HloComputation, accs: list, in
     """
     op = simple_reducer(reducer)
     if op is not None:
-        pt = reducer.root.shape.element_type
-        value = scalar_ops.emit_elementwise(em.b, op, [accs[0], inputs[0]], [pt, pt], pt, {})
-        if isinstance(getattr(value, "flags", None), list):        # fadd, fmul
-            value.flags.extend(f for f in _FAST_FLAGS if f not in value.flags)
-        elif isinstance(getattr(value, "fastmath", None), set):    # llvm.maximum/minimum calls
-            for flag in _FAST_FLAGS:
-                value.fastmath.add(flag)
-        return (value,)
+        return (_simple_step(em.b, op, reducer.root.shape.element_type, accs[0], inputs[0]),)
     out = em.emit_scalar_computation(reducer, list(accs) + list(inputs))
     return out if isinstance(out, tuple) else (out,)
+
+
+def _simple_step(b: ir.IRBuilder, op: str, pt, acc, x) -> ir.Value:
+    """``op(acc, x)`` for a ``simple_reducer`` opcode, with reassociation allowed."""
+    value = scalar_ops.emit_elementwise(b, op, [acc, x], [pt, pt], pt, {})
+    if isinstance(getattr(value, "flags", None), list):        # fadd, fmul
+        value.flags.extend(f for f in _FAST_FLAGS if f not in value.flags)
+    elif isinstance(getattr(value, "fastmath", None), set):    # llvm.maximum/minimum calls
+        for flag in _FAST_FLAGS:
+            value.fastmath.add(flag)
+    return value
 
 
 class _LoopState:

@@ -232,7 +232,8 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
 class ModuleEmitter:
     """Builds the LLVM module for ``module``; see the module docstring."""
 
-    def __init__(self, module: HloModule, entry_name: str, triple: str = "", data_layout: str = ""):
+    def __init__(self, module: HloModule, entry_name: str, triple: str = "", data_layout: str = "",
+                 aligned_results: bool = False):
         self.hlo = module
         self.entry_name = entry_name
         self.llvm = ir.Module(name=module.name)
@@ -246,6 +247,11 @@ class ModuleEmitter:
         self._functions: dict[int, ir.Function] = {}
         #: Big loop-kernel results get a version with non-temporal stores.
         self.nontemporal = True
+        #: The caller promises 64-byte aligned result (and temp) buffers, as the
+        #: JIT runtime's pool does: big results get only the non-temporal version.
+        self.aligned_results = aligned_results
+        #: Whether some kernel relied on that promise (``Lowered.assumes_aligned_results``).
+        self.assumed_alignment = False
 
     # -- computations -------------------------------------------------------------
     def assignment_for(self, comp: HloComputation) -> BufferAssignment:
@@ -685,19 +691,24 @@ def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_rang
     """A big result's loop nest whose inner loop, when the result is 64-byte
     aligned, writes with non-temporal stores (see codegen/nontemporal.py), and
     otherwise with plain ones.  Only the inner loop is duplicated: the row
-    reductions hoisted in front of it are emitted once."""
+    reductions hoisted in front of it are emitted once.  When the module's
+    results are promised aligned (``ModuleEmitter.aligned_results``) there is
+    only the non-temporal version (softmax compiles in ~10% less time)."""
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
     writes = [nontemporal.write, _write]
     prologues = [lambda bb: nontemporal.assume_aligned(bb, out), None]
+    cond = lambda bb, row: nontemporal.row_aligned(bb, out, row)   # noqa: E731
+    if ctx.me.aligned_results:
+        prologues, cond = prologues[:1], None
+        ctx.me.assumed_alignment = True
     with parallel_loops(b.module) as loop_id:
         # Not unrolled: a memory-bound loop gains nothing from it, and the two
         # versions compile in less time (softmax 57 -> 45 ms, same speed).
         inner = loop_hints(b.module, interleave=_math_interleave(ctx.inst), base=loop_id)
-        for k, index in loop_nest_versions(b, loop_shape, lambda bb, row: nontemporal.row_aligned(bb, out, row),
-                                           prologues, outer_range=outer_range, loop_id=loop_id,
-                                           inner_loop_id=inner):
+        for k, index in loop_nest_versions(b, loop_shape, cond, prologues, outer_range=outer_range,
+                                           loop_id=loop_id, inner_loop_id=inner):
             writes[k](b, out, index, gen(index))
 
 

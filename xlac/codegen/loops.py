@@ -195,7 +195,8 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
     version 1 otherwise, ``row`` being the linear offset (elements) of the
     inner loop's first element; ``prologues[k](builder)``, when not None,
     runs on entry to version k (e.g. an ``llvm.assume`` that only that side
-    may make).
+    may make).  With ``cond`` None and one prologue there is one version, and
+    no test.
 
     Both versions share the hoist chain in front of them, so a value hoisted
     there (a row reduction, a row scratch) is computed once and read by
@@ -238,7 +239,10 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
         chains.pop()
         builder.position_at_end(chain.block)
         multi[inner] = lo
-        builder.cbranch(cond(builder, _linear(builder, shape, order, multi)), entries[0], entries[1])
+        if cond is None:
+            builder.branch(entries[0])
+        else:
+            builder.cbranch(cond(builder, _linear(builder, shape, order, multi)), entries[0], entries[1])
         builder.position_at_end(after)
 
 

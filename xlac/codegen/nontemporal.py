@@ -16,7 +16,12 @@ So the work is split in two:
    result stores carry the access group :func:`group` (the module's named
    metadata ``!xlac.nontemporal`` points at it) besides the parallel loop's
    group.  What is hoisted in front of the inner loop (row reductions) is
-   emitted once, for both versions.
+   emitted once, for both versions.  The JIT promises aligned buffers (its
+   pool's blocks and temp arena are; ``lower(aligned_results=True)``), so
+   its code has only the non-temporal version and no test; the first call
+   that donates an unaligned argument to such a result compiles the module
+   again with both versions (``Executable._general_entry``).  Ahead-of-time
+   objects always have both.
 2. After LLVM's optimisation, :func:`mark_stores` adds ``!nontemporal`` to the
    vector stores of that group that LLVM proved aligned to their size.  The
    rewrite goes through the module's text: llvmlite cannot set metadata on a

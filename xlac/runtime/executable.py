@@ -27,6 +27,10 @@ parameter, reading it only at the index it writes — and only for an argument
 that is a C-contiguous, aligned, writeable numpy array of the parameter's dtype
 and default layout, not overlapping another argument; otherwise it is silently
 ignored (``Executable.donations`` lists the possible (result, parameter) pairs).
+Code is compiled for the pool's 64-byte aligned result buffers
+(``lower(aligned_results=True)``); the first call that donates an argument
+that is not 64-byte aligned to a result that relies on it compiles the module
+again without that promise, and such calls run that code.
 
 Compiled code is cached in memory by the module's text, so jitting the same
 module twice compiles once, and on disk when ``XLAC_CACHE_DIR`` is set
@@ -83,7 +87,8 @@ class Program:
 
     def __init__(self, jit, entry_name: str, module_name: str, param_names: list[str],
                  param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
-                 temp_size: int, donatable: dict[int, int], timings: dict, lowered=None):
+                 temp_size: int, donatable: dict[int, int], timings: dict, lowered=None,
+                 assumes_aligned_results: bool = False):
         self.jit = jit
         self.address = jit.address if jit is not None else None
         self.entry_name = entry_name
@@ -96,6 +101,8 @@ class Program:
         self.donatable = donatable            # parameter number -> result leaf it may become
         self.timings = timings
         self.lowered = lowered
+        #: the code needs 64-byte aligned result buffers (``lower(aligned_results=True)``)
+        self.assumes_aligned_results = assumes_aligned_results
 
     @classmethod
     def from_lowered(cls, lowered, jit, timings: dict) -> "Program":
@@ -104,7 +111,7 @@ class Program:
         return cls(jit, lowered.entry_name, lowered.hlo.name, [p.name or "" for p in params],
                    [p.shape for p in params], entry.root.shape,
                    list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
-                   donatable_parameters(lowered), timings, lowered)
+                   donatable_parameters(lowered), timings, lowered, lowered.assumes_aligned_results)
 
     def matches(self, module: HloModule) -> bool:
         """Whether the parameters and result agree with ``module``'s entry in element
@@ -132,6 +139,7 @@ class Program:
             "result_leaves": [str(s) for s in self.result_leaves],
             "temp_size": self.temp_size,
             "donatable": sorted([p, k] for p, k in self.donatable.items()),
+            "assumes_aligned_results": self.assumes_aligned_results,
             "timings": self.timings,
             "xlac_version": __version__,
         }
@@ -149,7 +157,8 @@ class Program:
         donatable = {int(p): int(k) for p, k in meta["donatable"]}
         return cls(jit, str(meta["entry"]), str(meta["module_name"]), [str(p["name"]) for p in params],
                    [parse_shape(p["shape"]) for p in params], result_shape, leaves, temp_size,
-                   donatable, dict(meta.get("timings") or {}))
+                   donatable, dict(meta.get("timings") or {}),
+                   assumes_aligned_results=bool(meta.get("assumes_aligned_results", True)))
 
 
 def donatable_parameters(lowered) -> dict[int, int]:
@@ -194,20 +203,24 @@ def donatable_parameters(lowered) -> dict[int, int]:
     return out
 
 
-def _codegen_options(optimize: bool) -> str:
+def _codegen_options(optimize: bool, aligned_results: bool) -> str:
     """Everything besides the module text that changes the generated code."""
     from ..codegen.math_approx import exact_math
-    return f"optimize={int(optimize)},exact_math={int(exact_math())}"
+    return f"optimize={int(optimize)},exact_math={int(exact_math())},aligned={int(aligned_results)}"
 
 
-def _text_key(text: str, optimize: bool) -> str:
-    return f"{hashlib.sha256(text.encode()).hexdigest()}:{_codegen_options(optimize)}"
+def _text_key(text: str, optimize: bool, aligned_results: bool) -> str:
+    return f"{hashlib.sha256(text.encode()).hexdigest()}:{_codegen_options(optimize, aligned_results)}"
 
 
-def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule | None]:
+def _compile(x, optimize: bool = True, aligned_results: bool = True
+             ) -> tuple["Program", str | None, HloModule | None]:
     """The Program of ``x`` (an HloModule, XlaComputation or HLO text): from the
     in-memory cache, the disk cache, or compiled now. Returns ``(program,
-    "memory" | "disk" | None, the parsed module or None)``.
+    "memory" | "disk" | None, the parsed module or None)``.  ``aligned_results``:
+    lowered for the pool's 64-byte aligned result buffers (see ``lower``); the
+    executable compiles the module again without that promise on the first
+    call that donates an unaligned argument's memory to a result.
 
     Both caches key on the module's printed text (so text and the module parsed
     from it share code); HLO text given as is is also remembered under its own
@@ -218,20 +231,20 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
     directory = disk_cache.cache_dir()
     dumping = bool(os.environ.get("XLAC_DUMP_TO"))  # xlac.passes.pipeline.DUMP_ENV: a real compilation
     if isinstance(x, str):
-        raw_key = _text_key(x, optimize)
+        raw_key = _text_key(x, optimize, aligned_results)
         with _cache_lock:
             hit = _cache.get(raw_key)
         if hit is not None:
             return hit, "memory", None
         if directory is not None and not dumping:
-            alias = disk_cache.make_key("hlo-text", x, _codegen_options(optimize), ENTRY_NAME)
+            alias = disk_cache.make_key("hlo-text", x, _codegen_options(optimize, aligned_results), ENTRY_NAME)
             program = _program_from_entry(disk_cache.load_alias(alias, directory), None)
             if program is not None:
                 with _cache_lock:
                     return _cache.setdefault(raw_key, program), "disk", None
     module = as_module(x)
     text = module.to_text()
-    mem_key = _text_key(text, optimize)
+    mem_key = _text_key(text, optimize, aligned_results)
 
     def remember(program):
         with _cache_lock:
@@ -247,7 +260,7 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
 
     key = None
     if directory is not None:
-        key = disk_cache.make_key(text, _codegen_options(optimize), ENTRY_NAME)
+        key = disk_cache.make_key(text, _codegen_options(optimize, aligned_results), ENTRY_NAME)
         if not dumping:
             entry = disk_cache.load(key, directory)
             program = _program_from_entry(entry, module)
@@ -259,7 +272,7 @@ def _compile(x, optimize: bool = True) -> tuple["Program", str | None, HloModule
     from ..codegen.compiler import lower
     from ..codegen.jit import compile_ir
     t0 = time.perf_counter()
-    lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize)
+    lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results)
     t1 = time.perf_counter()
     jf = compile_ir(lowered.llvm_module, lowered.entry_name)
     timings = {"lower": t1 - t0, **jf.timings, "total": time.perf_counter() - t0}
@@ -377,6 +390,7 @@ class Executable:
         self._module = mod
         self._parameters = None
         self._fn = _ENTRY(program.address)
+        self._general_fn = None          # compiled for unaligned results, on first need
 
         # -- threads -------------------------------------------------------------------
         self._opts = threads.make_run_options(self.num_threads)
@@ -467,7 +481,8 @@ class Executable:
         p = self._program
         if p.lowered is None:
             from ..codegen.compiler import lower
-            p.lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize)
+            p.lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
+                              aligned_results=True)
         return p.lowered
 
     @property
@@ -590,6 +605,9 @@ class Executable:
             else:
                 blocks.append(None)
                 ptrs[k] = None
+        if donated is not None and self._program.assumes_aligned_results \
+                and any(ptrs[k] & 63 for k in donated):
+            fn = self._general_entry()
         fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
         if len(frames) < _MAX_IDLE_FRAMES:
             frames.append(frame)
@@ -599,6 +617,18 @@ class Executable:
             return self._result_array(0, blocks[0], args, donated)
         arrays = iter([self._result_array(k, blocks[k], args, donated) for k in range(nres)])
         return _restructure(self.result_shape, arrays)
+
+    def _general_entry(self):
+        """The entry of this module compiled for result buffers of any alignment
+        (a donated argument's memory is not the pool's), compiled on first need."""
+        if self._general_fn is None:
+            program, _, _ = _compile(self._module if self._module is not None else self._source,
+                                     self.optimize, aligned_results=False)
+            if program.temp_size != self.temp_size:
+                raise AssertionError("the general program's temp size differs")
+            self._general_program = program          # keeps its code alive
+            self._general_fn = _ENTRY(program.address)
+        return self._general_fn
 
     @staticmethod
     def _raise_pending(blocks) -> None:
