@@ -205,7 +205,9 @@ class ElementalEmitter:
                     return
                 d = order[level]
                 with for_range(b, shape.dimensions[d], f"row{d}", stack,
-                               loop_hints(b.module, interleave=ROW_SCRATCH_INTERLEAVE)) as iv:
+                               loop_hints(b.module, interleave=ROW_SCRATCH_INTERLEAVE,
+                                          element_bytes=pt.byte_size,
+                                          trip_count=shape.dimensions[d])) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)
                     if level == 0:
@@ -603,7 +605,8 @@ def _reduce(em: ElementalEmitter, inst, gens):
                 multi[d] = x
             loops = _LoopState(order, in_shape.dimensions, multi, depths,
                                list(index.stack) if depths is not None else None,
-                               index.avail if depths is not None else None)
+                               index.avail if depths is not None else None,
+                               elem_types[0].byte_size if n == 1 else None)
             _reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
         if n == 1:
             return _finish_accumulator(b, elem_types[0], accs[0], nan)
@@ -702,9 +705,10 @@ def _simple_step(b: ir.IRBuilder, op: str, pt, acc, x) -> ir.Value:
 class _LoopState:
     """The reduction loops still to emit, and the index/depths/chains so far."""
 
-    def __init__(self, order, dims, multi, depths, stack, avail=None):
+    def __init__(self, order, dims, multi, depths, stack, avail=None, element_bytes=None):
         self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
         self.outer_avail, self.outer_depth = avail, None if stack is None else len(stack)
+        self.element_bytes = element_bytes      # of a single reduction's values (loop hints)
 
 
 def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int = 0, nan=None):
@@ -729,7 +733,9 @@ def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int =
             b.store(v, a)
         return
     d = loops.order[level]
-    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE)) as iv:
+    hints = loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE, trip_count=loops.dims[d],
+                       element_bytes=loops.element_bytes)
+    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, hints) as iv:
         loops.multi[d] = iv
         if loops.depths is not None:
             loops.depths[d] = len(loops.stack)

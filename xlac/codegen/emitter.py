@@ -449,7 +449,8 @@ def _emit_loop_kernel(ctx: KernelContext) -> None:
         return
 
     def task(tctx: KernelContext, i: ir.Value) -> None:
-        _emit_loop_body(tctx, loop_shape, task_range(tctx.b, i, chunk, outer))
+        _emit_loop_body(tctx, loop_shape, task_range(tctx.b, i, chunk, outer),
+                        min_outer=outer - (n_tasks - 1) * chunk)
 
     ctx.parallel_for(n_tasks, task)
 
@@ -677,17 +678,20 @@ def transpose_tiles(inst: HloInstruction, loop_shape: Shape) -> dict | None:
     return None
 
 
-def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range) -> None:
+def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range, min_outer: int | None = None) -> None:
+    """The loop nest over ``loop_shape`` (its outermost dimension restricted
+    to ``outer_range``, which spans at least ``min_outer`` indices)."""
     b = ctx.b
     outputs = ctx.output_arrays()
     tiles = transpose_tiles(ctx.inst, loop_shape)
     if not tiles and ctx.me.nontemporal and nontemporal.eligible(ctx.inst, outputs, loop_shape):
-        _emit_nontemporal_versions(ctx, loop_shape, outer_range, outputs[0])
+        _emit_nontemporal_versions(ctx, loop_shape, outer_range, outputs[0], min_outer)
         return
-    _emit_loop_nest(ctx, loop_shape, outer_range, tiles, outputs)
+    _emit_loop_nest(ctx, loop_shape, outer_range, tiles, outputs, min_outer)
 
 
-def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_range, out: IrArray) -> None:
+def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_range, out: IrArray,
+                               min_outer: int | None = None) -> None:
     """A big result's loop nest whose inner loop, when the result is 64-byte
     aligned, writes with non-temporal stores (see codegen/nontemporal.py), and
     otherwise with plain ones.  Only the inner loop is duplicated: the row
@@ -706,7 +710,7 @@ def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_rang
     with parallel_loops(b.module) as loop_id:
         # Not unrolled: a memory-bound loop gains nothing from it, and the two
         # versions compile in less time (softmax 57 -> 45 ms, same speed).
-        inner = loop_hints(b.module, interleave=_math_interleave(ctx.inst), base=loop_id)
+        inner = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, unrolled=False)
         for k, index in loop_nest_versions(b, loop_shape, cond, prologues, outer_range=outer_range,
                                            loop_id=loop_id, inner_loop_id=inner):
             writes[k](b, out, index, gen(index))
@@ -740,14 +744,30 @@ def _math_interleave(inst: HloInstruction) -> int | None:
     return None
 
 
-def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs) -> None:
+def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_outer, loop_id,
+                tiled: bool = False, unrolled: bool = True):
+    """``loop_id`` with the hints of ``_math_interleave`` when ``inst`` asks for
+    them (as one wide vector when the inner loop's trip count is known), and
+    not unrolled when ``unrolled`` is False."""
+    interleave = _math_interleave(inst)
+    if not interleave and unrolled:
+        return loop_id
+    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
+    trip = None
+    if order and not tiled:
+        trip = min_outer if len(order) == 1 and min_outer is not None else loop_shape.dimensions[order[-1]]
+    element_bytes = inst.shape.element_type.byte_size if inst.shape.is_array else None
+    return loop_hints(module, interleave=interleave, base=loop_id, element_bytes=element_bytes,
+                      trip_count=trip)
+
+
+def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs,
+                    min_outer: int | None = None) -> None:
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
     with parallel_loops(b.module) as loop_id:
-        interleave = _math_interleave(ctx.inst)
-        if interleave:
-            loop_id = loop_hints(b.module, interleave=interleave, base=loop_id)
+        loop_id = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, tiled=bool(tiles))
         nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
                 else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
         with nest as index:
