@@ -490,7 +490,7 @@ def ensure_loaded(v: Variant) -> None:
                 jf = None
         if jf is None:
             origin = "compiled"
-            jf = compile_ir(variant_ir(v)[1], names[0], resolve_library=False)
+            jf = compile_ir(variant_ir(v)[1], names[0], resolve_library=False, module_options=False)
             if key:
                 disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code, directory)
         for name in names:
