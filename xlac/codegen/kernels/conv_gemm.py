@@ -500,7 +500,7 @@ def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
                plan.blk.vw)
 
 
-def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
+def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
     """Row pointers of pixels [m0, m_end) (whole micro-panels, the last maybe
     partial) at window positions [s0, s0 + ns): ``table[(p*spb + s - s0)*mr + j]``
     points to the input features of pixel ``m0 + p*mr + j`` at window position
@@ -527,31 +527,33 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
         highest = (out_sizes[d] - 1) * wd.stride - wd.padding_low + (wd.size - 1) * wd.window_dilation
         checked.append(dilated[d] or not (lowest >= 0 and highest < (in_sizes[d] - 1) * wd.base_dilation + 1))
     edge = plan.M % mr != 0
+    # Loops over the panel's pixels, not mr copies of their index arithmetic:
+    # the unrolled code was most of a convolution's compile time.  A pixel's
+    # offset, window origin and validity are worked out once per panel into
+    # small arrays, a window position's shifts once per position.
+    base_of = alloca_builder.alloca(I64, size=mr, name="tbase")
+    origin_of = [alloca_builder.alloca(I64, size=mr, name=f"torg{d}") for d in range(nsp)]
+    valid_of = alloca_builder.alloca(I64, size=mr, name="tvalid") if edge else None
     with Loop(b, m0, m_end, mr, "tp") as r0:
-        p = b.udiv(b.sub(r0, m0), i64(mr))
-        row_base = b.mul(p, i64(plan.spb * mr))
-        bases, origins, valid = [], [], []
-        for j in range(mr):
-            m = b.add(r0, i64(j))
-            ok = None
+        row_base = b.mul(b.udiv(b.sub(r0, m0), i64(mr)), i64(plan.spb * mr))
+        with Loop(b, 0, mr, 1, "tj", vectorize=False) as j:
+            m = b.add(r0, j)
             if edge:
-                ok = b.icmp_signed("<", m, i64(plan.M))
-                m = b.select(ok, m, i64(plan.M - 1))
+                inside_m = b.icmp_signed("<", m, i64(plan.M))
+                b.store(b.zext(inside_m, I64), b.gep(valid_of, [j], inbounds=True, source_etype=I64))
+                m = b.select(inside_m, m, i64(plan.M - 1))
             comps = dict(zip(plan.mdims, ops.C.gr.components(b, m)))
             nb = comps.get(dn.output_batch_dimension, i64(0))
             off = mul_const(b, nb, xst[dn.input_batch_dimension])
-            org = []
             for d in range(nsp):
                 o = comps.get(dn.output_spatial_dimensions[d], i64(0))
                 wd = window[d]
                 pos = b.sub(mul_const(b, o, wd.stride), i64(wd.padding_low))
-                org.append(pos)
+                b.store(pos, b.gep(origin_of[d], [j], inbounds=True, source_etype=I64))
                 if not dilated[d]:
                     off = b.add(off, b.mul(pos, i64(xst[dn.input_spatial_dimensions[d]])))
-            bases.append(off)
-            origins.append(org)
-            valid.append(ok)
-        with Loop(b, 0, ns, 1, "ts") as si:
+            b.store(off, b.gep(base_of, [j], inbounds=True, source_etype=I64))
+        with Loop(b, 0, ns, 1, "ts", vectorize=False) as si:
             s = b.add(s0, si)
             # Window position s -> (w_0, ..., w_{n-1}), major first.
             ws, rest = [None] * nsp, s
@@ -567,11 +569,14 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
                 if not dilated[d]:
                     soff = add(b, soff, mul_const(b, shifts[d], xst[dn.input_spatial_dimensions[d]]))
             slot0 = b.add(row_base, b.mul(si, i64(mr)))
-            for j in range(mr):
-                ok = valid[j]
-                off = b.add(bases[j], soff)
+            with Loop(b, 0, mr, 1, "tk", vectorize=False) as j:
+                ok = None
+                if edge:
+                    valid = b.load(b.gep(valid_of, [j], inbounds=True, source_etype=I64))
+                    ok = b.icmp_unsigned("!=", valid, i64(0))
+                off = b.add(b.load(b.gep(base_of, [j], inbounds=True, source_etype=I64)), soff)
                 for d in range(nsp):
-                    pos = b.add(origins[j][d], shifts[d])
+                    pos = b.add(b.load(b.gep(origin_of[d], [j], inbounds=True, source_etype=I64)), shifts[d])
                     if dilated[d]:
                         bd = i64(window[d].base_dilation)
                         on_grid = b.icmp_signed("==", b.srem(pos, bd), i64(0))
@@ -584,7 +589,7 @@ def _build_table(b, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table
                 ptr = b.gep(ops.x.ptr, [off], source_etype=ety)
                 if ok is not None:
                     ptr = b.select(ok, ptr, zeros)
-                b.store(ptr, b.gep(table, [b.add(slot0, i64(j))], inbounds=True, source_etype=PTR), align=8)
+                b.store(ptr, b.gep(table, [b.add(slot0, j)], inbounds=True, source_etype=PTR), align=8)
 
 
 def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
@@ -617,7 +622,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
             s0, ns, c0, seglen, pc, kc = _k_block(b, plan, kb)
             # The table of this K block (built per K block, not per M block:
             # measured as fast, and small for windows of thousands of positions).
-            _build_table(b, plan, ops, ic, mc_end, s0, ns, table)
+            _build_table(b, ctx.alloca_builder, plan, ops, ic, mc_end, s0, ns, table)
             first = b.icmp_signed("==", kb, i64(0))
             last = b.icmp_signed("==", kb, i64(nkb - 1))
             with Loop(b, n_lo, n_hi, nr, "jr") as n0:
