@@ -78,9 +78,11 @@ def _machine(cpu):
     return _MACHINES[cpu]
 
 
-def _module(opcode, pt):
+def _module(opcode, pt, native=False):
     module = ir.Module(name=f"math_{opcode}")
     module.triple = llvm.get_process_triple()
+    if native:
+        math_approx.use_native_scaling(module)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64, _PTR, _PTR]), "f")
     n, src, dst = fn.args
     entry, body, done = (fn.append_basic_block(s) for s in ("entry", "body", "done"))
@@ -100,15 +102,15 @@ def _module(opcode, pt):
     return module
 
 
-def _compile(opcode, pt, exact=False, cpu="host"):
-    key = (opcode, pt, exact, cpu)
+def _compile(opcode, pt, exact=False, cpu="host", native=False):
+    key = (opcode, pt, exact, cpu, native)
     if key not in _CACHE:
         with pytest.MonkeyPatch.context() as mp:
             if exact:
                 mp.setenv(math_approx.EXACT_MATH_ENV, "1")
             else:
                 mp.delenv(math_approx.EXACT_MATH_ENV, raising=False)
-            module = _module(opcode, pt)
+            module = _module(opcode, pt, native)
         tm = _machine(cpu)
         ref = parse_and_optimize(module, tm)
         engine = llvm.create_mcjit_compiler(ref, tm)
@@ -118,10 +120,10 @@ def _compile(opcode, pt, exact=False, cpu="host"):
     return _CACHE[key]
 
 
-def apply(opcode, pt, x, exact=False, cpu="host"):
+def apply(opcode, pt, x, exact=False, cpu="host", native=False):
     x = np.ascontiguousarray(x, dtype=pt.dtype)
     out = np.empty_like(x)
-    _compile(opcode, pt, exact, cpu)[1](len(x), x.ctypes.data, out.ctypes.data)
+    _compile(opcode, pt, exact, cpu, native)[1](len(x), x.ctypes.data, out.ctypes.data)
     return out
 
 
@@ -244,6 +246,25 @@ _MAX_ULP = {
 
 _CASES = [(op, pt) for op in _OPCODES for pt in (PT.F32, PT.F64)
           if math_approx.supports(_OPCODES[op][0], ir.FloatType() if pt is PT.F32 else ir.DoubleType())]
+
+
+_SCALED = [(op, pt) for op, pt in _CASES if _OPCODES[op][0] in ("exp", "expm1", "logistic")]
+
+
+@pytest.mark.parametrize("opcode, pt", _SCALED, ids=[f"{o}-{p.value}" for o, p in _SCALED])
+def test_native_scaling_gives_the_same_bits(opcode, pt):
+    """On an AVX-512 host the JIT's modules scale by 2**n with llvm.ldexp
+    (vscalefps): the same bits as the two portable multiplies, over the
+    sweep, the thresholds, the denormal range and the special values."""
+    if not math_approx.use_native_scaling(ir.Module()):
+        pytest.skip("the host has no AVX-512: native scaling is off")
+    assert "llvm.ldexp" in str(_module(opcode, pt, native=True))
+    assert "vscalef" in _machine("host").emit_assembly(parse_and_optimize(_module(opcode, pt, True),
+                                                                          _machine("host")))
+    name = _OPCODES[opcode][0]
+    x = _inputs(name, pt.dtype, n_dense=100_000)
+    bits = np.uint32 if pt is PT.F32 else np.uint64
+    np.testing.assert_array_equal(apply(opcode, pt, x, native=True).view(bits), apply(opcode, pt, x).view(bits))
 
 
 @pytest.mark.parametrize("cpu", ["host", "x86-64-v2"])

@@ -17,6 +17,7 @@ from ..passes.pipeline import codegen_pipeline
 from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
 from .elemental import has_generator
 from .emitter import KERNELS, ModuleEmitter
+from .math_approx import use_native_scaling
 
 #: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
 _PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
@@ -50,7 +51,8 @@ def check_supported(module: HloModule) -> None:
 
 
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
-          data_layout: str = "", optimize: bool = True, aligned_results: bool = False) -> Lowered:
+          data_layout: str = "", optimize: bool = True, aligned_results: bool = False,
+          native: bool = False) -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
 
     ``optimize=False`` skips simplification and fusion (only calls are
@@ -60,13 +62,17 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     aligned (its pool's are): big results are then written without a run-time
     alignment test and a second version of their loop (see
     ``codegen/nontemporal.py``); ahead-of-time callers' buffers carry no such
-    promise.
+    promise.  ``native=True``: the code runs on this host only (the JIT), so it
+    may use the host's instructions where portable code would differ (see
+    ``math_approx.use_native_scaling``).
     """
     verify(module)
     module = module.clone()
     codegen_pipeline(optimize=optimize).run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, entry_name, triple, data_layout, aligned_results=aligned_results)
+    if native:
+        use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()
     return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
                    emitter.assumed_alignment)

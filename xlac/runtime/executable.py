@@ -272,7 +272,8 @@ def _compile(x, optimize: bool = True, aligned_results: bool = True
     from ..codegen.compiler import lower
     from ..codegen.jit import compile_ir
     t0 = time.perf_counter()
-    lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results)
+    lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results,
+                    native=True)
     t1 = time.perf_counter()
     jf = compile_ir(lowered.llvm_module, lowered.entry_name)
     timings = {"lower": t1 - t0, **jf.timings, "total": time.perf_counter() - t0}
@@ -482,7 +483,7 @@ class Executable:
         if p.lowered is None:
             from ..codegen.compiler import lower
             p.lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
-                              aligned_results=True)
+                              aligned_results=True, native=True)
         return p.lowered
 
     @property
