@@ -77,7 +77,12 @@ MAX_TASKS = 32
 #: from L3 once more (2048^3 f32 on 2 threads: 32 tasks of 64 rows 52 ms, 16 of
 #: 128 rows 42 ms; 1024^3, the batched and MLP products unchanged).
 MIN_M_PANELS = 20
-MIN_N_PANELS = 4
+#: A task's N chunk spans at least this many NR panels: every task packs its
+#: own A block, so tasks narrower in N pack the same rows of A more often
+#: (1024^3 f32, 4 x 64 tiles on 2 threads: 8 x 4 tasks 1.5-2% slower than
+#: 8 x 2, interleaved against jax.jit in two runs; 2048^3 and the batched
+#: product keep their grids).
+MIN_N_PANELS = 8
 #: B is packed once for all tasks when its packed size is at most this.
 SHARED_B_LIMIT = 256 << 20
 #: Dots with at most this many rows (M) read B in place instead of packing it.
