@@ -386,3 +386,20 @@ def test_long_math_loops_run_independent_vector_iterations():
     hints = _loop_hints(xlac.jit(_check("softmax", "f32", (64, 1024), threads=(1,))).llvm_ir)
     assert _side_by_side(hints["row1.body"], ROW_SCRATCH_INTERLEAVE), hints
     assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
+
+
+def test_short_rows_keep_the_interleave_count_and_results():
+    """The wide-vector form needs a trip count of at least four registers of
+    lanes: a 13-element row reduction keeps the interleave count (a forced
+    width it would never reach), a 1024-element one asks for the width, and
+    both compute what the evaluator does in f32 and f64."""
+    from xlac.codegen.loops import REDUCTION_INTERLEAVE
+    text = _check("softmax", "f32", (7, 13), threads=(1,))
+    hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
+    assert all("llvm.loop.vectorize.width" not in " ".join(h) for h in hints.values()), hints
+    assert f"llvm.loop.interleave.count={REDUCTION_INTERLEAVE}" in hints["r1.body"]
+    text = _check("softmax", "f64", (5, 1024), threads=(1, 2))
+    hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
+    lanes = host_vector_bits() // 64
+    if 4 * lanes <= 1024 and lanes > 1:
+        assert f"llvm.loop.vectorize.width={4 * lanes}" in hints["r1.body"], hints
