@@ -92,6 +92,37 @@ def test_library_matches_reference_and_per_module_gemm(case, dt):
     np.testing.assert_array_equal(got, per_module(a, b))
 
 
+@pytest.mark.parametrize("use_library", [True, False])
+@pytest.mark.parametrize("dt", ["f32", "f64"])
+def test_a_read_in_place_gives_the_packed_bits(dt, use_library, monkeypatch):
+    """A row-major A is read in place by the strided-A micro-kernel (only a
+    partial last row panel packed): the same bits as packing it, with edges
+    in M and N, several K blocks, a batch, one and two threads."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(dot_kernel, "USE_LIBRARY", use_library)
+    for k, (a_dims, b_dims, dims, spec) in enumerate([
+            ((133, 700), (700, 70), "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+            ((3, 37, 90), (3, 90, 130), "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}", "bmk,bkn->bmn")]):
+        a = rng.uniform(-1, 1, a_dims).astype(DTYPES[dt])
+        b = rng.uniform(-1, 1, b_dims).astype(DTYPES[dt])
+        out = np.einsum(spec, a, b).shape
+        text = module_text(f"ainplace{k}_{dt}_{use_library}", dt, shape_text(a_dims), shape_text(b_dims),
+                           shape_text(out), dims)
+        direct = xlac.jit(text)
+        plan = dot_kernel.plan_dot(direct.lowered.hlo.entry.root)
+        assert plan.a_direct
+        monkeypatch.setattr(dot_kernel, "READ_A_IN_PLACE", False)
+        packed = xlac.jit(text.replace("HloModule ", "HloModule packed_", 1))
+        assert not dot_kernel.plan_dot(packed.lowered.hlo.entry.root).a_direct
+        monkeypatch.setattr(dot_kernel, "READ_A_IN_PLACE", True)
+        for threads in (1, 2):
+            got = xlac.jit(text, num_threads=threads)(a, b)
+            np.testing.assert_array_equal(got, packed(a, b))
+        ref = np.einsum(spec, a.astype(np.float64), b.astype(np.float64))
+        np.testing.assert_allclose(got, ref, rtol=1e-4 if dt == "f32" else 1e-12, atol=1e-4 if dt == "f32" else 1e-12)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_threads_shared_b_and_epilogue_bitwise(threads):
     """A dot big enough for several tasks (B packed once, shared) with a bias +
@@ -145,9 +176,13 @@ def _variant(text):
 
 def test_fallback_choice():
     dims = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
-    # A plain row-major product: the library, packing A and B the fast ways.
+    # A plain row-major product: the library, A read in place (its K index is
+    # unit-stride), B packed the fast way.
     plan, v = _variant(module_text("fb0", "f32", "[64,80]{1,0}", "[80,96]{1,0}", "[64,96]{1,0}", dims))
-    assert v is not None and (v.a_kind, v.b_kind) == ("k", "n") and (v.mr, v.nr) == (plan.blk.mr, plan.blk.nr)
+    assert v is not None and (v.a_kind, v.b_kind) == ("d", "n") and (v.mr, v.nr) == (plan.blk.mr, plan.blk.nr)
+    # A column-major A: packed (its M index unit-stride).
+    plan, v = _variant(module_text("fb5", "f32", "[64,80]{0,1}", "[80,96]{1,0}", "[64,96]{1,0}", dims))
+    assert v is not None and (v.a_kind, v.b_kind) == ("m", "n") and not plan.a_direct
     # An operand computed inside the fusion (read through its generator): per module.
     text = module_text("fb1", "f32", "[64,80]{1,0}", "[96,80]{1,0}", "[64,96]{1,0}", dims, [
         "  c = f32[64,96]{1,0} parameter(2)", "  ROOT r = f32[64,96]{1,0} add(d, c)"])

@@ -260,7 +260,8 @@ def vector_type(pt: PT, vw: int) -> ir.VectorType:
     return ir.VectorType(types.memory_type(pt), vw)
 
 
-def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b: bool = False) -> ir.Function:
+def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b: bool = False,
+                 strided_a: bool = False) -> ir.Function:
     """``void uk(i64 kc, ptr a, ptr b, ptr c, i64 ldc, i1 accumulate)``:
     ``C[i*ldc + j] (+)= sum_k a[k*mr + i] * b[k*nr + j]`` for i < mr, j < nr.
 
@@ -269,7 +270,7 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     With ``strided_b`` B is read in place, rows ``ldb`` elements apart:
     ``void uk(i64 kc, ptr a, ptr b, i64 ldb, ptr c, i64 ldc, i1 accumulate)``.
     """
-    name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}" + (".sb" if strided_b else "")
+    name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}" + (".sb" if strided_b else "") + (".sa" if strided_a else "")
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -279,17 +280,24 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     esize = pt.byte_size
     if strided_b:
         fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, I64, PTR, I64, I1])
+    elif strided_a:
+        fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, I64, PTR, PTR, I64, I1])
     else:
         fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, PTR, PTR, I64, I1])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     names = ("kc", "a", "b", "ldb", "c", "ldc", "accumulate") if strided_b else \
+        ("kc", "a", "lda", "b", "c", "ldc", "accumulate") if strided_a else \
         ("kc", "a", "b", "c", "ldc", "accumulate")
     for arg, nm in zip(fn.args, names):
         arg.name = nm
+    lda = None
     if strided_b:
         kc, a, bp, ldb, c, ldc, accumulate = fn.args
+    elif strided_a:
+        kc, a, lda, bp, c, ldc, accumulate = fn.args
+        ldb = i64(nr)
     else:
         kc, a, bp, c, ldc, accumulate = fn.args
         ldb = i64(nr)
@@ -301,6 +309,8 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     entry = b.block
     loop = fn.append_basic_block("k")
     exit_ = fn.append_basic_block("store")
+    a_rows = [b.gep(a, [b.mul(lda, i64(i))], inbounds=True, source_etype=ety) if i else a
+              for i in range(mr)] if strided_a else None
     b.branch(loop)
     b.position_at_end(loop)
     k = b.phi(I64, "k")
@@ -322,7 +332,9 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     bvec = [b.load(b.gep(b_ptr, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty,
                    align=b_align) for j in range(nv)]
     for i in range(mr):
-        av = b.load(b.gep(a_ptr, [i64(i)], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        a_at = b.gep(a_rows[i], [k], inbounds=True, source_etype=ety) if strided_a else \
+            b.gep(a_ptr, [i64(i)], inbounds=True, source_etype=ety)
+        av = b.load(a_at, typ=ety, align=esize)
         sv = splat(b, av, vty)
         for j in range(nv):
             cur[i][j] = b.call(fma, [sv, bvec[j], cur[i][j]])

@@ -82,7 +82,9 @@ class Variant:
     """What the library code is specialised on.
 
     ``a_kind``: ``"k"`` when A's column (K) index is unit-stride (a row-major
-    A), ``"m"`` when its row index is, ``"g"`` otherwise; ``b_kind``: ``"n"``
+    A), ``"m"`` when its row index is, ``"g"`` otherwise, or ``"d"``: A's K
+    index unit-stride and its full row panels read in place by the
+    strided-A micro-kernel (``DotPlan.a_direct``); ``b_kind``: ``"n"``
     / ``"k"`` / ``"g"`` likewise for B's column (N) and row (K) index, or
     ``"d"``: B read in place by the strided micro-kernel (a short M; B's
     columns unit-stride)."""
@@ -102,10 +104,13 @@ class Variant:
 
     def build(self, module: ir.Module, name_of, linkage: str) -> None:
         uk = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
-        _worker(module, name_of("run"), linkage, lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk))
+        uk_a = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_a=True) \
+            if self.a_kind == "d" else None
+        _worker(module, name_of("run"), linkage,
+                lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk, uk_a))
 
 
-_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmg])_b([nkgd])_(\w+)")
+_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -160,7 +165,7 @@ def _views(b, v: Variant, d: _Desc):
     """A and B with the strides the variant knows to be 1 as constants (so the
     fast packing paths are chosen at compile time), the others run-time."""
     a_rs = 1 if v.a_kind == "m" else d.a_rs
-    a_cs = 1 if v.a_kind == "k" else d.a_cs
+    a_cs = 1 if v.a_kind in ("k", "d") else d.a_cs
     b_rs = 1 if v.b_kind == "k" else d.b_rs
     b_cs = 1 if v.b_kind in ("n", "d") else d.b_cs
     return _View(v.pt, d.a, d.a_bs, a_rs, a_cs), _View(v.pt, d.b, d.b_bs, b_rs, b_cs)
@@ -259,8 +264,9 @@ def _worker(module, name: str, linkage: str, body) -> None:
     b.ret_void()
 
 
-def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
-    """One GEMM task (``dot._emit_gemm_task`` with run-time sizes and strides)."""
+def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk, uk_a=None) -> None:
+    """One GEMM task (``dot._emit_gemm_task`` with run-time sizes and strides);
+    ``uk_a``: the strided-A micro-kernel of an ``a_kind == "d"`` variant."""
     pt, mr, nr = v.pt, v.mr, v.nr
     ety = types.memory_type(pt)
     A, B = _views(b, v, d)
@@ -315,7 +321,12 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                         lambda: _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_buf, nr, False))
                 with Loop(b, m_lo, m_hi, d.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, d.mc), m_hi)
-                    _pack_block(b, v, A, boff_a, ic, mc_end, M, pc, kc, a_buf, mr, True)
+                    if uk_a is not None:
+                        # Full row panels are read in place; only a partial last one is packed.
+                        with b.if_then(b.icmp_signed(">", mc_end, m_full)):
+                            _pack_block(b, v, A, boff_a, m_full, mc_end, M, pc, kc, a_buf, mr, True)
+                    else:
+                        _pack_block(b, v, A, boff_a, ic, mc_end, M, pc, kc, a_buf, mr, True)
                     with Loop(b, jc, nc_end, nr, "jr") as n0:
                         ldb = None
                         if direct_b:
@@ -329,10 +340,17 @@ def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk) -> None:
                             bp = b.select(use_shared, _gep(b, b_sh, off, pt), _gep(b, b_buf, off, pt))
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = b.sdiv(b.sub(r0, ic), i64(mr))
-                            ap = _gep(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
+                            ap = _gep(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt) if uk_a is None else a_buf
 
                             def call_uk(c, ldc, accumulate):
-                                if ldb is None:
+                                if uk_a is not None:
+                                    a_at = A.element_pointer(b, add(b, add(b, boff_a, A.gr.offset(b, r0)), pc))
+                                    with b.if_else(b.icmp_signed("<", r0, m_full)) as (then, otherwise):
+                                        with then:
+                                            b.call(uk_a, [kc, a_at, d.a_rs, bp, c, ldc, accumulate])
+                                        with otherwise:
+                                            b.call(uk, [kc, ap, bp, c, ldc, accumulate])
+                                elif ldb is None:
                                     b.call(uk, [kc, ap, bp, c, ldc, accumulate])
                                 else:
                                     b.call(uk, [kc, ap, bp, ldb, c, ldc, accumulate])

@@ -87,6 +87,9 @@ MIN_N_PANELS = 8
 SHARED_B_LIMIT = 256 << 20
 #: Dots with at most this many rows (M) read B in place instead of packing it.
 B_DIRECT_MAX_M = 16
+#: Read A in place when its K index is unit-stride (``DotPlan.a_direct``;
+#: tests switch it off to compare with packed A bit for bit).
+READ_A_IN_PLACE = True
 #: Rows per task of the axpy (column) form of matrix-vector products.
 GEMV_COLS_ROWS = 1024
 #: Matrix-vector tasks read at least this many matrix elements each.
@@ -118,7 +121,8 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
     N uses one vector (12 x 1 vector, or half-width vectors for N <= vw/2)
     and a short M (<= 8) uses M rows, so that little of the padded tile is
     wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR) in L1/L2 and an
-    A block (MC x KC) in L2.
+    A block (MC x KC) in L2; the 4 x 64 tile takes KC = 512 (its B
+    micro-panel is in L2 either way).
     """
     bits = host_vector_bits()
     vw = bits // (8 * pt.byte_size)
@@ -133,6 +137,11 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
     if M is not None and M <= 8:
         mr = max(2, M)
     kc = 256 if pt is F32 else 192
+    if (mr, nr) == (4, 4 * vw) and pt is F32:
+        # Half as many passes over C (each reloads and stores the tiles), the
+        # A block (MC x KC, 256 KB) and a B micro-panel (128 KB) still in L2:
+        # 1.3-2.3% faster than KC = 256 at 1024^3 and 2048^3 on 2 threads.
+        kc = 512
     mc = max(mr, (120 // mr) * mr)
     nc = (2048 // nr) * nr
     return Blocking(vw, mr, nr, kc, mc, nc)
@@ -161,6 +170,7 @@ class DotPlan:
     task_bytes: int
     gemv_form: str = ""       # "rows" | "cols" | "generic"
     b_direct: bool = False    # the micro-kernel reads B in place (a short M), no packing
+    a_direct: bool = False    # the micro-kernel reads A's full row panels in place (K unit-stride)
 
     @property
     def nkb(self) -> int:
@@ -380,6 +390,20 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     b_direct = (M <= B_DIRECT_MAX_M and _operand_is_buffer(inst, dot, b_side)
                 and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
     shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    # A with unit-stride K (a row-major A) is read in place, MR row pointers
+    # broadcasting one element each per k, as XNNPACK's kernels do; only a
+    # partial last row panel is packed (zero-padded).  Packing A cost each
+    # task a copy of its rows per N chunk (1024^3 f32 on 2 threads: 3% of
+    # the time; the batched matmul 6%, the MLP 4%; 2048^3 the same within
+    # noise), for the same bits.
+    a_side = 1 if swap else 0
+    a_shape = dot.operands[a_side].shape
+    a_k, a_m = (info.rc, info.rf) if swap else (info.lc, info.lf)
+    a_st = strides(a_shape)
+    g_ak = GroupMap(a_k, a_shape.dimensions, a_st)
+    g_am = GroupMap(a_m, a_shape.dimensions, a_st)
+    a_direct = (READ_A_IN_PLACE and not b_direct and _operand_is_buffer(inst, dot, a_side)
+                and g_ak.affine and g_ak.stride == 1 and g_am.affine)
     # M blocks of about MC rows that split the task's chunk evenly: a chunk of
     # 132 rows (matmul 1024^3 and 2048^3) ran as 120 + 12, and the 12-row
     # block streamed the task's whole B block through L1 for two micro-panels.
@@ -400,7 +424,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
         scratch.add("bflags", nb * nkb * n_panels * 4)
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
-                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct)
+                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct)
 
 
 def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
@@ -557,7 +581,10 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     M, N, K = plan.M, plan.N, plan.K
     kcb = plan.kc
     nkb = plan.nkb
+    a_direct = plan.a_direct
     uk = micro_kernel(b.module, pt, mr, nr, plan.blk.vw, strided_b=plan.b_direct)
+    uk_a = micro_kernel(b.module, pt, mr, nr, plan.blk.vw, strided_a=True) if a_direct else None
+    m_full_end = M - M % mr
     b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = _decode_task(b, plan, t)
     base = _task_base(ctx, plan, w)
     a_buf = plan.task_plan.pointer(b, base, "a")
@@ -603,7 +630,14 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                     _pack_b(b, plan, ops, bi, boff_b, jc, nc_end, pc, kc, b_buf)
                 with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
                     mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
-                    _pack_a(b, plan, ops, bi, boff_a, ic, mc_end, pc, kc, a_buf)
+                    if a_direct:
+                        # Only a partial last panel is packed (zero-padded); full panels are read in place.
+                        if M % mr:
+                            with b.if_then(b.icmp_signed(">", mc_end, i64(m_full_end))):
+                                pack_panel(b, ops.A, bi, boff_a, i64(m_full_end), mr, pc, kc, a_buf, mr,
+                                           M % mr, True, plan.blk.vw)
+                    else:
+                        _pack_a(b, plan, ops, bi, boff_a, ic, mc_end, pc, kc, a_buf)
                     with Loop(b, jc, nc_end, nr, "jr") as n0:
                         ldb = None
                         if plan.b_direct:
@@ -625,6 +659,13 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                             p = b.udiv(b.sub(r0, ic), i64(mr))
                             ap = _ptr_offset(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt)
                             args = _TileArgs(bi, bcomp_c, boff_c, r0, n0, kc, ap, bp, first, last, ldb)
+                            if a_direct:
+                                args.ap = a_buf       # the partial last panel, the only one packed
+                                args.direct_a = (
+                                    uk_a, ops.A.element_pointer(b, add(b, add(b, boff_a, ops.A.gr.offset(b, r0)),
+                                                                       pc)),
+                                    i64(ops.A.gr.stride),
+                                    b.icmp_signed("<", r0, i64(m_full_end)) if M % mr else ir.Constant(I1, 1))
                             if plan.direct:
                                 conds = []
                                 if m_edge:
@@ -657,9 +698,19 @@ class _TileArgs:
     first: object
     last: object
     ldb: object = None       # B read in place, rows ldb apart (None: packed panel)
+    #: A read in place: (strided-A micro-kernel, the tile's first A element, A's
+    #: row stride, i1 "a full row panel"); ``ap`` is then the packed partial panel.
+    direct_a: tuple | None = None
 
     def call(self, b, uk, c, ldc, accumulate) -> None:
-        if self.ldb is None:
+        if self.direct_a is not None:
+            uk_a, a_at, lda, full = self.direct_a
+            with b.if_else(full) as (then, otherwise):
+                with then:
+                    b.call(uk_a, [self.kc, a_at, lda, self.bp, c, ldc, accumulate])
+                with otherwise:
+                    b.call(uk, [self.kc, self.ap, self.bp, c, ldc, accumulate])
+        elif self.ldb is None:
             b.call(uk, [self.kc, self.ap, self.bp, c, ldc, accumulate])
         else:
             b.call(uk, [self.kc, self.ap, self.bp, self.ldb, c, ldc, accumulate])
@@ -854,7 +905,8 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     def kind(view, col: str, row: str) -> str:
         return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
     b_kind = "d" if plan.b_direct else kind(B, "n", "k")
-    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, kind(A, "k", "m"), b_kind)
+    a_kind = "d" if plan.a_direct else kind(A, "k", "m")
+    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind)
 
 
 def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
