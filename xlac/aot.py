@@ -477,7 +477,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
 
     from .codegen.compiler import lower
     from .codegen.gemm_library import link_into
-    from .codegen.jit import optimize
+    from .codegen.jit import emit_object, optimize
     from .codegen.nontemporal import NAMED as NONTEMPORAL
     from .codegen.nontemporal import prepare as prepare_nontemporal
     from .runtime.executable import as_module
@@ -530,7 +530,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
         if not value.is_declaration and value.name not in exported:
             value.linkage = "private"    # no symbol at all in the object's table
     ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text)
-    data = tm.emit_object(ref)
+    data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
 
     res.header_text = _header(res)
     _write(res.object_path, data)

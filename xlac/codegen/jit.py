@@ -81,11 +81,13 @@ _codegen_lock = threading.Lock()
 
 def emit_object(tm, module_ref, module_options: bool = True) -> bytes:
     """``tm.emit_object(module_ref)``, with ``MODULE_CODEGEN_OPTIONS`` in force
-    when ``module_options`` (LLVM's options are process-wide: they are set
-    and reset under a lock, so other compilations see LLVM's defaults)."""
-    if not module_options:
-        return tm.emit_object(module_ref)
+    when ``module_options``.  LLVM's options are process-wide, so every
+    emission holds a lock: the options are set and reset inside it, and an
+    emission without them (the GEMM library, cached on disk for good) never
+    runs while they are set."""
     with _codegen_lock:
+        if not module_options:
+            return tm.emit_object(module_ref)
         for on, _off in MODULE_CODEGEN_OPTIONS:
             llvm.set_option("xlac", on)
         try:
