@@ -170,3 +170,44 @@ def test_mark_stores_needs_the_group_and_the_alignment():
     assert "nontemporal" not in out[2] and "nontemporal" not in out[3]
     assert out[-2] == "!3 = !{i32 1}"
     assert nontemporal.mark_stores(text.replace("!xlac.nontemporal = !{!0}", "")) is None
+
+
+def test_big_result_inside_a_while_body_relies_on_aligned_temps():
+    """A loop body writing a big result into the loop state (temp and result
+    buffers the caller hands it): the JIT's single non-temporal version
+    relies on those being 64-byte aligned, and computes what the evaluator
+    does, with 1 and 2 threads."""
+    st = "(s32[], f32[2048,1024]{1,0})"
+    text = f"""HloModule whilebig
+cond {{
+  p = {st} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}}
+body {{
+  p = {st} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[2048,1024]{{1,0}} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  t = f32[2048,1024]{{1,0}} tanh(x)
+  h = f32[] constant(0.5)
+  hb = f32[2048,1024]{{1,0}} broadcast(h), dimensions={{}}
+  y = f32[2048,1024]{{1,0}} multiply(t, hb)
+  y2 = f32[2048,1024]{{1,0}} add(y, x)
+  ROOT r = {st} tuple(i2, y2)
+}}
+ENTRY e {{
+  x = f32[2048,1024]{{1,0}} parameter(0)
+  z = s32[] constant(0)
+  s = {st} tuple(z, x)
+  w = {st} while(s), condition=cond, body=body
+  ROOT o = f32[2048,1024]{{1,0}} get-tuple-element(w), index=1
+}}"""
+    x, _ = _args()
+    want = xlac.evaluate(text, x)
+    for threads_ in (1, 2):
+        exe = xlac.jit(text, num_threads=threads_)
+        assert exe._program.assumes_aligned_results and "!nontemporal" in exe.optimized_llvm_ir
+        np.testing.assert_allclose(exe(x), want, rtol=1e-5, atol=1e-5)
