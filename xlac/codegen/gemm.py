@@ -269,6 +269,8 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
     ``C`` needs only element alignment.  One function per module and tile shape.
     With ``strided_b`` B is read in place, rows ``ldb`` elements apart:
     ``void uk(i64 kc, ptr a, ptr b, i64 ldb, ptr c, i64 ldc, i1 accumulate)``.
+    With ``strided_a`` A is read in place, ``a[i*lda + k]`` (MR row pointers):
+    ``void uk(i64 kc, ptr a, i64 lda, ptr b, ptr c, i64 ldc, i1 accumulate)``.
     """
     name = f"xlac.gemm.uk.{pt.value}.{mr}x{nr}" + (".sb" if strided_b else "") + (".sa" if strided_a else "")
     fn = module.globals.get(name)

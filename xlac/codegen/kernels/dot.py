@@ -382,11 +382,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     # cost more than the micro-kernel reading it in place (when its rows are
     # unit-stride and its K group has one stride).
     b_side = 0 if swap else 1
-    b_shape = dot.operands[b_side].shape
-    b_k, b_n = (info.lc, info.lf) if swap else (info.rc, info.rf)
-    b_st = strides(b_shape)
-    g_bk = GroupMap(b_k, b_shape.dimensions, b_st)
-    g_bn = GroupMap(b_n, b_shape.dimensions, b_st)
+    g_bk, g_bn = _operand_groups(dot, b_side, *((info.lc, info.lf) if swap else (info.rc, info.rf)))
     b_direct = (M <= B_DIRECT_MAX_M and _operand_is_buffer(inst, dot, b_side)
                 and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
     shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
@@ -397,11 +393,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     # the time; the batched matmul 6%, the MLP 4%; 2048^3 the same within
     # noise), for the same bits.
     a_side = 1 if swap else 0
-    a_shape = dot.operands[a_side].shape
-    a_k, a_m = (info.rc, info.rf) if swap else (info.lc, info.lf)
-    a_st = strides(a_shape)
-    g_ak = GroupMap(a_k, a_shape.dimensions, a_st)
-    g_am = GroupMap(a_m, a_shape.dimensions, a_st)
+    g_ak, g_am = _operand_groups(dot, a_side, *((info.rc, info.rf) if swap else (info.lc, info.lf)))
     a_direct = (READ_A_IN_PLACE and not b_direct and _operand_is_buffer(inst, dot, a_side)
                 and g_ak.affine and g_ak.stride == 1 and g_am.affine)
     # M blocks of about MC rows that split the task's chunk evenly: a chunk of
@@ -425,6 +417,13 @@ def plan_dot(inst: HloInstruction) -> DotPlan | None:
     scratch.add("tasks", n_tasks * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
                    (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct)
+
+
+def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:
+    """(contracting group, free group) of operand ``side`` of ``dot`` in its buffer."""
+    shape = dot.operands[side].shape
+    st = strides(shape)
+    return GroupMap(k_dims, shape.dimensions, st), GroupMap(free_dims, shape.dimensions, st)
 
 
 def _operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
