@@ -941,7 +941,10 @@ def _gather(inst, vals):
     slice_sizes = _ints(a.get("slice_sizes"))
     ivd = _int(a["index_vector_dim"])
     out_dims = inst.shape.dimensions
-    if 0 in out_dims:
+    if 0 in out_dims or 0 in slice_sizes:
+        # Empty slices (a collapsed or batching dimension of slice size 0, which
+        # XLA's shape inference allows) hold no element to read: zeros, as
+        # XLA's GatherExpander leaves its accumulator.
         return np.zeros(out_dims, inst.shape.dtype)
     if ivd == idx.ndim:
         idx = idx[..., None]

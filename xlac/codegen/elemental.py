@@ -528,6 +528,11 @@ def _concatenate(em: ElementalEmitter, inst, gens):
     sizes = [o.shape.dimensions[dim] for o in inst.operands]
     ty = types.register_type(inst.shape.element_type)
     parts = [(g, off, n) for g, off, n in zip(gens, np.cumsum([0] + sizes[:-1]), sizes) if n]
+    if not parts:
+        # No element at all; a consumer may still emit a read of it in a
+        # branch that never runs (a pad of it reads only the padding value).
+        zero = types.constant(inst.shape.element_type, 0)
+        return lambda index: zero
 
     def read_part(k, index):
         g, off, _n = parts[k]

@@ -7,6 +7,12 @@ For an output index ``Out``:
 * ``S[k]`` is the start along operand dimension ``start_index_map[k]``, clamped
   to ``[0, operand_dim - slice_size]`` so the whole slice is in bounds (the spec's
   clamping, as dynamic-slice does) — a read is never out of bounds;
+* a slice size of 0 (XLA's shape inference allows it for collapsed and batching
+  dimensions, whose output dimension is then absent) makes every slice empty:
+  there is no operand element to read, and the result is zeros, what XLA's
+  ``GatherExpander`` leaves in its zero-initialised accumulator (and what its
+  simplifier makes of a gather from an empty operand).  The clamp would
+  otherwise place the start at ``operand_dim``, one past the end;
 * the offset dimensions of ``Out`` index into the slice, along the operand
   dimensions that are neither collapsed nor batching dimensions, in order;
 * explicit batching dimensions (``operand_batching_dims`` paired with
@@ -20,6 +26,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
+from .. import types
 from ..elemental import ElementalEmitter, register_generator
 from ..ir_array import I64, Index, i64
 
@@ -60,6 +67,9 @@ def _gather(em: ElementalEmitter, inst: HloInstruction, gens):
     indices_batching = _int_attr(a, "start_indices_batching_dims")
     slice_sizes = _int_attr(a, "slice_sizes")
     ivd = int(str(a["index_vector_dim"]))
+    if 0 in slice_sizes:
+        zero = types.constant(inst.shape.element_type, 0)
+        return lambda index: zero
     signed = indices.element_type.is_signed_int
     batch_in = [d for d in range(indices.rank) if d != ivd]       # start_indices batch dims
     batch_out = [d for d in range(inst.shape.rank) if d not in offset_dims]
