@@ -31,11 +31,12 @@ def _names(p):
 
 def test_codegen_pipeline_order():
     p = codegen_pipeline()
-    # Inline calls, simplify to a fixed point, then layouts and fusion.
-    assert _names(p)[2:] == ["layout-assignment", "fusion", "multi-output-fusion"]
-    assert _names(p)[:2] == ["call-inliner", ("simplify", ["algebraic-simplifier", "constant-folding",
-                                                           "cse", "dce", "tuple-simplifier"])]
-    assert p.passes[1].fixed_point
+    # Split tuple constants, inline calls, simplify to a fixed point, then layouts and fusion.
+    assert _names(p)[3:] == ["layout-assignment", "fusion", "multi-output-fusion"]
+    assert _names(p)[:3] == ["split-tuple-constants", "call-inliner",
+                             ("simplify", ["algebraic-simplifier", "constant-folding",
+                                           "cse", "dce", "tuple-simplifier"])]
+    assert p.passes[2].fixed_point
 
 
 class _Counting:
@@ -63,7 +64,8 @@ def test_dump_hook_context_and_no_hooks_outside():
     module = parse(TEXT)
     with dump_hook(lambda pipe, name, mod, changed: seen.append((pipe, name, changed, mod.to_text()))):
         codegen_pipeline(verify=True).run(module)
-    assert [s[:2] for s in seen[:3]] == [("codegen", "call-inliner"),
+    assert [s[:2] for s in seen[:4]] == [("codegen", "split-tuple-constants"),
+                                         ("codegen", "call-inliner"),
                                          ("simplify", "algebraic-simplifier"),
                                          ("simplify", "constant-folding")]
     first_change = next(s for s in seen if s[2])
@@ -78,14 +80,15 @@ def test_xlac_dump_to_writes_numbered_files(tmp_path, monkeypatch):
     codegen_pipeline().run(parse(TEXT))
     names = sorted(os.listdir(tmp_path))
     assert re.fullmatch(r"\d{3,}\.codegen\.input\.hlo", names[0])
-    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[1])
-    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[2])
+    assert re.fullmatch(r"\d{3,}\.codegen\.split-tuple-constants\.hlo", names[1])
+    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[2])
+    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[3])
     numbers = [int(n.split(".")[0]) for n in names]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
     for n in names:
         verify(xlac.parse_hlo((tmp_path / n).read_text()))
     assert "multiply" in (tmp_path / names[0]).read_text()
-    assert "multiply" not in (tmp_path / names[2]).read_text()
+    assert "multiply" not in (tmp_path / names[3]).read_text()
     path = dump_text("llvm.ll", "; some IR")
     assert path is not None and path.endswith(".llvm.ll") and open(path).read() == "; some IR"
 
@@ -114,8 +117,9 @@ def test_cli_dump_after_each_pass(tmp_path, capsys):
     out = capsys.readouterr().out
     headers = re.findall(r"^// ---- (.*) ----$", out, re.M)
     assert headers[0] == "input"
-    assert headers[1] == "after codegen.call-inliner (no change)"
-    assert headers[2] == "after simplify.algebraic-simplifier"
+    assert headers[1] == "after codegen.split-tuple-constants (no change)"
+    assert headers[2] == "after codegen.call-inliner (no change)"
+    assert headers[3] == "after simplify.algebraic-simplifier"
     assert headers[-1] == "final module and buffer assignment"
     assert "temp arena" in out.split("final module and buffer assignment")[1]
     assert main(["dump", str(path)]) == 0

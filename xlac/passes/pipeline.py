@@ -145,13 +145,16 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
     """What every module goes through before emission (the order of
-    xla/service/cpu/cpu_compiler.cc): inline calls, simplify to a fixed point,
-    assign layouts, fuse, merge sibling fusions.  ``optimize=False`` only
+    xla/service/cpu/cpu_compiler.cc): split tuple constants into tuples of array
+    constants, inline calls, simplify to a fixed point, assign layouts, fuse,
+    merge sibling fusions.  ``optimize=False`` only splits tuple constants and
     inlines calls (every instruction then gets its own kernel)."""
     from .call_inliner import CallInliner
     from .fusion import InstructionFusion, MultiOutputFusion
     from .layout_assignment import LayoutAssignment
+    from .tuple_simplifier import TupleConstantSplitter
     if not optimize:
-        return Pipeline("codegen-O0", [CallInliner()], verify=verify)
-    return Pipeline("codegen", [CallInliner(), simplify_pipeline(verify), LayoutAssignment(),
-                                InstructionFusion(), MultiOutputFusion()], verify=verify)
+        return Pipeline("codegen-O0", [TupleConstantSplitter(), CallInliner()], verify=verify)
+    return Pipeline("codegen", [TupleConstantSplitter(), CallInliner(), simplify_pipeline(verify),
+                                LayoutAssignment(), InstructionFusion(), MultiOutputFusion()],
+                    verify=verify)
