@@ -529,3 +529,23 @@ ENTRY e {{
     np.testing.assert_array_equal(np.asarray(xlac.evaluate(text, a, b)), want)
     for nt in (1, 2):
         np.testing.assert_array_equal(xlac.jit(text, num_threads=nt)(a, b), want)
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+@pytest.mark.parametrize("k", [1, 5, 600])
+def test_pred_dot_is_an_or_of_ands(k, optimize):
+    # Issue 12, item 12: a pred dot was refused as "not supported yet: multiply
+    # (for pred)", naming an op the user never wrote.  XLA computes it as an or
+    # of ands (no count that could wrap).
+    text = dot_text("[3,%d]" % k, "[%d,4]" % k, "[3,4]",
+                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}", dt="pred")
+    rng = np.random.default_rng(k)
+    a = rng.random((3, k)) < 0.2
+    b = rng.random((k, 4)) < 0.2
+    a[0] = True                                   # a row of all-true: 600 products
+    b[:, 0] = True
+    want = (a.astype(np.int64) @ b.astype(np.int64)) > 0
+    got = xlac.jit(text, optimize=optimize)(a, b)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xlac.evaluate(text, a, b), want)

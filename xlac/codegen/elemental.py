@@ -765,6 +765,8 @@ def _dot(em: ElementalEmitter, inst, gens):
     acc_t = types.accumulation_type(pt)    # halves accumulate in f32, as XLA's CPU dot
     lt, rt = ls.element_type, rs.element_type
     csizes = [ls.dimensions[d] for d in lc]
+    # A pred dot is an or of ands, as XLA's elemental dot computes it.
+    mul, add = ("and", "or") if acc_t.is_pred else ("multiply", "add")
 
     def gen(index):
         b = em.b
@@ -790,8 +792,8 @@ def _dot(em: ElementalEmitter, inst, gens):
                         x = scalar_ops.emit_elementwise(b, "convert", [x], [lt], acc_t, {})
                     if rt != acc_t:
                         y = scalar_ops.emit_elementwise(b, "convert", [y], [rt], acc_t, {})
-                    prod = scalar_ops.emit_elementwise(b, "multiply", [x, y], [acc_t, acc_t], acc_t, {})
-                    s = scalar_ops.emit_elementwise(b, "add", [b.load(acc), prod], [acc_t, acc_t], acc_t, {})
+                    prod = scalar_ops.emit_elementwise(b, mul, [x, y], [acc_t, acc_t], acc_t, {})
+                    s = scalar_ops.emit_elementwise(b, add, [b.load(acc), prod], [acc_t, acc_t], acc_t, {})
                     b.store(s, acc)
                     return
                 if csizes[k] == 1:
