@@ -80,3 +80,39 @@ def test_dump_shows_fusions_refusals_and_buffers(capsys, tmp_path):
     assert "kind=kLoop, calls=" in out
     assert "// not fused: ex into" in out and "2 users" in out
     assert "temp arena:" in out
+
+
+# A loop fusion whose output loop evaluates expm1 and erf inline (vectorisable
+# polynomials: the loop asks LLVM for a wide vector) and tan through libm's tanf,
+# which LLVM cannot widen (the shape of the corpus' unary_more_f32.hlo).
+LIBM_AND_INLINE_MATH = """HloModule libm_and_inline_math
+ENTRY e {
+  x = f32[64] parameter(0)
+  t = f32[64] tan(x)
+  m = f32[64] exponential-minus-one(x)
+  f = f32[64] erf(x)
+  ROOT r = (f32[64], f32[64], f32[64]) tuple(t, m, f)
+}
+"""
+
+
+@pytest.mark.parametrize("exact_math", ["0", "1"])
+def test_successful_run_prints_nothing_on_stderr(tmp_path, exact_math):
+    # Issue 12, item 11: LLVM printed "remark: ... loop not vectorized: library
+    # call cannot be vectorized" to the process's stderr on a successful run.
+    import os
+    import subprocess
+    import sys
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(LIBM_AND_INLINE_MATH)
+    np.savez(tmp_path / "in.npz", np.linspace(-1, 1, 64, dtype=np.float32))
+    env = dict(os.environ, XLAC_EXACT_MATH=exact_math)
+    env.pop("XLAC_CACHE_DIR", None)        # compile for real, in a fresh process
+    proc = subprocess.run([sys.executable, "-m", "xlac", "run", str(hlo), "--inputs",
+                           str(tmp_path / "in.npz"), "--out", str(tmp_path / "out.npz")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    with np.load(tmp_path / "out.npz") as got:
+        np.testing.assert_allclose(got["arr_0"], np.tan(np.linspace(-1, 1, 64, dtype=np.float32)),
+                                   rtol=1e-5)

@@ -113,15 +113,56 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
         hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
                                           ir.Constant(ir.IntType(1), 0)]))
     width = _wide_vector(interleave, element_bytes, trip_count) if vectorize and interleave else None
+    loop_id = _loop_id(module, hints + _interleave_hints(module, interleave, width))
     if width:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.width"),
-                                          ir.Constant(ir.IntType(32), width)]))
+        # Where the body turns out to call a function the vectoriser cannot
+        # widen, the latch gets these hints without the width (settle_loop_id).
+        loop_id.without_width = (module, hints, interleave)
+    return loop_id
+
+
+def _interleave_hints(module: ir.Module, interleave: int | None, width: int | None) -> list:
+    out = []
+    if width:
+        out.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.width"),
+                                        ir.Constant(ir.IntType(32), width)]))
     if interleave:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
-                                          ir.Constant(ir.IntType(32), 1 if width else interleave)]))
+        out.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
+                                        ir.Constant(ir.IntType(32), 1 if width else interleave)]))
+    return out
+
+
+def _loop_id(module: ir.Module, hints: list):
     loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
     loop_id.operands = (loop_id, *hints)  # a loop ID refers to itself
     return loop_id
+
+
+def settle_loop_id(loop_id, body_blocks):
+    """The loop ID for a latch whose loop body is ``body_blocks``: ``loop_id``,
+    or, when it asks for a vector width and the body calls something the
+    vectoriser cannot widen (a libm function such as ``tanf``, inline asm, the
+    function of another computation), the same hints without the width.
+
+    An explicit width makes LLVM report every loop it then fails to vectorise
+    ("remark: loop not vectorized: library call cannot be vectorized"), and
+    its diagnostics go straight to the process's stderr: a successful
+    ``xlac run`` must print nothing there."""
+    fallback = getattr(loop_id, "without_width", None)
+    if fallback is None:
+        return loop_id
+    for block in body_blocks:
+        for instr in block.instructions:
+            if isinstance(instr, ir.CallInstr) and not _widenable(instr.callee):
+                module, hints, interleave = fallback
+                return _loop_id(module, hints + _interleave_hints(module, interleave, None))
+    return loop_id
+
+
+def _widenable(callee) -> bool:
+    # LLVM's intrinsics (llvm.fma, llvm.maxnum, llvm.exp, ...) have vector
+    # forms; any other call stays a scalar call.
+    return isinstance(callee, ir.Function) and callee.name.startswith("llvm.")
 
 
 def _wide_vector(interleave: int, element_bytes: int | None, trip_count: int | None) -> int | None:
@@ -160,6 +201,7 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
                       chains: list | None = None, loop_id=None):
     """``for (i = lo; i < hi; ++i)`` with run-time bounds; the caller guarantees
     ``lo < hi`` (the loop is bottom-tested).  Otherwise as :func:`for_range`."""
+    first = len(builder.function.blocks)
     pre = builder.append_basic_block(f"{name}.pre")
     body = builder.append_basic_block(f"{name}.body")
     after = builder.append_basic_block(f"{name}.after")
@@ -178,7 +220,10 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
     iv.add_incoming(nxt, builder.block)
     latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
     if loop_id is not None:
-        latch.set_metadata("llvm.loop", loop_id)
+        # The body: every block made since this loop's (the pre-header holds
+        # hoisted code, which runs outside the loop; `after` is still empty).
+        blocks = builder.function.blocks[first + 1:]
+        latch.set_metadata("llvm.loop", settle_loop_id(loop_id, [k for k in blocks if k is not after]))
     # Close the chain: whatever was hoisted into it runs, then the loop starts.
     builder.position_at_end(chain.block)
     builder.branch(body)
@@ -244,6 +289,7 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
         entries = []
         for k, prologue in enumerate(prologues):
             entry = builder.append_basic_block(f"{name}{inner}.v{k}")
+            first = len(builder.function.blocks)
             body = builder.append_basic_block(f"{name}{inner}.v{k}.body")
             builder.position_at_end(entry)
             if prologue is not None:
@@ -260,7 +306,8 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
             iv.add_incoming(nxt, builder.block)
             latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
             if inner_loop_id is not None:
-                latch.set_metadata("llvm.loop", inner_loop_id)
+                latch.set_metadata("llvm.loop",
+                                   settle_loop_id(inner_loop_id, builder.function.blocks[first:]))
         chains.pop()
         builder.position_at_end(chain.block)
         multi[inner] = lo
