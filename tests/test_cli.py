@@ -116,3 +116,47 @@ def test_successful_run_prints_nothing_on_stderr(tmp_path, exact_math):
     with np.load(tmp_path / "out.npz") as got:
         np.testing.assert_allclose(got["arr_0"], np.tan(np.linspace(-1, 1, 64, dtype=np.float32)),
                                    rtol=1e-5)
+
+
+# Issue 12, items 6 and 10: nesting and characters the parser refuses, as one line
+# with the file, line and column (never "internal error: RecursionError").
+
+def test_deeply_nested_tuple_is_a_located_parse_error(capsys, tmp_path):
+    deep = "(" * 1000 + "f32[]" + ")" * 1000
+    hlo = tmp_path / "deep.hlo"
+    hlo.write_text(f"HloModule m\nENTRY e {{\n  ROOT p = {deep} parameter(0)\n}}\n")
+    err = _error(capsys, ["run", str(hlo)])
+    assert err.startswith(f"xlac: {hlo}: line 3, column 76: bad shape: tuple shape nested deeper "
+                          "than 64 levels"), err
+    assert "MAX_TUPLE_DEPTH" in err and "internal error" not in err
+
+
+def test_deeply_nested_calls_are_a_located_parse_error(capsys, tmp_path):
+    comps = ["c0 {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p)\n}"]
+    comps += [f"c{i} {{\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=c{i - 1}\n}}"
+              for i in range(1, 300)]
+    hlo = tmp_path / "calls.hlo"
+    hlo.write_text("HloModule m\n" + "\n".join(comps) + "\nENTRY e {\n  p = f32[] parameter(0)\n"
+                   "  ROOT r = f32[] call(p), to_apply=c299\n}\n")
+    err = _error(capsys, ["run", str(hlo), "--reference"])
+    assert "nested more than 64 deep" in err and "MAX_CALL_DEPTH" in err and "line " in err
+
+
+def test_bytes_that_are_not_utf8_are_located(capsys, tmp_path):
+    hlo = tmp_path / "latin1.hlo"
+    hlo.write_bytes(b'HloModule m\nENTRY e {\n  p = f32[] parameter(0), metadata={op_name="\xff"}\n'
+                    b'  ROOT r = f32[] negate(p)\n}\n')
+    err = _error(capsys, ["run", str(hlo)])
+    assert err.startswith(f"xlac: {hlo}: line 3, column 46: lone surrogate U+DCFF"), err
+    assert "the byte 0xFF, which is not UTF-8" in err
+
+
+def test_recursion_errors_are_explained(capsys, monkeypatch):
+    import xlac.hlo.parser as parser
+
+    def too_deep(text):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(parser, "parse_hlo", too_deep)
+    err = _error(capsys, ["run", str(MLP)])
+    assert err == (f"xlac: error: {MLP}: the module nests too deeply for xlac (Python's recursion "
+                   "limit was reached); see the limits in xlac.hlo.parser")

@@ -849,3 +849,37 @@ def test_corpus(case):
                                        equal_nan=case.get("equal_nan", False), err_msg=f"arr_{k}")
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"arr_{k}")
+
+
+def test_sort_with_a_comparator_that_broadcasts_runs_element_by_element():
+    # Issue 12, item 7: a comparator the evaluator cannot batch (it broadcasts)
+    # runs on 0-d values, and a TOTALORDER compare of 0-d values came out 1-d
+    # (AssertionError); `xlac run --reference` reported an internal error.
+    text = """HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ba = f32[] broadcast(a), dimensions={}
+  ROOT c = pred[] compare(ba, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  p = f32[5] parameter(0)
+  ROOT s = f32[5] sort(p), dimensions={0}, to_apply=cmp
+}"""
+    x = np.array([3, np.nan, 0.0, -0.0, -1], np.float32)
+    want = np.array([-1, -0.0, 0.0, 3, np.nan], np.float32)
+    got = xlac.evaluate(text, x)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got[1]) and not np.signbit(got[2])
+    np.testing.assert_array_equal(xlac.jit(text)(x), want)
+
+
+@pytest.mark.parametrize("line", [
+    "ROOT c = pred[] compare(p, p), direction=EQ, type=TOTALORDER",
+    "ROOT c = f32[] reduce-precision(p), exponent_bits=6, mantissa_bits=0",
+])
+def test_scalar_bit_level_rules_keep_the_scalar_shape(line):
+    text = f"HloModule m\nENTRY e {{\n  p = f32[] parameter(0)\n  {line}\n}}"
+    got = xlac.evaluate(text, np.float32(3.3))
+    assert np.shape(got) == ()
+    np.testing.assert_array_equal(got, xlac.jit(text)(np.float32(3.3)))

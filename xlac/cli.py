@@ -48,6 +48,17 @@ def _load_inputs(path: str | None, module) -> list:
         return [data[n] for n in names]
 
 
+def _read_module_text(path: str) -> str:
+    """The HLO text in ``path``, read as UTF-8.
+
+    Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), which
+    the parser reports at their line and column, rather than a decoding error
+    naming only a byte offset (or a locale-dependent encoding).
+    """
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        return fh.read()
+
+
 def _summary(a: np.ndarray) -> str:
     head = f"{a.dtype}{list(a.shape)}"
     if a.size == 0:
@@ -63,8 +74,7 @@ def _summary(a: np.ndarray) -> str:
 
 def cmd_run(args) -> int:
     from .hlo.parser import parse_hlo
-    with open(args.module) as fh:
-        module = parse_hlo(fh.read())
+    module = parse_hlo(_read_module_text(args.module))
     inputs = _load_inputs(args.inputs, module)
     if args.reference:
         from .evaluator import evaluate
@@ -94,8 +104,7 @@ def cmd_dump(args) -> int:
     from .codegen.compiler import lower
     from .hlo.parser import parse_hlo
     from .passes.pipeline import dump_hook
-    with open(args.module) as fh:
-        module = parse_hlo(fh.read())
+    module = parse_hlo(_read_module_text(args.module))
     hook = contextlib.nullcontext()
     if args.after_each_pass:
         print("// ---- input ----")
@@ -119,8 +128,7 @@ def cmd_dump(args) -> int:
 
 def cmd_compile(args) -> int:
     from .aot import compile_aot
-    with open(args.module) as fh:
-        text = fh.read()
+    text = _read_module_text(args.module)
     header = args.header
     if header is None:
         header = (args.output[:-2] if args.output.endswith(".o") else args.output) + ".h"
@@ -207,6 +215,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("xlac: interrupted", file=sys.stderr)
         return 130
+    except RecursionError:
+        # The parser and verifier bound nesting (MAX_TUPLE_DEPTH, MAX_RANK,
+        # MAX_CALL_DEPTH) so this should not happen; if a combination of deep
+        # structures still exhausts Python's stack, say so in words.
+        where = f"{args.module}: " if getattr(args, "module", None) else ""
+        print(f"xlac: error: {where}the module nests too deeply for xlac (Python's recursion "
+              "limit was reached); see the limits in xlac.hlo.parser", file=sys.stderr)
     except Exception as ex:  # noqa: BLE001 - a bug in xlac: still one line, not a traceback
         import os
         if os.environ.get("XLAC_TRACEBACK"):

@@ -36,6 +36,7 @@ import numpy as np
 
 from .errors import UnsupportedError
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
+from .hlo.verifier import check_call_graph
 from .shape import BF16, F16, Shape
 
 __all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES"]
@@ -56,9 +57,13 @@ def evaluate(x, *args):
 
     Arguments are checked against the entry parameters: a wrong count or dtype
     raises ``TypeError``, a wrong shape ``ValueError``, each naming the parameter
-    (number and name), what was expected and what was given.
+    (number and name), what was expected and what was given.  A module whose
+    computations call themselves or nest deeper than
+    :data:`xlac.hlo.ir.MAX_CALL_DEPTH` raises ``VerifierError`` (the evaluator
+    recurses into called computations).
     """
     module = _as_module(x)
+    check_call_graph(module)
     entry = module.entry
     params = entry.parameters
     if len(args) != len(params):
@@ -505,11 +510,18 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
             "GT": np.greater, "GE": np.greater_equal}
 
 
+def _contiguous(x) -> np.ndarray:
+    """``x`` as a C-contiguous array of its own shape (``np.ascontiguousarray``
+    makes a 0-d array 1-d, which bit views of scalars must not become)."""
+    x = np.asarray(x)
+    return np.ascontiguousarray(x).reshape(x.shape)
+
+
 def _total_order_key(x):
     """Sign-magnitude float bits as a two's-complement integer that sorts
     -NaN < -Inf < -finite < -0 < +0 < +finite < +Inf < +NaN."""
     i = _signed(x.dtype)
-    v = np.ascontiguousarray(x).view(i)
+    v = _contiguous(x).view(i)
     magnitude = i.type(np.iinfo(i).max)
     return v ^ ((v >> i.type(8 * i.itemsize - 1)) & magnitude)
 
@@ -560,7 +572,7 @@ def _reduce_precision(x, exponent_bits: int, mantissa_bits: int):
     src_e, src_m, ut = _FLOAT_BITS[x.dtype]
     nbits = 8 * x.dtype.itemsize
     u = lambda v: ut(v & ((1 << nbits) - 1))  # noqa: E731  a Python int as the bit type
-    bits = np.ascontiguousarray(x).view(ut)
+    bits = _contiguous(x).view(ut)
     if mantissa_bits < src_m:
         shift = src_m - mantissa_bits
         last_bit = (bits >> u(shift)) & u(1)

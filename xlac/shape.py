@@ -15,6 +15,15 @@ HLO text syntax, parsed by :func:`parse_shape` (``xlac.shape``) and printed by
 The index utilities map a multi-dimensional index to the linear element index in
 the buffer (and back) for any ``minor_to_major``, padded or not (spec:
 *Indexing into arrays*).
+
+Limits (XLA has none written down; xlac needs them so that no shape can make a
+recursive walk exceed Python's recursion limit or numpy's dimension limit):
+
+* :data:`MAX_TUPLE_DEPTH` = 64 levels of tuple nesting (``(f32[])`` is 1 level);
+* :data:`MAX_RANK` = 32 dimensions per array.
+
+``Shape(...)`` raises :class:`xlac.ShapeError` past either limit; the shape
+parser raises ``ValueError`` with the column of the offending text.
 """
 from __future__ import annotations
 
@@ -25,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
+
+from .errors import ShapeError
 
 try:  # numpy has no bfloat16; ml_dtypes supplies it.
     import ml_dtypes as _ml_dtypes
@@ -160,6 +171,23 @@ TUPLE, TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
 #: padding_value names of the Layout proto's PaddingValue enum.
 PADDING_VALUES = ("zero", "one", "lowest", "highest")
 
+#: Deepest tuple nesting a Shape may have (``(f32[])`` is depth 1, ``((f32[]))``
+#: depth 2).  XLA programs nest tuples a few levels at most (JAX flattens pytrees
+#: into one flat tuple; a while loop's state is one tuple), so 64 is far beyond
+#: any real program while keeping every recursive walk over a shape (printer,
+#: verifier, evaluator, buffer assignment, code generation: a few Python frames
+#: per level each) well inside Python's default recursion limit of 1000.
+MAX_TUPLE_DEPTH = 64
+
+#: Most dimensions an array shape may have.  32 is the most numpy 1.x can hold
+#: (``NPY_MAXDIMS``; xlac supports numpy >= 1.24), and xlac's arguments, results
+#: and evaluator values are numpy arrays, so a higher rank could never be run.
+#: Real programs stay below rank 10.
+MAX_RANK = 32
+
+#: Largest dimension size: XLA's dimensions are int64.
+MAX_DIMENSION = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -221,10 +249,16 @@ class Shape:
             element_type = PrimitiveType.from_name(element_type) if isinstance(element_type, str) \
                 else PrimitiveType.from_dtype(element_type)
         dims = tuple(int(d) for d in dimensions)
+        tuple_shapes = tuple(tuple_shapes)
         object.__setattr__(self, "element_type", element_type)
         object.__setattr__(self, "dimensions", dims)
-        object.__setattr__(self, "tuple_shapes", tuple(tuple_shapes))
+        object.__setattr__(self, "tuple_shapes", tuple_shapes)
+        # Not a dataclass field: kept out of ==, hash and repr.
+        object.__setattr__(self, "_tuple_depth", _tuple_depth_of(element_type, tuple_shapes))
         if element_type.is_array:
+            if len(dims) > MAX_RANK:
+                raise ShapeError(f"{element_type.value} array of rank {len(dims)}: xlac allows at "
+                                 f"most {MAX_RANK} dimensions (xlac.shape.MAX_RANK)")
             if any(d < 0 for d in dims):
                 raise ValueError(f"negative dimension in {element_type.value}{list(dims)}")
             if layout is None:
@@ -268,6 +302,14 @@ class Shape:
     @property
     def rank(self) -> int:
         return len(self.dimensions)
+
+    @property
+    def tuple_depth(self) -> int:
+        """Levels of tuple nesting: 0 for an array or token, 1 for ``(f32[])``."""
+        depth = self.__dict__.get("_tuple_depth")
+        if depth is None:  # e.g. a Shape unpickled from before the attribute existed
+            depth = _tuple_depth_of(self.element_type, self.tuple_shapes)
+        return depth
 
     @property
     def is_scalar(self) -> bool:
@@ -337,6 +379,24 @@ class Shape:
 
     def __repr__(self) -> str:
         return f"xlac.shape({str(self)!r})"
+
+
+def _tuple_depth_of(element_type: PrimitiveType, tuple_shapes: tuple) -> int:
+    """Nesting depth of a tuple of ``tuple_shapes``; raises ShapeError past MAX_TUPLE_DEPTH.
+
+    Each element already knows its own depth, so this looks one level down only
+    and building a shape stays linear in its size.
+    """
+    if element_type is not PrimitiveType.TUPLE:
+        return 0
+    for s in tuple_shapes:
+        if not isinstance(s, Shape):
+            raise TypeError(f"tuple elements must be Shapes, got {type(s).__name__}")
+    depth = 1 + max((s.tuple_depth for s in tuple_shapes), default=0)
+    if depth > MAX_TUPLE_DEPTH:
+        raise ShapeError(f"tuple shape nested {depth} levels deep: xlac allows at most "
+                         f"{MAX_TUPLE_DEPTH} (xlac.shape.MAX_TUPLE_DEPTH)")
+    return depth
 
 
 def _check_layout(layout: Layout, dims: tuple) -> None:
@@ -434,72 +494,134 @@ def from_buffer(buffer: np.ndarray, shape: Shape) -> np.ndarray:
 # HLO shape text
 # ----------------------------------------------------------------------------
 
-_TOKEN_RE = re.compile(r"\s*(?:(?P<type>[a-z]+[0-9]*)\[(?P<dims>[^\]]*)\]|(?P<punct>[(),{}]))")
+# Shape syntax is ASCII.  Python's \d, \s, str.isdigit(), str.isspace() and int()
+# also take other scripts' digits and spaces (int('٣') is 3), which XLA rejects.
+_ARRAY_RE = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]", re.ASCII)
+_DIM_RE = re.compile(r"(?:<=)?([0-9]+)", re.ASCII)  # `<=N`: bounded dynamic, use the bound
+_UINT_RE = re.compile(r"[0-9]+", re.ASCII)
+_PAD_RE = re.compile(r"P\(([0-9, ]*)\)(?:V\(([^)]*)\))?", re.ASCII)
+_NUMBER_RE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+_BLANKS = " \t\r\n\f\v"
 
 
 def parse_shape(text: str) -> Shape:
     """Parse HLO shape syntax (``f32[2,3]{0,1}``, ``(f32[], s32[2])``, ``token[]``).
 
-    Raises ``ValueError`` saying where the text stops making sense.
+    Raises ``ValueError`` saying at which column the text stops making sense,
+    including for tuples nested deeper than :data:`MAX_TUPLE_DEPTH`, arrays of
+    rank above :data:`MAX_RANK`, dimensions that do not fit int64 and any
+    non-ASCII character.
     """
     shape, pos = parse_shape_prefix(text, 0)
-    if text[pos:].strip():
-        raise ValueError(f"unexpected text after shape at column {pos + 1}: {text[pos:]!r}")
+    if text[pos:].strip(_BLANKS):
+        raise ValueError(f"unexpected text after shape at column {pos + 1}: {text[pos:pos + 30]!r}")
     return shape
 
 
 def parse_shape_prefix(text: str, pos: int) -> tuple:
-    """Parse one shape starting at ``pos``; returns ``(shape, end_pos)``."""
+    """Parse one shape starting at ``pos``; returns ``(shape, end_pos)``.
+
+    Errors as :func:`parse_shape` (``ValueError`` with "at column N", 1-based).
+    """
+    return _parse_shape_at(text, pos, 0)
+
+
+def _parse_shape_at(text: str, pos: int, depth: int) -> tuple:
+    """One shape at ``pos`` inside ``depth`` enclosing tuples."""
+    pos = _skip_blanks(text, pos)
+    if text.startswith("(", pos):
+        return _parse_tuple(text, pos, depth)
+    return _parse_array(text, pos)
+
+
+def _parse_tuple(text: str, pos: int, depth: int) -> tuple:
+    # Checked before descending, so the recursion never goes deeper than the limit.
+    if depth >= MAX_TUPLE_DEPTH:
+        raise ValueError(f"tuple shape nested deeper than {MAX_TUPLE_DEPTH} levels at column "
+                         f"{pos + 1} (the limit is xlac.shape.MAX_TUPLE_DEPTH)")
     n = len(text)
-    while pos < n and text[pos].isspace():
-        pos += 1
-    if pos < n and text[pos] == "(":
-        pos += 1
-        elems = []
-        while True:
-            while pos < n and text[pos].isspace():
-                pos += 1
-            pos = _skip_comment(text, pos)
-            if pos < n and text[pos] == ")":
-                return Shape.tuple(elems), pos + 1
-            s, pos = parse_shape_prefix(text, pos)
-            elems.append(s)
-            while pos < n and text[pos].isspace():
-                pos += 1
-            if pos < n and text[pos] == ",":
-                pos += 1
-            elif pos < n and text[pos] == ")":
-                return Shape.tuple(elems), pos + 1
-            else:
-                raise ValueError(f"expected ',' or ')' in tuple shape at column {pos + 1}: {text!r}")
-    m = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]").match(text, pos)
+    pos += 1
+    elems = []
+    while True:
+        pos = _skip_comment(text, _skip_blanks(text, pos))
+        if pos < n and text[pos] == ")":
+            return Shape.tuple(elems), pos + 1
+        elem, pos = _parse_shape_at(text, pos, depth + 1)
+        elems.append(elem)
+        pos = _skip_blanks(text, pos)
+        if pos < n and text[pos] == ",":
+            pos += 1
+        elif pos < n and text[pos] == ")":
+            return Shape.tuple(elems), pos + 1
+        else:
+            raise ValueError(f"expected ',' or ')' in tuple shape at column {pos + 1}: {text!r}")
+
+
+def _parse_array(text: str, pos: int) -> tuple:
+    """``f32[2,3]{1,0}`` or ``token[]`` at ``pos``."""
+    m = _ARRAY_RE.match(text, pos)
     if not m:
         raise ValueError(f"expected a shape at column {pos + 1}: {text[pos:pos + 30]!r}")
     ty = m.group(1)
     if ty == "token":
         return Shape.token(), m.end()
-    et = PrimitiveType.from_name(ty)
+    try:
+        et = PrimitiveType.from_name(ty)
+    except ValueError as e:
+        raise ValueError(f"{e} at column {pos + 1}") from None
     if et is PrimitiveType.TUPLE:
         raise ValueError(f"'tuple' is not an element type at column {pos + 1}")
-    dims_txt = m.group(2).strip()
-    dims = []
-    if dims_txt:
-        for d in dims_txt.split(","):
-            d = d.strip()
-            if d.startswith("<="):  # bounded dynamic dimension: use the bound
-                d = d[2:]
-            if not d.isdigit():
-                raise ValueError(f"bad dimension {d!r} in shape at column {pos + 1}: {text[pos:m.end()]!r}")
-            dims.append(int(d))
+    dims = _parse_dims(text, m.start(2), m.end(2))
+    if len(dims) > MAX_RANK:
+        raise ValueError(f"{ty} array of rank {len(dims)} at column {pos + 1}: xlac allows at most "
+                         f"{MAX_RANK} dimensions (xlac.shape.MAX_RANK)")
     pos = m.end()
     layout = None
-    if pos < n and text[pos] == "{":
+    if text.startswith("{", pos):
         end = text.find("}", pos)
         if end < 0:
             raise ValueError(f"unterminated layout at column {pos + 1}")
-        layout = _parse_layout(text[pos + 1:end], len(dims), pos)
+        layout = _parse_layout(text[pos + 1:end], len(dims), pos + 2)
         pos = end + 1
     return Shape(et, dims, layout), pos
+
+
+def _parse_dims(text: str, start: int, end: int) -> list:
+    """The dimension sizes in ``text[start:end]`` (between the brackets)."""
+    body = text[start:end]
+    if not body.strip(_BLANKS):
+        return []
+    dims = []
+    offset = start
+    for part in body.split(","):
+        d = part.strip(_BLANKS)
+        column = offset + len(part) - len(part.lstrip(_BLANKS)) + 1
+        m = _DIM_RE.fullmatch(d)
+        if not m:
+            raise ValueError(f"bad dimension {d!r} in shape at column {column}")
+        dims.append(_decimal(m.group(1), "dimension", column))
+        offset += len(part) + 1
+    return dims
+
+
+def _decimal(digits: str, what: str, column: int) -> int:
+    """ASCII ``digits`` as an int that fits int64, else ValueError naming ``what``.
+
+    The length is checked before converting: int() of a long text is slow, and
+    Python refuses more than 4300 digits with a message that names nothing.
+    """
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > 19 or int(significant) > MAX_DIMENSION:
+        shown = digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits)} digits)"
+        raise ValueError(f"{what} {shown} does not fit in 64 bits at column {column}")
+    return int(significant)
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] in _BLANKS:
+        pos += 1
+    return pos
 
 
 def _skip_comment(text: str, pos: int) -> int:
@@ -509,26 +631,54 @@ def _skip_comment(text: str, pos: int) -> int:
     return pos
 
 
-_PAD_RE = re.compile(r"P\(([\d,\s]*)\)(?:V\(([^)]*)\))?")
-
-
-def _parse_layout(body: str, rank: int, pos: int) -> Layout:
+def _parse_layout(body: str, rank: int, column: int) -> Layout:
+    """The text between a layout's braces; ``column`` is where it starts (1-based)."""
+    for k, c in enumerate(body):
+        if not c.isascii():
+            raise ValueError(f"non-ASCII character {c!r} in layout at column {column + k}")
     m2m_txt, _, extra = body.partition(":")
-    m2m = tuple(int(x) for x in m2m_txt.split(",") if x.strip())
+    m2m = _layout_ints(m2m_txt, "minor_to_major entry", column)
     padded = None
     padding_value = "zero"
     if extra:
         m = _PAD_RE.search(extra)
         if m:
-            padded = tuple(int(x) for x in m.group(1).split(",") if x.strip())
+            extra_column = column + len(m2m_txt) + 1
+            padded = _layout_ints(m.group(1), "padded dimension", extra_column + m.start(1))
             if m.group(2):
-                v = m.group(2).strip()
-                padding_value = v if v in PADDING_VALUES else float(v) if "." in v or "e" in v else int(v)
+                padding_value = _padding_value(m.group(2).strip(_BLANKS), extra_column + m.start(2))
         # Other XLA layout attributes (tiling T(...), memory space S(n), ...) do not
         # change xlac's addressing of an untiled CPU buffer; they are dropped.
     if not m2m and rank:
         m2m = default_layout(rank).minor_to_major
     return Layout(m2m, padded, padding_value)
+
+
+def _layout_ints(text: str, what: str, column: int) -> tuple:
+    """Comma-separated non-negative integers; ``column`` is where ``text`` starts."""
+    out = []
+    for part in text.split(","):
+        x = part.strip(_BLANKS)
+        at = column + len(part) - len(part.lstrip(_BLANKS))
+        column += len(part) + 1
+        if not x:
+            continue
+        if not _UINT_RE.fullmatch(x):
+            raise ValueError(f"bad {what} {x!r} in layout at column {at}")
+        out.append(_decimal(x, what, at))
+    return tuple(out)
+
+
+def _padding_value(v: str, column: int):
+    """``V(...)``: a PaddingValue name or a number."""
+    if v in PADDING_VALUES:
+        return v
+    if not _NUMBER_RE.fullmatch(v):
+        raise ValueError(f"bad padding value {v!r} in layout at column {column}")
+    if any(c in v for c in ".eE"):
+        return float(v)
+    value = _decimal(v.lstrip("+-"), "padding value", column)
+    return -value if v.startswith("-") else value
 
 
 def shape(text: str) -> Shape:

@@ -23,6 +23,11 @@ anything else                      :class:`Raw` (the text, printed back verbatim
 
 ``metadata`` and other bookkeeping attributes are kept as :class:`Raw` and are
 optional.  The IR is mutable: passes rewrite it in place.
+
+Walks over operands and over the call graph here are iterative (any depth).
+Computations may nest at most :data:`MAX_CALL_DEPTH` deep and never call
+themselves: :func:`find_call_graph_problem` checks it for the parser and the
+verifier, because the evaluator and the code generator recurse into callees.
 """
 from __future__ import annotations
 
@@ -414,21 +419,118 @@ class HloModule:
         return True
 
     def sort_computations(self) -> None:
-        """Order computations callees-before-callers, entry last."""
+        """Order computations callees-before-callers, entry last.
+
+        Iterative (an explicit stack), so any depth of calls sorts fine.
+        """
         order, seen = [], set()
-
-        def visit(c: HloComputation) -> None:
-            if id(c) in seen:
-                return
-            seen.add(id(c))
-            for inst in c.instructions:
-                for callee in inst.called_computations():
-                    visit(callee)
-            order.append(c)
-
-        for c in self.computations:
-            if c is not self.entry:
-                visit(c)
+        starts = [c for c in self.computations if c is not self.entry]
         if self.entry is not None:
-            visit(self.entry)
+            starts.append(self.entry)
+        for start in starts:
+            if id(start) in seen:
+                continue
+            seen.add(id(start))
+            stack = [(start, iter(_callees(start)))]
+            while stack:
+                comp, it = stack[-1]
+                callee = next(it, None)
+                if callee is None:
+                    stack.pop()
+                    order.append(comp)
+                elif id(callee) not in seen:
+                    seen.add(id(callee))
+                    stack.append((callee, iter(_callees(callee))))
         self.computations = order
+
+
+def _callees(comp: HloComputation):
+    """The computations ``comp`` calls, in instruction and attribute order."""
+    for inst in comp.instructions:
+        yield from inst.called_computations()
+
+
+def _call_edges(comp: HloComputation) -> list:
+    """``(instruction, callee)`` for every computation ``comp``'s instructions call."""
+    return [(inst, callee) for inst in comp.instructions for callee in inst.called_computations()]
+
+
+#: Most computations that may be nested inside one another through ``call``,
+#: ``while``, ``conditional``, ``map``, ``reduce``, ``sort``, fusions... (the
+#: entry calling a loop body is depth 1).  Real programs nest a handful of levels
+#: (a scan in a cond in a jitted function); 64 is far beyond that and keeps the
+#: recursion of the evaluator (2 Python frames per level) and of the code
+#: generator (about 9 per level) well inside Python's default limit of 1000.
+MAX_CALL_DEPTH = 64
+
+
+def find_call_graph_problem(computations) -> tuple | None:
+    """A recursive call or a too deep nesting of calls among ``computations``.
+
+    Returns ``None``, or ``(instruction, callee, message)``: the call site to
+    report and a sentence saying what is wrong.  HLO computations cannot call
+    themselves, directly or not (XLA's parser only lets a computation call one
+    defined before it); and no chain of calls may be longer than
+    :data:`MAX_CALL_DEPTH`.  Iterative, linear in the instructions.
+    """
+    height: dict[int, int] = {}     # id(comp) -> longest chain of calls below it
+    on_path: dict[int, int] = {}    # id(comp) -> index in the DFS stack
+    for root in computations:
+        if id(root) in height:
+            continue
+        problem = _heights_below(root, height, on_path)
+        if problem is not None:
+            return problem
+    deepest = max(computations, key=lambda c: height[id(c)], default=None)
+    if deepest is None or height[id(deepest)] <= MAX_CALL_DEPTH:
+        return None
+    return _too_deep(deepest, height)
+
+
+def _heights_below(root: HloComputation, height: dict, on_path: dict):
+    """Post-order DFS from ``root`` filling ``height``; a cycle is returned as a problem.
+
+    ``stack`` holds ``(computation, its remaining call edges, longest chain below
+    it so far)`` for the path from ``root``; ``on_path`` maps each of those
+    computations to its index in ``stack``.
+    """
+    stack = [(root, iter(_call_edges(root)), 0)]
+    on_path[id(root)] = 0
+    while stack:
+        comp, edges, best = stack[-1]
+        edge = next(edges, None)
+        if edge is None:
+            stack.pop()
+            del on_path[id(comp)]
+            height[id(comp)] = best
+            if stack:
+                parent, parent_edges, parent_best = stack[-1]
+                stack[-1] = (parent, parent_edges, max(parent_best, best + 1))
+            continue
+        inst, callee = edge
+        if id(callee) in on_path:
+            cycle = [c.name for c, _, _ in stack[on_path[id(callee)]:]] + [callee.name]
+            return inst, callee, (f"recursive call: {' -> '.join(cycle)} (a computation may not "
+                                  "call itself, directly or through others)")
+        if id(callee) in height:
+            stack[-1] = (comp, edges, max(best, height[id(callee)] + 1))
+            continue
+        on_path[id(callee)] = len(stack)
+        stack.append((callee, iter(_call_edges(callee)), 0))
+    return None
+
+
+def _too_deep(top: HloComputation, height: dict) -> tuple:
+    """The call at depth MAX_CALL_DEPTH + 1 on a longest chain from ``top``."""
+    chain = [top]
+    comp = top
+    for _ in range(MAX_CALL_DEPTH + 1):
+        inst, callee = max(_call_edges(comp), key=lambda e: height[id(e[1])])
+        chain.append(callee)
+        comp = callee
+    names = [c.name for c in chain]
+    shown = " -> ".join(names[:3] + ["..."] + names[-2:])
+    return inst, callee, (f"computations nested more than {MAX_CALL_DEPTH} deep ({shown}): "
+                          f"{inst.name} in {chain[-2].name} calls {callee.name} at depth "
+                          f"{MAX_CALL_DEPTH + 1}; xlac allows at most {MAX_CALL_DEPTH} "
+                          "(xlac.hlo.ir.MAX_CALL_DEPTH)")

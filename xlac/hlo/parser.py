@@ -28,6 +28,32 @@ gives a precise error instead of swallowing the rest of the module.
 
 Every malformed input raises :class:`xlac.errors.HloParseError` with the 1-based
 line and column of the offending token.
+
+Limits (XLA's text has none written down; these keep every later walk, most of
+them recursive, inside Python's stack and numpy's arrays), each an
+``HloParseError`` at the offending text:
+
+* tuple shapes nest at most :data:`xlac.shape.MAX_TUPLE_DEPTH` (64) levels, and
+  so do tuple constants such as ``(((1)))``, whose nesting follows their shape;
+* arrays have at most :data:`xlac.shape.MAX_RANK` (32) dimensions;
+* computations nest (one calling the next through ``call``, ``while``,
+  ``conditional``, ``to_apply``, ...) at most :data:`xlac.hlo.ir.MAX_CALL_DEPTH`
+  (64) deep, and no computation may call itself, directly or through others;
+* integers (attribute values, parameter numbers, dimensions) fit int64; an
+  integer constant fits its element type (``s8[] constant(300)`` and
+  ``u32[] constant(-1)`` are errors), except that, as in XLA, a ``u64`` element
+  may be written as a negative int64 meaning its two's complement
+  (``u64[] constant(-1)`` is 2**64 - 1); a number of more digits than any
+  64-bit value has is rejected before it is converted.
+
+Instruction chains (tens of thousands of operands deep) and tuple widths have
+no limit: the parser and every walk over operands are iterative.
+
+The syntax is ASCII, as XLA's lexer: names are ``[A-Za-z_][A-Za-z0-9_.-]*``
+(after an optional ``%``), numbers use the digits 0-9 (never another script's,
+such as ``٣``), white space is ASCII; other characters may appear only inside
+quoted strings and comments.  Text that cannot be encoded as UTF-8 (a lone
+surrogate in a Python string) is rejected at that character.
 """
 from __future__ import annotations
 
@@ -41,21 +67,27 @@ import numpy as np
 
 from ..errors import HloParseError
 from ..shape import PrimitiveType, Shape, parse_shape_prefix
-from .ir import HloComputation, HloInstruction, HloModule, Raw
+from .ir import HloComputation, HloInstruction, HloModule, Raw, find_call_graph_problem
 from .opcodes import OPCODES
 
 __all__ = ["parse_hlo", "ATTR_KINDS", "attr_kind", "AttrKind", "format_attr_value",
            "format_literal", "format_scalar"]
 
-_NAME_RE = re.compile(r"%?([A-Za-z_][\w.\-]*)")
-_WORD_RE = re.compile(r"[A-Za-z_][\w.\-]*")
-_INT_RE = re.compile(r"[-+]?\d+")
+# Every pattern is ASCII-only (re.ASCII): without it \d and \w also match other
+# scripts' digits and letters, and int() reads '٣' as 3.  XLA's lexer takes ASCII.
+_NAME_RE = re.compile(r"%?([A-Za-z_][\w.\-]*)", re.ASCII)
+_WORD_RE = re.compile(r"[A-Za-z_][\w.\-]*", re.ASCII)
+_INT_RE = re.compile(r"[-+]?[0-9]+", re.ASCII)
 # A scalar literal token: number, inf/nan (XLA may print a NaN payload), bool.
 _SCALAR_RE = re.compile(
-    r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?|true|false|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-    r"(?![\w.])")
+    r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?|true|false|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+    r"(?![\w.])", re.ASCII)
 # The start of a shape, as opposed to an instruction name: `f32[`, `token[` or `(`.
-_SHAPE_START_RE = re.compile(r"\(|[a-z]+\d*\[")
+_SHAPE_START_RE = re.compile(r"\(|[a-z]+[0-9]*\[", re.ASCII)
+# What the lexer skips between tokens (besides comments): ASCII white space only.
+_BLANKS = " \t\r\n\f\v"
+# Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def parse_hlo(text: str) -> HloModule:
@@ -67,11 +99,20 @@ def parse_hlo(text: str) -> HloModule:
         raise TypeError(f"parse_hlo expects HLO text (str), got {type(text).__name__}")
     parser = _Parser(text)
     try:
+        parser.reject_unencodable()
         return parser.module()
     except HloParseError:
         raise
     except Exception as e:  # a parser bug or pathological input must still say where
         raise parser.error(f"cannot parse HLO text ({type(e).__name__}: {e})") from e
+
+
+def _describe_char(c: str) -> str:
+    """A character for an error message, with its code point when it is not plain ASCII."""
+    if c.isascii() and c.isprintable():
+        return f"character '{c}'"
+    kind = "character" if c.isascii() else "non-ASCII character"
+    return f"{kind} {c!r} (U+{ord(c):04X})"
 
 
 # ----------------------------------------------------------------------------
@@ -325,6 +366,8 @@ class _Parser:
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # (instruction, attribute name, _CompRef or tuple of them), resolved at the end.
         self._comp_refs: list = []
+        # (id(instruction), callee name) -> position of the name, for call-graph errors.
+        self._call_sites: dict = {}
 
     # -- positions and errors ----------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -344,8 +387,27 @@ class _Parser:
         self.skip_ws()
         if self.pos >= self.end:
             return "end of line" if self.end < len(self.text) else "end of input"
+        c = self.text[self.pos]
+        if not (c.isascii() and c.isprintable()):
+            return _describe_char(c)
         m = _WORD_RE.match(self.text, self.pos, self.end) or _INT_RE.match(self.text, self.pos, self.end)
-        return f"'{m.group(0) if m else self.text[self.pos]}'"
+        return f"'{m.group(0) if m else c}'"
+
+    def reject_unencodable(self) -> None:
+        """HLO text is UTF-8: a character that cannot be encoded (a lone surrogate,
+        which Python strings may hold) is an error at its position, rather than a
+        ``UnicodeEncodeError`` when the module is later hashed or compiled."""
+        if self.text.isascii():
+            return
+        try:
+            self.text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            code = ord(self.text[e.start])
+            # U+DC80..U+DCFF is how Python's surrogateescape keeps a byte that is not UTF-8.
+            byte = f" (it stands for the byte 0x{code - 0xDC00:02X}, which is not UTF-8)" \
+                if 0xDC80 <= code <= 0xDCFF else ""
+            raise self.error(f"lone surrogate U+{code:04X} cannot be encoded as UTF-8{byte}: "
+                             "HLO text must be valid Unicode", e.start) from None
 
     # -- scanning ----------------------------------------------------------------
     def skip_ws(self) -> int:
@@ -354,7 +416,7 @@ class _Parser:
         pos = self.pos
         while pos < end:
             c = text[pos]
-            if c.isspace():
+            if c in _BLANKS:
                 pos += 1
             elif text.startswith("/*", pos, end):
                 close = text.find("*/", pos + 2, end)
@@ -404,9 +466,13 @@ class _Parser:
         return False
 
     def name(self, what: str) -> tuple[str, int]:
-        """A name with an optional ``%`` prefix (dropped); returns (name, position)."""
+        """A name with an optional ``%`` prefix (dropped); returns (name, position).
+
+        Names are ASCII, as in XLA: ``[A-Za-z_][A-Za-z0-9_.-]*``."""
         pos = self.skip_ws()
         m = _NAME_RE.match(self.text, pos, self.end)
+        after_percent = pos + 1 if self.text.startswith("%", pos, self.end) else pos
+        self._reject_non_ascii_name(m.end() if m else after_percent)
         if not m:
             raise self.error(f"expected {what}, found {self._found()}", pos)
         self.pos = m.end()
@@ -415,18 +481,46 @@ class _Parser:
     def word(self, what: str) -> str:
         pos = self.skip_ws()
         m = _WORD_RE.match(self.text, pos, self.end)
+        self._reject_non_ascii_name(m.end() if m else pos)
         if not m:
             raise self.error(f"expected {what}, found {self._found()}", pos)
         self.pos = m.end()
         return m.group(0)
 
+    def _reject_non_ascii_name(self, pos: int) -> None:
+        """A non-ASCII letter or digit where a name goes on is an error of its own:
+        'expected =' would hide that only ASCII names exist."""
+        if pos < self.end:
+            c = self.text[pos]
+            if not c.isascii() and (c.isalnum() or c == "_"):
+                raise self.error(f"{_describe_char(c)} in a name: HLO names are made of ASCII "
+                                 "letters, digits, '_', '.' and '-'", pos)
+
     def integer(self) -> int:
+        """A decimal integer that fits int64 (what every integer attribute of XLA is)."""
         pos = self.skip_ws()
         m = _INT_RE.match(self.text, pos, self.end)
         if not m:
             raise self.error(f"expected an integer, found {self._found()}", pos)
         self.pos = m.end()
-        return int(m.group(0))
+        value = self.bounded_int(m.group(0), pos, 19)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise self.error(f"integer {value} does not fit in 64 bits (HLO integers are int64)", pos)
+        return value
+
+    def bounded_int(self, text: str, pos: int, max_digits: int, what: str = "integer",
+                    limit: str = "does not fit in 64 bits (HLO integers are int64)") -> int:
+        """``int(text)`` for a decimal of at most ``max_digits`` significant digits.
+
+        Longer text is an error at ``pos`` ("<what> 1234... (N digits) <limit>")
+        before Python converts it: int() of a long string is slow and refuses
+        more than 4300 digits with a message that says nothing about where.
+        """
+        digits = text.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > max_digits:
+            shown = text if len(text) <= 24 else f"{text[:20]}... ({len(digits)} digits)"
+            raise self.error(f"{what} {shown} {limit}", pos)
+        return -int(digits) if text.startswith("-") else int(digits)
 
     def shape(self) -> Shape:
         pos = self.skip_ws()
@@ -439,9 +533,11 @@ class _Parser:
         try:
             shape, end = parse_shape_prefix(line, pos - line_start)
         except (ValueError, TypeError, IndexError) as e:
-            m = re.search(r"at column (\d+)", str(e))
+            m = re.search(r" at column ([0-9]+)", str(e))
             col_pos = line_start + int(m.group(1)) - 1 if m else pos
-            raise self.error(f"bad shape: {e}", col_pos) from None
+            # The error's own prefix gives line and column; the shape parser's is dropped.
+            message = str(e).replace(m.group(0), "", 1) if m else str(e)
+            raise self.error(f"bad shape: {message}", col_pos) from None
         self.pos = line_start + end
         return shape
 
@@ -465,8 +561,9 @@ class _Parser:
         """End of an attribute value starting at ``start``.
 
         The value runs to the first ``,`` outside brackets and quotes, the end of
-        the line, or a closing bracket that belongs to an enclosing construct.
-        Brackets inside it must match and close on the same line.
+        the line, a ``//`` comment, or a closing bracket that belongs to an
+        enclosing construct.  Brackets inside it must match and close on the same
+        line.  Outside strings and comments it must be ASCII.
         """
         text = self.text
         closers = {"}": "{", "]": "[", ")": "("}
@@ -477,6 +574,17 @@ class _Parser:
             if c == '"':
                 i = self._string_end(i)
                 continue
+            if text.startswith("//", i, self.end):
+                break  # the rest of the line is a comment (skip_ws skips it)
+            if text.startswith("/*", i, self.end):
+                close = text.find("*/", i + 2, self.end)
+                if close < 0:
+                    raise self.error("unterminated comment '/*'", i)
+                i = close + 2
+                continue
+            if not c.isascii():
+                raise self.error(f"{_describe_char(c)} in an attribute value: outside quoted "
+                                 "strings HLO text is ASCII", i)
             if c in "{[(":
                 stack.append((c, i))
             elif c in closers:
@@ -491,7 +599,7 @@ class _Parser:
         if stack:
             opener, opos = stack[-1]
             raise self.error(f"unterminated '{opener}'", opos)
-        while i > start and text[i - 1].isspace():
+        while i > start and text[i - 1] in _BLANKS:
             i -= 1
         return i
 
@@ -534,6 +642,7 @@ class _Parser:
             entry = comps[0]
 
         self._resolve_comp_refs({n: c for n, (c, _) in by_name.items()})
+        self._check_call_graph(comps)
         module = HloModule(name, comps, entry=entry, attrs=attrs)
         for c in comps:
             c.is_entry = c is entry
@@ -561,6 +670,17 @@ class _Parser:
         for inst, key, value in self._comp_refs:
             inst.attrs[key] = (tuple(resolve(r) for r in value) if isinstance(value, tuple)
                                else resolve(value))
+            for ref in value if isinstance(value, tuple) else (value,):
+                self._call_sites.setdefault((id(inst), ref.name), ref.pos)
+
+    def _check_call_graph(self, comps: list) -> None:
+        """No computation calls itself and no calls nest deeper than MAX_CALL_DEPTH
+        (reported at the callee's name in the offending instruction).  Checked
+        before anything walks the call graph, so nothing downstream recurses without end."""
+        problem = find_call_graph_problem(comps)
+        if problem is not None:
+            inst, callee, message = problem
+            raise self.error(message, self._call_sites.get((id(inst), callee.name), 0))
 
     # -- computation -----------------------------------------------------------------
     def computation(self) -> tuple[HloComputation, bool, int]:
@@ -771,6 +891,24 @@ class _Parser:
         self.pos = m.end()
         return (m.group(0), pos)
 
+    def _integer_element(self, text: str, pos: int, et: PrimitiveType) -> int:
+        """One integer constant element: exact (never through float) and in range.
+
+        As in XLA, a ``u64`` element may be written as a negative int64 and means
+        its two's complement (``u64[] constant(-1)`` is 2**64 - 1); every other
+        value outside the element type's range is an error.
+        """
+        if not _INT_RE.fullmatch(text):
+            raise self.error(f"expected an integer for a {et.value} constant, found '{text}'", pos)
+        # 20 digits hold every 64-bit value; more can only be out of range.
+        v = self.bounded_int(text, pos, 20, limit=f"is out of range for {et.value}")
+        if et is PrimitiveType.U64 and _INT64_MIN <= v < 0:
+            v += 2**64
+        info = np.iinfo(et.dtype)
+        if not info.min <= v <= info.max:
+            raise self.error(f"{v} is out of range for {et.value}", pos)
+        return v
+
     def _convert(self, texts: list, et: PrimitiveType) -> np.ndarray:
         """Element texts (from :meth:`scalar_text`) -> a 1-D array of the element type."""
         if et.is_complex:
@@ -791,15 +929,7 @@ class _Parser:
                 values.append(text in ("true", "1"))
             return np.array(values, dtype=et.dtype)
         if et.is_integral:
-            info = np.iinfo(et.dtype)
-            for text, pos in texts:
-                if not _INT_RE.fullmatch(text):
-                    raise self.error(f"expected an integer for a {et.value} constant, found "
-                                     f"'{text}'", pos)
-                v = int(text)  # exact: never through float
-                if not info.min <= v <= info.max:
-                    raise self.error(f"{v} is out of range for {et.value}", pos)
-                values.append(v)
+            values = [self._integer_element(text, pos, et) for text, pos in texts]
             return np.array(values, dtype=et.dtype)
         for text, pos in texts:
             if text in ("true", "false"):

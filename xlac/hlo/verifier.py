@@ -6,7 +6,9 @@
   operand from another computation or used before it is defined, a duplicated
   instruction or computation name, parameter numbers that are not
   ``0..n-1``, a root outside its computation, a called computation missing from
-  the module, an unknown opcode, a wrong number of operands;
+  the module, an unknown opcode, a wrong number of operands, a computation
+  that calls itself (directly or not), calls nested deeper than
+  :data:`xlac.hlo.ir.MAX_CALL_DEPTH`;
 * :class:`xlac.ShapeError` when an instruction's shape differs from the one
   :mod:`xlac.passes.shape_inference` infers (layouts are ignored:
   ``Shape.compatible``), or the rule itself fails.  Opcodes without a rule are
@@ -19,9 +21,9 @@ from __future__ import annotations
 from ..errors import ShapeError, UnsupportedError
 from ..shape import Shape
 from . import opcodes
-from .ir import HloComputation, HloInstruction, HloModule
+from .ir import HloComputation, HloInstruction, HloModule, find_call_graph_problem
 
-__all__ = ["verify", "VerifierError"]
+__all__ = ["verify", "VerifierError", "check_call_graph"]
 
 
 class VerifierError(ValueError):
@@ -52,6 +54,19 @@ def verify(module: HloModule) -> None:
     in_module = {id(c) for c in comps}
     for comp in comps:
         _verify_computation(comp, in_module)
+    check_call_graph(module)
+
+
+def check_call_graph(module: HloModule) -> None:
+    """Raise VerifierError if a computation of ``module`` calls itself or calls
+    nest deeper than :data:`~xlac.hlo.ir.MAX_CALL_DEPTH` (what the evaluator and
+    the code generator, which recurse into called computations, can take)."""
+    problem = find_call_graph_problem(module.computations)
+    if problem is not None:
+        inst, _, message = problem
+        comp = inst.parent.name if inst.parent is not None else "?"
+        raise VerifierError(f"module {module.name}: computation {comp}, instruction "
+                            f"{inst.name!r} ({inst.opcode}): {message}")
 
 
 def _verify_computation(comp: HloComputation, in_module: set) -> None:

@@ -16,6 +16,7 @@ dilation; every field but ``size`` is optional (default 1, padding 0, no reversa
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 __all__ = ["WindowDimension", "Window", "ConvDimensionNumbers", "parse_window", "format_window",
@@ -147,12 +148,12 @@ def parse_window(text: str) -> Window:
                     lo, sep, hi = _split_pad(p)
                     if not sep:
                         raise ValueError
-                    parts.append((int(lo), int(hi)))
+                    parts.append((_window_int(lo), _window_int(hi)))
                 fields[key] = parts
             else:
-                fields[key] = [int(v) for v in value.split("x")]
+                fields[key] = [_window_int(v) for v in value.split("x")]
         except ValueError:
-            raise WindowError(f"window {text!r}: bad value in {item!r}") from None
+            raise WindowError(f"window {_short(text)}: bad value in {_short(item)}") from None
     if "size" not in fields:
         raise WindowError(f"window {text!r}: no size")
     n = len(fields["size"])
@@ -162,6 +163,23 @@ def parse_window(text: str) -> Window:
     return Window.make(fields["size"], fields.get("stride"), fields.get("pad"),
                        fields.get("lhs_dilate"), fields.get("rhs_dilate"),
                        [bool(v) for v in fields["rhs_reversal"]] if "rhs_reversal" in fields else None)
+
+
+# ASCII digits only: int() also reads other scripts' digits ('٣' is 3), and more
+# digits than an int64 has cannot be a size (int() refuses over 4300 of them).
+_WINDOW_INT_RE = re.compile(r"[-+]?[0-9]{1,19}", re.ASCII)
+
+
+def _short(text: str) -> str:
+    """``repr(text)``, cut to a readable length (a value may be thousands of digits)."""
+    return repr(text) if len(text) <= 60 else repr(text[:50]) + f"... ({len(text)} characters)"
+
+
+def _window_int(text: str) -> int:
+    """One number of a window field; ValueError (reported by the caller) if it is not one."""
+    if not _WINDOW_INT_RE.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
 
 
 def _split_pad(p: str):
@@ -244,7 +262,7 @@ def _labels(text: str, part: str, a: str, b: str, whole: str):
             pos_a = k
         elif ch == b and pos_b is None:
             pos_b = k
-        elif ch.isdigit() and int(ch) not in spatial:
+        elif ch in "0123456789" and int(ch) not in spatial:  # not isdigit(): '٣' is one
             spatial[int(ch)] = k
         else:
             raise WindowError(f"dim_labels {whole!r}: unexpected or repeated {ch!r} in {part!r}")
