@@ -25,6 +25,8 @@ def __getattr__(name):
         "jit": ("runtime.executable", "jit"),
         "Executable": ("runtime.executable", "Executable"),
         "compile_aot": ("aot", "compile_aot"),
+        "clear_caches": ("runtime.executable", "clear_caches"),
+        "set_memory_cache_limit": ("runtime.executable", "set_memory_cache_limit"),
     }
     if name not in lazy:
         raise AttributeError(f"module 'xlac' has no attribute {name!r}")
@@ -37,6 +39,7 @@ def __getattr__(name):
 
 
 __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModule", "evaluate",
-           "jit", "Executable", "Shape", "Layout", "PrimitiveType", "shape", "ShapeError",
-           "UnsupportedError", "HloParseError", "PRED", "S8", "S16", "S32", "S64", "U8", "U16",
-           "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128", "TUPLE", "TOKEN"]
+           "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
+           "PrimitiveType", "shape", "ShapeError", "UnsupportedError", "HloParseError", "PRED", "S8",
+           "S16", "S32", "S64", "U8", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",
+           "TUPLE", "TOKEN"]

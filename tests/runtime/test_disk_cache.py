@@ -50,12 +50,12 @@ def cache_env(tmp_path, monkeypatch):
     """XLAC_CACHE_DIR in a fresh directory, and an empty in-memory cache."""
     d = tmp_path / "cache"
     monkeypatch.setenv("XLAC_CACHE_DIR", str(d))
-    monkeypatch.setattr(ex, "_cache", {})
+    monkeypatch.setattr(ex, "_cache", ex.ProgramCache())
     return d
 
 
 def _fresh_jit(text, monkeypatch, **kw):
-    monkeypatch.setattr(ex, "_cache", {})       # forget in-memory code: only the disk is left
+    monkeypatch.setattr(ex, "_cache", ex.ProgramCache())       # forget in-memory code: only the disk is left
     return xlac.jit(text, **kw)
 
 
@@ -193,7 +193,7 @@ def test_unusable_cache_directory_is_not_an_error(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("XLAC_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(ex, "_cache", {})
+    monkeypatch.setattr(ex, "_cache", ex.ProgramCache())
     exe = xlac.jit(SOFTPLUS)
     assert exe.from_cache is None
     np.testing.assert_allclose(exe(np.zeros(300, np.float32), np.ones(300, np.float32))[1], np.log(2),
@@ -319,3 +319,141 @@ def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
     for key in keys[1:4]:
         disk_cache.store(key, {"entry": "f"}, blob, d)
     assert len(list(tmp_path.glob("*.json"))) == 6
+
+
+# -- files that are not what they seem (issue 12, item 8) ------------------------------
+# Each once hung ``jit`` (a FIFO blocks open(); a link to /dev/zero is read
+# without end) or read a file of any size.  The timeout makes a regression fail.
+
+def _fifo_object(obj, meta):
+    obj.unlink()
+    os.mkfifo(obj)
+
+
+def _fifo_metadata(obj, meta):
+    meta.unlink()
+    os.mkfifo(meta)
+
+
+def _metadata_links_to_dev_zero(obj, meta):
+    meta.unlink()
+    meta.symlink_to("/dev/zero")
+
+
+def _object_links_outside(obj, meta):
+    # A good object, but through a link to a file outside the directory.
+    outside = obj.parent.parent / "outside.o"
+    outside.write_bytes(obj.read_bytes())
+    obj.unlink()
+    obj.symlink_to(outside)
+
+
+def _directory_object(obj, meta):
+    obj.unlink()
+    obj.mkdir()
+
+
+def _huge_sparse_object(obj, meta):
+    with open(obj, "r+b") as f:
+        f.truncate(1 << 40)                  # 1 TiB of holes: no disk space used
+
+
+def _huge_sparse_object_recorded(obj, meta):
+    # The metadata (hash fixed) even claims the huge size: past MAX_OBJECT_BYTES.
+    _huge_sparse_object(obj, meta)
+    m = json.loads(meta.read_text())
+    m["object_size"] = 1 << 40
+    m["meta_sha256"] = disk_cache._meta_digest(m)
+    meta.write_text(json.dumps(m))
+
+
+def _deeply_nested_metadata(obj, meta):
+    meta.write_text("[" * 100_000)          # json.loads: RecursionError
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("damage", [_fifo_object, _fifo_metadata, _metadata_links_to_dev_zero,
+                                    _object_links_outside, _directory_object, _huge_sparse_object,
+                                    _huge_sparse_object_recorded, _deeply_nested_metadata])
+def test_non_regular_entry_files_are_a_miss(cache_env, monkeypatch, damage):
+    x = np.linspace(-2, 2, 300, dtype=np.float32)
+    want = xlac.jit(SOFTPLUS)(x, x)
+    obj, meta = _entry_files(cache_env)
+    damage(obj, meta)
+    exe = _fresh_jit(SOFTPLUS, monkeypatch)
+    assert exe.from_cache is None                       # compiled again ...
+    for a, b in zip(exe(x, x), want):
+        np.testing.assert_array_equal(a, b)
+    outside = cache_env.parent / "outside.o"
+    if damage is _directory_object:                     # os.replace cannot replace a directory
+        assert obj.is_dir() and _fresh_jit(SOFTPLUS, monkeypatch).from_cache is None
+        return
+    assert not obj.is_symlink() and not meta.is_symlink()      # ... and rewritten in place of
+    assert obj.stat().st_size < 1 << 20                        # the names, not through them
+    assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache == "disk"
+    if damage is _object_links_outside:
+        assert outside.read_bytes().startswith(b"\x7fELF")     # the link's target untouched
+
+
+@pytest.mark.timeout(20)
+def test_non_regular_alias_is_a_miss(cache_env, monkeypatch):
+    """An alias that is a FIFO or a link to /dev/zero: the text is parsed and
+    found through its module's entry."""
+    x = np.linspace(-2, 2, 300, dtype=np.float32)
+    want = xlac.jit(SOFTPLUS)(x, x)
+    (alias,) = cache_env.glob("*.alias")
+    for make in (os.mkfifo, lambda p: os.symlink("/dev/zero", p)):
+        alias.unlink()
+        make(alias)
+        exe = _fresh_jit(SOFTPLUS, monkeypatch)
+        assert exe.from_cache == "disk"                 # through the parsed module
+        for a, b in zip(exe(x, x), want):
+            np.testing.assert_array_equal(a, b)
+        assert alias.is_file() and not alias.is_symlink()   # rewritten
+
+
+@pytest.mark.timeout(20)
+def test_eviction_follows_no_link(tmp_path, monkeypatch):
+    """The eviction scan neither blocks on a FIFO nor follows a link: a link
+    to a file outside the directory counts 0 bytes and deleting its entry
+    removes the link, not the file; a directory in the way stays."""
+    d = tmp_path / "cache"
+    d.mkdir()
+    outside = tmp_path / "precious"
+    outside.write_bytes(b"\x7fELF" + bytes(50_000))
+    blob = b"\x7fELF" + bytes(10_000)
+    keys = [f"{k:064x}" for k in range(4)]
+    for age, key in enumerate(keys):
+        assert disk_cache.store(key, {"entry": "f"}, blob, str(d)) is not None
+        t = 1_000_000 + age
+        os.utime(d / (key + ".json"), (t, t))
+    (d / (keys[0] + ".o")).unlink()
+    (d / (keys[0] + ".o")).symlink_to(outside)          # the oldest: a link out
+    (d / (keys[1] + ".o")).unlink()
+    (d / (keys[1] + ".o")).mkdir()                      # then a directory
+    os.mkfifo(d / (f"{7:064x}" + ".alias"))             # aliases: a FIFO, a link to /dev/zero
+    (d / (f"{8:064x}" + ".alias")).symlink_to("/dev/zero")
+    (d / (f"{9:064x}" + ".json")).symlink_to(outside)   # metadata linking out
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "15000")   # 2 objects + metadata: over
+    assert disk_cache.evict(str(d), keep=keys[3]) >= 2
+    assert outside.read_bytes().startswith(b"\x7fELF") and len(outside.read_bytes()) == 50_004
+    assert not (d / (keys[0] + ".o")).is_symlink()      # the link itself was deleted
+    assert (d / (keys[1] + ".o")).is_dir()
+    assert not list(d.glob("*.alias"))                  # unreadable aliases name nothing
+    assert (d / (keys[3] + ".json")).is_file()
+
+
+def test_read_file_bounds(tmp_path):
+    """What ``_read_file`` accepts: a regular file within its bound (exactly the
+    size asked for, when one is); nothing else."""
+    f = tmp_path / "f"
+    f.write_bytes(b"abc")
+    assert disk_cache._read_file(str(f), 3) == b"abc"
+    assert disk_cache._read_file(str(f), 2) is None
+    assert disk_cache._read_file(str(f), 10, size=3) == b"abc"
+    assert disk_cache._read_file(str(f), 10, size=4) is None
+    (tmp_path / "link").symlink_to(f)
+    assert disk_cache._read_file(str(tmp_path / "link"), 10) is None
+    assert disk_cache._read_file(str(tmp_path), 10) is None
+    assert disk_cache._read_file(str(tmp_path / "missing"), 10) is None
+    assert disk_cache._read_file("/dev/null", 10) is None

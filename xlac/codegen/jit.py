@@ -6,6 +6,11 @@ lives as long as the object).  The optimised module is emitted as an object
 file by the host TargetMachine and that object is loaded into MCJIT;
 ``load_object(data, entry_name)`` loads such an object again (the on-disk
 cache of ``xlac.runtime.disk_cache``) without parsing or optimising IR.
+
+Memory: an engine keeps only its code, the object and a TargetMachine of its
+own that never generated code (~50 KiB besides ~3x the object's size); each
+module is parsed into an LLVMContext of its own and its pass pipeline is
+freed after use, so a compilation leaves nothing behind once its engine goes.
 """
 from __future__ import annotations
 
@@ -58,15 +63,33 @@ def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = Fals
     pto.loop_unrolling = True
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
-    pm.run(module_ref, pb)
+    try:
+        pm.run(module_ref, pb)
+    finally:
+        _free_pass_manager(pm)
     if mark_nontemporal:
         from .nontemporal import mark_stores
         marked = mark_stores(str(module_ref))
         if marked is not None:
-            module_ref = llvm.parse_assembly(marked)
+            module_ref = llvm.parse_assembly(marked, llvm.create_context())   # see parse_and_optimize
             module_ref.triple = tm.triple
             module_ref.data_layout = str(tm.target_data)
     return module_ref
+
+
+def _free_pass_manager(pm) -> None:
+    """Free a ModulePassManager now.  llvmlite (0.50 here) never does: its
+    ``ModulePassManager`` lists ``ObjectRef`` before ``NewPassManager``, so
+    ``ObjectRef``'s empty ``_dispose`` hides the one that frees it, and every
+    O3 pipeline (~30 KiB, ~65 KiB once run) stayed for the life of the
+    process.  Left to llvmlite where its class disposes of it itself."""
+    try:
+        from llvmlite.binding.newpassmanagers import NewPassManager
+    except ImportError:
+        return
+    if type(pm)._dispose is llvm.ffi.ObjectRef._dispose and isinstance(pm, NewPassManager):
+        NewPassManager._dispose(pm)
+        pm.detach()             # closed: nothing disposes of it again
 
 
 #: LLVM codegen options (on, off) in force while a module's kernels go
@@ -98,11 +121,16 @@ def emit_object(tm, module_ref, module_options: bool = True) -> bytes:
 
 
 def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3):
-    """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef."""
+    """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef.
+
+    The module gets an LLVMContext of its own, freed with it: in the global
+    context its constants (a big constant array: its whole data) and metadata
+    would stay for the life of the process, and two threads compiling at once
+    would share one context, which LLVM does not allow."""
     from .nontemporal import NAMED, prepare
     _init()
     text = prepare(str(module))
-    ref = llvm.parse_assembly(text)
+    ref = llvm.parse_assembly(text, llvm.create_context())
     ref.triple = tm.triple
     ref.data_layout = str(tm.target_data)
     ref.verify()
@@ -114,8 +142,9 @@ class JitFunction:
 
     ``address``: the entry function; ``engine``: owns the code (it lives as long
     as this object); ``object_code``: the relocatable object the engine loaded
-    (what the on-disk cache stores); ``timings``: seconds per phase
-    (``optimize``, ``codegen``, ``load``).
+    (what the on-disk cache stores; None once a holder that needs only the
+    code dropped it: the engine has its own copy); ``timings``: seconds per
+    phase (``optimize``, ``codegen``, ``load``).
     """
 
     __slots__ = ("address", "engine", "object_code", "timings", "_optimized")
@@ -166,31 +195,55 @@ def load_object(data: bytes, entry_name: str, tm=None, resolve_library: bool = T
 
 
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
-               resolve_library: bool = True, module_options: bool = True) -> JitFunction:
+               resolve_library: bool = True, module_options: bool = True,
+               keep_optimized: bool = True) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
 
     The optimised module is turned into an object file with the host
     TargetMachine (``tm.emit_object``) and that object is loaded into MCJIT, so
     code compiled now and code loaded later from the disk cache are the very
     same bytes (``JitFunction.object_code``).  ``module_options``: with
-    ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).
+    ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).  ``keep_optimized``
+    (default True): keep the optimised module for ``optimized_ir``; False frees
+    it at once (~90 KiB for a small module, MiBs for a big one).
     """
     from ..passes.pipeline import dump_directory, dump_text
     dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
     if dumping:
         dump_text(f"{entry_name}.llvm.ll", str(module))
     t0 = time.perf_counter()
-    tm = host_target_machine()
+    tm = _codegen_target_machine()
     ref = parse_and_optimize(module, tm, speed_level)
     t1 = time.perf_counter()
     if dumping:
         dump_text(f"{entry_name}.llvm-opt.ll", str(ref))
     data = emit_object(tm, ref, module_options)
     t2 = time.perf_counter()
-    fn = load_object(data, entry_name, tm, resolve_library)
-    fn._optimized = ref
+    # The engine gets a TargetMachine of its own (it takes ownership), not
+    # ``tm``: after optimising and emitting code ``tm`` holds a subtarget
+    # (instruction, register and lowering tables, ~750 KiB), which an engine
+    # would keep for as long as its code lives.
+    fn = load_object(data, entry_name, None, resolve_library)
+    fn._optimized = ref if keep_optimized else None
     fn.timings = {"optimize": t1 - t0, "codegen": t2 - t1, "load": fn.timings["load"]}
     return fn
+
+
+_thread_state = threading.local()
+
+
+def _codegen_target_machine():
+    """This thread's TargetMachine for optimising and emitting modules, made once.
+
+    Reused because a new one builds its subtarget (~750 KiB of tables) again
+    on first use, ~0.7 ms of a small module's compilation; one per thread
+    because a TargetMachine's subtarget map is not safe to share between
+    threads.  Objects emitted with it are the same bytes as with a new one.
+    """
+    tm = getattr(_thread_state, "tm", None)
+    if tm is None:
+        tm = _thread_state.tm = host_target_machine()
+    return tm
 
 
 @functools.lru_cache(maxsize=1)

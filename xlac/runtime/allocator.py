@@ -17,6 +17,35 @@ blocks per class stay idle; beyond that the oldest idle blocks are freed
 (``XLAC_POOL_MAX_IDLE_BYTES`` sets the byte bound; :func:`configure` both).
 
 All operations are thread-safe.
+
+Guard-page mode (for tests and fuzzing)
+---------------------------------------
+With ``XLAC_GUARD_PAGES=1`` in the environment (read when this module is
+imported) or after ``configure(guard_pages=True)``, every block is its own
+``mmap`` placed flush against a ``PROT_NONE`` page: the block's last byte is
+the last byte before an inaccessible page, and another inaccessible page comes
+before the page the block starts in.  Reading or writing one byte past the end
+of a result, a temp arena or an argument (or before the start of its page)
+raises SIGSEGV at the faulty access instead of reading a neighbour's bytes.
+Concretely, for executables created while the mode is on:
+
+* result buffers are blocks of exactly the result's byte size (no size class;
+  small results too, which otherwise are plain ``np.empty`` arrays, see
+  ``SMALL_RESULT``); they are unmapped when the result array is gone, never
+  recycled into the normal pool;
+* temp arenas are blocks of the arena size rounded up to 64 bytes (the code
+  relies on their 64-byte alignment), unmapped with the executable's frames;
+* every array argument is copied into such a block before the call
+  (:func:`guard_arguments`), even one that could be passed as is, so donation
+  never happens;
+* a result flush against a page end is only aligned to its element size, so
+  code is compiled with ``lower(aligned_results=False)``
+  (:func:`results_aligned`; compiled code is cached per that flag).
+
+It costs an ``mmap`` and two ``mprotect`` calls per buffer per call and two
+extra pages of address space per buffer: a test mode, not a production one.
+Executables created with the mode off are not affected (the choice is made
+when an executable is created, so calls without it pay nothing).
 """
 from __future__ import annotations
 
@@ -36,7 +65,9 @@ HUGE_BLOCK = 2 << 20          # blocks this large come from mmap (with MADV_HUGE
 SMALL_RESULT = 4096
 _PAGE = mmap.PAGESIZE
 
-__all__ = ["Block", "BlockPool", "pool", "size_class", "wrap", "configure", "stats", "trim"]
+__all__ = ["Block", "BlockPool", "GuardBlock", "GuardPool", "pool", "size_class", "wrap", "configure",
+           "stats", "trim", "release", "guard_pages_enabled", "results_aligned", "result_block_size",
+           "acquire_temp", "guard_arguments"]
 
 
 def size_class(nbytes: int) -> int:
@@ -164,19 +195,159 @@ class BlockPool:
                     "max_blocks_per_class": self.max_blocks_per_class}
 
 
+# ---------------------------------------------------------------------------------------
+# Guard-page mode (see the module docstring)
+# ---------------------------------------------------------------------------------------
+
+_PROT_NONE = 0
+_libc = None
+
+
+def _mprotect_none(address: int, length: int) -> None:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    if _libc.mprotect(address, length, _PROT_NONE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mprotect(PROT_NONE) of a guard page failed: {os.strerror(err)}")
+
+
+class GuardBlock(Block):
+    """``size`` bytes ending exactly where a ``PROT_NONE`` page begins, in a mapping
+    of its own that also has a ``PROT_NONE`` page in front.  Unmapped when the
+    block is garbage (``mem`` is the mmap); never goes into a :class:`BlockPool`.
+
+    The start is aligned as ``size`` is (a page end minus ``size``): 64-byte
+    aligned for multiples of 64, else only to the element size of an array of
+    ``size`` bytes."""
+
+    __slots__ = ()
+
+    def __init__(self, size: int):
+        data = -(-size // _PAGE) * _PAGE
+        mm = mmap.mmap(-1, data + 2 * _PAGE, flags=mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0x20))
+        view = ctypes.c_char.from_buffer(mm)
+        base = ctypes.addressof(view)
+        del view                                  # the mmap cannot be released while exported
+        _mprotect_none(base, _PAGE)
+        _mprotect_none(base + _PAGE + data, _PAGE)
+        self.size = size
+        self.huge = False
+        self.mem = mm
+        self.address = base + _PAGE + data - size
+
+    def __repr__(self) -> str:
+        return f"<GuardBlock {self.size} bytes at {self.address:#x}>"
+
+
+class GuardPool:
+    """The pool of guard-page mode: a fresh :class:`GuardBlock` per request, none kept."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.blocks = 0              # handed out so far
+
+    def acquire(self, size: int) -> GuardBlock:
+        with self._lock:
+            self.blocks += 1
+        return GuardBlock(size)
+
+    def release(self, block: Block) -> None:
+        """Nothing to keep: the block is unmapped once the caller drops it."""
+
+    def trim(self) -> None:
+        pass
+
+    def stats(self) -> dict:
+        return {"guard_pages": True, "blocks": self.blocks, "idle_bytes": 0, "idle_blocks": 0}
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 _pool = BlockPool()
+_guard_pool = GuardPool()
+_guard = _env_flag("XLAC_GUARD_PAGES")
 
 
-def pool() -> BlockPool:
-    return _pool
+def pool() -> BlockPool | GuardPool:
+    """The pool executables created now take blocks from (the guard pool in guard-page mode)."""
+    return _guard_pool if _guard else _pool
 
 
-def configure(max_idle_bytes: int | None = None, max_blocks_per_class: int | None = None) -> None:
-    """Change the pool's bounds (idle blocks beyond them are freed on their next release)."""
+def configure(max_idle_bytes: int | None = None, max_blocks_per_class: int | None = None,
+              guard_pages: bool | None = None) -> None:
+    """Change the pool's bounds (idle blocks beyond them are freed on their next release);
+    ``guard_pages`` switches guard-page mode on or off for executables created from now on."""
+    global _guard
     if max_idle_bytes is not None:
         _pool.max_idle_bytes = int(max_idle_bytes)
     if max_blocks_per_class is not None:
         _pool.max_blocks_per_class = int(max_blocks_per_class)
+    if guard_pages is not None:
+        _guard = bool(guard_pages)
+
+
+def guard_pages_enabled() -> bool:
+    return _guard
+
+
+def results_aligned() -> bool:
+    """Whether the result blocks handed out now are 64-byte aligned, i.e. whether
+    code may be lowered with ``aligned_results=True`` (not in guard-page mode,
+    where a result ends flush against a page boundary)."""
+    return not _guard
+
+
+def result_block_size(nbytes: int) -> int:
+    """What an executable acquires for a result of ``nbytes``: 0 (no memory), -1 (a
+    plain ``np.empty`` array, for small results: see ``SMALL_RESULT``; the caller
+    falls back to ``size_class`` where it cannot use one) or the block size to
+    ask :func:`pool` for (exactly ``nbytes`` in guard-page mode)."""
+    if nbytes <= 0:
+        return 0
+    if _guard:
+        return nbytes
+    if nbytes < SMALL_RESULT:
+        return -1
+    return size_class(nbytes)
+
+
+def acquire_temp(temp_size: int) -> Block:
+    """A temp arena of at least ``temp_size`` bytes, 64-byte aligned (in guard-page
+    mode: ``temp_size`` rounded up to 64, flush against a guard page)."""
+    if _guard:
+        return _guard_pool.acquire((temp_size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT)
+    return _pool.acquire(size_class(temp_size))
+
+
+def release(block: Block) -> None:
+    """Give ``block`` back to the pool it came from (guard blocks are just dropped)."""
+    if not isinstance(block, GuardBlock):
+        _pool.release(block)
+
+
+def guarded_copy(buf):
+    """``buf`` (a numpy array, or None for a token) copied into a :class:`GuardBlock`
+    of exactly its byte size: reading past its end faults."""
+    if buf is None:
+        return None
+    block = _guard_pool.acquire(buf.nbytes)
+    out = wrap(block, buf.shape, buf.dtype)
+    if buf.size:
+        out[...] = buf
+    return out
+
+
+def guard_arguments(leaf_buffer):
+    """``leaf_buffer(label, shape, arg)`` (an Executable's argument check and
+    relayout) followed by a :func:`guarded_copy`: what an executable created in
+    guard-page mode lays its arguments out with."""
+    def guarded(label, shape, arg):
+        return guarded_copy(leaf_buffer(label, shape, arg))
+    return guarded
 
 
 def stats() -> dict:
@@ -202,21 +373,28 @@ def _owner_del(self) -> None:
 
 
 _owner_classes: dict[int, type] = {}
+_guard_owner_classes: dict[int, type] = {}
 
 
-def owner_class(size: int) -> type:
+def owner_class(size: int, guarded: bool | None = None) -> type:
     """A ctypes ``c_char * size`` subclass whose instances give their block back on ``__del__``.
 
     numpy takes it as the buffer of an ndarray (then ``arr.base``); views of the
     array keep it alive, so the block returns only when all of them are gone.
+    ``guarded`` (default: guard-page mode is on): the class for :class:`GuardBlock`
+    memory, which has no ``__del__`` (the block unmaps itself when its owner drops it).
     """
-    cls = _owner_classes.get(size)
+    if guarded is None:
+        guarded = _guard
+    classes = _guard_owner_classes if guarded else _owner_classes
+    cls = classes.get(size)
     if cls is None:
-        cls = type("ResultMemory", (ctypes.c_char * size,),
-                   {"__slots__": ("_block",), "__del__": _owner_del,
-                    "__module__": __name__,
-                    "__doc__": "Memory of an xlac result: returns to the pool when released."})
-        _owner_classes[size] = cls
+        body = {"__slots__": ("_block",), "__module__": __name__,
+                "__doc__": "Memory of an xlac result: returns to the pool when released."}
+        if not guarded:
+            body["__del__"] = _owner_del
+        cls = type("ResultMemory", (ctypes.c_char * size,), body)
+        classes[size] = cls
     return cls
 
 
@@ -224,7 +402,9 @@ def wrap(block: Block, shape: tuple, dtype: np.dtype, owner_cls: type | None = N
     """A C-ordered array of ``shape`` and ``dtype`` over ``block``; the block goes
     back to the pool when the array (and every view of it) is gone.
     ``owner_cls``: ``owner_class(block.size)``, when the caller has it at hand."""
-    owner = (owner_cls or owner_class(block.size)).from_address(block.address)
+    if owner_cls is None:
+        owner_cls = owner_class(block.size, isinstance(block, GuardBlock))
+    owner = owner_cls.from_address(block.address)
     owner._block = block
     return _ndarray(shape, dtype, owner)
 
@@ -235,6 +415,7 @@ _ndarray = np.ndarray
 def _after_fork_in_child() -> None:
     # Another thread may have held the lock at fork(): the child gets a fresh one.
     _pool._lock = threading.RLock()
+    _guard_pool._lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -27,9 +27,22 @@ does not match its own recorded hash, or whose object does not match the
 recorded size and hash is ignored (a miss, then rebuilt and
 overwritten), never an error; failures to write are ignored too.
 
+Every file read here (objects, metadata, aliases; the GEMM library's and the
+thread helper's entries too) is opened without following a symbolic link and
+without blocking (``O_NOFOLLOW | O_NONBLOCK``), and read only if it is a
+regular file of bounded size, exactly that size: metadata and aliases at most
+``MAX_METADATA_BYTES`` (1 MiB), objects exactly the size their metadata
+records, at most ``MAX_OBJECT_BYTES`` (1 GiB).  So a FIFO, a device, a
+directory, a link (to ``/dev/zero``, or to a file outside the directory) or a
+huge sparse file in place of an entry's file is a miss, not a hang.  The
+rebuilt entry's ``os.replace`` replaces such a name itself (it never writes
+through a link); a directory in the way makes the write fail (ignored: that
+module is compiled in every process).
+
 The directory is kept under ``XLAC_CACHE_MAX_BYTES`` (default 1 GiB; 0: no
 limit): after each write, the least recently used entries (a load refreshes
-an entry's time) are deleted until the rest take at most 90% of it.
+an entry's time) are deleted until the rest take at most 90% of it.  The scan
+follows no link and deletes nothing outside the directory (see :func:`evict`).
 
 ``XLAC_CACHE_CODE_VERSION`` replaces the source-file fingerprint in the key
 (for deployments that want keys independent of file times).
@@ -48,6 +61,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import tempfile
 
 FORMAT_VERSION = 1
@@ -56,7 +70,15 @@ LIBRARY_ENV = "XLAC_LIBRARY_CACHE_DIR"
 CODE_VERSION_ENV = "XLAC_CACHE_CODE_VERSION"
 MAX_BYTES_ENV = "XLAC_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
+#: Largest metadata (``.json``) or alias file read (bytes); real ones take ~1-2 KiB.
+MAX_METADATA_BYTES = 1 << 20
+#: Largest object file read (bytes); the biggest modules' objects take a few MiB.
+MAX_OBJECT_BYTES = 1 << 30
 _MAGIC = b"\x7fELF"
+# Never follow a link (a ``.json`` linked to /dev/zero would be read without
+# end), never wait (opening a FIFO for reading blocks until a writer comes).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+    | getattr(os, "O_CLOEXEC", 0)
 
 __all__ = ["cache_dir", "library_dir", "make_key", "load", "store", "store_alias", "load_alias", "evict",
            "max_bytes",
@@ -111,7 +133,7 @@ def make_key(*parts: str) -> str:
     h = hashlib.sha256()
     for part in (f"xlac-disk-cache-{FORMAT_VERSION}", __version__, code_fingerprint(),
                  *host_description(), *parts):
-        data = part.encode() if isinstance(part, str) else bytes(part)
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else bytes(part)
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
@@ -135,26 +157,69 @@ def load(key: str, directory: str | None = None) -> tuple[dict, bytes] | None:
         return None
     obj_path, meta_path = _paths(directory, key)
     try:
-        with open(meta_path, "rb") as f:
-            meta = json.loads(f.read())
+        raw = _read_file(meta_path, MAX_METADATA_BYTES)
+        if raw is None:
+            return None
+        meta = json.loads(raw)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("key") != key \
                 or meta.get("meta_sha256") != _meta_digest(meta):
             return None
-        with open(obj_path, "rb") as f:
-            data = f.read()
-        if (len(data) != meta.get("object_size") or not data.startswith(_MAGIC)
-                or hashlib.sha256(data).hexdigest() != meta.get("object_sha256")):
+        size = meta.get("object_size")
+        if type(size) is not int or not 0 < size <= MAX_OBJECT_BYTES:
+            return None
+        data = _read_file(obj_path, MAX_OBJECT_BYTES, size)
+        if data is None or not data.startswith(_MAGIC) \
+                or hashlib.sha256(data).hexdigest() != meta.get("object_sha256"):
             return None
         _touch(meta_path)
         return meta, data
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):   # deep JSON nesting
         return None
 
 
-def _touch(path: str) -> None:
-    """Mark an entry used now (its metadata file's time orders eviction)."""
+def _read_file(path: str, max_size: int, size: int | None = None) -> bytes | None:
+    """The contents of ``path`` when it is a regular file of at most ``max_size``
+    bytes (exactly ``size`` when given), else None: missing, unreadable, a
+    symbolic link, a FIFO, a device, a directory, too big.  Never blocks on the
+    file and never reads more than its size said."""
     try:
-        os.utime(path)
+        if not stat.S_ISREG(os.lstat(path).st_mode):   # a device is not even opened
+            return None
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)        # what was opened, had the name changed since lstat
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_size \
+                or (size is not None and st.st_size != size):
+            return None
+        return _read_exactly(fd, st.st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """``n`` bytes from ``fd``, or None if the file ends first (truncated meanwhile)."""
+    chunks = []
+    while n > 0:
+        chunk = os.read(fd, n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _touch(path: str) -> None:
+    """Mark an entry used now (its metadata file's time orders eviction); a link
+    put there since it was read is not followed."""
+    try:
+        if os.utime in os.supports_follow_symlinks:
+            os.utime(path, follow_symlinks=False)
+        else:
+            os.utime(path)
     except OSError:
         pass
 
@@ -193,7 +258,11 @@ def evict(directory: str, keep: str | None = None) -> int:
     their metadata file, which a load refreshes) until their objects and
     metadata total at most 90% of :func:`max_bytes`, never ``keep``; then the
     aliases whose entry is gone.  Returns the number of entries deleted.
-    Errors (another process deleting the same files) are ignored."""
+    Errors (another process deleting the same files) are ignored.
+
+    Links are never followed: a link, FIFO or device in place of an entry's
+    file counts 0 bytes and deleting the entry removes the name itself (a
+    directory stays); nothing outside ``directory`` is read or deleted."""
     limit = max_bytes()
     if limit <= 0:
         return 0
@@ -202,10 +271,10 @@ def evict(directory: str, keep: str | None = None) -> int:
         with os.scandir(directory) as it:
             for entry in it:
                 try:
-                    st = entry.stat()
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                files[entry.name] = (st.st_mtime, st.st_size)
+                files[entry.name] = (st.st_mtime, st.st_size if stat.S_ISREG(st.st_mode) else 0)
     except OSError:
         return 0
     entries, total = [], 0
@@ -232,12 +301,12 @@ def evict(directory: str, keep: str | None = None) -> int:
         deleted += 1
     for name in files:
         if name.endswith(".alias"):
+            path = os.path.join(directory, name)
+            target = _alias_target(_read_file(path, MAX_METADATA_BYTES))
             try:
-                with open(os.path.join(directory, name), "rb") as f:
-                    target = f.read().split()[0].decode("ascii")
-                if not os.path.exists(_paths(directory, target)[1]):
-                    os.unlink(os.path.join(directory, name))
-            except (OSError, IndexError, UnicodeDecodeError):
+                if target is None or not os.path.lexists(_paths(directory, target[0])[1]):
+                    os.unlink(path)
+            except OSError:
                 pass
     return deleted
 
@@ -265,15 +334,24 @@ def load_alias(alias: str, directory: str | None = None) -> tuple[dict, bytes] |
     directory = directory or cache_dir()
     if directory is None:
         return None
+    target = _alias_target(_read_file(os.path.join(directory, alias + ".alias"), MAX_METADATA_BYTES))
+    if target is None:
+        return None
+    key, digest = target
+    entry = load(key, directory)
+    return entry if entry is not None and entry[0].get("meta_sha256") == digest else None
+
+
+def _alias_target(raw: bytes | None) -> tuple[str, str] | None:
+    """``(key, metadata digest)`` from an alias file's contents, or None when they
+    are not two words of which the first is a key (64 hexadecimal digits)."""
     try:
-        with open(os.path.join(directory, alias + ".alias"), "rb") as f:
-            key, digest = f.read().decode("ascii").split()
-    except (OSError, UnicodeDecodeError, ValueError):
+        key, digest = raw.decode("ascii").split()
+    except (AttributeError, UnicodeDecodeError, ValueError):      # None, not ASCII, not two words
         return None
     if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
         return None
-    entry = load(key, directory)
-    return entry if entry is not None and entry[0].get("meta_sha256") == digest else None
+    return key, digest
 
 
 def _atomic_write(path: str, data: bytes) -> None:

@@ -38,14 +38,32 @@ module twice compiles once, and on disk when ``XLAC_CACHE_DIR`` is set
 without lowering or optimising.  ``exe.compile_time_s`` is the time the
 constructor took to get the code, ``exe.from_cache`` where it came from
 (``"memory"``, ``"disk"`` or None), ``exe.compile_stats`` the phases.
+
+The in-memory cache (:class:`ProgramCache`) keeps per module only what calling
+needs: the MCJIT engine that owns the code, the entry and the calling metadata
+(a :class:`Program`).  It is an LRU bounded by bytes: 256 MiB by default,
+``XLAC_MEMORY_CACHE_MAX_BYTES`` or :func:`set_memory_cache_limit` (0 or
+negative: no limit), a program counted as 3x its object code plus 64 KiB (what
+MCJIT's copies of the object and the engine take, measured).
+:func:`clear_caches` (``xlac.clear_caches()``) empties it.  An executable holds
+its program, so evicting or clearing never breaks a live executable; the
+native code is freed when the cache and the last executable using it let go.
+Introspection (``exe.lowered``, ``llvm_ir``, ``optimized_hlo``) comes from the
+lowering the executable's own compilation made, which it keeps (the cache does
+not); an executable whose code came from a cache lowers the module again on
+first use.  ``optimized_llvm_ir`` optimises that IR again on first use.  All of
+it is freed with the executable.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import operator
 import os
 import threading
 import time
+from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,8 +75,156 @@ ENTRY_NAME = "xlac_entry"
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
 
-_cache: dict[str, "Program"] = {}
-_cache_lock = threading.Lock()
+
+# ---------------------------------------------------------------------------------------
+# The in-memory compile cache
+# ---------------------------------------------------------------------------------------
+
+MEMORY_CACHE_ENV = "XLAC_MEMORY_CACHE_MAX_BYTES"
+DEFAULT_MEMORY_CACHE_BYTES = 256 << 20
+#: What a cached Program is counted for besides its object code: its MCJIT
+#: engine with the engine's own TargetMachine and empty module, and its calling
+#: metadata (shapes, names).  Measured: 55 KiB of RSS per small module cached
+#: (1,200 modules: 57 KiB each with the cache unbounded, 1 KiB with nothing
+#: kept); rounded up.
+PROGRAM_OVERHEAD_BYTES = 64 << 10
+#: Bytes counted per byte of object code: MCJIT keeps a copy of the object and
+#: loads its sections into pages of their own (measured 2.6-3.1x on 130-392 KiB
+#: objects); the Program keeps no copy of the bytes.
+OBJECT_BYTES_FACTOR = 3
+
+
+class ProgramCache:
+    """Programs by key, least recently used first out past a byte limit.
+
+    A Program may be cached under several keys (the printed module's, and the
+    hash of the HLO text it was given as); it is counted once, and a hit under
+    any key makes it the most recently used.  Its size is
+    :attr:`Program.cache_bytes`.  The limit (bytes) is the one given to
+    :meth:`set_limit`, else ``XLAC_MEMORY_CACHE_MAX_BYTES`` (read at each
+    insertion), else 256 MiB; 0 or negative: no limit.  A Program bigger than
+    the limit is not kept.  Evicting a Program only drops the cache's
+    reference: executables that use it keep it (and its native code) alive,
+    and the code is freed with the last of them.  Thread-safe.
+    """
+
+    def __init__(self, limit: int | None = None):
+        self._lock = threading.Lock()
+        self._by_key: dict[str, Program] = {}
+        self._lru: OrderedDict[int, tuple[Program, list[str]]] = OrderedDict()  # id -> keys
+        self._limit = limit
+        #: bytes of the Programs held (the sum of their ``cache_bytes``)
+        self.nbytes = 0
+
+    def limit(self) -> int:
+        """The byte limit in force (0: none); a bad environment value means the default."""
+        if self._limit is not None:
+            return self._limit
+        try:
+            return int(os.environ.get(MEMORY_CACHE_ENV, DEFAULT_MEMORY_CACHE_BYTES))
+        except ValueError:
+            return DEFAULT_MEMORY_CACHE_BYTES
+
+    def set_limit(self, max_bytes: int | None) -> None:
+        """Use ``max_bytes`` as the limit from now on (None: the environment's or the
+        default), evicting at once what no longer fits."""
+        if max_bytes is not None:
+            try:
+                if isinstance(max_bytes, bool):
+                    raise TypeError
+                max_bytes = operator.index(max_bytes)
+            except TypeError:
+                raise TypeError(f"max_bytes must be an int or None, got {max_bytes!r}") from None
+        with self._lock:
+            self._limit = max_bytes
+            evicted = self._evict(self.limit())
+        del evicted                         # freed outside the lock
+
+    def get(self, key: str) -> "Program | None":
+        """The Program cached under ``key`` (now the most recently used), or None."""
+        with self._lock:
+            program = self._by_key.get(key)
+            if program is not None:
+                self._lru.move_to_end(id(program))
+            return program
+
+    def put(self, key: str, program: "Program") -> "Program":
+        """Cache ``program`` under ``key``, unless a Program is there already:
+        returns the cached one (so concurrent compilations share code), or
+        ``program`` itself when it is bigger than the limit (not kept)."""
+        with self._lock:
+            cached = self._by_key.get(key)
+            if cached is not None:
+                self._lru.move_to_end(id(cached))
+                return cached
+            limit = self.limit()
+            if 0 < limit < program.cache_bytes:
+                return program
+            entry = self._lru.get(id(program))
+            if entry is None:
+                entry = self._lru[id(program)] = (program, [])
+                self.nbytes += program.cache_bytes
+            else:
+                self._lru.move_to_end(id(program))
+            entry[1].append(key)
+            self._by_key[key] = program
+            evicted = self._evict(limit)
+        del evicted
+        return program
+
+    def _evict(self, limit: int) -> list:
+        """Drop least recently used Programs until the rest fit ``limit``; returns
+        them, for the caller to release after the lock (an engine's teardown
+        should not run under it)."""
+        evicted = []
+        while limit > 0 and self.nbytes > limit and self._lru:
+            _, (program, keys) = self._lru.popitem(last=False)
+            for key in keys:
+                del self._by_key[key]
+            self.nbytes -= program.cache_bytes
+            evicted.append(program)
+        return evicted
+
+    def clear(self) -> None:
+        """Forget every Program (executables keep theirs)."""
+        with self._lock:
+            evicted = list(self._by_key.values())
+            self._by_key.clear()
+            self._lru.clear()
+            self.nbytes = 0
+        del evicted
+
+    def __len__(self) -> int:
+        """The number of Programs held (not keys)."""
+        return len(self._lru)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._by_key
+
+
+_cache = ProgramCache()
+
+
+def clear_caches() -> None:
+    """Empty the in-memory compile cache (as ``jax.clear_caches()``): the next
+    ``jit`` of any module loads it from the disk cache or compiles it again.
+
+    Live executables keep working (each holds its own code, freed when the last
+    one using it goes).  Not cleared: the disk cache (``XLAC_CACHE_DIR``), the
+    GEMM library's code (loaded once per process, shared by every module), the
+    thread pool and its helper, and the result/temp memory pool.
+    """
+    _cache.clear()
+
+
+def set_memory_cache_limit(max_bytes: int | None) -> None:
+    """Bound the in-memory compile cache to ``max_bytes`` (an int; 0 or negative:
+    no limit; None: back to ``XLAC_MEMORY_CACHE_MAX_BYTES`` or the default,
+    256 MiB), evicting least recently used programs at once if it holds more.
+    A program counts ``PROGRAM_OVERHEAD_BYTES`` (64 KiB) plus
+    ``OBJECT_BYTES_FACTOR`` (3) times its object code's size.  Raises
+    ``TypeError`` for anything but an int or None."""
+    _cache.set_limit(max_bytes)
 
 
 def as_module(x) -> HloModule:
@@ -79,18 +245,24 @@ def as_module(x) -> HloModule:
 # ---------------------------------------------------------------------------------------
 
 class Program:
-    """Native code of one module and its calling convention.
+    """Native code of one module and its calling convention: what the in-memory
+    cache keeps, and all that calling needs.
 
     Everything here can be rebuilt from the disk cache's metadata (``metadata()``
-    / ``from_metadata``) without lowering; ``lowered`` is None in that case.
+    / ``from_metadata``) without lowering.  Nothing for introspection is kept
+    here (no lowering, no IR, no copy of the object bytes): see
+    :attr:`Executable.lowered`.
     """
 
     def __init__(self, jit, entry_name: str, module_name: str, param_names: list[str],
                  param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
-                 temp_size: int, donatable: dict[int, int], timings: dict, lowered=None,
+                 temp_size: int, donatable: dict[int, int], timings: dict,
                  assumes_aligned_results: bool = False):
-        self.jit = jit
-        self.address = jit.address if jit is not None else None
+        self.jit = self.address = None
+        #: size of the object code (bytes), kept after the bytes themselves are dropped
+        self.object_bytes = 0
+        if jit is not None:
+            self.attach(jit)
         self.entry_name = entry_name
         self.module_name = module_name
         self.param_names = param_names
@@ -100,18 +272,36 @@ class Program:
         self.temp_size = temp_size
         self.donatable = donatable            # parameter number -> result leaf it may become
         self.timings = timings
-        self.lowered = lowered
         #: the code needs 64-byte aligned result buffers (``lower(aligned_results=True)``)
         self.assumes_aligned_results = assumes_aligned_results
 
+    def attach(self, jit) -> None:
+        """Take the code of ``jit`` (a :class:`~xlac.codegen.jit.JitFunction`): its
+        engine and entry stay; its object bytes (MCJIT has its own copy) and
+        optimised IR are dropped, so that the cache holds only what calling needs."""
+        self.jit = jit
+        self.address = jit.address
+        if jit.object_code is not None:
+            self.object_bytes = len(jit.object_code)
+        jit.object_code = None
+        jit._optimized = None
+
+    @property
+    def cache_bytes(self) -> int:
+        """What the in-memory cache counts this Program for: ``OBJECT_BYTES_FACTOR``
+        times its object code plus ``PROGRAM_OVERHEAD_BYTES`` (see their comments)."""
+        return PROGRAM_OVERHEAD_BYTES + OBJECT_BYTES_FACTOR * self.object_bytes
+
     @classmethod
     def from_lowered(cls, lowered, jit, timings: dict) -> "Program":
+        """The Program of ``lowered`` (not kept) and its code ``jit`` (None: attached later)."""
         entry = lowered.hlo.entry
         params = entry.parameters
         return cls(jit, lowered.entry_name, lowered.hlo.name, [p.name or "" for p in params],
                    [p.shape for p in params], entry.root.shape,
                    list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
-                   donatable_parameters(lowered), timings, lowered, lowered.assumes_aligned_results)
+                   donatable_parameters(lowered), timings,
+                   assumes_aligned_results=lowered.assumes_aligned_results)
 
     def matches(self, module: HloModule) -> bool:
         """Whether the parameters and result agree with ``module``'s entry in element
@@ -210,53 +400,68 @@ def _codegen_options(optimize: bool, aligned_results: bool) -> str:
 
 
 def _text_key(text: str, optimize: bool, aligned_results: bool) -> str:
-    return f"{hashlib.sha256(text.encode()).hexdigest()}:{_codegen_options(optimize, aligned_results)}"
+    # surrogatepass: text with a lone surrogate must reach the parser, which
+    # rejects it with its line and column.
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{digest}:{_codegen_options(optimize, aligned_results)}"
+
+
+class _Compiled(NamedTuple):
+    program: "Program"
+    source: str | None               # "memory", "disk", or None: compiled now
+    module: HloModule | None         # the module parsed or given, if it was needed
+    lowered: object | None           # the Lowered module, when compiled now (not cached)
 
 
 def _compile(x, optimize: bool = True, aligned_results: bool = True
              ) -> tuple["Program", str | None, HloModule | None]:
+    """``(program, source, module)`` of :func:`_compile_program`."""
+    return _compile_program(x, optimize, aligned_results)[:3]
+
+
+def _compile_program(x, optimize: bool = True, aligned_results: bool = True) -> _Compiled:
     """The Program of ``x`` (an HloModule, XlaComputation or HLO text): from the
-    in-memory cache, the disk cache, or compiled now. Returns ``(program,
-    "memory" | "disk" | None, the parsed module or None)``.  ``aligned_results``:
-    lowered for the pool's 64-byte aligned result buffers (see ``lower``); the
-    executable compiles the module again without that promise on the first
-    call that donates an unaligned argument's memory to a result.
+    in-memory cache, the disk cache, or compiled now; with where it came from,
+    the module (None when text was not parsed) and, when compiled now, its
+    lowering (for that executable's introspection: no cache keeps it).
+    ``aligned_results``: lowered for the pool's 64-byte aligned result buffers
+    (see ``lower``); the executable compiles the module again without that
+    promise on the first call that donates an unaligned argument's memory to a
+    result.
 
     Both caches key on the module's printed text (so text and the module parsed
     from it share code); HLO text given as is is also remembered under its own
     hash (on disk: an alias of the entry), so jitting the same text again, in
-    this process or a later one, does not even parse it.
+    this process or a later one, does not even parse it.  The in-memory cache
+    (:class:`ProgramCache`) is bounded: a Program it evicted is loaded from
+    disk or compiled again.
     """
     raw_key = alias = None
     directory = disk_cache.cache_dir()
     dumping = bool(os.environ.get("XLAC_DUMP_TO"))  # xlac.passes.pipeline.DUMP_ENV: a real compilation
     if isinstance(x, str):
         raw_key = _text_key(x, optimize, aligned_results)
-        with _cache_lock:
-            hit = _cache.get(raw_key)
+        hit = _cache.get(raw_key)
         if hit is not None:
-            return hit, "memory", None
+            return _Compiled(hit, "memory", None, None)
         if directory is not None and not dumping:
             alias = disk_cache.make_key("hlo-text", x, _codegen_options(optimize, aligned_results), ENTRY_NAME)
             program = _program_from_entry(disk_cache.load_alias(alias, directory), None)
             if program is not None:
-                with _cache_lock:
-                    return _cache.setdefault(raw_key, program), "disk", None
+                return _Compiled(_cache.put(raw_key, program), "disk", None, None)
     module = as_module(x)
     text = module.to_text()
     mem_key = _text_key(text, optimize, aligned_results)
 
     def remember(program):
-        with _cache_lock:
-            program = _cache.setdefault(mem_key, program)
-            if raw_key is not None:
-                _cache.setdefault(raw_key, program)
-            return program
+        program = _cache.put(mem_key, program)
+        if raw_key is not None:
+            _cache.put(raw_key, program)
+        return program
 
-    with _cache_lock:
-        hit = _cache.get(mem_key)
+    hit = _cache.get(mem_key)
     if hit is not None:
-        return remember(hit), "memory", module
+        return _Compiled(remember(hit), "memory", module, None)
 
     key = None
     if directory is not None:
@@ -267,7 +472,7 @@ def _compile(x, optimize: bool = True, aligned_results: bool = True
             if program is not None:
                 if alias is not None:
                     disk_cache.store_alias(alias, entry[0], directory)
-                return remember(program), "disk", module
+                return _Compiled(remember(program), "disk", module, None)
 
     from ..codegen.compiler import lower
     from ..codegen.jit import compile_ir
@@ -275,14 +480,15 @@ def _compile(x, optimize: bool = True, aligned_results: bool = True
     lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results,
                     native=True)
     t1 = time.perf_counter()
-    jf = compile_ir(lowered.llvm_module, lowered.entry_name)
+    jf = compile_ir(lowered.llvm_module, lowered.entry_name, keep_optimized=False)
     timings = {"lower": t1 - t0, **jf.timings, "total": time.perf_counter() - t0}
-    program = Program.from_lowered(lowered, jf, timings)
+    program = Program.from_lowered(lowered, None, timings)
     if key is not None:
         meta = disk_cache.store(key, program.metadata(), jf.object_code, directory)
         if meta is not None and alias is not None:
             disk_cache.store_alias(alias, meta, directory)
-    return remember(program), None, module
+    program.attach(jf)
+    return _Compiled(remember(program), None, module, lowered)
 
 
 def _program_from_entry(entry: tuple | None, module: HloModule | None) -> Program | None:
@@ -297,8 +503,7 @@ def _program_from_entry(entry: tuple | None, module: HloModule | None) -> Progra
         program = Program.from_metadata(meta, None)
         if module is not None and not program.matches(module):
             return None
-        program.jit = load_object(data, program.entry_name)
-        program.address = program.jit.address
+        program.attach(load_object(data, program.entry_name))
         return program
     except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
         return None
@@ -319,7 +524,7 @@ class _Frame:
         self.results_addr = ctypes.addressof(self.ptrs)
         self.params_addr = self.results_addr + ctypes.sizeof(ctypes.c_void_p) * n_results
         if temp_size > 0:
-            self.temp = allocator.pool().acquire(allocator.size_class(temp_size))
+            self.temp = allocator.acquire_temp(temp_size)
             self.temp_addr = self.temp.address
         else:
             self.temp = None
@@ -329,7 +534,7 @@ class _Frame:
         temp, self.temp = self.temp, None
         if temp is not None:
             try:
-                allocator.pool().release(temp)
+                allocator.release(temp)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 
@@ -382,7 +587,9 @@ class Executable:
             raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
         self.num_threads = int(num_threads)
         t0 = time.perf_counter()
-        program, source, mod = _compile(module, optimize)
+        # Guard-page mode's results are not 64-byte aligned (see xlac.runtime.allocator).
+        program, source, mod, lowered = _compile_program(module, optimize,
+                                                         aligned_results=allocator.results_aligned())
         self.compile_time_s = time.perf_counter() - t0
         self.from_cache = source
         self.optimize = optimize
@@ -392,6 +599,8 @@ class Executable:
         self._parameters = None
         self._fn = _ENTRY(program.address)
         self._general_fn = None          # compiled for unaligned results, on first need
+        self._lowered = lowered          # introspection: this compilation's, or made on first use
+        self._optimized_ir = None
 
         # -- threads -------------------------------------------------------------------
         self._opts = threads.make_run_options(self.num_threads)
@@ -410,6 +619,8 @@ class Executable:
         self._nslots = slot
         self._fast = [_fast_spec(s) if not s.is_tuple else None for s in self.parameter_shapes]
         self._simple_params = all(s is not None for s in self._fast) and slot == self._nparams
+        if allocator.guard_pages_enabled():       # every argument copied against a guard page
+            self._simple_params, self._leaf_buffer = False, allocator.guard_arguments(self._leaf_buffer)
 
         # -- results ---------------------------------------------------------------------
         self.result_shape: Shape = program.result_shape
@@ -422,9 +633,9 @@ class Executable:
                 continue
             nbytes = s.byte_size()
             default = s.has_default_layout() and s.buffer_element_count() == s.element_count()
-            size = allocator.size_class(nbytes) if nbytes else 0
-            if default and 0 < nbytes < allocator.SMALL_RESULT and _exports_buffer(s.dtype):
-                size = -1             # a plain np.empty array (see allocator.SMALL_RESULT)
+            size = allocator.result_block_size(nbytes)   # -1: a plain np.empty (allocator.SMALL_RESULT)
+            if size < 0 and not (default and _exports_buffer(s.dtype)):
+                size = allocator.size_class(nbytes)
             self._rspecs.append((size, s.dimensions, s.dtype, default, s,
                                  allocator.owner_class(size) if size > 0 else None))
         self._single = not self.result_shape.is_tuple
@@ -477,14 +688,16 @@ class Executable:
 
     @property
     def lowered(self):
-        """The :class:`~xlac.codegen.compiler.Lowered` module (lowered again on first use
-        when the code came from the disk cache)."""
-        p = self._program
-        if p.lowered is None:
+        """The :class:`~xlac.codegen.compiler.Lowered` module: the one this executable's
+        compilation made, or, when its code came from a cache (which keeps only
+        code and calling metadata), the module lowered again on first use, under
+        the settings of then (``XLAC_EXACT_MATH``, ...), and kept."""
+        if self._lowered is None:
             from ..codegen.compiler import lower
-            p.lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
-                              aligned_results=True, native=True)
-        return p.lowered
+            p = self._program
+            self._lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
+                                  aligned_results=p.assumes_aligned_results, native=True)
+        return self._lowered
 
     @property
     def llvm_ir(self) -> str:
@@ -493,12 +706,13 @@ class Executable:
 
     @property
     def optimized_llvm_ir(self) -> str:
-        text = self._program.jit.optimized_ir
-        if text is None:      # loaded from the disk cache: optimise the IR again to show it
+        """LLVM IR after O3: :attr:`lowered`'s IR optimised again on first use (the
+        same pipeline as the compilation's, so the same IR), then kept by this
+        executable."""
+        if self._optimized_ir is None:
             from ..codegen.jit import host_target_machine, parse_and_optimize
-            text = str(parse_and_optimize(self.lowered.llvm_module, host_target_machine()))
-            self._program.jit._optimized = text
-        return text
+            self._optimized_ir = str(parse_and_optimize(self.lowered.llvm_module, host_target_machine()))
+        return self._optimized_ir
 
     @property
     def optimized_hlo(self) -> HloModule:
@@ -511,7 +725,7 @@ class Executable:
         records its own ``load`` beside the original compilation's phases)."""
         p = self._program
         stats = {"from_cache": self.from_cache, "compile_time_s": self.compile_time_s,
-                 "object_bytes": len(p.jit.object_code or b""), "temp_size": self.temp_size}
+                 "object_bytes": p.object_bytes, "temp_size": self.temp_size}
         stats.update({f"{k}_s": v for k, v in p.timings.items()})
         if self.from_cache == "disk":
             stats["load_s"] = p.jit.timings.get("load")
@@ -638,7 +852,7 @@ class Executable:
         if err is not None:
             for block in blocks:
                 if isinstance(block, allocator.Block):
-                    allocator.pool().release(block)
+                    allocator.release(block)
             raise err
 
     def _result_array(self, k: int, block, args, donated):
