@@ -53,6 +53,14 @@ def _int_list(op: str, name: str, values) -> list:
     return out
 
 
+def _index(op: str, name: str, value) -> int:
+    """``value`` as a Python int, or a TypeError naming the op and the argument."""
+    try:
+        return _operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an integer, got {value!r}") from None
+
+
 def _builder(op: str, *args) -> XlaBuilder:
     """The builder shared by the XlaOps among ``args`` (ValueError if they differ)."""
     b = None
@@ -170,7 +178,7 @@ def parameter(builder: XlaBuilder, number: int, shape, name: str = "") -> XlaOp:
     """
     if not isinstance(builder, XlaBuilder):
         raise TypeError(f"parameter: builder must be an XlaBuilder, got {type(builder).__name__}")
-    number = _operator.index(number)
+    number = _index("parameter", "number", number)
     if number < 0:
         raise ValueError(f"parameter: number must be >= 0, got {number}")
     shape = _as_shape("parameter", shape)
@@ -205,7 +213,7 @@ def iota(builder: XlaBuilder, shape, iota_dimension: int) -> XlaOp:
     if isinstance(shape, PrimitiveType):
         shape, iota_dimension = Shape(shape, (iota_dimension,)), 0
     shape = _as_shape("iota", shape)
-    return builder.add_instruction("iota", [], {"iota_dimension": _operator.index(iota_dimension)},
+    return builder.add_instruction("iota", [], {"iota_dimension": _index("iota", "iota_dimension", iota_dimension)},
                                    shape=shape)
 
 
@@ -535,7 +543,8 @@ def reduce_precision(operand: XlaOp, exponent_bits: int, mantissa_bits: int) -> 
     _unary_check("reduce_precision", operand)
     return operand.builder.add_instruction(
         "reduce-precision", [operand],
-        {"exponent_bits": _operator.index(exponent_bits), "mantissa_bits": _operator.index(mantissa_bits)})
+        {"exponent_bits": _index("reduce_precision", "exponent_bits", exponent_bits),
+         "mantissa_bits": _index("reduce_precision", "mantissa_bits", mantissa_bits)})
 
 
 def _unary_check(op: str, operand) -> None:
@@ -675,6 +684,7 @@ def slice_in_dim(operand: XlaOp, start_index: int, limit_index: int, stride: int
     """:func:`slice` along dimension ``dimno`` only (spec: *Slice*, XlaBuilder::SliceInDim)."""
     _unary_check("slice_in_dim", operand)
     rank = operand.shape.rank
+    dimno = _index("slice_in_dim", "dimno", dimno)
     if not 0 <= dimno < rank:
         raise _fail("slice_in_dim", f"dimno {dimno} is out of range for rank {rank}", operand.shape)
     start, limit, strides = [0] * rank, list(operand.shape.dimensions), [1] * rank
@@ -691,7 +701,7 @@ def concat_in_dim(builder: XlaBuilder, operands, dimension: int) -> XlaOp:
     operands = list(operands)
     builder.check_operands("concat_in_dim", operands)
     return builder.add_instruction("concatenate", operands,
-                                   {"dimensions": (_operator.index(dimension),)})
+                                   {"dimensions": (_index("concat_in_dim", "dimension", dimension),)})
 
 
 def pad(operand: XlaOp, padding_value, padding_config) -> XlaOp:
@@ -712,7 +722,7 @@ def pad(operand: XlaOp, padding_value, padding_config) -> XlaOp:
             t = (t.edge_padding_low, t.edge_padding_high, t.interior_padding)
         t = _int_list("pad", "padding_config entry", t)
         if len(t) != 3:
-            raise TypeError(f"pad: padding_config entries are (low, high, interior), got {t}")
+            raise _fail("pad", f"padding_config entries are (low, high, interior), got {t}", operand.shape)
         cfg.append(_bi.tuple(t))
     return operand.builder.add_instruction("pad", [operand, pv], {"padding": _bi.tuple(cfg)})
 
@@ -842,7 +852,7 @@ def get_tuple_element(tuple_data: XlaOp, index: int) -> XlaOp:
     """Element ``index`` of a tuple (spec: *GetTupleElement*); ShapeError when out of range."""
     _unary_check("get_tuple_element", tuple_data)
     return tuple_data.builder.add_instruction("get-tuple-element", [tuple_data],
-                                              {"index": _operator.index(index)})
+                                              {"index": _index("get_tuple_element", "index", index)})
 
 
 def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp:
@@ -875,7 +885,7 @@ def _start_index_ops(op: str, like: XlaOp, start_indices) -> list:
         elif typed is not None:
             out.append(_constant_like(op, s, typed))
         else:
-            out.append(constant(like.builder, np.int32(_operator.index(s))))
+            out.append(constant(like.builder, np.int32(_index(op, "start index", s))))
     _builder(op, like, *out)
     return out
 
@@ -1000,7 +1010,7 @@ def sort(operands, comparator: XlaComputation | None = None, dimension: int = -1
     b = _builder("sort", *xs)
     b.check_operands("sort", xs)
     rank = xs[0].shape.rank if xs[0].shape.is_array else 0
-    dim = _operator.index(dimension)
+    dim = _index("sort", "dimension", dimension)
     if dim < 0:
         dim += rank
     if comparator is None:
@@ -1015,7 +1025,7 @@ def top_k(operand: XlaOp, k: int, largest: bool = True) -> XlaOp:
     indices (spec: *TopK*): a tuple ``(values, s32 indices)``, sorted, ties in
     index order (floats in total order: NaN above +inf)."""
     _unary_check("top_k", operand)
-    return operand.builder.add_instruction("topk", [operand], {"k": _operator.index(k),
+    return operand.builder.add_instruction("topk", [operand], {"k": _index("top_k", "k", k),
                                                                "largest": bool(largest)})
 
 
@@ -1068,7 +1078,7 @@ def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaCo
              "inserted_window_dims": _bi.tuple(_int_list(op, "inserted_window_dims", inserted_window_dims)),
              "scatter_dims_to_operand_dims": _bi.tuple(_int_list(op, "scatter_dims_to_operand_dims",
                                                                  scatter_dims_to_operand_dims)),
-             "index_vector_dim": _operator.index(index_vector_dim)}
+             "index_vector_dim": _index(op, "index_vector_dim", index_vector_dim)}
     ibd = _int_list(op, "input_batching_dims", input_batching_dims)
     sibd = _int_list(op, "scatter_indices_batching_dims", scatter_indices_batching_dims)
     if ibd or sibd:
@@ -1144,7 +1154,7 @@ def gather(operand: XlaOp, start_indices: XlaOp, dimension_numbers, slice_sizes,
     if obd or sibd:
         attrs["operand_batching_dims"] = _bi.tuple(obd)
         attrs["start_indices_batching_dims"] = _bi.tuple(sibd)
-    attrs["index_vector_dim"] = _operator.index(ivd)
+    attrs["index_vector_dim"] = _index(op, "index_vector_dim", ivd)
     attrs["slice_sizes"] = _bi.tuple(_int_list(op, "slice_sizes", slice_sizes))
     if indices_are_sorted:
         attrs["indices_are_sorted"] = True
@@ -1158,7 +1168,7 @@ def _pairs(op: str, padding, n: int) -> list:
         raise TypeError(f"{op}: padding must be 'SAME', 'VALID' or (low, high) pairs, "
                         f"got {padding!r}") from None
     if len(pairs) != n or _bi.any(len(p) != 2 for p in pairs):
-        raise ValueError(f"{op}: padding needs {n} (low, high) pairs, got {padding!r}")
+        raise _fail(op, f"padding needs {n} (low, high) pairs, got {padding!r}")
     return pairs
 
 
@@ -1172,6 +1182,8 @@ def _padding(op: str, padding, in_sizes, window_sizes, strides) -> list:
             return [(0, 0)] * n
         if kind != "SAME":
             raise ValueError(f"{op}: padding must be 'SAME', 'VALID' or (low, high) pairs, got {padding!r}")
+        if _bi.any(s < 1 for s in strides):
+            raise _fail(op, f"window_strides {list(strides)} must be positive for 'SAME' padding")
         pads = []
         for size, w, s in zip(in_sizes, window_sizes, strides):
             out = -(-size // s)
@@ -1188,7 +1200,7 @@ def _spatial_list(op: str, name: str, values, n: int, default: int = 1) -> list:
     if not out:
         return [default] * n
     if len(out) != n:
-        raise ValueError(f"{op}: {name} needs {n} entries (one per spatial dimension), got {out}")
+        raise _fail(op, f"{name} needs {n} entries (one per spatial dimension), got {out}")
     return out
 
 
@@ -1252,15 +1264,14 @@ def conv_general_dilated(lhs: XlaOp, rhs: XlaOp, window_strides, padding, lhs_di
     rhs_dil = _spatial_list(op, "rhs_dilation", rhs_dilation, n)
     ksizes = [rhs.shape.dimensions[d] for d in dn.kernel_spatial_dimensions]
     if isinstance(padding, str) and _bi.any(d != 1 for d in lhs_dil):
-        raise ValueError(f"{op}: 'SAME'/'VALID' padding with lhs_dilation is ambiguous; "
-                         "give (low, high) pairs")
+        raise _fail(op, "'SAME'/'VALID' padding with lhs_dilation is ambiguous; give (low, high) pairs")
     in_sizes = [lhs.shape.dimensions[d] for d in dn.input_spatial_dimensions]
     pads = _padding(op, padding, in_sizes, [(k - 1) * r + 1 for k, r in zip(ksizes, rhs_dil)], strides)
     window = Window.make(ksizes, strides, pads, lhs_dil, rhs_dil)
     attrs = {"window": _raw(format_window(window)), "dim_labels": _raw(format_dim_labels(dn))}
-    if _operator.index(feature_group_count) != 1:
+    if _index(op, "feature_group_count", feature_group_count) != 1:
         attrs["feature_group_count"] = _operator.index(feature_group_count)
-    if _operator.index(batch_group_count) != 1:
+    if _index(op, "batch_group_count", batch_group_count) != 1:
         attrs["batch_group_count"] = _operator.index(batch_group_count)
     shape = None
     if preferred_element_type is not None:
@@ -1295,7 +1306,7 @@ def _window_attr(op: str, rank: int, window_dimensions, window_strides, base_dil
     from ..hlo.window import Window, format_window
     sizes = _int_list(op, "window_dimensions", window_dimensions)
     if len(sizes) != rank:
-        raise ValueError(f"{op}: window_dimensions needs {rank} entries (the operand's rank), got {sizes}")
+        raise _fail(op, f"window_dimensions needs {rank} entries (the operand's rank), got {sizes}")
     strides = _spatial_list(op, "window_strides", window_strides, rank)
     base = _spatial_list(op, "base_dilations", base_dilations, rank)
     wdil = _spatial_list(op, "window_dilations", window_dilations, rank)
