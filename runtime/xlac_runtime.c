@@ -107,6 +107,7 @@ void xlac_run_options_init(xlac_run_options *opts) {
   opts->outfeed = missing_outfeed;
   opts->custom_call = missing_custom_call;
   opts->report_error = report_error_stderr;
+  opts->cancel = NULL;
 }
 
 int xlac_check_options(const xlac_program_info *info, const xlac_run_options *opts) {

@@ -67,7 +67,7 @@ extern "C" {
 #endif
 
 #define XLAC_ALIGNMENT 64
-#define XLAC_ABI_VERSION 1
+#define XLAC_ABI_VERSION 2
 
 /* ===========================================================================
  * Part 1: the ABI
@@ -176,7 +176,7 @@ typedef int (*xlac_custom_call_fn)(void *runtime_ctx, const char *target, void *
 typedef void (*xlac_report_error_fn)(void *runtime_ctx, int status, const char *message);
 
 /* Services for generated code. Fields a module does not use may be NULL.
- * Version 1 of the ABI; fields are only ever appended. */
+ * Version 2 of the ABI; fields are only ever appended. */
 typedef struct xlac_run_options {
   int64_t abi_version;             /* XLAC_ABI_VERSION */
   void *runtime_ctx;               /* passed back to every service */
@@ -189,6 +189,15 @@ typedef struct xlac_run_options {
   xlac_outfeed_fn outfeed;
   xlac_custom_call_fn custom_call;
   xlac_report_error_fn report_error; /* NULL: errors are not reported */
+  /* -- appended in version 2 -- */
+  /* Cancellation: when non-NULL, generated code reads *cancel at the start of
+   * every parallel task, at every iteration of a while loop and after every
+   * kernel that can run long, and returns early once it is non-zero (set it
+   * from a signal handler or another thread, e.g. on SIGINT). The results of
+   * a cancelled call are unspecified; the caller knows it was cancelled by
+   * the flag. Generated code only reads it (objects of version 2 and later,
+   * when opts->abi_version >= 2). */
+  const volatile int32_t *cancel;
 } xlac_run_options;
 
 typedef void (*xlac_entry_fn)(void **results, const void *const *params, void *temp,

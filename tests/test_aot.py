@@ -24,6 +24,7 @@ import pytest
 import xlac
 from xlac import aot
 from xlac.cli import main as cli_main
+from xlac.runtime import abi
 from xlac.shape import from_buffer, to_buffer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,7 +258,7 @@ def test_corpus_case_from_c_matches_jit_and_jax(case, tmp_path, runtime_obj):
 def _check_info_printout(stdout: str, res: aot.AotResult, module) -> None:
     """What the object's NAME_info says (printed by the C driver) is what Python knows."""
     lines = stdout.splitlines()
-    assert lines[0] == (f"name={res.name} module={module.name} abi=1 params={len(res.params)} "
+    assert lines[0] == (f"name={res.name} module={module.name} abi={abi.ABI_VERSION} params={len(res.params)} "
                         f"results={len(res.results)} temp={res.temp_size} align=64 "
                         f"services={res.required_services}")
     assert lines[1] == f"result_shape={res.result_shape} entry_ok=1 fingerprint_ok=1"
@@ -377,7 +378,7 @@ int main(void) {
 def test_module_without_parameters_and_null_opts(tmp_path, runtime_obj):
     res, outputs, stdout = build_and_run(CONST_HLO, [], tmp_path, runtime_obj, name="consts",
                                          null_opts=True)
-    assert res.params == [] and stdout.startswith("name=consts module=constants abi=1 params=0")
+    assert res.params == [] and stdout.startswith(f"name=consts module=constants abi={abi.ABI_VERSION} params=0")
     np.testing.assert_array_equal(outputs[0], np.array([[2.25, 4], [10.5625, 16]]))
 
 
@@ -545,7 +546,7 @@ def test_runtime_support_library(tmp_path, runtime_obj):
           "-o", exe, "-lpthread"])
     proc = _run([exe])
     assert proc.stdout.splitlines() == [
-        "defaults abi=1 seq=1 replicas=1",
+        f"defaults abi={abi.ABI_VERSION} seq=1 replicas=1",
         "pool size=4",
         "parallel ok=1",
         "check default=3",

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from .hlo.ir import HloModule
+from .runtime.abi import ABI_VERSION
 from .shape import PrimitiveType as PT
 from .shape import Shape
 
@@ -92,7 +93,6 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 SHAPE_INFO = ir.LiteralStructType([PTR, PTR, I32, I32, I64, PTR, PTR, PTR, I64, I64])
 PROGRAM_INFO = ir.LiteralStructType([I64, PTR, PTR, PTR, PTR, I64, PTR, I64, PTR, PTR, I64, I64, I64,
                                      PTR, PTR])
-ABI_VERSION = 1
 ALIGNMENT = 64
 
 

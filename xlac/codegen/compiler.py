@@ -35,6 +35,8 @@ class Lowered:
     #: check (``lower(aligned_results=True)``): every result and temp buffer
     #: must be 64-byte aligned.
     assumes_aligned_results: bool = False
+    #: The code reads ``opts->cancel`` (a call can be stopped by Ctrl-C).
+    polls_cancel: bool = False
 
     @property
     def llvm_ir(self) -> str:
@@ -75,4 +77,4 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()
     return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
-                   emitter.assumed_alignment)
+                   emitter.assumed_alignment, emitter.polls_cancel)

@@ -17,6 +17,13 @@ not computed in place are copied to the results.  A kernel is, by default, one
 loop nest over the result shape writing ``generator(index)`` (the elemental
 emitter); opcodes that are not elemental (while, sort, scatter, ...) register a
 :class:`KernelRule` in :data:`KERNELS` instead.
+
+Cancellation (Ctrl-C): ``opts->cancel`` (ABI version 2) points to a flag that
+the caller sets to stop a call early.  Generated code reads it at the start of
+every parallel task, at every iteration of a ``while`` loop, and after every
+kernel that can run long (one split into tasks, a loop, a called computation),
+and returns early when it is set; the results of such a call are garbage and
+the caller discards them (:func:`cancel_requested`).
 """
 from __future__ import annotations
 
@@ -93,6 +100,9 @@ class KernelContext:
     #: own arguments in a kernel, values loaded from the task context in a
     #: parallel_for body.
     args: tuple | None = None
+    #: The kernel may run long (it runs tasks, a loop or a called computation):
+    #: its caller checks for cancellation after it.
+    long_running: bool = False
 
     def __post_init__(self):
         if self.args is None:
@@ -152,6 +162,13 @@ class KernelContext:
         loaded = [bb.load(bb.gep(task_ctx_ptr, [i64(k)], source_etype=PTR), typ=PTR)
                   for k in range(4 + len(shared))]
         args = tuple(loaded[:4])
+        self.long_running = True
+        run_task = body_fn.append_basic_block("task")
+        cancelled = body_fn.append_basic_block("cancelled")
+        bb.cbranch(cancel_requested(bb, args[3]), cancelled, run_task)
+        bb.position_at_end(cancelled)
+        bb.ret_void()
+        bb.position_at_end(run_task)
         em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
         task_ctx = KernelContext(me, self.assignment, self.inst, body_fn, bb, ab, em, args)
         task_ctx.shared = tuple(loaded[4:])
@@ -194,6 +211,7 @@ class KernelContext:
     def call_computation(self, comp: HloComputation, result_ptrs: list, param_ptrs: list,
                          temp_ptr: ir.Value) -> None:
         """Call ``comp``'s function with buffer pointers (arrays built on the stack)."""
+        self.long_running = True
         fn = self.me.function_for(comp)
         results = _pointer_array(self.b, self.alloca_builder, result_ptrs)
         params = _pointer_array(self.b, self.alloca_builder, param_ptrs)
@@ -203,6 +221,48 @@ class KernelContext:
 BODY_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64)])
 PARALLEL_FOR_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64),
                                                     ir.PointerType(), ir.PointerType()])
+
+
+#: ``opts->cancel`` (``xlac_run_options`` version 2): the field's index, all fields being 8 bytes.
+CANCEL_FIELD = 10
+CANCEL_ABI_VERSION = 2
+_CANCELLED_FN = "xlac.cancel_requested"
+
+
+def cancel_requested(b: ir.IRBuilder, opts: ir.Value) -> ir.Value:
+    """An i1: the caller asked this call to stop (``opts->cancel`` points to a
+    non-zero flag).  False when ``opts`` is NULL, older than ABI version 2 (a
+    caller built against version 1 has no such field) or ``cancel`` is NULL."""
+    module = b.module
+    fn = module.globals.get(_CANCELLED_FN)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ir.IntType(1), [PTR]), _CANCELLED_FN)
+        fn.linkage = "internal"
+        _emit_cancel_requested(fn)
+    return b.call(fn, [opts])
+
+
+def _emit_cancel_requested(fn: ir.Function) -> None:
+    (opts,) = fn.args
+    entry = fn.append_basic_block("entry")
+    check_version = fn.append_basic_block("version")
+    check_flag = fn.append_basic_block("flag")
+    read_flag = fn.append_basic_block("read")
+    no = fn.append_basic_block("no")
+    b = ir.IRBuilder(entry)
+    b.cbranch(b.icmp_unsigned("==", opts, ir.Constant(PTR, None)), no, check_version)
+    b.position_at_end(check_version)
+    version = b.load(opts, typ=ir.IntType(64))
+    b.cbranch(b.icmp_signed("<", version, i64(CANCEL_ABI_VERSION)), no, check_flag)
+    b.position_at_end(check_flag)
+    flag = b.load(b.gep(opts, [i64(CANCEL_FIELD)], source_etype=PTR), typ=PTR)
+    b.cbranch(b.icmp_unsigned("==", flag, ir.Constant(PTR, None)), no, read_flag)
+    b.position_at_end(read_flag)
+    # Set asynchronously (a signal handler, another thread): read it afresh each time.
+    value = b.load_atomic(flag, "monotonic", 4, typ=ir.IntType(32))
+    b.ret(b.icmp_unsigned("!=", value, ir.Constant(ir.IntType(32), 0)))
+    b.position_at_end(no)
+    b.ret(ir.Constant(ir.IntType(1), 0))
 
 
 class _TypedCallee:
@@ -252,6 +312,9 @@ class ModuleEmitter:
         self.aligned_results = aligned_results
         #: Whether some kernel relied on that promise (``Lowered.assumes_aligned_results``).
         self.assumed_alignment = False
+        #: Whether the code reads ``opts->cancel`` somewhere (it has a loop, a
+        #: called computation or tasks): only then can a call be cancelled.
+        self.polls_cancel = False
 
     # -- computations -------------------------------------------------------------
     def assignment_for(self, comp: HloComputation) -> BufferAssignment:
@@ -278,11 +341,23 @@ class ModuleEmitter:
             arg.name = nm
         self._functions[id(comp)] = fn
         kernels = [self._emit_kernel(assignment, inst) for inst in assignment.materialized()]
-        kernels += [self._emit_copy(assignment, number, src) for number, src in assignment.copies]
+        kernels += [(self._emit_copy(assignment, number, src), False)
+                    for number, src in assignment.copies]
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        for kernel in kernels:
+        cancelled = None
+        for kernel, long_running in kernels:
             b.call(kernel, list(fn.args))
+            if long_running:
+                self.polls_cancel = True
+                if cancelled is None:
+                    cancelled = fn.append_basic_block("cancelled")
+                go_on = fn.append_basic_block("next")
+                b.cbranch(cancel_requested(b, fn.args[3]), cancelled, go_on)
+                b.position_at_end(go_on)
         b.ret_void()
+        if cancelled is not None:
+            b.position_at_end(cancelled)
+            b.ret_void()
         return fn
 
     def emit(self) -> ir.Module:
@@ -336,7 +411,8 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
-    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction) -> ir.Function:
+    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple[ir.Function, bool]:
+        """The kernel of ``inst`` and whether it may run long (see ``KernelContext.long_running``)."""
         fn, b, ab = self._new_kernel(inst.name or inst.opcode)
         em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
         ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
@@ -346,7 +422,7 @@ class ModuleEmitter:
         else:
             _emit_loop_kernel(ctx)
         ctx.b.ret_void()
-        return fn
+        return fn, ctx.long_running
 
     def _emit_copy(self, assignment: BufferAssignment, number: int, src: BufferSlice) -> ir.Function:
         fn, b, _ab = self._new_kernel(f"copy_result{number}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 
-ABI_VERSION = 1      # XLAC_ABI_VERSION
+ABI_VERSION = 2      # XLAC_ABI_VERSION (2: xlac_run_options.cancel)
 ALIGNMENT = 64       # XLAC_ALIGNMENT
 
 # Status codes.
@@ -56,7 +56,7 @@ REPORT_ERROR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 
 
 class RunOptions(ctypes.Structure):
-    """xlac_run_options, version 1 (fields are only ever appended)."""
+    """xlac_run_options, version 2 (fields are only ever appended)."""
 
     _fields_ = [
         ("abi_version", c_int64),
@@ -69,4 +69,6 @@ class RunOptions(ctypes.Structure):
         ("outfeed", OUTFEED),
         ("custom_call", CUSTOM_CALL),
         ("report_error", REPORT_ERROR),
+        # -- version 2 --
+        ("cancel", ctypes.POINTER(c_int32)),
     ]

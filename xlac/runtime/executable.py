@@ -69,7 +69,7 @@ import numpy as np
 
 from ..hlo.ir import HloModule
 from ..shape import Shape, from_buffer, parse_shape, to_buffer
-from . import abi, allocator, disk_cache, threads
+from . import abi, allocator, disk_cache, interrupt, threads
 
 ENTRY_NAME = "xlac_entry"
 _ENTRY = abi.ENTRY
@@ -257,7 +257,7 @@ class Program:
     def __init__(self, jit, entry_name: str, module_name: str, param_names: list[str],
                  param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
                  temp_size: int, donatable: dict[int, int], timings: dict,
-                 assumes_aligned_results: bool = False):
+                 assumes_aligned_results: bool = False, polls_cancel: bool = True):
         self.jit = self.address = None
         #: size of the object code (bytes), kept after the bytes themselves are dropped
         self.object_bytes = 0
@@ -274,6 +274,8 @@ class Program:
         self.timings = timings
         #: the code needs 64-byte aligned result buffers (``lower(aligned_results=True)``)
         self.assumes_aligned_results = assumes_aligned_results
+        #: the code reads ``opts->cancel`` (long calls: loops, tasks), so Ctrl-C can stop it
+        self.polls_cancel = polls_cancel
 
     def attach(self, jit) -> None:
         """Take the code of ``jit`` (a :class:`~xlac.codegen.jit.JitFunction`): its
@@ -301,7 +303,8 @@ class Program:
                    [p.shape for p in params], entry.root.shape,
                    list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
                    donatable_parameters(lowered), timings,
-                   assumes_aligned_results=lowered.assumes_aligned_results)
+                   assumes_aligned_results=lowered.assumes_aligned_results,
+                   polls_cancel=lowered.polls_cancel)
 
     def matches(self, module: HloModule) -> bool:
         """Whether the parameters and result agree with ``module``'s entry in element
@@ -330,6 +333,7 @@ class Program:
             "temp_size": self.temp_size,
             "donatable": sorted([p, k] for p, k in self.donatable.items()),
             "assumes_aligned_results": self.assumes_aligned_results,
+            "polls_cancel": self.polls_cancel,
             "timings": self.timings,
             "xlac_version": __version__,
         }
@@ -348,7 +352,8 @@ class Program:
         return cls(jit, str(meta["entry"]), str(meta["module_name"]), [str(p["name"]) for p in params],
                    [parse_shape(p["shape"]) for p in params], result_shape, leaves, temp_size,
                    donatable, dict(meta.get("timings") or {}),
-                   assumes_aligned_results=bool(meta.get("assumes_aligned_results", True)))
+                   assumes_aligned_results=bool(meta.get("assumes_aligned_results", True)),
+                   polls_cancel=bool(meta.get("polls_cancel", True)))
 
 
 def donatable_parameters(lowered) -> dict[int, int]:
@@ -567,6 +572,20 @@ def _exports_buffer(dtype: np.dtype) -> bool:
         return False
 
 
+def _interrupted(blocks) -> None:
+    """A call that Ctrl-C stopped: its results are garbage; give their blocks
+    back and raise ``KeyboardInterrupt`` (Python's own handler, which SIGINT
+    also reached, may raise it first: the flag is cleared by the next call)."""
+    interrupt.clear()
+    for block in blocks:
+        if isinstance(block, allocator.Block):
+            allocator.release(block)
+    raise KeyboardInterrupt
+
+
+_MAIN_THREAD = threading.main_thread().ident
+_arm = interrupt.arm
+_get_ident = threading.get_ident
 _ndarray = np.ndarray
 _empty = np.empty
 _addressof = ctypes.addressof
@@ -602,9 +621,18 @@ class Executable:
         self._lowered = lowered          # introspection: this compilation's, or made on first use
         self._optimized_ir = None
 
-        # -- threads -------------------------------------------------------------------
+        # -- threads, and Ctrl-C for calls from the main thread ----------------------------
         self._opts = threads.make_run_options(self.num_threads)
         self._opts_addr = ctypes.addressof(self._opts)
+        # Code that polls opts->cancel gets the flag Ctrl-C sets, in calls from
+        # the main thread (None: such calls run to their end, as short ones do).
+        self._cancel = interrupt.flag_view() if program.polls_cancel else None
+        self._main_opts_addr = self._opts_addr
+        if self._cancel is not None:
+            self._main_opts = threads.make_run_options(self.num_threads)
+            self._main_opts.cancel = ctypes.cast(interrupt.flag_address(),
+                                                 ctypes.POINTER(ctypes.c_int32))
+            self._main_opts_addr = ctypes.addressof(self._main_opts)
 
         # -- parameters ------------------------------------------------------------------
         self.parameter_shapes: list[Shape] = list(program.param_shapes)
@@ -665,7 +693,8 @@ class Executable:
         self._state = (self._nparams, self._frames, self._simple_params,
                        [f[:4] for f in self._fast] if self._simple_params else None,
                        self._nresults, self._rspecs, self._donate_by_result, self._fn,
-                       self._opts_addr, self._single, allocator.pool().acquire)
+                       self._opts_addr, self._single, allocator.pool().acquire,
+                       self._main_opts_addr, self._cancel)
 
     # -- introspection ---------------------------------------------------------------
     @property
@@ -734,7 +763,14 @@ class Executable:
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args):
         (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
-         acquire) = self._state
+         acquire, main_opts_addr, cancel) = self._state
+        # Calls on the main thread pass the flag Ctrl-C sets (opts->cancel);
+        # others cannot be interrupted, as only the main thread gets KeyboardInterrupt.
+        main = cancel is not None and _get_ident() == _MAIN_THREAD
+        if main:
+            _arm()                       # ~0.3 us: code that polls the flag runs long anyway
+            cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
+            opts_addr = main_opts_addr
         if len(args) != nparams:
             raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
                             f"({self._signature()}), got {len(args)}")
@@ -783,6 +819,8 @@ class Executable:
                     frames.append(frame)
                 if _errors:
                     self._raise_pending(())
+                if main and cancel[0]:
+                    _interrupted(())
                 return out
             if size:
                 block = acquire(size)
@@ -794,6 +832,8 @@ class Executable:
                 frames.append(frame)
             if _errors:
                 self._raise_pending([block])
+            if main and cancel[0]:
+                _interrupted([block])
             if default and block is not None:
                 owner = owner_cls.from_address(block.address)
                 owner._block = block
@@ -828,6 +868,8 @@ class Executable:
             frames.append(frame)
         if _errors:
             self._raise_pending(blocks)
+        if main and cancel[0]:
+            _interrupted(blocks)
         if single:
             return self._result_array(0, blocks[0], args, donated)
         arrays = iter([self._result_array(k, blocks[k], args, donated) for k in range(nres)])

@@ -30,7 +30,7 @@ from ...errors import UnsupportedError
 from ...hlo.ir import HloComputation, HloInstruction
 from ...shape import PRED, Shape
 from .. import types
-from ..emitter import register_kernel
+from ..emitter import cancel_requested, register_kernel
 from ..ir_array import IrArray, scalar_index
 from ._util import ScratchPlan, copy_array, leaf_shapes
 
@@ -249,8 +249,15 @@ def _emit_while(ctx) -> None:
     n = len(outs)
 
     head = b.append_basic_block("while.head")
+    check = b.append_basic_block("while.cond")
     run_body = b.append_basic_block("while.body")
     done = b.append_basic_block("while.done")
+    ctx.long_running = True
+
+    def stop_if_cancelled():
+        # Every iteration: a loop that never ends still stops on Ctrl-C.
+        b.cbranch(cancel_requested(b, ctx.opts_arg), done, check)
+        b.position_at_end(check)
 
     if fast:
         alts = [IrArray(plan.pointer(b, scratch, f"alt{k}"), state_shapes[k]) for k in range(n)]
@@ -262,6 +269,7 @@ def _emit_while(ctx) -> None:
         b.branch(head)
 
         b.position_at_end(head)
+        stop_if_cancelled()
         p = b.load(parity)
         current = [b.select(p, a.ptr, o.ptr) for a, o in zip(alts, outs)]
         following = [b.select(p, o.ptr, a.ptr) for a, o in zip(alts, outs)]
@@ -286,6 +294,7 @@ def _emit_while(ctx) -> None:
     b.branch(head)
 
     b.position_at_end(head)
+    stop_if_cancelled()
     cond_params = []
     for k, state in enumerate(states):
         if f"cin{k}" in plan:
