@@ -497,3 +497,22 @@ ENTRY e {{
     rng = np.random.default_rng(rows * 10 + n)
     check(text, rand(np.int32, (rows, cols), rng), rng.integers(-2, rows + 2, size=(n, 1)).astype(np.int32),
           rand(np.int32, (n, cols), rng))
+
+
+@pytest.mark.parametrize("sizes", ["2,1", "1,2", "2,2"])
+def test_dynamic_slice_of_a_broadcast_is_not_hoisted_above_its_start(sizes):
+    # Found by the differential fuzzer: the start was added to the loop index
+    # inside the loop, yet the broadcast hoisted its operand read in front of
+    # that loop ("Instruction does not dominate all uses!").
+    text = f"""HloModule m
+ENTRY e {{
+  p1 = f32[2] parameter(0)
+  b = f32[2,2] broadcast(p1), dimensions={{1}}
+  p2 = s32[] parameter(1)
+  ROOT ds = f32[{sizes}] dynamic-slice(b, p2, p2), dynamic_slice_sizes={{{sizes}}}
+}}"""
+    x = np.array([1, 2], np.float32)
+    for start in (0, 1, 5, -3):
+        want = xlac.evaluate(text, x, np.int32(start))
+        for optimize in (True, False):
+            np.testing.assert_array_equal(xlac.jit(text, optimize=optimize)(x, np.int32(start)), want)

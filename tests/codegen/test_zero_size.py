@@ -101,6 +101,21 @@ case("concat_zero_mixed_exp", """HloModule m
 ENTRY e { p = f32[0,2] parameter(0) q = f32[3,2] parameter(1) 
  c = f32[3,2] concatenate(p, q, p), dimensions={0}
   ROOT x = f32[3,2] exponential(c) }""", np.zeros((0,2),np.float32), np.ones((3,2),np.float32))
+case("reshape_zero_pad", """HloModule m
+ENTRY e { p = f32[2,0] parameter(0)  r = f32[0,2] reshape(p)  c = f32[] constant(1)
+ ROOT pad = f32[1,3] pad(r, c), padding=1_0x1_0 }""", np.zeros((2, 0), np.float32))
+case("conv_empty_padded_input", """HloModule m
+ENTRY e { p = f32[2,2,0] parameter(0) k = f32[1,2,1] parameter(1)
+ ROOT c = f32[2,1,1] convolution(p, k), window={size=1 pad=1_0}, dim_labels=bf0_oi0->bf0 }""",
+     np.zeros((2, 2, 0), np.float32), np.ones((1, 2, 1), np.float32))
+case("conv_empty_padded_input_batch1", """HloModule m
+ENTRY e { p = f32[1,2,0] parameter(0) k = f32[1,2,1] parameter(1)
+ ROOT c = f32[1,1,1] convolution(p, k), window={size=1 pad=1_0}, dim_labels=bf0_oi0->bf0 }""",
+     np.zeros((1, 2, 0), np.float32), np.ones((1, 2, 1), np.float32))
+case("conv_empty_features", """HloModule m
+ENTRY e { p = f32[2,0,5] parameter(0) k = f32[3,0,2] parameter(1)
+ ROOT c = f32[2,3,4] convolution(p, k), window={size=2 pad=0_0}, dim_labels=bf0_oi0->bf0 }""",
+     np.zeros((2, 0, 5), np.float32), np.zeros((3, 0, 2), np.float32))
 case("fft_zero", """HloModule m
 ENTRY e { p = c64[0,8] parameter(0)
  ROOT f = c64[0,8] fft(p), fft_type=FFT, fft_length={8} }""", np.zeros((0,8),np.complex64))

@@ -201,3 +201,17 @@ ENTRY main {
     verify(parser.parse_hlo(text))
     with pytest.raises(ShapeError):
         verify(parser.parse_hlo(text.replace("ROOT s = f32[2,3]{1,0}", "ROOT s = f32[3,2]{1,0}")))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("a = f32[] parameter(0)\n  ROOT f = f32[] fusion(a, a), kind=kLoop", "missing attribute 'calls'"),
+    ("a = f32[] parameter(0)\n  ROOT f = f32[] fusion(a, a), kind=kLoop, calls=one", "takes 1 parameter"),
+    ("a = f32[] parameter(0)\n  ROOT f = s32[] fusion(a), kind=kLoop, calls=one", "differs from the inferred"),
+])
+def test_fusion_needs_a_matching_fused_computation(body, message):
+    # Found by the parser fuzzer: a fusion without calls= was accepted, and jit
+    # and evaluate then failed with KeyError: 'calls'.
+    text = f"HloModule m\none {{\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}}\n" \
+           f"ENTRY e {{\n  {body}\n}}"
+    with pytest.raises(xlac.ShapeError, match=message):
+        verify(xlac.parse_hlo(text))

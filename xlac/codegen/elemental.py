@@ -52,6 +52,13 @@ class ElementalEmitter:
 
     # -- public ---------------------------------------------------------------
     def make_generator(self, inst: HloInstruction, operand_gens: list) -> Generator:
+        if inst.shape.is_array and inst.shape.element_count() == 0:
+            # No element is ever read at run time, but a consumer may emit a
+            # read in a branch that never runs (a pad of it reads only its
+            # padding value); the op's own index arithmetic may not even be
+            # defined (a reshape of no elements divides by a zero extent).
+            zero = types.constant(inst.shape.element_type, 0)
+            return lambda index: zero
         rule = _RULES.get(inst.opcode)
         if rule is None:
             if OPCODES.get(inst.opcode) and OPCODES[inst.opcode].is_elementwise:
@@ -528,11 +535,6 @@ def _concatenate(em: ElementalEmitter, inst, gens):
     sizes = [o.shape.dimensions[dim] for o in inst.operands]
     ty = types.register_type(inst.shape.element_type)
     parts = [(g, off, n) for g, off, n in zip(gens, np.cumsum([0] + sizes[:-1]), sizes) if n]
-    if not parts:
-        # No element at all; a consumer may still emit a read of it in a
-        # branch that never runs (a pad of it reads only the padding value).
-        zero = types.constant(inst.shape.element_type, 0)
-        return lambda index: zero
 
     def read_part(k, index):
         g, off, _n = parts[k]
@@ -765,8 +767,7 @@ def _dot(em: ElementalEmitter, inst, gens):
     acc_t = types.accumulation_type(pt)    # halves accumulate in f32, as XLA's CPU dot
     lt, rt = ls.element_type, rs.element_type
     csizes = [ls.dimensions[d] for d in lc]
-    # A pred dot is an or of ands, as XLA's elemental dot computes it.
-    mul, add = ("and", "or") if acc_t.is_pred else ("multiply", "add")
+    mul, add = "multiply", "add"     # on pred: and, or (an or of ands, as XLA's dot)
 
     def gen(index):
         b = em.b

@@ -254,10 +254,11 @@ def _direction(c) -> str:
 
 
 def _int_compare(c, x, y):
-    kind = c.attrs.get("type")
-    signed = kind == "SIGNED" or (kind != "UNSIGNED" and _signed(c))
+    # Signedness comes from the element type, as in XLA's elemental emitter and
+    # the evaluator; the `type=` attribute (SIGNED/UNSIGNED) is only what a
+    # printer writes beside it.  pred is unsigned: true is 1, never -1.
     op = _direction(c)
-    return c.b.icmp_signed(op, x, y) if signed else c.b.icmp_unsigned(op, x, y)
+    return c.b.icmp_signed(op, x, y) if _signed(c) else c.b.icmp_unsigned(op, x, y)
 
 
 # ----------------------------------------------------------------------------
@@ -435,10 +436,11 @@ def _float_clamp(c, lo, x, hi):
 _B = lambda method: (lambda c, *xs: getattr(c.b, method)(*xs))   # noqa: E731  builder method
 
 _OPS: dict = {
-    # binary arithmetic
-    "add": {INT: _B("add"), FLOAT: _B("fadd"), COMPLEX: _c_add},
+    # binary arithmetic (pred: add is or, multiply is and, as XLA's evaluator
+    # computes them on bool and the evaluator here on numpy's)
+    "add": {INT: _B("add"), PRED: _B("or_"), FLOAT: _B("fadd"), COMPLEX: _c_add},
     "subtract": {INT: _B("sub"), FLOAT: _B("fsub"), COMPLEX: _c_subtract},
-    "multiply": {INT: _B("mul"), FLOAT: _B("fmul"), COMPLEX: _c_multiply},
+    "multiply": {INT: _B("mul"), PRED: _B("and_"), FLOAT: _B("fmul"), COMPLEX: _c_multiply},
     "divide": {INT: _int_divide, FLOAT: _B("fdiv"), COMPLEX: _c_divide},
     "remainder": {INT: _int_remainder, FLOAT: _B("frem")},           # frem is C fmod
     "power": {INT: _int_power, FLOAT: _intr("llvm.pow")},

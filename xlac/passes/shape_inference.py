@@ -629,7 +629,18 @@ def _callee(ctx: _Ctx, name: str = "to_apply"):
 
 @_rule("call")
 def _call(ctx: _Ctx) -> Shape:
-    comp = _callee(ctx)
+    return _applied(ctx, "to_apply")
+
+
+@_rule("fusion")
+def _fusion(ctx: _Ctx) -> Shape:
+    # A fusion computes exactly its fused computation.
+    return _applied(ctx, "calls")
+
+
+def _applied(ctx: _Ctx, name: str) -> Shape:
+    """The result of applying computation attribute ``name`` to the operands."""
+    comp = _callee(ctx, name)
     params = comp.parameter_shapes()
     if len(params) != len(ctx.shapes):
         raise ctx.fail(f"computation {comp.name} takes {len(params)} parameter(s), "

@@ -193,8 +193,10 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
                   if d == dn.output_batch_dimension or d in dn.output_spatial_dimensions)
     M = math.prod(out.dimensions[d] for d in mdims)
     K = nseg * Ci
-    if min(M, N, K) == 0:
-        return None  # an empty result, or all zeros: the elemental loop does it
+    if min(M, N, K) == 0 or xs.element_count() == 0:
+        # An empty result, or all zeros (nothing to contract, or an empty
+        # input seen only through its padding): the elemental loop does it.
+        return None
     acc_in_output = out.element_type is pt
     ost = strides(out)
     g_m = GroupMap(mdims, out.dimensions, ost)

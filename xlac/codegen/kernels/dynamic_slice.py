@@ -60,8 +60,14 @@ def _dynamic_slice(em, inst: HloInstruction, gens):
             # front of the outermost loop; the index keeps its loop structure.
             starts = hoisted(starts_at, Index([], depths=[], stack=stack))
             multi = [_add(em.b, x, s) for x, s in zip(index.multi, starts)]
-            depths = index.depths if index.depths is not None else None
-            return operand_gen(Index(multi, depths=depths, stack=stack if depths is not None else None))
+            if index.depths is None:
+                return operand_gen(Index(multi))
+            # A component that kept its value keeps its loop depth; a sum was
+            # emitted here, in the innermost loop, so nothing derived from it
+            # may be hoisted out (depth None): a broadcast of the operand would
+            # otherwise read it in front of a loop it is computed in.
+            depths = [dp if m is x else None for dp, m, x in zip(index.depths, multi, index.multi)]
+            return operand_gen(Index(multi, depths=depths, stack=stack))
         starts = starts_at(index)
         return operand_gen(Index([_add(em.b, x, s) for x, s in zip(index.multi, starts)]))
     return gen
