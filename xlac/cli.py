@@ -208,7 +208,7 @@ def main(argv=None) -> int:
         return args.fn(args)
     except HloParseError as ex:
         print(f"xlac: {args.module}: {ex}", file=sys.stderr)
-    except (ShapeError, UnsupportedError, TypeError, ValueError, KeyError) as ex:
+    except (ShapeError, UnsupportedError, TypeError, ValueError, KeyError, MemoryError) as ex:
         print(f"xlac: error: {ex}", file=sys.stderr)
     except OSError as ex:
         print(f"xlac: {ex.filename or ''}: {ex.strerror or ex}", file=sys.stderr)

@@ -20,9 +20,10 @@ Limits (XLA has none written down; xlac needs them so that no shape can make a
 recursive walk exceed Python's recursion limit or numpy's dimension limit):
 
 * :data:`MAX_TUPLE_DEPTH` = 64 levels of tuple nesting (``(f32[])`` is 1 level);
-* :data:`MAX_RANK` = 32 dimensions per array.
+* :data:`MAX_RANK` = 32 dimensions per array;
+* :data:`MAX_BYTE_SIZE` = 2**63 - 1 bytes per array buffer (XLA's limit).
 
-``Shape(...)`` raises :class:`xlac.ShapeError` past either limit; the shape
+``Shape(...)`` raises :class:`xlac.ShapeError` past any limit; the shape
 parser raises ``ValueError`` with the column of the offending text.
 """
 from __future__ import annotations
@@ -188,6 +189,12 @@ MAX_RANK = 32
 #: Largest dimension size: XLA's dimensions are int64.
 MAX_DIMENSION = 2**63 - 1
 
+#: Largest buffer an array shape may describe, in bytes (padding included):
+#: XLA's ShapeUtil::ValidateShape refuses shapes whose size overflows int64,
+#: and generated code computes offsets in int64.  A shape that fits may still
+#: not fit the machine: ``xlac.jit`` checks buffers against its memory.
+MAX_BYTE_SIZE = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -267,6 +274,9 @@ class Shape:
         else:
             layout = None
         object.__setattr__(self, "layout", layout)
+        if element_type.is_array and self.byte_size() > MAX_BYTE_SIZE:
+            raise ShapeError(f"{self} would take {self.byte_size()} bytes: more than a 64-bit size "
+                             f"can hold (xlac.shape.MAX_BYTE_SIZE, XLA's limit too)")
 
     # -- constructors -----------------------------------------------------
     @staticmethod
@@ -583,7 +593,10 @@ def _parse_array(text: str, pos: int) -> tuple:
             raise ValueError(f"unterminated layout at column {pos + 1}")
         layout = _parse_layout(text[pos + 1:end], len(dims), pos + 2)
         pos = end + 1
-    return Shape(et, dims, layout), pos
+    try:
+        return Shape(et, dims, layout), pos
+    except ShapeError as e:
+        raise ValueError(f"{e} at column {m.start() + 1}") from None
 
 
 def _parse_dims(text: str, start: int, end: int) -> list:

@@ -65,7 +65,8 @@ HUGE_BLOCK = 2 << 20          # blocks this large come from mmap (with MADV_HUGE
 SMALL_RESULT = 4096
 _PAGE = mmap.PAGESIZE
 
-__all__ = ["Block", "BlockPool", "GuardBlock", "GuardPool", "pool", "size_class", "wrap", "configure",
+__all__ = ["OutOfMemory", "memory_limits", "describe_memory", "check_buffers", "human_bytes",
+           "most_one_buffer_can_take", "Block", "BlockPool", "GuardBlock", "GuardPool", "pool", "size_class", "wrap", "configure",
            "stats", "trim", "release", "guard_pages_enabled", "results_aligned", "result_block_size",
            "acquire_temp", "guard_arguments"]
 
@@ -82,12 +83,124 @@ def size_class(nbytes: int) -> int:
     return size
 
 
+# ---------------------------------------------------------------------------------------
+# Memory the machine has: buffers that cannot fit are refused by name
+# ---------------------------------------------------------------------------------------
+
+class OutOfMemory(MemoryError):
+    """A buffer of ``nbytes`` bytes could not be had; the message says how much
+    memory there is.  :class:`~xlac.runtime.executable.Executable` names the
+    buffer (which result, or the temp arena) and its shape."""
+
+    def __init__(self, message: str, nbytes: int):
+        super().__init__(message)
+        self.nbytes = nbytes
+
+
+def human_bytes(n: int) -> str:
+    """``40000000000`` -> ``'37.3 GiB'``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def memory_limits() -> dict:
+    """What this process can have, in bytes: ``ram`` and ``swap`` (totals, from
+    ``/proc/meminfo``, else the physical pages sysconf reports and no swap),
+    ``available`` (``MemAvailable``, what can be had now without swapping; None
+    when unknown) and ``address_space`` (``RLIMIT_AS``; None when unlimited)."""
+    info = {}
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh.read(1 << 16).decode("ascii", "replace").splitlines():
+                key, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts and parts[0].isdigit():
+                    info[key] = int(parts[0]) * 1024       # kB
+    except OSError:
+        pass
+    ram = info.get("MemTotal")
+    if ram is None:
+        try:
+            ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            ram = None
+    address_space = None
+    try:
+        import resource
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            address_space = soft
+    except (ImportError, ValueError, OSError):
+        pass
+    return {"ram": ram, "swap": info.get("SwapTotal", 0), "available": info.get("MemAvailable"),
+            "address_space": address_space}
+
+
+def describe_memory(limits: dict | None = None) -> str:
+    """``'23.5 GiB of memory (21.9 GiB available), no swap'``, for messages."""
+    limits = limits or memory_limits()
+    parts = []
+    if limits["ram"]:
+        text = f"{human_bytes(limits['ram'])} of memory"
+        if limits["available"] is not None:
+            text += f" ({human_bytes(limits['available'])} available)"
+        parts.append(text)
+    parts.append(f"{human_bytes(limits['swap'])} of swap" if limits["swap"] else "no swap")
+    if limits["address_space"] is not None:
+        parts.append(f"an address-space limit of {human_bytes(limits['address_space'])}")
+    return ", ".join(parts)
+
+
+def most_one_buffer_can_take(limits: dict | None = None) -> int | None:
+    """The largest buffer this machine could ever hold: memory plus swap (what
+    Linux lets one mapping commit), or the address-space limit if lower; None
+    when unknown."""
+    limits = limits or memory_limits()
+    bounds = []
+    if limits["ram"]:
+        bounds.append(limits["ram"] + limits["swap"])
+    if limits["address_space"] is not None:
+        bounds.append(limits["address_space"])
+    return min(bounds) if bounds else None
+
+
+def check_buffers(buffers: list, what: str) -> None:
+    """Raise :class:`OutOfMemory` when one of ``buffers`` (``(name, nbytes)``
+    pairs), or all of them together, can never fit this machine
+    (:func:`most_one_buffer_can_take`); ``what`` names the program."""
+    limits = memory_limits()
+    bound = most_one_buffer_can_take(limits)
+    if bound is None:
+        return
+    for name, nbytes in buffers:
+        if nbytes > bound:
+            raise OutOfMemory(f"{what}: {name} needs {nbytes} bytes ({human_bytes(nbytes)}), more "
+                              f"than this machine has: {describe_memory(limits)}", nbytes)
+    total = sum(n for _, n in buffers)
+    if total > bound:
+        raise OutOfMemory(f"{what}: its results and temp arena need {total} bytes "
+                          f"({human_bytes(total)}) at once, more than this machine has: "
+                          f"{describe_memory(limits)}", total)
+
+
 class Block:
-    """``size`` bytes at ``address`` (64-byte aligned); ``mem`` keeps them alive."""
+    """``size`` bytes at ``address`` (64-byte aligned); ``mem`` keeps them alive.
+    Raises :class:`OutOfMemory` when the memory cannot be had."""
 
     __slots__ = ("address", "size", "mem", "huge")
 
     def __init__(self, size: int):
+        try:
+            self._allocate(size)
+        except (MemoryError, OSError) as e:
+            raise OutOfMemory(f"cannot allocate {size} bytes ({human_bytes(size)}): "
+                              f"{describe_memory()} ({type(e).__name__}: {e})", size) from None
+
+    def _allocate(self, size: int) -> None:
         self.size = size
         self.huge = size >= HUGE_BLOCK
         if self.huge:
@@ -224,7 +337,7 @@ class GuardBlock(Block):
 
     __slots__ = ()
 
-    def __init__(self, size: int):
+    def _allocate(self, size: int) -> None:
         data = -(-size // _PAGE) * _PAGE
         mm = mmap.mmap(-1, data + 2 * _PAGE, flags=mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0x20))
         view = ctypes.c_char.from_buffer(mm)

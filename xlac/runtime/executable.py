@@ -525,6 +525,7 @@ class _Frame:
     __slots__ = ("ptrs", "results_addr", "params_addr", "temp", "temp_addr")
 
     def __init__(self, n_results: int, n_params: int, temp_size: int):
+        self.temp = None                 # __del__ runs even when acquiring the arena failed
         self.ptrs = (ctypes.c_void_p * max(1, n_results + n_params))()
         self.results_addr = ctypes.addressof(self.ptrs)
         self.params_addr = self.results_addr + ctypes.sizeof(ctypes.c_void_p) * n_results
@@ -669,6 +670,8 @@ class Executable:
         self._single = not self.result_shape.is_tuple
         self.temp_size = program.temp_size
         self._frames: list[_Frame] = []
+        # Buffers that can never fit this machine are refused now, by name.
+        allocator.check_buffers(self._buffers(), f"module {self._module_name()}")
 
         # -- donation --------------------------------------------------------------------
         if isinstance(donate_argnums, (int, np.integer)) and not isinstance(donate_argnums, bool):
@@ -762,118 +765,136 @@ class Executable:
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args):
-        (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
-         acquire, main_opts_addr, cancel) = self._state
-        # Calls on the main thread pass the flag Ctrl-C sets (opts->cancel);
-        # others cannot be interrupted, as only the main thread gets KeyboardInterrupt.
-        main = cancel is not None and _get_ident() == _MAIN_THREAD
-        if main:
-            _arm()                       # ~0.3 us: code that polls the flag runs long anyway
-            cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
-            opts_addr = main_opts_addr
-        if len(args) != nparams:
-            raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
-                            f"({self._signature()}), got {len(args)}")
         try:
-            frame = frames.pop()
-        except IndexError:
-            frame = _Frame(nres, self._nslots, self.temp_size)
-        ptrs = frame.ptrs
-        keep = None                     # copies made for the call (alive until it returns)
-        if simple:
-            slot = nres
-            for a, (dt, dims, strides, mask) in zip(args, fast):
-                if type(a) is _ndarray and a.dtype is dt and a.shape == dims and a.strides == strides:
-                    try:
-                        addr = _addressof(_c_char.from_buffer(a))
-                    except (TypeError, ValueError):      # read-only or empty
-                        addr = a.ctypes.data
-                    if not addr & mask:
-                        ptrs[slot] = addr
-                        slot += 1
-                        continue
-                k = slot - nres
-                buf = self._leaf_buffer(self._labels[k], self.parameter_shapes[k], a)
-                if keep is None:
-                    keep = []
-                keep.append(buf)
-                ptrs[slot] = buf.ctypes.data
-                slot += 1
-        else:
-            keep = []
-            for k in range(nparams):
-                base = nres + self._slots[k]
-                for j, buf in enumerate(self._argument_leaves(k, args[k])):
+            (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
+             acquire, main_opts_addr, cancel) = self._state
+            # Calls on the main thread pass the flag Ctrl-C sets (opts->cancel);
+            # others cannot be interrupted, as only the main thread gets KeyboardInterrupt.
+            main = cancel is not None and _get_ident() == _MAIN_THREAD
+            if main:
+                _arm()                       # ~0.3 us: code that polls the flag runs long anyway
+                cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
+                opts_addr = main_opts_addr
+            if len(args) != nparams:
+                raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
+                                f"({self._signature()}), got {len(args)}")
+            try:
+                frame = frames.pop()
+            except IndexError:
+                frame = _Frame(nres, self._nslots, self.temp_size)
+            ptrs = frame.ptrs
+            keep = None                     # copies made for the call (alive until it returns)
+            if simple:
+                slot = nres
+                for a, (dt, dims, strides, mask) in zip(args, fast):
+                    if type(a) is _ndarray and a.dtype is dt and a.shape == dims and a.strides == strides:
+                        try:
+                            addr = _addressof(_c_char.from_buffer(a))
+                        except (TypeError, ValueError):      # read-only or empty
+                            addr = a.ctypes.data
+                        if not addr & mask:
+                            ptrs[slot] = addr
+                            slot += 1
+                            continue
+                    k = slot - nres
+                    buf = self._leaf_buffer(self._labels[k], self.parameter_shapes[k], a)
+                    if keep is None:
+                        keep = []
                     keep.append(buf)
-                    ptrs[base + j] = buf.ctypes.data if buf is not None else None
+                    ptrs[slot] = buf.ctypes.data
+                    slot += 1
+            else:
+                keep = []
+                for k in range(nparams):
+                    base = nres + self._slots[k]
+                    for j, buf in enumerate(self._argument_leaves(k, args[k])):
+                        keep.append(buf)
+                        ptrs[base + j] = buf.ctypes.data if buf is not None else None
 
-        if _errors:                     # left by a native call made outside an Executable
-            threads.take_error()
-        if single and not donating:
-            size, dims, dtype, default, shape, owner_cls = rspecs[0]
-            if size < 0:
-                out = _empty(dims, dtype)
-                ptrs[0] = _addressof(_c_char.from_buffer(out))
+            if _errors:                     # left by a native call made outside an Executable
+                threads.take_error()
+            if single and not donating:
+                size, dims, dtype, default, shape, owner_cls = rspecs[0]
+                if size < 0:
+                    out = _empty(dims, dtype)
+                    ptrs[0] = _addressof(_c_char.from_buffer(out))
+                    fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
+                    if len(frames) < _MAX_IDLE_FRAMES:
+                        frames.append(frame)
+                    if _errors:
+                        self._raise_pending(())
+                    if main and cancel[0]:
+                        _interrupted(())
+                    return out
+                if size:
+                    block = acquire(size)
+                    ptrs[0] = block.address
+                else:
+                    block = ptrs[0] = None
                 fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
                 if len(frames) < _MAX_IDLE_FRAMES:
                     frames.append(frame)
                 if _errors:
-                    self._raise_pending(())
+                    self._raise_pending([block])
                 if main and cancel[0]:
-                    _interrupted(())
-                return out
-            if size:
-                block = acquire(size)
-                ptrs[0] = block.address
-            else:
-                block = ptrs[0] = None
+                    _interrupted([block])
+                if default and block is not None:
+                    owner = owner_cls.from_address(block.address)
+                    owner._block = block
+                    return _ndarray(dims, dtype, owner)
+                return self._result_array(0, block, args, None)
+
+            # Results: donated arguments' memory, or blocks from the pool.
+            donated = self._donated_arguments(args, ptrs) if donating else None
+            blocks = []
+            for k in range(nres):
+                if donated is not None and k in donated:
+                    blocks.append(None)
+                    ptrs[k] = ptrs[nres + self._slots[donating[k]]]
+                    continue
+                size = rspecs[k][0]
+                if size > 0:
+                    block = acquire(size)
+                    blocks.append(block)
+                    ptrs[k] = block.address
+                elif size < 0:
+                    block = _empty(rspecs[k][1], rspecs[k][2])
+                    blocks.append(block)
+                    ptrs[k] = _addressof(_c_char.from_buffer(block))
+                else:
+                    blocks.append(None)
+                    ptrs[k] = None
+            if donated is not None and self._program.assumes_aligned_results \
+                    and any(ptrs[k] & 63 for k in donated):
+                fn = self._general_entry()
             fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
             if len(frames) < _MAX_IDLE_FRAMES:
                 frames.append(frame)
             if _errors:
-                self._raise_pending([block])
+                self._raise_pending(blocks)
             if main and cancel[0]:
-                _interrupted([block])
-            if default and block is not None:
-                owner = owner_cls.from_address(block.address)
-                owner._block = block
-                return _ndarray(dims, dtype, owner)
-            return self._result_array(0, block, args, None)
+                _interrupted(blocks)
+            if single:
+                return self._result_array(0, blocks[0], args, donated)
+            arrays = iter([self._result_array(k, blocks[k], args, donated) for k in range(nres)])
+            return _restructure(self.result_shape, arrays)
+        except allocator.OutOfMemory as e:      # free when nothing is raised (Python 3.11)
+            raise self._out_of_memory(e) from None
 
-        # Results: donated arguments' memory, or blocks from the pool.
-        donated = self._donated_arguments(args, ptrs) if donating else None
-        blocks = []
-        for k in range(nres):
-            if donated is not None and k in donated:
-                blocks.append(None)
-                ptrs[k] = ptrs[nres + self._slots[donating[k]]]
-                continue
-            size = rspecs[k][0]
-            if size > 0:
-                block = acquire(size)
-                blocks.append(block)
-                ptrs[k] = block.address
-            elif size < 0:
-                block = _empty(rspecs[k][1], rspecs[k][2])
-                blocks.append(block)
-                ptrs[k] = _addressof(_c_char.from_buffer(block))
-            else:
-                blocks.append(None)
-                ptrs[k] = None
-        if donated is not None and self._program.assumes_aligned_results \
-                and any(ptrs[k] & 63 for k in donated):
-            fn = self._general_entry()
-        fn(frame.results_addr, frame.params_addr, frame.temp_addr, opts_addr)
-        if len(frames) < _MAX_IDLE_FRAMES:
-            frames.append(frame)
-        if _errors:
-            self._raise_pending(blocks)
-        if main and cancel[0]:
-            _interrupted(blocks)
-        if single:
-            return self._result_array(0, blocks[0], args, donated)
-        arrays = iter([self._result_array(k, blocks[k], args, donated) for k in range(nres)])
-        return _restructure(self.result_shape, arrays)
+    def _buffers(self) -> list:
+        """(name, bytes) of every buffer a call allocates: result leaves and the temp arena."""
+        out = [(f"result {k} ({shape})", shape.byte_size())
+               for k, shape in enumerate(self._result_leaves) if shape.is_array]
+        if self.temp_size:
+            out.append(("the temp arena", self.temp_size))
+        return out
+
+    def _out_of_memory(self, e: allocator.OutOfMemory) -> MemoryError:
+        """``e`` with the buffers it could have been for named."""
+        names = [name for name, nbytes in self._buffers()
+                 if e.nbytes in (nbytes, allocator.size_class(nbytes), allocator.result_block_size(nbytes))]
+        which = " or ".join(names) or "a buffer"
+        return allocator.OutOfMemory(f"module {self._module_name()}: {which}: {e}", e.nbytes)
 
     def _general_entry(self):
         """The entry of this module compiled for result buffers of any alignment
