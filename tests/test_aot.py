@@ -703,3 +703,13 @@ def test_make_runtime_examples(tmp_path):
         k = np.arange(n)
         inputs.append((((7 * k + 3 * p) % 17 - 8).astype(np.float32) / np.float32(16)).reshape(param.shape.dimensions))
     np.testing.assert_array_equal(printed, xlac.jit(module)(*inputs))   # %.9g round-trips f32
+
+
+@needs_cc
+def test_gather_of_empty_slices_from_c(tmp_path, runtime_obj):
+    # Issue 12, item 1: found linking the object into a C harness under
+    # AddressSanitizer; the collapsed slice of size 0 read operand[4].
+    from codegen.test_zero_size import CASES
+    text, args = CASES["gather_collapsed_slice_size_0"]
+    _, outputs, _ = build_and_run(xlac.parse_hlo(text), list(args), tmp_path, runtime_obj, name="g0")
+    np.testing.assert_array_equal(outputs[0], np.zeros(3, np.float32))
