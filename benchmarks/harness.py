@@ -94,7 +94,7 @@ def capabilities() -> dict:
     import importlib.util
 
     import xlac
-    from xlac.runtime import executable as ex
+    from xlac import executable as ex
     src = ""
     for p in Path(xlac.__file__).parent.rglob("*.py"):
         try:
@@ -386,7 +386,7 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
     second process's ``import xlac`` and runtime modules)."""
     code = ("import sys, time\n"
             "t0 = time.perf_counter()\n"
-            "import xlac, xlac.runtime.executable, xlac.codegen.compiler, xlac.codegen.jit\n"
+            "import xlac, xlac.executable, xlac.codegen.compiler, xlac.codegen.jit\n"
             "import xlac.hlo.parser, llvmlite.binding\n"
             "t1 = time.perf_counter()\n"
             "text = open(sys.argv[1]).read()\n"

@@ -59,7 +59,7 @@ def test_wrong_inputs_name_the_parameter(capsys, tmp_path):
 
 
 def test_internal_errors_are_one_line_too(capsys, monkeypatch):
-    import xlac.runtime.executable as executable
+    import xlac.executable as executable
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

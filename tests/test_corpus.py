@@ -15,7 +15,7 @@ import pytest
 
 import xlac
 from xlac.codegen.compiler import check_supported
-from xlac.runtime.executable import _compile  # noqa: F401  (warms the import)
+import xlac.executable  # noqa: F401  (warms the import)
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "hlo_corpus"
 JAX_CASES = Path(__file__).resolve().parent / "jax_cases"

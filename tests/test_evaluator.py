@@ -883,3 +883,22 @@ def test_scalar_bit_level_rules_keep_the_scalar_shape(line):
     got = xlac.evaluate(text, np.float32(3.3))
     assert np.shape(got) == ()
     np.testing.assert_array_equal(got, xlac.jit(text)(np.float32(3.3)))
+
+
+def test_half_precision_reduce_rounds_every_step():
+    # Found by the long builder fuzz: numpy's reduction summed bf16 in f32 and
+    # rounded once (-0.0078125); XLA:CPU and the JIT round after each add (0).
+    text = """HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+ENTRY e {
+  p = bf16[4] parameter(0)
+  z = bf16[] constant(0)
+  ROOT r = bf16[] reduce(p, z), dimensions={0}, to_apply=add
+}"""
+    x = np.array([4.09375, 0.8359375, -0.90625, -4.03125], BF16)
+    assert float(xlac.evaluate(text, x)) == 0.0
+    assert float(xlac.jit(text)(x)) == 0.0

@@ -22,11 +22,11 @@ def __getattr__(name):
         "parse_hlo": ("hlo.parser", "parse_hlo"),
         "HloModule": ("hlo.ir", "HloModule"),
         "evaluate": ("evaluator", "evaluate"),
-        "jit": ("runtime.executable", "jit"),
-        "Executable": ("runtime.executable", "Executable"),
+        "jit": ("executable", "jit"),
+        "Executable": ("executable", "Executable"),
         "compile_aot": ("aot", "compile_aot"),
-        "clear_caches": ("runtime.executable", "clear_caches"),
-        "set_memory_cache_limit": ("runtime.executable", "set_memory_cache_limit"),
+        "clear_caches": ("program", "clear_caches"),
+        "set_memory_cache_limit": ("program", "set_memory_cache_limit"),
     }
     if name not in lazy:
         raise AttributeError(f"module 'xlac' has no attribute {name!r}")

@@ -480,7 +480,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     from .codegen.jit import emit_object, optimize
     from .codegen.nontemporal import NAMED as NONTEMPORAL
     from .codegen.nontemporal import prepare as prepare_nontemporal
-    from .runtime.executable import as_module
+    from .program import as_module
 
     _check_name(name)
     module = as_module(x)

@@ -80,7 +80,7 @@ def cmd_run(args) -> int:
         from .evaluator import evaluate
         result = evaluate(module, *inputs)
     else:
-        from .runtime.executable import jit
+        from .executable import jit
         result = jit(module)(*inputs)
     leaves = [np.asarray(x) for x in _flatten(result)]
     if args.out:

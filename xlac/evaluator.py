@@ -36,8 +36,10 @@ import numpy as np
 
 from .errors import UnsupportedError
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
+from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
-from .shape import BF16, F16, Shape
+from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
+from .shape import BF16, F16, Shape, from_buffer, to_buffer
 
 __all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES"]
 
@@ -91,7 +93,6 @@ def _as_module(x) -> HloModule:
     if isinstance(x, HloModule):
         return x
     if isinstance(x, str):
-        from .hlo.parser import parse_hlo  # lazy: the parser is optional for IR users
         return parse_hlo(x)
     if isinstance(x, HloComputation):
         return HloModule(x.name, [x], entry=x)
@@ -653,7 +654,6 @@ def _after_all(inst, vals):
 @_rule("bitcast")
 def _bitcast(inst, vals):
     # A bitcast reinterprets the buffer: it depends on both layouts.
-    from .shape import from_buffer, to_buffer
     return from_buffer(to_buffer(vals[0], inst.operands[0].shape), inst.shape)
 
 
@@ -783,7 +783,10 @@ def _reduce(inst, vals):
     inputs, inits = vals[:n], vals[n:]
     axes = sorted(set(_ints(inst.attrs.get("dimensions", ()))))
     comp = inst.attrs["to_apply"]
-    ufunc = _fast_reducer(comp) if n == 1 else None
+    # A half-precision reducer rounds after every step (as XLA:CPU's, whose
+    # bf16/f16 adds are f32 adds converted back): only wider types take numpy's
+    # reduction, which would round once at the end.
+    ufunc = _fast_reducer(comp) if n == 1 and inputs[0].dtype not in _HALVES else None
     if ufunc is not None:
         x, init = _wide(inputs[0]), _wide(inits[0])
         r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=init[()])
@@ -1025,7 +1028,6 @@ def _reduce_identity(ufunc, dt):
 
 @_rule("reduce-window")
 def _reduce_window(inst, vals):
-    from .hlo.window import window_of
     n = len(vals) // 2
     inputs, inits = vals[:n], vals[n:]
     window = window_of(inst.attrs)
@@ -1069,7 +1071,6 @@ def _reduce_window(inst, vals):
 
 @_rule("select-and-scatter")
 def _select_and_scatter(inst, vals):
-    from .hlo.window import window_of
     operand, source, init = vals
     window = window_of(inst.attrs)
     select, scatter = inst.attrs["select"], inst.attrs["scatter"]
@@ -1118,7 +1119,6 @@ def _convolution(inst, vals):
     """A direct convolution: for each kernel spatial position, the (dilated, padded)
     input slice that lines up with every output element, contracted with that
     kernel tap over the input features (per feature or batch group)."""
-    from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
     lhs, rhs = vals
     dn = conv_dimension_numbers_of(inst.attrs)
     window = window_of(inst.attrs)

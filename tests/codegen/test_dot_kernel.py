@@ -16,7 +16,8 @@ import pytest
 
 import xlac
 from xlac.codegen.compiler import lower
-from xlac.codegen.gemm import host_vector_bits
+from xlac.codegen.target import host_vector_bits
+from xlac.codegen import gemm_library
 from xlac.codegen.jit import compile_ir
 from xlac.codegen.kernels import dot as dot_kernel
 from xlac.shape import from_buffer, to_buffer
@@ -375,7 +376,7 @@ class _RunOptions(ctypes.Structure):
 
 def _run_native(text, args, parallel_for=None):
     lowered = lower(xlac.parse_hlo(text))
-    jf = compile_ir(lowered.llvm_module, lowered.entry_name)
+    jf = compile_ir(lowered.llvm_module, lowered.entry_name, before_load=gemm_library.ensure_symbols)
     entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                              ctypes.c_void_p)(jf.address)
     params = lowered.hlo.entry.parameters

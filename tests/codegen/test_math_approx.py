@@ -24,7 +24,8 @@ from llvmlite import ir
 
 import xlac
 from xlac.codegen import math_approx
-from xlac.codegen.jit import host_target_machine, parse_and_optimize
+from xlac.codegen.jit import parse_and_optimize
+from xlac.codegen.target import host_target_machine
 from xlac.codegen.scalar_ops import emit_elementwise
 from xlac.codegen.types import load_element, memory_type, store_element
 from xlac.shape import PrimitiveType as PT

@@ -13,9 +13,10 @@ import xlac
 from xlac import ops
 from xlac.codegen import nontemporal
 from xlac.codegen.compiler import lower
-from xlac.codegen.jit import host_target_machine, parse_and_optimize
+from xlac.codegen.jit import parse_and_optimize
+from xlac.codegen.target import host_target_machine
 from xlac.runtime import abi, threads
-from xlac.runtime.executable import _compile
+from xlac.program import compile_program
 
 ROWS, COLS = 2048, 1024          # 8 MiB of f32: the smallest result that qualifies
 
@@ -135,7 +136,7 @@ def test_row_fusion_into_an_unaligned_result(offset):
     gives the aligned result's values."""
     x, g = _args()
     exe = xlac.jit(_layernorm_like())
-    program, _, _ = _compile(_layernorm_like(), aligned_results=False)
+    program = compile_program(_layernorm_like(), aligned_results=False).program
     assert not program.assumes_aligned_results
     fn = abi.ENTRY(program.jit.address)
     raw = np.empty(x.size * 4 + 128, np.uint8)

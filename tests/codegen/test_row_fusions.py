@@ -9,8 +9,8 @@ import pytest
 
 import xlac
 from xlac import ops
-from xlac.codegen.gemm import host_vector_bits
-from xlac.runtime import executable
+from xlac.codegen.target import host_vector_bits
+from xlac import program as executable
 
 try:
     import ml_dtypes

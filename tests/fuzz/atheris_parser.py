@@ -33,7 +33,7 @@ with atheris.instrument_imports(include=["xlac"]):
     import xlac.hlo.parser  # noqa: F401 - instrumented for coverage
     import xlac.hlo.printer  # noqa: F401
     import xlac.hlo.verifier  # noqa: F401
-    import xlac.passes.shape_inference  # noqa: F401
+    import xlac.hlo.shape_inference  # noqa: F401
     import xlac.shape  # noqa: F401
 
 from parser_check import check_text  # noqa: E402

@@ -4,7 +4,7 @@ import pytest
 import xlac
 from xlac.hlo.window import (ConvDimensionNumbers, Window, WindowDimension, WindowError,
                              format_dim_labels, format_window, parse_dim_labels, parse_window)
-from xlac.passes.shape_inference import infer_shape
+from xlac.hlo.shape_inference import infer_shape
 from xlac.shape import parse_shape as S
 
 

@@ -9,6 +9,7 @@ import ctypes
 import numpy as np
 import pytest
 
+import xlac.codegen.runtime_code  # noqa: F401  (provides the native helpers threads.py runs)
 from xlac.codegen.jit import compile_ir
 from xlac.runtime import abi
 

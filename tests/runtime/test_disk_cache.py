@@ -12,7 +12,7 @@ import pytest
 
 import xlac
 from xlac.runtime import disk_cache
-from xlac.runtime import executable as ex
+from xlac import program as ex
 
 SOFTPLUS = """HloModule softplus_cache_test
 ENTRY main {

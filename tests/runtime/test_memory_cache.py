@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.runtime import executable as ex
+from xlac import program as ex
 
 
 def _text(i: int, n: int = 16) -> str:

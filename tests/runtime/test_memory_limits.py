@@ -92,7 +92,7 @@ def test_allocation_failures_at_call_time_name_the_buffer(monkeypatch):
 def test_a_failed_frame_leaves_no_noise(monkeypatch, capsys):
     # "Exception ignored ... '_Frame' object has no attribute 'temp'" was
     # printed when the temp arena could not be had.
-    from xlac.runtime import executable
+    from xlac import executable
     monkeypatch.setattr(allocator, "acquire_temp", lambda n: (_ for _ in ()).throw(
         allocator.OutOfMemory("cannot allocate", n)))
     with pytest.raises(MemoryError):

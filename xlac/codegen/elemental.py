@@ -25,7 +25,8 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.opcodes import OPCODES
-from ..shape import Shape
+from ..passes.fusion import is_expensive
+from ..shape import S64, Shape
 from . import scalar_ops, types
 from .ir_array import I64, Index, IrArray, i64, scalar_index
 from .loops import REDUCTION_INTERLEAVE, for_range, loop_hints
@@ -297,7 +298,6 @@ def row_scratch_dims(inst: HloInstruction) -> list | None:
     ``ElementalEmitter.row_scratch``): an expensive elementwise value read by
     a reduction over its minor-most dimensions and by other users as well;
     None otherwise."""
-    from ..passes.fusion import is_expensive
     shape = inst.shape
     if not (shape.is_array and is_expensive(inst) and OPCODES.get(inst.opcode)
             and OPCODES[inst.opcode].is_elementwise) or len(inst.users) < 2 or shape.layout.is_padded:
@@ -402,7 +402,6 @@ def _constant(em: ElementalEmitter, inst, gens):
 def _iota(em: ElementalEmitter, inst, gens):
     dim = inst.attrs["iota_dimension"]
     result_type = inst.shape.element_type
-    from ..shape import S64
 
     def gen(index):
         return scalar_ops.emit_elementwise(em.b, "convert", [index.multi[dim]], [S64], result_type, {})

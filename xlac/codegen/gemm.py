@@ -32,7 +32,6 @@ The micro-kernel holds the ``MR x NR`` accumulators in vector registers
 """
 from __future__ import annotations
 
-import functools
 import math
 
 from llvmlite import ir
@@ -48,27 +47,6 @@ I32 = ir.IntType(32)
 #: in-register transposes (narrower ones: LLVM vectorises the scalar loop).
 TRANSPOSE_MIN_WIDTH = 12
 PTR = ir.PointerType()
-
-
-# ---------------------------------------------------------------------------
-# Target
-# ---------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def host_vector_bits() -> int:
-    """Width of the host's vector registers (512 with AVX-512, 256 with AVX)."""
-    try:
-        import llvmlite.binding as llvm
-        from .jit import _init
-        _init()
-        feats = llvm.get_host_cpu_features()
-    except Exception:  # pragma: no cover - no host information
-        return 128
-    if feats.get("avx512f"):
-        return 512
-    if feats.get("avx"):
-        return 256
-    return 128
 
 
 # ---------------------------------------------------------------------------

@@ -43,16 +43,23 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from dataclasses import dataclass
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
 from .gemm import I1, I32, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_once, pack_panel
+from ..runtime import disk_cache
+from ..runtime.disk_cache import code_fingerprint
+from .compile_cache import load_or_compile
+from .jit import LIBRARY_PREFIX
 from .ir_array import I64, i64
+from .target import host_description
 
-PREFIX = "xlac_gemm_"
+PREFIX = LIBRARY_PREFIX
 I8 = ir.IntType(8)
 WORKER_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64])
 EPILOGUE_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64])
@@ -451,8 +458,6 @@ def name_hash(v: Variant) -> str:
     object file calls, never needs the IR built (10-20 ms per variant)."""
     got = _hashes.get(v)
     if got is None:
-        from ..runtime.disk_cache import code_fingerprint
-        from .jit import host_description
         parts = "|".join([code_fingerprint(), *host_description(), v.tag])
         got = _hashes[v] = hashlib.sha256(parts.encode()).hexdigest()[:16]
     return got
@@ -485,32 +490,17 @@ def declare(module: ir.Module, v, fn: str) -> ir.Function:
 def ensure_loaded(v: Variant) -> None:
     """Compile (or load from the disk cache) variant ``v`` and register its
     functions with the JIT linker (``llvmlite.binding.add_symbol``)."""
-    import time
-
-    import llvmlite.binding as llvm
-
-    from ..runtime import disk_cache
-    from .jit import compile_ir, load_object
     with _lock:
         if v in _loaded:
             return
         t0 = time.perf_counter()
         h = name_hash(v)
         names = [_symbol(h, v, fn) for fn in v.functions]
-        directory = disk_cache.library_dir()
-        key = disk_cache.make_key("xlac-gemm-library", v.tag, h) if directory else None
-        entry = disk_cache.load(key, directory) if key else None
-        jf, origin = None, "disk"
-        if entry is not None:
-            try:
-                jf = load_object(entry[1], names[0], resolve_library=False)
-            except Exception:  # noqa: BLE001 - a bad entry is a miss
-                jf = None
-        if jf is None:
-            origin = "compiled"
-            jf = compile_ir(variant_ir(v)[1], names[0], resolve_library=False, module_options=False)
-            if key:
-                disk_cache.store(key, {"library": v.tag, "symbols": names}, jf.object_code, directory)
+        got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),
+                              directory=disk_cache.library_dir(),
+                              metadata=lambda built, jf: {"library": v.tag, "symbols": names},
+                              before_load=defines_itself, module_options=False)
+        jf, origin = got.jit, got.origin
         for name in names:
             addr = jf.engine.get_function_address(name)
             if not addr:
@@ -518,6 +508,11 @@ def ensure_loaded(v: Variant) -> None:
             llvm.add_symbol(name, addr)
         _loaded[v] = jf
         loaded_from[v.tag] = (origin, time.perf_counter() - t0)
+
+
+def defines_itself(object_code: bytes) -> None:
+    """``before_load`` of the library's own objects: the names they hold are
+    the functions they define, nothing to load first."""
 
 
 def _referenced(names) -> list[Variant]:

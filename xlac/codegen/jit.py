@@ -14,43 +14,19 @@ freed after use, so a compilation leaves nothing behind once its engine goes.
 """
 from __future__ import annotations
 
-import functools
 import threading
 import time
+
+import re
+from typing import Callable
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-_lock = threading.Lock()
-_initialized = False
+from ..passes.pipeline import dump_directory, dump_text
+from .nontemporal import NAMED, mark_stores, prepare
 
-
-def _init() -> None:
-    global _initialized
-    with _lock:
-        if not _initialized:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            _initialized = True
-
-
-def host_target_machine(opt: int = 3, cpu: str | None = None, features: str | None = None,
-                        triple: str | None = None, reloc: str = "default", codemodel: str = "jitdefault"):
-    """A TargetMachine for the host CPU (name and features), or for ``triple``/``cpu``."""
-    _init()
-    if triple is None:
-        triple = llvm.get_process_triple()
-        if cpu is None:
-            cpu = llvm.get_host_cpu_name()
-        if features is None:
-            features = llvm.get_host_cpu_features().flatten()
-    else:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-    target = llvm.Target.from_triple(triple)
-    return target.create_target_machine(cpu=cpu or "", features=features or "", opt=opt,
-                                        reloc=reloc, codemodel=codemodel)
-
+from .target import host_target_machine, init_llvm
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False):
     """Run LLVM's O3 pipeline (new pass manager) on a parsed module; returns the
@@ -68,7 +44,6 @@ def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = Fals
     finally:
         _free_pass_manager(pm)
     if mark_nontemporal:
-        from .nontemporal import mark_stores
         marked = mark_stores(str(module_ref))
         if marked is not None:
             module_ref = llvm.parse_assembly(marked, llvm.create_context())   # see parse_and_optimize
@@ -127,8 +102,7 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3):
     context its constants (a big constant array: its whole data) and metadata
     would stay for the life of the process, and two threads compiling at once
     would share one context, which LLVM does not allow."""
-    from .nontemporal import NAMED, prepare
-    _init()
+    init_llvm()
     text = prepare(str(module))
     ref = llvm.parse_assembly(text, llvm.create_context())
     ref.triple = tm.triple
@@ -165,21 +139,30 @@ class JitFunction:
         return self._optimized
 
 
-def load_object(data: bytes, entry_name: str, tm=None, resolve_library: bool = True) -> JitFunction:
+#: Names of the shared GEMM library's functions start so (``gemm_library``).
+LIBRARY_PREFIX = "xlac_gemm_"
+
+
+def load_object(data: bytes, entry_name: str, tm=None,
+                before_load: Callable[[bytes], None] | None = None) -> JitFunction:
     """Load a relocatable object (from :func:`compile_ir` or ``tm.emit_object``)
     into a fresh MCJIT engine, without parsing or optimising any IR.
 
-    The GEMM library functions the object calls are loaded first (they are
-    resolved through ``add_symbol`` when the engine links the object);
-    ``resolve_library=False`` for the library's own objects.
+    ``before_load(data)`` runs first: for a module's object, it is
+    ``gemm_library.ensure_symbols``, which loads the GEMM library functions
+    the object calls (MCJIT resolves them through ``add_symbol`` when it links
+    the object); the library's own objects pass ``gemm_library.defines_itself``.
+    Without it, raises ``RuntimeError`` when an object names a library
+    function the JIT linker does not know yet (LLVM would abort the process).
 
     ``data`` must come from a TargetMachine made like :func:`host_target_machine`
     for this host: it is not checked here (the disk cache keys on the host).
     """
     t0 = time.perf_counter()
-    if resolve_library:
-        from .gemm_library import ensure_symbols
-        ensure_symbols(data)
+    if before_load is not None:
+        before_load(data)
+    elif LIBRARY_PREFIX.encode() in data:
+        _check_library_known(data)
     if tm is None:
         tm = host_target_machine()
     empty = llvm.parse_assembly("")
@@ -194,8 +177,17 @@ def load_object(data: bytes, entry_name: str, tm=None, resolve_library: bool = T
     return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0})
 
 
+def _check_library_known(data: bytes) -> None:
+    """Raise unless every GEMM library function ``data`` leaves undefined is
+    known to the JIT linker already."""
+    for name in set(re.findall(rb"xlac_gemm_[0-9a-z_]+", data)):
+        if not llvm.address_of_symbol(name.decode()):
+            raise RuntimeError(f"JIT: the object calls {name.decode()} of the GEMM library: load it "
+                               f"with before_load=gemm_library.ensure_symbols")
+
+
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
-               resolve_library: bool = True, module_options: bool = True,
+               before_load: Callable[[bytes], None] | None = None, module_options: bool = True,
                keep_optimized: bool = True) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
 
@@ -203,11 +195,11 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     TargetMachine (``tm.emit_object``) and that object is loaded into MCJIT, so
     code compiled now and code loaded later from the disk cache are the very
     same bytes (``JitFunction.object_code``).  ``module_options``: with
-    ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).  ``keep_optimized``
+    ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).  ``before_load``: as
+    :func:`load_object`.  ``keep_optimized``
     (default True): keep the optimised module for ``optimized_ir``; False frees
     it at once (~90 KiB for a small module, MiBs for a big one).
     """
-    from ..passes.pipeline import dump_directory, dump_text
     dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
     if dumping:
         dump_text(f"{entry_name}.llvm.ll", str(module))
@@ -223,7 +215,7 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     # ``tm``: after optimising and emitting code ``tm`` holds a subtarget
     # (instruction, register and lowering tables, ~750 KiB), which an engine
     # would keep for as long as its code lives.
-    fn = load_object(data, entry_name, None, resolve_library)
+    fn = load_object(data, entry_name, None, before_load)
     fn._optimized = ref if keep_optimized else None
     fn.timings = {"optimize": t1 - t0, "codegen": t2 - t1, "load": fn.timings["load"]}
     return fn
@@ -244,14 +236,3 @@ def _codegen_target_machine():
     if tm is None:
         tm = _thread_state.tm = host_target_machine()
     return tm
-
-
-@functools.lru_cache(maxsize=1)
-def host_description() -> tuple:
-    """What object code for this host depends on: (process triple, CPU name,
-    CPU features, llvmlite version, LLVM version) — part of the disk-cache key."""
-    import llvmlite
-    _init()
-    return (llvm.get_process_triple(), llvm.get_host_cpu_name(),
-            llvm.get_host_cpu_features().flatten(), llvmlite.__version__,
-            ".".join(map(str, llvm.llvm_version_info)))

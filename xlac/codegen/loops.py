@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ..shape import Shape, strides
-from .ir_array import I64, Index, i64
+from .ir_array import ACCESS_GROUPS, I64, Index, i64
+from .target import host_vector_bits
 
 
 class Chain:
@@ -69,7 +70,6 @@ def parallel_loops(module: ir.Module):
     memory dependence; saying so lets LLVM vectorise without the run-time
     overlap checks that fail when a result is written over its input.
     """
-    from .ir_array import ACCESS_GROUPS
     group = _access_group(module)
     parallel = module.add_metadata([ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group])
     loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
@@ -172,7 +172,6 @@ def _wide_vector(interleave: int, element_bytes: int | None, trip_count: int | N
     be vectorised at that width) or the size is unknown."""
     if not element_bytes or not trip_count or element_bytes > 8:
         return None
-    from .gemm import host_vector_bits
     width = interleave * host_vector_bits() // 8 // max(element_bytes, 4)
     return width if width > 1 and trip_count >= width else None
 

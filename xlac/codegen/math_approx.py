@@ -70,6 +70,8 @@ from fractions import Fraction
 
 from llvmlite import ir
 
+from .target import host_vector_bits
+
 __all__ = ["EXACT_MATH_ENV", "exact_math", "supports", "emit", "FUNCTIONS", "use_native_scaling"]
 
 #: Environment variable: when set to anything but ``""``/``0``, the math ops call
@@ -90,7 +92,6 @@ def use_native_scaling(module: ir.Module) -> bool:
     """Mark ``module`` as code for this host only: when the host has AVX-512
     (``vscalefps``), its approximations scale by ``2**n`` with ``llvm.ldexp``.
     Returns whether they will."""
-    from .gemm import host_vector_bits
     if host_vector_bits() < 512:
         return False
     _NATIVE_SCALING.add(module)

@@ -40,6 +40,7 @@ from llvmlite import ir
 from ..shape import PrimitiveType as PT
 from . import types
 from .ir_array import ACCESS_GROUPS, Index, IrArray, i64
+from .loops import new_access_group
 
 #: Results at least this large are written with non-temporal stores (smaller
 #: ones may still be in cache when their consumer reads them).
@@ -117,7 +118,6 @@ def prepare(text: str) -> str:
 def group(module: ir.Module):
     """The module's access group for non-temporal stores (made on first use and
     named by ``!xlac.nontemporal``)."""
-    from .loops import new_access_group
     g = getattr(module, "_xlac_nt_group", None)
     if g is None:
         g = module._xlac_nt_group = new_access_group(module)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from ..passes.shape_inference import infer_shape
+from ..hlo.shape_inference import infer_shape
 from ..shape import Shape
 
 __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ProgramShape"]
@@ -70,56 +70,62 @@ class XlaOp:
         return f"<XlaOp {self.instruction.name} = {self.shape} {self.instruction.opcode} ({self.builder.name})>"
 
     # -- arithmetic -------------------------------------------------------
-    def __add__(self, o): return _ops().add(self, o)
-    def __radd__(self, o): return _ops().add(o, self)
-    def __sub__(self, o): return _ops().sub(self, o)
-    def __rsub__(self, o): return _ops().sub(o, self)
-    def __mul__(self, o): return _ops().mul(self, o)
-    def __rmul__(self, o): return _ops().mul(o, self)
-    def __truediv__(self, o): return _ops().div(self, o)
-    def __rtruediv__(self, o): return _ops().div(o, self)
-    def __mod__(self, o): return _ops().rem(self, o)
-    def __rmod__(self, o): return _ops().rem(o, self)
-    def __pow__(self, o): return _ops().pow(self, o)
-    def __rpow__(self, o): return _ops().pow(o, self)
-    def __matmul__(self, o): return _ops().dot(self, o)
-    def __rmatmul__(self, o): return _ops().dot(o, self)
-    def __neg__(self): return _ops().neg(self)
+    def __add__(self, o): return _ops.add(self, o)
+    def __radd__(self, o): return _ops.add(o, self)
+    def __sub__(self, o): return _ops.sub(self, o)
+    def __rsub__(self, o): return _ops.sub(o, self)
+    def __mul__(self, o): return _ops.mul(self, o)
+    def __rmul__(self, o): return _ops.mul(o, self)
+    def __truediv__(self, o): return _ops.div(self, o)
+    def __rtruediv__(self, o): return _ops.div(o, self)
+    def __mod__(self, o): return _ops.rem(self, o)
+    def __rmod__(self, o): return _ops.rem(o, self)
+    def __pow__(self, o): return _ops.pow(self, o)
+    def __rpow__(self, o): return _ops.pow(o, self)
+    def __matmul__(self, o): return _ops.dot(self, o)
+    def __rmatmul__(self, o): return _ops.dot(o, self)
+    def __neg__(self): return _ops.neg(self)
     def __pos__(self): return self
-    def __abs__(self): return _ops().abs(self)
+    def __abs__(self): return _ops.abs(self)
 
     # -- bitwise / logical --------------------------------------------------
-    def __and__(self, o): return _ops().and_(self, o)
-    def __rand__(self, o): return _ops().and_(o, self)
-    def __or__(self, o): return _ops().or_(self, o)
-    def __ror__(self, o): return _ops().or_(o, self)
-    def __xor__(self, o): return _ops().xor(self, o)
-    def __rxor__(self, o): return _ops().xor(o, self)
-    def __invert__(self): return _ops().not_(self)
-    def __lshift__(self, o): return _ops().shift_left(self, o)
-    def __rlshift__(self, o): return _ops().shift_left(o, self)
+    def __and__(self, o): return _ops.and_(self, o)
+    def __rand__(self, o): return _ops.and_(o, self)
+    def __or__(self, o): return _ops.or_(self, o)
+    def __ror__(self, o): return _ops.or_(o, self)
+    def __xor__(self, o): return _ops.xor(self, o)
+    def __rxor__(self, o): return _ops.xor(o, self)
+    def __invert__(self): return _ops.not_(self)
+    def __lshift__(self, o): return _ops.shift_left(self, o)
+    def __rlshift__(self, o): return _ops.shift_left(o, self)
     def __rshift__(self, o): return _shift_right(self, o, self)
     def __rrshift__(self, o): return _shift_right(o, self, self)
 
     # -- comparisons as methods ----------------------------------------------
-    def eq(self, o, broadcast_dimensions=None): return _ops().eq(self, o, broadcast_dimensions)
-    def ne(self, o, broadcast_dimensions=None): return _ops().ne(self, o, broadcast_dimensions)
-    def lt(self, o, broadcast_dimensions=None): return _ops().lt(self, o, broadcast_dimensions)
-    def le(self, o, broadcast_dimensions=None): return _ops().le(self, o, broadcast_dimensions)
-    def gt(self, o, broadcast_dimensions=None): return _ops().gt(self, o, broadcast_dimensions)
-    def ge(self, o, broadcast_dimensions=None): return _ops().ge(self, o, broadcast_dimensions)
+    def eq(self, o, broadcast_dimensions=None): return _ops.eq(self, o, broadcast_dimensions)
+    def ne(self, o, broadcast_dimensions=None): return _ops.ne(self, o, broadcast_dimensions)
+    def lt(self, o, broadcast_dimensions=None): return _ops.lt(self, o, broadcast_dimensions)
+    def le(self, o, broadcast_dimensions=None): return _ops.le(self, o, broadcast_dimensions)
+    def gt(self, o, broadcast_dimensions=None): return _ops.gt(self, o, broadcast_dimensions)
+    def ge(self, o, broadcast_dimensions=None): return _ops.ge(self, o, broadcast_dimensions)
 
 
-def _ops():
-    from . import ops  # ops imports this module; bind late.
-    return ops
+#: The module of the ops functions (``xlac.frontend.ops``), which XlaOp's
+#: operators call; ops builds on this module, so the package binds it
+#: (``xlac/frontend/__init__.py``: ``bind_operators(ops)``).
+_ops = None
+
+
+def bind_operators(ops_module) -> None:
+    """Make XlaOp's operators (``+``, ``@``, ``<<``, ``.eq``, ...) call ``ops_module``'s functions."""
+    global _ops
+    _ops = ops_module
 
 
 def _shift_right(lhs, rhs, typed: XlaOp):
-    ops = _ops()
     if typed.shape.is_array and typed.shape.element_type.is_unsigned_int:
-        return ops.shift_right_logical(lhs, rhs)
-    return ops.shift_right_arithmetic(lhs, rhs)
+        return _ops.shift_right_logical(lhs, rhs)
+    return _ops.shift_right_arithmetic(lhs, rhs)
 
 
 # ---------------------------------------------------------------------------

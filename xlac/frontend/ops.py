@@ -24,7 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError
-from ..passes.shape_inference import infer_shape
+from ..hlo.ir import Raw
+from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
+                          parse_dim_labels)
+from ..hlo.shape_inference import infer_shape
 from ..shape import PRED, PrimitiveType, Shape, parse_shape
 from .builder import XlaBuilder, XlaComputation, XlaOp
 
@@ -1097,7 +1100,6 @@ def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaCo
 # ---------------------------------------------------------------------------
 
 def _raw(text: str):
-    from ..hlo.ir import Raw
     return Raw(text)
 
 
@@ -1208,7 +1210,6 @@ def _conv_numbers(op: str, dimension_numbers, rank: int):
     """ConvDimensionNumbers from None (bf01_oi01->bf01), dim_labels text, jax-style
     ``(lhs_spec, rhs_spec, out_spec)`` strings like ('NHWC', 'HWIO', 'NHWC'), or an
     object with ``lhs_spec``/``rhs_spec``/``out_spec`` permutations."""
-    from ..hlo.window import ConvDimensionNumbers, WindowError, parse_dim_labels
     dn = dimension_numbers
     try:
         if dn is None:
@@ -1248,7 +1249,6 @@ def conv_general_dilated(lhs: XlaOp, rhs: XlaOp, window_strides, padding, lhs_di
     accepted and ignored (xlac computes at full precision).  ShapeError for
     mismatched features, groups or window sizes.
     """
-    from ..hlo.window import Window, format_dim_labels, format_window
     op = "conv_general_dilated"
     b = _builder(op, lhs, rhs)
     b.check_operands(op, [lhs, rhs])
@@ -1303,7 +1303,6 @@ def conv(lhs: XlaOp, rhs: XlaOp, window_strides, padding="VALID", feature_group_
 
 def _window_attr(op: str, rank: int, window_dimensions, window_strides, base_dilations,
                  window_dilations, padding, in_sizes):
-    from ..hlo.window import Window, format_window
     sizes = _int_list(op, "window_dimensions", window_dimensions)
     if len(sizes) != rank:
         raise _fail(op, f"window_dimensions needs {rank} entries (the operand's rank), got {sizes}")

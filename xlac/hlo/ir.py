@@ -31,6 +31,7 @@ verifier, because the evaluator and the code generator recurse into callees.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -356,7 +357,6 @@ class HloModule:
 
     def fingerprint(self) -> str:
         """A stable hash of the module's text (the compile cache key)."""
-        import hashlib
         return hashlib.sha256(self.to_text().encode()).hexdigest()
 
     def name_uniquer(self) -> "NameUniquer":

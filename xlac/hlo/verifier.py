@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError, UnsupportedError
 from ..shape import Shape
-from . import opcodes
+from . import opcodes, shape_inference
 from .ir import HloComputation, HloInstruction, HloModule, find_call_graph_problem
 
 __all__ = ["verify", "VerifierError", "check_call_graph"]
@@ -161,9 +161,6 @@ def _check_control_arity(inst: HloInstruction, n: int, at: str) -> None:
 
 
 def _check_shape(inst: HloInstruction, at: str) -> None:
-    # Imported here: passes depend on the IR, not the other way round.
-    from ..passes import shape_inference
-
     if not shape_inference.has_rule(inst.opcode):
         return
     try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import OPCODES
 from ..shape import Shape
 
 ALIGNMENT = 64  # bytes: a cache line, and enough for any vector load
@@ -295,7 +296,6 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
     the index it writes (through same-shape elementwise ops), and for kernels
     that update a copy of their first operand.
     """
-    from ..hlo.opcodes import OPCODES
     if inst.opcode in UPDATES_OPERAND_0:
         return [0]
     if not inst.shape.is_array:
@@ -315,7 +315,6 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
 
 
 def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
-    from ..hlo.opcodes import OPCODES
     seen, stack = set(), list(start.users)
     if start is root:
         return True

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import OPCODES
+from ..shape import Shape
 
 EXPENSIVE = frozenset("""exponential exponential-minus-one log log-plus-one tanh logistic erf sine
 cosine tan atan2 power divide remainder sqrt rsqrt cbrt dot convolution reduce reduce-window
@@ -584,7 +585,6 @@ class MultiOutputFusion:
             else:
                 roots.append((f, [root]))
         elements = [r for _, rs in roots for r in rs]
-        from ..shape import Shape
         tup = HloInstruction("tuple", Shape.tuple([e.shape for e in elements]), elements, {}, "tuple.root")
         fused.add_instruction(tup)
         fused.root = tup

@@ -89,7 +89,7 @@ def size_class(nbytes: int) -> int:
 
 class OutOfMemory(MemoryError):
     """A buffer of ``nbytes`` bytes could not be had; the message says how much
-    memory there is.  :class:`~xlac.runtime.executable.Executable` names the
+    memory there is.  :class:`~xlac.executable.Executable` names the
     buffer (which result, or the temp arena) and its shape."""
 
     def __init__(self, message: str, nbytes: int):

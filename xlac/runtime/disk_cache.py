@@ -64,6 +64,8 @@ import os
 import stat
 import tempfile
 
+from .. import __version__
+
 FORMAT_VERSION = 1
 ENV = "XLAC_CACHE_DIR"
 LIBRARY_ENV = "XLAC_LIBRARY_CACHE_DIR"
@@ -127,12 +129,11 @@ def code_fingerprint() -> str:
 
 
 def make_key(*parts: str) -> str:
-    """The cache key of ``parts`` (e.g. module text, optimize flag) on this host."""
-    from .. import __version__
-    from ..codegen.jit import host_description
+    """The cache key of ``parts`` (e.g. the host, module text, optimize flag) for
+    this version of xlac's code (``xlac.codegen.compile_cache.cache_key`` adds
+    the host)."""
     h = hashlib.sha256()
-    for part in (f"xlac-disk-cache-{FORMAT_VERSION}", __version__, code_fingerprint(),
-                 *host_description(), *parts):
+    for part in (f"xlac-disk-cache-{FORMAT_VERSION}", __version__, code_fingerprint(), *parts):
         data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else bytes(part)
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)

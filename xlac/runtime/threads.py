@@ -30,7 +30,7 @@ range) runs its whole range inline, never nested on the pool.
 A Python exception inside the callback (it should not happen, but a
 ``MemoryError`` or ``KeyboardInterrupt`` can) must not cross the native frames
 above it: it is caught, recorded for the thread that made the top-level call
-(:func:`record_error`), and :class:`~xlac.runtime.executable.Executable`
+(:func:`record_error`), and :class:`~xlac.executable.Executable`
 re-raises it when the native call has returned (:func:`take_error`).
 """
 from __future__ import annotations
@@ -40,29 +40,10 @@ import os
 import threading
 
 from . import abi
+from . import native as _native
 
 __all__ = ["default_num_threads", "PARALLEL_FOR_CALLBACK", "REPORT_ERROR_CALLBACK", "ThreadPool",
            "pool", "make_run_options", "record_error", "take_error", "run_range_function"]
-
-#: void xlac_run_range(xlac_parallel_body body, void *ctx, int64_t lo, int64_t hi)
-_RUN_RANGE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-
-RUN_RANGE_IR = """
-define void @xlac_run_range(ptr %body, ptr %ctx, i64 %lo, i64 %hi) {
-entry:
-  %any = icmp slt i64 %lo, %hi
-  br i1 %any, label %loop, label %done
-loop:
-  %i = phi i64 [ %lo, %entry ], [ %next, %loop ]
-  call void %body(ptr %ctx, i64 %i)
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, %hi
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-"""
-
 
 def default_num_threads() -> int:
     """The number of CPUs this process may run on (its affinity mask)."""
@@ -99,34 +80,10 @@ def take_error() -> BaseException | None:
 # The native range helper
 # ---------------------------------------------------------------------------------------
 
-_helper = None
-_helper_lock = threading.Lock()
-
-
 def run_range_function():
-    """``xlac_run_range(body, ctx, lo, hi)`` as a ctypes function (compiled on first use,
-    from the disk cache when ``XLAC_CACHE_DIR`` is set)."""
-    global _helper
-    helper = _helper
-    if helper is not None:
-        return helper[0]
-    with _helper_lock:
-        if _helper is None:
-            from ..codegen.jit import compile_ir, load_object
-            from . import disk_cache
-            key = disk_cache.make_key("xlac_run_range", RUN_RANGE_IR)
-            hit = disk_cache.load(key)
-            jf = None
-            if hit is not None:
-                try:
-                    jf = load_object(hit[1], "xlac_run_range")
-                except Exception:
-                    jf = None
-            if jf is None:
-                jf = compile_ir(RUN_RANGE_IR, "xlac_run_range")
-                disk_cache.store(key, {"entry": "xlac_run_range"}, jf.object_code)
-            _helper = (_RUN_RANGE(jf.address), jf)
-        return _helper[0]
+    """``xlac_run_range(body, ctx, lo, hi)`` as a ctypes function: calls
+    ``body(ctx, i)`` for i in [lo, hi) (``xlac.codegen.runtime_code`` builds it)."""
+    return _native.get("run_range")
 
 
 # ---------------------------------------------------------------------------------------

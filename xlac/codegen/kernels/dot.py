@@ -55,10 +55,11 @@ from ...shape import F32, F64, strides
 from .. import gemm_library, types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel
-from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, host_vector_bits,
-                    I1, I32, grab_tasks, imin, micro_kernel, mul_const, pack_block, pack_once, pack_panel,
-                    read_element)
+from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous,
+                    I1, I32, grab_tasks, imin, intrinsic, micro_kernel, mul_const, pack_block, pack_once,
+                    pack_panel, read_element)
 from ..ir_array import Index, IrArray, i64
+from ..target import host_vector_bits
 from ._util import I8, ScratchPlan, fill_padding
 
 PTR = ir.PointerType()
@@ -837,7 +838,6 @@ def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
 
 
 def _scalar_fma(module, pt):
-    from ..gemm import intrinsic
     ety = types.memory_type(pt)
     return intrinsic(module, f"llvm.fma.{'f32' if pt is F32 else 'f64'}",
                      ir.FunctionType(ety, [ety, ety, ety]))

@@ -40,7 +40,8 @@ from ...hlo.ir import HloInstruction
 from ...shape import PrimitiveType as PT, strides
 from .. import emitter as _emitter
 from ..emitter import KernelContext, default_loop_kernel, register_kernel, task_range
-from ..gemm import Loop, host_vector_bits, transpose_square
+from ..gemm import Loop, transpose_square
+from ..target import host_vector_bits
 from ..ir_array import i64
 from ._util import I8
 

@@ -1,11 +1,11 @@
-"""Shape rules of xlac.passes.shape_inference, one opcode at a time."""
+"""Shape rules of xlac.hlo.shape_inference, one opcode at a time."""
 import numpy as np
 import pytest
 
 import xlac
 from xlac import ShapeError, UnsupportedError
 from xlac.hlo.ir import HloComputation, HloInstruction
-from xlac.passes.shape_inference import RESULT_SHAPE_GIVEN, has_rule, infer_shape
+from xlac.hlo.shape_inference import RESULT_SHAPE_GIVEN, has_rule, infer_shape
 
 S = xlac.shape
 

@@ -36,7 +36,8 @@ import math
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
-from ..hlo.opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
+from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
+from .window import WindowError, conv_dimension_numbers_of, window_of
 from ..shape import PRED, C64, C128, F32, F64, PrimitiveType, Shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
@@ -741,7 +742,6 @@ def _dot(ctx: _Ctx) -> Shape:
 # ---------------------------------------------------------------------------
 
 def _window(ctx: _Ctx, rank: int, what: str = "window"):
-    from ..hlo.window import WindowError, window_of
     try:
         window = window_of(ctx.attrs)
     except WindowError as e:
@@ -839,7 +839,6 @@ def _gather(ctx: _Ctx) -> Shape:
 
 @_rule("convolution")
 def _convolution(ctx: _Ctx) -> Shape:
-    from ..hlo.window import WindowError, conv_dimension_numbers_of
     ctx.arity(2)
     lhs, rhs = ctx.array(0, "lhs"), ctx.array(1, "rhs")
     try:

@@ -1,0 +1,75 @@
+"""Compile once, load ever after: the one sequence every cached compilation follows.
+
+:func:`load_or_compile` looks for the object code of a key in a disk-cache
+directory (``xlac.runtime.disk_cache``: files only), loads it into MCJIT when
+it is there and acceptable, and otherwise builds the LLVM IR, compiles it and
+stores the object for the next process.  The executables' modules
+(``xlac.program``), the GEMM library's variants and the runtime's native
+helpers (``runtime_code``) all go through it.
+
+A key (:func:`cache_key`) covers what object code depends on: the parts the
+caller gives (module text, options, entry name), this host
+(:func:`~xlac.codegen.target.host_description`) and xlac's own code
+(``disk_cache.make_key``).  A bad entry is a miss, never an error.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from ..runtime import disk_cache
+from .jit import JitFunction, compile_ir, load_object
+from .target import host_description
+
+__all__ = ["cache_key", "load_or_compile", "Compiled"]
+
+
+def cache_key(*parts) -> str:
+    """The disk-cache key of ``parts`` for object code made on this host."""
+    return disk_cache.make_key(*host_description(), *parts)
+
+
+class Compiled(NamedTuple):
+    """What :func:`load_or_compile` got."""
+
+    jit: JitFunction
+    meta: dict                 # the metadata stored beside the object (as loaded or as stored)
+    origin: str                # "disk" or "compiled"
+    built: object              # what ``build`` returned besides the IR (None from disk)
+    key: str | None            # the disk-cache key (None without a directory)
+
+
+def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
+                    directory: str | None,
+                    metadata: Callable[[object, JitFunction], dict] = lambda built, jf: {},
+                    accept: Callable[[dict], bool] = lambda meta: True,
+                    use_disk: bool = True, before_load: Callable[[bytes], None] | None = None,
+                    module_options: bool = True, keep_optimized: bool = True) -> Compiled:
+    """The native code of ``entry``: loaded from ``directory`` under the key of
+    ``parts`` when an entry is there and ``accept(meta)`` says it fits, else
+    compiled from ``build()`` (which returns ``(llvm_ir, built)``) and stored
+    there with ``metadata(built, jit)``.
+
+    ``directory`` None: no disk cache (always compiled).  ``use_disk=False``:
+    compile whatever is there (a dump asked for a real compilation) and store
+    the result.  ``before_load`` (``gemm_library.ensure_symbols`` for a
+    module's code), ``module_options``, ``keep_optimized``: as
+    :func:`~xlac.codegen.jit.compile_ir`.
+    """
+    key = cache_key(*parts) if directory else None
+    if key is not None and use_disk:
+        hit = disk_cache.load(key, directory)
+        if hit is not None:
+            meta, data = hit
+            try:
+                if accept(meta):
+                    jf = load_object(data, entry, before_load=before_load)
+                    return Compiled(jf, meta, "disk", None, key)
+            except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
+                pass
+    llvm_ir, built = build()
+    jf = compile_ir(llvm_ir, entry, before_load=before_load, module_options=module_options,
+                    keep_optimized=keep_optimized)
+    meta = metadata(built, jf)
+    if key is not None:
+        meta = disk_cache.store(key, meta, jf.object_code, directory) or meta
+    return Compiled(jf, meta, "compiled", built, key)

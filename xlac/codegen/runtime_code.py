@@ -1,0 +1,145 @@
+"""Native helpers the runtime's services call, built here and provided to them.
+
+The runtime layer compiles nothing; its services ask ``xlac.runtime.native``
+for these by name, and importing this module provides them:
+
+* ``"run_range"``: ``void xlac_run_range(body, ctx, lo, hi)`` calls
+  ``body(ctx, i)`` for each i in [lo, hi): the thread pool runs a whole range
+  of tasks with one foreign call (``xlac.runtime.threads``);
+* ``"sigint"``: a SIGINT handler that sets a flag and chains to the handler it
+  replaced, and ``int xlac_sigint_ensure(void)`` that puts it in front of
+  whatever handler is in force (``xlac.runtime.interrupt``); returned as
+  ``(flag address, ensure)``.
+
+Each is JIT-compiled once per process through :func:`~xlac.codegen.compile_cache.load_or_compile`
+(from ``XLAC_CACHE_DIR`` when it is set).
+"""
+from __future__ import annotations
+
+import ctypes
+
+from ..runtime import disk_cache, native
+from .compile_cache import load_or_compile
+
+__all__ = ["RUN_RANGE_IR", "SIGINT_IR"]
+
+#: void xlac_run_range(xlac_parallel_body body, void *ctx, int64_t lo, int64_t hi)
+RUN_RANGE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+RUN_RANGE_IR = """
+define void @xlac_run_range(ptr %body, ptr %ctx, i64 %lo, i64 %hi) {
+entry:
+  %any = icmp slt i64 %lo, %hi
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ %lo, %entry ], [ %next, %loop ]
+  call void %body(ptr %ctx, i64 %i)
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %hi
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+
+
+_FLAG = "xlac_sigint_cancel_flag"
+_PREV = "xlac_sigint_previous_handler"
+_HANDLER = "xlac_sigint_handler"
+_ENSURE = "xlac_sigint_ensure"
+
+SA_SIGINFO = 0x4
+SA_ONSTACK = 0x08000000
+SA_RESTART = 0x10000000
+SA_NODEFER = 0x40000000
+_SIGINT = 2
+#: struct sigaction: handler at 0, sa_mask (128 bytes) at 8, sa_flags at 136,
+#: sa_restorer at 144; 152 bytes (glibc and musl, x86-64 and AArch64).
+_SIGACTION_BYTES, _FLAGS_OFFSET = 152, 136
+
+# The handler sets the flag, then calls the handler it replaced.  Calling a
+# one-argument handler with the three SA_SIGINFO arguments is harmless in the
+# C calling conventions of x86-64 and AArch64.  Only async-signal-safe work.
+# xlac_sigint_ensure() puts the handler first unless it is already, or unless SIGINT is
+# ignored or has its default action; returns whether it is first.
+SIGINT_IR = f"""
+@{_FLAG} = global i32 0, align 4
+@{_PREV} = global ptr null, align 8
+
+declare i32 @sigaction(i32, ptr, ptr)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+define void @{_HANDLER}(i32 %sig, ptr %info, ptr %uctx) {{
+entry:
+  store atomic volatile i32 1, ptr @{_FLAG} seq_cst, align 4
+  %prev = load atomic volatile ptr, ptr @{_PREV} seq_cst, align 8
+  %addr = ptrtoint ptr %prev to i64
+  %real = icmp ugt i64 %addr, 1          ; not SIG_DFL (0) nor SIG_IGN (1)
+  br i1 %real, label %chain, label %done
+chain:
+  call void %prev(i32 %sig, ptr %info, ptr %uctx)
+  br label %done
+done:
+  ret void
+}}
+
+define i32 @{_ENSURE}() {{
+entry:
+  %old = alloca [{_SIGACTION_BYTES} x i8], align 8
+  %new = alloca [{_SIGACTION_BYTES} x i8], align 8
+  %r = call i32 @sigaction(i32 {_SIGINT}, ptr null, ptr %old)
+  %failed = icmp ne i32 %r, 0
+  br i1 %failed, label %no, label %read
+read:
+  %h = load ptr, ptr %old, align 8
+  %ours = icmp eq ptr %h, @{_HANDLER}
+  br i1 %ours, label %yes, label %other
+other:
+  %haddr = ptrtoint ptr %h to i64
+  %real = icmp ugt i64 %haddr, 1
+  br i1 %real, label %install, label %no
+install:
+  store atomic volatile ptr %h, ptr @{_PREV} seq_cst, align 8
+  call void @llvm.memcpy.p0.p0.i64(ptr %new, ptr %old, i64 {_SIGACTION_BYTES}, i1 false)
+  store ptr @{_HANDLER}, ptr %new, align 8
+  %fp = getelementptr i8, ptr %old, i64 {_FLAGS_OFFSET}
+  %flags = load i32, ptr %fp, align 4
+  %keep = and i32 %flags, {SA_ONSTACK | SA_RESTART | SA_NODEFER}
+  %nflags = or i32 %keep, {SA_SIGINFO}
+  %nfp = getelementptr i8, ptr %new, i64 {_FLAGS_OFFSET}
+  store i32 %nflags, ptr %nfp, align 4
+  %r2 = call i32 @sigaction(i32 {_SIGINT}, ptr %new, ptr null)
+  %ok = icmp eq i32 %r2, 0
+  br i1 %ok, label %yes, label %no
+yes:
+  ret i32 1
+no:
+  ret i32 0
+}}
+"""
+
+
+
+
+def _compile(ir_text: str, entry: str):
+    return load_or_compile(("runtime-code", entry, ir_text), entry, lambda: (ir_text, None),
+                           directory=disk_cache.cache_dir(),
+                           metadata=lambda built, jf: {"entry": entry}).jit
+
+
+def _run_range():
+    jf = _compile(RUN_RANGE_IR, "xlac_run_range")
+    fn = RUN_RANGE_TYPE(jf.address)
+    fn._jit = jf                     # the code lives as long as the function
+    return fn
+
+
+def _sigint():
+    jf = _compile(SIGINT_IR, _ENSURE)
+    ensure = ctypes.CFUNCTYPE(ctypes.c_int)(jf.address)
+    ensure._jit = jf
+    return jf.engine.get_global_value_address(_FLAG), ensure
+
+
+native.provide("run_range", _run_range)
+native.provide("sigint", _sigint)
