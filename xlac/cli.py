@@ -115,7 +115,7 @@ def cmd_dump(args) -> int:
     if args.after_each_pass:
         print("// ---- final module and buffer assignment ----")
     print(lowered.hlo.to_text())
-    for note in getattr(lowered.hlo, "notes", []):
+    for note in lowered.hlo.diagnostics:
         print(f"// {note}")
     print(lowered.assignment.summary())
     if args.llvm:

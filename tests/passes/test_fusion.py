@@ -75,7 +75,9 @@ def test_expensive_producer_with_two_users_is_not_duplicated():
     CHECK-LABEL: ENTRY e
     CHECK: ex = f32[64]{0} exponential(x)
     """)
-    assert any("not fused: ex" in n and "2 users" in n for n in module.notes), module.notes
+    assert any("not fused: ex" in str(n) and "2 users" in str(n) for n in module.diagnostics), \
+        module.diagnostics
+    assert all(d.source == "fusion" for d in module.diagnostics)
 
 
 def test_cheap_producer_with_two_users_is_duplicated():

@@ -303,11 +303,26 @@ class NameUniquer:
         return name
 
 
+@dataclass(frozen=True)
+class Diagnostic:
+    """A decision a pass or the code generator made, and why: what ``xlac dump``
+    prints after the module ("not fused: exp.1 into add.2: expensive
+    exponential has 2 users")."""
+
+    source: str          # the pass or stage that decided: "fusion", "kernel-choice", ...
+    instruction: str     # the name of the instruction it is about
+    message: str         # the whole sentence, naming the instructions and the reason
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class HloModule:
     """A set of computations, one of them the entry.
 
     ``computations`` are kept callees-before-callers (the order HLO text prints
-    them); ``entry`` is the entry computation.
+    them); ``entry`` is the entry computation.  ``diagnostics`` lists the
+    decisions passes and the code generator recorded (:class:`Diagnostic`).
     """
 
     def __init__(self, name: str, computations: Iterable[HloComputation] = (),
@@ -315,6 +330,7 @@ class HloModule:
         self.name = name
         self.computations: list[HloComputation] = []
         self.attrs: dict = dict(attrs or {})  # module attributes other than the layout
+        self.diagnostics: list[Diagnostic] = []
         for c in computations:
             self.add_computation(c)
         self.entry = entry if entry is not None else (self.computations[-1] if self.computations else None)
@@ -395,8 +411,7 @@ class HloModule:
             new_c.compute_users()
         out = HloModule(self.name, [comp_map[id(c)] for c in self.computations],
                         comp_map[id(self.entry)] if self.entry is not None else None, dict(self.attrs))
-        if hasattr(self, "notes"):
-            out.notes = list(self.notes)
+        out.diagnostics = list(self.diagnostics)
         return out
 
     def drop_uncalled_computations(self) -> bool:

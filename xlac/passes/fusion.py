@@ -28,12 +28,12 @@ Rules (see ``why_not``):
   index (a bias add, an activation): the dot's "output fusion".
 * A fusion does not read one input through two different transposes.
 
-Every refusal is recorded in ``module.notes`` ("not fused: ... : <reason>") and
+Every refusal is recorded in ``module.diagnostics`` ("not fused: ... : <reason>") and
 printed by ``xlac dump``.
 """
 from __future__ import annotations
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
+from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import OPCODES
 from ..shape import Shape
 
@@ -89,7 +89,7 @@ class _Fuser:
         self.comp = comp
         self.names = {i.name for c in module.computations for i in c.instructions}
         self.comp_names = {c.name for c in module.computations}
-        self.notes: list[str] = []
+        self.notes: list[Diagnostic] = []
         self.refusals: dict = {}
         self.replaced: dict[int, HloInstruction] = {}  # consumer id -> the fusion that replaced it
         # Users as insertion-ordered dicts (id -> instruction) while the pass
@@ -287,7 +287,8 @@ class _Fuser:
         for producer, consumer, why in self.refusals.values():
             final = self.replaced.get(id(consumer), consumer)
             if self.replaced.get(id(producer), producer) in final.operands:
-                self.notes.append(f"not fused: {producer.name} into {final.name}: {why}")
+                self.notes.append(Diagnostic("fusion", producer.name,
+                                             f"not fused: {producer.name} into {final.name}: {why}"))
         return changed
 
     def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
@@ -476,10 +477,7 @@ class InstructionFusion:
     def run(self, module: HloModule) -> bool:
         fuser = _Fuser(module, module.entry)
         changed = fuser.run()
-        notes = getattr(module, "notes", None)
-        if notes is None:
-            module.notes = notes = []
-        notes.extend(fuser.notes)
+        module.diagnostics.extend(fuser.notes)
         if changed:
             module.drop_uncalled_computations()
             module.sort_computations()
@@ -539,7 +537,9 @@ class MultiOutputFusion:
                             or b.attrs.get("kind") not in ("kLoop", "kInput") or _loop_signature(b) != sig:
                         continue
                     if _reaches(a, b) or _reaches(b, a):
-                        fuser.notes.append(f"not merged: {a.name} and {b.name}: one depends on the other")
+                        fuser.notes.append(Diagnostic("multi-output-fusion", a.name,
+                                                      f"not merged: {a.name} and {b.name}: one depends "
+                                                      f"on the other"))
                         continue
                     a = self._merge(fuser, comp, a, b)
                     merged.add(id(b))
@@ -550,10 +550,7 @@ class MultiOutputFusion:
             comp.compute_users()
             module.drop_uncalled_computations()
             module.sort_computations()
-        notes = getattr(module, "notes", None)
-        if notes is None:
-            module.notes = notes = []
-        notes.extend(fuser.notes)
+        module.diagnostics.extend(fuser.notes)
         return changed
 
     def _merge(self, fuser: _Fuser, comp: HloComputation, a: HloInstruction, b: HloInstruction):
