@@ -109,7 +109,7 @@ def test_two_transposes_of_one_input_are_explained_not_fused():
       ROOT r = f32[32,32]{1,0} add(n, t)
     }""")
     InstructionFusion().run(module)
-    assert any("not fused: t" in n and "two different index maps" in n for n in module.notes), module.notes
+    assert any("not fused: t" in n and "two different index maps" in n for n in [str(d) for d in module.diagnostics]), [str(d) for d in module.diagnostics]
     filecheck(module.to_text(), """
     CHECK-LABEL: ENTRY e
     CHECK: transpose(x)
@@ -137,7 +137,7 @@ def test_column_reduction_broadcast_along_rows_is_not_recomputed():
     text = _subtract_sum(axis=0)
     module = xlac.parse_hlo(text)
     InstructionFusion().run(module)
-    assert any("not fused: s" in n and "recomputed" in n for n in module.notes), module.notes
+    assert any("not fused: s" in n and "recomputed" in n for n in [str(d) for d in module.diagnostics]), [str(d) for d in module.diagnostics]
     assert len(entry_fusions(module)) == 2
     x = np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32)
     np.testing.assert_allclose(xlac.jit(text)(x), x - x.sum(0), rtol=1e-5, atol=1e-5)
@@ -189,7 +189,7 @@ def test_dot_is_not_fused_into_a_broadcast():
       ROOT r = f32[4,16]{1,0} add(y, bb)
     }""")
     InstructionFusion().run(module)
-    assert any(n.startswith("not fused: d") for n in module.notes), module.notes
+    assert any(n.startswith("not fused: d") for n in [str(d) for d in module.diagnostics]), [str(d) for d in module.diagnostics]
 
 
 def test_sibling_reductions_share_one_multi_output_fusion():
