@@ -43,10 +43,11 @@ def test_bad_hlo_names_line_and_column(capsys, tmp_path):
 def test_unsupported_op_is_named(capsys, tmp_path):
     text = tmp_path / "cc.hlo"
     text.write_text('HloModule m\n\nENTRY e {\n  x = f32[2]{0} parameter(0)\n'
-                    '  ROOT c = f32[2]{0} custom-call(x), custom_call_target="foo"\n}\n')
+                    '  ROOT c = f32[2]{0} xlac-test-unimplemented(x)\n}\n')
     inputs = tmp_path / "in.npz"
     np.savez(inputs, np.zeros(2, np.float32))
-    assert "not supported yet: custom-call" in _error(capsys, ["run", str(text), "--inputs", str(inputs)])
+    assert "not supported yet: xlac-test-unimplemented" in _error(capsys, ["run", str(text), "--inputs",
+                                                                           str(inputs)])
 
 
 def test_wrong_inputs_name_the_parameter(capsys, tmp_path):

@@ -345,8 +345,8 @@ def test_compile_cache_reuses_code():
 
 def test_unsupported_op_is_refused_by_name():
     text = module("  x = f32[4]{0} parameter(0)\n"
-                  '  ROOT d = f32[4]{0} custom-call(x), custom_call_target="my_kernel"')
-    with pytest.raises(xlac.UnsupportedError, match="not supported yet: custom-call"):
+                  '  ROOT d = f32[4]{0} xlac-test-unimplemented(x)')
+    with pytest.raises(xlac.UnsupportedError, match="not supported yet: xlac-test-unimplemented"):
         xlac.jit(text)
 
 

@@ -9,7 +9,8 @@ import pytest
 import xlac
 from xlac.errors import HloParseError
 from xlac.hlo.ir import HloComputation, Raw
-from xlac.hlo.parser import format_literal, parse_hlo
+from xlac.hlo.parser import parse_hlo
+from xlac.hlo.printer import format_literal
 from xlac.hlo.printer import instruction_to_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

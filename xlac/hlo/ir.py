@@ -39,16 +39,8 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..shape import Shape
-
-
-@dataclass(frozen=True)
-class Raw:
-    """An attribute value xlac does not interpret, kept as HLO text for printing."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
+from .attributes import Raw
+from .printer import module_to_text
 
 
 class HloInstruction:
@@ -362,7 +354,6 @@ class HloModule:
 
     def to_text(self) -> str:
         """HLO text of the module (the printer's output)."""
-        from .printer import module_to_text
         return module_to_text(self)
 
     def __str__(self) -> str:

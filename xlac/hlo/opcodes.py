@@ -1,65 +1,221 @@
-"""The one table of HLO opcodes.
+"""One declarative definition per HLO opcode (:class:`OpDef`).
 
-Every opcode the text parser accepts is here, with its category and operand
-count.  Other tables (shape rules, evaluator rules, elemental generators,
-emitters) are keyed by the same opcode strings; an opcode that has no entry in
-one of them is "not supported yet" by that stage, which raises a clear error
-naming it rather than computing something wrong.
+Every opcode the text parser accepts is defined here once: its category, its
+operand count, the kind of every attribute it takes (the schema the parser
+reads attributes with and the printer writes them with:
+``xlac.hlo.attributes``), the section of the operation semantics
+(``../shared/spec/operation_semantics.en.md``) that specifies it, and its
+*traits* — the properties passes and the code generator ask about (is it
+elementwise, expensive, side-effecting, ...).  Every per-op list of the
+compiler is derived from these traits (:func:`with_trait`), never written out
+again.
+
+The per-stage rules stay in their stage, keyed by opcode: the shape rule
+(``xlac.hlo.shape_inference``), the evaluator rule (``xlac.evaluator``), the
+elemental generator or kernel candidates (``xlac.codegen``), an expander pass
+(``xlac.passes``), the builder function (``xlac.frontend.ops``).  A stage
+with no rule for an opcode raises ``UnsupportedError`` naming it.
+``docs/ops.md`` is generated from these definitions and those tables
+(``python -m xlac.support``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .attributes import (BOOL, COMPUTATION, COMPUTATIONS, DIM_LABELS, ENUM, FLOAT, INT, INTS, PADDING,
+                         RAW, SLICE, WINDOW, AttrKind)
+
+__all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "with_trait", "register",
+           "COMPARISON_DIRECTIONS", "COMPARISON_TYPES", "CATEGORIES", "COMMON_ATTRIBUTES"]
 
 
-@dataclass(frozen=True)
-class OpInfo:
-    opcode: str          # HLO text spelling, e.g. "shift-right-logical"
-    category: str        # see CATEGORIES
-    arity: int | None    # fixed number of operands, None when variadic
+class Trait(enum.Enum):
+    """A property of an opcode that passes or the code generator ask about."""
 
-    @property
-    def is_elementwise(self) -> bool:
-        return self.category in ("unary", "binary", "compare", "ternary", "convert")
+    ELEMENTWISE = "elementwise"        # result element i depends on operand elements i only
+    DATA_MOVEMENT = "data-movement"    # an index transformation: cheap to fuse and recompute
+    TRANSCENDENTAL = "transcendental"  # long inline math (exp, log, tanh, ...): also EXPENSIVE
+    EXPENSIVE = "expensive"            # never duplicated into several consumers by fusion
+    SIDE_EFFECT = "side-effect"        # observable beyond its result: never removed or merged
+    PASS_THROUGH = "pass-through"      # its result is its operand's value, in its operand's buffer
+    NO_BUFFER = "no-buffer"            # owns no buffer of its own (plumbing; PASS_THROUGH too)
+    UPDATES_OPERAND = "updates-operand"  # writes a copy of operand 0, in place when it may
 
 
 CATEGORIES = ("unary", "binary", "compare", "ternary", "convert", "leaf", "data", "reduce",
               "dot", "control", "collective", "other")
 
-_UNARY = """abs cbrt ceil count-leading-zeros cosine erf exponential exponential-minus-one floor
-imag is-finite log log-plus-one logistic negate not popcnt real round-nearest-afz
-round-nearest-even rsqrt sign sine sqrt tan tanh"""
-_BINARY = """add subtract multiply divide power remainder maximum minimum and or xor shift-left
-shift-right-arithmetic shift-right-logical atan2 complex"""
-
-_TABLE: dict[str, OpInfo] = {}
+#: Attributes XLA may print on any instruction: kept as text.
+COMMON_ATTRIBUTES: Mapping[str, AttrKind] = MappingProxyType({
+    n: RAW for n in ("metadata", "sharding", "frontend_attributes", "backend_config", "statistics",
+                     "control-predecessors", "origin", "schedule", "operand_precision",
+                     "precision_config", "result_accuracy")})
 
 
-def _add(category: str, names: str, arity: int | None) -> None:
+@dataclass(frozen=True)
+class OpDef:
+    """The definition of one opcode."""
+
+    name: str                       # HLO text spelling, e.g. "shift-right-logical"
+    category: str                   # one of CATEGORIES
+    arity: int | None               # fixed number of operands; None: variadic
+    attributes: Mapping[str, AttrKind] = field(default_factory=dict)
+    traits: frozenset = frozenset()
+    spec: str = ""                  # the section of the operation semantics
+
+    @property
+    def opcode(self) -> str:
+        return self.name
+
+    @property
+    def is_elementwise(self) -> bool:
+        return Trait.ELEMENTWISE in self.traits
+
+    def has(self, trait: Trait) -> bool:
+        return trait in self.traits
+
+    def attribute_kind(self, name: str) -> AttrKind:
+        """How attribute ``name`` is read and written: its kind in this definition,
+        else a common one (metadata, sharding, ...), else the value's text (RAW)."""
+        return self.attributes.get(name) or COMMON_ATTRIBUTES.get(name, RAW)
+
+
+_TABLE: dict[str, OpDef] = {}
+
+
+def _define(names: str, category: str, arity: int | None, spec: str = "", traits=(), **attributes) -> None:
+    traits = frozenset(traits)
+    if Trait.TRANSCENDENTAL in traits:
+        traits |= {Trait.EXPENSIVE}
+    if Trait.PASS_THROUGH in traits:
+        traits |= {Trait.NO_BUFFER}
+    if category in ("unary", "binary", "compare", "ternary", "convert"):
+        traits |= {Trait.ELEMENTWISE}
     for name in names.split():
-        _TABLE[name] = OpInfo(name, category, arity)
+        _TABLE[name] = OpDef(name, category, arity, MappingProxyType(dict(attributes)), traits, spec)
 
 
-_add("unary", _UNARY, 1)
-_add("binary", _BINARY, 2)
-_add("compare", "compare", 2)
-_add("ternary", "select clamp", 3)
-_add("convert", "convert bitcast-convert reduce-precision stochastic-convert", None)
-_add("leaf", "parameter constant iota replica-id partition-id after-all rng-get-and-update-state", 0)
-_add("data", "broadcast reshape transpose reverse copy bitcast", 1)
-_add("data", "slice pad dynamic-reshape", None)
-_add("data", "concatenate tuple get-tuple-element dynamic-slice dynamic-update-slice gather scatter", None)
-_add("reduce", "reduce reduce-window select-and-scatter", None)
-_add("dot", "dot convolution", 2)
-_add("control", "call while conditional map sort fusion custom-call opt-barrier "
-     "add-dependency domain", None)
-_add("collective", "all-reduce all-gather all-to-all collective-permute reduce-scatter "
-     "all-reduce-start all-reduce-done all-gather-start all-gather-done "
-     "collective-permute-start collective-permute-done", None)
-_add("other", "topk fft rng rng-bit-generator infeed outfeed send send-done recv recv-done "
-     "get-dimension-size set-dimension-size cholesky triangular-solve batch-norm-training "
-     "batch-norm-inference batch-norm-grad copy-start copy-done real-dynamic-slice", None)
+E, X, T = Trait.ELEMENTWISE, Trait.EXPENSIVE, Trait.TRANSCENDENTAL
+SE, DM = Trait.SIDE_EFFECT, Trait.DATA_MOVEMENT
 
-OPCODES: dict[str, OpInfo] = dict(_TABLE)
+# -- elementwise ------------------------------------------------------------------------
+_UNARY = "Element-wise unary functions"
+_define("abs ceil count-leading-zeros floor imag is-finite negate not popcnt real "
+        "round-nearest-afz round-nearest-even sign", "unary", 1, _UNARY)
+_define("rsqrt sqrt", "unary", 1, _UNARY, traits=[X])
+_define("cbrt cosine erf exponential exponential-minus-one log log-plus-one logistic sine tan tanh",
+        "unary", 1, _UNARY, traits=[T])
+_BINARY = "Element-wise binary arithmetic operations"
+_define("add subtract multiply maximum minimum and or xor shift-left shift-right-arithmetic "
+        "shift-right-logical complex", "binary", 2, _BINARY)
+_define("divide remainder", "binary", 2, _BINARY, traits=[X])
+_define("atan2 power", "binary", 2, _BINARY, traits=[T])
+_define("compare", "compare", 2, "Element-wise comparison operations", direction=ENUM, type=ENUM)
+_define("select", "ternary", 3, "Select")
+_define("clamp", "ternary", 3, "Clamp")
+_define("convert", "convert", 1, "ConvertElementType")
+_define("bitcast-convert", "convert", 1, "BitcastConvertType")
+_define("reduce-precision", "convert", 1, "ReducePrecision", exponent_bits=INT, mantissa_bits=INT)
+_define("stochastic-convert", "convert", 2, "")
+
+# -- leaves and plumbing ---------------------------------------------------------------
+_define("parameter", "leaf", 0, "", traits=[Trait.NO_BUFFER], parameter_number=INT)
+_define("constant", "leaf", 0, "", traits=[Trait.NO_BUFFER])
+_define("iota", "leaf", 0, "Iota", traits=[DM], iota_dimension=INT)
+_define("replica-id", "leaf", 0, "ReplicaId")
+_define("partition-id", "leaf", 0, "")
+_define("after-all", "leaf", None, "AfterAll", traits=[SE, Trait.NO_BUFFER])
+_define("rng-get-and-update-state", "leaf", 0, "", traits=[SE], delta=INT)
+_define("tuple", "data", None, "Tuple", traits=[Trait.NO_BUFFER])
+_define("get-tuple-element", "data", 1, "GetTupleElement", traits=[Trait.NO_BUFFER], index=INT)
+_define("opt-barrier", "control", 1, "OptimizationBarrier", traits=[SE, Trait.PASS_THROUGH])
+_define("add-dependency", "control", 2, "", traits=[SE, Trait.PASS_THROUGH])
+_define("domain", "control", 1, "", traits=[SE], domain=RAW)
+
+# -- data movement ------------------------------------------------------------------------
+_define("broadcast", "data", 1, "BroadcastInDim", traits=[DM], dimensions=INTS)
+_define("reshape", "data", 1, "Reshape", traits=[DM], inferred_dimension=INT)
+_define("transpose", "data", 1, "Transpose", traits=[DM], dimensions=INTS)
+_define("reverse", "data", 1, "Rev (reverse)", traits=[DM], dimensions=INTS)
+_define("copy", "data", 1, "", traits=[DM])
+_define("bitcast", "data", 1, "", traits=[DM])
+_define("slice", "data", 1, "Slice", traits=[DM], slice=SLICE)
+_define("pad", "data", 2, "Pad", traits=[DM], padding=PADDING)
+_define("concatenate", "data", None, "Concatenate", traits=[DM], dimensions=INTS)
+_define("dynamic-slice", "data", None, "DynamicSlice", traits=[DM], dynamic_slice_sizes=INTS)
+_define("dynamic-update-slice", "data", None, "DynamicUpdateSlice", traits=[Trait.UPDATES_OPERAND])
+_define("dynamic-reshape", "data", None, "")
+_define("real-dynamic-slice", "data", None, "")
+_define("gather", "data", 2, "Gather", traits=[DM], offset_dims=INTS, collapsed_slice_dims=INTS,
+        start_index_map=INTS, operand_batching_dims=INTS, start_indices_batching_dims=INTS,
+        index_vector_dim=INT, slice_sizes=INTS, indices_are_sorted=BOOL)
+_define("scatter", "data", None, "Scatter", traits=[Trait.UPDATES_OPERAND], update_window_dims=INTS,
+        inserted_window_dims=INTS, scatter_dims_to_operand_dims=INTS, input_batching_dims=INTS,
+        scatter_indices_batching_dims=INTS, index_vector_dim=INT, indices_are_sorted=BOOL,
+        unique_indices=BOOL, to_apply=COMPUTATION)
+
+# -- reductions, contractions, windows ---------------------------------------------------
+_define("reduce", "reduce", None, "Reduce", traits=[X], dimensions=INTS, to_apply=COMPUTATION)
+_define("reduce-window", "reduce", None, "ReduceWindow", traits=[X], window=WINDOW,
+        to_apply=COMPUTATION)
+_define("select-and-scatter", "reduce", 3, "SelectAndScatter", window=WINDOW, select=COMPUTATION,
+        scatter=COMPUTATION)
+_define("dot", "dot", 2, "DotGeneral", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
+        rhs_batch_dims=INTS, rhs_contracting_dims=INTS, algorithm=ENUM)
+_define("convolution", "dot", 2, "ConvWithGeneralPadding (convolution)", traits=[X], window=WINDOW,
+        dim_labels=DIM_LABELS, feature_group_count=INT, batch_group_count=INT)
+
+# -- control flow and called computations --------------------------------------------------
+_define("call", "control", None, "Call", to_apply=COMPUTATION, is_composite=BOOL)
+_define("while", "control", 1, "While", condition=COMPUTATION, body=COMPUTATION)
+_define("conditional", "control", None, "Conditional", branch_computations=COMPUTATIONS,
+        true_computation=COMPUTATION, false_computation=COMPUTATION)
+_define("map", "control", None, "Map", dimensions=INTS, to_apply=COMPUTATION)
+_define("sort", "control", None, "Sort", dimensions=INTS, is_stable=BOOL, to_apply=COMPUTATION)
+_define("fusion", "control", None, "", traits=[X], kind=ENUM, calls=COMPUTATION)
+_define("custom-call", "control", None, "CustomCall", traits=[SE], custom_call_target=RAW,
+        api_version=ENUM, called_computations=COMPUTATIONS, custom_call_has_side_effect=BOOL)
+
+# -- collectives -----------------------------------------------------------------------------
+_COLLECTIVE = dict(replica_groups=RAW, channel_id=INT, use_global_device_ids=BOOL, constrain_layout=BOOL)
+_define("all-reduce all-reduce-start", "collective", None, "AllReduce", traits=[SE],
+        to_apply=COMPUTATION, **_COLLECTIVE)
+_define("all-gather all-gather-start", "collective", None, "AllGather", traits=[SE], dimensions=INTS,
+        **_COLLECTIVE)
+_define("all-to-all", "collective", None, "AllToAll", traits=[SE], dimensions=INTS, **_COLLECTIVE)
+_define("reduce-scatter", "collective", None, "ReduceScatter", traits=[SE], dimensions=INTS,
+        to_apply=COMPUTATION, **_COLLECTIVE)
+_define("collective-permute collective-permute-start", "collective", None, "CollectivePermute",
+        traits=[SE], source_target_pairs=RAW, channel_id=INT)
+_define("all-reduce-done all-gather-done collective-permute-done", "collective", 1, "", traits=[SE])
+_define("send recv", "other", None, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("send-done recv-done", "other", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+
+# -- the rest of the operation semantics -------------------------------------------------------
+_define("topk", "other", 1, "TopK", k=INT, largest=BOOL)
+_define("fft", "other", 1, "Fft", fft_type=ENUM, fft_length=INTS)
+_define("rng", "other", None, "RngUniform", traits=[SE], distribution=ENUM)
+_define("rng-bit-generator", "other", 1, "RngBitGenerator", algorithm=ENUM)
+_define("infeed", "other", 1, "Infeed", traits=[SE], infeed_config=RAW)
+_define("outfeed", "other", 2, "", traits=[SE], outfeed_config=RAW, outfeed_shape=RAW)
+_define("get-dimension-size", "other", 1, "GetDimensionSize", dimensions=INTS)
+_define("set-dimension-size", "other", 2, "SetDimensionSize", dimensions=INTS)
+_define("cholesky", "other", 1, "Cholesky", lower=BOOL)
+_define("triangular-solve", "other", 2, "TriangularSolve", left_side=BOOL, lower=BOOL, unit_diagonal=BOOL,
+        transpose_a=ENUM)
+_define("batch-norm-training", "other", 3, "BatchNormTraining", epsilon=FLOAT, feature_index=INT)
+_define("batch-norm-inference", "other", 5, "BatchNormInference", epsilon=FLOAT, feature_index=INT)
+_define("batch-norm-grad", "other", 5, "BatchNormGrad", epsilon=FLOAT, feature_index=INT)
+_define("copy-start", "other", 1, "", traits=[SE], cross_program_prefetch_index=INT)
+_define("copy-done", "other", 1, "", traits=[SE])
+
+del E, X, T, SE, DM
+
+#: Every opcode, by name.  Tests may :func:`register` test-only opcodes.
+OPCODES: dict[str, OpDef] = _TABLE
 
 #: Comparison directions of ``compare`` (attribute ``direction=``).
 COMPARISON_DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
@@ -67,8 +223,8 @@ COMPARISON_DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 COMPARISON_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
 
 
-def info(opcode: str) -> OpInfo:
-    """The OpInfo of ``opcode``; ``KeyError`` naming it when unknown."""
+def info(opcode: str) -> OpDef:
+    """The definition of ``opcode``; ``KeyError`` naming it when unknown."""
     try:
         return OPCODES[opcode]
     except KeyError:
@@ -78,3 +234,17 @@ def info(opcode: str) -> OpInfo:
 def is_elementwise(opcode: str) -> bool:
     op = OPCODES.get(opcode)
     return op is not None and op.is_elementwise
+
+
+def with_trait(trait: Trait) -> frozenset:
+    """The names of the opcodes that have ``trait``."""
+    return frozenset(name for name, op in OPCODES.items() if trait in op.traits)
+
+
+def register(op: OpDef) -> OpDef:
+    """Add a definition (tests use a test-only opcode for "not supported yet");
+    ``ValueError`` when the opcode is defined already."""
+    if op.name in OPCODES:
+        raise ValueError(f"opcode {op.name!r} is defined already")
+    OPCODES[op.name] = op
+    return op

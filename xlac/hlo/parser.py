@@ -17,10 +17,11 @@ of XLA's ``hlo_parser.cc``::
 
 The parser is a recursive-descent scanner over the text with a position (no
 separate token list): shapes are read by :func:`xlac.shape.parse_shape_prefix`,
-everything else by small regexes.  Each attribute value is interpreted by the
-*kind* its name has in :data:`ATTR_KINDS` (int list, int, enum word, bool,
-slice, padding, computation reference(s), or raw text); the printer formats
-values through the same table, so a kind's parse and format live side by side.
+everything else by small regexes.  Each attribute value is read by the *kind*
+the opcode's definition gives it (``xlac.hlo.opcodes``; the kinds are in
+``xlac.hlo.attributes``: int list, int, float, enum word, bool, slice,
+padding, computation reference(s), or text kept verbatim); the printer writes
+values with the same kinds.
 
 Attribute values must end on the line they start on (XLA prints one instruction
 per line); an unclosed bracket at the end of a line is reported there, which
@@ -68,10 +69,10 @@ import numpy as np
 from ..errors import HloParseError
 from ..shape import PrimitiveType, Shape, parse_shape_prefix
 from .ir import HloComputation, HloInstruction, HloModule, Raw, find_call_graph_problem
+from .attributes import COMPUTATION, COMPUTATIONS, CompRef
 from .opcodes import OPCODES
 
-__all__ = ["parse_hlo", "ATTR_KINDS", "attr_kind", "AttrKind", "format_attr_value",
-           "format_literal", "format_scalar"]
+__all__ = ["parse_hlo", "Parser"]
 
 # Every pattern is ASCII-only (re.ASCII): without it \d and \w also match other
 # scripts' digits and letters, and int() reads '٣' as 3.  XLA's lexer takes ASCII.
@@ -97,7 +98,7 @@ def parse_hlo(text: str) -> HloModule:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_hlo expects HLO text (str), got {type(text).__name__}")
-    parser = _Parser(text)
+    parser = Parser(text)
     try:
         parser.reject_unencodable()
         return parser.module()
@@ -116,255 +117,16 @@ def _describe_char(c: str) -> str:
 
 
 # ----------------------------------------------------------------------------
-# Attribute kinds: how each attribute's value is parsed and printed
-# ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class AttrKind:
-    """How one kind of attribute value is read (``parse(parser)``) and written (``format(value)``)."""
-
-    name: str
-    parse: Callable[["_Parser"], object]
-    format: Callable[[object], str]
-    allow_empty: bool = False
-
-
-@dataclass(frozen=True)
-class _CompRef:
-    """A computation named in an attribute, resolved once the whole module is read."""
-
-    name: str
-    pos: int
-
-
-def _parse_int_list(p: "_Parser") -> tuple:
-    p.expect("{")
-    out = []
-    if not p.accept("}"):
-        while True:
-            out.append(p.integer())
-            if p.accept("}"):
-                break
-            p.expect(",", "',' or '}'")
-    return tuple(out)
-
-
-def _parse_slice(p: "_Parser") -> tuple:
-    # slice={[start:limit], [start:limit:stride]}: stride defaults to 1.
-    p.expect("{")
-    out = []
-    if not p.accept("}"):
-        while True:
-            p.expect("[")
-            start = p.integer()
-            p.expect(":")
-            limit = p.integer()
-            stride = p.integer() if p.accept(":") else 1
-            p.expect("]")
-            out.append((start, limit, stride))
-            if p.accept("}"):
-                break
-            p.expect(",", "',' or '}'")
-    return tuple(out)
-
-
-def _format_slice(value) -> str:
-    # JAX prints [a:b] when the stride is 1; keep that spelling.
-    parts = [f"[{a}:{b}]" if s == 1 else f"[{a}:{b}:{s}]" for a, b, s in value]
-    return "{" + ", ".join(parts) + "}"
-
-
-def _parse_padding(p: "_Parser") -> tuple:
-    # padding=low_high[_interior]x... (of `pad`); a scalar pad has an empty value.
-    out = []
-    if p.at_end():
-        return ()
-    while True:
-        low = p.integer()
-        p.expect("_")
-        high = p.integer()
-        interior = p.integer() if p.accept("_") else 0
-        out.append((low, high, interior))
-        if not p.accept("x"):
-            return tuple(out)
-
-
-def _format_padding(value) -> str:
-    # XLA omits the interior part when every dimension has none.
-    with_interior = any(i for _, _, i in value)
-    return "x".join(f"{lo}_{hi}_{i}" if with_interior else f"{lo}_{hi}" for lo, hi, i in value)
-
-
-def _parse_bool(p: "_Parser") -> bool:
-    pos = p.skip_ws()
-    word = p.word("true or false")
-    if word not in ("true", "false"):
-        raise p.error(f"expected true or false, found '{word}'", pos)
-    return word == "true"
-
-
-def _parse_comp_ref(p: "_Parser") -> _CompRef:
-    name, pos = p.name("computation name")
-    return _CompRef(name, pos)
-
-
-def _parse_comp_refs(p: "_Parser") -> tuple:
-    p.expect("{")
-    out = []
-    if not p.accept("}"):
-        while True:
-            out.append(_parse_comp_ref(p))
-            if p.accept("}"):
-                break
-            p.expect(",", "',' or '}'")
-    return tuple(out)
-
-
-def _format_int_list(value) -> str:
-    return "{" + ",".join(str(int(v)) for v in value) + "}"
-
-
-def _comp_name(c) -> str:
-    return c.name
-
-
-INTS = AttrKind("int list", _parse_int_list, _format_int_list)
-INT = AttrKind("int", lambda p: p.integer(), lambda v: str(int(v)))
-ENUM = AttrKind("enum word", lambda p: p.word("an enum word"), str)
-BOOL = AttrKind("bool", _parse_bool, lambda v: "true" if v else "false")
-SLICE = AttrKind("slice", _parse_slice, _format_slice)
-PADDING = AttrKind("padding", _parse_padding, _format_padding, allow_empty=True)
-COMPUTATION = AttrKind("computation", _parse_comp_ref, _comp_name)
-COMPUTATIONS = AttrKind("computation list", _parse_comp_refs,
-                        lambda v: "{" + ", ".join(c.name for c in v) + "}")
-RAW = AttrKind("raw", None, str)  # parsed specially: the value's text, verbatim
-
-#: Attribute name -> kind.  Names not listed fall back to suffix rules in
-#: :func:`attr_kind` (``*_dims``/``*_dimensions`` are int lists, ``*_dimension``
-#: an int) and then to :data:`RAW`.
-ATTR_KINDS: dict[str, AttrKind] = {
-    **{n: INTS for n in ("dimensions", "slice_sizes", "dynamic_slice_sizes", "fft_length",
-                         "start_index_map")},
-    **{n: INT for n in ("index", "iota_dimension", "exponent_bits", "mantissa_bits", "k",
-                        "index_vector_dim", "feature_group_count", "batch_group_count",
-                        "channel_id", "feature_index")},
-    **{n: ENUM for n in ("direction", "type", "fft_type", "distribution", "algorithm", "kind")},
-    **{n: BOOL for n in ("largest", "is_stable", "indices_are_sorted", "unique_indices",
-                         "constrain_layout", "use_global_device_ids", "is_host_transfer")},
-    "slice": SLICE,
-    **{n: COMPUTATION for n in ("to_apply", "calls", "condition", "body", "select", "scatter",
-                                "true_computation", "false_computation", "comparator")},
-    "branch_computations": COMPUTATIONS,
-}
-
-#: Kinds that depend on the opcode: `padding` is typed only on `pad` (convolution
-#: and reduce-window carry their padding inside the raw `window={...}`).
-_OPCODE_ATTR_KINDS: dict[tuple[str, str], AttrKind] = {("pad", "padding"): PADDING}
-
-
-def attr_kind(opcode: str, name: str) -> AttrKind:
-    """The kind of attribute ``name`` on an instruction with ``opcode``."""
-    kind = _OPCODE_ATTR_KINDS.get((opcode, name)) or ATTR_KINDS.get(name)
-    if kind is not None:
-        return kind
-    if name.endswith(("_dims", "_dimensions")):
-        return INTS
-    if name.endswith("_dimension"):
-        return INT
-    return RAW
-
-
-def format_attr_value(opcode: str, name: str, value) -> str:
-    """Attribute value -> HLO text (the inverse of the parser's reading)."""
-    if isinstance(value, Raw):
-        return value.text
-    kind = attr_kind(opcode, name)
-    if kind is not RAW:
-        return kind.format(value)
-    return _format_by_type(value)
-
-
-def _format_by_type(value) -> str:
-    # An attribute a pass set under a name the table does not know: go by its type.
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, HloComputation):
-        return value.name
-    if isinstance(value, tuple):
-        if value and all(isinstance(v, HloComputation) for v in value):
-            return "{" + ", ".join(v.name for v in value) + "}"
-        if all(isinstance(v, (int, np.integer)) for v in value):
-            return _format_int_list(value)
-    return str(value)
-
-
-# ----------------------------------------------------------------------------
-# Literals (the operand of `constant`)
-# ----------------------------------------------------------------------------
-
-def format_scalar(value, element_type: PrimitiveType) -> str:
-    """One element as XLA prints it; the parser reads it back to the same value."""
-    if element_type.is_pred:
-        return "true" if value else "false"
-    if element_type.is_integral:
-        return str(int(value))
-    if element_type.is_complex:
-        c = complex(value)
-        part = element_type.component_type
-        return f"({format_scalar(c.real, part)}, {format_scalar(c.imag, part)})"
-    return _format_float(value, element_type.dtype)
-
-
-def _format_float(value, dtype: np.dtype) -> str:
-    x = dtype.type(value)
-    f = float(x)
-    if math.isnan(f):
-        return "nan"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    if dtype.kind == "f":
-        s = str(x)  # numpy prints the shortest text that round-trips the dtype
-    else:
-        # bf16 (ml_dtypes) prints with %g's 6 digits; find the shortest that round-trips.
-        s = next(t for t in (f"{f:.{p}g}" for p in range(1, 18)) if dtype.type(float(t)) == x)
-    # JAX prints integral floats without a fraction: constant(1), not constant(1.0).
-    return s[:-2] if s.endswith(".0") else s
-
-
-def format_literal(value, shape: Shape, elided: bool = False) -> str:
-    """The text inside ``constant(...)`` for ``value`` of ``shape``."""
-    if elided:
-        return "{...}"
-    if shape.is_tuple:
-        return "(" + ", ".join(format_literal(v, s) for v, s in zip(value, shape.tuple_shapes)) + ")"
-    arr = np.asarray(value)
-    et = shape.element_type
-    if arr.ndim == 0:
-        return format_scalar(arr[()], et)
-
-    def nested(a: np.ndarray) -> str:
-        if a.ndim == 1:
-            return "{" + ", ".join(format_scalar(v, et) for v in a) + "}"
-        if a.shape[0] == 0:
-            return "{}"
-        return "{ " + ", ".join(nested(sub) for sub in a) + " }"
-
-    return nested(arr)
-
-
-# ----------------------------------------------------------------------------
 # The parser
 # ----------------------------------------------------------------------------
 
-class _Parser:
+class Parser:
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
         self.end = len(text)  # narrowed while one attribute value is read
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        # (instruction, attribute name, _CompRef or tuple of them), resolved at the end.
+        # (instruction, attribute name, CompRef or tuple of them), resolved at the end.
         self._comp_refs: list = []
         # (id(instruction), callee name) -> position of the name, for call-graph errors.
         self._call_sites: dict = {}
@@ -507,6 +269,18 @@ class _Parser:
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise self.error(f"integer {value} does not fit in 64 bits (HLO integers are int64)", pos)
         return value
+
+    def number(self) -> float:
+        """A decimal or exponent-form number (``epsilon=0.001``), as a float."""
+        pos = self.skip_ws()
+        m = _SCALAR_RE.match(self.text, pos, self.end)
+        if not m or m.group(0).lstrip("+-")[:1] in ("t", "f"):
+            raise self.error(f"expected a number, found {self._found()}", pos)
+        self.pos = m.end()
+        text = m.group(0)
+        if len(text) > 64:
+            raise self.error(f"number {text[:20]}... is too long", pos)
+        return float(text.split("(")[0])
 
     def bounded_int(self, text: str, pos: int, max_digits: int, what: str = "integer",
                     limit: str = "does not fit in 64 bits (HLO integers are int64)") -> int:
@@ -661,7 +435,7 @@ class _Parser:
         return key, Raw(self.text[start:end]), pos
 
     def _resolve_comp_refs(self, comps: dict[str, HloComputation]) -> None:
-        def resolve(ref: _CompRef) -> HloComputation:
+        def resolve(ref: CompRef) -> HloComputation:
             try:
                 return comps[ref.name]
             except KeyError:
@@ -799,10 +573,10 @@ class _Parser:
         self.expect("=", f"'=' after attribute name '{key}'")
         start = self.skip_blanks()
         end = self.value_end(start)
-        kind = attr_kind(inst.opcode, key)
+        kind = OPCODES[inst.opcode].attribute_kind(key)
         if end == start and not kind.allow_empty:
             raise self.error(f"missing value for attribute '{key}'", start)
-        if kind is RAW:
+        if kind.parse is None:                      # kept as text (RAW, window, dim_labels)
             value = Raw(self.text[start:end])
             self.pos = end
         else:

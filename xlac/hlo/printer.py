@@ -12,22 +12,31 @@
     }
 
 The output parses back (:func:`xlac.parse_hlo`) to the same module, and printing
-that again gives the same text.  Attribute values are formatted by the kinds in
-:data:`xlac.hlo.parser.ATTR_KINDS`, the table the parser reads them with.
+that again gives the same text.  Attribute values are written with the kinds
+the opcode's definition gives them (``xlac.hlo.opcodes``), the kinds the
+parser reads them with.
+
+The printer takes the IR's objects as they come (it does not import
+``xlac.hlo.ir``, which calls it for ``HloModule.to_text``).
 """
 from __future__ import annotations
 
-from ..shape import Shape
-from .ir import HloComputation, HloInstruction, HloModule
-from .parser import format_attr_value, format_literal
+import math
 
-__all__ = ["module_to_text", "computation_to_text", "instruction_to_text", "shape_to_text"]
+import numpy as np
+
+from ..shape import PrimitiveType, Shape
+from .attributes import RAW_KINDS, Raw, format_int_list
+from .opcodes import OPCODES
+
+__all__ = ["module_to_text", "computation_to_text", "instruction_to_text", "shape_to_text",
+           "format_attr_value", "format_literal", "format_scalar"]
 
 #: Attributes that are printed inside the parentheses rather than after them.
 _OPERAND_ATTRS = {"parameter": ("parameter_number",), "constant": ("literal", "elided")}
 
 
-def module_to_text(module: HloModule) -> str:
+def module_to_text(module) -> str:
     header = f"HloModule {module.name}"
     if module.entry is not None and module.entry.root is not None:
         # Always recomputed from the entry, so it can never disagree with it.
@@ -40,7 +49,7 @@ def module_to_text(module: HloModule) -> str:
     return "\n\n".join([header] + [computation_to_text(c) for c in module.computations]) + "\n"
 
 
-def computation_to_text(comp: HloComputation) -> str:
+def computation_to_text(comp) -> str:
     is_entry = comp.parent.entry is comp if comp.parent is not None else comp.is_entry
     lines = [f"{'ENTRY ' if is_entry else ''}{comp.name} {{"]
     lines += ["  " + instruction_to_text(inst, inst is comp.root) for inst in comp.instructions]
@@ -48,7 +57,7 @@ def computation_to_text(comp: HloComputation) -> str:
     return "\n".join(lines)
 
 
-def instruction_to_text(inst: HloInstruction, is_root: bool = False) -> str:
+def instruction_to_text(inst, is_root: bool = False) -> str:
     if inst.opcode == "parameter":
         inside = str(inst.attrs["parameter_number"])
     elif inst.opcode == "constant":
@@ -78,3 +87,89 @@ def shape_to_text(shape: Shape) -> str:
 def _elements(shapes) -> str:
     return ", ".join(("" if i == 0 or i % 5 else f"/*index={i}*/") + shape_to_text(s)
                      for i, s in enumerate(shapes))
+
+
+# ----------------------------------------------------------------------------
+# Attribute values and literals
+# ----------------------------------------------------------------------------
+
+def format_attr_value(opcode: str, name: str, value) -> str:
+    """Attribute value -> HLO text (the inverse of the parser's reading)."""
+    if isinstance(value, Raw):                  # kept as read
+        return value.text
+    op = OPCODES.get(opcode)
+    kind = op.attribute_kind(name) if op is not None else None
+    if kind is not None and kind not in RAW_KINDS:
+        return kind.format(value)
+    return _format_by_type(value)
+
+
+def _format_by_type(value) -> str:
+    # An attribute a pass set under a name the table does not know: go by its type.
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if _is_computation(value):
+        return value.name
+    if isinstance(value, tuple):
+        if value and all(_is_computation(v) for v in value):
+            return "{" + ", ".join(v.name for v in value) + "}"
+        if all(isinstance(v, (int, np.integer)) for v in value):
+            return format_int_list(value)
+    return str(value)
+
+
+
+def _is_computation(value) -> bool:
+    return hasattr(value, "instructions") and hasattr(value, "root")
+
+
+def format_scalar(value, element_type: PrimitiveType) -> str:
+    """One element as XLA prints it; the parser reads it back to the same value."""
+    if element_type.is_pred:
+        return "true" if value else "false"
+    if element_type.is_integral:
+        return str(int(value))
+    if element_type.is_complex:
+        c = complex(value)
+        part = element_type.component_type
+        return f"({format_scalar(c.real, part)}, {format_scalar(c.imag, part)})"
+    return _format_float(value, element_type.dtype)
+
+
+def _format_float(value, dtype: np.dtype) -> str:
+    x = dtype.type(value)
+    f = float(x)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if dtype.kind == "f":
+        s = str(x)  # numpy prints the shortest text that round-trips the dtype
+    else:
+        # bf16 (ml_dtypes) prints with %g's 6 digits; find the shortest that round-trips.
+        s = next(t for t in (f"{f:.{p}g}" for p in range(1, 18)) if dtype.type(float(t)) == x)
+    # JAX prints integral floats without a fraction: constant(1), not constant(1.0).
+    return s[:-2] if s.endswith(".0") else s
+
+
+def format_literal(value, shape: Shape, elided: bool = False) -> str:
+    """The text inside ``constant(...)`` for ``value`` of ``shape``."""
+    if elided:
+        return "{...}"
+    if shape.is_tuple:
+        return "(" + ", ".join(format_literal(v, s) for v, s in zip(value, shape.tuple_shapes)) + ")"
+    arr = np.asarray(value)
+    et = shape.element_type
+    if arr.ndim == 0:
+        return format_scalar(arr[()], et)
+
+    def nested(a: np.ndarray) -> str:
+        if a.ndim == 1:
+            return "{" + ", ".join(format_scalar(v, et) for v in a) + "}"
+        if a.shape[0] == 0:
+            return "{}"
+        return "{ " + ", ".join(nested(sub) for sub in a) + " }"
+
+    return nested(arr)

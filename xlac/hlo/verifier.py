@@ -30,14 +30,6 @@ class VerifierError(ValueError):
     """A structurally broken HLO module (not a shape problem)."""
 
 
-# Operand counts the opcode table leaves open (arity None) but that are fixed.
-_EXTRA_ARITY = {
-    "convert": 1, "bitcast-convert": 1, "reduce-precision": 1, "stochastic-convert": 2,
-    "slice": 1, "pad": 2, "get-tuple-element": 1,
-    "gather": 2, "select-and-scatter": 3, "fft": 1,
-}
-
-
 def verify(module: HloModule) -> None:
     """Check ``module``; raise VerifierError or ShapeError on the first problem."""
     comps = module.computations
@@ -115,7 +107,7 @@ def _check_arity(inst: HloInstruction, at: str) -> None:
     except KeyError:
         raise VerifierError(f"{at}: unknown opcode {inst.opcode!r}") from None
     n = len(inst.operands)
-    arity = info.arity if info.arity is not None else _EXTRA_ARITY.get(inst.opcode)
+    arity = info.arity
     if arity is not None and n != arity:
         raise VerifierError(f"{at}: takes {arity} operand(s), has {n}")
     if inst.opcode in ("reduce", "reduce-window") and (n < 2 or n % 2):
@@ -127,9 +119,6 @@ def _check_arity(inst: HloInstruction, at: str) -> None:
                                 f"parameter(s) but has {n} operand(s)")
     _check_control_arity(inst, n, at)
 
-
-#: Operand counts of control flow and data ops whose arity depends on attributes.
-_EXTRA_ARITY.update({"while": 1, "topk": 1})
 
 
 def _check_control_arity(inst: HloInstruction, n: int, at: str) -> None:

@@ -1,0 +1,160 @@
+"""Attribute kinds: how each kind of attribute value is read from HLO text and written back.
+
+An :class:`AttrKind` pairs a parse function (given the parser: ``p.integer()``,
+``p.expect("{")``, ...) with a format function, so a kind's reading and
+writing live side by side.  The op definitions (``xlac.hlo.opcodes``) give
+every attribute of every opcode its kind; the parser reads values with it and
+the printer writes them with it, so printed text parses back to the same
+attributes.  Values of kind :data:`RAW` (and attributes no definition
+names, such as ``metadata`` or ``sharding``) are kept as their text
+(:class:`xlac.hlo.ir.Raw`), verbatim.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Raw", "AttrKind", "CompRef", "INTS", "INT", "FLOAT", "ENUM", "BOOL", "SLICE", "PADDING",
+           "COMPUTATION", "COMPUTATIONS", "RAW", "WINDOW", "DIM_LABELS", "RAW_KINDS", "format_int_list"]
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An attribute value xlac does not interpret, kept as HLO text for printing."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class AttrKind:
+    """How one kind of attribute value is read (``parse(parser)``) and written (``format(value)``)."""
+
+    name: str
+    parse: Callable[["Parser"], object]
+    format: Callable[[object], str]
+    allow_empty: bool = False
+
+
+@dataclass(frozen=True)
+class CompRef:
+    """A computation named in an attribute, resolved once the whole module is read."""
+
+    name: str
+    pos: int
+
+
+def _parse_int_list(p: "Parser") -> tuple:
+    p.expect("{")
+    out = []
+    if not p.accept("}"):
+        while True:
+            out.append(p.integer())
+            if p.accept("}"):
+                break
+            p.expect(",", "',' or '}'")
+    return tuple(out)
+
+
+def _parse_slice(p: "Parser") -> tuple:
+    # slice={[start:limit], [start:limit:stride]}: stride defaults to 1.
+    p.expect("{")
+    out = []
+    if not p.accept("}"):
+        while True:
+            p.expect("[")
+            start = p.integer()
+            p.expect(":")
+            limit = p.integer()
+            stride = p.integer() if p.accept(":") else 1
+            p.expect("]")
+            out.append((start, limit, stride))
+            if p.accept("}"):
+                break
+            p.expect(",", "',' or '}'")
+    return tuple(out)
+
+
+def _format_slice(value) -> str:
+    # JAX prints [a:b] when the stride is 1; keep that spelling.
+    parts = [f"[{a}:{b}]" if s == 1 else f"[{a}:{b}:{s}]" for a, b, s in value]
+    return "{" + ", ".join(parts) + "}"
+
+
+def _parse_padding(p: "Parser") -> tuple:
+    # padding=low_high[_interior]x... (of `pad`); a scalar pad has an empty value.
+    out = []
+    if p.at_end():
+        return ()
+    while True:
+        low = p.integer()
+        p.expect("_")
+        high = p.integer()
+        interior = p.integer() if p.accept("_") else 0
+        out.append((low, high, interior))
+        if not p.accept("x"):
+            return tuple(out)
+
+
+def _format_padding(value) -> str:
+    # XLA omits the interior part when every dimension has none.
+    with_interior = any(i for _, _, i in value)
+    return "x".join(f"{lo}_{hi}_{i}" if with_interior else f"{lo}_{hi}" for lo, hi, i in value)
+
+
+def _parse_bool(p: "Parser") -> bool:
+    pos = p.skip_ws()
+    word = p.word("true or false")
+    if word not in ("true", "false"):
+        raise p.error(f"expected true or false, found '{word}'", pos)
+    return word == "true"
+
+
+def _parse_comp_ref(p: "Parser") -> CompRef:
+    name, pos = p.name("computation name")
+    return CompRef(name, pos)
+
+
+def _parse_comp_refs(p: "Parser") -> tuple:
+    p.expect("{")
+    out = []
+    if not p.accept("}"):
+        while True:
+            out.append(_parse_comp_ref(p))
+            if p.accept("}"):
+                break
+            p.expect(",", "',' or '}'")
+    return tuple(out)
+
+
+def format_int_list(value) -> str:
+    return "{" + ",".join(str(int(v)) for v in value) + "}"
+
+
+def _comp_name(c) -> str:
+    return c.name
+
+
+INTS = AttrKind("int list", _parse_int_list, format_int_list)
+INT = AttrKind("int", lambda p: p.integer(), lambda v: str(int(v)))
+ENUM = AttrKind("enum word", lambda p: p.word("an enum word"), str)
+BOOL = AttrKind("bool", _parse_bool, lambda v: "true" if v else "false")
+SLICE = AttrKind("slice", _parse_slice, _format_slice)
+PADDING = AttrKind("padding", _parse_padding, _format_padding, allow_empty=True)
+COMPUTATION = AttrKind("computation", _parse_comp_ref, _comp_name)
+COMPUTATIONS = AttrKind("computation list", _parse_comp_refs,
+                        lambda v: "{" + ", ".join(c.name for c in v) + "}")
+RAW = AttrKind("raw", None, str)  # the parser keeps the value's text, verbatim
+def _format_float(value) -> str:
+    # repr: the shortest text that reads back to the same double.
+    return repr(float(value))
+
+
+FLOAT = AttrKind("float", lambda p: p.number(), _format_float)
+
+#: Kept as text, as XLA prints it; read where it is used (``xlac.hlo.window``).
+WINDOW = AttrKind("window", None, str)
+DIM_LABELS = AttrKind("dim labels", None, str)
+RAW_KINDS = (RAW, WINDOW, DIM_LABELS)
