@@ -12,7 +12,10 @@ names, such as ``metadata`` or ``sharding``) are kept as their text
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:            # annotations only: the parser builds on this module
+    from .parser import Parser
 
 __all__ = ["Raw", "AttrKind", "CompRef", "INTS", "INT", "FLOAT", "ENUM", "BOOL", "SLICE", "PADDING",
            "COMPUTATION", "COMPUTATIONS", "RAW", "WINDOW", "DIM_LABELS", "RAW_KINDS", "format_int_list"]

@@ -39,7 +39,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..shape import Shape
-from .attributes import Raw
+from .attributes import Raw  # noqa: F401  (the IR's attribute values; defined with the kinds)
 from .printer import module_to_text
 
 

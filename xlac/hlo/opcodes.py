@@ -28,7 +28,7 @@ from typing import Mapping
 from .attributes import (BOOL, COMPUTATION, COMPUTATIONS, DIM_LABELS, ENUM, FLOAT, INT, INTS, PADDING,
                          RAW, SLICE, WINDOW, AttrKind)
 
-__all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "with_trait", "register",
+__all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "has_trait", "with_trait", "register",
            "COMPARISON_DIRECTIONS", "COMPARISON_TYPES", "CATEGORIES", "COMMON_ATTRIBUTES"]
 
 
@@ -234,6 +234,12 @@ def info(opcode: str) -> OpDef:
 def is_elementwise(opcode: str) -> bool:
     op = OPCODES.get(opcode)
     return op is not None and op.is_elementwise
+
+
+def has_trait(opcode: str, trait: Trait) -> bool:
+    """Whether ``opcode`` is defined and has ``trait``."""
+    op = OPCODES.get(opcode)
+    return op is not None and trait in op.traits
 
 
 def with_trait(trait: Trait) -> frozenset:

@@ -61,8 +61,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -32,7 +32,6 @@ as it is).
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError

@@ -35,7 +35,7 @@ import numpy as np
 from ..hlo.ir import HloInstruction, HloModule
 from ..hlo.opcodes import OPCODES
 from ..shape import Shape
-from .rewriter import PatternRewriter, PatternSet, apply_patterns, int_list
+from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["AlgebraicSimplifier", "PATTERNS"]
 
@@ -213,11 +213,11 @@ def transpose_simplify(inst, rw):
     """transpose with the identity permutation -> x; transpose(transpose(x)) ->
     one transpose (or x); transpose(broadcast(scalar)) -> broadcast(scalar)."""
     x = inst.operands[0]
-    perm = int_list(inst.attrs.get("dimensions"))
+    perm = tuple(inst.attrs.get("dimensions", ()))
     if perm == tuple(range(len(perm))) and rw.replace(inst, x):
         return True
     if x.opcode == "transpose":
-        inner = int_list(x.attrs.get("dimensions"))
+        inner = tuple(x.attrs.get("dimensions", ()))
         composed = tuple(inner[p] for p in perm)
         y = x.operands[0]
         if composed == tuple(range(len(composed))) and rw.replace(inst, y):
@@ -233,12 +233,12 @@ def broadcast_simplify(inst, rw):
     """broadcast that adds nothing -> x; broadcast(broadcast(x)) -> broadcast(x);
     unsorted dimensions -> transpose + broadcast with sorted dimensions."""
     x = inst.operands[0]
-    dims = int_list(inst.attrs.get("dimensions"))
+    dims = tuple(inst.attrs.get("dimensions", ()))
     if x.shape.dimensions == inst.shape.dimensions and dims == tuple(range(len(dims))):
         if rw.replace(inst, x):
             return True
     if x.opcode == "broadcast":
-        inner = int_list(x.attrs.get("dimensions"))
+        inner = tuple(x.attrs.get("dimensions", ()))
         return rw.replace_with_new(inst, "broadcast", [x.operands[0]],
                                    {**_attrs_of(inst), "dimensions": tuple(dims[d] for d in inner)})
     if list(dims) != sorted(dims):
@@ -311,9 +311,9 @@ def dot_of_transpose(inst, rw):
         t = inst.operands[side]
         if t.opcode != "transpose":
             continue
-        perm = int_list(t.attrs.get("dimensions"))
-        batch = int_list(inst.attrs.get(f"{prefix}_batch_dims"))
-        contracting = int_list(inst.attrs.get(f"{prefix}_contracting_dims"))
+        perm = tuple(t.attrs.get("dimensions", ()))
+        batch = tuple(inst.attrs.get(f"{prefix}_batch_dims", ()))
+        contracting = tuple(inst.attrs.get(f"{prefix}_contracting_dims", ()))
         free = [perm[i] for i in range(len(perm)) if i not in batch and i not in contracting]
         if free != sorted(free):
             continue
@@ -331,7 +331,7 @@ def dot_of_transpose(inst, rw):
 def reduce_no_dimensions(inst, rw):
     """reduce(x, init) over no dimensions -> reducer(broadcast(init), x) elementwise,
     when the reducer is one binary op of its two parameters."""
-    if len(inst.operands) != 2 or int_list(inst.attrs.get("dimensions")):
+    if len(inst.operands) != 2 or tuple(inst.attrs.get("dimensions", ())):
         return False
     x, init = inst.operands
     comp = inst.attrs.get("to_apply")

@@ -24,15 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from ..hlo.opcodes import OPCODES
+from ..hlo.opcodes import OPCODES, Trait, with_trait
 from ..shape import Shape
 
 ALIGNMENT = 64  # bytes: a cache line, and enough for any vector load
 
 #: Opcodes whose values alias other buffers (or need none).
 #: Opcodes whose value is their first operand's (same leaves, same buffers).
-PASS_THROUGH = {"opt-barrier", "add-dependency"}
-NO_BUFFER = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
+#: Opcodes whose result is their operand's value, in their operand's buffer.
+PASS_THROUGH = with_trait(Trait.PASS_THROUGH)
+#: Opcodes that own no buffer: parameters, constants, tuple plumbing, tokens, pass-throughs.
+NO_BUFFER = with_trait(Trait.NO_BUFFER)
 
 
 @dataclass(frozen=True)
@@ -286,7 +288,8 @@ class BufferAssignment:
 
 #: Kernels that copy operand 0 into their result (when the buffers differ) and
 #: then update parts of it, so they may run in operand 0's buffer.
-UPDATES_OPERAND_0 = {"dynamic-update-slice", "scatter"}
+#: Opcodes that write a copy of operand 0 (in place when they may).
+UPDATES_OPERAND_0 = with_trait(Trait.UPDATES_OPERAND)
 
 
 def may_update_in_place(inst: HloInstruction) -> list[int]:

@@ -34,16 +34,9 @@ printed by ``xlac dump``.
 from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
-from ..hlo.opcodes import OPCODES
+from ..hlo.opcodes import Trait, has_trait
 from ..shape import Shape
 
-EXPENSIVE = frozenset("""exponential exponential-minus-one log log-plus-one tanh logistic erf sine
-cosine tan atan2 power divide remainder sqrt rsqrt cbrt dot convolution reduce reduce-window
-fusion""".split())
-
-#: Producers that are index transformations or cheap leaves.
-_DATA = frozenset("""broadcast reshape bitcast transpose slice pad concatenate reverse iota copy
-dynamic-slice gather""".split())
 
 #: Ops whose elementwise epilogue fuses into their output (kOutput fusions).
 OUTPUT_FUSION_ROOTS = ("dot", "convolution")
@@ -53,8 +46,12 @@ MAX_FUSION_OPERANDS = 64
 
 
 def _elementwise(inst: HloInstruction) -> bool:
-    info = OPCODES.get(inst.opcode)
-    return info is not None and info.is_elementwise
+    return has_trait(inst.opcode, Trait.ELEMENTWISE)
+
+
+def _data_movement(inst: HloInstruction) -> bool:
+    # An index transformation or a cheap leaf (broadcast, slice, gather, iota, ...).
+    return has_trait(inst.opcode, Trait.DATA_MOVEMENT)
 
 
 def _is_scalar_constant(inst: HloInstruction) -> bool:
@@ -62,21 +59,20 @@ def _is_scalar_constant(inst: HloInstruction) -> bool:
 
 
 def fusible_producer(inst: HloInstruction) -> bool:
-    return (_elementwise(inst) or inst.opcode in _DATA or _is_scalar_constant(inst)
+    return (_elementwise(inst) or _data_movement(inst) or _is_scalar_constant(inst)
             or inst.opcode in ("reduce",) + OUTPUT_FUSION_ROOTS) and inst.shape.is_array
 
 
 def fusible_consumer(inst: HloInstruction) -> bool:
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") != "kCustom"
-    return (_elementwise(inst) or inst.opcode in _DATA or inst.opcode == "reduce") and \
+    return (_elementwise(inst) or _data_movement(inst) or inst.opcode == "reduce") and \
         (inst.shape.is_array or inst.opcode == "reduce")
 
 
 def is_expensive(inst: HloInstruction) -> bool:
-    if inst.opcode in ("divide", "remainder") and not inst.shape.element_type.is_float:
-        return True
-    return inst.opcode in EXPENSIVE
+    """Whether fusion must not duplicate ``inst`` (``Trait.EXPENSIVE``)."""
+    return has_trait(inst.opcode, Trait.EXPENSIVE)
 
 
 # ----------------------------------------------------------------------------
@@ -442,7 +438,7 @@ def _at_root(root, dep: set, pure: bool) -> str | None:
     order = [d for d in reversed(shape.layout.minor_to_major) if shape.dimensions[d] != 1]
     if pure and dep == set(order[:len(dep)]):
         return None  # varies along outer loops only: hoisted
-    return f"would be recomputed for every element of the fusion's inner loops"
+    return "would be recomputed for every element of the fusion's inner loops"
 
 
 def _transpose_conflict(producer: HloInstruction, consumer: HloInstruction) -> str | None:

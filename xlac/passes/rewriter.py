@@ -38,27 +38,18 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, NameUniquer
-from ..hlo.opcodes import OPCODES
+from ..hlo.opcodes import OPCODES, Trait, has_trait
 from ..shape import Shape
 
 __all__ = ["PatternSet", "PatternRewriter", "apply_patterns", "has_side_effect",
-           "SIDE_EFFECT_OPCODES", "may_replace", "uniform_value", "int_list"]
-
-#: Opcodes whose execution is observable beyond their result (XLA's
-#: ``HasSideEffectNoRecurse`` plus, conservatively, every collective and
-#: custom call): never removed when unused, never merged, never folded.
-SIDE_EFFECT_OPCODES = frozenset({
-    "rng", "rng-get-and-update-state", "infeed", "outfeed", "send", "send-done", "recv",
-    "recv-done", "custom-call", "after-all", "add-dependency", "opt-barrier", "domain",
-    "all-reduce", "all-gather", "all-to-all", "collective-permute", "reduce-scatter",
-    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
-})
-
+           "may_replace", "uniform_value"]
 
 def has_side_effect(inst: HloInstruction, memo: dict | None = None) -> bool:
-    """True when ``inst`` or a computation it calls (transitively) has a side effect."""
-    if inst.opcode in SIDE_EFFECT_OPCODES:
+    """True when ``inst`` or a computation it calls (transitively) has a side effect
+    (its opcode's ``Trait.SIDE_EFFECT``: XLA's ``HasSideEffectNoRecurse`` plus,
+    conservatively, every collective and custom call): never removed when
+    unused, never merged, never folded."""
+    if has_trait(inst.opcode, Trait.SIDE_EFFECT):
         return True
     callees = inst.called_computations()
     if not callees:
@@ -102,18 +93,6 @@ def may_replace(old: HloInstruction, new: HloInstruction, comp: HloComputation |
         return False
     return all(u.opcode in _LAYOUT_BLIND_USERS for u in old.users
                if any(o is old for o in u.operands))
-
-
-def int_list(value) -> tuple:
-    """An int-list attribute as a tuple of ints (also when the parser left it Raw)."""
-    if value is None:
-        return ()
-    if isinstance(value, (int, np.integer)):
-        return (int(value),)
-    if hasattr(value, "text"):
-        body = str(value).strip().strip("{}")
-        return tuple(int(x) for x in body.split(",") if x.strip())
-    return tuple(int(v) for v in value)
 
 
 # Ops through which a constant that holds one value everywhere still does.
