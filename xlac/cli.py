@@ -98,6 +98,28 @@ def _print_after_pass(pipeline: str, pass_name: str, module, changed: bool) -> N
         print(module.to_text())
 
 
+def cmd_opt(args) -> int:
+    """Run the named passes on the module and print it (as mlir-opt / hlo-opt)."""
+    from .hlo.parser import parse_hlo
+    from .hlo.verifier import verify
+    from .passes.pipeline import PASSES, run_passes
+    if args.list_passes:
+        print("\n".join(PASSES))
+        return 0
+    if args.module is None or args.passes is None:
+        raise ValueError("opt: give a module and --passes p1,p2,... (--list-passes lists them)")
+    module = parse_hlo(_read_module_text(args.module))
+    verify(module)
+    run_passes(module, args.passes, verify=not args.no_verify)
+    text = module.to_text() + "".join(f"// {d}\n" for d in module.diagnostics)
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_dump(args) -> int:
     import contextlib
 
@@ -180,6 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--after-each-pass", action="store_true",
                    help="first print the module after every pass (pass name as a header)")
     d.set_defaults(fn=cmd_dump)
+    o = sub.add_parser("opt", help="run HLO passes on a module and print the result")
+    o.add_argument("module", nargs="?", help="HLO text file")
+    o.add_argument("--passes", help="comma-separated pass names, run in order (see --list-passes)")
+    o.add_argument("--list-passes", action="store_true", help="print the names of the passes")
+    o.add_argument("--no-verify", action="store_true", help="do not run the verifier after each pass")
+    o.add_argument("-o", "--output", help="file to write the module to (default: standard output)")
+    o.set_defaults(fn=cmd_opt)
     c = sub.add_parser("compile", help="compile ahead of time to an object file and a C header")
     c.add_argument("module", help="HLO text file")
     c.add_argument("-o", "--output", required=True, help="object file to write (ELF, position independent)")

@@ -299,7 +299,8 @@ class Executable:
     def compile_stats(self) -> dict:
         """Where the code came from and the seconds of each phase of its compilation
         (``lower``, ``optimize``, ``codegen``, ``load``, ``total``; a disk-cache hit
-        records its own ``load`` beside the original compilation's phases)."""
+        records its own ``load`` beside the original compilation's phases), and
+        ``passes_s``: the seconds each HLO pass took, by name (part of ``lower``)."""
         p = self._program
         stats = {"from_cache": self.from_cache, "compile_time_s": self.compile_time_s,
                  "object_bytes": p.object_bytes, "temp_size": self.temp_size}

@@ -451,7 +451,8 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
         return lowered.llvm_module, lowered
 
     def metadata(lowered, jf):
-        timings = {"lower": made["lower"], **jf.timings, "total": time.perf_counter() - t0}
+        timings = {"lower": made["lower"], **jf.timings, "total": time.perf_counter() - t0,
+                   "passes": lowered.pass_times}
         made["program"] = Program.from_lowered(lowered, None, timings)
         return made["program"].metadata()
 

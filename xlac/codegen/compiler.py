@@ -5,7 +5,7 @@ so both run the very same code.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
@@ -37,6 +37,8 @@ class Lowered:
     assumes_aligned_results: bool = False
     #: The code reads ``opts->cancel`` (a call can be stopped by Ctrl-C).
     polls_cancel: bool = False
+    #: Seconds each HLO pass took, by pass name.
+    pass_times: dict = field(default_factory=dict)
 
     @property
     def llvm_ir(self) -> str:
@@ -70,11 +72,12 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     """
     verify(module)
     module = module.clone()
-    codegen_pipeline(optimize=optimize).run(module)
+    pipeline = codegen_pipeline(optimize=optimize)
+    pipeline.run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, entry_name, triple, data_layout, aligned_results=aligned_results)
     if native:
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()
     return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
-                   emitter.assumed_alignment, emitter.polls_cancel)
+                   emitter.assumed_alignment, emitter.polls_cancel, dict(pipeline.timings))

@@ -1,10 +1,16 @@
 """Passes and pipelines.
 
-A pass is an object with a ``name`` and ``run(module) -> changed``.  A
-:class:`Pipeline` runs passes in order; ``fixed_point=True`` repeats the list
-until no pass changes anything.  With ``verify=True`` (tests, dumps) the
-verifier runs after every pass so a broken rewrite is caught where it happens.
-A pipeline is itself a pass, so pipelines nest.
+A pass (:class:`Pass`) is an object with a ``name`` and ``run(module) ->
+changed``.  A :class:`Pipeline` runs passes in order; ``fixed_point=True``
+repeats the list until no pass changes anything (at most ``max_iterations``
+times; hitting the cap is a diagnostic).  With ``verify=True`` (tests, dumps,
+``xlac opt``) the verifier runs after every pass so a broken rewrite is caught
+where it happens, naming the pass; an exception inside a pass is noted with
+the pass's name too.  A pipeline is itself a pass, so pipelines nest; it
+records the seconds each pass took (``timings``, in ``compile_stats``).
+
+:data:`PASSES` names every pass and pipeline (``xlac opt MODULE.hlo --passes
+cse,fusion`` runs them, as ``mlir-opt``/``hlo-opt`` do; :func:`run_passes`).
 
 Dumps.  After every pass a pipeline reports ``(pipeline name, pass name,
 module, changed)`` to its dump hooks:
@@ -26,13 +32,24 @@ import itertools
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
-from ..hlo.ir import HloModule
+from ..errors import ShapeError
+from ..hlo.ir import Diagnostic, HloModule
+from ..hlo.verifier import VerifierError, verify
+from .algebraic_simplifier import AlgebraicSimplifier
+from .call_inliner import CallInliner
+from .constant_folding import ConstantFolding
+from .cse import CSE
+from .dce import DCE
+from .fusion import InstructionFusion, MultiOutputFusion
+from .layout_assignment import LayoutAssignment
+from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
 
-__all__ = ["Pipeline", "codegen_pipeline", "simplify_pipeline", "dump_hook", "dump_text",
-           "dump_directory", "DumpHook"]
+__all__ = ["Pass", "Pipeline", "PASSES", "make_pass", "run_passes", "codegen_pipeline",
+           "simplify_pipeline", "dump_hook", "dump_text", "dump_directory", "DumpHook"]
 
 #: ``hook(pipeline_name, pass_name, module, changed)``
 DumpHook = Callable[[str, str, HloModule, bool], None]
@@ -89,14 +106,32 @@ def _notify(hooks, pipeline: str, pass_name: str, module: HloModule, changed: bo
         dump_text(f"{pipeline}.{pass_name}.hlo", module.to_text())
 
 
+class Pass(Protocol):
+    """What a pass is: a ``name`` (as ``xlac opt --passes`` spells it) and
+    ``run(module) -> changed`` (rewrites the module in place; True when it
+    changed anything)."""
+
+    name: str
+
+    def run(self, module: HloModule) -> bool: ...
+
+
 @dataclass
 class Pipeline:
+    """Passes run in order (``fixed_point``: again until none changes anything,
+    at most ``max_iterations`` times; a pipeline that hits the cap says so in
+    ``module.diagnostics``).  With ``verify``, the verifier runs after every
+    pass.  An exception raised by a pass, or a verifier failure after it,
+    names the pass.  ``timings`` accumulates the seconds each pass took, by
+    name, nested pipelines included."""
+
     name: str
     passes: list = field(default_factory=list)
     fixed_point: bool = False
     verify: bool = False
     max_iterations: int = 25
     dump: DumpHook | None = None
+    timings: dict = field(default_factory=dict)
 
     def run(self, module: HloModule) -> bool:
         hook_token = _hooks.set(_hooks.get() + (self.dump,)) if self.dump is not None else None
@@ -113,32 +148,52 @@ class Pipeline:
 
     def _run(self, module: HloModule) -> bool:
         changed_any = False
+        changed_last: list[str] = []
         for _ in range(self.max_iterations if self.fixed_point else 1):
-            changed = False
-            for p in self.passes:
-                pass_changed = bool(p.run(module))
-                changed |= pass_changed
-                if self.verify:
-                    from ..hlo.verifier import verify
-                    verify(module)
-                if not isinstance(p, Pipeline):  # a nested pipeline reports its own passes
-                    hooks = _hooks.get()
-                    if hooks or dump_directory() is not None:
-                        _notify(hooks, self.name, p.name, module, pass_changed)
-            changed_any |= changed
-            if not changed:
+            changed_last = [p.name for p in self.passes if self._run_pass(p, module)]
+            changed_any |= bool(changed_last)
+            if not changed_last:
                 break
+        else:
+            if self.fixed_point and changed_last:
+                module.diagnostics.append(Diagnostic(
+                    "pipeline", "", f"{self.name}: no fixed point after {self.max_iterations} "
+                                    f"iterations (still changing: {', '.join(changed_last)})"))
         return changed_any
+
+    def _run_pass(self, p, module: HloModule) -> bool:
+        t0 = time.perf_counter()
+        try:
+            changed = bool(p.run(module))
+        except Exception as e:
+            if not isinstance(p, Pipeline):      # the innermost pipeline names it
+                e.add_note(f"(in pass '{p.name}' of pipeline '{self.name}')")
+            raise
+        finally:
+            self._record(p, time.perf_counter() - t0)
+        if self.verify:
+            try:
+                verify(module)
+            except (VerifierError, ShapeError) as e:
+                raise type(e)(f"after pass '{p.name}' of pipeline '{self.name}': {e}") from None
+        if not isinstance(p, Pipeline):  # a nested pipeline reports its own passes
+            hooks = _hooks.get()
+            if hooks or dump_directory() is not None:
+                _notify(hooks, self.name, p.name, module, changed)
+        return changed
+
+    def _record(self, p, seconds: float) -> None:
+        if isinstance(p, Pipeline):
+            for name, t in p.timings.items():
+                self.timings[name] = self.timings.get(name, 0.0) + t
+            p.timings.clear()
+        else:
+            self.timings[p.name] = self.timings.get(p.name, 0.0) + seconds
 
 
 def simplify_pipeline(verify: bool = False) -> Pipeline:
     """Simplification to a fixed point: algebraic rewrites, constant folding,
     CSE, DCE and tuple simplification."""
-    from .algebraic_simplifier import AlgebraicSimplifier
-    from .constant_folding import ConstantFolding
-    from .cse import CSE
-    from .dce import DCE
-    from .tuple_simplifier import TupleSimplifier
     return Pipeline("simplify", [AlgebraicSimplifier(), ConstantFolding(), CSE(), DCE(),
                                  TupleSimplifier()], fixed_point=True, verify=verify)
 
@@ -149,12 +204,46 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
     constants, inline calls, simplify to a fixed point, assign layouts, fuse,
     merge sibling fusions.  ``optimize=False`` only splits tuple constants and
     inlines calls (every instruction then gets its own kernel)."""
-    from .call_inliner import CallInliner
-    from .fusion import InstructionFusion, MultiOutputFusion
-    from .layout_assignment import LayoutAssignment
-    from .tuple_simplifier import TupleConstantSplitter
     if not optimize:
         return Pipeline("codegen-O0", [TupleConstantSplitter(), CallInliner()], verify=verify)
     return Pipeline("codegen", [TupleConstantSplitter(), CallInliner(), simplify_pipeline(verify),
                                 LayoutAssignment(), InstructionFusion(), MultiOutputFusion()],
                     verify=verify)
+
+
+#: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
+PASSES: dict[str, Callable[[], Pass]] = {
+    "split-tuple-constants": TupleConstantSplitter,
+    "call-inliner": CallInliner,
+    "algebraic-simplifier": AlgebraicSimplifier,
+    "constant-folding": ConstantFolding,
+    "cse": CSE,
+    "dce": DCE,
+    "tuple-simplifier": TupleSimplifier,
+    "layout-assignment": LayoutAssignment,
+    "fusion": InstructionFusion,
+    "multi-output-fusion": MultiOutputFusion,
+    "simplify": simplify_pipeline,
+    "codegen": codegen_pipeline,
+    "codegen-O0": lambda: codegen_pipeline(optimize=False),
+}
+
+
+def make_pass(name: str) -> Pass:
+    """A new instance of the pass or pipeline called ``name``; ``ValueError``
+    listing the known names when there is none."""
+    factory = PASSES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown pass {name!r}; the passes are: {', '.join(PASSES)}")
+    return factory()
+
+
+def run_passes(module: HloModule, names, verify: bool = True) -> Pipeline:
+    """Run the passes ``names`` (a list, or a comma-separated string) on
+    ``module`` in order, verifying after each; returns the pipeline (its
+    ``timings``).  What ``xlac opt`` does."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    pipeline = Pipeline("opt", [make_pass(n) for n in names], verify=verify)
+    pipeline.run(module)
+    return pipeline
