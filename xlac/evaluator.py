@@ -1261,3 +1261,23 @@ def _topk(inst, vals):
         key = ~key  # reverses the order of signed and unsigned integers alike
     order = np.argsort(key, axis=-1, kind="stable")[..., :k]
     return np.take_along_axis(x, order, axis=-1), order.astype(np.int32)
+
+
+# ============================================================================
+# Batch norm
+# ============================================================================
+
+@_rule("batch-norm-inference")
+def _batch_norm_inference(inst, vals):
+    # The spec's formula as written: (x - mean) / sqrt(variance + epsilon) *
+    # scale + offset, each per-feature array along feature_index (halves in f32).
+    x, scale, offset, mean, variance = (_wide(v) for v in vals)
+    feature = _int(inst.attrs["feature_index"])
+    epsilon = x.dtype.type(float(inst.attrs["epsilon"]))
+    along = [1] * x.ndim
+    along[feature] = -1
+
+    def per_feature(v):
+        return v.reshape(along)
+    normalized = (x - per_feature(mean)) / np.sqrt(per_feature(variance) + epsilon)
+    return _convert(normalized * per_feature(scale) + per_feature(offset), inst.shape.dtype)

@@ -1376,3 +1376,21 @@ def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
         raise TypeError(f"{op}: fft_type must be 'FFT', 'IFFT', 'RFFT' or 'IRFFT', got {fft_type!r}")
     attrs = {"fft_type": kind.upper(), "fft_length": _bi.tuple(_int_list(op, "fft_length", fft_length))}
     return operand.builder.add_instruction("fft", [operand], attrs)
+
+
+def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaOp, variance: XlaOp,
+                         epsilon: float, feature_index: int) -> XlaOp:
+    """Normalise ``operand`` with the given per-feature ``mean`` and ``variance``
+    (spec: *BatchNormInference*): ``(operand - mean) / sqrt(variance + epsilon)
+    * scale + offset``, each of the four rank-1 arrays (one value per feature,
+    the size of dimension ``feature_index``) broadcast along that dimension.
+    Floating-point types only; the result has the operand's shape.  ShapeError
+    for a bad ``feature_index`` or per-feature arrays of the wrong size or type;
+    TypeError when ``epsilon`` is not a number."""
+    op = "batch_norm_inference"
+    b = _builder(op, operand, scale, offset, mean, variance)
+    b.check_operands(op, [operand, scale, offset, mean, variance])
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
+    attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
+    return b.add_instruction("batch-norm-inference", [operand, scale, offset, mean, variance], attrs)

@@ -1247,3 +1247,44 @@ def _scatter(ctx: _Ctx) -> Shape:
                        f"signature is {_signature(comp)}")
     outs = [Shape(o.element_type, o.dimensions) for o in operands]
     return outs[0] if n == 1 else Shape.tuple(outs)
+
+
+# ---------------------------------------------------------------------------
+# batch norm
+# ---------------------------------------------------------------------------
+
+@_rule("batch-norm-inference")
+def _batch_norm_inference(ctx: _Ctx) -> Shape:
+    """Spec: BatchNormInference(operand, scale, offset, mean, variance, epsilon,
+    feature_index): four rank-1 arrays of the operand's feature dimension,
+    all of the operand's floating-point element type; the result is the
+    operand's shape."""
+    ctx.arity(5)
+    operand = ctx.array(0, "operand")
+    if not operand.element_type.is_float:
+        raise ctx.fail(f"the operand must have a floating-point element type, got "
+                       f"{operand.element_type.value}")
+    feature = ctx.int_attr("feature_index")
+    if not 0 <= feature < operand.rank:
+        raise ctx.fail(f"feature_index={feature} must be a dimension of the operand {operand} "
+                       f"(in [0, {operand.rank}))")
+    _as_float(ctx, "epsilon", ctx.attr("epsilon"))
+    features = operand.dimensions[feature]
+    for k, what in enumerate(("scale", "offset", "mean", "variance"), start=1):
+        s = ctx.array(k, what)
+        if s.rank != 1 or s.dimensions[0] != features:
+            raise ctx.fail(f"{what} must be a rank-1 array of the {features} features "
+                           f"(dimension {feature} of the operand), got {s}")
+        if s.element_type != operand.element_type:
+            raise ctx.fail(f"{what} must have the operand's element type "
+                           f"{operand.element_type.value}, got {s.element_type.value}")
+    return Shape(operand.element_type, operand.dimensions)
+
+
+def _as_float(ctx, name, v) -> float:
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        return float(v)
+    except (TypeError, ValueError):
+        raise ctx.fail(f"attribute {name}={v!r} must be a number") from None

@@ -44,6 +44,7 @@ from .call_inliner import CallInliner
 from .constant_folding import ConstantFolding
 from .cse import CSE
 from .dce import DCE
+from .expanders import OpExpander
 from .fusion import InstructionFusion, MultiOutputFusion
 from .layout_assignment import LayoutAssignment
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
@@ -200,19 +201,21 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
     """What every module goes through before emission (the order of
-    xla/service/cpu/cpu_compiler.cc): split tuple constants into tuples of array
+    xla/service/cpu/cpu_compiler.cc): expand ops the code generator does not
+    emit (``op-expander``), split tuple constants into tuples of array
     constants, inline calls, simplify to a fixed point, assign layouts, fuse,
-    merge sibling fusions.  ``optimize=False`` only splits tuple constants and
-    inlines calls (every instruction then gets its own kernel)."""
+    merge sibling fusions.  ``optimize=False`` only expands, splits tuple
+    constants and inlines calls (every instruction then gets its own kernel)."""
+    first = [OpExpander(), TupleConstantSplitter(), CallInliner()]
     if not optimize:
-        return Pipeline("codegen-O0", [TupleConstantSplitter(), CallInliner()], verify=verify)
-    return Pipeline("codegen", [TupleConstantSplitter(), CallInliner(), simplify_pipeline(verify),
-                                LayoutAssignment(), InstructionFusion(), MultiOutputFusion()],
-                    verify=verify)
+        return Pipeline("codegen-O0", first, verify=verify)
+    return Pipeline("codegen", first + [simplify_pipeline(verify), LayoutAssignment(),
+                                        InstructionFusion(), MultiOutputFusion()], verify=verify)
 
 
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
 PASSES: dict[str, Callable[[], Pass]] = {
+    "op-expander": OpExpander,
     "split-tuple-constants": TupleConstantSplitter,
     "call-inliner": CallInliner,
     "algebraic-simplifier": AlgebraicSimplifier,

@@ -1,0 +1,55 @@
+"""OpExpander: ops the code generator does not emit, rewritten into ops it does.
+
+:data:`EXPANSIONS` holds one rewrite per opcode (a pattern, as the algebraic
+simplifier's: ``fn(inst, rewriter) -> changed``); the ``op-expander`` pass
+applies them to every computation, first in the code-generation pipelines,
+so that what they produce is simplified and fused like any other code.  This
+is XLA's family of ``OpExpanderPass`` subclasses (``BatchNormExpander``, ...)
+as one table.
+
+* ``batch-norm-inference`` (spec: BatchNormInference), as XLA's
+  BatchNormExpander: ``x * scale' + shift`` with ``scale' = scale *
+  rsqrt(variance + epsilon)`` and ``shift = offset - mean * scale'``, the two
+  per-feature arrays broadcast along ``feature_index``: one multiply-add per
+  element, fused into one loop.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..hlo.ir import HloInstruction, HloModule
+from ..shape import Shape
+from .rewriter import PatternRewriter, PatternSet, apply_patterns
+
+__all__ = ["OpExpander", "EXPANSIONS"]
+
+EXPANSIONS = PatternSet()
+
+
+@EXPANSIONS.register("batch-norm-inference")
+def batch_norm_inference(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    x, scale, offset, mean, variance = inst.operands
+    et = inst.shape.element_type
+    feature = int(inst.attrs["feature_index"])
+    per_feature = Shape(et, (x.shape.dimensions[feature],))
+    epsilon = rw.create("constant", Shape(et, ()), [],
+                        {"literal": np.array(float(inst.attrs["epsilon"]), dtype=et.dtype)})
+    epsilons = rw.create("broadcast", per_feature, [epsilon], {"dimensions": ()})
+    inv_stddev = rw.create("rsqrt", per_feature, [rw.create("add", per_feature, [variance, epsilons])])
+    true_scale = rw.create("multiply", per_feature, [scale, inv_stddev])
+    shift = rw.create("subtract", per_feature,
+                      [offset, rw.create("multiply", per_feature, [mean, true_scale])])
+    full = Shape(et, inst.shape.dimensions, layout=inst.shape.layout)
+    scaled = rw.create("multiply", full,
+                       [x, rw.create("broadcast", full, [true_scale], {"dimensions": (feature,)})])
+    result = rw.create("add", full, [scaled, rw.create("broadcast", full, [shift], {"dimensions": (feature,)})])
+    return rw.replace(inst, result)
+
+
+class OpExpander:
+    """Pass: apply :data:`EXPANSIONS` to every computation."""
+
+    name = "op-expander"
+
+    def run(self, module: HloModule) -> bool:
+        return apply_patterns(module, EXPANSIONS)
