@@ -11,6 +11,7 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
+from ..hlo.opcodes import is_elementwise
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import PASS_THROUGH, BufferAssignment
 from ..passes.pipeline import codegen_pipeline
@@ -18,6 +19,7 @@ from . import kernels  # noqa: F401  (registers the non-elemental kernel emitter
 from .elemental import has_generator
 from .emitter import KERNELS, ModuleEmitter
 from .math_approx import use_native_scaling
+from .scalar_ops import element_kinds
 
 #: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
 _PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
@@ -45,12 +47,24 @@ class Lowered:
         return str(self.llvm_module)
 
 
+def codegen_rule(opcode: str) -> str | None:
+    """How the code generator handles ``opcode``: ``"plumbing"`` (no code of its
+    own: parameters, tuples, pass-throughs), ``"kernel"`` (a kernel of its own),
+    ``"elemental"`` (a generator fused into loops), or None (not supported)."""
+    if opcode in _PLUMBING:
+        return "plumbing"
+    if opcode in KERNELS:
+        return "kernel"
+    if has_generator(opcode) and (not is_elementwise(opcode) or element_kinds(opcode)):
+        return "elemental"
+    return None
+
+
 def check_supported(module: HloModule) -> None:
     """Raise ``UnsupportedError`` naming the first opcode codegen cannot handle."""
     for comp in module.computations:
         for inst in comp.instructions:
-            if inst.opcode not in _PLUMBING and inst.opcode not in KERNELS \
-                    and not has_generator(inst.opcode):
+            if codegen_rule(inst.opcode) is None:
                 raise UnsupportedError(inst.opcode, f"instruction {inst.name}")
 
 

@@ -743,21 +743,25 @@ def _reduce_precision(c, x):
     return b.select(is_nan, x, _from_bits(b, bits, pt))
 
 
-def _stochastic_convert(c, *operands):
-    raise UnsupportedError("stochastic-convert")
-
-
 _CONVERSIONS: dict = {
     "convert": _convert,
     "bitcast-convert": _bitcast_convert,
     "reduce-precision": _reduce_precision,
-    "stochastic-convert": _stochastic_convert,
 }
 
 
 # ----------------------------------------------------------------------------
 # Entry point
 # ----------------------------------------------------------------------------
+
+def element_kinds(opcode: str) -> frozenset:
+    """The kinds of element type (``"pred"``, ``"int"``, ``"float"``,
+    ``"complex"``) this module emits elementwise ``opcode`` for (the support
+    matrix, docs/ops.md)."""
+    if opcode in _CONVERSIONS:
+        return frozenset((PRED, INT, FLOAT, COMPLEX))
+    return frozenset(_OPS.get(opcode, {}))
+
 
 def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand_types: list,
                      result_type: PT, attrs: dict | None = None) -> ir.Value:

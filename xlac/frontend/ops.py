@@ -35,6 +35,20 @@ from .builder import XlaBuilder, XlaComputation, XlaOp
 # stay reachable through _bi.
 
 
+#: opcode -> the names of the functions of this module that build it (filled by
+#: :func:`builds`); ``python -m xlac.support`` lists them in docs/ops.md.
+BUILDERS: dict[str, list[str]] = {}
+
+
+def builds(*opcodes: str):
+    """Decorator: the function builds instructions of ``opcodes``."""
+    def mark(fn):
+        for opcode in opcodes:
+            BUILDERS.setdefault(opcode, []).append(fn.__name__)
+        return fn
+    return mark
+
+
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
@@ -173,6 +187,7 @@ def _coerce(op: str, *args) -> list:
 # leaves: parameter, constant, iota
 # ---------------------------------------------------------------------------
 
+@builds("parameter")
 def parameter(builder: XlaBuilder, number: int, shape, name: str = "") -> XlaOp:
     """Parameter ``number`` of the computation, of ``shape`` (Shape or text ``"f32[2,3]"``).
 
@@ -190,6 +205,7 @@ def parameter(builder: XlaBuilder, number: int, shape, name: str = "") -> XlaOp:
         name=name or f"parameter.{number}"))
 
 
+@builds("constant")
 def constant(builder: XlaBuilder, value) -> XlaOp:
     """A constant array (spec: *ConstantLiteral*).
 
@@ -207,6 +223,7 @@ def constant(builder: XlaBuilder, value) -> XlaOp:
 constant_literal = constant
 
 
+@builds("iota")
 def iota(builder: XlaBuilder, shape, iota_dimension: int) -> XlaOp:
     """Values 0, 1, 2, ... along ``iota_dimension`` of ``shape`` (spec: *Iota*).
 
@@ -270,7 +287,7 @@ _UNARY = {
     "tanh": ("tanh", "hyperbolic tangent"),
 }
 for _name, (_opcode, _doc) in _UNARY.items():
-    globals()[_name] = _make_unary(_name, _opcode, _doc)
+    globals()[_name] = builds(_opcode)(_make_unary(_name, _opcode, _doc))
 del _name, _opcode, _doc
 
 # Spelled-out aliases of the spec's short names.
@@ -402,7 +419,7 @@ _BINARY = {
     "complex": ("complex", "complex number from real and imaginary parts (f32 -> c64, f64 -> c128)"),
 }
 for _name, (_opcode, _doc) in _BINARY.items():
-    globals()[_name] = _make_binary(_name, _opcode, _doc)
+    globals()[_name] = builds(_opcode)(_make_binary(_name, _opcode, _doc))
 del _name, _opcode, _doc
 
 subtract, multiply, divide, remainder, maximum, minimum = sub, mul, div, rem, max, min  # noqa: F821
@@ -413,6 +430,7 @@ power = pow  # noqa: F821
 # comparisons (spec: *Element-wise comparison operations*)
 # ---------------------------------------------------------------------------
 
+@builds("compare")
 def compare(lhs, rhs, direction: str, broadcast_dimensions=None, compare_type: str | None = None) -> XlaOp:
     """Element-wise comparison ``lhs <direction> rhs`` -> pred (HLO ``compare``).
 
@@ -448,8 +466,9 @@ def _make_compare(pyname: str, direction: str, total_order: bool):
 
 
 for _d in ("EQ", "NE", "GE", "GT", "LE", "LT"):
-    globals()[_d.lower()] = _make_compare(_d.lower(), _d, False)
-    globals()[_d.lower() + "_total_order"] = _make_compare(_d.lower() + "_total_order", _d, True)
+    globals()[_d.lower()] = builds("compare")(_make_compare(_d.lower(), _d, False))
+    globals()[_d.lower() + "_total_order"] = builds("compare")(
+        _make_compare(_d.lower() + "_total_order", _d, True))
 del _d
 
 
@@ -468,6 +487,7 @@ def _broadcast_scalars(op: str, args: list) -> list:
     return [_expand(a, dims[0], []) if a.shape.is_scalar else a for a in args]
 
 
+@builds("select")
 def select(pred, on_true, on_false) -> XlaOp:
     """``on_true`` where ``pred`` else ``on_false`` (spec: *Select*).
 
@@ -496,6 +516,7 @@ def _scalar_to(s: Shape, args) -> Shape:
     return s
 
 
+@builds("clamp")
 def clamp(min, operand, max) -> XlaOp:  # noqa: A002 - the spec's argument names
     """``min(max(operand, min), max)`` element-wise (spec: *Clamp*).
 
@@ -513,6 +534,7 @@ def clamp(min, operand, max) -> XlaOp:  # noqa: A002 - the spec's argument names
 # conversions
 # ---------------------------------------------------------------------------
 
+@builds("convert")
 def convert_element_type(operand: XlaOp, new_element_type) -> XlaOp:
     """Element-wise conversion to ``new_element_type`` (spec: *ConvertElementType*).
 
@@ -525,6 +547,7 @@ def convert_element_type(operand: XlaOp, new_element_type) -> XlaOp:
     return operand.builder.add_instruction("convert", [operand], shape=s)
 
 
+@builds("bitcast-convert")
 def bitcast_convert_type(operand: XlaOp, new_element_type) -> XlaOp:
     """Reinterpret the bits as ``new_element_type`` (spec: *BitcastConvertType*).
 
@@ -538,6 +561,7 @@ def bitcast_convert_type(operand: XlaOp, new_element_type) -> XlaOp:
     return operand.builder.add_instruction("bitcast-convert", [operand], shape=s)
 
 
+@builds("reduce-precision")
 def reduce_precision(operand: XlaOp, exponent_bits: int, mantissa_bits: int) -> XlaOp:
     """Round floats to ``exponent_bits``/``mantissa_bits`` and back (spec: *ReducePrecision*).
 
@@ -559,6 +583,7 @@ def _unary_check(op: str, operand) -> None:
 # shape manipulation
 # ---------------------------------------------------------------------------
 
+@builds("broadcast")
 def broadcast(operand: XlaOp, broadcast_sizes) -> XlaOp:
     """Add major dimensions ``broadcast_sizes`` in front (spec: *Broadcast*).
 
@@ -577,6 +602,7 @@ def broadcast(operand: XlaOp, broadcast_sizes) -> XlaOp:
         shape=Shape(operand.shape.element_type, out))
 
 
+@builds("broadcast")
 def broadcast_in_dim(operand: XlaOp, out_dim_size, broadcast_dimensions) -> XlaOp:
     """Broadcast to ``out_dim_size``, operand dimension i going to ``broadcast_dimensions[i]``.
 
@@ -610,6 +636,7 @@ def broadcast_in_dim(operand: XlaOp, out_dim_size, broadcast_dimensions) -> XlaO
     return _expand(operand, out, bd)
 
 
+@builds("reshape")
 def reshape(operand: XlaOp, dimensions=None, new_sizes=None) -> XlaOp:
     """Reshape to ``new_sizes`` (spec: *Reshape*), row-major order.
 
@@ -647,6 +674,7 @@ def collapse(operand: XlaOp, dimensions) -> XlaOp:
     return reshape(operand, list(s.dimensions[:dims[0]]) + [merged] + list(s.dimensions[dims[-1] + 1:]))
 
 
+@builds("transpose")
 def transpose(operand: XlaOp, permutation) -> XlaOp:
     """Permute dimensions: ``output.dims[i] = operand.dims[permutation[i]]`` (spec: *Transpose*).
 
@@ -657,6 +685,7 @@ def transpose(operand: XlaOp, permutation) -> XlaOp:
     return operand.builder.add_instruction("transpose", [operand], {"dimensions": _bi.tuple(perm)})
 
 
+@builds("reverse")
 def rev(operand: XlaOp, dimensions) -> XlaOp:
     """Reverse the order of elements along ``dimensions`` (spec: *Rev*)."""
     _unary_check("rev", operand)
@@ -664,6 +693,7 @@ def rev(operand: XlaOp, dimensions) -> XlaOp:
     return operand.builder.add_instruction("reverse", [operand], {"dimensions": _bi.tuple(dims)})
 
 
+@builds("slice")
 def slice(operand: XlaOp, start_indices, limit_indices, strides=None) -> XlaOp:  # noqa: A001
     """The sub-array ``[start, limit)`` with ``strides`` (default 1) per dimension (spec: *Slice*).
 
@@ -695,6 +725,7 @@ def slice_in_dim(operand: XlaOp, start_index: int, limit_index: int, stride: int
     return slice(operand, start, limit, strides)
 
 
+@builds("concatenate")
 def concat_in_dim(builder: XlaBuilder, operands, dimension: int) -> XlaOp:
     """Concatenate ``operands`` along ``dimension`` (spec: *Concatenate*).
 
@@ -707,6 +738,7 @@ def concat_in_dim(builder: XlaBuilder, operands, dimension: int) -> XlaOp:
                                    {"dimensions": (_index("concat_in_dim", "dimension", dimension),)})
 
 
+@builds("pad")
 def pad(operand: XlaOp, padding_value, padding_config) -> XlaOp:
     """Pad with ``padding_value`` (spec: *Pad*).
 
@@ -734,6 +766,7 @@ def pad(operand: XlaOp, padding_value, padding_config) -> XlaOp:
 # reduce
 # ---------------------------------------------------------------------------
 
+@builds("reduce")
 def reduce(operands, init_values, computation: XlaComputation, dimensions_to_reduce) -> XlaOp:
     """Reduce ``dimensions_to_reduce`` with ``computation`` (spec: *Reduce*).
 
@@ -794,6 +827,7 @@ def _dot_numbers(dimension_numbers) -> DotDimensionNumbers:
                     f"((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)), got {dn!r}")
 
 
+@builds("dot")
 def dot_general(lhs: XlaOp, rhs: XlaOp, dimension_numbers, preferred_element_type=None) -> XlaOp:
     """Sum of products over contracting dimensions, batched (spec: *DotGeneral*).
 
@@ -844,6 +878,7 @@ def dot(lhs: XlaOp, rhs: XlaOp, preferred_element_type=None) -> XlaOp:
 # tuples and calls
 # ---------------------------------------------------------------------------
 
+@builds("tuple")
 def tuple(builder: XlaBuilder, elements) -> XlaOp:  # noqa: A001
     """A tuple of ``elements`` (spec: *Tuple*)."""
     elements = list(elements)
@@ -851,6 +886,7 @@ def tuple(builder: XlaBuilder, elements) -> XlaOp:  # noqa: A001
     return builder.add_instruction("tuple", elements)
 
 
+@builds("get-tuple-element")
 def get_tuple_element(tuple_data: XlaOp, index: int) -> XlaOp:
     """Element ``index`` of a tuple (spec: *GetTupleElement*); ShapeError when out of range."""
     _unary_check("get_tuple_element", tuple_data)
@@ -858,6 +894,7 @@ def get_tuple_element(tuple_data: XlaOp, index: int) -> XlaOp:
                                               {"index": _index("get_tuple_element", "index", index)})
 
 
+@builds("call")
 def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp:
     """Call ``computation`` with ``operands`` (spec: *Call*).
 
@@ -893,6 +930,7 @@ def _start_index_ops(op: str, like: XlaOp, start_indices) -> list:
     return out
 
 
+@builds("dynamic-slice")
 def dynamic_slice(operand: XlaOp, start_indices, slice_sizes) -> XlaOp:
     """The ``slice_sizes`` window of ``operand`` at run-time ``start_indices`` (spec: *DynamicSlice*).
 
@@ -908,6 +946,7 @@ def dynamic_slice(operand: XlaOp, start_indices, slice_sizes) -> XlaOp:
                                            {"dynamic_slice_sizes": _bi.tuple(sizes)})
 
 
+@builds("dynamic-update-slice")
 def dynamic_update_slice(operand: XlaOp, update: XlaOp, start_indices) -> XlaOp:
     """``operand`` with ``update`` written at run-time ``start_indices`` (spec:
     *DynamicUpdateSlice*); starts are clamped so the update stays in bounds."""
@@ -921,6 +960,7 @@ def dynamic_update_slice(operand: XlaOp, update: XlaOp, start_indices) -> XlaOp:
 # control flow
 # ---------------------------------------------------------------------------
 
+@builds("while")
 def while_loop(condition: XlaComputation, body: XlaComputation, init: XlaOp) -> XlaOp:
     """Run ``body`` while ``condition`` holds, starting from ``init`` (spec: *While*).
 
@@ -935,6 +975,7 @@ def while_loop(condition: XlaComputation, body: XlaComputation, init: XlaOp) -> 
 
 
 
+@builds("conditional")
 def conditional(selector: XlaOp, *args) -> XlaOp:
     """Run one computation and return its result (spec: *Conditional*).
 
@@ -969,6 +1010,7 @@ def conditional(selector: XlaOp, *args) -> XlaOp:
                     "branch_computations, branch_operands)")
 
 
+@builds("map")
 def map(builder: XlaBuilder, operands, computation: XlaComputation, dimensions=None) -> XlaOp:  # noqa: A001
     """Apply the scalar ``computation`` at every index of ``operands`` (spec: *Map*).
 
@@ -997,6 +1039,7 @@ def _default_comparator(operands: list) -> XlaComputation:
     return cb.build(compare(params[0], params[1], "LT", compare_type=ctype))
 
 
+@builds("sort")
 def sort(operands, comparator: XlaComputation | None = None, dimension: int = -1,
          is_stable: bool = False) -> XlaOp:
     """Sort ``operands`` together along ``dimension`` (spec: *Sort*).
@@ -1023,6 +1066,7 @@ def sort(operands, comparator: XlaComputation | None = None, dimension: int = -1
     return b.add_instruction("sort", xs, attrs)
 
 
+@builds("topk")
 def top_k(operand: XlaOp, k: int, largest: bool = True) -> XlaOp:
     """The ``k`` largest (or smallest) elements of the last dimension and their
     indices (spec: *TopK*): a tuple ``(values, s32 indices)``, sorted, ties in
@@ -1044,6 +1088,7 @@ class ScatterDimensionNumbers:
     scatter_indices_batching_dims: tuple = ()
 
 
+@builds("scatter")
 def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaComputation,
             index_vector_dim: int | None = None, update_window_dims=(), inserted_window_dims=(),
             scatter_dims_to_operand_dims=(), indices_are_sorted: bool = False,
@@ -1132,6 +1177,7 @@ class GatherDimensionNumbers:
     index_vector_dim: int | None = None
 
 
+@builds("gather")
 def gather(operand: XlaOp, start_indices: XlaOp, dimension_numbers, slice_sizes,
            indices_are_sorted: bool = False) -> XlaOp:
     """Slices of ``operand`` at the starts ``start_indices`` holds (spec: *Gather*).
@@ -1236,6 +1282,7 @@ def _conv_numbers(op: str, dimension_numbers, rank: int):
         raise TypeError(f"{op}: bad dimension_numbers {dimension_numbers!r}: {e}") from None
 
 
+@builds("convolution")
 def conv_general_dilated(lhs: XlaOp, rhs: XlaOp, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count: int = 1,
                          batch_group_count: int = 1, precision_config=None,
@@ -1314,6 +1361,7 @@ def _window_attr(op: str, rank: int, window_dimensions, window_strides, base_dil
     return _raw(format_window(Window.make(sizes, strides, pads, base, wdil)))
 
 
+@builds("reduce-window")
 def reduce_window(operand, init_value, computation: XlaComputation, window_dimensions,
                   window_strides=None, base_dilations=None, window_dilations=None,
                   padding="VALID") -> XlaOp:
@@ -1346,6 +1394,7 @@ def reduce_window(operand, init_value, computation: XlaComputation, window_dimen
     return b.add_instruction("reduce-window", xs + inits, {"window": window, "to_apply": callee})
 
 
+@builds("select-and-scatter")
 def select_and_scatter(operand: XlaOp, select: XlaComputation, window_dimensions, window_strides,
                        padding, source: XlaOp, init_value, scatter: XlaComputation) -> XlaOp:
     """Scatter ``source`` onto the element ``select`` picks in each window of
@@ -1365,6 +1414,7 @@ def select_and_scatter(operand: XlaOp, select: XlaComputation, window_dimensions
     return b.add_instruction("select-and-scatter", [operand, source, init], attrs)
 
 
+@builds("fft")
 def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
     """Fourier transform over the last ``len(fft_length)`` (1 to 3) dimensions
     (spec: *Fft*): ``fft_type`` is 'FFT', 'IFFT', 'RFFT' or 'IRFFT' (any case,
@@ -1378,6 +1428,7 @@ def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
     return operand.builder.add_instruction("fft", [operand], attrs)
 
 
+@builds("batch-norm-inference")
 def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaOp, variance: XlaOp,
                          epsilon: float, feature_index: int) -> XlaOp:
     """Normalise ``operand`` with the given per-feature ``mean`` and ``variance``

@@ -191,8 +191,9 @@ _define("reduce-scatter", "collective", None, "ReduceScatter", traits=[SE], dime
 _define("collective-permute collective-permute-start", "collective", None, "CollectivePermute",
         traits=[SE], source_target_pairs=RAW, channel_id=INT)
 _define("all-reduce-done all-gather-done collective-permute-done", "collective", 1, "", traits=[SE])
-_define("send recv", "other", None, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
-_define("send-done recv-done", "other", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("send", "other", None, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("recv", "other", None, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("send-done recv-done", "other", 1, "", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 
 # -- the rest of the operation semantics -------------------------------------------------------
 _define("topk", "other", 1, "TopK", k=INT, largest=BOOL)
