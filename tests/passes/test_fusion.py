@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import xlac
 from xlac.codegen.compiler import check_supported, lower
-from xlac.passes.fusion import InstructionFusion, MultiOutputFusion
+from xlac.passes.fusion import InstructionFusion
+from xlac.passes.multi_output_fusion import MultiOutputFusion
 
 from passtest import filecheck, run_pass
 

@@ -45,7 +45,8 @@ from .constant_folding import ConstantFolding
 from .cse import CSE
 from .dce import DCE
 from .expanders import OpExpander
-from .fusion import InstructionFusion, MultiOutputFusion
+from .fusion import InstructionFusion
+from .multi_output_fusion import MultiOutputFusion
 from .layout_assignment import LayoutAssignment
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
 

@@ -1,0 +1,168 @@
+"""MultiOutputFusion: sibling fusions that stream the same input share one kernel.
+
+After producer/consumer fusion (``xlac.passes.fusion``), two fusions (or a
+fusion and an elementwise op) that read a common operand and iterate over the
+same loop (:func:`_loop_signature`) become one fusion with a tuple root: the
+input is read once for both.  Refusals ("not merged: ...") are diagnostics.
+"""
+from __future__ import annotations
+
+from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
+from ..shape import Shape
+from .fusion import Fuser, fused_root
+
+__all__ = ["MultiOutputFusion"]
+
+
+def _loop_signature(inst: HloInstruction):
+    """What a kernel iterates over: fusions with equal signatures can share one loop."""
+    root = fused_root(inst) if inst.opcode == "fusion" else inst
+    roots = root.operands if root.opcode == "tuple" else [root]
+    sigs = set()
+    for r in roots:
+        if r.opcode == "reduce":
+            sigs.add(("reduce", r.shape.leaves()[0].dimensions, r.operands[0].shape.dimensions,
+                      tuple(sorted(r.attrs["dimensions"]))))
+        elif r.shape.is_array:
+            sigs.add(("loop", r.shape.dimensions))
+        else:
+            return None
+    return sigs.pop() if len(sigs) == 1 else None
+
+
+class MultiOutputFusion:
+    """Pass: merge sibling fusions that read a common input over the same loop.
+
+    Two reductions of the same rows (a sum and a max of ``x``), or two
+    same-shaped loops over ``x``, become one fusion with a tuple result, so
+    ``x`` is streamed from memory once.  Siblings are merged only when neither
+    depends on the other.
+    """
+
+    name = "multi-output-fusion"
+
+    def run(self, module: HloModule) -> bool:
+        comp = module.entry
+        fuser = Fuser(module, comp)
+        changed = False
+        comp.compute_users()
+        candidates = [i for i in comp.instructions
+                      if i.opcode == "fusion" and i.attrs.get("kind") in ("kLoop", "kInput")]
+        merged = set()
+        for a in candidates:
+            if id(a) in merged or a.parent is not comp:
+                continue
+            sig = _loop_signature(a)
+            if sig is None:
+                continue
+            for x in a.operands:
+                if x.shape.element_count() < 1024:
+                    continue  # small shared inputs are not worth a merge
+                for b in list(x.users):
+                    if b is a or id(b) in merged or b.opcode != "fusion" or b.parent is not comp \
+                            or b.attrs.get("kind") not in ("kLoop", "kInput") or _loop_signature(b) != sig:
+                        continue
+                    if _reaches(a, b) or _reaches(b, a):
+                        fuser.notes.append(Diagnostic("multi-output-fusion", a.name,
+                                                      f"not merged: {a.name} and {b.name}: one depends "
+                                                      f"on the other"))
+                        continue
+                    a = self._merge(fuser, comp, a, b)
+                    merged.add(id(b))
+                    changed = True
+        if changed:
+            comp.instructions = [i for i in comp.instructions if i.parent is comp]
+            comp.instructions = comp.post_order()
+            comp.compute_users()
+            module.drop_uncalled_computations()
+            module.sort_computations()
+        module.diagnostics.extend(fuser.notes)
+        return changed
+
+    def _merge(self, fuser: Fuser, comp: HloComputation, a: HloInstruction, b: HloInstruction):
+        fused = HloComputation(fuser.fresh("fused_multi", fuser.comp_names))
+        operands: list[HloInstruction] = []
+        params: dict[int, HloInstruction] = {}
+        roots = []
+        for f in (a, b):
+            body: HloComputation = f.attrs["calls"]
+            mapping = {}
+            for inst in body.post_order():
+                if inst.opcode == "parameter":
+                    outer = f.operands[inst.parameter_number]
+                    if id(outer) not in params:
+                        p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},
+                                           f"param_{len(operands)}")
+                        fused.add_instruction(p)
+                        params[id(outer)] = p
+                        operands.append(outer)
+                    mapping[id(inst)] = params[id(outer)]
+                    continue
+                clone = HloInstruction(inst.opcode, inst.shape, [mapping[id(o)] for o in inst.operands],
+                                       dict(inst.attrs), fuser.fresh(inst.name, {i.name for i in fused.instructions}))
+                fused.add_instruction(clone)
+                mapping[id(inst)] = clone
+            root = mapping[id(body.root)]
+            if root.opcode == "tuple" and f.shape.is_tuple:
+                roots.append((f, list(root.operands)))
+            else:
+                roots.append((f, [root]))
+        elements = [r for _, rs in roots for r in rs]
+        tup = HloInstruction("tuple", Shape.tuple([e.shape for e in elements]), elements, {}, "tuple.root")
+        fused.add_instruction(tup)
+        fused.root = tup
+        fusion = HloInstruction("fusion", tup.shape, operands,
+                                {"kind": "kInput" if _loop_signature(a)[0] == "reduce" else "kLoop",
+                                 "calls": fused}, fuser.fresh("fusion.multi", fuser.names))
+        fusion.parent = comp
+        comp.instructions.append(fusion)
+        fuser.module.add_computation(fused)
+        # Replace each sibling by get-tuple-elements of the merged fusion.
+        k = 0
+        for f, rs in roots:
+            if f.shape.is_tuple:
+                replacement_parts = []
+                for r in rs:
+                    g = HloInstruction("get-tuple-element", r.shape, [fusion], {"index": k},
+                                       fuser.fresh(f"{f.name}.gte{k}", fuser.names))
+                    g.parent = comp
+                    comp.instructions.append(g)
+                    replacement_parts.append(g)
+                    k += 1
+                replacement = HloInstruction("tuple", f.shape, replacement_parts, {},
+                                             fuser.fresh(f"{f.name}.tuple", fuser.names))
+            else:
+                replacement = HloInstruction("get-tuple-element", rs[0].shape, [fusion], {"index": k},
+                                             fuser.fresh(f"{f.name}.gte", fuser.names))
+                k += 1
+            replacement.parent = comp
+            comp.instructions.append(replacement)
+            for user in list(f.users):
+                user.replace_operand(f, replacement)
+                replacement.users.append(user)
+            if comp.root is f:
+                comp.root = replacement
+            f.parent = None  # dropped from comp.instructions when the pass ends
+        for op in operands:
+            op.users = [u for u in op.users if u is not a and u is not b]
+            op.users.append(fusion)
+        fusion.users = [g for g in comp.instructions[-(k + len(roots)):]
+                        if g.opcode == "get-tuple-element" and g.operands[0] is fusion]
+        return fusion
+
+
+def _reaches(src: HloInstruction, dst: HloInstruction, budget: int = 4096) -> bool:
+    """Is ``dst`` reachable from ``src`` through users?  (Says yes when the
+    search exceeds ``budget`` nodes: a merge is then simply not made.)"""
+    seen, stack = set(), [src]
+    while stack:
+        if len(seen) > budget:
+            return True
+        cur = stack.pop()
+        if cur is dst:
+            return True
+        for u in cur.users:
+            if id(u) not in seen:
+                seen.add(id(u))
+                stack.append(u)
+    return False
