@@ -16,6 +16,7 @@ Each is JIT-compiled once per process through :func:`~xlac.codegen.compile_cache
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 
 from ..runtime import disk_cache, native
@@ -47,6 +48,7 @@ _FLAG = "xlac_sigint_cancel_flag"
 _PREV = "xlac_sigint_previous_handler"
 _HANDLER = "xlac_sigint_handler"
 _ENSURE = "xlac_sigint_ensure"
+_UNINSTALL = "xlac_sigint_uninstall"
 
 SA_SIGINFO = 0x4
 SA_ONSTACK = 0x08000000
@@ -116,6 +118,30 @@ yes:
 no:
   ret i32 0
 }}
+
+; Put the replaced handler back if ours is first (at exit: the code of ours is
+; freed with the engine that holds it).
+define void @{_UNINSTALL}() {{
+entry:
+  %cur = alloca [{_SIGACTION_BYTES} x i8], align 8
+  %r = call i32 @sigaction(i32 {_SIGINT}, ptr null, ptr %cur)
+  %h = load ptr, ptr %cur, align 8
+  %ours = icmp eq ptr %h, @{_HANDLER}
+  %ok = icmp eq i32 %r, 0
+  %both = and i1 %ours, %ok
+  br i1 %both, label %restore, label %done
+restore:
+  %prev = load atomic volatile ptr, ptr @{_PREV} seq_cst, align 8
+  store ptr %prev, ptr %cur, align 8
+  %fp = getelementptr i8, ptr %cur, i64 {_FLAGS_OFFSET}
+  %flags = load i32, ptr %fp, align 4
+  %plain = and i32 %flags, {~SA_SIGINFO & 0xFFFFFFFF}
+  store i32 %plain, ptr %fp, align 4
+  %r2 = call i32 @sigaction(i32 {_SIGINT}, ptr %cur, ptr null)
+  br label %done
+done:
+  ret void
+}}
 """
 
 
@@ -138,6 +164,10 @@ def _sigint():
     jf = _compile(SIGINT_IR, _ENSURE)
     ensure = ctypes.CFUNCTYPE(ctypes.c_int)(jf.address)
     ensure._jit = jf
+    uninstall = ctypes.CFUNCTYPE(None)(jf.engine.get_function_address(_UNINSTALL))
+    uninstall._jit = jf
+    # Before the engine (and the handler's code with it) goes at exit.
+    atexit.register(uninstall)
     return jf.engine.get_global_value_address(_FLAG), ensure
 
 
