@@ -295,8 +295,8 @@ def test_softmax_exponential_is_computed_once_per_element(kind):
 
 
 def test_row_scratch_too_big_row_recomputes(monkeypatch):
-    from xlac.codegen import elemental
-    monkeypatch.setattr(elemental, "ROW_SCRATCH_BYTES", 64)
+    from xlac.codegen import hoisting
+    monkeypatch.setattr(hoisting, "ROW_SCRATCH_BYTES", 64)
     executable._cache.clear()
     try:
         text = _check("softmax", "f32", (5, 129), threads=(1,))
@@ -373,7 +373,7 @@ def test_long_math_loops_run_independent_vector_iterations():
     by side (its code is a long dependent chain per vector): the output loop
     of an elementwise tanh, and softmax's row-scratch fill, but not softmax's
     output loop (a divide of the scratch) nor a plain add's."""
-    from xlac.codegen.elemental import ROW_SCRATCH_INTERLEAVE
+    from xlac.codegen.hoisting import ROW_SCRATCH_INTERLEAVE
     from xlac.codegen.emitter import MATH_INTERLEAVE
     b = xlac.XlaBuilder("tanh_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")

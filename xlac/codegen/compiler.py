@@ -11,9 +11,9 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloModule
-from ..hlo.opcodes import is_elementwise
+from ..hlo.opcodes import Trait, is_elementwise, with_trait
 from ..hlo.verifier import verify
-from ..passes.buffer_assignment import PASS_THROUGH, BufferAssignment
+from ..passes.buffer_assignment import BufferAssignment
 from ..passes.pipeline import codegen_pipeline
 from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
 from .elemental import has_generator
@@ -21,8 +21,9 @@ from .emitter import KERNELS, ModuleEmitter
 from .math_approx import use_native_scaling
 from .scalar_ops import element_kinds
 
-#: Opcodes the code generator handles: the elemental ones plus buffer plumbing.
-_PLUMBING = {"parameter", "constant", "tuple", "get-tuple-element", "after-all"} | PASS_THROUGH
+#: Opcodes that need no code of their own (``Trait.NO_BUFFER``: parameters,
+#: constants, tuples, pass-throughs).
+_PLUMBING = with_trait(Trait.NO_BUFFER)
 
 
 @dataclass

@@ -13,6 +13,12 @@ dimensions.  Scalar arithmetic comes from ``scalar_ops.emit_elementwise``.
 
 Generators of tuple-shaped instructions (variadic reduce, tuple) return a
 Python tuple of values, one per element.
+
+This module is the generator table (``_RULES``; kernel modules add theirs with
+:func:`register_generator`).  Its neighbours:
+``hoisting.py`` emits a value no deeper in the loop nest than its index needs
+(and keeps rows of expensive values), ``reduction.py`` holds the ``reduce``
+generator and the accumulators every reduction uses.
 """
 from __future__ import annotations
 
@@ -25,11 +31,13 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.opcodes import OPCODES
-from ..passes.fusion import is_expensive
-from ..shape import S64, Shape
+from ..shape import S64
 from . import scalar_ops, types
-from .ir_array import I64, Index, IrArray, i64, scalar_index
-from .loops import REDUCTION_INTERLEAVE, for_range, loop_hints
+from .emission import context_of
+from .hoisting import Hoisting, cached, mapped_index, row_scratch_dims
+from .ir_array import Index, IrArray, i64, scalar_index
+from .loops import for_range
+from .reduction import reduce_generator
 
 Generator = Callable[[Index], object]
 
@@ -47,9 +55,10 @@ class ElementalEmitter:
         self.b = builder
         self.alloca_builder = alloca_builder
         self.constant_array = constant_array
-        #: instruction id -> the fold function of its row scratch (``row_scratch``),
-        #: for the reductions generated after it in the same computation.
-        self.row_folds: dict = {}
+        #: The module's emission context: where indices sit in the loop nest.
+        self.ctx = context_of(builder.module)
+        #: Hoisting, reuse and row scratch of this emitter's generators (hoisting.py).
+        self.hoisting = Hoisting(self)
 
     # -- public ---------------------------------------------------------------
     def make_generator(self, inst: HloInstruction, operand_gens: list) -> Generator:
@@ -91,9 +100,9 @@ class ElementalEmitter:
                 gen = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
                 row = row_scratch_dims(inst)
                 if row is not None:
-                    gen, self.row_folds[id(inst)] = self.row_scratch(inst, gen, row)
+                    gen, self.hoisting.row_folds[id(inst)] = self.hoisting.row_scratch(inst, gen, row)
             if len(inst.users) > 1:
-                gen = _cached(inst, gen)
+                gen = cached(self.ctx, inst, gen)
             gens[id(inst)] = gen
         return gens
 
@@ -113,157 +122,6 @@ class ElementalEmitter:
             values[id(inst)] = self.make_generator(inst, ops)(idx)
         return values[id(comp.root)]
 
-    def hoisted(self, gen: Generator, index: Index):
-        """``gen(index)``, emitted as far out of the enclosing loops as ``index`` allows.
-
-        When every component of ``index`` is a loop variable of an outer loop
-        (or a constant), the value is the same for all iterations of the inner
-        loops: it is emitted once, in the hoist chain in front of the first
-        inner loop it does not depend on (a broadcast row maximum in softmax is
-        computed once per row, not once per element).  A value already hoisted
-        for the same generator and index into a chain that runs before this
-        point (``index.avail``) is reused: softmax's row maximum feeds both the
-        row sum and the output pass, and is computed once.
-        """
-        if index.depths is None or index.stack is None or any(d is None for d in index.depths):
-            return gen(index)
-        target = max(index.depths, default=0)
-        if target >= len(index.stack):
-            return self.region_cached(gen, index, lambda: gen(index))
-        chain = index.stack[target]
-        avail = index.avail[:_position(index.avail, chain) + 1]
-        key = (id(gen), tuple(_value_key(x) for x in index.multi))
-        hit = _lookup(avail, key)
-        if hit is not None:
-            return hit
-        here = self.b.block
-        self.b.position_at_end(chain.block)
-        value = gen(Index(index.multi, depths=index.depths, stack=index.stack[:target], avail=avail))
-        chain.block = self.b.block
-        self.b.position_at_end(here)
-        _remember(chain, key, (gen, list(index.multi), value))
-        return value
-
-    def region_cached(self, what, index: Index, emit):
-        """``emit()``, reused when ``what`` (an instruction or a generator) was
-        already emitted at the same index into a chain that runs before this
-        point.  Only code emitted at the top level of a hoisted region (see
-        :func:`_region`) is remembered: a row reduction reached through
-        different broadcasts or reshapes (fusion duplicates those) is computed
-        once per row."""
-        region = _region(index)
-        if region is None:
-            return emit()
-        key = (id(what), tuple(_value_key(x) for x in index.multi))
-        hit = _lookup(index.avail, key)
-        if hit is not None:
-            return hit
-        value = emit()
-        _remember(region, key, (what, list(index.multi), value))
-        return value
-
-    def row_scratch(self, inst: HloInstruction, gen: Generator, dims: list) -> tuple:
-        """``gen`` for a value a row reduction reads and other users read again
-        (softmax's ``exp(x - max)``): where a row of it is read inside loops
-        over the row (``dims``, the minor dimensions), the whole row is
-        computed once into a small scratch row (L1-resident) in front of the
-        loops, and read back from there.  The fill is hoisted like any other
-        per-row value, so the reduction and the output pass share it.
-
-        Returns ``(read, fold)``: ``read`` is the generator; ``fold(reduce,
-        init_gen)`` folds a simple reduction of this value over ``dims`` into
-        the fill loop (softmax's row sum is accumulated while the exp row is
-        written: one loop fewer to run and to compile) and returns its
-        generator's emitter, ``index -> value`` (None where it does not
-        apply); ``fold`` returns None for a reduction it cannot take."""
-        shape = inst.shape
-        pt = shape.element_type
-        ety = types.register_type(pt)
-        order = [d for d in reversed(shape.layout.minor_to_major) if d in dims and shape.dimensions[d] > 1]
-        n = math.prod(shape.dimensions[d] for d in order)
-        row_strides, stride = {}, 1
-        for d in reversed(order):
-            row_strides[d] = stride
-            stride *= shape.dimensions[d]
-        folded: list = []       # (reduce instruction, init generator, reducer opcode)
-
-        def row_offset(multi):
-            offset = None
-            for d in order:
-                term = multi[d] if row_strides[d] == 1 else self.b.mul(multi[d], i64(row_strides[d]),
-                                                                       flags=["nsw", "nuw"])
-                offset = term if offset is None else self.b.add(offset, term, flags=["nsw", "nuw"])
-            return offset
-
-        def fill(kept: Index):
-            b = self.b
-            scratch = self.alloca_builder.alloca(ety, size=n, name="row")
-            accs = [_start_accumulator(self, r, init(scalar_index()), op) for r, init, op in folded]
-            multi, depths = list(kept.multi), list(kept.depths)
-            stack, avail = list(kept.stack), list(kept.avail)
-            base = len(stack)
-
-            def loops(level):
-                if level == len(order):
-                    value = gen(Index(list(multi), depths=list(depths), stack=list(stack),
-                                      avail=avail + stack[base:]))
-                    b.store(value, b.gep(scratch, [row_offset(multi)], inbounds=True, source_etype=ety))
-                    for (_, _, op), (acc, nan) in zip(folded, accs):
-                        _accumulate(b, op, pt, acc, nan, value)
-                    return
-                d = order[level]
-                with for_range(b, shape.dimensions[d], f"row{d}", stack,
-                               loop_hints(b.module, interleave=ROW_SCRATCH_INTERLEAVE,
-                                          element_bytes=pt.byte_size,
-                                          trip_count=shape.dimensions[d])) as iv:
-                    multi[d] = iv
-                    depths[d] = len(stack)
-                    if level == 0:
-                        stack[-1].parent = avail[-1]    # the fill is hoisted code (see _reduce_loops)
-                    loops(level + 1)
-            loops(0)
-            sums = {}
-            region = _region(kept)
-            for (r, _, op), (acc, nan) in zip(folded, accs):
-                sums[id(r)] = value = _finish_accumulator(b, pt, acc, nan)
-                if region is not None:      # where region_cached looks the reduction up
-                    out = [x for d, x in enumerate(kept.multi) if d not in dims]
-                    _remember(region, (id(r), tuple(_value_key(x) for x in out)), (r, out, value))
-            return scratch, sums
-
-        def row_of(multi, depths, index: Index):
-            """The hoisted fill for the row that ``multi`` (row dims zero) is in."""
-            return self.hoisted(fill, Index(multi, depths=depths, stack=index.stack, avail=index.avail))
-
-        def read(index: Index):
-            if index.depths is None or index.stack is None or any(x is None for x in index.depths):
-                return gen(index)
-            kept_depth = max((x for d, x in enumerate(index.depths) if d not in order), default=0)
-            if any(index.depths[d] <= kept_depth for d in order):
-                return gen(index)   # not inside loops over the row
-            multi = [i64(0) if d in order else x for d, x in enumerate(index.multi)]
-            depths = [0 if d in order else x for d, x in enumerate(index.depths)]
-            scratch, _ = row_of(multi, depths, index)
-            return self.b.load(self.b.gep(scratch, [row_offset(index.multi)], inbounds=True, source_etype=ety))
-
-        def fold(r: HloInstruction, init_gen: Generator):
-            op = simple_reducer(r.attrs["to_apply"])
-            if op is None or len(r.operands) != 2 or r.operands[0] is not inst \
-                    or sorted(r.attrs["dimensions"]) != list(dims):
-                return None
-            folded.append((r, init_gen, op))
-
-            def reduced(index: Index):
-                if index.depths is None or index.stack is None or any(x is None for x in index.depths):
-                    return None
-                multi, depths = [i64(0)] * shape.rank, [0] * shape.rank
-                kept = [d for d in range(shape.rank) if d not in dims]
-                for d, x, depth in zip(kept, index.multi, index.depths):
-                    multi[d], depths[d] = x, depth
-                return row_of(multi, depths, index)[1][id(r)]
-            return reduced
-        return read, fold
-
     # -- small helpers ----------------------------------------------------------
     def alloca(self, pt, name: str = "acc") -> ir.Value:
         return self.alloca_builder.alloca(types.register_type(pt), name=name)
@@ -282,84 +140,6 @@ class ElementalEmitter:
         phi.add_incoming(v_then, then_block)
         phi.add_incoming(v_else, else_block)
         return phi
-
-
-#: Vector iterations the row scratch's fill loop runs side by side: its value
-#: is expensive (softmax's exp: a long dependent chain per vector), and
-#: independent iterations in flight keep the FMA pipes busy (softmax
-#: 4096x1024 on one thread 2.10 -> 1.55 ms, 2 threads 0.91 -> 0.80 ms).
-ROW_SCRATCH_INTERLEAVE = 4
-#: The largest row (bytes) ``row_scratch`` keeps on the stack: well inside L1/L2.
-ROW_SCRATCH_BYTES = 32 * 1024
-
-
-def row_scratch_dims(inst: HloInstruction) -> list | None:
-    """The reduced dimensions when ``inst`` is worth keeping a row of (see
-    ``ElementalEmitter.row_scratch``): an expensive elementwise value read by
-    a reduction over its minor-most dimensions and by other users as well;
-    None otherwise."""
-    shape = inst.shape
-    if not (shape.is_array and is_expensive(inst) and OPCODES.get(inst.opcode)
-            and OPCODES[inst.opcode].is_elementwise) or len(inst.users) < 2 or shape.layout.is_padded:
-        return None
-    for user in inst.users:
-        if user.opcode != "reduce" or len(user.operands) != 2 or user.operands[0] is not inst:
-            continue
-        dims = sorted(user.attrs["dimensions"])
-        minor = [d for d in shape.layout.minor_to_major][:len(dims)]
-        row = math.prod(shape.dimensions[d] for d in dims)
-        if sorted(minor) == dims and 1 < row and row * max(shape.element_type.byte_size, 4) <= ROW_SCRATCH_BYTES:
-            return dims
-    return None
-
-
-def _region(index: Index):
-    """The chain at whose top level code at ``index`` is emitted (hoisted code:
-    ``index.avail`` ends with a chain that is not one of the enclosing
-    loops'), or None inside a loop body; values emitted there and remembered
-    in it dominate whatever later code finds them through ``avail``."""
-    avail, stack = index.avail, index.stack
-    if not avail or stack is None or any(c is avail[-1] for c in stack):
-        return None
-    return avail[-1]
-
-
-def _position(chains: list, chain) -> int:
-    """Position of ``chain`` in ``chains``, by identity."""
-    return next(k for k, c in enumerate(chains) if c is chain)
-
-
-def _lookup(chains: list, key):
-    for c in chains:
-        hit = c.values.get(key)
-        if hit is not None:
-            return hit[2]
-    return None
-
-
-def _remember(chain, key, entry) -> None:
-    """Record a value hoisted into ``chain``, and in the chains whose hoisted
-    code ``chain`` is part of (see ``Chain.parent``)."""
-    while chain is not None:
-        chain.values[key] = entry
-        chain = chain.parent
-
-
-def _value_key(x):
-    """Hashable identity of an index component: constants by value."""
-    return ("c", x.constant) if isinstance(x, ir.Constant) else id(x)
-
-
-def _cached(inst: HloInstruction, gen: Generator) -> Generator:
-    """Generate ``inst`` once per Index object, however many users ask for it."""
-    key = id(inst)
-
-    def cached(index: Index):
-        hit = index.cache.get(key)
-        if hit is None:
-            hit = index.cache[key] = gen(index)
-        return hit
-    return cached
 
 
 # ----------------------------------------------------------------------------
@@ -408,20 +188,10 @@ def _iota(em: ElementalEmitter, inst, gens):
     return gen
 
 
-def _mapped_index(index: Index, source_dims) -> Index:
-    """The index whose component k is ``index``'s component ``source_dims[k]``
-    (a pure index map: loop depths and hoist chains carry over)."""
-    multi = [index.multi[d] for d in source_dims]
-    if index.depths is None:
-        return Index(multi)
-    return Index(multi, depths=[index.depths[d] for d in source_dims], stack=index.stack,
-                 avail=index.avail)
-
-
 def _broadcast(em: ElementalEmitter, inst, gens):
     dims = inst.attrs.get("dimensions", ())
     (g,) = gens
-    return lambda index: em.hoisted(g, _mapped_index(index, dims))
+    return lambda index: em.hoisting.hoisted(g, mapped_index(em.ctx, index, dims))
 
 
 def _transpose(em: ElementalEmitter, inst, gens):
@@ -430,7 +200,7 @@ def _transpose(em: ElementalEmitter, inst, gens):
     for out_dim, operand_dim in enumerate(perm):
         inverse[operand_dim] = out_dim
     (g,) = gens
-    return lambda index: g(_mapped_index(index, inverse))
+    return lambda index: g(mapped_index(em.ctx, index, inverse))
 
 
 def _reshape(em: ElementalEmitter, inst, gens):
@@ -442,15 +212,16 @@ def _reshape(em: ElementalEmitter, inst, gens):
     if [in_dims[d] for d in in_nontrivial] == [out_dims[d] for d in out_nontrivial]:
         # Only size-1 dimensions come or go: map the others one to one.
         def gen_unit(index):
+            point = em.ctx.point(index)
             multi = [i64(0)] * len(in_dims)
-            depths = [0] * len(in_dims) if index.depths is not None else None
+            depths = [0] * len(in_dims) if point is not None else None
             for di, do in zip(in_nontrivial, out_nontrivial):
                 multi[di] = index.multi[do]
                 if depths is not None:
-                    depths[di] = index.depths[do]
+                    depths[di] = point.depths[do]
             if depths is None:
                 return g(Index(multi))
-            return g(Index(multi, depths=depths, stack=index.stack, avail=index.avail))
+            return g(em.ctx.place(Index(multi), depths, point.stack, point.avail))
         return gen_unit
 
     def gen(index):
@@ -571,189 +342,6 @@ def _fusion(em: ElementalEmitter, inst, gens):
     return em.computation_generator(inst.attrs["calls"], gens)
 
 
-def _reduce(em: ElementalEmitter, inst, gens):
-    n = len(inst.operands) // 2
-    input_gens, init_gens = gens[:n], gens[n:]
-    in_shape = inst.operands[0].shape
-    reduced = sorted(inst.attrs["dimensions"])
-    kept = [d for d in range(in_shape.rank) if d not in reduced]
-    # Walk the reduced dimensions major-to-minor in the input's layout.
-    order = [d for d in reversed(in_shape.layout.minor_to_major) if d in reduced and in_shape.dimensions[d] > 1]
-    elem_types = [o.shape.element_type for o in inst.operands[:n]]
-    reducer = inst.attrs["to_apply"]
-    empty = any(in_shape.dimensions[d] == 0 for d in reduced)
-    fold = em.row_folds.get(id(inst.operands[0]))
-    folded = fold(inst, init_gens[0]) if fold is not None and n == 1 else None
-
-    def gen(index):
-        return em.region_cached(inst, index, lambda: emit_folded(index))
-
-    def emit_folded(index):
-        value = folded(index) if folded is not None else None
-        return emit(index) if value is None else value
-
-    def emit(index):
-        b = em.b
-        accs = [em.alloca(pt) for pt in elem_types]
-        for acc, g in zip(accs, init_gens):
-            b.store(g(scalar_index()), acc)
-        nan = None
-        if not empty and simple_reducer(reducer) in _NAN_FLAGGED:
-            nan = _nan_flag(em, accs[0])
-        if not empty:
-            multi = [i64(0)] * in_shape.rank
-            depths = None
-            if index.depths is not None and index.stack is not None:
-                depths = [0] * in_shape.rank
-                for d, x in zip(kept, index.depths):
-                    depths[d] = x
-            for d, x in zip(kept, index.multi):
-                multi[d] = x
-            loops = _LoopState(order, in_shape.dimensions, multi, depths,
-                               list(index.stack) if depths is not None else None,
-                               index.avail if depths is not None else None,
-                               elem_types[0].byte_size if n == 1 else None)
-            _reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
-        if n == 1:
-            return _finish_accumulator(b, elem_types[0], accs[0], nan)
-        return tuple(b.load(a) for a in accs)
-    return gen
-
-
-def _nan_flag(em: ElementalEmitter, acc) -> ir.Value:
-    """The i1 alloca of a ``_NAN_FLAGGED`` reduction, set to whether the
-    accumulator's initial value is NaN."""
-    b = em.b
-    nan = em.alloca_builder.alloca(ir.IntType(1), name="acc.nan")
-    b.store(b.fcmp_unordered("uno", b.load(acc), b.load(acc)), nan)
-    return nan
-
-
-def _start_accumulator(em: ElementalEmitter, r: HloInstruction, init, op: str) -> tuple:
-    """``(acc, nan)`` allocas of a simple reduction ``r`` folded into another
-    loop (``ElementalEmitter.row_scratch``), initialised to ``init``."""
-    acc = em.alloca(r.shape.element_type)
-    em.b.store(init, acc)
-    return acc, (_nan_flag(em, acc) if op in _NAN_FLAGGED else None)
-
-
-def _accumulate(b: ir.IRBuilder, op: str, pt, acc, nan, value) -> None:
-    """One step of a simple reduction of element type ``pt``: ``acc = op(acc, value)``."""
-    if nan is not None:
-        b.store(_nan_flagged_step(b, op, b.load(acc), value, nan), acc)
-    else:
-        b.store(_simple_step(b, op, pt, b.load(acc), value), acc)
-
-
-def _finish_accumulator(b: ir.IRBuilder, pt, acc, nan) -> ir.Value:
-    """The reduction's value: the accumulator, or NaN when the flag says one was seen."""
-    value = b.load(acc)
-    if nan is not None:
-        value = b.select(b.load(nan), types.constant(pt, float("nan")), value)
-    return value
-
-
-#: Reducers that may be reassociated freely: the reduce spec lets backends
-#: reassociate, and these flags let LLVM keep several vector accumulators.
-_REASSOCIABLE = {"add", "multiply", "maximum", "minimum"}
-_FAST_FLAGS = ("reassoc", "nsz", "contract")
-#: Row max/min reductions keep "a NaN was seen" in a flag of their own and
-#: combine with ``llvm.maxnum``/``minnum`` marked ``nnan`` (one vmaxps per
-#: vector; ``llvm.maximum`` on x86 is six instructions, a sixth of softmax's
-#: time); the flag makes the result NaN as the spec's maximum/minimum do.
-_NAN_FLAGGED = {"maximum": "llvm.maxnum", "minimum": "llvm.minnum"}
-
-
-def _nan_flagged_step(b: ir.IRBuilder, op: str, acc, x, nan) -> ir.Value:
-    """One step of a ``_NAN_FLAGGED`` max/min reduction: records whether ``x``
-    is NaN in the i1 alloca ``nan`` and returns ``maxnum(acc, x)`` (or minnum)."""
-    b.store(b.or_(b.load(nan), b.fcmp_unordered("uno", x, x)), nan)
-    name = f"{_NAN_FLAGGED[op]}.{'f32' if x.type == ir.FloatType() else 'f64'}"
-    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, x.type]), name)
-    return b.call(fn, [acc, x], fastmath=("nnan",) + _FAST_FLAGS)
-
-
-def simple_reducer(reducer: HloComputation) -> str | None:
-    """The opcode when ``reducer`` is ``ROOT op(p0, p1)`` on f32/f64, else None."""
-    root = reducer.root
-    params = reducer.parameters
-    if (len(params) == 2 and root.opcode in _REASSOCIABLE and root.shape.is_array
-            and root.shape.element_type.value in ("f32", "f64")
-            and {id(o) for o in root.operands} == {id(p) for p in params}):
-        return root.opcode
-    return None
-
-
-def emit_reducer(em: "ElementalEmitter", reducer: HloComputation, accs: list, inputs: list) -> tuple:
-    """Combine accumulators with inputs through ``reducer``; returns a tuple.
-
-    A simple float reducer is emitted with reassociation allowed, so that the
-    loop vectoriser can split the reduction over vector lanes.
-    """
-    op = simple_reducer(reducer)
-    if op is not None:
-        return (_simple_step(em.b, op, reducer.root.shape.element_type, accs[0], inputs[0]),)
-    out = em.emit_scalar_computation(reducer, list(accs) + list(inputs))
-    return out if isinstance(out, tuple) else (out,)
-
-
-def _simple_step(b: ir.IRBuilder, op: str, pt, acc, x) -> ir.Value:
-    """``op(acc, x)`` for a ``simple_reducer`` opcode, with reassociation allowed."""
-    value = scalar_ops.emit_elementwise(b, op, [acc, x], [pt, pt], pt, {})
-    if isinstance(getattr(value, "flags", None), list):        # fadd, fmul
-        value.flags.extend(f for f in _FAST_FLAGS if f not in value.flags)
-    elif isinstance(getattr(value, "fastmath", None), set):    # llvm.maximum/minimum calls
-        for flag in _FAST_FLAGS:
-            value.fastmath.add(flag)
-    return value
-
-
-class _LoopState:
-    """The reduction loops still to emit, and the index/depths/chains so far."""
-
-    def __init__(self, order, dims, multi, depths, stack, avail=None, element_bytes=None):
-        self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
-        self.outer_avail, self.outer_depth = avail, None if stack is None else len(stack)
-        self.element_bytes = element_bytes      # of a single reduction's values (loop hints)
-
-
-def _reduce_loops(em, loops: _LoopState, input_gens, accs, reducer, level: int = 0, nan=None):
-    """Nested loops over the reduced dimensions; the innermost body applies the
-    reducer to the accumulators and the input elements (with ``nan``, an i1
-    alloca: a max/min reducer as ``_NAN_FLAGGED`` says)."""
-    if level == len(loops.order):
-        b = em.b
-        if loops.depths is None:
-            idx = Index(list(loops.multi))
-        else:
-            # The reduction's own loops run inside whatever the reduce's point sees.
-            idx = Index(list(loops.multi), depths=list(loops.depths), stack=list(loops.stack),
-                        avail=list(loops.outer_avail) + loops.stack[loops.outer_depth:])
-        current = [b.load(a) for a in accs]
-        inputs = [g(idx) for g in input_gens]
-        if nan is not None:
-            out = (_nan_flagged_step(b, simple_reducer(reducer), current[0], inputs[0], nan),)
-        else:
-            out = emit_reducer(em, reducer, current, inputs)
-        for a, v in zip(accs, out):
-            b.store(v, a)
-        return
-    d = loops.order[level]
-    hints = loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE, trip_count=loops.dims[d],
-                       element_bytes=loops.element_bytes)
-    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, hints) as iv:
-        loops.multi[d] = iv
-        if loops.depths is not None:
-            loops.depths[d] = len(loops.stack)
-            region = loops.outer_avail[-1] if loops.outer_avail else None
-            if level == 0 and loops.dims[d] > 1 and not any(region is c for c in loops.stack):
-                # This reduce is hoisted code, at the top level of the chain
-                # it was hoisted into: what gets hoisted in front of its loop
-                # runs there too, once, before that chain's loop.
-                loops.stack[-1].parent = region
-        _reduce_loops(em, loops, input_gens, accs, reducer, level + 1, nan)
-
-
 def _dot(em: ElementalEmitter, inst, gens):
     g_lhs, g_rhs = gens
     a = inst.attrs
@@ -827,7 +415,7 @@ _RULES = {
     "get-tuple-element": _get_tuple_element,
     "call": _call,
     "fusion": _fusion,
-    "reduce": _reduce,
+    "reduce": reduce_generator,
     "dot": _dot,
 }
 

@@ -36,9 +36,13 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
+from ..hlo.opcodes import Trait, with_trait
 from ..shape import Shape, padding_scalar, to_buffer
 from . import types
-from .elemental import ElementalEmitter, emit_reducer, row_scratch_dims
+from .emission import context_of
+from .elemental import ElementalEmitter
+from .hoisting import row_scratch_dims
+from .reduction import emit_reducer
 from .ir_array import Index, IrArray, i64, scalar_index
 from . import nontemporal
 from .loops import (REDUCTION_INTERLEAVE, for_range, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
@@ -301,6 +305,8 @@ class ModuleEmitter:
             self.llvm.triple = triple
         if data_layout:
             self.llvm.data_layout = data_layout
+        #: What the emission remembers apart from the values it emits (emission.py).
+        self.context = context_of(self.llvm)
         self._globals: dict[int, ir.GlobalVariable] = {}
         self._names: set[str] = set()
         self._assignments: dict[int, BufferAssignment] = {}
@@ -417,10 +423,11 @@ class ModuleEmitter:
         em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
         ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
         rule = kernel_rule(inst)
-        if rule is not None:
-            rule.emit(ctx)
-        else:
-            _emit_loop_kernel(ctx)
+        with self.context.kernel():
+            if rule is not None:
+                rule.emit(ctx)
+            else:
+                _emit_loop_kernel(ctx)
         ctx.b.ret_void()
         return fn, ctx.long_running
 
@@ -797,11 +804,11 @@ def _write(b, out: IrArray, index, value) -> None:
 
 
 #: Opcodes whose vectorised code is a long dependent chain per vector
+#: (``Trait.TRANSCENDENTAL``)
 #: (polynomials, range reduction): a loop evaluating them runs
 #: ``MATH_INTERLEAVE`` vector iterations side by side, so the FMA pipes see
 #: independent work (the tanh chain 16M on 2 threads 3.1 -> 2.75 ms).
-LONG_MATH = frozenset("""exponential exponential-minus-one log log-plus-one tanh logistic erf sine
-cosine tan atan2 power cbrt""".split())
+LONG_MATH = with_trait(Trait.TRANSCENDENTAL)
 MATH_INTERLEAVE = 4
 
 

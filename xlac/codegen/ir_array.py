@@ -11,12 +11,13 @@ nothing, so they are skipped.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from llvmlite import ir
 
 from ..shape import Shape, strides
 from . import types
+from .emission import context_of
 
 I64 = ir.IntType(64)
 
@@ -31,33 +32,14 @@ class Index:
 
     ``multi``: one ``i64`` value per dimension.  ``linear``: the element offset
     of this index in a buffer laid out as ``linear_shape`` (None when unknown).
+    An Index is only a value: where it sits in the loop nest being emitted,
+    and what was generated at it, are kept by the module's
+    :class:`~xlac.codegen.emission.EmissionContext`.
     """
 
     multi: list
     linear: ir.Value | None = None
     linear_shape: Shape | None = None
-    # Loop structure, for hoisting (see loops.py): ``depths[d]`` is the loop
-    # depth whose induction variable ``multi[d]`` is (0: a constant), or None
-    # when ``multi[d]`` was computed; ``stack`` holds the hoist chains of the
-    # enclosing loops (code placed in ``stack[t]`` runs once per iteration of
-    # the loops above depth t).  Both are None when unknown.
-    depths: list | None = None
-    stack: list | None = None
-    # The hoist chains whose code runs before this point, outermost first: the
-    # chains of ``stack`` and, for code emitted into a chain (hoisted), the
-    # chains that chain's region sits in.  A value hoisted into any of them
-    # dominates this point and can be reused (``ElementalEmitter.hoisted``).
-    # Defaults to ``stack``.
-    avail: list | None = None
-    # Values already generated at this index, by instruction id: a fused
-    # instruction with several users inside the fusion is emitted once per
-    # element.  Generators that emit code in a nested block (a branch, a loop)
-    # always make a fresh Index, so a cached value dominates its uses.
-    cache: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def __post_init__(self):
-        if self.avail is None and self.stack is not None:
-            self.avail = list(self.stack)
 
     @property
     def rank(self) -> int:
@@ -124,14 +106,12 @@ class IrArray:
         _tag_accesses(builder, start)
 
 
-#: Access groups of the parallel loops being emitted (innermost last); buffer
-#: accesses emitted meanwhile join the innermost group (see loops.parallel_loops).
-ACCESS_GROUPS: list = []
-
-
 def _tag_accesses(builder: ir.IRBuilder, start: int) -> None:
-    if not ACCESS_GROUPS:
+    """Put the loads and stores emitted since ``start`` into the innermost
+    parallel loop's access group, if one is open (see loops.parallel_loops)."""
+    groups = context_of(builder.module).access_groups
+    if not groups:
         return
     for inst in builder.block.instructions[start:]:
         if inst.opname in ("load", "store"):
-            inst.set_metadata("llvm.access.group", ACCESS_GROUPS[-1])
+            inst.set_metadata("llvm.access.group", groups[-1])

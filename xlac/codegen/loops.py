@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ..shape import Shape, strides
-from .ir_array import ACCESS_GROUPS, I64, Index, i64
+from .emission import context_of
+from .ir_array import I64, Index, i64
 from .target import host_vector_bits
 
 
@@ -53,10 +54,10 @@ def new_access_group(module: ir.Module):
 
 def _access_group(module: ir.Module):
     """The module's one access group for parallel loops (created on first use)."""
-    group = getattr(module, "_xlac_access_group", None)
-    if group is None:
-        group = module._xlac_access_group = new_access_group(module)
-    return group
+    ctx = context_of(module)
+    if ctx.parallel_group is None:
+        ctx.parallel_group = new_access_group(module)
+    return ctx.parallel_group
 
 
 @contextmanager
@@ -74,11 +75,12 @@ def parallel_loops(module: ir.Module):
     parallel = module.add_metadata([ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group])
     loop_id = ir.values.MDValue(module, [], name=str(len(module.metadata)))
     loop_id.operands = (loop_id, parallel)  # a loop ID refers to itself
-    ACCESS_GROUPS.append(group)
+    groups = context_of(module).access_groups
+    groups.append(group)
     try:
         yield loop_id
     finally:
-        ACCESS_GROUPS.pop()
+        groups.pop()
 
 
 #: Vector iterations a reduction loop runs side by side (independent
@@ -252,7 +254,7 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
         ranges[first] = outer_range
     with _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
         linear = _linear(builder, shape, [d for d in order if shape.dimensions[d] != 1], multi)
-        yield Index(list(multi), linear, shape, depths=list(depths), stack=list(chains))
+        yield context_of(builder.module).place(Index(list(multi), linear, shape), list(depths), list(chains))
 
 
 def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: list, name: str = "d",
@@ -299,8 +301,8 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
             iv = builder.phi(I64, name=f"{name}{inner}.v{k}")
             iv.add_incoming(lo, entry)
             multi[inner], depths[inner] = iv, len(chains)
-            yield k, Index(list(multi), _linear(builder, shape, order, multi), shape, depths=list(depths),
-                           stack=list(chains))
+            index = Index(list(multi), _linear(builder, shape, order, multi), shape)
+            yield k, context_of(builder.module).place(index, list(depths), list(chains))
             nxt = builder.add(iv, i64(1), flags=["nsw", "nuw"])
             iv.add_incoming(nxt, builder.block)
             latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
@@ -368,7 +370,7 @@ def tiled_loop_nest(builder: ir.IRBuilder, shape: Shape, tiles: dict, name: str 
 
     def emit(k):
         if k == len(specs):
-            yield Index(list(multi), depths=list(depths), stack=list(chains))
+            yield context_of(builder.module).place(Index(list(multi)), list(depths), list(chains))
             return
         kind, d = specs[k]
         n = shape.dimensions[d]

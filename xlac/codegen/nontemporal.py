@@ -39,7 +39,8 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
-from .ir_array import ACCESS_GROUPS, Index, IrArray, i64
+from .emission import context_of
+from .ir_array import Index, IrArray, i64
 from .loops import new_access_group
 
 #: Results at least this large are written with non-temporal stores (smaller
@@ -118,11 +119,11 @@ def prepare(text: str) -> str:
 def group(module: ir.Module):
     """The module's access group for non-temporal stores (made on first use and
     named by ``!xlac.nontemporal``)."""
-    g = getattr(module, "_xlac_nt_group", None)
-    if g is None:
-        g = module._xlac_nt_group = new_access_group(module)
-        module.add_named_metadata(NAMED, g)
-    return g
+    ctx = context_of(module)
+    if ctx.nontemporal_group is None:
+        ctx.nontemporal_group = new_access_group(module)
+        module.add_named_metadata(NAMED, ctx.nontemporal_group)
+    return ctx.nontemporal_group
 
 
 def write(b: ir.IRBuilder, array: IrArray, index: Index, value) -> None:
@@ -130,7 +131,8 @@ def write(b: ir.IRBuilder, array: IrArray, index: Index, value) -> None:
     parallel loop's group."""
     start = len(b.block.instructions)
     array.write(b, index, value)
-    groups = [ACCESS_GROUPS[-1]] if ACCESS_GROUPS else []
+    open_groups = context_of(b.module).access_groups
+    groups = [open_groups[-1]] if open_groups else []
     node = b.module.add_metadata(groups + [group(b.module)]) if groups else group(b.module)
     for inst in b.block.instructions[start:]:
         if inst.opname == "store":

@@ -53,21 +53,19 @@ def _dynamic_slice(em, inst: HloInstruction, gens):
         return tuple(_clamped_starts(em.b, inst, 1, index_gens, sizes))
 
     def gen(index):
-        stack = getattr(index, "stack", None)
-        hoisted = getattr(em, "hoisted", None)
-        if stack and hoisted is not None:
+        point = em.ctx.point(index)
+        if point is not None and point.stack:
+            stack = point.stack
             # The starts do not depend on the index: compute them once, in
             # front of the outermost loop; the index keeps its loop structure.
-            starts = hoisted(starts_at, Index([], depths=[], stack=stack))
+            starts = em.hoisting.hoisted(starts_at, em.ctx.place(Index([]), [], stack))
             multi = [_add(em.b, x, s) for x, s in zip(index.multi, starts)]
-            if index.depths is None:
-                return operand_gen(Index(multi))
             # A component that kept its value keeps its loop depth; a sum was
             # emitted here, in the innermost loop, so nothing derived from it
             # may be hoisted out (depth None): a broadcast of the operand would
             # otherwise read it in front of a loop it is computed in.
-            depths = [dp if m is x else None for dp, m, x in zip(index.depths, multi, index.multi)]
-            return operand_gen(Index(multi, depths=depths, stack=stack))
+            depths = [dp if m is x else None for dp, m, x in zip(point.depths, multi, index.multi)]
+            return operand_gen(em.ctx.place(Index(multi), depths, stack))
         starts = starts_at(index)
         return operand_gen(Index([_add(em.b, x, s) for x, s in zip(index.multi, starts)]))
     return gen

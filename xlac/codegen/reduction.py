@@ -1,0 +1,217 @@
+"""Reductions: the ``reduce`` generator's loops and the accumulators every
+reduction uses.
+
+* :func:`emit_reducer` applies a reducer computation to accumulators and
+  inputs; a *simple* float reducer (one add/multiply/max/min of f32 or f64,
+  :func:`simple_reducer`) is emitted with reassociation allowed, so LLVM keeps
+  several vector accumulators.
+* Max/min reductions over rows keep "a NaN was seen" in a flag of their own
+  and combine with ``llvm.maxnum``/``minnum`` marked ``nnan`` (``NAN_FLAGGED``):
+  ``llvm.maximum`` lowers to six instructions per vector on x86.
+* :func:`start_accumulator` / :func:`accumulate` / :func:`finish_accumulator`:
+  a simple reduction carried by another loop (a row scratch's fill,
+  ``hoisting.py``).
+* :func:`reduce_generator` / :func:`reduce_loops`: an output element of
+  ``reduce`` as loops over the reduced dimensions; the loops join the loop
+  structure of the point they are emitted at, so what their body hoists runs
+  once per output element (or once per row, when the reduce is itself
+  hoisted).
+
+The column and split reduction *kernels* (whole-kernel strategies that call
+:func:`emit_reducer`) are kernel candidates: ``kernels/reduce.py``.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..hlo.ir import HloComputation, HloInstruction
+from . import scalar_ops, types
+from .ir_array import Index, i64, scalar_index
+from .loops import REDUCTION_INTERLEAVE, for_range, loop_hints
+
+
+def reduce_generator(em, inst, gens):
+    """The elemental generator of ``reduce``: each output element loops over the
+    reduced dimensions (the input's layout order), unless a row scratch of its
+    input folded it into its fill loop (``Hoisting.row_scratch``)."""
+    n = len(inst.operands) // 2
+    input_gens, init_gens = gens[:n], gens[n:]
+    in_shape = inst.operands[0].shape
+    reduced = sorted(inst.attrs["dimensions"])
+    kept = [d for d in range(in_shape.rank) if d not in reduced]
+    # Walk the reduced dimensions major-to-minor in the input's layout.
+    order = [d for d in reversed(in_shape.layout.minor_to_major) if d in reduced and in_shape.dimensions[d] > 1]
+    elem_types = [o.shape.element_type for o in inst.operands[:n]]
+    reducer = inst.attrs["to_apply"]
+    empty = any(in_shape.dimensions[d] == 0 for d in reduced)
+    fold = em.hoisting.row_folds.get(id(inst.operands[0]))
+    folded = fold(inst, init_gens[0]) if fold is not None and n == 1 else None
+
+    def gen(index):
+        return em.hoisting.region_cached(inst, index, lambda: emit_folded(index))
+
+    def emit_folded(index):
+        value = folded(index) if folded is not None else None
+        return emit(index) if value is None else value
+
+    def emit(index):
+        b = em.b
+        accs = [em.alloca(pt) for pt in elem_types]
+        for acc, g in zip(accs, init_gens):
+            b.store(g(scalar_index()), acc)
+        nan = None
+        if not empty and simple_reducer(reducer) in NAN_FLAGGED:
+            nan = _nan_flag(em, accs[0])
+        if not empty:
+            multi = [i64(0)] * in_shape.rank
+            depths = None
+            point = em.ctx.point(index)
+            if point is not None:
+                depths = [0] * in_shape.rank
+                for d, x in zip(kept, point.depths):
+                    depths[d] = x
+            for d, x in zip(kept, index.multi):
+                multi[d] = x
+            loops = LoopState(order, in_shape.dimensions, multi, depths,
+                               list(point.stack) if depths is not None else None,
+                               point.avail if depths is not None else None,
+                               elem_types[0].byte_size if n == 1 else None)
+            reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
+        if n == 1:
+            return finish_accumulator(b, elem_types[0], accs[0], nan)
+        return tuple(b.load(a) for a in accs)
+    return gen
+
+
+def _nan_flag(em, acc) -> ir.Value:
+    """The i1 alloca of a ``NAN_FLAGGED`` reduction, set to whether the
+    accumulator's initial value is NaN."""
+    b = em.b
+    nan = em.alloca_builder.alloca(ir.IntType(1), name="acc.nan")
+    b.store(b.fcmp_unordered("uno", b.load(acc), b.load(acc)), nan)
+    return nan
+
+
+def start_accumulator(em, r: HloInstruction, init, op: str) -> tuple:
+    """``(acc, nan)`` allocas of a simple reduction ``r`` folded into another
+    loop (``Hoisting.row_scratch``), initialised to ``init``."""
+    acc = em.alloca(r.shape.element_type)
+    em.b.store(init, acc)
+    return acc, (_nan_flag(em, acc) if op in NAN_FLAGGED else None)
+
+
+def accumulate(b: ir.IRBuilder, op: str, pt, acc, nan, value) -> None:
+    """One step of a simple reduction of element type ``pt``: ``acc = op(acc, value)``."""
+    if nan is not None:
+        b.store(_nan_flagged_step(b, op, b.load(acc), value, nan), acc)
+    else:
+        b.store(_simple_step(b, op, pt, b.load(acc), value), acc)
+
+
+def finish_accumulator(b: ir.IRBuilder, pt, acc, nan) -> ir.Value:
+    """The reduction's value: the accumulator, or NaN when the flag says one was seen."""
+    value = b.load(acc)
+    if nan is not None:
+        value = b.select(b.load(nan), types.constant(pt, float("nan")), value)
+    return value
+
+
+#: Reducers that may be reassociated freely: the reduce spec lets backends
+#: reassociate, and these flags let LLVM keep several vector accumulators.
+_REASSOCIABLE = {"add", "multiply", "maximum", "minimum"}
+_FAST_FLAGS = ("reassoc", "nsz", "contract")
+#: Row max/min reductions keep "a NaN was seen" in a flag of their own and
+#: combine with ``llvm.maxnum``/``minnum`` marked ``nnan`` (one vmaxps per
+#: vector; ``llvm.maximum`` on x86 is six instructions, a sixth of softmax's
+#: time); the flag makes the result NaN as the spec's maximum/minimum do.
+NAN_FLAGGED = {"maximum": "llvm.maxnum", "minimum": "llvm.minnum"}
+
+
+def _nan_flagged_step(b: ir.IRBuilder, op: str, acc, x, nan) -> ir.Value:
+    """One step of a ``NAN_FLAGGED`` max/min reduction: records whether ``x``
+    is NaN in the i1 alloca ``nan`` and returns ``maxnum(acc, x)`` (or minnum)."""
+    b.store(b.or_(b.load(nan), b.fcmp_unordered("uno", x, x)), nan)
+    name = f"{NAN_FLAGGED[op]}.{'f32' if x.type == ir.FloatType() else 'f64'}"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, x.type]), name)
+    return b.call(fn, [acc, x], fastmath=("nnan",) + _FAST_FLAGS)
+
+
+def simple_reducer(reducer: HloComputation) -> str | None:
+    """The opcode when ``reducer`` is ``ROOT op(p0, p1)`` on f32/f64, else None."""
+    root = reducer.root
+    params = reducer.parameters
+    if (len(params) == 2 and root.opcode in _REASSOCIABLE and root.shape.is_array
+            and root.shape.element_type.value in ("f32", "f64")
+            and {id(o) for o in root.operands} == {id(p) for p in params}):
+        return root.opcode
+    return None
+
+
+def emit_reducer(em, reducer: HloComputation, accs: list, inputs: list) -> tuple:
+    """Combine accumulators with inputs through ``reducer``; returns a tuple.
+
+    A simple float reducer is emitted with reassociation allowed, so that the
+    loop vectoriser can split the reduction over vector lanes.
+    """
+    op = simple_reducer(reducer)
+    if op is not None:
+        return (_simple_step(em.b, op, reducer.root.shape.element_type, accs[0], inputs[0]),)
+    out = em.emit_scalar_computation(reducer, list(accs) + list(inputs))
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _simple_step(b: ir.IRBuilder, op: str, pt, acc, x) -> ir.Value:
+    """``op(acc, x)`` for a ``simple_reducer`` opcode, with reassociation allowed."""
+    value = scalar_ops.emit_elementwise(b, op, [acc, x], [pt, pt], pt, {})
+    if isinstance(getattr(value, "flags", None), list):        # fadd, fmul
+        value.flags.extend(f for f in _FAST_FLAGS if f not in value.flags)
+    elif isinstance(getattr(value, "fastmath", None), set):    # llvm.maximum/minimum calls
+        for flag in _FAST_FLAGS:
+            value.fastmath.add(flag)
+    return value
+
+
+class LoopState:
+    """The reduction loops still to emit, and the index/depths/chains so far."""
+
+    def __init__(self, order, dims, multi, depths, stack, avail=None, element_bytes=None):
+        self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
+        self.outer_avail, self.outer_depth = avail, None if stack is None else len(stack)
+        self.element_bytes = element_bytes      # of a single reduction's values (loop hints)
+
+
+def reduce_loops(em, loops: LoopState, input_gens, accs, reducer, level: int = 0, nan=None):
+    """Nested loops over the reduced dimensions; the innermost body applies the
+    reducer to the accumulators and the input elements (with ``nan``, an i1
+    alloca: a max/min reducer as ``NAN_FLAGGED`` says)."""
+    if level == len(loops.order):
+        b = em.b
+        if loops.depths is None:
+            idx = Index(list(loops.multi))
+        else:
+            # The reduction's own loops run inside whatever the reduce's point sees.
+            idx = em.ctx.place(Index(list(loops.multi)), list(loops.depths), list(loops.stack),
+                               list(loops.outer_avail) + loops.stack[loops.outer_depth:])
+        current = [b.load(a) for a in accs]
+        inputs = [g(idx) for g in input_gens]
+        if nan is not None:
+            out = (_nan_flagged_step(b, simple_reducer(reducer), current[0], inputs[0], nan),)
+        else:
+            out = emit_reducer(em, reducer, current, inputs)
+        for a, v in zip(accs, out):
+            b.store(v, a)
+        return
+    d = loops.order[level]
+    hints = loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE, trip_count=loops.dims[d],
+                       element_bytes=loops.element_bytes)
+    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, hints) as iv:
+        loops.multi[d] = iv
+        if loops.depths is not None:
+            loops.depths[d] = len(loops.stack)
+            region = loops.outer_avail[-1] if loops.outer_avail else None
+            if level == 0 and loops.dims[d] > 1 and not any(region is c for c in loops.stack):
+                # This reduce is hoisted code, at the top level of the chain
+                # it was hoisted into: what gets hoisted in front of its loop
+                # runs there too, once, before that chain's loop.
+                loops.stack[-1].parent = region
+        reduce_loops(em, loops, input_gens, accs, reducer, level + 1, nan)
