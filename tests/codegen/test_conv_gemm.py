@@ -306,10 +306,11 @@ def test_bias_relu(labels, dt):
                          epilogue="bias_relu", check_evaluator=True)
     assert "kind=kOutput" in exe.optimized_hlo.to_text()
     assert conv_plan(exe) is not None
-    # kOutput fusions of convolutions come to this kernel (the others go to the dot's).
-    from xlac.codegen.emitter import KERNELS
-    assert KERNELS["fusion:kOutput"].emit is conv_gemm._emit_output_fusion
-    assert KERNELS["convolution"].emit is conv_gemm.emit_convolution
+    # kOutput fusions try the implicit GEMM first, then the dot's kernels.
+    from xlac.codegen.compiler import KERNELS
+    names = [c.name for c in KERNELS.candidates("fusion:kOutput")]
+    assert names[0] == conv_gemm.IMPLICIT_GEMM.name and "dot.gemm" in names and names[-1] == "loop"
+    assert KERNELS.candidates("convolution")[0] is conv_gemm.IMPLICIT_GEMM
 
 
 def test_convert_epilogue():

@@ -503,7 +503,7 @@ ENTRY e {{
 
 @pytest.mark.parametrize("num_threads", [1, 2])
 def test_big_transposes_are_tiled_and_right(num_threads):
-    from xlac.codegen.emitter import transpose_tiles
+    from xlac.codegen.kernels.loop import transpose_tiles
     text = module("  x = f32[300,200,3]{2,1,0} parameter(0)\n"
                   "  t = f32[200,300,3]{2,1,0} transpose(x), dimensions={1,0,2}\n"
                   "  u = f32[3,200,300]{2,1,0} transpose(x), dimensions={2,1,0}\n"

@@ -374,7 +374,7 @@ def test_long_math_loops_run_independent_vector_iterations():
     of an elementwise tanh, and softmax's row-scratch fill, but not softmax's
     output loop (a divide of the scratch) nor a plain add's."""
     from xlac.codegen.hoisting import ROW_SCRATCH_INTERLEAVE
-    from xlac.codegen.emitter import MATH_INTERLEAVE
+    from xlac.codegen.kernels.loop import MATH_INTERLEAVE
     b = xlac.XlaBuilder("tanh_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
     hints = _loop_hints(xlac.jit(b.build(ops.add(ops.tanh(x), x))).llvm_ir)

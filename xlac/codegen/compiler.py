@@ -15,15 +15,18 @@ from ..hlo.opcodes import Trait, is_elementwise, with_trait
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
 from ..passes.pipeline import codegen_pipeline
-from . import kernels  # noqa: F401  (registers the non-elemental kernel emitters)
+from . import kernels
 from .elemental import has_generator
-from .emitter import KERNELS, ModuleEmitter
+from .emitter import ModuleEmitter
 from .math_approx import use_native_scaling
 from .scalar_ops import element_kinds
 
 #: Opcodes that need no code of their own (``Trait.NO_BUFFER``: parameters,
 #: constants, tuples, pass-throughs).
 _PLUMBING = with_trait(Trait.NO_BUFFER)
+
+#: The kernel candidates of every opcode, in the order tried (``kernels.register_all``).
+KERNELS = kernels.register_all()
 
 
 @dataclass
@@ -50,11 +53,11 @@ class Lowered:
 
 def codegen_rule(opcode: str) -> str | None:
     """How the code generator handles ``opcode``: ``"plumbing"`` (no code of its
-    own: parameters, tuples, pass-throughs), ``"kernel"`` (a kernel of its own),
-    ``"elemental"`` (a generator fused into loops), or None (not supported)."""
+    own: parameters, tuples, pass-throughs), ``"kernel"`` (kernel candidates
+    of its own, ``kernels.register_all``), ``"elemental"`` (a generator fused into loops), or None (not supported)."""
     if opcode in _PLUMBING:
         return "plumbing"
-    if opcode in KERNELS:
+    if KERNELS.has_kernel(opcode):
         return "kernel"
     if has_generator(opcode) and (not is_elementwise(opcode) or element_kinds(opcode)):
         return "elemental"
@@ -90,7 +93,7 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     pipeline = codegen_pipeline(optimize=optimize)
     pipeline.run(module)
     check_supported(module)
-    emitter = ModuleEmitter(module, entry_name, triple, data_layout, aligned_results=aligned_results)
+    emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results)
     if native:
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()

@@ -420,12 +420,10 @@ _RULES = {
 }
 
 
-def register_generator(opcode: str):
-    """Decorator adding an elemental rule ``(emitter, inst, operand_gens) -> generator``."""
-    def wrap(fn):
-        _RULES[opcode] = fn
-        return fn
-    return wrap
+def register_generator(opcode: str, rule: Callable) -> None:
+    """Add the elemental rule ``rule(emitter, inst, operand_gens) -> generator``
+    of ``opcode`` (``kernels.register_all`` adds those defined in ``kernels/``)."""
+    _RULES[opcode] = rule
 
 
 def has_generator(opcode: str) -> bool:

@@ -15,8 +15,11 @@ one function of that signature: its instructions that own a buffer each become
 an internal *kernel* function, called in schedule order, then the root leaves
 not computed in place are copied to the results.  A kernel is, by default, one
 loop nest over the result shape writing ``generator(index)`` (the elemental
-emitter); opcodes that are not elemental (while, sort, scatter, ...) register a
-:class:`KernelRule` in :data:`KERNELS` instead.
+emitter); which code fills a kernel is chosen from an ordered list of
+candidates per opcode (``kernel_choice.py``, filled by
+``kernels.register_all``): a packed GEMM for a dot, a column reduction, a
+``while`` loop, ... and last the loop over the elemental generator
+(``kernels/loop.py``).
 
 Cancellation (Ctrl-C): ``opts->cancel`` (ABI version 2) points to a flag that
 the caller sets to stop a call early.  Generated code reads it at the start of
@@ -27,66 +30,24 @@ the caller discards them (:func:`cancel_requested`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
 from llvmlite import ir
 
-from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
-from ..hlo.opcodes import Trait, with_trait
-from ..shape import Shape, padding_scalar, to_buffer
+from ..shape import Shape, to_buffer
 from . import types
-from .emission import context_of
 from .elemental import ElementalEmitter
-from .hoisting import row_scratch_dims
-from .reduction import emit_reducer
-from .ir_array import Index, IrArray, i64, scalar_index
-from . import nontemporal
-from .loops import (REDUCTION_INTERLEAVE, for_range, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
-                    tiled_loop_nest)
+from .emission import context_of
+from .ir_array import IrArray, i64
+from .kernel_choice import KernelChoice, KernelRegistry
+from .loops import fill_padding, for_range, loop_hints, loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
 FUNCTION_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR])  # results, params, temp, opts
-
-
-@dataclass
-class KernelRule:
-    """How to emit an opcode that is not a plain loop over its result.
-
-    ``emit(ctx)`` writes the kernel body (the builder is positioned in the
-    kernel; the kernel's ``ret`` is added afterwards).  ``scratch_bytes(me,
-    inst)`` is the temp space the kernel needs while it runs.
-    """
-
-    emit: Callable[["KernelContext"], None]
-    scratch_bytes: Callable[["ModuleEmitter", HloInstruction], int] = lambda me, inst: 0
-
-
-#: opcode -> KernelRule for non-elemental instructions.
-KERNELS: dict[str, KernelRule] = {}
-
-
-def register_kernel(opcode: str, scratch_bytes=None):
-    """Decorator: ``@register_kernel("while")`` on ``def emit(ctx): ...``; fusions
-    register by kind, ``@register_kernel("fusion:kOutput")``.  An ``emit`` may
-    call ``default_loop_kernel(ctx)`` to decline (the elemental loop is used)."""
-    def wrap(fn):
-        KERNELS[opcode] = KernelRule(fn, scratch_bytes or (lambda me, inst: 0))
-        return fn
-    return wrap
-
-
-def kernel_rule(inst: HloInstruction) -> KernelRule | None:
-    """The registered kernel of ``inst``, if any: by opcode, and for fusions by
-    ``"fusion:<kind>"`` (e.g. ``"fusion:kOutput"`` for a dot with its epilogue);
-    None means the default elemental loop kernel."""
-    if inst.opcode == "fusion":
-        return KERNELS.get(f"fusion:{inst.attrs.get('kind')}")
-    return KERNELS.get(inst.opcode)
 
 
 @dataclass
@@ -296,9 +257,12 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
 class ModuleEmitter:
     """Builds the LLVM module for ``module``; see the module docstring."""
 
-    def __init__(self, module: HloModule, entry_name: str, triple: str = "", data_layout: str = "",
-                 aligned_results: bool = False):
+    def __init__(self, module: HloModule, kernels: KernelRegistry, entry_name: str, triple: str = "",
+                 data_layout: str = "", aligned_results: bool = False):
         self.hlo = module
+        #: The kernel candidates by opcode (``kernels.register_all``).
+        self.kernels = kernels
+        self._choices: dict[int, KernelChoice] = {}
         self.entry_name = entry_name
         self.llvm = ir.Module(name=module.name)
         if triple:
@@ -327,10 +291,20 @@ class ModuleEmitter:
         a = self._assignments.get(id(comp))
         if a is None:
             def scratch(inst):
-                rule = kernel_rule(inst)
-                return rule.scratch_bytes(self, inst) if rule else 0
+                return self.kernel_choice(inst).candidate.scratch_bytes(self, inst)
             a = self._assignments[id(comp)] = BufferAssignment(comp, scratch=scratch)
         return a
+
+    def kernel_choice(self, inst: HloInstruction) -> KernelChoice:
+        """The kernel candidate chosen for ``inst`` (chosen once; the reasons
+        earlier candidates were skipped become a diagnostic on the module)."""
+        choice = self._choices.get(id(inst))
+        if choice is None:
+            choice = self._choices[id(inst)] = self.kernels.choose(inst)
+            note = choice.diagnostic(inst)
+            if note is not None:
+                self.hlo.diagnostics.append(note)
+        return choice
 
     def function_for(self, comp: HloComputation, name: str | None = None,
                      linkage: str = "internal") -> ir.Function:
@@ -422,12 +396,9 @@ class ModuleEmitter:
         fn, b, ab = self._new_kernel(inst.name or inst.opcode)
         em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
         ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
-        rule = kernel_rule(inst)
+        candidate = self.kernel_choice(inst).candidate
         with self.context.kernel():
-            if rule is not None:
-                rule.emit(ctx)
-            else:
-                _emit_loop_kernel(ctx)
+            candidate.emit(ctx)
         ctx.b.ret_void()
         return fn, ctx.long_running
 
@@ -437,7 +408,7 @@ class ModuleEmitter:
         if shape.is_array:
             src_inst, _ = assignment.defining(assignment.computation.root, number)
             out = IrArray(self.buffer_pointer(b, fn, BufferSlice("result", number, 0, 0, shape)), shape)
-            _fill_padding(b, out)
+            fill_padding(b, out)
             if shape.element_count() > 0:
                 if src.kind == "constant" and src_inst.literal.size == 1:
                     value = types.constant(shape.element_type, src_inst.literal.reshape(-1)[0])
@@ -465,11 +436,6 @@ class ModuleEmitter:
         return g
 
 
-def default_loop_kernel(ctx: KernelContext) -> None:
-    """Emit the default elemental loop kernel (for kernel rules that decline)."""
-    _emit_loop_kernel(ctx)
-
-
 #: A kernel doing less work than this (elements touched) runs on one thread.
 PARALLEL_MIN_WORK = 1 << 17
 #: Each parallel task gets at least this much work...
@@ -494,169 +460,6 @@ def work_estimate(inst: HloInstruction) -> int:
     return work
 
 
-def _emit_loop_kernel(ctx: KernelContext) -> None:
-    """The default kernel: one loop nest over the result writing the elemental generator.
-
-    Big kernels are split along the outermost dimension of the result into
-    tasks run through ``parallel_for`` (see :meth:`KernelContext.parallel_for`).
-    """
-    inst, b = ctx.inst, ctx.b
-    if any(not s.is_array for s in inst.shape.leaves()):
-        raise UnsupportedError(inst.opcode, f"{inst.shape} results")
-    outputs = ctx.output_arrays()
-    for out in outputs:
-        _fill_padding(b, out)
-    loop_shape = outputs[0].shape
-    if loop_shape.element_count() == 0:
-        return
-    if _column_reduce(inst) is not None:
-        _emit_column_reduce(ctx)
-        return
-    if _split_reduce(inst) is not None:
-        _emit_split_reduce(ctx)
-        return
-    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
-    work = work_estimate(inst)
-    if work < PARALLEL_MIN_WORK or not order:
-        _emit_loop_body(ctx, loop_shape, None)
-        return
-    tiles = transpose_tiles(inst, loop_shape)
-    outer = loop_shape.dimensions[order[0]]
-    if tiles and order[0] in tiles:
-        outer = -(-outer // tiles[order[0]])  # tasks take whole rows of tiles
-    n_tasks = max(1, min(outer, MAX_TASKS, work // TASK_MIN_WORK))
-    chunk = -(-outer // n_tasks)
-    n_tasks = -(-outer // chunk)
-    if n_tasks == 1:
-        _emit_loop_body(ctx, loop_shape, None)
-        return
-
-    def task(tctx: KernelContext, i: ir.Value) -> None:
-        _emit_loop_body(tctx, loop_shape, task_range(tctx.b, i, chunk, outer),
-                        min_outer=outer - (n_tasks - 1) * chunk)
-
-    ctx.parallel_for(n_tasks, task)
-
-
-def _column_reduce(inst: HloInstruction):
-    """The root reduce of a kernel whose reduced dimensions are all major to
-    its kept ones in the input's layout (e.g. a sum over rows of a row-major
-    matrix), or None.  Such a reduce is better computed by streaming the input
-    in memory order into the output (see ``_emit_column_reduce``)."""
-    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
-    if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
-        return None
-    in_shape = root.operands[0].shape
-    reduced = set(root.attrs["dimensions"])
-    order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]  # minor first
-    kept = [d for d in order if d not in reduced]
-    red = [d for d in order if d in reduced]
-    if not kept or not red or in_shape.layout.is_padded:
-        return None
-    if max(order.index(d) for d in kept) > min(order.index(d) for d in red):
-        return None
-    return root
-
-
-#: Input rows a column reduction adds into the output row per pass over it.
-COLUMN_REDUCE_ROWS = 4
-#: The shortest piece of an input row one task of a column reduction reads.
-COLUMN_TASK_BYTES = 4096
-
-
-def _emit_column_reduce(ctx: KernelContext) -> None:
-    """out[kept] = init; then for every input element in memory order,
-    out[kept] = reducer(out[kept], input[...]).  The inner loop runs along the
-    kept (minor) dimensions, reading the input and the output contiguously, so
-    it vectorises without reassociating anything.  Tasks split the outermost
-    kept dimension (each task owns a slice of the output)."""
-    inst = ctx.inst
-    root = _column_reduce(inst)
-    in_shape = root.operands[0].shape
-    reduced = list(root.attrs["dimensions"])
-    kept = [d for d in range(in_shape.rank) if d not in reduced]
-    kept_order = [d for d in reversed(in_shape.layout.minor_to_major)
-                  if d in kept and in_shape.dimensions[d] != 1]
-    split = kept_order[0]
-    extent = in_shape.dimensions[split]
-    work = in_shape.element_count()
-    # Each task reads its slice of every input row: keep the slices at least
-    # COLUMN_TASK_BYTES long, or the tasks read short strided pieces (a sum
-    # over the rows of a 4096x4096 matrix in 64 tasks of 256 bytes per row ran
-    # at half the bandwidth of 4 tasks of 4 KiB).
-    row_bytes = in_shape.element_type.byte_size * math.prod(
-        in_shape.dimensions[d] for d in kept_order)
-    n_tasks = max(1, min(extent, MAX_TASKS, work // TASK_MIN_WORK, row_bytes // COLUMN_TASK_BYTES)) \
-        if work >= PARALLEL_MIN_WORK else 1
-    chunk = -(-extent // n_tasks)
-    n_tasks = -(-extent // chunk)
-
-    def body(tctx: KernelContext, lo, hi) -> None:
-        b = tctx.b
-        gens = [tctx.operand_generator(k) for k in range(len(inst.operands))]
-        if inst.opcode == "fusion":
-            all_gens = tctx.em.instruction_generators(inst.attrs["calls"], gens)
-            input_gen, init_gen = (all_gens[id(o)] for o in root.operands)
-        else:
-            input_gen, init_gen = gens
-        (out,) = tctx.output_arrays()
-        out_split = kept.index(split)
-        ranges = {} if lo is None else {split: (lo, hi)}
-        out_ranges = {} if lo is None else {out_split: (lo, hi)}
-        init = init_gen(scalar_index())
-        if out.shape.element_count() == 0:
-            return
-        with loop_nest(b, out.shape, dim_ranges=out_ranges) as index:
-            out.write(b, index, init)
-        if in_shape.element_count() == 0:
-            return
-        # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
-        # a time: the output row is loaded and stored once per group instead
-        # of once per input row.  The reducer is still applied row after row,
-        # so the result is the same.  The loops are not unrolled: the rows of
-        # a group are independent work already, and LLVM's unrolled and
-        # epilogue copies cost a quarter of the compile time (sum over axis 0
-        # of 4096x4096: 30 -> 23 ms; one thread 2.03 -> 1.77 ms, two the same).
-        inner = next(d for d in in_shape.layout.minor_to_major
-                     if d in reduced and in_shape.dimensions[d] > 1)
-        rows = COLUMN_REDUCE_ROWS
-        n = in_shape.dimensions[inner]
-        groups = n // rows
-
-        def accumulate(index, row_of):
-            out_index = Index([index.multi[d] for d in kept])
-            acc = out.read(b, out_index)
-            for u in range(rows if row_of is not None else 1):
-                multi = list(index.multi)
-                if row_of is not None:
-                    multi[inner] = row_of(multi[inner], u)
-                (acc,) = emit_reducer(tctx.em, root.attrs["to_apply"], [acc],
-                                      [input_gen(Index(multi) if row_of is not None else index)])
-            out.write(b, out_index, acc)
-
-        if rows > 1 and groups > 0:
-            grouped = Shape(in_shape.element_type,
-                            tuple(groups if d == inner else x for d, x in enumerate(in_shape.dimensions)),
-                            layout=in_shape.layout)
-            with loop_nest(b, grouped, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
-                accumulate(index, lambda g, u: b.add(b.mul(g, i64(rows)), i64(u)) if groups > 1
-                           else i64(u))
-            ranges = {**ranges, inner: (i64(groups * rows), i64(n))}
-            if groups * rows == n:
-                return
-        with loop_nest(b, in_shape, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
-            accumulate(index, None)
-
-    if n_tasks == 1:
-        body(ctx, None, None)
-        return
-
-    def task(tctx: KernelContext, i) -> None:
-        body(tctx, *task_range(tctx.b, i, chunk, extent))
-
-    ctx.parallel_for(n_tasks, task)
-
-
 def task_range(b: ir.IRBuilder, i, chunk: int, extent: int) -> tuple:
     """``[lo, hi)``: chunk ``i`` of ``extent`` in chunks of ``chunk``.  When
     ``chunk`` divides ``extent`` the last chunk is whole too and ``hi`` is
@@ -667,197 +470,6 @@ def task_range(b: ir.IRBuilder, i, chunk: int, extent: int) -> tuple:
     if extent % chunk:
         hi = b.select(b.icmp_signed("<", hi, i64(extent)), hi, i64(extent))
     return lo, hi
-
-
-#: A reduction to one value splits into at most this many partial reductions.
-MAX_PARTIALS = 16
-
-
-def _split_reduce(inst: HloInstruction):
-    """The root reduce of a kernel that reduces a big input to a single value
-    (a sum of everything), or None.  Its output has no dimension to split over
-    threads, so the input is split instead (``_emit_split_reduce``)."""
-    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
-    if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
-        return None
-    in_shape = root.operands[0].shape
-    if root.shape.element_count() != 1 or in_shape.element_count() < PARALLEL_MIN_WORK:
-        return None
-    if in_shape.layout.is_padded:
-        return None
-    return root
-
-
-def _emit_split_reduce(ctx: KernelContext) -> None:
-    """Partial reductions over slices of the input's major dimension, one per
-    task, into a small stack array; then the partials are combined in order.
-    The reduce spec lets backends reassociate, and init values are identities."""
-    inst = ctx.inst
-    root = _split_reduce(inst)
-    in_shape = root.operands[0].shape
-    pt = root.shape.element_type
-    major = next(d for d in reversed(in_shape.layout.minor_to_major) if in_shape.dimensions[d] > 1)
-    extent = in_shape.dimensions[major]
-    n_tasks = max(1, min(extent, MAX_PARTIALS, in_shape.element_count() // TASK_MIN_WORK))
-    chunk = -(-extent // n_tasks)
-    n_tasks = -(-extent // chunk)
-    reducer = root.attrs["to_apply"]
-    partials = ctx.alloca_builder.alloca(types.register_type(pt), size=n_tasks, name="partials")
-
-    def generators(tctx: KernelContext):
-        gens = [tctx.operand_generator(k) for k in range(len(inst.operands))]
-        if inst.opcode == "fusion":
-            all_gens = tctx.em.instruction_generators(inst.attrs["calls"], gens)
-            return [all_gens[id(o)] for o in root.operands]
-        return gens
-
-    def task(tctx: KernelContext, i) -> None:
-        b = tctx.b
-        input_gen, init_gen = generators(tctx)
-        acc = tctx.alloca_builder.alloca(types.register_type(pt), name="acc")
-        b.store(init_gen(scalar_index()), acc)
-        # Four vector accumulators and no unrolled copies (the same bits as
-        # LLVM's own choice, 1.5 ms less to compile).
-        with loop_nest(b, in_shape, dim_ranges={major: task_range(b, i, chunk, extent)},
-                       loop_id=loop_hints(b.module, interleave=REDUCTION_INTERLEAVE)) as index:
-            (new,) = emit_reducer(tctx.em, reducer, [b.load(acc)], [input_gen(index)])
-            b.store(new, acc)
-        b.store(b.load(acc), b.gep(tctx.shared[0], [i], source_etype=types.register_type(pt)))
-
-    ctx.parallel_for(n_tasks, task, shared=(partials,))
-    b = ctx.b
-    _input_gen, init_gen = generators(ctx)
-    total = ctx.alloca_builder.alloca(types.register_type(pt), name="total")
-    b.store(init_gen(scalar_index()), total)
-    with for_range(b, n_tasks, "partial") as k:
-        part = b.load(b.gep(partials, [k], source_etype=types.register_type(pt)))
-        (new,) = emit_reducer(ctx.em, reducer, [b.load(total)], [part])
-        b.store(new, total)
-    (out,) = ctx.output_arrays()
-    out.write(b, Index([i64(0)] * out.shape.rank), b.load(total))
-
-
-#: Tile edge (elements) for kernels that read an input transposed.
-TRANSPOSE_TILE = 64
-
-
-def transpose_tiles(inst: HloInstruction, loop_shape: Shape) -> dict | None:
-    """Tiles for a kernel that reads an input through a transpose whose minor
-    dimension is not the output's: {output minor dim: T, the dim the input's
-    minor dim becomes: T}; None otherwise."""
-    insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
-    out_minor = next((d for d in loop_shape.layout.minor_to_major if loop_shape.dimensions[d] != 1), None)
-    for t in insts:
-        if t.opcode != "transpose" or t.shape.dimensions != loop_shape.dimensions:
-            continue
-        src = t.operands[0].shape
-        src_minor = next((d for d in src.layout.minor_to_major if src.dimensions[d] != 1), None)
-        if src_minor is None or out_minor is None:
-            continue
-        perm = t.attrs["dimensions"]
-        b = perm.index(src_minor)  # the output dimension the input's minor one becomes
-        if b != out_minor and min(loop_shape.dimensions[b], loop_shape.dimensions[out_minor]) > TRANSPOSE_TILE:
-            return {out_minor: TRANSPOSE_TILE, b: TRANSPOSE_TILE}
-    return None
-
-
-def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range, min_outer: int | None = None) -> None:
-    """The loop nest over ``loop_shape`` (its outermost dimension restricted
-    to ``outer_range``, which spans at least ``min_outer`` indices)."""
-    b = ctx.b
-    outputs = ctx.output_arrays()
-    tiles = transpose_tiles(ctx.inst, loop_shape)
-    if not tiles and ctx.me.nontemporal and nontemporal.eligible(ctx.inst, outputs, loop_shape):
-        _emit_nontemporal_versions(ctx, loop_shape, outer_range, outputs[0], min_outer)
-        return
-    _emit_loop_nest(ctx, loop_shape, outer_range, tiles, outputs, min_outer)
-
-
-def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_range, out: IrArray,
-                               min_outer: int | None = None) -> None:
-    """A big result's loop nest whose inner loop, when the result is 64-byte
-    aligned, writes with non-temporal stores (see codegen/nontemporal.py), and
-    otherwise with plain ones.  Only the inner loop is duplicated: the row
-    reductions hoisted in front of it are emitted once.  When the module's
-    results are promised aligned (``ModuleEmitter.aligned_results``) there is
-    only the non-temporal version (softmax compiles in ~10% less time)."""
-    b = ctx.b
-    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
-    gen = ctx.em.make_generator(ctx.inst, gens)
-    writes = [nontemporal.write, _write]
-    prologues = [lambda bb: nontemporal.assume_aligned(bb, out), None]
-    cond = lambda bb, row: nontemporal.row_aligned(bb, out, row)   # noqa: E731
-    if ctx.me.aligned_results:
-        prologues, cond = prologues[:1], None
-        ctx.me.assumed_alignment = True
-    with parallel_loops(b.module) as loop_id:
-        # Not unrolled: a memory-bound loop gains nothing from it, and the two
-        # versions compile in less time (softmax 57 -> 45 ms, same speed).
-        inner = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, unrolled=False)
-        for k, index in loop_nest_versions(b, loop_shape, cond, prologues, outer_range=outer_range,
-                                           loop_id=loop_id, inner_loop_id=inner):
-            writes[k](b, out, index, gen(index))
-
-
-def _write(b, out: IrArray, index, value) -> None:
-    out.write(b, index, value)
-
-
-#: Opcodes whose vectorised code is a long dependent chain per vector
-#: (``Trait.TRANSCENDENTAL``)
-#: (polynomials, range reduction): a loop evaluating them runs
-#: ``MATH_INTERLEAVE`` vector iterations side by side, so the FMA pipes see
-#: independent work (the tanh chain 16M on 2 threads 3.1 -> 2.75 ms).
-LONG_MATH = with_trait(Trait.TRANSCENDENTAL)
-MATH_INTERLEAVE = 4
-
-
-def _math_interleave(inst: HloInstruction) -> int | None:
-    """``MATH_INTERLEAVE`` when loop kernel ``inst`` evaluates ``LONG_MATH`` in
-    its output loop, else None.  Math that only reductions read, or that a
-    row scratch holds (softmax's exp), runs in loops of its own, which
-    interleave already."""
-    if inst.opcode != "fusion":
-        return MATH_INTERLEAVE if inst.opcode in LONG_MATH else None
-    comp = inst.attrs["calls"]
-    for i in comp.instructions:
-        if i.opcode in LONG_MATH and row_scratch_dims(i) is None and \
-                (i is comp.root or any(u.opcode != "reduce" for u in i.users)):
-            return MATH_INTERLEAVE
-    return None
-
-
-def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_outer, loop_id,
-                tiled: bool = False, unrolled: bool = True):
-    """``loop_id`` with the hints of ``_math_interleave`` when ``inst`` asks for
-    them (as one wide vector when the inner loop's trip count is known), and
-    not unrolled when ``unrolled`` is False."""
-    interleave = _math_interleave(inst)
-    if not interleave and unrolled:
-        return loop_id
-    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
-    trip = None
-    if order and not tiled:
-        trip = min_outer if len(order) == 1 and min_outer is not None else loop_shape.dimensions[order[-1]]
-    element_bytes = inst.shape.element_type.byte_size if inst.shape.is_array else None
-    return loop_hints(module, interleave=interleave, base=loop_id, element_bytes=element_bytes,
-                      trip_count=trip)
-
-
-def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs,
-                    min_outer: int | None = None) -> None:
-    b = ctx.b
-    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
-    gen = ctx.em.make_generator(ctx.inst, gens)
-    with parallel_loops(b.module) as loop_id:
-        loop_id = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, tiled=bool(tiles))
-        nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
-                else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
-        with nest as index:
-            value = gen(index)
-            values = value if isinstance(value, tuple) else (value,)
-            for out, v in zip(outputs, values):
-                out.write(b, index, v)
 
 
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):
@@ -875,18 +487,6 @@ def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):
         return node.read(b, index)
 
     return lambda index: read(structure, index)
-
-
-def _fill_padding(b: ir.IRBuilder, array: IrArray) -> None:
-    """Write the padding value over a padded buffer (the logical elements follow)."""
-    shape = array.shape
-    if not shape.layout.is_padded or shape.buffer_element_count() == shape.element_count():
-        return
-    value = types.constant(shape.element_type, padding_scalar(shape))
-    ety = types.memory_type(shape.element_type)
-    with for_range(b, shape.buffer_element_count(), "pad") as i:
-        ptr = b.gep(array.ptr, [i], inbounds=True, source_etype=ety)
-        types.store_element(b, value, ptr, shape.element_type)
 
 
 def _sanitize(name: str) -> str:

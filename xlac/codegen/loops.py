@@ -10,9 +10,10 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
-from ..shape import Shape, strides
+from ..shape import Shape, padding_scalar, strides
+from . import types
 from .emission import context_of
-from .ir_array import I64, Index, i64
+from .ir_array import I64, Index, IrArray, i64
 from .target import host_vector_bits
 
 
@@ -408,3 +409,15 @@ def tiled_loop_nest(builder: ir.IRBuilder, shape: Shape, tiles: dict, name: str 
 @contextmanager
 def _constant_zero():
     yield i64(0)
+
+
+def fill_padding(b: ir.IRBuilder, array: IrArray) -> None:
+    """Write the padding value over the padding of a padded buffer."""
+    shape = array.shape
+    if not shape.layout.is_padded or shape.buffer_element_count() == shape.element_count():
+        return
+    value = types.constant(shape.element_type, padding_scalar(shape))
+    ety = types.memory_type(shape.element_type)
+    with for_range(b, shape.buffer_element_count(), "pad") as i:
+        types.store_element(b, value, b.gep(array.ptr, [i], inbounds=True, source_etype=ety),
+                            shape.element_type)

@@ -1,17 +1,53 @@
-"""Kernel emitters for opcodes that are not a loop over an elemental generator.
-
-Each module here registers its opcodes with ``emitter.register_kernel``;
-importing this package registers them all.
+"""Kernels and elemental generators for the opcodes that are not plain
+elementwise loops, and :func:`register_all`, the one place that says which
+kernel candidates each opcode has, in the order they are tried
+(``codegen/kernel_choice.py``), and which opcodes have elemental generators
+defined here.  Importing a module registers nothing.
 """
-from . import control_flow  # noqa: F401,E402  (while, conditional, call)
-from . import dynamic_slice  # noqa: F401,E402  (dynamic-slice, dynamic-update-slice)
-from . import map_op  # noqa: F401,E402  (map)
-from . import sort  # noqa: F401,E402  (sort, topk)
-from . import convolution  # noqa: F401,E402  (convolution, elemental)
-from . import fft  # noqa: F401,E402  (fft)
-from . import gather  # noqa: F401,E402  (gather, elemental)
-from . import windows  # noqa: F401,E402  (reduce-window elemental, select-and-scatter)
-from . import scatter  # noqa: F401,E402  (scatter)
-from . import dot  # noqa: F401,E402  (dot, fusion:kOutput: packed GEMM)
-from . import conv_gemm  # noqa: F401,E402  (convolution, fusion:kOutput of a convolution: implicit GEMM)
-from . import transpose  # noqa: F401,E402  (transpose, copy changing the minor dimension: in-register blocks)
+from __future__ import annotations
+
+from .. import elemental
+from ..kernel_choice import KernelRegistry
+from . import (control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, loop, map_op, reduce, scatter,
+               sort, transpose, windows)
+
+#: Elemental generators defined in this package (the elementwise ones and the
+#: data-movement ones live in ``elemental.py`` itself).
+GENERATORS = {
+    "convolution": convolution.convolution_generator,
+    "dynamic-slice": dynamic_slice.dynamic_slice_generator,
+    "gather": gather.gather_generator,
+    "map": map_op.map_generator,
+    "reduce-window": windows.reduce_window_generator,
+}
+
+
+def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
+    """Fill ``registry`` (a new one by default) with every kernel candidate,
+    register this package's elemental generators, and return the registry."""
+    r = KernelRegistry() if registry is None else registry
+    for opcode, generator in GENERATORS.items():
+        elemental.register_generator(opcode, generator)
+    # Control flow and ops that update a buffer or need scratch: one kernel each.
+    r.add("call", control_flow.CALL)
+    r.add("conditional", control_flow.CONDITIONAL)
+    r.add("while", control_flow.WHILE)
+    r.add("dynamic-update-slice", dynamic_slice.DYNAMIC_UPDATE_SLICE)
+    r.add("scatter", scatter.SCATTER)
+    r.add("select-and-scatter", windows.SELECT_AND_SCATTER)
+    r.add("sort", sort.SORT)
+    r.add("topk", sort.TOPK)
+    r.add("fft", fft.FFT)
+    # Contractions: GEMM kernels first, the elemental loop when they decline.
+    r.add("dot", *dot.CANDIDATES)
+    r.add("convolution", conv_gemm.IMPLICIT_GEMM)
+    r.add("fusion:kOutput", conv_gemm.IMPLICIT_GEMM, *dot.CANDIDATES)
+    # Memory-order changes and reductions the plain loop runs badly.
+    r.add(("transpose", "copy"), transpose.BLOCKS)
+    r.add(("reduce", "fusion:kInput"), reduce.COLUMN, reduce.SPLIT)
+    # Everything else, and whatever the candidates above decline.
+    r.add_fallback(loop.LOOP)
+    return r
+
+
+__all__ = ["GENERATORS", "register_all"]

@@ -13,10 +13,10 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
-from ...shape import PrimitiveType as PT, Shape, padding_scalar
+from ...shape import PrimitiveType as PT, Shape
 from .. import types
 from ..ir_array import I64, Index, IrArray, i64
-from ..loops import for_range, loop_nest
+from ..loops import fill_padding, loop_nest
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -105,18 +105,6 @@ def memcpy(b: ir.IRBuilder, dst: ir.Value, src: ir.Value, nbytes: int) -> None:
     if fn is None:
         fn = ir.Function(module, fnty, "llvm.memcpy.p0.p0.i64")
     b.call(fn, [dst, src, i64(nbytes), ir.Constant(I1, 0)])
-
-
-def fill_padding(b: ir.IRBuilder, array: IrArray) -> None:
-    """Write the padding value over the padding of a padded buffer."""
-    shape = array.shape
-    if not shape.layout.is_padded or shape.buffer_element_count() == shape.element_count():
-        return
-    value = types.constant(shape.element_type, padding_scalar(shape))
-    ety = types.memory_type(shape.element_type)
-    with for_range(b, shape.buffer_element_count(), "pad") as i:
-        types.store_element(b, value, b.gep(array.ptr, [i], inbounds=True, source_etype=ety),
-                            shape.element_type)
 
 
 def copy_array(b: ir.IRBuilder, dst: IrArray, src) -> None:

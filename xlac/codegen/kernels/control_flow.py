@@ -30,8 +30,9 @@ from ...errors import UnsupportedError
 from ...hlo.ir import HloComputation, HloInstruction
 from ...shape import PRED, Shape
 from .. import types
-from ..emitter import cancel_requested, register_kernel
+from ..emitter import cancel_requested
 from ..ir_array import IrArray, scalar_index
+from ..kernel_choice import KernelCandidate
 from ._util import ScratchPlan, copy_array, leaf_shapes
 
 
@@ -147,7 +148,6 @@ def _call_plan(me, inst: HloInstruction):
     return plan, inv
 
 
-@register_kernel("call", scratch_bytes=lambda me, inst: _call_plan(me, inst)[0].size)
 def _emit_call(ctx) -> None:
     plan, inv = _call_plan(ctx.me, ctx.inst)
     scratch = ctx.scratch_pointer()
@@ -180,7 +180,6 @@ def _conditional_plan(me, inst: HloInstruction):
     return plan, invs
 
 
-@register_kernel("conditional", scratch_bytes=lambda me, inst: _conditional_plan(me, inst)[0].size)
 def _emit_conditional(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     plan, invs = _conditional_plan(ctx.me, inst)
@@ -236,7 +235,6 @@ def _while_plan(me, inst: HloInstruction):
     return plan, fast, state, cond_in, body_out
 
 
-@register_kernel("while", scratch_bytes=lambda me, inst: _while_plan(me, inst)[0].size)
 def _emit_while(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     cond, body = inst.attrs["condition"], inst.attrs["body"]
@@ -316,3 +314,11 @@ def _emit_while(ctx) -> None:
     for out, state in zip(outs, states):
         copy_array(b, out, state)
 
+
+#: The kernel candidates of this module (``kernels.register_all``).
+CALL = KernelCandidate("call", _emit_call,
+                       scratch_bytes=lambda me, inst: _call_plan(me, inst)[0].size)
+CONDITIONAL = KernelCandidate("conditional", _emit_conditional,
+                              scratch_bytes=lambda me, inst: _conditional_plan(me, inst)[0].size)
+WHILE = KernelCandidate("while", _emit_while,
+                        scratch_bytes=lambda me, inst: _while_plan(me, inst)[0].size)

@@ -69,7 +69,8 @@ from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
 from .. import types
-from ..emitter import KERNELS, KernelContext, default_loop_kernel, register_kernel
+from ..emitter import KernelContext
+from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
                     store_tile)
 from ..ir_array import I64, Index, IrArray, i64
@@ -163,27 +164,31 @@ def _attr_int(inst, name) -> int:
     return int(str(inst.attrs.get(name, 1)))
 
 
-def plan_conv(inst: HloInstruction) -> ConvPlan | None:
-    """How to run ``inst`` (a convolution or a kOutput fusion of one), or None to decline."""
+@plan_function
+def plan_conv(inst: HloInstruction) -> ConvPlan:
+    """How to run ``inst`` (a convolution or a kOutput fusion of one); None
+    when the implicit GEMM declines it (``plan_conv.why_not(inst)`` says why)."""
     conv = the_convolution(inst)
-    if conv is None or not inst.shape.is_array or not conv.shape.is_array:
-        return None
+    if conv is None:
+        raise NotApplicable("not one convolution with an elementwise epilogue")
+    if not inst.shape.is_array or not conv.shape.is_array:
+        raise NotApplicable("a non-array result")
     pt = conv.shape.element_type
     xs, ks = conv.operands[0].shape, conv.operands[1].shape
     if pt not in (F32, F64) or xs.element_type is not pt or ks.element_type is not pt:
-        return None
+        raise NotApplicable("not f32 or f64 operands and result of one type")
     if _attr_int(conv, "feature_group_count") != 1 or _attr_int(conv, "batch_group_count") != 1:
-        return None
+        raise NotApplicable("grouped (feature_group_count or batch_group_count > 1)")
     if tuple(inst.shape.dimensions) != tuple(conv.shape.dimensions):
-        return None
+        raise NotApplicable("the epilogue changes the convolution's dimensions")
     try:
         dn = conv_dimension_numbers_of(conv.attrs)
         window = window_of(conv.attrs)
-    except ValueError:
-        return None
+    except ValueError as e:
+        raise NotApplicable(f"dimension numbers or window not understood: {e}") from None
     nsp = dn.num_spatial_dims
     if len(window) != nsp:
-        return None
+        raise NotApplicable("the window's rank is not the number of spatial dimensions")
     out = inst.shape
     Ci = xs.dimensions[dn.input_feature_dimension]
     N = out.dimensions[dn.output_feature_dimension]
@@ -196,7 +201,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan | None:
     if min(M, N, K) == 0 or xs.element_count() == 0:
         # An empty result, or all zeros (nothing to contract, or an empty
         # input seen only through its padding): the elemental loop does it.
-        return None
+        raise NotApplicable("an empty result or contraction")
     acc_in_output = out.element_type is pt
     ost = strides(out)
     g_m = GroupMap(mdims, out.dimensions, ost)
@@ -690,9 +695,6 @@ def _emit_copy_task(ctx: KernelContext, plan: ConvPlan, t, chunk: int, extent: i
 
 def emit_convolution(ctx: KernelContext) -> None:
     plan = plan_conv(ctx.inst)
-    if plan is None:
-        default_loop_kernel(ctx)
-        return
     fill_padding(ctx.b, ctx.output_arrays()[0])
     if plan.copy_input:
         xs = plan.x_shape
@@ -707,24 +709,6 @@ def emit_convolution(ctx: KernelContext) -> None:
     _dot._run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
 
 
-register_kernel("convolution", scratch_bytes=_scratch_bytes)(emit_convolution)
-
-# Output fusions: one kernel rule for both kinds of kOutput fusion; the ones
-# holding a convolution come here, the others go to the dot's rule.
-_OUTPUT_RULE = KERNELS["fusion:kOutput"]
-
-
-def _emit_output_fusion(ctx: KernelContext) -> None:
-    if holds_convolution(ctx.inst):
-        emit_convolution(ctx)
-    else:
-        _OUTPUT_RULE.emit(ctx)
-
-
-def _output_scratch_bytes(me, inst: HloInstruction) -> int:
-    if holds_convolution(inst):
-        return _scratch_bytes(me, inst)
-    return _OUTPUT_RULE.scratch_bytes(me, inst)
-
-
-register_kernel("fusion:kOutput", scratch_bytes=_output_scratch_bytes)(_emit_output_fusion)
+#: The implicit GEMM, tried first for a convolution and for a kOutput fusion
+#: (which holds a convolution or a dot: the dot's kernels come next).
+IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, plan_conv.why_not, _scratch_bytes)

@@ -31,7 +31,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from .. import scalar_ops, types
-from ..elemental import ElementalEmitter, register_generator
+from ..elemental import ElementalEmitter
 from ..ir_array import Index, i64
 from ..loops import for_range
 
@@ -62,8 +62,7 @@ def spatial_position(b: ir.IRBuilder, out_pos, k, wd, in_size: int, out_size: in
     return index, b.and_(on_grid, b.icmp_unsigned("<", index, i64(in_size)))
 
 
-@register_generator("convolution")
-def _convolution(em: ElementalEmitter, inst: HloInstruction, gens):
+def convolution_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     g_lhs, g_rhs = gens
     dn = conv_dimension_numbers_of(inst.attrs)
     window = window_of(inst.attrs)

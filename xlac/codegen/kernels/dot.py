@@ -39,7 +39,7 @@ groups, packing and the micro-kernel).  This module decides how to run one:
   vectorised axpys (rows unit-stride), or a scalar loop for other layouts.
 
 Other element types (integers, halves, complex) and dots with mixed types
-keep the elemental loop (``default_loop_kernel``).  Design notes and
+keep the elemental loop (the ``loop`` kernel candidate).  Design notes and
 measurements: ``docs/dot.md``.
 """
 from __future__ import annotations
@@ -54,11 +54,12 @@ from ...hlo.opcodes import OPCODES
 from ...shape import F32, F64, strides
 from .. import gemm_library, types
 from ..elemental import ElementalEmitter
-from ..emitter import KernelContext, default_loop_kernel, register_kernel
+from ..emitter import KernelContext
 from ..gemm import (GroupMap, Loop, MatrixView, add, axpy_contiguous, dot_contiguous,
                     I1, I32, grab_tasks, imin, intrinsic, micro_kernel, mul_const, pack_block, pack_once,
                     pack_panel, read_element)
 from ..ir_array import Index, IrArray, i64
+from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..target import host_vector_bits
 from ._util import I8, ScratchPlan, fill_padding
 
@@ -281,17 +282,22 @@ def supported(dot: HloInstruction) -> bool:
             and dot.shape.is_array)
 
 
-def plan_dot(inst: HloInstruction) -> DotPlan | None:
-    """How to run ``inst`` (a dot or a kOutput fusion), or None to decline."""
+@plan_function
+def plan_dot(inst: HloInstruction) -> DotPlan:
+    """How to run ``inst`` (a dot or a kOutput fusion); None when the GEMM
+    kernels decline it (``plan_dot.why_not(inst)`` says why)."""
     dot = _the_dot(inst)
-    if dot is None or not supported(dot) or not inst.shape.is_array:
-        return None
+    if dot is None:
+        raise NotApplicable("not one dot with an elementwise epilogue")
+    if not supported(dot) or not inst.shape.is_array:
+        raise NotApplicable("not a dot of f32 or f64 operands and result of one type")
     if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
-        return None
+        raise NotApplicable("the epilogue changes the dot's dimensions")
     info = dot_info(dot)
     nb, M, N, K = info.nb, info.M, info.N, info.K
     if min(nb, M, N, K) == 0:
-        return None  # an empty result, or all zeros: the elemental loop does it
+        # An empty result, or all zeros: the elemental loop does it.
+        raise NotApplicable("an empty result or contraction")
     pt = dot.shape.element_type
     out_shape = inst.shape
     acc_in_output = out_shape.element_type is pt
@@ -1021,23 +1027,48 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
     return fn
 
 
-def emit_dot(ctx: KernelContext) -> None:
-    plan = plan_dot(ctx.inst)
+def _library_applies(inst: HloInstruction) -> str | None:
+    plan = plan_dot(inst)
     if plan is None:
-        default_loop_kernel(ctx)
-        return
-    out = ctx.output_arrays()[0]
-    fill_padding(ctx.b, out)
-    variant = library_variant(ctx.inst, plan) if USE_LIBRARY else None
-    if variant is not None:
-        _emit_library_gemm(ctx, plan, variant)
-        return
-    if plan.kind == "gemv":
-        _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
-        return
+        return plan_dot.why_not(inst)
+    if not USE_LIBRARY:
+        return "the GEMM library is switched off (dot.USE_LIBRARY)"
+    if library_variant(inst, plan) is None:
+        return "a fused operand, a group that is not affine, or an epilogue changing the element type"
+    return None
+
+
+def _emit_library(ctx: KernelContext) -> None:
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    _emit_library_gemm(ctx, plan, library_variant(ctx.inst, plan))
+
+
+def _kind_applies(kind: str):
+    def applies(inst: HloInstruction) -> str | None:
+        plan = plan_dot(inst)
+        if plan is None:
+            return plan_dot.why_not(inst)
+        return None if plan.kind == kind else f"a {plan.kind}, not a {kind}"
+    return applies
+
+
+def _emit_gemv(ctx: KernelContext) -> None:
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
+
+
+def _emit_gemm(ctx: KernelContext) -> None:
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
     _zero_flags(ctx, plan)
     _run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
 
 
-register_kernel("dot", scratch_bytes=_scratch_bytes)(emit_dot)
-register_kernel("fusion:kOutput", scratch_bytes=_scratch_bytes)(emit_dot)
+#: The dot kernels, in the order tried: a call into the shared GEMM library
+#: (``gemm_library.py``), a matrix-vector loop, this module's own packed GEMM.
+LIBRARY_GEMM = KernelCandidate("dot.library-gemm", _emit_library, _library_applies, _scratch_bytes)
+GEMV = KernelCandidate("dot.gemv", _emit_gemv, _kind_applies("gemv"), _scratch_bytes)
+GEMM = KernelCandidate("dot.gemm", _emit_gemm, _kind_applies("gemm"), _scratch_bytes)
+CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM)

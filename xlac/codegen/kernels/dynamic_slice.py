@@ -10,10 +10,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ..elemental import register_generator
-from ..emitter import register_kernel
+
 from ..ir_array import Index, i64, scalar_index
 from ..loops import loop_nest
+from ..kernel_choice import KernelCandidate
 from ._util import clamp_start, copy_array, fill_padding
 
 
@@ -44,8 +44,7 @@ def _add(b, x, start):
     return b.add(x, start)
 
 
-@register_generator("dynamic-slice")
-def _dynamic_slice(em, inst: HloInstruction, gens):
+def dynamic_slice_generator(em, inst: HloInstruction, gens):
     operand_gen, index_gens = gens[0], gens[1:]
     sizes = inst.shape.dimensions
 
@@ -71,7 +70,6 @@ def _dynamic_slice(em, inst: HloInstruction, gens):
     return gen
 
 
-@register_kernel("dynamic-update-slice")
 def _dynamic_update_slice(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     (out,) = ctx.output_arrays()
@@ -93,3 +91,7 @@ def _dynamic_update_slice(ctx) -> None:
     with loop_nest(b, update.shape) as index:
         target = [_add(b, x, s) for x, s in zip(index.multi, starts)]
         out.write(b, Index(target), update_gen(index))
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice", _dynamic_update_slice)

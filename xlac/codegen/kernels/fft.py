@@ -34,9 +34,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import C128, F64
 from .. import scalar_ops
-from ..emitter import KernelContext, ModuleEmitter, _fill_padding, register_kernel
+from ..emitter import KernelContext, ModuleEmitter
 from ..ir_array import I64, Index, i64
-from ..loops import for_range
+from ..loops import fill_padding, for_range
+from ..kernel_choice import KernelCandidate
 
 _F64 = ir.DoubleType()
 
@@ -237,14 +238,13 @@ def _to_c128(b, value, pt):
     return scalar_ops.convert_value(b, value, pt, C128)
 
 
-@register_kernel("fft", scratch_bytes=_scratch_bytes)
 def _fft(ctx: KernelContext) -> None:
     inst, b, ab = ctx.inst, ctx.b, ctx.alloca_builder
     kind = str(inst.attrs["fft_type"])
     lengths = _lengths(inst)
     in_shape, out_shape = inst.operands[0].shape, inst.shape
     (out,) = ctx.output_arrays()
-    _fill_padding(b, out)
+    fill_padding(b, out)
     if out_shape.element_count() == 0:
         return
     read = ctx.operand_generator(0)
@@ -368,3 +368,7 @@ def _irfft_last(ctx: KernelContext, work: _Complex, line: _Complex, out, dims, n
             out.write(b, Index(multi + [t]), scalar_ops.convert_value(b, value, F64, out_t))
 
     _row_major(b, dims[:-1], radix2 if _is_pow2(n) else vector, "irfft.v")
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+FFT = KernelCandidate("fft", _fft, scratch_bytes=_scratch_bytes)

@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from .. import types
-from ..elemental import ElementalEmitter, register_generator
+from ..elemental import ElementalEmitter
 from ..ir_array import I64, Index, i64
 
 
@@ -54,8 +54,7 @@ def clamp_start(b: ir.IRBuilder, v: ir.Value, signed: bool, hi: int) -> ir.Value
     return b.select(b.icmp_unsigned(">", v, top), top, v)
 
 
-@register_generator("gather")
-def _gather(em: ElementalEmitter, inst: HloInstruction, gens):
+def gather_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     g_operand, g_indices = gens
     a = inst.attrs
     operand = inst.operands[0].shape

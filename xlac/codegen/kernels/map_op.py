@@ -6,11 +6,9 @@ elementwise op.
 """
 from __future__ import annotations
 
-from ..elemental import register_generator
 
 
-@register_generator("map")
-def _map(em, inst, gens):
+def map_generator(em, inst, gens):
     comp = inst.attrs["to_apply"]
 
     def gen(index):

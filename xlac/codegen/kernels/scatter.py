@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ..emitter import register_kernel
+
 from ..ir_array import Index, i64
 from ..loops import for_range
+from ..kernel_choice import KernelCandidate
 from ._util import copy_array, fill_padding, index_to_i64
 
 
@@ -61,7 +62,6 @@ def _loops(b, sizes, name):
         yield ivs
 
 
-@register_kernel("scatter")
 def _emit_scatter(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     n = (len(inst.operands) - 1) // 2
@@ -134,3 +134,7 @@ def _emit_scatter(ctx) -> None:
                 results = result if isinstance(result, tuple) else (result,)
                 for out, value in zip(outs, results):
                     out.write(b, o_index, value)
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+SCATTER = KernelCandidate("scatter", _emit_scatter)

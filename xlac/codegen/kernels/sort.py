@@ -25,9 +25,10 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...shape import PRED, S32, PrimitiveType as PT
 from .. import scalar_ops
-from ..emitter import register_kernel
+
 from ..ir_array import Index, i64
 from ..loops import for_range, loop_nest
+from ..kernel_choice import KernelCandidate
 from ._util import I32, PTR, ScratchPlan, alloca_var, copy_array, dyn_range, fill_padding, load, \
     store
 
@@ -160,7 +161,6 @@ def _key_loader(b, keys, element_types):
     return values_at
 
 
-@register_kernel("sort", scratch_bytes=_sort_scratch)
 def _emit_sort(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     operands = inst.operands
@@ -243,7 +243,6 @@ def topk_compare(b, x, y, pt: PT, largest: bool) -> ir.Value:
     return scalar_ops.emit_elementwise(b, "compare", [x, y], [pt, pt], PRED, attrs)
 
 
-@register_kernel("topk", scratch_bytes=_topk_scratch)
 def _emit_topk(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     operand = inst.operands[0]
@@ -280,3 +279,7 @@ def _emit_topk(ctx) -> None:
             values_out.write(b, at(j), load(b, key, p, pt))
             indices_out.write(b, at(j), p)
 
+
+#: The kernel candidates of this module (``kernels.register_all``).
+SORT = KernelCandidate("sort", _emit_sort, scratch_bytes=_sort_scratch)
+TOPK = KernelCandidate("topk", _emit_topk, scratch_bytes=_topk_scratch)

@@ -27,7 +27,7 @@ does that an element at a time; here it is done in blocks:
   a last partial stripe) are copied by scalar loops.
 
 Padded layouts, pred (whose bytes the elemental path normalises), 16-byte
-elements, a result written over its operand, and shapes too small for one
+elements and shapes too small for one
 block fall back to the elemental loop.
 """
 from __future__ import annotations
@@ -39,10 +39,11 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import PrimitiveType as PT, strides
 from .. import emitter as _emitter
-from ..emitter import KernelContext, default_loop_kernel, register_kernel, task_range
+from ..emitter import KernelContext, task_range
 from ..gemm import Loop, transpose_square
 from ..target import host_vector_bits
 from ..ir_array import i64
+from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ._util import I8
 
 #: Bytes of a cache line: a super-block uses whole lines of both buffers.
@@ -93,19 +94,21 @@ def _block_lanes(size: int) -> int:
     return min(lanes, 16, LINE // size)
 
 
-def plan_for(inst: HloInstruction) -> Plan | None:
+@plan_function
+def plan_for(inst: HloInstruction) -> Plan:
     """The :class:`Plan` of a transpose or copy that changes the minor
-    dimension, or None when the elemental loop should do it."""
+    dimension (None, and ``plan_for.why_not(inst)``, when the elemental loop
+    should do it)."""
     if inst.opcode not in ("transpose", "copy") or len(inst.operands) != 1:
-        return None
+        raise NotApplicable("not a transpose or copy of one operand")
     out, src = inst.shape, inst.operands[0].shape
     if not out.is_array or not src.is_array or out.rank == 0:
-        return None
+        raise NotApplicable("a scalar or non-array")
     if out.layout.is_padded or src.layout.is_padded:
-        return None
+        raise NotApplicable("a padded layout")
     pt = out.element_type
     if pt is PT.PRED or pt.byte_size not in (1, 2, 4, 8):
-        return None
+        raise NotApplicable(f"{pt.name.lower()} elements")
     perm = inst.attrs["dimensions"] if inst.opcode == "transpose" else tuple(range(out.rank))
     so, si = strides(out), strides(src)
     # (extent, result stride, operand stride) per non-trivial result dimension,
@@ -119,17 +122,17 @@ def plan_for(inst: HloInstruction) -> Plan | None:
             extent, o, i = prev[0] * extent, o, i
         merged.append((extent, o, i))
     if len(merged) < 2:
-        return None
+        raise NotApplicable("memory order unchanged")
     b_extent, b_out, b_in = merged[-1]
     a_pos = next((k for k, (_, _, i) in enumerate(merged) if i == 1), None)
     if a_pos is None or a_pos == len(merged) - 1 or b_out != 1:
-        return None  # the minor dimensions coincide: rows are copied whole
+        raise NotApplicable("the minor dimensions coincide (rows are copied whole)")
     a_extent, a_out, _ = merged[a_pos]
     size = pt.byte_size
     n = _block_lanes(size)
     g = max(1, LINE // size // n)
     if min(a_extent, b_extent) < n * g:
-        return None
+        raise NotApplicable(f"smaller than one {n * g}x{n * g} block")
     batch = [m for k, m in enumerate(merged) if k not in (a_pos, len(merged) - 1)]
     return Plan(size, a_extent, b_extent, b_in, a_out, batch, n, g, pt.component_type.byte_size)
 
@@ -269,9 +272,9 @@ def _emit_units(ctx: KernelContext, plan: Plan, lo, hi) -> None:
 def _emit(ctx: KernelContext) -> None:
     inst = ctx.inst
     plan = plan_for(inst)
-    if plan is None or ctx.assignment.slice_of(inst, 0) == ctx.assignment.slice_of(inst.operands[0], 0):
-        default_loop_kernel(ctx)
-        return
+    # A copy or transpose is never assigned its operand's buffer (it cannot
+    # update in place); blocks read and written through one buffer would be wrong.
+    assert ctx.assignment.slice_of(inst, 0) != ctx.assignment.slice_of(inst.operands[0], 0), inst.name
     units = _unit_count(plan)
     work = inst.shape.element_count()
     n_tasks = 1
@@ -289,7 +292,7 @@ def _emit(ctx: KernelContext) -> None:
     ctx.parallel_for(n_tasks, task)
 
 
-register_kernel("transpose")(_emit)
-register_kernel("copy")(_emit)
+#: In-register blocks for a transpose or copy that changes the minor dimension.
+BLOCKS = KernelCandidate("transpose.blocks", _emit, plan_for.why_not)
 
 __all__ = ["Plan", "plan_for"]

@@ -27,10 +27,11 @@ from ...hlo.ir import HloInstruction
 from ...hlo.window import window_of
 from ...shape import PRED
 from .. import types
-from ..elemental import ElementalEmitter, register_generator
-from ..emitter import KernelContext, _fill_padding, register_kernel
-from ..ir_array import I64, Index, i64, scalar_index
-from ..loops import for_range, loop_nest
+from ..elemental import ElementalEmitter
+from ..emitter import KernelContext
+from ..ir_array import I64, Index, scalar_index
+from ..loops import fill_padding, for_range, loop_nest
+from ..kernel_choice import KernelCandidate
 from .convolution import spatial_position
 
 _I1 = ir.IntType(1)
@@ -69,8 +70,7 @@ def _layout_order(shape):
     return list(reversed(shape.layout.minor_to_major))
 
 
-@register_generator("reduce-window")
-def _reduce_window(em: ElementalEmitter, inst: HloInstruction, gens):
+def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     n = len(gens) // 2
     input_gens, init_gens = gens[:n], gens[n:]
     in_shape = inst.operands[0].shape
@@ -119,7 +119,6 @@ def _row_major_loops(b: ir.IRBuilder, sizes, body, name="s"):
     level(0)
 
 
-@register_kernel("select-and-scatter")
 def _select_and_scatter(ctx: KernelContext) -> None:
     inst, b, em = ctx.inst, ctx.b, ctx.em
     operand = inst.operands[0].shape
@@ -132,7 +131,7 @@ def _select_and_scatter(ctx: KernelContext) -> None:
     g_source = ctx.operand_generator(1)
     g_init = ctx.operand_generator(2)
 
-    _fill_padding(b, out)
+    fill_padding(b, out)
     if out.shape.element_count() == 0:
         return
     init = g_init(scalar_index())
@@ -174,3 +173,7 @@ def _select_and_scatter(ctx: KernelContext) -> None:
             out.write(b, Index(list(target.multi)), update)
 
     _row_major_loops(b, source.dimensions, per_source)
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+SELECT_AND_SCATTER = KernelCandidate("select-and-scatter", _select_and_scatter)

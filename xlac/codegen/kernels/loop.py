@@ -1,0 +1,193 @@
+"""The loop kernel: one loop nest over the result, writing the elemental
+generator at every index (XLA's ``LoopEmitter`` over an elemental IR
+emitter).  It is the last candidate of every opcode (``kernel_choice.py``).
+
+Big kernels are split along the outermost dimension into tasks; a kernel that
+reads an input through a transpose walks tiles (:func:`transpose_tiles`); a
+big result is written with non-temporal stores (``codegen/nontemporal.py``);
+loops evaluating long math run several vector iterations side by side
+(:data:`MATH_INTERLEAVE`).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...hlo.opcodes import Trait, with_trait
+from ...shape import Shape
+from .. import nontemporal
+from ..emitter import MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext, task_range, work_estimate
+from ..hoisting import row_scratch_dims
+from ..ir_array import IrArray
+from ..kernel_choice import KernelCandidate
+from ..loops import fill_padding, loop_hints, loop_nest, loop_nest_versions, parallel_loops, tiled_loop_nest
+
+
+def emit_loop_kernel(ctx: KernelContext) -> None:
+    """The default kernel: one loop nest over the result writing the elemental generator.
+
+    Big kernels are split along the outermost dimension of the result into
+    tasks run through ``parallel_for`` (see :meth:`KernelContext.parallel_for`).
+    """
+    inst = ctx.inst
+    outputs = ctx.output_arrays()
+    for out in outputs:
+        fill_padding(ctx.b, out)
+    loop_shape = outputs[0].shape
+    if loop_shape.element_count() == 0:
+        return
+    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
+    work = work_estimate(inst)
+    if work < PARALLEL_MIN_WORK or not order:
+        _emit_loop_body(ctx, loop_shape, None)
+        return
+    tiles = transpose_tiles(inst, loop_shape)
+    outer = loop_shape.dimensions[order[0]]
+    if tiles and order[0] in tiles:
+        outer = -(-outer // tiles[order[0]])  # tasks take whole rows of tiles
+    n_tasks = max(1, min(outer, MAX_TASKS, work // TASK_MIN_WORK))
+    chunk = -(-outer // n_tasks)
+    n_tasks = -(-outer // chunk)
+    if n_tasks == 1:
+        _emit_loop_body(ctx, loop_shape, None)
+        return
+
+    def task(tctx: KernelContext, i: ir.Value) -> None:
+        _emit_loop_body(tctx, loop_shape, task_range(tctx.b, i, chunk, outer),
+                        min_outer=outer - (n_tasks - 1) * chunk)
+
+    ctx.parallel_for(n_tasks, task)
+
+
+
+
+#: Tile edge (elements) for kernels that read an input transposed.
+TRANSPOSE_TILE = 64
+
+
+def transpose_tiles(inst: HloInstruction, loop_shape: Shape) -> dict | None:
+    """Tiles for a kernel that reads an input through a transpose whose minor
+    dimension is not the output's: {output minor dim: T, the dim the input's
+    minor dim becomes: T}; None otherwise."""
+    insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
+    out_minor = next((d for d in loop_shape.layout.minor_to_major if loop_shape.dimensions[d] != 1), None)
+    for t in insts:
+        if t.opcode != "transpose" or t.shape.dimensions != loop_shape.dimensions:
+            continue
+        src = t.operands[0].shape
+        src_minor = next((d for d in src.layout.minor_to_major if src.dimensions[d] != 1), None)
+        if src_minor is None or out_minor is None:
+            continue
+        perm = t.attrs["dimensions"]
+        b = perm.index(src_minor)  # the output dimension the input's minor one becomes
+        if b != out_minor and min(loop_shape.dimensions[b], loop_shape.dimensions[out_minor]) > TRANSPOSE_TILE:
+            return {out_minor: TRANSPOSE_TILE, b: TRANSPOSE_TILE}
+    return None
+
+
+def _emit_loop_body(ctx: KernelContext, loop_shape: Shape, outer_range, min_outer: int | None = None) -> None:
+    """The loop nest over ``loop_shape`` (its outermost dimension restricted
+    to ``outer_range``, which spans at least ``min_outer`` indices)."""
+    outputs = ctx.output_arrays()
+    tiles = transpose_tiles(ctx.inst, loop_shape)
+    if not tiles and ctx.me.nontemporal and nontemporal.eligible(ctx.inst, outputs, loop_shape):
+        _emit_nontemporal_versions(ctx, loop_shape, outer_range, outputs[0], min_outer)
+        return
+    _emit_loop_nest(ctx, loop_shape, outer_range, tiles, outputs, min_outer)
+
+
+def _emit_nontemporal_versions(ctx: KernelContext, loop_shape: Shape, outer_range, out: IrArray,
+                               min_outer: int | None = None) -> None:
+    """A big result's loop nest whose inner loop, when the result is 64-byte
+    aligned, writes with non-temporal stores (see codegen/nontemporal.py), and
+    otherwise with plain ones.  Only the inner loop is duplicated: the row
+    reductions hoisted in front of it are emitted once.  When the module's
+    results are promised aligned (``ModuleEmitter.aligned_results``) there is
+    only the non-temporal version (softmax compiles in ~10% less time)."""
+    b = ctx.b
+    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
+    gen = ctx.em.make_generator(ctx.inst, gens)
+    writes = [nontemporal.write, _write]
+    prologues = [lambda bb: nontemporal.assume_aligned(bb, out), None]
+    cond = lambda bb, row: nontemporal.row_aligned(bb, out, row)   # noqa: E731
+    if ctx.me.aligned_results:
+        prologues, cond = prologues[:1], None
+        ctx.me.assumed_alignment = True
+    with parallel_loops(b.module) as loop_id:
+        # Not unrolled: a memory-bound loop gains nothing from it, and the two
+        # versions compile in less time (softmax 57 -> 45 ms, same speed).
+        inner = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, unrolled=False)
+        for k, index in loop_nest_versions(b, loop_shape, cond, prologues, outer_range=outer_range,
+                                           loop_id=loop_id, inner_loop_id=inner):
+            writes[k](b, out, index, gen(index))
+
+
+def _write(b, out: IrArray, index, value) -> None:
+    out.write(b, index, value)
+
+
+#: Opcodes whose vectorised code is a long dependent chain per vector
+#: (``Trait.TRANSCENDENTAL``)
+#: (polynomials, range reduction): a loop evaluating them runs
+#: ``MATH_INTERLEAVE`` vector iterations side by side, so the FMA pipes see
+#: independent work (the tanh chain 16M on 2 threads 3.1 -> 2.75 ms).
+LONG_MATH = with_trait(Trait.TRANSCENDENTAL)
+MATH_INTERLEAVE = 4
+
+
+def _math_interleave(inst: HloInstruction) -> int | None:
+    """``MATH_INTERLEAVE`` when loop kernel ``inst`` evaluates ``LONG_MATH`` in
+    its output loop, else None.  Math that only reductions read, or that a
+    row scratch holds (softmax's exp), runs in loops of its own, which
+    interleave already."""
+    if inst.opcode != "fusion":
+        return MATH_INTERLEAVE if inst.opcode in LONG_MATH else None
+    comp = inst.attrs["calls"]
+    for i in comp.instructions:
+        if i.opcode in LONG_MATH and row_scratch_dims(i) is None and \
+                (i is comp.root or any(u.opcode != "reduce" for u in i.users)):
+            return MATH_INTERLEAVE
+    return None
+
+
+def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_outer, loop_id,
+                tiled: bool = False, unrolled: bool = True):
+    """``loop_id`` with the hints of ``_math_interleave`` when ``inst`` asks for
+    them (as one wide vector when the inner loop's trip count is known), and
+    not unrolled when ``unrolled`` is False."""
+    interleave = _math_interleave(inst)
+    if not interleave and unrolled:
+        return loop_id
+    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
+    trip = None
+    if order and not tiled:
+        trip = min_outer if len(order) == 1 and min_outer is not None else loop_shape.dimensions[order[-1]]
+    element_bytes = inst.shape.element_type.byte_size if inst.shape.is_array else None
+    return loop_hints(module, interleave=interleave, base=loop_id, element_bytes=element_bytes,
+                      trip_count=trip)
+
+
+def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, outputs,
+                    min_outer: int | None = None) -> None:
+    b = ctx.b
+    gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
+    gen = ctx.em.make_generator(ctx.inst, gens)
+    with parallel_loops(b.module) as loop_id:
+        loop_id = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, tiled=bool(tiles))
+        nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
+                else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
+        with nest as index:
+            value = gen(index)
+            values = value if isinstance(value, tuple) else (value,)
+            for out, v in zip(outputs, values):
+                out.write(b, index, v)
+
+
+def _applies(inst: HloInstruction) -> str | None:
+    if any(not s.is_array for s in inst.shape.leaves()):
+        return f"{inst.shape} results are not arrays"
+    return None
+
+
+#: The default kernel, the last candidate of every opcode.
+LOOP = KernelCandidate("loop", emit_loop_kernel, _applies)
