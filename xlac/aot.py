@@ -33,11 +33,19 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 
+from .codegen.compiler import lower
+from .codegen.gemm_library import link_into
+from .codegen.jit import emit_object, host_target_machine, optimize
+from .codegen.nontemporal import NAMED as NONTEMPORAL
+from .codegen.nontemporal import prepare as prepare_nontemporal
 from .hlo.ir import HloModule
+from .program import as_module
 from .runtime.abi import ABI_VERSION
 from .shape import PrimitiveType as PT
 from .shape import Shape
@@ -473,15 +481,6 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     as ``xlac.jit`` does, ``ValueError`` for a bad name or target, ``OSError`` when
     a file cannot be written.
     """
-    import llvmlite.binding as llvm
-
-    from .codegen.compiler import lower
-    from .codegen.gemm_library import link_into
-    from .codegen.jit import emit_object, optimize
-    from .codegen.nontemporal import NAMED as NONTEMPORAL
-    from .codegen.nontemporal import prepare as prepare_nontemporal
-    from .program import as_module
-
     _check_name(name)
     module = as_module(x)
     host = target is None
@@ -546,10 +545,6 @@ def _target_machine(opt: int, cpu: str | None, features: str | None, triple: str
     it, or later aborts the process), so the warnings printed while the machine
     is made are captured and turned into the error.
     """
-    import tempfile
-
-    from .codegen.jit import host_target_machine
-
     def make():
         return host_target_machine(opt=opt, cpu=cpu, features=features, triple=triple, reloc="pic",
                                    codemodel="default")
