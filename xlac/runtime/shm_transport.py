@@ -1,0 +1,394 @@
+"""Collectives between the device processes of one host, over shared memory.
+
+Every device of a group of processes (one process per device, global device
+ids ``0 .. n-1``) maps one ``multiprocessing.shared_memory`` segment:
+
+* a header: the device count, the slot size, an *abort* word (0, or the id of
+  a failed device plus one) and the failure message;
+* one control line (64 bytes) per device: its *round* counter and the
+  signature of the collective it is in;
+* one data slot per device, in two halves used alternately by successive
+  rounds.
+
+A collective runs as one or more *rounds* (a buffer bigger than half a slot is
+cut into pieces).  In a round every member of the group writes its piece into
+its own slot half, then waits until every member's round counter has reached
+its own (the barrier: each device only ever writes its own counter, so no
+shared atomic is needed, and any subset of devices can meet), then reads the
+others' halves.  The half a round writes was last read two rounds earlier,
+which every member finished before the previous round's barrier, so no
+closing barrier is needed.  An all-reduce is a reduce-scatter then an
+all-gather: member k reduces chunk k of every slot into chunk k of its own
+(only member k touches chunk k), a second barrier, then everyone copies every
+chunk out — each device reduces 1/N of the data.  Reductions are numpy ufuncs
+over whole chunks (vectorised loops, never a loop per element).
+
+The barrier spins, then yields, then sleeps in short steps (processes may
+outnumber cores).  While it waits it watches the abort word and a deadline:
+a device that fails sets the abort word (its process's parent does so for a
+device that died) and every waiter raises :class:`CollectiveError` naming the
+device, the collective and the channel; a device that is never reached raises
+after ``timeout`` seconds naming the devices that did not arrive.  The
+signatures of the members are compared after each barrier, so one device
+running a different collective (another op, channel or size) is reported,
+not silently mixed.
+
+Memory order: each device writes its data, then its counter; x86's stores
+are seen in program order, and numpy writes an aligned 8-byte counter in one
+store.
+"""
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import time
+from dataclasses import dataclass
+from multiprocessing import shared_memory
+
+import numpy as np
+
+__all__ = ["CollectiveError", "Segment", "ShmTransport", "DEFAULT_SLOT_BYTES", "DEFAULT_TIMEOUT",
+           "REDUCTIONS"]
+
+#: Bytes of each device's data slot (two halves of half this size).
+DEFAULT_SLOT_BYTES = 8 << 20
+#: Seconds a device waits for the others at a collective before it gives up.
+DEFAULT_TIMEOUT = float(os.environ.get("XLAC_COLLECTIVE_TIMEOUT", "10"))
+
+_HEADER = 4096
+_LINE = 64
+_MESSAGE = 2048
+_ALIGN = 64
+
+# numpy reductions by name (``xlac_reduction``); and/or are logical for pred,
+# bitwise for integers.
+REDUCTIONS = {
+    "sum": np.add,
+    "product": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+}
+
+
+class CollectiveError(RuntimeError):
+    """A collective could not complete: a device failed, died or never came,
+    or the devices disagree on which collective comes next."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    num_devices: int
+    slot_bytes: int
+
+    @property
+    def controls(self) -> int:
+        return _HEADER
+
+    @property
+    def slots(self) -> int:
+        return _HEADER + _round_up(self.num_devices * _LINE, _ALIGN)
+
+    @property
+    def size(self) -> int:
+        return self.slots + self.num_devices * self.slot_bytes
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+class Segment:
+    """The shared segment of a device group (see the module docstring).
+
+    ``Segment.create(n)`` makes it (the parent of the device processes owns it
+    and unlinks it); ``Segment.attach(name)`` maps it in a device process.
+    """
+
+    def __init__(self, name: str, buf, owner: shared_memory.SharedMemory | None, mapping=None):
+        self.name = name
+        self.buf = buf
+        self._owner = owner          # the creator's SharedMemory (it unlinks), else None
+        self._mapping = mapping      # an attached process's mmap
+        head = np.ndarray((4,), np.int64, buf, 0)
+        self.layout = Layout(int(head[1]), int(head[2]))
+        self._head = head
+        self.controls = np.ndarray((self.layout.num_devices, _LINE // 8), np.int64, buf, self.layout.controls)
+        self._message = np.ndarray((_MESSAGE,), np.uint8, buf, 64)
+
+    @classmethod
+    def create(cls, num_devices: int, slot_bytes: int = DEFAULT_SLOT_BYTES) -> "Segment":
+        if num_devices < 1:
+            raise ValueError(f"a device group needs at least one device, got {num_devices}")
+        slot_bytes = _round_up(max(slot_bytes, 2 * _ALIGN), 2 * _ALIGN)
+        layout = Layout(num_devices, slot_bytes)
+        # Registered with multiprocessing's resource tracker, which unlinks
+        # it should this process die before close().
+        shm = shared_memory.SharedMemory(create=True, size=layout.size,
+                                         name=f"xlac_{os.getpid()}_{os.urandom(4).hex()}")
+        head = np.ndarray((4,), np.int64, shm.buf, 0)
+        head[:] = (0x78_6C_61_63, num_devices, slot_bytes, 0)     # magic "xlac"
+        np.ndarray((layout.slots,), np.uint8, shm.buf, 0)[64:] = 0
+        del head
+        return cls(shm.name, shm.buf, shm)
+
+    @classmethod
+    def attach(cls, name: str) -> "Segment":
+        """Map the segment ``name`` made by another process.  Mapped directly
+        (not through ``SharedMemory``), so this process's resource tracker
+        never unlinks the owner's segment when this process exits."""
+        fd = os.open(os.path.join("/dev/shm", name.lstrip("/")), os.O_RDWR)
+        try:
+            mapping = mmap.mmap(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        head = np.ndarray((4,), np.int64, mapping, 0)
+        if int(head[0]) != 0x78_6C_61_63:
+            raise ValueError(f"{name} is not an xlac device segment")
+        del head
+        return cls(name, memoryview(mapping), None, mapping)
+
+    def slot(self, device: int) -> np.ndarray:
+        return np.ndarray((self.layout.slot_bytes,), np.uint8, self.buf,
+                          self.layout.slots + device * self.layout.slot_bytes)
+
+    # -- failure ----------------------------------------------------------------------
+    def abort(self, device: int, message: str) -> None:
+        """Record that ``device`` failed (the first failure wins)."""
+        if self._head[3]:
+            return
+        data = message.encode("utf-8", "replace")[:_MESSAGE - 1]
+        self._message[:len(data)] = np.frombuffer(data, np.uint8)
+        self._message[len(data)] = 0
+        self._head[3] = device + 1
+
+    def failure(self) -> tuple[int, str] | None:
+        """(device, message) of the recorded failure, or None."""
+        who = int(self._head[3])
+        if not who:
+            return None
+        raw = bytes(self._message)
+        return who - 1, raw[:raw.index(0) if 0 in raw else len(raw)].decode("utf-8", "replace")
+
+    def reset(self) -> None:
+        """Clear counters and the failure (the owner, before a new set of devices starts)."""
+        self._head[3] = 0
+        self.controls[:] = 0
+
+    def close(self) -> None:
+        """Unmap (and, for the owner, unlink) the segment.  Views still held
+        elsewhere keep the mapping alive until they go; the name goes now."""
+        self._head = self.controls = self._message = None
+        buf, self.buf = self.buf, None
+        if self._owner is not None:
+            try:
+                self._owner.unlink()
+            except FileNotFoundError:
+                pass
+            try:
+                self._owner.close()
+            except BufferError:
+                pass
+        elif self._mapping is not None:
+            buf.release()
+            try:
+                self._mapping.close()
+            except BufferError:
+                pass
+
+
+# Control line columns: the round counter, then the signature of the collective
+# of the last even and odd round.  A member is at most one round ahead of a
+# device waiting for it (it cannot pass the next barrier alone), so the
+# signature of the round being checked is still there.
+_ROUND, _SIG = 0, 1
+
+
+class ShmTransport:
+    """The collectives of device ``device`` of a segment's group.
+
+    Buffers are numpy arrays (any contiguous dtype); ``group`` is the ordered
+    tuple of global device ids taking part (this device among them).
+    ``name`` and ``channel`` only label errors and signatures.
+    """
+
+    def __init__(self, segment: Segment, device: int, timeout: float = DEFAULT_TIMEOUT):
+        if not 0 <= device < segment.layout.num_devices:
+            raise ValueError(f"device {device} is not in a group of {segment.layout.num_devices}")
+        self.seg = segment
+        self.device = device
+        self.timeout = timeout
+        self.round = int(segment.controls[device, _ROUND])
+        self.half = segment.layout.slot_bytes // 2
+        # Pieces alternate between the slot halves; every device counts the
+        # same pieces (the same collectives of the same sizes), so a piece's
+        # half is the same on every device.
+        self.pieces = 0
+
+    # -- the barrier ----------------------------------------------------------------
+    def _arrive(self, group: tuple, signature: int, what: str) -> None:
+        """Advance this device's round and wait for every member of ``group``."""
+        ctl = self.seg.controls
+        self.round += 1
+        ctl[self.device, _SIG + self.round % 2] = signature
+        ctl[self.device, _ROUND] = self.round
+        members = np.fromiter(group, np.int64)
+        target = self.round
+        spins = 0
+        deadline = None
+        while True:
+            rounds = ctl[members, _ROUND]
+            if (rounds >= target).all():
+                break
+            spins += 1
+            if spins < 2000:
+                continue
+            failed = self.seg.failure()
+            if failed is not None:
+                dev, msg = failed
+                raise CollectiveError(f"{what}: device {dev} failed: {msg}")
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + self.timeout
+            elif now > deadline:
+                late = [int(d) for d, r in zip(members, rounds) if r < target]
+                raise CollectiveError(f"{what}: device(s) {late} did not reach it within {self.timeout:g} s "
+                                      f"(device {self.device} waited at round {target})")
+            time.sleep(0 if spins < 20000 else 50e-6)
+        sigs = ctl[members, _SIG + target % 2]
+        if (sigs != signature).any():
+            others = [int(d) for d, s in zip(members, sigs) if s != signature]
+            raise CollectiveError(f"{what}: device(s) {others} are running a different collective at this point "
+                                  f"(mismatched sequence of collectives; device {self.device} is at {what})")
+
+    def _half(self, device: int, nbytes: int) -> np.ndarray:
+        """The first ``nbytes`` of ``device``'s half for the current piece."""
+        offset = (self.pieces % 2) * self.half
+        return self.seg.slot(device)[offset:offset + nbytes]
+
+    @staticmethod
+    def _signature(what: str, nbytes: int) -> int:
+        digest = hashlib.blake2b(f"{what}|{nbytes}".encode(), digest_size=7).digest()
+        return int.from_bytes(digest, "little")
+
+    def _pieces(self, nbytes: int, unit: int, room: int | None = None):
+        """(start, stop) byte ranges of at most ``room`` bytes (half a slot),
+        whole ``unit``s each; one empty range when ``nbytes`` is 0."""
+        room = self.half if room is None else room
+        step = room // unit * unit
+        if step < unit:
+            raise CollectiveError(f"an element group of {unit} bytes does not fit a slot half of "
+                                  f"{self.half} bytes (raise the slot size)")
+        for lo in range(0, max(nbytes, 1), step):
+            self.pieces += 1
+            yield lo, min(nbytes, lo + step)
+
+    # -- collectives ------------------------------------------------------------------
+    def all_reduce(self, x: np.ndarray, out: np.ndarray, reduction: str, group: tuple,
+                   what: str = "all-reduce") -> None:
+        """``out = reduce(x of every member)``, elementwise, in group order."""
+        op = REDUCTIONS[reduction]
+        src, dst = _bytes(x), _bytes(out)
+        n = len(group)
+        me = group.index(self.device)
+        item = x.dtype.itemsize
+        sig = self._signature(f"{what}|{reduction}|{x.dtype}", src.size)
+        for lo, hi in self._pieces(src.size, item):
+            nbytes = hi - lo
+            count = nbytes // item
+            self._half(self.device, nbytes)[:] = src[lo:hi]
+            self._arrive(group, sig, what)
+            # Chunk k of the piece (elements) belongs to member k.
+            bounds = [count * k // n for k in range(n + 1)]
+            a, b = bounds[me] * item, bounds[me + 1] * item
+            if b > a:
+                views = [self._half(d, nbytes)[a:b].view(x.dtype) for d in group]
+                acc = views[0].copy()
+                for v in views[1:]:
+                    op(acc, v, out=acc)
+                self._half(self.device, nbytes)[a:b] = acc.view(np.uint8)
+            self._arrive(group, sig, what)
+            for k, d in enumerate(group):
+                a, b = bounds[k] * item, bounds[k + 1] * item
+                dst[lo + a:lo + b] = self._half(d, nbytes)[a:b]
+
+    def all_gather(self, x: np.ndarray, out: np.ndarray, group: tuple, what: str = "all-gather") -> None:
+        """``out`` = every member's ``x``, concatenated in group order (as bytes)."""
+        src, dst = _bytes(x), _bytes(out)
+        size = src.size
+        if dst.size != size * len(group):
+            raise ValueError(f"{what}: output of {dst.size} bytes for {len(group)} inputs of {size}")
+        sig = self._signature(what, size)
+        for lo, hi in self._pieces(size, 1):
+            self._half(self.device, hi - lo)[:] = src[lo:hi]
+            self._arrive(group, sig, what)
+            for k, d in enumerate(group):
+                dst[k * size + lo:k * size + hi] = self._half(d, hi - lo)
+
+    def reduce_scatter(self, x: np.ndarray, out: np.ndarray, reduction: str, group: tuple,
+                       what: str = "reduce-scatter") -> None:
+        """``x`` is ``len(group)`` equal blocks; member k gets the reduction of block k."""
+        op = REDUCTIONS[reduction]
+        src, dst = _bytes(x), _bytes(out)
+        n = len(group)
+        me = group.index(self.device)
+        block = dst.size
+        if src.size != block * n:
+            raise ValueError(f"{what}: input of {src.size} bytes is not {n} blocks of {block}")
+        item = x.dtype.itemsize
+        sig = self._signature(f"{what}|{reduction}|{x.dtype}", src.size)
+        # Every member sends the same piece of each of the n blocks at once.
+        for lo, hi in self._pieces(block, item, self.half // n):
+            w = hi - lo
+            mine = self._half(self.device, w * n)
+            for k in range(n):
+                mine[k * w:(k + 1) * w] = src[k * block + lo:k * block + hi]
+            self._arrive(group, sig, what)
+            if w:
+                acc = self._half(group[0], w * n)[me * w:(me + 1) * w].view(x.dtype).copy()
+                for d in group[1:]:
+                    op(acc, self._half(d, w * n)[me * w:(me + 1) * w].view(x.dtype), out=acc)
+                dst[lo:hi] = acc.view(np.uint8)
+
+    def all_to_all(self, x: np.ndarray, out: np.ndarray, group: tuple, what: str = "all-to-all") -> None:
+        """``x`` is ``len(group)`` equal blocks; block k goes to member k; ``out`` holds the
+        blocks received, in group order."""
+        src, dst = _bytes(x), _bytes(out)
+        n = len(group)
+        me = group.index(self.device)
+        block = src.size // n
+        if src.size != block * n or dst.size != src.size:
+            raise ValueError(f"{what}: {src.size} bytes in, {dst.size} out, for {n} equal blocks")
+        sig = self._signature(what, src.size)
+        for lo, hi in self._pieces(block, 1, self.half // n):
+            w = hi - lo
+            mine = self._half(self.device, w * n)
+            for k in range(n):
+                mine[k * w:(k + 1) * w] = src[k * block + lo:k * block + hi]
+            self._arrive(group, sig, what)
+            for k, d in enumerate(group):
+                dst[k * block + lo:k * block + hi] = self._half(d, w * n)[me * w:(me + 1) * w]
+
+    def permute(self, x: np.ndarray, out: np.ndarray, pairs: tuple, what: str = "collective-permute") -> None:
+        """Send ``x`` to the target of every ``(source, target)`` pair whose source is
+        this device; ``out`` gets the buffer of this device's source, or zeros
+        when it has none.  Every device of the segment takes part."""
+        src, dst = _bytes(x), _bytes(out)
+        everyone = tuple(range(self.seg.layout.num_devices))
+        source = next((s for s, t in pairs if t == self.device), None)
+        sig = self._signature(f"{what}|{sorted(pairs)}", src.size)
+        for lo, hi in self._pieces(src.size, 1):
+            self._half(self.device, hi - lo)[:] = src[lo:hi]
+            self._arrive(everyone, sig, what)
+            if source is None:
+                dst[lo:hi] = 0
+            else:
+                dst[lo:hi] = self._half(source, hi - lo)
+
+
+def _bytes(a: np.ndarray) -> np.ndarray:
+    if not a.flags.c_contiguous:
+        raise ValueError("collective buffers must be contiguous")
+    return a.reshape(-1).view(np.uint8)
