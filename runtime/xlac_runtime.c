@@ -108,6 +108,8 @@ void xlac_run_options_init(xlac_run_options *opts) {
   opts->custom_call = missing_custom_call;
   opts->report_error = report_error_stderr;
   opts->cancel = NULL;
+  opts->partition_id = 0;
+  opts->num_partitions = 1;
 }
 
 int xlac_check_options(const xlac_program_info *info, const xlac_run_options *opts) {

@@ -67,7 +67,7 @@ extern "C" {
 #endif
 
 #define XLAC_ALIGNMENT 64
-#define XLAC_ABI_VERSION 2
+#define XLAC_ABI_VERSION 3
 
 /* ===========================================================================
  * Part 1: the ABI
@@ -152,6 +152,16 @@ typedef struct xlac_collective_op {
   int64_t output_bytes;
   const char *replica_groups;      /* HLO text, e.g. "{{0,1},{2,3}}"; "" = all replicas */
   const char *source_target_pairs; /* collective-permute: HLO text "{{0,1},{1,0}}", else "" */
+  /* -- appended in version 3: the devices taking part, resolved at compile
+   * time from replica_groups, channel_id, use_global_device_ids and the
+   * module's replica_count x num_partitions (XLA's collective group modes),
+   * as global device ids (replica * num_partitions + partition). -- */
+  const char *instruction;         /* the HLO instruction's name (errors; sequence checks) */
+  int32_t num_groups;              /* groups: num_groups x group_size device ids, */
+  int32_t group_size;              /*   group by group, each in the order data is */
+  const int64_t *groups;           /*   concatenated/split; every device is in one */
+  int64_t num_pairs;               /* collective-permute: num_pairs (source, target) */
+  const int64_t *pairs;            /*   device id pairs */
 } xlac_collective_op;
 
 /* Returns XLAC_OK, or another status on failure. */
@@ -176,7 +186,7 @@ typedef int (*xlac_custom_call_fn)(void *runtime_ctx, const char *target, void *
 typedef void (*xlac_report_error_fn)(void *runtime_ctx, int status, const char *message);
 
 /* Services for generated code. Fields a module does not use may be NULL.
- * Version 2 of the ABI; fields are only ever appended. */
+ * Version 3 of the ABI; fields are only ever appended. */
 typedef struct xlac_run_options {
   int64_t abi_version;             /* XLAC_ABI_VERSION */
   void *runtime_ctx;               /* passed back to every service */
@@ -198,6 +208,11 @@ typedef struct xlac_run_options {
    * the flag. Generated code only reads it (objects of version 2 and later,
    * when opts->abi_version >= 2). */
   const volatile int32_t *cancel;
+  /* -- appended in version 3 -- */
+  /* The device running this call: global device id = replica_id *
+   * num_partitions + partition_id (XLA's counting). Defaults 0 and 1. */
+  int64_t partition_id;
+  int64_t num_partitions;
 } xlac_run_options;
 
 typedef void (*xlac_entry_fn)(void **results, const void *const *params, void *temp,
@@ -242,7 +257,7 @@ typedef struct xlac_program_info {
  * =========================================================================== */
 
 /* Fills *opts with defaults: abi_version, runtime_ctx NULL, the sequential
- * parallel_for, replica 0 of 1, and for collectives, infeed, outfeed and
+ * parallel_for, replica 0 of 1 and partition 0 of 1, and for collectives, infeed, outfeed and
  * custom calls stubs that print "xlac: ... needs the X service, which the
  * caller did not provide" to stderr and fail with XLAC_ERROR_MISSING_SERVICE;
  * report_error prints the message to stderr. */

@@ -46,18 +46,11 @@ from .codegen.nontemporal import NAMED as NONTEMPORAL
 from .codegen.nontemporal import prepare as prepare_nontemporal
 from .hlo.ir import HloModule
 from .program import as_module
-from .runtime.abi import ABI_VERSION
+from .runtime.abi import ABI_VERSION, ELEMENT_TYPE_NUMBERS
 from .shape import PrimitiveType as PT
 from .shape import Shape
 
 __all__ = ["compile_aot", "AotResult", "LeafInfo", "ELEMENT_TYPE_NUMBERS", "SERVICE_BITS"]
-
-#: xlac_element_type (= XLA's PrimitiveType numbers).
-ELEMENT_TYPE_NUMBERS = {
-    PT.PRED: 1, PT.S8: 2, PT.S16: 3, PT.S32: 4, PT.S64: 5, PT.U8: 6, PT.U16: 7, PT.U32: 8,
-    PT.U64: 9, PT.F16: 10, PT.F32: 11, PT.F64: 12, PT.TUPLE: 13, PT.C64: 15, PT.BF16: 16,
-    PT.TOKEN: 17, PT.C128: 18,
-}
 
 #: XLAC_SERVICE_* bits of xlac_runtime.h.
 SERVICE_BITS = {"parallel_for": 1, "collective": 2, "infeed": 4, "outfeed": 8, "custom_call": 16}

@@ -10,8 +10,22 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 
-ABI_VERSION = 2      # XLAC_ABI_VERSION (2: xlac_run_options.cancel)
+from ..shape import PrimitiveType as PT
+
+ABI_VERSION = 3      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups)
 ALIGNMENT = 64       # XLAC_ALIGNMENT
+
+#: xlac_element_type (= XLA's PrimitiveType numbers).
+ELEMENT_TYPE_NUMBERS = {
+    PT.PRED: 1, PT.S8: 2, PT.S16: 3, PT.S32: 4, PT.S64: 5, PT.U8: 6, PT.U16: 7, PT.U32: 8,
+    PT.U64: 9, PT.F16: 10, PT.F32: 11, PT.F64: 12, PT.TUPLE: 13, PT.C64: 15, PT.BF16: 16,
+    PT.TOKEN: 17, PT.C128: 18,
+}
+
+#: xlac_collective_kind and xlac_reduction.
+COLLECTIVE_KINDS = {"all-reduce": 1, "all-gather": 2, "reduce-scatter": 3, "all-to-all": 4,
+                    "collective-permute": 5}
+REDUCTIONS = {"none": 0, "sum": 1, "product": 2, "min": 3, "max": 4, "and": 5, "or": 6}
 
 # Status codes.
 XLAC_OK = 0
@@ -45,6 +59,13 @@ class CollectiveOp(ctypes.Structure):
         ("output_bytes", c_int64),
         ("replica_groups", c_char_p),
         ("source_target_pairs", c_char_p),
+        # -- version 3 --
+        ("instruction", c_char_p),
+        ("num_groups", c_int32),
+        ("group_size", c_int32),
+        ("groups", ctypes.POINTER(c_int64)),
+        ("num_pairs", c_int64),
+        ("pairs", ctypes.POINTER(c_int64)),
     ]
 
 
@@ -56,7 +77,7 @@ REPORT_ERROR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 
 
 class RunOptions(ctypes.Structure):
-    """xlac_run_options, version 2 (fields are only ever appended)."""
+    """xlac_run_options, version 3 (fields are only ever appended)."""
 
     _fields_ = [
         ("abi_version", c_int64),
@@ -71,4 +92,7 @@ class RunOptions(ctypes.Structure):
         ("report_error", REPORT_ERROR),
         # -- version 2 --
         ("cancel", ctypes.POINTER(c_int32)),
+        # -- version 3 --
+        ("partition_id", c_int64),
+        ("num_partitions", c_int64),
     ]

@@ -298,6 +298,8 @@ def make_run_options(num_threads: int) -> abi.RunOptions:
     opts.abi_version = abi.ABI_VERSION
     opts.replica_id = 0
     opts.num_replicas = 1
+    opts.partition_id = 0
+    opts.num_partitions = 1
     opts.report_error = REPORT_ERROR_CALLBACK
     if num_threads > 1:
         opts.runtime_ctx = num_threads
