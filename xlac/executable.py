@@ -246,6 +246,24 @@ class Executable:
                        self._opts_addr, self._single, allocator.pool().acquire,
                        self._main_opts_addr, self._cancel)
 
+    # -- devices ---------------------------------------------------------------------
+    def set_device(self, replica_id: int, num_replicas: int, partition_id: int = 0, num_partitions: int = 1,
+                   collective=None) -> None:
+        """Run as device ``(replica_id, partition_id)`` of ``num_replicas x
+        num_partitions`` (XLA's counting): what ``replica-id`` and
+        ``partition-id`` return, and the ``collective`` service (an
+        ``abi.COLLECTIVE`` callback, kept alive here) collectives call.  Used by
+        the device processes of ``xlac.devices``."""
+        if not (0 <= replica_id < num_replicas and 0 <= partition_id < num_partitions):
+            raise ValueError(f"device (replica {replica_id}, partition {partition_id}) is not one of "
+                             f"{num_replicas} replicas x {num_partitions} partitions")
+        self._collective = collective
+        for opts in {id(o): o for o in (self._opts, getattr(self, "_main_opts", self._opts))}.values():
+            opts.replica_id, opts.num_replicas = replica_id, num_replicas
+            opts.partition_id, opts.num_partitions = partition_id, num_partitions
+            if collective is not None:
+                opts.collective = collective
+
     # -- introspection ---------------------------------------------------------------
     @property
     def _jit(self):
