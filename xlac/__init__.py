@@ -2,7 +2,8 @@
 
 Build a computation with :class:`XlaBuilder` and :mod:`xlac.ops` (or parse HLO
 text with :func:`parse_hlo`), then :func:`jit` it into native code through
-llvmlite, or run it through the numpy reference :func:`evaluate`.
+llvmlite, or run it through the numpy reference :func:`evaluate` (every device
+of a multi-device module: :func:`evaluate_replicated`).
 """
 from .errors import HloParseError, ShapeError, UnsupportedError
 from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
@@ -22,6 +23,8 @@ def __getattr__(name):
         "parse_hlo": ("hlo.parser", "parse_hlo"),
         "HloModule": ("hlo.ir", "HloModule"),
         "evaluate": ("evaluator", "evaluate"),
+        "evaluate_replicated": ("evaluator_replicated", "evaluate_replicated"),
+        "CollectiveError": ("evaluator", "CollectiveError"),
         "jit": ("executable", "jit"),
         "Executable": ("executable", "Executable"),
         "compile_aot": ("aot", "compile_aot"),
@@ -39,6 +42,7 @@ def __getattr__(name):
 
 
 __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModule", "evaluate",
+           "evaluate_replicated", "CollectiveError",
            "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
            "PrimitiveType", "shape", "ShapeError", "UnsupportedError", "HloParseError", "PRED", "S8",
            "S16", "S32", "S64", "U8", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",

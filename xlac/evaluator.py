@@ -25,23 +25,38 @@ Numerics follow ``docs/numerics.md`` exactly:
   exact value as numpy can get, and implementations are judged by a tolerance;
 * reductions and dots accumulate in the element type (halves in f32); XLA may
   reassociate them, so only float tolerance is promised there.
+
+Collectives and device ids (all-reduce, all-gather, reduce-scatter, all-to-all,
+collective-permute, their -start/-done forms, send/recv, replica-id,
+partition-id) ask the :class:`Device` the evaluation runs as (a thread-local;
+:func:`running_as`).  ``evaluate`` runs a module as its only device: a
+one-device module (no ``replica_count``/``num_partitions`` above 1) behaves as
+XLA would (an all-reduce of one replica is the identity, replica-id is 0), a
+module of several devices raises :class:`CollectiveError` at its first
+collective or device id, naming it and pointing to
+``xlac.evaluate_replicated``, which runs every device of a module in lock step
+(``xlac/evaluator_replicated.py``).  Which devices take part is
+``xlac.hlo.collectives``, as for the code generator.
 """
 from __future__ import annotations
 
 import functools
 import math
 import string
+import threading
 
 import numpy as np
 
 from .errors import UnsupportedError
+from .hlo import collectives
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
 from .shape import BF16, F16, Shape, from_buffer, to_buffer
 
-__all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES"]
+__all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES", "Device", "CollectiveError",
+           "current_device", "running_as"]
 
 _BF16 = BF16.dtype
 _F16 = F16.dtype
@@ -62,7 +77,9 @@ def evaluate(x, *args):
     (number and name), what was expected and what was given.  A module whose
     computations call themselves or nest deeper than
     :data:`xlac.hlo.ir.MAX_CALL_DEPTH` raises ``VerifierError`` (the evaluator
-    recurses into called computations).
+    recurses into called computations).  The module runs as its only device:
+    collectives and device ids of a module of several devices raise
+    :class:`CollectiveError` (``xlac.evaluate_replicated`` runs them all).
     """
     module = _as_module(x)
     check_call_graph(module)
@@ -72,7 +89,9 @@ def evaluate(x, *args):
         want = ", ".join(f"{p.parameter_number}: {p.name} {p.shape}" for p in params)
         raise TypeError(f"{module.name} takes {len(params)} argument(s) ({want}), got {len(args)}")
     values = [_check_argument(p, p.shape, a) for p, a in zip(params, args)]
-    return _copy_out(evaluate_computation(entry, values))
+    replicas, partitions = collectives.device_counts(module)
+    with running_as(_OneDevice(replicas, partitions)):
+        return _copy_out(evaluate_computation(entry, values))
 
 
 def evaluate_computation(comp: HloComputation, args: list):
@@ -149,10 +168,35 @@ def _as_value(v):
     return tuple(_as_value(e) for e in v) if isinstance(v, tuple) else np.asarray(v)
 
 
+#: Instructions that talk to other devices: run even when the root does not
+#: depend on them (a send whose send-done is unused), in program order.
+_DEVICE_OPS = collectives.GROUPED_OPCODES | collectives.PERMUTE_OPCODES | collectives.SEND_RECV_OPCODES | {
+    "all-reduce-done", "all-gather-done", "collective-permute-done"}
+
+
 def _schedule(comp: HloComputation) -> list:
-    """Instructions the root depends on, operands first (unreachable ones are skipped)."""
+    """Instructions the root depends on, operands first (unreachable ones are
+    skipped).  A computation that talks to other devices runs them all, and in
+    its program order: every device then meets its collectives in the same
+    order, and a recv-done comes after the send the program put before it."""
+    order = _reachable(comp, [comp.root])
+    device_ops = [i for i in comp.instructions if i.opcode in _DEVICE_OPS]
+    if not device_ops:
+        return order
+    needed = {id(i) for i in _reachable(comp, [comp.root] + device_ops)}
+    program = [i for i in comp.instructions if id(i) in needed]
+    done: set = set()
+    for inst in program:                    # program order is used only when it is valid
+        if any(id(o) not in done for o in inst.operands):
+            return _reachable(comp, [comp.root] + device_ops)
+        done.add(id(inst))
+    return program
+
+
+def _reachable(comp: HloComputation, roots: list) -> list:
+    """What ``roots`` depend on, operands first."""
     order, seen = [], set()
-    stack = [(comp.root, False)]
+    stack = [(r, False) for r in reversed(roots)]
     while stack:
         inst, expanded = stack.pop()
         if expanded:
@@ -872,7 +916,10 @@ def _fusion(inst, vals):
 def _while(inst, vals):
     cond, body = inst.attrs["condition"], inst.attrs["body"]
     state = vals[0]
+    device = getattr(_TLS, "device", None)
     while bool(_run(cond, [state])):
+        if device is not None:
+            device.poll()       # another device failed: stop instead of looping on
         state = _run(body, [state])
     return state
 
@@ -1281,3 +1328,377 @@ def _batch_norm_inference(inst, vals):
         return v.reshape(along)
     normalized = (x - per_feature(mean)) / np.sqrt(per_feature(variance) + epsilon)
     return _convert(normalized * per_feature(scale) + per_feature(offset), inst.shape.dtype)
+
+
+
+# ============================================================================
+# Devices and collectives (spec: AllReduce, AllGather, ReduceScatter,
+# AllToAll, CollectivePermute, ReplicaId, Send, Recv)
+# ============================================================================
+
+class CollectiveError(RuntimeError):
+    """A collective that cannot run: devices that do not reach the same
+    collective, a device that fails, finishes or times out while others wait
+    for it, or a module of several devices given to the one-device ``evaluate``.
+    The message names the instruction and the devices."""
+
+
+class Device:
+    """The device an evaluation runs as: its place among ``num_replicas x
+    num_partitions`` and how it exchanges values with the others.
+
+    ``exchange(inst, group, value)`` hands ``value`` to the devices of ``group``
+    (global device ids, this one among them) and returns every member's value
+    in group order, once all have arrived; ``post``/``fetch`` move a send's
+    data to a recv-done; ``poll`` raises when the run was abandoned.
+    Subclasses implement them (``xlac.evaluator_replicated``)."""
+
+    def __init__(self, device_id: int, num_replicas: int, num_partitions: int):
+        self.device_id, self.num_replicas, self.num_partitions = device_id, num_replicas, num_partitions
+        self.counters: dict = {}    # what is counted (sends, recvs, meetings of a group) -> count so far
+        self.recvs: dict = {}       # recv context number -> (channel, source, target, sequence) or None
+
+    @property
+    def num_devices(self) -> int:
+        return self.num_replicas * self.num_partitions
+
+    @property
+    def replica_id(self) -> int:
+        return self.device_id // self.num_partitions
+
+    @property
+    def partition_id(self) -> int:
+        return self.device_id % self.num_partitions
+
+    def __str__(self) -> str:
+        return f"device {self.device_id} (replica {self.replica_id}, partition {self.partition_id})"
+
+    def check(self, inst) -> None:
+        """Raise unless this device can run ``inst`` (the one-device evaluator cannot
+        run a collective of a module of several devices)."""
+
+    def group_error(self, inst, error: Exception) -> Exception:
+        return CollectiveError(f"{error} (on {self})")
+
+    def exchange(self, inst, group: tuple, value) -> list:
+        raise NotImplementedError
+
+    def post(self, inst, key: tuple, value) -> None:
+        raise NotImplementedError
+
+    def fetch(self, inst, key: tuple):
+        raise NotImplementedError
+
+    def poll(self) -> None:
+        pass
+
+    def next_in_sequence(self, key: tuple) -> int:
+        k = self.counters.get(key, 0)
+        self.counters[key] = k + 1
+        return k
+
+
+_HINT = ("xlac.evaluate runs a module as one device; use xlac.evaluate_replicated(module, "
+         "per_device_args, num_replicas=..., num_partitions=...) to run every device")
+
+
+class _OneDevice(Device):
+    """``evaluate``: the module's only device (or a module of several devices,
+    whose collectives and device ids are refused)."""
+
+    def __init__(self, num_replicas: int = 1, num_partitions: int = 1):
+        super().__init__(0, num_replicas, num_partitions)
+        self.mail: dict = {}
+
+    def __str__(self) -> str:
+        return "the only device"
+
+    def check(self, inst) -> None:
+        if self.num_devices > 1:
+            raise CollectiveError(
+                f"{inst.opcode} {inst.name}: the module runs on {self.num_replicas} replica(s) x "
+                f"{self.num_partitions} partition(s) = {self.num_devices} devices and {inst.opcode} "
+                f"depends on which device runs it; {_HINT}")
+
+    def group_error(self, inst, error: Exception) -> Exception:
+        return CollectiveError(f"{error}; {_HINT}")
+
+    def exchange(self, inst, group: tuple, value) -> list:
+        if tuple(group) != (0,):                        # cannot happen: groups are checked
+            raise CollectiveError(f"{inst.opcode} {inst.name}: needs devices {list(group)}; {_HINT}")
+        return [value]
+
+    def post(self, inst, key: tuple, value) -> None:
+        self.mail[key] = value
+
+    def fetch(self, inst, key: tuple):
+        mail = self.mail
+        if key not in mail:
+            channel, source, target, k = key
+            raise CollectiveError(f"{inst.opcode} {inst.name}: waits for send number {k} from device "
+                                  f"{source} to device {target} on channel {channel}, which the program "
+                                  "did not run before it")
+        return mail.pop(key)
+
+
+_TLS = threading.local()
+
+
+def current_device() -> Device:
+    """The device the calling thread evaluates as (by default the only device
+    of a one-device module)."""
+    dev = getattr(_TLS, "device", None)
+    if dev is None:
+        dev = getattr(_TLS, "default", None)
+        if dev is None:
+            dev = _TLS.default = _OneDevice()
+    return dev
+
+
+class running_as:
+    """``with running_as(device): ...`` evaluates as ``device`` on this thread."""
+
+    def __init__(self, device: Device):
+        self.device = device
+
+    def __enter__(self):
+        self.saved = getattr(_TLS, "device", None)
+        _TLS.device = self.device
+        return self.device
+
+    def __exit__(self, *exc):
+        _TLS.device = self.saved
+        return False
+
+
+def _device_for(inst) -> Device:
+    dev = current_device()
+    dev.check(inst)
+    return dev
+
+
+def _group(inst) -> tuple:
+    """(device, the devices of its group for ``inst``, its position in it)."""
+    dev = _device_for(inst)
+    try:
+        group = collectives.device_group(inst, dev.device_id, dev.num_replicas, dev.num_partitions)
+    except collectives.DeviceGroupError as e:
+        raise dev.group_error(inst, e) from None
+    return dev, group, group.index(dev.device_id)
+
+
+def _one_or_tuple(values: list):
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _combine(comp: HloComputation, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
+    """The reducer ``comp`` applied element by element to ``a`` and ``b``."""
+    if _batchable(comp):
+        r = _run(comp, [a, b], batch=a.shape)
+        return np.broadcast_to(r, a.shape).astype(dtype)
+    out = np.empty(a.shape, dtype)
+    for idx in np.ndindex(*a.shape):
+        out[idx] = _run(comp, [a[idx], b[idx]])
+    return out
+
+
+def _reduce_across(inst, group: tuple, values: list) -> list:
+    """Every operand reduced over the group with ``to_apply``, in device id order
+    (so every device computes bit for bit the same result)."""
+    comp = inst.attrs["to_apply"]
+    order = sorted(range(len(group)), key=lambda k: group[k])
+    out = []
+    for j in range(len(values[0])):
+        acc = np.array(values[order[0]][j], copy=True)
+        for k in order[1:]:
+            acc = _combine(comp, acc, values[k][j], acc.dtype)
+        out.append(acc)
+    return out
+
+
+def _leaves_of(shape: Shape) -> list:
+    return list(shape.tuple_shapes) if shape.is_tuple else [shape]
+
+
+def _check_shards(inst, dev, group: tuple, d: int, pairs) -> None:
+    """Each (operand, result) pair has the group size as its shard count along ``d``."""
+    n = len(group)
+    for x, r in pairs:
+        big, small = (r.dimensions[d], x.shape[d]) if inst.opcode.startswith("all-gather") \
+            else (x.shape[d], r.dimensions[d])
+        if big != small * n:
+            raise CollectiveError(
+                f"{inst.opcode} {inst.name}: the result {r} has {big // small if small else '?'} shard(s) "
+                f"along dimension {d}, but the group {{{','.join(map(str, group))}}} of {dev} has {n} "
+                "device(s)")
+
+
+@_rule("all-reduce", "all-reduce-start")
+def _all_reduce(inst, vals):
+    # all-reduce-start has the all-reduce's shape; all-reduce-done forwards it.
+    dev, group, _ = _group(inst)
+    values = dev.exchange(inst, group, tuple(vals))
+    return _one_or_tuple(_reduce_across(inst, group, values))
+
+
+@_rule("all-gather", "all-gather-start")
+def _all_gather(inst, vals):
+    start = inst.opcode == "all-gather-start"
+    d = _ints(inst.attrs.get("dimensions"))[0]
+    dev, group, _ = _group(inst)
+    results = _leaves_of(inst.shape.tuple_shapes[1] if start else inst.shape) if len(vals) > 1 else \
+        [inst.shape.tuple_shapes[1] if start else inst.shape]
+    _check_shards(inst, dev, group, d, zip(vals, results))
+    values = dev.exchange(inst, group, tuple(vals))
+    gathered = _one_or_tuple([np.concatenate([v[j] for v in values], axis=d) for j in range(len(vals))])
+    return (_one_or_tuple(list(vals)), gathered) if start else gathered
+
+
+@_rule("reduce-scatter")
+def _reduce_scatter(inst, vals):
+    d = _ints(inst.attrs.get("dimensions"))[0]
+    dev, group, me = _group(inst)
+    results = _leaves_of(inst.shape) if len(vals) > 1 else [inst.shape]
+    _check_shards(inst, dev, group, d, zip(vals, results))
+    values = dev.exchange(inst, group, tuple(vals))
+    out = []
+    for x, r in zip(_reduce_across(inst, group, values), results):
+        block = r.dimensions[d]
+        out.append(np.take(x, range(me * block, (me + 1) * block), axis=d))
+    return _one_or_tuple(out)
+
+
+@_rule("all-to-all")
+def _all_to_all(inst, vals):
+    dev, group, me = _group(inst)
+    n = len(group)
+    if "dimensions" in inst.attrs:                      # array form: split and concat along d
+        d = _ints(inst.attrs["dimensions"])[0]
+        x = vals[0]
+        if x.shape[d] % n:
+            raise CollectiveError(f"{inst.opcode} {inst.name}: split dimension {d} of size {x.shape[d]} is "
+                                  f"not divisible by the {n} devices of the group of {dev}")
+        values = dev.exchange(inst, group, tuple(np.split(x, n, axis=d)))
+        return np.concatenate([np.array(values[j][me], copy=True) for j in range(n)], axis=d)
+    if len(vals) != n:
+        raise CollectiveError(f"{inst.opcode} {inst.name}: the tuple form has {len(vals)} operand(s) but the "
+                              f"group {{{','.join(map(str, group))}}} of {dev} has {n} device(s)")
+    values = dev.exchange(inst, group, tuple(vals))
+    return tuple(np.array(values[j][me], copy=True) for j in range(n))
+
+
+def _permute(inst, vals) -> list:
+    """What this device receives: the source's operands, or zeros without a source."""
+    dev = _device_for(inst)
+    try:
+        pairs = collectives.device_pairs(inst, dev.num_replicas, dev.num_partitions)
+        scope = collectives.permute_scope(inst, dev.device_id, dev.num_replicas, dev.num_partitions)
+    except collectives.DeviceGroupError as e:
+        raise dev.group_error(inst, e) from None
+    values = dev.exchange(inst, scope, tuple(vals))
+    sources = [s for s, t in pairs if t == dev.device_id]
+    if not sources:
+        return [np.zeros_like(v) for v in vals]
+    return [np.array(v, copy=True) for v in values[scope.index(sources[0])]]
+
+
+@_rule("collective-permute")
+def _collective_permute(inst, vals):
+    return _one_or_tuple(_permute(inst, vals))
+
+
+@_rule("collective-permute-start")
+def _collective_permute_start(inst, vals):
+    received = _one_or_tuple(_permute(inst, vals))
+    context = [np.zeros(s.dimensions, s.dtype) if s.is_array else np.zeros(0, np.uint8)
+               for s in inst.shape.tuple_shapes[2:]]
+    return (_one_or_tuple(list(vals)), received, *context)
+
+
+@_rule("all-reduce-done")
+def _all_reduce_done(inst, vals):
+    return vals[0]
+
+
+@_rule("all-gather-done", "collective-permute-done")
+def _async_done(inst, vals):
+    return vals[0][1]
+
+
+@_rule("replica-id")
+def _replica_id(inst, vals):
+    return np.array(_device_for(inst).replica_id, np.uint32)
+
+
+@_rule("partition-id")
+def _partition_id(inst, vals):
+    return np.array(_device_for(inst).partition_id, np.uint32)
+
+
+_TOKEN = np.zeros(0, np.uint8)
+
+
+def _transfer_pairs(inst) -> tuple:
+    """(device, channel, (source, target) device pairs) of a send or recv."""
+    dev = _device_for(inst)
+    if _bool(inst.attrs.get("is_host_transfer", False)):
+        raise UnsupportedError(inst.opcode, f"{inst.name}: host transfers (is_host_transfer=true)")
+    try:
+        pairs = collectives.send_recv_pairs(inst, dev.num_replicas, dev.num_partitions)
+    except collectives.DeviceGroupError as e:
+        raise dev.group_error(inst, e) from None
+    if pairs is None:
+        raise UnsupportedError(inst.opcode, f"{inst.name}: without the frontend attribute "
+                               f"{collectives.SEND_RECV_PAIRS_ATTRIBUTE} that says which devices it connects")
+    return dev, inst.attrs.get("channel_id"), pairs
+
+
+@_rule("send")
+def _send(inst, vals):
+    dev, channel, pairs = _transfer_pairs(inst)
+    data = vals[0]
+    for source, target in pairs:
+        if source == dev.device_id:
+            k = dev.next_in_sequence(("send", channel, source, target))
+            dev.post(inst, (channel, source, target, k), data)
+    return (data, np.array(0, np.uint32), _TOKEN)
+
+
+@_rule("send-done")
+def _send_done(inst, vals):
+    return _TOKEN       # sends are buffered: nothing to wait for
+
+
+@_rule("recv")
+def _recv(inst, vals):
+    dev, channel, pairs = _transfer_pairs(inst)
+    sources = [s for s, t in pairs if t == dev.device_id]
+    key = None
+    if sources:
+        k = dev.next_in_sequence(("recv", channel, sources[0], dev.device_id))
+        key = (channel, sources[0], dev.device_id, k)
+    handle = dev.next_in_sequence(("recv context",)) & 0xFFFFFFFF
+    dev.recvs[handle] = key
+    data_shape = inst.shape.tuple_shapes[0]
+    return (_zeros(data_shape), np.array(handle, np.uint32), _TOKEN)
+
+
+def _zeros(shape: Shape):
+    if shape.is_tuple:
+        return tuple(_zeros(s) for s in shape.tuple_shapes)
+    if shape.is_token:
+        return _TOKEN
+    return np.zeros(shape.dimensions, shape.dtype)
+
+
+@_rule("recv-done")
+def _recv_done(inst, vals):
+    dev = current_device()
+    handle = int(vals[0][1])
+    if handle not in dev.recvs:
+        raise CollectiveError(f"{inst.opcode} {inst.name}: its operand is not the value of a recv this "
+                              f"device ran ({dev})")
+    key = dev.recvs.pop(handle)
+    if key is None:         # no pair targets this device: nothing arrives
+        return (_zeros(inst.shape.tuple_shapes[0]), _TOKEN)
+    return (_copy_out(dev.fetch(inst, key)), _TOKEN)

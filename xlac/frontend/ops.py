@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError
+from ..hlo.collectives import SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, format_pairs
 from ..hlo.ir import Raw
 from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
                           parse_dim_labels)
@@ -1445,3 +1446,349 @@ def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaO
         raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
     attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
     return b.add_instruction("batch-norm-inference", [operand, scale, offset, mean, variance], attrs)
+
+
+
+# ---------------------------------------------------------------------------
+# collectives and device ids (spec: AllReduce, AllGather, ReduceScatter,
+# AllToAll, CollectivePermute, CrossReplicaSum, ReplicaId, Send, Recv)
+#
+# Common arguments: ``replica_groups`` — None or [] (one group of every
+# replica), a list of lists of ids ([[0, 2], [1, 3]]), ReplicaGroups (e.g.
+# ReplicaGroups.iota(2, 2)) or its text; ``channel_id`` — an int, or None;
+# with ``use_global_device_ids=True`` (needs a channel_id) the ids are global
+# device ids (replica * num_partitions + partition).  Which devices meet is
+# xlac.hlo.collectives.  Run them with xlac.evaluate_replicated.
+# ---------------------------------------------------------------------------
+
+def _replica_groups(op: str, replica_groups) -> ReplicaGroups:
+    try:
+        return ReplicaGroups.of(replica_groups)
+    except DeviceGroupError as e:
+        raise ValueError(f"{op}: replica_groups: {e}") from None
+    except TypeError as e:
+        raise TypeError(f"{op}: {e}") from None
+
+
+def _collective_attrs(op: str, replica_groups, channel_id, use_global_device_ids=None,
+                      constrain_layout: bool = False) -> dict:
+    """The attributes in the order XLA prints them."""
+    attrs = {}
+    if channel_id is not None:
+        attrs["channel_id"] = _index(op, "channel_id", channel_id)
+        if attrs["channel_id"] < 0:
+            raise ValueError(f"{op}: channel_id must be >= 0, got {channel_id}")
+    attrs["replica_groups"] = _replica_groups(op, replica_groups)
+    if constrain_layout:
+        attrs["constrain_layout"] = True
+    if use_global_device_ids:
+        attrs["use_global_device_ids"] = True
+    return attrs
+
+
+def _operand_list(op: str, operand) -> tuple:
+    """(operands, single): an XlaOp array, an XlaOp tuple (split into its
+    elements, as XlaBuilder does) or a sequence of XlaOps."""
+    if isinstance(operand, XlaOp):
+        if operand.shape.is_tuple:
+            n = len(operand.shape.tuple_shapes)
+            if n == 0:
+                raise _fail(op, "a tuple operand must not be empty", operand.shape)
+            return [get_tuple_element(operand, i) for i in range(n)], False
+        return [operand], True
+    xs = list(operand)
+    if not xs:
+        raise TypeError(f"{op}: needs at least one operand")
+    _builder(op, *xs)
+    return xs, False
+
+
+def _dimension_arg(op: str, name: str, value, x: XlaOp) -> int:
+    d = _index(op, name, value)
+    if not x.shape.is_array or not 0 <= d < x.shape.rank:
+        raise _fail(op, f"{name} {d} is out of range for rank {x.shape.rank if x.shape.is_array else 0}",
+                    x.shape)
+    return d
+
+
+def _count_arg(op: str, name: str, value) -> int:
+    n = _index(op, name, value)
+    if n < 1:
+        raise ValueError(f"{op}: {name} must be >= 1, got {n}")
+    return n
+
+
+@builds("all-reduce")
+def all_reduce(operand, computation: XlaComputation, replica_groups=None, channel_id=None,
+               shape_with_layout=None, use_global_device_ids=None) -> XlaOp:
+    """Reduce ``operand`` across devices with ``computation`` (spec: *AllReduce*).
+
+    ``operand``: an array, a tuple XlaOp or a list of arrays (each reduced on its
+    own: the result is then a tuple).  ``computation``: ``(T[], T[]) -> T[]`` for
+    the element type T of every operand (any reducer: the evaluator applies it
+    in device id order).  Every device of a group gets the same result, of the
+    operand's shape and type.  ShapeError for a reducer of the wrong signature,
+    malformed replica groups (an id twice, ids not 0..n-1) or
+    ``use_global_device_ids`` without a ``channel_id``.  ``shape_with_layout``
+    is accepted for XLA's signature and ignored.
+    """
+    op = "all_reduce"
+    xs, single = _operand_list(op, operand)
+    b = _builder(op, *xs)
+    attrs = _collective_attrs(op, replica_groups, channel_id, use_global_device_ids)
+    attrs["to_apply"] = b.import_computation(computation)
+    return b.add_instruction("all-reduce", xs, attrs)
+
+
+def _scalar_add(element_type: PrimitiveType) -> XlaComputation:
+    sub = XlaBuilder(f"add_{element_type.value}")
+    scalar = Shape(element_type, ())
+    a, c = parameter(sub, 0, scalar, "x"), parameter(sub, 1, scalar, "y")
+    return sub.build(or_(a, c) if element_type.is_pred else add(a, c))
+
+
+@builds("all-reduce")
+def cross_replica_sum(operand, replica_groups=None) -> XlaOp:
+    """An all-reduce with a sum (``or`` for pred) over the replicas (spec:
+    *CrossReplicaSum*); the result has the operand's shape."""
+    xs, _ = _operand_list("cross_replica_sum", operand)
+    types = {x.shape.element_type for x in xs if x.shape.is_array}
+    if len(types) != 1:
+        raise _fail("cross_replica_sum", "the operands must be arrays of one element type",
+                    *[x.shape for x in xs])
+    return all_reduce(operand, _scalar_add(types.pop()), replica_groups=replica_groups)
+
+
+@builds("all-gather")
+def all_gather(operand, all_gather_dimension: int, shard_count: int, replica_groups=None, channel_id=None,
+               layout=None, use_global_device_ids=None) -> XlaOp:
+    """Concatenate ``operand`` of every device of the group along
+    ``all_gather_dimension``, in group order (spec: *AllGather*).
+
+    ``shard_count`` is the group size (needed when ``replica_groups`` is empty);
+    the result is the operand with that dimension ``shard_count`` times larger
+    (a tuple for several operands).  ShapeError for a dimension out of range, a
+    ``shard_count`` other than the size of the given groups, or malformed groups.
+    ``layout`` is accepted for XLA's signature and ignored.
+    """
+    op = "all_gather"
+    xs, single = _operand_list(op, operand)
+    b = _builder(op, *xs)
+    d = _dimension_arg(op, "all_gather_dimension", all_gather_dimension, xs[0])
+    count = _count_arg(op, "shard_count", shard_count)
+    outs = []
+    for x in xs:
+        if not x.shape.is_array or d >= x.shape.rank:
+            raise _fail(op, f"all_gather_dimension {d} is out of range", x.shape)
+        dims = list(x.shape.dimensions)
+        dims[d] *= count
+        outs.append(Shape(x.shape.element_type, dims))
+    attrs = _collective_attrs(op, replica_groups, channel_id)
+    attrs["dimensions"] = (d,)
+    if use_global_device_ids:
+        attrs["use_global_device_ids"] = True
+    shape = outs[0] if len(outs) == 1 else Shape.tuple(outs)
+    return b.add_instruction("all-gather", xs, attrs, shape=shape)
+
+
+@builds("reduce-scatter")
+def reduce_scatter(operand, computation: XlaComputation, scatter_dimension: int, shard_count: int,
+                   replica_groups=None, channel_id=None, layout=None, use_global_device_ids=None) -> XlaOp:
+    """An all-reduce whose result is split into ``shard_count`` blocks along
+    ``scatter_dimension``; device i of a group gets block i (spec: *ReduceScatter*).
+
+    The result is the operand with that dimension ``shard_count`` times smaller.
+    ShapeError when the dimension is out of range or its size is not divisible
+    by ``shard_count``, for a reducer of the wrong signature, or a
+    ``shard_count`` other than the size of the given groups.
+    """
+    op = "reduce_scatter"
+    xs, single = _operand_list(op, operand)
+    b = _builder(op, *xs)
+    d = _dimension_arg(op, "scatter_dimension", scatter_dimension, xs[0])
+    count = _count_arg(op, "shard_count", shard_count)
+    outs = []
+    for x in xs:
+        if not x.shape.is_array or d >= x.shape.rank:
+            raise _fail(op, f"scatter_dimension {d} is out of range", x.shape)
+        if x.shape.dimensions[d] % count:
+            raise _fail(op, f"scatter dimension {d} has size {x.shape.dimensions[d]}, which is not "
+                            f"divisible by shard_count {count}", x.shape)
+        dims = list(x.shape.dimensions)
+        dims[d] //= count
+        outs.append(Shape(x.shape.element_type, dims))
+    attrs = _collective_attrs(op, replica_groups, channel_id)
+    attrs["dimensions"] = (d,)
+    if use_global_device_ids:
+        attrs["use_global_device_ids"] = True
+    attrs["to_apply"] = b.import_computation(computation)
+    shape = outs[0] if len(outs) == 1 else Shape.tuple(outs)
+    return b.add_instruction("reduce-scatter", xs, attrs, shape=shape)
+
+
+@builds("all-to-all")
+def all_to_all(operand: XlaOp, split_dimension: int, concat_dimension: int, split_count: int,
+               replica_groups=None, layout=None, channel_id=None) -> XlaOp:
+    """Split ``operand`` into ``split_count`` blocks along ``split_dimension``,
+    send block i to device i of the group, and concatenate the blocks received
+    along ``concat_dimension`` in group order (spec: *AllToAll*).
+
+    The result has ``split_dimension`` divided and ``concat_dimension``
+    multiplied by ``split_count`` (``f32[4,16]`` split along 1, concatenated
+    along 0 by 4 devices: ``f32[16,4]``).  As XlaBuilder does, this is an HLO
+    all-to-all along ``split_dimension`` followed, when the dimensions differ,
+    by a reshape, a transpose and a reshape.  ShapeError for a dimension out of
+    range or a split dimension not divisible by ``split_count``.
+    """
+    op = "all_to_all"
+    _unary_check(op, operand)
+    if not operand.shape.is_array:
+        raise _fail(op, "the operand must be an array", operand.shape)
+    s = operand.shape
+    split = _dimension_arg(op, "split_dimension", split_dimension, operand)
+    concat = _dimension_arg(op, "concat_dimension", concat_dimension, operand)
+    n = _count_arg(op, "split_count", split_count)
+    if s.dimensions[split] % n:
+        raise _fail(op, f"split_dimension {split} has size {s.dimensions[split]}, which is not divisible "
+                        f"by split_count {n}", s)
+    attrs = _collective_attrs(op, replica_groups, channel_id)
+    attrs["dimensions"] = (split,)
+    out = operand.builder.add_instruction("all-to-all", [operand], attrs)
+    if split == concat:
+        return out
+    # The blocks are now along `split` in group order: make them a dimension of
+    # their own, move it just before `concat`, and merge it into `concat`.
+    sizes = list(s.dimensions)
+    blocked = sizes[:split] + [n, sizes[split] // n] + sizes[split + 1:]
+    out = reshape(out, blocked)
+    perm = []
+    for i in range(s.rank):
+        if i == concat:
+            perm.append(split)
+        perm.append(i + 1 if i >= split else i)
+    out = transpose(out, perm)
+    final = list(sizes)
+    final[split] //= n
+    final[concat] *= n
+    return reshape(out, final)
+
+
+@builds("all-to-all")
+def all_to_all_tuple(operands, replica_groups=None, layout=None, channel_id=None) -> XlaOp:
+    """The tuple form of AllToAll: operand i (N arrays of one shape, N the group
+    size) goes to device i of the group; the result is the tuple of the N arrays
+    received, in group order.  ShapeError for operands of different shapes or a
+    count other than the size of the given groups."""
+    op = "all_to_all_tuple"
+    xs = [operands] if isinstance(operands, XlaOp) else list(operands)
+    if not xs:
+        raise TypeError(f"{op}: needs at least one operand")
+    b = _builder(op, *xs)
+    return b.add_instruction("all-to-all", xs, _collective_attrs(op, replica_groups, channel_id))
+
+
+def _pairs_arg(op: str, source_target_pairs) -> tuple:
+    try:
+        pairs = _bi.tuple((_operator.index(a), _operator.index(c)) for a, c in source_target_pairs)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: source_target_pairs must be a sequence of (source, target) int pairs, "
+                        f"got {source_target_pairs!r}") from None
+    return pairs
+
+
+@builds("collective-permute")
+def collective_permute(operand: XlaOp, source_target_pairs, channel_id=None) -> XlaOp:
+    """Send ``operand`` from the source to the target of each
+    ``(source, target)`` pair (spec: *CollectivePermute*); a device that is no
+    pair's target gets zeros.  The ids are replica ids (partition ids with a
+    ``channel_id``).  The result has the operand's shape.  ShapeError when a
+    source or a target appears twice or an id is negative."""
+    op = "collective_permute"
+    _unary_check(op, operand)
+    attrs = {}
+    if channel_id is not None:
+        attrs["channel_id"] = _index(op, "channel_id", channel_id)
+    attrs["source_target_pairs"] = _pairs_arg(op, source_target_pairs)
+    return operand.builder.add_instruction("collective-permute", [operand], attrs)
+
+
+@builds("replica-id")
+def replica_id(builder: XlaBuilder) -> XlaOp:
+    """This device's replica number, a ``u32[]`` in ``[0, replica_count)`` (spec: *ReplicaId*)."""
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"replica_id: builder must be an XlaBuilder, got {type(builder).__name__}")
+    return builder.add_instruction("replica-id")
+
+
+@builds("partition-id")
+def partition_id(builder: XlaBuilder) -> XlaOp:
+    """This device's partition number, a ``u32[]`` in ``[0, num_partitions)`` (XLA's PartitionId)."""
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"partition_id: builder must be an XlaBuilder, got {type(builder).__name__}")
+    return builder.add_instruction("partition-id")
+
+
+@builds("after-all")
+def after_all(builder: XlaBuilder, tokens=()) -> XlaOp:
+    """A token ordered after ``tokens`` (spec: *AfterAll*); with none, a fresh token
+    (XLA's CreateToken).  ShapeError when an operand is not a token."""
+    tokens = list(tokens)
+    builder.check_operands("after_all", tokens)
+    return builder.add_instruction("after-all", tokens)
+
+
+create_token = after_all
+
+
+def _transfer_attrs(op: str, channel_id, source_target_pairs, is_host_transfer: bool) -> dict:
+    attrs = {"channel_id": _index(op, "channel_id", channel_id)}
+    if is_host_transfer:
+        attrs["is_host_transfer"] = True
+    if source_target_pairs is not None:
+        pairs = format_pairs(_pairs_arg(op, source_target_pairs))
+        attrs["frontend_attributes"] = Raw(f'{{{SEND_RECV_PAIRS_ATTRIBUTE}="{pairs}"}}')
+    return attrs
+
+
+@builds("send", "send-done")
+def send(operand: XlaOp, channel_id: int, token: XlaOp | None = None, source_target_pairs=None,
+         is_host_transfer: bool = False) -> XlaOp:
+    """Send ``operand`` to the Recv of the same ``channel_id`` (spec: *Send*): a
+    ``send`` (``(data, u32[], token[])``) and its ``send-done``, whose token is
+    returned (XLA's SendWithToken; ``token`` defaults to a fresh one).
+    ``source_target_pairs`` ((source, target) replica ids; partition ids in a
+    module of one replica) go in the frontend attribute
+    ``_xla_send_recv_source_target_pairs`` that says which devices connect."""
+    op = "send"
+    _unary_check(op, operand)
+    b = operand.builder
+    token = after_all(b) if token is None else token
+    b.check_operands(op, [operand, token])
+    attrs = _transfer_attrs(op, channel_id, source_target_pairs, is_host_transfer)
+    started = b.add_instruction("send", [operand, token], attrs)
+    return b.add_instruction("send-done", [started], dict(attrs))
+
+
+@builds("recv", "recv-done")
+def recv_with_token(builder: XlaBuilder, shape, channel_id: int, token: XlaOp | None = None,
+                    source_target_pairs=None, is_host_transfer: bool = False) -> XlaOp:
+    """Receive an array of ``shape`` from the Send of the same ``channel_id``
+    (spec: *Recv*): a ``recv`` (``(data, u32[], token[])``) and its ``recv-done``,
+    whose ``(data, token[])`` is returned (XLA's RecvWithToken).  A device that is
+    no pair's target receives zeros."""
+    op = "recv"
+    shape = _as_shape(op, shape)
+    token = after_all(builder) if token is None else token
+    builder.check_operands(op, [token])
+    attrs = _transfer_attrs(op, channel_id, source_target_pairs, is_host_transfer)
+    context = Shape.tuple([shape, Shape(PrimitiveType.U32, ()), Shape.token()])
+    started = builder.add_instruction("recv", [token], attrs, shape=context)
+    return builder.add_instruction("recv-done", [started], dict(attrs))
+
+
+@builds("recv", "recv-done")
+def recv(builder: XlaBuilder, shape, channel_id: int, token: XlaOp | None = None, source_target_pairs=None,
+         is_host_transfer: bool = False) -> XlaOp:
+    """The data of :func:`recv_with_token` (XLA's Recv)."""
+    done = recv_with_token(builder, shape, channel_id, token, source_target_pairs, is_host_transfer)
+    return get_tuple_element(done, 0)

@@ -14,11 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from .collectives import DeviceGroupError, IotaGroups, ReplicaGroups, format_pairs
+
 if TYPE_CHECKING:            # annotations only: the parser builds on this module
     from .parser import Parser
 
 __all__ = ["Raw", "AttrKind", "CompRef", "INTS", "INT", "FLOAT", "ENUM", "BOOL", "SLICE", "PADDING",
-           "COMPUTATION", "COMPUTATIONS", "RAW", "WINDOW", "DIM_LABELS", "RAW_KINDS", "format_int_list"]
+           "COMPUTATION", "COMPUTATIONS", "RAW", "WINDOW", "DIM_LABELS", "RAW_KINDS", "format_int_list",
+           "REPLICA_GROUPS", "SOURCE_TARGET_PAIRS"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,67 @@ def _format_float(value) -> str:
 
 
 FLOAT = AttrKind("float", lambda p: p.number(), _format_float)
+
+
+def _parse_replica_groups(p: "Parser") -> ReplicaGroups:
+    """``{{0,1},{2,3}}``, ``{}``, or the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``."""
+    pos = p.skip_ws()
+    if p.accept("["):
+        num_groups = p.integer()
+        p.expect(",")
+        group_size = p.integer()
+        p.expect("]")
+        p.expect("<=", "'<=' of an iota replica group list such as [2,2]<=[4]")
+        p.expect("[")
+        dims = [p.integer()]
+        while p.accept(","):
+            dims.append(p.integer())
+        p.expect("]")
+        perm = None
+        if p.accept("T"):
+            p.expect("(")
+            perm = [p.integer()]
+            while p.accept(","):
+                perm.append(p.integer())
+            p.expect(")")
+        try:
+            return ReplicaGroups(None, IotaGroups(num_groups, group_size, tuple(dims),
+                                                  None if perm is None else tuple(perm)))
+        except DeviceGroupError as e:
+            raise p.error(str(e), pos) from None
+    return ReplicaGroups(_parse_int_list_list(p, "replica group"))
+
+
+def _parse_int_list_list(p: "Parser", what: str) -> tuple:
+    p.expect("{", f"'{{' opening the list of {what}s")
+    out = []
+    if not p.accept("}"):
+        while True:
+            out.append(_parse_int_list(p))
+            if p.accept("}"):
+                break
+            p.expect(",", "',' or '}'")
+    return tuple(out)
+
+
+def _parse_pairs(p: "Parser") -> tuple:
+    pos = p.skip_ws()
+    pairs = _parse_int_list_list(p, "source-target pair")
+    for pair in pairs:
+        if len(pair) != 2:
+            raise p.error(f"source-target pair {{{','.join(map(str, pair))}}} must have 2 ids "
+                          "(source, target)", pos)
+    return pairs
+
+
+def _format_replica_groups(value) -> str:
+    return str(ReplicaGroups.of(value))
+
+
+#: ``replica_groups``: a :class:`xlac.hlo.collectives.ReplicaGroups`, printed in the form it was read.
+REPLICA_GROUPS = AttrKind("replica groups", _parse_replica_groups, _format_replica_groups)
+#: ``source_target_pairs={{0,1},{1,2}}``: a tuple of (source, target) pairs.
+SOURCE_TARGET_PAIRS = AttrKind("source-target pairs", _parse_pairs, format_pairs)
 
 #: Kept as text, as XLA prints it; read where it is used (``xlac.hlo.window``).
 WINDOW = AttrKind("window", None, str)

@@ -18,11 +18,15 @@ attribute                         value
 ``condition``, ``body``, ...
 ``branch_computations``            tuple of HloComputation
 ``literal`` (of ``constant``)      numpy array of the result shape
+``replica_groups``                 :class:`xlac.hlo.collectives.ReplicaGroups`
+``source_target_pairs``            tuple of ``(source, target)``
 anything else                      :class:`Raw` (the text, printed back verbatim)
 ================================  ===============================================
 
 ``metadata`` and other bookkeeping attributes are kept as :class:`Raw` and are
-optional.  The IR is mutable: passes rewrite it in place.
+optional.  The IR is mutable: passes rewrite it in place.  A module's
+``replica_count`` and ``num_partitions`` (header attributes, ints; 1 when
+absent) say how many devices it runs on.
 
 Walks over operands and over the call graph here are iterative (any depth).
 Computations may nest at most :data:`MAX_CALL_DEPTH` deep and never call
@@ -352,6 +356,24 @@ class HloModule:
     def result_shape(self) -> Shape:
         return self.entry.root.shape
 
+    # The module header's ``replica_count=`` and ``num_partitions=`` (1 when
+    # absent): the module runs on replica_count x num_partitions devices.
+    @property
+    def replica_count(self) -> int:
+        return _device_count(self.attrs.get("replica_count", 1))
+
+    @replica_count.setter
+    def replica_count(self, value: int) -> None:
+        self.attrs["replica_count"] = int(value)
+
+    @property
+    def num_partitions(self) -> int:
+        return _device_count(self.attrs.get("num_partitions", 1))
+
+    @num_partitions.setter
+    def num_partitions(self, value: int) -> None:
+        self.attrs["num_partitions"] = int(value)
+
     def to_text(self) -> str:
         """HLO text of the module (the printer's output)."""
         return module_to_text(self)
@@ -448,6 +470,14 @@ class HloModule:
                     seen.add(id(callee))
                     stack.append((callee, iter(_callees(callee))))
         self.computations = order
+
+
+def _device_count(value) -> int:
+    try:
+        n = int(str(value))
+    except ValueError:
+        return 1
+    return max(1, n)
 
 
 def _callees(comp: HloComputation):

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .attributes import (BOOL, COMPUTATION, COMPUTATIONS, DIM_LABELS, ENUM, FLOAT, INT, INTS, PADDING,
-                         RAW, SLICE, WINDOW, AttrKind)
+                         RAW, REPLICA_GROUPS, SLICE, SOURCE_TARGET_PAIRS, WINDOW, AttrKind)
 
 __all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "has_trait", "with_trait", "register",
            "COMPARISON_DIRECTIONS", "COMPARISON_TYPES", "CATEGORIES", "COMMON_ATTRIBUTES"]
@@ -126,7 +126,7 @@ _define("parameter", "leaf", 0, "", traits=[Trait.NO_BUFFER], parameter_number=I
 _define("constant", "leaf", 0, "", traits=[Trait.NO_BUFFER])
 _define("iota", "leaf", 0, "Iota", traits=[DM], iota_dimension=INT)
 _define("replica-id", "leaf", 0, "ReplicaId")
-_define("partition-id", "leaf", 0, "")
+_define("partition-id", "leaf", 0, "")          # not in the spec: XLA's u32[] partition number
 _define("after-all", "leaf", None, "AfterAll", traits=[SE, Trait.NO_BUFFER])
 _define("rng-get-and-update-state", "leaf", 0, "", traits=[SE], delta=INT)
 _define("tuple", "data", None, "Tuple", traits=[Trait.NO_BUFFER])
@@ -180,7 +180,13 @@ _define("custom-call", "control", None, "CustomCall", traits=[SE], custom_call_t
         api_version=ENUM, called_computations=COMPUTATIONS, custom_call_has_side_effect=BOOL)
 
 # -- collectives -----------------------------------------------------------------------------
-_COLLECTIVE = dict(replica_groups=RAW, channel_id=INT, use_global_device_ids=BOOL, constrain_layout=BOOL)
+# Which devices take part: xlac.hlo.collectives (replica groups, group modes, pairs).
+# The -start/-done pairs are XLA's asynchronous forms: all-reduce-start has the
+# all-reduce's shape; all-gather-start is (operand(s), result(s));
+# collective-permute-start is (operand, result, u32[], u32[]); each -done takes
+# the result out.  send/recv/-done carry a u32[] context and tokens.
+_COLLECTIVE = dict(channel_id=INT, replica_groups=REPLICA_GROUPS, constrain_layout=BOOL,
+                   use_global_device_ids=BOOL)
 _define("all-reduce all-reduce-start", "collective", None, "AllReduce", traits=[SE],
         to_apply=COMPUTATION, **_COLLECTIVE)
 _define("all-gather all-gather-start", "collective", None, "AllGather", traits=[SE], dimensions=INTS,
@@ -189,11 +195,12 @@ _define("all-to-all", "collective", None, "AllToAll", traits=[SE], dimensions=IN
 _define("reduce-scatter", "collective", None, "ReduceScatter", traits=[SE], dimensions=INTS,
         to_apply=COMPUTATION, **_COLLECTIVE)
 _define("collective-permute collective-permute-start", "collective", None, "CollectivePermute",
-        traits=[SE], source_target_pairs=RAW, channel_id=INT)
+        traits=[SE], channel_id=INT, source_target_pairs=SOURCE_TARGET_PAIRS, slice_sizes=RAW)
 _define("all-reduce-done all-gather-done collective-permute-done", "collective", 1, "", traits=[SE])
-_define("send", "other", None, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
-_define("recv", "other", None, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
-_define("send-done recv-done", "other", 1, "", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("send", "collective", 2, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("recv", "collective", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("send-done", "collective", 1, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
+_define("recv-done", "collective", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 
 # -- the rest of the operation semantics -------------------------------------------------------
 _define("topk", "other", 1, "TopK", k=INT, largest=BOOL)

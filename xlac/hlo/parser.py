@@ -20,8 +20,10 @@ separate token list): shapes are read by :func:`xlac.shape.parse_shape_prefix`,
 everything else by small regexes.  Each attribute value is read by the *kind*
 the opcode's definition gives it (``xlac.hlo.opcodes``; the kinds are in
 ``xlac.hlo.attributes``: int list, int, float, enum word, bool, slice,
-padding, computation reference(s), or text kept verbatim); the printer writes
-values with the same kinds.
+padding, computation reference(s), replica groups (``{{0,1},{2,3}}`` or the
+iota form ``[2,2]<=[2,2]T(1,0)``), source-target pairs, or text kept
+verbatim); the printer writes values with the same kinds.  The module header's
+``replica_count=`` and ``num_partitions=`` are read as ints (at least 1).
 
 Attribute values must end on the line they start on (XLA prints one instruction
 per line); an unclosed bracket at the end of a line is reported there, which
@@ -85,6 +87,8 @@ _SCALAR_RE = re.compile(
 _SHAPE_START_RE = re.compile(r"\(|[a-z]+[0-9]*\[", re.ASCII)
 # What the lexer skips between tokens (besides comments): ASCII white space only.
 _BLANKS = " \t\r\n\f\v"
+# Module header attributes read as ints: how many devices the module runs on.
+_DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
@@ -384,10 +388,13 @@ class Parser:
         name, _ = self.name("module name")
         attrs: dict = {}
         while self.accept(","):
-            key, value, _ = self.raw_attribute()
+            key, value, pos = self.raw_attribute()
             # Recomputed from the entry computation when printing.
-            if key != "entry_computation_layout":
-                attrs[key] = value
+            if key == "entry_computation_layout":
+                continue
+            if key in _DEVICE_COUNTS:
+                value = self._device_count(key, value.text, pos)
+            attrs[key] = value
 
         comps: list[HloComputation] = []
         by_name: dict[str, tuple[HloComputation, int]] = {}
@@ -421,6 +428,16 @@ class Parser:
             c.compute_users()
         module.sort_computations()
         return module
+
+    def _device_count(self, key: str, text: str, pos: int) -> int:
+        """``replica_count=N`` / ``num_partitions=N`` of the module header: an int >= 1."""
+        if not _INT_RE.fullmatch(text):
+            raise self.error(f"{key}={text} must be a positive integer", pos)
+        value = self.bounded_int(text, pos, 19)
+        if not 1 <= value <= _INT64_MAX:
+            raise self.error(f"{key}={text} must be at least 1 (the module runs on replica_count x "
+                             "num_partitions devices)", pos)
+        return value
 
     def raw_attribute(self) -> tuple[str, Raw, int]:
         key, pos = self.name("attribute name")

@@ -35,9 +35,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
+from . import collectives
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
-from ..shape import PRED, C64, C128, F32, F64, PrimitiveType, Shape
+from ..shape import PRED, C64, C128, F32, F64, U32, PrimitiveType, Shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
 
@@ -46,7 +47,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert"})
+                                "convert", "bitcast-convert", "recv"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -1288,3 +1289,332 @@ def _as_float(ctx, name, v) -> float:
         return float(v)
     except (TypeError, ValueError):
         raise ctx.fail(f"attribute {name}={v!r} must be a number") from None
+
+
+# ---------------------------------------------------------------------------
+# collectives (spec: AllReduce, AllGather, ReduceScatter, AllToAll,
+# CollectivePermute, ReplicaId, Send, Recv; the -start/-done forms and their
+# shapes as XLA's shape_inference.cc and hlo_verifier.cc define them)
+#
+# The number of devices in a group is not known here when replica_groups is
+# empty (it is the module's replica count) or in cross-replica-and-partition
+# mode (it depends on the partition count): all-gather and reduce-scatter
+# then read the shard count from the given result shape (the builder passes
+# the one it computes, the verifier the instruction's), as XLA's verifier does.
+# ---------------------------------------------------------------------------
+
+def _device_rule(ctx: _Ctx, check, *args):
+    """Run a check of xlac.hlo.collectives; its DeviceGroupError becomes a ShapeError."""
+    try:
+        return check(ctx, *args)
+    except collectives.DeviceGroupError as e:
+        message = str(e)
+        if message.startswith(f"{ctx.opcode}: "):
+            message = message[len(ctx.opcode) + 2:]
+        raise ctx.fail(message) from None
+
+
+def _collective_operands(ctx: _Ctx, what: str = "operand") -> list:
+    if not ctx.shapes:
+        raise ctx.fail("needs at least one operand")
+    return [ctx.array(i, f"{what} {i}" if len(ctx.shapes) > 1 else what) for i in range(len(ctx.shapes))]
+
+
+def _one_or_tuple(shapes: list) -> Shape:
+    return shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
+
+
+def _check_reducer(ctx: _Ctx, operands: list) -> None:
+    """to_apply: (T[], T[]) -> T[] for the element type T of every operand."""
+    comp = _callee(ctx)
+    params = comp.parameter_shapes()
+    for i, x in enumerate(operands):
+        scalar = Shape(x.element_type, ())
+        sig = f"({scalar}, {scalar}) -> {scalar}"
+        if len(params) != 2 or not all(p.compatible(scalar) for p in params):
+            raise ctx.fail(f"reducer {comp.name} must have the signature {sig} for operand {i} "
+                           f"({x}), but its parameters are ({', '.join(str(p) for p in params)})")
+        if not comp.root.shape.compatible(scalar):
+            raise ctx.fail(f"reducer {comp.name} must have the signature {sig} for operand {i} "
+                           f"({x}), but it returns {comp.root.shape}")
+
+
+def _one_dimension(ctx: _Ctx, operands: list, what: str) -> int:
+    dims = ctx.ints_attr("dimensions")
+    if len(dims) != 1:
+        raise ctx.fail(f"dimensions={{{','.join(map(str, dims))}}} must name exactly one {what}")
+    d = dims[0]
+    for i, x in enumerate(operands):
+        if not 0 <= d < x.rank:
+            raise ctx.fail(f"{what} {d} is out of range for operand {i} {x} of rank {x.rank}")
+    return d
+
+
+@_rule("all-reduce", "all-reduce-start")
+def _all_reduce(ctx: _Ctx) -> Shape:
+    """Spec: AllReduce.  One array or several (the result is then a tuple), each
+    reduced element-wise with the scalar reducer; all-reduce-start has the same
+    shape (XLA's InferAllReduceStartShape)."""
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, collectives.check_replica_groups, False)
+    _check_reducer(ctx, operands)
+    return _one_or_tuple([_default_layout(x) for x in operands])
+
+
+def _shard_count(ctx: _Ctx, operands: list, results: list | None, d: int, gather: bool) -> int:
+    """How many devices share the op: from the result shapes when given, else
+    from the replica groups; checked against both."""
+    group = _device_rule(ctx, collectives.known_group_size)
+    if results is None:
+        if group is None:
+            raise ctx.fail("the shard count is not known from the replica groups (empty, or "
+                           "cross-replica-and-partition mode): pass the result shape")
+        return group
+    if len(results) != len(operands):
+        raise ctx.fail(f"the result has {len(results)} element(s) for {len(operands)} operand(s)")
+    counts = set()
+    for i, (x, r) in enumerate(zip(operands, results)):
+        if not r.is_array or r.element_type != x.element_type or r.rank != x.rank or any(
+                a != b for k, (a, b) in enumerate(zip(x.dimensions, r.dimensions)) if k != d):
+            change = "multiplied" if gather else "divided"
+            raise ctx.fail(f"result {r} must be operand {i} {x} with dimension {d} {change} by the "
+                           "number of devices in the group")
+        big, small = (r, x) if gather else (x, r)
+        if small.dimensions[d] == 0:
+            if big.dimensions[d] != 0:
+                raise ctx.fail(f"result {r} cannot come from operand {i} {x} along dimension {d}")
+            continue
+        if big.dimensions[d] % small.dimensions[d]:
+            raise ctx.fail(f"dimension {d} of the result {r} is not a multiple of operand {i} {x}'s"
+                           if gather else
+                           f"dimension {d} of operand {i} {x} is not a multiple of the result {r}'s")
+        counts.add(big.dimensions[d] // small.dimensions[d])
+    if len(counts) > 1:
+        raise ctx.fail(f"the operands are split into different numbers of shards {sorted(counts)}")
+    count = counts.pop() if counts else (group or 1)
+    if count < 1:
+        raise ctx.fail("the shard count must be at least 1")
+    if group is not None and count != group:
+        raise ctx.fail(f"the result has {count} shard(s) along dimension {d} but each replica group "
+                       f"has {group} device(s)")
+    return count
+
+
+def _given_leaves(ctx: _Ctx, index: int | None, n: int) -> list | None:
+    """The given result shape (or its element ``index``) as a list of n arrays; None if not given."""
+    if ctx.shape is None:
+        return None
+    s = ctx.given_shape()
+    if index is not None:
+        if not s.is_tuple or len(s.tuple_shapes) < 2:
+            raise ctx.fail(f"the result {s} must be a tuple (operand(s), result(s))")
+        s = s.tuple_shapes[index]
+    if n == 1:
+        return [s]
+    if not s.is_tuple:
+        raise ctx.fail(f"the result {s} must be a tuple of {n} arrays (one per operand)")
+    return list(s.tuple_shapes)
+
+
+def _all_gather_results(ctx: _Ctx, start: bool) -> tuple[list, list]:
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, collectives.check_replica_groups, True)
+    d = _one_dimension(ctx, operands, "all-gather dimension")
+    count = _shard_count(ctx, operands, _given_leaves(ctx, 1 if start else None, len(operands)), d, True)
+    outs = []
+    for x in operands:
+        dims = list(x.dimensions)
+        dims[d] *= count
+        outs.append(Shape(x.element_type, dims))
+    return operands, outs
+
+
+@_rule("all-gather")
+def _all_gather(ctx: _Ctx) -> Shape:
+    """Spec: AllGather.  Dimension ``dimensions={d}`` of every operand made
+    shard-count times larger (the group size; read from the result shape when the
+    groups do not tell it)."""
+    return _one_or_tuple(_all_gather_results(ctx, False)[1])
+
+
+@_rule("all-gather-start")
+def _all_gather_start(ctx: _Ctx) -> Shape:
+    """XLA's InferAllGatherStartShape: (operand or tuple of operands, result or tuple of results)."""
+    operands, outs = _all_gather_results(ctx, True)
+    return Shape.tuple([_one_or_tuple([_default_layout(x) for x in operands]), _one_or_tuple(outs)])
+
+
+@_rule("reduce-scatter")
+def _reduce_scatter(ctx: _Ctx) -> Shape:
+    """Spec: ReduceScatter.  Dimension ``dimensions={d}`` of every operand divided
+    by the shard count, which must divide it."""
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, collectives.check_replica_groups, True)
+    d = _one_dimension(ctx, operands, "scatter dimension")
+    _check_reducer(ctx, operands)
+    count = _shard_count(ctx, operands, _given_leaves(ctx, None, len(operands)), d, False)
+    outs = []
+    for i, x in enumerate(operands):
+        if x.dimensions[d] % count:
+            raise ctx.fail(f"scatter dimension {d} of operand {i} {x} has size {x.dimensions[d]}, "
+                           f"which is not divisible by the shard count {count}")
+        dims = list(x.dimensions)
+        dims[d] //= count
+        outs.append(Shape(x.element_type, dims))
+    return _one_or_tuple(outs)
+
+
+@_rule("all-to-all")
+def _all_to_all(ctx: _Ctx) -> Shape:
+    """Spec: AllToAll.  Array form (``dimensions={d}``, one operand): blocks of
+    dimension d are exchanged and concatenated back along d, so the result has
+    the operand's shape (the builder adds the reshape and transpose that move
+    them to another concat dimension).  Tuple form (no dimensions): N operands
+    of one shape, N = the group size; the result is the tuple of N received."""
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, collectives.check_replica_groups, True)
+    group = _device_rule(ctx, collectives.known_group_size)
+    if "dimensions" in ctx.attrs:
+        if len(operands) != 1:
+            raise ctx.fail(f"the array form (dimensions=...) takes one operand, got {len(operands)}")
+        x = operands[0]
+        d = _one_dimension(ctx, operands, "split dimension")
+        if group is not None and x.dimensions[d] % group:
+            raise ctx.fail(f"split dimension {d} of {x} has size {x.dimensions[d]}, which is not "
+                           f"divisible by the split count {group} (the group size)")
+        return _default_layout(x)
+    for i, x in enumerate(operands):
+        if x.element_type != operands[0].element_type or x.dimensions != operands[0].dimensions:
+            raise ctx.fail(f"the operands of the tuple form must have one shape: operand {i} is {x}, "
+                           f"operand 0 is {operands[0]}")
+    if group is not None and len(operands) != group:
+        raise ctx.fail(f"the tuple form takes one operand per device of the group: {group} device(s), "
+                       f"{len(operands)} operand(s)")
+    return Shape.tuple([_default_layout(x) for x in operands])
+
+
+def _permute_operands(ctx: _Ctx) -> list:
+    if "slice_sizes" in ctx.attrs:
+        raise UnsupportedError(ctx.opcode, "the in-place form with slice_sizes")
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, lambda c: (collectives.group_mode_of(c),
+                                 collectives.check_source_target_pairs(collectives.source_target_pairs_of(c))))
+    return [_default_layout(x) for x in operands]
+
+
+@_rule("collective-permute")
+def _collective_permute(ctx: _Ctx) -> Shape:
+    """Spec: CollectivePermute.  The operand's shape (several operands: a tuple)."""
+    return _one_or_tuple(_permute_operands(ctx))
+
+
+@_rule("collective-permute-start")
+def _collective_permute_start(ctx: _Ctx) -> Shape:
+    """XLA's InferCollectivePermuteStartShape: (operand, result, context...): the
+    context shapes are the given result's elements after the first two, by
+    default (u32[], u32[]) as XLA's CreateCollectivePermuteStart makes them."""
+    value = _one_or_tuple(_permute_operands(ctx))
+    context = [Shape(U32, ()), Shape(U32, ())]
+    if ctx.shape is not None:
+        s = ctx.given_shape()
+        if not s.is_tuple or len(s.tuple_shapes) < 2:
+            raise ctx.fail(f"the result {s} must be a tuple (operand, result, context...)")
+        context = [_default_layout(t) for t in s.tuple_shapes[2:]]
+    return Shape.tuple([value, value] + context)
+
+
+def _async_element(ctx: _Ctx, index: int, start: str) -> Shape:
+    ctx.arity(1)
+    s = ctx.shapes[0]
+    if not s.is_tuple or len(s.tuple_shapes) <= index:
+        raise ctx.fail(f"the operand must be the tuple a {start} returns, got {s}")
+    return _default_layout(s.tuple_shapes[index])
+
+
+@_rule("all-reduce-done")
+def _all_reduce_done(ctx: _Ctx) -> Shape:
+    """XLA's InferAllReduceDoneShape: the all-reduce-start's value, forwarded."""
+    ctx.arity(1)
+    return _default_layout(ctx.shapes[0])
+
+
+@_rule("all-gather-done")
+def _all_gather_done(ctx: _Ctx) -> Shape:
+    """XLA's InferAllGatherDoneShape: element 1 (the results) of the all-gather-start."""
+    return _async_element(ctx, 1, "all-gather-start")
+
+
+@_rule("collective-permute-done")
+def _collective_permute_done(ctx: _Ctx) -> Shape:
+    """XLA's InferCollectivePermuteDoneShape: element 1 of the collective-permute-start."""
+    return _async_element(ctx, 1, "collective-permute-start")
+
+
+@_rule("replica-id", "partition-id")
+def _device_id(ctx: _Ctx) -> Shape:
+    """Spec: ReplicaId (partition-id likewise): a u32 scalar."""
+    ctx.arity(0)
+    return Shape(U32, ())
+
+
+def _token(ctx: _Ctx, i: int, what: str) -> None:
+    s = ctx.shapes[i]
+    if not s.is_token:
+        raise ctx.fail(f"{what} must be a token, got {s}")
+
+
+@_rule("after-all")
+def _after_all(ctx: _Ctx) -> Shape:
+    """Spec: AfterAll: any number of tokens in, one token out."""
+    for i in range(len(ctx.shapes)):
+        _token(ctx, i, f"operand {i}")
+    return Shape.token()
+
+
+def _context(data: Shape) -> Shape:
+    return Shape.tuple([_default_layout(data), Shape(U32, ()), Shape.token()])
+
+
+@_rule("send")
+def _send(ctx: _Ctx) -> Shape:
+    """Spec: Send: send(data, token) -> (data, u32[] context, token[])."""
+    ctx.arity(2)
+    if ctx.shapes[0].is_token:
+        raise ctx.fail(f"operand 0 is the data to send, got {ctx.shapes[0]}")
+    _token(ctx, 1, "operand 1")
+    return _context(ctx.shapes[0])
+
+
+def _is_context(s: Shape) -> bool:
+    return (s.is_tuple and len(s.tuple_shapes) == 3 and s.tuple_shapes[1].compatible(Shape(U32, ()))
+            and s.tuple_shapes[2].is_token)
+
+
+@_rule("send-done")
+def _send_done(ctx: _Ctx) -> Shape:
+    """send-done(send) -> token[]."""
+    ctx.arity(1)
+    if not _is_context(ctx.shapes[0]):
+        raise ctx.fail(f"the operand must be a send's (data, u32[], token[]), got {ctx.shapes[0]}")
+    return Shape.token()
+
+
+@_rule("recv")
+def _recv(ctx: _Ctx) -> Shape:
+    """Spec: Recv: recv(token) -> (data, u32[] context, token[]); the data shape
+    is the given result's element 0."""
+    ctx.arity(1)
+    _token(ctx, 0, "operand 0")
+    s = ctx.given_shape()
+    if not _is_context(s) or s.tuple_shapes[0].is_token:
+        raise ctx.fail(f"the result must be (data, u32[], token[]), got {s}")
+    return _context(s.tuple_shapes[0])
+
+
+@_rule("recv-done")
+def _recv_done(ctx: _Ctx) -> Shape:
+    """recv-done(recv) -> (data, token[])."""
+    ctx.arity(1)
+    if not _is_context(ctx.shapes[0]):
+        raise ctx.fail(f"the operand must be a recv's (data, u32[], token[]), got {ctx.shapes[0]}")
+    return Shape.tuple([_default_layout(ctx.shapes[0].tuple_shapes[0]), Shape.token()])

@@ -14,13 +14,21 @@
   ``Shape.compatible``), or the rule itself fails.  Opcodes without a rule are
   not shape-checked.
 
+In a module of several devices (``replica_count`` x ``num_partitions`` > 1),
+collectives are checked against the device counts as XLA's verifier does
+(``xlac.hlo.collectives``): the replica groups name every replica
+(partition, device) exactly once and no id beyond the count (VerifierError),
+source-target pairs stay within the count, and an all-gather's or
+reduce-scatter's shard count, an all-to-all's split, is the group size
+(ShapeError).
+
 Every message names the computation and the instruction.
 """
 from __future__ import annotations
 
 from ..errors import ShapeError, UnsupportedError
 from ..shape import Shape
-from . import opcodes, shape_inference
+from . import collectives, opcodes, shape_inference
 from .ir import HloComputation, HloInstruction, HloModule, find_call_graph_problem
 
 __all__ = ["verify", "VerifierError", "check_call_graph"]
@@ -47,6 +55,7 @@ def verify(module: HloModule) -> None:
     for comp in comps:
         _verify_computation(comp, in_module)
     check_call_graph(module)
+    _check_collectives(module)
 
 
 def check_call_graph(module: HloModule) -> None:
@@ -162,3 +171,62 @@ def _check_shape(inst: HloInstruction, at: str) -> None:
     if not inferred.compatible(inst.shape):
         raise ShapeError(f"{at}: shape {inst.shape} differs from the inferred shape {inferred} "
                          f"(operand shapes: {', '.join(str(o.shape) for o in inst.operands) or 'none'})")
+
+
+def _check_collectives(module: HloModule) -> None:
+    """The collectives of a module of several devices against its device counts."""
+    replicas, partitions = module.replica_count, module.num_partitions
+    if replicas * partitions == 1:
+        return      # as XLA: counts that were not set say nothing about the groups
+    everyone = list(range(replicas * partitions))
+    for comp in module.computations:
+        for inst in comp.instructions:
+            at = f"computation {comp.name}, instruction {inst.name!r} ({inst.opcode})"
+            try:
+                if inst.opcode in collectives.PERMUTE_OPCODES:
+                    collectives.device_pairs(inst, replicas, partitions)
+                if inst.opcode not in collectives.GROUPED_OPCODES:
+                    continue
+                groups = collectives.device_groups(inst, replicas, partitions)
+            except collectives.DeviceGroupError as e:
+                raise VerifierError(f"{at}: {e}") from None
+            if sorted(d for g in groups for d in g) != everyone:
+                raise VerifierError(
+                    f"{at}: replica groups {collectives.replica_groups_of(inst)} do not name every one of the "
+                    f"module's {replicas} replica(s) x {partitions} partition(s) exactly once "
+                    f"({collectives.group_mode_of(inst)})")
+            _check_group_size(inst, len(groups[0]), at)
+
+
+def _check_group_size(inst: HloInstruction, size: int, at: str) -> None:
+    op = inst.opcode
+    shapes = [o.shape for o in inst.operands]
+    if op in ("all-gather", "all-gather-start", "reduce-scatter"):
+        result = inst.shape.tuple_shapes[1] if op == "all-gather-start" else inst.shape
+        results = list(result.tuple_shapes) if len(shapes) > 1 else [result]
+        d = _one_dimension(inst)
+        if d is None:
+            return                                  # the shape rule reports it
+        for x, r in zip(shapes, results):
+            big, small = (r, x) if op != "reduce-scatter" else (x, r)
+            if not (x.is_array and r.is_array and d < x.rank and d < r.rank):
+                return
+            if big.dimensions[d] != small.dimensions[d] * size:
+                raise ShapeError(f"{at}: {r} along dimension {d} is not {x} split over or gathered from "
+                                 f"the {size} devices of each replica group")
+    elif op == "all-to-all":
+        if "dimensions" in inst.attrs:
+            d = _one_dimension(inst)
+            if d is not None and shapes[0].is_array and d < shapes[0].rank and shapes[0].dimensions[d] % size:
+                raise ShapeError(f"{at}: split dimension {d} of {shapes[0]} is not divisible by the "
+                                 f"{size} devices of each replica group")
+        elif len(shapes) != size:
+            raise ShapeError(f"{at}: the tuple form has {len(shapes)} operand(s) for groups of {size} devices")
+
+
+def _one_dimension(inst: HloInstruction) -> int | None:
+    try:
+        dims = [int(str(v)) for v in inst.attrs.get("dimensions", ())]
+    except (TypeError, ValueError):
+        return None
+    return dims[0] if len(dims) == 1 and dims[0] >= 0 else None
