@@ -17,9 +17,9 @@ import pytest
 import xlac
 from xlac.codegen.compiler import lower
 from xlac.codegen.target import host_vector_bits
-from xlac.codegen import gemm_library
+from xlac.codegen import gemm_kernel, gemm_library
 from xlac.codegen.jit import compile_ir
-from xlac.codegen.kernels import dot as dot_kernel
+from xlac.codegen.kernels import dot as dot_kernel, dot_plan
 from xlac.shape import from_buffer, to_buffer
 
 DTYPES = {"f32": np.float32, "f64": np.float64}
@@ -344,7 +344,7 @@ def test_plans():
         "lhs_contracting_dims={1}, rhs_contracting_dims={0}", dt)
     p = plan(mm(1024, 1024, 1024))
     assert p.kind == "gemm" and p.direct and not p.swap and p.n_tasks > 1 and p.shared_b
-    assert p.n_tasks <= dot_kernel.MAX_TASKS
+    assert p.n_tasks <= dot_plan.MAX_TASKS
     p = plan(mm(1024, 1024, 1024, "0,1"))
     assert p.swap and p.direct
     p = plan(mm(8, 8, 8))
@@ -398,13 +398,13 @@ def _run_native(text, args, parallel_for=None):
 
 @pytest.mark.parametrize("case", ["gemm", "gemm_batched", "gemv", "epilogue", "local_b", "b_direct"])
 def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
-    monkeypatch.setattr(dot_kernel, "TASK_FLOPS", 1 << 12)
-    monkeypatch.setattr(dot_kernel, "GEMV_TASK_ELEMENTS", 1 << 8)
-    monkeypatch.setattr(dot_kernel, "GEMV_COLS_ROWS", 64)
-    monkeypatch.setattr(dot_kernel, "MIN_M_PANELS", 1)
-    monkeypatch.setattr(dot_kernel, "MIN_N_PANELS", 1)
+    monkeypatch.setattr(dot_plan, "TASK_FLOPS", 1 << 12)
+    monkeypatch.setattr(dot_plan, "GEMV_TASK_ELEMENTS", 1 << 8)
+    monkeypatch.setattr(dot_plan, "GEMV_COLS_ROWS", 64)
+    monkeypatch.setattr(dot_plan, "MIN_M_PANELS", 1)
+    monkeypatch.setattr(dot_plan, "MIN_N_PANELS", 1)
     if case == "local_b":
-        monkeypatch.setattr(dot_kernel, "SHARED_B_LIMIT", 0)
+        monkeypatch.setattr(dot_plan, "SHARED_B_LIMIT", 0)
     rng = np.random.default_rng(6)
     if case in ("gemm", "local_b"):
         text = dot_text("[67,45]{1,0}", "[45,71]{0,1}", "[67,71]{1,0}",
@@ -495,17 +495,17 @@ def test_tile_choice(bits, monkeypatch):
     4 x (4 vectors) tile; narrow N, short M, AVX2 and the convolution's
     request (wide=False) keep the others."""
     from xlac.shape import PrimitiveType as PT
-    monkeypatch.setattr(dot_kernel, "host_vector_bits", lambda: bits)
+    monkeypatch.setattr(gemm_kernel, "host_vector_bits", lambda: bits)
     vw = bits // 32
-    big = dot_kernel.blocking_for(PT.F32, 1024, 1024)
+    big = gemm_kernel.blocking_for(PT.F32, 1024, 1024)
     assert (big.mr, big.nr) == ((4, 4 * vw) if bits == 512 else (6, 2 * vw))
     assert big.mc % big.mr == 0 and big.nc % big.nr == 0
-    assert (dot_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
-            dot_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
-    assert dot_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw
-    assert dot_kernel.blocking_for(PT.F32, 8, 1024).mr == 8
-    assert dot_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
-    f64 = dot_kernel.blocking_for(PT.F64, 500, 500)
+    assert (gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
+            gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
+    assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw
+    assert gemm_kernel.blocking_for(PT.F32, 8, 1024).mr == 8
+    assert gemm_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
+    f64 = gemm_kernel.blocking_for(PT.F64, 500, 500)
     assert (f64.mr, f64.nr) == ((4, 4 * (vw // 2)) if bits == 512 else (6, vw))
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import xlac
 from xlac.codegen import gemm_library
-from xlac.codegen.kernels import dot as dot_kernel
+from xlac.codegen.kernels import dot as dot_kernel, dot_plan, dot_tasks
 
 DTYPES = {"f32": np.float32, "f64": np.float64}
 TOL = {"f32": 2e-6, "f64": 1e-14}
@@ -112,10 +112,10 @@ def test_a_read_in_place_gives_the_packed_bits(dt, use_library, monkeypatch):
         direct = xlac.jit(text)
         plan = dot_kernel.plan_dot(direct.lowered.hlo.entry.root)
         assert plan.a_direct
-        monkeypatch.setattr(dot_kernel, "READ_A_IN_PLACE", False)
+        monkeypatch.setattr(dot_plan, "READ_A_IN_PLACE", False)
         packed = xlac.jit(text.replace("HloModule ", "HloModule packed_", 1))
         assert not dot_kernel.plan_dot(packed.lowered.hlo.entry.root).a_direct
-        monkeypatch.setattr(dot_kernel, "READ_A_IN_PLACE", True)
+        monkeypatch.setattr(dot_plan, "READ_A_IN_PLACE", True)
         for threads in (1, 2):
             got = xlac.jit(text, num_threads=threads)(a, b)
             np.testing.assert_array_equal(got, packed(a, b))
@@ -161,7 +161,7 @@ def test_shared_b_contention_packs_own_copy(use_library, monkeypatch):
     tag = "lib" if use_library else "mod"
     normal = xlac.jit(text.replace("libcontend", f"normal_{tag}"), num_threads=2)
     assert dot_kernel.plan_dot(normal.optimized_hlo.entry.root).shared_b
-    monkeypatch.setattr(dot_kernel, "FLAG_FILL", 1)
+    monkeypatch.setattr(dot_tasks, "FLAG_FILL", 1)
     contended = xlac.jit(text.replace("libcontend", f"contended_{tag}"), num_threads=2)
     np.testing.assert_array_equal(contended(*args), normal(*args))
     np.testing.assert_allclose(normal(*args), args[0].astype(np.float64) @ args[1], rtol=1e-4, atol=1e-4)

@@ -1,4 +1,5 @@
-"""Building blocks of the packed GEMM (``kernels/dot.py`` puts them together).
+"""Building blocks of the packed GEMM (``gemm_task.py`` puts them together
+into a task's loop nest; ``gemm_kernel.py`` has what kernels build on).
 
 A dot is seen as a batch of matrix products ``C[b] = A[b] @ B[b]`` with
 ``A[b]`` M x K, ``B[b]`` K x N and ``C[b]`` M x N.  Each of the four index

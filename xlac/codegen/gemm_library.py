@@ -6,8 +6,9 @@ module they cost that for every dot; here they are emitted once with the
 problem's sizes and strides read at run time from a *descriptor*, compiled
 once per process (lazily, under a lock), and stored in the disk cache
 (``disk_cache.library_dir()``: by default ``~/.cache/xlac`` even without
-``XLAC_CACHE_DIR``, so only a machine's first process builds it).  A module's dot kernel (``kernels/dot.py``) only fills
-a descriptor and calls the library through ``KernelContext.parallel_for``.
+``XLAC_CACHE_DIR``, so only a machine's first process builds it).  A module's
+dot kernel (``kernels/dot_library.py``) only fills a descriptor and calls the
+library through ``KernelContext.parallel_for``.
 
 **Variants.**  What must be known at compile time to keep the code as fast
 as the per-module GEMM is a :class:`Variant`: element type, tile (MR x NR,
@@ -20,10 +21,11 @@ strides, blocking and the task grid are run-time values.
 
 * ``run``: a worker: takes task numbers from the atomic counter
   ``desc.counter`` until ``desc.n_tasks`` are taken, and computes each
-  (``dot.md`` describes the loop nest; the code is the per-module one's, with
-  run-time bounds).  With a shared B, the first task to need a block of B
-  packs it into ``desc.bshared`` for all (``gemm.pack_once``, one flag per
-  block in ``desc.bflags``).
+  (``gemm_task.emit_task``, the per-module GEMM's loop nest, here with
+  run-time sizes: :class:`_LibraryTask`; ``dot.md`` describes it).  With a
+  shared B, the first task to need a block of B packs it into
+  ``desc.bshared`` for all (``gemm.pack_once``, one flag per block in
+  ``desc.bflags``).
 
 **Epilogue.**  A kOutput fusion's elementwise epilogue stays in the module:
 ``desc.epi_fn`` (or null) is called as ``epi(desc.epi_ctx, batch, r0, c0,
@@ -51,7 +53,8 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
-from .gemm import I1, I32, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_once, pack_panel
+from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel
+from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
 from .compile_cache import load_or_compile
@@ -110,11 +113,13 @@ class Variant:
         return f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
 
     def build(self, module: ir.Module, name_of, linkage: str) -> None:
-        uk = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
-        uk_a = micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_a=True) \
-            if self.a_kind == "d" else None
+        # The micro-kernels ahead of the worker in the module (emit_task
+        # finds them by name), in the order they are called.
+        micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
+        if self.a_kind == "d":
+            micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_a=True)
         _worker(module, name_of("run"), linkage,
-                lambda b, ab, d, t, w: _emit_task(b, ab, self, d, t, w, uk, uk_a))
+                lambda b, ab, d, t, w: emit_task(b, ab, _LibraryTask(b, self, d), t, w))
 
 
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])_(\w+)")
@@ -182,18 +187,6 @@ def _gep(b, ptr, elements, pt):
     return b.gep(ptr, [elements], inbounds=True, source_etype=types.memory_type(pt))
 
 
-def _ceil_div(b, x, y):
-    return b.sdiv(b.add(x, b.sub(y, i64(1))), y)
-
-
-def _chunk(b, t, n_chunks, units, unit, total):
-    """[lo, hi) of balanced chunk ``t`` of ``n_chunks`` over ``units`` units of
-    ``unit`` elements (``total`` in all): the per-module ``dot._chunk`` at run time."""
-    lo = b.mul(b.sdiv(b.mul(t, units), n_chunks), unit)
-    hi = b.mul(b.sdiv(b.mul(b.add(t, i64(1)), units), n_chunks), unit)
-    return lo, imin(b, hi, total)
-
-
 def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst, width: int,
                 outer_is_row: bool) -> None:
     """``gemm.pack_block`` with a run-time ``total``: the full panels of outer
@@ -247,13 +240,6 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
                 b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)
 
 
-def _shared_panel(b, v: Variant, d: _Desc, bi, pc, q, kc):
-    """Element offset of panel ``q`` of K block ``pc`` of batch ``bi`` in the shared packed B."""
-    npad = b.mul(_ceil_div(b, d.N, i64(v.nr)), i64(v.nr))
-    off = b.add(b.mul(bi, b.mul(d.K, npad)), b.mul(pc, npad))
-    return b.add(off, b.mul(q, b.mul(kc, i64(v.nr))))
-
-
 def _worker(module, name: str, linkage: str, body) -> None:
     """``void name(ptr desc, i64 worker)``: take task numbers from the counter
     until ``n_tasks`` are taken; ``body(b, allocas, desc_fields, task, worker)`` for each."""
@@ -271,121 +257,66 @@ def _worker(module, name: str, linkage: str, body) -> None:
     b.ret_void()
 
 
-def _emit_task(b, alloca_b, v: Variant, d: _Desc, t, w, uk, uk_a=None) -> None:
-    """One GEMM task (``dot._emit_gemm_task`` with run-time sizes and strides);
-    ``uk_a``: the strided-A micro-kernel of an ``a_kind == "d"`` variant."""
-    pt, mr, nr = v.pt, v.mr, v.nr
-    ety = types.memory_type(pt)
-    A, B = _views(b, v, d)
-    M, N, K = d.M, d.N, d.K
-    direct_b = v.b_kind == "d"
-    # The task's chunk of the grid.
-    tn = b.srem(t, d.nnt)
-    rest = b.sdiv(t, d.nnt)
-    tm = b.srem(rest, d.nmt)
-    tb = b.sdiv(rest, d.nmt)
-    b_lo, b_hi = _chunk(b, tb, d.nbt, d.nb, i64(1), d.nb)
-    m_lo, m_hi = _chunk(b, tm, d.nmt, _ceil_div(b, M, i64(mr)), i64(mr), M)
-    n_lo, n_hi = _chunk(b, tn, d.nnt, _ceil_div(b, N, i64(nr)), i64(nr), N)
-    base = b.gep(d.scratch, [b.mul(w, d.task_bytes)], inbounds=True, source_etype=I8)
-    a_buf = base
-    b_buf = b.gep(base, [d.b_off], inbounds=True, source_etype=I8)
-    shared = b.icmp_unsigned("!=", d.bshared, ir.Constant(PTR, None))
-    tile = alloca_b.alloca(ir.ArrayType(ety, mr * nr), name="tile")
-    tile.align = 64
-    nkb = _ceil_div(b, K, d.kc)
-    n_pan = _ceil_div(b, N, i64(nr))
-    m_full = b.sub(M, b.srem(M, i64(mr)))       # rows below this are in full tiles
-    n_full = b.sub(N, b.srem(N, i64(nr)))
-    c_unit = b.icmp_signed("==", d.c_cs, i64(1))
-    has_epi = b.icmp_unsigned("!=", d.epi_fn, ir.Constant(PTR, None))
-    epi = _Callee(d.epi_fn, EPILOGUE_TYPE)
+class _LibraryTask(GemmTask):
+    """A task of variant ``v`` on the descriptor ``d``: ``gemm_task.emit_task``
+    with sizes, strides, blocking and grid read at run time; tiles reach C
+    through its strides, and ``d.epi_fn`` (when not null) finishes them."""
 
-    with Loop(b, b_lo, b_hi, 1, "batch") as bi:
-        boff_a = A.gb.offset(b, bi)
-        boff_b = B.gb.offset(b, bi)
-        c_b = _gep(b, d.c, b.mul(bi, d.c_bs), pt)
-        with Loop(b, n_lo, n_hi, d.nc, "jc") as jc:
-            nc_end = imin(b, b.add(jc, d.nc), n_hi)
-            with Loop(b, 0, nkb, 1, "kb") as kb:
-                pc = b.mul(kb, d.kc)
-                kc = imin(b, d.kc, b.sub(K, pc))
-                first = b.icmp_signed("==", kb, i64(0))
-                last = b.icmp_signed("==", kb, b.sub(nkb, i64(1)))
-                if direct_b:
-                    # B read in place; only a partial last panel is packed (zero-padded).
-                    with b.if_then(b.icmp_signed(">", nc_end, n_full)):
-                        _pack_block(b, v, B, boff_b, n_full, nc_end, N, pc, kc, b_buf, nr, False)
-                    use_shared = ir.Constant(I1, 0)
-                else:
-                    q_jc = b.sdiv(jc, i64(nr))
-                    flag = b.gep(d.bflags, [b.add(b.mul(b.add(b.mul(bi, nkb), kb), n_pan), q_jc)],
-                                 inbounds=True, source_etype=I32)
-                    b_sh = _gep(b, d.bshared, _shared_panel(b, v, d, bi, pc, q_jc, kc), pt)
-                    use_shared = pack_once(
-                        b, shared, flag,
-                        lambda: _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_sh, nr, False),
-                        lambda: _pack_block(b, v, B, boff_b, jc, nc_end, N, pc, kc, b_buf, nr, False))
-                with Loop(b, m_lo, m_hi, d.mc, "ic") as ic:
-                    mc_end = imin(b, b.add(ic, d.mc), m_hi)
-                    if uk_a is not None:
-                        # Full row panels are read in place; only a partial last one is packed.
-                        with b.if_then(b.icmp_signed(">", mc_end, m_full)):
-                            _pack_block(b, v, A, boff_a, m_full, mc_end, M, pc, kc, a_buf, mr, True)
-                    else:
-                        _pack_block(b, v, A, boff_a, ic, mc_end, M, pc, kc, a_buf, mr, True)
-                    with Loop(b, jc, nc_end, nr, "jr") as n0:
-                        ldb = None
-                        if direct_b:
-                            in_place = B.element_pointer(b, add(b, add(b, boff_b, B.gr.offset(b, pc)), n0))
-                            in_full = b.icmp_signed("<", n0, n_full)
-                            bp = b.select(in_full, in_place, b_buf)
-                            ldb = b.select(in_full, d.b_rs, i64(nr))
-                        else:
-                            q_lo = b.sdiv(b.sub(n0, jc), i64(nr))
-                            off = b.mul(q_lo, b.mul(kc, i64(nr)))
-                            bp = b.select(use_shared, _gep(b, b_sh, off, pt), _gep(b, b_buf, off, pt))
-                        with Loop(b, ic, mc_end, mr, "ir") as r0:
-                            p = b.sdiv(b.sub(r0, ic), i64(mr))
-                            ap = _gep(b, a_buf, b.mul(p, b.mul(kc, i64(mr))), pt) if uk_a is None else a_buf
+    ix = RUN_TIME
+    a_pointer_at_call = True
 
-                            def call_uk(c, ldc, accumulate):
-                                if uk_a is not None:
-                                    a_at = A.element_pointer(b, add(b, add(b, boff_a, A.gr.offset(b, r0)), pc))
-                                    with b.if_else(b.icmp_signed("<", r0, m_full)) as (then, otherwise):
-                                        with then:
-                                            b.call(uk_a, [kc, a_at, d.a_rs, bp, c, ldc, accumulate])
-                                        with otherwise:
-                                            b.call(uk, [kc, ap, bp, c, ldc, accumulate])
-                                elif ldb is None:
-                                    b.call(uk, [kc, ap, bp, c, ldc, accumulate])
-                                else:
-                                    b.call(uk, [kc, ap, bp, ldb, c, ldc, accumulate])
-                            full = b.and_(b.and_(b.icmp_signed("<", r0, m_full),
-                                                 b.icmp_signed("<", n0, n_full)), c_unit)
-                            with b.if_else(full) as (then, otherwise):
-                                with then:
-                                    # A full tile: the micro-kernel stores into C.
-                                    cp = _gep(b, c_b, b.add(b.mul(r0, d.c_rs), n0), pt)
-                                    call_uk(cp, d.c_rs, b.not_(first))
-                                    with b.if_then(b.and_(last, has_epi)):
-                                        b.call(epi, [d.epi_ctx, bi, r0, n0, i64(mr), i64(nr)])
-                                with otherwise:
-                                    # Edge tiles, or C's columns strided: through the stack tile.
-                                    call_uk(tile, i64(nr), ir.Constant(I1, 0))
-                                    rows = imin(b, i64(mr), b.sub(M, r0))
-                                    cols = imin(b, i64(nr), b.sub(N, n0))
-                                    whole_rows = b.and_(c_unit, b.icmp_signed("==", cols, i64(nr)))
-                                    with b.if_else(whole_rows) as (then_rows, otherwise_el):
-                                        with then_rows:
-                                            # Only rows missing (the M edge): whole vector rows
-                                            # (a scalar loop here cost bmm ~1.5 %).
-                                            _add_rows(b, v, tile, c_b, r0, n0, d.c_rs, rows, first)
-                                        with otherwise_el:
-                                            _add_elements(b, v, tile, c_b, r0, n0, d.c_rs, d.c_cs, rows,
-                                                          cols, first)
-                                    with b.if_then(b.and_(last, has_epi)):
-                                        b.call(epi, [d.epi_ctx, bi, r0, n0, rows, cols])
+    def __init__(self, b, v: Variant, d: _Desc):
+        self.v, self.d = v, d
+        self.pt, self.mr, self.nr, self.vw = v.pt, v.mr, v.nr, v.vw
+        self.M, self.N, self.K, self.nb = d.M, d.N, d.K, d.nb
+        self.kc, self.mc, self.nc, self.grid = d.kc, d.mc, d.nc, (d.nbt, d.nmt, d.nnt)
+        self.A, self.B = _views(b, v, d)
+        self.a_direct, self.b_direct = v.a_kind == "d", v.b_kind == "d"
+        self.epi = _Callee(d.epi_fn, EPILOGUE_TYPE)
+
+    def begin(self, b) -> None:
+        d = self.d
+        self.direct_c = b.icmp_signed("==", d.c_cs, i64(1))
+        self.has_epi = b.icmp_unsigned("!=", d.epi_fn, ir.Constant(PTR, None))
+
+    def buffers(self, b, w) -> TaskBuffers:
+        d = self.d
+        base = b.gep(d.scratch, [b.mul(w, d.task_bytes)], inbounds=True, source_etype=I8)
+        b_buf = b.gep(base, [d.b_off], inbounds=True, source_etype=I8)
+        shared = b.icmp_unsigned("!=", d.bshared, ir.Constant(PTR, None))
+        return TaskBuffers(base, b_buf, d.bshared, d.bflags, shared)
+
+    def c_batch(self, b, bi):
+        return _gep(b, self.d.c, b.mul(bi, self.d.c_bs), self.pt)
+
+    def pack(self, b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
+        _pack_block(b, self.v, view, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row)
+
+    def pack_edge(self, b, view, bi, boff, full_end, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
+        _pack_block(b, self.v, view, boff, full_end, hi, total, inner0, kc, dst, width, outer_is_row)
+
+    def store_full_tile(self, b, uk, t) -> None:
+        d = self.d
+        cp = _gep(b, t.c_batch, b.add(b.mul(t.r0, d.c_rs), t.c0), self.pt)
+        t.call(b, uk, cp, d.c_rs, b.not_(t.first))
+        with b.if_then(b.and_(t.last, self.has_epi)):
+            b.call(self.epi, [d.epi_ctx, t.bi, t.r0, t.c0, i64(self.mr), i64(self.nr)])
+
+    def store_edge_tile(self, b, uk, t, tile) -> None:
+        d, v = self.d, self.v
+        t.call(b, uk, tile, i64(v.nr), ir.Constant(I1, 0))
+        rows = imin(b, i64(v.mr), b.sub(d.M, t.r0))
+        cols = imin(b, i64(v.nr), b.sub(d.N, t.c0))
+        whole_rows = b.and_(self.direct_c, b.icmp_signed("==", cols, i64(v.nr)))
+        with b.if_else(whole_rows) as (then_rows, otherwise_el):
+            with then_rows:
+                # Only rows missing (the M edge): whole vector rows
+                # (a scalar loop here cost bmm ~1.5 %).
+                _add_rows(b, v, tile, t.c_batch, t.r0, t.c0, d.c_rs, rows, t.first)
+            with otherwise_el:
+                _add_elements(b, v, tile, t.c_batch, t.r0, t.c0, d.c_rs, d.c_cs, rows, cols, t.first)
+        with b.if_then(b.and_(t.last, self.has_epi)):
+            b.call(self.epi, [d.epi_ctx, t.bi, t.r0, t.c0, rows, cols])
 
 
 def _add_rows(b, v: Variant, tile, c_b, r0, n0, ldc, rows, first) -> None:

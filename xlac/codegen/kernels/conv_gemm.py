@@ -42,15 +42,16 @@ balanced), or, when Ci > KC, equal chunks of one position's features.
 C: when the result's features are unit-stride and its pixels one stride
 apart (NHWC), the result buffer accumulates across K blocks and at the last
 block each finished tile goes through the kOutput epilogue (bias, relu, ...)
-while in cache, by the dot's tile code (``dot._direct_tile`` /
-``_general_tile`` for edge tiles).  Otherwise (NCHW, or an epilogue that
-changes the element type) a task accumulates its M block in a C block in
-scratch and writes it out, through the epilogue, after the last K block,
-feature by feature (pixels are usually the consecutive ones then).
+while in cache, by the dot's tile code (``gemm_kernel.ResultTiles``:
+``store_direct``, and ``store_through_stack`` for edge tiles).  Otherwise
+(NCHW, or an epilogue that changes the element type) a task accumulates its
+M block in a C block in scratch and writes it out, through the epilogue,
+after the last K block, feature by feature (pixels are usually the
+consecutive ones then).
 
 Tasks split M (balanced chunks of whole micro-panels), then N for a short M,
-through the dot's self-scheduled ``_run_tasks``; each worker owns its table
-and C block in scratch.  The tiling is fixed at compile time, so the result
+through the dot's self-scheduled ``gemm_kernel.run_tasks``; each worker owns
+its table and C block in scratch.  The tiling is fixed at compile time, so the result
 does not depend on the number of threads.
 
 Declined (the elemental loop of ``convolution.py`` runs instead): element
@@ -73,9 +74,11 @@ from ..emitter import KernelContext
 from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
                     store_tile)
+from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_root, output_fusion_epilogue,
+                           pow2_floor, producers, run_tasks)
+from ..gemm_task import TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
 from ..loops import loop_nest
-from . import dot as _dot
 from ._util import I8, PTR, ScratchPlan, fill_padding
 
 I1 = ir.IntType(1)
@@ -110,7 +113,7 @@ class ConvPlan:
     Ci: int
     nseg: int                  # window positions
     mdims: tuple               # output dimensions of the M group, major first
-    blk: _dot.Blocking
+    blk: Blocking
     spb: int                   # window positions per K block
     q: int                     # K blocks per window position (Ci > KC), else 1
     chunk: int                 # features per K block when q > 1, else Ci
@@ -148,9 +151,9 @@ def the_convolution(inst: HloInstruction) -> HloInstruction | None:
     if len(convs) != 1 or any(i.opcode == "dot" for i in comp.instructions):
         return None
     conv = convs[0]
-    if any(i.opcode in ("dot", "convolution") for i in _dot._producers(conv.operands[1])):
+    if any(i.opcode in ("dot", "convolution") for i in producers(conv.operands[1])):
         return None
-    if not _dot._elementwise_to_root(comp, conv):
+    if not elementwise_to_root(comp, conv):
         return None
     return conv
 
@@ -214,9 +217,9 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
     copy_input = x_shape is None or (Ci > 1 and strides(x_shape)[dn.input_feature_dimension] != 1)
     if copy_input:
         x_shape = _feature_minor(xs, dn.input_feature_dimension)
-    blk = _dot.blocking_for(pt, M, N, wide=False)
+    blk = blocking_for(pt, M, N, wide=False)
     if M > INDIRECT_MR:
-        blk = _dot.Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
+        blk = Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
     mr, nr = blk.mr, blk.nr
     # K blocks: whole window positions (balanced), or chunks of one position's features.
     if Ci <= blk.kc:
@@ -229,11 +232,11 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
         q = -(-Ci // chunk)
     m_panels, n_panels = -(-M // mr), -(-N // nr)
     flops = 2 * M * N * K
-    T = _dot._pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    T = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
     nmt = nnt = 1
     if T > 1:
-        nmt = _dot._pow2_floor(min(T, max(1, m_panels // MIN_M_PANELS)))
-        nnt = _dot._pow2_floor(min(T // nmt, max(1, n_panels // MIN_N_PANELS)))
+        nmt = pow2_floor(min(T, max(1, m_panels // MIN_M_PANELS)))
+        nnt = pow2_floor(min(T // nmt, max(1, n_panels // MIN_N_PANELS)))
     cm = -(-m_panels // nmt) * mr
     mc = min(max(mr, MC // mr * mr), cm)
     n_tasks = nmt * nnt
@@ -388,8 +391,8 @@ def _zeros(module: ir.Module, pt, n: int) -> ir.GlobalVariable:
 
 class _ConvOperands:
     """The input buffer, the kernel (as the K x N matrix B), C and the
-    epilogue, built in the function of ``ctx`` (the attribute names are the
-    ones ``dot._direct_tile`` / ``dot._general_tile`` use)."""
+    epilogue (``tiles``: how finished tiles reach the result), built in the
+    function of ``ctx``."""
 
     def __init__(self, ctx: KernelContext, plan: ConvPlan):
         inst, conv, b = ctx.inst, plan.conv, ctx.b
@@ -404,7 +407,7 @@ class _ConvOperands:
             else:
                 x_arr = ctx.operand_array(0)
         else:
-            gens, self.epilogue = _dot.output_fusion_epilogue(ctx, conv)
+            gens, self.epilogue = output_fusion_epilogue(ctx, conv)
             xop = conv.operands[0]
             if plan.copy_input:
                 x_gen = gens[id(xop)]
@@ -447,18 +450,18 @@ class _ConvOperands:
         out = ctx.output_arrays()[0]
         self.out = out
         self.C = MatrixView(out.shape, (), plan.mdims, (dn.output_feature_dimension,), out.ptr, None)
+        self.tiles = ResultTiles(self.C, out, self.epilogue, plan.pt, plan.blk.mr, plan.blk.nr,
+                                 plan.M, plan.N, plan.nkb)
 
     def finish(self, index: Index, v) -> None:
         """Write the final value ``v`` of an element of C (through the epilogue)."""
-        if self.epilogue is not None:
-            v = self.epilogue(index, v)
-        self.out.write(self.b, index, v)
+        self.tiles.finish(self.b, index, v)
 
 
-class _ConvTileArgs(_dot._TileArgs):
-    """Tile arguments for ``dot._direct_tile`` / ``_general_tile``; ``ap`` is the
-    panel's slice of the indirection table, ``nseg``/``seglen``/``feat0`` the
-    K block (``c0`` is the tile's first column)."""
+class _ConvTileArgs(TileArgs):
+    """Tile arguments for ``ResultTiles.store_direct`` / ``store_through_stack``;
+    ``ap`` is the panel's slice of the indirection table, ``nseg``/``seglen``/
+    ``feat0`` the K block (``c0`` is the tile's first column)."""
 
     nseg = seglen = feat0 = None
 
@@ -609,8 +612,8 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     nmt, nnt = plan.grid
     tn = b.urem(t, i64(nnt)) if nnt > 1 else i64(0)
     tm = b.udiv(t, i64(nnt)) if nnt > 1 else t
-    m_lo, m_hi = _dot._chunk(b, tm, nmt, -(-M // mr), mr, M)
-    n_lo, n_hi = _dot._chunk(b, tn, nnt, -(-N // nr), nr, N)
+    m_lo, m_hi = chunk(b, tm, nmt, -(-M // mr), mr, M)
+    n_lo, n_hi = chunk(b, tn, nnt, -(-N // nr), nr, N)
     base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
     base = b.gep(base, [b.mul(w, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
     table = plan.task_plan.pointer(b, base, "table")
@@ -623,6 +626,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
     nkb = plan.nkb
+    c_batch = ops.tiles.batch(b, i64(0))       # no batch: (offset 0, no components)
     with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
         mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
         with Loop(b, 0, nkb, 1, "kb") as kb:
@@ -637,7 +641,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
                 with Loop(b, ic, mc_end, mr, "ir") as r0:
                     p = b.udiv(b.sub(r0, ic), i64(mr))
                     ap = b.gep(table, [b.mul(p, i64(plan.spb * mr))], inbounds=True, source_etype=PTR)
-                    args = _ConvTileArgs(i64(0), [], i64(0), r0, n0, kc, ap, bp, first, last)
+                    args = _ConvTileArgs(i64(0), c_batch, r0, n0, kc, ap, bp, first, last)
                     args.nseg, args.seglen, args.feat0 = ns, seglen, c0
                     if not plan.direct:
                         # Full tiles into the task's C block; written out below.
@@ -654,11 +658,11 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
                             full = conds[0] if len(conds) == 1 else b.and_(conds[0], conds[1])
                             with b.if_else(full) as (then, otherwise):
                                 with then:
-                                    _dot._direct_tile(b, plan, ops, uk, args, ldc)
+                                    ops.tiles.store_direct(b, uk, args, ldc)
                                 with otherwise:
-                                    _dot._general_tile(b, plan, ops, uk, args, tile)
+                                    ops.tiles.store_through_stack(b, uk, args, tile)
                         else:
-                            _dot._direct_tile(b, plan, ops, uk, args, ldc)
+                            ops.tiles.store_direct(b, uk, args, ldc)
         if not plan.direct:
             _write_block(b, plan, ops, cbuf, ic, mc_end, n_lo, n_hi)
 
@@ -703,10 +707,10 @@ def emit_convolution(ctx: KernelContext) -> None:
         n_copy = max(1, min(extent, MAX_TASKS, xs.element_count() // COPY_TASK_ELEMENTS))
         chunk = -(-extent // n_copy)
         n_copy = -(-extent // chunk)
-        _dot._run_tasks(ctx, plan, n_copy, 1,
+        run_tasks(ctx, plan.scratch, n_copy, 1,
                         lambda tctx, t, w: _emit_copy_task(tctx, plan, t, chunk, extent))
-    _dot._run_tasks(ctx, plan, plan.nkb, 1, lambda tctx, kb, w: _emit_pack_b_task(tctx, plan, kb))
-    _dot._run_tasks(ctx, plan, plan.n_tasks, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
+    run_tasks(ctx, plan.scratch, plan.nkb, 1, lambda tctx, kb, w: _emit_pack_b_task(tctx, plan, kb))
+    run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
 
 
 #: The implicit GEMM, tried first for a convolution and for a kOutput fusion

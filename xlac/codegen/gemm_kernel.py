@@ -1,0 +1,289 @@
+"""Building GEMM kernels: what the dot kernels (``kernels/dot*.py``) and the
+implicit-GEMM convolution (``kernels/conv_gemm.py``) share above the IR
+pieces of ``gemm.py`` and the task loop nest of ``gemm_task.py``.
+
+* :func:`blocking_for` -- micro-tile and cache blocks for the host;
+* :func:`producers`, :func:`elementwise_to_root` -- which kOutput fusions a
+  GEMM kernel can take (a dot or convolution with an elementwise epilogue);
+* :func:`output_fusion_epilogue` -- a kOutput fusion's epilogue as a
+  function of the finished C element;
+* :class:`ResultTiles` -- finished tiles into the result buffer, through its
+  layout and the epilogue (sizes known at compile time);
+* :func:`run_tasks`, :func:`task_counter` -- self-scheduled tasks over
+  ``parallel_for``.
+
+Units: sizes and indices count elements; scratch offsets count bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from llvmlite import ir
+
+from ..hlo.ir import HloInstruction
+from ..hlo.opcodes import OPCODES
+from ..shape import F32
+from . import types
+from .emitter import KernelContext
+from .gemm import I1, Loop, MatrixView, add, grab_tasks, imin
+from .gemm_task import TileArgs
+from .ir_array import Index, IrArray, i64
+from .target import host_vector_bits
+
+I8 = ir.IntType(8)
+
+
+# ---------------------------------------------------------------------------
+# Tile sizes
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Blocking:
+    """Tile and block sizes, in elements."""
+
+    vw: int   # elements per vector register
+    mr: int   # micro-tile rows
+    nr: int   # micro-tile columns (a multiple of vw)
+    kc: int   # K block
+    mc: int   # M block (a multiple of mr)
+    nc: int   # N block of a task that packs its own B (a multiple of nr)
+
+
+def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = True) -> Blocking:
+    """Tile sizes for element type ``pt`` on the host, for a product of M x N
+    (None: not known yet).
+
+    The default tile is 6 x (2 vectors): 12 accumulators cover the FMA latency
+    (4 cycles x 2 pipes on Zen 5) and each k step loads 2 vectors of B and
+    broadcasts 6 scalars of A.  With AVX-512, a product at least 4 vectors
+    wide and more than 8 rows uses 4 x (4 vectors) instead (``wide``; the
+    convolution's indirect micro-kernel keeps the default): 16 accumulators,
+    4 broadcasts per 16 FMAs.  In isolation every tile from 4 x 64 to 12 x 32
+    measured within a few % of each other (~260 GFLOP/s on one core, near
+    the 2 x 16-lane FMA peak); in the whole GEMM on 2 threads 4 x 64 was 3-6%
+    faster (matmul 1024^3 and 2048^3, the batched matmul, the MLP).  A narrow
+    N uses one vector (12 x 1 vector, or half-width vectors for N <= vw/2)
+    and a short M (<= 8) uses M rows, so that little of the padded tile is
+    wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR) in L1/L2 and an
+    A block (MC x KC) in L2; the 4 x 64 tile takes KC = 512 (its B
+    micro-panel is in L2 either way).
+    """
+    bits = host_vector_bits()
+    vw = bits // (8 * pt.byte_size)
+    mr, nr = (6, 2 * vw) if bits >= 256 else (4, 2 * vw)
+    if wide and bits >= 512 and (M is None or M > 8) and (N is None or N >= 4 * vw):
+        mr, nr = 4, 4 * vw
+    if N is not None and N <= vw:
+        if N <= vw // 2 and vw >= 8:
+            vw //= 2
+        nr = vw
+        mr = 12 if bits >= 512 else 6
+    if M is not None and M <= 8:
+        mr = max(2, M)
+    kc = 256 if pt is F32 else 192
+    if (mr, nr) == (4, 4 * vw) and pt is F32:
+        # Half as many passes over C (each reloads and stores the tiles), the
+        # A block (MC x KC, 256 KB) and a B micro-panel (128 KB) still in L2:
+        # 1.3-2.3% faster than KC = 256 at 1024^3 and 2048^3 on 2 threads.
+        kc = 512
+    mc = max(mr, (120 // mr) * mr)
+    nc = (2048 // nr) * nr
+    return Blocking(vw, mr, nr, kc, mc, nc)
+
+
+def pow2_floor(x: int) -> int:
+    """The largest power of two <= ``x`` (``x >= 1``): task counts, because the
+    runtime's pool hands each thread an equal contiguous range of tasks."""
+    return 1 << (int(x).bit_length() - 1)
+
+
+# ---------------------------------------------------------------------------
+# Which fusions a GEMM kernel takes, and their epilogue
+# ---------------------------------------------------------------------------
+
+def producers(inst: HloInstruction) -> list:
+    """``inst`` and every instruction it depends on (inside its computation)."""
+    seen, stack, out = set(), [inst], []
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        out.append(cur)
+        stack.extend(cur.operands)
+    return out
+
+
+def elementwise_to_root(comp, core: HloInstruction) -> bool:
+    """Every path from ``core`` (a fusion's dot or convolution) to the root of
+    ``comp`` goes through elementwise ops of ``core``'s dimensions: the
+    epilogue reads ``core`` at the index it writes (the fusion pass
+    guarantees this for kOutput fusions; checked anyway)."""
+    comp.compute_users()
+    root = comp.root
+    seen, stack = set(), [core]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if cur is not core:
+            info = OPCODES.get(cur.opcode)
+            if info is None or not info.is_elementwise or cur.shape.dimensions != core.shape.dimensions:
+                return False
+        if cur is root:
+            continue
+        if not cur.users:
+            return False
+        stack.extend(cur.users)
+    return True
+
+
+def output_fusion_epilogue(ctx: KernelContext, core: HloInstruction) -> tuple:
+    """For a kOutput fusion around ``core`` (its dot or convolution): the
+    generators of the fused instructions (by ``id``), ``core`` read as "the
+    finished C element", and ``epilogue(index, v)``: the fusion's root at
+    ``index`` (a result index) when that element is ``v``."""
+    comp = ctx.inst.attrs["calls"]
+    holder = {}
+    gens = ctx.em.instruction_generators(
+        comp, [ctx.operand_generator(n) for n in range(len(ctx.inst.operands))],
+        overrides={id(core): lambda index: holder["v"]})
+    root_gen = gens[id(comp.root)]
+
+    def epilogue(index: Index, v):
+        holder["v"] = v
+        return root_gen(index)
+    return gens, epilogue
+
+
+# ---------------------------------------------------------------------------
+# Finished tiles into the result
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ResultTiles:
+    """The result buffer as the tiles of a GEMM with compile-time sizes reach it.
+
+    ``C``: the result seen as a batch of M x N matrices (a ``MatrixView`` of
+    ``out``); ``epilogue``: ``output_fusion_epilogue``'s, or None;
+    ``mr`` x ``nr``: the micro-tile; ``M``, ``N``: the problem;
+    ``k_blocks``: K blocks accumulated in the result (1: a tile is final
+    when its micro-kernel returns)."""
+
+    C: MatrixView
+    out: IrArray
+    epilogue: Callable | None
+    pt: object
+    mr: int
+    nr: int
+    M: int
+    N: int
+    k_blocks: int
+
+    def batch(self, b, bi) -> tuple:
+        """``TileArgs.c_batch`` of batch ``bi``: (element offset, index components)."""
+        return self.C.gb.offset(b, bi), self.C.gb.components(b, bi)
+
+    def finish(self, b, index: Index, v) -> None:
+        """Write the final value ``v`` of an element of C (through the epilogue)."""
+        if self.epilogue is not None:
+            v = self.epilogue(index, v)
+        self.out.write(b, index, v)
+
+    def store_direct(self, b, uk, t: TileArgs, ldc: int) -> None:
+        """A full tile stored by the micro-kernel into C (rows ``ldc`` apart);
+        at the last K block, the epilogue over it while it is in L1."""
+        C = self.C
+        boff, bcomp = t.c_batch
+        off = add(b, add(b, boff, C.gr.offset(b, t.r0)), t.c0)
+        cp = C.element_pointer(b, off)
+        t.call(b, uk, cp, i64(ldc), b.not_(t.first))
+        if self.epilogue is None:
+            return
+
+        def body():
+            with Loop(b, 0, self.mr, 1, "ei") as i:
+                r = b.add(t.r0, i)
+                rcomp = C.gr.components(b, r)
+                with Loop(b, 0, self.nr, 1, "ej") as j:
+                    c = b.add(t.c0, j)
+                    index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+                    v = self.out.read(b, index)
+                    self.finish(b, index, v)
+        if self.k_blocks == 1:
+            body()
+        else:
+            with b.if_then(t.last):
+                body()
+
+    def store_through_stack(self, b, uk, t: TileArgs, tile) -> None:
+        """A tile computed into ``tile`` (MR x NR on the stack), then its valid
+        elements added/written one by one through C's layout (edge tiles,
+        layouts the micro-kernel cannot store into)."""
+        mr, nr = self.mr, self.nr
+        pt = self.pt
+        ety = types.memory_type(pt)
+        C = self.C
+        _boff, bcomp = t.c_batch
+        t.call(b, uk, tile, i64(nr), ir.Constant(I1, 0))
+        rows = imin(b, i64(mr), b.sub(i64(self.M), t.r0))
+        cols = imin(b, i64(nr), b.sub(i64(self.N), t.c0))
+        with Loop(b, 0, rows, 1, "gi") as i:
+            r = b.add(t.r0, i)
+            rcomp = C.gr.components(b, r)
+            with Loop(b, 0, cols, 1, "gj") as j:
+                c = b.add(t.c0, j)
+                index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+                p = b.gep(tile, [b.add(b.mul(i, i64(nr)), j)], inbounds=True, source_etype=ety)
+                v = b.load(p, typ=ety, align=pt.byte_size)
+                if self.k_blocks == 1:
+                    self.finish(b, index, v)
+                else:
+                    prev = self.out.read(b, index)
+                    v = b.select(t.first, v, b.fadd(prev, v))
+                    with b.if_else(t.last) as (then, otherwise):
+                        with then:
+                            self.finish(b, Index(list(index.multi)), v)
+                        with otherwise:
+                            self.out.write(b, Index(list(index.multi)), v)
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------
+
+def run_tasks(ctx: KernelContext, scratch, n_tasks: int, counter: int, body) -> None:
+    """Run ``body(tctx, task, worker)`` for every task in [0, n_tasks).
+
+    ``parallel_for`` starts ``n_tasks`` workers; each takes the next task from
+    an atomic counter (:func:`task_counter` ``counter`` of ``scratch``, a
+    ``ScratchPlan`` with a ``counters`` region) until none is left
+    (self-scheduling), so a thread that shares its core with another
+    process, or that drew expensive edge tasks, just does fewer of them --
+    the runtime's pool hands each thread a fixed range of workers.  Without
+    ``parallel_for`` the first worker does every task.  A worker's scratch
+    region (its packed blocks) is indexed by the worker, and each task is
+    computed the same way whoever runs it, so the results do not depend on
+    the schedule.
+    """
+    if n_tasks == 1:
+        body(ctx, i64(0), i64(0))
+        return
+    b = ctx.b
+    b.store(i64(0), task_counter(ctx, scratch, counter), align=8)
+
+    def worker(tctx: KernelContext, w) -> None:
+        # One copy of the body: the serial fallback calls it rather than
+        # inlining it (and unrolling the task loop over it).
+        tctx.fn.attributes.add("noinline")
+        grab_tasks(tctx.b, task_counter(tctx, scratch, counter), i64(n_tasks), lambda t: body(tctx, t, w))
+    ctx.parallel_for(n_tasks, worker)
+
+
+def task_counter(ctx: KernelContext, scratch, k: int) -> ir.Value:
+    """The k-th task counter (an i64, each on its own cache line) in the
+    ``counters`` region of ``scratch`` (the convolution kernel's plans have two)."""
+    base = scratch.pointer(ctx.b, ctx.scratch_pointer(), "counters")
+    return ctx.b.gep(base, [i64(64 * k)], inbounds=True, source_etype=I8)

@@ -1,0 +1,150 @@
+"""A dot through the GEMM library (``codegen/gemm_library.py``): the kernel
+fills a descriptor on its stack and runs the library's workers on it, and a
+kOutput fusion's epilogue stays in the module as a function the library
+calls on every finished tile.
+
+The library reads A, B and C from buffers through one stride per index group
+and accumulates C in the result buffer: :func:`library_variant` says which
+dots it takes (the others run ``dot_tasks``' per-module GEMM) and with which
+``gemm_library.Variant``.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from .. import gemm_library
+from ..elemental import ElementalEmitter
+from ..emitter import KernelContext
+from ..gemm import Loop, MatrixView
+from ..ir_array import IrArray, i64
+from ._util import PTR, fill_padding
+from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, the_dot
+from .dot_tasks import DotOperands, zero_flags
+
+
+def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant | None:
+    """The GEMM library variant that computes ``plan``, or None when only the
+    per-module GEMM can: the library reads operands from buffers through one
+    stride per index group and accumulates C in the result buffer, so a fused
+    operand producer, a group that is not affine (e.g. batch dimensions
+    that are not adjacent in memory) or an epilogue that changes the element
+    type keep the per-module code."""
+    if plan.kind != "gemm" or not plan.acc_in_output:
+        return None
+    dot = the_dot(inst)
+    info = dot_info(dot)
+    if not (operand_is_buffer(inst, dot, 0) and operand_is_buffer(inst, dot, 1)):
+        return None
+    A, B, C = _library_views(inst, plan, info, dot)
+    if not all(g.affine for view in (A, B, C) for g in (view.gb, view.gr, view.gc)):
+        return None
+
+    def kind(view, col: str, row: str) -> str:
+        return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
+    b_kind = "d" if plan.b_direct else kind(B, "n", "k")
+    a_kind = "d" if plan.a_direct else kind(A, "k", "m")
+    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind)
+
+
+def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
+    """A, B and C as strided views (shapes only: ``ptr`` is a placeholder)."""
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    if inst.opcode != "dot":
+        ls, rs = (inst.operands[o.parameter_number].shape for o in dot.operands)
+    mark = object()
+    if not plan.swap:
+        A = MatrixView(ls, info.lb, info.lf, info.lc, mark)
+        B = MatrixView(rs, info.rb, info.rc, info.rf, mark)
+    else:
+        A = MatrixView(rs, info.rb, info.rf, info.rc, mark)
+        B = MatrixView(ls, info.lb, info.lc, info.lf, mark)
+    oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
+    C = MatrixView(inst.shape, info.ob, orow, oc, mark)
+    return A, B, C
+
+
+def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Variant) -> None:
+    """Fill a descriptor on the stack and run the library's workers on it."""
+    b = ctx.b
+    ops = DotOperands(ctx, plan)
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), len(gemm_library.FIELDS)), name="gemm.desc")
+    desc.align = 8
+
+    def put(name: str, value) -> None:
+        slot = b.gep(desc, [i64(0), i64(gemm_library.SLOT[name])], inbounds=True)
+        if not isinstance(value, ir.Value):
+            value = i64(value)
+        elif isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, ir.IntType(64))
+        b.store(value, slot, align=8)
+    null = ir.Constant(PTR, None)
+    scratch = ctx.scratch_pointer()
+    for name, view in (("a", ops.A), ("b", ops.B), ("c", ops.C)):
+        put(name, view.ptr)
+        put(f"{name}_bs", view.gb.stride)
+        put(f"{name}_rs", view.gr.stride)
+        put(f"{name}_cs", view.gc.stride)
+    put("scratch", plan.scratch.pointer(b, scratch, "tasks"))
+    put("bshared", plan.scratch.pointer(b, scratch, "bshared") if plan.shared_b else null)
+    put("bflags", plan.scratch.pointer(b, scratch, "bflags") if plan.shared_b else null)
+    counters = plan.scratch.pointer(b, scratch, "counters")
+    put("counter", counters)
+    if ops.epilogue is not None:
+        put("epi_fn", _epilogue_function(ctx, plan))
+        args = ctx.alloca_builder.alloca(PTR, size=4, name="epi.ctx")
+        for k, arg in enumerate(ctx.args):
+            b.store(arg, b.gep(args, [i64(k)], source_etype=PTR))
+        put("epi_ctx", args)
+    else:
+        put("epi_fn", null)
+        put("epi_ctx", null)
+    for name, value in (("M", plan.M), ("N", plan.N), ("K", plan.K), ("nb", plan.nb),
+                        ("kc", plan.kc), ("mc", plan.mc), ("nc", plan.nc),
+                        ("nbt", plan.grid[0]), ("nmt", plan.grid[1]), ("nnt", plan.grid[2]),
+                        ("n_tasks", plan.n_tasks), ("task_bytes", plan.task_bytes),
+                        ("b_off", plan.task_plan.regions["b"][0])):
+        put(name, value)
+    b.store(i64(0), counters, align=8)
+    zero_flags(ctx, plan)
+    fn = gemm_library.declare(b.module, v, "run")
+    if plan.n_tasks == 1:
+        b.call(fn, [desc, i64(0)])
+    else:
+        ctx.parallel_for(plan.n_tasks, lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]),
+                         shared=(desc,))
+
+
+def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
+    """``void epi(ptr args, i64 batch, i64 r0, i64 c0, i64 rows, i64 cols)``:
+    the fusion's epilogue over a finished tile of C (rows x cols from (r0, c0)
+    of batch ``batch``), read from the result buffer and written back.
+    ``args``: the kernel's (results, params, temp, opts)."""
+    me = ctx.me
+    fn = ir.Function(me.llvm, gemm_library.EPILOGUE_TYPE, f"{ctx.fn.name}.epilogue")
+    fn.linkage = "internal"
+    argp, bi, r0, c0, rows, cols = fn.args
+    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+    bb = ir.IRBuilder(fn.append_basic_block("body"))
+    ab.branch(bb.block)
+    ab.position_at_start(ab.block)
+    args = tuple(bb.load(bb.gep(argp, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
+    em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
+    ectx = KernelContext(me, ctx.assignment, ctx.inst, fn, bb, ab, em, args)
+    ops = DotOperands(ectx, plan)
+    C = ops.C
+    bcomp = C.gb.components(bb, bi)
+    with Loop(bb, 0, rows, 1, "ei") as i:
+        rcomp = C.gr.components(bb, bb.add(r0, i))
+        with Loop(bb, 0, cols, 1, "ej") as j:
+            index = C.index(bb, bcomp, rcomp, C.gc.components(bb, bb.add(c0, j)))
+            ops.finish(index, ops.out.read(bb, index))
+    ectx.b.ret_void()
+    return fn
+
+
+def emit_library(ctx: KernelContext) -> None:
+    """The dot of ``ctx`` as a call of the GEMM library (``library_variant`` is not None)."""
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    _emit_library_gemm(ctx, plan, library_variant(ctx.inst, plan))

@@ -1,0 +1,341 @@
+"""Planning a dot: how a ``dot`` or dot output fusion (``fusion:kOutput``) of
+f32 or f64 runs as a packed GEMM or a matrix-vector loop (:func:`plan_dot`).
+
+A dot (both operands and the result of one type) is a batch of matrix
+products ``C[b] = A[b] @ B[b]`` (see ``codegen/gemm.py`` for the index
+groups).  The plan fixes, at compile time:
+
+* **Orientation.**  The micro-kernel's vectors run along C's columns, so C's
+  column group should be unit-stride in the result buffer.  When the M group
+  is the unit-stride one (a column-major result), the product is computed
+  transposed (``C^T = B^T A^T``: the operands swap roles); nothing is copied.
+* **Accumulation.**  C is accumulated in the result buffer across the K
+  blocks (the result of a kOutput fusion is overwritten by its epilogue at the
+  last K block, tile by tile, while the tile is in cache).  When the result
+  buffer cannot hold the accumulator (a fusion whose root converts or compares
+  the dot's value), the whole K range is one block, so every tile is final
+  when the micro-kernel returns.
+* **Tiles.**  A tile whose C addresses are a plain row-strided block gets the
+  micro-kernel's stores directly (``DotPlan.direct``); edge tiles and other
+  layouts go through a tile on the stack.
+* **Threads.**  Work is split into at most :data:`MAX_TASKS` tasks over the
+  batch, then M, then N (each a multiple of the tile size); dots under
+  :data:`TASK_FLOPS` per task stay one task.  When several tasks share a
+  batch's B, each block of B is packed once, by the first task that needs
+  it, into a scratch buffer the others then read (``DotPlan.shared_b``).
+  Each task has its own region of the scratch space (indexed by the worker)
+  for its packed A and B blocks (``DotPlan.task_plan``).
+* **Operands in place.**  With a short M (at most :data:`B_DIRECT_MAX_M`
+  rows) each element of B is used by one or two micro-panels of A only, so B
+  is read in place (``DotPlan.b_direct``); otherwise A is, when its K index
+  is unit-stride (a row-major A; ``DotPlan.a_direct``).
+* **Matrix-vector forms** (M or N is 1, ``kind == "gemv"``): the form
+  (``rows``: dot products along unit-stride K; ``cols``: axpys along
+  unit-stride rows; ``generic``) and the tasks over batch and rows.
+
+Design notes and measurements: ``docs/dot.md``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...hlo.ir import HloInstruction
+from ...shape import F32, F64, strides
+from ..gemm import GroupMap
+from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, pow2_floor, producers
+from ..kernel_choice import NotApplicable, plan_function
+from ._util import ScratchPlan
+
+#: Split a dot into tasks of at least this many flops ...
+TASK_FLOPS = 1 << 22
+#: ... and into at most this many tasks.
+MAX_TASKS = 32
+#: Minimum task extent in M (in micro-panels of MR rows) and in N (in NR columns).
+#: A task's M chunk spans at least one full M block (MC = 120 rows of 6-row
+#: panels): a smaller chunk shrinks MC, and every M block streams the packed B
+#: from L3 once more (2048^3 f32 on 2 threads: 32 tasks of 64 rows 52 ms, 16 of
+#: 128 rows 42 ms; 1024^3, the batched and MLP products unchanged).
+MIN_M_PANELS = 20
+#: A task's N chunk spans at least this many NR panels: every task packs its
+#: own A block, so tasks narrower in N pack the same rows of A more often
+#: (1024^3 f32, 4 x 64 tiles on 2 threads: 8 x 4 tasks 1.5-2% slower than
+#: 8 x 2, interleaved against jax.jit in two runs; 2048^3 and the batched
+#: product keep their grids).
+MIN_N_PANELS = 8
+#: B is packed once for all tasks when its packed size is at most this.
+SHARED_B_LIMIT = 256 << 20
+#: Dots with at most this many rows (M) read B in place instead of packing it.
+B_DIRECT_MAX_M = 16
+#: Read A in place when its K index is unit-stride (``DotPlan.a_direct``;
+#: tests switch it off to compare with packed A bit for bit).
+READ_A_IN_PLACE = True
+#: Rows per task of the axpy (column) form of matrix-vector products.
+GEMV_COLS_ROWS = 1024
+#: Matrix-vector tasks read at least this many matrix elements each.
+GEMV_TASK_ELEMENTS = 1 << 17
+
+
+@dataclass
+class DotPlan:
+    """How one dot runs (sizes in elements, after orientation: A is M x K,
+    B is K x N, C is M x N, ``nb`` of each; scratch sizes in bytes)."""
+
+    kind: str                 # "gemm" or "gemv"
+    pt: object
+    nb: int
+    M: int
+    N: int
+    K: int
+    swap: bool                # A = rhs^T, B = lhs^T, C = result^T
+    blk: Blocking
+    kc: int                   # K block actually used (K when C cannot accumulate in the result)
+    mc: int
+    nc: int
+    acc_in_output: bool       # the result buffer holds the accumulator
+    direct: bool              # full tiles are stored by the micro-kernel into the result
+    shared_b: bool
+    grid: tuple               # tasks along (batch, M, N): (nbt, nmt, nnt), balanced splits
+    n_tasks: int
+    scratch: ScratchPlan
+    task_plan: ScratchPlan
+    task_bytes: int
+    gemv_form: str = ""       # "rows" | "cols" | "generic"
+    b_direct: bool = False    # the micro-kernel reads B in place (a short M), no packing
+    a_direct: bool = False    # the micro-kernel reads A's full row panels in place (K unit-stride)
+
+    @property
+    def nkb(self) -> int:
+        return -(-self.K // self.kc)
+
+    @property
+    def n_padded(self) -> int:
+        return -(-self.N // self.blk.nr) * self.blk.nr
+
+
+@dataclass
+class DotInfo:
+    """The dot's dimension groups: lhs/rhs batch, contracting and free dimensions,
+    and the result's dimensions of each group."""
+    lb: tuple
+    rb: tuple
+    lc: tuple
+    rc: tuple
+    lf: tuple
+    rf: tuple
+    ob: tuple
+    olf: tuple
+    orf: tuple
+    nb: int
+    M: int
+    N: int
+    K: int
+
+
+def dot_info(dot: HloInstruction) -> DotInfo:
+    """The dimension groups of ``dot`` and the sizes (elements) of its batch, M, N and K."""
+    a = dot.attrs
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    lb, rb = tuple(a.get("lhs_batch_dims", ())), tuple(a.get("rhs_batch_dims", ()))
+    lc, rc = tuple(a.get("lhs_contracting_dims", ())), tuple(a.get("rhs_contracting_dims", ()))
+    lf = tuple(d for d in range(ls.rank) if d not in lb and d not in lc)
+    rf = tuple(d for d in range(rs.rank) if d not in rb and d not in rc)
+    nbd = len(lb)
+    ob = tuple(range(nbd))
+    olf = tuple(range(nbd, nbd + len(lf)))
+    orf = tuple(range(nbd + len(lf), nbd + len(lf) + len(rf)))
+    prod = lambda shape, dims: math.prod(shape.dimensions[d] for d in dims)  # noqa: E731
+    return DotInfo(lb, rb, lc, rc, lf, rf, ob, olf, orf,
+                   prod(ls, lb), prod(ls, lf), prod(rs, rf), prod(ls, lc))
+
+
+# ---------------------------------------------------------------------------
+# Which instructions, and the plan
+# ---------------------------------------------------------------------------
+
+def the_dot(inst: HloInstruction) -> HloInstruction | None:
+    """The dot a kernel computes (the instruction, or the only dot of a kOutput fusion)."""
+    if inst.opcode == "dot":
+        return inst
+    comp = inst.attrs.get("calls")
+    if comp is None:
+        return None
+    dots = [i for i in comp.instructions if i.opcode == "dot"]
+    if len(dots) != 1:
+        return None
+    dot = dots[0]
+    if any(i.opcode in ("dot", "convolution") for o in dot.operands for i in producers(o)):
+        return None
+    if not elementwise_to_root(comp, dot):
+        return None
+    return dot
+
+
+def supported(dot: HloInstruction) -> bool:
+    """Whether ``dot`` is of f32 or f64 operands and result of one type (array result)."""
+    pt = dot.shape.element_type
+    return (pt in (F32, F64) and all(o.shape.element_type is pt for o in dot.operands)
+            and dot.shape.is_array)
+
+
+@plan_function
+def plan_dot(inst: HloInstruction) -> DotPlan:
+    """How to run ``inst`` (a dot or a kOutput fusion); None when the GEMM
+    kernels decline it (``plan_dot.why_not(inst)`` says why)."""
+    dot = the_dot(inst)
+    if dot is None:
+        raise NotApplicable("not one dot with an elementwise epilogue")
+    if not supported(dot) or not inst.shape.is_array:
+        raise NotApplicable("not a dot of f32 or f64 operands and result of one type")
+    if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
+        raise NotApplicable("the epilogue changes the dot's dimensions")
+    info = dot_info(dot)
+    nb, M, N, K = info.nb, info.M, info.N, info.K
+    if min(nb, M, N, K) == 0:
+        # An empty result, or all zeros: the elemental loop does it.
+        raise NotApplicable("an empty result or contraction")
+    pt = dot.shape.element_type
+    out_shape = inst.shape
+    acc_in_output = out_shape.element_type is pt
+    ost = strides(out_shape)
+    g_m = GroupMap(info.olf, out_shape.dimensions, ost)
+    g_n = GroupMap(info.orf, out_shape.dimensions, ost)
+    blk = blocking_for(pt, wide=False)
+    flops = 2 * nb * M * N * K
+    esize = pt.byte_size
+
+    if M == 1 or N == 1:
+        swap = N != 1
+        Mv = N if swap else M
+        # The matrix operand (A after orientation) and its groups.
+        side = 1 if swap else 0
+        a_shape = dot.operands[side].shape
+        a_rows = info.rf if swap else info.lf
+        a_k = info.rc if swap else info.lc
+        a_st = strides(a_shape)
+        g_rows = GroupMap(a_rows, a_shape.dimensions, a_st)
+        g_k = GroupMap(a_k, a_shape.dimensions, a_st)
+        a_is_param = operand_is_buffer(inst, dot, side)
+        if a_is_param and g_k.affine and g_k.stride == 1:
+            form = "rows"
+        elif a_is_param and g_rows.affine and g_rows.stride == 1 and Mv > 1:
+            form = "cols"
+        else:
+            form = "generic"
+        T = pow2_floor(max(1, min(MAX_TASKS, nb * Mv * K // GEMV_TASK_ELEMENTS)))
+        nbt, nmt = 1, 1
+        if T > 1:
+            if nb >= T:
+                nbt = T
+            else:
+                nbt = nb
+                # Row chunks of the axpy form stream long contiguous pieces of
+                # each matrix row into an L1-resident accumulator.
+                min_rows = GEMV_COLS_ROWS if form == "cols" else 64
+                nmt = pow2_floor(min(max(1, T // nb), max(1, Mv // min_rows)))
+        cm = -(-Mv // nmt)
+        task = ScratchPlan()
+        task.add("x", K * esize)
+        if form == "cols":
+            task.add("y", cm * esize)
+        n_tasks = nbt * nmt
+        scratch = ScratchPlan()
+        scratch.add("counters", 64)
+        scratch.add("tasks", n_tasks * task.size)
+        return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
+                       (nbt, nmt, 1), n_tasks, scratch, task, task.size, form)
+
+    # Orientation: C's columns unit-stride if either group is (direct stores).
+    # (Choosing the orientation that wastes less on padded edge tiles did not
+    # pay: packing the transposed operand and the element-wise stores cost
+    # more; narrow tiles for a small N or M do better, see blocking_for.)
+    swap = False
+    if acc_in_output:
+        n_unit = g_n.affine and g_n.stride == 1
+        m_unit = g_m.affine and g_m.stride == 1
+        swap = m_unit and not n_unit
+    if swap:
+        M, N = N, M
+        g_m, g_n = g_n, g_m
+    blk = blocking_for(pt, M, N)
+    mr, nr = blk.mr, blk.nr
+    direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
+    kc = min(blk.kc, K) if acc_in_output else K
+    m_panels, n_panels = -(-M // mr), -(-N // nr)
+
+    # Task grid: batch first, then M, then N; powers of two (the thread pool
+    # splits the tasks into equal contiguous ranges, one per thread) of
+    # balanced chunks (whole micro-panels, sizes differing by one at most).
+    T = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    nbt, nmt, nnt = 1, 1, 1
+    if T > 1:
+        if nb >= T:
+            nbt = T
+        else:
+            nbt = nb
+            per = max(1, T // nb)
+            nmt = pow2_floor(min(per, max(1, m_panels // MIN_M_PANELS)))
+            nnt = pow2_floor(min(per // nmt, max(1, n_panels // MIN_N_PANELS)))
+    cm = -(-m_panels // nmt) * mr
+    cn = -(-n_panels // nnt) * nr
+    n_tasks = nbt * nmt * nnt
+    nkb = -(-K // kc)
+    n_padded = n_panels * nr
+    # A short M reuses each element of B only a few times: packing B would
+    # cost more than the micro-kernel reading it in place (when its rows are
+    # unit-stride and its K group has one stride).
+    b_side = 0 if swap else 1
+    g_bk, g_bn = _operand_groups(dot, b_side, *((info.lc, info.lf) if swap else (info.rc, info.rf)))
+    b_direct = (M <= B_DIRECT_MAX_M and operand_is_buffer(inst, dot, b_side)
+                and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
+    shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    # A with unit-stride K (a row-major A) is read in place, MR row pointers
+    # broadcasting one element each per k, as XNNPACK's kernels do; only a
+    # partial last row panel is packed (zero-padded).  Packing A cost each
+    # task a copy of its rows per N chunk (1024^3 f32 on 2 threads: 3% of
+    # the time; the batched matmul 6%, the MLP 4%; 2048^3 the same within
+    # noise), for the same bits.
+    a_side = 1 if swap else 0
+    g_ak, g_am = _operand_groups(dot, a_side, *((info.rc, info.rf) if swap else (info.lc, info.lf)))
+    a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side)
+                and g_ak.affine and g_ak.stride == 1 and g_am.affine)
+    # M blocks of about MC rows that split the task's chunk evenly: a chunk of
+    # 132 rows (matmul 1024^3 and 2048^3) ran as 120 + 12, and the 12-row
+    # block streamed the task's whole B block through L1 for two micro-panels.
+    cm_panels = -(-cm // mr)
+    m_blocks = max(1, round(cm_panels * mr / blk.mc))
+    mc = -(-cm_panels // m_blocks) * mr
+    nc = min(blk.nc, -(-cn // nr) * nr)
+    task = ScratchPlan()
+    task.add("a", mc * kc * esize)
+    # A task's own packed B block: always, unless B is read in place (then
+    # only its partial last panel); with a shared B a task packs its own copy
+    # of a block another task is packing at that moment (gemm.pack_once).
+    task.add("b", (nr if b_direct else nc) * kc * esize)
+    scratch = ScratchPlan()
+    scratch.add("counters", 64)
+    if shared_b:
+        scratch.add("bshared", nb * K * n_padded * esize)
+        scratch.add("bflags", nb * nkb * n_panels * 4)
+    scratch.add("tasks", n_tasks * task.size)
+    return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
+                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct)
+
+
+def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:
+    """(contracting group, free group) of operand ``side`` of ``dot`` in its buffer."""
+    shape = dot.operands[side].shape
+    st = strides(shape)
+    return GroupMap(k_dims, shape.dimensions, st), GroupMap(free_dims, shape.dimensions, st)
+
+
+def operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
+    """Whether operand ``k`` of the dot is read from a buffer (not a fused producer)."""
+    return inst.opcode == "dot" or dot.operands[k].opcode == "parameter"
+
+
+def scratch_bytes(me, inst: HloInstruction) -> int:
+    """The scratch (bytes) the dot kernels need for ``inst`` (0 when they decline it)."""
+    plan = plan_dot(inst)
+    return plan.scratch.size if plan is not None else 0
+

@@ -1,0 +1,245 @@
+"""A dot's own code in its module: the GEMM with compile-time sizes and the
+matrix-vector loops, run as tasks (``plan_dot`` decided how).
+
+* **GEMM.**  The loop nest is ``gemm_task.emit_task``, the GEMM library's own,
+  with every size, stride and block a compile-time constant; tiles reach the
+  result through its layout (``gemm_kernel.ResultTiles``).  It runs what the
+  library does not: operands computed inside the fusion, index groups that
+  are not one stride, epilogues that change the element type.
+* **Fused operands.**  A dot operand computed inside the fusion (a transpose,
+  a negate, ... fused ahead of the dot) is read through its elemental
+  generator while packing, so it is computed once per packing, not once per
+  multiply.
+* **Matrix-vector forms** (M or N is 1) do not pack: the vector is copied
+  into a contiguous buffer, then each row is a vectorised dot product
+  (contracting dimension unit-stride), or the columns are added up with
+  vectorised axpys (rows unit-stride), or a scalar loop for other layouts.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...shape import F32
+from .. import types
+from ..emitter import KernelContext
+from ..gemm import (I1, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, intrinsic, pack_block,
+                    pack_panel, read_element)
+from ..gemm_kernel import ResultTiles, output_fusion_epilogue, run_tasks
+from ..gemm_task import COMPILE_TIME, GemmTask, TaskBuffers, emit_task, task_ranges
+from ..ir_array import Index, i64
+from ._util import I8, PTR, fill_padding
+from .dot_plan import DotPlan, dot_info, plan_dot, the_dot
+
+#: The byte the shared-B flags are cleared to (0: unpacked).  Tests set 1,
+#: which reads as "being packed by another task", to run every task on its
+#: own copy as contention would.
+FLAG_FILL = 0
+
+
+class DotOperands:
+    """The dot's A, B (``MatrixView``: from buffers, or through the generators
+    of operands computed in the fusion) and result (``tiles``), oriented as
+    ``plan`` says, built in the function of ``ctx``."""
+
+    def __init__(self, ctx: KernelContext, plan: DotPlan):
+        inst = ctx.inst
+        dot = the_dot(inst)
+        info = dot_info(dot)
+        b = ctx.b
+        self.b = b
+        epilogue = None
+        if inst.opcode == "dot":
+            arrays = [ctx.operand_array(0), ctx.operand_array(1)]
+            dot_gens = [None, None]
+        else:
+            gens, epilogue = output_fusion_epilogue(ctx, dot)
+            arrays, dot_gens = [], []
+            for k in range(2):
+                o = dot.operands[k]
+                if o.opcode == "parameter":
+                    arrays.append(ctx.operand_array(o.parameter_number))
+                    dot_gens.append(None)
+                else:
+                    arrays.append(None)
+                    dot_gens.append(gens[id(o)])
+        ptrs = [a.ptr if a is not None else None for a in arrays]
+        self.epilogue = epilogue
+        ls, rs = (a.shape if a is not None else o.shape for a, o in zip(arrays, dot.operands))
+        if not plan.swap:
+            self.A = MatrixView(ls, info.lb, info.lf, info.lc, ptrs[0], dot_gens[0])
+            self.B = MatrixView(rs, info.rb, info.rc, info.rf, ptrs[1], dot_gens[1])
+        else:
+            self.A = MatrixView(rs, info.rb, info.rf, info.rc, ptrs[1], dot_gens[1])
+            self.B = MatrixView(ls, info.lb, info.lc, info.lf, ptrs[0], dot_gens[0])
+        out = ctx.output_arrays()[0]
+        self.out = out
+        oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
+        self.C = MatrixView(out.shape, info.ob, orow, oc, out.ptr, None)
+        self.tiles = ResultTiles(self.C, out, epilogue, plan.pt, plan.blk.mr, plan.blk.nr, plan.M, plan.N,
+                                 plan.nkb)
+
+    def out_index(self, bcomp, r, c) -> Index:
+        b = self.b
+        return self.C.index(b, bcomp, self.C.gr.components(b, r), self.C.gc.components(b, c))
+
+    def finish(self, index: Index, v) -> None:
+        """Write the final value ``v`` of an element of C (through the epilogue)."""
+        self.tiles.finish(self.b, index, v)
+
+
+def task_base(ctx: KernelContext, plan: DotPlan, w) -> ir.Value:
+    """Worker ``w``'s region (``plan.task_plan``) of the ``tasks`` scratch."""
+    b = ctx.b
+    base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
+    return b.gep(base, [b.mul(w, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
+
+
+def zero_flags(ctx: KernelContext, plan: DotPlan) -> None:
+    """Mark every block of the shared B unpacked (``gemm.pack_once``) before the tasks run."""
+    if not plan.shared_b:
+        return
+    b = ctx.b
+    memset = b.module.declare_intrinsic("llvm.memset", [PTR, ir.IntType(64)])
+    flags = plan.scratch.pointer(b, ctx.scratch_pointer(), "bflags")
+    b.call(memset, [flags, ir.Constant(I8, FLAG_FILL), i64(plan.scratch.regions["bflags"][1]),
+                    ir.Constant(I1, 0)])
+
+
+# ---------------------------------------------------------------------------
+# GEMM
+# ---------------------------------------------------------------------------
+
+class _ModuleGemm(GemmTask):
+    """``plan`` as a ``gemm_task.GemmTask``: sizes known at compile time."""
+
+    ix = COMPILE_TIME
+
+    def __init__(self, ctx: KernelContext, plan: DotPlan, ops: DotOperands):
+        blk = plan.blk
+        self.ctx, self.plan, self.ops = ctx, plan, ops
+        self.pt, self.mr, self.nr, self.vw = plan.pt, blk.mr, blk.nr, blk.vw
+        self.M, self.N, self.K, self.nb = plan.M, plan.N, plan.K, plan.nb
+        self.kc, self.mc, self.nc, self.grid = plan.kc, plan.mc, plan.nc, plan.grid
+        self.A, self.B = ops.A, ops.B
+        self.a_direct, self.b_direct = plan.a_direct, plan.b_direct
+        self.direct_c = plan.direct
+
+    def buffers(self, b, w) -> TaskBuffers:
+        ctx, plan = self.ctx, self.plan
+        base = task_base(ctx, plan, w)
+        a_buf = plan.task_plan.pointer(b, base, "a")
+        b_buf = plan.task_plan.pointer(b, base, "b")
+        shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared") if plan.shared_b else None
+        flags = plan.scratch.pointer(b, ctx.scratch_pointer(), "bflags") if plan.shared_b else None
+        return TaskBuffers(a_buf, b_buf, shared, flags, plan.shared_b)
+
+    def c_batch(self, b, bi):
+        return self.ops.tiles.batch(b, bi)
+
+    def pack(self, b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
+        pack_block(b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row, self.vw)
+
+    def pack_edge(self, b, view, bi, boff, full_end, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
+        pack_panel(b, view, bi, boff, i64(full_end), width, inner0, kc, dst, width, total - full_end,
+                   outer_is_row, self.vw)
+
+    def store_full_tile(self, b, uk, t) -> None:
+        self.ops.tiles.store_direct(b, uk, t, self.ops.C.gr.stride)
+
+    def store_edge_tile(self, b, uk, t, tile) -> None:
+        self.ops.tiles.store_through_stack(b, uk, t, tile)
+
+
+def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
+    ops = DotOperands(ctx, plan)
+    emit_task(ctx.b, ctx.alloca_builder, _ModuleGemm(ctx, plan, ops), t, w)
+
+
+def emit_gemm(ctx: KernelContext) -> None:
+    """The dot of ``ctx`` as this module's own packed GEMM."""
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    zero_flags(ctx, plan)
+    run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
+
+
+# ---------------------------------------------------------------------------
+# Matrix-vector
+# ---------------------------------------------------------------------------
+
+def _batch_offset(b, view: MatrixView, bi):
+    return view.gb.offset(b, bi) if view.is_array else i64(0)
+
+
+def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
+    ops = DotOperands(ctx, plan)
+    b = ctx.b
+    pt = plan.pt
+    ety = types.memory_type(pt)
+    esize = pt.byte_size
+    K, vw = plan.K, plan.blk.vw
+    b_lo, b_hi, m_lo, m_hi, _n_lo, _n_hi = task_ranges(b, t, plan.grid, plan.nb, plan.M, plan.N, 1, 1)
+    base = task_base(ctx, plan, w)
+    xbuf = plan.task_plan.pointer(b, base, "x")
+    A, B, C = ops.A, ops.B, ops.C
+    zero_n = i64(0)
+    with Loop(b, b_lo, b_hi, 1, "batch") as bi:
+        boff_a = _batch_offset(b, A, bi)
+        boff_b = _batch_offset(b, B, bi)
+        bcomp_c = C.gb.components(b, bi)
+        with Loop(b, 0, K, 1, "xk") as k:
+            v = read_element(b, B, bi, boff_b, k, zero_n)
+            b.store(v, b.gep(xbuf, [k], inbounds=True, source_etype=ety), align=esize)
+        if plan.gemv_form == "rows":
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                row = A.element_pointer(b, add(b, boff_a, A.gr.offset(b, m)))
+                v = dot_contiguous(b, pt, row, xbuf, K, vw)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+        elif plan.gemv_form == "cols":
+            ybuf = plan.task_plan.pointer(b, base, "y")
+            mc = b.sub(m_hi, m_lo)
+            with Loop(b, 0, mc, 1, "yz") as i:
+                b.store(types.constant(pt, 0), b.gep(ybuf, [i], inbounds=True, source_etype=ety),
+                        align=esize)
+            with Loop(b, 0, K, 1, "col") as k:
+                col = A.element_pointer(b, add(b, add(b, boff_a, A.gc.offset(b, k)), A.gr.offset(b, m_lo)))
+                xk = b.load(b.gep(xbuf, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                axpy_contiguous(b, pt, ybuf, col, xk, mc, vw)
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                v = b.load(b.gep(ybuf, [b.sub(m, m_lo)], inbounds=True, source_etype=ety), typ=ety,
+                           align=esize)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+        else:
+            fma = _scalar_fma(b.module, pt)
+            with Loop(b, m_lo, m_hi, 1, "row") as m:
+                pre = b.block
+                body = b.append_basic_block("gk")
+                after = b.append_basic_block("gk.after")
+                b.branch(body)
+                b.position_at_end(body)
+                k = b.phi(ir.IntType(64), "k")
+                k.add_incoming(i64(0), pre)
+                acc = b.phi(ety, "acc")
+                acc.add_incoming(types.constant(pt, 0), pre)
+                a = read_element(b, A, bi, boff_a, m, k)
+                xk = b.load(b.gep(xbuf, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                s = b.call(fma, [a, xk, acc])
+                k_next = b.add(k, i64(1))
+                k.add_incoming(k_next, b.block)
+                acc.add_incoming(s, b.block)
+                b.cbranch(b.icmp_signed("<", k_next, i64(K)), body, after)
+                b.position_at_end(after)
+                ops.finish(ops.out_index(bcomp_c, m, zero_n), s)
+
+
+def _scalar_fma(module, pt):
+    ety = types.memory_type(pt)
+    return intrinsic(module, f"llvm.fma.{'f32' if pt is F32 else 'f64'}",
+                     ir.FunctionType(ety, [ety, ety, ety]))
+
+
+def emit_gemv(ctx: KernelContext) -> None:
+    """The dot of ``ctx`` (M or N is 1) as matrix-vector loops."""
+    plan = plan_dot(ctx.inst)
+    fill_padding(ctx.b, ctx.output_arrays()[0])
+    run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
