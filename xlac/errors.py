@@ -28,3 +28,11 @@ class HloParseError(ValueError):
         self.line, self.column = line, column
         where = f"line {line}, column {column}: " if line else ""
         super().__init__(where + message)
+
+
+class CollectiveError(RuntimeError):
+    """A collective that cannot complete: devices that do not reach the same
+    collective (another op, channel or size), a device that fails, dies,
+    finishes or times out while others wait for it, or a module of several
+    devices given to a one-device entry point.  The message names the
+    instruction and the devices."""

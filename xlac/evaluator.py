@@ -47,7 +47,7 @@ import threading
 
 import numpy as np
 
-from .errors import UnsupportedError
+from .errors import CollectiveError, UnsupportedError
 from .hlo import collectives
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
@@ -1335,13 +1335,6 @@ def _batch_norm_inference(inst, vals):
 # Devices and collectives (spec: AllReduce, AllGather, ReduceScatter,
 # AllToAll, CollectivePermute, ReplicaId, Send, Recv)
 # ============================================================================
-
-class CollectiveError(RuntimeError):
-    """A collective that cannot run: devices that do not reach the same
-    collective, a device that fails, finishes or times out while others wait
-    for it, or a module of several devices given to the one-device ``evaluate``.
-    The message names the instruction and the devices."""
-
 
 class Device:
     """The device an evaluation runs as: its place among ``num_replicas x

@@ -152,7 +152,7 @@ class KernelContext:
                 with b.if_else(has_pf) as (run_parallel, run_here):
                     with run_parallel:
                         runtime_ctx = b.load(b.gep(opts, [i64(1)], source_etype=PTR), typ=PTR)
-                        b.call(_TypedCallee(pf, PARALLEL_FOR_TYPE),
+                        b.call(TypedCallee(pf, PARALLEL_FOR_TYPE),
                                [runtime_ctx, i64(n_tasks), body_fn, packed])
                     with run_here:
                         _serial_tasks(b, body_fn, packed, n_tasks)
@@ -230,7 +230,7 @@ def _emit_cancel_requested(fn: ir.Function) -> None:
     b.ret(ir.Constant(ir.IntType(1), 0))
 
 
-class _TypedCallee:
+class TypedCallee:
     """An indirect callee for llvmlite: a pointer value plus its function type."""
 
     def __init__(self, value, fnty):
@@ -420,6 +420,10 @@ class ModuleEmitter:
                         out.write(b, index, source.read(b, index))
         b.ret_void()
         return fn
+
+    def unique_name(self, base: str) -> str:
+        """A global name of this module not used yet, from ``base``."""
+        return _unique(_sanitize(base), self._names)
 
     # -- constants -------------------------------------------------------------------
     def constant_global(self, inst: HloInstruction) -> ir.GlobalVariable:

@@ -48,6 +48,8 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
+from ..errors import CollectiveError
+
 __all__ = ["CollectiveError", "Segment", "ShmTransport", "DEFAULT_SLOT_BYTES", "DEFAULT_TIMEOUT",
            "REDUCTIONS"]
 
@@ -71,11 +73,6 @@ REDUCTIONS = {
     "and": np.bitwise_and,
     "or": np.bitwise_or,
 }
-
-
-class CollectiveError(RuntimeError):
-    """A collective could not complete: a device failed, died or never came,
-    or the devices disagree on which collective comes next."""
 
 
 @dataclass(frozen=True)

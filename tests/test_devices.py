@@ -1,0 +1,112 @@
+"""Device processes (``xlac/devices.py``): one worker per device, started once
+and reused, each running the same compiled code as its own device; failures
+and deaths of a device end the call with an error naming it, in bounded time,
+and the pool works again on the next call."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from xlac.devices import DevicePool
+from xlac.runtime.shm_transport import CollectiveError
+
+IDS = """HloModule ids, replica_count=2, num_partitions=2
+
+ENTRY e {
+  x = f32[3] parameter(0)
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  ten = u32[] constant(10)
+  r10 = u32[] multiply(r, ten)
+  rp = u32[] add(r10, p)
+  c = f32[] convert(rp)
+  b = f32[3] broadcast(c), dimensions={}
+  ROOT a = f32[3] add(x, b)
+}
+"""
+
+SPIN = """HloModule spin, replica_count=2
+
+cond {
+  s = s64[] parameter(0)
+  n = s64[] constant(4000000000)
+  ROOT lt = pred[] compare(s, n), direction=LT
+}
+
+body {
+  s = s64[] parameter(0)
+  one = s64[] constant(1)
+  ROOT t = s64[] add(s, one)
+}
+
+ENTRY e {
+  z = s64[] parameter(0)
+  ROOT w = s64[] while(z), condition=cond, body=body
+}
+"""
+
+
+def _exists(name: str) -> bool:
+    return os.path.exists(os.path.join("/dev/shm", name))
+
+
+def test_each_device_knows_its_replica_and_partition():
+    pool = DevicePool(4, timeout=5)
+    name = pool._segment.name
+    try:
+        assert _exists(name)
+        args = [[np.full(3, d, np.float32)] for d in range(4)]
+        out = pool.run(IDS, args, replica_count=2, num_partitions=2)
+        for d, (res,) in enumerate(out):
+            replica, partition = divmod(d, 2)
+            np.testing.assert_array_equal(res, np.full(3, d + 10 * replica + partition, np.float32))
+        pids = [p.pid for p, _ in pool._workers]
+        pool.run(IDS, args, replica_count=2, num_partitions=2)
+        assert [p.pid for p, _ in pool._workers] == pids       # started once, reused
+        with pytest.raises(ValueError, match="2 replicas x 1 partitions, this pool has 4 devices"):
+            pool.run(IDS, args, replica_count=2, num_partitions=1)
+    finally:
+        pool.close()
+    assert not _exists(name)
+
+
+def test_a_device_that_raises_names_itself_and_the_pool_recovers():
+    pool = DevicePool(2, timeout=5)
+    try:
+        good = [np.zeros(3, np.float32)]
+        with pytest.raises(ValueError, match=r"device 1: .*parameter 0"):
+            pool.run(IDS.replace("num_partitions=2", "num_partitions=1"),
+                     [good, [np.zeros(5, np.float32)]], replica_count=2)
+        out = pool.run(IDS.replace("num_partitions=2", "num_partitions=1"), [good, good], replica_count=2)
+        np.testing.assert_array_equal(out[1][0], np.full(3, 10, np.float32))
+    finally:
+        pool.close()
+
+
+def test_a_killed_device_fails_the_call_in_bounded_time_and_the_pool_is_rebuilt():
+    pool = DevicePool(2, timeout=2)
+    names = [pool._segment.name]
+    try:
+        pool.run(SPIN.replace("4000000000", "10"), [[np.int64(0)], [np.int64(0)]], replica_count=2)
+        victim = pool._workers[1][0].pid
+
+        def kill():
+            time.sleep(1.0)
+            os.kill(victim, signal.SIGKILL)
+        threading.Thread(target=kill, daemon=True).start()
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 1: the process of device 1 died \(signal 9\)"):
+            pool.run(SPIN, [[np.int64(0)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        out = pool.run(SPIN.replace("4000000000", "7"), [[np.int64(0)], [np.int64(3)]], replica_count=2)
+        assert [int(o[0]) for o in out] == [7, 7]
+        assert pool._workers[1][0].pid != victim
+        names.append(pool._segment.name)       # the rebuilt pool's segment
+    finally:
+        pool.close()
+    assert not any(_exists(n) for n in names)

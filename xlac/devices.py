@@ -1,0 +1,389 @@
+"""Devices on one host: one worker process per device, collectives over shared memory.
+
+A module runs on ``replica_count x num_partitions`` devices (XLA's counting:
+global device id = ``replica * num_partitions + partition``).  A
+:class:`DevicePool` of ``n`` devices is ``n`` worker processes, started once
+(``spawn``: never a fork of a process that has threads) and reused, and one
+shared-memory segment (``xlac.runtime.shm_transport``) through which their
+collectives go.  Every worker runs the same compiled code: device 0 compiles
+the module into the pool's disk cache (``XLAC_CACHE_DIR``, or a private
+directory the pool removes at close), the others load the object from there.
+
+Each worker runs its executable as its device (``Executable.set_device``):
+``opts->replica_id``/``partition_id`` and the ``collective`` service over the
+segment.  Generated code calls the service natively, so a ``while`` loop with
+an all-reduce inside runs with no Python per iteration beyond the service.
+
+Failures: a worker whose call raises marks the segment failed (the others'
+collectives then raise at once, naming it); a worker that dies (a crash,
+``kill -9``) is noticed by the parent, which marks the segment the same way.
+Every call then fails with a :class:`~xlac.runtime.shm_transport.CollectiveError`
+naming the device, and the pool is rebuilt on the next call.  A collective
+that some device never reaches times out (``timeout`` seconds, default
+``XLAC_COLLECTIVE_TIMEOUT`` or 10).  The segment is unlinked when the pool
+closes (at exit at the latest), and by multiprocessing's resource tracker if
+this process dies first.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection, wait
+
+import numpy as np
+
+from .errors import CollectiveError, UnsupportedError
+from .executable import Executable
+from .executable import jit as single_device_jit
+from .hlo.parser import parse_hlo
+from .program import as_module
+from .runtime import disk_cache, interrupt
+from .runtime.collective_service import make_service
+from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
+
+__all__ = ["DevicePool", "ReplicatedExecutable", "jit", "pool", "close_pools", "device_counts_of"]
+
+
+class DevicePool:
+    """``num_devices`` worker processes sharing one segment (see the module docstring).
+
+    :meth:`run` runs one module on every device with per-device arguments and
+    returns per-device results (lists of numpy arrays, in device order).
+    """
+
+    def __init__(self, num_devices: int, *, num_threads: int = 1, timeout: float = DEFAULT_TIMEOUT,
+                 slot_bytes: int = DEFAULT_SLOT_BYTES):
+        if num_devices < 1:
+            raise ValueError(f"a device pool needs at least one device, got {num_devices}")
+        self.num_devices = num_devices
+        self.num_threads = num_threads
+        self.timeout = timeout
+        self.slot_bytes = slot_bytes
+        self._lock = threading.Lock()
+        self._private_cache = None
+        self.cache_dir = disk_cache.cache_dir()
+        if self.cache_dir is None:
+            self._private_cache = self.cache_dir = tempfile.mkdtemp(prefix="xlac-devices-")
+        self._segment = None
+        self._workers: list = []
+        self._loaded: set = set()
+        self._start()
+
+    # -- workers ----------------------------------------------------------------------
+    def _start(self) -> None:
+        self._segment = Segment.create(self.num_devices, self.slot_bytes)
+        self._workers = []
+        for d in range(self.num_devices):
+            # A fresh interpreter running this module (not multiprocessing's
+            # spawn, which would import the user's main script again).
+            mine, theirs = socket.socketpair()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "xlac.devices", str(theirs.fileno()), self._segment.name, str(d),
+                 str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout)],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+            theirs.close()
+            self._workers.append((proc, Connection(mine.detach())))
+        self._loaded = set()
+
+    def _stop(self) -> None:
+        for proc, conn in self._workers:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for proc, conn in self._workers:
+            try:
+                proc.wait(2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(2)
+            conn.close()
+        self._workers = []
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+
+    def close(self) -> None:
+        """Stop the workers, unlink the segment, remove a private cache directory."""
+        with self._lock:
+            self._stop()
+            if self._private_cache is not None:
+                shutil.rmtree(self._private_cache, ignore_errors=True)
+                self._private_cache = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _healthy(self) -> bool:
+        return bool(self._workers) and all(p.poll() is None for p, _ in self._workers) \
+            and self._segment is not None and self._segment.failure() is None
+
+    # -- running ----------------------------------------------------------------------
+    def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1) -> list:
+        """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
+        ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
+        a tuple result flattened).  Raises the first device's error, naming it."""
+        if replica_count * num_partitions != self.num_devices:
+            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
+                             f"this pool has {self.num_devices} devices")
+        if len(per_device_args) != self.num_devices:
+            raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
+        with self._lock:
+            if not self._healthy():
+                self._stop()
+                self._start()
+            self._segment.reset()
+            key = hash(text)
+            if key not in self._loaded:
+                # Device 0 compiles into the cache directory first; the others load it.
+                self._exchange([0], lambda d: ("load", text, replica_count, num_partitions))
+                self._exchange(range(1, self.num_devices), lambda d: ("load", text, replica_count, num_partitions))
+                self._loaded.add(key)
+            return self._exchange(range(self.num_devices),
+                                  lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
+
+    def _exchange(self, devices, message) -> list:
+        """Send ``message(d)`` to each device and collect the replies.  When a
+        device fails or dies, the others get ``timeout`` seconds to finish
+        (their collectives fail at once; a device busy with no collective to
+        fail is stopped), then the pool is stopped and rebuilt on the next call."""
+        devices = list(devices)
+        for d in devices:
+            self._workers[d][1].send(message(d))
+        pending = {self._workers[d][1]: d for d in devices}
+        replies: dict = {}
+        errors: dict = {}
+        deadline = None
+        try:
+            while pending:
+                if errors and deadline is None:
+                    deadline = time.monotonic() + self.timeout
+                if deadline is not None and time.monotonic() > deadline:
+                    for d in pending.values():
+                        errors[d] = ("CollectiveError", f"stopped: device {min(errors)} failed", False)
+                    self._stop()
+                    break
+                for r in wait(list(pending), timeout=0.5):
+                    d = pending.pop(r)
+                    try:                  # a dead worker's end reads as end of file
+                        status, payload = r.recv()
+                    except (EOFError, OSError):
+                        errors[d] = self._died(d)
+                        continue
+                    if status == "ok":
+                        replies[d] = payload
+                    else:
+                        errors[d] = payload
+        except BaseException:
+            self._stop()          # Ctrl-C, or a broken pipe: the workers' state is unknown
+            raise
+        if errors:
+            raise _first_error(errors)
+        return [replies[d] for d in devices]
+
+    def _died(self, d: int) -> tuple:
+        proc = self._workers[d][0]
+        try:
+            code = proc.wait(1)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        message = f"the process of device {d} died ({how})"
+        if self._segment is not None:
+            self._segment.abort(d, message)
+        return ("CollectiveError", message, True)
+
+
+def _first_error(errors: dict) -> Exception:
+    """The error of the device that failed first (its own, not a peer's echo)."""
+    own = {d: e for d, e in errors.items() if e[2]}
+    d = min(own) if own else min(errors)
+    kind, message, _ = errors[d]
+    text = f"device {d}: {message}"
+    exc_type = {"CollectiveError": CollectiveError, "ValueError": ValueError, "TypeError": TypeError,
+                "MemoryError": MemoryError}.get(kind, RuntimeError)
+    if kind == "UnsupportedError":
+        return UnsupportedError("device", text)
+    return exc_type(text)
+
+
+# ---------------------------------------------------------------------------------------
+# The worker process
+# ---------------------------------------------------------------------------------------
+
+def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_dir: str,
+                 num_threads: int, timeout: float) -> None:
+    os.environ["XLAC_CACHE_DIR"] = cache_dir
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent's Ctrl-C is the parent's
+
+    segment = Segment.attach(segment_name)
+    executables: dict = {}
+    transport = None
+    service = None
+
+    def failed(message: str) -> None:
+        segment.abort(device, message)
+        view = interrupt.flag_view()          # stop the generated code at its next check
+        if view is not None:
+            view[0] = 1
+
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            break
+        try:
+            if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
+                # A reset segment (a new run after a failure) starts the rounds again.
+                transport = ShmTransport(segment, device, timeout=timeout)
+                service = make_service(transport, device, num_devices, on_failure=failed)
+            op, text, replicas, partitions = msg[:4]
+            exe = executables.get(text)
+            if exe is None:
+                exe = executables[text] = Executable(text, num_threads=num_threads)
+            exe.set_device(device // partitions, replicas, device % partitions, partitions, service)
+            if op == "load":
+                conn.send(("ok", None))
+                continue
+            out = exe(*msg[4])
+            leaves = list(out) if isinstance(out, tuple) else [out]
+            conn.send(("ok", leaves))
+        except BaseException as e:  # noqa: BLE001 - report everything to the parent
+            # A CollectiveError echoes another device's failure (or names the
+            # devices that never came); anything else is this device's own.
+            own = not isinstance(e, CollectiveError)
+            if own:
+                segment.abort(device, f"{type(e).__name__}: {e}")
+            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+            try:
+                conn.send(("error", (type(e).__name__, detail, own)))
+            except (OSError, ValueError):
+                break
+    segment.close()
+
+
+# ---------------------------------------------------------------------------------------
+# Per-replica executables: arguments and results with a leading device axis
+# ---------------------------------------------------------------------------------------
+
+class ReplicatedExecutable:
+    """A module compiled for ``replica_count x num_partitions`` devices, run on
+    the pool of that many devices.  As ``jax.pmap`` takes them, every argument
+    and result carries a leading axis of one entry per device (in global device
+    id order); a tuple result is a tuple of such arrays.
+
+    Raises ``ValueError`` when an argument's leading axis is not the device
+    count, and the first device's error (naming the device) when a device fails.
+    """
+
+    def __init__(self, text: str, num_replicas: int, num_partitions: int = 1, *, num_threads: int = 1,
+                 timeout: float | None = None):
+        self.text = text
+        self.num_replicas = num_replicas
+        self.num_partitions = num_partitions
+        self.num_devices = num_replicas * num_partitions
+        self._options = {"num_threads": num_threads}
+        if timeout is not None:
+            self._options["timeout"] = timeout
+
+    def __call__(self, *args):
+        n = self.num_devices
+        per_device = [[] for _ in range(n)]
+        for k, a in enumerate(args):
+            a = np.asarray(a)
+            if a.ndim == 0 or a.shape[0] != n:
+                raise ValueError(f"parameter {k}: expected a leading axis of {n} (one entry per device: "
+                                 f"{self.num_replicas} replicas x {self.num_partitions} partitions), "
+                                 f"got shape {a.shape}")
+            for d in range(n):
+                per_device[d].append(np.ascontiguousarray(a[d]))
+        results = pool(n, **self._options).run(self.text, per_device, replica_count=self.num_replicas,
+                                               num_partitions=self.num_partitions)
+        stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]
+        return stacked[0] if not self._tuple_result else tuple(stacked)
+
+    @property
+    def _tuple_result(self) -> bool:
+        if not hasattr(self, "_is_tuple"):
+            self._is_tuple = parse_hlo(self.text).entry.root.shape.is_tuple
+        return self._is_tuple
+
+
+def device_counts_of(x) -> tuple[int, int]:
+    """(replica_count, num_partitions) a module, or HLO text, says (1, 1 when silent)."""
+    if isinstance(x, str):
+        header = x.lstrip().split("\n", 1)[0]
+        if not header.startswith("HloModule"):
+            return 1, 1
+        counts = dict(re.findall(r"\b(replica_count|num_partitions)\s*=\s*(\d+)", header))
+        return int(counts.get("replica_count", 1)), int(counts.get("num_partitions", 1))
+    module = getattr(x, "module", x)
+    return int(getattr(module, "replica_count", 1) or 1), int(getattr(module, "num_partitions", 1) or 1)
+
+
+def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool = True,
+        num_replicas: int | None = None):
+    """``xlac.jit``: an :class:`~xlac.executable.Executable` for a module on one
+    device; for a module on several devices (its ``replica_count`` x
+    ``num_partitions``, or ``num_replicas=`` for a builder computation) a
+    :class:`ReplicatedExecutable`, whose arguments and results carry a leading
+    device axis.  See ``xlac.executable.jit`` for the other arguments."""
+    replicas, partitions = device_counts_of(x)
+    if num_replicas is not None:
+        if isinstance(num_replicas, bool) or not isinstance(num_replicas, int) or num_replicas < 1:
+            raise ValueError(f"num_replicas must be a positive integer, got {num_replicas!r}")
+        replicas = num_replicas
+    if replicas * partitions == 1:
+        return single_device_jit(x, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize)
+    module = as_module(x)
+    module.replica_count = replicas
+    return ReplicatedExecutable(module.to_text(), replicas, partitions, num_threads=num_threads or 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Pools by device count
+# ---------------------------------------------------------------------------------------
+
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def pool(num_devices: int, **options) -> DevicePool:
+    """The process-wide pool of ``num_devices`` devices (started on first use)."""
+    with _pools_lock:
+        p = _pools.get(num_devices)
+        if p is None:
+            p = _pools[num_devices] = DevicePool(num_devices, **options)
+        return p
+
+
+def close_pools() -> None:
+    """Stop every pool's workers and unlink their segments (also run at exit)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for p in pools:
+        p.close()
+
+
+atexit.register(close_pools)
+
+
+if __name__ == "__main__":       # a device process (DevicePool._start)
+    _fd, _name, _device, _n, _cache, _threads, _timeout = sys.argv[1:8]
+    _worker_main(Connection(int(_fd)), _name, int(_device), int(_n), _cache, int(_threads), float(_timeout))
