@@ -75,12 +75,26 @@ def _summary(a: np.ndarray) -> str:
 def cmd_run(args) -> int:
     from .hlo.parser import parse_hlo
     module = parse_hlo(_read_module_text(args.module))
+    if args.devices is not None:
+        if module.replica_count * module.num_partitions != 1:
+            raise ValueError(f"--devices: {module.name} says it runs on {module.replica_count} replica(s) x "
+                             f"{module.num_partitions} partition(s) already")
+        if args.devices < 1:
+            raise ValueError(f"--devices must be at least 1, got {args.devices}")
+        module.replica_count = args.devices
     inputs = _load_inputs(args.inputs, module)
-    if args.reference:
+    devices = module.replica_count * module.num_partitions
+    if args.reference and devices > 1:
+        from .evaluator_replicated import evaluate_replicated
+        per_device = [[a[d] for a in inputs] for d in range(devices)] if inputs else [[]] * devices
+        outs = evaluate_replicated(module, per_device)
+        outs = [o if isinstance(o, tuple) else (o,) for o in outs]
+        result = tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    elif args.reference:
         from .evaluator import evaluate
         result = evaluate(module, *inputs)
     else:
-        from .executable import jit
+        from .devices import jit
         result = jit(module)(*inputs)
     leaves = [np.asarray(x) for x in _flatten(result)]
     if args.out:
@@ -194,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--inputs", help=".npz with arr_0, arr_1, ... in parameter order")
     r.add_argument("--out", help=".npz to write the results to (arr_0, arr_1, ...)")
     r.add_argument("--reference", action="store_true", help="use the numpy reference evaluator")
+    r.add_argument("--devices", type=int, help="run a per-replica module that does not say replica_count "
+                   "on N devices (arguments and results then have a leading axis of N)")
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("dump", help="print the optimised module and its buffer assignment")
     d.add_argument("module", help="HLO text file")
