@@ -60,11 +60,11 @@ def test_wrong_inputs_name_the_parameter(capsys, tmp_path):
 
 
 def test_internal_errors_are_one_line_too(capsys, monkeypatch):
-    import xlac.executable as executable
+    import xlac.devices as devices          # xlac run's jit (one device or several)
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
-    monkeypatch.setattr(executable, "jit", broken)
+    monkeypatch.setattr(devices, "jit", broken)
     err = _error(capsys, ["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz")])
     assert err.startswith("xlac: internal error: RuntimeError: boom")
 

@@ -200,3 +200,22 @@ def test_xlac_run_a_per_replica_module(tmp_path):
                           "--devices", "2"], capture_output=True, text=True)
     assert bad.returncode != 0 and "parameter 0: expected a leading axis of 2" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_async_pairs_run_as_the_synchronous_collectives():
+    body = """  ars = f32[2] all-reduce-start(x), replica_groups={}, to_apply=add
+  ar = f32[2] all-reduce-done(ars)
+  ags = (f32[2], f32[4]) all-gather-start(ar), replica_groups={}, dimensions={0}
+  ag = f32[4] all-gather-done(ags)
+  cps = (f32[4], f32[4], u32[], u32[]) collective-permute-start(ag), source_target_pairs={{0,1},{1,0}}
+  ROOT cp = f32[4] collective-permute-done(cps)"""
+    got = _check(_module("m, replica_count=2", "  x = f32[2] parameter(0)\n", body), _f32([1, 2], [3, 5]))
+    np.testing.assert_array_equal(got[0], [[4, 7, 4, 7]] * 2)
+    # One device: no service, and the same rewrite.
+    one = body.replace("{{0,1},{1,0}}", "{{0,0}}").replace("f32[4]", "f32[2]")
+    np.testing.assert_array_equal(xlac.jit(_module("m", "  x = f32[2] parameter(0)\n", one))(np.float32([1, 2])),
+                                  [1, 2])
+    # Shapes that do not fit the device count the code is compiled for are refused.
+    with pytest.raises(xlac.ShapeError, match=r"all-gather.*on 1 device\(s\).*2 devices|1 devices"):
+        xlac.jit(_module("m", "  x = f32[2] parameter(0)\n",
+                         "  ROOT ag = f32[4] all-gather(x), replica_groups={}, dimensions={0}"))

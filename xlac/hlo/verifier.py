@@ -195,10 +195,12 @@ def _check_collectives(module: HloModule) -> None:
                     f"{at}: replica groups {collectives.replica_groups_of(inst)} do not name every one of the "
                     f"module's {replicas} replica(s) x {partitions} partition(s) exactly once "
                     f"({collectives.group_mode_of(inst)})")
-            _check_group_size(inst, len(groups[0]), at)
+            check_group_size(inst, len(groups[0]), at)
 
 
-def _check_group_size(inst: HloInstruction, size: int, at: str) -> None:
+def check_group_size(inst: HloInstruction, size: int, at: str) -> None:
+    """``ShapeError`` unless the shapes of collective ``inst`` fit groups of
+    ``size`` devices (gathered or split dimensions, the tuple form's count)."""
     op = inst.opcode
     shapes = [o.shape for o in inst.operands]
     if op in ("all-gather", "all-gather-start", "reduce-scatter"):

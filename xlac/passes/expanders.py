@@ -12,6 +12,10 @@ as one table.
   rsqrt(variance + epsilon)`` and ``shift = offset - mean * scale'``, the two
   per-feature arrays broadcast along ``feature_index``: one multiply-add per
   element, fused into one loop.
+* the asynchronous collective pairs (``all-reduce-start``/``-done``,
+  ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
+  the synchronous collective where the ``-start`` was (XLA's
+  ConvertAsyncCollectivesToSync).
 """
 from __future__ import annotations
 
@@ -44,6 +48,43 @@ def batch_norm_inference(inst: HloInstruction, rw: PatternRewriter) -> bool:
                        [x, rw.create("broadcast", full, [true_scale], {"dimensions": (feature,)})])
     result = rw.create("add", full, [scaled, rw.create("broadcast", full, [shift], {"dimensions": (feature,)})])
     return rw.replace(inst, result)
+
+
+# -- asynchronous collectives: the pair becomes the synchronous op ---------------------
+# (XLA's ConvertAsyncCollectivesToSync): the exchange happens where the -start
+# was; the -start's tuple keeps its shape, so the -done reads its element.
+
+def _sync_value(inst: HloInstruction, rw: PatternRewriter, opcode: str, shape: Shape) -> HloInstruction:
+    attrs = {k: v for k, v in inst.attrs.items()}
+    return rw.create(opcode, shape, list(inst.operands), attrs)
+
+
+@EXPANSIONS.register("all-reduce-start")
+def all_reduce_start(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, _sync_value(inst, rw, "all-reduce", inst.shape))
+
+
+@EXPANSIONS.register("all-gather-start", "collective-permute-start")
+def async_start(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    shapes = inst.shape.tuple_shapes
+    opcode = inst.opcode[:-len("-start")]
+    value = _sync_value(inst, rw, opcode, shapes[1])
+    ops = list(inst.operands)
+    first = ops[0] if len(ops) == 1 else rw.create("tuple", shapes[0], ops)
+    # collective-permute-start's context elements (u32[] in XLA): zeros.
+    context = [rw.create("constant", s, [], {"literal": np.zeros(s.dimensions, s.element_type.dtype)})
+               for s in shapes[2:]]
+    return rw.supersede(inst, rw.create("tuple", inst.shape, [first, value] + context))
+
+
+@EXPANSIONS.register("all-reduce-done")
+def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, inst.operands[0])
+
+
+@EXPANSIONS.register("all-gather-done", "collective-permute-done")
+def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
 
 
 class OpExpander:

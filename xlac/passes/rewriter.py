@@ -181,6 +181,8 @@ class PatternRewriter:
         self._queued: set[int] = set()
         self._replaced: set[int] = set()
         self._orphans: list[HloInstruction] = []
+        # Replaced by an instruction that does what they did, side effect included.
+        self._superseded: set[int] = set()
         self._created: list[HloInstruction] = []
         self.changed = False
         self.rewrites = 0
@@ -223,6 +225,15 @@ class PatternRewriter:
         self.enqueue(new)
         for user in new.users:
             self.enqueue(user)
+        return True
+
+    def supersede(self, old: HloInstruction, new: HloInstruction) -> bool:
+        """Replace ``old`` by ``new``, which does what ``old`` did, its side
+        effect included (an expansion): ``old`` is then deleted although it
+        has a side effect."""
+        if not self.replace(old, new):
+            return False
+        self._superseded.add(id(old))
         return True
 
     def replace_with_new(self, old: HloInstruction, opcode: str, operands: Iterable[HloInstruction],
@@ -280,7 +291,8 @@ class PatternRewriter:
         while stack:
             x = stack.pop()
             if (id(x) in removed or x is comp.root or count.get(id(x), 1) > 0
-                    or x.opcode == "parameter" or has_side_effect(x, memo)):
+                    or x.opcode == "parameter"
+                    or (has_side_effect(x, memo) and id(x) not in self._superseded)):
                 continue
             removed.add(id(x))
             seen = set()

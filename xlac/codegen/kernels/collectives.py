@@ -13,6 +13,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...hlo.collectives import device_groups, device_pairs
+from ...hlo.verifier import check_group_size
 from ...runtime import abi
 from ...shape import Layout, PrimitiveType as PT, Shape
 from .. import types
@@ -306,6 +307,10 @@ def _dimension(inst) -> int:
 def _plan(me, inst) -> _Plan:
     plan = _Plan()
     n = _group_size(me, inst)
+    # A module that does not say its device count is verified without one;
+    # compiled, it runs on its stated count, so its shapes must fit that.
+    check_group_size(inst, n, f"instruction {inst.name!r} ({inst.opcode}) on "
+                              f"{me.hlo.replica_count * me.hlo.num_partitions} device(s)")
     if n == 1 and inst.opcode != "collective-permute":
         return plan
     outs, ins = _leaves(inst.shape), _operand_leaves(inst)
