@@ -95,7 +95,10 @@ def cmd_run(args) -> int:
         result = evaluate(module, *inputs)
     else:
         from .devices import jit
-        result = jit(module)(*inputs)
+        exe = jit(module)
+        result = exe(*inputs)
+        if getattr(exe, "rank", 0) != 0:
+            return 0            # under mpiexec, rank 0 writes the results
     leaves = [np.asarray(x) for x in _flatten(result)]
     if args.out:
         np.savez(args.out, *leaves)

@@ -46,6 +46,7 @@ from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
 from .hlo.parser import parse_hlo
+from .mpi import MpiExecutable, launched_by_mpiexec
 from .program import as_module
 from .runtime import disk_cache, interrupt
 from .runtime.collective_service import make_service
@@ -342,7 +343,11 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     device; for a module on several devices (its ``replica_count`` x
     ``num_partitions``, or ``num_replicas=`` for a builder computation) a
     :class:`ReplicatedExecutable`, whose arguments and results carry a leading
-    device axis.  See ``xlac.executable.jit`` for the other arguments."""
+    device axis; under ``mpiexec``, an :class:`~xlac.mpi.MpiExecutable` (this
+    rank is one device).  See ``xlac.executable.jit`` for the other arguments."""
+    if launched_by_mpiexec() > 1:
+        # Under mpiexec every rank is one device (xlac.mpi).
+        return MpiExecutable(x, num_threads=num_threads, optimize=optimize)
     replicas, partitions = device_counts_of(x)
     if num_replicas is not None:
         if isinstance(num_replicas, bool) or not isinstance(num_replicas, int) or num_replicas < 1:

@@ -1,0 +1,90 @@
+"""Running a multi-device module under ``mpiexec``: one rank per device.
+
+``mpiexec -n N python -m xlac run MODULE.hlo --inputs IN.npz --out OUT.npz``
+(or a user script calling ``xlac.jit``) runs device ``d`` of the module in
+rank ``d`` of ``MPI.COMM_WORLD``, on hosts the MPI launcher chooses (a
+hostfile: ``mpiexec -f hosts -n 8 ...``).  The module is compiled on every
+rank (from ``XLAC_CACHE_DIR`` when it is shared), and its collectives go
+through ``xlac.runtime.mpi_transport`` (MPI_Allreduce, ...), called natively
+from the generated code through ``opts->collective``.
+
+The calling convention is the one device processes on one host have
+(``xlac.devices``): every argument has a leading axis of one entry per
+device; every rank passes the whole arrays and takes its own entry, and every
+rank gets the whole results (``MPI_Allgather``).  A module that does not say
+its device count runs on the ``N`` ranks.  An error on one rank is printed
+on stderr, naming the rank, and ends the job (``MPI_Abort``): the others are
+waiting in collectives that will never complete.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from .executable import Executable
+from .program import as_module
+from .runtime.collective_service import make_service
+from .runtime.mpi_transport import MpiTransport, launched_by_mpiexec, mpi
+from .runtime.threads import default_num_threads
+
+__all__ = ["MpiExecutable", "launched_by_mpiexec"]
+
+
+class MpiExecutable:
+    """A module run by this rank as its device, the other devices being the
+    other ranks (see the module docstring).  ``rank`` and ``size`` are this
+    process's place in ``MPI.COMM_WORLD``."""
+
+    def __init__(self, x, *, num_threads: int | None = None, optimize: bool = True):
+        MPI = mpi()
+        self.comm = MPI.COMM_WORLD
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        module = as_module(x)
+        devices = module.replica_count * module.num_partitions
+        if devices == 1:
+            module.replica_count = devices = self.size
+        if devices != self.size:
+            raise ValueError(f"{module.name} runs on {module.replica_count} replica(s) x {module.num_partitions} "
+                             f"partition(s) = {devices} devices, but mpiexec started {self.size} rank(s)")
+        self.num_replicas, self.num_partitions = module.replica_count, module.num_partitions
+        if num_threads is None:
+            # Ranks on one host share its cores (MPICH and Open MPI say how many there are).
+            local = int(os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
+            num_threads = max(1, default_num_threads() // max(1, local))
+        self._exe = self._guard(lambda: Executable(module, optimize, num_threads=num_threads))
+        self._service = make_service(MpiTransport(self.comm, self.rank), self.rank, self.size)
+        p = self.num_partitions
+        self._exe.set_device(self.rank // p, self.num_replicas, self.rank % p, p, self._service)
+
+    def _guard(self, fn):
+        """``fn()``, or the error on stderr naming the rank and the whole job aborted."""
+        try:
+            return fn()
+        except BaseException as e:  # noqa: BLE001 - the other ranks must not hang
+            sys.stderr.write(f"xlac: rank {self.rank} of {self.size}: {type(e).__name__}: {e}\n")
+            sys.stderr.flush()
+            self.comm.Abort(1)
+            raise
+
+    def __call__(self, *args):
+        def run():
+            mine = []
+            for k, a in enumerate(args):
+                a = np.asarray(a)
+                if a.ndim == 0 or a.shape[0] != self.size:
+                    raise ValueError(f"parameter {k}: expected a leading axis of {self.size} (one entry per "
+                                     f"device), got shape {a.shape}")
+                mine.append(np.ascontiguousarray(a[self.rank]))
+            out = self._exe(*mine)
+            leaves = list(out) if isinstance(out, tuple) else [out]
+            gathered = []
+            for leaf in leaves:
+                leaf = np.ascontiguousarray(leaf)
+                whole = np.empty((self.size,) + leaf.shape, leaf.dtype)
+                self.comm.Allgather([leaf.reshape(-1).view(np.uint8), mpi().BYTE],
+                                    [whole.reshape(-1).view(np.uint8), mpi().BYTE])
+                gathered.append(whole)
+            return gathered[0] if not isinstance(out, tuple) else tuple(gathered)
+        return self._guard(run)
