@@ -312,7 +312,7 @@ class ReplicatedExecutable:
                                  f"{self.num_replicas} replicas x {self.num_partitions} partitions), "
                                  f"got shape {a.shape}")
             for d in range(n):
-                per_device[d].append(np.ascontiguousarray(a[d]))
+                per_device[d].append(np.asarray(a[d], order="C"))   # (ascontiguousarray makes 0-d arrays 1-d)
         results = pool(n, **self._options).run(self.text, per_device, replica_count=self.num_replicas,
                                                num_partitions=self.num_partitions)
         stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]

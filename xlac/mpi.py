@@ -76,12 +76,12 @@ class MpiExecutable:
                 if a.ndim == 0 or a.shape[0] != self.size:
                     raise ValueError(f"parameter {k}: expected a leading axis of {self.size} (one entry per "
                                      f"device), got shape {a.shape}")
-                mine.append(np.ascontiguousarray(a[self.rank]))
+                mine.append(np.asarray(a[self.rank], order="C"))   # (ascontiguousarray makes 0-d arrays 1-d)
             out = self._exe(*mine)
             leaves = list(out) if isinstance(out, tuple) else [out]
             gathered = []
             for leaf in leaves:
-                leaf = np.ascontiguousarray(leaf)
+                leaf = np.asarray(leaf, order="C")
                 whole = np.empty((self.size,) + leaf.shape, leaf.dtype)
                 self.comm.Allgather([leaf.reshape(-1).view(np.uint8), mpi().BYTE],
                                     [whole.reshape(-1).view(np.uint8), mpi().BYTE])

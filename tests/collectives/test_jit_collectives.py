@@ -219,3 +219,11 @@ def test_async_pairs_run_as_the_synchronous_collectives():
     with pytest.raises(xlac.ShapeError, match=r"all-gather.*on 1 device\(s\).*2 devices|1 devices"):
         xlac.jit(_module("m", "  x = f32[2] parameter(0)\n",
                          "  ROOT ag = f32[4] all-gather(x), replica_groups={}, dimensions={0}"))
+
+
+def test_scalar_arguments_and_results_keep_their_rank():
+    text = _module("m, replica_count=2", "  s = f32[] parameter(0)\n",
+                   "  ROOT r = f32[] all-reduce(s), replica_groups={}, to_apply=add")
+    got = device_jit(text)(np.float32([1.5, 2.0]))
+    assert got.shape == (2,)
+    np.testing.assert_array_equal(got, [3.5, 3.5])

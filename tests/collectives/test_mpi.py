@@ -109,6 +109,7 @@ def test_every_collective_under_mpiexec_matches_the_reference(tmp_path, n):
     with np.load(tmp_path / "out.npz") as got:
         for k in range(8):
             for d in range(n):
+                assert got[f"arr_{k}"].shape == (n,) + np.shape(ref[d][k])
                 np.testing.assert_allclose(got[f"arr_{k}"][d], ref[d][k], rtol=1e-5, atol=1e-5,
                                            err_msg=f"result {k}, device {d}")
 
