@@ -114,6 +114,23 @@ def test_ctrl_c_stops_long_parallel_kernels_within_a_fraction_of_a_second(python
 
 
 @pytest.mark.timeout(60)
+def test_ctrl_c_while_waiting_for_the_workers_waits_for_them(python_sigint_handler):
+    """Regression: a KeyboardInterrupt raised in the caller while it waited for
+    the pool's workers used to end the wait, so workers went on running tasks
+    over buffers the call had already given back (a crash, seen as a
+    segfault in a worker thread during a later test).  The wait now goes on:
+    when the call has raised, every worker is idle."""
+    from xlac.runtime import threads
+    exe = xlac.jit(LONG % 100000, num_threads=2)
+    x = np.full(4194304, 2, np.float32)
+    for delay in (0.05, 0.1, 0.15, 0.2, 0.25):
+        _interrupt_after(delay)
+        with pytest.raises(KeyboardInterrupt):
+            exe(x)
+        assert all(w.job is None for w in threads.pool()._workers)
+
+
+@pytest.mark.timeout(60)
 def test_a_user_handler_installed_later_is_chained_too():
     seen = []
     old = signal.signal(signal.SIGINT, lambda sig, frame: seen.append(sig))

@@ -111,15 +111,17 @@ def _allowed_cpus() -> frozenset:
 
 
 class _Worker:
-    __slots__ = ("thread", "go", "done", "job", "tid", "avoid")
+    __slots__ = ("thread", "go", "finished", "job", "tid", "avoid")
 
     def __init__(self):
         self.tid = None             # the thread's native id (set when it starts)
         self.avoid = None           # the CPU its affinity currently excludes
         self.go = threading.Lock()
         self.go.acquire()           # released by the dispatcher: a job is ready
-        self.done = threading.Lock()
-        self.done.acquire()         # released by the worker: the job has finished
+        # Set by the worker when its job has finished.  An Event, not a lock: a
+        # waiter that Ctrl-C interrupts (KeyboardInterrupt can come out of the
+        # wait even after it succeeded) can wait again without losing the news.
+        self.finished = threading.Event()
         self.job = None
 
 
@@ -129,7 +131,7 @@ _STOP = object()
 def _worker_main(w: _Worker) -> None:
     _tls.busy = True                # a parallel_for from a body runs inline here
     w.tid = threading.get_native_id()
-    go, done = w.go, w.done
+    go, finished = w.go, w.finished
     while True:
         go.acquire()
         job = w.job
@@ -144,7 +146,25 @@ def _worker_main(w: _Worker) -> None:
         finally:
             w.job = None
             _tls.owner = None
-            done.release()
+            finished.set()
+
+
+def _wait_for(workers) -> None:
+    """Wait until every one of ``workers`` has finished its range.
+
+    A signal handler's exception (Ctrl-C's ``KeyboardInterrupt``) can come out
+    of a lock wait; the ranges still running use the caller's buffers, so the
+    wait goes on, and the exception is raised once they have all ended (the
+    generated code checks the cancel flag at each task: they end soon)."""
+    pending = None
+    for w in workers:
+        while not w.finished.is_set():
+            try:
+                w.finished.wait()
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                pending = pending or e
+    if pending is not None:
+        raise pending
 
 
 class ThreadPool:
@@ -213,6 +233,7 @@ class ThreadPool:
                 for j in range(1, parts):
                     stop = start + base + (1 if j < extra else 0)
                     w = workers[j - 1]
+                    w.finished.clear()
                     w.job = (run, body, ctx, start, stop, owner)
                     w.go.release()
                     used.append(w)
@@ -224,8 +245,7 @@ class ThreadPool:
                     _tls.busy = False
             finally:
                 # Always wait: the ranges use the caller's stack (ctx) until they end.
-                for w in used:
-                    w.done.acquire()
+                _wait_for(used)
 
     def shutdown(self) -> None:
         """Stop the workers (tests; the process exits fine without it)."""
