@@ -47,12 +47,13 @@ from .executable import Executable
 from .executable import jit as single_device_jit
 from .hlo.parser import parse_hlo
 from .mpi import MpiExecutable, launched_by_mpiexec
+from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime import disk_cache, interrupt
 from .runtime.collective_service import make_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
 
-__all__ = ["DevicePool", "ReplicatedExecutable", "jit", "pool", "close_pools", "device_counts_of"]
+__all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "jit", "pool", "close_pools", "device_counts_of"]
 
 
 class DevicePool:
@@ -325,6 +326,26 @@ class ReplicatedExecutable:
         return self._is_tuple
 
 
+class GlobalExecutable:
+    """A global program with shardings (what ``jax.jit`` of a ``pmap`` or
+    ``shard_map`` function lowers to), partitioned for its mesh
+    (``xlac.passes.shard_map``) and run on that many devices: it takes and
+    returns the *global* arrays, as ``jax.jit`` of the function does.  Every
+    device receives the whole arguments, takes its tiles, and ends with the
+    whole results."""
+
+    def __init__(self, module, *, num_threads: int = 1, timeout: float | None = None):
+        self.num_devices = module.replica_count * module.num_partitions
+        self.text = module.to_text()
+        self._replicated = ReplicatedExecutable(self.text, module.replica_count, module.num_partitions,
+                                                num_threads=num_threads, timeout=timeout)
+
+    def __call__(self, *args):
+        n = self.num_devices
+        out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
+        return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
+
+
 def device_counts_of(x) -> tuple[int, int]:
     """(replica_count, num_partitions) a module, or HLO text, says (1, 1 when silent)."""
     if isinstance(x, str):
@@ -335,6 +356,14 @@ def device_counts_of(x) -> tuple[int, int]:
         return int(counts.get("replica_count", 1)), int(counts.get("num_partitions", 1))
     module = getattr(x, "module", x)
     return int(getattr(module, "replica_count", 1) or 1), int(getattr(module, "num_partitions", 1) or 1)
+
+
+def _may_be_global_program(x) -> bool:
+    """Cheap test before parsing: jax's global programs carry a Shardy mesh."""
+    if isinstance(x, str):
+        return "xla.sdy.meshes" in x[:4096]
+    module = getattr(x, "module", x)
+    return isinstance(getattr(module, "attrs", None), dict) and "frontend_attributes" in module.attrs
 
 
 def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool = True,
@@ -348,6 +377,10 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if launched_by_mpiexec() > 1:
         # Under mpiexec every rank is one device (xlac.mpi).
         return MpiExecutable(x, num_threads=num_threads, optimize=optimize)
+    if _may_be_global_program(x):
+        module = as_module(x)
+        if partition_global_program(module):
+            return GlobalExecutable(module, num_threads=num_threads or 1)
     replicas, partitions = device_counts_of(x)
     if num_replicas is not None:
         if isinstance(num_replicas, bool) or not isinstance(num_replicas, int) or num_replicas < 1:

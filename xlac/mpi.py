@@ -9,9 +9,11 @@ through ``xlac.runtime.mpi_transport`` (MPI_Allreduce, ...), called natively
 from the generated code through ``opts->collective``.
 
 The calling convention is the one device processes on one host have
-(``xlac.devices``): every argument has a leading axis of one entry per
-device; every rank passes the whole arrays and takes its own entry, and every
-rank gets the whole results (``MPI_Allgather``).  A module that does not say
+(``xlac.devices``): every argument of a per-replica module has a leading
+axis of one entry per device; every rank passes the whole arrays and takes
+its own entry, and every rank gets the whole results (``MPI_Allgather``).
+jax's global programs (``pmap``/``shard_map``) take and return the global
+arrays on every rank.  A module that does not say
 its device count runs on the ``N`` ranks.  An error on one rank is printed
 on stderr, naming the rank, and ends the job (``MPI_Abort``): the others are
 waiting in collectives that will never complete.
@@ -24,6 +26,7 @@ import sys
 import numpy as np
 
 from .executable import Executable
+from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime.collective_service import make_service
 from .runtime.mpi_transport import MpiTransport, launched_by_mpiexec, mpi
@@ -42,6 +45,9 @@ class MpiExecutable:
         self.comm = MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         module = as_module(x)
+        # jax's global program (pmap / shard_map): every rank takes the whole
+        # arguments and ends with the whole results.
+        self.global_program = partition_global_program(module)
         devices = module.replica_count * module.num_partitions
         if devices == 1:
             module.replica_count = devices = self.size
@@ -70,6 +76,8 @@ class MpiExecutable:
 
     def __call__(self, *args):
         def run():
+            if self.global_program:
+                return self._exe(*[np.asarray(a) for a in args])
             mine = []
             for k, a in enumerate(args):
                 a = np.asarray(a)

@@ -45,6 +45,7 @@ from .constant_folding import ConstantFolding
 from .cse import CSE
 from .dce import DCE
 from .expanders import OpExpander
+from .shard_map import ShardMapPartitioner
 from .fusion import InstructionFusion
 from .multi_output_fusion import MultiOutputFusion
 from .layout_assignment import LayoutAssignment
@@ -217,6 +218,7 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
 PASSES: dict[str, Callable[[], Pass]] = {
     "op-expander": OpExpander,
+    "shard-map-partitioner": ShardMapPartitioner,
     "split-tuple-constants": TupleConstantSplitter,
     "call-inliner": CallInliner,
     "algebraic-simplifier": AlgebraicSimplifier,

@@ -1,0 +1,249 @@
+"""Manual (shard_map) partitioning of a global program with Shardy annotations.
+
+``jax.jit`` of a ``jax.pmap`` or ``shard_map`` function lowers (jax 0.10,
+``as_text(dialect="hlo")``) to the *global* program: entry parameters of the
+global shapes, the module attribute ``xla.sdy.meshes={mesh =
+#sdy.mesh<["i"=4]>}``, and around a ``call`` of the
+``xla.sdy.manual_computation_body`` (which holds the collectives, with
+``use_global_device_ids``) three custom calls:
+
+* ``xla.sdy.GlobalToLocalShape(x...)`` — each device takes its tile of every
+  operand as ``xla.sdy.in_shardings`` says (``[{"i"}, {}]``: dimension 0 split
+  over mesh axis ``i``);
+* ``xla.sdy.LocalToGlobalShape(y...)`` — the tiles put back together as
+  ``xla.sdy.out_shardings`` says;
+* ``xla.sdy.FuncResultSharding(z)`` — the result's sharding (a no-op here).
+
+:class:`ShardMapPartitioner` rewrites such a module into the program every
+device runs (``num_partitions`` = the mesh's devices, device ``d`` at mesh
+coordinates ``d`` in row-major order): a tile is a ``dynamic-slice`` at offsets
+computed from ``partition-id``; tiles are put back together by an
+``all-gather`` along each sharded dimension over the devices that differ in
+that dimension's mesh axes.  Every device then gets the whole global
+arguments and computes the whole global results, so the caller passes and
+receives global arrays, as ``jax.jit`` of the function does.
+
+Sharded programs without manual computations (a ``jax.jit`` with
+``NamedSharding``s and no ``shard_map``: automatic sharding propagation) are
+refused with an error naming the sharding, as are meshes with explicit
+device ids, sub-axes and partially manual computations.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
+from ..hlo.collectives import ReplicaGroups
+from ..shape import S32, U32, Shape
+
+__all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of",
+           "SDY_TARGETS"]
+
+SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
+
+
+def _text(v) -> str:
+    s = v.text if isinstance(v, Raw) else str(v)
+    return s.replace('\\"', '"')
+
+
+def _target(inst: HloInstruction) -> str:
+    return _text(inst.attrs.get("custom_call_target", "")).strip('"')
+
+
+def _frontend(inst_or_module, key: str) -> str | None:
+    raw = inst_or_module.attrs.get("frontend_attributes")
+    if raw is None:
+        return None
+    text = raw.text if isinstance(raw, Raw) else str(raw)      # quotes inside values still escaped
+    m = re.search(re.escape(key) + r'\s*=\s*("(?:[^"\\]|\\.)*"|\{.*\})', text)
+    if m is None:
+        return None
+    value = m.group(1)
+    return (value[1:-1] if value.startswith('"') else value).replace('\\"', '"')
+
+
+def mesh_of(module: HloModule) -> dict | None:
+    """The mesh ``{axis: size}`` (in order) of ``xla.sdy.meshes``, or None."""
+    raw = module.attrs.get("frontend_attributes")
+    if raw is None:
+        return None
+    text = _text(raw)
+    m = re.search(r"#sdy\.mesh<\[(.*?)\](.*?)>", text)
+    if m is None:
+        return None
+    if m.group(2).strip():
+        raise UnsupportedError("sharding", f"a mesh with explicit device ids ({m.group(0)})")
+    axes = {}
+    for name, size in re.findall(r'"([^"]+)"\s*=\s*(\d+)', m.group(1)):
+        axes[name] = int(size)
+    return axes
+
+
+def is_global_shardy_program(module: HloModule) -> bool:
+    """Whether ``module`` is jax's global program around manual computations."""
+    return mesh_of(module) is not None and any(
+        i.opcode == "custom-call" and _target(i) in SDY_TARGETS
+        for c in module.computations for i in c.instructions)
+
+
+def _shardings(text: str, what: str) -> list[list[list[str]]]:
+    """``#sdy.sharding_per_value<[<@mesh, [{"i"}, {}]>, ...]>`` -> per value, per
+    dimension, the mesh axes it is split over."""
+    values = []
+    for m in re.finditer(r"<@[\w.]+\s*,\s*\[(.*?)\](.*?)>", text):
+        dims = []
+        for d in re.findall(r"\{([^{}]*)\}", m.group(1)):
+            if "?" in d or ":" in d:
+                raise UnsupportedError("sharding", f"{what}: open dimensions or sub-axes ({m.group(0)})")
+            dims.append(re.findall(r'"([^"]+)"', d))
+        values.append(dims)
+    return values
+
+
+class ShardMapPartitioner:
+    """Pass: the global Shardy program into the program every device runs (see the module docstring)."""
+
+    name = "shard-map-partitioner"
+
+    def run(self, module: HloModule) -> bool:
+        mesh = mesh_of(module)
+        if mesh is None:
+            return False
+        targets = [i for c in module.computations for i in c.instructions
+                   if i.opcode == "custom-call" and _target(i).startswith("xla.sdy.")]
+        if not targets:
+            params = [p for p in module.entry.parameters if "sharding" in p.attrs]
+            if params:
+                p = params[0]
+                raise UnsupportedError("sharding", f"automatic sharding propagation (parameter {p.name} has "
+                                                   f"sharding={_text(p.attrs['sharding'])} and the module no "
+                                                   "manual computation): use shard_map or pmap")
+            return False
+        self.mesh = mesh
+        self.axes = list(mesh)
+        self.names = module.name_uniquer()
+        self.devices = math.prod(mesh.values())
+        self.channel = 1 + max([int(i.attrs.get("channel_id") or 0) for c in module.computations
+                                for i in c.instructions] + [0])
+        for inst in targets:
+            target = _target(inst)
+            if target not in SDY_TARGETS:
+                raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={target}")
+            manual = _frontend(inst, "xla.sdy.manual_axes")
+            if manual is not None and set(re.findall(r'"([^"]+)"', manual)) != set(self.axes):
+                raise UnsupportedError("sharding", f"{inst.name}: a partially manual computation "
+                                                   f"(manual axes {manual} of mesh {self.axes})")
+            comp = inst.parent
+            if target == "xla.sdy.GlobalToLocalShape":
+                specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name)
+                new = self._per_value(comp, inst, specs, self._local)
+            elif target == "xla.sdy.LocalToGlobalShape":
+                specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name)
+                new = self._per_value(comp, inst, specs, self._global)
+            else:
+                new = inst.operands[0] if len(inst.operands) == 1 else self._add(
+                    comp, "tuple", inst.shape, list(inst.operands))
+            comp.replace_all_uses(inst, new)
+            comp.instructions.remove(inst)
+        for comp in module.computations:
+            comp.sort_topologically()
+            comp.compute_users()
+        module.attrs["num_partitions"] = self.devices
+        module.attrs["replica_count"] = 1
+        for p in module.entry.parameters:
+            p.attrs.pop("sharding", None)
+        module.entry.root.attrs.pop("sharding", None)
+        return True
+
+    # -- building -------------------------------------------------------------------
+    def _add(self, comp: HloComputation, opcode: str, shape: Shape, operands: list, attrs: dict | None = None):
+        inst = HloInstruction(opcode, shape, operands, attrs or {}, self.names(opcode))
+        inst.parent = comp
+        comp.instructions.append(inst)
+        return inst
+
+    def _scalar(self, comp, value: int):
+        return self._add(comp, "constant", Shape(S32, ()), [], {"literal": np.array(value, np.int32)})
+
+    def _per_value(self, comp, inst, specs, fn):
+        values = list(inst.operands)
+        shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape]
+        if len(specs) != len(values):
+            raise UnsupportedError("sharding", f"{inst.name}: {len(specs)} sharding(s) for {len(values)} value(s)")
+        out = [fn(comp, v, spec, s) for v, spec, s in zip(values, specs, shapes)]
+        return out[0] if not inst.shape.is_tuple else self._add(comp, "tuple", inst.shape, out)
+
+    def _coordinate(self, comp, pid, axis: str):
+        """This device's coordinate along mesh ``axis`` (s32), from the partition id."""
+        k = self.axes.index(axis)
+        stride = math.prod(self.mesh[a] for a in self.axes[k + 1:])
+        s = Shape(S32, ())
+        c = self._add(comp, "divide", s, [pid, self._scalar(comp, stride)]) if stride > 1 else pid
+        return self._add(comp, "remainder", s, [c, self._scalar(comp, self.mesh[axis])])
+
+    def _local(self, comp, x, spec, local_shape):
+        """This device's tile of ``x``."""
+        if not any(spec):
+            return x
+        s = Shape(S32, ())
+        pid = self._add(comp, "convert", s, [self._add(comp, "partition-id", Shape(U32, ()), [])])
+        starts = []
+        for d, axes in enumerate(spec):
+            if not axes:
+                starts.append(self._scalar(comp, 0))
+                continue
+            index = None
+            for a in axes:        # the first axis is the most major
+                c = self._coordinate(comp, pid, a)
+                index = c if index is None else self._add(
+                    comp, "add", s, [self._add(comp, "multiply", s, [index, self._scalar(comp, self.mesh[a])]), c])
+            starts.append(self._add(comp, "multiply", s, [index, self._scalar(comp, local_shape.dimensions[d])]))
+        return self._add(comp, "dynamic-slice", local_shape, [x] + starts,
+                         {"dynamic_slice_sizes": tuple(local_shape.dimensions)})
+
+    def _global(self, comp, y, spec, global_shape):
+        """The tiles of ``y`` of every device, put together."""
+        value, dims = y, list(y.shape.dimensions)
+        for d, axes in enumerate(spec):
+            if not axes:
+                continue
+            dims[d] = global_shape.dimensions[d]
+            groups = self._groups(axes)
+            shape = Shape(y.shape.element_type, tuple(dims))
+            value = self._add(comp, "all-gather", shape, [value], {
+                "dimensions": (d,), "replica_groups": ReplicaGroups.of(groups),
+                "channel_id": self._next_channel(), "use_global_device_ids": True})
+        return value
+
+    def _next_channel(self) -> int:
+        self.channel += 1
+        return self.channel - 1
+
+    def _groups(self, axes: list[str]) -> list[list[int]]:
+        """Devices that differ only in ``axes``, ordered by their tile index along them."""
+        groups: dict = {}
+        for dev in range(self.devices):
+            coords, rest = {}, dev
+            for a in reversed(self.axes):
+                coords[a] = rest % self.mesh[a]
+                rest //= self.mesh[a]
+            key = tuple(coords[a] for a in self.axes if a not in axes)
+            index = 0
+            for a in axes:
+                index = index * self.mesh[a] + coords[a]
+            groups.setdefault(key, []).append((index, dev))
+        return [[dev for _, dev in sorted(g)] for g in groups.values()]
+
+
+def partition_global_program(module: HloModule) -> bool:
+    """Rewrite jax's global program with Shardy annotations into the program each
+    device runs, in place (:class:`ShardMapPartitioner`); False when ``module``
+    has no Shardy mesh."""
+    if mesh_of(module) is None:
+        return False
+    return ShardMapPartitioner().run(module)
