@@ -46,6 +46,7 @@ from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
 from .hlo.parser import parse_hlo
+from .hlo.sharding import parse_sharding
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.shard_map import partition_global_program
 from .program import as_module
@@ -53,7 +54,7 @@ from .runtime import disk_cache, interrupt
 from .runtime.collective_service import make_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
 
-__all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "jit", "pool", "close_pools", "device_counts_of"]
+__all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
 
 
 class DevicePool:
@@ -358,6 +359,46 @@ def device_counts_of(x) -> tuple[int, int]:
     return int(getattr(module, "replica_count", 1) or 1), int(getattr(module, "num_partitions", 1) or 1)
 
 
+class SpmdExecutable:
+    """XLA's partitioned per-device program (``num_partitions`` > 1, the
+    parameters annotated ``sharding={devices=[...]...}`` with their local
+    shapes: what ``jax.jit(...).lower(...).compile().as_text()`` prints), run on
+    that many devices from the *global* arguments: each device takes its tile
+    of each argument as the parameter's sharding says.  Results are put back
+    together by the root's sharding when it has one; otherwise every result
+    has a leading axis of one entry per device (the module does not say how
+    its tiles make the global value)."""
+
+    def __init__(self, module, shardings: list, *, num_threads: int = 1, timeout: float | None = None):
+        self.num_devices = module.replica_count * module.num_partitions
+        self.shardings = shardings
+        root = module.entry.root.attrs.get("sharding")
+        self.result_sharding = (parse_sharding(getattr(root, "text", root), self.num_devices)
+                                if root is not None and not module.entry.root.shape.is_tuple else None)
+        self._replicated = ReplicatedExecutable(module.to_text(), module.replica_count, module.num_partitions,
+                                                num_threads=num_threads, timeout=timeout)
+
+    def __call__(self, *args):
+        n = self.num_devices
+        if len(args) != len(self.shardings):
+            raise TypeError(f"expected {len(self.shardings)} arguments, got {len(args)}")
+        stacked = [np.stack([s.tile(np.asarray(a), d) for d in range(n)]) for a, s in zip(args, self.shardings)]
+        out = self._replicated(*stacked)
+        if self.result_sharding is not None:
+            return self.result_sharding.assemble([out[d] for d in range(n)])
+        return out
+
+
+def _spmd_shardings(module) -> list | None:
+    """The parameters' shardings of a partitioned per-device program, or None."""
+    n = module.replica_count * module.num_partitions
+    params = module.entry.parameters
+    if n == 1 or not any("sharding" in p.attrs for p in params):
+        return None
+    return [parse_sharding(getattr(p.attrs.get("sharding"), "text", p.attrs.get("sharding", "replicated")), n)
+            for p in params]
+
+
 def _may_be_global_program(x) -> bool:
     """Cheap test before parsing: jax's global programs carry a Shardy mesh."""
     if isinstance(x, str):
@@ -389,6 +430,9 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if replicas * partitions == 1:
         return single_device_jit(x, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize)
     module = as_module(x)
+    shardings = _spmd_shardings(module) if num_replicas is None else None
+    if shardings is not None:
+        return SpmdExecutable(module, shardings, num_threads=num_threads or 1)
     module.replica_count = replicas
     return ReplicatedExecutable(module.to_text(), replicas, partitions, num_threads=num_threads or 1)
 

@@ -1,8 +1,9 @@
 """Real jax programs with collectives (``tests/jax_multidevice``, written by its
 ``generate.py`` with jax 0.10 on 4 CPU devices): ``jax.pmap`` and
 ``shard_map`` functions as ``jax.jit`` lowers them — the global program with
-Shardy annotations — run on 4 device processes over shared memory and on 4
-MPI ranks, taking jax's global inputs and matching jax's outputs."""
+Shardy annotations — and as XLA partitions them for each device, run on 4
+device processes over shared memory and (the global form) on 4 MPI ranks,
+taking jax's global inputs and matching jax's outputs."""
 from __future__ import annotations
 
 import json
@@ -42,6 +43,21 @@ def test_global_program_on_device_processes(name):
     args, want = _load(name)
     out = xlac.jit((CASES / f"{name}.hlo").read_text())(*args)
     _close(list(out) if isinstance(out, tuple) else [out], want, name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_partitioned_program_on_device_processes(name):
+    """XLA's own per-device program (``compile().as_text()``: local shapes,
+    parameter shardings, fusions) from jax's global inputs; the module does
+    not say how its results' tiles make the global values, so they come back
+    per device and are put together here with the global program's output
+    shardings."""
+    from xlac.passes.shard_map import output_shardings
+    args, want = _load(name)
+    out = xlac.jit((CASES / f"{name}.spmd.hlo").read_text())(*args)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+    _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name)
 
 
 @pytest.mark.timeout(180)

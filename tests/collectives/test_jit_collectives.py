@@ -227,3 +227,16 @@ def test_scalar_arguments_and_results_keep_their_rank():
     got = device_jit(text)(np.float32([1.5, 2.0]))
     assert got.shape == (2,)
     np.testing.assert_array_equal(got, [3.5, 3.5])
+
+
+def test_all_to_all_tuple_form():
+    """Operand k goes to device k; result k comes from device k (as XLA's SPMD
+    partitioner emits it for jax's all_to_all)."""
+    args = [[np.float32([[10 * d + k] * 3]) for k in range(4)] for d in range(4)]
+    body = ("  ROOT a = (f32[1,3], f32[1,3], f32[1,3], f32[1,3]) all-to-all(x0, x1, x2, x3), "
+            "replica_groups={{0,1,2,3}}")
+    params = "".join(f"  x{k} = f32[1,3] parameter({k})\n" for k in range(4))
+    got = _check(_module("m, replica_count=4", params, body), args)
+    for d in range(4):
+        for k in range(4):
+            np.testing.assert_array_equal(got[k][d], [[10 * k + d] * 3])

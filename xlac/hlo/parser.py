@@ -5,7 +5,7 @@ form: ``%`` name prefixes, operand shapes before operand names, computation
 signatures, ``/*index=5*/`` comments).  The grammar, after the ``::=`` comments
 of XLA's ``hlo_parser.cc``::
 
-    module       ::= 'HloModule' name (',' attribute)* computation+
+    module       ::= 'HloModule' name (',' attribute)* stack_frame_table* computation+
     computation  ::= ['ENTRY'] name [signature] '{' instruction+ '}'
                      [',' 'execution_thread=' string]
     signature    ::= '(' [name ':' shape (',' name ':' shape)*] ')' '->' shape
@@ -380,6 +380,30 @@ class Parser:
         return i
 
     # -- module --------------------------------------------------------------------
+    #: The stack-frame index XLA prints after the module header of a compiled
+    #: module (``FileNames``, ``FunctionNames``, ``FileLocations``,
+    #: ``StackFrames``, each a heading and numbered lines): metadata only.
+    _STACK_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+    def _skip_stack_frame_tables(self) -> None:
+        while True:
+            self.skip_ws()
+            m = _WORD_RE.match(self.text, self.pos, self.end)
+            if m is None or m.group(0) not in self._STACK_FRAME_TABLES:
+                return
+            end = self.text.find("\n", m.end())
+            if self.text[m.end():end if end >= 0 else self.end].strip():
+                return                      # a computation of that name, not a table
+            self.pos = end + 1
+            # The table's lines each start with a number; a blank line ends it.
+            while self.pos < self.end:
+                line_end = self.text.find("\n", self.pos)
+                line_end = self.end if line_end < 0 else line_end
+                line = self.text[self.pos:line_end].strip()
+                if not line or not line[0].isdigit():
+                    break
+                self.pos = min(self.end, line_end + 1)
+
     def module(self) -> HloModule:
         pos = self.skip_ws()
         if not self.accept_keyword("HloModule"):
@@ -396,6 +420,7 @@ class Parser:
                 value = self._device_count(key, value.text, pos)
             attrs[key] = value
 
+        self._skip_stack_frame_tables()
         comps: list[HloComputation] = []
         by_name: dict[str, tuple[HloComputation, int]] = {}
         entry, entry_pos = None, None

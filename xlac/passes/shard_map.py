@@ -38,10 +38,11 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.collectives import ReplicaGroups
+from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
 __all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of",
-           "SDY_TARGETS"]
+           "SDY_TARGETS", "sdy_to_sharding", "output_shardings"]
 
 SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
 
@@ -247,3 +248,46 @@ def partition_global_program(module: HloModule) -> bool:
     if mesh_of(module) is None:
         return False
     return ShardMapPartitioner().run(module)
+
+
+def sdy_to_sharding(spec: list, mesh: dict) -> Sharding:
+    """The HLO :class:`~xlac.hlo.sharding.Sharding` of a Shardy value sharding
+    (per dimension, the mesh axes it is split over) on ``mesh``: which tile
+    of the global array each device (row-major mesh coordinates) holds."""
+    axes = list(mesh)
+    tile_dims = tuple(math.prod(mesh[a] for a in dim) for dim in spec)
+    order = []
+    for dev in range(math.prod(mesh.values())):
+        coords, rest = {}, dev
+        for a in reversed(axes):
+            coords[a] = rest % mesh[a]
+            rest //= mesh[a]
+        tile = 0
+        for dim, t in zip(spec, tile_dims):
+            index = 0
+            for a in dim:
+                index = index * mesh[a] + coords[a]
+            tile = tile * t + index
+        replica = 0
+        for a in axes:
+            if not any(a in dim for dim in spec):
+                replica = replica * mesh[a] + coords[a]
+        order.append((tile, replica, dev))
+    devices = tuple(dev for _, _, dev in sorted(order))
+    return Sharding(tile_dims, devices, len(devices) // max(1, math.prod(tile_dims)))
+
+
+def output_shardings(module: HloModule) -> list[Sharding] | None:
+    """The shardings of the results of jax's global program (its
+    ``xla.sdy.LocalToGlobalShape`` calls' ``out_shardings``, in result order),
+    or None when ``module`` is not one."""
+    mesh = mesh_of(module)
+    if mesh is None:
+        return None
+    out = []
+    for c in module.computations:
+        for i in c.instructions:
+            if i.opcode == "custom-call" and _target(i) == "xla.sdy.LocalToGlobalShape":
+                out += [sdy_to_sharding(spec, mesh)
+                        for spec in _shardings(_frontend(i, "xla.sdy.out_shardings") or "", i.name)]
+    return out

@@ -458,11 +458,11 @@ def _emit_all_to_all(ctx: KernelContext, groups: list, plan: _Plan) -> None:
         send = IrArray(plan.pointer(ctx, "send"), _blocked(block, n))
         recv = IrArray(plan.pointer(ctx, "recv"), _blocked(block, n))
         for k, src in enumerate(srcs):
-            _copy_block(b, send, k, src)
+            _pack(b, send, k, src)
         _call_service(ctx, "all-to-all", block.element_type, "none", send.ptr, send.shape.byte_size(),
                       recv.ptr, recv.shape.byte_size(), groups)
         for k, out in enumerate(outs):
-            _copy_block(b, out, k, recv, reverse=True)
+            _unpack(b, out, recv, k)
         return
     (out,) = outs
     src = ctx.operand_array(0)
@@ -488,20 +488,21 @@ def _all_to_all_dimensions(inst) -> tuple[int, int]:
     return d, d
 
 
-def _copy_block(b: ir.IRBuilder, a: IrArray, k: int, blocked_or_src: IrArray, reverse: bool = False) -> None:
-    """Block ``k`` of a blocked buffer from ``blocked_or_src`` (``reverse``: block
-    ``k`` of ``blocked_or_src`` into ``a``)."""
-    dst, src = (a, blocked_or_src) if reverse else (blocked_or_src, a)
-    shape = dst.shape if reverse else src.shape
-    if shape.element_count() == 0:
+def _pack(b: ir.IRBuilder, blocked: IrArray, k: int, src: IrArray) -> None:
+    """Block ``k`` of ``blocked`` = ``src``."""
+    if src.shape.element_count() == 0:
         return
-    if reverse:
-        fill_padding(b, dst)
-    with loop_nest(b, shape) as index:
-        if reverse:
-            dst.write(b, index, src.read(b, Index([i64(k)] + list(index.multi))))
-        else:
-            dst.write(b, Index([i64(k)] + list(index.multi)), src.read(b, index))
+    with loop_nest(b, src.shape) as index:
+        blocked.write(b, Index([i64(k)] + list(index.multi)), src.read(b, index))
+
+
+def _unpack(b: ir.IRBuilder, dst: IrArray, blocked: IrArray, k: int) -> None:
+    """``dst`` = block ``k`` of ``blocked``."""
+    fill_padding(b, dst)
+    if dst.shape.element_count() == 0:
+        return
+    with loop_nest(b, dst.shape) as index:
+        dst.write(b, index, blocked.read(b, Index([i64(k)] + list(index.multi))))
 
 
 def _emit_collective_permute(ctx: KernelContext, groups: list, plan: _Plan) -> None:

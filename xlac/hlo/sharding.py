@@ -1,0 +1,99 @@
+"""HLO shardings (``sharding={devices=[4,1]<=[4]}``): which tile of a global
+array each device holds.
+
+The forms XLA prints: ``{replicated}``, ``{maximal device=N}``, a tile
+assignment ``{devices=[t0,t1,...]<ids>}`` whose device ids are an iota
+(``<=[4]``, ``<=[2,2]T(1,0)``) or listed (``0,2,1,3``), with
+``last_tile_dim_replicate`` when the last tile dimension replicates instead of
+splitting.  :func:`parse_sharding` reads one; :meth:`Sharding.tile` gives a
+device's tile of a global array and :meth:`Sharding.assemble` puts tiles back
+together.  Other forms (tuple shardings, ``last_tile_dims={...}`` subgroups,
+manual) raise ``UnsupportedError`` naming them.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .collectives import IotaGroups
+
+__all__ = ["Sharding", "parse_sharding"]
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """``tile_dims``: tiles per array dimension (the replicated last one dropped);
+    ``devices``: the device ids in tile order (row-major over ``tile_dims`` plus
+    the replication dimension); ``replicas``: devices holding each tile."""
+
+    tile_dims: tuple
+    devices: tuple
+    replicas: int = 1
+
+    @property
+    def is_replicated(self) -> bool:
+        return math.prod(self.tile_dims) == 1
+
+    def tile_index(self, device: int) -> tuple:
+        """The tile ``device`` holds, as an index per array dimension."""
+        pos = self.devices.index(device) // self.replicas
+        index = []
+        for t in reversed(self.tile_dims):
+            index.append(pos % t)
+            pos //= t
+        return tuple(reversed(index))
+
+    def tile(self, array: np.ndarray, device: int) -> np.ndarray:
+        """``device``'s tile of the global ``array``."""
+        if self.is_replicated:
+            return array
+        index = self.tile_index(device)
+        slices = []
+        for d, (t, k) in enumerate(zip(self.tile_dims, index)):
+            size = -(-array.shape[d] // t)
+            slices.append(slice(k * size, min(array.shape[d], (k + 1) * size)))
+        return array[tuple(slices)]
+
+    def assemble(self, tiles: list) -> np.ndarray:
+        """The global array from every device's tile (``tiles[d]`` of device ``d``)."""
+        if self.is_replicated:
+            return tiles[self.devices[0]]
+        blocks = np.empty(self.tile_dims, dtype=object)
+        for d in self.devices:
+            blocks[self.tile_index(d)] = tiles[d]
+        return np.block(blocks.tolist())
+
+
+def parse_sharding(text: str, num_devices: int) -> Sharding:
+    """The :class:`Sharding` of HLO sharding text (with or without the braces)."""
+    s = str(text).strip()
+    if s.startswith("{") and s.endswith("}"):
+        s = s[1:-1].strip()
+    if s in ("replicated", ""):
+        return Sharding((1,), tuple(range(num_devices)), num_devices)
+    m = re.fullmatch(r"maximal\s+device=(\d+)", s)
+    if m:
+        return Sharding((1,), (int(m.group(1)),), 1)
+    m = re.fullmatch(r"devices=\[([\d,]+)\]\s*(.*?)(\s+last_tile_dim_replicate)?", s)
+    if m is None:
+        raise UnsupportedError("sharding", f"{{{s}}}")
+    dims = tuple(int(v) for v in m.group(1).split(","))
+    ids = m.group(2).strip()
+    iota = re.fullmatch(r"<=\[([\d,]+)\](?:T\(([\d,]+)\))?", ids)
+    if iota:
+        reshape = tuple(int(v) for v in iota.group(1).split(","))
+        perm = tuple(int(v) for v in iota.group(2).split(",")) if iota.group(2) else None
+        devices = tuple(d for g in IotaGroups(1, math.prod(dims), reshape, perm).expand() for d in g)
+    elif re.fullmatch(r"[\d,\s]+", ids):
+        devices = tuple(int(v) for v in ids.replace(" ", "").split(","))
+    else:
+        raise UnsupportedError("sharding", f"{{{s}}}")
+    if len(devices) != math.prod(dims):
+        raise UnsupportedError("sharding", f"{{{s}}}: {len(devices)} device ids for {math.prod(dims)} tiles")
+    if m.group(3):
+        return Sharding(dims[:-1], devices, dims[-1])
+    return Sharding(dims, devices, 1)
