@@ -110,3 +110,63 @@ def test_a_killed_device_fails_the_call_in_bounded_time_and_the_pool_is_rebuilt(
     finally:
         pool.close()
     assert not any(_exists(n) for n in names)
+
+
+ALLREDUCE_LOOP = """HloModule loop, replica_count=3
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+cond {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(100000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[1024] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  s = f32[1024] all-reduce(x), replica_groups={}, to_apply=add
+  ROOT t = (s32[], f32[1024]) tuple(j, s)
+}
+
+ENTRY e {
+  x = f32[1024] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[1024]) tuple(z, x)
+  w = (s32[], f32[1024]) while(t), condition=cond, body=body
+  ROOT r = f32[1024] get-tuple-element(w), index=1
+}
+"""
+
+
+def test_kill_9_mid_collective_fails_the_others_at_once():
+    """Devices inside a loop of all-reduces; one is killed: the others, waiting
+    in the collective, see the failure and raise (not a timeout), and no
+    segment is left behind."""
+    pool = DevicePool(3, timeout=30)
+    name = pool._segment.name
+    try:
+        pool.run(ALLREDUCE_LOOP.replace("100000000", "3"), [[np.zeros(1024, np.float32)]] * 3, replica_count=3)
+        victim = pool._workers[2][0].pid
+
+        def kill():
+            time.sleep(1.0)
+            os.kill(victim, signal.SIGKILL)
+        threading.Thread(target=kill, daemon=True).start()
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 2: the process of device 2 died \(signal 9\)"):
+            pool.run(ALLREDUCE_LOOP, [[np.zeros(1024, np.float32)]] * 3, replica_count=3)
+        assert time.monotonic() - start < 10          # well before the 30 s timeout
+        # The survivors answered with an error of their own: they were not stopped.
+        assert all(p.poll() is None for p, _ in pool._workers[:2])
+    finally:
+        pool.close()
+    assert not _exists(name)
