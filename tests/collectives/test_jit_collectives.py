@@ -240,3 +240,22 @@ def test_all_to_all_tuple_form():
     for d in range(4):
         for k in range(4):
             np.testing.assert_array_equal(got[k][d], [[10 * k + d] * 3])
+
+
+SEND_RECV = """HloModule pipeline, replica_count=1, num_partitions=3
+
+ENTRY e {
+  x = f32[2] parameter(0)
+  tok = token[] after-all()
+  recv = (f32[2], u32[], token[]) recv(tok), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  send = (f32[2], u32[], token[]) send(x, tok), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  recv-done = (f32[2], token[]) recv-done(recv), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  send-done = token[] send-done(send), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  ROOT d = f32[2] get-tuple-element(recv-done), index=0
+}
+"""
+
+
+def test_send_recv_pairs_run_as_a_permute():
+    got = _check(SEND_RECV, _f32([1, 2], [3, 4], [5, 6]))
+    np.testing.assert_array_equal(got[0], [[0, 0], [1, 2], [3, 4]])

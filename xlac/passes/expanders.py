@@ -15,12 +15,16 @@ as one table.
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
-  ConvertAsyncCollectivesToSync).
+  ConvertAsyncCollectivesToSync);
+* ``send``/``recv`` of one channel with their ``-done`` ops: one
+  ``collective-permute`` of the sent data along
+  ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..hlo import collectives
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import Shape
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -85,6 +89,53 @@ def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
 @EXPANSIONS.register("all-gather-done", "collective-permute-done")
 def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
+
+
+# -- send/recv: the pair becomes a collective-permute where the recv completes ---------
+# Every device runs the same program, so the send and the recv of one channel
+# are in the same computation: the data the send sends is what the recv
+# receives, along the pairs of _xla_send_recv_source_target_pairs.
+
+def _same_channel(send: HloInstruction, opcode: str, operand: HloInstruction | None = None):
+    channel = send.attrs.get("channel_id")
+    for i in send.parent.instructions:
+        if i.opcode == opcode and i.attrs.get("channel_id") == channel and (
+                operand is None or (i.operands and i.operands[0] is operand)):
+            return i
+    return None
+
+
+def _zeros(rw: PatternRewriter, shape: Shape) -> HloInstruction:
+    zero = rw.create("constant", Shape(shape.element_type, ()), [],
+                     {"literal": np.zeros((), shape.element_type.dtype)})
+    return zero if not shape.dimensions else rw.create("broadcast", shape, [zero], {"dimensions": ()})
+
+
+@EXPANSIONS.register("send")
+def send_recv(send: HloInstruction, rw: PatternRewriter) -> bool:
+    """A send and the recv of its channel (and their -done ops) become one
+    collective-permute of the sent data, which the recv-done returns."""
+    recv = _same_channel(send, "recv")
+    if recv is None or send.attrs.get("is_host_transfer") or recv.attrs.get("is_host_transfer"):
+        return False                      # refused later by name: nothing to pair it with
+    recv_done, send_done = _same_channel(send, "recv-done", recv), _same_channel(send, "send-done", send)
+    text = collectives.frontend_attributes(recv).get(collectives.SEND_RECV_PAIRS_ATTRIBUTE)
+    if recv_done is None or send_done is None or text is None:
+        return False
+    module = send.parent.parent
+    attrs = {"source_target_pairs": collectives.parse_pairs(text)}
+    if module is None or module.replica_count == 1:
+        attrs["channel_id"] = send.attrs.get("channel_id")    # the pairs are partition ids
+    data = send.operands[0]
+    shapes = recv_done.shape.tuple_shapes
+    permute = rw.create("collective-permute", shapes[0], [data], attrs)
+    token = rw.create("after-all", shapes[1], [])
+    u32 = send.shape.tuple_shapes[1]
+    return (rw.supersede(recv_done, rw.create("tuple", recv_done.shape, [permute, token]))
+            and rw.supersede(send_done, token)
+            and rw.supersede(recv, rw.create("tuple", recv.shape, [_zeros(rw, recv.shape.tuple_shapes[0]),
+                                                                  _zeros(rw, u32), token]))
+            and rw.supersede(send, rw.create("tuple", send.shape, [data, _zeros(rw, u32), token])))
 
 
 class OpExpander:
