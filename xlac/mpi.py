@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -71,6 +72,9 @@ class MpiExecutable:
         except BaseException as e:  # noqa: BLE001 - the other ranks must not hang
             sys.stderr.write(f"xlac: rank {self.rank} of {self.size}: {type(e).__name__}: {e}\n")
             sys.stderr.flush()
+            # The launcher forwards output asynchronously and drops what is
+            # still in flight when MPI_Abort kills the job: give it a moment.
+            time.sleep(0.5)
             self.comm.Abort(1)
             raise
 
