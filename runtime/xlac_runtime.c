@@ -335,3 +335,167 @@ void xlac_print_program_info(const xlac_program_info *info) {
   printf("  temp: %lld bytes, aligned to %lld\n", (long long)info->temp_size,
          (long long)info->temp_alignment);
 }
+
+/* ---------------------------------------------------------------------------
+ * Collectives over MPI (-DXLAC_WITH_MPI)
+ * --------------------------------------------------------------------------- */
+
+#ifdef XLAC_WITH_MPI
+#include <mpi.h>
+
+/* One communicator per replica group, made the first time the group meets. */
+typedef struct mpi_group {
+  int size;
+  int64_t ids[64];
+  MPI_Comm comm;
+} mpi_group;
+
+#define XLAC_MPI_MAX_GROUPS 64
+static mpi_group mpi_groups[XLAC_MPI_MAX_GROUPS];
+static int mpi_num_groups = 0;
+
+static int mpi_rank(void) {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/* This device's group of op (NULL groups: every rank). */
+static int mpi_group_comm(const xlac_collective_op *op, MPI_Comm *comm) {
+  int me = mpi_rank(), g, k;
+  const int64_t *ids = NULL;
+  int size = 0;
+  if (op->groups == NULL || op->num_groups <= 0) {
+    *comm = MPI_COMM_WORLD;
+    return XLAC_OK;
+  }
+  for (g = 0; g < op->num_groups && ids == NULL; ++g)
+    for (k = 0; k < op->group_size; ++k)
+      if (op->groups[g * op->group_size + k] == me) {
+        ids = op->groups + g * op->group_size;
+        size = op->group_size;
+        break;
+      }
+  if (ids == NULL || size > 64) return XLAC_ERROR_SERVICE_FAILED;
+  for (g = 0; g < mpi_num_groups; ++g)
+    if (mpi_groups[g].size == size && memcmp(mpi_groups[g].ids, ids, size * sizeof(int64_t)) == 0) {
+      *comm = mpi_groups[g].comm;
+      return XLAC_OK;
+    }
+  if (mpi_num_groups == XLAC_MPI_MAX_GROUPS) return XLAC_ERROR_SERVICE_FAILED;
+  {
+    MPI_Group world, members;
+    int ranks[64];
+    for (k = 0; k < size; ++k) ranks[k] = (int)ids[k];
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, size, ranks, &members);
+    if (MPI_Comm_create_group(MPI_COMM_WORLD, members, 0, comm) != MPI_SUCCESS) return XLAC_ERROR_SERVICE_FAILED;
+    MPI_Group_free(&members);
+    MPI_Group_free(&world);
+    mpi_groups[mpi_num_groups].size = size;
+    memcpy(mpi_groups[mpi_num_groups].ids, ids, size * sizeof(int64_t));
+    mpi_groups[mpi_num_groups].comm = *comm;
+    ++mpi_num_groups;
+  }
+  return XLAC_OK;
+}
+
+static MPI_Datatype mpi_type(int element_type, int *size) {
+  switch (element_type) {
+    case XLAC_PRED: *size = 1; return MPI_C_BOOL;
+    case XLAC_S8: *size = 1; return MPI_INT8_T;
+    case XLAC_S16: *size = 2; return MPI_INT16_T;
+    case XLAC_S32: *size = 4; return MPI_INT32_T;
+    case XLAC_S64: *size = 8; return MPI_INT64_T;
+    case XLAC_U8: *size = 1; return MPI_UINT8_T;
+    case XLAC_U16: *size = 2; return MPI_UINT16_T;
+    case XLAC_U32: *size = 4; return MPI_UINT32_T;
+    case XLAC_U64: *size = 8; return MPI_UINT64_T;
+    case XLAC_F32: *size = 4; return MPI_FLOAT;
+    case XLAC_F64: *size = 8; return MPI_DOUBLE;
+    case XLAC_C64: *size = 8; return MPI_C_FLOAT_COMPLEX;
+    case XLAC_C128: *size = 16; return MPI_C_DOUBLE_COMPLEX;
+    default: *size = 0; return MPI_DATATYPE_NULL;   /* f16, bf16: not reducible by MPI */
+  }
+}
+
+static MPI_Op mpi_op(int reduction, int element_type) {
+  int logical = element_type == XLAC_PRED;
+  switch (reduction) {
+    case XLAC_REDUCE_SUM: return logical ? MPI_LOR : MPI_SUM;
+    case XLAC_REDUCE_PRODUCT: return logical ? MPI_LAND : MPI_PROD;
+    case XLAC_REDUCE_MIN: return logical ? MPI_LAND : MPI_MIN;
+    case XLAC_REDUCE_MAX: return logical ? MPI_LOR : MPI_MAX;
+    case XLAC_REDUCE_AND: return logical ? MPI_LAND : MPI_BAND;
+    case XLAC_REDUCE_OR: return logical ? MPI_LOR : MPI_BOR;
+    default: return MPI_OP_NULL;
+  }
+}
+
+int xlac_mpi_collective(void *runtime_ctx, const xlac_collective_op *op) {
+  MPI_Comm comm;
+  int status, size, ok = MPI_SUCCESS;
+  MPI_Datatype type;
+  (void)runtime_ctx;
+  if (op->kind == XLAC_COLLECTIVE_PERMUTE) {
+    int me = mpi_rank(), source = -1;
+    int64_t k, nreq = 0;
+    MPI_Request reqs[64];
+    for (k = 0; k < op->num_pairs && nreq < 64; ++k)
+      if (op->pairs[2 * k] == me)
+        MPI_Isend(op->input, (int)op->input_bytes, MPI_BYTE, (int)op->pairs[2 * k + 1], 7, MPI_COMM_WORLD,
+                  &reqs[nreq++]);
+    for (k = 0; k < op->num_pairs; ++k)
+      if (op->pairs[2 * k + 1] == me) source = (int)op->pairs[2 * k];
+    if (source < 0)
+      memset(op->output, 0, (size_t)op->output_bytes);
+    else
+      ok = MPI_Recv(op->output, (int)op->output_bytes, MPI_BYTE, source, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE);
+    return ok == MPI_SUCCESS ? XLAC_OK : XLAC_ERROR_SERVICE_FAILED;
+  }
+  status = mpi_group_comm(op, &comm);
+  if (status != XLAC_OK) return status;
+  switch (op->kind) {
+    case XLAC_ALL_GATHER:
+      ok = MPI_Allgather(op->input, (int)op->input_bytes, MPI_BYTE, op->output, (int)op->input_bytes, MPI_BYTE,
+                         comm);
+      break;
+    case XLAC_ALL_TO_ALL: {
+      int n;
+      MPI_Comm_size(comm, &n);
+      ok = MPI_Alltoall(op->input, (int)(op->input_bytes / n), MPI_BYTE, op->output, (int)(op->input_bytes / n),
+                        MPI_BYTE, comm);
+      break;
+    }
+    case XLAC_ALL_REDUCE:
+    case XLAC_REDUCE_SCATTER:
+      type = mpi_type(op->element_type, &size);
+      if (type == MPI_DATATYPE_NULL || mpi_op(op->reduction, op->element_type) == MPI_OP_NULL)
+        return XLAC_ERROR_SERVICE_FAILED;
+      if (op->kind == XLAC_ALL_REDUCE)
+        ok = MPI_Allreduce(op->input, op->output, (int)(op->input_bytes / size), type,
+                           mpi_op(op->reduction, op->element_type), comm);
+      else
+        ok = MPI_Reduce_scatter_block(op->input, op->output, (int)(op->output_bytes / size), type,
+                                      mpi_op(op->reduction, op->element_type), comm);
+      break;
+    default:
+      return XLAC_ERROR_SERVICE_FAILED;
+  }
+  return ok == MPI_SUCCESS ? XLAC_OK : XLAC_ERROR_SERVICE_FAILED;
+}
+
+int xlac_run_options_use_mpi(xlac_run_options *opts, int64_t num_partitions) {
+  int rank, size;
+  if (num_partitions < 1) return XLAC_ERROR_INVALID_ARGUMENT;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  opts->collective = xlac_mpi_collective;
+  opts->num_partitions = num_partitions;
+  opts->num_replicas = size / num_partitions;
+  opts->replica_id = rank / num_partitions;
+  opts->partition_id = rank % num_partitions;
+  return XLAC_OK;
+}
+#endif /* XLAC_WITH_MPI */

@@ -301,6 +301,23 @@ const char *xlac_status_string(int status);
 /* Prints a summary of info (parameters, results, temp size) to stdout. */
 void xlac_print_program_info(const xlac_program_info *info);
 
+/* Collectives over MPI, for programs with collectives run as one MPI rank per
+ * device (compiled only when xlac_runtime.c is built with -DXLAC_WITH_MPI and
+ * mpi.h, e.g. with mpicc; call MPI_Init first).
+ *
+ * xlac_run_options_use_mpi sets opts->collective to the MPI-backed service and
+ * the device to this rank of MPI_COMM_WORLD: replica_id = rank / num_partitions,
+ * partition_id = rank % num_partitions, num_replicas = size / num_partitions.
+ * The service maps all-reduce, all-gather, reduce-scatter, all-to-all and
+ * collective-permute onto MPI_Allreduce, MPI_Allgather,
+ * MPI_Reduce_scatter_block, MPI_Alltoall and MPI_Isend/MPI_Recv, over one
+ * communicator per replica group (made once, MPI_Comm_create_group). Element
+ * types MPI cannot reduce (f16, bf16) fail with XLAC_ERROR_SERVICE_FAILED. */
+#ifdef XLAC_WITH_MPI
+int xlac_mpi_collective(void *runtime_ctx, const xlac_collective_op *op);
+int xlac_run_options_use_mpi(xlac_run_options *opts, int64_t num_partitions);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

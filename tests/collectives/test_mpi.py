@@ -124,3 +124,20 @@ def test_an_error_on_the_ranks_ends_the_job_with_a_clear_message(tmp_path):
     assert run.returncode != 0
     assert "xlac: rank 0 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr \
         or "xlac: rank 1 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr
+
+
+@pytest.mark.timeout(180)
+def test_aot_object_with_the_mpi_collective_service(tmp_path):
+    """runtime/examples: an all-reduce compiled ahead of time, linked with
+    xlac_runtime.c built with -DXLAC_WITH_MPI, run on 2 ranks."""
+    root = Path(__file__).resolve().parents[2]
+    bindir = Path(sys.executable).parent
+    mpicc = shutil.which("mpicc", path=str(bindir)) or shutil.which("mpicc")
+    if mpicc is None or shutil.which("make") is None:
+        pytest.skip("no mpicc or make")
+    run = subprocess.run(["make", "-s", "-C", str(root / "runtime" / "examples"), "mpi", f"BUILD={tmp_path}",
+                          f"PYTHON={sys.executable}", f"MPICC={mpicc}", f"MPIEXEC={MPIEXEC}"],
+                         capture_output=True, text=True, timeout=170)
+    assert run.returncode == 0, run.stderr
+    lines = sorted(line for line in run.stdout.splitlines() if line.startswith("rank "))
+    assert lines == ["rank 0: 3 5 7 9", "rank 1: 3 5 7 9"], run.stdout
