@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
-from ..hlo.collectives import ReplicaGroups
+from ..hlo.collectives import ReplicaGroups, frontend_attributes
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
@@ -57,23 +57,15 @@ def _target(inst: HloInstruction) -> str:
 
 
 def _frontend(inst_or_module, key: str) -> str | None:
-    raw = inst_or_module.attrs.get("frontend_attributes")
-    if raw is None:
-        return None
-    text = raw.text if isinstance(raw, Raw) else str(raw)      # quotes inside values still escaped
-    m = re.search(re.escape(key) + r'\s*=\s*("(?:[^"\\]|\\.)*"|\{.*\})', text)
-    if m is None:
-        return None
-    value = m.group(1)
-    return (value[1:-1] if value.startswith('"') else value).replace('\\"', '"')
+    """A frontend attribute of an instruction or module (quotes removed)."""
+    return frontend_attributes(inst_or_module).get(key)
 
 
 def mesh_of(module: HloModule) -> dict | None:
     """The mesh ``{axis: size}`` (in order) of ``xla.sdy.meshes``, or None."""
-    raw = module.attrs.get("frontend_attributes")
-    if raw is None:
+    text = _frontend(module, "xla.sdy.meshes")
+    if text is None:
         return None
-    text = _text(raw)
     m = re.search(r"#sdy\.mesh<\[(.*?)\](.*?)>", text)
     if m is None:
         return None

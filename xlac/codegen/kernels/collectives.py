@@ -346,17 +346,24 @@ def _emit_collective(ctx: KernelContext) -> None:
     _EMITTERS[inst.opcode](ctx, _groups(ctx.me, inst), _plan(ctx.me, inst))
 
 
-def _emit_all_reduce(ctx: KernelContext, groups: list, plan: _Plan) -> None:
-    b, inst = ctx.b, ctx.inst
-    n = len(groups[0])
-    reducer = inst.attrs["to_apply"]
+def _exchanged_leaves(ctx: KernelContext, n: int):
+    """(k, operand k's buffer, result leaf k) for each leaf that goes through
+    the service; in a group of one device each leaf is just copied."""
     for k, out in enumerate(ctx.output_arrays()):
         src = ctx.operand_array(k)
-        pt = out.shape.element_type
         if n == 1:
-            copy_array(b, out, src)
+            copy_array(ctx.b, out, src)
             continue
-        _require_contiguous(inst, src, out)
+        _require_contiguous(ctx.inst, src, out)
+        yield k, src, out
+
+
+def _emit_all_reduce(ctx: KernelContext, groups: list, plan: _Plan) -> None:
+    inst = ctx.inst
+    n = len(groups[0])
+    reducer = inst.attrs["to_apply"]
+    for k, src, out in _exchanged_leaves(ctx, n):
+        pt = out.shape.element_type
         red = native_reduction(reducer, pt)
         if red is not None:
             if src.shape != out.shape:
@@ -391,12 +398,7 @@ def _emit_all_gather(ctx: KernelContext, groups: list, plan: _Plan) -> None:
     b, inst = ctx.b, ctx.inst
     n = len(groups[0])
     dim = _dimension(inst)
-    for k, out in enumerate(ctx.output_arrays()):
-        src = ctx.operand_array(k)
-        if n == 1:
-            copy_array(b, out, src)
-            continue
-        _require_contiguous(inst, src, out)
+    for k, src, out in _exchanged_leaves(ctx, n):
         pt = out.shape.element_type
         if f"gather{k}" not in plan.regions:
             _call_service(ctx, "all-gather", pt, "none", src.ptr, src.shape.byte_size(), out.ptr,
@@ -413,12 +415,7 @@ def _emit_reduce_scatter(ctx: KernelContext, groups: list, plan: _Plan) -> None:
     n = len(groups[0])
     dim = _dimension(inst)
     reducer = inst.attrs["to_apply"]
-    for k, out in enumerate(ctx.output_arrays()):
-        src = ctx.operand_array(k)
-        if n == 1:
-            copy_array(b, out, src)
-            continue
-        _require_contiguous(inst, src, out)
+    for k, src, out in _exchanged_leaves(ctx, n):
         pt = out.shape.element_type
         size = out.shape.dimensions[dim]
         if f"gather{k}" in plan.regions:
