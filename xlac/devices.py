@@ -51,7 +51,7 @@ from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime import disk_cache, interrupt
-from .runtime.collective_service import make_service
+from .runtime.collective_service import make_native_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
 
 __all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
@@ -254,7 +254,7 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
             if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
                 # A reset segment (a new run after a failure) starts the rounds again.
                 transport = ShmTransport(segment, device, timeout=timeout)
-                service = make_service(transport, device, num_devices, on_failure=failed)
+                service = make_native_service(transport, device, num_devices, on_failure=failed)
             op, text, replicas, partitions = msg[:4]
             exe = executables.get(text)
             if exe is None:

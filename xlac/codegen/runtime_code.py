@@ -9,7 +9,9 @@ for these by name, and importing this module provides them:
 * ``"sigint"``: a SIGINT handler that sets a flag and chains to the handler it
   replaced, and ``int xlac_sigint_ensure(void)`` that puts it in front of
   whatever handler is in force (``xlac.runtime.interrupt``); returned as
-  ``(flag address, ensure)``.
+  ``(flag address, ensure)``;
+* ``"shm_collective"`` and ``"shm_bind"``: the shared-memory collective
+  protocol (``xlac.codegen.shm_collective``, imported from here).
 
 Each is JIT-compiled once per process through :func:`~xlac.codegen.compile_cache.load_or_compile`
 (from ``XLAC_CACHE_DIR`` when it is set).
@@ -173,3 +175,5 @@ def _sigint():
 
 native.provide("run_range", _run_range)
 native.provide("sigint", _sigint)
+# The shared-memory collective protocol provides its own ("shm_collective", "shm_bind").
+from . import shm_collective  # noqa: E402,F401
