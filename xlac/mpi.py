@@ -36,6 +36,19 @@ from .runtime.threads import default_num_threads
 __all__ = ["MpiExecutable", "launched_by_mpiexec"]
 
 
+_services: dict = {}
+
+
+def _service(comm):
+    """The collective service of this rank in ``comm``, one per process: its
+    transport makes each group's sub-communicator once for every executable."""
+    key = id(comm)
+    if key not in _services:
+        rank = comm.Get_rank()
+        _services[key] = make_service(MpiTransport(comm, rank), rank, comm.Get_size())
+    return _services[key]
+
+
 class MpiExecutable:
     """A module run by this rank as its device, the other devices being the
     other ranks (see the module docstring).  ``rank`` and ``size`` are this
@@ -61,7 +74,7 @@ class MpiExecutable:
             local = int(os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
             num_threads = max(1, default_num_threads() // max(1, local))
         self._exe = self._guard(lambda: Executable(module, optimize, num_threads=num_threads))
-        self._service = make_service(MpiTransport(self.comm, self.rank), self.rank, self.size)
+        self._service = _service(self.comm)
         p = self.num_partitions
         self._exe.set_device(self.rank // p, self.num_replicas, self.rank % p, p, self._service)
 

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -141,3 +142,80 @@ def test_aot_object_with_the_mpi_collective_service(tmp_path):
     assert run.returncode == 0, run.stderr
     lines = sorted(line for line in run.stdout.splitlines() if line.startswith("rank "))
     assert lines == ["rank 0: 3 5 7 9", "rank 1: 3 5 7 9"], run.stdout
+
+
+# A user script under mpiexec: an all-reduce module; what each rank does next
+# is the test's ``plan`` (argv[1]).
+_FAULT_SCRIPT = """
+import os, signal, sys
+import numpy as np
+from xlac.mpi import MpiExecutable
+
+ADD = '''
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+'''
+SUM = 'HloModule s, replica_count=2\\n' + ADD + '''
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT s = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+}
+'''
+GATHER = 'HloModule g, replica_count=2\\n' + ADD + '''
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT s = f32[8] all-gather(x), replica_groups={}, dimensions={0}
+}
+'''
+plan = sys.argv[1]
+exe, other = MpiExecutable(SUM), MpiExecutable(GATHER)
+rank = exe.rank
+print("first", exe(np.ones((2, 4), np.float32))[0].tolist(), flush=True)
+if plan == "kill" and rank == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+if plan == "mismatch" and rank == 1:
+    exe = other
+if plan == "extra" and rank == 1:
+    sys.exit(0)
+exe(np.ones((2, 4), np.float32))
+print("second", rank, flush=True)
+"""
+
+
+def _run_faulty(tmp_path, plan):
+    script = tmp_path / "faulty.py"
+    script.write_text(_FAULT_SCRIPT)
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"), XLAC_COLLECTIVE_TIMEOUT="3")
+    start = time.monotonic()
+    run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), plan],
+                         capture_output=True, text=True, timeout=100, env=env)
+    return run, time.monotonic() - start
+
+
+@pytest.mark.timeout(120)
+def test_a_rank_killed_mid_run_ends_the_job_with_an_error(tmp_path):
+    run, _ = _run_faulty(tmp_path, "kill")
+    assert run.returncode != 0
+    assert "first [2.0, 2.0, 2.0, 2.0]" in run.stdout
+    assert "second" not in run.stdout
+    out = run.stdout + run.stderr
+    assert "signal 9" in out.lower() or "killed" in out.lower() or "device 1" in out, out
+
+
+@pytest.mark.timeout(120)
+def test_mismatched_collectives_across_ranks_are_reported(tmp_path):
+    run, _ = _run_faulty(tmp_path, "mismatch")
+    assert run.returncode != 0
+    assert "running a different collective" in run.stderr, run.stderr
+    assert "second" not in run.stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_collective_the_other_rank_never_reaches_times_out(tmp_path):
+    run, _ = _run_faulty(tmp_path, "extra")
+    assert run.returncode != 0
+    assert "xlac: rank 0 of 2: CollectiveError" in run.stderr and "not complete within 3 s" in run.stderr, \
+        run.stderr

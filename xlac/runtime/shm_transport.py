@@ -1,41 +1,49 @@
 """Collectives between the device processes of one host, over shared memory.
 
 Every device of a group of processes (one process per device, global device
-ids ``0 .. n-1``) maps one ``multiprocessing.shared_memory`` segment:
+ids ``0 .. n-1``, at most 64) maps one ``multiprocessing.shared_memory``
+segment:
 
 * a header: the device count, the slot size, an *abort* word (0, or the id of
   a failed device plus one) and the failure message;
 * one control line (64 bytes) per device: its *round* counter and the
-  signature of the collective it is in;
-* one data slot per device, in two halves used alternately by successive
-  rounds.
+  signatures of its last two rounds' collectives;
+* one data slot per device, in two halves used by alternate *pieces*.
 
-A collective runs as one or more *rounds* (a buffer bigger than half a slot is
-cut into pieces).  In a round every member of the group writes its piece into
-its own slot half, then waits until every member's round counter has reached
-its own (the barrier: each device only ever writes its own counter, so no
-shared atomic is needed, and any subset of devices can meet), then reads the
-others' halves.  The half a round writes was last read two rounds earlier,
-which every member finished before the previous round's barrier, so no
-closing barrier is needed.  An all-reduce is a reduce-scatter then an
-all-gather: member k reduces chunk k of every slot into chunk k of its own
-(only member k touches chunk k), a second barrier, then everyone copies every
-chunk out — each device reduces 1/N of the data.  Reductions are numpy ufuncs
-over whole chunks (vectorised loops, never a loop per element).
+A collective runs as one or more pieces (a buffer bigger than half a slot is
+cut up).  In a piece every member of the group writes into its own slot half,
+then meets the others at a *round*: it publishes its round counter and waits
+until every member's has reached it (each device only ever writes its own
+counter, so no shared atomic is needed, and any subset of devices can meet),
+then reads the others' halves.  Before a device writes a half again it waits
+until the devices that read that half last have published a later round
+(groups may differ from one collective to the next), so no closing barrier
+is needed.  The signatures of the members are compared at every round, so a
+device running a different collective (another op, channel or size) is
+reported, not silently mixed.
 
-The barrier spins, then yields, then sleeps in short steps (processes may
-outnumber cores).  While it waits it watches the abort word and a deadline:
-a device that fails sets the abort word (its process's parent does so for a
-device that died) and every waiter raises :class:`CollectiveError` naming the
-device, the collective and the channel; a device that is never reached raises
-after ``timeout`` seconds naming the devices that did not arrive.  The
-signatures of the members are compared after each barrier, so one device
-running a different collective (another op, channel or size) is reported,
-not silently mixed.
+The waiting and everything that fits one slot half is native code
+(``xlac.codegen.shm_collective``, reached through ``xlac.runtime.native``:
+the code generator's ``runtime_code`` must have been imported, as ``xlac.jit``
+does): one round — write, meet, read — with an all-reduce of up to
+``small_bytes`` reduced whole by every member, in group order.  Generated code
+calls it directly (``collective_service.make_native_service``), so a
+collective in a compiled loop costs no Python.  Bigger buffers go in pieces
+from here over the native barrier: a big all-reduce is a reduce-scatter then
+an all-gather — every member writes the chunks the others own into its half,
+member k reduces chunk k of every half (its own from its input) into chunk k
+of its own half, a second round, then everyone copies every chunk out; each
+device reduces 1/N of the data, with numpy ufuncs over whole chunks.
 
-Memory order: each device writes its data, then its counter; x86's stores
-are seen in program order, and numpy writes an aligned 8-byte counter in one
-store.
+The wait spins, then yields, then sleeps in short steps (processes may
+outnumber cores), watching the abort word and a deadline: a device that
+fails sets the abort word (its process's parent does so for a device that
+died) and every waiter raises :class:`CollectiveError` naming the device,
+the collective and the channel; a device that is never reached is reported
+after ``timeout`` seconds, naming the devices that did not arrive.
+
+Memory order: a device writes its data, then publishes its round with release
+semantics; readers load rounds with acquire semantics.
 """
 from __future__ import annotations
 
@@ -380,28 +388,31 @@ class ShmTransport:
         for lo, hi in self._pieces(src.size, item, group, what):
             nbytes = hi - lo
             count = nbytes // item
-            self._half(self.device, nbytes)[:] = src[lo:hi]
+            # Chunk k of the piece (elements) belongs to member k: the others
+            # need this device's other chunks; its own it reads from ``x``.
+            bounds = [count * k // n * item for k in range(n + 1)]
+            mine = self._half(self.device, nbytes)
+            for k in range(n):
+                if k != me:
+                    mine[bounds[k]:bounds[k + 1]] = src[lo + bounds[k]:lo + bounds[k + 1]]
             self._arrive(group, sig, what)
-            # Chunk k of the piece (elements) belongs to member k.
-            bounds = [count * k // n for k in range(n + 1)]
-            a, b = bounds[me] * item, bounds[me + 1] * item
+            a, b = bounds[me], bounds[me + 1]
             if b > a:
-                views = [self._half(d, nbytes)[a:b].view(x.dtype) for d in group]
-                # Reduced into this device's own chunk, in group order.  Only
-                # this device touches chunk ``me`` now, and a ufunc may write
-                # where it reads: in place unless the chunk is still to be read
-                # (members after the first two).
-                mine = views[me] if me < 2 else np.empty_like(views[me])
+                # Reduced in group order into this device's own chunk of its
+                # half, which nobody reads until the next barrier.
+                views = [src[lo + a:lo + b].view(x.dtype) if d == self.device else
+                         self._half(d, nbytes)[a:b].view(x.dtype) for d in group]
+                acc = mine[a:b].view(x.dtype)
                 if n > 1:
-                    op(views[0], views[1], out=mine)
+                    op(views[0], views[1], out=acc)
+                else:
+                    acc[...] = views[0]
                 for v in views[2:]:
-                    op(mine, v, out=mine)
-                if mine is not views[me]:
-                    views[me][...] = mine
+                    op(acc, v, out=acc)
             self._arrive(group, sig, what)
-            for k, d in enumerate(group):
-                a, b = bounds[k] * item, bounds[k + 1] * item
-                dst[lo + a:lo + b] = self._half(d, nbytes)[a:b]
+            for d in group:
+                k = group.index(d)
+                dst[lo + bounds[k]:lo + bounds[k + 1]] = self._half(d, nbytes)[bounds[k]:bounds[k + 1]]
 
     def all_gather(self, x: np.ndarray, out: np.ndarray, group: tuple, what: str = "all-gather") -> None:
         """``out`` = every member's ``x``, concatenated in group order (as bytes)."""
