@@ -61,6 +61,25 @@ def test_partitioned_program_on_device_processes(name):
     _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name)
 
 
+@pytest.mark.parametrize("form", ["hlo", "spmd.hlo"])
+def test_xlac_run_on_device_processes(tmp_path, form):
+    """``xlac run`` starts the devices itself and writes the global results."""
+    name = "pmap_mlp_step"
+    out = tmp_path / "out.npz"
+    run = subprocess.run([sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.{form}"),
+                          "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    _, want = _load(name)
+    with np.load(out) as f:
+        got = [f[f"arr_{k}"] for k in range(len(f.files))]
+    if form == "spmd.hlo":
+        from xlac.passes.shard_map import output_shardings
+        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+        got = [s.assemble(list(o)) for s, o in zip(shardings, got)]
+    _close(got, want, name)
+
+
 @pytest.mark.timeout(180)
 def test_global_programs_under_mpiexec(tmp_path):
     pytest.importorskip("mpi4py")
