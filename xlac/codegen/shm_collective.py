@@ -45,13 +45,12 @@ from ..shape import PrimitiveType as PT
 from . import types
 from .compile_cache import load_or_compile
 from .jit import compile_ir
+from . import native_function
+from .native_function import I1, I8, I32, I64, PTR, VOID, Callee, i32 as _i32, i64 as _i64
 from .scalar_ops import emit_elementwise, emits
 
 __all__ = ["make_service", "native_functions"]
 
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-PTR = ir.PointerType()
-VOID = ir.VoidType()
 
 #: Pauses before a waiting device starts to yield its core, then yields before
 #: it sleeps (``SLEEP_NS`` a step).
@@ -68,72 +67,25 @@ _TABLE_STRIDE = 8          # reduction numbers are < 8
 _TABLE_SIZE = (max(abi.ELEMENT_TYPE_NUMBERS.values()) + 1) * _TABLE_STRIDE
 
 
-def _i64(v: int) -> ir.Constant:
-    return ir.Constant(I64, v)
+class NativeFunction(native_function.NativeFunction):
+    """With this protocol's structures: ``ShmState`` fields and ``xlac_collective_op`` fields."""
 
-
-def _i32(v: int) -> ir.Constant:
-    return ir.Constant(I32, v)
-
-
-class _Fn:
-    """A function being built: its builder and a few structured helpers."""
-
-    def __init__(self, module: ir.Module, name: str, ret, args: list, names: str):
-        self.fn = ir.Function(module, ir.FunctionType(ret, args), name)
-        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.args = self.fn.args
-        for a, n in zip(self.args, names.split()):
-            a.name = n
-
-    def local(self, ty, init, name: str):
-        """A stack slot (in the entry block) initialised to ``init`` here."""
-        b = self.b
-        with b.goto_block(self.fn.entry_basic_block):
-            b.position_at_start(self.fn.entry_basic_block)
-            slot = b.alloca(ty, name=name)
-        b.store(init, slot)
-        return slot
-
-    def field(self, state, name: str):
-        """Address of ``state->name`` (every ShmState field is 8 bytes)."""
-        return self.b.gep(state, [_i64(getattr(ShmState, name).offset // 8)], source_etype=I64)
+    def at(self, state, name: str):
+        """Address of ``state->name``."""
+        return self.field(state, ShmState, name)
 
     def get(self, state, name: str, ty=I64):
-        return self.b.load(self.field(state, name), typ=ty)
+        return self.b.load(self.at(state, name), typ=ty)
 
     def put(self, state, name: str, value) -> None:
-        self.b.store(value, self.field(state, name))
+        self.b.store(value, self.at(state, name))
 
     def op_field(self, op, name: str, ty):
         """``op->name`` of an ``xlac_collective_op``."""
-        addr = self.b.gep(op, [_i64(getattr(abi.CollectiveOp, name).offset)], source_etype=I8)
-        return self.b.load(addr, typ=ty)
-
-    def for_range(self, lo, hi, body, name: str = "k") -> None:
-        """``for (k = lo; k < hi; ++k) body(k)`` (i64)."""
-        b = self.b
-        pre = b.block
-        head = b.append_basic_block(f"{name}.head")
-        loop = b.append_basic_block(f"{name}.body")
-        done = b.append_basic_block(f"{name}.done")
-        b.branch(head)
-        b.position_at_end(head)
-        k = b.phi(I64, name=name)
-        k.add_incoming(lo, pre)
-        b.cbranch(b.icmp_signed("<", k, hi), loop, done)
-        b.position_at_end(loop)
-        body(k)
-        k.add_incoming(b.add(k, _i64(1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
-
-    def ret_if(self, cond, value) -> None:
-        with self.b.if_then(cond, likely=False):
-            self.b.ret(value)
+        return self.load_field(op, abi.CollectiveOp, name, ty)
 
 
-def _controls(f: _Fn, state, device, column: int):
+def _controls(f: NativeFunction, state, device, column: int):
     """Address of word ``column`` of ``device``'s 64-byte control line."""
     b = f.b
     base = f.get(state, "controls", PTR)
@@ -148,7 +100,7 @@ def _in_mask(b, mask, device):
 
 def _emit_now(m: ir.Module) -> ir.Function:
     clock = ir.Function(m, ir.FunctionType(I32, [I32, PTR]), "clock_gettime")
-    f = _Fn(m, "xlac_shm_now", I64, [], "")
+    f = NativeFunction(m, "xlac_shm_now", I64, [], "")
     b = f.b
     ts = b.alloca(ir.ArrayType(I64, 2))
     b.call(clock, [_i32(_CLOCK_MONOTONIC), ts])
@@ -161,7 +113,7 @@ def _emit_now(m: ir.Module) -> ir.Function:
 def _emit_late(m: ir.Module) -> ir.Function:
     """``i64 xlac_shm_late(state, mask, target)``: the devices of ``mask`` whose
     published round is below ``target`` (a mask; 0 when all are there)."""
-    f = _Fn(m, "xlac_shm_late", I64, [PTR, I64, I64], "state mask target")
+    f = NativeFunction(m, "xlac_shm_late", I64, [PTR, I64, I64], "state mask target")
     state, mask, target = f.args
     b = f.b
     late = f.local(I64, _i64(0), "late")
@@ -184,7 +136,7 @@ def _emit_wait(m: ir.Module, now, late_fn) -> ir.Function:
     pause = ir.Function(m, ir.FunctionType(VOID, []), "llvm.x86.sse2.pause") if _is_x86() else None
     sched_yield = ir.Function(m, ir.FunctionType(I32, []), "sched_yield")
     nanosleep = ir.Function(m, ir.FunctionType(I32, [PTR, PTR]), "nanosleep")
-    f = _Fn(m, "xlac_shm_wait", I32, [PTR, I64, I64], "state mask target")
+    f = NativeFunction(m, "xlac_shm_wait", I32, [PTR, I64, I64], "state mask target")
     state, mask, target = f.args
     b = f.b
     spins = f.local(I64, _i64(0), "spins")
@@ -227,7 +179,7 @@ def _emit_wait(m: ir.Module, now, late_fn) -> ir.Function:
     return f.fn
 
 
-def _set_error(f: _Fn, state, kind: int, detail, target) -> None:
+def _set_error(f: NativeFunction, state, kind: int, detail, target) -> None:
     f.put(state, "error_kind", _i64(kind))
     f.put(state, "error_detail", detail)
     f.put(state, "error_round", target)
@@ -240,7 +192,7 @@ def _is_x86() -> bool:
 
 def _emit_barrier(m: ir.Module, wait) -> ir.Function:
     """``i32 xlac_shm_barrier(state, mask, signature)``: the next round."""
-    f = _Fn(m, "xlac_shm_barrier", I32, [PTR, I64, I64], "state mask sig")
+    f = NativeFunction(m, "xlac_shm_barrier", I32, [PTR, I64, I64], "state mask sig")
     state, mask, sig = f.args
     b = f.b
     me = f.get(state, "device")
@@ -273,24 +225,24 @@ def _emit_barrier(m: ir.Module, wait) -> ir.Function:
 def _emit_pieces(m: ir.Module, wait) -> tuple:
     """``xlac_shm_begin_piece(state)`` (the next slot half; waits until its last
     readers moved on) and ``xlac_shm_end_piece(state, readers)``."""
-    f = _Fn(m, "xlac_shm_begin_piece", I32, [PTR], "state")
+    f = NativeFunction(m, "xlac_shm_begin_piece", I32, [PTR], "state")
     (state,) = f.args
     b = f.b
     pieces = b.add(f.get(state, "pieces"), _i64(1))
     f.put(state, "pieces", pieces)
     parity = b.and_(pieces, _i64(1))
-    readers = b.load(b.gep(f.field(state, "readers"), [parity], source_etype=I64), typ=I64)
-    after = b.load(b.gep(f.field(state, "readers_round"), [parity], source_etype=I64), typ=I64)
+    readers = b.load(b.gep(f.at(state, "readers"), [parity], source_etype=I64), typ=I64)
+    after = b.load(b.gep(f.at(state, "readers_round"), [parity], source_etype=I64), typ=I64)
     b.ret(b.call(wait, [state, readers, after]))
     begin = f.fn
 
-    f = _Fn(m, "xlac_shm_end_piece", VOID, [PTR, I64], "state readers")
+    f = NativeFunction(m, "xlac_shm_end_piece", VOID, [PTR, I64], "state readers")
     state, readers = f.args
     b = f.b
     parity = b.and_(f.get(state, "pieces"), _i64(1))
-    b.store(readers, b.gep(f.field(state, "readers"), [parity], source_etype=I64))
+    b.store(readers, b.gep(f.at(state, "readers"), [parity], source_etype=I64))
     # They have read it once they publish the round after this one.
-    b.store(b.add(f.get(state, "round"), _i64(1)), b.gep(f.field(state, "readers_round"), [parity],
+    b.store(b.add(f.get(state, "round"), _i64(1)), b.gep(f.at(state, "readers_round"), [parity],
                                                            source_etype=I64))
     b.ret_void()
     return begin, f.fn
@@ -324,7 +276,7 @@ def _emit_reductions(m: ir.Module) -> ir.GlobalVariable:
 
 def _emit_reduction(m: ir.Module, pt: PT, opcode: str) -> ir.Function:
     name = f"xlac_shm_{opcode}_{pt.value}"
-    f = _Fn(m, name, VOID, [PTR, PTR, PTR, I64], "dst a b nbytes")
+    f = NativeFunction(m, name, VOID, [PTR, PTR, PTR, I64], "dst a b nbytes")
     dst, x, y, nbytes = f.args
     f.fn.linkage = "internal"
     b = f.b
@@ -349,7 +301,7 @@ class _Group:
     their mask and this device's index among them; ``found`` is 0 when no
     row holds this device."""
 
-    def __init__(self, f: _Fn, state, op):
+    def __init__(self, f: NativeFunction, state, op):
         b = f.b
         self.f = f
         me = f.get(state, "device")
@@ -391,7 +343,7 @@ def _emit_signature(m: ir.Module) -> ir.Function:
     """``i64 xlac_shm_signature(op)``: FNV-1a of the op's kind, type, reduction,
     channel, sizes and instruction name — equal on every device running the
     same collective."""
-    f = _Fn(m, "xlac_shm_signature", I64, [PTR], "op")
+    f = NativeFunction(m, "xlac_shm_signature", I64, [PTR], "op")
     (op,) = f.args
     f.fn.linkage = "internal"
     b = f.b
@@ -437,7 +389,7 @@ class _Natives:
 
 def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
     """``i32 xlac_shm_collective(state, op)``: one op in one round, or NOT_HANDLED."""
-    f = _Fn(m, "xlac_shm_collective", I32, [PTR, PTR], "state op")
+    f = NativeFunction(m, "xlac_shm_collective", I32, [PTR, PTR], "state op")
     state, op = f.args
     b = f.b
     kind = f.op_field(op, "kind", I32)
@@ -497,7 +449,7 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
 
     def reduce_into(offset, nbytes):
         """dst = the members' halves (from ``offset``) reduced in group order."""
-        fn = _TypedPtr(b.load(reduce_fn), ir.FunctionType(VOID, [PTR, PTR, PTR, I64]))
+        fn = Callee(b.load(reduce_fn), ir.FunctionType(VOID, [PTR, PTR, PTR, I64]))
         with b.if_else(b.icmp_signed("==", n, _i64(1))) as (one, more):
             with one:
                 b.call(nat.memcpy, [dst, half_of(group.member(_i64(0)), offset), nbytes, false])
@@ -554,28 +506,17 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
     return f.fn
 
 
-class _TypedPtr:
-    """An indirect callee: a pointer value plus its function type."""
-
-    def __init__(self, value, fnty):
-        self.value, self.function_type = value, fnty
-        self.type = PTR
-
-    def get_reference(self):
-        return self.value.get_reference()
-
-
 def _emit_service(m: ir.Module, collective) -> ir.Function:
     """``i32 xlac_shm_service(state, runtime_ctx, op)``."""
-    f = _Fn(m, "xlac_shm_service", I32, [PTR, PTR, PTR], "state runtime_ctx op")
+    f = NativeFunction(m, "xlac_shm_service", I32, [PTR, PTR, PTR], "state runtime_ctx op")
     state, runtime_ctx, op = f.args
     b = f.b
     status = b.call(collective, [state, op])
     f.ret_if(b.icmp_signed("==", status, _i32(0)), status)
     service = ir.FunctionType(I32, [PTR, PTR])
     with b.if_then(b.icmp_signed("==", status, _i32(NOT_HANDLED))):
-        b.ret(b.call(_TypedPtr(f.get(state, "fallback", PTR), service), [runtime_ctx, op]))
-    b.ret(b.call(_TypedPtr(f.get(state, "fail", PTR), service), [state, op]))
+        b.ret(b.call(Callee(f.get(state, "fallback", PTR), service), [runtime_ctx, op]))
+    b.ret(b.call(Callee(f.get(state, "fail", PTR), service), [state, op]))
     return f.fn
 
 
