@@ -9,10 +9,12 @@ returns, and indirect calls through function pointers (:class:`Callee`).
 from __future__ import annotations
 
 import ctypes
+import platform
 
 from llvmlite import ir
 
-__all__ = ["NativeFunction", "Callee", "I1", "I8", "I32", "I64", "PTR", "VOID", "i32", "i64"]
+__all__ = ["NativeFunction", "Callee", "I1", "I8", "I32", "I64", "PTR", "VOID", "i32", "i64", "cpu_relax",
+           "monotonic_ns", "SYS_FUTEX", "SYS_GETTID"]
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -25,6 +27,37 @@ def i64(v: int) -> ir.Constant:
 
 def i32(v: int) -> ir.Constant:
     return ir.Constant(I32, v)
+
+
+#: Linux's futex system call number on this machine (None: no futex; sleep instead).
+SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+#: ... and gettid's.
+SYS_GETTID = {"x86_64": 186, "amd64": 186, "aarch64": 178, "arm64": 178}.get(platform.machine().lower())
+
+
+def cpu_relax(module: ir.Module):
+    """A function ``void()`` that tells the CPU this is a spin-wait (x86's
+    ``pause``; nothing elsewhere), declared in ``module``; None when there is none."""
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686"):
+        return None
+    name = "llvm.x86.sse2.pause"
+    return module.globals.get(name) or ir.Function(module, ir.FunctionType(VOID, []), name)
+
+
+def monotonic_ns(module: ir.Module) -> ir.Function:
+    """``int64_t xlac_monotonic_ns(void)`` (``clock_gettime(CLOCK_MONOTONIC)``), defined in ``module``."""
+    name = "xlac_monotonic_ns"
+    if name in module.globals:
+        return module.globals[name]
+    clock = ir.Function(module, ir.FunctionType(I32, [I32, PTR]), "clock_gettime")
+    f = NativeFunction(module, name, I64, [], internal=True)
+    b = f.b
+    ts = b.alloca(ir.ArrayType(I64, 2))
+    b.call(clock, [i32(1), ts])         # CLOCK_MONOTONIC
+    sec = b.load(b.gep(ts, [i64(0), i64(0)]), typ=I64)
+    nsec = b.load(b.gep(ts, [i64(0), i64(1)]), typ=I64)
+    b.ret(b.add(b.mul(sec, i64(1_000_000_000)), nsec))
+    return f.fn
 
 
 class Callee:
@@ -67,7 +100,7 @@ class NativeFunction:
         addr = self.field(ptr, struct, name)
         if ordering is None:
             return self.b.load(addr, typ=ty)
-        return self.b.load_atomic(addr, ordering, ty.width // 8, typ=ty)
+        return self.b.load_atomic(addr, ordering, 8 if ty is PTR else ty.width // 8, typ=ty)
 
     def store_field(self, ptr, struct, name: str, value) -> None:
         self.b.store(value, self.field(ptr, struct, name))

@@ -46,7 +46,7 @@ from . import types
 from .compile_cache import load_or_compile
 from .jit import compile_ir
 from . import native_function
-from .native_function import I1, I8, I32, I64, PTR, VOID, Callee, i32 as _i32, i64 as _i64
+from .native_function import I1, I8, I32, I64, PTR, VOID, Callee, cpu_relax, i32 as _i32, i64 as _i64, monotonic_ns
 from .scalar_ops import emit_elementwise, emits
 
 __all__ = ["make_service", "native_functions"]
@@ -57,7 +57,6 @@ __all__ = ["make_service", "native_functions"]
 SPIN_PAUSES = 4096
 YIELDS = 4096
 SLEEP_NS = 20_000
-_CLOCK_MONOTONIC = 1
 
 #: xlac_reduction -> the elementwise opcode that combines two values (pred:
 #: add is or, multiply and min are and).
@@ -98,18 +97,6 @@ def _in_mask(b, mask, device):
 
 # -- waiting ----------------------------------------------------------------------------
 
-def _emit_now(m: ir.Module) -> ir.Function:
-    clock = ir.Function(m, ir.FunctionType(I32, [I32, PTR]), "clock_gettime")
-    f = NativeFunction(m, "xlac_shm_now", I64, [], "")
-    b = f.b
-    ts = b.alloca(ir.ArrayType(I64, 2))
-    b.call(clock, [_i32(_CLOCK_MONOTONIC), ts])
-    sec = b.load(b.gep(ts, [_i64(0), _i64(0)]), typ=I64)
-    nsec = b.load(b.gep(ts, [_i64(0), _i64(1)]), typ=I64)
-    b.ret(b.add(b.mul(sec, _i64(1_000_000_000)), nsec))
-    return f.fn
-
-
 def _emit_late(m: ir.Module) -> ir.Function:
     """``i64 xlac_shm_late(state, mask, target)``: the devices of ``mask`` whose
     published round is below ``target`` (a mask; 0 when all are there)."""
@@ -133,7 +120,7 @@ def _emit_wait(m: ir.Module, now, late_fn) -> ir.Function:
     """``i32 xlac_shm_wait(state, mask, target)``: 0 when every device of
     ``mask`` is at ``target``; ERROR_PEER_FAILED when the abort word is set,
     ERROR_TIMEOUT after ``state->timeout_ns`` (``state->error_*`` say which)."""
-    pause = ir.Function(m, ir.FunctionType(VOID, []), "llvm.x86.sse2.pause") if _is_x86() else None
+    pause = cpu_relax(m)
     sched_yield = ir.Function(m, ir.FunctionType(I32, []), "sched_yield")
     nanosleep = ir.Function(m, ir.FunctionType(I32, [PTR, PTR]), "nanosleep")
     f = NativeFunction(m, "xlac_shm_wait", I32, [PTR, I64, I64], "state mask target")
@@ -183,11 +170,6 @@ def _set_error(f: NativeFunction, state, kind: int, detail, target) -> None:
     f.put(state, "error_kind", _i64(kind))
     f.put(state, "error_detail", detail)
     f.put(state, "error_round", target)
-
-
-def _is_x86() -> bool:
-    from .target import host_description
-    return "x86" in " ".join(str(p) for p in host_description()).lower()
 
 
 def _emit_barrier(m: ir.Module, wait) -> ir.Function:
@@ -379,7 +361,7 @@ class _Natives:
     def __init__(self, m: ir.Module):
         self.memcpy = ir.Function(m, ir.FunctionType(VOID, [PTR, PTR, I64, I1]), "llvm.memcpy.p0.p0.i64")
         self.memset = ir.Function(m, ir.FunctionType(VOID, [PTR, I8, I64, I1]), "llvm.memset.p0.i64")
-        now = _emit_now(m)
+        now = monotonic_ns(m)
         self.wait = _emit_wait(m, now, _emit_late(m))
         self.barrier = _emit_barrier(m, self.wait)
         self.begin, self.end = _emit_pieces(m, self.wait)
