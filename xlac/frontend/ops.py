@@ -1429,6 +1429,15 @@ def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
     return operand.builder.add_instruction("fft", [operand], attrs)
 
 
+def _batch_norm(op: str, opcode: str, operands: list, epsilon, feature_index) -> XlaOp:
+    b = _builder(op, *operands)
+    b.check_operands(op, operands)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
+    attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
+    return b.add_instruction(opcode, operands, attrs)
+
+
 @builds("batch-norm-inference")
 def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaOp, variance: XlaOp,
                          epsilon: float, feature_index: int) -> XlaOp:
@@ -1439,14 +1448,38 @@ def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaO
     Floating-point types only; the result has the operand's shape.  ShapeError
     for a bad ``feature_index`` or per-feature arrays of the wrong size or type;
     TypeError when ``epsilon`` is not a number."""
-    op = "batch_norm_inference"
-    b = _builder(op, operand, scale, offset, mean, variance)
-    b.check_operands(op, [operand, scale, offset, mean, variance])
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
-    attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
-    return b.add_instruction("batch-norm-inference", [operand, scale, offset, mean, variance], attrs)
+    return _batch_norm("batch_norm_inference", "batch-norm-inference",
+                       [operand, scale, offset, mean, variance], epsilon, feature_index)
 
+
+@builds("batch-norm-training")
+def batch_norm_training(operand: XlaOp, scale: XlaOp, offset: XlaOp, epsilon: float,
+                        feature_index: int) -> XlaOp:
+    """Normalise ``operand`` with the mean and variance of each feature over the
+    other dimensions (spec: *BatchNormTraining*): a tuple ``(output, batch_mean,
+    batch_var)``, ``output = (operand - batch_mean) / sqrt(batch_var + epsilon)
+    * scale + offset`` of the operand's shape, the moments rank-1 arrays of the
+    size of dimension ``feature_index`` (``batch_var`` the biased variance).
+    Floating-point types only.  ShapeError for a bad ``feature_index`` or
+    ``scale``/``offset`` of the wrong size or type; TypeError when ``epsilon``
+    is not a number."""
+    return _batch_norm("batch_norm_training", "batch-norm-training", [operand, scale, offset],
+                       epsilon, feature_index)
+
+
+@builds("batch-norm-grad")
+def batch_norm_grad(operand: XlaOp, scale: XlaOp, batch_mean: XlaOp, batch_var: XlaOp, grad_output: XlaOp,
+                    epsilon: float, feature_index: int) -> XlaOp:
+    """Gradients of batch normalisation (spec: *BatchNormGrad*): a tuple
+    ``(grad_operand, grad_scale, grad_offset)`` for ``grad_output`` (the
+    operand's shape) flowing back through ``BatchNormTraining`` with moments
+    ``batch_mean`` and ``batch_var`` (rank-1, one value per feature of dimension
+    ``feature_index``).  Floating-point types only.  ShapeError for a bad
+    ``feature_index``, per-feature arrays of the wrong size or type, or a
+    ``grad_output`` that is not the operand's shape; TypeError when ``epsilon``
+    is not a number."""
+    return _batch_norm("batch_norm_grad", "batch-norm-grad", [operand, scale, batch_mean, batch_var, grad_output],
+                       epsilon, feature_index)
 
 
 # ---------------------------------------------------------------------------
