@@ -17,6 +17,9 @@ as one table.
   Training takes the variance as the mean of ``(x - mean)^2`` (the spec's
   formula; XLA's ``E[x^2] - E[x]^2`` loses every digit when the mean is large
   against the deviation), one more pass over the operand.
+* ``bitcast-convert`` between element types of different widths (spec:
+  BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and masks on
+  unsigned integers, little-endian (below);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -31,7 +34,7 @@ import numpy as np
 
 from ..hlo import collectives
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import BF16, F16, F32, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Shape
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
@@ -150,6 +153,103 @@ def batch_norm_grad(inst: HloInstruction, rw: PatternRewriter) -> bool:
                     bn.full("multiply", centered, bn.broadcast(c)))
     grad_operand = bn.full("multiply", bn.broadcast(k), inner)
     return rw.replace(inst, bn.result([grad_operand, grad_scale, grad_offset]))
+
+
+# -- bitcast-convert between element types of different widths ------------------------
+# (XLA's BitcastDtypesExpander.)  Each element is the unsigned integer of its
+# width; a narrower type takes its pieces from the lowest bits up along a new
+# minor-most dimension (little-endian: the order of the bytes in memory, as
+# on x86), a wider one ORs the pieces of that dimension back together.  All
+# elementwise ops, broadcasts, slices and reshapes: they fuse into one loop.
+# A complex element is its real part followed by its imaginary part.
+
+_UNSIGNED = {8: U8, 16: U16, 32: U32, 64: U64}
+_COMPLEX_PART = {C64: F32, C128: F64}
+
+
+@EXPANSIONS.register("bitcast-convert")
+def bitcast_convert_widths(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    src = inst.operands[0].shape.element_type
+    if src.bit_width == inst.shape.element_type.bit_width:
+        return False                      # an elementwise bitcast: the code generator's
+    expand = _bitcast_complex if src.is_complex else _bitcast_real
+    return rw.replace(inst, expand(rw, inst.operands[0], inst.shape))
+
+
+def _as(rw: PatternRewriter, x: HloInstruction, shape: Shape) -> HloInstruction:
+    """``x`` (same bits per element, same dimensions) as ``shape``."""
+    if x.shape == shape:
+        return x
+    opcode = "copy" if x.shape.element_type == shape.element_type else "bitcast-convert"
+    return rw.create(opcode, shape, [x])
+
+
+def _slice_minor(rw: PatternRewriter, x: HloInstruction, start: int, stop: int,
+                 dims: tuple) -> HloInstruction:
+    """``x[..., start:stop]`` reshaped to ``dims``."""
+    spec = tuple((0, d, 1) for d in x.shape.dimensions[:-1]) + ((start, stop, 1),)
+    et = x.shape.element_type
+    piece = rw.create("slice", Shape(et, x.shape.dimensions[:-1] + (stop - start,)), [x], {"slice": spec})
+    return rw.create("reshape", Shape(et, dims), [piece])
+
+
+def _bitcast_real(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloInstruction:
+    a, b = x.shape.element_type.bit_width, out.element_type.bit_width
+    u = x if x.shape.element_type == _UNSIGNED[a] else \
+        rw.create("bitcast-convert", Shape(_UNSIGNED[a], x.shape.dimensions), [x])
+    if a > b:                              # each element splits into a // b pieces
+        wide = Shape(_UNSIGNED[a], x.shape.dimensions + (a // b,))
+        rank = x.shape.rank
+        bits = rw.create("constant", Shape(wide.element_type, ()), [],
+                         {"literal": np.array(b, dtype=wide.element_type.dtype)})
+        shifts = rw.create("multiply", wide, [rw.create("iota", wide, [], {"iota_dimension": rank}),
+                                              rw.create("broadcast", wide, [bits], {"dimensions": ()})])
+        spread = rw.create("broadcast", wide, [u], {"dimensions": tuple(range(rank))})
+        shifted = rw.create("shift-right-logical", wide, [spread, shifts])
+        pieces = rw.create("convert", _unsigned_like(out, b, wide.dimensions), [shifted])
+    else:                                  # the minor-most b // a pieces join
+        dims = x.shape.dimensions[:-1]
+        wide = rw.create("convert", Shape(_UNSIGNED[b], x.shape.dimensions), [u])
+        pieces = None
+        for k in range(b // a):
+            piece = _slice_minor(rw, wide, k, k + 1, dims)
+            if k:
+                shape = piece.shape
+                bits = rw.create("constant", Shape(shape.element_type, ()), [],
+                                 {"literal": np.array(k * a, dtype=shape.element_type.dtype)})
+                piece = rw.create("shift-left", shape, [piece, rw.create("broadcast", shape, [bits],
+                                                                        {"dimensions": ()})])
+                piece = rw.create("or", _unsigned_like(out, b, dims), [pieces, piece])
+            pieces = piece
+    return _as(rw, pieces, out)
+
+
+def _unsigned_like(out: Shape, bits: int, dims: tuple) -> Shape:
+    """The unsigned type of ``bits`` over ``dims``, in ``out``'s layout when it is
+    ``out``'s type (the last op then writes the result as it is laid out)."""
+    et = _UNSIGNED[bits]
+    return Shape(et, dims, layout=out.layout) if out.element_type == et else Shape(et, dims)
+
+
+def _bitcast_complex(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloInstruction:
+    """Through the real and imaginary parts, each bitcast as a real type; the
+    pieces of an element alternate real, imaginary in the narrower type."""
+    src_part, dst_part = _COMPLEX_PART[x.shape.element_type], _COMPLEX_PART[out.element_type]
+    re, im = (rw.create(op, Shape(src_part, x.shape.dimensions), [x]) for op in ("real", "imag"))
+    if x.shape.element_type.bit_width > out.element_type.bit_width:
+        dims, r = x.shape.dimensions, out.dimensions[-1]
+        parts = [_bitcast_real(rw, v, Shape(dst_part, dims + (r,))) for v in (re, im)]
+        joined = rw.create("concatenate", Shape(dst_part, dims + (2 * r,)), parts, {"dimensions": (len(dims),)})
+        pairs = rw.create("reshape", Shape(dst_part, dims + (r, 2)), [joined])
+        halves = [_slice_minor(rw, pairs, k, k + 1, dims + (r,)) for k in range(2)]
+    else:
+        dims, r = out.dimensions, x.shape.dimensions[-1]
+        columns = [rw.create("reshape", Shape(src_part, dims + (r, 1)), [v]) for v in (re, im)]
+        pairs = rw.create("concatenate", Shape(src_part, dims + (r, 2)), columns, {"dimensions": (len(dims) + 1,)})
+        flat = rw.create("reshape", Shape(src_part, dims + (2 * r,)), [pairs])
+        halves = [_bitcast_real(rw, _slice_minor(rw, flat, k * r, (k + 1) * r, dims + (r,)), Shape(dst_part, dims))
+                  for k in range(2)]
+    return rw.create("complex", out, halves)
 
 
 # -- asynchronous collectives: the pair becomes the synchronous op ---------------------
