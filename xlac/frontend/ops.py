@@ -1763,9 +1763,12 @@ def partition_id(builder: XlaBuilder) -> XlaOp:
 
 @builds("after-all")
 def after_all(builder: XlaBuilder, tokens=()) -> XlaOp:
-    """A token ordered after ``tokens`` (spec: *AfterAll*); with none, a fresh token
-    (XLA's CreateToken).  ShapeError when an operand is not a token."""
-    tokens = list(tokens)
+    """A token ordered after ``tokens``, any number of them (spec: *AfterAll*);
+    with none, a fresh token (XLA's CreateToken).  ShapeError when an operand is
+    not a token."""
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"after_all: builder must be an XlaBuilder, got {type(builder).__name__}")
+    tokens = [tokens] if isinstance(tokens, XlaOp) else list(tokens)
     builder.check_operands("after_all", tokens)
     return builder.add_instruction("after-all", tokens)
 
