@@ -908,6 +908,42 @@ def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp
     return builder.add_instruction("call", operands, {"to_apply": callee})
 
 
+@builds("call")
+def composite_call(builder: XlaBuilder, computation: XlaComputation, operands=(), name: str = "",
+                   attributes: str | None = None, version: int | None = None) -> XlaOp:
+    """A composite operation (spec: *CompositeCall*): ``computation`` is its
+    decomposition, called with ``operands``; ``name`` (e.g. "foo.bar"),
+    ``attributes`` (MLIR attribute-dictionary text, e.g. ``"{n = 1 : i32}"``;
+    default ``"{}"``) and ``version`` (default 0) are kept as the call's
+    ``composite.*`` frontend attributes through every pass, as XLA's
+    CompositeCall does.  ShapeError for an empty name or attributes, a negative
+    version, or operands the computation does not take."""
+    op = "composite_call"
+    if not isinstance(name, str):
+        raise TypeError(f"{op}: name must be a string, got {name!r}")
+    if attributes is not None and not isinstance(attributes, str):
+        raise TypeError(f"{op}: attributes must be the text of an attribute dictionary, got {attributes!r}")
+    version = 0 if version is None else _index(op, "version", version)
+    operands = list(operands)
+    builder.check_operands(op, operands)
+    callee = builder.import_computation(computation)
+    fields = {"composite.attributes": "{}" if attributes is None else attributes,
+              "composite.name": name, "composite.version": str(version)}
+    attrs = {"to_apply": callee, "is_composite": True,
+             "frontend_attributes": Raw(_format_frontend_attributes(fields))}
+    return builder.add_instruction("call", operands, attrs)
+
+
+def _format_frontend_attributes(fields: dict) -> str:
+    """``{k="v",...}`` as XLA prints frontend attributes: keys sorted, a value
+    that is itself a braced dictionary unquoted."""
+    def value(v: str) -> str:
+        if v.startswith("{") and v.endswith("}"):
+            return v
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "{" + ",".join(f"{k}={value(v)}" for k, v in sorted(fields.items())) + "}"
+
+
 # ---------------------------------------------------------------------------
 # dynamic slicing
 # ---------------------------------------------------------------------------

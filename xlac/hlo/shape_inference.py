@@ -630,7 +630,27 @@ def _callee(ctx: _Ctx, name: str = "to_apply"):
 
 @_rule("call")
 def _call(ctx: _Ctx) -> Shape:
+    """Spec: Call, and CompositeCall (``is_composite=true``): the result of the
+    called computation (the composite's decomposition) on the operands."""
+    if ctx.attr("is_composite", False, required=False) is True:
+        _check_composite(ctx)
     return _applied(ctx, "to_apply")
+
+
+def _check_composite(ctx: _Ctx) -> None:
+    """A composite call's frontend attributes, as XLA's verifier checks them:
+    ``composite.name`` non-empty; ``composite.attributes``, when given, ``{}``
+    or more; ``composite.version``, when given, a non-negative integer."""
+    attrs = collectives.parse_frontend_attributes(ctx.attr("frontend_attributes", None, required=False))
+    rule = "a composite call must have frontend attributes with"
+    if not attrs.get("composite.name"):
+        raise ctx.fail(f"{rule} key composite.name whose value is non-empty, got "
+                       f"frontend_attributes={ctx.attr('frontend_attributes', '{}', required=False)}")
+    if attrs.get("composite.attributes", "{}") == "":
+        raise ctx.fail(f"{rule} key composite.attributes whose value is default: {{}} or non-empty")
+    version = attrs.get("composite.version", "0")
+    if not (version.isdigit() and version.isascii()):
+        raise ctx.fail(f"{rule} a composite.version whose value is a non-negative integer but got: {version}")
 
 
 @_rule("fusion")
