@@ -169,9 +169,11 @@ _COMPLEX_PART = {C64: F32, C128: F64}
 
 @EXPANSIONS.register("bitcast-convert")
 def bitcast_convert_widths(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    src = inst.operands[0].shape.element_type
-    if src.bit_width == inst.shape.element_type.bit_width:
+    src, dst = inst.operands[0].shape.element_type, inst.shape.element_type
+    if src.bit_width == dst.bit_width:
         return False                      # an elementwise bitcast: the code generator's
+    if not {t.bit_width // (2 if t.is_complex else 1) for t in (src, dst)} <= _UNSIGNED.keys():
+        return False                      # sub-byte types: refused by the code generator, by name
     expand = _bitcast_complex if src.is_complex else _bitcast_real
     return rw.replace(inst, expand(rw, inst.operands[0], inst.shape))
 
