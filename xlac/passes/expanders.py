@@ -18,8 +18,8 @@ as one table.
   formula; XLA's ``E[x^2] - E[x]^2`` loses every digit when the mean is large
   against the deviation), one more pass over the operand.
 * ``bitcast-convert`` between element types of different widths (spec:
-  BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and masks on
-  unsigned integers, little-endian (below);
+  BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and
+  truncating converts on unsigned integers, little-endian (below);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
