@@ -259,3 +259,36 @@ def test_parallel_for_overhead(flat_kernel):
             lines.append(f"num_threads={nt} n={n}: {best * 1e6:.2f} us per call"
                          + (" (parallel_for NULL: the kernel loops)" if nt == 1 else ""))
     print("\nparallel_for overhead:\n  " + "\n  ".join(lines))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fork_after_the_pool_started(flat_kernel):
+    """A child forked while the pool has workers (none come along) starts its
+    own; the parent's pool goes on working."""
+    opts = threads.make_run_options(2)
+    assert (flat_kernel(opts, 64, size=64) == 1).all()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # the child: no worker survived fork()
+        try:
+            ok = threads.pool().state.num_workers == 0
+            child_opts = threads.make_run_options(2)
+            ok = ok and all((flat_kernel(child_opts, n, size=n) == 1).all() for n in (2, 64, 1000))
+            os.write(w, b"ok" if ok else b"bad")
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        got = os.read(r, 16)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+    assert got == b"ok"
+    assert (flat_kernel(opts, 1000, size=1000) == 1).all()
+
+
+def test_workers_never_outnumber_the_cpus(flat_kernel):
+    """num_threads beyond the CPUs makes no more workers (no oversubscription)."""
+    opts = threads.make_run_options(16)
+    assert (flat_kernel(opts, 640, size=640) == 1).all()
+    assert threads.pool().size() <= max(1, len(os.sched_getaffinity(0)))
