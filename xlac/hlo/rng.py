@@ -57,12 +57,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..shape import PrimitiveType, U8, U16, U32, U64
+from ..shape import F32, PrimitiveType, S32, U8, U16, U32, U64
 
 __all__ = ["Algorithm", "ALGORITHMS", "DEFAULT_ALGORITHM", "algorithm", "bits_type", "BIT_TYPES",
            "DISTRIBUTIONS", "RNG_STATE_INITIAL", "RNG_SEED", "rng_key", "split_shape_into_halves",
            "THREEFRY_ROTATIONS", "THREEFRY_PARITY", "PHILOX_MULTIPLIERS", "PHILOX_WEYL", "PHILOX_ROUNDS",
-           "rng_bit_generator", "threefry2x32", "philox4x32", "philox_blocks"]
+           "rng_bit_generator", "threefry2x32", "philox4x32", "philox_blocks", "generation_type",
+           "state_delta", "device_key", "rng_values", "split_pair"]
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,16 @@ def rng_key(name: str) -> int:
     for byte in name.encode():
         h = ((h ^ byte) * 0x100000001B3) & _M64
     return h ^ RNG_SEED
+
+
+def split_pair(dims: tuple) -> tuple[int, tuple, tuple, int]:
+    """``(split, half, pair, pair_dim)``: XLA's ``SplitShapePair`` of ``dims``
+    (:func:`split_shape_into_halves`) plus the shape of the two halves side by
+    side (``pair``: the half with 2 at ``pair_dim``)."""
+    split, half = split_shape_into_halves(dims)
+    if not dims:
+        return split, half, (2,), 0
+    return split, half, half[:split + 1] + (2,) + half[split + 2:], split + 1
 
 
 def split_shape_into_halves(dims: tuple) -> tuple[int, tuple]:
@@ -255,3 +266,101 @@ def rng_bit_generator(name: str, state: np.ndarray, dims: tuple, width: int) -> 
         bits, new = _philox(words, tuple(dims), wide)
     bits = np.array(bits, dtype=BIT_TYPES[width].dtype, order="C")
     return np.array(new, _U64), bits
+
+
+# -- rng: distributions over Philox bits (XLA's RngExpander) ---------------------------
+
+def generation_type(pt: PrimitiveType) -> PrimitiveType:
+    """The type ``rng`` of ``pt`` numbers computes in: f16 and bf16 in f32 (as
+    XLA's RngExpander), pred and the narrow integers in 32 bits."""
+    if pt.is_float:
+        return F32 if pt.bit_width < 32 else pt
+    if pt.bit_width >= 32:
+        return pt
+    return U32 if pt.is_unsigned_int else S32
+
+
+def state_delta(pt: PrimitiveType, dims: tuple) -> int:
+    """What one ``rng`` of ``pt[dims]`` adds to its generator state: its
+    number of 32-bit words (XLA's ``GetNumberOf32bitUnits``)."""
+    return math.prod(dims) * (2 if generation_type(pt).bit_width == 64 else 1)
+
+
+def device_key(key: int, replica: int, partition: int, num_replicas: int, num_partitions: int) -> int:
+    """An ``rng`` key on one device of several: xor the replica id (when there
+    are several replicas) and the partition id times 2**32 (several partitions)."""
+    if num_replicas > 1:
+        key ^= replica
+    if num_partitions > 1:
+        key ^= (partition << 32) & _M64
+    return key
+
+
+def _uniform_floats(bits: np.ndarray, a, b, dt: np.dtype) -> np.ndarray:
+    """XLA's ConvertRandomBitsToUniformFloatingPoint: the mantissa's worth of
+    high bits as a number in [0, 1), scaled to ``[a, b)``, in ``dt``."""
+    width, mantissa = bits.dtype.itemsize * 8, np.finfo(dt).nmant
+    unit = (bits >> bits.dtype.type(width - mantissa)).astype(dt) * dt.type(2.0 ** -mantissa)
+    with np.errstate(all="ignore"):
+        return unit * (dt.type(b) - dt.type(a)) + dt.type(a)
+
+
+def _uniform_ints(bits: np.ndarray, a, b, dt: np.dtype) -> np.ndarray:
+    """XLA's ConvertRandomBitsToUniformInt: ``a + bits % (b - a)``, the sum
+    taken in two halves so it cannot overflow (``x % 0`` is ``x``)."""
+    ut = bits.dtype
+    span = (np.asarray(b, dt).view(ut) - np.asarray(a, dt).view(ut)).astype(ut)
+    dist = bits if span == 0 else bits % span
+    half = dist >> ut.type(1)
+    with np.errstate(over="ignore"):
+        return (np.asarray(a, dt) + half.view(dt) + (dist - half).view(dt)).astype(dt)
+
+
+def _transcendental(fn, x: np.ndarray) -> np.ndarray:
+    return fn(x.astype(np.float64)).astype(x.dtype)
+
+
+def _box_muller(x0: np.ndarray, x1: np.ndarray) -> tuple:
+    """XLA's BoxMullerTransform of two uniform [0, 1) arrays."""
+    dt = x0.dtype
+    u1 = np.maximum(x0, dt.type(np.float32(1e-7)))
+    v1 = dt.type(2.0 * math.pi) * x1
+    u2 = _transcendental(np.sqrt, dt.type(-2.0) * _transcendental(np.log, u1))
+    return _transcendental(np.sin, v1) * u2, _transcendental(np.cos, v1) * u2
+
+
+def _normals(key: int, low: int, high: int, dims: tuple, dt: np.dtype) -> np.ndarray:
+    """XLA's NormalFloatingPointDistribution: uniform pairs side by side along
+    the split dimension, Box-Muller, the two results interleaved back."""
+    split, half, pair, pair_dim = split_pair(dims)
+    bits, _ = _philox([key, low, high], pair, dt.itemsize * 8)
+    u = _uniform_floats(bits, 0.0, 1.0, dt)
+    z0, z1 = _box_muller(np.take(u, [0], axis=pair_dim), np.take(u, [1], axis=pair_dim))
+    if not dims:
+        return z0.reshape(())
+    both = np.concatenate([z0, z1], axis=pair_dim)
+    full = both.reshape(dims[:split] + (2 * half[split],) + dims[split + 1:])
+    return full[(slice(None),) * split + (slice(0, dims[split]),)]
+
+
+def rng_values(distribution: str, key: int, state: np.ndarray, a, b, pt: PrimitiveType,
+               dims: tuple) -> np.ndarray:
+    """What ``rng`` makes: ``pt[dims]`` numbers of ``distribution`` with the
+    parameters ``a, b`` (uniform: ``[a, b)``; normal: mean and deviation),
+    from the Philox key ``key`` and the 128-bit counter ``state`` (``(low,
+    high)``, what rng-get-and-update-state returned).  A uniform float that
+    rounds to ``b`` becomes ``a``, so every value is in ``[a, b)``."""
+    gen = generation_type(pt)
+    dt = gen.dtype
+    low, high = (int(v) for v in np.asarray(state, _U64).reshape(-1))
+    a_gen, b_gen = np.asarray(a).astype(dt), np.asarray(b).astype(dt)
+    if distribution == "rng_normal":
+        values = a_gen + b_gen * _normals(key, low, high, tuple(dims), dt)
+    else:
+        bits, _ = _philox([key, low, high], tuple(dims), gen.bit_width)
+        convert = _uniform_floats if gen.is_float else _uniform_ints
+        values = convert(bits, a_gen, b_gen, dt)
+    out = np.asarray(values).astype(pt.dtype)
+    if distribution == "rng_uniform" and pt.is_float:
+        out = np.where(out < np.asarray(b, pt.dtype), out, np.asarray(a, pt.dtype)).astype(pt.dtype)
+    return np.array(out, order="C")
