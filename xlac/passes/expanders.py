@@ -12,6 +12,9 @@ as one table.
   rsqrt(variance + epsilon)`` and ``shift = offset - mean * scale'``, the two
   per-feature arrays broadcast along ``feature_index``: one multiply-add per
   element, fused into one loop.
+* ``rng-bit-generator`` and ``rng`` (spec: RngBitGenerator, RngUniform,
+  RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
+  Threefry/Philox rounds per output element (``rng_expander.py``);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -27,11 +30,13 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import Shape
+from . import rng_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
 
 EXPANSIONS = PatternSet()
+rng_expander.register(EXPANSIONS)
 
 
 @EXPANSIONS.register("batch-norm-inference")
