@@ -271,6 +271,24 @@ ENTRY e {
         xlac.evaluate(text, np.float32(0))
 
 
+def test_the_hlo_jax_emits_for_lax_rng_uniform():
+    text = (Path(__file__).resolve().parent / "data" / "jax_rng_uniform.hlo").read_text()
+    args = (np.float32(-2), np.float32(3))
+    want = xlac.evaluate(text, *args)
+    got = _fresh_jit(text)(*args)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.array_equal(g, w)
+    (u, i) = got
+    assert u.min() >= -2 and u.max() < 3 and i.min() >= -2 and i.max() < 3
+
+
+@pytest.mark.parametrize("distribution", ["rng_uniform", "rng_normal"])
+def test_empty_outputs(distribution):
+    comp = _uniform("f32", 0.0, 1.0, dims=(0, 3), distribution=distribution)
+    assert _fresh_jit(comp)().shape == (0, 3) and xlac.evaluate(comp).shape == (0, 3)
+
+
 # -- builder, shape rule, text ------------------------------------------------------------
 
 @pytest.mark.parametrize("make, message", [

@@ -11,7 +11,8 @@ and the module's outputs (``out_K_J``: the new state and the bits of shape J,
 in the order of the result tuple).  ``philox_state3_*`` are the same for a
 ``u64[3]`` Philox state, which jax's API does not take: their StableHLO is
 compiled by jax's XLA client directly and the equivalent HLO text is written
-beside it.
+beside it.  ``jax_rng_uniform.hlo`` is what ``jax.lax.rng_uniform`` lowers to
+(``rng`` instructions; XLA seeds them at random, so only the text is kept).
 
 jax is not a dependency of xlac: run this in a scratch environment that has it,
 
@@ -129,7 +130,16 @@ def xla_cases() -> list:
     return cases
 
 
+def rng_uniform_text() -> None:
+    def f(a, b):
+        return (jax.lax.rng_uniform(a, b, (3, 4)),
+                jax.lax.rng_uniform(a.astype(jnp.int32), b.astype(jnp.int32), (5,)))
+    hlo = jax.jit(f).lower(np.float32(0), np.float32(1)).as_text(dialect="hlo")
+    (OUT / "jax_rng_uniform.hlo").write_text(hlo)
+
+
 def main() -> None:
+    rng_uniform_text()
     cases = jax_cases() + xla_cases()
     manifest = {"jax": jax.__version__, "shapes": [list(s) for s in SHAPES], "cases": cases}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
