@@ -293,8 +293,10 @@ def test_empty_outputs(distribution):
 
 @pytest.mark.parametrize("make, message", [
     (lambda b, f, i: ops.rng_normal(i, i, xlac.shape("s32[4]")), "rng_normal makes floating-point numbers, not s32"),
-    (lambda b, f, i: ops.rng_uniform(f, i, xlac.shape("f32[4]")), "b must be a scalar of the result's element type f32"),
-    (lambda b, f, i: ops.rng_uniform(f, f, xlac.shape("f64[4]")), "a must be a scalar of the result's element type f64"),
+    (lambda b, f, i: ops.rng_uniform(f, i, xlac.shape("f32[4]")),
+     "b must be a scalar of the result's element type f32, got s32[]"),
+    (lambda b, f, i: ops.rng_uniform(f, f, xlac.shape("f64[4]")),
+     "a must be a scalar of the result's element type f64"),
     (lambda b, f, i: ops.rng_uniform(ops.broadcast(f, [2]), f, xlac.shape("f32[4]")), "a must be a scalar"),
     (lambda b, f, i: ops.rng_uniform(ops.constant(b, np.complex64(1)), ops.constant(b, np.complex64(2)),
                                      xlac.shape("c64[4]")), "rng_uniform makes pred, integer or floating-point"),

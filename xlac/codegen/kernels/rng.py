@@ -6,9 +6,9 @@ Each instruction gets a state of its own: an internal global ``[2 x i64]``
 keeps one per instruction the same way).  The kernel writes the state to its
 u64[2] result and adds ``delta`` to it with atomic adds, so concurrent calls
 of the program each get a state of their own: the low word with one atomic
-add, its carry into the high word with another (a caller could see a high
-word one ahead only when two calls race across a carry out of 64 bits, after
-2**64 words of output).
+add, its carry into the high word with another (only two calls racing across
+a carry out of the low word, after 2**64 words of output, could see a high
+word without the other's carry).
 
 The state lives as long as the code: a JIT executable keeps it from call to
 call (executables of the same module text share the code, so the state too,
