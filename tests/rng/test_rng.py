@@ -122,14 +122,20 @@ def test_normal_odd_shapes_match_the_evaluator(dims):
 
 # -- determinism and state ----------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype, a, b, exact", [("s32", -1000, 1000, True), ("f32", -1.0, 1.0, True),
-                                                ("u64", 0, 2 ** 64 - 1, True), ("f64", 0.0, 1.0, True)])
-def test_first_run_of_a_fresh_program_is_the_evaluators(dtype, a, b, exact):
+@pytest.mark.parametrize("dtype, a, b", [("s32", -1000, 1000), ("f32", -1.0, 1.0), ("u64", 0, 2 ** 64 - 1),
+                                         ("f64", 0.0, 1.0), ("s8", -100, 100), ("f16", -1.0, 1.0),
+                                         ("bf16", 0.0, 4.0), ("pred", False, True)])
+def test_first_run_of_a_fresh_program_is_the_evaluators(dtype, a, b):
     comp = _uniform(dtype, a, b, dims=(3, 33))
     want = xlac.evaluate(comp)
     assert np.array_equal(xlac.evaluate(comp), want)                     # the evaluator: every run alike
-    for kw in ({}, {"optimize": False}):
-        assert np.array_equal(_fresh_jit(comp, **kw)(), want), kw
+    assert np.array_equal(_fresh_jit(comp)(), want)
+
+
+def test_unoptimised_code_is_the_evaluators_too():
+    # optimize=False: every instruction of the expansion is a kernel of its own.
+    comp = _uniform("s32", -7, 1 << 20, dims=(5, 3))
+    assert np.array_equal(_fresh_jit(comp, optimize=False)(), xlac.evaluate(comp))
 
 
 def test_every_run_draws_new_numbers_and_fresh_programs_repeat():
@@ -269,6 +275,9 @@ ENTRY e {
     np.testing.assert_array_equal(got, np.stack(ref))
     with pytest.raises(xlac.CollectiveError, match="rng"):
         xlac.evaluate(text, np.float32(0))
+    parts = evaluate_replicated(text.replace("replica_count=2", "replica_count=2, num_partitions=2"),
+                                [[np.float32(0)]] * 4)
+    assert len({p.tobytes() for p in parts}) == 4
 
 
 def test_the_hlo_jax_emits_for_lax_rng_uniform():
