@@ -40,7 +40,11 @@
  * result are written with the layout's padding value.
  *
  * The entry function is reentrant: calls on different temp arenas and result
- * buffers may run concurrently (it has no global mutable state).
+ * buffers may run concurrently.  Its only global mutable state is the
+ * generator state of each `rng-get-and-update-state` (what `rng` expands to):
+ * a private variable of the object, from XLA:CPU's initial value 0x7012395,
+ * advanced with atomic adds, so every call (concurrent ones too) draws new
+ * random numbers.
  *
  * ---------------------------------------------------------------------------
  * Ahead-of-time objects

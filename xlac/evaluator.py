@@ -48,7 +48,7 @@ import threading
 import numpy as np
 
 from .errors import CollectiveError, UnsupportedError
-from .hlo import collectives
+from .hlo import collectives, rng
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
@@ -1376,6 +1376,50 @@ def _batch_norm_grad(inst, vals):
 
 
 # ============================================================================
+# Random numbers (spec: RngBitGenerator, RngUniform, RngNormal; the algorithms:
+# xlac.hlo.rng)
+# ============================================================================
+
+@_rule("rng-bit-generator")
+def _rng_bit_generator(inst, vals):
+    bits = inst.shape.tuple_shapes[1]
+    return rng.rng_bit_generator(str(inst.attrs["algorithm"]), vals[0], bits.dimensions,
+                                 bits.element_type.bit_width)
+
+
+def _take_rng_state(inst, delta: int) -> np.ndarray:
+    """The generator state of ``inst`` (u64[2]: low, high) in this run, which
+    then advances by ``delta``.  Each rng-get-and-update-state and each rng has
+    a state of its own, from ``rng.RNG_STATE_INITIAL`` at the start of a run,
+    as each has in a compiled program when it is loaded."""
+    states = current_device().rng_states
+    value = states.get(id(inst), rng.RNG_STATE_INITIAL)
+    states[id(inst)] = (value + delta) % (1 << 128)
+    return np.array([value & 0xFFFFFFFFFFFFFFFF, value >> 64], np.uint64)
+
+
+@_rule("rng-get-and-update-state")
+def _rng_get_and_update_state(inst, vals):
+    return _take_rng_state(inst, _int(inst.attrs["delta"]))
+
+
+def _rng_key(inst) -> int:
+    key = rng.rng_key(inst.name)
+    dev = current_device()
+    if dev.num_devices > 1:
+        dev = _device_for(inst)
+        key = rng.device_key(key, dev.replica_id, dev.partition_id, dev.num_replicas, dev.num_partitions)
+    return key
+
+
+@_rule("rng")
+def _rng(inst, vals):
+    pt, dims = inst.shape.element_type, inst.shape.dimensions
+    state = _take_rng_state(inst, rng.state_delta(pt, dims))
+    return rng.rng_values(str(inst.attrs["distribution"]), _rng_key(inst), state, vals[0], vals[1], pt, dims)
+
+
+# ============================================================================
 # Devices and collectives (spec: AllReduce, AllGather, ReduceScatter,
 # AllToAll, CollectivePermute, ReplicaId, Send, Recv)
 # ============================================================================
@@ -1394,6 +1438,7 @@ class Device:
         self.device_id, self.num_replicas, self.num_partitions = device_id, num_replicas, num_partitions
         self.counters: dict = {}    # what is counted (sends, recvs, meetings of a group) -> count so far
         self.recvs: dict = {}       # recv context number -> (channel, source, target, sequence) or None
+        self.rng_states: dict = {}  # id of an rng / rng-get-and-update-state -> its 128-bit state
 
     @property
     def num_devices(self) -> int:

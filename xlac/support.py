@@ -17,13 +17,12 @@ import sys
 from dataclasses import dataclass
 
 from . import evaluator
-from .codegen.compiler import codegen_rule
+from .codegen.compiler import codegen_rule, is_expanded
 from .codegen.scalar_ops import element_kinds
 from .errors import ShapeError, UnsupportedError
 from .frontend import ops
 from .hlo import shape_inference
 from .hlo.opcodes import CATEGORIES, OPCODES, OpDef
-from .passes.expanders import EXPANSIONS
 from .shape import C64, F32, PRED, S32, Shape
 
 __all__ = ["Support", "support", "matrix", "markdown", "KINDS"]
@@ -75,7 +74,7 @@ def _accepted_kinds(op: OpDef) -> set:
 def support(op: OpDef) -> Support:
     name = op.name
     codegen = codegen_rule(name)
-    if shape_inference.has_rule(name) and EXPANSIONS.for_opcode(name):
+    if is_expanded(name):
         # Expanded; or, when it also has code of its own, expanded in some forms only
         # (bitcast-convert between types of different widths).
         codegen = "expanded" if codegen is None else f"{codegen}+expanded"

@@ -149,6 +149,10 @@ class ElementalEmitter:
 def _elementwise(em: ElementalEmitter, inst, gens):
     operand_types = [o.shape.element_type for o in inst.operands]
     result_type = inst.shape.element_type
+    if any(o.shape.dimensions != inst.shape.dimensions for o in inst.operands if o.shape.dimensions):
+        # bitcast-convert between widths (u32[2,2] -> u64[2]) is not element by element.
+        raise UnsupportedError(inst.opcode, f"{inst.name}: operands of other dimensions than the "
+                               f"result {inst.shape}")
 
     def gen(index):
         values = [g(index) for g in gens]

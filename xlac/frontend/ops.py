@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError
+from ..hlo import rng as hlo_rng
 from ..hlo.collectives import SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, format_pairs
 from ..hlo.ir import Raw
 from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
@@ -1864,3 +1865,67 @@ def recv(builder: XlaBuilder, shape, channel_id: int, token: XlaOp | None = None
     """The data of :func:`recv_with_token` (XLA's Recv)."""
     done = recv_with_token(builder, shape, channel_id, token, source_target_pairs, is_host_transfer)
     return get_tuple_element(done, 0)
+
+
+# ---------------------------------------------------------------------------
+# random numbers (spec: RngBitGenerator, RngUniform, RngNormal; the
+# algorithms and the generator: xlac.hlo.rng)
+# ---------------------------------------------------------------------------
+
+@builds("rng-bit-generator")
+def rng_bit_generator(initial_state: XlaOp, shape, algorithm="rng_default") -> XlaOp:
+    """Random bits of ``shape`` and the next state (spec: *RngBitGenerator*): a
+    tuple XlaOp, element 0 the new state (``initial_state``'s shape), element 1
+    the bits.  ``algorithm``: 'rng_three_fry' (a u64[2] state), 'rng_philox'
+    (u64[2] or u64[3]) or 'rng_default' (XLA:CPU's, Philox); 'THREE_FRY',
+    'PHILOX' and enums with those names (jax's ``RandomAlgorithm``) work too.
+    The bits are bit for bit XLA's for the same state.  Their element type is
+    the unsigned type of the width of ``shape``'s (u8, u16, u32 or u64: f32
+    gives u32, as ``XlaBuilder::RngBitGenerator``); pred and complex are a
+    TypeError.  XLA's argument order ``(algorithm, initial_state, shape)``
+    is accepted too."""
+    op = "rng_bit_generator"
+    if not isinstance(initial_state, XlaOp) and isinstance(shape, XlaOp):
+        initial_state, shape, algorithm = shape, algorithm, initial_state
+    _unary_check(op, initial_state)
+    try:
+        alg = hlo_rng.algorithm(algorithm)
+    except ValueError as e:
+        raise ValueError(f"{op}: {e}") from None
+    shape = _as_shape(op, shape)
+    bits = hlo_rng.bits_type(shape.element_type) if shape.is_array else None
+    if bits is None:
+        raise TypeError(f"{op}: shape {shape} must be an array of an 8, 16, 32 or 64-bit element type "
+                        "(not pred or complex)")
+    state = initial_state.shape
+    result = Shape.tuple([Shape(state.element_type, state.dimensions) if state.is_array else state,
+                          Shape(bits, shape.dimensions)])
+    return initial_state.builder.add_instruction("rng-bit-generator", [initial_state], {"algorithm": alg.name},
+                                                 shape=result)
+
+
+def _rng(op: str, distribution: str, a, b, shape) -> XlaOp:
+    a, b = _coerce(op, a, b)
+    shape = _as_shape(op, shape)
+    return a.builder.add_instruction("rng", [a, b], {"distribution": distribution}, shape=shape)
+
+
+@builds("rng")
+def rng_uniform(a, b, shape) -> XlaOp:
+    """Numbers of ``shape`` uniformly distributed over ``[a, b)`` (spec:
+    *RngUniform*): ``a`` and ``b`` are scalars of ``shape``'s element type
+    (pred, integer or floating point; a Python number takes the other's type).
+    Stateful: each run of the program draws new numbers (XLA's RngExpander:
+    Philox from a generator state of the program, see ``xlac.hlo.rng``).
+    ``b <= a`` gives ``a`` for floats and wraps for integers (the spec leaves it
+    to the implementation)."""
+    return _rng("rng_uniform", "rng_uniform", a, b, shape)
+
+
+@builds("rng")
+def rng_normal(mu, sigma, shape) -> XlaOp:
+    """Numbers of ``shape`` from the normal distribution N(``mu``, ``sigma``)
+    (spec: *RngNormal*): ``mu`` and ``sigma`` are floating-point scalars of
+    ``shape``'s element type.  Stateful as :func:`rng_uniform`; Box-Muller
+    over Philox bits, as XLA's RngExpander."""
+    return _rng("rng_normal", "rng_normal", mu, sigma, shape)

@@ -205,7 +205,7 @@ _define("recv-done", "collective", 1, "Recv", traits=[SE], channel_id=INT, is_ho
 # -- the rest of the operation semantics -------------------------------------------------------
 _define("topk", "other", 1, "TopK", k=INT, largest=BOOL)
 _define("fft", "other", 1, "Fft", fft_type=ENUM, fft_length=INTS)
-_define("rng", "other", None, "RngUniform", traits=[SE], distribution=ENUM)
+_define("rng", "other", 2, "RngUniform, RngNormal", traits=[SE], distribution=ENUM)
 _define("rng-bit-generator", "other", 1, "RngBitGenerator", algorithm=ENUM)
 _define("infeed", "other", 1, "Infeed", traits=[SE], infeed_config=RAW)
 _define("outfeed", "other", 2, "", traits=[SE], outfeed_config=RAW, outfeed_shape=RAW)

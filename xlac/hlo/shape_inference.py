@@ -35,10 +35,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
-from . import collectives
+from . import collectives, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
-from ..shape import PRED, C64, C128, F32, F64, U32, PrimitiveType, Shape
+from ..shape import PRED, C64, C128, F32, F64, U32, U64, PrimitiveType, Shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
 
@@ -47,7 +47,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert", "recv"})
+                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -1661,3 +1661,78 @@ def _recv_done(ctx: _Ctx) -> Shape:
     if not _is_context(ctx.shapes[0]):
         raise ctx.fail(f"the operand must be a recv's (data, u32[], token[]), got {ctx.shapes[0]}")
     return Shape.tuple([_default_layout(ctx.shapes[0].tuple_shapes[0]), Shape.token()])
+
+
+# ---------------------------------------------------------------------------
+# random numbers (spec: RngUniform, RngNormal, RngBitGenerator; the algorithms
+# and their state shapes: xlac.hlo.rng)
+# ---------------------------------------------------------------------------
+
+@_rule("rng-bit-generator")
+def _rng_bit_generator(ctx: _Ctx) -> Shape:
+    """Spec: RngBitGenerator: ``(state, bits) rng-bit-generator(state),
+    algorithm=A``: the state is ``u64[n]`` with an ``n`` the algorithm takes
+    (Threefry 2, Philox and the default 2 or 3); the result is the state's
+    shape and an array of u8, u16, u32 or u64 (the given shape)."""
+    ctx.arity(1)
+    name = ctx.attr("algorithm")
+    alg = rng.ALGORITHMS.get(str(name))
+    if alg is None:
+        raise ctx.fail(f"algorithm={name} is not one of {', '.join(rng.ALGORITHMS)}")
+    state = ctx.array(0, "the state")
+    sizes = " or ".join(f"u64[{n}]" for n in alg.state_sizes)
+    if state.element_type != U64 or state.rank != 1 or state.dimensions[0] not in alg.state_sizes:
+        raise ctx.fail(f"the state of {alg.name} must be {sizes}, got {state}")
+    given = ctx.given_shape()
+    if not given.is_tuple or len(given.tuple_shapes) != 2:
+        raise ctx.fail(f"the result must be a tuple (new state, bits), got {given}")
+    new_state, bits = given.tuple_shapes
+    if not new_state.compatible(state):
+        raise ctx.fail(f"the new state {new_state} must have the state's shape {state}")
+    if not bits.is_array or bits.element_type not in rng.BIT_TYPES.values():
+        raise ctx.fail(f"the bits must be an array of u8, u16, u32 or u64, got {bits}")
+    return given
+
+
+def _rng_type_ok(distribution: str, pt: PrimitiveType) -> bool:
+    """Whether ``rng`` makes ``pt`` numbers (the spec: uniform of pred,
+    integers and floats; normal of floats)."""
+    if distribution == "rng_normal":
+        return pt.is_float
+    return pt.is_float or pt.is_integral or pt.is_pred
+
+
+@_rule("rng")
+def _rng(ctx: _Ctx) -> Shape:
+    """Spec: RngUniform(a, b, shape), RngNormal(mu, sigma, shape): ``rng(a,
+    b), distribution=rng_uniform|rng_normal``; ``a`` and ``b`` are scalars of
+    the result's element type (pred, integer or floating point for uniform,
+    floating point for normal); the result is the given shape."""
+    ctx.arity(2)
+    distribution = str(ctx.attr("distribution"))
+    if distribution not in rng.DISTRIBUTIONS:
+        raise ctx.fail(f"distribution={distribution} is not one of {', '.join(rng.DISTRIBUTIONS)}")
+    names = ("a", "b") if distribution == "rng_uniform" else ("mu", "sigma")
+    params = [ctx.array(k, n) for k, n in enumerate(names)]
+    given = ctx.given_shape()
+    if not given.is_array:
+        raise ctx.fail(f"the result must be an array, got {given}")
+    pt = given.element_type
+    if not _rng_type_ok(distribution, pt):
+        kinds = "floating-point" if distribution == "rng_normal" else "pred, integer or floating-point"
+        raise ctx.fail(f"{distribution} makes {kinds} numbers, not {pt.value}")
+    for n, p in zip(names, params):
+        if p.rank != 0 or p.element_type != pt:
+            raise ctx.fail(f"{n} must be a scalar of the result's element type {pt.value}, got {p}")
+    return given
+
+
+@_rule("rng-get-and-update-state")
+def _rng_get_and_update_state(ctx: _Ctx) -> Shape:
+    """``u64[2] rng-get-and-update-state(), delta=N``: the program's generator
+    state before adding ``N`` (a non-negative integer) to it."""
+    ctx.arity(0)
+    delta = ctx.int_attr("delta")
+    if delta < 0:
+        raise ctx.fail(f"delta={delta} must not be negative")
+    return Shape(U64, (2,))

@@ -20,6 +20,9 @@ as one table.
 * ``bitcast-convert`` between element types of different widths (spec:
   BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and
   truncating converts on unsigned integers, little-endian (below);
+* ``rng-bit-generator`` and ``rng`` (spec: RngBitGenerator, RngUniform,
+  RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
+  Threefry/Philox rounds per output element (``rng_expander.py``);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -35,11 +38,13 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Shape
+from . import rng_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
 
 EXPANSIONS = PatternSet()
+rng_expander.register(EXPANSIONS)
 
 
 class _BatchNorm:

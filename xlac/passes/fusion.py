@@ -266,7 +266,7 @@ class Fuser:
             progress = True
             while progress:
                 progress = False
-                for producer in list(dict.fromkeys(current.operands)):
+                for producer in self.candidates(current):
                     why = self.why_not(producer, current)
                     if why is not None:
                         if producer.opcode not in ("parameter", "constant", "get-tuple-element"):
@@ -290,6 +290,17 @@ class Fuser:
                 self.notes.append(Diagnostic("fusion", producer.name,
                                              f"not fused: {producer.name} into {final.name}: {why}"))
         return changed
+
+    def candidates(self, consumer: HloInstruction) -> list:
+        """The operands of ``consumer`` to try fusing, in order: first those
+        only it reads (fusing them duplicates nothing), then the others, each
+        group in operand order.  In a DAG (a cipher's rounds read each value
+        twice) a value that two instructions of the fusion read is then fused
+        once, after both, rather than copied into the fusion for each."""
+        operands = list(dict.fromkeys(consumer.operands))
+        only = {id(p) for p in operands
+                if p is not self.comp.root and all(u is consumer for u in self.users(p).values())}
+        return [p for p in operands if id(p) in only] + [p for p in operands if id(p) not in only]
 
     def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
         self.fuse_into(fusion, producer)

@@ -203,12 +203,15 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
     """What every module goes through before emission (the order of
-    xla/service/cpu/cpu_compiler.cc): expand ops the code generator does not
-    emit (``op-expander``), split tuple constants into tuples of array
-    constants, inline calls, simplify to a fixed point, assign layouts, fuse,
-    merge sibling fusions.  ``optimize=False`` only expands, splits tuple
-    constants and inlines calls (every instruction then gets its own kernel)."""
-    first = [OpExpander(), TupleConstantSplitter(), CallInliner()]
+    xla/service/cpu/cpu_compiler.cc): inline calls, expand ops the code
+    generator does not emit (``op-expander``), split tuple constants into
+    tuples of array constants, simplify to a fixed point, assign layouts, fuse,
+    merge sibling fusions.  Calls are inlined first, as XLA does before its
+    RngExpander: an ``rng`` in a function called twice is then two
+    instructions, each with a generator of its own.  ``optimize=False`` only
+    inlines calls, expands and splits tuple constants (every instruction then
+    gets its own kernel)."""
+    first = [CallInliner(), OpExpander(), TupleConstantSplitter()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
     return Pipeline("codegen", first + [simplify_pipeline(verify), LayoutAssignment(),

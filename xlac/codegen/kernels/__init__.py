@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import elemental
 from ..kernel_choice import KernelRegistry
 from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, loop, map_op,
-               reduce, scatter, sort, transpose, windows)
+               reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -41,6 +41,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     # What the run options say: the device, and the collectives between devices.
     r.add("replica-id", collectives.REPLICA_ID)
     r.add("partition-id", collectives.PARTITION_ID)
+    # The generator state of rng (a variable of the program's code).
+    r.add("rng-get-and-update-state", rng.RNG_GET_AND_UPDATE_STATE)
     r.add(("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"),
           collectives.COLLECTIVES)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
