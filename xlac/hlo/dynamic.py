@@ -296,6 +296,12 @@ def _bitcast_convert(ctx: SizeContext):
     return tuple(ctx.sizes[0]) + (ctx.result.dimensions[-1],)
 
 
+@_rule("constant", "iota")
+def _leaf(ctx: SizeContext):
+    """A leaf declared dynamic (``s32[<=10] iota()``): its size is its bound."""
+    return static_sizes(ctx.result)
+
+
 @_rule("opt-barrier", "add-dependency")
 def _pass_through(ctx: SizeContext):
     return ctx.sizes[0]
