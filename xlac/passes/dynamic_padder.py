@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..hlo import dynamic
-from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..shape import PRED, S32, PrimitiveType, Shape
 from .call_inliner import CallInliner
 
@@ -195,7 +195,7 @@ class _Padding:
             if p.shape.is_dynamic_dimension(d):
                 number = len(self.comp.parameters)
                 size = self.b.emit("parameter", attrs={"parameter_number": number}, shape=Shape(S32, ()))
-                size.name = self.b.names(f"{p.name}.size{d}")
+                size.name = fresh_name(f"{p.name or 'param'}_size{d}", self.b.names.used)
                 added.append((p.parameter_number, d))
                 sizes.append(size)
             else:
