@@ -43,7 +43,10 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
 from ..shape import PRED, S32, PrimitiveType, Shape
 from .call_inliner import CallInliner
 
-__all__ = ["DynamicPadder", "DynamicSignature", "pad_dynamic", "is_dynamic_module"]
+__all__ = ["DynamicPadder", "DynamicSignature", "pad_dynamic", "is_dynamic_module", "REPLACED_OPCODES"]
+
+#: Opcodes the pass replaces (by a size, by their operand): no code of their own.
+REPLACED_OPCODES = frozenset({"get-dimension-size", "set-dimension-size"})
 
 
 @dataclass(frozen=True)
