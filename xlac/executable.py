@@ -61,7 +61,8 @@ from .codegen.compiler import lower
 from .codegen.jit import parse_and_optimize
 from .codegen.target import host_target_machine
 from .hlo.ir import HloModule
-from .passes.dynamic_padder import is_dynamic_module, pad_dynamic
+from .hlo.verifier import verify
+from .passes.dynamic_padder import DynamicSignature, is_dynamic_module, pad_dynamic
 from .program import as_module, compile_program
 from .runtime import abi, allocator, interrupt, threads
 from .shape import Shape, from_buffer, to_buffer
@@ -616,8 +617,10 @@ class DynamicExecutable:
 
     def __init__(self, module: HloModule, optimize: bool = True, *, num_threads: int | None = None,
                  donate_argnums=()):
+        verify(module)
         module = module.clone()
-        self.signature = pad_dynamic(module)
+        static = DynamicSignature(tuple(p.shape for p in module.entry.parameters), module.entry.root.shape, (), ())
+        self.signature = pad_dynamic(module) or static
         self.padded = Executable(module, optimize, num_threads=num_threads, donate_argnums=donate_argnums)
         self.parameter_shapes = list(self.signature.parameter_shapes)
         self.result_shape = self.signature.result_shape

@@ -70,10 +70,15 @@ def is_dynamic_module(module: HloModule) -> bool:
     return any(inst.shape.is_dynamic for inst in module.instructions())
 
 
+def _needs_padding(module: HloModule) -> bool:
+    return any(inst.shape.is_dynamic or inst.opcode in REPLACED_OPCODES for inst in module.instructions())
+
+
 def pad_dynamic(module: HloModule) -> DynamicSignature | None:
-    """Rewrite ``module`` in place (calls inlined, then padded); its signature,
-    or None when nothing in it is dynamic (and it is left alone)."""
-    if not is_dynamic_module(module):
+    """Rewrite ``module`` in place (calls inlined, then padded; a module without
+    dynamic shapes or size ops is left alone).  Returns how the entry's
+    signature changed, or None when it did not (no dynamic parameter or result)."""
+    if not _needs_padding(module):
         return None
     CallInliner().run(module)
     entry = module.entry
@@ -83,6 +88,8 @@ def pad_dynamic(module: HloModule) -> DynamicSignature | None:
     for comp in module.computations:
         if comp is not entry:
             _Padding(comp, names).run(entry=False)
+    if not any(s.is_dynamic for s in parameters + (result,)):
+        return None
     return DynamicSignature(parameters, result, tuple(param_sizes), tuple(result_sizes))
 
 
@@ -92,7 +99,9 @@ class DynamicPadder:
     name = "dynamic-padder"
 
     def run(self, module: HloModule) -> bool:
-        return pad_dynamic(module) is not None
+        changed = _needs_padding(module)
+        pad_dynamic(module)
+        return changed
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,7 +179,7 @@ class _Padding:
 
     def run(self, entry: bool) -> tuple:
         comp = self.comp
-        if not entry and not any(i.shape.is_dynamic or i.opcode == "set-dimension-size"
+        if not entry and not any(i.shape.is_dynamic or i.opcode in REPLACED_OPCODES
                                  for i in comp.instructions):
             return [], []
         param_sizes = []
@@ -208,7 +217,8 @@ class _Padding:
     def _instruction(self, inst: HloInstruction) -> None:
         ops = list(inst.operands)
         shapes = [o.shape for o in ops]
-        if not dynamic.involved(inst.opcode, shapes, inst.shape, inst.attrs):
+        if inst.opcode not in REPLACED_OPCODES and not dynamic.involved(inst.opcode, shapes, inst.shape,
+                                                                        inst.attrs):
             self.sizes[id(inst)] = dynamic.static_sizes(inst.shape)
             return
         if inst.opcode == "call":
