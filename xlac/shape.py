@@ -438,9 +438,9 @@ class Shape:
 def _dynamic_flags(flags, dims: tuple) -> tuple:
     """Per-dimension dynamic flags, () when none is dynamic (so a static shape
     compares and hashes the same however it was made)."""
-    if flags is None:
+    flags = tuple(bool(f) for f in flags) if flags is not None else ()
+    if not flags:
         return ()
-    flags = tuple(bool(f) for f in flags)
     if len(flags) != len(dims):
         raise ValueError(f"dynamic_dimensions {list(flags)} must have one entry per dimension of {list(dims)}")
     return flags if any(flags) else ()
