@@ -211,7 +211,7 @@ UNSUPPORTED = {
     "reshape": ("""x = f32[4,8] parameter(0)
   n = s32[] parameter(1)
   d = f32[4,<=8] set-dimension-size(x, n), dimensions={1}
-  ROOT r = f32[<=32] reshape(d)""", "dynamic dimension 1 is not the major-most"),
+  ROOT r = f32[<=8,4] reshape(d)""", "splits dimensions of which [1] are dynamic and not the major-most alone"),
     "pad": ("""x = f32[8] parameter(0)
   n = s32[] parameter(1)
   d = f32[<=8] set-dimension-size(x, n), dimensions={0}
@@ -358,6 +358,8 @@ MOVEMENT = {
     "reshape_split": ("""r = f32[<=48] reshape(d)
   ROOT s = f32[<=16,3] reshape(r)""", X[:3].reshape(6, 3)),
     "reshape_unit_dims": ("ROOT r = f32[1,<=8,1,6] reshape(d)", X[:3].reshape(1, 3, 1, 6)),
+    "reshape_minor_dynamic": ("""t = f32[6,<=8] transpose(d), dimensions={1,0}
+  ROOT r = f32[<=48] reshape(t)""", X[:3].T.reshape(-1)),
     "slice_strided": ("ROOT s = f32[<=4,3] slice(d), slice={[1:8:2], [0:6:2]}", X[1:3:2, 0:6:2]),
     "slice_past_the_size": ("ROOT s = f32[<=2,6] slice(d), slice={[5:7], [0:6]}", X[3:3]),
     "concat_dynamic_dimension": ("""ROOT c = f32[<=16,6] concatenate(d, d), dimensions={0}""",
@@ -389,6 +391,25 @@ def test_data_movement_of_a_dynamic_dimension(case):
     arg = X if case == "with_a_static_operand" else GARBAGE
     check_all(text, [arg, np.int32(3)], np.asarray(expected, np.float32 if case != "select_compare_convert"
                                                    else np.int32))
+
+
+def test_reshape_merging_dynamic_dimensions_that_are_not_major_most():
+    # XLA's RewriteDynamicReshapeCombineInput: the valid elements are gathered together.
+    text = module("""x = f32[4,6] parameter(0)
+  n = s32[] parameter(1)
+  m = s32[] parameter(2)
+  a = f32[4,<=6] set-dimension-size(x, n), dimensions={1}
+  r = f32[<=24] reshape(a)
+  b = f32[<=4,<=6] set-dimension-size(a, m), dimensions={0}
+  q = f32[<=24] reshape(b)
+  c = f32[2,<=4,<=6] broadcast(b), dimensions={1,2}
+  s = f32[2,<=24] reshape(c)
+  ROOT t = (f32[<=24], f32[<=24], f32[2,<=24]) tuple(r, q, s)""")
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for n, m in ((3, 2), (6, 4), (0, 4), (2, 0), (1, 1)):
+        v = x[:m, :n]
+        check_all(text, [x, np.int32(n), np.int32(m)],
+                  (x[:, :n].reshape(-1), v.reshape(-1), np.broadcast_to(v, (2,) + v.shape).reshape(2, -1)))
 
 
 def test_concatenate_of_dynamic_operands_of_different_sizes():

@@ -413,45 +413,49 @@ def _pad(ctx: SizeContext):
 
 @_rule("reshape")
 def _reshape(ctx: SizeContext):
-    """XLA's rule: a dynamic dimension must be the major-most (ignoring 1s) of
-    the dimensions it is merged with or split into, so that its valid elements
-    stay a prefix in row-major order; the major-most output dimension of the
-    group takes the dynamic size."""
+    """XLA's rule, group by group of dimensions that reshape into each other:
+    merged into one dimension, its size is the product of theirs (compiled
+    code moves the valid elements together when a dynamic dimension is not the
+    major-most); split from one dynamic dimension, the major-most output
+    dimension (ignoring 1s) takes the dynamic size, the others stay static."""
     src, dst = ctx.shapes[0], ctx.result
     out = list(dst.dimensions)
     if 0 in src.dimensions or 0 in dst.dimensions:
         return tuple(out)
     bounds = common_factors(src.dimensions, dst.dimensions)
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        dynamic = [d for d in range(i0, i1) if src.is_dynamic_dimension(d)]
-        if dynamic:
-            _reshape_group(ctx, out, dynamic, (i0, i1), (j0, j1))
+        if any(src.is_dynamic_dimension(d) for d in range(i0, i1)):
+            _reshape_group(ctx, out, (i0, i1), (j0, j1))
     return tuple(out)
 
 
-def _reshape_group(ctx: SizeContext, out: list, dynamic: list, src_range, dst_range) -> None:
+def _reshape_group(ctx: SizeContext, out: list, src_range, dst_range) -> None:
     src, dst = ctx.shapes[0], ctx.result
     (i0, i1), (j0, j1) = src_range, dst_range
-    merged = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
-    if len(dynamic) > 1:
-        raise ctx.fail(f"it merges the dynamic dimensions {dynamic} ({merged})")
-    (d,) = dynamic
-    if any(src.dimensions[k] != 1 for k in range(i0, d)):
-        raise ctx.fail(f"dynamic dimension {d} is not the major-most of {merged}: its valid elements "
-                       "are not contiguous")
+    group = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
     targets = [k for k in range(j0, j1) if dst.dimensions[k] != 1] or list(range(j0, j1))
     if not targets:
         return                                    # a dynamic dimension of bound 1 reshaped away
     o = targets[0]
     declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
     if declared and declared != [o]:
-        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be "
-                       f"({merged})")
+        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
     a = ctx.arith
+    if len(targets) == 1:                         # merged into one dimension (or kept)
+        size = 1
+        for d in range(i0, i1):
+            size = a.mul(size, ctx.sizes[0][d])
+        out[o] = size
+        return
+    dynamic = [d for d in range(i0, i1) if src.is_dynamic_dimension(d)]
+    if len(dynamic) > 1 or any(src.dimensions[k] != 1 for k in range(i0, dynamic[0])):
+        raise ctx.fail(f"it splits dimensions of which {dynamic} are dynamic and not the major-most alone "
+                       f"({group}): the valid elements would not stay in place")
+    (d,) = dynamic
     valid = a.mul(ctx.sizes[0][d], math.prod(src.dimensions[d + 1:i1]))
     rest = math.prod(dst.dimensions[o + 1:j1])
-    if isinstance(valid, int) and src.is_dynamic_dimension(d) and valid % rest:
-        raise ValueError(f"reshape: {valid} valid elements of {merged} do not fill whole rows of {rest}")
+    if isinstance(valid, int) and valid % rest:
+        raise ValueError(f"reshape: {valid} valid elements of {group} do not fill whole rows of {rest}")
     out[o] = a.div(valid, rest)
 
 

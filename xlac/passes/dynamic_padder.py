@@ -360,7 +360,62 @@ def _concatenate(pad: _Padding, inst, operand_sizes, want):
     return acc
 
 
+def _reshape(pad: _Padding, inst, operand_sizes, want):
+    """Dimensions merged into one whose valid elements are not a prefix of the
+    merged dimension (a dynamic dimension that is not the major-most, or two
+    dynamic dimensions) are first gathered together (XLA's
+    ``RewriteDynamicReshapeCombineInput``), then reshaped."""
+    x = inst.operands[0]
+    src, dst = x.shape.static(), inst.shape.static()
+    sizes = operand_sizes[0]
+    if 0 in src.dimensions or 0 in dst.dimensions:
+        return None
+    bounds = dynamic.common_factors(src.dimensions, dst.dimensions)
+    groups = [(i0, i1) for (i0, _), (i1, _) in zip(bounds, bounds[1:]) if _scattered(src, sizes, i0, i1)]
+    if not groups:
+        return None
+    for i0, i1 in reversed(groups):               # later groups first: earlier dimensions keep their place
+        x = _compact(pad.b, x, sizes, i0, i1)
+    return pad.b.emit("reshape", x, shape=dst)
+
+
+def _scattered(shape: Shape, sizes, i0: int, i1: int) -> bool:
+    """Whether the valid elements of dimensions [i0, i1) merged are not a prefix."""
+    short = [d for d in range(i0, i1) if not (isinstance(sizes[d], int) and sizes[d] == shape.dimensions[d])]
+    if not short:
+        return False
+    return len(short) > 1 or any(shape.dimensions[k] != 1 for k in range(i0, short[0]))
+
+
+def _compact(b: _Builder, x: HloInstruction, sizes, i0: int, i1: int) -> HloInstruction:
+    """``x`` with dimensions [i0, i1) merged into one, its valid elements first:
+    element j of the merged dimension is the one whose digits in the sizes'
+    radices are j's (a gather at the padded positions)."""
+    shape = x.shape.static()
+    dims = list(shape.dimensions)
+    total = int(np.prod(dims[i0:i1]))
+    merged = dims[:i0] + [total] + dims[i1:]
+    flat = b.emit("reshape", x, shape=Shape(shape.element_type, merged))
+    vector = Shape(S32, (total,))
+    rest = b.emit("iota", attrs={"iota_dimension": 0}, shape=vector)
+    position, stride = None, 1
+    for k in reversed(range(i0, i1)):
+        radix = b.broadcast(b.size(b.max(sizes[k], 1)), vector)
+        digit = rest if k == i0 else b.emit("remainder", rest, radix, shape=vector)
+        if k > i0:
+            rest = b.emit("divide", rest, radix, shape=vector)
+        term = digit if stride == 1 else b.emit("multiply", digit, b.broadcast(b.size(stride), vector),
+                                                shape=vector)
+        position = term if position is None else b.emit("add", position, term, shape=vector)
+        stride *= dims[k]
+    attrs = {"offset_dims": tuple(d for d in range(len(merged)) if d != i0), "collapsed_slice_dims": (i0,),
+             "start_index_map": (i0,), "index_vector_dim": 1,
+             "slice_sizes": tuple(1 if d == i0 else n for d, n in enumerate(merged))}
+    return b.emit("gather", flat, position, attrs=attrs, shape=Shape(shape.element_type, merged))
+
+
 _FIXES = {
+    "reshape": _reshape,
     "get-dimension-size": _get_dimension_size,
     "set-dimension-size": _set_dimension_size,
     "reduce": _reduce,
