@@ -412,6 +412,24 @@ def test_reshape_merging_dynamic_dimensions_that_are_not_major_most():
                   (x[:, :n].reshape(-1), v.reshape(-1), np.broadcast_to(v, (2,) + v.shape).reshape(2, -1)))
 
 
+def test_dynamic_slice_of_a_dynamic_dimension_whole_or_one_element():
+    # XLA's cases: sliced whole, the size stays; one element, the start is
+    # clamped to the valid elements (not to the bound).
+    text = module("""x = f32[8,3] parameter(0)
+  n = s32[] parameter(1)
+  i = s64[] parameter(2)
+  z = s64[] constant(0)
+  d = f32[<=8,3] set-dimension-size(x, n), dimensions={0}
+  one = f32[1,2] dynamic-slice(d, i, z), dynamic_slice_sizes={1,2}
+  whole = f32[<=8,2] dynamic-slice(d, i, i), dynamic_slice_sizes={8,2}
+  ROOT t = (f32[1,2], f32[<=8,2]) tuple(one, whole)""")
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    for n, i in ((5, 7), (5, 2), (5, -1), (8, 9), (1, 1)):
+        row = min(max(i, 0), n - 1)
+        col = min(max(i, 0), 1)
+        check_all(text, [x, np.int32(n), np.int64(i)], (x[row:row + 1, :2], x[:n, col:col + 2]))
+
+
 def test_concatenate_of_dynamic_operands_of_different_sizes():
     text = module("""x = f32[5] parameter(0)
   y = f32[4] parameter(1)

@@ -852,7 +852,10 @@ def _clamped_window(starts, sizes, dims) -> tuple:
 @_rule("dynamic-slice")
 def _dynamic_slice(inst, vals):
     x = vals[0]
-    return x[_clamped_window(_start_indices(vals[1:]), inst.shape.dimensions, x.shape)]
+    sizes = inst.shape.dimensions
+    if any(n < k for n, k in zip(x.shape, sizes)):     # a dynamic operand smaller than the slice:
+        x = np.pad(x, [(0, max(k - n, 0)) for n, k in zip(x.shape, sizes)])   # its padding, zeros here
+    return x[_clamped_window(_start_indices(vals[1:]), sizes, x.shape)]
 
 
 @_rule("dynamic-update-slice")

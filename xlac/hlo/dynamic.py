@@ -411,6 +411,27 @@ def _pad(ctx: SizeContext):
     return tuple(out)
 
 
+@_rule("dynamic-slice")
+def _dynamic_slice(ctx: SizeContext):
+    """XLA's cases: a dynamic dimension sliced whole keeps its size (the start
+    is then 0); sliced to one element, the start is clamped to the valid ones
+    and the result is static."""
+    x = ctx.shapes[0]
+    out = list(ctx.result.dimensions)
+    for d in range(x.rank):
+        if not x.is_dynamic_dimension(d):
+            continue
+        k = ctx.result.dimensions[d]
+        if k == x.dimensions[d]:
+            out[d] = ctx.sizes[0][d]
+        elif k != 1:
+            raise ctx.fail(f"dimension {d} of {x} is dynamic and the slice takes {k} of its bound "
+                           f"{x.dimensions[d]}: only the whole bound or one element")
+        elif len(ctx.shapes) == 2 and ctx.shapes[1].rank == 1:
+            raise ctx.fail("start indices given as one vector: give one scalar per dimension")
+    return tuple(out)
+
+
 @_rule("reshape")
 def _reshape(ctx: SizeContext):
     """XLA's rule, group by group of dimensions that reshape into each other:

@@ -414,7 +414,25 @@ def _compact(b: _Builder, x: HloInstruction, sizes, i0: int, i1: int) -> HloInst
     return b.emit("gather", flat, position, attrs=attrs, shape=Shape(shape.element_type, merged))
 
 
+def _dynamic_slice(pad: _Padding, inst, operand_sizes, want):
+    """A one-element slice of a dynamic dimension starts within its valid elements."""
+    x = inst.operands[0]
+    sizes = operand_sizes[0]
+    ops = list(inst.operands)
+    b = pad.b
+    for d in range(x.shape.rank):
+        if not x.shape.is_dynamic_dimension(d) or inst.shape.dimensions[d] != 1:
+            continue
+        start = ops[1 + d]
+        last = b.max(b.sub(sizes[d], 1), 0)
+        hi = b.emit("convert", b.size(last), shape=start.shape.static())
+        ops[1 + d] = b.emit("clamp", b.zero(start.shape), start, hi, shape=start.shape.static())
+    inst.operands = ops
+    return None
+
+
 _FIXES = {
+    "dynamic-slice": _dynamic_slice,
     "reshape": _reshape,
     "get-dimension-size": _get_dimension_size,
     "set-dimension-size": _set_dimension_size,
