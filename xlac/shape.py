@@ -244,6 +244,9 @@ class Shape:
     ``Shape(F32, (2, 3))`` is an array with the default (major-to-minor) layout;
     ``Shape(F32, (2, 3), layout=Layout((0, 1)))`` column-major;
     ``Shape.tuple([s1, s2])`` a tuple; ``Shape.token()`` a token.
+    ``dynamic_dimensions``: one flag per dimension, True where the dimension is
+    dynamic (``f32[<=10,4]``: its size is known at run time, ``dimensions``
+    holds its bound); ``Shape(F32, (10, 4), dynamic_dimensions=[True, False])``.
     Raises ``ValueError`` for negative dimensions or a layout that does not fit.
     """
 
