@@ -518,6 +518,16 @@ def test_dynamic_executable_argument_count():
         xlac.jit(PARAMS)(np.ones((2, 4), np.float32))
 
 
+def test_builder_with_a_dynamic_parameter():
+    b = xlac.XlaBuilder("dynparam")
+    x = ops.parameter(b, 0, xlac.shape("f32[<=6,2]"), "x")
+    total = ops.reduce(ops.exp(x), ops.constant(b, np.float32(0)), scalar_computation("add", "add"), [0, 1])
+    comp = b.build(ops.tuple(b, [total, ops.get_dimension_size(x, 0), -x]))
+    assert str(comp.module.entry.root.shape) == "(f32[], s32[], f32[<=6,2]{1,0})"
+    v = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    check_all(comp.as_hlo_text(), [v], (np.float32(np.exp(v).sum()), np.int32(4), -v))
+
+
 def test_text_builder_and_module_inputs_agree():
     comp = spec_example()
     for x in (comp, comp.module, comp.as_hlo_text()):

@@ -296,9 +296,10 @@ def _bitcast_convert(ctx: SizeContext):
     return tuple(ctx.sizes[0]) + (ctx.result.dimensions[-1],)
 
 
-@_rule("constant", "iota")
+@_rule("parameter", "constant", "iota")
 def _leaf(ctx: SizeContext):
-    """A leaf declared dynamic (``s32[<=10] iota()``): its size is its bound."""
+    """A leaf declared dynamic (``s32[<=10] iota()``): its size is its bound (a
+    parameter's comes from its caller)."""
     return static_sizes(ctx.result)
 
 

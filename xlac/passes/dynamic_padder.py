@@ -9,15 +9,18 @@ next to it by the size rules of :mod:`xlac.hlo.dynamic`:
 
 * ``set-dimension-size(x, n)`` is ``x``, its size ``clamp(0, n, bound)``;
   ``get-dimension-size`` is the size (a constant when it is static);
-* elementwise ops, broadcast, transpose, slice, reshape (XLA's cases),
-  tuple and get-tuple-element work on the padded arrays as they are;
+* elementwise ops, broadcast, transpose, slice, reshapes that keep the valid
+  elements a prefix, tuple and get-tuple-element work on the padded arrays
+  as they are;
 * ops that would read the padding are made not to: a reduce selects its init
   value past the size (only the valid elements are combined: the spec's
   padding-aware reduction), a dot zeroes the padding of its contracting
   dimensions, a pad puts its padding value there, a reverse moves the valid
   elements back to the front (pad + dynamic-slice), a concatenate along a
   dynamic dimension writes each operand at the sum of the sizes before it
-  (dynamic-update-slice);
+  (dynamic-update-slice), a reshape merging a dynamic dimension that is not
+  the major-most gathers the valid elements together first, a one-element
+  dynamic-slice of a dynamic dimension starts within the valid elements;
 * an op without a size rule refuses dynamic operands (``UnsupportedError``
   naming the op and the dimension).
 
