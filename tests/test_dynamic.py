@@ -528,6 +528,20 @@ def test_builder_with_a_dynamic_parameter():
     check_all(comp.as_hlo_text(), [v], (np.float32(np.exp(v).sum()), np.int32(4), -v))
 
 
+def test_builder_broadcasting_with_dynamic_operands():
+    # The spec's broadcasting (broadcast_dimensions, scalars): a dynamic
+    # dimension stays dynamic, the static operand is read at its size.
+    b = xlac.XlaBuilder("bcast")
+    v = ops.parameter(b, 0, xlac.shape("f32[<=8]"), "v")
+    m = ops.parameter(b, 1, xlac.shape("f32[8,3]"), "m")
+    rows = ops.add(v, m, broadcast_dimensions=[0])
+    scaled = ops.mul(2.0, rows)
+    assert str(scaled.shape) == "f32[<=8,3]{1,0}"
+    comp = b.build(scaled)
+    vv, mm = np.arange(5, dtype=np.float32), np.ones((8, 3), np.float32)
+    check_all(comp.as_hlo_text(), [vv, mm], 2 * (vv[:, None] + mm[:5]))
+
+
 def test_text_builder_and_module_inputs_agree():
     comp = spec_example()
     for x in (comp, comp.module, comp.as_hlo_text()):
