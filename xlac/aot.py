@@ -144,6 +144,9 @@ class AotResult:
     module_name: str
     symbols: tuple = field(default=())   # the external symbols the object defines
     header_text: str = ""
+    #: For a module with dynamic dimensions: the lines of the header that say
+    #: which buffers hold which sizes (see :func:`_dynamic_doc`).
+    dynamic_doc: list = field(default_factory=list)
 
 
 def _check_name(name: str) -> None:
@@ -288,6 +291,26 @@ def _leaf_doc(kind: str, leaf: LeafInfo) -> str:
             f" aligned to >= {leaf.alignment}")
 
 
+def _dynamic_doc(signature, first_slot: dict, num_slots: int) -> list[str]:
+    """Header lines for a module with dynamic dimensions (padded by
+    ``xlac.passes.dynamic_padder``): which int32 buffers hold which sizes."""
+    if signature is None:
+        return []
+    params = ", ".join(str(s) for s in signature.parameter_shapes)
+    lines = [f" * Dynamic dimensions (HLO signature ({params}) -> {signature.result_shape}): every",
+             " * buffer holds the bound's worth of elements, laid out over the bounds; the size of",
+             " * each dynamic dimension travels in an int32_t buffer of its own. Elements past a",
+             " * size are padding: the code never reads a parameter's, a result's are undefined."]
+    first = num_slots - len(signature.parameter_sizes)
+    for j, (p, d) in enumerate(signature.parameter_sizes):
+        bound = signature.parameter_shapes[p].dimensions[d]
+        lines.append(f" *   param {first + j}: size of dimension {d} of param {first_slot[p]}, 0..{bound}")
+    leaves = len(signature.result_shape.leaves())
+    for j, (k, d) in enumerate(signature.result_sizes):
+        lines.append(f" *   result {leaves + j}: size of dimension {d} of result {k}")
+    return lines
+
+
 def _header(res: AotResult) -> str:
     n, N = res.name, res.name.upper()
     guard = f"XLAC_GENERATED_{N}_H_"
@@ -304,6 +327,7 @@ def _header(res: AotResult) -> str:
         f" * Result {res.result_shape} as {len(res.results)} buffer(s)"
         + (" (tuple leaves, depth-first):" if res.result_shape.is_tuple else ":"),
         *[_leaf_doc("result", r) for r in res.results],
+        *res.dynamic_doc,
         f" * Temp arena: {res.temp_size} bytes, aligned to {ALIGNMENT} (XLAC_ALIGNMENT)"
         + ("; pass NULL." if res.temp_size == 0 else "."),
         " *",
@@ -490,7 +514,9 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     # params[i] of the entry ABI: the parameters' array leaves in parameter-number
     # order, a tuple-shaped parameter flattened depth-first over consecutive slots.
     slots = []
+    first_slot = {}
     for p in sorted(entry.parameters, key=lambda p: p.parameter_number):
+        first_slot[p.parameter_number] = len(slots)
         leaves = p.shape.leaves()
         for k, shape in enumerate(leaves):
             label = p.name or f"param{p.parameter_number}"
@@ -508,7 +534,8 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
                     temp_size=lowered.assignment.temp_size,
                     required_services=required_services(lowered.hlo), triple=triple,
                     cpu=cpu_name or "", fingerprint=module.fingerprint(), module_name=module.name,
-                    symbols=(name, f"{name}_info"))
+                    symbols=(name, f"{name}_info"),
+                    dynamic_doc=_dynamic_doc(lowered.dynamic, first_slot, len(slots)))
 
     _emit_metadata(lowered.llvm_module, res)
     text = prepare_nontemporal(str(lowered.llvm_module))

@@ -48,6 +48,7 @@ from .executable import jit as single_device_jit
 from .hlo.parser import parse_hlo
 from .hlo.sharding import parameter_shardings, result_sharding
 from .mpi import MpiExecutable, launched_by_mpiexec
+from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime import disk_cache, interrupt
@@ -418,6 +419,9 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if replicas * partitions == 1:
         return single_device_jit(x, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize)
     module = as_module(x)
+    if is_dynamic_module(module):
+        raise UnsupportedError("dynamic shapes on several devices",
+                               f"module {module.name} runs on {replicas * partitions} devices")
     shardings = parameter_shardings(module) if num_replicas is None else None
     if shardings is not None:
         return SpmdExecutable(module, shardings, num_threads=num_threads or 1)

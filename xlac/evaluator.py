@@ -26,6 +26,16 @@ Numerics follow ``docs/numerics.md`` exactly:
 * reductions and dots accumulate in the element type (halves in f32); XLA may
   reassociate them, so only float tolerance is promised there.
 
+Dynamic dimensions (``f32[<=10]``): a value is its valid elements only (an
+array of shape ``(5,)`` for ``f32[<=10]`` of size 5), which is what a numpy
+user expects and an independent reference for the code generator's padded
+representation.  Entry arguments of a dynamic parameter may be any size up to
+the bound in its dynamic dimensions.  The size rules of ``xlac.hlo.dynamic``
+give each instruction's result sizes and the sizes it reads its operands at
+(operands are sliced to those); the rule then runs with the instruction's
+shape at those sizes.  ``set-dimension-size`` beyond the operand's valid
+elements reads the padding, which XLA leaves undefined: zeros here.
+
 Collectives and device ids (all-reduce, all-gather, reduce-scatter, all-to-all,
 collective-permute, their -start/-done forms, send/recv, replica-id,
 partition-id) ask the :class:`Device` the evaluation runs as (a thread-local;
@@ -48,7 +58,7 @@ import threading
 import numpy as np
 
 from .errors import CollectiveError, UnsupportedError
-from .hlo import collectives, rng
+from .hlo import collectives, dynamic, rng
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
@@ -142,9 +152,19 @@ def _check_argument(param: HloInstruction, shape: Shape, arg):
     a = np.asarray(arg)
     if a.dtype != shape.dtype:
         raise TypeError(f"{who}: expected {shape} (dtype {shape.dtype}), got {_describe(a)}")
-    if a.shape != shape.dimensions:
-        raise ValueError(f"{who}: expected {shape} (shape {shape.dimensions}), got {_describe(a)}")
+    if not _fits(a.shape, shape):
+        want = f"shape {shape.dimensions}" + (", or smaller in its dynamic dimensions" if shape.is_dynamic else "")
+        raise ValueError(f"{who}: expected {shape} ({want}), got {_describe(a)}")
     return a
+
+
+def _fits(dims: tuple, shape: Shape) -> bool:
+    """Whether an array of ``dims`` is a value of ``shape``: its dimensions, or
+    at most them where ``shape`` is dynamic."""
+    if dims == shape.dimensions:
+        return True
+    return len(dims) == shape.rank and shape.is_dynamic and all(
+        n == b or (shape.is_dynamic_dimension(d) and n <= b) for d, (n, b) in enumerate(zip(dims, shape.dimensions)))
 
 
 def _describe(v) -> str:
@@ -227,7 +247,12 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
                 rule = RULES.get(inst.opcode)
                 if rule is None:
                     raise UnsupportedError(inst.opcode)
-                value = _as_value(rule(inst, [values[id(o)] for o in inst.operands]))
+                vals = [values[id(o)] for o in inst.operands]
+                if inst.opcode not in _DYNAMIC_DIRECT and dynamic.involved(
+                        inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs):
+                    value = _as_value(_dynamic_step(rule, inst, vals))
+                else:
+                    value = _as_value(rule(inst, vals))
             _check_result(inst, inst.shape, value, batch)
             values[id(inst)] = value
     return values[id(comp.root)]
@@ -243,10 +268,79 @@ def _check_result(inst, shape: Shape, value, batch) -> None:
     elif shape.is_token:
         return
     elif isinstance(value, np.ndarray) and value.dtype == shape.dtype:
-        if value.shape == shape.dimensions or (batch is not None and value.shape in ((), batch)):
+        if _fits(value.shape, shape) or (batch is not None and value.shape in ((), batch)):
             return
     raise AssertionError(f"evaluator rule for {inst.opcode} ({inst.name}) produced "
                          f"{_describe(value)}, expected {shape}")
+
+
+# ============================================================================
+# Dynamic dimensions
+# ============================================================================
+
+#: Ops whose rule takes values of any size as they are (a call runs its
+#: computation on them, which handles its own dynamic dimensions).
+_DYNAMIC_DIRECT = frozenset({"call"})
+
+
+class _Resized:
+    """An instruction seen with its result shape at the run-time sizes."""
+
+    __slots__ = ("_inst", "shape")
+
+    def __init__(self, inst, shape: Shape):
+        self._inst, self.shape = inst, shape
+
+    def __getattr__(self, name):
+        return getattr(self._inst, name)
+
+
+def _dynamic_step(rule, inst, vals: list):
+    """Run ``rule`` on operands sliced to the sizes the op reads them at, with
+    the result shape at the sizes the size rules give."""
+    shapes = [o.shape for o in inst.operands]
+    sizes = [_sizes_of(v, s) for v, s in zip(vals, shapes)]
+    tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
+                                   value=lambda i: int(vals[i]))
+    _check_static(inst, tree, inst.shape)
+    vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
+    return rule(_Resized(inst, _sized(inst.shape, tree)), vals)
+
+
+def _sizes_of(value, shape: Shape):
+    if shape.is_tuple:
+        return [_sizes_of(v, s) for v, s in zip(value, shape.tuple_shapes)]
+    return tuple(value.shape) if shape.is_array else ()
+
+
+def _check_static(inst, tree, shape: Shape) -> None:
+    """A dimension declared static must come out at its bound."""
+    if shape.is_tuple:
+        for t, s in zip(tree, shape.tuple_shapes):
+            _check_static(inst, t, s)
+        return
+    for d, n in enumerate(tree if shape.is_array else ()):
+        if not shape.is_dynamic_dimension(d) and n != shape.dimensions[d]:
+            raise ValueError(f"{inst.opcode} {inst.name}: dimension {d} of {shape} is declared static but "
+                             f"its size is {n} at run time (declare it <={shape.dimensions[d]})")
+
+
+def _conform(inst, k: int, value, want):
+    """Operand ``k`` sliced to the sizes ``want`` the op reads it at."""
+    if isinstance(value, tuple):
+        return tuple(_conform(inst, k, v, w) for v, w in zip(value, want))
+    if not isinstance(value, np.ndarray) or tuple(value.shape) == tuple(want) or len(want) != value.ndim:
+        return value
+    if any(w > n for w, n in zip(want, value.shape)):
+        raise ValueError(f"{inst.opcode} {inst.name}: operand {k} has {list(value.shape)} valid elements, "
+                         f"fewer than the {list(want)} the op reads (operands of different dynamic sizes)")
+    return value[tuple(slice(0, w) for w in want)]
+
+
+def _sized(shape: Shape, tree) -> Shape:
+    if shape.is_tuple:
+        return Shape.tuple([_sized(s, t) for s, t in zip(shape.tuple_shapes, tree)])
+    return Shape(shape.element_type, tree) if shape.is_array else shape
 
 
 # ============================================================================
@@ -758,7 +852,10 @@ def _clamped_window(starts, sizes, dims) -> tuple:
 @_rule("dynamic-slice")
 def _dynamic_slice(inst, vals):
     x = vals[0]
-    return x[_clamped_window(_start_indices(vals[1:]), inst.shape.dimensions, x.shape)]
+    sizes = inst.shape.dimensions
+    if any(n < k for n, k in zip(x.shape, sizes)):     # a dynamic operand smaller than the slice:
+        x = np.pad(x, [(0, max(k - n, 0)) for n, k in zip(x.shape, sizes)])   # its padding, zeros here
+    return x[_clamped_window(_start_indices(vals[1:]), sizes, x.shape)]
 
 
 @_rule("dynamic-update-slice")
@@ -766,6 +863,22 @@ def _dynamic_update_slice(inst, vals):
     x, update = vals[0], vals[1]
     out = x.copy()
     out[_clamped_window(_start_indices(vals[2:]), update.shape, x.shape)] = update
+    return out
+
+
+@_rule("get-dimension-size")
+def _get_dimension_size(inst, vals):
+    return np.int32(vals[0].shape[_ints(inst.attrs["dimensions"])[0]])
+
+
+@_rule("set-dimension-size")
+def _set_dimension_size(inst, vals):
+    # The result shape holds the new size (clamped to [0, bound]); past the
+    # operand's valid elements is the padding: zeros here.
+    x = vals[0]
+    out = np.zeros(inst.shape.dimensions, x.dtype)
+    common = tuple(slice(0, min(a, b)) for a, b in zip(x.shape, inst.shape.dimensions))
+    out[common] = x[common]
     return out
 
 

@@ -32,6 +32,15 @@ Code is compiled for the pool's 64-byte aligned result buffers
 that is not 64-byte aligned to a result that relies on it compiles the module
 again without that promise, and such calls run that code.
 
+A module with dynamic dimensions (``f32[<=10]``) gives a
+:class:`DynamicExecutable`: it takes arrays of their actual sizes (any size up
+to the bound in a dynamic dimension, the exact size in a static one) and
+returns results of their actual sizes, as a numpy user expects.  Inside, the
+module is compiled padded (``xlac.passes.dynamic_padder``): each dynamic
+argument is copied into a zero-padded array of the bound's size and its sizes
+passed as ``s32`` scalars; the results come back padded with their sizes and
+are sliced (views of the padded arrays).
+
 Where the code comes from — the in-memory and disk caches, or a compilation —
 is :mod:`xlac.program`'s business (:func:`~xlac.program.compile_program`).
 ``exe.compile_time_s`` is the time the constructor took to get the code,
@@ -41,6 +50,7 @@ is :mod:`xlac.program`'s business (:func:`~xlac.program.compile_program`).
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 import time
 
@@ -51,11 +61,13 @@ from .codegen.compiler import lower
 from .codegen.jit import parse_and_optimize
 from .codegen.target import host_target_machine
 from .hlo.ir import HloModule
+from .hlo.verifier import verify
+from .passes.dynamic_padder import DynamicSignature, is_dynamic_module, pad_dynamic
 from .program import as_module, compile_program
 from .runtime import abi, allocator, interrupt, threads
 from .shape import Shape, from_buffer, to_buffer
 
-__all__ = ["Executable", "jit"]
+__all__ = ["Executable", "DynamicExecutable", "jit"]
 
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
@@ -587,6 +599,110 @@ def _restructure(shape: Shape, arrays):
     return next(arrays)
 
 
+# ---------------------------------------------------------------------------------------
+# Dynamic dimensions: actual sizes in and out, padded inside
+# ---------------------------------------------------------------------------------------
+
+class DynamicExecutable:
+    """A module with dynamic dimensions: called with arrays of their actual
+    sizes, returning results of their actual sizes (see the module docstring).
+
+    ``parameter_shapes``/``result_shape`` are the module's (dynamic) ones;
+    ``padded`` is the :class:`Executable` of the padded module, whose
+    parameters are the padded arrays then one ``s32`` size per dynamic
+    dimension, and whose result is ``(padded result, sizes...)``
+    (``signature``: a :class:`~xlac.passes.dynamic_padder.DynamicSignature`).
+    Other attributes (``compile_stats``, ``lowered``, ...) are the padded
+    executable's."""
+
+    def __init__(self, module: HloModule, optimize: bool = True, *, num_threads: int | None = None,
+                 donate_argnums=()):
+        verify(module)
+        module = module.clone()
+        static = DynamicSignature(tuple(p.shape for p in module.entry.parameters), module.entry.root.shape, (), ())
+        self.signature = pad_dynamic(module) or static
+        self.padded = Executable(module, optimize, num_threads=num_threads, donate_argnums=donate_argnums)
+        self.parameter_shapes = list(self.signature.parameter_shapes)
+        self.result_shape = self.signature.result_shape
+        names = self.padded._program.param_names
+        self._labels = [f"parameter {k}" + (f" ({names[k]})" if names[k] else "")
+                        for k in range(len(self.parameter_shapes))]
+
+    def __getattr__(self, name):
+        return getattr(self.padded, name)
+
+    def __call__(self, *args):
+        n = len(self.parameter_shapes)
+        if len(args) != n:
+            raise TypeError(f"{self.padded._module_name()} takes {n} argument(s), got {len(args)}")
+        arrays = [_dynamic_argument(label, shape, a)
+                  for label, shape, a in zip(self._labels, self.parameter_shapes, args)]
+        sizes = [np.int32(arrays[p].shape[d]) for p, d in self.signature.parameter_sizes]
+        padded = [_padded(a, s) for a, s in zip(arrays, self.parameter_shapes)]
+        out = self.padded(*padded, *sizes)
+        if not self.signature.result_sizes:
+            return out
+        return _sliced(self.result_shape, out[0], out[1:], self.signature.result_sizes)
+
+    def __repr__(self) -> str:
+        params = ", ".join(str(s) for s in self.parameter_shapes)
+        return f"<xlac.DynamicExecutable {self.padded._module_name()}({params}) -> {self.result_shape}>"
+
+
+def _dynamic_argument(label: str, shape: Shape, arg):
+    """``arg`` checked against a parameter that may have dynamic dimensions."""
+    if not shape.is_dynamic:
+        return arg
+    a = np.asarray(arg)
+    if a.dtype != shape.dtype:
+        raise TypeError(f"{label}: expected dtype {shape.dtype} ({shape}), got {a.dtype}")
+    ok = a.ndim == shape.rank and all(
+        n <= b if shape.is_dynamic_dimension(d) else n == b for d, (n, b) in enumerate(zip(a.shape, shape.dimensions)))
+    if not ok:
+        raise ValueError(f"{label}: expected shape {shape.dimensions}, at most that in the dynamic "
+                         f"dimensions ({shape}), got {a.shape}")
+    return a
+
+
+def _padded(a, shape: Shape):
+    """``a`` zero-padded to the bounds of ``shape``."""
+    if not shape.is_dynamic or a.shape == shape.dimensions:
+        return a
+    out = np.zeros(shape.dimensions, shape.dtype)
+    out[tuple(slice(0, n) for n in a.shape)] = a
+    return out
+
+
+def _sliced(shape: Shape, data, sizes, where):
+    """The padded result ``data`` with each leaf cut to its sizes."""
+    leaves = list(_restructure_leaves(shape, data))
+    cuts = [[slice(None)] * (leaf.rank if leaf.is_array else 0) for leaf in shape.leaves()]
+    for (k, d), n in zip(where, sizes):
+        cuts[k][d] = slice(0, int(n))
+    cut = [leaf[tuple(c)] if isinstance(leaf, np.ndarray) else leaf for leaf, c in zip(leaves, cuts)]
+    return _restructure(shape, iter(cut))
+
+
+def _restructure_leaves(shape: Shape, value):
+    if shape.is_tuple:
+        for s, v in zip(shape.tuple_shapes, value):
+            yield from _restructure_leaves(s, v)
+    else:
+        yield value
+
+
+def _as_dynamic_module(x) -> HloModule | None:
+    """The module of ``x`` when it has dynamic dimensions (text is parsed only
+    when it may: it contains ``<=`` followed by a digit)."""
+    if isinstance(x, str) and not _BOUNDED.search(x):
+        return None
+    module = as_module(x)
+    return module if is_dynamic_module(module) else None
+
+
+_BOUNDED = re.compile(r"<=\s*[0-9]")
+
+
 def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool = True) -> Executable:
     """Compile an XlaComputation, HloModule or HLO text for this CPU.
 
@@ -599,8 +715,14 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     instruction as its own kernel, without simplification or fusion (for
     debugging and as a reference).
 
+    A module with dynamic dimensions gives a :class:`DynamicExecutable`
+    (arrays of their actual sizes in and out).
+
     Raises ``xlac.HloParseError`` for bad text, ``xlac.ShapeError`` for an
     ill-shaped module and ``xlac.UnsupportedError`` ("not supported yet: <op>")
     for an operation the code generator does not handle.
     """
+    module = _as_dynamic_module(x)
+    if module is not None:
+        return DynamicExecutable(module, optimize, num_threads=num_threads, donate_argnums=donate_argnums)
     return Executable(x, optimize, num_threads=num_threads, donate_argnums=donate_argnums)

@@ -9,6 +9,7 @@ HLO text syntax, parsed by :func:`parse_shape` (``xlac.shape``) and printed by
     f32[2,3]{1,0}            array, minor_to_major = (1, 0)
     f32[2,3]{0,1:P(3,5)}     padded_dimensions = (3, 5), padding_value zero
     f32[2,3]{0,1:P(3,5)V(1)} padding_value one (V takes zero/one/lowest/highest or a number)
+    f32[<=10,4]              dimension 0 dynamic: at most 10 (the bound), its size known at run time
     (f32[], s32[4]{0})       tuple
     token[]                  token
 
@@ -243,6 +244,9 @@ class Shape:
     ``Shape(F32, (2, 3))`` is an array with the default (major-to-minor) layout;
     ``Shape(F32, (2, 3), layout=Layout((0, 1)))`` column-major;
     ``Shape.tuple([s1, s2])`` a tuple; ``Shape.token()`` a token.
+    ``dynamic_dimensions``: one flag per dimension, True where the dimension is
+    dynamic (``f32[<=10,4]``: its size is known at run time, ``dimensions``
+    holds its bound); ``Shape(F32, (10, 4), dynamic_dimensions=[True, False])``.
     Raises ``ValueError`` for negative dimensions or a layout that does not fit.
     """
 
@@ -250,8 +254,9 @@ class Shape:
     dimensions: tuple
     layout: Layout | None
     tuple_shapes: tuple
+    dynamic_dimensions: tuple
 
-    def __init__(self, element_type, dimensions=(), layout=None, tuple_shapes=()):
+    def __init__(self, element_type, dimensions=(), layout=None, tuple_shapes=(), dynamic_dimensions=None):
         if not isinstance(element_type, PrimitiveType):
             element_type = PrimitiveType.from_name(element_type) if isinstance(element_type, str) \
                 else PrimitiveType.from_dtype(element_type)
@@ -260,6 +265,7 @@ class Shape:
         object.__setattr__(self, "element_type", element_type)
         object.__setattr__(self, "dimensions", dims)
         object.__setattr__(self, "tuple_shapes", tuple_shapes)
+        object.__setattr__(self, "dynamic_dimensions", _dynamic_flags(dynamic_dimensions, dims))
         # Not a dataclass field: kept out of ==, hash and repr.
         object.__setattr__(self, "_tuple_depth", _tuple_depth_of(element_type, tuple_shapes))
         if element_type.is_array:
@@ -358,16 +364,54 @@ class Shape:
     def with_layout(self, layout: Layout | Sequence[int] | None) -> "Shape":
         if layout is not None and not isinstance(layout, Layout):
             layout = Layout(tuple(layout))
-        return Shape(self.element_type, self.dimensions, layout)
+        return Shape(self.element_type, self.dimensions, layout, dynamic_dimensions=self.dynamic_dimensions)
 
     def with_element_type(self, element_type: PrimitiveType) -> "Shape":
-        return Shape(element_type, self.dimensions, self.layout)
+        return Shape(element_type, self.dimensions, self.layout, dynamic_dimensions=self.dynamic_dimensions)
+
+    # -- dynamic dimensions (XLA's bounded dynamic shapes) ----------------------
+    def is_dynamic_dimension(self, d: int) -> bool:
+        """Whether dimension ``d`` is dynamic: ``dimensions[d]`` is then its bound
+        (the buffer holds that many), its size is known at run time."""
+        return bool(self.dynamic_dimensions) and self.dynamic_dimensions[d]
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Whether any dimension (of any tuple element) is dynamic."""
+        if self.is_tuple:
+            return any(s.is_dynamic for s in self.tuple_shapes)
+        return any(self.dynamic_dimensions)
+
+    @property
+    def is_static(self) -> bool:
+        return not self.is_dynamic
+
+    def with_dynamic_dimension(self, d: int, dynamic: bool = True) -> "Shape":
+        """This array shape with dimension ``d`` dynamic (or static)."""
+        flags = list(self.dynamic_dimensions or (False,) * self.rank)
+        flags[d] = bool(dynamic)
+        return Shape(self.element_type, self.dimensions, self.layout, dynamic_dimensions=flags)
+
+    def with_dynamic_dimensions(self, flags) -> "Shape":
+        """This array shape with the dynamic flags ``flags`` (one per dimension)."""
+        return Shape(self.element_type, self.dimensions, self.layout, dynamic_dimensions=flags)
+
+    def static(self) -> "Shape":
+        """The shape with every dynamic dimension made static at its bound (XLA's
+        ``ShapeUtil::MakeStaticShape``), tuple elements included."""
+        if self.is_tuple:
+            return Shape.tuple([s.static() for s in self.tuple_shapes]) if self.is_dynamic else self
+        if not self.is_dynamic:
+            return self
+        return Shape(self.element_type, self.dimensions, self.layout)
 
     def has_default_layout(self) -> bool:
         return self.layout == default_layout(self.rank)
 
     def compatible(self, other: "Shape") -> bool:
-        """Equal ignoring layout (the test HLO shape rules use)."""
+        """Equal ignoring layout and which dimensions are dynamic (XLA's
+        ``ShapeUtil::Compatible``; the test HLO shape rules use).  ``==`` tells
+        ``f32[<=10]`` from ``f32[10]``, as XLA's ``Shape::Equal``."""
         if self.is_tuple or other.is_tuple:
             return (self.is_tuple and other.is_tuple and len(self.tuple_shapes) == len(other.tuple_shapes)
                     and all(a.compatible(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes)))
@@ -382,13 +426,27 @@ class Shape:
             return "(" + ", ".join(s.to_string(print_layout) for s in self.tuple_shapes) + ")"
         if self.is_token:
             return "token[]"
-        s = f"{self.element_type.value}[{','.join(str(d) for d in self.dimensions)}]"
+        s = f"{self.element_type.value}[{','.join(self._dimension_text(d) for d in range(self.rank))}]"
         if print_layout and (self.dimensions or (self.layout and self.layout.is_padded)):
             s += str(self.layout)
         return s
 
+    def _dimension_text(self, d: int) -> str:
+        return f"<={self.dimensions[d]}" if self.is_dynamic_dimension(d) else str(self.dimensions[d])
+
     def __repr__(self) -> str:
         return f"xlac.shape({str(self)!r})"
+
+
+def _dynamic_flags(flags, dims: tuple) -> tuple:
+    """Per-dimension dynamic flags, () when none is dynamic (so a static shape
+    compares and hashes the same however it was made)."""
+    flags = tuple(bool(f) for f in flags) if flags is not None else ()
+    if not flags:
+        return ()
+    if len(flags) != len(dims):
+        raise ValueError(f"dynamic_dimensions {list(flags)} must have one entry per dimension of {list(dims)}")
+    return flags if any(flags) else ()
 
 
 def _tuple_depth_of(element_type: PrimitiveType, tuple_shapes: tuple) -> int:
@@ -507,7 +565,7 @@ def from_buffer(buffer: np.ndarray, shape: Shape) -> np.ndarray:
 # Shape syntax is ASCII.  Python's \d, \s, str.isdigit(), str.isspace() and int()
 # also take other scripts' digits and spaces (int('٣') is 3), which XLA rejects.
 _ARRAY_RE = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]", re.ASCII)
-_DIM_RE = re.compile(r"(?:<=)?([0-9]+)", re.ASCII)  # `<=N`: bounded dynamic, use the bound
+_DIM_RE = re.compile(r"(<=)?([0-9]+)", re.ASCII)  # `<=N`: a bounded dynamic dimension
 _UINT_RE = re.compile(r"[0-9]+", re.ASCII)
 _PAD_RE = re.compile(r"P\(([0-9, ]*)\)(?:V\(([^)]*)\))?", re.ASCII)
 _NUMBER_RE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
@@ -581,7 +639,7 @@ def _parse_array(text: str, pos: int) -> tuple:
         raise ValueError(f"{e} at column {pos + 1}") from None
     if et is PrimitiveType.TUPLE:
         raise ValueError(f"'tuple' is not an element type at column {pos + 1}")
-    dims = _parse_dims(text, m.start(2), m.end(2))
+    dims, dynamic = _parse_dims(text, m.start(2), m.end(2))
     if len(dims) > MAX_RANK:
         raise ValueError(f"{ty} array of rank {len(dims)} at column {pos + 1}: xlac allows at most "
                          f"{MAX_RANK} dimensions (xlac.shape.MAX_RANK)")
@@ -594,27 +652,32 @@ def _parse_array(text: str, pos: int) -> tuple:
         layout = _parse_layout(text[pos + 1:end], len(dims), pos + 2)
         pos = end + 1
     try:
-        return Shape(et, dims, layout), pos
+        return Shape(et, dims, layout, dynamic_dimensions=dynamic), pos
     except ShapeError as e:
         raise ValueError(f"{e} at column {m.start() + 1}") from None
 
 
-def _parse_dims(text: str, start: int, end: int) -> list:
-    """The dimension sizes in ``text[start:end]`` (between the brackets)."""
+def _parse_dims(text: str, start: int, end: int) -> tuple:
+    """The dimension sizes in ``text[start:end]`` (between the brackets) and
+    which are dynamic (``<=N``)."""
     body = text[start:end]
     if not body.strip(_BLANKS):
-        return []
-    dims = []
+        return [], []
+    dims, dynamic = [], []
     offset = start
     for part in body.split(","):
         d = part.strip(_BLANKS)
         column = offset + len(part) - len(part.lstrip(_BLANKS)) + 1
         m = _DIM_RE.fullmatch(d)
         if not m:
+            if d == "?":
+                raise ValueError(f"unbounded dynamic dimension '?' in shape at column {column}: "
+                                 "xlac needs a bound (write <=N)")
             raise ValueError(f"bad dimension {d!r} in shape at column {column}")
-        dims.append(_decimal(m.group(1), "dimension", column))
+        dims.append(_decimal(m.group(2), "dimension", column))
+        dynamic.append(m.group(1) is not None)
         offset += len(part) + 1
-    return dims
+    return dims, dynamic
 
 
 def _decimal(digits: str, what: str, column: int) -> int:

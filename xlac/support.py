@@ -21,8 +21,9 @@ from .codegen.compiler import codegen_rule, is_expanded
 from .codegen.scalar_ops import element_kinds
 from .errors import ShapeError, UnsupportedError
 from .frontend import ops
-from .hlo import shape_inference
+from .hlo import dynamic, shape_inference
 from .hlo.opcodes import CATEGORIES, OPCODES, OpDef
+from .passes.dynamic_padder import REPLACED_OPCODES
 from .shape import C64, F32, PRED, S32, Shape
 
 __all__ = ["Support", "support", "matrix", "markdown", "KINDS"]
@@ -42,9 +43,10 @@ class Support:
     builders: tuple          # names of the xlac.ops functions that build it
     shape: bool              # a shape inference rule
     evaluator: bool          # an evaluator rule
-    codegen: str | None      # "elemental", "kernel", "expanded", "plumbing", "elemental+expanded", or None
+    codegen: str | None      # "elemental", "kernel", "expanded", "plumbing", "elemental+expanded", "padded", or None
     kinds: tuple | None      # elementwise: element kinds both shape inference and codegen take
     not_yet: tuple = ()      # elementwise: kinds shape inference accepts, codegen does not yet
+    dynamic: bool = False    # takes operands with dynamic dimensions (xlac/hlo/dynamic.py)
 
     @property
     def compiles(self) -> bool:
@@ -73,18 +75,22 @@ def _accepted_kinds(op: OpDef) -> set:
 
 def support(op: OpDef) -> Support:
     name = op.name
-    codegen = codegen_rule(name)
-    if is_expanded(name):
-        # Expanded; or, when it also has code of its own, expanded in some forms only
-        # (bitcast-convert between types of different widths).
-        codegen = "expanded" if codegen is None else f"{codegen}+expanded"
+    if name in REPLACED_OPCODES:
+        codegen = "padded"
+    else:
+        codegen = codegen_rule(name)
+        if is_expanded(name):
+            # Expanded; or, when it also has code of its own, expanded in some forms only
+            # (bitcast-convert between types of different widths).
+            codegen = "expanded" if codegen is None else f"{codegen}+expanded"
     kinds, not_yet = None, ()
     if op.is_elementwise and name not in ("convert", "bitcast-convert", "stochastic-convert"):
         emitted, accepted = element_kinds(name), _accepted_kinds(op)
         kinds = tuple(k for k in KINDS if k in accepted and k in emitted)
         not_yet = tuple(k for k in KINDS if k in accepted and k not in emitted)
     return Support(op, tuple(ops.BUILDERS.get(name, ())), shape_inference.has_rule(name),
-                   name in evaluator.supported_opcodes(), codegen, kinds, not_yet)
+                   name in evaluator.supported_opcodes(), codegen, kinds, not_yet,
+                   name in dynamic.supported_opcodes())
 
 
 def matrix() -> list[Support]:
@@ -97,7 +103,8 @@ def matrix() -> list[Support]:
 _CODEGEN_WORDS = {"elemental": "yes (elemental)", "kernel": "yes (kernel)",
                   "expanded": "yes (expanded)", "plumbing": "yes (no code)",
                   "elemental+expanded": "yes (elemental; expanded in some forms)",
-                  "kernel+expanded": "yes (kernel; expanded in some forms)", None: "—"}
+                  "kernel+expanded": "yes (kernel; expanded in some forms)",
+                  "padded": "yes (dynamic-padder)", None: "—"}
 
 
 def markdown() -> str:
@@ -122,15 +129,19 @@ def markdown() -> str:
         "  into loops), kernel (kernels of its own, tried in order, the elemental loop",
         "  when they decline; `xlac dump` says which ran and why), expanded (rewritten",
         "  into other ops by `op-expander`; \"in some forms\": only those, e.g.",
-        "  `bitcast-convert` between types of different widths), no code (buffer plumbing);",
+        "  `bitcast-convert` between types of different widths), no code (buffer plumbing),",
+        "  dynamic-padder (replaced by the pass that pads dynamic dimensions);",
+        "- **dynamic**: takes operands with dynamic dimensions (`f32[<=10]`) in every stage",
+        "  (`xlac/hlo/dynamic.py`; reductions and dots combine only the valid elements);",
+        "  the others refuse them by name;",
         "- **element types**: for elementwise ops, the kinds the shape rule accepts and",
         "  the code generator emits (int: every signed and unsigned width; float: f16,",
         "  bf16, f32, f64), and after \"not yet:\" the kinds the shape rule accepts that",
         "  the code generator refuses by name; other ops take any element type their",
         "  shape rule accepts.",
         "",
-        "| op | category | spec section | builder | shape | evaluator | compiled | element types |",
-        "|---|---|---|---|---|---|---|---|",
+        "| op | category | spec section | builder | shape | evaluator | compiled | dynamic | element types |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in rows:
         builders = ", ".join(f"`{b}`" for b in s.builders) or "—"
@@ -139,7 +150,7 @@ def markdown() -> str:
             kinds += ("; " if kinds else "") + "not yet: " + ", ".join(s.not_yet)
         lines.append(f"| `{s.op.name}` | {s.op.category} | {s.op.spec or '—'} | {builders} | "
                      f"{'yes' if s.shape else '—'} | {'yes' if s.evaluator else '—'} | "
-                     f"{_CODEGEN_WORDS[s.codegen]} | {kinds} |")
+                     f"{_CODEGEN_WORDS[s.codegen]} | {'yes' if s.dynamic else '—'} | {kinds} |")
     return "\n".join(lines) + "\n"
 
 

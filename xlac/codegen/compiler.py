@@ -16,6 +16,7 @@ from ..hlo.shape_inference import has_rule
 from ..hlo.verifier import verify
 from ..passes.buffer_assignment import BufferAssignment
 from ..passes.expanders import EXPANSIONS
+from ..passes.dynamic_padder import DynamicSignature, pad_dynamic
 from ..passes.pipeline import codegen_pipeline
 from . import kernels
 from .elemental import has_generator
@@ -47,6 +48,9 @@ class Lowered:
     polls_cancel: bool = False
     #: Seconds each HLO pass took, by pass name.
     pass_times: dict = field(default_factory=dict)
+    #: How the entry's signature changed when its dynamic dimensions were
+    #: padded (extra size parameters and results), or None: it has none.
+    dynamic: DynamicSignature | None = None
 
     @property
     def llvm_ir(self) -> str:
@@ -95,10 +99,13 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     ``codegen/nontemporal.py``); ahead-of-time callers' buffers carry no such
     promise.  ``native=True``: the code runs on this host only (the JIT), so it
     may use the host's instructions where portable code would differ (see
-    ``math_approx.use_native_scaling``).
+    ``math_approx.use_native_scaling``).  A module with dynamic dimensions is
+    padded first (``xlac.passes.dynamic_padder``): the code takes and returns
+    padded arrays and the sizes, as ``Lowered.dynamic`` says.
     """
     verify(module)
     module = module.clone()
+    signature = pad_dynamic(module)
     pipeline = codegen_pipeline(optimize=optimize)
     pipeline.run(module)
     check_supported(module, expanded=True)
@@ -107,4 +114,4 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()
     return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
-                   emitter.assumed_alignment, emitter.polls_cancel, dict(pipeline.timings))
+                   emitter.assumed_alignment, emitter.polls_cancel, dict(pipeline.timings), signature)

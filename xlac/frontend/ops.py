@@ -1520,6 +1520,39 @@ def batch_norm_grad(operand: XlaOp, scale: XlaOp, batch_mean: XlaOp, batch_var: 
 
 
 # ---------------------------------------------------------------------------
+# dynamic dimensions (spec: GetDimensionSize, SetDimensionSize; xlac/hlo/dynamic.py)
+# ---------------------------------------------------------------------------
+
+@builds("get-dimension-size")
+def get_dimension_size(operand: XlaOp, dimension: int) -> XlaOp:
+    """The size of dimension ``dimension`` of ``operand`` as an s32 scalar
+    (spec: *GetDimensionSize*): its size at run time when the dimension is
+    dynamic, else its static size.  ShapeError for a dimension out of range."""
+    op = "get_dimension_size"
+    _unary_check(op, operand)
+    return operand.builder.add_instruction("get-dimension-size", [operand],
+                                           {"dimensions": (_index(op, "dimension", dimension),)})
+
+
+@builds("set-dimension-size")
+def set_dimension_size(operand: XlaOp, size, dimension: int) -> XlaOp:
+    """``operand`` with dimension ``dimension`` dynamic, of size ``size`` (an
+    s32 scalar XlaOp or a Python int) at run time (spec: *SetDimensionSize*):
+    the bound stays the dimension's size; reductions and contractions then
+    ignore the elements past ``size`` (sizes outside ``[0, bound]`` are
+    clamped to it).  ShapeError for a dimension out of range or a size that
+    is not an s32 scalar."""
+    op = "set_dimension_size"
+    _unary_check(op, operand)
+    if not isinstance(size, XlaOp):
+        size = constant(operand.builder, np.int32(_index(op, "size", size)))
+    _builder(op, operand, size)
+    return operand.builder.add_instruction("set-dimension-size", [operand, size],
+                                           {"dimensions": (_index(op, "dimension", dimension),)})
+
+
+
+# ---------------------------------------------------------------------------
 # collectives and device ids (spec: AllReduce, AllGather, ReduceScatter,
 # AllToAll, CollectivePermute, CrossReplicaSum, ReplicaId, Send, Recv)
 #

@@ -29,16 +29,22 @@ opcode, states the rule and lists the operand shapes.  An opcode without a rule
 raises :class:`xlac.UnsupportedError`; :func:`has_rule` tells them apart.
 Inferred results have default layouts (the given shape of a leaf op is returned
 as it is).
+
+Dynamic dimensions (``f32[<=10]``): the rules work on the bounds; which
+dimensions of the result are dynamic follows from the operands' by the size
+rules of :mod:`xlac.hlo.dynamic` (XLA's: a dimension is dynamic when the
+operand dimension it comes from is).  An op that does not take dynamic
+operands raises ``UnsupportedError`` naming the op and the dimension.
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
-from . import collectives, rng
+from . import collectives, dynamic, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
-from ..shape import PRED, C64, C128, F32, F64, U32, U64, PrimitiveType, Shape
+from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
 
@@ -68,7 +74,19 @@ def infer_shape(opcode: str, operand_shapes: Sequence[Shape], attrs: dict | None
     if rule is None:
         raise UnsupportedError(opcode, "no shape inference rule")
     ctx = _Ctx(opcode, list(operand_shapes), dict(attrs or {}), shape)
-    return rule(ctx)
+    result = rule(ctx)
+    if dynamic.involved(opcode, ctx.shapes, shape if opcode in RESULT_SHAPE_GIVEN else None, ctx.attrs):
+        result = _dynamic_result(ctx, result)
+    return result
+
+
+def _dynamic_result(ctx: _Ctx, result: Shape) -> Shape:
+    """``result`` with the dynamic dimensions the size rules give it (a given
+    result shape's own dynamic dimensions kept: a dynamic parameter, a
+    broadcast to a dynamic shape)."""
+    sizes = [dynamic.flag_sizes(s) for s in ctx.shapes]
+    tree, _ = dynamic.propagate(ctx.opcode, ctx.attrs, ctx.shapes, sizes, result, dynamic.FLAGS)
+    return dynamic.with_flags(result, tree, keep=ctx.opcode in RESULT_SHAPE_GIVEN)
 
 
 # ---------------------------------------------------------------------------
@@ -948,6 +966,44 @@ def _select_and_scatter(ctx: _Ctx) -> Shape:
         raise ctx.fail(f"source must have the dimensions of reduce-window's result "
                        f"{list(want)}, got {list(source.dimensions)}")
     return Shape(et, operand.dimensions)
+
+
+# ---------------------------------------------------------------------------
+# get-dimension-size, set-dimension-size (dynamic dimensions: xlac/hlo/dynamic.py)
+# ---------------------------------------------------------------------------
+
+_INT32_MAX = 2**31 - 1
+
+
+def _size_dimension(ctx: _Ctx, s: Shape) -> int:
+    """The one dimension of ``dimensions=``, checked against ``s``."""
+    dims = ctx.ints_attr("dimensions")
+    if len(dims) != 1:
+        raise ctx.fail(f"dimensions={list(dims)} must name exactly one dimension")
+    (d,) = dims
+    if not 0 <= d < s.rank:
+        raise ctx.fail(f"dimension {d} is out of range for {s} (rank {s.rank})")
+    if s.dimensions[d] > _INT32_MAX:
+        raise ctx.fail(f"dimension {d} of {s} is larger than an s32 size can hold")
+    return d
+
+
+@_rule("get-dimension-size")
+def _get_dimension_size(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    _size_dimension(ctx, ctx.array(0))
+    return Shape(S32, ())
+
+
+@_rule("set-dimension-size")
+def _set_dimension_size(ctx: _Ctx) -> Shape:
+    ctx.arity(2)
+    s, size = ctx.array(0), ctx.shapes[1]
+    d = _size_dimension(ctx, s)
+    if not size.is_array or size.element_type is not S32 or size.rank:
+        raise ctx.fail(f"the size must be an s32 scalar, got {size}")
+    return Shape(s.element_type, s.dimensions, dynamic_dimensions=s.dynamic_dimensions or None) \
+        .with_dynamic_dimension(d)
 
 
 _FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")

@@ -357,4 +357,7 @@ class AlgebraicSimplifier:
     name = "algebraic-simplifier"
 
     def run(self, module: HloModule) -> bool:
-        return apply_patterns(module, PATTERNS)
+        # Its rewrites read bounds as sizes: computations with dynamic shapes are
+        # left to the dynamic-padder (which runs first when compiling).
+        static = [c for c in module.computations if not any(i.shape.is_dynamic for i in c.instructions)]
+        return apply_patterns(module, PATTERNS, static)

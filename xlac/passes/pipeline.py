@@ -44,6 +44,7 @@ from .call_inliner import CallInliner
 from .constant_folding import ConstantFolding
 from .cse import CSE
 from .dce import DCE
+from .dynamic_padder import DynamicPadder
 from .expanders import OpExpander
 from .shard_map import ShardMapPartitioner
 from .fusion import InstructionFusion
@@ -221,6 +222,7 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
 PASSES: dict[str, Callable[[], Pass]] = {
     "op-expander": OpExpander,
+    "dynamic-padder": DynamicPadder,
     "shard-map-partitioner": ShardMapPartitioner,
     "split-tuple-constants": TupleConstantSplitter,
     "call-inliner": CallInliner,

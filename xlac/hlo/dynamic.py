@@ -1,0 +1,543 @@
+"""Dynamic dimensions: the size of every dimension of a value, from its operands'.
+
+A dynamic dimension (``f32[<=10,4]``: dimension 0) has a *bound*, the number
+in the shape, which is what its buffer holds, and a *size* known at run time,
+between 0 and the bound (XLA's bounded dynamic shapes; spec: SetDimensionSize,
+GetDimensionSize).  This module is XLA's ``DynamicDimensionInference`` as one
+table of rules, :data:`SIZE_RULES`, keyed by opcode: given the sizes of an
+instruction's operands, the sizes of its result.  The same rules serve three
+stages, each with its own kind of size (:class:`SizeArith`):
+
+* shape inference (:data:`FLAGS`): a size is an int when it is known at
+  compile time, :data:`DYNAMIC` when it is not; the result's dynamic
+  dimensions are the ones whose size is :data:`DYNAMIC`;
+* the evaluator (:data:`INTS`): every size is an int, read off the numpy
+  arrays (a dynamic array is its valid elements only);
+* the code generator's ``dynamic-padder`` pass (``xlac.passes.dynamic_padder``):
+  a size is an int or an ``s32[]`` instruction computing it at run time.
+
+Sizes of a value form a *size tree*: a ``tuple`` of sizes for an array (one
+per dimension), a ``list`` of trees for a tuple, ``()`` for a token.
+
+A rule also says at which sizes the op *reads* its operands
+(``ctx.want``): an elementwise op of ``f32[<=10]`` (size 5) and ``f32[10]``
+reads 5 elements of both, the size of the first operand whose dimension is
+dynamic (XLA's choice; operands whose dynamic sizes differ at run time are an
+error XLA does not check: the evaluator raises, compiled code reads the first
+operand's).  The evaluator slices its operands to those sizes; the padder masks
+what reductions and contractions read.
+
+An opcode without a rule does not take dynamic operands: :func:`propagate`
+raises :class:`xlac.UnsupportedError` naming the op, the operand and the
+dynamic dimension, in every stage alike.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from ..errors import UnsupportedError
+from ..shape import Shape
+
+__all__ = ["DYNAMIC", "SizeArith", "FLAGS", "INTS", "SIZE_RULES", "SizeContext", "propagate",
+           "involved", "static_sizes", "flag_sizes", "with_flags", "normalize", "first_dynamic",
+           "supported_opcodes", "common_factors"]
+
+
+class _Dynamic:
+    """A size known only at run time (shape inference's view)."""
+
+    def __repr__(self) -> str:
+        return "DYNAMIC"
+
+
+DYNAMIC = _Dynamic()
+
+
+class SizeArith:
+    """Arithmetic on sizes.  Ints fold here; anything else goes to :meth:`runtime`,
+    which a subclass defines (sizes are never negative; ``div`` divides by a
+    positive int)."""
+
+    def add(self, a, b):
+        return a + b if _ints(a, b) else self.runtime("add", a, b)
+
+    def sub(self, a, b):
+        return a - b if _ints(a, b) else self.runtime("subtract", a, b)
+
+    def mul(self, a, b):
+        if _ints(a, b):
+            return a * b
+        if b == 1 or a == 1:
+            return a if b == 1 else b
+        return self.runtime("multiply", a, b)
+
+    def div(self, a, b: int):
+        if _ints(a, b):
+            return a // b
+        return a if b == 1 else self.runtime("divide", a, b)
+
+    def min(self, a, b):
+        return min(a, b) if _ints(a, b) else self.runtime("minimum", a, b)
+
+    def max(self, a, b):
+        return max(a, b) if _ints(a, b) else self.runtime("maximum", a, b)
+
+    def clamp(self, lo: int, a, hi: int):
+        return self.min(self.max(a, lo), hi)
+
+    def runtime(self, opcode: str, a, b):
+        raise TypeError(f"sizes {a!r} and {b!r} must be ints here")
+
+
+def _ints(a, b) -> bool:
+    return isinstance(a, int) and isinstance(b, int)
+
+
+class _FlagArith(SizeArith):
+    def runtime(self, opcode, a, b):
+        return DYNAMIC
+
+
+#: Shape inference: known sizes are ints, the others :data:`DYNAMIC`.
+FLAGS = _FlagArith()
+#: The evaluator: every size is an int.
+INTS = SizeArith()
+
+
+class SizeContext:
+    """What a size rule sees: the op, its attributes, its operands' shapes (as
+    declared: bounds and dynamic flags) and size trees, the result's shape (its
+    bounds; the given shape of broadcast and reshape), the arithmetic, and
+    ``value(i)``: the run-time value of scalar operand ``i`` as a size.  A rule
+    returns the result's size tree and may set ``want[i]``, the sizes at which
+    it reads operand ``i`` (default: the operand's own)."""
+
+    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want")
+
+    def __init__(self, opcode, attrs, shapes, sizes, result, arith, value):
+        self.opcode, self.attrs, self.shapes, self.sizes = opcode, attrs, shapes, sizes
+        self.result, self.arith, self.value = result, arith, value
+        self.want = list(sizes)
+
+    def fail(self, detail: str) -> UnsupportedError:
+        return UnsupportedError(f"{self.opcode} of a dynamic shape", detail)
+
+    def dims(self, name: str) -> tuple:
+        return tuple(int(str(v)) for v in self.attrs.get(name, ()))
+
+    def pick(self, d: int, operands) -> object:
+        """The size of dimension ``d`` of the first of ``operands`` where it is
+        dynamic, else of the first operand (all the same rank)."""
+        for i in operands:
+            if self.shapes[i].is_dynamic_dimension(d):
+                return self.sizes[i][d]
+        return self.sizes[operands[0]][d]
+
+
+SIZE_RULES: dict[str, Callable[[SizeContext], object]] = {}
+
+#: Opcodes whose result may be dynamic although no operand is.
+_MAKES_DYNAMIC = frozenset({"set-dimension-size", "call"})
+
+
+def _rule(*opcodes: str):
+    def deco(fn):
+        for op in opcodes:
+            SIZE_RULES[op] = fn
+        return fn
+    return deco
+
+
+def supported_opcodes() -> frozenset:
+    """The opcodes that take operands with dynamic dimensions."""
+    return frozenset(SIZE_RULES)
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------
+
+def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, attrs=None) -> bool:
+    """Whether an instruction has anything dynamic to propagate: a dynamic
+    operand or result, or an op that makes dynamic results."""
+    if any(s.is_dynamic for s in shapes) or (result is not None and result.is_dynamic):
+        return True
+    if opcode == "set-dimension-size":
+        return True
+    callee = (attrs or {}).get("to_apply") if opcode == "call" else None
+    return callee is not None and getattr(callee, "root", None) is not None and callee.root.shape.is_dynamic
+
+
+def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence, result: Shape,
+              arith: SizeArith, value: Callable[[int], object] | None = None) -> tuple:
+    """``(result size tree, sizes each operand is read at)`` of an instruction.
+
+    ``shapes``/``sizes``: the operands' declared shapes and size trees;
+    ``result``: the result shape (bounds); ``value(i)``: the run-time value of
+    scalar operand ``i`` (set-dimension-size's size).  Raises
+    ``UnsupportedError`` for an op without a rule that has a dynamic operand or
+    result."""
+    rule = SIZE_RULES.get(opcode)
+    if rule is None:
+        raise _unsupported(opcode, shapes, result)
+    ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
+                      value or (lambda i: DYNAMIC))
+    return rule(ctx), ctx.want
+
+
+def _unsupported(opcode: str, shapes: Sequence[Shape], result: Shape) -> UnsupportedError:
+    found = first_dynamic(shapes)
+    if found is not None:
+        i, d, shape = found
+        where = f"dimension {d} of operand {i} ({shape}) is dynamic"
+    else:
+        found = first_dynamic([result])
+        where = f"dimension {found[1]} of the result ({found[2]}) is dynamic" if found else "dynamic shapes"
+    return UnsupportedError(f"{opcode} of a dynamic shape",
+                            f"{where}; ops that take dynamic dimensions: see docs/ops.md")
+
+
+def first_dynamic(shapes: Sequence[Shape]):
+    """``(operand index, dimension, array shape)`` of the first dynamic dimension, or None."""
+    for i, s in enumerate(shapes):
+        for leaf in s.leaves():
+            for d in range(leaf.rank if leaf.is_array else 0):
+                if leaf.is_dynamic_dimension(d):
+                    return i, d, leaf
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Size trees
+# ---------------------------------------------------------------------------------------
+
+def static_sizes(shape: Shape):
+    """The size tree of ``shape`` with every dimension at its bound."""
+    if shape.is_tuple:
+        return [static_sizes(s) for s in shape.tuple_shapes]
+    return tuple(shape.dimensions) if shape.is_array else ()
+
+
+def flag_sizes(shape: Shape, dynamic=DYNAMIC):
+    """The size tree of ``shape`` with ``dynamic`` at its dynamic dimensions."""
+    if shape.is_tuple:
+        return [flag_sizes(s, dynamic) for s in shape.tuple_shapes]
+    if not shape.is_array:
+        return ()
+    return tuple(dynamic if shape.is_dynamic_dimension(d) else n for d, n in enumerate(shape.dimensions))
+
+
+def with_flags(shape: Shape, tree, keep: bool = False) -> Shape:
+    """``shape`` whose dimensions are dynamic where ``tree`` holds a size that is
+    not an int (``keep``: and where ``shape`` already says so)."""
+    if shape.is_tuple:
+        return Shape.tuple([with_flags(s, t, keep) for s, t in zip(shape.tuple_shapes, tree)])
+    if not shape.is_array:
+        return shape
+    flags = [not isinstance(n, int) or (keep and shape.is_dynamic_dimension(d)) for d, n in enumerate(tree)]
+    return shape.with_dynamic_dimensions(flags)
+
+
+def normalize(tree, shape: Shape):
+    """``tree`` with the bound at every dimension ``shape`` declares static."""
+    if shape.is_tuple:
+        return [normalize(t, s) for t, s in zip(tree, shape.tuple_shapes)]
+    if not shape.is_array:
+        return ()
+    return tuple(n if shape.is_dynamic_dimension(d) else shape.dimensions[d] for d, n in enumerate(tree))
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: elementwise and plumbing
+# ---------------------------------------------------------------------------------------
+
+def _same_rank_arrays(ctx: SizeContext, rank: int) -> list:
+    return [i for i, s in enumerate(ctx.shapes) if s.is_array and s.rank == rank and rank > 0]
+
+
+@_rule("abs", "ceil", "count-leading-zeros", "floor", "imag", "is-finite", "negate", "not", "popcnt",
+       "real", "round-nearest-afz", "round-nearest-even", "sign", "rsqrt", "sqrt", "cbrt", "cosine", "erf",
+       "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "sine", "tan", "tanh",
+       "add", "subtract", "multiply", "maximum", "minimum", "and", "or", "xor", "shift-left",
+       "shift-right-arithmetic", "shift-right-logical", "complex", "divide", "remainder", "atan2",
+       "power", "compare", "select", "clamp", "convert", "reduce-precision", "stochastic-convert",
+       "copy", "map")
+def _elementwise(ctx: SizeContext):
+    if ctx.result.is_tuple:                       # select between tuples: a scalar pred
+        return _tuple_select(ctx)
+    arrays = _same_rank_arrays(ctx, ctx.result.rank)
+    out = tuple(ctx.pick(d, arrays) for d in range(ctx.result.rank))
+    for i in arrays:
+        ctx.want[i] = out
+    return out
+
+
+def _tuple_select(ctx: SizeContext):
+    def pick(a, b, sa: Shape, sb: Shape):
+        if sa.is_tuple:
+            return [pick(x, y, p, q) for x, y, p, q in zip(a, b, sa.tuple_shapes, sb.tuple_shapes)]
+        return tuple(b[d] if sb.is_dynamic_dimension(d) and not sa.is_dynamic_dimension(d) else a[d]
+                     for d in range(len(a)))
+    out = pick(ctx.sizes[1], ctx.sizes[2], ctx.shapes[1], ctx.shapes[2])
+    ctx.want[1] = ctx.want[2] = out
+    return out
+
+
+@_rule("bitcast-convert")
+def _bitcast_convert(ctx: SizeContext):
+    x = ctx.shapes[0]
+    if x.rank == ctx.result.rank:
+        return _elementwise(ctx)
+    if x.rank > ctx.result.rank:                  # the minor dimension becomes one element
+        if x.is_dynamic_dimension(x.rank - 1):
+            raise ctx.fail(f"its minor dimension {x.rank - 1} ({x}) is dynamic and is bitcast away")
+        return tuple(ctx.sizes[0][:-1])
+    return tuple(ctx.sizes[0]) + (ctx.result.dimensions[-1],)
+
+
+@_rule("parameter", "constant", "iota")
+def _leaf(ctx: SizeContext):
+    """A leaf declared dynamic (``s32[<=10] iota()``): its size is its bound (a
+    parameter's comes from its caller)."""
+    return static_sizes(ctx.result)
+
+
+@_rule("opt-barrier", "add-dependency")
+def _pass_through(ctx: SizeContext):
+    return ctx.sizes[0]
+
+
+@_rule("tuple")
+def _tuple(ctx: SizeContext):
+    return list(ctx.sizes)
+
+
+@_rule("get-tuple-element")
+def _get_tuple_element(ctx: SizeContext):
+    return ctx.sizes[0][int(str(ctx.attrs["index"]))]
+
+
+@_rule("get-dimension-size")
+def _get_dimension_size(ctx: SizeContext):
+    return ()
+
+
+@_rule("set-dimension-size")
+def _set_dimension_size(ctx: SizeContext):
+    (d,) = ctx.dims("dimensions")
+    out = list(ctx.sizes[0])
+    out[d] = ctx.arith.clamp(0, ctx.value(1), ctx.shapes[0].dimensions[d])
+    return tuple(out)
+
+
+@_rule("call")
+def _call(ctx: SizeContext):
+    """Through the called computation, instruction by instruction (shape
+    inference and the evaluator; the padder inlines calls first)."""
+    comp = ctx.attrs["to_apply"]
+    sizes = {}
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            sizes[id(inst)] = ctx.sizes[inst.parameter_number]
+            continue
+        shapes = [o.shape for o in inst.operands]
+        if not involved(inst.opcode, shapes, inst.shape, inst.attrs):
+            sizes[id(inst)] = static_sizes(inst.shape)
+            continue
+        tree, _ = propagate(inst.opcode, inst.attrs, shapes, [sizes[id(o)] for o in inst.operands],
+                            inst.shape, ctx.arith)
+        sizes[id(inst)] = normalize(tree, inst.shape)
+    return sizes[id(comp.root)]
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: data movement
+# ---------------------------------------------------------------------------------------
+
+@_rule("broadcast")
+def _broadcast(ctx: SizeContext):
+    out = list(ctx.result.dimensions)
+    for i, r in enumerate(ctx.dims("dimensions")):
+        out[r] = ctx.sizes[0][i]
+    return tuple(out)
+
+
+@_rule("transpose")
+def _transpose(ctx: SizeContext):
+    return tuple(ctx.sizes[0][p] for p in ctx.dims("dimensions"))
+
+
+@_rule("reverse")
+def _reverse(ctx: SizeContext):
+    return ctx.sizes[0]
+
+
+@_rule("slice")
+def _slice(ctx: SizeContext):
+    a = ctx.arith
+    out = []
+    for s, (start, limit, stride) in zip(ctx.sizes[0], ctx.attrs["slice"]):
+        start, limit, stride = int(start), int(limit), int(stride)
+        n = a.max(a.sub(a.min(s, limit), start), 0)        # the elements of [start, limit) that are valid
+        out.append(a.div(a.add(n, stride - 1), stride))
+    return tuple(out)
+
+
+@_rule("concatenate")
+def _concatenate(ctx: SizeContext):
+    (cat,) = ctx.dims("dimensions")
+    everyone = list(range(len(ctx.shapes)))
+    out = [ctx.pick(d, everyone) for d in range(ctx.result.rank)]
+    total = ctx.sizes[0][cat]
+    for sizes in ctx.sizes[1:]:
+        total = ctx.arith.add(total, sizes[cat])
+    for i, sizes in enumerate(ctx.sizes):
+        ctx.want[i] = tuple(sizes[cat] if d == cat else n for d, n in enumerate(out))
+    out[cat] = total
+    return tuple(out)
+
+
+@_rule("pad")
+def _pad(ctx: SizeContext):
+    a, x = ctx.arith, ctx.shapes[0]
+    out = []
+    for d, (s, (lo, hi, interior)) in enumerate(zip(ctx.sizes[0], ctx.attrs["padding"])):
+        lo, hi, interior = int(lo), int(hi), int(interior)
+        if x.is_dynamic_dimension(d) and hi < 0:
+            raise ctx.fail(f"negative high padding {hi} of dynamic dimension {d} of {x}: it would cut "
+                           "the bound's padding, not the valid elements")
+        n = a.add(a.add(s, a.mul(a.max(a.sub(s, 1), 0), interior)), lo + hi)
+        out.append(a.max(n, 0))
+    return tuple(out)
+
+
+@_rule("dynamic-slice")
+def _dynamic_slice(ctx: SizeContext):
+    """XLA's cases: a dynamic dimension sliced whole keeps its size (the start
+    is then 0); sliced to one element, the start is clamped to the valid ones
+    and the result is static."""
+    x = ctx.shapes[0]
+    out = list(ctx.result.dimensions)
+    for d in range(x.rank):
+        if not x.is_dynamic_dimension(d):
+            continue
+        k = ctx.result.dimensions[d]
+        if k == x.dimensions[d]:
+            out[d] = ctx.sizes[0][d]
+        elif k != 1:
+            raise ctx.fail(f"dimension {d} of {x} is dynamic and the slice takes {k} of its bound "
+                           f"{x.dimensions[d]}: only the whole bound or one element")
+        elif len(ctx.shapes) == 2 and ctx.shapes[1].rank == 1:
+            raise ctx.fail("start indices given as one vector: give one scalar per dimension")
+    return tuple(out)
+
+
+@_rule("reshape")
+def _reshape(ctx: SizeContext):
+    """XLA's rule, group by group of dimensions that reshape into each other:
+    merged into one dimension, its size is the product of theirs (compiled
+    code moves the valid elements together when a dynamic dimension is not the
+    major-most); split from one dynamic dimension, the major-most output
+    dimension (ignoring 1s) takes the dynamic size, the others stay static."""
+    src, dst = ctx.shapes[0], ctx.result
+    out = list(dst.dimensions)
+    if 0 in src.dimensions or 0 in dst.dimensions:
+        return tuple(out)
+    bounds = common_factors(src.dimensions, dst.dimensions)
+    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+        if any(src.is_dynamic_dimension(d) for d in range(i0, i1)):
+            _reshape_group(ctx, out, (i0, i1), (j0, j1))
+    return tuple(out)
+
+
+def _reshape_group(ctx: SizeContext, out: list, src_range, dst_range) -> None:
+    src, dst = ctx.shapes[0], ctx.result
+    (i0, i1), (j0, j1) = src_range, dst_range
+    group = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
+    targets = [k for k in range(j0, j1) if dst.dimensions[k] != 1] or list(range(j0, j1))
+    if not targets:
+        return                                    # a dynamic dimension of bound 1 reshaped away
+    o = targets[0]
+    declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
+    if declared and declared != [o]:
+        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
+    a = ctx.arith
+    if len(targets) == 1:                         # merged into one dimension (or kept)
+        size = 1
+        for d in range(i0, i1):
+            size = a.mul(size, ctx.sizes[0][d])
+        out[o] = size
+        return
+    dynamic = [d for d in range(i0, i1) if src.is_dynamic_dimension(d)]
+    if len(dynamic) > 1 or any(src.dimensions[k] != 1 for k in range(i0, dynamic[0])):
+        raise ctx.fail(f"it splits dimensions of which {dynamic} are dynamic and not the major-most alone "
+                       f"({group}): the valid elements would not stay in place")
+    (d,) = dynamic
+    valid = a.mul(ctx.sizes[0][d], math.prod(src.dimensions[d + 1:i1]))
+    rest = math.prod(dst.dimensions[o + 1:j1])
+    if isinstance(valid, int) and valid % rest:
+        raise ValueError(f"reshape: {valid} valid elements of {group} do not fill whole rows of {rest}")
+    out[o] = a.div(valid, rest)
+
+
+def common_factors(a: Sequence[int], b: Sequence[int]) -> list:
+    """Boundaries ``(i, j)`` with ``prod(a[:i]) == prod(b[:j])`` (no zeros in
+    ``a``, ``b``, equal products): between two boundaries, dimensions of ``a``
+    reshape into dimensions of ``b`` (XLA's ``CommonFactors``); a dimension of
+    size 1 at a boundary is a group of its own."""
+    out = [(0, 0)]
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if i < len(a) and a[i] == 1:
+            i += 1
+        elif j < len(b) and b[j] == 1:
+            j += 1
+        else:
+            pa = pb = 1
+            while True:
+                if (pa <= pb and i < len(a)) or j >= len(b):
+                    pa, i = pa * a[i], i + 1
+                else:
+                    pb, j = pb * b[j], j + 1
+                if pa == pb:
+                    break
+        out.append((i, j))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: reduce and dot
+# ---------------------------------------------------------------------------------------
+
+@_rule("reduce")
+def _reduce(ctx: SizeContext):
+    n = len(ctx.shapes) // 2
+    axes = set(ctx.dims("dimensions"))
+    inputs = list(range(n))
+    full = tuple(ctx.pick(d, inputs) for d in range(ctx.shapes[0].rank))
+    for i in inputs:
+        ctx.want[i] = full
+    kept = tuple(s for d, s in enumerate(full) if d not in axes)
+    return kept if n == 1 else [kept] * n
+
+
+@_rule("dot")
+def _dot(ctx: SizeContext):
+    lb, rb = ctx.dims("lhs_batch_dims"), ctx.dims("rhs_batch_dims")
+    lc, rc = ctx.dims("lhs_contracting_dims"), ctx.dims("rhs_contracting_dims")
+    lhs, rhs = list(ctx.sizes[0]), list(ctx.sizes[1])
+    for l, r in zip(lb + lc, rb + rc):
+        both = _pick_pair(ctx, l, r)
+        lhs[l] = rhs[r] = both
+    ctx.want[0], ctx.want[1] = tuple(lhs), tuple(rhs)
+    out = [lhs[d] for d in lb]
+    out += [n for d, n in enumerate(lhs) if d not in lb and d not in lc]
+    out += [n for d, n in enumerate(rhs) if d not in rb and d not in rc]
+    return tuple(out)
+
+
+def _pick_pair(ctx: SizeContext, l: int, r: int):
+    if ctx.shapes[0].is_dynamic_dimension(l) or not ctx.shapes[1].is_dynamic_dimension(r):
+        return ctx.sizes[0][l]
+    return ctx.sizes[1][r]

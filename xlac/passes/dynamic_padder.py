@@ -1,0 +1,447 @@
+"""DynamicPadder: dynamic dimensions become padded static arrays plus s32 sizes.
+
+XLA's ``DynamicPadder``, the way xlac runs dynamic shapes: after this pass no
+shape of the module is dynamic.  Every value with a dynamic dimension
+(``f32[<=10]``) is its padded array (``f32[10]``, the bound's worth of
+elements; past the size, the padding holds whatever the computation put
+there), and the size of each dynamic dimension is an ``s32[]`` value computed
+next to it by the size rules of :mod:`xlac.hlo.dynamic`:
+
+* ``set-dimension-size(x, n)`` is ``x``, its size ``clamp(0, n, bound)``;
+  ``get-dimension-size`` is the size (a constant when it is static);
+* elementwise ops, broadcast, transpose, slice, reshapes that keep the valid
+  elements a prefix, tuple and get-tuple-element work on the padded arrays
+  as they are;
+* ops that would read the padding are made not to: a reduce selects its init
+  value past the size (only the valid elements are combined: the spec's
+  padding-aware reduction), a dot zeroes the padding of its contracting
+  dimensions, a pad puts its padding value there, a reverse moves the valid
+  elements back to the front (pad + dynamic-slice), a concatenate along a
+  dynamic dimension writes each operand at the sum of the sizes before it
+  (dynamic-update-slice), a reshape merging a dynamic dimension that is not
+  the major-most gathers the valid elements together first, a one-element
+  dynamic-slice of a dynamic dimension starts within the valid elements;
+* an op without a size rule refuses dynamic operands (``UnsupportedError``
+  naming the op and the dimension).
+
+The entry computation's signature changes (:class:`DynamicSignature`): each
+dynamic dimension of a parameter gets an ``s32[]`` parameter after the others
+holding its size, and the result becomes ``(result, size, size, ...)``: the
+padded result and the size of each dynamic dimension of its leaves.  The
+executables (``xlac.jit``: arrays of the actual sizes in and out; AOT: the
+extra parameters and results, documented in the header) take care of it.
+Dynamic values do not cross other computation boundaries: a dynamic operand
+of a while, conditional, sort, ... is refused by its op, and calls are inlined
+first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..hlo import dynamic
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
+from ..shape import PRED, S32, PrimitiveType, Shape
+from .call_inliner import CallInliner
+
+__all__ = ["DynamicPadder", "DynamicSignature", "pad_dynamic", "is_dynamic_module", "REPLACED_OPCODES"]
+
+#: Opcodes the pass replaces (by a size, by their operand): no code of their own.
+REPLACED_OPCODES = frozenset({"get-dimension-size", "set-dimension-size"})
+
+
+@dataclass(frozen=True)
+class DynamicSignature:
+    """How the padded entry relates to the dynamic one.
+
+    ``parameter_shapes``/``result_shape``: the entry's signature as declared
+    (dynamic).  ``parameter_sizes``: ``(parameter number, dimension)`` of each
+    ``s32[]`` parameter appended, in order.  ``result_sizes``: ``(result leaf,
+    dimension)`` of each size after the padded result in the new root tuple.
+    """
+
+    parameter_shapes: tuple
+    result_shape: Shape
+    parameter_sizes: tuple
+    result_sizes: tuple
+
+
+def is_dynamic_module(module: HloModule) -> bool:
+    """Whether any instruction of ``module`` has a dynamic shape."""
+    return any(inst.shape.is_dynamic for inst in module.instructions())
+
+
+def _needs_padding(module: HloModule) -> bool:
+    return any(inst.shape.is_dynamic or inst.opcode in REPLACED_OPCODES for inst in module.instructions())
+
+
+def pad_dynamic(module: HloModule) -> DynamicSignature | None:
+    """Rewrite ``module`` in place (calls inlined, then padded; a module without
+    dynamic shapes or size ops is left alone).  Returns how the entry's
+    signature changed, or None when it did not (no dynamic parameter or result)."""
+    if not _needs_padding(module):
+        return None
+    CallInliner().run(module)
+    entry = module.entry
+    parameters, result = tuple(p.shape for p in entry.parameters), entry.root.shape
+    names = module.name_uniquer()
+    param_sizes, result_sizes = _Padding(entry, names).run(entry=True)
+    for comp in module.computations:
+        if comp is not entry:
+            _Padding(comp, names).run(entry=False)
+    if not any(s.is_dynamic for s in parameters + (result,)):
+        return None
+    return DynamicSignature(parameters, result, tuple(param_sizes), tuple(result_sizes))
+
+
+class DynamicPadder:
+    """Pass: :func:`pad_dynamic` (the entry's signature changes as it says)."""
+
+    name = "dynamic-padder"
+
+    def run(self, module: HloModule) -> bool:
+        changed = _needs_padding(module)
+        pad_dynamic(module)
+        return changed
+
+
+# ---------------------------------------------------------------------------------------
+# Building s32 sizes and masks
+# ---------------------------------------------------------------------------------------
+
+class _Builder(dynamic.SizeArith):
+    """Sizes as ``s32[]`` instructions appended to ``comp`` (sorted into place
+    at the end), plus the instructions the fixes need."""
+
+    def __init__(self, comp: HloComputation, names):
+        self.comp, self.names = comp, names
+        self._constants: dict = {}
+
+    def emit(self, opcode: str, *operands, attrs=None, shape: Shape) -> HloInstruction:
+        inst = HloInstruction(opcode, shape, list(operands), attrs or {}, self.names(opcode))
+        return self.comp.add_instruction(inst)
+
+    def runtime(self, opcode: str, a, b):
+        return self.emit(opcode, self.size(a), self.size(b), shape=Shape(S32, ()))
+
+    def size(self, v) -> HloInstruction:
+        """An ``s32[]`` instruction holding size ``v`` (an int or one already)."""
+        if isinstance(v, HloInstruction):
+            return v
+        if v not in self._constants:
+            self._constants[v] = self.constant(np.int32(v))
+        return self._constants[v]
+
+    def constant(self, value: np.ndarray) -> HloInstruction:
+        value = np.asarray(value)
+        return self.emit("constant", attrs={"literal": value},
+                        shape=Shape(PrimitiveType.from_dtype(value.dtype), value.shape))
+
+    def zero(self, shape: Shape) -> HloInstruction:
+        return self.constant(np.zeros((), shape.dtype))
+
+    def mask(self, x: HloInstruction, sizes, dims, fill: HloInstruction) -> HloInstruction:
+        """``x`` with ``fill`` (a scalar) past ``sizes`` in dimensions ``dims``."""
+        shape = x.shape.static()
+        keep = None
+        for d in dims:
+            s = sizes[d]
+            if isinstance(s, int) and s == shape.dimensions[d]:
+                continue
+            index = self.emit("iota", attrs={"iota_dimension": d}, shape=Shape(S32, shape.dimensions))
+            limit = self.broadcast(self.size(s), Shape(S32, shape.dimensions))
+            inside = self.emit("compare", index, limit, attrs={"direction": "LT"},
+                              shape=Shape(PRED, shape.dimensions))
+            keep = inside if keep is None else self.emit("and", keep, inside, shape=inside.shape)
+        if keep is None:
+            return x
+        plain = Shape(shape.element_type, shape.dimensions)
+        return self.emit("select", keep, x, self.broadcast(fill, plain), shape=plain)
+
+    def broadcast(self, scalar: HloInstruction, shape: Shape) -> HloInstruction:
+        return self.emit("broadcast", scalar, attrs={"dimensions": ()}, shape=shape)
+
+
+# ---------------------------------------------------------------------------------------
+# One computation
+# ---------------------------------------------------------------------------------------
+
+class _Padding:
+    """The walk over one computation: sizes of every instruction, fixes,
+    replacements applied at the end (so that sizes stay keyed by the original
+    instructions during the walk)."""
+
+    def __init__(self, comp: HloComputation, names):
+        self.comp = comp
+        self.b = _Builder(comp, names)
+        self.sizes: dict[int, object] = {}
+        self.replaced: dict[int, HloInstruction] = {}
+        self.replacements: list = []
+
+    def run(self, entry: bool) -> tuple:
+        comp = self.comp
+        if not entry and not any(i.shape.is_dynamic or i.opcode in REPLACED_OPCODES
+                                 for i in comp.instructions):
+            return [], []
+        param_sizes = []
+        for inst in list(comp.instructions):
+            if inst.opcode == "parameter":
+                self.sizes[id(inst)] = self._parameter(inst, entry, param_sizes)
+            else:
+                self._instruction(inst)
+        result_sizes = self._result(entry)
+        self._finish()
+        return param_sizes, result_sizes
+
+    def _parameter(self, p: HloInstruction, entry: bool, added: list):
+        if not p.shape.is_dynamic:
+            return dynamic.static_sizes(p.shape)
+        where = f"parameter {p.parameter_number} ({p.name}: {p.shape}) of computation {self.comp.name}"
+        if not entry:
+            raise UnsupportedError("a dynamic parameter of a called computation",
+                                   f"{where}: dynamic values do not cross while, conditional, map or "
+                                   "other called computations")
+        if not p.shape.is_array:
+            raise UnsupportedError("a tuple entry parameter with dynamic dimensions", where)
+        sizes = []
+        for d, bound in enumerate(p.shape.dimensions):
+            if p.shape.is_dynamic_dimension(d):
+                number = len(self.comp.parameters)
+                size = self.b.emit("parameter", attrs={"parameter_number": number}, shape=Shape(S32, ()))
+                size.name = fresh_name(f"{p.name or 'param'}_size{d}", self.b.names.used)
+                added.append((p.parameter_number, d))
+                sizes.append(size)
+            else:
+                sizes.append(bound)
+        return tuple(sizes)
+
+    def _instruction(self, inst: HloInstruction) -> None:
+        ops = list(inst.operands)
+        shapes = [o.shape for o in ops]
+        if inst.opcode not in REPLACED_OPCODES and not dynamic.involved(inst.opcode, shapes, inst.shape,
+                                                                        inst.attrs):
+            self.sizes[id(inst)] = dynamic.static_sizes(inst.shape)
+            return
+        if inst.opcode == "call":
+            raise UnsupportedError("call of a dynamic shape", f"{inst.name} in {self.comp.name}: only the "
+                                   "entry computation's calls are inlined")
+        operand_sizes = [self.sizes[id(o)] for o in ops]
+        tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, operand_sizes, inst.shape, self.b,
+                                       value=lambda i: ops[i])
+        tree = dynamic.normalize(tree, inst.shape)
+        self.sizes[id(inst)] = tree
+        fix = _FIXES.get(inst.opcode)
+        if fix is not None:
+            new = fix(self, inst, operand_sizes, want)
+            if new is not None and new is not inst:
+                self._replace(inst, new)
+
+    def _replace(self, old: HloInstruction, new: HloInstruction) -> None:
+        new = self.replaced.get(id(new), new)
+        self.replaced[id(old)] = new
+        self.replacements.append((old, new))
+
+    def _result(self, entry: bool) -> list:
+        root = self.comp.root
+        tree = self.sizes[id(root)]
+        leaves = list(zip(root.shape.leaves(), _flatten(tree)))
+        dims = [(k, d, n) for k, (shape, sizes) in enumerate(leaves)
+                for d, n in enumerate(sizes) if shape.is_array and shape.is_dynamic_dimension(d)]
+        if not entry:
+            if any(not isinstance(n, int) for _, _, n in dims):
+                raise UnsupportedError("a dynamic result of a called computation",
+                                       f"computation {self.comp.name} returns {root.shape}")
+            return []
+        if not dims:
+            return []
+        sizes = [self.b.size(n) for _, _, n in dims]
+        shape = Shape.tuple([root.shape.static()] + [s.shape for s in sizes])
+        self.comp.root = self.b.emit("tuple", root, *sizes, shape=shape)
+        return [(k, d) for k, d, _ in dims]
+
+    def _finish(self) -> None:
+        comp = self.comp
+        comp.compute_users()
+        for old, new in self.replacements:
+            comp.replace_all_uses(old, self.replaced.get(id(new), new))
+        comp.remove_instructions([old for old, _ in self.replacements])
+        for inst in comp.instructions:
+            inst.shape = inst.shape.static()
+        comp.sort_topologically()
+        comp.compute_users()
+
+
+def _flatten(tree) -> list:
+    if isinstance(tree, list):
+        return [leaf for t in tree for leaf in _flatten(t)]
+    return [tree]
+
+
+# ---------------------------------------------------------------------------------------
+# Fixes: ops that would read the padding, and the two size ops
+# ---------------------------------------------------------------------------------------
+
+def _get_dimension_size(pad: _Padding, inst, operand_sizes, want):
+    (d,) = (int(str(v)) for v in inst.attrs["dimensions"])
+    size = dynamic.normalize(operand_sizes[0], inst.operands[0].shape)[d]
+    return pad.b.size(size)
+
+
+def _set_dimension_size(pad: _Padding, inst, operand_sizes, want):
+    return inst.operands[0]
+
+
+def _reduce(pad: _Padding, inst, operand_sizes, want):
+    """Past the size, every input reads its init value: only valid elements combine."""
+    n = len(inst.operands) // 2
+    axes = [int(str(v)) for v in inst.attrs["dimensions"]]
+    ops = list(inst.operands)
+    for i in range(n):
+        ops[i] = pad.b.mask(ops[i], want[i], axes, ops[n + i])
+    inst.operands = ops
+    return None
+
+
+def _dot(pad: _Padding, inst, operand_sizes, want):
+    """Zeros past the size of the contracting dimensions, on both sides."""
+    ops = list(inst.operands)
+    for k, name in enumerate(("lhs_contracting_dims", "rhs_contracting_dims")):
+        dims = [int(str(v)) for v in inst.attrs.get(name, ())]
+        ops[k] = pad.b.mask(ops[k], want[k], dims, pad.b.zero(ops[k].shape))
+    inst.operands = ops
+    return None
+
+
+def _pad(pad: _Padding, inst, operand_sizes, want):
+    """The operand's own padding becomes the padding value, which the pad then
+    extends: high and interior padding land right after the valid elements."""
+    x, value = inst.operands
+    inst.operands = [pad.b.mask(x, want[0], range(x.shape.rank), value), value]
+    return None
+
+
+def _reverse(pad: _Padding, inst, operand_sizes, want):
+    """Reversed, a dynamic dimension's valid elements end the bound: pad with
+    the bound and dynamic-slice them back to the front."""
+    x = inst.operands[0]
+    shape = inst.shape.static()
+    sizes = operand_sizes[0]
+    dims = [d for d in (int(str(v)) for v in inst.attrs["dimensions"])
+            if not (isinstance(sizes[d], int) and sizes[d] == shape.dimensions[d])]
+    if not dims:
+        return None
+    b = pad.b
+    flipped = b.emit("reverse", x, attrs=dict(inst.attrs), shape=shape)
+    config = tuple((0, shape.dimensions[d] if d in dims else 0, 0) for d in range(shape.rank))
+    wide = Shape(shape.element_type, [n + (n if d in dims else 0) for d, n in enumerate(shape.dimensions)])
+    padded = b.emit("pad", flipped, b.zero(shape), attrs={"padding": config}, shape=wide)
+    starts = [b.size(b.sub(shape.dimensions[d], sizes[d]) if d in dims else 0) for d in range(shape.rank)]
+    return b.emit("dynamic-slice", padded, *starts, attrs={"dynamic_slice_sizes": shape.dimensions},
+                 shape=shape)
+
+
+def _concatenate(pad: _Padding, inst, operand_sizes, want):
+    """Along a dynamic dimension: each operand written at the sum of the sizes
+    before it (later operands overwrite the padding of earlier ones)."""
+    (cat,) = (int(str(v)) for v in inst.attrs["dimensions"])
+    ops = list(inst.operands)
+    if all(isinstance(w[cat], int) and w[cat] == o.shape.dimensions[cat] for o, w in zip(ops[:-1], want)):
+        return None
+    b = pad.b
+    shape = inst.shape.static()
+    first = ops[0].shape
+    config = tuple((0, shape.dimensions[d] - first.dimensions[d] if d == cat else 0, 0)
+                   for d in range(shape.rank))
+    acc = b.emit("pad", ops[0], b.zero(shape), attrs={"padding": config}, shape=shape)
+    offset = want[0][cat]
+    for op, w in zip(ops[1:], want[1:]):
+        starts = [b.size(offset if d == cat else 0) for d in range(shape.rank)]
+        acc = b.emit("dynamic-update-slice", acc, op, *starts, shape=shape)
+        offset = b.add(offset, w[cat])
+    return acc
+
+
+def _reshape(pad: _Padding, inst, operand_sizes, want):
+    """Dimensions merged into one whose valid elements are not a prefix of the
+    merged dimension (a dynamic dimension that is not the major-most, or two
+    dynamic dimensions) are first gathered together (XLA's
+    ``RewriteDynamicReshapeCombineInput``), then reshaped."""
+    x = inst.operands[0]
+    src, dst = x.shape.static(), inst.shape.static()
+    sizes = operand_sizes[0]
+    if 0 in src.dimensions or 0 in dst.dimensions:
+        return None
+    bounds = dynamic.common_factors(src.dimensions, dst.dimensions)
+    groups = [(i0, i1) for (i0, _), (i1, _) in zip(bounds, bounds[1:]) if _scattered(src, sizes, i0, i1)]
+    if not groups:
+        return None
+    for i0, i1 in reversed(groups):               # later groups first: earlier dimensions keep their place
+        x = _compact(pad.b, x, sizes, i0, i1)
+    return pad.b.emit("reshape", x, shape=dst)
+
+
+def _scattered(shape: Shape, sizes, i0: int, i1: int) -> bool:
+    """Whether the valid elements of dimensions [i0, i1) merged are not a prefix."""
+    short = [d for d in range(i0, i1) if not (isinstance(sizes[d], int) and sizes[d] == shape.dimensions[d])]
+    if not short:
+        return False
+    return len(short) > 1 or any(shape.dimensions[k] != 1 for k in range(i0, short[0]))
+
+
+def _compact(b: _Builder, x: HloInstruction, sizes, i0: int, i1: int) -> HloInstruction:
+    """``x`` with dimensions [i0, i1) merged into one, its valid elements first:
+    element j of the merged dimension is the one whose digits in the sizes'
+    radices are j's (a gather at the padded positions)."""
+    shape = x.shape.static()
+    dims = list(shape.dimensions)
+    total = int(np.prod(dims[i0:i1]))
+    merged = dims[:i0] + [total] + dims[i1:]
+    flat = b.emit("reshape", x, shape=Shape(shape.element_type, merged))
+    vector = Shape(S32, (total,))
+    rest = b.emit("iota", attrs={"iota_dimension": 0}, shape=vector)
+    position, stride = None, 1
+    for k in reversed(range(i0, i1)):
+        radix = b.broadcast(b.size(b.max(sizes[k], 1)), vector)
+        digit = rest if k == i0 else b.emit("remainder", rest, radix, shape=vector)
+        if k > i0:
+            rest = b.emit("divide", rest, radix, shape=vector)
+        term = digit if stride == 1 else b.emit("multiply", digit, b.broadcast(b.size(stride), vector),
+                                                shape=vector)
+        position = term if position is None else b.emit("add", position, term, shape=vector)
+        stride *= dims[k]
+    attrs = {"offset_dims": tuple(d for d in range(len(merged)) if d != i0), "collapsed_slice_dims": (i0,),
+             "start_index_map": (i0,), "index_vector_dim": 1,
+             "slice_sizes": tuple(1 if d == i0 else n for d, n in enumerate(merged))}
+    return b.emit("gather", flat, position, attrs=attrs, shape=Shape(shape.element_type, merged))
+
+
+def _dynamic_slice(pad: _Padding, inst, operand_sizes, want):
+    """A one-element slice of a dynamic dimension starts within its valid elements."""
+    x = inst.operands[0]
+    sizes = operand_sizes[0]
+    ops = list(inst.operands)
+    b = pad.b
+    for d in range(x.shape.rank):
+        if not x.shape.is_dynamic_dimension(d) or inst.shape.dimensions[d] != 1:
+            continue
+        start = ops[1 + d]
+        last = b.max(b.sub(sizes[d], 1), 0)
+        hi = b.emit("convert", b.size(last), shape=start.shape.static())
+        ops[1 + d] = b.emit("clamp", b.zero(start.shape), start, hi, shape=start.shape.static())
+    inst.operands = ops
+    return None
+
+
+_FIXES = {
+    "dynamic-slice": _dynamic_slice,
+    "reshape": _reshape,
+    "get-dimension-size": _get_dimension_size,
+    "set-dimension-size": _set_dimension_size,
+    "reduce": _reduce,
+    "dot": _dot,
+    "pad": _pad,
+    "reverse": _reverse,
+    "concatenate": _concatenate,
+}
