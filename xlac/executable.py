@@ -50,9 +50,12 @@ from .codegen import runtime_code  # noqa: F401  (provides the runtime's native 
 from .codegen.compiler import lower
 from .codegen.jit import parse_and_optimize
 from .codegen.target import host_target_machine
+from .hlo.feeds import feed_instructions
 from .hlo.ir import HloModule
 from .program import as_module, compile_program
 from .runtime import abi, allocator, interrupt, threads
+from .runtime.feeds import InfeedQueue, OutfeedQueue, make_infeed_service, make_outfeed_service
+from .runtime.feeds import queues_for as feed_queues
 from .shape import Shape, from_buffer, to_buffer
 
 __all__ = ["Executable", "jit"]
@@ -182,6 +185,13 @@ class Executable:
                                                  ctypes.POINTER(ctypes.c_int32))
             self._main_opts_addr = ctypes.addressof(self._main_opts)
 
+        # -- infeed and outfeed: queues, and the services that serve them -----------------
+        self._infeed = self._outfeed = None
+        self._feed_services = ()
+        feed_list = program.feeds if program.feeds is not None else feed_instructions(self.module)
+        if feed_list:
+            self._install_feeds(feed_list)
+
         # -- parameters ------------------------------------------------------------------
         self.parameter_shapes: list[Shape] = list(program.param_shapes)
         self._nparams = len(self.parameter_shapes)
@@ -263,6 +273,31 @@ class Executable:
             opts.partition_id, opts.num_partitions = partition_id, num_partitions
             if collective is not None:
                 opts.collective = collective
+
+    # -- infeed and outfeed ------------------------------------------------------------
+    def _install_feeds(self, feed_list: list) -> None:
+        self._infeed, self._outfeed = feed_queues(self._module_name(), feed_list)
+        infeed, keep_in = make_infeed_service(self._infeed)
+        outfeed, keep_out = make_outfeed_service(self._outfeed)
+        self._feed_services = (infeed, keep_in, outfeed, keep_out)     # alive as long as the code
+        for opts in {id(o): o for o in (self._opts, getattr(self, "_main_opts", self._opts))}.values():
+            opts.infeed, opts.outfeed = infeed, outfeed
+
+    @property
+    def infeed(self) -> InfeedQueue:
+        """The values the module's infeeds read (``exe.infeed.put(value)``; see
+        :mod:`xlac.runtime.feeds`).  ``exe.infeed.timeout`` (seconds, default 60)
+        is how long a running infeed waits for a value."""
+        if self._infeed is None:
+            self._infeed, self._outfeed = feed_queues(self._module_name(), [])
+        return self._infeed
+
+    @property
+    def outfeed(self) -> OutfeedQueue:
+        """The values the module's outfeeds wrote, oldest first (``exe.outfeed.get(timeout=...)``)."""
+        if self._outfeed is None:
+            self._infeed, self._outfeed = feed_queues(self._module_name(), [])
+        return self._outfeed
 
     # -- introspection ---------------------------------------------------------------
     @property
