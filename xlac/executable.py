@@ -43,6 +43,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -276,12 +277,46 @@ class Executable:
 
     # -- infeed and outfeed ------------------------------------------------------------
     def _install_feeds(self, feed_list: list) -> None:
+        """Queues and services for the module's infeeds and outfeeds.  A failed
+        transfer stops its call: the service sets the call's cancel flag (the
+        Ctrl-C flag on the main thread, a flag of the calling thread's own run
+        options on others), so no later infeed or outfeed of the call runs."""
         self._infeed, self._outfeed = feed_queues(self._module_name(), feed_list)
-        infeed, keep_in = make_infeed_service(self._infeed)
-        outfeed, keep_out = make_outfeed_service(self._outfeed)
+        self._feed_local = threading.local()
+        me = weakref.ref(self)
+
+        def stop():
+            exe = me()
+            if exe is not None:
+                exe._stop_call()
+
+        infeed, keep_in = make_infeed_service(self._infeed, stop)
+        outfeed, keep_out = make_outfeed_service(self._outfeed, stop)
         self._feed_services = (infeed, keep_in, outfeed, keep_out)     # alive as long as the code
         for opts in {id(o): o for o in (self._opts, getattr(self, "_main_opts", self._opts))}.values():
             opts.infeed, opts.outfeed = infeed, outfeed
+
+    def _thread_opts(self) -> int:
+        """The address of this thread's run options (a copy of the executable's
+        whose ``cancel`` is a flag of this thread), the flag cleared."""
+        local = self._feed_local
+        opts = getattr(local, "opts", None)
+        if opts is None:
+            flag = (ctypes.c_int32 * 1)()
+            opts = abi.RunOptions.from_buffer_copy(self._opts)
+            opts.cancel = ctypes.cast(flag, ctypes.POINTER(ctypes.c_int32))
+            local.opts, local.flag = opts, flag
+        local.flag[0] = 0
+        return ctypes.addressof(opts)
+
+    def _stop_call(self) -> None:
+        """Make the calling thread's running call stop at its next check."""
+        if self._cancel is not None and _get_ident() == _MAIN_THREAD:
+            self._cancel[0] = 1
+            return
+        flag = getattr(self._feed_local, "flag", None)
+        if flag is not None:
+            flag[0] = 1
 
     @property
     def infeed(self) -> InfeedQueue:
@@ -374,6 +409,8 @@ class Executable:
                 _arm()                       # ~0.3 us: code that polls the flag runs long anyway
                 cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
                 opts_addr = main_opts_addr
+            elif self._feed_services:
+                opts_addr = self._thread_opts()  # a failed transfer stops this call through its own flag
             if len(args) != nparams:
                 raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
                                 f"({self._signature()}), got {len(args)}")
@@ -511,6 +548,8 @@ class Executable:
     def _raise_pending(blocks) -> None:
         """Re-raise an exception a callback recorded during this thread's native call."""
         err = threads.take_error()
+        if err is not None and _get_ident() == _MAIN_THREAD:
+            interrupt.clear()            # a service stopped the call (or Ctrl-C did): the flag has done its job
         if err is not None:
             for block in blocks:
                 if isinstance(block, allocator.Block):

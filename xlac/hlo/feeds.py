@@ -141,9 +141,12 @@ def _check_leaf(value, shape: Shape, what: str) -> np.ndarray:
         if not (a == value or (a != a and value != value)):
             raise TypeError(f"{what}: expected {shape}, got Python {type(value).__name__} {value!r}")
     else:
-        if isinstance(value, (tuple, list)) or value is None:
+        try:
+            a = np.asarray(value) if value is not None else None
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.dtype == object:
             raise TypeError(f"{what}: expected an array {shape}, got {describe(value)}")
-        a = np.asarray(value)
         if a.dtype != shape.dtype:
             raise TypeError(f"{what}: expected dtype {shape.dtype} ({shape}), got {a.dtype}")
     if a.shape != tuple(shape.dimensions):

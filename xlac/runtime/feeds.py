@@ -147,17 +147,17 @@ class InfeedQueue(FeedQueue):
         shapes = list({str(i.shape): i for i in self.instructions}.values())
         if not shapes:
             raise ValueError(f"module {self.module_name} has no infeed: there is nothing to put values for")
+        if len(shapes) == 1:
+            return feeds.check_value(value, shapes[0].shape, f"exe.infeed.put: {shapes[0]}")
         errors = []
         for inst in shapes:
             try:
-                return feeds.check_value(value, inst.shape, f"exe.infeed.put: {inst}")
+                return feeds.check_value(value, inst.shape, str(inst))
             except (TypeError, ValueError) as e:
                 errors.append(e)
-        if len(errors) == 1:
-            raise errors[0]
-        listed = "; ".join(str(e) for e in errors)
-        raise ValueError(f"exe.infeed.put: {feeds.describe(value)} fits none of the infeeds of module "
-                         f"{self.module_name}: {listed}")
+        kind = TypeError if all(isinstance(e, TypeError) for e in errors) else ValueError
+        raise kind(f"exe.infeed.put: {feeds.describe(value)} fits none of the infeeds of module "
+                   f"{self.module_name} ({'; '.join(str(e) for e in errors)})")
 
     def take_for(self, transfer: Transfer, data: Shape):
         """The value for one run of the infeed ``transfer`` names (a service call on
@@ -235,22 +235,29 @@ def _read_leaf(buffer: int, nbytes: int, shape: Shape) -> np.ndarray:
     return np.array(from_buffer(raw, shape), order="C", copy=True)
 
 
-def _service(body):
+def _service(body, stop):
     """A ctypes feed callback running ``body(buffer, nbytes, descriptor address)``;
-    an exception is recorded for the calling thread and reported as a failure."""
+    an exception is recorded for the calling thread, ``stop()`` asks the call
+    to stop (no later transfer of it may run), and the call reports a failure."""
     def service(runtime_ctx, buffer, nbytes, descriptor) -> int:
         try:
             body(buffer, nbytes, descriptor)
             return abi.XLAC_OK
         except BaseException as e:  # noqa: BLE001 - must not unwind through native frames
             record_error(e)
+            try:
+                if stop is not None:
+                    stop()
+            except BaseException:  # noqa: BLE001
+                pass
             return abi.XLAC_ERROR_SERVICE_FAILED
     return _RAW_FEED(service)
 
 
-def make_infeed_service(queue: InfeedQueue):
+def make_infeed_service(queue: InfeedQueue, stop=None):
     """The ``infeed`` service (an ``abi.INFEED``) reading from ``queue``; keep
-    the returned pair ``(service, keep_alive)`` alive while code may call it."""
+    the returned pair ``(service, keep_alive)`` alive while code may call it.
+    ``stop()`` is called on a failure, to stop the running call."""
     describe = _Descriptors()
     pending: dict[int, list] = {}        # thread -> the leaves still to hand out
 
@@ -270,13 +277,14 @@ def make_infeed_service(queue: InfeedQueue):
             leaf = rest.pop(0)
         _write_leaf(buffer, nbytes, leaf, leaf_shape, feeds.label("infeed", t.label, data))
 
-    callback = _service(body)
+    callback = _service(body, stop)
     return ctypes.cast(callback, abi.INFEED), callback
 
 
-def make_outfeed_service(queue: OutfeedQueue):
+def make_outfeed_service(queue: OutfeedQueue, stop=None):
     """The ``outfeed`` service (an ``abi.OUTFEED``) writing to ``queue``; keep
-    the returned pair ``(service, keep_alive)`` alive while code may call it."""
+    the returned pair ``(service, keep_alive)`` alive while code may call it.
+    ``stop()`` is called on a failure, to stop the running call."""
     describe = _Descriptors()
     pending: dict[int, list] = {}        # thread -> the leaves of the value so far
 
@@ -291,7 +299,7 @@ def make_outfeed_service(queue: OutfeedQueue):
         pending.pop(me, None)
         queue.put(tuple(parts) if data.is_tuple else parts[0])
 
-    callback = _service(body)
+    callback = _service(body, stop)
     return ctypes.cast(callback, abi.OUTFEED), callback
 
 
