@@ -57,24 +57,12 @@ static int missing_collective(void *runtime_ctx, const xlac_collective_op *op) {
   return missing("collective (all-reduce, all-gather, ...)", "collective");
 }
 
-/* The instruction a feed transfer descriptor names (see xlac_runtime.h). */
-static const char *feed_instruction(const char *shape) {
-  return shape != NULL ? shape + strlen(shape) + 1 : "";
-}
-
-static int missing_feed(const char *service, const char *shape) {
-  fprintf(stderr,
-          "xlac: %s %s called the %s service for a leaf %s, but the caller did not provide one "
-          "(set xlac_run_options.%s)\n",
-          service, feed_instruction(shape), service, shape != NULL ? shape : "", service);
-  return XLAC_ERROR_MISSING_SERVICE;
-}
-
 static int missing_infeed(void *runtime_ctx, void *buffer, int64_t byte_size, const char *shape) {
   (void)runtime_ctx;
   (void)buffer;
   (void)byte_size;
-  return missing_feed("infeed", shape);
+  (void)shape;
+  return missing("infeed", "infeed");
 }
 
 static int missing_outfeed(void *runtime_ctx, const void *buffer, int64_t byte_size,
@@ -82,7 +70,8 @@ static int missing_outfeed(void *runtime_ctx, const void *buffer, int64_t byte_s
   (void)runtime_ctx;
   (void)buffer;
   (void)byte_size;
-  return missing_feed("outfeed", shape);
+  (void)shape;
+  return missing("outfeed", "outfeed");
 }
 
 static int missing_custom_call(void *runtime_ctx, const char *target, void *const *results,

@@ -170,9 +170,12 @@ typedef int (*xlac_collective_fn)(void *runtime_ctx, const xlac_collective_op *o
 /* Infeed and outfeed: the host's streams of values.
  *
  * infeed fills `buffer` (byte_size bytes, laid out as `shape`, HLO text);
- * outfeed consumes it. Return XLAC_OK, or another status on failure (the
+ * outfeed consumes it. Return XLAC_OK, or another status on failure: the
  * generated code then reports it through report_error, naming the
- * instruction, and returns early: the results are unspecified).
+ * instruction, and skips the rest of that transfer; the results of the call
+ * are unspecified. To stop the whole call there (no later infeed or outfeed
+ * of it runs), a failing service also sets the flag opts->cancel points to,
+ * which the caller owns (the Python runtime does so).
  *
  * Each run of an infeed or outfeed instruction transfers its data leaf by
  * leaf: an array is one call; a tuple of n arrays is n calls in a row on the
