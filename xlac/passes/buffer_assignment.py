@@ -197,6 +197,8 @@ class BufferAssignment:
                 free[:] = _coalesce(free)
 
         for number in range(len(self.result_shapes)):
+            if self.result_shapes[number].is_token:
+                continue    # a token has no bytes: nothing to copy (an after-all has no slice)
             src, leaf = self.defining(root, number)
             if claimed.get((id(src), leaf)) != number:
                 self.copies.append((number, self._resolve(src, leaf)))
