@@ -171,8 +171,30 @@ typedef struct xlac_collective_op {
 /* Returns XLAC_OK, or another status on failure. */
 typedef int (*xlac_collective_fn)(void *runtime_ctx, const xlac_collective_op *op);
 
-/* infeed fills `buffer` (byte_size bytes, laid out as `shape`, HLO text);
- * outfeed consumes it. Return XLAC_OK, or another status on failure. */
+/* Infeed and outfeed: the host's streams of values.
+ *
+ * infeed fills `buffer` (byte_size bytes, laid out as `shape`, HLO text);
+ * outfeed consumes it. Return XLAC_OK, or another status on failure: the
+ * generated code then reports it through report_error, naming the
+ * instruction, and skips the rest of that transfer; the results of the call
+ * are unspecified. To stop the whole call there (no later infeed or outfeed
+ * of it runs), a failing service also sets the flag opts->cancel points to,
+ * which the caller owns (the Python runtime does so).
+ *
+ * Each run of an infeed or outfeed instruction transfers its data leaf by
+ * leaf: an array is one call; a tuple of n arrays is n calls in a row on the
+ * calling thread, element 0 first (XLA:CPU's order); an empty tuple makes no
+ * call. `shape` is the leaf's HLO shape with its layout, e.g.
+ * "f32[2,3]{1,0}" (row-major); byte_size is its size, padding included.
+ * Past the terminating NUL of `shape` come three more NUL-terminated strings,
+ * for services that want them:
+ *     const char *instruction = shape + strlen(shape) + 1;     e.g. "infeed.3"
+ *     const char *data = instruction + strlen(instruction) + 1; e.g. "(f32[2,3]{1,0}, s32[])"
+ *     const char *leaf = data + strlen(data) + 1;              e.g. "0": the leaf's index in data
+ * The strings are constants of the object: a service may keep the pointers.
+ * An infeed may block (generated code reads opts->cancel right after it
+ * returns); calls from concurrent runs may interleave, each run's leaves on
+ * its own thread. */
 typedef int (*xlac_infeed_fn)(void *runtime_ctx, void *buffer, int64_t byte_size, const char *shape);
 typedef int (*xlac_outfeed_fn)(void *runtime_ctx, const void *buffer, int64_t byte_size,
                                const char *shape);

@@ -563,6 +563,159 @@ def test_runtime_support_library(tmp_path, runtime_obj):
 
 
 # ------------------------------------------------------------------------------------
+# Infeed and outfeed: a C program serves them
+# ------------------------------------------------------------------------------------
+
+FEED_LOOP = """HloModule feed_loop
+cond {
+  s = (s32[], f32[2,3], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[2,3], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[2,3] get-tuple-element(s), index=1
+  tok = token[] get-tuple-element(s), index=2
+  in = ((f32[2,3]{0,1}, s32[]), token[]) infeed(tok), infeed_config="batch"
+  d = (f32[2,3]{0,1}, s32[]) get-tuple-element(in), index=0
+  x = f32[2,3]{0,1} get-tuple-element(d), index=0
+  k = s32[] get-tuple-element(d), index=1
+  kf = f32[] convert(k)
+  kb = f32[2,3] broadcast(kf), dimensions={}
+  xk = f32[2,3] multiply(x, kb)
+  acc2 = f32[2,3] add(acc, xk)
+  t2 = token[] get-tuple-element(in), index=1
+  t3 = token[] outfeed(acc2, t2), outfeed_shape=f32[2,3]{1,0}
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (s32[], f32[2,3], token[]) tuple(j, acc2, t3)
+}
+ENTRY main {
+  a0 = f32[2,3] parameter(0)
+  zero = s32[] constant(0)
+  t0 = token[] after-all()
+  init = (s32[], f32[2,3], token[]) tuple(zero, a0, t0)
+  w = (s32[], f32[2,3], token[]) while(init), condition=cond, body=body
+  ROOT acc = f32[2,3] get-tuple-element(w), index=1
+}
+"""
+
+FEED_DRIVER = r"""
+#include "loop.h"
+#include <stdio.h>
+#include <string.h>
+
+/* Three (x, k) batches; x is sent column-major, as the infeed's layout {0,1} says. */
+static const float xs[3][6] = {{1, 4, 2, 5, 3, 6}, {0.5f, 0, 0, 0.5f, 1, 1}, {-1, -1, -1, -1, -1, -1}};
+static const int32_t ks[3] = {2, -4, 3};
+static int fed = 0, sent = 0, fail_at = -1;
+static volatile int32_t stop = 0;
+
+static int infeed(void *ctx, void *buffer, int64_t n, const char *shape) {
+  const char *inst = shape + strlen(shape) + 1, *data = inst + strlen(inst) + 1;
+  const char *leaf = data + strlen(data) + 1;
+  (void)ctx;
+  printf("infeed %s data=%s leaf=%s shape=%s bytes=%lld\n", inst, data, leaf, shape, (long long)n);
+  if (fed == fail_at) { stop = 1; return XLAC_ERROR_SERVICE_FAILED; }
+  if (strcmp(leaf, "0") == 0) {
+    memcpy(buffer, xs[fed], sizeof xs[fed]);
+  } else {
+    memcpy(buffer, &ks[fed], sizeof ks[fed]);
+    ++fed;
+  }
+  return XLAC_OK;
+}
+
+static int outfeed(void *ctx, const void *buffer, int64_t n, const char *shape) {
+  const char *inst = shape + strlen(shape) + 1;
+  const float *v = (const float *)buffer;
+  int i;
+  (void)ctx;
+  printf("outfeed %s shape=%s bytes=%lld values=", inst, shape, (long long)n);
+  for (i = 0; i < 6; ++i) printf("%s%g", i ? "," : "", v[i]);
+  printf("\n");
+  ++sent;
+  return XLAC_OK;
+}
+
+int main(int argc, char **argv) {
+  float a0[6] = {0, 0, 0, 0, 0, 0}, acc[6];
+  xlac_run_options opts;
+  int status, i;
+  xlac_run_options_init(&opts);
+  if (argc > 1 && strcmp(argv[1], "fail") == 0) fail_at = 1;
+  if (!(argc > 1 && strcmp(argv[1], "stub") == 0)) {
+    opts.infeed = infeed;
+    opts.outfeed = outfeed;
+  }
+  opts.cancel = &stop;
+  status = xlac_check_options(&loop_info, &opts);   /* finds the stubs of services not set */
+  if (status == XLAC_OK) status = loop_run(a0, acc, &opts);
+  else memset(acc, 0, sizeof acc);
+  printf("status=%d fed=%d sent=%d stop=%d acc=", status, fed, sent, (int)stop);
+  for (i = 0; i < 6; ++i) printf("%s%g", i ? "," : "", acc[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+def _feed_reference():
+    xs = [np.array(v, np.float32).reshape(3, 2).T for v in
+          ([1, 4, 2, 5, 3, 6], [0.5, 0, 0, 0.5, 1, 1], [-1] * 6)]
+    return [(x, np.int32(k)) for x, k in zip(xs, (2, -4, 3))]
+
+
+@needs_cc
+def test_infeed_and_outfeed_served_from_c(tmp_path, runtime_obj):
+    res = xlac.compile_aot(FEED_LOOP, tmp_path / "loop.o", header=tmp_path / "loop.h", name="loop")
+    assert res.required_services == aot.SERVICE_BITS["infeed"] | aot.SERVICE_BITS["outfeed"]
+    header = res.header_text
+    assert "infeed in of (f32[2,3]{0,1}, s32[]):" in header
+    assert "leaf 0: f32[2,3]{0,1}, 24 bytes, minor_to_major={0,1}" in header
+    assert "outfeed t3 of f32[2,3]{1,0}:" in header
+    (tmp_path / "main.c").write_text(FEED_DRIVER)
+    exe = tmp_path / "driver"
+    _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "main.c", tmp_path / "loop.o", runtime_obj, "-o", exe,
+          "-lm", "-lpthread"])
+
+    # The reference: the same module through the JIT, fed from Python.
+    jit = xlac.jit(FEED_LOOP)
+    for value in _feed_reference():
+        jit.infeed.put(value)
+    want = jit(np.zeros((2, 3), np.float32))
+    partial = [jit.outfeed.get(timeout=1) for _ in range(3)]
+
+    lines = _run([exe]).stdout.splitlines()
+    infeeds = [ln for ln in lines if ln.startswith("infeed ")]
+    assert infeeds[:2] == ["infeed in data=(f32[2,3]{0,1}, s32[]) leaf=0 shape=f32[2,3]{0,1} bytes=24",
+                           "infeed in data=(f32[2,3]{0,1}, s32[]) leaf=1 shape=s32[] bytes=4"]
+    assert len(infeeds) == 6
+    outfeeds = [ln for ln in lines if ln.startswith("outfeed ")]
+    for line, p in zip(outfeeds, partial):
+        assert line.startswith("outfeed t3 shape=f32[2,3]{1,0} bytes=24 values=")
+        got = np.array([float(v) for v in line.split("values=")[1].split(",")], np.float32)
+        np.testing.assert_array_equal(got.reshape(2, 3), p)
+    assert len(outfeeds) == 3
+    last = lines[-1]
+    assert last.startswith("status=0 fed=3 sent=3 stop=0 acc=")
+    acc = np.array([float(v) for v in last.split("acc=")[1].split(",")], np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(acc, want)
+    np.testing.assert_allclose(want, sum(x * k for x, k in _feed_reference()))
+
+    # A service that fails and sets the cancel flag stops the call: nothing after it runs.
+    proc = _run([exe, "fail"])
+    assert proc.stdout.splitlines()[-1].startswith("status=0 fed=1 sent=1 stop=1")
+    assert "infeed in of (f32[2,3]{0,1}, s32[]): the infeed service failed on leaf 0" in proc.stderr
+    # Without the services (xlac_run_options_init's stubs), xlac_check_options says so.
+    proc = _run([exe, "stub"])
+    assert proc.stdout.splitlines()[-1].startswith(f"status={abi.XLAC_ERROR_MISSING_SERVICE} fed=0 sent=0")
+    assert "infeed" in proc.stderr
+
+
+# ------------------------------------------------------------------------------------
 # Python API details
 # ------------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from .codegen.gemm_library import link_into
 from .codegen.jit import emit_object, host_target_machine, optimize
 from .codegen.nontemporal import NAMED as NONTEMPORAL
 from .codegen.nontemporal import prepare as prepare_nontemporal
+from .hlo.feeds import data_leaves, feed_instructions
 from .hlo.ir import HloModule
 from .program import as_module
 from .runtime.abi import ABI_VERSION, ELEMENT_TYPE_NUMBERS
@@ -147,6 +148,8 @@ class AotResult:
     #: For a module with dynamic dimensions: the lines of the header that say
     #: which buffers hold which sizes (see :func:`_dynamic_doc`).
     dynamic_doc: list = field(default_factory=list)
+    #: the infeeds and outfeeds the code runs (``xlac.hlo.feeds.FeedInstruction``)
+    feeds: list = field(default_factory=list)
 
 
 def _check_name(name: str) -> None:
@@ -311,6 +314,20 @@ def _dynamic_doc(signature, first_slot: dict, num_slots: int) -> list[str]:
     return lines
 
 
+def _feeds_doc(res: AotResult) -> list[str]:
+    """The header's account of the module's infeeds and outfeeds (xlac_runtime.h has the contract)."""
+    if not res.feeds:
+        return []
+    lines = [" * Infeed and outfeed: each run of these instructions calls opts->infeed or",
+             " * opts->outfeed once per array leaf, in this order (see xlac_runtime.h):"]
+    for f in res.feeds:
+        leaves = data_leaves(f.shape)
+        lines.append(f" *   {f}:" + ("" if leaves else " no call (an empty tuple)"))
+        lines += [f" *       leaf {k}: {s}, {s.byte_size()} bytes, {_layout_words(s)}"
+                  for k, s in enumerate(leaves)]
+    return lines
+
+
 def _header(res: AotResult) -> str:
     n, N = res.name, res.name.upper()
     guard = f"XLAC_GENERATED_{N}_H_"
@@ -330,6 +347,7 @@ def _header(res: AotResult) -> str:
         *res.dynamic_doc,
         f" * Temp arena: {res.temp_size} bytes, aligned to {ALIGNMENT} (XLAC_ALIGNMENT)"
         + ("; pass NULL." if res.temp_size == 0 else "."),
+        *_feeds_doc(res),
         " *",
         " * What the caller must provide:",
         " *  (a) every buffer at least the byte size above, laid out as its layout says",
@@ -534,7 +552,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
                     temp_size=lowered.assignment.temp_size,
                     required_services=required_services(lowered.hlo), triple=triple,
                     cpu=cpu_name or "", fingerprint=module.fingerprint(), module_name=module.name,
-                    symbols=(name, f"{name}_info"),
+                    symbols=(name, f"{name}_info"), feeds=feed_instructions(lowered.hlo),
                     dynamic_doc=_dynamic_doc(lowered.dynamic, first_slot, len(slots)))
 
     _emit_metadata(lowered.llvm_module, res)

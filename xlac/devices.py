@@ -45,6 +45,7 @@ import numpy as np
 from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
+from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
 from .hlo.sharding import parameter_shardings, result_sharding
 from .mpi import MpiExecutable, launched_by_mpiexec
@@ -410,6 +411,7 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if _may_be_global_program(x):
         module = as_module(x)
         if partition_global_program(module):
+            _refuse_feeds(module, module.replica_count * module.num_partitions)
             return GlobalExecutable(module, num_threads=num_threads or 1)
     replicas, partitions = device_counts_of(x)
     if num_replicas is not None:
@@ -422,11 +424,20 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if is_dynamic_module(module):
         raise UnsupportedError("dynamic shapes on several devices",
                                f"module {module.name} runs on {replicas * partitions} devices")
+    _refuse_feeds(module, replicas * partitions)
     shardings = parameter_shardings(module) if num_replicas is None else None
     if shardings is not None:
         return SpmdExecutable(module, shardings, num_threads=num_threads or 1)
     module.replica_count = replicas
     return ReplicatedExecutable(module.to_text(), replicas, partitions, num_threads=num_threads or 1)
+
+
+def _refuse_feeds(module, devices: int) -> None:
+    """Infeed and outfeed are served on one device (``exe.infeed``/``exe.outfeed``)."""
+    found = feed_instructions(module)
+    if found:
+        raise UnsupportedError(found[0].opcode, f"instruction {found[0].name} in a module run on {devices} "
+                                                "devices: infeed and outfeed work on one device")
 
 
 # ---------------------------------------------------------------------------------------

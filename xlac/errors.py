@@ -36,3 +36,15 @@ class CollectiveError(RuntimeError):
     finishes or times out while others wait for it, or a module of several
     devices given to a one-device entry point.  The message names the
     instruction and the devices."""
+
+
+class FeedError(RuntimeError):
+    """An infeed or outfeed transfer that cannot happen: a value of the wrong
+    shape at the head of the infeed queue, the evaluator's infeed values used
+    up, an outfeed with nowhere to put its value.  The message names the
+    instruction and the shape it transfers."""
+
+
+class FeedTimeoutError(FeedError, TimeoutError):
+    """An infeed that waited its timeout for a value and none came (or an
+    ``outfeed.get`` that waited for one); a ``TimeoutError`` too."""

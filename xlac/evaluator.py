@@ -52,13 +52,14 @@ from __future__ import annotations
 
 import functools
 import math
+import queue
 import string
 import threading
 
 import numpy as np
 
-from .errors import CollectiveError, UnsupportedError
-from .hlo import collectives, dynamic, rng
+from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
+from .hlo import collectives, dynamic, feeds, rng
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
@@ -66,7 +67,7 @@ from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
 from .shape import BF16, F16, Shape, from_buffer, to_buffer
 
 __all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES", "Device", "CollectiveError",
-           "current_device", "running_as"]
+           "current_device", "running_as", "FeedError", "FeedTimeoutError"]
 
 _BF16 = BF16.dtype
 _F16 = F16.dtype
@@ -79,7 +80,7 @@ _HALVES = (_F16, _BF16)
 # Public API
 # ============================================================================
 
-def evaluate(x, *args):
+def evaluate(x, *args, infeed=None, outfeed=None):
     """Run ``x`` (XlaComputation, HloModule or HLO text) on ``args``.
 
     Arguments are checked against the entry parameters: a wrong count or dtype
@@ -90,6 +91,17 @@ def evaluate(x, *args):
     recurses into called computations).  The module runs as its only device:
     collectives and device ids of a module of several devices raise
     :class:`CollectiveError` (``xlac.evaluate_replicated`` runs them all).
+
+    Infeed and outfeed (as an executable's ``exe.infeed`` / ``exe.outfeed``):
+    ``infeed`` gives the values the module's infeeds read, in the order they
+    run — a list (or any iterable but an array) of arrays / tuples of arrays,
+    or a queue with ``get(timeout=...)`` such as ``exe.infeed``; each is
+    checked against the reading infeed's shape (``TypeError`` / ``ValueError``
+    naming it), and an infeed finding none left raises :class:`FeedError`
+    (:class:`FeedTimeoutError` when a queue stays empty).  ``outfeed``
+    receives what the outfeeds write, in order: a list (values appended) or a
+    queue with ``put`` (such as ``exe.outfeed``).  A module that runs an
+    infeed or outfeed without them raises :class:`FeedError` naming it.
     """
     module = _as_module(x)
     check_call_graph(module)
@@ -100,7 +112,7 @@ def evaluate(x, *args):
         raise TypeError(f"{module.name} takes {len(params)} argument(s) ({want}), got {len(args)}")
     values = [_check_argument(p, p.shape, a) for p, a in zip(params, args)]
     replicas, partitions = collectives.device_counts(module)
-    with running_as(_OneDevice(replicas, partitions)):
+    with running_as(_OneDevice(replicas, partitions)), _feeding(_Feeds(infeed, outfeed)):
         return _copy_out(evaluate_computation(entry, values))
 
 
@@ -188,17 +200,19 @@ def _as_value(v):
     return tuple(_as_value(e) for e in v) if isinstance(v, tuple) else np.asarray(v)
 
 
-#: Instructions that talk to other devices: run even when the root does not
-#: depend on them (a send whose send-done is unused), in program order.
+#: Instructions that talk to other devices or to the host: run even when the
+#: root does not depend on them (a send whose send-done is unused, an outfeed),
+#: in program order.
 _DEVICE_OPS = collectives.GROUPED_OPCODES | collectives.PERMUTE_OPCODES | collectives.SEND_RECV_OPCODES | {
-    "all-reduce-done", "all-gather-done", "collective-permute-done"}
+    "all-reduce-done", "all-gather-done", "collective-permute-done", "infeed", "outfeed"}
 
 
 def _schedule(comp: HloComputation) -> list:
     """Instructions the root depends on, operands first (unreachable ones are
-    skipped).  A computation that talks to other devices runs them all, and in
-    its program order: every device then meets its collectives in the same
-    order, and a recv-done comes after the send the program put before it."""
+    skipped).  A computation that talks to other devices or to the host runs
+    all such instructions, and in its program order: every device then meets
+    its collectives in the same order, a recv-done comes after the send the
+    program put before it, and infeeds and outfeeds run as written."""
     order = _reachable(comp, [comp.root])
     device_ops = [i for i in comp.instructions if i.opcode in _DEVICE_OPS]
     if not device_ops:
@@ -1897,3 +1911,90 @@ def _recv_done(inst, vals):
     if key is None:         # no pair targets this device: nothing arrives
         return (_zeros(inst.shape.tuple_shapes[0]), _TOKEN)
     return (_copy_out(dev.fetch(inst, key)), _TOKEN)
+
+
+# ============================================================================
+# Infeed and outfeed (xlac.hlo.feeds)
+# ============================================================================
+
+#: Seconds an infeed waits on a queue without a ``timeout`` attribute of its own.
+DEFAULT_FEED_TIMEOUT = 60.0
+
+
+class _Feeds:
+    """Where the infeeds of one ``evaluate`` read and its outfeeds write."""
+
+    def __init__(self, infeed=None, outfeed=None):
+        if isinstance(infeed, (np.ndarray, np.generic, str, bytes)):
+            raise TypeError(f"evaluate: infeed= takes a list of values (arrays or tuples of arrays) or a "
+                            f"queue, got {feeds.describe(infeed)}")
+        self.queue = infeed if infeed is not None and callable(getattr(infeed, "get", None)) else None
+        self.values = iter(infeed) if infeed is not None and self.queue is None else None
+        self.read_count = 0
+        if outfeed is not None and not (isinstance(outfeed, list) or callable(getattr(outfeed, "put", None))):
+            raise TypeError(f"evaluate: outfeed= takes a list (values are appended) or a queue with put(), "
+                            f"got {type(outfeed).__name__}")
+        self.outfeed = outfeed
+
+    def read(self, inst, shape: Shape):
+        what = feeds.label("infeed", inst.name, shape)
+        if shape.is_tuple and not shape.tuple_shapes:
+            return ()                    # spec: an empty tuple reads nothing
+        if self.queue is not None:
+            timeout = getattr(self.queue, "timeout", DEFAULT_FEED_TIMEOUT)
+            try:
+                value = self.queue.get(timeout=timeout)
+            except (queue.Empty, TimeoutError) as e:
+                raise FeedTimeoutError(f"{what}: no value came within {timeout} s") from e
+        elif self.values is not None:
+            try:
+                value = next(self.values)
+            except StopIteration:
+                raise FeedError(f"{what}: the infeed= values are used up ({self.read_count} read)") from None
+        else:
+            raise FeedError(f"{what}: evaluate() was given no infeed= values to read")
+        self.read_count += 1
+        return feeds.check_value(value, shape, what)
+
+    def write(self, inst, value) -> None:
+        if isinstance(value, tuple) and not value:
+            return                       # an empty tuple writes nothing
+        if self.outfeed is None:
+            raise FeedError(f"{feeds.label('outfeed', inst.name, feeds.data_shape(inst))}: evaluate() was "
+                            "given no outfeed= list to write to")
+        if isinstance(self.outfeed, list):
+            self.outfeed.append(value)
+        else:
+            self.outfeed.put(value)
+
+
+class _feeding:
+    """``with _feeding(feeds): ...`` evaluates with ``feeds`` on this thread."""
+
+    def __init__(self, f: _Feeds):
+        self.feeds = f
+
+    def __enter__(self):
+        self.saved = getattr(_TLS, "feeds", None)
+        _TLS.feeds = self.feeds
+
+    def __exit__(self, *exc):
+        _TLS.feeds = self.saved
+        return False
+
+
+def _current_feeds() -> _Feeds:
+    f = getattr(_TLS, "feeds", None)
+    return f if f is not None else _Feeds()
+
+
+@_rule("infeed")
+def _infeed(inst, vals):
+    data = _current_feeds().read(inst, feeds.data_shape(inst))
+    return (data, _TOKEN)
+
+
+@_rule("outfeed")
+def _outfeed(inst, vals):
+    _current_feeds().write(inst, _copy_out(vals[0]))
+    return _TOKEN

@@ -53,6 +53,7 @@ import ctypes
 import re
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -60,11 +61,14 @@ from .codegen import runtime_code  # noqa: F401  (provides the runtime's native 
 from .codegen.compiler import lower
 from .codegen.jit import parse_and_optimize
 from .codegen.target import host_target_machine
+from .hlo.feeds import feed_instructions
 from .hlo.ir import HloModule
 from .hlo.verifier import verify
 from .passes.dynamic_padder import DynamicSignature, is_dynamic_module, pad_dynamic
 from .program import as_module, compile_program
 from .runtime import abi, allocator, interrupt, threads
+from .runtime.feeds import InfeedQueue, OutfeedQueue, make_infeed_service, make_outfeed_service
+from .runtime.feeds import queues_for as feed_queues
 from .shape import Shape, from_buffer, to_buffer
 
 __all__ = ["Executable", "DynamicExecutable", "jit"]
@@ -194,6 +198,13 @@ class Executable:
                                                  ctypes.POINTER(ctypes.c_int32))
             self._main_opts_addr = ctypes.addressof(self._main_opts)
 
+        # -- infeed and outfeed: queues, and the services that serve them -----------------
+        self._infeed = self._outfeed = None
+        self._feed_services = ()
+        feed_list = program.feeds if program.feeds is not None else feed_instructions(self.module)
+        if feed_list:
+            self._install_feeds(feed_list)
+
         # -- parameters ------------------------------------------------------------------
         self.parameter_shapes: list[Shape] = list(program.param_shapes)
         self._nparams = len(self.parameter_shapes)
@@ -276,6 +287,65 @@ class Executable:
             if collective is not None:
                 opts.collective = collective
 
+    # -- infeed and outfeed ------------------------------------------------------------
+    def _install_feeds(self, feed_list: list) -> None:
+        """Queues and services for the module's infeeds and outfeeds.  A failed
+        transfer stops its call: the service sets the call's cancel flag (the
+        Ctrl-C flag on the main thread, a flag of the calling thread's own run
+        options on others), so no later infeed or outfeed of the call runs."""
+        self._infeed, self._outfeed = feed_queues(self._module_name(), feed_list)
+        self._feed_local = threading.local()
+        me = weakref.ref(self)
+
+        def stop():
+            exe = me()
+            if exe is not None:
+                exe._stop_call()
+
+        infeed, keep_in = make_infeed_service(self._infeed, stop)
+        outfeed, keep_out = make_outfeed_service(self._outfeed, stop)
+        self._feed_services = (infeed, keep_in, outfeed, keep_out)     # alive as long as the code
+        for opts in {id(o): o for o in (self._opts, getattr(self, "_main_opts", self._opts))}.values():
+            opts.infeed, opts.outfeed = infeed, outfeed
+
+    def _thread_opts(self) -> int:
+        """The address of this thread's run options (a copy of the executable's
+        whose ``cancel`` is a flag of this thread), the flag cleared."""
+        local = self._feed_local
+        opts = getattr(local, "opts", None)
+        if opts is None:
+            flag = (ctypes.c_int32 * 1)()
+            opts = abi.RunOptions.from_buffer_copy(self._opts)
+            opts.cancel = ctypes.cast(flag, ctypes.POINTER(ctypes.c_int32))
+            local.opts, local.flag = opts, flag
+        local.flag[0] = 0
+        return ctypes.addressof(opts)
+
+    def _stop_call(self) -> None:
+        """Make the calling thread's running call stop at its next check."""
+        if self._cancel is not None and _get_ident() == _MAIN_THREAD:
+            self._cancel[0] = 1
+            return
+        flag = getattr(self._feed_local, "flag", None)
+        if flag is not None:
+            flag[0] = 1
+
+    @property
+    def infeed(self) -> InfeedQueue:
+        """The values the module's infeeds read (``exe.infeed.put(value)``; see
+        :mod:`xlac.runtime.feeds`).  ``exe.infeed.timeout`` (seconds, default 60)
+        is how long a running infeed waits for a value."""
+        if self._infeed is None:
+            self._infeed, self._outfeed = feed_queues(self._module_name(), [])
+        return self._infeed
+
+    @property
+    def outfeed(self) -> OutfeedQueue:
+        """The values the module's outfeeds wrote, oldest first (``exe.outfeed.get(timeout=...)``)."""
+        if self._outfeed is None:
+            self._infeed, self._outfeed = feed_queues(self._module_name(), [])
+        return self._outfeed
+
     # -- introspection ---------------------------------------------------------------
     @property
     def _jit(self):
@@ -351,6 +421,8 @@ class Executable:
                 _arm()                       # ~0.3 us: code that polls the flag runs long anyway
                 cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
                 opts_addr = main_opts_addr
+            elif self._feed_services:
+                opts_addr = self._thread_opts()  # a failed transfer stops this call through its own flag
             if len(args) != nparams:
                 raise TypeError(f"{self._module_name()} takes {nparams} argument(s) "
                                 f"({self._signature()}), got {len(args)}")
@@ -488,6 +560,8 @@ class Executable:
     def _raise_pending(blocks) -> None:
         """Re-raise an exception a callback recorded during this thread's native call."""
         err = threads.take_error()
+        if err is not None and _get_ident() == _MAIN_THREAD:
+            interrupt.clear()            # a service stopped the call (or Ctrl-C did): the flag has done its job
         if err is not None:
             for block in blocks:
                 if isinstance(block, allocator.Block):

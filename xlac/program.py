@@ -44,6 +44,7 @@ from .codegen.gemm_library import ensure_symbols
 from .codegen.jit import load_object
 from .codegen.math_approx import exact_math
 from . import __version__
+from .hlo.feeds import FeedInstruction, feed_instructions
 from .hlo.ir import HloModule
 from .hlo.parser import parse_hlo
 from .passes.buffer_assignment import may_update_in_place
@@ -236,7 +237,8 @@ class Program:
     def __init__(self, jit, entry_name: str, module_name: str, param_names: list[str],
                  param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
                  temp_size: int, donatable: dict[int, int], timings: dict,
-                 assumes_aligned_results: bool = False, polls_cancel: bool = True):
+                 assumes_aligned_results: bool = False, polls_cancel: bool = True,
+                 feeds: list | None = None):
         self.jit = self.address = None
         #: size of the object code (bytes), kept after the bytes themselves are dropped
         self.object_bytes = 0
@@ -255,6 +257,9 @@ class Program:
         self.assumes_aligned_results = assumes_aligned_results
         #: the code reads ``opts->cancel`` (long calls: loops, tasks), so Ctrl-C can stop it
         self.polls_cancel = polls_cancel
+        #: the infeeds and outfeeds the code runs (``xlac.hlo.feeds.FeedInstruction``);
+        #: None when unknown (a disk-cache entry older than feeds): ask the module
+        self.feeds = feeds
 
     def attach(self, jit) -> None:
         """Take the code of ``jit`` (a :class:`~xlac.codegen.jit.JitFunction`): its
@@ -283,7 +288,7 @@ class Program:
                    list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
                    donatable_parameters(lowered), timings,
                    assumes_aligned_results=lowered.assumes_aligned_results,
-                   polls_cancel=lowered.polls_cancel)
+                   polls_cancel=lowered.polls_cancel, feeds=feed_instructions(lowered.hlo))
 
     def matches(self, module: HloModule) -> bool:
         """Whether the parameters and result agree with ``module``'s entry in element
@@ -312,6 +317,7 @@ class Program:
             "donatable": sorted([p, k] for p, k in self.donatable.items()),
             "assumes_aligned_results": self.assumes_aligned_results,
             "polls_cancel": self.polls_cancel,
+            "feeds": None if self.feeds is None else [[f.opcode, f.name, str(f.shape)] for f in self.feeds],
             "timings": self.timings,
             "xlac_version": __version__,
         }
@@ -331,7 +337,14 @@ class Program:
                    [parse_shape(p["shape"]) for p in params], result_shape, leaves, temp_size,
                    donatable, dict(meta.get("timings") or {}),
                    assumes_aligned_results=bool(meta.get("assumes_aligned_results", True)),
-                   polls_cancel=bool(meta.get("polls_cancel", True)))
+                   polls_cancel=bool(meta.get("polls_cancel", True)), feeds=_feeds_of(meta))
+
+
+def _feeds_of(meta: dict) -> list | None:
+    listed = meta.get("feeds")
+    if listed is None:
+        return None
+    return [FeedInstruction(str(op), str(name), parse_shape(shape)) for op, name, shape in listed]
 
 
 def donatable_parameters(lowered) -> dict[int, int]:

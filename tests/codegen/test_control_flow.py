@@ -675,8 +675,9 @@ ENTRY e {
     np.testing.assert_array_equal(check(text, x), -(-(2 * x)))
 
 
-def test_token_loop_state_runs():
-    # A token leaf of the state has no data: nothing is copied for it (issue 15).
+def test_tokens_in_loop_state_order_nothing_and_cost_nothing():
+    # Tokens (what jax threads through loops with ordered effects) have no bytes:
+    # a token leaf of a while, call or conditional is passed as a null pointer.
     text = """HloModule tok
 cond {
   s = (s32[], token[]) parameter(0)
@@ -700,8 +701,15 @@ ENTRY e {
   ROOT r = s32[] get-tuple-element(w), index=0
 }
 """
+    assert xlac.jit(text)(np.int32(0), None) == 3
+    # A fresh token in the body, and a token in the result.
+    fresh = text.replace("t = token[] get-tuple-element(s), index=1", "t = token[] after-all()")
+    both = fresh.replace("ROOT r = s32[] get-tuple-element(w), index=0",
+                         "r = s32[] get-tuple-element(w), index=0\n  rt = token[] get-tuple-element(w), index=1\n"
+                         "  ROOT both = (s32[], token[]) tuple(r, rt)")
     for optimize in (True, False):
-        assert int(xlac.jit(text, optimize=optimize)(np.int32(0), None)) == 3
+        assert xlac.jit(fresh, optimize=optimize)(np.int32(1), None) == 3
+        assert xlac.jit(both, optimize=optimize)(np.int32(-2), None) == (3, None)
 
 
 def test_dynamic_slice_of_a_scalar_and_unit_dimensions():

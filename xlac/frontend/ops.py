@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..hlo import rng as hlo_rng
+from ..hlo import feeds
 from ..hlo.collectives import SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, format_pairs
 from ..hlo.ir import Raw
 from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
@@ -1962,3 +1963,57 @@ def rng_normal(mu, sigma, shape) -> XlaOp:
     ``shape``'s element type.  Stateful as :func:`rng_uniform`; Box-Muller
     over Philox bits, as XLA's RngExpander."""
     return _rng("rng_normal", "rng_normal", mu, sigma, shape)
+
+
+# infeed and outfeed (xlac.hlo.feeds; executables: exe.infeed / exe.outfeed)
+# ---------------------------------------------------------------------------
+
+def _config_attr(op: str, name: str, config) -> dict:
+    if not isinstance(config, str):
+        raise TypeError(f"{op}: config must be a str, got {type(config).__name__}")
+    return {name: Raw(feeds.quote(config))} if config else {}
+
+
+@builds("infeed")
+def infeed(builder: XlaBuilder, shape, config: str = "", token: XlaOp | None = None) -> XlaOp:
+    """Read one value of ``shape`` — an array or a tuple of arrays, with the
+    layout the data arrives in — from the infeed (spec: *Infeed*).  Returns the
+    ``(data, token[])`` tuple, as XLA's InfeedWithToken does
+    (``get_tuple_element(x, 0)`` is the data, element 1 the token that orders
+    later side effects after it); ``token`` orders this read after others (a
+    fresh one by default).  ``config`` becomes ``infeed_config``.  ShapeError
+    for a token or a nested tuple in ``shape``."""
+    op = "infeed"
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"{op}: builder must be an XlaBuilder, got {type(builder).__name__}")
+    shape = _as_shape(op, shape)
+    attrs = _config_attr(op, "infeed_config", config)
+    token = after_all(builder) if token is None else token
+    builder.check_operands(op, [token])
+    return builder.add_instruction("infeed", [token], attrs, shape=Shape.tuple([shape, Shape.token()]))
+
+
+@builds("infeed")
+def infeed_with_token(token: XlaOp, shape, config: str = "") -> XlaOp:
+    """:func:`infeed` in XLA's argument order (InfeedWithToken(token, shape, config))."""
+    if not isinstance(token, XlaOp):
+        raise TypeError(f"infeed_with_token: token must be an XlaOp, got {type(token).__name__}")
+    return infeed(token.builder, shape, config, token=token)
+
+
+@builds("outfeed")
+def outfeed(operand: XlaOp, token: XlaOp | None = None, shape=None, config: str = "") -> XlaOp:
+    """Write ``operand`` (an array or a tuple of arrays) to the outfeed after
+    ``token`` (a fresh one when None), as XLA's OutfeedWithToken; returns the
+    outfeed's token.  ``shape`` (default: the operand's) is the shape with the
+    layout the data is transferred in, and must be compatible with the
+    operand's (``outfeed_shape``); ``config`` becomes ``outfeed_config``."""
+    op = "outfeed"
+    if not isinstance(operand, XlaOp):
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+    b = operand.builder
+    shape = operand.shape if shape is None else _as_shape(op, shape)
+    attrs = {"outfeed_shape": shape, **_config_attr(op, "outfeed_config", config)}
+    token = after_all(b) if token is None else token
+    b.check_operands(op, [operand, token])
+    return b.add_instruction("outfeed", [operand, token], attrs)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:            # annotations only: the parser builds on this modul
 
 __all__ = ["Raw", "AttrKind", "CompRef", "INTS", "INT", "FLOAT", "ENUM", "BOOL", "SLICE", "PADDING",
            "COMPUTATION", "COMPUTATIONS", "RAW", "WINDOW", "DIM_LABELS", "RAW_KINDS", "format_int_list",
-           "REPLICA_GROUPS", "SOURCE_TARGET_PAIRS"]
+           "REPLICA_GROUPS", "SOURCE_TARGET_PAIRS", "SHAPE"]
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,9 @@ def _format_replica_groups(value) -> str:
 REPLICA_GROUPS = AttrKind("replica groups", _parse_replica_groups, _format_replica_groups)
 #: ``source_target_pairs={{0,1},{1,2}}``: a tuple of (source, target) pairs.
 SOURCE_TARGET_PAIRS = AttrKind("source-target pairs", _parse_pairs, format_pairs)
+
+#: A shape with its layout (``outfeed_shape=(f32[2]{0}, s32[])``): an :class:`xlac.shape.Shape`.
+SHAPE = AttrKind("shape", lambda p: p.shape(), str)
 
 #: Kept as text, as XLA prints it; read where it is used (``xlac.hlo.window``).
 WINDOW = AttrKind("window", None, str)

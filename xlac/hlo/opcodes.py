@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .attributes import (BOOL, COMPUTATION, COMPUTATIONS, DIM_LABELS, ENUM, FLOAT, INT, INTS, PADDING,
-                         RAW, REPLICA_GROUPS, SLICE, SOURCE_TARGET_PAIRS, WINDOW, AttrKind)
+                         RAW, REPLICA_GROUPS, SHAPE, SLICE, SOURCE_TARGET_PAIRS, WINDOW, AttrKind)
 
 __all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "has_trait", "with_trait", "register",
            "COMPARISON_DIRECTIONS", "COMPARISON_TYPES", "CATEGORIES", "COMMON_ATTRIBUTES"]
@@ -208,7 +208,7 @@ _define("fft", "other", 1, "Fft", fft_type=ENUM, fft_length=INTS)
 _define("rng", "other", 2, "RngUniform, RngNormal", traits=[SE], distribution=ENUM)
 _define("rng-bit-generator", "other", 1, "RngBitGenerator", algorithm=ENUM)
 _define("infeed", "other", 1, "Infeed", traits=[SE], infeed_config=RAW)
-_define("outfeed", "other", 2, "", traits=[SE], outfeed_config=RAW, outfeed_shape=RAW)
+_define("outfeed", "other", 2, "", traits=[SE], outfeed_config=RAW, outfeed_shape=SHAPE)
 _define("get-dimension-size", "other", 1, "GetDimensionSize", dimensions=INTS)
 _define("set-dimension-size", "other", 2, "SetDimensionSize", dimensions=INTS)
 _define("cholesky", "other", 1, "Cholesky", lower=BOOL)

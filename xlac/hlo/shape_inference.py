@@ -44,7 +44,7 @@ from ..errors import ShapeError, UnsupportedError
 from . import collectives, dynamic, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
-from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape
+from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape, parse_shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
 
@@ -53,7 +53,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator"})
+                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator", "infeed"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -1792,3 +1792,56 @@ def _rng_get_and_update_state(ctx: _Ctx) -> Shape:
     if delta < 0:
         raise ctx.fail(f"delta={delta} must not be negative")
     return Shape(U64, (2,))
+
+
+# Infeed and outfeed (xlac.hlo.feeds)
+# ---------------------------------------------------------------------------
+
+def _feed_data(ctx: _Ctx, data: Shape, what: str) -> None:
+    """Transferred data: an array, or a tuple of arrays (spec: Infeed)."""
+    if not isinstance(data, Shape):
+        raise ctx.fail(f"{what} must be a Shape, got {data!r}")
+    if data.is_token:
+        raise ctx.fail(f"{what} is a token; only arrays and tuples of arrays are transferred")
+    for i, s in enumerate(data.tuple_shapes if data.is_tuple else ()):
+        if s.is_tuple:
+            raise ctx.fail(f"{what} {data}: nested tuple shapes are not supported (element {i} is {s})")
+        if s.is_token:
+            raise ctx.fail(f"{what} {data}: element {i} is a token; only arrays are transferred")
+
+
+@_rule("infeed")
+def _infeed(ctx: _Ctx) -> Shape:
+    """Spec: Infeed: infeed(token) -> (data, token[]); the data shape, with the
+    layout the data arrives in, is the given result's element 0."""
+    ctx.arity(1)
+    _token(ctx, 0, "operand 0")
+    s = ctx.given_shape()
+    if not (s.is_tuple and len(s.tuple_shapes) == 2 and s.tuple_shapes[1].is_token):
+        raise ctx.fail(f"the result must be (data, token[]), got {s}")
+    _feed_data(ctx, s.tuple_shapes[0], "the infeed data")
+    return s
+
+
+def _shape_attr(ctx: _Ctx, name: str) -> Shape | None:
+    v = ctx.attrs.get(name)
+    if v is None or isinstance(v, Shape):
+        return v
+    try:
+        return parse_shape(str(v))
+    except ValueError as e:
+        raise ctx.fail(f"{name}={v} is not a shape: {e}") from None
+
+
+@_rule("outfeed")
+def _outfeed(ctx: _Ctx) -> Shape:
+    """XLA's Outfeed: outfeed(data, token) -> token[]; ``outfeed_shape`` (the
+    data's shape with the layout it is transferred in) must be compatible with
+    the operand's; without it, the operand's shape is used."""
+    ctx.arity(2)
+    _feed_data(ctx, ctx.shapes[0], "operand 0 (the data)")
+    _token(ctx, 1, "operand 1")
+    given = _shape_attr(ctx, "outfeed_shape")
+    if given is not None and not given.compatible(ctx.shapes[0]):
+        raise ctx.fail(f"outfeed_shape {given} must be compatible with the operand shape {ctx.shapes[0]}")
+    return Shape.token()

@@ -203,8 +203,10 @@ class BufferAssignment:
                 free[:] = _coalesce(free)
 
         for number, shape in enumerate(self.result_shapes):
+            if shape.is_token:
+                continue    # a token has no bytes: nothing to copy (an after-all has no slice)
             src, leaf = self.defining(root, number)
-            if claimed.get((id(src), leaf)) != number and not shape.is_token:   # a token has no data
+            if claimed.get((id(src), leaf)) != number:
                 self.copies.append((number, self._resolve(src, leaf)))
 
     def _in_place_donor(self, inst, leaf, shape, step, last_use, live, claimed):

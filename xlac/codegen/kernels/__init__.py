@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, loop, map_op,
-               reduce, rng, scatter, sort, transpose, windows)
+from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, feeds, fft, gather, loop,
+               map_op, reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -45,6 +45,9 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("rng-get-and-update-state", rng.RNG_GET_AND_UPDATE_STATE)
     r.add(("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"),
           collectives.COLLECTIVES)
+    # The host's streams: opts->infeed and opts->outfeed.
+    r.add("infeed", feeds.INFEED)
+    r.add("outfeed", feeds.OUTFEED)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
     r.add("convolution", conv_gemm.IMPLICIT_GEMM)

@@ -23,15 +23,13 @@ from ..kernel_choice import KernelCandidate
 from ..loops import fill_padding, loop_nest
 from ..reduction import emit_reducer
 from ._util import copy_array
+from .run_options import field_index as _field
+from .run_options import global_string as _global_string
+from .run_options import load_field, return_unless_ok, service_or_return
 
 PTR = ir.PointerType()
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
-
-
-def _field(name: str) -> int:
-    """Index of an ``xlac_run_options`` field, all fields being 8 bytes."""
-    return getattr(abi.RunOptions, name).offset // 8
 
 
 def _read_option(ctx: KernelContext, name: str, min_version: int) -> ir.Value:
@@ -184,16 +182,6 @@ def _global_array(me, name: str, values: list[int]) -> ir.Value:
     return g
 
 
-def _global_string(me, name: str, text: str) -> ir.Value:
-    data = bytearray(text.encode("utf-8")) + b"\0"
-    ty = ir.ArrayType(I8, len(data))
-    g = ir.GlobalVariable(me.llvm, ty, me.unique_name(name))
-    g.initializer = ir.Constant(ty, data)
-    g.global_constant = True
-    g.linkage = "private"
-    return g
-
-
 def _call_service(ctx: KernelContext, kind: str, pt, reduction: str, src: ir.Value, src_bytes: int,
                   dst: ir.Value, dst_bytes: int, groups: list, pairs: list = ()) -> None:
     """``opts->collective(opts->runtime_ctx, &op)``; a failure was recorded by
@@ -201,8 +189,8 @@ def _call_service(ctx: KernelContext, kind: str, pt, reduction: str, src: ir.Val
     caller's cancellation check after it ends the call."""
     b, me, inst = ctx.b, ctx.me, ctx.inst
     ctx.long_running = True
-    with b.if_then(b.icmp_unsigned("==", ctx.opts_arg, ir.Constant(PTR, None)), likely=False):
-        b.ret_void()            # no run options at all: nothing to call, nobody to tell
+    fn = service_or_return(ctx, "collective", f"{inst.opcode} {inst.name} needs the collective service "
+                                              "(a multi-device run), which the caller did not provide")
     op = _op_struct(ctx)
     flat_groups = [d for g in groups for d in g]
     fields = [
@@ -224,28 +212,8 @@ def _call_service(ctx: KernelContext, kind: str, pt, reduction: str, src: ir.Val
     ]
     for name, value in fields:
         _store_field(b, op, name, value)
-    opts = ctx.opts_arg
-    fn = b.load(b.gep(opts, [i64(_field("collective"))], source_etype=I64), typ=PTR)
-    runtime_ctx = b.load(b.gep(opts, [i64(_field("runtime_ctx"))], source_etype=I64), typ=PTR)
-    missing = b.icmp_unsigned("==", fn, ir.Constant(PTR, None))
-    with b.if_then(missing, likely=False):
-        _report(ctx, opts, runtime_ctx, abi.XLAC_ERROR_MISSING_SERVICE,
-                f"{inst.opcode} {inst.name} needs the collective service (a multi-device run), "
-                "which the caller did not provide")
-        b.ret_void()
-    status = b.call(TypedCallee(fn, ir.FunctionType(I32, [PTR, PTR])), [runtime_ctx, op])
-    with b.if_then(b.icmp_signed("!=", status, ir.Constant(I32, 0)), likely=False):
-        b.ret_void()
-
-
-def _report(ctx: KernelContext, opts, runtime_ctx, status: int, message: str) -> None:
-    """``opts->report_error(runtime_ctx, status, message)`` when there is one."""
-    b = ctx.b
-    fn = b.load(b.gep(opts, [i64(_field("report_error"))], source_etype=I64), typ=PTR)
-    with b.if_then(b.icmp_unsigned("!=", fn, ir.Constant(PTR, None))):
-        text = _global_string(ctx.me, "collective.error", message)
-        b.call(TypedCallee(fn, ir.FunctionType(ir.VoidType(), [PTR, I32, PTR])),
-               [runtime_ctx, ir.Constant(I32, status), text])
+    status = b.call(TypedCallee(fn, ir.FunctionType(I32, [PTR, PTR])), [load_field(ctx, "runtime_ctx"), op])
+    return_unless_ok(ctx, status)
 
 
 # -- index maps between a buffer and its blocked form --------------------------------------

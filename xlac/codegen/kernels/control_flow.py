@@ -72,9 +72,44 @@ def _param_leaf_shapes(comp: HloComputation) -> list[Shape]:
 
 
 def _check_arrays(opcode: str, shapes: list[Shape]) -> None:
+    """Arrays, and tokens (leaves of no bytes: ordering only, nothing to move)."""
     for s in shapes:
         if not (s.is_array or s.is_token):   # a token leaf has no data: nothing to move
             raise UnsupportedError(opcode, f"{s} values in the computation's parameters or results")
+
+
+class _TokenLeaf:
+    """A token leaf of a state, parameter or result: no bytes and no buffer
+    (it only orders side effects); passed as a null pointer, never copied."""
+
+    def __init__(self, shape: Shape):
+        self.shape = shape
+        self.ptr = ir.Constant(ir.PointerType(), None)
+
+
+def _leaf(ptr: ir.Value, shape: Shape):
+    """The buffer at ``ptr`` of a leaf of ``shape``: an IrArray, or a token's no-buffer."""
+    return IrArray(ptr, shape) if shape.is_array else _TokenLeaf(shape)
+
+
+def _operand_leaf(ctx, op: HloInstruction, leaf: int):
+    if leaf_shapes(op.shape)[leaf].is_token:
+        return _TokenLeaf(leaf_shapes(op.shape)[leaf])
+    return ctx.me.leaf_array(ctx.b, ctx.args, ctx.assignment, op, leaf)
+
+
+def _outputs(ctx) -> list:
+    """The instruction's result leaves (tokens as no-buffers)."""
+    out = []
+    for leaf, shape in enumerate(leaf_shapes(ctx.inst.shape)):
+        out.append(_TokenLeaf(shape) if shape.is_token
+                   else IrArray(ctx.buffer_pointer(ctx.assignment.slice_of(ctx.inst, leaf)), shape))
+    return out
+
+
+def _copy(b, dst, src) -> None:
+    if isinstance(dst, IrArray):
+        copy_array(b, dst, src)
 
 
 class _Invocation:
@@ -109,7 +144,7 @@ class _Invocation:
         k = 0
         for op_number, op in enumerate(self.operands):
             for leaf in range(_leaf_count(op.shape)):
-                src = ctx.me.leaf_array(b, ctx.fn, ctx.assignment, op, leaf)
+                src = _operand_leaf(ctx, op, leaf)
                 name = f"{self.tag}.in{k}"
                 if name in plan:
                     dst = IrArray(plan.pointer(b, scratch, name), self.param_shapes[k])
@@ -151,7 +186,7 @@ def _call_plan(me, inst: HloInstruction):
 def _emit_call(ctx) -> None:
     plan, inv = _call_plan(ctx.me, ctx.inst)
     scratch = ctx.scratch_pointer()
-    inv.emit(ctx, plan, scratch, ctx.output_arrays(), plan.pointer(ctx.b, scratch, "temp"))
+    inv.emit(ctx, plan, scratch, _outputs(ctx), plan.pointer(ctx.b, scratch, "temp"))
 
 
 # ----------------------------------------------------------------------------
@@ -185,7 +220,7 @@ def _emit_conditional(ctx) -> None:
     plan, invs = _conditional_plan(ctx.me, inst)
     scratch = ctx.scratch_pointer()
     temp = plan.pointer(b, scratch, "temp")
-    outs = ctx.output_arrays()
+    outs = _outputs(ctx)
     selector = ctx.operand_generator(0)(scalar_index())
     selector_type = inst.operands[0].shape.element_type
     after = b.append_basic_block("cond.after")
@@ -242,8 +277,8 @@ def _emit_while(ctx) -> None:
     scratch = ctx.scratch_pointer()
     temp = plan.pointer(b, scratch, "temp")
     pred_ptr = plan.pointer(b, scratch, "pred")
-    outs = ctx.output_arrays()
-    inits = [ctx.operand_array(0, k) for k in range(len(outs))]
+    outs = _outputs(ctx)
+    inits = [_operand_leaf(ctx, inst.operands[0], k) for k in range(len(outs))]
     n = len(outs)
 
     head = b.append_basic_block("while.head")
@@ -258,9 +293,9 @@ def _emit_while(ctx) -> None:
         b.position_at_end(check)
 
     if fast:
-        alts = [IrArray(plan.pointer(b, scratch, f"alt{k}"), state_shapes[k]) for k in range(n)]
+        alts = [_leaf(plan.pointer(b, scratch, f"alt{k}"), state_shapes[k]) for k in range(n)]
         for out, init in zip(outs, inits):
-            copy_array(b, out, init)
+            _copy(b, out, init)
         # parity false: the state is in the result buffers; true: in the scratch set.
         parity = ctx.alloca_builder.alloca(ir.IntType(1), name="while.parity")
         b.store(ir.Constant(ir.IntType(1), 0), parity)
@@ -282,13 +317,13 @@ def _emit_while(ctx) -> None:
         b.position_at_end(done)
         with b.if_then(b.load(parity)):
             for out, alt in zip(outs, alts):
-                copy_array(b, out, alt)
+                _copy(b, out, alt)
         return
 
-    states = [IrArray(plan.pointer(b, scratch, f"state{k}"), state_shapes[k]) for k in range(n)]
-    nexts = [IrArray(plan.pointer(b, scratch, f"next{k}"), body_shapes[k]) for k in range(n)]
+    states = [_leaf(plan.pointer(b, scratch, f"state{k}"), state_shapes[k]) for k in range(n)]
+    nexts = [_leaf(plan.pointer(b, scratch, f"next{k}"), body_shapes[k]) for k in range(n)]
     for state, init in zip(states, inits):
-        copy_array(b, state, init)
+        _copy(b, state, init)
     b.branch(head)
 
     b.position_at_end(head)
@@ -297,7 +332,7 @@ def _emit_while(ctx) -> None:
     for k, state in enumerate(states):
         if f"cin{k}" in plan:
             cin = IrArray(plan.pointer(b, scratch, f"cin{k}"), cond_shapes[k])
-            copy_array(b, cin, state)
+            _copy(b, cin, state)
             cond_params.append(cin.ptr)
         else:
             cond_params.append(state.ptr)
@@ -307,12 +342,12 @@ def _emit_while(ctx) -> None:
     b.position_at_end(run_body)
     ctx.call_computation(body, [a.ptr for a in nexts], [s.ptr for s in states], temp)
     for state, nxt in zip(states, nexts):
-        copy_array(b, state, nxt)
+        _copy(b, state, nxt)
     b.branch(head)
 
     b.position_at_end(done)
     for out, state in zip(outs, states):
-        copy_array(b, out, state)
+        _copy(b, out, state)
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
