@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, loop, map_op,
-               reduce, scatter, sort, transpose, windows)
+from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, linalg, loop,
+               map_op, reduce, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -38,6 +38,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
     r.add("fft", fft.FFT)
+    r.add("cholesky", linalg.CHOLESKY)
+    r.add("triangular-solve", linalg.TRIANGULAR_SOLVE)
     # What the run options say: the device, and the collectives between devices.
     r.add("replica-id", collectives.REPLICA_ID)
     r.add("partition-id", collectives.PARTITION_ID)

@@ -1,0 +1,344 @@
+"""``cholesky`` and ``triangular-solve`` as kernels (spec: *Cholesky*,
+*TriangularSolve*): the unblocked algorithms, for every size, batch and
+element type (f32, f64, c64, c128), in native loops (no library).
+
+The ``op-expander`` (``passes/expanders.py``) first turns big f32/f64
+problems into blocked algorithms whose bulk is ``dot``s (the GEMM library),
+leaving these kernels the diagonal blocks; complex and small problems run
+here whole.
+
+Both kernels work on a dense, row-major *work array*, one matrix per batch
+element, chosen so that the inner loop is a contiguous ``w[i, :] -= c *
+w[k, :]`` (an axpy LLVM vectorises, no reduction):
+
+* cholesky computes the upper factor in place, row by row (the right-looking
+  outer-product form): for each k, ``w[k, k] = sqrt(re(w[k, k]))``, row k
+  divided by it, then ``w[i, i:] -= conj(w[k, i]) * w[k, i:]`` for every
+  i > k.  ``lower=true`` copies ``a`` in transposed (``w = a^T``, whose upper
+  triangle is a's lower one) and writes the result out transposed: the upper
+  factor of ``a^T`` is ``l^T`` (conjugation cancels out).  The other triangle
+  is zeroed.  A pivot whose square root is NaN (negative or NaN: ``a`` is not
+  positive definite) fills that matrix with NaN, as XLA's CholeskyExpander
+  does; a pivot's imaginary part is ignored, as LAPACK's potrf does.
+* triangular-solve copies b in (transposed for ``left_side=false``:
+  ``x op(a) = b`` is ``op(a)^T x^T = b^T``), so every case is ``t w = w'``
+  for a triangular ``t`` (``t[i, k]`` is ``a[i, k]`` or ``a[k, i]``, maybe
+  conjugated), solved by forward or back substitution over rows:
+  ``w[i, :] -= t[i, k] * w[k, :]`` for the rows k already solved, then
+  ``w[i, :] /= t[i, i]`` (not with ``unit_diagonal``).  Only t's triangle (and
+  diagonal) is read.  Columns of w are independent: tasks take a batch
+  element and a chunk of columns sized so the chunk stays in L2, and run on
+  the thread pool when the kernel is big enough.
+"""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...shape import Layout, PrimitiveType as PT, Shape, strides
+from .. import types
+from ..emitter import PARALLEL_MIN_WORK, KernelContext, ModuleEmitter
+from ..ir_array import IrArray, i64
+from ..kernel_choice import KernelCandidate
+from ..loops import fill_padding, for_range
+from ..scalar_ops import declare_libm
+from ._util import I1, alloca_var, copy_array, dyn_range
+
+#: Bytes of a triangular-solve column chunk (all m rows of it) a task keeps in L2.
+CHUNK_BYTES = 256 * 1024
+
+
+# ---------------------------------------------------------------------------
+# real or complex arithmetic on a dense buffer
+# ---------------------------------------------------------------------------
+
+class _Arith:
+    """Elements of ``pt`` in a dense buffer, as a value (real) or a (re, im)
+    pair (complex, read and written as two component scalars, so loops over
+    them vectorise as interleaved accesses)."""
+
+    def __init__(self, b: ir.IRBuilder, pt: PT):
+        self.b, self.pt = b, pt
+        self.complex = pt.is_complex
+        self.part = pt.component_type if self.complex else pt
+        self.ty = types.memory_type(self.part)
+
+    def _at(self, base, e, k: int = 0):
+        b = self.b
+        if self.complex:
+            e = b.add(b.mul(e, i64(2)), i64(k)) if k else b.mul(e, i64(2))
+        return b.gep(base, [e], inbounds=True, source_etype=self.ty)
+
+    def load(self, base, e):
+        b, align = self.b, self.part.byte_size
+        if self.complex:
+            return (b.load(self._at(base, e), typ=self.ty, align=align),
+                    b.load(self._at(base, e, 1), typ=self.ty, align=align))
+        return b.load(self._at(base, e), typ=self.ty, align=align)
+
+    def store(self, base, e, v) -> None:
+        b, align = self.b, self.part.byte_size
+        if self.complex:
+            b.store(v[0], self._at(base, e), align=align)
+            b.store(v[1], self._at(base, e, 1), align=align)
+        else:
+            b.store(v, self._at(base, e), align=align)
+
+    def const(self, value: float):
+        c = ir.Constant(self.ty, value)
+        return (c, ir.Constant(self.ty, 0.0)) if self.complex else c
+
+    def real(self, v):
+        return v[0] if self.complex else v
+
+    def from_real(self, r):
+        return (r, ir.Constant(self.ty, 0.0)) if self.complex else r
+
+    def conj(self, v, yes: bool = True):
+        return (v[0], self.b.fneg(v[1])) if self.complex and yes else v
+
+    def sub_mul(self, w, c, x):
+        """``w - c * x``."""
+        b = self.b
+        if not self.complex:
+            return b.fsub(w, b.fmul(c, x))
+        (wr, wi), (cr, ci), (xr, xi) = w, c, x
+        return (b.fsub(wr, b.fsub(b.fmul(cr, xr), b.fmul(ci, xi))),
+                b.fsub(wi, b.fadd(b.fmul(cr, xi), b.fmul(ci, xr))))
+
+    def div_real(self, v, r):
+        b = self.b
+        return (b.fdiv(v[0], r), b.fdiv(v[1], r)) if self.complex else b.fdiv(v, r)
+
+    def div(self, v, d):
+        """``v / d``; complex as XLA's code generator divides:
+        ``((a p + b q) + (b p - a q) i) / (p^2 + q^2)``."""
+        b = self.b
+        if not self.complex:
+            return b.fdiv(v, d)
+        (a, bb), (p, q) = v, d
+        den = b.fadd(b.fmul(p, p), b.fmul(q, q))
+        return (b.fdiv(b.fadd(b.fmul(a, p), b.fmul(bb, q)), den),
+                b.fdiv(b.fsub(b.fmul(bb, p), b.fmul(a, q)), den))
+
+    def sqrt(self, r):
+        fn = declare_libm(self.b.module, f"llvm.sqrt.{'f64' if self.part is PT.F64 else 'f32'}",
+                          ir.FunctionType(self.ty, [self.ty]))
+        return self.b.call(fn, [r])
+
+
+def _minor_swapped(shape: Shape) -> Shape:
+    """``shape``'s dimensions, laid out so that memory holds each matrix
+    transposed (row-major otherwise)."""
+    r = shape.rank
+    return Shape(shape.element_type, shape.dimensions, layout=Layout((r - 2, r - 1) + tuple(range(r - 3, -1, -1))))
+
+
+def _row_major(shape: Shape) -> Shape:
+    return Shape(shape.element_type, shape.dimensions)
+
+
+def _is_row_major(shape: Shape) -> bool:
+    return shape == _row_major(shape)
+
+
+def _batch_offset(b: ir.IRBuilder, shape: Shape, e) -> ir.Value:
+    """Element offset of matrix ``e`` (row-major over the batch dimensions) in
+    a buffer of ``shape`` (any layout)."""
+    dims, st = shape.dimensions[:-2], strides(shape)[:-2]
+    offset, rest = i64(0), e
+    for d in range(len(dims) - 1, -1, -1):
+        if dims[d] == 1:
+            continue
+        here = b.urem(rest, i64(dims[d])) if d else rest
+        rest = b.udiv(rest, i64(dims[d])) if d else rest
+        offset = b.add(offset, b.mul(here, i64(st[d])))
+    return offset
+
+
+def _element(b, base, offset, pt: PT):
+    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
+
+
+def _run_tasks(ctx: KernelContext, n_tasks: int, parallel: bool, body) -> None:
+    """``body(task_ctx, task)`` for every task: on the thread pool when
+    ``parallel``, else in a loop here."""
+    ctx.long_running = True
+    if parallel and n_tasks > 1:
+        ctx.parallel_for(n_tasks, body)
+        return
+    with for_range(ctx.b, n_tasks, "task") as t:
+        body(ctx, t)
+
+
+# ---------------------------------------------------------------------------
+# cholesky
+# ---------------------------------------------------------------------------
+
+def _cholesky_plan(inst: HloInstruction) -> tuple:
+    """(work shape, whether the work array is the result buffer)."""
+    lower = bool(inst.attrs.get("lower", False))
+    work = _minor_swapped(inst.shape) if lower else _row_major(inst.shape)
+    return work, not lower and _is_row_major(inst.shape)
+
+
+def _cholesky_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
+    work, in_place = _cholesky_plan(inst)
+    return 0 if in_place or inst.shape.element_count() == 0 else work.byte_size()
+
+
+def _factor_upper(ctx: KernelContext, w, n: int, pt: PT) -> None:
+    """The upper Cholesky factor of the n x n row-major matrix at ``w``, in
+    place (upper triangle read; strict lower triangle zeroed); all NaN when a
+    pivot's square root is NaN."""
+    b = ctx.b
+    ar = _Arith(b, pt)
+    failed = alloca_var(ctx, I1, ir.Constant(I1, 0), "chol.failed")
+    nn = i64(n)
+    with for_range(b, n, "chol.k") as k:
+        kk = b.add(b.mul(k, nn), k)
+        root = ar.sqrt(ar.real(ar.load(w, kk)))
+        b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
+        ar.store(w, kk, ar.from_real(root))
+        nxt = b.add(k, i64(1))
+        with dyn_range(b, nxt, nn, name="chol.j") as j:
+            e = b.add(b.mul(k, nn), j)
+            ar.store(w, e, ar.div_real(ar.load(w, e), root))
+        with dyn_range(b, nxt, nn, name="chol.i") as i:
+            c = ar.conj(ar.load(w, b.add(b.mul(k, nn), i)))
+            row_i, row_k = b.mul(i, nn), b.mul(k, nn)
+            with dyn_range(b, i, nn, name="chol.c") as j:
+                e = b.add(row_i, j)
+                ar.store(w, e, ar.sub_mul(ar.load(w, e), c, ar.load(w, b.add(row_k, j))))
+    zero, nan = ar.const(0.0), ar.const(math.nan)
+    with for_range(b, n, "chol.z") as i:
+        with dyn_range(b, i64(0), i, name="chol.zj") as j:
+            ar.store(w, b.add(b.mul(i, nn), j), zero)
+    with b.if_then(b.load(failed)):
+        with for_range(b, n * n, "chol.nan") as e:
+            ar.store(w, e, nan)
+
+
+def _cholesky(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    shape = inst.shape
+    if shape.element_count() == 0:
+        return
+    work_shape, in_place = _cholesky_plan(inst)
+    n, batch = shape.dimensions[-1], math.prod(shape.dimensions[:-2])
+    work = IrArray(out.ptr if in_place else ctx.scratch_pointer(), work_shape)
+    copy_array(b, work, ctx.operand_array(0))
+    pt = shape.element_type
+
+    def task(tctx: KernelContext, e) -> None:
+        base = tctx.output_arrays()[0].ptr if in_place else tctx.scratch_pointer()
+        _factor_upper(tctx, _element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), n, pt)
+
+    _run_tasks(ctx, batch, batch * n ** 3 // 3 >= PARALLEL_MIN_WORK, task)
+    if not in_place:
+        copy_array(b, out, work)
+
+
+# ---------------------------------------------------------------------------
+# triangular-solve
+# ---------------------------------------------------------------------------
+
+class _SolvePlan:
+    """How one triangular-solve runs: ``t w = w'`` on the work array."""
+
+    def __init__(self, inst: HloInstruction):
+        a, bs = inst.operands[0].shape, inst.operands[1].shape
+        self.left = bool(inst.attrs.get("left_side", False))
+        transpose = str(inst.attrs.get("transpose_a", "NO_TRANSPOSE"))
+        self.m = a.dimensions[-1]
+        self.nr = bs.dimensions[-1] if self.left else bs.dimensions[-2]   # columns of w
+        self.batch = math.prod(bs.dimensions[:-2])
+        self.work = _row_major(inst.shape) if self.left else _minor_swapped(inst.shape)
+        self.in_place = self.left and _is_row_major(inst.shape)
+        # t[i, k] = a[k, i] when swapped (op(a)^T of a right-side solve undoes a transpose)
+        self.swap = (transpose != "NO_TRANSPOSE") != (not self.left)
+        self.conj = transpose == "ADJOINT"
+        self.forward = bool(inst.attrs.get("lower", False)) != self.swap   # t lower
+        self.unit = bool(inst.attrs.get("unit_diagonal", False))
+        et = inst.shape.element_type.byte_size
+        chunk = min(self.nr, max(16, CHUNK_BYTES // max(1, self.m * et) // 16 * 16)) or 1
+        parallel = self.batch * self.m * self.m * self.nr // 2 >= PARALLEL_MIN_WORK
+        if parallel and self.batch * -(-self.nr // chunk) < 2 and self.nr >= 32:
+            chunk = -(-self.nr // 2)       # one matrix: two column halves, one per thread
+        self.chunk = chunk
+        self.chunks = -(-self.nr // chunk)
+        self.tasks = self.batch * self.chunks
+        self.parallel = parallel and self.tasks > 1
+
+    def scratch(self, inst: HloInstruction) -> int:
+        return 0 if self.in_place or inst.shape.element_count() == 0 else self.work.byte_size()
+
+
+def _solve_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
+    return _SolvePlan(inst).scratch(inst)
+
+
+def _solve_task(tctx: KernelContext, plan: _SolvePlan, task) -> None:
+    """Substitution on columns [c0, c1) of batch element ``task // chunks``."""
+    b, inst = tctx.b, tctx.inst
+    pt = inst.shape.element_type
+    ar = _Arith(b, pt)
+    m, nr = plan.m, plan.nr
+    e, c = (b.udiv(task, i64(plan.chunks)), b.urem(task, i64(plan.chunks))) if plan.chunks > 1 \
+        else (task, i64(0))
+    c0 = b.mul(c, i64(plan.chunk))
+    c1 = b.add(c0, i64(plan.chunk))
+    if nr % plan.chunk:
+        c1 = b.select(b.icmp_signed("<", c1, i64(nr)), c1, i64(nr))
+    wbase = tctx.output_arrays()[0].ptr if plan.in_place else tctx.scratch_pointer()
+    w = _element(b, wbase, b.mul(e, i64(m * nr)), pt)
+    a_arr = tctx.operand_array(0)
+    a_shape = inst.operands[0].shape
+    a = _element(b, a_arr.ptr, _batch_offset(b, a_shape, e), pt)
+    rs, cs = strides(a_shape)[-2:]
+    trs, tcs = (cs, rs) if plan.swap else (rs, cs)
+
+    def t_at(i, k):
+        return ar.conj(ar.load(a, b.add(b.mul(i, i64(trs)), b.mul(k, i64(tcs)))), plan.conj)
+
+    def row(step):
+        return step if plan.forward else b.sub(i64(m - 1), step)
+
+    with for_range(b, m, "trsm.s") as s:
+        i = row(s)
+        wi = b.mul(i, i64(nr))
+        with dyn_range(b, i64(0), s, name="trsm.t") as t:
+            k = row(t)
+            coef = t_at(i, k)
+            wk = b.mul(k, i64(nr))
+            with dyn_range(b, c0, c1, name="trsm.j") as j:
+                x = b.add(wi, j)
+                ar.store(w, x, ar.sub_mul(ar.load(w, x), coef, ar.load(w, b.add(wk, j))))
+        if not plan.unit:
+            d = t_at(i, i)
+            with dyn_range(b, c0, c1, name="trsm.d") as j:
+                x = b.add(wi, j)
+                ar.store(w, x, ar.div(ar.load(w, x), d))
+
+
+def _triangular_solve(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    if inst.shape.element_count() == 0:
+        return
+    plan = _SolvePlan(inst)
+    work = IrArray(out.ptr if plan.in_place else ctx.scratch_pointer(), plan.work)
+    copy_array(b, work, ctx.operand_array(1))
+    _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, t))
+    if not plan.in_place:
+        copy_array(b, out, work)
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+CHOLESKY = KernelCandidate("cholesky", _cholesky, scratch_bytes=_cholesky_scratch)
+TRIANGULAR_SOLVE = KernelCandidate("triangular-solve", _triangular_solve, scratch_bytes=_solve_scratch)
