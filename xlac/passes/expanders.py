@@ -12,6 +12,11 @@ as one table.
   rsqrt(variance + epsilon)`` and ``shift = offset - mean * scale'``, the two
   per-feature arrays broadcast along ``feature_index``: one multiply-add per
   element, fused into one loop.
+* ``cholesky`` and ``triangular-solve`` (spec: Cholesky, TriangularSolve)
+  of f32/f64 matrices bigger than ``linalg_expansion.BLOCK``, as XLA's
+  CholeskyExpander / TriangularSolveExpander: blocked algorithms whose bulk
+  is ``dot``s around small cholesky / triangular-solve ops
+  (``linalg_expansion.py``).
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -27,6 +32,7 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import Shape
+from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
@@ -52,6 +58,10 @@ def batch_norm_inference(inst: HloInstruction, rw: PatternRewriter) -> bool:
                        [x, rw.create("broadcast", full, [true_scale], {"dimensions": (feature,)})])
     result = rw.create("add", full, [scaled, rw.create("broadcast", full, [shift], {"dimensions": (feature,)})])
     return rw.replace(inst, result)
+
+
+EXPANSIONS.register("cholesky")(blocked_cholesky)
+EXPANSIONS.register("triangular-solve")(blocked_triangular_solve)
 
 
 # -- asynchronous collectives: the pair becomes the synchronous op ---------------------

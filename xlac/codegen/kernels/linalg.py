@@ -2,14 +2,15 @@
 *TriangularSolve*): the unblocked algorithms, for every size, batch and
 element type (f32, f64, c64, c128), in native loops (no library).
 
-The ``op-expander`` (``passes/expanders.py``) first turns big f32/f64
+The ``op-expander`` (``passes/linalg_expansion.py``) first turns big f32/f64
 problems into blocked algorithms whose bulk is ``dot``s (the GEMM library),
 leaving these kernels the diagonal blocks; complex and small problems run
 here whole.
 
 Both kernels work on a dense, row-major *work array*, one matrix per batch
 element, chosen so that the inner loop is a contiguous ``w[i, :] -= c *
-w[k, :]`` (an axpy LLVM vectorises, no reduction):
+w[k, :]`` (an axpy LLVM vectorises, no reduction, marked free of
+loop-carried dependences):
 
 * cholesky computes the upper factor in place, row by row (the right-looking
   outer-product form): for each k, ``w[k, k] = sqrt(re(w[k, k]))``, row k
@@ -22,31 +23,40 @@ w[k, :]`` (an axpy LLVM vectorises, no reduction):
   does; a pivot's imaginary part is ignored, as LAPACK's potrf does.
 * triangular-solve copies b in (transposed for ``left_side=false``:
   ``x op(a) = b`` is ``op(a)^T x^T = b^T``), so every case is ``t w = w'``
-  for a triangular ``t`` (``t[i, k]`` is ``a[i, k]`` or ``a[k, i]``, maybe
-  conjugated), solved by forward or back substitution over rows:
-  ``w[i, :] -= t[i, k] * w[k, :]`` for the rows k already solved, then
-  ``w[i, :] /= t[i, i]`` (not with ``unit_diagonal``).  Only t's triangle (and
-  diagonal) is read.  Columns of w are independent: tasks take a batch
-  element and a chunk of columns sized so the chunk stays in L2, and run on
-  the thread pool when the kernel is big enough.
+  for a triangular ``t`` (``op(a)`` or ``op(a)^T``: a or a^T, conjugated for
+  ADJOINT, read along rows from a or from a row-major copy of it), solved by
+  forward or back substitution over rows: ``w[i, :] -= t[i, k] * w[k, :]``
+  for the rows k already solved, then ``w[i, :] /= t[i, i]`` (not with
+  ``unit_diagonal``).  Only t's triangle (and diagonal) is read.  Columns of
+  w are independent: tasks take a batch element and a chunk of columns sized
+  so the chunk stays in L2, and run on the thread pool when the kernel is big
+  enough.
+
+**Compile time.**  The factorisation, the substitution and the transposing
+copy are each one function per module and variant (element type; forward or
+backward, conjugated, unit diagonal), with sizes as arguments
+(``xlac.linalg.*``, internal, not inlined): a blocked 512x512 cholesky has
+four cholesky and three triangular-solve kernels of different sizes, which
+then share two functions.  A kernel only copies its operands in and out and
+calls them.
 """
 from __future__ import annotations
 
 import math
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...shape import Layout, PrimitiveType as PT, Shape
 from .. import types
-from ..emitter import PARALLEL_MIN_WORK, KernelContext, ModuleEmitter
-from ..ir_array import Index, IrArray, i64
-from ..kernel_choice import KernelCandidate
 from ..emission import context_of
+from ..emitter import PARALLEL_MIN_WORK, KernelContext, ModuleEmitter
+from ..ir_array import I64, IrArray, i64
+from ..kernel_choice import KernelCandidate
 from ..loops import fill_padding, for_range, for_range_dynamic, parallel_loops
 from ..scalar_ops import declare_libm
-from ._util import I1, ScratchPlan, alloca_var, copy_array, dyn_range
+from ._util import I1, PTR, ScratchPlan, copy_array, dyn_range
 
 #: Fast-math flags of the multiply-adds: LLVM may fuse them into FMAs.
 _CONTRACT = ("contract",)
@@ -142,6 +152,43 @@ class _Arith:
         return self.b.call(fn, [r])
 
 
+@contextmanager
+def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
+    """``for (j = lo; j < hi; ++j)``, ``lo < hi``, whose iterations the
+    loads and stores of ``_Arith`` in it do not depend on each other through
+    (one row updated from another): LLVM vectorises it without overlap checks."""
+    with parallel_loops(b.module) as loop_id:
+        with for_range_dynamic(b, lo, hi, name, loop_id=loop_id) as j:
+            yield j
+
+
+def _shared_function(module: ir.Module, name: str, args: list, build) -> ir.Function:
+    """The module's function ``void name(args)`` (internal, not inlined),
+    emitted by ``build(b, ab, fn_args)`` on first use (``ab``: the allocas)."""
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+    body = fn.append_basic_block("body")
+    ab.branch(body)
+    ab.position_at_start(ab.block)
+    b = ir.IRBuilder(body)
+    build(b, ab, fn.args)
+    b.ret_void()
+    return fn
+
+
+def _element(b, base, offset, pt: PT):
+    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
+
+
+# ---------------------------------------------------------------------------
+# work arrays: row-major matrices, or row-major transposed ones
+# ---------------------------------------------------------------------------
+
 def _minor_swapped(shape: Shape) -> Shape:
     """``shape``'s dimensions, laid out so that memory holds each matrix
     transposed (row-major otherwise)."""
@@ -157,52 +204,50 @@ def _is_row_major(shape: Shape) -> bool:
     return shape == _row_major(shape)
 
 
+def _transpose_function(module: ir.Module, pt: PT) -> ir.Function:
+    """``transpose(dst, src, batch, rows, cols)``: ``dst[e][c][r] = src[e][r][c]``
+    for dense row-major buffers, in TILE x TILE tiles so that the lines of both
+    buffers are used whole while they are in L1 (an element-at-a-time
+    transposing copy of a 512x512 f64 matrix, a 4 KiB stride between reads,
+    misses L1 and L2 at every element: 2.5 ms)."""
+    def build(b, ab, args):
+        dst, src, batch, rows, cols = args
+        ty = types.memory_type(pt)
+        size = b.mul(rows, cols)
+        tile = i64(TILE)
+        with dyn_range(b, i64(0), batch, name="tr.e") as e:
+            d, s = _element(b, dst, b.mul(e, size), pt), _element(b, src, b.mul(e, size), pt)
+            with dyn_range(b, i64(0), rows, step=tile, name="tr.r") as r0:
+                r1 = _min(b, b.add(r0, tile), rows)
+                with dyn_range(b, i64(0), cols, step=tile, name="tr.c") as c0:
+                    c1 = _min(b, b.add(c0, tile), cols)
+                    with dyn_range(b, r0, r1, name="tr.i") as i:
+                        with dyn_range(b, c0, c1, name="tr.j") as j:
+                            v = b.load(_element(b, s, b.add(b.mul(i, cols), j), pt), typ=ty)
+                            b.store(v, _element(b, d, b.add(b.mul(j, rows), i), pt))
+    return _shared_function(module, f"xlac.linalg.transpose.{pt.value}", [PTR, PTR, I64, I64, I64], build)
+
+
+def _min(b: ir.IRBuilder, v, limit):
+    limit = i64(limit) if isinstance(limit, int) else limit
+    return b.select(b.icmp_signed("<", v, limit), v, limit)
+
+
 def _copy(b: ir.IRBuilder, dst: IrArray, src: IrArray) -> None:
-    """Copy ``src`` into ``dst`` (same dimensions): ``copy_array`` when the two
-    lay out their matrices alike, else in TILE x TILE tiles, so that the lines
-    of both buffers are used whole while they are in L1 (an element-at-a-time
-    transposing copy of a 512x512 f64 matrix, one 4 KiB stride apart, misses
-    L1 and L2 at every element: 2.5 ms)."""
-    if dst.shape.layout.minor_to_major[:2] == src.shape.layout.minor_to_major[:2]:
+    """Copy ``src`` into ``dst`` (same dimensions, any layouts): a memcpy for
+    one layout, the tiled transpose between a row-major and a transposed
+    dense buffer, else element by element."""
+    if dst.shape == src.shape:
         copy_array(b, dst, src)
         return
-    dims = dst.shape.dimensions
-    rows, cols = dims[-2:]
-    with _matrices(b, dims[:-2]) as batch:
-        with for_range(b, -(-rows // TILE), "tile.r") as tr:
-            with for_range(b, -(-cols // TILE), "tile.c") as tc:
-                r0, c0 = b.mul(tr, i64(TILE)), b.mul(tc, i64(TILE))
-                r1 = _min(b, b.add(r0, i64(TILE)), rows)
-                c1 = _min(b, b.add(c0, i64(TILE)), cols)
-                with dyn_range(b, r0, r1, name="tile.i") as i:
-                    with dyn_range(b, c0, c1, name="tile.j") as j:
-                        index = Index(batch + [i, j])
-                        dst.write(b, index, src.read(b, index))
-
-
-@contextmanager
-def _matrices(b: ir.IRBuilder, batch_dims):
-    """Loops over the batch indices (none for a single matrix); yields the list."""
-    with ExitStack() as stack:
-        yield [stack.enter_context(for_range(b, d, f"mat{k}")) for k, d in enumerate(batch_dims)]
-
-
-@contextmanager
-def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
-    """``for (j = lo; j < hi; ++j)``, ``lo < hi``, whose iterations the
-    loads and stores of ``_Arith`` in it do not depend on each other through
-    (one row updated from another): LLVM vectorises it without overlap checks."""
-    with parallel_loops(b.module) as loop_id:
-        with for_range_dynamic(b, lo, hi, name, loop_id=loop_id) as j:
-            yield j
-
-
-def _min(b: ir.IRBuilder, v, limit: int):
-    return b.select(b.icmp_signed("<", v, i64(limit)), v, i64(limit))
-
-
-def _element(b, base, offset, pt: PT):
-    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
+    kinds = {(_is_row_major(x.shape), x.shape == _minor_swapped(x.shape)) for x in (dst, src)}
+    if kinds == {(True, False), (False, True)}:
+        dims = dst.shape.dimensions
+        rows, cols = dims[-2:] if _is_row_major(src.shape) else dims[-2:][::-1]   # of src in memory
+        fn = _transpose_function(b.module, dst.shape.element_type)
+        b.call(fn, [dst.ptr, src.ptr, i64(math.prod(dims[:-2])), i64(rows), i64(cols)])
+        return
+    copy_array(b, dst, src)
 
 
 def _run_tasks(ctx: KernelContext, n_tasks: int, parallel: bool, body) -> None:
@@ -220,6 +265,41 @@ def _run_tasks(ctx: KernelContext, n_tasks: int, parallel: bool, body) -> None:
 # cholesky
 # ---------------------------------------------------------------------------
 
+def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
+    """``potrf(w, n)``: the upper Cholesky factor of the n x n (n >= 1)
+    row-major matrix at ``w``, in place (upper triangle read; strict lower
+    triangle zeroed); all NaN when a pivot's square root is NaN."""
+    def build(b, ab, args):
+        w, n = args
+        ar = _Arith(b, pt)
+        failed = ab.alloca(I1, name="chol.failed")
+        b.store(ir.Constant(I1, 0), failed)
+        with dyn_range(b, i64(0), n, name="chol.k") as k:
+            row_k = b.mul(k, n)
+            kk = b.add(row_k, k)
+            root = ar.sqrt(ar.real(ar.load(w, kk)))
+            b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
+            ar.store(w, kk, ar.from_real(root))
+            nxt = b.add(k, i64(1))
+            with dyn_range(b, nxt, n, name="chol.j") as j:
+                e = b.add(row_k, j)
+                ar.store(w, e, ar.div_real(ar.load(w, e), root))
+            with dyn_range(b, nxt, n, name="chol.i") as i:
+                c = ar.conj(ar.load(w, b.add(row_k, i)))
+                row_i = b.mul(i, n)
+                with _parallel_range(b, i, n, "chol.c") as j:
+                    e = b.add(row_i, j)
+                    ar.store(w, e, ar.sub_mul(ar.load(w, e), c, ar.load(w, b.add(row_k, j))))
+        zero, nan = ar.const(0.0), ar.const(math.nan)
+        with dyn_range(b, i64(1), n, name="chol.z") as i:
+            with dyn_range(b, i64(0), i, name="chol.zj") as j:
+                ar.store(w, b.add(b.mul(i, n), j), zero)
+        with b.if_then(b.load(failed)):
+            with dyn_range(b, i64(0), b.mul(n, n), name="chol.nan") as e:
+                ar.store(w, e, nan)
+    return _shared_function(module, f"xlac.linalg.potrf.{pt.value}", [PTR, I64], build)
+
+
 def _cholesky_plan(inst: HloInstruction) -> tuple:
     """(work shape, whether the work array is the result buffer)."""
     lower = bool(inst.attrs.get("lower", False))
@@ -230,38 +310,6 @@ def _cholesky_plan(inst: HloInstruction) -> tuple:
 def _cholesky_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
     work, in_place = _cholesky_plan(inst)
     return 0 if in_place or inst.shape.element_count() == 0 else work.byte_size()
-
-
-def _factor_upper(ctx: KernelContext, w, n: int, pt: PT) -> None:
-    """The upper Cholesky factor of the n x n row-major matrix at ``w``, in
-    place (upper triangle read; strict lower triangle zeroed); all NaN when a
-    pivot's square root is NaN."""
-    b = ctx.b
-    ar = _Arith(b, pt)
-    failed = alloca_var(ctx, I1, ir.Constant(I1, 0), "chol.failed")
-    nn = i64(n)
-    with for_range(b, n, "chol.k") as k:
-        kk = b.add(b.mul(k, nn), k)
-        root = ar.sqrt(ar.real(ar.load(w, kk)))
-        b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
-        ar.store(w, kk, ar.from_real(root))
-        nxt = b.add(k, i64(1))
-        with dyn_range(b, nxt, nn, name="chol.j") as j:
-            e = b.add(b.mul(k, nn), j)
-            ar.store(w, e, ar.div_real(ar.load(w, e), root))
-        with dyn_range(b, nxt, nn, name="chol.i") as i:
-            c = ar.conj(ar.load(w, b.add(b.mul(k, nn), i)))
-            row_i, row_k = b.mul(i, nn), b.mul(k, nn)
-            with _parallel_range(b, i, nn, "chol.c") as j:
-                e = b.add(row_i, j)
-                ar.store(w, e, ar.sub_mul(ar.load(w, e), c, ar.load(w, b.add(row_k, j))))
-    zero, nan = ar.const(0.0), ar.const(math.nan)
-    with for_range(b, n, "chol.z") as i:
-        with dyn_range(b, i64(0), i, name="chol.zj") as j:
-            ar.store(w, b.add(b.mul(i, nn), j), zero)
-    with b.if_then(b.load(failed)):
-        with for_range(b, n * n, "chol.nan") as e:
-            ar.store(w, e, nan)
 
 
 def _cholesky(ctx: KernelContext) -> None:
@@ -276,10 +324,11 @@ def _cholesky(ctx: KernelContext) -> None:
     work = IrArray(out.ptr if in_place else ctx.scratch_pointer(), work_shape)
     _copy(b, work, ctx.operand_array(0))
     pt = shape.element_type
+    potrf = _potrf_function(b.module, pt)
 
     def task(tctx: KernelContext, e) -> None:
         base = tctx.output_arrays()[0].ptr if in_place else tctx.scratch_pointer()
-        _factor_upper(tctx, _element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), n, pt)
+        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n)])
 
     _run_tasks(ctx, batch, batch * n ** 3 // 3 >= PARALLEL_MIN_WORK, task)
     if not in_place:
@@ -289,6 +338,41 @@ def _cholesky(ctx: KernelContext) -> None:
 # ---------------------------------------------------------------------------
 # triangular-solve
 # ---------------------------------------------------------------------------
+
+def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool) -> ir.Function:
+    """``trsm(w, t, m, nr, c0, c1)``: solve ``t x = w`` in place on columns
+    [c0, c1) (c0 < c1) of the m x nr row-major ``w``, ``t`` m x m row-major,
+    lower (forward substitution) or upper; t's entries conjugated with
+    ``conj``, its diagonal taken as ones with ``unit``."""
+    def build(b, ab, args):
+        w, t, m, nr, c0, c1 = args
+        ar = _Arith(b, pt)
+
+        def t_at(i, k):
+            return ar.conj(ar.load(t, b.add(b.mul(i, m), k)), conj)
+
+        def row(step):
+            return step if forward else b.sub(b.sub(m, i64(1)), step)
+
+        with dyn_range(b, i64(0), m, name="trsm.s") as s:
+            i = row(s)
+            wi = b.mul(i, nr)
+            with dyn_range(b, i64(0), s, name="trsm.t") as r:
+                k = row(r)
+                coef = t_at(i, k)
+                wk = b.mul(k, nr)
+                with _parallel_range(b, c0, c1, "trsm.j") as j:
+                    x = b.add(wi, j)
+                    ar.store(w, x, ar.sub_mul(ar.load(w, x), coef, ar.load(w, b.add(wk, j))))
+            if not unit:
+                d = t_at(i, i)
+                with _parallel_range(b, c0, c1, "trsm.d") as j:
+                    x = b.add(wi, j)
+                    ar.store(w, x, ar.div(ar.load(w, x), d))
+    name = f"xlac.linalg.trsm.{pt.value}.{'fwd' if forward else 'bwd'}{'.conj' if conj else ''}" \
+           f"{'.unit' if unit else ''}"
+    return _shared_function(module, name, [PTR, PTR, I64, I64, I64, I64], build)
+
 
 class _SolvePlan:
     """How one triangular-solve runs: ``t w = w'`` on the work array ``w``,
@@ -342,42 +426,18 @@ def _solve_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
     return _SolvePlan(inst).scratch.size
 
 
-def _solve_task(tctx: KernelContext, plan: _SolvePlan, task) -> None:
+def _solve_task(tctx: KernelContext, plan: _SolvePlan, fn: ir.Function, task) -> None:
     """Substitution on columns [c0, c1) of batch element ``task // chunks``."""
-    b, inst = tctx.b, tctx.inst
-    pt = inst.shape.element_type
-    ar = _Arith(b, pt)
+    b = tctx.b
+    pt = tctx.inst.shape.element_type
     m, nr = plan.m, plan.nr
     e, c = (b.udiv(task, i64(plan.chunks)), b.urem(task, i64(plan.chunks))) if plan.chunks > 1 \
         else (task, i64(0))
     c0 = b.mul(c, i64(plan.chunk))
-    c1 = b.add(c0, i64(plan.chunk))
-    if nr % plan.chunk:
-        c1 = _min(b, c1, nr)
+    c1 = _min(b, b.add(c0, i64(plan.chunk)), nr) if nr % plan.chunk else b.add(c0, i64(plan.chunk))
     w = _element(b, plan.work_pointer(tctx), b.mul(e, i64(m * nr)), pt)
     t = _element(b, plan.t_pointer(tctx), b.mul(e, i64(m * m)), pt)
-
-    def t_at(i, k):
-        return ar.conj(ar.load(t, b.add(b.mul(i, i64(m)), k)), plan.conj)
-
-    def row(step):
-        return step if plan.forward else b.sub(i64(m - 1), step)
-
-    with for_range(b, m, "trsm.s") as s:
-        i = row(s)
-        wi = b.mul(i, i64(nr))
-        with dyn_range(b, i64(0), s, name="trsm.t") as r:
-            k = row(r)
-            coef = t_at(i, k)
-            wk = b.mul(k, i64(nr))
-            with _parallel_range(b, c0, c1, "trsm.j") as j:
-                x = b.add(wi, j)
-                ar.store(w, x, ar.sub_mul(ar.load(w, x), coef, ar.load(w, b.add(wk, j))))
-        if not plan.unit:
-            d = t_at(i, i)
-            with _parallel_range(b, c0, c1, "trsm.d") as j:
-                x = b.add(wi, j)
-                ar.store(w, x, ar.div(ar.load(w, x), d))
+    b.call(fn, [w, t, i64(m), i64(nr), c0, c1])
 
 
 def _triangular_solve(ctx: KernelContext) -> None:
@@ -391,7 +451,8 @@ def _triangular_solve(ctx: KernelContext) -> None:
     _copy(b, work, ctx.operand_array(1))
     if not plan.t_is_a:
         _copy(b, IrArray(plan.t_pointer(ctx), plan.t), ctx.operand_array(0))
-    _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, t))
+    fn = _trsm_function(b.module, inst.shape.element_type, plan.forward, plan.conj, plan.unit)
+    _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, fn, t))
     if not plan.work_in_place:
         _copy(b, out, work)
 
