@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, linalg, loop,
-               map_op, reduce, scatter, sort, transpose, windows)
+from . import (block_copy, collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather,
+               linalg, loop, map_op, reduce, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -50,6 +50,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("convolution", conv_gemm.IMPLICIT_GEMM)
     r.add("fusion:kOutput", conv_gemm.IMPLICIT_GEMM, *dot.CANDIDATES)
     # Memory-order changes and reductions the plain loop runs badly.
+    r.add("slice", block_copy.SLICE)
+    r.add("concatenate", block_copy.CONCATENATE)
     r.add(("transpose", "copy"), transpose.BLOCKS)
     r.add(("reduce", "fusion:kInput"), reduce.COLUMN, reduce.SPLIT)
     # Everything else, and whatever the candidates above decline.
