@@ -12,10 +12,9 @@ element, chosen so that the inner loop is a contiguous ``w[i, :] -= c *
 w[k, :]`` (an axpy LLVM vectorises, no reduction, marked free of
 loop-carried dependences):
 
-* cholesky computes the upper factor in place, row by row (the right-looking
-  outer-product form): for each k, ``w[k, k] = sqrt(re(w[k, k]))``, row k
-  divided by it, then ``w[i, i:] -= conj(w[k, i]) * w[k, i:]`` for every
-  i > k.  ``lower=true`` copies ``a`` in transposed (``w = a^T``, whose upper
+* cholesky computes the upper factor in place, row by row (the up-looking
+  form): row i loses ``conj(u[k, i]) * u[k, i:]`` for every row k above it,
+  then is divided by the square root of its pivot ``re(w[i, i])``.  ``lower=true`` copies ``a`` in transposed (``w = a^T``, whose upper
   triangle is a's lower one) and writes the result out transposed: the upper
   factor of ``a^T`` is ``l^T`` (conjugation cancels out).  The other triangle
   is zeroed.  A pivot whose square root is NaN (negative or NaN: ``a`` is not
@@ -26,7 +25,8 @@ loop-carried dependences):
   for a triangular ``t`` (``op(a)`` or ``op(a)^T``: a or a^T, conjugated for
   ADJOINT, read along rows from a or from a row-major copy of it), solved by
   forward or back substitution over rows: ``w[i, :] -= t[i, k] * w[k, :]``
-  for the rows k already solved, then ``w[i, :] /= t[i, i]`` (not with
+  for the rows k already solved (GROUP rows k per pass over row i, so that
+  the loop is not bound by its loads and stores), then ``w[i, :] /= t[i, i]`` (not with
   ``unit_diagonal``).  Only t's triangle (and diagonal) is read.  Columns of
   w are independent: tasks take a batch element and a chunk of columns sized
   so the chunk stays in L2, and run on the thread pool when the kernel is big
@@ -60,6 +60,8 @@ from ._util import I1, PTR, ScratchPlan, copy_array, dyn_range
 
 #: Fast-math flags of the multiply-adds: LLVM may fuse them into FMAs.
 _CONTRACT = ("contract",)
+#: Rows of the matrix subtracted from one row in one pass (``_subtract_rows``).
+GROUP = 4
 #: Edge of the tiles of a transposing copy (8 doubles: one cache line).
 TILE = 8
 #: Bytes of a triangular-solve column chunk (all m rows of it) a task keeps in L2.
@@ -160,6 +162,27 @@ def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
     with parallel_loops(b.module) as loop_id:
         with for_range_dynamic(b, lo, hi, name, loop_id=loop_id) as j:
             yield j
+
+
+def _subtract_rows(b: ir.IRBuilder, ar: _Arith, w, wi, count, row_at, lo, hi) -> None:
+    """``w[wi + j] -= sum(c_r * w[base_r + j] for r < count)`` for j in [lo, hi)
+    (lo < hi), ``(c_r, base_r) = row_at(r)``: GROUP rows at a time, so each
+    pass over the destination row takes GROUP multiply-adds per element it
+    loads and stores (the single-row axpy is bound by its loads and stores)."""
+    groups = b.udiv(count, i64(GROUP))
+    with dyn_range(b, i64(0), groups, name="rows.g") as g:
+        terms = [row_at(b.add(b.mul(g, i64(GROUP)), i64(q))) for q in range(GROUP)]
+        with _parallel_range(b, lo, hi, "rows.j") as j:
+            x = b.add(wi, j)
+            acc = ar.load(w, x)
+            for c, base in terms:
+                acc = ar.sub_mul(acc, c, ar.load(w, b.add(base, j)))
+            ar.store(w, x, acc)
+    with dyn_range(b, b.mul(groups, i64(GROUP)), count, name="rows.r") as r:
+        c, base = row_at(r)
+        with _parallel_range(b, lo, hi, "rows.k") as j:
+            x = b.add(wi, j)
+            ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, b.add(base, j))))
 
 
 def _shared_function(module: ir.Module, name: str, args: list, build) -> ir.Function:
@@ -274,22 +297,19 @@ def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
         ar = _Arith(b, pt)
         failed = ab.alloca(I1, name="chol.failed")
         b.store(ir.Constant(I1, 0), failed)
-        with dyn_range(b, i64(0), n, name="chol.k") as k:
-            row_k = b.mul(k, n)
-            kk = b.add(row_k, k)
-            root = ar.sqrt(ar.real(ar.load(w, kk)))
+        with dyn_range(b, i64(0), n, name="chol.i") as i:
+            # Row i of u from the rows above it: u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:] ...
+            row_i = b.mul(i, n)
+            _subtract_rows(b, ar, w, row_i, i,
+                           lambda k: (ar.conj(ar.load(w, b.add(b.mul(k, n), i))), b.mul(k, n)), i, n)
+            # ... divided by the square root of its pivot.
+            ii = b.add(row_i, i)
+            root = ar.sqrt(ar.real(ar.load(w, ii)))
             b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
-            ar.store(w, kk, ar.from_real(root))
-            nxt = b.add(k, i64(1))
-            with dyn_range(b, nxt, n, name="chol.j") as j:
-                e = b.add(row_k, j)
+            ar.store(w, ii, ar.from_real(root))
+            with dyn_range(b, b.add(i, i64(1)), n, name="chol.j") as j:
+                e = b.add(row_i, j)
                 ar.store(w, e, ar.div_real(ar.load(w, e), root))
-            with dyn_range(b, nxt, n, name="chol.i") as i:
-                c = ar.conj(ar.load(w, b.add(row_k, i)))
-                row_i = b.mul(i, n)
-                with _parallel_range(b, i, n, "chol.c") as j:
-                    e = b.add(row_i, j)
-                    ar.store(w, e, ar.sub_mul(ar.load(w, e), c, ar.load(w, b.add(row_k, j))))
         zero, nan = ar.const(0.0), ar.const(math.nan)
         with dyn_range(b, i64(1), n, name="chol.z") as i:
             with dyn_range(b, i64(0), i, name="chol.zj") as j:
@@ -357,13 +377,7 @@ def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: b
         with dyn_range(b, i64(0), m, name="trsm.s") as s:
             i = row(s)
             wi = b.mul(i, nr)
-            with dyn_range(b, i64(0), s, name="trsm.t") as r:
-                k = row(r)
-                coef = t_at(i, k)
-                wk = b.mul(k, nr)
-                with _parallel_range(b, c0, c1, "trsm.j") as j:
-                    x = b.add(wi, j)
-                    ar.store(w, x, ar.sub_mul(ar.load(w, x), coef, ar.load(w, b.add(wk, j))))
+            _subtract_rows(b, ar, w, wi, s, lambda r: (t_at(i, row(r)), b.mul(row(r), nr)), c0, c1)
             if not unit:
                 d = t_at(i, i)
                 with _parallel_range(b, c0, c1, "trsm.d") as j:
