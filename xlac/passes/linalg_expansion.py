@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hlo.ir import HloInstruction
+from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import infer_shape
 from ..shape import F32, F64, PRED, Shape
 from .rewriter import PatternRewriter
@@ -55,6 +56,7 @@ class _Ops:
         self.rank = like.shape.rank
         self.batch = like.shape.dimensions[:-2]
         self.et = like.shape.element_type
+        self.barriers: dict = {}
 
     def op(self, opcode: str, operands: list, shape: Shape | None = None, **attrs) -> HloInstruction:
         """``opcode`` of ``operands``; ``shape``: the result when it cannot be
@@ -85,11 +87,17 @@ class _Ops:
         own: the GEMM library reads only buffers, and a slice fused into the
         dot would make the module compile its own GEMM (~100 ms each)."""
         batch = tuple(range(self.rank - 2))
-        lhs, rhs = (x if x.opcode == "parameter" else self.rw.create("opt-barrier", x.shape, [x])
-                    for x in (lhs, rhs))
-        return self.op("dot", [lhs, rhs], lhs_batch_dims=batch, rhs_batch_dims=batch,
+        return self.op("dot", [self.buffer(lhs), self.buffer(rhs)], lhs_batch_dims=batch, rhs_batch_dims=batch,
                        lhs_contracting_dims=(self.rank + lhs_contracting,),
                        rhs_contracting_dims=(self.rank + rhs_contracting,))
+
+    def buffer(self, x) -> HloInstruction:
+        """``x``, behind an ``opt-barrier`` when fusion could fuse it into its user."""
+        if not (has_trait(x.opcode, Trait.ELEMENTWISE) or has_trait(x.opcode, Trait.DATA_MOVEMENT)):
+            return x
+        if id(x) not in self.barriers:
+            self.barriers[id(x)] = self.rw.create("opt-barrier", x.shape, [x])
+        return self.barriers[id(x)]
 
     def sub(self, x, y) -> HloInstruction:
         return self.op("subtract", [x, y])
