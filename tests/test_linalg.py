@@ -14,7 +14,8 @@ from xlac import ops
 from xlac.codegen.compiler import lower
 from xlac.passes.linalg_expansion import BLOCK
 
-from test_aot import build_and_run, needs_cc, runtime_obj, _assert_same_bits  # noqa: F401 (fixture)
+from test_aot import _assert_same_bits, build_and_run, needs_cc
+from test_aot import runtime_obj  # noqa: F401 (a fixture)
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
 TRANSPOSES = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
@@ -322,7 +323,8 @@ XLA_TEXT = """HloModule TriangularSolve_module, entry_computation_layout={(f32[4
 ENTRY %SimpleRightLowerNotranspose.4 (a.1: f32[4,4], b.2: f32[3,4]) -> f32[3,4] {
   %a.1 = f32[4,4]{1,0} parameter(0)
   %b.2 = f32[3,4]{1,0} parameter(1)
-  ROOT %triangular-solve.3 = f32[3,4]{1,0} triangular-solve(f32[4,4]{1,0} %a.1, f32[3,4]{1,0} %b.2), lower=true, transpose_a=NO_TRANSPOSE
+  ROOT %triangular-solve.3 = f32[3,4]{1,0} triangular-solve(f32[4,4]{1,0} %a.1, f32[3,4]{1,0} %b.2), \
+lower=true, transpose_a=NO_TRANSPOSE
 }
 """
 

@@ -43,7 +43,7 @@ class Support:
     builders: tuple          # names of the xlac.ops functions that build it
     shape: bool              # a shape inference rule
     evaluator: bool          # an evaluator rule
-    codegen: str | None      # "elemental", "kernel", "expanded", "plumbing", or None
+    codegen: str | None      # "elemental", "kernel", "expanded", "expanded+kernel", "plumbing", or None
     kinds: tuple | None      # elementwise: element kinds both shape inference and codegen take
     not_yet: tuple = ()      # elementwise: kinds shape inference accepts, codegen does not yet
 
@@ -75,7 +75,8 @@ def _accepted_kinds(op: OpDef) -> set:
 def support(op: OpDef) -> Support:
     name = op.name
     if shape_inference.has_rule(name) and EXPANSIONS.for_opcode(name):
-        codegen = "expanded"
+        # Expanded where the expansion applies; a kernel of its own runs the rest.
+        codegen = "expanded+kernel" if codegen_rule(name) == "kernel" else "expanded"
     else:
         codegen = codegen_rule(name)
     kinds, not_yet = None, ()
@@ -95,7 +96,8 @@ def matrix() -> list[Support]:
 
 
 _CODEGEN_WORDS = {"elemental": "yes (elemental)", "kernel": "yes (kernel)",
-                  "expanded": "yes (expanded)", "plumbing": "yes (no code)", None: "—"}
+                  "expanded": "yes (expanded)", "expanded+kernel": "yes (kernel, or expanded)",
+                  "plumbing": "yes (no code)", None: "—"}
 
 
 def markdown() -> str:
@@ -119,7 +121,9 @@ def markdown() -> str:
         "- **compiled**: `xlac.jit` and `xlac.compile_aot` — elemental (a generator fused",
         "  into loops), kernel (kernels of its own, tried in order, the elemental loop",
         "  when they decline; `xlac dump` says which ran and why), expanded (rewritten",
-        "  into other ops by `op-expander`), no code (buffer plumbing);",
+        "  into other ops by `op-expander`), kernel, or expanded (the expansion takes some",
+        "  instances — f32/f64 matrices bigger than 128 for cholesky and triangular-solve —",
+        "  and the kernel the others), no code (buffer plumbing);",
         "- **element types**: for elementwise ops, the kinds the shape rule accepts and",
         "  the code generator emits (int: every signed and unsigned width; float: f16,",
         "  bf16, f32, f64), and after \"not yet:\" the kinds the shape rule accepts that",

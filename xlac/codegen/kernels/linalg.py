@@ -13,24 +13,26 @@ w[k, :]`` (an axpy LLVM vectorises, no reduction, marked free of
 loop-carried dependences):
 
 * cholesky computes the upper factor in place, row by row (the up-looking
-  form): row i loses ``conj(u[k, i]) * u[k, i:]`` for every row k above it,
-  then is divided by the square root of its pivot ``re(w[i, i])``.  ``lower=true`` copies ``a`` in transposed (``w = a^T``, whose upper
-  triangle is a's lower one) and writes the result out transposed: the upper
-  factor of ``a^T`` is ``l^T`` (conjugation cancels out).  The other triangle
-  is zeroed.  A pivot whose square root is NaN (negative or NaN: ``a`` is not
-  positive definite) fills that matrix with NaN, as XLA's CholeskyExpander
-  does; a pivot's imaginary part is ignored, as LAPACK's potrf does.
+  form): row i loses ``conj(u[k, i]) * u[k, i:]`` for every row k above it
+  (GROUP rows k per pass over row i), then is divided by the square root of
+  its pivot ``re(w[i, i])``.  ``lower=true`` copies ``a`` in transposed
+  (``w = a^T``, whose upper triangle is a's lower one) and writes the result
+  out transposed: the upper factor of ``a^T`` is ``l^T`` (conjugation
+  cancels out).  The other triangle is zeroed.  A pivot whose square root
+  is NaN (negative or NaN: ``a`` is not positive definite) fills that matrix
+  with NaN, as XLA's CholeskyExpander does; a pivot's imaginary part is
+  ignored, as LAPACK's potrf does.
 * triangular-solve copies b in (transposed for ``left_side=false``:
   ``x op(a) = b`` is ``op(a)^T x^T = b^T``), so every case is ``t w = w'``
   for a triangular ``t`` (``op(a)`` or ``op(a)^T``: a or a^T, conjugated for
   ADJOINT, read along rows from a or from a row-major copy of it), solved by
   forward or back substitution over rows: ``w[i, :] -= t[i, k] * w[k, :]``
   for the rows k already solved (GROUP rows k per pass over row i, so that
-  the loop is not bound by its loads and stores), then ``w[i, :] /= t[i, i]`` (not with
-  ``unit_diagonal``).  Only t's triangle (and diagonal) is read.  Columns of
-  w are independent: tasks take a batch element and a chunk of columns sized
-  so the chunk stays in L2, and run on the thread pool when the kernel is big
-  enough.
+  the loop is not bound by its loads and stores), then ``w[i, :] /= t[i, i]``
+  (not with ``unit_diagonal``).  Only t's triangle (and diagonal) is read.
+  Columns of w are independent: tasks take a batch element and a chunk of
+  columns sized so the chunk stays in L2, and run on the thread pool when
+  the kernel is big enough.
 
 **Compile time.**  The factorisation, the substitution and the transposing
 copy are each one function per module and variant (element type; forward or
