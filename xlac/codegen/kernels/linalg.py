@@ -140,7 +140,7 @@ class _Arith:
         return (b.fdiv(v[0], r), b.fdiv(v[1], r)) if self.complex else b.fdiv(v, r)
 
     def div(self, v, d):
-        """``v / d``; complex as XLA's code generator divides:
+        """``v / d``; complex by the formula of ``scalar_ops``' divide:
         ``((a p + b q) + (b p - a q) i) / (p^2 + q^2)``."""
         b = self.b
         if not self.complex:
