@@ -11,9 +11,8 @@ types (whose ``dot`` is a plain loop) stay whole for the kernels.
   column i (k columns), ``panel = a[i:, i:i+k] - l[i:, :i] . l[i:i+k, :i]^T``
   (one dot), ``l[i:i+k, i:i+k] = cholesky(panel[:k])`` and
   ``l[i+k:, i:i+k] = panel[k:] . l_ii^-T`` (a right-side triangular solve
-  with BLOCK columns).  ``l[i:, :i]`` is the concatenation of the block
-  columns so far.  The columns, padded with zeros on top, are concatenated
-  into the result.  A matrix whose factorisation failed somewhere (a NaN
+  with BLOCK columns), both written into ``l`` (zeros at first) by
+  ``dynamic-update-slice``s, in place; ``l[i:, :i]`` is a slice of it.  A matrix whose factorisation failed somewhere (a NaN
   pivot: not positive definite) ends with a NaN corner element, since NaN
   spreads to every later block; it is then made all NaN, as XLA does.
   Upper: ``u = cholesky_lower(a^T)^T``.
@@ -32,7 +31,7 @@ import numpy as np
 from ..hlo.ir import HloInstruction
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import infer_shape
-from ..shape import F32, F64, PRED, Shape
+from ..shape import F32, F64, PRED, S32, Shape
 from .rewriter import PatternRewriter
 
 __all__ = ["BLOCK", "blocked_cholesky", "blocked_triangular_solve"]
@@ -105,11 +104,14 @@ class _Ops:
     def scalar(self, value: float) -> HloInstruction:
         return self.op("constant", [], Shape(self.et, ()), literal=np.array(value, self.et.dtype))
 
-    def zero_rows_above(self, x, rows: int) -> HloInstruction:
-        if rows == 0:
-            return x
-        padding = tuple((0, 0, 0) for _ in range(self.rank - 2)) + ((rows, 0, 0), (0, 0, 0))
-        return self.op("pad", [x, self.scalar(0.0)], padding=padding)
+    def zeros(self, dims) -> HloInstruction:
+        return self.op("broadcast", [self.scalar(0.0)], Shape(self.et, dims), dimensions=())
+
+    def update(self, x, update, start: tuple) -> HloInstruction:
+        """``x`` with ``x[..., r:r+rows, c:c+cols] = update`` (in place)."""
+        zero = [self.op("constant", [], Shape(S32, ()), literal=np.array(v, np.int32))
+                for v in (0,) * (self.rank - 2) + tuple(start)]
+        return self.op("dynamic-update-slice", [x, update] + zero)
 
     def nan_where_corner_is_nan(self, x, shape: Shape) -> HloInstruction:
         """``x`` with every matrix whose last diagonal element is NaN all NaN."""
@@ -127,22 +129,20 @@ class _Ops:
 # ---------------------------------------------------------------------------
 
 def _cholesky_lower(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
-    columns = []          # (first row, l[first:, first:first + k])
+    l_ = h.zeros(a.shape.dimensions)
     for i in range(0, n, BLOCK):
         k = min(BLOCK, n - i)
         panel = h.slice(a, (i, i), (n, i + k))
         if i:
-            left = h.concat([h.slice(col, (i - j, 0), (n - j, col.shape.dimensions[-1]))
-                             for j, col in columns], -1)                 # l[i:, :i]
-            panel = h.sub(panel, h.dot(left, h.slice(left, (0, 0), (k, i)), -1, -1))
+            left = h.slice(l_, (i, 0), (n, i))                           # l[i:, :i]
+            panel = h.sub(panel, h.dot(left, h.slice(l_, (i, 0), (i + k, i)), -1, -1))
         diag = h.op("cholesky", [h.slice(panel, (0, 0), (k, k))], lower=True)
-        column = diag
+        l_ = h.update(l_, diag, (i, i))
         if i + k < n:
             below = h.op("triangular-solve", [diag, h.slice(panel, (k, 0), (n - i, k))], left_side=False,
                          lower=True, unit_diagonal=False, transpose_a="TRANSPOSE")
-            column = h.concat([diag, below], -2)
-        columns.append((i, column))
-    return h.concat([h.zero_rows_above(col, i) for i, col in columns], -1)
+            l_ = h.update(l_, below, (i + k, i))
+    return l_
 
 
 def blocked_cholesky(inst: HloInstruction, rw: PatternRewriter) -> bool:

@@ -1,7 +1,11 @@
-"""``slice`` and ``concatenate`` between buffers as row copies (``memcpy``).
+"""``slice``, ``concatenate`` and ``dynamic-update-slice`` with constant start
+indices, between buffers, as row copies (``memcpy``).
 
 A slice with unit strides copies a box of its operand into its result; a
-concatenation copies each operand into a box of its result.  When the
+concatenation copies each operand into a box of its result; a
+dynamic-update-slice whose start indices are constants copies its update
+into a box of its result (after copying the operand there, unless it runs in
+place).  When the
 buffers share one layout (no padding), a box is *rows* of contiguous bytes:
 the minor-most memory dimensions, merged while the box spans them whole in
 both buffers.  The kernel loops over the rows (a loop nest over the other
@@ -19,7 +23,7 @@ from ...shape import PRED, Shape, strides
 from ..emitter import KernelContext
 from ..ir_array import i64
 from ..kernel_choice import KernelCandidate
-from ..loops import for_range
+from ..loops import for_range, loop_hints
 from ._util import I8, memcpy
 
 #: Shortest row (bytes) worth a memcpy call.
@@ -60,7 +64,8 @@ def _copy_box(ctx: KernelContext, src, src_shape: Shape, dst, dst_shape: Shape, 
             memcpy(b, b.gep(dst, [do], source_etype=I8), b.gep(src, [so], source_etype=I8), run * size)
             return
         d, n = outer[k]
-        with for_range(b, n, f"row{k}") as i:
+        # Not unrolled: a row is a libc call, unrolling only makes code to compile.
+        with for_range(b, n, f"row{k}", loop_id=loop_hints(b.module, vectorize=False)) as i:
             level(k + 1, b.add(so, b.mul(i, i64(ss[d] * size))), b.add(do, b.mul(i, i64(ds[d] * size))))
     level(0, i64(src_off * size), i64(dst_off * size))
 
@@ -121,8 +126,43 @@ def _emit_concat(ctx: KernelContext) -> None:
         at += shape.dimensions[dim]
 
 
+def _constant_starts(inst: HloInstruction) -> tuple | None:
+    """The start indices of a dynamic-update-slice, clamped as the spec says,
+    when every one is a scalar constant (else None)."""
+    operand, update = inst.operands[0].shape, inst.operands[1].shape
+    index_ops = inst.operands[2:]
+    if len(index_ops) != operand.rank or any(o.opcode != "constant" or o.shape.rank for o in index_ops):
+        return None
+    return tuple(min(max(int(o.literal), 0), d - u)
+                 for o, d, u in zip(index_ops, operand.dimensions, update.dimensions))
+
+
+def _update_applies(inst: HloInstruction) -> str | None:
+    dst, update = inst.shape, inst.operands[1].shape
+    if not (_plain(inst.operands[0].shape, dst) and _plain(update, dst) and _plain(dst, dst)):
+        return "a padded or pred buffer, or operands laid out unlike the result"
+    if _constant_starts(inst) is None:
+        return "start indices that are not constants"
+    if update.element_count() and _short(_rows(update.dimensions, update, dst), dst.element_type.byte_size):
+        return f"rows shorter than {MIN_ROW_BYTES} bytes"
+    return None
+
+
+def _emit_update(ctx: KernelContext) -> None:
+    inst = ctx.inst
+    (out,) = ctx.output_arrays()
+    operand, update = inst.operands[0], inst.operands[1]
+    if ctx.assignment.slice_of(inst, 0) != ctx.assignment.slice_of(operand, 0):   # not in place
+        src = ctx.operand_array(0)
+        memcpy(ctx.b, out.ptr, src.ptr, out.shape.byte_size())
+    if update.shape.element_count():
+        _copy_box(ctx, ctx.operand_array(1).ptr, update.shape, out.ptr, out.shape, update.shape.dimensions,
+                  (0,) * update.shape.rank, _constant_starts(inst))
+
+
 #: The kernel candidates of this module (``kernels.register_all``).
 SLICE = KernelCandidate("slice.rows", _emit_slice, _slice_applies)
 CONCATENATE = KernelCandidate("concatenate.rows", _emit_concat, _concat_applies)
+DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice.rows", _emit_update, _update_applies)
 
-__all__ = ["SLICE", "CONCATENATE", "MIN_ROW_BYTES"]
+__all__ = ["SLICE", "CONCATENATE", "DYNAMIC_UPDATE_SLICE", "MIN_ROW_BYTES"]
