@@ -94,3 +94,37 @@ def test_declines_to_the_loop_kernel(body, reason):
             else rng.standard_normal(p.shape.dimensions).astype(np.float32)
             for p in xlac.parse_hlo(text).entry.parameters]
     _same_as_evaluator(text, *args)
+
+
+UPDATES = _module("""  a = f32[40,64]{1,0} parameter(0)
+  u = f32[8,32]{1,0} parameter(1)
+  i = s32[] constant(3)
+  far = s32[] constant(100)
+  neg = s32[] constant(-7)
+  from_param = f32[40,64]{1,0} dynamic-update-slice(a, u, i, neg)
+  z = f32[] constant(0)
+  zeros = f32[40,64]{1,0} broadcast(z), dimensions={}
+  d1 = f32[40,64]{1,0} dynamic-update-slice(zeros, u, far, i)
+  d2 = f32[40,64]{1,0} dynamic-update-slice(d1, u, i, far)
+  ROOT t = (f32[40,64]{1,0}, f32[40,64]{1,0}) tuple(from_param, d2)""")
+
+
+def test_dynamic_update_slice_with_constant_starts_clamps_and_copies_rows():
+    rng = np.random.default_rng(3)
+    a, u = rng.standard_normal((40, 64)).astype(np.float32), rng.standard_normal((8, 32)).astype(np.float32)
+    _same_as_evaluator(UPDATES, a, u)
+    got = xlac.jit(UPDATES)(a, u)
+    np.testing.assert_array_equal(got[1][32:40, 3:35], u)       # row start 100 clamped to 40 - 8
+    np.testing.assert_array_equal(got[0][3:11, 0:32], u)        # column start -7 clamped to 0
+    assert _kernels(UPDATES) == {}                                # the row copies, chosen first
+
+
+def test_dynamic_update_slice_with_computed_starts_keeps_its_kernel():
+    text = _module("""  a = f32[40,64]{1,0} parameter(0)
+  u = f32[8,32]{1,0} parameter(1)
+  i = s32[] parameter(2)
+  ROOT d = f32[40,64]{1,0} dynamic-update-slice(a, u, i, i)""")
+    assert list(_kernels(text).values()) == ["dynamic-update-slice"]
+    rng = np.random.default_rng(4)
+    _same_as_evaluator(text, rng.standard_normal((40, 64)).astype(np.float32),
+                       rng.standard_normal((8, 32)).astype(np.float32), np.int32(5))

@@ -56,6 +56,7 @@ class _Ops:
         self.batch = like.shape.dimensions[:-2]
         self.et = like.shape.element_type
         self.barriers: dict = {}
+        self.indices: dict = {}
 
     def op(self, opcode: str, operands: list, shape: Shape | None = None, **attrs) -> HloInstruction:
         """``opcode`` of ``operands``; ``shape``: the result when it cannot be
@@ -109,9 +110,13 @@ class _Ops:
 
     def update(self, x, update, start: tuple) -> HloInstruction:
         """``x`` with ``x[..., r:r+rows, c:c+cols] = update`` (in place)."""
-        zero = [self.op("constant", [], Shape(S32, ()), literal=np.array(v, np.int32))
-                for v in (0,) * (self.rank - 2) + tuple(start)]
-        return self.op("dynamic-update-slice", [x, update] + zero)
+        starts = [self.index(v) for v in (0,) * (self.rank - 2) + tuple(start)]
+        return self.op("dynamic-update-slice", [x, update] + starts)
+
+    def index(self, value: int) -> HloInstruction:
+        if value not in self.indices:
+            self.indices[value] = self.op("constant", [], Shape(S32, ()), literal=np.array(value, np.int32))
+        return self.indices[value]
 
     def nan_where_corner_is_nan(self, x, shape: Shape) -> HloInstruction:
         """``x`` with every matrix whose last diagonal element is NaN all NaN."""
@@ -135,7 +140,8 @@ def _cholesky_lower(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
         panel = h.slice(a, (i, i), (n, i + k))
         if i:
             left = h.slice(l_, (i, 0), (n, i))                           # l[i:, :i]
-            panel = h.sub(panel, h.dot(left, h.slice(l_, (i, 0), (i + k, i)), -1, -1))
+            top = left if i + k == n else h.slice(l_, (i, 0), (i + k, i))  # l[i:i+k, :i]
+            panel = h.sub(panel, h.dot(left, top, -1, -1))
         diag = h.op("cholesky", [h.slice(panel, (0, 0), (k, k))], lower=True)
         l_ = h.update(l_, diag, (i, i))
         if i + k < n:
