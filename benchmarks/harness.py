@@ -461,7 +461,7 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
             except (OSError, subprocess.SubprocessError, ValueError, RuntimeError) as e:
                 row.note = (row.note + "; " if row.note else "") + f"XLAC_CACHE_DIR timing: {e}"[:200]
                 log(f"    XLAC_CACHE_DIR timing: {e}")
-    else:
+    elif k.hlo:
         row.note = f"no HLO file {k.hlo} in {hlo_dir}"
 
     # xlac from the builder
@@ -480,6 +480,9 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
 
     if jax_mod is not None and k.jax is not None:
         jargs: list = []
+
+        if any(np.asarray(a).dtype == np.float64 for a in args):
+            jax_mod.config.update("jax_enable_x64", True)     # or jax computes f64 inputs in f32
 
         def make_jax():
             f = jax_mod.jit(k.jax)

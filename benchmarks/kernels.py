@@ -658,6 +658,89 @@ def in_add8(rng, p):
     return [rng.standard_normal(p["n"], dtype=F32), rng.standard_normal(p["n"], dtype=F32)]
 
 
+# -- linear algebra: cholesky and triangular-solve (f32 and f64) ---------------------
+# The jax columns are jax.jit of jnp.linalg.cholesky / jax.scipy.linalg.solve_triangular
+# (LAPACK through custom calls on the CPU); the harness turns on jax's x64 mode for f64
+# inputs.  The numpy column of the solve is scipy.linalg.solve_triangular when scipy
+# is installed (numpy.linalg.solve otherwise).
+
+def _linalg_param(b, k, dims, name, dtype):
+    return ops.parameter(b, k, xlac.Shape(xlac.F64 if dtype == np.float64 else xlac.F32, tuple(dims)), name)
+
+
+def _build_cholesky(dtype):
+    def build(p):
+        b = xlac.XlaBuilder("cholesky")
+        return b.build(ops.cholesky(_linalg_param(b, 0, (p["n"], p["n"]), "a", dtype), lower=True))
+    return build
+
+
+def _build_trsm(dtype):
+    def build(p):
+        b = xlac.XlaBuilder("trsm")
+        a = _linalg_param(b, 0, (p["n"], p["n"]), "a", dtype)
+        x = _linalg_param(b, 1, (p["n"], p["k"]), "b", dtype)
+        return b.build(ops.triangular_solve(a, x, True, True, False, "NO_TRANSPOSE"))
+    return build
+
+
+def np_cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+def jax_cholesky(a):
+    import jax.numpy as jnp
+    return jnp.linalg.cholesky(a)
+
+
+def np_trsm(a, b):
+    try:
+        from scipy.linalg import solve_triangular
+    except ImportError:
+        return np.linalg.solve(np.tril(a), b)
+    return solve_triangular(a, b, lower=True, check_finite=False)
+
+
+def jax_trsm(a, b):
+    import jax.scipy.linalg as jsl
+    return jsl.solve_triangular(a, b, lower=True)
+
+
+def _in_spd(dtype):
+    def inputs(rng, p):
+        m = rng.standard_normal((p["n"], p["n"]))
+        return [(m @ m.T / p["n"] + np.eye(p["n"])).astype(dtype)]
+    return inputs
+
+
+def _in_trsm(dtype):
+    def inputs(rng, p):
+        n = p["n"]
+        a = np.tril(rng.standard_normal((n, n)) / np.sqrt(n)) + 2 * np.eye(n)
+        return [a.astype(dtype), rng.standard_normal((n, p["k"])).astype(dtype)]
+    return inputs
+
+
+def _linalg_kernels() -> list:
+    out = []
+    for dtype, tag, tol in ((F32, "f32", 1e-4), (np.float64, "f64", 1e-9)):
+        size = np.dtype(dtype).itemsize
+        out.append(Kernel(
+            f"cholesky_{tag}", f"cholesky {tag} (lower)", None, _build_cholesky(dtype), np_cholesky,
+            _in_spd(dtype), {"n": 512}, {"n": 16}, "compute", lambda p, s=size: 2 * s * p["n"] ** 2,
+            lambda p: p["n"] ** 3 // 3, jax_cholesky, None, tol, size=lambda p: f"{p['n']}x{p['n']}",
+            primary="xlac_builder",
+            note="cholesky and triangular solve have no JAX-exported HLO (jax lowers them to LAPACK "
+                 "custom calls on the CPU): the xlac column is the computation built with `xlac.ops`"))
+        out.append(Kernel(
+            f"trsm_{tag}", f"triangular solve {tag} (left, lower)", None, _build_trsm(dtype), np_trsm,
+            _in_trsm(dtype), {"n": 512, "k": 512}, {"n": 16, "k": 8}, "compute",
+            lambda p, s=size: s * (p["n"] ** 2 + 2 * p["n"] * p["k"]),
+            lambda p: p["n"] ** 2 * p["k"], jax_trsm, None, tol,
+            size=lambda p: f"{p['n']}x{p['n']}, {p['k']} rhs", primary="xlac_builder"))
+    return out
+
+
 # ---------------------------------------------------------------------------------
 # the table
 # ---------------------------------------------------------------------------------
@@ -740,6 +823,8 @@ KERNELS: list[Kernel] = [
            {"n": 8}, {"n": 8}, "overhead", lambda p: 12 * p["n"], lambda p: p["n"],
            jax_add, nb_add, 0.0, size=lambda p: str(p["n"])),
 ]
+
+KERNELS += _linalg_kernels()
 
 BY_NAME = {k.name: k for k in KERNELS}
 # Kernels the test suite's quick run uses (small, one of each kind).

@@ -1438,6 +1438,74 @@ def _topk(inst, vals):
 
 
 # ============================================================================
+# Linear algebra (spec: Cholesky, TriangularSolve), in f64 / c128
+# ============================================================================
+
+@_rule("cholesky")
+def _cholesky(inst, vals):
+    # Lower: L L^H = a from a's lower triangle (the Cholesky-Banachiewicz
+    # columns); upper: U = chol_lower(a^H)^H, from a's upper triangle.  The
+    # other triangle is zeros.  A pivot's imaginary part is ignored (as
+    # LAPACK's potrf); a pivot whose square root is NaN (negative or NaN: a is
+    # not positive definite) makes that matrix of the batch all NaN, as XLA's
+    # CholeskyExpander does.
+    a = _precise(vals[0])
+    lower = _bool(inst.attrs.get("lower", False))
+    if not lower:
+        a = np.conj(np.swapaxes(a, -1, -2))
+    n = a.shape[-1]
+    out = np.zeros_like(a)
+    failed = np.zeros(a.shape[:-2], dtype=bool)
+    for j in range(n):
+        s = a[..., j:, j] - np.einsum("...ik,...k->...i", out[..., j:, :j], np.conj(out[..., j, :j]))
+        root = np.sqrt(s[..., 0].real)
+        failed |= np.isnan(root)
+        out[..., j, j] = root
+        out[..., j + 1:, j] = s[..., 1:] / root[..., None]
+    out[failed] = np.nan
+    if not lower:
+        out = np.conj(np.swapaxes(out, -1, -2))
+    return _convert(out, inst.shape.dtype)
+
+
+def _substitute(t, b, lower: bool):
+    """x with t x = b for triangular t (lower or upper, read on and below or
+    above the diagonal): forward or back substitution, row by row."""
+    m = t.shape[-1]
+    x = np.zeros(b.shape, dtype=np.result_type(t, b))
+    for i in (range(m) if lower else range(m - 1, -1, -1)):
+        done = slice(0, i) if lower else slice(i + 1, m)
+        rest = np.einsum("...k,...kn->...n", t[..., i, done], x[..., done, :])
+        x[..., i, :] = (b[..., i, :] - rest) / t[..., i, i][..., None]
+    return x
+
+
+@_rule("triangular-solve")
+def _triangular_solve(inst, vals):
+    # op(a) x = b (left_side) or x op(a) = b, op(a) = a, a^T or a^H (transpose_a),
+    # reading only a's lower or upper triangle (and not its diagonal with
+    # unit_diagonal).  Singular a: the infinities and NaNs of the divisions.
+    a, b = _precise(vals[0]), _precise(vals[1])
+    lower = _bool(inst.attrs.get("lower", False))
+    m = a.shape[-1]
+    rows, cols = np.indices((m, m))
+    keep = rows >= cols if lower else rows <= cols
+    t = np.where(keep, a, np.zeros((), a.dtype))
+    if _bool(inst.attrs.get("unit_diagonal", False)):
+        t = np.where(rows == cols, np.ones((), a.dtype), t)
+    transpose = str(inst.attrs.get("transpose_a", "NO_TRANSPOSE"))
+    if transpose != "NO_TRANSPOSE":
+        t, lower = np.swapaxes(t, -1, -2), not lower
+        if transpose == "ADJOINT":
+            t = np.conj(t)
+    if _bool(inst.attrs.get("left_side", False)):
+        x = _substitute(t, b, lower)
+    else:  # x t = b  <=>  t^T x^T = b^T
+        x = np.swapaxes(_substitute(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not lower), -1, -2)
+    return _convert(x, inst.shape.dtype)
+
+
+# ============================================================================
 # Batch norm
 # ============================================================================
 

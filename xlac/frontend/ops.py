@@ -1476,6 +1476,51 @@ def _batch_norm(op: str, opcode: str, operands: list, epsilon, feature_index) ->
     return b.add_instruction(opcode, operands, attrs)
 
 
+def _flag(op: str, name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+@builds("cholesky")
+def cholesky(a: XlaOp, lower: bool = True) -> XlaOp:
+    """The Cholesky factor of each matrix of ``a`` (spec: *Cholesky*): the two
+    minor dimensions are square f32/f64/c64/c128 matrices, the others batch
+    dimensions.  ``lower``: ``l`` with ``a = l . l^H`` read from a's lower
+    triangle, else ``u`` with ``a = u^H . u`` from its upper triangle; the
+    other triangle of the result is zeros.  A matrix that is not positive
+    definite gives NaNs (all of that matrix), as XLA does."""
+    _unary_check("cholesky", a)
+    return a.builder.add_instruction("cholesky", [a], {"lower": _flag("cholesky", "lower", lower)})
+
+
+def _transpose_a(value) -> str:
+    name = getattr(value, "name", value)
+    if not isinstance(name, str) or name.upper() not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
+        raise TypeError(f"triangular_solve: transpose_a must be 'NO_TRANSPOSE', 'TRANSPOSE' or "
+                        f"'ADJOINT' (or an enum of those names), got {value!r}")
+    return name.upper()
+
+
+@builds("triangular-solve")
+def triangular_solve(a: XlaOp, b: XlaOp, left_side: bool, lower: bool, unit_diagonal: bool,
+                     transpose_a) -> XlaOp:
+    """Solve ``op(a) . x = b`` (``left_side``) or ``x . op(a) = b`` for ``x``
+    (spec: *TriangularSolve*), with ``op(a)`` = ``a``, ``a^T`` or ``a^H`` as
+    ``transpose_a`` = 'NO_TRANSPOSE', 'TRANSPOSE' or 'ADJOINT'.  ``a`` is
+    ``[..., M, M]``; ``b`` is ``[..., M, K]`` (left side) or ``[..., K, M]``,
+    with a's batch dimensions and element type (f32/f64/c64/c128).  Only a's
+    lower (``lower``) or upper triangle is read, and with ``unit_diagonal``
+    not its diagonal (taken as ones).  The result has b's shape."""
+    op = "triangular_solve"
+    builder = _builder(op, a, b)
+    builder.check_operands(op, [a, b])
+    attrs = {"left_side": _flag(op, "left_side", left_side), "lower": _flag(op, "lower", lower),
+             "unit_diagonal": _flag(op, "unit_diagonal", unit_diagonal),
+             "transpose_a": _transpose_a(transpose_a)}
+    return builder.add_instruction("triangular-solve", [a, b], attrs)
+
+
 @builds("batch-norm-inference")
 def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaOp, variance: XlaOp,
                          epsilon: float, feature_index: int) -> XlaOp:

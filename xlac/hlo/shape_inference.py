@@ -1327,6 +1327,86 @@ def _scatter(ctx: _Ctx) -> Shape:
 
 
 # ---------------------------------------------------------------------------
+# linear algebra (spec: Cholesky, TriangularSolve; the errors of XLA's
+# InferCholeskyShape / InferTriangularSolveShape)
+# ---------------------------------------------------------------------------
+
+#: Element types of cholesky and triangular-solve.
+LINALG_TYPES = (F32, F64, C64, C128)
+#: Values of triangular-solve's ``transpose_a``: op(a) = a, a^T, conj(a)^T.
+TRANSPOSE_A = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
+
+
+def _batched_matrices(ctx: _Ctx, k: int, what: str) -> Shape:
+    """Operand ``k``: an array of rank >= 2 of a LINALG_TYPES element type."""
+    s = ctx.array(k, what)
+    if s.element_type not in LINALG_TYPES:
+        raise ctx.fail(f"{what} must have element type f32, f64, c64 or c128, got {s.element_type.value}")
+    if s.rank < 2:
+        raise ctx.fail(f"{what} must have rank >= 2 (a batch of matrices in its two minor "
+                       f"dimensions), got rank {s.rank}: {s}")
+    return s
+
+
+def _square(ctx: _Ctx, s: Shape, what: str) -> int:
+    rows, cols = s.dimensions[-2:]
+    if rows != cols:
+        raise ctx.fail(f"{what} must be a batch of square matrices (its two minor dimensions equal), "
+                       f"got {rows}x{cols}: {s}")
+    return rows
+
+
+def _bool_attr(ctx: _Ctx, name: str) -> bool:
+    v = ctx.attr(name, False, required=False)
+    if not isinstance(v, bool):
+        raise ctx.fail(f"attribute {name}={v!r} must be true or false")
+    return v
+
+
+@_rule("cholesky")
+def _cholesky(ctx: _Ctx) -> Shape:
+    """Spec: Cholesky(a, lower): a batch of square f32/f64/c64/c128 matrices
+    in the two minor dimensions; the result has a's shape."""
+    ctx.arity(1)
+    a = _batched_matrices(ctx, 0, "a")
+    _square(ctx, a, "a")
+    _bool_attr(ctx, "lower")
+    return Shape(a.element_type, a.dimensions)
+
+
+@_rule("triangular-solve")
+def _triangular_solve(ctx: _Ctx) -> Shape:
+    """Spec: TriangularSolve(a, b, left_side, lower, unit_diagonal,
+    transpose_a): a is [..., M, M], b is [..., M, K] (left_side) or
+    [..., K, M], same batch dimensions and element type; the result has b's
+    shape."""
+    ctx.arity(2)
+    a = _batched_matrices(ctx, 0, "a")
+    b = _batched_matrices(ctx, 1, "b")
+    if a.element_type != b.element_type:
+        raise ctx.fail(f"a and b must have the same element type, got {a.element_type.value} "
+                       f"and {b.element_type.value}")
+    if a.rank != b.rank:
+        raise ctx.fail(f"a and b must have the same rank, got {a.rank} and {b.rank}")
+    m = _square(ctx, a, "a")
+    if a.dimensions[:-2] != b.dimensions[:-2]:
+        raise ctx.fail(f"a and b must have equal batch dimensions, got {list(a.dimensions[:-2])} "
+                       f"and {list(b.dimensions[:-2])}")
+    left = _bool_attr(ctx, "left_side")
+    _bool_attr(ctx, "lower")
+    _bool_attr(ctx, "unit_diagonal")
+    transpose = str(ctx.attr("transpose_a", "NO_TRANSPOSE", required=False))
+    if transpose not in TRANSPOSE_A:
+        raise ctx.fail(f"transpose_a={transpose} is not one of {', '.join(TRANSPOSE_A)}")
+    dim, which = (-2, "rows") if left else (-1, "columns")
+    if b.dimensions[dim] != m:
+        side = "left_side=true: op(a) * x = b" if left else "left_side=false: x * op(a) = b"
+        raise ctx.fail(f"b must have {m} {which} to match a's {m}x{m} matrices ({side}), "
+                       f"got {b.dimensions[dim]}")
+    return Shape(b.element_type, b.dimensions)
+
+
+# ---------------------------------------------------------------------------
 # batch norm
 # ---------------------------------------------------------------------------
 

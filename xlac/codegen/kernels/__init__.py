@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, feeds, fft, gather, loop,
-               map_op, reduce, rng, scatter, sort, transpose, windows)
+from . import (block_copy, collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, feeds, fft,
+               gather, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -32,12 +32,14 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("call", control_flow.CALL)
     r.add("conditional", control_flow.CONDITIONAL)
     r.add("while", control_flow.WHILE)
-    r.add("dynamic-update-slice", dynamic_slice.DYNAMIC_UPDATE_SLICE)
+    r.add("dynamic-update-slice", block_copy.DYNAMIC_UPDATE_SLICE, dynamic_slice.DYNAMIC_UPDATE_SLICE)
     r.add("scatter", scatter.SCATTER)
     r.add("select-and-scatter", windows.SELECT_AND_SCATTER)
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
     r.add("fft", fft.FFT)
+    r.add("cholesky", linalg.CHOLESKY)
+    r.add("triangular-solve", linalg.TRIANGULAR_SOLVE)
     # What the run options say: the device, and the collectives between devices.
     r.add("replica-id", collectives.REPLICA_ID)
     r.add("partition-id", collectives.PARTITION_ID)
@@ -53,6 +55,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("convolution", conv_gemm.IMPLICIT_GEMM)
     r.add("fusion:kOutput", conv_gemm.IMPLICIT_GEMM, *dot.CANDIDATES)
     # Memory-order changes and reductions the plain loop runs badly.
+    r.add("slice", block_copy.SLICE)
+    r.add("concatenate", block_copy.CONCATENATE)
     r.add(("transpose", "copy"), transpose.BLOCKS)
     r.add(("reduce", "fusion:kInput"), reduce.COLUMN, reduce.SPLIT)
     # Everything else, and whatever the candidates above decline.

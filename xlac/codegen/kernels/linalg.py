@@ -1,0 +1,479 @@
+"""``cholesky`` and ``triangular-solve`` as kernels (spec: *Cholesky*,
+*TriangularSolve*): the unblocked algorithms, for every size, batch and
+element type (f32, f64, c64, c128), in native loops (no library).
+
+The ``op-expander`` (``passes/linalg_expansion.py``) first turns big f32/f64
+problems into blocked algorithms whose bulk is ``dot``s (the GEMM library),
+leaving these kernels the diagonal blocks; complex and small problems run
+here whole.
+
+Both kernels work on a dense, row-major *work array*, one matrix per batch
+element, chosen so that the inner loop is a contiguous ``w[i, :] -= c *
+w[k, :]`` (an axpy LLVM vectorises, no reduction, marked free of
+loop-carried dependences):
+
+* cholesky computes the upper factor in place, row by row (the up-looking
+  form): row i loses ``conj(u[k, i]) * u[k, i:]`` for every row k above it
+  (GROUP rows k per pass over row i), then is divided by the square root of
+  its pivot ``re(w[i, i])``.  ``lower=true`` copies ``a`` in transposed
+  (``w = a^T``, whose upper triangle is a's lower one) and writes the result
+  out transposed: the upper factor of ``a^T`` is ``l^T`` (conjugation
+  cancels out).  The other triangle is zeroed.  A pivot whose square root
+  is NaN (negative or NaN: ``a`` is not positive definite) fills that matrix
+  with NaN, as XLA's CholeskyExpander does; a pivot's imaginary part is
+  ignored, as LAPACK's potrf does.
+* triangular-solve copies b in (transposed for ``left_side=false``:
+  ``x op(a) = b`` is ``op(a)^T x^T = b^T``), so every case is ``t w = w'``
+  for a triangular ``t`` (``op(a)`` or ``op(a)^T``: a or a^T, conjugated for
+  ADJOINT, read along rows from a or from a row-major copy of it), solved by
+  forward or back substitution over rows: ``w[i, :] -= t[i, k] * w[k, :]``
+  for the rows k already solved (GROUP rows k per pass over row i, so that
+  the loop is not bound by its loads and stores), then ``w[i, :] /= t[i, i]``
+  (not with ``unit_diagonal``).  Only t's triangle (and diagonal) is read.
+  Columns of w are independent: tasks take a batch element and a chunk of
+  columns sized so the chunk stays in L2, and run on the thread pool when
+  the kernel is big enough.
+
+**Compile time.**  The factorisation, the substitution and the transposing
+copy are each one function per module and variant (element type; forward or
+backward, conjugated, unit diagonal), with sizes as arguments
+(``xlac.linalg.*``, internal, not inlined): a blocked 512x512 cholesky has
+four cholesky and three triangular-solve kernels of different sizes, which
+then share two functions.  A kernel only copies its operands in and out and
+calls them.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...shape import Layout, PrimitiveType as PT, Shape
+from .. import types
+from ..emission import context_of
+from ..emitter import PARALLEL_MIN_WORK, KernelContext, ModuleEmitter
+from ..ir_array import I64, IrArray, i64
+from ..kernel_choice import KernelCandidate
+from ..loops import fill_padding, for_range, for_range_dynamic, loop_hints, parallel_loops
+from ..scalar_ops import declare_libm
+from ._util import I1, PTR, ScratchPlan, copy_array, dyn_range
+
+#: Fast-math flags of the multiply-adds: LLVM may fuse them into FMAs.
+_CONTRACT = ("contract",)
+#: Rows of the matrix subtracted from one row in one pass (``_subtract_rows``).
+GROUP = 4
+#: Edge of the tiles of a transposing copy (8 doubles: one cache line).
+TILE = 8
+#: Bytes of a triangular-solve column chunk (all m rows of it) a task keeps in L2.
+CHUNK_BYTES = 256 * 1024
+
+
+# ---------------------------------------------------------------------------
+# real or complex arithmetic on a dense buffer
+# ---------------------------------------------------------------------------
+
+class _Arith:
+    """Elements of ``pt`` in a dense buffer, as a value (real) or a (re, im)
+    pair (complex, read and written as two component scalars, so loops over
+    them vectorise as interleaved accesses)."""
+
+    def __init__(self, b: ir.IRBuilder, pt: PT):
+        self.b, self.pt = b, pt
+        self.complex = pt.is_complex
+        self.part = pt.component_type if self.complex else pt
+        self.ty = types.memory_type(self.part)
+
+    def _at(self, base, e, k: int = 0):
+        b = self.b
+        if self.complex:
+            e = b.add(b.mul(e, i64(2)), i64(k)) if k else b.mul(e, i64(2))
+        return b.gep(base, [e], inbounds=True, source_etype=self.ty)
+
+    def _tag(self, access):
+        """Put ``access`` in the open parallel loop's access group (if any)."""
+        groups = context_of(self.b.module).access_groups
+        if groups:
+            access.set_metadata("llvm.access.group", groups[-1])
+        return access
+
+    def load(self, base, e):
+        b, align = self.b, self.part.byte_size
+        if self.complex:
+            return (self._tag(b.load(self._at(base, e), typ=self.ty, align=align)),
+                    self._tag(b.load(self._at(base, e, 1), typ=self.ty, align=align)))
+        return self._tag(b.load(self._at(base, e), typ=self.ty, align=align))
+
+    def store(self, base, e, v) -> None:
+        b, align = self.b, self.part.byte_size
+        if self.complex:
+            self._tag(b.store(v[0], self._at(base, e), align=align))
+            self._tag(b.store(v[1], self._at(base, e, 1), align=align))
+        else:
+            self._tag(b.store(v, self._at(base, e), align=align))
+
+    def const(self, value: float):
+        c = ir.Constant(self.ty, value)
+        return (c, ir.Constant(self.ty, 0.0)) if self.complex else c
+
+    def real(self, v):
+        return v[0] if self.complex else v
+
+    def from_real(self, r):
+        return (r, ir.Constant(self.ty, 0.0)) if self.complex else r
+
+    def conj(self, v, yes: bool = True):
+        return (v[0], self.b.fneg(v[1])) if self.complex and yes else v
+
+    def sub_mul(self, w, c, x):
+        """``w - c * x`` (multiply-adds may become FMAs)."""
+        b, f = self.b, _CONTRACT
+        if not self.complex:
+            return b.fsub(w, b.fmul(c, x, flags=f), flags=f)
+        (wr, wi), (cr, ci), (xr, xi) = w, c, x
+        return (b.fsub(wr, b.fsub(b.fmul(cr, xr, flags=f), b.fmul(ci, xi, flags=f), flags=f), flags=f),
+                b.fsub(wi, b.fadd(b.fmul(cr, xi, flags=f), b.fmul(ci, xr, flags=f), flags=f), flags=f))
+
+    def div_real(self, v, r):
+        b = self.b
+        return (b.fdiv(v[0], r), b.fdiv(v[1], r)) if self.complex else b.fdiv(v, r)
+
+    def div(self, v, d):
+        """``v / d``; complex by the formula of ``scalar_ops``' divide:
+        ``((a p + b q) + (b p - a q) i) / (p^2 + q^2)``."""
+        b = self.b
+        if not self.complex:
+            return b.fdiv(v, d)
+        (a, bb), (p, q) = v, d
+        den = b.fadd(b.fmul(p, p), b.fmul(q, q))
+        return (b.fdiv(b.fadd(b.fmul(a, p), b.fmul(bb, q)), den),
+                b.fdiv(b.fsub(b.fmul(bb, p), b.fmul(a, q)), den))
+
+    def sqrt(self, r):
+        fn = declare_libm(self.b.module, f"llvm.sqrt.{'f64' if self.part is PT.F64 else 'f32'}",
+                          ir.FunctionType(self.ty, [self.ty]))
+        return self.b.call(fn, [r])
+
+
+@contextmanager
+def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
+    """``for (j = lo; j < hi; ++j)``, ``lo < hi``, whose iterations the
+    loads and stores of ``_Arith`` in it do not depend on each other through
+    (one row updated from another): LLVM vectorises it without overlap checks."""
+    with parallel_loops(b.module) as loop_id:
+        # Vectorised, not unrolled nor interleaved: the same speed, less code to compile.
+        with for_range_dynamic(b, lo, hi, name, loop_id=loop_hints(b.module, base=loop_id)) as j:
+            yield j
+
+
+def _subtract_rows(b: ir.IRBuilder, ar: _Arith, w, wi, count, row_at, lo, hi) -> None:
+    """``w[wi + j] -= sum(c_r * w[base_r + j] for r < count)`` for j in [lo, hi)
+    (lo < hi), ``(c_r, base_r) = row_at(r)``: GROUP rows at a time, so each
+    pass over the destination row takes GROUP multiply-adds per element it
+    loads and stores (the single-row axpy is bound by its loads and stores)."""
+    groups = b.udiv(count, i64(GROUP))
+    with dyn_range(b, i64(0), groups, name="rows.g") as g:
+        terms = [row_at(b.add(b.mul(g, i64(GROUP)), i64(q))) for q in range(GROUP)]
+        with _parallel_range(b, lo, hi, "rows.j") as j:
+            x = b.add(wi, j)
+            acc = ar.load(w, x)
+            for c, base in terms:
+                acc = ar.sub_mul(acc, c, ar.load(w, b.add(base, j)))
+            ar.store(w, x, acc)
+    with dyn_range(b, b.mul(groups, i64(GROUP)), count, name="rows.r") as r:
+        c, base = row_at(r)
+        with _parallel_range(b, lo, hi, "rows.k") as j:
+            x = b.add(wi, j)
+            ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, b.add(base, j))))
+
+
+def _shared_function(module: ir.Module, name: str, args: list, build) -> ir.Function:
+    """The module's function ``void name(args)`` (internal, not inlined),
+    emitted by ``build(b, ab, fn_args)`` on first use (``ab``: the allocas)."""
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+    body = fn.append_basic_block("body")
+    ab.branch(body)
+    ab.position_at_start(ab.block)
+    b = ir.IRBuilder(body)
+    build(b, ab, fn.args)
+    b.ret_void()
+    return fn
+
+
+def _element(b, base, offset, pt: PT):
+    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
+
+
+# ---------------------------------------------------------------------------
+# work arrays: row-major matrices, or row-major transposed ones
+# ---------------------------------------------------------------------------
+
+def _minor_swapped(shape: Shape) -> Shape:
+    """``shape``'s dimensions, laid out so that memory holds each matrix
+    transposed (row-major otherwise)."""
+    r = shape.rank
+    return Shape(shape.element_type, shape.dimensions, layout=Layout((r - 2, r - 1) + tuple(range(r - 3, -1, -1))))
+
+
+def _row_major(shape: Shape) -> Shape:
+    return Shape(shape.element_type, shape.dimensions)
+
+
+def _is_row_major(shape: Shape) -> bool:
+    return shape == _row_major(shape)
+
+
+def _transpose_function(module: ir.Module, pt: PT) -> ir.Function:
+    """``transpose(dst, src, batch, rows, cols)``: ``dst[e][c][r] = src[e][r][c]``
+    for dense row-major buffers, in TILE x TILE tiles so that the lines of both
+    buffers are used whole while they are in L1 (an element-at-a-time
+    transposing copy of a 512x512 f64 matrix, a 4 KiB stride between reads,
+    misses L1 and L2 at every element: 2.5 ms)."""
+    def build(b, ab, args):
+        dst, src, batch, rows, cols = args
+        ty = types.memory_type(pt)
+        size = b.mul(rows, cols)
+        tile = i64(TILE)
+        with dyn_range(b, i64(0), batch, name="tr.e") as e:
+            d, s = _element(b, dst, b.mul(e, size), pt), _element(b, src, b.mul(e, size), pt)
+            with dyn_range(b, i64(0), rows, step=tile, name="tr.r") as r0:
+                r1 = _min(b, b.add(r0, tile), rows)
+                with dyn_range(b, i64(0), cols, step=tile, name="tr.c") as c0:
+                    c1 = _min(b, b.add(c0, tile), cols)
+                    with dyn_range(b, r0, r1, name="tr.i") as i:
+                        with dyn_range(b, c0, c1, name="tr.j") as j:
+                            v = b.load(_element(b, s, b.add(b.mul(i, cols), j), pt), typ=ty)
+                            b.store(v, _element(b, d, b.add(b.mul(j, rows), i), pt))
+    return _shared_function(module, f"xlac.linalg.transpose.{pt.value}", [PTR, PTR, I64, I64, I64], build)
+
+
+def _min(b: ir.IRBuilder, v, limit):
+    limit = i64(limit) if isinstance(limit, int) else limit
+    return b.select(b.icmp_signed("<", v, limit), v, limit)
+
+
+def _copy(b: ir.IRBuilder, dst: IrArray, src: IrArray) -> None:
+    """Copy ``src`` into ``dst`` (same dimensions, any layouts): a memcpy for
+    one layout, the tiled transpose between a row-major and a transposed
+    dense buffer, else element by element."""
+    if dst.shape == src.shape:
+        copy_array(b, dst, src)
+        return
+    kinds = {(_is_row_major(x.shape), x.shape == _minor_swapped(x.shape)) for x in (dst, src)}
+    if kinds == {(True, False), (False, True)}:
+        dims = dst.shape.dimensions
+        rows, cols = dims[-2:] if _is_row_major(src.shape) else dims[-2:][::-1]   # of src in memory
+        fn = _transpose_function(b.module, dst.shape.element_type)
+        b.call(fn, [dst.ptr, src.ptr, i64(math.prod(dims[:-2])), i64(rows), i64(cols)])
+        return
+    copy_array(b, dst, src)
+
+
+def _run_tasks(ctx: KernelContext, n_tasks: int, parallel: bool, body) -> None:
+    """``body(task_ctx, task)`` for every task: on the thread pool when
+    ``parallel``, else in a loop here."""
+    ctx.long_running = True
+    if parallel and n_tasks > 1:
+        ctx.parallel_for(n_tasks, body)
+        return
+    with for_range(ctx.b, n_tasks, "task") as t:
+        body(ctx, t)
+
+
+# ---------------------------------------------------------------------------
+# cholesky
+# ---------------------------------------------------------------------------
+
+def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
+    """``potrf(w, n)``: the upper Cholesky factor of the n x n (n >= 1)
+    row-major matrix at ``w``, in place (upper triangle read; strict lower
+    triangle zeroed); all NaN when a pivot's square root is NaN."""
+    def build(b, ab, args):
+        w, n = args
+        ar = _Arith(b, pt)
+        failed = ab.alloca(I1, name="chol.failed")
+        b.store(ir.Constant(I1, 0), failed)
+        with dyn_range(b, i64(0), n, name="chol.i") as i:
+            # Row i of u from the rows above it: u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:] ...
+            row_i = b.mul(i, n)
+            _subtract_rows(b, ar, w, row_i, i,
+                           lambda k: (ar.conj(ar.load(w, b.add(b.mul(k, n), i))), b.mul(k, n)), i, n)
+            # ... divided by the square root of its pivot.
+            ii = b.add(row_i, i)
+            root = ar.sqrt(ar.real(ar.load(w, ii)))
+            b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
+            ar.store(w, ii, ar.from_real(root))
+            with dyn_range(b, b.add(i, i64(1)), n, name="chol.j") as j:
+                e = b.add(row_i, j)
+                ar.store(w, e, ar.div_real(ar.load(w, e), root))
+        zero, nan = ar.const(0.0), ar.const(math.nan)
+        with dyn_range(b, i64(1), n, name="chol.z") as i:
+            with dyn_range(b, i64(0), i, name="chol.zj") as j:
+                ar.store(w, b.add(b.mul(i, n), j), zero)
+        with b.if_then(b.load(failed)):
+            with dyn_range(b, i64(0), b.mul(n, n), name="chol.nan") as e:
+                ar.store(w, e, nan)
+    return _shared_function(module, f"xlac.linalg.potrf.{pt.value}", [PTR, I64], build)
+
+
+def _cholesky_plan(inst: HloInstruction) -> tuple:
+    """(work shape, whether the work array is the result buffer)."""
+    lower = bool(inst.attrs.get("lower", False))
+    work = _minor_swapped(inst.shape) if lower else _row_major(inst.shape)
+    return work, not lower and _is_row_major(inst.shape)
+
+
+def _cholesky_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
+    work, in_place = _cholesky_plan(inst)
+    return 0 if in_place or inst.shape.element_count() == 0 else work.byte_size()
+
+
+def _cholesky(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    shape = inst.shape
+    if shape.element_count() == 0:
+        return
+    work_shape, in_place = _cholesky_plan(inst)
+    n, batch = shape.dimensions[-1], math.prod(shape.dimensions[:-2])
+    work = IrArray(out.ptr if in_place else ctx.scratch_pointer(), work_shape)
+    _copy(b, work, ctx.operand_array(0))
+    pt = shape.element_type
+    potrf = _potrf_function(b.module, pt)
+
+    def task(tctx: KernelContext, e) -> None:
+        base = tctx.output_arrays()[0].ptr if in_place else tctx.scratch_pointer()
+        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n)])
+
+    _run_tasks(ctx, batch, batch * n ** 3 // 3 >= PARALLEL_MIN_WORK, task)
+    if not in_place:
+        _copy(b, out, work)
+
+
+# ---------------------------------------------------------------------------
+# triangular-solve
+# ---------------------------------------------------------------------------
+
+def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool) -> ir.Function:
+    """``trsm(w, t, m, nr, c0, c1)``: solve ``t x = w`` in place on columns
+    [c0, c1) (c0 < c1) of the m x nr row-major ``w``, ``t`` m x m row-major,
+    lower (forward substitution) or upper; t's entries conjugated with
+    ``conj``, its diagonal taken as ones with ``unit``."""
+    def build(b, ab, args):
+        w, t, m, nr, c0, c1 = args
+        ar = _Arith(b, pt)
+
+        def t_at(i, k):
+            return ar.conj(ar.load(t, b.add(b.mul(i, m), k)), conj)
+
+        def row(step):
+            return step if forward else b.sub(b.sub(m, i64(1)), step)
+
+        with dyn_range(b, i64(0), m, name="trsm.s") as s:
+            i = row(s)
+            wi = b.mul(i, nr)
+            _subtract_rows(b, ar, w, wi, s, lambda r: (t_at(i, row(r)), b.mul(row(r), nr)), c0, c1)
+            if not unit:
+                d = t_at(i, i)
+                with _parallel_range(b, c0, c1, "trsm.d") as j:
+                    x = b.add(wi, j)
+                    ar.store(w, x, ar.div(ar.load(w, x), d))
+    name = f"xlac.linalg.trsm.{pt.value}.{'fwd' if forward else 'bwd'}{'.conj' if conj else ''}" \
+           f"{'.unit' if unit else ''}"
+    return _shared_function(module, name, [PTR, PTR, I64, I64, I64, I64], build)
+
+
+class _SolvePlan:
+    """How one triangular-solve runs: ``t w = w'`` on the work array ``w``,
+    ``t`` read along its rows from a row-major view of a (a itself, or a
+    copy in scratch)."""
+
+    def __init__(self, inst: HloInstruction):
+        a, bs = inst.operands[0].shape, inst.operands[1].shape
+        self.left = bool(inst.attrs.get("left_side", False))
+        transpose = str(inst.attrs.get("transpose_a", "NO_TRANSPOSE"))
+        self.m = a.dimensions[-1]
+        self.nr = bs.dimensions[-1] if self.left else bs.dimensions[-2]   # columns of w
+        self.batch = math.prod(bs.dimensions[:-2])
+        self.work = _row_major(inst.shape) if self.left else _minor_swapped(inst.shape)
+        self.work_in_place = self.left and _is_row_major(inst.shape)
+        # t = op(a) (left) or op(a)^T (right): a or a^T, conjugated for ADJOINT.
+        swap = (transpose != "NO_TRANSPOSE") != (not self.left)
+        self.t = _minor_swapped(a) if swap else _row_major(a)
+        self.t_is_a = a == self.t
+        self.conj = transpose == "ADJOINT"
+        self.forward = bool(inst.attrs.get("lower", False)) != swap   # t lower
+        self.unit = bool(inst.attrs.get("unit_diagonal", False))
+        self.scratch = ScratchPlan()
+        if inst.shape.element_count():
+            if not self.work_in_place:
+                self.scratch.add("w", self.work.byte_size())
+            if not self.t_is_a:
+                self.scratch.add("t", self.t.byte_size())
+        et = inst.shape.element_type.byte_size
+        chunk = min(self.nr, max(16, CHUNK_BYTES // max(1, self.m * et) // 16 * 16)) or 1
+        parallel = self.batch * self.m * self.m * self.nr // 2 >= PARALLEL_MIN_WORK
+        if parallel and self.batch * -(-self.nr // chunk) < 2 and self.nr >= 32:
+            chunk = -(-self.nr // 2)       # one matrix: two column halves, one per thread
+        self.chunk = chunk
+        self.chunks = -(-self.nr // chunk)
+        self.tasks = self.batch * self.chunks
+        self.parallel = parallel and self.tasks > 1
+
+    def work_pointer(self, ctx: KernelContext):
+        if self.work_in_place:
+            return ctx.output_arrays()[0].ptr
+        return self.scratch.pointer(ctx.b, ctx.scratch_pointer(), "w")
+
+    def t_pointer(self, ctx: KernelContext):
+        if self.t_is_a:
+            return ctx.operand_array(0).ptr
+        return self.scratch.pointer(ctx.b, ctx.scratch_pointer(), "t")
+
+
+def _solve_scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
+    return _SolvePlan(inst).scratch.size
+
+
+def _solve_task(tctx: KernelContext, plan: _SolvePlan, fn: ir.Function, task) -> None:
+    """Substitution on columns [c0, c1) of batch element ``task // chunks``."""
+    b = tctx.b
+    pt = tctx.inst.shape.element_type
+    m, nr = plan.m, plan.nr
+    e, c = (b.udiv(task, i64(plan.chunks)), b.urem(task, i64(plan.chunks))) if plan.chunks > 1 \
+        else (task, i64(0))
+    c0 = b.mul(c, i64(plan.chunk))
+    c1 = _min(b, b.add(c0, i64(plan.chunk)), nr) if nr % plan.chunk else b.add(c0, i64(plan.chunk))
+    w = _element(b, plan.work_pointer(tctx), b.mul(e, i64(m * nr)), pt)
+    t = _element(b, plan.t_pointer(tctx), b.mul(e, i64(m * m)), pt)
+    b.call(fn, [w, t, i64(m), i64(nr), c0, c1])
+
+
+def _triangular_solve(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    if inst.shape.element_count() == 0:
+        return
+    plan = _SolvePlan(inst)
+    work = IrArray(plan.work_pointer(ctx), plan.work)
+    _copy(b, work, ctx.operand_array(1))
+    if not plan.t_is_a:
+        _copy(b, IrArray(plan.t_pointer(ctx), plan.t), ctx.operand_array(0))
+    fn = _trsm_function(b.module, inst.shape.element_type, plan.forward, plan.conj, plan.unit)
+    _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, fn, t))
+    if not plan.work_in_place:
+        _copy(b, out, work)
+
+
+#: The kernel candidates of this module (``kernels.register_all``).
+CHOLESKY = KernelCandidate("cholesky", _cholesky, scratch_bytes=_cholesky_scratch)
+TRIANGULAR_SOLVE = KernelCandidate("triangular-solve", _triangular_solve, scratch_bytes=_solve_scratch)
