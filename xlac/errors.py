@@ -36,3 +36,10 @@ class CollectiveError(RuntimeError):
     finishes or times out while others wait for it, or a module of several
     devices given to a one-device entry point.  The message names the
     instruction and the devices."""
+
+
+class CustomCallError(RuntimeError):
+    """A custom-call target that failed while running: a C function that set
+    a failure status (``XlaCustomCallStatusSetFailure``) or a Python callable
+    that raised (chained as the cause).  The message names the target and the
+    instruction."""

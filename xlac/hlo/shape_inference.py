@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
-from . import collectives
+from . import collectives, custom_call
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
 from ..shape import PRED, C64, C128, F32, F64, U32, PrimitiveType, Shape
@@ -47,7 +47,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert", "recv"})
+                                "convert", "bitcast-convert", "recv", "custom-call"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -1618,3 +1618,15 @@ def _recv_done(ctx: _Ctx) -> Shape:
     if not _is_context(ctx.shapes[0]):
         raise ctx.fail(f"the operand must be a recv's (data, u32[], token[]), got {ctx.shapes[0]}")
     return Shape.tuple([_default_layout(ctx.shapes[0].tuple_shapes[0]), Shape.token()])
+
+
+@_rule("custom-call")
+def _custom_call(ctx: _Ctx) -> Shape:
+    """Spec: CustomCall: the result shape is the one given (the target decides
+    it); the attributes as ``xlac.hlo.custom_call.check_custom_call`` checks them
+    (layout constraints, jax's LAPACK targets)."""
+    s = ctx.given_shape()
+    try:
+        return custom_call.check_custom_call(ctx.shapes, ctx.attrs, s)
+    except ValueError as e:
+        raise ctx.fail(str(e)) from None
