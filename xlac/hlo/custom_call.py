@@ -34,7 +34,7 @@ from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape,
 __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
-           "check_custom_call"]
+           "check_custom_call", "quote", "format_mlir_attributes"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -483,3 +483,46 @@ def check_custom_call(operands: list, attrs: dict, result: Shape) -> Shape:
         except ValueError as e:
             raise ValueError(f"target {target}: {e}") from None
     return result
+
+
+def quote(text: str) -> str:
+    """``text`` as an HLO string literal (the inverse of :func:`unquote`)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _format_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value} : i64"
+    if isinstance(value, float):
+        return f"{value!r} : f64"
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, dict):
+        return format_mlir_attributes(value)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return "array<i64" + (": " + ", ".join(str(v) for v in value) if value else "") + ">"
+    raise TypeError(f"attribute value {value!r}: expected bool, int, float, str, dict or a sequence of ints")
+
+
+def format_mlir_attributes(attrs: dict) -> str:
+    """The typed FFI's ``backend_config`` text of ``attrs`` (ints as i64, floats as f64)."""
+    parts = []
+    for name, value in sorted(attrs.items()):
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.$-]*", name):
+            raise ValueError(f"attribute name {name!r} is not an identifier")
+        parts.append(f"{name} = {_format_value(value)}")
+    return "{" + ", ".join(parts) + "}"

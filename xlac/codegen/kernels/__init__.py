@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, fft, gather, loop, map_op,
-               reduce, scatter, sort, transpose, windows)
+from . import (collectives, control_flow, conv_gemm, convolution, custom_call, dot, dynamic_slice, fft, gather,
+               lapack, loop, map_op, reduce, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -43,6 +43,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("partition-id", collectives.PARTITION_ID)
     r.add(("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"),
           collectives.COLLECTIVES)
+    # Custom calls: jax's LAPACK targets call LAPACK; the rest go to the caller's service.
+    r.add("custom-call", lapack.LAPACK, custom_call.SERVICE_CALL)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
     r.add("convolution", conv_gemm.IMPLICIT_GEMM)
