@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 
+from ..custom_calls import XlaCustomCallStatus  # noqa: F401  (defined where C targets are called)
 from ..shape import PrimitiveType as PT
 
 ABI_VERSION = 4      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
