@@ -74,7 +74,9 @@ def _accepted_kinds(op: OpDef) -> set:
 
 def support(op: OpDef) -> Support:
     name = op.name
-    if shape_inference.has_rule(name) and EXPANSIONS.for_opcode(name):
+    # An op with kernels of its own that the op-expander only prepares (custom-call's
+    # layouts) is a kernel; one the expander replaces is "expanded".
+    if shape_inference.has_rule(name) and EXPANSIONS.for_opcode(name) and codegen_rule(name) != "kernel":
         codegen = "expanded"
     else:
         codegen = codegen_rule(name)
