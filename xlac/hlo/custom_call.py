@@ -34,7 +34,7 @@ from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape,
 __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
-           "check_custom_call", "quote", "format_mlir_attributes"]
+           "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -338,11 +338,18 @@ def lapack_options(t: LapackTarget, attrs: dict) -> dict:
         return {"side": _char(attrs, "side", "LR", "L"), "uplo": _char(attrs, "uplo", "LU", "L"),
                 "trans": _char(attrs, "trans_x", "NTC", "N"), "diag": _char(attrs, "diag", "NU", "N")}
     if r in ("gesdd", "gesvd"):
-        return {"mode": _char(attrs, "mode", "ASNO", "A")}
+        mode = _char(attrs, "mode", "ASNO", "A")
+        if mode == "O":
+            raise UnsupportedError("custom-call", f"target {t.name}: mode 'O' (overwrite a with U)")
+        return {"mode": mode}
     if r == "geev":
         return {"jobvl": _char(attrs, "compute_left", "VN", "N"), "jobvr": _char(attrs, "compute_right", "VN", "V")}
     if r == "gees":
-        return {"mode": _char(attrs, "mode", "VN", "V"), "sort": _char(attrs, "sort", "NS", "N")}
+        sort = _char(attrs, "sort", "NS", "N")
+        if sort != "N":
+            raise UnsupportedError("custom-call", f"target {t.name}: sort='S' (ordering eigenvalues needs a "
+                                                  "select function, which jax does not pass either)")
+        return {"mode": _char(attrs, "mode", "VN", "V"), "sort": sort}
     if r == "gehrd":
         return {"low": int(attrs.get("low", 1)), "high": attrs.get("high")}
     return {}
@@ -401,8 +408,6 @@ def _expected_results(t: LapackTarget, operands: list, opts: dict, given: list) 
         return [a, vec(real, n), info]
     if r in ("gesdd", "gesvd"):
         mode = opts["mode"]
-        if mode == "O":
-            raise UnsupportedError("custom-call", f"target {t.name}: mode 'O' (overwrite a with U)")
         full = (Shape(dt, b + (m, m)), Shape(dt, b + (n, n)))
         thin = (Shape(dt, b + (m, k)), Shape(dt, b + (k, n)))
         uv = full if mode == "A" else thin
@@ -414,9 +419,6 @@ def _expected_results(t: LapackTarget, operands: list, opts: dict, given: list) 
         w = [vec(dt, n), vec(dt, n)] if not t.is_complex else [vec(dt, n)]
         return w + [c, c, info]
     if r == "gees":
-        if opts["sort"] != "N":
-            raise UnsupportedError("custom-call", f"target {t.name}: sort='S' (ordering eigenvalues needs a "
-                                                  "select function, which jax does not pass either)")
         w = [vec(dt, n), vec(dt, n)] if not t.is_complex else [vec(dt, n)]
         return [a, a] + w + [info, info]
     if r == "gehrd":
@@ -449,6 +451,16 @@ def check_lapack(t: LapackTarget, operands: list, result: Shape, attrs: dict) ->
         high = opts["high"] if opts["high"] is not None else n
         if not 1 <= opts["low"] <= max(1, high) <= max(1, n):
             raise ValueError(f"need 1 <= low <= high <= n, got low={opts['low']}, high={high}, n={n}")
+
+
+def in_place_operand(x) -> int | None:
+    """The operand whose buffer a LAPACK custom call may factor in place (its
+    first result is a copy of it, jax's ``output_to_operand_aliasing``): the
+    matrix (``trsm``: the right-hand sides); None for other targets and ``geev``."""
+    t = lapack_target(target_of(x))
+    if t is None or t.routine == "geev":
+        return None
+    return 1 if t.routine == "trsm" else 0
 
 
 def lapack_attributes(x) -> dict:

@@ -137,8 +137,14 @@ class _Emit:
 
     # -- results ----------------------------------------------------------------------
     def copy_input(self, k: int = 0, into: int = 0) -> None:
-        """Result ``into`` = operand ``k`` (same shape and layout)."""
-        memcpy(self.b, self.outs[into].ptr, self.ins[k].ptr, self.outs[into].shape.byte_size())
+        """Result ``into`` = operand ``k`` (same shape and layout); nothing to do when
+        buffer assignment put the result in the operand's buffer (in place)."""
+        nbytes = self.outs[into].shape.byte_size()
+        if nbytes <= 0:
+            return
+        b, dst, src = self.b, self.outs[into].ptr, self.ins[k].ptr
+        with b.if_then(b.icmp_unsigned("!=", b.ptrtoint(dst, I64), b.ptrtoint(src, I64))):
+            memcpy(b, dst, src, nbytes)
 
     def zero(self, *results: int) -> None:
         for k in results:
