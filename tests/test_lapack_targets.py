@@ -424,6 +424,19 @@ def test_missing_scipy_names_the_extra(monkeypatch):
         lapack_reference.scipy_modules("lapack_dpotrf_ffi")
     with pytest.raises(xlac.UnsupportedError, match=r"pip install 'xlac\[linalg\]'"):
         xlac.evaluate(text, np.eye(2))
+    # The JIT's routines (read once per process; here as if for the first time).
+    from xlac.runtime import lapack as runtime_lapack
+    monkeypatch.setattr(runtime_lapack, "_addresses", None)
+    with pytest.raises(xlac.UnsupportedError, match=r"lapack_\*_ffi.*pip install 'xlac\[linalg\]'"):
+        runtime_lapack.routine_addresses()
+
+
+def test_jit_routines_are_scipy_s():
+    from scipy.linalg import cython_lapack
+    from xlac.runtime import lapack as runtime_lapack
+    table = runtime_lapack.routine_addresses()
+    assert {"spotrf_", "zheevd_", "dtrsm_", "cgees_"} <= set(table)
+    assert table["dgetrf_"] == runtime_lapack._capsule_pointer(cython_lapack.__pyx_capi__["dgetrf"])
 
 
 # ---------------------------------------------------------------------------------------
