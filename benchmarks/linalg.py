@@ -129,11 +129,18 @@ def run(n: int = EXPORT_N, repeat: int = 15, budget: float = 20.0, use_jax: bool
             timings = time_interleaved(calls, repeat=repeat, budget=budget)
             ms = {name: (tm.median_s * 1e3 if not isinstance(tm, Exception) else None)
                   for name, tm in timings.items()}
-            rows.append({"kernel": kernel, "dtype": t, "n": n, "ms": ms, "errors": errors,
+            best = {name: (tm.min_s * 1e3 if not isinstance(tm, Exception) else None)
+                    for name, tm in timings.items()}
+            rows.append({"kernel": kernel, "dtype": t, "n": n, "ms": ms, "best_ms": best, "errors": errors,
                          "samples": {k: getattr(v, "runs", None) for k, v in timings.items()}})
     if jax is not None:
         jax.config.update("jax_enable_x64", False)
-    return {"machine": machine(), "versions": versions(), "repeat": repeat, "rows": rows}
+    info = machine()
+    try:
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        pass
+    return {"machine": info, "versions": versions(), "repeat": repeat, "rows": rows}
 
 
 def _ratio(a, b) -> str:
@@ -144,16 +151,20 @@ def markdown(res: dict) -> str:
     m = res["machine"]
     lines = [f"Linear algebra ({m['cpu']}, {m['cores']} cores; xlac {m['xlac_commit']}; "
              f"median of up to {res['repeat']} samples, ms)", "",
-             "| kernel | type | n | xlac | jax.jit | numpy | scipy | xlac / jax | xlac / numpy | xlac / scipy |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| kernel | type | n | xlac | jax.jit | numpy | scipy | xlac / jax | xlac / numpy | xlac / scipy "
+             "| xlac / jax, best samples |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        ms = r["ms"]
+        ms, best = r["ms"], r.get("best_ms", {})
 
         def cell(name):
             return f"{ms[name]:.2f}" if ms.get(name) else "—"
         lines.append(f"| {r['kernel']} | {r['dtype']} | {r['n']} | {cell('xlac')} | {cell('jax')} | {cell('numpy')} | "
                      f"{cell('scipy')} | {_ratio(ms.get('xlac'), ms.get('jax'))} | "
-                     f"{_ratio(ms.get('xlac'), ms.get('numpy'))} | {_ratio(ms.get('xlac'), ms.get('scipy'))} |")
+                     f"{_ratio(ms.get('xlac'), ms.get('numpy'))} | {_ratio(ms.get('xlac'), ms.get('scipy'))} | "
+                     f"{_ratio(best.get('xlac'), best.get('jax'))} |")
+    load = m.get("load_average")
+    lines += ["", f"Load average while measuring: {load}" if load else ""]
     return "\n".join(lines) + "\n"
 
 

@@ -126,7 +126,11 @@ def _emit_service_call(ctx: KernelContext) -> None:
     op.align = 8
     message = ctx.alloca_builder.alloca(ir.ArrayType(I8, abi.CUSTOM_CALL_MESSAGE_MAX), name="custom_call.error")
     b.store(ir.Constant(I8, 0), b.gep(message, [i64(0), i64(0)], inbounds=True))
-    operands = [ctx.operand_array(k).ptr for k in range(len(inst.operands))]
+    arrays = [ctx.operand_array(k) for k in range(len(inst.operands))]
+    for k, (a, want) in enumerate(zip(arrays, info.operand_shapes)):
+        if a.shape != want:     # the op-expander lays operands out as the target reads them
+            raise AssertionError(f"{inst.name}: operand {k} is {a.shape} in memory, the target reads {want}")
+    operands = [a.ptr for a in arrays]
     results = [a.ptr for a in ctx.output_arrays()]
     opaque = global_bytes(me, "custom_call.opaque", info.opaque)
     fields = [
