@@ -459,3 +459,20 @@ def test_aot_object_calls_targets_registered_in_c(tmp_path):
     assert out[2] == "error=[]"
     assert out[3].startswith("error=[5 custom call target \"t_square\" (instruction s): "
                              "negative input to checked_square")
+
+
+JAX_FFI_CALL = """HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{1,0}}
+
+ENTRY main.1 {
+  x.1 = f32[2,3]{1,0} parameter(0)
+  ROOT ffi_call.1 = f32[2,3]{1,0} custom-call(x.1), custom_call_target="t_my_scale", operand_layout_constraints={f32[2,3]{1,0}}, api_version=API_VERSION_TYPED_FFI, backend_config={factor = 2.500000e+00 : f32, mode = 3 : i32}
+}
+"""
+
+
+def test_a_jax_ffi_call_runs_a_registered_python_target():
+    # What jax.ffi.ffi_call("t_my_scale", ...)(x, factor=np.float32(2.5), mode=np.int32(3)) lowers to.
+    xlac.register_custom_call("t_my_scale", lambda x, factor, mode: (x * factor + mode).astype(np.float32))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for got in (xlac.evaluate(JAX_FFI_CALL, x), xlac.jit(JAX_FFI_CALL)(x)):
+        np.testing.assert_array_equal(got, x * 2.5 + 3)
