@@ -92,7 +92,8 @@ def export() -> None:
 
 def _hlo(kernel: str, t: str, n: int) -> str:
     text = (HLO_DIR / f"{kernel}_{t}.hlo").read_text()
-    return scale_hlo(text, {"n": EXPORT_N}, {"n": n})
+    # Constants too: solve's pivots-to-permutation loop runs to constant(n).
+    return scale_hlo(text, {"n": EXPORT_N}, {"n": n}, constants=True)
 
 
 def run(n: int = EXPORT_N, repeat: int = 15, budget: float = 20.0, use_jax: bool = True) -> dict:
