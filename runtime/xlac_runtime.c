@@ -75,19 +75,107 @@ static int missing_outfeed(void *runtime_ctx, const void *buffer, int64_t byte_s
   return missing("outfeed", "outfeed");
 }
 
-static int missing_custom_call(void *runtime_ctx, const char *target, void *const *results,
-                               const void *const *operands, const char *opaque,
-                               int64_t opaque_len) {
+static void set_message(xlac_custom_call_op *op, const char *text) {
+  size_t n;
+  if (op->error == NULL || op->error_capacity <= 0) return;
+  n = strlen(text);
+  if (n > (size_t)op->error_capacity - 1) n = (size_t)op->error_capacity - 1;
+  memcpy(op->error, text, n);
+  op->error[n] = 0;
+}
+
+static int missing_custom_call(void *runtime_ctx, xlac_custom_call_op *op) {
+  char text[512];
   (void)runtime_ctx;
-  (void)results;
-  (void)operands;
-  (void)opaque;
-  (void)opaque_len;
-  fprintf(stderr,
-          "xlac: the compiled module called custom call \"%s\", but the caller did not provide a "
-          "custom-call service (set xlac_run_options.custom_call)\n",
-          target ? target : "");
+  snprintf(text, sizeof text,
+           "the compiled module called custom call target \"%s\" (instruction %s), but the caller did "
+           "not provide a custom-call service (set xlac_run_options.custom_call, e.g. to "
+           "xlac_custom_call_dispatch)",
+           op && op->target ? op->target : "", op && op->instruction ? op->instruction : "");
+  fprintf(stderr, "xlac: %s\n", text);
+  if (op != NULL) set_message(op, text);
   return XLAC_ERROR_MISSING_SERVICE;
+}
+
+/* ---------------------------------------------------------------------------
+ * Custom-call targets for AOT programs
+ * --------------------------------------------------------------------------- */
+
+typedef void (*original_fn)(void *out, const void **in);
+typedef void (*status_fn)(void *out, const void **in, XlaCustomCallStatus *status);
+typedef void (*unified_fn)(void *out, const void **in, const char *opaque, size_t opaque_len,
+                           XlaCustomCallStatus *status);
+
+static struct {
+  char *name;
+  xlac_custom_call_target fn;
+  int api_version;
+} custom_call_targets[XLAC_CUSTOM_CALL_MAX_TARGETS];
+static int num_custom_call_targets;
+
+int xlac_custom_call_register(const char *target, xlac_custom_call_target fn, int api_version) {
+  int k;
+  char *copy;
+  if (target == NULL || fn == NULL || api_version < 0 || api_version > XLAC_CUSTOM_CALL_API_TYPED_FFI)
+    return XLAC_ERROR_INVALID_ARGUMENT;
+  for (k = 0; k < num_custom_call_targets; ++k) {
+    if (strcmp(custom_call_targets[k].name, target) == 0) {
+      custom_call_targets[k].fn = fn;
+      custom_call_targets[k].api_version = api_version;
+      return XLAC_OK;
+    }
+  }
+  if (num_custom_call_targets == XLAC_CUSTOM_CALL_MAX_TARGETS) return XLAC_ERROR_INVALID_ARGUMENT;
+  copy = (char *)malloc(strlen(target) + 1);
+  if (copy == NULL) return XLAC_ERROR_NO_MEMORY;
+  strcpy(copy, target);
+  custom_call_targets[num_custom_call_targets].name = copy;
+  custom_call_targets[num_custom_call_targets].fn = fn;
+  custom_call_targets[num_custom_call_targets].api_version = api_version;
+  ++num_custom_call_targets;
+  return XLAC_OK;
+}
+
+static int custom_call_failed(xlac_custom_call_op *op, const char *why) {
+  char text[XLAC_CUSTOM_CALL_MESSAGE_MAX + 256];
+  snprintf(text, sizeof text, "custom call target \"%s\" (instruction %s): %s", op->target,
+           op->instruction ? op->instruction : "", why);
+  set_message(op, text);
+  return XLAC_ERROR_SERVICE_FAILED;
+}
+
+int xlac_custom_call_dispatch(void *runtime_ctx, xlac_custom_call_op *op) {
+  int k;
+  void *out;
+  const void **in;
+  XlaCustomCallStatus status;
+  (void)runtime_ctx;
+  if (op == NULL || op->target == NULL) return XLAC_ERROR_INVALID_ARGUMENT;
+  for (k = 0; k < num_custom_call_targets; ++k)
+    if (strcmp(custom_call_targets[k].name, op->target) == 0) break;
+  if (k == num_custom_call_targets)
+    return custom_call_failed(op, "not registered (xlac_custom_call_register)");
+  if (custom_call_targets[k].api_version != 0 && custom_call_targets[k].api_version != op->api_version)
+    return custom_call_failed(op, "registered for another api_version than the instruction's");
+  out = op->result_is_tuple ? (void *)op->results : (op->num_results > 0 ? op->results[0] : NULL);
+  in = (const void **)op->operands;
+  XlaCustomCallStatusSetSuccess(&status);
+  switch (op->api_version) {
+    case XLAC_CUSTOM_CALL_API_ORIGINAL:
+      ((original_fn)custom_call_targets[k].fn)(out, in);
+      return XLAC_OK;
+    case XLAC_CUSTOM_CALL_API_STATUS_RETURNING:
+      ((status_fn)custom_call_targets[k].fn)(out, in, &status);
+      break;
+    case XLAC_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED:
+      ((unified_fn)custom_call_targets[k].fn)(out, in, op->opaque, (size_t)op->opaque_len, &status);
+      break;
+    default:
+      return custom_call_failed(op, "the typed FFI (API_VERSION_TYPED_FFI) is not supported for "
+                                    "functions registered with xlac_custom_call_register");
+  }
+  if (status.failed) return custom_call_failed(op, status.message);
+  return XLAC_OK;
 }
 
 void xlac_parallel_for_sequential(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx) {

@@ -56,9 +56,33 @@
  *     NAME_info   a `const xlac_program_info` describing it (below).
  *
  * Everything else in the object (kernels, constants) is local. The object's
- * only undefined symbols are libc/libm functions (memset, memcpy, expf, tanhf,
- * ...). The generated NAME.h declares both symbols, #defines the sizes as
- * compile-time constants and gives a one-call wrapper NAME_run().
+ * only undefined symbols are libc/libm functions (memset, memcpy, malloc,
+ * free, expf, tanhf, ...) and, for a module with jax's LAPACK custom calls,
+ * the LAPACK and BLAS routines they call (below). The generated NAME.h declares
+ * both symbols, #defines the sizes as compile-time constants and gives a
+ * one-call wrapper NAME_run().
+ *
+ * ---------------------------------------------------------------------------
+ * LAPACK
+ * ---------------------------------------------------------------------------
+ * jax lowers jnp.linalg (cholesky, solve, inv, det, slogdet, qr, eigh, svd,
+ * lstsq, pinv, eig, ...) and jax.scipy.linalg (solve_triangular, lu, schur,
+ * hessenberg) on the CPU to custom calls named lapack_<p><routine>_ffi, p one
+ * of s, d, c, z (f32, f64, c64, c128) and routine one of potrf, trsm, getrf,
+ * geqrf, orgqr/ungqr, syevd/heevd, gesdd, gesvd, geev, gees, gehrd,
+ * sytrd/hetrd. xlac implements these targets itself, with jax's semantics:
+ * generated code loops over the batch dimensions and calls the routine with
+ * the Fortran convention (every argument by pointer, column-major matrices,
+ * 32-bit integers; a character argument's hidden length is passed as 1),
+ * asking the routine for its workspace size (lwork = -1) and taking the
+ * workspace from malloc. They need no service in opts. Under xlac.jit the
+ * routines come from the LAPACK that scipy bundles (pip install 'xlac[linalg]').
+ * An AOT object references the standard symbols instead (spotrf_, dgetrf_,
+ * strsm_, zheevd_, ...): link it with a LAPACK and a BLAS, e.g.
+ *
+ *     cc main.c NAME.o runtime/xlac_runtime.c -llapack -lblas -lm -lpthread
+ *
+ * or with OpenBLAS (-lopenblas), which has both (LP64: 32-bit integers).
  */
 #ifndef XLAC_RUNTIME_H_
 #define XLAC_RUNTIME_H_
@@ -71,7 +95,7 @@ extern "C" {
 #endif
 
 #define XLAC_ALIGNMENT 64
-#define XLAC_ABI_VERSION 3
+#define XLAC_ABI_VERSION 4
 
 /* ===========================================================================
  * Part 1: the ABI
@@ -199,20 +223,86 @@ typedef int (*xlac_infeed_fn)(void *runtime_ctx, void *buffer, int64_t byte_size
 typedef int (*xlac_outfeed_fn)(void *runtime_ctx, const void *buffer, int64_t byte_size,
                                const char *shape);
 
-/* custom-call: `target` is the HLO custom_call_target; operands[i] and
- * results[j] are array buffers as for the entry function (results flattened),
- * `opaque` the backend_config string (opaque_len bytes). Return XLAC_OK, or
- * another status on failure. */
-typedef int (*xlac_custom_call_fn)(void *runtime_ctx, const char *target, void *const *results,
-                                   const void *const *operands, const char *opaque,
-                                   int64_t opaque_len);
+/* custom-call (version 4).
+ *
+ * Generated code calls opts->custom_call(opts->runtime_ctx, &op) for every
+ * custom-call instruction whose target xlac does not provide itself (it
+ * provides jax's LAPACK targets, lapack_*_ffi: see "LAPACK" below). `op`
+ * describes the call: the target, XLA's API version of the instruction, the
+ * operand and result buffers (each laid out as its shape text says: the
+ * instruction's operand_layout_constraints, else the default row-major
+ * layout; results as the instruction's shape says) and the opaque bytes
+ * (backend_config). A service returns XLAC_OK, or another status after
+ * writing a message into op->error (at most op->error_capacity bytes with the
+ * NUL); generated code then passes that message (or, when it is empty, one
+ * naming the target) to opts->report_error. Generated code built for ABI
+ * version 4 calls custom_call only when opts->abi_version >= 4 (else it
+ * reports XLAC_ERROR_ABI_MISMATCH); no object of an earlier version calls it.
+ *
+ * An AOT program provides the targets it uses with its own service, or
+ * registers XLA-style CPU functions with xlac_custom_call_register (part 2)
+ * and sets opts->custom_call = xlac_custom_call_dispatch. */
+
+/* XLA's CustomCallApiVersion numbers (op->api_version). */
+#define XLAC_CUSTOM_CALL_API_ORIGINAL 1                 /* void f(void *out, const void **in) */
+#define XLAC_CUSTOM_CALL_API_STATUS_RETURNING 2         /* ..., XlaCustomCallStatus *status) */
+#define XLAC_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED 3 /* ..., const char *opaque, size_t opaque_len,
+                                                           XlaCustomCallStatus *status) */
+#define XLAC_CUSTOM_CALL_API_TYPED_FFI 4                /* XLA's FFI (typed buffers, attributes) */
+
+typedef struct xlac_custom_call_op {
+  const char *target;                /* the HLO custom_call_target */
+  const char *instruction;           /* the HLO instruction's name (for messages) */
+  int32_t api_version;               /* XLAC_CUSTOM_CALL_API_* */
+  int32_t result_is_tuple;           /* 1: the result is a tuple of num_results arrays */
+  int64_t num_operands;
+  const void *const *operands;       /* num_operands buffers */
+  const char *const *operand_shapes; /* their HLO shapes with layout, e.g. "f32[4,4]{0,1}" */
+  int64_t num_results;
+  void *const *results;              /* num_results buffers (the tuple's elements in order) */
+  const char *const *result_shapes;  /* their HLO shapes with layout */
+  const char *opaque;                /* backend_config: the opaque string of the older APIs, or */
+  int64_t opaque_len;                /*   the typed FFI's attribute dictionary as HLO text */
+  char *error;                       /* a failing service writes a NUL-terminated message here */
+  int64_t error_capacity;            /*   (XLAC_CUSTOM_CALL_MESSAGE_MAX bytes) */
+} xlac_custom_call_op;
+
+typedef int (*xlac_custom_call_fn)(void *runtime_ctx, xlac_custom_call_op *op);
+
+/* XLA's status of API_VERSION_STATUS_RETURNING(_UNIFIED) CPU custom calls
+ * (xla/service/custom_call_status.h), with its two setters as inline
+ * functions: a target compiled against this header reports a failure with
+ * XlaCustomCallStatusSetFailure(status, message, length). Under xlac.jit the
+ * call then raises xlac.CustomCallError naming the target and the message. */
+#define XLAC_CUSTOM_CALL_MESSAGE_MAX 1024
+typedef struct XlaCustomCallStatus_ {
+  int32_t failed;                    /* 0: success */
+  int32_t message_len;               /* bytes of message, without the NUL */
+  char message[XLAC_CUSTOM_CALL_MESSAGE_MAX];
+} XlaCustomCallStatus;
+
+static inline void XlaCustomCallStatusSetSuccess(XlaCustomCallStatus *status) {
+  status->failed = 0;
+  status->message_len = 0;
+  status->message[0] = 0;
+}
+
+static inline void XlaCustomCallStatusSetFailure(XlaCustomCallStatus *status, const char *message,
+                                                 size_t message_len) {
+  size_t k, n = message_len < XLAC_CUSTOM_CALL_MESSAGE_MAX - 1 ? message_len : XLAC_CUSTOM_CALL_MESSAGE_MAX - 1;
+  status->failed = 1;
+  for (k = 0; k < n && message != NULL && message[k] != 0; ++k) status->message[k] = message[k];
+  status->message[k] = 0;
+  status->message_len = (int32_t)k;
+}
 
 /* Called by generated code when a service returned a failure status, before
  * the entry function returns early (results are then unspecified). */
 typedef void (*xlac_report_error_fn)(void *runtime_ctx, int status, const char *message);
 
 /* Services for generated code. Fields a module does not use may be NULL.
- * Version 3 of the ABI; fields are only ever appended. */
+ * Version 4 of the ABI; fields are only ever appended (version 4 changed only
+ * the type of custom_call, which no object of an earlier version calls). */
 typedef struct xlac_run_options {
   int64_t abi_version;             /* XLAC_ABI_VERSION */
   void *runtime_ctx;               /* passed back to every service */
@@ -223,7 +313,7 @@ typedef struct xlac_run_options {
   xlac_collective_fn collective;
   xlac_infeed_fn infeed;
   xlac_outfeed_fn outfeed;
-  xlac_custom_call_fn custom_call;
+  xlac_custom_call_fn custom_call;   /* version 4: takes an xlac_custom_call_op */
   xlac_report_error_fn report_error; /* NULL: errors are not reported */
   /* -- appended in version 2 -- */
   /* Cancellation: when non-NULL, generated code reads *cancel at the start of
@@ -328,6 +418,30 @@ const char *xlac_status_string(int status);
 
 /* Prints a summary of info (parameters, results, temp size) to stdout. */
 void xlac_print_program_info(const xlac_program_info *info);
+
+/* Custom calls for AOT programs: a table of XLA-style CPU custom-call
+ * functions by target name, and the custom_call service that calls them.
+ *
+ *     void my_target(void *out, const void **in, XlaCustomCallStatus *status);
+ *     xlac_custom_call_register("my_target", (xlac_custom_call_target)my_target,
+ *                               XLAC_CUSTOM_CALL_API_STATUS_RETURNING);
+ *     opts.custom_call = xlac_custom_call_dispatch;
+ *
+ * The function is called as the instruction's api_version says (ORIGINAL,
+ * STATUS_RETURNING or STATUS_RETURNING_UNIFIED; api_version given at
+ * registration, when not 0, must agree with the instruction's): `out` is the
+ * result buffer, or for a tuple result an array of the element buffers
+ * (void **, as XLA passes it); in[i] is operand i's buffer. A failure status
+ * becomes XLAC_ERROR_SERVICE_FAILED with the message reported through
+ * opts->report_error; so does a target that is not registered. Registering a
+ * name again replaces its function. xlac_custom_call_register returns
+ * XLAC_OK, or XLAC_ERROR_INVALID_ARGUMENT for a NULL name or function or a
+ * full table (XLAC_CUSTOM_CALL_MAX_TARGETS). Not thread-safe against calls
+ * in flight: register before running. */
+#define XLAC_CUSTOM_CALL_MAX_TARGETS 256
+typedef void (*xlac_custom_call_target)(void); /* any of the three signatures, cast */
+int xlac_custom_call_register(const char *target, xlac_custom_call_target fn, int api_version);
+int xlac_custom_call_dispatch(void *runtime_ctx, xlac_custom_call_op *op);
 
 /* Collectives over MPI, for programs with collectives run as one MPI rank per
  * device (compiled only when xlac_runtime.c is built with -DXLAC_WITH_MPI and

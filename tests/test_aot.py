@@ -495,6 +495,8 @@ static void *caller(void *arg) {
 int main(void) {
   xlac_run_options opts;
   xlac_program_info info;
+  xlac_custom_call_op op;
+  char message[XLAC_CUSTOM_CALL_MESSAGE_MAX];
   pthread_t t[2];
   void *r0, *r1;
   int64_t i;
@@ -529,7 +531,13 @@ int main(void) {
   printf("check default=%d\n", xlac_check_options(&info, &opts));
   printf("check null=%d\n", xlac_check_options(&info, NULL));
   printf("stub=%d\n", opts.infeed(NULL, NULL, 0, "f32[]"));
-  printf("custom stub=%d\n", opts.custom_call(NULL, "my_target", NULL, NULL, "", 0));
+  memset(&op, 0, sizeof op);
+  op.target = "my_target";
+  op.instruction = "cc.1";
+  op.error = message;
+  op.error_capacity = sizeof message;
+  printf("custom stub=%d\n", opts.custom_call(NULL, &op));
+  printf("custom message=%d\n", strstr(message, "my_target") != NULL);
   info.required_services = XLAC_SERVICE_PARALLEL_FOR;
   printf("check optional=%d\n", xlac_check_options(&info, NULL));
   printf("status=%s\n", xlac_status_string(XLAC_ERROR_MISSING_SERVICE));
@@ -553,13 +561,14 @@ def test_runtime_support_library(tmp_path, runtime_obj):
         "check null=3",
         "stub=3",
         "custom stub=3",
+        "custom message=1",
         "check optional=0",
         "status=a service the module needs was not provided",
     ]
     err = proc.stderr
     assert "needs_infeed needs the infeed service, which the caller did not provide" in err
     assert "set xlac_run_options.infeed" in err
-    assert 'custom call "my_target"' in err
+    assert 'custom call target "my_target" (instruction cc.1)' in err
 
 
 # ------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ text with :func:`parse_hlo`), then :func:`jit` it into native code through
 llvmlite, or run it through the numpy reference :func:`evaluate` (every device
 of a multi-device module: :func:`evaluate_replicated`).
 """
-from .errors import HloParseError, ShapeError, UnsupportedError
+from .errors import CustomCallError, HloParseError, ShapeError, UnsupportedError
 from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
                     U32, U64, Layout, PrimitiveType, Shape, shape)
 
@@ -30,6 +30,8 @@ def __getattr__(name):
         "compile_aot": ("aot", "compile_aot"),
         "clear_caches": ("program", "clear_caches"),
         "set_memory_cache_limit": ("program", "set_memory_cache_limit"),
+        "register_custom_call": ("custom_calls", "register_custom_call"),
+        "unregister_custom_call": ("custom_calls", "unregister_custom_call"),
     }
     if name not in lazy:
         raise AttributeError(f"module 'xlac' has no attribute {name!r}")
@@ -42,7 +44,8 @@ def __getattr__(name):
 
 
 __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModule", "evaluate",
-           "evaluate_replicated", "CollectiveError",
+           "evaluate_replicated", "CollectiveError", "CustomCallError", "register_custom_call",
+           "unregister_custom_call",
            "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
            "PrimitiveType", "shape", "ShapeError", "UnsupportedError", "HloParseError", "PRED", "S8",
            "S16", "S32", "S64", "U8", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",

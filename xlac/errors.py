@@ -48,3 +48,10 @@ class FeedError(RuntimeError):
 class FeedTimeoutError(FeedError, TimeoutError):
     """An infeed that waited its timeout for a value and none came (or an
     ``outfeed.get`` that waited for one); a ``TimeoutError`` too."""
+
+
+class CustomCallError(RuntimeError):
+    """A custom-call target that failed while running: a C function that set
+    a failure status (``XlaCustomCallStatusSetFailure``) or a Python callable
+    that raised (chained as the cause).  The message names the target and the
+    instruction."""

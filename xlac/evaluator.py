@@ -58,6 +58,7 @@ import threading
 
 import numpy as np
 
+from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
 from .hlo import collectives, dynamic, feeds, rng
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
@@ -796,6 +797,12 @@ def _copy(inst, vals):
 @_rule("add-dependency")
 def _identity(inst, vals):
     return vals[0]
+
+
+@_rule("custom-call")
+def _custom_call(inst, vals):
+    # jax's LAPACK targets and the user's registered ones (xlac/custom_calls.py).
+    return custom_calls.evaluate(inst, vals)
 
 
 @_rule("after-all")

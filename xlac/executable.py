@@ -57,6 +57,7 @@ import weakref
 
 import numpy as np
 
+from . import custom_calls
 from .codegen import runtime_code  # noqa: F401  (provides the runtime's native helpers)
 from .codegen.compiler import lower
 from .codegen.jit import parse_and_optimize
@@ -174,6 +175,8 @@ class Executable:
         program, source, mod, lowered = compile_program(module, optimize,
                                                          aligned_results=allocator.results_aligned())
         self.compile_time_s = time.perf_counter() - t0
+        for target, api_version, instruction in program.custom_calls:   # registered, callable so
+            custom_calls.check_target(target, api_version, instruction)
         self.from_cache = source
         self.optimize = optimize
         self._program = program

@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from .codegen.compile_cache import cache_key, load_or_compile
 from .codegen.compiler import lower
-from .codegen.gemm_library import ensure_symbols
+from .codegen import gemm_library, lapack as lapack_symbols
 from .codegen.jit import load_object
 from .codegen.math_approx import exact_math
 from . import __version__
@@ -238,7 +238,7 @@ class Program:
                  param_shapes: list[Shape], result_shape: Shape, result_leaves: list[Shape],
                  temp_size: int, donatable: dict[int, int], timings: dict,
                  assumes_aligned_results: bool = False, polls_cancel: bool = True,
-                 feeds: list | None = None):
+                 feeds: list | None = None, custom_calls: tuple = ()):
         self.jit = self.address = None
         #: size of the object code (bytes), kept after the bytes themselves are dropped
         self.object_bytes = 0
@@ -260,6 +260,9 @@ class Program:
         #: the infeeds and outfeeds the code runs (``xlac.hlo.feeds.FeedInstruction``);
         #: None when unknown (a disk-cache entry older than feeds): ask the module
         self.feeds = feeds
+        #: (target, api_version, instruction) of the custom calls made through
+        #: ``opts->custom_call``: their targets must be registered to run it
+        self.custom_calls = tuple(tuple(c) for c in custom_calls)
 
     def attach(self, jit) -> None:
         """Take the code of ``jit`` (a :class:`~xlac.codegen.jit.JitFunction`): its
@@ -288,7 +291,8 @@ class Program:
                    list(lowered.assignment.result_shapes), lowered.assignment.temp_size,
                    donatable_parameters(lowered), timings,
                    assumes_aligned_results=lowered.assumes_aligned_results,
-                   polls_cancel=lowered.polls_cancel, feeds=feed_instructions(lowered.hlo))
+                   polls_cancel=lowered.polls_cancel, feeds=feed_instructions(lowered.hlo),
+                   custom_calls=lowered.custom_calls)
 
     def matches(self, module: HloModule) -> bool:
         """Whether the parameters and result agree with ``module``'s entry in element
@@ -318,6 +322,7 @@ class Program:
             "assumes_aligned_results": self.assumes_aligned_results,
             "polls_cancel": self.polls_cancel,
             "feeds": None if self.feeds is None else [[f.opcode, f.name, str(f.shape)] for f in self.feeds],
+            "custom_calls": [list(c) for c in self.custom_calls],
             "timings": self.timings,
             "xlac_version": __version__,
         }
@@ -337,7 +342,8 @@ class Program:
                    [parse_shape(p["shape"]) for p in params], result_shape, leaves, temp_size,
                    donatable, dict(meta.get("timings") or {}),
                    assumes_aligned_results=bool(meta.get("assumes_aligned_results", True)),
-                   polls_cancel=bool(meta.get("polls_cancel", True)), feeds=_feeds_of(meta))
+                   polls_cancel=bool(meta.get("polls_cancel", True)), feeds=_feeds_of(meta),
+                   custom_calls=tuple((str(t), int(v), str(n)) for t, v, n in meta.get("custom_calls", ())))
 
 
 def _feeds_of(meta: dict) -> list | None:
@@ -386,6 +392,13 @@ def donatable_parameters(lowered) -> dict[int, int]:
                 continue
             out.setdefault(p.parameter_number, k)
     return out
+
+
+def ensure_symbols(object_code: bytes) -> None:
+    """``before_load`` of a module's object: register the GEMM library functions
+    and the LAPACK routines it calls with the JIT linker."""
+    gemm_library.ensure_symbols(object_code)
+    lapack_symbols.ensure_symbols(object_code)
 
 
 def codegen_options(optimize: bool, aligned_results: bool) -> str:

@@ -241,8 +241,9 @@ def cases_both(rng, x64: bool) -> dict:
 
 
 def cases_more(rng) -> dict:
-    """Transformations (vmap, checkpoint, custom JVPs, lax.map), more RNG, and
-    programs xlac must refuse by name (LAPACK custom-calls, rng-bit-generator)."""
+    """Transformations (vmap, checkpoint, custom JVPs, lax.map), more RNG, a few
+    LAPACK custom calls (``tests/jax_linalg`` has them all), and programs xlac
+    must refuse by name when it does not handle them (rng-bit-generator)."""
     def f32(*s):
         return rng.standard_normal(s).astype(np.float32)
     return {

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from ..errors import UnsupportedError
+from ..hlo import custom_call
 from ..hlo.ir import HloModule
 from ..hlo.opcodes import Trait, is_elementwise, with_trait
 from ..hlo.shape_inference import has_rule
@@ -51,6 +52,9 @@ class Lowered:
     #: How the entry's signature changed when its dynamic dimensions were
     #: padded (extra size parameters and results), or None: it has none.
     dynamic: DynamicSignature | None = None
+    #: (target, api_version, instruction) of every custom call the code makes
+    #: through ``opts->custom_call`` (targets xlac does not provide itself).
+    custom_calls: tuple = ()
 
     @property
     def llvm_ir(self) -> str:
@@ -114,4 +118,16 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()
     return Lowered(module, emitter.assignment_for(module.entry), llvm_module, entry_name,
-                   emitter.assumed_alignment, emitter.polls_cancel, dict(pipeline.timings), signature)
+                   emitter.assumed_alignment, emitter.polls_cancel, dict(pipeline.timings), signature,
+                   service_custom_calls(module))
+
+
+def service_custom_calls(module: HloModule) -> tuple:
+    """(target, api_version, instruction) of the custom calls of ``module`` that
+    go through ``opts->custom_call`` (all but jax's LAPACK targets)."""
+    out = []
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode == "custom-call" and not custom_call.is_builtin(custom_call.target_of(inst)):
+                out.append((custom_call.target_of(inst), custom_call.api_version_of(inst), inst.name))
+    return tuple(out)

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..hlo import rng as hlo_rng
 from ..hlo import feeds
+from ..hlo import custom_call as hcc
 from ..hlo.collectives import SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, format_pairs
 from ..hlo.ir import Raw
 from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
@@ -2062,3 +2063,45 @@ def outfeed(operand: XlaOp, token: XlaOp | None = None, shape=None, config: str 
     token = after_all(b) if token is None else token
     b.check_operands(op, [operand, token])
     return b.add_instruction("outfeed", [operand, token], attrs)
+
+
+@builds("custom-call")
+def custom_call(builder: XlaBuilder, call_target_name: str, operands, shape, opaque: str | bytes = "",
+                has_side_effect: bool = False, operand_shapes_with_layout=None,
+                api_version: str = "API_VERSION_ORIGINAL", attributes: dict | None = None) -> XlaOp:
+    """A call of the target ``call_target_name`` (spec: *CustomCall*) on
+    ``operands``, whose result has ``shape`` (an array, or a tuple of arrays;
+    its layout is the one the target writes).  ``opaque``: bytes the target
+    gets (``backend_config``; the older API versions); ``attributes``: the
+    typed FFI's named attributes (``api_version="API_VERSION_TYPED_FFI"``; ints,
+    floats, strings, bools, tuples of ints); ``operand_shapes_with_layout``:
+    the layout the target reads each operand in (XLA's CustomCallWithLayout).
+    The target must be registered (``xlac.register_custom_call``) by the time
+    the computation is compiled or evaluated, unless it is one of jax's LAPACK
+    targets (``lapack_*_ffi``).  ShapeError for a layout list that does not
+    match the operands, or a LAPACK target given other shapes than jax's."""
+    op = "custom_call"
+    if not isinstance(call_target_name, str) or not call_target_name:
+        raise TypeError(f"{op}: call_target_name must be a non-empty string, got {call_target_name!r}")
+    if api_version not in hcc.API_VERSIONS:
+        raise ValueError(f"{op}: api_version={api_version!r} is not one of {', '.join(hcc.API_VERSIONS)}")
+    shape = _as_shape(op, shape)
+    operands = list(operands)
+    builder.check_operands(op, operands)
+    attrs = {"custom_call_target": Raw(hcc.quote(call_target_name)), "api_version": api_version}
+    if attributes is not None:
+        if opaque:
+            raise ValueError(f"{op}: give opaque or attributes, not both")
+        attrs["backend_config"] = Raw(hcc.format_mlir_attributes(dict(attributes)))
+    elif opaque:
+        text = opaque.decode("utf-8", "surrogateescape") if isinstance(opaque, (bytes, bytearray)) else str(opaque)
+        attrs["backend_config"] = Raw(hcc.quote(text))
+    if operand_shapes_with_layout is not None:
+        shapes = [_as_shape(op, s) for s in operand_shapes_with_layout]
+        attrs["operand_layout_constraints"] = Raw("{" + ", ".join(str(s) for s in shapes) + "}")
+    if has_side_effect:
+        attrs["custom_call_has_side_effect"] = True
+    return builder.add_instruction("custom-call", operands, attrs, shape=shape)
+
+
+custom_call_with_layout = custom_call

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..errors import ShapeError, UnsupportedError
-from . import collectives, dynamic, rng
+from . import collectives, custom_call, dynamic, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
 from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape, parse_shape
@@ -53,7 +53,8 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator", "infeed"})
+                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator", "infeed",
+                                "custom-call"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -1925,3 +1926,15 @@ def _outfeed(ctx: _Ctx) -> Shape:
     if given is not None and not given.compatible(ctx.shapes[0]):
         raise ctx.fail(f"outfeed_shape {given} must be compatible with the operand shape {ctx.shapes[0]}")
     return Shape.token()
+
+
+@_rule("custom-call")
+def _custom_call(ctx: _Ctx) -> Shape:
+    """Spec: CustomCall: the result shape is the one given (the target decides
+    it); the attributes as ``xlac.hlo.custom_call.check_custom_call`` checks them
+    (layout constraints, jax's LAPACK targets)."""
+    s = ctx.given_shape()
+    try:
+        return custom_call.check_custom_call(ctx.shapes, ctx.attrs, s)
+    except ValueError as e:
+        raise ctx.fail(str(e)) from None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..hlo import custom_call
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import OPCODES, Trait, with_trait
 from ..shape import Shape
@@ -305,10 +306,14 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
 
     True for an elementwise op, or a loop fusion, that reads the operand only at
     the index it writes (through same-shape elementwise ops), and for kernels
-    that update a copy of their first operand.
+    that update a copy of their first operand (and jax's LAPACK custom calls,
+    whose first result is the factored copy of the matrix operand).
     """
     if inst.opcode in UPDATES_OPERAND_0:
         return [0]
+    if inst.opcode == "custom-call":           # jax's LAPACK targets factor a copy of the matrix
+        k = custom_call.in_place_operand(inst)
+        return [] if k is None else [k]
     if not inst.shape.is_array:
         return []
     info = OPCODES.get(inst.opcode)

@@ -34,15 +34,22 @@ as one table.
   ConvertAsyncCollectivesToSync);
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
   ``collective-permute`` of the sent data along
-  ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``.
+  ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``;
+* ``custom-call``: not expanded, but given the layouts its target reads and
+  writes (what XLA's layout assignment does for custom calls): each operand
+  is copied into the layout of its ``operand_layout_constraints`` entry
+  (row-major when there is none); jax's LAPACK targets read and write
+  column-major matrices whatever the instruction says, so their results are
+  computed in that layout and copied into the one written.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..hlo import collectives
+from ..hlo import custom_call as hcc
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -360,3 +367,52 @@ class OpExpander:
 
     def run(self, module: HloModule) -> bool:
         return apply_patterns(module, EXPANSIONS)
+
+
+# -- custom-call: the layouts the target reads and writes ------------------------------
+
+def _column_major(shape: Shape) -> Shape:
+    """Matrices in column-major order, batch dimensions major (LAPACK's layout)."""
+    r = shape.rank
+    return shape.with_layout(Layout((r - 2, r - 1) + tuple(range(r - 3, -1, -1))))
+
+
+def _lapack_layout(shape: Shape, matrix_rank: int) -> Shape:
+    # As jax declares them: arrays of the operand's rank are matrices, the rest row-major.
+    return _column_major(shape) if shape.rank == matrix_rank and shape.rank >= 2 else shape.with_layout(None)
+
+
+def custom_call_layouts(inst: HloInstruction) -> tuple[list, Shape]:
+    """(operand shapes, result shape) with the layouts ``inst``'s target uses."""
+    if hcc.is_builtin(hcc.target_of(inst)):
+        rank = inst.operands[0].shape.rank if inst.operands else 0
+        operands = [_lapack_layout(o.shape, rank) for o in inst.operands]
+        s = inst.shape
+        result = Shape.tuple([_lapack_layout(e, rank) for e in s.tuple_shapes]) if s.is_tuple \
+            else _lapack_layout(s, rank)
+        return operands, result
+    constraints = hcc.operand_layouts(inst) or [None] * len(inst.operands)
+    operands = [o.shape if not o.shape.is_array else (c if c is not None else o.shape.with_layout(None))
+                for o, c in zip(inst.operands, constraints)]
+    return operands, inst.shape
+
+
+def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInstruction:
+    """``value`` in ``shape``'s layout (a copy when it differs)."""
+    if value.shape == shape:
+        return value
+    if shape.is_tuple:
+        parts = [_relaid(rw, rw.create("get-tuple-element", e, [value], {"index": k}), want)
+                 for k, (e, want) in enumerate(zip(value.shape.tuple_shapes, shape.tuple_shapes))]
+        return rw.create("tuple", shape, parts)
+    return rw.create("copy", shape, [value])
+
+
+@EXPANSIONS.register("custom-call")
+def custom_call_layout(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    operands, result = custom_call_layouts(inst)
+    if all(o.shape == want for o, want in zip(inst.operands, operands)) and inst.shape == result:
+        return False
+    ops = [_relaid(rw, o, want) for o, want in zip(inst.operands, operands)]
+    call = rw.create("custom-call", result, ops, dict(inst.attrs))
+    return rw.supersede(inst, _relaid(rw, call, inst.shape))

@@ -29,7 +29,8 @@ MIN_REUSE_FOR_COPY = 8
 #: Operands smaller than this (elements) stay as they are.
 MIN_ELEMENTS_FOR_COPY = 4096
 
-_FIXED = ("parameter", "constant", "get-tuple-element", "tuple")
+#: Producers whose layout is fixed (a custom call's result is laid out as its target writes it).
+_FIXED = ("parameter", "constant", "get-tuple-element", "tuple", "custom-call")
 
 
 def contracting_minor_layout(rank: int, batch: tuple, contracting: tuple) -> Layout:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 
+from ..custom_calls import XlaCustomCallStatus  # noqa: F401  (defined where C targets are called)
 from ..shape import PrimitiveType as PT
 
-ABI_VERSION = 3      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups)
+ABI_VERSION = 4      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
+                     # 4: custom_call takes an xlac_custom_call_op)
 ALIGNMENT = 64       # XLAC_ALIGNMENT
 
 #: xlac_element_type (= XLA's PrimitiveType numbers).
@@ -72,12 +74,45 @@ class CollectiveOp(ctypes.Structure):
 COLLECTIVE = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(CollectiveOp))
 INFEED = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_int64, c_char_p)
 OUTFEED = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_int64, c_char_p)
-CUSTOM_CALL = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, c_void_p, c_char_p, c_int64)
+
+#: XLA's CustomCallApiVersion numbers (XLAC_CUSTOM_CALL_API_*).
+CUSTOM_CALL_API_ORIGINAL = 1
+CUSTOM_CALL_API_STATUS_RETURNING = 2
+CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED = 3
+CUSTOM_CALL_API_TYPED_FFI = 4
+#: XLAC_CUSTOM_CALL_MESSAGE_MAX: bytes of a custom call's error message, NUL included.
+CUSTOM_CALL_MESSAGE_MAX = 1024
+
+
+class CustomCallOp(ctypes.Structure):
+    """xlac_custom_call_op (version 4)."""
+
+    _fields_ = [
+        ("target", c_char_p),
+        ("instruction", c_char_p),
+        ("api_version", c_int32),
+        ("result_is_tuple", c_int32),
+        ("num_operands", c_int64),
+        ("operands", ctypes.POINTER(c_void_p)),
+        ("operand_shapes", ctypes.POINTER(c_char_p)),
+        ("num_results", c_int64),
+        ("results", ctypes.POINTER(c_void_p)),
+        ("result_shapes", ctypes.POINTER(c_char_p)),
+        ("opaque", ctypes.POINTER(ctypes.c_char)),
+        ("opaque_len", c_int64),
+        ("error", ctypes.POINTER(ctypes.c_char)),
+        ("error_capacity", c_int64),
+    ]
+
+
+#: int (*xlac_custom_call_fn)(void *runtime_ctx, xlac_custom_call_op *op)
+CUSTOM_CALL = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(CustomCallOp))
 REPORT_ERROR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 
 
 class RunOptions(ctypes.Structure):
-    """xlac_run_options, version 3 (fields are only ever appended)."""
+    """xlac_run_options, version 4 (fields are only ever appended; version 4
+    changed the type of ``custom_call``, which no earlier object calls)."""
 
     _fields_ = [
         ("abi_version", c_int64),

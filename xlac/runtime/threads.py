@@ -253,7 +253,8 @@ REPORT_ERROR_CALLBACK = abi.REPORT_ERROR(_report_error)
 
 
 def make_run_options(num_threads: int) -> abi.RunOptions:
-    """An ``xlac_run_options`` for an executable using ``num_threads`` threads.
+    """An ``xlac_run_options`` for an executable using ``num_threads`` threads,
+    with the ``report_error`` and ``custom_call`` services.
 
     ``num_threads == 1`` leaves ``parallel_for`` NULL (generated code runs its
     loops itself); otherwise ``runtime_ctx`` carries ``num_threads``.
@@ -265,6 +266,8 @@ def make_run_options(num_threads: int) -> abi.RunOptions:
     opts.partition_id = 0
     opts.num_partitions = 1
     opts.report_error = REPORT_ERROR_CALLBACK
+    from .custom_call_service import CUSTOM_CALL_CALLBACK   # (it records errors through this module)
+    opts.custom_call = CUSTOM_CALL_CALLBACK
     if num_threads > 1:
         _pool.request(num_threads)
         opts.runtime_ctx = num_threads

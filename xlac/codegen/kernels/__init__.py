@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (block_copy, collectives, control_flow, conv_gemm, convolution, dot, dynamic_slice, feeds, fft,
-               gather, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
+from . import (block_copy, collectives, control_flow, conv_gemm, convolution, custom_call, dot, dynamic_slice,
+               feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -50,6 +50,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     # The host's streams: opts->infeed and opts->outfeed.
     r.add("infeed", feeds.INFEED)
     r.add("outfeed", feeds.OUTFEED)
+    # Custom calls: jax's LAPACK targets call LAPACK; the rest go to the caller's service.
+    r.add("custom-call", lapack.LAPACK, custom_call.SERVICE_CALL)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
     r.add("convolution", conv_gemm.IMPLICIT_GEMM)

@@ -1,0 +1,503 @@
+"""jax's LAPACK custom calls (``lapack_<p><routine>_ffi``), routine by routine.
+
+Every routine of ``xlac.hlo.custom_call.LAPACK_ROUTINES`` in each element
+type it exists for, on one matrix and on a batch, as jax emits it (typed FFI,
+column-major layouts, tuple results with ``info``): the JIT (LAPACK called
+from generated loops) against the evaluator (scipy's wrappers) and against
+the identity the decomposition satisfies.  Then the shape rule's errors,
+``info`` for a failing factorisation, layouts, and AOT objects linked with
+the system LAPACK.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.hlo.verifier import verify
+
+pytest.importorskip("scipy", reason="jax's LAPACK targets need scipy (xlac[linalg])")
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "runtime"
+CC = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+
+DTYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
+TYPE_NAMES = {"s": "f32", "d": "f64", "c": "c64", "z": "c128"}
+REAL = {"s": "f32", "d": "f64", "c": "f32", "z": "f64"}
+CPLX = {"s": "c64", "d": "c128", "c": "c64", "z": "c128"}
+TOL = {"s": 2e-4, "d": 1e-11, "c": 2e-4, "z": 1e-11}
+
+
+def _cm(dims) -> str:
+    """Column-major layout text of an array of ``dims`` (batch major)."""
+    r = len(dims)
+    return "{" + ",".join(str(d) for d in (r - 2, r - 1, *range(r - 3, -1, -1))) + "}"
+
+
+def _arr(t, dims, matrix=False) -> str:
+    text = f"{t}[{','.join(map(str, dims))}]"
+    return text + (_cm(dims) if matrix else "")
+
+
+def _module(target: str, operands: list, result: str, config: str = "") -> str:
+    params = "\n".join(f"  p{k} = {s} parameter({k})" for k, s in enumerate(operands))
+    names = ", ".join(f"p{k}" for k in range(len(operands)))
+    layouts = ", ".join(operands)
+    return (f"HloModule m\nENTRY e {{\n{params}\n  ROOT r = {result} custom-call({names}), "
+            f'custom_call_target="{target}", operand_layout_constraints={{{layouts}}}, '
+            f"api_version=API_VERSION_TYPED_FFI, backend_config={{{config}}}\n}}\n")
+
+
+def _rand(p, shape, rng):
+    x = rng.standard_normal(shape)
+    if p in "cz":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(DTYPES[p])
+
+
+def _herm(a):
+    return np.swapaxes(a.conj(), -1, -2)
+
+
+def _spd(p, b, n, rng):
+    a = _rand(p, b + (n, n), rng)
+    return (a @ _herm(a) + n * np.eye(n)).astype(DTYPES[p])
+
+
+def _run(text, *args):
+    got = xlac.jit(text)(*args)
+    ref = xlac.evaluate(text, *args)
+    return got, ref
+
+
+def _close(a, b, p, scale=1.0):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=TOL[p] * 10, atol=TOL[p] * 10 * scale)
+
+
+BATCHES = [(), (2, 3)]
+PREFIXES = "sdcz"
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("uplo", "LU")
+def test_potrf(p, b, uplo):
+    rng = np.random.default_rng(1)
+    n = 5
+    a = _spd(p, b, n, rng)
+    t, dims = TYPE_NAMES[p], b + (n, n)
+    text = _module(f"lapack_{p}potrf_ffi", [_arr(t, dims, True)],
+                   f"({_arr(t, dims, True)}, {_arr('s32', b)})", f"uplo = {ord(uplo)} : ui8")
+    (fac, info), (rfac, rinfo) = _run(text, a)
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    tri = np.tril(fac) if uplo == "L" else np.triu(fac)
+    _close(tri, np.tril(rfac) if uplo == "L" else np.triu(rfac), p)
+    recon = tri @ _herm(tri) if uplo == "L" else _herm(tri) @ tri
+    _close(recon, a, p, scale=n)
+    # The other triangle is left as it was (jax's kernel does not clean it).
+    other = np.triu(fac, 1) if uplo == "L" else np.tril(fac, -1)
+    np.testing.assert_array_equal(other, np.triu(a, 1) if uplo == "L" else np.tril(a, -1))
+
+
+@pytest.mark.parametrize("p", "sd")
+def test_potrf_info_of_a_matrix_that_is_not_positive_definite(p):
+    a = np.stack([np.eye(3), -np.eye(3), np.diag([1.0, 1.0, -1.0])]).astype(DTYPES[p])
+    t = TYPE_NAMES[p]
+    text = _module(f"lapack_{p}potrf_ffi", [_arr(t, (3, 3, 3), True)], f"({_arr(t, (3, 3, 3), True)}, s32[3])",
+                   "uplo = 76 : ui8")
+    (_, info), (_, rinfo) = _run(text, a)
+    assert list(info) == [0, 1, 3] == list(rinfo)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("side,uplo,trans,diag", [("L", "L", "N", "N"), ("L", "U", "T", "U"),
+                                                  ("R", "U", "C", "N"), ("R", "L", "N", "U")])
+def test_trsm(p, b, side, uplo, trans, diag):
+    rng = np.random.default_rng(2)
+    m, n = 4, 3
+    k = m if side == "L" else n
+    a = (_rand(p, b + (k, k), rng) + 4 * np.eye(k)).astype(DTYPES[p])
+    x = _rand(p, b + (m, n), rng)
+    t = TYPE_NAMES[p]
+    config = f"diag = {ord(diag)} : ui8, side = {ord(side)} : ui8, trans_x = {ord(trans)} : ui8, uplo = {ord(uplo)} : ui8"
+    text = _module(f"lapack_{p}trsm_ffi", [_arr(t, b + (k, k), True), _arr(t, b + (m, n), True)],
+                   _arr(t, b + (m, n), True), config)
+    got, ref = _run(text, a, x)
+    _close(got, ref, p)
+    tri = np.tril(a) if uplo == "L" else np.triu(a)
+    if diag == "U":
+        tri = tri - tri * np.eye(k) + np.eye(k)
+    op = {"N": tri, "T": np.swapaxes(tri, -1, -2), "C": _herm(tri)}[trans]
+    _close(op @ got if side == "L" else got @ op, x, p, scale=4)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,n", [(4, 4), (5, 3), (3, 5)])
+def test_getrf(p, b, m, n):
+    rng = np.random.default_rng(3)
+    a = _rand(p, b + (m, n), rng)
+    t, k = TYPE_NAMES[p], min(m, n)
+    text = _module(f"lapack_{p}getrf_ffi", [_arr(t, b + (m, n), True)],
+                   f"({_arr(t, b + (m, n), True)}, {_arr('s32', b + (k,))}, {_arr('s32', b)})")
+    (lu, piv, info), (rlu, rpiv, rinfo) = _run(text, a)
+    np.testing.assert_array_equal(piv, rpiv)
+    assert piv.min() >= 1 and np.all(info == 0) and np.all(rinfo == 0)      # 1-based, as LAPACK's
+    _close(lu, rlu, p)
+    for idx in np.ndindex(*b):
+        lower = np.tril(lu[idx], -1)[:, :k] + np.eye(m, k)
+        upper = np.triu(lu[idx])[:k, :]
+        pa = a[idx].copy()
+        for i, j in enumerate(piv[idx] - 1):
+            pa[[i, j]] = pa[[j, i]]
+        _close(lower @ upper, pa, p, scale=4)
+
+
+def test_getrf_info_of_a_singular_matrix():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    text = _module("lapack_dgetrf_ffi", ["f64[2,2]{0,1}"], "(f64[2,2]{0,1}, s32[2], s32[])")
+    (_, _, info), (_, _, rinfo) = _run(text, a)
+    assert info == 2 == rinfo
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,n", [(5, 3), (4, 4)])
+def test_geqrf_and_orgqr(p, b, m, n):
+    rng = np.random.default_rng(4)
+    a = _rand(p, b + (m, n), rng)
+    t, k = TYPE_NAMES[p], min(m, n)
+    qr_text = _module(f"lapack_{p}geqrf_ffi", [_arr(t, b + (m, n), True)],
+                      f"({_arr(t, b + (m, n), True)}, {_arr(t, b + (k,))})")
+    (r, tau), (rr, rtau) = _run(qr_text, a)
+    _close(r, rr, p)
+    _close(tau, rtau, p)
+    routine = "ungqr" if p in "cz" else "orgqr"
+    q_text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, n), True), _arr(t, b + (k,))],
+                     _arr(t, b + (m, n), True))
+    q, rq = _run(q_text, r, tau)
+    _close(q, rq, p)
+    _close(q @ np.triu(r[..., :n, :]), a, p, scale=4)
+    _close(_herm(q) @ q, np.broadcast_to(np.eye(n), b + (n, n)), p, scale=4)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("uplo,mode", [("L", "V"), ("U", "V"), ("L", "N")])
+def test_syevd_heevd(p, b, uplo, mode):
+    rng = np.random.default_rng(5)
+    n = 6
+    a = _rand(p, b + (n, n), rng)
+    a = ((a + _herm(a)) / 2).astype(DTYPES[p])
+    t, routine = TYPE_NAMES[p], "heevd" if p in "cz" else "syevd"
+    text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (n, n), True)],
+                   f"({_arr(t, b + (n, n), True)}, {_arr(REAL[p], b + (n,))}, {_arr('s32', b)})",
+                   f"mode = {ord(mode)} : ui8, uplo = {ord(uplo)} : ui8")
+    (v, w, info), (rv, rw, rinfo) = _run(text, a)
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    _close(w, rw, p, scale=n)
+    _close(w, np.linalg.eigvalsh(a), p, scale=n)
+    if mode == "V":
+        _close(a @ v, v * w[..., None, :], p, scale=n)
+
+
+@pytest.mark.parametrize("b", [(), (2,)])
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("routine", ["gesdd", "gesvd"])
+@pytest.mark.parametrize("m,n,mode", [(5, 3, "A"), (3, 5, "S"), (4, 4, "N"), (5, 3, "N")])
+def test_svd(p, b, routine, m, n, mode):
+    rng = np.random.default_rng(6)
+    a = _rand(p, b + (m, n), rng)
+    t, k = TYPE_NAMES[p], min(m, n)
+    full = mode == "A" or (mode == "N" and m != n)
+    u_dims, vt_dims = (b + (m, m), b + (n, n)) if full else (b + (m, k), b + (k, n))
+    text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, n), True)],
+                   f"({_arr(t, b + (m, n), True)}, {_arr(REAL[p], b + (k,))}, {_arr(t, u_dims, True)}, "
+                   f"{_arr(t, vt_dims, True)}, {_arr('s32', b)})", f"mode = {ord(mode)} : ui8")
+    (_, s, u, vt, info), (_, rs, ru, rvt, rinfo) = _run(text, a)
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    _close(s, rs, p, scale=4)
+    _close(s, np.linalg.svd(a, compute_uv=False), p, scale=4)
+    if mode == "N":
+        assert not np.any(u) and not np.any(vt)         # not computed: zero
+        return
+    recon = (u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :]
+    _close(recon, a, p, scale=4)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("left,right", [("N", "V"), ("V", "N"), ("V", "V")])
+def test_geev(p, b, left, right):
+    rng = np.random.default_rng(7)
+    n = 5
+    a = _rand(p, b + (n, n), rng)
+    t, c = TYPE_NAMES[p], CPLX[p]
+    w = [_arr(t, b + (n,))] * (1 if p in "cz" else 2)
+    text = _module(f"lapack_{p}geev_ffi", [_arr(t, b + (n, n), True)],
+                   f"({', '.join(w)}, {_arr(c, b + (n, n), True)}, {_arr(c, b + (n, n), True)}, {_arr('s32', b)})",
+                   f"compute_left = {ord(left)} : ui8, compute_right = {ord(right)} : ui8")
+    got, ref = _run(text, a)
+    *ws, vl, vr, info = got
+    *rws, rvl, rvr, rinfo = ref
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    lam = ws[0] if p in "cz" else ws[0] + 1j * ws[1]
+    for x, y in zip(ws, rws):
+        _close(x, y, p, scale=4)
+    if right == "V":
+        _close(a @ vr, vr * lam[..., None, :], p, scale=8)
+        _close(vr, rvr, p, scale=4)
+    else:
+        assert not np.any(vr)
+    if left == "V":
+        _close(_herm(vl) @ a, lam[..., :, None] * _herm(vl), p, scale=8)
+    else:
+        assert not np.any(vl)
+
+
+@pytest.mark.parametrize("p", "sd")
+def test_geev_of_a_non_finite_matrix_gives_info_minus_4(p):
+    a = np.stack([np.eye(3), np.full((3, 3), np.nan)]).astype(DTYPES[p])
+    t, c = TYPE_NAMES[p], CPLX[p]
+    text = _module(f"lapack_{p}geev_ffi", [_arr(t, (2, 3, 3), True)],
+                   f"({t}[2,3], {t}[2,3], {c}[2,3,3]{{1,2,0}}, {c}[2,3,3]{{1,2,0}}, s32[2])",
+                   "compute_left = 78 : ui8, compute_right = 86 : ui8")
+    got, ref = _run(text, a)
+    assert list(got[-1]) == [0, -4] == list(ref[-1])
+    np.testing.assert_array_equal(got[0][0], [1, 1, 1])
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("mode", "VN")
+def test_gees(p, b, mode):
+    rng = np.random.default_rng(8)
+    n = 5
+    a = _rand(p, b + (n, n), rng)
+    t = TYPE_NAMES[p]
+    w = [_arr(t, b + (n,))] * (1 if p in "cz" else 2)
+    mat = _arr(t, b + (n, n), True)
+    text = _module(f"lapack_{p}gees_ffi", [mat], f"({mat}, {mat}, {', '.join(w)}, {_arr('s32', b)}, {_arr('s32', b)})",
+                   f"mode = {ord(mode)} : ui8, sort = 78 : ui8")
+    got, ref = _run(text, a)
+    tt, vs, *ws, sdim, info = got
+    assert np.all(info == 0) and np.all(sdim == 0) and np.all(ref[-1] == 0)
+    _close(tt, ref[0], p, scale=4)
+    if mode == "V":
+        _close(vs @ tt @ _herm(vs), a, p, scale=8)
+    else:
+        assert not np.any(vs)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+def test_gehrd(p, b):
+    rng = np.random.default_rng(9)
+    n = 5
+    a = _rand(p, b + (n, n), rng)
+    t = TYPE_NAMES[p]
+    text = _module(f"lapack_{p}gehrd_ffi", [_arr(t, b + (n, n), True)],
+                   f"({_arr(t, b + (n, n), True)}, {_arr(t, b + (n - 1,))}, {_arr('s32', b)})",
+                   f"high = {n} : i32, low = 1 : i32")
+    (h, tau, info), (rh, rtau, rinfo) = _run(text, a)
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    _close(h, rh, p, scale=4)
+    _close(tau, rtau, p, scale=4)
+    # The Hessenberg matrix has the eigenvalues of a.
+    hess = np.triu(h, -1)
+    for idx in np.ndindex(*b):
+        _close(np.sort_complex(np.linalg.eigvals(hess[idx])), np.sort_complex(np.linalg.eigvals(a[idx])), p,
+               scale=16)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("uplo", "LU")
+def test_sytrd_hetrd(p, b, uplo):
+    rng = np.random.default_rng(10)
+    n = 5
+    a = _rand(p, b + (n, n), rng)
+    a = ((a + _herm(a)) / 2).astype(DTYPES[p])
+    t, r = TYPE_NAMES[p], REAL[p]
+    routine = "hetrd" if p in "cz" else "sytrd"
+    text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (n, n), True)],
+                   f"({_arr(t, b + (n, n), True)}, {_arr(r, b + (n,))}, {_arr(r, b + (n - 1,))}, "
+                   f"{_arr(t, b + (n - 1,))}, {_arr('s32', b)})", f"uplo = {ord(uplo)} : ui8")
+    (_, d, e, tau, info), (_, rd, re, rtau, rinfo) = _run(text, a)
+    assert np.all(info == 0) and np.all(rinfo == 0)
+    _close(d, rd, p, scale=4)
+    _close(e, re, p, scale=4)
+    _close(tau, rtau, p, scale=4)
+    tri = np.zeros(b + (n, n))
+    idx = np.arange(n)
+    tri[..., idx, idx] = d
+    tri[..., idx[:-1], idx[1:]] = e
+    tri[..., idx[1:], idx[:-1]] = e
+    _close(np.linalg.eigvalsh(tri), np.linalg.eigvalsh(a), p, scale=8)
+
+
+# ---------------------------------------------------------------------------------------
+# Conventions: layouts, alpha, empty batches, the shape rule
+# ---------------------------------------------------------------------------------------
+
+def test_row_major_operands_are_relaid_and_results_copied_to_the_written_layout():
+    a = _spd("d", (), 4, np.random.default_rng(11))
+    text = ("HloModule m\nENTRY e {\n  p = f64[4,4]{1,0} parameter(0)\n"
+            "  r = (f64[4,4]{1,0}, s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\", "
+            "api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}\n"
+            "  ROOT l = f64[4,4]{1,0} get-tuple-element(r), index=0\n}\n")
+    for optimize in (True, False):
+        got = xlac.jit(text, optimize=optimize)(a)
+        np.testing.assert_allclose(np.tril(got), np.linalg.cholesky(a), rtol=1e-12)
+
+
+def test_trsm_with_an_alpha_operand():
+    rng = np.random.default_rng(12)
+    a = (np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3))
+    x = rng.standard_normal((3, 2))
+    text = ("HloModule m\nENTRY e {\n  a = f64[3,3]{0,1} parameter(0)\n  b = f64[3,2]{0,1} parameter(1)\n"
+            "  alpha = f64[] parameter(2)\n"
+            "  ROOT r = f64[3,2]{0,1} custom-call(a, b, alpha), custom_call_target=\"lapack_dtrsm_ffi\", "
+            "api_version=API_VERSION_TYPED_FFI, "
+            "backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}\n}\n")
+    got, ref = _run(text, a, x, np.float64(2.0))
+    np.testing.assert_allclose(a @ got, 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_empty_batch_and_empty_matrices():
+    text = _module("lapack_dgetrf_ffi", ["f64[0,3,3]{1,2,0}"], "(f64[0,3,3]{1,2,0}, s32[0,3], s32[0])")
+    got, ref = _run(text, np.zeros((0, 3, 3)))
+    assert [g.shape for g in got] == [(0, 3, 3), (0, 3), (0,)]
+    text = _module("lapack_dpotrf_ffi", ["f64[2,0,0]{1,2,0}"], "(f64[2,0,0]{1,2,0}, s32[2])", "uplo = 76 : ui8")
+    (_, info), _ = _run(text, np.zeros((2, 0, 0)))
+    assert list(info) == [0, 0]
+
+
+@pytest.mark.parametrize("result,config,words", [
+    ("(f32[4,4]{0,1}, s32[2])", "uplo = 76 : ui8", "the result must be (f32[4,4], s32[])"),
+    ("(f32[4,4]{0,1}, s32[])", "uplo = 88 : ui8", "uplo=88 ('X') must be one of L, U"),
+    ("f32[4,4]{0,1}", "uplo = 76 : ui8", "the result must be (f32[4,4], s32[])"),
+])
+def test_shape_rule_errors_name_the_target(result, config, words):
+    with pytest.raises(xlac.ShapeError) as info:
+        verify(xlac.parse_hlo(_module("lapack_spotrf_ffi", ["f32[4,4]{0,1}"], result, config)))
+    assert "lapack_spotrf_ffi" in str(info.value) and words in str(info.value)
+
+
+def test_shape_rule_wants_square_matrices_and_the_right_type():
+    with pytest.raises(xlac.ShapeError, match="square matrices"):
+        verify(xlac.parse_hlo(_module("lapack_ssyevd_ffi", ["f32[4,3]{0,1}"], "(f32[4,3]{0,1}, f32[3], s32[])",
+                                      "mode = 86 : ui8, uplo = 76 : ui8")))
+    with pytest.raises(xlac.ShapeError, match="operand 0 must be f64"):
+        verify(xlac.parse_hlo(_module("lapack_dpotrf_ffi", ["f32[4,4]{0,1}"], "(f32[4,4]{0,1}, s32[])",
+                                      "uplo = 76 : ui8")))
+
+
+def test_unknown_lapack_like_targets_are_user_targets():
+    # Not one of jax's names (no such routine/prefix): an ordinary, unregistered target.
+    text = _module("lapack_sungqr_ffi", ["f32[4,4]{0,1}"], "f32[4,4]{0,1}")
+    with pytest.raises(xlac.UnsupportedError, match="'lapack_sungqr_ffi' is not registered"):
+        xlac.jit(text)
+
+
+def test_gees_sort_is_refused_clearly():
+    with pytest.raises(xlac.UnsupportedError, match="sort='S'"):
+        xlac.jit(xlac.parse_hlo(_module("lapack_sgees_ffi", ["f32[3,3]{0,1}"],
+                                      "(f32[3,3]{0,1}, f32[3,3]{0,1}, f32[3], f32[3], s32[], s32[])",
+                                      "mode = 86 : ui8, sort = 83 : ui8")))
+
+
+def test_missing_scipy_names_the_extra(monkeypatch):
+    import sys
+    from xlac import lapack_reference
+    monkeypatch.setitem(sys.modules, "scipy.linalg", None)
+    text = _module("lapack_dpotrf_ffi", ["f64[2,2]{0,1}"], "(f64[2,2]{0,1}, s32[])", "uplo = 76 : ui8")
+    with pytest.raises(xlac.UnsupportedError, match=r"xlac\[linalg\]"):
+        lapack_reference.scipy_modules("lapack_dpotrf_ffi")
+    with pytest.raises(xlac.UnsupportedError, match=r"pip install 'xlac\[linalg\]'"):
+        xlac.evaluate(text, np.eye(2))
+    # The JIT's routines (read once per process; here as if for the first time).
+    from xlac.runtime import lapack as runtime_lapack
+    monkeypatch.setattr(runtime_lapack, "_addresses", None)
+    with pytest.raises(xlac.UnsupportedError, match=r"lapack_\*_ffi.*pip install 'xlac\[linalg\]'"):
+        runtime_lapack.routine_addresses()
+
+
+def test_jit_routines_are_scipy_s():
+    from scipy.linalg import cython_lapack
+    from xlac.runtime import lapack as runtime_lapack
+    table = runtime_lapack.routine_addresses()
+    assert {"spotrf_", "zheevd_", "dtrsm_", "cgees_"} <= set(table)
+    assert table["dgetrf_"] == runtime_lapack._capsule_pointer(cython_lapack.__pyx_capi__["dgetrf"])
+
+
+# ---------------------------------------------------------------------------------------
+# Ahead of time, linked with the system LAPACK
+# ---------------------------------------------------------------------------------------
+
+def _system_lapack() -> str | None:
+    """Why the AOT LAPACK test cannot run here, or None."""
+    if CC is None:
+        return "no C compiler (cc, gcc or clang) on PATH"
+    probe = subprocess.run([CC, "-x", "c", "-", "-o", os.devnull, "-llapack", "-lblas"],
+                           input="void dpotrf_(void);\nint main(void){dpotrf_();return 0;}\n",
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        return ("no system LAPACK to link with (-llapack -lblas); on Debian/Ubuntu: "
+                "apt-get install liblapack-dev")
+    return None
+
+
+AOT_MAIN = r"""
+#include "solve.h"
+#include <stdio.h>
+
+int main(void) {
+  /* a x = b for the SPD a below (row-major, as the parameters' layouts say) */
+  double a[9] = {4, 1, 0, 1, 3, 1, 0, 1, 2}, b[3] = {1, 2, 3}, x[3];
+  int status = solve_run(a, b, x, NULL);
+  printf("%d %.15g %.15g %.15g\n", status, x[0], x[1], x[2]);
+  return 0;
+}
+"""
+
+SOLVE_HLO = """HloModule solve
+ENTRY e {
+  a = f64[3,3]{1,0} parameter(0)
+  b = f64[3]{0} parameter(1)
+  ch = (f64[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_dpotrf_ffi", operand_layout_constraints={f64[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+  l = f64[3,3]{0,1} get-tuple-element(ch), index=0
+  bm = f64[3,1]{0,1} reshape(b)
+  y = f64[3,1]{0,1} custom-call(l, bm), custom_call_target="lapack_dtrsm_ffi", operand_layout_constraints={f64[3,3]{0,1}, f64[3,1]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
+  z = f64[3,1]{0,1} custom-call(l, y), custom_call_target="lapack_dtrsm_ffi", operand_layout_constraints={f64[3,3]{0,1}, f64[3,1]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 76 : ui8}
+  ROOT x = f64[3]{0} reshape(z)
+}
+"""
+
+
+def test_aot_object_links_with_the_system_lapack(tmp_path):
+    why = _system_lapack()
+    if why is not None:
+        pytest.skip(why)
+    res = xlac.compile_aot(SOLVE_HLO, tmp_path / "solve.o", header=tmp_path / "solve.h", name="solve")
+    assert res.required_services == 0 and res.lapack_symbols == ("dpotrf_", "dtrsm_")
+    assert "-llapack -lblas" in res.header_text
+    (tmp_path / "main.c").write_text(AOT_MAIN)
+    exe = tmp_path / "main"
+    subprocess.run([CC, "-std=c99", "-Wall", "-Werror", f"-I{RUNTIME}", f"-I{tmp_path}", str(tmp_path / "main.c"),
+                    str(tmp_path / "solve.o"), "-o", str(exe), "-llapack", "-lblas", "-lm"],
+                   check=True, capture_output=True, timeout=120)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.split()
+    a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float64)
+    b = np.array([1, 2, 3], np.float64)
+    assert out[0] == "0"
+    np.testing.assert_allclose([float(v) for v in out[1:]], np.linalg.solve(a, b), rtol=1e-13)
+    np.testing.assert_allclose([float(v) for v in out[1:]], xlac.jit(SOLVE_HLO)(a, b), rtol=1e-13)
