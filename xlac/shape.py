@@ -38,26 +38,39 @@ import numpy as np
 
 from .errors import ShapeError
 
-try:  # numpy has no bfloat16; ml_dtypes supplies it.
+try:  # numpy has no bfloat16 nor the narrow types; ml_dtypes supplies them.
     import ml_dtypes as _ml_dtypes
-
-    _BF16_DTYPE = np.dtype(_ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
-    _BF16_DTYPE = None
+    _ml_dtypes = None
 
 
 class PrimitiveType(enum.Enum):
     """XLA element types. ``value`` is the HLO text name (``f32``, ``pred`` ...)."""
 
     PRED = "pred"
+    S1 = "s1"
+    S2 = "s2"
+    S4 = "s4"
     S8 = "s8"
     S16 = "s16"
     S32 = "s32"
     S64 = "s64"
+    U1 = "u1"
+    U2 = "u2"
+    U4 = "u4"
     U8 = "u8"
     U16 = "u16"
     U32 = "u32"
     U64 = "u64"
+    F4E2M1FN = "f4e2m1fn"
+    F8E3M4 = "f8e3m4"
+    F8E4M3 = "f8e4m3"
+    F8E4M3FN = "f8e4m3fn"
+    F8E4M3B11FNUZ = "f8e4m3b11fnuz"
+    F8E4M3FNUZ = "f8e4m3fnuz"
+    F8E5M2 = "f8e5m2"
+    F8E5M2FNUZ = "f8e5m2fnuz"
+    F8E8M0FNU = "f8e8m0fnu"
     F16 = "f16"
     BF16 = "bf16"
     F32 = "f32"
@@ -94,11 +107,28 @@ class PrimitiveType(enum.Enum):
 
     @property
     def is_float(self) -> bool:
-        return self in _FLOATS
+        return self.value[0] == "f" or self is PrimitiveType.BF16
 
     @property
     def is_complex(self) -> bool:
         return self in (PrimitiveType.C64, PrimitiveType.C128)
+
+    @property
+    def is_narrow_float(self) -> bool:
+        """A float narrower than f32 (f16, bf16, the f8 and f4 types): stored as
+        its bits, computed in f32 and rounded back after every op."""
+        return self.is_float and _BIT_WIDTH[self] < 32
+
+    @property
+    def is_sub_byte(self) -> bool:
+        """An integer or float type of fewer than 8 bits (s4, u2, f4e2m1fn, ...),
+        stored one element per byte in its low bits, as XLA's CPU backend does."""
+        return self.is_array and not self.is_pred and _BIT_WIDTH[self] < 8
+
+    @property
+    def float_format(self) -> "FloatFormat | None":
+        """Bit layout and special values of an f8/f4 type (see :class:`FloatFormat`)."""
+        return FLOAT_FORMATS.get(self)
 
     @property
     def bit_width(self) -> int:
@@ -106,19 +136,17 @@ class PrimitiveType(enum.Enum):
 
     @property
     def byte_size(self) -> int:
-        """Bytes one element occupies in a buffer (pred is one byte)."""
+        """Bytes one element occupies in a buffer (pred and the sub-byte types take one)."""
         return max(1, _BIT_WIDTH[self] // 8)
 
     @property
     def dtype(self) -> np.dtype:
-        """The numpy dtype of one element (bf16 through ml_dtypes)."""
-        if self is PrimitiveType.BF16:
-            if _BF16_DTYPE is None:
-                raise TypeError("bf16 needs the ml_dtypes package")
-            return _BF16_DTYPE
+        """The numpy dtype of one element (bf16, f8, f4 and sub-byte integers through ml_dtypes)."""
         try:
             return _DTYPES[self]
         except KeyError:
+            if self.is_array:
+                raise TypeError(f"{self.value} needs the ml_dtypes package") from None
             raise TypeError(f"{self.value} has no numpy dtype") from None
 
     @property
@@ -129,12 +157,10 @@ class PrimitiveType(enum.Enum):
     @staticmethod
     def from_dtype(dtype) -> "PrimitiveType":
         dt = np.dtype(dtype)
-        if _BF16_DTYPE is not None and dt == _BF16_DTYPE:
-            return PrimitiveType.BF16
-        for pt, d in _DTYPES.items():
-            if d == dt:
-                return pt
-        raise TypeError(f"no XLA element type for numpy dtype {dt}")
+        try:
+            return _BY_DTYPE[dt]
+        except KeyError:
+            raise TypeError(f"no XLA element type for numpy dtype {dt}") from None
 
     @staticmethod
     def from_name(name: str) -> "PrimitiveType":
@@ -144,28 +170,133 @@ class PrimitiveType(enum.Enum):
             raise ValueError(f"unknown element type {name!r}") from None
 
 
-_FLOATS = (PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64)
-_BIT_WIDTH = {
-    PrimitiveType.PRED: 1, PrimitiveType.S8: 8, PrimitiveType.S16: 16, PrimitiveType.S32: 32,
-    PrimitiveType.S64: 64, PrimitiveType.U8: 8, PrimitiveType.U16: 16, PrimitiveType.U32: 32,
-    PrimitiveType.U64: 64, PrimitiveType.F16: 16, PrimitiveType.BF16: 16, PrimitiveType.F32: 32,
-    PrimitiveType.F64: 64, PrimitiveType.C64: 64, PrimitiveType.C128: 128,
-    PrimitiveType.TUPLE: 0, PrimitiveType.TOKEN: 0,
-}
-_DTYPES = {
-    PrimitiveType.PRED: np.dtype(np.bool_), PrimitiveType.S8: np.dtype(np.int8),
-    PrimitiveType.S16: np.dtype(np.int16), PrimitiveType.S32: np.dtype(np.int32),
-    PrimitiveType.S64: np.dtype(np.int64), PrimitiveType.U8: np.dtype(np.uint8),
-    PrimitiveType.U16: np.dtype(np.uint16), PrimitiveType.U32: np.dtype(np.uint32),
-    PrimitiveType.U64: np.dtype(np.uint64), PrimitiveType.F16: np.dtype(np.float16),
-    PrimitiveType.F32: np.dtype(np.float32), PrimitiveType.F64: np.dtype(np.float64),
-    PrimitiveType.C64: np.dtype(np.complex64), PrimitiveType.C128: np.dtype(np.complex128),
+@dataclass(frozen=True)
+class FloatFormat:
+    """How an f8/f4 type (an ml_dtypes type) lays out its bits, keyed in
+    :data:`FLOAT_FORMATS` by element type.
+
+    ``bits`` wide: a sign bit (unless ``signed`` is false), ``exponent`` bits of
+    bias ``bias``, ``mantissa`` bits; subnormals below the smallest normal.
+    The special values follow ml_dtypes (and XLA, which uses it):
+
+    * ``nan``: the bits of the quiet NaN a conversion produces (``None``: no NaN,
+      a NaN converts to ``nan_bits`` anyway as ml_dtypes does);
+    * ``inf``: the bits an infinite or overflowing value converts to: a real
+      infinity (IEEE-like types), the NaN (``fn``/``fnuz`` types), or the
+      largest finite value (f4e2m1fn, which saturates);
+    * ``fnuz``: one zero and one NaN (``0x80``), no negative zero;
+    * ``has_zero``: false for f8e8m0fnu (its smallest value is 2**-127).
+    """
+
+    bits: int
+    exponent: int
+    mantissa: int
+    bias: int
+    nan: int | None
+    inf: int
+    max_finite: int
+    signed: bool = True
+    fnuz: bool = False
+    has_zero: bool = True
+    nan_payload_bits: int = 0    # mantissa bits a NaN constant may set (IEEE-like types)
+
+    @property
+    def nan_bits(self) -> int:
+        """What a NaN converts to (f4e2m1fn has no NaN: ml_dtypes gives -0)."""
+        return self.nan if self.nan is not None else 1 << (self.bits - 1)
+
+    @property
+    def sign_bit(self) -> int:
+        return 1 << (self.bits - 1) if self.signed else 0
+
+    def negate(self, rep: int) -> int:
+        """The bits of -x (ml_dtypes' operator-: fnuz keeps zero and NaN)."""
+        if not self.signed:
+            return rep
+        if self.fnuz and rep & (self.sign_bit - 1) == 0:
+            return rep
+        return rep ^ self.sign_bit
+
+
+def _ieee(exponent: int, mantissa: int) -> FloatFormat:
+    """An IEEE-like format: infinities and NaNs in the all-ones exponent."""
+    bits = 1 + exponent + mantissa
+    inf = ((1 << exponent) - 1) << mantissa
+    return FloatFormat(bits, exponent, mantissa, (1 << (exponent - 1)) - 1, nan=inf | (1 << (mantissa - 1)),
+                       inf=inf, max_finite=inf - 1, nan_payload_bits=mantissa)
+
+
+def _fn(exponent: int, mantissa: int) -> FloatFormat:
+    """Finite and NaN only: NaN is the all-ones pattern, overflow gives NaN."""
+    nan = (1 << (exponent + mantissa)) - 1
+    return FloatFormat(1 + exponent + mantissa, exponent, mantissa, (1 << (exponent - 1)) - 1, nan=nan,
+                       inf=nan, max_finite=nan - 1)
+
+
+def _fnuz(exponent: int, mantissa: int, bias: int) -> FloatFormat:
+    """Finite, NaN (0x80, the would-be negative zero) and one unsigned zero."""
+    return FloatFormat(1 + exponent + mantissa, exponent, mantissa, bias, nan=0x80, inf=0x80,
+                       max_finite=0x7F, fnuz=True)
+
+
+PT_ = PrimitiveType
+#: The f8 and f4 formats, by element type.
+FLOAT_FORMATS: dict = {
+    PT_.F8E5M2: _ieee(5, 2),
+    PT_.F8E4M3: _ieee(4, 3),
+    PT_.F8E3M4: _ieee(3, 4),
+    PT_.F8E4M3FN: _fn(4, 3),
+    PT_.F8E4M3B11FNUZ: _fnuz(4, 3, 11),
+    PT_.F8E4M3FNUZ: _fnuz(4, 3, 8),
+    PT_.F8E5M2FNUZ: _fnuz(5, 2, 16),
+    PT_.F8E8M0FNU: FloatFormat(8, 8, 0, 127, nan=0xFF, inf=0xFF, max_finite=0xFE, signed=False,
+                               has_zero=False),
+    PT_.F4E2M1FN: FloatFormat(4, 2, 1, 1, nan=None, inf=0b0111, max_finite=0b0111),
 }
 
-PRED, S8, S16, S32, S64 = (PrimitiveType.PRED, PrimitiveType.S8, PrimitiveType.S16,
-                           PrimitiveType.S32, PrimitiveType.S64)
-U8, U16, U32, U64 = PrimitiveType.U8, PrimitiveType.U16, PrimitiveType.U32, PrimitiveType.U64
+_BIT_WIDTH = {
+    PT_.PRED: 1, PT_.S1: 1, PT_.S2: 2, PT_.S4: 4, PT_.S8: 8, PT_.S16: 16, PT_.S32: 32, PT_.S64: 64,
+    PT_.U1: 1, PT_.U2: 2, PT_.U4: 4, PT_.U8: 8, PT_.U16: 16, PT_.U32: 32, PT_.U64: 64,
+    PT_.F16: 16, PT_.BF16: 16, PT_.F32: 32, PT_.F64: 64, PT_.C64: 64, PT_.C128: 128,
+    PT_.TUPLE: 0, PT_.TOKEN: 0,
+    **{pt: fmt.bits for pt, fmt in FLOAT_FORMATS.items()},
+}
+
+#: numpy dtypes; the ml_dtypes ones by their ml_dtypes names.
+_DTYPES = {
+    PT_.PRED: np.dtype(np.bool_), PT_.S8: np.dtype(np.int8),
+    PT_.S16: np.dtype(np.int16), PT_.S32: np.dtype(np.int32),
+    PT_.S64: np.dtype(np.int64), PT_.U8: np.dtype(np.uint8),
+    PT_.U16: np.dtype(np.uint16), PT_.U32: np.dtype(np.uint32),
+    PT_.U64: np.dtype(np.uint64), PT_.F16: np.dtype(np.float16),
+    PT_.F32: np.dtype(np.float32), PT_.F64: np.dtype(np.float64),
+    PT_.C64: np.dtype(np.complex64), PT_.C128: np.dtype(np.complex128),
+}
+_ML_DTYPE_NAMES = {
+    PT_.BF16: "bfloat16", PT_.S1: "int1", PT_.S2: "int2", PT_.S4: "int4", PT_.U1: "uint1",
+    PT_.U2: "uint2", PT_.U4: "uint4", PT_.F4E2M1FN: "float4_e2m1fn", PT_.F8E3M4: "float8_e3m4",
+    PT_.F8E4M3: "float8_e4m3", PT_.F8E4M3FN: "float8_e4m3fn", PT_.F8E4M3B11FNUZ: "float8_e4m3b11fnuz",
+    PT_.F8E4M3FNUZ: "float8_e4m3fnuz", PT_.F8E5M2: "float8_e5m2", PT_.F8E5M2FNUZ: "float8_e5m2fnuz",
+    PT_.F8E8M0FNU: "float8_e8m0fnu",
+}
+if _ml_dtypes is not None:
+    for _pt, _name in _ML_DTYPE_NAMES.items():
+        if hasattr(_ml_dtypes, _name):     # an older ml_dtypes may lack the newest types
+            _DTYPES[_pt] = np.dtype(getattr(_ml_dtypes, _name))
+_BY_DTYPE = {dt: pt for pt, dt in _DTYPES.items()}
+del PT_
+
+PRED = PrimitiveType.PRED
+S1, S2, S4, S8, S16, S32, S64 = (PrimitiveType.S1, PrimitiveType.S2, PrimitiveType.S4, PrimitiveType.S8,
+                                 PrimitiveType.S16, PrimitiveType.S32, PrimitiveType.S64)
+U1, U2, U4, U8, U16, U32, U64 = (PrimitiveType.U1, PrimitiveType.U2, PrimitiveType.U4, PrimitiveType.U8,
+                                 PrimitiveType.U16, PrimitiveType.U32, PrimitiveType.U64)
 F16, BF16, F32, F64 = PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64
+F4E2M1FN, F8E3M4, F8E4M3, F8E4M3FN = (PrimitiveType.F4E2M1FN, PrimitiveType.F8E3M4, PrimitiveType.F8E4M3,
+                                      PrimitiveType.F8E4M3FN)
+F8E4M3B11FNUZ, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0FNU = (
+    PrimitiveType.F8E4M3B11FNUZ, PrimitiveType.F8E4M3FNUZ, PrimitiveType.F8E5M2, PrimitiveType.F8E5M2FNUZ,
+    PrimitiveType.F8E8M0FNU)
 C64, C128 = PrimitiveType.C64, PrimitiveType.C128
 TUPLE, TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
 
@@ -422,6 +553,36 @@ def _check_layout(layout: Layout, dims: tuple) -> None:
             raise ValueError(f"padded_dimensions {list(pd)} smaller than dimensions {list(dims)}")
 
 
+def round_to_odd_f32(x) -> np.ndarray:
+    """f64 (or integer) values -> f32 rounded to odd: an inexact result takes the
+    neighbour whose last bit is 1.  Rounding that to nearest even again, to any
+    narrower float (bf16, f16, f8, f4), gives the correctly rounded value of the
+    original: one rounding, not two (ml_dtypes' numpy cast from f64 goes through
+    a plain f32 and may round twice).  64-bit integers beyond 2**53 still round
+    twice (through f64)."""
+    f = np.asarray(x).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = f.astype(np.float32)
+    back = r.astype(np.float64)
+    inexact = (back != f) & ~np.isnan(f)
+    even = (r.view(np.uint32) & np.uint32(1)) == 0
+    nudge = inexact & even
+    if np.any(nudge):
+        toward = np.where(f > back, np.float32(np.inf), np.float32(-np.inf))
+        r = np.where(nudge, np.nextafter(r, toward), r).astype(np.float32)
+    return r
+
+
+def round_float(values, element_type: PrimitiveType) -> np.ndarray:
+    """f64 values rounded once, to nearest even, to the float type ``element_type``."""
+    f = np.asarray(values, dtype=np.float64)
+    dt = element_type.dtype
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dt in (np.float64, np.float32, np.float16):
+            return f.astype(dt)           # numpy rounds f64 -> f32/f16 once
+        return round_to_odd_f32(f).astype(dt)
+
+
 # ----------------------------------------------------------------------------
 # Index utilities (IndexUtil)
 # ----------------------------------------------------------------------------
@@ -460,16 +621,24 @@ def padding_scalar(shape: Shape):
     """The numpy scalar that fills a padded layout's padding."""
     pv = shape.layout.padding_value if shape.layout else "zero"
     dt = shape.dtype
+    et = shape.element_type
     if pv == "zero":
         return dt.type(0)
     if pv == "one":
         return dt.type(1)
     if pv in ("lowest", "highest"):
-        if shape.element_type.is_pred:
+        if et.is_pred:
             return dt.type(pv == "highest")
-        info = np.finfo(dt) if shape.element_type.is_float or shape.element_type.is_complex else np.iinfo(dt)
-        if shape.element_type.is_float:
+        if et.is_float:
+            fmt = et.float_format
+            if fmt is not None and fmt.inf != (((1 << fmt.exponent) - 1) << fmt.mantissa):
+                # No infinity: the extreme finite values.
+                rep = fmt.max_finite if pv == "highest" or not fmt.signed else fmt.max_finite | fmt.sign_bit
+                if not fmt.signed and pv == "lowest":
+                    rep = 0
+                return np.array([rep], np.uint8).view(dt)[0]
             return dt.type(-np.inf if pv == "lowest" else np.inf)
+        info = _ml_dtypes.iinfo(dt) if et.is_sub_byte else np.iinfo(dt)
         return dt.type(info.min if pv == "lowest" else info.max)
     return dt.type(pv)
 
@@ -506,7 +675,7 @@ def from_buffer(buffer: np.ndarray, shape: Shape) -> np.ndarray:
 
 # Shape syntax is ASCII.  Python's \d, \s, str.isdigit(), str.isspace() and int()
 # also take other scripts' digits and spaces (int('٣') is 3), which XLA rejects.
-_ARRAY_RE = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]", re.ASCII)
+_ARRAY_RE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]", re.ASCII)
 _DIM_RE = re.compile(r"(?:<=)?([0-9]+)", re.ASCII)  # `<=N`: bounded dynamic, use the bound
 _UINT_RE = re.compile(r"[0-9]+", re.ASCII)
 _PAD_RE = re.compile(r"P\(([0-9, ]*)\)(?:V\(([^)]*)\))?", re.ASCII)

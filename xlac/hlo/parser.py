@@ -67,7 +67,7 @@ import re
 import numpy as np
 
 from ..errors import HloParseError
-from ..shape import PrimitiveType, Shape, parse_shape_prefix
+from ..shape import PrimitiveType, Shape, parse_shape_prefix, round_float
 from .ir import HloComputation, HloInstruction, HloModule, Raw, find_call_graph_problem
 from .attributes import COMPUTATION, COMPUTATIONS, CompRef
 from .opcodes import OPCODES
@@ -84,7 +84,7 @@ _SCALAR_RE = re.compile(
     r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?|true|false|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
     r"(?![\w.])", re.ASCII)
 # The start of a shape, as opposed to an instruction name: `f32[`, `token[` or `(`.
-_SHAPE_START_RE = re.compile(r"\(|[a-z]+[0-9]*\[", re.ASCII)
+_SHAPE_START_RE = re.compile(r"\(|[a-z][a-z0-9]*\[", re.ASCII)
 # What the lexer skips between tokens (besides comments): ASCII white space only.
 _BLANKS = " \t\r\n\f\v"
 # Module header attributes read as ints: how many devices the module runs on.
@@ -718,24 +718,73 @@ class Parser:
         v = self.bounded_int(text, pos, 20, limit=f"is out of range for {et.value}")
         if et is PrimitiveType.U64 and _INT64_MIN <= v < 0:
             v += 2**64
-        info = np.iinfo(et.dtype)
-        if not info.min <= v <= info.max:
-            raise self.error(f"{v} is out of range for {et.value}", pos)
+        lo, hi = _int_range(et)
+        if not lo <= v <= hi:
+            raise self.error(f"{v} is out of range for {et.value} (namely [{lo}, {hi}])", pos)
         return v
+
+    def _float_element(self, text: str, pos: int, et: PrimitiveType) -> int:
+        """One float constant element as the bits of ``et``, as XLA's parser makes it.
+
+        A decimal is rounded once to ``et``; one outside the type's finite range
+        (after rounding: ``f16[] constant(65519)`` is 65504, 65520 would be inf)
+        is an error.  ``inf`` converts as ml_dtypes does (a NaN for the fn
+        types, the largest value for f4e2m1fn).  ``nan``/``-nan`` keep their
+        sign; ``nan(0x7f)`` sets the mantissa bits to the payload (types with
+        IEEE NaNs only; plain ``nan`` is the quiet NaN); a type with one NaN
+        (f8e4m3fn, the fnuz types, f8e8m0fnu) accepts no payload.
+        """
+        nan = _NAN_RE.fullmatch(text)
+        if nan:
+            return self._nan_bits(nan, pos, et)
+        if text in ("true", "false"):
+            raise self.error(f"expected a number for a {et.value} constant, found '{text}'", pos)
+        value = float(text)
+        if math.isinf(value) and text.lstrip("+-") != "inf":
+            raise self.error(f"{text} is out of range for {et.value} (it overflows even f64)", pos)
+        rounded = round_float(value, et)
+        if math.isfinite(value):
+            wide = float(np.asarray(rounded).astype(np.float64))
+            check = wide if math.isfinite(wide) else value
+            lo, hi = _float_range(et)
+            if not lo <= check <= hi:
+                raise self.error(f"{text} is out of range for {et.value} (its finite values are in "
+                                 f"[{lo:g}, {hi:g}])", pos)
+        return int(np.asarray(rounded).reshape(()).view(_UINT[et.byte_size]))
+
+    def _nan_bits(self, m, pos: int, et: PrimitiveType) -> int:
+        negative = m.group(1) == "-"
+        payload = int(m.group(2), 16) if m.group(2) else None
+        if payload == 1 << 51:          # f64's own quiet bit: what plain `nan` means
+            payload = None
+        bits, mantissa, payload_bits = _nan_layout(et)
+        if payload == 0:
+            raise self.error("a NaN payload must not be 0 (nan(0x0) would be infinity)", pos)
+        if payload_bits == 0:
+            if payload is not None:
+                raise self.error(f"{et.value} has a single NaN: it takes no payload (nan(0x{payload:x}))", pos)
+            # What converting a NaN gives (ml_dtypes): the one NaN, or -0 for f4e2m1fn.
+            rounded = round_float(-math.nan if negative else math.nan, et)
+            return int(np.asarray(rounded).reshape(()).view(_UINT[et.byte_size]))
+        if payload is None:
+            payload = 1 << (payload_bits - 1)             # the quiet NaN
+        if payload >= 1 << payload_bits:
+            raise self.error(f"NaN payload 0x{payload:x} does not fit the {payload_bits} mantissa bits "
+                             f"of {et.value} (at most 0x{(1 << payload_bits) - 1:x})", pos)
+        exponent = ((1 << (bits - 1 - mantissa)) - 1) << mantissa
+        return (int(negative) << (bits - 1)) | exponent | payload
 
     def _convert(self, texts: list, et: PrimitiveType) -> np.ndarray:
         """Element texts (from :meth:`scalar_text`) -> a 1-D array of the element type."""
         if et.is_complex:
             part = et.component_type
-            values = []
+            pairs = []
             for t in texts:
-                pair = t if isinstance(t[0], tuple) else (t, None)  # a bare real number
-                re_v = float(self._convert([pair[0]], part)[0])
-                im_v = 0.0 if pair[1] is None else float(self._convert([pair[1]], part)[0])
-                values.append(complex(re_v, im_v))
-            return np.array(values, dtype=et.dtype)
-        values = []
+                pair = t if isinstance(t[0], tuple) else (t, ("0", t[1]))  # a bare real number
+                pairs.extend(self._float_element(text, pos, part) for text, pos in pair)
+            return np.array(pairs, _UINT[part.byte_size]).view(et.dtype)
         if et.is_pred:
+            values = []
             for text, pos in texts:
                 if text not in ("true", "false", "0", "1"):
                     raise self.error(f"expected true or false for a pred constant, found '{text}'",
@@ -744,11 +793,42 @@ class Parser:
             return np.array(values, dtype=et.dtype)
         if et.is_integral:
             values = [self._integer_element(text, pos, et) for text, pos in texts]
+            if et.is_sub_byte:
+                return np.array(values, np.int64).astype(et.dtype)
             return np.array(values, dtype=et.dtype)
-        for text, pos in texts:
-            if text in ("true", "false"):
-                raise self.error(f"expected a number for a {et.value} constant, found '{text}'", pos)
-            # Decimal text -> Python float -> the dtype; a NaN payload (`nan(0x...)`) is dropped.
-            values.append(float(text.split("(")[0]))
-        with np.errstate(over="ignore"):
-            return np.array(values, dtype=np.float64).astype(et.dtype)
+        bits = [self._float_element(text, pos, et) for text, pos in texts]
+        return np.array(bits, _UINT[et.byte_size]).view(et.dtype)
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_NAN_RE = re.compile(r"([-+]?)nan(?:\(0x([0-9a-fA-F]+)\))?", re.ASCII)
+#: (bits, mantissa bits) of the IEEE types, whose NaNs all take a payload.
+_IEEE_LAYOUT = {PrimitiveType.F16: (16, 10), PrimitiveType.BF16: (16, 7), PrimitiveType.F32: (32, 23),
+                PrimitiveType.F64: (64, 52)}
+
+
+def _nan_layout(et: PrimitiveType) -> tuple:
+    """(bits, mantissa bits, NaN payload bits) of a float type."""
+    if et in _IEEE_LAYOUT:
+        bits, mantissa = _IEEE_LAYOUT[et]
+        return bits, mantissa, mantissa
+    fmt = et.float_format
+    return fmt.bits, fmt.mantissa, fmt.nan_payload_bits
+
+
+def _int_range(et: PrimitiveType) -> tuple:
+    if et.is_sub_byte:
+        n = et.bit_width
+        return (-(1 << (n - 1)), (1 << (n - 1)) - 1) if et.is_signed_int else (0, (1 << n) - 1)
+    info = np.iinfo(et.dtype)
+    return int(info.min), int(info.max)
+
+
+def _float_range(et: PrimitiveType) -> tuple:
+    """(lowest, largest) finite value of a float type."""
+    if et in (PrimitiveType.F16, PrimitiveType.F32, PrimitiveType.F64):
+        info = np.finfo(et.dtype)
+    else:
+        import ml_dtypes
+        info = ml_dtypes.finfo(et.dtype)
+    return float(info.min), float(info.max)

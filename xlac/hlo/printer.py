@@ -139,19 +139,44 @@ def format_scalar(value, element_type: PrimitiveType) -> str:
 
 
 def _format_float(value, dtype: np.dtype) -> str:
-    x = dtype.type(value)
-    f = float(x)
+    x = np.asarray(value, dtype=dtype).reshape(())
+    with np.errstate(invalid="ignore"):
+        f = float(x.astype(np.float64))
     if math.isnan(f):
-        return "nan"
+        return _format_nan(x)
     if math.isinf(f):
         return "inf" if f > 0 else "-inf"
-    if dtype.kind == "f":
-        s = str(x)  # numpy prints the shortest text that round-trips the dtype
+    if dtype.type in (np.float16, np.float32, np.float64):
+        s = str(x[()])  # numpy prints the shortest text that round-trips the dtype
     else:
-        # bf16 (ml_dtypes) prints with %g's 6 digits; find the shortest that round-trips.
-        s = next(t for t in (f"{f:.{p}g}" for p in range(1, 18)) if dtype.type(float(t)) == x)
+        texts = [f"{f:.{p}g}" for p in range(1, 18)]
+        # f8/f4: the exact value when it is short (0.25, not 0.2); bf16 (and a long
+        # f8 value such as 2**-127): the shortest text that round-trips.
+        exact = next((t for t in texts if float(t) == f), None) if dtype.itemsize == 1 else None
+        s = exact or next(t for t in texts if np.float64(t).astype(dtype) == x)
     # JAX prints integral floats without a fraction: constant(1), not constant(1.0).
     return s[:-2] if s.endswith(".0") else s
+
+
+#: (bits, mantissa bits) of the IEEE floats, whose NaN payload XLA prints.
+_IEEE_NAN = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "float64": (64, 52)}
+_UINTS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _format_nan(x: np.ndarray) -> str:
+    """A NaN as XLA prints it: ``nan`` or ``-nan`` (the sign of its value), and
+    ``(0x...)`` with the mantissa bits when they are not the quiet NaN's
+    (``-nan(0x7f)`` for that bf16); the parser reads it back bit for bit."""
+    sign = "-" if np.signbit(x.astype(np.float32)) else ""
+    et = PrimitiveType.from_dtype(x.dtype)
+    if x.dtype.name in _IEEE_NAN:
+        bits, mantissa = _IEEE_NAN[x.dtype.name]
+    else:
+        bits, mantissa = et.float_format.bits, et.float_format.nan_payload_bits
+    if not mantissa:
+        return sign + "nan"
+    payload = int(x.view(_UINTS[x.dtype.itemsize])) & ((1 << mantissa) - 1)
+    return sign + "nan" + ("" if payload == 1 << (mantissa - 1) else f"(0x{payload:x})")
 
 
 def format_literal(value, shape: Shape, elided: bool = False) -> str:
