@@ -69,6 +69,8 @@ _C_TYPES = {
     PT.U8: "uint8_t", PT.U16: "uint16_t", PT.U32: "uint32_t", PT.U64: "uint64_t",
     PT.F16: "uint16_t", PT.BF16: "uint16_t", PT.F32: "float", PT.F64: "double",
     PT.C64: "xlac_c64", PT.C128: "xlac_c128", PT.TOKEN: "void",
+    # The narrow types: one byte per element (bits of an f8/f4, low bits of an s4...).
+    **{pt: "uint8_t" for pt in PT if pt.is_sub_byte or pt.float_format is not None},
 }
 
 #: C keywords, plus names the generated header uses itself (macros, the wrapper's locals).
