@@ -953,6 +953,31 @@ def _call(inst, vals):
     return _run(inst.attrs["to_apply"], vals)
 
 
+def _zeros_of(shape: Shape):
+    if shape.is_tuple:
+        return tuple(_zeros_of(s) for s in shape.tuple_shapes)
+    if shape.is_token:
+        return np.zeros(0, np.uint8)
+    return np.zeros(shape.dimensions, shape.dtype)
+
+
+@_rule("async-start")
+def _async_start(inst, vals):
+    # Synchronous: the wrapped computation runs here; the context elements are zeros.
+    result = _run(inst.attrs["calls"], vals)
+    return (tuple(vals), result) + tuple(_zeros_of(s) for s in inst.shape.tuple_shapes[2:])
+
+
+@_rule("async-update")
+def _async_update(inst, vals):
+    return vals[0]
+
+
+@_rule("async-done")
+def _async_done_rule(inst, vals):
+    return vals[0][1]
+
+
 @_rule("fusion")
 def _fusion(inst, vals):
     # A fusion computes exactly its fused computation (fusion changes only how).

@@ -66,11 +66,13 @@ import re
 
 import numpy as np
 
-from ..errors import HloParseError
+from ..errors import HloParseError, ShapeError, UnsupportedError
 from ..shape import PrimitiveType, Shape, parse_shape_prefix, round_float
-from .ir import HloComputation, HloInstruction, HloModule, Raw, find_call_graph_problem
+from .ir import (EntryComputationLayout, HloComputation, HloInstruction, HloModule, Raw,
+                 find_call_graph_problem)
 from .attributes import COMPUTATION, COMPUTATIONS, CompRef
 from .opcodes import OPCODES
+from .shape_inference import has_rule, infer_shape
 
 __all__ = ["parse_hlo", "Parser"]
 
@@ -91,6 +93,61 @@ _BLANKS = " \t\r\n\f\v"
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+#: Deepest nesting of instructions written as operands (``add(f32[] negate(...), ...)``).
+MAX_OPERAND_NESTING = 64
+
+#: The opcodes whose result shape XLA infers when the text leaves it out (its
+#: parser's ``CanInferShape``); the others must be written with their shape.
+_INFERABLE = frozenset("""abs add add-dependency after-all atan2 batch-norm-grad batch-norm-inference
+batch-norm-training call cbrt ceil cholesky clamp complex compare concatenate conditional convolution
+copy cosine count-leading-zeros divide domain dot erf exponential exponential-minus-one fft floor gather
+get-dimension-size get-tuple-element imag is-finite log log-plus-one logistic and not or xor map maximum
+minimum multiply negate opt-barrier pad partition-id popcnt power real reduce reduce-window remainder
+replica-id reverse round-nearest-afz round-nearest-even rsqrt scatter select select-and-scatter
+set-dimension-size shift-left shift-right-arithmetic shift-right-logical sign sine sort sqrt subtract
+tan tanh topk transpose triangular-solve tuple while""".split())
+
+#: XLA's short forms of the async wrappers: ``custom-call-start`` is an
+#: ``async-start`` whose computation is one ``custom-call``.
+_ASYNC_SUFFIXES = (("-start", "async-start"), ("-update", "async-update"), ("-done", "async-done"))
+#: Attributes of a short-form async op that stay on the async-start only, and
+#: those XLA gives both the async-start and the op it wraps.
+_ASYNC_OWN = frozenset({"async_execution_thread", "output_to_operand_aliasing", "sharding",
+                        "control-predecessors"})
+_ASYNC_SHARED = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics", "origin"})
+
+
+def _async_chain_start(inst: HloInstruction) -> HloInstruction | None:
+    """The async-start an async-start or async-update operand belongs to."""
+    while inst.opcode == "async-update" and inst.operands:
+        inst = inst.operands[0]
+    return inst if inst.opcode == "async-start" else None
+
+
+def _can_infer(opcode: str) -> bool:
+    return opcode in _INFERABLE and has_rule(opcode)
+
+
+class _Taken:
+    """The names a nested operand's generated name must avoid: the computation's
+    so far and the one of the instruction being read."""
+
+    def __init__(self, scope: dict, pending: str | None):
+        self.scope, self.pending = scope, pending
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.scope or name == self.pending
+
+
+def _fresh_name(base: str, taken) -> str:
+    """``base``, or ``base.1``, ``base.2``, ... (XLA's NameUniquer) not in ``taken``."""
+    if base not in taken:
+        return base
+    k = 1
+    while f"{base}.{k}" in taken:
+        k += 1
+    return f"{base}.{k}"
 
 
 def parse_hlo(text: str) -> HloModule:
@@ -132,6 +189,11 @@ class Parser:
         self._comp_refs: list = []
         # (id(instruction), callee name) -> position of the name, for call-graph errors.
         self._call_sites: dict = {}
+        # Computations read so far, by name (an instruction written without its
+        # shape may need its callee's), and those made for short-form async ops.
+        self._done: dict[str, HloComputation] = {}
+        self._generated: list[HloComputation] = []
+        self._pending_name: str | None = None      # the instruction being read (nested ones avoid it)
 
     # -- positions and errors ----------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -317,8 +379,9 @@ class Parser:
         self.pos = line_start + end
         return shape
 
-    def _string_end(self, pos: int) -> int:
-        """Position after the quoted string starting at ``pos`` (backslash escapes)."""
+    def _string_end(self, pos: int, multiline: bool = False) -> int:
+        """Position after the quoted string starting at ``pos`` (backslash escapes);
+        it ends on its line unless ``multiline``."""
         text = self.text
         i = pos + 1
         while i < self.end:
@@ -327,13 +390,13 @@ class Parser:
                 i += 2
             elif c == '"':
                 return i + 1
-            elif c == "\n":
+            elif c == "\n" and not multiline:
                 break
             else:
                 i += 1
         raise self.error("unterminated string", pos)
 
-    def value_end(self, start: int) -> int:
+    def value_end(self, start: int, multiline: bool = False) -> int:
         """End of an attribute value starting at ``start``.
 
         The value runs to the first ``,`` outside brackets and quotes, the end of
@@ -348,7 +411,7 @@ class Parser:
         while i < self.end:
             c = text[i]
             if c == '"':
-                i = self._string_end(i)
+                i = self._string_end(i, multiline)
                 continue
             if text.startswith("//", i, self.end):
                 break  # the rest of the line is a comment (skip_ws skips it)
@@ -369,7 +432,7 @@ class Parser:
                 opener, opos = stack.pop()
                 if opener != closers[c]:
                     raise self.error(f"'{c}' does not match '{opener}' at {self._where(opos)}", i)
-            elif c == "\n" or (c == "," and not stack):
+            elif (c == "\n" and not (multiline and stack)) or (c == "," and not stack):
                 break
             i += 1
         if stack:
@@ -381,46 +444,72 @@ class Parser:
 
     # -- module --------------------------------------------------------------------
     #: The stack-frame index XLA prints after the module header of a compiled
-    #: module (``FileNames``, ``FunctionNames``, ``FileLocations``,
-    #: ``StackFrames``, each a heading and numbered lines): metadata only.
+    #: module: four tables, in this order, of numbered lines (a quoted string,
+    #: or ``{key=value ...}``), which ``metadata={... stack_frame_id=N}`` refers to.
     _STACK_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
-    def _skip_stack_frame_tables(self) -> None:
-        while True:
-            self.skip_ws()
-            m = _WORD_RE.match(self.text, self.pos, self.end)
-            if m is None or m.group(0) not in self._STACK_FRAME_TABLES:
-                return
-            end = self.text.find("\n", m.end())
-            if self.text[m.end():end if end >= 0 else self.end].strip():
-                return                      # a computation of that name, not a table
-            self.pos = end + 1
-            # The table's lines each start with a number; a blank line ends it.
-            while self.pos < self.end:
-                line_end = self.text.find("\n", self.pos)
-                line_end = self.end if line_end < 0 else line_end
-                line = self.text[self.pos:line_end].strip()
-                if not line or not line[0].isdigit():
-                    break
-                self.pos = min(self.end, line_end + 1)
+    def stack_frame_index(self) -> tuple:
+        """The tables as ``((heading, (entry text, ...)), ...)``, kept for printing;
+        ``()`` when the module has none."""
+        tables = []
+        for heading in self._STACK_FRAME_TABLES:
+            pos = self.skip_ws()
+            m = _WORD_RE.match(self.text, pos, self.end)
+            if m is None or m.group(0) != heading or self._starts_computation(m.end()):
+                if tables:
+                    raise self.error(f"expected '{heading}' (the stack-frame tables come in the order "
+                                     f"{', '.join(self._STACK_FRAME_TABLES)})", pos)
+                return ()
+            self.pos = m.end()
+            entries = []
+            while _INT_RE.match(self.text, self.skip_ws(), self.end) and not self.peek("-"):
+                start = self.pos
+                self.integer()
+                self.skip_blanks()
+                if self.text.startswith('"', self.pos, self.end):
+                    self.pos = self._string_end(self.pos)
+                else:
+                    end = self.value_end(self.pos)
+                    if not self.text.startswith("{", self.pos, self.end) or end == self.pos:
+                        raise self.error(f"expected a quoted name or {{...}} in table {heading}")
+                    self.pos = end
+                entries.append(self.text[start:self.pos])
+            tables.append((heading, tuple(entries)))
+        return tuple(tables)
+
+    def _starts_computation(self, pos: int) -> bool:
+        """Whether the word ending at ``pos`` names a computation (``FileNames {``)."""
+        saved = self.pos
+        self.pos = pos
+        try:
+            return self.peek("{") or self.peek("(")
+        finally:
+            self.pos = saved
 
     def module(self) -> HloModule:
         pos = self.skip_ws()
-        if not self.accept_keyword("HloModule"):
+        attrs: dict = {}
+        if self.accept_keyword("HloModule"):
+            name, _ = self.name("module name")
+            if self.text.startswith(":", self.pos, self.end):
+                self.pos += 1                         # `HloModule name:`, an older spelling
+            while self.accept(","):
+                key_pos = self.skip_ws()
+                if self._next_key_is("entry_computation_layout"):
+                    key, value = "entry_computation_layout", self.entry_computation_layout()
+                else:
+                    key, value, _ = self.raw_attribute(multiline=True)
+                if key in attrs:
+                    raise self.error(f"duplicate module attribute '{key}'", key_pos)
+                if key in _DEVICE_COUNTS:
+                    value = self._device_count(key, value.text, key_pos)
+                attrs[key] = value
+        elif not self._headerless_start(pos):
             raise self.error(f"expected 'HloModule' at the start of the module, found {self._found()}",
                              pos)
-        name, _ = self.name("module name")
-        attrs: dict = {}
-        while self.accept(","):
-            key, value, pos = self.raw_attribute()
-            # Recomputed from the entry computation when printing.
-            if key == "entry_computation_layout":
-                continue
-            if key in _DEVICE_COUNTS:
-                value = self._device_count(key, value.text, pos)
-            attrs[key] = value
-
-        self._skip_stack_frame_tables()
+        else:
+            name = None                               # XLA: module_<entry name>
+        stack_frames = self.stack_frame_index()
         comps: list[HloComputation] = []
         by_name: dict[str, tuple[HloComputation, int]] = {}
         entry, entry_pos = None, None
@@ -431,6 +520,7 @@ class Parser:
                 raise self.error(f"duplicate computation '{comp.name}' (first defined at "
                                  f"{self._where(by_name[comp.name][1])})", name_pos)
             by_name[comp.name] = (comp, name_pos)
+            self._done[comp.name] = comp
             comps.append(comp)
             if is_entry:
                 if entry is not None:
@@ -440,19 +530,55 @@ class Parser:
         if not comps:
             raise self.error("module has no computations")
         if entry is None:
-            if len(comps) > 1:
-                raise self.error("no computation is marked ENTRY (needed when a module has "
-                                 "several computations)", by_name[comps[0].name][1])
-            entry = comps[0]
+            entry = comps[-1]                          # as XLA: the last one
+        for comp in self._generated:                    # short-form async ops' computations
+            comp.name = _fresh_name(comp.name, by_name)
+            by_name[comp.name] = (comp, 0)
+            comps.append(comp)
 
         self._resolve_comp_refs({n: c for n, (c, _) in by_name.items()})
         self._check_call_graph(comps)
-        module = HloModule(name, comps, entry=entry, attrs=attrs)
+        module = HloModule(name or f"module_{entry.name}", comps, entry=entry, attrs=attrs)
+        if stack_frames:
+            module.stack_frame_index = stack_frames
         for c in comps:
             c.is_entry = c is entry
             c.compute_users()
         module.sort_computations()
         return module
+
+    def _next_key_is(self, key: str) -> bool:
+        m = _NAME_RE.match(self.text, self.pos, self.end)
+        return m is not None and m.group(1) == key
+
+    def entry_computation_layout(self) -> EntryComputationLayout:
+        """``entry_computation_layout={(shape, ...)->shape}``: the calling convention
+        (a shape written without a layout has the default one, as in XLA)."""
+        self.name("attribute name")
+        self.expect("=")
+        brace = self.expect("{")
+        self.expect("(", "'(' opening the parameter shapes")
+        params = []
+        if not self.accept(")"):
+            while True:
+                params.append(self.shape())
+                if self.accept(")"):
+                    break
+                self.expect(",", "',' or ')' in the parameter shapes")
+        self.expect("->", "'->' before the result shape")
+        result = self.shape()
+        self.expect("}", "'}' closing entry_computation_layout")
+        return EntryComputationLayout(tuple(params), result, brace)
+
+    def _headerless_start(self, pos: int) -> bool:
+        """Text that starts with a computation (``ENTRY main {``, ``c (...) -> ...``):
+        XLA reads it as a module without its header line."""
+        m = _NAME_RE.match(self.text, pos, self.end)
+        if m is None:
+            return False
+        if m.group(1) == "ENTRY":
+            return True
+        return self._starts_computation(m.end())
 
     def _device_count(self, key: str, text: str, pos: int) -> int:
         """``replica_count=N`` / ``num_partitions=N`` of the module header: an int >= 1."""
@@ -464,11 +590,14 @@ class Parser:
                              "num_partitions devices)", pos)
         return value
 
-    def raw_attribute(self) -> tuple[str, Raw, int]:
+    def raw_attribute(self, multiline: bool = False) -> tuple[str, Raw, int]:
+        """``key=value`` kept as text; ``multiline``: a bracketed value may go on
+        over several lines (module header attributes such as XLA's
+        ``origin_recovery_table``)."""
         key, pos = self.name("attribute name")
         self.expect("=")
         start = self.skip_blanks()
-        end = self.value_end(start)
+        end = self.value_end(start, multiline)
         if end == start:
             raise self.error(f"missing value for attribute '{key}'", start)
         self.pos = end
@@ -520,11 +649,14 @@ class Parser:
                 root, root_pos = inst, pos
         if not scope:
             raise self.error(f"computation '{name}' has no instructions", brace)
-        # XLA may tag a computation with `, execution_thread="..."`; xlac runs one
-        # thread, so the tag is read and dropped.
+        # XLA may tag a computation with `, execution_thread="..."`: kept for
+        # printing (xlac runs every computation on the calling thread).
+        comp_attrs = {}
         while self.accept(","):
-            self.raw_attribute()
+            key, value, _ = self.raw_attribute()
+            comp_attrs[key] = value
         comp = HloComputation(name, scope.values(), root=root, is_entry=is_entry)
+        comp.attrs = comp_attrs
         return comp, is_entry, name_pos
 
     def signature(self) -> None:
@@ -554,13 +686,34 @@ class Parser:
         if name in scope:
             raise self.error(f"duplicate instruction name '{name}' in computation "
                              f"'{comp_name}'", name_pos)
-        shape = self.shape()
+        self._pending_name = name
+        inst = self.instruction_rhs(scope, name, allow_attributes=True, depth=0)
+        scope[name] = inst
+        return inst, is_root, start
+
+    def instruction_rhs(self, scope: dict, name: str | None, allow_attributes: bool,
+                        depth: int) -> HloInstruction:
+        """``[shape] opcode(operands) [, attribute]*``: one instruction.
+
+        The shape may be left out where XLA infers it (``ROOT v = abs(a)``); a
+        nested operand (``add(f32[] parameter(0), ...)``) is an instruction of its
+        own, named ``<opcode>.anon`` (``.anon.1``, ...) as XLA names it, and takes
+        no attributes (a comma there separates operands).  ``name`` is None for
+        those.  ``X-start``/``-update``/``-done`` of an opcode X that is not an
+        opcode itself is XLA's short form of ``async-start``/... wrapping one X.
+        """
+        if depth > MAX_OPERAND_NESTING:
+            raise self.error(f"operands nested more than {MAX_OPERAND_NESTING} deep (xlac.hlo.parser."
+                             "MAX_OPERAND_NESTING)")
+        pos = self.skip_ws()
+        shape = self.shape() if _SHAPE_START_RE.match(self.text, pos, self.end) else None
         op_pos = self.skip_ws()
-        opcode = self.word("opcode")
-        info = OPCODES.get(opcode)
-        if info is None:
-            raise self.error(f"unknown opcode '{opcode}'", op_pos)
-        self.expect("(", f"'(' after opcode {opcode}")
+        word = self.word("opcode")
+        opcode, wrapped = self._opcode(word, op_pos)
+        if shape is None and not _can_infer(opcode):
+            raise self.error(f"{word} needs its result shape written before the opcode (XLA does not "
+                             "infer it)", op_pos)
+        self.expect("(", f"'(' after opcode {word}")
         attrs: dict = {}
         operands: list[HloInstruction] = []
         if opcode == "parameter":
@@ -575,18 +728,93 @@ class Parser:
             if elided:
                 attrs["elided"] = True
         else:
-            operands = self.operands(scope)
+            operands = self.operands(scope, depth)
         self.expect(")", "',' or ')'")
-        if info.arity is not None and len(operands) != info.arity:
-            raise self.error(f"{opcode} takes {info.arity} operand{'s' * (info.arity != 1)}, "
+        arity = OPCODES[wrapped or opcode].arity
+        if arity is not None and len(operands) != arity and opcode != "async-update" and \
+                opcode != "async-done":
+            raise self.error(f"{wrapped or opcode} takes {arity} operand{'s' * (arity != 1)}, "
                              f"got {len(operands)}", op_pos)
-        inst = HloInstruction(opcode, shape, operands, attrs, name)
-        while self.accept(","):
-            self.attribute(inst)
-        scope[name] = inst
-        return inst, is_root, start
+        if name is None:
+            name = _fresh_name(f"{wrapped or opcode}.anon", _Taken(scope, self._pending_name))
+        # A short-form async op reads its attributes as the wrapped op's.
+        inst = HloInstruction(wrapped or opcode, shape, operands, attrs, name)
+        if allow_attributes:
+            while self.accept(","):
+                self.attribute(inst)
+        if opcode == "broadcast" and "dimensions" not in inst.attrs and operands and \
+                operands[0].shape.is_array and not operands[0].shape.dimensions:
+            inst.attrs["dimensions"] = ()            # a scalar's broadcast needs none (XLA)
+        if wrapped is not None:
+            inst = self._async_short_form(inst, opcode, op_pos)
+        if inst.shape is None:
+            inst.shape = self._infer_shape(inst, op_pos)
+        if name not in scope and depth:
+            scope[name] = inst                        # a nested operand joins its computation
+        return inst
 
-    def operands(self, scope: dict) -> list[HloInstruction]:
+    def _async_short_form(self, inst: HloInstruction, opcode: str, pos: int) -> HloInstruction:
+        """``X-start(ops), attrs`` (read as an X) -> an ``async-start`` calling a new
+        computation of one X over parameters; ``X-update``/``X-done`` -> the
+        async op on the chain, checked against the X its async-start wraps."""
+        wrapped = inst.opcode
+        if opcode != "async-start":
+            chain = _async_chain_start(inst.operands[0]) if len(inst.operands) == 1 else None
+            if chain is None:
+                raise self.error(f"{wrapped}{opcode[5:]} takes one operand, the {wrapped}-start or "
+                                 f"{wrapped}-update it continues", pos)
+            comp = chain.attrs.get("calls")
+            comp = self._done.get(comp.name) if isinstance(comp, CompRef) else comp
+            if comp is not None and comp.root is not None and comp.root.opcode != wrapped:
+                raise self.error(f"{wrapped}{opcode[5:]} continues an async {comp.root.opcode}, not a "
+                                 f"{wrapped}", pos)
+            return HloInstruction(opcode, inst.shape, inst.operands, inst.attrs, inst.name)
+        shape = inst.shape
+        if not (shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple):
+            raise self.error(f"{wrapped}-start's shape must be ((operands), result, context...), got "
+                             f"{shape}", pos)
+        params = [HloInstruction("parameter", o.shape, [], {"parameter_number": k},
+                                 "async_param" + (f".{k}" if k else "")) for k, o in enumerate(inst.operands)]
+        op = HloInstruction(wrapped, shape.tuple_shapes[1], params,
+                            {k: v for k, v in inst.attrs.items() if k not in _ASYNC_OWN}, "async_op")
+        self._comp_refs = [(op if i is inst else i, key, value) for i, key, value in self._comp_refs]
+        comp = HloComputation("async_wrapped", params + [op], root=op)
+        self._generated.append(comp)
+        attrs = {"calls": comp}
+        attrs.update((k, v) for k, v in inst.attrs.items() if k in _ASYNC_OWN or k in _ASYNC_SHARED)
+        return HloInstruction("async-start", shape, inst.operands, attrs, inst.name)
+
+    def _opcode(self, word: str, pos: int) -> tuple[str, str | None]:
+        """(opcode, wrapped opcode of an async short form such as ``custom-call-start``)."""
+        if word in OPCODES:
+            return word, None
+        for suffix, opcode in _ASYNC_SUFFIXES:
+            if word.endswith(suffix) and word[:-len(suffix)] in OPCODES:
+                return opcode, word[:-len(suffix)]
+        raise self.error(f"unknown opcode '{word}'", pos)
+
+    def _infer_shape(self, inst: HloInstruction, pos: int) -> Shape:
+        """The result shape XLA infers for an instruction written without one."""
+        attrs = dict(inst.attrs)
+        for key, value in attrs.items():
+            refs = value if isinstance(value, tuple) and value and isinstance(value[0], CompRef) else (
+                (value,) if isinstance(value, CompRef) else None)
+            if refs is None:
+                continue
+            for ref in refs:
+                if ref.name not in self._done:
+                    raise self.error(f"cannot infer the shape of {inst.opcode} '{inst.name}': computation "
+                                     f"'{ref.name}' must be defined before it (or write the shape)", ref.pos)
+            comps = tuple(self._done[r.name] for r in refs)
+            attrs[key] = comps if isinstance(value, tuple) else comps[0]
+        try:
+            return infer_shape(inst.opcode, [o.shape for o in inst.operands], attrs)
+        except (ShapeError, UnsupportedError) as e:
+            raise self.error(f"cannot infer the shape of {inst.opcode} '{inst.name}': {e}", pos) from None
+
+    def operands(self, scope: dict, depth: int = 0) -> list[HloInstruction]:
+        """``operand (, operand)*``: ``[shape] name``, or a nested instruction
+        ``[shape] opcode(operands)``."""
         out: list[HloInstruction] = []
         if self.peek(")"):
             return out
@@ -595,14 +823,18 @@ class Parser:
             declared = None
             if _SHAPE_START_RE.match(self.text, pos, self.end):
                 declared = self.shape()  # long form: `f32[2]{0} %x`
-            name, name_pos = self.name("operand name")
-            inst = scope.get(name)
-            if inst is None:
-                raise self.error(f"undefined operand '{name}'", name_pos)
-            if declared is not None and not declared.compatible(inst.shape):
-                raise self.error(f"operand '{name}' is declared {declared} but has shape "
-                                 f"{inst.shape}", pos)
-            out.append(inst)
+            name, name_pos = self.name("operand name (or a nested instruction)")
+            if self.peek("(") and not self.text.startswith("%", name_pos):
+                self.pos = pos                        # `f32[2] negate(x)`: an instruction
+                out.append(self.instruction_rhs(scope, None, allow_attributes=False, depth=depth + 1))
+            else:
+                inst = scope.get(name)
+                if inst is None:
+                    raise self.error(f"undefined operand '{name}'", name_pos)
+                if declared is not None and not declared.compatible(inst.shape):
+                    raise self.error(f"operand '{name}' is declared {declared} but has shape "
+                                     f"{inst.shape}", pos)
+                out.append(inst)
             if not self.accept(","):
                 return out
 

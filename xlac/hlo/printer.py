@@ -38,26 +38,82 @@ _OPERAND_ATTRS = {"parameter": ("parameter_number",), "constant": ("literal", "e
 
 def module_to_text(module) -> str:
     header = f"HloModule {module.name}"
-    if module.entry is not None and module.entry.root is not None:
-        # Always recomputed from the entry, so it can never disagree with it.
+    declared = module.declared_entry_layout if module.entry is not None else None
+    if declared is None and module.entry is not None and module.entry.root is not None:
+        # Not written (or no longer true): the entry's own, first, as JAX prints it.
         params, result = module.entry_computation_layout
-        header += (", entry_computation_layout={(" + _elements(params)
-                   + f")->{shape_to_text(result)}}}")
+        header += f", entry_computation_layout={_entry_layout(params, result)}"
     for key, value in module.attrs.items():
-        if key != "entry_computation_layout":
+        if key == "entry_computation_layout":
+            if declared is not None:             # kept where and as it was written
+                header += f", {key}={_entry_layout(declared.parameters, declared.result)}"
+        else:
             header += f", {key}={format_attr_value('', key, value)}"
-    return "\n\n".join([header] + [computation_to_text(c) for c in module.computations]) + "\n"
+    parts = [header]
+    if module.stack_frame_index:
+        parts.append("\n\n".join("\n".join((heading,) + entries)
+                                 for heading, entries in module.stack_frame_index))
+    hidden = _short_form_async_computations(module)
+    parts += [computation_to_text(c) for c in module.computations if id(c) not in hidden]
+    return "\n\n".join(parts) + "\n"
+
+
+def _entry_layout(params, result) -> str:
+    return "{(" + _elements(params) + f")->{shape_to_text(result)}}}"
 
 
 def computation_to_text(comp) -> str:
     is_entry = comp.parent.entry is comp if comp.parent is not None else comp.is_entry
     lines = [f"{'ENTRY ' if is_entry else ''}{comp.name} {{"]
     lines += ["  " + instruction_to_text(inst, inst is comp.root) for inst in comp.instructions]
-    lines.append("}")
+    lines.append("}" + "".join(f", {k}={format_attr_value('', k, v)}" for k, v in comp.attrs.items()))
     return "\n".join(lines)
 
 
+_ASYNC_OPS = ("async-start", "async-update", "async-done")
+
+
+def _async_computation(inst):
+    """The computation an async op wraps: its chain's async-start's ``calls``."""
+    start = inst
+    while start.opcode in ("async-update", "async-done") and start.operands:
+        start = start.operands[0]
+    comp = start.attrs.get("calls") if start.opcode == "async-start" else None
+    return comp if _is_computation(comp) else None
+
+
+def _one_instruction(comp) -> bool:
+    """XLA's CanExpandIntoSingleInstruction: only parameters and the root."""
+    return all(i is comp.root or i.opcode == "parameter" for i in comp.instructions)
+
+
+def _short_form(inst):
+    """The wrapped instruction when ``inst`` prints as ``X-start``/``-update``/``-done``."""
+    if inst.opcode not in _ASYNC_OPS:
+        return None
+    comp = _async_computation(inst)
+    return comp.root if comp is not None and comp.root is not None and _one_instruction(comp) else None
+
+
+def _short_form_async_computations(module) -> set:
+    """ids of the computations that async ops print in short form (not printed:
+    the parser makes them again), unless something else calls them too."""
+    wrapped, other = set(), set()
+    for comp in module.computations:
+        for inst in comp.instructions:
+            calls = [v for v in inst.attrs.values() if _is_computation(v)]
+            calls += [c for v in inst.attrs.values() if isinstance(v, tuple) for c in v if _is_computation(c)]
+            if inst.opcode in _ASYNC_OPS and _short_form(inst) is not None:
+                wrapped.update(id(c) for c in calls)
+            else:
+                other.update(id(c) for c in calls)
+    return wrapped - other
+
+
 def instruction_to_text(inst, is_root: bool = False) -> str:
+    op = _short_form(inst)
+    if op is not None:
+        return _short_form_text(inst, op, is_root)
     if inst.opcode == "parameter":
         inside = str(inst.attrs["parameter_number"])
     elif inst.opcode == "constant":
@@ -70,6 +126,21 @@ def instruction_to_text(inst, is_root: bool = False) -> str:
     for key, value in inst.attrs.items():
         if key not in skip:
             text += f", {key}={format_attr_value(inst.opcode, key, value)}"
+    return text
+
+
+def _short_form_text(inst, op, is_root: bool) -> str:
+    """``X-start(ops), <async-start's own attributes>, <X's attributes>``, as XLA prints it."""
+    suffix = inst.opcode[len("async"):]
+    text = (f"{'ROOT ' if is_root else ''}{inst.name} = {shape_to_text(inst.shape)} "
+            f"{op.opcode}{suffix}({', '.join(o.name for o in inst.operands)})")
+    for key, value in inst.attrs.items():
+        if key == "calls" or (key in op.attrs and op.attrs[key] == value):
+            continue                       # the computation, and what the wrapped op repeats
+        text += f", {key}={format_attr_value(inst.opcode, key, value)}"
+    if inst.opcode == "async-start":
+        for key, value in op.attrs.items():
+            text += f", {key}={format_attr_value(op.opcode, key, value)}"
     return text
 
 
