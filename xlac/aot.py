@@ -484,7 +484,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     tm = _target_machine(opt, cpu, features, target)
     triple = tm.triple
     cpu_name = cpu if cpu is not None else (llvm.get_host_cpu_name() if host else "")
-    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data))
+    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data), abi=True)
 
     entry = lowered.hlo.entry
     taken = {name}

@@ -28,6 +28,7 @@ parser raises ``ValueError`` with the column of the offending text.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import re
@@ -335,11 +336,31 @@ class Layout:
     ``padded_dimensions``: per dimension, the width it is padded to (>= its size),
     or ``None`` for no padding.  ``padding_value``: what fills the padding, one of
     ``"zero", "one", "lowest", "highest"`` or a number (default ``"zero"``).
+
+    XLA's other layout annotations, read and printed as XLA writes them
+    (``{1,0:T(8,128)(2,1)E(4)S(1)}``): ``tiles`` (each a tuple of sizes, ``None``
+    for ``*``), ``tail_padding_alignment`` (``L``), ``index_type`` and
+    ``pointer_type`` (``#(u32)``, ``*(u32)``, sparse arrays), ``element_size_in_bits``
+    (``E``), ``memory_space`` (``S``), ``split_configs`` (``SC``, each
+    ``(dimension, (indices...))``), ``dynamic_shape_metadata_prefix_bytes``
+    (``M``), ``dim_level_types`` (``D``, sparse arrays).  The CPU has one memory
+    and unpacked, untiled buffers: the code generator drops what does not change
+    where an element is (``xlac.passes.layout_normalization``) and refuses, naming
+    it, what does where it cannot be dropped.
     """
 
     minor_to_major: tuple = ()
     padded_dimensions: tuple | None = None
     padding_value: object = "zero"
+    tiles: tuple = ()
+    tail_padding_alignment: int = 1
+    index_type: str = ""
+    pointer_type: str = ""
+    element_size_in_bits: int = 0
+    memory_space: int = 0
+    split_configs: tuple = ()
+    dynamic_shape_metadata_prefix_bytes: int = 0
+    dim_level_types: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "minor_to_major", tuple(int(d) for d in self.minor_to_major))
@@ -348,18 +369,58 @@ class Layout:
         pv = self.padding_value
         if isinstance(pv, str) and pv not in PADDING_VALUES:
             raise ValueError(f"padding_value must be one of {PADDING_VALUES} or a number, got {pv!r}")
+        object.__setattr__(self, "tiles", tuple(tuple(None if d is None else int(d) for d in t)
+                                                for t in self.tiles))
+        object.__setattr__(self, "split_configs", tuple((int(d), tuple(int(i) for i in idx))
+                                                        for d, idx in self.split_configs))
+        object.__setattr__(self, "dim_level_types", tuple(self.dim_level_types))
 
     @property
     def is_padded(self) -> bool:
         return self.padded_dimensions is not None
 
+    @property
+    def annotations(self) -> dict:
+        """XLA's layout annotations that differ from their defaults, by field name."""
+        return {f: getattr(self, f) for f, default in _ANNOTATION_DEFAULTS.items()
+                if getattr(self, f) != default}
+
+    def without(self, *fields: str) -> "Layout":
+        """This layout with the annotations ``fields`` set back to their defaults."""
+        return dataclasses.replace(self, **{f: _ANNOTATION_DEFAULTS[f] for f in fields})
+
     def __str__(self) -> str:
         s = ",".join(str(d) for d in self.minor_to_major)
+        extra = ""
+        if self.dim_level_types:
+            extra += "D(" + ",".join(self.dim_level_types) + ")"
+        if self.tiles:
+            extra += "T" + "".join("(" + ",".join("*" if d is None else str(d) for d in t) + ")"
+                                   for t in self.tiles)
+        if self.tail_padding_alignment != 1:
+            extra += f"L({self.tail_padding_alignment})"
+        if self.index_type:
+            extra += f"#({self.index_type})"
+        if self.pointer_type:
+            extra += f"*({self.pointer_type})"
+        if self.element_size_in_bits:
+            extra += f"E({self.element_size_in_bits})"
+        if self.memory_space:
+            extra += f"S({self.memory_space})"
+        if self.split_configs:
+            extra += "SC" + "".join(f"({d}:{','.join(map(str, idx))})" for d, idx in self.split_configs)
         if self.padded_dimensions is not None:
-            s += ":P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
+            extra += "P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
             if self.padding_value != "zero":
-                s += f"V({self.padding_value})"
-        return "{" + s + "}"
+                extra += f"V({self.padding_value})"
+        if self.dynamic_shape_metadata_prefix_bytes:
+            extra += f"M({self.dynamic_shape_metadata_prefix_bytes})"
+        return "{" + s + (":" + extra if extra else "") + "}"
+
+
+_ANNOTATION_DEFAULTS = {"tiles": (), "tail_padding_alignment": 1, "index_type": "", "pointer_type": "",
+                        "element_size_in_bits": 0, "memory_space": 0, "split_configs": (),
+                        "dynamic_shape_metadata_prefix_bytes": 0, "dim_level_types": ()}
 
 
 def default_layout(rank: int) -> Layout:
@@ -465,9 +526,14 @@ class Shape:
         return math.prod(self.dimensions)
 
     def physical_dimensions(self) -> tuple:
-        """Per-dimension extent in memory: padded width, or the size itself."""
+        """Per-dimension extent in memory: padded width, or the size itself (a
+        tiling that amounts to padding, ``f32[5,100]{1,0:T(8,128)}``, pads)."""
         if self.layout is not None and self.layout.padded_dimensions is not None:
             return self.layout.padded_dimensions
+        if self.layout is not None and self.layout.tiles:
+            padded = tiling_as_padding(self)
+            if padded is not None:
+                return padded
         return self.dimensions
 
     def buffer_element_count(self) -> int:
@@ -514,12 +580,50 @@ class Shape:
         if self.is_token:
             return "token[]"
         s = f"{self.element_type.value}[{','.join(str(d) for d in self.dimensions)}]"
-        if print_layout and (self.dimensions or (self.layout and self.layout.is_padded)):
+        if print_layout and (self.dimensions or (self.layout and (self.layout.is_padded
+                                                                  or self.layout.annotations))):
             s += str(self.layout)
         return s
 
     def __repr__(self) -> str:
         return f"xlac.shape({str(self)!r})"
+
+
+def tiling_as_padding(shape: Shape) -> tuple | None:
+    """The padded dimensions that address ``shape``'s elements as its tiled
+    layout does, or None when the tiling is more than padding.
+
+    XLA's first tile splits the minor-most dimensions (in memory order) into
+    tiles laid out one after the other, each tile row-major.  When every tiled
+    dimension but the most major one fits in one tile, that is the untiled
+    layout with those dimensions padded to the tile and the most major one to a
+    multiple of it.  Further tiles (sub-tiles within a tile) must be trivial:
+    all ones, or the tile itself.  A ``*`` (combined dimension) is not padding.
+    """
+    layout = shape.layout
+    if not layout.tiles:
+        return shape.dimensions
+    if layout.padded_dimensions is not None:
+        return None
+    tile = layout.tiles[0]
+    if None in tile or any(None in t for t in layout.tiles[1:]):
+        return None
+    for sub in layout.tiles[1:]:
+        if not (all(d == 1 for d in sub) or tuple(sub) == tuple(tile[-len(sub):])):
+            return None
+    order = list(reversed(layout.minor_to_major))       # major to minor
+    k = min(len(tile), len(order))
+    padded = list(shape.dimensions)
+    for j, (d, t) in enumerate(zip(order[len(order) - k:], tile[len(tile) - k:])):
+        if t <= 0:
+            return None
+        if j == 0:
+            padded[d] = -(-shape.dimensions[d] // t) * t
+        elif shape.dimensions[d] > t:
+            return None
+        else:
+            padded[d] = t
+    return tuple(padded)
 
 
 def _tuple_depth_of(element_type: PrimitiveType, tuple_shapes: tuple) -> int:
@@ -818,22 +922,124 @@ def _parse_layout(body: str, rank: int, column: int) -> Layout:
     for k, c in enumerate(body):
         if not c.isascii():
             raise ValueError(f"non-ASCII character {c!r} in layout at column {column + k}")
-    m2m_txt, _, extra = body.partition(":")
+    m2m_txt, colon, extra = body.partition(":")
     m2m = _layout_ints(m2m_txt, "minor_to_major entry", column)
-    padded = None
-    padding_value = "zero"
-    if extra:
-        m = _PAD_RE.search(extra)
-        if m:
-            extra_column = column + len(m2m_txt) + 1
-            padded = _layout_ints(m.group(1), "padded dimension", extra_column + m.start(1))
-            if m.group(2):
-                padding_value = _padding_value(m.group(2).strip(_BLANKS), extra_column + m.start(2))
-        # Other XLA layout attributes (tiling T(...), memory space S(n), ...) do not
-        # change xlac's addressing of an untiled CPU buffer; they are dropped.
+    fields: dict = {}
+    if colon:
+        fields = _LayoutAnnotations(extra, column + len(m2m_txt) + 1).read()
     if not m2m and rank:
         m2m = default_layout(rank).minor_to_major
-    return Layout(m2m, padded, padding_value)
+    return Layout(m2m, **fields)
+
+
+class _LayoutAnnotations:
+    """The part of a layout after ``:``, in XLA's order:
+    ``D(...) T(...)(...) L(n) #(type) *(type) E(n) S(n) SC(d:i,...)(...) P(...)V(...) M(n)``
+    (``P``/``V`` are the padded dimensions and padding value of xlac's layouts)."""
+
+    def __init__(self, text: str, column: int):
+        self.text, self.column, self.pos = text, column, 0
+
+    def read(self) -> dict:
+        fields: dict = {}
+        for prefix, field, reader in (
+                ("D(", "dim_level_types", self._dim_level_types), ("T(", "tiles", self._tiles),
+                ("L(", "tail_padding_alignment", self._int), ("#(", "index_type", self._type),
+                ("*(", "pointer_type", self._type), ("E(", "element_size_in_bits", self._int),
+                ("S(", "memory_space", self._int), ("SC(", "split_configs", self._split_configs),
+                ("P(", "padded_dimensions", self._padded), ("M(", "dynamic_shape_metadata_prefix_bytes",
+                                                            self._int)):
+            self._skip()
+            if self.text.startswith(prefix, self.pos):
+                self.pos += len(prefix) - 1
+                fields[field] = reader()
+                if field == "padded_dimensions":
+                    self._skip()
+                    if self.text.startswith("V(", self.pos):
+                        self.pos += 1
+                        at = self.pos
+                        fields["padding_value"] = _padding_value(self._group().strip(_BLANKS), self._col(at))
+        self._skip()
+        if self.pos < len(self.text):
+            raise ValueError(f"unexpected {self.text[self.pos:self.pos + 10]!r} in layout at column "
+                             f"{self._col(self.pos)} (after ':' come D(...) T(...) L(n) #(type) *(type) "
+                             "E(n) S(n) SC(...) P(...) M(n), in this order)")
+        return fields
+
+    def _col(self, pos: int) -> int:
+        return self.column + pos
+
+    def _skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in _BLANKS:
+            self.pos += 1
+
+    def _group(self) -> str:
+        """The text of ``( ... )`` at pos (without the parentheses)."""
+        end = self.text.find(")", self.pos)
+        if not self.text.startswith("(", self.pos) or end < 0:
+            raise ValueError(f"expected '(...)' in layout at column {self._col(self.pos)}")
+        body = self.text[self.pos + 1:end]
+        self.pos = end + 1
+        return body
+
+    def _int(self) -> int:
+        at = self.pos + 1
+        values = _layout_ints(self._group(), "layout attribute", self._col(at))
+        if len(values) != 1:
+            raise ValueError(f"expected one integer in layout at column {self._col(at)}")
+        return values[0]
+
+    def _type(self) -> str:
+        at = self.pos + 1
+        name = self._group().strip(_BLANKS)
+        if not re.fullmatch(r"u(8|16|32|64)", name):
+            raise ValueError(f"expected an unsigned integer type, got {name!r} in layout at column "
+                             f"{self._col(at)}")
+        return name
+
+    def _dim_level_types(self) -> tuple:
+        at = self.pos + 1
+        out = tuple(t.strip(_BLANKS) for t in self._group().split(","))
+        for t in out:
+            if not re.fullmatch(r"[DCSH][+~]*", t):
+                raise ValueError(f"expected a dimension level type (D, C, S or H), got {t!r} in layout "
+                                 f"at column {self._col(at)}")
+        return out
+
+    def _tiles(self) -> tuple:
+        tiles = []
+        while self.text.startswith("(", self.pos):
+            at = self.pos + 1
+            tile = []
+            for part in self._group().split(","):
+                d = part.strip(_BLANKS)
+                if d == "*":
+                    tile.append(None)                 # XLA's combined dimension
+                elif _UINT_RE.fullmatch(d):
+                    tile.append(_decimal(d, "tile size", self._col(at)))
+                else:
+                    raise ValueError(f"bad tile size {d!r} in layout at column {self._col(at)}")
+            tiles.append(tuple(tile))
+        return tuple(tiles)
+
+    def _split_configs(self) -> tuple:
+        configs = []
+        while self.text.startswith("(", self.pos):
+            at = self.pos + 1
+            dim, colon, idx = self._group().partition(":")
+            if not colon:
+                raise ValueError(f"expected (dimension:indices) in layout at column {self._col(at)}")
+            configs.append((_layout_ints(dim, "split dimension", self._col(at))[0],
+                            _layout_ints(idx, "split index", self._col(at))))
+        return tuple(configs)
+
+    def _padded(self) -> tuple:
+        at = self.pos + 1
+        body = self._group()
+        if body.strip(_BLANKS)[:1].isalpha():
+            raise ValueError(f"P({body}) at column {self._col(at)}: a physical shape is only for sparse "
+                             "arrays (xlac's P(...) lists padded dimension sizes)")
+        return _layout_ints(body, "padded dimension", self._col(at))
 
 
 def _layout_ints(text: str, what: str, column: int) -> tuple:

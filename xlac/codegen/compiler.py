@@ -74,7 +74,7 @@ def check_supported(module: HloModule) -> None:
 
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
           data_layout: str = "", optimize: bool = True, aligned_results: bool = False,
-          native: bool = False) -> Lowered:
+          native: bool = False, abi: bool = False) -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
 
     ``optimize=False`` skips simplification and fusion (only calls are
@@ -86,11 +86,13 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     ``codegen/nontemporal.py``); ahead-of-time callers' buffers carry no such
     promise.  ``native=True``: the code runs on this host only (the JIT), so it
     may use the host's instructions where portable code would differ (see
-    ``math_approx.use_native_scaling``).
+    ``math_approx.use_native_scaling``).  ``abi=True``: the entry's parameter and
+    result layouts are what a C caller passes and gets (an object file), so
+    they are kept as they are or refused (``passes.layout_normalization``).
     """
     verify(module)
     module = module.clone()
-    pipeline = codegen_pipeline(optimize=optimize)
+    pipeline = codegen_pipeline(optimize=optimize, abi=abi)
     pipeline.run(module)
     check_supported(module)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results)
