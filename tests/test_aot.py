@@ -744,3 +744,24 @@ ENTRY e {
     expected = xlac.jit(text)(x, q)
     for k, (got, want) in enumerate(zip(outputs, expected)):
         _assert_same_bits(got, np.asarray(want), f"result {k}")
+
+
+@needs_cc
+def test_declared_entry_layout_is_the_c_calling_convention(tmp_path, runtime_obj):
+    # The header's entry_computation_layout differs from the parameter's and the
+    # root's layouts: a C caller passes and gets buffers in the declared ones.
+    text = """HloModule declared, entry_computation_layout={(f32[4,6]{0,1})->f32[6,4]{0,1}}
+
+ENTRY e {
+  p = f32[4,6]{1,0} parameter(0)
+  ROOT t = f32[6,4]{1,0} transpose(p), dimensions={1,0}
+}
+"""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    res, outputs, _ = build_and_run(text, [x], tmp_path, runtime_obj, name="declared")
+    assert [str(p.shape) for p in res.params] == ["f32[4,6]{0,1}"]
+    assert [str(r.shape) for r in res.results] == ["f32[6,4]{0,1}"]
+    header = (tmp_path / "declared.h").read_text()
+    assert "minor_to_major={0,1}" in header
+    np.testing.assert_array_equal(outputs[0], x.T)
+    np.testing.assert_array_equal(xlac.jit(text)(x), x.T)

@@ -744,8 +744,12 @@ def _after_all(inst, vals):
 
 @_rule("bitcast")
 def _bitcast(inst, vals):
-    # A bitcast reinterprets the buffer: it depends on both layouts.
-    return from_buffer(to_buffer(vals[0], inst.operands[0].shape), inst.shape)
+    # A bitcast reinterprets the buffer: it depends on both layouts (and may read
+    # the bits as another element type of the same width).
+    buffer = to_buffer(vals[0], inst.operands[0].shape)
+    if buffer.dtype != inst.shape.dtype:
+        buffer = buffer.view(inst.shape.dtype)
+    return from_buffer(buffer, inst.shape)
 
 
 @_rule("transpose")

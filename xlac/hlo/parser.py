@@ -181,6 +181,8 @@ def _describe_char(c: str) -> str:
 
 class Parser:
     def __init__(self, text: str):
+        if "\r" in text:                 # Windows (\r\n) and old Mac (\r) line ends, as XLA's lexer
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.text = text
         self.pos = 0
         self.end = len(text)  # narrowed while one attribute value is read
@@ -531,6 +533,12 @@ class Parser:
             raise self.error("module has no computations")
         if entry is None:
             entry = comps[-1]                          # as XLA: the last one
+        declared = attrs.get("entry_computation_layout")
+        if declared is not None and not declared.fits(entry):
+            params, result = entry.parameter_shapes(), entry.root.shape
+            raise self.error(f"entry_computation_layout ({', '.join(map(str, declared.parameters))}) -> "
+                             f"{declared.result} does not describe ENTRY {entry.name}: "
+                             f"({', '.join(map(str, params))}) -> {result}", declared.pos)
         for comp in self._generated:                    # short-form async ops' computations
             comp.name = _fresh_name(comp.name, by_name)
             by_name[comp.name] = (comp, 0)

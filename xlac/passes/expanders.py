@@ -16,6 +16,8 @@ as one table.
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
   ConvertAsyncCollectivesToSync);
+* a ``fusion`` (from XLA's optimised text) holding an op xlac's fusion emitter
+  does not take (a ``scatter``, a ``sort`` ...): a ``call``, inlined, re-fused;
 * XLA's async wrappers ``async-start``/``-update``/``-done`` (and their short
   forms, ``custom-call-start`` ...): a ``call`` of the wrapped computation where
   the async-start was (the call inliner inlines it), as XLA's
@@ -29,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hlo import collectives
+from ..hlo.opcodes import Trait, has_trait
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import Shape
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -93,6 +96,29 @@ def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
 @EXPANSIONS.register("all-gather-done", "collective-permute-done")
 def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
+
+
+# -- fusions read from text that xlac's fusion emitter does not take: unfused --------
+# XLA's optimised dumps wrap ops such as scatter or sort in fusions of their own
+# ("wrapped_scatter"); such a fusion becomes a call of its computation, which the
+# call inliner inlines, and xlac's fusion pass decides afresh.
+
+#: Opcodes a fusion's computation may hold for xlac's fusion emitter.
+_EMITTED_IN_FUSIONS = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "reduce", "dot",
+                                 "convolution", "copy", "bitcast"})
+
+
+def _emitted_in_fusion(comp) -> bool:
+    return all(i.opcode in _EMITTED_IN_FUSIONS or has_trait(i.opcode, Trait.ELEMENTWISE)
+               or has_trait(i.opcode, Trait.DATA_MOVEMENT) for i in comp.instructions)
+
+
+@EXPANSIONS.register("fusion")
+def unfuse(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    comp = inst.attrs.get("calls")
+    if comp is None or _emitted_in_fusion(comp):
+        return False
+    return rw.supersede(inst, rw.create("call", inst.shape, list(inst.operands), {"to_apply": comp}))
 
 
 # -- XLA's async wrappers: the wrapped computation runs where the async-start is ------
