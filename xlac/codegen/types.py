@@ -122,7 +122,7 @@ def constant(pt: PT, value) -> ir.Constant:
             return ir.Constant(ty, raw)
         return _float_constant_from_bits(ty, raw, pt.bit_width)
     if pt.is_complex:
-        c = complex(np.asarray(value, dtype=pt.dtype))
+        c = np.asarray(value, dtype=pt.dtype)                 # numpy's parts keep a NaN's bits
         part = pt.component_type
         return ir.Constant(register_type(pt), [constant(part, c.real), constant(part, c.imag)])
     raise UnsupportedError(f"constant of {pt.value}")

@@ -203,7 +203,7 @@ def format_scalar(value, element_type: PrimitiveType) -> str:
     if element_type.is_integral:
         return str(int(value))
     if element_type.is_complex:
-        c = complex(value)
+        c = np.asarray(value, dtype=element_type.dtype)      # numpy's parts keep a NaN's bits
         part = element_type.component_type
         return f"({format_scalar(c.real, part)}, {format_scalar(c.imag, part)})"
     return _format_float(value, element_type.dtype)
