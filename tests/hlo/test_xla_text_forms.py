@@ -533,3 +533,35 @@ def test_entry_computation_layout_is_kept_and_is_the_calling_convention():
     bad = ENTRY_LAYOUT.replace("(f32[8,16,6]{1,2,0})", "(f32[8,16,7]{1,2,0})")
     with pytest.raises(Exception, match="entry_computation_layout"):
         parse_hlo(bad)
+
+
+# ----------------------------------------------------------------------------
+# XLA's newer elementwise opcodes
+# ----------------------------------------------------------------------------
+
+TRIG = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh"]
+NUMPY = {"acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
+         "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh}
+
+
+@pytest.mark.parametrize("et", ["f32", "f64", "bf16"])
+def test_inverse_and_hyperbolic_trigonometry(et):
+    lines = [f"  p = {et}[41] parameter(0)"] + [f"  r{k} = {et}[41] {op}(p)" for k, op in enumerate(TRIG)]
+    lines.append(f"  ROOT t = ({', '.join([f'{et}[41]'] * len(TRIG))}) tuple({', '.join(f'r{k}' for k in range(len(TRIG)))})")
+    text = "HloModule trig\nENTRY e {\n" + "\n".join(lines) + "\n}\n"
+    assert roundtrip(text) == roundtrip(roundtrip(text))
+    dt = parse_shape(f"{et}[]").dtype
+    x = np.linspace(-3, 3, 41).astype(dt)
+    tol = 1e-2 if et == "bf16" else 1e-6
+    for results in (xlac.jit(text)(x), xlac.evaluate(text, x)):
+        for op, r in zip(TRIG, results):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                want = NUMPY[op](x.astype(np.float64))
+            np.testing.assert_allclose(np.asarray(r).astype(np.float64), want, rtol=tol, atol=tol, err_msg=op)
+
+
+def test_inverse_trigonometry_type_errors():
+    with pytest.raises(xlac.ShapeError, match="acos: needs a floating-point or complex"):
+        xlac.jit("HloModule m\nENTRY e {\n  p = s32[2] parameter(0)\n  ROOT r = s32[2] acos(p)\n}\n")
+    with pytest.raises(UnsupportedError, match="sinh"):
+        xlac.jit("HloModule m\nENTRY e {\n  p = c64[2] parameter(0)\n  ROOT r = c64[2] sinh(p)\n}\n")

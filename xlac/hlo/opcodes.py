@@ -108,6 +108,8 @@ _define("abs ceil count-leading-zeros floor imag is-finite negate not popcnt rea
 _define("rsqrt sqrt", "unary", 1, _UNARY, traits=[X])
 _define("cbrt cosine erf exponential exponential-minus-one log log-plus-one logistic sine tan tanh",
         "unary", 1, _UNARY, traits=[T])
+# XLA's newer opcodes for inverse and hyperbolic trigonometry (not in the spec's list).
+_define("acos acosh asin asinh atan atanh cosh sinh", "unary", 1, "", traits=[T])
 _BINARY = "Element-wise binary arithmetic operations"
 _define("add subtract multiply maximum minimum and or xor shift-left shift-right-arithmetic "
         "shift-right-logical complex", "binary", 2, _BINARY)

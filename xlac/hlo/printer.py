@@ -238,7 +238,8 @@ def _format_nan(x: np.ndarray) -> str:
     """A NaN as XLA prints it: ``nan`` or ``-nan`` (the sign of its value), and
     ``(0x...)`` with the mantissa bits when they are not the quiet NaN's
     (``-nan(0x7f)`` for that bf16); the parser reads it back bit for bit."""
-    sign = "-" if np.signbit(x.astype(np.float32)) else ""
+    with np.errstate(invalid="ignore"):
+        sign = "-" if np.signbit(x.astype(np.float32)) else ""
     et = PrimitiveType.from_dtype(x.dtype)
     if x.dtype.name in _IEEE_NAN:
         bits, mantissa = _IEEE_NAN[x.dtype.name]

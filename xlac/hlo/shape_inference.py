@@ -204,6 +204,8 @@ _UNARY_RULES = {
     "sine": (_is_float_or_complex, "floating-point or complex", _same),
     "tan": (_is_float_or_complex, "floating-point or complex", _same),
     "tanh": (_is_float_or_complex, "floating-point or complex", _same),
+    **{op: (_is_float_or_complex, "floating-point or complex", _same)
+       for op in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh")},
     "exponential": (_is_float_or_complex, "floating-point or complex", _same),
     "exponential-minus-one": (_is_float_or_complex, "floating-point or complex", _same),
     "log": (_is_float_or_complex, "floating-point or complex", _same),
