@@ -974,19 +974,19 @@ def _zeros_of(shape: Shape):
 
 
 @_rule("async-start")
-def _async_start(inst, vals):
+def _async_wrapper_start(inst, vals):
     # Synchronous: the wrapped computation runs here; the context elements are zeros.
     result = _run(inst.attrs["calls"], vals)
     return (tuple(vals), result) + tuple(_zeros_of(s) for s in inst.shape.tuple_shapes[2:])
 
 
 @_rule("async-update")
-def _async_update(inst, vals):
+def _async_wrapper_update(inst, vals):
     return vals[0]
 
 
 @_rule("async-done")
-def _async_done_rule(inst, vals):
+def _async_wrapper_done(inst, vals):
     return vals[0][1]
 
 

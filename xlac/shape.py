@@ -9,8 +9,15 @@ HLO text syntax, parsed by :func:`parse_shape` (``xlac.shape``) and printed by
     f32[2,3]{1,0}            array, minor_to_major = (1, 0)
     f32[2,3]{0,1:P(3,5)}     padded_dimensions = (3, 5), padding_value zero
     f32[2,3]{0,1:P(3,5)V(1)} padding_value one (V takes zero/one/lowest/highest or a number)
+    f32[8,128]{1,0:T(8,128)S(1)}  XLA's annotations (tiles, memory space, ...: see Layout)
     (f32[], s32[4]{0})       tuple
     token[]                  token
+
+Element types: pred, s1/s2/s4/s8/.../s64, u1/u2/u4/u8/.../u64, f16, bf16, f32,
+f64, c64, c128 and the f8/f4 types (f8e4m3fn, f8e5m2, f8e4m3b11fnuz,
+f8e4m3fnuz, f8e5m2fnuz, f8e8m0fnu, f8e4m3, f8e3m4, f4e2m1fn; their bit layouts
+in :data:`FLOAT_FORMATS`), the narrow ones stored as ml_dtypes stores them:
+one element per byte.
 
 The index utilities map a multi-dimensional index to the linear element index in
 the buffer (and back) for any ``minor_to_major``, padded or not (spec:

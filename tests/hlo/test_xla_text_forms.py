@@ -260,7 +260,7 @@ ENTRY main {
   b = s32[] parameter(1)
   add-start = ((s32[], s32[]), s32[], s32[]) add-start(a, b), async_execution_thread="parallel", metadata={op_type="add" op_name="sum"}, backend_config="cfg"
   add-update = ((s32[], s32[]), s32[], s32[]) add-update(add-start)
-  ROOT add-done = s32[] add-done(add-update)
+  ROOT add-done = s32[] add-done(add-update), metadata={op_name="done"}
 }
 """
 

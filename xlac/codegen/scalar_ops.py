@@ -680,13 +680,13 @@ def _f64_to_f32_round_to_odd(b, x):
     exact = b.or_(b.fcmp_ordered("==", wide, x), b.fcmp_unordered("uno", x, x))
     odd = b.icmp_unsigned("!=", b.and_(bits, _const(_I32, 1)), _const(_I32, 0))
     # The RNE result is even: step the magnitude toward x by one.
-    toward_zero = b.fcmp_ordered("<", c_fabs(b, x), c_fabs(b, wide))
+    toward_zero = b.fcmp_ordered("<", _fabs(b, x), _fabs(b, wide))
     step = b.select(toward_zero, _const(_I32, -1), _const(_I32, 1))
     fixed = b.add(bits, b.select(b.or_(exact, odd), _const(_I32, 0), step))
     return b.bitcast(fixed, _F32)
 
 
-def c_fabs(b, x):
+def _fabs(b, x):
     fn = declare_libm(b.module, f"llvm.fabs.{_suffix(x.type)}", ir.FunctionType(x.type, [x.type]))
     return b.call(fn, [x])
 
@@ -714,7 +714,7 @@ def _f32_to_format(b, x, fmt):
     frac = b.and_(mag, k(0x7FFFFF))
     # Normalise: the leading 1 at bit 23, whatever the input's own exponent.
     subnormal = b.icmp_unsigned("==", exp, k(0))
-    lz = b.sub(c_ctlz(b, frac), k(8))                              # shift that puts bit 23 on top
+    lz = b.sub(_ctlz(b, frac), k(8))                              # shift that puts bit 23 on top
     mant = b.select(subnormal, b.shl(frac, lz), b.or_(frac, k(1 << 23)))
     unbiased = b.select(subnormal, b.sub(k(1 - 127), lz), b.sub(exp, k(127)))
     base = b.add(unbiased, k(fmt.bias - 1))                          # target exponent - 1
@@ -736,7 +736,7 @@ def _f32_to_format(b, x, fmt):
     return b.trunc(result, _I8)
 
 
-def c_ctlz(b, v):
+def _ctlz(b, v):
     fn = declare_libm(b.module, f"llvm.ctlz.{_suffix(v.type)}", ir.FunctionType(v.type, [v.type, _I1]))
     return b.call(fn, [v, _const(_I1, 0)])
 

@@ -134,11 +134,12 @@ def _short_form_text(inst, op, is_root: bool) -> str:
     suffix = inst.opcode[len("async"):]
     text = (f"{'ROOT ' if is_root else ''}{inst.name} = {shape_to_text(inst.shape)} "
             f"{op.opcode}{suffix}({', '.join(o.name for o in inst.operands)})")
+    start = inst.opcode == "async-start"
     for key, value in inst.attrs.items():
-        if key == "calls" or (key in op.attrs and op.attrs[key] == value):
+        if key == "calls" or (start and key in op.attrs and op.attrs[key] == value):
             continue                       # the computation, and what the wrapped op repeats
         text += f", {key}={format_attr_value(inst.opcode, key, value)}"
-    if inst.opcode == "async-start":
+    if start:
         for key, value in op.attrs.items():
             text += f", {key}={format_attr_value(op.opcode, key, value)}"
     return text
