@@ -70,7 +70,7 @@ SIZES = {"4": 4, "1M": 1 << 20, "16M": 16 << 20, "128M": 128 << 20}
 def _trips(nbytes: int) -> tuple[int, int]:
     """Two loop counts whose difference is enough iterations to time."""
     if nbytes <= 4096:
-        return 10, 2010
+        return 10, 100010
     if nbytes <= (1 << 20):
         return 2, 102
     if nbytes <= (16 << 20):
@@ -160,7 +160,7 @@ def markdown(res: dict) -> str:
     def cell(sec, nbytes):
         if sec is None:
             return "—"
-        return f"{sec * 1e6:.1f} µs" if nbytes <= 4096 else f"{sec * 1e3:.2f} ms, {nbytes / sec / 1e9:.2f} GB/s"
+        return f"{sec * 1e6:.2f} µs" if nbytes <= 4096 else f"{sec * 1e3:.2f} ms, {nbytes / sec / 1e9:.2f} GB/s"
     names = {v: k for k, v in SIZES.items()}
     lines = [f"f32 all-reduce on {res['devices']} devices of one host (time per all-reduce; GB/s = bytes of "
              f"the buffer per second); memcpy in the same run: {res['memcpy_gbs']:.1f} GB/s.", "",

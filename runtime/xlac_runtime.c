@@ -9,6 +9,7 @@
  * diagnostics. See part 2 of xlac_runtime.h.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE   /* syscall() for the futex */
 
 #include "xlac_runtime.h"
 
@@ -188,55 +189,132 @@ void xlac_temp_free(void *temp) { free(temp); }
  * Thread pool
  * --------------------------------------------------------------------------- */
 
-struct xlac_thread_pool {
-  pthread_mutex_t mu;        /* guards everything below */
-  pthread_cond_t work_cv;    /* a new job, or shutdown */
-  pthread_cond_t done_cv;    /* the current job finished */
-  pthread_mutex_t call_mu;   /* one parallel_for at a time */
-  pthread_key_t in_body;     /* set while a thread runs a body: nested calls go inline */
-  pthread_t *threads;
-  int num_threads;           /* started worker threads */
-  int shutdown;
-  uint64_t generation;       /* bumped for every job */
-  /* the current job */
-  xlac_parallel_body body;
-  void *ctx;
-  int64_t n, next, remaining;
+/* The same design as the JIT's pool (xlac/codegen/thread_pool.py): the caller
+ * takes the pool with a compare-and-swap (a call that finds it taken — nested
+ * in a body, or from another thread — runs inline), publishes the job, bumps
+ * `generation` and wakes sleeping workers (a futex on Linux); everyone,
+ * the caller included, grabs tasks one at a time from `next` =
+ * (generation << 32) | task by compare-and-swap, so a late or descheduled
+ * thread leaves its share to the others and a stale one cannot take a task
+ * of a newer job; the caller returns once `done` counts every task.  Workers
+ * spin XLAC_POOL_SPIN_NS between jobs, then sleep. */
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+#include <sched.h>
+#include <time.h>
+
+#define XLAC_POOL_SPIN_NS 50000
+#define XLAC_LINE 64
+
+struct xlac_worker_arg {
+  xlac_thread_pool *pool;
+  int64_t index;
 };
 
-/* Takes indices of the current job until none are left; returns with mu unlocked. */
-static void run_job(xlac_thread_pool *pool) {
-  void *was = pthread_getspecific(pool->in_body);
-  pthread_setspecific(pool->in_body, pool);
-  pthread_mutex_lock(&pool->mu);
-  while (pool->next < pool->n) {
-    int64_t i = pool->next++;
-    xlac_parallel_body body = pool->body;
-    void *ctx = pool->ctx;
-    pthread_mutex_unlock(&pool->mu);
-    body(ctx, i);
-    pthread_mutex_lock(&pool->mu);
-    if (--pool->remaining == 0) pthread_cond_broadcast(&pool->done_cv);
+struct xlac_thread_pool {
+  int64_t lock;                       /* 1 while a parallel_for owns the pool */
+  char pad0[XLAC_LINE - 8];
+  uint32_t generation;                /* bumped for every job (the futex word) */
+  uint32_t pad1a;
+  int64_t sleepers;                   /* workers asleep on it */
+  char pad1[XLAC_LINE - 16];
+  int64_t next;                       /* (generation << 32) | the next task */
+  char pad2[XLAC_LINE - 8];
+  int64_t done;                       /* tasks of the job finished */
+  char pad3[XLAC_LINE - 8];
+  xlac_parallel_body body;            /* the job */
+  void *ctx;
+  int64_t n;
+  int64_t max_workers;
+  int num_threads;                    /* started worker threads */
+  int stop;
+  pthread_t *threads;
+  struct xlac_worker_arg *args;
+};
+
+static int64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static void futex_wait(uint32_t *word, uint32_t value) {
+#if defined(__linux__)
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+#else
+  struct timespec nap = {0, 50000};
+  (void)word; (void)value;
+  nanosleep(&nap, NULL);
+#endif
+}
+
+static void futex_wake_all(uint32_t *word) {
+#if defined(__linux__)
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+#else
+  (void)word;
+#endif
+}
+
+/* Grabs and runs tasks of job `gen` until none is left. */
+static void run_job(xlac_thread_pool *pool, uint64_t gen) {
+  for (;;) {
+    int64_t word = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+    int64_t task, n, stop;
+    xlac_parallel_body body;
+    void *ctx;
+    if ((uint64_t)word >> 32 != gen) return;
+    task = word & 0xffffffff;
+    n = __atomic_load_n(&pool->n, __ATOMIC_ACQUIRE);
+    if (task >= n) return;
+    body = __atomic_load_n(&pool->body, __ATOMIC_ACQUIRE);
+    ctx = __atomic_load_n(&pool->ctx, __ATOMIC_ACQUIRE);
+    stop = task + 1;
+    if (!__atomic_compare_exchange_n(&pool->next, &word, (int64_t)((gen << 32) | (uint64_t)stop), 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+      continue;
+    body(ctx, task);
+    __atomic_fetch_add(&pool->done, stop - task, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&pool->mu);
-  pthread_setspecific(pool->in_body, was);
 }
 
 static void *worker(void *arg) {
-  xlac_thread_pool *pool = (xlac_thread_pool *)arg;
-  uint64_t seen = 0;
-  pthread_mutex_lock(&pool->mu);
-  seen = pool->generation;
+  struct xlac_worker_arg *w = (struct xlac_worker_arg *)arg;
+  xlac_thread_pool *pool = w->pool;
+  uint32_t seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+  int64_t since = 0, spins = 0;
   for (;;) {
-    while (!pool->shutdown && pool->generation == seen) pthread_cond_wait(&pool->work_cv, &pool->mu);
-    if (pool->shutdown) break;
-    seen = pool->generation;
-    pthread_mutex_unlock(&pool->mu);
-    run_job(pool);
-    pthread_mutex_lock(&pool->mu);
+    uint32_t g;
+    if (__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE)) return NULL;
+    g = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+    if (g != seen) {
+      seen = g;
+      since = 0;
+      if (w->index < __atomic_load_n(&pool->max_workers, __ATOMIC_ACQUIRE)) run_job(pool, g);
+      continue;
+    }
+    cpu_relax();
+    if (++spins & 63) continue;
+    if (since == 0) {
+      since = monotonic_ns();
+      continue;
+    }
+    if (monotonic_ns() - since < XLAC_POOL_SPIN_NS) continue;
+    __atomic_fetch_add(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pool->generation, __ATOMIC_SEQ_CST) == seen && !__atomic_load_n(&pool->stop, __ATOMIC_SEQ_CST))
+      futex_wait(&pool->generation, seen);
+    __atomic_fetch_sub(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+    since = 0;
   }
-  pthread_mutex_unlock(&pool->mu);
-  return NULL;
 }
 
 xlac_thread_pool *xlac_thread_pool_create(int num_threads) {
@@ -250,17 +328,17 @@ xlac_thread_pool *xlac_thread_pool_create(int num_threads) {
   if (pool == NULL) return NULL;
   /* The calling thread is one of the workers: start num_threads - 1 more. */
   pool->threads = (pthread_t *)calloc((size_t)num_threads, sizeof(pthread_t));
-  if (pool->threads == NULL || pthread_key_create(&pool->in_body, NULL) != 0) {
+  pool->args = (struct xlac_worker_arg *)calloc((size_t)num_threads, sizeof(struct xlac_worker_arg));
+  if (pool->threads == NULL || pool->args == NULL) {
     free(pool->threads);
+    free(pool->args);
     free(pool);
     return NULL;
   }
-  pthread_mutex_init(&pool->mu, NULL);
-  pthread_mutex_init(&pool->call_mu, NULL);
-  pthread_cond_init(&pool->work_cv, NULL);
-  pthread_cond_init(&pool->done_cv, NULL);
   for (k = 0; k < num_threads - 1; ++k) {
-    if (pthread_create(&pool->threads[k], NULL, worker, pool) != 0) break;
+    pool->args[k].pool = pool;
+    pool->args[k].index = k;
+    if (pthread_create(&pool->threads[k], NULL, worker, &pool->args[k]) != 0) break;
     pool->num_threads++;
   }
   return pool;
@@ -271,45 +349,43 @@ int xlac_thread_pool_size(const xlac_thread_pool *pool) { return pool ? pool->nu
 void xlac_thread_pool_destroy(xlac_thread_pool *pool) {
   int k;
   if (pool == NULL) return;
-  pthread_mutex_lock(&pool->mu);
-  pool->shutdown = 1;
-  pthread_cond_broadcast(&pool->work_cv);
-  pthread_mutex_unlock(&pool->mu);
+  __atomic_store_n(&pool->stop, 1, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add(&pool->generation, 1, __ATOMIC_SEQ_CST);
+  futex_wake_all(&pool->generation);
   for (k = 0; k < pool->num_threads; ++k) pthread_join(pool->threads[k], NULL);
-  pthread_cond_destroy(&pool->work_cv);
-  pthread_cond_destroy(&pool->done_cv);
-  pthread_mutex_destroy(&pool->mu);
-  pthread_mutex_destroy(&pool->call_mu);
-  pthread_key_delete(pool->in_body);
   free(pool->threads);
+  free(pool->args);
   free(pool);
 }
 
 void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx) {
   xlac_thread_pool *pool = (xlac_thread_pool *)runtime_ctx;
+  int64_t expected = 0, spins = 0, start = 0;
+  uint32_t gen;
   if (n <= 0) return;
-  if (pool == NULL || pool->num_threads == 0 || n == 1 || pthread_getspecific(pool->in_body) != NULL) {
-    xlac_parallel_for_sequential(NULL, n, body, ctx);
+  if (pool == NULL || pool->num_threads == 0 || n == 1 || n >= ((int64_t)1 << 31) ||
+      !__atomic_compare_exchange_n(&pool->lock, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    xlac_parallel_for_sequential(NULL, n, body, ctx);   /* nested, or another thread has the pool */
     return;
   }
-  pthread_mutex_lock(&pool->call_mu);
-  pthread_mutex_lock(&pool->mu);
-  pool->body = body;
-  pool->ctx = ctx;
-  pool->n = n;
-  pool->next = 0;
-  pool->remaining = n;
-  pool->generation++;
-  pthread_cond_broadcast(&pool->work_cv);
-  pthread_mutex_unlock(&pool->mu);
-  run_job(pool); /* the caller works too */
-  pthread_mutex_lock(&pool->mu);
-  while (pool->remaining > 0) pthread_cond_wait(&pool->done_cv, &pool->mu);
-  pool->body = NULL;
-  pool->ctx = NULL;
-  pool->n = pool->next = 0;
-  pthread_mutex_unlock(&pool->mu);
-  pthread_mutex_unlock(&pool->call_mu);
+  gen = pool->generation + 1;
+  pool->done = 0;
+  __atomic_store_n(&pool->next, (int64_t)((uint64_t)gen << 32), __ATOMIC_SEQ_CST);
+  __atomic_thread_fence(__ATOMIC_RELEASE);   /* a stale worker that sees this job sees its `next` too */
+  __atomic_store_n(&pool->body, body, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool->ctx, ctx, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool->n, n, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool->max_workers, (int64_t)pool->num_threads, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool->generation, gen, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) futex_wake_all(&pool->generation);
+  run_job(pool, gen);   /* the caller works too */
+  while (__atomic_load_n(&pool->done, __ATOMIC_ACQUIRE) < n) {
+    cpu_relax();
+    if (++spins & 63) continue;
+    if (start == 0) start = monotonic_ns();
+    else if (monotonic_ns() - start > XLAC_POOL_SPIN_NS) sched_yield();
+  }
+  __atomic_store_n(&pool->lock, 0, __ATOMIC_RELEASE);
 }
 
 void xlac_run_options_use_thread_pool(xlac_run_options *opts, xlac_thread_pool *pool) {

@@ -291,9 +291,11 @@ xlac_thread_pool *xlac_thread_pool_create(int num_threads);
 void xlac_thread_pool_destroy(xlac_thread_pool *pool);
 int xlac_thread_pool_size(const xlac_thread_pool *pool);
 
-/* parallel_for over a pool: runtime_ctx must be an xlac_thread_pool *. Calls
- * may come from several threads at once (they are serialised); a nested call
- * from inside a body runs sequentially. */
+/* parallel_for over a pool: runtime_ctx must be an xlac_thread_pool *. Tasks
+ * are handed out one at a time from an atomic counter (the caller takes part);
+ * idle workers spin briefly, then sleep (a futex on Linux). A call that finds
+ * the pool busy — nested inside a body, or from another thread at the same
+ * time — runs its tasks on the calling thread. */
 void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx);
 
 /* Sets opts->runtime_ctx = pool and opts->parallel_for = xlac_parallel_for_thread_pool.

@@ -37,7 +37,8 @@ def _load_inputs(path: str | None, module) -> list:
         return []
     with np.load(path, allow_pickle=False) as data:
         names = [f"arr_{k}" for k in range(len(params))]
-        missing = [n for n in names if n not in data.files]
+        # A token parameter carries no data: its array may be left out.
+        missing = [n for n, p in zip(names, params) if n not in data.files and not p.shape.is_token]
         if missing:
             raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
                              f"parameter(s) (found {', '.join(sorted(data.files)) or 'nothing'})")
@@ -45,7 +46,7 @@ def _load_inputs(path: str | None, module) -> list:
         if extra:
             raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module has "
                              f"{len(params)} parameter(s)")
-        return [data[n] for n in names]
+        return [data[n] if n in data.files else None for n in names]
 
 
 def _read_module_text(path: str) -> str:
@@ -99,12 +100,14 @@ def cmd_run(args) -> int:
         result = exe(*inputs)
         if getattr(exe, "rank", 0) != 0:
             return 0            # under mpiexec, rank 0 writes the results
-    leaves = [np.asarray(x) for x in _flatten(result)]
+    # A token result is written as an empty u8 array (what the evaluator returns).
+    shapes = module.entry.root.shape.leaves()
+    leaves = [np.zeros(0, np.uint8) if s.is_token else np.asarray(x) for s, x in zip(shapes, _flatten(result))]
     if args.out:
         np.savez(args.out, *leaves)
     else:
-        for k, a in enumerate(leaves):
-            print(f"arr_{k}: {_summary(a)}")
+        for k, (s, a) in enumerate(zip(shapes, leaves)):
+            print(f"arr_{k}: {'token' if s.is_token else _summary(a)}")
     return 0
 
 

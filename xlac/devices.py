@@ -46,12 +46,12 @@ from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
 from .hlo.parser import parse_hlo
-from .hlo.sharding import parse_sharding
+from .hlo.sharding import parameter_shardings, result_sharding
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime import disk_cache, interrupt
-from .runtime.collective_service import make_service
+from .runtime.collective_service import make_native_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
 
 __all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
@@ -254,7 +254,7 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
             if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
                 # A reset segment (a new run after a failure) starts the rounds again.
                 transport = ShmTransport(segment, device, timeout=timeout)
-                service = make_service(transport, device, num_devices, on_failure=failed)
+                service = make_native_service(transport, device, num_devices, on_failure=failed)
             op, text, replicas, partitions = msg[:4]
             exe = executables.get(text)
             if exe is None:
@@ -372,9 +372,7 @@ class SpmdExecutable:
     def __init__(self, module, shardings: list, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
         self.shardings = shardings
-        root = module.entry.root.attrs.get("sharding")
-        self.result_sharding = (parse_sharding(getattr(root, "text", root), self.num_devices)
-                                if root is not None and not module.entry.root.shape.is_tuple else None)
+        self.result_sharding = result_sharding(module)
         self._replicated = ReplicatedExecutable(module.to_text(), module.replica_count, module.num_partitions,
                                                 num_threads=num_threads, timeout=timeout)
 
@@ -387,16 +385,6 @@ class SpmdExecutable:
         if self.result_sharding is not None:
             return self.result_sharding.assemble([out[d] for d in range(n)])
         return out
-
-
-def _spmd_shardings(module) -> list | None:
-    """The parameters' shardings of a partitioned per-device program, or None."""
-    n = module.replica_count * module.num_partitions
-    params = module.entry.parameters
-    if n == 1 or not any("sharding" in p.attrs for p in params):
-        return None
-    return [parse_sharding(getattr(p.attrs.get("sharding"), "text", p.attrs.get("sharding", "replicated")), n)
-            for p in params]
 
 
 def _may_be_global_program(x) -> bool:
@@ -430,7 +418,7 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     if replicas * partitions == 1:
         return single_device_jit(x, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize)
     module = as_module(x)
-    shardings = _spmd_shardings(module) if num_replicas is None else None
+    shardings = parameter_shardings(module) if num_replicas is None else None
     if shardings is not None:
         return SpmdExecutable(module, shardings, num_threads=num_threads or 1)
     module.replica_count = replicas

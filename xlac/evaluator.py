@@ -1398,21 +1398,65 @@ def _topk(inst, vals):
 # Batch norm
 # ============================================================================
 
+def _per_feature(inst, x):
+    """(reshape a per-feature array to broadcast along feature_index, the other
+    axes, the number of elements per feature)."""
+    feature = _int(inst.attrs["feature_index"])
+    along = [1] * x.ndim
+    along[feature] = -1
+    axes = tuple(d for d in range(x.ndim) if d != feature)
+    count = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    return (lambda v: v.reshape(along)), axes, count
+
+
+def _epsilon(inst, x):
+    return x.dtype.type(float(inst.attrs["epsilon"]))
+
+
 @_rule("batch-norm-inference")
 def _batch_norm_inference(inst, vals):
     # The spec's formula as written: (x - mean) / sqrt(variance + epsilon) *
     # scale + offset, each per-feature array along feature_index (halves in f32).
     x, scale, offset, mean, variance = (_wide(v) for v in vals)
-    feature = _int(inst.attrs["feature_index"])
-    epsilon = x.dtype.type(float(inst.attrs["epsilon"]))
-    along = [1] * x.ndim
-    along[feature] = -1
-
-    def per_feature(v):
-        return v.reshape(along)
-    normalized = (x - per_feature(mean)) / np.sqrt(per_feature(variance) + epsilon)
+    per_feature, _axes, _count = _per_feature(inst, x)
+    normalized = (x - per_feature(mean)) / np.sqrt(per_feature(variance) + _epsilon(inst, x))
     return _convert(normalized * per_feature(scale) + per_feature(offset), inst.shape.dtype)
 
+
+@_rule("batch-norm-training")
+def _batch_norm_training(inst, vals):
+    # The spec's formulas: the batch mean and (biased) variance of each feature
+    # over the other dimensions, then y = scale * (x - mean) / sqrt(var + epsilon)
+    # + offset.  An empty batch gives NaN moments, as 0/0.
+    x, scale, offset = (_wide(v) for v in vals)
+    per_feature, axes, count = _per_feature(inst, x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.sum(axis=axes) / x.dtype.type(count)
+        centered = x - per_feature(mean)
+        var = (centered * centered).sum(axis=axes) / x.dtype.type(count)
+        y = per_feature(scale) * centered / np.sqrt(per_feature(var) + _epsilon(inst, x)) + per_feature(offset)
+    et = inst.shape.tuple_shapes[0].dtype
+    return _convert(y, et), _convert(mean, et), _convert(var, et)
+
+
+@_rule("batch-norm-grad")
+def _batch_norm_grad(inst, vals):
+    # The spec's formulas, with c_l and d_l the means over each feature's
+    # elements: grad_operand = scale / sqrt(var + epsilon) * (grad_output - d
+    # - c * (x - mean)), grad_scale = sum(grad_output * (x - mean) /
+    # sqrt(var + epsilon)), grad_offset = sum(grad_output).
+    x, scale, mean, var, dy = (_wide(v) for v in vals)
+    per_feature, axes, count = _per_feature(inst, x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_eps = per_feature(var) + _epsilon(inst, x)
+        centered = x - per_feature(mean)
+        c = (dy * centered / var_eps).sum(axis=axes) / x.dtype.type(count)
+        d = dy.sum(axis=axes) / x.dtype.type(count)
+        grad_operand = per_feature(scale) / np.sqrt(var_eps) * (dy - per_feature(d) - per_feature(c) * centered)
+        grad_scale = (dy * centered / np.sqrt(var_eps)).sum(axis=axes)
+        grad_offset = dy.sum(axis=axes)
+    et = inst.shape.tuple_shapes[0].dtype
+    return _convert(grad_operand, et), _convert(grad_scale, et), _convert(grad_offset, et)
 
 
 # ============================================================================

@@ -13,7 +13,9 @@ The calling convention is the one device processes on one host have
 axis of one entry per device; every rank passes the whole arrays and takes
 its own entry, and every rank gets the whole results (``MPI_Allgather``).
 jax's global programs (``pmap``/``shard_map``) take and return the global
-arrays on every rank.  A module that does not say
+arrays on every rank; XLA's partitioned per-device programs take the global
+arguments (each rank its tile, as the parameters' shardings say) and return
+the results as the device processes do.  A module that does not say
 its device count runs on the ``N`` ranks.  An error on one rank is printed
 on stderr, naming the rank, and ends the job (``MPI_Abort``): the others are
 waiting in collectives that will never complete.
@@ -27,6 +29,7 @@ import time
 import numpy as np
 
 from .executable import Executable
+from .hlo.sharding import parameter_shardings, result_sharding
 from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime.collective_service import make_service
@@ -34,6 +37,19 @@ from .runtime.mpi_transport import MpiTransport, launched_by_mpiexec, mpi
 from .runtime.threads import default_num_threads
 
 __all__ = ["MpiExecutable", "launched_by_mpiexec"]
+
+
+_services: dict = {}
+
+
+def _service(comm):
+    """The collective service of this rank in ``comm``, one per process: its
+    transport makes each group's sub-communicator once for every executable."""
+    key = id(comm)
+    if key not in _services:
+        rank = comm.Get_rank()
+        _services[key] = make_service(MpiTransport(comm, rank), rank, comm.Get_size())
+    return _services[key]
 
 
 class MpiExecutable:
@@ -49,6 +65,10 @@ class MpiExecutable:
         # jax's global program (pmap / shard_map): every rank takes the whole
         # arguments and ends with the whole results.
         self.global_program = partition_global_program(module)
+        # XLA's partitioned per-device program: each rank takes its tile of
+        # every global argument as the parameter's sharding says.
+        self.shardings = None if self.global_program else parameter_shardings(module)
+        self.result_sharding = result_sharding(module) if self.shardings else None
         devices = module.replica_count * module.num_partitions
         if devices == 1:
             module.replica_count = devices = self.size
@@ -61,7 +81,7 @@ class MpiExecutable:
             local = int(os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
             num_threads = max(1, default_num_threads() // max(1, local))
         self._exe = self._guard(lambda: Executable(module, optimize, num_threads=num_threads))
-        self._service = make_service(MpiTransport(self.comm, self.rank), self.rank, self.size)
+        self._service = _service(self.comm)
         p = self.num_partitions
         self._exe.set_device(self.rank // p, self.num_replicas, self.rank % p, p, self._service)
 
@@ -82,14 +102,7 @@ class MpiExecutable:
         def run():
             if self.global_program:
                 return self._exe(*[np.asarray(a) for a in args])
-            mine = []
-            for k, a in enumerate(args):
-                a = np.asarray(a)
-                if a.ndim == 0 or a.shape[0] != self.size:
-                    raise ValueError(f"parameter {k}: expected a leading axis of {self.size} (one entry per "
-                                     f"device), got shape {a.shape}")
-                mine.append(np.asarray(a[self.rank], order="C"))   # (ascontiguousarray makes 0-d arrays 1-d)
-            out = self._exe(*mine)
+            out = self._exe(*self._mine(args))
             leaves = list(out) if isinstance(out, tuple) else [out]
             gathered = []
             for leaf in leaves:
@@ -98,5 +111,23 @@ class MpiExecutable:
                 self.comm.Allgather([leaf.reshape(-1).view(np.uint8), mpi().BYTE],
                                     [whole.reshape(-1).view(np.uint8), mpi().BYTE])
                 gathered.append(whole)
+            if self.result_sharding is not None:
+                return self.result_sharding.assemble(list(gathered[0]))
             return gathered[0] if not isinstance(out, tuple) else tuple(gathered)
         return self._guard(run)
+
+    def _mine(self, args) -> list:
+        """This rank's arguments: its tile of each global argument (a
+        partitioned program), else its entry of each argument's device axis."""
+        if self.shardings is not None:
+            if len(args) != len(self.shardings):
+                raise TypeError(f"expected {len(self.shardings)} arguments, got {len(args)}")
+            return [np.asarray(s.tile(np.asarray(a), self.rank), order="C") for a, s in zip(args, self.shardings)]
+        mine = []
+        for k, a in enumerate(args):
+            a = np.asarray(a)
+            if a.ndim == 0 or a.shape[0] != self.size:
+                raise ValueError(f"parameter {k}: expected a leading axis of {self.size} (one entry per "
+                                 f"device), got shape {a.shape}")
+            mine.append(np.asarray(a[self.rank], order="C"))   # (ascontiguousarray makes 0-d arrays 1-d)
+        return mine

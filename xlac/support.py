@@ -43,7 +43,7 @@ class Support:
     builders: tuple          # names of the xlac.ops functions that build it
     shape: bool              # a shape inference rule
     evaluator: bool          # an evaluator rule
-    codegen: str | None      # "elemental", "kernel", "expanded", "plumbing", or None
+    codegen: str | None      # "elemental", "kernel", "expanded", "plumbing", "elemental+expanded", or None
     kinds: tuple | None      # elementwise: element kinds both shape inference and codegen take
     not_yet: tuple = ()      # elementwise: kinds shape inference accepts, codegen does not yet
 
@@ -74,10 +74,11 @@ def _accepted_kinds(op: OpDef) -> set:
 
 def support(op: OpDef) -> Support:
     name = op.name
+    codegen = codegen_rule(name)
     if shape_inference.has_rule(name) and EXPANSIONS.for_opcode(name):
-        codegen = "expanded"
-    else:
-        codegen = codegen_rule(name)
+        # Expanded; or, when it also has code of its own, expanded in some forms only
+        # (bitcast-convert between types of different widths).
+        codegen = "expanded" if codegen is None else f"{codegen}+expanded"
     kinds, not_yet = None, ()
     if op.is_elementwise and name not in ("convert", "bitcast-convert", "stochastic-convert"):
         emitted, accepted = element_kinds(name), _accepted_kinds(op)
@@ -95,7 +96,9 @@ def matrix() -> list[Support]:
 
 
 _CODEGEN_WORDS = {"elemental": "yes (elemental)", "kernel": "yes (kernel)",
-                  "expanded": "yes (expanded)", "plumbing": "yes (no code)", None: "—"}
+                  "expanded": "yes (expanded)", "plumbing": "yes (no code)",
+                  "elemental+expanded": "yes (elemental; expanded in some forms)",
+                  "kernel+expanded": "yes (kernel; expanded in some forms)", None: "—"}
 
 
 def markdown() -> str:
@@ -119,7 +122,8 @@ def markdown() -> str:
         "- **compiled**: `xlac.jit` and `xlac.compile_aot` — elemental (a generator fused",
         "  into loops), kernel (kernels of its own, tried in order, the elemental loop",
         "  when they decline; `xlac dump` says which ran and why), expanded (rewritten",
-        "  into other ops by `op-expander`), no code (buffer plumbing);",
+        "  into other ops by `op-expander`; \"in some forms\": only those, e.g.",
+        "  `bitcast-convert` between types of different widths), no code (buffer plumbing);",
         "- **element types**: for elementwise ops, the kinds the shape rule accepts and",
         "  the code generator emits (int: every signed and unsigned width; float: f16,",
         "  bf16, f32, f64), and after \"not yet:\" the kinds the shape rule accepts that",

@@ -20,7 +20,8 @@ import xlac
 
 CASES = Path(__file__).resolve().parents[1] / "jax_multidevice"
 NAMES = sorted(json.loads((CASES / "manifest.json").read_text())["cases"])
-MPI_NAMES = ["pmap_psum", "pmap_mlp_step", "pmap_ppermute_partial", "smap_psum_2d", "smap_all_to_all"]
+#: Run with ``mpiexec ... xlac run`` (all of them run under mpiexec from one script).
+MPI_CLI_NAMES = ["pmap_mlp_step", "smap_all_to_all"]
 
 
 def _load(name: str):
@@ -60,6 +61,25 @@ def test_partitioned_program_on_device_processes(name):
     _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name)
 
 
+@pytest.mark.parametrize("form", ["hlo", "spmd.hlo"])
+def test_xlac_run_on_device_processes(tmp_path, form):
+    """``xlac run`` starts the devices itself and writes the global results."""
+    name = "pmap_mlp_step"
+    out = tmp_path / "out.npz"
+    run = subprocess.run([sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.{form}"),
+                          "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    _, want = _load(name)
+    with np.load(out) as f:
+        got = [f[f"arr_{k}"] for k in range(len(f.files))]
+    if form == "spmd.hlo":
+        from xlac.passes.shard_map import output_shardings
+        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+        got = [s.assemble(list(o)) for s, o in zip(shardings, got)]
+    _close(got, want, name)
+
+
 @pytest.mark.timeout(180)
 def test_global_programs_under_mpiexec(tmp_path):
     pytest.importorskip("mpi4py")
@@ -67,7 +87,7 @@ def test_global_programs_under_mpiexec(tmp_path):
     if mpiexec is None:
         pytest.skip("no mpiexec")
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
-    for name in MPI_NAMES:
+    for name in MPI_CLI_NAMES:
         out = tmp_path / f"{name}.out.npz"
         run = subprocess.run([mpiexec, "-n", "4", sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
                               "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
@@ -87,3 +107,47 @@ def test_automatic_sharding_is_refused_by_name():
             + param.split(" = ")[0] + ")\n}\n")
     with pytest.raises(xlac.UnsupportedError, match="automatic sharding propagation.*sharding=.devices=.4,1.<=.4."):
         xlac.jit(auto)
+
+
+# Under mpiexec: every case in both forms, rank 0 saving what it got.
+_MPI_SCRIPT = """
+import sys
+from pathlib import Path
+import numpy as np
+import xlac
+from mpi4py import MPI
+
+cases, out = Path(sys.argv[1]), Path(sys.argv[2])
+for name in sys.argv[3:]:
+    with np.load(cases / f"{name}.npz") as f:
+        args = [f[f"arr_{k}"] for k in range(len(f.files))]
+    for form in ("hlo", "spmd.hlo"):
+        got = xlac.jit((cases / f"{name}.{form}").read_text())(*args)
+        got = list(got) if isinstance(got, tuple) else [got]
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            np.savez(out / f"{name}.{form}.npz", *got)
+"""
+
+
+@pytest.mark.timeout(600)
+def test_every_program_in_both_forms_under_mpiexec(tmp_path):
+    """All the programs, global and partitioned, on 4 MPI ranks (one job)."""
+    pytest.importorskip("mpi4py")
+    from xlac.passes.shard_map import output_shardings
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec")
+    script = tmp_path / "run_all.py"
+    script.write_text(_MPI_SCRIPT)
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run([mpiexec, "-n", "4", sys.executable, str(script), str(CASES), str(tmp_path), *NAMES],
+                         capture_output=True, text=True, timeout=580, env=env)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    for name in NAMES:
+        _, want = _load(name)
+        with np.load(tmp_path / f"{name}.hlo.npz") as f:
+            _close([f[f"arr_{k}"] for k in range(len(f.files))], want, name)
+        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+        with np.load(tmp_path / f"{name}.spmd.hlo.npz") as f:
+            outs = [f[f"arr_{k}"] for k in range(len(f.files))]
+        _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name + " (partitioned)")

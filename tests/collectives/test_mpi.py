@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -141,3 +142,137 @@ def test_aot_object_with_the_mpi_collective_service(tmp_path):
     assert run.returncode == 0, run.stderr
     lines = sorted(line for line in run.stdout.splitlines() if line.startswith("rank "))
     assert lines == ["rank 0: 3 5 7 9", "rank 1: 3 5 7 9"], run.stdout
+
+
+# A user script under mpiexec: an all-reduce module; what each rank does next
+# is the test's ``plan`` (argv[1]).
+_FAULT_SCRIPT = """
+import os, signal, sys
+import numpy as np
+from xlac.mpi import MpiExecutable
+
+ADD = '''
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+'''
+SUM = 'HloModule s, replica_count=2\\n' + ADD + '''
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT s = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+}
+'''
+GATHER = 'HloModule g, replica_count=2\\n' + ADD + '''
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT s = f32[8] all-gather(x), replica_groups={}, dimensions={0}
+}
+'''
+plan = sys.argv[1]
+exe, other = MpiExecutable(SUM), MpiExecutable(GATHER)
+rank = exe.rank
+print("first", exe(np.ones((2, 4), np.float32))[0].tolist(), flush=True)
+if plan == "kill" and rank == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+if plan == "mismatch" and rank == 1:
+    exe = other
+if plan == "extra" and rank == 1:
+    sys.exit(0)
+exe(np.ones((2, 4), np.float32))
+print("second", rank, flush=True)
+"""
+
+
+def _run_faulty(tmp_path, plan):
+    script = tmp_path / "faulty.py"
+    script.write_text(_FAULT_SCRIPT)
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"), XLAC_COLLECTIVE_TIMEOUT="3")
+    start = time.monotonic()
+    run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), plan],
+                         capture_output=True, text=True, timeout=100, env=env)
+    return run, time.monotonic() - start
+
+
+@pytest.mark.timeout(120)
+def test_a_rank_killed_mid_run_ends_the_job_with_an_error(tmp_path):
+    run, _ = _run_faulty(tmp_path, "kill")
+    assert run.returncode != 0
+    assert "first [2.0, 2.0, 2.0, 2.0]" in run.stdout
+    assert "second" not in run.stdout
+    out = run.stdout + run.stderr
+    assert "signal 9" in out.lower() or "killed" in out.lower() or "device 1" in out, out
+
+
+@pytest.mark.timeout(120)
+def test_mismatched_collectives_across_ranks_are_reported(tmp_path):
+    run, _ = _run_faulty(tmp_path, "mismatch")
+    assert run.returncode != 0
+    assert "running a different collective" in run.stderr, run.stderr
+    assert "second" not in run.stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_collective_the_other_rank_never_reaches_times_out(tmp_path):
+    run, _ = _run_faulty(tmp_path, "extra")
+    assert run.returncode != 0
+    assert "xlac: rank 0 of 2: CollectiveError" in run.stderr and "not complete within 3 s" in run.stderr, \
+        run.stderr
+
+
+# The spec's own examples (operation_semantics: AllReduce, AllGather, AllToAll,
+# replica groups, CollectivePermute) on MPI ranks: one job per rank count.
+_SPEC_CASES = {
+    2: {
+        "all_reduce": ("f32[2] all-reduce(x), replica_groups={}, to_apply=add", "f32[2]",
+                       [[1.0, 2.5], [3.0, 5.25]]),
+        "all_gather": ("f32[4] all-gather(x), replica_groups={}, dimensions={0}", "f32[2]",
+                       [[1.0, 2.5], [3.0, 5.25]]),
+    },
+    4: {
+        "all_to_all": ("f32[16,4] all-to-all(x), replica_groups={}, dimensions={0}", "f32[16,4]", None),
+        "groups": ("f32[2] all-reduce(x), replica_groups={{0,2},{1,3}}, to_apply=add", "f32[2]",
+                   [[1, 2], [10, 20], [100, 200], [1000, 2000]]),
+        "permute": ("f32[2] collective-permute(x), source_target_pairs={{0,1},{1,2}}", "f32[2]",
+                    [[1, 2], [3, 4], [5, 6], [7, 8]]),
+    },
+}
+_SPEC_WANT = {
+    "all_reduce": [[4.0, 7.75]] * 2,
+    "all_gather": [[1.0, 2.5, 3.0, 5.25]] * 2,
+    "groups": [[101, 202], [1010, 2020], [101, 202], [1010, 2020]],
+    "permute": [[0, 0], [1, 2], [3, 4], [0, 0]],
+}
+
+
+def _spec_module(n: int, op: str, shape: str) -> str:
+    return (f"HloModule spec, replica_count={n}\n\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            f"  ROOT s = f32[] add(a, b)\n}}\n\nENTRY e {{\n  x = {shape} parameter(0)\n  ROOT r = {op}\n}}\n")
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("n", [2, 4])
+def test_the_spec_examples_under_mpiexec(tmp_path, n):
+    """Each case through ``mpiexec -n N python -m xlac run`` (one job per case)."""
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
+    rng = np.random.default_rng(3)
+    for name, (op, shape, rows) in _SPEC_CASES[n].items():
+        text = _spec_module(n, op, shape)
+        (tmp_path / f"{name}.hlo").write_text(text)
+        xs = (np.asarray(rows, np.float32) if rows is not None
+              else rng.standard_normal((n, 16, 4)).astype(np.float32))
+        np.savez(tmp_path / f"{name}.npz", xs)
+        run = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "xlac", "run", str(tmp_path / f"{name}.hlo"),
+                              "--inputs", str(tmp_path / f"{name}.npz"), "--out", str(tmp_path / f"{name}.out.npz")],
+                             capture_output=True, text=True, timeout=100, env=env)
+        assert run.returncode == 0 and run.stderr == "", (name, run.stderr)
+        with np.load(tmp_path / f"{name}.out.npz") as f:
+            got = f["arr_0"]
+        ref = evaluate_replicated(text, [[x] for x in xs])
+        for d in range(n):
+            np.testing.assert_array_equal(got[d], ref[d], err_msg=f"{name}, device {d}")
+        if name in _SPEC_WANT:
+            np.testing.assert_array_equal(got, np.asarray(_SPEC_WANT[name], np.float32), err_msg=name)
+        else:   # all-to-all: device d gets row block d of every device, stacked in device order
+            np.testing.assert_array_equal(got[1], np.concatenate([xs[k][4:8] for k in range(n)], axis=0))

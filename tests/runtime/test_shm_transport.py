@@ -163,6 +163,7 @@ def test_mismatched_collectives_are_reported():
 _CHILD = textwrap.dedent("""
     import sys, time
     import numpy as np
+    import xlac.codegen.runtime_code  # the native protocol
     from xlac.runtime.shm_transport import Segment, ShmTransport
     seg = Segment.attach(sys.argv[1])
     d = int(sys.argv[2])

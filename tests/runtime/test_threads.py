@@ -67,11 +67,12 @@ def test_workers_are_kept_off_the_callers_cpu(flat_kernel):
     for _ in range(3):            # the first dispatch may start the worker
         assert (flat_kernel(opts, 64, size=64) == 1).all()
     pool = threads.pool()
-    workers = [w for w in pool._workers if w.tid is not None]
-    assert workers
-    for w in workers:
-        mask = os.sched_getaffinity(w.tid)
-        assert w.avoid not in mask and mask == pool._cpus - {w.avoid}
+    workers = [pool.state.ktids[k] for k in range(pool.state.num_workers)]
+    avoid = pool.state.avoid_cpu
+    assert workers and all(workers) and avoid >= 0
+    for tid in workers:
+        mask = os.sched_getaffinity(tid)
+        assert avoid not in mask and mask == pool._cpus - {avoid}
 
 
 def test_default_num_threads_is_the_affinity_mask():
@@ -88,44 +89,27 @@ def test_num_threads_must_be_a_positive_integer(bad):
         xlac.jit(ADD, num_threads=bad)
 
 
-class _FailingPool:
-    def __init__(self, exc):
-        self.exc, self.calls = exc, 0
+def test_an_error_recorded_in_a_task_on_a_worker_reaches_the_caller():
+    """A task that reports an error (a Python callback recording it) on a
+    worker thread: it is the dispatching thread's error, taken once."""
+    pool = threads.pool()
+    pool.request(2)
+    if pool.size() < 2:
+        pytest.skip("one CPU: no worker")
+    ran_on = set()
 
-    def run(self, *args):
-        self.calls += 1
-        raise self.exc
-
-    def request(self, num_threads):
-        pass
-
-
-def test_exception_in_callback_is_recorded_not_fatal(flat_kernel, monkeypatch):
-    fake = _FailingPool(RuntimeError("boom"))
-    monkeypatch.setattr(threads, "_pool", fake)
-    flat_kernel(threads.make_run_options(2), 10, size=10)   # returns normally
-    err = threads.take_error()
-    assert isinstance(err, RuntimeError) and "boom" in str(err) and fake.calls == 1
-    assert threads.take_error() is None                      # taken once
-    fake.exc = KeyboardInterrupt()                           # BaseException too
-    flat_kernel(threads.make_run_options(2), 10, size=10)
-    assert isinstance(threads.take_error(), KeyboardInterrupt)
-
-
-def test_exception_in_callback_is_raised_by_the_executable(monkeypatch):
-    x = np.ones((512, 512), np.float32)
-    exe = xlac.jit(BIG_ELEMENTWISE, num_threads=2)
-    fake = _FailingPool(RuntimeError("boom in parallel_for"))
-    monkeypatch.setattr(threads, "_pool", fake)
-    try:
-        exe(x, x)
-    except RuntimeError as e:
-        assert "boom in parallel_for" in str(e)
-    else:
-        assert fake.calls == 0
-        pytest.skip("the emitter does not split this loop into tasks")
-    monkeypatch.undo()
-    np.testing.assert_array_equal(exe(x, x), x * x + x)     # and it still works
+    @abi.PARALLEL_BODY
+    def body(ctx, i):
+        ran_on.add(threading.get_ident())
+        if i == 63:
+            threads.record_error(RuntimeError(f"boom in task {i}"))
+    parallel_for = abi.PARALLEL_FOR(pool.parallel_for_address())
+    for _ in range(20):
+        parallel_for(2, 64, ctypes.cast(body, ctypes.c_void_p).value, None)
+        err = threads.take_error()
+        assert isinstance(err, RuntimeError) and "boom in task 63" in str(err)
+        assert threads.take_error() is None                  # taken once
+    assert threading.get_ident() in ran_on                   # the caller takes part
 
 
 def test_report_error_becomes_an_exception(report_kernel):
@@ -275,3 +259,36 @@ def test_parallel_for_overhead(flat_kernel):
             lines.append(f"num_threads={nt} n={n}: {best * 1e6:.2f} us per call"
                          + (" (parallel_for NULL: the kernel loops)" if nt == 1 else ""))
     print("\nparallel_for overhead:\n  " + "\n  ".join(lines))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fork_after_the_pool_started(flat_kernel):
+    """A child forked while the pool has workers (none come along) starts its
+    own; the parent's pool goes on working."""
+    opts = threads.make_run_options(2)
+    assert (flat_kernel(opts, 64, size=64) == 1).all()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # the child: no worker survived fork()
+        try:
+            ok = threads.pool().state.num_workers == 0
+            child_opts = threads.make_run_options(2)
+            ok = ok and all((flat_kernel(child_opts, n, size=n) == 1).all() for n in (2, 64, 1000))
+            os.write(w, b"ok" if ok else b"bad")
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        got = os.read(r, 16)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+    assert got == b"ok"
+    assert (flat_kernel(opts, 1000, size=1000) == 1).all()
+
+
+def test_workers_never_outnumber_the_cpus(flat_kernel):
+    """num_threads beyond the CPUs makes no more workers (no oversubscription)."""
+    opts = threads.make_run_options(16)
+    assert (flat_kernel(opts, 640, size=640) == 1).all()
+    assert threads.pool().size() <= max(1, len(os.sched_getaffinity(0)))

@@ -358,6 +358,8 @@ class ModuleEmitter:
             return b.gep(temp, [i64(sl.offset)], inbounds=True, source_etype=I8)
         if sl.kind == "constant":
             return self.constant_global(inst)
+        if sl.kind == "token":
+            return ir.Constant(PTR, None)
         raise AssertionError(sl.kind)
 
     def leaf_array(self, b, fn, assignment: BufferAssignment, op: HloInstruction, leaf: int) -> IrArray:

@@ -93,8 +93,8 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
 
 
 def pow2_floor(x: int) -> int:
-    """The largest power of two <= ``x`` (``x >= 1``): task counts, because the
-    runtime's pool hands each thread an equal contiguous range of tasks."""
+    """The largest power of two <= ``x`` (``x >= 1``): task counts, which then
+    divide evenly among 2, 4, 8, ... threads."""
     return 1 << (int(x).bit_length() - 1)
 
 

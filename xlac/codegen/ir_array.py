@@ -66,12 +66,13 @@ class IrArray:
     """A typed view of a buffer: ``ptr`` (an LLVM pointer) holding an array of ``shape``."""
 
     def __init__(self, ptr: ir.Value, shape: Shape):
-        if not shape.is_array:
+        if not (shape.is_array or shape.is_token):
             raise TypeError(f"IrArray needs an array shape, got {shape}")
         self.ptr = ptr
         self.shape = shape
         self.element_type = shape.element_type
-        self._strides = strides(shape)
+        # A token (a control-flow leaf that orders side effects) has no elements.
+        self._strides = strides(shape) if shape.is_array else ()
 
     def linear_offset(self, builder: ir.IRBuilder, index: Index) -> ir.Value:
         """Element offset of ``index`` in this buffer."""

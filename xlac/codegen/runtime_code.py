@@ -3,13 +3,14 @@
 The runtime layer compiles nothing; its services ask ``xlac.runtime.native``
 for these by name, and importing this module provides them:
 
-* ``"run_range"``: ``void xlac_run_range(body, ctx, lo, hi)`` calls
-  ``body(ctx, i)`` for each i in [lo, hi): the thread pool runs a whole range
-  of tasks with one foreign call (``xlac.runtime.threads``);
+* ``"thread_pool"``: the native thread pool behind ``parallel_for``
+  (``xlac.codegen.thread_pool``, imported from here);
 * ``"sigint"``: a SIGINT handler that sets a flag and chains to the handler it
   replaced, and ``int xlac_sigint_ensure(void)`` that puts it in front of
   whatever handler is in force (``xlac.runtime.interrupt``); returned as
-  ``(flag address, ensure)``.
+  ``(flag address, ensure)``;
+* ``"shm_collective"`` and ``"shm_bind"``: the shared-memory collective
+  protocol (``xlac.codegen.shm_collective``, imported from here).
 
 Each is JIT-compiled once per process through :func:`~xlac.codegen.compile_cache.load_or_compile`
 (from ``XLAC_CACHE_DIR`` when it is set).
@@ -22,27 +23,7 @@ import ctypes
 from ..runtime import disk_cache, native
 from .compile_cache import load_or_compile
 
-__all__ = ["RUN_RANGE_IR", "SIGINT_IR"]
-
-#: void xlac_run_range(xlac_parallel_body body, void *ctx, int64_t lo, int64_t hi)
-RUN_RANGE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-
-RUN_RANGE_IR = """
-define void @xlac_run_range(ptr %body, ptr %ctx, i64 %lo, i64 %hi) {
-entry:
-  %any = icmp slt i64 %lo, %hi
-  br i1 %any, label %loop, label %done
-loop:
-  %i = phi i64 [ %lo, %entry ], [ %next, %loop ]
-  call void %body(ptr %ctx, i64 %i)
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, %hi
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-"""
-
+__all__ = ["SIGINT_IR"]
 
 _FLAG = "xlac_sigint_cancel_flag"
 _PREV = "xlac_sigint_previous_handler"
@@ -153,13 +134,6 @@ def _compile(ir_text: str, entry: str):
                            metadata=lambda built, jf: {"entry": entry}).jit
 
 
-def _run_range():
-    jf = _compile(RUN_RANGE_IR, "xlac_run_range")
-    fn = RUN_RANGE_TYPE(jf.address)
-    fn._jit = jf                     # the code lives as long as the function
-    return fn
-
-
 def _sigint():
     jf = _compile(SIGINT_IR, _ENSURE)
     ensure = ctypes.CFUNCTYPE(ctypes.c_int)(jf.address)
@@ -171,5 +145,7 @@ def _sigint():
     return jf.engine.get_global_value_address(_FLAG), ensure
 
 
-native.provide("run_range", _run_range)
 native.provide("sigint", _sigint)
+# The thread pool and the shared-memory collective protocol provide their own
+# ("thread_pool"; "shm_collective", "shm_bind").
+from . import shm_collective, thread_pool  # noqa: E402,F401

@@ -893,6 +893,14 @@ _CONVERSIONS: dict = {
 # Entry point
 # ----------------------------------------------------------------------------
 
+def emits(opcode: str, pt: PT) -> bool:
+    """Whether :func:`emit_elementwise` emits ``opcode`` over element type ``pt``."""
+    try:
+        return _kind(pt) in element_kinds(opcode)
+    except UnsupportedError:
+        return False
+
+
 def element_kinds(opcode: str) -> frozenset:
     """The kinds of element type (``"pred"``, ``"int"``, ``"float"``,
     ``"complex"``) this module emits elementwise ``opcode`` for (the support

@@ -908,6 +908,42 @@ def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp
     return builder.add_instruction("call", operands, {"to_apply": callee})
 
 
+@builds("call")
+def composite_call(builder: XlaBuilder, computation: XlaComputation, operands=(), name: str = "",
+                   attributes: str | None = None, version: int | None = None) -> XlaOp:
+    """A composite operation (spec: *CompositeCall*): ``computation`` is its
+    decomposition, called with ``operands``; ``name`` (e.g. "foo.bar"),
+    ``attributes`` (MLIR attribute-dictionary text, e.g. ``"{n = 1 : i32}"``;
+    default ``"{}"``) and ``version`` (default 0) are kept as the call's
+    ``composite.*`` frontend attributes through every pass, as XLA's
+    CompositeCall does.  ShapeError for an empty name or attributes, a negative
+    version, or operands the computation does not take."""
+    op = "composite_call"
+    if not isinstance(name, str):
+        raise TypeError(f"{op}: name must be a string, got {name!r}")
+    if attributes is not None and not isinstance(attributes, str):
+        raise TypeError(f"{op}: attributes must be the text of an attribute dictionary, got {attributes!r}")
+    version = 0 if version is None else _index(op, "version", version)
+    operands = list(operands)
+    builder.check_operands(op, operands)
+    callee = builder.import_computation(computation)
+    fields = {"composite.attributes": "{}" if attributes is None else attributes,
+              "composite.name": name, "composite.version": str(version)}
+    attrs = {"to_apply": callee, "is_composite": True,
+             "frontend_attributes": Raw(_format_frontend_attributes(fields))}
+    return builder.add_instruction("call", operands, attrs)
+
+
+def _format_frontend_attributes(fields: dict) -> str:
+    """``{k="v",...}`` as XLA prints frontend attributes: keys sorted, a value
+    that is itself a braced dictionary unquoted."""
+    def value(v: str) -> str:
+        if v.startswith("{") and v.endswith("}"):
+            return v
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "{" + ",".join(f"{k}={value(v)}" for k, v in sorted(fields.items())) + "}"
+
+
 # ---------------------------------------------------------------------------
 # dynamic slicing
 # ---------------------------------------------------------------------------
@@ -1429,6 +1465,15 @@ def fft(operand: XlaOp, fft_type: str, fft_length) -> XlaOp:
     return operand.builder.add_instruction("fft", [operand], attrs)
 
 
+def _batch_norm(op: str, opcode: str, operands: list, epsilon, feature_index) -> XlaOp:
+    b = _builder(op, *operands)
+    b.check_operands(op, operands)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
+    attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
+    return b.add_instruction(opcode, operands, attrs)
+
+
 @builds("batch-norm-inference")
 def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaOp, variance: XlaOp,
                          epsilon: float, feature_index: int) -> XlaOp:
@@ -1439,14 +1484,38 @@ def batch_norm_inference(operand: XlaOp, scale: XlaOp, offset: XlaOp, mean: XlaO
     Floating-point types only; the result has the operand's shape.  ShapeError
     for a bad ``feature_index`` or per-feature arrays of the wrong size or type;
     TypeError when ``epsilon`` is not a number."""
-    op = "batch_norm_inference"
-    b = _builder(op, operand, scale, offset, mean, variance)
-    b.check_operands(op, [operand, scale, offset, mean, variance])
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{op}: epsilon must be a number, got {epsilon!r}")
-    attrs = {"epsilon": float(epsilon), "feature_index": _index(op, "feature_index", feature_index)}
-    return b.add_instruction("batch-norm-inference", [operand, scale, offset, mean, variance], attrs)
+    return _batch_norm("batch_norm_inference", "batch-norm-inference",
+                       [operand, scale, offset, mean, variance], epsilon, feature_index)
 
+
+@builds("batch-norm-training")
+def batch_norm_training(operand: XlaOp, scale: XlaOp, offset: XlaOp, epsilon: float,
+                        feature_index: int) -> XlaOp:
+    """Normalise ``operand`` with the mean and variance of each feature over the
+    other dimensions (spec: *BatchNormTraining*): a tuple ``(output, batch_mean,
+    batch_var)``, ``output = (operand - batch_mean) / sqrt(batch_var + epsilon)
+    * scale + offset`` of the operand's shape, the moments rank-1 arrays of the
+    size of dimension ``feature_index`` (``batch_var`` the biased variance).
+    Floating-point types only.  ShapeError for a bad ``feature_index`` or
+    ``scale``/``offset`` of the wrong size or type; TypeError when ``epsilon``
+    is not a number."""
+    return _batch_norm("batch_norm_training", "batch-norm-training", [operand, scale, offset],
+                       epsilon, feature_index)
+
+
+@builds("batch-norm-grad")
+def batch_norm_grad(operand: XlaOp, scale: XlaOp, batch_mean: XlaOp, batch_var: XlaOp, grad_output: XlaOp,
+                    epsilon: float, feature_index: int) -> XlaOp:
+    """Gradients of batch normalisation (spec: *BatchNormGrad*): a tuple
+    ``(grad_operand, grad_scale, grad_offset)`` for ``grad_output`` (the
+    operand's shape) flowing back through ``BatchNormTraining`` with moments
+    ``batch_mean`` and ``batch_var`` (rank-1, one value per feature of dimension
+    ``feature_index``).  Floating-point types only.  ShapeError for a bad
+    ``feature_index``, per-feature arrays of the wrong size or type, or a
+    ``grad_output`` that is not the operand's shape; TypeError when ``epsilon``
+    is not a number."""
+    return _batch_norm("batch_norm_grad", "batch-norm-grad", [operand, scale, batch_mean, batch_var, grad_output],
+                       epsilon, feature_index)
 
 
 # ---------------------------------------------------------------------------
@@ -1730,9 +1799,12 @@ def partition_id(builder: XlaBuilder) -> XlaOp:
 
 @builds("after-all")
 def after_all(builder: XlaBuilder, tokens=()) -> XlaOp:
-    """A token ordered after ``tokens`` (spec: *AfterAll*); with none, a fresh token
-    (XLA's CreateToken).  ShapeError when an operand is not a token."""
-    tokens = list(tokens)
+    """A token ordered after ``tokens``, any number of them (spec: *AfterAll*);
+    with none, a fresh token (XLA's CreateToken).  ShapeError when an operand is
+    not a token."""
+    if not isinstance(builder, XlaBuilder):
+        raise TypeError(f"after_all: builder must be an XlaBuilder, got {type(builder).__name__}")
+    tokens = [tokens] if isinstance(tokens, XlaOp) else list(tokens)
     builder.check_operands("after_all", tokens)
     return builder.add_instruction("after-all", tokens)
 

@@ -552,7 +552,12 @@ def permute_scope(inst, device: int, num_replicas: int, num_partitions: int = 1)
 
 def frontend_attributes(inst) -> dict:
     """``frontend_attributes={k=v, k2="v2"}`` as a dict of strings (quotes removed)."""
-    raw = inst.attrs.get("frontend_attributes")
+    return parse_frontend_attributes(inst.attrs.get("frontend_attributes"))
+
+
+def parse_frontend_attributes(raw) -> dict:
+    """The value of a ``frontend_attributes`` attribute (its text, or a dict) as a
+    dict of strings: quotes removed, braced values (``{n = 1 : i32}``) as written."""
     if raw is None:
         return {}
     if isinstance(raw, dict):

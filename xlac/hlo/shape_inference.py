@@ -632,7 +632,27 @@ def _callee(ctx: _Ctx, name: str = "to_apply"):
 
 @_rule("call")
 def _call(ctx: _Ctx) -> Shape:
+    """Spec: Call, and CompositeCall (``is_composite=true``): the result of the
+    called computation (the composite's decomposition) on the operands."""
+    if ctx.attr("is_composite", False, required=False) is True:
+        _check_composite(ctx)
     return _applied(ctx, "to_apply")
+
+
+def _check_composite(ctx: _Ctx) -> None:
+    """A composite call's frontend attributes, as XLA's verifier checks them:
+    ``composite.name`` non-empty; ``composite.attributes``, when given, ``{}``
+    or more; ``composite.version``, when given, a non-negative integer."""
+    attrs = collectives.parse_frontend_attributes(ctx.attr("frontend_attributes", None, required=False))
+    rule = "a composite call must have frontend attributes with"
+    if not attrs.get("composite.name"):
+        raise ctx.fail(f"{rule} key composite.name whose value is non-empty, got "
+                       f"frontend_attributes={ctx.attr('frontend_attributes', '{}', required=False)}")
+    if attrs.get("composite.attributes", "{}") == "":
+        raise ctx.fail(f"{rule} key composite.attributes whose value is default: {{}} or non-empty")
+    version = attrs.get("composite.version", "0")
+    if not (version.isdigit() and version.isascii()):
+        raise ctx.fail(f"{rule} a composite.version whose value is a non-negative integer but got: {version}")
 
 
 @_rule("fusion")
@@ -1256,13 +1276,26 @@ def _scatter(ctx: _Ctx) -> Shape:
 # batch norm
 # ---------------------------------------------------------------------------
 
-@_rule("batch-norm-inference")
-def _batch_norm_inference(ctx: _Ctx) -> Shape:
-    """Spec: BatchNormInference(operand, scale, offset, mean, variance, epsilon,
-    feature_index): four rank-1 arrays of the operand's feature dimension,
-    all of the operand's floating-point element type; the result is the
-    operand's shape."""
-    ctx.arity(5)
+#: The operands of each batch-norm op after ``operand``, by what they are:
+#: rank-1 arrays with one value per feature, or arrays of the operand's shape.
+_BATCH_NORM_OPERANDS = {
+    "batch-norm-training": (("scale", "offset"), ()),
+    "batch-norm-inference": (("scale", "offset", "mean", "variance"), ()),
+    "batch-norm-grad": (("scale", "mean", "variance"), ("grad_output",)),
+}
+
+
+@_rule("batch-norm-training", "batch-norm-inference", "batch-norm-grad")
+def _batch_norm(ctx: _Ctx) -> Shape:
+    """Spec: BatchNormTraining(operand, scale, offset), BatchNormInference(operand,
+    scale, offset, mean, variance), BatchNormGrad(operand, scale, mean, variance,
+    grad_output), each with ``epsilon`` and ``feature_index``: the per-feature
+    operands are rank-1 arrays of the operand's feature dimension, grad_output
+    has the operand's shape, all of the operand's floating-point element type.
+    Inference gives the operand's shape; training the tuple (output, batch_mean,
+    batch_var); grad the tuple (grad_operand, grad_scale, grad_offset)."""
+    per_feature, full_size = _BATCH_NORM_OPERANDS[ctx.opcode]
+    ctx.arity(1 + len(per_feature) + len(full_size))
     operand = ctx.array(0, "operand")
     if not operand.element_type.is_float:
         raise ctx.fail(f"the operand must have a floating-point element type, got "
@@ -1272,16 +1305,26 @@ def _batch_norm_inference(ctx: _Ctx) -> Shape:
         raise ctx.fail(f"feature_index={feature} must be a dimension of the operand {operand} "
                        f"(in [0, {operand.rank}))")
     _as_float(ctx, "epsilon", ctx.attr("epsilon"))
-    features = operand.dimensions[feature]
-    for k, what in enumerate(("scale", "offset", "mean", "variance"), start=1):
+    features = Shape(operand.element_type, (operand.dimensions[feature],))
+    for k, what in enumerate(per_feature, start=1):
         s = ctx.array(k, what)
-        if s.rank != 1 or s.dimensions[0] != features:
-            raise ctx.fail(f"{what} must be a rank-1 array of the {features} features "
+        if s.rank != 1 or s.dimensions[0] != features.dimensions[0]:
+            raise ctx.fail(f"{what} must be a rank-1 array of the {features.dimensions[0]} features "
                            f"(dimension {feature} of the operand), got {s}")
-        if s.element_type != operand.element_type:
-            raise ctx.fail(f"{what} must have the operand's element type "
-                           f"{operand.element_type.value}, got {s.element_type.value}")
-    return Shape(operand.element_type, operand.dimensions)
+        _same_element_type(ctx, what, s, operand)
+    for k, what in enumerate(full_size, start=1 + len(per_feature)):
+        s = ctx.array(k, what)
+        if s.dimensions != operand.dimensions:
+            raise ctx.fail(f"{what} must have the operand's dimensions {list(operand.dimensions)}, got {s}")
+        _same_element_type(ctx, what, s, operand)
+    out = Shape(operand.element_type, operand.dimensions)
+    return out if ctx.opcode == "batch-norm-inference" else Shape.tuple([out, features, features])
+
+
+def _same_element_type(ctx: _Ctx, what: str, s: Shape, operand: Shape) -> None:
+    if s.element_type != operand.element_type:
+        raise ctx.fail(f"{what} must have the operand's element type "
+                       f"{operand.element_type.value}, got {s.element_type.value}")
 
 
 def _as_float(ctx, name, v) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from .collectives import IotaGroups
 
-__all__ = ["Sharding", "parse_sharding"]
+__all__ = ["Sharding", "parse_sharding", "parameter_shardings", "result_sharding"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +97,27 @@ def parse_sharding(text: str, num_devices: int) -> Sharding:
     if m.group(3):
         return Sharding(dims[:-1], devices, dims[-1])
     return Sharding(dims, devices, 1)
+
+
+def _text(value) -> str:
+    return getattr(value, "text", value)
+
+
+def parameter_shardings(module) -> list | None:
+    """The entry parameters' shardings of XLA's partitioned per-device program
+    (``replica_count x num_partitions`` > 1 and some parameter annotated
+    ``sharding=``; unannotated ones are replicated), or None for any other module."""
+    n = module.replica_count * module.num_partitions
+    params = module.entry.parameters
+    if n == 1 or not any("sharding" in p.attrs for p in params):
+        return None
+    return [parse_sharding(_text(p.attrs.get("sharding", "replicated")), n) for p in params]
+
+
+def result_sharding(module) -> Sharding | None:
+    """The sharding of a partitioned program's (array) result, when its root says."""
+    root = module.entry.root
+    value = root.attrs.get("sharding")
+    if value is None or root.shape.is_tuple:
+        return None
+    return parse_sharding(_text(value), module.replica_count * module.num_partitions)

@@ -39,7 +39,7 @@ NO_BUFFER = with_trait(Trait.NO_BUFFER)
 
 @dataclass(frozen=True)
 class BufferSlice:
-    kind: str        # "parameter" | "constant" | "result" | "temp"
+    kind: str        # "parameter" | "constant" | "result" | "temp" | "token" (no storage)
     number: int      # parameter / result number (0 for temp and constant)
     offset: int      # byte offset in the temp arena (temp only)
     size: int        # bytes
@@ -47,7 +47,8 @@ class BufferSlice:
 
     def __str__(self) -> str:
         where = {"parameter": f"param {self.number}", "result": f"result {self.number}",
-                 "temp": f"temp [{self.offset}, {self.offset + self.size})", "constant": "constant"}
+                 "temp": f"temp [{self.offset}, {self.offset + self.size})", "constant": "constant",
+                 "token": "no buffer"}
         return f"{where[self.kind]} {self.shape}"
 
 
@@ -151,6 +152,11 @@ class BufferAssignment:
             elif inst.opcode == "constant":
                 self._slices[(id(inst), 0)] = BufferSlice("constant", 0, 0, inst.shape.byte_size(),
                                                          inst.shape)
+            elif inst.opcode in NO_BUFFER:
+                # A token made here (after-all): no data, no storage, a null pointer.
+                for leaf, shape in enumerate(inst.shape.leaves()):
+                    if shape.is_token:
+                        self._slices[(id(inst), leaf)] = BufferSlice("token", 0, 0, 0, shape)
 
         # Root leaves computed here go straight into the result buffers.
         claimed: dict[tuple[int, int], int] = {}
@@ -196,9 +202,9 @@ class BufferAssignment:
                 free.sort()
                 free[:] = _coalesce(free)
 
-        for number in range(len(self.result_shapes)):
+        for number, shape in enumerate(self.result_shapes):
             src, leaf = self.defining(root, number)
-            if claimed.get((id(src), leaf)) != number:
+            if claimed.get((id(src), leaf)) != number and not shape.is_token:   # a token has no data
                 self.copies.append((number, self._resolve(src, leaf)))
 
     def _in_place_donor(self, inst, leaf, shape, step, last_use, live, claimed):

@@ -4,6 +4,15 @@ JAX wraps named functions (``jit(relu)``, ``argmax``...) in ``call``; inlining
 them exposes their instructions to the rest of the pipeline and to buffer
 assignment.  Calls inside called computations (reducers) are left alone: the
 elemental emitter composes them.
+
+A composite call (``call`` with ``is_composite=true``, spec: CompositeCall)
+is kept, with its ``composite.*`` attributes, through every pass: its
+decomposition runs through the ``call`` kernel.  Its decomposition is treated
+as the entry is (:func:`entry_like_computations`): its own calls are inlined
+and the fusion passes fuse it, so only the call boundary is left.  XLA's CPU
+pipeline inlines composites (its CallInliner keeps only the names in
+``composites_to_preserve``); ``CallInliner(inline_composites=True)`` does that
+here.
 """
 from __future__ import annotations
 
@@ -38,17 +47,56 @@ def inline_call(comp: HloComputation, call: HloInstruction, used_names: set) -> 
         comp.root = result
 
 
+def is_composite(inst: HloInstruction) -> bool:
+    """A composite call (spec: CompositeCall)."""
+    return inst.opcode == "call" and inst.attrs.get("is_composite") is True
+
+
+def entry_like_computations(module: HloModule) -> list[HloComputation]:
+    """The entry and the decompositions of the composite calls it runs (through
+    composite calls, at any depth): the computations compiled as sequences of
+    kernels, which inlining and fusion work on."""
+    out, seen, stack = [], set(), [module.entry]
+    while stack:
+        comp = stack.pop()
+        if comp is None or id(comp) in seen:
+            continue
+        seen.add(id(comp))
+        out.append(comp)
+        stack.extend(i.attrs["to_apply"] for i in comp.instructions if is_composite(i))
+    return out
+
+
 class CallInliner:
-    """Pass: inline the entry computation's calls (repeatedly, for nested calls)."""
+    """Pass: inline the calls of the entry and of composite decompositions
+    (repeatedly, for nested calls); composite calls stay unless
+    ``inline_composites``."""
 
     name = "call-inliner"
 
+    def __init__(self, inline_composites: bool = False):
+        self.inline_composites = inline_composites
+
     def run(self, module: HloModule) -> bool:
-        comp = module.entry
         used = {i.name for c in module.computations for i in c.instructions}
         changed = False
+        done: set[int] = set()
         while True:
-            calls = [i for i in comp.instructions if i.opcode == "call"]
+            pending = [c for c in entry_like_computations(module) if id(c) not in done]
+            if not pending:
+                break
+            for comp in pending:
+                changed |= self._inline_all(comp, used)
+                done.add(id(comp))
+        if changed:
+            module.drop_uncalled_computations()
+        return changed
+
+    def _inline_all(self, comp: HloComputation, used: set) -> bool:
+        changed = False
+        while True:
+            calls = [i for i in comp.instructions
+                     if i.opcode == "call" and (self.inline_composites or not is_composite(i))]
             if not calls:
                 break
             for call in calls:
@@ -56,5 +104,4 @@ class CallInliner:
             changed = True
         if changed:
             comp.compute_users()
-            module.drop_uncalled_computations()
         return changed

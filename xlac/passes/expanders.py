@@ -7,11 +7,19 @@ so that what they produce is simplified and fused like any other code.  This
 is XLA's family of ``OpExpanderPass`` subclasses (``BatchNormExpander``, ...)
 as one table.
 
-* ``batch-norm-inference`` (spec: BatchNormInference), as XLA's
-  BatchNormExpander: ``x * scale' + shift`` with ``scale' = scale *
-  rsqrt(variance + epsilon)`` and ``shift = offset - mean * scale'``, the two
-  per-feature arrays broadcast along ``feature_index``: one multiply-add per
-  element, fused into one loop.
+* ``batch-norm-inference``, ``batch-norm-training``, ``batch-norm-grad``
+  (spec: BatchNormInference, BatchNormTraining, BatchNormGrad), as XLA's
+  BatchNormExpander: per-feature arrays broadcast along ``feature_index``,
+  moments as ``reduce``-adds over the other dimensions, the rest elementwise,
+  so fusion makes each a few loops (f16/bf16 computed in f32).  Inference is
+  ``x * scale' + shift`` with ``scale' = scale * rsqrt(variance + epsilon)``
+  and ``shift = offset - mean * scale'``: one multiply-add per element.
+  Training takes the variance as the mean of ``(x - mean)^2`` (the spec's
+  formula; XLA's ``E[x^2] - E[x]^2`` loses every digit when the mean is large
+  against the deviation), one more pass over the operand.
+* ``bitcast-convert`` between element types of different widths (spec:
+  BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and
+  truncating converts on unsigned integers, little-endian (below);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -33,7 +41,7 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Shape
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
@@ -41,24 +49,216 @@ __all__ = ["OpExpander", "EXPANSIONS"]
 EXPANSIONS = PatternSet()
 
 
+class _BatchNorm:
+    """Building blocks of the batch-norm expansions: values of the operand's
+    shape ("full") and rank-1 values of one element per feature, computed in
+    f32 for f16/bf16 operands (as XLA:CPU computes halves) and converted back
+    at the end."""
+
+    def __init__(self, inst: HloInstruction, rw: PatternRewriter):
+        self.inst, self.rw = inst, rw
+        x = inst.operands[0].shape
+        self.et = x.element_type
+        self.ct = F32 if self.et in (F16, BF16) else self.et
+        self.feature = int(inst.attrs["feature_index"])
+        self.others = tuple(d for d in range(x.rank) if d != self.feature)
+        self.count = int(np.prod([x.dimensions[d] for d in self.others], dtype=np.int64))
+        out = inst.shape.tuple_shapes[0] if inst.shape.is_tuple else inst.shape
+        self.full_shape = Shape(self.ct, x.dimensions, layout=out.layout)
+        self.feature_shape = Shape(self.ct, (x.dimensions[self.feature],))
+        self._constants: dict = {}
+
+    def operands(self) -> list[HloInstruction]:
+        """The instruction's operands in the compute type."""
+        return [self._convert(o, self.ct) for o in self.inst.operands]
+
+    def result(self, values: list[HloInstruction]) -> HloInstruction:
+        """The instruction's result from ``values`` in the compute type."""
+        shapes = self.inst.shape.tuple_shapes if self.inst.shape.is_tuple else [self.inst.shape]
+        outs = [self._convert(v, self.et, s.layout) for v, s in zip(values, shapes)]
+        return self.rw.create("tuple", self.inst.shape, outs) if self.inst.shape.is_tuple else outs[0]
+
+    def _convert(self, v: HloInstruction, et, layout=None) -> HloInstruction:
+        if v.shape.element_type == et and (layout is None or v.shape.layout == layout):
+            return v
+        return self.rw.create("convert", Shape(et, v.shape.dimensions, layout=layout), [v])
+
+    def full(self, opcode: str, *operands: HloInstruction) -> HloInstruction:
+        return self.rw.create(opcode, self.full_shape, list(operands))
+
+    def per_feature(self, opcode: str, *operands: HloInstruction) -> HloInstruction:
+        return self.rw.create(opcode, self.feature_shape, list(operands))
+
+    def constant(self, value: float, per_feature: bool = True) -> HloInstruction:
+        """A constant (broadcast to a per-feature array), made once per expansion."""
+        key = (value, per_feature)
+        if key not in self._constants:
+            scalar = self.rw.create("constant", Shape(self.ct, ()), [],
+                                    {"literal": np.array(value, dtype=self.ct.dtype)})
+            self._constants[key] = self.rw.create("broadcast", self.feature_shape, [scalar],
+                                                  {"dimensions": ()}) if per_feature else scalar
+        return self._constants[key]
+
+    def epsilon(self) -> HloInstruction:
+        return self.constant(float(self.inst.attrs["epsilon"]))
+
+    def broadcast(self, v: HloInstruction) -> HloInstruction:
+        """A per-feature value along the feature dimension of the full shape."""
+        return self.rw.create("broadcast", self.full_shape, [v], {"dimensions": (self.feature,)})
+
+    def sum(self, v: HloInstruction) -> HloInstruction:
+        """The per-feature sums of a full value over the other dimensions."""
+        add = self.rw.scalar_computation("add", self.ct)
+        return self.rw.create("reduce", self.feature_shape, [v, self.constant(0.0, per_feature=False)],
+                              {"dimensions": self.others, "to_apply": add})
+
+    def mean(self, v: HloInstruction) -> HloInstruction:
+        return self.per_feature("divide", self.sum(v), self.constant(float(self.count)))
+
+
 @EXPANSIONS.register("batch-norm-inference")
 def batch_norm_inference(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    x, scale, offset, mean, variance = inst.operands
-    et = inst.shape.element_type
-    feature = int(inst.attrs["feature_index"])
-    per_feature = Shape(et, (x.shape.dimensions[feature],))
-    epsilon = rw.create("constant", Shape(et, ()), [],
-                        {"literal": np.array(float(inst.attrs["epsilon"]), dtype=et.dtype)})
-    epsilons = rw.create("broadcast", per_feature, [epsilon], {"dimensions": ()})
-    inv_stddev = rw.create("rsqrt", per_feature, [rw.create("add", per_feature, [variance, epsilons])])
-    true_scale = rw.create("multiply", per_feature, [scale, inv_stddev])
-    shift = rw.create("subtract", per_feature,
-                      [offset, rw.create("multiply", per_feature, [mean, true_scale])])
-    full = Shape(et, inst.shape.dimensions, layout=inst.shape.layout)
-    scaled = rw.create("multiply", full,
-                       [x, rw.create("broadcast", full, [true_scale], {"dimensions": (feature,)})])
-    result = rw.create("add", full, [scaled, rw.create("broadcast", full, [shift], {"dimensions": (feature,)})])
-    return rw.replace(inst, result)
+    bn = _BatchNorm(inst, rw)
+    x, scale, offset, mean, variance = bn.operands()
+    true_scale = bn.per_feature("multiply", scale,
+                                bn.per_feature("rsqrt", bn.per_feature("add", variance, bn.epsilon())))
+    shift = bn.per_feature("subtract", offset, bn.per_feature("multiply", mean, true_scale))
+    y = bn.full("add", bn.full("multiply", x, bn.broadcast(true_scale)), bn.broadcast(shift))
+    return rw.replace(inst, bn.result([y]))
+
+
+@EXPANSIONS.register("batch-norm-training")
+def batch_norm_training(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    bn = _BatchNorm(inst, rw)
+    x, scale, offset = bn.operands()
+    mean = bn.mean(x)
+    centered = bn.full("subtract", x, bn.broadcast(mean))
+    variance = bn.mean(bn.full("multiply", centered, centered))
+    true_scale = bn.per_feature("multiply", scale,
+                                bn.per_feature("rsqrt", bn.per_feature("add", variance, bn.epsilon())))
+    y = bn.full("add", bn.full("multiply", centered, bn.broadcast(true_scale)), bn.broadcast(offset))
+    return rw.replace(inst, bn.result([y, mean, variance]))
+
+
+@EXPANSIONS.register("batch-norm-grad")
+def batch_norm_grad(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    bn = _BatchNorm(inst, rw)
+    x, scale, mean, variance, grad_output = bn.operands()
+    variance_eps = bn.per_feature("add", variance, bn.epsilon())
+    inv_stddev = bn.per_feature("rsqrt", variance_eps)
+    centered = bn.full("subtract", x, bn.broadcast(mean))
+    grad_offset = bn.sum(grad_output)
+    sum_grad_centered = bn.sum(bn.full("multiply", grad_output, centered))
+    grad_scale = bn.per_feature("multiply", sum_grad_centered, inv_stddev)
+    # grad_operand = scale * inv_stddev * (grad_output - d - c * centered), with
+    # d = grad_offset / N and c = sum_grad_centered / (N * (variance + epsilon)).
+    count = bn.constant(float(bn.count))
+    d = bn.per_feature("divide", grad_offset, count)
+    c = bn.per_feature("divide", sum_grad_centered, bn.per_feature("multiply", variance_eps, count))
+    k = bn.per_feature("multiply", scale, inv_stddev)
+    inner = bn.full("subtract", bn.full("subtract", grad_output, bn.broadcast(d)),
+                    bn.full("multiply", centered, bn.broadcast(c)))
+    grad_operand = bn.full("multiply", bn.broadcast(k), inner)
+    return rw.replace(inst, bn.result([grad_operand, grad_scale, grad_offset]))
+
+
+# -- bitcast-convert between element types of different widths ------------------------
+# (XLA's BitcastDtypesExpander.)  Each element is the unsigned integer of its
+# width; a narrower type takes its pieces from the lowest bits up along a new
+# minor-most dimension (little-endian: the order of the bytes in memory, as
+# on x86), a wider one ORs the pieces of that dimension back together.  All
+# elementwise ops, broadcasts, slices and reshapes: they fuse into one loop.
+# A complex element is its real part followed by its imaginary part.
+
+_UNSIGNED = {8: U8, 16: U16, 32: U32, 64: U64}
+_COMPLEX_PART = {C64: F32, C128: F64}
+
+
+@EXPANSIONS.register("bitcast-convert")
+def bitcast_convert_widths(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    src, dst = inst.operands[0].shape.element_type, inst.shape.element_type
+    if src.bit_width == dst.bit_width:
+        return False                      # an elementwise bitcast: the code generator's
+    if not {t.bit_width // (2 if t.is_complex else 1) for t in (src, dst)} <= _UNSIGNED.keys():
+        return False                      # sub-byte types: refused by the code generator, by name
+    expand = _bitcast_complex if src.is_complex else _bitcast_real
+    return rw.replace(inst, expand(rw, inst.operands[0], inst.shape))
+
+
+def _as(rw: PatternRewriter, x: HloInstruction, shape: Shape) -> HloInstruction:
+    """``x`` (same bits per element, same dimensions) as ``shape``."""
+    if x.shape == shape:
+        return x
+    opcode = "copy" if x.shape.element_type == shape.element_type else "bitcast-convert"
+    return rw.create(opcode, shape, [x])
+
+
+def _slice_minor(rw: PatternRewriter, x: HloInstruction, start: int, stop: int,
+                 dims: tuple) -> HloInstruction:
+    """``x[..., start:stop]`` reshaped to ``dims``."""
+    spec = tuple((0, d, 1) for d in x.shape.dimensions[:-1]) + ((start, stop, 1),)
+    et = x.shape.element_type
+    piece = rw.create("slice", Shape(et, x.shape.dimensions[:-1] + (stop - start,)), [x], {"slice": spec})
+    return rw.create("reshape", Shape(et, dims), [piece])
+
+
+def _bitcast_real(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloInstruction:
+    a, b = x.shape.element_type.bit_width, out.element_type.bit_width
+    u = x if x.shape.element_type == _UNSIGNED[a] else \
+        rw.create("bitcast-convert", Shape(_UNSIGNED[a], x.shape.dimensions), [x])
+    if a > b:                              # each element splits into a // b pieces
+        wide = Shape(_UNSIGNED[a], x.shape.dimensions + (a // b,))
+        rank = x.shape.rank
+        bits = rw.create("constant", Shape(wide.element_type, ()), [],
+                         {"literal": np.array(b, dtype=wide.element_type.dtype)})
+        shifts = rw.create("multiply", wide, [rw.create("iota", wide, [], {"iota_dimension": rank}),
+                                              rw.create("broadcast", wide, [bits], {"dimensions": ()})])
+        spread = rw.create("broadcast", wide, [u], {"dimensions": tuple(range(rank))})
+        shifted = rw.create("shift-right-logical", wide, [spread, shifts])
+        pieces = rw.create("convert", _unsigned_like(out, b, wide.dimensions), [shifted])
+    else:                                  # the minor-most b // a pieces join
+        dims = x.shape.dimensions[:-1]
+        wide = rw.create("convert", Shape(_UNSIGNED[b], x.shape.dimensions), [u])
+        pieces = None
+        for k in range(b // a):
+            piece = _slice_minor(rw, wide, k, k + 1, dims)
+            if k:
+                shape = piece.shape
+                bits = rw.create("constant", Shape(shape.element_type, ()), [],
+                                 {"literal": np.array(k * a, dtype=shape.element_type.dtype)})
+                piece = rw.create("shift-left", shape, [piece, rw.create("broadcast", shape, [bits],
+                                                                        {"dimensions": ()})])
+                piece = rw.create("or", _unsigned_like(out, b, dims), [pieces, piece])
+            pieces = piece
+    return _as(rw, pieces, out)
+
+
+def _unsigned_like(out: Shape, bits: int, dims: tuple) -> Shape:
+    """The unsigned type of ``bits`` over ``dims``, in ``out``'s layout when it is
+    ``out``'s type (the last op then writes the result as it is laid out)."""
+    et = _UNSIGNED[bits]
+    return Shape(et, dims, layout=out.layout) if out.element_type == et else Shape(et, dims)
+
+
+def _bitcast_complex(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloInstruction:
+    """Through the real and imaginary parts, each bitcast as a real type; the
+    pieces of an element alternate real, imaginary in the narrower type."""
+    src_part, dst_part = _COMPLEX_PART[x.shape.element_type], _COMPLEX_PART[out.element_type]
+    re, im = (rw.create(op, Shape(src_part, x.shape.dimensions), [x]) for op in ("real", "imag"))
+    if x.shape.element_type.bit_width > out.element_type.bit_width:
+        dims, r = x.shape.dimensions, out.dimensions[-1]
+        parts = [_bitcast_real(rw, v, Shape(dst_part, dims + (r,))) for v in (re, im)]
+        joined = rw.create("concatenate", Shape(dst_part, dims + (2 * r,)), parts, {"dimensions": (len(dims),)})
+        pairs = rw.create("reshape", Shape(dst_part, dims + (r, 2)), [joined])
+        halves = [_slice_minor(rw, pairs, k, k + 1, dims + (r,)) for k in range(2)]
+    else:
+        dims, r = out.dimensions, x.shape.dimensions[-1]
+        columns = [rw.create("reshape", Shape(src_part, dims + (r, 1)), [v]) for v in (re, im)]
+        pairs = rw.create("concatenate", Shape(src_part, dims + (r, 2)), columns, {"dimensions": (len(dims) + 1,)})
+        flat = rw.create("reshape", Shape(src_part, dims + (2 * r,)), [pairs])
+        halves = [_bitcast_real(rw, _slice_minor(rw, flat, k * r, (k + 1) * r, dims + (r,)), Shape(dst_part, dims))
+                  for k in range(2)]
+    return rw.create("complex", out, halves)
 
 
 # -- asynchronous collectives: the pair becomes the synchronous op ---------------------

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import Trait, has_trait
+from .call_inliner import entry_like_computations
 
 
 #: Ops whose elementwise epilogue fuses into their output (kOutput fusions).
@@ -469,14 +470,17 @@ def _access(inst: HloInstruction) -> str:
 
 
 class InstructionFusion:
-    """Pass: producer-consumer fusion of the entry computation (see module docstring)."""
+    """Pass: producer-consumer fusion of the entry computation, and of the
+    decompositions of its composite calls (see module docstring)."""
 
     name = "fusion"
 
     def run(self, module: HloModule) -> bool:
-        fuser = Fuser(module, module.entry)
-        changed = fuser.run()
-        module.diagnostics.extend(fuser.notes)
+        changed = False
+        for comp in entry_like_computations(module):
+            fuser = Fuser(module, comp)
+            changed |= fuser.run()
+            module.diagnostics.extend(fuser.notes)
         if changed:
             module.drop_uncalled_computations()
             module.sort_computations()

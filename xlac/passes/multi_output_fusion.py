@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
 from ..shape import Shape
+from .call_inliner import entry_like_computations
 from .fusion import Fuser, fused_root
 
 __all__ = ["MultiOutputFusion"]
@@ -42,7 +43,15 @@ class MultiOutputFusion:
     name = "multi-output-fusion"
 
     def run(self, module: HloModule) -> bool:
-        comp = module.entry
+        changed = False
+        for comp in entry_like_computations(module):
+            changed |= self._run(module, comp)
+        if changed:
+            module.drop_uncalled_computations()
+            module.sort_computations()
+        return changed
+
+    def _run(self, module: HloModule, comp: HloComputation) -> bool:
         fuser = Fuser(module, comp)
         changed = False
         comp.compute_users()
@@ -74,8 +83,6 @@ class MultiOutputFusion:
             comp.instructions = [i for i in comp.instructions if i.parent is comp]
             comp.instructions = comp.post_order()
             comp.compute_users()
-            module.drop_uncalled_computations()
-            module.sort_computations()
         module.diagnostics.extend(fuser.notes)
         return changed
 

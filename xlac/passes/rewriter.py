@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule, NameUniquer
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, NameUniquer, fresh_name
 from ..hlo.opcodes import OPCODES, Trait, has_trait
 from ..shape import Shape
 
@@ -188,6 +188,7 @@ class PatternRewriter:
         self.rewrites = 0
         self.uniform_cache: dict[int, object] = {}
         self.fired: dict[str, int] = {}
+        self._scalar_computations: dict = {}
 
     # -- for patterns -----------------------------------------------------------
     def uniform(self, inst: HloInstruction):
@@ -209,6 +210,28 @@ class PatternRewriter:
         self.changed = True
         self.enqueue(inst)
         return inst
+
+    def scalar_computation(self, opcode: str, element_type) -> HloComputation:
+        """A computation ``(a, b) -> opcode(a, b)`` on scalars of ``element_type``
+        (a reducer), added to the module ahead of its callers; one per opcode
+        and type for the walk."""
+        key = (opcode, element_type)
+        comp = self._scalar_computations.get(key)
+        if comp is not None:
+            return comp
+        module = self.comp.parent
+        scalar = Shape(element_type, ())
+        params = [HloInstruction("parameter", scalar, [], {"parameter_number": k}, self._names()(name))
+                  for k, name in enumerate(("lhs", "rhs"))]
+        root = HloInstruction(opcode, scalar, params, None, self._names()(opcode))
+        taken = {c.name for c in module.computations} if module is not None else set()
+        comp = HloComputation(fresh_name(f"{opcode}_{element_type.value}", taken), params + [root], root=root)
+        comp.compute_users()
+        if module is not None:
+            comp.parent = module
+            module.computations.insert(0, comp)   # callees before callers
+        self._scalar_computations[key] = comp
+        return comp
 
     def may_replace(self, old: HloInstruction, new: HloInstruction) -> bool:
         return may_replace(old, new, self.comp)

@@ -24,10 +24,10 @@ import ctypes
 import numpy as np
 
 from ..shape import PrimitiveType as PT
-from . import abi
+from . import abi, native
 from .threads import record_error
 
-__all__ = ["make_service", "decode"]
+__all__ = ["make_service", "make_native_service", "decode"]
 
 _DTYPES = {number: pt for pt, number in abi.ELEMENT_TYPE_NUMBERS.items() if pt.is_array}
 _KINDS = {number: name for name, number in abi.COLLECTIVE_KINDS.items()}
@@ -109,3 +109,32 @@ def make_service(transport, device: int, num_devices: int, on_failure=None):
             return abi.XLAC_ERROR_SERVICE_FAILED
 
     return abi.COLLECTIVE(service)
+
+
+def make_native_service(transport, device: int, num_devices: int, on_failure=None):
+    """The ``collective`` service of device ``device`` over a shared-memory
+    ``transport`` (``shm_transport.ShmTransport``) with the native protocol in
+    front: what fits one round never leaves native code; the rest goes to
+    :func:`make_service`'s callback; a native failure is raised here in
+    Python terms (recorded, ``on_failure`` told) as that callback does."""
+    fallback = make_service(transport, device, num_devices, on_failure)
+
+    def fail(state, op_ptr) -> int:
+        try:
+            err = transport.error(_label(decode(op_ptr.contents, device)))
+        except BaseException as e:  # noqa: BLE001
+            err = e
+        record_error(err)
+        if on_failure is not None:
+            try:
+                on_failure(f"{type(err).__name__}: {err}")
+            except BaseException:  # noqa: BLE001
+                pass
+        return abi.XLAC_ERROR_SERVICE_FAILED
+
+    fail_fn = abi.COLLECTIVE(fail)
+    transport.state.fallback = ctypes.cast(fallback, ctypes.c_void_p).value
+    transport.state.fail = ctypes.cast(fail_fn, ctypes.c_void_p).value
+    service = native.get("shm_bind")(ctypes.addressof(transport.state))
+    service._keep = (fallback, fail_fn, transport)
+    return service

@@ -1,9 +1,10 @@
 """The native helpers the runtime's services call, provided by the code generator.
 
-The runtime layer compiles nothing (it sits below ``xlac.codegen``), yet two of
-its services need a few instructions of native code: the thread pool runs a
-range of tasks with no Python per iteration (``xlac_run_range``), and Ctrl-C
-needs a signal handler that sets a flag (``xlac.runtime.interrupt``).
+The runtime layer compiles nothing (it sits below ``xlac.codegen``), yet its
+services are native code where Python would cost too much: the thread pool
+behind ``parallel_for`` (``xlac.runtime.threads``), the shared-memory
+collective protocol (``xlac.runtime.shm_transport``), and the signal handler
+that turns Ctrl-C into a flag (``xlac.runtime.interrupt``).
 ``xlac.codegen.runtime_code`` builds them and :func:`provide`\\ s a loader for
 each name when it is imported (``xlac.executable`` imports it); a service asks
 for its helper with :func:`get` on first use, and the loader runs once.

@@ -1,49 +1,48 @@
 """Threads for generated code: the ``parallel_for`` service of ``xlac_run_options``.
 
 Generated code splits a big loop into tasks and calls
-``opts->parallel_for(opts->runtime_ctx, n, body, ctx)``; the JIT supplies
-:data:`PARALLEL_FOR_CALLBACK`, a ctypes callback that
+``opts->parallel_for(opts->runtime_ctx, n, body, ctx)`` (``runtime_ctx``:
+the executable's ``num_threads``).  The JIT supplies a native function
+(``xlac_pool_parallel_for``, built by ``xlac.codegen.thread_pool``) over one
+process-wide pool of native worker threads: the dispatch runs no Python and
+takes no GIL.  The caller publishes the job and wakes the workers (one store,
+and a ``futex`` call only when some sleep); everyone, the caller included,
+grabs tasks one at a time from a shared counter, so a thread that is late
+or descheduled leaves its share to the others; the caller returns when every
+task has ended.  Workers spin for ``XLAC_POOL_SPIN_US`` microseconds (50)
+between jobs, then sleep.  Workers are kept off the caller's CPU: when it
+changes, their affinity becomes the process's CPUs minus that one (Linux's
+wake-affine placement would otherwise put a waking worker on its waker's busy
+CPU, where it waits for the load balancer).
 
-* splits ``[0, n)`` into at most ``num_threads`` contiguous ranges
-  (``num_threads`` is the executable's, passed as ``runtime_ctx``);
-* hands all ranges but the first to the workers of one persistent, process-wide
-  :class:`ThreadPool` and runs the first on the calling thread;
-* runs each range with one call of a tiny native helper (``xlac_run_range``,
-  JIT-compiled once per process) that calls ``body(ctx, i)`` for each ``i``:
-  ctypes releases the GIL around the foreign call, so the ranges truly run in
-  parallel and no Python runs per iteration;
-* returns when every range has finished.
+This module owns the pool's life: :class:`ThreadPool` starts the workers
+(``pthread_create`` on the native worker loop) when an executable asks for
+threads, at most one per CPU of the process besides the caller (no
+oversubscription: ``num_threads`` beyond the CPUs only makes tasks finer);
+stops and joins them at exit (before the JIT's code goes) and forgets them
+in a forked child.  A ``parallel_for`` that finds the pool busy — nested in
+a task, or from another thread — runs its tasks inline.
 
-Workers are kept off the caller's CPU: before a dispatch each worker's
-affinity is set to the process's CPUs minus the one the caller runs on (only
-when that changed since the last dispatch: one ``sched_getcpu`` per call).
-Without it Linux's wake-affine placement puts a worker that has slept a while
-on the caller's busy CPU, and it waits there for the load balancer (a few ms,
-seen as a 2-thread kernel running at 1-thread speed after an idle pause).
-
-No oversubscription: there is one pool per process, grown to the largest
-``num_threads`` any executable asked for (minus one: the caller works too);
-calls from several Python threads at once take turns; a ``parallel_for``
-reached from inside a body (on a worker, or on the caller while it runs its own
-range) runs its whole range inline, never nested on the pool.
-
-A Python exception inside the callback (it should not happen, but a
-``MemoryError`` or ``KeyboardInterrupt`` can) must not cross the native frames
-above it: it is caught, recorded for the thread that made the top-level call
-(:func:`record_error`), and :class:`~xlac.executable.Executable`
-re-raises it when the native call has returned (:func:`take_error`).
+A Python exception in a callback that native code makes (a service such as
+``report_error``, maybe on a worker thread) must not cross the native frames
+above it: it is recorded for the thread that made the top-level call
+(:func:`record_error`; a worker's errors belong to the thread that
+dispatched its job), and :class:`~xlac.executable.Executable` re-raises it
+when the native call has returned (:func:`take_error`).
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import threading
 
 from . import abi
 from . import native as _native
+from .pool_state import CPU_SET_WORDS, MAX_WORKERS, PoolState
 
-__all__ = ["default_num_threads", "PARALLEL_FOR_CALLBACK", "REPORT_ERROR_CALLBACK", "ThreadPool",
-           "pool", "make_run_options", "record_error", "take_error", "run_range_function"]
+__all__ = ["default_num_threads", "REPORT_ERROR_CALLBACK", "ThreadPool", "pool", "make_run_options",
+           "record_error", "take_error"]
 
 def default_num_threads() -> int:
     """The number of CPUs this process may run on (its affinity mask)."""
@@ -65,7 +64,8 @@ _errors: dict[int, BaseException] = {}
 def record_error(exc: BaseException, owner: int | None = None) -> None:
     """Remember ``exc`` for the thread that made the native call being served."""
     if owner is None:
-        owner = getattr(_tls, "owner", None) or threading.get_ident()
+        ident = threading.get_ident()
+        owner = getattr(_tls, "owner", None) or _pool.owner_of(ident) or ident
     _errors.setdefault(owner, exc)
 
 
@@ -77,30 +77,21 @@ def take_error() -> BaseException | None:
 
 
 # ---------------------------------------------------------------------------------------
-# The native range helper
-# ---------------------------------------------------------------------------------------
-
-def run_range_function():
-    """``xlac_run_range(body, ctx, lo, hi)`` as a ctypes function: calls
-    ``body(ctx, i)`` for i in [lo, hi) (``xlac.codegen.runtime_code`` builds it)."""
-    return _native.get("run_range")
-
-
-# ---------------------------------------------------------------------------------------
 # The pool
 # ---------------------------------------------------------------------------------------
 
-def _libc_sched_getcpu():
-    """``sched_getcpu()`` from the C library (None where there is none)."""
+def _libc():
     try:
-        fn = ctypes.CDLL(None, use_errno=True).sched_getcpu
-    except (OSError, AttributeError):
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:      # pragma: no cover - no C library to call
         return None
-    fn.restype, fn.argtypes = ctypes.c_int, []
-    return fn
 
 
-_sched_getcpu = _libc_sched_getcpu()
+_c = _libc()
+#: ``sched_getcpu`` (None where the C library has none).
+_sched_getcpu = getattr(_c, "sched_getcpu", None)
+if _sched_getcpu is not None:
+    _sched_getcpu.restype, _sched_getcpu.argtypes = ctypes.c_int, []
 
 
 def _allowed_cpus() -> frozenset:
@@ -110,152 +101,114 @@ def _allowed_cpus() -> frozenset:
         return frozenset()
 
 
-class _Worker:
-    __slots__ = ("thread", "go", "finished", "job", "tid", "avoid")
-
-    def __init__(self):
-        self.tid = None             # the thread's native id (set when it starts)
-        self.avoid = None           # the CPU its affinity currently excludes
-        self.go = threading.Lock()
-        self.go.acquire()           # released by the dispatcher: a job is ready
-        # Set by the worker when its job has finished.  An Event, not a lock: a
-        # waiter that Ctrl-C interrupts (KeyboardInterrupt can come out of the
-        # wait even after it succeeded) can wait again without losing the news.
-        self.finished = threading.Event()
-        self.job = None
-
-
-_STOP = object()
-
-
-def _worker_main(w: _Worker) -> None:
-    _tls.busy = True                # a parallel_for from a body runs inline here
-    w.tid = threading.get_native_id()
-    go, finished = w.go, w.finished
-    while True:
-        go.acquire()
-        job = w.job
-        if job is _STOP:
-            return
-        run, body, ctx, lo, hi, owner = job
-        _tls.owner = owner
-        try:
-            run(body, ctx, lo, hi)
-        except BaseException as e:  # noqa: BLE001 - recorded, re-raised by the caller
-            record_error(e, owner)
-        finally:
-            w.job = None
-            _tls.owner = None
-            finished.set()
-
-
-def _wait_for(workers) -> None:
-    """Wait until every one of ``workers`` has finished its range.
-
-    A signal handler's exception (Ctrl-C's ``KeyboardInterrupt``) can come out
-    of a lock wait; the ranges still running use the caller's buffers, so the
-    wait goes on, and the exception is raised once they have all ended (the
-    generated code checks the cancel flag at each task: they end soon)."""
-    pending = None
-    for w in workers:
-        while not w.finished.is_set():
-            try:
-                w.finished.wait()
-            except BaseException as e:  # noqa: BLE001 - re-raised below
-                pending = pending or e
-    if pending is not None:
-        raise pending
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
 
 
 class ThreadPool:
-    """Persistent worker threads for ``parallel_for``; the caller takes part too.
+    """The process's native worker threads for ``parallel_for`` (see the module
+    docstring and ``xlac.codegen.thread_pool``); the caller takes part too.
 
-    A pool of ``size()`` participants has ``size() - 1`` worker threads. It grows
-    on demand (``run`` with more threads than it has) and never shrinks.
+    A pool of ``size()`` participants has ``size() - 1`` workers: as many as
+    the largest ``num_threads`` an executable asked for, minus one, and never
+    more than the process's CPUs minus one (more would only take turns on
+    the same cores).  It grows on demand and never shrinks.
     """
 
     def __init__(self):
-        self._lock = threading.Lock()      # one parallel_for on the pool at a time
-        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()      # starting and stopping workers
+        self.state = PoolState()
         self.requested = 1                 # the largest num_threads asked for
-        self._cpus = _allowed_cpus()       # the process's CPUs when the pool was made
+        self._cpus = _allowed_cpus()
+        self._tids: list[int] = []
+        self._native = None
 
     def size(self) -> int:
-        return len(self._workers) + 1
+        return self.state.num_workers + 1
+
+    def parallel_for_address(self) -> int:
+        """``xlac_pool_parallel_for``, bound to this pool's state."""
+        return self._load()["parallel_for"]
+
+    def _load(self) -> dict:
+        if self._native is None:
+            fns = _native.get("thread_pool")
+            ctypes.c_void_p.from_address(fns["state_slot"]).value = ctypes.addressof(self.state)
+            st = self.state
+            st.spin_ns = int(_env_float("XLAC_POOL_SPIN_US", 50.0) * 1000)
+            st.avoid_cpu = -1
+            for cpu in self._cpus:
+                if cpu < 64 * CPU_SET_WORDS:
+                    st.allowed[cpu // 64] |= 1 << (cpu % 64)
+            st.affinity = int(_sched_getcpu is not None and len(self._cpus) >= 2)
+            self._native = fns
+        return self._native
 
     def request(self, num_threads: int) -> None:
-        """Note that an executable will use ``num_threads`` (workers start on first use)."""
+        """Make sure ``num_threads`` can take part (workers start now)."""
         if num_threads > self.requested:
             self.requested = num_threads
+        cap = max(1, len(self._cpus) or default_num_threads()) - 1
+        self._ensure(min(num_threads - 1, cap, MAX_WORKERS))
 
     def _ensure(self, workers: int) -> None:
-        while len(self._workers) < workers:
-            w = _Worker()
-            t = threading.Thread(target=_worker_main, args=(w,), daemon=True,
-                                 name=f"xlac-worker-{len(self._workers) + 1}")
-            w.thread = t
-            t.start()
-            self._workers.append(w)
-
-    def _keep_off_caller_cpu(self, workers) -> None:
-        """Exclude the caller's current CPU from ``workers``' affinity (see the module
-        docstring); a no-op when it is unknown, unchanged, or the only CPU."""
-        if _sched_getcpu is None or len(self._cpus) < 2:
+        if workers <= self.state.num_workers:
             return
-        cpu = _sched_getcpu()
-        if cpu < 0 or cpu not in self._cpus:
-            return
-        for w in workers:
-            if w.avoid != cpu and w.tid is not None:
-                try:
-                    os.sched_setaffinity(w.tid, self._cpus - {cpu})
-                    w.avoid = cpu
-                except OSError:     # the thread's mask cannot be set here: leave it
-                    w.avoid = cpu
-
-    def run(self, num_threads: int, n: int, body: int, ctx) -> None:
-        """Run ``body(ctx, i)`` for i in [0, n) over ``min(num_threads, n)`` threads."""
-        run = run_range_function()
-        parts = min(num_threads, n)
-        if parts <= 1 or getattr(_tls, "busy", False):
-            run(body, ctx, 0, n)
-            return
-        owner = threading.get_ident()
+        fns = self._load()
         with self._lock:
-            self._ensure(parts - 1)
-            workers = self._workers
-            base, extra = divmod(n, parts)
-            first = base + (1 if extra else 0)   # the caller's range: [0, first)
-            self._keep_off_caller_cpu(workers[:parts - 1])
-            used = []
-            try:
-                start = first
-                for j in range(1, parts):
-                    stop = start + base + (1 if j < extra else 0)
-                    w = workers[j - 1]
-                    w.finished.clear()
-                    w.job = (run, body, ctx, start, stop, owner)
-                    w.go.release()
-                    used.append(w)
-                    start = stop
-                _tls.busy = True
-                try:
-                    run(body, ctx, 0, first)
-                finally:
-                    _tls.busy = False
-            finally:
-                # Always wait: the ranges use the caller's stack (ctx) until they end.
-                _wait_for(used)
+            while self.state.num_workers < workers:
+                index = self.state.num_workers
+                tid = ctypes.c_uint64()
+                self.state.alive += 1
+                status = _c.pthread_create(ctypes.byref(tid), None, ctypes.c_void_p(fns["worker"]),
+                                           ctypes.c_void_p(index))
+                if status != 0:
+                    self.state.alive -= 1
+                    raise OSError(status, f"xlac: could not start worker thread {index + 1}: "
+                                          f"{os.strerror(status)}")
+                self.state.tids[index] = tid.value
+                self._tids.append(tid.value)
+                self.state.avoid_cpu = -1          # the new worker's affinity is the process's
+                self.state.num_workers = index + 1
+
+    def owner_of(self, ident: int) -> int | None:
+        """The thread that dispatched the job a worker ``ident`` runs, or None if
+        ``ident`` is not one of the workers."""
+        return self.state.owner if ident in self._tids else None
 
     def shutdown(self) -> None:
-        """Stop the workers (tests; the process exits fine without it)."""
+        """Stop the workers and wait for them (at exit, and in tests)."""
         with self._lock:
-            for w in self._workers:
-                w.job = _STOP
-                w.go.release()
-            for w in self._workers:
-                w.thread.join()
-            self._workers = []
+            if not self._tids:
+                return
+            st = self.state
+            st.stop = 1
+            st.generation += 1
+            _futex_wake(ctypes.addressof(st) + PoolState.generation.offset)
+            for tid in self._tids:
+                _c.pthread_join(ctypes.c_uint64(tid), None)
+            self._tids = []
+            st.num_workers = 0
+            st.stop = 0
+            st.avoid_cpu = -1
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: no worker came along."""
+        st = self.state
+        self._tids = []
+        self._lock = threading.Lock()
+        st.lock = st.sleepers = st.num_workers = st.alive = st.stop = 0
+        st.avoid_cpu = -1
+
+
+def _futex_wake(address: int) -> None:
+    sys_futex = {"x86_64": 202, "aarch64": 98}.get(os.uname().machine)
+    if sys_futex is not None and _c is not None:
+        _c.syscall(ctypes.c_long(sys_futex), ctypes.c_void_p(address), ctypes.c_int(129),
+                   ctypes.c_int(0x7FFFFFFF), None)
 
 
 _pool = ThreadPool()
@@ -266,10 +219,15 @@ def pool() -> ThreadPool:
     return _pool
 
 
+@atexit.register
+def _stop_workers() -> None:
+    # Before the JIT's code (which the workers run) is freed.
+    _pool.shutdown()
+
+
 def _reset_after_fork() -> None:
-    # Worker threads do not survive fork(): the child starts with an empty pool.
-    global _pool, _tls
-    _pool = ThreadPool()
+    global _tls
+    _pool.reset_after_fork()
     _tls = threading.local()
     _errors.clear()
 
@@ -282,19 +240,6 @@ if hasattr(os, "register_at_fork"):
 # The services
 # ---------------------------------------------------------------------------------------
 
-def _parallel_for(runtime_ctx, n, body, ctx) -> None:
-    try:
-        if n <= 0:
-            return
-        threads = runtime_ctx or 1
-        if n == 1 or threads <= 1 or getattr(_tls, "busy", False):
-            run_range_function()(body, ctx, 0, n)
-        else:
-            _pool.run(threads, n, body, ctx)
-    except BaseException as e:  # noqa: BLE001 - must not unwind through native frames
-        record_error(e)
-
-
 def _report_error(runtime_ctx, status, message) -> None:
     try:
         text = message.decode("utf-8", "replace") if message else ""
@@ -303,8 +248,7 @@ def _report_error(runtime_ctx, status, message) -> None:
         pass
 
 
-#: The ctypes callbacks (kept alive for the life of the process).
-PARALLEL_FOR_CALLBACK = abi.PARALLEL_FOR(_parallel_for)
+#: The ctypes callback (kept alive for the life of the process).
 REPORT_ERROR_CALLBACK = abi.REPORT_ERROR(_report_error)
 
 
@@ -322,7 +266,7 @@ def make_run_options(num_threads: int) -> abi.RunOptions:
     opts.num_partitions = 1
     opts.report_error = REPORT_ERROR_CALLBACK
     if num_threads > 1:
-        opts.runtime_ctx = num_threads
-        opts.parallel_for = PARALLEL_FOR_CALLBACK
         _pool.request(num_threads)
+        opts.runtime_ctx = num_threads
+        opts.parallel_for = abi.PARALLEL_FOR(_pool.parallel_for_address())
     return opts

@@ -111,7 +111,10 @@ def copy_array(b: ir.IRBuilder, dst: IrArray, src) -> None:
     """Copy ``src`` (an IrArray, or a generator ``Index -> value``) into ``dst``.
 
     Identical shapes (layouts and padding included) are one ``memcpy``; other
-    layouts are converted element by element (padding refilled)."""
+    layouts are converted element by element (padding refilled).  A token has
+    no data: nothing is copied."""
+    if dst.shape.is_token:
+        return
     if isinstance(src, IrArray) and src.shape == dst.shape:
         memcpy(b, dst.ptr, src.ptr, dst.shape.byte_size())
         return

@@ -73,7 +73,7 @@ def _param_leaf_shapes(comp: HloComputation) -> list[Shape]:
 
 def _check_arrays(opcode: str, shapes: list[Shape]) -> None:
     for s in shapes:
-        if not s.is_array:
+        if not (s.is_array or s.is_token):   # a token leaf has no data: nothing to move
             raise UnsupportedError(opcode, f"{s} values in the computation's parameters or results")
 
 

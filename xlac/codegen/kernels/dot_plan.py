@@ -263,8 +263,8 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     kc = min(blk.kc, K) if acc_in_output else K
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
-    # Task grid: batch first, then M, then N; powers of two (the thread pool
-    # splits the tasks into equal contiguous ranges, one per thread) of
+    # Task grid: batch first, then M, then N; powers of two (they divide
+    # evenly among 2, 4, 8... threads, which take tasks one at a time) of
     # balanced chunks (whole micro-panels, sizes differing by one at most).
     T = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
     nbt, nmt, nnt = 1, 1, 1
