@@ -53,7 +53,7 @@ from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
-from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, to_buffer
+from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, tiling_as_padding, to_buffer
 
 __all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES", "Device", "CollectiveError",
            "current_device", "running_as"]
@@ -754,6 +754,9 @@ def _after_all(inst, vals):
 def _bitcast(inst, vals):
     # A bitcast reinterprets the buffer: it depends on both layouts (and may read
     # the bits as another element type of the same width).
+    for s in (inst.operands[0].shape, inst.shape):
+        if s.layout.tiles and tiling_as_padding(s) is None:
+            raise UnsupportedError(f"bitcast of tiled layout {s}", "its tiles reorder elements")
     buffer = to_buffer(vals[0], inst.operands[0].shape)
     if buffer.dtype != inst.shape.dtype:
         buffer = buffer.view(inst.shape.dtype)
