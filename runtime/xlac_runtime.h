@@ -127,7 +127,24 @@ typedef enum xlac_element_type {
   XLAC_C64 = 15,
   XLAC_BF16 = 16,
   XLAC_TOKEN = 17,
-  XLAC_C128 = 18
+  XLAC_C128 = 18,
+  /* Narrow types: one element per byte (the sub-byte ones in its low bits,
+     the upper bits zero); the f8/f4 elements are their bit patterns. */
+  XLAC_F8E5M2 = 19,
+  XLAC_F8E4M3FN = 20,
+  XLAC_S4 = 21,
+  XLAC_U4 = 22,
+  XLAC_F8E4M3B11FNUZ = 23,
+  XLAC_F8E5M2FNUZ = 24,
+  XLAC_F8E4M3FNUZ = 25,
+  XLAC_S2 = 26,
+  XLAC_U2 = 27,
+  XLAC_F8E4M3 = 28,
+  XLAC_F8E3M4 = 29,
+  XLAC_S1 = 30,
+  XLAC_U1 = 31,
+  XLAC_F4E2M1FN = 32,
+  XLAC_F8E8M0FNU = 33
 } xlac_element_type;
 
 /* Complex elements, as stored in buffers. */

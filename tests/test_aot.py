@@ -875,3 +875,55 @@ def test_gather_of_empty_slices_from_c(tmp_path, runtime_obj):
     text, args = CASES["gather_collapsed_slice_size_0"]
     _, outputs, _ = build_and_run(xlac.parse_hlo(text), list(args), tmp_path, runtime_obj, name="g0")
     np.testing.assert_array_equal(outputs[0], np.zeros(3, np.float32))
+
+
+@needs_cc
+def test_narrow_types_from_c_match_jit(tmp_path, runtime_obj):
+    # f8/f4 and sub-byte integer buffers: one byte per element, as the header says.
+    text = """HloModule narrow
+ENTRY e {
+  x = f32[64] parameter(0)
+  q = s4[64] parameter(1)
+  a = f8e4m3fn[64] convert(x)
+  b = f8e5m2[64] convert(x)
+  c = f4e2m1fn[64] convert(x)
+  d = f8e8m0fnu[64] convert(x)
+  s = f32[64] convert(a)
+  t = f32[64] convert(q)
+  u = f32[64] add(s, t)
+  n = s4[64] negate(q)
+  ROOT r = (f8e4m3fn[64], f8e5m2[64], f4e2m1fn[64], f8e8m0fnu[64], f32[64], s4[64]) tuple(a, b, c, d, u, n)
+}
+"""
+    import ml_dtypes
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(64) * 10.0 ** rng.integers(-3, 4, 64)).astype(np.float32)
+    x[:4] = [np.nan, np.inf, -np.inf, 500]
+    q = np.arange(64).astype(np.int8).astype(ml_dtypes.int4)
+    res, outputs, _ = build_and_run(text, [x, q], tmp_path, runtime_obj, name="narrow")
+    header = (tmp_path / "narrow.h").read_text()
+    assert "uint8_t" in header and "f8e4m3fn[64]" in header
+    expected = xlac.jit(text)(x, q)
+    for k, (got, want) in enumerate(zip(outputs, expected)):
+        _assert_same_bits(got, np.asarray(want), f"result {k}")
+
+
+@needs_cc
+def test_declared_entry_layout_is_the_c_calling_convention(tmp_path, runtime_obj):
+    # The header's entry_computation_layout differs from the parameter's and the
+    # root's layouts: a C caller passes and gets buffers in the declared ones.
+    text = """HloModule declared, entry_computation_layout={(f32[4,6]{0,1})->f32[6,4]{0,1}}
+
+ENTRY e {
+  p = f32[4,6]{1,0} parameter(0)
+  ROOT t = f32[6,4]{1,0} transpose(p), dimensions={1,0}
+}
+"""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    res, outputs, _ = build_and_run(text, [x], tmp_path, runtime_obj, name="declared")
+    assert [str(p.shape) for p in res.params] == ["f32[4,6]{0,1}"]
+    assert [str(r.shape) for r in res.results] == ["f32[6,4]{0,1}"]
+    header = (tmp_path / "declared.h").read_text()
+    assert "minor_to_major={0,1}" in header
+    np.testing.assert_array_equal(outputs[0], x.T)
+    np.testing.assert_array_equal(xlac.jit(text)(x), x.T)

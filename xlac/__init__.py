@@ -8,6 +8,8 @@ of a multi-device module: :func:`evaluate_replicated`).
 from .errors import CustomCallError, HloParseError, ShapeError, UnsupportedError
 from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
                     U32, U64, Layout, PrimitiveType, Shape, shape)
+from .shape import (F4E2M1FN, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+                    F8E8M0FNU, S1, S2, S4, U1, U2, U4)
 
 __version__ = "0.1.0"
 
@@ -49,4 +51,5 @@ __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModu
            "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
            "PrimitiveType", "shape", "ShapeError", "UnsupportedError", "HloParseError", "PRED", "S8",
            "S16", "S32", "S64", "U8", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",
-           "TUPLE", "TOKEN"]
+           "TUPLE", "TOKEN", "S1", "S2", "S4", "U1", "U2", "U4", "F4E2M1FN", "F8E3M4", "F8E4M3", "F8E4M3FN",
+           "F8E4M3B11FNUZ", "F8E4M3FNUZ", "F8E5M2", "F8E5M2FNUZ", "F8E8M0FNU"]

@@ -71,6 +71,8 @@ _C_TYPES = {
     PT.U8: "uint8_t", PT.U16: "uint16_t", PT.U32: "uint32_t", PT.U64: "uint64_t",
     PT.F16: "uint16_t", PT.BF16: "uint16_t", PT.F32: "float", PT.F64: "double",
     PT.C64: "xlac_c64", PT.C128: "xlac_c128", PT.TOKEN: "void",
+    # The narrow types: one byte per element (bits of an f8/f4, low bits of an s4...).
+    **{pt: "uint8_t" for pt in PT if pt.is_sub_byte or pt.float_format is not None},
 }
 
 #: C keywords, plus names the generated header uses itself (macros, the wrapper's locals).
@@ -545,7 +547,7 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     tm = _target_machine(opt, cpu, features, target)
     triple = tm.triple
     cpu_name = cpu if cpu is not None else (llvm.get_host_cpu_name() if host else "")
-    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data))
+    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data), abi=True)
 
     entry = lowered.hlo.entry
     taken = {name}

@@ -65,16 +65,28 @@ from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
-from .shape import BF16, F16, Shape, from_buffer, to_buffer
+from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, tiling_as_padding, to_buffer
 
 __all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES", "Device", "CollectiveError",
            "current_device", "running_as", "FeedError", "FeedTimeoutError"]
+
+def _has_dtype(pt) -> bool:
+    try:
+        pt.dtype
+    except TypeError:          # an ml_dtypes too old for the newest types
+        return False
+    return True
+
 
 _BF16 = BF16.dtype
 _F16 = F16.dtype
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-_HALVES = (_F16, _BF16)
+#: Floats narrower than f32 (f16, bf16, the f8 and f4 types): computed in f32.
+_HALVES = tuple(pt.dtype for pt in PrimitiveType if pt.is_narrow_float and _has_dtype(pt))
+#: Integers narrower than a byte (s1, s2, s4, u1, u2, u4), and the 8-bit type they compute in.
+_SUB_BYTE_INTS = {pt.dtype: np.dtype(np.int8 if pt.is_signed_int else np.uint8)
+                  for pt in PrimitiveType if pt.is_sub_byte and pt.is_integral and _has_dtype(pt)}
 
 
 # ============================================================================
@@ -386,21 +398,42 @@ def _bool(v) -> bool:
 
 
 def _is_float(dt) -> bool:
-    return dt.kind == "f" or dt == _BF16
+    return dt.type in (np.float16, np.float32, np.float64) or dt in _HALVES
+
+
+def _is_int(dt) -> bool:
+    return (dt.kind in "iu" and dt not in _HALVES) or dt in _SUB_BYTE_INTS
+
+
+def _bit_width(dt) -> int:
+    """Bits of an integer dtype (4 for s4, which numpy stores in a byte)."""
+    return PrimitiveType.from_dtype(dt).bit_width if dt in _SUB_BYTE_INTS else 8 * dt.itemsize
+
+
+def _iinfo(dt):
+    if dt in _SUB_BYTE_INTS:
+        import ml_dtypes
+        return ml_dtypes.iinfo(dt)
+    return np.iinfo(dt)
 
 
 def _wide(x):
-    """The array arithmetic is done on: f16/bf16 widened (exactly) to f32."""
-    return x.astype(_F32) if x.dtype in _HALVES else x
+    """The array arithmetic is done on: narrow floats widened (exactly) to f32,
+    sub-byte integers to 8 bits (results are wrapped back by ``_convert``)."""
+    if x.dtype in _HALVES:
+        return x.astype(_F32)
+    if x.dtype in _SUB_BYTE_INTS:
+        return x.astype(_SUB_BYTE_INTS[x.dtype])
+    return x
 
 
 def _precise(x):
-    """The array transcendentals are done on: f16/bf16/f32 in f64, c64 in c128."""
+    """The array transcendentals are done on: narrow floats and f32 in f64, c64 in c128."""
     if x.dtype in _HALVES or x.dtype == _F32:
         return x.astype(_F64)
     if x.dtype == np.complex64:
         return x.astype(np.complex128)
-    return x
+    return _wide(x)
 
 
 def _unsigned(dt):
@@ -417,24 +450,25 @@ def _convert(x, to):
     to = np.dtype(to)
     if x.dtype == to:
         return x
+    x = _wide(x)  # exact; numpy knows every conversion from f32 and the 8-bit integers
+    if x.dtype == to:
+        return x
     if to == np.bool_:
         return x != 0
-    if x.dtype in _HALVES:
-        x = x.astype(_F32)  # exact; numpy knows every conversion from f32
     if x.dtype.kind == "c" and to.kind != "c":
         x = x.real  # complex -> real: the real part
-    if to.kind in "iu" and _is_float(x.dtype):
+    if _is_int(to) and _is_float(x.dtype):
         return _float_to_int(x, to)
-    if to in _HALVES and x.dtype not in (_F32, _F16, _BF16):
+    if to in _HALVES and x.dtype != _F32:
         x = _to_f32_round_to_odd(x)
-    return x.astype(to)
+    return x.astype(to)  # integers wrap (to s4 too: ml_dtypes keeps the low bits)
 
 
 def _float_to_int(x, to):
     """Truncate toward zero, saturate at the type's range, NaN -> 0."""
-    info = np.iinfo(to)
+    info = _iinfo(to)
     t = np.trunc(x.astype(_F64))  # exact for every float type
-    too_big = t >= float(info.max + 1)  # a power of two, exact in f64
+    too_big = t >= float(int(info.max) + 1)  # a power of two, exact in f64
     too_small = t < float(info.min)
     bad = too_big | too_small | np.isnan(t)
     r = np.where(bad, 0, t).astype(to)
@@ -442,20 +476,7 @@ def _float_to_int(x, to):
     return np.where(too_small, to.type(info.min), r).astype(to)
 
 
-def _to_f32_round_to_odd(x):
-    """f64 (or integer) -> f32 rounding to odd: a following f32 -> bf16/f16 rounding to
-    nearest even then gives the correctly rounded result (a plain f32 step would round
-    twice; ml_dtypes goes through f32). 64-bit integers beyond 2**53 still round twice."""
-    f = x.astype(_F64)
-    r = f.astype(_F32)
-    back = r.astype(_F64)
-    inexact = (back != f) & ~np.isnan(f)
-    even = (r.view(np.uint32) & np.uint32(1)) == 0
-    nudge = inexact & even
-    if np.any(nudge):
-        toward = np.where(f > back, np.float32(np.inf), np.float32(-np.inf))
-        r = np.where(nudge, np.nextafter(r, toward), r).astype(_F32)
-    return r
+_to_f32_round_to_odd = round_to_odd_f32
 
 
 # ============================================================================
@@ -503,31 +524,40 @@ def _power(x, y):
     return result
 
 
-def _shift_amount(x, y):
+def _low_bits(x, bits: int):
+    """``x``'s low ``bits`` bits as an unsigned value of x's byte size."""
+    u = x.astype(_unsigned(x.dtype))
+    return u if bits == 8 * x.dtype.itemsize else u & u.dtype.type((1 << bits) - 1)
+
+
+def _shift_amount(x, y, bits):
     """(amount in x's type, mask of amounts that are >= the bit width as unsigned)."""
     x, y = np.broadcast_arrays(x, y)
-    amount = y.astype(_unsigned(y.dtype))  # negative amounts are huge as unsigned
-    too_far = amount >= 8 * x.dtype.itemsize
+    amount = _low_bits(y, bits)  # negative amounts are huge as unsigned
+    too_far = amount >= bits
     return x, np.where(too_far, 0, amount).astype(x.dtype), too_far
 
 
-def _shift_left(x, y):
-    x, s, too_far = _shift_amount(x, y)
+def _shift_left(x, y, bits):
+    x, s, too_far = _shift_amount(x, y, bits)
     return np.where(too_far, 0, np.left_shift(x, s)).astype(x.dtype)
 
 
-def _shift_right_logical(x, y):
-    x, s, too_far = _shift_amount(x, y)
+def _shift_right_logical(x, y, bits):
+    x, s, too_far = _shift_amount(x, y, bits)
     u = _unsigned(x.dtype)
-    r = np.right_shift(x.astype(u), s.astype(u)).astype(x.dtype)
+    r = np.right_shift(_low_bits(x, bits), s.astype(u)).astype(x.dtype)
     return np.where(too_far, 0, r).astype(x.dtype)
 
 
-def _shift_right_arithmetic(x, y):
+def _shift_right_arithmetic(x, y, bits):
     # On the signed reinterpretation, as XLA does for unsigned types too.
-    x, s, too_far = _shift_amount(x, y)
+    x, s, too_far = _shift_amount(x, y, bits)
     i = _signed(x.dtype)
     sx = x.astype(i)
+    if bits < 8 * x.dtype.itemsize:     # s4 held in a byte: sign-extend from its own top bit
+        low = _low_bits(x, bits).astype(np.int64)
+        sx = np.where(low >= (1 << (bits - 1)), low - (1 << bits), low).astype(i)
     r = np.right_shift(sx, s.astype(i))
     return np.where(too_far, np.where(sx < 0, -1, 0), r).astype(i).astype(x.dtype)
 
@@ -558,13 +588,12 @@ def _round_afz(x):
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
-def _popcnt(x):
-    return np.bitwise_count(x.astype(_unsigned(x.dtype)))  # unsigned: not |x|'s bits
+def _popcnt(x, bits):
+    return np.bitwise_count(_low_bits(x, bits))  # unsigned: not |x|'s bits
 
 
-def _clz(x):
-    bits = 8 * x.dtype.itemsize
-    v = x.astype(_unsigned(x.dtype)).astype(np.uint64)
+def _clz(x, bits):
+    v = _low_bits(x, bits).astype(np.uint64)
     length = np.zeros(v.shape, np.int64)  # bit length, found by binary search
     for step in (32, 16, 8, 4, 2, 1):
         high = v >= (np.uint64(1) << np.uint64(step))
@@ -606,9 +635,6 @@ _ARITHMETIC = {
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,
     "not": _logical_not,
-    "shift-left": _shift_left,
-    "shift-right-logical": _shift_right_logical,
-    "shift-right-arithmetic": _shift_right_arithmetic,
     "complex": _make_complex,
     "negate": np.negative,  # wraps for ints
     "abs": np.abs,  # abs(INT_MIN) == INT_MIN; complex -> magnitude
@@ -621,6 +647,13 @@ _ARITHMETIC = {
     "is-finite": np.isfinite,
     "real": np.real,
     "imag": np.imag,
+}
+
+#: Integer ops whose answer depends on the bit width (4 for s4, stored in a byte).
+_WIDTH_AWARE = {
+    "shift-left": _shift_left,
+    "shift-right-logical": _shift_right_logical,
+    "shift-right-arithmetic": _shift_right_arithmetic,
     "popcnt": _popcnt,
     "count-leading-zeros": _clz,
 }
@@ -634,6 +667,14 @@ _TRANSCENDENTAL = {
     "sine": np.sin,
     "cosine": np.cos,
     "tan": np.tan,
+    "acos": np.arccos,
+    "acosh": np.arccosh,
+    "asin": np.arcsin,
+    "asinh": np.arcsinh,
+    "atan": np.arctan,
+    "atanh": np.arctanh,
+    "cosh": np.cosh,
+    "sinh": np.sinh,
     "tanh": np.tanh,
     "erf": lambda x: np.vectorize(math.erf, otypes=[np.float64])(x),
     "cbrt": np.cbrt,
@@ -650,8 +691,18 @@ def _elementwise(fn, widen):
     return rule
 
 
+def _elementwise_with_width(fn):
+    def rule(inst, vals):
+        bits = _bit_width(vals[0].dtype)
+        return _convert(fn(*[_wide(v) for v in vals], bits), inst.shape.dtype)
+    rule.__name__ = fn.__name__
+    return rule
+
+
 for _op, _fn in _ARITHMETIC.items():
     RULES[_op] = _elementwise(_fn, _wide)
+for _op, _fn in _WIDTH_AWARE.items():
+    RULES[_op] = _elementwise_with_width(_fn)
 for _op, _fn in _TRANSCENDENTAL.items():
     RULES[_op] = _elementwise(_fn, _precise)
 
@@ -747,7 +798,11 @@ def _reduce_precision(x, exponent_bits: int, mantissa_bits: int):
 
 @_rule("reduce-precision")
 def _reduce_precision_rule(inst, vals):
-    return _reduce_precision(vals[0], _int(inst.attrs["exponent_bits"]), _int(inst.attrs["mantissa_bits"]))
+    x = vals[0]
+    e, m = _int(inst.attrs["exponent_bits"]), _int(inst.attrs["mantissa_bits"])
+    if x.dtype not in _FLOAT_BITS:  # f8/f4: on the exact f32 value (the result is representable)
+        return _convert(_reduce_precision(_wide(x), e, m), x.dtype)
+    return _reduce_precision(x, e, m)
 
 
 # ============================================================================
@@ -812,8 +867,15 @@ def _after_all(inst, vals):
 
 @_rule("bitcast")
 def _bitcast(inst, vals):
-    # A bitcast reinterprets the buffer: it depends on both layouts.
-    return from_buffer(to_buffer(vals[0], inst.operands[0].shape), inst.shape)
+    # A bitcast reinterprets the buffer: it depends on both layouts (and may read
+    # the bits as another element type of the same width).
+    for s in (inst.operands[0].shape, inst.shape):
+        if s.layout.tiles and tiling_as_padding(s) is None:
+            raise UnsupportedError(f"bitcast of tiled layout {s}", "its tiles reorder elements")
+    buffer = to_buffer(vals[0], inst.operands[0].shape)
+    if buffer.dtype != inst.shape.dtype:
+        buffer = buffer.view(inst.shape.dtype)
+    return from_buffer(buffer, inst.shape)
 
 
 @_rule("transpose")
@@ -1038,6 +1100,31 @@ def _batchable(comp: HloComputation) -> bool:
 @_rule("call")
 def _call(inst, vals):
     return _run(inst.attrs["to_apply"], vals)
+
+
+def _zeros_of(shape: Shape):
+    if shape.is_tuple:
+        return tuple(_zeros_of(s) for s in shape.tuple_shapes)
+    if shape.is_token:
+        return np.zeros(0, np.uint8)
+    return np.zeros(shape.dimensions, shape.dtype)
+
+
+@_rule("async-start")
+def _async_wrapper_start(inst, vals):
+    # Synchronous: the wrapped computation runs here; the context elements are zeros.
+    result = _run(inst.attrs["calls"], vals)
+    return (tuple(vals), result) + tuple(_zeros_of(s) for s in inst.shape.tuple_shapes[2:])
+
+
+@_rule("async-update")
+def _async_wrapper_update(inst, vals):
+    return vals[0]
+
+
+@_rule("async-done")
+def _async_wrapper_done(inst, vals):
+    return vals[0][1]
 
 
 @_rule("fusion")

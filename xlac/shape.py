@@ -10,8 +10,15 @@ HLO text syntax, parsed by :func:`parse_shape` (``xlac.shape``) and printed by
     f32[2,3]{0,1:P(3,5)}     padded_dimensions = (3, 5), padding_value zero
     f32[2,3]{0,1:P(3,5)V(1)} padding_value one (V takes zero/one/lowest/highest or a number)
     f32[<=10,4]              dimension 0 dynamic: at most 10 (the bound), its size known at run time
+    f32[8,128]{1,0:T(8,128)S(1)}  XLA's annotations (tiles, memory space, ...: see Layout)
     (f32[], s32[4]{0})       tuple
     token[]                  token
+
+Element types: pred, s1/s2/s4/s8/.../s64, u1/u2/u4/u8/.../u64, f16, bf16, f32,
+f64, c64, c128 and the f8/f4 types (f8e4m3fn, f8e5m2, f8e4m3b11fnuz,
+f8e4m3fnuz, f8e5m2fnuz, f8e8m0fnu, f8e4m3, f8e3m4, f4e2m1fn; their bit layouts
+in :data:`FLOAT_FORMATS`), the narrow ones stored as ml_dtypes stores them:
+one element per byte.
 
 The index utilities map a multi-dimensional index to the linear element index in
 the buffer (and back) for any ``minor_to_major``, padded or not (spec:
@@ -29,6 +36,7 @@ parser raises ``ValueError`` with the column of the offending text.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import re
@@ -39,26 +47,39 @@ import numpy as np
 
 from .errors import ShapeError
 
-try:  # numpy has no bfloat16; ml_dtypes supplies it.
+try:  # numpy has no bfloat16 nor the narrow types; ml_dtypes supplies them.
     import ml_dtypes as _ml_dtypes
-
-    _BF16_DTYPE = np.dtype(_ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
-    _BF16_DTYPE = None
+    _ml_dtypes = None
 
 
 class PrimitiveType(enum.Enum):
     """XLA element types. ``value`` is the HLO text name (``f32``, ``pred`` ...)."""
 
     PRED = "pred"
+    S1 = "s1"
+    S2 = "s2"
+    S4 = "s4"
     S8 = "s8"
     S16 = "s16"
     S32 = "s32"
     S64 = "s64"
+    U1 = "u1"
+    U2 = "u2"
+    U4 = "u4"
     U8 = "u8"
     U16 = "u16"
     U32 = "u32"
     U64 = "u64"
+    F4E2M1FN = "f4e2m1fn"
+    F8E3M4 = "f8e3m4"
+    F8E4M3 = "f8e4m3"
+    F8E4M3FN = "f8e4m3fn"
+    F8E4M3B11FNUZ = "f8e4m3b11fnuz"
+    F8E4M3FNUZ = "f8e4m3fnuz"
+    F8E5M2 = "f8e5m2"
+    F8E5M2FNUZ = "f8e5m2fnuz"
+    F8E8M0FNU = "f8e8m0fnu"
     F16 = "f16"
     BF16 = "bf16"
     F32 = "f32"
@@ -95,11 +116,28 @@ class PrimitiveType(enum.Enum):
 
     @property
     def is_float(self) -> bool:
-        return self in _FLOATS
+        return self.value[0] == "f" or self is PrimitiveType.BF16
 
     @property
     def is_complex(self) -> bool:
         return self in (PrimitiveType.C64, PrimitiveType.C128)
+
+    @property
+    def is_narrow_float(self) -> bool:
+        """A float narrower than f32 (f16, bf16, the f8 and f4 types): stored as
+        its bits, computed in f32 and rounded back after every op."""
+        return self.is_float and _BIT_WIDTH[self] < 32
+
+    @property
+    def is_sub_byte(self) -> bool:
+        """An integer or float type of fewer than 8 bits (s4, u2, f4e2m1fn, ...),
+        stored one element per byte in its low bits, as XLA's CPU backend does."""
+        return self.is_array and not self.is_pred and _BIT_WIDTH[self] < 8
+
+    @property
+    def float_format(self) -> "FloatFormat | None":
+        """Bit layout and special values of an f8/f4 type (see :class:`FloatFormat`)."""
+        return FLOAT_FORMATS.get(self)
 
     @property
     def bit_width(self) -> int:
@@ -107,19 +145,17 @@ class PrimitiveType(enum.Enum):
 
     @property
     def byte_size(self) -> int:
-        """Bytes one element occupies in a buffer (pred is one byte)."""
+        """Bytes one element occupies in a buffer (pred and the sub-byte types take one)."""
         return max(1, _BIT_WIDTH[self] // 8)
 
     @property
     def dtype(self) -> np.dtype:
-        """The numpy dtype of one element (bf16 through ml_dtypes)."""
-        if self is PrimitiveType.BF16:
-            if _BF16_DTYPE is None:
-                raise TypeError("bf16 needs the ml_dtypes package")
-            return _BF16_DTYPE
+        """The numpy dtype of one element (bf16, f8, f4 and sub-byte integers through ml_dtypes)."""
         try:
             return _DTYPES[self]
         except KeyError:
+            if self.is_array:
+                raise TypeError(f"{self.value} needs the ml_dtypes package") from None
             raise TypeError(f"{self.value} has no numpy dtype") from None
 
     @property
@@ -130,12 +166,10 @@ class PrimitiveType(enum.Enum):
     @staticmethod
     def from_dtype(dtype) -> "PrimitiveType":
         dt = np.dtype(dtype)
-        if _BF16_DTYPE is not None and dt == _BF16_DTYPE:
-            return PrimitiveType.BF16
-        for pt, d in _DTYPES.items():
-            if d == dt:
-                return pt
-        raise TypeError(f"no XLA element type for numpy dtype {dt}")
+        try:
+            return _BY_DTYPE[dt]
+        except KeyError:
+            raise TypeError(f"no XLA element type for numpy dtype {dt}") from None
 
     @staticmethod
     def from_name(name: str) -> "PrimitiveType":
@@ -145,28 +179,133 @@ class PrimitiveType(enum.Enum):
             raise ValueError(f"unknown element type {name!r}") from None
 
 
-_FLOATS = (PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64)
-_BIT_WIDTH = {
-    PrimitiveType.PRED: 1, PrimitiveType.S8: 8, PrimitiveType.S16: 16, PrimitiveType.S32: 32,
-    PrimitiveType.S64: 64, PrimitiveType.U8: 8, PrimitiveType.U16: 16, PrimitiveType.U32: 32,
-    PrimitiveType.U64: 64, PrimitiveType.F16: 16, PrimitiveType.BF16: 16, PrimitiveType.F32: 32,
-    PrimitiveType.F64: 64, PrimitiveType.C64: 64, PrimitiveType.C128: 128,
-    PrimitiveType.TUPLE: 0, PrimitiveType.TOKEN: 0,
-}
-_DTYPES = {
-    PrimitiveType.PRED: np.dtype(np.bool_), PrimitiveType.S8: np.dtype(np.int8),
-    PrimitiveType.S16: np.dtype(np.int16), PrimitiveType.S32: np.dtype(np.int32),
-    PrimitiveType.S64: np.dtype(np.int64), PrimitiveType.U8: np.dtype(np.uint8),
-    PrimitiveType.U16: np.dtype(np.uint16), PrimitiveType.U32: np.dtype(np.uint32),
-    PrimitiveType.U64: np.dtype(np.uint64), PrimitiveType.F16: np.dtype(np.float16),
-    PrimitiveType.F32: np.dtype(np.float32), PrimitiveType.F64: np.dtype(np.float64),
-    PrimitiveType.C64: np.dtype(np.complex64), PrimitiveType.C128: np.dtype(np.complex128),
+@dataclass(frozen=True)
+class FloatFormat:
+    """How an f8/f4 type (an ml_dtypes type) lays out its bits, keyed in
+    :data:`FLOAT_FORMATS` by element type.
+
+    ``bits`` wide: a sign bit (unless ``signed`` is false), ``exponent`` bits of
+    bias ``bias``, ``mantissa`` bits; subnormals below the smallest normal.
+    The special values follow ml_dtypes (and XLA, which uses it):
+
+    * ``nan``: the bits of the quiet NaN a conversion produces (``None``: no NaN,
+      a NaN converts to ``nan_bits`` anyway as ml_dtypes does);
+    * ``inf``: the bits an infinite or overflowing value converts to: a real
+      infinity (IEEE-like types), the NaN (``fn``/``fnuz`` types), or the
+      largest finite value (f4e2m1fn, which saturates);
+    * ``fnuz``: one zero and one NaN (``0x80``), no negative zero;
+    * ``has_zero``: false for f8e8m0fnu (its smallest value is 2**-127).
+    """
+
+    bits: int
+    exponent: int
+    mantissa: int
+    bias: int
+    nan: int | None
+    inf: int
+    max_finite: int
+    signed: bool = True
+    fnuz: bool = False
+    has_zero: bool = True
+    nan_payload_bits: int = 0    # mantissa bits a NaN constant may set (IEEE-like types)
+
+    @property
+    def nan_bits(self) -> int:
+        """What a NaN converts to (f4e2m1fn has no NaN: ml_dtypes gives -0)."""
+        return self.nan if self.nan is not None else 1 << (self.bits - 1)
+
+    @property
+    def sign_bit(self) -> int:
+        return 1 << (self.bits - 1) if self.signed else 0
+
+    def negate(self, rep: int) -> int:
+        """The bits of -x (ml_dtypes' operator-: fnuz keeps zero and NaN)."""
+        if not self.signed:
+            return rep
+        if self.fnuz and rep & (self.sign_bit - 1) == 0:
+            return rep
+        return rep ^ self.sign_bit
+
+
+def _ieee(exponent: int, mantissa: int) -> FloatFormat:
+    """An IEEE-like format: infinities and NaNs in the all-ones exponent."""
+    bits = 1 + exponent + mantissa
+    inf = ((1 << exponent) - 1) << mantissa
+    return FloatFormat(bits, exponent, mantissa, (1 << (exponent - 1)) - 1, nan=inf | (1 << (mantissa - 1)),
+                       inf=inf, max_finite=inf - 1, nan_payload_bits=mantissa)
+
+
+def _fn(exponent: int, mantissa: int) -> FloatFormat:
+    """Finite and NaN only: NaN is the all-ones pattern, overflow gives NaN."""
+    nan = (1 << (exponent + mantissa)) - 1
+    return FloatFormat(1 + exponent + mantissa, exponent, mantissa, (1 << (exponent - 1)) - 1, nan=nan,
+                       inf=nan, max_finite=nan - 1)
+
+
+def _fnuz(exponent: int, mantissa: int, bias: int) -> FloatFormat:
+    """Finite, NaN (0x80, the would-be negative zero) and one unsigned zero."""
+    return FloatFormat(1 + exponent + mantissa, exponent, mantissa, bias, nan=0x80, inf=0x80,
+                       max_finite=0x7F, fnuz=True)
+
+
+PT_ = PrimitiveType
+#: The f8 and f4 formats, by element type.
+FLOAT_FORMATS: dict = {
+    PT_.F8E5M2: _ieee(5, 2),
+    PT_.F8E4M3: _ieee(4, 3),
+    PT_.F8E3M4: _ieee(3, 4),
+    PT_.F8E4M3FN: _fn(4, 3),
+    PT_.F8E4M3B11FNUZ: _fnuz(4, 3, 11),
+    PT_.F8E4M3FNUZ: _fnuz(4, 3, 8),
+    PT_.F8E5M2FNUZ: _fnuz(5, 2, 16),
+    PT_.F8E8M0FNU: FloatFormat(8, 8, 0, 127, nan=0xFF, inf=0xFF, max_finite=0xFE, signed=False,
+                               has_zero=False),
+    PT_.F4E2M1FN: FloatFormat(4, 2, 1, 1, nan=None, inf=0b0111, max_finite=0b0111),
 }
 
-PRED, S8, S16, S32, S64 = (PrimitiveType.PRED, PrimitiveType.S8, PrimitiveType.S16,
-                           PrimitiveType.S32, PrimitiveType.S64)
-U8, U16, U32, U64 = PrimitiveType.U8, PrimitiveType.U16, PrimitiveType.U32, PrimitiveType.U64
+_BIT_WIDTH = {
+    PT_.PRED: 1, PT_.S1: 1, PT_.S2: 2, PT_.S4: 4, PT_.S8: 8, PT_.S16: 16, PT_.S32: 32, PT_.S64: 64,
+    PT_.U1: 1, PT_.U2: 2, PT_.U4: 4, PT_.U8: 8, PT_.U16: 16, PT_.U32: 32, PT_.U64: 64,
+    PT_.F16: 16, PT_.BF16: 16, PT_.F32: 32, PT_.F64: 64, PT_.C64: 64, PT_.C128: 128,
+    PT_.TUPLE: 0, PT_.TOKEN: 0,
+    **{pt: fmt.bits for pt, fmt in FLOAT_FORMATS.items()},
+}
+
+#: numpy dtypes; the ml_dtypes ones by their ml_dtypes names.
+_DTYPES = {
+    PT_.PRED: np.dtype(np.bool_), PT_.S8: np.dtype(np.int8),
+    PT_.S16: np.dtype(np.int16), PT_.S32: np.dtype(np.int32),
+    PT_.S64: np.dtype(np.int64), PT_.U8: np.dtype(np.uint8),
+    PT_.U16: np.dtype(np.uint16), PT_.U32: np.dtype(np.uint32),
+    PT_.U64: np.dtype(np.uint64), PT_.F16: np.dtype(np.float16),
+    PT_.F32: np.dtype(np.float32), PT_.F64: np.dtype(np.float64),
+    PT_.C64: np.dtype(np.complex64), PT_.C128: np.dtype(np.complex128),
+}
+_ML_DTYPE_NAMES = {
+    PT_.BF16: "bfloat16", PT_.S1: "int1", PT_.S2: "int2", PT_.S4: "int4", PT_.U1: "uint1",
+    PT_.U2: "uint2", PT_.U4: "uint4", PT_.F4E2M1FN: "float4_e2m1fn", PT_.F8E3M4: "float8_e3m4",
+    PT_.F8E4M3: "float8_e4m3", PT_.F8E4M3FN: "float8_e4m3fn", PT_.F8E4M3B11FNUZ: "float8_e4m3b11fnuz",
+    PT_.F8E4M3FNUZ: "float8_e4m3fnuz", PT_.F8E5M2: "float8_e5m2", PT_.F8E5M2FNUZ: "float8_e5m2fnuz",
+    PT_.F8E8M0FNU: "float8_e8m0fnu",
+}
+if _ml_dtypes is not None:
+    for _pt, _name in _ML_DTYPE_NAMES.items():
+        if hasattr(_ml_dtypes, _name):     # an older ml_dtypes may lack the newest types
+            _DTYPES[_pt] = np.dtype(getattr(_ml_dtypes, _name))
+_BY_DTYPE = {dt: pt for pt, dt in _DTYPES.items()}
+del PT_
+
+PRED = PrimitiveType.PRED
+S1, S2, S4, S8, S16, S32, S64 = (PrimitiveType.S1, PrimitiveType.S2, PrimitiveType.S4, PrimitiveType.S8,
+                                 PrimitiveType.S16, PrimitiveType.S32, PrimitiveType.S64)
+U1, U2, U4, U8, U16, U32, U64 = (PrimitiveType.U1, PrimitiveType.U2, PrimitiveType.U4, PrimitiveType.U8,
+                                 PrimitiveType.U16, PrimitiveType.U32, PrimitiveType.U64)
 F16, BF16, F32, F64 = PrimitiveType.F16, PrimitiveType.BF16, PrimitiveType.F32, PrimitiveType.F64
+F4E2M1FN, F8E3M4, F8E4M3, F8E4M3FN = (PrimitiveType.F4E2M1FN, PrimitiveType.F8E3M4, PrimitiveType.F8E4M3,
+                                      PrimitiveType.F8E4M3FN)
+F8E4M3B11FNUZ, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0FNU = (
+    PrimitiveType.F8E4M3B11FNUZ, PrimitiveType.F8E4M3FNUZ, PrimitiveType.F8E5M2, PrimitiveType.F8E5M2FNUZ,
+    PrimitiveType.F8E8M0FNU)
 C64, C128 = PrimitiveType.C64, PrimitiveType.C128
 TUPLE, TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
 
@@ -205,11 +344,31 @@ class Layout:
     ``padded_dimensions``: per dimension, the width it is padded to (>= its size),
     or ``None`` for no padding.  ``padding_value``: what fills the padding, one of
     ``"zero", "one", "lowest", "highest"`` or a number (default ``"zero"``).
+
+    XLA's other layout annotations, read and printed as XLA writes them
+    (``{1,0:T(8,128)(2,1)E(4)S(1)}``): ``tiles`` (each a tuple of sizes, ``None``
+    for ``*``), ``tail_padding_alignment`` (``L``), ``index_type`` and
+    ``pointer_type`` (``#(u32)``, ``*(u32)``, sparse arrays), ``element_size_in_bits``
+    (``E``), ``memory_space`` (``S``), ``split_configs`` (``SC``, each
+    ``(dimension, (indices...))``), ``dynamic_shape_metadata_prefix_bytes``
+    (``M``), ``dim_level_types`` (``D``, sparse arrays).  The CPU has one memory
+    and unpacked, untiled buffers: the code generator drops what does not change
+    where an element is (``xlac.passes.layout_normalization``) and refuses, naming
+    it, what does where it cannot be dropped.
     """
 
     minor_to_major: tuple = ()
     padded_dimensions: tuple | None = None
     padding_value: object = "zero"
+    tiles: tuple = ()
+    tail_padding_alignment: int = 1
+    index_type: str = ""
+    pointer_type: str = ""
+    element_size_in_bits: int = 0
+    memory_space: int = 0
+    split_configs: tuple = ()
+    dynamic_shape_metadata_prefix_bytes: int = 0
+    dim_level_types: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "minor_to_major", tuple(int(d) for d in self.minor_to_major))
@@ -218,18 +377,58 @@ class Layout:
         pv = self.padding_value
         if isinstance(pv, str) and pv not in PADDING_VALUES:
             raise ValueError(f"padding_value must be one of {PADDING_VALUES} or a number, got {pv!r}")
+        object.__setattr__(self, "tiles", tuple(tuple(None if d is None else int(d) for d in t)
+                                                for t in self.tiles))
+        object.__setattr__(self, "split_configs", tuple((int(d), tuple(int(i) for i in idx))
+                                                        for d, idx in self.split_configs))
+        object.__setattr__(self, "dim_level_types", tuple(self.dim_level_types))
 
     @property
     def is_padded(self) -> bool:
         return self.padded_dimensions is not None
 
+    @property
+    def annotations(self) -> dict:
+        """XLA's layout annotations that differ from their defaults, by field name."""
+        return {f: getattr(self, f) for f, default in _ANNOTATION_DEFAULTS.items()
+                if getattr(self, f) != default}
+
+    def without(self, *fields: str) -> "Layout":
+        """This layout with the annotations ``fields`` set back to their defaults."""
+        return dataclasses.replace(self, **{f: _ANNOTATION_DEFAULTS[f] for f in fields})
+
     def __str__(self) -> str:
         s = ",".join(str(d) for d in self.minor_to_major)
+        extra = ""
+        if self.dim_level_types:
+            extra += "D(" + ",".join(self.dim_level_types) + ")"
+        if self.tiles:
+            extra += "T" + "".join("(" + ",".join("*" if d is None else str(d) for d in t) + ")"
+                                   for t in self.tiles)
+        if self.tail_padding_alignment != 1:
+            extra += f"L({self.tail_padding_alignment})"
+        if self.index_type:
+            extra += f"#({self.index_type})"
+        if self.pointer_type:
+            extra += f"*({self.pointer_type})"
+        if self.element_size_in_bits:
+            extra += f"E({self.element_size_in_bits})"
+        if self.memory_space:
+            extra += f"S({self.memory_space})"
+        if self.split_configs:
+            extra += "SC" + "".join(f"({d}:{','.join(map(str, idx))})" for d, idx in self.split_configs)
         if self.padded_dimensions is not None:
-            s += ":P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
+            extra += "P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
             if self.padding_value != "zero":
-                s += f"V({self.padding_value})"
-        return "{" + s + "}"
+                extra += f"V({self.padding_value})"
+        if self.dynamic_shape_metadata_prefix_bytes:
+            extra += f"M({self.dynamic_shape_metadata_prefix_bytes})"
+        return "{" + s + (":" + extra if extra else "") + "}"
+
+
+_ANNOTATION_DEFAULTS = {"tiles": (), "tail_padding_alignment": 1, "index_type": "", "pointer_type": "",
+                        "element_size_in_bits": 0, "memory_space": 0, "split_configs": (),
+                        "dynamic_shape_metadata_prefix_bytes": 0, "dim_level_types": ()}
 
 
 def default_layout(rank: int) -> Layout:
@@ -340,9 +539,14 @@ class Shape:
         return math.prod(self.dimensions)
 
     def physical_dimensions(self) -> tuple:
-        """Per-dimension extent in memory: padded width, or the size itself."""
+        """Per-dimension extent in memory: padded width, or the size itself (a
+        tiling that amounts to padding, ``f32[5,100]{1,0:T(8,128)}``, pads)."""
         if self.layout is not None and self.layout.padded_dimensions is not None:
             return self.layout.padded_dimensions
+        if self.layout is not None and self.layout.tiles:
+            padded = tiling_as_padding(self)
+            if padded is not None:
+                return padded
         return self.dimensions
 
     def buffer_element_count(self) -> int:
@@ -427,7 +631,8 @@ class Shape:
         if self.is_token:
             return "token[]"
         s = f"{self.element_type.value}[{','.join(self._dimension_text(d) for d in range(self.rank))}]"
-        if print_layout and (self.dimensions or (self.layout and self.layout.is_padded)):
+        if print_layout and (self.dimensions or (self.layout and (self.layout.is_padded
+                                                                  or self.layout.annotations))):
             s += str(self.layout)
         return s
 
@@ -447,6 +652,43 @@ def _dynamic_flags(flags, dims: tuple) -> tuple:
     if len(flags) != len(dims):
         raise ValueError(f"dynamic_dimensions {list(flags)} must have one entry per dimension of {list(dims)}")
     return flags if any(flags) else ()
+
+
+def tiling_as_padding(shape: Shape) -> tuple | None:
+    """The padded dimensions that address ``shape``'s elements as its tiled
+    layout does, or None when the tiling is more than padding.
+
+    XLA's first tile splits the minor-most dimensions (in memory order) into
+    tiles laid out one after the other, each tile row-major.  When every tiled
+    dimension but the most major one fits in one tile, that is the untiled
+    layout with those dimensions padded to the tile and the most major one to a
+    multiple of it.  Further tiles (sub-tiles within a tile) must be trivial:
+    all ones, or the tile itself.  A ``*`` (combined dimension) is not padding.
+    """
+    layout = shape.layout
+    if not layout.tiles:
+        return shape.dimensions
+    if layout.padded_dimensions is not None:
+        return None
+    tile = layout.tiles[0]
+    if None in tile or any(None in t for t in layout.tiles[1:]):
+        return None
+    for sub in layout.tiles[1:]:
+        if not (all(d == 1 for d in sub) or tuple(sub) == tuple(tile[-len(sub):])):
+            return None
+    order = list(reversed(layout.minor_to_major))       # major to minor
+    k = min(len(tile), len(order))
+    padded = list(shape.dimensions)
+    for j, (d, t) in enumerate(zip(order[len(order) - k:], tile[len(tile) - k:])):
+        if t <= 0:
+            return None
+        if j == 0:
+            padded[d] = -(-shape.dimensions[d] // t) * t
+        elif shape.dimensions[d] > t:
+            return None
+        else:
+            padded[d] = t
+    return tuple(padded)
 
 
 def _tuple_depth_of(element_type: PrimitiveType, tuple_shapes: tuple) -> int:
@@ -478,6 +720,36 @@ def _check_layout(layout: Layout, dims: tuple) -> None:
             raise ValueError(f"padded_dimensions {list(pd)} must have one entry per dimension of {list(dims)}")
         if any(p < d for p, d in zip(pd, dims)):
             raise ValueError(f"padded_dimensions {list(pd)} smaller than dimensions {list(dims)}")
+
+
+def round_to_odd_f32(x) -> np.ndarray:
+    """f64 (or integer) values -> f32 rounded to odd: an inexact result takes the
+    neighbour whose last bit is 1.  Rounding that to nearest even again, to any
+    narrower float (bf16, f16, f8, f4), gives the correctly rounded value of the
+    original: one rounding, not two (ml_dtypes' numpy cast from f64 goes through
+    a plain f32 and may round twice).  64-bit integers beyond 2**53 still round
+    twice (through f64)."""
+    f = np.asarray(x).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = f.astype(np.float32)
+    back = r.astype(np.float64)
+    inexact = (back != f) & ~np.isnan(f)
+    even = (r.view(np.uint32) & np.uint32(1)) == 0
+    nudge = inexact & even
+    if np.any(nudge):
+        toward = np.where(f > back, np.float32(np.inf), np.float32(-np.inf))
+        r = np.where(nudge, np.nextafter(r, toward), r).astype(np.float32)
+    return r
+
+
+def round_float(values, element_type: PrimitiveType) -> np.ndarray:
+    """f64 values rounded once, to nearest even, to the float type ``element_type``."""
+    f = np.asarray(values, dtype=np.float64)
+    dt = element_type.dtype
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dt in (np.float64, np.float32, np.float16):
+            return f.astype(dt)           # numpy rounds f64 -> f32/f16 once
+        return round_to_odd_f32(f).astype(dt)
 
 
 # ----------------------------------------------------------------------------
@@ -518,16 +790,24 @@ def padding_scalar(shape: Shape):
     """The numpy scalar that fills a padded layout's padding."""
     pv = shape.layout.padding_value if shape.layout else "zero"
     dt = shape.dtype
+    et = shape.element_type
     if pv == "zero":
         return dt.type(0)
     if pv == "one":
         return dt.type(1)
     if pv in ("lowest", "highest"):
-        if shape.element_type.is_pred:
+        if et.is_pred:
             return dt.type(pv == "highest")
-        info = np.finfo(dt) if shape.element_type.is_float or shape.element_type.is_complex else np.iinfo(dt)
-        if shape.element_type.is_float:
+        if et.is_float:
+            fmt = et.float_format
+            if fmt is not None and fmt.inf != (((1 << fmt.exponent) - 1) << fmt.mantissa):
+                # No infinity: the extreme finite values.
+                rep = fmt.max_finite if pv == "highest" or not fmt.signed else fmt.max_finite | fmt.sign_bit
+                if not fmt.signed and pv == "lowest":
+                    rep = 0
+                return np.array([rep], np.uint8).view(dt)[0]
             return dt.type(-np.inf if pv == "lowest" else np.inf)
+        info = _ml_dtypes.iinfo(dt) if et.is_sub_byte else np.iinfo(dt)
         return dt.type(info.min if pv == "lowest" else info.max)
     return dt.type(pv)
 
@@ -564,7 +844,7 @@ def from_buffer(buffer: np.ndarray, shape: Shape) -> np.ndarray:
 
 # Shape syntax is ASCII.  Python's \d, \s, str.isdigit(), str.isspace() and int()
 # also take other scripts' digits and spaces (int('٣') is 3), which XLA rejects.
-_ARRAY_RE = re.compile(r"([a-z]+[0-9]*)\[([^\]]*)\]", re.ASCII)
+_ARRAY_RE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]", re.ASCII)
 _DIM_RE = re.compile(r"(<=)?([0-9]+)", re.ASCII)  # `<=N`: a bounded dynamic dimension
 _UINT_RE = re.compile(r"[0-9]+", re.ASCII)
 _PAD_RE = re.compile(r"P\(([0-9, ]*)\)(?:V\(([^)]*)\))?", re.ASCII)
@@ -712,22 +992,124 @@ def _parse_layout(body: str, rank: int, column: int) -> Layout:
     for k, c in enumerate(body):
         if not c.isascii():
             raise ValueError(f"non-ASCII character {c!r} in layout at column {column + k}")
-    m2m_txt, _, extra = body.partition(":")
+    m2m_txt, colon, extra = body.partition(":")
     m2m = _layout_ints(m2m_txt, "minor_to_major entry", column)
-    padded = None
-    padding_value = "zero"
-    if extra:
-        m = _PAD_RE.search(extra)
-        if m:
-            extra_column = column + len(m2m_txt) + 1
-            padded = _layout_ints(m.group(1), "padded dimension", extra_column + m.start(1))
-            if m.group(2):
-                padding_value = _padding_value(m.group(2).strip(_BLANKS), extra_column + m.start(2))
-        # Other XLA layout attributes (tiling T(...), memory space S(n), ...) do not
-        # change xlac's addressing of an untiled CPU buffer; they are dropped.
+    fields: dict = {}
+    if colon:
+        fields = _LayoutAnnotations(extra, column + len(m2m_txt) + 1).read()
     if not m2m and rank:
         m2m = default_layout(rank).minor_to_major
-    return Layout(m2m, padded, padding_value)
+    return Layout(m2m, **fields)
+
+
+class _LayoutAnnotations:
+    """The part of a layout after ``:``, in XLA's order:
+    ``D(...) T(...)(...) L(n) #(type) *(type) E(n) S(n) SC(d:i,...)(...) P(...)V(...) M(n)``
+    (``P``/``V`` are the padded dimensions and padding value of xlac's layouts)."""
+
+    def __init__(self, text: str, column: int):
+        self.text, self.column, self.pos = text, column, 0
+
+    def read(self) -> dict:
+        fields: dict = {}
+        for prefix, field, reader in (
+                ("D(", "dim_level_types", self._dim_level_types), ("T(", "tiles", self._tiles),
+                ("L(", "tail_padding_alignment", self._int), ("#(", "index_type", self._type),
+                ("*(", "pointer_type", self._type), ("E(", "element_size_in_bits", self._int),
+                ("S(", "memory_space", self._int), ("SC(", "split_configs", self._split_configs),
+                ("P(", "padded_dimensions", self._padded), ("M(", "dynamic_shape_metadata_prefix_bytes",
+                                                            self._int)):
+            self._skip()
+            if self.text.startswith(prefix, self.pos):
+                self.pos += len(prefix) - 1
+                fields[field] = reader()
+                if field == "padded_dimensions":
+                    self._skip()
+                    if self.text.startswith("V(", self.pos):
+                        self.pos += 1
+                        at = self.pos
+                        fields["padding_value"] = _padding_value(self._group().strip(_BLANKS), self._col(at))
+        self._skip()
+        if self.pos < len(self.text):
+            raise ValueError(f"unexpected {self.text[self.pos:self.pos + 10]!r} in layout at column "
+                             f"{self._col(self.pos)} (after ':' come D(...) T(...) L(n) #(type) *(type) "
+                             "E(n) S(n) SC(...) P(...) M(n), in this order)")
+        return fields
+
+    def _col(self, pos: int) -> int:
+        return self.column + pos
+
+    def _skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in _BLANKS:
+            self.pos += 1
+
+    def _group(self) -> str:
+        """The text of ``( ... )`` at pos (without the parentheses)."""
+        end = self.text.find(")", self.pos)
+        if not self.text.startswith("(", self.pos) or end < 0:
+            raise ValueError(f"expected '(...)' in layout at column {self._col(self.pos)}")
+        body = self.text[self.pos + 1:end]
+        self.pos = end + 1
+        return body
+
+    def _int(self) -> int:
+        at = self.pos + 1
+        values = _layout_ints(self._group(), "layout attribute", self._col(at))
+        if len(values) != 1:
+            raise ValueError(f"expected one integer in layout at column {self._col(at)}")
+        return values[0]
+
+    def _type(self) -> str:
+        at = self.pos + 1
+        name = self._group().strip(_BLANKS)
+        if not re.fullmatch(r"u(8|16|32|64)", name):
+            raise ValueError(f"expected an unsigned integer type, got {name!r} in layout at column "
+                             f"{self._col(at)}")
+        return name
+
+    def _dim_level_types(self) -> tuple:
+        at = self.pos + 1
+        out = tuple(t.strip(_BLANKS) for t in self._group().split(","))
+        for t in out:
+            if not re.fullmatch(r"[DCSH][+~]*", t):
+                raise ValueError(f"expected a dimension level type (D, C, S or H), got {t!r} in layout "
+                                 f"at column {self._col(at)}")
+        return out
+
+    def _tiles(self) -> tuple:
+        tiles = []
+        while self.text.startswith("(", self.pos):
+            at = self.pos + 1
+            tile = []
+            for part in self._group().split(","):
+                d = part.strip(_BLANKS)
+                if d == "*":
+                    tile.append(None)                 # XLA's combined dimension
+                elif _UINT_RE.fullmatch(d):
+                    tile.append(_decimal(d, "tile size", self._col(at)))
+                else:
+                    raise ValueError(f"bad tile size {d!r} in layout at column {self._col(at)}")
+            tiles.append(tuple(tile))
+        return tuple(tiles)
+
+    def _split_configs(self) -> tuple:
+        configs = []
+        while self.text.startswith("(", self.pos):
+            at = self.pos + 1
+            dim, colon, idx = self._group().partition(":")
+            if not colon:
+                raise ValueError(f"expected (dimension:indices) in layout at column {self._col(at)}")
+            configs.append((_layout_ints(dim, "split dimension", self._col(at))[0],
+                            _layout_ints(idx, "split index", self._col(at))))
+        return tuple(configs)
+
+    def _padded(self) -> tuple:
+        at = self.pos + 1
+        body = self._group()
+        if body.strip(_BLANKS)[:1].isalpha():
+            raise ValueError(f"P({body}) at column {self._col(at)}: a physical shape is only for sparse "
+                             "arrays (xlac's P(...) lists padded dimension sizes)")
+        return _layout_ints(body, "padded dimension", self._col(at))
 
 
 def _layout_ints(text: str, what: str, column: int) -> tuple:

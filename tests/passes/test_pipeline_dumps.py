@@ -31,13 +31,15 @@ def _names(p):
 
 def test_codegen_pipeline_order():
     p = codegen_pipeline()
-    # Inline calls, expand, split tuple constants, simplify to a fixed point,
-    # then layouts and fusion.
-    assert _names(p)[4:] == ["layout-assignment", "fusion", "multi-output-fusion"]
-    assert _names(p)[:4] == ["call-inliner", "op-expander", "split-tuple-constants",
-                             ("simplify", ["algebraic-simplifier", "constant-folding",
-                                           "cse", "dce", "tuple-simplifier"])]
-    assert p.passes[3].fixed_point
+    # The declared entry layout and XLA's layout annotations, inline calls, expand,
+    # split tuple constants, inline the calls expansions made, simplify to a fixed
+    # point, then layouts and fusion.
+    assert _names(p)[:2] == ["entry-computation-layout", "layout-normalization"]
+    assert _names(p)[7:] == ["layout-assignment", "fusion", "multi-output-fusion"]
+    assert _names(p)[2:7] == ["call-inliner", "op-expander", "split-tuple-constants", "call-inliner",
+                              ("simplify", ["algebraic-simplifier", "constant-folding",
+                                            "cse", "dce", "tuple-simplifier"])]
+    assert p.passes[6].fixed_point
 
 
 class _Counting:
@@ -65,9 +67,12 @@ def test_dump_hook_context_and_no_hooks_outside():
     module = parse(TEXT)
     with dump_hook(lambda pipe, name, mod, changed: seen.append((pipe, name, changed, mod.to_text()))):
         codegen_pipeline(verify=True).run(module)
-    assert [s[:2] for s in seen[:5]] == [("codegen", "call-inliner"),
+    assert [s[:2] for s in seen[:8]] == [("codegen", "entry-computation-layout"),
+                                         ("codegen", "layout-normalization"),
+                                         ("codegen", "call-inliner"),
                                          ("codegen", "op-expander"),
                                          ("codegen", "split-tuple-constants"),
+                                         ("codegen", "call-inliner"),
                                          ("simplify", "algebraic-simplifier"),
                                          ("simplify", "constant-folding")]
     first_change = next(s for s in seen if s[2])
@@ -82,16 +87,19 @@ def test_xlac_dump_to_writes_numbered_files(tmp_path, monkeypatch):
     codegen_pipeline().run(parse(TEXT))
     names = sorted(os.listdir(tmp_path))
     assert re.fullmatch(r"\d{3,}\.codegen\.input\.hlo", names[0])
-    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[1])
-    assert re.fullmatch(r"\d{3,}\.codegen\.op-expander\.hlo", names[2])
-    assert re.fullmatch(r"\d{3,}\.codegen\.split-tuple-constants\.hlo", names[3])
-    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[4])
+    assert re.fullmatch(r"\d{3,}\.codegen\.entry-computation-layout\.hlo", names[1])
+    assert re.fullmatch(r"\d{3,}\.codegen\.layout-normalization\.hlo", names[2])
+    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[3])
+    assert re.fullmatch(r"\d{3,}\.codegen\.op-expander\.hlo", names[4])
+    assert re.fullmatch(r"\d{3,}\.codegen\.split-tuple-constants\.hlo", names[5])
+    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[6])
+    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[7])
     numbers = [int(n.split(".")[0]) for n in names]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
     for n in names:
         verify(xlac.parse_hlo((tmp_path / n).read_text()))
     assert "multiply" in (tmp_path / names[0]).read_text()
-    assert "multiply" not in (tmp_path / names[4]).read_text()
+    assert "multiply" not in (tmp_path / names[7]).read_text()
     path = dump_text("llvm.ll", "; some IR")
     assert path is not None and path.endswith(".llvm.ll") and open(path).read() == "; some IR"
 
@@ -120,10 +128,13 @@ def test_cli_dump_after_each_pass(tmp_path, capsys):
     out = capsys.readouterr().out
     headers = re.findall(r"^// ---- (.*) ----$", out, re.M)
     assert headers[0] == "input"
-    assert headers[1] == "after codegen.call-inliner (no change)"
-    assert headers[2] == "after codegen.op-expander (no change)"
-    assert headers[3] == "after codegen.split-tuple-constants (no change)"
-    assert headers[4] == "after simplify.algebraic-simplifier"
+    assert headers[1] == "after codegen.entry-computation-layout (no change)"
+    assert headers[2] == "after codegen.layout-normalization (no change)"
+    assert headers[3] == "after codegen.call-inliner (no change)"
+    assert headers[4] == "after codegen.op-expander (no change)"
+    assert headers[5] == "after codegen.split-tuple-constants (no change)"
+    assert headers[6] == "after codegen.call-inliner (no change)"
+    assert headers[7] == "after simplify.algebraic-simplifier"
     assert headers[-1] == "final module and buffer assignment"
     assert "temp arena" in out.split("final module and buffer assignment")[1]
     assert main(["dump", str(path)]) == 0

@@ -91,7 +91,7 @@ def is_expanded(opcode: str) -> bool:
 
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
           data_layout: str = "", optimize: bool = True, aligned_results: bool = False,
-          native: bool = False) -> Lowered:
+          native: bool = False, abi: bool = False) -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
 
     ``optimize=False`` skips simplification and fusion (only calls are
@@ -105,12 +105,15 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     may use the host's instructions where portable code would differ (see
     ``math_approx.use_native_scaling``).  A module with dynamic dimensions is
     padded first (``xlac.passes.dynamic_padder``): the code takes and returns
-    padded arrays and the sizes, as ``Lowered.dynamic`` says.
+    padded arrays and the sizes, as ``Lowered.dynamic`` says.  ``abi=True``:
+    the entry's parameter and result layouts are what a C caller passes and
+    gets (an object file), so they are kept as they are or refused
+    (``passes.layout_normalization``).
     """
     verify(module)
     module = module.clone()
     signature = pad_dynamic(module)
-    pipeline = codegen_pipeline(optimize=optimize)
+    pipeline = codegen_pipeline(optimize=optimize, abi=abi)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results)

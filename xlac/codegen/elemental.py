@@ -31,7 +31,7 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.opcodes import OPCODES
-from ..shape import S64
+from ..shape import S64, strides
 from . import scalar_ops, types
 from .emission import context_of
 from .hoisting import Hoisting, cached, mapped_index, row_scratch_dims
@@ -250,6 +250,40 @@ def _reshape(em: ElementalEmitter, inst, gens):
     return gen
 
 
+def _bitcast(em: ElementalEmitter, inst, gens):
+    """A bitcast reinterprets memory: element k of the result's buffer is element
+    k of the operand's, whatever their layouts (XLA's layout assignment makes
+    bitcasts that transpose), its bits read as the result's element type."""
+    (g,) = gens
+    src, dst = inst.operands[0].shape, inst.shape
+    if src.layout.is_padded or dst.layout.is_padded:
+        raise UnsupportedError("bitcast", f"of a padded layout ({src} to {dst})")
+    reinterpret = src.element_type is not dst.element_type
+    if src.has_default_layout() and dst.has_default_layout():
+        read = _reshape(em, inst, gens)                   # memory order is row-major on both sides
+    else:
+        dst_strides = strides(dst)
+
+        def read(index):
+            b = em.b
+            linear = i64(0)
+            for x, st in zip(index.multi, dst_strides):
+                if dst.dimensions and st:
+                    linear = b.add(linear, x if st == 1 else b.mul(x, i64(st)))
+            multi = [i64(0)] * src.rank
+            order = [d for d in src.layout.minor_to_major if src.dimensions[d] != 1]
+            for k, d in enumerate(order):
+                last = k == len(order) - 1
+                multi[d] = linear if last else b.urem(linear, i64(src.dimensions[d]))
+                if not last:
+                    linear = b.udiv(linear, i64(src.dimensions[d]))
+            return g(Index(multi))
+    if not reinterpret:
+        return read
+    return lambda index: scalar_ops.emit_elementwise(em.b, "bitcast-convert", [read(index)], [src.element_type],
+                                                     dst.element_type, {})
+
+
 def _slice(em: ElementalEmitter, inst, gens):
     (g,) = gens
     spec = inst.attrs["slice"]
@@ -407,7 +441,7 @@ _RULES = {
     "broadcast": _broadcast,
     "transpose": _transpose,
     "reshape": _reshape,
-    "bitcast": _reshape,   # a layout-preserving reshape; addressing goes through layouts anyway
+    "bitcast": _bitcast,
     "copy": lambda em, inst, gens: gens[0],
     "slice": _slice,
     "reverse": _reverse,

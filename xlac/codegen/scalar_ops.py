@@ -23,6 +23,14 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   directly (ml_dtypes' f64 -> bf16 rounds twice, through f32; the evaluator and
   xlac do not), integers go through f64 (exact up to 32 bits; 64-bit integers
   beyond 2**53 round twice, as in the evaluator).
+* The f8 and f4 types (``xlac.shape.FLOAT_FORMATS``) are stored as their bits
+  and computed in f32 like bf16.  Widening to f32 reads a table of the 256 (16)
+  exact values; narrowing from f32 is ml_dtypes' algorithm on the bits (round to
+  nearest even, overflow to the format's infinity, NaN or largest value, its
+  NaN and zero rules), so every result equals ml_dtypes' bit for bit.  f64 (and
+  an integer, through f64) is first rounded to f32 *to odd*, which makes the
+  second rounding exact: one correct rounding, as ml_dtypes does for wider
+  types (its numpy cast from f64 rounds twice; the evaluator does not).
 * Math: exp, expm1, log, log1p, tanh, logistic (f32 and f64) and erf (f32) are
   inline polynomial approximations from :mod:`xlac.codegen.math_approx` (a libm call
   would keep the loop from vectorising); ``XLAC_EXACT_MATH=1`` switches them back to
@@ -38,6 +46,8 @@ Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the op
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from llvmlite import ir
 
@@ -55,7 +65,9 @@ _I1 = ir.IntType(1)
 _I16 = ir.IntType(16)
 _I32 = ir.IntType(32)
 _F32 = ir.FloatType()
-_SMALL_FLOATS = (PT.F16, PT.BF16)   # stored narrow, computed in f32
+_I8 = ir.IntType(8)
+_I64 = ir.IntType(64)
+_F64 = ir.DoubleType()
 
 
 # ----------------------------------------------------------------------------
@@ -477,6 +489,9 @@ _OPS: dict = {
     "sine": {FLOAT: _intr("llvm.sin")},
     "cosine": {FLOAT: _intr("llvm.cos")},
     "tan": {FLOAT: _libm("tan")},
+    **{op: {FLOAT: _libm(fn)} for op, fn in (("acos", "acos"), ("acosh", "acosh"), ("asin", "asin"),
+                                              ("asinh", "asinh"), ("atan", "atan"), ("atanh", "atanh"),
+                                              ("cosh", "cosh"), ("sinh", "sinh"))},
     "tanh": {FLOAT: _approx("tanh", _libm("tanh"))},
     "erf": {FLOAT: _approx("erf", _libm("erf"))},
     "is-finite": {FLOAT: _is_finite},
@@ -488,7 +503,7 @@ _OPS: dict = {
     "clamp": {INT: _int_clamp, PRED: _int_clamp, FLOAT: _float_clamp},
 }
 
-#: Ops on f16/bf16 that work on the stored bits and need no detour through f32.
+#: Ops on narrow floats that work on the stored bits and need no detour through f32.
 _NO_WIDENING = frozenset({"select"})
 
 
@@ -609,18 +624,133 @@ def _f16_to_f32(b, h):
 
 
 def _widen_to_f32(b, x, pt: PT):
-    """An f16/bf16 value as an exact f32 (other types unchanged)."""
+    """A narrow float value (f16, bf16, f8, f4) as an exact f32 (other types unchanged)."""
     if pt is PT.BF16:
         return _bf16_to_f32(b, x)
     if pt is PT.F16:
         return _f16_to_f32(b, x)
+    if pt.float_format is not None:
+        return _format_to_f32(b, x, pt)
     return x
 
 
 def _round_to_small(b, x, src: PT, dst: PT):
-    """Round an f32 or f64 value to f16/bf16 (register type of ``dst``), once."""
+    """Round an f32 or f64 value to a narrow float (register type of ``dst``), once."""
+    if dst.float_format is not None:
+        if src is PT.F64:
+            x = _f64_to_f32_round_to_odd(b, x)
+        return _f32_to_format(b, x, dst.float_format)
     bits = _narrow_bits(b, _to_bits(b, x, src), _FORMATS[src], _FORMATS[dst])
     return _from_bits(b, bits, dst)
+
+
+def _format_to_f32(b, x, pt: PT):
+    """An f8/f4 value (its bits, i8) as f32: the exact value from a table of all
+    2**bits values, made from ml_dtypes' own conversion."""
+    fmt = pt.float_format
+    table = _value_table(b.module, pt)
+    index = b.zext(b.and_(x, _const(_I8, (1 << fmt.bits) - 1)), _I64)
+    ptr = b.gep(table, [_const(_I64, 0), index], inbounds=True)
+    return b.bitcast(b.load(ptr, typ=_I32), _F32)
+
+
+def _value_table(module: ir.Module, pt: PT) -> ir.GlobalVariable:
+    """``[2**bits x i32]``: the f32 bits of every value of ``pt`` (one per module)."""
+    name = f"xlac.{pt.value}.values"
+    table = module.globals.get(name)
+    if table is None:
+        n = 1 << pt.float_format.bits
+        values = np.arange(n, dtype=np.uint8).view(pt.dtype).astype(np.float32).view(np.uint32)
+        ty = ir.ArrayType(_I32, n)
+        table = ir.GlobalVariable(module, ty, name)
+        table.initializer = ir.Constant(ty, [int(v) for v in values])
+        table.global_constant = True
+        table.linkage = "private"
+        table.unnamed_addr = True
+    return table
+
+
+def _f64_to_f32_round_to_odd(b, x):
+    """f64 -> f32 rounded to odd: an inexact result gets the neighbour whose last
+    bit is 1.  Rounding that again (to any format of at most 22 fraction bits)
+    gives the correctly rounded result of the f64."""
+    narrow = b.fptrunc(x, _F32)
+    wide = b.fpext(narrow, _F64)
+    bits = b.bitcast(narrow, _I32)
+    exact = b.or_(b.fcmp_ordered("==", wide, x), b.fcmp_unordered("uno", x, x))
+    odd = b.icmp_unsigned("!=", b.and_(bits, _const(_I32, 1)), _const(_I32, 0))
+    # The RNE result is even: step the magnitude toward x by one.
+    toward_zero = b.fcmp_ordered("<", _fabs(b, x), _fabs(b, wide))
+    step = b.select(toward_zero, _const(_I32, -1), _const(_I32, 1))
+    fixed = b.add(bits, b.select(b.or_(exact, odd), _const(_I32, 0), step))
+    return b.bitcast(fixed, _F32)
+
+
+def _fabs(b, x):
+    fn = declare_libm(b.module, f"llvm.fabs.{_suffix(x.type)}", ir.FunctionType(x.type, [x.type]))
+    return b.call(fn, [x])
+
+
+def _smax0(b, v):
+    zero = _const(v.type, 0)
+    return b.select(b.icmp_signed("<", v, zero), zero, v)
+
+
+def _f32_to_format(b, x, fmt):
+    """An f32 value as the bits (i8) of an f8/f4 format: ml_dtypes' conversion.
+
+    The magnitude is normalised (an f32 subnormal shifted up), rounded to the
+    format's mantissa to nearest even at the bit position its exponent puts it
+    (further right for its subnormals), then packed: exponent and mantissa add
+    up, so a carry out of the mantissa bumps the exponent.  Past the largest
+    finite value comes ``fmt.inf``; infinities, NaN, zero and (for the unsigned
+    f8e8m0fnu) negative values follow the format's rules.
+    """
+    k = lambda v: _const(_I32, v)                                  # noqa: E731
+    bits = b.bitcast(x, _I32)
+    negative = b.icmp_signed("<", bits, k(0))
+    mag = b.and_(bits, k(0x7FFFFFFF))
+    exp = b.lshr(mag, k(23))
+    frac = b.and_(mag, k(0x7FFFFF))
+    # Normalise: the leading 1 at bit 23, whatever the input's own exponent.
+    subnormal = b.icmp_unsigned("==", exp, k(0))
+    lz = b.sub(_ctlz(b, frac), k(8))                              # shift that puts bit 23 on top
+    mant = b.select(subnormal, b.shl(frac, lz), b.or_(frac, k(1 << 23)))
+    unbiased = b.select(subnormal, b.sub(k(1 - 127), lz), b.sub(exp, k(127)))
+    base = b.add(unbiased, k(fmt.bias - 1))                          # target exponent - 1
+    align = b.add(k(23 - fmt.mantissa), _smax0(b, b.neg(base)))
+    align = b.select(b.icmp_unsigned(">", align, k(25)), k(25), align)
+    kept_lsb = b.and_(b.lshr(mant, align), k(1))
+    rounded = b.add(mant, b.add(kept_lsb, b.sub(b.shl(k(1), b.sub(align, k(1))), k(1))))
+    wide = b.add(b.lshr(rounded, align), b.shl(_smax0(b, base), k(fmt.mantissa)))
+    result = b.select(b.icmp_unsigned(">", wide, k(fmt.max_finite)), k(fmt.inf), wide)
+    result = _signed_rep(b, result, negative, fmt)
+    if not fmt.signed:
+        result = b.select(negative, k(fmt.nan_bits), result)
+    zero = _signed_rep(b, k(0), negative, fmt) if fmt.has_zero else k(fmt.nan_bits)
+    result = b.select(b.icmp_unsigned("==", mag, k(0)), zero, result)
+    result = b.select(b.icmp_unsigned(">", mag, k(0x7F800000)), _signed_rep(b, k(fmt.nan_bits), negative, fmt),
+                      result)
+    result = b.select(b.icmp_unsigned("==", mag, k(0x7F800000)), _signed_rep(b, k(fmt.inf), negative, fmt),
+                      result)
+    return b.trunc(result, _I8)
+
+
+def _ctlz(b, v):
+    fn = declare_libm(b.module, f"llvm.ctlz.{_suffix(v.type)}", ir.FunctionType(v.type, [v.type, _I1]))
+    return b.call(fn, [v, _const(_I1, 0)])
+
+
+def _signed_rep(b, rep, negative, fmt):
+    """``-rep`` where ``negative`` (ml_dtypes' negation: fnuz keeps 0 and NaN;
+    an unsigned format has none)."""
+    if not fmt.signed:
+        return rep
+    flipped = b.xor(rep, _const(rep.type, fmt.sign_bit))
+    if fmt.fnuz:
+        keep = b.icmp_unsigned("==", b.and_(rep, _const(rep.type, fmt.sign_bit - 1)), _const(rep.type, 0))
+        flipped = b.select(keep, rep, flipped)
+    return b.select(negative, flipped, rep)
 
 
 # ----------------------------------------------------------------------------
@@ -666,14 +796,14 @@ def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Va
                 return b.trunc(x, register_type(dst))
             return b.sext(x, register_type(dst)) if src.is_signed_int else b.zext(x, register_type(dst))
         if dst.is_float:
-            via = PT.F64 if dst in _SMALL_FLOATS else dst      # exact for <= 32 bits
+            via = PT.F64 if dst.is_narrow_float else dst      # exact for <= 32 bits
             to_float = b.sitofp if src.is_signed_int else b.uitofp
             v = to_float(x, register_type(via))
             return _round_to_small(b, v, via, dst) if via is not dst else v
     if src.is_float:
-        if src in _SMALL_FLOATS and dst in _SMALL_FLOATS:
+        if src.is_narrow_float and dst.is_narrow_float:
             return _round_to_small(b, _widen_to_f32(b, x, src), PT.F32, dst)
-        x, src = _widen_to_f32(b, x, src), (PT.F32 if src in _SMALL_FLOATS else src)
+        x, src = _widen_to_f32(b, x, src), (PT.F32 if src.is_narrow_float else src)
         if src is dst:
             return x
         if dst.is_integral:
@@ -683,7 +813,7 @@ def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Va
             fn = declare_libm(b.module, f"{name}.{_suffix(ret)}.{_suffix(x.type)}",
                               ir.FunctionType(ret, [x.type]))
             return b.call(fn, [x])
-        if dst in _SMALL_FLOATS:
+        if dst.is_narrow_float:
             return _round_to_small(b, x, src, dst)
         if dst.is_float:
             return b.fpext(x, register_type(dst)) if dst.bit_width > src.bit_width \
@@ -704,7 +834,12 @@ def _bitcast_convert(c, x):
     if PT.PRED in (src, dst) or src.is_complex or dst.is_complex:
         raise UnsupportedError("bitcast-convert", f"from {src.value} to {dst.value}")
     to_type = register_type(dst)
-    return x if x.type == to_type else c.b.bitcast(x, to_type)   # e.g. bf16 <-> s16 are both i16
+    if x.type == to_type:
+        return x                                       # e.g. bf16 <-> s16 are both i16
+    if isinstance(x.type, ir.IntType) and isinstance(to_type, ir.IntType):
+        # s4 (i4) <-> f4e2m1fn (its bits in an i8): the same 4 bits.
+        return c.b.trunc(x, to_type) if x.type.width > to_type.width else c.b.zext(x, to_type)
+    return c.b.bitcast(x, to_type)
 
 
 def _reduce_precision(c, x):
@@ -716,6 +851,10 @@ def _reduce_precision(c, x):
     pt = c.types[0]
     if not pt.is_float:
         raise UnsupportedError("reduce-precision", f"for {pt.value}")
+    if pt.float_format is not None:
+        # f8/f4: on the exact f32 value, then back (the result is representable).
+        wide = _Ctx(c.b, c.opcode, [PT.F32], PT.F32, c.attrs)
+        return _round_to_small(c.b, _reduce_precision(wide, _widen_to_f32(c.b, x, pt)), PT.F32, pt)
     exponent_bits, mantissa_bits = int(_attr(c, "exponent_bits")), int(_attr(c, "mantissa_bits"))
     if exponent_bits < 1 or mantissa_bits < 0:
         raise UnsupportedError("reduce-precision",
@@ -804,12 +943,12 @@ def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand
         raise UnsupportedError(opcode, f"for {c.t.value}")
     if opcode != "select" and len(set(operand_types)) != 1:
         raise ValueError(f"{opcode}: operand types differ: {[t.value for t in operand_types]}")
-    if c.t in _SMALL_FLOATS and opcode not in _NO_WIDENING:
+    if c.t.is_narrow_float and opcode not in _NO_WIDENING:
         # Compute in f32 and round the result back after every op.
         operands = [_widen_to_f32(builder, v, t) for v, t in zip(operands, operand_types)]
-        c.types = [PT.F32 if t in _SMALL_FLOATS else t for t in operand_types]
+        c.types = [PT.F32 if t.is_narrow_float else t for t in operand_types]
         value = emit(c, *operands)
-        if result_type in _SMALL_FLOATS:
+        if result_type.is_narrow_float:
             value = _round_to_small(builder, value, PT.F32, result_type)
         return value
     return emit(c, *operands)

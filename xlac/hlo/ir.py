@@ -105,6 +105,8 @@ class HloComputation:
         self.root: HloInstruction | None = None
         self.is_entry = is_entry
         self.parent: HloModule | None = None
+        #: Attributes after the closing brace (``execution_thread="..."``), kept as text.
+        self.attrs: dict = {}
         for inst in instructions:
             self.add_instruction(inst)
         if root is not None:
@@ -313,6 +315,35 @@ class Diagnostic:
         return self.message
 
 
+@dataclass(frozen=True)
+class EntryComputationLayout:
+    """The module header's ``entry_computation_layout``, kept as written: the
+    calling convention (the layouts the caller's arguments and results have).
+
+    It may differ from the entry's parameter and root layouts; the code
+    generator then copies between the two (``passes.entry_layout``).  ``pos``
+    is where the parser read it (for errors), not part of the value.
+    """
+
+    parameters: tuple
+    result: Shape
+    pos: int | None = None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EntryComputationLayout) and \
+            (self.parameters, self.result) == (other.parameters, other.result)
+
+    def __hash__(self) -> int:
+        return hash((self.parameters, self.result))
+
+    def fits(self, comp: "HloComputation") -> bool:
+        """Whether it describes ``comp``'s signature (same shapes, layouts aside)."""
+        params = comp.parameter_shapes()
+        return (len(params) == len(self.parameters) and comp.root is not None
+                and all(a.compatible(b) for a, b in zip(params, self.parameters))
+                and self.result.compatible(comp.root.shape))
+
+
 class HloModule:
     """A set of computations, one of them the entry.
 
@@ -325,8 +356,10 @@ class HloModule:
                  entry: HloComputation | None = None, attrs: dict | None = None):
         self.name = name
         self.computations: list[HloComputation] = []
-        self.attrs: dict = dict(attrs or {})  # module attributes other than the layout
+        self.attrs: dict = dict(attrs or {})  # the header's attributes, in order
         self.diagnostics: list[Diagnostic] = []
+        #: XLA's stack-frame tables (``FileNames`` ...), as read: ``((heading, (entry, ...)), ...)``.
+        self.stack_frame_index: tuple = ()
         for c in computations:
             self.add_computation(c)
         self.entry = entry if entry is not None else (self.computations[-1] if self.computations else None)
@@ -351,6 +384,25 @@ class HloModule:
     def entry_computation_layout(self) -> tuple[list[Shape], Shape]:
         """(parameter shapes, result shape) of the entry, layouts included."""
         return self.entry.parameter_shapes(), self.entry.root.shape
+
+    @property
+    def declared_entry_layout(self) -> EntryComputationLayout | None:
+        """The header's ``entry_computation_layout`` as written, when it still
+        describes the entry (a pass that changed the signature voids it)."""
+        declared = self.attrs.get("entry_computation_layout")
+        if isinstance(declared, EntryComputationLayout) and self.entry is not None and \
+                declared.fits(self.entry):
+            return declared
+        return None
+
+    @property
+    def calling_convention(self) -> tuple[list[Shape], Shape]:
+        """(parameter shapes, result shape) the caller passes and gets: the
+        declared entry layout when there is one, else the entry's own."""
+        declared = self.declared_entry_layout
+        if declared is not None:
+            return list(declared.parameters), declared.result
+        return self.entry_computation_layout
 
     @property
     def result_shape(self) -> Shape:
@@ -425,6 +477,9 @@ class HloModule:
         out = HloModule(self.name, [comp_map[id(c)] for c in self.computations],
                         comp_map[id(self.entry)] if self.entry is not None else None, dict(self.attrs))
         out.diagnostics = list(self.diagnostics)
+        out.stack_frame_index = self.stack_frame_index
+        for c in self.computations:
+            comp_map[id(c)].attrs = dict(c.attrs)
         return out
 
     def drop_uncalled_computations(self) -> bool:

@@ -108,6 +108,8 @@ _define("abs ceil count-leading-zeros floor imag is-finite negate not popcnt rea
 _define("rsqrt sqrt", "unary", 1, _UNARY, traits=[X])
 _define("cbrt cosine erf exponential exponential-minus-one log log-plus-one logistic sine tan tanh",
         "unary", 1, _UNARY, traits=[T])
+# XLA's newer opcodes for inverse and hyperbolic trigonometry (not in the spec's list).
+_define("acos acosh asin asinh atan atanh cosh sinh", "unary", 1, "", traits=[T])
 _BINARY = "Element-wise binary arithmetic operations"
 _define("add subtract multiply maximum minimum and or xor shift-left shift-right-arithmetic "
         "shift-right-logical complex", "binary", 2, _BINARY)
@@ -178,6 +180,14 @@ _define("sort", "control", None, "Sort", dimensions=INTS, is_stable=BOOL, to_app
 _define("fusion", "control", None, "", traits=[X], kind=ENUM, calls=COMPUTATION)
 _define("custom-call", "control", None, "CustomCall", traits=[SE], custom_call_target=RAW,
         api_version=ENUM, called_computations=COMPUTATIONS, custom_call_has_side_effect=BOOL)
+# XLA's async wrappers: async-start runs ``calls`` (one computation) on its operands
+# and is ((operands), result, context...); async-update passes that on; async-done
+# is the result.  xlac runs the computation where the async-start is (op-expander).
+# The short forms (custom-call-start, ...) read and print as these (hlo.parser).
+_define("async-start", "control", None, "", traits=[SE], calls=COMPUTATION, async_execution_thread=RAW,
+        output_to_operand_aliasing=RAW)
+_define("async-update async-done", "control", 1, "", traits=[SE], calls=COMPUTATION,
+        async_execution_thread=RAW)
 
 # -- collectives -----------------------------------------------------------------------------
 # Which devices take part: xlac.hlo.collectives (replica groups, group modes, pairs).

@@ -66,11 +66,13 @@ import re
 
 import numpy as np
 
-from ..errors import HloParseError
-from ..shape import PrimitiveType, Shape, parse_shape_prefix
-from .ir import HloComputation, HloInstruction, HloModule, Raw, find_call_graph_problem
+from ..errors import HloParseError, ShapeError, UnsupportedError
+from ..shape import PrimitiveType, Shape, parse_shape_prefix, round_float
+from .ir import (EntryComputationLayout, HloComputation, HloInstruction, HloModule, Raw,
+                 find_call_graph_problem)
 from .attributes import COMPUTATION, COMPUTATIONS, CompRef
 from .opcodes import OPCODES
+from .shape_inference import has_rule, infer_shape
 
 __all__ = ["parse_hlo", "Parser"]
 
@@ -84,13 +86,68 @@ _SCALAR_RE = re.compile(
     r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?|true|false|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
     r"(?![\w.])", re.ASCII)
 # The start of a shape, as opposed to an instruction name: `f32[`, `token[` or `(`.
-_SHAPE_START_RE = re.compile(r"\(|[a-z]+[0-9]*\[", re.ASCII)
+_SHAPE_START_RE = re.compile(r"\(|[a-z][a-z0-9]*\[", re.ASCII)
 # What the lexer skips between tokens (besides comments): ASCII white space only.
 _BLANKS = " \t\r\n\f\v"
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+#: Deepest nesting of instructions written as operands (``add(f32[] negate(...), ...)``).
+MAX_OPERAND_NESTING = 64
+
+#: The opcodes whose result shape XLA infers when the text leaves it out (its
+#: parser's ``CanInferShape``); the others must be written with their shape.
+_INFERABLE = frozenset("""abs add add-dependency after-all atan2 batch-norm-grad batch-norm-inference
+batch-norm-training call cbrt ceil cholesky clamp complex compare concatenate conditional convolution
+copy cosine count-leading-zeros divide domain dot erf exponential exponential-minus-one fft floor gather
+get-dimension-size get-tuple-element imag is-finite log log-plus-one logistic and not or xor map maximum
+minimum multiply negate opt-barrier pad partition-id popcnt power real reduce reduce-window remainder
+replica-id reverse round-nearest-afz round-nearest-even rsqrt scatter select select-and-scatter
+set-dimension-size shift-left shift-right-arithmetic shift-right-logical sign sine sort sqrt subtract
+tan tanh topk transpose triangular-solve tuple while""".split())
+
+#: XLA's short forms of the async wrappers: ``custom-call-start`` is an
+#: ``async-start`` whose computation is one ``custom-call``.
+_ASYNC_SUFFIXES = (("-start", "async-start"), ("-update", "async-update"), ("-done", "async-done"))
+#: Attributes of a short-form async op that stay on the async-start only, and
+#: those XLA gives both the async-start and the op it wraps.
+_ASYNC_OWN = frozenset({"async_execution_thread", "output_to_operand_aliasing", "sharding",
+                        "control-predecessors"})
+_ASYNC_SHARED = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics", "origin"})
+
+
+def _async_chain_start(inst: HloInstruction) -> HloInstruction | None:
+    """The async-start an async-start or async-update operand belongs to."""
+    while inst.opcode == "async-update" and inst.operands:
+        inst = inst.operands[0]
+    return inst if inst.opcode == "async-start" else None
+
+
+def _can_infer(opcode: str) -> bool:
+    return opcode in _INFERABLE and has_rule(opcode)
+
+
+class _Taken:
+    """The names a nested operand's generated name must avoid: the computation's
+    so far and the one of the instruction being read."""
+
+    def __init__(self, scope: dict, pending: str | None):
+        self.scope, self.pending = scope, pending
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.scope or name == self.pending
+
+
+def _fresh_name(base: str, taken) -> str:
+    """``base``, or ``base.1``, ``base.2``, ... (XLA's NameUniquer) not in ``taken``."""
+    if base not in taken:
+        return base
+    k = 1
+    while f"{base}.{k}" in taken:
+        k += 1
+    return f"{base}.{k}"
 
 
 def parse_hlo(text: str) -> HloModule:
@@ -124,6 +181,8 @@ def _describe_char(c: str) -> str:
 
 class Parser:
     def __init__(self, text: str):
+        if "\r" in text:                 # Windows (\r\n) and old Mac (\r) line ends, as XLA's lexer
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.text = text
         self.pos = 0
         self.end = len(text)  # narrowed while one attribute value is read
@@ -132,6 +191,11 @@ class Parser:
         self._comp_refs: list = []
         # (id(instruction), callee name) -> position of the name, for call-graph errors.
         self._call_sites: dict = {}
+        # Computations read so far, by name (an instruction written without its
+        # shape may need its callee's), and those made for short-form async ops.
+        self._done: dict[str, HloComputation] = {}
+        self._generated: list[HloComputation] = []
+        self._pending_name: str | None = None      # the instruction being read (nested ones avoid it)
 
     # -- positions and errors ----------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -317,8 +381,9 @@ class Parser:
         self.pos = line_start + end
         return shape
 
-    def _string_end(self, pos: int) -> int:
-        """Position after the quoted string starting at ``pos`` (backslash escapes)."""
+    def _string_end(self, pos: int, multiline: bool = False) -> int:
+        """Position after the quoted string starting at ``pos`` (backslash escapes);
+        it ends on its line unless ``multiline``."""
         text = self.text
         i = pos + 1
         while i < self.end:
@@ -327,13 +392,13 @@ class Parser:
                 i += 2
             elif c == '"':
                 return i + 1
-            elif c == "\n":
+            elif c == "\n" and not multiline:
                 break
             else:
                 i += 1
         raise self.error("unterminated string", pos)
 
-    def value_end(self, start: int) -> int:
+    def value_end(self, start: int, multiline: bool = False) -> int:
         """End of an attribute value starting at ``start``.
 
         The value runs to the first ``,`` outside brackets and quotes, the end of
@@ -348,7 +413,7 @@ class Parser:
         while i < self.end:
             c = text[i]
             if c == '"':
-                i = self._string_end(i)
+                i = self._string_end(i, multiline)
                 continue
             if text.startswith("//", i, self.end):
                 break  # the rest of the line is a comment (skip_ws skips it)
@@ -369,7 +434,7 @@ class Parser:
                 opener, opos = stack.pop()
                 if opener != closers[c]:
                     raise self.error(f"'{c}' does not match '{opener}' at {self._where(opos)}", i)
-            elif c == "\n" or (c == "," and not stack):
+            elif (c == "\n" and not (multiline and stack)) or (c == "," and not stack):
                 break
             i += 1
         if stack:
@@ -381,46 +446,72 @@ class Parser:
 
     # -- module --------------------------------------------------------------------
     #: The stack-frame index XLA prints after the module header of a compiled
-    #: module (``FileNames``, ``FunctionNames``, ``FileLocations``,
-    #: ``StackFrames``, each a heading and numbered lines): metadata only.
+    #: module: four tables, in this order, of numbered lines (a quoted string,
+    #: or ``{key=value ...}``), which ``metadata={... stack_frame_id=N}`` refers to.
     _STACK_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
-    def _skip_stack_frame_tables(self) -> None:
-        while True:
-            self.skip_ws()
-            m = _WORD_RE.match(self.text, self.pos, self.end)
-            if m is None or m.group(0) not in self._STACK_FRAME_TABLES:
-                return
-            end = self.text.find("\n", m.end())
-            if self.text[m.end():end if end >= 0 else self.end].strip():
-                return                      # a computation of that name, not a table
-            self.pos = end + 1
-            # The table's lines each start with a number; a blank line ends it.
-            while self.pos < self.end:
-                line_end = self.text.find("\n", self.pos)
-                line_end = self.end if line_end < 0 else line_end
-                line = self.text[self.pos:line_end].strip()
-                if not line or not line[0].isdigit():
-                    break
-                self.pos = min(self.end, line_end + 1)
+    def stack_frame_index(self) -> tuple:
+        """The tables as ``((heading, (entry text, ...)), ...)``, kept for printing;
+        ``()`` when the module has none."""
+        tables = []
+        for heading in self._STACK_FRAME_TABLES:
+            pos = self.skip_ws()
+            m = _WORD_RE.match(self.text, pos, self.end)
+            if m is None or m.group(0) != heading or self._starts_computation(m.end()):
+                if tables:
+                    raise self.error(f"expected '{heading}' (the stack-frame tables come in the order "
+                                     f"{', '.join(self._STACK_FRAME_TABLES)})", pos)
+                return ()
+            self.pos = m.end()
+            entries = []
+            while _INT_RE.match(self.text, self.skip_ws(), self.end) and not self.peek("-"):
+                start = self.pos
+                self.integer()
+                self.skip_blanks()
+                if self.text.startswith('"', self.pos, self.end):
+                    self.pos = self._string_end(self.pos)
+                else:
+                    end = self.value_end(self.pos)
+                    if not self.text.startswith("{", self.pos, self.end) or end == self.pos:
+                        raise self.error(f"expected a quoted name or {{...}} in table {heading}")
+                    self.pos = end
+                entries.append(self.text[start:self.pos])
+            tables.append((heading, tuple(entries)))
+        return tuple(tables)
+
+    def _starts_computation(self, pos: int) -> bool:
+        """Whether the word ending at ``pos`` names a computation (``FileNames {``)."""
+        saved = self.pos
+        self.pos = pos
+        try:
+            return self.peek("{") or self.peek("(")
+        finally:
+            self.pos = saved
 
     def module(self) -> HloModule:
         pos = self.skip_ws()
-        if not self.accept_keyword("HloModule"):
+        attrs: dict = {}
+        if self.accept_keyword("HloModule"):
+            name, _ = self.name("module name")
+            if self.text.startswith(":", self.pos, self.end):
+                self.pos += 1                         # `HloModule name:`, an older spelling
+            while self.accept(","):
+                key_pos = self.skip_ws()
+                if self._next_key_is("entry_computation_layout"):
+                    key, value = "entry_computation_layout", self.entry_computation_layout()
+                else:
+                    key, value, _ = self.raw_attribute(multiline=True)
+                if key in attrs:
+                    raise self.error(f"duplicate module attribute '{key}'", key_pos)
+                if key in _DEVICE_COUNTS:
+                    value = self._device_count(key, value.text, key_pos)
+                attrs[key] = value
+        elif not self._headerless_start(pos):
             raise self.error(f"expected 'HloModule' at the start of the module, found {self._found()}",
                              pos)
-        name, _ = self.name("module name")
-        attrs: dict = {}
-        while self.accept(","):
-            key, value, pos = self.raw_attribute()
-            # Recomputed from the entry computation when printing.
-            if key == "entry_computation_layout":
-                continue
-            if key in _DEVICE_COUNTS:
-                value = self._device_count(key, value.text, pos)
-            attrs[key] = value
-
-        self._skip_stack_frame_tables()
+        else:
+            name = None                               # XLA: module_<entry name>
+        stack_frames = self.stack_frame_index()
         comps: list[HloComputation] = []
         by_name: dict[str, tuple[HloComputation, int]] = {}
         entry, entry_pos = None, None
@@ -431,6 +522,7 @@ class Parser:
                 raise self.error(f"duplicate computation '{comp.name}' (first defined at "
                                  f"{self._where(by_name[comp.name][1])})", name_pos)
             by_name[comp.name] = (comp, name_pos)
+            self._done[comp.name] = comp
             comps.append(comp)
             if is_entry:
                 if entry is not None:
@@ -440,19 +532,61 @@ class Parser:
         if not comps:
             raise self.error("module has no computations")
         if entry is None:
-            if len(comps) > 1:
-                raise self.error("no computation is marked ENTRY (needed when a module has "
-                                 "several computations)", by_name[comps[0].name][1])
-            entry = comps[0]
+            entry = comps[-1]                          # as XLA: the last one
+        declared = attrs.get("entry_computation_layout")
+        if declared is not None and not declared.fits(entry):
+            params, result = entry.parameter_shapes(), entry.root.shape
+            raise self.error(f"entry_computation_layout ({', '.join(map(str, declared.parameters))}) -> "
+                             f"{declared.result} does not describe ENTRY {entry.name}: "
+                             f"({', '.join(map(str, params))}) -> {result}", declared.pos)
+        for comp in self._generated:                    # short-form async ops' computations
+            comp.name = _fresh_name(comp.name, by_name)
+            by_name[comp.name] = (comp, 0)
+            comps.append(comp)
 
         self._resolve_comp_refs({n: c for n, (c, _) in by_name.items()})
         self._check_call_graph(comps)
-        module = HloModule(name, comps, entry=entry, attrs=attrs)
+        module = HloModule(name or f"module_{entry.name}", comps, entry=entry, attrs=attrs)
+        if stack_frames:
+            module.stack_frame_index = stack_frames
         for c in comps:
             c.is_entry = c is entry
             c.compute_users()
         module.sort_computations()
         return module
+
+    def _next_key_is(self, key: str) -> bool:
+        m = _NAME_RE.match(self.text, self.pos, self.end)
+        return m is not None and m.group(1) == key
+
+    def entry_computation_layout(self) -> EntryComputationLayout:
+        """``entry_computation_layout={(shape, ...)->shape}``: the calling convention
+        (a shape written without a layout has the default one, as in XLA)."""
+        self.name("attribute name")
+        self.expect("=")
+        brace = self.expect("{")
+        self.expect("(", "'(' opening the parameter shapes")
+        params = []
+        if not self.accept(")"):
+            while True:
+                params.append(self.shape())
+                if self.accept(")"):
+                    break
+                self.expect(",", "',' or ')' in the parameter shapes")
+        self.expect("->", "'->' before the result shape")
+        result = self.shape()
+        self.expect("}", "'}' closing entry_computation_layout")
+        return EntryComputationLayout(tuple(params), result, brace)
+
+    def _headerless_start(self, pos: int) -> bool:
+        """Text that starts with a computation (``ENTRY main {``, ``c (...) -> ...``):
+        XLA reads it as a module without its header line."""
+        m = _NAME_RE.match(self.text, pos, self.end)
+        if m is None:
+            return False
+        if m.group(1) == "ENTRY":
+            return True
+        return self._starts_computation(m.end())
 
     def _device_count(self, key: str, text: str, pos: int) -> int:
         """``replica_count=N`` / ``num_partitions=N`` of the module header: an int >= 1."""
@@ -464,11 +598,14 @@ class Parser:
                              "num_partitions devices)", pos)
         return value
 
-    def raw_attribute(self) -> tuple[str, Raw, int]:
+    def raw_attribute(self, multiline: bool = False) -> tuple[str, Raw, int]:
+        """``key=value`` kept as text; ``multiline``: a bracketed value may go on
+        over several lines (module header attributes such as XLA's
+        ``origin_recovery_table``)."""
         key, pos = self.name("attribute name")
         self.expect("=")
         start = self.skip_blanks()
-        end = self.value_end(start)
+        end = self.value_end(start, multiline)
         if end == start:
             raise self.error(f"missing value for attribute '{key}'", start)
         self.pos = end
@@ -520,11 +657,14 @@ class Parser:
                 root, root_pos = inst, pos
         if not scope:
             raise self.error(f"computation '{name}' has no instructions", brace)
-        # XLA may tag a computation with `, execution_thread="..."`; xlac runs one
-        # thread, so the tag is read and dropped.
+        # XLA may tag a computation with `, execution_thread="..."`: kept for
+        # printing (xlac runs every computation on the calling thread).
+        comp_attrs = {}
         while self.accept(","):
-            self.raw_attribute()
+            key, value, _ = self.raw_attribute()
+            comp_attrs[key] = value
         comp = HloComputation(name, scope.values(), root=root, is_entry=is_entry)
+        comp.attrs = comp_attrs
         return comp, is_entry, name_pos
 
     def signature(self) -> None:
@@ -554,13 +694,34 @@ class Parser:
         if name in scope:
             raise self.error(f"duplicate instruction name '{name}' in computation "
                              f"'{comp_name}'", name_pos)
-        shape = self.shape()
+        self._pending_name = name
+        inst = self.instruction_rhs(scope, name, allow_attributes=True, depth=0)
+        scope[name] = inst
+        return inst, is_root, start
+
+    def instruction_rhs(self, scope: dict, name: str | None, allow_attributes: bool,
+                        depth: int) -> HloInstruction:
+        """``[shape] opcode(operands) [, attribute]*``: one instruction.
+
+        The shape may be left out where XLA infers it (``ROOT v = abs(a)``); a
+        nested operand (``add(f32[] parameter(0), ...)``) is an instruction of its
+        own, named ``<opcode>.anon`` (``.anon.1``, ...) as XLA names it, and takes
+        no attributes (a comma there separates operands).  ``name`` is None for
+        those.  ``X-start``/``-update``/``-done`` of an opcode X that is not an
+        opcode itself is XLA's short form of ``async-start``/... wrapping one X.
+        """
+        if depth > MAX_OPERAND_NESTING:
+            raise self.error(f"operands nested more than {MAX_OPERAND_NESTING} deep (xlac.hlo.parser."
+                             "MAX_OPERAND_NESTING)")
+        pos = self.skip_ws()
+        shape = self.shape() if _SHAPE_START_RE.match(self.text, pos, self.end) else None
         op_pos = self.skip_ws()
-        opcode = self.word("opcode")
-        info = OPCODES.get(opcode)
-        if info is None:
-            raise self.error(f"unknown opcode '{opcode}'", op_pos)
-        self.expect("(", f"'(' after opcode {opcode}")
+        word = self.word("opcode")
+        opcode, wrapped = self._opcode(word, op_pos)
+        if shape is None and not _can_infer(opcode):
+            raise self.error(f"{word} needs its result shape written before the opcode (XLA does not "
+                             "infer it)", op_pos)
+        self.expect("(", f"'(' after opcode {word}")
         attrs: dict = {}
         operands: list[HloInstruction] = []
         if opcode == "parameter":
@@ -575,18 +736,93 @@ class Parser:
             if elided:
                 attrs["elided"] = True
         else:
-            operands = self.operands(scope)
+            operands = self.operands(scope, depth)
         self.expect(")", "',' or ')'")
-        if info.arity is not None and len(operands) != info.arity:
-            raise self.error(f"{opcode} takes {info.arity} operand{'s' * (info.arity != 1)}, "
+        arity = OPCODES[wrapped or opcode].arity
+        if arity is not None and len(operands) != arity and opcode != "async-update" and \
+                opcode != "async-done":
+            raise self.error(f"{wrapped or opcode} takes {arity} operand{'s' * (arity != 1)}, "
                              f"got {len(operands)}", op_pos)
-        inst = HloInstruction(opcode, shape, operands, attrs, name)
-        while self.accept(","):
-            self.attribute(inst)
-        scope[name] = inst
-        return inst, is_root, start
+        if name is None:
+            name = _fresh_name(f"{wrapped or opcode}.anon", _Taken(scope, self._pending_name))
+        # A short-form async op reads its attributes as the wrapped op's.
+        inst = HloInstruction(wrapped or opcode, shape, operands, attrs, name)
+        if allow_attributes:
+            while self.accept(","):
+                self.attribute(inst)
+        if opcode == "broadcast" and "dimensions" not in inst.attrs and operands and \
+                operands[0].shape.is_array and not operands[0].shape.dimensions:
+            inst.attrs["dimensions"] = ()            # a scalar's broadcast needs none (XLA)
+        if wrapped is not None:
+            inst = self._async_short_form(inst, opcode, op_pos)
+        if inst.shape is None:
+            inst.shape = self._infer_shape(inst, op_pos)
+        if name not in scope and depth:
+            scope[name] = inst                        # a nested operand joins its computation
+        return inst
 
-    def operands(self, scope: dict) -> list[HloInstruction]:
+    def _async_short_form(self, inst: HloInstruction, opcode: str, pos: int) -> HloInstruction:
+        """``X-start(ops), attrs`` (read as an X) -> an ``async-start`` calling a new
+        computation of one X over parameters; ``X-update``/``X-done`` -> the
+        async op on the chain, checked against the X its async-start wraps."""
+        wrapped = inst.opcode
+        if opcode != "async-start":
+            chain = _async_chain_start(inst.operands[0]) if len(inst.operands) == 1 else None
+            if chain is None:
+                raise self.error(f"{wrapped}{opcode[5:]} takes one operand, the {wrapped}-start or "
+                                 f"{wrapped}-update it continues", pos)
+            comp = chain.attrs.get("calls")
+            comp = self._done.get(comp.name) if isinstance(comp, CompRef) else comp
+            if comp is not None and comp.root is not None and comp.root.opcode != wrapped:
+                raise self.error(f"{wrapped}{opcode[5:]} continues an async {comp.root.opcode}, not a "
+                                 f"{wrapped}", pos)
+            return HloInstruction(opcode, inst.shape, inst.operands, inst.attrs, inst.name)
+        shape = inst.shape
+        if not (shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple):
+            raise self.error(f"{wrapped}-start's shape must be ((operands), result, context...), got "
+                             f"{shape}", pos)
+        params = [HloInstruction("parameter", o.shape, [], {"parameter_number": k},
+                                 "async_param" + (f".{k}" if k else "")) for k, o in enumerate(inst.operands)]
+        op = HloInstruction(wrapped, shape.tuple_shapes[1], params,
+                            {k: v for k, v in inst.attrs.items() if k not in _ASYNC_OWN}, "async_op")
+        self._comp_refs = [(op if i is inst else i, key, value) for i, key, value in self._comp_refs]
+        comp = HloComputation("async_wrapped", params + [op], root=op)
+        self._generated.append(comp)
+        attrs = {"calls": comp}
+        attrs.update((k, v) for k, v in inst.attrs.items() if k in _ASYNC_OWN or k in _ASYNC_SHARED)
+        return HloInstruction("async-start", shape, inst.operands, attrs, inst.name)
+
+    def _opcode(self, word: str, pos: int) -> tuple[str, str | None]:
+        """(opcode, wrapped opcode of an async short form such as ``custom-call-start``)."""
+        if word in OPCODES:
+            return word, None
+        for suffix, opcode in _ASYNC_SUFFIXES:
+            if word.endswith(suffix) and word[:-len(suffix)] in OPCODES:
+                return opcode, word[:-len(suffix)]
+        raise self.error(f"unknown opcode '{word}'", pos)
+
+    def _infer_shape(self, inst: HloInstruction, pos: int) -> Shape:
+        """The result shape XLA infers for an instruction written without one."""
+        attrs = dict(inst.attrs)
+        for key, value in attrs.items():
+            refs = value if isinstance(value, tuple) and value and isinstance(value[0], CompRef) else (
+                (value,) if isinstance(value, CompRef) else None)
+            if refs is None:
+                continue
+            for ref in refs:
+                if ref.name not in self._done:
+                    raise self.error(f"cannot infer the shape of {inst.opcode} '{inst.name}': computation "
+                                     f"'{ref.name}' must be defined before it (or write the shape)", ref.pos)
+            comps = tuple(self._done[r.name] for r in refs)
+            attrs[key] = comps if isinstance(value, tuple) else comps[0]
+        try:
+            return infer_shape(inst.opcode, [o.shape for o in inst.operands], attrs)
+        except (ShapeError, UnsupportedError) as e:
+            raise self.error(f"cannot infer the shape of {inst.opcode} '{inst.name}': {e}", pos) from None
+
+    def operands(self, scope: dict, depth: int = 0) -> list[HloInstruction]:
+        """``operand (, operand)*``: ``[shape] name``, or a nested instruction
+        ``[shape] opcode(operands)``."""
         out: list[HloInstruction] = []
         if self.peek(")"):
             return out
@@ -595,14 +831,18 @@ class Parser:
             declared = None
             if _SHAPE_START_RE.match(self.text, pos, self.end):
                 declared = self.shape()  # long form: `f32[2]{0} %x`
-            name, name_pos = self.name("operand name")
-            inst = scope.get(name)
-            if inst is None:
-                raise self.error(f"undefined operand '{name}'", name_pos)
-            if declared is not None and not declared.compatible(inst.shape):
-                raise self.error(f"operand '{name}' is declared {declared} but has shape "
-                                 f"{inst.shape}", pos)
-            out.append(inst)
+            name, name_pos = self.name("operand name (or a nested instruction)")
+            if self.peek("(") and not self.text.startswith("%", name_pos):
+                self.pos = pos                        # `f32[2] negate(x)`: an instruction
+                out.append(self.instruction_rhs(scope, None, allow_attributes=False, depth=depth + 1))
+            else:
+                inst = scope.get(name)
+                if inst is None:
+                    raise self.error(f"undefined operand '{name}'", name_pos)
+                if declared is not None and not declared.compatible(inst.shape):
+                    raise self.error(f"operand '{name}' is declared {declared} but has shape "
+                                     f"{inst.shape}", pos)
+                out.append(inst)
             if not self.accept(","):
                 return out
 
@@ -718,24 +958,73 @@ class Parser:
         v = self.bounded_int(text, pos, 20, limit=f"is out of range for {et.value}")
         if et is PrimitiveType.U64 and _INT64_MIN <= v < 0:
             v += 2**64
-        info = np.iinfo(et.dtype)
-        if not info.min <= v <= info.max:
-            raise self.error(f"{v} is out of range for {et.value}", pos)
+        lo, hi = _int_range(et)
+        if not lo <= v <= hi:
+            raise self.error(f"{v} is out of range for {et.value} (namely [{lo}, {hi}])", pos)
         return v
+
+    def _float_element(self, text: str, pos: int, et: PrimitiveType) -> int:
+        """One float constant element as the bits of ``et``, as XLA's parser makes it.
+
+        A decimal is rounded once to ``et``; one outside the type's finite range
+        (after rounding: ``f16[] constant(65519)`` is 65504, 65520 would be inf)
+        is an error.  ``inf`` converts as ml_dtypes does (a NaN for the fn
+        types, the largest value for f4e2m1fn).  ``nan``/``-nan`` keep their
+        sign; ``nan(0x7f)`` sets the mantissa bits to the payload (types with
+        IEEE NaNs only; plain ``nan`` is the quiet NaN); a type with one NaN
+        (f8e4m3fn, the fnuz types, f8e8m0fnu) accepts no payload.
+        """
+        nan = _NAN_RE.fullmatch(text)
+        if nan:
+            return self._nan_bits(nan, pos, et)
+        if text in ("true", "false"):
+            raise self.error(f"expected a number for a {et.value} constant, found '{text}'", pos)
+        value = float(text)
+        if math.isinf(value) and text.lstrip("+-") != "inf":
+            raise self.error(f"{text} is out of range for {et.value} (it overflows even f64)", pos)
+        rounded = round_float(value, et)
+        if math.isfinite(value):
+            wide = float(np.asarray(rounded).astype(np.float64))
+            check = wide if math.isfinite(wide) else value
+            lo, hi = _float_range(et)
+            if not lo <= check <= hi:
+                raise self.error(f"{text} is out of range for {et.value} (its finite values are in "
+                                 f"[{lo:g}, {hi:g}])", pos)
+        return int(np.asarray(rounded).reshape(()).view(_UINT[et.byte_size]))
+
+    def _nan_bits(self, m, pos: int, et: PrimitiveType) -> int:
+        negative = m.group(1) == "-"
+        payload = int(m.group(2), 16) if m.group(2) else None
+        if payload == 1 << 51:          # f64's own quiet bit: what plain `nan` means
+            payload = None
+        bits, mantissa, payload_bits = _nan_layout(et)
+        if payload == 0:
+            raise self.error("a NaN payload must not be 0 (nan(0x0) would be infinity)", pos)
+        if payload_bits == 0:
+            if payload is not None:
+                raise self.error(f"{et.value} has a single NaN: it takes no payload (nan(0x{payload:x}))", pos)
+            # What converting a NaN gives (ml_dtypes): the one NaN, or -0 for f4e2m1fn.
+            rounded = round_float(-math.nan if negative else math.nan, et)
+            return int(np.asarray(rounded).reshape(()).view(_UINT[et.byte_size]))
+        if payload is None:
+            payload = 1 << (payload_bits - 1)             # the quiet NaN
+        if payload >= 1 << payload_bits:
+            raise self.error(f"NaN payload 0x{payload:x} does not fit the {payload_bits} mantissa bits "
+                             f"of {et.value} (at most 0x{(1 << payload_bits) - 1:x})", pos)
+        exponent = ((1 << (bits - 1 - mantissa)) - 1) << mantissa
+        return (int(negative) << (bits - 1)) | exponent | payload
 
     def _convert(self, texts: list, et: PrimitiveType) -> np.ndarray:
         """Element texts (from :meth:`scalar_text`) -> a 1-D array of the element type."""
         if et.is_complex:
             part = et.component_type
-            values = []
+            pairs = []
             for t in texts:
-                pair = t if isinstance(t[0], tuple) else (t, None)  # a bare real number
-                re_v = float(self._convert([pair[0]], part)[0])
-                im_v = 0.0 if pair[1] is None else float(self._convert([pair[1]], part)[0])
-                values.append(complex(re_v, im_v))
-            return np.array(values, dtype=et.dtype)
-        values = []
+                pair = t if isinstance(t[0], tuple) else (t, ("0", t[1]))  # a bare real number
+                pairs.extend(self._float_element(text, pos, part) for text, pos in pair)
+            return np.array(pairs, _UINT[part.byte_size]).view(et.dtype)
         if et.is_pred:
+            values = []
             for text, pos in texts:
                 if text not in ("true", "false", "0", "1"):
                     raise self.error(f"expected true or false for a pred constant, found '{text}'",
@@ -744,11 +1033,42 @@ class Parser:
             return np.array(values, dtype=et.dtype)
         if et.is_integral:
             values = [self._integer_element(text, pos, et) for text, pos in texts]
+            if et.is_sub_byte:
+                return np.array(values, np.int64).astype(et.dtype)
             return np.array(values, dtype=et.dtype)
-        for text, pos in texts:
-            if text in ("true", "false"):
-                raise self.error(f"expected a number for a {et.value} constant, found '{text}'", pos)
-            # Decimal text -> Python float -> the dtype; a NaN payload (`nan(0x...)`) is dropped.
-            values.append(float(text.split("(")[0]))
-        with np.errstate(over="ignore"):
-            return np.array(values, dtype=np.float64).astype(et.dtype)
+        bits = [self._float_element(text, pos, et) for text, pos in texts]
+        return np.array(bits, _UINT[et.byte_size]).view(et.dtype)
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_NAN_RE = re.compile(r"([-+]?)nan(?:\(0x([0-9a-fA-F]+)\))?", re.ASCII)
+#: (bits, mantissa bits) of the IEEE types, whose NaNs all take a payload.
+_IEEE_LAYOUT = {PrimitiveType.F16: (16, 10), PrimitiveType.BF16: (16, 7), PrimitiveType.F32: (32, 23),
+                PrimitiveType.F64: (64, 52)}
+
+
+def _nan_layout(et: PrimitiveType) -> tuple:
+    """(bits, mantissa bits, NaN payload bits) of a float type."""
+    if et in _IEEE_LAYOUT:
+        bits, mantissa = _IEEE_LAYOUT[et]
+        return bits, mantissa, mantissa
+    fmt = et.float_format
+    return fmt.bits, fmt.mantissa, fmt.nan_payload_bits
+
+
+def _int_range(et: PrimitiveType) -> tuple:
+    if et.is_sub_byte:
+        n = et.bit_width
+        return (-(1 << (n - 1)), (1 << (n - 1)) - 1) if et.is_signed_int else (0, (1 << n) - 1)
+    info = np.iinfo(et.dtype)
+    return int(info.min), int(info.max)
+
+
+def _float_range(et: PrimitiveType) -> tuple:
+    """(lowest, largest) finite value of a float type."""
+    if et in (PrimitiveType.F16, PrimitiveType.F32, PrimitiveType.F64):
+        info = np.finfo(et.dtype)
+    else:
+        import ml_dtypes
+        info = ml_dtypes.finfo(et.dtype)
+    return float(info.min), float(info.max)

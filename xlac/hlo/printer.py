@@ -38,26 +38,82 @@ _OPERAND_ATTRS = {"parameter": ("parameter_number",), "constant": ("literal", "e
 
 def module_to_text(module) -> str:
     header = f"HloModule {module.name}"
-    if module.entry is not None and module.entry.root is not None:
-        # Always recomputed from the entry, so it can never disagree with it.
+    declared = module.declared_entry_layout if module.entry is not None else None
+    if declared is None and module.entry is not None and module.entry.root is not None:
+        # Not written (or no longer true): the entry's own, first, as JAX prints it.
         params, result = module.entry_computation_layout
-        header += (", entry_computation_layout={(" + _elements(params)
-                   + f")->{shape_to_text(result)}}}")
+        header += f", entry_computation_layout={_entry_layout(params, result)}"
     for key, value in module.attrs.items():
-        if key != "entry_computation_layout":
+        if key == "entry_computation_layout":
+            if declared is not None:             # kept where and as it was written
+                header += f", {key}={_entry_layout(declared.parameters, declared.result)}"
+        else:
             header += f", {key}={format_attr_value('', key, value)}"
-    return "\n\n".join([header] + [computation_to_text(c) for c in module.computations]) + "\n"
+    parts = [header]
+    if module.stack_frame_index:
+        parts.append("\n\n".join("\n".join((heading,) + entries)
+                                 for heading, entries in module.stack_frame_index))
+    hidden = _short_form_async_computations(module)
+    parts += [computation_to_text(c) for c in module.computations if id(c) not in hidden]
+    return "\n\n".join(parts) + "\n"
+
+
+def _entry_layout(params, result) -> str:
+    return "{(" + _elements(params) + f")->{shape_to_text(result)}}}"
 
 
 def computation_to_text(comp) -> str:
     is_entry = comp.parent.entry is comp if comp.parent is not None else comp.is_entry
     lines = [f"{'ENTRY ' if is_entry else ''}{comp.name} {{"]
     lines += ["  " + instruction_to_text(inst, inst is comp.root) for inst in comp.instructions]
-    lines.append("}")
+    lines.append("}" + "".join(f", {k}={format_attr_value('', k, v)}" for k, v in comp.attrs.items()))
     return "\n".join(lines)
 
 
+_ASYNC_OPS = ("async-start", "async-update", "async-done")
+
+
+def _async_computation(inst):
+    """The computation an async op wraps: its chain's async-start's ``calls``."""
+    start = inst
+    while start.opcode in ("async-update", "async-done") and start.operands:
+        start = start.operands[0]
+    comp = start.attrs.get("calls") if start.opcode == "async-start" else None
+    return comp if _is_computation(comp) else None
+
+
+def _one_instruction(comp) -> bool:
+    """XLA's CanExpandIntoSingleInstruction: only parameters and the root."""
+    return all(i is comp.root or i.opcode == "parameter" for i in comp.instructions)
+
+
+def _short_form(inst):
+    """The wrapped instruction when ``inst`` prints as ``X-start``/``-update``/``-done``."""
+    if inst.opcode not in _ASYNC_OPS:
+        return None
+    comp = _async_computation(inst)
+    return comp.root if comp is not None and comp.root is not None and _one_instruction(comp) else None
+
+
+def _short_form_async_computations(module) -> set:
+    """ids of the computations that async ops print in short form (not printed:
+    the parser makes them again), unless something else calls them too."""
+    wrapped, other = set(), set()
+    for comp in module.computations:
+        for inst in comp.instructions:
+            calls = [v for v in inst.attrs.values() if _is_computation(v)]
+            calls += [c for v in inst.attrs.values() if isinstance(v, tuple) for c in v if _is_computation(c)]
+            if inst.opcode in _ASYNC_OPS and _short_form(inst) is not None:
+                wrapped.update(id(c) for c in calls)
+            else:
+                other.update(id(c) for c in calls)
+    return wrapped - other
+
+
 def instruction_to_text(inst, is_root: bool = False) -> str:
+    op = _short_form(inst)
+    if op is not None:
+        return _short_form_text(inst, op, is_root)
     if inst.opcode == "parameter":
         inside = str(inst.attrs["parameter_number"])
     elif inst.opcode == "constant":
@@ -70,6 +126,22 @@ def instruction_to_text(inst, is_root: bool = False) -> str:
     for key, value in inst.attrs.items():
         if key not in skip:
             text += f", {key}={format_attr_value(inst.opcode, key, value)}"
+    return text
+
+
+def _short_form_text(inst, op, is_root: bool) -> str:
+    """``X-start(ops), <async-start's own attributes>, <X's attributes>``, as XLA prints it."""
+    suffix = inst.opcode[len("async"):]
+    text = (f"{'ROOT ' if is_root else ''}{inst.name} = {shape_to_text(inst.shape)} "
+            f"{op.opcode}{suffix}({', '.join(o.name for o in inst.operands)})")
+    start = inst.opcode == "async-start"
+    for key, value in inst.attrs.items():
+        if key == "calls" or (start and key in op.attrs and op.attrs[key] == value):
+            continue                       # the computation, and what the wrapped op repeats
+        text += f", {key}={format_attr_value(inst.opcode, key, value)}"
+    if start:
+        for key, value in op.attrs.items():
+            text += f", {key}={format_attr_value(op.opcode, key, value)}"
     return text
 
 
@@ -132,26 +204,52 @@ def format_scalar(value, element_type: PrimitiveType) -> str:
     if element_type.is_integral:
         return str(int(value))
     if element_type.is_complex:
-        c = complex(value)
+        c = np.asarray(value, dtype=element_type.dtype)      # numpy's parts keep a NaN's bits
         part = element_type.component_type
         return f"({format_scalar(c.real, part)}, {format_scalar(c.imag, part)})"
     return _format_float(value, element_type.dtype)
 
 
 def _format_float(value, dtype: np.dtype) -> str:
-    x = dtype.type(value)
-    f = float(x)
+    x = np.asarray(value, dtype=dtype).reshape(())
+    with np.errstate(invalid="ignore"):
+        f = float(x.astype(np.float64))
     if math.isnan(f):
-        return "nan"
+        return _format_nan(x)
     if math.isinf(f):
         return "inf" if f > 0 else "-inf"
-    if dtype.kind == "f":
-        s = str(x)  # numpy prints the shortest text that round-trips the dtype
+    if dtype.type in (np.float16, np.float32, np.float64):
+        s = str(x[()])  # numpy prints the shortest text that round-trips the dtype
     else:
-        # bf16 (ml_dtypes) prints with %g's 6 digits; find the shortest that round-trips.
-        s = next(t for t in (f"{f:.{p}g}" for p in range(1, 18)) if dtype.type(float(t)) == x)
+        texts = [f"{f:.{p}g}" for p in range(1, 18)]
+        # f8/f4: the exact value when it is short (0.25, not 0.2); bf16 (and a long
+        # f8 value such as 2**-127): the shortest text that round-trips.
+        exact = next((t for t in texts if float(t) == f), None) if dtype.itemsize == 1 else None
+        s = exact or next(t for t in texts if np.float64(t).astype(dtype) == x)
     # JAX prints integral floats without a fraction: constant(1), not constant(1.0).
     return s[:-2] if s.endswith(".0") else s
+
+
+#: (bits, mantissa bits) of the IEEE floats, whose NaN payload XLA prints.
+_IEEE_NAN = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "float64": (64, 52)}
+_UINTS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _format_nan(x: np.ndarray) -> str:
+    """A NaN as XLA prints it: ``nan`` or ``-nan`` (the sign of its value), and
+    ``(0x...)`` with the mantissa bits when they are not the quiet NaN's
+    (``-nan(0x7f)`` for that bf16); the parser reads it back bit for bit."""
+    with np.errstate(invalid="ignore"):
+        sign = "-" if np.signbit(x.astype(np.float32)) else ""
+    et = PrimitiveType.from_dtype(x.dtype)
+    if x.dtype.name in _IEEE_NAN:
+        bits, mantissa = _IEEE_NAN[x.dtype.name]
+    else:
+        bits, mantissa = et.float_format.bits, et.float_format.nan_payload_bits
+    if not mantissa:
+        return sign + "nan"
+    payload = int(x.view(_UINTS[x.dtype.itemsize])) & ((1 << mantissa) - 1)
+    return sign + "nan" + ("" if payload == 1 << (mantissa - 1) else f"(0x{payload:x})")
 
 
 def format_literal(value, shape: Shape, elided: bool = False) -> str:

@@ -223,6 +223,8 @@ _UNARY_RULES = {
     "sine": (_is_float_or_complex, "floating-point or complex", _same),
     "tan": (_is_float_or_complex, "floating-point or complex", _same),
     "tanh": (_is_float_or_complex, "floating-point or complex", _same),
+    **{op: (_is_float_or_complex, "floating-point or complex", _same)
+       for op in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh")},
     "exponential": (_is_float_or_complex, "floating-point or complex", _same),
     "exponential-minus-one": (_is_float_or_complex, "floating-point or complex", _same),
     "log": (_is_float_or_complex, "floating-point or complex", _same),
@@ -1728,6 +1730,46 @@ def _all_gather_done(ctx: _Ctx) -> Shape:
 def _collective_permute_done(ctx: _Ctx) -> Shape:
     """XLA's InferCollectivePermuteDoneShape: element 1 of the collective-permute-start."""
     return _async_element(ctx, 1, "collective-permute-start")
+
+
+@_rule("async-start")
+def _async_start(ctx: _Ctx) -> Shape:
+    """XLA's async wrapper: ((operands), what ``calls`` returns, context...), the
+    context (XLA's s32[] by default) as written."""
+    value = _applied(ctx, "calls")
+    operands = Shape.tuple([_default_layout(s) for s in ctx.shapes])
+    if ctx.shape is None:
+        return Shape.tuple([operands, value, Shape(PrimitiveType.S32, ())])
+    s = ctx.given_shape()
+    if not (s.is_tuple and len(s.tuple_shapes) >= 2 and s.tuple_shapes[0].is_tuple):
+        raise ctx.fail(f"the result {s} must be ((async operands), async results, context...)")
+    if not s.tuple_shapes[0].compatible(operands):
+        raise ctx.fail(f"element 0 of the result, {s.tuple_shapes[0]}, must be the operands {operands}")
+    if not s.tuple_shapes[1].compatible(value):
+        raise ctx.fail(f"element 1 of the result, {s.tuple_shapes[1]}, must be what "
+                       f"{ctx.attrs['calls'].name} returns, {value}")
+    return s
+
+
+def _async_state(ctx: _Ctx) -> Shape:
+    ctx.arity(1)
+    s = ctx.shapes[0]
+    if not (s.is_tuple and len(s.tuple_shapes) >= 2 and s.tuple_shapes[0].is_tuple):
+        raise ctx.fail(f"the operand must be an async-start or async-update, ((operands), results, "
+                       f"context...), got {s}")
+    return s
+
+
+@_rule("async-update")
+def _async_update(ctx: _Ctx) -> Shape:
+    """The async-start's (or previous update's) state, passed on."""
+    return _async_state(ctx)
+
+
+@_rule("async-done")
+def _async_done(ctx: _Ctx) -> Shape:
+    """The results: element 1 of the async state."""
+    return _async_state(ctx).tuple_shapes[1]
 
 
 @_rule("replica-id", "partition-id")

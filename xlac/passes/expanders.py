@@ -32,6 +32,12 @@ as one table.
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
   ConvertAsyncCollectivesToSync);
+* a ``fusion`` (from XLA's optimised text) holding an op xlac's fusion emitter
+  does not take (a ``scatter``, a ``sort`` ...): a ``call``, inlined, re-fused;
+* XLA's async wrappers ``async-start``/``-update``/``-done`` (and their short
+  forms, ``custom-call-start`` ...): a ``call`` of the wrapped computation where
+  the async-start was (the call inliner inlines it), as XLA's
+  ConvertAsyncCollectivesToSync does for collectives;
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
   ``collective-permute`` of the sent data along
   ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``;
@@ -48,6 +54,7 @@ import numpy as np
 
 from ..hlo import collectives
 from ..hlo import custom_call as hcc
+from ..hlo.opcodes import Trait, has_trait
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
@@ -310,6 +317,61 @@ def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
 @EXPANSIONS.register("all-gather-done", "collective-permute-done")
 def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
+
+
+# -- fusions read from text that xlac's fusion emitter does not take: unfused --------
+# XLA's optimised dumps wrap ops such as scatter or sort in fusions of their own
+# ("wrapped_scatter"); such a fusion becomes a call of its computation, which the
+# call inliner inlines, and xlac's fusion pass decides afresh.
+
+#: Opcodes a fusion's computation may hold for xlac's fusion emitter.
+_EMITTED_IN_FUSIONS = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "reduce", "dot",
+                                 "convolution", "copy", "bitcast"})
+
+
+def _emitted_in_fusion(comp) -> bool:
+    return all(i.opcode in _EMITTED_IN_FUSIONS or has_trait(i.opcode, Trait.ELEMENTWISE)
+               or has_trait(i.opcode, Trait.DATA_MOVEMENT) for i in comp.instructions)
+
+
+@EXPANSIONS.register("fusion")
+def unfuse(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    comp = inst.attrs.get("calls")
+    if comp is None or _emitted_in_fusion(comp):
+        return False
+    return rw.supersede(inst, rw.create("call", inst.shape, list(inst.operands), {"to_apply": comp}))
+
+
+# -- XLA's async wrappers: the wrapped computation runs where the async-start is ------
+# async-start is ((operands), result, context...): a call of its computation (which
+# the call inliner then inlines), the operands, zero context; async-update passes
+# it on; async-done takes the result out.
+
+@EXPANSIONS.register("async-start")
+def async_wrapper_start(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    shapes = inst.shape.tuple_shapes
+    value = rw.create("call", shapes[1], list(inst.operands), {"to_apply": inst.attrs["calls"]})
+    operands = rw.create("tuple", shapes[0], list(inst.operands))
+    context = [_zero_value(rw, s) for s in shapes[2:]]
+    return rw.supersede(inst, rw.create("tuple", inst.shape, [operands, value] + context))
+
+
+def _zero_value(rw: PatternRewriter, shape: Shape) -> HloInstruction:
+    if shape.is_tuple:
+        return rw.create("tuple", shape, [_zero_value(rw, s) for s in shape.tuple_shapes])
+    if shape.is_token:
+        return rw.create("after-all", shape, [])
+    return _zeros(rw, shape)
+
+
+@EXPANSIONS.register("async-update")
+def async_wrapper_update(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, inst.operands[0])
+
+
+@EXPANSIONS.register("async-done")
+def async_wrapper_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
 
 

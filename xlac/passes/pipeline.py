@@ -50,6 +50,7 @@ from .shard_map import ShardMapPartitioner
 from .fusion import InstructionFusion
 from .multi_output_fusion import MultiOutputFusion
 from .layout_assignment import LayoutAssignment
+from .layout_normalization import EntryComputationLayoutPass, LayoutNormalization
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
 
 __all__ = ["Pass", "Pipeline", "PASSES", "make_pass", "run_passes", "codegen_pipeline",
@@ -202,17 +203,20 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
                                  TupleSimplifier()], fixed_point=True, verify=verify)
 
 
-def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
+def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False) -> Pipeline:
     """What every module goes through before emission (the order of
-    xla/service/cpu/cpu_compiler.cc): inline calls, expand ops the code
+    xla/service/cpu/cpu_compiler.cc): honour the declared entry layout and
+    lower XLA's layout annotations (``abi=True``: the entry's layouts are a C
+    caller's, see ``layout_normalization``), inline calls, expand ops the code
     generator does not emit (``op-expander``), split tuple constants into
-    tuples of array constants, simplify to a fixed point, assign layouts, fuse,
-    merge sibling fusions.  Calls are inlined first, as XLA does before its
-    RngExpander: an ``rng`` in a function called twice is then two
-    instructions, each with a generator of its own.  ``optimize=False`` only
-    inlines calls, expands and splits tuple constants (every instruction then
-    gets its own kernel)."""
-    first = [CallInliner(), OpExpander(), TupleConstantSplitter()]
+    tuples of array constants, inline the calls the expansions made, simplify
+    to a fixed point, assign layouts, fuse, merge sibling fusions.  Calls are
+    inlined before the expansions, as XLA does before its RngExpander: an
+    ``rng`` in a function called twice is then two instructions, each with a
+    generator of its own.  ``optimize=False`` only does the first six (every
+    instruction then gets its own kernel)."""
+    first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(), OpExpander(),
+             TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
     return Pipeline("codegen", first + [simplify_pipeline(verify), LayoutAssignment(),
@@ -221,6 +225,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True) -> Pipeline:
 
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
 PASSES: dict[str, Callable[[], Pass]] = {
+    "entry-computation-layout": EntryComputationLayoutPass,
+    "layout-normalization": LayoutNormalization,
     "op-expander": OpExpander,
     "dynamic-padder": DynamicPadder,
     "shard-map-partitioner": ShardMapPartitioner,

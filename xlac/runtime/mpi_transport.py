@@ -129,8 +129,8 @@ class MpiTransport:
     def _op(self, reduction: str, dtype: np.dtype):
         """The MPI reduction for ``reduction`` over ``dtype``, or None (reduce here)."""
         M = self.MPI
-        if dtype.kind not in "biufc" or dtype.itemsize < 1 or dtype.name in ("float16", "bfloat16"):
-            return None
+        if dtype.isbuiltin != 1 or dtype.kind not in "biufc" or dtype.name == "float16":
+            return None                 # MPI has no f16, bf16, f8 or s4: reduced here
         if dtype.kind == "c" and reduction in ("min", "max"):
             return None
         logical = dtype.kind == "b"

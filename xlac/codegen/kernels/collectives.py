@@ -89,6 +89,8 @@ def native_reduction(reducer, pt) -> str | None:
     if len(params) != 2 or len(root.operands) != 2 or {id(o) for o in root.operands} != {id(p) for p in params}:
         return None
     name = _NATIVE_REDUCTIONS.get(root.opcode)
+    if pt.float_format is not None or pt.is_sub_byte:
+        return None                  # f8, f4, s4 ...: the reducer, computed as the module computes it
     if pt is PT.PRED:
         return {"sum": "or", "product": "and", "min": "and", "max": "or"}.get(name, name)
     if name in ("and", "or") and not pt.is_integral:
