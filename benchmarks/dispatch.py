@@ -80,9 +80,10 @@ def check_config(driver: Driver, pf: int, rc: int, n: int) -> None:
     """Run ``n`` counting tasks through ``pf`` once; each must run exactly once."""
     counts = np.zeros(n, np.int64)
     driver.drive(pf, rc, n, 1, driver.count, counts.ctypes.data)
-    if not (counts == 1).all():
-        raise RuntimeError(f"parallel_for(num_threads={rc}, n={n}) ran tasks "
-                           f"{np.flatnonzero(counts != 1)[:8].tolist()} {counts[counts != 1][:8].tolist()} times")
+    wrong = np.flatnonzero(counts != 1)
+    if wrong.size:
+        raise RuntimeError(f"parallel_for(num_threads={rc}, n={n}) ran tasks {wrong[:8].tolist()} "
+                           f"{counts[wrong[:8]].tolist()} times (each must run once)")
 
 
 def _calls(driver: Driver, thread_counts, tasks) -> tuple[dict, list]:

@@ -554,4 +554,5 @@ def _plot_kernel(ax, row: dict, counts, color: str) -> None:
     ax.plot([n for n, _ in pts], [s for _, s in pts], "o-", color=color, label=f"{row['name']} (xlac)")
     jax_ms = _sweep_ms(row, "jax")
     if jax_ms:
-        ax.axhline(base / jax_ms, color=color, linestyle="--", linewidth=1, label=f"{row['name']} (jax.jit, its own threads)")
+        ax.axhline(base / jax_ms, color=color, linestyle="--", linewidth=1,
+                   label=f"{row['name']} (jax.jit, its own threads)")
