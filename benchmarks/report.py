@@ -432,7 +432,7 @@ def sweep_ms_table(res: dict) -> str:
         cells = [row["label"], row["size"], _sweep_check(row)]
         cells += [_ms(row, f"xlac_t{n}", repeat) for n in counts]
         cells += [_ms(row, c, repeat) for c, _ in SWEEP_OTHERS]
-        cells.append(f"{best} threads" if best else "—")
+        cells.append((f"{best} thread" + ("s" if best > 1 else "")) if best else "—")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
