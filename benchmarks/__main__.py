@@ -2,11 +2,17 @@
 
     python -m benchmarks [--kernels k1,k2] [--repeat N] [--threads N] [--out DIR] [--quick]
                          [--budget S] [--hlo-dir DIR] [--no-jax] [--no-numba] [--no-limits]
-                         [--no-disk-cache] [--readme README.md]
+                         [--no-disk-cache] [--readme README.md] [--busy-core]
+                         [--threads-sweep 1,2,4,8,16]
 
 Prints the Markdown report on stdout (progress on stderr).  ``--out DIR``
 also writes DIR/results.md, DIR/results.json and DIR/results.png (with
 matplotlib); ``--readme PATH`` rewrites the benchmark section of PATH.
+Every run also measures one ``parallel_for`` dispatch (``dispatch.py``).
+``--busy-core``: a process spins on the last CPU while the kernels run
+(``busy.py``).  ``--threads-sweep``: xlac at each thread count beside jax and
+numpy instead of the main table (``sweep.py``); ``--out DIR`` then writes
+DIR/threads.md, DIR/threads.json and DIR/threads.png.
 """
 from __future__ import annotations
 
@@ -36,17 +42,64 @@ def build_parser(prog: str = "python -m benchmarks") -> argparse.ArgumentParser:
     p.add_argument("--no-disk-cache", action="store_true",
                    help="skip the fresh-process compile times with XLAC_CACHE_DIR")
     p.add_argument("--readme", help="rewrite the benchmark section of this README")
+    p.add_argument("--busy-core", action="store_true",
+                   help="keep a process spinning on the last CPU of the affinity mask while the "
+                   "kernels run (the case of a machine with one core taken)")
+    p.add_argument("--threads-sweep", metavar="N1,N2,...",
+                   help="instead of the main table, time xlac at each num_threads (e.g. "
+                   "1,2,4,8,16) beside jax and numpy; --out DIR writes threads.md, threads.json "
+                   "and threads.png (the plot needs matplotlib)")
     return p
+
+
+def _check_args(args) -> str | None:
+    """The first problem with the options, as an error message, or None."""
+    if args.repeat < 1:
+        return f"--repeat must be at least 1, got {args.repeat}"
+    if args.threads is not None and args.threads < 1:
+        return f"--threads must be at least 1, got {args.threads}"
+    if args.threads_sweep is not None:
+        from .sweep import parse_counts
+        try:
+            args.threads_sweep = parse_counts(args.threads_sweep)
+        except ValueError as e:
+            return str(e)
+        if args.threads is not None:
+            return "--threads and --threads-sweep exclude each other (the sweep sets num_threads itself)"
+        if args.readme:
+            return "--readme takes the main table: run it without --threads-sweep"
+    return None
+
+
+def _write_outputs(res: dict, out: Path) -> Path | None:
+    """results.* (threads.* for a sweep) in ``out``; the PNG's path, or None without one."""
+    from . import harness, report
+    stem, chart = ("threads", report.threads_chart) if "sweep" in res else ("results", report.bar_chart)
+    out.mkdir(parents=True, exist_ok=True)
+    harness.save_json(res, out / f"{stem}.json")
+    png = out / f"{stem}.png"
+    if not chart(res, png):
+        harness.log("note: no matplotlib (or nothing to plot): no PNG chart")
+        png = None
+    (out / f"{stem}.md").write_text(report.markdown(res))
+    harness.log(f"wrote {out / (stem + '.md')}, {out / (stem + '.json')}" + (f", {png}" if png else ""))
+    return png
+
+
+def _failed(res: dict) -> list[str]:
+    from .sweep import failed
+    if "sweep" in res:
+        return failed(res["sweep"])
+    return [r["name"] for r in res["rows"]
+            for c in ("xlac_hlo", "xlac_builder") if (r["impls"].get(c) or {}).get("ok") is False]
 
 
 def main(argv=None, prog: str = "python -m benchmarks") -> int:
     args = build_parser(prog).parse_args(argv)
     from . import harness, report
-    if args.repeat < 1:
-        print(f"{prog}: error: --repeat must be at least 1, got {args.repeat}", file=sys.stderr)
-        return 2
-    if args.threads is not None and args.threads < 1:
-        print(f"{prog}: error: --threads must be at least 1, got {args.threads}", file=sys.stderr)
+    problem = _check_args(args)
+    if problem:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
         return 2
     names = [n.strip() for n in args.kernels.split(",") if n.strip()] if args.kernels else None
     hlo_dir = Path(args.hlo_dir) if args.hlo_dir else harness.DEFAULT_HLO_DIR
@@ -54,22 +107,15 @@ def main(argv=None, prog: str = "python -m benchmarks") -> int:
         res = harness.run(names, quick=args.quick, repeat=args.repeat, budget=args.budget,
                           threads=args.threads, hlo_dir=hlo_dir, use_jax=not args.no_jax,
                           use_numba=not args.no_numba, disk_cache=not args.no_disk_cache,
-                          limits=not args.no_limits)
+                          limits=not args.no_limits, busy_core=args.busy_core,
+                          threads_sweep=args.threads_sweep)
     except ValueError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
-    png_rel = None
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        harness.save_json(res, out / "results.json")
-        if report.bar_chart(res, out / "results.png"):
-            png_rel = out / "results.png"
-        else:
-            harness.log("note: no matplotlib: no PNG chart")
-        (out / "results.md").write_text(report.markdown(res))
-        harness.log(f"wrote {out / 'results.md'}, {out / 'results.json'}"
-                    + (f", {png_rel}" if png_rel else ""))
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    png_rel = _write_outputs(res, Path(args.out)) if args.out else None
     if args.readme:
         readme = Path(args.readme)
         rel = None
@@ -84,9 +130,7 @@ def main(argv=None, prog: str = "python -m benchmarks") -> int:
             return 1
         harness.log(f"updated {readme}")
     sys.stdout.write(report.markdown(res))
-    failed = [r["name"] for r in res["rows"]
-              for c in ("xlac_hlo", "xlac_builder") if (r["impls"].get(c) or {}).get("ok") is False]
-    return 1 if failed else 0
+    return 1 if _failed(res) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -39,6 +39,7 @@ interpreter's imports are not the cache's cost).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gc
 import inspect
@@ -266,7 +267,11 @@ def machine() -> dict:
             commit += " with uncommitted changes to xlac/"
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "simd": flags,
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    return {"cpu": cpu, "cores": os.cpu_count(), "usable_cpus": usable, "memory": mem, "simd": flags,
             "os": f"{platform.system()} {platform.release()}", "xlac_commit": commit}
 
 
@@ -331,20 +336,39 @@ def _failed(imp: Impl, col: str, e: BaseException) -> None:
     log(f"    {col}: {imp.note}")
 
 
+#: :func:`_one_call_s` times at most this many calls, for at most this long (seconds).
+CALIBRATION_CALLS, CALIBRATION_S = 5, 0.05
+
+
+def _one_call_s(fn) -> float:
+    """The time of one call of ``fn``, for sizing samples: the fastest of a few calls.
+    One call was not enough: the first call of an implementation after another's ran
+    up to 40x slower (90 µs for a 2.4 µs add), giving it 11 calls per sample instead
+    of 111, and samples that short came out 50% slower (3.8 against 2.5 µs per call,
+    the same executable)."""
+    best, spent = float("inf"), 0.0
+    for _ in range(CALIBRATION_CALLS):
+        t = time.perf_counter()
+        fn()
+        took = time.perf_counter() - t
+        best, spent = min(best, took), spent + took
+        if spent > CALIBRATION_S:
+            break
+    return max(best, 1e-9)
+
+
 def time_interleaved(calls: dict, repeat: int = 15, budget: float = 30.0, min_sample: float = 1e-3,
                      min_runs: int = 3) -> dict:
     """{name: Timing} of warm callables, sampled round-robin (one sample of each per round,
-    so a change in the machine's load hits them all alike).  One timed call of each sets
-    its ``inner`` (calls per sample, so that a sample lasts ``min_sample``) and its number
+    so a change in the machine's load hits them all alike).  The fastest of a few timed
+    calls of each (:func:`_one_call_s`) sets its ``inner`` (calls per sample, so that a sample lasts ``min_sample``) and its number
     of samples (``repeat``, fewer but at least ``min_runs`` when they would take more than
     ``budget`` seconds).  A callable that raises is dropped and its exception returned in
     place of its Timing."""
     plan, out = {}, {}
     for name, fn in calls.items():
         try:
-            t = time.perf_counter()
-            fn()
-            one = max(time.perf_counter() - t, 1e-9)
+            one = _one_call_s(fn)
         except Exception as e:  # noqa: BLE001
             out[name] = e
             continue
@@ -409,6 +433,41 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
                 raise RuntimeError(f"fresh process failed: {lines[-1] if lines else r.returncode}")
             out.append([float(x) for x in r.stdout.strip().splitlines()[-1].split()])
     return out[0][1], out[1][1], out[1][0]
+
+
+def jax_call(row: Row, k: K.Kernel, args, ref, jax_mod, compile_samples: int = COMPILE_SAMPLES):
+    """``k``'s jax.jit call, warmed up and checked (None when it failed, recorded in
+    ``row``); its first-call time is the best of ``compile_samples`` freshly jitted
+    functions."""
+    jargs: list = []
+    if any(np.asarray(a).dtype == np.float64 for a in args):
+        jax_mod.config.update("jax_enable_x64", True)     # or jax computes f64 inputs in f32
+
+    def make_jax():
+        f = jax_mod.jit(k.jax)
+        jargs[:] = [jax_mod.device_put(a) for a in args]
+        return lambda: f(*jargs).block_until_ready()
+    call = _prepare(row, "jax", make_jax, ref, max(k.tol, 1e-4))
+    imp = row.impls["jax"]
+    for _ in range(1, compile_samples if call is not None else 0):
+        f = jax_mod.jit(lambda *a: k.jax(*a))   # a new function: jax traces and compiles again
+        t = time.perf_counter()
+        try:
+            f(*jargs).block_until_ready()
+        except Exception as e:  # noqa: BLE001 - the first call worked: keep its time
+            log(f"    jax: compiling again failed: {type(e).__name__}: {e}")
+            break
+        imp.first_call_ms = min(imp.first_call_ms, (time.perf_counter() - t) * 1e3)
+    return call
+
+
+def record_timings(row: Row, timings: dict) -> None:
+    """Each column's median (ms) and sample count, or its failure, into ``row``."""
+    for col, t in timings.items():
+        if isinstance(t, Timing):
+            row.impls[col].ms, row.impls[col].runs = t.median_s * 1e3, t.runs
+        else:
+            _failed(row.impls[col], col, t)
 
 
 def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads: int | None,
@@ -479,26 +538,7 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
     calls["numpy"] = _prepare(row, "numpy", lambda: (lambda: k.numpy(*args)), ref, max(k.tol, 1e-6))
 
     if jax_mod is not None and k.jax is not None:
-        jargs: list = []
-
-        if any(np.asarray(a).dtype == np.float64 for a in args):
-            jax_mod.config.update("jax_enable_x64", True)     # or jax computes f64 inputs in f32
-
-        def make_jax():
-            f = jax_mod.jit(k.jax)
-            jargs[:] = [jax_mod.device_put(a) for a in args]
-            return lambda: f(*jargs).block_until_ready()
-        calls["jax"] = _prepare(row, "jax", make_jax, ref, max(k.tol, 1e-4))
-        imp = row.impls["jax"]
-        for _ in range(1, COMPILE_SAMPLES if calls["jax"] is not None else 0):
-            f = jax_mod.jit(lambda *a: k.jax(*a))   # a new function: jax traces and compiles again
-            t = time.perf_counter()
-            try:
-                f(*jargs).block_until_ready()
-            except Exception as e:  # noqa: BLE001 - the first call worked: keep its time
-                log(f"    jax: compiling again failed: {type(e).__name__}: {e}")
-                break
-            imp.first_call_ms = min(imp.first_call_ms, (time.perf_counter() - t) * 1e3)
+        calls["jax"] = jax_call(row, k, args, ref, jax_mod)
 
     if numba_mod is not None and k.numba is not None:
         def make_numba():
@@ -515,11 +555,7 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
     stream = timings.pop("stream", None)
     if isinstance(stream, Timing):
         row.stream_gbs = triad.gbs(stream.median_s)
-    for col, t in timings.items():
-        if isinstance(t, Timing):
-            row.impls[col].ms, row.impls[col].runs = t.median_s * 1e3, t.runs
-        else:
-            _failed(row.impls[col], col, t)
+    record_timings(row, timings)
     calls.clear()          # the closures hold the inputs
     gc.collect()
     return row
@@ -621,34 +657,46 @@ def combine_limits(a: dict, b: dict) -> dict:
     return out
 
 
-def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: int = 15,
-        budget: float = 30.0, threads: int | None = None, hlo_dir: Path | None = DEFAULT_HLO_DIR,
-        use_jax: bool = True, use_numba: bool = True, disk_cache: bool = True,
-        limits: bool = True) -> dict:
-    """Run the benchmarks; returns the results as a JSON-able dict (see report.py)."""
+def _kernel_names(kernel_names: list[str] | None) -> list[str]:
     names = kernel_names or [k.name for k in K.KERNELS]
     unknown = [n for n in names if n not in K.BY_NAME]
     if unknown:
         raise ValueError(f"unknown kernel(s) {', '.join(unknown)} (known: {', '.join(K.BY_NAME)})")
-    caps = capabilities()
-    jax_mod = _optional("jax") if use_jax else None
-    numba_mod = _optional("numba") if use_numba else None
-    if hlo_dir is not None and not Path(hlo_dir).is_dir():
-        log(f"note: no HLO directory {hlo_dir}: the 'from HLO' column is skipped")
-        hlo_dir = None
-    started = time.time()
-    res: dict = {
-        "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "machine": machine(), "versions": versions(), "capabilities": caps,
-        "loadavg_start": _loadavg(),
-        "settings": {"quick": quick, "repeat": repeat, "budget_s": budget, "threads": threads,
-                     "hlo_dir": str(hlo_dir) if hlo_dir else None,
-                     "jax": jax_mod is not None, "numba": numba_mod is not None},
-    }
-    if limits:
-        log("machine limits (before the kernels)")
-        res["limits_start"] = measure_limits(quick, threads, caps, repeat, use_jax)
-    _warm_gemm_library(names, quick, hlo_dir)
+    return names
+
+
+def _check_sweep(threads_sweep, threads, caps: dict) -> list[int] | None:
+    if threads_sweep is None:
+        return None
+    counts = sorted(set(threads_sweep))
+    if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
+        raise ValueError(f"threads_sweep must be positive thread counts, got {threads_sweep!r}")
+    if threads is not None:
+        raise ValueError("--threads and --threads-sweep exclude each other (the sweep sets xlac's "
+                         "num_threads itself)")
+    if not caps.get("num_threads"):
+        raise ValueError("this xlac's jit takes no num_threads: nothing to sweep")
+    return counts
+
+
+def dispatch_threads(threads: int | None, sweep: list[int] | None) -> list[int]:
+    """The thread counts the dispatch cost is measured with: 1, 2, ``threads`` and the sweep's."""
+    return sorted({1, 2} | ({threads} if threads else set()) | set(sweep or ()))
+
+
+def _measure_dispatch(res: dict, threads, sweep, repeat: int, budget: float) -> None:
+    from . import dispatch
+    counts = dispatch_threads(threads, sweep)
+    log(f"parallel_for dispatch cost, num_threads {', '.join(map(str, counts))}")
+    try:
+        res["dispatch"] = dispatch.measure(counts, repeat=repeat, budget=budget)
+    except Exception as e:  # noqa: BLE001 - reported, the kernels still run
+        res["dispatch_error"] = f"{type(e).__name__}: {e}"[:300]
+        log(f"  {res['dispatch_error']}")
+
+
+def _run_kernels(names, *, quick, repeat, budget, threads, hlo_dir, jax_mod, numba_mod, caps,
+                 disk_cache, limits) -> list[Row]:
     rows = []
     triad = None
     if limits:
@@ -660,13 +708,80 @@ def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: i
             k = K.BY_NAME[name]
             log(f"{name} ({k.size(k.quick if quick else k.full)})")
             rows.append(run_kernel(k, quick=quick, repeat=repeat, budget=budget, threads=threads,
-                                   hlo_dir=Path(hlo_dir) if hlo_dir else None, jax_mod=jax_mod,
-                                   numba_mod=numba_mod, caps=caps, disk_cache=disk_cache,
-                                   triad=triad))
+                                   hlo_dir=hlo_dir, jax_mod=jax_mod, numba_mod=numba_mod, caps=caps,
+                                   disk_cache=disk_cache, triad=triad))
     finally:
         if triad is not None:
             triad.close()
-    res["rows"] = [asdict(r) for r in rows]
+    return rows
+
+
+def _busy(on: bool):
+    """A :class:`~benchmarks.busy.BusyCore` (not started yet) when ``on``, else None."""
+    if not on:
+        return None
+    from .busy import BusyCore
+    hog = BusyCore()
+    log(f"--busy-core: a process spins on CPU {hog.cpu} while the kernels run")
+    return hog
+
+
+def _header(caps: dict, settings: dict) -> dict:
+    """What the report says about the run before any result: date, machine, versions."""
+    return {"date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            "machine": machine(), "versions": versions(), "capabilities": caps,
+            "loadavg_start": _loadavg(), "settings": settings}
+
+
+def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: int = 15,
+        budget: float = 30.0, threads: int | None = None, hlo_dir: Path | None = DEFAULT_HLO_DIR,
+        use_jax: bool = True, use_numba: bool = True, disk_cache: bool = True,
+        limits: bool = True, busy_core: bool = False, threads_sweep: list[int] | None = None,
+        dispatch: bool = True) -> dict:
+    """Run the benchmarks; returns the results as a JSON-able dict (see report.py).
+
+    ``busy_core``: a process spins on the last CPU of the affinity mask while the
+    kernels and the dispatch cost are measured (``benchmarks/busy.py``; the machine
+    limits are measured without it).  ``threads_sweep``: thread counts; instead of
+    the main table (``rows``), xlac is timed at each count beside jax and numpy
+    (``sweep``, see ``benchmarks/sweep.py``; no limits, compile times or numba).
+    ``dispatch``: the cost of one ``parallel_for`` (``benchmarks/dispatch.py``) with
+    1, 2, ``threads`` and the sweep's thread counts.
+    """
+    names = _kernel_names(kernel_names)
+    caps = capabilities()
+    sweep = _check_sweep(threads_sweep, threads, caps)
+    limits = limits and sweep is None
+    jax_mod = _optional("jax") if use_jax else None
+    numba_mod = _optional("numba") if use_numba and sweep is None else None
+    if hlo_dir is not None and not Path(hlo_dir).is_dir():
+        log(f"note: no HLO directory {hlo_dir}: the 'from HLO' column is skipped")
+        hlo_dir = None
+    hlo_dir = Path(hlo_dir) if hlo_dir else None
+    started = time.time()
+    res = _header(caps, {"quick": quick, "repeat": repeat, "budget_s": budget, "threads": threads,
+                         "hlo_dir": str(hlo_dir) if hlo_dir else None, "jax": jax_mod is not None,
+                         "numba": numba_mod is not None, "busy_core": busy_core,
+                         "threads_sweep": sweep})
+    if limits:
+        log("machine limits (before the kernels)")
+        res["limits_start"] = measure_limits(quick, threads, caps, repeat, use_jax)
+    _warm_gemm_library(names, quick, hlo_dir)
+    hog = _busy(busy_core)
+    with hog or contextlib.nullcontext():
+        if dispatch:
+            _measure_dispatch(res, threads, sweep, repeat, budget)
+        if sweep is not None:
+            from . import sweep as S
+            res["library_threads"] = S.library_threads(jax_mod)
+            res["sweep"] = [asdict(r) for r in S.run_kernels(
+                names, sweep, quick=quick, repeat=repeat, budget=budget, hlo_dir=hlo_dir, jax_mod=jax_mod)]
+        else:
+            res["rows"] = [asdict(r) for r in _run_kernels(
+                names, quick=quick, repeat=repeat, budget=budget, threads=threads, hlo_dir=hlo_dir,
+                jax_mod=jax_mod, numba_mod=numba_mod, caps=caps, disk_cache=disk_cache, limits=limits)]
+    if hog is not None:
+        res["busy_core"] = hog.report()
     res["gemm_library"] = _gemm_library_events()
     if limits:
         # Measured again after the kernels; the table uses the better of the two (on a

@@ -225,6 +225,25 @@ def limits_text(res: dict) -> str:
     return text
 
 
+def _threads_setting(s: dict) -> str:
+    if s.get("threads_sweep"):
+        return "xlac's num_threads swept over " + ", ".join(map(str, s["threads_sweep"]))
+    return str(s["threads"] or "runtime default")
+
+
+def busy_text(res: dict) -> str:
+    """``; **busy core** ...`` when a spinning process ran beside the kernels (--busy-core)."""
+    b = res.get("busy_core")
+    if not b:
+        return ""
+    share = ""
+    if b.get("cpu_s") is not None and b.get("wall_s"):
+        share = f", it got {100 * b['cpu_s'] / b['wall_s']:.0f}% of a CPU over {b['wall_s']:.0f} s"
+    died = "" if b.get("alive_at_end") is not False else "; it DIED before the end"
+    return (f"; **busy core (`--busy-core`)**: a process spinning on CPU {b['cpu']} throughout the "
+            f"kernels and the dispatch measurement (not the machine limits){share}{died}")
+
+
 def machine_text(res: dict) -> str:
     m, v, s, caps = res["machine"], res["versions"], res["settings"], res["capabilities"]
     ver = ", ".join(f"{k} {val}" for k, val in v.items() if val) + \
@@ -235,16 +254,36 @@ def machine_text(res: dict) -> str:
             f"{m['os']}), xlac commit {m['xlac_commit'] or '?'}; {ver}. "
             f"Runtime features used: {', '.join(on) or 'none'}"
             + (f" (absent: {', '.join(off)})" if off else "")
-            + f"; threads: {s['threads'] or 'runtime default'}; "
+            + f"; threads: {_threads_setting(s)}; "
             f"median of {s['repeat']} samples{' (quick sizes)' if s['quick'] else ''}"
+            + busy_text(res)
             + (f"; load average {res['loadavg_start'][0]} at the start, "
                f"{res['loadavg_end'][0]} at the end" if res.get("loadavg_start") and res.get("loadavg_end")
                else "") + ".")
 
 
-def _failures(res: dict) -> str:
+def dispatch_text(res: dict) -> str:
+    """The cost of one ``parallel_for`` dispatch: a sentence and a table (or why not)."""
+    if res.get("dispatch_error"):
+        return f"`parallel_for` dispatch cost: not measured ({res['dispatch_error']})."
+    d = res.get("dispatch")
+    if not d:
+        return ""
+    tasks = d["tasks"]
+    lines = [f"One `parallel_for` dispatch (empty body; µs per call, median of {d['samples']} samples "
+             f"of {d['reps']} back-to-back calls from native code; the pool has {d['workers']} "
+             "worker(s) besides the caller; num_threads 1: the pool's function runs the tasks "
+             "inline, as generated code with num_threads=1 never calls it):", "",
+             "| num_threads | " + " | ".join(f"{n} tasks µs" for n in tasks) + " |",
+             "|" + "---|" * (len(tasks) + 1)]
+    for t, per in d["us"].items():
+        lines.append(f"| {t} | " + " | ".join(_num(per.get(str(n))) for n in tasks) + " |")
+    return "\n".join(lines)
+
+
+def _failures(res: dict, key: str = "rows") -> str:
     notes = []
-    for row in res["rows"]:
+    for row in res.get(key, []):
         for col, imp in row["impls"].items():
             if imp.get("note") and imp["ms"] is None:
                 notes.append(f"- {row['label']} {row['size']}, {col}: {imp['note']}")
@@ -278,11 +317,17 @@ def summary(res: dict) -> str:
     ov = overhead_table(res)
     if ov:
         parts += ["", "Per-call overhead (8-element add, µs per call):", "", ov]
+    disp = dispatch_text(res)
+    if disp:
+        parts += ["", disp]
     parts += ["", LEGEND]
     return "\n".join(parts)
 
 
 def markdown(res: dict) -> str:
+    """The whole report (a thread sweep's when the run was one)."""
+    if "sweep" in res:
+        return sweep_markdown(res)
     parts = ["# xlac benchmarks", "", summary(res), "", "## Compile times", "", compile_table(res)]
     lib = library_text(res)
     if lib:
@@ -347,3 +392,167 @@ def bar_chart(res: dict, path: Path) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+# ---------------------------------------------------------------------------------
+# --threads-sweep
+# ---------------------------------------------------------------------------------
+
+SWEEP_OTHERS = [("jax", "jax.jit"), ("numpy", "numpy")]
+
+
+def _sweep_ms(row: dict, col: str) -> float | None:
+    imp = row["impls"].get(col)
+    return imp["ms"] if imp and imp.get("ms") else None
+
+
+def _best_xlac(row: dict, counts) -> tuple[int | None, float | None]:
+    """(count, ms) of the fastest xlac thread count of ``row``."""
+    times = [(ms, n) for n in counts if (ms := _sweep_ms(row, f"xlac_t{n}")) is not None]
+    return (min(times)[1], min(times)[0]) if times else (None, None)
+
+
+def _sweep_check(row: dict) -> str:
+    imps = [imp for c, imp in row["impls"].items() if c.startswith("xlac_t")]
+    bad = [imp for imp in imps if not imp.get("ok")]
+    if bad:
+        return "FAIL" if any(i.get("check") == "FAIL" for i in bad) else "error"
+    errs = [i["error"] for i in imps if i.get("error") is not None]
+    return f"ok ({max(errs):.0e})" if errs else "—"
+
+
+def sweep_ms_table(res: dict) -> str:
+    counts = res["settings"]["threads_sweep"]
+    repeat = res["settings"]["repeat"]
+    head = (["kernel", "size", "check"] + [f"xlac {n} ms" for n in counts]
+            + [f"{name} ms" for _, name in SWEEP_OTHERS] + ["best xlac"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in res["sweep"]:
+        best, _ = _best_xlac(row, counts)
+        cells = [row["label"], row["size"], _sweep_check(row)]
+        cells += [_ms(row, f"xlac_t{n}", repeat) for n in counts]
+        cells += [_ms(row, c, repeat) for c, _ in SWEEP_OTHERS]
+        cells.append((f"{best} thread" + ("s" if best > 1 else "")) if best else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sweep_ratio_table(res: dict) -> str:
+    counts = res["settings"]["threads_sweep"]
+    head = ["kernel"] + [str(n) for n in counts] + [name for _, name in SWEEP_OTHERS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in res["sweep"]:
+        _, best = _best_xlac(row, counts)
+        cols = [f"xlac_t{n}" for n in counts] + [c for c, _ in SWEEP_OTHERS]
+        cells = [_num(ms / best, 3) if best and (ms := _sweep_ms(row, c)) else "—" for c in cols]
+        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def oversubscription_text(res: dict) -> str:
+    """The worst slowdown of each count above the usable CPUs against the largest count
+    that fits them (what issue 16 asks: at most 1.10)."""
+    counts = res["settings"]["threads_sweep"]
+    cpus = res["machine"].get("usable_cpus") or res["machine"]["cores"]
+    base = max((n for n in counts if n <= cpus), default=None)
+    over = [n for n in counts if n > cpus]
+    if base is None or not over:
+        return ""
+    parts = []
+    for n in over:
+        worst = max(((_sweep_ms(r, f"xlac_t{n}") / _sweep_ms(r, f"xlac_t{base}"), r["name"])
+                     for r in res["sweep"] if _sweep_ms(r, f"xlac_t{n}") and _sweep_ms(r, f"xlac_t{base}")),
+                    default=None)
+        if worst:
+            parts.append(f"num_threads={n}: at most {worst[0]:.2f}x ({worst[1]})")
+    if not parts:
+        return ""
+    return (f"Oversubscription (thread counts above the {cpus} CPUs this process may use, against "
+            f"num_threads={base}, the worst kernel): " + "; ".join(parts) + ".")
+
+
+def library_threads_text(res: dict) -> str:
+    lt = res.get("library_threads") or {}
+    if not lt:
+        return ""
+    return ("jax and numpy do not take xlac's thread count and ran once each with their own "
+            f"settings: numpy: {lt.get('numpy')}; jax: {lt.get('jax')}.")
+
+
+SWEEP_LEGEND = (
+    "Times are medians in ms of every thread count, jax and numpy sampled in the same rounds "
+    "(a new seeded order each round, each sample after 10 ms of untimed calls of the same "
+    "implementation), every call allocating its output. *xlac N*: `xlac.jit(..., "
+    "num_threads=N)` of the JAX-exported HLO (the builder's computation without one); the "
+    "code is the same at every N, only the run options differ. *check*: the largest "
+    "`|xlac - numpy| / max|numpy|` over the thread counts. The ratio table divides each time "
+    "by the kernel's best xlac time (1 = that count; below 1 in the jax or numpy column: "
+    "faster than xlac's best).")
+
+
+def sweep_summary(res: dict) -> str:
+    parts = [machine_text(res), "", sweep_ms_table(res), "", "Ratio to the best xlac time:", "",
+             sweep_ratio_table(res)]
+    for extra in (oversubscription_text(res), library_threads_text(res), dispatch_text(res)):
+        if extra:
+            parts += ["", extra]
+    parts += ["", SWEEP_LEGEND]
+    return "\n".join(parts)
+
+
+def sweep_markdown(res: dict) -> str:
+    parts = ["# xlac thread sweep", "", sweep_summary(res)]
+    fails = _failures(res, "sweep")
+    if fails:
+        parts += ["", "## Errors", "", fails]
+    counts = ",".join(map(str, res["settings"]["threads_sweep"]))
+    parts += ["", f"Run took {res.get('elapsed_s', 0):.0f} s. Re-run: `python -m benchmarks "
+              f"--threads-sweep {counts} --out DIR` (see `python -m benchmarks --help`)."]
+    return "\n".join(parts) + "\n"
+
+
+def threads_chart(res: dict, path: Path) -> bool:
+    """A PNG: each kernel's speed-up over xlac's first thread count against the thread
+    count (log-log), jax.jit as a dashed line of the same colour; False without
+    matplotlib or without data."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001 - no matplotlib: no chart
+        return False
+    counts = res["settings"]["threads_sweep"]
+    rows = [r for r in res.get("sweep", []) if _sweep_ms(r, f"xlac_t{counts[0]}")]
+    if not rows or len(counts) < 2:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for i, r in enumerate(rows):
+        _plot_kernel(ax, r, counts, f"C{i % 10}")
+    cpus = res["machine"].get("usable_cpus") or res["machine"]["cores"]
+    ax.plot(counts, [min(n, cpus) / counts[0] for n in counts], ":", color="gray",
+            label=f"ideal ({cpus} CPUs)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(counts, [str(n) for n in counts])
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.set_xlabel("xlac num_threads")
+    ax.set_ylabel(f"speed-up over num_threads={counts[0]} (log)")
+    m = res["machine"]
+    ax.set_title(f"xlac thread sweep, {res['date']}: {m['cpu']}, {cpus} CPUs"
+                 + (", one core busy" if res.get("busy_core") else ""), fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _plot_kernel(ax, row: dict, counts, color: str) -> None:
+    base = _sweep_ms(row, f"xlac_t{counts[0]}")
+    pts = [(n, base / ms) for n in counts if (ms := _sweep_ms(row, f"xlac_t{n}"))]
+    ax.plot([n for n, _ in pts], [s for _, s in pts], "o-", color=color, label=f"{row['name']} (xlac)")
+    jax_ms = _sweep_ms(row, "jax")
+    if jax_ms:
+        ax.axhline(base / jax_ms, color=color, linestyle="--", linewidth=1,
+                   label=f"{row['name']} (jax.jit, its own threads)")

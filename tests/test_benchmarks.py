@@ -107,3 +107,96 @@ def test_update_readme_replaces_only_the_marked_section(tmp_path, quick_results)
     other = tmp_path / "OTHER.md"
     other.write_text("no markers\n")
     assert not report.update_readme(other, quick_results)
+
+
+# --- issue 16: dispatch cost, --busy-core, --threads-sweep ------------------------------
+
+def test_dispatch_cost_in_every_run(quick_results):
+    d = quick_results["dispatch"]
+    assert d["threads"] == [1, 2] and d["tasks"] == [2, 8, 64]
+    for t in ("1", "2"):
+        assert set(d["us"][t]) == {"2", "8", "64"}
+        assert all(v > 0 for v in d["us"][t].values())
+    summary = report.summary(quick_results)          # what --readme writes
+    assert "One `parallel_for` dispatch" in summary
+    assert "| num_threads | 2 tasks µs | 8 tasks µs | 64 tasks µs |" in summary
+
+
+def test_dispatch_runs_every_task_once():
+    from benchmarks import dispatch
+    driver = dispatch.Driver()
+    for threads in (1, 2, 8):
+        pf, rc, keep = dispatch.pool_function(threads)
+        for n in (1, 2, 64, 1000):
+            dispatch.check_config(driver, pf, rc, n)      # raises if a task ran twice or never
+        del keep
+    res = dispatch.measure([1, 2, 16], tasks=(2, 8), repeat=2, budget=1.0)
+    assert res["threads"] == [1, 2, 16] and list(res["us"]["16"]) == ["2", "8"]
+
+
+def test_threads_sweep_counts_parse_or_say_why():
+    from benchmarks.sweep import parse_counts
+    assert parse_counts("16, 1,2,2,8") == [1, 2, 8, 16]
+    for bad in ("0,x", "", "1,,2", "-1", "2.5", "99999"):
+        with pytest.raises(ValueError, match="--threads-sweep"):
+            parse_counts(bad)
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["--threads-sweep", "0,x"], "'0', 'x' are not whole numbers"),
+    (["--threads-sweep", "1,2", "--threads", "2"], "exclude each other"),
+    (["--threads-sweep", "1,2", "--readme", "README.md"], "--readme"),
+])
+def test_bad_sweep_options_are_one_error_line(capsys, argv, what):
+    from benchmarks.__main__ import main
+    assert main(argv + ["--no-limits"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and what in err[0], err
+
+
+def test_busy_core_spinner_is_pinned_and_always_stopped():
+    import os
+
+    from benchmarks.busy import BusyCore
+    with BusyCore() as hog:
+        pid, cpu = hog.proc.pid, hog.cpu
+        assert cpu == max(os.sched_getaffinity(0))
+        assert os.sched_getaffinity(pid) == {cpu}
+        assert hog.proc.poll() is None
+    assert hog.proc.poll() is not None and hog.report()["alive_at_end"]
+    with pytest.raises(KeyboardInterrupt):
+        with BusyCore() as hog:
+            raise KeyboardInterrupt
+    assert hog.proc.poll() is not None                 # killed on Ctrl-C too
+    with pytest.raises(RuntimeError, match="did not start on CPU"):
+        with BusyCore(cpu=max(os.sched_getaffinity(0)) + 4096):
+            pass
+
+
+def test_cli_threads_sweep_with_busy_core(tmp_path, capsys):
+    from benchmarks.__main__ import main
+    rc = main(["--quick", "--kernels", "softmax,sum_all", "--repeat", "2", "--budget", "1",
+               "--no-jax", "--threads-sweep", "1,2,8", "--busy-core", "--out", str(tmp_path)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    data = json.loads((tmp_path / "threads.json").read_text())
+    assert data["settings"]["threads_sweep"] == [1, 2, 8] and "rows" not in data
+    assert [r["name"] for r in data["sweep"]] == ["softmax", "sum_all"]
+    for row in data["sweep"]:
+        for col in ("xlac_t1", "xlac_t2", "xlac_t8", "numpy"):
+            assert row["impls"][col]["ok"] and row["impls"][col]["ms"] > 0, (row["name"], col)
+    assert data["dispatch"]["threads"] == [1, 2, 8]
+    busy = data["busy_core"]
+    assert busy["alive_at_end"] and busy["wall_s"] > 0
+    md = (tmp_path / "threads.md").read_text()
+    assert md == out and md.startswith("# xlac thread sweep")
+    assert "| kernel | size | check | xlac 1 ms | xlac 2 ms | xlac 8 ms | jax.jit ms | numpy ms |" in md
+    assert "Ratio to the best xlac time" in md and "busy core (`--busy-core`)" in md
+    assert "numpy: elementwise operations" in md and "jax: not run" in md
+    if data["machine"]["usable_cpus"] < 8:
+        assert "num_threads=8: at most" in md
+    try:
+        import matplotlib  # noqa: F401
+        assert (tmp_path / "threads.png").stat().st_size > 0
+    except ImportError:
+        assert not (tmp_path / "threads.png").exists()
