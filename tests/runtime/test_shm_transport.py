@@ -17,7 +17,7 @@ import pytest
 from xlac.runtime.shm_transport import CollectiveError, Segment, ShmTransport
 
 
-def _run_threads(n, body, slot_bytes=1 << 12, timeout=10.0):
+def _run_threads(n, body, slot_bytes=1 << 12, timeout=10.0, **options):
     """Run ``body(transport, device)`` on ``n`` devices (threads) of one segment;
     returns the results by device, re-raising the first error."""
     seg = Segment.create(n, slot_bytes)
@@ -25,7 +25,7 @@ def _run_threads(n, body, slot_bytes=1 << 12, timeout=10.0):
 
     def run(d):
         try:
-            results[d] = body(ShmTransport(seg, d, timeout=timeout), d)
+            results[d] = body(ShmTransport(seg, d, timeout=timeout, **options), d)
         except BaseException as e:  # noqa: BLE001
             errors[d] = e
             seg.abort(d, f"{type(e).__name__}: {e}")
@@ -58,6 +58,28 @@ def test_all_reduce_in_pieces_matches_numpy(n, reduction, ref):
     want = ref(np.stack([_data(d) for d in range(n)]), axis=0)
     for r in results:
         np.testing.assert_array_equal(r, want)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype, reduction", [(np.float32, "sum"), (np.float64, "max"), (np.int32, "min"),
+                                              (np.int8, "sum"), (np.float16, "sum"), (np.uint16, "or"),
+                                              (np.complex64, "product")])
+def test_native_split_all_reduce_matches_numpy(n, dtype, reduction):
+    """Bigger than ``small_bytes``, within half a slot: the native two-round
+    all-reduce (member k reduces chunk k); 1001 elements do not split evenly."""
+    ref = {"sum": np.add, "max": np.maximum, "min": np.minimum, "or": np.bitwise_or,
+           "product": np.multiply}[reduction].reduce
+
+    def body(t, d):
+        out = np.empty(1001, dtype)
+        for _ in range(3):          # slot halves and rounds come back
+            t.all_reduce(_data(d, 1001, dtype), out, reduction, tuple(range(n)))
+        return out
+    results, errors = _run_threads(n, body, slot_bytes=1 << 15, small_bytes=64)
+    assert errors == [None] * n
+    want = ref(np.stack([_data(d, 1001, dtype) for d in range(n)]), axis=0)
+    for d in range(n):
+        np.testing.assert_array_equal(results[d], want)
 
 
 def test_spec_examples_all_gather_and_all_reduce():

@@ -256,6 +256,20 @@ def _emit_reductions(m: ir.Module) -> ir.GlobalVariable:
     return g
 
 
+def _emit_sizes(m: ir.Module) -> ir.GlobalVariable:
+    """Bytes per element, indexed by element type number (0: not an array type)."""
+    sizes = [0] * (max(abi.ELEMENT_TYPE_NUMBERS.values()) + 1)
+    for pt, number in abi.ELEMENT_TYPE_NUMBERS.items():
+        if pt.is_array:
+            sizes[number] = pt.byte_size
+    ty = ir.ArrayType(I64, len(sizes))
+    g = ir.GlobalVariable(m, ty, "xlac_shm_element_bytes")
+    g.initializer = ir.Constant(ty, sizes)
+    g.global_constant = True
+    g.linkage = "internal"
+    return g
+
+
 def _emit_reduction(m: ir.Module, pt: PT, opcode: str) -> ir.Function:
     name = f"xlac_shm_{opcode}_{pt.value}"
     f = NativeFunction(m, name, VOID, [PTR, PTR, PTR, I64], "dst a b nbytes")
@@ -367,6 +381,7 @@ class _Natives:
         self.begin, self.end = _emit_pieces(m, self.wait)
         self.signature = _emit_signature(m)
         self.reductions = _emit_reductions(m)
+        self.sizes = _emit_sizes(m)
 
 
 def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
@@ -398,7 +413,7 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
     fits_half = b.icmp_signed("<=", inb, half)
     small = b.icmp_signed("<=", inb, f.get(state, "small_bytes"))
     fits = {
-        "all-reduce": b.and_(b.and_(fits_half, small), b.and_(has_reduce, b.icmp_signed("==", outb, inb))),
+        "all-reduce": b.and_(fits_half, b.and_(has_reduce, b.icmp_signed("==", outb, inb))),
         "all-gather": b.and_(fits_half, b.icmp_signed("==", outb, b.mul(inb, n))),
         "reduce-scatter": b.and_(b.and_(fits_half, has_reduce), b.icmp_signed("==", inb, b.mul(outb, n))),
         "all-to-all": b.and_(b.and_(fits_half, b.icmp_signed("==", outb, inb)),
@@ -425,7 +440,22 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
         at = b.add(b.mul(device, slot_bytes), b.mul(parity, half))
         return b.gep(slots, [at if offset is None else b.add(at, offset)], source_etype=I8)
     false = ir.Constant(I1, 0)
-    b.call(nat.memcpy, [half_of(me), src, inb, false])
+    # A split all-reduce (see below) leaves its own chunk out: it reads it from ``src``.
+    is_all_reduce = b.icmp_signed("==", kind, _i32(abi.COLLECTIVE_KINDS["all-reduce"]))
+    split = b.and_(is_all_reduce, b.not_(b.or_(small, b.icmp_signed("==", n, _i64(1)))))
+    item = b.load(b.gep(nat.sizes, [_i64(0), b.select(split, et, _i64(0))]), typ=I64)
+    count = b.udiv(inb, b.select(split, item, _i64(1)))
+
+    def bound(k):
+        """Byte offset of chunk ``k`` of a split all-reduce."""
+        return b.mul(b.udiv(b.mul(count, k), n), item)
+    with b.if_else(split) as (own_left_out, whole):
+        with own_left_out:
+            lo, hi = bound(index), bound(b.add(index, _i64(1)))
+            b.call(nat.memcpy, [half_of(me), src, lo, false])
+            b.call(nat.memcpy, [half_of(me, hi), b.gep(src, [hi], source_etype=I8), b.sub(inb, hi), false])
+        with whole:
+            b.call(nat.memcpy, [half_of(me), src, inb, false])
     status = b.call(nat.barrier, [state, mask, b.call(nat.signature, [op])])
     f.ret_if(b.icmp_signed("!=", status, _i32(0)), status)
 
@@ -467,8 +497,38 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
             with some:
                 b.call(nat.memcpy, [dst, half_of(s), inb, false])
 
+    def split_all_reduce():
+        """A bigger all-reduce: member k reduces chunk k (its own from its
+        input) into its half, a second round, then every chunk is copied out."""
+        lo, hi = bound(index), bound(b.add(index, _i64(1)))
+        width = b.sub(hi, lo)
+        fn = Callee(b.load(reduce_fn), ir.FunctionType(VOID, [PTR, PTR, PTR, I64]))
+        mine = half_of(me, lo)
+
+        def part(k):
+            own = b.icmp_unsigned("==", group.member(k), me)
+            return b.select(own, b.gep(src, [lo], source_etype=I8), half_of(group.member(k), lo))
+        with b.if_then(b.icmp_signed(">", width, _i64(0))):
+            b.call(fn, [mine, part(_i64(0)), part(_i64(1)), width])
+            f.for_range(_i64(2), n, lambda k: b.call(fn, [mine, mine, part(k), width]))
+        status = b.call(nat.barrier, [state, mask, b.call(nat.signature, [op])])
+        f.ret_if(b.icmp_signed("!=", status, _i32(0)), status)
+
+        def copy_out(k):
+            a, z = bound(k), bound(b.add(k, _i64(1)))
+            b.call(nat.memcpy, [b.gep(dst, [a], source_etype=I8), half_of(group.member(k), a), b.sub(z, a), false])
+        f.for_range(_i64(0), n, copy_out)
+
+    def all_reduce():
+        # Small: every member reduces the whole buffer (one round); else split.
+        with b.if_else(split) as (in_chunks, whole):
+            with in_chunks:
+                split_all_reduce()
+            with whole:
+                reduce_into(_i64(0), inb)
+
     reads = {
-        "all-reduce": lambda: reduce_into(_i64(0), inb),
+        "all-reduce": all_reduce,
         "all-gather": gather,
         "reduce-scatter": lambda: reduce_into(b.mul(index, outb), outb),
         "all-to-all": all_to_all,
