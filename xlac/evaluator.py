@@ -2160,3 +2160,20 @@ def _infeed(inst, vals):
 def _outfeed(inst, vals):
     _current_feeds().write(inst, _copy_out(vals[0]))
     return _TOKEN
+
+
+# -- XLA-internal plumbing: sharding domains and asynchronous copies ------------------
+
+@_rule("domain")
+def _domain(inst, vals):
+    return vals[0]
+
+
+@_rule("copy-start")
+def _copy_start(inst, vals):
+    return (np.array(vals[0], copy=True), vals[0], np.uint32(0))
+
+
+@_rule("copy-done")
+def _copy_done(inst, vals):
+    return vals[0][0]

@@ -234,6 +234,30 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
 
 
 @contextmanager
+def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: str = "j"):
+    """``for (i = start; i < stop; i += step)`` with run-time ``start``/``stop``
+    (same integer type; signed comparison); yields ``i``.  Top-tested, so zero
+    trips are fine.  The builder ends after the loop."""
+    ty = start.type
+    step_v = step if isinstance(step, ir.Value) else ir.Constant(ty, int(step))
+    pre = b.block
+    head = b.append_basic_block(f"{name}.head")
+    body = b.append_basic_block(f"{name}.body")
+    after = b.append_basic_block(f"{name}.after")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(ty, name=name)
+    iv.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", iv, stop), body, after)
+    b.position_at_end(body)
+    yield iv
+    nxt = b.add(iv, step_v, name=f"{name}.next")
+    iv.add_incoming(nxt, b.block)
+    b.branch(head)
+    b.position_at_end(after)
+
+
+@contextmanager
 def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None,
               outer_range: tuple | None = None, dim_ranges: dict | None = None, loop_id=None):
     """Loop over every index of ``shape``'s logical dimensions (padding excluded).

@@ -13,6 +13,8 @@ import platform
 
 from llvmlite import ir
 
+from .loops import dyn_range
+
 __all__ = ["NativeFunction", "Callee", "I1", "I8", "I32", "I64", "PTR", "VOID", "i32", "i64", "cpu_relax",
            "monotonic_ns", "SYS_FUTEX", "SYS_GETTID"]
 
@@ -106,22 +108,9 @@ class NativeFunction:
         self.b.store(value, self.field(ptr, struct, name))
 
     def for_range(self, lo, hi, body, name: str = "k") -> None:
-        """``for (k = lo; k < hi; ++k) body(k)`` (i64)."""
-        b = self.b
-        pre = b.block
-        head = b.append_basic_block(f"{name}.head")
-        loop = b.append_basic_block(f"{name}.body")
-        done = b.append_basic_block(f"{name}.done")
-        b.branch(head)
-        b.position_at_end(head)
-        k = b.phi(I64, name=name)
-        k.add_incoming(lo, pre)
-        b.cbranch(b.icmp_signed("<", k, hi), loop, done)
-        b.position_at_end(loop)
-        body(k)
-        k.add_incoming(b.add(k, i64(1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
+        """``for (k = lo; k < hi; ++k) body(k)`` (i64; no trip when ``lo >= hi``)."""
+        with dyn_range(self.b, lo, hi, name=name) as k:
+            body(k)
 
     def loop(self, name: str = "loop"):
         """A block to branch back to: ``head = f.loop(); ...; b.branch(head)``."""

@@ -138,8 +138,8 @@ _define("add-dependency", "control", 2, "", traits=[SE, Trait.PASS_THROUGH])
 _define("domain", "control", 1, "", traits=[SE], domain=RAW)
 
 # -- data movement ------------------------------------------------------------------------
-_define("broadcast", "data", 1, "BroadcastInDim", traits=[DM], dimensions=INTS)
-_define("reshape", "data", 1, "Reshape", traits=[DM], inferred_dimension=INT)
+_define("broadcast", "data", 1, "Broadcast, BroadcastInDim", traits=[DM], dimensions=INTS)
+_define("reshape", "data", 1, "Reshape, Collapse", traits=[DM], inferred_dimension=INT)
 _define("transpose", "data", 1, "Transpose", traits=[DM], dimensions=INTS)
 _define("reverse", "data", 1, "Rev (reverse)", traits=[DM], dimensions=INTS)
 _define("copy", "data", 1, "", traits=[DM])
@@ -165,13 +165,13 @@ _define("reduce-window", "reduce", None, "ReduceWindow", traits=[X], window=WIND
         to_apply=COMPUTATION)
 _define("select-and-scatter", "reduce", 3, "SelectAndScatter", window=WINDOW, select=COMPUTATION,
         scatter=COMPUTATION)
-_define("dot", "dot", 2, "DotGeneral", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
+_define("dot", "dot", 2, "Dot, DotGeneral", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
         rhs_batch_dims=INTS, rhs_contracting_dims=INTS, algorithm=ENUM)
-_define("convolution", "dot", 2, "ConvWithGeneralPadding (convolution)", traits=[X], window=WINDOW,
+_define("convolution", "dot", 2, "Conv (convolution), ConvWithGeneralPadding (convolution)", traits=[X], window=WINDOW,
         dim_labels=DIM_LABELS, feature_group_count=INT, batch_group_count=INT)
 
 # -- control flow and called computations --------------------------------------------------
-_define("call", "control", None, "Call", to_apply=COMPUTATION, is_composite=BOOL)
+_define("call", "control", None, "Call, CompositeCall", to_apply=COMPUTATION, is_composite=BOOL)
 _define("while", "control", 1, "While", condition=COMPUTATION, body=COMPUTATION)
 _define("conditional", "control", None, "Conditional", branch_computations=COMPUTATIONS,
         true_computation=COMPUTATION, false_computation=COMPUTATION)
@@ -197,7 +197,7 @@ _define("async-update async-done", "control", 1, "", traits=[SE], calls=COMPUTAT
 # the result out.  send/recv/-done carry a u32[] context and tokens.
 _COLLECTIVE = dict(channel_id=INT, replica_groups=REPLICA_GROUPS, constrain_layout=BOOL,
                    use_global_device_ids=BOOL)
-_define("all-reduce all-reduce-start", "collective", None, "AllReduce", traits=[SE],
+_define("all-reduce all-reduce-start", "collective", None, "AllReduce, CrossReplicaSum", traits=[SE],
         to_apply=COMPUTATION, **_COLLECTIVE)
 _define("all-gather all-gather-start", "collective", None, "AllGather", traits=[SE], dimensions=INTS,
         **_COLLECTIVE)

@@ -1980,3 +1980,39 @@ def _custom_call(ctx: _Ctx) -> Shape:
         return custom_call.check_custom_call(ctx.shapes, ctx.attrs, s)
     except ValueError as e:
         raise ctx.fail(str(e)) from None
+
+
+# -- XLA-internal plumbing: sharding domains and asynchronous copies ------------------
+
+@_rule("domain")
+def _domain(ctx: _Ctx) -> Shape:
+    """XLA's ``domain``: a boundary between sharding domains; its value is its operand's."""
+    ctx.arity(1)
+    return ctx.shapes[0]
+
+
+@_rule("copy-start")
+def _copy_start(ctx: _Ctx) -> Shape:
+    """XLA's ``copy-start``: ``(destination, source, u32[] context)``; the
+    destination may have another layout (a memory space ``S(n)``) when the
+    text gives the shape."""
+    ctx.arity(1)
+    s = ctx.shapes[0]
+    if not s.is_array:
+        raise ctx.fail(f"the operand must be an array, got {s}")
+    inferred = Shape.tuple([s, s, Shape(U32, ())])
+    given = ctx.shape
+    if given is None:
+        return inferred
+    ok = (isinstance(given, Shape) and given.is_tuple and len(given.tuple_shapes) == 3
+          and all(t.compatible(s) for t in given.tuple_shapes[:2])
+          and given.tuple_shapes[2].compatible(Shape(U32, ())))
+    if not ok:
+        raise ctx.fail(f"the result must be (destination, source, u32[]) of the operand's shape {s}, got {given}")
+    return given
+
+
+@_rule("copy-done")
+def _copy_done(ctx: _Ctx) -> Shape:
+    """XLA's ``copy-done``: element 0 (the destination) of the ``copy-start``."""
+    return _async_element(ctx, 0, "copy-start")

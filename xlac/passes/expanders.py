@@ -38,6 +38,8 @@ as one table.
   forms, ``custom-call-start`` ...): a ``call`` of the wrapped computation where
   the async-start was (the call inliner inlines it), as XLA's
   ConvertAsyncCollectivesToSync does for collectives;
+* ``domain`` (its operand) and ``copy-start``/``copy-done`` (a ``copy``
+  where the start was), XLA's internal plumbing;
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
   ``collective-permute`` of the sent data along
   ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``;
@@ -318,6 +320,28 @@ def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
 @EXPANSIONS.register("all-gather-done", "collective-permute-done")
 def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
+
+
+# -- XLA-internal plumbing: a sharding domain is its operand; an asynchronous copy
+# (copy-start/-done, XLA's memory-space assignment) is a copy where it starts.
+
+@EXPANSIONS.register("domain")
+def domain(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, inst.operands[0])
+
+
+@EXPANSIONS.register("copy-start")
+def copy_start(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    dest, source, context = inst.shape.tuple_shapes
+    (x,) = inst.operands
+    copied = rw.create("copy", dest, [x])
+    zero = rw.create("constant", context, [], {"literal": np.zeros((), np.uint32)})
+    return rw.supersede(inst, rw.create("tuple", inst.shape, [copied, x, zero]))
+
+
+@EXPANSIONS.register("copy-done")
+def copy_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 0}))
 
 
 # -- fusions read from text that xlac's fusion emitter does not take: unfused --------

@@ -9,14 +9,12 @@
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from llvmlite import ir
 
 from ...shape import PrimitiveType as PT, Shape
 from .. import types
 from ..ir_array import I64, Index, IrArray, i64
-from ..loops import fill_padding, loop_nest
+from ..loops import dyn_range, fill_padding, loop_nest  # noqa: F401  (dyn_range: kernels take it from here)
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -46,30 +44,6 @@ class ScratchPlan:
 
     def __contains__(self, name: str) -> bool:
         return name in self.regions
-
-
-@contextmanager
-def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: str = "j"):
-    """``for (i = start; i < stop; i += step)`` with run-time ``start``/``stop``
-    (same integer type; signed comparison); yields ``i``.  Top-tested, so zero
-    trips are fine.  The builder ends after the loop."""
-    ty = start.type
-    step_v = step if isinstance(step, ir.Value) else ir.Constant(ty, int(step))
-    pre = b.block
-    head = b.append_basic_block(f"{name}.head")
-    body = b.append_basic_block(f"{name}.body")
-    after = b.append_basic_block(f"{name}.after")
-    b.branch(head)
-    b.position_at_end(head)
-    iv = b.phi(ty, name=name)
-    iv.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", iv, stop), body, after)
-    b.position_at_end(body)
-    yield iv
-    nxt = b.add(iv, step_v, name=f"{name}.next")
-    iv.add_incoming(nxt, b.block)
-    b.branch(head)
-    b.position_at_end(after)
 
 
 def index_to_i64(b: ir.IRBuilder, value: ir.Value, pt: PT) -> ir.Value:
