@@ -147,7 +147,7 @@ def test_aot_object_with_the_mpi_collective_service(tmp_path):
 # A user script under mpiexec: an all-reduce module; what each rank does next
 # is the test's ``plan`` (argv[1]).
 _FAULT_SCRIPT = """
-import os, signal, sys
+import os, signal, sys, time
 import numpy as np
 from xlac.mpi import MpiExecutable
 
@@ -175,6 +175,7 @@ exe, other = MpiExecutable(SUM), MpiExecutable(GATHER)
 rank = exe.rank
 print("first", exe(np.ones((2, 4), np.float32))[0].tolist(), flush=True)
 if plan == "kill" and rank == 1:
+    time.sleep(0.5)         # the launcher forwards output asynchronously: let "first" get out
     os.kill(os.getpid(), signal.SIGKILL)
 if plan == "mismatch" and rank == 1:
     exe = other
