@@ -199,9 +199,9 @@ def _run_faulty(tmp_path, plan):
 @pytest.mark.timeout(120)
 def test_a_rank_killed_mid_run_ends_the_job_with_an_error(tmp_path):
     run, _ = _run_faulty(tmp_path, "kill")
-    assert run.returncode != 0
-    assert "first [2.0, 2.0, 2.0, 2.0]" in run.stdout
-    assert "second" not in run.stdout
+    assert run.returncode != 0, (run.stdout, run.stderr)
+    assert "first [2.0, 2.0, 2.0, 2.0]" in run.stdout, (run.stdout, run.stderr)
+    assert "second" not in run.stdout, (run.stdout, run.stderr)
     out = run.stdout + run.stderr
     assert "signal 9" in out.lower() or "killed" in out.lower() or "device 1" in out, out
 
