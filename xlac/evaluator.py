@@ -2177,3 +2177,27 @@ def _copy_start(inst, vals):
 @_rule("copy-done")
 def _copy_done(inst, vals):
     return vals[0][0]
+
+
+@_rule("stochastic-convert")
+def _stochastic_convert(inst, vals):
+    """XLA's StochasticConvertDecomposer, step for step: |x| truncated, plus one
+    when the random value is below the fraction scaled to the random type's
+    range; the sign put back; values at or past the integer range saturate."""
+    x, random = np.asarray(vals[0]), np.asarray(vals[1])
+    to = np.dtype(inst.shape.dtype)
+    info = np.iinfo(to)
+    with np.errstate(all="ignore"):
+        negative = np.sign(x) < 0
+        whole = np.floor(np.abs(x))
+        fraction = np.abs(x) - whole
+        if x.dtype == np.float16:           # 2^16 is not an f16
+            fraction = fraction.astype(np.float32)
+        fixed = fraction * fraction.dtype.type(2.0 ** (8 * random.dtype.itemsize))
+        up = random < _convert(fixed, random.dtype)
+        t = _convert(whole, to)
+        t = np.where(up, np.add(t, np.ones((), to), dtype=to), t)
+        out = np.where(negative, np.negative(t, dtype=to), t).astype(to)
+        out = np.where(x <= x.dtype.type(info.min), to.type(info.min), out)
+        out = np.where(x >= x.dtype.type(info.max), to.type(info.max), out)
+    return out.astype(to)

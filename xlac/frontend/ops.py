@@ -551,6 +551,23 @@ def convert_element_type(operand: XlaOp, new_element_type) -> XlaOp:
     return operand.builder.add_instruction("convert", [operand], shape=s)
 
 
+@builds("stochastic-convert")
+def stochastic_convert_type(operand: XlaOp, random: XlaOp, new_element_type) -> XlaOp:
+    """Float ``operand`` to the signed integer type ``new_element_type``,
+    rounding each element up or down at random (XLA's StochasticConvertType):
+    up when ``random`` (unsigned, the operand's dimensions and bit width) is
+    below the fraction scaled to its range, so an element rounds up with
+    probability equal to its fraction; values at or past the integer range
+    saturate, NaN gives 0.  ShapeError for a non-float operand, a random
+    operand of another width or dimensions, or a target that is not a signed
+    integer."""
+    op = "stochastic_convert_type"
+    t = _element_type(op, new_element_type)
+    _builder(op, operand, random)
+    s = infer_shape("stochastic-convert", [operand.shape, random.shape], {"new_element_type": t})
+    return operand.builder.add_instruction("stochastic-convert", [operand, random], shape=s)
+
+
 @builds("bitcast-convert")
 def bitcast_convert_type(operand: XlaOp, new_element_type) -> XlaOp:
     """Reinterpret the bits as ``new_element_type`` (spec: *BitcastConvertType*).

@@ -53,7 +53,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
-                                "convert", "bitcast-convert", "recv", "rng", "rng-bit-generator", "infeed",
+                                "convert", "bitcast-convert", "stochastic-convert", "recv", "rng", "rng-bit-generator", "infeed",
                                 "custom-call"})
 
 
@@ -2016,3 +2016,26 @@ def _copy_start(ctx: _Ctx) -> Shape:
 def _copy_done(ctx: _Ctx) -> Shape:
     """XLA's ``copy-done``: element 0 (the destination) of the ``copy-start``."""
     return _async_element(ctx, 0, "copy-start")
+
+
+@_rule("stochastic-convert")
+def _stochastic_convert(ctx: _Ctx) -> Shape:
+    """XLA's StochasticConvert (``InferStochasticConvertShape``): a float operand
+    rounded to a signed integer type, up or down at random — up when the random
+    unsigned value (operand 1: the operand's dimensions and bit width) is below
+    the fraction scaled to its range.  XLA converts to signed integers only."""
+    ctx.arity(2)
+    s, r = ctx.array(0), ctx.array(1)
+    t = _target_type(ctx)
+    if not s.element_type.is_float:
+        raise ctx.fail(f"the operand must be floating point, got {s}")
+    if not (r.element_type.is_unsigned_int and r.element_type.bit_width == s.element_type.bit_width):
+        raise ctx.fail(f"the random operand must be an unsigned integer of the operand's {s.element_type.bit_width} "
+                       f"bits, got {r}")
+    if r.dimensions != s.dimensions:
+        raise ctx.fail(f"the random operand {r} must have the operand's dimensions {list(s.dimensions)}")
+    if not t.is_signed_int:
+        raise ctx.fail(f"converts floats to signed integers only (as XLA does), not to {t.value}")
+    if ctx.shape is not None and ctx.shape.is_array and ctx.shape.dimensions != s.dimensions:
+        raise ctx.fail(f"result {ctx.shape} must keep the operand's dimensions {list(s.dimensions)}")
+    return Shape(t, s.dimensions)

@@ -38,6 +38,8 @@ as one table.
   forms, ``custom-call-start`` ...): a ``call`` of the wrapped computation where
   the async-start was (the call inliner inlines it), as XLA's
   ConvertAsyncCollectivesToSync does for collectives;
+* ``stochastic-convert`` (float to signed integer, rounded up when the random
+  operand says so), as XLA's StochasticConvertDecomposer;
 * ``domain`` (its operand) and ``copy-start``/``copy-done`` (a ``copy``
   where the start was), XLA's internal plumbing;
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
@@ -58,7 +60,7 @@ from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import BF16, C64, C128, F16, F32, F64, U8, U16, U32, U64, Layout, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, PRED, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -320,6 +322,43 @@ def all_reduce_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
 @EXPANSIONS.register("all-gather-done", "collective-permute-done")
 def async_done(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return rw.supersede(inst, rw.create("get-tuple-element", inst.shape, [inst.operands[0]], {"index": 1}))
+
+
+# -- stochastic-convert, as XLA's StochasticConvertDecomposer ------------------------
+
+@EXPANSIONS.register("stochastic-convert")
+def stochastic_convert(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """|x| truncated, plus one when the random value is below the fraction
+    scaled to the random type's range, the sign put back, saturated at the
+    integer type's range (f16 fractions scaled in f32: 2^16 is not an f16)."""
+    x, random = inst.operands
+    dims = x.shape.dimensions
+    ft, rt, to = x.shape.element_type, random.shape.element_type, inst.shape.element_type
+    info = np.iinfo(to.dtype)
+
+    def full(value, et):
+        with np.errstate(over="ignore"):      # the integer range as f16 is +-inf, as in XLA
+            literal = np.array(value).astype(et.dtype)
+        scalar = rw.create("constant", Shape(et, ()), [], {"literal": literal})
+        return rw.create("broadcast", Shape(et, dims), [scalar], {"dimensions": ()})
+
+    def op(opcode, et, *operands, **attrs):
+        return rw.create(opcode, Shape(et, dims), list(operands), attrs or None)
+    negative = op("compare", PRED, op("sign", ft, x), full(0, ft), direction="LT")
+    magnitude = op("abs", ft, x)
+    whole = op("floor", ft, magnitude)
+    fraction = op("subtract", ft, magnitude, whole)
+    st = F32 if ft is F16 else ft
+    if st is not ft:
+        fraction = op("convert", st, fraction)
+    fixed = op("multiply", st, fraction, full(2.0 ** rt.bit_width, st))
+    up = op("compare", PRED, random, op("convert", rt, fixed), direction="LT")
+    t = op("convert", to, whole)
+    t = op("select", to, up, op("add", to, t, full(1, to)), t)
+    out = op("select", to, negative, op("negate", to, t), t)
+    out = op("select", to, op("compare", PRED, x, full(info.min, ft), direction="LE"), full(info.min, to), out)
+    out = op("select", to, op("compare", PRED, x, full(info.max, ft), direction="GE"), full(info.max, to), out)
+    return rw.supersede(inst, out)
 
 
 # -- XLA-internal plumbing: a sharding domain is its operand; an asynchronous copy
