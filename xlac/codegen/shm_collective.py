@@ -66,7 +66,7 @@ _TABLE_STRIDE = 8          # reduction numbers are < 8
 _TABLE_SIZE = (max(abi.ELEMENT_TYPE_NUMBERS.values()) + 1) * _TABLE_STRIDE
 
 
-class NativeFunction(native_function.NativeFunction):
+class _ShmFunction(native_function.NativeFunction):
     """With this protocol's structures: ``ShmState`` fields and ``xlac_collective_op`` fields."""
 
     def at(self, state, name: str):
@@ -84,7 +84,7 @@ class NativeFunction(native_function.NativeFunction):
         return self.load_field(op, abi.CollectiveOp, name, ty)
 
 
-def _controls(f: NativeFunction, state, device, column: int):
+def _controls(f: _ShmFunction, state, device, column: int):
     """Address of word ``column`` of ``device``'s 64-byte control line."""
     b = f.b
     base = f.get(state, "controls", PTR)
@@ -100,7 +100,7 @@ def _in_mask(b, mask, device):
 def _emit_late(m: ir.Module) -> ir.Function:
     """``i64 xlac_shm_late(state, mask, target)``: the devices of ``mask`` whose
     published round is below ``target`` (a mask; 0 when all are there)."""
-    f = NativeFunction(m, "xlac_shm_late", I64, [PTR, I64, I64], "state mask target")
+    f = _ShmFunction(m, "xlac_shm_late", I64, [PTR, I64, I64], "state mask target")
     state, mask, target = f.args
     b = f.b
     late = f.local(I64, _i64(0), "late")
@@ -123,7 +123,7 @@ def _emit_wait(m: ir.Module, now, late_fn) -> ir.Function:
     pause = cpu_relax(m)
     sched_yield = ir.Function(m, ir.FunctionType(I32, []), "sched_yield")
     nanosleep = ir.Function(m, ir.FunctionType(I32, [PTR, PTR]), "nanosleep")
-    f = NativeFunction(m, "xlac_shm_wait", I32, [PTR, I64, I64], "state mask target")
+    f = _ShmFunction(m, "xlac_shm_wait", I32, [PTR, I64, I64], "state mask target")
     state, mask, target = f.args
     b = f.b
     spins = f.local(I64, _i64(0), "spins")
@@ -166,7 +166,7 @@ def _emit_wait(m: ir.Module, now, late_fn) -> ir.Function:
     return f.fn
 
 
-def _set_error(f: NativeFunction, state, kind: int, detail, target) -> None:
+def _set_error(f: _ShmFunction, state, kind: int, detail, target) -> None:
     f.put(state, "error_kind", _i64(kind))
     f.put(state, "error_detail", detail)
     f.put(state, "error_round", target)
@@ -174,7 +174,7 @@ def _set_error(f: NativeFunction, state, kind: int, detail, target) -> None:
 
 def _emit_barrier(m: ir.Module, wait) -> ir.Function:
     """``i32 xlac_shm_barrier(state, mask, signature)``: the next round."""
-    f = NativeFunction(m, "xlac_shm_barrier", I32, [PTR, I64, I64], "state mask sig")
+    f = _ShmFunction(m, "xlac_shm_barrier", I32, [PTR, I64, I64], "state mask sig")
     state, mask, sig = f.args
     b = f.b
     me = f.get(state, "device")
@@ -207,7 +207,7 @@ def _emit_barrier(m: ir.Module, wait) -> ir.Function:
 def _emit_pieces(m: ir.Module, wait) -> tuple:
     """``xlac_shm_begin_piece(state)`` (the next slot half; waits until its last
     readers moved on) and ``xlac_shm_end_piece(state, readers)``."""
-    f = NativeFunction(m, "xlac_shm_begin_piece", I32, [PTR], "state")
+    f = _ShmFunction(m, "xlac_shm_begin_piece", I32, [PTR], "state")
     (state,) = f.args
     b = f.b
     pieces = b.add(f.get(state, "pieces"), _i64(1))
@@ -218,7 +218,7 @@ def _emit_pieces(m: ir.Module, wait) -> tuple:
     b.ret(b.call(wait, [state, readers, after]))
     begin = f.fn
 
-    f = NativeFunction(m, "xlac_shm_end_piece", VOID, [PTR, I64], "state readers")
+    f = _ShmFunction(m, "xlac_shm_end_piece", VOID, [PTR, I64], "state readers")
     state, readers = f.args
     b = f.b
     parity = b.and_(f.get(state, "pieces"), _i64(1))
@@ -272,7 +272,7 @@ def _emit_sizes(m: ir.Module) -> ir.GlobalVariable:
 
 def _emit_reduction(m: ir.Module, pt: PT, opcode: str) -> ir.Function:
     name = f"xlac_shm_{opcode}_{pt.value}"
-    f = NativeFunction(m, name, VOID, [PTR, PTR, PTR, I64], "dst a b nbytes")
+    f = _ShmFunction(m, name, VOID, [PTR, PTR, PTR, I64], "dst a b nbytes")
     dst, x, y, nbytes = f.args
     f.fn.linkage = "internal"
     b = f.b
@@ -297,7 +297,7 @@ class _Group:
     their mask and this device's index among them; ``found`` is 0 when no
     row holds this device."""
 
-    def __init__(self, f: NativeFunction, state, op):
+    def __init__(self, f: _ShmFunction, state, op):
         b = f.b
         self.f = f
         me = f.get(state, "device")
@@ -339,7 +339,7 @@ def _emit_signature(m: ir.Module) -> ir.Function:
     """``i64 xlac_shm_signature(op)``: FNV-1a of the op's kind, type, reduction,
     channel, sizes and instruction name — equal on every device running the
     same collective."""
-    f = NativeFunction(m, "xlac_shm_signature", I64, [PTR], "op")
+    f = _ShmFunction(m, "xlac_shm_signature", I64, [PTR], "op")
     (op,) = f.args
     f.fn.linkage = "internal"
     b = f.b
@@ -386,7 +386,7 @@ class _Natives:
 
 def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
     """``i32 xlac_shm_collective(state, op)``: one op in one round, or NOT_HANDLED."""
-    f = NativeFunction(m, "xlac_shm_collective", I32, [PTR, PTR], "state op")
+    f = _ShmFunction(m, "xlac_shm_collective", I32, [PTR, PTR], "state op")
     state, op = f.args
     b = f.b
     kind = f.op_field(op, "kind", I32)
@@ -550,7 +550,7 @@ def _emit_collective(m: ir.Module, nat: _Natives) -> ir.Function:
 
 def _emit_service(m: ir.Module, collective) -> ir.Function:
     """``i32 xlac_shm_service(state, runtime_ctx, op)``."""
-    f = NativeFunction(m, "xlac_shm_service", I32, [PTR, PTR, PTR], "state runtime_ctx op")
+    f = _ShmFunction(m, "xlac_shm_service", I32, [PTR, PTR, PTR], "state runtime_ctx op")
     state, runtime_ctx, op = f.args
     b = f.b
     status = b.call(collective, [state, op])

@@ -25,6 +25,8 @@ would otherwise put a waking worker on the busy CPU of its waker).
 """
 from __future__ import annotations
 
+import ctypes
+
 from llvmlite import ir
 
 from ..runtime import disk_cache, native
@@ -38,6 +40,7 @@ __all__ = ["build_module", "native_functions"]
 STATE = "xlac_pool_state"
 PARALLEL_FOR = "xlac_pool_parallel_for"
 WORKER = "xlac_pool_worker"
+STOP = "xlac_pool_stop"
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _BODY = ir.FunctionType(VOID, [PTR, I64])
 
@@ -248,6 +251,20 @@ def _emit_parallel_for(m: ir.Module, run_range, work, now, futex, keep_off) -> i
     return f.fn
 
 
+def _emit_stop(m: ir.Module, futex) -> ir.Function:
+    """``void xlac_pool_stop(void)``: every worker leaves its loop (a new
+    generation wakes the sleepers; they see ``stop``)."""
+    f = _PoolFunction(m, STOP, VOID, [])
+    b = f.b
+    state = f.state(m)
+    f.rmw("xchg", state, "stop", i64(1))
+    f.rmw("add", state, "generation", i32(1))
+    if futex is not None:
+        futex(b, f.at(state, "generation"), _FUTEX_WAKE_PRIVATE, i32(0x7FFFFFFF))
+    b.ret_void()
+    return f.fn
+
+
 def build_module() -> ir.Module:
     m = ir.Module("xlac_pool")
     g = ir.GlobalVariable(m, PTR, STATE)
@@ -258,16 +275,19 @@ def build_module() -> ir.Module:
     work = _emit_work(m, run_range)
     _emit_worker(m, work, now, futex)
     _emit_parallel_for(m, run_range, work, now, futex, _emit_keep_off(m))
+    _emit_stop(m, futex)
     return m
 
 
 def native_functions() -> dict:
-    """``{"parallel_for": address, "worker": address, "state_slot": address of
-    the global the state's address goes in}``, compiled once per process."""
+    """``{"parallel_for": address, "worker": address, "stop": ctypes function,
+    "state_slot": address of the global the state's address goes in}``,
+    compiled once per process."""
     text = str(build_module())
     jf = load_or_compile(("runtime-code", PARALLEL_FOR, text), PARALLEL_FOR, lambda: (text, None),
                          directory=disk_cache.cache_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
     return {"_jit": jf, "parallel_for": jf.address, "worker": jf.engine.get_function_address(WORKER),
+            "stop": ctypes.CFUNCTYPE(None)(jf.engine.get_function_address(STOP)),
             "state_slot": jf.engine.get_global_value_address(STATE)}
 
 

@@ -100,15 +100,20 @@ def make_service(transport, device: int, num_devices: int, on_failure=None):
                 transport.permute(x, out, f["pairs"], what=what)
             return abi.XLAC_OK
         except BaseException as e:  # noqa: BLE001 - must not unwind through native frames
-            record_error(e)
-            if on_failure is not None:
-                try:
-                    on_failure(f"{type(e).__name__}: {e}")
-                except BaseException:  # noqa: BLE001
-                    pass
-            return abi.XLAC_ERROR_SERVICE_FAILED
+            return _failed(e, on_failure)
 
     return abi.COLLECTIVE(service)
+
+
+def _failed(err: BaseException, on_failure) -> int:
+    """Record ``err`` for the calling thread, tell ``on_failure``; the status to return."""
+    record_error(err)
+    if on_failure is not None:
+        try:
+            on_failure(f"{type(err).__name__}: {err}")
+        except BaseException:  # noqa: BLE001
+            pass
+    return abi.XLAC_ERROR_SERVICE_FAILED
 
 
 def make_native_service(transport, device: int, num_devices: int, on_failure=None):
@@ -124,13 +129,7 @@ def make_native_service(transport, device: int, num_devices: int, on_failure=Non
             err = transport.error(_label(decode(op_ptr.contents, device)))
         except BaseException as e:  # noqa: BLE001
             err = e
-        record_error(err)
-        if on_failure is not None:
-            try:
-                on_failure(f"{type(err).__name__}: {err}")
-            except BaseException:  # noqa: BLE001
-                pass
-        return abi.XLAC_ERROR_SERVICE_FAILED
+        return _failed(err, on_failure)
 
     fail_fn = abi.COLLECTIVE(fail)
     transport.state.fallback = ctypes.cast(fallback, ctypes.c_void_p).value

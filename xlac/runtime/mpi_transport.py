@@ -31,14 +31,13 @@ the ``mpich`` wheel too); :func:`mpi` imports it with a clear error.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 
 import numpy as np
 
 from ..errors import CollectiveError
-from .shm_transport import DEFAULT_TIMEOUT, REDUCTIONS
+from .shm_transport import DEFAULT_TIMEOUT, REDUCTIONS, signature
 
 __all__ = ["MpiTransport", "mpi", "launched_by_mpiexec"]
 
@@ -100,8 +99,7 @@ class MpiTransport:
 
     def _meet(self, comm, group, what: str, *parts) -> None:
         """Check that every member of ``comm`` is at the same collective."""
-        digest = hashlib.blake2b("|".join(map(str, (what,) + parts)).encode(), digest_size=7).digest()
-        sig = int.from_bytes(digest, "little")
+        sig = signature(what, *parts)
         mine = np.array([sig, -sig], np.int64)
         top = np.empty(2, np.int64)
         self._wait([comm.Iallreduce(mine, top, self.MPI.MAX)], what, group)

@@ -60,7 +60,7 @@ from ..errors import CollectiveError
 from ..shape import PrimitiveType as PT
 from . import abi, native
 
-__all__ = ["CollectiveError", "Segment", "ShmTransport", "ShmState", "DEFAULT_SLOT_BYTES", "DEFAULT_TIMEOUT",
+__all__ = ["CollectiveError", "Segment", "ShmTransport", "ShmState", "DEFAULT_SLOT_BYTES", "DEFAULT_TIMEOUT", "signature",
            "REDUCTIONS"]
 
 #: Bytes of each device's data slot (two halves of half this size).  Bigger
@@ -327,11 +327,6 @@ class ShmTransport:
         offset = (self.state.pieces % 2) * self.half
         return self.seg.slot(device)[offset:offset + nbytes]
 
-    @staticmethod
-    def _signature(what: str, nbytes: int) -> int:
-        digest = hashlib.blake2b(f"{what}|{nbytes}".encode(), digest_size=7).digest()
-        return int.from_bytes(digest, "little")
-
     def _pieces(self, nbytes: int, unit: int, readers: tuple, what: str, room: int | None = None):
         """(start, stop) byte ranges of at most ``room`` bytes (half a slot),
         whole ``unit``s each; one empty range when ``nbytes`` is 0.  Each piece
@@ -384,7 +379,7 @@ class ShmTransport:
         n = len(group)
         me = group.index(self.device)
         item = x.dtype.itemsize
-        sig = self._signature(f"{what}|{reduction}|{x.dtype}", src.size)
+        sig = signature(what, reduction, x.dtype, src.size)
         for lo, hi in self._pieces(src.size, item, group, what):
             nbytes = hi - lo
             count = nbytes // item
@@ -422,7 +417,7 @@ class ShmTransport:
             raise ValueError(f"{what}: output of {dst.size} bytes for {len(group)} inputs of {size}")
         if self._one_round("all-gather", x, out, group, what):
             return
-        sig = self._signature(what, size)
+        sig = signature(what, size)
         for lo, hi in self._pieces(size, 1, group, what):
             self._half(self.device, hi - lo)[:] = src[lo:hi]
             self._arrive(group, sig, what)
@@ -442,7 +437,7 @@ class ShmTransport:
             return
         op = REDUCTIONS[reduction]
         item = x.dtype.itemsize
-        sig = self._signature(f"{what}|{reduction}|{x.dtype}", src.size)
+        sig = signature(what, reduction, x.dtype, src.size)
         # Every member sends the same piece of each of the n blocks at once.
         for lo, hi in self._pieces(block, item, group, what, self.half // n):
             w = hi - lo
@@ -467,7 +462,7 @@ class ShmTransport:
             raise ValueError(f"{what}: {src.size} bytes in, {dst.size} out, for {n} equal blocks")
         if self._one_round("all-to-all", x, out, group, what):
             return
-        sig = self._signature(what, src.size)
+        sig = signature(what, src.size)
         for lo, hi in self._pieces(block, 1, group, what, self.half // n):
             w = hi - lo
             mine = self._half(self.device, w * n)
@@ -486,7 +481,7 @@ class ShmTransport:
             return
         src, dst = _bytes(x), _bytes(out)
         source = next((s for s, t in pairs if t == self.device), None)
-        sig = self._signature(f"{what}|{sorted(pairs)}", src.size)
+        sig = signature(what, sorted(pairs), src.size)
         for lo, hi in self._pieces(src.size, 1, everyone, what):
             self._half(self.device, hi - lo)[:] = src[lo:hi]
             self._arrive(everyone, sig, what)
@@ -494,6 +489,13 @@ class ShmTransport:
                 dst[lo:hi] = 0
             else:
                 dst[lo:hi] = self._half(source, hi - lo)
+
+
+def signature(*parts) -> int:
+    """A 56-bit hash of a collective's description (what, kind, type, size...):
+    equal on every device at the same collective (both transports compare them)."""
+    digest = hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=7).digest()
+    return int.from_bytes(digest, "little")
 
 
 def _bytes(a: np.ndarray) -> np.ndarray:

@@ -185,9 +185,7 @@ class ThreadPool:
             if not self._tids:
                 return
             st = self.state
-            st.stop = 1
-            st.generation += 1
-            _futex_wake(ctypes.addressof(st) + PoolState.generation.offset)
+            self._load()["stop"]()
             for tid in self._tids:
                 _c.pthread_join(ctypes.c_uint64(tid), None)
             self._tids = []
@@ -202,13 +200,6 @@ class ThreadPool:
         self._lock = threading.Lock()
         st.lock = st.sleepers = st.num_workers = st.alive = st.stop = 0
         st.avoid_cpu = -1
-
-
-def _futex_wake(address: int) -> None:
-    sys_futex = {"x86_64": 202, "aarch64": 98}.get(os.uname().machine)
-    if sys_futex is not None and _c is not None:
-        _c.syscall(ctypes.c_long(sys_futex), ctypes.c_void_p(address), ctypes.c_int(129),
-                   ctypes.c_int(0x7FFFFFFF), None)
 
 
 _pool = ThreadPool()
