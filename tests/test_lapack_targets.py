@@ -20,6 +20,7 @@ import pytest
 
 import xlac
 from xlac.hlo.verifier import verify
+from xlac.custom_calls import capsule_address
 
 pytest.importorskip("scipy", reason="jax's LAPACK targets need scipy (xlac[linalg])")
 
@@ -436,7 +437,7 @@ def test_jit_routines_are_scipy_s():
     from xlac.runtime import lapack as runtime_lapack
     table = runtime_lapack.routine_addresses()
     assert {"spotrf_", "zheevd_", "dtrsm_", "cgees_"} <= set(table)
-    assert table["dgetrf_"] == runtime_lapack._capsule_pointer(cython_lapack.__pyx_capi__["dgetrf"])
+    assert table["dgetrf_"] == capsule_address(cython_lapack.__pyx_capi__["dgetrf"])
 
 
 # ---------------------------------------------------------------------------------------

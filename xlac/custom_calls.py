@@ -108,7 +108,8 @@ _registry: dict[str, CustomCallTarget] = {}
 _lock = threading.Lock()
 
 
-def _capsule_address(capsule) -> int:
+def capsule_address(capsule) -> int:
+    """The pointer a PyCapsule holds (a C function scipy or a user exports), or 0."""
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -148,7 +149,7 @@ def register_custom_call(target: str, fn, *, api_version=None) -> None:
         entry = CustomCallTarget(target, address=ctypes.cast(fn, ctypes.c_void_p).value, api_version=version,
                                  keepalive=fn)
     elif type(fn).__name__ == "PyCapsule":
-        entry = CustomCallTarget(target, address=_capsule_address(fn), api_version=version, keepalive=fn)
+        entry = CustomCallTarget(target, address=capsule_address(fn), api_version=version, keepalive=fn)
     elif isinstance(fn, (int, np.integer)) and not isinstance(fn, bool):
         entry = CustomCallTarget(target, address=int(fn), api_version=version)
     elif callable(fn):

@@ -13,9 +13,9 @@ scipy is the optional extra ``xlac[linalg]``; without it
 """
 from __future__ import annotations
 
-import ctypes
 import threading
 
+from ..custom_calls import capsule_address
 from ..errors import UnsupportedError
 
 __all__ = ["routine_addresses", "MISSING_SCIPY"]
@@ -24,14 +24,6 @@ MISSING_SCIPY = "needs scipy, the optional extra xlac[linalg]: pip install 'xlac
 
 _lock = threading.Lock()
 _addresses: dict[str, int] | None = None
-
-
-def _capsule_pointer(capsule) -> int:
-    name = ctypes.pythonapi.PyCapsule_GetName
-    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    return pointer(capsule, name(capsule)) or 0
 
 
 def routine_addresses() -> dict[str, int]:
@@ -47,7 +39,7 @@ def routine_addresses() -> dict[str, int]:
             table = {}
             for module in (cython_blas, cython_lapack):
                 for name, capsule in module.__pyx_capi__.items():
-                    address = _capsule_pointer(capsule)
+                    address = capsule_address(capsule)
                     if address:
                         table[f"{name}_"] = address
             _addresses = table

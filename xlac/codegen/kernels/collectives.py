@@ -25,7 +25,7 @@ from ..reduction import emit_reducer
 from ._util import copy_array
 from .run_options import field_index as _field
 from .run_options import global_string as _global_string
-from .run_options import load_field, return_unless_ok, service_or_return
+from .run_options import load_field, return_unless_ok, service_or_return, store_struct_field
 
 PTR = ir.PointerType()
 I64 = ir.IntType(64)
@@ -164,14 +164,6 @@ def _op_struct(ctx: KernelContext) -> ir.Value:
     return slot
 
 
-def _store_field(b: ir.IRBuilder, struct: ir.Value, name: str, value: ir.Value) -> None:
-    offset = getattr(abi.CollectiveOp, name).offset
-    field = b.gep(struct, [i64(0), i64(offset)], inbounds=True)
-    if isinstance(value.type, ir.PointerType):        # stored as the address
-        value = b.ptrtoint(value, I64)
-    b.store(value, b.bitcast(field, value.type.as_pointer()))
-
-
 def _global_array(me, name: str, values: list[int]) -> ir.Value:
     """A private constant i64 array (the groups, the pairs), or a null pointer."""
     if not values:
@@ -213,7 +205,7 @@ def _call_service(ctx: KernelContext, kind: str, pt, reduction: str, src: ir.Val
         ("pairs", _global_array(me, "collective.pairs", [x for p in pairs for x in p])),
     ]
     for name, value in fields:
-        _store_field(b, op, name, value)
+        store_struct_field(b, op, abi.CollectiveOp, name, value)
     status = b.call(TypedCallee(fn, ir.FunctionType(I32, [PTR, PTR])), [load_field(ctx, "runtime_ctx"), op])
     return_unless_ok(ctx, status)
 

@@ -29,6 +29,7 @@ from ...runtime import abi
 from ..emitter import KernelContext, TypedCallee
 from ..ir_array import i64
 from ..kernel_choice import KernelCandidate
+from .run_options import field_index, global_bytes, global_string, report, store_struct_field
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -37,26 +38,6 @@ I64 = ir.IntType(64)
 
 #: The ABI version whose ``custom_call`` takes an ``xlac_custom_call_op``.
 CUSTOM_CALL_ABI_VERSION = 4
-
-
-def options_field(name: str) -> int:
-    """Index of an ``xlac_run_options`` field, all fields being 8 bytes."""
-    return getattr(abi.RunOptions, name).offset // 8
-
-
-def global_bytes(me, name: str, data: bytes) -> ir.GlobalVariable:
-    """A private constant byte string with a terminating NUL."""
-    data = bytearray(data) + b"\0"
-    ty = ir.ArrayType(I8, len(data))
-    g = ir.GlobalVariable(me.llvm, ty, me.unique_name(name))
-    g.initializer = ir.Constant(ty, data)
-    g.global_constant = True
-    g.linkage = "private"
-    return g
-
-
-def global_string(me, name: str, text: str) -> ir.GlobalVariable:
-    return global_bytes(me, name, text.encode("utf-8"))
 
 
 def _global_pointers(me, name: str, values: list) -> ir.Value:
@@ -68,28 +49,6 @@ def _global_pointers(me, name: str, values: list) -> ir.Value:
     g.global_constant = True
     g.linkage = "private"
     return g
-
-
-def report(ctx: KernelContext, status: int, message) -> None:
-    """``opts->report_error(opts->runtime_ctx, status, message)`` when opts and
-    the callback are there (``message``: text, or a pointer to a C string)."""
-    b = ctx.b
-    opts = ctx.opts_arg
-    with b.if_then(b.icmp_unsigned("!=", opts, ir.Constant(PTR, None))):
-        fn = b.load(b.gep(opts, [i64(options_field("report_error"))], source_etype=I64), typ=PTR)
-        with b.if_then(b.icmp_unsigned("!=", fn, ir.Constant(PTR, None))):
-            runtime_ctx = b.load(b.gep(opts, [i64(options_field("runtime_ctx"))], source_etype=I64), typ=PTR)
-            text = global_string(ctx.me, "custom_call.error", message) if isinstance(message, str) else message
-            b.call(TypedCallee(fn, ir.FunctionType(ir.VoidType(), [PTR, I32, PTR])),
-                   [runtime_ctx, ir.Constant(I32, status), text])
-
-
-def _store(b: ir.IRBuilder, struct: ir.Value, name: str, value: ir.Value) -> None:
-    offset = getattr(abi.CustomCallOp, name).offset
-    field = b.gep(struct, [i64(0), i64(offset)], inbounds=True)
-    if isinstance(value.type, ir.PointerType):        # stored as the address
-        value = b.ptrtoint(value, I64)
-    b.store(value, b.bitcast(field, value.type.as_pointer()))
 
 
 def _pointer_array(ctx: KernelContext, pointers: list) -> ir.Value:
@@ -115,7 +74,7 @@ def _emit_service_call(ctx: KernelContext) -> None:
         report(ctx, abi.XLAC_ERROR_ABI_MISMATCH,
                f"{label} needs xlac_run_options of ABI version >= {CUSTOM_CALL_ABI_VERSION}")
         b.ret_void()
-    fn = b.load(b.gep(opts, [i64(options_field("custom_call"))], source_etype=I64), typ=PTR)
+    fn = b.load(b.gep(opts, [i64(field_index("custom_call"))], source_etype=I64), typ=PTR)
     with b.if_then(b.icmp_unsigned("==", fn, ir.Constant(PTR, None)), likely=False):
         report(ctx, abi.XLAC_ERROR_MISSING_SERVICE,
                f"{label} needs the custom-call service, which the caller did not provide "
@@ -132,7 +91,7 @@ def _emit_service_call(ctx: KernelContext) -> None:
             raise AssertionError(f"{inst.name}: operand {k} is {a.shape} in memory, the target reads {want}")
     operands = [a.ptr for a in arrays]
     results = [a.ptr for a in ctx.output_arrays()]
-    opaque = global_bytes(me, "custom_call.opaque", info.opaque)
+    opaque = global_bytes(me, "custom_call.opaque", bytes(info.opaque) + b"\0")
     fields = [
         ("target", global_string(me, "custom_call.target", info.target)),
         ("instruction", global_string(me, "custom_call.name", inst.name)),
@@ -154,8 +113,8 @@ def _emit_service_call(ctx: KernelContext) -> None:
         ("error_capacity", i64(abi.CUSTOM_CALL_MESSAGE_MAX)),
     ]
     for name, value in fields:
-        _store(b, op, name, value)
-    runtime_ctx = b.load(b.gep(opts, [i64(options_field("runtime_ctx"))], source_etype=I64), typ=PTR)
+        store_struct_field(b, op, abi.CustomCallOp, name, value)
+    runtime_ctx = b.load(b.gep(opts, [i64(field_index("runtime_ctx"))], source_etype=I64), typ=PTR)
     status = b.call(TypedCallee(fn, ir.FunctionType(I32, [PTR, PTR])), [runtime_ctx, op])
     with b.if_then(b.icmp_signed("!=", status, ir.Constant(I32, 0)), likely=False):
         written = b.gep(message, [i64(0), i64(0)], inbounds=True)

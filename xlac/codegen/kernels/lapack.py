@@ -40,7 +40,7 @@ from ..kernel_choice import KernelCandidate
 from ..lapack import declare
 from ..loops import for_range
 from ._util import I1, I8, I32, I64, PTR, ScratchPlan, alloca_var, memcpy
-from .custom_call import report
+from .run_options import report
 
 INT32_MAX = (1 << 31) - 1
 _FLOAT = {PT.F32: ir.FloatType(), PT.F64: ir.DoubleType()}

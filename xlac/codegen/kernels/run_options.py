@@ -37,6 +37,16 @@ def load_field(ctx: KernelContext, name: str, typ=PTR) -> ir.Value:
     return b.load(b.gep(ctx.opts_arg, [i64(field_index(name))], source_etype=I64), typ=typ)
 
 
+def store_struct_field(b: ir.IRBuilder, struct: ir.Value, layout, name: str, value: ir.Value) -> None:
+    """``struct->name = value`` for a stack copy of the ctypes structure
+    ``layout`` (``abi.CollectiveOp``, ``abi.CustomCallOp``); pointers are
+    stored as their addresses."""
+    field = b.gep(struct, [i64(0), i64(getattr(layout, name).offset)], inbounds=True)
+    if isinstance(value.type, ir.PointerType):
+        value = b.ptrtoint(value, ir.IntType(64))
+    b.store(value, b.bitcast(field, value.type.as_pointer()))
+
+
 def global_bytes(me, base: str, data: bytes) -> ir.Value:
     """A private constant byte array of the module (``me``: its ModuleEmitter)."""
     ty = ir.ArrayType(I8, max(len(data), 1))
@@ -52,15 +62,18 @@ def global_string(me, base: str, text: str) -> ir.Value:
     return global_bytes(me, base, text.encode("utf-8") + b"\0")
 
 
-def report(ctx: KernelContext, status, message: str) -> None:
-    """``opts->report_error(opts->runtime_ctx, status, message)`` when there is one."""
+def report(ctx: KernelContext, status, message) -> None:
+    """``opts->report_error(opts->runtime_ctx, status, message)`` when ``opts``
+    and the callback are there (``message``: text, or a pointer to a C string
+    made at run time)."""
     b = ctx.b
-    fn = load_field(ctx, "report_error")
-    with b.if_then(b.icmp_unsigned("!=", fn, ir.Constant(PTR, None))):
-        text = global_string(ctx.me, "service.error", message)
-        status = status if isinstance(status, ir.Value) else ir.Constant(I32, status)
-        b.call(TypedCallee(fn, ir.FunctionType(ir.VoidType(), [PTR, I32, PTR])),
-               [load_field(ctx, "runtime_ctx"), status, text])
+    with b.if_then(b.icmp_unsigned("!=", ctx.opts_arg, ir.Constant(PTR, None))):
+        fn = load_field(ctx, "report_error")
+        with b.if_then(b.icmp_unsigned("!=", fn, ir.Constant(PTR, None))):
+            text = global_string(ctx.me, "service.error", message) if isinstance(message, str) else message
+            status = status if isinstance(status, ir.Value) else ir.Constant(I32, status)
+            b.call(TypedCallee(fn, ir.FunctionType(ir.VoidType(), [PTR, I32, PTR])),
+                   [load_field(ctx, "runtime_ctx"), status, text])
 
 
 def service_or_return(ctx: KernelContext, name: str, missing: str) -> ir.Value:
