@@ -328,7 +328,7 @@ def _dynamic_step(rule, inst, vals: list):
     shapes = [o.shape for o in inst.operands]
     sizes = [_sizes_of(v, s) for v, s in zip(vals, shapes)]
     tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
-                                   value=lambda i: int(vals[i]))
+                                   value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]))
     _check_static(inst, tree, inst.shape)
     vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
     return rule(_Resized(inst, _sized(inst.shape, tree)), vals)
@@ -963,6 +963,41 @@ def _set_dimension_size(inst, vals):
     common = tuple(slice(0, min(a, b)) for a, b in zip(x.shape, inst.shape.dimensions))
     out[common] = x[common]
     return out
+
+
+@_rule("dynamic-reshape")
+def _dynamic_reshape(inst, vals):
+    # XLA's DynamicReshape: the operand's valid elements, row-major, reshaped to
+    # the run-time sizes (inst.shape holds them: xlac.hlo.dynamic); sizes whose
+    # product is not the operand's element count are an error.
+    x = vals[0]
+    dims = inst.shape.dimensions
+    if math.prod(dims) != x.size:
+        raise ValueError(f"dynamic-reshape {inst.name}: sizes {list(dims)} ({math.prod(dims)} elements) do not "
+                         f"hold the operand's {x.size} elements (shape {x.shape})")
+    return x.reshape(dims)
+
+
+@_rule("real-dynamic-slice")
+def _real_dynamic_slice(inst, vals):
+    # StableHLO's real_dynamic_slice: operand[start + i * stride] for i below
+    # ceil((limit - start) / stride) in each dimension.  Starts, limits and
+    # strides outside its constraints (0 <= start <= limit <= size, stride >= 1)
+    # are an error here; compiled code reads within the operand whatever they are.
+    x = vals[0]
+    start, limit, stride = (np.asarray(v).astype(np.int64) for v in vals[1:4])
+    for d in range(x.ndim):
+        if not (0 <= start[d] <= limit[d] <= x.shape[d] and stride[d] >= 1):
+            raise ValueError(f"real-dynamic-slice {inst.name}: dimension {d} of the operand (size {x.shape[d]}) "
+                             f"sliced from start_indices {start[d]} to limit_indices {limit[d]} by strides "
+                             f"{stride[d]}: wants 0 <= start <= limit <= size and stride >= 1")
+    out = x[tuple(slice(int(a), int(b), int(c)) for a, b, c in zip(start, limit, stride))]
+    want = inst.shape.dimensions
+    for d, (n, w) in enumerate(zip(out.shape, want)):
+        if n < w or (n > w and not inst.shape.is_dynamic_dimension(d)):
+            raise ValueError(f"real-dynamic-slice {inst.name}: dimension {d} of the result {inst.shape} is "
+                             f"declared static but the slice has {n} elements there")
+    return out[tuple(slice(0, n) for n in want)]
 
 
 @_rule("tuple")

@@ -109,7 +109,8 @@ class SizeContext:
     """What a size rule sees: the op, its attributes, its operands' shapes (as
     declared: bounds and dynamic flags) and size trees, the result's shape (its
     bounds; the given shape of broadcast and reshape), the arithmetic, and
-    ``value(i)``: the run-time value of scalar operand ``i`` as a size.  A rule
+    ``value(i, k=None)``: the run-time value of scalar operand ``i`` (element
+    ``k`` of vector operand ``i``) as a size.  A rule
     returns the result's size tree and may set ``want[i]``, the sizes at which
     it reads operand ``i`` (default: the operand's own)."""
 
@@ -138,7 +139,7 @@ class SizeContext:
 SIZE_RULES: dict[str, Callable[[SizeContext], object]] = {}
 
 #: Opcodes whose result may be dynamic although no operand is.
-_MAKES_DYNAMIC = frozenset({"set-dimension-size", "call"})
+_MAKES_DYNAMIC = frozenset({"set-dimension-size", "dynamic-reshape", "real-dynamic-slice", "call"})
 
 
 def _rule(*opcodes: str):
@@ -163,7 +164,7 @@ def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, 
     operand or result, or an op that makes dynamic results."""
     if any(s.is_dynamic for s in shapes) or (result is not None and result.is_dynamic):
         return True
-    if opcode == "set-dimension-size":
+    if opcode in _MAKES_DYNAMIC and opcode != "call":
         return True
     callee = (attrs or {}).get("to_apply") if opcode == "call" else None
     return callee is not None and getattr(callee, "root", None) is not None and callee.root.shape.is_dynamic
@@ -174,15 +175,16 @@ def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence
     """``(result size tree, sizes each operand is read at)`` of an instruction.
 
     ``shapes``/``sizes``: the operands' declared shapes and size trees;
-    ``result``: the result shape (bounds); ``value(i)``: the run-time value of
-    scalar operand ``i`` (set-dimension-size's size).  Raises
+    ``result``: the result shape (bounds); ``value(i, k=None)``: the run-time
+    value of scalar operand ``i`` (set-dimension-size's size), or of element
+    ``k`` of vector operand ``i`` (real-dynamic-slice's starts).  Raises
     ``UnsupportedError`` for an op without a rule that has a dynamic operand or
     result."""
     rule = SIZE_RULES.get(opcode)
     if rule is None:
         raise _unsupported(opcode, shapes, result)
     ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
-                      value or (lambda i: DYNAMIC))
+                      value or (lambda i, k=None: DYNAMIC))
     return rule(ctx), ctx.want
 
 
@@ -329,6 +331,44 @@ def _set_dimension_size(ctx: SizeContext):
     out = list(ctx.sizes[0])
     out[d] = ctx.arith.clamp(0, ctx.value(1), ctx.shapes[0].dimensions[d])
     return tuple(out)
+
+
+@_rule("dynamic-reshape")
+def _dynamic_reshape(ctx: SizeContext):
+    """XLA's DynamicReshape: a dynamic dimension of the result takes its size
+    operand (clamped to ``[0, bound]``, as set-dimension-size's); a static one
+    keeps its bound and XLA ignores its operand.  The valid elements, in
+    row-major order, are the operand's valid elements, in row-major order."""
+    r = ctx.result
+    return tuple(ctx.arith.clamp(0, ctx.value(1 + d), n) if r.is_dynamic_dimension(d) else n
+                 for d, n in enumerate(r.dimensions))
+
+
+@_rule("real-dynamic-slice")
+def _real_dynamic_slice(ctx: SizeContext):
+    """StableHLO's real_dynamic_slice: ``ceil((limit - start) / stride)``
+    elements in each dynamic dimension of the result (clamped to ``[0,
+    bound]``, a stride below 1 taken as 1); a static one keeps its bound (the
+    evaluator checks the count matches).  The operand is read whole (its own
+    sizes)."""
+    a, r = ctx.arith, ctx.result
+    out = []
+    for d, n in enumerate(r.dimensions):
+        if not r.is_dynamic_dimension(d):
+            out.append(n)
+            continue
+        start, limit, stride = ctx.value(1, d), ctx.value(2, d), a.max(ctx.value(3, d), 1)
+        span = a.max(a.sub(limit, start), 0)
+        count = span if isinstance(stride, int) and stride == 1 else _ceil_div(a, span, stride)
+        out.append(a.clamp(0, count, n))
+    return tuple(out)
+
+
+def _ceil_div(a: SizeArith, n, k):
+    """``ceil(n / k)`` of sizes ``n >= 0`` and ``k >= 1``."""
+    if _ints(n, k):
+        return -(-n // k)
+    return a.runtime("divide", a.add(n, a.sub(k, 1)), k)
 
 
 @_rule("call")

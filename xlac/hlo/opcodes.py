@@ -149,8 +149,12 @@ _define("pad", "data", 2, "Pad", traits=[DM], padding=PADDING)
 _define("concatenate", "data", None, "Concatenate", traits=[DM], dimensions=INTS)
 _define("dynamic-slice", "data", None, "DynamicSlice", traits=[DM], dynamic_slice_sizes=INTS)
 _define("dynamic-update-slice", "data", None, "DynamicUpdateSlice", traits=[Trait.UPDATES_OPERAND])
+# XLA's DynamicReshape (operand, then one s32[] size per result dimension; the result's
+# dynamic dimensions take those sizes) and StableHLO's real_dynamic_slice (operand,
+# start, limit and stride vectors), which XLA's HLO has no opcode for: xlac's own
+# spelling, results bounded (``f32[<=8]``).  Sizes: xlac.hlo.dynamic.
 _define("dynamic-reshape", "data", None, "")
-_define("real-dynamic-slice", "data", None, "")
+_define("real-dynamic-slice", "data", 4, "")
 _define("gather", "data", 2, "Gather", traits=[DM], offset_dims=INTS, collapsed_slice_dims=INTS,
         start_index_map=INTS, operand_batching_dims=INTS, start_indices_batching_dims=INTS,
         index_vector_dim=INT, slice_sizes=INTS, indices_are_sorted=BOOL)
@@ -167,6 +171,10 @@ _define("select-and-scatter", "reduce", 3, "SelectAndScatter", window=WINDOW, se
         scatter=COMPUTATION)
 _define("dot", "dot", 2, "Dot, DotGeneral", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
         rhs_batch_dims=INTS, rhs_contracting_dims=INTS, algorithm=ENUM)
+# XLA's RaggedDot (lhs, rhs, group_sizes): lhs_ragged_dims splits one lhs dimension into
+# consecutive groups of group_sizes; rhs_group_dims picks each group's rhs slice.
+_define("ragged-dot", "dot", 3, "", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
+        rhs_batch_dims=INTS, rhs_contracting_dims=INTS, lhs_ragged_dims=INTS, rhs_group_dims=INTS)
 _define("convolution", "dot", 2, "Conv (convolution), ConvWithGeneralPadding (convolution)", traits=[X], window=WINDOW,
         dim_labels=DIM_LABELS, feature_group_count=INT, batch_group_count=INT)
 

@@ -46,7 +46,7 @@ from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
 from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape, parse_shape
 
-__all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError"]
+__all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError", "ragged_dot_dimensions"]
 
 # opcode -> rule(ctx) -> Shape.  Filled by the @_rule decorators below.
 RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
@@ -54,7 +54,7 @@ RULES: dict[str, Callable[["_Ctx"], Shape]] = {}
 #: Opcodes whose result needs the ``shape`` argument (not inferable from operands).
 RESULT_SHAPE_GIVEN = frozenset({"parameter", "constant", "iota", "broadcast", "reshape",
                                 "convert", "bitcast-convert", "stochastic-convert", "recv", "rng", "rng-bit-generator", "infeed",
-                                "custom-call"})
+                                "custom-call", "dynamic-reshape", "real-dynamic-slice"})
 
 
 def has_rule(opcode: str) -> bool:
@@ -527,6 +527,63 @@ def _reshape(ctx: _Ctx) -> Shape:
     return out
 
 
+def _given_dynamic_result(ctx: _Ctx, s: Shape) -> Shape:
+    """The given result of dynamic-reshape / real-dynamic-slice: an array of
+    ``s``'s element type (its dynamic dimensions are bounded by the numbers)."""
+    out = ctx.given_shape()
+    if not out.is_array or out.element_type != s.element_type:
+        raise ctx.fail(f"result {out} must be an array of the operand's element type {s.element_type.value}")
+    return out
+
+
+@_rule("dynamic-reshape")
+def _dynamic_reshape(ctx: _Ctx) -> Shape:
+    """XLA's ``InferDynamicReshapeShape``: the operand, then one ``s32[]`` size
+    per result dimension; the result's bounds hold as many elements as the
+    operand's (the run-time sizes: xlac.hlo.dynamic)."""
+    if not ctx.shapes:
+        raise ctx.fail("takes the operand and one s32[] size per result dimension, got no operands")
+    s = ctx.array(0)
+    out = _given_dynamic_result(ctx, s)
+    sizes = ctx.shapes[1:]
+    if len(sizes) != out.rank:
+        raise ctx.fail(f"needs one s32[] size per dimension of the result {out} ({out.rank}), got {len(sizes)}")
+    for i, z in enumerate(sizes):
+        if not (isinstance(z, Shape) and z.is_array and z.element_type is S32 and z.rank == 0):
+            raise ctx.fail(f"size operand {i + 1} (dimension {i}) must be an s32 scalar, got {z}")
+    if out.element_count() != s.element_count():
+        raise ctx.fail(f"the bounds of the result {out} ({out.element_count()} elements) must hold the "
+                       f"operand's {s.element_count()} elements")
+    return out
+
+
+@_rule("real-dynamic-slice")
+def _real_dynamic_slice(ctx: _Ctx) -> Shape:
+    """StableHLO's ``real_dynamic_slice`` (C1-C5): start, limit and stride
+    vectors of one integer type, one element per operand dimension; the
+    result's dimensions are bounds, at most the operand's."""
+    ctx.arity(4)
+    s = ctx.array(0)
+    out = _given_dynamic_result(ctx, s)
+    if out.rank != s.rank:
+        raise ctx.fail(f"result {out} must have the operand's rank {s.rank}")
+    index = ctx.shapes[1]
+    for i, name in ((1, "start_indices"), (2, "limit_indices"), (3, "strides")):
+        v = ctx.array(i, name)
+        if v.rank != 1 or not v.element_type.is_integral or v.dimensions[0] != s.rank:
+            raise ctx.fail(f"{name} must be an integer vector of {s.rank} elements (one per operand "
+                           f"dimension), got {v}")
+        if v.element_type != index.element_type:
+            raise ctx.fail(f"start_indices, limit_indices and strides must have one element type, got "
+                           f"{index.element_type.value} and {v.element_type.value}")
+        if v.is_dynamic:
+            raise ctx.fail(f"{name} must be static, got {v}")
+    for d, (n, bound) in enumerate(zip(out.dimensions, s.dimensions)):
+        if n > bound:
+            raise ctx.fail(f"dimension {d} of the result {out} is larger than the operand's ({bound})")
+    return out
+
+
 @_rule("transpose")
 def _transpose(ctx: _Ctx) -> Shape:
     ctx.arity(1)
@@ -775,6 +832,84 @@ def _dot(ctx: _Ctx) -> Shape:
             raise ctx.fail(f"result element type {pt.value} cannot hold a dot of {et.value}")
         et = pt
     return Shape(et, dims)
+
+
+@_rule("ragged-dot")
+def _ragged_dot(ctx: _Ctx) -> Shape:
+    """XLA's ``InferRaggedDotOpShape`` (jax's ``ragged_dot_general`` rules):
+    lhs dimension ``lhs_ragged_dims`` is split into consecutive groups of
+    ``group_sizes`` (integers, ``[g]`` or ``[prefix..., g]``: the lhs batch
+    dimensions then those of the ragged dimension's kind before it).  Ragged
+    in a non-contracting dimension: rhs dimension ``rhs_group_dims`` (size g)
+    picks each group's rhs, the result is the dot's without it; ragged in a
+    contracting dimension: the result is ``[g] + dot``; ragged in a batch
+    dimension: the dot's."""
+    ctx.arity(3)
+    lhs, rhs, gs = ctx.array(0, "lhs"), ctx.array(1, "rhs"), ctx.array(2, "group_sizes")
+    mode, ragged, group = ragged_dot_mode(ctx, lhs, rhs)
+    if not gs.element_type.is_integral or gs.element_type.is_pred or gs.rank == 0:
+        raise ctx.fail(f"group_sizes must be an integer array of rank >= 1, got {gs}")
+    g = gs.dimensions[-1]
+    prefix = ragged_dot_prefix(ctx, mode, lhs.rank, ragged)
+    want = tuple(lhs.dimensions[d] for d in prefix) + (g,)
+    if gs.rank != 1 and gs.dimensions != want:
+        raise ctx.fail(f"group_sizes must have shape [g] or {list(want)} (the lhs dimensions {list(prefix)} "
+                       f"then the groups), got {gs}")
+    if mode == "non-contracting" and rhs.dimensions[group] != g:
+        raise ctx.fail(f"rhs group dimension {group} has size {rhs.dimensions[group]}, group_sizes has {g} groups")
+    attrs = {k: v for k, v in ctx.attrs.items() if k not in ("lhs_ragged_dims", "rhs_group_dims")}
+    rhs_dot = rhs if mode != "non-contracting" else Shape(
+        rhs.element_type, [n for d, n in enumerate(rhs.dimensions) if d != group])
+    if mode == "non-contracting":              # the dot's rhs dimension numbers without the group dimension
+        for k in ("rhs_batch_dims", "rhs_contracting_dims"):
+            attrs[k] = tuple(d - (d > group) for d in ctx.ints_attr(k, required=False))
+    out = infer_shape("dot", [lhs, rhs_dot], attrs, ctx.shape)
+    return Shape(out.element_type, (g,) + out.dimensions) if mode == "contracting" else out
+
+
+def ragged_dot_dimensions(lhs: Shape, rhs: Shape, attrs: dict) -> tuple:
+    """``(mode, lhs ragged dimension, rhs group dimension or None, prefix)`` of
+    a well-formed ragged-dot (the evaluator and the expander share them):
+    mode is "non-contracting", "contracting" or "batch"; prefix the lhs
+    dimensions a group_sizes of rank > 1 runs over before the groups."""
+    ctx = _Ctx("ragged-dot", [lhs, rhs], dict(attrs), None)
+    mode, ragged, group = ragged_dot_mode(ctx, lhs, rhs)
+    return mode, ragged, group, ragged_dot_prefix(ctx, mode, lhs.rank, ragged)
+
+
+def ragged_dot_mode(ctx: _Ctx, lhs: Shape, rhs: Shape) -> tuple:
+    """``(mode, lhs ragged dimension, rhs group dimension or None)`` of a
+    ragged-dot: mode is "non-contracting", "contracting" or "batch"."""
+    ragged = ctx.ints_attr("lhs_ragged_dims")
+    if len(ragged) != 1 or not 0 <= ragged[0] < lhs.rank:
+        raise ctx.fail(f"lhs_ragged_dims={list(ragged)} must name one dimension of lhs {lhs}")
+    (r,) = ragged
+    groups = ctx.ints_attr("rhs_group_dims", required=False)
+    lb, lc = ctx.ints_attr("lhs_batch_dims", required=False), ctx.ints_attr("lhs_contracting_dims", required=False)
+    mode = "contracting" if r in lc else "batch" if r in lb else "non-contracting"
+    if mode != "non-contracting":
+        if groups:
+            raise ctx.fail(f"rhs_group_dims={list(groups)} must be empty when the lhs ragged dimension {r} is "
+                           f"a {mode} dimension")
+        return mode, r, None
+    rb, rc = ctx.ints_attr("rhs_batch_dims", required=False), ctx.ints_attr("rhs_contracting_dims", required=False)
+    if len(groups) != 1 or not 0 <= groups[0] < rhs.rank or groups[0] in rb + rc:
+        raise ctx.fail(f"rhs_group_dims={list(groups)} must name one rhs dimension that is neither batch nor "
+                       f"contracting when the lhs ragged dimension {r} is a non-contracting dimension")
+    return mode, r, groups[0]
+
+
+def ragged_dot_prefix(ctx: _Ctx, mode: str, rank: int, ragged: int) -> list:
+    """The lhs dimensions a group_sizes of rank > 1 runs over before the groups:
+    the batch dimensions, then those of the ragged dimension's kind before it."""
+    lb = list(ctx.ints_attr("lhs_batch_dims", required=False))
+    lc = list(ctx.ints_attr("lhs_contracting_dims", required=False))
+    if mode == "batch":
+        return lb[:lb.index(ragged)]
+    if mode == "contracting":
+        return lb + lc[:lc.index(ragged)]
+    free = [d for d in range(rank) if d not in lb and d not in lc]
+    return lb + free[:free.index(ragged)]
 
 
 # ---------------------------------------------------------------------------

@@ -49,7 +49,8 @@ from .call_inliner import CallInliner
 __all__ = ["DynamicPadder", "DynamicSignature", "pad_dynamic", "is_dynamic_module", "REPLACED_OPCODES"]
 
 #: Opcodes the pass replaces (by a size, by their operand): no code of their own.
-REPLACED_OPCODES = frozenset({"get-dimension-size", "set-dimension-size"})
+REPLACED_OPCODES = frozenset({"get-dimension-size", "set-dimension-size", "dynamic-reshape",
+                              "real-dynamic-slice"})
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,31 @@ class _Builder(dynamic.SizeArith):
         if v not in self._constants:
             self._constants[v] = self.constant(np.int32(v))
         return self._constants[v]
+
+    def element(self, vector: HloInstruction, k: int) -> HloInstruction:
+        """Element ``k`` of an integer vector, as an ``s32[]`` size."""
+        et = vector.shape.element_type
+        one = self.emit("slice", vector, attrs={"slice": ((k, k + 1, 1),)}, shape=Shape(et, (1,)))
+        return self.s32(self.emit("reshape", one, shape=Shape(et, ())))
+
+    def s32(self, x: HloInstruction) -> HloInstruction:
+        """``x`` (integers) converted to s32 where it is not."""
+        if x.shape.element_type is S32:
+            return x
+        return self.emit("convert", x, shape=Shape(S32, x.shape.dimensions))
+
+    def positions(self, shape: Shape, strides) -> HloInstruction:
+        """``s32[shape]`` holding ``sum(i_d * strides[d])`` at index ``i`` (strides:
+        sizes, None for a dimension left out)."""
+        out = None
+        for d, stride in enumerate(strides):
+            if stride is None or shape.dimensions[d] == 1:
+                continue
+            term = self.emit("iota", attrs={"iota_dimension": d}, shape=shape)
+            if not (isinstance(stride, int) and stride == 1):
+                term = self.emit("multiply", term, self.broadcast(self.size(stride), shape), shape=shape)
+            out = term if out is None else self.emit("add", out, term, shape=shape)
+        return out if out is not None else self.broadcast(self.size(0), shape)
 
     def constant(self, value: np.ndarray) -> HloInstruction:
         value = np.asarray(value)
@@ -229,7 +255,7 @@ class _Padding:
                                    "entry computation's calls are inlined")
         operand_sizes = [self.sizes[id(o)] for o in ops]
         tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, operand_sizes, inst.shape, self.b,
-                                       value=lambda i: ops[i])
+                                       value=lambda i, k=None: ops[i] if k is None else self.b.element(ops[i], k))
         tree = dynamic.normalize(tree, inst.shape)
         self.sizes[id(inst)] = tree
         fix = _FIXES.get(inst.opcode)
@@ -434,7 +460,67 @@ def _dynamic_slice(pad: _Padding, inst, operand_sizes, want):
     return None
 
 
+def _dynamic_reshape(pad: _Padding, inst, operand_sizes, want):
+    """XLA's DynamicReshape: the operand's valid elements gathered together in
+    row-major order (as a reshape merging every dimension), then result
+    element ``i`` (within the sizes) reads valid element ``sum(i_d *
+    prod(sizes after d))`` of them, a gather whose clamped starts keep every
+    read inside the operand whatever the sizes."""
+    b = pad.b
+    x = inst.operands[0]
+    src, dst = x.shape.static(), inst.shape.static()
+    out_sizes = pad.sizes[id(inst)]
+    flat_shape = Shape(src.element_type, (src.element_count(),))
+    if src.element_count() == 0:
+        return b.emit("reshape", x, shape=dst)
+    if src.rank and _scattered(src, operand_sizes[0], 0, src.rank):
+        flat = _compact(b, x, operand_sizes[0], 0, src.rank)
+    else:
+        flat = b.emit("reshape", x, shape=flat_shape)
+    if all(isinstance(n, int) and n == bound for n, bound in zip(out_sizes, dst.dimensions)):
+        return b.emit("reshape", flat, shape=dst)
+    strides, stride = [], 1
+    for n in reversed(out_sizes):
+        strides.append(stride)
+        stride = b.mul(stride, n)
+    index = b.positions(Shape(S32, dst.dimensions), strides[::-1])
+    return _gather_elements(b, flat, [index], dst)
+
+
+def _real_dynamic_slice(pad: _Padding, inst, operand_sizes, want):
+    """Result element ``i`` reads operand element ``start + i * stride`` in
+    each dimension: a gather, whose clamped starts keep every read inside the
+    operand whatever the starts, limits and strides."""
+    b = pad.b
+    x, start, _, stride = inst.operands
+    dst = inst.shape.static()
+    index_shape = Shape(S32, dst.dimensions)
+    indices = []
+    for d in range(dst.rank):
+        step = b.max(b.element(stride, d), 1)
+        index = b.positions(index_shape, [step if e == d else None for e in range(dst.rank)])
+        indices.append(b.emit("add", index, b.broadcast(b.element(start, d), index_shape), shape=index_shape))
+    return _gather_elements(b, x, indices, dst)
+
+
+def _gather_elements(b: _Builder, x: HloInstruction, indices: list, dst: Shape) -> HloInstruction:
+    """``dst`` whose element ``i`` is ``x[indices[0][i], indices[1][i], ...]``
+    (one ``s32[dst]`` index per dimension of ``x``; clamped into ``x``)."""
+    if dst.element_count() == 0:
+        return b.broadcast(b.zero(dst), Shape(dst.element_type, dst.dimensions))
+    k = len(indices)
+    vector = Shape(S32, dst.dimensions + (1,))
+    parts = [b.emit("reshape", i, shape=vector) for i in indices]
+    whole = parts[0] if k == 1 else b.emit("concatenate", *parts, attrs={"dimensions": (dst.rank,)},
+                                           shape=Shape(S32, dst.dimensions + (k,)))
+    attrs = {"offset_dims": (), "collapsed_slice_dims": tuple(range(k)), "start_index_map": tuple(range(k)),
+             "index_vector_dim": dst.rank, "slice_sizes": (1,) * k}
+    return b.emit("gather", x, whole, attrs=attrs, shape=Shape(dst.element_type, dst.dimensions))
+
+
 _FIXES = {
+    "dynamic-reshape": _dynamic_reshape,
+    "real-dynamic-slice": _real_dynamic_slice,
     "dynamic-slice": _dynamic_slice,
     "reshape": _reshape,
     "get-dimension-size": _get_dimension_size,
