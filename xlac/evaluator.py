@@ -60,7 +60,7 @@ import numpy as np
 
 from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
-from .hlo import collectives, dynamic, feeds, rng
+from .hlo import collectives, dynamic, feeds, rng, shape_inference
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.parser import parse_hlo
 from .hlo.verifier import check_call_graph
@@ -1113,6 +1113,51 @@ def _dot(inst, vals):
     r = np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}",
                   _convert(lhs, acc_dt), _convert(rhs, acc_dt), optimize=True)
     return _convert(r, out_dt)
+
+
+@_rule("ragged-dot")
+def _ragged_dot(inst, vals):
+    """XLA's RaggedDot as one einsum with a one-hot group mask ``[prefix...,
+    ragged, g]``: position ``r`` of the ragged dimension is in group ``j``
+    when ``end[j-1] <= r < end[j]`` (running sums of group_sizes; positions
+    past the total are in no group).  Non-contracting: the mask's group
+    contracts with the rhs group dimension; contracting: it leads the
+    result; batch: a plain dot."""
+    lhs, rhs, gs = vals
+    a = inst.attrs
+    lb, rb = _ints(a.get("lhs_batch_dims")), _ints(a.get("rhs_batch_dims"))
+    lc, rc = _ints(a.get("lhs_contracting_dims")), _ints(a.get("rhs_contracting_dims"))
+    lhs_shape, rhs_shape = inst.operands[0].shape, inst.operands[1].shape
+    mode, ragged, group, prefix = shape_inference.ragged_dot_dimensions(lhs_shape, rhs_shape, a)
+    letters = iter(string.ascii_letters)
+    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
+    for l, r in list(zip(lb, rb)) + list(zip(lc, rc)):
+        ls[l] = rs[r] = next(letters)
+    ls = [c or next(letters) for c in ls]
+    rs = [c or next(letters) for c in rs]
+    g = next(letters)
+    if mode == "non-contracting":
+        rs[group] = g
+    out = ([ls[d] for d in lb] + [ls[d] for d in range(lhs.ndim) if d not in lb + lc]
+           + [rs[d] for d in range(rhs.ndim) if d not in rb + rc and d != group])
+    out_dt = inst.shape.dtype
+    acc_dt = _F32 if out_dt in _HALVES else out_dt
+    operands, specs = [_convert(lhs, acc_dt), _convert(rhs, acc_dt)], [ls, rs]
+    if mode != "batch":
+        sizes = gs.astype(np.int64)
+        if sizes.ndim == 1:
+            sizes = np.broadcast_to(sizes, tuple(lhs.shape[d] for d in prefix) + sizes.shape)
+        ends = np.cumsum(sizes, axis=-1)
+        starts = ends - sizes
+        r = np.arange(lhs.shape[ragged]).reshape((-1, 1))
+        mask = (starts[..., None, :] <= r) & (r < ends[..., None, :])
+        operands.append(mask.astype(acc_dt))
+        specs.append([ls[d] for d in prefix] + [ls[ragged], g])
+        if mode == "contracting":
+            out = [g] + out
+    spec = ",".join("".join(s) for s in specs)
+    result = np.einsum(f"{spec}->{''.join(out)}", *operands, optimize=True)
+    return _convert(result, out_dt)
 
 
 # ============================================================================

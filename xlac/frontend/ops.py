@@ -878,6 +878,55 @@ def dot_general(lhs: XlaOp, rhs: XlaOp, dimension_numbers, preferred_element_typ
     return b.add_instruction("dot", [lhs, rhs], attrs, shape=shape)
 
 
+@builds("ragged-dot")
+def ragged_dot_general(lhs: XlaOp, rhs: XlaOp, group_sizes: XlaOp, dimension_numbers, lhs_ragged_dimensions,
+                       rhs_group_dimensions=(), preferred_element_type=None) -> XlaOp:
+    """A dot whose lhs dimension ``lhs_ragged_dimensions`` (one) is split into
+    consecutive groups of ``group_sizes`` rows (XLA's RaggedDot; jax's
+    ``lax.ragged_dot_general``).  ``dimension_numbers`` as for
+    :func:`dot_general`; ``group_sizes``: integers ``[g]`` or ``[prefix..., g]``
+    (the lhs batch dimensions, then those of the ragged dimension's kind before
+    it).  Three modes, by the kind of the ragged dimension:
+
+    * non-contracting (``[m,k] x [g,k,n] -> [m,n]``): row ``i`` of group ``j``
+      is multiplied by rhs slice ``j`` of ``rhs_group_dimensions`` (one, size
+      g); rows past the groups' total give zeros;
+    * contracting (``[m,k] x [k,n] -> [g,m,n]``): result ``j`` contracts only
+      group ``j``'s part of the dimension;
+    * batch: a plain dot_general.
+
+    ShapeError naming the rule for bad dimension numbers, a group_sizes shape
+    or group count that does not fit, non-integer group sizes."""
+    op = "ragged_dot_general"
+    b = _builder(op, lhs, rhs, group_sizes)
+    b.check_operands(op, [lhs, rhs, group_sizes])
+    dn = _dot_numbers(dimension_numbers)
+    attrs = {}
+    for key, val in (("lhs_batch_dims", dn.lhs_batch_dimensions),
+                     ("lhs_contracting_dims", dn.lhs_contracting_dimensions),
+                     ("rhs_batch_dims", dn.rhs_batch_dimensions),
+                     ("rhs_contracting_dims", dn.rhs_contracting_dimensions),
+                     ("lhs_ragged_dims", lhs_ragged_dimensions),
+                     ("rhs_group_dims", rhs_group_dimensions)):
+        val = _int_list(op, key, val)
+        if val or key == "lhs_ragged_dims":
+            attrs[key] = _bi.tuple(val)
+    shapes = [lhs.shape, rhs.shape, group_sizes.shape]
+    shape = None
+    if preferred_element_type is not None:
+        s = infer_shape("ragged-dot", shapes, attrs)
+        shape = s.with_element_type(_element_type(op, preferred_element_type))
+    return b.add_instruction("ragged-dot", [lhs, rhs, group_sizes], attrs, shape=shape)
+
+
+def ragged_dot(lhs: XlaOp, rhs: XlaOp, group_sizes: XlaOp, preferred_element_type=None) -> XlaOp:
+    """jax's ``lax.ragged_dot``: ``[m,k] x [g,k,n] -> [m,n]``, the rows of lhs
+    in consecutive groups of ``group_sizes`` (``[g]`` integers), row ``i`` of
+    group ``j`` times ``rhs[j]`` (see :func:`ragged_dot_general`)."""
+    return ragged_dot_general(lhs, rhs, group_sizes, (((1,), (1,)), ((), ())), (0,), (0,),
+                              preferred_element_type)
+
+
 def dot(lhs: XlaOp, rhs: XlaOp, preferred_element_type=None) -> XlaOp:
     """Vector/matrix products (spec: *Dot*).
 
@@ -1614,6 +1663,60 @@ def set_dimension_size(operand: XlaOp, size, dimension: int) -> XlaOp:
     return operand.builder.add_instruction("set-dimension-size", [operand, size],
                                            {"dimensions": (_index(op, "dimension", dimension),)})
 
+
+
+def _size_op(op: str, builder: XlaBuilder, name: str, value) -> XlaOp:
+    return value if isinstance(value, XlaOp) else constant(builder, np.int32(_index(op, name, value)))
+
+
+@builds("dynamic-reshape")
+def dynamic_reshape(operand: XlaOp, dim_sizes, new_size_bounds, dims_are_dynamic) -> XlaOp:
+    """XLA's DynamicReshape: ``operand``'s valid elements, row-major, reshaped
+    to ``dim_sizes`` (one s32 scalar XlaOp or Python int per result
+    dimension) at run time.  The result's shape has the bounds
+    ``new_size_bounds`` (as many elements as the operand's) and is dynamic
+    where ``dims_are_dynamic`` says; a static dimension keeps its bound and
+    ignores its size, a dynamic one takes its size clamped to ``[0, bound]``.
+    Sizes whose product is not the operand's valid element count are an error
+    in the evaluator; compiled code then reads only within the operand.
+    ShapeError for a count of sizes other than the result's rank, a size that
+    is not an s32 scalar, or bounds holding another number of elements."""
+    op = "dynamic_reshape"
+    _unary_check(op, operand)
+    bounds = _int_list(op, "new_size_bounds", new_size_bounds)
+    flags = [bool(f) for f in dims_are_dynamic]
+    if len(flags) != len(bounds):
+        raise _fail(op, f"dims_are_dynamic {flags} needs one entry per bound in {bounds}", operand.shape)
+    sizes = [_size_op(op, operand.builder, f"dim_sizes[{i}]", v) for i, v in enumerate(dim_sizes)]
+    _builder(op, operand, *sizes)
+    shape = Shape(operand.shape.element_type, bounds, dynamic_dimensions=flags)
+    return operand.builder.add_instruction("dynamic-reshape", [operand] + sizes, shape=shape)
+
+
+@builds("real-dynamic-slice")
+def real_dynamic_slice(operand: XlaOp, start_indices, limit_indices, strides, result_bounds,
+                       dims_are_dynamic=None) -> XlaOp:
+    """StableHLO's real_dynamic_slice: ``operand[start:limit:stride]`` in every
+    dimension, with start, limit and stride known at run time (integer vector
+    XlaOps of one element per dimension, or Python int lists).  The result
+    has the bounds ``result_bounds`` and its dimensions are dynamic where
+    ``dims_are_dynamic`` says (default: all), of size ``ceil((limit - start)
+    / stride)`` clamped to the bound.  Values outside ``0 <= start <= limit
+    <= size``, ``stride >= 1`` are an error in the evaluator; compiled code
+    then reads only within the operand.  ShapeError for vectors of the wrong
+    length or type, bounds past the operand's dimensions."""
+    op = "real_dynamic_slice"
+    _unary_check(op, operand)
+    bounds = _int_list(op, "result_bounds", result_bounds)
+    flags = [True] * len(bounds) if dims_are_dynamic is None else [bool(f) for f in dims_are_dynamic]
+    if len(flags) != len(bounds):
+        raise _fail(op, f"dims_are_dynamic {flags} needs one entry per bound in {bounds}", operand.shape)
+    vectors = [v if isinstance(v, XlaOp) else constant(operand.builder, np.array(_int_list(op, name, v), np.int32))
+               for name, v in (("start_indices", start_indices), ("limit_indices", limit_indices),
+                               ("strides", strides))]
+    _builder(op, operand, *vectors)
+    shape = Shape(operand.shape.element_type, bounds, dynamic_dimensions=flags)
+    return operand.builder.add_instruction("real-dynamic-slice", [operand] + vectors, shape=shape)
 
 
 # ---------------------------------------------------------------------------

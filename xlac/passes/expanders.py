@@ -40,6 +40,11 @@ as one table.
   ConvertAsyncCollectivesToSync does for collectives;
 * ``stochastic-convert`` (float to signed integer, rounded up when the random
   operand says so), as XLA's StochasticConvertDecomposer;
+* ``ragged-dot`` (XLA's RaggedDot), as XLA's RaggedDotRewriter and jax's
+  reference: the ragged operand widened by a leading group dimension whose
+  slice ``j`` keeps group ``j``'s rows (zeros elsewhere), then a ``dot``
+  that contracts it with the rhs group dimension (ragged non-contracting) or
+  keeps it as a batch dimension (ragged contracting; the rhs widened alike);
 * ``domain`` (its operand) and ``copy-start``/``copy-done`` (a ``copy``
   where the start was), XLA's internal plumbing;
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
@@ -59,6 +64,7 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
+from ..hlo.shape_inference import ragged_dot_dimensions
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
@@ -359,6 +365,76 @@ def stochastic_convert(inst: HloInstruction, rw: PatternRewriter) -> bool:
     out = op("select", to, op("compare", PRED, x, full(info.min, ft), direction="LE"), full(info.min, to), out)
     out = op("select", to, op("compare", PRED, x, full(info.max, ft), direction="GE"), full(info.max, to), out)
     return rw.supersede(inst, out)
+
+
+# -- ragged-dot, as XLA's RaggedDotRewriter ------------------------------------------
+
+@EXPANSIONS.register("ragged-dot")
+def ragged_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    lhs, rhs, gs = inst.operands
+    a = inst.attrs
+    dims = {k: tuple(int(str(v)) for v in a.get(k, ())) for k in
+            ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims", "rhs_contracting_dims")}
+    mode, ragged, group, prefix = ragged_dot_dimensions(lhs.shape, rhs.shape, a)
+    up = lambda ds: tuple(d + 1 for d in ds)        # noqa: E731 - dimensions after a leading group one
+    lb, lc, rb, rc = (dims[k] for k in ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
+                                        "rhs_contracting_dims"))
+    if mode == "non-contracting":
+        lhs = _ragged_to_dense(rw, lhs, gs, ragged, prefix)
+        dot = {"lhs_batch_dims": up(lb), "lhs_contracting_dims": (0,) + up(lc),
+               "rhs_batch_dims": rb, "rhs_contracting_dims": (group,) + rc}
+    elif mode == "contracting":
+        rhs_ragged = rc[lc.index(ragged)]
+        rhs_prefix = [rb[lb.index(d)] if d in lb else rc[lc.index(d)] for d in prefix]
+        lhs = _ragged_to_dense(rw, lhs, gs, ragged, prefix)
+        rhs = _ragged_to_dense(rw, rhs, gs, rhs_ragged, rhs_prefix)
+        dot = {"lhs_batch_dims": (0,) + up(lb), "lhs_contracting_dims": up(lc),
+               "rhs_batch_dims": (0,) + up(rb), "rhs_contracting_dims": up(rc)}
+    else:
+        dot = dims
+    attrs = {k: v for k, v in dot.items() if v}
+    for k in ("precision_config", "operand_precision", "algorithm"):
+        if k in a:
+            attrs[k] = a[k]
+    return rw.supersede(inst, rw.create("dot", inst.shape, [lhs, rhs], attrs))
+
+
+def _ragged_to_dense(rw: PatternRewriter, x: HloInstruction, gs: HloInstruction, ragged: int,
+                     prefix) -> HloInstruction:
+    """``[g] + x.shape``: slice ``j`` is ``x`` where position ``r`` of dimension
+    ``ragged`` is in group ``j`` (``end[j-1] <= r < end[j]``, the running sums
+    of group_sizes over dimensions ``prefix`` of ``x``), zeros elsewhere."""
+    it = gs.shape.element_type
+    g = gs.shape.dimensions[-1]
+    lead = tuple(x.shape.dimensions[d] for d in prefix)
+    sizes_shape = Shape(it, lead + (g,))
+    if gs.shape.rank == 1:
+        gs = rw.create("broadcast", sizes_shape, [gs], {"dimensions": (len(lead),)})
+    p = len(lead)
+    square = Shape(it, lead + (g, g))                 # [..., h, j]: size h counts towards end j when h <= j
+    spread = rw.create("broadcast", square, [gs], {"dimensions": tuple(range(p + 1))})
+    before = rw.create("compare", Shape(PRED, square.dimensions),
+                       [rw.create("iota", square, [], {"iota_dimension": p}),
+                        rw.create("iota", square, [], {"iota_dimension": p + 1})], {"direction": "LE"})
+    zero = rw.create("constant", Shape(it, ()), [], {"literal": np.zeros((), it.dtype)})
+    kept = rw.create("select", square, [before, spread, rw.create("broadcast", square, [zero], {"dimensions": ()})])
+    ends = rw.create("reduce", sizes_shape, [kept, zero],
+                     {"dimensions": (p,), "to_apply": rw.scalar_computation("add", it)})
+    starts = rw.create("subtract", sizes_shape, [ends, gs])
+    wide = (g,) + tuple(x.shape.dimensions)
+    index_shape, pred_shape = Shape(it, wide), Shape(PRED, wide)
+    where = tuple(1 + d for d in prefix) + (0,)
+    lo = rw.create("broadcast", index_shape, [starts], {"dimensions": where})
+    hi = rw.create("broadcast", index_shape, [ends], {"dimensions": where})
+    row = rw.create("iota", index_shape, [], {"iota_dimension": 1 + ragged})
+    inside = rw.create("and", pred_shape, [rw.create("compare", pred_shape, [lo, row], {"direction": "LE"}),
+                                           rw.create("compare", pred_shape, [row, hi], {"direction": "LT"})])
+    et = x.shape.element_type
+    value_shape = Shape(et, wide)
+    spread_x = rw.create("broadcast", value_shape, [x], {"dimensions": tuple(range(1, len(wide)))})
+    xzero = rw.create("constant", Shape(et, ()), [], {"literal": np.zeros((), et.dtype)})
+    return rw.create("select", value_shape, [inside, spread_x,
+                                             rw.create("broadcast", value_shape, [xzero], {"dimensions": ()})])
 
 
 # -- XLA-internal plumbing: a sharding domain is its operand; an asynchronous copy
