@@ -550,6 +550,20 @@ def _shift_right_logical(x, y, bits):
     return np.where(too_far, 0, r).astype(x.dtype)
 
 
+def _mulhi(x, y, bits):
+    # XLA's kMulhi: the high ``bits`` bits of the exact 2*bits-bit product of the
+    # operands (signed types sign-extended from their own top bit), in Python ints.
+    def exact(v):
+        low = np.asarray(_low_bits(v, bits)).astype(object)
+        return np.where(low >= (1 << (bits - 1)), low - (1 << bits), low) if v.dtype.kind == "i" else low
+    high = np.asarray(((exact(x) * exact(y)) >> bits) & ((1 << bits) - 1), dtype=object)
+    out = high.astype(np.uint64).astype(_unsigned(x.dtype))
+    if x.dtype.kind != "i":
+        return out
+    wide = out.astype(np.int64) if bits < 64 else out.view(np.int64)
+    return (np.where(wide >= (1 << (bits - 1)), wide - (1 << bits), wide) if bits < 64 else wide).astype(x.dtype)
+
+
 def _shift_right_arithmetic(x, y, bits):
     # On the signed reinterpretation, as XLA does for unsigned types too.
     x, s, too_far = _shift_amount(x, y, bits)
@@ -651,6 +665,7 @@ _ARITHMETIC = {
 
 #: Integer ops whose answer depends on the bit width (4 for s4, stored in a byte).
 _WIDTH_AWARE = {
+    "mulhi": _mulhi,
     "shift-left": _shift_left,
     "shift-right-logical": _shift_right_logical,
     "shift-right-arithmetic": _shift_right_arithmetic,

@@ -213,6 +213,16 @@ def _shift_right_arithmetic(c, x, y):
     return c.b.ashr(x, c.b.select(big, _const(x.type, x.type.width - 1), y))
 
 
+def _mulhi(c, x, y):
+    """XLA's kMulhi: the high half of the product at twice the width (operands
+    sign- or zero-extended by the element type)."""
+    b, ty = c.b, x.type
+    wide = ir.IntType(2 * ty.width)
+    ext = b.sext if _signed(c) else b.zext
+    product = b.mul(ext(x, wide), ext(y, wide))
+    return b.trunc(b.lshr(product, ir.Constant(wide, ty.width)), ty)
+
+
 def _int_power(c, x, y):
     """Square-and-multiply over the exponent's bits, unrolled with selects."""
     b, ty = c.b, x.type
@@ -468,6 +478,7 @@ _OPS: dict = {
     "shift-left": {INT: _shift_left},
     "shift-right-logical": {INT: _shift_right_logical},
     "shift-right-arithmetic": {INT: _shift_right_arithmetic},
+    "mulhi": {INT: _mulhi},
     "popcnt": {INT: _intr("llvm.ctpop")},
     "count-leading-zeros": {INT: _count_leading_zeros},
     # unary

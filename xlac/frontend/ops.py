@@ -417,6 +417,7 @@ _BINARY = {
     "or_": ("or", "logical/bitwise or"),
     "xor": ("xor", "logical/bitwise xor"),
     "shift_left": ("shift-left", "left shift"),
+    "mulhi": ("mulhi", "high half of the integer product at twice the width (XLA's MulHi)"),
     "shift_right_arithmetic": ("shift-right-arithmetic", "arithmetic right shift"),
     "shift_right_logical": ("shift-right-logical", "logical right shift"),
     "atan2": ("atan2", "two-argument arctangent atan2(lhs, rhs)"),

@@ -114,6 +114,8 @@ _BINARY = "Element-wise binary arithmetic operations"
 _define("add subtract multiply maximum minimum and or xor shift-left shift-right-arithmetic "
         "shift-right-logical complex", "binary", 2, _BINARY)
 _define("divide remainder", "binary", 2, _BINARY, traits=[X])
+# XLA's newer opcode (not in the spec's list): the high half of an integer product.
+_define("mulhi", "binary", 2, "")
 _define("atan2 power", "binary", 2, _BINARY, traits=[T])
 _define("compare", "compare", 2, "Element-wise comparison operations", direction=ENUM, type=ENUM)
 _define("select", "ternary", 3, "Select")

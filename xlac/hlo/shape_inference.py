@@ -283,6 +283,7 @@ _BINARY_TYPES = {
     "or": (_is_pred_or_integral, "a pred or integer"),
     "xor": (_is_pred_or_integral, "a pred or integer"),
     "shift-left": (_is_integral, "an integer"),
+    "mulhi": (_is_integral, "an integer"),
     "shift-right-arithmetic": (_is_integral, "an integer"),
     "shift-right-logical": (_is_integral, "an integer"),
     "complex": (lambda t: t in (F32, F64), "an f32 or f64"),
