@@ -1240,6 +1240,31 @@ def _while(inst, vals):
     return state
 
 
+@_rule("scan")
+def _scan(inst, vals):
+    """XLA's Scan, step by step: to_apply on each input's slice of the scan
+    dimension and the carries; outputs stacked, the carries passed on."""
+    body = inst.attrs["to_apply"]
+    (d,) = _ints(inst.attrs["dimensions"])
+    carries = _int(inst.attrs.get("num_carries", 0))
+    inputs, state = vals[:len(vals) - carries], list(vals[len(vals) - carries:])
+    length = inputs[0].shape[d]
+    multiple = body.root.shape.is_tuple
+    outputs = []
+    steps = range(length - 1, -1, -1) if _bool(inst.attrs.get("is_reverse", False)) else range(length)
+    for i in steps:
+        got = _run(body, [np.take(x, i, axis=d) for x in inputs] + state)
+        got = list(got) if multiple else [got]
+        outputs.append((i, got[:len(got) - carries]))
+        state = got[len(got) - carries:]
+    outputs.sort(key=lambda t: t[0])
+    shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape]
+    stacked = [np.stack([o[1][k] for o in outputs], axis=d) if outputs
+               else np.zeros(shapes[k].dimensions, shapes[k].dtype) for k in range(len(shapes) - carries)]
+    out = stacked + state
+    return tuple(out) if inst.shape.is_tuple else out[0]
+
+
 @_rule("conditional")
 def _conditional(inst, vals):
     selector = vals[0]

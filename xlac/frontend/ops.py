@@ -1134,6 +1134,28 @@ def map(builder: XlaBuilder, operands, computation: XlaComputation, dimensions=N
                                                      "to_apply": builder.import_computation(computation)})
 
 
+@builds("scan")
+def scan(inputs, inits, computation: XlaComputation, dimension: int = 0, is_reverse: bool = False,
+         is_associative: bool | None = None) -> XlaOp:
+    """XLA's Scan: step ``i`` (from the end with ``is_reverse``) runs
+    ``computation`` on slice ``i`` of dimension ``dimension`` of every input,
+    then the carries (``inits`` at the first step); it returns ``(outputs...,
+    carries...)``, or one value when there is one.  The result stacks each
+    output along ``dimension``, then gives the final carries: a tuple, or the
+    one value when there is one.  ``is_associative`` is XLA's hint (kept in
+    the text).  ShapeError when the inputs disagree in the scan dimension or
+    the computation's signature does not fit."""
+    op = "scan"
+    inputs = [inputs] if isinstance(inputs, XlaOp) else list(inputs)
+    inits = [inits] if isinstance(inits, XlaOp) else list(inits)
+    b = _builder(op, *inputs, *inits)
+    attrs = {"dimensions": (_index(op, "dimension", dimension),), "num_carries": len(inits),
+             "is_reverse": bool(is_reverse), "to_apply": b.import_computation(computation)}
+    if is_associative is not None:
+        attrs["is_associative"] = bool(is_associative)
+    return b.add_instruction("scan", inputs + inits, attrs)
+
+
 def _default_comparator(operands: list) -> XlaComputation:
     """``lhs < rhs`` on the first operand (total order for floats), others ignored."""
     cb = XlaBuilder("comparator")

@@ -186,6 +186,10 @@ _define("while", "control", 1, "While", condition=COMPUTATION, body=COMPUTATION)
 _define("conditional", "control", None, "Conditional", branch_computations=COMPUTATIONS,
         true_computation=COMPUTATION, false_computation=COMPUTATION)
 _define("map", "control", None, "Map", dimensions=INTS, to_apply=COMPUTATION)
+# XLA's Scan: to_apply runs along dimension ``dimensions`` of the inputs, carrying
+# ``num_carries`` values (the last operands are their initial values).
+_define("scan", "control", None, "", dimensions=INTS, num_carries=INT, is_reverse=BOOL, is_associative=BOOL,
+        to_apply=COMPUTATION)
 _define("sort", "control", None, "Sort", dimensions=INTS, is_stable=BOOL, to_apply=COMPUTATION)
 _define("fusion", "control", None, "", traits=[X], kind=ENUM, calls=COMPUTATION)
 _define("custom-call", "control", None, "CustomCall", traits=[SE], custom_call_target=RAW,

@@ -1273,6 +1273,54 @@ def _while(ctx: _Ctx) -> Shape:
     return _default_layout(init)
 
 
+@_rule("scan")
+def _scan(ctx: _Ctx) -> Shape:
+    """XLA's Scan (as its ScanExpander runs it): operands are the inputs, then
+    ``num_carries`` initial carries; step ``i`` (from the end with
+    ``is_reverse``) calls ``to_apply`` on each input's slice ``i`` of dimension
+    ``dimensions`` and the carries, which returns ``(outputs..., carries...)``
+    (one value alone when there is one in all).  The result is the outputs
+    stacked along that dimension, then the final carries: a tuple, or the one
+    value when there is one."""
+    dims = ctx.ints_attr("dimensions")
+    carries = ctx.int_attr("num_carries") if "num_carries" in ctx.attrs else 0
+    body = _callee(ctx)
+    if len(dims) != 1:
+        raise ctx.fail(f"dimensions={list(dims)} must name one scan dimension")
+    (d,) = dims
+    if not 0 <= carries <= len(ctx.shapes):
+        raise ctx.fail(f"num_carries={carries} must be between 0 and the number of operands ({len(ctx.shapes)})")
+    inputs, inits = ctx.shapes[:len(ctx.shapes) - carries], ctx.shapes[len(ctx.shapes) - carries:]
+    length = None
+    for i, s in enumerate(inputs):
+        s = ctx.array(i, f"input {i}")
+        if not 0 <= d < s.rank:
+            raise ctx.fail(f"scan dimension {d} is out of range for input {i} {s}")
+        if length is not None and s.dimensions[d] != length:
+            raise ctx.fail(f"inputs must agree in the scan dimension {d}: {length} and {s.dimensions[d]}")
+        length = s.dimensions[d]
+    if length is None:
+        raise ctx.fail("needs at least one input to scan over")
+    slices = [Shape(s.element_type, s.dimensions[:d] + s.dimensions[d + 1:]) for s in inputs]
+    params = body.parameter_shapes()
+    want = slices + list(inits)
+    if len(params) != len(want) or not all(p.compatible(w) for p, w in zip(params, want)):
+        raise ctx.fail(f"to_apply {body.name} must take the inputs' slices then the carries "
+                       f"({', '.join(str(w) for w in want)}), but its signature is {_signature(body)}")
+    root = body.root.shape
+    results = list(root.tuple_shapes) if root.is_tuple else [root]
+    if len(results) < carries or not all(r.compatible(c) for r, c in zip(results[len(results) - carries:], inits)):
+        raise ctx.fail(f"to_apply {body.name} must return (outputs..., carries...) with carries of the initial "
+                       f"values' shapes ({', '.join(str(c) for c in inits)}), but its signature is {_signature(body)}")
+    outputs = []
+    for r in results[:len(results) - carries]:
+        if not r.is_array or d > r.rank:
+            raise ctx.fail(f"output {r} of to_apply {body.name} cannot be stacked along dimension {d}")
+        outputs.append(Shape(r.element_type, r.dimensions[:d] + (length,) + r.dimensions[d:]))
+    out = outputs + [_default_layout(c) for c in inits]
+    return out[0] if len(out) == 1 and not root.is_tuple else Shape.tuple(out)
+
+
 @_rule("conditional")
 def _conditional(ctx: _Ctx) -> Shape:
     if not ctx.shapes:

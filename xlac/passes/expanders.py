@@ -45,6 +45,10 @@ as one table.
   slice ``j`` keeps group ``j``'s rows (zeros elsewhere), then a ``dot``
   that contracts it with the rhs group dimension (ragged non-contracting) or
   keeps it as a batch dimension (ragged contracting; the rhs widened alike);
+* ``scan`` (XLA's Scan), as XLA's ScanExpander: a ``while`` whose state is
+  the step, the carries, the inputs and the stacked outputs; each step
+  dynamic-slices the inputs, calls ``to_apply`` and dynamic-update-slices
+  its outputs in (from the end with ``is_reverse``);
 * ``domain`` (its operand) and ``copy-start``/``copy-done`` (a ``copy``
   where the start was), XLA's internal plumbing;
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
@@ -66,7 +70,7 @@ from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import ragged_dot_dimensions
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import BF16, C64, C128, F16, F32, F64, PRED, U8, U16, U32, U64, Layout, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S32, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -435,6 +439,91 @@ def _ragged_to_dense(rw: PatternRewriter, x: HloInstruction, gs: HloInstruction,
     xzero = rw.create("constant", Shape(et, ()), [], {"literal": np.zeros((), et.dtype)})
     return rw.create("select", value_shape, [inside, spread_x,
                                              rw.create("broadcast", value_shape, [xzero], {"dimensions": ()})])
+
+
+# -- scan, as XLA's ScanExpander ------------------------------------------------------
+
+class _NewComputation:
+    """The instructions of a computation an expansion builds (a while's
+    condition or body), operands first."""
+
+    def __init__(self, rw: PatternRewriter):
+        self.rw, self.instructions = rw, []
+
+    def add(self, opcode: str, shape: Shape, operands=(), attrs=None) -> HloInstruction:
+        inst = self.rw.instruction(opcode, shape, operands, attrs)
+        self.instructions.append(inst)
+        return inst
+
+    def constant(self, value, et=S32) -> HloInstruction:
+        return self.add("constant", Shape(et, ()), [], {"literal": np.array(value, dtype=et.dtype)})
+
+    def parts(self, shape: Shape) -> list:
+        """Parameter 0 of tuple ``shape``, element by element."""
+        param = self.add("parameter", shape, [], {"parameter_number": 0})
+        return [self.add("get-tuple-element", s, [param], {"index": k}) for k, s in enumerate(shape.tuple_shapes)]
+
+    def build(self, name: str, root: HloInstruction):
+        return self.rw.computation(name, self.instructions, root)
+
+
+@EXPANSIONS.register("scan")
+def scan(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    body_comp = inst.attrs["to_apply"]
+    (d,) = (int(str(v)) for v in inst.attrs["dimensions"])
+    carries = int(str(inst.attrs.get("num_carries", 0)))
+    reverse = str(inst.attrs.get("is_reverse", False)).lower() == "true"
+    ops = list(inst.operands)
+    inputs, inits = ops[:len(ops) - carries], ops[len(ops) - carries:]
+    results = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+    outputs = results[:len(results) - carries]
+    length = inputs[0].shape.dimensions[d]
+    scalar = Shape(S32, ())
+    # The loop state: (step, carries..., inputs..., outputs...), as XLA's.
+    state = Shape.tuple([scalar] + [i.shape for i in inits] + [i.shape for i in inputs] + outputs)
+    first_input, first_output = 1 + carries, 1 + carries + len(inputs)
+
+    cond = _NewComputation(rw)
+    step = cond.parts(state)[0]
+    condition = cond.build(f"{inst.name}_condition",
+                           cond.add("compare", Shape(PRED, ()), [step, cond.constant(length)], {"direction": "LT"}))
+
+    b = _NewComputation(rw)
+    parts = b.parts(state)
+    step = parts[0]
+    at = b.add("subtract", scalar, [b.constant(length - 1), step]) if reverse else step
+    zero = b.constant(0)
+
+    def starts(rank: int) -> list:
+        return [at if k == d else zero for k in range(rank)]
+    args = []
+    for x in parts[first_input:first_output]:
+        dims = x.shape.dimensions
+        sizes = tuple(1 if k == d else n for k, n in enumerate(dims))
+        one = b.add("dynamic-slice", Shape(x.shape.element_type, sizes), [x] + starts(len(dims)),
+                    {"dynamic_slice_sizes": sizes})
+        args.append(b.add("reshape", Shape(x.shape.element_type, dims[:d] + dims[d + 1:]), [one]))
+    called = b.add("call", body_comp.root.shape, args + parts[1:first_input], {"to_apply": body_comp})
+    root = body_comp.root.shape
+    got = ([b.add("get-tuple-element", t, [called], {"index": k}) for k, t in enumerate(root.tuple_shapes)]
+           if root.is_tuple else [called])
+    stacked = []
+    for acc, value in zip(parts[first_output:], got[:len(got) - carries]):
+        dims = acc.shape.dimensions
+        piece = b.add("reshape", Shape(value.shape.element_type, dims[:d] + (1,) + dims[d + 1:]), [value])
+        stacked.append(b.add("dynamic-update-slice", acc.shape, [acc, piece] + starts(len(dims))))
+    following = b.add("add", scalar, [step, b.constant(1)])
+    body = b.build(f"{inst.name}_body", b.add("tuple", state, [following] + got[len(got) - carries:]
+                                               + parts[first_input:first_output] + stacked))
+
+    def constant(value, et):
+        return rw.create("constant", Shape(et, ()), [], {"literal": np.array(value, dtype=et.dtype)})
+    blanks = [rw.create("broadcast", o, [constant(0, o.element_type)], {"dimensions": ()}) for o in outputs]
+    init = rw.create("tuple", state, [constant(0, S32)] + inits + inputs + blanks)
+    loop = rw.create("while", state, [init], {"condition": condition, "body": body})
+    final = [rw.create("get-tuple-element", state.tuple_shapes[k], [loop], {"index": k})
+             for k in list(range(first_output, len(state.tuple_shapes))) + list(range(1, first_input))]
+    return rw.supersede(inst, rw.create("tuple", inst.shape, final) if inst.shape.is_tuple else final[0])
 
 
 # -- XLA-internal plumbing: a sharding domain is its operand; an asynchronous copy

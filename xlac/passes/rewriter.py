@@ -224,14 +224,28 @@ class PatternRewriter:
         params = [HloInstruction("parameter", scalar, [], {"parameter_number": k}, self._names()(name))
                   for k, name in enumerate(("lhs", "rhs"))]
         root = HloInstruction(opcode, scalar, params, None, self._names()(opcode))
+        comp = self.computation(f"{opcode}_{element_type.value}", params + [root], root)
+        self._scalar_computations[key] = comp
+        return comp
+
+    def computation(self, name: str, instructions: list, root: HloInstruction) -> HloComputation:
+        """A new computation of ``instructions`` (operands first) named after
+        ``name``, added to the module ahead of its callers (a while body, a
+        reducer)."""
+        module = self.comp.parent
         taken = {c.name for c in module.computations} if module is not None else set()
-        comp = HloComputation(fresh_name(f"{opcode}_{element_type.value}", taken), params + [root], root=root)
+        comp = HloComputation(fresh_name(name, taken), instructions, root=root)
         comp.compute_users()
         if module is not None:
             comp.parent = module
             module.computations.insert(0, comp)   # callees before callers
-        self._scalar_computations[key] = comp
         return comp
+
+    def instruction(self, opcode: str, shape: Shape, operands: Iterable[HloInstruction] = (),
+                    attrs: dict | None = None) -> HloInstruction:
+        """A new instruction for a computation :meth:`computation` makes (not in
+        the one being walked), uniquely named in the module."""
+        return HloInstruction(opcode, shape, list(operands), attrs, self._names()(opcode))
 
     def may_replace(self, old: HloInstruction, new: HloInstruction) -> bool:
         return may_replace(old, new, self.comp)
