@@ -2045,6 +2045,14 @@ def _all_gather(inst, vals):
     return (_one_or_tuple(list(vals)), gathered) if start else gathered
 
 
+@_rule("collective-broadcast")
+def _collective_broadcast(inst, vals):
+    # Every device of the group takes the first device's operands.
+    dev, group, _ = _group(inst)
+    values = dev.exchange(inst, group, tuple(vals))
+    return _one_or_tuple([np.array(v, copy=True) for v in values[0]])
+
+
 @_rule("reduce-scatter")
 def _reduce_scatter(inst, vals):
     d = _ints(inst.attrs.get("dimensions"))[0]

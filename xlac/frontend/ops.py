@@ -1833,6 +1833,20 @@ def all_reduce(operand, computation: XlaComputation, replica_groups=None, channe
     return b.add_instruction("all-reduce", xs, attrs)
 
 
+@builds("collective-broadcast")
+def collective_broadcast(operand, replica_groups=None, channel_id=None) -> XlaOp:
+    """XLA's CollectiveBroadcast (StableHLO ``collective_broadcast``): every
+    device of a replica group gets the operand of the group's first device
+    (``replica_groups`` and ``channel_id`` as for :func:`all_reduce`; with a
+    channel id the groups are of partitions).  ``operand``: an array, a tuple
+    XlaOp or a list of arrays (the result is then a tuple).  ShapeError for
+    malformed replica groups."""
+    op = "collective_broadcast"
+    xs, _ = _operand_list(op, operand)
+    b = _builder(op, *xs)
+    return b.add_instruction("collective-broadcast", xs, _collective_attrs(op, replica_groups, channel_id))
+
+
 def _scalar_add(element_type: PrimitiveType) -> XlaComputation:
     sub = XlaBuilder(f"add_{element_type.value}")
     scalar = Shape(element_type, ())

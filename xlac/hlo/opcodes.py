@@ -221,6 +221,10 @@ _define("reduce-scatter", "collective", None, "ReduceScatter", traits=[SE], dime
 _define("collective-permute collective-permute-start", "collective", None, "CollectivePermute",
         traits=[SE], channel_id=INT, source_target_pairs=SOURCE_TARGET_PAIRS, slice_sizes=RAW)
 _define("all-reduce-done all-gather-done collective-permute-done", "collective", 1, "", traits=[SE])
+# XLA's CollectiveBroadcast (StableHLO collective_broadcast): every device of a group
+# gets the operand(s) of the group's first device.
+_define("collective-broadcast", "collective", None, "", traits=[SE], channel_id=INT,
+        replica_groups=REPLICA_GROUPS, constrain_layout=BOOL)
 _define("send", "collective", 2, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 _define("recv", "collective", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 _define("send-done", "collective", 1, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)

@@ -1727,6 +1727,16 @@ def _all_reduce(ctx: _Ctx) -> Shape:
     return _one_or_tuple([_default_layout(x) for x in operands])
 
 
+@_rule("collective-broadcast")
+def _collective_broadcast(ctx: _Ctx) -> Shape:
+    """XLA's CollectiveBroadcast (StableHLO ``collective_broadcast``): each
+    device gets the operands of the first device of its replica group; the
+    result has the operands' shapes."""
+    operands = _collective_operands(ctx)
+    _device_rule(ctx, collectives.check_replica_groups, False)
+    return _one_or_tuple([_default_layout(x) for x in operands])
+
+
 def _shard_count(ctx: _Ctx, operands: list, results: list | None, d: int, gather: bool) -> int:
     """How many devices share the op: from the result shapes when given, else
     from the replica groups; checked against both."""

@@ -45,6 +45,9 @@ as one table.
   slice ``j`` keeps group ``j``'s rows (zeros elsewhere), then a ``dot``
   that contracts it with the rhs group dimension (ragged non-contracting) or
   keeps it as a batch dimension (ragged contracting; the rhs widened alike);
+* ``collective-broadcast`` (XLA's CollectiveBroadcast): an ``all-gather``
+  of the operands (given a leading dimension) over the same groups, of which
+  every device keeps the first device's slice;
 * ``scan`` (XLA's Scan), as XLA's ScanExpander: a ``while`` whose state is
   the step, the carries, the inputs and the stacked outputs; each step
   dynamic-slices the inputs, calls ``to_apply`` and dynamic-update-slices
@@ -439,6 +442,29 @@ def _ragged_to_dense(rw: PatternRewriter, x: HloInstruction, gs: HloInstruction,
     xzero = rw.create("constant", Shape(et, ()), [], {"literal": np.zeros((), et.dtype)})
     return rw.create("select", value_shape, [inside, spread_x,
                                              rw.create("broadcast", value_shape, [xzero], {"dimensions": ()})])
+
+
+# -- collective-broadcast -------------------------------------------------------------
+
+@EXPANSIONS.register("collective-broadcast")
+def collective_broadcast(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    module = rw.comp.parent
+    replicas, partitions = (module.replica_count, module.num_partitions) if module is not None else (1, 1)
+    n = collectives.known_group_size(inst) or len(collectives.device_groups(inst, replicas, partitions)[0])
+    leaves = list(inst.operands)
+    stacked = [rw.create("reshape", Shape(x.shape.element_type, (1,) + x.shape.dimensions), [x]) for x in leaves]
+    gathered_shapes = [Shape(x.shape.element_type, (n,) + x.shape.dimensions) for x in leaves]
+    attrs = {k: v for k, v in inst.attrs.items() if k in ("replica_groups", "channel_id", "constrain_layout")}
+    attrs["dimensions"] = (0,)
+    gather_shape = gathered_shapes[0] if len(leaves) == 1 else Shape.tuple(gathered_shapes)
+    gathered = rw.create("all-gather", gather_shape, stacked, attrs)
+    out = []
+    for k, (x, g) in enumerate(zip(leaves, gathered_shapes)):
+        part = gathered if len(leaves) == 1 else rw.create("get-tuple-element", g, [gathered], {"index": k})
+        first = rw.create("slice", Shape(x.shape.element_type, (1,) + x.shape.dimensions), [part],
+                          {"slice": ((0, 1, 1),) + tuple((0, m, 1) for m in x.shape.dimensions)})
+        out.append(rw.create("reshape", Shape(x.shape.element_type, x.shape.dimensions), [first]))
+    return rw.supersede(inst, out[0] if len(out) == 1 else rw.create("tuple", inst.shape, out))
 
 
 # -- scan, as XLA's ScanExpander ------------------------------------------------------
