@@ -864,7 +864,12 @@ def _ragged_dot(ctx: _Ctx) -> Shape:
     if mode == "non-contracting":              # the dot's rhs dimension numbers without the group dimension
         for k in ("rhs_batch_dims", "rhs_contracting_dims"):
             attrs[k] = tuple(d - (d > group) for d in ctx.ints_attr(k, required=False))
-    out = infer_shape("dot", [lhs, rhs_dot], attrs, ctx.shape)
+    try:
+        out = infer_shape("dot", [lhs, rhs_dot], attrs, ctx.shape)
+    except ShapeError as e:                    # the dot's rule, said of the ragged-dot
+        rule = str(e).removeprefix("dot: ").split(" (operand shapes:")[0]
+        where = f" (the rhs without its group dimension {group}: {rhs_dot})" if group is not None else ""
+        raise ctx.fail(f"{rule}{where}") from None
     return Shape(out.element_type, (g,) + out.dimensions) if mode == "contracting" else out
 
 

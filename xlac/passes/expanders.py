@@ -448,14 +448,24 @@ def _ragged_to_dense(rw: PatternRewriter, x: HloInstruction, gs: HloInstruction,
 
 @EXPANSIONS.register("collective-broadcast")
 def collective_broadcast(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    # The all-gather names the same groups by global device id (its own group
+    # modes differ from collective-broadcast's for a channel id without
+    # use_global_device_ids), so it meets exactly the same devices.
     module = rw.comp.parent
     replicas, partitions = (module.replica_count, module.num_partitions) if module is not None else (1, 1)
-    n = collectives.known_group_size(inst) or len(collectives.device_groups(inst, replicas, partitions)[0])
+    groups = collectives.device_groups(inst, replicas, partitions)
+    n = len(groups[0])
     leaves = list(inst.operands)
     stacked = [rw.create("reshape", Shape(x.shape.element_type, (1,) + x.shape.dimensions), [x]) for x in leaves]
     gathered_shapes = [Shape(x.shape.element_type, (n,) + x.shape.dimensions) for x in leaves]
-    attrs = {k: v for k, v in inst.attrs.items() if k in ("replica_groups", "channel_id", "constrain_layout")}
-    attrs["dimensions"] = (0,)
+    channel = inst.attrs.get("channel_id")
+    if channel is None:                 # a fresh one: use_global_device_ids needs a channel id
+        used = [int(str(i.attrs["channel_id"])) for c in (module.computations if module else [rw.comp])
+                for i in c.instructions if i.attrs.get("channel_id") is not None]
+        channel = max(used, default=0) + 1
+    attrs = {"channel_id": channel,
+             "replica_groups": collectives.ReplicaGroups.of([list(g) for g in groups]),
+             "use_global_device_ids": True, "dimensions": (0,)}
     gather_shape = gathered_shapes[0] if len(leaves) == 1 else Shape.tuple(gathered_shapes)
     gathered = rw.create("all-gather", gather_shape, stacked, attrs)
     out = []
