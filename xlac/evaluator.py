@@ -1130,6 +1130,25 @@ def _dot(inst, vals):
     return _convert(r, out_dt)
 
 
+@_rule("scaled-dot")
+def _scaled_dot(inst, vals):
+    """XLA's ScaledDotRewriter step for step: each operand and its scale
+    converted to their common type, the scale repeated over its blocks and
+    multiplied in, then a dot in the result type."""
+    sides = []
+    for x, scale in ((vals[0], vals[1]), (vals[2], vals[3])):
+        if scale.ndim == 0:
+            sides.append(x)
+            continue
+        pt = shape_inference.scaled_dot_type(PrimitiveType.from_dtype(x.dtype), PrimitiveType.from_dtype(scale.dtype))
+        x, scale = _convert(x, pt.dtype), _convert(scale, pt.dtype)
+        for d, (n, k) in enumerate(zip(x.shape, scale.shape)):
+            scale = np.repeat(scale, n // k, axis=d)
+        wide = _F32 if pt.dtype in _HALVES else pt.dtype       # halves multiply in f32, rounded once
+        sides.append(_convert(_convert(x, wide) * _convert(scale, wide), pt.dtype))
+    return _dot(inst, sides)
+
+
 @_rule("ragged-dot")
 def _ragged_dot(inst, vals):
     """XLA's RaggedDot as one einsum with a one-hot group mask ``[prefix...,

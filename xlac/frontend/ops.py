@@ -879,6 +879,38 @@ def dot_general(lhs: XlaOp, rhs: XlaOp, dimension_numbers, preferred_element_typ
     return b.add_instruction("dot", [lhs, rhs], attrs, shape=shape)
 
 
+@builds("scaled-dot")
+def scaled_dot(lhs: XlaOp, lhs_scale: XlaOp, rhs: XlaOp, rhs_scale: XlaOp, dimension_numbers,
+               preferred_element_type=None) -> XlaOp:
+    """XLA's ScaledDot: a dot_general of block-scaled operands (MX formats such
+    as f8e4m3fn with f8e8m0fnu scales).  Each scale is a scalar (XLA then
+    leaves its operand unscaled) or has its operand's rank with dimensions
+    dividing the operand's: scale element ``i`` multiplies block ``i``.
+    Operand and scale are computed in a common type (bf16 for two narrow
+    types), the result in ``preferred_element_type`` (default: that type, f32
+    when lhs and rhs differ).  ``dimension_numbers`` as for
+    :func:`dot_general`.  ShapeError for scales that do not divide their
+    operands, non-float types, dot dimension mismatches."""
+    op = "scaled_dot"
+    b = _builder(op, lhs, lhs_scale, rhs, rhs_scale)
+    operands = [lhs, lhs_scale, rhs, rhs_scale]
+    b.check_operands(op, operands)
+    dn = _dot_numbers(dimension_numbers)
+    attrs = {}
+    for key, val in (("lhs_batch_dims", dn.lhs_batch_dimensions),
+                     ("lhs_contracting_dims", dn.lhs_contracting_dimensions),
+                     ("rhs_batch_dims", dn.rhs_batch_dimensions),
+                     ("rhs_contracting_dims", dn.rhs_contracting_dimensions)):
+        val = _int_list(op, key, val)
+        if val:
+            attrs[key] = _bi.tuple(val)
+    shape = None
+    if preferred_element_type is not None:
+        s = infer_shape("scaled-dot", [o.shape for o in operands], attrs)
+        shape = s.with_element_type(_element_type(op, preferred_element_type))
+    return b.add_instruction("scaled-dot", operands, attrs, shape=shape)
+
+
 @builds("ragged-dot")
 def ragged_dot_general(lhs: XlaOp, rhs: XlaOp, group_sizes: XlaOp, dimension_numbers, lhs_ragged_dimensions,
                        rhs_group_dimensions=(), preferred_element_type=None) -> XlaOp:

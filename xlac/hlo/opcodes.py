@@ -173,6 +173,10 @@ _define("select-and-scatter", "reduce", 3, "SelectAndScatter", window=WINDOW, se
         scatter=COMPUTATION)
 _define("dot", "dot", 2, "Dot, DotGeneral", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
         rhs_batch_dims=INTS, rhs_contracting_dims=INTS, algorithm=ENUM)
+# XLA's ScaledDot (lhs, lhs_scale, rhs, rhs_scale): a dot of block-scaled operands
+# (MX formats), each scale element multiplying its block of the operand.
+_define("scaled-dot", "dot", None, "", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,
+        rhs_batch_dims=INTS, rhs_contracting_dims=INTS)
 # XLA's RaggedDot (lhs, rhs, group_sizes): lhs_ragged_dims splits one lhs dimension into
 # consecutive groups of group_sizes; rhs_group_dims picks each group's rhs slice.
 _define("ragged-dot", "dot", 3, "", traits=[X], lhs_batch_dims=INTS, lhs_contracting_dims=INTS,

@@ -44,7 +44,7 @@ from ..errors import ShapeError, UnsupportedError
 from . import collectives, custom_call, dynamic, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
 from .window import WindowError, conv_dimension_numbers_of, window_of
-from ..shape import PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape, parse_shape
+from ..shape import BF16, PRED, C64, C128, F32, F64, S32, U32, U64, PrimitiveType, Shape, parse_shape
 
 __all__ = ["infer_shape", "has_rule", "RULES", "RESULT_SHAPE_GIVEN", "ShapeError", "ragged_dot_dimensions"]
 
@@ -833,6 +833,53 @@ def _dot(ctx: _Ctx) -> Shape:
             raise ctx.fail(f"result element type {pt.value} cannot hold a dot of {et.value}")
         et = pt
     return Shape(et, dims)
+
+
+def scaled_dot_type(a: PrimitiveType, b: PrimitiveType) -> PrimitiveType:
+    """The type XLA's ScaledDotRewriter computes an operand and its scale in:
+    bf16 when both are narrower than 16 bits, their type when they agree, f32
+    when they differ at one width, else the wider."""
+    if a.bit_width < 16 and b.bit_width < 16:
+        return BF16
+    if a == b:
+        return a
+    if a.bit_width == b.bit_width:
+        return F32
+    return a if a.bit_width > b.bit_width else b
+
+
+@_rule("scaled-dot")
+def _scaled_dot(ctx: _Ctx) -> Shape:
+    """XLA's ScaledDot (its ScaledDotRewriter's semantics): ``lhs, lhs_scale,
+    rhs, rhs_scale``; each scale is a scalar (no scaling) or has its operand's
+    rank with dimensions dividing the operand's, each element multiplying its
+    block; the result is the dot (attributes as dot's) of the scaled operands,
+    in the given type (else their type, f32 when they differ).  XLA's NVFP4
+    global scales (operands 5 and 6) are not supported."""
+    if len(ctx.shapes) != 4:
+        raise ctx.fail(f"takes lhs, lhs_scale, rhs, rhs_scale (4 operands), got {len(ctx.shapes)}"
+                       + (" (NVFP4 global scales are not supported yet)" if len(ctx.shapes) == 6 else ""))
+    lhs, lhs_scale, rhs, rhs_scale = (ctx.array(i, n) for i, n in
+                                      enumerate(("lhs", "lhs_scale", "rhs", "rhs_scale")))
+    types = []
+    for side, x, scale in (("lhs", lhs, lhs_scale), ("rhs", rhs, rhs_scale)):
+        if not (x.element_type.is_float and scale.element_type.is_float):
+            raise ctx.fail(f"{side} {x} and {side}_scale {scale} must be floating point")
+        if scale.rank == 0:
+            types.append(x.element_type)
+            continue
+        if scale.rank != x.rank or any(n % k if k else True for n, k in zip(x.dimensions, scale.dimensions)):
+            raise ctx.fail(f"{side}_scale {scale} must be a scalar or have {side} {x}'s rank with dimensions "
+                           "dividing its dimensions")
+        types.append(scaled_dot_type(x.element_type, scale.element_type))
+    common = types[0] if types[0] == types[1] else F32
+    out = infer_shape("dot", [Shape(common, lhs.dimensions), Shape(common, rhs.dimensions)],
+                      {k: v for k, v in ctx.attrs.items() if k.endswith("_dims")})
+    if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != common:
+        if not ctx.shape.element_type.is_float:
+            raise ctx.fail(f"result element type {ctx.shape.element_type.value} must be floating point")
+        return out.with_element_type(ctx.shape.element_type)
+    return out
 
 
 @_rule("ragged-dot")

@@ -40,6 +40,9 @@ as one table.
   ConvertAsyncCollectivesToSync does for collectives;
 * ``stochastic-convert`` (float to signed integer, rounded up when the random
   operand says so), as XLA's StochasticConvertDecomposer;
+* ``scaled-dot`` (XLA's ScaledDot), as XLA's ScaledDotRewriter: each
+  operand and its scale converted to a common type, the scale broadcast over
+  its blocks and multiplied in, then a ``dot``;
 * ``ragged-dot`` (XLA's RaggedDot), as XLA's RaggedDotRewriter and jax's
   reference: the ragged operand widened by a leading group dimension whose
   slice ``j`` keeps group ``j``'s rows (zeros elsewhere), then a ``dot``
@@ -71,7 +74,7 @@ import numpy as np
 from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
-from ..hlo.shape_inference import ragged_dot_dimensions
+from ..hlo.shape_inference import ragged_dot_dimensions, scaled_dot_type
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S32, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
@@ -372,6 +375,34 @@ def stochastic_convert(inst: HloInstruction, rw: PatternRewriter) -> bool:
     out = op("select", to, op("compare", PRED, x, full(info.min, ft), direction="LE"), full(info.min, to), out)
     out = op("select", to, op("compare", PRED, x, full(info.max, ft), direction="GE"), full(info.max, to), out)
     return rw.supersede(inst, out)
+
+
+# -- scaled-dot, as XLA's ScaledDotRewriter --------------------------------------------
+
+@EXPANSIONS.register("scaled-dot")
+def scaled_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    sides = []
+    for x, scale in (inst.operands[0:2], inst.operands[2:4]):
+        if scale.shape.rank == 0:               # as XLA: a scalar scale leaves the operand as it is
+            sides.append(x)
+            continue
+        pt = scaled_dot_type(x.shape.element_type, scale.shape.element_type)
+        x, scale = (v if v.shape.element_type == pt else
+                    rw.create("convert", Shape(pt, v.shape.dimensions), [v]) for v in (x, scale))
+        # [k0, k1] -> [k0, n0/k0, k1, n1/k1] -> reshape to x's dimensions: block repeats.
+        blocks, where = [], []
+        for n, k in zip(x.shape.dimensions, scale.shape.dimensions):
+            where.append(len(blocks))
+            blocks += [k] if n == k else [k, n // k]
+        spread = rw.create("broadcast", Shape(pt, blocks), [scale], {"dimensions": tuple(where)})
+        full = rw.create("reshape", Shape(pt, x.shape.dimensions), [spread])
+        sides.append(rw.create("multiply", Shape(pt, x.shape.dimensions), [x, full]))
+    if sides[0].shape.element_type != sides[1].shape.element_type:
+        sides = [v if v.shape.element_type == F32 else rw.create("convert", Shape(F32, v.shape.dimensions), [v])
+                 for v in sides]
+    attrs = {k: v for k, v in inst.attrs.items() if k.endswith("_dims") or k in ("precision_config",
+                                                                                  "operand_precision")}
+    return rw.supersede(inst, rw.create("dot", inst.shape, sides, attrs))
 
 
 # -- ragged-dot, as XLA's RaggedDotRewriter ------------------------------------------
