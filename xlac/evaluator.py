@@ -2072,6 +2072,36 @@ def _collective_broadcast(inst, vals):
     return _one_or_tuple([np.array(v, copy=True) for v in values[0]])
 
 
+@_rule("ragged-all-to-all")
+def _ragged_all_to_all(inst, vals):
+    """jax's ``ragged_all_to_all``: slice ``i`` of the N offsets goes to the
+    group's device ``i // (N / size)``; receiver slot ``s * k + m`` (sender
+    ``s``, its ``m``-th slice for us) writes ``send_sizes`` rows at the offset
+    the sender's ``output_offsets`` gives, in slot order.  Sizes that disagree
+    with ``recv_sizes`` and slices outside the arrays are errors."""
+    x, out, in_off, send, out_off, recv = vals
+    dev, group, me = _group(inst)
+    n, total = len(group), len(in_off)
+    if total % n:
+        raise CollectiveError(f"{inst.opcode} {inst.name}: {total} offsets are not a multiple of the group "
+                              f"{{{','.join(map(str, group))}}} of {dev} ({n} devices)")
+    k = total // n
+    result = np.array(out, copy=True)
+    for s, (xs, ioff, ssz, ooff) in enumerate(dev.exchange(inst, group, (x, in_off, send, out_off))):
+        for m in range(k):
+            j, slot = me * k + m, s * k + m
+            start, size, at = int(ioff[j]), int(ssz[j]), int(ooff[j])
+            if size != int(recv[slot]):
+                raise ValueError(f"{inst.opcode} {inst.name}: recv_sizes[{slot}] is {int(recv[slot])} on {dev}, but "
+                                 f"device {group[s]} sends {size} rows")
+            if size < 0 or start < 0 or start + size > xs.shape[0] or at < 0 or at + size > result.shape[0]:
+                raise ValueError(f"{inst.opcode} {inst.name}: device {group[s]} sends input rows [{start}, "
+                                 f"{start + size}) of {xs.shape[0]} to output rows [{at}, {at + size}) of "
+                                 f"{result.shape[0]} on {dev}")
+            result[at:at + size] = xs[start:start + size]
+    return result
+
+
 @_rule("reduce-scatter")
 def _reduce_scatter(inst, vals):
     d = _ints(inst.attrs.get("dimensions"))[0]

@@ -1879,6 +1879,26 @@ def collective_broadcast(operand, replica_groups=None, channel_id=None) -> XlaOp
     return b.add_instruction("collective-broadcast", xs, _collective_attrs(op, replica_groups, channel_id))
 
 
+@builds("ragged-all-to-all")
+def ragged_all_to_all(operand: XlaOp, output: XlaOp, input_offsets: XlaOp, send_sizes: XlaOp,
+                      output_offsets: XlaOp, recv_sizes: XlaOp, replica_groups=None, channel_id=None) -> XlaOp:
+    """XLA's RaggedAllToAll (jax's ``lax.ragged_all_to_all``): with N offsets
+    and a group of n devices, rows ``[input_offsets[i], +send_sizes[i])`` of
+    ``operand`` go to the group's device ``i // (N / n)``, which writes them
+    into its ``output`` at the offset the sender's ``output_offsets[i]``
+    gives; ``recv_sizes`` are the sizes each device receives, slot by slot
+    (sender-major).  Returns ``output`` with the received rows written in.
+    ShapeError for operand/output that disagree past the leading dimension or
+    offset vectors of different types or lengths; the evaluator raises for
+    slices outside the arrays and sizes that disagree (compiled code then
+    reads and writes only inside the arrays)."""
+    op = "ragged_all_to_all"
+    operands = [operand, output, input_offsets, send_sizes, output_offsets, recv_sizes]
+    b = _builder(op, *operands)
+    b.check_operands(op, operands)
+    return b.add_instruction("ragged-all-to-all", operands, _collective_attrs(op, replica_groups, channel_id))
+
+
 def _scalar_add(element_type: PrimitiveType) -> XlaComputation:
     sub = XlaBuilder(f"add_{element_type.value}")
     scalar = Shape(element_type, ())

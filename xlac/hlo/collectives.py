@@ -80,7 +80,7 @@ MAX_DEVICES = 1 << 16
 
 #: Collectives whose participants come from ``replica_groups``.
 GROUPED_OPCODES = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
-                             "reduce-scatter", "all-to-all", "collective-broadcast"})
+                             "reduce-scatter", "all-to-all", "collective-broadcast", "ragged-all-to-all"})
 #: Collectives whose participants come from ``source_target_pairs``.
 PERMUTE_OPCODES = frozenset({"collective-permute", "collective-permute-start"})
 #: Point-to-point transfers, paired by ``channel_id`` (and the frontend attribute below).

@@ -229,6 +229,10 @@ _define("all-reduce-done all-gather-done collective-permute-done", "collective",
 # gets the operand(s) of the group's first device.
 _define("collective-broadcast", "collective", None, "", traits=[SE], channel_id=INT,
         replica_groups=REPLICA_GROUPS, constrain_layout=BOOL)
+# XLA's RaggedAllToAll (input, output, input_offsets, send_sizes, output_offsets,
+# recv_sizes): slices of the leading dimension sent to each device of the group.
+_define("ragged-all-to-all", "collective", 6, "", traits=[SE], channel_id=INT, replica_groups=REPLICA_GROUPS,
+        constrain_layout=BOOL)
 _define("send", "collective", 2, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 _define("recv", "collective", 1, "Recv", traits=[SE], channel_id=INT, is_host_transfer=BOOL)
 _define("send-done", "collective", 1, "Send", traits=[SE], channel_id=INT, is_host_transfer=BOOL)

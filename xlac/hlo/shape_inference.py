@@ -1789,6 +1789,35 @@ def _collective_broadcast(ctx: _Ctx) -> Shape:
     return _one_or_tuple([_default_layout(x) for x in operands])
 
 
+@_rule("ragged-all-to-all")
+def _ragged_all_to_all(ctx: _Ctx) -> Shape:
+    """XLA's RaggedAllToAll (jax's ``ragged_all_to_all``): ``input, output,
+    input_offsets, send_sizes, output_offsets, recv_sizes``; input and output
+    arrays of one element type that agree past their leading dimension; the
+    four others integer vectors of one type and length N (a multiple of the
+    group size: N / size slices for each device).  The result is the output
+    with the received slices written in."""
+    ctx.arity(6)
+    x, out = ctx.array(0, "input"), ctx.array(1, "output")
+    if x.element_type != out.element_type or x.rank == 0 or x.dimensions[1:] != out.dimensions[1:] \
+            or out.rank != x.rank:
+        raise ctx.fail(f"input {x} and output {out} must have one element type and agree past their leading "
+                       "dimension")
+    names = ("input_offsets", "send_sizes", "output_offsets", "recv_sizes")
+    first = ctx.array(2, names[0])
+    for i, name in enumerate(names, start=2):
+        v = ctx.array(i, name)
+        if v.rank != 1 or not v.element_type.is_integral or v.element_type.is_pred:
+            raise ctx.fail(f"{name} must be an integer vector, got {v}")
+        if v.element_type != first.element_type or v.dimensions != first.dimensions:
+            raise ctx.fail(f"{name} {v} must have the type and length of input_offsets {first}")
+    _device_rule(ctx, collectives.check_replica_groups, False)
+    group = _device_rule(ctx, collectives.known_group_size)
+    if group and first.dimensions[0] % group:
+        raise ctx.fail(f"the {first.dimensions[0]} offsets must be a multiple of the group size {group}")
+    return _default_layout(out)
+
+
 def _shard_count(ctx: _Ctx, operands: list, results: list | None, d: int, gather: bool) -> int:
     """How many devices share the op: from the result shapes when given, else
     from the replica groups; checked against both."""

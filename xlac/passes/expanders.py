@@ -51,6 +51,11 @@ as one table.
 * ``collective-broadcast`` (XLA's CollectiveBroadcast): an ``all-gather``
   of the operands (given a leading dimension) over the same groups, of which
   every device keeps the first device's slice;
+* ``ragged-all-to-all`` (XLA's RaggedAllToAll): every slice gathered into a
+  block of the input's leading size, the blocks and each slice's output
+  offset and size exchanged by array ``all-to-all``s over the same groups,
+  then each received slice selected into the output rows it covers (reads
+  and writes stay inside the arrays whatever the offsets);
 * ``scan`` (XLA's Scan), as XLA's ScanExpander: a ``while`` whose state is
   the step, the carries, the inputs and the stacked outputs; each step
   dynamic-slices the inputs, calls ``to_apply`` and dynamic-update-slices
@@ -506,6 +511,64 @@ def collective_broadcast(inst: HloInstruction, rw: PatternRewriter) -> bool:
                           {"slice": ((0, 1, 1),) + tuple((0, m, 1) for m in x.shape.dimensions)})
         out.append(rw.create("reshape", Shape(x.shape.element_type, x.shape.dimensions), [first]))
     return rw.supersede(inst, out[0] if len(out) == 1 else rw.create("tuple", inst.shape, out))
+
+
+# -- ragged-all-to-all -------------------------------------------------------------------
+
+@EXPANSIONS.register("ragged-all-to-all")
+def ragged_all_to_all(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    x, out, in_off, send, out_off, _ = inst.operands
+    count = in_off.shape.dimensions[0]
+    rows, rest = x.shape.dimensions[0], x.shape.dimensions[1:]
+    et = x.shape.element_type
+    exchange = {k: v for k, v in inst.attrs.items() if k in ("replica_groups", "channel_id", "constrain_layout")}
+    exchange["dimensions"] = (0,)
+
+    def s32(v):
+        return v if v.shape.element_type == S32 else rw.create("convert", Shape(S32, v.shape.dimensions), [v])
+
+    def scalar_at(v, i, j):                       # element (i, j) of an s32 matrix, as s32[]
+        one = rw.create("slice", Shape(S32, (1, 1)), [v], {"slice": ((i, i + 1, 1), (j, j + 1, 1))})
+        return rw.create("reshape", Shape(S32, ()), [one])
+
+    # Slice i as a block of `rows` rows: input row in_off[i] + t (clamped by the gather).
+    grid = Shape(S32, (count, rows))
+    starts = rw.create("add", grid, [rw.create("broadcast", grid, [s32(in_off)], {"dimensions": (0,)}),
+                                     rw.create("iota", grid, [], {"iota_dimension": 1})])
+    blocks_shape = Shape(et, (count, rows) + rest)
+    blocks = rw.create("gather", blocks_shape, [x, starts], {
+        "offset_dims": tuple(range(2, 2 + len(rest))), "collapsed_slice_dims": (0,), "start_index_map": (0,),
+        "index_vector_dim": 2, "slice_sizes": (1,) + rest})
+    received = rw.create("all-to-all", blocks_shape, [blocks], dict(exchange))
+    column = Shape(S32, (count, 1))
+    meta = rw.create("concatenate", Shape(S32, (count, 2)),
+                     [rw.create("reshape", column, [s32(out_off)]), rw.create("reshape", column, [s32(send)])],
+                     {"dimensions": (1,)})
+    meta = rw.create("all-to-all", meta.shape, [meta], dict(exchange))
+    # Slot i (sender-major) writes its rows at its offset, later slots over earlier ones.
+    length = out.shape.dimensions[0]
+    line, flags = Shape(S32, (length,)), Shape(PRED, (length,))
+    row = rw.create("iota", line, [], {"iota_dimension": 0})
+    zero = rw.create("broadcast", line, [rw.create("constant", Shape(S32, ()), [], {"literal": np.int32(0)})],
+                     {"dimensions": ()})
+    result = out
+    for i in range(count):
+        at = rw.create("broadcast", line, [scalar_at(meta, i, 0)], {"dimensions": ()})
+        size = rw.create("broadcast", line, [scalar_at(meta, i, 1)], {"dimensions": ()})
+        local = rw.create("subtract", line, [row, at])
+        inside = rw.create("and", flags, [rw.create("compare", flags, [local, zero], {"direction": "GE"}),
+                                          rw.create("compare", flags, [local, size], {"direction": "LT"})])
+        slot = rw.create("broadcast", line, [rw.create("constant", Shape(S32, ()), [], {"literal": np.int32(i)})],
+                         {"dimensions": ()})
+        index = rw.create("concatenate", Shape(S32, (length, 2)),
+                          [rw.create("reshape", Shape(S32, (length, 1)), [v]) for v in (slot, local)],
+                          {"dimensions": (1,)})
+        values = rw.create("gather", Shape(et, out.shape.dimensions), [received, index], {
+            "offset_dims": tuple(range(1, 1 + len(rest))), "collapsed_slice_dims": (0, 1),
+            "start_index_map": (0, 1), "index_vector_dim": 1, "slice_sizes": (1, 1) + rest})
+        mask = rw.create("broadcast", Shape(PRED, out.shape.dimensions), [inside], {"dimensions": (0,)})
+        result = rw.create("select", Shape(et, out.shape.dimensions), [mask, values, result])
+    return rw.supersede(inst, result)
 
 
 # -- scan, as XLA's ScanExpander ------------------------------------------------------
