@@ -309,19 +309,76 @@ def test_mulhi_wants_integers(t):
 
 
 # -----------------------------------------------------------------------------------
+# scaled-dot
+# -----------------------------------------------------------------------------------
+
+def _scaled(lt: str, st: str, lhs_scale: str = "[4,1]", rhs_scale: str = "[1,3]", out: str = "f32") -> str:
+    return (f"HloModule sd\n\nENTRY e {{\n  a = {lt}[4,32] parameter(0)\n  sa = {st}{lhs_scale} parameter(1)\n"
+            f"  b = {lt}[32,3] parameter(2)\n  sb = {st}{rhs_scale} parameter(3)\n"
+            f"  ROOT r = {out}[4,3] scaled-dot(a, sa, b, sb), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n")
+
+
+@pytest.mark.parametrize("lt, st", [("f32", "f32"), ("f8e4m3fn", "f8e8m0fnu"), ("bf16", "f32")])
+def test_scaled_dot_scales_each_block(lt, st):
+    import ml_dtypes
+    dt = {"f32": np.float32, "f8e4m3fn": ml_dtypes.float8_e4m3fn, "bf16": ml_dtypes.bfloat16}[lt]
+    sdt = {"f32": np.float32, "f8e8m0fnu": ml_dtypes.float8_e8m0fnu}[st]
+    a, b = _f32(4, 32).astype(dt), _f32(32, 3).astype(dt)
+    sa, sb = np.array([[1], [2], [0.5], [4]]).astype(sdt), np.array([[2, 0.25, 1]]).astype(sdt)
+    want = (a.astype(np.float32) * sa.astype(np.float32)) @ (b.astype(np.float32) * sb.astype(np.float32))
+    text = _scaled(lt, st)
+    assert "scaled-dot(a, sa, b, sb), lhs_contracting_dims={1}, rhs_contracting_dims={0}" in _round_trips(text)
+    _check(text, (a, sa, b, sb), want)
+
+
+def test_scaled_dot_blocks_along_the_contracting_dimension_and_scalar_scales():
+    a, b = _f32(4, 32), _f32(32, 3)
+    sa = np.abs(_f32(4, 2)) + 0.5                          # blocks of 16 along the contraction
+    want = (a * np.repeat(sa, 16, axis=1)) @ b             # a scalar scale leaves rhs as it is (as XLA)
+    _check(_scaled("f32", "f32", "[4,2]", "[]"), (a, sa, b, np.float32(3)), want)
+
+
+def test_scaled_dot_builder():
+    b = xlac.XlaBuilder("sd")
+    p = [ops.parameter(b, k, xlac.shape(s), f"p{k}") for k, s in
+         enumerate(["f8e4m3fn[2,4]", "f8e8m0fnu[2,2]", "f8e4m3fn[4,3]", "f8e8m0fnu[2,3]"])]
+    r = ops.scaled_dot(*p, (((1,), (0,)), ((), ())), preferred_element_type=xlac.F32)
+    assert str(r.shape) == "f32[2,3]{1,0}"
+    assert str(ops.scaled_dot(*p, (((1,), (0,)), ((), ()))).shape) == "bf16[2,3]{1,0}"
+
+
+@pytest.mark.parametrize("text, message", [
+    (_scaled("f32", "f32", "[4,3]"), "lhs_scale f32\\[4,3\\]\\{1,0\\} must be a scalar or have lhs"),
+    (_scaled("f32", "f32", "[4]"), "lhs_scale .* must be a scalar or have lhs"),
+    (_scaled("s32", "f32"), "lhs s32\\[4,32\\]\\{1,0\\} and lhs_scale .* must be floating point"),
+])
+def test_scaled_dot_shape_errors(text, message):
+    with pytest.raises(xlac.ShapeError, match=f"scaled-dot: {message}"):
+        xlac.jit(text)
+
+
+# -----------------------------------------------------------------------------------
 # AOT
 # -----------------------------------------------------------------------------------
 
 @needs_cc
-@pytest.mark.parametrize("case", ["ragged-dot", "scan", "mulhi"])
+@pytest.mark.parametrize("case", ["ragged-dot", "scan", "mulhi", "scaled-dot"])
 def test_aot_objects_match_the_evaluator(case, tmp_path, runtime_obj):  # noqa: F811
     text, args = {
         "ragged-dot": (BATCHED, [_f32(2, 5, 3), _f32(3, 2, 3, 4), np.int32([[1, 2, 2], [3, 0, 1]])]),
         "scan": (TWO_INPUTS, [_f32(3, 5), RNG.integers(-3, 3, (3, 5)).astype(np.int32), _f32(3)]),
         "mulhi": (_mulhi_module("s64", 5), [np.int64([-7, 2**62, 3, -2**63, 5]), np.int64([3, 4, -1, -2**63, 7])]),
+        "scaled-dot": (_scaled("f32", "f32", "[4,2]"), [_f32(4, 32), np.abs(_f32(4, 2)), _f32(32, 3), _f32(1, 3)]),
     }[case]
     want = xlac.evaluate(text, *args)
     want = list(want) if isinstance(want, tuple) else [want]
     _, outputs, _ = build_and_run(text, args, tmp_path, runtime_obj)
     for got, w in zip(outputs, want):
         np.testing.assert_allclose(got, w, rtol=2e-5, atol=2e-5)
+
+
+def test_scaled_dot_global_scales_are_refused_by_name():
+    from xlac.hlo.shape_inference import infer_shape
+    with pytest.raises(xlac.ShapeError, match=r"scaled-dot: takes lhs, lhs_scale, rhs, rhs_scale \(4 operands\), "
+                                              r"got 6 \(NVFP4 global scales are not supported yet\)"):
+        infer_shape("scaled-dot", [xlac.shape("f32[2,2]")] * 6, {})
