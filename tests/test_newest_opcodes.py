@@ -382,3 +382,34 @@ def test_scaled_dot_global_scales_are_refused_by_name():
     with pytest.raises(xlac.ShapeError, match=r"scaled-dot: takes lhs, lhs_scale, rhs, rhs_scale \(4 operands\), "
                                               r"got 6 \(NVFP4 global scales are not supported yet\)"):
         infer_shape("scaled-dot", [xlac.shape("f32[2,2]")] * 6, {})
+
+
+# -----------------------------------------------------------------------------------
+# parsed and printed, refused by name in every stage
+# -----------------------------------------------------------------------------------
+
+REFUSED = {
+    "shuffle": ("HloModule s\n\nENTRY e {\n  x = f32[8]{0} parameter(0)\n"
+                "  ROOT s = f32[8]{0} shuffle(x), dimensions={0}, rotate={shifts={3}}\n}\n", "shuffle"),
+    "collective-reduce": ("HloModule cr\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                          "  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  x = f32[8]{0} parameter(0)\n"
+                          "  ROOT r = f32[8]{0} collective-reduce(x), replica_groups={}, has_dynamic_root=false, "
+                          "to_apply=add\n}\n", "collective-reduce"),
+    "dynamic-root": ("HloModule cb\n\nENTRY e {\n  x = f32[8]{0} parameter(0)\n  root = s32[] parameter(1)\n"
+                     "  ROOT b = (f32[8]{0}, s32[]) collective-broadcast(x, root), replica_groups={}, "
+                     "has_dynamic_root=true\n}\n", "collective-broadcast with has_dynamic_root=true"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+@pytest.mark.parametrize("stage", ["text", "evaluate", "jit", "compile_aot"])
+def test_newest_unsupported_forms_are_refused_by_name(case, stage, tmp_path):
+    text, what = REFUSED[case]
+    if stage == "text":
+        assert text.splitlines()[-2] in _round_trips(text)
+        return
+    args = [np.ones(8, np.float32)] + ([np.int32(0)] if case == "dynamic-root" else [])
+    run = {"evaluate": lambda: xlac.evaluate(text, *args), "jit": lambda: xlac.jit(text)(*args),
+           "compile_aot": lambda: xlac.compile_aot(text, tmp_path / "x.o")}[stage]
+    with pytest.raises(xlac.UnsupportedError, match=f"not supported yet: {what}"):
+        run()

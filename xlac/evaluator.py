@@ -2067,6 +2067,9 @@ def _all_gather(inst, vals):
 @_rule("collective-broadcast")
 def _collective_broadcast(inst, vals):
     # Every device of the group takes the first device's operands.
+    if _bool(inst.attrs.get("has_dynamic_root", False)):
+        raise UnsupportedError("collective-broadcast with has_dynamic_root=true",
+                               f"instruction {inst.name}: only the group's first device as the root")
     dev, group, _ = _group(inst)
     values = dev.exchange(inst, group, tuple(vals))
     return _one_or_tuple([np.array(v, copy=True) for v in values[0]])

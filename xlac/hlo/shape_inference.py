@@ -1783,7 +1783,11 @@ def _all_reduce(ctx: _Ctx) -> Shape:
 def _collective_broadcast(ctx: _Ctx) -> Shape:
     """XLA's CollectiveBroadcast (StableHLO ``collective_broadcast``): each
     device gets the operands of the first device of its replica group; the
-    result has the operands' shapes."""
+    result has the operands' shapes.  XLA's newer form with a root chosen at
+    run time (``has_dynamic_root=true``) is refused by name."""
+    if str(ctx.attrs.get("has_dynamic_root", False)).lower() == "true":
+        raise UnsupportedError("collective-broadcast with has_dynamic_root=true",
+                               "only the group's first device as the root")
     operands = _collective_operands(ctx)
     _device_rule(ctx, collectives.check_replica_groups, False)
     return _one_or_tuple([_default_layout(x) for x in operands])

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
@@ -484,6 +485,9 @@ def _ragged_to_dense(rw: PatternRewriter, x: HloInstruction, gs: HloInstruction,
 
 @EXPANSIONS.register("collective-broadcast")
 def collective_broadcast(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    if str(inst.attrs.get("has_dynamic_root", False)).lower() == "true":
+        raise UnsupportedError("collective-broadcast with has_dynamic_root=true",
+                               f"instruction {inst.name}: only the group's first device as the root")
     # The all-gather names the same groups by global device id (its own group
     # modes differ from collective-broadcast's for a channel id without
     # use_global_device_ids), so it meets exactly the same devices.
