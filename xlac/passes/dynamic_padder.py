@@ -21,6 +21,9 @@ next to it by the size rules of :mod:`xlac.hlo.dynamic`:
   (dynamic-update-slice), a reshape merging a dynamic dimension that is not
   the major-most gathers the valid elements together first, a one-element
   dynamic-slice of a dynamic dimension starts within the valid elements;
+* ``dynamic-reshape`` and ``real-dynamic-slice`` (sizes from operands) are
+  gathers from the operand (its valid elements gathered together first for
+  a dynamic-reshape), whose clamped starts keep reads inside it;
 * an op without a size rule refuses dynamic operands (``UnsupportedError``
   naming the op and the dimension).
 
@@ -48,7 +51,7 @@ from .call_inliner import CallInliner
 
 __all__ = ["DynamicPadder", "DynamicSignature", "pad_dynamic", "is_dynamic_module", "REPLACED_OPCODES"]
 
-#: Opcodes the pass replaces (by a size, by their operand): no code of their own.
+#: Opcodes the pass replaces (by a size, by their operand, by a gather): no code of their own.
 REPLACED_OPCODES = frozenset({"get-dimension-size", "set-dimension-size", "dynamic-reshape",
                               "real-dynamic-slice"})
 
