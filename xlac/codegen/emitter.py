@@ -43,7 +43,7 @@ from .elemental import ElementalEmitter
 from .emission import context_of
 from .ir_array import IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
-from .loops import fill_padding, for_range, loop_hints, loop_nest
+from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -99,9 +99,10 @@ class KernelContext:
     def operand_generator(self, k: int):
         return self.me.operand_generator(self.em, self.b, self.args, self.assignment, self.inst.operands[k])
 
-    def parallel_for(self, n_tasks: int, emit_body: Callable[["KernelContext", ir.Value], None],
+    def parallel_for(self, n_tasks: int | ir.Value, emit_body: Callable[["KernelContext", ir.Value], None],
                      shared: tuple = ()) -> None:
-        """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks).
+        """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks)
+        (an int, or an i64 value >= 1 chosen at run time).
 
         The body becomes a function ``void body(void *ctx, int64_t i)``; when
         the caller's ``opts->parallel_for`` is set it runs the tasks (maybe on
@@ -153,7 +154,8 @@ class KernelContext:
                     with run_parallel:
                         runtime_ctx = b.load(b.gep(opts, [i64(1)], source_etype=PTR), typ=PTR)
                         b.call(TypedCallee(pf, PARALLEL_FOR_TYPE),
-                               [runtime_ctx, i64(n_tasks), body_fn, packed])
+                               [runtime_ctx, n_tasks if isinstance(n_tasks, ir.Value) else i64(n_tasks),
+                                body_fn, packed])
                     with run_here:
                         _serial_tasks(b, body_fn, packed, n_tasks)
             with otherwise:
@@ -241,8 +243,12 @@ class TypedCallee:
         return self.value.get_reference()
 
 
-def _serial_tasks(b, body_fn, packed, n_tasks: int) -> None:
+def _serial_tasks(b, body_fn, packed, n_tasks) -> None:
     # Not unrolled: 64 calls in a row are only more code to compile.
+    if isinstance(n_tasks, ir.Value):
+        with for_range_dynamic(b, i64(0), n_tasks, "task", loop_id=loop_hints(b.module)) as i:
+            b.call(body_fn, [packed, i])
+        return
     with for_range(b, n_tasks, "task", loop_id=loop_hints(b.module)) as i:
         b.call(body_fn, [packed, i])
 
