@@ -350,10 +350,12 @@ typedef struct xlac_run_options {
   /* How many threads parallel_for runs tasks on at most, the calling thread
    * included (1 by default; xlac_run_options_use_thread_pool sets the pool's
    * size). Generated code picks the task grids of its matrix products and
-   * convolutions from it (more, smaller tasks for more threads); it reads it
-   * only when parallel_for is non-NULL, and takes a value below 1 as 1. It
-   * only changes how work is split: the results are the same bits for any
-   * value, and parallel_for may still run the tasks on fewer threads. */
+   * convolutions from it (more, smaller tasks for more threads) and asks
+   * parallel_for for no more workers than that; it reads it only when
+   * parallel_for is non-NULL. A value below 1 means unknown: the grids of
+   * one thread, with as many workers as they have tasks. It only changes how
+   * work is split: the results are the same bits for any value, and
+   * parallel_for may still run the tasks on fewer threads. */
   int64_t num_threads;
 } xlac_run_options;
 

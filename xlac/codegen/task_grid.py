@@ -37,8 +37,8 @@ from llvmlite import ir
 from ..runtime import abi
 from .ir_array import I64, i64
 
-__all__ = ["THREAD_CLASSES", "TASKS_PER_THREAD", "Grid", "GridTable", "split", "select", "thread_count",
-           "pow2_floor", "pow2_ceil"]
+__all__ = ["THREAD_CLASSES", "TASKS_PER_THREAD", "Grid", "GridTable", "Chosen", "split", "select", "choose",
+           "workers", "thread_count", "product", "as_value", "pow2_floor", "pow2_ceil"]
 
 #: The thread counts grids are planned for (a call on more threads than the
 #: last takes the last one's grid).
@@ -85,9 +85,11 @@ class GridTable:
 
     @property
     def max_workers(self) -> int:
-        """Workers that may run at once over all classes: the scratch regions a
-        kernel needs (a worker owns one and keeps it from task to task)."""
-        return max(min(g.n_tasks, cls) for g, cls in zip(self.grids, THREAD_CLASSES))
+        """Workers a kernel may start over all classes (one per thread, at
+        most one per task; with an unknown thread count one per task of the
+        one-thread grid): the scratch regions it needs, a worker owning one
+        and keeping it from task to task."""
+        return max([self.serial.n_tasks] + [min(g.n_tasks, cls) for g, cls in zip(self.grids, THREAD_CLASSES)])
 
     @property
     def max_tasks(self) -> int:
@@ -138,7 +140,8 @@ def split(tasks: int, extents: tuple, minimums: tuple, units: tuple,
 
 
 def select(b: ir.IRBuilder, threads: ir.Value, table: GridTable) -> tuple:
-    """The grid of ``table`` for ``threads`` (an i64 >= 1): ``(split, sizes)``
+    """The grid of ``table`` for ``threads`` (an i64; 0, unknown, takes the
+    one-thread grid): ``(split, sizes)``
     with i64 values where the classes differ and ints where they agree (a
     table with one grid emits nothing)."""
     flat = [tuple(g.split) + tuple(g.sizes) for g in table.grids]
@@ -181,12 +184,14 @@ _PTR = ir.PointerType()
 
 
 def thread_count(b: ir.IRBuilder, opts: ir.Value) -> ir.Value:
-    """An i64 >= 1: the threads this call's ``parallel_for`` runs tasks on.
+    """An i64: the threads this call's ``parallel_for`` runs tasks on.
 
     1 when ``opts`` or ``opts->parallel_for`` is NULL (the loops run on the
-    caller), when ``opts`` is older than version 5 (no ``num_threads``
-    field: a caller built for an older header gets the single-thread grids,
-    what such objects always ran) or when ``num_threads`` is below 1."""
+    caller); 0, *unknown*, when ``opts`` is older than version 5 (no
+    ``num_threads`` field) or ``num_threads`` is below 1: the kernels then
+    run the single-thread grid and start as many workers as it has tasks,
+    leaving it to ``parallel_for`` how many run at once (what objects before
+    version 5 did)."""
     module = b.module
     fn = module.globals.get(_THREADS_FN)
     if fn is None:
@@ -207,10 +212,13 @@ def _emit_thread_count(fn: ir.Function) -> None:
     b.cbranch(b.icmp_unsigned("==", pf, ir.Constant(_PTR, None)), one, check_version)
     b.position_at_end(check_version)
     version = b.load(opts, typ=I64)
-    b.cbranch(b.icmp_signed("<", version, i64(NUM_THREADS_ABI_VERSION)), one, read)
+    unknown = fn.append_basic_block("unknown")
+    b.cbranch(b.icmp_signed("<", version, i64(NUM_THREADS_ABI_VERSION)), unknown, read)
     b.position_at_end(read)
     n = b.load(b.gep(opts, [i64(NUM_THREADS_FIELD)], source_etype=I64), typ=I64)
-    b.ret(b.select(b.icmp_signed("<", n, i64(1)), i64(1), n))
+    b.ret(b.select(b.icmp_signed("<", n, i64(1)), i64(0), n))
+    b.position_at_end(unknown)
+    b.ret(i64(0))
     b.position_at_end(one)
     b.ret(i64(1))
 
@@ -240,9 +248,12 @@ def choose(b: ir.IRBuilder, opts: ir.Value, table: GridTable) -> Chosen:
 
 def workers(b: ir.IRBuilder, chosen: Chosen, cap: int):
     """Workers to start for ``chosen``: one per thread that can take part,
-    no more than its tasks, nor than ``cap`` (the scratch regions)."""
+    no more than its tasks, nor than ``cap`` (the scratch regions); as many
+    as its tasks when the thread count is unknown (0)."""
     if chosen.threads is None:
         return chosen.n_tasks
     n = as_value(chosen.n_tasks)
-    n = b.select(b.icmp_signed("<", chosen.threads, n), chosen.threads, n)
+    t = chosen.threads
+    limit = b.select(b.icmp_signed("<", t, i64(1)), n, t)
+    n = b.select(b.icmp_signed("<", limit, n), limit, n)
     return b.select(b.icmp_signed("<", n, i64(cap)), n, i64(cap))
