@@ -448,21 +448,36 @@ class ModuleEmitter:
         return g
 
 
-#: A kernel doing less work than this (elements touched) runs on one thread.
+#: Work is counted in units of 4 bytes moved (one f32 element) for memory-bound
+#: loops, and of one multiply-add for products (a dot's M * N * K), as XLA's
+#: ``parallel_task_assignment.cc`` sizes I/O-bound ops by bytes and
+#: compute-bound ones by flops.  A kernel doing less work than this runs on
+#: one thread: a wake-up and a few cache misses cost microseconds, which a
+#: loop of a few microseconds must not pay (2^17 units: 512 KiB, ~30 us).
 PARALLEL_MIN_WORK = 1 << 17
 #: Each parallel task gets at least this much work...
 TASK_MIN_WORK = 1 << 14
 #: ... and a kernel is split into at most this many tasks.
 MAX_TASKS = 64
+#: Bytes per unit of memory-bound work.
+WORK_UNIT_BYTES = 4
+
+
+def memory_work(shape: Shape) -> int:
+    """The work of streaming ``shape``'s elements once: its bytes over
+    :data:`WORK_UNIT_BYTES` (an f32 element is one unit, an f64 two, a bf16 half)."""
+    return shape.element_count() * shape.element_type.byte_size // WORK_UNIT_BYTES
 
 
 def work_estimate(inst: HloInstruction) -> int:
-    """Elements a kernel touches: its result, or more when it reduces or contracts."""
+    """The work of a kernel (units of :data:`PARALLEL_MIN_WORK`): the bytes of
+    its result, or of the input of a reduce when that is more; a dot's
+    multiply-adds (M * N * K) when it contracts."""
     insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
-    work = max(s.element_count() for s in inst.shape.leaves()) if inst.shape.leaves() else 0
+    work = max(memory_work(s) for s in inst.shape.leaves()) if inst.shape.leaves() else 0
     for i in insts:
         if i.opcode == "reduce":
-            work = max(work, i.operands[0].shape.element_count())
+            work = max(work, memory_work(i.operands[0].shape))
         elif i.opcode == "dot":
             lhs = i.operands[0].shape
             k = 1

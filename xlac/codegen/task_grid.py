@@ -38,7 +38,7 @@ from ..runtime import abi
 from .ir_array import I64, i64
 
 __all__ = ["THREAD_CLASSES", "TASKS_PER_THREAD", "Grid", "GridTable", "Chosen", "split", "select", "choose",
-           "workers", "thread_count", "product", "as_value", "pow2_floor", "pow2_ceil"]
+           "workers", "thread_count", "product", "as_value", "pow2_floor"]
 
 #: The thread counts grids are planned for (a call on more threads than the
 #: last takes the last one's grid).
@@ -51,11 +51,6 @@ TASKS_PER_THREAD = 4
 def pow2_floor(x: int) -> int:
     """The largest power of two <= ``x`` (``x >= 1``)."""
     return 1 << (int(x).bit_length() - 1)
-
-
-def pow2_ceil(x: int) -> int:
-    """The smallest power of two >= ``x`` (``x >= 1``)."""
-    return 1 << (int(x) - 1).bit_length()
 
 
 @dataclass(frozen=True)
@@ -92,10 +87,6 @@ class GridTable:
         return max([self.serial.n_tasks] + [min(g.n_tasks, cls) for g, cls in zip(self.grids, THREAD_CLASSES)])
 
     @property
-    def max_tasks(self) -> int:
-        return max(g.n_tasks for g in self.grids)
-
-    @property
     def fixed(self) -> bool:
         """Every class has the same grid: the kernel needs no run-time choice."""
         return all(g == self.grids[0] for g in self.grids)
@@ -110,10 +101,10 @@ def split(tasks: int, extents: tuple, minimums: tuple, units: tuple,
     units a chunk keeps at least (0 for a batch axis: it is split first,
     into ``tasks`` chunks when it has more, else into single batches, and
     the other axes share what is left).  Other axes are split in order, each
-    by a power of two, while the chunks keep
-    ``minimums``; then, with ``small_minimums`` (the last two axes', M and
-    N), the longer chunk (in elements) of those two is halved while it
-    keeps ``small_minimums`` and the tasks stay within ``small_tasks``."""
+    by a power of two, while the chunks keep ``minimums``; then, with
+    ``small_minimums`` (the last two axes', M and N), the longer chunk (in
+    elements) of those two is halved while it keeps ``small_minimums`` and
+    the tasks stay within ``small_tasks``."""
     parts = [1] * len(extents)
     left = tasks
     for k, (extent, least) in enumerate(zip(extents, minimums)):
@@ -141,9 +132,8 @@ def split(tasks: int, extents: tuple, minimums: tuple, units: tuple,
 
 def select(b: ir.IRBuilder, threads: ir.Value, table: GridTable) -> tuple:
     """The grid of ``table`` for ``threads`` (an i64; 0, unknown, takes the
-    one-thread grid): ``(split, sizes)``
-    with i64 values where the classes differ and ints where they agree (a
-    table with one grid emits nothing)."""
+    one-thread grid): ``(split, sizes)`` with i64 values where the classes
+    differ and ints where they agree (a table with one grid emits nothing)."""
     flat = [tuple(g.split) + tuple(g.sizes) for g in table.grids]
     out = []
     for field in zip(*flat):

@@ -8,8 +8,12 @@ dispatch runs no Python and takes no GIL:
 * the dispatching thread takes the pool (a compare-and-swap on ``lock``; a
   ``parallel_for`` that finds it taken — nested inside a task, or from
   another thread — runs its tasks inline), publishes the job (body, context,
-  task count, how many workers take part), bumps ``generation`` and wakes
-  the workers that sleep on it (one ``futex`` call, only when some do);
+  task count, how many workers take part: no more than the tasks besides
+  its own first), bumps ``generation`` and wakes that many of the workers
+  that sleep on it (one ``futex`` call, only when some do);
+* a worker that sees the new generation joins the job by taking one of its
+  places (``joined`` = ``(generation << 32) | count``, compare-and-swap;
+  first come, spinning or woken), or waits again when none is left;
 * every participant, the dispatching thread included, grabs tasks from one
   counter, ``next`` = ``(generation << 32) | task``, by compare-and-swap: a
   thread that comes late, or is descheduled, leaves its share to the others,

@@ -18,7 +18,8 @@ CPU, where it waits for the load balancer).
 This module owns the pool's life: :class:`ThreadPool` starts the workers
 (``pthread_create`` on the native worker loop) when an executable asks for
 threads, at most one per CPU of the process besides the caller (no
-oversubscription: ``num_threads`` beyond the CPUs only makes tasks finer);
+oversubscription: ``num_threads`` beyond the CPUs changes nothing, the
+run options carry the threads that can take part);
 stops and joins them at exit (before the JIT's code goes) and forgets them
 in a forked child.  A ``parallel_for`` that finds the pool busy — nested in
 a task, or from another thread — runs its tasks inline.

@@ -50,9 +50,11 @@ after the last K block, feature by feature (pixels are usually the
 consecutive ones then).
 
 Tasks split M (balanced chunks of whole micro-panels), then N for a short M,
-through the dot's self-scheduled ``gemm_kernel.run_tasks``; each worker owns
-its table and C block in scratch.  The tiling is fixed at compile time, so the result
-does not depend on the number of threads.
+through the dot's self-scheduled ``gemm_kernel.run_grid``; each worker owns
+its table and C block in scratch.  The grid is chosen at run time from the
+thread count (``conv_grids``, ``codegen/task_grid.py``); the K blocks and the
+order of every sum are fixed at compile time, so the result does not depend
+on the number of threads.
 
 Declined (the elemental loop of ``convolution.py`` runs instead): element
 types other than f32/f64, mixed types, feature or batch groups, empty
