@@ -29,7 +29,7 @@ from .emitter import KernelContext
 from .gemm import I1, Loop, MatrixView, add, grab_tasks, imin
 from .gemm_task import TileArgs
 from .ir_array import Index, IrArray, i64
-from .task_grid import GridTable, as_value, choose, pow2_floor, workers  # noqa: F401  (pow2_floor: for the planners)
+from .task_grid import GridTable, as_value, choose, workers
 from .target import host_vector_bits
 
 I8 = ir.IntType(8)

@@ -77,10 +77,10 @@ from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
                     store_tile)
 from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_root, output_fusion_epilogue,
-                           pow2_floor, producers, run_grid, run_tasks)
+                           producers, run_grid, run_tasks)
 from ..gemm_task import COMPILE_TIME, TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
-from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, as_value, choose, split
+from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, as_value, choose, pow2_floor, split
 from ..loops import loop_nest
 from ._util import I8, PTR, ScratchPlan, fill_padding
 

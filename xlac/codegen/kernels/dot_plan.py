@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from ...hlo.ir import HloInstruction
 from ...shape import F32, F64, strides
 from ..gemm import GroupMap
-from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, pow2_floor, producers
+from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
 from ..kernel_choice import NotApplicable, plan_function
-from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, split
+from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, pow2_floor, split
 from ._util import ScratchPlan
 
 #: Split a dot into tasks of at least this many flops ...
