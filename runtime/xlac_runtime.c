@@ -198,6 +198,7 @@ void xlac_run_options_init(xlac_run_options *opts) {
   opts->report_error = report_error_stderr;
   opts->cancel = NULL;
   opts->partition_id = 0;
+  opts->num_threads = 1;
   opts->num_partitions = 1;
 }
 
@@ -284,8 +285,10 @@ void xlac_temp_free(void *temp) { free(temp); }
  * the caller included, grabs tasks one at a time from `next` =
  * (generation << 32) | task by compare-and-swap, so a late or descheduled
  * thread leaves its share to the others and a stale one cannot take a task
- * of a newer job; the caller returns once `done` counts every task.  Workers
- * spin XLAC_POOL_SPIN_NS between jobs, then sleep. */
+ * of a newer job; the caller returns once `done` counts every task.  A job
+ * of n tasks takes at most n - 1 workers besides the caller (the first to
+ * join; only that many sleepers are woken).  Workers spin XLAC_POOL_SPIN_NS
+ * between jobs, then sleep. */
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -313,10 +316,12 @@ struct xlac_thread_pool {
   char pad2[XLAC_LINE - 8];
   int64_t done;                       /* tasks of the job finished */
   char pad3[XLAC_LINE - 8];
+  int64_t joined;                     /* (generation << 32) | workers that took part */
+  char pad3b[XLAC_LINE - 8];
   xlac_parallel_body body;            /* the job */
   void *ctx;
   int64_t n;
-  int64_t max_workers;
+  int64_t max_workers;                /* workers that take part (the first to join) */
   int num_threads;                    /* started worker threads */
   int stop;
   pthread_t *threads;
@@ -345,12 +350,27 @@ static void futex_wait(uint32_t *word, uint32_t value) {
 #endif
 }
 
-static void futex_wake_all(uint32_t *word) {
+static void futex_wake(uint32_t *word, int count) {
 #if defined(__linux__)
-  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 #else
-  (void)word;
+  (void)word; (void)count;
 #endif
+}
+
+static void futex_wake_all(uint32_t *word) { futex_wake(word, 0x7fffffff); }
+
+/* Takes one of job `gen`'s max_workers places (first come: a woken sleeper
+ * and a spinning worker alike); 0 when they are taken or the job is over.
+ * The generation beside the count keeps a late worker off the next job. */
+static int join_job(xlac_thread_pool *pool, uint64_t gen) {
+  int64_t word = __atomic_load_n(&pool->joined, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if ((uint64_t)word >> 32 != gen) return 0;
+    if ((word & 0xffffffff) >= __atomic_load_n(&pool->max_workers, __ATOMIC_ACQUIRE)) return 0;
+    if (__atomic_compare_exchange_n(&pool->joined, &word, word + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return 1;
+  }
 }
 
 /* Grabs and runs tasks of job `gen` until none is left. */
@@ -387,7 +407,7 @@ static void *worker(void *arg) {
     if (g != seen) {
       seen = g;
       since = 0;
-      if (w->index < __atomic_load_n(&pool->max_workers, __ATOMIC_ACQUIRE)) run_job(pool, g);
+      if (join_job(pool, g)) run_job(pool, g);
       continue;
     }
     cpu_relax();
@@ -448,7 +468,7 @@ void xlac_thread_pool_destroy(xlac_thread_pool *pool) {
 
 void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx) {
   xlac_thread_pool *pool = (xlac_thread_pool *)runtime_ctx;
-  int64_t expected = 0, spins = 0, start = 0;
+  int64_t expected = 0, spins = 0, start = 0, workers;
   uint32_t gen;
   if (n <= 0) return;
   if (pool == NULL || pool->num_threads == 0 || n == 1 || n >= ((int64_t)1 << 31) ||
@@ -456,16 +476,20 @@ void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_b
     xlac_parallel_for_sequential(NULL, n, body, ctx);   /* nested, or another thread has the pool */
     return;
   }
+  /* No more workers than the tasks besides the caller's first. */
+  workers = n - 1 < pool->num_threads ? n - 1 : pool->num_threads;
   gen = pool->generation + 1;
   pool->done = 0;
+  __atomic_store_n(&pool->joined, (int64_t)((uint64_t)gen << 32), __ATOMIC_SEQ_CST);
   __atomic_store_n(&pool->next, (int64_t)((uint64_t)gen << 32), __ATOMIC_SEQ_CST);
   __atomic_thread_fence(__ATOMIC_RELEASE);   /* a stale worker that sees this job sees its `next` too */
   __atomic_store_n(&pool->body, body, __ATOMIC_RELEASE);
   __atomic_store_n(&pool->ctx, ctx, __ATOMIC_RELEASE);
   __atomic_store_n(&pool->n, n, __ATOMIC_RELEASE);
-  __atomic_store_n(&pool->max_workers, (int64_t)pool->num_threads, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool->max_workers, workers, __ATOMIC_RELEASE);
   __atomic_store_n(&pool->generation, gen, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) futex_wake_all(&pool->generation);
+  /* Wake only as many as may take part (a sleeper woken too many sleeps again). */
+  if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) futex_wake(&pool->generation, (int)workers);
   run_job(pool, gen);   /* the caller works too */
   while (__atomic_load_n(&pool->done, __ATOMIC_ACQUIRE) < n) {
     cpu_relax();
@@ -479,6 +503,7 @@ void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_b
 void xlac_run_options_use_thread_pool(xlac_run_options *opts, xlac_thread_pool *pool) {
   opts->runtime_ctx = pool;
   opts->parallel_for = xlac_parallel_for_thread_pool;
+  opts->num_threads = xlac_thread_pool_size(pool);
 }
 
 /* ---------------------------------------------------------------------------

@@ -95,7 +95,7 @@ extern "C" {
 #endif
 
 #define XLAC_ALIGNMENT 64
-#define XLAC_ABI_VERSION 4
+#define XLAC_ABI_VERSION 5
 
 /* ===========================================================================
  * Part 1: the ABI
@@ -318,7 +318,7 @@ static inline void XlaCustomCallStatusSetFailure(XlaCustomCallStatus *status, co
 typedef void (*xlac_report_error_fn)(void *runtime_ctx, int status, const char *message);
 
 /* Services for generated code. Fields a module does not use may be NULL.
- * Version 4 of the ABI; fields are only ever appended (version 4 changed only
+ * Version 5 of the ABI; fields are only ever appended (version 4 changed only
  * the type of custom_call, which no object of an earlier version calls). */
 typedef struct xlac_run_options {
   int64_t abi_version;             /* XLAC_ABI_VERSION */
@@ -346,6 +346,17 @@ typedef struct xlac_run_options {
    * num_partitions + partition_id (XLA's counting). Defaults 0 and 1. */
   int64_t partition_id;
   int64_t num_partitions;
+  /* -- appended in version 5 -- */
+  /* How many threads parallel_for runs tasks on at most, the calling thread
+   * included (1 by default; xlac_run_options_use_thread_pool sets the pool's
+   * size). Generated code picks the task grids of its matrix products and
+   * convolutions from it (more, smaller tasks for more threads) and asks
+   * parallel_for for no more workers than that; it reads it only when
+   * parallel_for is non-NULL. A value below 1 means unknown: the grids of
+   * one thread, with as many workers as they have tasks. It only changes how
+   * work is split: the results are the same bits for any value, and
+   * parallel_for may still run the tasks on fewer threads. */
+  int64_t num_threads;
 } xlac_run_options;
 
 typedef void (*xlac_entry_fn)(void **results, const void *const *params, void *temp,
@@ -390,7 +401,7 @@ typedef struct xlac_program_info {
  * =========================================================================== */
 
 /* Fills *opts with defaults: abi_version, runtime_ctx NULL, the sequential
- * parallel_for, replica 0 of 1 and partition 0 of 1, and for collectives, infeed, outfeed and
+ * parallel_for (num_threads 1), replica 0 of 1 and partition 0 of 1, and for collectives, infeed, outfeed and
  * custom calls stubs that print "xlac: ... needs the X service, which the
  * caller did not provide" to stderr and fail with XLAC_ERROR_MISSING_SERVICE;
  * report_error prints the message to stderr. */
@@ -414,7 +425,8 @@ int xlac_thread_pool_size(const xlac_thread_pool *pool);
  * time — runs its tasks on the calling thread. */
 void xlac_parallel_for_thread_pool(void *runtime_ctx, int64_t n, xlac_parallel_body body, void *ctx);
 
-/* Sets opts->runtime_ctx = pool and opts->parallel_for = xlac_parallel_for_thread_pool.
+/* Sets opts->runtime_ctx = pool, opts->parallel_for = xlac_parallel_for_thread_pool
+ * and opts->num_threads = xlac_thread_pool_size(pool).
  * (A caller that also needs runtime_ctx for its own services wraps
  * xlac_parallel_for_thread_pool in its own parallel_for.) */
 void xlac_run_options_use_thread_pool(xlac_run_options *opts, xlac_thread_pool *pool);

@@ -127,9 +127,10 @@ int main(int argc, char **argv) {
     memset(out[k], 0xAB, result_bytes[k]);
   }
   xlac_run_options_init(&opts);
-  if (argc > 2 && strcmp(argv[2], "threads") == 0) {
-    pool = xlac_thread_pool_create(3);
+  if (argc > 2 && strncmp(argv[2], "threads", 7) == 0) {   /* "threads" (3) or "threads=N" */
+    pool = xlac_thread_pool_create(argv[2][7] == '=' ? atoi(argv[2] + 8) : 3);
     xlac_run_options_use_thread_pool(&opts, pool);
+    if (opts.num_threads != xlac_thread_pool_size(pool)) return 5;
   }
   if (xlac_check_options(&@NAME@_info, &opts) != XLAC_OK) return 4;
   status = @NAME@_run(@CALL_ARGS@);
@@ -173,8 +174,9 @@ def _leaves(value) -> list:
 
 
 def build_and_run(module, inputs, tmp: Path, runtime_obj: Path, name: str = "fn",
-                  null_opts: bool = False, threads: bool = False):
-    """Compile ``module`` AOT, link a driver, run it; returns (result, outputs, stdout)."""
+                  null_opts: bool = False, threads: bool | int = False):
+    """Compile ``module`` AOT, link a driver, run it; returns (result, outputs, stdout).
+    ``threads``: run on an ``xlac_thread_pool`` of 3 threads (True) or of that many."""
     tmp.mkdir(parents=True, exist_ok=True)
     res = xlac.compile_aot(module, tmp / f"{name}.o", header=tmp / f"{name}.h", name=name)
     (tmp / "main.c").write_text(_driver_source(res, null_opts))
@@ -183,12 +185,18 @@ def build_and_run(module, inputs, tmp: Path, runtime_obj: Path, name: str = "fn"
           "-lm", "-lpthread"])
     for p, a in zip(res.params, inputs):
         (tmp / f"in{p.index}.bin").write_bytes(to_buffer(np.asarray(a), p.shape).tobytes())
-    proc = _run([exe, tmp] + (["threads"] if threads else []))
+    return (res, *rerun(res, tmp, threads))
+
+
+def rerun(res: aot.AotResult, tmp: Path, threads: bool | int = False):
+    """Run the driver ``build_and_run`` linked again (the same inputs); returns (outputs, stdout)."""
+    arg = [] if threads is False else ["threads"] if threads is True else [f"threads={int(threads)}"]
+    proc = _run([tmp / "driver", tmp] + arg)
     outputs = []
     for r in res.results:
         raw = np.frombuffer((tmp / f"out{r.index}.bin").read_bytes(), dtype=r.shape.dtype)
         outputs.append(from_buffer(raw, r.shape))
-    return res, outputs, proc.stdout
+    return outputs, proc.stdout
 
 
 def _load_case(name: str):
@@ -354,6 +362,41 @@ def test_object_carries_the_gemm_library_code(tmp_path, runtime_obj):
     _check_object_symbols(tmp_path / "gemmlib.o", "gemmlib")
 
 
+TASK_GRID_HLO = """HloModule grids
+
+ENTRY main {
+  a = f32[301,257]{1,0} parameter(0)
+  b = f32[257,203]{1,0} parameter(1)
+  x = f32[2,17,19,24]{3,2,1,0} parameter(2)
+  w = f32[3,3,24,40]{3,2,1,0} parameter(3)
+  na = f32[301,257]{1,0} negate(a)
+  d = f32[301,203]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[301,203]{1,0} dot(na, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[2,17,19,40]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[301,203]{1,0}, f32[301,203]{1,0}, f32[2,17,19,40]{3,2,1,0}) tuple(d, e, c)
+}
+"""
+
+
+@needs_cc
+@pytest.mark.timeout(600)
+def test_task_grids_follow_the_c_pool_size(tmp_path, runtime_obj):
+    """The C pool's size reaches generated code (``opts->num_threads``), which
+    picks the GEMM (library and per-module) and convolution task grids from
+    it: every pool size computes the JIT's single-thread bits, edge tiles
+    included, on pools larger than the machine too."""
+    rng = np.random.default_rng(5)
+    shapes = ((301, 257), (257, 203), (2, 17, 19, 24), (3, 3, 24, 40))
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    module = xlac.parse_hlo(TASK_GRID_HLO)
+    want = _leaves(xlac.jit(module, num_threads=1)(*args))
+    res, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="grids")
+    for threads in (1, 2, 3, 5, 8, 16):
+        outputs, _ = rerun(res, tmp_path, threads)
+        for k, (x, j) in enumerate(zip(outputs, want)):
+            _assert_same_bits(x, j, f"leaf {k}, a pool of {threads}")
+
+
 @needs_cc
 def test_two_objects_link_into_one_program(tmp_path, runtime_obj):
     for nm in ("sq1", "sq2"):
@@ -462,15 +505,18 @@ int main(void) {
 # ------------------------------------------------------------------------------------
 
 RUNTIME_TEST = r"""
+#define _POSIX_C_SOURCE 200809L
 #include "xlac_runtime.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int64_t squares[1000];
 static xlac_thread_pool *pool;
 
 static void square(void *ctx, int64_t i) { (void)ctx; squares[i] = i * i; }
+static void count_once(void *ctx, int64_t i) { (void)ctx; __sync_fetch_and_add(&squares[i], 1); }
 
 static int64_t inner_sum[8];
 static void inner(void *ctx, int64_t i) { int64_t *row = (int64_t *)ctx; (void)i; __sync_fetch_and_add(row, 1); }
@@ -502,14 +548,15 @@ int main(void) {
   int64_t i;
   int ok = 1;
   xlac_run_options_init(&opts);
-  printf("defaults abi=%lld seq=%d replicas=%lld\n", (long long)opts.abi_version,
-         opts.parallel_for == xlac_parallel_for_sequential, (long long)opts.num_replicas);
+  printf("defaults abi=%lld seq=%d replicas=%lld threads=%lld\n", (long long)opts.abi_version,
+         opts.parallel_for == xlac_parallel_for_sequential, (long long)opts.num_replicas,
+         (long long)opts.num_threads);
   opts.parallel_for(opts.runtime_ctx, 1000, square, NULL);
   for (i = 0; i < 1000; ++i) ok &= squares[i] == i * i;
   memset(squares, 0, sizeof squares);
   pool = xlac_thread_pool_create(4);
-  printf("pool size=%d\n", xlac_thread_pool_size(pool));
   xlac_run_options_use_thread_pool(&opts, pool);
+  printf("pool size=%d threads=%lld\n", xlac_thread_pool_size(pool), (long long)opts.num_threads);
   opts.parallel_for(opts.runtime_ctx, 1000, square, NULL);
   for (i = 0; i < 1000; ++i) ok &= squares[i] == i * i;
   xlac_parallel_for_thread_pool(pool, 8, outer, NULL);
@@ -520,6 +567,19 @@ int main(void) {
   pthread_join(t[1], &r1);
   ok &= (size_t)r0 == 10000 && (size_t)r1 == 10000;
   xlac_parallel_for_thread_pool(pool, 0, square, NULL);
+  xlac_thread_pool_destroy(pool);
+  /* Jobs with fewer tasks than workers: the workers refused (no place left
+   * in the job) must not take tasks or hang, spinning or woken from sleep. */
+  pool = xlac_thread_pool_create(8);
+  for (i = 0; i < 400; ++i) {
+    int64_t n = 2 + i % 4, j;
+    struct timespec nap = {0, 200000};
+    memset(squares, 0, sizeof squares);
+    if (i % 40 == 39) nanosleep(&nap, NULL);
+    xlac_parallel_for_thread_pool(pool, n, count_once, NULL);
+    for (j = 0; j < n; ++j) ok &= squares[j] == 1;
+    ok &= squares[n] == 0;
+  }
   xlac_thread_pool_destroy(pool);
   printf("parallel ok=%d\n", ok);
 
@@ -554,8 +614,8 @@ def test_runtime_support_library(tmp_path, runtime_obj):
           "-o", exe, "-lpthread"])
     proc = _run([exe])
     assert proc.stdout.splitlines() == [
-        f"defaults abi={abi.ABI_VERSION} seq=1 replicas=1",
-        "pool size=4",
+        f"defaults abi={abi.ABI_VERSION} seq=1 replicas=1 threads=1",
+        "pool size=4 threads=4",
         "parallel ok=1",
         "check default=3",
         "check null=3",

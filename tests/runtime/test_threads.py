@@ -21,7 +21,7 @@ def test_every_index_runs_exactly_once(flat_kernel, num_threads, n):
 
 def test_one_thread_passes_no_parallel_for(flat_kernel):
     opts = threads.make_run_options(1)
-    assert opts.abi_version == abi.ABI_VERSION == 4
+    assert opts.abi_version == abi.ABI_VERSION == 5
     assert opts.custom_call and opts.report_error           # the JIT's services
     assert not opts.parallel_for and opts.num_replicas == 1 and opts.replica_id == 0
     assert opts.num_partitions == 1 and opts.partition_id == 0
@@ -293,3 +293,28 @@ def test_workers_never_outnumber_the_cpus(flat_kernel):
     opts = threads.make_run_options(16)
     assert (flat_kernel(opts, 640, size=640) == 1).all()
     assert threads.pool().size() <= max(1, len(os.sched_getaffinity(0)))
+
+
+@pytest.mark.timeout(120)
+def test_a_job_takes_no_more_workers_than_its_tasks(flat_kernel):
+    """A job of n tasks admits at most n - 1 workers besides the caller (the
+    first to join), whether they were spinning or asleep; every task still
+    runs once.  The pool is grown past the CPUs here (test only) so that
+    there are workers to refuse, and stopped afterwards."""
+    pool = threads.pool()
+    opts = threads.make_run_options(8)
+    opts.runtime_ctx = 8
+    try:
+        pool._ensure(6)
+        st = pool.state
+        for rep in range(300):
+            n = 2 + rep % 4
+            if rep % 50 == 49:
+                time.sleep(0.002)       # let the workers fall asleep: the futex path
+            assert (flat_kernel(opts, n, size=n) == 1).all(), n
+            joined = st.joined
+            assert joined >> 32 == st.generation, "joined belongs to the last job"
+            assert (joined & 0xFFFFFFFF) <= min(n - 1, st.max_workers) <= n - 1
+        assert (flat_kernel(opts, 1000, size=1000) == 1).all()
+    finally:
+        pool.shutdown()

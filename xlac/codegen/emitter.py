@@ -43,7 +43,7 @@ from .elemental import ElementalEmitter
 from .emission import context_of
 from .ir_array import IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
-from .loops import fill_padding, for_range, loop_hints, loop_nest
+from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -99,9 +99,10 @@ class KernelContext:
     def operand_generator(self, k: int):
         return self.me.operand_generator(self.em, self.b, self.args, self.assignment, self.inst.operands[k])
 
-    def parallel_for(self, n_tasks: int, emit_body: Callable[["KernelContext", ir.Value], None],
+    def parallel_for(self, n_tasks: int | ir.Value, emit_body: Callable[["KernelContext", ir.Value], None],
                      shared: tuple = ()) -> None:
-        """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks).
+        """Run ``emit_body(task_ctx, i)`` for every task ``i`` in [0, n_tasks)
+        (an int, or an i64 value >= 1 chosen at run time).
 
         The body becomes a function ``void body(void *ctx, int64_t i)``; when
         the caller's ``opts->parallel_for`` is set it runs the tasks (maybe on
@@ -153,7 +154,8 @@ class KernelContext:
                     with run_parallel:
                         runtime_ctx = b.load(b.gep(opts, [i64(1)], source_etype=PTR), typ=PTR)
                         b.call(TypedCallee(pf, PARALLEL_FOR_TYPE),
-                               [runtime_ctx, i64(n_tasks), body_fn, packed])
+                               [runtime_ctx, n_tasks if isinstance(n_tasks, ir.Value) else i64(n_tasks),
+                                body_fn, packed])
                     with run_here:
                         _serial_tasks(b, body_fn, packed, n_tasks)
             with otherwise:
@@ -241,8 +243,12 @@ class TypedCallee:
         return self.value.get_reference()
 
 
-def _serial_tasks(b, body_fn, packed, n_tasks: int) -> None:
+def _serial_tasks(b, body_fn, packed, n_tasks) -> None:
     # Not unrolled: 64 calls in a row are only more code to compile.
+    if isinstance(n_tasks, ir.Value):
+        with for_range_dynamic(b, i64(0), n_tasks, "task", loop_id=loop_hints(b.module)) as i:
+            b.call(body_fn, [packed, i])
+        return
     with for_range(b, n_tasks, "task", loop_id=loop_hints(b.module)) as i:
         b.call(body_fn, [packed, i])
 
@@ -442,21 +448,36 @@ class ModuleEmitter:
         return g
 
 
-#: A kernel doing less work than this (elements touched) runs on one thread.
+#: Work is counted in units of 4 bytes moved (one f32 element) for memory-bound
+#: loops, and of one multiply-add for products (a dot's M * N * K), as XLA's
+#: ``parallel_task_assignment.cc`` sizes I/O-bound ops by bytes and
+#: compute-bound ones by flops.  A kernel doing less work than this runs on
+#: one thread: a wake-up and a few cache misses cost microseconds, which a
+#: loop of a few microseconds must not pay (2^17 units: 512 KiB, ~30 us).
 PARALLEL_MIN_WORK = 1 << 17
 #: Each parallel task gets at least this much work...
 TASK_MIN_WORK = 1 << 14
 #: ... and a kernel is split into at most this many tasks.
 MAX_TASKS = 64
+#: Bytes per unit of memory-bound work.
+WORK_UNIT_BYTES = 4
+
+
+def memory_work(shape: Shape) -> int:
+    """The work of streaming ``shape``'s elements once: its bytes over
+    :data:`WORK_UNIT_BYTES` (an f32 element is one unit, an f64 two, a bf16 half)."""
+    return shape.element_count() * shape.element_type.byte_size // WORK_UNIT_BYTES
 
 
 def work_estimate(inst: HloInstruction) -> int:
-    """Elements a kernel touches: its result, or more when it reduces or contracts."""
+    """The work of a kernel (units of :data:`PARALLEL_MIN_WORK`): the bytes of
+    its result, or of the input of a reduce when that is more; a dot's
+    multiply-adds (M * N * K) when it contracts."""
     insts = inst.attrs["calls"].instructions if inst.opcode == "fusion" else [inst]
-    work = max(s.element_count() for s in inst.shape.leaves()) if inst.shape.leaves() else 0
+    work = max(memory_work(s) for s in inst.shape.leaves()) if inst.shape.leaves() else 0
     for i in insts:
         if i.opcode == "reduce":
-            work = max(work, i.operands[0].shape.element_count())
+            work = max(work, memory_work(i.operands[0].shape))
         elif i.opcode == "dot":
             lhs = i.operands[0].shape
             k = 1

@@ -9,8 +9,8 @@ pieces of ``gemm.py`` and the task loop nest of ``gemm_task.py``.
   function of the finished C element;
 * :class:`ResultTiles` -- finished tiles into the result buffer, through its
   layout and the epilogue (sizes known at compile time);
-* :func:`run_tasks`, :func:`task_counter` -- self-scheduled tasks over
-  ``parallel_for``.
+* :func:`run_tasks`, :func:`run_grid`, :func:`task_counter` -- self-scheduled
+  tasks over ``parallel_for``, on a grid chosen at run time from the threads.
 
 Units: sizes and indices count elements; scratch offsets count bytes.
 """
@@ -29,6 +29,7 @@ from .emitter import KernelContext
 from .gemm import I1, Loop, MatrixView, add, grab_tasks, imin
 from .gemm_task import TileArgs
 from .ir_array import Index, IrArray, i64
+from .task_grid import GridTable, as_value, choose, workers
 from .target import host_vector_bits
 
 I8 = ir.IntType(8)
@@ -90,12 +91,6 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
     mc = max(mr, (120 // mr) * mr)
     nc = (2048 // nr) * nr
     return Blocking(vw, mr, nr, kc, mc, nc)
-
-
-def pow2_floor(x: int) -> int:
-    """The largest power of two <= ``x`` (``x >= 1``): task counts, which then
-    divide evenly among 2, 4, 8, ... threads."""
-    return 1 << (int(x).bit_length() - 1)
 
 
 # ---------------------------------------------------------------------------
@@ -254,32 +249,51 @@ class ResultTiles:
 # Tasks
 # ---------------------------------------------------------------------------
 
-def run_tasks(ctx: KernelContext, scratch, n_tasks: int, counter: int, body) -> None:
+def run_tasks(ctx: KernelContext, scratch, n_tasks, counter: int, body, workers=None) -> None:
     """Run ``body(tctx, task, worker)`` for every task in [0, n_tasks).
 
-    ``parallel_for`` starts ``n_tasks`` workers; each takes the next task from
-    an atomic counter (:func:`task_counter` ``counter`` of ``scratch``, a
-    ``ScratchPlan`` with a ``counters`` region) until none is left
-    (self-scheduling), so a thread that shares its core with another
-    process, or that drew expensive edge tasks, just does fewer of them --
-    the runtime's pool hands each thread a fixed range of workers.  Without
-    ``parallel_for`` the first worker does every task.  A worker's scratch
-    region (its packed blocks) is indexed by the worker, and each task is
-    computed the same way whoever runs it, so the results do not depend on
-    the schedule.
+    ``parallel_for`` starts ``workers`` workers (default: ``n_tasks``); each
+    takes the next task from an atomic counter (:func:`task_counter`
+    ``counter`` of ``scratch``, a ``ScratchPlan`` with a ``counters``
+    region) until none is left (self-scheduling), so a thread that shares
+    its core with another process, or that drew expensive edge tasks, just
+    does fewer of them.  Without ``parallel_for`` the first worker does
+    every task.  A worker's scratch region (its packed blocks) is indexed by
+    the worker, and each task is computed the same way whoever runs it, so
+    the results do not depend on the schedule.
+
+    ``n_tasks`` is an int, or a function emitting it (an i64 >= 1) in a
+    kernel context: a task grid chosen at run time (``task_grid.select``),
+    emitted in the kernel and again in the worker's function, where the
+    counter's bound is needed.  ``workers`` is then an i64 of ``ctx``.
     """
-    if n_tasks == 1:
+    if isinstance(n_tasks, int) and n_tasks == 1:
         body(ctx, i64(0), i64(0))
         return
     b = ctx.b
     b.store(i64(0), task_counter(ctx, scratch, counter), align=8)
 
+    def count(c: KernelContext):
+        return i64(n_tasks) if isinstance(n_tasks, int) else n_tasks(c)
+
     def worker(tctx: KernelContext, w) -> None:
         # One copy of the body: the serial fallback calls it rather than
         # inlining it (and unrolling the task loop over it).
         tctx.fn.attributes.add("noinline")
-        grab_tasks(tctx.b, task_counter(tctx, scratch, counter), i64(n_tasks), lambda t: body(tctx, t, w))
-    ctx.parallel_for(n_tasks, worker)
+        grab_tasks(tctx.b, task_counter(tctx, scratch, counter), count(tctx), lambda t: body(tctx, t, w))
+    ctx.parallel_for(n_tasks if workers is None else workers, worker)
+
+
+def run_grid(ctx: KernelContext, scratch, table: GridTable, counter: int, body) -> None:
+    """:func:`run_tasks` over the grid of ``table`` (``task_grid``) that this
+    call's thread count picks; ``body(tctx, task, worker)`` picks it again in
+    the worker's function (``task_grid.choose``, from the same ``opts``)."""
+    chosen = choose(ctx.b, ctx.opts_arg, table)
+    if chosen.threads is None:
+        run_tasks(ctx, scratch, chosen.n_tasks, counter, body)
+        return
+    run_tasks(ctx, scratch, lambda c: as_value(choose(c.b, c.opts_arg, table).n_tasks), counter, body,
+              workers(ctx.b, chosen, table.max_workers))
 
 
 def task_counter(ctx: KernelContext, scratch, k: int) -> ir.Value:

@@ -8,8 +8,12 @@ dispatch runs no Python and takes no GIL:
 * the dispatching thread takes the pool (a compare-and-swap on ``lock``; a
   ``parallel_for`` that finds it taken — nested inside a task, or from
   another thread — runs its tasks inline), publishes the job (body, context,
-  task count, how many workers take part), bumps ``generation`` and wakes
-  the workers that sleep on it (one ``futex`` call, only when some do);
+  task count, how many workers take part: no more than the tasks besides
+  its own first), bumps ``generation`` and wakes that many of the workers
+  that sleep on it (one ``futex`` call, only when some do);
+* a worker that sees the new generation joins the job by taking one of its
+  places (``joined`` = ``(generation << 32) | count``, compare-and-swap;
+  first come, spinning or woken), or waits again when none is left;
 * every participant, the dispatching thread included, grabs tasks from one
   counter, ``next`` = ``(generation << 32) | task``, by compare-and-swap: a
   thread that comes late, or is descheduled, leaves its share to the others,
@@ -32,7 +36,7 @@ from llvmlite import ir
 from ..runtime import disk_cache, native
 from ..runtime.pool_state import CPU_SET_WORDS, PoolState
 from .compile_cache import load_or_compile
-from .native_function import (I32, I64, PTR, SYS_FUTEX, SYS_GETTID, VOID, Callee, NativeFunction, cpu_relax, i32, i64,
+from .native_function import (I1, I32, I64, PTR, SYS_FUTEX, SYS_GETTID, VOID, Callee, NativeFunction, cpu_relax, i32, i64,
                               monotonic_ns)
 
 __all__ = ["build_module", "native_functions"]
@@ -104,7 +108,30 @@ def _emit_futex(m: ir.Module):
     return call
 
 
-def _emit_worker(m: ir.Module, work, now, futex) -> ir.Function:
+def _emit_join(m: ir.Module) -> ir.Function:
+    """``i1 join(state, generation)``: take one of the job's ``max_workers``
+    places (first come: a woken sleeper and a spinning worker alike), or
+    false when they are taken or the job is not the current one any more.
+    ``joined`` holds the generation beside the count, so a worker late for
+    one job cannot take a place of the next."""
+    f = _PoolFunction(m, "xlac_pool_join", I1, [PTR, I64], "state generation", internal=True)
+    state, gen = f.args
+    b = f.b
+    head = f.loop("try")
+    word = f.get(state, "joined", I64, "acquire")
+    no = ir.Constant(I1, 0)
+    with b.if_then(b.icmp_unsigned("!=", b.lshr(word, i64(32)), gen)):
+        b.ret(no)
+    with b.if_then(b.icmp_signed(">=", b.and_(word, i64(0xFFFFFFFF)), f.get(state, "max_workers", I64, "acquire"))):
+        b.ret(no)
+    claimed = b.cmpxchg(f.at(state, "joined"), word, b.add(word, i64(1)), "acq_rel", "acquire")
+    with b.if_then(b.not_(b.extract_value(claimed, 1))):
+        b.branch(head)
+    b.ret(ir.Constant(I1, 1))
+    return f.fn
+
+
+def _emit_worker(m: ir.Module, work, join, now, futex) -> ir.Function:
     """``void *xlac_pool_worker(void *index)``: a worker's life."""
     relax = cpu_relax(m)
     nanosleep = ir.Function(m, ir.FunctionType(I32, [PTR, PTR]), "nanosleep")
@@ -129,8 +156,9 @@ def _emit_worker(m: ir.Module, work, now, futex) -> ir.Function:
     with b.if_then(b.icmp_unsigned("!=", g, b.load(seen))):
         b.store(g, seen)
         b.store(i64(0), since)
-        with b.if_then(b.icmp_signed("<", index, f.get(state, "max_workers", I64, "acquire"))):
-            b.call(work, [state, b.zext(g, I64)])
+        g64 = b.zext(g, I64)
+        with b.if_then(b.call(join, [state, g64])):
+            b.call(work, [state, g64])
         b.branch(head)
     if relax is not None:
         b.call(relax, [])
@@ -200,6 +228,10 @@ def _emit_parallel_for(m: ir.Module, run_range, work, now, futex, keep_off) -> i
     workers = b.sub(threads, i64(1))
     have = f.get(state, "num_workers", I64, "acquire")
     workers = b.select(b.icmp_signed("<", workers, have), workers, have)
+    # No more workers than the job has tasks besides the caller's first:
+    # a worker that would find nothing left costs a wake-up and a cache line.
+    useful = b.sub(n, i64(1))
+    workers = b.select(b.icmp_signed("<", useful, workers), useful, workers)
     inline = b.or_(b.or_(b.icmp_signed("<=", n, i64(1)), b.icmp_signed("<=", workers, i64(0))),
                    b.icmp_signed(">=", n, i64(1 << 31)))
     with b.if_then(inline, likely=False):
@@ -214,6 +246,7 @@ def _emit_parallel_for(m: ir.Module, run_range, work, now, futex, keep_off) -> i
     gen = b.add(f.get(state, "generation", I32), i32(1))
     gen64 = b.zext(gen, I64)
     f.put(state, "done", i64(0))
+    f.rmw("xchg", state, "joined", b.shl(gen64, i64(32)))
     f.rmw("xchg", state, "next", b.shl(gen64, i64(32)))
     b.fence("release")          # a stale worker that sees this job's fields sees its ``next`` too
     f.put(state, "body", body)
@@ -225,7 +258,9 @@ def _emit_parallel_for(m: ir.Module, run_range, work, now, futex, keep_off) -> i
     f.rmw("xchg", state, "generation", gen)
     with b.if_then(b.icmp_signed(">", f.get(state, "sleepers", I64, "seq_cst"), i64(0))):
         if futex is not None:
-            futex(b, f.at(state, "generation"), _FUTEX_WAKE_PRIVATE, i32(0x7FFFFFFF))
+            # Wake only as many as may take part (spinning workers may take
+            # places first; a sleeper woken too many goes back to sleep).
+            futex(b, f.at(state, "generation"), _FUTEX_WAKE_PRIVATE, b.trunc(workers, I32))
     f.put(state, "dispatches", b.add(f.get(state, "dispatches"), i64(1)))
     b.call(work, [state, gen64])
     # Tasks still running on workers: spin, then give the core to them.
@@ -273,7 +308,7 @@ def build_module() -> ir.Module:
     futex = _emit_futex(m)
     run_range = _emit_run_range(m)
     work = _emit_work(m, run_range)
-    _emit_worker(m, work, now, futex)
+    _emit_worker(m, work, _emit_join(m), now, futex)
     _emit_parallel_for(m, run_range, work, now, futex, _emit_keep_off(m))
     _emit_stop(m, futex)
     return m

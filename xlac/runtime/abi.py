@@ -13,8 +13,8 @@ from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 from ..custom_calls import XlaCustomCallStatus  # noqa: F401  (defined where C targets are called)
 from ..shape import PrimitiveType as PT
 
-ABI_VERSION = 4      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
-                     # 4: custom_call takes an xlac_custom_call_op)
+ABI_VERSION = 5      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
+                     # 4: custom_call takes an xlac_custom_call_op; 5: xlac_run_options.num_threads)
 ALIGNMENT = 64       # XLAC_ALIGNMENT
 
 #: xlac_element_type (= XLA's PrimitiveType numbers).
@@ -113,7 +113,7 @@ REPORT_ERROR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 
 
 class RunOptions(ctypes.Structure):
-    """xlac_run_options, version 4 (fields are only ever appended; version 4
+    """xlac_run_options, version 5 (fields are only ever appended; version 4
     changed the type of ``custom_call``, which no earlier object calls)."""
 
     _fields_ = [
@@ -132,4 +132,6 @@ class RunOptions(ctypes.Structure):
         # -- version 3 --
         ("partition_id", c_int64),
         ("num_partitions", c_int64),
+        # -- version 5 --
+        ("num_threads", c_int64),
     ]

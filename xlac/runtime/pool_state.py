@@ -30,12 +30,14 @@ class PoolState(ctypes.Structure):
         ("_pad2", c_int64 * 7),
         ("done", c_int64),                 # tasks of the job finished
         ("_pad3", c_int64 * 7),
+        ("joined", c_int64),               # (generation << 32) | workers that took part in the job
+        ("_pad3b", c_int64 * 7),
         # -- the job (read by the workers once it is published) -------------------
         ("body", c_void_p),                # void body(void *ctx, int64_t i)
         ("ctx", c_void_p),
         ("n", c_int64),                    # tasks
         ("chunk", c_int64),                # tasks per grab
-        ("max_workers", c_int64),          # workers (by index) that take part
+        ("max_workers", c_int64),          # workers that take part (the first to join)
         ("owner", c_uint64),               # pthread_self() of the dispatching thread
         ("_pad4", c_int64 * 2),
         # -- the pool -----------------------------------------------------------------

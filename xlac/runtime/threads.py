@@ -18,7 +18,8 @@ CPU, where it waits for the load balancer).
 This module owns the pool's life: :class:`ThreadPool` starts the workers
 (``pthread_create`` on the native worker loop) when an executable asks for
 threads, at most one per CPU of the process besides the caller (no
-oversubscription: ``num_threads`` beyond the CPUs only makes tasks finer);
+oversubscription: ``num_threads`` beyond the CPUs changes nothing, the
+run options carry the threads that can take part);
 stops and joins them at exit (before the JIT's code goes) and forgets them
 in a forked child.  A ``parallel_for`` that finds the pool busy — nested in
 a task, or from another thread — runs its tasks inline.
@@ -248,7 +249,11 @@ def make_run_options(num_threads: int) -> abi.RunOptions:
     with the ``report_error`` and ``custom_call`` services.
 
     ``num_threads == 1`` leaves ``parallel_for`` NULL (generated code runs its
-    loops itself); otherwise ``runtime_ctx`` carries ``num_threads``.
+    loops itself); otherwise ``runtime_ctx`` carries ``num_threads``, and the
+    ``num_threads`` field the threads that can really take part (the pool
+    has at most one worker per CPU besides the caller): generated code sizes
+    its GEMM and convolution task grids from it, so ``num_threads=16`` on 2
+    CPUs splits work exactly as ``num_threads=2`` does.
     """
     opts = abi.RunOptions()
     opts.abi_version = abi.ABI_VERSION
@@ -256,11 +261,13 @@ def make_run_options(num_threads: int) -> abi.RunOptions:
     opts.num_replicas = 1
     opts.partition_id = 0
     opts.num_partitions = 1
+    opts.num_threads = 1
     opts.report_error = REPORT_ERROR_CALLBACK
     from .custom_call_service import CUSTOM_CALL_CALLBACK   # (it records errors through this module)
     opts.custom_call = CUSTOM_CALL_CALLBACK
     if num_threads > 1:
         _pool.request(num_threads)
         opts.runtime_ctx = num_threads
+        opts.num_threads = min(num_threads, _pool.size())
         opts.parallel_for = abi.PARALLEL_FOR(_pool.parallel_for_address())
     return opts

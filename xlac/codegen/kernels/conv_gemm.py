@@ -50,9 +50,11 @@ after the last K block, feature by feature (pixels are usually the
 consecutive ones then).
 
 Tasks split M (balanced chunks of whole micro-panels), then N for a short M,
-through the dot's self-scheduled ``gemm_kernel.run_tasks``; each worker owns
-its table and C block in scratch.  The tiling is fixed at compile time, so the result
-does not depend on the number of threads.
+through the dot's self-scheduled ``gemm_kernel.run_grid``; each worker owns
+its table and C block in scratch.  The grid is chosen at run time from the
+thread count (``conv_grids``, ``codegen/task_grid.py``); the K blocks and the
+order of every sum are fixed at compile time, so the result does not depend
+on the number of threads.
 
 Declined (the elemental loop of ``convolution.py`` runs instead): element
 types other than f32/f64, mixed types, feature or batch groups, empty
@@ -75,9 +77,10 @@ from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
                     store_tile)
 from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_root, output_fusion_epilogue,
-                           pow2_floor, producers, run_tasks)
-from ..gemm_task import TileArgs, chunk
+                           producers, run_grid, run_tasks)
+from ..gemm_task import COMPILE_TIME, TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
+from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, as_value, choose, pow2_floor, split
 from ..loops import loop_nest
 from ._util import I8, PTR, ScratchPlan, fill_padding
 
@@ -89,6 +92,13 @@ MAX_TASKS = 32
 #: Minimum task extent in M (micro-panels) and in N (NR panels).
 MIN_M_PANELS = 8
 MIN_N_PANELS = 4
+#: With threads (``conv_grids``): tasks of at least this many flops, at most
+#: this many, and chunks down to these extents when the single-thread
+#: minimums leave fewer than ``TASKS_PER_THREAD`` tasks per thread.
+THREADED_TASK_FLOPS = 1 << 21
+THREADED_MAX_TASKS = 128
+THREADED_MIN_M_PANELS = 2
+THREADED_MIN_N_PANELS = 1
 #: Output pixels per M block (one indirection table; rounded to MR).
 MC = 120
 #: Rows of the micro-tile (one row pointer each; 8 x 2 vectors measured 3-5%
@@ -128,6 +138,9 @@ class ConvPlan:
     copy_input: bool           # A is read from a feature-minor copy of the input in scratch
     x_shape: Shape             # the shape of the buffer A is read from
     cn: int                    # columns of a task (NR panels); row length of its C block
+    #: The grids per thread class (``task_grid``: split (M, N), sizes (mc,
+    #: cn)); ``grid``, ``n_tasks``, ``mc`` and ``cn`` are its one-thread grid.
+    grids: GridTable | None = None
 
     @property
     def nkb(self) -> int:
@@ -231,29 +244,49 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
         spb, chunk = 1, -(-Ci // q)
         q = -(-Ci // chunk)
     m_panels, n_panels = -(-M // mr), -(-N // nr)
-    flops = 2 * M * N * K
-    T = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
-    nmt = nnt = 1
-    if T > 1:
-        nmt = pow2_floor(min(T, max(1, m_panels // MIN_M_PANELS)))
-        nnt = pow2_floor(min(T // nmt, max(1, n_panels // MIN_N_PANELS)))
-    cm = -(-m_panels // nmt) * mr
-    mc = min(max(mr, MC // mr * mr), cm)
-    n_tasks = nmt * nnt
+    grids = conv_grids(m_panels, n_panels, 2 * M * N * K, blk)
+    (nmt, nnt), (mc, cn) = grids.serial.split, grids.serial.sizes
     esize = pt.byte_size
     task = ScratchPlan()
-    task.add("table", mc * spb * 8)
-    cn = -(-n_panels // nnt) * nr
+    task.add("table", max(g.sizes[0] for g in grids.grids) * spb * 8)
     if not direct:
-        task.add("c", mc * cn * esize)
+        task.add("c", max(g.sizes[0] * g.sizes[1] for g in grids.grids) * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 128)
     scratch.add("bshared", K * n_panels * nr * esize)
     if copy_input:
         scratch.add("xcopy", x_shape.buffer_element_count() * esize)
-    scratch.add("tasks", n_tasks * task.size)
+    # A region per worker that may run at once (a worker keeps it from task to task).
+    scratch.add("tasks", grids.max_workers * task.size)
     return ConvPlan(conv, pt, M, N, K, Ci, nseg, mdims, blk, spb, q, chunk, mc, (nmt, nnt),
-                    n_tasks, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape, cn)
+                    nmt * nnt, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape, cn,
+                    grids)
+
+
+def conv_grids(m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:
+    """The task grid of the implicit GEMM for each thread class: split (M, N)
+    and sizes (mc, cn: the M block and the columns of a task).  One thread:
+    ``flops / TASK_FLOPS`` tasks, at most ``MAX_TASKS``, chunks of at least
+    ``MIN_M_PANELS`` x ``MIN_N_PANELS``; ``p`` threads as the dot's
+    (``dot_plan.gemm_grids``): up to ``TASKS_PER_THREAD * p`` tasks, the
+    longer chunk halved down to ``THREADED_MIN_M_PANELS`` x
+    ``THREADED_MIN_N_PANELS``."""
+    mr, nr = blk.mr, blk.nr
+    extents, units, minimums = (m_panels, n_panels), (mr, nr), (MIN_M_PANELS, MIN_N_PANELS)
+    serial_tasks = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    grids = []
+    for threads in THREAD_CLASSES:
+        if threads == 1:
+            parts = split(serial_tasks, extents, minimums, units)
+        else:
+            target = pow2_floor(max(1, min(THREADED_MAX_TASKS, TASKS_PER_THREAD * threads,
+                                           flops // THREADED_TASK_FLOPS)))
+            parts = split(max(serial_tasks, target), extents, minimums, units,
+                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), target)
+        cm = -(-m_panels // parts[0]) * mr
+        cn = -(-n_panels // parts[1]) * nr
+        grids.append(Grid(parts, (min(max(mr, MC // mr * mr), cm), cn)))
+    return GridTable(tuple(grids))
 
 
 def _input_buffer_shape(inst: HloInstruction, conv: HloInstruction):
@@ -609,11 +642,14 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     ety = types.memory_type(pt)
     mr, nr, vw = plan.blk.mr, plan.blk.nr, plan.blk.vw
     M, N = plan.M, plan.N
-    nmt, nnt = plan.grid
-    tn = b.urem(t, i64(nnt)) if nnt > 1 else i64(0)
-    tm = b.udiv(t, i64(nnt)) if nnt > 1 else t
+    # The grid this call runs (ints when every thread count has the same).
+    chosen = choose(b, ctx.opts_arg, plan.grids)
+    (nmt, nnt), (mc, cn) = chosen.split, chosen.sizes
+    tn = i64(0) if nnt == 1 else COMPILE_TIME.rem(b, t, nnt)
+    tm = t if nnt == 1 else COMPILE_TIME.div(b, t, nnt)
     m_lo, m_hi = chunk(b, tm, nmt, -(-M // mr), mr, M)
     n_lo, n_hi = chunk(b, tn, nnt, -(-N // nr), nr, N)
+    mc, cn = as_value(mc), as_value(cn)
     base = plan.scratch.pointer(b, ctx.scratch_pointer(), "tasks")
     base = b.gep(base, [b.mul(w, i64(plan.task_bytes))], inbounds=True, source_etype=I8)
     table = plan.task_plan.pointer(b, base, "table")
@@ -627,8 +663,8 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     ldc = C.gr.stride if plan.direct else 0
     nkb = plan.nkb
     c_batch = ops.tiles.batch(b, i64(0))       # no batch: (offset 0, no components)
-    with Loop(b, m_lo, m_hi, plan.mc, "ic") as ic:
-        mc_end = imin(b, b.add(ic, i64(plan.mc)), m_hi)
+    with Loop(b, m_lo, m_hi, mc, "ic") as ic:
+        mc_end = imin(b, b.add(ic, mc), m_hi)
         with Loop(b, 0, nkb, 1, "kb") as kb:
             s0, ns, c0, seglen, pc, kc = _k_block(b, plan, kb)
             # The table of this K block (built per K block, not per M block:
@@ -645,9 +681,9 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
                     args.nseg, args.seglen, args.feat0 = ns, seglen, c0
                     if not plan.direct:
                         # Full tiles into the task's C block; written out below.
-                        cp = b.gep(cbuf, [b.add(b.mul(b.sub(r0, ic), i64(plan.cn)), b.sub(n0, n_lo))],
+                        cp = b.gep(cbuf, [b.add(b.mul(b.sub(r0, ic), cn), b.sub(n0, n_lo))],
                                    inbounds=True, source_etype=ety)
-                        args.call(b, uk, cp, i64(plan.cn), b.not_(first))
+                        args.call(b, uk, cp, cn, b.not_(first))
                     else:
                         conds = []
                         if m_edge:
@@ -664,10 +700,10 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
                         else:
                             ops.tiles.store_direct(b, uk, args, ldc)
         if not plan.direct:
-            _write_block(b, plan, ops, cbuf, ic, mc_end, n_lo, n_hi)
+            _write_block(b, plan, ops, cbuf, cn, ic, mc_end, n_lo, n_hi)
 
 
-def _write_block(b, plan: ConvPlan, ops: _ConvOperands, cbuf, m0, m_end, n_lo, n_hi) -> None:
+def _write_block(b, plan: ConvPlan, ops: _ConvOperands, cbuf, cn, m0, m_end, n_lo, n_hi) -> None:
     """Write the finished C block (rows [m0, m_end), columns [n_lo, n_hi), in
     the task's buffer) to the result through its layout and the epilogue."""
     C = ops.C
@@ -677,9 +713,9 @@ def _write_block(b, plan: ConvPlan, ops: _ConvOperands, cbuf, m0, m_end, n_lo, n
     # feature stride put the lines of one pixel into a few L1 sets.
     with Loop(b, n_lo, n_hi, 1, "wc") as c:
         ccomp = C.gc.components(b, c)
-        col = b.gep(cbuf, [b.sub(c, b.add(n_lo, b.mul(m0, i64(plan.cn))))], source_etype=ety)
+        col = b.gep(cbuf, [b.sub(c, b.add(n_lo, b.mul(m0, cn)))], source_etype=ety)
         with Loop(b, m0, m_end, 1, "wr") as r:
-            v = b.load(b.gep(col, [b.mul(r, i64(plan.cn))], source_etype=ety), typ=ety,
+            v = b.load(b.gep(col, [b.mul(r, cn)], source_etype=ety), typ=ety,
                        align=plan.pt.byte_size)
             ops.finish(C.index(b, [], C.gr.components(b, r), ccomp), v)
 
@@ -710,7 +746,7 @@ def emit_convolution(ctx: KernelContext) -> None:
         run_tasks(ctx, plan.scratch, n_copy, 1,
                         lambda tctx, t, w: _emit_copy_task(tctx, plan, t, chunk, extent))
     run_tasks(ctx, plan.scratch, plan.nkb, 1, lambda tctx, kb, w: _emit_pack_b_task(tctx, plan, kb))
-    run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
+    run_grid(ctx, plan.scratch, plan.grids, 0, lambda tctx, t, w: _emit_task(tctx, plan, t, w))
 
 
 #: The implicit GEMM, tried first for a convolution and for a kOutput fusion

@@ -20,7 +20,8 @@ from ..gemm import Loop, MatrixView
 from ..ir_array import IrArray, i64
 from ._util import PTR, fill_padding
 from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, the_dot
-from .dot_tasks import DotOperands, zero_flags
+from .dot_tasks import DotOperands, uses_shared_b, zero_flags
+from ..task_grid import choose, workers
 
 
 def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant | None:
@@ -85,8 +86,16 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         put(f"{name}_bs", view.gb.stride)
         put(f"{name}_rs", view.gr.stride)
         put(f"{name}_cs", view.gc.stride)
+    # The grid this call's thread count picks (constants when all agree).
+    chosen = choose(b, ctx.opts_arg, plan.grids)
     put("scratch", plan.scratch.pointer(b, scratch, "tasks"))
-    put("bshared", plan.scratch.pointer(b, scratch, "bshared") if plan.shared_b else null)
+    bshared = null
+    if plan.shared_b:
+        bshared = plan.scratch.pointer(b, scratch, "bshared")
+        use = uses_shared_b(b, chosen)
+        if use is not True:
+            bshared = b.select(use, bshared, null) if use is not False else null
+    put("bshared", bshared)
     put("bflags", plan.scratch.pointer(b, scratch, "bflags") if plan.shared_b else null)
     counters = plan.scratch.pointer(b, scratch, "counters")
     put("counter", counters)
@@ -99,20 +108,21 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
     else:
         put("epi_fn", null)
         put("epi_ctx", null)
+    (nbt, nmt, nnt), (mc, nc) = chosen.split, chosen.sizes
     for name, value in (("M", plan.M), ("N", plan.N), ("K", plan.K), ("nb", plan.nb),
-                        ("kc", plan.kc), ("mc", plan.mc), ("nc", plan.nc),
-                        ("nbt", plan.grid[0]), ("nmt", plan.grid[1]), ("nnt", plan.grid[2]),
-                        ("n_tasks", plan.n_tasks), ("task_bytes", plan.task_bytes),
+                        ("kc", plan.kc), ("mc", mc), ("nc", nc),
+                        ("nbt", nbt), ("nmt", nmt), ("nnt", nnt),
+                        ("n_tasks", chosen.n_tasks), ("task_bytes", plan.task_bytes),
                         ("b_off", plan.task_plan.regions["b"][0])):
         put(name, value)
     b.store(i64(0), counters, align=8)
     zero_flags(ctx, plan)
     fn = gemm_library.declare(b.module, v, "run")
-    if plan.n_tasks == 1:
+    if chosen.n_tasks == 1:
         b.call(fn, [desc, i64(0)])
     else:
-        ctx.parallel_for(plan.n_tasks, lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]),
-                         shared=(desc,))
+        ctx.parallel_for(workers(b, chosen, plan.grids.max_workers),
+                         lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]), shared=(desc,))
 
 
 def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:

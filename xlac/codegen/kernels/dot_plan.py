@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from ...hlo.ir import HloInstruction
 from ...shape import F32, F64, strides
 from ..gemm import GroupMap
-from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, pow2_floor, producers
+from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
 from ..kernel_choice import NotApplicable, plan_function
+from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, pow2_floor, split
 from ._util import ScratchPlan
 
 #: Split a dot into tasks of at least this many flops ...
@@ -63,6 +64,15 @@ MIN_M_PANELS = 20
 #: 8 x 2, interleaved against jax.jit in two runs; 2048^3 and the batched
 #: product keep their grids).
 MIN_N_PANELS = 8
+#: With threads: tasks of at least this many flops (about 10 us on one core) ...
+THREADED_TASK_FLOPS = 1 << 21
+#: ... at most this many ...
+THREADED_MAX_TASKS = 128
+#: ... and chunks down to this many micro-panels of M and NR panels of N,
+#: when the single-thread minimums leave fewer than ``TASKS_PER_THREAD``
+#: tasks per thread (the MLP's 256 x 784 x 512 had 2 tasks).
+THREADED_MIN_M_PANELS = 8
+THREADED_MIN_N_PANELS = 2
 #: B is packed once for all tasks when its packed size is at most this.
 SHARED_B_LIMIT = 256 << 20
 #: Dots with at most this many rows (M) read B in place instead of packing it.
@@ -103,6 +113,9 @@ class DotPlan:
     gemv_form: str = ""       # "rows" | "cols" | "generic"
     b_direct: bool = False    # the micro-kernel reads B in place (a short M), no packing
     a_direct: bool = False    # the micro-kernel reads A's full row panels in place (K unit-stride)
+    #: The grids per thread class (``task_grid``; split (batch, M, N), sizes
+    #: (mc, nc)); ``grid``, ``mc``, ``nc`` and ``n_tasks`` are its one-thread grid.
+    grids: GridTable | None = None
 
     @property
     def nkb(self) -> int:
@@ -263,21 +276,13 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     kc = min(blk.kc, K) if acc_in_output else K
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
-    # Task grid: batch first, then M, then N; powers of two (they divide
-    # evenly among 2, 4, 8... threads, which take tasks one at a time) of
-    # balanced chunks (whole micro-panels, sizes differing by one at most).
-    T = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
-    nbt, nmt, nnt = 1, 1, 1
-    if T > 1:
-        if nb >= T:
-            nbt = T
-        else:
-            nbt = nb
-            per = max(1, T // nb)
-            nmt = pow2_floor(min(per, max(1, m_panels // MIN_M_PANELS)))
-            nnt = pow2_floor(min(per // nmt, max(1, n_panels // MIN_N_PANELS)))
-    cm = -(-m_panels // nmt) * mr
-    cn = -(-n_panels // nnt) * nr
+    # Task grids, one per thread class (``task_grid``): batch first, then M,
+    # then N; powers of two of balanced chunks (whole micro-panels, sizes
+    # differing by one at most).  The one-thread grid is the one the
+    # compile-time planner always chose.
+    grids = gemm_grids(nb, m_panels, n_panels, flops, blk)
+    nbt, nmt, nnt = grids.serial.split
+    mc, nc = grids.serial.sizes
     n_tasks = nbt * nmt * nnt
     nkb = -(-K // kc)
     n_padded = n_panels * nr
@@ -288,7 +293,10 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     g_bk, g_bn = _operand_groups(dot, b_side, *((info.lc, info.lf) if swap else (info.rc, info.rf)))
     b_direct = (M <= B_DIRECT_MAX_M and operand_is_buffer(inst, dot, b_side)
                 and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
-    shared_b = not b_direct and nmt > 1 and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    # B is packed once for all tasks by grids with several M chunks (their
+    # tasks along M read the same B); the kernel asks the chosen grid.
+    can_share_b = not b_direct and nb * K * n_padded * esize <= SHARED_B_LIMIT
+    shared_b = can_share_b and any(g.split[1] > 1 for g in grids.grids)
     # A with unit-stride K (a row-major A) is read in place, MR row pointers
     # broadcasting one element each per k, as XNNPACK's kernels do; only a
     # partial last row panel is packed (zero-padded).  Packing A cost each
@@ -299,27 +307,60 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     g_ak, g_am = _operand_groups(dot, a_side, *((info.rc, info.rf) if swap else (info.lc, info.lf)))
     a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side)
                 and g_ak.affine and g_ak.stride == 1 and g_am.affine)
-    # M blocks of about MC rows that split the task's chunk evenly: a chunk of
-    # 132 rows (matmul 1024^3 and 2048^3) ran as 120 + 12, and the 12-row
-    # block streamed the task's whole B block through L1 for two micro-panels.
-    cm_panels = -(-cm // mr)
-    m_blocks = max(1, round(cm_panels * mr / blk.mc))
-    mc = -(-cm_panels // m_blocks) * mr
-    nc = min(blk.nc, -(-cn // nr) * nr)
     task = ScratchPlan()
-    task.add("a", mc * kc * esize)
+    task.add("a", max(g.sizes[0] for g in grids.grids) * kc * esize)
     # A task's own packed B block: always, unless B is read in place (then
     # only its partial last panel); with a shared B a task packs its own copy
     # of a block another task is packing at that moment (gemm.pack_once).
-    task.add("b", (nr if b_direct else nc) * kc * esize)
+    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * kc * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 64)
     if shared_b:
         scratch.add("bshared", nb * K * n_padded * esize)
         scratch.add("bflags", nb * nkb * n_panels * 4)
-    scratch.add("tasks", n_tasks * task.size)
+    # A region per worker that may run at once (a worker keeps it from task to task).
+    scratch.add("tasks", grids.max_workers * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
-                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct)
+                   (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct,
+                   grids=grids)
+
+
+def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:
+    """The task grid of a GEMM for each thread class: split (batch, M, N) and
+    sizes (mc, nc).  One thread: ``flops / TASK_FLOPS`` tasks, at most
+    ``MAX_TASKS``, chunks of at least ``MIN_M_PANELS`` x ``MIN_N_PANELS``.
+    ``p`` threads: the same split with up to ``TASKS_PER_THREAD * p`` tasks
+    (no task under ``THREADED_TASK_FLOPS``, at most ``THREADED_MAX_TASKS``)
+    when that is more; then, while there are fewer, the longer chunk halved
+    down to ``THREADED_MIN_M_PANELS`` x ``THREADED_MIN_N_PANELS``."""
+    extents, units = (nb, m_panels, n_panels), (1, blk.mr, blk.nr)
+    minimums = (0, MIN_M_PANELS, MIN_N_PANELS)
+    serial_tasks = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    grids = []
+    for threads in THREAD_CLASSES:
+        if threads == 1:
+            parts = split(serial_tasks, extents, minimums, units)
+        else:
+            target = pow2_floor(max(1, min(THREADED_MAX_TASKS, TASKS_PER_THREAD * threads,
+                                           flops // THREADED_TASK_FLOPS)))
+            parts = split(max(serial_tasks, target), extents, minimums, units,
+                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), target)
+        grids.append(Grid(parts, _gemm_blocks(parts, m_panels, n_panels, blk)))
+    return GridTable(tuple(grids))
+
+
+def _gemm_blocks(parts: tuple, m_panels: int, n_panels: int, blk: Blocking) -> tuple:
+    """(mc, nc) of a task of grid ``parts``: M blocks of about MC rows that
+    split the task's chunk evenly (a chunk of 132 rows, matmul 1024^3 and
+    2048^3, ran as 120 + 12, and the 12-row block streamed the task's whole
+    B block through L1 for two micro-panels); N blocks of NC, or the chunk."""
+    mr, nr = blk.mr, blk.nr
+    cm_panels = -(-m_panels // parts[1])
+    cn = -(-n_panels // parts[2]) * nr
+    m_blocks = max(1, round(cm_panels * mr / blk.mc))
+    mc = -(-cm_panels // m_blocks) * mr
+    nc = min(blk.nc, cn)
+    return mc, nc
 
 
 def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:

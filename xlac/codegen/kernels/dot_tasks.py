@@ -24,9 +24,10 @@ from .. import types
 from ..emitter import KernelContext
 from ..gemm import (I1, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, intrinsic, pack_block,
                     pack_panel, read_element)
-from ..gemm_kernel import ResultTiles, output_fusion_epilogue, run_tasks
+from ..gemm_kernel import ResultTiles, output_fusion_epilogue, run_grid, run_tasks
 from ..gemm_task import COMPILE_TIME, GemmTask, TaskBuffers, emit_task, task_ranges
 from ..ir_array import Index, i64
+from ..task_grid import Chosen, choose
 from ._util import I8, PTR, fill_padding
 from .dot_plan import DotPlan, dot_info, plan_dot, the_dot
 
@@ -119,7 +120,12 @@ class _ModuleGemm(GemmTask):
         self.ctx, self.plan, self.ops = ctx, plan, ops
         self.pt, self.mr, self.nr, self.vw = plan.pt, blk.mr, blk.nr, blk.vw
         self.M, self.N, self.K, self.nb = plan.M, plan.N, plan.K, plan.nb
-        self.kc, self.mc, self.nc, self.grid = plan.kc, plan.mc, plan.nc, plan.grid
+        # The grid this call runs (ints when every thread count has the same).
+        chosen = choose(ctx.b, ctx.opts_arg, plan.grids)
+        self.grid = chosen.split
+        self.mc, self.nc = chosen.sizes
+        self.kc = plan.kc
+        self.use_shared = plan.shared_b and uses_shared_b(ctx.b, chosen)
         self.A, self.B = ops.A, ops.B
         self.a_direct, self.b_direct = plan.a_direct, plan.b_direct
         self.direct_c = plan.direct
@@ -131,7 +137,7 @@ class _ModuleGemm(GemmTask):
         b_buf = plan.task_plan.pointer(b, base, "b")
         shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared") if plan.shared_b else None
         flags = plan.scratch.pointer(b, ctx.scratch_pointer(), "bflags") if plan.shared_b else None
-        return TaskBuffers(a_buf, b_buf, shared, flags, plan.shared_b)
+        return TaskBuffers(a_buf, b_buf, shared, flags, self.use_shared)
 
     def c_batch(self, b, bi):
         return self.ops.tiles.batch(b, bi)
@@ -155,12 +161,19 @@ def _emit_gemm_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     emit_task(ctx.b, ctx.alloca_builder, _ModuleGemm(ctx, plan, ops), t, w)
 
 
+def uses_shared_b(b, chosen: Chosen):
+    """Whether the tasks of ``chosen`` share one packed B: when the grid has
+    several chunks along M, which read the same B (a bool, or an i1)."""
+    nmt = chosen.split[1]
+    return nmt > 1 if isinstance(nmt, int) else b.icmp_signed(">", nmt, i64(1))
+
+
 def emit_gemm(ctx: KernelContext) -> None:
     """The dot of ``ctx`` as this module's own packed GEMM."""
     plan = plan_dot(ctx.inst)
     fill_padding(ctx.b, ctx.output_arrays()[0])
     zero_flags(ctx, plan)
-    run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
+    run_grid(ctx, plan.scratch, plan.grids, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
 
 
 # ---------------------------------------------------------------------------

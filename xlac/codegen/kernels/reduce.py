@@ -17,7 +17,8 @@ import math
 from ...hlo.ir import HloInstruction
 from ...shape import Shape
 from .. import types
-from ..emitter import MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext, task_range
+from ..emitter import (MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, WORK_UNIT_BYTES, KernelContext, memory_work,
+                       task_range)
 from ..ir_array import Index, i64, scalar_index
 from ..kernel_choice import KernelCandidate
 from ..loops import REDUCTION_INTERLEAVE, fill_padding, for_range, loop_hints, loop_nest
@@ -65,7 +66,7 @@ def emit_column_reduce(ctx: KernelContext) -> None:
                   if d in kept and in_shape.dimensions[d] != 1]
     split = kept_order[0]
     extent = in_shape.dimensions[split]
-    work = in_shape.element_count()
+    work = memory_work(in_shape)
     # Each task reads its slice of every input row: keep the slices at least
     # COLUMN_TASK_BYTES long, or the tasks read short strided pieces (a sum
     # over the rows of a 4096x4096 matrix in 64 tasks of 256 bytes per row ran
@@ -157,7 +158,7 @@ def split_reduce_root(inst: HloInstruction):
     if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
         return None
     in_shape = root.operands[0].shape
-    if root.shape.element_count() != 1 or in_shape.element_count() < PARALLEL_MIN_WORK:
+    if root.shape.element_count() != 1 or memory_work(in_shape) < PARALLEL_MIN_WORK:
         return None
     if in_shape.layout.is_padded:
         return None
@@ -174,7 +175,7 @@ def emit_split_reduce(ctx: KernelContext) -> None:
     pt = root.shape.element_type
     major = next(d for d in reversed(in_shape.layout.minor_to_major) if in_shape.dimensions[d] > 1)
     extent = in_shape.dimensions[major]
-    n_tasks = max(1, min(extent, MAX_PARTIALS, in_shape.element_count() // TASK_MIN_WORK))
+    n_tasks = max(1, min(extent, MAX_PARTIALS, memory_work(in_shape) // TASK_MIN_WORK))
     chunk = -(-extent // n_tasks)
     n_tasks = -(-extent // chunk)
     reducer = root.attrs["to_apply"]
@@ -236,4 +237,4 @@ COLUMN = KernelCandidate("reduce.column", _with_padding_filled(emit_column_reduc
 #: A big reduce to one value.
 SPLIT = KernelCandidate("reduce.split", _with_padding_filled(emit_split_reduce),
                         _applies(split_reduce_root,
-                                 f"not a reduction of at least {PARALLEL_MIN_WORK} elements to one value"))
+                                 f"not a reduction of at least {PARALLEL_MIN_WORK * WORK_UNIT_BYTES // 1024} KiB to one value"))

@@ -276,7 +276,7 @@ def _emit(ctx: KernelContext) -> None:
     # update in place); blocks read and written through one buffer would be wrong.
     assert ctx.assignment.slice_of(inst, 0) != ctx.assignment.slice_of(inst.operands[0], 0), inst.name
     units = _unit_count(plan)
-    work = inst.shape.element_count()
+    work = _emitter.memory_work(inst.shape)
     n_tasks = 1
     if work >= _emitter.PARALLEL_MIN_WORK:
         n_tasks = max(1, min(units, _emitter.MAX_TASKS, work // _emitter.TASK_MIN_WORK))
