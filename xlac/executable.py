@@ -401,9 +401,12 @@ class Executable:
     @property
     def compile_stats(self) -> dict:
         """Where the code came from and the seconds of each phase of its compilation
-        (``lower``, ``optimize``, ``codegen``, ``load``, ``total``; a disk-cache hit
-        records its own ``load`` beside the original compilation's phases), and
-        ``passes_s``: the seconds each HLO pass took, by name (part of ``lower``)."""
+        (``lower``, ``split``, ``optimize``, ``codegen``, ``backend``, ``load``,
+        ``total``; ``optimize`` and ``codegen`` are summed over the parts of a
+        module compiled in parts on several threads, ``backend`` is the wall time
+        they took together; a disk-cache hit records its own ``load`` beside the
+        original compilation's phases), and ``passes_s``: the seconds each HLO
+        pass took, by name (part of ``lower``)."""
         p = self._program
         stats = {"from_cache": self.from_cache, "compile_time_s": self.compile_time_s,
                  "object_bytes": p.object_bytes, "temp_size": self.temp_size}
