@@ -398,6 +398,28 @@ def test_task_grids_follow_the_c_pool_size(tmp_path, runtime_obj):
 
 
 @needs_cc
+@needs_corpus
+@needs_nm
+@pytest.mark.parametrize("case", ["mlp_loss_grad", "reduce_sum_max_min_prod"])
+def test_one_object_while_the_jit_compiles_in_parts(case, tmp_path, runtime_obj, monkeypatch):
+    """The JIT splits the module into parts on several threads; the AOT object
+    stays one self-contained module with its two symbols, and both compute the
+    same bits."""
+    from xlac.codegen import jit as jit_backend
+    monkeypatch.setattr(jit_backend, "MIN_PART_INSTRUCTIONS", 1)
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "3")
+    text, inputs, _expected = _load_case(case)
+    module = xlac.parse_hlo(text)
+    _res, outputs, _stdout = build_and_run(module, inputs, tmp_path, runtime_obj, name="parts_fn")
+    _check_object_symbols(tmp_path / "parts_fn.o", "parts_fn")
+    xlac.clear_caches()               # compiled whole by another test
+    exe = xlac.jit(module)
+    assert len(exe._program.jit.object_parts) > 1
+    for k, (a, j) in enumerate(zip(outputs, _leaves(exe(*inputs)))):
+        _assert_same_bits(a, j, f"{case} output {k}")
+
+
+@needs_cc
 def test_two_objects_link_into_one_program(tmp_path, runtime_obj):
     for nm in ("sq1", "sq2"):
         xlac.compile_aot(CONST_HLO, tmp_path / f"{nm}.o", header=tmp_path / f"{nm}.h", name=nm)

@@ -163,8 +163,8 @@ def cmd_dump(args) -> int:
     if args.llvm:
         print(lowered.llvm_ir)
     if args.optimized_llvm:
-        from .codegen.jit import host_target_machine, parse_and_optimize
-        print(str(parse_and_optimize(lowered.llvm_module, host_target_machine())))
+        from .codegen.jit import optimized_ir
+        print(optimized_ir(lowered.llvm_module, lowered.entry_name))
     return 0
 
 

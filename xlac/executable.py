@@ -60,8 +60,7 @@ import numpy as np
 from . import custom_calls
 from .codegen import runtime_code  # noqa: F401  (provides the runtime's native helpers)
 from .codegen.compiler import lower
-from .codegen.jit import parse_and_optimize
-from .codegen.target import host_target_machine
+from .codegen.jit import optimized_ir
 from .hlo.feeds import feed_instructions
 from .hlo.ir import HloModule
 from .hlo.verifier import verify
@@ -388,10 +387,11 @@ class Executable:
     @property
     def optimized_llvm_ir(self) -> str:
         """LLVM IR after O3: :attr:`lowered`'s IR optimised again on first use (the
-        same pipeline as the compilation's, so the same IR), then kept by this
-        executable."""
+        same split into parts and the same pipeline as the compilation's, so the
+        same IR; every part, each headed by a ``; ---- part K of N ----``
+        comment, when there are several), then kept by this executable."""
         if self._optimized_ir is None:
-            self._optimized_ir = str(parse_and_optimize(self.lowered.llvm_module, host_target_machine()))
+            self._optimized_ir = optimized_ir(self.lowered.llvm_module, self.lowered.entry_name)
         return self._optimized_ir
 
     @property
@@ -401,9 +401,12 @@ class Executable:
     @property
     def compile_stats(self) -> dict:
         """Where the code came from and the seconds of each phase of its compilation
-        (``lower``, ``optimize``, ``codegen``, ``load``, ``total``; a disk-cache hit
-        records its own ``load`` beside the original compilation's phases), and
-        ``passes_s``: the seconds each HLO pass took, by name (part of ``lower``)."""
+        (``lower``, ``split``, ``optimize``, ``codegen``, ``backend``, ``load``,
+        ``total``; ``optimize`` and ``codegen`` are summed over the parts of a
+        module compiled in parts on several threads, ``backend`` is the wall time
+        they took together; a disk-cache hit records its own ``load`` beside the
+        original compilation's phases), and ``passes_s``: the seconds each HLO
+        pass took, by name (part of ``lower``)."""
         p = self._program
         stats = {"from_cache": self.from_cache, "compile_time_s": self.compile_time_s,
                  "object_bytes": p.object_bytes, "temp_size": self.temp_size}

@@ -38,10 +38,9 @@ import time
 from collections import OrderedDict
 from typing import NamedTuple
 
-from .codegen.compile_cache import cache_key, load_or_compile
+from .codegen.compile_cache import cache_key, load_entry, load_or_compile
 from .codegen.compiler import lower
 from .codegen import gemm_library, lapack as lapack_symbols
-from .codegen.jit import load_object
 from .codegen.math_approx import exact_math
 from . import __version__
 from .hlo.feeds import FeedInstruction, feed_instructions
@@ -499,7 +498,7 @@ def _program_from_entry(entry: tuple | None) -> Program | None:
     meta, data = entry
     try:
         program = Program.from_metadata(meta)
-        program.attach(load_object(data, program.entry_name, before_load=ensure_symbols))
+        program.attach(load_entry(meta, data, program.entry_name, before_load=ensure_symbols))
         return program
     except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
         return None

@@ -11,6 +11,12 @@ A key (:func:`cache_key`) covers what object code depends on: the parts the
 caller gives (module text, options, entry name), this host
 (:func:`~xlac.codegen.target.host_description`) and xlac's own code
 (``disk_cache.make_key``).  A bad entry is a miss, never an error.
+
+A module compiled in parts (``jit.compile_ir`` on several threads) is stored
+as one entry: its objects one after the other in the ``.o`` file, their sizes
+in the metadata's ``object_parts`` (:func:`load_entry` loads them all into one
+engine).  Which number of threads compiled an entry does not matter: any
+entry of the key is the same program.
 """
 from __future__ import annotations
 
@@ -20,7 +26,10 @@ from ..runtime import disk_cache
 from .jit import JitFunction, compile_ir, load_object
 from .target import host_description
 
-__all__ = ["cache_key", "load_or_compile", "Compiled"]
+__all__ = ["cache_key", "load_or_compile", "load_entry", "Compiled", "OBJECT_PARTS"]
+
+#: The metadata key listing the sizes of the objects of an entry compiled in parts.
+OBJECT_PARTS = "object_parts"
 
 
 def cache_key(*parts) -> str:
@@ -62,7 +71,7 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
             meta, data = hit
             try:
                 if accept(meta):
-                    jf = load_object(data, entry, before_load=before_load)
+                    jf = load_entry(meta, data, entry, before_load=before_load)
                     return Compiled(jf, meta, "disk", None, key)
             except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
                 pass
@@ -70,6 +79,20 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
     jf = compile_ir(llvm_ir, entry, before_load=before_load, module_options=module_options,
                     keep_optimized=keep_optimized)
     meta = metadata(built, jf)
+    if len(jf.object_parts) > 1:
+        meta = {**meta, OBJECT_PARTS: list(jf.object_parts)}
     if key is not None:
         meta = disk_cache.store(key, meta, jf.object_code, directory) or meta
     return Compiled(jf, meta, "compiled", built, key)
+
+
+def load_entry(meta: dict, data: bytes, entry: str,
+               before_load: Callable[[bytes], None] | None = None) -> JitFunction:
+    """The code of a disk-cache entry (``meta`` and ``data`` as ``disk_cache.load``
+    gives them) loaded into one MCJIT engine: every object its ``object_parts``
+    lists, else ``data`` as one object.  Raises (``ValueError``, ``RuntimeError``)
+    on an entry that does not load: the caller treats it as a miss."""
+    parts = meta.get(OBJECT_PARTS)
+    if parts is not None and not isinstance(parts, list):
+        raise ValueError(f"bad {OBJECT_PARTS} in the cache entry: {parts!r}")
+    return load_object(data, entry, before_load=before_load, parts=parts)

@@ -185,6 +185,28 @@ class KernelContext:
         self.b.call(fn, [results, params, temp_ptr, self.opts_arg])
 
 
+#: A kernel of more LLVM instructions than this is ``noinline``: its caller
+#: (the entry, a while body) calls it.  Left to itself LLVM inlines every
+#: kernel called once into its caller, and its O3 pipeline is superlinear in
+#: a function's size: a GPT sampling step (158 kernels, 29k instructions)
+#: became one function of 41k instructions that took 14 s to optimise, 2.5 s
+#: with its kernels out of line.  A kernel's loops are optimised the same in
+#: or out of line; one call per kernel and run costs nanoseconds.  Tiny
+#: kernels (scalar bookkeeping) stay inlinable.  Kernels out of line are also
+#: what lets the back end split a module into parts (``codegen/split.py``).
+INLINE_MAX_INSTRUCTIONS = 50
+
+
+def keep_out_of_line(fn: ir.Function) -> None:
+    """Mark ``fn`` ``noinline`` when it has more than ``INLINE_MAX_INSTRUCTIONS``."""
+    size = 0
+    for block in fn.blocks:
+        size += len(block.instructions)
+        if size > INLINE_MAX_INSTRUCTIONS:
+            fn.attributes.add("noinline")
+            return
+
+
 BODY_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64)])
 PARALLEL_FOR_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64),
                                                     ir.PointerType(), ir.PointerType()])
@@ -329,6 +351,8 @@ class ModuleEmitter:
         kernels = [self._emit_kernel(assignment, inst) for inst in assignment.materialized()]
         kernels += [(self._emit_copy(assignment, number, src), False)
                     for number, src in assignment.copies]
+        for kernel, _ in kernels:
+            keep_out_of_line(kernel)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         cancelled = None
         for kernel, long_running in kernels:

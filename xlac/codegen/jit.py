@@ -7,6 +7,16 @@ file by the host TargetMachine and that object is loaded into MCJIT;
 ``load_object(data, entry_name)`` loads such an object again (the on-disk
 cache of ``xlac.runtime.disk_cache``) without parsing or optimising IR.
 
+Parallel compilation: a big module is split into parts
+(:func:`xlac.codegen.split.split_module`), one per compile thread at most
+(``XLAC_COMPILE_THREADS``, :func:`compile_threads`), which are parsed,
+optimised and emitted at once on that many threads, each part in an
+LLVMContext of its own with its thread's TargetMachine (the calls that take
+the time run without llvmlite's global lock: ``xlac.codegen.unlocked``).  The
+parts' objects are loaded into one MCJIT engine, which links them; the entry
+stays one function.  ``JitFunction.object_code`` is then the parts' objects
+one after the other and ``JitFunction.object_parts`` their sizes.
+
 Memory: an engine keeps only its code, the object and a TargetMachine of its
 own that never generated code (~50 KiB besides ~3x the object's size); each
 module is parsed into an LLVMContext of its own and its pass pipeline is
@@ -14,25 +24,30 @@ freed after use, so a compilation leaves nothing behind once its engine goes.
 """
 from __future__ import annotations
 
+import os
+import re
 import threading
 import time
-
-import re
-from typing import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Callable, NamedTuple, Sequence
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..passes.pipeline import dump_directory, dump_text
+from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
-
+from .split import module_weight, split_module
 from .target import host_target_machine, init_llvm
 
-def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False):
+def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
     """Run LLVM's O3 pipeline (new pass manager) on a parsed module; returns the
     optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
-    that group were marked non-temporal afterwards (``nontemporal.mark_stores``)."""
+    that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
+    ``owned``: the module is in an LLVMContext of its own and ``tm`` is this
+    thread's, so the pipeline runs without llvmlite's lock (``unlocked``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
@@ -40,15 +55,16 @@ def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = Fals
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     try:
-        pm.run(module_ref, pb)
+        if owned:
+            unlocked.run_module_pipeline(pm, module_ref, pb)
+        else:
+            pm.run(module_ref, pb)
     finally:
         _free_pass_manager(pm)
     if mark_nontemporal:
-        marked = mark_stores(str(module_ref))
+        marked = mark_stores(unlocked.print_module(module_ref) if owned else str(module_ref))
         if marked is not None:
-            module_ref = llvm.parse_assembly(marked, llvm.create_context())   # see parse_and_optimize
-            module_ref.triple = tm.triple
-            module_ref.data_layout = str(tm.target_data)
+            module_ref = _parse(marked, tm, owned)
     return module_ref
 
 
@@ -74,79 +90,168 @@ def _free_pass_manager(pm) -> None:
 #: 66 -> 56, maxpool 30 -> 23) and changed no benchmark kernel's speed: their
 #: vectorised loops index through x86 addressing modes either way.
 MODULE_CODEGEN_OPTIONS = (("-disable-lsr=true", "-disable-lsr=false"),)
-_codegen_lock = threading.Lock()
 
 
-def emit_object(tm, module_ref, module_options: bool = True) -> bytes:
-    """``tm.emit_object(module_ref)``, with ``MODULE_CODEGEN_OPTIONS`` in force
-    when ``module_options``.  LLVM's options are process-wide, so every
-    emission holds a lock: the options are set and reset inside it, and an
-    emission without them (the GEMM library, cached on disk for good) never
-    runs while they are set."""
-    with _codegen_lock:
-        if not module_options:
-            return tm.emit_object(module_ref)
-        for on, _off in MODULE_CODEGEN_OPTIONS:
-            llvm.set_option("xlac", on)
+class _CodegenOptions:
+    """Who may generate code under which LLVM options.  The options are
+    process-wide: any number of emissions with ``MODULE_CODEGEN_OPTIONS`` may
+    run at once (the parts of a module, several modules), the first one sets
+    them and the last one resets them; an emission with LLVM's defaults runs
+    alone, and once it waits, new ones with the options wait behind it."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._with_options = 0          # emissions running with the module options
+        self._defaults = 0              # emissions with LLVM's defaults running or waiting
+
+    @contextmanager
+    def module(self):
+        with self._cond:
+            while self._defaults:
+                self._cond.wait()
+            if self._with_options == 0:
+                for on, _off in MODULE_CODEGEN_OPTIONS:
+                    llvm.set_option("xlac", on)
+            self._with_options += 1
         try:
-            return tm.emit_object(module_ref)
+            yield
         finally:
-            for _on, off in MODULE_CODEGEN_OPTIONS:
-                llvm.set_option("xlac", off)
+            with self._cond:
+                self._with_options -= 1
+                if self._with_options == 0:
+                    for _on, off in MODULE_CODEGEN_OPTIONS:
+                        llvm.set_option("xlac", off)
+                    self._cond.notify_all()
+
+    @contextmanager
+    def defaults(self):
+        with self._cond:
+            self._defaults += 1
+            while self._with_options:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._defaults -= 1
+                self._cond.notify_all()
 
 
-def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3):
+_codegen_options = _CodegenOptions()
+#: One emission with LLVM's defaults at a time (they share llvmlite's lock anyway).
+_defaults_lock = threading.Lock()
+
+
+def emit_object(tm, module_ref, module_options: bool = True, owned: bool = False) -> bytes:
+    """``tm.emit_object(module_ref)``, with ``MODULE_CODEGEN_OPTIONS`` in force
+    when ``module_options`` (see :class:`_CodegenOptions`: emissions with them
+    run concurrently, never beside one without).  ``owned``: as :func:`optimize`."""
+    if not module_options:
+        with _defaults_lock, _codegen_options.defaults():
+            return unlocked.emit_object(tm, module_ref) if owned else tm.emit_object(module_ref)
+    with _codegen_options.module():
+        return unlocked.emit_object(tm, module_ref) if owned else tm.emit_object(module_ref)
+
+
+def _parse(text: str, tm, owned: bool = True):
+    """``text`` parsed into a new LLVMContext, for ``tm``'s target."""
+    context = llvm.create_context()
+    ref = unlocked.parse_assembly(text, context) if owned else llvm.parse_assembly(text, context)
+    ref.triple = tm.triple
+    ref.data_layout = str(tm.target_data)
+    return ref
+
+
+def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False):
     """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef.
 
     The module gets an LLVMContext of its own, freed with it: in the global
     context its constants (a big constant array: its whole data) and metadata
     would stay for the life of the process, and two threads compiling at once
-    would share one context, which LLVM does not allow."""
+    would share one context, which LLVM does not allow.  ``owned``: ``tm`` is
+    this thread's own (the calls run without llvmlite's lock, see ``unlocked``)."""
     init_llvm()
     text = prepare(str(module))
-    ref = llvm.parse_assembly(text, llvm.create_context())
-    ref.triple = tm.triple
-    ref.data_layout = str(tm.target_data)
-    ref.verify()
-    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text)
+    ref = _parse(text, tm, owned)
+    if owned:
+        unlocked.verify(ref)
+    else:
+        ref.verify()
+    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned)
 
 
 class JitFunction:
     """Native code loaded into an MCJIT engine.
 
     ``address``: the entry function; ``engine``: owns the code (it lives as long
-    as this object); ``object_code``: the relocatable object the engine loaded
-    (what the on-disk cache stores; None once a holder that needs only the
-    code dropped it: the engine has its own copy); ``timings``: seconds per
-    phase (``optimize``, ``codegen``, ``load``).
+    as this object); ``object_code``: the relocatable object(s) the engine
+    loaded, one after the other (what the on-disk cache stores; None once a
+    holder that needs only the code dropped it: the engine has its own copy);
+    ``object_parts``: the size of each object in ``object_code`` (one entry
+    unless the module was compiled in parts); ``timings``: seconds per phase
+    (``split``, ``optimize`` and ``codegen`` summed over the parts,
+    ``backend``: the wall time of optimising and emitting them all, ``load``).
     """
 
-    __slots__ = ("address", "engine", "object_code", "timings", "_optimized")
+    __slots__ = ("address", "engine", "object_code", "object_parts", "timings", "_optimized")
 
     def __init__(self, address: int, engine, object_code: bytes | None = None, optimized=None,
-                 timings: dict | None = None):
+                 timings: dict | None = None, object_parts: tuple = ()):
         self.address = address
         self.engine = engine
         self.object_code = object_code
-        self._optimized = optimized        # a ModuleRef (printed on demand), a str, or None
+        self.object_parts = tuple(object_parts) or ((len(object_code),) if object_code else ())
+        self._optimized = optimized        # ModuleRefs (printed on demand), a str, or None
         self.timings = timings or {}
 
     @property
     def optimized_ir(self) -> str | None:
-        """The optimised LLVM IR (None when the code was loaded from an object)."""
+        """The optimised LLVM IR (None when the code was loaded from an object);
+        a module compiled in parts gives every part, each headed by a
+        ``; ---- part K of N ----`` comment."""
         if self._optimized is not None and not isinstance(self._optimized, str):
-            self._optimized = str(self._optimized)
+            self._optimized = _join_parts([str(ref) for ref in self._optimized])
         return self._optimized
+
+
+def _join_parts(texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    return "\n".join(f"; ---- part {k} of {len(texts)} ----\n{t}" for k, t in enumerate(texts))
 
 
 #: Names of the shared GEMM library's functions start so (``gemm_library``).
 LIBRARY_PREFIX = "xlac_gemm_"
+_ELF_MAGIC = b"\x7fELF"
+
+
+def split_objects(data: bytes, parts: Sequence[int] | None) -> list[bytes]:
+    """The objects of ``data``: ``parts`` gives their sizes, in order (None: one
+    object).  Raises ``ValueError`` unless the sizes cover ``data`` exactly and
+    every piece starts as an ELF object does."""
+    if parts is None:
+        return [data]
+    sizes = list(parts)
+    if not sizes or any(type(n) is not int or n <= 0 for n in sizes) or sum(sizes) != len(data):
+        raise ValueError(f"object part sizes {sizes!r} do not cover {len(data)} bytes")
+    out, at = [], 0
+    for n in sizes:
+        piece = data[at:at + n]
+        if not piece.startswith(_ELF_MAGIC):
+            raise ValueError(f"object part at byte {at} is not an ELF object")
+        out.append(piece)
+        at += n
+    return out
 
 
 def load_object(data: bytes, entry_name: str, tm=None,
-                before_load: Callable[[bytes], None] | None = None) -> JitFunction:
+                before_load: Callable[[bytes], None] | None = None,
+                parts: Sequence[int] | None = None) -> JitFunction:
     """Load a relocatable object (from :func:`compile_ir` or ``tm.emit_object``)
-    into a fresh MCJIT engine, without parsing or optimising any IR.
+    into a fresh MCJIT engine, without parsing or optimising any IR.  With
+    ``parts`` (the sizes of consecutive objects in ``data``, as
+    ``JitFunction.object_parts``), every object is loaded into the one engine,
+    which links them (``ValueError`` when the sizes do not fit ``data``).
 
     ``before_load(data)`` runs first: for a module's object, it is
     ``gemm_library.ensure_symbols``, which loads the GEMM library functions
@@ -159,6 +264,7 @@ def load_object(data: bytes, entry_name: str, tm=None,
     for this host: it is not checked here (the disk cache keys on the host).
     """
     t0 = time.perf_counter()
+    objects = split_objects(data, parts)
     if before_load is not None:
         before_load(data)
     elif LIBRARY_PREFIX.encode() in data:
@@ -169,12 +275,14 @@ def load_object(data: bytes, entry_name: str, tm=None,
     empty.triple = tm.triple
     empty.data_layout = str(tm.target_data)
     engine = llvm.create_mcjit_compiler(empty, tm)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(data))  # the engine takes the binary
+    for obj in objects:
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))  # the engine takes the binary
     engine.finalize_object()
     address = engine.get_function_address(entry_name)
     if not address:
         raise RuntimeError(f"JIT: entry function {entry_name!r} not found in the object")
-    return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0})
+    return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0},
+                       tuple(len(o) for o in objects))
 
 
 def _check_library_known(data: bytes) -> None:
@@ -186,39 +294,162 @@ def _check_library_known(data: bytes) -> None:
                                f"with before_load=gemm_library.ensure_symbols")
 
 
+# ---------------------------------------------------------------------------------------
+# Compile threads and parts
+# ---------------------------------------------------------------------------------------
+
+COMPILE_THREADS_ENV = "XLAC_COMPILE_THREADS"
+#: A part has at least this many LLVM instructions: a part's own costs (its
+#: pass pipeline, declarations and metadata parsed again, a thread hand-off,
+#: one more object to link) are a few milliseconds, what O3 takes for a few
+#: hundred instructions.
+MIN_PART_INSTRUCTIONS = 2000
+
+
+def compile_threads() -> int:
+    """Threads a compilation may use: ``XLAC_COMPILE_THREADS`` (read at each
+    compilation; 1: no parallel compilation), else the CPUs this process may
+    run on (``os.sched_getaffinity``).  A value that is not a positive integer
+    means the default."""
+    try:
+        n = int(os.environ.get(COMPILE_THREADS_ENV, ""))
+        if n >= 1:
+            return n
+    except ValueError:
+        pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def part_count(module: ir.Module | str, threads: int | None = None) -> int:
+    """Parts to compile ``module`` in: one per thread (``threads``, default
+    :func:`compile_threads`), but none smaller than ``MIN_PART_INSTRUCTIONS``;
+    IR given as text is one part."""
+    if not isinstance(module, ir.Module):
+        return 1
+    threads = compile_threads() if threads is None else threads
+    if threads <= 1:
+        return 1
+    return max(1, min(threads, module_weight(module) // MIN_PART_INSTRUCTIONS))
+
+
+class _Workers:
+    """The threads compiling parts besides the caller's: one executor, grown to
+    the largest number asked for, made again in a forked child (which has
+    none of its parent's threads)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pool = None
+        self._size = 0
+        self._pid = None
+
+    def get(self, size: int) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._pid != os.getpid() or size > self._size:
+                if self._pool is not None and self._pid == os.getpid():
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="xlac-compile")
+                self._size, self._pid = size, os.getpid()
+            return self._pool
+
+
+_workers = _Workers()
+
+
+class _Part(NamedTuple):
+    object_code: bytes
+    optimized: object            # the optimised ModuleRef, or None
+    optimize: float
+    codegen: float
+
+
+def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool) -> _Part:
+    """Parse, optimise and emit one part, on this thread with its own context and TargetMachine."""
+    t0 = time.perf_counter()
+    tm = _codegen_target_machine()
+    ref = parse_and_optimize(text, tm, speed_level, owned=True)
+    t1 = time.perf_counter()
+    data = emit_object(tm, ref, module_options, owned=True)
+    t2 = time.perf_counter()
+    if not keep:
+        ref.close()
+        ref = None
+    return _Part(data, ref, t1 - t0, t2 - t1)
+
+
+def _compile_parts(texts: list[str], speed_level: int, module_options: bool, keep: bool) -> list[_Part]:
+    """Every part compiled, the first on this thread and the others at once on workers."""
+    if len(texts) == 1:
+        return [_compile_part(texts[0], speed_level, module_options, keep)]
+    pool = _workers.get(len(texts) - 1)
+    futures = [pool.submit(_compile_part, t, speed_level, module_options, keep) for t in texts[1:]]
+    first = _compile_part(texts[0], speed_level, module_options, keep)
+    return [first] + [f.result() for f in futures]
+
+
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
                before_load: Callable[[bytes], None] | None = None, module_options: bool = True,
-               keep_optimized: bool = True) -> JitFunction:
+               keep_optimized: bool = True, threads: int | None = None) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
 
     The optimised module is turned into an object file with the host
     TargetMachine (``tm.emit_object``) and that object is loaded into MCJIT, so
     code compiled now and code loaded later from the disk cache are the very
-    same bytes (``JitFunction.object_code``).  ``module_options``: with
+    same bytes (``JitFunction.object_code``).  A big ``ir.Module`` is compiled
+    in parts on ``threads`` threads (default :func:`compile_threads`; see
+    :func:`part_count` and the module docstring).  ``module_options``: with
     ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).  ``before_load``: as
-    :func:`load_object`.  ``keep_optimized``
-    (default True): keep the optimised module for ``optimized_ir``; False frees
-    it at once (~90 KiB for a small module, MiBs for a big one).
+    :func:`load_object`.  ``keep_optimized`` (default True): keep the optimised
+    module for ``optimized_ir``; False frees it at once (~90 KiB for a small
+    module, MiBs for a big one).
+
+    ``XLAC_DUMP_TO``: writes ``ENTRY.llvm.ll`` (the module as emitted) and
+    ``ENTRY.llvm-opt.ll`` (optimised), or, compiled in parts,
+    ``ENTRY.llvm-opt.partK.ll`` for every part K.
     """
     dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
     if dumping:
         dump_text(f"{entry_name}.llvm.ll", str(module))
     t0 = time.perf_counter()
-    tm = _codegen_target_machine()
-    ref = parse_and_optimize(module, tm, speed_level)
+    texts = split_module(module, entry_name, part_count(module, threads)) \
+        if isinstance(module, ir.Module) else [module]
     t1 = time.perf_counter()
-    if dumping:
-        dump_text(f"{entry_name}.llvm-opt.ll", str(ref))
-    data = emit_object(tm, ref, module_options)
+    parts = _compile_parts(texts, speed_level, module_options, keep_optimized or dumping)
     t2 = time.perf_counter()
-    # The engine gets a TargetMachine of its own (it takes ownership), not
-    # ``tm``: after optimising and emitting code ``tm`` holds a subtarget
-    # (instruction, register and lowering tables, ~750 KiB), which an engine
-    # would keep for as long as its code lives.
-    fn = load_object(data, entry_name, None, before_load)
-    fn._optimized = ref if keep_optimized else None
-    fn.timings = {"optimize": t1 - t0, "codegen": t2 - t1, "load": fn.timings["load"]}
+    if dumping:
+        for k, part in enumerate(parts):
+            name = "llvm-opt.ll" if len(parts) == 1 else f"llvm-opt.part{k}.ll"
+            dump_text(f"{entry_name}.{name}", str(part.optimized))
+    # The engine gets a TargetMachine of its own (it takes ownership), not a
+    # compiling thread's: after optimising and emitting code that one holds a
+    # subtarget (instruction, register and lowering tables, ~750 KiB), which
+    # an engine would keep for as long as its code lives.
+    fn = load_object(b"".join(p.object_code for p in parts), entry_name, None, before_load,
+                     [len(p.object_code) for p in parts])
+    fn._optimized = [p.optimized for p in parts] if keep_optimized else None
+    fn.timings = {"split": t1 - t0, "optimize": sum(p.optimize for p in parts),
+                  "codegen": sum(p.codegen for p in parts), "backend": t2 - t1,
+                  "load": fn.timings["load"]}
     return fn
+
+
+def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None = None) -> str:
+    """The optimised IR :func:`compile_ir` would emit ``module`` from (every
+    part's, as ``JitFunction.optimized_ir`` gives it), without emitting code."""
+    texts = split_module(module, entry_name, part_count(module, threads)) \
+        if isinstance(module, ir.Module) else [module]
+
+    def optimize_part(text: str) -> str:
+        return unlocked.print_module(parse_and_optimize(text, _codegen_target_machine(), owned=True))
+
+    if len(texts) == 1:
+        return optimize_part(texts[0])
+    pool = _workers.get(len(texts) - 1)
+    futures = [pool.submit(optimize_part, t) for t in texts[1:]]
+    return _join_parts([optimize_part(texts[0])] + [f.result() for f in futures])
 
 
 _thread_state = threading.local()

@@ -1,0 +1,312 @@
+"""Compiling a module in parts on several threads (codegen/split.py, jit.compile_ir)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from llvmlite import ir
+
+import xlac
+from xlac.codegen import jit, split
+from xlac.codegen.compiler import lower
+from xlac.codegen.target import init_llvm
+from xlac.program import ENTRY_NAME, ensure_symbols
+
+pytestmark = pytest.mark.timeout(600)
+
+JAX_CASES = Path(__file__).resolve().parents[1] / "jax_cases"
+#: Cases with while loops, rng state, sorts, gathers, reductions and dots.
+CASES = ["gamma_rng", "rng_randint_perm", "shuffle", "categorical", "interp"]
+
+
+def _inputs(name: str) -> list:
+    with np.load(JAX_CASES / f"{name}.npz") as d:
+        return [d[f"arr_{k}"] for k in range(len(d.files))]
+
+
+def _leaves(value) -> list:
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [np.asarray(value)]
+
+
+@pytest.fixture
+def tiny_parts(monkeypatch):
+    """Split every module that can be split (parts of any size)."""
+    monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)
+
+
+# ------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", CASES)
+def test_results_identical_with_one_and_several_compile_threads(name, tiny_parts, monkeypatch):
+    text = (JAX_CASES / f"{name}.hlo").read_text()
+    lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
+    assert len(split.split_module(lowered.llvm_module, ENTRY_NAME, 4)) > 1   # it is really split
+    inputs = _inputs(name)
+    got = {}
+    for threads in ("1", "4"):
+        monkeypatch.setenv("XLAC_COMPILE_THREADS", threads)
+        xlac.clear_caches()
+        exe = xlac.jit(text)
+        parts = len(exe._program.jit.object_parts)
+        assert parts == 1 if threads == "1" else parts > 1
+        got[threads] = _leaves(exe(*inputs))
+    for a, b in zip(got["1"], got["4"]):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_parts_are_compiled_and_linked_into_one_engine(tiny_parts):
+    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
+    one = jit.compile_ir(lowered.llvm_module, ENTRY_NAME, before_load=ensure_symbols, threads=1)
+    three = jit.compile_ir(lowered.llvm_module, ENTRY_NAME, before_load=ensure_symbols, threads=3)
+    assert len(one.object_parts) == 1 and len(three.object_parts) == 3
+    assert sum(three.object_parts) == len(three.object_code)
+    assert three.optimized_ir.count("; ---- part ") == 3
+    assert set(three.timings) >= {"split", "optimize", "codegen", "backend", "load"}
+    # The entry is defined in the first part only; every part is a module LLVM accepts.
+    texts = split.split_module(lowered.llvm_module, ENTRY_NAME, 3)
+    assert len(texts) == 3
+    defines_entry = [bool(re.search(rf'^define .*@"?{ENTRY_NAME}"?\(', t, re.M)) for t in texts]
+    assert defines_entry == [True, False, False]
+    init_llvm()
+    for t in texts:
+        llvm.parse_assembly(t, llvm.create_context()).verify()
+
+
+def test_two_split_programs_with_the_same_kernel_names_do_not_mix(tiny_parts, monkeypatch):
+    """Both programs export kernels of the same names from their parts: each
+    engine links its own."""
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "3")
+    template = """HloModule m
+
+ENTRY e {
+  x = f32[256] parameter(0)
+  c = f32[256] broadcast(f32[] constant(%s)), dimensions={}
+  a = f32[256] multiply(x, c)
+  d = f32[] dot(a, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  e = f32[256] exponential(a)
+  t = f32[256] tanh(e)
+  s = f32[] reduce(t, f32[] constant(0)), dimensions={0}, to_apply=add
+  ROOT r = (f32[], f32[], f32[256]) tuple(d, s, t)
+}
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT r = f32[] add(p, q)
+}
+"""
+    x = np.linspace(-1, 1, 256, dtype=np.float32)
+    exes = [xlac.jit(template % v) for v in ("0.5", "-2")]
+    for exe in exes:
+        assert len(exe._program.jit.object_parts) > 1
+    for exe, v in zip(exes, (0.5, -2.0)):
+        ref = xlac.evaluate(xlac.parse_hlo(template % v), x)
+        for a, b in zip(_leaves(exe(x)), _leaves(ref)):
+            np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------
+# Splitting
+# ------------------------------------------------------------------------------------
+
+def _module_with_shared_values() -> ir.Module:
+    """An entry calling three kernels that share a small helper, a small and a big
+    constant, a big helper and a mutable counter."""
+    m = ir.Module("shared")
+    fty = ir.FunctionType(ir.VoidType(), [ir.PointerType()])
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+
+    def constant(name, n):
+        ty = ir.ArrayType(i32, n)
+        g = ir.GlobalVariable(m, ty, name)
+        g.initializer = ir.Constant(ty, list(range(n)))
+        g.global_constant = True
+        g.linkage = "internal"
+        return g
+
+    small, big = constant("small", 4), constant("big", 4096)
+    counter = ir.GlobalVariable(m, i64, "counter")
+    counter.initializer = ir.Constant(i64, 0)
+    counter.linkage = "internal"
+    helper = ir.Function(m, ir.FunctionType(i32, [i32]), "helper")
+    helper.linkage = "internal"
+    b = ir.IRBuilder(helper.append_basic_block())
+    b.ret(b.add(helper.args[0], ir.Constant(i32, 1)))
+    heavy = ir.Function(m, ir.FunctionType(i32, [i32]), "heavy")
+    heavy.linkage = "internal"
+    heavy.attributes.add("noinline")
+    b = ir.IRBuilder(heavy.append_basic_block())
+    v = heavy.args[0]
+    for k in range(split.COPY_MAX_INSTRUCTIONS + 10):
+        v = b.xor(b.mul(v, ir.Constant(i32, 3 + k)), ir.Constant(i32, k))
+    b.ret(v)
+    kernels = []
+    for k in range(3):
+        fn = ir.Function(m, fty, f"kernel{k}")
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block())
+        out = fn.args[0]
+        at = ir.Constant(i64, k)
+        s = b.load(b.gep(small, [ir.Constant(i64, 0), at]), typ=i32)
+        g = b.load(b.gep(big, [ir.Constant(i64, 0), ir.Constant(i64, 100 + k)]), typ=i32)
+        r = b.add(b.call(helper, [s]), b.call(heavy, [g]))
+        for j in range(split.COPY_MAX_INSTRUCTIONS):       # big enough not to be copied
+            r = b.add(b.mul(r, ir.Constant(i32, 1)), ir.Constant(i32, 0))
+        b.atomic_rmw("add", counter, ir.Constant(i64, 1), "monotonic")
+        b.store(r, b.gep(out, [at], source_etype=i32))
+        b.ret_void()
+        kernels.append(fn)
+    entry = ir.Function(m, fty, "entry")
+    b = ir.IRBuilder(entry.append_basic_block())
+    for fn in kernels:
+        b.call(fn, [entry.args[0]])
+    b.ret_void()
+    return m
+
+
+def _definitions(text: str) -> set:
+    names = set(re.findall(r'^define [^@]*@"?([^"(]+)"?\(', text, re.M))
+    names |= set(re.findall(r'^@"?([^" ]+)"? = (?!external)', text, re.M))
+    return names
+
+
+def test_split_copies_small_values_and_exports_shared_ones():
+    m = _module_with_shared_values()
+    texts = split.split_module(m, "entry", 3)
+    assert len(texts) == 3
+    defs = [_definitions(t) for t in texts]
+    assert "entry" in defs[0] and all("entry" not in d for d in defs[1:])
+    for k in range(3):
+        assert sum(f"kernel{k}" in d for d in defs) == 1
+    # Placed once: the big constant, the big helper and the mutable counter.
+    for name in ("big", "heavy", "counter"):
+        assert sum(name in d for d in defs) == 1, name
+    # Copied into every part that uses it: the small helper and the small constant.
+    users = sum(any(f"kernel{k}" in d for k in range(3)) for d in defs)
+    assert sum("helper" in d for d in defs) == users
+    assert sum("small" in d for d in defs) == users
+    # What a part uses from another is hidden there and declared here.
+    for t in texts:
+        for name in re.findall(r'^declare hidden [^@]*@"?([^"(]+)"?\(', t, re.M):
+            home = [u for u in texts if name in _definitions(u)]
+            assert len(home) == 1 and re.search(rf'^define hidden [^@]*@"?{name}"?\(', home[0], re.M)
+
+
+def test_split_parts_link_and_run_like_the_whole_module():
+    init_llvm()
+    m = _module_with_shared_values()
+    for parts in (1, 3):
+        texts = split.split_module(m, "entry", parts)
+        assert len(texts) == parts
+        tm = jit.host_target_machine()
+        objects = []
+        for t in texts:
+            ref = llvm.parse_assembly(t, llvm.create_context())
+            ref.verify()
+            objects.append(jit.emit_object(tm, ref))
+        fn = jit.load_object(b"".join(objects), "entry", parts=[len(o) for o in objects])
+        import ctypes
+        out = (ctypes.c_int32 * 3)()
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(fn.address)(ctypes.addressof(out))
+        heavy = []
+        for k in range(3):
+            v = 100 + k
+            for j in range(split.COPY_MAX_INSTRUCTIONS + 10):
+                v = ((v * (3 + j)) & 0xFFFFFFFF) ^ j
+            heavy.append(np.int32(np.uint32(v)))
+        assert list(out) == [int(np.int32(k + 1 + int(h))) for k, h in enumerate(heavy)]
+
+
+def test_small_modules_and_text_stay_one_part():
+    b = xlac.XlaBuilder("small")
+    x = xlac.ops.parameter(b, 0, xlac.shape("f32[8]"), "x")
+    lowered = lower(b.build(xlac.ops.exp(x)).module)
+    assert jit.part_count(lowered.llvm_module, threads=8) == 1
+    assert jit.part_count(str(lowered.llvm_module), threads=8) == 1
+    assert split.split_module(lowered.llvm_module, lowered.entry_name, 1) == [str(lowered.llvm_module)]
+
+
+def test_load_object_rejects_parts_that_do_not_fit():
+    with pytest.raises(ValueError, match="do not cover"):
+        jit.split_objects(b"\x7fELF" * 4, [4, 4])
+    with pytest.raises(ValueError, match="not an ELF"):
+        jit.split_objects(b"\x7fELFabcd", [4, 4])
+    assert jit.split_objects(b"\x7fELF\x7fELF", [4, 4]) == [b"\x7fELF", b"\x7fELF"]
+
+
+@pytest.mark.parametrize("value,expected", [("3", 3), ("1", 1), ("0", None), ("-2", None), ("two", None),
+                                            ("", None)])
+def test_compile_threads_from_the_environment(value, expected, monkeypatch):
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", value)
+    default = len(os.sched_getaffinity(0))
+    assert jit.compile_threads() == (expected if expected is not None else default)
+
+
+# ------------------------------------------------------------------------------------
+# Disk cache and dumps
+# ------------------------------------------------------------------------------------
+
+def test_disk_cache_round_trips_a_split_module(tiny_parts, monkeypatch, tmp_path):
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "3")
+    text = (JAX_CASES / "categorical.hlo").read_text()
+    inputs = _inputs("categorical")
+    xlac.clear_caches()
+    first = xlac.jit(text)
+    expected = _leaves(first(*inputs))
+    assert first.from_cache is None
+    metas = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    split_meta = [m for m in metas if len(m.get("object_parts", [])) > 1]
+    assert len(split_meta) == 1
+    meta = split_meta[0]
+    assert sum(meta["object_parts"]) == meta["object_size"]
+    xlac.clear_caches()
+    again = xlac.jit(text)
+    assert again.from_cache == "disk"
+    for a, b in zip(_leaves(again(*inputs)), expected):
+        assert a.tobytes() == b.tobytes()
+    # Sizes that do not fit the object are a miss: compiled again, never a crash.
+    path = tmp_path / f"{meta['key']}.json"
+    bad = dict(meta, object_parts=[meta["object_size"] - 1, 1])
+    from xlac.runtime import disk_cache
+    bad["meta_sha256"] = disk_cache._meta_digest(bad)
+    path.write_text(json.dumps(bad))
+    xlac.clear_caches()
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "1")
+    third = xlac.jit(xlac.parse_hlo(text))
+    assert third.from_cache is None
+    for a, b in zip(_leaves(third(*inputs)), expected):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_dumps_show_every_part(tiny_parts, monkeypatch, tmp_path):
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    lowered = lower(xlac.parse_hlo((JAX_CASES / "interp.hlo").read_text()))
+    jit.compile_ir(lowered.llvm_module, lowered.entry_name, before_load=ensure_symbols)
+    ll = sorted(n.split(".", 1)[1] for n in os.listdir(tmp_path) if n.endswith(".ll"))
+    assert ll == [f"{lowered.entry_name}.llvm-opt.part0.ll", f"{lowered.entry_name}.llvm-opt.part1.ll",
+                  f"{lowered.entry_name}.llvm.ll"]
+    init_llvm()
+    for name in os.listdir(tmp_path):
+        if name.endswith(".ll"):
+            llvm.parse_assembly((tmp_path / name).read_text(), llvm.create_context()).verify()
+
+
+def test_optimized_llvm_ir_shows_the_parts(tiny_parts, monkeypatch):
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text())
+    text = exe.optimized_llvm_ir
+    assert text.startswith("; ---- part 0 of 2 ----") and "; ---- part 1 of 2 ----" in text

@@ -1,0 +1,242 @@
+"""Split an LLVM module into parts that LLVM optimises and emits independently.
+
+XLA's CPU back end compiles a big module on several threads by splitting it
+into modules and emitting one object each; :func:`split_module` does the same
+for the modules :class:`~xlac.codegen.emitter.ModuleEmitter` builds: one
+function per computation (the entry, while bodies, branches), one per kernel,
+task bodies, a few helpers and constants.
+
+* **Units.** The entry is one unit; every function the entry references is
+  the root of another (a kernel), and owns what only it reaches (its task
+  bodies, the computations it calls, its constants).  A value reached from
+  several roots becomes a root of its own, unless it is small and may be
+  copied: an internal function of at most ``COPY_MAX_INSTRUCTIONS``
+  instructions (``xlac.cancel_requested``) or an internal *constant* of at
+  most ``COPY_MAX_BYTES`` bytes goes, as an internal copy, into every part
+  that uses it (a copy keeps LLVM able to inline it or fold its loads).
+  Mutable globals (a ``rng-get-and-update-state``'s state) are never copied.
+* **Parts.** Units are dealt to parts longest first, each to the lightest part
+  so far (by LLVM instructions; a global variable weighs a 64th of its text),
+  the entry's unit to part 0.
+* **Linkage.** A value one part defines and another uses is given external
+  linkage with hidden visibility where it is defined and declared where it is
+  used; the parts' objects are linked into one MCJIT engine, which resolves
+  such symbols among its own objects first (two programs' engines never see
+  each other's).  Everything else keeps its linkage; the entry stays the one
+  function the caller looks up.
+
+What is lost is interprocedural optimisation across parts: LLVM cannot
+inline a kernel of another part, nor propagate constants into it.  Kernels
+are ``noinline`` anyway past a few instructions (``emitter.keep_out_of_line``),
+and the ones that are not are copied or kept with the entry.
+"""
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+
+__all__ = ["split_module", "module_weight", "COPY_MAX_INSTRUCTIONS", "COPY_MAX_BYTES"]
+
+#: Internal functions this small are copied into every part that calls them.
+COPY_MAX_INSTRUCTIONS = 50
+#: Internal constants this small (bytes) are copied into every part that reads them.
+COPY_MAX_BYTES = 4096
+
+#: A global's name as printed: ``@"any name"`` or ``@simple.name``.
+_REFERENCE = re.compile(r'@(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*)')
+#: The linkage of a definition's first line, where a part exports it.
+_LOCAL_LINKAGE = re.compile(r'^(define |@(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*) = )'
+                            r'(?:internal|private) ')
+
+
+def _is_definition(v) -> bool:
+    if isinstance(v, ir.Function):
+        return bool(v.blocks)
+    return getattr(v, "initializer", None) is not None
+
+
+def _instructions(fn: ir.Function) -> int:
+    return sum(len(block.instructions) for block in fn.blocks)
+
+
+def _weight(v, text: str) -> int:
+    """What ``v`` costs LLVM, in instructions (a global variable: its text / 64)."""
+    return _instructions(v) if isinstance(v, ir.Function) else len(text) // 64
+
+
+def module_weight(module: ir.Module) -> int:
+    """The LLVM instructions of ``module``'s functions (what its O3 costs)."""
+    return sum(_instructions(f) for f in module.functions)
+
+
+def _copyable(v) -> bool:
+    """Whether every part using ``v`` may have a copy of its own."""
+    if v.linkage not in ("internal", "private"):
+        return False
+    if isinstance(v, ir.Function):
+        return _instructions(v) <= COPY_MAX_INSTRUCTIONS
+    if not isinstance(v, ir.GlobalVariable) or not v.global_constant:
+        return False
+    ty = v.value_type
+    return isinstance(ty, ir.ArrayType) and ty.count * _byte_size(ty.element) <= COPY_MAX_BYTES
+
+
+def _byte_size(ty) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    if isinstance(ty, (ir.FloatType,)):
+        return 4
+    if isinstance(ty, ir.ArrayType):
+        return ty.count * _byte_size(ty.element)
+    return 8                      # double, pointers; an upper bound is enough here
+
+
+def _declaration(v) -> str:
+    """A hidden declaration of ``v`` (defined in another part)."""
+    if isinstance(v, ir.Function):
+        ft = v.ftype
+        args = ", ".join(str(t) for t in ft.args)
+        if ft.var_arg:
+            args = f"{args}, ..." if args else "..."
+        return f"declare hidden {ft.return_type} {v.get_reference()}({args})"
+    kind = "constant" if v.global_constant else "global"
+    align = f", align {v.align}" if v.align else ""
+    return f"{v.get_reference()} = external hidden {kind} {v.value_type}{align}"
+
+
+def _exported(text: str) -> str:
+    """A definition's text with external linkage and hidden visibility."""
+    return _LOCAL_LINKAGE.sub(r"\1hidden ", text, count=1)
+
+
+def split_module(module: ir.Module, entry_name: str, parts: int) -> list[str]:
+    """``module`` as the texts of at most ``parts`` LLVM modules (one when it
+    cannot be split usefully), each complete on its own, whose objects linked
+    together define what ``module`` defines.  The first holds ``entry_name``.
+    ``module`` itself is not changed."""
+    values = list(module.globals.values())
+    entry = module.globals.get(entry_name)
+    if parts <= 1 or entry is None or not isinstance(entry, ir.Function):
+        return [str(module)]
+    texts = {id(v): str(v) for v in values}
+    by_reference = {v.get_reference(): v for v in values}
+    defined = [v for v in values if _is_definition(v)]
+    refs: dict[int, list] = {}
+    for v in defined:
+        seen, out = {id(v)}, []
+        for token in _REFERENCE.findall(texts[id(v)]):
+            u = by_reference.get(token)
+            if u is not None and id(u) not in seen:
+                seen.add(id(u))
+                out.append(u)
+        refs[id(v)] = out
+    copied = {id(v) for v in defined if v is not entry and _copyable(v)}
+
+    def placed(u) -> bool:
+        return _is_definition(u) and id(u) not in copied
+
+    units = _units(entry, [u for u in refs[id(entry)] if placed(u)], refs, placed)
+    in_units = {id(v) for unit in units for v in unit}
+    # Defined but reached from nowhere (an external definition besides the entry): keep it.
+    units[0] += [v for v in defined if placed(v) and id(v) not in in_units]
+    if len(units) < 2:
+        return [str(module)]
+    part_of = _deal(units, min(parts, len(units)), texts)
+    count = max(part_of.values()) + 1
+    members: list[list] = [[] for _ in range(count)]
+    for v in values:
+        if id(v) in part_of:
+            members[part_of[id(v)]].append(v)
+
+    # What each part defines (its own values and the copies they need) and declares.
+    plans = []
+    exported: set[int] = set()
+    for p in range(count):
+        own = {id(v) for v in members[p]}
+        wanted = list(members[p])
+        copies: set[int] = set()
+        declared: set[int] = set()
+        while wanted:
+            v = wanted.pop()
+            for u in refs.get(id(v), ()):
+                if id(u) in own or id(u) in copies or id(u) in declared:
+                    continue
+                if id(u) in copied:
+                    copies.add(id(u))
+                    wanted.append(u)
+                elif _is_definition(u):
+                    declared.add(id(u))
+                    exported.add(id(u))
+        plans.append((own, copies, declared))
+    return [_part_text(module, values, texts, own, copies, declared, exported)
+            for own, copies, declared in plans]
+
+
+def _units(entry, roots: list, refs: dict, placed) -> list[list]:
+    """The entry's unit, then one unit per root: the root and the placed values
+    only it reaches (a value reached from several roots becomes a root).
+    ``refs``: the values each definition references, by id."""
+    roots = [entry] + roots
+    while True:
+        is_root = {id(r) for r in roots}
+        reached: dict[int, list] = {}
+        for r in roots:
+            stack, seen = [r], {id(r)}
+            while stack:
+                v = stack.pop()
+                for u in refs.get(id(v), ()):
+                    if id(u) in seen or id(u) in is_root or id(u) not in refs:
+                        continue
+                    seen.add(id(u))
+                    stack.append(u)
+                    if placed(u):
+                        reached.setdefault(id(u), []).append((r, u))
+        shared = [pairs[0][1] for pairs in reached.values() if len(pairs) > 1]
+        if not shared:
+            break
+        roots += shared
+    members = {id(r): [r] for r in roots}
+    for pairs in reached.values():
+        members[id(pairs[0][0])].append(pairs[0][1])
+    return [members[id(r)] for r in roots]
+
+
+def _deal(units: list[list], parts: int, texts: dict) -> dict[int, int]:
+    """Part number by value id: units longest first, each to the lightest part
+    (the entry's unit, ``units[0]``, to part 0)."""
+    load = [0] * parts
+    part_of: dict[int, int] = {}
+    weights = [sum(_weight(v, texts[id(v)]) for v in unit) for unit in units]
+
+    def put(k: int, p: int) -> None:
+        load[p] += weights[k]
+        for v in units[k]:
+            part_of[id(v)] = p
+
+    put(0, 0)
+    for k in sorted(range(1, len(units)), key=lambda k: (-weights[k], k)):
+        put(k, min(range(parts), key=lambda p: (load[p], p)))
+    used = sorted(set(part_of.values()))          # parts left empty are dropped
+    renumber = {p: n for n, p in enumerate(used)}
+    return {k: renumber[p] for k, p in part_of.items()}
+
+
+def _part_text(module: ir.Module, values: list, texts: dict, own: set, copies: set, declared: set,
+               exported: set) -> str:
+    lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
+             f'target datalayout = "{module.data_layout}"', ""]
+    lines += [t.get_declaration() for t in module.get_identified_types().values()]
+    for v in values:
+        if id(v) in own:
+            lines.append(_exported(texts[id(v)]) if id(v) in exported else texts[id(v)])
+        elif id(v) in copies:
+            lines.append(texts[id(v)])
+        elif id(v) in declared:
+            lines.append(_declaration(v))
+        elif not _is_definition(v):
+            lines.append(texts[id(v)])        # the module's own declarations (libm, GEMM library, ...)
+    for name, node in module.namedmetadata.items():
+        lines.append(f"!{name} = !{{ {', '.join(op.get_reference() for op in node.operands)} }}")
+    lines += [str(md) for md in module.metadata]
+    return "\n".join(lines)
