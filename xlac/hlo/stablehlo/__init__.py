@@ -1,0 +1,54 @@
+"""StableHLO MLIR text in (``xlac.parse_stablehlo``): what ``jax.jit(f).lower(x).as_text()``
+and ``jax.export`` give by default, imported into xlac's HLO IR.
+
+``parse_stablehlo(text)`` -> :class:`xlac.hlo.ir.HloModule`; ``parse_module_text``
+reads HLO or StableHLO, telling them apart by content (:func:`is_stablehlo`).
+The reader (``syntax.py``) is a small scanner with recursive descent written
+for this subset of MLIR; ``docs/stablehlo.md`` says why not xDSL's parser.
+"""
+from __future__ import annotations
+
+import re
+
+from ...errors import HloParseError, UnsupportedError
+from ..ir import HloModule
+
+__all__ = ["parse_stablehlo", "is_stablehlo", "parse_module_text"]
+
+# The first token of a StableHLO module: `module`, `func.func`, a generic
+# `"builtin.module"`/`"func.func"`, or a `#loc` alias line; HLO starts `HloModule`.
+_STABLEHLO_START = re.compile(r"\s*(?://[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\"|\"func\.func\"|#)")
+
+
+def is_stablehlo(text: str) -> bool:
+    """Whether ``text`` is StableHLO (MLIR) rather than HLO text, by its first token."""
+    return bool(_STABLEHLO_START.match(text)) and not text.lstrip().startswith("HloModule")
+
+
+def parse_stablehlo(text: str, filename: str | None = None) -> HloModule:
+    """Import StableHLO MLIR text (generic or pretty form) as an :class:`HloModule`.
+
+    Raises :class:`xlac.errors.HloParseError` (1-based ``line``/``column``) for
+    text that does not parse or a malformed op, :class:`xlac.UnsupportedError`
+    naming the op (``not supported yet: stablehlo.foo``) for an op without an
+    import rule, :class:`xlac.ShapeError` for an op whose declared type is not
+    the one HLO infers; each message gives the op's place in the text
+    (``filename:line:col`` when ``filename`` is given) and the source location
+    of its ``loc(...)`` when the module has one.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_stablehlo expects StableHLO text (str), got {type(text).__name__}")
+    from .importer import import_module
+    from .syntax import parse_mlir
+    return import_module(parse_mlir(text), filename)
+
+
+def parse_module_text(text: str, filename: str | None = None) -> HloModule:
+    """HLO or StableHLO text -> HloModule, by content (:func:`is_stablehlo`)."""
+    if isinstance(text, str) and is_stablehlo(text):
+        return parse_stablehlo(text, filename)
+    from ..parser import parse_hlo
+    return parse_hlo(text)
+
+
+del HloParseError, UnsupportedError

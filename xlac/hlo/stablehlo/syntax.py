@@ -36,6 +36,9 @@ _SYMBOL = re.compile(r"@(?:[\w$.\-]+|\"(?:[^\"\\]|\\.)*\")", re.ASCII)
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?)|inf|nan)", re.ASCII)
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
 _BLOCK_LABEL = re.compile(r"\^[\w$.\-]+", re.ASCII)
+#: Attributes whose text is also kept (``key#text``): custom calls' backend configs,
+#: passed to HLO verbatim.
+_RAW_TEXT_KEYS = frozenset({"backend_config", "mhlo.backend_config"})
 #: ``%x =`` or ``%x:2 =``: the start of the next op's results.
 _DEFINES = re.compile(r"%[\w$.\-]+(?::[0-9]+)?\s*=", re.ASCII)
 #: Scalar types written after a scalar attribute (``1 : i64``).
@@ -103,7 +106,7 @@ class Item:
     ``value`` (``%x``), ``group`` (``(...)``: a list of items), ``keyword``
     (``key = value``: ``(key, attr)``), ``word``, ``index`` (``[1:3, 4]``: a list
     of int tuples), ``symbol``, ``string``, ``attr`` (an attribute value), ``init``
-    (``%x init: %y``: the pair)."""
+    (``%x init: %y``: the pair), ``bind`` (``%iterArg = %x``: the pair)."""
 
     kind: str
     value: object
@@ -534,10 +537,13 @@ class MlirParser:
     def _items(self, top: bool) -> list:
         items = []
         while True:
+            before = self.pos
             self.skip_ws()
             p = self.pos
             if p >= self.end:
                 break
+            if top and "\n" in self.text[before:p]:
+                break                # the printer writes a pretty op's operands on its first line
             c = self.text[p]
             if c == "%":
                 if top and _DEFINES.match(self.text, p):
@@ -547,7 +553,7 @@ class MlirParser:
                     self.expect(":")
                     items.append(Item("init", (v, self.match(_VALUE)), p))
                 elif self.accept("="):
-                    items.append(Item("init", (v, self.match(_VALUE)), p))   # while's %iterArg = %x
+                    items.append(Item("bind", (v, self.match(_VALUE)), p))   # while's %iterArg = %x
                 else:
                     items.append(Item("value", v, p))
             elif c == ",":
@@ -626,7 +632,13 @@ class MlirParser:
         types = [t]
         while self._comma_type():
             types.append(self.type())
-        if self.accept("->"):                     # chlo's ``: t1, t2 -> t``
+        if self.accept("->"):                     # chlo's ``: t1, t2 -> t`` or ``-> (t1, t2)``
+            if self.accept("("):
+                outs = [self.type()]
+                while self.accept(","):
+                    outs.append(self.type())
+                self.expect(")")
+                return (types, outs)
             return (types, [self.type()])
         return (types, None) if len(types) > 1 else (None, types)
 
@@ -673,7 +685,13 @@ class MlirParser:
                 key = self.string()
             else:
                 key = self.bare("an attribute name")
-            out[key] = self.attribute() if self.accept("=") else True   # a unit attribute
+            if self.accept("="):
+                start = self.skip_ws()
+                out[key] = self.attribute()
+                if key in _RAW_TEXT_KEYS:
+                    out[key + "#text"] = self.text[start:self.pos]
+            else:
+                out[key] = True                      # a unit attribute
             if self.accept("}"):
                 return out
             self.expect(",", "',' or '}'")
