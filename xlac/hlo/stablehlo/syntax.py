@@ -63,8 +63,10 @@ class DialectAttr:
 
 @dataclass(frozen=True)
 class Dense:
-    """``dense<...>``: ``value`` is a nested list of number/bool texts, one such text (a
-    splat), or a ``0x...`` hex string; ``type`` the tensor type text after ``:``."""
+    """``dense<...>``: ``value`` is a nested list of number/bool texts (a float may be
+    a ``0x...`` bit pattern; a complex a ``("complex", re, im)``), one such text (a
+    splat), or ``("blob", "0x...")`` (the quoted hex form: the elements' bytes);
+    ``type`` the tensor type after ``:``."""
 
     value: object
     type: object
@@ -770,7 +772,7 @@ class MlirParser:
     def _dense_value(self):
         self.skip_ws()
         if self.peek('"'):
-            return self.string()                       # "0x..." hex
+            return ("blob", self.string())             # "0x...": every element's bytes, hex
         if self.peek(">"):
             return []
         return self._dense_element()

@@ -142,8 +142,10 @@ def dense_literal(dense: Dense, shape: Shape) -> np.ndarray:
     dtype = shape.dtype
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     value = dense.value
-    if isinstance(value, str) and value.lower().startswith("0x"):
-        raw = bytes.fromhex(value[2:])
+    if isinstance(value, tuple) and value[0] == "blob":
+        if not value[1].lower().startswith("0x"):
+            raise TypeProblem(f"dense literal string {value[1][:20]!r}: expected 0x and hex digits")
+        raw = bytes.fromhex(value[1][2:])
         itemsize = 1 if et is PrimitiveType.PRED else dtype.itemsize
         if len(raw) == itemsize:
             arr = np.frombuffer(raw * count, dtype=np.uint8 if et is PrimitiveType.PRED else dtype)
