@@ -116,11 +116,11 @@ def _erf_inv(ctx: OpContext) -> list:
     return [_in_f32(ctx, x, body)]
 
 
-#: Lanczos approximation, g = 7, n = 9 (the coefficients of Numerical Recipes /
-#: Wikipedia's "Lanczos approximation"), as XLA's lgamma and digamma use.
+#: Lanczos approximation, g = 7, n = 9 (Godfrey's coefficients), as XLA's lgamma
+#: and digamma use.
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-            -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
             1.5056327351493116e-7)
 
 
