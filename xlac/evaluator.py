@@ -62,7 +62,6 @@ from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
 from .hlo import collectives, dynamic, feeds, rng
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
-from .hlo.parser import parse_hlo  # noqa: F401
 from .hlo.stablehlo import parse_module_text
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of

@@ -46,7 +46,6 @@ from .codegen.math_approx import exact_math
 from . import __version__
 from .hlo.feeds import FeedInstruction, feed_instructions
 from .hlo.ir import HloModule
-from .hlo.parser import parse_hlo  # noqa: F401  (tests patch it here)
 from .hlo.stablehlo import parse_module_text
 from .passes.buffer_assignment import may_update_in_place
 from .passes.pipeline import dump_directory

@@ -13,7 +13,7 @@ import re
 from ...errors import HloParseError, UnsupportedError
 from ..ir import HloModule
 
-__all__ = ["parse_stablehlo", "is_stablehlo", "parse_module_text"]
+__all__ = ["parse_stablehlo", "is_stablehlo", "parse_module_text", "imported_ops"]
 
 # The first token of a StableHLO module: `module`, `func.func`, a generic
 # `"builtin.module"`/`"func.func"`, or a `#loc` alias line; HLO starts `HloModule`.
@@ -41,6 +41,13 @@ def parse_stablehlo(text: str, filename: str | None = None) -> HloModule:
     from .importer import import_module
     from .syntax import parse_mlir
     return import_module(parse_mlir(text), filename)
+
+
+def imported_ops() -> list:
+    """The names of the MLIR ops the importer converts (``stablehlo.*``, ``chlo.*``, ``func.*`` ...)."""
+    from . import chlo, ops  # noqa: F401  (fill the table)
+    from .importer import CONVERTERS
+    return sorted(set(CONVERTERS) | {"func.func", "func.return", "stablehlo.return"})
 
 
 def parse_module_text(text: str, filename: str | None = None) -> HloModule:

@@ -27,14 +27,12 @@ from typing import Callable
 import numpy as np
 
 from ...errors import HloParseError, ShapeError, UnsupportedError
-from ...shape import Layout, PrimitiveType, Shape
+from ...shape import Shape
 from ..attributes import Raw
-from ..collectives import ReplicaGroups
 from ..ir import HloComputation, HloInstruction, HloModule
 from ..shape_inference import has_rule, infer_shape
-from ..window import Window, format_window
-from .syntax import ArrayAttr, Block, Dense, DialectAttr, Item, ModuleSyntax, Op, Symbol, TypeAttr, Word
-from .types import TypeProblem, dense_literal, format_type, to_shape
+from .syntax import ArrayAttr, Block, Dense, DialectAttr, ModuleSyntax, Op, Word
+from .types import TypeProblem, to_shape
 
 __all__ = ["import_module", "CONVERTERS", "OpContext"]
 
@@ -423,8 +421,6 @@ class Importer:
             comp.root = returned[0]
         else:
             comp.root = self.add(comp, "tuple", Shape.tuple([v.shape for v in returned]), list(returned), {}, None)
-        if comp.root.parent is not comp:          # a parameter or capture returned as is stays local
-            pass
         return returned
 
     def _line_col(self, pos: int) -> tuple:
@@ -519,5 +515,5 @@ def converter(*names: str):
 
 def import_module(syntax: ModuleSyntax, filename: str | None = None) -> HloModule:
     """The HloModule of a parsed StableHLO module (see the module docstring)."""
-    from . import ops, chlo  # noqa: F401  (fill CONVERTERS)
+    from . import chlo, ops  # noqa: F401  (fill CONVERTERS)
     return Importer(syntax, filename).module()

@@ -7,10 +7,8 @@ pretty form's keyword: ``dims = [0]`` is ``broadcast_dimensions``), through
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...errors import UnsupportedError
-from ...shape import Layout, PrimitiveType, Shape
+from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
 from ..collectives import ReplicaGroups
 from ..window import Window, format_window
@@ -23,14 +21,11 @@ from .types import dense_literal
 _ELEMENTWISE = """abs add and atan2 cbrt ceil count_leading_zeros cosine divide exponential
 exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum multiply negate not
 or popcnt power real remainder round_nearest_afz round_nearest_even rsqrt shift_left shift_right_arithmetic
-shift_right_logical sign sine sqrt subtract tan tanh xor complex convert bitcast_convert clamp
-optimization_barrier_unused""".split()
+shift_right_logical sign sine sqrt subtract tan tanh xor complex convert bitcast_convert clamp""".split()
 _ELEMENTWISE_HLO = {f"stablehlo.{n}": n.replace("_", "-") for n in _ELEMENTWISE}
-_ELEMENTWISE_HLO["stablehlo.optimization_barrier_unused"] = None
-del _ELEMENTWISE_HLO["stablehlo.optimization_barrier_unused"]
-# XLA has opcodes for these chlo/mhlo ops too.
+# XLA has opcodes for these chlo/mhlo ops too (XLA's translation keeps them as such).
 _ELEMENTWISE_HLO.update({f"chlo.{n}": n for n in "acos acosh asin asinh atan atanh cosh sinh erf tan".split()})
-_ELEMENTWISE_HLO.update({"mhlo.erf": "erf", "stablehlo.popcnt": "popcnt"})
+_ELEMENTWISE_HLO.update({"mhlo.erf": "erf"})
 
 
 def _elementwise(ctx: OpContext) -> list:
@@ -517,8 +512,7 @@ def _while(ctx: OpContext) -> list:
         for b in (cond_b, body_b):
             if not b.args:
                 b.args = [(n, None, None) for n in names]
-    captures = [n for n in free_values([cond_b, body_b]) if n not in ctx.scope.values or True]
-    captures = [n for n in captures if _visible(ctx, n)]
+    captures = [n for n in free_values([cond_b, body_b]) if _visible(ctx, n)]
     cap = [ctx.scope.lookup(n) for n in captures]
     shapes = [i.shape for i in inits]
     state = ctx.add("tuple", Shape.tuple(shapes + [c.shape for c in cap]), inits + cap)
