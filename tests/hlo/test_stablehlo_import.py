@@ -313,6 +313,7 @@ func.func private @double(%arg0: tensor<3x3xf32>) -> tensor<3x3xf32> {
     cc = [i for c in module.computations for i in c.instructions if i.opcode == "custom-call"][0]
     assert str(cc.attrs["backend_config"]) == "{uplo = 76 : ui8}"
     assert str(cc.attrs["custom_call_target"]) == '"lapack_spotrf_ffi"'
+    assert cc.attrs["api_version"] == "API_VERSION_TYPED_FFI"
     a = f32(3, 3)
     spd = (a @ a.T + 3 * np.eye(3)).astype(np.float32)
     got = xlac.jit(module)(spd)

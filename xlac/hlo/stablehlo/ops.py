@@ -581,6 +581,8 @@ def _custom_call(ctx: OpContext) -> list:
     target = ctx.attr("call_target_name", default=None) or ctx.items("symbol")[0]
     attrs = {"custom_call_target": Raw(_quote(target))}
     api = ctx.attr("api_version", default=None)
+    if api is None and isinstance(ctx.attr("mhlo.backend_config", default=None), dict):
+        api = 4             # a dictionary backend config is XLA's typed FFI (jax's lapack_*_ffi)
     if api is not None:
         attrs["api_version"] = _API_VERSIONS.get(int(api) if not isinstance(api, (Word, DialectAttr)) else
                                                  {"API_VERSION_TYPED_FFI": 4}.get(_enum(api), 1), "API_VERSION_ORIGINAL")
