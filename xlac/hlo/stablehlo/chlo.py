@@ -95,24 +95,57 @@ def _erf_inv_poly(e: _Expr, x):
     return e.sel(at_one, e.op("multiply", x, e.c(np.inf)), y)
 
 
+#: Giles' double-precision polynomials: in w - 3.125 for w < 6.25, in sqrt(w) - 3.25
+#: for w < 16, in sqrt(w) - 5 beyond (XLA's ErfInv64).
+_ERFINV64 = (
+    (6.25, lambda e, w: e.op("subtract", w, e.c(3.125)), (
+        -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+        1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+        6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+        2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+        1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+        4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+        0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+        0.24015818242558961693, 1.6536545626831027356)),
+    (16.0, lambda e, w: e.op("subtract", e.op("sqrt", w), e.c(3.25)), (
+        2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+        1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+        2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+        6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+        0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+        -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+        3.0838856104922207635)),
+    (np.inf, lambda e, w: e.op("subtract", e.op("sqrt", w), e.c(5.0)), (
+        -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+        -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+        2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+        -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+        7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+        1.0103004648645343977, 4.8499064014085844221)),
+)
+
+
+def _erf_inv_f64(e: _Expr, x):
+    w = e.op("negate", e.op("log-plus-one", e.op("multiply", x, e.op("negate", x))))
+    y = None
+    for bound, shift, coefficients in reversed(_ERFINV64):     # the last regime first
+        p = e.horner(coefficients, shift(e, w))
+        y = p if y is None else e.sel(e.cmp("LT", w, e.c(bound)), p, y)
+    y = e.op("multiply", y, x)
+    at_one = e.cmp("EQ", e.op("abs", x), e.c(1.0))
+    return e.sel(at_one, e.op("multiply", x, e.c(np.inf)), y)
+
+
 @converter("chlo.erf_inv")
 def _erf_inv(ctx: OpContext) -> list:
-    """f32 (f16/bf16 through f32): Giles' polynomial, as XLA.  f64: the same
-    polynomial evaluated in f64, then two Newton steps on erf(y) = x (each
-    squares the relative error: ~1e-7 -> 1e-14 -> f64 rounding; within about
-    1e-11 relative as |x| nears 1, where erf(y) - x cancels)."""
+    """Giles' polynomials, as XLA: single precision for f32 (and f16/bf16 through
+    f32), double precision for f64."""
     (x,) = ctx.operands
 
     def body(e: _Expr, x):
-        y = _erf_inv_poly(e, x)
         if x.shape.element_type is PrimitiveType.F64:
-            two_over_sqrt_pi = e.c(2.0 / np.sqrt(np.pi))
-            for _ in range(2):
-                deriv = e.op("multiply", two_over_sqrt_pi, e.op("exponential", e.op("negate", e.op("multiply", y, y))))
-                step = e.op("divide", e.op("subtract", e.op("erf", y), x), deriv)
-                finite = e.op("is-finite", step, shape=e.pred)
-                y = e.sel(finite, e.op("subtract", y, step), y)
-        return y
+            return _erf_inv_f64(e, x)
+        return _erf_inv_poly(e, x)
     return [_in_f32(ctx, x, body)]
 
 
