@@ -410,3 +410,20 @@ def test_cli_run_and_dump(tmp_path):
     bad.write_text(ADD.replace("stablehlo.add", "stablehlo.frobnicate"))
     r = subprocess.run([sys.executable, "-m", "xlac", "run", str(bad)], capture_output=True, text=True)
     assert r.returncode != 0 and "stablehlo.frobnicate" in r.stderr and "bad.mlir:2:" in r.stderr
+
+
+@pytest.mark.timeout(300)
+def test_damaged_text_raises_xlac_errors_only():
+    """Every prefix and some byte flips of a real jax module: an xlac error, never another exception."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "jax_cases" / "while_loop.export.mlir").read_text()
+    r = np.random.default_rng(0)
+    damaged = [text[:k] for k in range(0, len(text), max(1, len(text) // 150))]
+    for _ in range(150):
+        k = int(r.integers(len(text)))
+        damaged.append(text[:k] + "(){}[]<>%:,=\"#@x0"[int(r.integers(17))] + text[k + 1:])
+    for t in damaged:
+        try:
+            xlac.parse_stablehlo(t)
+        except (xlac.HloParseError, xlac.UnsupportedError, xlac.ShapeError):
+            pass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import HloParseError, UnsupportedError
+from ...errors import HloParseError, ShapeError, UnsupportedError
 from ..ir import HloModule
 
 __all__ = ["parse_stablehlo", "is_stablehlo", "parse_module_text", "imported_ops"]
@@ -40,7 +40,13 @@ def parse_stablehlo(text: str, filename: str | None = None) -> HloModule:
         raise TypeError(f"parse_stablehlo expects StableHLO text (str), got {type(text).__name__}")
     from .importer import import_module
     from .syntax import parse_mlir
-    return import_module(parse_mlir(text), filename)
+    syntax = parse_mlir(text)
+    try:
+        return import_module(syntax, filename)
+    except (HloParseError, ShapeError, UnsupportedError):
+        raise
+    except Exception as e:  # an importer bug or pathological input must still say what
+        raise HloParseError(f"StableHLO: cannot import ({type(e).__name__}: {e})") from e
 
 
 def imported_ops() -> list:
@@ -57,5 +63,3 @@ def parse_module_text(text: str, filename: str | None = None) -> HloModule:
     from ..parser import parse_hlo
     return parse_hlo(text)
 
-
-del HloParseError, UnsupportedError

@@ -436,7 +436,8 @@ class Importer:
             results = conv(ctx)
             if len(results) != len(op.results):
                 raise ImportProblem(f"{len(op.results)} results named, the op has {len(results)}")
-        except (ImportProblem, ShapeError, UnsupportedError, TypeProblem, KeyError, IndexError, TypeError) as e:
+        except (ImportProblem, ShapeError, UnsupportedError, TypeProblem, KeyError, IndexError, TypeError,
+                AttributeError) as e:
             raise self.located(e, op, op.name) from None
         except ValueError as e:
             if isinstance(e, HloParseError):

@@ -172,22 +172,30 @@ class Locations:
 
     def __init__(self):
         self.aliases: dict[str, str] = {}
+        self._memo: dict[str, str | None] = {}
 
     def describe(self, loc: str | None, depth: int = 0) -> str | None:
         if not loc or depth > 64:
             return None
+        if loc in self._memo:                 # aliases form a DAG: each is resolved once
+            return self._memo[loc]
+        self._memo[loc] = None                # a cycle resolves to nothing
         m = self._FILE.search(loc)
-        refs = self._REF.findall(loc)
-        for r in refs:                        # a call site's callee comes first in the text
+        out = None
+        for r in self._REF.findall(loc):      # a call site's callee comes first in the text
             if m and loc.find(r) > m.start():
                 break
             got = self.describe(self.aliases.get(r), depth + 1)
             if got and ":" in got:
-                return got
-        if m:
-            return f"{m.group(1)}:{m.group(2)}:{m.group(3)}"
-        n = self._NAME.search(loc)
-        return n.group(1) if n else None
+                out = got
+                break
+        if out is None and m:
+            out = f"{m.group(1)}:{m.group(2)}:{m.group(3)}"
+        if out is None:
+            n = self._NAME.search(loc)
+            out = n.group(1) if n else None
+        self._memo[loc] = out
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -551,6 +559,8 @@ class MlirParser:
                 if top and _DEFINES.match(self.text, p):
                     break                                  # the next op (this one had no signature)
                 v = self.match(_VALUE)
+                if v is None:
+                    raise self.error(f"expected a value name, found {self.found()}")
                 if self.keyword("init"):
                     self.expect(":")
                     items.append(Item("init", (v, self.match(_VALUE)), p))
@@ -586,6 +596,8 @@ class MlirParser:
                     items.append(Item("word", word, p))
             else:
                 items.append(Item("attr", self.attribute(), p))
+            if self.pos == p:                       # every item consumes text: no endless loop
+                raise self.error(f"unexpected {self.found()}")
         return items
 
     def _keyword_value(self, key: str):
@@ -721,6 +733,8 @@ class MlirParser:
             return Symbol(self.match(_SYMBOL)[1:].strip('"'))
         if c == "#":
             name = self.match(_DIALECT_ATTR)
+            if name is None:
+                raise self.error(f"expected an attribute after '#', found {self.found()}")
             if self.text.startswith("<", self.pos):
                 self.pos += 1
                 return DialectAttr(name, self.balanced("<", ">"))
