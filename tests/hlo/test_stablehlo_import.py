@@ -193,6 +193,9 @@ def test_module_header_nested_functions_and_calls():
   }
 }
 """
+    module = xlac.parse_stablehlo(text.replace('{mhlo.layout_mode = "default"}',
+                                               '{mhlo.layout_mode = "default", mhlo.sharding = "{replicated}"}'))
+    assert str(module.entry.parameters[0].attrs["sharding"]) == "{replicated}"   # kept; layout_mode ignored
     x = f32(4)
     a, b = run(text, x)
     np.testing.assert_allclose(a, 2 * x, rtol=1e-6)
@@ -404,6 +407,9 @@ def test_cli_run_and_dump(tmp_path):
     assert r.returncode == 0 and r.stderr == "", r.stderr
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_allclose(out["arr_0"], 2 * x)
+    r = subprocess.run([sys.executable, "-m", "xlac", "compile", str(path), "-o", str(tmp_path / "m.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and (tmp_path / "m.o").stat().st_size > 0 and (tmp_path / "m.h").exists(), r.stderr
     r = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True)
     assert r.returncode == 0 and "// ---- imported from StableHLO ----" in r.stdout and "add(" in r.stdout
     bad = tmp_path / "bad.mlir"
