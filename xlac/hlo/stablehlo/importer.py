@@ -303,9 +303,10 @@ class Importer:
     def _located(self, e: Exception, op: Op, ctx_name: str) -> Exception:
         at = f"{ctx_name} at {self.where(op)}"
         if isinstance(e, UnsupportedError):
-            out = UnsupportedError(e.what, (str(e).split("(", 1)[1].rstrip(")") + "; " if "(" in str(e) else "")
-                                   + f"{at}")
-            return out
+            detail = str(e)[len(f"not supported yet: {e.what}"):].strip()
+            if detail.startswith("(") and detail.endswith(")"):
+                detail = detail[1:-1] + "; "
+            return UnsupportedError(e.what, detail + at)
         if isinstance(e, HloParseError):
             return e
         if isinstance(e, ShapeError):
