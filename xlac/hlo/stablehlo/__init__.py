@@ -51,7 +51,7 @@ def parse_stablehlo(text: str, filename: str | None = None) -> HloModule:
 
 def imported_ops() -> list:
     """The names of the MLIR ops the importer converts (``stablehlo.*``, ``chlo.*``, ``func.*`` ...)."""
-    from . import chlo, ops  # noqa: F401  (fill the table)
+    from . import chlo, ops, sdy  # noqa: F401  (fill the table)
     from .importer import CONVERTERS
     return sorted(set(CONVERTERS) | {"func.func", "func.return", "stablehlo.return"})
 

@@ -350,10 +350,18 @@ class Importer:
             entry_name = public[0]
         entry = self.function(entry_name)
         attrs = {}
-        for key, hlo_key in (("mhlo.num_replicas", "replica_count"), ("mhlo.num_partitions", "num_partitions")):
-            v = self.syntax.attrs.get(key)
-            if v is not None and int(v) != 1:
-                attrs[hlo_key] = int(v)
+        meshes = self.syntax.attrs.get("sdy.meshes")
+        if meshes:
+            # Shardy's global program, as jax's HLO text writes it: the meshes as a
+            # frontend attribute, the device count left to the shard-map partitioner.
+            text = ", ".join(f"{name} = #sdy.mesh{body}" for name, body in meshes)
+            attrs["frontend_attributes"] = Raw("{xla.sdy.meshes={" + text + "}}")
+        else:
+            for key, hlo_key in (("mhlo.num_replicas", "replica_count"),
+                                 ("mhlo.num_partitions", "num_partitions")):
+                v = self.syntax.attrs.get(key)
+                if v is not None and int(v) != 1:
+                    attrs[hlo_key] = int(v)
         self._sharding(entry, self.funcs[entry_name])
         comps = list(self.computations)
         module = HloModule(self.syntax.name or "module", comps, entry=entry, attrs=attrs)
@@ -406,7 +414,7 @@ class Importer:
         """Converts the ops of ``block``; sets the root from its return; the returned values."""
         returned = None
         for op in block.ops:
-            if op.name in ("func.return", "return", "stablehlo.return", "mhlo.return"):
+            if op.name in ("func.return", "return", "stablehlo.return", "mhlo.return", "sdy.return"):
                 ctx = OpContext(self, op, scope)
                 try:
                     returned = ctx.operands
@@ -517,5 +525,5 @@ def converter(*names: str):
 
 def import_module(syntax: ModuleSyntax, filename: str | None = None) -> HloModule:
     """The HloModule of a parsed StableHLO module (see the module docstring)."""
-    from . import chlo, ops  # noqa: F401  (fill CONVERTERS)
+    from . import chlo, ops, sdy  # noqa: F401  (fill CONVERTERS)
     return Importer(syntax, filename).module()

@@ -343,6 +343,10 @@ class MlirParser:
         self._aliases(locs)
         if self.skip_ws() < self.end:
             raise self.error(f"expected the end of the module, found {self.found()}")
+        meshes = [f for f in funcs if f.name == "sdy.mesh"]
+        funcs = [f for f in funcs if f.name != "sdy.mesh"]
+        if meshes:
+            attrs = dict(attrs, **{"sdy.meshes": [(m.attrs["sym_name"], m.attrs["mesh"]) for m in meshes]})
         for f in funcs:
             if f.func is None:
                 raise self.error(f"expected a func.func in the module, found {f.name}", f.pos)
@@ -395,6 +399,8 @@ class MlirParser:
                 self._func(op)
             elif name == "module":
                 raise self.error("nested modules are not supported", pos)
+            elif name in _SDY_FORMS:
+                _SDY_FORMS[name](self, op)
             else:
                 self._pretty(op)
         op.results = results
@@ -897,6 +903,63 @@ class MlirParser:
             encoding = self.attribute()
         self.expect(">")
         return ("tensor", tuple(dims), element, encoding, p)
+
+
+def _sdy_mesh(p: MlirParser, op: Op) -> None:
+    """``sdy.mesh @mesh = <["x"=2, "y"=4]> {...}``: the mesh text kept."""
+    sym = p.match(_SYMBOL)
+    if sym is None:
+        raise p.error(f"sdy.mesh: expected a mesh name, found {p.found()}")
+    p.expect("=")
+    p.expect("<")
+    op.attrs["sym_name"] = sym[1:].strip('"')
+    op.attrs["mesh"] = "<" + p.balanced("<", ">") + ">"
+    if p.peek("{"):
+        p.attr_dict()
+
+
+def _sdy_manual_computation(p: MlirParser, op: Op) -> None:
+    """``sdy.manual_computation(%x) in_shardings=[...] out_shardings=[...]
+    manual_axes={...} (%local: t) {body} : (global types) -> (global types)``."""
+    p.expect("(")
+    if not p.accept(")"):
+        while True:
+            v = p.match(_VALUE)
+            if v is None:
+                raise p.error(f"expected an operand, found {p.found()}")
+            op.operands.append(v)
+            if p.accept(")"):
+                break
+            p.expect(",", "',' or ')'")
+    for key, open_, close in (("in_shardings", "[", "]"), ("out_shardings", "[", "]"), ("manual_axes", "{", "}")):
+        if not p.keyword(key):
+            raise p.error(f"sdy.manual_computation: expected {key}=, found {p.found()}")
+        p.expect("=")
+        p.expect(open_)
+        op.attrs[key] = open_ + p.balanced(open_, close) + close
+    args = []
+    p.expect("(")
+    if not p.accept(")"):
+        while True:
+            v = p.match(_VALUE)
+            if v is None:
+                raise p.error(f"expected a block argument, found {p.found()}")
+            p.expect(":")
+            args.append((v, p.type(), p.loc()))
+            if p.accept(")"):
+                break
+            p.expect(",", "',' or ')'")
+    op.regions.append(p.region(args=args))
+    p.expect(":", "':' and the op's function type")
+    t = p.type()
+    if t[0] != "func":
+        raise p.error("sdy.manual_computation: expected a function type", op.pos)
+    op.signature = (t[1], t[2])
+    op.generic = True                 # its operands are in op.operands
+
+
+#: Shardy ops whose syntax is neither generic nor items-then-type.
+_SDY_FORMS = {"sdy.mesh": _sdy_mesh, "sdy.manual_computation": _sdy_manual_computation}
 
 
 def _scalar(v: str):
