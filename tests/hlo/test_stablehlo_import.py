@@ -369,6 +369,11 @@ def test_type_mismatch_is_a_shape_error_at_the_op():
         xlac.parse_stablehlo(text)
 
 
+def test_function_result_must_match_its_signature():
+    with pytest.raises(xlac.ShapeError, match=r"@main returns \(f32\[4\]\{0\}\), its signature says \(f32\[5\]"):
+        xlac.parse_stablehlo(main("%arg0: tensor<4xf32>", "return %arg0 : tensor<4xf32>", "tensor<5xf32>"))
+
+
 @pytest.mark.parametrize("text,where,what", [
     ("module {\n  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    return %x : tensor<4xf32>\n  }\n}",
      (3, 5), "undefined value %x"),

@@ -399,7 +399,12 @@ class Importer:
         scope = Scope(comp)
         for k, (arg, t, *_rest) in enumerate(f["args"]):
             scope.values[arg] = self.parameter(comp, k, self._arg_shape(t, fop), "Arg_" + str(k))
-        self.body(f["body"], scope, "func.return")
+        returned = self.body(f["body"], scope, "func.return")
+        declared = [self._arg_shape(t, fop) for t in f["results"]]
+        if len(declared) != len(returned) or any(not d.compatible(r.shape) for d, r in zip(declared, returned)):
+            raise self.located(ShapeError(
+                f"@{name} returns ({', '.join(str(r.shape) for r in returned)}), its signature says "
+                f"({', '.join(map(str, declared))})"), fop, "func.func")
         self.in_progress.discard(name)
         self.done[name] = comp
         return comp
