@@ -19,6 +19,8 @@ import xlac.executable  # noqa: F401  (warms the import)
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "hlo_corpus"
 JAX_CASES = Path(__file__).resolve().parent / "jax_cases"
+#: The public corpus's programs as StableHLO (``tests/stablehlo_corpus/generate.py``).
+STABLEHLO_CORPUS = Path(__file__).resolve().parent / "stablehlo_corpus"
 
 
 def _cases(directory: Path) -> list:
@@ -57,10 +59,26 @@ def _compare(case, got, expected):
             np.testing.assert_array_equal(a, e, err_msg=f"arr_{k}")
 
 
+def _stablehlo_texts(directory: Path, name: str) -> list:
+    """The case's StableHLO texts: ``NAME.mlir`` (``lower().as_text()``) and
+    ``NAME.export.mlir`` (``jax.export``) beside its HLO, or the corpus's translation."""
+    places = [directory / f"{name}.mlir", directory / f"{name}.export.mlir"]
+    if directory == CORPUS:
+        places.append(STABLEHLO_CORPUS / f"{name}.mlir")
+    return [p for p in places if p.exists()]
+
+
 @pytest.mark.parametrize("directory,case", MANIFEST, ids=[f"{d.name}/{c['name']}" for d, c in MANIFEST])
 def test_corpus_case(directory, case):
+    """The case's HLO and, in the same run, each of its StableHLO texts, against JAX's outputs."""
     name = case["name"]
-    module = xlac.parse_hlo((directory / f"{name}.hlo").read_text())
+    _run_case(directory, case, xlac.parse_hlo((directory / f"{name}.hlo").read_text()))
+    for path in _stablehlo_texts(directory, name):
+        _run_case(directory, case, xlac.parse_stablehlo(path.read_text(), path.name), path.name)
+
+
+def _run_case(directory, case, module, text_name=None):
+    name = case["name"]
     with np.load(directory / f"{name}.npz") as data:
         inputs = [data[f"arr_{k}"] for k in range(len(data.files))]
     with np.load(directory / f"{name}.expected.npz") as data:
@@ -71,6 +89,14 @@ def test_corpus_case(directory, case):
         assert ex.what in case["opcodes"], f"refused for an opcode the case does not use: {ex}"
         with pytest.raises(xlac.UnsupportedError):
             xlac.jit(module)
-        pytest.skip(str(ex))
+        if text_name is None:
+            pytest.skip(str(ex))
+        return
     got = _flatten(xlac.jit(module)(*inputs))
-    _compare(case, got, expected)
+    if text_name is None:
+        _compare(case, got, expected)
+    else:
+        try:
+            _compare(case, got, expected)
+        except AssertionError as e:
+            raise AssertionError(f"{text_name}: {e}") from None

@@ -23,6 +23,7 @@ def __getattr__(name):
         "XlaComputation": ("frontend.builder", "XlaComputation"),
         "ops": ("frontend.ops", None),
         "parse_hlo": ("hlo.parser", "parse_hlo"),
+        "parse_stablehlo": ("hlo.stablehlo", "parse_stablehlo"),
         "HloModule": ("hlo.ir", "HloModule"),
         "evaluate": ("evaluator", "evaluate"),
         "evaluate_replicated": ("evaluator_replicated", "evaluate_replicated"),
@@ -45,7 +46,7 @@ def __getattr__(name):
     return value
 
 
-__all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "HloModule", "evaluate",
+__all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "parse_stablehlo", "HloModule", "evaluate",
            "evaluate_replicated", "CollectiveError", "CustomCallError", "register_custom_call",
            "unregister_custom_call",
            "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",

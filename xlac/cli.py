@@ -60,6 +60,12 @@ def _read_module_text(path: str) -> str:
         return fh.read()
 
 
+def _read_module(path: str):
+    """The module in ``path``: HLO text or StableHLO (MLIR) text, told apart by content."""
+    from .hlo.stablehlo import parse_module_text
+    return parse_module_text(_read_module_text(path), path)
+
+
 def _summary(a: np.ndarray) -> str:
     head = f"{a.dtype}{list(a.shape)}"
     if a.size == 0:
@@ -74,8 +80,7 @@ def _summary(a: np.ndarray) -> str:
 
 
 def cmd_run(args) -> int:
-    from .hlo.parser import parse_hlo
-    module = parse_hlo(_read_module_text(args.module))
+    module = _read_module(args.module)
     if args.devices is not None:
         if module.replica_count * module.num_partitions != 1:
             raise ValueError(f"--devices: {module.name} says it runs on {module.replica_count} replica(s) x "
@@ -120,7 +125,6 @@ def _print_after_pass(pipeline: str, pass_name: str, module, changed: bool) -> N
 
 def cmd_opt(args) -> int:
     """Run the named passes on the module and print it (as mlir-opt / hlo-opt)."""
-    from .hlo.parser import parse_hlo
     from .hlo.verifier import verify
     from .passes.pipeline import PASSES, run_passes
     if args.list_passes:
@@ -128,7 +132,7 @@ def cmd_opt(args) -> int:
         return 0
     if args.module is None or args.passes is None:
         raise ValueError("opt: give a module and --passes p1,p2,... (--list-passes lists them)")
-    module = parse_hlo(_read_module_text(args.module))
+    module = _read_module(args.module)
     verify(module)
     run_passes(module, args.passes, verify=not args.no_verify)
     text = module.to_text() + "".join(f"// {d}\n" for d in module.diagnostics)
@@ -144,10 +148,13 @@ def cmd_dump(args) -> int:
     import contextlib
 
     from .codegen.compiler import lower
-    from .hlo.parser import parse_hlo
     from .passes.pipeline import dump_hook
-    module = parse_hlo(_read_module_text(args.module))
+    module = _read_module(args.module)
     hook = contextlib.nullcontext()
+    from .hlo.stablehlo import is_stablehlo
+    if is_stablehlo(_read_module_text(args.module)):
+        print("// ---- imported from StableHLO ----")
+        print(module.to_text())
     if args.after_each_pass:
         print("// ---- input ----")
         print(module.to_text())
@@ -170,11 +177,11 @@ def cmd_dump(args) -> int:
 
 def cmd_compile(args) -> int:
     from .aot import compile_aot
-    text = _read_module_text(args.module)
+    module = _read_module(args.module)
     header = args.header
     if header is None:
         header = (args.output[:-2] if args.output.endswith(".o") else args.output) + ".h"
-    res = compile_aot(text, args.output, header=header, name=args.name, target=args.target_triple,
+    res = compile_aot(module, args.output, header=header, name=args.name, target=args.target_triple,
                       cpu=args.cpu, features=args.features)
     print(f"wrote {res.object_path} ({res.name}, {res.name}_info) and {res.header_path}: "
           f"{len(res.params)} parameter(s), {len(res.results)} result(s), temp {res.temp_size} bytes")

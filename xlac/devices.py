@@ -391,8 +391,8 @@ class SpmdExecutable:
 
 def _may_be_global_program(x) -> bool:
     """Cheap test before parsing: jax's global programs carry a Shardy mesh."""
-    if isinstance(x, str):
-        return "xla.sdy.meshes" in x[:4096]
+    if isinstance(x, str):     # HLO's module attribute, or StableHLO's sdy.mesh op
+        return "xla.sdy.meshes" in x[:4096] or "sdy.mesh @" in x[:65536]
     module = getattr(x, "module", x)
     return isinstance(getattr(module, "attrs", None), dict) and "frontend_attributes" in module.attrs
 

@@ -62,7 +62,7 @@ from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
 from .hlo import collectives, dynamic, feeds, rng, shape_inference
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
-from .hlo.parser import parse_hlo
+from .hlo.stablehlo import parse_module_text
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
 from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, tiling_as_padding, to_buffer
@@ -147,7 +147,7 @@ def _as_module(x) -> HloModule:
     if isinstance(x, HloModule):
         return x
     if isinstance(x, str):
-        return parse_hlo(x)
+        return parse_module_text(x)
     if isinstance(x, HloComputation):
         return HloModule(x.name, [x], entry=x)
     module = getattr(x, "module", None)

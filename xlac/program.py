@@ -45,7 +45,7 @@ from .codegen.math_approx import exact_math
 from . import __version__
 from .hlo.feeds import FeedInstruction, feed_instructions
 from .hlo.ir import HloModule
-from .hlo.parser import parse_hlo
+from .hlo.stablehlo import parse_module_text
 from .passes.buffer_assignment import may_update_in_place
 from .passes.pipeline import dump_directory
 from .runtime import disk_cache
@@ -208,11 +208,12 @@ def set_memory_cache_limit(max_bytes: int | None) -> None:
 
 
 def as_module(x) -> HloModule:
-    """An HloModule from an XlaComputation, an HloModule or HLO text."""
+    """An HloModule from an XlaComputation, an HloModule, HLO text or StableHLO
+    text (told apart by content: ``xlac.hlo.stablehlo.is_stablehlo``)."""
     if isinstance(x, HloModule):
         return x
     if isinstance(x, str):
-        return parse_hlo(x)
+        return parse_module_text(x)
     module = getattr(x, "module", None)
     if isinstance(module, HloModule):
         return module

@@ -23,6 +23,7 @@ from .errors import ShapeError, UnsupportedError
 from .frontend import ops
 from .hlo import dynamic, shape_inference
 from .hlo.opcodes import CATEGORIES, OPCODES, OpDef
+from .hlo.stablehlo import imported_ops
 from .passes.dynamic_padder import REPLACED_OPCODES
 from .shape import C64, F32, PRED, S32, Shape
 
@@ -152,6 +153,17 @@ def markdown() -> str:
         lines.append(f"| `{s.op.name}` | {s.op.category} | {s.op.spec or '—'} | {builders} | "
                      f"{'yes' if s.shape else '—'} | {'yes' if s.evaluator else '—'} | "
                      f"{_CODEGEN_WORDS[s.codegen]} | {'yes' if s.dynamic else '—'} | {kinds} |")
+    lines += ["", "## StableHLO import", "",
+              "`xlac.parse_stablehlo` (and `xlac.jit`, `xlac run`, `xlac compile` given StableHLO text)",
+              "imports these MLIR ops into the HLO opcodes above (`xlac/hlo/stablehlo/`,",
+              "[docs/stablehlo.md](stablehlo.md)); any other op is refused with",
+              '"not supported yet: <op>" and its place in the text.', ""]
+    by_dialect: dict = {}
+    for name in imported_ops():
+        dialect, _, op = name.rpartition(".")
+        by_dialect.setdefault(dialect or "(func, unprefixed)", []).append(f"`{op}`")
+    for dialect, names in by_dialect.items():
+        lines.append(f"- **{dialect}**: {', '.join(names)}")
     return "\n".join(lines) + "\n"
 
 

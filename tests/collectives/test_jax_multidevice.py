@@ -47,6 +47,15 @@ def test_global_program_on_device_processes(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_global_program_from_stablehlo(name):
+    """The same program as jax prints it by default (``lower().as_text()``:
+    StableHLO with Shardy's ``sdy.mesh`` and ``sdy.manual_computation``)."""
+    args, want = _load(name)
+    out = xlac.jit((CASES / f"{name}.mlir").read_text())(*args)
+    _close(list(out) if isinstance(out, tuple) else [out], want, name)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_partitioned_program_on_device_processes(name):
     """XLA's own per-device program (``compile().as_text()``: local shapes,
     parameter shardings, fusions) from jax's global inputs; the module does

@@ -1,0 +1,20 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x4xf32>, %arg1: tensor<3x4xf32>) -> (tensor<3x3xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.convert %arg1 : (tensor<3x4xf32>) -> tensor<3x4xcomplex<f32>>
+    %cst = stablehlo.constant dense<(0.000000e+00,1.000000e+00)> : tensor<complex<f32>>
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<complex<f32>>) -> tensor<3x4xcomplex<f32>>
+    %2 = stablehlo.multiply %1, %0 : tensor<3x4xcomplex<f32>>
+    %3 = stablehlo.convert %arg0 : (tensor<3x4xf32>) -> tensor<3x4xcomplex<f32>>
+    %4 = stablehlo.add %3, %2 : tensor<3x4xcomplex<f32>>
+    %5 = stablehlo.convert %arg0 : (tensor<3x4xf32>) -> tensor<3x4xcomplex<f32>>
+    %cst_0 = stablehlo.constant dense<(0.000000e+00,1.000000e+00)> : tensor<complex<f32>>
+    %6 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<complex<f32>>) -> tensor<3x4xcomplex<f32>>
+    %7 = stablehlo.multiply %6, %5 : tensor<3x4xcomplex<f32>>
+    %8 = stablehlo.convert %arg1 : (tensor<3x4xf32>) -> tensor<3x4xcomplex<f32>>
+    %9 = stablehlo.subtract %8, %7 : tensor<3x4xcomplex<f32>>
+    %10 = stablehlo.transpose %9, dims = [1, 0] : (tensor<3x4xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+    %11 = stablehlo.dot_general %4, %10, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<3x4xcomplex<f32>>, tensor<4x3xcomplex<f32>>) -> tensor<3x3xcomplex<f32>>
+    %12 = stablehlo.abs %11 : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xf32>
+    return %12 : tensor<3x3xf32>
+  }
+}

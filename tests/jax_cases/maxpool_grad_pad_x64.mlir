@@ -1,0 +1,29 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x5x5x2xf64>) -> (tensor<2x5x5x2xf64> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f64>) -> tensor<f64>
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      %7 = stablehlo.maximum %arg1, %arg2 : tensor<f64>
+      stablehlo.return %7 : tensor<f64>
+    }) : (tensor<2x5x5x2xf64>, tensor<f64>) -> tensor<2x3x3x2xf64>
+    %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %2 = stablehlo.reduce(%1 init: %cst_0) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<2x3x3x2xf64>, tensor<f64>) -> tensor<f64>
+    %cst_1 = stablehlo.constant dense<1.000000e+00> : tensor<f64>
+    %3 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f64>) -> tensor<2x3x3x2xf64>
+    %cst_2 = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+    %4 = stablehlo.pad %arg0, %cst_2, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<2x5x5x2xf64>, tensor<f64>) -> tensor<2x7x7x2xf64>
+    %cst_3 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %5 = "stablehlo.select_and_scatter"(%4, %3, %cst_3) <{padding = dense<0> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      %7 = stablehlo.compare GE, %arg1, %arg2, FLOAT : (tensor<f64>, tensor<f64>) -> tensor<i1>
+      stablehlo.return %7 : tensor<i1>
+    }, {
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      %7 = stablehlo.add %arg1, %arg2 : tensor<f64>
+      stablehlo.return %7 : tensor<f64>
+    }) : (tensor<2x7x7x2xf64>, tensor<2x3x3x2xf64>, tensor<f64>) -> tensor<2x7x7x2xf64>
+    %6 = stablehlo.slice %5 [0:2, 1:6, 1:6, 0:2] : (tensor<2x7x7x2xf64>) -> tensor<2x5x5x2xf64>
+    return %6 : tensor<2x5x5x2xf64>
+  }
+}

@@ -1,0 +1,32 @@
+#loc1 = loc("x")
+#loc2 = loc("/work/wt-stablehlo/tests/jax_cases/generate.py":45:27 to :46)
+#loc3 = loc("/work/wt-stablehlo/tests/jax_cases/generate_stablehlo.py":35:19 to :47)
+#loc4 = loc("/work/wt-stablehlo/tests/jax_cases/generate_stablehlo.py":52:28 to :55)
+#loc5 = loc("/work/wt-stablehlo/tests/jax_cases/generate_stablehlo.py":61:4 to :10)
+#loc6 = loc("cases_32.<locals>.<lambda>"(#loc2))
+#loc7 = loc("write_texts"(#loc3))
+#loc8 = loc("main"(#loc4))
+#loc9 = loc("<module>"(#loc5))
+#loc10 = loc(callsite(#loc8 at #loc9))
+#loc11 = loc(callsite(#loc7 at #loc10))
+#loc12 = loc(callsite(#loc6 at #loc11))
+#loc14 = loc("jit(<lambda>)/top_k"(#loc12))
+module @jit__lambda attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<6x11xf32> loc("x")) -> (tensor<6x3xf32> {jax.result_info = "result[0]"}, tensor<6x3xi32> {jax.result_info = "result[1]"}) {
+    %0:2 = stablehlo.composite "chlo.top_k" %arg0 {composite_attributes = {k = 3 : i64}, decomposition = @chlo.top_k.impl, version = 1 : i32} : (tensor<6x11xf32>) -> (tensor<6x3xf32>, tensor<6x3xi32>) loc(#loc14)
+    return %0#0, %0#1 : tensor<6x3xf32>, tensor<6x3xi32> loc(#loc13)
+  } loc(#loc)
+  func.func private @chlo.top_k.impl(%arg0: tensor<6x11xf32> loc("jit(<lambda>)/top_k"(#loc12))) -> (tensor<6x3xf32>, tensor<6x3xi32>) {
+    %0 = stablehlo.iota dim = 1 : tensor<6x11xi32> loc(#loc14)
+    %1:2 = "stablehlo.sort"(%arg0, %0) <{dimension = 1 : i64, is_stable = true}> ({
+    ^bb0(%arg1: tensor<f32> loc("jit(<lambda>)/top_k"(#loc12)), %arg2: tensor<f32> loc("jit(<lambda>)/top_k"(#loc12)), %arg3: tensor<i32> loc("jit(<lambda>)/top_k"(#loc12)), %arg4: tensor<i32> loc("jit(<lambda>)/top_k"(#loc12))):
+      %4 = stablehlo.compare GT, %arg1, %arg2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1> loc(#loc14)
+      stablehlo.return %4 : tensor<i1> loc(#loc14)
+    }) : (tensor<6x11xf32>, tensor<6x11xi32>) -> (tensor<6x11xf32>, tensor<6x11xi32>) loc(#loc14)
+    %2 = stablehlo.slice %1#0 [0:6, 0:3] : (tensor<6x11xf32>) -> tensor<6x3xf32> loc(#loc14)
+    %3 = stablehlo.slice %1#1 [0:6, 0:3] : (tensor<6x11xi32>) -> tensor<6x3xi32> loc(#loc14)
+    return %2, %3 : tensor<6x3xf32>, tensor<6x3xi32> loc(#loc14)
+  } loc(#loc14)
+} loc(#loc)
+#loc = loc(unknown)
+#loc13 = loc("jit(<lambda>)"(#loc11))

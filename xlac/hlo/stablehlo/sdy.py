@@ -1,0 +1,50 @@
+"""Shardy (``sdy``) ops in jax's sharded programs, as XLA exports them to HLO
+(the form ``xlac.passes.shard_map`` partitions): ``sdy.manual_computation``
+(what ``shard_map`` and ``pmap`` lower to) becomes a
+``xla.sdy.GlobalToLocalShape`` custom call, a ``call`` of the body and a
+``xla.sdy.LocalToGlobalShape`` custom call, with the shardings as frontend
+attributes; the module's ``sdy.mesh`` ops become its ``xla.sdy.meshes``
+frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` (automatic
+sharding propagation) is refused by name, as the partitioner refuses it.
+"""
+from __future__ import annotations
+
+from ...shape import Shape
+from ..attributes import Raw
+from .importer import OpContext, converter
+from .types import to_shape
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _frontend(**values) -> Raw:
+    return Raw("{" + ",".join(f"xla.sdy.{k}={_quoted(v)}" for k, v in values.items()) + "}")
+
+
+@converter("sdy.manual_computation")
+def _manual_computation(ctx: OpContext) -> list:
+    op = ctx.op
+    body = op.regions[0]
+    local = [to_shape(a[1]) for a in body.args]
+    manual = f"#sdy<manual_axes{op.attrs['manual_axes']}>"
+    in_sh = f"#sdy.sharding_per_value<{op.attrs['in_shardings']}>"
+    out_sh = f"#sdy.sharding_per_value<{op.attrs['out_shardings']}>"
+    attrs = {"custom_call_target": Raw('"xla.sdy.GlobalToLocalShape"'), "custom_call_has_side_effect": True,
+             "frontend_attributes": _frontend(in_shardings=in_sh, manual_axes=manual)}
+    if len(local) == 1:
+        tiles = [ctx.add("custom-call", local[0], ctx.operands, attrs)]
+    else:
+        tiles = ctx.results_of(ctx.add("custom-call", Shape.tuple(local), ctx.operands, attrs))
+    comp = ctx.imp.region_computation(ctx, body, "body", local)
+    comp.name = ctx.imp.fresh("xla.sdy.manual_computation_body")
+    results = ctx.result_shapes()
+    call_shape = comp.root.shape
+    call = ctx.add("call", call_shape, tiles, {"to_apply": comp, "frontend_attributes": Raw('{inlineable="false"}')})
+    attrs = {"custom_call_target": Raw('"xla.sdy.LocalToGlobalShape"'), "custom_call_has_side_effect": True,
+             "frontend_attributes": _frontend(manual_axes=manual, out_shardings=out_sh)}
+    if len(results) == 1:
+        return [ctx.add("custom-call", results[0], [call], attrs)]
+    parts = ctx.results_of(call, len(results))
+    return ctx.results_of(ctx.add("custom-call", Shape.tuple(results), parts, attrs))
