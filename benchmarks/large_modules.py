@@ -341,13 +341,14 @@ def phase_times(text: str, repeat: int = 1) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sizes", nargs="*", type=int, default=[5000, 10000, 20000, 50000],
-                    help="instruction counts (default 5k 10k 20k 50k)")
+    ap.add_argument("sizes", nargs="*", type=int,
+                    help="instruction counts (default 5k 10k 20k 50k, none when --file is given)")
     ap.add_argument("--file", action="append", default=[], help="also time these HLO files")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many (default 3)")
     ap.add_argument("--profile", metavar="OUT", help="cProfile the largest run into OUT (pstats)")
     args = ap.parse_args(argv)
-    cases = [(f"train_step ~{n}", training_step_hlo(layers_for(n))) for n in args.sizes]
+    sizes = args.sizes or ([] if args.file else [5000, 10000, 20000, 50000])
+    cases = [(f"train_step ~{n}", training_step_hlo(layers_for(n))) for n in sizes]
     for path in args.file:
         with open(path) as fh:
             cases.append((path, fh.read()))
