@@ -561,9 +561,36 @@ class Shape:
 
     def leaves(self) -> list:
         """The array (and token) shapes of a tuple, flattened depth-first, in order."""
-        if self.is_tuple:
-            return [leaf for s in self.tuple_shapes for leaf in s.leaves()]
-        return [self]
+        return list(self._flat_leaves())
+
+    def leaf_count(self) -> int:
+        """``len(self.leaves())`` in constant time (1 for an array or token)."""
+        return len(self._flat_leaves())
+
+    def leaf_offsets(self) -> tuple:
+        """For a tuple, the number of the first leaf of each element (depth-first
+        numbering, as :meth:`leaves`); ``()`` for an array or token."""
+        offsets = self.__dict__.get("_leaf_offsets")
+        if offsets is None:
+            offsets, n = [], 0
+            for s in self.tuple_shapes:
+                offsets.append(n)
+                n += s.leaf_count()
+            offsets = tuple(offsets)
+            object.__setattr__(self, "_leaf_offsets", offsets)
+        return offsets
+
+    def _flat_leaves(self) -> tuple:
+        # Computed once per Shape (shapes are immutable): a module's root tuple
+        # of thousands of leaves is asked for its leaves once per leaf, and
+        # rebuilding them each time made such queries quadratic.
+        if not self.is_tuple:
+            return (self,)
+        flat = self.__dict__.get("_leaves")
+        if flat is None:
+            flat = tuple(leaf for s in self.tuple_shapes for leaf in s._flat_leaves())
+            object.__setattr__(self, "_leaves", flat)
+        return flat
 
     def with_layout(self, layout: Layout | Sequence[int] | None) -> "Shape":
         if layout is not None and not isinstance(layout, Layout):

@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..hlo import custom_call
-from ..hlo.ir import HloModule
+from ..hlo.ir import HloModule, gc_paused
 from ..hlo.opcodes import Trait, is_elementwise, with_trait
 from ..hlo.shape_inference import has_rule
 from ..hlo.verifier import verify
@@ -89,6 +89,7 @@ def is_expanded(opcode: str) -> bool:
     return has_rule(opcode) and bool(EXPANSIONS.for_opcode(opcode))
 
 
+@gc_paused()     # a big module's IR stays alive throughout: nothing for the collector to find
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
           data_layout: str = "", optimize: bool = True, aligned_results: bool = False,
           native: bool = False, abi: bool = False) -> Lowered:

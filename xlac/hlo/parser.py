@@ -68,7 +68,7 @@ import numpy as np
 
 from ..errors import HloParseError, ShapeError, UnsupportedError
 from ..shape import PrimitiveType, Shape, parse_shape_prefix, round_float
-from .ir import (EntryComputationLayout, HloComputation, HloInstruction, HloModule, Raw,
+from .ir import (EntryComputationLayout, gc_paused, HloComputation, HloInstruction, HloModule, Raw,
                  find_call_graph_problem)
 from .attributes import COMPUTATION, COMPUTATIONS, CompRef
 from .opcodes import OPCODES
@@ -159,8 +159,9 @@ def parse_hlo(text: str) -> HloModule:
         raise TypeError(f"parse_hlo expects HLO text (str), got {type(text).__name__}")
     parser = Parser(text)
     try:
-        parser.reject_unencodable()
-        return parser.module()
+        with gc_paused():
+            parser.reject_unencodable()
+            return parser.module()
     except HloParseError:
         raise
     except Exception as e:  # a parser bug or pathological input must still say where

@@ -21,6 +21,7 @@ alignment), and is known at compile time.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from ..hlo import custom_call
@@ -54,7 +55,7 @@ class BufferSlice:
 
 
 def leaf_count(shape: Shape) -> int:
-    return len(shape.leaves()) if shape.is_tuple else 1
+    return shape.leaf_count()
 
 
 def _align(n: int) -> int:
@@ -174,6 +175,17 @@ class BufferAssignment:
         last_use = self._last_uses()
         free: list[tuple[int, int]] = []  # (offset, size) holes in the arena
         live: dict[tuple[int, int], tuple[int, int]] = {}
+        # Keys by the step after which they are freed (their last reader's, or
+        # their own when nothing reads them later): each step frees its own
+        # list instead of scanning everything live (quadratic in a training
+        # step, whose forward activations stay live through the backward pass).
+        dies: dict[int, list] = {}
+
+        def make_live(key, slot, step):
+            live[key] = slot
+            end = step if key[1] == "scratch" else max(step, last_use.get(key[0], -1))
+            dies.setdefault(end, []).append(key)
+
         for step, inst in enumerate(self.order):
             if inst.opcode not in NO_BUFFER:
                 for leaf, shape in enumerate(inst.shape.leaves()):
@@ -184,24 +196,23 @@ class BufferAssignment:
                     donor = self._in_place_donor(inst, leaf, shape, step, last_use, live, claimed)
                     if donor is not None:
                         # Update in place: take over the dying operand's slice.
-                        live[key] = live.pop(donor)
+                        make_live(key, live.pop(donor), step)
                         self._slices[key] = BufferSlice("temp", 0, live[key][0], shape.byte_size(), shape)
                         continue
                     size = _align(max(shape.byte_size(), 1))
                     offset = self._allocate(free, size)
-                    live[key] = (offset, size)
+                    make_live(key, (offset, size), step)
                     self._slices[key] = BufferSlice("temp", 0, offset, shape.byte_size(), shape)
                 extra = self._scratch_fn(inst)
                 if extra:
                     size = _align(extra)
                     offset = self._allocate(free, size)
-                    live[(id(inst), "scratch")] = (offset, size)
+                    make_live((id(inst), "scratch"), (offset, size), step)
                     self._scratch[id(inst)] = BufferSlice("temp", 0, offset, extra, None)
             # Free the temps whose last reader is this instruction (after it ran).
-            for key in [k for k in live if k[1] == "scratch" or last_use.get(k[0], -1) <= step]:
-                free.append(live.pop(key))
-                free.sort()
-                free[:] = _coalesce(free)
+            for key in dies.pop(step, ()):
+                if key in live:         # not handed over to an in-place update since
+                    _release(free, live.pop(key))
 
         for number, shape in enumerate(self.result_shapes):
             if shape.is_token:
@@ -250,19 +261,20 @@ class BufferAssignment:
 
     def defining(self, inst: HloInstruction, leaf: int) -> tuple[HloInstruction, int]:
         """Follow tuple / get-tuple-element to the instruction that defines a leaf."""
+        # Leaf numbers through the shapes' cached offsets: constant or
+        # logarithmic time per step, not linear in the tuple's width (the root
+        # tuple of a training step has thousands of leaves, each asked for).
         while inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
             if inst.opcode in PASS_THROUGH:
                 inst = inst.operands[0]
             elif inst.opcode == "tuple":
-                for op in inst.operands:
-                    n = leaf_count(op.shape)
-                    if leaf < n:
-                        inst = op
-                        break
-                    leaf -= n
+                offsets = inst.shape.leaf_offsets()
+                k = bisect.bisect_right(offsets, leaf) - 1
+                leaf -= offsets[k]
+                inst = inst.operands[k]
             else:
                 src = inst.operands[0]
-                leaf += sum(leaf_count(s) for s in src.shape.tuple_shapes[:inst.attrs["index"]])
+                leaf += src.shape.leaf_offsets()[inst.attrs["index"]]
                 inst = src
         return inst, leaf
 
@@ -353,11 +365,12 @@ def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
     return True
 
 
-def _coalesce(holes: list) -> list:
-    out = []
-    for offset, size in holes:
-        if out and out[-1][0] + out[-1][1] == offset:
-            out[-1] = (out[-1][0], out[-1][1] + size)
-        else:
-            out.append((offset, size))
-    return out
+def _release(free: list, hole: tuple) -> None:
+    """Return ``hole`` (offset, size) to the sorted, coalesced list ``free``,
+    merging it with the holes it touches (logarithmic search, no re-sort)."""
+    k = bisect.bisect_left(free, hole)
+    free.insert(k, hole)
+    if k + 1 < len(free) and free[k][0] + free[k][1] == free[k + 1][0]:
+        free[k] = (free[k][0], free[k][1] + free.pop(k + 1)[1])
+    if k > 0 and free[k - 1][0] + free[k - 1][1] == free[k][0]:
+        free[k - 1] = (free[k - 1][0], free[k - 1][1] + free.pop(k)[1])

@@ -23,28 +23,37 @@ def clone_instruction(inst: HloInstruction, operands: list[HloInstruction], name
     return HloInstruction(inst.opcode, inst.shape, operands, dict(inst.attrs), name)
 
 
-def inline_call(comp: HloComputation, call: HloInstruction, used_names: set) -> None:
-    """Inline one ``call`` instruction of ``comp`` in place."""
-    callee: HloComputation = call.attrs["to_apply"]
-    mapping: dict[int, HloInstruction] = {}
-    new_insts = []
-    for inst in callee.post_order():
-        if inst.opcode == "parameter":
-            mapping[id(inst)] = call.operands[inst.parameter_number]
+def inline_calls(comp: HloComputation, calls: set, used_names: set) -> None:
+    """Inline the ``call`` instructions of ``comp`` whose ids are in ``calls``,
+    in place, in one sweep over ``comp`` (calls in the inlined bodies stay:
+    the caller sweeps again).  One sweep for all of them, not one per call:
+    jax wraps every named function in a ``call``, and a per-call splice and
+    user scan made inlining quadratic in the module's size."""
+    result: dict[int, HloInstruction] = {}     # id(call) -> the value replacing it
+    out: list[HloInstruction] = []
+    for inst in comp.instructions:
+        if id(inst) not in calls:
+            out.append(inst)
             continue
-        name = fresh_name(inst.name, used_names, sep=".i")
-        clone = clone_instruction(inst, [mapping[id(o)] for o in inst.operands], name)
-        clone.parent = comp
-        mapping[id(inst)] = clone
-        new_insts.append(clone)
-    result = mapping[id(callee.root)]
-    position = comp.instructions.index(call)
-    comp.instructions[position:position + 1] = new_insts
-    for user in comp.instructions:
-        if call in user.operands:
-            user.replace_operand(call, result)
-    if comp.root is call:
-        comp.root = result
+        callee: HloComputation = inst.attrs["to_apply"]
+        mapping: dict[int, HloInstruction] = {}
+        for body in callee.post_order():
+            if body.opcode == "parameter":
+                arg = inst.operands[body.parameter_number]
+                mapping[id(body)] = result.get(id(arg), arg)
+                continue
+            clone = clone_instruction(body, [mapping[id(o)] for o in body.operands],
+                                      fresh_name(body.name, used_names, sep=".i"))
+            clone.parent = comp
+            mapping[id(body)] = clone
+            out.append(clone)
+        result[id(inst)] = mapping[id(callee.root)]
+    comp.instructions = out
+    for inst in out:
+        if any(id(o) in result for o in inst.operands):
+            inst.operands = [result.get(id(o), o) for o in inst.operands]
+    if comp.root is not None and id(comp.root) in result:
+        comp.root = result[id(comp.root)]
 
 
 def is_composite(inst: HloInstruction) -> bool:
@@ -95,12 +104,11 @@ class CallInliner:
     def _inline_all(self, comp: HloComputation, used: set) -> bool:
         changed = False
         while True:
-            calls = [i for i in comp.instructions
-                     if i.opcode == "call" and (self.inline_composites or not is_composite(i))]
+            calls = {id(i) for i in comp.instructions
+                     if i.opcode == "call" and (self.inline_composites or not is_composite(i))}
             if not calls:
                 break
-            for call in calls:
-                inline_call(comp, call, used)
+            inline_calls(comp, calls, used)
             changed = True
         if changed:
             comp.compute_users()

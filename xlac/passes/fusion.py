@@ -204,11 +204,14 @@ class Fuser:
             return f"{producer.opcode} is not fusible as a producer"
         if consumer.opcode == "dot" or not fusible_consumer(consumer):
             return f"{consumer.opcode} does not take fused operands"
-        others = [u for u in self.users(producer).values() if u is not consumer]
+        # Counted, not listed: a scalar constant CSE merged is read by thousands
+        # of consumers, each of which asks.
+        users = self.users(producer)
+        others = len(users) - (id(consumer) in users)
         if producer is self.comp.root:
-            others.append(producer)  # the root's value must exist on its own
+            others += 1  # the root's value must exist on its own
         if others and is_expensive(producer):
-            return (f"expensive {producer.opcode} has {len(others) + 1} users; "
+            return (f"expensive {producer.opcode} has {others + 1} users; "
                     f"it would be computed once per user")
         fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
         size = len(fused.instructions) if fused else 1
