@@ -290,11 +290,12 @@ def _shape_of(x) -> tuple:
     return np.shape(x)
 
 
-def convert(x, dtype, op: str = "") -> XlaOp:
-    """``x`` as an XlaOp of element type ``dtype`` (constants made in it, others converted)."""
+def convert(x, dtype, op: str = "", like: XlaOp | None = None) -> XlaOp:
+    """``x`` as an XlaOp of element type ``dtype`` (constants made in it, in ``like``'s
+    builder when no function is being traced; others converted)."""
     dtype = np.dtype(dtype)
     if not isinstance(x, (Tracer, XlaOp)):
-        return to_op(x, dtype=dtype, op=op)
+        return to_op(x, like=like, dtype=dtype, op=op)
     o = to_op(x, op=op)
     if o.shape.dtype == dtype:
         return o
@@ -324,7 +325,8 @@ def binary_operands(op: str, a, b, dtype=None):
     except ValueError:
         raise ValueError(f"{op}: shapes {_shape_of(a)} and {_shape_of(b)} do not broadcast "
                          "(numpy rules: trailing dimensions equal or 1)") from None
-    xa, xb = convert(a, dtype, op), convert(b, dtype, op)
+    like = next((_op_of(v) for v in (a, b) if isinstance(v, (Tracer, XlaOp))), None)
+    xa, xb = convert(a, dtype, op, like), convert(b, dtype, op, like)
     return broadcast_to(xa, shape), broadcast_to(xb, shape), weak
 
 
@@ -404,7 +406,8 @@ def _shift_right(a, b) -> "Tracer":
 def matmul(a, b) -> "Tracer":
     """numpy's ``@``: vectors contract, leading dimensions are broadcast batch dimensions."""
     dt, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
-    xa, xb = convert(a, dt, "@"), convert(b, dt, "@")
+    like = next((_op_of(v) for v in (a, b) if isinstance(v, (Tracer, XlaOp))), None)
+    xa, xb = convert(a, dt, "@", like), convert(b, dt, "@", like)
     ra, rb = xa.shape.rank, xb.shape.rank
     if ra == 0 or rb == 0:
         raise ValueError(f"@: operands must not be scalars, got shapes {_shape_of(a)} and {_shape_of(b)}")

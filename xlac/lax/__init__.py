@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..frontend import ops
 from ..frontend import tracer as _t
-from ..frontend.builder import XlaOp
+from ..frontend.builder import XlaComputation, XlaOp
 from ..frontend.tracer import Tracer, python_scalar_dtype, to_op
 from ..shape import PrimitiveType, Shape
 
@@ -75,7 +75,8 @@ def _same_dtype(name: str, *xs) -> list:
         dt = _t._dtype_of(typed[0])
     else:
         dt = python_scalar_dtype(xs[0]) if _t._is_python_scalar(xs[0]) else np.asarray(xs[0]).dtype
-    return [_t.convert(x, dt, f"lax.{name}") if not _is_traced(x) or isinstance(x, Tracer) and x.weak
+    like = _t._op_of(typed[0]) if typed else None
+    return [_t.convert(x, dt, f"lax.{name}", like) if not _is_traced(x) or isinstance(x, Tracer) and x.weak
             else _op(x, name) for x in xs]
 
 
@@ -418,6 +419,12 @@ def zeros_like_array(x) -> Tracer:
 # tracing callables into computations
 # ---------------------------------------------------------------------------
 
+def _check_computation(name: str, computation) -> None:
+    if not callable(computation) and not isinstance(computation, XlaComputation):
+        raise TypeError(f"lax.{name}: the computation must be a Python callable (or an XlaComputation), "
+                        f"got {type(computation).__name__} {computation!r}"[:200])
+
+
 def _trace_scalar_fn(name: str, fn, shapes: list, n_args: int, like: XlaOp):
     """Trace ``fn`` taking ``n_args`` groups of scalar arguments (one per operand each);
     a reducer or comparator must not capture traced values (HLO gives it no operands)."""
@@ -453,8 +460,9 @@ def reduce(operands, init_values, computation, dimensions) -> Tracer:
     if len(xs) != len(inits):
         raise TypeError(f"lax.reduce: {len(xs)} operands but {len(inits)} init values")
     x_ops = [_op(x, "reduce") for x in xs]
-    i_ops = [_t.convert(v, x.shape.dtype, "lax.reduce") if not _is_traced(v) else _op(v, "reduce")
+    i_ops = [_t.convert(v, x.shape.dtype, "lax.reduce", x) if not _is_traced(v) else _op(v, "reduce")
              for v, x in zip(inits, x_ops)]
+    _check_computation("reduce", computation)
     comp = computation if not callable(computation) else \
         _trace_scalar_fn("reduce", computation, [x.shape for x in x_ops], 2, x_ops[0]).computation
     out = ops.reduce(x_ops if not single else x_ops[0], i_ops if not single else i_ops[0], comp, dimensions)
@@ -532,8 +540,9 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     xs = [operand] if single else list(operand)
     inits = [init_value] if single else list(init_value)
     x_ops = [_op(x, "reduce_window") for x in xs]
-    i_ops = [_t.convert(v, x.shape.dtype, "lax.reduce_window") if not _is_traced(v) else _op(v, "reduce_window")
-             for v, x in zip(inits, x_ops)]
+    i_ops = [_t.convert(v, x.shape.dtype, "lax.reduce_window", x) if not _is_traced(v)
+             else _op(v, "reduce_window") for v, x in zip(inits, x_ops)]
+    _check_computation("reduce_window", computation)
     comp = computation if not callable(computation) else \
         _trace_scalar_fn("reduce_window", computation, [x.shape for x in x_ops], 2,
                          x_ops[0]).computation
