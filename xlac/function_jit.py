@@ -61,7 +61,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), n
                                  donate_argnums=donate_argnums, num_threads=num_threads, optimize=optimize,
                                  num_replicas=num_replicas)
     if isinstance(fun, (XlaComputation, HloModule, str, bytes)) or not callable(fun):
-        if static_argnums or static_argnames:
+        if static_argnums != () or static_argnames != ():
             raise TypeError("xlac.jit: static_argnums/static_argnames apply to Python functions, not to "
                             f"a {type(fun).__name__}")
         return devices.jit(fun, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize,
@@ -315,9 +315,6 @@ class Compiled:
     def __init__(self, fn: JittedFunction, entry: _Entry):
         self._fn, self._entry = fn, entry
         self.executable = entry.executable
-
-    def cost_analysis(self):
-        return self.executable.cost_analysis()
 
     def as_hlo_text(self) -> str:
         return self._entry.computation.as_hlo_text()

@@ -532,6 +532,9 @@ def _wrap_negative(idx: list, dims) -> list:
 def _axes(axis, rank: int, what: str) -> list:
     if axis is None:
         return list(range(rank))
+    if isinstance(axis, (Tracer, XlaOp)):
+        raise TypeError(f"{what}: axis must be a Python int or tuple of ints, not a traced value "
+                        "(make it a static argument: static_argnums)")
     axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
     out = []
     for a in axes:
