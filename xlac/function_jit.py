@@ -154,10 +154,8 @@ class JittedFunction:
     def _split(self, args: tuple, kwargs: dict):
         """``(static key, dynamic pytree, leaves as arrays, weak flags, rebuild)``."""
         n = len(args)
-        static_pos = {i % n if n and i < 0 else i for i in self.static_argnums}
-        for i in static_pos:
-            if i >= n:
-                raise TypeError(f"{self._name()}: static_argnums {i} but only {n} positional argument(s) given")
+        # As jax: a static argument not passed (its default is used) is simply not in the key.
+        static_pos = {i % n if n and i < 0 else i for i in self.static_argnums if i < n}
         statics = []
         for i in sorted(static_pos):
             statics.append(("pos", i, self._hashable(f"static argument {i}", args[i])))
