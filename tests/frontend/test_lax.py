@@ -183,12 +183,12 @@ def test_gather_modes():
     a = np.arange(12, dtype=np.float32).reshape(4, 3)
     dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
     idx = np.array([[1], [3], [7], [-1]], np.int32)
-    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3)), a, idx)      # jax's default: fill
+    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3)), a, idx)      # jax.lax.gather's default: clip
+    np.testing.assert_array_equal(got, a[[1, 3, 3, 0]])
+    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3), mode="fill"), a, idx)
     np.testing.assert_array_equal(got[:2], a[[1, 3]])
     assert np.isnan(got[2:]).all()
-    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3), mode="clip"), a, idx)
-    np.testing.assert_array_equal(got, a[[1, 3, 3, 0]])
-    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3), fill_value=-1.0), a, idx)
+    got = run(lambda v, i: lax.gather(v, i, dn, (1, 3), mode="fill", fill_value=-1.0), a, idx)
     np.testing.assert_array_equal(got[2:], -np.ones((2, 3)))
 
 

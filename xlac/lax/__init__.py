@@ -667,9 +667,9 @@ class GatherScatterMode:
     PROMISE_IN_BOUNDS = "promise_in_bounds"
 
     @staticmethod
-    def parse(mode) -> str:
+    def parse(mode, default: str) -> str:
         m = getattr(mode, "name", mode)
-        m = "fill" if m is None else str(m).lower()
+        m = default if m is None else str(m).lower()
         m = {"fill_or_drop": "fill", "drop": "fill"}.get(m, m)
         if m not in ("clip", "fill", "promise_in_bounds"):
             raise ValueError(f"unknown gather/scatter mode {mode!r} (clip, fill, drop, promise_in_bounds)")
@@ -705,9 +705,10 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
            indices_are_sorted: bool = False, mode=None, fill_value=None) -> Tracer:
     """Slices of ``operand`` at ``start_indices`` (jax.lax.gather; spec: *Gather*).
 
-    ``mode``: ``'fill'`` (default, as jax: an out-of-bounds slice gives ``fill_value``, NaN
-    for floats, the lowest signed / highest unsigned integer, True), ``'clip'`` or
-    ``'promise_in_bounds'`` (clamped, XLA's own behaviour).
+    ``mode``: ``'clip'`` (default, as jax.lax.gather: starts are clamped so each slice fits,
+    XLA's own behaviour), ``'promise_in_bounds'`` (the same here) or ``'fill'``: an
+    out-of-bounds slice gives ``fill_value`` (default NaN for floats, the lowest signed /
+    highest unsigned integer, True for bool), as jnp indexing with ``mode='fill'``.
     """
     o, idx = _op(operand, "gather"), _op(start_indices, "gather")
     dn = dimension_numbers
@@ -717,7 +718,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         _bi.tuple(getattr(dn, "operand_batching_dims", ())),
         _bi.tuple(getattr(dn, "start_indices_batching_dims", ())), idx.shape.rank - 1),
         sizes, indices_are_sorted)
-    if GatherScatterMode.parse(mode) != "fill":
+    if GatherScatterMode.parse(mode, "clip") != "fill":
         return _wrap(out)
     ok = _in_bounds(idx, o.shape.dimensions, sizes, dn.start_index_map)
     batch_pos = [i for i in range(out.shape.rank) if i not in dn.offset_dims]
@@ -732,7 +733,7 @@ def _scatter(name: str, operand, scatter_indices, updates, combine, dimension_nu
     o, u = _same_dtype(name, operand, updates)
     idx = _op(scatter_indices, name)
     dn = dimension_numbers
-    m = GatherScatterMode.parse(mode)
+    m = GatherScatterMode.parse(mode, "fill")
     if m == "clip":
         # Clamp each start so its window fits, as jax's CLIP mode does.
         window = [1] * o.shape.rank
