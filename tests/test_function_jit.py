@@ -220,3 +220,13 @@ def test_a_non_computation_names_op_and_argument(bad, kind):
         ops.while_loop(b.build(x), bad, x)
     with pytest.raises(TypeError, match=f"sort: comparator must be an XlaComputation.*got {kind}"):
         ops.sort(x, bad)
+
+
+def test_nested_jit_inlines_and_no_argument_functions():
+    inner, calls = counting(lambda x: x * 2)
+    jinner = xlac.jit(inner)
+    outer = xlac.jit(lambda x: jinner(x) + 1)
+    np.testing.assert_array_equal(outer(X), X * 2 + 1)
+    assert jinner._cache_size() == 0 and len(calls) == 1     # traced inline, not compiled apart
+    np.testing.assert_array_equal(xlac.jit(lambda: lax.iota(np.int32, 3) * 2)(), [0, 2, 4])
+    assert xlac.jit(lambda p, x: lax.cond(p, lambda: x, lambda: -x))(False, np.float32(3)) == -3

@@ -254,6 +254,10 @@ class JittedFunction:
         return tuple(out)
 
     def __call__(self, *args, **kwargs):
+        if _t.tracing():
+            # Called from a function being traced (a jitted function inside another): inline it,
+            # which computes what jax's nested jit computes.
+            return self.fun(*args, **kwargs)
         entry, arrays = self._entry(args, kwargs)
         return _results(entry, entry.executable(*arrays))
 

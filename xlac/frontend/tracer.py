@@ -42,7 +42,7 @@ from ..shape import PrimitiveType, Shape
 from . import ops
 from .builder import XlaBuilder, XlaComputation, XlaOp
 
-__all__ = ["Tracer", "trace", "TracedFunction", "to_op", "wrap", "current_builder", "flatten",
+__all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "wrap", "current_builder", "flatten",
            "unflatten", "python_scalar_dtype", "promote_dtypes"]
 
 
@@ -221,6 +221,11 @@ def _stack() -> list:
     if s is None:
         s = _local.stack = []
     return s
+
+
+def tracing() -> bool:
+    """Whether a function is being traced on this thread."""
+    return bool(_stack())
 
 
 def current_builder(*values, op: str = "") -> XlaBuilder:
