@@ -80,25 +80,26 @@ def _int_tuple(name: str, v) -> tuple:
         raise TypeError(f"xlac.jit: {name} must be an int or a sequence of ints, got {v!r}") from None
 
 
-def _as_array(label: str, x):
-    """A leaf as ``(array, weak)``: Python scalars get XLA's 32-bit default types, weakly."""
+def _as_array(x):
+    """A leaf as ``(array, weak)``: Python scalars get XLA's 32-bit default types, weakly.
+    TypeError (without the argument's name, which the caller adds) for anything else."""
+    if type(x) is np.ndarray:
+        return x, False
     if isinstance(x, _t.Tracer):
-        raise TypeError(f"{label}: a traced value was passed to a jitted function from outside any "
-                        "trace (a leaked tracer)")
+        raise TypeError("a traced value was passed to a jitted function from outside any trace "
+                        "(a leaked tracer)")
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         try:
             return np.asarray(x, _t.python_scalar_dtype(x)), True
         except OverflowError as e:
-            raise TypeError(f"{label}: {e}") from None
-    if isinstance(x, np.ndarray):
-        return x, False
+            raise TypeError(str(e)) from None
     try:
         a = np.asarray(x)
     except Exception as e:  # noqa: BLE001 - any failure to convert is the user's argument
-        raise TypeError(f"{label}: expected an array, got {type(x).__name__} ({e})") from None
+        raise TypeError(f"expected an array, got {type(x).__name__} ({e})") from None
     if a.dtype == object or a.dtype.kind in "USM":
-        raise TypeError(f"{label}: expected an array or a number, got {type(x).__name__} "
-                        f"{str(x)[:60]!r}; pass non-array arguments as static (static_argnums)")
+        raise TypeError(f"expected an array or a number, got {type(x).__name__} {str(x)[:60]!r}; "
+                        "pass non-array arguments as static (static_argnums)")
     return a, False
 
 
@@ -129,6 +130,7 @@ class JittedFunction:
         self.num_threads = num_threads
         self.optimize = optimize
         self._cache: dict = {}
+        self._fast: dict = {}         # (shape, dtype) per argument -> entry, for numpy arrays only
         self._lock = threading.Lock()
         try:
             self._signature = inspect.signature(fun)
@@ -149,6 +151,7 @@ class JittedFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast.clear()
 
     # -- argument handling ------------------------------------------------------
     def _split(self, args: tuple, kwargs: dict):
@@ -166,10 +169,14 @@ class JittedFunction:
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         tree_value = (dyn_args, dyn_kwargs) if dyn_kwargs else dyn_args
         leaves, tree = _t.flatten(tree_value)
-        labels = self._leaf_labels(dyn_args, static_pos, dyn_kwargs, len(leaves))
         arrays, weak = [], []
-        for label, leaf in zip(labels, leaves):
-            a, w = _as_array(f"{self._name()}: {label}", leaf)
+        for i, leaf in enumerate(leaves):
+            try:
+                a, w = _as_array(leaf)
+            except TypeError as e:
+                # Name the argument only now: working the labels out costs more than the call.
+                label = self._leaf_labels(dyn_args, static_pos, dyn_kwargs, len(leaves))[i]
+                raise TypeError(f"{self._name()}: {label}: {e}") from None
             arrays.append(a)
             weak.append(w)
         return tuple(statics), tree, arrays, weak, static_pos, bool(dyn_kwargs)
@@ -199,8 +206,7 @@ class JittedFunction:
         return v
 
     def _key(self, statics, tree, arrays, weak):
-        return (statics, tree,
-                tuple((a.shape, a.dtype.str, a.dtype.name, w) for a, w in zip(arrays, weak)))
+        return (statics, tree, tuple((a.shape, a.dtype, w) for a, w in zip(arrays, weak)))
 
     # -- tracing ----------------------------------------------------------------
     def _trace(self, args, kwargs, tree, arrays, weak, static_pos, has_kw: bool) -> _Entry:
@@ -258,7 +264,16 @@ class JittedFunction:
             # Called from a function being traced (a jitted function inside another): inline it,
             # which computes what jax's nested jit computes.
             return self.fun(*args, **kwargs)
+        fast = not kwargs and not self.static_argnums and all(type(a) is np.ndarray for a in args)
+        if fast:
+            # numpy arrays only: the signature is their shapes and dtypes (a few us, not a flatten).
+            key = tuple((a.shape, a.dtype) for a in args)
+            entry = self._fast.get(key)
+            if entry is not None:
+                return _results(entry, entry.executable(*args))
         entry, arrays = self._entry(args, kwargs)
+        if fast:
+            self._fast[key] = entry
         return _results(entry, entry.executable(*arrays))
 
     def lower(self, *args, **kwargs) -> "Lowered":
