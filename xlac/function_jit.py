@@ -196,6 +196,22 @@ class JittedFunction:
             labels += [f"argument {k!r}"] * len(_t.flatten(v)[0])
         return labels + ["argument"] * (n - len(labels))
 
+    def _param_names(self, args, static_pos, kwargs, n) -> list:
+        """HLO parameter names: the function's argument names, ``name.k`` for pytree leaves."""
+        names = list(self._signature.parameters) if self._signature is not None else []
+        out = []
+        for i, a in enumerate(args):
+            if i in static_pos:
+                continue
+            base = names[i] if i < len(names) else f"arg{i}"
+            count = len(_t.flatten(a)[0])
+            out += [base] if count == 1 else [f"{base}.{j}" for j in range(count)]
+        for k, v in kwargs.items():
+            if k not in self.static_argnames:
+                count = len(_t.flatten(v)[0])
+                out += [k] if count == 1 else [f"{k}.{j}" for j in range(count)]
+        return out if len(out) == n else [f"arg{i}" for i in range(n)]
+
     @staticmethod
     def _hashable(label: str, v):
         try:
@@ -228,7 +244,8 @@ class JittedFunction:
             kw.update(dyn_kwargs)
             return self.fun(*full, **kw)
 
-        traced = _t.trace(call, _TreeAsArgs(tree), shapes, name=f"jit_{self._name()}", in_weak=weak)
+        traced = _t.trace(call, _TreeAsArgs(tree), shapes, name=f"jit_{self._name()}", in_weak=weak,
+                          param_names=self._param_names(args, static_pos, kwargs, len(shapes)))
         return _Entry(traced, traced.computation)
 
     def _entry(self, args, kwargs, compile_it: bool = True):

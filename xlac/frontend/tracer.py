@@ -811,12 +811,13 @@ class TracedFunction:
 
 
 def trace(fn, in_tree, in_shapes: list, *, name: str, parent: XlaBuilder | None = None,
-          in_weak=None, tuple_result: bool | None = None) -> TracedFunction:
+          in_weak=None, tuple_result: bool | None = None, param_names=None) -> TracedFunction:
     """Run ``fn`` on Tracers standing for parameters of ``in_shapes`` (flat leaves of the
     tree ``in_tree``; ``fn`` is called with the unflattened tree's elements as positional
     arguments when the tree is a tuple of arguments).  ``parent``: the builder of the
     caller, whose values (and its callers') ``fn`` may capture; None for a top-level trace.
-    ``tuple_result``: None makes a tuple only for several leaves (or a container)."""
+    ``tuple_result``: None makes a tuple only for several leaves (or a container).
+    ``param_names``: names of the HLO parameters (default ``arg0``, ``arg1``, ...)."""
     b = XlaBuilder(name)
     stack = _stack()
     parent_trace = None
@@ -824,8 +825,9 @@ def trace(fn, in_tree, in_shapes: list, *, name: str, parent: XlaBuilder | None 
         parent_trace = stack[-1] if stack and stack[-1].builder is parent else _Trace(parent, None)
     tr = _Trace(b, parent_trace, len(in_shapes), name)
     in_weak = in_weak or [False] * len(in_shapes)
-    params = [Tracer(ops.parameter(b, i, s, f"arg{i}"), w)
-              for i, (s, w) in enumerate(zip(in_shapes, in_weak))]
+    names = param_names or [f"arg{i}" for i in range(len(in_shapes))]
+    params = [Tracer(ops.parameter(b, i, s, name), w)
+              for i, (s, w, name) in enumerate(zip(in_shapes, in_weak, names))]
     args = in_tree.unflatten(params)
     stack.append(tr)
     try:
