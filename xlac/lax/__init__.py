@@ -504,11 +504,15 @@ def _arg_reduce(name: str, operand, axis: int, index_dtype, better) -> Tracer:
 
     def pick(acc, x):
         (av, ai), (xv, xi) = acc, x
-        # NaN wins (jax: argmax/argmin of data with a NaN is the first NaN); ties keep the lower index.
+        # NaN wins (jax: argmax/argmin of data with a NaN is the first NaN).
+        # The reducer must not depend on the order XLA combines partial results in: two NaNs
+        # tie like equal values, and a tie goes to the lower index.
         take_x = better(xv, av)
+        tie = xv == av
         if is_float:
             take_x = take_x | ((xv != xv) & (av == av))
-        take_x = take_x | ((xv == av) & (xi < ai))
+            tie = tie | ((xv != xv) & (av != av))
+        take_x = take_x | (tie & (xi < ai))
         return select(take_x, xv, av), select(take_x, xi, ai)
 
     init_v = _t._lowest(o.shape.dtype) if better is gt else _t._highest(o.shape.dtype)
