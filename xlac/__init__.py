@@ -3,7 +3,9 @@
 Build a computation with :class:`XlaBuilder` and :mod:`xlac.ops` (or parse HLO
 text with :func:`parse_hlo`), then :func:`jit` it into native code through
 llvmlite, or run it through the numpy reference :func:`evaluate` (every device
-of a multi-device module: :func:`evaluate_replicated`).
+of a multi-device module: :func:`evaluate_replicated`).  Or write a Python
+function with :mod:`xlac.lax` (jax.lax's names) and numpy-style operators and
+decorate it with ``@xlac.jit``: it is traced per signature and compiled.
 """
 from .errors import CustomCallError, HloParseError, ShapeError, UnsupportedError
 from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
