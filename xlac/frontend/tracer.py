@@ -42,7 +42,7 @@ from ..shape import PrimitiveType, Shape
 from . import ops
 from .builder import XlaBuilder, XlaComputation, XlaOp
 
-__all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "wrap", "current_builder", "flatten",
+__all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "current_builder", "flatten",
            "unflatten", "python_scalar_dtype", "promote_dtypes"]
 
 
@@ -271,10 +271,6 @@ def to_op(x, like: XlaOp | None = None, dtype=None, op: str = "") -> XlaOp:
     if a.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)) and dtype is None:
         a = a.astype(np.float32)   # Python float lists follow the scalar rule
     return ops.constant(b, a)
-
-
-def wrap(op: XlaOp, weak: bool = False) -> "Tracer":
-    return Tracer(op, weak)
 
 
 def _weak(x) -> bool:
@@ -851,9 +847,3 @@ def trace(fn, in_tree, in_shapes: list, *, name: str, parent: XlaBuilder | None 
     captured = [outer for outer, _ in tr.captures.values()]
     return TracedFunction(comp, out_tree, [o.shape for o in out_ops], out_weak, captured, as_tuple)
 
-
-def abstract_leaves(op: str, values) -> tuple:
-    """``(leaves, treedef, shapes, weak)`` of a pytree of traced values / constants."""
-    leaves, tree = flatten(values)
-    ops_ = [to_op(v, op=op) for v in leaves]
-    return ops_, tree, [o.shape for o in ops_], [_weak(v) for v in leaves]

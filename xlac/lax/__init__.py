@@ -490,7 +490,7 @@ for _name, (_m, _doc) in _REDUCE.items():
 del _name, _m, _doc
 
 
-def _arg_reduce(name: str, operand, axis: int, index_dtype, better) -> Tracer:
+def _arg_reduce(name: str, operand, axis: int, index_dtype, largest: bool) -> Tracer:
     o = _op(operand, name)
     rank = o.shape.rank
     axis = _operator.index(axis)
@@ -507,7 +507,7 @@ def _arg_reduce(name: str, operand, axis: int, index_dtype, better) -> Tracer:
         # NaN wins (jax: argmax/argmin of data with a NaN is the first NaN).
         # The reducer must not depend on the order XLA combines partial results in: two NaNs
         # tie like equal values, and a tie goes to the lower index.
-        take_x = better(xv, av)
+        take_x = (xv > av) if largest else (xv < av)
         tie = xv == av
         if is_float:
             take_x = take_x | ((xv != xv) & (av == av))
@@ -515,7 +515,7 @@ def _arg_reduce(name: str, operand, axis: int, index_dtype, better) -> Tracer:
         take_x = take_x | (tie & (xi < ai))
         return select(take_x, xv, av), select(take_x, xi, ai)
 
-    init_v = _t._lowest(o.shape.dtype) if better is gt else _t._highest(o.shape.dtype)
+    init_v = _t._lowest(o.shape.dtype) if largest else _t._highest(o.shape.dtype)
     _, out = reduce((o, idx), (np.asarray(init_v, o.shape.dtype), np.asarray(0, idt)), pick, [axis])
     return out
 
@@ -523,13 +523,13 @@ def _arg_reduce(name: str, operand, axis: int, index_dtype, better) -> Tracer:
 def argmax(operand, axis: int, index_dtype) -> Tracer:
     """Index of the largest element along ``axis`` (jax.lax.argmax): the first on ties, the
     first NaN if any."""
-    return _arg_reduce("argmax", operand, axis, index_dtype, gt)  # noqa: F821
+    return _arg_reduce("argmax", operand, axis, index_dtype, True)
 
 
 def argmin(operand, axis: int, index_dtype) -> Tracer:
     """Index of the smallest element along ``axis`` (jax.lax.argmin): the first on ties, the
     first NaN if any."""
-    return _arg_reduce("argmin", operand, axis, index_dtype, lt)  # noqa: F821
+    return _arg_reduce("argmin", operand, axis, index_dtype, False)
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding,
@@ -904,7 +904,7 @@ def while_loop(cond_fun, body_fun, init_val):
     cond, _ = _trace_fn("while_loop", cond_fun, (init_val,))
     in_shapes = [o.shape for o in leaf_ops]
     init_tree = _t.flatten(init_val)[1]
-    if not _same_types(body.out_shapes, in_shapes) or str(body.out_tree) != str(init_tree):
+    if not _same_types(body.out_shapes, in_shapes) or body.out_tree != init_tree:
         raise TypeError(f"lax.while_loop: body_fun must return what it takes: the state is "
                         f"{_signature(in_shapes)} but body_fun returned {_signature(body.out_shapes)}")
     if len(cond.out_shapes) != 1 or cond.out_shapes[0].dtype != np.bool_ or cond.out_shapes[0].rank:
@@ -1041,7 +1041,7 @@ def _branches(name: str, index: Tracer, fns: list, operands: tuple):
     traced = [_trace_fn(name, fn, operands) for fn in fns]
     first = traced[0][0]
     for tf, _ in traced[1:]:
-        if not _same_types(tf.out_shapes, first.out_shapes) or str(tf.out_tree) != str(first.out_tree):
+        if not _same_types(tf.out_shapes, first.out_shapes) or tf.out_tree != first.out_tree:
             raise TypeError(f"lax.{name}: the branches must return the same types; got "
                             f"{_signature(first.out_shapes)} and {_signature(tf.out_shapes)}")
     leaf_ops = traced[0][1]
