@@ -115,8 +115,9 @@ class XlaOp:
     def gt(self, o, broadcast_dimensions=None): return _ops.gt(self, o, broadcast_dimensions)
     def ge(self, o, broadcast_dimensions=None): return _ops.ge(self, o, broadcast_dimensions)
 
-    def __eq__(self, o): return _ops.eq(self, o)  # type: ignore[override]
-    def __ne__(self, o): return _ops.ne(self, o)  # type: ignore[override]
+    # `x == None` stays Python's identity test (False); every array-like value builds a compare.
+    def __eq__(self, o): return NotImplemented if o is None else _ops.eq(self, o)  # type: ignore[override]
+    def __ne__(self, o): return NotImplemented if o is None else _ops.ne(self, o)  # type: ignore[override]
     def __lt__(self, o): return _ops.lt(self, o)
     def __le__(self, o): return _ops.le(self, o)
     def __gt__(self, o): return _ops.gt(self, o)

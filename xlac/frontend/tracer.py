@@ -720,8 +720,9 @@ class Tracer:
     def __rrshift__(self, o): return _shift_right(o, self)
 
     # -- comparisons: pred Tracers ------------------------------------------
-    def __eq__(self, o): return _compare("EQ", self, o)  # type: ignore[override]
-    def __ne__(self, o): return _compare("NE", self, o)  # type: ignore[override]
+    # `t == None` stays Python's identity test (False); every array-like value builds a compare.
+    def __eq__(self, o): return NotImplemented if o is None else _compare("EQ", self, o)  # type: ignore[override]
+    def __ne__(self, o): return NotImplemented if o is None else _compare("NE", self, o)  # type: ignore[override]
     def __lt__(self, o): return _compare("LT", self, o)
     def __le__(self, o): return _compare("LE", self, o)
     def __gt__(self, o): return _compare("GT", self, o)
