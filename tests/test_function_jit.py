@@ -230,3 +230,11 @@ def test_nested_jit_inlines_and_no_argument_functions():
     assert jinner._cache_size() == 0 and len(calls) == 1     # traced inline, not compiled apart
     np.testing.assert_array_equal(xlac.jit(lambda: lax.iota(np.int32, 3) * 2)(), [0, 2, 4])
     assert xlac.jit(lambda p, x: lax.cond(p, lambda: x, lambda: -x))(False, np.float32(3)) == -3
+
+
+def test_ops_given_a_tracer_say_how():
+    with pytest.raises(TypeError, match=r"exp: operand must be an XlaOp, got Tracer; .*xlac.lax.*\.value"):
+        xlac.jit(lambda x: ops.exp(x))(X)
+    with pytest.raises(TypeError, match=r"add: needs at least one XlaOp operand, got Tracer.*xlac.lax"):
+        xlac.jit(lambda x: ops.add(x, x))(X)
+    np.testing.assert_allclose(xlac.jit(lambda x: lax.Tracer(ops.exp(x.value)))(X), np.exp(X), rtol=1e-6)

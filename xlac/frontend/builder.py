@@ -130,6 +130,14 @@ class XlaOp:
                         "instead of Python if/and/or")
 
 
+def not_an_xla_op_hint(value) -> str:
+    """For a message about a non-XlaOp operand: how to pass a traced value (a Tracer) to ops."""
+    if getattr(type(value), "is_xlac_tracer", False):
+        return ("; a traced value inside @xlac.jit goes to xlac.lax (or pass its XlaOp: "
+                "tracer.value)")
+    return ""
+
+
 #: The module of the ops functions (``xlac.frontend.ops``), which XlaOp's
 #: operators call; ops builds on this module, so the package binds it
 #: (``xlac/frontend/__init__.py``: ``bind_operators(ops)``).
@@ -286,7 +294,8 @@ class XlaBuilder:
         """ValueError unless every operand is an XlaOp of this builder."""
         for i, o in enumerate(operands):
             if not isinstance(o, XlaOp):
-                raise TypeError(f"{what}: operand {i} must be an XlaOp, got {type(o).__name__}")
+                raise TypeError(f"{what}: operand {i} must be an XlaOp, got {type(o).__name__}"
+                                + not_an_xla_op_hint(o))
             if o.builder is not self:
                 raise ValueError(f"{what}: operand {i} ({o.name}) belongs to builder "
                                  f"{o.builder.label(self)}, not {self.label(o.builder)}; XlaOps of "

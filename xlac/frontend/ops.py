@@ -33,7 +33,7 @@ from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_
                           parse_dim_labels)
 from ..hlo.shape_inference import infer_shape
 from ..shape import PRED, PrimitiveType, Shape, parse_shape
-from .builder import XlaBuilder, XlaComputation, XlaOp
+from .builder import XlaBuilder, XlaComputation, XlaOp, not_an_xla_op_hint
 
 # This module defines abs, max, min, pow, round, slice and tuple; the builtins
 # stay reachable through _bi.
@@ -94,7 +94,8 @@ def _builder(op: str, *args) -> XlaBuilder:
                                  f"({b.label(a.builder)} and {a.builder.label(b)}); they cannot be mixed")
     if b is None:
         raise TypeError(f"{op}: needs at least one XlaOp operand, got "
-                        + ", ".join(type(a).__name__ for a in args))
+                        + ", ".join(type(a).__name__ for a in args)
+                        + next((h for h in _bi.map(not_an_xla_op_hint, args) if h), ""))
     return b
 
 
@@ -247,7 +248,8 @@ def iota(builder: XlaBuilder, shape, iota_dimension: int) -> XlaOp:
 
 def _unary(opcode: str, operand: XlaOp) -> XlaOp:
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{opcode}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{opcode}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
     return operand.builder.add_instruction(opcode, [operand])
 
 
@@ -500,7 +502,8 @@ def select(pred, on_true, on_false) -> XlaOp:
     pred).  ShapeError otherwise.
     """
     if not isinstance(pred, XlaOp):
-        raise TypeError(f"select: pred must be an XlaOp, got {type(pred).__name__}")
+        raise TypeError(f"select: pred must be an XlaOp, got {type(pred).__name__}"
+                        + not_an_xla_op_hint(pred))
     b = _builder("select", pred, on_true, on_false)
     if isinstance(on_true, XlaOp) or isinstance(on_false, XlaOp):
         on_true, on_false = _coerce("select", on_true, on_false)
@@ -597,7 +600,8 @@ def reduce_precision(operand: XlaOp, exponent_bits: int, mantissa_bits: int) -> 
 
 def _unary_check(op: str, operand) -> None:
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
 
 
 # ---------------------------------------------------------------------------
@@ -1032,7 +1036,8 @@ def while_loop(condition: XlaComputation, body: XlaComputation, init: XlaOp) -> 
     tuple).  Returns the final ``T``.  ShapeError when the signatures disagree.
     """
     if not isinstance(init, XlaOp):
-        raise TypeError(f"while_loop: init must be an XlaOp, got {type(init).__name__}")
+        raise TypeError(f"while_loop: init must be an XlaOp, got {type(init).__name__}"
+                        + not_an_xla_op_hint(init))
     b = init.builder
     attrs = {"condition": b.import_computation(condition, "while_loop", "condition"),
              "body": b.import_computation(body, "while_loop", "body")}
@@ -1052,7 +1057,8 @@ def conditional(selector: XlaOp, *args) -> XlaOp:
     Each computation takes its operand and all return one shape (ShapeError otherwise).
     """
     if not isinstance(selector, XlaOp):
-        raise TypeError(f"conditional: the selector must be an XlaOp, got {type(selector).__name__}")
+        raise TypeError(f"conditional: the selector must be an XlaOp, got {type(selector).__name__}"
+                        + not_an_xla_op_hint(selector))
     b = selector.builder
     if len(args) == 4:
         true_operand, true_computation, false_operand, false_computation = args
@@ -2072,7 +2078,8 @@ def infeed(builder: XlaBuilder, shape, config: str = "", token: XlaOp | None = N
 def infeed_with_token(token: XlaOp, shape, config: str = "") -> XlaOp:
     """:func:`infeed` in XLA's argument order (InfeedWithToken(token, shape, config))."""
     if not isinstance(token, XlaOp):
-        raise TypeError(f"infeed_with_token: token must be an XlaOp, got {type(token).__name__}")
+        raise TypeError(f"infeed_with_token: token must be an XlaOp, got {type(token).__name__}"
+                        + not_an_xla_op_hint(token))
     return infeed(token.builder, shape, config, token=token)
 
 
@@ -2085,7 +2092,8 @@ def outfeed(operand: XlaOp, token: XlaOp | None = None, shape=None, config: str 
     operand's (``outfeed_shape``); ``config`` becomes ``outfeed_config``."""
     op = "outfeed"
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
     b = operand.builder
     shape = operand.shape if shape is None else _as_shape(op, shape)
     attrs = {"outfeed_shape": shape, **_config_attr(op, "outfeed_config", config)}

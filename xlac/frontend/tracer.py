@@ -622,6 +622,7 @@ class Tracer:
     """
 
     __slots__ = ("op", "weak")
+    is_xlac_tracer = True      # for ops' messages (the builder module cannot import this one)
     __array_ufunc__ = None     # numpy hands `np.float32(2) * t` back to Tracer.__rmul__
     __hash__ = None            # == builds an op, so a Tracer is no dict key (as jax's)
 
