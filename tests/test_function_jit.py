@@ -233,7 +233,7 @@ def test_nested_jit_inlines_and_no_argument_functions():
 
 
 def test_ops_given_a_tracer_say_how():
-    with pytest.raises(TypeError, match=r"exp: operand must be an XlaOp, got Tracer; .*xlac.lax.*\.value"):
+    with pytest.raises(TypeError, match=r"exponential: operand must be an XlaOp, got Tracer; .*xlac.lax.*\.value"):
         xlac.jit(lambda x: ops.exp(x))(X)
     with pytest.raises(TypeError, match=r"add: needs at least one XlaOp operand, got Tracer.*xlac.lax"):
         xlac.jit(lambda x: ops.add(x, x))(X)
