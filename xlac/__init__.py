@@ -3,7 +3,9 @@
 Build a computation with :class:`XlaBuilder` and :mod:`xlac.ops` (or parse HLO
 text with :func:`parse_hlo`), then :func:`jit` it into native code through
 llvmlite, or run it through the numpy reference :func:`evaluate` (every device
-of a multi-device module: :func:`evaluate_replicated`).
+of a multi-device module: :func:`evaluate_replicated`).  Or write a Python
+function with :mod:`xlac.lax` (jax.lax's names) and numpy-style operators and
+decorate it with ``@xlac.jit``: it is traced per signature and compiled.
 """
 from .errors import CustomCallError, HloParseError, ShapeError, UnsupportedError
 from .shape import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64, TOKEN, TUPLE, U8, U16,
@@ -28,7 +30,8 @@ def __getattr__(name):
         "evaluate": ("evaluator", "evaluate"),
         "evaluate_replicated": ("evaluator_replicated", "evaluate_replicated"),
         "CollectiveError": ("errors", "CollectiveError"),
-        "jit": ("devices", "jit"),
+        "jit": ("function_jit", "jit"),
+        "lax": ("lax", None),
         "Executable": ("executable", "Executable"),
         "compile_aot": ("aot", "compile_aot"),
         "clear_caches": ("program", "clear_caches"),
@@ -49,7 +52,7 @@ def __getattr__(name):
 __all__ = ["XlaBuilder", "XlaOp", "XlaComputation", "ops", "parse_hlo", "parse_stablehlo", "HloModule", "evaluate",
            "evaluate_replicated", "CollectiveError", "CustomCallError", "register_custom_call",
            "unregister_custom_call",
-           "jit", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
+           "jit", "lax", "Executable", "clear_caches", "set_memory_cache_limit", "Shape", "Layout",
            "PrimitiveType", "shape", "ShapeError", "UnsupportedError", "HloParseError", "PRED", "S8",
            "S16", "S32", "S64", "U8", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",
            "TUPLE", "TOKEN", "S1", "S2", "S4", "U1", "U2", "U4", "F4E2M1FN", "F8E3M4", "F8E4M3", "F8E4M3FN",

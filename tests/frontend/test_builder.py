@@ -212,7 +212,15 @@ def test_python_operators():
     # comparisons are methods, == stays identity
     assert x.lt(x).shape == S("pred[4]")
     assert x.eq(3).shape == S("pred[4]")
-    assert (x == x) is True and (x == -x) is False
+    # Comparison operators build compare ops (never a Python bool); XlaOps still hash by identity.
+    for got, direction in ((x == x, "EQ"), (x != 3, "NE"), (x < 0, "LT"), (x <= 0, "LE"),
+                           (x > 0, "GT"), (x >= 0, "GE")):
+        assert got.instruction.opcode == "compare" and got.shape == S("pred[4]")
+        assert got.instruction.attrs["direction"] == direction
+    assert {x: 1}[x] == 1
+    assert (x == None) is False and (x != None) is True  # noqa: E711 - the identity fallback
+    with pytest.raises(TypeError, match="truth value"):
+        bool(x < 0)
     assert x.ne(x).instruction.attrs["direction"] == "NE"
 
 

@@ -18,6 +18,7 @@ module (once per XlaComputation, with names made unique).
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -41,8 +42,13 @@ class XlaOp:
     ``+ - * / % **``, unary ``-``, ``abs()``, ``& | ^ ~``, ``<< >>`` (``>>`` is
     arithmetic for signed and logical for unsigned integers) and ``@`` (dot).
     A Python or numpy scalar (or array) on either side becomes a constant of the
-    XlaOp's element type.  ``==``, ``<`` ... are *not* overloaded (``==`` stays
-    identity, so XlaOps can be dict keys); use ``x.eq(y)``, ``x.lt(y)``, ...
+    XlaOp's element type.  ``== != < <= > >=`` build ``compare`` ops (``pred``
+    results), as ``x.eq(y)``, ``x.lt(y)``, ... do; XlaOps still hash by identity,
+    so they can be dict keys, and ``bool(x)`` is a TypeError (the value is not
+    known while building: use ``ops.select`` or ``ops.conditional``).  These
+    operators keep XLA's strict rules (no implicit rank broadcasting, no type
+    promotion); inside ``@xlac.jit`` the values are numpy-style tracers instead
+    (:mod:`xlac.frontend.tracer`).
     """
 
     __slots__ = ("builder", "instruction")
@@ -108,6 +114,28 @@ class XlaOp:
     def le(self, o, broadcast_dimensions=None): return _ops.le(self, o, broadcast_dimensions)
     def gt(self, o, broadcast_dimensions=None): return _ops.gt(self, o, broadcast_dimensions)
     def ge(self, o, broadcast_dimensions=None): return _ops.ge(self, o, broadcast_dimensions)
+
+    # `x == None` stays Python's identity test (False); every array-like value builds a compare.
+    def __eq__(self, o): return NotImplemented if o is None else _ops.eq(self, o)  # type: ignore[override]
+    def __ne__(self, o): return NotImplemented if o is None else _ops.ne(self, o)  # type: ignore[override]
+    def __lt__(self, o): return _ops.lt(self, o)
+    def __le__(self, o): return _ops.le(self, o)
+    def __gt__(self, o): return _ops.gt(self, o)
+    def __ge__(self, o): return _ops.ge(self, o)
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of {self.name} ({self.shape}) is not known while the "
+                        "graph is built; use ops.select / ops.conditional (xlac.lax.cond) "
+                        "instead of Python if/and/or")
+
+
+def not_an_xla_op_hint(value) -> str:
+    """For a message about a non-XlaOp operand: how to pass a traced value (a Tracer) to ops."""
+    if getattr(type(value), "is_xlac_tracer", False):
+        return ("; a traced value inside @xlac.jit goes to xlac.lax (or pass its XlaOp: "
+                "tracer.value)")
+    return ""
 
 
 #: The module of the ops functions (``xlac.frontend.ops``), which XlaOp's
@@ -219,7 +247,11 @@ class XlaBuilder:
     last op added).  Mixing XlaOps of different builders raises ``ValueError``.
     """
 
+    _count = itertools.count(1)
+
     def __init__(self, name: str = "computation"):
+        # A serial number tells apart builders that share a name in messages.
+        self.serial = next(XlaBuilder._count)
         self._comp_names = _NameUniquer()
         self._inst_names = _NameUniquer()
         self.name = self._comp_names.get(name)
@@ -232,6 +264,12 @@ class XlaBuilder:
 
     def __repr__(self) -> str:
         return f"<XlaBuilder {self.name}: {len(self._instructions)} ops>"
+
+    def label(self, other: "XlaBuilder | None" = None) -> str:
+        """``'name'`` for messages; ``'name' (builder #n)`` when ``other`` has the same name."""
+        if other is not None and other is not self and other.name == self.name:
+            return f"{self.name!r} (builder #{self.serial})"
+        return repr(self.name)
 
     # -- adding instructions ------------------------------------------------
     def add_instruction(self, opcode: str, operands=(), attrs: dict | None = None,
@@ -256,11 +294,12 @@ class XlaBuilder:
         """ValueError unless every operand is an XlaOp of this builder."""
         for i, o in enumerate(operands):
             if not isinstance(o, XlaOp):
-                raise TypeError(f"{what}: operand {i} must be an XlaOp, got {type(o).__name__}")
+                raise TypeError(f"{what}: operand {i} must be an XlaOp, got {type(o).__name__}"
+                                + not_an_xla_op_hint(o))
             if o.builder is not self:
                 raise ValueError(f"{what}: operand {i} ({o.name}) belongs to builder "
-                                 f"{o.builder.name!r}, not {self.name!r}; XlaOps of different "
-                                 "builders cannot be mixed")
+                                 f"{o.builder.label(self)}, not {self.label(o.builder)}; XlaOps of "
+                                 "different builders cannot be mixed")
 
     def register_parameter(self, number: int, op_factory) -> XlaOp:
         if number in self._parameters:
@@ -270,10 +309,17 @@ class XlaBuilder:
         self._parameters[number] = op
         return op
 
-    def import_computation(self, computation: "XlaComputation") -> HloComputation:
-        """Copy ``computation`` (and what it calls) into this builder, once; its entry copy."""
+    def import_computation(self, computation: "XlaComputation", op: str = "import_computation",
+                           argument: str = "computation") -> HloComputation:
+        """Copy ``computation`` (and what it calls) into this builder, once; its entry copy.
+
+        TypeError naming ``op`` and ``argument`` when ``computation`` is not an XlaComputation.
+        """
         if not isinstance(computation, XlaComputation):
-            raise TypeError(f"expected an XlaComputation, got {type(computation).__name__}")
+            hint = ("; xlac.lax takes Python functions where a computation is expected"
+                    if callable(computation) else "")
+            raise TypeError(f"{op}: {argument} must be an XlaComputation (built with an XlaBuilder), "
+                            f"got {type(computation).__name__} {computation!r}"[:300] + hint)
         hit = self._imported.get(id(computation))
         if hit is not None:
             return hit[1]

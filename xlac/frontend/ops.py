@@ -33,7 +33,7 @@ from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_
                           parse_dim_labels)
 from ..hlo.shape_inference import infer_shape
 from ..shape import PRED, PrimitiveType, Shape, parse_shape
-from .builder import XlaBuilder, XlaComputation, XlaOp
+from .builder import XlaBuilder, XlaComputation, XlaOp, not_an_xla_op_hint
 
 # This module defines abs, max, min, pow, round, slice and tuple; the builtins
 # stay reachable through _bi.
@@ -91,10 +91,11 @@ def _builder(op: str, *args) -> XlaBuilder:
                 b = a.builder
             elif a.builder is not b:
                 raise ValueError(f"{op}: operands come from different builders "
-                                 f"({b.name!r} and {a.builder.name!r}); they cannot be mixed")
+                                 f"({b.label(a.builder)} and {a.builder.label(b)}); they cannot be mixed")
     if b is None:
         raise TypeError(f"{op}: needs at least one XlaOp operand, got "
-                        + ", ".join(type(a).__name__ for a in args))
+                        + ", ".join(type(a).__name__ for a in args)
+                        + next((h for h in _bi.map(not_an_xla_op_hint, args) if h), ""))
     return b
 
 
@@ -247,7 +248,8 @@ def iota(builder: XlaBuilder, shape, iota_dimension: int) -> XlaOp:
 
 def _unary(opcode: str, operand: XlaOp) -> XlaOp:
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{opcode}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{opcode}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
     return operand.builder.add_instruction(opcode, [operand])
 
 
@@ -501,7 +503,8 @@ def select(pred, on_true, on_false) -> XlaOp:
     pred).  ShapeError otherwise.
     """
     if not isinstance(pred, XlaOp):
-        raise TypeError(f"select: pred must be an XlaOp, got {type(pred).__name__}")
+        raise TypeError(f"select: pred must be an XlaOp, got {type(pred).__name__}"
+                        + not_an_xla_op_hint(pred))
     b = _builder("select", pred, on_true, on_false)
     if isinstance(on_true, XlaOp) or isinstance(on_false, XlaOp):
         on_true, on_false = _coerce("select", on_true, on_false)
@@ -598,7 +601,8 @@ def reduce_precision(operand: XlaOp, exponent_bits: int, mantissa_bits: int) -> 
 
 def _unary_check(op: str, operand) -> None:
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
 
 
 # ---------------------------------------------------------------------------
@@ -674,6 +678,13 @@ def reshape(operand: XlaOp, dimensions=None, new_sizes=None) -> XlaOp:
         raise _fail("reshape", f"new_sizes {sizes} must not be negative", operand.shape)
     if dimensions is not None:
         perm = _int_list("reshape", "dimensions", dimensions)
+        if sorted(perm) != list(range(operand.shape.rank if operand.shape.is_array else 0)):
+            # Name the argument order: jax.lax.reshape is (operand, new_sizes, dimensions).
+            raise _fail("reshape", f"dimensions {perm} is not a permutation of the operand's "
+                                   f"dimensions; ops.reshape takes (operand, dimensions, new_sizes) "
+                                   f"as XLA's Reshape does, or (operand, new_sizes) "
+                                   f"(xlac.lax.reshape takes jax's (operand, new_sizes, dimensions))",
+                        operand.shape)
         if perm != list(range(len(perm))):
             operand = transpose(operand, perm)
     if not operand.shape.is_array:
@@ -813,7 +824,7 @@ def reduce(operands, init_values, computation: XlaComputation, dimensions_to_red
             raise TypeError(f"reduce: operands must be XlaOps, got {type(x).__name__}")
     inits = [v if isinstance(v, XlaOp) else _constant_like("reduce", v, x) for v, x in zip(inits, xs)]
     dims = _int_list("reduce", "dimensions_to_reduce", dimensions_to_reduce)
-    callee = b.import_computation(computation)
+    callee = b.import_computation(computation, "reduce", "computation")
     return b.add_instruction("reduce", xs + inits, {"dimensions": _bi.tuple(dims), "to_apply": callee})
 
 
@@ -1006,7 +1017,7 @@ def call(builder: XlaBuilder, computation: XlaComputation, operands=()) -> XlaOp
     """
     operands = list(operands)
     builder.check_operands("call", operands)
-    callee = builder.import_computation(computation)
+    callee = builder.import_computation(computation, "call", "computation")
     return builder.add_instruction("call", operands, {"to_apply": callee})
 
 
@@ -1028,7 +1039,7 @@ def composite_call(builder: XlaBuilder, computation: XlaComputation, operands=()
     version = 0 if version is None else _index(op, "version", version)
     operands = list(operands)
     builder.check_operands(op, operands)
-    callee = builder.import_computation(computation)
+    callee = builder.import_computation(computation, "composite_call", "computation")
     fields = {"composite.attributes": "{}" if attributes is None else attributes,
               "composite.name": name, "composite.version": str(version)}
     attrs = {"to_apply": callee, "is_composite": True,
@@ -1107,9 +1118,11 @@ def while_loop(condition: XlaComputation, body: XlaComputation, init: XlaOp) -> 
     tuple).  Returns the final ``T``.  ShapeError when the signatures disagree.
     """
     if not isinstance(init, XlaOp):
-        raise TypeError(f"while_loop: init must be an XlaOp, got {type(init).__name__}")
+        raise TypeError(f"while_loop: init must be an XlaOp, got {type(init).__name__}"
+                        + not_an_xla_op_hint(init))
     b = init.builder
-    attrs = {"condition": b.import_computation(condition), "body": b.import_computation(body)}
+    attrs = {"condition": b.import_computation(condition, "while_loop", "condition"),
+             "body": b.import_computation(body, "while_loop", "body")}
     return b.add_instruction("while", [init], attrs)
 
 
@@ -1126,13 +1139,16 @@ def conditional(selector: XlaOp, *args) -> XlaOp:
     Each computation takes its operand and all return one shape (ShapeError otherwise).
     """
     if not isinstance(selector, XlaOp):
-        raise TypeError(f"conditional: the selector must be an XlaOp, got {type(selector).__name__}")
+        raise TypeError(f"conditional: the selector must be an XlaOp, got {type(selector).__name__}"
+                        + not_an_xla_op_hint(selector))
     b = selector.builder
     if len(args) == 4:
         true_operand, true_computation, false_operand, false_computation = args
         b.check_operands("conditional", [selector, true_operand, false_operand])
-        attrs = {"true_computation": b.import_computation(true_computation),
-                 "false_computation": b.import_computation(false_computation)}
+        attrs = {"true_computation": b.import_computation(true_computation, "conditional",
+                                                          "true_computation"),
+                 "false_computation": b.import_computation(false_computation, "conditional",
+                                                           "false_computation")}
         return b.add_instruction("conditional", [selector, true_operand, false_operand], attrs)
     if len(args) == 2:
         computations, operands = list(args[0]), list(args[1])
@@ -1142,7 +1158,8 @@ def conditional(selector: XlaOp, *args) -> XlaOp:
         if not computations:
             raise TypeError("conditional: needs at least one branch")
         b.check_operands("conditional", [selector] + operands)
-        attrs = {"branch_computations": _bi.tuple(b.import_computation(c) for c in computations)}
+        attrs = {"branch_computations": _bi.tuple(b.import_computation(c, "conditional", "branch_computations")
+                                                  for c in computations)}
         return b.add_instruction("conditional", [selector] + operands, attrs)
     raise TypeError("conditional: call as conditional(pred, true_operand, true_computation, "
                     "false_operand, false_computation) or conditional(branch_index, "
@@ -1163,7 +1180,8 @@ def map(builder: XlaBuilder, operands, computation: XlaComputation, dimensions=N
     rank = operands[0].shape.rank if operands[0].shape.is_array else 0
     dims = list(range(rank)) if dimensions is None else _int_list("map", "dimensions", dimensions)
     return builder.add_instruction("map", operands, {"dimensions": _bi.tuple(dims),
-                                                     "to_apply": builder.import_computation(computation)})
+                                                     "to_apply": builder.import_computation(computation, "map",
+                                                                                            "computation")})
 
 
 @builds("scan")
@@ -1223,7 +1241,7 @@ def sort(operands, comparator: XlaComputation | None = None, dimension: int = -1
     if comparator is None:
         comparator = _default_comparator(xs)
     attrs = {"dimensions": (dim,), "is_stable": bool(is_stable),
-             "to_apply": b.import_computation(comparator)}
+             "to_apply": b.import_computation(comparator, "sort", "comparator")}
     return b.add_instruction("sort", xs, attrs)
 
 
@@ -1297,7 +1315,7 @@ def scatter(operands, scatter_indices: XlaOp, updates, update_computation: XlaCo
         attrs["indices_are_sorted"] = True
     if unique_indices:
         attrs["unique_indices"] = True
-    attrs["to_apply"] = b.import_computation(update_computation)
+    attrs["to_apply"] = b.import_computation(update_computation, "scatter", "update_computation")
     return b.add_instruction("scatter", xs + [scatter_indices] + us, attrs)
 
 
@@ -1551,7 +1569,7 @@ def reduce_window(operand, init_value, computation: XlaComputation, window_dimen
         raise _fail(op, "operands must be arrays", *[x.shape for x in xs])
     window = _window_attr(op, xs[0].shape.rank, window_dimensions, window_strides, base_dilations,
                           window_dilations, padding, xs[0].shape.dimensions)
-    callee = b.import_computation(computation)
+    callee = b.import_computation(computation, "reduce_window", "computation")
     return b.add_instruction("reduce-window", xs + inits, {"window": window, "to_apply": callee})
 
 
@@ -1570,8 +1588,8 @@ def select_and_scatter(operand: XlaOp, select: XlaComputation, window_dimensions
         raise _fail(op, "operand must be an array", operand.shape)
     window = _window_attr(op, operand.shape.rank, window_dimensions, window_strides, None, None,
                           padding, operand.shape.dimensions)
-    attrs = {"window": window, "select": b.import_computation(select),
-             "scatter": b.import_computation(scatter)}
+    attrs = {"window": window, "select": b.import_computation(select, "select_and_scatter", "select"),
+             "scatter": b.import_computation(scatter, "select_and_scatter", "scatter")}
     return b.add_instruction("select-and-scatter", [operand, source, init], attrs)
 
 
@@ -1861,7 +1879,7 @@ def all_reduce(operand, computation: XlaComputation, replica_groups=None, channe
     xs, single = _operand_list(op, operand)
     b = _builder(op, *xs)
     attrs = _collective_attrs(op, replica_groups, channel_id, use_global_device_ids)
-    attrs["to_apply"] = b.import_computation(computation)
+    attrs["to_apply"] = b.import_computation(computation, "all_reduce", "computation")
     return b.add_instruction("all-reduce", xs, attrs)
 
 
@@ -1980,7 +1998,7 @@ def reduce_scatter(operand, computation: XlaComputation, scatter_dimension: int,
     attrs["dimensions"] = (d,)
     if use_global_device_ids:
         attrs["use_global_device_ids"] = True
-    attrs["to_apply"] = b.import_computation(computation)
+    attrs["to_apply"] = b.import_computation(computation, "reduce_scatter", "computation")
     shape = outs[0] if len(outs) == 1 else Shape.tuple(outs)
     return b.add_instruction("reduce-scatter", xs, attrs, shape=shape)
 
@@ -2252,7 +2270,8 @@ def infeed(builder: XlaBuilder, shape, config: str = "", token: XlaOp | None = N
 def infeed_with_token(token: XlaOp, shape, config: str = "") -> XlaOp:
     """:func:`infeed` in XLA's argument order (InfeedWithToken(token, shape, config))."""
     if not isinstance(token, XlaOp):
-        raise TypeError(f"infeed_with_token: token must be an XlaOp, got {type(token).__name__}")
+        raise TypeError(f"infeed_with_token: token must be an XlaOp, got {type(token).__name__}"
+                        + not_an_xla_op_hint(token))
     return infeed(token.builder, shape, config, token=token)
 
 
@@ -2265,7 +2284,8 @@ def outfeed(operand: XlaOp, token: XlaOp | None = None, shape=None, config: str 
     operand's (``outfeed_shape``); ``config`` becomes ``outfeed_config``."""
     op = "outfeed"
     if not isinstance(operand, XlaOp):
-        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}")
+        raise TypeError(f"{op}: operand must be an XlaOp, got {type(operand).__name__}"
+                        + not_an_xla_op_hint(operand))
     b = operand.builder
     shape = operand.shape if shape is None else _as_shape(op, shape)
     attrs = {"outfeed_shape": shape, **_config_attr(op, "outfeed_config", config)}

@@ -1,0 +1,851 @@
+"""Tracing Python functions into computations, and numpy-style traced values.
+
+``@xlac.jit`` and the :mod:`xlac.lax` functions that take Python callables
+(reducers, loop bodies, branches, comparators) run the callable once on
+:class:`Tracer` values: each operation on a Tracer appends HLO to a builder
+(:mod:`xlac.frontend.ops`), so the callable becomes an :class:`XlaComputation`.
+
+A Tracer is a numpy-style convenience over ``ops`` (``ops`` itself keeps XLA's
+strict rules):
+
+* ``+ - * / // % ** @``, unary ``- + ~ abs``, ``& | ^ << >>`` with numpy
+  broadcasting and jax's type promotion (a Python scalar is *weakly typed*: it
+  takes the other operand's type, so ``x_f16 * 2.0`` stays f16);
+* ``== != < <= > >=`` give ``pred`` Tracers, never Python bools; ``bool(t)``,
+  ``if t:`` and ``hash(t)`` are TypeErrors (the value is not known while tracing);
+* ``t[...]``: integers, slices with steps, ``None``, ``Ellipsis`` and scalar
+  integer Tracers (a dynamic index, clamped into bounds as ``lax.dynamic_slice``);
+* ``.shape`` (a tuple), ``.dtype``, ``.ndim``, ``.size``, ``.T``, ``.astype``,
+  ``.reshape``, ``.transpose``, ``.sum/.max/.min/.prod/.mean/.any/.all(axis, keepdims)``.
+
+A function traced for a sub-computation may use Tracers of the functions
+around it (a loop body reading a matrix of the enclosing ``@xlac.jit``): such a
+*captured* value becomes an extra parameter of the sub-computation, and the
+caller (``lax.while_loop``, ``lax.cond``, ...) passes it in.  Reducers, sort
+comparators and scatter combiners cannot take extra operands in HLO, so a
+capture there raises a TypeError naming the op.
+
+Pytrees (nested tuples, lists and dicts) are flattened with ``optree`` (the
+``xlac[jit]`` extra), imported only when a container other than a flat
+tuple/list of arrays is met.
+"""
+from __future__ import annotations
+
+import builtins as _bi
+import operator as _operator
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..shape import PrimitiveType, Shape
+from . import ops
+from .builder import XlaBuilder, XlaComputation, XlaOp
+
+__all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "current_builder", "flatten",
+           "unflatten", "python_scalar_dtype", "promote_dtypes"]
+
+
+# ---------------------------------------------------------------------------
+# pytrees
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _FlatDef:
+    """The tree structure of a leaf (``n`` None) or a flat tuple/list of ``n`` leaves,
+    used when optree is not installed."""
+
+    kind: type | None
+    n: int
+
+    @property
+    def num_leaves(self) -> int:
+        return 1 if self.kind is None else self.n
+
+    def unflatten(self, leaves):
+        leaves = list(leaves)
+        return leaves[0] if self.kind is None else self.kind(leaves)
+
+
+def _is_container(x) -> bool:
+    return isinstance(x, (_bi.tuple, list, dict)) or x is None
+
+
+def _optree():
+    try:
+        import optree
+    except ImportError:
+        raise ImportError("nested tuples, lists and dicts (pytrees) of arrays need the optree package: "
+                          "pip install 'xlac[jit]'") from None
+    return optree
+
+
+def flatten(tree):
+    """``(leaves, treedef)``; ``treedef.unflatten(leaves)`` rebuilds the tree.  A leaf or a flat
+    tuple/list of leaves works without optree; other containers need it (ImportError naming
+    the ``xlac[jit]`` extra)."""
+    if not _is_container(tree):
+        return [tree], _FlatDef(None, 1)
+    if type(tree) in (_bi.tuple, list) and not _bi.any(_is_container(x) for x in tree):
+        try:
+            _optree()
+        except ImportError:
+            return list(tree), _FlatDef(type(tree), len(tree))
+    optree = _optree()
+    leaves, treedef = optree.tree_flatten(tree, none_is_leaf=False)
+    return leaves, _OptreeDef(treedef)
+
+
+@dataclass(frozen=True)
+class _OptreeDef:
+    treedef: object
+
+    @property
+    def num_leaves(self) -> int:
+        return self.treedef.num_leaves
+
+    def unflatten(self, leaves):
+        return self.treedef.unflatten(list(leaves))
+
+    def __str__(self) -> str:
+        return str(self.treedef)
+
+
+def unflatten(treedef, leaves):
+    return treedef.unflatten(leaves)
+
+
+# ---------------------------------------------------------------------------
+# dtypes: Python scalars and jax's promotion
+# ---------------------------------------------------------------------------
+
+def python_scalar_dtype(value) -> np.dtype:
+    """The dtype of a Python scalar: XLA's default 32-bit types (bool -> pred, int -> s32,
+    float -> f32, complex -> c64), as jax without ``jax_enable_x64``."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        if not -2**31 <= value < 2**31:
+            raise OverflowError(f"Python int {value} does not fit int32; pass a numpy integer of the "
+                                "wanted type (e.g. np.int64)")
+        return np.dtype(np.int32)
+    if isinstance(value, float):
+        return np.dtype(np.float32)
+    if isinstance(value, _bi.complex):
+        return np.dtype(np.complex64)
+    raise TypeError(f"{type(value).__name__} is not a Python scalar")
+
+
+def _is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float, _bi.complex)) and not isinstance(x, np.generic)
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # bf16 & co. are "V" in ml_dtypes
+
+
+def _kind(dt: np.dtype) -> int:
+    if dt.kind == "V" or dt.kind == "f":
+        return 2
+    return _KIND_RANK[dt.kind]
+
+
+def _default_of_kind(k: int) -> np.dtype:
+    return np.dtype([np.bool_, np.int32, np.float32, np.complex64][k])
+
+
+def promote_dtypes(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool):
+    """``(dtype, weak)`` of a binary op's result, as jax promotes: a weakly-typed operand
+    (a Python scalar) takes the other's type unless it is of a higher kind (bool < int <
+    float < complex); two typed operands of one kind take the wider type; an integer with
+    a float takes the float type."""
+    if a == b:
+        return a, a_weak and b_weak
+    ka, kb = _kind(a), _kind(b)
+    if a_weak != b_weak:
+        strong, weak_k, strong_k = (b, ka, kb) if a_weak else (a, kb, ka)
+        if weak_k <= strong_k:
+            return strong, False
+        if weak_k == 3 and strong.itemsize == 8:  # f64 with a complex scalar
+            return np.dtype(np.complex128), False
+        return _default_of_kind(weak_k), False
+    if ka != kb:
+        hi, lo = (a, b) if ka > kb else (b, a)
+        if _kind(hi) == 3 and _kind(lo) == 2 and lo.itemsize == 8:
+            return np.dtype(np.complex128), a_weak
+        return hi, a_weak
+    try:
+        return np.promote_types(a, b), a_weak
+    except TypeError:
+        return np.dtype(np.float32), a_weak
+
+
+# ---------------------------------------------------------------------------
+# traces: the builder ops go to, and captured values
+# ---------------------------------------------------------------------------
+
+class _Trace:
+    """One function being traced into ``builder``.  ``captures``: values of enclosing
+    traces this one uses, id(outer op) -> (outer op, this trace's parameter)."""
+
+    def __init__(self, builder: XlaBuilder, parent: "_Trace | None", num_params: int = 0,
+                 what: str = ""):
+        self.builder = builder
+        self.parent = parent
+        self.next_param = num_params
+        self.captures: dict = {}
+        self.what = what
+
+    def capture(self, op: XlaOp) -> XlaOp:
+        """``op`` as a value of this trace: itself, or a parameter standing for it."""
+        if op.builder is self.builder:
+            return op
+        hit = self.captures.get(id(op))
+        if hit is not None:
+            return hit[1]
+        if self.parent is None:
+            raise ValueError(f"a traced value ({op.name} of {op.builder.label(self.builder)}) is used "
+                             f"outside the function that made it (in {self.builder.label(op.builder)}); "
+                             "return it from that function instead of keeping it (a leaked tracer)")
+        outer = self.parent.capture(op)
+        inner = ops.parameter(self.builder, self.next_param, op.shape, f"captured.{op.name}")
+        self.next_param += 1
+        self.captures[id(op)] = (outer, inner)
+        return inner
+
+
+_local = threading.local()
+
+
+def _stack() -> list:
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def tracing() -> bool:
+    """Whether a function is being traced on this thread."""
+    return bool(_stack())
+
+
+def current_builder(*values, op: str = "") -> XlaBuilder:
+    """The builder new ops go to: the innermost function being traced, else the builder of
+    the XlaOps/Tracers among ``values`` (TypeError when there is none)."""
+    stack = _stack()
+    if stack:
+        return stack[-1].builder
+    for v in values:
+        if isinstance(v, (Tracer, XlaOp)):
+            return _op_of(v).builder
+    raise TypeError(f"{op or 'this operation'}: needs a traced value (call it inside a function "
+                    "under @xlac.jit, or pass an XlaOp or Tracer operand)")
+
+
+def _current_trace(builder: XlaBuilder) -> _Trace:
+    stack = _stack()
+    if stack and stack[-1].builder is builder:
+        return stack[-1]
+    return _Trace(builder, None)  # a hand-built XlaBuilder: the root, no captures
+
+
+def _op_of(x) -> XlaOp:
+    return x.op if isinstance(x, Tracer) else x
+
+
+def to_op(x, like: XlaOp | None = None, dtype=None, op: str = "") -> XlaOp:
+    """``x`` (Tracer, XlaOp, Python or numpy scalar or array) as an XlaOp of the current
+    builder: values of enclosing traces are captured, others become constants (of
+    ``dtype``, else of a Python scalar's default type, else numpy's)."""
+    if isinstance(x, (Tracer, XlaOp)):
+        o = _op_of(x)
+        b = current_builder(o)
+        if o.builder is b:
+            return o
+        return _current_trace(b).capture(o)
+    b = like.builder if like is not None else current_builder(op=op)
+    if dtype is None:
+        dtype = python_scalar_dtype(x) if _is_python_scalar(x) else None
+    a = np.asarray(x, dtype=dtype)
+    if a.dtype == object:
+        raise TypeError(f"{op or 'operand'}: cannot use a {type(x).__name__} as an array")
+    if a.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)) and dtype is None:
+        a = a.astype(np.float32)   # Python float lists follow the scalar rule
+    return ops.constant(b, a)
+
+
+def _weak(x) -> bool:
+    return _is_python_scalar(x) or (isinstance(x, Tracer) and x.weak)
+
+
+def _dtype_of(x) -> np.dtype:
+    if isinstance(x, (Tracer, XlaOp)):
+        return _op_of(x).shape.dtype
+    if _is_python_scalar(x):
+        return python_scalar_dtype(x)
+    return np.asarray(x).dtype
+
+
+def _shape_of(x) -> tuple:
+    if isinstance(x, (Tracer, XlaOp)):
+        return _bi.tuple(_op_of(x).shape.dimensions)
+    return np.shape(x)
+
+
+def convert(x, dtype, op: str = "", like: XlaOp | None = None) -> XlaOp:
+    """``x`` as an XlaOp of element type ``dtype`` (constants made in it, in ``like``'s
+    builder when no function is being traced; others converted)."""
+    dtype = np.dtype(dtype)
+    if not isinstance(x, (Tracer, XlaOp)):
+        return to_op(x, like=like, dtype=dtype, op=op)
+    o = to_op(x, op=op)
+    if o.shape.dtype == dtype:
+        return o
+    return ops.convert_element_type(o, PrimitiveType.from_dtype(dtype))
+
+
+def broadcast_to(o: XlaOp, shape: tuple) -> XlaOp:
+    """numpy broadcasting of ``o`` to ``shape`` (trailing dimensions aligned)."""
+    dims = _bi.tuple(o.shape.dimensions)
+    if dims == _bi.tuple(shape):
+        return o
+    lead = len(shape) - len(dims)
+    keep = [i for i, d in enumerate(dims) if d == shape[lead + i]]
+    if len(keep) != len(dims):      # drop the size-1 dimensions that stretch
+        o = ops.reshape(o, [dims[i] for i in keep])
+    return ops.broadcast_in_dim(o, list(shape), [lead + i for i in keep])
+
+
+def binary_operands(op: str, a, b, dtype=None):
+    """``(a, b, weak)``: both as XlaOps of one dtype and the numpy-broadcast shape."""
+    if dtype is None:
+        dtype, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
+    else:
+        weak = False
+    try:
+        shape = np.broadcast_shapes(_shape_of(a), _shape_of(b))
+    except ValueError:
+        raise ValueError(f"{op}: shapes {_shape_of(a)} and {_shape_of(b)} do not broadcast "
+                         "(numpy rules: trailing dimensions equal or 1)") from None
+    like = next((_op_of(v) for v in (a, b) if isinstance(v, (Tracer, XlaOp))), None)
+    xa, xb = convert(a, dtype, op, like), convert(b, dtype, op, like)
+    return broadcast_to(xa, shape), broadcast_to(xb, shape), weak
+
+
+def _binary(fn, opname: str, a, b) -> "Tracer":
+    xa, xb, weak = binary_operands(opname, a, b)
+    return Tracer(fn(xa, xb), weak)
+
+
+def _compare(direction: str, a, b) -> "Tracer":
+    xa, xb, _ = binary_operands(direction.lower(), a, b)
+    return Tracer(ops.compare(xa, xb, direction))
+
+
+def _true_divide(a, b) -> "Tracer":
+    dt, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
+    if _kind(dt) < 2:                       # numpy and jax: int / int is a float
+        dt, weak = np.dtype(np.float32), False
+    xa, xb, _ = binary_operands("/", a, b, dt)
+    return Tracer(ops.div(xa, xb), weak)
+
+
+def _floor_divide(a, b) -> "Tracer":
+    xa, xb, weak = binary_operands("//", a, b)
+    k = _kind(xa.shape.dtype)
+    if k >= 2:
+        return Tracer(ops.floor(ops.div(xa, xb)), weak)
+    if k == 0:
+        raise TypeError("//: not defined for bool operands")
+    q = ops.div(xa, xb)                     # truncates toward zero; floor needs one less
+    if xa.shape.dtype.kind == "u":          # when the remainder's sign differs from the divisor's
+        return Tracer(q, weak)
+    r = ops.rem(xa, xb)
+    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
+    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
+    return Tracer(ops.select(fix, ops.sub(q, ops.constant(xa.builder, np.ones((), xa.shape.dtype))), q), weak)
+
+
+def _mod(a, b) -> "Tracer":
+    """numpy's ``%``: the remainder takes the divisor's sign."""
+    xa, xb, weak = binary_operands("%", a, b)
+    r = ops.rem(xa, xb)
+    if xa.shape.dtype.kind in "ub" or _kind(xa.shape.dtype) == 3:
+        return Tracer(r, weak)
+    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
+    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
+    return Tracer(ops.select(fix, ops.add(r, xb), r), weak)
+
+
+def integer_pow(x: XlaOp, y: int) -> XlaOp:
+    """``x ** y`` for a Python int ``y`` by repeated squaring (jax's ``lax.integer_pow``)."""
+    if y == 0:
+        return ops.broadcast(ops.constant(x.builder, np.ones((), x.shape.dtype)), list(x.shape.dimensions))
+    acc, base, n = None, x, _bi.abs(y)
+    while n:
+        if n & 1:
+            acc = base if acc is None else ops.mul(acc, base)
+        n >>= 1
+        if n:
+            base = ops.mul(base, base)
+    if y < 0:
+        acc = ops.div(ops.constant(x.builder, np.ones((), x.shape.dtype)), acc)
+    return acc
+
+
+def _power(a, b) -> "Tracer":
+    if isinstance(b, int) and not isinstance(b, bool) and isinstance(a, Tracer):
+        return Tracer(integer_pow(a.value, b), a.weak)
+    return _binary(ops.pow, "**", a, b)
+
+
+def _shift_right(a, b) -> "Tracer":
+    xa, xb, weak = binary_operands(">>", a, b)
+    fn = ops.shift_right_logical if xa.shape.dtype.kind == "u" else ops.shift_right_arithmetic
+    return Tracer(fn(xa, xb), weak)
+
+
+def matmul(a, b) -> "Tracer":
+    """numpy's ``@``: vectors contract, leading dimensions are broadcast batch dimensions."""
+    dt, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
+    like = next((_op_of(v) for v in (a, b) if isinstance(v, (Tracer, XlaOp))), None)
+    xa, xb = convert(a, dt, "@", like), convert(b, dt, "@", like)
+    ra, rb = xa.shape.rank, xb.shape.rank
+    if ra == 0 or rb == 0:
+        raise ValueError(f"@: operands must not be scalars, got shapes {_shape_of(a)} and {_shape_of(b)}")
+    if ra <= 2 and rb <= 2:
+        return Tracer(ops.dot(xa, xb), weak)
+    va, vb = ra == 1, rb == 1
+    if va:
+        xa = ops.reshape(xa, [1] + list(xa.shape.dimensions))
+    if vb:
+        xb = ops.reshape(xb, list(xb.shape.dimensions) + [1])
+    da, db = list(xa.shape.dimensions), list(xb.shape.dimensions)
+    batch = list(np.broadcast_shapes(_bi.tuple(da[:-2]), _bi.tuple(db[:-2])))
+    xa = broadcast_to(xa, _bi.tuple(batch + da[-2:]))
+    xb = broadcast_to(xb, _bi.tuple(batch + db[-2:]))
+    nb = len(batch)
+    out = ops.dot_general(xa, xb, (((nb + 1,), (nb,)), (_bi.tuple(range(nb)), _bi.tuple(range(nb)))))
+    dims = list(out.shape.dimensions)
+    if va or vb:
+        dims = dims[:nb] + ([] if va else [dims[nb]]) + ([] if vb else [dims[-1]])
+        out = ops.reshape(out, dims)
+    return Tracer(out, weak)
+
+
+# ---------------------------------------------------------------------------
+# indexing
+# ---------------------------------------------------------------------------
+
+def _getitem(t: "Tracer", key) -> "Tracer":
+    key = key if isinstance(key, _bi.tuple) else (key,)
+    for k in key:
+        if not (k is None or k is Ellipsis or isinstance(k, (_bi.slice, int, np.integer)) or
+                (isinstance(k, (Tracer, XlaOp)) and _op_of(k).shape.rank == 0
+                 and _op_of(k).shape.dtype.kind in "iu")):
+            raise TypeError(f"indexing: {k!r} is not supported as an index (use ints, slices, None, "
+                            "Ellipsis or scalar integer traced values; lax.gather or "
+                            "lax.dynamic_slice for array indices)")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("indexing: an index can only have a single ellipsis ('...')")
+    rank = t.ndim
+    if n_real > rank:
+        raise IndexError(f"indexing: too many indices for an array of rank {rank}: {n_real}")
+    if Ellipsis in [k for k in key if not isinstance(k, (Tracer, XlaOp))]:
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (_bi.slice(None),) * (rank - n_real) + key[i + 1:]
+    else:
+        key = key + (_bi.slice(None),) * (rank - n_real)
+    x = t.value
+    dims = list(x.shape.dimensions)
+    starts, limits, strides, rev_dims, out_dims = [], [], [], [], []
+    dynamic = {}                   # dimension -> scalar index XlaOp
+    d = 0
+    for k in key:
+        if k is None:
+            out_dims.append(("new", None))
+            continue
+        n = dims[d]
+        if isinstance(k, _bi.slice):
+            start, stop, step = k.indices(n)
+            if step > 0:
+                size = _bi.max(0, -(-(stop - start) // step))
+                starts.append(start), limits.append(start + (size - 1) * step + 1 if size else start)
+            else:
+                size = _bi.max(0, -(-(start - stop) // -step))
+                rev_dims.append(d)      # a negative step reads the reversed dimension forward
+                first = n - 1 - start
+                starts.append(first), limits.append(first + (size - 1) * -step + 1 if size else first)
+            strides.append(_bi.abs(step))
+            out_dims.append(("keep", size))
+        elif isinstance(k, (Tracer, XlaOp)):
+            dynamic[d] = to_op(k)
+            starts.append(0), limits.append(n), strides.append(1)
+            out_dims.append(("drop", None))
+        else:
+            i = _operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"indexing: index {i} is out of bounds for dimension {d} of size {n}")
+            i %= n
+            starts.append(i), limits.append(i + 1), strides.append(1)
+            out_dims.append(("drop", None))
+        d += 1
+    if rev_dims:
+        x = ops.rev(x, rev_dims)
+    if any(s != 0 for s in starts) or limits != dims or any(s != 1 for s in strides):
+        x = ops.slice(x, starts, limits, strides)
+    if dynamic:
+        idx_type = next(iter(dynamic.values())).shape.dtype
+        zero = ops.constant(x.builder, np.zeros((), idx_type))
+        idx = [convert(dynamic[i], idx_type) if i in dynamic else zero for i in range(len(dims))]
+        sizes = [1 if i in dynamic else x.shape.dimensions[i] for i in range(len(dims))]
+        x = ops.dynamic_slice(x, _wrap_negative(idx, x.shape.dimensions), sizes)
+    shape = []
+    src = list(x.shape.dimensions)
+    j = 0
+    for kind, _ in out_dims:
+        if kind == "new":
+            shape.append(1)
+        elif kind == "keep":
+            shape.append(src[j])
+            j += 1
+        else:
+            j += 1
+    if shape != src:
+        x = ops.reshape(x, shape)
+    return Tracer(x, t.weak)
+
+
+def _wrap_negative(idx: list, dims) -> list:
+    """Negative dynamic indices count from the end (numpy), then lax clamps into bounds."""
+    out = []
+    for i, n in zip(idx, dims):
+        zero = ops.constant(i.builder, np.zeros((), i.shape.dtype))
+        size = ops.constant(i.builder, np.array(n, i.shape.dtype))
+        out.append(ops.select(ops.lt(i, zero), ops.add(i, size), i) if i.shape.dtype.kind == "i" else i)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# reductions used by the methods
+# ---------------------------------------------------------------------------
+
+def _axes(axis, rank: int, what: str) -> list:
+    if axis is None:
+        return list(range(rank))
+    if isinstance(axis, (Tracer, XlaOp)):
+        raise TypeError(f"{what}: axis must be a Python int or tuple of ints, not a traced value "
+                        "(make it a static argument: static_argnums)")
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        a = _operator.index(a)
+        if not -rank <= a < rank:
+            raise ValueError(f"{what}: axis {a} is out of bounds for an array of rank {rank}")
+        out.append(a % rank)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated axis in {axis!r}")
+    return sorted(out)
+
+
+_REDUCERS = {  # name -> (binary op, identity element for a dtype)
+    "sum": (ops.add, lambda dt: np.zeros((), dt)),
+    "prod": (ops.mul, lambda dt: np.ones((), dt)),
+    "max": (ops.max, lambda dt: _lowest(dt)),
+    "min": (ops.min, lambda dt: _highest(dt)),
+    "and": (ops.and_, lambda dt: np.ones((), dt)),
+    "or": (ops.or_, lambda dt: np.zeros((), dt)),
+    "xor": (ops.xor, lambda dt: np.zeros((), dt)),
+}
+
+
+def _lowest(dt):
+    if dt.kind == "b":
+        return np.array(False)
+    if dt.kind in "iu":
+        return np.array(np.iinfo(dt).min, dt)
+    return np.array(-np.inf, dt)
+
+
+def _highest(dt):
+    if dt.kind == "b":
+        return np.array(True)
+    if dt.kind in "iu":
+        return np.array(np.iinfo(dt).max, dt)
+    return np.array(np.inf, dt)
+
+
+_monoid_cache: dict = {}
+
+
+def monoid_computation(name: str, element_type: PrimitiveType) -> XlaComputation:
+    """The scalar ``(T, T) -> T`` computation of reducer ``name`` (cached)."""
+    key = (name, element_type)
+    comp = _monoid_cache.get(key)
+    if comp is None:
+        b = XlaBuilder(f"{name}_{element_type.value}")
+        s = Shape(element_type, ())
+        fn = _REDUCERS[name][0]
+        comp = _monoid_cache[key] = b.build(fn(ops.parameter(b, 0, s, "x"), ops.parameter(b, 1, s, "y")))
+    return comp
+
+
+def reduce_monoid(name: str, x: XlaOp, axes: list) -> XlaOp:
+    """``x`` reduced over ``axes`` by the named monoid (sum, prod, max, min, and, or, xor)."""
+    dt = x.shape.dtype
+    init = ops.constant(x.builder, np.asarray(_REDUCERS[name][1](dt), dt))
+    return ops.reduce(x, init, monoid_computation(name, x.shape.element_type), axes)
+
+
+def _reduce_method(t: "Tracer", name: str, axis, keepdims: bool, what: str) -> "Tracer":
+    x = t.value
+    axes = _axes(axis, x.shape.rank, what)
+    if name == "sum" and x.shape.dtype.kind == "b":   # numpy: summing bools counts them
+        x = ops.convert_element_type(x, PrimitiveType.from_dtype(np.int32))
+    if name in ("and", "or") and x.shape.dtype.kind != "b":
+        x = ops.ne(x, ops.constant(x.builder, np.zeros((), x.shape.dtype)))
+    out = reduce_monoid(name, x, axes)
+    if keepdims:
+        out = ops.reshape(out, [1 if i in axes else n for i, n in enumerate(x.shape.dimensions)])
+    return Tracer(out, t.weak)
+
+
+# ---------------------------------------------------------------------------
+# Tracer
+# ---------------------------------------------------------------------------
+
+class Tracer:
+    """A traced array value: an XlaOp with numpy-style operators (see the module docstring).
+
+    ``Tracer(op)`` wraps an XlaOp of any builder; ``.op`` is the XlaOp.  ``weak``: the
+    value came from a Python scalar and takes the type of what it meets (jax's weak types).
+    """
+
+    __slots__ = ("op", "weak")
+    is_xlac_tracer = True      # for ops' messages (the builder module cannot import this one)
+    __array_ufunc__ = None     # numpy hands `np.float32(2) * t` back to Tracer.__rmul__
+    __hash__ = None            # == builds an op, so a Tracer is no dict key (as jax's)
+
+    def __init__(self, op: XlaOp, weak: bool = False):
+        if not isinstance(op, XlaOp):
+            raise TypeError(f"Tracer: expected an XlaOp, got {type(op).__name__}")
+        self.op = op
+        self.weak = bool(weak)
+
+    @property
+    def value(self) -> XlaOp:
+        """The XlaOp in the builder being traced now (a captured parameter for a value
+        of an enclosing function)."""
+        return to_op(self)
+
+    # -- array attributes ---------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        """The dimensions, a tuple of ints (numpy's ``.shape``); ``xla_shape`` is the Shape."""
+        return _bi.tuple(self.op.shape.dimensions)
+
+    @property
+    def xla_shape(self) -> Shape:
+        return self.op.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.op.shape.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.op.shape.rank
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a scalar (rank-0) traced value")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        weak = ", weak" if self.weak else ""
+        return f"Tracer<{self.op.shape.element_type.value}{list(self.shape)}{weak}> ({self.op.name})"
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of a traced value ({self!r}) is not known while tracing: "
+                        "use lax.cond / lax.select / lax.while_loop instead of Python if/while/and/or, "
+                        "or make the argument static (static_argnums)")
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"a traced value ({self!r}) has no concrete numpy value while tracing; "
+                        "return it from the jitted function instead")
+
+    def __index__(self):
+        raise TypeError(f"a traced value ({self!r}) cannot be used as a Python integer while "
+                        "tracing (e.g. as a shape or a static index)")
+
+    __int__ = __float__ = __complex__ = __index__
+
+    # -- arithmetic ---------------------------------------------------------
+    def __add__(self, o): return _binary(ops.add, "+", self, o)
+    def __radd__(self, o): return _binary(ops.add, "+", o, self)
+    def __sub__(self, o): return _binary(ops.sub, "-", self, o)
+    def __rsub__(self, o): return _binary(ops.sub, "-", o, self)
+    def __mul__(self, o): return _binary(ops.mul, "*", self, o)
+    def __rmul__(self, o): return _binary(ops.mul, "*", o, self)
+    def __truediv__(self, o): return _true_divide(self, o)
+    def __rtruediv__(self, o): return _true_divide(o, self)
+    def __floordiv__(self, o): return _floor_divide(self, o)
+    def __rfloordiv__(self, o): return _floor_divide(o, self)
+    def __mod__(self, o): return _mod(self, o)
+    def __rmod__(self, o): return _mod(o, self)
+    def __pow__(self, o): return _power(self, o)
+    def __rpow__(self, o): return _power(o, self)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
+    def __neg__(self): return Tracer(ops.neg(self.value), self.weak)
+    def __pos__(self): return self
+    def __abs__(self): return Tracer(ops.abs(self.value), self.weak)
+    def __invert__(self): return Tracer(ops.not_(self.value), self.weak)
+    def __and__(self, o): return _binary(ops.and_, "&", self, o)
+    def __rand__(self, o): return _binary(ops.and_, "&", o, self)
+    def __or__(self, o): return _binary(ops.or_, "|", self, o)
+    def __ror__(self, o): return _binary(ops.or_, "|", o, self)
+    def __xor__(self, o): return _binary(ops.xor, "^", self, o)
+    def __rxor__(self, o): return _binary(ops.xor, "^", o, self)
+    def __lshift__(self, o): return _binary(ops.shift_left, "<<", self, o)
+    def __rlshift__(self, o): return _binary(ops.shift_left, "<<", o, self)
+    def __rshift__(self, o): return _shift_right(self, o)
+    def __rrshift__(self, o): return _shift_right(o, self)
+
+    # -- comparisons: pred Tracers ------------------------------------------
+    # `t == None` stays Python's identity test (False); every array-like value builds a compare.
+    def __eq__(self, o): return NotImplemented if o is None else _compare("EQ", self, o)  # type: ignore[override]
+    def __ne__(self, o): return NotImplemented if o is None else _compare("NE", self, o)  # type: ignore[override]
+    def __lt__(self, o): return _compare("LT", self, o)
+    def __le__(self, o): return _compare("LE", self, o)
+    def __gt__(self, o): return _compare("GT", self, o)
+    def __ge__(self, o): return _compare("GE", self, o)
+
+    # -- indexing and shape methods -----------------------------------------
+    def __getitem__(self, key): return _getitem(self, key)
+
+    @property
+    def T(self) -> "Tracer":  # noqa: N802 - numpy's name
+        return self.transpose()
+
+    def transpose(self, *axes) -> "Tracer":
+        """numpy's ``transpose``: reversed dimensions by default."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = _bi.tuple(axes[0])
+        perm = list(reversed(range(self.ndim))) if not axes else [a % self.ndim for a in axes]
+        return Tracer(ops.transpose(self.value, perm), self.weak)
+
+    def reshape(self, *shape) -> "Tracer":
+        """numpy's ``reshape`` (row-major), one ``-1`` allowed."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = _bi.tuple(shape[0])
+        shape = [_operator.index(n) for n in shape]
+        if shape.count(-1) > 1:
+            raise ValueError("reshape: can only specify one unknown dimension (-1)")
+        if -1 in shape:
+            known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+            if known == 0 or self.size % known:
+                raise ValueError(f"reshape: cannot reshape an array of shape {self.shape} into {shape}")
+            shape[shape.index(-1)] = self.size // known
+        return Tracer(ops.reshape(self.value, shape), self.weak)
+
+    def astype(self, dtype) -> "Tracer":
+        return Tracer(convert(self, np.dtype(dtype), "astype"))
+
+    def sum(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "sum", axis, keepdims, "sum")
+
+    def prod(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "prod", axis, keepdims, "prod")
+
+    def max(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "max", axis, keepdims, "max")
+
+    def min(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "min", axis, keepdims, "min")
+
+    def any(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "or", axis, keepdims, "any")
+
+    def all(self, axis=None, keepdims: bool = False) -> "Tracer":
+        return _reduce_method(self, "and", axis, keepdims, "all")
+
+    def mean(self, axis=None, keepdims: bool = False) -> "Tracer":
+        """numpy's ``mean``: integers and bools average in f32."""
+        t = self if _kind(self.dtype) >= 2 else self.astype(np.float32)
+        axes = _axes(axis, self.ndim, "mean")
+        count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
+        return t.sum(axis, keepdims) / count
+
+
+# ---------------------------------------------------------------------------
+# tracing a function
+# ---------------------------------------------------------------------------
+
+@dataclass
+class TracedFunction:
+    """A traced function: ``computation`` takes the flat argument leaves and then the
+    ``captured`` values (XlaOps of the caller's builder) as parameters; it returns
+    the flat result leaves, as a tuple when ``tuple_result``."""
+
+    computation: XlaComputation
+    out_tree: object
+    out_shapes: list
+    out_weak: list
+    captured: list
+    tuple_result: bool
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.out_shapes)
+
+
+def trace(fn, in_tree, in_shapes: list, *, name: str, parent: XlaBuilder | None = None,
+          in_weak=None, tuple_result: bool | None = None, param_names=None) -> TracedFunction:
+    """Run ``fn`` on Tracers standing for parameters of ``in_shapes`` (flat leaves of the
+    tree ``in_tree``; ``fn`` is called with the unflattened tree's elements as positional
+    arguments when the tree is a tuple of arguments).  ``parent``: the builder of the
+    caller, whose values (and its callers') ``fn`` may capture; None for a top-level trace.
+    ``tuple_result``: None makes a tuple only for several leaves (or a container).
+    ``param_names``: names of the HLO parameters (default ``arg0``, ``arg1``, ...)."""
+    b = XlaBuilder(name)
+    stack = _stack()
+    parent_trace = None
+    if parent is not None:
+        parent_trace = stack[-1] if stack and stack[-1].builder is parent else _Trace(parent, None)
+    tr = _Trace(b, parent_trace, len(in_shapes), name)
+    in_weak = in_weak or [False] * len(in_shapes)
+    names = param_names or [f"arg{i}" for i in range(len(in_shapes))]
+    params = [Tracer(ops.parameter(b, i, s, name), w)
+              for i, (s, w, name) in enumerate(zip(in_shapes, in_weak, names))]
+    args = in_tree.unflatten(params)
+    stack.append(tr)
+    try:
+        out = fn(*args)
+        leaves, out_tree = flatten(out)
+        for leaf in leaves:
+            if not isinstance(leaf, (Tracer, XlaOp)) and not _is_python_scalar(leaf) \
+                    and not isinstance(leaf, (np.ndarray, np.generic)):
+                raise TypeError(f"{name}: the function returned a {type(leaf).__name__}; it must return "
+                                "arrays (traced values, numpy arrays or Python scalars) or "
+                                "tuples/lists/dicts of them")
+        out_ops = [to_op(leaf, op=name) for leaf in leaves]
+        out_weak = [_weak(leaf) for leaf in leaves]
+    finally:
+        stack.pop()
+    as_tuple = (len(out_ops) != 1 or isinstance(out_tree, _OptreeDef) and out_tree.treedef.num_nodes > 1
+                or isinstance(out_tree, _FlatDef) and out_tree.kind is not None) \
+        if tuple_result is None else tuple_result
+    root = ops.tuple(b, out_ops) if as_tuple else out_ops[0]
+    comp = b.build(root)
+    captured = [outer for outer, _ in tr.captures.values()]
+    return TracedFunction(comp, out_tree, [o.shape for o in out_ops], out_weak, captured, as_tuple)
+
