@@ -285,13 +285,15 @@ def markdown(res: dict) -> str:
     m, v = res["machine"], res.get("jax_versions") or {}
     load = f"{m.get('load_average')} at the start, {m.get('load_average_end')} at the end"
     jax_how = ("measured in this run" if res["jax_source"] == "live" else
-               "recorded in manifest.json when the programs were written, on the same kind of machine")
+               "recorded in manifest.json by gen/generate.py, not in this run")
     return "\n".join([
         f"Compile time on real models ({m['cpu']}, {m['cores']} cores; xlac {m['xlac_commit']}; "
         f"jax {v.get('jax')}, flax {v.get('flax')}, optax {v.get('optax')}, equinox {v.get('equinox')})", "",
         f"xlac: `xlac.jit` of the parsed HLO text with `xlac.clear_caches()` first and no disk cache, best of "
-        f"{res['repeat']}; jax: `jax.jit(f).lower(*args).compile()`, best of 3 ({jax_how}). Wall seconds; run "
-        "times are medians of warm calls. A shared machine: figures move by 20% or more between runs.", "",
+        f"{res['repeat']}; jax: `jax.jit(f).lower(*args).compile()`, best of 3 ({jax_how}). Wall seconds, and "
+        "the CPU seconds of the same compilations (all threads; on a loaded machine the wall time grows with "
+        "the load, the CPU time much less). Run times are medians of warm calls. A shared machine: figures move "
+        "by 20% or more between runs.", "",
         compile_table(res), "", "Where xlac's compile time goes (wall seconds, share of the compile):", "",
         phase_table(res), "", f"Load average (1, 5, 15 minutes): {load}."]) + "\n"
 

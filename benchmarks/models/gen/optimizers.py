@@ -5,6 +5,8 @@ The zoos give each layer its own optimizer through ``optax.multi_transform``
 recipes do: (adam, lamb, lion, sgd+momentum) and (adafactor, adabelief, yogi,
 novograd, adagrad, frozen), each chained with clipping and schedules.
 """
+import re
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -32,9 +34,9 @@ def _zoo(groups: dict):
     x = rng.standard_normal((BATCH, IN)).astype(np.float32)
     y = rng.standard_normal((BATCH, OUT)).astype(np.float32)
     params = model.init(jax.random.PRNGKey(0), x)["params"]
-    names = sorted(params, key=lambda n: (int(n.lstrip("denseln")), n))
     labels = list(groups)
-    layer_label = {n: labels[int(n.lstrip("denseln")) % len(labels)] for n in names}
+    # Layer k's Dense and LayerNorm ("dense{k}", "ln{k}") go to group k mod len(groups).
+    layer_label = {n: labels[int(re.search(r"\d+$", n).group()) % len(labels)] for n in params}
     tx = optax.chain(optax.clip_by_global_norm(2.0), optax.multi_transform(
         groups, {n: jax.tree_util.tree_map(lambda _, n=n: layer_label[n], params[n]) for n in params}))
     opt_state = tx.init(params)
