@@ -175,7 +175,8 @@ def main(argv=None) -> int:
         for name, builder in selected.items():
             fn, fargs = builder()
             out[name] = jax_times(fn, fargs)
-            print(f"{name}: jax compile {out[name]['compile_s']:.3f} s", file=sys.stderr)
+            print(f"{name}: jax compile {out[name]['compile_s']:.3f} s ({out[name]['compile_cpu_s']:.3f} CPU s), "
+                  f"run {out[name]['run_s'] * 1e3:.3f} ms", file=sys.stderr)
         print(json.dumps({"versions": _versions(), "cpu": _cpu(), "programs": out}))
         return 0
     path = OUT / "manifest.json"
