@@ -297,8 +297,8 @@ def phase_table(res: dict) -> str:
 def markdown(res: dict) -> str:
     m, v = res["machine"], res.get("jax_versions") or {}
     load = f"{m.get('load_average')} at the start, {m.get('load_average_end')} at the end"
-    jax_how = ("measured in this run" if res["jax_source"] == "live" else
-               "recorded in manifest.json by gen/generate.py, not in this run")
+    jax_how = res.get("jax_note") or ("measured in this run" if res["jax_source"] == "live" else
+                                      "recorded in manifest.json by gen/generate.py, not in this run")
     return "\n".join([
         f"Compile time on real models ({m['cpu']}, {m['cores']} cores; xlac {m['xlac_commit']}; "
         f"jax {v.get('jax')}, flax {v.get('flax')}, optax {v.get('optax')}, equinox {v.get('equinox')})", "",
