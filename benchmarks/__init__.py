@@ -4,6 +4,8 @@
 bytes and flops); ``harness``: timing, checks, machine limits; ``limits``: STREAM
 triad and sgemm; ``report``: Markdown tables and the PNG chart.  jax, numba and
 matplotlib are optional: their columns are skipped when they are absent.
+``models`` (``python -m benchmarks.models``): compile time on real models' train
+and inference steps, xlac against jax, and where xlac's compile time goes.
 """
 import os as _os
 
