@@ -30,6 +30,7 @@ the caller discards them (:func:`cancel_requested`).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -336,7 +337,10 @@ class ModuleEmitter:
         for arg, nm in zip(fn.args, ("results", "params", "temp", "opts")):
             arg.name = nm
         self._functions[id(comp)] = fn
-        kernels = [self._emit_kernel(assignment, inst) for inst in assignment.materialized()]
+        insts = assignment.materialized()
+        keys = [self._sharing_key(assignment, inst) for inst in insts]
+        sites = Counter(k[0] for k in keys if k is not None)
+        kernels = [self._emit_kernel(assignment, inst, key, sites) for inst, key in zip(insts, keys)]
         kernels += [(self._emit_copy(assignment, number, src), False, None)
                     for number, src in assignment.copies]
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -434,18 +438,29 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
-    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple:
+    def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple | None:
+        """(``site_key``, slots) of a kernel that may be shared, else None."""
+        candidate = self.kernel_choice(inst).candidate
+        if not (self.share_kernels and candidate.shareable):
+            return None
+        flags = (self.aligned_results, self.nontemporal)
+        return site_key(assignment, inst, candidate.name, flags, self._fingerprints)
+
+    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction, keyed: tuple | None,
+                     sites: Counter) -> tuple:
         """(the kernel of ``inst``, whether it may run long (see
         ``KernelContext.long_running``), its slots or None).  A kernel with
         slots is shared: its site passes the slot array as the first three
-        arguments (``kernel_sharing.py``)."""
+        arguments (``kernel_sharing.py``).  ``keyed``: its ``_sharing_key``;
+        ``sites``: how many kernels of its computation have each key.  A kernel
+        with one site reads its buffers as before (no slot array to fill,
+        the temp offsets visible to LLVM)."""
         candidate = self.kernel_choice(inst).candidate
-        if not (self.share_kernels and candidate.shareable):
+        shared = self._shared.get(keyed[0]) if keyed is not None else None
+        if shared is None and (keyed is None or sites[keyed[0]] < 2):
             fn, long_running = self._emit_kernel_function(assignment, inst, candidate)
             return fn, long_running, None
-        flags = (self.aligned_results, self.nontemporal)
-        key, slots = site_key(assignment, inst, candidate.name, flags, self._fingerprints)
-        shared = self._shared.get(key)
+        key, slots = keyed
         if shared is None:
             outer, self._slots = self._slots, slots
             try:
