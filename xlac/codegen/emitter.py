@@ -478,8 +478,6 @@ class ModuleEmitter:
         with self.context.kernel():
             candidate.emit(ctx)
         ctx.b.ret_void()
-        if candidate.shareable and work_estimate(inst) < SMALL_KERNEL_WORK:
-            fn.attributes.add("optsize")
         return fn, ctx.long_running
 
     @property
@@ -525,13 +523,6 @@ class ModuleEmitter:
         return g
 
 
-#: A loop-nest kernel doing less work than this (elements touched) is
-#: optimised for size (``optsize``): LLVM neither unrolls nor interleaves
-#: its loops and vectorises them only without a scalar remainder loop, so it
-#: compiles to less code in less time; it runs for a microsecond at most either
-#: way.  Training steps are mostly such kernels (biases, norms, scalars, the
-#: optimizer's updates of small parameters).
-SMALL_KERNEL_WORK = 1 << 12
 #: A kernel doing less work than this (elements touched) runs on one thread.
 PARALLEL_MIN_WORK = 1 << 17
 #: Each parallel task gets at least this much work...
