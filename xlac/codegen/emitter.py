@@ -30,6 +30,7 @@ the caller discards them (:func:`cancel_requested`).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -43,6 +44,7 @@ from .elemental import ElementalEmitter
 from .emission import context_of
 from .ir_array import IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
+from .kernel_sharing import SiteSlots, site_key, slot_identity
 from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
 
 PTR = ir.PointerType()
@@ -173,7 +175,7 @@ class KernelContext:
         sl = self.assignment.scratch_of(self.inst)
         if sl is None:
             raise AssertionError(f"{self.inst.opcode} asked for no scratch space")
-        return self.b.gep(self.temp_arg, [i64(sl.offset)], inbounds=True, source_etype=I8)
+        return self.buffer_pointer(sl)
 
     def call_computation(self, comp: HloComputation, result_ptrs: list, param_ptrs: list,
                          temp_ptr: ir.Value) -> None:
@@ -313,6 +315,14 @@ class ModuleEmitter:
         #: Whether the code reads ``opts->cancel`` somewhere (it has a loop, a
         #: called computation or tasks): only then can a call be cancelled.
         self.polls_cancel = False
+        #: Emit structurally identical kernels once (``kernel_sharing.py``).
+        self.share_kernels = True
+        #: Shared kernels by ``site_key``: [function, long_running, sites].
+        self._shared: dict[str, list] = {}
+        self._fingerprints: dict = {}
+        #: While a shared kernel is emitted: its slots (buffers are read from
+        #: the slot array, the kernel's first argument), else None.
+        self._slots: SiteSlots | None = None
 
     # -- computations -------------------------------------------------------------
     def assignment_for(self, comp: HloComputation) -> BufferAssignment:
@@ -340,6 +350,13 @@ class ModuleEmitter:
         fn = self._functions.get(id(comp))
         if fn is not None:
             return fn
+        outer, self._slots = self._slots, None    # its kernels read their own buffers
+        try:
+            return self._emit_function(comp, name, linkage)
+        finally:
+            self._slots = outer
+
+    def _emit_function(self, comp: HloComputation, name: str | None, linkage: str) -> ir.Function:
         assignment = self.assignment_for(comp)
         fn = ir.Function(self.llvm, FUNCTION_TYPE,
                          name or _unique(f"{self.entry_name}.{_sanitize(comp.name)}", self._names))
@@ -348,15 +365,22 @@ class ModuleEmitter:
         for arg, nm in zip(fn.args, ("results", "params", "temp", "opts")):
             arg.name = nm
         self._functions[id(comp)] = fn
-        kernels = [self._emit_kernel(assignment, inst) for inst in assignment.materialized()]
-        kernels += [(self._emit_copy(assignment, number, src), False)
+        insts = assignment.materialized()
+        keys = [self._sharing_key(assignment, inst) for inst in insts]
+        sites = Counter(k[0] for k in keys if k is not None)
+        kernels = [self._emit_kernel(assignment, inst, key, sites) for inst, key in zip(insts, keys)]
+        kernels += [(self._emit_copy(assignment, number, src), False, None)
                     for number, src in assignment.copies]
-        for kernel, _ in kernels:
+        for kernel, _, _ in kernels:
             keep_out_of_line(kernel)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         cancelled = None
-        for kernel, long_running in kernels:
-            b.call(kernel, list(fn.args))
+        for kernel, long_running, slots in kernels:
+            if slots is None:
+                b.call(kernel, list(fn.args))
+            else:
+                array = _pointer_array(b, b, [self.buffer_pointer(b, fn, sl, src) for sl, src in slots.slices])
+                b.call(kernel, [array, array, array, fn.args[3]])
             if long_running:
                 self.polls_cancel = True
                 if cancelled is None:
@@ -380,6 +404,8 @@ class ModuleEmitter:
         """Pointer to a slice; ``fn`` is the function (its arguments are the
         buffers) or a tuple (results, params, temp, opts) of values."""
         results, params, temp, _opts = fn.args if isinstance(fn, ir.Function) else fn
+        if self._slots is not None:
+            return self._slot_pointer(b, results, sl, inst)
         if sl.kind == "parameter":
             return b.load(b.gep(params, [i64(sl.number)], source_etype=PTR), typ=PTR)
         if sl.kind == "result":
@@ -391,6 +417,20 @@ class ModuleEmitter:
         if sl.kind == "token":
             return ir.Constant(PTR, None)
         raise AssertionError(sl.kind)
+
+    def _slot_pointer(self, b: ir.IRBuilder, slot_array: ir.Value, sl: BufferSlice,
+                      inst: HloInstruction | None) -> ir.Value:
+        """In a shared kernel: the pointer to ``sl`` read from the slot array."""
+        ident = slot_identity(sl, inst)
+        if ident is None:
+            return ir.Constant(PTR, None)
+        k = self._slots.index.get(ident)
+        if k is None:
+            raise AssertionError(f"a shared kernel reads {sl}, not among its site's slots")
+        ptr = b.load(b.gep(slot_array, [i64(k)], source_etype=PTR), typ=PTR)
+        # The call site filled the array before the call; nothing writes it meanwhile.
+        ptr.set_metadata("invariant.load", self.llvm.add_metadata([]))
+        return ptr
 
     def leaf_array(self, b, fn, assignment: BufferAssignment, op: HloInstruction, leaf: int) -> IrArray:
         sl = assignment.slice_of(op, leaf)
@@ -414,6 +454,7 @@ class ModuleEmitter:
         name = _unique(f"{self.entry_name}.{_sanitize(base)}", self._names)
         fn = ir.Function(self.llvm, FUNCTION_TYPE, name)
         fn.linkage = "internal"
+        # Out of line unless tiny: ``keep_out_of_line``, once the body is emitted.
         for arg, nm in zip(fn.args, ("results", "params", "temp", "opts")):
             arg.name = nm
         alloca_block = fn.append_basic_block("allocas")
@@ -423,16 +464,52 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
-    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple[ir.Function, bool]:
-        """The kernel of ``inst`` and whether it may run long (see ``KernelContext.long_running``)."""
+    def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple | None:
+        """(``site_key``, slots) of a kernel that may be shared, else None."""
+        candidate = self.kernel_choice(inst).candidate
+        if not (self.share_kernels and candidate.shareable):
+            return None
+        flags = (self.aligned_results, self.nontemporal)
+        return site_key(assignment, inst, candidate.name, flags, self._fingerprints)
+
+    def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction, keyed: tuple | None,
+                     sites: Counter) -> tuple:
+        """(the kernel of ``inst``, whether it may run long (see
+        ``KernelContext.long_running``), its slots or None).  A kernel with
+        slots is shared: its site passes the slot array as the first three
+        arguments (``kernel_sharing.py``).  ``keyed``: its ``_sharing_key``;
+        ``sites``: how many kernels of its computation have each key.  A kernel
+        with one site reads its buffers as before (no slot array to fill,
+        the temp offsets visible to LLVM)."""
+        candidate = self.kernel_choice(inst).candidate
+        shared = self._shared.get(keyed[0]) if keyed is not None else None
+        if shared is None and (keyed is None or sites[keyed[0]] < 2):
+            fn, long_running = self._emit_kernel_function(assignment, inst, candidate)
+            return fn, long_running, None
+        key, slots = keyed
+        if shared is None:
+            outer, self._slots = self._slots, slots
+            try:
+                fn, long_running = self._emit_kernel_function(assignment, inst, candidate)
+            finally:
+                self._slots = outer
+            shared = self._shared[key] = [fn, long_running, 0]
+        shared[2] += 1
+        return shared[0], shared[1], slots
+
+    def _emit_kernel_function(self, assignment: BufferAssignment, inst: HloInstruction, candidate) -> tuple:
         fn, b, ab = self._new_kernel(inst.name or inst.opcode)
         em = ElementalEmitter(b, ab, lambda c: IrArray(self.constant_global(c), c.shape))
         ctx = KernelContext(self, assignment, inst, fn, b, ab, em)
-        candidate = self.kernel_choice(inst).candidate
         with self.context.kernel():
             candidate.emit(ctx)
         ctx.b.ret_void()
         return fn, ctx.long_running
+
+    @property
+    def kernel_sites(self) -> dict:
+        """{shared kernel function name: number of sites calling it}."""
+        return {fn.name: sites for fn, _lr, sites in self._shared.values()}
 
     def _emit_copy(self, assignment: BufferAssignment, number: int, src: BufferSlice) -> ir.Function:
         fn, b, _ab = self._new_kernel(f"copy_result{number}")

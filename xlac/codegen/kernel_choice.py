@@ -55,13 +55,20 @@ class KernelCandidate:
     kernel's ``ret`` is added afterwards).  ``applies(inst)``: None when the
     candidate can emit ``inst``, else the reason it cannot.
     ``scratch_bytes(me, inst)``: the temp space the kernel needs while it runs
-    (asked only of the chosen candidate).
+    (asked only of the chosen candidate).  ``shareable``: the kernel reaches
+    its buffers only through ``KernelContext``'s buffer methods
+    (``output_arrays``, ``operand_array``, ``operand_generator``,
+    ``buffer_pointer``, ``scratch_pointer``) and decides nothing from the
+    instruction's context beyond what ``kernel_sharing.site_key`` covers, so
+    structurally identical sites may share one function
+    (``codegen/kernel_sharing.py``).
     """
 
     name: str
     emit: Callable = field(compare=False)
     applies: Callable[[HloInstruction], str | None] = field(default=_always, compare=False)
     scratch_bytes: Callable = field(default=_no_scratch, compare=False)
+    shareable: bool = False
 
 
 @dataclass(frozen=True)

@@ -161,8 +161,8 @@ def _emit_update(ctx: KernelContext) -> None:
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
-SLICE = KernelCandidate("slice.rows", _emit_slice, _slice_applies)
-CONCATENATE = KernelCandidate("concatenate.rows", _emit_concat, _concat_applies)
-DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice.rows", _emit_update, _update_applies)
+SLICE = KernelCandidate("slice.rows", _emit_slice, _slice_applies, shareable=True)
+CONCATENATE = KernelCandidate("concatenate.rows", _emit_concat, _concat_applies, shareable=True)
+DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice.rows", _emit_update, _update_applies, shareable=True)
 
 __all__ = ["SLICE", "CONCATENATE", "DYNAMIC_UPDATE_SLICE", "MIN_ROW_BYTES"]

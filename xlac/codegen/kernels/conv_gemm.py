@@ -751,4 +751,5 @@ def emit_convolution(ctx: KernelContext) -> None:
 
 #: The implicit GEMM, tried first for a convolution and for a kOutput fusion
 #: (which holds a convolution or a dot: the dot's kernels come next).
-IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, plan_conv.why_not, _scratch_bytes)
+IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, plan_conv.why_not, _scratch_bytes,
+                              shareable=True)

@@ -52,9 +52,9 @@ def _kind_applies(kind: str):
 
 #: The dot kernels, in the order tried: a call into the shared GEMM library
 #: (``gemm_library.py``), a matrix-vector loop, the module's own packed GEMM.
-LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes)
-GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes)
-GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes)
+LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True)
+GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes, shareable=True)
+GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes, shareable=True)
 CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM)
 
 __all__ = ["CANDIDATES", "GEMM", "GEMV", "LIBRARY_GEMM", "USE_LIBRARY", "DotPlan", "library_variant",

@@ -94,4 +94,4 @@ def _dynamic_update_slice(ctx) -> None:
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
-DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice", _dynamic_update_slice)
+DYNAMIC_UPDATE_SLICE = KernelCandidate("dynamic-update-slice", _dynamic_update_slice, shareable=True)

@@ -190,4 +190,4 @@ def _applies(inst: HloInstruction) -> str | None:
 
 
 #: The default kernel, the last candidate of every opcode.
-LOOP = KernelCandidate("loop", emit_loop_kernel, _applies)
+LOOP = KernelCandidate("loop", emit_loop_kernel, _applies, shareable=True)

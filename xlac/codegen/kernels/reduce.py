@@ -233,8 +233,10 @@ def _applies(root_of, what: str):
 
 #: A reduce whose reduced dimensions are all major to its kept ones.
 COLUMN = KernelCandidate("reduce.column", _with_padding_filled(emit_column_reduce),
-                         _applies(column_reduce_root, "the reduced dimensions are not all major to the kept ones"))
+                         _applies(column_reduce_root, "the reduced dimensions are not all major to the kept ones"),
+                         shareable=True)
 #: A big reduce to one value.
 SPLIT = KernelCandidate("reduce.split", _with_padding_filled(emit_split_reduce),
                         _applies(split_reduce_root,
-                                 f"not a reduction of at least {PARALLEL_MIN_WORK * WORK_UNIT_BYTES // 1024} KiB to one value"))
+                                 f"not a reduction of at least {PARALLEL_MIN_WORK * WORK_UNIT_BYTES // 1024} KiB to one value"),
+                        shareable=True)

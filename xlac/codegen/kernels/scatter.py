@@ -137,4 +137,4 @@ def _emit_scatter(ctx) -> None:
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
-SCATTER = KernelCandidate("scatter", _emit_scatter)
+SCATTER = KernelCandidate("scatter", _emit_scatter, shareable=True)

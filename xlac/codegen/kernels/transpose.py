@@ -293,6 +293,6 @@ def _emit(ctx: KernelContext) -> None:
 
 
 #: In-register blocks for a transpose or copy that changes the minor dimension.
-BLOCKS = KernelCandidate("transpose.blocks", _emit, plan_for.why_not)
+BLOCKS = KernelCandidate("transpose.blocks", _emit, plan_for.why_not, shareable=True)
 
 __all__ = ["Plan", "plan_for"]

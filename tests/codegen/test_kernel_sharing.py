@@ -1,0 +1,170 @@
+"""Kernel sharing (``xlac/codegen/kernel_sharing.py``): structurally identical
+kernels are emitted once per module and called from every site; sites whose
+context differs (in place or not, a different scalar constant) get functions
+of their own; results stay the evaluator's."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac import ops
+from xlac.codegen.compiler import lower
+from xlac.codegen.kernel_sharing import computation_fingerprint, fingerprint
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _entry_calls(llvm_ir: str) -> list[str]:
+    """The functions the entry calls, in order."""
+    body = llvm_ir[llvm_ir.index("define external"):]
+    body = body[:body.index("\n}")]
+    return re.findall(r'call void @"?([\w.]+)"?\(', body)
+
+
+def _kernels(llvm_ir: str) -> list[str]:
+    return [n for n in re.findall(r'^define internal void @"?([\w.]+)"?\(ptr %"results"', llvm_ir, re.M)]
+
+
+def _layers(n: int):
+    b = xlac.XlaBuilder("layers")
+    h = ops.parameter(b, 0, xlac.shape("f32[64,32]"), "x")
+    for k in range(n):
+        w = ops.parameter(b, 1 + k, xlac.shape("f32[32,32]"), f"w{k}")
+        h = ops.tanh(ops.dot(h, w) + ops.constant(b, np.float32(1)))
+    return b.build(h)
+
+
+def test_identical_layers_share_one_kernel():
+    comp = _layers(4)
+    low = lower(comp.module)
+    calls = Counter(c for c in _entry_calls(low.llvm_ir) if not c.startswith("xlac_gemm_"))
+    assert len(calls) == 1 and list(calls.values()) == [4], calls
+    assert len(_kernels(low.llvm_ir)) == 1
+
+
+def test_identical_layers_match_the_evaluator():
+    comp = _layers(4)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((64, 32), np.float32)] + \
+           [rng.standard_normal((32, 32), np.float32) * 0.2 for _ in range(4)]
+    got = xlac.jit(comp)(*args)
+    np.testing.assert_allclose(got, xlac.evaluate(comp, *args), rtol=1e-5, atol=1e-5)
+
+
+# e1 and e2 are the same kernel on other buffers; s1 adds in place (its
+# operand's buffer is its own), s2 does not, so they must not share code.
+ALIASING = """HloModule alias
+ENTRY main {
+  p0 = f32[4096] parameter(0)
+  e1 = f32[4096] exponential(p0)
+  s1 = f32[4096] add(e1, e1)
+  e2 = f32[4096] exponential(s1)
+  s2 = f32[4096] add(e2, e2)
+  ROOT r = (f32[4096], f32[4096]) tuple(s2, e2)
+}
+"""
+
+
+def test_sites_with_different_aliasing_get_different_functions():
+    low = lower(xlac.parse_hlo(ALIASING), optimize=False)
+    insts = {i.name: i for i in low.hlo.entry.instructions}
+    a = low.assignment
+    assert a.slice_of(insts["s1"]) == a.slice_of(insts["e1"])      # in place
+    assert a.slice_of(insts["s2"]) != a.slice_of(insts["e2"])      # not
+    e1, s1, e2, s2 = _entry_calls(low.llvm_ir)
+    assert e1 == e2
+    assert s1 != s2
+    x = np.linspace(-2, 1, 4096, dtype=np.float32)
+    got = xlac.jit(ALIASING, optimize=False)(x)
+    want = xlac.evaluate(ALIASING, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
+CONSTANTS = """HloModule consts
+ENTRY main {
+  p0 = f32[4] parameter(0)
+  c1 = f32[4] constant({1, 2, 3, 4})
+  c2 = f32[4] constant({10, 20, 30, 40})
+  k1 = f32[] constant(1)
+  k2 = f32[] constant(2)
+  b1 = f32[4] broadcast(k1), dimensions={}
+  b2 = f32[4] broadcast(k2), dimensions={}
+  a1 = f32[4] add(p0, c1)
+  a2 = f32[4] add(p0, c2)
+  m1 = f32[4] multiply(a1, b1)
+  m2 = f32[4] multiply(a2, b2)
+  ROOT r = (f32[4], f32[4]) tuple(m1, m2)
+}
+"""
+
+
+def test_array_constants_are_arguments_scalar_constants_are_code():
+    low = lower(xlac.parse_hlo(CONSTANTS), optimize=False)
+    calls = dict(zip([i.name for i in low.assignment.materialized()], _entry_calls(low.llvm_ir)))
+    assert calls["a1"] == calls["a2"]          # differ only by an array constant: one function
+    x = np.array([1, -1, 0.5, 2], np.float32)
+    got = xlac.jit(CONSTANTS, optimize=False)(x)
+    want = xlac.evaluate(CONSTANTS, x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_scalar_constant_operands_are_part_of_the_key():
+    # The broadcasts of different scalars are materialized (optimize=False):
+    # their kernels fold the value into the code, so they differ.
+    low = lower(xlac.parse_hlo(CONSTANTS), optimize=False)
+    calls = dict(zip([i.name for i in low.assignment.materialized()], _entry_calls(low.llvm_ir)))
+    assert calls["b1"] != calls["b2"]
+
+
+def test_parallel_tasks_in_a_shared_kernel():
+    text = """HloModule big
+ENTRY main {
+  p0 = f32[512,1024] parameter(0)
+  p1 = f32[512,1024] parameter(1)
+  e1 = f32[512,1024] exponential(p0)
+  e2 = f32[512,1024] exponential(p1)
+  ROOT r = (f32[512,1024], f32[512,1024]) tuple(e1, e2)
+}
+"""
+    low = lower(xlac.parse_hlo(text), optimize=False)
+    e1, e2 = _entry_calls(low.llvm_ir)
+    assert e1 == e2 and "parallel_for" not in e1
+    assert ".task" in low.llvm_ir                       # split into tasks
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((2, 512, 1024), np.float32)
+    got = xlac.jit(text, optimize=False)(x, y)
+    np.testing.assert_allclose(got[0], np.exp(x), rtol=1e-5)
+    np.testing.assert_allclose(got[1], np.exp(y), rtol=1e-5)
+
+
+def test_fingerprint_ignores_names_but_not_structure():
+    a = xlac.parse_hlo("""HloModule a
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] negate(x)
+}""").entry
+    b = xlac.parse_hlo("""HloModule b
+ENTRY other {
+  arg = f32[8] parameter(0)
+  ROOT out = f32[8] negate(arg)
+}""").entry
+    c = xlac.parse_hlo("""HloModule c
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] exponential(x)
+}""").entry
+    d = xlac.parse_hlo("""HloModule d
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  ROOT y = f64[8] convert(x)
+}""").entry
+    assert computation_fingerprint(a) == computation_fingerprint(b)
+    assert computation_fingerprint(a) != computation_fingerprint(c)
+    assert computation_fingerprint(c) != computation_fingerprint(d)
+    assert fingerprint(a.root) == fingerprint(b.root) != fingerprint(c.root)

@@ -1,0 +1,166 @@
+"""Structurally identical kernels are emitted once per module (compile less).
+
+A training step repeats the same fusions once per layer and once per
+optimizer slot: the same fused computation up to instruction names, on
+buffers of the same shapes, only at other addresses.  Emitting each of them
+as a kernel of its own makes LLVM optimise and generate the same loop nests
+again and again, and LLVM's O3 is most of a big module's compile time.  So a
+kernel whose candidate is ``KernelCandidate.shareable`` is keyed by
+:func:`site_key` (what it computes and everything its emission decides from
+the instruction's context) and emitted once; every site calls that one
+function with its own buffers.
+
+A shared kernel reads its buffers from a *slot array* the call site fills:
+one pointer per distinct buffer the kernel touches (its results' leaves, its
+operands' leaves, its scratch space), numbered by first occurrence in that
+order (:class:`SiteSlots`).  What the emission of a kernel decides from the
+context and what therefore is part of the key:
+
+* the fused computation up to names (opcodes, shapes with layouts, dtypes,
+  attributes, called computations, constants' values: :func:`fingerprint`);
+* which of its operands and results share a buffer (in place, the same
+  operand twice): the slot numbers, not the addresses;
+* the shapes (layouts) of the buffer slices, and of the operands;
+* which operands are constants (a scalar constant is folded into the code:
+  its value is in the key; a bigger one is just another slot, so kernels that
+  differ only by such a constant share their code);
+* the scratch space's size; thread-task splitting and loop versioning follow
+  from the shapes, and alignment from the module-wide promise
+  (``ModuleEmitter.aligned_results``), which is in the key too.
+
+Addresses never are: the code a shared kernel runs is the same at every site
+because nothing of it depends on where its buffers lie (temp offsets,
+parameter or result numbers reach it only as slot pointers).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.printer import format_attr_value
+from ..passes.buffer_assignment import BufferAssignment, BufferSlice
+
+__all__ = ["SiteSlots", "fingerprint", "site_key", "slot_identity"]
+
+#: Attributes that say where an instruction came from, not what it computes.
+_PROVENANCE = frozenset({"metadata", "frontend_attributes", "statistics_viz"})
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _literal_text(literal) -> str:
+    a = np.ascontiguousarray(literal)
+    return f"{a.dtype.str}{a.shape}:{hashlib.blake2b(a.tobytes(), digest_size=16).hexdigest()}"
+
+
+def _attr_text(inst: HloInstruction, key: str, value, memo: dict) -> str:
+    if isinstance(value, HloComputation):
+        return computation_fingerprint(value, memo)
+    if isinstance(value, tuple) and value and all(isinstance(v, HloComputation) for v in value):
+        return "{" + ",".join(computation_fingerprint(v, memo) for v in value) + "}"
+    if key == "literal":
+        return _literal_text(value)
+    return format_attr_value(inst.opcode, key, value)
+
+
+def _instruction_text(inst: HloInstruction, operand_refs: str, memo: dict) -> str:
+    attrs = ",".join(f"{k}={_attr_text(inst, k, v, memo)}" for k, v in inst.attrs.items()
+                     if k not in _PROVENANCE)
+    return f"{inst.shape} {inst.opcode}({operand_refs}){attrs}"
+
+
+def computation_fingerprint(comp: HloComputation, memo: dict | None = None) -> str:
+    """A digest of ``comp`` up to the names of it and its instructions:
+    operands are referred to by position in post order."""
+    memo = {} if memo is None else memo
+    got = memo.get(id(comp))
+    if got is None:
+        position: dict[int, int] = {}
+        lines = []
+        for inst in comp.post_order():
+            refs = ",".join(str(position[id(o)]) for o in inst.operands)
+            position[id(inst)] = len(lines)
+            lines.append(_instruction_text(inst, refs, memo))
+        lines.append(f"root {position[id(comp.root)]}")
+        got = memo[id(comp)] = _digest("\n".join(lines))
+    return got
+
+
+def fingerprint(inst: HloInstruction, memo: dict | None = None) -> str:
+    """What ``inst`` computes, up to names: its opcode, shape, attributes
+    and called computations (a fusion's fused computation), not its operands."""
+    return _digest(_instruction_text(inst, str(len(inst.operands)), {} if memo is None else memo))
+
+
+def slot_identity(sl: BufferSlice, src: HloInstruction | None):
+    """Which buffer ``sl`` is: two slices with the same identity start at the
+    same address.  None for a token (no storage)."""
+    if sl.kind == "temp":
+        return ("temp", sl.offset)
+    if sl.kind in ("parameter", "result"):
+        return (sl.kind, sl.number)
+    if sl.kind == "constant":
+        return ("constant", id(src))
+    return None
+
+
+@dataclass
+class SiteSlots:
+    """The buffers one kernel site passes in its slot array: ``index`` maps a
+    :func:`slot_identity` to its slot; ``slices[k]`` is slot ``k``'s slice and
+    the instruction defining it (for a constant's global)."""
+
+    index: dict
+    slices: list
+
+    def add(self, sl: BufferSlice, src: HloInstruction | None) -> int | None:
+        ident = slot_identity(sl, src)
+        if ident is None:
+            return None
+        k = self.index.get(ident)
+        if k is None:
+            k = self.index[ident] = len(self.slices)
+            self.slices.append((sl, src))
+        return k
+
+
+def _constant_class(assignment: BufferAssignment, op: HloInstruction, leaf: int) -> str:
+    """How emission may treat operand ``op``'s leaf as a constant: a scalar
+    constant's value is folded into the code (``operand_generator``, constant
+    start indices), so it is part of the key; an array constant is a slot."""
+    src, _ = assignment.defining(op, leaf)
+    const = op if op.opcode == "constant" else src if src.opcode == "constant" else None
+    if const is None:
+        return "-"
+    if const.literal.size <= 1:
+        return f"{op.opcode == 'constant'}:{src.opcode == 'constant'}:{_literal_text(const.literal)}"
+    return f"{op.opcode == 'constant'}:{src.opcode == 'constant'}:array"
+
+
+def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str, flags: tuple,
+             memo: dict) -> tuple[str, SiteSlots]:
+    """The sharing key of kernel ``inst`` emitted by ``candidate`` in a
+    module emitted with ``flags``, and the slots its site passes."""
+    slots = SiteSlots({}, [])
+    parts = [candidate, repr(flags), fingerprint(inst, memo)]
+    leaves = inst.shape.leaves() if inst.shape.is_tuple else [inst.shape]
+    for leaf in range(len(leaves)):
+        sl = assignment.slice_of(inst, leaf)
+        parts.append(f"out{leaf}:{slots.add(sl, None)}:{sl.kind == 'token'}:{sl.shape}")
+    for k, op in enumerate(inst.operands):
+        parts.append(f"op{k}:{op.shape}")
+        n = len(op.shape.leaves()) if op.shape.is_tuple else 1
+        for leaf in range(n):
+            sl = assignment.slice_of(op, leaf)
+            src, _ = assignment.defining(op, leaf)
+            parts.append(f"{leaf}:{slots.add(sl, src)}:{sl.kind == 'token'}:{sl.shape}:"
+                         f"{_constant_class(assignment, op, leaf)}")
+    scratch = assignment.scratch_of(inst)
+    if scratch is not None:
+        parts.append(f"scratch:{slots.add(scratch, None)}:{scratch.size}")
+    return _digest("\n".join(parts)), slots
