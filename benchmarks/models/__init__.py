@@ -100,12 +100,20 @@ def _gemm_ms() -> float:
 def phases(parse_s: float, stats: dict) -> dict:
     """Seconds of each phase of one xlac compilation (``exe.compile_stats`` plus the
     parse timed here): parse, passes (the HLO passes), emit (LLVM IR: ``lower`` less
-    the passes), optimize (LLVM's O3), codegen (machine code), load; ``top_passes``:
+    the passes), optimize (LLVM's O3), codegen (machine code) — their shares of the
+    back end's wall time when it ran in parts on several threads —, load; ``top_passes``:
     the three slowest passes."""
     passes = stats.get("passes_s") or {}
     spent = sum(passes.values())
+    optimize, codegen = stats.get("optimize_s") or 0.0, stats.get("codegen_s") or 0.0
+    # A module compiled in parts on several threads reports optimize and codegen
+    # summed over the parts; their wall time together is ``backend``: shown as
+    # the shares of it, so that the phases still add up to the wall time.
+    backend = stats.get("backend_s")
+    if backend and optimize + codegen > backend:
+        optimize, codegen = (x * backend / (optimize + codegen) for x in (optimize, codegen))
     return {"parse": parse_s, "passes": spent, "emit": max(0.0, (stats.get("lower_s") or 0.0) - spent),
-            "optimize": stats.get("optimize_s") or 0.0, "codegen": stats.get("codegen_s") or 0.0,
+            "optimize": optimize, "codegen": codegen,
             "load": stats.get("load_s") or 0.0,
             "top_passes": sorted(passes.items(), key=lambda kv: -kv[1])[:3]}
 
