@@ -286,15 +286,24 @@ class BufferAssignment:
         """
         position = {id(inst): step for step, inst in enumerate(self.order)}
         last: dict[int, int] = {}
+        # Sources of each tuple / get-tuple-element / pass-through, computed once:
+        # walking them anew at every read is exponential in the depth of tuples
+        # built from tuples that share elements (an equinox train step's optimizer
+        # state: minutes of lowering).
+        memo: dict[int, tuple] = {}
 
-        def sources(inst):
+        def sources(inst) -> tuple:
+            found = memo.get(id(inst))
+            if found is not None:
+                return found
             if inst.opcode in ("tuple", "get-tuple-element"):
-                for op in inst.operands:
-                    yield from sources(op)
+                found = tuple(dict.fromkeys(src for op in inst.operands for src in sources(op)))
             elif inst.opcode in PASS_THROUGH:
-                yield from sources(inst.operands[0])
+                found = sources(inst.operands[0])
             else:
-                yield inst
+                found = (inst,)
+            memo[id(inst)] = found
+            return found
 
         for inst in self.order:
             if inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
