@@ -1,5 +1,6 @@
 """Buffer assignment: dead buffers reused, updates in place, results written in place."""
 import numpy as np
+import pytest
 
 import xlac
 from xlac.passes.buffer_assignment import BufferAssignment, may_update_in_place
@@ -86,3 +87,20 @@ ENTRY e {
 """
     a = BufferAssignment(xlac.parse_hlo(text))
     assert [n for n, _ in a.copies] == [0, 1, 2] and a.temp_size == 0
+
+
+
+@pytest.mark.timeout(120)
+def test_tuples_sharing_elements_are_walked_once():
+    """Each tuple holds an element of the previous one twice: 2**40 paths from the
+    root down to ``a``, so reading through tuples must visit each instruction once
+    (an equinox train step's optimizer state lowered for minutes before)."""
+    depth = 40
+    lines = ["HloModule nested", "ENTRY e {", "  p = f32[4] parameter(0)",
+             "  a = f32[4] negate(p)", "  t0 = (f32[4], f32[4]) tuple(a, a)"]
+    for k in range(1, depth + 1):
+        lines += [f"  g{k} = f32[4] get-tuple-element(t{k - 1}), index=0",
+                  f"  t{k} = (f32[4], f32[4]) tuple(g{k}, g{k})"]
+    lines += [f"  ROOT r = f32[4] get-tuple-element(t{depth}), index=1", "}"]
+    a = BufferAssignment(xlac.parse_hlo("\n".join(lines)))
+    assert a.temp_size >= 0
