@@ -138,6 +138,11 @@ class MultiOutputFusion:
                     k += 1
                 replacement = HloInstruction("tuple", f.shape, replacement_parts, {},
                                              fuser.fresh(f"{f.name}.tuple", fuser.names))
+                # The parts' users too: a later merge asks ``_reaches`` through them
+                # whether a sibling depends on this fusion (missing, it merged a
+                # fusion with one of its own consumers, and the kernels ran out of order).
+                for g in replacement_parts:
+                    g.users.append(replacement)
             else:
                 replacement = HloInstruction("get-tuple-element", rs[0].shape, [fusion], {"index": k},
                                              fuser.fresh(f"{f.name}.gte", fuser.names))
