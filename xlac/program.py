@@ -48,7 +48,7 @@ from .hlo.feeds import FeedInstruction, feed_instructions
 from .hlo.ir import HloModule
 from .hlo.parser import parse_hlo
 from .passes.buffer_assignment import may_update_in_place
-from .passes.pipeline import dump_directory
+from .passes.pipeline import dump_directory, dump_module
 from .runtime import disk_cache
 from .shape import Shape, parse_shape
 
@@ -482,9 +482,11 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
         made["program"] = Program.from_lowered(lowered, None, timings)
         return made["program"].metadata()
 
-    got = load_or_compile((text, options, ENTRY_NAME), ENTRY_NAME, build, directory=directory,
-                          metadata=metadata, accept=lambda meta: Program.from_metadata(meta).matches(module),
-                          use_disk=not dumping, before_load=ensure_symbols, keep_optimized=False)
+    with dump_module(module.name):        # XLAC_DUMP_TO: one module number for HLO, IR and assembly
+        got = load_or_compile((text, options, ENTRY_NAME), ENTRY_NAME, build, directory=directory,
+                              metadata=metadata,
+                              accept=lambda meta: Program.from_metadata(meta).matches(module),
+                              use_disk=not dumping, before_load=ensure_symbols, keep_optimized=False)
     program = made["program"] if got.origin == "compiled" else Program.from_metadata(got.meta)
     program.attach(got.jit)
     if alias is not None and got.key is not None:

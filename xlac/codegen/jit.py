@@ -23,7 +23,7 @@ from typing import Callable
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..passes.pipeline import dump_directory, dump_text
+from ..passes.pipeline import dump_directory, dump_module, dump_text
 from .nontemporal import NAMED, mark_stores, prepare
 
 from .target import host_target_machine, init_llvm
@@ -90,6 +90,21 @@ def emit_object(tm, module_ref, module_options: bool = True) -> bytes:
             llvm.set_option("xlac", on)
         try:
             return tm.emit_object(module_ref)
+        finally:
+            for _on, off in MODULE_CODEGEN_OPTIONS:
+                llvm.set_option("xlac", off)
+
+
+def assembly(module_ref, tm=None) -> str:
+    """The assembly ``tm`` (default: this thread's host TargetMachine) emits for
+    the optimised ``module_ref``, with the options the object code is emitted
+    with (``xlac dump --asm``, ``XLAC_DUMP_TO``'s ``.s`` file)."""
+    tm = tm or _codegen_target_machine()
+    with _codegen_lock:
+        for on, _off in MODULE_CODEGEN_OPTIONS:
+            llvm.set_option("xlac", on)
+        try:
+            return tm.emit_assembly(module_ref)
         finally:
             for _on, off in MODULE_CODEGEN_OPTIONS:
                 llvm.set_option("xlac", off)
@@ -200,15 +215,18 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     (default True): keep the optimised module for ``optimized_ir``; False frees
     it at once (~90 KiB for a small module, MiBs for a big one).
     """
-    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
-    if dumping:
-        dump_text(f"{entry_name}.llvm.ll", str(module))
+    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3, the assembly
     t0 = time.perf_counter()
     tm = _codegen_target_machine()
-    ref = parse_and_optimize(module, tm, speed_level)
-    t1 = time.perf_counter()
-    if dumping:
-        dump_text(f"{entry_name}.llvm-opt.ll", str(ref))
+    with dump_module(entry_name):           # inside xlac.jit: that module's number and name
+        if dumping:
+            dump_text("ir-no-opt.ll", str(module))
+            t0 = time.perf_counter()
+        ref = parse_and_optimize(module, tm, speed_level)
+        t1 = time.perf_counter()
+        if dumping:
+            dump_text("ir-with-opt.ll", str(ref))
+            dump_text("s", assembly(ref, tm))
     data = emit_object(tm, ref, module_options)
     t2 = time.perf_counter()
     # The engine gets a TargetMachine of its own (it takes ownership), not
