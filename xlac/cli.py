@@ -40,27 +40,11 @@ def _flatten(value) -> list:
     return [value]
 
 
-_ZIP_MAGIC = b"PK\x03\x04"
-_NPY_MAGIC = b"\x93NUMPY"
-
-
 def _read_module_text(path: str) -> str:
-    """The HLO text in ``path``, read as UTF-8.
-
-    An ``.npz``/``.npy`` file or another binary file given as the module is
-    refused with what to do.  Otherwise bytes that are not UTF-8 become lone
-    surrogates (``surrogateescape``), which the parser reports at their line
-    and column, rather than a decoding error naming only a byte offset.
-    """
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data.startswith(_ZIP_MAGIC) or data.startswith(_NPY_MAGIC):
-        raise ValueError(f"{path} is a NumPy array file, not HLO text: give the module "
-                         "(HLO text, e.g. MODULE.hlo) first and the arrays with --inputs")
-    if b"\0" in data[:4096]:
-        raise ValueError(f"{path} is a binary file, not HLO text (HLO text starts with "
-                         "'HloModule'; from jax: jax.jit(f).lower(*args).as_text(dialect=\"hlo\"))")
-    return data.decode("utf-8", errors="surrogateescape")
+    """The HLO text in ``path`` (:func:`xlac.hlo.source.read_module_file`: an
+    ``.npz`` or binary file is refused with what to do)."""
+    from .hlo.source import read_module_file
+    return read_module_file(path)
 
 
 def _module_inputs(args, module) -> list:
@@ -100,7 +84,7 @@ def _check_close(name: str, got: np.ndarray, want: np.ndarray, path: str, rtol: 
         return
     at = tuple(int(i) for i in np.argwhere(bad)[0])
     raise ValueError(f"result {name} differs from {path} at {int(bad.sum())} of {bad.size} element(s); "
-                     f"first at index {list(at)}: got {got[at]!r}, expected {want[at]!r} "
+                     f"first at index {list(at)}: got {got[at].item()!r}, expected {want[at].item()!r} "
                      f"(rtol={rtol:g}, atol={atol:g})")
 
 

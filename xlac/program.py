@@ -49,6 +49,7 @@ from .hlo.ir import HloModule
 from .hlo.parser import parse_hlo
 from .passes.buffer_assignment import may_update_in_place
 from .passes.pipeline import dump_directory, dump_module
+from .hlo.source import module_text
 from .runtime import disk_cache
 from .shape import Shape, parse_shape
 
@@ -209,9 +210,11 @@ def set_memory_cache_limit(max_bytes: int | None) -> None:
 
 
 def as_module(x) -> HloModule:
-    """An HloModule from an XlaComputation, an HloModule or HLO text."""
+    """An HloModule from an XlaComputation, an HloModule, HLO text, or the path
+    of an HLO text file (a ``pathlib.Path`` or a one-line string naming a file)."""
     if isinstance(x, HloModule):
         return x
+    x = module_text(x)          # a path given instead of text: read, or said to be one
     if isinstance(x, str):
         return parse_hlo(x)
     module = getattr(x, "module", None)
@@ -439,6 +442,7 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     (:class:`ProgramCache`) is bounded: a Program it evicted is loaded from
     disk or compiled again.
     """
+    x = module_text(x)
     options = codegen_options(optimize, aligned_results)
     raw_key = alias = None
     directory = disk_cache.cache_dir()
