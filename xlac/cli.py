@@ -44,7 +44,7 @@ def _read_module_text(path: str) -> str:
     """The HLO text in ``path`` (:func:`xlac.hlo.source.read_module_file`: an
     ``.npz`` or binary file is refused with what to do)."""
     from .hlo.source import read_module_file
-    return read_module_file(path)
+    return read_module_file(path, arrays_hint="with --inputs IN.npz")
 
 
 def _module_inputs(args, module) -> list:

@@ -20,18 +20,19 @@ _PATH_LIKE = re.compile(r"^[^\n{}()=]*(\.(hlo|txt|mlir|pb|pbtxt)|/[^/\s]+)$")
 _JAX_HINT = 'from jax: jax.jit(f).lower(*args).as_text(dialect="hlo")'
 
 
-def read_module_file(path: str | os.PathLike) -> str:
+def read_module_file(path: str | os.PathLike, arrays_hint: str = "as its inputs") -> str:
     """The HLO (or StableHLO) text in the file ``path``.
 
     Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), which
-    the parser reports at their line and column.  Raises ``ValueError`` for an
+    the parser reports at their line and column.  ``arrays_hint``: where the
+    message says arrays go (the command line: ``"with --inputs IN.npz"``).  Raises ``ValueError`` for an
     ``.npz``/``.npy`` or another binary file, ``OSError`` when it cannot be read.
     """
     with open(path, "rb") as fh:
         data = fh.read()
     if data.startswith(_ZIP_MAGIC) or data.startswith(_NPY_MAGIC):
         raise ValueError(f"{os.fspath(path)} is a NumPy array file, not HLO text: give the module "
-                         "(HLO text, e.g. MODULE.hlo) as the module and the arrays as its inputs")
+                         f"(HLO text, e.g. MODULE.hlo) as the module and the arrays {arrays_hint}")
     if b"\0" in data[:4096]:
         raise ValueError(f"{os.fspath(path)} is a binary file, not HLO text (HLO text starts with "
                          f"'HloModule'; {_JAX_HINT})")
