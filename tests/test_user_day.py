@@ -217,6 +217,12 @@ def test_run_time_prints_compile_and_run(capsys):
     assert out.startswith("compile ") and ", run " in out and "arr_0: float32[16, 10]" in out
 
 
+def test_run_reference_time_prints_the_evaluator_time(capsys):
+    out = _ok(capsys, ["run", str(MLP), "--inputs", str(MLP_IN), "--reference", "--time",
+                       "--expected", str(MLP_OUT)])
+    assert out.startswith("evaluate ") and "numpy reference evaluator" in out and "match" in out
+
+
 def test_run_expected_matches(capsys):
     out = _ok(capsys, ["run", str(MLP), "--inputs", str(MLP_IN), "--expected", str(MLP_OUT)])
     assert "all 1 result(s) match" in out
@@ -230,8 +236,11 @@ def test_run_expected_mismatch_fails_naming_the_result(capsys, tmp_path):
     np.savez(bad, want)
     err = _error(capsys, ["run", str(MLP), "--inputs", str(MLP_IN), "--expected", str(bad)])
     assert "result arr_0 differs" in err and "1 of 160" in err and "[3, 4]" in err
-    # A loose enough tolerance accepts it.
+    # A loose enough tolerance accepts it, absolute or relative.
     assert main(["run", str(MLP), "--inputs", str(MLP_IN), "--expected", str(bad), "--atol", "2"]) == 0
+    bump = abs(1.0 / float(want[3, 4]))
+    assert main(["run", str(MLP), "--inputs", str(MLP_IN), "--expected", str(bad),
+                 "--rtol", str(2 * bump + 1e-3)]) == 0
     capsys.readouterr()
     np.savez(bad, want.astype(np.float64))
     assert "float64" in _error(capsys, ["run", str(MLP), "--inputs", str(MLP_IN), "--expected", str(bad)])

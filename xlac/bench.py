@@ -31,7 +31,7 @@ import numpy as np
 from .hlo.ir import HloModule
 from .shape import Shape
 
-__all__ = ["load_inputs", "random_inputs", "benchmark", "BenchResult", "parameter_keys"]
+__all__ = ["load_inputs", "random_inputs", "benchmark", "BenchResult", "parameter_keys", "format_seconds"]
 
 _SUFFIX = re.compile(r"\.\d+$")
 
@@ -145,10 +145,10 @@ class BenchResult:
         where = {None: "compiled", "memory": "in-memory cache", "disk": "disk cache"}[self.from_cache]
         lines = [f"module {self.module_name}"
                  + (f" ({self.threads} thread(s))" if self.threads else ""),
-                 f"  compile  {_fmt_s(self.compile_s)} ({where})",
-                 f"  run      median {_fmt_s(self.median_s)}  min {_fmt_s(min(self.samples_s))}  "
-                 f"max {_fmt_s(max(self.samples_s))}  ({len(self.samples_s)} samples of "
-                 f"{self.inner} call(s))"]
+                 f"  compile  {format_seconds(self.compile_s)} ({where})",
+                 f"  run      median {format_seconds(self.median_s)}  "
+                 f"min {format_seconds(min(self.samples_s))}  max {format_seconds(max(self.samples_s))}  "
+                 f"({len(self.samples_s)} samples of {self.inner} call(s))"]
         if self.cost:
             flops, trans, nbytes = (self.cost.get(k, 0.0) for k in
                                     ("flops", "transcendentals", "bytes accessed"))
@@ -165,7 +165,8 @@ class BenchResult:
         return "\n".join(lines)
 
 
-def _fmt_s(s: float) -> str:
+def format_seconds(s: float) -> str:
+    """``0.123 ms``, ``5.318 us``: seconds in the unit that reads best."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if s >= scale:
             return f"{s / scale:.3f} {unit}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -101,7 +102,21 @@ def _summary(a: np.ndarray) -> str:
         return f"{head} min={np.nanmin(vals):.6g} max={np.nanmax(vals):.6g} mean={np.nanmean(vals):.6g}"
 
 
+def _evaluate_reference(module, inputs: list):
+    """The numpy evaluator's results (every device of a multi-device module, stacked)."""
+    devices = module.replica_count * module.num_partitions
+    if devices > 1:
+        from .evaluator_replicated import evaluate_replicated
+        per_device = [[a[d] for a in inputs] for d in range(devices)] if inputs else [[]] * devices
+        outs = evaluate_replicated(module, per_device)
+        outs = [o if isinstance(o, tuple) else (o,) for o in outs]
+        return tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    from .evaluator import evaluate
+    return evaluate(module, *inputs)
+
+
 def cmd_run(args) -> int:
+    from .bench import format_seconds
     from .hlo.parser import parse_hlo
     module = parse_hlo(_read_module_text(args.module))
     if args.devices is not None:
@@ -112,33 +127,24 @@ def cmd_run(args) -> int:
             raise ValueError(f"--devices must be at least 1, got {args.devices}")
         module.replica_count = args.devices
     inputs = _module_inputs(args, module)
-    devices = module.replica_count * module.num_partitions
-    if args.reference and devices > 1:
-        from .evaluator_replicated import evaluate_replicated
-        per_device = [[a[d] for a in inputs] for d in range(devices)] if inputs else [[]] * devices
-        outs = evaluate_replicated(module, per_device)
-        outs = [o if isinstance(o, tuple) else (o,) for o in outs]
-        result = tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
-    elif args.reference:
-        from .evaluator import evaluate
-        result = evaluate(module, *inputs)
+    t0 = time.perf_counter()
+    if args.reference:
+        result = _evaluate_reference(module, inputs)
+        timing = f"evaluate {format_seconds(time.perf_counter() - t0)} (numpy reference evaluator)"
     else:
-        import time
-
         from .devices import jit
-        t0 = time.perf_counter()
         exe = jit(module)
         t1 = time.perf_counter()
         result = exe(*inputs)
         t2 = time.perf_counter()
         if getattr(exe, "rank", 0) != 0:
             return 0            # under mpiexec, rank 0 writes the results
-        if args.time:
-            from .bench import _fmt_s
-            where = {None: "compiled", "memory": "in-memory cache", "disk": "disk cache"}.get(
-                getattr(exe, "from_cache", None), "compiled")
-            print(f"compile {_fmt_s(t1 - t0)} ({where}), run {_fmt_s(t2 - t1)} (one call; "
-                  f"xlac bench for repeated timing)")
+        where = {"memory": "in-memory cache", "disk": "disk cache"}.get(getattr(exe, "from_cache", None),
+                                                                        "compiled")
+        timing = (f"compile {format_seconds(t1 - t0)} ({where}), run {format_seconds(t2 - t1)} "
+                  "(one call; xlac bench for repeated timing)")
+    if args.time:
+        print(timing)
     # A token result is written as an empty u8 array (what the evaluator returns).
     shapes = module.entry.root.shape.leaves()
     leaves = [np.zeros(0, np.uint8) if s.is_token else np.asarray(x) for s, x in zip(shapes, _flatten(result))]

@@ -47,7 +47,9 @@ def module_text(x):
     computation) is returned as is."""
     if isinstance(x, os.PathLike):
         return read_module_file(x)
-    if not isinstance(x, str) or "\n" in x.strip() or x.lstrip().startswith(("HloModule", "module")):
+    # Longer than PATH_MAX is never a path: module text passes without a copy.
+    if not isinstance(x, str) or len(x) > 4096 or "\n" in x.strip() \
+            or x.lstrip().startswith(("HloModule", "module")):
         return x
     candidate = x.strip()
     if candidate and os.path.isfile(candidate):
