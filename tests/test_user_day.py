@@ -140,6 +140,51 @@ ENTRY e {
     assert xlac.jit(text).cost_analysis()["flops"] == 28
 
 
+def test_cost_linear_algebra_and_fft():
+    text = """HloModule m
+ENTRY e {
+  a = f32[4,4]{1,0} parameter(0)
+  b = f32[4,3]{1,0} parameter(1)
+  c = c64[8,16]{1,0} parameter(2)
+  l = f32[4,4]{1,0} cholesky(a), lower=true
+  t = f32[4,3]{1,0} triangular-solve(l, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  f = c64[8,16]{1,0} fft(c), fft_type=FFT, fft_length={16}
+  ROOT r = (f32[4,3]{1,0}, c64[8,16]{1,0}) tuple(t, f)
+}
+"""
+    module = xlac.parse_hlo(text)
+    from xlac.hlo.cost_analysis import instruction_cost
+    cost = {i.name: instruction_cost(i) for i in module.entry.instructions}
+    assert cost["l"]["flops"] == 4 * 16 // 3 and cost["l"]["bytes accessed"] == 64
+    assert cost["t"]["flops"] == 2 * 4 * 12
+    assert cost["t"]["bytes accessed"] == 48 + 64 // 2 + 48
+    assert cost["f"]["flops"] == 2 * 4 * 4 * 128          # log2(16) = 4, 128 elements
+    assert cost["r"]["flops"] == 0 and cost["r"]["bytes accessed"] == 16    # two pointers
+
+
+def test_cost_select_and_scatter():
+    text = """HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,4]{1,0} parameter(0)
+  s = f32[2,2]{1,0} parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[4,4]{1,0} select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add
+}
+"""
+    # 4 source elements: 3 selections (1 flop each) and 1 scatter (1 flop) each.
+    assert cost_analysis(xlac.parse_hlo(text))["flops"] == 4 * 3 + 4
+
+
 def test_cost_of_the_mlp_example():
     # x[16,32] @ w1[32,64] + b1, max(., 0), @ w2[64,10] + b2.
     flops = 2 * 16 * 64 * 32 + 16 * 64 + 16 * 64 + 2 * 16 * 10 * 64 + 16 * 10

@@ -13,7 +13,11 @@ jax's ``compiled.cost_analysis()``:
   pairs that read a real input element (padding and base dilation holes do not
   count); for reduce, the reducer's flops times ``input elements - output
   elements``; for reduce-window ``(window elements - 1) * output elements``
-  reducer applications; for map the mapped computation's per element.
+  reducer applications; for map the mapped computation's per element; for
+  select-and-scatter ``window - 1`` selections and one scatter per source
+  element; ``2 * n * elements(b)`` for triangular-solve (``n`` the last
+  dimension of ``a``), ``n * elements(a) / 3`` for cholesky, ``8 * prod(floor(
+  log2 fft_length)) * elements`` for fft.
 * ``"transcendentals"`` — the output elements of XLA's transcendental
   elementwise ops (exp, log, tanh, logistic, power, sqrt, rsqrt, cbrt, sin,
   cos, tan, atan2, erf, expm1, log1p, acosh) and of rng ops, instead of flops.
@@ -159,6 +163,31 @@ def _transcendental_per_element(inst: HloInstruction) -> Counter:
     return Counter({TRANSCENDENTALS: _elements(inst.shape)})
 
 
+def _select_and_scatter(inst: HloInstruction) -> Counter:
+    # Per source element: window - 1 selections and one scatter.
+    source = _elements(inst.operands[1].shape)
+    window = prod(wd.size for wd in window_of(inst.attrs))
+    cost = _scaled(_computation_cost(inst.attrs["select"]), source * (window - 1))
+    cost.update(_scaled(_computation_cost(inst.attrs["scatter"]), source))
+    return cost
+
+
+def _fft(inst: HloInstruction) -> Counter:
+    # XLA: 2 flops per FMA x 4 FMAs per complex multiply x prod(floor(log2 n)) x elements.
+    log_factors = prod(max(int(n), 1).bit_length() - 1 for n in inst.attrs.get("fft_length", ()))
+    return Counter({FLOPS: 2 * 4 * log_factors * _elements(_first_array(inst.operands[0].shape))})
+
+
+def _triangular_solve(inst: HloInstruction) -> Counter:
+    a, b = inst.operands[0].shape, inst.operands[1].shape
+    return Counter({FLOPS: 2 * a.dimensions[-1] * _elements(b)})
+
+
+def _cholesky(inst: HloInstruction) -> Counter:
+    a = inst.operands[0].shape
+    return Counter({FLOPS: a.dimensions[-1] * _elements(a) // 3})
+
+
 #: Opcode -> its flops and transcendentals (bytes are counted by :func:`_bytes`).
 _RULES = {
     "dot": lambda i: Counter({FLOPS: _dot_flops(i)}),
@@ -170,6 +199,8 @@ _RULES = {
     "conditional": _conditional,
     "all-reduce": _all_reduce, "all-reduce-start": _all_reduce,
     "rng": _transcendental_per_element, "rng-bit-generator": _transcendental_per_element,
+    "select-and-scatter": _select_and_scatter,
+    "fft": _fft, "triangular-solve": _triangular_solve, "cholesky": _cholesky,
 }
 
 
@@ -183,6 +214,10 @@ def _bytes(inst: HloInstruction) -> int:
         return 2 * _size(inst.shape) + sum(_size(o.shape) for o in inst.operands[1:])
     if op == "dynamic-update-slice":           # operand 0 is updated in place
         return 2 * _size(inst.operands[1].shape) + sum(_size(o.shape) for o in inst.operands[2:])
+    if op == "triangular-solve":               # half of the triangular matrix is read
+        return _size(inst.shape) + _size(inst.operands[0].shape) // 2 + _size(inst.operands[1].shape)
+    if op == "cholesky":                       # half read, half written
+        return _size(inst.operands[0].shape)
     return _size(inst.shape) + sum(_size(o.shape) for o in inst.operands)
 
 
