@@ -1,16 +1,27 @@
 """The ``xlac`` command line (also ``python -m xlac``).
 
-    xlac run MODULE.hlo [--inputs IN.npz] [--out OUT.npz] [--reference]
-    xlac dump MODULE.hlo [--llvm] [--optimized-llvm] [--after-each-pass]
+    xlac run MODULE.hlo [--inputs IN.npz | --random-inputs [--seed S]] [--out OUT.npz]
+                        [--expected EXP.npz [--rtol R] [--atol A]] [--time] [--reference]
+    xlac dump MODULE.hlo [--llvm] [--optimized-llvm] [--asm] [--dot] [--after-each-pass]
     xlac compile MODULE.hlo -o OUT.o [--header OUT.h] [--name FN] [--target-triple T] [--cpu C]
+    xlac bench MODULE.hlo [--inputs IN.npz | --seed S] [--repeat N] [--threads N]
     xlac bench [--kernels k1,k2] [--repeat N] [--threads N] [--out DIR] [--quick] ...
+    xlac ops            xlac --version
 
 ``run``: IN.npz holds the entry parameters as ``arr_0, arr_1, ...`` in
-parameter-number order (what ``np.savez(path, *args)`` writes); OUT.npz gets
-the results the same way (a tuple result flattened in order, a non-tuple
-result as ``arr_0``).  Without ``--out`` each result's shape and a short
-summary is printed.  ``--reference`` runs the numpy evaluator instead of
-compiled code.
+parameter-number order (what ``np.savez(path, *args)`` writes) or by parameter
+name (``np.savez(path, x=...)``); ``--random-inputs`` makes them instead
+(:func:`xlac.bench.random_inputs`).  OUT.npz gets the results as ``arr_0, ...``
+(a tuple result flattened in order, a non-tuple result as ``arr_0``).  Without
+``--out`` each result's shape and a short summary is printed.  ``--expected``
+compares the results with an npz written the same way (``numpy.allclose``
+with ``--rtol``/``--atol``; NaNs equal) and fails naming the first result that
+differs.  ``--time`` prints the compile and run times.  ``--reference`` runs
+the numpy evaluator instead of compiled code.
+
+``bench MODULE``: compile time, run time (median, min, max) and the rates of
+the cost analysis (:mod:`xlac.bench`); without a module, the kernel harness of
+the source tree (``python -m benchmarks``).
 
 Errors are one clear line on stderr and a non-zero exit status (1 for bad
 input, 2 for bad usage), never a traceback.
@@ -19,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -29,35 +41,52 @@ def _flatten(value) -> list:
     return [value]
 
 
-def _load_inputs(path: str | None, module) -> list:
-    params = module.entry.parameters
-    if path is None:
-        if params:
-            raise ValueError(f"{module.name} has {len(params)} parameter(s); give them with --inputs IN.npz")
-        return []
-    with np.load(path, allow_pickle=False) as data:
-        names = [f"arr_{k}" for k in range(len(params))]
-        # A token parameter carries no data: its array may be left out.
-        missing = [n for n, p in zip(names, params) if n not in data.files and not p.shape.is_token]
-        if missing:
-            raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
-                             f"parameter(s) (found {', '.join(sorted(data.files)) or 'nothing'})")
-        extra = sorted(set(data.files) - set(names))
-        if extra:
-            raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module has "
-                             f"{len(params)} parameter(s)")
-        return [data[n] if n in data.files else None for n in names]
-
-
 def _read_module_text(path: str) -> str:
-    """The HLO text in ``path``, read as UTF-8.
+    """The HLO text in ``path`` (:func:`xlac.hlo.source.read_module_file`: an
+    ``.npz`` or binary file is refused with what to do)."""
+    from .hlo.source import read_module_file
+    return read_module_file(path, arrays_hint="with --inputs IN.npz")
 
-    Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), which
-    the parser reports at their line and column, rather than a decoding error
-    naming only a byte offset (or a locale-dependent encoding).
-    """
-    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-        return fh.read()
+
+def _module_inputs(args, module) -> list:
+    """The arguments ``run``/``bench`` call the module with."""
+    from .bench import load_inputs, random_inputs
+    if getattr(args, "random_inputs", False):
+        if args.inputs:
+            raise ValueError("give either --inputs or --random-inputs, not both")
+        return random_inputs(module, args.seed)
+    return load_inputs(args.inputs, module)
+
+
+def _compare(leaves: list, path: str, rtol: float, atol: float) -> None:
+    """Raise ``ValueError`` naming the first result that is not close to ``path``'s."""
+    with np.load(path, allow_pickle=False) as data:
+        names = [f"arr_{k}" for k in range(len(leaves))]
+        missing = [n for n in names if n not in data.files]
+        if missing or len(data.files) != len(leaves):
+            raise ValueError(f"{path}: holds {', '.join(sorted(data.files)) or 'nothing'}, the module has "
+                             f"{len(leaves)} result(s) ({', '.join(names)})")
+        for n, got in zip(names, leaves):
+            want = data[n]
+            if got.shape != want.shape or got.dtype != want.dtype:
+                raise ValueError(f"result {n} is {got.dtype}{list(got.shape)}, {path} has "
+                                 f"{want.dtype}{list(want.shape)}")
+            _check_close(n, got, want, path, rtol, atol)
+
+
+def _check_close(name: str, got: np.ndarray, want: np.ndarray, path: str, rtol: float, atol: float) -> None:
+    if got.dtype.kind not in "fc" and got.dtype.itemsize <= 8 and got.dtype.kind in "biu":
+        bad = got != want
+    else:
+        g, w = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64), \
+            want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise ValueError(f"result {name} differs from {path} at {int(bad.sum())} of {bad.size} element(s); "
+                     f"first at index {list(at)}: got {got[at].item()!r}, expected {want[at].item()!r} "
+                     f"(rtol={rtol:g}, atol={atol:g})")
 
 
 def _read_module(path: str):
@@ -79,7 +108,21 @@ def _summary(a: np.ndarray) -> str:
         return f"{head} min={np.nanmin(vals):.6g} max={np.nanmax(vals):.6g} mean={np.nanmean(vals):.6g}"
 
 
+def _evaluate_reference(module, inputs: list):
+    """The numpy evaluator's results (every device of a multi-device module, stacked)."""
+    devices = module.replica_count * module.num_partitions
+    if devices > 1:
+        from .evaluator_replicated import evaluate_replicated
+        per_device = [[a[d] for a in inputs] for d in range(devices)] if inputs else [[]] * devices
+        outs = evaluate_replicated(module, per_device)
+        outs = [o if isinstance(o, tuple) else (o,) for o in outs]
+        return tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    from .evaluator import evaluate
+    return evaluate(module, *inputs)
+
+
 def cmd_run(args) -> int:
+    from .bench import format_seconds
     module = _read_module(args.module)
     if args.devices is not None:
         if module.replica_count * module.num_partitions != 1:
@@ -88,31 +131,36 @@ def cmd_run(args) -> int:
         if args.devices < 1:
             raise ValueError(f"--devices must be at least 1, got {args.devices}")
         module.replica_count = args.devices
-    inputs = _load_inputs(args.inputs, module)
-    devices = module.replica_count * module.num_partitions
-    if args.reference and devices > 1:
-        from .evaluator_replicated import evaluate_replicated
-        per_device = [[a[d] for a in inputs] for d in range(devices)] if inputs else [[]] * devices
-        outs = evaluate_replicated(module, per_device)
-        outs = [o if isinstance(o, tuple) else (o,) for o in outs]
-        result = tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
-    elif args.reference:
-        from .evaluator import evaluate
-        result = evaluate(module, *inputs)
+    inputs = _module_inputs(args, module)
+    t0 = time.perf_counter()
+    if args.reference:
+        result = _evaluate_reference(module, inputs)
+        timing = f"evaluate {format_seconds(time.perf_counter() - t0)} (numpy reference evaluator)"
     else:
         from .devices import jit
         exe = jit(module)
+        t1 = time.perf_counter()
         result = exe(*inputs)
+        t2 = time.perf_counter()
         if getattr(exe, "rank", 0) != 0:
             return 0            # under mpiexec, rank 0 writes the results
+        where = {"memory": "in-memory cache", "disk": "disk cache"}.get(getattr(exe, "from_cache", None),
+                                                                        "compiled")
+        timing = (f"compile {format_seconds(t1 - t0)} ({where}), run {format_seconds(t2 - t1)} "
+                  "(one call; xlac bench for repeated timing)")
+    if args.time:
+        print(timing)
     # A token result is written as an empty u8 array (what the evaluator returns).
     shapes = module.entry.root.shape.leaves()
     leaves = [np.zeros(0, np.uint8) if s.is_token else np.asarray(x) for s, x in zip(shapes, _flatten(result))]
     if args.out:
         np.savez(args.out, *leaves)
-    else:
+    elif not args.expected:
         for k, (s, a) in enumerate(zip(shapes, leaves)):
             print(f"arr_{k}: {'token' if s.is_token else _summary(a)}")
+    if args.expected:
+        _compare(leaves, args.expected, args.rtol, args.atol)
+        print(f"all {len(leaves)} result(s) match {args.expected} (rtol={args.rtol:g}, atol={args.atol:g})")
     return 0
 
 
@@ -172,6 +220,12 @@ def cmd_dump(args) -> int:
     if args.optimized_llvm:
         from .codegen.jit import optimized_ir
         print(optimized_ir(lowered.llvm_module, lowered.entry_name))
+    if args.asm:
+        from .codegen.jit import assembly, host_target_machine, parse_and_optimize
+        print(assembly(parse_and_optimize(lowered.llvm_module, host_target_machine())))
+    if args.dot:
+        from .hlo.dot_graph import to_dot
+        print(to_dot(lowered.hlo))
     return 0
 
 
@@ -188,9 +242,37 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def _bench_module_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="xlac bench", description="compile a module and time calls of it")
+    p.add_argument("module", help="HLO text file")
+    p.add_argument("--inputs", help=".npz of the parameters (arr_0, ... or by name); default: random")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--repeat", type=int, default=15, help="timed samples (default 15)")
+    p.add_argument("--threads", type=int, help="threads of the executable (default: every CPU)")
+    return p
+
+
+def cmd_bench_module(argv: list) -> int:
+    """``xlac bench MODULE.hlo ...``: compile time, run times and the cost analysis's rates."""
+    from .bench import benchmark, load_inputs, random_inputs
+    from .hlo.parser import parse_hlo
+    args = _bench_module_parser().parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be at least 1, got {args.threads}")
+    text = _read_module_text(args.module)
+    module = parse_hlo(text)
+    inputs = load_inputs(args.inputs, module) if args.inputs else random_inputs(module, args.seed)
+    print(benchmark(text, inputs, repeat=args.repeat, threads=args.threads).report())
+    return 0
+
+
 def cmd_bench(args) -> int:
-    """``xlac bench ...``: the benchmark harness of the source tree (``python -m benchmarks``)."""
+    """``xlac bench MODULE ...``: one module (:mod:`xlac.bench`); ``xlac bench
+    [options]``: the kernel harness of the source tree (``python -m benchmarks``)."""
     import os
+    if args.bench_args and not args.bench_args[0].startswith("-"):
+        args.module = args.bench_args[0]
+        return cmd_bench_module(args.bench_args)
     blas_timeout_set = "OPENBLAS_THREAD_TIMEOUT" in os.environ   # before benchmarks/ sets it
     try:
         import benchmarks.__main__ as bench
@@ -213,13 +295,31 @@ def cmd_bench(args) -> int:
     return bench.main(args.bench_args, prog="xlac bench")
 
 
+def cmd_ops(args) -> int:
+    """``xlac ops``: the support matrix (what ``docs/ops.md`` holds)."""
+    from .support import markdown
+    sys.stdout.write(markdown())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="xlac", description="XLA for the CPU, in Python.")
+    from . import __version__
+    p = argparse.ArgumentParser(prog="xlac", description="XLA for the CPU, in Python. The user "
+                                "guide is docs/guide.md of the source tree.")
+    p.add_argument("--version", action="version", version=f"xlac {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="compile and run an HLO module on inputs from an .npz")
     r.add_argument("module", help="HLO text file")
-    r.add_argument("--inputs", help=".npz with arr_0, arr_1, ... in parameter order")
+    r.add_argument("--inputs", help=".npz with arr_0, arr_1, ... in parameter order, or keyed by "
+                   "parameter name")
     r.add_argument("--out", help=".npz to write the results to (arr_0, arr_1, ...)")
+    r.add_argument("--random-inputs", action="store_true",
+                   help="call the module on random arrays of its parameters' shapes (see --seed)")
+    r.add_argument("--seed", type=int, default=0, help="seed of --random-inputs (default 0)")
+    r.add_argument("--expected", help=".npz of the expected results (arr_0, ...): compare, fail on a mismatch")
+    r.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of --expected (default 1e-5)")
+    r.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance of --expected (default 1e-6)")
+    r.add_argument("--time", action="store_true", help="print the compile time and the run time")
     r.add_argument("--reference", action="store_true", help="use the numpy reference evaluator")
     r.add_argument("--devices", type=int, help="run a per-replica module that does not say replica_count "
                    "on N devices (arguments and results then have a leading axis of N)")
@@ -228,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("module", help="HLO text file")
     d.add_argument("--llvm", action="store_true", help="also print the LLVM IR as emitted")
     d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after O3")
+    d.add_argument("--asm", action="store_true", help="also print the host assembly of the module")
+    d.add_argument("--dot", action="store_true",
+                   help="also print the optimised module as a Graphviz graph (dot -Tsvg)")
     d.add_argument("--after-each-pass", action="store_true",
                    help="first print the module after every pass (pass name as a header)")
     d.set_defaults(fn=cmd_dump)
@@ -249,8 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(fn=cmd_compile)
     # Options after `bench` are the harness's own (python -m benchmarks --help): main()
     # hands them over unparsed.
-    bn = sub.add_parser("bench", add_help=False, help="run the benchmarks (xlac bench --help)")
+    bn = sub.add_parser("bench", add_help=False, help="time a module (xlac bench MODULE.hlo --help), "
+                        "or run the kernel benchmarks (xlac bench --help)")
     bn.set_defaults(fn=cmd_bench, bench_args=[])
+    ops = sub.add_parser("ops", help="print which operations xlac supports, stage by stage (markdown)")
+    ops.set_defaults(fn=cmd_ops)
     return p
 
 

@@ -47,6 +47,7 @@ from .executable import Executable
 from .executable import jit as single_device_jit
 from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
+from .hlo.source import module_text
 from .hlo.sharding import parameter_shardings, result_sharding
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
@@ -404,7 +405,9 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
     ``num_partitions``, or ``num_replicas=`` for a builder computation) a
     :class:`ReplicatedExecutable`, whose arguments and results carry a leading
     device axis; under ``mpiexec``, an :class:`~xlac.mpi.MpiExecutable` (this
-    rank is one device).  See ``xlac.executable.jit`` for the other arguments."""
+    rank is one device).  See ``xlac.executable.jit`` for the other arguments.
+    ``x`` may also be the path of an HLO text file."""
+    x = module_text(x)
     if launched_by_mpiexec() > 1:
         # Under mpiexec every rank is one device (xlac.mpi).
         return MpiExecutable(x, num_threads=num_threads, optimize=optimize)

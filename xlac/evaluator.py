@@ -50,6 +50,8 @@ collective or device id, naming it and pointing to
 """
 from __future__ import annotations
 
+import os
+
 import functools
 import math
 import queue
@@ -63,6 +65,7 @@ from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedErr
 from .hlo import collectives, dynamic, feeds, rng, shape_inference
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.stablehlo import parse_module_text
+from .hlo.source import module_text
 from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
 from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, tiling_as_padding, to_buffer
@@ -93,8 +96,9 @@ _SUB_BYTE_INTS = {pt.dtype: np.dtype(np.int8 if pt.is_signed_int else np.uint8)
 # Public API
 # ============================================================================
 
-def evaluate(x, *args, infeed=None, outfeed=None):
-    """Run ``x`` (XlaComputation, HloModule or HLO text) on ``args``.
+def evaluate(x: "HloModule | str | os.PathLike | object", *args: "np.ndarray | tuple | None",
+             infeed: "list | None" = None, outfeed: "list | None" = None) -> "np.ndarray | tuple":
+    """Run ``x`` (XlaComputation, HloModule, HLO text or the path of an HLO text file) on ``args``.
 
     Arguments are checked against the entry parameters: a wrong count or dtype
     raises ``TypeError``, a wrong shape ``ValueError``, each naming the parameter
@@ -146,6 +150,7 @@ def supported_opcodes() -> frozenset:
 def _as_module(x) -> HloModule:
     if isinstance(x, HloModule):
         return x
+    x = module_text(x)       # the path of an HLO file: read it
     if isinstance(x, str):
         return parse_module_text(x)
     if isinstance(x, HloComputation):

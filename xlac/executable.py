@@ -54,6 +54,7 @@ import re
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,6 +62,7 @@ from . import custom_calls
 from .codegen import runtime_code  # noqa: F401  (provides the runtime's native helpers)
 from .codegen.compiler import lower
 from .codegen.jit import optimized_ir
+from .hlo.cost_analysis import cost_analysis
 from .hlo.feeds import feed_instructions
 from .hlo.ir import HloModule
 from .hlo.verifier import verify
@@ -71,10 +73,31 @@ from .runtime.feeds import InfeedQueue, OutfeedQueue, make_infeed_service, make_
 from .runtime.feeds import queues_for as feed_queues
 from .shape import Shape, from_buffer, to_buffer
 
-__all__ = ["Executable", "DynamicExecutable", "jit"]
+__all__ = ["Executable", "DynamicExecutable", "MemoryAnalysis", "jit"]
 
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
+
+
+@dataclass(frozen=True)
+class MemoryAnalysis:
+    """What ``exe.memory_analysis()`` returns (jax's ``CompiledMemoryStats`` field names)."""
+
+    argument_size_in_bytes: int
+    output_size_in_bytes: int
+    alias_size_in_bytes: int
+    temp_size_in_bytes: int
+    generated_code_size_in_bytes: int
+
+    @property
+    def peak_memory_in_bytes(self) -> int:
+        """Arguments, results not aliased to an argument, and the temp arena."""
+        return (self.argument_size_in_bytes + self.output_size_in_bytes
+                - self.alias_size_in_bytes + self.temp_size_in_bytes)
+
+
+def _leaf_bytes(shape: Shape) -> int:
+    return sum(s.byte_size() for s in (shape.leaves() if shape.is_tuple else [shape]) if s.is_array)
 
 
 # ---------------------------------------------------------------------------------------
@@ -414,6 +437,31 @@ class Executable:
         if self.from_cache == "disk":
             stats["load_s"] = p.jit.timings.get("load")
         return stats
+
+    def cost_analysis(self) -> dict:
+        """Flops, transcendentals and bytes accessed of one call, counted on the
+        optimised module as XLA's ``HloCostAnalysis`` does, under jax's keys
+        (``"flops"``, ``"transcendentals"``, ``"bytes accessed"``, ``"bytes
+        accessed{k}{}"``, ``"bytes accessedout{}"``; floats).  See
+        :mod:`xlac.hlo.cost_analysis` for how each op counts.  The first call on
+        code that came from a cache lowers the module again (see :attr:`lowered`)."""
+        return cost_analysis(self.lowered.hlo)
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        """The memory one call uses, in bytes, under the field names of jax's
+        ``compiled.memory_analysis()``: ``argument_size_in_bytes`` (every
+        parameter's buffers), ``output_size_in_bytes`` (every result leaf's),
+        ``alias_size_in_bytes`` (results that may take over a donated argument's
+        memory, see ``donate_argnums``), ``temp_size_in_bytes`` (the temp arena
+        of buffer assignment) and ``generated_code_size_in_bytes`` (the object
+        code).  Sizes are of the laid-out buffers (padded layouts included)."""
+        p = self._program
+        args = sum(_leaf_bytes(s) for s in p.param_shapes)
+        outs = sum(s.byte_size() for s in p.result_leaves if s.is_array)
+        alias = sum(p.result_leaves[k].byte_size() for k, _ in self.donations)
+        return MemoryAnalysis(argument_size_in_bytes=args, output_size_in_bytes=outs,
+                              alias_size_in_bytes=alias, temp_size_in_bytes=self.temp_size,
+                              generated_code_size_in_bytes=p.object_bytes)
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args):

@@ -47,7 +47,8 @@ from .hlo.feeds import FeedInstruction, feed_instructions
 from .hlo.ir import HloModule
 from .hlo.stablehlo import parse_module_text
 from .passes.buffer_assignment import may_update_in_place
-from .passes.pipeline import dump_directory
+from .passes.pipeline import dump_directory, dump_module
+from .hlo.source import module_text
 from .runtime import disk_cache
 from .shape import Shape, parse_shape
 
@@ -208,10 +209,12 @@ def set_memory_cache_limit(max_bytes: int | None) -> None:
 
 
 def as_module(x) -> HloModule:
-    """An HloModule from an XlaComputation, an HloModule, HLO text or StableHLO
-    text (told apart by content: ``xlac.hlo.stablehlo.is_stablehlo``)."""
+    """An HloModule from an XlaComputation, an HloModule, HLO text, StableHLO
+    text (told apart by content: ``xlac.hlo.stablehlo.is_stablehlo``), or the
+    path of such a file (a ``pathlib.Path`` or a one-line string naming a file)."""
     if isinstance(x, HloModule):
         return x
+    x = module_text(x)          # a path given instead of text: read, or said to be one
     if isinstance(x, str):
         return parse_module_text(x)
     module = getattr(x, "module", None)
@@ -439,6 +442,7 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     (:class:`ProgramCache`) is bounded: a Program it evicted is loaded from
     disk or compiled again.
     """
+    x = module_text(x)
     options = codegen_options(optimize, aligned_results)
     raw_key = alias = None
     directory = disk_cache.cache_dir()
@@ -482,9 +486,11 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
         made["program"] = Program.from_lowered(lowered, None, timings)
         return made["program"].metadata()
 
-    got = load_or_compile((text, options, ENTRY_NAME), ENTRY_NAME, build, directory=directory,
-                          metadata=metadata, accept=lambda meta: Program.from_metadata(meta).matches(module),
-                          use_disk=not dumping, before_load=ensure_symbols, keep_optimized=False)
+    with dump_module(module.name):        # XLAC_DUMP_TO: one module number for HLO, IR and assembly
+        got = load_or_compile((text, options, ENTRY_NAME), ENTRY_NAME, build, directory=directory,
+                              metadata=metadata,
+                              accept=lambda meta: Program.from_metadata(meta).matches(module),
+                              use_disk=not dumping, before_load=ensure_symbols, keep_optimized=False)
     program = made["program"] if got.origin == "compiled" else Program.from_metadata(got.meta)
     program.attach(got.jit)
     if alias is not None and got.key is not None:

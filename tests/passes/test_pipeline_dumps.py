@@ -86,22 +86,43 @@ def test_xlac_dump_to_writes_numbered_files(tmp_path, monkeypatch):
     monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
     codegen_pipeline().run(parse(TEXT))
     names = sorted(os.listdir(tmp_path))
-    assert re.fullmatch(r"\d{3,}\.codegen\.input\.hlo", names[0])
-    assert re.fullmatch(r"\d{3,}\.codegen\.entry-computation-layout\.hlo", names[1])
-    assert re.fullmatch(r"\d{3,}\.codegen\.layout-normalization\.hlo", names[2])
-    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[3])
-    assert re.fullmatch(r"\d{3,}\.codegen\.op-expander\.hlo", names[4])
-    assert re.fullmatch(r"\d{3,}\.codegen\.split-tuple-constants\.hlo", names[5])
-    assert re.fullmatch(r"\d{3,}\.codegen\.call-inliner\.hlo", names[6])
-    assert re.fullmatch(r"\d{3,}\.simplify\.algebraic-simplifier\.hlo", names[7])
-    numbers = [int(n.split(".")[0]) for n in names]
-    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    # As XLA's --xla_dump_to names them: module number, module name, step, pipeline, pass.
+    m = re.fullmatch(r"module_(\d{4})\.(\w+)\.0000\.codegen\.before_optimizations\.hlo", names[0])
+    assert m and m.group(2) == parse(TEXT).name
+    prefix = f"module_{m.group(1)}.{m.group(2)}."
+    assert all(n.startswith(prefix) for n in names)
+    rest = [n[len(prefix):] for n in names]
+    assert rest[1:8] == ["0001.codegen.after_entry-computation-layout.hlo",
+                         "0002.codegen.after_layout-normalization.hlo",
+                         "0003.codegen.after_call-inliner.hlo",
+                         "0004.codegen.after_op-expander.hlo",
+                         "0005.codegen.after_split-tuple-constants.hlo",
+                         "0006.codegen.after_call-inliner.hlo",
+                         "0007.simplify.after_algebraic-simplifier.hlo"]
     for n in names:
         verify(xlac.parse_hlo((tmp_path / n).read_text()))
     assert "multiply" in (tmp_path / names[0]).read_text()
     assert "multiply" not in (tmp_path / names[7]).read_text()
     path = dump_text("llvm.ll", "; some IR")
-    assert path is not None and path.endswith(".llvm.ll") and open(path).read() == "; some IR"
+    assert path is not None and re.fullmatch(r"module_\d{4}\.xlac\.llvm\.ll", os.path.basename(path))
+    assert open(path).read() == "; some IR"
+
+
+def test_two_modules_in_one_process_get_their_own_numbers_and_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    xlac.clear_caches()
+    xlac.jit(TEXT.replace("HloModule ", "HloModule first_", 1))
+    xlac.jit(TEXT.replace("HloModule ", "HloModule second_", 1))
+    names = sorted(os.listdir(tmp_path))
+    modules = sorted({n.split(".")[0] + "." + n.split(".")[1] for n in names
+                      if "first_" in n or "second_" in n})
+    assert len(modules) == 2 and "first_" in modules[0] and "second_" in modules[1]
+    assert modules[0].split(".")[0] != modules[1].split(".")[0]
+    for mod in modules:    # each compilation: its passes, its IR before and after O3, its assembly
+        own = [n[len(mod) + 1:] for n in names if n.startswith(mod + ".")]
+        assert {"ir-no-opt.ll", "ir-with-opt.ll", "s"} <= set(own)
+        assert any(o.endswith("codegen.after_fusion.hlo") for o in own)
+        assert "xlac_entry:" in (tmp_path / f"{mod}.s").read_text()   # the entry's label
 
 
 def test_no_dump_without_the_setting(monkeypatch):
@@ -116,9 +137,8 @@ def test_jit_dumps_llvm_ir_before_and_after_optimisation(tmp_path, monkeypatch):
     monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
     compile_ir(lowered.llvm_module, lowered.entry_name)
     names = sorted(os.listdir(tmp_path))
-    ll = [n for n in names if n.endswith(".ll")]
-    assert [n.split(".", 1)[1] for n in ll] == [f"{lowered.entry_name}.llvm.ll",
-                                                 f"{lowered.entry_name}.llvm-opt.ll"]
+    assert [n.split(".", 2)[2] for n in names] == ["ir-no-opt.ll", "ir-with-opt.ll", "s"]
+    assert all(n.split(".")[1] == lowered.entry_name for n in names)
 
 
 def test_cli_dump_after_each_pass(tmp_path, capsys):

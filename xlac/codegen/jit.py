@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple, Sequence
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..passes.pipeline import dump_directory, dump_text
+from ..passes.pipeline import dump_directory, dump_module, dump_text
 from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
 from .split import module_weight, split_module
@@ -160,6 +160,15 @@ def _parse(text: str, tm, owned: bool = True):
     ref.triple = tm.triple
     ref.data_layout = str(tm.target_data)
     return ref
+
+
+def assembly(module_ref, tm=None) -> str:
+    """The assembly ``tm`` (default: this thread's host TargetMachine) emits for
+    the optimised ``module_ref``, with the options the object code is emitted
+    with (``xlac dump --asm``, ``XLAC_DUMP_TO``'s ``.s`` file)."""
+    tm = tm or _codegen_target_machine()
+    with _codegen_options.module():
+        return tm.emit_assembly(module_ref)
 
 
 def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False):
@@ -406,23 +415,26 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     module for ``optimized_ir``; False frees it at once (~90 KiB for a small
     module, MiBs for a big one).
 
-    ``XLAC_DUMP_TO``: writes ``ENTRY.llvm.ll`` (the module as emitted) and
-    ``ENTRY.llvm-opt.ll`` (optimised), or, compiled in parts,
-    ``ENTRY.llvm-opt.partK.ll`` for every part K.
+    ``XLAC_DUMP_TO``: writes ``module_NNNN.<name>.ir-no-opt.ll`` (the module as
+    emitted), ``.ir-with-opt.ll`` (optimised) and ``.s`` (assembly), or, compiled
+    in parts, ``.ir-with-opt.partK.ll`` and ``.partK.s`` for every part K.
     """
-    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3
-    if dumping:
-        dump_text(f"{entry_name}.llvm.ll", str(module))
+    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3, the assembly
     t0 = time.perf_counter()
-    texts = split_module(module, entry_name, part_count(module, threads)) \
-        if isinstance(module, ir.Module) else [module]
-    t1 = time.perf_counter()
-    parts = _compile_parts(texts, speed_level, module_options, keep_optimized or dumping)
-    t2 = time.perf_counter()
-    if dumping:
-        for k, part in enumerate(parts):
-            name = "llvm-opt.ll" if len(parts) == 1 else f"llvm-opt.part{k}.ll"
-            dump_text(f"{entry_name}.{name}", str(part.optimized))
+    with dump_module(entry_name):           # inside xlac.jit: that module's number and name
+        if dumping:
+            dump_text("ir-no-opt.ll", str(module))
+            t0 = time.perf_counter()
+        texts = split_module(module, entry_name, part_count(module, threads)) \
+            if isinstance(module, ir.Module) else [module]
+        t1 = time.perf_counter()
+        parts = _compile_parts(texts, speed_level, module_options, keep_optimized or dumping)
+        t2 = time.perf_counter()
+        if dumping:
+            for k, part in enumerate(parts):
+                suffix = "" if len(parts) == 1 else f".part{k}"
+                dump_text(f"ir-with-opt{suffix}.ll", str(part.optimized))
+                dump_text(f"part{k}.s" if suffix else "s", assembly(part.optimized))
     # The engine gets a TargetMachine of its own (it takes ownership), not a
     # compiling thread's: after optimising and emitting code that one holds a
     # subtarget (instruction, register and lowering tables, ~750 KiB), which

@@ -18,11 +18,17 @@ module, changed)`` to its dump hooks:
 * ``Pipeline(..., dump=callback)`` — this pipeline and those nested in it;
 * ``with dump_hook(callback): ...`` — every pipeline run inside the block
   (``xlac dump --after-each-pass`` uses it);
-* the environment setting ``XLAC_DUMP_TO=DIR`` — the HLO text is written to
-  ``DIR/NNN.<pipeline>.<pass>.hlo``, numbered in order across the process
-  (``NNN.<pipeline>.input.hlo`` holds the module an outermost pipeline
-  starts from).  :func:`dump_text` writes other stages there the same way
-  (the code generator: ``NNN.llvm.ll``, ``NNN.llvm-opt.ll``).
+* the environment setting ``XLAC_DUMP_TO=DIR`` — files named as XLA's
+  ``--xla_dump_to`` names them: ``module_MMMM.<module>.SSSS.<pipeline>.after_<pass>.hlo``
+  after each pass, where ``MMMM`` counts the modules compiled in this
+  process and ``SSSS`` the steps of this module's compilation (step 0,
+  ``...0000.<pipeline>.before_optimizations.hlo``, holds the module the
+  outermost pipeline starts from).  :func:`dump_text` writes the other stages
+  of the same compilation beside them (the code generator:
+  ``module_MMMM.<module>.ir-no-opt.ll``, ``.ir-with-opt.ll`` and the host
+  assembly ``.s``).  One compilation is one module number:
+  :func:`dump_module` opens it (``xlac.jit`` around lowering and code
+  generation; an outermost pipeline run alone opens its own).
 """
 from __future__ import annotations
 
@@ -54,7 +60,7 @@ from .layout_normalization import EntryComputationLayoutPass, LayoutNormalizatio
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
 
 __all__ = ["Pass", "Pipeline", "PASSES", "make_pass", "run_passes", "codegen_pipeline",
-           "simplify_pipeline", "dump_hook", "dump_text", "dump_directory", "DumpHook"]
+           "simplify_pipeline", "dump_hook", "dump_text", "dump_directory", "dump_module", "DumpHook"]
 
 #: ``hook(pipeline_name, pass_name, module, changed)``
 DumpHook = Callable[[str, str, HloModule, bool], None]
@@ -63,8 +69,45 @@ DUMP_ENV = "XLAC_DUMP_TO"
 
 _hooks: contextvars.ContextVar[tuple] = contextvars.ContextVar("xlac_dump_hooks", default=())
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("xlac_pipeline_depth", default=0)
-_counter = itertools.count()
+_module_ids = itertools.count()
 _counter_lock = threading.Lock()
+
+
+@dataclass
+class _DumpModule:
+    """The compilation dumps are written for: its number, its name, its steps."""
+
+    number: int
+    name: str
+    steps: itertools.count = field(default_factory=itertools.count)
+
+    @property
+    def prefix(self) -> str:
+        return f"module_{self.number:04d}.{self.name}"
+
+
+_current: contextvars.ContextVar[_DumpModule | None] = contextvars.ContextVar("xlac_dump_module",
+                                                                              default=None)
+
+
+def _next_module(name: str) -> _DumpModule:
+    with _counter_lock:
+        return _DumpModule(next(_module_ids), _safe(name))
+
+
+@contextlib.contextmanager
+def dump_module(name: str):
+    """Dumps written inside the block belong to one compilation of module
+    ``name``: one module number, steps numbered from 0.  Inside another such
+    block, the outer one's number is kept (one compilation, one number)."""
+    if _current.get() is not None or dump_directory() is None:
+        yield
+        return
+    token = _current.set(_next_module(name))
+    try:
+        yield
+    finally:
+        _current.reset(token)
 
 
 @contextlib.contextmanager
@@ -86,19 +129,22 @@ def _safe(part: str) -> str:
     return re.sub(r"[^\w.\-]+", "_", part) or "x"
 
 
-def dump_text(name: str, text: str) -> str | None:
-    """Write ``text`` to ``$XLAC_DUMP_TO/NNN.<name>`` (next number in order).
+def dump_text(name: str, text: str, step: bool = False) -> str | None:
+    """Write ``text`` to ``$XLAC_DUMP_TO/module_MMMM.<module>.<name>`` (with
+    ``step``: ``...<module>.SSSS.<name>``, the next step of this compilation).
 
     Returns the path, or None when ``XLAC_DUMP_TO`` is not set.  For stages
-    outside the HLO pipelines, e.g. ``dump_text("llvm.ll", str(llvm_module))``.
+    outside the HLO pipelines, e.g. ``dump_text("ir-no-opt.ll", str(llvm_module))``;
+    outside :func:`dump_module` the text gets a module number of its own and
+    the name ``xlac``.
     """
     directory = dump_directory()
     if directory is None:
         return None
     os.makedirs(directory, exist_ok=True)
-    with _counter_lock:
-        number = next(_counter)
-    path = os.path.join(directory, f"{number:03d}.{_safe(name)}")
+    current = _current.get() or _next_module("xlac")
+    stem = f"{current.prefix}.{next(current.steps):04d}" if step else current.prefix
+    path = os.path.join(directory, f"{stem}.{_safe(name)}")
     with open(path, "w") as fh:
         fh.write(text)
     return path
@@ -108,7 +154,7 @@ def _notify(hooks, pipeline: str, pass_name: str, module: HloModule, changed: bo
     for hook in hooks:
         hook(pipeline, pass_name, module, changed)
     if dump_directory() is not None:
-        dump_text(f"{pipeline}.{pass_name}.hlo", module.to_text())
+        dump_text(f"{pipeline}.after_{pass_name}.hlo", module.to_text(), step=True)
 
 
 class Pass(Protocol):
@@ -144,7 +190,9 @@ class Pipeline:
         depth_token = _depth.set(depth + 1)
         try:
             if depth == 0 and dump_directory() is not None:
-                dump_text(f"{self.name}.input.hlo", module.to_text())
+                with dump_module(module.name):
+                    dump_text(f"{self.name}.before_optimizations.hlo", module.to_text(), step=True)
+                    return self._run(module)
             return self._run(module)
         finally:
             _depth.reset(depth_token)

@@ -1,0 +1,206 @@
+"""Inputs for a module and a benchmark of it: what ``xlac run`` and ``xlac bench
+MODULE`` use, shipped inside the package (the kernel harness in the source
+tree's ``benchmarks/`` is not installed).
+
+* :func:`load_inputs` — a module's entry parameters from an ``.npz``, keyed by
+  position (``arr_0, arr_1, ...``, what ``np.savez(path, *args)`` writes) or by
+  parameter name (``np.savez(path, x=..., w=...)``; HLO's ``.N`` suffix may be
+  left out: ``x`` names ``x.1``).
+* :func:`random_inputs` — arrays of each parameter's shape and dtype from a
+  seeded generator (normal floats and complex, integers in [0, 8), random
+  booleans), for timing a module nobody has inputs for.
+* :func:`benchmark` — compile time, then ``repeat`` timed samples of calls
+  (median, min, max seconds per call) and the rates of the executable's cost
+  analysis.
+
+Timing: one untimed warm-up call, then ``repeat`` samples, each ``inner`` calls
+timed together with ``time.perf_counter`` and divided by ``inner``, where
+``inner`` makes one sample last at least ``min_sample_s`` (so a tiny module is
+not timed at the clock's resolution).  Every call allocates its results, as a
+user's ``exe(*args)`` does.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .hlo.ir import HloModule
+from .shape import Shape
+
+__all__ = ["load_inputs", "random_inputs", "benchmark", "BenchResult", "parameter_keys", "format_seconds"]
+
+_SUFFIX = re.compile(r"\.\d+$")
+
+
+def parameter_keys(module: HloModule) -> list[tuple[str, ...]]:
+    """For each entry parameter, the npz keys that may hold it: ``arr_k``, its
+    HLO name, and its name without XLA's ``.N`` uniquing suffix."""
+    keys = []
+    for k, p in enumerate(module.entry.parameters):
+        names = [f"arr_{k}"]
+        if p.name:
+            names.append(p.name)
+            bare = _SUFFIX.sub("", p.name)
+            if bare != p.name:
+                names.append(bare)
+        keys.append(tuple(dict.fromkeys(names)))
+    return keys
+
+
+def load_inputs(path: str | None, module: HloModule) -> list:
+    """The entry parameters of ``module`` from the ``.npz`` at ``path`` (see the
+    module docstring for the keys).  A token parameter may be left out (None).
+
+    Raises ``ValueError`` naming the file for a missing parameter, an array that
+    matches no parameter, a parameter given twice, or a file that is not an npz;
+    without ``path``, for a module that has parameters.
+    """
+    params = module.entry.parameters
+    if path is None:
+        if params:
+            raise ValueError(f"{module.name} has {len(params)} parameter(s); give them with "
+                             "--inputs IN.npz (or --random-inputs)")
+        return []
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError) as e:
+        raise ValueError(f"{path}: not an .npz file of arrays ({e})") from None
+    if not hasattr(data, "files"):
+        raise ValueError(f"{path}: a single .npy array, expected an .npz (np.savez) of the "
+                         f"module's {len(params)} parameter(s)")
+    with data:
+        out, used, missing = [], set(), []
+        for p, keys in zip(params, parameter_keys(module)):
+            found = [k for k in keys if k in data.files]
+            if len(found) > 1:
+                raise ValueError(f"{path}: parameter {p.parameter_number} given twice, as "
+                                 f"{' and '.join(found)}")
+            if found:
+                used.add(found[0])
+                out.append(data[found[0]])
+            elif p.shape.is_token:        # a token carries no data
+                out.append(None)
+            else:
+                missing.append("/".join(keys))
+                out.append(None)
+        if missing:
+            raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
+                             f"parameter(s) (found {', '.join(sorted(data.files)) or 'nothing'})")
+        extra = sorted(set(data.files) - used)
+        if extra:
+            names = ", ".join("/".join(k) for k in parameter_keys(module))
+            raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module's "
+                             f"parameters are {names or 'none'}")
+        return out
+
+
+def _random_array(shape: Shape, rng: np.random.Generator):
+    if shape.is_token:
+        return None
+    if shape.is_tuple:
+        return tuple(_random_array(s, rng) for s in shape.tuple_shapes)
+    dims = tuple(shape.dimensions)
+    dtype = np.dtype(shape.dtype)
+    if dtype == np.bool_:
+        return rng.random(dims) < 0.5
+    if dtype.kind in "iu":
+        # Small non-negative values: safe as indices, shifts and divisors alike.
+        return rng.integers(0, 8, size=dims).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
+    return rng.standard_normal(dims).astype(dtype)
+
+
+def random_inputs(module: HloModule, seed: int = 0) -> list:
+    """Random arrays of the shape and dtype of each entry parameter of
+    ``module`` (bounded dynamic dimensions at their bound), from
+    ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    return [_random_array(p.shape, rng) for p in module.entry.parameters]
+
+
+@dataclass
+class BenchResult:
+    """What :func:`benchmark` measured (seconds)."""
+
+    module_name: str
+    compile_s: float
+    from_cache: str | None                    # "memory", "disk", or None: compiled now
+    samples_s: list = field(default_factory=list)    # per-call seconds, one per sample
+    inner: int = 1                            # calls per sample
+    cost: dict | None = None                  # exe.cost_analysis(), when it has one
+    memory: object | None = None              # exe.memory_analysis(), when it has one
+    threads: int | None = None
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.samples_s)
+
+    def report(self) -> str:
+        """The lines ``xlac bench MODULE`` prints."""
+        where = {None: "compiled", "memory": "in-memory cache", "disk": "disk cache"}[self.from_cache]
+        lines = [f"module {self.module_name}"
+                 + (f" ({self.threads} thread(s))" if self.threads else ""),
+                 f"  compile  {format_seconds(self.compile_s)} ({where})",
+                 f"  run      median {format_seconds(self.median_s)}  "
+                 f"min {format_seconds(min(self.samples_s))}  max {format_seconds(max(self.samples_s))}  "
+                 f"({len(self.samples_s)} samples of {self.inner} call(s))"]
+        if self.cost:
+            flops, trans, nbytes = (self.cost.get(k, 0.0) for k in
+                                    ("flops", "transcendentals", "bytes accessed"))
+            t = self.median_s
+            lines.append(f"  cost     {flops:.4g} flops, {trans:.4g} transcendentals, "
+                         f"{nbytes:.4g} bytes accessed")
+            lines.append(f"  rates    {flops / t / 1e9:.3g} GFLOP/s, {trans / t / 1e9:.3g} "
+                         f"Gtranscendentals/s, {nbytes / t / 1e9:.3g} GB/s (at the median)")
+        if self.memory is not None:
+            m = self.memory
+            lines.append(f"  memory   arguments {m.argument_size_in_bytes} B, outputs "
+                         f"{m.output_size_in_bytes} B, temp {m.temp_size_in_bytes} B, code "
+                         f"{m.generated_code_size_in_bytes} B")
+        return "\n".join(lines)
+
+
+def format_seconds(s: float) -> str:
+    """``0.123 ms``, ``5.318 us``: seconds in the unit that reads best."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3f} {unit}"
+    return f"{s / 1e-9:.1f} ns"
+
+
+def benchmark(x, inputs: list, *, repeat: int = 15, threads: int | None = None,
+              min_sample_s: float = 1e-3) -> BenchResult:
+    """Compile ``x`` (HLO text, an HloModule or an XlaComputation) with
+    ``xlac.jit`` and time calls on ``inputs`` (see the module docstring).
+
+    ``repeat``: timed samples (at least 1); ``threads``: ``num_threads`` of the
+    executable (None: xlac's default).  Raises ``ValueError`` for ``repeat < 1``
+    and whatever ``xlac.jit`` and the call raise.
+    """
+    from .devices import jit
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a positive integer, got {repeat!r}")
+    t0 = time.perf_counter()
+    exe = jit(x, num_threads=threads)
+    compile_s = time.perf_counter() - t0
+    name = exe.module.name if hasattr(exe, "module") else "module"
+    exe(*inputs)                                   # warm-up: threads, pools, first-touch pages
+    t0 = time.perf_counter()
+    exe(*inputs)
+    one = max(time.perf_counter() - t0, 1e-9)
+    inner = max(1, min(10_000, int(min_sample_s / one)))
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            exe(*inputs)
+        samples.append((time.perf_counter() - t0) / inner)
+    cost = exe.cost_analysis() if hasattr(exe, "cost_analysis") else None
+    memory = exe.memory_analysis() if hasattr(exe, "memory_analysis") else None
+    return BenchResult(name, compile_s, getattr(exe, "from_cache", None), samples, inner, cost,
+                       memory, threads)
