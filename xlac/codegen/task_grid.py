@@ -130,6 +130,26 @@ def split(tasks: int, extents: tuple, minimums: tuple, units: tuple,
     return tuple(parts)
 
 
+def class_splits(flops: int, extents: tuple, units: tuple, minimums: tuple, threaded_minimums: tuple,
+                 serial: tuple, threaded: tuple) -> list:
+    """The split (:func:`split`) of a GEMM-like loop for each of ``THREAD_CLASSES``.
+
+    ``serial`` and ``threaded`` are (flops per task at least, tasks at most).
+    One thread: ``flops / serial[0]`` tasks (a power of two, at most
+    ``serial[1]``) in chunks that keep ``minimums``.  ``p`` threads: up to
+    ``TASKS_PER_THREAD * p`` tasks within ``threaded``, the longer chunk
+    halved down to ``threaded_minimums`` while there are fewer."""
+    serial_tasks = pow2_floor(max(1, min(serial[1], flops // serial[0])))
+    splits = []
+    for threads in THREAD_CLASSES:
+        if threads == 1:
+            splits.append(split(serial_tasks, extents, minimums, units))
+            continue
+        target = pow2_floor(max(1, min(threaded[1], TASKS_PER_THREAD * threads, flops // threaded[0])))
+        splits.append(split(max(serial_tasks, target), extents, minimums, units, threaded_minimums, target))
+    return splits
+
+
 def select(b: ir.IRBuilder, threads: ir.Value, table: GridTable) -> tuple:
     """The grid of ``table`` for ``threads`` (an i64; 0, unknown, takes the
     one-thread grid): ``(split, sizes)`` with i64 values where the classes

@@ -80,7 +80,7 @@ from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_r
                            producers, run_grid, run_tasks)
 from ..gemm_task import COMPILE_TIME, TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
-from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, as_value, choose, pow2_floor, split
+from ..task_grid import Grid, GridTable, as_value, choose, class_splits
 from ..loops import loop_nest
 from ._util import I8, PTR, ScratchPlan, fill_padding
 
@@ -272,17 +272,11 @@ def conv_grids(m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridT
     longer chunk halved down to ``THREADED_MIN_M_PANELS`` x
     ``THREADED_MIN_N_PANELS``."""
     mr, nr = blk.mr, blk.nr
-    extents, units, minimums = (m_panels, n_panels), (mr, nr), (MIN_M_PANELS, MIN_N_PANELS)
-    serial_tasks = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
+    splits = class_splits(flops, (m_panels, n_panels), (mr, nr), (MIN_M_PANELS, MIN_N_PANELS),
+                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), (TASK_FLOPS, MAX_TASKS),
+                          (THREADED_TASK_FLOPS, THREADED_MAX_TASKS))
     grids = []
-    for threads in THREAD_CLASSES:
-        if threads == 1:
-            parts = split(serial_tasks, extents, minimums, units)
-        else:
-            target = pow2_floor(max(1, min(THREADED_MAX_TASKS, TASKS_PER_THREAD * threads,
-                                           flops // THREADED_TASK_FLOPS)))
-            parts = split(max(serial_tasks, target), extents, minimums, units,
-                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), target)
+    for parts in splits:
         cm = -(-m_panels // parts[0]) * mr
         cn = -(-n_panels // parts[1]) * nr
         grids.append(Grid(parts, (min(max(mr, MC // mr * mr), cm), cn)))

@@ -45,7 +45,7 @@ from ...shape import F32, F64, strides
 from ..gemm import GroupMap
 from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
 from ..kernel_choice import NotApplicable, plan_function
-from ..task_grid import THREAD_CLASSES, TASKS_PER_THREAD, Grid, GridTable, pow2_floor, split
+from ..task_grid import Grid, GridTable, class_splits, pow2_floor
 from ._util import ScratchPlan
 
 #: Split a dot into tasks of at least this many flops ...
@@ -333,19 +333,10 @@ def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking)
     (no task under ``THREADED_TASK_FLOPS``, at most ``THREADED_MAX_TASKS``)
     when that is more; then, while there are fewer, the longer chunk halved
     down to ``THREADED_MIN_M_PANELS`` x ``THREADED_MIN_N_PANELS``."""
-    extents, units = (nb, m_panels, n_panels), (1, blk.mr, blk.nr)
-    minimums = (0, MIN_M_PANELS, MIN_N_PANELS)
-    serial_tasks = pow2_floor(max(1, min(MAX_TASKS, flops // TASK_FLOPS)))
-    grids = []
-    for threads in THREAD_CLASSES:
-        if threads == 1:
-            parts = split(serial_tasks, extents, minimums, units)
-        else:
-            target = pow2_floor(max(1, min(THREADED_MAX_TASKS, TASKS_PER_THREAD * threads,
-                                           flops // THREADED_TASK_FLOPS)))
-            parts = split(max(serial_tasks, target), extents, minimums, units,
-                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), target)
-        grids.append(Grid(parts, _gemm_blocks(parts, m_panels, n_panels, blk)))
+    splits = class_splits(flops, (nb, m_panels, n_panels), (1, blk.mr, blk.nr), (0, MIN_M_PANELS, MIN_N_PANELS),
+                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), (TASK_FLOPS, MAX_TASKS),
+                          (THREADED_TASK_FLOPS, THREADED_MAX_TASKS))
+    grids = [Grid(parts, _gemm_blocks(parts, m_panels, n_panels, blk)) for parts in splits]
     return GridTable(tuple(grids))
 
 
