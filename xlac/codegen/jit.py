@@ -42,7 +42,7 @@ from .split import module_weight, split_module
 from .target import host_target_machine, init_llvm
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
-    """Run LLVM's O3 pipeline (new pass manager) on a parsed module; returns the
+    """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
     optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
     that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
@@ -51,7 +51,11 @@ def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = Fals
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pto.loop_unrolling = True
+    # Loops are unrolled only where they ask (``llvm.loop.unroll.full``,
+    # ``loops.full_unroll_hints``): LLVM's unrolling of every short loop made
+    # a training step's optimised code four times its size, took half of its
+    # compile time and ran it slower (docs/compile_time.md, section 3).
+    pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     try:

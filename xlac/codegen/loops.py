@@ -124,6 +124,21 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     return loop_id
 
 
+#: Trip counts up to which a window loop is unrolled completely (see
+#: :func:`full_unroll_hints`).
+FULL_UNROLL_MAX = 16
+
+
+def full_unroll_hints(module: ir.Module):
+    """A fresh loop ID asking LLVM to unroll the loop completely
+    (``llvm.loop.unroll.full``).  The pass pipeline (``jit.optimize``) unrolls
+    only loops that ask: LLVM's own unrolling of every short loop made the
+    optimised code of a training step four times its size, and slower.  What
+    asks is a short window loop inside an elementwise loop (``reduce-window``'s
+    2x2 max pool): unrolled, the loop around it vectorises over the channels."""
+    return _loop_id(module, [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])])
+
+
 def _interleave_hints(module: ir.Module, interleave: int | None, width: int | None) -> list:
     out = []
     if width:

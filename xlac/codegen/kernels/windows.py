@@ -30,7 +30,7 @@ from .. import types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
 from ..ir_array import I64, Index, scalar_index
-from ..loops import fill_padding, for_range, loop_nest
+from ..loops import FULL_UNROLL_MAX, fill_padding, for_range, full_unroll_hints, loop_nest
 from ..kernel_choice import KernelCandidate
 from .convolution import spatial_position
 
@@ -54,7 +54,9 @@ def window_loops(b: ir.IRBuilder, window, out_multi, base_sizes, out_sizes, orde
             multi[d] = out_multi[d]  # the identity window along this dimension
             level(j + 1)
             return
-        with for_range(b, wd.size, f"win{d}") as k:
+        # Short window loops unrolled: the loop around them then vectorises.
+        hints = full_unroll_hints(b.module) if wd.size <= FULL_UNROLL_MAX else None
+        with for_range(b, wd.size, f"win{d}", loop_id=hints) as k:
             pos, ok = spatial_position(b, out_multi[d], k, wd, base_sizes[d], out_sizes[d])
             multi[d] = pos
             if ok is None:
