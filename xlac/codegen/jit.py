@@ -8,9 +8,10 @@ file by the host TargetMachine and that object is loaded into MCJIT;
 cache of ``xlac.runtime.disk_cache``) without parsing or optimising IR.
 
 Parallel compilation: a big module is split into parts
-(:func:`xlac.codegen.split.split_module`), one per compile thread at most
-(``XLAC_COMPILE_THREADS``, :func:`compile_threads`), which are parsed,
-optimised and emitted at once on that many threads, each part in an
+(:func:`xlac.codegen.split.plan_split`), ``PARTS_PER_THREAD`` per compile
+thread (``XLAC_COMPILE_THREADS``, :func:`compile_threads`), which are parsed,
+optimised and emitted on that many threads — each part handed to a thread as
+soon as it is printed, while the next is printed —, each part in an
 LLVMContext of its own with its thread's TargetMachine (the calls that take
 the time run without llvmlite's global lock: ``xlac.codegen.unlocked``).  The
 parts' objects are loaded into one MCJIT engine, which links them; the entry
@@ -38,7 +39,7 @@ from llvmlite import ir
 from ..passes.pipeline import dump_directory, dump_module, dump_text
 from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
-from .split import module_weight, split_module
+from .split import SplitPlan, module_weight, plan_split, split_module
 from .target import host_target_machine, init_llvm
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
@@ -336,16 +337,23 @@ def compile_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: Parts per compile thread: more parts than threads even out the threads'
+#: work (parts differ in what LLVM makes of them) and start LLVM sooner (the
+#: first part goes to a thread while the next is printed).  A part's own costs
+#: are a few milliseconds (see ``MIN_PART_INSTRUCTIONS``).
+PARTS_PER_THREAD = 2
+
+
 def part_count(module: ir.Module | str, threads: int | None = None) -> int:
-    """Parts to compile ``module`` in: one per thread (``threads``, default
-    :func:`compile_threads`), but none smaller than ``MIN_PART_INSTRUCTIONS``;
-    IR given as text is one part."""
+    """Parts to compile ``module`` in: ``PARTS_PER_THREAD`` per thread
+    (``threads``, default :func:`compile_threads`), but none smaller than
+    ``MIN_PART_INSTRUCTIONS``; one without threads; IR given as text is one part."""
     if not isinstance(module, ir.Module):
         return 1
     threads = compile_threads() if threads is None else threads
     if threads <= 1:
         return 1
-    return max(1, min(threads, module_weight(module) // MIN_PART_INSTRUCTIONS))
+    return max(1, min(PARTS_PER_THREAD * threads, module_weight(module) // MIN_PART_INSTRUCTIONS))
 
 
 class _Workers:
@@ -393,14 +401,18 @@ def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool)
     return _Part(data, ref, t1 - t0, t2 - t1)
 
 
-def _compile_parts(texts: list[str], speed_level: int, module_options: bool, keep: bool) -> list[_Part]:
-    """Every part compiled, the first on this thread and the others at once on workers."""
-    if len(texts) == 1:
-        return [_compile_part(texts[0], speed_level, module_options, keep)]
-    pool = _workers.get(len(texts) - 1)
-    futures = [pool.submit(_compile_part, t, speed_level, module_options, keep) for t in texts[1:]]
-    first = _compile_part(texts[0], speed_level, module_options, keep)
-    return [first] + [f.result() for f in futures]
+def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module_options: bool,
+                   keep: bool) -> list[_Part]:
+    """Every part compiled: one part (or IR given as text) on this thread; more
+    on ``threads`` workers, each part handed over as soon as it is printed, so
+    that LLVM works on the first parts while Python prints the next."""
+    if isinstance(plan, str) or plan.count == 1:
+        return [_compile_part(plan if isinstance(plan, str) else plan.text(0), speed_level, module_options,
+                              keep)]
+    pool = _workers.get(max(1, min(threads, plan.count)))
+    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep)
+               for k in range(plan.count)]
+    return [f.result() for f in futures]
 
 
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
@@ -429,10 +441,11 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
         if dumping:
             dump_text("ir-no-opt.ll", str(module))
             t0 = time.perf_counter()
-        texts = split_module(module, entry_name, part_count(module, threads)) \
-            if isinstance(module, ir.Module) else [module]
+        threads = compile_threads() if threads is None else threads
+        plan = plan_split(module, entry_name, part_count(module, threads)) \
+            if isinstance(module, ir.Module) else module
         t1 = time.perf_counter()
-        parts = _compile_parts(texts, speed_level, module_options, keep_optimized or dumping)
+        parts = _compile_parts(plan, threads, speed_level, module_options, keep_optimized or dumping)
         t2 = time.perf_counter()
         if dumping:
             for k, part in enumerate(parts):

@@ -36,7 +36,7 @@ import re
 
 from llvmlite import ir
 
-__all__ = ["split_module", "module_weight", "COPY_MAX_INSTRUCTIONS", "COPY_MAX_BYTES"]
+__all__ = ["split_module", "plan_split", "SplitPlan", "module_weight", "COPY_MAX_INSTRUCTIONS", "COPY_MAX_BYTES"]
 
 #: Internal functions this small are copied into every part that calls them.
 COPY_MAX_INSTRUCTIONS = 50
@@ -60,9 +60,10 @@ def _instructions(fn: ir.Function) -> int:
     return sum(len(block.instructions) for block in fn.blocks)
 
 
-def _weight(v, text: str) -> int:
-    """What ``v`` costs LLVM, in instructions (a global variable: its text / 64)."""
-    return _instructions(v) if isinstance(v, ir.Function) else len(text) // 64
+def _weight(v) -> int:
+    """What ``v`` costs LLVM, in instructions (a global variable: a 16th of its
+    bytes, about its text / 64)."""
+    return _instructions(v) if isinstance(v, ir.Function) else _byte_size(v.value_type) // 16
 
 
 def module_weight(module: ir.Module) -> int:
@@ -110,27 +111,42 @@ def _exported(text: str) -> str:
     return _LOCAL_LINKAGE.sub(r"\1hidden ", text, count=1)
 
 
+class SplitPlan:
+    """Which values each part of a module defines, copies and declares; the
+    parts' texts are printed on demand (:meth:`text`), so that a caller can
+    hand part ``k`` to LLVM while it prints part ``k + 1`` (llvmlite's printer
+    is Python, LLVM's work runs without the GIL).  ``count``: the parts."""
+
+    def __init__(self, module: ir.Module, values: list, plans: list, exported: set):
+        self.module, self._values, self._plans, self._exported = module, values, plans, exported
+        self.count = max(1, len(plans))
+
+    def text(self, k: int) -> str:
+        """Part ``k``'s module text (the whole module when it is not split)."""
+        if not self._plans:
+            return str(self.module)
+        own, copies, declared = self._plans[k]
+        return _part_text(self.module, self._values, own, copies, declared, self._exported)
+
+
 def split_module(module: ir.Module, entry_name: str, parts: int) -> list[str]:
     """``module`` as the texts of at most ``parts`` LLVM modules (one when it
     cannot be split usefully), each complete on its own, whose objects linked
     together define what ``module`` defines.  The first holds ``entry_name``.
     ``module`` itself is not changed."""
+    plan = plan_split(module, entry_name, parts)
+    return [plan.text(k) for k in range(plan.count)]
+
+
+def plan_split(module: ir.Module, entry_name: str, parts: int) -> SplitPlan:
+    """The plan of :func:`split_module`, without printing anything yet."""
     values = list(module.globals.values())
     entry = module.globals.get(entry_name)
     if parts <= 1 or entry is None or not isinstance(entry, ir.Function):
-        return [str(module)]
-    texts = {id(v): str(v) for v in values}
+        return SplitPlan(module, values, [], set())
     by_reference = {v.get_reference(): v for v in values}
     defined = [v for v in values if _is_definition(v)]
-    refs: dict[int, list] = {}
-    for v in defined:
-        seen, out = {id(v)}, []
-        for token in _REFERENCE.findall(texts[id(v)]):
-            u = by_reference.get(token)
-            if u is not None and id(u) not in seen:
-                seen.add(id(u))
-                out.append(u)
-        refs[id(v)] = out
+    refs = {id(v): _references(v, by_reference) for v in defined}
     copied = {id(v) for v in defined if v is not entry and _copyable(v)}
 
     def placed(u) -> bool:
@@ -141,8 +157,8 @@ def split_module(module: ir.Module, entry_name: str, parts: int) -> list[str]:
     # Defined but reached from nowhere (an external definition besides the entry): keep it.
     units[0] += [v for v in defined if placed(v) and id(v) not in in_units]
     if len(units) < 2:
-        return [str(module)]
-    part_of = _deal(units, min(parts, len(units)), texts)
+        return SplitPlan(module, values, [], set())
+    part_of = _deal(units, min(parts, len(units)))
     count = max(part_of.values()) + 1
     members: list[list] = [[] for _ in range(count)]
     for v in values:
@@ -169,8 +185,45 @@ def split_module(module: ir.Module, entry_name: str, parts: int) -> list[str]:
                     declared.add(id(u))
                     exported.add(id(u))
         plans.append((own, copies, declared))
-    return [_part_text(module, values, texts, own, copies, declared, exported)
-            for own, copies, declared in plans]
+    return SplitPlan(module, values, plans, exported)
+
+
+def _references(v, by_reference: dict) -> list:
+    """The module's values ``v`` refers to, each once, in order of appearance.
+
+    A function's are found from its instructions' operands, without printing
+    it (printing is most of what splitting costs): a global operand itself, or
+    any other operand whose reference names one (``@...``: a constant
+    expression such as a ``getelementptr`` of a global).  A global variable's
+    are found in its printed initializer."""
+    seen, out = {id(v)}, []
+
+    def add(u) -> None:
+        if u is not None and id(u) not in seen:
+            seen.add(id(u))
+            out.append(u)
+
+    if not isinstance(v, ir.Function):
+        for token in _REFERENCE.findall(str(v)):
+            add(by_reference.get(token))
+        return out
+    for block in v.blocks:
+        for instr in block.instructions:
+            for op in instr.operands:
+                if isinstance(op, _LOCAL_OPERANDS):
+                    continue
+                if isinstance(op, ir.GlobalValue):
+                    add(by_reference.get(op.get_reference()))
+                    continue
+                text = op.get_reference()
+                if "@" in text:
+                    for token in _REFERENCE.findall(text):
+                        add(by_reference.get(token))
+    return out
+
+
+#: Operands that never name a global: values local to the function.
+_LOCAL_OPERANDS = (ir.Instruction, ir.Argument, ir.Block)
 
 
 def _units(entry, roots: list, refs: dict, placed) -> list[list]:
@@ -202,12 +255,12 @@ def _units(entry, roots: list, refs: dict, placed) -> list[list]:
     return [members[id(r)] for r in roots]
 
 
-def _deal(units: list[list], parts: int, texts: dict) -> dict[int, int]:
+def _deal(units: list[list], parts: int) -> dict[int, int]:
     """Part number by value id: units longest first, each to the lightest part
     (the entry's unit, ``units[0]``, to part 0)."""
     load = [0] * parts
     part_of: dict[int, int] = {}
-    weights = [sum(_weight(v, texts[id(v)]) for v in unit) for unit in units]
+    weights = [sum(_weight(v) for v in unit) for unit in units]
 
     def put(k: int, p: int) -> None:
         load[p] += weights[k]
@@ -222,20 +275,21 @@ def _deal(units: list[list], parts: int, texts: dict) -> dict[int, int]:
     return {k: renumber[p] for k, p in part_of.items()}
 
 
-def _part_text(module: ir.Module, values: list, texts: dict, own: set, copies: set, declared: set,
+def _part_text(module: ir.Module, values: list, own: set, copies: set, declared: set,
                exported: set) -> str:
+    # str(v) is printed once per value: llvmlite caches it.
     lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
              f'target datalayout = "{module.data_layout}"', ""]
     lines += [t.get_declaration() for t in module.get_identified_types().values()]
     for v in values:
         if id(v) in own:
-            lines.append(_exported(texts[id(v)]) if id(v) in exported else texts[id(v)])
+            lines.append(_exported(str(v)) if id(v) in exported else str(v))
         elif id(v) in copies:
-            lines.append(texts[id(v)])
+            lines.append(str(v))
         elif id(v) in declared:
             lines.append(_declaration(v))
         elif not _is_definition(v):
-            lines.append(texts[id(v)])        # the module's own declarations (libm, GEMM library, ...)
+            lines.append(str(v))        # the module's own declarations (libm, GEMM library, ...)
     for name, node in module.namedmetadata.items():
         lines.append(f"!{name} = !{{ {', '.join(op.get_reference() for op in node.operands)} }}")
     lines += [str(md) for md in module.metadata]
