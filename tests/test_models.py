@@ -14,11 +14,12 @@ import xlac
 from benchmarks import models
 
 #: Programs whose results differ from jax's beyond the manifest's tolerances: open
-#: bugs (strict: a fix makes the test say so).  Parameter updates of Adam-style
-#: optimisers where the second moment is tiny, so the step amplifies rounding:
-#: vit_train's updates differ by ~1e-3 at ~7e-4, gpt_train_adamw's arr_8 and
-#: gpt_scan_remat_train's arr_11 by ~1.1e-5 at ~3e-5 (atol 1e-5).
-KNOWN_MISMATCH = {"vit_train", "gpt_train_adamw", "gpt_scan_remat_train"}
+#: bugs (strict: a fix makes the test say so).  None today.  (The attention key
+#: biases of vit_train and the GPTs differed by up to ~1e-3: their gradient is
+#: zero up to rounding and Adam turns the noise into steps of up to lr, so the
+#: manifest gives those outputs twice jax's step as ``atol``, with a ``note``;
+#: see ``gen/generate.py``'s ``NOISE_OUTPUTS``.)
+KNOWN_MISMATCH: set = set()
 CASES = models.cases()
 
 
@@ -33,6 +34,15 @@ def _param(case):
 
 def test_every_known_mismatch_is_a_program():
     assert KNOWN_MISMATCH <= {c["name"] for c in CASES}
+
+
+def test_only_noted_outputs_have_a_wider_tolerance():
+    # An output with a wider tolerance than its program's others says why.
+    for case in CASES:
+        usual = min(out["atol"] for out in case["outputs"] if out["dtype"] == "float32")
+        for out in case["outputs"]:
+            if out["dtype"] == "float32" and out["atol"] > usual:
+                assert "zero up to rounding" in out.get("note", ""), (case["name"], out["name"])
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])

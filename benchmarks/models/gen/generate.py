@@ -109,6 +109,26 @@ def jax_times(fn, args, repeat: int = 20) -> dict:
             "compile_samples": COMPILE_SAMPLES, "run_samples": repeat}
 
 
+#: Updated parameters whose gradient is zero up to rounding, by program: the
+#: attention key biases (softmax ignores a shift shared by all of a query's
+#: logits).  Adam divides that noise by its own size, a step of up to lr in a
+#: direction rounding picks, so two correct compilers differ by up to twice
+#: the step.  (Parameters come first among both the inputs and the outputs.)
+NOISE_OUTPUTS = {"vit_train": [0, 16, 32, 48], "gpt_train_adamw": [8], "gpt_scan_remat_train": [11]}
+NOISE_NOTE = ("attention key bias: its gradient is zero up to rounding (softmax ignores a shift shared by all of a "
+              "query's logits) and Adam turns that noise into steps of up to lr; atol: twice the largest such "
+              "step jax took")
+
+
+def _noise_tolerance(name: str, ins: list, outs: list, outputs: list) -> None:
+    noisy = NOISE_OUTPUTS.get(name, [])
+    if not noisy:
+        return
+    step = max(float(np.abs(outs[k].astype(np.float64) - ins[k]).max()) for k in noisy)
+    for k in noisy:
+        outputs[k].update(atol=float(f"{2 * step:.3g}"), note=NOISE_NOTE)
+
+
 def write_case(name: str, builder) -> dict:
     fn, args = builder()
     text = jax.jit(fn, keep_unused=True).lower(*args).as_text(dialect="hlo")
@@ -123,6 +143,7 @@ def write_case(name: str, builder) -> dict:
         if not np.issubdtype(o.dtype, np.inexact):
             rtol = atol = 0.0
         outputs.append({"name": f"arr_{k}", "dtype": str(o.dtype), "shape": list(o.shape), "rtol": rtol, "atol": atol})
+    _noise_tolerance(name, ins, outs, outputs)
     instructions, computations, opcodes = counts(text)
     case = {"name": name, "description": (builder.__doc__ or "").strip(), "instructions": instructions,
             "computations": computations, "opcodes": opcodes, "x64": False,
