@@ -42,7 +42,7 @@ from ..shape import Shape, to_buffer
 from . import types
 from .elemental import ElementalEmitter
 from .emission import context_of
-from .ir_array import IrArray, i64
+from .ir_array import I64, IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
 from .kernel_sharing import SiteSlots, site_key, slot_identity
 from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
@@ -284,6 +284,52 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
     return arr
 
 
+#: A shared-kernel site with at most this many slots stores their addresses
+#: itself; one with more fills its slot array from a constant table.
+SLOT_STORES_MAX = 2
+#: How ``xlac.fill_slots`` reads a slot table's kinds.
+SLOT_KINDS = {"temp": 0, "parameter": 1, "result": 2, "constant": 3}
+_FILL_SLOTS_FN = "xlac.fill_slots"
+
+
+def fill_slots_function(module: ir.Module) -> ir.Function:
+    """``xlac.fill_slots(slots, table, n, results, params, temp)``: for each of
+    the ``n`` (kind, value) pairs of ``table`` the address of that slot —
+    ``temp + value``, ``params[value]``, ``results[value]`` or ``value`` itself —
+    into ``slots``.  Made once per module (small: copied into every part of a
+    split module that calls it)."""
+    fn = module.globals.get(_FILL_SLOTS_FN)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, PTR, PTR, PTR]), _FILL_SLOTS_FN)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    slots, table, n, results, params, temp = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with for_range_dynamic(b, i64(0), n, "slot", loop_id=loop_hints(module, vectorize=False)) as k:
+        at = b.shl(k, i64(1))
+        kind = b.load(b.gep(table, [at], source_etype=I64), typ=I64)
+        value = b.load(b.gep(table, [b.add(at, i64(1))], source_etype=I64), typ=I64)
+        out = b.gep(slots, [k], source_etype=PTR)
+        done = b.append_basic_block("slot.done")
+        cases = {
+            "temp": lambda: b.gep(temp, [value], inbounds=True, source_etype=I8),
+            "parameter": lambda: b.load(b.gep(params, [value], source_etype=PTR), typ=PTR),
+            "result": lambda: b.load(b.gep(results, [value], source_etype=PTR), typ=PTR),
+            "constant": lambda: b.inttoptr(value, PTR),
+        }
+        blocks = {name: b.append_basic_block(f"slot.{name}") for name in cases}
+        switch = b.switch(kind, blocks["constant"])
+        for name, address in cases.items():
+            switch.add_case(i64(SLOT_KINDS[name]), blocks[name])
+            b.position_at_end(blocks[name])
+            b.store(address(), out)
+            b.branch(done)
+        b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
 class ModuleEmitter:
     """Builds the LLVM module for ``module``; see the module docstring."""
 
@@ -379,7 +425,10 @@ class ModuleEmitter:
             if slots is None:
                 b.call(kernel, list(fn.args))
             else:
-                array = _pointer_array(b, b, [self.buffer_pointer(b, fn, sl, src) for sl, src in slots.slices])
+                # An array per site: the kernel reads it with !invariant.load,
+                # which must stay true where LLVM inlines a small kernel here.
+                array = b.alloca(PTR, size=max(1, len(slots.slices)))
+                self._fill_slots(b, fn, array, slots)
                 b.call(kernel, [array, array, array, fn.args[3]])
             if long_running:
                 self.polls_cancel = True
@@ -393,6 +442,38 @@ class ModuleEmitter:
             b.position_at_end(cancelled)
             b.ret_void()
         return fn
+
+    def _fill_slots(self, b: ir.IRBuilder, fn: ir.Function, array: ir.Value, slots) -> None:
+        """Fill ``array`` with the addresses of a shared kernel's slots.  A site
+        with more than ``SLOT_STORES_MAX`` slots calls ``xlac.fill_slots`` on a
+        constant table of them (see ``slot_table``): a training step's entry
+        was 700 sites of a store and an address per slot, a quarter of the
+        module's instructions, for LLVM to optimise in one function."""
+        if len(slots.slices) <= SLOT_STORES_MAX:
+            for k, (sl, src) in enumerate(slots.slices):
+                b.store(self.buffer_pointer(b, fn, sl, src), b.gep(array, [i64(k)], source_etype=PTR))
+            return
+        table = self._slot_table(slots)
+        results, params, temp, _opts = fn.args
+        b.call(fill_slots_function(self.llvm), [array, table, i64(len(slots.slices)), results, params, temp])
+
+    def _slot_table(self, slots) -> ir.GlobalVariable:
+        """A constant table of ``slots``: per slot its kind (``SLOT_KINDS``) and
+        value (a temp offset, a parameter or result number, an address)."""
+        values = []
+        for sl, src in slots.slices:
+            if sl.kind == "constant":
+                address = ir.FormattedConstant(I64, f"ptrtoint (ptr {self.constant_global(src).get_reference()} "
+                                                    f"to i64)")
+                values += [i64(SLOT_KINDS["constant"]), address]
+            else:
+                values += [i64(SLOT_KINDS[sl.kind]), i64(sl.offset if sl.kind == "temp" else sl.number)]
+        ty = ir.ArrayType(I64, len(values))
+        g = ir.GlobalVariable(self.llvm, ty, _unique(f"{self.entry_name}.slots", self._names))
+        g.initializer = ir.Constant(ty, values)
+        g.global_constant = True
+        g.linkage = "internal"
+        return g
 
     def emit(self) -> ir.Module:
         self.function_for(self.hlo.entry, self.entry_name, linkage="external")
@@ -493,6 +574,10 @@ class ModuleEmitter:
                 fn, long_running = self._emit_kernel_function(assignment, inst, candidate)
             finally:
                 self._slots = outer
+            # Never inlined: inlined into a site, the kernel's !invariant.load
+            # of its slot array could be moved above the call filling it
+            # (``_fill_slots``); and a copy per site is what sharing avoids.
+            fn.attributes.add("noinline")
             shared = self._shared[key] = [fn, long_running, 0]
         shared[2] += 1
         return shared[0], shared[1], slots
