@@ -127,16 +127,29 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
 #: Trip counts up to which a window loop is unrolled completely (see
 #: :func:`full_unroll_hints`).
 FULL_UNROLL_MAX = 16
+#: A loop nest's innermost loop of at most this many iterations is unrolled
+#: completely (when there is a loop around it to vectorise instead).
+SHORT_INNER_MAX = 4
 
 
-def full_unroll_hints(module: ir.Module):
+def full_unroll_hints(module: ir.Module, base=None):
     """A fresh loop ID asking LLVM to unroll the loop completely
     (``llvm.loop.unroll.full``).  The pass pipeline (``jit.optimize``) unrolls
     only loops that ask: LLVM's own unrolling of every short loop made the
     optimised code of a training step four times its size, and slower.  What
-    asks is a short window loop inside an elementwise loop (``reduce-window``'s
-    2x2 max pool): unrolled, the loop around it vectorises over the channels."""
-    return _loop_id(module, [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])])
+    asks is a short loop inside an elementwise loop: a window loop
+    (``reduce-window``'s 2x2 max pool), a convolution's few input features, the
+    innermost dimension of a loop nest of at most ``SHORT_INNER_MAX`` (an
+    image's 3 channels): unrolled, the loop around it vectorises (rolled, a
+    DDPM U-Net's rng kernels over u32[8,16,16,3] ran masked 4-lane vectors
+    of 3 lanes).  With ``base``, a loop ID, its hints are kept too."""
+    hints = [h for h in base.operands if h is not base and not _is_unroll_hint(h)] if base is not None else []
+    return _loop_id(module, hints + [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])])
+
+
+def _is_unroll_hint(node) -> bool:
+    name = node.operands[0] if getattr(node, "operands", None) else None
+    return isinstance(name, ir.MetaDataString) and name.string.startswith("llvm.loop.unroll.")
 
 
 def _interleave_hints(module: ir.Module, interleave: int | None, width: int | None) -> list:
@@ -371,23 +384,26 @@ def _linear(builder, shape: Shape, dims: list, multi: list) -> ir.Value:
 
 
 @contextmanager
-def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
+def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id, outer: bool = False):
     if not order:
         yield
         return
     d = order[0]
     if shape.dimensions[d] == 1:
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, outer):
             yield
         return
     if d in ranges:
         loop = for_range_dynamic(builder, *ranges[d], f"{name}{d}", chains, loop_id)
     else:
-        loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains, loop_id)
+        innermost = all(shape.dimensions[e] == 1 for e in order[1:])
+        short = outer and innermost and shape.dimensions[d] <= SHORT_INNER_MAX
+        loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains,
+                         full_unroll_hints(builder.module, loop_id) if short else loop_id)
     with loop as iv:
         multi[d] = iv
         depths[d] = len(chains)
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, True):
             yield
 
 
