@@ -650,9 +650,17 @@ class Shape:
 
     # -- text -----------------------------------------------------------------
     def __str__(self) -> str:
-        return self.to_string(print_layout=True)
+        # Printed once per shape object (the shape is immutable): kernel sharing
+        # keys, the HLO printer and cache keys print the same shapes many times.
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = self.to_string(print_layout=True)
+            object.__setattr__(self, "_text", text)  # not a field: out of ==, hash and repr
+        return text
 
     def to_string(self, print_layout: bool = True) -> str:
+        if print_layout and self.__dict__.get("_text") is not None:
+            return self._text
         if self.is_tuple:
             return "(" + ", ".join(s.to_string(print_layout) for s in self.tuple_shapes) + ")"
         if self.is_token:
