@@ -94,6 +94,7 @@ class MultiOutputFusion:
         fused = HloComputation(fuser.fresh("fused_multi", fuser.comp_names))
         operands: list[HloInstruction] = []
         params: dict[int, HloInstruction] = {}
+        names: set[str] = set()  # of the instructions in ``fused`` so far
         roots = []
         for f in (a, b):
             body: HloComputation = f.attrs["calls"]
@@ -105,12 +106,13 @@ class MultiOutputFusion:
                         p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},
                                            f"param_{len(operands)}")
                         fused.add_instruction(p)
+                        names.add(p.name)
                         params[id(outer)] = p
                         operands.append(outer)
                     mapping[id(inst)] = params[id(outer)]
                     continue
                 clone = HloInstruction(inst.opcode, inst.shape, [mapping[id(o)] for o in inst.operands],
-                                       dict(inst.attrs), fuser.fresh(inst.name, {i.name for i in fused.instructions}))
+                                       dict(inst.attrs), fuser.fresh(inst.name, names))
                 fused.add_instruction(clone)
                 mapping[id(inst)] = clone
             root = mapping[id(body.root)]
