@@ -648,6 +648,22 @@ class Shape:
                     and all(a.compatible(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes)))
         return self.element_type == other.element_type and self.dimensions == other.dimensions
 
+    # -- hashing --------------------------------------------------------------
+    def __hash__(self) -> int:
+        # Computed once per shape object (immutable): CSE and other tables key on
+        # shapes ~10^5 times for a training step, and the generated hash of the
+        # fields hashes the Layout and the element type (Python code) each time.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.element_type, self.dimensions, self.layout, self.tuple_shapes,
+                      self.dynamic_dimensions))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        # A hash is only valid in the process that computed it (str hashing is salted).
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     # -- text -----------------------------------------------------------------
     def __str__(self) -> str:
         # Printed once per shape object (the shape is immutable): kernel sharing
