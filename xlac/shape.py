@@ -648,11 +648,35 @@ class Shape:
                     and all(a.compatible(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes)))
         return self.element_type == other.element_type and self.dimensions == other.dimensions
 
+    # -- hashing --------------------------------------------------------------
+    def __hash__(self) -> int:
+        # Computed once per shape object (immutable): CSE and other tables key on
+        # shapes ~10^5 times for a training step, and the generated hash of the
+        # fields hashes the Layout and the element type (Python code) each time.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.element_type, self.dimensions, self.layout, self.tuple_shapes,
+                      self.dynamic_dimensions))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        # A hash is only valid in the process that computed it (str hashing is salted).
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     # -- text -----------------------------------------------------------------
     def __str__(self) -> str:
-        return self.to_string(print_layout=True)
+        # Printed once per shape object (the shape is immutable): kernel sharing
+        # keys, the HLO printer and cache keys print the same shapes many times.
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = self.to_string(print_layout=True)
+            object.__setattr__(self, "_text", text)  # not a field: out of ==, hash and repr
+        return text
 
     def to_string(self, print_layout: bool = True) -> str:
+        if print_layout and self.__dict__.get("_text") is not None:
+            return self._text
         if self.is_tuple:
             return "(" + ", ".join(s.to_string(print_layout) for s in self.tuple_shapes) + ")"
         if self.is_token:

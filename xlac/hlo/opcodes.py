@@ -44,6 +44,11 @@ class Trait(enum.Enum):
     NO_BUFFER = "no-buffer"            # owns no buffer of its own (plumbing; PASS_THROUGH too)
     UPDATES_OPERAND = "updates-operand"  # writes a copy of operand 0, in place when it may
 
+    # Members are singletons compared by identity: hash them by identity too (in C),
+    # not by name as Enum does (in Python) — fusion asks ``has_trait`` ~10^5
+    # times for a training step.  Trait sets are only asked for membership.
+    __hash__ = object.__hash__
+
 
 CATEGORIES = ("unary", "binary", "compare", "ternary", "convert", "leaf", "data", "reduce",
               "dot", "control", "collective", "other")

@@ -89,6 +89,11 @@ _SCALAR_RE = re.compile(
 _SHAPE_START_RE = re.compile(r"\(|[a-z][a-z0-9]*\[", re.ASCII)
 # What the lexer skips between tokens (besides comments): ASCII white space only.
 _BLANKS = " \t\r\n\f\v"
+_BLANKS_RE = re.compile(r"[ \t\r\n\f\v]*")
+# The common shape: a static array with an optional plain layout, e.g.
+# ``f32[64,128]{1,0}`` (not a prefix of a longer shape: no ``{`` may follow
+# unless the layout matched).  Its parse is cached by its text (see Parser.shape).
+_SIMPLE_SHAPE_RE = re.compile(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\}|(?!\{))", re.ASCII)
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
@@ -197,6 +202,9 @@ class Parser:
         self._done: dict[str, HloComputation] = {}
         self._generated: list[HloComputation] = []
         self._pending_name: str | None = None      # the instruction being read (nested ones avoid it)
+        # Shapes repeat (a training step has thousands of instructions and tens of
+        # shapes): the Shape of each simple shape text, parsed once (shapes are immutable).
+        self._shapes: dict[str, Shape] = {}
 
     # -- positions and errors ----------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -242,7 +250,7 @@ class Parser:
     def skip_ws(self) -> int:
         """Skip blanks and comments; returns the new position."""
         text, end = self.text, self.end
-        pos = self.pos
+        pos = _BLANKS_RE.match(text, self.pos, end).end()  # the common case: blanks only
         while pos < end:
             c = text[pos]
             if c in _BLANKS:
@@ -365,6 +373,19 @@ class Parser:
 
     def shape(self) -> Shape:
         pos = self.skip_ws()
+        simple = _SIMPLE_SHAPE_RE.match(self.text, pos, self.end)
+        if simple is not None:
+            shape = self._shapes.get(simple.group(0))
+            if shape is None:
+                shape = self._parse_shape(pos)
+                if self.pos == simple.end():  # the same text parsed: the same shape wherever it is
+                    self._shapes[simple.group(0)] = shape
+            else:
+                self.pos = simple.end()
+            return shape
+        return self._parse_shape(pos)
+
+    def _parse_shape(self, pos: int) -> Shape:
         # Shapes never span lines; handing the shape parser one line makes the
         # columns in its messages the real columns.
         line_start = self._line_starts[self.line_col(pos)[0] - 1]

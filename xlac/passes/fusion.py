@@ -79,6 +79,45 @@ def is_expensive(inst: HloInstruction) -> bool:
 # Building fusions
 # ----------------------------------------------------------------------------
 
+class _FusedIndex:
+    """What fusion decisions ask of one fusion's computation, kept current by
+    :meth:`Fuser.fuse_into` so that a question or a fusion step costs what it
+    touches rather than a scan of the computation (up to 256 instructions,
+    asked about tens of thousands of times in a training step):
+
+    * ``params``: the parameters by parameter number (parallel to the fusion's operands);
+    * ``by_operand``: id of an operand -> the parameter that reads it;
+    * ``names``: the instructions' names (for fresh ones);
+    * ``uses``: id of an instruction -> its (user, operand index) pairs inside
+      the computation, in instruction order (the order the scans gave);
+    * ``partitioned``: whether every parameter comes before every other instruction.
+    """
+
+    __slots__ = ("params", "by_operand", "names", "uses", "partitioned")
+
+    def __init__(self, fusion: HloInstruction):
+        fused: HloComputation = fusion.attrs["calls"]
+        self.params: list = [None] * len(fusion.operands)
+        self.by_operand: dict[int, HloInstruction] = {}
+        self.names = {i.name for i in fused.instructions}
+        self.uses: dict[int, list] = {}
+        seen_other = False
+        self.partitioned = True
+        for inst in fused.instructions:
+            self.uses.setdefault(id(inst), [])
+            if inst.opcode == "parameter":
+                self.params[inst.parameter_number] = inst
+                self.by_operand[id(fusion.operands[inst.parameter_number])] = inst
+                self.partitioned &= not seen_other
+                continue
+            seen_other = True
+            for j, o in enumerate(inst.operands):
+                self.uses.setdefault(id(o), []).append((inst, j))
+
+    def uses_of(self, inst: HloInstruction) -> list:
+        return self.uses.get(id(inst), [])
+
+
 class Fuser:
     """Producer/consumer fusion of one computation (the machinery of
     :class:`InstructionFusion`; :class:`~xlac.passes.multi_output_fusion.MultiOutputFusion`
@@ -96,6 +135,7 @@ class Fuser:
         # runs, so that a high-fan-out value (a parameter read by thousands of
         # ops) costs O(1) per update; the lists are rebuilt at the end.
         self._users: dict[int, dict] = {}
+        self._fused_index: dict[int, _FusedIndex] = {}  # fusion id -> its index
 
     def users(self, inst: HloInstruction) -> dict:
         u = self._users.get(id(inst))
@@ -105,6 +145,13 @@ class Fuser:
 
     def fresh(self, base: str, used: set) -> str:
         return fresh_name(base, used)
+
+    def fused_index(self, fusion: HloInstruction) -> _FusedIndex:
+        """The :class:`_FusedIndex` of ``fusion`` (built on first use)."""
+        index = self._fused_index.get(id(fusion))
+        if index is None:
+            index = self._fused_index[id(fusion)] = _FusedIndex(fusion)
+        return index
 
     # -- structure -------------------------------------------------------------------
     def make_fusion(self, consumer: HloInstruction) -> HloInstruction:
@@ -133,49 +180,67 @@ class Fuser:
 
     def fuse_into(self, fusion: HloInstruction, producer: HloInstruction) -> None:
         """Clone ``producer`` into ``fusion``'s computation in place of its parameter."""
+        if producer.opcode == "fusion":
+            raise AssertionError("producer fusions are not merged")
         fused: HloComputation = fusion.attrs["calls"]
+        index = self.fused_index(fusion)
         k = fusion.operands.index(producer)
-        param = next(p for p in fused.instructions
-                     if p.opcode == "parameter" and p.parameter_number == k)
+        param = index.params[k]
         # Operands of the producer: reuse an existing parameter or add one.
-        by_operand = {id(op): p for p in fused.instructions if p.opcode == "parameter"
-                      for op in [fusion.operands[p.parameter_number]]}
-        new_operands = []
-        used = {i.name for i in fused.instructions}
+        new_params, new_operands = [], []
         for op in producer.operands:
-            p = by_operand.get(id(op))
+            p = index.by_operand.get(id(op))
             if p is None:
                 number = len(fusion.operands)
                 p = HloInstruction("parameter", op.shape, (), {"parameter_number": number},
-                                   self.fresh(f"param_{number}", used))
-                fused.instructions.insert(0, p)
+                                   self.fresh(f"param_{number}", index.names))
                 p.parent = fused
                 fusion.operands.append(op)
-                by_operand[id(op)] = p
+                index.params.append(p)
+                index.by_operand[id(op)] = p
+                index.uses[id(p)] = []
+                new_params.append(p)
             new_operands.append(p)
-        name = self.fresh(producer.name, used)
+        name = self.fresh(producer.name, index.names)
         clone = HloInstruction(producer.opcode, producer.shape, new_operands, dict(producer.attrs), name)
         clone.parent = fused
-        if producer.opcode == "fusion":
-            raise AssertionError("producer fusions are not merged")
-        # Put the clone where the parameter was (before its users).
-        fused.instructions[fused.instructions.index(param)] = clone
-        for inst in fused.instructions:
-            if param in inst.operands:
-                inst.replace_operand(param, clone)
+        # The clone reads the parameters; it comes before every other non-parameter (below).
+        for q in dict.fromkeys(new_operands):
+            index.uses[id(q)] = [(clone, j) for j, o in enumerate(new_operands) if o is q] + index.uses[id(q)]
+        # The parameter's readers read the clone.
+        uses = index.uses.pop(id(param))
+        index.uses[id(clone)] = uses
+        for user in dict.fromkeys(u for u, _ in uses):
+            user.replace_operand(param, clone)
         if fused.root is param:
             fused.root = clone
+        index.names.discard(param.name)
         # Drop the parameter and renumber the rest (operand k goes away).
         del fusion.operands[k]
-        for p in fused.instructions:
-            if p.opcode == "parameter" and p.parameter_number > k:
-                p.attrs["parameter_number"] -= 1
+        del index.params[k]
+        for p in index.params[k:]:
+            p.attrs["parameter_number"] -= 1
+        if index.by_operand.get(id(producer)) is param:
+            del index.by_operand[id(producer)]
+            if producer in fusion.operands:  # read twice: the last parameter reading it stands in
+                index.by_operand[id(producer)] = [p for p in fused.instructions if p.opcode == "parameter"
+                                                  and p is not param and fusion.operands[p.parameter_number]
+                                                  is producer][-1]
         if producer.opcode in OUTPUT_FUSION_ROOTS and fusion.attrs.get("kind") == "kLoop":
             fusion.attrs["kind"] = "kOutput"
-        # Order stays valid with every parameter first: the clone took its
-        # parameter's place, before every user of it, and reads only parameters.
-        fused.instructions = ([i for i in fused.instructions if i.opcode == "parameter"]
-                              + [i for i in fused.instructions if i.opcode != "parameter"])
+        # Order stays valid with every parameter first (new ones in front, last
+        # made first): the clone reads only parameters and comes before the
+        # other non-parameters, so before every user of it.
+        old = fused.instructions
+        if index.partitioned:
+            n = len(index.params) - len(new_params) + 1  # parameters in ``old``
+            i = old.index(param)
+            fused.instructions = new_params[::-1] + old[:i] + old[i + 1:n] + [clone] + old[n:]
+        else:
+            old = new_params[::-1] + [clone if i is param else i for i in old]
+            fused.instructions = ([i for i in old if i.opcode == "parameter"]
+                                  + [i for i in old if i.opcode != "parameter"])
+            self._fused_index[id(fusion)] = _FusedIndex(fusion)  # uses in the new order
 
     def _replace(self, old: HloInstruction, new: HloInstruction) -> None:
         # comp.instructions is rebuilt once at the end of the pass (linear time);
@@ -219,18 +284,19 @@ class Fuser:
             return f"fusion would exceed {MAX_FUSED_INSTRUCTIONS} instructions"
         if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
             return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
-        uses = _uses_in_consumer(producer, consumer)
+        index = self.fused_index(consumer) if fused else None
+        uses = _uses_in_consumer(producer, consumer, index)
         if producer.opcode in OUTPUT_FUSION_ROOTS and \
-                not all(_index_preserving_to_root(u, consumer) for u in uses):
+                not all(_index_preserving_to_root(u, consumer, index) for u in uses):
             # The dot/convolution emitter applies an epilogue to its own output tiles.
             return (f"a {producer.opcode} fuses only into elementwise consumers that read it "
                     f"at the same index")
         if is_expensive(producer):
             for use in uses:
-                why = _reuse(use, consumer)
+                why = _reuse(use, consumer, index)
                 if why:
                     return f"{producer.opcode} {why}"
-        why = _transpose_conflict(producer, consumer)
+        why = _transpose_conflict(producer, consumer, index)
         if why:
             return why
         return None
@@ -301,9 +367,12 @@ class Fuser:
         twice) a value that two instructions of the fusion read is then fused
         once, after both, rather than copied into the fusion for each."""
         operands = list(dict.fromkeys(consumer.operands))
-        only = {id(p) for p in operands
-                if p is not self.comp.root and all(u is consumer for u in self.users(p).values())}
+        only = {id(p) for p in operands if p is not self.comp.root and self._only_reader(consumer, p)}
         return [p for p in operands if id(p) in only] + [p for p in operands if id(p) not in only]
+
+    def _only_reader(self, consumer: HloInstruction, producer: HloInstruction) -> bool:
+        users = self.users(producer)  # a dict by id: each user once
+        return not users or (len(users) == 1 and id(consumer) in users)
 
     def _fuse(self, fusion: HloInstruction, producer: HloInstruction) -> None:
         self.fuse_into(fusion, producer)
@@ -321,29 +390,25 @@ class Fuser:
 # Index analyses inside a (future) fusion
 # ----------------------------------------------------------------------------
 
-def _uses_in_consumer(producer: HloInstruction, consumer: HloInstruction) -> list:
+def _uses_in_consumer(producer: HloInstruction, consumer: HloInstruction, index) -> list:
     """Where the producer's value is read once fused: (instruction, operand index) pairs
-    inside the fused computation (or the consumer itself when it is not a fusion)."""
-    if consumer.opcode != "fusion":
+    inside the fused computation (``index``, its :class:`_FusedIndex`), or in the
+    consumer itself when it is not a fusion (``index`` None)."""
+    if index is None:
         return [(consumer, k) for k, o in enumerate(consumer.operands) if o is producer]
-    fused: HloComputation = consumer.attrs["calls"]
-    k = consumer.operands.index(producer)
-    param = next(p for p in fused.instructions if p.opcode == "parameter" and p.parameter_number == k)
-    return [(inst, j) for inst in fused.instructions for j, o in enumerate(inst.operands) if o is param]
+    return index.uses_of(index.params[consumer.operands.index(producer)])
 
 
 def fused_root(consumer: HloInstruction) -> HloInstruction:
     return consumer.attrs["calls"].root if consumer.opcode == "fusion" else consumer
 
 
-def _users_in(inst: HloInstruction, consumer: HloInstruction) -> list:
-    if consumer.opcode != "fusion":
-        return []
-    fused = consumer.attrs["calls"]
-    return [(u, j) for u in fused.instructions for j, o in enumerate(u.operands) if o is inst]
+def _users_in(inst: HloInstruction, index) -> list:
+    """(user, operand index) pairs of ``inst`` inside a fusion (none outside one)."""
+    return index.uses_of(inst) if index is not None else []
 
 
-def _index_preserving_to_root(use, consumer) -> bool:
+def _index_preserving_to_root(use, consumer, index) -> bool:
     """Every path from this use to the fusion root goes through same-shape elementwise ops."""
     inst, _ = use
     root = fused_root(consumer)
@@ -358,7 +423,7 @@ def _index_preserving_to_root(use, consumer) -> bool:
             return False
         if cur is root:
             continue
-        users = _users_in(cur, consumer)
+        users = _users_in(cur, index)
         if not users:
             return False
         stack.extend(u for u, _ in users)
@@ -376,7 +441,7 @@ def _nontrivial(shape) -> tuple:
     return tuple(d for d, n in enumerate(shape.dimensions) if n != 1)
 
 
-def _reuse(use, consumer) -> str | None:
+def _reuse(use, consumer, index) -> str | None:
     """None if the value read at ``use`` is computed once per element it has
     (or hoistably once per iteration of the outer loops); otherwise why not.
 
@@ -389,10 +454,10 @@ def _reuse(use, consumer) -> str | None:
     """
     inst, k = use
     operand_shape = inst.operands[k].shape
-    return _walk(inst, k, set(_nontrivial(operand_shape)), True, consumer, 0)
+    return _walk(inst, k, set(_nontrivial(operand_shape)), True, consumer, index, 0)
 
 
-def _walk(inst, k, dep: set, pure: bool, consumer, depth: int) -> str | None:
+def _walk(inst, k, dep: set, pure: bool, consumer, index, depth: int) -> str | None:
     if depth > 64:
         return "index analysis gave up (too deep)"
     operand_shape = inst.operands[k].shape
@@ -403,15 +468,15 @@ def _walk(inst, k, dep: set, pure: bool, consumer, depth: int) -> str | None:
         new_dep = {dims[d] for d in dep}
         if new_dep != set(_nontrivial(inst.shape)) and not pure:
             return f"would be recomputed for every element of broadcast {inst.name}"
-        return _continue(inst, new_dep, pure, consumer, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth)
     if op in ("reshape", "bitcast") and _unit_reshape(inst):
         src, dst = _nontrivial(operand_shape), _nontrivial(inst.shape)
         new_dep = {dst[src.index(d)] for d in dep}
-        return _continue(inst, new_dep, pure, consumer, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth)
     if op == "transpose":
         perm = inst.attrs["dimensions"]
         new_dep = {j for j, p in enumerate(perm) if p in dep}
-        return _continue(inst, new_dep, pure, consumer, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth)
     if op == "reduce" and k < len(inst.operands) // 2:
         reduced = set(inst.attrs["dimensions"])
         kept = [d for d in range(operand_shape.rank) if d not in reduced]
@@ -419,28 +484,28 @@ def _walk(inst, k, dep: set, pure: bool, consumer, depth: int) -> str | None:
         if dep != full and not (pure and dep == kept_nontrivial):
             return f"would be recomputed inside reduce {inst.name}"
         new_dep = {kept.index(d) for d in dep if d in kept}
-        return _continue(inst, new_dep, pure, consumer, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth)
     if op == "reduce":  # the init value: read once per output element
-        return _continue(inst, set(), pure, consumer, depth)
+        return _continue(inst, set(), pure, consumer, index, depth)
     if _elementwise(inst) and operand_shape.dimensions == inst.shape.dimensions:
-        return _continue(inst, dep, pure, consumer, depth)
+        return _continue(inst, dep, pure, consumer, index, depth)
     if _elementwise(inst):  # a scalar operand of select/clamp
-        return _continue(inst, set(), pure, consumer, depth)
+        return _continue(inst, set(), pure, consumer, index, depth)
     # Any other index computation: no hoisting past it, and no reuse allowed.
     if dep != full:
         return f"would be recomputed for every element of {inst.opcode} {inst.name}"
-    return _continue(inst, set(_nontrivial(inst.shape)), False, consumer, depth)
+    return _continue(inst, set(_nontrivial(inst.shape)), False, consumer, index, depth)
 
 
-def _continue(inst, dep: set, pure: bool, consumer, depth: int) -> str | None:
+def _continue(inst, dep: set, pure: bool, consumer, index, depth: int) -> str | None:
     root = fused_root(consumer)
     if inst is root:
         return _at_root(inst, dep, pure)
-    users = _users_in(inst, consumer)
+    users = _users_in(inst, index)
     if not users:
         return f"is read by {inst.name}, whose value leaves the fusion"
     for user, j in users:
-        why = _walk(user, j, dep, pure, consumer, depth + 1)
+        why = _walk(user, j, dep, pure, consumer, index, depth + 1)
         if why:
             return why
     return None
@@ -459,17 +524,16 @@ def _at_root(root, dep: set, pure: bool) -> str | None:
     return "would be recomputed for every element of the fusion's inner loops"
 
 
-def _transpose_conflict(producer: HloInstruction, consumer: HloInstruction) -> str | None:
-    """Refuse to make a fusion read an input through two different transposes."""
-    if consumer.opcode != "fusion":
+def _transpose_conflict(producer: HloInstruction, consumer: HloInstruction, index) -> str | None:
+    """Refuse to make a fusion read an input through two different transposes
+    (``index``: the consumer fusion's :class:`_FusedIndex`, None when it is not one)."""
+    if index is None:
         return None
-    fused = consumer.attrs["calls"]
     for op in producer.operands:
         if op not in consumer.operands or op.shape.rank < 2:
             continue
-        k = consumer.operands.index(op)
-        param = next(p for p in fused.instructions if p.opcode == "parameter" and p.parameter_number == k)
-        existing = {_access(u) for u in fused.instructions for o in u.operands if o is param}
+        param = index.params[consumer.operands.index(op)]
+        existing = {_access(u) for u, _ in index.uses_of(param)}
         new = _access(producer)
         if existing and (existing - {new}):
             return (f"would read {op.name} through two different index maps "

@@ -55,6 +55,7 @@ class MultiOutputFusion:
         fuser = Fuser(module, comp)
         changed = False
         comp.compute_users()
+        order = _TopologicalOrder(comp)
         candidates = [i for i in comp.instructions
                       if i.opcode == "fusion" and i.attrs.get("kind") in ("kLoop", "kInput")]
         merged = set()
@@ -71,12 +72,15 @@ class MultiOutputFusion:
                     if b is a or id(b) in merged or b.opcode != "fusion" or b.parent is not comp \
                             or b.attrs.get("kind") not in ("kLoop", "kInput") or _loop_signature(b) != sig:
                         continue
-                    if _reaches(a, b) or _reaches(b, a):
+                    first, later = order.sorted(a, b)
+                    descendants = order.descendants_before(first, later)
+                    if descendants is None:
                         fuser.notes.append(Diagnostic("multi-output-fusion", a.name,
                                                       f"not merged: {a.name} and {b.name}: one depends "
                                                       f"on the other"))
                         continue
-                    a = self._merge(fuser, comp, a, b)
+                    a, created = self._merge(fuser, comp, a, b)
+                    order.merged(first, later, a, created, descendants)
                     merged.add(id(b))
                     changed = True
         if changed:
@@ -90,6 +94,7 @@ class MultiOutputFusion:
         fused = HloComputation(fuser.fresh("fused_multi", fuser.comp_names))
         operands: list[HloInstruction] = []
         params: dict[int, HloInstruction] = {}
+        names: set[str] = set()  # of the instructions in ``fused`` so far
         roots = []
         for f in (a, b):
             body: HloComputation = f.attrs["calls"]
@@ -101,12 +106,13 @@ class MultiOutputFusion:
                         p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},
                                            f"param_{len(operands)}")
                         fused.add_instruction(p)
+                        names.add(p.name)
                         params[id(outer)] = p
                         operands.append(outer)
                     mapping[id(inst)] = params[id(outer)]
                     continue
                 clone = HloInstruction(inst.opcode, inst.shape, [mapping[id(o)] for o in inst.operands],
-                                       dict(inst.attrs), fuser.fresh(inst.name, {i.name for i in fused.instructions}))
+                                       dict(inst.attrs), fuser.fresh(inst.name, names))
                 fused.add_instruction(clone)
                 mapping[id(inst)] = clone
             root = mapping[id(body.root)]
@@ -118,11 +124,13 @@ class MultiOutputFusion:
         tup = HloInstruction("tuple", Shape.tuple([e.shape for e in elements]), elements, {}, "tuple.root")
         fused.add_instruction(tup)
         fused.root = tup
+        created = []  # the instructions that replace a and b, each before its users
         fusion = HloInstruction("fusion", tup.shape, operands,
                                 {"kind": "kInput" if _loop_signature(a)[0] == "reduce" else "kLoop",
                                  "calls": fused}, fuser.fresh("fusion.multi", fuser.names))
         fusion.parent = comp
         comp.instructions.append(fusion)
+        created.append(fusion)
         fuser.module.add_computation(fused)
         # Replace each sibling by get-tuple-elements of the merged fusion.
         k = 0
@@ -134,6 +142,7 @@ class MultiOutputFusion:
                                        fuser.fresh(f"{f.name}.gte{k}", fuser.names))
                     g.parent = comp
                     comp.instructions.append(g)
+                    created.append(g)
                     replacement_parts.append(g)
                     k += 1
                 replacement = HloInstruction("tuple", f.shape, replacement_parts, {},
@@ -149,6 +158,7 @@ class MultiOutputFusion:
                 k += 1
             replacement.parent = comp
             comp.instructions.append(replacement)
+            created.append(replacement)
             for user in list(f.users):
                 user.replace_operand(f, replacement)
                 replacement.users.append(user)
@@ -160,21 +170,65 @@ class MultiOutputFusion:
             op.users.append(fusion)
         fusion.users = [g for g in comp.instructions[-(k + len(roots)):]
                         if g.opcode == "get-tuple-element" and g.operands[0] is fusion]
-        return fusion
+        return fusion, created
 
 
-def _reaches(src: HloInstruction, dst: HloInstruction, budget: int = 4096) -> bool:
-    """Is ``dst`` reachable from ``src`` through users?  (Says yes when the
-    search exceeds ``budget`` nodes: a merge is then simply not made.)"""
-    seen, stack = set(), [src]
-    while stack:
-        if len(seen) > budget:
-            return True
-        cur = stack.pop()
-        if cur is dst:
-            return True
-        for u in cur.users:
-            if id(u) not in seen:
+class _TopologicalOrder:
+    """A key per instruction of ``comp`` that grows along every operand-to-user
+    edge, kept valid across merges, so that "does ``b`` depend on ``a``?" is
+    one search from the earlier of the two that stops at keys past the later.
+
+    Keys are tuples, compared lexicographically: the positions of a post order
+    at first.  Merging siblings ``first`` < ``later`` (neither reaching the
+    other) puts the merged fusion just after ``later``'s key (``later + (0,)``),
+    then the get-tuple-elements and tuples made for it, then the descendants of
+    ``first`` that were keyed before ``later`` (they read the fusion now),
+    in their old order.  Every edge still increases: the fusion's operands are
+    keyed before ``first`` or ``later``, its users are those descendants or
+    were keyed after ``later``; a key with the prefix ``later + (0,)`` is new
+    (``later`` is gone), and one after ``later`` without it, e.g. the
+    get-tuple-elements of an earlier merge into ``later`` (``later + (1,)``),
+    stays after every key given here.
+    """
+
+    #: Say "depends" when a search visits more nodes than this (no merge, no harm).
+    BUDGET = 4096
+
+    def __init__(self, comp: HloComputation):
+        self.key = {id(inst): (n,) for n, inst in enumerate(comp.post_order())}
+
+    def sorted(self, a: HloInstruction, b: HloInstruction) -> tuple:
+        """``a`` and ``b``, the one with the smaller key first."""
+        return (a, b) if self.key[id(a)] < self.key[id(b)] else (b, a)
+
+    def descendants_before(self, first: HloInstruction, later: HloInstruction) -> list | None:
+        """The users of ``first``, transitively, keyed before ``later``; None when
+        ``later`` is among them (or the search exceeds :attr:`BUDGET` nodes).
+        ``later`` cannot reach ``first``: its key is larger."""
+        key = self.key
+        bound = key[id(later)]
+        seen = {id(first)}
+        found, stack = [], [first]
+        while stack:
+            for u in stack.pop().users:
+                if id(u) in seen:
+                    continue
+                if u is later or len(seen) > self.BUDGET:
+                    return None
                 seen.add(id(u))
-                stack.append(u)
-    return False
+                if key[id(u)] < bound:  # a larger key cannot lead to ``later``
+                    found.append(u)
+                    stack.append(u)
+        return found
+
+    def merged(self, first: HloInstruction, later: HloInstruction, fusion: HloInstruction,
+               created: list, descendants: list) -> None:
+        """Key the merge of ``first`` and ``later``: ``created`` (the fusion, then
+        its get-tuple-elements and tuples) and the moved ``descendants``."""
+        key = self.key
+        base = key[id(later)] + (0,)
+        for n, inst in enumerate(created):
+            key[id(inst)] = base + (n,) if n else base
+        descendants.sort(key=lambda inst: key[id(inst)])
+        for n, inst in enumerate(descendants, start=len(created)):
+            key[id(inst)] = base + (n,)
