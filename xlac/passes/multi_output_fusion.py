@@ -111,17 +111,19 @@ class MultiOutputFusion:
                         operands.append(outer)
                     mapping[id(inst)] = params[id(outer)]
                     continue
+                if inst is body.root and inst.opcode == "tuple" and f.shape.is_tuple:
+                    continue  # a multi-output fusion merged again: its elements become roots
                 clone = HloInstruction(inst.opcode, inst.shape, [mapping[id(o)] for o in inst.operands],
                                        dict(inst.attrs), fuser.fresh(inst.name, names))
                 fused.add_instruction(clone)
                 mapping[id(inst)] = clone
-            root = mapping[id(body.root)]
-            if root.opcode == "tuple" and f.shape.is_tuple:
-                roots.append((f, list(root.operands)))
+            if body.root.opcode == "tuple" and f.shape.is_tuple:
+                roots.append((f, [mapping[id(o)] for o in body.root.operands]))
             else:
-                roots.append((f, [root]))
+                roots.append((f, [mapping[id(body.root)]]))
         elements = [r for _, rs in roots for r in rs]
-        tup = HloInstruction("tuple", Shape.tuple([e.shape for e in elements]), elements, {}, "tuple.root")
+        tup = HloInstruction("tuple", Shape.tuple([e.shape for e in elements]), elements, {},
+                             fuser.fresh("tuple.root", names))
         fused.add_instruction(tup)
         fused.root = tup
         created = []  # the instructions that replace a and b, each before its users
