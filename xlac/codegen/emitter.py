@@ -36,7 +36,7 @@ from typing import Callable
 
 from llvmlite import ir
 
-from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
+from ..hlo.ir import FreshNames, HloComputation, HloInstruction, HloModule, fresh_name
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..shape import Shape, to_buffer
 from . import types
@@ -348,7 +348,7 @@ class ModuleEmitter:
         #: What the emission remembers apart from the values it emits (emission.py).
         self.context = context_of(self.llvm)
         self._globals: dict[int, ir.GlobalVariable] = {}
-        self._names: set[str] = set()
+        self._names = FreshNames()      # function and global names (fresh_name's, found faster)
         self._assignments: dict[int, BufferAssignment] = {}
         self._functions: dict[int, ir.Function] = {}
         #: Big loop-kernel results get a version with non-temporal stores.
