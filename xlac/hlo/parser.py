@@ -251,6 +251,9 @@ class Parser:
         """Skip blanks and comments; returns the new position."""
         text, end = self.text, self.end
         pos = _BLANKS_RE.match(text, self.pos, end).end()  # the common case: blanks only
+        if pos >= end or text[pos] != "/":  # no comment follows (called ~30 times an instruction)
+            self.pos = pos
+            return pos
         while pos < end:
             c = text[pos]
             if c in _BLANKS:
@@ -290,8 +293,9 @@ class Parser:
     def expect(self, s: str, what: str | None = None) -> int:
         """Consume ``s``; returns its position."""
         pos = self.skip_ws()
-        if not self.accept(s):
+        if not self.text.startswith(s, pos, self.end):
             raise self.error(f"expected {what or repr(s)}, found {self._found()}", pos)
+        self.pos = pos + len(s)
         return pos
 
     def accept_keyword(self, word: str) -> bool:
