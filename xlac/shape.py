@@ -433,7 +433,16 @@ _ANNOTATION_DEFAULTS = {"tiles": (), "tail_padding_alignment": 1, "index_type": 
 
 def default_layout(rank: int) -> Layout:
     """Major-to-minor (row-major) layout: ``minor_to_major = (rank-1, ..., 0)``."""
-    return Layout(tuple(range(rank - 1, -1, -1)))
+    # One per rank (layouts are immutable): every Shape made without a layout
+    # asks, and making the Layout was a third of making the Shape (shape
+    # inference makes one per instruction the verifier checks).
+    layout = _DEFAULT_LAYOUTS.get(rank)
+    if layout is None:
+        layout = _DEFAULT_LAYOUTS[rank] = Layout(tuple(range(rank - 1, -1, -1)))
+    return layout
+
+
+_DEFAULT_LAYOUTS: dict[int, Layout] = {}
 
 
 @dataclass(frozen=True, init=False)
