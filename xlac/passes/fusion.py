@@ -45,13 +45,35 @@ MAX_FUSED_INSTRUCTIONS = 256
 MAX_FUSION_OPERANDS = 64
 
 
+class _ByOpcode(dict):
+    """``opcode -> rule(opcode)``, each opcode's answer worked out once: the
+    decisions below ask about the same few opcodes ~10^5 times in a training
+    step (an opcode's definition never changes once made)."""
+
+    def __init__(self, rule):
+        super().__init__()
+        self.rule = rule
+
+    def __missing__(self, opcode: str) -> bool:
+        value = self[opcode] = self.rule(opcode)
+        return value
+
+
+_ELEMENTWISE = _ByOpcode(lambda op: has_trait(op, Trait.ELEMENTWISE))
+# An index transformation or a cheap leaf (broadcast, slice, gather, iota, ...).
+_DATA_MOVEMENT = _ByOpcode(lambda op: has_trait(op, Trait.DATA_MOVEMENT))
+_EXPENSIVE = _ByOpcode(lambda op: has_trait(op, Trait.EXPENSIVE))
+# Opcodes that fuse as producers whatever their operands (constants: scalar ones only).
+_PRODUCER = _ByOpcode(lambda op: has_trait(op, Trait.ELEMENTWISE) or has_trait(op, Trait.DATA_MOVEMENT)
+                      or op in ("reduce",) + OUTPUT_FUSION_ROOTS)
+
+
 def _elementwise(inst: HloInstruction) -> bool:
-    return has_trait(inst.opcode, Trait.ELEMENTWISE)
+    return _ELEMENTWISE[inst.opcode]
 
 
 def _data_movement(inst: HloInstruction) -> bool:
-    # An index transformation or a cheap leaf (broadcast, slice, gather, iota, ...).
-    return has_trait(inst.opcode, Trait.DATA_MOVEMENT)
+    return _DATA_MOVEMENT[inst.opcode]
 
 
 def _is_scalar_constant(inst: HloInstruction) -> bool:
@@ -59,20 +81,19 @@ def _is_scalar_constant(inst: HloInstruction) -> bool:
 
 
 def fusible_producer(inst: HloInstruction) -> bool:
-    return (_elementwise(inst) or _data_movement(inst) or _is_scalar_constant(inst)
-            or inst.opcode in ("reduce",) + OUTPUT_FUSION_ROOTS) and inst.shape.is_array
+    return (_PRODUCER[inst.opcode] or _is_scalar_constant(inst)) and inst.shape.is_array
 
 
 def fusible_consumer(inst: HloInstruction) -> bool:
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") != "kCustom"
-    return (_elementwise(inst) or _data_movement(inst) or inst.opcode == "reduce") and \
+    return (_ELEMENTWISE[inst.opcode] or _DATA_MOVEMENT[inst.opcode] or inst.opcode == "reduce") and \
         (inst.shape.is_array or inst.opcode == "reduce")
 
 
 def is_expensive(inst: HloInstruction) -> bool:
     """Whether fusion must not duplicate ``inst`` (``Trait.EXPENSIVE``)."""
-    return has_trait(inst.opcode, Trait.EXPENSIVE)
+    return _EXPENSIVE[inst.opcode]
 
 
 # ----------------------------------------------------------------------------
@@ -271,13 +292,15 @@ class Fuser:
             return f"{consumer.opcode} does not take fused operands"
         # Counted, not listed: a scalar constant CSE merged is read by thousands
         # of consumers, each of which asks.
-        users = self.users(producer)
-        others = len(users) - (id(consumer) in users)
-        if producer is self.comp.root:
-            others += 1  # the root's value must exist on its own
-        if others and is_expensive(producer):
-            return (f"expensive {producer.opcode} has {others + 1} users; "
-                    f"it would be computed once per user")
+        expensive = _EXPENSIVE[producer.opcode]
+        if expensive:
+            users = self.users(producer)
+            others = len(users) - (id(consumer) in users)
+            if producer is self.comp.root:
+                others += 1  # the root's value must exist on its own
+            if others:
+                return (f"expensive {producer.opcode} has {others + 1} users; "
+                        f"it would be computed once per user")
         fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
         size = len(fused.instructions) if fused else 1
         if size + 1 > MAX_FUSED_INSTRUCTIONS:
@@ -291,7 +314,7 @@ class Fuser:
             # The dot/convolution emitter applies an epilogue to its own output tiles.
             return (f"a {producer.opcode} fuses only into elementwise consumers that read it "
                     f"at the same index")
-        if is_expensive(producer):
+        if expensive:
             for use in uses:
                 why = _reuse(use, consumer, index)
                 if why:
@@ -332,14 +355,22 @@ class Fuser:
             if not fusible_consumer(consumer):
                 continue
             current = consumer
+            # Operands refused for what they are (a parameter, an opcode that
+            # does not fuse): refused again however the fusion grows, so not
+            # asked again after each step (their refusal is recorded already).
+            settled: set[int] = set()
             progress = True
             while progress:
                 progress = False
                 for producer in self.candidates(current):
+                    if id(producer) in settled:
+                        continue
                     why = self.why_not(producer, current)
                     if why is not None:
                         if producer.opcode not in ("parameter", "constant", "get-tuple-element"):
                             self.refusals[(id(producer), id(consumer))] = (producer, consumer, why)
+                        if producer.opcode == "parameter" or not fusible_producer(producer):
+                            settled.add(id(producer))
                         continue
                     if current.opcode != "fusion":
                         current = self.make_fusion(current)
@@ -366,9 +397,18 @@ class Fuser:
         group in operand order.  In a DAG (a cipher's rounds read each value
         twice) a value that two instructions of the fusion read is then fused
         once, after both, rather than copied into the fusion for each."""
-        operands = list(dict.fromkeys(consumer.operands))
-        only = {id(p) for p in operands if p is not self.comp.root and self._only_reader(consumer, p)}
-        return [p for p in operands if id(p) in only] + [p for p in operands if id(p) not in only]
+        root, known_users = self.comp.root, self._users
+        only, others = [], []
+        for p in dict.fromkeys(consumer.operands):
+            users = known_users.get(id(p))
+            if users is None:
+                users = self.users(p)
+            # Only ``consumer`` reads it (or nothing does any more): ``_only_reader``.
+            if p is not root and (not users or (len(users) == 1 and id(consumer) in users)):
+                only.append(p)
+            else:
+                others.append(p)
+        return only + others
 
     def _only_reader(self, consumer: HloInstruction, producer: HloInstruction) -> bool:
         users = self.users(producer)  # a dict by id: each user once
