@@ -165,34 +165,50 @@ class HloComputation:
     def parameter_shapes(self) -> list[Shape]:
         return [p.shape for p in self.parameters]
 
+    # compute_users and post_order run thousands of times while a training step
+    # compiles (every pass and every fused computation): written for speed.
+    # Instructions hash and compare by identity, so they go into sets and
+    # dicts as themselves.
+
     def compute_users(self) -> None:
         """Refresh every instruction's ``users`` list (each user once, in order)."""
         for inst in self.instructions:
             inst.users = []
         for inst in self.instructions:
-            seen = set()
-            for op in inst.operands:
-                if id(op) not in seen:
-                    seen.add(id(op))
+            operands = inst.operands
+            n = len(operands)
+            if n == 1:
+                operands[0].users.append(inst)
+            elif n == 2:
+                a, b = operands
+                a.users.append(inst)
+                if b is not a:
+                    b.users.append(inst)
+            elif n:
+                for op in dict.fromkeys(operands):   # each operand once, in order
                     op.users.append(inst)
 
     def post_order(self) -> list[HloInstruction]:
         """Instructions reachable from the root, operands before users (then the rest)."""
-        order, seen = [], set()
+        order: list[HloInstruction] = []
+        seen: set[HloInstruction] = set()
         for start in [self.root] + self.instructions:
-            if start is None or id(start) in seen:
+            if start is None or start in seen:
                 continue
+            seen.add(start)
             stack = [(start, iter(start.operands))]
-            seen.add(id(start))
             while stack:
                 node, it = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
+                for nxt in it:                       # the next operand not seen yet
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        if nxt.operands:
+                            stack.append((nxt, iter(nxt.operands)))
+                            break
+                        order.append(nxt)            # a leaf: done at once
+                else:
                     stack.pop()
                     order.append(node)
-                elif id(nxt) not in seen:
-                    seen.add(id(nxt))
-                    stack.append((nxt, iter(nxt.operands)))
         return order
 
     # -- rewriting helpers (each linear in what it touches) -----------------------
