@@ -69,8 +69,8 @@ def _attr_text(inst: HloInstruction, key: str, value, memo: dict) -> str:
 
 
 def _instruction_text(inst: HloInstruction, operand_refs: str, memo: dict) -> str:
-    attrs = ",".join(f"{k}={_attr_text(inst, k, v, memo)}" for k, v in inst.attrs.items()
-                     if k not in _PROVENANCE)
+    attrs = ",".join([f"{k}={_attr_text(inst, k, v, memo)}" for k, v in inst.attrs.items()
+                      if k not in _PROVENANCE]) if inst.attrs else ""
     return f"{inst.shape} {inst.opcode}({operand_refs}){attrs}"
 
 
@@ -80,13 +80,15 @@ def computation_fingerprint(comp: HloComputation, memo: dict | None = None) -> s
     memo = {} if memo is None else memo
     got = memo.get(id(comp))
     if got is None:
-        position: dict[int, int] = {}
+        # Every instruction of every kernel's fused computation comes through
+        # here (~20k for a training step): positions are kept as text.
+        position: dict[HloInstruction, str] = {}
         lines = []
         for inst in comp.post_order():
-            refs = ",".join(str(position[id(o)]) for o in inst.operands)
-            position[id(inst)] = len(lines)
+            refs = ",".join([position[o] for o in inst.operands])
+            position[inst] = str(len(lines))
             lines.append(_instruction_text(inst, refs, memo))
-        lines.append(f"root {position[id(comp.root)]}")
+        lines.append(f"root {position[comp.root]}")
         got = memo[id(comp)] = _digest("\n".join(lines))
     return got
 
