@@ -115,7 +115,8 @@ class HloInstruction:
         for v in self.attrs.values():
             if isinstance(v, HloComputation):
                 out.append(v)
-            elif isinstance(v, tuple) and v and all(isinstance(c, HloComputation) for c in v):
+            elif isinstance(v, tuple) and v and isinstance(v[0], HloComputation) and \
+                    all(isinstance(c, HloComputation) for c in v):   # v[0] first: most tuples hold ints
                 out.extend(v)
         return out
 

@@ -49,6 +49,8 @@ class _Keys:
         return key
 
     def value(self, v):
+        if type(v) is tuple and all(type(e) is int for e in v):
+            return v                # dimensions and the like (the most common value): a key already
         if isinstance(v, HloComputation):
             return self.computation(v)
         if isinstance(v, np.ndarray):
@@ -67,11 +69,14 @@ class _Keys:
             return ("repr", repr(v))
 
     def attrs(self, inst: HloInstruction) -> tuple:
-        return tuple((k, self.value(v)) for k, v in sorted(inst.attrs.items())
-                     if k not in _IGNORED_ATTRS)
+        if not inst.attrs:
+            return ()
+        return tuple([(k, self.value(v)) for k, v in sorted(inst.attrs.items())
+                      if k not in _IGNORED_ATTRS])
 
     def instruction(self, inst: HloInstruction):
-        return (inst.opcode, inst.shape, tuple(id(o) for o in inst.operands), self.attrs(inst))
+        # Operands as themselves: instructions hash and compare by identity.
+        return (inst.opcode, inst.shape, tuple(inst.operands), self.attrs(inst))
 
 
 def _mergeable(inst: HloInstruction, keys: _Keys) -> bool:
