@@ -389,9 +389,7 @@ class Fuser:
             progress = True
             while progress:
                 progress = False
-                for producer in self.candidates(current):
-                    if id(producer) in settled:
-                        continue
+                for producer in self.candidates(current, settled):
                     why = self.why_not(producer, current)
                     if why is not None:
                         if producer.opcode not in ("parameter", "constant", "get-tuple-element"):
@@ -423,15 +421,18 @@ class Fuser:
                                              f"not fused: {producer.name} into {final.name}: {why}"))
         return changed
 
-    def candidates(self, consumer: HloInstruction) -> list:
+    def candidates(self, consumer: HloInstruction, skip: set = frozenset()) -> list:
         """The operands of ``consumer`` to try fusing, in order: first those
         only it reads (fusing them duplicates nothing), then the others, each
-        group in operand order.  In a DAG (a cipher's rounds read each value
-        twice) a value that two instructions of the fusion read is then fused
-        once, after both, rather than copied into the fusion for each."""
+        group in operand order; those whose id is in ``skip`` left out.  In a
+        DAG (a cipher's rounds read each value twice) a value that two
+        instructions of the fusion read is then fused once, after both, rather
+        than copied into the fusion for each."""
         root, known_users = self.comp.root, self._users
         only, others = [], []
         for p in dict.fromkeys(consumer.operands):
+            if id(p) in skip:
+                continue
             users = known_users.get(id(p))
             if users is None:
                 users = self.users(p)
