@@ -94,6 +94,14 @@ _BLANKS_RE = re.compile(r"[ \t\r\n\f\v]*")
 # ``f32[64,128]{1,0}`` (not a prefix of a longer shape: no ``{`` may follow
 # unless the layout matched).  Its parse is cached by its text (see Parser.shape).
 _SIMPLE_SHAPE_RE = re.compile(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\}|(?!\{))", re.ASCII)
+# The common operand: a name (``%``-prefixed or not) between blanks, before the
+# ``,`` or ``)`` that ends it.  Parser.operands reads it in one match; anything
+# else (a comment, a declared shape, a nested instruction, an error) goes the
+# token-by-token way.
+_PLAIN_OPERAND_RE = re.compile(r"[ \t\r\n\f\v]*%?([A-Za-z_][\w.\-]*)[ \t\r\n\f\v]*(?=[,)])", re.ASCII)
+# The common start of an instruction: ``[ROOT] [%]name =``, read in one match by
+# Parser.instruction (names ROOT and ENTRY, comments, errors: token by token).
+_PLAIN_HEADER_RE = re.compile(r"(ROOT[ \t]+)?(%?([A-Za-z_][\w.\-]*))[ \t]*=", re.ASCII)
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
@@ -710,13 +718,18 @@ class Parser:
     # -- instruction ---------------------------------------------------------------------
     def instruction(self, scope: dict, comp_name: str, brace: int):
         start = self.skip_ws()
-        is_root = self.accept_keyword("ROOT")
-        name, name_pos = self.name("instruction name (or '}')")
-        if not is_root and (name == "ENTRY" or self.peek("{") or self.peek("(")):
-            # A computation header where an instruction should be: the '}' is missing.
-            raise self.error(f"expected '}}' to close computation '{comp_name}' (opened at "
-                             f"{self._where(brace)})", start)
-        self.expect("=", f"'=' after instruction name '{name}'")
+        plain = _PLAIN_HEADER_RE.match(self.text, start, self.end)
+        if plain is not None and plain.group(3) not in ("ROOT", "ENTRY"):
+            is_root, name, name_pos = plain.group(1) is not None, plain.group(3), plain.start(2)
+            self.pos = plain.end()
+        else:
+            is_root = self.accept_keyword("ROOT")
+            name, name_pos = self.name("instruction name (or '}')")
+            if not is_root and (name == "ENTRY" or self.peek("{") or self.peek("(")):
+                # A computation header where an instruction should be: the '}' is missing.
+                raise self.error(f"expected '}}' to close computation '{comp_name}' (opened at "
+                                 f"{self._where(brace)})", start)
+            self.expect("=", f"'=' after instruction name '{name}'")
         if name in scope:
             raise self.error(f"duplicate instruction name '{name}' in computation "
                              f"'{comp_name}'", name_pos)
@@ -852,7 +865,18 @@ class Parser:
         out: list[HloInstruction] = []
         if self.peek(")"):
             return out
+        text = self.text
         while True:
+            plain = _PLAIN_OPERAND_RE.match(text, self.pos, self.end)
+            if plain is not None:                     # ~10k operands in a training step
+                inst = scope.get(plain.group(1))
+                if inst is not None:
+                    out.append(inst)
+                    self.pos = plain.end()            # at the ',' or ')' that follows
+                    if text[self.pos] != ",":
+                        return out
+                    self.pos += 1
+                    continue
             pos = self.skip_ws()
             declared = None
             if _SHAPE_START_RE.match(self.text, pos, self.end):
