@@ -468,26 +468,28 @@ class Shape:
         if not isinstance(element_type, PrimitiveType):
             element_type = PrimitiveType.from_name(element_type) if isinstance(element_type, str) \
                 else PrimitiveType.from_dtype(element_type)
-        dims = tuple(int(d) for d in dimensions)
+        # Shapes are made ~10^4 times while a training step compiles (shape
+        # inference makes one per instruction verified): C-level loops, one
+        # write of the (frozen) fields.
+        dims = tuple(map(int, dimensions))
         tuple_shapes = tuple(tuple_shapes)
-        object.__setattr__(self, "element_type", element_type)
-        object.__setattr__(self, "dimensions", dims)
-        object.__setattr__(self, "tuple_shapes", tuple_shapes)
-        object.__setattr__(self, "dynamic_dimensions", _dynamic_flags(dynamic_dimensions, dims))
-        # Not a dataclass field: kept out of ==, hash and repr.
-        object.__setattr__(self, "_tuple_depth", _tuple_depth_of(element_type, tuple_shapes))
+        # _tuple_depth is not a dataclass field: kept out of ==, hash and repr.
+        self.__dict__.update(element_type=element_type, dimensions=dims, tuple_shapes=tuple_shapes,
+                             dynamic_dimensions=_dynamic_flags(dynamic_dimensions, dims),
+                             _tuple_depth=_tuple_depth_of(element_type, tuple_shapes))
         if element_type.is_array:
             if len(dims) > MAX_RANK:
                 raise ShapeError(f"{element_type.value} array of rank {len(dims)}: xlac allows at "
                                  f"most {MAX_RANK} dimensions (xlac.shape.MAX_RANK)")
-            if any(d < 0 for d in dims):
+            if dims and min(dims) < 0:
                 raise ValueError(f"negative dimension in {element_type.value}{list(dims)}")
             if layout is None:
-                layout = default_layout(len(dims))
-            _check_layout(layout, dims)
+                layout = default_layout(len(dims))   # fits any dimensions of its rank
+            else:
+                _check_layout(layout, dims)
         else:
             layout = None
-        object.__setattr__(self, "layout", layout)
+        self.__dict__["layout"] = layout
         if element_type.is_array and self.byte_size() > MAX_BYTE_SIZE:
             raise ShapeError(f"{self} would take {self.byte_size()} bytes: more than a 64-bit size "
                              f"can hold (xlac.shape.MAX_BYTE_SIZE, XLA's limit too)")
