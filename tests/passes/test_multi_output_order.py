@@ -37,7 +37,7 @@ ENTRY e {{
 
 
 def _keys_increase(comp, order: _TopologicalOrder) -> bool:
-    return all(order.key[id(op)] < order.key[id(inst)]
+    return all(order.key[op] < order.key[inst]
                for inst in comp.instructions if inst.parent is comp for op in inst.operands)
 
 

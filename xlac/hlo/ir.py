@@ -578,7 +578,8 @@ class HloModule:
                 continue
             reachable.add(id(comp))
             for inst in comp.instructions:
-                stack.extend(inst.called_computations())
+                if inst.attrs:      # most instructions have none: no call
+                    stack.extend(inst.called_computations())
         if all(id(c) in reachable for c in self.computations):
             return False
         self.computations = [c for c in self.computations if id(c) in reachable]
@@ -621,7 +622,8 @@ def _device_count(value) -> int:
 def _callees(comp: HloComputation):
     """The computations ``comp`` calls, in instruction and attribute order."""
     for inst in comp.instructions:
-        yield from inst.called_computations()
+        if inst.attrs:      # most instructions have none: no call
+            yield from inst.called_computations()
 
 
 def _call_edges(comp: HloComputation) -> list:

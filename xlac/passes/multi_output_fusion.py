@@ -197,28 +197,30 @@ class _TopologicalOrder:
     BUDGET = 4096
 
     def __init__(self, comp: HloComputation):
-        self.key = {id(inst): (n,) for n, inst in enumerate(comp.post_order())}
+        # Keyed by the instructions themselves (they hash by identity): the
+        # searches below look up ~10^5 keys for a training step.
+        self.key = {inst: (n,) for n, inst in enumerate(comp.post_order())}
 
     def sorted(self, a: HloInstruction, b: HloInstruction) -> tuple:
         """``a`` and ``b``, the one with the smaller key first."""
-        return (a, b) if self.key[id(a)] < self.key[id(b)] else (b, a)
+        return (a, b) if self.key[a] < self.key[b] else (b, a)
 
     def descendants_before(self, first: HloInstruction, later: HloInstruction) -> list | None:
         """The users of ``first``, transitively, keyed before ``later``; None when
         ``later`` is among them (or the search exceeds :attr:`BUDGET` nodes).
         ``later`` cannot reach ``first``: its key is larger."""
-        key = self.key
-        bound = key[id(later)]
-        seen = {id(first)}
+        key, budget = self.key, self.BUDGET
+        bound = key[later]
+        seen = {first}
         found, stack = [], [first]
         while stack:
             for u in stack.pop().users:
-                if id(u) in seen:
+                if u in seen:
                     continue
-                if u is later or len(seen) > self.BUDGET:
+                if u is later or len(seen) > budget:
                     return None
-                seen.add(id(u))
-                if key[id(u)] < bound:  # a larger key cannot lead to ``later``
+                seen.add(u)
+                if key[u] < bound:  # a larger key cannot lead to ``later``
                     found.append(u)
                     stack.append(u)
         return found
@@ -228,9 +230,9 @@ class _TopologicalOrder:
         """Key the merge of ``first`` and ``later``: ``created`` (the fusion, then
         its get-tuple-elements and tuples) and the moved ``descendants``."""
         key = self.key
-        base = key[id(later)] + (0,)
+        base = key[later] + (0,)
         for n, inst in enumerate(created):
-            key[id(inst)] = base + (n,) if n else base
-        descendants.sort(key=lambda inst: key[id(inst)])
+            key[inst] = base + (n,) if n else base
+        descendants.sort(key=key.__getitem__)
         for n, inst in enumerate(descendants, start=len(created)):
-            key[id(inst)] = base + (n,)
+            key[inst] = base + (n,)
