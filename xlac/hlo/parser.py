@@ -102,6 +102,9 @@ _PLAIN_OPERAND_RE = re.compile(r"[ \t\r\n\f\v]*%?([A-Za-z_][\w.\-]*)[ \t\r\n\f\v
 # The common start of an instruction: ``[ROOT] [%]name =``, read in one match by
 # Parser.instruction (names ROOT and ENTRY, comments, errors: token by token).
 _PLAIN_HEADER_RE = re.compile(r"(ROOT[ \t]+)?(%?([A-Za-z_][\w.\-]*))[ \t]*=", re.ASCII)
+# A run of characters value_end has nothing to decide about (ASCII, not a
+# quote, bracket, comma, slash or newline): skipped in one match.
+_PLAIN_VALUE_RUN_RE = re.compile(r'[^"/{}\[\]()\n,\x80-\U0010ffff]+')
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
@@ -445,6 +448,11 @@ class Parser:
         stack: list[tuple[str, int]] = []
         i = start
         while i < self.end:
+            run = _PLAIN_VALUE_RUN_RE.match(text, i, self.end)
+            if run is not None:
+                i = run.end()
+                if i >= self.end:
+                    break
             c = text[i]
             if c == '"':
                 i = self._string_end(i, multiline)
