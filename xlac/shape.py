@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -92,10 +93,16 @@ class PrimitiveType(enum.Enum):
     def __repr__(self) -> str:
         return f"xlac.{self.name}"
 
+    # Members are singletons compared by identity: hash them by identity too
+    # (in C), not by name as Enum does (in Python); tables keyed by element
+    # type (bit widths, dtypes, LLVM types) are read ~10^5 times while a
+    # training step compiles.
+    __hash__ = object.__hash__
+
     # -- classification -------------------------------------------------
     @property
     def is_array(self) -> bool:
-        return self not in (PrimitiveType.TUPLE, PrimitiveType.TOKEN)
+        return self is not _TUPLE and self is not _TOKEN   # module globals: faster than PrimitiveType.X
 
     @property
     def is_pred(self) -> bool:
@@ -177,6 +184,9 @@ class PrimitiveType(enum.Enum):
             return PrimitiveType(name)
         except ValueError:
             raise ValueError(f"unknown element type {name!r}") from None
+
+
+_TUPLE, _TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
 
 
 @dataclass(frozen=True)
@@ -513,17 +523,19 @@ class Shape:
         return Shape(element_type, ())
 
     # -- queries ------------------------------------------------------------
-    @property
+    # The kind of a shape is asked ~10^5 times while a training step compiles:
+    # worked out once per (immutable) shape, then read from its __dict__.
+    @functools.cached_property
     def is_array(self) -> bool:
         return self.element_type.is_array
 
-    @property
+    @functools.cached_property
     def is_tuple(self) -> bool:
-        return self.element_type is PrimitiveType.TUPLE
+        return self.element_type is _TUPLE
 
-    @property
+    @functools.cached_property
     def is_token(self) -> bool:
-        return self.element_type is PrimitiveType.TOKEN
+        return self.element_type is _TOKEN
 
     @property
     def rank(self) -> int:
