@@ -61,10 +61,26 @@ def _literal_text(literal) -> str:
 def _attr_text(inst: HloInstruction, key: str, value, memo: dict) -> str:
     if isinstance(value, HloComputation):
         return computation_fingerprint(value, memo)
-    if isinstance(value, tuple) and value and all(isinstance(v, HloComputation) for v in value):
+    if isinstance(value, tuple) and value and isinstance(value[0], HloComputation) and \
+            all(isinstance(v, HloComputation) for v in value):
         return "{" + ",".join(computation_fingerprint(v, memo) for v in value) + "}"
+    # The same few attribute values (parameter numbers, dimensions, the
+    # scalar constants cloned into every fusion that reads them) recur
+    # across a training step's ~20k fused instructions: their text is kept
+    # in ``memo`` (one emission's), a literal by the identity of its array
+    # (alive, in the module, while it is emitted).
     if key == "literal":
-        return _literal_text(value)
+        k = ("literal", id(value))
+        text = memo.get(k)
+        if text is None:
+            text = memo[k] = _literal_text(value)
+        return text
+    if type(value) is int or (type(value) is tuple and all(type(v) is int for v in value)):
+        k = (inst.opcode, key, value)
+        text = memo.get(k)
+        if text is None:
+            text = memo[k] = format_attr_value(inst.opcode, key, value)
+        return text
     return format_attr_value(inst.opcode, key, value)
 
 
