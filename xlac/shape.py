@@ -104,30 +104,32 @@ class PrimitiveType(enum.Enum):
     def is_array(self) -> bool:
         return self is not _TUPLE and self is not _TOKEN   # module globals: faster than PrimitiveType.X
 
+    # The kinds below are sets made once after the class (``.value`` goes
+    # through Enum's Python-level descriptor, ~10^4 times per training step).
     @property
     def is_pred(self) -> bool:
-        return self is PrimitiveType.PRED
+        return self is _PRED
 
     @property
     def is_signed_int(self) -> bool:
-        return self.value[0] == "s"
+        return self in _SIGNED_INTS
 
     @property
     def is_unsigned_int(self) -> bool:
-        return self.value[0] == "u"
+        return self in _UNSIGNED_INTS
 
     @property
     def is_integral(self) -> bool:
         """Signed or unsigned integer (not pred)."""
-        return self.is_signed_int or self.is_unsigned_int
+        return self in _SIGNED_INTS or self in _UNSIGNED_INTS
 
     @property
     def is_float(self) -> bool:
-        return self.value[0] == "f" or self is PrimitiveType.BF16
+        return self in _FLOATS
 
     @property
     def is_complex(self) -> bool:
-        return self in (PrimitiveType.C64, PrimitiveType.C128)
+        return self is _C64 or self is _C128
 
     @property
     def is_narrow_float(self) -> bool:
@@ -187,6 +189,10 @@ class PrimitiveType(enum.Enum):
 
 
 _TUPLE, _TOKEN = PrimitiveType.TUPLE, PrimitiveType.TOKEN
+_PRED, _C64, _C128 = PrimitiveType.PRED, PrimitiveType.C64, PrimitiveType.C128
+_SIGNED_INTS = frozenset(t for t in PrimitiveType if t.value[0] == "s")
+_UNSIGNED_INTS = frozenset(t for t in PrimitiveType if t.value[0] == "u")
+_FLOATS = frozenset(t for t in PrimitiveType if t.value[0] == "f" or t is PrimitiveType.BF16)
 
 
 @dataclass(frozen=True)
