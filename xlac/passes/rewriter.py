@@ -178,11 +178,13 @@ class PatternRewriter:
         self.comp = comp
         self._names = names
         self.worklist: deque = deque()
-        self._queued: set[int] = set()
-        self._replaced: set[int] = set()
+        # Sets of instructions (they hash by identity): asked once or twice per
+        # instruction of every computation in each simplification round.
+        self._queued: set[HloInstruction] = set()
+        self._replaced: set[HloInstruction] = set()
         self._orphans: list[HloInstruction] = []
         # Replaced by an instruction that does what they did, side effect included.
-        self._superseded: set[int] = set()
+        self._superseded: set[HloInstruction] = set()
         self._created: list[HloInstruction] = []
         self.changed = False
         self.rewrites = 0
@@ -256,7 +258,7 @@ class PatternRewriter:
         if not self.may_replace(old, new):
             return False
         self.comp.replace_all_uses(old, new)
-        self._replaced.add(id(old))
+        self._replaced.add(old)
         self._orphans.append(old)
         self.changed = True
         self.enqueue(new)
@@ -270,7 +272,7 @@ class PatternRewriter:
         has a side effect."""
         if not self.replace(old, new):
             return False
-        self._superseded.add(id(old))
+        self._superseded.add(old)
         return True
 
     def replace_with_new(self, old: HloInstruction, opcode: str, operands: Iterable[HloInstruction],
@@ -287,8 +289,8 @@ class PatternRewriter:
         return may_replace(old, probe, self.comp)
 
     def enqueue(self, inst: HloInstruction) -> None:
-        if id(inst) not in self._queued and inst.parent is self.comp:
-            self._queued.add(id(inst))
+        if inst not in self._queued and inst.parent is self.comp:
+            self._queued.add(inst)
             self.worklist.append(inst)
 
     # -- the walk -----------------------------------------------------------------
@@ -299,10 +301,11 @@ class PatternRewriter:
             self.enqueue(inst)
         budget = max_rewrites if max_rewrites is not None else 16 * len(comp.instructions) + 256
         cache: dict[str, list[Pattern]] = {}
-        while self.worklist and self.rewrites < budget:
-            inst = self.worklist.popleft()
-            self._queued.discard(id(inst))
-            if id(inst) in self._replaced:
+        worklist, queued, replaced = self.worklist, self._queued, self._replaced
+        while worklist and self.rewrites < budget:
+            inst = worklist.popleft()
+            queued.discard(inst)
+            if inst in replaced:
                 continue
             fns = cache.get(inst.opcode)
             if fns is None:
@@ -329,7 +332,7 @@ class PatternRewriter:
             x = stack.pop()
             if (id(x) in removed or x is comp.root or count.get(id(x), 1) > 0
                     or x.opcode == "parameter"
-                    or (has_side_effect(x, memo) and id(x) not in self._superseded)):
+                    or (has_side_effect(x, memo) and x not in self._superseded)):
                 continue
             removed.add(id(x))
             seen = set()
