@@ -18,6 +18,12 @@ parts' objects are loaded into one MCJIT engine, which links them; the entry
 stays one function.  ``JitFunction.object_code`` is then the parts' objects
 one after the other and ``JitFunction.object_parts`` their sizes.
 
+Compiling while emitting (:class:`StreamedCompile`): the emitter reports the
+kernels it has finished, and every ``BATCH_INSTRUCTIONS`` of them go to a
+worker as a part of their own (``split.StreamSplit``) while Python emits the
+rest; meanwhile one thread fewer compiles (the emitting thread has a core).
+What is left when the emission ends is split and compiled as above.
+
 Memory: an engine keeps only its code, the object and a TargetMachine of its
 own that never generated code (~50 KiB besides ~3x the object's size); each
 module is parsed into an LLVMContext of its own and its pass pipeline is
@@ -25,6 +31,7 @@ freed after use, so a compilation leaves nothing behind once its engine goes.
 """
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import threading
@@ -40,7 +47,7 @@ from ..hlo.ir import gc_paused
 from ..passes.pipeline import dump_directory, dump_module, dump_text
 from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
-from .split import SplitPlan, module_weight, plan_split, split_module
+from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
 from .target import host_target_machine, init_llvm
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
@@ -418,6 +425,113 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
     return [f.result() for f in futures]
 
 
+#: Instructions of finished kernels that make a part compiled while the
+#: module is still being emitted (see :class:`StreamedCompile`).
+BATCH_INSTRUCTIONS = MIN_PART_INSTRUCTIONS
+
+
+class StreamedCompile:
+    """One module compiled in parts while it is being emitted (see the module
+    docstring).  ``finished(functions)`` is the emitter's report
+    (``ModuleEmitter(on_finished=...)``); once the emission ended, ``module``
+    is set to the whole module and :func:`compile_ir` takes this object in its
+    place: :meth:`finish` compiles what is left and returns every part.
+    :meth:`abandon` drops the parts not started (the emission failed).
+
+    Parts wait in a queue, biggest first (the entry's part before all: it is
+    the slowest to compile for its size), for ``threads`` workers of its own,
+    of which one fewer work while the module is being emitted (the emitting
+    thread keeps a core)."""
+
+    def __init__(self, entry_name: str, threads: int, speed_level: int = 3, module_options: bool = True,
+                 keep: bool = False):
+        self.entry_name, self.threads = entry_name, threads
+        self.module: ir.Module | None = None
+        self._args = (speed_level, module_options, keep)
+        self._split: StreamSplit | None = None
+        self._cond = threading.Condition()
+        self._queue: list = []               # heap of (-priority, number, text)
+        self._results: dict[int, object] = {}   # part number -> _Part or the exception it raised
+        self._sent = 0
+        self._limit, self._running, self._closed = max(1, threads - 1), 0, False
+        self._workers = [threading.Thread(target=self._work, name=f"xlac-compile-{k}", daemon=True)
+                         for k in range(threads)]
+        for w in self._workers:
+            w.start()
+
+    def finished(self, functions: list) -> None:
+        if not functions:
+            return
+        if self._split is None:
+            self._split = StreamSplit(functions[0].module, BATCH_INSTRUCTIONS)
+        text = self._split.finished(functions)
+        if text is not None:
+            self._submit(text, len(text))
+
+    def _submit(self, text: str, priority: int) -> None:
+        with self._cond:
+            heapq.heappush(self._queue, (-priority, self._sent, text))
+            self._sent += 1
+            self._cond.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._queue and self._running < self._limit) and not (self._closed and not self._queue):
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                _, number, text = heapq.heappop(self._queue)
+                self._running += 1
+            try:
+                result = _compile_part(text, *self._args)
+            except BaseException as e:  # noqa: BLE001 - raised again by finish()
+                result = e
+            with self._cond:
+                self._results[number] = result
+                self._running -= 1
+                self._cond.notify_all()
+
+    @property
+    def sent_while_emitting(self) -> int:
+        """Parts sent to compile before the emission ended."""
+        return self._split.batches if self._split is not None else 0
+
+    def finish(self) -> list[_Part]:
+        """Every part compiled, in the order sent: the ones sent so far, then
+        the rest of ``module``."""
+        if self._split is None:
+            self._split = StreamSplit(self.module, BATCH_INSTRUCTIONS)
+        parts = max(1, min(PARTS_PER_THREAD * self.threads,
+                           self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
+        plan = self._split.rest(self.entry_name, parts)
+        with self._cond:
+            self._limit = self.threads
+            self._cond.notify_all()
+        for k in range(plan.count):
+            text = plan.text(k)
+            self._submit(text, len(text) * (4 if k == 0 else 1))
+        self._close()
+        out = [self._results[k] for k in range(self._sent)]
+        for r in out:
+            if isinstance(r, BaseException):
+                raise r
+        return out
+
+    def _close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        for w in self._workers:
+            w.join()
+
+    def abandon(self) -> None:
+        """Drop the parts not started; wait for the ones running."""
+        with self._cond:
+            self._queue.clear()
+        self._close()
+
+
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
                before_load: Callable[[bytes], None] | None = None, module_options: bool = True,
                keep_optimized: bool = True, threads: int | None = None) -> JitFunction:
@@ -442,16 +556,20 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     t0 = time.perf_counter()
     with dump_module(entry_name):           # inside xlac.jit: that module's number and name
         if dumping:
-            dump_text("ir-no-opt.ll", str(module))
+            dump_text("ir-no-opt.ll", str(module.module if isinstance(module, StreamedCompile) else module))
             t0 = time.perf_counter()
         threads = compile_threads() if threads is None else threads
         # The collector off while the parts are printed: its full passes walk
         # the whole llvmlite module for nothing (~0.2 s of a training step's).
         with gc_paused():
-            plan = plan_split(module, entry_name, part_count(module, threads)) \
-                if isinstance(module, ir.Module) else module
-            t1 = time.perf_counter()
-            parts = _compile_parts(plan, threads, speed_level, module_options, keep_optimized or dumping)
+            if isinstance(module, StreamedCompile):
+                t1 = time.perf_counter()
+                parts = module.finish()
+            else:
+                plan = plan_split(module, entry_name, part_count(module, threads)) \
+                    if isinstance(module, ir.Module) else module
+                t1 = time.perf_counter()
+                parts = _compile_parts(plan, threads, speed_level, module_options, keep_optimized or dumping)
         t2 = time.perf_counter()
         if dumping:
             for k, part in enumerate(parts):
