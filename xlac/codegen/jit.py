@@ -50,16 +50,18 @@ from .nontemporal import NAMED, mark_stores, prepare
 from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
 from .target import host_target_machine, init_llvm
 
-def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
+def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
+             vectorize: bool = True):
     """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
     optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
     that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
     ``owned``: the module is in an LLVMContext of its own and ``tm`` is this
-    thread's, so the pipeline runs without llvmlite's lock (``unlocked``)."""
+    thread's, so the pipeline runs without llvmlite's lock (``unlocked``).
+    ``vectorize=False``: no loop or SLP vectoriser (a cold part, see ``COLD``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto.loop_vectorization = vectorize
+    pto.slp_vectorization = vectorize
     # Loops are unrolled only where they ask (``llvm.loop.unroll.full``,
     # ``loops.full_unroll_hints``): LLVM's unrolling of every short loop made
     # a training step's optimised code four times its size, took half of its
@@ -184,7 +186,8 @@ def assembly(module_ref, tm=None) -> str:
         return tm.emit_assembly(module_ref)
 
 
-def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False):
+def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False,
+                       vectorize: bool = True):
     """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef.
 
     The module gets an LLVMContext of its own, freed with it: in the global
@@ -199,7 +202,7 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned:
         unlocked.verify(ref)
     else:
         ref.verify()
-    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned)
+    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize)
 
 
 class JitFunction:
@@ -395,11 +398,25 @@ class _Part(NamedTuple):
     codegen: float
 
 
-def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool) -> _Part:
-    """Parse, optimise and emit one part, on this thread with its own context and TargetMachine."""
+#: How a *cold* part is compiled (one holding only the entry: a list of
+#: calls run once per call of the program, ``SplitPlan.cold``): LLVM's O1
+#: without the vectorisers, and machine code from the fast instruction
+#: selector and register allocator (a TargetMachine of opt level 0).  A
+#: training step's entry is thousands of calls in one function; the greedy
+#: register allocator and the DAG selector took most of its ~0.9 s.
+COLD_SPEED_LEVEL = 1
+COLD_CODEGEN_OPT = 0
+
+
+def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool, cold: bool = False) -> _Part:
+    """Parse, optimise and emit one part, on this thread with its own context
+    and TargetMachine (``cold``: the cheap pipeline, see ``COLD_SPEED_LEVEL``)."""
     t0 = time.perf_counter()
-    tm = _codegen_target_machine()
-    ref = parse_and_optimize(text, tm, speed_level, owned=True)
+    tm = _codegen_target_machine(cold)
+    if cold:
+        ref = parse_and_optimize(text, tm, min(speed_level, COLD_SPEED_LEVEL), owned=True, vectorize=False)
+    else:
+        ref = parse_and_optimize(text, tm, speed_level, owned=True)
     t1 = time.perf_counter()
     data = emit_object(tm, ref, module_options, owned=True)
     t2 = time.perf_counter()
@@ -420,7 +437,7 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
     pool = _workers.get(max(1, min(threads, plan.count)))
     # In order: part 0, the entry's, is the slowest to optimise (the entry is
     # one long function), so it starts first.
-    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep)
+    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep, k in plan.cold)
                for k in range(plan.count)]
     return [f.result() for f in futures]
 
@@ -468,9 +485,9 @@ class StreamedCompile:
         if text is not None:
             self._submit(text, len(text))
 
-    def _submit(self, text: str, priority: int) -> None:
+    def _submit(self, text: str, priority: int, cold: bool = False) -> None:
         with self._cond:
-            heapq.heappush(self._queue, (-priority, self._sent, text))
+            heapq.heappush(self._queue, (-priority, self._sent, text, cold))
             self._sent += 1
             self._cond.notify()
 
@@ -481,10 +498,10 @@ class StreamedCompile:
                     self._cond.wait()
                 if not self._queue:
                     return
-                _, number, text = heapq.heappop(self._queue)
+                _, number, text, cold = heapq.heappop(self._queue)
                 self._running += 1
             try:
-                result = _compile_part(text, *self._args)
+                result = _compile_part(text, *self._args, cold)
             except BaseException as e:  # noqa: BLE001 - raised again by finish()
                 result = e
             with self._cond:
@@ -510,7 +527,7 @@ class StreamedCompile:
             self._cond.notify_all()
         for k in range(plan.count):
             text = plan.text(k)
-            self._submit(text, len(text) * (4 if k == 0 else 1))
+            self._submit(text, len(text) * (4 if k == 0 else 1), k in plan.cold)
         self._close()
         out = [self._results[k] for k in range(self._sent)]
         for r in out:
@@ -608,7 +625,7 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
 _thread_state = threading.local()
 
 
-def _codegen_target_machine():
+def _codegen_target_machine(cold: bool = False):
     """This thread's TargetMachine for optimising and emitting modules, made once.
 
     Reused because a new one builds its subtarget (~750 KiB of tables) again
@@ -616,7 +633,9 @@ def _codegen_target_machine():
     because a TargetMachine's subtarget map is not safe to share between
     threads.  Objects emitted with it are the same bytes as with a new one.
     """
-    tm = getattr(_thread_state, "tm", None)
+    attr = "cold_tm" if cold else "tm"
+    tm = getattr(_thread_state, attr, None)
     if tm is None:
-        tm = _thread_state.tm = host_target_machine()
+        tm = host_target_machine(COLD_CODEGEN_OPT if cold else 3)
+        setattr(_thread_state, attr, tm)
     return tm

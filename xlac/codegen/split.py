@@ -17,7 +17,8 @@ task bodies, a few helpers and constants.
   Mutable globals (a ``rng-get-and-update-state``'s state) are never copied.
 * **Parts.** Units are dealt to parts longest first, each to the lightest part
   so far (by LLVM instructions; a global variable weighs a 64th of its text),
-  the entry's unit to part 0.
+  the entry's unit alone to part 0 (``SplitPlan.cold``: a list of calls,
+  compiled with LLVM's cheap pipeline).
 * **Linkage.** A value one part defines and another uses is given external
   linkage with hidden visibility where it is defined and declared where it is
   used; the parts' objects are linked into one MCJIT engine, which resolves
@@ -179,10 +180,13 @@ class SplitPlan:
     hand part ``k`` to LLVM while it prints part ``k + 1`` (llvmlite's printer
     is Python, LLVM's work runs without the GIL).  ``count``: the parts."""
 
-    def __init__(self, scan: _Scan, values: list, plans: list, exported: set):
+    def __init__(self, scan: _Scan, values: list, plans: list, exported: set, cold: frozenset = frozenset()):
         self.module, self._scan, self._values, self._plans, self._exported = \
             scan.module, scan, values, plans, exported
         self.count = max(1, len(plans))
+        #: Parts that hold only the entry (and small copies): run once per
+        #: call, a list of calls, they get LLVM's cheap pipeline (``jit``).
+        self.cold = cold
 
     def text(self, k: int) -> str:
         """Part ``k``'s module text (the whole module when it is not split)."""
@@ -227,7 +231,10 @@ def plan_split(module: ir.Module, entry_name: str, parts: int, done: "StreamSpli
         units += [[v] for v in defined if placed(v) and id(v) not in in_units]
     if len(units) < 2 and done is None:
         return SplitPlan(scan, values, [], set())
-    part_of = _deal(units, max(1, min(parts, len(units))))
+    # The entry gets a part of its own when it is split at all (or, with
+    # ``done``, when anything else is left).
+    alone = len(units) > 1 and (parts > 1 or done is not None) and id(units[0][0]) == id(entry)
+    part_of = _deal(units, max(2 if alone else 1, min(parts, len(units))), alone)
     count = max(part_of.values(), default=0) + 1
     members: list[list] = [[] for _ in range(count)]
     for v in values:
@@ -235,7 +242,7 @@ def plan_split(module: ir.Module, entry_name: str, parts: int, done: "StreamSpli
             members[part_of[id(v)]].append(v)
     exported = set(done.exported) if done is not None else set()
     plans = [_part_plan(own, scan.references, lambda u: id(u) in copied, exported) for own in members]
-    return SplitPlan(scan, values, plans, exported)
+    return SplitPlan(scan, values, plans, exported, frozenset({0}) if alone else frozenset())
 
 
 def _part_plan(own_values: list, references, copied, exported: set) -> tuple:
@@ -404,9 +411,10 @@ def _units(entry, roots: list, refs: dict, placed) -> list[list]:
     return [members[id(r)] for r in roots]
 
 
-def _deal(units: list[list], parts: int) -> dict[int, int]:
+def _deal(units: list[list], parts: int, entry_alone: bool = False) -> dict[int, int]:
     """Part number by value id: units longest first, each to the lightest part
-    (the entry's unit, ``units[0]``, to part 0)."""
+    (the entry's unit, ``units[0]``, to part 0, alone there with
+    ``entry_alone``)."""
     load = [0] * parts
     part_of: dict[int, int] = {}
     weights = [sum(_weight(v) for v in unit) for unit in units]
@@ -417,8 +425,9 @@ def _deal(units: list[list], parts: int) -> dict[int, int]:
             part_of[id(v)] = p
 
     put(0, 0)
+    first = 1 if entry_alone else 0
     for k in sorted(range(1, len(units)), key=lambda k: (-weights[k], k)):
-        put(k, min(range(parts), key=lambda p: (load[p], p)))
+        put(k, min(range(first, parts), key=lambda p: (load[p], p)))
     used = sorted(set(part_of.values()))          # parts left empty are dropped
     renumber = {p: n for n, p in enumerate(used)}
     return {k: renumber[p] for k, p in part_of.items()}
