@@ -50,18 +50,23 @@ from .nontemporal import NAMED, mark_stores, prepare
 from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
 from .target import host_target_machine, init_llvm
 
+#: The loop metadata string of a loop to unroll completely (``loops.full_unroll_hints``).
+FULL_UNROLL = "llvm.loop.unroll.full"
+
+
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
-             vectorize: bool = True):
+             vectorize: bool = True, slp: bool | None = None):
     """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
     optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
     that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
     ``owned``: the module is in an LLVMContext of its own and ``tm`` is this
     thread's, so the pipeline runs without llvmlite's lock (``unlocked``).
-    ``vectorize=False``: no loop or SLP vectoriser (a cold part, see ``COLD``)."""
+    ``vectorize=False``: no loop or SLP vectoriser (a cold part, see ``COLD``);
+    ``slp``: the SLP vectoriser on or off (default: as ``vectorize``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = vectorize
-    pto.slp_vectorization = vectorize
+    pto.slp_vectorization = vectorize if slp is None else slp
     # Loops are unrolled only where they ask (``llvm.loop.unroll.full``,
     # ``loops.full_unroll_hints``): LLVM's unrolling of every short loop made
     # a training step's optimised code four times its size, took half of its
@@ -202,7 +207,13 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned:
         unlocked.verify(ref)
     else:
         ref.verify()
-    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize)
+    # The SLP vectoriser only where a loop is unrolled completely (a direct
+    # convolution's window, a reduce-window's, a short innermost loop): the
+    # loop vectoriser does the rest, and SLP's search over every block was
+    # ~8% of the O3 pipeline on the model set for nothing measurable.
+    slp = vectorize and FULL_UNROLL in text
+    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize,
+                    slp=slp)
 
 
 class JitFunction:
