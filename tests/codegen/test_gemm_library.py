@@ -183,12 +183,27 @@ def test_fallback_choice():
     # A column-major A: packed (its M index unit-stride).
     plan, v = _variant(module_text("fb5", "f32", "[64,80]{0,1}", "[80,96]{1,0}", "[64,96]{1,0}", dims))
     assert v is not None and (v.a_kind, v.b_kind) == ("m", "n") and not plan.a_direct
-    # An operand computed inside the fusion (read through its generator): per module.
-    text = module_text("fb1", "f32", "[64,80]{1,0}", "[96,80]{1,0}", "[64,96]{1,0}", dims, [
-        "  c = f32[64,96]{1,0} parameter(2)", "  ROOT r = f32[64,96]{1,0} add(d, c)"])
-    text = text.replace("dot(a, b)", "dot(a, bt)").replace(
-        "  d = ", "  bt = f32[80,96]{1,0} transpose(b), dimensions={1,0}\n  bn = f32[80,96]{1,0} negate(bt)\n  d = ")
-    text = text.replace("dot(a, bt)", "dot(a, bn)")
+    # An operand computed inside the fusion (read through its generator): per
+    # module (written fused: the fusion pass leaves a matrix product's operands out).
+    text = """HloModule fb1
+
+fused {
+  a = f32[64,80]{1,0} parameter(0)
+  b = f32[96,80]{1,0} parameter(1)
+  c = f32[64,96]{1,0} parameter(2)
+  bt = f32[80,96]{1,0} transpose(b), dimensions={1,0}
+  bn = f32[80,96]{1,0} negate(bt)
+  d = f32[64,96]{1,0} dot(a, bn), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64,96]{1,0} add(d, c)
+}
+
+ENTRY e {
+  a = f32[64,80]{1,0} parameter(0)
+  b = f32[96,80]{1,0} parameter(1)
+  c = f32[64,96]{1,0} parameter(2)
+  ROOT f = f32[64,96]{1,0} fusion(a, b, c), kind=kOutput, calls=fused
+}
+"""
     plan, v = _variant(text)
     assert plan is not None and v is None
     # An epilogue that changes the element type (C cannot accumulate in the result): per module.

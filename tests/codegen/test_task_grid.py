@@ -156,11 +156,15 @@ def _dot_text(m, k, n, epilogue=False):
         return (f"HloModule m\n\nENTRY e {{\n  a = f32[{m},{k}]{{1,0}} parameter(0)\n"
                 f"  b = f32[{k},{n}]{{1,0}} parameter(1)\n"
                 f"  ROOT d = f32[{m},{n}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n")
-    # A fused operand producer (negate) keeps the module's own GEMM.
-    return (f"HloModule m\n\nENTRY e {{\n  a = f32[{m},{k}]{{1,0}} parameter(0)\n"
-            f"  b = f32[{k},{n}]{{1,0}} parameter(1)\n  na = f32[{m},{k}]{{1,0}} negate(a)\n"
-            f"  d = f32[{m},{n}]{{1,0}} dot(na, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n"
-            f"  ROOT t = f32[{m},{n}]{{1,0}} tanh(d)\n}}\n")
+    # An operand producer (negate) inside the output fusion keeps the
+    # module's own GEMM (written fused: the fusion pass leaves a matrix
+    # product's operands out).
+    return (f"HloModule m\n\nfused {{\n  p0 = f32[{m},{k}]{{1,0}} parameter(0)\n"
+            f"  p1 = f32[{k},{n}]{{1,0}} parameter(1)\n  na = f32[{m},{k}]{{1,0}} negate(p0)\n"
+            f"  d = f32[{m},{n}]{{1,0}} dot(na, p1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n"
+            f"  ROOT t = f32[{m},{n}]{{1,0}} tanh(d)\n}}\n\n"
+            f"ENTRY e {{\n  a = f32[{m},{k}]{{1,0}} parameter(0)\n  b = f32[{k},{n}]{{1,0}} parameter(1)\n"
+            f"  ROOT f = f32[{m},{n}]{{1,0}} fusion(a, b), kind=kOutput, calls=fused\n}}\n")
 
 
 def _conv_text(n, h, w, ci, co, k):
