@@ -12,7 +12,7 @@ import pytest
 from llvmlite import ir
 
 import xlac
-from xlac.codegen import jit, split
+from xlac.codegen import emitter, jit, split
 from xlac.codegen.compiler import lower
 from xlac.codegen.target import init_llvm
 from xlac.program import ENTRY_NAME, ensure_symbols
@@ -37,8 +37,10 @@ def _leaves(value) -> list:
 
 @pytest.fixture
 def tiny_parts(monkeypatch):
-    """Split every module that can be split (parts of any size)."""
+    """Split every module that can be split (parts of any size), no kernel
+    left to the entry's part as cold."""
     monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)
+    monkeypatch.setattr(emitter, "COLD_MAX_WORK", -1)
 
 
 # ------------------------------------------------------------------------------------
@@ -438,7 +440,6 @@ def test_a_failed_emission_leaves_nothing_running(monkeypatch):
     abandoned = []
     abandon = jit.StreamedCompile.abandon
     monkeypatch.setattr(jit.StreamedCompile, "abandon", lambda self: (abandoned.append(1), abandon(self)))
-    from xlac.codegen import emitter
     real = emitter.ModuleEmitter._emit_function
 
     def failing(self, comp, name, linkage):       # after every kernel was sent
@@ -456,3 +457,56 @@ def test_a_failed_emission_leaves_nothing_running(monkeypatch):
     monkeypatch.setattr(emitter.ModuleEmitter, "_emit_function", real)
     exe = xlac.jit(text)
     assert all(np.all(np.isfinite(a)) for a in _leaves(exe(*_inputs("gamma_rng"))) if a.dtype.kind == "f")
+
+
+def test_cold_kernels_compile_with_the_entry_and_compute_the_same_bits(monkeypatch):
+    """Kernels of the entry doing little work are reported cold and go out in
+    cold batches; the entry's part is compiled as the entry; the program
+    computes what it computes compiled in one part."""
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    tiers = []
+    compile_part = jit._compile_part
+
+    def recording(text, speed_level, module_options, keep, tier=jit.HOT):
+        tiers.append(tier)
+        return compile_part(text, speed_level, module_options, keep, tier)
+
+    monkeypatch.setattr(jit, "_compile_part", recording)
+    text = (JAX_CASES / "categorical.hlo").read_text()
+    inputs = _inputs("categorical")
+    got = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("XLAC_COMPILE_THREADS", threads)
+        xlac.clear_caches()
+        got[threads] = _leaves(xlac.jit(text)(*inputs))
+    # one part on one thread; then cold batches, hot ones and the entry's part
+    assert tiers[0] == jit.HOT and set(tiers[1:]) == {jit.HOT, jit.COLD, jit.ENTRY}
+    assert tiers[1:].count(jit.ENTRY) == 1 and tiers[1:].count(jit.COLD) >= 2
+    for a, b in zip(got["1"], got["2"]):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_fast_math_kernels_stay_out_of_line_and_hot():
+    """A kernel with fast-math arithmetic (a reduction's ``reassoc contract``)
+    is never inlined into another part nor compiled cold, however small: its
+    bits would depend on the part it lands in."""
+    module = ir.Module()
+    fty = ir.FunctionType(ir.FloatType(), [ir.FloatType(), ir.FloatType()])
+
+    def small(name: str, flags: list) -> ir.Function:
+        fn = ir.Function(module, fty, name)
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(b.fadd(*fn.args, flags=flags))
+        return fn
+
+    strict, fast = small("strict", []), small("fast", ["reassoc", "nsz", "contract"])
+    caller = ir.Function(module, fty, "caller")
+    b = ir.IRBuilder(caller.append_basic_block())
+    b.ret(b.call(fast, list(caller.args)))
+    for fn in (strict, fast, caller):
+        emitter.keep_out_of_line(fn)
+    assert "noinline" not in strict.attributes and "noinline" in fast.attributes
+    assert not emitter.fast_math(strict) and emitter.fast_math(fast)
+    assert not emitter.fast_math(caller) and emitter.fast_math(caller, callees=True)
+    assert split._copyable(strict) and not split._copyable(fast)

@@ -52,6 +52,8 @@ from .target import host_target_machine, init_llvm
 
 #: The loop metadata string of a loop to unroll completely (``loops.full_unroll_hints``).
 FULL_UNROLL = "llvm.loop.unroll.full"
+#: What marks fast-math arithmetic in a part's text (``emitter.fast_math``).
+FAST_MATH = " contract "
 
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
@@ -208,10 +210,12 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned:
     else:
         ref.verify()
     # The SLP vectoriser only where a loop is unrolled completely (a direct
-    # convolution's window, a reduce-window's, a short innermost loop): the
+    # convolution's window, a reduce-window's, a short innermost loop) or
+    # fast-math code (a float reduction: SLP may reorder its sums, as a
+    # one-part compile does, see ``emitter.fast_math``): the
     # loop vectoriser does the rest, and SLP's search over every block was
     # ~8% of the O3 pipeline on the model set for nothing measurable.
-    slp = vectorize and FULL_UNROLL in text
+    slp = vectorize and (FULL_UNROLL in text or FAST_MATH in text)
     return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize,
                     slp=slp)
 
@@ -409,21 +413,26 @@ class _Part(NamedTuple):
     codegen: float
 
 
-#: How a *cold* part is compiled (one holding only the entry: a list of
-#: calls run once per call of the program, ``SplitPlan.cold``): LLVM's O1
-#: without the vectorisers, and machine code from the fast instruction
-#: selector and register allocator (a TargetMachine of opt level 0).  A
-#: training step's entry is thousands of calls in one function; the greedy
-#: register allocator and the DAG selector took most of its ~0.9 s.
+#: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's O3
+#: (the vectorisers on); ``COLD`` kernels, each run once per call for tens of
+#: nanoseconds (``emitter.COLD_MAX_WORK``), with O1 and no vectorisers; the
+#: ``ENTRY`` (``SplitPlan.cold``: a list of calls run once per call) the same,
+#: and its machine code from the fast instruction selector and register
+#: allocator (a TargetMachine of opt level 0): a training step's entry is
+#: thousands of calls in one function, and the greedy register allocator and
+#: the DAG selector took most of its ~0.9 s.  (Cold kernels keep the usual
+#: code generator: their loops, spilled by the fast allocator, ran 3-5% slower.)
+HOT, COLD, ENTRY = "hot", "cold", "entry"
 COLD_SPEED_LEVEL = 1
-COLD_CODEGEN_OPT = 0
+ENTRY_CODEGEN_OPT = 0
 
 
-def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool, cold: bool = False) -> _Part:
+def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool, tier: str = HOT) -> _Part:
     """Parse, optimise and emit one part, on this thread with its own context
-    and TargetMachine (``cold``: the cheap pipeline, see ``COLD_SPEED_LEVEL``)."""
+    and TargetMachine (``tier``: ``HOT``, ``COLD`` or ``ENTRY``, see there)."""
     t0 = time.perf_counter()
-    tm = _codegen_target_machine(cold)
+    cold = tier != HOT
+    tm = _codegen_target_machine(tier == ENTRY)
     if cold:
         ref = parse_and_optimize(text, tm, min(speed_level, COLD_SPEED_LEVEL), owned=True, vectorize=False)
     else:
@@ -448,7 +457,8 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
     pool = _workers.get(max(1, min(threads, plan.count)))
     # In order: part 0, the entry's, is the slowest to optimise (the entry is
     # one long function), so it starts first.
-    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep, k in plan.cold)
+    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep,
+                           ENTRY if k in plan.cold else HOT)
                for k in range(plan.count)]
     return [f.result() for f in futures]
 
@@ -487,18 +497,18 @@ class StreamedCompile:
         for w in self._workers:
             w.start()
 
-    def finished(self, functions: list) -> None:
+    def finished(self, functions: list, cold: bool = False) -> None:
         if not functions:
             return
         if self._split is None:
             self._split = StreamSplit(functions[0].module, BATCH_INSTRUCTIONS)
-        text = self._split.finished(functions)
+        text = self._split.finished(functions, cold)
         if text is not None:
-            self._submit(text, len(text))
+            self._submit(text, len(text), COLD if cold else HOT)
 
-    def _submit(self, text: str, priority: int, cold: bool = False) -> None:
+    def _submit(self, text: str, priority: int, tier: str = HOT) -> None:
         with self._cond:
-            heapq.heappush(self._queue, (-priority, self._sent, text, cold))
+            heapq.heappush(self._queue, (-priority, self._sent, text, tier))
             self._sent += 1
             self._cond.notify()
 
@@ -509,10 +519,10 @@ class StreamedCompile:
                     self._cond.wait()
                 if not self._queue:
                     return
-                _, number, text, cold = heapq.heappop(self._queue)
+                _, number, text, tier = heapq.heappop(self._queue)
                 self._running += 1
             try:
-                result = _compile_part(text, *self._args, cold)
+                result = _compile_part(text, *self._args, tier)
             except BaseException as e:  # noqa: BLE001 - raised again by finish()
                 result = e
             with self._cond:
@@ -530,15 +540,18 @@ class StreamedCompile:
         the rest of ``module``."""
         if self._split is None:
             self._split = StreamSplit(self.module, BATCH_INSTRUCTIONS)
-        parts = max(1, min(PARTS_PER_THREAD * self.threads,
-                           self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
-        plan = self._split.rest(self.entry_name, parts)
         with self._cond:
             self._limit = self.threads
             self._cond.notify_all()
+        last_cold = self._split.take(cold=True)
+        if last_cold is not None:
+            self._submit(last_cold, len(last_cold), COLD)
+        parts = max(1, min(PARTS_PER_THREAD * self.threads,
+                           self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
+        plan = self._split.rest(self.entry_name, parts)
         for k in range(plan.count):
             text = plan.text(k)
-            self._submit(text, len(text) * (4 if k == 0 else 1), k in plan.cold)
+            self._submit(text, len(text) * (4 if k == 0 else 1), ENTRY if k in plan.cold else HOT)
         self._close()
         out = [self._results[k] for k in range(self._sent)]
         for r in out:
@@ -636,7 +649,7 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
 _thread_state = threading.local()
 
 
-def _codegen_target_machine(cold: bool = False):
+def _codegen_target_machine(entry: bool = False):
     """This thread's TargetMachine for optimising and emitting modules, made once.
 
     Reused because a new one builds its subtarget (~750 KiB of tables) again
@@ -644,9 +657,9 @@ def _codegen_target_machine(cold: bool = False):
     because a TargetMachine's subtarget map is not safe to share between
     threads.  Objects emitted with it are the same bytes as with a new one.
     """
-    attr = "cold_tm" if cold else "tm"
+    attr = "entry_tm" if entry else "tm"
     tm = getattr(_thread_state, attr, None)
     if tm is None:
-        tm = host_target_machine(COLD_CODEGEN_OPT if cold else 3)
+        tm = host_target_machine(ENTRY_CODEGEN_OPT if entry else 3)
         setattr(_thread_state, attr, tm)
     return tm

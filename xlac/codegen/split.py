@@ -233,8 +233,8 @@ def plan_split(module: ir.Module, entry_name: str, parts: int, done: "StreamSpli
         return SplitPlan(scan, values, [], set())
     # The entry gets a part of its own when it is split at all (or, with
     # ``done``, when anything else is left).
-    alone = len(units) > 1 and (parts > 1 or done is not None) and id(units[0][0]) == id(entry)
-    part_of = _deal(units, max(2 if alone else 1, min(parts, len(units))), alone)
+    alone = bool(units[0]) and units[0][0] is entry and ((len(units) > 1 and parts > 1) or done is not None)
+    part_of = _deal(units, max(2 if alone and len(units) > 1 else 1, min(parts, len(units))), alone)
     count = max(part_of.values(), default=0) + 1
     members: list[list] = [[] for _ in range(count)]
     for v in values:
@@ -276,6 +276,8 @@ class StreamSplit:
     docstring): :meth:`finished` takes the functions the emitter finished and
     gives a part's text once they weigh ``batch`` LLVM instructions;
     :meth:`rest` plans the parts of what is left once the emission ended.
+    Functions reported *cold* (run once per call, for nanoseconds) make parts
+    of their own, compiled cold (``take(cold=True)`` sends the last of them).
 
     ``defined``: ids of the values the batches so far defined (exported);
     ``exported``: ids of the values some part declares."""
@@ -285,32 +287,33 @@ class StreamSplit:
         self.batch = batch
         self.defined: set[int] = set()
         self.exported: set[int] = set()
-        self._pending: list = []
-        self._pending_ids: set[int] = set()
-        self._weight = 0
+        self._pending: dict[bool, list] = {False: [], True: []}
+        self._weight = {False: 0, True: 0}
+        self._noted: set[int] = set()
         self.batches = 0
 
-    def finished(self, functions: list) -> str | None:
+    def finished(self, functions: list, cold: bool = False) -> str | None:
         """Note that ``functions`` (kernels, a computation's function) are
-        complete; the text of a part to compile when the ones noted weigh a
-        batch, else None.  Small ones LLVM may inline (copied into every part
-        that calls them) never form a part of their own."""
+        complete; the text of a part to compile (cold with ``cold``) when the
+        ones noted of that kind weigh a batch, else None.  Small ones LLVM may
+        inline (copied into every part that calls them) never form a part of
+        their own."""
         for fn in functions:
-            if id(fn) in self.defined or id(fn) in self._pending_ids or not _is_definition(fn) \
-                    or _copyable(fn):
+            if id(fn) in self._noted or not _is_definition(fn) or _copyable(fn):
                 continue
-            self._pending.append(fn)
-            self._pending_ids.add(id(fn))
-            self._weight += _instructions(fn)
-        return self.take() if self._weight >= self.batch else None
+            self._noted.add(id(fn))
+            self._pending[cold].append(fn)
+            self._weight[cold] += _instructions(fn)
+        return self.take(cold) if self._weight[cold] >= self.batch else None
 
-    def take(self) -> str | None:
-        """The text of a part of every function noted and not sent yet (None: none)."""
-        if not self._pending:
+    def take(self, cold: bool = False) -> str | None:
+        """The text of a part of every function of that kind noted and not sent
+        yet (None: none)."""
+        if not self._pending[cold]:
             return None
         values = self.scan.values()
         own_values, own = [], set()
-        stack = list(self._pending)
+        stack = list(self._pending[cold])
         while stack:             # the roots, and the functions only now reached from them
             v = stack.pop()
             if id(v) in own:
@@ -325,7 +328,7 @@ class StreamSplit:
                           lambda u: id(u) not in own and _copyable(u), self.exported)
         self.defined |= own
         self.exported |= own
-        self._pending, self._pending_ids, self._weight = [], set(), 0
+        self._pending[cold], self._weight[cold] = [], 0
         self.batches += 1
         return _part_text(self.scan, values, *plan, self.exported)
 
