@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 from .codegen.compile_cache import cache_key, load_entry, load_or_compile
 from .codegen.compiler import lower
+from .codegen.jit import StreamedCompile, compile_threads
 from .codegen import gemm_library, lapack as lapack_symbols
 from .codegen.math_approx import exact_math
 from . import __version__
@@ -475,10 +476,22 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     made = {}
 
     def build():
-        lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize,
-                        aligned_results=aligned_results, native=True)
+        # Kernels are compiled while the rest is emitted, on several threads
+        # (not for a dump, which shows the whole module as emitted).
+        threads = compile_threads()
+        stream = StreamedCompile(ENTRY_NAME, threads) if threads > 1 and not dumping else None
+        try:
+            lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results,
+                            native=True, on_finished=stream.finished if stream is not None else None)
+        except BaseException:
+            if stream is not None:
+                stream.abandon()
+            raise
         made["lower"] = time.perf_counter() - t0
-        return lowered.llvm_module, lowered
+        if stream is None:
+            return lowered.llvm_module, lowered
+        stream.module = lowered.llvm_module
+        return stream, lowered
 
     def metadata(lowered, jf):
         timings = {"lower": made["lower"], **jf.timings, "total": time.perf_counter() - t0,

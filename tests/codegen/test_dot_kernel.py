@@ -258,15 +258,7 @@ ENTRY e {
     assert plan is not None and not plan.acc_in_output and plan.kc == 600
 
 
-def test_fused_operand_producers():
-    """Producers fused into a kOutput fusion ahead of the dot are packed through
-    their generators (here a transposed, negated weight)."""
-    text = """HloModule m
-
-ENTRY e {
-  x = f32[64,128]{1,0} parameter(0)
-  w = f32[96,128]{1,0} parameter(1)
-  b = f32[96]{0} parameter(2)
+_OPERAND_PRODUCERS = """
   wt = f32[128,96]{1,0} transpose(w), dimensions={1,0}
   wn = f32[128,96]{1,0} negate(wt)
   d = f32[64,96]{1,0} dot(x, wn), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -274,10 +266,49 @@ ENTRY e {
   ROOT r = f32[64,96]{1,0} add(d, bb)
 }
 """
+
+
+def test_fused_operand_producers():
+    """Producers inside a kOutput fusion ahead of the dot are packed through
+    their generators (here a transposed, negated weight) by the module's own GEMM."""
+    text = """HloModule m
+
+fused {
+  x = f32[64,128]{1,0} parameter(0)
+  w = f32[96,128]{1,0} parameter(1)
+  b = f32[96]{0} parameter(2)""" + _OPERAND_PRODUCERS + """
+ENTRY e {
+  x = f32[64,128]{1,0} parameter(0)
+  w = f32[96,128]{1,0} parameter(1)
+  b = f32[96]{0} parameter(2)
+  ROOT f = f32[64,96]{1,0} fusion(x, w, b), kind=kOutput, calls=fused
+}
+"""
     rng = np.random.default_rng(4)
     args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((64, 128), (96, 128), (96,))]
     exe = check_against_evaluator(text, args)
     assert "xlac.gemm.uk" in exe.optimized_llvm_ir
+
+
+def test_fusion_leaves_a_matrix_products_operands_to_the_library():
+    """The fusion pass fuses the bias add into the dot's output fusion but not
+    the transposed, negated weight: the GEMM library reads the dot's operands
+    from buffers (no GEMM of the module's own is emitted)."""
+    text = """HloModule m
+
+ENTRY e {
+  x = f32[64,128]{1,0} parameter(0)
+  w = f32[96,128]{1,0} parameter(1)
+  b = f32[96]{0} parameter(2)""" + _OPERAND_PRODUCERS
+    rng = np.random.default_rng(4)
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((64, 128), (96, 128), (96,))]
+    exe = check_against_evaluator(text, args)
+    root = exe.optimized_hlo.entry.root
+    assert root.opcode == "fusion" and {i.opcode for i in root.attrs["calls"].instructions} == \
+        {"parameter", "dot", "broadcast", "add"}
+    assert "xlac.gemm.uk" not in exe.optimized_llvm_ir and "xlac_gemm_" in exe.optimized_llvm_ir
+    assert any("a matrix product's operands are read from buffers" in d.message
+               for d in exe.optimized_hlo.diagnostics)
 
 
 def test_batched_epilogue_and_column_major_result():
@@ -355,7 +386,10 @@ def test_plans():
     p = plan(mm(8, 300, 300))
     assert p.b_direct and p.blk.mr == 8 and not p.shared_b
     p = plan(mm(300, 300, 10))
-    assert p.blk.nr == host_vector_bits() // 32 and p.blk.mr == (12 if host_vector_bits() >= 512 else 6)
+    # N = 10 fits one vector with AVX-512 (16 lanes): one vector per tile row;
+    # with AVX2 (8 lanes) it takes the default two.
+    vw = host_vector_bits() // 32
+    assert p.blk.nr == (vw if 10 <= vw else 2 * vw) and p.blk.mr == (12 if host_vector_bits() >= 512 else 6)
 
 
 # ---------------------------------------------------------------------------

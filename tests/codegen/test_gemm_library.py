@@ -183,22 +183,43 @@ def test_fallback_choice():
     # A column-major A: packed (its M index unit-stride).
     plan, v = _variant(module_text("fb5", "f32", "[64,80]{0,1}", "[80,96]{1,0}", "[64,96]{1,0}", dims))
     assert v is not None and (v.a_kind, v.b_kind) == ("m", "n") and not plan.a_direct
-    # An operand computed inside the fusion (read through its generator): per module.
-    text = module_text("fb1", "f32", "[64,80]{1,0}", "[96,80]{1,0}", "[64,96]{1,0}", dims, [
-        "  c = f32[64,96]{1,0} parameter(2)", "  ROOT r = f32[64,96]{1,0} add(d, c)"])
-    text = text.replace("dot(a, b)", "dot(a, bt)").replace(
-        "  d = ", "  bt = f32[80,96]{1,0} transpose(b), dimensions={1,0}\n  bn = f32[80,96]{1,0} negate(bt)\n  d = ")
-    text = text.replace("dot(a, bt)", "dot(a, bn)")
+    # An operand computed inside the fusion (read through its generator): per
+    # module (written fused: the fusion pass leaves a matrix product's operands out).
+    text = """HloModule fb1
+
+fused {
+  a = f32[64,80]{1,0} parameter(0)
+  b = f32[96,80]{1,0} parameter(1)
+  c = f32[64,96]{1,0} parameter(2)
+  bt = f32[80,96]{1,0} transpose(b), dimensions={1,0}
+  bn = f32[80,96]{1,0} negate(bt)
+  d = f32[64,96]{1,0} dot(a, bn), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64,96]{1,0} add(d, c)
+}
+
+ENTRY e {
+  a = f32[64,80]{1,0} parameter(0)
+  b = f32[96,80]{1,0} parameter(1)
+  c = f32[64,96]{1,0} parameter(2)
+  ROOT f = f32[64,96]{1,0} fusion(a, b, c), kind=kOutput, calls=fused
+}
+"""
     plan, v = _variant(text)
     assert plan is not None and v is None
     # An epilogue that changes the element type (C cannot accumulate in the result): per module.
     plan, v = _variant(module_text("fb2", "f32", "[64,80]{1,0}", "[80,96]{1,0}", "[64,96]{1,0}", dims, [
         "  ROOT r = f64[64,96]{1,0} convert(d)"]))
     assert plan is not None and not plan.acc_in_output and v is None
-    # Batch dimensions that are not one stride apart (a non-affine group): per module.
+    # Batch dimensions that are not one stride apart but split in two levels
+    # that are (attention's (B, H) of [B, S, H, D]): the library.
     plan, v = _variant(module_text(
         "fb3", "f32", "[3,4,20,30]{3,1,2,0}", "[3,4,30,25]{3,2,1,0}", "[3,4,20,25]{3,2,1,0}",
         "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}"))
+    assert plan is not None and v is not None
+    # Three batch dimensions no split puts one stride apart: per module.
+    plan, v = _variant(module_text(
+        "fb6", "f32", "[2,3,4,20,30]{4,2,3,0,1}", "[2,3,4,30,25]{4,3,2,1,0}", "[2,3,4,20,25]{4,3,2,1,0}",
+        "lhs_batch_dims={0,1,2}, lhs_contracting_dims={4}, rhs_batch_dims={0,1,2}, rhs_contracting_dims={3}"))
     assert plan is not None and v is None
     # Matrix-vector products keep their own streaming loops.
     plan, v = _variant(module_text("fb4", "f32", "[64,80]{1,0}", "[80,1]{1,0}", "[64,1]{1,0}", dims))
@@ -245,3 +266,28 @@ def test_disk_cache_round_trip_with_library_symbols(tmp_path):
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["disk", "disk"]
+
+
+@pytest.mark.parametrize("a, b, out, dims", [
+    # attention's scores: Q [B, S, H, D] . K [B, T, H, D] over D, batch (B, H)
+    ("[4,16,4,8]{3,2,1,0}", "[4,16,4,8]{3,2,1,0}", "[4,4,16,16]{3,2,1,0}",
+     "lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}"),
+    # and its values: P [B, H, S, T] . V [B, T, H, D] over T
+    ("[4,4,16,16]{3,2,1,0}", "[4,16,4,8]{3,2,1,0}", "[4,4,16,8]{3,2,1,0}",
+     "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}"),
+    # a result whose batch dimensions are the ones apart
+    ("[3,5,20,30]{3,2,1,0}", "[3,5,30,25]{3,2,1,0}", "[3,5,20,25]{3,1,2,0}",
+     "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}"),
+])
+def test_batch_in_two_levels_matches_the_module_gemm(a, b, out, dims):
+    """Batch dimensions not one stride apart go through the library in two
+    levels, with the bits of the per-module GEMM and near the evaluator."""
+    text = module_text("two_levels", "f32", a, b, out, dims)
+    plan, v = _variant(text)
+    assert v is not None
+    lib, own = compile_both(text)
+    rng = np.random.default_rng(7)
+    args = [rng.uniform(-1, 1, xlac.shape("f32" + s.split("{")[0]).dimensions).astype(np.float32) for s in (a, b)]
+    got, ref = lib(*args), own(*args)
+    np.testing.assert_allclose(got, xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)

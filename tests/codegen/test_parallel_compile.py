@@ -12,7 +12,7 @@ import pytest
 from llvmlite import ir
 
 import xlac
-from xlac.codegen import jit, split
+from xlac.codegen import emitter, jit, split
 from xlac.codegen.compiler import lower
 from xlac.codegen.target import init_llvm
 from xlac.program import ENTRY_NAME, ensure_symbols
@@ -37,8 +37,10 @@ def _leaves(value) -> list:
 
 @pytest.fixture
 def tiny_parts(monkeypatch):
-    """Split every module that can be split (parts of any size)."""
+    """Split every module that can be split (parts of any size), no kernel
+    left to the entry's part as cold."""
     monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)
+    monkeypatch.setattr(emitter, "COLD_MAX_WORK", -1)
 
 
 # ------------------------------------------------------------------------------------
@@ -349,3 +351,162 @@ def test_optimized_llvm_ir_shows_the_parts(tiny_parts, monkeypatch):
     text = exe.optimized_llvm_ir
     count = len(exe._program.jit.object_parts)
     assert count > 1 and text.startswith(f"; ---- part 0 of {count} ----") and f"; ---- part {count - 1} of {count} ----" in text
+
+
+# ------------------------------------------------------------------------------------
+# Compiling while emitting (split.StreamSplit, jit.StreamedCompile)
+# ------------------------------------------------------------------------------------
+
+def test_streamed_batches_and_the_rest_link_and_run_like_the_whole_module():
+    """Kernels go out one batch each as they are finished; the rest (the entry,
+    the big constant, the counter) is split when the emission ends.  Every
+    value is defined once, small ones are copied, and the parts link."""
+    init_llvm()
+    m = _module_with_shared_values()
+    stream = split.StreamSplit(m, batch=1)
+    kernels = [m.globals[f"kernel{k}"] for k in range(3)]
+    texts = [stream.finished([fn]) for fn in kernels]
+    assert all(t is not None for t in texts) and stream.batches == 3
+    assert stream.finished([kernels[0]]) is None          # sent already
+    assert stream.finished([m.globals["helper"]]) is None  # small: copied where used, never sent
+    plan = stream.rest("entry", 2)
+    texts += [plan.text(k) for k in range(plan.count)]
+    defs = [_definitions(t) for t in texts]
+    for name in ("entry", "kernel0", "kernel1", "kernel2", "big", "heavy", "counter"):
+        assert sum(name in d for d in defs) == 1, name
+    assert "heavy" in defs[0]                  # reached first from kernel0's batch, exported there
+    assert all("big" not in d for d in defs[:3])   # globals wait for the end
+    assert sum("helper" in d for d in defs) == 3   # copied into each kernel's batch
+    tm = jit.host_target_machine()
+    objects = []
+    for t in texts:
+        ref = llvm.parse_assembly(t, llvm.create_context())
+        ref.verify()
+        objects.append(jit.emit_object(tm, ref))
+    fn = jit.load_object(b"".join(objects), "entry", parts=[len(o) for o in objects])
+    whole = jit.compile_ir(str(m), "entry", threads=1)
+    import ctypes
+    outs = []
+    for f in (fn, whole):
+        out = (ctypes.c_int32 * 3)()
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(f.address)(ctypes.addressof(out))
+        outs.append(list(out))
+    assert outs[0] == outs[1]
+
+
+def test_a_part_prints_only_the_metadata_it_uses():
+    text = (JAX_CASES / "interp.hlo").read_text()
+    lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
+    texts = split.split_module(lowered.llvm_module, ENTRY_NAME, 3)
+    total = len(lowered.llvm_module.metadata)
+    assert len(texts) > 1
+    for t in texts:
+        used = set(re.findall(r"!(\d+)\b", "\n".join(line for line in t.split("\n") if not line.startswith("!"))))
+        defined = set(re.findall(r"^!(\d+) = ", t, re.M))
+        assert used <= defined and len(defined) < total
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_results_identical_when_compiled_while_emitting(name, tiny_parts, monkeypatch):
+    """Every finished kernel a batch of its own (the most parts there can be):
+    the same bits as one part on one thread."""
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    sent = []
+    finish = jit.StreamedCompile.finish
+
+    def counting_finish(self):
+        sent.append(self.sent_while_emitting)
+        return finish(self)
+
+    monkeypatch.setattr(jit.StreamedCompile, "finish", counting_finish)
+    text = (JAX_CASES / f"{name}.hlo").read_text()
+    inputs = _inputs(name)
+    got = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("XLAC_COMPILE_THREADS", threads)
+        xlac.clear_caches()
+        got[threads] = _leaves(xlac.jit(text)(*inputs))
+    assert len(sent) == 1 and sent[0] > 1          # threads=1 does not stream
+    for a, b in zip(got["1"], got["2"]):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_a_failed_emission_leaves_nothing_running(monkeypatch):
+    """A lowering that fails halfway: the parts already sent are dropped or run
+    out, and the next compilation works."""
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    abandoned = []
+    abandon = jit.StreamedCompile.abandon
+    monkeypatch.setattr(jit.StreamedCompile, "abandon", lambda self: (abandoned.append(1), abandon(self)))
+    real = emitter.ModuleEmitter._emit_function
+
+    def failing(self, comp, name, linkage):       # after every kernel was sent
+        fn = real(self, comp, name, linkage)
+        if comp is self.hlo.entry:
+            raise RuntimeError("emission failed")
+        return fn
+
+    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    monkeypatch.setattr(emitter.ModuleEmitter, "_emit_function", failing)
+    xlac.clear_caches()
+    with pytest.raises(RuntimeError, match="emission failed"):
+        xlac.jit(text)
+    assert abandoned == [1]
+    monkeypatch.setattr(emitter.ModuleEmitter, "_emit_function", real)
+    exe = xlac.jit(text)
+    assert all(np.all(np.isfinite(a)) for a in _leaves(exe(*_inputs("gamma_rng"))) if a.dtype.kind == "f")
+
+
+def test_cold_kernels_compile_with_the_entry_and_compute_the_same_bits(monkeypatch):
+    """Kernels of the entry doing little work are reported cold and go out in
+    cold batches; the entry's part is compiled as the entry; the program
+    computes what it computes compiled in one part."""
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    tiers = []
+    compile_part = jit._compile_part
+
+    def recording(text, speed_level, module_options, keep, tier=jit.HOT):
+        tiers.append(tier)
+        return compile_part(text, speed_level, module_options, keep, tier)
+
+    monkeypatch.setattr(jit, "_compile_part", recording)
+    text = (JAX_CASES / "categorical.hlo").read_text()
+    inputs = _inputs("categorical")
+    got = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("XLAC_COMPILE_THREADS", threads)
+        xlac.clear_caches()
+        got[threads] = _leaves(xlac.jit(text)(*inputs))
+    # one part on one thread; then cold batches, hot ones and the entry's part
+    assert tiers[0] == jit.HOT and set(tiers[1:]) == {jit.HOT, jit.COLD, jit.ENTRY}
+    assert tiers[1:].count(jit.ENTRY) == 1 and tiers[1:].count(jit.COLD) >= 2
+    for a, b in zip(got["1"], got["2"]):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_fast_math_kernels_stay_out_of_line_and_hot():
+    """A kernel with fast-math arithmetic (a reduction's ``reassoc contract``)
+    is never inlined into another part nor compiled cold, however small: its
+    bits would depend on the part it lands in."""
+    module = ir.Module()
+    fty = ir.FunctionType(ir.FloatType(), [ir.FloatType(), ir.FloatType()])
+
+    def small(name: str, flags: list) -> ir.Function:
+        fn = ir.Function(module, fty, name)
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(b.fadd(*fn.args, flags=flags))
+        return fn
+
+    strict, fast = small("strict", []), small("fast", ["reassoc", "nsz", "contract"])
+    caller = ir.Function(module, fty, "caller")
+    b = ir.IRBuilder(caller.append_basic_block())
+    b.ret(b.call(fast, list(caller.args)))
+    for fn in (strict, fast, caller):
+        emitter.keep_out_of_line(fn)
+    assert "noinline" not in strict.attributes and "noinline" in fast.attributes
+    assert not emitter.fast_math(strict) and emitter.fast_math(fast)
+    assert not emitter.fast_math(caller) and emitter.fast_math(caller, callees=True)
+    assert split._copyable(strict) and not split._copyable(fast)

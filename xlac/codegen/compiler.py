@@ -6,6 +6,7 @@ so both run the very same code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from llvmlite import ir
 
@@ -92,7 +93,8 @@ def is_expanded(opcode: str) -> bool:
 @gc_paused()     # a big module's IR stays alive throughout: nothing for the collector to find
 def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
           data_layout: str = "", optimize: bool = True, aligned_results: bool = False,
-          native: bool = False, abi: bool = False) -> Lowered:
+          native: bool = False, abi: bool = False,
+          on_finished: Callable[[list], None] | None = None) -> Lowered:
     """Optimise a copy of ``module`` and emit it as LLVM IR (the input is not changed).
 
     ``optimize=False`` skips simplification and fusion (only calls are
@@ -109,7 +111,9 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     padded arrays and the sizes, as ``Lowered.dynamic`` says.  ``abi=True``:
     the entry's parameter and result layouts are what a C caller passes and
     gets (an object file), so they are kept as they are or refused
-    (``passes.layout_normalization``).
+    (``passes.layout_normalization``).  ``on_finished``: told of every
+    function as soon as the emission is done with it
+    (``ModuleEmitter.on_finished``; ``jit.StreamedCompile.finished``).
     """
     verify(module)
     module = module.clone()
@@ -117,7 +121,8 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     pipeline = codegen_pipeline(optimize=optimize, abi=abi)
     pipeline.run(module)
     check_supported(module, expanded=True)
-    emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results)
+    emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,
+                            on_finished=on_finished)
     if native:
         use_native_scaling(emitter.llvm)
     llvm_module = emitter.emit()

@@ -200,13 +200,46 @@ INLINE_MAX_INSTRUCTIONS = 50
 
 
 def keep_out_of_line(fn: ir.Function) -> None:
-    """Mark ``fn`` ``noinline`` when it has more than ``INLINE_MAX_INSTRUCTIONS``."""
-    size = 0
-    for block in fn.blocks:
-        size += len(block.instructions)
-        if size > INLINE_MAX_INSTRUCTIONS:
-            fn.attributes.add("noinline")
-            return
+    """Mark ``fn`` ``noinline`` when it has more than ``INLINE_MAX_INSTRUCTIONS``,
+    a loop (more than one block) or fast-math arithmetic (``fast_math``).
+    Small kernels with loops are kept out of line too: the loop vectoriser's
+    cost per loop grows with the size of the function the loop is in, so a
+    while body that inlined its dozens of small loop kernels cost it loops x
+    size (a biGRU tagger's four while loops took 1.7 of its 2.5 s of O3; all
+    kernels: 10% less LLVM time over the model set, run times the same)."""
+    if len(fn.blocks) > 1 or sum(len(block.instructions) for block in fn.blocks) > INLINE_MAX_INSTRUCTIONS \
+            or fast_math(fn):
+        fn.attributes.add("noinline")
+
+
+#: The fast-math flags xlac emits (``reduction._FAST_FLAGS``, ``linalg._CONTRACT``):
+#: every one comes with ``contract``.
+FAST_MATH_FLAG = "contract"
+
+
+def fast_math(fn: ir.Function, callees: bool = False) -> bool:
+    """Whether ``fn`` (with ``callees``: or a function it calls, defined in the
+    module) has arithmetic LLVM may reassociate or contract (fast-math flags:
+    a float reduction's, a factorisation's multiply-subtract).  The SLP
+    vectoriser and the instruction selector reorder such code or fuse its
+    multiply-adds, which changes the last bits of results, so it must be
+    compiled the same way wherever it goes: it is kept out of line (no copy
+    inlined into another part) and compiled hot (O3 with both vectorisers, the
+    full code generator), as the AOT object and a one-part JIT compile it.
+    Results are then the same bits whatever the thread count or split."""
+    stack, seen = [fn], {id(fn)}
+    while stack:
+        f = stack.pop()
+        for block in f.blocks:
+            for inst in block.instructions:
+                if FAST_MATH_FLAG in (getattr(inst, "flags", None) or ()) \
+                        or FAST_MATH_FLAG in (getattr(inst, "fastmath", None) or ()):
+                    return True
+                callee = getattr(inst, "callee", None) if callees else None
+                if isinstance(callee, ir.Function) and callee.blocks and id(callee) not in seen:
+                    seen.add(id(callee))
+                    stack.append(callee)
+    return False
 
 
 BODY_TYPE = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.IntType(64)])
@@ -334,8 +367,14 @@ class ModuleEmitter:
     """Builds the LLVM module for ``module``; see the module docstring."""
 
     def __init__(self, module: HloModule, kernels: KernelRegistry, entry_name: str, triple: str = "",
-                 data_layout: str = "", aligned_results: bool = False):
+                 data_layout: str = "", aligned_results: bool = False,
+                 on_finished: Callable[[list, bool], None] | None = None):
         self.hlo = module
+        #: Told of the functions emitted and never changed again (a
+        #: computation's kernels, then the computation's function but the
+        #: entry's), and whether they are cold (``COLD_MAX_WORK``):
+        #: ``jit.StreamedCompile`` compiles them meanwhile.
+        self.on_finished = on_finished
         #: The kernel candidates by opcode (``kernels.register_all``).
         self.kernels = kernels
         self._choices: dict[int, KernelChoice] = {}
@@ -414,12 +453,18 @@ class ModuleEmitter:
         insts = assignment.materialized()
         keys = [self._sharing_key(assignment, inst) for inst in insts]
         sites = Counter(k[0] for k in keys if k is not None)
-        kernels = [self._emit_kernel(assignment, inst, key, sites) for inst, key in zip(insts, keys)]
-        kernels += [(self._emit_copy(assignment, number, src), False, None)
+        entry = comp is self.hlo.entry
+        kernels = [self._finished(self._emit_kernel(assignment, inst, key, sites),
+                                  entry and work_estimate(inst) <= COLD_MAX_WORK)
+                   for inst, key in zip(insts, keys)]
+        kernels += [self._finished((self._emit_copy(assignment, number, src), False, None),
+                                   entry and _copy_work(assignment.result_shapes[number]) <= COLD_MAX_WORK)
                     for number, src in assignment.copies]
-        for kernel, _, _ in kernels:
-            keep_out_of_line(kernel)
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        # Slot arrays are allocated in the entry block (static allocas: stack
+        # slots of the frame); one in the middle of the function would be a
+        # dynamic alloca, a stack adjustment and a live register at each site.
+        allocas = ir.IRBuilder(fn.append_basic_block("entry"))
+        b = ir.IRBuilder(fn.append_basic_block("body"))
         cancelled = None
         for kernel, long_running, slots in kernels:
             if slots is None:
@@ -427,7 +472,7 @@ class ModuleEmitter:
             else:
                 # An array per site: the kernel reads it with !invariant.load,
                 # which must stay true where LLVM inlines a small kernel here.
-                array = b.alloca(PTR, size=max(1, len(slots.slices)))
+                array = allocas.alloca(PTR, size=max(1, len(slots.slices)))
                 self._fill_slots(b, fn, array, slots)
                 b.call(kernel, [array, array, array, fn.args[3]])
             if long_running:
@@ -438,9 +483,12 @@ class ModuleEmitter:
                 b.cbranch(cancel_requested(b, fn.args[3]), cancelled, go_on)
                 b.position_at_end(go_on)
         b.ret_void()
+        allocas.branch(fn.blocks[1])
         if cancelled is not None:
             b.position_at_end(cancelled)
             b.ret_void()
+        if self.on_finished is not None and comp is not self.hlo.entry:
+            self.on_finished([fn], False)
         return fn
 
     def _fill_slots(self, b: ir.IRBuilder, fn: ir.Function, array: ir.Value, slots) -> None:
@@ -545,6 +593,17 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
+    def _finished(self, kernel: tuple, cold: bool) -> tuple:
+        """``kernel`` (as ``_emit_kernel`` gives it) once it is complete: out of
+        line unless tiny, and reported to ``on_finished`` (``cold``: see
+        ``COLD_MAX_WORK``)."""
+        fn = kernel[0]
+        keep_out_of_line(fn)
+        if self.on_finished is not None:
+            # Fast-math code is compiled hot only: see ``fast_math``.
+            self.on_finished([fn], cold and not fast_math(fn, callees=True))
+        return kernel
+
     def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple | None:
         """(``site_key``, slots) of a kernel that may be shared, else None."""
         candidate = self.kernel_choice(inst).candidate
@@ -634,6 +693,12 @@ class ModuleEmitter:
         return g
 
 
+#: A kernel of the entry doing at most this much work (units of
+#: :data:`WORK_UNIT_BYTES`: 64 f32 elements) is *cold*: it runs once per call
+#: for tens of nanoseconds, so the back end compiles it with the entry's cheap
+#: pipeline (``jit.COLD_SPEED_LEVEL``: no vectorisers).  Kernels of while
+#: bodies and branches stay hot (a loop may run them many times).
+COLD_MAX_WORK = 64
 #: Work is counted in units of 4 bytes moved (one f32 element) for memory-bound
 #: loops, and of one multiply-add for products (a dot's M * N * K), as XLA's
 #: ``parallel_task_assignment.cc`` sizes I/O-bound ops by bytes and
@@ -653,6 +718,10 @@ def memory_work(shape: Shape) -> int:
     """The work of streaming ``shape``'s elements once: its bytes over
     :data:`WORK_UNIT_BYTES` (an f32 element is one unit, an f64 two, a bf16 half)."""
     return shape.element_count() * shape.element_type.byte_size // WORK_UNIT_BYTES
+
+
+def _copy_work(shape: Shape) -> int:
+    return memory_work(shape) if shape.is_array else 0
 
 
 def work_estimate(inst: HloInstruction) -> int:

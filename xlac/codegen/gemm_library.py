@@ -79,6 +79,10 @@ FIELDS = (
     "a_bs", "a_rs", "a_cs",     # element strides of the batch, row and column index
     "b_bs", "b_rs", "b_cs",
     "c_bs", "c_rs", "c_cs",
+    # The batch index in two levels (batch dimensions not one stride apart, as
+    # attention's (B, H) of [B, S, H, D]): index i is at (i % nbi) * x_bs +
+    # (i / nbi) * x_bo; nbi >= nb when one stride does.
+    "nbi", "a_bo", "b_bo", "c_bo",
     "kc", "mc", "nc",           # K block, M block, N block
     "nbt", "nmt", "nnt",        # task grid over batch, M and N
     "n_tasks", "task_bytes", "b_off",   # b_off: the packed B block in a worker's region
@@ -151,14 +155,27 @@ class _Group:
         return mul_const(b, i, self.stride)
 
 
+class _BatchGroup(_Group):
+    """The batch group: index ``i`` at ``(i % inner) * stride + (i / inner) *
+    outer`` (run-time values; see the descriptor's ``nbi``).  Asked once per
+    batch index a task works on, never inside its loops."""
+
+    def __init__(self, stride, outer, inner):
+        super().__init__(stride)
+        self.outer, self.inner = outer, inner
+
+    def offset(self, b, i):
+        return b.add(b.mul(b.urem(i, self.inner), self.stride), b.mul(b.udiv(i, self.inner), self.outer))
+
+
 class _View:
     """An operand as ``gemm.pack_panel`` sees it: a buffer with three index groups."""
 
     is_array = True
 
-    def __init__(self, pt, ptr, bs, rs, cs):
+    def __init__(self, pt, ptr, batch: _BatchGroup, rs, cs):
         self.pt, self.ptr = pt, ptr
-        self.gb, self.gr, self.gc = _Group(bs), _Group(rs), _Group(cs)
+        self.gb, self.gr, self.gc = batch, _Group(rs), _Group(cs)
 
     def element_pointer(self, b, offset):
         return b.gep(self.ptr, [offset], inbounds=True, source_etype=types.memory_type(self.pt))
@@ -180,7 +197,8 @@ def _views(b, v: Variant, d: _Desc):
     a_cs = 1 if v.a_kind in ("k", "d") else d.a_cs
     b_rs = 1 if v.b_kind == "k" else d.b_rs
     b_cs = 1 if v.b_kind in ("n", "d") else d.b_cs
-    return _View(v.pt, d.a, d.a_bs, a_rs, a_cs), _View(v.pt, d.b, d.b_bs, b_rs, b_cs)
+    return (_View(v.pt, d.a, _BatchGroup(d.a_bs, d.a_bo, d.nbi), a_rs, a_cs),
+            _View(v.pt, d.b, _BatchGroup(d.b_bs, d.b_bo, d.nbi), b_rs, b_cs))
 
 
 def _gep(b, ptr, elements, pt):
@@ -287,7 +305,8 @@ class _LibraryTask(GemmTask):
         return TaskBuffers(base, b_buf, d.bshared, d.bflags, shared)
 
     def c_batch(self, b, bi):
-        return _gep(b, self.d.c, b.mul(bi, self.d.c_bs), self.pt)
+        d = self.d
+        return _gep(b, d.c, _BatchGroup(d.c_bs, d.c_bo, d.nbi).offset(b, bi), self.pt)
 
     def pack(self, b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
         _pack_block(b, self.v, view, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row)

@@ -18,6 +18,12 @@ parts' objects are loaded into one MCJIT engine, which links them; the entry
 stays one function.  ``JitFunction.object_code`` is then the parts' objects
 one after the other and ``JitFunction.object_parts`` their sizes.
 
+Compiling while emitting (:class:`StreamedCompile`): the emitter reports the
+kernels it has finished, and every ``BATCH_INSTRUCTIONS`` of them go to a
+worker as a part of their own (``split.StreamSplit``) while Python emits the
+rest; meanwhile one thread fewer compiles (the emitting thread has a core).
+What is left when the emission ends is split and compiled as above.
+
 Memory: an engine keeps only its code, the object and a TargetMachine of its
 own that never generated code (~50 KiB besides ~3x the object's size); each
 module is parsed into an LLVMContext of its own and its pass pipeline is
@@ -25,6 +31,7 @@ freed after use, so a compilation leaves nothing behind once its engine goes.
 """
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import threading
@@ -40,19 +47,28 @@ from ..hlo.ir import gc_paused
 from ..passes.pipeline import dump_directory, dump_module, dump_text
 from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
-from .split import SplitPlan, module_weight, plan_split, split_module
+from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
 from .target import host_target_machine, init_llvm
 
-def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False):
+#: The loop metadata string of a loop to unroll completely (``loops.full_unroll_hints``).
+FULL_UNROLL = "llvm.loop.unroll.full"
+#: What marks fast-math arithmetic in a part's text (``emitter.fast_math``).
+FAST_MATH = " contract "
+
+
+def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
+             vectorize: bool = True, slp: bool | None = None):
     """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
     optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
     that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
     ``owned``: the module is in an LLVMContext of its own and ``tm`` is this
-    thread's, so the pipeline runs without llvmlite's lock (``unlocked``)."""
+    thread's, so the pipeline runs without llvmlite's lock (``unlocked``).
+    ``vectorize=False``: no loop or SLP vectoriser (a cold part, see ``COLD``);
+    ``slp``: the SLP vectoriser on or off (default: as ``vectorize``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto.loop_vectorization = vectorize
+    pto.slp_vectorization = vectorize if slp is None else slp
     # Loops are unrolled only where they ask (``llvm.loop.unroll.full``,
     # ``loops.full_unroll_hints``): LLVM's unrolling of every short loop made
     # a training step's optimised code four times its size, took half of its
@@ -177,7 +193,8 @@ def assembly(module_ref, tm=None) -> str:
         return tm.emit_assembly(module_ref)
 
 
-def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False):
+def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned: bool = False,
+                       vectorize: bool = True):
     """Parse textual/llvmlite IR, verify it and optimise it; returns the ModuleRef.
 
     The module gets an LLVMContext of its own, freed with it: in the global
@@ -192,7 +209,15 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned:
         unlocked.verify(ref)
     else:
         ref.verify()
-    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned)
+    # The SLP vectoriser only where a loop is unrolled completely (a direct
+    # convolution's window, a reduce-window's, a short innermost loop) or
+    # fast-math code (a float reduction: SLP may reorder its sums, as a
+    # one-part compile does, see ``emitter.fast_math``): the
+    # loop vectoriser does the rest, and SLP's search over every block was
+    # ~8% of the O3 pipeline on the model set for nothing measurable.
+    slp = vectorize and (FULL_UNROLL in text or FAST_MATH in text)
+    return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize,
+                    slp=slp)
 
 
 class JitFunction:
@@ -388,11 +413,30 @@ class _Part(NamedTuple):
     codegen: float
 
 
-def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool) -> _Part:
-    """Parse, optimise and emit one part, on this thread with its own context and TargetMachine."""
+#: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's O3
+#: (the vectorisers on); ``COLD`` kernels, each run once per call for tens of
+#: nanoseconds (``emitter.COLD_MAX_WORK``), with O1 and no vectorisers; the
+#: ``ENTRY`` (``SplitPlan.cold``: a list of calls run once per call) the same,
+#: and its machine code from the fast instruction selector and register
+#: allocator (a TargetMachine of opt level 0): a training step's entry is
+#: thousands of calls in one function, and the greedy register allocator and
+#: the DAG selector took most of its ~0.9 s.  (Cold kernels keep the usual
+#: code generator: their loops, spilled by the fast allocator, ran 3-5% slower.)
+HOT, COLD, ENTRY = "hot", "cold", "entry"
+COLD_SPEED_LEVEL = 1
+ENTRY_CODEGEN_OPT = 0
+
+
+def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool, tier: str = HOT) -> _Part:
+    """Parse, optimise and emit one part, on this thread with its own context
+    and TargetMachine (``tier``: ``HOT``, ``COLD`` or ``ENTRY``, see there)."""
     t0 = time.perf_counter()
-    tm = _codegen_target_machine()
-    ref = parse_and_optimize(text, tm, speed_level, owned=True)
+    cold = tier != HOT
+    tm = _codegen_target_machine(tier == ENTRY)
+    if cold:
+        ref = parse_and_optimize(text, tm, min(speed_level, COLD_SPEED_LEVEL), owned=True, vectorize=False)
+    else:
+        ref = parse_and_optimize(text, tm, speed_level, owned=True)
     t1 = time.perf_counter()
     data = emit_object(tm, ref, module_options, owned=True)
     t2 = time.perf_counter()
@@ -413,9 +457,120 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
     pool = _workers.get(max(1, min(threads, plan.count)))
     # In order: part 0, the entry's, is the slowest to optimise (the entry is
     # one long function), so it starts first.
-    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep)
+    futures = [pool.submit(_compile_part, plan.text(k), speed_level, module_options, keep,
+                           ENTRY if k in plan.cold else HOT)
                for k in range(plan.count)]
     return [f.result() for f in futures]
+
+
+#: Instructions of finished kernels that make a part compiled while the
+#: module is still being emitted (see :class:`StreamedCompile`).
+BATCH_INSTRUCTIONS = MIN_PART_INSTRUCTIONS
+
+
+class StreamedCompile:
+    """One module compiled in parts while it is being emitted (see the module
+    docstring).  ``finished(functions)`` is the emitter's report
+    (``ModuleEmitter(on_finished=...)``); once the emission ended, ``module``
+    is set to the whole module and :func:`compile_ir` takes this object in its
+    place: :meth:`finish` compiles what is left and returns every part.
+    :meth:`abandon` drops the parts not started (the emission failed).
+
+    Parts wait in a queue, biggest first (the entry's part before all: it is
+    the slowest to compile for its size), for ``threads`` workers of its own,
+    of which one fewer work while the module is being emitted (the emitting
+    thread keeps a core)."""
+
+    def __init__(self, entry_name: str, threads: int, speed_level: int = 3, module_options: bool = True,
+                 keep: bool = False):
+        self.entry_name, self.threads = entry_name, threads
+        self.module: ir.Module | None = None
+        self._args = (speed_level, module_options, keep)
+        self._split: StreamSplit | None = None
+        self._cond = threading.Condition()
+        self._queue: list = []               # heap of (-priority, number, text)
+        self._results: dict[int, object] = {}   # part number -> _Part or the exception it raised
+        self._sent = 0
+        self._limit, self._running, self._closed = max(1, threads - 1), 0, False
+        self._workers = [threading.Thread(target=self._work, name=f"xlac-compile-{k}", daemon=True)
+                         for k in range(threads)]
+        for w in self._workers:
+            w.start()
+
+    def finished(self, functions: list, cold: bool = False) -> None:
+        if not functions:
+            return
+        if self._split is None:
+            self._split = StreamSplit(functions[0].module, BATCH_INSTRUCTIONS)
+        text = self._split.finished(functions, cold)
+        if text is not None:
+            self._submit(text, len(text), COLD if cold else HOT)
+
+    def _submit(self, text: str, priority: int, tier: str = HOT) -> None:
+        with self._cond:
+            heapq.heappush(self._queue, (-priority, self._sent, text, tier))
+            self._sent += 1
+            self._cond.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._queue and self._running < self._limit) and not (self._closed and not self._queue):
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                _, number, text, tier = heapq.heappop(self._queue)
+                self._running += 1
+            try:
+                result = _compile_part(text, *self._args, tier)
+            except BaseException as e:  # noqa: BLE001 - raised again by finish()
+                result = e
+            with self._cond:
+                self._results[number] = result
+                self._running -= 1
+                self._cond.notify_all()
+
+    @property
+    def sent_while_emitting(self) -> int:
+        """Parts sent to compile before the emission ended."""
+        return self._split.batches if self._split is not None else 0
+
+    def finish(self) -> list[_Part]:
+        """Every part compiled, in the order sent: the ones sent so far, then
+        the rest of ``module``."""
+        if self._split is None:
+            self._split = StreamSplit(self.module, BATCH_INSTRUCTIONS)
+        with self._cond:
+            self._limit = self.threads
+            self._cond.notify_all()
+        last_cold = self._split.take(cold=True)
+        if last_cold is not None:
+            self._submit(last_cold, len(last_cold), COLD)
+        parts = max(1, min(PARTS_PER_THREAD * self.threads,
+                           self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
+        plan = self._split.rest(self.entry_name, parts)
+        for k in range(plan.count):
+            text = plan.text(k)
+            self._submit(text, len(text) * (4 if k == 0 else 1), ENTRY if k in plan.cold else HOT)
+        self._close()
+        out = [self._results[k] for k in range(self._sent)]
+        for r in out:
+            if isinstance(r, BaseException):
+                raise r
+        return out
+
+    def _close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        for w in self._workers:
+            w.join()
+
+    def abandon(self) -> None:
+        """Drop the parts not started; wait for the ones running."""
+        with self._cond:
+            self._queue.clear()
+        self._close()
 
 
 def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
@@ -442,16 +597,20 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     t0 = time.perf_counter()
     with dump_module(entry_name):           # inside xlac.jit: that module's number and name
         if dumping:
-            dump_text("ir-no-opt.ll", str(module))
+            dump_text("ir-no-opt.ll", str(module.module if isinstance(module, StreamedCompile) else module))
             t0 = time.perf_counter()
         threads = compile_threads() if threads is None else threads
         # The collector off while the parts are printed: its full passes walk
         # the whole llvmlite module for nothing (~0.2 s of a training step's).
         with gc_paused():
-            plan = plan_split(module, entry_name, part_count(module, threads)) \
-                if isinstance(module, ir.Module) else module
-            t1 = time.perf_counter()
-            parts = _compile_parts(plan, threads, speed_level, module_options, keep_optimized or dumping)
+            if isinstance(module, StreamedCompile):
+                t1 = time.perf_counter()
+                parts = module.finish()
+            else:
+                plan = plan_split(module, entry_name, part_count(module, threads)) \
+                    if isinstance(module, ir.Module) else module
+                t1 = time.perf_counter()
+                parts = _compile_parts(plan, threads, speed_level, module_options, keep_optimized or dumping)
         t2 = time.perf_counter()
         if dumping:
             for k, part in enumerate(parts):
@@ -490,7 +649,7 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
 _thread_state = threading.local()
 
 
-def _codegen_target_machine():
+def _codegen_target_machine(entry: bool = False):
     """This thread's TargetMachine for optimising and emitting modules, made once.
 
     Reused because a new one builds its subtarget (~750 KiB of tables) again
@@ -498,7 +657,9 @@ def _codegen_target_machine():
     because a TargetMachine's subtarget map is not safe to share between
     threads.  Objects emitted with it are the same bytes as with a new one.
     """
-    tm = getattr(_thread_state, "tm", None)
+    attr = "entry_tm" if entry else "tm"
+    tm = getattr(_thread_state, attr, None)
     if tm is None:
-        tm = _thread_state.tm = host_target_machine()
+        tm = host_target_machine(ENTRY_CODEGEN_OPT if entry else 3)
+        setattr(_thread_state, attr, tm)
     return tm

@@ -10,13 +10,15 @@ dots it takes (the others run ``dot_tasks``' per-module GEMM) and with which
 """
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from .. import gemm_library
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
-from ..gemm import Loop, MatrixView
+from ..gemm import GroupMap, Loop, MatrixView
 from ..ir_array import IrArray, i64
 from ._util import PTR, fill_padding
 from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, the_dot
@@ -27,10 +29,11 @@ from ..task_grid import choose, workers
 def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant | None:
     """The GEMM library variant that computes ``plan``, or None when only the
     per-module GEMM can: the library reads operands from buffers through one
-    stride per index group and accumulates C in the result buffer, so a fused
-    operand producer, a group that is not affine (e.g. batch dimensions
-    that are not adjacent in memory) or an epilogue that changes the element
-    type keep the per-module code."""
+    stride per row and column group and two for the batch group
+    (:func:`batch_levels`), and accumulates C in the result buffer, so a fused
+    operand producer, a group that is not affine (e.g. row dimensions that
+    are not adjacent in memory) or an epilogue that changes the element type
+    keep the per-module code."""
     if plan.kind != "gemm" or not plan.acc_in_output:
         return None
     dot = the_dot(inst)
@@ -38,7 +41,7 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     if not (operand_is_buffer(inst, dot, 0) and operand_is_buffer(inst, dot, 1)):
         return None
     A, B, C = _library_views(inst, plan, info, dot)
-    if not all(g.affine for view in (A, B, C) for g in (view.gb, view.gr, view.gc)):
+    if not all(g.affine for view in (A, B, C) for g in (view.gr, view.gc)) or batch_levels(A, B, C) is None:
         return None
 
     def kind(view, col: str, row: str) -> str:
@@ -46,6 +49,23 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     b_kind = "d" if plan.b_direct else kind(B, "n", "k")
     a_kind = "d" if plan.a_direct else kind(A, "k", "m")
     return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind)
+
+
+def batch_levels(*views) -> tuple | None:
+    """(inner count, [(inner stride, outer stride) per view]) of the batch
+    group of ``views`` (A, B, C: the same batch dimensions in the same
+    order), split in two where both levels are one stride apart in every
+    view; None when no split does.  Unsplit when one stride does (inner
+    count: all of them)."""
+    sizes = views[0].gb.sizes
+    nb = math.prod(sizes)
+    for cut in range(max(1, len(sizes))):       # 0: one level
+        levels = [(GroupMap(range(cut, len(sizes)), v.gb.sizes, v.gb.strides),
+                   GroupMap(range(cut), v.gb.sizes, v.gb.strides)) for v in views]
+        if all(inner.affine and outer.affine for inner, outer in levels):
+            inner_count = math.prod(sizes[cut:]) if cut else max(1, nb)
+            return inner_count, [(inner.stride, outer.stride) for inner, outer in levels]
+    return None
 
 
 def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
@@ -81,9 +101,12 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         b.store(value, slot, align=8)
     null = ir.Constant(PTR, None)
     scratch = ctx.scratch_pointer()
-    for name, view in (("a", ops.A), ("b", ops.B), ("c", ops.C)):
+    inner, batch_strides = batch_levels(ops.A, ops.B, ops.C)
+    put("nbi", inner)
+    for (name, view), (bs, bo) in zip((("a", ops.A), ("b", ops.B), ("c", ops.C)), batch_strides):
         put(name, view.ptr)
-        put(f"{name}_bs", view.gb.stride)
+        put(f"{name}_bs", bs)
+        put(f"{name}_bo", bo)
         put(f"{name}_rs", view.gr.stride)
         put(f"{name}_cs", view.gc.stride)
     # The grid this call's thread count picks (constants when all agree).
