@@ -694,11 +694,14 @@ class ModuleEmitter:
 
 
 #: A kernel of the entry doing at most this much work (units of
-#: :data:`WORK_UNIT_BYTES`: 64 f32 elements) is *cold*: it runs once per call
-#: for tens of nanoseconds, so the back end compiles it with the entry's cheap
-#: pipeline (``jit.COLD_SPEED_LEVEL``: no vectorisers).  Kernels of while
-#: bodies and branches stay hot (a loop may run them many times).
-COLD_MAX_WORK = 64
+#: :data:`WORK_UNIT_BYTES`: one f32 element) is *cold*: it runs once per call
+#: for nanoseconds, so the back end compiles it with the entry's cheap
+#: pipeline (``jit.COLD_SPEED_LEVEL``: O1, no vectorisers).  One element: a
+#: kernel of more has a loop, which without the loop vectoriser ran scalar
+#: (64 units: rng_samplers executed 5% more instructions per call; with the
+#: loop vectoriser at O1 the cold tier saved no compile time).  Kernels of
+#: while bodies and branches stay hot (a loop may run them many times).
+COLD_MAX_WORK = 1
 #: Work is counted in units of 4 bytes moved (one f32 element) for memory-bound
 #: loops, and of one multiply-add for products (a dot's M * N * K), as XLA's
 #: ``parallel_task_assignment.cc`` sizes I/O-bound ops by bytes and
