@@ -242,19 +242,24 @@ def test_split_finds_globals_named_only_in_constant_expressions():
     assert sum("table" in _definitions(t) for t in texts) == 1
 
 
+def _link_parts(texts: list[str]):
+    """The parts' objects, each verified and emitted, loaded as one program."""
+    tm = jit.host_target_machine()
+    objects = []
+    for t in texts:
+        ref = llvm.parse_assembly(t, llvm.create_context())
+        ref.verify()
+        objects.append(jit.emit_object(tm, ref))
+    return jit.load_object(b"".join(objects), "entry", parts=[len(o) for o in objects])
+
+
 def test_split_parts_link_and_run_like_the_whole_module():
     init_llvm()
     m = _module_with_shared_values()
     for parts in (1, 3):
         texts = split.split_module(m, "entry", parts)
         assert len(texts) == parts
-        tm = jit.host_target_machine()
-        objects = []
-        for t in texts:
-            ref = llvm.parse_assembly(t, llvm.create_context())
-            ref.verify()
-            objects.append(jit.emit_object(tm, ref))
-        fn = jit.load_object(b"".join(objects), "entry", parts=[len(o) for o in objects])
+        fn = _link_parts(texts)
         import ctypes
         out = (ctypes.c_int32 * 3)()
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(fn.address)(ctypes.addressof(out))
@@ -377,13 +382,7 @@ def test_streamed_batches_and_the_rest_link_and_run_like_the_whole_module():
     assert "heavy" in defs[0]                  # reached first from kernel0's batch, exported there
     assert all("big" not in d for d in defs[:3])   # globals wait for the end
     assert sum("helper" in d for d in defs) == 3   # copied into each kernel's batch
-    tm = jit.host_target_machine()
-    objects = []
-    for t in texts:
-        ref = llvm.parse_assembly(t, llvm.create_context())
-        ref.verify()
-        objects.append(jit.emit_object(tm, ref))
-    fn = jit.load_object(b"".join(objects), "entry", parts=[len(o) for o in objects])
+    fn = _link_parts(texts)
     whole = jit.compile_ir(str(m), "entry", threads=1)
     import ctypes
     outs = []
