@@ -509,3 +509,89 @@ def test_fast_math_kernels_stay_out_of_line_and_hot():
     assert not emitter.fast_math(strict) and emitter.fast_math(fast)
     assert not emitter.fast_math(caller) and emitter.fast_math(caller, callees=True)
     assert split._copyable(strict) and not split._copyable(fast)
+
+
+def _module_with_a_shared_kernel() -> ir.Module:
+    """entry -> kernel0, kernel1 (out of line) -> shared (out of line) -> body:
+    a computation's function only ``shared`` calls, too big to be copied."""
+    m = ir.Module("shared_kernel")
+    fty = ir.FunctionType(ir.VoidType(), [ir.PointerType()])
+    i32 = ir.IntType(32)
+
+    def function(name, callees, noinline=True):
+        fn = ir.Function(m, fty, name)
+        fn.linkage = "internal"
+        if noinline:
+            fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block())
+        v = b.load(fn.args[0], typ=i32)
+        for k in range(split.COPY_MAX_INSTRUCTIONS + 5):
+            v = b.xor(b.mul(v, ir.Constant(i32, 3 + k)), ir.Constant(i32, k))
+        b.store(v, fn.args[0])
+        for callee in callees:
+            b.call(callee, [fn.args[0]])
+        b.ret_void()
+        return fn
+
+    body = function("body", [], noinline=False)
+    shared = function("shared", [body])
+    kernels = [function(f"kernel{k}", [shared]) for k in range(2)]
+    entry = ir.Function(m, fty, "entry")
+    b = ir.IRBuilder(entry.append_basic_block())
+    for fn in kernels:
+        b.call(fn, [entry.args[0]])
+    b.ret_void()
+    return m
+
+
+def test_a_function_only_a_shared_kernel_calls_stays_with_it():
+    """``shared`` is reached from two kernels and becomes a unit of its own;
+    ``body``, reached only through it, belongs to that unit (a root of its own,
+    it went to another part, where LLVM could not inline it)."""
+    m = _module_with_a_shared_kernel()
+    defs = [_definitions(t) for t in split.split_module(m, "entry", 4)]
+    part = {name: k for k, d in enumerate(defs) for name in d}
+    assert part["body"] == part["shared"], defs
+    assert sum("body" in d for d in defs) == 1
+
+
+def test_streamed_private_functions_stay_internal_to_their_part():
+    m = _module_with_a_shared_kernel()
+    g = m.globals
+    stream = split.StreamSplit(m, batch=1)
+    # A computation's function and the kernel calling it, reported together:
+    # the function only that kernel calls stays internal, the kernel is exported.
+    text = stream.finished([g["body"], g["shared"]], private=[g["body"]])
+    assert re.search(r'^define internal void @"?body"?\(', text, re.M), text
+    assert re.search(r'^define hidden void @"?shared"?\(', text, re.M), text
+    later = stream.finished([g["kernel0"]])
+    assert re.search(r'^declare hidden void @"?shared"?\(', later, re.M), later
+    texts = [text, later] + [stream.rest("entry", 2).text(k) for k in range(stream.rest("entry", 2).count)]
+    assert sum("body" in _definitions(t) for t in texts) == 1
+    _link_parts(texts)
+
+
+def test_a_private_function_called_from_a_later_part_is_an_error():
+    m = _module_with_a_shared_kernel()
+    g = m.globals
+    stream = split.StreamSplit(m, batch=1)
+    stream.finished([g["shared"]], private=[g["shared"]])     # wrongly: two kernels call it
+    with pytest.raises(AssertionError, match="private.*shared"):
+        stream.finished([g["kernel0"]])
+
+
+def test_the_emitter_reports_a_while_body_with_the_kernel_running_it():
+    """Functions finished inside a computation wait for the entry's kernel that
+    runs it; a body's own kernels and a computation called from one kernel are
+    private (internal to the part, where LLVM may inline them)."""
+    reports = []
+    lower(xlac.parse_hlo((JAX_CASES / "gamma_rng.hlo").read_text()), entry_name=ENTRY_NAME,
+          on_finished=lambda fns, cold, private: reports.append(([f.name for f in fns], [f.name for f in private])))
+    # (A kernel shared by two sites is reported again, alone, at the second.)
+    whiles = [r for r in reports if len(r[0]) > 1]
+    assert whiles
+    for names, private in whiles:
+        # The while kernel comes last, after its condition's and body's functions and kernels.
+        assert ".while." in names[-1] and len(names) > 3 and set(private) <= set(names[:-1]), names
+        assert private
+    assert all(not private for names, private in reports if len(names) == 1)

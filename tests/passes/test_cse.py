@@ -121,3 +121,29 @@ def test_reduces_with_structurally_equal_reducers_merge():
         CHECK-NOT: region_1
         CHECK: ROOT r = (f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(r0, r0, r2)
     """)
+
+
+def test_fused_cse_merges_the_copies_two_merged_fusions_hold():
+    import xlac
+    from xlac.passes.cse import FusedCSE
+    module = xlac.parse_hlo("""
+    HloModule m
+    fused {
+      p0 = u32[16]{0} parameter(0)
+      p1 = u32[16]{0} parameter(1)
+      a = u32[16]{0} add(p0, p1)
+      b = u32[16]{0} add(p0, p1)
+      x = u32[16]{0} xor(a, p1)
+      y = u32[16]{0} xor(b, p1)
+      ROOT t = (u32[16]{0}, u32[16]{0}) tuple(x, y)
+    }
+    ENTRY e {
+      p = u32[16]{0} parameter(0)
+      q = u32[16]{0} parameter(1)
+      ROOT f = (u32[16]{0}, u32[16]{0}) fusion(p, q), kind=kLoop, calls=fused
+    }""")
+    assert FusedCSE().run(module)
+    fused = module.entry.root.attrs["calls"]
+    assert [i.opcode for i in fused.instructions].count("add") == 1
+    assert [i.opcode for i in fused.instructions].count("xor") == 1
+    assert FusedCSE().run(module) is False

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import xlac
-from xlac.passes.call_inliner import entry_like_computations
+from xlac.passes.call_inliner import sequential_computations
 from xlac.passes.fusion import Fuser, _FusedIndex
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +35,6 @@ class CheckingFuser(Fuser):
 def test_the_kept_index_equals_a_fresh_one_after_every_fuse_step(name):
     module = xlac.parse_hlo(PROGRAMS[name].read_text())
     CheckingFuser.checked = 0
-    for comp in entry_like_computations(module):
+    for comp in sequential_computations(module):
         CheckingFuser(module, comp).run()
     assert CheckingFuser.checked > 0

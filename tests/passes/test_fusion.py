@@ -380,3 +380,97 @@ def test_convolution_epilogue_is_an_output_fusion():
     rng = np.random.default_rng(4)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 6, 6, 3), (3, 3, 3, 4), (4,)]]
     np.testing.assert_allclose(xlac.jit(text)(*args), xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)
+
+
+def test_a_second_product_is_not_fused_into_a_fusion_with_one():
+    # An RNN cell's x @ W + h @ U + b: one output fusion holds one dot; the
+    # other is its own kernel (fused, it was computed elementally, an inner
+    # product per element).
+    module = xlac.parse_hlo("""
+    HloModule m
+    ENTRY e {
+      x = f32[4,16]{1,0} parameter(0)
+      w = f32[16,32]{1,0} parameter(1)
+      h = f32[4,32]{1,0} parameter(2)
+      u = f32[32,32]{1,0} parameter(3)
+      d1 = f32[4,32]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+      d2 = f32[4,32]{1,0} dot(h, u), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+      s = f32[4,32]{1,0} add(d1, d2)
+      ROOT t = f32[4,32]{1,0} tanh(s)
+    }""")
+    InstructionFusion().run(module)
+    for f in entry_fusions(module):
+        assert sum(i.opcode == "dot" for i in f.attrs["calls"].instructions) <= 1, str(module)
+    assert sum(i.opcode == "dot" for i in module.entry.instructions) == 1, str(module)
+    assert any("computes a dot already" in str(d) for d in module.diagnostics), [str(d) for d in module.diagnostics]
+
+
+WHILE_LOOP = f"""
+HloModule m
+{ADD}
+cond {{
+  p = (s32[], f32[64]{{0}}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+step {{
+  x = f32[64]{{0}} parameter(0)
+  e = f32[64]{{0}} exponential(x)
+  ROOT m = f32[64]{{0}} multiply(e, x)
+}}
+body {{
+  p = (s32[], f32[64]{{0}}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[64]{{0}} get-tuple-element(p), index=1
+  c = f32[64]{{0}} call(x), to_apply=step
+  h = f32[] constant(0.5)
+  hb = f32[64]{{0}} broadcast(h), dimensions={{}}
+  y = f32[64]{{0}} multiply(c, hb)
+  z = f32[] constant(0)
+  r = f32[] reduce(y, z), dimensions={{0}}, to_apply=add
+  rb = f32[64]{{0}} broadcast(r), dimensions={{}}
+  w = f32[64]{{0}} subtract(y, rb)
+  ROOT t = (s32[], f32[64]{{0}}) tuple(j, w)
+}}
+ENTRY e {{
+  a = f32[64]{{0}} parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], f32[64]{{0}}) tuple(zero, a)
+  l = (s32[], f32[64]{{0}}) while(t), condition=cond, body=body
+  ROOT o = f32[64]{{0}} get-tuple-element(l), index=1
+}}
+"""
+
+
+def test_while_bodies_are_inlined_and_fused_as_the_entry_is():
+    from xlac.passes.pipeline import codegen_pipeline
+    module = xlac.parse_hlo(WHILE_LOOP)
+    codegen_pipeline().run(module)
+    body = next(i for i in module.entry.instructions if i.opcode == "while").attrs["body"]
+    opcodes = [i.opcode for i in body.instructions]
+    assert "call" not in opcodes, str(body)                   # the call is inlined ...
+    assert "exponential" not in opcodes and "fusion" in opcodes, str(body)  # ... and fused
+    add = next(c for c in module.computations if c.name == "add")
+    assert [i.opcode for i in add.instructions] == ["parameter", "parameter", "add"]  # a reducer stays as written
+    a = np.linspace(-1, 1, 64, dtype=np.float32)
+    want = xlac.jit(xlac.parse_hlo(WHILE_LOOP), optimize=False)(a)
+    np.testing.assert_allclose(xlac.jit(xlac.parse_hlo(WHILE_LOOP))(a), want, rtol=1e-5)
+
+
+def test_a_computation_also_called_elementally_is_not_fused():
+    from xlac.passes.call_inliner import sequential_computations
+    module = xlac.parse_hlo(f"""
+    HloModule m
+    {ADD}
+    ENTRY e {{
+      a = f32[8]{{0}} parameter(0)
+      b = f32[8]{{0}} parameter(1)
+      c = f32[8]{{0}} map(a, b), dimensions={{0}}, to_apply=add
+      s = f32[] parameter(2)
+      ROOT d = f32[] call(s, s), to_apply=add
+    }}""")
+    names = [c.name for c in sequential_computations(module)]
+    assert names == ["e"], names

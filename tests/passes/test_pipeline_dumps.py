@@ -35,7 +35,7 @@ def test_codegen_pipeline_order():
     # split tuple constants, inline the calls expansions made, simplify to a fixed
     # point, then layouts and fusion.
     assert _names(p)[:2] == ["entry-computation-layout", "layout-normalization"]
-    assert _names(p)[7:] == ["layout-assignment", "fusion", "multi-output-fusion"]
+    assert _names(p)[7:] == ["layout-assignment", "fusion", "multi-output-fusion", "fused-cse"]
     assert _names(p)[2:7] == ["call-inliner", "op-expander", "split-tuple-constants", "call-inliner",
                               ("simplify", ["algebraic-simplifier", "constant-folding",
                                             "cse", "dce", "tuple-simplifier"])]

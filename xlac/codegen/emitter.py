@@ -368,13 +368,20 @@ class ModuleEmitter:
 
     def __init__(self, module: HloModule, kernels: KernelRegistry, entry_name: str, triple: str = "",
                  data_layout: str = "", aligned_results: bool = False,
-                 on_finished: Callable[[list, bool], None] | None = None):
+                 on_finished: Callable[[list, bool, list], None] | None = None):
         self.hlo = module
-        #: Told of the functions emitted and never changed again (a
-        #: computation's kernels, then the computation's function but the
-        #: entry's), and whether they are cold (``COLD_MAX_WORK``):
-        #: ``jit.StreamedCompile`` compiles them meanwhile.
+        #: Told of the functions emitted and never changed again (see
+        #: ``_report``), whether they are cold (``COLD_MAX_WORK``) and which of
+        #: them no function emitted later calls: ``jit.StreamedCompile``
+        #: compiles them meanwhile.
         self.on_finished = on_finished
+        #: Finished inside a computation other than the entry: (function,
+        #: private), held until the entry's kernel that calls it is finished.
+        self._held: list[tuple] = []
+        self._depth = 0                 # computations being emitted, the entry's aside
+        #: How many instructions call each computation (by id): a function
+        #: called from one kernel is private to it.
+        self._callers = Counter(id(c) for inst in module.instructions() for c in inst.called_computations())
         #: The kernel candidates by opcode (``kernels.register_all``).
         self.kernels = kernels
         self._choices: dict[int, KernelChoice] = {}
@@ -436,10 +443,13 @@ class ModuleEmitter:
         if fn is not None:
             return fn
         outer, self._slots = self._slots, None    # its kernels read their own buffers
+        nested = comp is not self.hlo.entry
+        self._depth += nested
         try:
             return self._emit_function(comp, name, linkage)
         finally:
             self._slots = outer
+            self._depth -= nested
 
     def _emit_function(self, comp: HloComputation, name: str | None, linkage: str) -> ir.Function:
         assignment = self.assignment_for(comp)
@@ -487,8 +497,8 @@ class ModuleEmitter:
         if cancelled is not None:
             b.position_at_end(cancelled)
             b.ret_void()
-        if self.on_finished is not None and comp is not self.hlo.entry:
-            self.on_finished([fn], False)
+        if comp is not self.hlo.entry:
+            self._report(fn, False, self._callers[id(comp)] == 1)
         return fn
 
     def _fill_slots(self, b: ir.IRBuilder, fn: ir.Function, array: ir.Value, slots) -> None:
@@ -597,12 +607,32 @@ class ModuleEmitter:
         """``kernel`` (as ``_emit_kernel`` gives it) once it is complete: out of
         line unless tiny, and reported to ``on_finished`` (``cold``: see
         ``COLD_MAX_WORK``)."""
-        fn = kernel[0]
+        fn, long_running, slots = kernel
         keep_out_of_line(fn)
-        if self.on_finished is not None:
-            # Fast-math code is compiled hot only: see ``fast_math``.
-            self.on_finished([fn], cold and not fast_math(fn, callees=True))
+        if long_running:
+            # It calls a computation (or runs a library's loop): out of line,
+            # it is the root the split keeps its computations with.
+            fn.attributes.add("noinline")
+        # Fast-math code is compiled hot only: see ``fast_math``.
+        cold = cold and self.on_finished is not None and not fast_math(fn, callees=True)
+        # A kernel without slots is not shared: its computation's function is
+        # the one caller (the entry's kernels are called from another part).
+        self._report(fn, cold, slots is None and self._depth > 0)
         return kernel
+
+    def _report(self, fn: ir.Function, cold: bool, private: bool) -> None:
+        """Tell ``on_finished`` of ``fn``, finished (``private``: only
+        functions reported with it call it).  Inside a computation other than
+        the entry, it is held until the entry's kernel calling that
+        computation is finished, and reported with it: a while loop's kernel,
+        its body's function and the body's kernels go to the same part, where
+        LLVM may inline the body and optimise the calls to its kernels."""
+        if self.on_finished is None:
+            return
+        self._held.append((fn, private))
+        if self._depth == 0:
+            held, self._held = self._held, []
+            self.on_finished([f for f, _ in held], cold and len(held) == 1, [f for f, p in held if p])
 
     def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple | None:
         """(``site_key``, slots) of a kernel that may be shared, else None."""

@@ -497,12 +497,12 @@ class StreamedCompile:
         for w in self._workers:
             w.start()
 
-    def finished(self, functions: list, cold: bool = False) -> None:
+    def finished(self, functions: list, cold: bool = False, private=()) -> None:
         if not functions:
             return
         if self._split is None:
             self._split = StreamSplit(functions[0].module, BATCH_INSTRUCTIONS)
-        text = self._split.finished(functions, cold)
+        text = self._split.finished(functions, cold, private)
         if text is not None:
             self._submit(text, len(text), COLD if cold else HOT)
 

@@ -242,6 +242,9 @@ def plan_split(module: ir.Module, entry_name: str, parts: int, done: "StreamSpli
             members[part_of[id(v)]].append(v)
     exported = set(done.exported) if done is not None else set()
     plans = [_part_plan(own, scan.references, lambda u: id(u) in copied, exported) for own in members]
+    if done is not None:
+        for plan in plans:
+            done.check_declared(plan[2])
     return SplitPlan(scan, values, plans, exported, frozenset({0}) if alone else frozenset())
 
 
@@ -290,16 +293,29 @@ class StreamSplit:
         self._pending: dict[bool, list] = {False: [], True: []}
         self._weight = {False: 0, True: 0}
         self._noted: set[int] = set()
+        #: ids of the functions reported private (see ``finished``).
+        self._private: set[int] = set()
         self.batches = 0
 
-    def finished(self, functions: list, cold: bool = False) -> str | None:
-        """Note that ``functions`` (kernels, a computation's function) are
+    def finished(self, functions: list, cold: bool = False, private=()) -> str | None:
+        """Note that ``functions`` (kernels, computations' functions) are
         complete; the text of a part to compile (cold with ``cold``) when the
-        ones noted of that kind weigh a batch, else None.  Small ones LLVM may
-        inline (copied into every part that calls them) never form a part of
-        their own."""
+        ones noted of that kind weigh a batch, else None.  Functions LLVM may
+        inline (small kernels, computations) never start a part: they go with
+        the parts whose functions call them.  ``private``: those of
+        ``functions`` that no function reported later calls (a while body's
+        own kernels, a computation called from one kernel): they stay
+        internal to their part, where LLVM may inline them or change their
+        calling convention; everything else a part defines is exported (a
+        later part may call it)."""
+        # One that a small function calls is not: that one is copied into
+        # every part calling it (``_copyable``), and its callee declared there.
+        if private:
+            self.scan.values()          # (references are looked up among the globals known)
+            copied_callees = {id(u) for fn in functions if _copyable(fn) for u in self.scan.references(fn)}
+            self._private.update(id(fn) for fn in private if id(fn) not in copied_callees)
         for fn in functions:
-            if id(fn) in self._noted or not _is_definition(fn) or _copyable(fn):
+            if id(fn) in self._noted or not _is_definition(fn) or "noinline" not in fn.attributes:
                 continue
             self._noted.add(id(fn))
             self._pending[cold].append(fn)
@@ -326,11 +342,20 @@ class StreamSplit:
                     stack.append(u)
         plan = _part_plan([v for v in values if id(v) in own], self.scan.references,
                           lambda u: id(u) not in own and _copyable(u), self.exported)
+        self.check_declared(plan[2])
         self.defined |= own
-        self.exported |= own
+        self.exported |= own - self._private
         self._pending[cold], self._weight[cold] = [], 0
         self.batches += 1
         return _part_text(self.scan, values, *plan, self.exported)
+
+    def check_declared(self, declared: set) -> None:
+        """Raise unless none of ``declared`` (ids a part declares) was reported
+        private: a private function is internal to its part."""
+        wrong = declared & self._private
+        if wrong:
+            names = [v.name for v in self.scan.values() if id(v) in wrong]
+            raise AssertionError(f"functions reported private are called from another part: {names[:5]}")
 
     def remaining_weight(self) -> int:
         """The LLVM instructions of the functions no batch defined."""
@@ -387,31 +412,44 @@ _LOCAL_OPERANDS = (ir.Instruction, ir.Argument, ir.Block)
 
 def _units(entry, roots: list, refs: dict, placed) -> list[list]:
     """The entry's unit, then one unit per root: the root and the placed values
-    only it reaches (a value reached from several roots becomes a root).
+    only it reaches (a value reached from several roots becomes a root, and
+    owns in turn what only it reaches: a computation called from one shared
+    kernel stays with that kernel, where LLVM may inline it).
     ``refs``: the values each definition references, by id."""
     roots = [entry] + roots
     while True:
         is_root = {id(r) for r in roots}
         reached: dict[int, list] = {}
         for r in roots:
-            stack, seen = [r], {id(r)}
-            while stack:
-                v = stack.pop()
-                for u in refs.get(id(v), ()):
-                    if id(u) in seen or id(u) in is_root or id(u) not in refs:
-                        continue
-                    seen.add(id(u))
-                    stack.append(u)
-                    if placed(u):
-                        reached.setdefault(id(u), []).append((r, u))
+            for u in _below(r, refs, is_root):
+                if placed(u):
+                    reached.setdefault(id(u), []).append((r, u))
         shared = [pairs[0][1] for pairs in reached.values() if len(pairs) > 1]
         if not shared:
             break
-        roots += shared
+        # Only the topmost shared values become roots this round: one reached
+        # through another shared value may belong to that one alone.
+        is_shared = {id(v) for v in shared}
+        under = {id(u) for v in shared for u in _below(v, refs, is_root) if id(u) in is_shared}
+        roots += [v for v in shared if id(v) not in under] or shared
     members = {id(r): [r] for r in roots}
     for pairs in reached.values():
         members[id(pairs[0][0])].append(pairs[0][1])
     return [members[id(r)] for r in roots]
+
+
+def _below(root, refs: dict, stop: set) -> list:
+    """The definitions ``root`` reaches (``refs``), not walking through ``stop``."""
+    out, stack, seen = [], [root], {id(root)}
+    while stack:
+        v = stack.pop()
+        for u in refs.get(id(v), ()):
+            if id(u) in seen or id(u) in stop or id(u) not in refs:
+                continue
+            seen.add(id(u))
+            stack.append(u)
+            out.append(u)
+    return out
 
 
 def _deal(units: list[list], parts: int, entry_alone: bool = False) -> dict[int, int]:

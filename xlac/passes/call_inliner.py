@@ -1,14 +1,16 @@
-"""CallInliner: replace every ``call`` in the entry computation by the callee's body.
+"""CallInliner: replace every ``call`` in the entry computation, in while loops'
+bodies and conditions and in conditionals' branches (the sequential
+computations, :func:`sequential_computations`) by the callee's body.
 
 JAX wraps named functions (``jit(relu)``, ``argmax``...) in ``call``; inlining
 them exposes their instructions to the rest of the pipeline and to buffer
-assignment.  Calls inside called computations (reducers) are left alone: the
-elemental emitter composes them.
+assignment.  Calls inside computations composed elementally (reducers) are
+left alone: the elemental emitter composes them.
 
 A composite call (``call`` with ``is_composite=true``, spec: CompositeCall)
 is kept, with its ``composite.*`` attributes, through every pass: its
 decomposition runs through the ``call`` kernel.  Its decomposition is treated
-as the entry is (:func:`entry_like_computations`): its own calls are inlined
+as the entry is (:func:`sequential_computations`): its own calls are inlined
 and the fusion passes fuse it, so only the call boundary is left.  XLA's CPU
 pipeline inlines composites (its CallInliner keeps only the names in
 ``composites_to_preserve``); ``CallInliner(inline_composites=True)`` does that
@@ -61,10 +63,19 @@ def is_composite(inst: HloInstruction) -> bool:
     return inst.opcode == "call" and inst.attrs.get("is_composite") is True
 
 
-def entry_like_computations(module: HloModule) -> list[HloComputation]:
-    """The entry and the decompositions of the composite calls it runs (through
-    composite calls, at any depth): the computations compiled as sequences of
-    kernels, which inlining and fusion work on."""
+#: Opcodes whose computations run as sequences of kernels, as the entry does
+#: (XLA's sequential call contexts): a while loop's condition and body, a
+#: conditional's branches, a call's callee.  The others' (a reduce's
+#: ``to_apply``, a sort's comparator: embedded contexts) are composed into
+#: their kernels elementally, and are left as written.
+SEQUENTIAL_OPCODES = frozenset({"while", "conditional", "call"})
+
+
+def sequential_computations(module: HloModule) -> list[HloComputation]:
+    """The entry and the computations it runs as sequences of kernels, at any
+    depth (``SEQUENTIAL_OPCODES``): the ones inlining and fusion work on.  A
+    computation also called from an embedded context is left out (fused, it
+    could not be composed elementally)."""
     out, seen, stack = [], set(), [module.entry]
     while stack:
         comp = stack.pop()
@@ -72,13 +83,31 @@ def entry_like_computations(module: HloModule) -> list[HloComputation]:
             continue
         seen.add(id(comp))
         out.append(comp)
-        stack.extend(i.attrs["to_apply"] for i in comp.instructions if is_composite(i))
-    return out
+        for inst in comp.instructions:
+            if inst.opcode in SEQUENTIAL_OPCODES:
+                stack.extend(inst.called_computations())
+    embedded = _embedded(module)
+    return [c for c in out if id(c) not in embedded]
+
+
+def _embedded(module: HloModule) -> set[int]:
+    """ids of the computations called from an embedded context, at any depth."""
+    stack = [c for inst in module.instructions() if inst.opcode not in SEQUENTIAL_OPCODES
+             and inst.opcode != "fusion" for c in inst.called_computations()]
+    seen: set[int] = set()
+    while stack:
+        comp = stack.pop()
+        if id(comp) in seen:
+            continue
+        seen.add(id(comp))
+        stack += [c for inst in comp.instructions for c in inst.called_computations()]
+    return seen
 
 
 class CallInliner:
-    """Pass: inline the calls of the entry and of composite decompositions
-    (repeatedly, for nested calls); composite calls stay unless
+    """Pass: inline the calls of the sequential computations (the entry,
+    while bodies and conditions, branches, composite decompositions;
+    repeatedly, for nested calls); composite calls stay unless
     ``inline_composites``."""
 
     name = "call-inliner"
@@ -91,7 +120,7 @@ class CallInliner:
         changed = False
         done: set[int] = set()
         while True:
-            pending = [c for c in entry_like_computations(module) if id(c) not in done]
+            pending = [c for c in sequential_computations(module) if id(c) not in done]
             if not pending:
                 break
             for comp in pending:

@@ -22,7 +22,7 @@ import numpy as np
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .rewriter import has_side_effect
 
-__all__ = ["CSE"]
+__all__ = ["CSE", "FusedCSE"]
 
 _IGNORED_ATTRS = frozenset({"metadata"})
 
@@ -120,3 +120,21 @@ def _run_computation(comp: HloComputation, keys: _Keys) -> bool:
     comp.instructions = [i for i in comp.instructions if id(i) not in gone]
     comp.compute_users()
     return True
+
+
+class FusedCSE:
+    """Pass: CSE inside every fusion's computation, after the fusion passes.
+    Fusion clones a producer into each fusion that reads it, and merging two
+    fusions (multi-output fusion) puts both clones into one: a chain of
+    rounds (Threefry's, in a while body) came out of the merges with each
+    value computed many times over, the copies doubling with each merge."""
+
+    name = "fused-cse"
+
+    def run(self, module: HloModule) -> bool:
+        keys = _Keys()
+        changed = False
+        for inst in module.instructions():
+            if inst.opcode == "fusion" and _run_computation(inst.attrs["calls"], keys):
+                changed = True
+        return changed

@@ -29,7 +29,9 @@ Rules (see ``why_not``):
   dimensions (softmax, layernorm): the code generator computes it once per
   iteration of the outer loops.
 * A ``dot`` fuses only into elementwise consumers that read it at the same
-  index (a bias add, an activation): the dot's "output fusion".
+  index (a bias add, an activation): the dot's "output fusion"; and only into
+  a fusion without a dot or convolution of its own (a second product would be
+  computed elementally, an inner product per element).
 * A fusion does not read one input through two different transposes.
 
 Every refusal is recorded in ``module.diagnostics`` ("not fused: ... : <reason>") and
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import Trait, has_trait
-from .call_inliner import entry_like_computations
+from .call_inliner import sequential_computations
 
 
 #: Ops whose elementwise epilogue fuses into their output (kOutput fusions).
@@ -318,6 +320,12 @@ class Fuser:
             return f"fusion would exceed {MAX_FUSED_INSTRUCTIONS} instructions"
         if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
             return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
+        if producer.opcode in OUTPUT_FUSION_ROOTS and fused is not None \
+                and any(i.opcode in OUTPUT_FUSION_ROOTS for i in fused.instructions):
+            # The fusion's tiles come from its one product; a second would be
+            # computed elementally, an inner product per element (an RNN
+            # cell's x @ W + h @ U ran 4x slower so).
+            return f"the fusion computes a {_output_root(fused).opcode} already"
         index = self.fused_index(consumer) if fused else None
         uses = _uses_in_consumer(producer, consumer, index)
         if any(u.opcode == "dot" and _is_gemm(u) for u, _ in uses):
@@ -471,6 +479,11 @@ class Fuser:
 # ----------------------------------------------------------------------------
 # Index analyses inside a (future) fusion
 # ----------------------------------------------------------------------------
+
+def _output_root(fused: HloComputation) -> HloInstruction:
+    """The dot or convolution ``fused`` computes."""
+    return next(i for i in fused.instructions if i.opcode in OUTPUT_FUSION_ROOTS)
+
 
 def _is_gemm(dot: HloInstruction) -> bool:
     """Whether ``dot`` multiplies matrices (more than one row and one column)."""
@@ -651,7 +664,7 @@ class InstructionFusion:
 
     def run(self, module: HloModule) -> bool:
         changed = False
-        for comp in entry_like_computations(module):
+        for comp in sequential_computations(module):
             fuser = Fuser(module, comp)
             changed |= fuser.run()
             module.diagnostics.extend(fuser.notes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
 from ..shape import Shape
-from .call_inliner import entry_like_computations
+from .call_inliner import sequential_computations
 from .fusion import Fuser, fused_root
 
 __all__ = ["MultiOutputFusion"]
@@ -44,7 +44,7 @@ class MultiOutputFusion:
 
     def run(self, module: HloModule) -> bool:
         changed = False
-        for comp in entry_like_computations(module):
+        for comp in sequential_computations(module):
             changed |= self._run(module, comp)
         if changed:
             module.drop_uncalled_computations()

@@ -48,7 +48,7 @@ from ..hlo.verifier import VerifierError, verify
 from .algebraic_simplifier import AlgebraicSimplifier
 from .call_inliner import CallInliner
 from .constant_folding import ConstantFolding
-from .cse import CSE
+from .cse import CSE, FusedCSE
 from .dce import DCE
 from .dynamic_padder import DynamicPadder
 from .expanders import OpExpander
@@ -268,7 +268,7 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
     return Pipeline("codegen", first + [simplify_pipeline(verify), LayoutAssignment(),
-                                        InstructionFusion(), MultiOutputFusion()], verify=verify)
+                                        InstructionFusion(), MultiOutputFusion(), FusedCSE()], verify=verify)
 
 
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
@@ -288,6 +288,7 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "layout-assignment": LayoutAssignment,
     "fusion": InstructionFusion,
     "multi-output-fusion": MultiOutputFusion,
+    "fused-cse": FusedCSE,
     "simplify": simplify_pipeline,
     "codegen": codegen_pipeline,
     "codegen-O0": lambda: codegen_pipeline(optimize=False),
