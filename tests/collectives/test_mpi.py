@@ -173,7 +173,10 @@ ENTRY e {
 plan = sys.argv[1]
 exe, other = MpiExecutable(SUM), MpiExecutable(GATHER)
 rank = exe.rank
-print("first", exe(np.ones((2, 4), np.float32))[0].tolist(), flush=True)
+# One write per line: the two ranks print at once, and print()'s separate
+# writes of its pieces came out interleaved ("firstfirst  [...][...]").
+sys.stdout.write(f"first {exe(np.ones((2, 4), np.float32))[0].tolist()}\\n")
+sys.stdout.flush()
 if plan == "kill" and rank == 1:
     time.sleep(0.5)         # the launcher forwards output asynchronously: let "first" get out
     os.kill(os.getpid(), signal.SIGKILL)
