@@ -1,7 +1,8 @@
 """Fusion: merge producers into consumers so that a chain of ops is one loop nest.
 
-The pass walks the entry computation from the root towards the parameters
-(consumers before producers) and, for each consumer, fuses operands into it
+The pass walks each sequential computation (the entry, while bodies and
+conditions, branches) from the root towards the parameters (consumers before
+producers) and, for each consumer, fuses operands into it
 while the rules below allow.  A fused consumer becomes a ``fusion``
 instruction whose ``calls=`` computation holds the fused ops; the code
 generator composes their elemental generators, so a fusion reads only its real
@@ -671,8 +672,10 @@ def _access(inst: HloInstruction) -> str:
 
 
 class InstructionFusion:
-    """Pass: producer-consumer fusion of the entry computation, and of the
-    decompositions of its composite calls (see module docstring)."""
+    """Pass: producer-consumer fusion of every sequential computation (the
+    entry, while bodies and conditions, conditionals' branches, composite
+    decompositions: ``call_inliner.sequential_computations``; see the module
+    docstring)."""
 
     name = "fusion"
 
