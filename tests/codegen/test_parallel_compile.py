@@ -123,6 +123,14 @@ add {
 # Splitting
 # ------------------------------------------------------------------------------------
 
+def _too_big_to_copy(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """``v`` through more instructions than the split copies a function of."""
+    i32 = ir.IntType(32)
+    for k in range(split.COPY_MAX_INSTRUCTIONS + 10):
+        v = b.xor(b.mul(v, ir.Constant(i32, 3 + k)), ir.Constant(i32, k))
+    return v
+
+
 def _module_with_shared_values() -> ir.Module:
     """An entry calling three kernels that share a small helper, a small and a big
     constant, a big helper and a mutable counter."""
@@ -150,10 +158,7 @@ def _module_with_shared_values() -> ir.Module:
     heavy.linkage = "internal"
     heavy.attributes.add("noinline")
     b = ir.IRBuilder(heavy.append_basic_block())
-    v = heavy.args[0]
-    for k in range(split.COPY_MAX_INSTRUCTIONS + 10):
-        v = b.xor(b.mul(v, ir.Constant(i32, 3 + k)), ir.Constant(i32, k))
-    b.ret(v)
+    b.ret(_too_big_to_copy(b, heavy.args[0]))
     kernels = []
     for k in range(3):
         fn = ir.Function(m, fty, f"kernel{k}")
@@ -524,10 +529,7 @@ def _module_with_a_shared_kernel() -> ir.Module:
         if noinline:
             fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block())
-        v = b.load(fn.args[0], typ=i32)
-        for k in range(split.COPY_MAX_INSTRUCTIONS + 5):
-            v = b.xor(b.mul(v, ir.Constant(i32, 3 + k)), ir.Constant(i32, k))
-        b.store(v, fn.args[0])
+        b.store(_too_big_to_copy(b, b.load(fn.args[0], typ=i32)), fn.args[0])
         for callee in callees:
             b.call(callee, [fn.args[0]])
         b.ret_void()

@@ -476,31 +476,27 @@ def test_a_computation_also_called_elementally_is_not_fused():
     assert names == ["e"], names
 
 
-def test_producers_of_a_minor_dimension_concatenate_are_not_fused():
-    module = xlac.parse_hlo("""
+def _concatenated(result: str, dimension: int):
+    """Two elementwise ops of [8, 24] joined by a concatenate along ``dimension``, fused."""
+    module = xlac.parse_hlo(f"""
     HloModule m
-    ENTRY e {
-      a = f32[8,24]{1,0} parameter(0)
-      b = f32[8,24]{1,0} parameter(1)
-      x = f32[8,24]{1,0} multiply(a, b)
-      y = f32[8,24]{1,0} add(a, b)
-      c = f32[8,48]{1,0} concatenate(x, y), dimensions={1}
-      ROOT t = f32[8,48]{1,0} tanh(c)
-    }""")
+    ENTRY e {{
+      a = f32[8,24]{{1,0}} parameter(0)
+      b = f32[8,24]{{1,0}} parameter(1)
+      x = f32[8,24]{{1,0}} multiply(a, b)
+      y = f32[8,24]{{1,0}} add(a, b)
+      c = f32{result}{{1,0}} concatenate(x, y), dimensions={{{dimension}}}
+      ROOT t = f32{result}{{1,0}} tanh(c)
+    }}""")
     InstructionFusion().run(module)
+    return module
+
+
+def test_producers_of_a_minor_dimension_concatenate_are_not_fused():
+    module = _concatenated("[8,48]", 1)
     ops = [i.opcode for i in module.entry.instructions]
     assert "multiply" in ops and "add" in ops, str(module)
     assert any("concatenate along the minor dimension" in str(d) for d in module.diagnostics)
     # Along a major dimension each operand is a run of whole rows: fused.
-    rows = xlac.parse_hlo("""
-    HloModule m
-    ENTRY e {
-      a = f32[8,24]{1,0} parameter(0)
-      b = f32[8,24]{1,0} parameter(1)
-      x = f32[8,24]{1,0} multiply(a, b)
-      y = f32[8,24]{1,0} add(a, b)
-      c = f32[16,24]{1,0} concatenate(x, y), dimensions={0}
-      ROOT t = f32[16,24]{1,0} tanh(c)
-    }""")
-    InstructionFusion().run(rows)
+    rows = _concatenated("[16,24]", 0)
     assert [i.opcode for i in rows.entry.instructions if i.opcode != "parameter"] == ["fusion"], str(rows)

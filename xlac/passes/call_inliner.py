@@ -76,32 +76,25 @@ def sequential_computations(module: HloModule) -> list[HloComputation]:
     depth (``SEQUENTIAL_OPCODES``): the ones inlining and fusion work on.  A
     computation also called from an embedded context is left out (fused, it
     could not be composed elementally)."""
-    out, seen, stack = [], set(), [module.entry]
+    embedded = {id(c) for c in _reachable(
+        [c for inst in module.instructions() if inst.opcode not in SEQUENTIAL_OPCODES and inst.opcode != "fusion"
+         for c in inst.called_computations()], lambda inst: True)}
+    return [c for c in _reachable([module.entry], lambda inst: inst.opcode in SEQUENTIAL_OPCODES)
+            if id(c) not in embedded]
+
+
+def _reachable(start: list, follow) -> list[HloComputation]:
+    """``start`` and the computations their instructions call, at any depth,
+    through the instructions ``follow`` accepts; each once, in walk order."""
+    out, seen, stack = [], set(), list(start)
     while stack:
         comp = stack.pop()
         if comp is None or id(comp) in seen:
             continue
         seen.add(id(comp))
         out.append(comp)
-        for inst in comp.instructions:
-            if inst.opcode in SEQUENTIAL_OPCODES:
-                stack.extend(inst.called_computations())
-    embedded = _embedded(module)
-    return [c for c in out if id(c) not in embedded]
-
-
-def _embedded(module: HloModule) -> set[int]:
-    """ids of the computations called from an embedded context, at any depth."""
-    stack = [c for inst in module.instructions() if inst.opcode not in SEQUENTIAL_OPCODES
-             and inst.opcode != "fusion" for c in inst.called_computations()]
-    seen: set[int] = set()
-    while stack:
-        comp = stack.pop()
-        if id(comp) in seen:
-            continue
-        seen.add(id(comp))
-        stack += [c for inst in comp.instructions for c in inst.called_computations()]
-    return seen
+        stack += [c for inst in comp.instructions if follow(inst) for c in inst.called_computations()]
+    return out
 
 
 class CallInliner:
