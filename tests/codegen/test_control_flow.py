@@ -309,6 +309,143 @@ ENTRY e {{
 
 
 # ----------------------------------------------------------------------------
+# while: the loop state updated in place (BufferAssignment(loop_state=True))
+# ----------------------------------------------------------------------------
+
+def _state_loop(state: str, body: str, root: str, n: int = 5) -> str:
+    """A loop of ``n`` iterations over the state ``(s32[], <state>)``; the
+    body sees ``s`` (the state tuple) and ``i`` (the counter), defines
+    ``body`` and returns ``(i + 1, <root>)``."""
+    return f"""HloModule state_loop
+cond {{
+  s = (s32[], {state}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant({n})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+body {{
+  s = (s32[], {state}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+{body}
+  ROOT t = (s32[], {state}) tuple(i1, {root})
+}}
+ENTRY e {{
+  p = ({state}) parameter(0)
+  zero = s32[] constant(0)
+  {_unpack(state)}
+  ROOT w = (s32[], {state}) while(init), condition=cond, body=body
+}}
+"""
+
+
+def _unpack(state: str) -> str:
+    leaves = [s.strip() for s in state.split(", ")]
+    lines = [f"q{k} = {shape} get-tuple-element(p), index={k}" for k, shape in enumerate(leaves)]
+    lines.append(f"init = (s32[], {state}) tuple(zero, {', '.join(f'q{k}' for k in range(len(leaves)))})")
+    return "\n  ".join(lines)
+
+
+def _check_both(text: str, *args):
+    """The loop against the evaluator, fused and as written."""
+    want = xlac.evaluate(xlac.parse_hlo(text), *args)
+    for optimize in (True, False):
+        got = xlac.jit(text, optimize=optimize)(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def _body_assignment(text: str, optimize: bool = False):
+    from xlac.passes.buffer_assignment import BufferAssignment
+    hlo = xlac.jit(text, optimize=optimize).lowered.hlo
+    body = next(c for c in hlo.computations if c.name == "body")
+    return BufferAssignment(body, loop_state=True)
+
+
+SCAN = _state_loop("f32[4]{0}, f32[5,4]{1,0}, f32[4]{0}", """
+  x = f32[4]{0} get-tuple-element(s), index=1
+  ys = f32[5,4]{1,0} get-tuple-element(s), index=2
+  w = f32[4]{0} get-tuple-element(s), index=3
+  xw = f32[4]{0} multiply(x, w)
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  x1 = f32[4]{0} add(xw, c)
+  row = f32[1,4]{1,0} reshape(x1)
+  z = s32[] constant(0)
+  ys1 = f32[5,4]{1,0} dynamic-update-slice(ys, row, i, z)""", "x1, ys1, w")
+
+
+def test_scan_state_is_updated_in_place():
+    """A scan's stacked output is written slice by slice into the state, and
+    a passed-through leaf is not copied: the one copy per iteration is the
+    counter's (i1 is computed before the update reads the old i)."""
+    a = _body_assignment(SCAN)
+    assert a.state_in_place and [number for number, _ in a.copies] == [0]
+    assert "ys1" in {w.name for w, _ in a.in_place}
+    x = np.array([1, -1, 0.5, 2], np.float32)
+    w = np.array([0.5, 1, -1, 2], np.float32)
+    _check_both(SCAN, (x, np.full((5, 4), 7, np.float32), w))
+
+
+def test_state_leaf_read_after_its_new_value_is_computed():
+    """x1 is computed before the old x's last reader: it goes to a temp and is
+    copied at the end, not written over x while x is still needed."""
+    text = _state_loop("f32[4]{0}, f32[4]{0}", """
+  x = f32[4]{0} get-tuple-element(s), index=1
+  y = f32[4]{0} get-tuple-element(s), index=2
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  x1 = f32[4]{0} add(x, c)
+  two = f32[4]{0} multiply(x, x)
+  y1 = f32[4]{0} add(two, y)""", "x1, y1")
+    a = _body_assignment(text)
+    assert a.state_in_place
+    assert [number for number, _ in a.copies] == [1]
+    x = np.array([1, -1, 0.5, 2], np.float32)
+    _check_both(text, (x, x * 3))
+
+
+def test_state_leaf_read_elsewhere_than_written_is_not_overwritten():
+    """A fusion reversing the old leaf reads it at other indices than it
+    writes: not in place (unfused, the reverse goes to a temp and the add may
+    write the state: the old leaf is dead by then)."""
+    text = _state_loop("f32[6]{0}", """
+  x = f32[6]{0} get-tuple-element(s), index=1
+  r = f32[6]{0} reverse(x), dimensions={0}
+  c = f32[6]{0} constant({1, 2, 3, 4, 5, 6})
+  x1 = f32[6]{0} add(r, c)""", "x1")
+    assert [number for number, _ in _body_assignment(text, optimize=True).copies] == [1]
+    assert not _body_assignment(text).copies
+    _check_both(text, (np.arange(6, dtype=np.float32) * 1.5,))
+
+
+def test_swapped_state_keeps_separate_buffers():
+    """A root that moves a state leaf to another position (a swap) keeps the
+    body's parameter and result buffers apart."""
+    text = _state_loop("f32[3]{0}, f32[3]{0}", """
+  a = f32[3]{0} get-tuple-element(s), index=1
+  b = f32[3]{0} get-tuple-element(s), index=2
+  a1 = f32[3]{0} add(a, b)""", "b, a1")
+    assert not _body_assignment(text).state_in_place
+    _check_both(text, (np.array([1, 2, 3], np.float32), np.array([0, 1, -1], np.float32)))
+
+
+def test_in_place_state_in_another_layout_than_the_result():
+    """The while's result lays a leaf out otherwise than the body: that leaf's
+    state lives in scratch and is converted at the end."""
+    text = _state_loop("f32[2,3]{0,1}", """
+  m = f32[2,3]{0,1} get-tuple-element(s), index=1
+  m1 = f32[2,3]{0,1} multiply(m, m)""", "m1", n=2)
+    text = text.replace("ROOT w = (s32[], f32[2,3]{0,1}) while", "w = (s32[], f32[2,3]{0,1}) while")
+    text = text.rstrip().rstrip("}") + """  r = f32[2,3]{0,1} get-tuple-element(w), index=1
+  ROOT c = f32[2,3]{1,0} copy(r)
+}
+"""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    got = xlac.jit(text)((x,))
+    np.testing.assert_allclose(got, x ** 4, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------
 # conditional
 # ----------------------------------------------------------------------------
 

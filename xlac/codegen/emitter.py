@@ -382,6 +382,10 @@ class ModuleEmitter:
         #: How many instructions call each computation (by id): a function
         #: called from one kernel is private to it.
         self._callers = Counter(id(c) for inst in module.instructions() for c in inst.called_computations())
+        #: Computations called only as while bodies: their loop state is
+        #: updated in place (``BufferAssignment(loop_state=True)``).
+        bodies = Counter(id(inst.attrs["body"]) for inst in module.instructions() if inst.opcode == "while")
+        self._loop_bodies = {c for c, n in bodies.items() if n == self._callers[c]}
         #: The kernel candidates by opcode (``kernels.register_all``).
         self.kernels = kernels
         self._choices: dict[int, KernelChoice] = {}
@@ -422,7 +426,8 @@ class ModuleEmitter:
         if a is None:
             def scratch(inst):
                 return self.kernel_choice(inst).candidate.scratch_bytes(self, inst)
-            a = self._assignments[id(comp)] = BufferAssignment(comp, scratch=scratch)
+            a = self._assignments[id(comp)] = BufferAssignment(
+                comp, scratch=scratch, loop_state=id(comp) in self._loop_bodies)
         return a
 
     def kernel_choice(self, inst: HloInstruction) -> KernelChoice:

@@ -18,6 +18,18 @@ Temp slices are reused once their value is dead: values are placed in the
 order the schedule defines them, and a slice is freed after its last use.  The
 arena size is therefore at most the largest set of values live at once (plus
 alignment), and is known at compile time.
+
+A while body's loop state is updated in place, as XLA's buffer assignment
+aliases a while body's parameter with its root (``loop_state=True``): state
+leaf ``k`` comes in and goes out in one buffer, ``results[k]`` (the while
+kernel passes the same pointers as ``params``).  A leaf the body passes
+through costs nothing per iteration, and a ``dynamic-update-slice`` into the
+state (a scan's stacked outputs) writes only its slice.  A root leaf computed
+by the body is written into that buffer only once nothing reads the old value
+any more (or by its last reader, reading it only at the index it writes: see
+``may_update_in_place``); otherwise it goes to a temp and is copied at the
+end.  A body whose root moves a state leaf to another position (a swap) keeps
+separate parameter and result buffers (``state_in_place`` is False).
 """
 from __future__ import annotations
 
@@ -71,7 +83,7 @@ class BufferAssignment:
     """
 
     def __init__(self, computation: HloComputation | HloModule, order: list[HloInstruction] | None = None,
-                 scratch=None):
+                 scratch=None, loop_state: bool = False):
         comp = computation.entry if isinstance(computation, HloModule) else computation
         self.computation = comp
         self.order = order if order is not None else comp.post_order()
@@ -82,6 +94,10 @@ class BufferAssignment:
         self.copies: list[tuple[int, BufferSlice]] = []  # (result number, source)
         self.in_place: list[tuple[HloInstruction, HloInstruction]] = []  # (writer, operand it overwrote)
         self.temp_size = 0
+        #: Parameter leaf k is result k's buffer (a while body's state, updated
+        #: in place: asked for with ``loop_state``, done when the root keeps
+        #: every parameter leaf it returns in its own position).
+        self.state_in_place = loop_state and self._state_may_alias(comp)
         self._assign(comp)
 
     # -- queries ------------------------------------------------------------------
@@ -149,8 +165,10 @@ class BufferAssignment:
         for inst in self.order:
             if inst.opcode == "parameter":
                 for leaf, shape in enumerate(inst.shape.leaves()):
+                    # In-place state: the parameter leaf is its result's buffer.
+                    kind = "result" if self.state_in_place and shape.is_array else "parameter"
                     self._slices[(id(inst), leaf)] = BufferSlice(
-                        "parameter", first_slot[id(inst)] + leaf, 0, shape.byte_size(), shape)
+                        kind, first_slot[id(inst)] + leaf, 0, shape.byte_size(), shape)
             elif inst.opcode == "constant":
                 self._slices[(id(inst), 0)] = BufferSlice("constant", 0, 0, inst.shape.byte_size(),
                                                          inst.shape)
@@ -173,6 +191,7 @@ class BufferAssignment:
             claimed[key] = number
 
         last_use = self._last_uses()
+        state_reads = self._state_reads() if self.state_in_place else {}
         free: list[tuple[int, int]] = []  # (offset, size) holes in the arena
         live: dict[tuple[int, int], tuple[int, int]] = {}
         # Keys by the step after which they are freed (their last reader's, or
@@ -190,6 +209,8 @@ class BufferAssignment:
             if inst.opcode not in NO_BUFFER:
                 for leaf, shape in enumerate(inst.shape.leaves()):
                     key = (id(inst), leaf)
+                    if key in claimed and not self._state_free(inst, leaf, claimed[key], step, state_reads):
+                        del claimed[key]    # into a temp, copied to the result at the end
                     if key in claimed:
                         self._slices[key] = BufferSlice("result", claimed[key], 0, shape.byte_size(), shape)
                         continue
@@ -219,7 +240,69 @@ class BufferAssignment:
                 continue    # a token has no bytes: nothing to copy (an after-all has no slice)
             src, leaf = self.defining(root, number)
             if claimed.get((id(src), leaf)) != number:
-                self.copies.append((number, self._resolve(src, leaf)))
+                source = self._resolve(src, leaf)
+                if not (source.kind == "result" and source.number == number):   # in-place state
+                    self.copies.append((number, source))
+
+    def _state_may_alias(self, comp: HloComputation) -> bool:
+        """Whether parameter leaf k can be result k's buffer: the same shapes
+        (layouts), and every root leaf that is a parameter leaf is its own."""
+        params = [s for p in comp.parameters for s in p.shape.leaves()]
+        if params != self.result_shapes:
+            return False
+        first_slot, slot = {}, 0
+        for p in comp.parameters:
+            first_slot[id(p)] = slot
+            slot += leaf_count(p.shape)
+        for number in range(len(self.result_shapes)):
+            src, leaf = self.defining(comp.root, number)
+            if src.opcode == "parameter" and first_slot[id(src)] + leaf != number:
+                return False
+        return True
+
+    def _state_reads(self) -> dict[int, int]:
+        """Per parameter leaf slot: the last schedule step reading it (leaf by
+        leaf: a loop state is one tuple parameter)."""
+        last: dict[int, int] = {}
+        for step, inst in enumerate(self.order):
+            if inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
+                continue
+            for op in inst.operands:
+                for leaf in range(leaf_count(op.shape)):
+                    number = self._state_leaf(op, leaf)
+                    if number is not None:
+                        last[number] = step
+        return last
+
+    def _state_free(self, inst: HloInstruction, leaf: int, number: int, step: int,
+                    state_reads: dict[int, int]) -> bool:
+        """Whether ``inst`` may write its ``leaf`` into result ``number`` at
+        ``step``: no state leaf is that buffer, or nothing reads the old state
+        leaf from then on, or ``inst`` is its last reader and updates it in
+        place (reading it only at the index it writes)."""
+        if not self.state_in_place:
+            return True
+        last = state_reads.get(number, -1)
+        if last < step:
+            return True
+        if last > step or leaf != 0 or not inst.shape.is_array:
+            return False
+        may = may_update_in_place(inst)
+        reads = [k for k, op in enumerate(inst.operands) for lf in range(leaf_count(op.shape))
+                 if self._state_leaf(op, lf) == number]
+        if reads and all(k in may for k in reads):
+            self.in_place.append((inst, self.defining(inst.operands[reads[0]], 0)[0]))
+            return True
+        return False
+
+    def _state_leaf(self, op: HloInstruction, leaf: int) -> int | None:
+        """The state leaf (result number) whose buffer leaf ``leaf`` of ``op``
+        reads, if it reads one."""
+        src, src_leaf = self.defining(op, leaf)
+        if src.opcode != "parameter":
+            return None
+        sl = self._slices[(id(src), src_leaf)]
+        return sl.number if sl.kind == "result" else None
 
     def _in_place_donor(self, inst, leaf, shape, step, last_use, live, claimed):
         """The key of an operand value whose buffer ``inst`` may write its leaf

@@ -6,14 +6,21 @@ flattened into consecutive ``params`` slots, tuple results into consecutive
 ``results`` slots.  The callee's own temp arena lives in the caller's scratch
 space (``scratch_bytes`` asks ``assignment_for(callee).temp_size``).
 
-``while``: the loop state is a list of array leaves.  When the body's
-parameter, the body's result, the condition's parameter and the while's result
-all lay each leaf out alike (what JAX emits), the state ping-pongs between the
-while's result buffers and one scratch copy: the body reads one set and writes
-the other, so no copy is made per iteration (only the body's pass-through
-leaves are copied, by the body itself); the final state is copied to the result
-buffers if it ended in the scratch set.  Otherwise the state lives in scratch
-in the body's parameter layout and is converted where layouts differ.
+``while``: the loop state is a list of array leaves.  When the body's buffer
+assignment updates the state in place (``BufferAssignment.state_in_place``: a
+body called only by while loops whose root keeps each state leaf in its
+position, what JAX emits), the body gets the same buffers as parameters and
+results: the while's result buffers, or a scratch copy of a leaf laid out
+otherwise there (copied back at the end).  Passed-through leaves then cost
+nothing per iteration and a scan's ``dynamic-update-slice`` writes only its
+slice.  Otherwise, when the body's parameter, the body's result, the
+condition's parameter and the while's result all lay each leaf out alike, the
+state ping-pongs between the while's result buffers and one scratch copy: the
+body reads one set and writes the other (copying its pass-through leaves); the
+final state is copied to the result buffers if it ended in the scratch set.
+Otherwise the state lives in scratch in the body's parameter layout and is
+converted where layouts differ.  The condition reads the state in its own
+layout (converted into scratch where it differs).
 
 ``conditional``: the selector picks one branch (``pred``: true runs branch 0;
 ``s32``: an index outside ``[0, N)`` runs the last branch); only that branch
@@ -255,25 +262,28 @@ def _while_plan(me, inst: HloInstruction):
     cond_root = cond.root.shape
     if not (cond_root.is_array and cond_root.element_type is PRED and cond_root.rank == 0):
         raise UnsupportedError("while", f"condition returning {cond_root}")
-    fast = all(s == c == r == o for s, c, r, o in zip(state, cond_in, body_out, outs))
+    in_place = me.assignment_for(body).state_in_place
+    fast = not in_place and all(s == c == r == o for s, c, r, o in zip(state, cond_in, body_out, outs))
     plan = ScratchPlan()
     for k in range(len(state)):
         if fast:
             plan.add(f"alt{k}", state[k].byte_size())
-        else:
+            continue
+        if not in_place or outs[k] != state[k]:
             plan.add(f"state{k}", state[k].byte_size())
+        if not in_place:
             plan.add(f"next{k}", body_out[k].byte_size())
-            if cond_in[k] != state[k]:
-                plan.add(f"cin{k}", cond_in[k].byte_size())
+        if cond_in[k] != state[k]:
+            plan.add(f"cin{k}", cond_in[k].byte_size())
     plan.add("pred", 1)
     plan.add("temp", _temp_size(me, [cond, body]))
-    return plan, fast, state, cond_in, body_out
+    return plan, in_place, fast, state, cond_in, body_out
 
 
 def _emit_while(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     cond, body = inst.attrs["condition"], inst.attrs["body"]
-    plan, fast, state_shapes, cond_shapes, body_shapes = _while_plan(ctx.me, inst)
+    plan, in_place, fast, state_shapes, cond_shapes, body_shapes = _while_plan(ctx.me, inst)
     scratch = ctx.scratch_pointer()
     temp = plan.pointer(b, scratch, "temp")
     pred_ptr = plan.pointer(b, scratch, "pred")
@@ -320,8 +330,11 @@ def _emit_while(ctx) -> None:
                 _copy(b, out, alt)
         return
 
-    states = [_leaf(plan.pointer(b, scratch, f"state{k}"), state_shapes[k]) for k in range(n)]
-    nexts = [_leaf(plan.pointer(b, scratch, f"next{k}"), body_shapes[k]) for k in range(n)]
+    # The state in the body's layout: in the result buffers where they have it.
+    states = [_leaf(plan.pointer(b, scratch, f"state{k}"), state_shapes[k]) if f"state{k}" in plan
+              else outs[k] for k in range(n)]
+    nexts = states if in_place else [_leaf(plan.pointer(b, scratch, f"next{k}"), body_shapes[k])
+                                     for k in range(n)]
     for state, init in zip(states, inits):
         _copy(b, state, init)
     b.branch(head)
@@ -341,13 +354,15 @@ def _emit_while(ctx) -> None:
 
     b.position_at_end(run_body)
     ctx.call_computation(body, [a.ptr for a in nexts], [s.ptr for s in states], temp)
-    for state, nxt in zip(states, nexts):
-        _copy(b, state, nxt)
+    if not in_place:
+        for state, nxt in zip(states, nexts):
+            _copy(b, state, nxt)
     b.branch(head)
 
     b.position_at_end(done)
     for out, state in zip(outs, states):
-        _copy(b, out, state)
+        if state is not out:
+            _copy(b, out, state)
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
