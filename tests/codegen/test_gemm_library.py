@@ -148,6 +148,29 @@ def test_threads_shared_b_and_epilogue_bitwise(threads):
     np.testing.assert_array_equal(got, xlac.jit(text, num_threads=3 - threads)(*args))
 
 
+def test_serial_dot_epilogue_runs_once_after_the_call():
+    """A dot small enough for one task applies its fusion's epilogue in one
+    vectorised pass over C after the library's call (no per-tile epilogue
+    function), on an attention-style [4,16,4,8] result with a [4,8] bias:
+    the same bits as the per-module GEMM's tile epilogue."""
+    text = module_text("libserialepi", "f32", "[4,16,32]{2,1,0}", "[32,4,8]{2,1,0}", "[4,16,4,8]{3,2,1,0}",
+                       "lhs_contracting_dims={2}, rhs_contracting_dims={0}", [
+                           "  c = f32[4,8]{1,0} parameter(2)",
+                           "  cb = f32[4,16,4,8]{3,2,1,0} broadcast(c), dimensions={2,3}",
+                           "  s = f32[4,16,4,8]{3,2,1,0} add(d, cb)",
+                           "  ROOT r = f32[4,16,4,8]{3,2,1,0} tanh(s)"])
+    rng = np.random.default_rng(3)
+    args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((4, 16, 32), (32, 4, 8), (4, 8))]
+    lib, per_module = compile_both(text)
+    plan = dot_kernel.plan_dot(lib.optimized_hlo.entry.root)
+    assert plan.grids.max_workers == 1
+    assert "xlac_gemm_" in lib.llvm_ir and ".epilogue" not in lib.llvm_ir
+    got = lib(*args)
+    want = np.tanh(np.einsum("bsk,khd->bshd", args[0].astype(np.float64), args[1]) + args[2])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got, per_module(*args))
+
+
 @pytest.mark.parametrize("use_library", [True, False])
 def test_shared_b_contention_packs_own_copy(use_library, monkeypatch):
     """A task that finds a block of the shared B being packed by another task

@@ -30,7 +30,9 @@ strides, blocking and the task grid are run-time values.
 **Epilogue.**  A kOutput fusion's elementwise epilogue stays in the module:
 ``desc.epi_fn`` (or null) is called as ``epi(desc.epi_ctx, batch, r0, c0,
 rows, cols)`` on every finished tile of C (after its last K block, while it
-is in L1); it reads the tile from the result buffer and overwrites it.
+is in L1); it reads the tile from the result buffer and overwrites it.  (A
+dot run as one task leaves ``epi_fn`` null and applies its epilogue after the
+call: ``kernels/dot_library.py``.)
 
 **Symbols** are ``xlac_gemm_<hash>_<variant>_<fn>`` where ``hash`` is a hash
 of what the variant's code is made from (xlac's source, the host, the variant:
