@@ -285,9 +285,9 @@ class BufferAssignment:
         last = state_reads.get(number, -1)
         if last < step:
             return True
-        if last > step or leaf != 0 or not inst.shape.is_array:
+        if last > step:
             return False
-        may = may_update_in_place(inst)
+        may = may_update_in_place(inst) if inst.shape.is_array and leaf == 0 else may_update_output(inst, leaf)
         reads = [k for k, op in enumerate(inst.operands) for lf in range(leaf_count(op.shape))
                  if self._state_leaf(op, lf) == number]
         if reads and all(k in may for k in reads):
@@ -434,7 +434,31 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
     return []
 
 
+def may_update_output(inst: HloInstruction, leaf: int) -> list[int]:
+    """Operand numbers whose buffer output ``leaf`` of a multi-output loop
+    fusion may overwrite: operands of that leaf's shape (layout included) the
+    fusion reads only through elementwise ops of its outputs' dimensions, so
+    only at the index each output is written at (the loop computes every
+    output's value at an index before it stores any)."""
+    if inst.opcode != "fusion" or inst.attrs.get("kind") != "kLoop" or inst.shape.is_array:
+        return []
+    fused = inst.attrs["calls"]
+    if fused.root.opcode != "tuple":
+        return []
+    fused.compute_users()
+    shape = inst.shape.leaves()[leaf]
+    return [p.parameter_number for p in fused.parameters
+            if p.shape == shape and _elementwise_to_root(p, fused.root)]
+
+
 def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
+    """Whether ``start`` reaches ``root`` only through elementwise ops of the
+    root's dimensions (a tuple root: of its operands', the same for all)."""
+    outputs = root.operands if root.opcode == "tuple" else [root]
+    dims = {o.shape.dimensions for o in outputs}
+    if len(dims) != 1:
+        return False
+    (want,) = dims
     seen, stack = set(), list(start.users)
     if start is root:
         return True
@@ -442,14 +466,14 @@ def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
         return False
     while stack:
         cur = stack.pop()
+        if cur is root and root.opcode == "tuple":
+            continue        # an output
         if id(cur) in seen:
             continue
         seen.add(id(cur))
         info = OPCODES.get(cur.opcode)
-        if info is None or not info.is_elementwise or cur.shape.dimensions != root.shape.dimensions:
+        if info is None or not info.is_elementwise or cur.shape.dimensions != want:
             return False
-        if cur.opcode in ("select", "clamp") and any(o.shape.rank == 0 and root.shape.rank for o in cur.operands):
-            pass  # scalar operands are broadcast, the array ones are read in place
         if cur is not root:
             if not cur.users:
                 return False
