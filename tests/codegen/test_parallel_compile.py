@@ -131,6 +131,16 @@ def _too_big_to_copy(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return v
 
 
+def _entry_calling(m: ir.Module, fty: ir.FunctionType, kernels: list) -> ir.Function:
+    """``entry(p)``: calls every function of ``kernels`` with ``p``, in order."""
+    entry = ir.Function(m, fty, "entry")
+    b = ir.IRBuilder(entry.append_basic_block())
+    for fn in kernels:
+        b.call(fn, [entry.args[0]])
+    b.ret_void()
+    return entry
+
+
 def _module_with_shared_values() -> ir.Module:
     """An entry calling three kernels that share a small helper, a small and a big
     constant, a big helper and a mutable counter."""
@@ -176,11 +186,7 @@ def _module_with_shared_values() -> ir.Module:
         b.store(r, b.gep(out, [at], source_etype=i32))
         b.ret_void()
         kernels.append(fn)
-    entry = ir.Function(m, fty, "entry")
-    b = ir.IRBuilder(entry.append_basic_block())
-    for fn in kernels:
-        b.call(fn, [entry.args[0]])
-    b.ret_void()
+    _entry_calling(m, fty, kernels)
     return m
 
 
@@ -235,11 +241,7 @@ def test_split_finds_globals_named_only_in_constant_expressions():
         b.store(r, b.gep(fn.args[0], [ir.Constant(i64, k)], source_etype=i32))
         b.ret_void()
         kernels.append(fn)
-    entry = ir.Function(m, fty, "entry")
-    b = ir.IRBuilder(entry.append_basic_block())
-    for fn in kernels:
-        b.call(fn, [entry.args[0]])
-    b.ret_void()
+    _entry_calling(m, fty, kernels)
     texts = split.split_module(m, "entry", 3)
     assert len(texts) == 3
     for t in texts:
@@ -538,11 +540,7 @@ def _module_with_a_shared_kernel() -> ir.Module:
     body = function("body", [], noinline=False)
     shared = function("shared", [body])
     kernels = [function(f"kernel{k}", [shared]) for k in range(2)]
-    entry = ir.Function(m, fty, "entry")
-    b = ir.IRBuilder(entry.append_basic_block())
-    for fn in kernels:
-        b.call(fn, [entry.args[0]])
-    b.ret_void()
+    _entry_calling(m, fty, kernels)
     return m
 
 

@@ -70,6 +70,16 @@ def leaf_count(shape: Shape) -> int:
     return shape.leaf_count()
 
 
+def _parameter_slots(comp: HloComputation) -> tuple[dict[int, int], int]:
+    """({id(parameter): its first slot}, slots in all): parameter leaves are
+    numbered depth-first across all parameters."""
+    first_slot, slot = {}, 0
+    for p in comp.parameters:
+        first_slot[id(p)] = slot
+        slot += leaf_count(p.shape)
+    return first_slot, slot
+
+
 def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
@@ -157,11 +167,7 @@ class BufferAssignment:
         # Parameter leaves are numbered depth-first across all parameters: an
         # array parameter i of the entry is params[i]; a tuple parameter (a
         # while body's state) spreads over consecutive slots.
-        first_slot, slot = {}, 0
-        for p in comp.parameters:
-            first_slot[id(p)] = slot
-            slot += leaf_count(p.shape)
-        self.parameter_slots = slot
+        first_slot, self.parameter_slots = _parameter_slots(comp)
         for inst in self.order:
             if inst.opcode == "parameter":
                 for leaf, shape in enumerate(inst.shape.leaves()):
@@ -250,10 +256,7 @@ class BufferAssignment:
         params = [s for p in comp.parameters for s in p.shape.leaves()]
         if params != self.result_shapes:
             return False
-        first_slot, slot = {}, 0
-        for p in comp.parameters:
-            first_slot[id(p)] = slot
-            slot += leaf_count(p.shape)
+        first_slot, _count = _parameter_slots(comp)
         for number in range(len(self.result_shapes)):
             src, leaf = self.defining(comp.root, number)
             if src.opcode == "parameter" and first_slot[id(src)] + leaf != number:
@@ -424,13 +427,7 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
     if info is not None and info.is_elementwise:
         return [k for k, o in enumerate(inst.operands) if o.shape == inst.shape]
     if inst.opcode == "fusion" and inst.attrs.get("kind") == "kLoop":
-        fused = inst.attrs["calls"]
-        fused.compute_users()
-        out = []
-        for p in fused.parameters:
-            if p.shape == inst.shape and _elementwise_to_root(p, fused.root):
-                out.append(p.parameter_number)
-        return out
+        return _read_elementwise_only(inst, inst.shape)
     return []
 
 
@@ -442,11 +439,16 @@ def may_update_output(inst: HloInstruction, leaf: int) -> list[int]:
     output's value at an index before it stores any)."""
     if inst.opcode != "fusion" or inst.attrs.get("kind") != "kLoop" or inst.shape.is_array:
         return []
-    fused = inst.attrs["calls"]
-    if fused.root.opcode != "tuple":
+    if inst.attrs["calls"].root.opcode != "tuple":
         return []
+    return _read_elementwise_only(inst, inst.shape.leaves()[leaf])
+
+
+def _read_elementwise_only(fusion: HloInstruction, shape: Shape) -> list[int]:
+    """Parameters of ``fusion``'s computation of ``shape`` (layout included)
+    that reach its root only through elementwise ops (read at the index written)."""
+    fused = fusion.attrs["calls"]
     fused.compute_users()
-    shape = inst.shape.leaves()[leaf]
     return [p.parameter_number for p in fused.parameters
             if p.shape == shape and _elementwise_to_root(p, fused.root)]
 
