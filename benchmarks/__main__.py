@@ -35,7 +35,7 @@ def build_parser(prog: str = "python -m benchmarks") -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=30.0,
                    help="seconds per measurement before taking fewer samples (default 30)")
     p.add_argument("--hlo-dir", default=None,
-                   help="directory of the JAX-exported HLO (default: ../shared/bench_hlo)")
+                   help="directory of the JAX-exported HLO (default: benchmarks/hlo)")
     p.add_argument("--no-jax", action="store_true", help="skip jax even if installed")
     p.add_argument("--no-numba", action="store_true", help="skip numba even if installed")
     p.add_argument("--no-limits", action="store_true", help="skip the STREAM and sgemm measurements")

@@ -58,7 +58,7 @@ import numpy as np
 from . import kernels as K
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_HLO_DIR = REPO.parent / "shared" / "bench_hlo"
+DEFAULT_HLO_DIR = REPO / "benchmarks" / "hlo"
 
 
 #: Before each timed sample an implementation runs untimed for at least this

@@ -3,7 +3,7 @@
 Each entry has
 
 * ``build(p)``: the computation built with :mod:`xlac.ops`, the same one the
-  JAX-exported HLO in ``../shared/bench_hlo/<hlo>`` holds;
+  JAX-exported HLO in ``benchmarks/hlo/<hlo>`` holds;
 * ``hlo``: that file's name (its dimensions are rewritten for small sizes, see
   :func:`scale_hlo`);
 * ``numpy(*args)``: the reference, also timed;

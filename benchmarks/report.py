@@ -294,7 +294,7 @@ def _failures(res: dict, key: str = "rows") -> str:
 
 LEGEND = (
     "Times are medians in ms, every call allocating its output (`f(x)` returning a new array"
-    ", as a user calls it). *xlac (HLO)* runs the JAX-exported HLO in `../shared/bench_hlo/`, "
+    ", as a user calls it). *xlac (HLO)* runs the JAX-exported HLO in `benchmarks/hlo/`, "
     "*xlac (builder)* the same computation built with `xlac.ops`; *xlac/jax* and *xlac/numpy* "
     "are time ratios of xlac (HLO) to the other (below 1: xlac is faster). *rate* is xlac (HLO) "
     "in GB/s (bytes each kernel must move: inputs read once, output written once) for "

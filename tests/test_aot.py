@@ -29,12 +29,11 @@ from xlac.shape import from_buffer, to_buffer
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime"
-CORPUS = ROOT.parent / "shared" / "hlo_corpus"
+CORPUS = ROOT / "tests" / "hlo_corpus"
 CC = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
 CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", f"-I{RUNTIME}"]
 
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc, gcc or clang) on PATH")
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no HLO corpus at {CORPUS}")
 needs_nm = pytest.mark.skipif(shutil.which("nm") is None, reason="no nm (binutils) on PATH")
 
 
@@ -239,7 +238,6 @@ CASES = ["unary_basic_f32", "reduce_sum_max_min_prod", "matmul_f32", "mlp_forwar
 
 
 @needs_cc
-@needs_corpus
 @needs_nm
 @pytest.mark.parametrize("case", CASES)
 def test_corpus_case_from_c_matches_jit_and_jax(case, tmp_path, runtime_obj):
@@ -398,7 +396,6 @@ def test_task_grids_follow_the_c_pool_size(tmp_path, runtime_obj):
 
 
 @needs_cc
-@needs_corpus
 @needs_nm
 @pytest.mark.parametrize("case", ["mlp_loss_grad", "reduce_sum_max_min_prod"])
 def test_one_object_while_the_jit_compiles_in_parts(case, tmp_path, runtime_obj, monkeypatch):

@@ -1,6 +1,6 @@
 """HLO corpora in process: JIT against JAX's outputs.
 
-Two sets in the same format: the public corpus (``../shared/hlo_corpus``) and
+Two sets in the same format: the public corpus (``tests/hlo_corpus``) and
 the project's own ``tests/jax_cases`` (written by its ``generate.py`` from
 jax in a scratch environment).  A case whose opcodes the compiler handles
 must match JAX's results within the manifest's tolerances; a case using an
@@ -17,7 +17,7 @@ import xlac
 from xlac.codegen.compiler import check_supported
 import xlac.executable  # noqa: F401  (warms the import)
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "hlo_corpus"
+CORPUS = Path(__file__).resolve().parent / "hlo_corpus"
 JAX_CASES = Path(__file__).resolve().parent / "jax_cases"
 #: The public corpus's programs as StableHLO (``tests/stablehlo_corpus/generate.py``).
 STABLEHLO_CORPUS = Path(__file__).resolve().parent / "stablehlo_corpus"

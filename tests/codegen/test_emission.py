@@ -14,7 +14,7 @@ from xlac.codegen.compiler import lower
 from xlac.codegen.emission import context_of
 from xlac.codegen.ir_array import Index, i64
 
-BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "bench_hlo"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "hlo"
 # Kernels with parallel loops (access groups), hoisting (softmax, layernorm),
 # row scratch, GEMMs and transposes.
 MODULES = ["softmax", "layernorm", "chain", "transpose", "mlp", "sum_axis0"]

@@ -51,7 +51,7 @@ def _seed_corpus(argv: list) -> list:
     target = Path(dirs[0]) if dirs else Path(tempfile.mkdtemp(prefix="xlac-hlo-fuzz-"))
     target.mkdir(parents=True, exist_ok=True)
     if not any(target.iterdir()):
-        seeds = sorted((ROOT.parent / "shared" / "hlo_corpus").glob("*.hlo")) + \
+        seeds = sorted((ROOT / "tests" / "hlo_corpus").glob("*.hlo")) + \
             sorted((ROOT / "tests" / "jax_cases").glob("*.hlo"))
         for seed in seeds:
             shutil.copy(seed, target / f"{seed.parent.name}-{seed.name}")

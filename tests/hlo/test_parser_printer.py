@@ -14,8 +14,8 @@ from xlac.hlo.printer import format_literal
 from xlac.hlo.printer import instruction_to_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED = REPO_ROOT.parent / "shared"
-CORPUS = sorted((SHARED / "hlo_corpus").glob("*.hlo")) + sorted((SHARED / "bench_hlo").glob("*.hlo"))
+PUBLIC_CORPUS = REPO_ROOT / "tests" / "hlo_corpus"
+CORPUS = sorted(PUBLIC_CORPUS.glob("*.hlo")) + sorted((REPO_ROOT / "benchmarks" / "hlo").glob("*.hlo"))
 
 
 def module(body: str, header: str = "HloModule m") -> xlac.HloModule:
@@ -33,7 +33,7 @@ def entry(lines: str):
 # ----------------------------------------------------------------------------
 
 def test_corpus_is_there():
-    assert len(CORPUS) >= 40, f"expected the shared corpus at {SHARED}"
+    assert len(CORPUS) >= 40, f"expected the public corpus at {PUBLIC_CORPUS}"
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -59,7 +59,7 @@ def test_corpus_parses_and_round_trips(path):
 
 
 def test_corpus_argmax_structure():
-    m = parse_hlo((SHARED / "hlo_corpus" / "argmax_argmin.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "argmax_argmin.hlo").read_text())
     assert [c.name for c in m.computations][-1] == "main.6"
     assert len(m.computations) == 6
     assert len(m.entry.instructions) == 6
@@ -84,43 +84,43 @@ def test_corpus_argmax_structure():
 
 
 def test_corpus_typed_attributes():
-    m = parse_hlo((SHARED / "hlo_corpus" / "slice_concat_pad.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "slice_concat_pad.hlo").read_text())
     main = m.entry
     assert main.instruction("slice.4").attrs["slice"] == ((1, 8, 2), (0, 12, 3))
     pad = m.computation("_pad.2").root
     assert pad.opcode == "pad" and pad.attrs["padding"] == ((1, 2, 0), (0, 3, 0))
     assert "padding=1_2x0_3" in instruction_to_text(pad)
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "sort_argsort_f32.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "sort_argsort_f32.hlo").read_text())
     sort = next(i for i in m.instructions() if i.opcode == "sort")
     assert sort.attrs["is_stable"] is True and isinstance(sort.attrs["to_apply"], HloComputation)
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "topk_accuracy.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "topk_accuracy.hlo").read_text())
     topk = next(i for i in m.instructions() if i.opcode == "topk")
     assert topk.attrs == {"k": 3, "largest": True}
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "rfft_irfft.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "rfft_irfft.hlo").read_text())
     fft = m.computation("fft.1").root
     assert fft.attrs == {"fft_type": "RFFT", "fft_length": (16,)}
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "cond_scalar_pred.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "cond_scalar_pred.hlo").read_text())
     cond = next(i for i in m.instructions() if i.opcode == "conditional")
     branches = cond.attrs["branch_computations"]
     assert isinstance(branches, tuple) and len(branches) == 2
     assert all(isinstance(b, HloComputation) and b.parent is m for b in branches)
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "fori_loop_power_iter.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "fori_loop_power_iter.hlo").read_text())
     w = next(i for i in m.instructions() if i.opcode == "while")
     assert isinstance(w.attrs["condition"], HloComputation) and isinstance(w.attrs["body"], HloComputation)
     idx = {c.name: k for k, c in enumerate(m.computations)}
     assert idx[w.attrs["condition"].name] < idx[m.entry.name]
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "gather_index_take_along.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "gather_index_take_along.hlo").read_text())
     g = next(i for i in m.instructions() if i.opcode == "gather" and "operand_batching_dims" in i.attrs)
     assert g.attrs["offset_dims"] == () and g.attrs["slice_sizes"] == (1, 1)
     assert g.attrs["index_vector_dim"] == 2 and g.attrs["start_index_map"] == (1,)
 
-    m = parse_hlo((SHARED / "hlo_corpus" / "conv2d_nhwc_stride_same.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "conv2d_nhwc_stride_same.hlo").read_text())
     conv = next(i for i in m.instructions() if i.opcode == "convolution")
     assert conv.attrs["window"] == Raw("{size=3x3 stride=2x2 pad=1_1x1_1}")
     assert conv.attrs["dim_labels"] == Raw("b01f_01io->b01f")
@@ -404,7 +404,7 @@ def test_parse_errors(text, line, column, words):
 
 def test_errors_are_always_hlo_parse_errors():
     # Truncating valid text anywhere must give an HloParseError, never another exception.
-    src = (SHARED / "hlo_corpus" / "argmax_argmin.hlo").read_text()
+    src = (PUBLIC_CORPUS / "argmax_argmin.hlo").read_text()
     for cut in range(0, len(src), 7):
         try:
             parse_hlo(src[:cut])

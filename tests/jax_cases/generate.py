@@ -1,6 +1,6 @@
 """Generates ``tests/jax_cases/``: the HLO that ``jax.jit`` emits for a few
 hundred small programs, their inputs and jax's outputs, in the format of
-``../shared/hlo_corpus`` (``NAME.hlo``, ``NAME.npz``, ``NAME.expected.npz``,
+``tests/hlo_corpus`` (``NAME.hlo``, ``NAME.npz``, ``NAME.expected.npz``,
 ``manifest.json``); ``tests/test_corpus.py`` runs them like the shared corpus.
 
 jax is not a dependency of xlac: run this in a scratch environment that has it,

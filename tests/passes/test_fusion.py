@@ -14,9 +14,9 @@ from xlac.passes.multi_output_fusion import MultiOutputFusion
 
 from passtest import filecheck, run_pass
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-BENCH = SHARED / "bench_hlo"
-CORPUS = SHARED / "hlo_corpus"
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "benchmarks" / "hlo"
+CORPUS = REPO / "tests" / "hlo_corpus"
 
 
 def fused(text: str) -> str:
@@ -252,7 +252,6 @@ def _lowered(name):
     return lower(xlac.parse_hlo((BENCH / f"{name}.hlo").read_text()))
 
 
-@pytest.mark.skipif(not BENCH.exists(), reason="no ../shared/bench_hlo")
 @pytest.mark.parametrize("name,most", [("chain", 1), ("bcast", 1), ("softmax", 2), ("layernorm", 3)])
 def test_bench_kernels_fuse(name, most):
     lowered = _lowered(name)
@@ -261,7 +260,6 @@ def test_bench_kernels_fuse(name, most):
     assert 1 <= len(fusions) <= most and not others, lowered.hlo.to_text()
 
 
-@pytest.mark.skipif(not BENCH.exists(), reason="no ../shared/bench_hlo")
 def test_mlp_bias_and_relu_fuse_into_the_dots():
     lowered = _lowered("mlp")
     out = [f for f in entry_fusions(lowered.hlo) if f.attrs["kind"] == "kOutput"]
@@ -271,8 +269,7 @@ def test_mlp_bias_and_relu_fuse_into_the_dots():
     assert not [i for i in lowered.hlo.entry.instructions if i.opcode == "dot"]
 
 
-@pytest.mark.skipif(not BENCH.exists(), reason="no ../shared/bench_hlo")
-@pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.hlo")) if BENCH.exists() else [])
+@pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.hlo")))
 def test_temp_arena_no_larger_than_largest_live_set(name):
     module = xlac.parse_hlo((BENCH / f"{name}.hlo").read_text())
     try:
@@ -285,7 +282,7 @@ def test_temp_arena_no_larger_than_largest_live_set(name):
 
 # -- optimised == unoptimised -----------------------------------------------------------------
 
-CASES = json.loads((CORPUS / "manifest.json").read_text())["cases"] if CORPUS.exists() else []
+CASES = json.loads((CORPUS / "manifest.json").read_text())["cases"]
 
 
 def _leaves(v):

@@ -257,10 +257,9 @@ def test_dumping_compiles_for_real(cache_env, monkeypatch, tmp_path):
 def test_disk_cache_load_time(cache_env, monkeypatch):
     """Prints compile vs disk-cache load time for a few modules (no timing asserts)."""
     texts = {"softplus": SOFTPLUS}
-    bench = Path(__file__).resolve().parents[2].parent / "shared" / "bench_hlo"
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "hlo"
     for name in ("mlp", "layernorm", "softmax", "matmul_1024"):
-        if (bench / f"{name}.hlo").exists():
-            texts[name] = (bench / f"{name}.hlo").read_text()
+        texts[name] = (bench / f"{name}.hlo").read_text()
     lines = []
     for name, text in texts.items():
         t0 = time.perf_counter()

@@ -1,5 +1,5 @@
 """Writes ``NAME.mlir`` here for every case of the public corpus
-(``../shared/hlo_corpus``): its HLO translated to StableHLO by XLA's own
+(``tests/hlo_corpus``): its HLO translated to StableHLO by XLA's own
 translator (``hlo_to_stablehlo``, the one ``jax`` ships), printed in MLIR's
 generic form.  The corpus's jax programs are not published, so this is the
 StableHLO of the same programs that can be made without them; the inputs and
@@ -16,7 +16,7 @@ from jax._src.lib import xla_client as xc
 from jax._src.lib.mlir import ir
 
 HERE = Path(__file__).resolve().parent
-CORPUS = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "hlo_corpus"
+CORPUS = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent / "hlo_corpus"
 
 
 def main() -> None:

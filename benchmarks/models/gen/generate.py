@@ -1,6 +1,6 @@
 """Writes ``benchmarks/models/``: whole training and inference steps of real model
 code (flax, equinox, optax), as the HLO ``jax.jit`` emits, their inputs and
-jax's outputs, in the corpus format of ``../shared/hlo_corpus`` (``NAME.hlo``,
+jax's outputs, in the corpus format of ``tests/hlo_corpus`` (``NAME.hlo``,
 ``NAME.npz`` with ``arr_0..``, ``NAME.expected.npz``, ``manifest.json``), plus
 jax's compile time (``jax.jit(f).lower(*args).compile()``, best of 3, caches
 cleared before each) and run time on this machine.
