@@ -107,15 +107,19 @@ def test_global_programs_under_mpiexec(tmp_path):
             _close([f[f"arr_{k}"] for k in range(len(f.files))], want, name)
 
 
-def test_automatic_sharding_is_refused_by_name():
+def test_automatic_sharding_runs_as_the_global_computation():
+    """A sharded program with no manual computation (jax.jit with NamedShardings):
+    every device computes the whole program on the global arrays (no SPMD
+    partitioner yet), in HLO text with or without FuncResultSharding alike."""
     text = (CASES / "pmap_psum.hlo").read_text()
     # The same parameters and shardings, but no manual computation.
     entry = text[text.index("ENTRY"):]
     param = next(line for line in entry.splitlines() if "parameter(0)" in line).strip()
+    assert "sharding={devices=[4,1]<=[4]}" in param
     auto = (text[:text.index("\n")] + "\n\nENTRY main {\n  " + param + "\n  ROOT n = f32[4,3]{1,0} negate("
             + param.split(" = ")[0] + ")\n}\n")
-    with pytest.raises(xlac.UnsupportedError, match="automatic sharding propagation.*sharding=.devices=.4,1.<=.4."):
-        xlac.jit(auto)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(xlac.jit(auto)(x), -x)
 
 
 # Under mpiexec: every case in both forms, rank 0 saving what it got.

@@ -23,10 +23,12 @@ that dimension's mesh axes.  Every device then gets the whole global
 arguments and computes the whole global results, so the caller passes and
 receives global arrays, as ``jax.jit`` of the function does.
 
-Sharded programs without manual computations (a ``jax.jit`` with
-``NamedSharding``s and no ``shard_map``: automatic sharding propagation) are
-refused with an error naming the sharding, as are meshes with explicit
-device ids, sub-axes and partially manual computations.
+A sharded program without manual computations (a ``jax.jit`` with
+``NamedSharding``s and no ``shard_map``: automatic sharding) is left as it is:
+every device computes the whole global program, which is correct but splits
+nothing (there is no SPMD partitioner yet).  Meshes with explicit device ids,
+sub-axes and partially manual computations are refused with an error naming
+the sharding.
 """
 from __future__ import annotations
 
@@ -110,12 +112,8 @@ class ShardMapPartitioner:
         targets = [i for c in module.computations for i in c.instructions
                    if i.opcode == "custom-call" and _target(i).startswith("xla.sdy.")]
         if not targets:
-            params = [p for p in module.entry.parameters if "sharding" in p.attrs]
-            if params:
-                p = params[0]
-                raise UnsupportedError("sharding", f"automatic sharding propagation (parameter {p.name} has "
-                                                   f"sharding={_text(p.attrs['sharding'])} and the module no "
-                                                   "manual computation): use shard_map or pmap")
+            # Automatic sharding (shardings, no manual computation): nothing to
+            # rewrite; every device computes the whole global program.
             return False
         self.mesh = mesh
         self.axes = list(mesh)
@@ -234,12 +232,13 @@ class ShardMapPartitioner:
 
 
 def partition_global_program(module: HloModule) -> bool:
-    """Rewrite jax's global program with Shardy annotations into the program each
-    device runs, in place (:class:`ShardMapPartitioner`); False when ``module``
-    has no Shardy mesh."""
+    """Whether ``module`` is jax's global program (it has a Shardy mesh): then it
+    is rewritten, in place, into the program each device runs
+    (:class:`ShardMapPartitioner`), which takes and returns the global arrays."""
     if mesh_of(module) is None:
         return False
-    return ShardMapPartitioner().run(module)
+    ShardMapPartitioner().run(module)
+    return True
 
 
 def sdy_to_sharding(spec: list, mesh: dict) -> Sharding:
