@@ -1,4 +1,4 @@
-"""Compile time on real models (issue 17): whole training and inference steps written
+"""Compile time on real models: whole training and inference steps written
 with flax, equinox and optax (``benchmarks/models/*.hlo``, written by
 ``gen/generate.py``), xlac against jax.
 
