@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.collectives import ReplicaGroups, frontend_attributes
+from ..hlo.custom_call import check_no_host_callback
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
@@ -237,6 +238,9 @@ def partition_global_program(module: HloModule) -> bool:
     """Rewrite jax's global program with Shardy annotations into the program each
     device runs, in place (:class:`ShardMapPartitioner`); False when ``module``
     has no Shardy mesh."""
+    # A host callback comes with a one-device mesh that would be refused as a
+    # sharding first; say what the program really needs.
+    check_no_host_callback(module)
     if mesh_of(module) is None:
         return False
     return ShardMapPartitioner().run(module)

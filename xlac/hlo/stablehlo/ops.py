@@ -11,6 +11,7 @@ from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
 from ..collectives import ReplicaGroups
+from ..custom_call import host_callback_error
 from ..window import Window, format_window
 from .importer import (ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs, converter,
                        free_values)
@@ -579,6 +580,9 @@ def _layouts(v) -> list:
 @converter("stablehlo.custom_call")
 def _custom_call(ctx: OpContext) -> list:
     target = ctx.attr("call_target_name", default=None) or ctx.items("symbol")[0]
+    refusal = host_callback_error(target)
+    if refusal is not None:
+        raise refusal
     attrs = {"custom_call_target": Raw(_quote(target))}
     api = ctx.attr("api_version", default=None)
     if api is None and isinstance(ctx.attr("mhlo.backend_config", default=None), dict):
@@ -606,7 +610,8 @@ def _custom_call(ctx: OpContext) -> list:
     operand_layouts = _layouts(ctx.attr("operand_layouts", default=None))
     result_layouts = _layouts(ctx.attr("result_layouts", default=None))
     if operand_layouts is not None:
-        shapes = [Shape.array(o.shape.element_type, o.shape.dimensions, lay)
+        # a token (io_callback's ordering operand) has no layout to constrain
+        shapes = [Shape.array(o.shape.element_type, o.shape.dimensions, lay) if o.shape.is_array else o.shape
                   for o, lay in zip(ctx.operands, operand_layouts)]
         attrs["operand_layout_constraints"] = Raw("{" + ", ".join(str(s) for s in shapes) + "}")
     aliases = ctx.attr("output_operand_aliases", default=None)
