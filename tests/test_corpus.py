@@ -1,11 +1,13 @@
 """HLO corpora in process: JIT against JAX's outputs.
 
-Two sets in the same format: the public corpus (``tests/hlo_corpus``) and
+Three sets in the same format: the public corpus (``tests/hlo_corpus``),
 the project's own ``tests/jax_cases`` (written by its ``generate.py`` from
-jax in a scratch environment).  A case whose opcodes the compiler handles
-must match JAX's results within the manifest's tolerances; a case using an
-opcode it does not handle yet must be refused with ``UnsupportedError``
-naming an opcode of the case — never a wrong answer, never a crash.
+jax in a scratch environment) and ``tests/stablehlo_corpus/chlo`` (jax's
+StableHLO with ``chlo`` ops, no HLO beside it).  A case whose opcodes the
+compiler handles must match JAX's results within the manifest's tolerances; a
+case using an opcode it does not handle yet must be refused with
+``UnsupportedError`` naming an opcode of the case — never a wrong answer, never
+a crash.
 """
 import json
 from pathlib import Path
@@ -21,6 +23,8 @@ CORPUS = Path(__file__).resolve().parent / "hlo_corpus"
 JAX_CASES = Path(__file__).resolve().parent / "jax_cases"
 #: The public corpus's programs as StableHLO (``tests/stablehlo_corpus/generate.py``).
 STABLEHLO_CORPUS = Path(__file__).resolve().parent / "stablehlo_corpus"
+#: Programs whose StableHLO keeps ``chlo`` ops (``tests/stablehlo_corpus/chlo/generate.py``).
+CHLO_CASES = STABLEHLO_CORPUS / "chlo"
 
 
 def _cases(directory: Path) -> list:
@@ -30,7 +34,7 @@ def _cases(directory: Path) -> list:
     return [(directory, c) for c in json.loads((directory / "manifest.json").read_text())["cases"]]
 
 
-MANIFEST = _cases(CORPUS) + _cases(JAX_CASES)
+MANIFEST = _cases(CORPUS) + _cases(JAX_CASES) + _cases(CHLO_CASES)
 
 
 def _flatten(value):
@@ -52,11 +56,24 @@ def _compare(case, got, expected):
         spec = case["outputs"][k]
         a = np.asarray(a)
         assert a.dtype == e.dtype and a.shape == e.shape, f"arr_{k}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
-        if np.issubdtype(e.dtype, np.inexact) and (spec["rtol"] or spec["atol"]):
-            np.testing.assert_allclose(a, e, rtol=spec["rtol"], atol=spec["atol"],
+        if spec["dtype"] in _INEXACT and (spec["rtol"] or spec["atol"]):
+            np.testing.assert_allclose(_real_parts(a), _real_parts(e), rtol=spec["rtol"], atol=spec["atol"],
                                        equal_nan=case.get("equal_nan", False), err_msg=f"arr_{k}")
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"arr_{k}")
+
+
+#: The dtypes compared within tolerances (bfloat16 is no numpy inexact type).
+_INEXACT = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
+
+
+def _real_parts(x: np.ndarray) -> np.ndarray:
+    """``x`` as real numbers numpy compares within tolerances: bf16 as f32, a
+    complex number as its two parts (numpy's complex ``isclose`` wants the other
+    part exactly equal when one is infinite)."""
+    if np.iscomplexobj(x):
+        return np.stack([x.real, x.imag], axis=-1)
+    return x.astype(np.float32) if x.dtype.itemsize == 2 and x.dtype != np.float16 else x
 
 
 def _stablehlo_texts(directory: Path, name: str) -> list:
@@ -72,7 +89,8 @@ def _stablehlo_texts(directory: Path, name: str) -> list:
 def test_corpus_case(directory, case):
     """The case's HLO and, in the same run, each of its StableHLO texts, against JAX's outputs."""
     name = case["name"]
-    _run_case(directory, case, xlac.parse_hlo((directory / f"{name}.hlo").read_text()))
+    if (directory / f"{name}.hlo").exists():
+        _run_case(directory, case, xlac.parse_hlo((directory / f"{name}.hlo").read_text()))
     for path in _stablehlo_texts(directory, name):
         _run_case(directory, case, xlac.parse_stablehlo(path.read_text(), path.name), path.name)
 

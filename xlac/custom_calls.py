@@ -189,6 +189,9 @@ def check_target(target: str, api_version: int, instruction: str = "") -> Custom
     call it, else ``UnsupportedError`` naming it and saying why."""
     where = f"instruction {instruction}: " if instruction else ""
     entry = lookup(target)
+    callback = hcc.host_callback_error(target, f"instruction {instruction}" if instruction else "")
+    if callback is not None:
+        raise callback
     if entry is None:
         raise UnsupportedError("custom-call", f"{where}target {target!r} is not registered; register it with "
                                               f"xlac.register_custom_call({target!r}, fn)")

@@ -728,6 +728,24 @@ def test_complex_sqrt_edges():
     np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(np.sqrt(z).imag))
 
 
+@pytest.mark.parametrize("pt", [PT.C64, PT.C128])
+def test_complex_exp_edges(pt):
+    """XLA's complex exp (what jax computes): a real argument keeps a 0 imaginary
+    part (not inf * 0 = NaN), and e^a overflowing alone does not make the result inf."""
+    inf, nan = np.inf, np.nan
+    big = 89.0 if pt is PT.C64 else 710.0                      # e^big overflows, e^big cos(b) need not
+    z = np.array([complex(inf, 0), complex(-inf, 0), complex(inf, -0.0), complex(1e20, 0), complex(nan, 0),
+                  complex(inf, 1), complex(-inf, 1), complex(0, 0), complex(big, 1.5707963)], pt.dtype)
+    got = unary("exponential", pt, z)
+    t = pt.component_type.dtype.type
+    root, b = np.exp(t(big / 2)), t(1.5707963)
+    want = np.array([complex(inf, 0), 0, complex(inf, 0), complex(inf, 0), complex(nan, 0),
+                     complex(inf, inf), 0, 1, complex(root * np.cos(b) * root, root * np.sin(b) * root)], pt.dtype)
+    np.testing.assert_allclose(got.real, want.real, rtol=1e-5)
+    np.testing.assert_allclose(got.imag, want.imag, rtol=1e-5)
+    assert np.isfinite(got[-1].real) and not np.isnan(got[:5].imag).any()
+
+
 # ----------------------------------------------------------------------------
 # Errors
 # ----------------------------------------------------------------------------

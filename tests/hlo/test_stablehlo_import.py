@@ -8,6 +8,7 @@ and as ``jax.export`` serialises it, the public corpus as StableHLO) are in
 """
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ import xlac
 from xlac.hlo.stablehlo import is_stablehlo, parse_module_text
 
 rng = np.random.default_rng(7)
+#: jax's host callbacks as jax 0.10.2 prints them (``generate.py`` there).
+CALLBACKS = Path(__file__).resolve().parents[1] / "stablehlo_corpus" / "callbacks"
 
 
 def f32(*shape):
@@ -438,3 +441,44 @@ def test_damaged_text_raises_xlac_errors_only():
             xlac.parse_stablehlo(t)
         except (xlac.HloParseError, xlac.UnsupportedError, xlac.ShapeError):
             pass
+
+
+# -- jax's host callbacks -------------------------------------------------------------
+
+_CALLBACK = r"not supported yet: host callback \(jax\.debug\.print / pure_callback\): " \
+            r"custom_call @xla_ffi_python_cpu_callback"
+
+
+@pytest.mark.parametrize("name", ["debug_print", "pure_callback", "io_callback_ordered", "debug_print_gspmd"])
+def test_host_callbacks_are_refused_at_import(name):
+    with pytest.raises(xlac.UnsupportedError, match=_CALLBACK + r" \(.*stablehlo\.custom_call at " + name):
+        xlac.parse_stablehlo((CALLBACKS / f"{name}.mlir").read_text(), f"{name}.mlir")
+
+
+@pytest.mark.parametrize("name", ["debug_print", "pure_callback", "io_callback_ordered"])
+def test_host_callbacks_in_hlo_are_refused_before_partitioning(name, tmp_path):
+    """jax's HLO of a callback carries a one-device Shardy mesh: the callback is
+    what is named, not the mesh."""
+    module = xlac.parse_hlo((CALLBACKS / f"{name}.hlo").read_text())
+    with pytest.raises(xlac.UnsupportedError, match=_CALLBACK + r" \(instruction "):
+        xlac.jit(module)
+    with pytest.raises(xlac.UnsupportedError, match=_CALLBACK):
+        xlac.compile_aot(module, str(tmp_path / "f.o"))
+
+
+def test_host_callback_cli_is_one_line():
+    r = subprocess.run([sys.executable, "-m", "xlac", "run", str(CALLBACKS / "pure_callback.mlir")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "host callback (jax.debug.print / pure_callback): custom_call @xla_ffi_python_cpu_callback" in r.stderr
+
+
+def test_custom_call_token_operand_layout():
+    """A token operand's layout constraint is ``token[]`` (what jax writes for
+    an ordered io_callback's token), not an array shape."""
+    text = main("%arg0: !stablehlo.token, %arg1: tensor<4xf32>", """
+    %0:2 = stablehlo.custom_call @my_token_target(%arg0, %arg1) {has_side_effect = true, operand_layouts = [dense<> : tensor<0xindex>, dense<0> : tensor<1xindex>], result_layouts = [dense<> : tensor<0xindex>, dense<0> : tensor<1xindex>]} : (!stablehlo.token, tensor<4xf32>) -> (!stablehlo.token, tensor<4xf32>)
+    return %0#0, %0#1 : !stablehlo.token, tensor<4xf32>""", "!stablehlo.token, tensor<4xf32>")
+    (cc,) = [i for i in xlac.parse_stablehlo(text).entry.instructions if i.opcode == "custom-call"]
+    assert str(cc.attrs["operand_layout_constraints"]) == "{token[], f32[4]{0}}"

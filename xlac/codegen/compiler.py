@@ -116,6 +116,9 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     (``ModuleEmitter.on_finished``; ``jit.StreamedCompile.finished``).
     """
     verify(module)
+    # Before the pipeline: jax's callbacks come with a one-device mesh the
+    # partitioners would otherwise be the first to refuse.
+    custom_call.check_no_host_callback(module)
     module = module.clone()
     signature = pad_dynamic(module)
     pipeline = codegen_pipeline(optimize=optimize, abi=abi)

@@ -418,9 +418,21 @@ def _c_abs(c, x):
 
 
 def _c_exp(c, x):
+    """XLA's e^a (cos b + i sin b): where e^a overflows, e^(a/2) cos(b) e^(a/2) (still
+    finite when cos b is small); a real argument (b = 0) keeps a 0 imaginary part
+    rather than inf * 0 = NaN, so exp(inf + 0i) = inf + 0i as in jax."""
+    B = c.b
     a, b = _parts(c, x)
+    ty = a.type
+    zero = _const(ty, 0.0)
     e = c.intrinsic("llvm.exp", a)
-    return _complex(c, c.b.fmul(e, c.intrinsic("llvm.cos", b)), c.b.fmul(e, c.intrinsic("llvm.sin", b)))
+    root = c.intrinsic("llvm.exp", B.fmul(a, _const(ty, 0.5)))
+    overflow = B.fcmp_ordered("==", e, _const(ty, float("inf")))
+
+    def times_exp(v):
+        return B.select(overflow, B.fmul(B.fmul(root, v), root), B.fmul(e, v))
+    im = B.select(B.fcmp_ordered("==", b, zero), zero, times_exp(c.intrinsic("llvm.sin", b)))
+    return _complex(c, times_exp(c.intrinsic("llvm.cos", b)), im)
 
 
 def _c_log(c, x):

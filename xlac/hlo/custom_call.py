@@ -34,7 +34,8 @@ from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape,
 __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
-           "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand"]
+           "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
+           "check_no_host_callback"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -312,6 +313,34 @@ def is_builtin(target: str) -> bool:
     return lapack_target(target) is not None
 
 
+#: The targets jax's host callbacks (``jax.debug.print``, ``jax.pure_callback``,
+#: ``io_callback``, ``buffer_callback``) lower to: ``xla_ffi_python_cpu_callback``,
+#: its ``_partitioned_`` and GPU forms, and the older ``xla_python_cpu_callback``.
+_HOST_CALLBACK = re.compile(r"xla_(?:ffi_(?:partitioned_)?|buffer_)?python_(?:cpu|gpu)_callback")
+
+
+def host_callback_error(target: str, where: str = "") -> UnsupportedError | None:
+    """The refusal of a custom call to one of jax's host-callback targets, or None
+    for another target.  Such a call names, by an index in its backend config, a
+    Python function of the jax process that traced the program: nothing another
+    process (xlac's) can call, whatever is registered."""
+    if not _HOST_CALLBACK.fullmatch(target):
+        return None
+    return UnsupportedError(f"host callback (jax.debug.print / pure_callback): custom_call @{target}",
+                            where or "the callback's Python function stays in the jax process that "
+                                     "traced the program")
+
+
+def check_no_host_callback(module) -> None:
+    """``UnsupportedError`` naming the first host-callback custom call of ``module``."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode == "custom-call":
+                error = host_callback_error(target_of(inst), f"instruction {inst.name}")
+                if error is not None:
+                    raise error
+
+
 def _char(attrs: dict, name: str, allowed: str, default: str | None = None) -> str:
     """A character attribute (jax passes them as ui8 codes: ``uplo = 76 : ui8`` is 'L')."""
     value = attrs.get(name)
@@ -472,7 +501,8 @@ def lapack_attributes(x) -> dict:
 def check_custom_call(operands: list, attrs: dict, result: Shape) -> Shape:
     """The shape rule of ``custom-call``: the result is the one written (it
     cannot be inferred); the API version must be known, the layout
-    constraints one array shape per operand, of its dimensions and type, and
+    constraints one array shape per operand, of its dimensions and type
+    (``token[]`` for a token operand), and
     a LAPACK target's operands and results what jax emits.  ValueError with the
     rule broken, naming the target."""
     target = target_of(attrs)
@@ -485,7 +515,8 @@ def check_custom_call(operands: list, attrs: dict, result: Shape) -> Shape:
             raise ValueError(f"target {target!r}: operand_layout_constraints has {len(layouts)} shape(s) "
                              f"for {len(operands)} operand(s)")
         for k, (want, op) in enumerate(zip(layouts, operands)):
-            if not want.is_array or not op.is_array or not want.compatible(op):
+            token = want.is_token and op.is_token             # io_callback's ordering token: no layout
+            if not token and (not want.is_array or not op.is_array or not want.compatible(op)):
                 raise ValueError(f"target {target!r}: operand_layout_constraints[{k}] is {want}, "
                                  f"but operand {k} is {op}")
     t = lapack_target(target)

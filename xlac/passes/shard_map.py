@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.collectives import ReplicaGroups, frontend_attributes
+from ..hlo.custom_call import check_no_host_callback
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
@@ -235,6 +236,9 @@ def partition_global_program(module: HloModule) -> bool:
     """Whether ``module`` is jax's global program (it has a Shardy mesh): then it
     is rewritten, in place, into the program each device runs
     (:class:`ShardMapPartitioner`), which takes and returns the global arrays."""
+    # A host callback comes with a one-device mesh that would be refused as a
+    # sharding first; say what the program really needs.
+    check_no_host_callback(module)
     if mesh_of(module) is None:
         return False
     ShardMapPartitioner().run(module)

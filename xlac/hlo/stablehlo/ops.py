@@ -11,6 +11,7 @@ from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
 from ..collectives import ReplicaGroups
+from ..custom_call import host_callback_error
 from ..window import Window, format_window
 from .importer import (ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs, converter,
                        free_values)
@@ -23,8 +24,7 @@ exponential_minus_one floor imag is_finite log log_plus_one logistic maximum min
 or popcnt power real remainder round_nearest_afz round_nearest_even rsqrt shift_left shift_right_arithmetic
 shift_right_logical sign sine sqrt subtract tan tanh xor complex convert bitcast_convert clamp""".split()
 _ELEMENTWISE_HLO = {f"stablehlo.{n}": n.replace("_", "-") for n in _ELEMENTWISE}
-# XLA has opcodes for these chlo/mhlo ops too (XLA's translation keeps them as such).
-_ELEMENTWISE_HLO.update({f"chlo.{n}": n for n in "acos acosh asin asinh atan atanh cosh sinh erf tan".split()})
+# XLA has an opcode for this mhlo op too (the chlo ops are chlo.py's).
 _ELEMENTWISE_HLO.update({"mhlo.erf": "erf"})
 
 
@@ -62,7 +62,7 @@ def _select(ctx: OpContext) -> list:
 
 
 @converter("stablehlo.constant")
-def _constant(ctx: OpContext) -> list:
+def constant_converter(ctx: OpContext) -> list:
     value = ctx.attr("value", default=None)
     if value is None:
         attrs = ctx.items("attr")
@@ -80,16 +80,23 @@ def _iota(ctx: OpContext) -> list:
 
 @converter("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim(ctx: OpContext) -> list:
-    dims = _ints(ctx.attr("broadcast_dimensions", "dims"))
-    shape = ctx.result_shape()
     (x,) = ctx.operands
+    return [broadcast_to(ctx, x, _ints(ctx.attr("broadcast_dimensions", "dims")), ctx.result_shape(),
+                         always=True)]
+
+
+def broadcast_to(ctx: OpContext, x, dims: tuple, shape: Shape, always: bool = False):
+    """``x`` broadcast to ``shape``, operand dimension k becoming dimension
+    ``dims[k]`` (``x`` itself when it has that shape already, unless ``always``)."""
+    if not always and x.shape.compatible(shape):
+        return x
     # StableHLO expands an operand dimension of size 1 to any size; HLO's broadcast
     # maps dimensions of equal size only: reshape the expanding ones away first.
     keep = [k for k, d in enumerate(dims) if k >= x.shape.rank or x.shape.dimensions[k] == shape.dimensions[d]]
     if len(keep) != len(dims) and len(dims) == x.shape.rank:
         x = ctx.add("reshape", Shape(x.shape.element_type, [x.shape.dimensions[k] for k in keep]), [x])
         dims = tuple(dims[k] for k in keep)
-    return [ctx.add("broadcast", shape, [x], {"dimensions": dims})]
+    return ctx.add("broadcast", shape, [x], {"dimensions": tuple(dims)})
 
 
 @converter("stablehlo.broadcast")
@@ -579,6 +586,9 @@ def _layouts(v) -> list:
 @converter("stablehlo.custom_call")
 def _custom_call(ctx: OpContext) -> list:
     target = ctx.attr("call_target_name", default=None) or ctx.items("symbol")[0]
+    refusal = host_callback_error(target)
+    if refusal is not None:
+        raise refusal
     attrs = {"custom_call_target": Raw(_quote(target))}
     api = ctx.attr("api_version", default=None)
     if api is None and isinstance(ctx.attr("mhlo.backend_config", default=None), dict):
@@ -606,7 +616,8 @@ def _custom_call(ctx: OpContext) -> list:
     operand_layouts = _layouts(ctx.attr("operand_layouts", default=None))
     result_layouts = _layouts(ctx.attr("result_layouts", default=None))
     if operand_layouts is not None:
-        shapes = [Shape.array(o.shape.element_type, o.shape.dimensions, lay)
+        # a token (io_callback's ordering operand) has no layout to constrain
+        shapes = [Shape.array(o.shape.element_type, o.shape.dimensions, lay) if o.shape.is_array else o.shape
                   for o, lay in zip(ctx.operands, operand_layouts)]
         attrs["operand_layout_constraints"] = Raw("{" + ", ".join(str(s) for s in shapes) + "}")
     aliases = ctx.attr("output_operand_aliases", default=None)

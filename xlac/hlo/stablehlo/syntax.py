@@ -41,8 +41,8 @@ _BLOCK_LABEL = re.compile(r"\^[\w$.\-]+", re.ASCII)
 _RAW_TEXT_KEYS = frozenset({"backend_config", "mhlo.backend_config"})
 #: ``%x =`` or ``%x:2 =``: the start of the next op's results.
 _DEFINES = re.compile(r"%[\w$.\-]+(?::[0-9]+)?\s*=", re.ASCII)
-#: Scalar types written after a scalar attribute (``1 : i64``).
-_SCALAR_TYPE = re.compile(r"(?:[su]?i[0-9]+|f[0-9]+|bf16|index)\b", re.ASCII)
+#: Scalar types written after a scalar attribute (``1 : i64``, ``#complex.number<...> : complex<f32>``).
+_SCALAR_TYPE = re.compile(r"(?:(?:[su]?i[0-9]+|f[0-9]+|bf16|index)\b|complex<)", re.ASCII)
 _DIALECT_ATTR = re.compile(r"#[A-Za-z_][\w$.\-]*", re.ASCII)
 #: Words that start a type where an attribute or a type may stand.
 _TYPE_WORD = re.compile(r"(?:tensor|tuple|complex|vector|memref|none|index|bf16|f16|f32|f64|f8\w+|f4\w+|"
@@ -399,8 +399,8 @@ class MlirParser:
                 self._func(op)
             elif name == "module":
                 raise self.error("nested modules are not supported", pos)
-            elif name in _SDY_FORMS:
-                _SDY_FORMS[name](self, op)
+            elif name in _CUSTOM_FORMS:
+                _CUSTOM_FORMS[name](self, op)
             else:
                 self._pretty(op)
         op.results = results
@@ -743,7 +743,7 @@ class MlirParser:
                 raise self.error(f"expected an attribute after '#', found {self.found()}")
             if self.text.startswith("<", self.pos):
                 self.pos += 1
-                return DialectAttr(name, self.balanced("<", ">"))
+                return self._typed_suffix(DialectAttr(name, self.balanced("<", ">")))
             return DialectAttr(name, None)
         if c == "(" or (c == "!") or (_TYPE_WORD.match(t, p) and not t.startswith("true", p)):
             return TypeAttr(self.type())
@@ -958,8 +958,49 @@ def _sdy_manual_computation(p: MlirParser, op: Op) -> None:
     op.generic = True                 # its operands are in op.operands
 
 
-#: Shardy ops whose syntax is neither generic nor items-then-type.
-_SDY_FORMS = {"sdy.mesh": _sdy_mesh, "sdy.manual_computation": _sdy_manual_computation}
+def _value_list(p: MlirParser, what: str) -> list:
+    """``(%a, %b)``: the names."""
+    p.expect("(")
+    out = []
+    if p.accept(")"):
+        return out
+    while True:
+        v = p.match(_VALUE)
+        if v is None:
+            raise p.error(f"expected {what}, found {p.found()}")
+        out.append(v)
+        if p.accept(")"):
+            return out
+        p.expect(",", "',' or ')'")
+
+
+def _chlo_scan(p: MlirParser, op: Op) -> None:
+    """``chlo.scan(%x) inits (%c) dimension=0 attributes {...} {body} : (ins) -> outs``
+    (``ScanOp::print``): read as the generic form, with its operand segment sizes."""
+    inputs = _value_list(p, "a scan input")
+    if not p.keyword("inits"):
+        raise p.error(f"chlo.scan: expected 'inits', found {p.found()}")
+    inits = _value_list(p, "a scan init")
+    if not p.keyword("dimension"):
+        raise p.error(f"chlo.scan: expected 'dimension=', found {p.found()}")
+    p.expect("=")
+    op.attrs["dimension"] = p.integer()
+    if p.keyword("attributes"):
+        op.attrs.update(p.attr_dict())
+    op.regions.append(p.region())
+    p.expect(":", "':' and the op's function type")
+    t = p.type()
+    if t[0] != "func":
+        raise p.error("chlo.scan: expected a function type", op.pos)
+    op.signature = (t[1], t[2])
+    op.operands = inputs + inits
+    op.attrs["operandSegmentSizes"] = ArrayAttr("i32", (len(inputs), len(inits)))
+    op.generic = True                 # its operands are in op.operands
+
+
+#: Ops whose syntax is neither generic nor items-then-type.
+_CUSTOM_FORMS = {"sdy.mesh": _sdy_mesh, "sdy.manual_computation": _sdy_manual_computation,
+                 "chlo.scan": _chlo_scan}
 
 
 def _scalar(v: str):

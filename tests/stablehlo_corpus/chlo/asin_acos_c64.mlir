@@ -1,0 +1,7 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<256xcomplex<f32>>) -> (tensor<256xcomplex<f32>> {jax.result_info = "result[0]"}, tensor<256xcomplex<f32>> {jax.result_info = "result[1]"}) {
+    %0 = chlo.asin %arg0 : tensor<256xcomplex<f32>> -> tensor<256xcomplex<f32>>
+    %1 = chlo.acos %arg0 : tensor<256xcomplex<f32>> -> tensor<256xcomplex<f32>>
+    return %0, %1 : tensor<256xcomplex<f32>>, tensor<256xcomplex<f32>>
+  }
+}
