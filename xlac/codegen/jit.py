@@ -1,4 +1,5 @@
-"""LLVM back end: target machine for the host, O3 with the new pass manager, MCJIT.
+"""LLVM back end: target machine for the host (or the CPU ``XLAC_TARGET_CPU``
+names: ``target.current``), O3 with the new pass manager, MCJIT.
 
 ``compile_ir(llvm_module, entry_name)`` returns a :class:`JitFunction` holding
 the native entry point and the execution engine that owns its code (the code
