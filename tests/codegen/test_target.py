@@ -15,6 +15,14 @@ from xlac.codegen import target
 
 pytestmark = pytest.mark.skipif(not target.host().is_x86, reason="x86 CPU names and features")
 
+@pytest.fixture(autouse=True)
+def _from_the_host(monkeypatch):
+    """Every test starts from the host's target, even when the suite runs
+    with XLAC_TARGET_CPU set."""
+    monkeypatch.delenv(target.CPU_ENV, raising=False)
+    monkeypatch.delenv(target.FEATURES_ENV, raising=False)
+
+
 EXP = "HloModule e\nENTRY main {\n  x = f32[4096] parameter(0)\n  ROOT e = f32[4096] exponential(x)\n}\n"
 
 
@@ -39,9 +47,7 @@ def test_asking_llvm_agrees_with_its_host_detection():
     assert target._probe_features(same) == target.features_of(host)
 
 
-def test_override_sets_and_restores_the_environment(monkeypatch):
-    monkeypatch.delenv(target.CPU_ENV, raising=False)
-    monkeypatch.delenv(target.FEATURES_ENV, raising=False)
+def test_override_sets_and_restores_the_environment():
     assert target.current() == target.host()
     with target.override(cpu="haswell") as t:
         assert os.environ[target.CPU_ENV] == "haswell" and t == target.current()
