@@ -31,6 +31,8 @@ const char *xlac_status_string(int status) {
     case XLAC_ERROR_MISSING_SERVICE: return "a service the module needs was not provided";
     case XLAC_ERROR_ABI_MISMATCH: return "ABI mismatch between header, object and xlac_runtime.h";
     case XLAC_ERROR_SERVICE_FAILED: return "a service failed";
+    case XLAC_ERROR_CPU_UNSUPPORTED:
+      return "this CPU lacks an instruction-set extension the code uses (xlac_cpu_missing_feature names it)";
     default: return "unknown xlac status";
   }
 }
@@ -226,6 +228,13 @@ int xlac_check_options(const xlac_program_info *info, const xlac_run_options *op
     fprintf(stderr, "xlac: run options have abi_version %lld, expected %d (use xlac_run_options_init)\n",
             (long long)opts->abi_version, XLAC_ABI_VERSION);
     return XLAC_ERROR_ABI_MISMATCH;
+  }
+  if (xlac_check_cpu(info) != XLAC_OK) {
+    fprintf(stderr, "xlac: %s was compiled for CPU %s and uses %s, which this CPU lacks (compile it for "
+            "an older CPU, e.g. xlac compile --cpu x86-64-v2)\n", info->name,
+            info->target_cpu && info->target_cpu[0] ? info->target_cpu : "generic",
+            xlac_cpu_missing_feature(info));
+    return XLAC_ERROR_CPU_UNSUPPORTED;
   }
   for (k = 0; k < sizeof services / sizeof services[0]; ++k) {
     int provided = 0, is_stub = 0;
@@ -523,6 +532,11 @@ void xlac_print_program_info(const xlac_program_info *info) {
   for (k = 0; k < info->num_results; ++k) print_leaf("result", k, &info->results[k]);
   printf("  temp: %lld bytes, aligned to %lld\n", (long long)info->temp_size,
          (long long)info->temp_alignment);
+  if (info->abi_version >= 6 && info->num_cpu_features > 0) {
+    printf("  needs:");
+    for (k = 0; k < info->num_cpu_features; ++k) printf(" %s", info->cpu_features[k]);
+    printf("\n");
+  }
 }
 
 /* ---------------------------------------------------------------------------

@@ -62,6 +62,11 @@
  * both symbols, #defines the sizes as compile-time constants and gives a
  * one-call wrapper NAME_run().
  *
+ * The code is for one CPU: by default the compiling machine's (its CPU name
+ * and every extension it has), else the --cpu/--features given. NAME_info
+ * records them and NAME_run refuses to run on a CPU without them ("CPU
+ * features" below): compile for the oldest CPU the program must run on.
+ *
  * ---------------------------------------------------------------------------
  * LAPACK
  * ---------------------------------------------------------------------------
@@ -89,13 +94,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define XLAC_ALIGNMENT 64
-#define XLAC_ABI_VERSION 5
+#define XLAC_ABI_VERSION 6
 
 /* ===========================================================================
  * Part 1: the ABI
@@ -108,6 +114,7 @@ extern "C" {
 #define XLAC_ERROR_MISSING_SERVICE 3  /* the module needs a service opts does not provide */
 #define XLAC_ERROR_ABI_MISMATCH 4     /* header, object and xlac_runtime.h disagree */
 #define XLAC_ERROR_SERVICE_FAILED 5   /* a service reported failure */
+#define XLAC_ERROR_CPU_UNSUPPORTED 6  /* the CPU lacks an instruction-set extension the code uses */
 
 /* Element types: the numbers of XLA's PrimitiveType enum. */
 typedef enum xlac_element_type {
@@ -318,8 +325,9 @@ static inline void XlaCustomCallStatusSetFailure(XlaCustomCallStatus *status, co
 typedef void (*xlac_report_error_fn)(void *runtime_ctx, int status, const char *message);
 
 /* Services for generated code. Fields a module does not use may be NULL.
- * Version 5 of the ABI; fields are only ever appended (version 4 changed only
- * the type of custom_call, which no object of an earlier version calls). */
+ * Version 5 of this struct (version 6 of the ABI appended fields to
+ * xlac_program_info only); fields are only ever appended (version 4 changed
+ * only the type of custom_call, which no object of an earlier version calls). */
 typedef struct xlac_run_options {
   int64_t abi_version;             /* XLAC_ABI_VERSION */
   void *runtime_ctx;               /* passed back to every service */
@@ -392,8 +400,182 @@ typedef struct xlac_program_info {
   int64_t temp_alignment;          /* XLAC_ALIGNMENT */
   uint64_t required_services;      /* XLAC_SERVICE_* bits */
   const char *target_triple;       /* what the object was compiled for */
-  const char *target_cpu;
+  const char *target_cpu;          /* LLVM's CPU name ("x86-64-v3", "haswell", ...; "" generic) */
+  /* -- appended in version 6 -- */
+  const char *target_features;     /* the LLVM feature string it was compiled with ("": the CPU's own) */
+  int64_t num_cpu_features;        /* the instruction-set extensions the code may use, */
+  const char *const *cpu_features; /*   LLVM's names: "sse4.2", "avx2", "fma", "avx512f", "amx-tile", ... */
 } xlac_program_info;
+
+/* ---------------------------------------------------------------------------
+ * CPU features (version 6)
+ * ---------------------------------------------------------------------------
+ * An object's code may use every extension info->cpu_features names (on x86:
+ * those of its target CPU and feature string among sse2 ... avx512fp16,
+ * amx-*; none for other targets): on a CPU without one of them it would stop
+ * on an illegal instruction (SIGILL). NAME_run checks them before the first
+ * call (once) and returns XLAC_ERROR_CPU_UNSUPPORTED instead of running;
+ * xlac_cpu_missing_feature(&NAME_info) then names the first one missing. A
+ * program calling NAME itself checks first with xlac_check_cpu(&NAME_info)
+ * (xlac_check_options does too). Objects for older CPUs: `xlac compile
+ * --cpu x86-64-v3` (or x86-64-v2, generic, a CPU name); see docs/guide.md.
+ *
+ * The check reads CPUID, and XGETBV for the register state the operating
+ * system saves (AVX, AVX-512, AMX tiles), compiled inline from this header
+ * with GCC or clang on x86, so NAME_run needs no library. Elsewhere (another
+ * compiler or architecture) it cannot look: every feature counts as present.
+ * XLAC_CPU_DISABLE=avx512f,avx2 in the environment makes it treat the
+ * features listed as absent (to try a program's fallback path on a machine
+ * that has them); it is read once per translation unit, at the first check.
+ *
+ * xlac_cpu_has_feature(name): 1 when this CPU has the extension named (one
+ * of the names xlac records), 0 when not, -1 for a name it does not know.
+ * xlac_cpu_missing_feature(info): the first of info->cpu_features this CPU
+ * lacks (a string of the object; an unknown name counts as missing), or NULL.
+ * xlac_check_cpu(info): XLAC_OK, or XLAC_ERROR_CPU_UNSUPPORTED when a feature
+ * is missing. All three are thread-safe. */
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
+#define XLAC_CPU_CHECKS_ 1
+#endif
+
+/* One extension: CPUID leaf (0: 1, 1: 7.0, 2: 7.1, 3: 0x80000001), register
+ * (0-3: eax-edx), bit, and the XCR0 bits the OS must enable for it. */
+typedef struct xlac_cpu_feature_ {
+  const char *name;
+  unsigned char leaf, reg, bit;
+  uint32_t xcr0;
+} xlac_cpu_feature_;
+
+/* The table (xlac/codegen/target.py's X86_FEATURES, in the same order). */
+static inline const xlac_cpu_feature_ *xlac_cpu_features_(int *count) {
+  /* XCR0 bits: SSE and AVX state (ymm); also opmask and zmm state; AMX tile state */
+  enum { XLAC_YMM_ = 0x6, XLAC_ZMM_ = 0xE6, XLAC_TMM_ = 0x60000 };
+  static const xlac_cpu_feature_ table[] = {
+      {"sse2", 0, 3, 26, 0}, {"sse3", 0, 2, 0, 0}, {"pclmul", 0, 2, 1, 0}, {"ssse3", 0, 2, 9, 0},
+      {"fma", 0, 2, 12, XLAC_YMM_}, {"sse4.1", 0, 2, 19, 0}, {"sse4.2", 0, 2, 20, 0},
+      {"movbe", 0, 2, 22, 0}, {"popcnt", 0, 2, 23, 0}, {"aes", 0, 2, 25, 0},
+      {"avx", 0, 2, 28, XLAC_YMM_}, {"f16c", 0, 2, 29, XLAC_YMM_}, {"bmi", 1, 1, 3, 0},
+      {"avx2", 1, 1, 5, XLAC_YMM_}, {"bmi2", 1, 1, 8, 0}, {"avx512f", 1, 1, 16, XLAC_ZMM_},
+      {"avx512dq", 1, 1, 17, XLAC_ZMM_}, {"adx", 1, 1, 19, 0}, {"avx512ifma", 1, 1, 21, XLAC_ZMM_},
+      {"avx512cd", 1, 1, 28, XLAC_ZMM_}, {"sha", 1, 1, 29, 0}, {"avx512bw", 1, 1, 30, XLAC_ZMM_},
+      {"avx512vl", 1, 1, 31, XLAC_ZMM_}, {"avx512vbmi", 1, 2, 1, XLAC_ZMM_},
+      {"avx512vbmi2", 1, 2, 6, XLAC_ZMM_}, {"gfni", 1, 2, 8, 0}, {"vaes", 1, 2, 9, XLAC_YMM_},
+      {"vpclmulqdq", 1, 2, 10, XLAC_YMM_}, {"avx512vnni", 1, 2, 11, XLAC_ZMM_},
+      {"avx512bitalg", 1, 2, 12, XLAC_ZMM_}, {"avx512vpopcntdq", 1, 2, 14, XLAC_ZMM_},
+      {"amx-bf16", 1, 3, 22, XLAC_TMM_}, {"avx512fp16", 1, 3, 23, XLAC_ZMM_},
+      {"amx-tile", 1, 3, 24, XLAC_TMM_}, {"amx-int8", 1, 3, 25, XLAC_TMM_},
+      {"avxvnni", 2, 0, 4, XLAC_YMM_}, {"avx512bf16", 2, 0, 5, XLAC_ZMM_},
+      {"amx-fp16", 2, 0, 21, XLAC_TMM_}, {"avxifma", 2, 0, 23, XLAC_YMM_},
+      {"avxvnniint8", 2, 3, 4, XLAC_YMM_}, {"avxneconvert", 2, 3, 5, XLAC_YMM_},
+      {"lzcnt", 3, 2, 5, 0},
+  };
+  *count = (int)(sizeof table / sizeof table[0]);
+  return table;
+}
+
+/* Index of the extension `name` (its first `len` characters) in the table, or -1. */
+static inline int xlac_cpu_feature_index_(const char *name, size_t len) {
+  int k, count;
+  const xlac_cpu_feature_ *table = xlac_cpu_features_(&count);
+  for (k = 0; k < count; ++k) {
+    const char *t = table[k].name;
+    size_t j = 0;
+    while (j < len && t[j] != 0 && t[j] == name[j]) ++j;
+    if (j == len && t[j] == 0) return k;
+  }
+  return -1;
+}
+
+#define XLAC_CPU_KNOWN_ ((uint64_t)1 << 63) /* the mask has been computed */
+
+/* Bit k: this CPU (and OS) has table entry k, unless XLAC_CPU_DISABLE lists it. */
+static inline uint64_t xlac_cpu_detect_(void) {
+  uint64_t mask = XLAC_CPU_KNOWN_;
+#ifdef XLAC_CPU_CHECKS_
+  unsigned regs[4][4] = {{0}}, max = __get_cpuid_max(0, NULL), xcr0 = 0;
+  int k, count;
+  const xlac_cpu_feature_ *table = xlac_cpu_features_(&count);
+  const char *disable = getenv("XLAC_CPU_DISABLE");
+  if (max >= 1) __cpuid(1, regs[0][0], regs[0][1], regs[0][2], regs[0][3]);
+  if (max >= 7) {
+    __cpuid_count(7, 0, regs[1][0], regs[1][1], regs[1][2], regs[1][3]);
+    if (regs[1][0] >= 1) __cpuid_count(7, 1, regs[2][0], regs[2][1], regs[2][2], regs[2][3]);
+  }
+  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000001u)
+    __cpuid(0x80000001u, regs[3][0], regs[3][1], regs[3][2], regs[3][3]);
+  if (regs[0][2] & (1u << 27)) { /* OSXSAVE: XGETBV reads which register state the OS saves */
+    unsigned hi;
+    __asm__ __volatile__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+    (void)hi;
+  }
+  for (k = 0; k < count; ++k)
+    if (((regs[table[k].leaf][table[k].reg] >> table[k].bit) & 1u) && (xcr0 & table[k].xcr0) == table[k].xcr0)
+      mask |= (uint64_t)1 << k;
+  while (disable != NULL && *disable != 0) { /* comma-separated names */
+    size_t len = 0;
+    while (disable[len] != 0 && disable[len] != ',') ++len;
+    k = xlac_cpu_feature_index_(disable, len);
+    if (k >= 0) mask &= ~((uint64_t)1 << k);
+    disable += len + (disable[len] == ',');
+  }
+#endif
+  return mask;
+}
+
+static inline uint64_t xlac_cpu_mask_(void) {
+  static uint64_t cached = 0;
+#ifdef XLAC_CPU_CHECKS_
+  uint64_t mask = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  if (mask == 0) {
+    mask = xlac_cpu_detect_();
+    __atomic_store_n(&cached, mask, __ATOMIC_RELEASE);
+  }
+  return mask;
+#else
+  (void)cached;
+  return ~(uint64_t)0; /* no way to look: everything counts as present */
+#endif
+}
+
+static inline int xlac_cpu_has_feature(const char *name) {
+  int k;
+  size_t len = 0;
+  if (name == NULL) return -1;
+  while (name[len] != 0) ++len;
+  k = xlac_cpu_feature_index_(name, len);
+  if (k < 0) return -1;
+  return (int)((xlac_cpu_mask_() >> k) & 1u);
+}
+
+static inline const char *xlac_cpu_missing_feature(const xlac_program_info *info) {
+  int64_t k;
+  if (info == NULL || info->abi_version < 6) return NULL; /* no features recorded */
+  for (k = 0; k < info->num_cpu_features; ++k)
+    if (xlac_cpu_has_feature(info->cpu_features[k]) != 1) return info->cpu_features[k];
+  return NULL;
+}
+
+static inline int xlac_check_cpu(const xlac_program_info *info) {
+  return xlac_cpu_missing_feature(info) == NULL ? XLAC_OK : XLAC_ERROR_CPU_UNSUPPORTED;
+}
+
+/* xlac_check_cpu(info), its answer kept in *state (0 before the first call;
+ * one per wrapper, so that a call after the first costs one load). */
+static inline int xlac_check_cpu_once_(const xlac_program_info *info, int *state) {
+#ifdef XLAC_CPU_CHECKS_
+  int s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+  if (s == 0) {
+    s = 1 + xlac_check_cpu(info);
+    __atomic_store_n(state, s, __ATOMIC_RELEASE);
+  }
+  return s - 1;
+#else
+  (void)state;
+  return xlac_check_cpu(info);
+#endif
+}
 
 /* ===========================================================================
  * Part 2: support library (compile runtime/xlac_runtime.c with your program;

@@ -24,6 +24,7 @@ import pytest
 import xlac
 from xlac import aot
 from xlac.cli import main as cli_main
+from xlac.codegen import target as targets
 from xlac.runtime import abi
 from xlac.shape import from_buffer, to_buffer
 
@@ -885,6 +886,157 @@ ENTRY main {
 
 
 # ------------------------------------------------------------------------------------
+# The CPU an object is for
+# ------------------------------------------------------------------------------------
+
+#: What LLVM's x86-64-v3 (the x86-64 psABI's level 3) has among the recorded extensions.
+X86_64_V3 = ("sse2", "sse3", "ssse3", "fma", "sse4.1", "sse4.2", "movbe", "popcnt", "avx", "f16c", "bmi",
+             "avx2", "bmi2", "lzcnt")
+needs_x86 = pytest.mark.skipif(not targets.host().is_x86, reason="x86 CPU features")
+
+VECTOR_HLO = """
+HloModule vec
+ENTRY main {
+  x = f32[4096] parameter(0)
+  e = f32[4096] exponential(x)
+  ROOT r = f32[4096] multiply(e, x)
+}
+"""
+
+CPU_CHECK = r"""
+#include "v3.h"
+#include <stdio.h>
+#include <string.h>
+
+int main(void) {
+  static float x[4096], r[4096];
+  static const char *fake_names[] = {"avx2", "no-such-feature"};
+  xlac_program_info fake = v3_info;
+  const char *missing = xlac_cpu_missing_feature(&v3_info);
+  xlac_run_options opts;
+  int k, status;
+  for (k = 0; k < 4096; ++k) { x[k] = 1.0f; r[k] = -7.0f; }
+  printf("cpu=%s n=%lld features=", v3_info.target_cpu, (long long)v3_info.num_cpu_features);
+  for (k = 0; k < v3_info.num_cpu_features; ++k) printf("%s%s", k ? "," : "", v3_info.cpu_features[k]);
+  printf(" target_features=[%s] macro=%d\n", v3_info.target_features,
+         strcmp(V3_CPU_FEATURES, "sse2,sse3,ssse3,fma,sse4.1,sse4.2,movbe,popcnt,avx,f16c,bmi,avx2,bmi2,lzcnt") == 0);
+  status = v3_run(x, r, NULL);
+  printf("run=%d again=%d missing=%s untouched=%d\n", status, v3_run(x, r, NULL), missing ? missing : "-",
+         r[0] == -7.0f);
+  xlac_run_options_init(&opts);
+  printf("options=%d\n", xlac_check_options(&v3_info, &opts));
+  fake.cpu_features = fake_names;
+  fake.num_cpu_features = 2;
+  missing = xlac_cpu_missing_feature(&fake);
+  printf("fake=%d missing=%s\n", xlac_check_cpu(&fake), missing ? missing : "-");
+  fake.abi_version = 5;   /* an object from before the CPU fields: nothing to check */
+  printf("old=%d\n", xlac_check_cpu(&fake));
+  return 0;
+}
+"""
+
+
+def test_object_for_x86_64_v3_records_its_features(tmp_path):
+    res = xlac.compile_aot(VECTOR_HLO, tmp_path / "v3.o", header=tmp_path / "v3.h", name="v3", cpu="x86-64-v3")
+    assert res.cpu == "x86-64-v3" and res.target_features == "" and res.cpu_features == X86_64_V3
+    text = res.header_text
+    assert '#define V3_TARGET_CPU "x86-64-v3"' in text
+    assert f'#define V3_CPU_FEATURES "{",".join(X86_64_V3)}"' in text
+    assert "XLAC_ERROR_CPU_UNSUPPORTED" in text and "cpu x86-64-v3" in text
+    if shutil.which("objdump"):
+        asm = _run(["objdump", "-d", tmp_path / "v3.o"]).stdout
+        assert "ymm" in asm                                           # AVX2 code ...
+        assert not re.search(r"zmm|%k[0-7]", asm)                     # ... and no AVX-512
+
+
+def test_host_object_records_the_host_cpu(tmp_path):
+    res = xlac.compile_aot(VECTOR_HLO, tmp_path / "h.o", name="h")
+    host = targets.current()            # this machine (unless XLAC_TARGET_CPU names another CPU)
+    assert (res.cpu, res.target_features) == (host.cpu, host.features)
+    assert res.cpu_features == targets.features_of(host)
+    named = xlac.compile_aot(VECTOR_HLO, tmp_path / "n.o", name="n", cpu="haswell", features="-avx2")
+    assert "avx2" not in named.cpu_features and "avx" in named.cpu_features
+    assert named.target_features == "-avx2"
+
+
+@needs_cc
+@needs_x86
+@pytest.mark.parametrize("disable, status, missing", [(None, 0, "-"), ("avx2", 6, "avx2"),
+                                                      ("sse4.1,f16c", 6, "sse4.1")])
+def test_wrapper_refuses_a_cpu_without_a_feature(tmp_path, runtime_obj, disable, status, missing):
+    """XLAC_CPU_DISABLE makes the check see a CPU without those features: the
+    wrapper returns XLAC_ERROR_CPU_UNSUPPORTED without running the code and
+    names the first one missing (as on an older CPU, instead of SIGILL)."""
+    if not set(X86_64_V3) <= set(targets.features_of(targets.host())):
+        pytest.skip("this CPU is older than x86-64-v3")
+    xlac.compile_aot(VECTOR_HLO, tmp_path / "v3.o", header=tmp_path / "v3.h", name="v3", cpu="x86-64-v3")
+    (tmp_path / "check.c").write_text(CPU_CHECK)
+    exe = tmp_path / "check"
+    _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "check.c", tmp_path / "v3.o", runtime_obj, "-o", exe,
+          "-lm", "-lpthread"])
+    env = {k: v for k, v in os.environ.items() if k != "XLAC_CPU_DISABLE"}
+    if disable:
+        env["XLAC_CPU_DISABLE"] = disable
+    proc = _run([exe], env=env)
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"cpu=x86-64-v3 n={len(X86_64_V3)} features={','.join(X86_64_V3)} target_features=[] macro=1"
+    assert lines[1] == f"run={status} again={status} missing={missing} untouched={int(status != 0)}"
+    assert lines[2] == f"options={status}"
+    if status:
+        assert proc.stderr.count("\n") == 1 and f"uses {missing}, which this CPU lacks" in proc.stderr
+        assert "x86-64-v3" in proc.stderr
+    else:
+        assert proc.stderr == ""
+    assert lines[3] == ("fake=6 missing=no-such-feature" if not disable or "avx2" not in disable
+                        else "fake=6 missing=avx2")
+    assert lines[4] == "old=0"
+
+
+@needs_cc
+@needs_x86
+def test_runtime_feature_table_matches_xlac_and_llvm(tmp_path):
+    """xlac_runtime.h knows every feature xlac records, and its CPUID bits say
+    what LLVM's host detection says, feature by feature."""
+    names = targets.X86_FEATURES
+    (tmp_path / "table.c").write_text(
+        '#include "xlac_runtime.h"\n#include <stdio.h>\nint main(int argc, char **argv) {\n'
+        '  int k;\n  for (k = 1; k < argc; ++k) printf("%s %d\\n", argv[k], xlac_cpu_has_feature(argv[k]));\n'
+        '  return 0;\n}\n')
+    _run([CC, *CFLAGS, tmp_path / "table.c", "-o", tmp_path / "table"])
+    env = {k: v for k, v in os.environ.items() if k != "XLAC_CPU_DISABLE"}
+    out = _run([tmp_path / "table", *names, "no-such-feature"], env=env).stdout.split()
+    got = dict(zip(out[::2], map(int, out[1::2])))
+    assert got.pop("no-such-feature") == -1
+    host = set(targets.features_of(targets.host()))
+    assert got == {name: int(name in host) for name in names}
+
+
+@needs_cc
+@needs_x86
+def test_cpu_check_is_clean_under_sanitizers(tmp_path):
+    """ASan and UBSan see nothing wrong in the check, the wrapper and the
+    runtime's report (with a feature disabled, and without)."""
+    if not set(X86_64_V3) <= set(targets.features_of(targets.host())):
+        pytest.skip("this CPU is older than x86-64-v3")
+    xlac.compile_aot(VECTOR_HLO, tmp_path / "v3.o", header=tmp_path / "v3.h", name="v3", cpu="x86-64-v3")
+    (tmp_path / "check.c").write_text(CPU_CHECK)
+    exe = tmp_path / "check"
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"]
+    try:
+        _run([CC, *CFLAGS, *san, "-pthread", f"-I{tmp_path}", tmp_path / "check.c", tmp_path / "v3.o",
+              RUNTIME / "xlac_runtime.c", "-o", exe, "-lm", "-lpthread"])
+    except AssertionError as ex:
+        pytest.skip(f"no sanitizer runtime for {CC}: {str(ex).splitlines()[0]}")
+    for disable in (None, "avx2"):
+        env = {k: v for k, v in os.environ.items() if k != "XLAC_CPU_DISABLE"}
+        if disable:
+            env["XLAC_CPU_DISABLE"] = disable
+        proc = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0 and "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, \
+            proc.stderr
+
+
+# ------------------------------------------------------------------------------------
 # Command line
 # ------------------------------------------------------------------------------------
 
@@ -895,6 +1047,9 @@ def test_cli_compile_writes_object_and_header(tmp_path, capsys):
     assert (tmp_path / "m.o").read_bytes()[:4] == b"\x7fELF"
     assert "extern const xlac_program_info m_info;" in (tmp_path / "m.h").read_text()
     assert "wrote" in capsys.readouterr().out
+    assert cli_main(["compile", str(hlo), "-o", str(tmp_path / "v3.o"), "--name", "v3", "--cpu", "x86-64-v3"]) == 0
+    assert "for CPU x86-64-v3" in capsys.readouterr().out
+    assert '#define V3_TARGET_CPU "x86-64-v3"' in (tmp_path / "v3.h").read_text()
 
 
 @pytest.mark.parametrize("content, args, message", [
@@ -904,6 +1059,8 @@ def test_cli_compile_writes_object_and_header(tmp_path, capsys):
      "xlac-test-unimplemented(x)\n}\n", [], "not supported yet: xlac-test-unimplemented"),
     (CONST_HLO, ["--name", "a b"], "not a C identifier"),
     (CONST_HLO, ["--target-triple", "bogus-triple"], "bogus-triple"),
+    (CONST_HLO, ["--cpu", "no-such-cpu"], "not a recognized processor"),
+    (CONST_HLO, ["--features", "+no-such-feature"], "not a recognized feature"),
 ])
 def test_cli_compile_errors_are_one_line(tmp_path, capsys, content, args, message):
     hlo = tmp_path / "m.hlo"

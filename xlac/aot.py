@@ -14,7 +14,18 @@ The object defines exactly two external symbols (everything else is local):
 ``NAME_info``
     a ``const xlac_program_info``: number of parameters and results, each one's
     element type, dimensions, layout and byte size, the temp arena size, the
-    services the module needs, the target it was built for.
+    services the module needs, the target it was built for: triple, CPU name,
+    feature string and the instruction-set extensions its code may use.
+
+The code is for one CPU: this machine's by default (its CPU name and every
+extension it has, as the JIT's; or ``XLAC_TARGET_CPU``'s), else the ``cpu``
+and ``features`` given (``x86-64-v3``, ``generic``, ...: an object that runs
+on older machines).  The module is lowered for that target (its vector width
+picks tiles and loop widths, as in the JIT), and the extensions
+(``xlac.codegen.target.features_of``) are recorded; the header's wrapper
+checks them before the first call (``xlac_check_cpu``) and returns
+``XLAC_ERROR_CPU_UNSUPPORTED`` on a CPU without one, instead of the illegal
+instruction the code would stop on.
 
 Its undefined symbols are libc/libm functions only.  exp, expm1, log, log1p,
 tanh, logistic (f32, f64) and erf (f32) are emitted inline as vectorisable
@@ -26,14 +37,14 @@ The header (C99; includes only ``xlac_runtime.h`` and standard headers)
 declares both symbols, defines the sizes as macros (``NAME_TEMP_SIZE``,
 ``NAME_PARAM0_BYTES``, ...), documents every parameter and result with its HLO
 shape, and defines ``static inline int NAME_run(params..., results..., opts)``,
-a one-call wrapper that checks what can be checked, allocates the temp arena,
-calls ``NAME`` and frees the arena.
+a one-call wrapper that checks what can be checked (the CPU too), allocates the
+temp arena, calls ``NAME`` and frees the arena.
 """
 from __future__ import annotations
 
 import os
 import re
-import tempfile
+import textwrap
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
@@ -41,7 +52,8 @@ from llvmlite import ir
 
 from .codegen.compiler import lower
 from .codegen.gemm_library import link_into
-from .codegen.jit import emit_object, host_target_machine, optimize
+from .codegen import target as targets
+from .codegen.jit import emit_object, optimize
 from .codegen.nontemporal import NAMED as NONTEMPORAL
 from .codegen.nontemporal import prepare as prepare_nontemporal
 from .hlo.feeds import data_leaves, feed_instructions
@@ -52,7 +64,7 @@ from .runtime.abi import ABI_VERSION, ELEMENT_TYPE_NUMBERS
 from .shape import PrimitiveType as PT
 from .shape import Shape
 
-__all__ = ["compile_aot", "AotResult", "LeafInfo", "ELEMENT_TYPE_NUMBERS", "SERVICE_BITS"]
+__all__ = ["compile_aot", "aot_target", "AotResult", "LeafInfo", "ELEMENT_TYPE_NUMBERS", "SERVICE_BITS"]
 
 #: XLAC_SERVICE_* bits of xlac_runtime.h.
 SERVICE_BITS = {"parallel_for": 1, "collective": 2, "infeed": 4, "outfeed": 8, "custom_call": 16}
@@ -97,7 +109,7 @@ PTR = ir.PointerType()
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 SHAPE_INFO = ir.LiteralStructType([PTR, PTR, I32, I32, I64, PTR, PTR, PTR, I64, I64])
 PROGRAM_INFO = ir.LiteralStructType([I64, PTR, PTR, PTR, PTR, I64, PTR, I64, PTR, PTR, I64, I64, I64,
-                                     PTR, PTR])
+                                     PTR, PTR, PTR, I64, PTR])
 ALIGNMENT = 64
 
 
@@ -155,6 +167,10 @@ class AotResult:
     feeds: list = field(default_factory=list)
     #: the LAPACK/BLAS routines the object calls (jax's lapack_*_ffi custom calls): link a LAPACK
     lapack_symbols: tuple = field(default=())
+    #: the LLVM feature string the code was compiled with ("": the CPU's own)
+    target_features: str = ""
+    #: the instruction-set extensions the code may use (LLVM's names), which the wrapper checks
+    cpu_features: tuple = field(default=())
 
 
 def _check_name(name: str) -> None:
@@ -256,6 +272,16 @@ class _Meta:
             ir.Constant(I64, s.element_count() if s.is_array else 0), ir.Constant(I64, leaf.byte_size),
         ])
 
+    def string_table(self, strings) -> ir.Constant | ir.GlobalVariable:
+        """A ``const char *const[]`` of ``strings`` (NULL when there are none)."""
+        strings = list(strings)
+        if not strings:
+            return ir.Constant(PTR, None)
+        ty = ir.ArrayType(PTR, len(strings))
+        g = self._global(ty, ir.Constant(ty, [self.string(x) for x in strings]))
+        g.align = 8
+        return g
+
     def leaf_table(self, leaves: list[LeafInfo]):
         if not leaves:
             return ir.Constant(PTR, None)
@@ -279,6 +305,8 @@ def _emit_metadata(llvm_module: ir.Module, res: AotResult) -> None:
         meta.string(str(res.result_shape)),
         ir.Constant(I64, res.temp_size), ir.Constant(I64, ALIGNMENT), ir.Constant(I64, res.required_services),
         meta.string(res.triple), meta.string(res.cpu),
+        meta.string(res.target_features), ir.Constant(I64, len(res.cpu_features)),
+        meta.string_table(res.cpu_features),
     ])
 
 
@@ -347,6 +375,24 @@ def _feeds_doc(res: AotResult) -> list[str]:
     return lines
 
 
+def _features_doc(res: AotResult, limit: int = 60) -> str:
+    """The LLVM feature string for a comment (the host's has ~1000 characters)."""
+    f = res.target_features
+    return f if len(f) <= limit else f"{f[:limit]}... (all in {res.name}_info.target_features)"
+
+
+def _cpu_doc(res: AotResult) -> list[str]:
+    """The header's lines on the CPU the code needs."""
+    if not res.cpu_features:
+        return []
+    words = ", ".join(res.cpu_features)
+    lines = textwrap.wrap(f"The code uses {words}: {res.name}_run returns XLAC_ERROR_CPU_UNSUPPORTED on a "
+                          f"CPU without one of them ({res.name.upper()}_CPU_FEATURES; xlac_check_cpu, "
+                          "xlac_cpu_missing_feature). For older CPUs compile with --cpu (x86-64-v2, ...).",
+                          width=84)
+    return [f" * {line}" for line in lines]
+
+
 def _header(res: AotResult) -> str:
     n, N = res.name, res.name.upper()
     guard = f"XLAC_GENERATED_{N}_H_"
@@ -359,7 +405,9 @@ def _header(res: AotResult) -> str:
         *([" * and the LAPACK/BLAS routines " + ", ".join(res.lapack_symbols) + " (jax's LAPACK custom",
            " * calls): link with -llapack -lblas, or -lopenblas (LP64, 32-bit integers)."]
           if res.lapack_symbols else []),
-        f" * Target: {res.triple}, cpu {res.cpu or 'generic'}.",
+        f" * Target: {res.triple}, cpu {res.cpu or 'generic'}"
+        + (f", features {_features_doc(res)}." if res.target_features else "."),
+        *_cpu_doc(res),
         f" * Module fingerprint: {res.fingerprint}",
         " *",
         " * Parameters (read only):",
@@ -410,6 +458,8 @@ def _header(res: AotResult) -> str:
         f"#define {N}_TEMP_SIZE {res.temp_size}",
         f"#define {N}_REQUIRED_SERVICES {res.required_services}u",
         f'#define {N}_FINGERPRINT "{res.fingerprint}"',
+        f'#define {N}_TARGET_CPU "{res.cpu}"',
+        f'#define {N}_CPU_FEATURES "{",".join(res.cpu_features)}"',
     ]
     for kind, leaves in (("PARAM", res.params), ("RESULT", res.results)):
         for leaf in leaves:
@@ -483,6 +533,7 @@ def _wrapper(res: AotResult) -> list[str]:
         f"static inline int {n}_run(" + ",\n    ".join(args) + ") {",
         f"  const void *params[{max(1, np_)}];",
         f"  void *results[{max(1, nr)}];",
+        "  static int cpu_checked = 0; /* xlac_check_cpu's answer, once known */",
         "  void *raw = NULL, *temp = NULL;",
         "  int status;",
         f"  if ({n}_info.abi_version != XLAC_ABI_VERSION || {n}_info.num_params != {N}_NUM_PARAMS ||",
@@ -490,6 +541,8 @@ def _wrapper(res: AotResult) -> list[str]:
         f"      strcmp({n}_info.fingerprint, {N}_FINGERPRINT) != 0)",
         "    return XLAC_ERROR_ABI_MISMATCH; /* this header does not belong to the linked object */",
         "  if (opts != NULL && opts->abi_version != XLAC_ABI_VERSION) return XLAC_ERROR_ABI_MISMATCH;",
+        f"  status = xlac_check_cpu_once_(&{n}_info, &cpu_checked);",
+        "  if (status != XLAC_OK) return status; /* the CPU lacks an extension: xlac_cpu_missing_feature */",
     ]
     for service in ("collective", "infeed", "outfeed", "custom_call"):
         if res.required_services & SERVICE_BITS[service]:
@@ -530,10 +583,13 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
 
     ``path_o``: the ELF object to write; ``header``: where to write the C header
     (none when ``None``); ``name``: the entry function's C name (a C identifier);
-    ``target``: an LLVM target triple (default: the host's, with the host CPU and
-    its features, exactly what the JIT uses); ``cpu``/``features``: LLVM CPU name
-    and feature string (for a named triple the default is the generic CPU; pass
-    ``cpu="generic"`` for host objects that must run on any CPU of the family).
+    ``target``: an LLVM target triple (default: the host's); ``cpu``/``features``:
+    LLVM CPU name and feature string.  The default is this machine's CPU with
+    every extension it has, exactly what the JIT uses (:func:`aot_target`);
+    ``cpu="x86-64-v3"`` (``x86-64-v2``, ``generic``, ``haswell``, ...) makes an
+    object for that CPU and every later one, with only its own features plus
+    ``features``.  The object records the extensions its code may use, and the
+    header's wrapper refuses to run it on a CPU without them.
 
     Raises ``xlac.HloParseError``, ``xlac.ShapeError``, ``xlac.UnsupportedError``
     as ``xlac.jit`` does, ``ValueError`` for a bad name or target, ``OSError`` when
@@ -541,14 +597,53 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     """
     _check_name(name)
     module = as_module(x)
-    host = target is None
-    if cpu is not None and features is None:
-        features = ""     # the named CPU's own features, not the host's
-    tm = _target_machine(opt, cpu, features, target)
+    where = aot_target(target, cpu, features)
+    tm = targets.target_machine(where, opt=opt, reloc="pic", codemodel="default")
     triple = tm.triple
-    cpu_name = cpu if cpu is not None else (llvm.get_host_cpu_name() if host else "")
-    lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data), abi=True)
+    # Lowered for that CPU: its vector width picks GEMM tiles, loop and transpose widths.
+    with targets.using(where):
+        lowered = lower(module, entry_name=name, triple=triple, data_layout=str(tm.target_data), abi=True)
+        res = _describe(lowered, module, name, path_o, header, where, triple)
+        _emit_metadata(lowered.llvm_module, res)
+        text = prepare_nontemporal(str(lowered.llvm_module))
+        ref = llvm.parse_assembly(text)
+        ref.triple = triple
+        ref.data_layout = str(tm.target_data)
+        link_into(ref)      # the GEMM library code the module calls: the object stays self-contained
+    ref.verify()
+    exported = set(res.symbols)
+    for value in list(ref.functions) + list(ref.global_variables):
+        if not value.is_declaration and value.name not in exported:
+            value.linkage = "private"    # no symbol at all in the object's table
+    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text)
+    data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
 
+    res.header_text = _header(res)
+    _write(res.object_path, data)
+    if res.header_path is not None:
+        _write(res.header_path, res.header_text.encode())
+    return res
+
+
+def aot_target(triple: str | None = None, cpu: str | None = None, features: str | None = None):
+    """The :class:`xlac.codegen.target.Target` an object is compiled for.
+
+    No triple: the current target (this machine's CPU and features, or
+    ``XLAC_TARGET_CPU``'s), ``cpu`` replacing its CPU (then with only that
+    CPU's features) and ``features`` added to its features.  A named triple:
+    that triple with ``cpu`` (default: its generic CPU) and ``features``."""
+    if triple is not None:
+        return targets.Target(triple, cpu or "", features or "")
+    base = targets.current()
+    if cpu is not None:
+        return targets.Target(base.triple, cpu, features or "")
+    if features:
+        return targets.Target(base.triple, base.cpu, f"{base.features},{features}" if base.features else features)
+    return base
+
+
+def _describe(lowered, module: HloModule, name: str, path_o, header, where, triple: str) -> AotResult:
+    """The AotResult of ``lowered``: its parameters and results as C sees them."""
     entry = lowered.hlo.entry
     taken = {name}
     prefix = name.upper() + "_"
@@ -568,69 +663,16 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     result_shapes = lowered.assignment.result_shapes
     result_names = _c_names([f"result{k}" for k in range(len(result_shapes))], "result", taken, prefix)
     results = [LeafInfo(k, "", c, s) for k, (c, s) in enumerate(zip(result_names, result_shapes))]
-
-    res = AotResult(name=name, object_path=os.fspath(path_o),
-                    header_path=os.fspath(header) if header is not None else None,
-                    params=params, results=results, result_shape=entry.root.shape,
-                    temp_size=lowered.assignment.temp_size,
-                    required_services=required_services(lowered.hlo), triple=triple,
-                    cpu=cpu_name or "", fingerprint=module.fingerprint(), module_name=module.name,
-                    symbols=(name, f"{name}_info"), feeds=feed_instructions(lowered.hlo),
-                    dynamic_doc=_dynamic_doc(lowered.dynamic, first_slot, len(slots)),
-                    lapack_symbols=_lapack_symbols(lowered.hlo))
-
-    _emit_metadata(lowered.llvm_module, res)
-    text = prepare_nontemporal(str(lowered.llvm_module))
-    ref = llvm.parse_assembly(text)
-    ref.triple = triple
-    ref.data_layout = str(tm.target_data)
-    link_into(ref)      # the GEMM library code the module calls: the object stays self-contained
-    ref.verify()
-    exported = set(res.symbols)
-    for value in list(ref.functions) + list(ref.global_variables):
-        if not value.is_declaration and value.name not in exported:
-            value.linkage = "private"    # no symbol at all in the object's table
-    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text)
-    data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
-
-    res.header_text = _header(res)
-    _write(res.object_path, data)
-    if res.header_path is not None:
-        _write(res.header_path, res.header_text.encode())
-    return res
-
-
-def _target_machine(opt: int, cpu: str | None, features: str | None, triple: str | None):
-    """The TargetMachine; an unknown triple, CPU or feature is a ``ValueError``.
-
-    LLVM only warns on stderr about an unknown CPU or feature (and then ignores
-    it, or later aborts the process), so the warnings printed while the machine
-    is made are captured and turned into the error.
-    """
-    def make():
-        return host_target_machine(opt=opt, cpu=cpu, features=features, triple=triple, reloc="pic",
-                                   codemodel="default")
-
-    what = f"target {triple or 'host'!r}" + (f", cpu {cpu!r}" if cpu else "") + \
-        (f", features {features!r}" if features else "")
-    try:
-        if not cpu and not features:
-            return make()
-        with tempfile.TemporaryFile() as log:
-            saved = os.dup(2)
-            try:
-                os.dup2(log.fileno(), 2)
-                tm = make()
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-            log.seek(0)
-            warnings = log.read().decode(errors="replace").strip()
-    except RuntimeError as ex:
-        raise ValueError(f"{what}: {ex}") from None
-    if warnings:
-        raise ValueError(f"{what}: {warnings.splitlines()[0]}")
-    return tm
+    return AotResult(name=name, object_path=os.fspath(path_o),
+                     header_path=os.fspath(header) if header is not None else None,
+                     params=params, results=results, result_shape=entry.root.shape,
+                     temp_size=lowered.assignment.temp_size,
+                     required_services=required_services(lowered.hlo), triple=triple,
+                     cpu=where.cpu, fingerprint=module.fingerprint(), module_name=module.name,
+                     symbols=(name, f"{name}_info"), feeds=feed_instructions(lowered.hlo),
+                     dynamic_doc=_dynamic_doc(lowered.dynamic, first_slot, len(slots)),
+                     lapack_symbols=_lapack_symbols(lowered.hlo), target_features=where.features,
+                     cpu_features=targets.features_of(where))
 
 
 def _write(path: str, data: bytes) -> None:

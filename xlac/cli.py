@@ -237,8 +237,9 @@ def cmd_compile(args) -> int:
         header = (args.output[:-2] if args.output.endswith(".o") else args.output) + ".h"
     res = compile_aot(module, args.output, header=header, name=args.name, target=args.target_triple,
                       cpu=args.cpu, features=args.features)
-    print(f"wrote {res.object_path} ({res.name}, {res.name}_info) and {res.header_path}: "
-          f"{len(res.params)} parameter(s), {len(res.results)} result(s), temp {res.temp_size} bytes")
+    print(f"wrote {res.object_path} ({res.name}, {res.name}_info) and {res.header_path} for CPU "
+          f"{res.cpu or 'generic'}: {len(res.params)} parameter(s), {len(res.results)} result(s), "
+          f"temp {res.temp_size} bytes")
     return 0
 
 
@@ -347,8 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--header", help="C header to write (default: OUT.o with .h)")
     c.add_argument("--name", default="fn", help="C name of the entry function (default: fn)")
     c.add_argument("--target-triple", help="LLVM target triple (default: this host, its CPU and features)")
-    c.add_argument("--cpu", help="LLVM CPU name (default: the host's, or generic for --target-triple)")
-    c.add_argument("--features", help="LLVM target features, e.g. +avx2,+fma")
+    c.add_argument("--cpu", help="LLVM CPU name the object is for (default: this machine's, with every "
+                   "extension it has; generic for --target-triple); an older CPU's for an object that runs "
+                   "on older machines: x86-64-v2, x86-64-v3, x86-64-v4, haswell, znver2, generic, ...")
+    c.add_argument("--features", help="LLVM features on top of the CPU's, e.g. +avx2,+fma or -avx512f")
     c.set_defaults(fn=cmd_compile)
     # Options after `bench` are the harness's own (python -m benchmarks --help): main()
     # hands them over unparsed.

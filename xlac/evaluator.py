@@ -466,7 +466,19 @@ def _convert(x, to):
         return _float_to_int(x, to)
     if to in _HALVES and x.dtype != _F32:
         x = _to_f32_round_to_odd(x)
+    if to.name == "float8_e8m0fnu":
+        return _to_e8m0(x.astype(_F32), to)
     return x.astype(to)  # integers wrap (to s4 too: ml_dtypes keeps the low bits)
+
+
+def _to_e8m0(x, to):
+    """f32 -> f8e8m0fnu as ml_dtypes 0.7 converts: to the nearest power of two
+    in its lowest binade too.  ml_dtypes before 0.7 rounded the f32 subnormals
+    between 2**-127 and 1.5 * 2**-127 up to 2**-126; xlac's answer does not
+    depend on the installed version."""
+    r = x.astype(to)
+    low = (x > np.float32(2.0 ** -127)) & (x < np.float32(1.5 * 2.0 ** -127))
+    return np.where(low, np.zeros((), np.uint8).view(to), r)
 
 
 def _float_to_int(x, to):

@@ -16,7 +16,6 @@ import pytest
 
 import xlac
 from xlac.codegen.compiler import lower
-from xlac.codegen.target import host_vector_bits
 from xlac.codegen import gemm_kernel, gemm_library
 from xlac.codegen.jit import compile_ir
 from xlac.codegen.kernels import dot as dot_kernel, dot_plan
@@ -354,17 +353,20 @@ def test_bench_kernels_fuse_and_use_the_gemm():
 # Generated code
 # ---------------------------------------------------------------------------
 
-def test_optimised_ir_has_vector_fmas(monkeypatch):
+def test_optimised_ir_has_vector_fmas(monkeypatch, pinned_target):
+    """The micro-kernel's vectors are the target's registers (16 f32 lanes with
+    AVX-512, 8 with AVX2), whatever width LLVM prefers for loops."""
+    pinned_target.require_runnable()
     monkeypatch.setattr(dot_kernel, "USE_LIBRARY", False)   # the per-module GEMM
     exe = run_dot((48, 80), (80, 56), (), (), (1,), (0,), "f32")
     ir_text = exe.optimized_llvm_ir
     assert "xlac_gemm_" not in ir_text
-    vw = host_vector_bits() // 32
+    vw = pinned_target.vector_bits // 32
     assert f"<{vw} x float>" in ir_text
     assert f"@llvm.fma.v{vw}f32" in ir_text
 
 
-def test_plans():
+def test_plans(pinned_target):
     def plan(text):
         module = xlac.parse_hlo(text)
         return dot_kernel.plan_dot(module.entry.root)
@@ -386,8 +388,8 @@ def test_plans():
     p = plan(mm(300, 300, 10))
     # N = 10 fits one vector with AVX-512 (16 lanes): one vector per tile row;
     # with AVX2 (8 lanes) it takes the default two.
-    vw = host_vector_bits() // 32
-    assert p.blk.nr == (vw if 10 <= vw else 2 * vw) and p.blk.mr == (12 if host_vector_bits() >= 512 else 6)
+    vw = pinned_target.vector_bits // 32
+    assert p.blk.nr == (vw if 10 <= vw else 2 * vw) and p.blk.mr == (12 if pinned_target.vector_bits >= 512 else 6)
 
 
 # ---------------------------------------------------------------------------

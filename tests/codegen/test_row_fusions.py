@@ -9,7 +9,6 @@ import pytest
 
 import xlac
 from xlac import ops
-from xlac.codegen.target import host_vector_bits
 from xlac import program as executable
 
 try:
@@ -326,9 +325,11 @@ ENTRY e {
         np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=2e-6, atol=1e-6)
 
 
-def test_row_reduction_loops_are_not_unrolled_but_interleaved():
+def test_row_reduction_loops_are_not_unrolled_but_interleaved(pinned_target):
     """Row reductions carry loop hints: no full unrolling (less code to
-    compile), four vector accumulators (not one latency-bound chain)."""
+    compile), four vector accumulators (not one latency-bound chain).
+    (For pinned CPUs: the lanes of a vector register are the target's.)"""
+    pinned_target.require_runnable()
     text = _check("softmax", "f32", (64, 1024), threads=(1,))
     exe = xlac.jit(text, num_threads=1)
     assert "llvm.loop.unroll.disable" in exe.llvm_ir
@@ -338,17 +339,13 @@ def test_row_reduction_loops_are_not_unrolled_but_interleaved():
     # registers' worth of lanes, as four vectors or one four times as wide),
     # not 64 unrolled maxima.
     calls = [int(n) for n in re.findall(r"call .*@llvm\.maxnum\.v(\d+)f32", opt)]
-    assert 1 <= len(calls) <= 8 and sum(calls) >= 4 * _LANES, calls
+    assert 1 <= len(calls) <= 8 and sum(calls) >= 4 * (pinned_target.vector_bits // 32), calls
 
 
-#: f32 lanes of one host vector register.
-_LANES = host_vector_bits() // 32
-
-
-def _side_by_side(hints: set, n: int) -> bool:
+def _side_by_side(hints: set, n: int, lanes: int) -> bool:
     """Whether a loop's hints run ``n`` vector iterations side by side: as an
-    interleave count, or as one vector ``n`` registers wide (f32)."""
-    return f"llvm.loop.interleave.count={n}" in hints or f"llvm.loop.vectorize.width={n * _LANES}" in hints
+    interleave count, or as one vector ``n`` registers (of ``lanes`` f32) wide."""
+    return f"llvm.loop.interleave.count={n}" in hints or f"llvm.loop.vectorize.width={n * lanes}" in hints
 
 
 def _loop_hints(ir_text: str) -> dict:
@@ -368,38 +365,41 @@ def _loop_hints(ir_text: str) -> dict:
     return hints
 
 
-def test_long_math_loops_run_independent_vector_iterations():
+def test_long_math_loops_run_independent_vector_iterations(pinned_target):
     """A loop evaluating exp/tanh-like math runs four vector iterations side
     by side (its code is a long dependent chain per vector): the output loop
     of an elementwise tanh, and softmax's row-scratch fill, but not softmax's
     output loop (a divide of the scratch) nor a plain add's."""
     from xlac.codegen.hoisting import ROW_SCRATCH_INTERLEAVE
     from xlac.codegen.kernels.loop import MATH_INTERLEAVE
+    pinned_target.require_runnable()
+    lanes = pinned_target.vector_bits // 32
     b = xlac.XlaBuilder("tanh_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
     hints = _loop_hints(xlac.jit(b.build(ops.add(ops.tanh(x), x))).llvm_ir)
-    assert _side_by_side(hints["d1.body"], MATH_INTERLEAVE), hints
+    assert _side_by_side(hints["d1.body"], MATH_INTERLEAVE, lanes), hints
     b = xlac.XlaBuilder("add_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
     hints = _loop_hints(xlac.jit(b.build(ops.add(x, x))).llvm_ir)
     assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
     hints = _loop_hints(xlac.jit(_check("softmax", "f32", (64, 1024), threads=(1,))).llvm_ir)
-    assert _side_by_side(hints["row1.body"], ROW_SCRATCH_INTERLEAVE), hints
+    assert _side_by_side(hints["row1.body"], ROW_SCRATCH_INTERLEAVE, lanes), hints
     assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
 
 
-def test_short_rows_keep_the_interleave_count_and_results():
+def test_short_rows_keep_the_interleave_count_and_results(pinned_target):
     """The wide-vector form needs a trip count of at least four registers of
     lanes: a 13-element row reduction keeps the interleave count (a forced
     width it would never reach), a 1024-element one asks for the width, and
     both compute what the evaluator does in f32 and f64."""
     from xlac.codegen.loops import REDUCTION_INTERLEAVE
+    pinned_target.require_runnable()
     text = _check("softmax", "f32", (7, 13), threads=(1,))
     hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
     assert all("llvm.loop.vectorize.width" not in " ".join(h) for h in hints.values()), hints
     assert f"llvm.loop.interleave.count={REDUCTION_INTERLEAVE}" in hints["r1.body"]
     text = _check("softmax", "f64", (5, 1024), threads=(1, 2))
     hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
-    lanes = host_vector_bits() // 64
+    lanes = pinned_target.vector_bits // 64
     if 4 * lanes <= 1024 and lanes > 1:
         assert f"llvm.loop.vectorize.width={4 * lanes}" in hints["r1.body"], hints

@@ -22,7 +22,6 @@ from xlac.codegen.compiler import KERNELS, lower
 from xlac.codegen.gemm_kernel import blocking_for
 from xlac.codegen.jit import compile_ir
 from xlac.codegen.kernels import conv_gemm, dot as dot_kernel, dot_plan
-from xlac.codegen.target import host_vector_bits
 from xlac.runtime import abi
 from xlac.shape import F32, from_buffer, to_buffer
 
@@ -53,9 +52,9 @@ def _for(table, threads):
     ((1, 256, 512, 784), (1, 2, 1), (1, 2, 4)),
     ((1, 8, 8, 8), (1, 1, 1), (1, 1, 1)),
 ])
-def test_one_thread_keeps_the_compile_time_grid(shape, serial, serial_avx2):
+def test_one_thread_keeps_the_compile_time_grid(shape, serial, serial_avx2, pinned_target):
     table, _ = _grids(*shape)
-    assert table.serial.split == (serial if host_vector_bits() >= 512 else serial_avx2)
+    assert table.serial.split == (serial if pinned_target.vector_bits >= 512 else serial_avx2)
 
 
 def test_the_1024_cube_has_tasks_for_16_threads():

@@ -9,7 +9,6 @@ import xlac
 from xlac import ops
 from xlac.codegen.compiler import lower
 from xlac.codegen.kernels.transpose import plan_for
-from xlac.codegen.target import host_vector_bits
 
 DTYPES = [(xlac.U8, np.uint8), (xlac.S8, np.int8), (xlac.F16, np.float16),
           (xlac.BF16, ml_dtypes.bfloat16), (xlac.F32, np.float32), (xlac.S32, np.int32),
@@ -82,14 +81,14 @@ def test_fast_path_is_taken_and_declines():
     assert plan((4, 100, 100), (1, 0, 2)) is None          # minor dimension unchanged
 
 
-def test_llvm_ir_uses_vector_shuffles():
+def test_llvm_ir_uses_vector_shuffles(pinned_target):
     ir = lower(_transpose((256, 256), (1, 0), xlac.F32).module).llvm_ir
-    assert "shufflevector <16 x i32>" in ir or "shufflevector <8 x i32>" in ir
+    assert f"shufflevector <{pinned_target.vector_bits // 32} x i32>" in ir
     assert "!nontemporal" not in ir  # 256 KiB: stays in cache
     ir = lower(_transpose((2048, 2048), (1, 0), xlac.F32).module).llvm_ir
     # 16 MiB: non-temporal where a block's row vector is a whole cache line
     # (AVX-512); AVX2's half-line vectors keep ordinary stores.
-    assert ("!nontemporal" in ir) == (host_vector_bits() >= 512)
+    assert ("!nontemporal" in ir) == (pinned_target.vector_bits >= 512)
 
 
 COPY_2D = """

@@ -21,7 +21,7 @@ def test_every_index_runs_exactly_once(flat_kernel, num_threads, n):
 
 def test_one_thread_passes_no_parallel_for(flat_kernel):
     opts = threads.make_run_options(1)
-    assert opts.abi_version == abi.ABI_VERSION == 5
+    assert opts.abi_version == abi.ABI_VERSION == 6
     assert opts.custom_call and opts.report_error           # the JIT's services
     assert not opts.parallel_for and opts.num_replicas == 1 and opts.replica_id == 0
     assert opts.num_partitions == 1 and opts.partition_id == 0

@@ -394,35 +394,37 @@ def _symbol(name_hash: str, v: Variant, fn: str) -> str:
 # ---------------------------------------------------------------------------
 
 _lock = threading.RLock()
-_ir: dict[Variant, tuple[str, str]] = {}       # variant -> (hash, IR text with external linkage)
-_loaded: dict[Variant, object] = {}            # variant -> JitFunction (keeps the code alive)
+_ir: dict[str, str] = {}                       # name hash -> IR text with external linkage
+_loaded: dict[str, object] = {}                # name hash -> JitFunction (keeps the code alive)
 #: Per unit tag loaded in this process: ("compiled" or "disk", seconds it took).
 loaded_from: dict[str, tuple[str, float]] = {}
 
 
-_hashes: dict[Variant, str] = {}
+_hashes: dict[tuple, str] = {}                 # (target description, variant) -> name hash
 
 
 def name_hash(v: Variant) -> str:
     """The hash in ``v``'s symbol names: of what its code is made from — xlac's
-    code (``disk_cache.code_fingerprint``), the host (CPU features choose vector
-    widths) and the variant — so that naming a function, or checking the name an
-    object file calls, never needs the IR built (10-20 ms per variant)."""
-    got = _hashes.get(v)
+    code (``disk_cache.code_fingerprint``), the target (CPU features choose vector
+    widths; ``target.current``) and the variant — so that naming a function, or
+    checking the name an object file calls, never needs the IR built (10-20 ms
+    per variant).  Code for two targets (the host's, an AOT object's) has two names."""
+    key = (host_description(), v)
+    got = _hashes.get(key)
     if got is None:
-        parts = "|".join([code_fingerprint(), *host_description(), v.tag])
-        got = _hashes[v] = hashlib.sha256(parts.encode()).hexdigest()[:16]
+        parts = "|".join([code_fingerprint(), *key[0], v.tag])
+        got = _hashes[key] = hashlib.sha256(parts.encode()).hexdigest()[:16]
     return got
 
 
 def variant_ir(v: Variant) -> tuple[str, str]:
-    """``(hash, IR text)`` of a variant (built once per process)."""
+    """``(hash, IR text)`` of a variant for the current target (built once per process)."""
     with _lock:
-        got = _ir.get(v)
-        if got is None:
-            h = name_hash(v)
-            got = _ir[v] = (h, _build_ir(v, h, "external"))
-        return got
+        h = name_hash(v)
+        text = _ir.get(h)
+        if text is None:
+            text = _ir[h] = _build_ir(v, h, "external")
+        return h, text
 
 
 def symbol(v: Variant, fn: str) -> str:
@@ -443,10 +445,10 @@ def ensure_loaded(v: Variant) -> None:
     """Compile (or load from the disk cache) variant ``v`` and register its
     functions with the JIT linker (``llvmlite.binding.add_symbol``)."""
     with _lock:
-        if v in _loaded:
+        h = name_hash(v)
+        if h in _loaded:
             return
         t0 = time.perf_counter()
-        h = name_hash(v)
         names = [_symbol(h, v, fn) for fn in v.functions]
         got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),
                               directory=disk_cache.library_dir(),
@@ -458,7 +460,7 @@ def ensure_loaded(v: Variant) -> None:
             if not addr:
                 raise RuntimeError(f"GEMM library: {name} missing from its object")
             llvm.add_symbol(name, addr)
-        _loaded[v] = jf
+        _loaded[h] = jf
         loaded_from[v.tag] = (origin, time.perf_counter() - t0)
 
 

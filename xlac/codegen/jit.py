@@ -1,4 +1,5 @@
-"""LLVM back end: target machine for the host, O3 with the new pass manager, MCJIT.
+"""LLVM back end: target machine for the host (or the CPU ``XLAC_TARGET_CPU``
+names: ``target.current``), O3 with the new pass manager, MCJIT.
 
 ``compile_ir(llvm_module, entry_name)`` returns a :class:`JitFunction` holding
 the native entry point and the execution engine that owns its code (the code
@@ -48,7 +49,7 @@ from ..passes.pipeline import dump_directory, dump_module, dump_text
 from . import unlocked
 from .nontemporal import NAMED, mark_stores, prepare
 from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
-from .target import host_target_machine, init_llvm
+from .target import check_runnable, current, host_target_machine, init_llvm
 
 #: The loop metadata string of a loop to unroll completely (``loops.full_unroll_hints``).
 FULL_UNROLL = "llvm.loop.unroll.full"
@@ -310,6 +311,7 @@ def load_object(data: bytes, entry_name: str, tm=None,
     elif LIBRARY_PREFIX.encode() in data:
         _check_library_known(data)
     if tm is None:
+        check_runnable()        # code for another CPU (XLAC_TARGET_CPU) only where this one can run it
         tm = host_target_machine()
     empty = llvm.parse_assembly("")
     empty.triple = tm.triple
@@ -658,8 +660,9 @@ def _codegen_target_machine(entry: bool = False):
     threads.  Objects emitted with it are the same bytes as with a new one.
     """
     attr = "entry_tm" if entry else "tm"
-    tm = getattr(_thread_state, attr, None)
-    if tm is None:
-        tm = host_target_machine(ENTRY_CODEGEN_OPT if entry else 3)
-        setattr(_thread_state, attr, tm)
-    return tm
+    target = current()          # the host's, unless XLAC_TARGET_CPU/_FEATURES say otherwise
+    made = getattr(_thread_state, attr, None)
+    if made is None or made[0] != target:
+        made = (target, host_target_machine(ENTRY_CODEGEN_OPT if entry else 3))
+        setattr(_thread_state, attr, made)
+    return made[1]

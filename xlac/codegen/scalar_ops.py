@@ -759,11 +759,18 @@ def _f32_to_format(b, x, fmt):
     mant = b.select(subnormal, b.shl(frac, lz), b.or_(frac, k(1 << 23)))
     unbiased = b.select(subnormal, b.sub(k(1 - 127), lz), b.sub(exp, k(127)))
     base = b.add(unbiased, k(fmt.bias - 1))                          # target exponent - 1
-    align = b.add(k(23 - fmt.mantissa), _smax0(b, b.neg(base)))
-    align = b.select(b.icmp_unsigned(">", align, k(25)), k(25), align)
-    kept_lsb = b.and_(b.lshr(mant, align), k(1))
-    rounded = b.add(mant, b.add(kept_lsb, b.sub(b.shl(k(1), b.sub(align, k(1))), k(1))))
-    wide = b.add(b.lshr(rounded, align), b.shl(_smax0(b, base), k(fmt.mantissa)))
+    if fmt.has_zero:
+        # Below the smallest normal (base < 0) the subnormals: the mantissa
+        # is rounded that many bits further right.
+        align = b.add(k(23 - fmt.mantissa), _smax0(b, b.neg(base)))
+        align = b.select(b.icmp_unsigned(">", align, k(25)), k(25), align)
+        wide = b.add(_round_shift_right(b, mant, align), b.shl(_smax0(b, base), k(fmt.mantissa)))
+    else:
+        # No zero, no subnormals (f8e8m0fnu): exponent field 0 is a binade like
+        # any other (2**-bias), rounded in the same way; what lies below it
+        # becomes its value, the smallest there is.
+        wide = b.add(_round_shift_right(b, mant, k(23 - fmt.mantissa)), b.shl(base, k(fmt.mantissa)))
+        wide = b.select(b.icmp_signed("<", base, k(-1)), k(0), wide)
     result = b.select(b.icmp_unsigned(">", wide, k(fmt.max_finite)), k(fmt.inf), wide)
     result = _signed_rep(b, result, negative, fmt)
     if not fmt.signed:

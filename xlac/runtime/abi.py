@@ -13,8 +13,9 @@ from ctypes import c_char_p, c_int, c_int32, c_int64, c_void_p
 from ..custom_calls import XlaCustomCallStatus  # noqa: F401  (defined where C targets are called)
 from ..shape import PrimitiveType as PT
 
-ABI_VERSION = 5      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
-                     # 4: custom_call takes an xlac_custom_call_op; 5: xlac_run_options.num_threads)
+ABI_VERSION = 6      # XLAC_ABI_VERSION (2: xlac_run_options.cancel; 3: partitions, resolved device groups;
+                     # 4: custom_call takes an xlac_custom_call_op; 5: xlac_run_options.num_threads;
+                     # 6: xlac_program_info's CPU features, XLAC_ERROR_CPU_UNSUPPORTED)
 ALIGNMENT = 64       # XLAC_ALIGNMENT
 
 #: xlac_element_type (= XLA's PrimitiveType numbers).
@@ -38,6 +39,7 @@ XLAC_ERROR_NO_MEMORY = 2
 XLAC_ERROR_MISSING_SERVICE = 3
 XLAC_ERROR_ABI_MISMATCH = 4
 XLAC_ERROR_SERVICE_FAILED = 5
+XLAC_ERROR_CPU_UNSUPPORTED = 6
 
 #: void (*)(void **results, const void *const *params, void *temp, const xlac_run_options *opts)
 ENTRY = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_void_p, c_void_p)
