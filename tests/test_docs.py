@@ -102,6 +102,8 @@ def _missing(block: Block) -> str | None:
         or re.search(r"(^|[\s;&|(])make\s", text)
     if needs_cc and not (shutil.which("cc") or shutil.which("gcc")):
         return "needs a C compiler (cc)"
+    if re.search(r"(^|[\s;&|(])mpiexec\s", text) and not shutil.which("mpiexec", path=_env()["PATH"]):
+        return "needs mpiexec (pip install 'xlac[mpi]')"
     if re.search(r"(^|[\s;&|(])make\s", text) and not shutil.which("make"):
         return "needs make"
     if re.search(r"-llapack|-lopenblas", text) and not Path("/usr/lib/x86_64-linux-gnu/liblapack.so").exists():
