@@ -106,9 +106,60 @@ def test_shape_functions():
 def test_dynamic_slicing_clamps():
     a = np.arange(10, dtype=np.int32)
     np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice(v, (i,), (3,)), a, np.int32(8)), a[7:10])
-    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -2], np.int32), (i,)), a, np.int32(-3))
+    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -2], np.int32), (i,)), a, np.int32(-13))
     np.testing.assert_array_equal(got, np.r_[[-1, -2], a[2:]])
     np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_index_in_dim(v, i, keepdims=False), a, 4), 4)
+
+
+# (start, what jax.lax.dynamic_slice(arange(5), (start,), (2,)) returns): a negative start
+# counts from the end, then the window is clamped into bounds.
+NEGATIVE_STARTS = [(-1, [3, 4]), (-2, [3, 4]), (-3, [2, 3]), (-5, [0, 1]), (-7, [0, 1]), (4, [3, 4]), (9, [3, 4])]
+
+
+@pytest.mark.parametrize("start,want", NEGATIVE_STARTS)
+def test_dynamic_slice_negative_start_counts_from_the_end(start, want):
+    a = np.arange(5, dtype=np.int32)
+    for dt in (np.int32, np.int8, np.int64):
+        got = run(lambda v, i: lax.dynamic_slice(v, (i,), (2,)), a, dt(start))
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(run(lambda v: lax.dynamic_slice(v, (start,), (2,)), a), want)  # static
+    np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice_in_dim(v, i, 2), a, start), want)
+    np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice(v, i, (2,)), a, np.array([start])), want)
+    # dynamic_update_slice writes where dynamic_slice reads.
+    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -1], np.int32), (i,)), a, start)
+    np.testing.assert_array_equal(np.flatnonzero(got < 0), [w for w in want])
+    got = run(lambda v, i: lax.dynamic_update_slice_in_dim(v, np.array([-1, -1], np.int32), i, 0), a, start)
+    np.testing.assert_array_equal(np.flatnonzero(got < 0), [w for w in want])
+
+
+def test_dynamic_index_and_traced_indexing_count_from_the_end():
+    a = np.arange(12, dtype=np.int32).reshape(4, 3)
+    for i, row in [(-1, 3), (-4, 0), (-6, 0), (7, 3), (2, 2)]:     # jax: a[i] with a traced i
+        np.testing.assert_array_equal(run(lambda v, k: v[k], a, np.int32(i)), a[row])
+        np.testing.assert_array_equal(run(lambda v, k: lax.dynamic_index_in_dim(v, k, 0, False), a, i), a[row])
+    np.testing.assert_array_equal(run(lambda v, k: v[:, k], a, np.int16(-1)), a[:, 2])
+    np.testing.assert_array_equal(run(lambda v, k: lax.dynamic_index_in_dim(v, k, 1), a, -2), a[:, 1:2])
+    # An 8-bit index into a longer axis: the dimension's size does not fit int8.
+    long = np.arange(300, dtype=np.float32)
+    assert run(lambda v, k: v[k], long, np.int8(-1)) == 299
+    # Unsigned starts are never negative: 250 is past the end and clamps.
+    assert run(lambda v, k: v[k], np.arange(5, dtype=np.int32), np.uint8(250)) == 4
+
+
+def test_hlo_dynamic_slice_only_clamps():
+    """xlac.ops keeps HLO's semantics: a negative start is clamped to 0, as the spec says."""
+    b = xlac.XlaBuilder("ds")
+    x = ops.parameter(b, 0, "s32[5]")
+    i = ops.parameter(b, 1, "s32[]")
+    comp = b.build(ops.dynamic_slice(x, [i], [2]))
+    np.testing.assert_array_equal(xlac.jit(comp)(np.arange(5, dtype=np.int32), np.int32(-2)), [0, 1])
+
+
+def test_dynamic_slice_start_errors():
+    with pytest.raises(TypeError, match="lax.dynamic_slice: start index 0 must be an integer scalar"):
+        run(lambda v, i: lax.dynamic_slice(v, (i,), (2,)), np.arange(5.0), 1.5)
+    with pytest.raises(TypeError, match="lax.dynamic_slice: 1 start indices for an operand of rank 2"):
+        run(lambda v: lax.dynamic_slice(v, (1,), (2, 2)), np.zeros((3, 3)))
 
 
 def test_iota_full():

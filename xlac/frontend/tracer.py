@@ -14,7 +14,8 @@ strict rules):
 * ``== != < <= > >=`` give ``pred`` Tracers, never Python bools; ``bool(t)``,
   ``if t:`` and ``hash(t)`` are TypeErrors (the value is not known while tracing);
 * ``t[...]``: integers, slices with steps, ``None``, ``Ellipsis`` and scalar
-  integer Tracers (a dynamic index, clamped into bounds as ``lax.dynamic_slice``);
+  integer Tracers (a dynamic index: negative counts from the end, then clamped into
+  bounds, as jax's ``x[i]`` and ``lax.dynamic_slice``);
 * ``.shape`` (a tuple), ``.dtype``, ``.ndim``, ``.size``, ``.T``, ``.astype``,
   ``.reshape``, ``.transpose``, ``.sum/.max/.min/.prod/.mean/.any/.all(axis, keepdims)``.
 
@@ -43,7 +44,7 @@ from . import ops
 from .builder import XlaBuilder, XlaComputation, XlaOp
 
 __all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "current_builder", "flatten",
-           "unflatten", "python_scalar_dtype", "promote_dtypes"]
+           "unflatten", "python_scalar_dtype", "promote_dtypes", "dynamic_starts"]
 
 
 # ---------------------------------------------------------------------------
@@ -495,11 +496,10 @@ def _getitem(t: "Tracer", key) -> "Tracer":
     if any(s != 0 for s in starts) or limits != dims or any(s != 1 for s in strides):
         x = ops.slice(x, starts, limits, strides)
     if dynamic:
-        idx_type = next(iter(dynamic.values())).shape.dtype
-        zero = ops.constant(x.builder, np.zeros((), idx_type))
-        idx = [convert(dynamic[i], idx_type) if i in dynamic else zero for i in range(len(dims))]
+        # A traced index reads as jax's x[i]: negative counts from the end, then clamped.
+        idx = [dynamic.get(i, 0) for i in range(len(dims))]
         sizes = [1 if i in dynamic else x.shape.dimensions[i] for i in range(len(dims))]
-        x = ops.dynamic_slice(x, _wrap_negative(idx, x.shape.dimensions), sizes)
+        x = ops.dynamic_slice(x, dynamic_starts(idx, x.shape.dimensions, "indexing", x), sizes)
     shape = []
     src = list(x.shape.dimensions)
     j = 0
@@ -516,14 +516,54 @@ def _getitem(t: "Tracer", key) -> "Tracer":
     return Tracer(x, t.weak)
 
 
-def _wrap_negative(idx: list, dims) -> list:
-    """Negative dynamic indices count from the end (numpy), then lax clamps into bounds."""
+def dynamic_starts(starts, dims, what: str, like: XlaOp | None = None) -> list:
+    """Start indices for HLO's dynamic-slice / dynamic-update-slice as ``jax.lax`` computes
+    them: a negative start counts from the end of its dimension (``-2`` on size 5 is 3), and
+    only then does the op clamp it into bounds (HLO's own ops only clamp).
+
+    ``starts``: one Python int or integer scalar (Tracer/XlaOp) per dimension of size
+    ``dims``; returns scalar XlaOps of one integer type (the traced starts' type, widened
+    when it cannot hold a dimension size)."""
+    starts = list(starts)
+    if len(starts) != len(dims):
+        raise TypeError(f"{what}: {len(starts)} start indices for an operand of rank {len(dims)}")
+    traced = []
+    for k, i in enumerate(starts):
+        if isinstance(i, (Tracer, XlaOp)):
+            o = to_op(i, op=what)
+            if o.shape.rank or o.shape.dtype.kind not in "iu":
+                raise TypeError(f"{what}: start index {k} must be an integer scalar, got "
+                                f"{o.shape.element_type.value}{list(o.shape.dimensions)}")
+            traced.append(o)
+        else:
+            starts[k] = _static_start(i, dims[k], what, k)
+    dt = traced[0].shape.dtype if traced else np.dtype(np.int32)
+    if _bi.max(dims, default=0) > np.iinfo(dt).max:
+        dt = np.dtype(np.int32) if dt.itemsize < 4 else dt    # (8/16-bit starts, a longer dimension)
+    b = traced[0].builder if traced else like.builder if like is not None else current_builder(op=what)
     out = []
-    for i, n in zip(idx, dims):
-        zero = ops.constant(i.builder, np.zeros((), i.shape.dtype))
-        size = ops.constant(i.builder, np.array(n, i.shape.dtype))
-        out.append(ops.select(ops.lt(i, zero), ops.add(i, size), i) if i.shape.dtype.kind == "i" else i)
+    for i, n in zip(starts, dims):
+        if isinstance(i, int):                # already counted from the end, in [0, n]
+            out.append(ops.constant(b, np.asarray(i, dt)))
+            continue
+        i = convert(i, dt, what)
+        if dt.kind == "i":
+            size = ops.constant(b, np.asarray(n, dt))
+            i = ops.select(ops.lt(i, ops.constant(b, np.zeros((), dt))), ops.add(i, size), i)
+        out.append(i)
     return out
+
+
+def _static_start(i, n: int, what: str, k: int) -> int:
+    """A Python start index counted from the end when negative; kept in ``[0, n]``, which
+    changes nothing (the op clamps it to ``[0, n - size]``) but lets it fit any index type."""
+    try:
+        i = _operator.index(i)
+    except TypeError:
+        raise TypeError(f"{what}: start index {k} must be an integer, got {type(i).__name__} {i!r}") from None
+    if i < 0:
+        i += n
+    return _bi.min(_bi.max(i, 0), n)
 
 
 # ---------------------------------------------------------------------------

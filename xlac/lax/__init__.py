@@ -317,25 +317,26 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True) -> T
 
 
 def dynamic_slice(operand, start_indices, slice_sizes) -> Tracer:
-    """The ``slice_sizes`` window at run-time ``start_indices`` (scalars), clamped into bounds
-    (jax.lax.dynamic_slice; spec: *DynamicSlice*)."""
+    """The ``slice_sizes`` window at run-time ``start_indices`` (jax.lax.dynamic_slice; spec:
+    *DynamicSlice*): a negative start counts from the end of its dimension, then every
+    start is clamped so the window fits (``xlac.ops.dynamic_slice`` only clamps)."""
     o = _op(operand, "dynamic_slice")
-    return _wrap(ops.dynamic_slice(o, _starts("dynamic_slice", start_indices), slice_sizes), _t._weak(operand))
+    starts = _starts("dynamic_slice", start_indices, o)
+    return _wrap(ops.dynamic_slice(o, starts, slice_sizes), _t._weak(operand))
 
 
 def dynamic_update_slice(operand, update, start_indices) -> Tracer:
-    """``operand`` with ``update`` written at ``start_indices``, clamped into bounds
-    (jax.lax.dynamic_update_slice; spec: *DynamicUpdateSlice*)."""
+    """``operand`` with ``update`` written at ``start_indices`` (jax.lax.dynamic_update_slice;
+    spec: *DynamicUpdateSlice*): starts as in :func:`dynamic_slice`."""
     o, u = _same_dtype("dynamic_update_slice", operand, update)
-    return _wrap(ops.dynamic_update_slice(o, u, _starts("dynamic_update_slice", start_indices)))
+    return _wrap(ops.dynamic_update_slice(o, u, _starts("dynamic_update_slice", start_indices, o)))
 
 
-def _starts(name: str, start_indices) -> list:
+def _starts(name: str, start_indices, o: XlaOp) -> list:
+    """jax.lax's start indices (negative ones count from the end) as scalar XlaOps."""
     items = list(start_indices) if not _is_traced(start_indices) else \
         [index_in_dim(start_indices, i, keepdims=False) for i in range(_t._shape_of(start_indices)[0])]
-    typed = [x for x in items if _is_traced(x)]
-    dt = _t._dtype_of(typed[0]) if typed else np.dtype(np.int32)
-    return [_t.convert(x, dt, f"lax.{name}") for x in items]
+    return _t.dynamic_starts(items, o.shape.dimensions, f"lax.{name}", o)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0) -> Tracer:
@@ -953,8 +954,21 @@ def fori_loop(lower, upper, body_fun, init_val):
     return while_loop(cond, body, (_wrap(lo), init_val))[1]
 
 
-def _index_leaf(x, i) -> Tracer:
-    return dynamic_index_in_dim(x, i, 0, keepdims=False)
+def _index_leaf(x: XlaOp, i: Tracer) -> Tracer:
+    """``x[i]`` along the leading axis for a loop counter ``i`` (never negative: HLO's own
+    clamping dynamic-slice, without jax's negative-start arithmetic)."""
+    x = to_op(x)
+    zero = ops.constant(x.builder, np.int32(0))
+    row = ops.dynamic_slice(x, [i.value] + [zero] * (x.shape.rank - 1), [1] + list(x.shape.dimensions[1:]))
+    return _wrap(ops.reshape(row, list(x.shape.dimensions[1:])))
+
+
+def _update_leaf(buf: Tracer, v: XlaOp, i: Tracer) -> Tracer:
+    """``buf`` with row ``i`` (a loop counter, never negative) set to ``v``."""
+    b = buf.value
+    zero = ops.constant(b.builder, np.int32(0))
+    row = ops.reshape(v, [1] + list(v.shape.dimensions))
+    return _wrap(ops.dynamic_update_slice(b, row, [i.value] + [zero] * (b.shape.rank - 1)))
 
 
 def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int = 1):
@@ -993,7 +1007,7 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
             raise TypeError("lax.scan: f must return a pair (carry, y)")
         new_carry, y = out
         y_leaves = [_t.convert(v, s.dtype, "lax.scan") for v, s in zip(_t.flatten(y)[0], y_shapes)]
-        ys = [dynamic_update_slice_in_dim(buf, expand_dims(v, [0]), j, 0) for buf, v in zip(ys, y_leaves)]
+        ys = [_update_leaf(buf, v, j) for buf, v in zip(ys, y_leaves)]
         return i + np.int32(1), new_carry, ys
 
     state = (_wrap(ops.constant(b, np.int32(0))), init, [_wrap(y) for y in ys0])
