@@ -17,10 +17,10 @@ compile caches serve it).  The signature is the pytree structure of the
 arguments, each leaf's shape, dtype and weak type, and the values of the static
 arguments (which must be hashable).  Arguments and results are pytrees (nested
 tuples, lists and dicts; ``None`` is an empty subtree) of arrays: numpy arrays
-keep their dtype (f64 stays f64, as with ``jax_enable_x64``); a Python scalar is
-a *weakly typed* traced value of XLA's 32-bit default type (bool -> pred, int ->
-s32, float -> f32, complex -> c64) that takes the type of the arrays it meets,
-and a new value does not retrace.  Results come back as numpy arrays in the
+keep their dtype (f64 stays f64, as with ``jax_enable_x64``); a Python int,
+float or complex is a *weakly typed* traced value of XLA's 32-bit default type
+(s32, f32, c64) that takes the type of the arrays it meets (a Python bool is a
+pred, strongly typed as in jax), and a new value does not retrace.  Results come back as numpy arrays in the
 structure the function returned.  Nested containers need ``optree``
 (``pip install 'xlac[jit]'``).
 
@@ -90,7 +90,7 @@ def _as_array(x):
                         "(a leaked tracer)")
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         try:
-            return np.asarray(x, _t.python_scalar_dtype(x)), True
+            return np.asarray(x, _t.python_scalar_dtype(x)), not isinstance(x, bool)  # (bools: strong)
         except OverflowError as e:
             raise TypeError(str(e)) from None
     try:

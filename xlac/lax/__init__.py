@@ -397,7 +397,7 @@ def full(shape, fill_value, dtype=None) -> Tracer:
         b = _t.current_builder(op="lax.full")
         dt = _np_dtype(dtype) if dtype is not None else (
             python_scalar_dtype(fill_value) if _t._is_python_scalar(fill_value) else np.asarray(fill_value).dtype)
-        v = ops.constant(b, np.asarray(fill_value, dt))
+        v = ops.constant(b, _t.constant_as(fill_value, dt, "lax.full"))
     return _wrap(ops.broadcast(v, list(shape)), dtype is None and _t._weak(fill_value))
 
 
@@ -407,7 +407,7 @@ def full_like(x, fill_value, dtype=None, shape=None) -> Tracer:
     o = _op(x, "full_like")
     dt = _np_dtype(dtype) if dtype is not None else o.shape.dtype
     v = _t.convert(fill_value, dt, "lax.full_like") if _is_traced(fill_value) else \
-        ops.constant(o.builder, np.asarray(fill_value, dt))
+        ops.constant(o.builder, _t.constant_as(fill_value, dt, "lax.full_like"))
     return _wrap(ops.broadcast(v, list(o.shape.dimensions if shape is None else shape)))
 
 
@@ -683,7 +683,7 @@ class GatherScatterMode:
 
 def _fill_value(dt: np.dtype, fill_value):
     if fill_value is not None:
-        return np.asarray(fill_value, dt)
+        return _t.constant_as(fill_value, dt, "lax.gather")
     if dt.kind == "b":
         return np.array(True)
     if dt.kind == "i":
@@ -941,8 +941,8 @@ def fori_loop(lower, upper, body_fun, init_val):
     lo_is, hi_is = _is_traced(lower), _is_traced(upper)
     dt = _t._dtype_of(lower) if lo_is else _t._dtype_of(upper) if hi_is else np.dtype(np.int32)
     b = _t.current_builder(*_t.flatten(init_val)[0], lower, upper, op="lax.fori_loop")
-    lo = _t.convert(lower, dt, "lax.fori_loop") if lo_is else ops.constant(b, np.asarray(lower, dt))
-    hi = _wrap(_t.convert(upper, dt, "lax.fori_loop") if hi_is else ops.constant(b, np.asarray(upper, dt)))
+    lo = _t.convert(lower, dt, "lax.fori_loop") if lo_is else ops.constant(b, _t.constant_as(lower, dt))
+    hi = _wrap(_t.convert(upper, dt, "lax.fori_loop") if hi_is else ops.constant(b, _t.constant_as(upper, dt)))
 
     def cond(state):
         return state[0] < hi
