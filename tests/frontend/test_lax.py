@@ -278,6 +278,36 @@ def test_sort_top_k():
     np.testing.assert_array_equal(idx, [[0, 2], [2, 0]])
 
 
+# jax 0.10.2's answers: its comparator ties -0.0 with 0.0 and every NaN (with either sign)
+# with every other, after all numbers; a stable sort keeps tied values in input order.
+SIGNED = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, -0.0, 0.0], np.float32)
+
+
+def test_sort_ties_signed_zeros_and_puts_nans_last_as_jax():
+    keys, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 8)), SIGNED)
+    np.testing.assert_array_equal(idx, [5, 0, 1, 6, 7, 4, 2, 3])
+    np.testing.assert_array_equal(np.signbit(keys), np.signbit(SIGNED[idx]))   # values kept bit for bit
+    got = run(lambda x: lax.sort((x, lax.iota(np.int32, 8)), num_keys=1), SIGNED)
+    np.testing.assert_array_equal(got[1], [5, 0, 1, 6, 7, 4, 2, 3])
+    for dt in (np.float16, xlac.BF16.dtype, np.float64):
+        _, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 8)), SIGNED.astype(dt))
+        np.testing.assert_array_equal(idx, [5, 0, 1, 6, 7, 4, 2, 3])
+    # Two keys: (0, -0) and (0, 0) tie, as do (1, 0) and (1, -0).
+    a, b = np.array([1, 1, 0, 0], np.float32), np.array([0.0, -0.0, -0.0, 0.0], np.float32)
+    got = run(lambda p, q: lax.sort((p, q, lax.iota(np.int32, 4)), num_keys=2), a, b)
+    np.testing.assert_array_equal(got[2], [2, 3, 0, 1])
+    # Complex keys order by real part, then imaginary part, each as a float key.
+    c = np.array([0j, complex(-0.0, 0.0), complex(0, -0.0), 1j, complex(np.nan, 0), -1 + 5j], np.complex64)
+    _, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 6)), c)
+    np.testing.assert_array_equal(idx, [5, 0, 1, 2, 3, 4])
+
+
+def test_top_k_orders_in_total_order_as_jax():
+    """jax's top_k is XLA's TopK: -0.0 below 0.0, +NaN above everything, -NaN below."""
+    vals, idx = run(lambda x: lax.top_k(x, 8), SIGNED)
+    np.testing.assert_array_equal(idx, [2, 4, 0, 7, 1, 6, 5, 3])
+
+
 def test_control_flow():
     def f(n, x):
         return lax.fori_loop(0, n, lambda i, acc: acc + i * x, np.float32(0))

@@ -796,15 +796,31 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 # sorting
 # ---------------------------------------------------------------------------
 
+def _sort_keys(x: XlaOp) -> list:
+    """What jax's default comparator compares for an operand: a float with -0.0 as 0.0
+    and every NaN as +NaN (so in a total order zeros tie and NaNs go last, tied: a stable
+    sort keeps their input order), a complex number as its (real, imaginary) parts so."""
+    c = _t._cls(x.shape.dtype)
+    if c == "c":
+        return _sort_keys(ops.real(x)) + _sort_keys(ops.imag(x))
+    if c != "f":
+        return [x]
+    zero = ops.constant(x.builder, np.zeros((), x.shape.dtype))
+    nan = ops.constant(x.builder, np.full((), np.nan, x.shape.dtype))
+    return [ops.select(ops.ne(x, x), nan, ops.select(ops.eq(x, zero), zero, x))]
+
+
 def _lexicographic(num_keys: int):
-    """``lhs < rhs`` on the first ``num_keys`` operands in turn (floats in total order)."""
+    """``lhs < rhs`` on the first ``num_keys`` operands in turn, as jax.lax.sort's default
+    comparator (``_sort_lt_comparator``): see :func:`_sort_keys`."""
     def less(*args):
         k = len(args) // 2
         lhs, rhs = args[:k], args[k:]
+        keys = [(a, b) for i in range(num_keys)
+                for a, b in zip(_sort_keys(to_op(lhs[i])), _sort_keys(to_op(rhs[i])))]
         result = None
-        for i in reversed(range(num_keys)):
-            a, b = to_op(lhs[i]), to_op(rhs[i])
-            ctype = "TOTALORDER" if _t._kind(a.shape.dtype) == 2 else None
+        for a, b in reversed(keys):
+            ctype = "TOTALORDER" if _t._cls(a.shape.dtype) == "f" else None
             lt_ = ops.compare(a, b, "LT", compare_type=ctype)
             if result is None:
                 result = lt_
@@ -820,7 +836,8 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     """Sort along ``dimension`` (jax.lax.sort; spec: *Sort*).
 
     ``operand``: an array, or a tuple/list of arrays sorted together by the first
-    ``num_keys`` (lexicographically; floats in total order, NaNs last).  ``comparator``
+    ``num_keys`` (lexicographically, as jax: -0.0 and 0.0 tie, NaNs go last and tie,
+    complex numbers order by real then imaginary part).  ``comparator``
     (xlac's addition): a Python callable taking ``2 * N`` scalars (``lhs_0, rhs_0, lhs_1,
     rhs_1, ...`` as XLA orders them) and returning a bool scalar, "lhs goes first".
     Returns an array, or a tuple/list like ``operand``.
