@@ -337,6 +337,37 @@ def test_scan_and_map():
     np.testing.assert_array_equal(run(lambda x: lax.map(lambda r: r.sum(), x), xs), xs.sum(1))
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative_ops_over_an_empty_axis(name):
+    """jax returns the empty operand; nothing to accumulate is no window to reduce."""
+    fn = getattr(lax, name)
+    for shape, axis in [((0, 3), 0), ((0, 3), 1), ((3, 0), 0), ((3, 0), 1), ((0,), 0)]:
+        for reverse in (False, True):
+            got = run(lambda x: fn(x, axis=axis, reverse=reverse), np.ones(shape, np.float32))
+            assert got.shape == shape and got.dtype == np.float32
+    with pytest.raises(TypeError, match=f"lax.{name} does not accept dtype bool"):
+        run(lambda x: fn(x > 0), X)           # jax: TypeError too
+    with pytest.raises(ValueError, match=f"lax.{name}: axis 2 is out of bounds for an operand of rank 2"):
+        run(lambda x: fn(x, axis=2), X)
+
+
+def test_scan_over_an_empty_leading_axis():
+    """jax: the carry comes back as given, the ys are empty arrays of y's shape."""
+    def f(c, x):
+        return c + x.sum(), {"y": c * x, "s": x.sum()}
+    carry, ys = run(lambda xs: lax.scan(f, np.float32(1), xs), np.ones((0, 2), np.float32))
+    assert carry == 1 and ys["y"].shape == (0, 2) and ys["s"].shape == (0,)
+    carry, ys = run(lambda xs: lax.scan(f, np.float32(1), xs, reverse=True), np.ones((0, 2), np.float32))
+    assert carry == 1 and ys["y"].shape == (0, 2)
+    carry, ys = run(lambda: lax.scan(lambda c, _: (c + 1, c), np.int32(5), None, length=0))
+    assert carry == 5 and ys.shape == (0,) and ys.dtype == np.int32
+    assert run(lambda xs: lax.map(lambda r: r * 2, xs), np.ones((0, 3), np.float32)).shape == (0, 3)
+    with pytest.raises(TypeError, match=r"lax.scan: f must return a carry like init: init is \(f32\[\]\)"):
+        run(lambda xs: lax.scan(lambda c, x: (x, c), np.float32(1), xs), np.ones((0, 2), np.float32))
+    with pytest.raises(TypeError, match="lax.scan: f must return a carry like init"):
+        run(lambda xs: lax.scan(lambda c, x: (x, c), np.float32(1), xs), np.ones((3, 2), np.float32))
+
+
 def test_rng_bit_generator():
     key = np.array([1, 2], np.uint64)
     new_key, bits = run(lambda k: lax.rng_bit_generator(k, (4,)), key)

@@ -562,8 +562,15 @@ def _make_cumulative(name: str, monoid: str):
     def f(operand, axis: int = 0, reverse: bool = False) -> Tracer:
         o = _op(operand, name)
         rank = o.shape.rank
-        axis = _operator.index(axis) % rank if rank else 0
+        axis = _operator.index(axis)
+        if not -rank <= axis < rank:
+            raise ValueError(f"lax.{name}: axis {axis} is out of bounds for an operand of rank {rank}")
+        if _t._cls(o.shape.dtype) == "b":
+            raise TypeError(f"lax.{name} does not accept dtype bool (as jax.lax): convert to an integer type")
+        axis %= rank
         n = o.shape.dimensions[axis]
+        if n == 0:                  # nothing to accumulate: the (empty) operand is the result
+            return _wrap(o)
         window = [1] * rank
         window[axis] = n
         pads = [(0, 0)] * rank
@@ -1007,14 +1014,22 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
     def x_at(i):
         return x_tree.unflatten([_index_leaf(x, i) for x in x_ops])
 
-    # The structure, shapes and dtypes of y: trace f once on the carry and the first xs.
-    probe, _ = _trace_fn("scan", f, (init, x_tree.unflatten([_first(x) for x in x_ops])))
+    # The structure, shapes and dtypes of y: trace f once on the carry and an element of
+    # the xs' shapes (zeros: the trace is only looked at, even when the xs are empty).
+    probe, _ = _trace_fn("scan", f, (init, x_tree.unflatten([_element_like(x) for x in x_ops])))
     pair = probe.out_tree.unflatten(list(range(probe.num_outputs)))
     if not isinstance(pair, (_bi.tuple, list)) or len(pair) != 2:
         raise TypeError("lax.scan: f must return a pair (carry, y)")
     y_tree = _t.flatten(pair[1])[1]
     y_shapes = probe.out_shapes[len(carry_leaves):]
     ys0 = [ops.broadcast(ops.constant(b, np.zeros((), s.dtype)), [n] + list(s.dimensions)) for s in y_shapes]
+    in_shapes = [_op(c, "scan").shape for c in carry_leaves]
+    out_leaves, out_tree = _t.flatten(pair[0])
+    if out_tree != carry_tree or not _same_types(probe.out_shapes[:len(out_leaves)], in_shapes):
+        raise TypeError(f"lax.scan: f must return a carry like init: init is {_signature(in_shapes)} but "
+                        f"f returned {_signature(probe.out_shapes[:len(out_leaves)])}")
+    if n == 0:                  # no iteration: the carry as given and empty ys, as jax returns
+        return init, y_tree.unflatten([_wrap(y) for y in ys0])
 
     def body(state):
         i, carry, ys = state
@@ -1032,8 +1047,9 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
     return carry, y_tree.unflatten(ys)
 
 
-def _first(x: XlaOp) -> Tracer:
-    return _wrap(ops.reshape(ops.slice_in_dim(x, 0, 1, 1, 0), list(x.shape.dimensions[1:])))
+def _element_like(x: XlaOp) -> Tracer:
+    """Zeros of the shape and dtype of ``x``'s elements along its leading axis."""
+    return _wrap(ops.broadcast(ops.constant(x.builder, np.zeros((), x.shape.dtype)), list(x.shape.dimensions[1:])))
 
 
 def map(f, xs):  # noqa: A001 - jax's name
