@@ -137,6 +137,30 @@ class JittedFunction:
         except (TypeError, ValueError):
             self._signature = None
         functools.update_wrapper(self, fun)
+        if self._signature is not None:
+            self._check_argnums(self._signature)
+
+    def _check_argnums(self, sig: inspect.Signature) -> None:
+        """As jax.jit, at jit() time: argument numbers and names must exist in the signature
+        (ValueError), and a static argument is static whether passed by position or by name."""
+        params = list(sig.parameters.values())
+        kinds = {p.kind for p in params}
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n = len(positional)
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            for what, nums in (("static_argnums", self.static_argnums), ("donate_argnums", self.donate_argnums)):
+                if any(not -n <= i < n for i in nums):
+                    raise ValueError(f"xlac.jit: {self._name()} has {what}={nums}, but takes only {n} "
+                                     "positional arguments")
+        named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        unknown = set(self.static_argnames) - named
+        if unknown and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise ValueError(f"xlac.jit: {self._name()} has static_argnames {sorted(unknown)}, which are not "
+                             "among its arguments")
+        by_number = {positional[i] for i in self.static_argnums if -n <= i < n}
+        self.static_argnames = tuple(dict.fromkeys(self.static_argnames + tuple(sorted(by_number & named))))
+        self.static_argnums = tuple(dict.fromkeys(
+            self.static_argnums + tuple(i for i, name in enumerate(positional) if name in self.static_argnames)))
 
     def __repr__(self) -> str:
         return f"<xlac.jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"
