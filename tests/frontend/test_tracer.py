@@ -230,3 +230,19 @@ def test_operators_jax_refuses_are_clear_type_errors(fn, arg, match):
     args = arg if isinstance(arg, tuple) else (arg,)
     with pytest.raises(TypeError, match=match):
         run(fn, *args)
+
+
+def test_floor_divide_and_remainder_step_for_step_as_jax():
+    """jax.numpy's algorithms, so zero divisors and inexact quotients agree with jax."""
+    x = np.array([5, -5, 0, -2**31, 7, -7], np.int32)
+    y = np.array([0, 0, 0, -1, 2, 2], np.int32)
+    q, r = run(lambda a, b: (a // b, a % b), x, y)
+    np.testing.assert_array_equal(q, [-2, -2, -1, -2**31, 3, -4])
+    np.testing.assert_array_equal(r, [0, 0, 0, 0, 1, 1])                  # x % 0 is 0 in jax
+    q, r = run(lambda a, b: (a // b, a % b), np.array([5, 0, 7], np.uint8), np.array([0, 0, 2], np.uint8))
+    np.testing.assert_array_equal(q, [255, 255, 3])
+    np.testing.assert_array_equal(r, [0, 0, 1])
+    f = np.float32([1, 0.7, -1, 2.5])
+    q, r = run(lambda a: (a // np.float32(0.1), a % np.float32(0.1)), f)
+    np.testing.assert_array_equal(q, [9, 6, -10, 24])                    # floor(1 / 0.1) would be 10
+    np.testing.assert_array_equal(r, np.float32([9.9999987e-02, 9.9999979e-02, 1.4901161e-08, 9.9999964e-02]))

@@ -494,26 +494,46 @@ def _true_divide(a, b) -> "Tracer":
 
 
 def _floor_divide(a, b) -> "Tracer":
+    """jax.numpy's ``floor_divide``, step for step (so ``x // 0`` gives what jax gives)."""
     xa, xb, weak = binary_operands("//", a, b)
-    if _kind(xa.shape.dtype) >= 2:
-        return Tracer(ops.floor(ops.div(xa, xb)), weak)
-    q = ops.div(xa, xb)                     # truncates toward zero; floor needs one less
-    if _cls(xa.shape.dtype) == "u":         # when the remainder's sign differs from the divisor's
-        return Tracer(q, weak)
-    r = ops.rem(xa, xb)
-    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
-    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
-    return Tracer(ops.select(fix, ops.sub(q, ops.constant(xa.builder, np.ones((), xa.shape.dtype))), q), weak)
+    c = _cls(xa.shape.dtype)
+    if c == "u":
+        return Tracer(ops.div(xa, xb), weak)
+    if c == "i":
+        q = ops.div(xa, xb)             # truncates toward zero; floor is one less when the
+        fix = ops.and_(ops.ne(ops.sign(xa), ops.sign(xb)), ops.ne(ops.rem(xa, xb), _zeros_like(xa)))
+        return Tracer(ops.select(fix, ops.sub(q, _ones_like(q)), q), weak)   # signs differ, inexactly
+    return Tracer(_float_floor_divide(xa, xb), weak)
+
+
+def _zeros_like(x: XlaOp) -> XlaOp:
+    return ops.broadcast(ops.constant(x.builder, np.zeros((), x.shape.dtype)), list(x.shape.dimensions))
+
+
+def _ones_like(x: XlaOp) -> XlaOp:
+    return ops.broadcast(ops.constant(x.builder, np.ones((), x.shape.dtype)), list(x.shape.dimensions))
+
+
+def _float_floor_divide(x: XlaOp, y: XlaOp) -> XlaOp:
+    """CPython's float_divmod, as jax: divide ``x - fmod(x, y)`` (exact) by ``y``, one less
+    when the remainder's sign differs from the divisor's, rounded to an integer; this,
+    not ``floor(x / y)``, is ``1 // 0.1 == 9``."""
+    zero, one = _zeros_like(x), _ones_like(x)
+    mod = ops.rem(x, y)
+    corrected = ops.select(ops.eq(y, zero), x, ops.sub(x, mod))
+    div = ops.div(corrected, y)
+    fix = ops.and_(ops.ne(mod, zero), ops.ne(ops.sign(y), ops.sign(mod)))
+    return ops.round_nearest_afz(ops.select(fix, ops.sub(div, one), div))
 
 
 def _mod(a, b) -> "Tracer":
-    """numpy's ``%``: the remainder takes the divisor's sign."""
+    """jax.numpy's ``remainder``: it takes the divisor's sign; an integer ``x % 0`` is 0."""
     xa, xb, weak = binary_operands("%", a, b)
+    zero = _zeros_like(xa)
+    if _cls(xb.shape.dtype) in "iu":
+        xb = ops.select(ops.eq(xb, zero), _ones_like(xb), xb)
     r = ops.rem(xa, xb)
-    if _cls(xa.shape.dtype) == "u":
-        return Tracer(r, weak)
-    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
-    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
+    fix = ops.and_(ops.ne(ops.lt(r, zero), ops.lt(xb, zero)), ops.ne(r, zero))
     return Tracer(ops.select(fix, ops.add(r, xb), r), weak)
 
 
