@@ -143,6 +143,16 @@ def test_attributes_and_methods():
     assert run(lambda x: x.mean(), I).dtype == np.float32
 
 
+def test_max_and_min_of_nothing_are_errors_as_in_jax():
+    empty = np.zeros((0, 3), np.float32)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max which has no identity"):
+        run(lambda x: x.max(), empty)
+    with pytest.raises(ValueError, match="reduction operation min"):
+        run(lambda x: x.min(axis=0), empty)
+    assert run(lambda x: x.max(axis=1), empty).shape == (0,)      # nothing to reduce: fine
+    np.testing.assert_array_equal(run(lambda x: x.sum(axis=0), empty), np.zeros(3))
+
+
 def test_shape_errors_are_clear():
     with pytest.raises(ValueError, match=r"\+: shapes \(3, 4\) and \(3,\) do not broadcast"):
         run(lambda x, y: x + y, A, B[:3])

@@ -860,6 +860,9 @@ def _reduce_method(t: "Tracer", name: str, axis, keepdims: bool, what: str) -> "
     """A reduction method as jax.numpy's: its result is never weakly typed."""
     x = t.value
     axes = _axes(axis, x.shape.rank, what)
+    if name in ("max", "min") and _bi.any(x.shape.dimensions[a] == 0 for a in axes):
+        raise ValueError(f"{what}: zero-size array to reduction operation {what} which has no identity "
+                         f"(shape {list(x.shape.dimensions)}, axis {axis}), as in jax")
     out_dt = x.shape.dtype
     if name in ("sum", "prod"):
         out_dt = _sum_dtype(out_dt)
