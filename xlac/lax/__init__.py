@@ -805,8 +805,9 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 
 def _sort_keys(x: XlaOp) -> list:
     """What jax's default comparator compares for an operand: a float with -0.0 as 0.0
-    and every NaN as +NaN (so in a total order zeros tie and NaNs go last, tied: a stable
-    sort keeps their input order), a complex number as its (real, imaginary) parts so."""
+    and every NaN as +NaN (so in a total order the zeros tie, the NaNs go last and tie,
+    and a stable sort keeps tied values in input order); a complex number as its real
+    and imaginary parts, each treated so."""
     c = _t._cls(x.shape.dtype)
     if c == "c":
         return _sort_keys(ops.real(x)) + _sort_keys(ops.imag(x))
