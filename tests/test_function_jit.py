@@ -70,6 +70,38 @@ def test_static_arguments():
         xlac.jit(f)(X, np.int32(0))       # not static: a traced value cannot pick an axis
 
 
+def test_argnums_out_of_range_are_errors_at_jit_time():
+    """As jax.jit: checked against the signature when it can be inspected."""
+    def f(x, y):
+        return x + y
+
+    for kw, what in [({"static_argnums": 5}, r"static_argnums=\(5,\), but takes only 2 positional"),
+                     ({"static_argnums": -3}, r"static_argnums=\(-3,\)"),
+                     ({"static_argnums": (0, 2)}, r"static_argnums=\(0, 2\)"),
+                     ({"donate_argnums": 2}, r"donate_argnums=\(2,\)"),
+                     ({"static_argnames": "z"}, r"static_argnames \['z'\], which are not among its arguments")]:
+        with pytest.raises(ValueError, match=what):
+            xlac.jit(f, **kw)
+        with pytest.raises(ValueError, match=what):
+            xlac.jit(**kw)(f)
+    xlac.jit(f, static_argnums=-2)                                  # in range from the end
+    xlac.jit(lambda *xs: xs[0], static_argnums=5)                   # *args: any number may come
+    xlac.jit(lambda x, **kw: x, static_argnames="anything")         # **kwargs: any name may come
+    xlac.jit(max, static_argnums=5)                                 # no inspectable signature
+
+
+def test_static_arguments_by_position_or_by_name():
+    """As jax.jit: a static argument is static however it is passed."""
+    def f(x, mode):
+        return x * 2 if mode == "double" else x
+
+    for kw in ({"static_argnames": "mode"}, {"static_argnums": 1}):
+        jf = xlac.jit(f, **kw)
+        np.testing.assert_array_equal(jf(X, "double"), X * 2)
+        np.testing.assert_array_equal(jf(X, mode="double"), X * 2)
+        np.testing.assert_array_equal(jf(X, mode="same"), X)
+
+
 def test_pytrees_in_and_out():
     @xlac.jit
     def f(params, batch, scale=1.0):

@@ -70,7 +70,7 @@ from .hlo.verifier import check_call_graph
 from .hlo.window import WindowDimension, conv_dimension_numbers_of, window_of
 from .shape import BF16, F16, PrimitiveType, Shape, from_buffer, round_to_odd_f32, tiling_as_padding, to_buffer
 
-__all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "RULES", "Device", "CollectiveError",
+__all__ = ["evaluate", "evaluate_computation", "supported_opcodes", "convert_array", "RULES", "Device", "CollectiveError",
            "current_device", "running_as", "FeedError", "FeedTimeoutError"]
 
 def _has_dtype(pt) -> bool:
@@ -447,6 +447,13 @@ def _unsigned(dt):
 
 def _signed(dt):
     return np.dtype(f"i{dt.itemsize}")
+
+
+def convert_array(x, dtype) -> np.ndarray:
+    """``x`` converted to ``dtype`` as HLO's convert does (docs/numerics.md): integers wrap,
+    floats to integers truncate toward zero and saturate (NaN to 0), complex to real keeps
+    the real part, and narrow floats round once."""
+    return _convert(np.asarray(x), np.dtype(dtype))
 
 
 def _convert(x, to):

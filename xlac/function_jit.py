@@ -17,10 +17,10 @@ compile caches serve it).  The signature is the pytree structure of the
 arguments, each leaf's shape, dtype and weak type, and the values of the static
 arguments (which must be hashable).  Arguments and results are pytrees (nested
 tuples, lists and dicts; ``None`` is an empty subtree) of arrays: numpy arrays
-keep their dtype (f64 stays f64, as with ``jax_enable_x64``); a Python scalar is
-a *weakly typed* traced value of XLA's 32-bit default type (bool -> pred, int ->
-s32, float -> f32, complex -> c64) that takes the type of the arrays it meets,
-and a new value does not retrace.  Results come back as numpy arrays in the
+keep their dtype (f64 stays f64, as with ``jax_enable_x64``); a Python int,
+float or complex is a *weakly typed* traced value of XLA's 32-bit default type
+(s32, f32, c64) that takes the type of the arrays it meets (a Python bool is a
+pred, strongly typed as in jax), and a new value does not retrace.  Results come back as numpy arrays in the
 structure the function returned.  Nested containers need ``optree``
 (``pip install 'xlac[jit]'``).
 
@@ -90,7 +90,7 @@ def _as_array(x):
                         "(a leaked tracer)")
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         try:
-            return np.asarray(x, _t.python_scalar_dtype(x)), True
+            return np.asarray(x, _t.python_scalar_dtype(x)), not isinstance(x, bool)  # (bools: strong)
         except OverflowError as e:
             raise TypeError(str(e)) from None
     try:
@@ -137,6 +137,30 @@ class JittedFunction:
         except (TypeError, ValueError):
             self._signature = None
         functools.update_wrapper(self, fun)
+        if self._signature is not None:
+            self._check_argnums(self._signature)
+
+    def _check_argnums(self, sig: inspect.Signature) -> None:
+        """As jax.jit, at jit() time: argument numbers and names must exist in the signature
+        (ValueError), and a static argument is static whether passed by position or by name."""
+        params = list(sig.parameters.values())
+        kinds = {p.kind for p in params}
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n = len(positional)
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            for what, nums in (("static_argnums", self.static_argnums), ("donate_argnums", self.donate_argnums)):
+                if any(not -n <= i < n for i in nums):
+                    raise ValueError(f"xlac.jit: {self._name()} has {what}={nums}, but takes only {n} "
+                                     "positional arguments")
+        named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        unknown = set(self.static_argnames) - named
+        if unknown and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise ValueError(f"xlac.jit: {self._name()} has static_argnames {sorted(unknown)}, which are not "
+                             "among its arguments")
+        by_number = {positional[i] for i in self.static_argnums if -n <= i < n}
+        self.static_argnames = tuple(dict.fromkeys(self.static_argnames + tuple(sorted(by_number & named))))
+        self.static_argnums = tuple(dict.fromkeys(
+            self.static_argnums + tuple(i for i, name in enumerate(positional) if name in self.static_argnames)))
 
     def __repr__(self) -> str:
         return f"<xlac.jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"

@@ -106,9 +106,60 @@ def test_shape_functions():
 def test_dynamic_slicing_clamps():
     a = np.arange(10, dtype=np.int32)
     np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice(v, (i,), (3,)), a, np.int32(8)), a[7:10])
-    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -2], np.int32), (i,)), a, np.int32(-3))
+    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -2], np.int32), (i,)), a, np.int32(-13))
     np.testing.assert_array_equal(got, np.r_[[-1, -2], a[2:]])
     np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_index_in_dim(v, i, keepdims=False), a, 4), 4)
+
+
+# (start, what jax.lax.dynamic_slice(arange(5), (start,), (2,)) returns): a negative start
+# counts from the end, then the window is clamped into bounds.
+NEGATIVE_STARTS = [(-1, [3, 4]), (-2, [3, 4]), (-3, [2, 3]), (-5, [0, 1]), (-7, [0, 1]), (4, [3, 4]), (9, [3, 4])]
+
+
+@pytest.mark.parametrize("start,want", NEGATIVE_STARTS)
+def test_dynamic_slice_negative_start_counts_from_the_end(start, want):
+    a = np.arange(5, dtype=np.int32)
+    for dt in (np.int32, np.int8, np.int64):
+        got = run(lambda v, i: lax.dynamic_slice(v, (i,), (2,)), a, dt(start))
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(run(lambda v: lax.dynamic_slice(v, (start,), (2,)), a), want)  # static
+    np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice_in_dim(v, i, 2), a, start), want)
+    np.testing.assert_array_equal(run(lambda v, i: lax.dynamic_slice(v, i, (2,)), a, np.array([start])), want)
+    # dynamic_update_slice writes where dynamic_slice reads.
+    got = run(lambda v, i: lax.dynamic_update_slice(v, np.array([-1, -1], np.int32), (i,)), a, start)
+    np.testing.assert_array_equal(np.flatnonzero(got < 0), [w for w in want])
+    got = run(lambda v, i: lax.dynamic_update_slice_in_dim(v, np.array([-1, -1], np.int32), i, 0), a, start)
+    np.testing.assert_array_equal(np.flatnonzero(got < 0), [w for w in want])
+
+
+def test_dynamic_index_and_traced_indexing_count_from_the_end():
+    a = np.arange(12, dtype=np.int32).reshape(4, 3)
+    for i, row in [(-1, 3), (-4, 0), (-6, 0), (7, 3), (2, 2)]:     # jax: a[i] with a traced i
+        np.testing.assert_array_equal(run(lambda v, k: v[k], a, np.int32(i)), a[row])
+        np.testing.assert_array_equal(run(lambda v, k: lax.dynamic_index_in_dim(v, k, 0, False), a, i), a[row])
+    np.testing.assert_array_equal(run(lambda v, k: v[:, k], a, np.int16(-1)), a[:, 2])
+    np.testing.assert_array_equal(run(lambda v, k: lax.dynamic_index_in_dim(v, k, 1), a, -2), a[:, 1:2])
+    # An 8-bit index into a longer axis: the dimension's size does not fit int8.
+    long = np.arange(300, dtype=np.float32)
+    assert run(lambda v, k: v[k], long, np.int8(-1)) == 299
+    # Unsigned starts are never negative: 250 is past the end and clamps.
+    assert run(lambda v, k: v[k], np.arange(5, dtype=np.int32), np.uint8(250)) == 4
+
+
+def test_hlo_dynamic_slice_only_clamps():
+    """xlac.ops keeps HLO's semantics: a negative start is clamped to 0, as the spec says."""
+    b = xlac.XlaBuilder("ds")
+    x = ops.parameter(b, 0, "s32[5]")
+    i = ops.parameter(b, 1, "s32[]")
+    comp = b.build(ops.dynamic_slice(x, [i], [2]))
+    np.testing.assert_array_equal(xlac.jit(comp)(np.arange(5, dtype=np.int32), np.int32(-2)), [0, 1])
+
+
+def test_dynamic_slice_start_errors():
+    with pytest.raises(TypeError, match="lax.dynamic_slice: start index 0 must be an integer scalar"):
+        run(lambda v, i: lax.dynamic_slice(v, (i,), (2,)), np.arange(5.0), 1.5)
+    with pytest.raises(TypeError, match="lax.dynamic_slice: 1 start indices for an operand of rank 2"):
+        run(lambda v: lax.dynamic_slice(v, (1,), (2, 2)), np.zeros((3, 3)))
 
 
 def test_iota_full():
@@ -227,6 +278,36 @@ def test_sort_top_k():
     np.testing.assert_array_equal(idx, [[0, 2], [2, 0]])
 
 
+# jax 0.10.2's answers: its comparator ties -0.0 with 0.0 and every NaN (with either sign)
+# with every other, after all numbers; a stable sort keeps tied values in input order.
+SIGNED = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, -0.0, 0.0], np.float32)
+
+
+def test_sort_ties_signed_zeros_and_puts_nans_last_as_jax():
+    keys, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 8)), SIGNED)
+    np.testing.assert_array_equal(idx, [5, 0, 1, 6, 7, 4, 2, 3])
+    np.testing.assert_array_equal(np.signbit(keys), np.signbit(SIGNED[idx]))   # values kept bit for bit
+    got = run(lambda x: lax.sort((x, lax.iota(np.int32, 8)), num_keys=1), SIGNED)
+    np.testing.assert_array_equal(got[1], [5, 0, 1, 6, 7, 4, 2, 3])
+    for dt in (np.float16, xlac.BF16.dtype, np.float64):
+        _, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 8)), SIGNED.astype(dt))
+        np.testing.assert_array_equal(idx, [5, 0, 1, 6, 7, 4, 2, 3])
+    # Two keys: (0, -0) and (0, 0) tie, as do (1, 0) and (1, -0).
+    a, b = np.array([1, 1, 0, 0], np.float32), np.array([0.0, -0.0, -0.0, 0.0], np.float32)
+    got = run(lambda p, q: lax.sort((p, q, lax.iota(np.int32, 4)), num_keys=2), a, b)
+    np.testing.assert_array_equal(got[2], [2, 3, 0, 1])
+    # Complex keys order by real part, then imaginary part, each as a float key.
+    c = np.array([0j, complex(-0.0, 0.0), complex(0, -0.0), 1j, complex(np.nan, 0), -1 + 5j], np.complex64)
+    _, idx = run(lambda x: lax.sort_key_val(x, lax.iota(np.int32, 6)), c)
+    np.testing.assert_array_equal(idx, [5, 0, 1, 2, 3, 4])
+
+
+def test_top_k_orders_in_total_order_as_jax():
+    """jax's top_k is XLA's TopK: -0.0 below 0.0, +NaN above everything, -NaN below."""
+    vals, idx = run(lambda x: lax.top_k(x, 8), SIGNED)
+    np.testing.assert_array_equal(idx, [2, 4, 0, 7, 1, 6, 5, 3])
+
+
 def test_control_flow():
     def f(n, x):
         return lax.fori_loop(0, n, lambda i, acc: acc + i * x, np.float32(0))
@@ -254,6 +335,37 @@ def test_scan_and_map():
     carry, ys = run(lambda x: lax.scan(lambda c, v: (c + v, c), np.zeros(2, np.float32), x, reverse=True), xs)
     np.testing.assert_array_equal(ys, [[6, 8], [4, 5], [0, 0]])
     np.testing.assert_array_equal(run(lambda x: lax.map(lambda r: r.sum(), x), xs), xs.sum(1))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative_ops_over_an_empty_axis(name):
+    """jax returns the empty operand; nothing to accumulate is no window to reduce."""
+    fn = getattr(lax, name)
+    for shape, axis in [((0, 3), 0), ((0, 3), 1), ((3, 0), 0), ((3, 0), 1), ((0,), 0)]:
+        for reverse in (False, True):
+            got = run(lambda x: fn(x, axis=axis, reverse=reverse), np.ones(shape, np.float32))
+            assert got.shape == shape and got.dtype == np.float32
+    with pytest.raises(TypeError, match=f"lax.{name} does not accept dtype bool"):
+        run(lambda x: fn(x > 0), X)           # jax: TypeError too
+    with pytest.raises(ValueError, match=f"lax.{name}: axis 2 is out of bounds for an operand of rank 2"):
+        run(lambda x: fn(x, axis=2), X)
+
+
+def test_scan_over_an_empty_leading_axis():
+    """jax: the carry comes back as given, the ys are empty arrays of y's shape."""
+    def f(c, x):
+        return c + x.sum(), {"y": c * x, "s": x.sum()}
+    carry, ys = run(lambda xs: lax.scan(f, np.float32(1), xs), np.ones((0, 2), np.float32))
+    assert carry == 1 and ys["y"].shape == (0, 2) and ys["s"].shape == (0,)
+    carry, ys = run(lambda xs: lax.scan(f, np.float32(1), xs, reverse=True), np.ones((0, 2), np.float32))
+    assert carry == 1 and ys["y"].shape == (0, 2)
+    carry, ys = run(lambda: lax.scan(lambda c, _: (c + 1, c), np.int32(5), None, length=0))
+    assert carry == 5 and ys.shape == (0,) and ys.dtype == np.int32
+    assert run(lambda xs: lax.map(lambda r: r * 2, xs), np.ones((0, 3), np.float32)).shape == (0, 3)
+    with pytest.raises(TypeError, match=r"lax.scan: f must return a carry like init: init is \(f32\[\]\)"):
+        run(lambda xs: lax.scan(lambda c, x: (x, c), np.float32(1), xs), np.ones((0, 2), np.float32))
+    with pytest.raises(TypeError, match="lax.scan: f must return a carry like init"):
+        run(lambda xs: lax.scan(lambda c, x: (x, c), np.float32(1), xs), np.ones((3, 2), np.float32))
 
 
 def test_rng_bit_generator():

@@ -178,6 +178,8 @@ def test_clamp():
     raises("min must be a scalar", "clamp", ["s32[2]", "s32[3]", "s32[]"])
     raises("max must have the operand's element type", "clamp", ["s32[]", "s32[3]", "f32[]"])
     raises("takes 3", "clamp", ["s32[]", "s32[3]"])
+    assert same(infer("clamp", ["pred[]", "pred[3]", "pred[]"]), "pred[3]")   # false < true, as XLA
+    raises("ordered element type", "clamp", ["c64[]", "c64[3]", "c64[]"])
 
 
 # -- conversions ---------------------------------------------------------------------

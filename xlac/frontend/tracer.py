@@ -9,14 +9,20 @@ A Tracer is a numpy-style convenience over ``ops`` (``ops`` itself keeps XLA's
 strict rules):
 
 * ``+ - * / // % ** @``, unary ``- + ~ abs``, ``& | ^ << >>`` with numpy
-  broadcasting and jax's type promotion (a Python scalar is *weakly typed*: it
-  takes the other operand's type, so ``x_f16 * 2.0`` stays f16);
+  broadcasting and jax.numpy's result types (:func:`promote_dtypes`: jax's
+  promotion lattice; a Python int, float or complex is *weakly typed*: it takes
+  the other operand's type, so ``x_f16 * 2.0`` stays f16 and ``x_u32 + -1``
+  wraps in u32); what jax.numpy refuses (``-`` of bools, ``~`` of floats, ...)
+  is a TypeError;
 * ``== != < <= > >=`` give ``pred`` Tracers, never Python bools; ``bool(t)``,
   ``if t:`` and ``hash(t)`` are TypeErrors (the value is not known while tracing);
 * ``t[...]``: integers, slices with steps, ``None``, ``Ellipsis`` and scalar
-  integer Tracers (a dynamic index, clamped into bounds as ``lax.dynamic_slice``);
+  integer Tracers (a dynamic index: negative counts from the end, then clamped into
+  bounds, as jax's ``x[i]`` and ``lax.dynamic_slice``);
 * ``.shape`` (a tuple), ``.dtype``, ``.ndim``, ``.size``, ``.T``, ``.astype``,
-  ``.reshape``, ``.transpose``, ``.sum/.max/.min/.prod/.mean/.any/.all(axis, keepdims)``.
+  ``.reshape``, ``.transpose``, ``.sum/.max/.min/.prod/.mean/.any/.all(axis, keepdims)``
+  (typed as jax.numpy's: bools and narrow integers sum in int32/uint32, f16 and
+  bf16 in f32).
 
 A function traced for a sub-computation may use Tracers of the functions
 around it (a loop body reading a matrix of the enclosing ``@xlac.jit``): such a
@@ -38,12 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluator import convert_array
 from ..shape import PrimitiveType, Shape
 from . import ops
 from .builder import XlaBuilder, XlaComputation, XlaOp
 
 __all__ = ["Tracer", "trace", "tracing", "TracedFunction", "to_op", "current_builder", "flatten",
-           "unflatten", "python_scalar_dtype", "promote_dtypes"]
+           "unflatten", "python_scalar_dtype", "promote_dtypes", "dynamic_starts"]
 
 
 # ---------------------------------------------------------------------------
@@ -140,43 +147,152 @@ def _is_python_scalar(x) -> bool:
     return isinstance(x, (bool, int, float, _bi.complex)) and not isinstance(x, np.generic)
 
 
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # bf16 & co. are "V" in ml_dtypes
+def _cls(dt: np.dtype) -> str:
+    """``b``ool, ``i``nt, ``u``nsigned, ``f``loat or ``c``omplex (numpy's ``kind`` calls
+    ml_dtypes' int4 and bfloat16 alike ``V``)."""
+    pt = PrimitiveType.from_dtype(dt)
+    if pt.is_pred:
+        return "b"
+    if pt.is_integral:
+        return "i" if pt.is_signed_int else "u"
+    return "c" if pt.is_complex else "f"
+
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def _kind(dt: np.dtype) -> int:
-    if dt.kind == "V" or dt.kind == "f":
-        return 2
-    return _KIND_RANK[dt.kind]
+    """bool 0 < integers 1 < floats 2 < complex 3."""
+    return _KIND_RANK[_cls(dt)]
 
 
-def _default_of_kind(k: int) -> np.dtype:
-    return np.dtype([np.bool_, np.int32, np.float32, np.complex64][k])
+# jax's type promotion lattice (jax._src.dtypes._type_promotion_lattice, "standard"
+# promotion): each type and the types directly above it.  "int", "float" and "complex"
+# are the weak types of Python scalars; a binary op's operands go to their least upper
+# bound.  Narrow integers and floats have nothing above them: they meet only themselves,
+# bool and weak scalars.
+_NARROW_FLOATS = ("f4e2m1fn", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f8e4m3b11fnuz", "f8e4m3fn", "f8e4m3fnuz",
+                  "f8e5m2", "f8e5m2fnuz")
+_NARROW_INTS = ("s1", "s2", "s4", "u1", "u2", "u4")
+_WEAK_NODES = ("int", "float", "complex")
 
 
-def promote_dtypes(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool):
-    """``(dtype, weak)`` of a binary op's result, as jax promotes: a weakly-typed operand
-    (a Python scalar) takes the other's type unless it is of a higher kind (bool < int <
-    float < complex); two typed operands of one kind take the wider type; an integer with
-    a float takes the float type."""
-    if a == b:
-        return a, a_weak and b_weak
-    ka, kb = _kind(a), _kind(b)
-    if a_weak != b_weak:
-        strong, weak_k, strong_k = (b, ka, kb) if a_weak else (a, kb, ka)
-        if weak_k <= strong_k:
-            return strong, False
-        if weak_k == 3 and strong.itemsize == 8:  # f64 with a complex scalar
-            return np.dtype(np.complex128), False
-        return _default_of_kind(weak_k), False
-    if ka != kb:
-        hi, lo = (a, b) if ka > kb else (b, a)
-        if _kind(hi) == 3 and _kind(lo) == 2 and lo.itemsize == 8:
-            return np.dtype(np.complex128), a_weak
-        return hi, a_weak
-    try:
-        return np.promote_types(a, b), a_weak
-    except TypeError:
-        return np.dtype(np.float32), a_weak
+def _lattice(x64: bool) -> dict:
+    return {
+        "pred": ["int"], "int": ["u8", "s8", *_NARROW_INTS], **{t: [] for t in _NARROW_INTS},
+        # Without x64, u32 with s32 stays s32 (jax forms no 64-bit type from 32-bit ones).
+        "u8": ["s16", "u16"], "u16": ["s32", "u32"], "u32": ["s64" if x64 else "s32", "u64"],
+        "u64": ["float"], "s8": ["s16"], "s16": ["s32"], "s32": ["s64"], "s64": ["float"],
+        "float": [*_NARROW_FLOATS, "bf16", "f16", "complex"], **{t: [] for t in _NARROW_FLOATS},
+        "bf16": ["f32"], "f16": ["f32"], "f32": ["f64", "c64"], "f64": ["c128"],
+        "complex": ["c64"], "c64": ["c128"], "c128": [],
+    }
+
+
+def _upper_bounds(x64: bool) -> dict:
+    """Every node -> the set of nodes at or above it."""
+    lattice = _lattice(x64)
+    ub = {n: {n} for n in lattice}
+    for n in lattice:
+        todo = list(lattice[n])
+        while todo:
+            m = todo.pop()
+            if m not in ub[n]:
+                ub[n].add(m)
+                todo += lattice[m]
+    return {n: frozenset(v) for n, v in ub.items()}
+
+
+_UPPER_BOUNDS = {x64: _upper_bounds(x64) for x64 in (False, True)}
+_X64 = frozenset(np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128))
+
+
+def _join(a: str, b: str, x64: bool) -> str | None:
+    """The least upper bound of two lattice nodes (None: there is none)."""
+    ub = _UPPER_BOUNDS[x64]
+    common = ub[a] & ub[b]
+    least = [c for c in common if common <= ub[c]]
+    return least[0] if least else None
+
+
+def _node(dt: np.dtype, weak: bool) -> str:
+    if weak and _cls(dt) != "b":
+        return {"i": "int", "u": "int", "f": "float", "c": "complex"}[_cls(dt)]
+    return PrimitiveType.from_dtype(dt).value
+
+
+def _default_dtype(node: str, x64: bool) -> np.dtype:
+    """A weak type's dtype: jax's default types, 64-bit when an operand is."""
+    return np.dtype({"int": (np.int32, np.int64), "float": (np.float32, np.float64),
+                     "complex": (np.complex64, np.complex128)}[node][x64])
+
+
+def promote_dtypes(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool, op: str = ""):
+    """``(dtype, weak)`` the operands of a binary op go to, as ``jnp.promote_types`` and
+    jax's weak types have it: the least upper bound on jax's promotion lattice, where a
+    weakly typed value (a Python scalar) stands for its kind (int, float, complex) and so
+    takes the other operand's type unless that is of a lower kind (``u8 + 300`` is u8,
+    ``s32 * 2.0`` a weak f32).  As xlac keeps 64-bit arrays 64-bit, an operation with a
+    64-bit operand promotes as jax with ``jax_enable_x64``, any other as jax without it
+    (``u32 + s32`` is s32).  Bool is never weak.  TypeError for types jax does not promote
+    to one another (the narrow ints and floats)."""
+    a_weak = a_weak and _cls(a) != "b"
+    b_weak = b_weak and _cls(b) != "b"
+    if a == b and not (a_weak and b_weak):
+        return a, False
+    x64 = a in _X64 or b in _X64
+    if a_weak and b_weak:                    # two Python scalars: their strong types' join
+        r = _join(_node(a, False), _node(b, False), x64)
+        return np.dtype(PrimitiveType.from_name(r).dtype), True
+    r = _join(_node(a, a_weak), _node(b, b_weak), x64)
+    if r is None:
+        raise TypeError(f"{op or 'type promotion'}: {_label(a, a_weak)} and {_label(b, b_weak)} have no implicit "
+                        "promotion path (as in jax, narrow integer and float types promote to no other "
+                        "type); convert one explicitly, e.g. x.astype(np.float32)")
+    if r in _WEAK_NODES:
+        return _default_dtype(r, x64), True
+    return np.dtype(PrimitiveType.from_name(r).dtype), False
+
+
+def _label(dt: np.dtype, weak: bool) -> str:
+    return f"weakly typed {dt.name} (a Python scalar)" if weak and _cls(dt) != "b" else dt.name
+
+
+def _numeric(dt: np.dtype) -> np.dtype:
+    """jax's ``to_numeric_dtype``: bool computes as int32."""
+    return np.dtype(np.int32) if _cls(dt) == "b" else dt
+
+
+def _inexact(dt: np.dtype) -> np.dtype:
+    """jax's ``to_inexact_dtype``: bool and integers become f32 (64-bit ones f64)."""
+    if _cls(dt) in "fc":
+        return dt
+    return np.dtype(np.float64 if dt.itemsize == 8 else np.float32)
+
+
+def operator_dtype(op: str, a, b):
+    """``(dtype, weak)``: the type the operands of the numpy-style operator ``op`` are
+    converted to, and whether its result is weakly typed, as jax.numpy's ufunc behind the
+    operator has it; TypeError where jax refuses the operand types."""
+    da, wa, db, wb = _dtype_of(a), _weak(a), _dtype_of(b), _weak(b)
+    dt, weak = promote_dtypes(da, wa, db, wb, op)
+    c = _cls(dt)
+    if op == "-" and c == "b":
+        raise TypeError("-: bool operands cannot be subtracted (as in jax); use x ^ y or x != y")
+    if op in ("&", "|", "^", "<<", ">>") and c in "fc":
+        raise TypeError(f"{op}: needs integer or bool operands, got {_label(da, wa)} and {_label(db, wb)}")
+    if op in ("//", "%") and c == "c":
+        raise TypeError(f"{op}: not defined for complex operands, got {_label(da, wa)} and {_label(db, wb)}")
+    if op in ("<<", ">>", "//", "%"):
+        return _numeric(dt), weak            # bool operands compute as int32
+    if op == "/":
+        return _inexact(dt), weak
+    if op == "**":
+        if c in "biu":                       # jax's integer power: a strong int32 for bools
+            return _numeric(dt), False
+        if _cls(da) in "fc" and _cls(db) in "iu":
+            return dt, wa and wb             # jax: lax.pow(x, integer y), weak only if both are
+    return dt, weak
 
 
 # ---------------------------------------------------------------------------
@@ -263,18 +379,41 @@ def to_op(x, like: XlaOp | None = None, dtype=None, op: str = "") -> XlaOp:
             return o
         return _current_trace(b).capture(o)
     b = like.builder if like is not None else current_builder(op=op)
-    if dtype is None:
-        dtype = python_scalar_dtype(x) if _is_python_scalar(x) else None
-    a = np.asarray(x, dtype=dtype)
-    if a.dtype == object:
-        raise TypeError(f"{op or 'operand'}: cannot use a {type(x).__name__} as an array")
-    if a.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)) and dtype is None:
+    if dtype is not None:
+        return ops.constant(b, constant_as(x, dtype, op))
+    if _is_python_scalar(x):
+        return ops.constant(b, np.asarray(x, python_scalar_dtype(x)))
+    a = _as_array(x, op)
+    if a.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
         a = a.astype(np.float32)   # Python float lists follow the scalar rule
     return ops.constant(b, a)
 
 
+def _as_array(x, op: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype == object or a.dtype.kind in "USM":
+        raise TypeError(f"{op or 'operand'}: cannot use a {type(x).__name__} as an array")
+    return a
+
+
+def constant_as(x, dtype, op: str = "") -> np.ndarray:
+    """A Python or numpy value as an array of ``dtype``, converted as jax converts it: a
+    Python int wraps into an integer type (``-1`` as u32 is 4294967295, as
+    ``lax.convert_element_type(-1, jnp.uint32)``); everything else converts as HLO's convert
+    (a float to an integer truncates and saturates)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
+        if _cls(dtype) not in "fc":
+            raise OverflowError(f"{op or 'operand'}: Python int {x} does not fit a 64-bit integer")
+        x = float(x)                        # (a float type holds it, or overflows to inf)
+    a = _as_array(x, op)
+    return a if a.dtype == dtype else convert_array(a, dtype)
+
+
 def _weak(x) -> bool:
-    return _is_python_scalar(x) or (isinstance(x, Tracer) and x.weak)
+    """Whether ``x`` is weakly typed: a Python int, float or complex (not a bool: jax types
+    Python bools strongly), or a Tracer made from one."""
+    return (_is_python_scalar(x) and not isinstance(x, bool)) or (isinstance(x, Tracer) and x.weak)
 
 
 def _dtype_of(x) -> np.dtype:
@@ -316,9 +455,10 @@ def broadcast_to(o: XlaOp, shape: tuple) -> XlaOp:
 
 
 def binary_operands(op: str, a, b, dtype=None):
-    """``(a, b, weak)``: both as XlaOps of one dtype and the numpy-broadcast shape."""
+    """``(a, b, weak)``: both as XlaOps of one dtype (``dtype``, else the type jax's
+    operator ``op`` computes in) and the numpy-broadcast shape."""
     if dtype is None:
-        dtype, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
+        dtype, weak = operator_dtype(op, a, b)
     else:
         weak = False
     try:
@@ -336,43 +476,64 @@ def _binary(fn, opname: str, a, b) -> "Tracer":
     return Tracer(fn(xa, xb), weak)
 
 
+_SYMBOL = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+
+
 def _compare(direction: str, a, b) -> "Tracer":
-    xa, xb, _ = binary_operands(direction.lower(), a, b)
+    xa, xb, _ = binary_operands(_SYMBOL[direction], a, b)
+    if _cls(xa.shape.dtype) == "c" and direction not in ("EQ", "NE"):
+        # As jax: complex numbers order by real part, then imaginary part.
+        ra, rb, ia, ib = ops.real(xa), ops.real(xb), ops.imag(xa), ops.imag(xb)
+        return Tracer(ops.select(ops.eq(ra, rb), ops.compare(ia, ib, direction), ops.compare(ra, rb, direction)))
     return Tracer(ops.compare(xa, xb, direction))
 
 
 def _true_divide(a, b) -> "Tracer":
-    dt, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
-    if _kind(dt) < 2:                       # numpy and jax: int / int is a float
-        dt, weak = np.dtype(np.float32), False
-    xa, xb, _ = binary_operands("/", a, b, dt)
+    xa, xb, weak = binary_operands("/", a, b)      # integers divide as floats (jax, numpy)
     return Tracer(ops.div(xa, xb), weak)
 
 
 def _floor_divide(a, b) -> "Tracer":
+    """jax.numpy's ``floor_divide``, step for step (so ``x // 0`` gives what jax gives)."""
     xa, xb, weak = binary_operands("//", a, b)
-    k = _kind(xa.shape.dtype)
-    if k >= 2:
-        return Tracer(ops.floor(ops.div(xa, xb)), weak)
-    if k == 0:
-        raise TypeError("//: not defined for bool operands")
-    q = ops.div(xa, xb)                     # truncates toward zero; floor needs one less
-    if xa.shape.dtype.kind == "u":          # when the remainder's sign differs from the divisor's
-        return Tracer(q, weak)
-    r = ops.rem(xa, xb)
-    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
-    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
-    return Tracer(ops.select(fix, ops.sub(q, ops.constant(xa.builder, np.ones((), xa.shape.dtype))), q), weak)
+    c = _cls(xa.shape.dtype)
+    if c == "u":
+        return Tracer(ops.div(xa, xb), weak)
+    if c == "i":
+        q = ops.div(xa, xb)             # truncates toward zero; floor is one less when the
+        fix = ops.and_(ops.ne(ops.sign(xa), ops.sign(xb)), ops.ne(ops.rem(xa, xb), _zeros_like(xa)))
+        return Tracer(ops.select(fix, ops.sub(q, _ones_like(q)), q), weak)   # signs differ, inexactly
+    return Tracer(_float_floor_divide(xa, xb), weak)
+
+
+def _zeros_like(x: XlaOp) -> XlaOp:
+    return ops.broadcast(ops.constant(x.builder, np.zeros((), x.shape.dtype)), list(x.shape.dimensions))
+
+
+def _ones_like(x: XlaOp) -> XlaOp:
+    return ops.broadcast(ops.constant(x.builder, np.ones((), x.shape.dtype)), list(x.shape.dimensions))
+
+
+def _float_floor_divide(x: XlaOp, y: XlaOp) -> XlaOp:
+    """CPython's float_divmod, as jax: divide ``x - fmod(x, y)`` (exact) by ``y``, one less
+    when the remainder's sign differs from the divisor's, rounded to an integer; this,
+    not ``floor(x / y)``, is ``1 // 0.1 == 9``."""
+    zero, one = _zeros_like(x), _ones_like(x)
+    mod = ops.rem(x, y)
+    corrected = ops.select(ops.eq(y, zero), x, ops.sub(x, mod))
+    div = ops.div(corrected, y)
+    fix = ops.and_(ops.ne(mod, zero), ops.ne(ops.sign(y), ops.sign(mod)))
+    return ops.round_nearest_afz(ops.select(fix, ops.sub(div, one), div))
 
 
 def _mod(a, b) -> "Tracer":
-    """numpy's ``%``: the remainder takes the divisor's sign."""
+    """jax.numpy's ``remainder``: it takes the divisor's sign; an integer ``x % 0`` is 0."""
     xa, xb, weak = binary_operands("%", a, b)
+    zero = _zeros_like(xa)
+    if _cls(xb.shape.dtype) in "iu":
+        xb = ops.select(ops.eq(xb, zero), _ones_like(xb), xb)
     r = ops.rem(xa, xb)
-    if xa.shape.dtype.kind in "ub" or _kind(xa.shape.dtype) == 3:
-        return Tracer(r, weak)
-    zero = ops.constant(xa.builder, np.zeros((), xa.shape.dtype))
-    fix = ops.and_(ops.ne(r, zero), ops.ne(ops.lt(r, zero), ops.lt(xb, zero)))
+    fix = ops.and_(ops.ne(ops.lt(r, zero), ops.lt(xb, zero)), ops.ne(r, zero))
     return Tracer(ops.select(fix, ops.add(r, xb), r), weak)
 
 
@@ -392,21 +553,55 @@ def integer_pow(x: XlaOp, y: int) -> XlaOp:
     return acc
 
 
+def _is_static_int(x) -> bool:
+    return isinstance(x, (int, np.integer, np.bool_)) and not isinstance(x, (Tracer, XlaOp))
+
+
 def _power(a, b) -> "Tracer":
-    if isinstance(b, int) and not isinstance(b, bool) and isinstance(a, Tracer):
-        return Tracer(integer_pow(a.value, b), a.weak)
-    return _binary(ops.pow, "**", a, b)
+    if isinstance(a, Tracer) and _is_static_int(b):
+        # jax.numpy.power with a concrete integer exponent: lax.integer_pow on the base
+        # (bools as int32), keeping the base's type; integers take no negative powers.
+        y = _operator.index(b)
+        x = a.value
+        if _cls(x.shape.dtype) in "biu" and y < 0:
+            raise TypeError(f"**: integers cannot be raised to negative powers, got {x.shape.dtype.name} ** {y}")
+        x = convert(x, _numeric(x.shape.dtype), "**")
+        return Tracer(integer_pow(x, y), a.weak and _cls(a.dtype) != "b")
+    xa, xb, weak = binary_operands("**", a, b)
+    if _kind(xa.shape.dtype) == 1:
+        return Tracer(_integer_power(xa, xb), weak)
+    return Tracer(ops.pow(xa, xb), weak)
 
 
-def _shift_right(a, b) -> "Tracer":
-    xa, xb, weak = binary_operands(">>", a, b)
-    fn = ops.shift_right_logical if xa.shape.dtype.kind == "u" else ops.shift_right_arithmetic
+def _integer_power(x: XlaOp, y: XlaOp) -> XlaOp:
+    """Integer ``x ** y`` as jax computes it: binary exponentiation over the exponent's six
+    low bits (larger exponents overflow any base but 0 and +-1 anyway)."""
+    b = x.builder
+    dt = x.shape.dtype
+    zero, one = ops.constant(b, np.zeros((), dt)), ops.constant(b, np.ones((), dt))
+    shape = list(x.shape.dimensions)
+    zeros, ones = ops.broadcast(zero, shape), ops.broadcast(one, shape)
+    acc = ops.select(ops.and_(ops.eq(x, zeros), ops.ne(y, zeros)), zeros, ones)
+    for _ in range(6):
+        odd = ops.ne(ops.and_(y, ones), zeros)
+        acc = ops.select(odd, ops.mul(acc, x), acc)
+        x = ops.mul(x, x)
+        y = ops.shift_right_logical(y, ones)
+    return acc
+
+
+def _shift(op: str, a, b) -> "Tracer":
+    xa, xb, weak = binary_operands(op, a, b)
+    if op == "<<":
+        fn = ops.shift_left
+    else:
+        fn = ops.shift_right_logical if _cls(xa.shape.dtype) == "u" else ops.shift_right_arithmetic
     return Tracer(fn(xa, xb), weak)
 
 
 def matmul(a, b) -> "Tracer":
     """numpy's ``@``: vectors contract, leading dimensions are broadcast batch dimensions."""
-    dt, weak = promote_dtypes(_dtype_of(a), _weak(a), _dtype_of(b), _weak(b))
+    dt, weak = operator_dtype("@", a, b)
     like = next((_op_of(v) for v in (a, b) if isinstance(v, (Tracer, XlaOp))), None)
     xa, xb = convert(a, dt, "@", like), convert(b, dt, "@", like)
     ra, rb = xa.shape.rank, xb.shape.rank
@@ -495,11 +690,10 @@ def _getitem(t: "Tracer", key) -> "Tracer":
     if any(s != 0 for s in starts) or limits != dims or any(s != 1 for s in strides):
         x = ops.slice(x, starts, limits, strides)
     if dynamic:
-        idx_type = next(iter(dynamic.values())).shape.dtype
-        zero = ops.constant(x.builder, np.zeros((), idx_type))
-        idx = [convert(dynamic[i], idx_type) if i in dynamic else zero for i in range(len(dims))]
+        # A traced index reads as jax's x[i]: negative counts from the end, then clamped.
+        idx = [dynamic.get(i, 0) for i in range(len(dims))]
         sizes = [1 if i in dynamic else x.shape.dimensions[i] for i in range(len(dims))]
-        x = ops.dynamic_slice(x, _wrap_negative(idx, x.shape.dimensions), sizes)
+        x = ops.dynamic_slice(x, dynamic_starts(idx, x.shape.dimensions, "indexing", x), sizes)
     shape = []
     src = list(x.shape.dimensions)
     j = 0
@@ -516,14 +710,54 @@ def _getitem(t: "Tracer", key) -> "Tracer":
     return Tracer(x, t.weak)
 
 
-def _wrap_negative(idx: list, dims) -> list:
-    """Negative dynamic indices count from the end (numpy), then lax clamps into bounds."""
+def dynamic_starts(starts, dims, what: str, like: XlaOp | None = None) -> list:
+    """Start indices for HLO's dynamic-slice / dynamic-update-slice as ``jax.lax`` computes
+    them: a negative start counts from the end of its dimension (``-2`` on size 5 is 3), and
+    only then does the op clamp it into bounds (HLO's own ops only clamp).
+
+    ``starts``: one Python int or integer scalar (Tracer/XlaOp) per dimension of size
+    ``dims``; returns scalar XlaOps of one integer type (the traced starts' type, widened
+    when it cannot hold a dimension size)."""
+    starts = list(starts)
+    if len(starts) != len(dims):
+        raise TypeError(f"{what}: {len(starts)} start indices for an operand of rank {len(dims)}")
+    traced = []
+    for k, i in enumerate(starts):
+        if isinstance(i, (Tracer, XlaOp)):
+            o = to_op(i, op=what)
+            if o.shape.rank or o.shape.dtype.kind not in "iu":
+                raise TypeError(f"{what}: start index {k} must be an integer scalar, got "
+                                f"{o.shape.element_type.value}{list(o.shape.dimensions)}")
+            traced.append(o)
+        else:
+            starts[k] = _static_start(i, dims[k], what, k)
+    dt = traced[0].shape.dtype if traced else np.dtype(np.int32)
+    if _bi.max(dims, default=0) > np.iinfo(dt).max:
+        dt = np.dtype(np.int32) if dt.itemsize < 4 else dt    # (8/16-bit starts, a longer dimension)
+    b = traced[0].builder if traced else like.builder if like is not None else current_builder(op=what)
     out = []
-    for i, n in zip(idx, dims):
-        zero = ops.constant(i.builder, np.zeros((), i.shape.dtype))
-        size = ops.constant(i.builder, np.array(n, i.shape.dtype))
-        out.append(ops.select(ops.lt(i, zero), ops.add(i, size), i) if i.shape.dtype.kind == "i" else i)
+    for i, n in zip(starts, dims):
+        if isinstance(i, int):                # already counted from the end, in [0, n]
+            out.append(ops.constant(b, np.asarray(i, dt)))
+            continue
+        i = convert(i, dt, what)
+        if dt.kind == "i":
+            size = ops.constant(b, np.asarray(n, dt))
+            i = ops.select(ops.lt(i, ops.constant(b, np.zeros((), dt))), ops.add(i, size), i)
+        out.append(i)
     return out
+
+
+def _static_start(i, n: int, what: str, k: int) -> int:
+    """A Python start index counted from the end when negative; kept in ``[0, n]``, which
+    changes nothing (the op clamps it to ``[0, n - size]``) but lets it fit any index type."""
+    try:
+        i = _operator.index(i)
+    except TypeError:
+        raise TypeError(f"{what}: start index {k} must be an integer, got {type(i).__name__} {i!r}") from None
+    if i < 0:
+        i += n
+    return _bi.min(_bi.max(i, 0), n)
 
 
 # ---------------------------------------------------------------------------
@@ -597,17 +831,76 @@ def reduce_monoid(name: str, x: XlaOp, axes: list) -> XlaOp:
     return ops.reduce(x, init, monoid_computation(name, x.shape.element_type), axes)
 
 
+def _sum_dtype(dt: np.dtype) -> np.dtype:
+    """The type jax.numpy's sum and prod return: bools and integers narrower than 32 bits
+    accumulate in jax's default int32 / uint32 instead of wrapping."""
+    c = _cls(dt)
+    if c == "b" or c == "i" and PrimitiveType.from_dtype(dt).bit_width < 32:
+        return np.dtype(np.int32)
+    if c == "u" and PrimitiveType.from_dtype(dt).bit_width < 32:
+        return np.dtype(np.uint32)
+    return dt
+
+
+def _computation_dtype(dt: np.dtype) -> np.dtype:
+    """jax.numpy sums f16 and bf16 in f32 and rounds the result back once."""
+    return np.dtype(np.float32) if dt in (np.dtype(np.float16), _BF16) else dt
+
+
+_BF16 = Shape(PrimitiveType.BF16, ()).dtype
+
+
+def _keepdims(out: XlaOp, x: XlaOp, axes: list, keepdims: bool) -> XlaOp:
+    if not keepdims:
+        return out
+    return ops.reshape(out, [1 if i in axes else n for i, n in enumerate(x.shape.dimensions)])
+
+
 def _reduce_method(t: "Tracer", name: str, axis, keepdims: bool, what: str) -> "Tracer":
+    """A reduction method as jax.numpy's: its result is never weakly typed."""
     x = t.value
     axes = _axes(axis, x.shape.rank, what)
-    if name == "sum" and x.shape.dtype.kind == "b":   # numpy: summing bools counts them
-        x = ops.convert_element_type(x, PrimitiveType.from_dtype(np.int32))
-    if name in ("and", "or") and x.shape.dtype.kind != "b":
+    if name in ("max", "min") and _bi.any(x.shape.dimensions[a] == 0 for a in axes):
+        raise ValueError(f"{what}: zero-size array to reduction operation {what} which has no identity "
+                         f"(shape {list(x.shape.dimensions)}, axis {axis}), as in jax")
+    out_dt = x.shape.dtype
+    if name in ("sum", "prod"):
+        out_dt = _sum_dtype(out_dt)
+        x = convert(x, _computation_dtype(out_dt), what)
+    if name in ("and", "or") and _cls(x.shape.dtype) != "b":
         x = ops.ne(x, ops.constant(x.builder, np.zeros((), x.shape.dtype)))
-    out = reduce_monoid(name, x, axes)
-    if keepdims:
-        out = ops.reshape(out, [1 if i in axes else n for i, n in enumerate(x.shape.dimensions)])
-    return Tracer(out, t.weak)
+    out = convert(reduce_monoid(name, x, axes), out_dt if name not in ("and", "or") else np.bool_, what)
+    return Tracer(_keepdims(out, x, axes, keepdims))
+
+
+def _mean(t: "Tracer", axis, keepdims: bool) -> "Tracer":
+    """jax.numpy's mean: bools and integers average as f32 (64-bit ones as f64), f16 and
+    bf16 are summed in f32; the sum is divided by the count (0/0: NaN)."""
+    out_dt = _inexact(t.dtype)
+    x = convert(t.value, _computation_dtype(out_dt), "mean")
+    axes = _axes(axis, x.shape.rank, "mean")
+    count = int(np.prod([x.shape.dimensions[a] for a in axes], dtype=np.int64))
+    total = reduce_monoid("sum", x, axes)
+    mean = ops.div(total, ops.constant(x.builder, np.asarray(count, x.shape.dtype)))
+    return Tracer(_keepdims(convert(mean, out_dt, "mean"), x, axes, keepdims))
+
+
+def _negate(t: "Tracer") -> "Tracer":
+    if _cls(t.dtype) == "b":
+        raise TypeError("-: a bool value cannot be negated (as in jax); use ~x or the logical not")
+    return Tracer(ops.neg(t.value), t.weak)
+
+
+def _absolute(t: "Tracer") -> "Tracer":
+    if _cls(t.dtype) in "bu":               # jax.numpy.abs: bools and unsigned are their own
+        return t
+    return Tracer(ops.abs(t.value), t.weak)
+
+
+def _invert(t: "Tracer") -> "Tracer":
+    if _cls(t.dtype) in "fc":
+        raise TypeError(f"~: needs an integer or bool value, got {t.dtype.name}")
+    return Tracer(ops.not_(t.value), t.weak)
 
 
 # ---------------------------------------------------------------------------
@@ -705,20 +998,20 @@ class Tracer:
     def __rpow__(self, o): return _power(o, self)
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
-    def __neg__(self): return Tracer(ops.neg(self.value), self.weak)
+    def __neg__(self): return _negate(self)
     def __pos__(self): return self
-    def __abs__(self): return Tracer(ops.abs(self.value), self.weak)
-    def __invert__(self): return Tracer(ops.not_(self.value), self.weak)
+    def __abs__(self): return _absolute(self)
+    def __invert__(self): return _invert(self)
     def __and__(self, o): return _binary(ops.and_, "&", self, o)
     def __rand__(self, o): return _binary(ops.and_, "&", o, self)
     def __or__(self, o): return _binary(ops.or_, "|", self, o)
     def __ror__(self, o): return _binary(ops.or_, "|", o, self)
     def __xor__(self, o): return _binary(ops.xor, "^", self, o)
     def __rxor__(self, o): return _binary(ops.xor, "^", o, self)
-    def __lshift__(self, o): return _binary(ops.shift_left, "<<", self, o)
-    def __rlshift__(self, o): return _binary(ops.shift_left, "<<", o, self)
-    def __rshift__(self, o): return _shift_right(self, o)
-    def __rrshift__(self, o): return _shift_right(o, self)
+    def __lshift__(self, o): return _shift("<<", self, o)
+    def __rlshift__(self, o): return _shift("<<", o, self)
+    def __rshift__(self, o): return _shift(">>", self, o)
+    def __rrshift__(self, o): return _shift(">>", o, self)
 
     # -- comparisons: pred Tracers ------------------------------------------
     # `t == None` stays Python's identity test (False); every array-like value builds a compare.
@@ -780,10 +1073,7 @@ class Tracer:
 
     def mean(self, axis=None, keepdims: bool = False) -> "Tracer":
         """numpy's ``mean``: integers and bools average in f32."""
-        t = self if _kind(self.dtype) >= 2 else self.astype(np.float32)
-        axes = _axes(axis, self.ndim, "mean")
-        count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
-        return t.sum(axis, keepdims) / count
+        return _mean(self, axis, keepdims)
 
 
 # ---------------------------------------------------------------------------

@@ -377,7 +377,7 @@ def _clamp(ctx: _Ctx) -> Shape:
         if not b.is_scalar and b.dimensions != x.dimensions:
             raise ctx.fail(f"{name} must be a scalar or have the operand's dimensions "
                            f"{list(x.dimensions)}, got {list(b.dimensions)}")
-    if x.element_type.is_pred or x.element_type.is_complex:
+    if x.element_type.is_complex:           # (pred is ordered, false < true: jax clamps bools)
         raise ctx.fail(f"clamp needs an ordered element type, got {x.element_type.value}")
     return Shape(x.element_type, x.dimensions)
 

@@ -317,25 +317,26 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True) -> T
 
 
 def dynamic_slice(operand, start_indices, slice_sizes) -> Tracer:
-    """The ``slice_sizes`` window at run-time ``start_indices`` (scalars), clamped into bounds
-    (jax.lax.dynamic_slice; spec: *DynamicSlice*)."""
+    """The ``slice_sizes`` window at run-time ``start_indices`` (jax.lax.dynamic_slice; spec:
+    *DynamicSlice*): a negative start counts from the end of its dimension, then every
+    start is clamped so the window fits (``xlac.ops.dynamic_slice`` only clamps)."""
     o = _op(operand, "dynamic_slice")
-    return _wrap(ops.dynamic_slice(o, _starts("dynamic_slice", start_indices), slice_sizes), _t._weak(operand))
+    starts = _starts("dynamic_slice", start_indices, o)
+    return _wrap(ops.dynamic_slice(o, starts, slice_sizes), _t._weak(operand))
 
 
 def dynamic_update_slice(operand, update, start_indices) -> Tracer:
-    """``operand`` with ``update`` written at ``start_indices``, clamped into bounds
-    (jax.lax.dynamic_update_slice; spec: *DynamicUpdateSlice*)."""
+    """``operand`` with ``update`` written at ``start_indices`` (jax.lax.dynamic_update_slice;
+    spec: *DynamicUpdateSlice*): starts as in :func:`dynamic_slice`."""
     o, u = _same_dtype("dynamic_update_slice", operand, update)
-    return _wrap(ops.dynamic_update_slice(o, u, _starts("dynamic_update_slice", start_indices)))
+    return _wrap(ops.dynamic_update_slice(o, u, _starts("dynamic_update_slice", start_indices, o)))
 
 
-def _starts(name: str, start_indices) -> list:
+def _starts(name: str, start_indices, o: XlaOp) -> list:
+    """jax.lax's start indices (negative ones count from the end) as scalar XlaOps."""
     items = list(start_indices) if not _is_traced(start_indices) else \
         [index_in_dim(start_indices, i, keepdims=False) for i in range(_t._shape_of(start_indices)[0])]
-    typed = [x for x in items if _is_traced(x)]
-    dt = _t._dtype_of(typed[0]) if typed else np.dtype(np.int32)
-    return [_t.convert(x, dt, f"lax.{name}") for x in items]
+    return _t.dynamic_starts(items, o.shape.dimensions, f"lax.{name}", o)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0) -> Tracer:
@@ -396,7 +397,7 @@ def full(shape, fill_value, dtype=None) -> Tracer:
         b = _t.current_builder(op="lax.full")
         dt = _np_dtype(dtype) if dtype is not None else (
             python_scalar_dtype(fill_value) if _t._is_python_scalar(fill_value) else np.asarray(fill_value).dtype)
-        v = ops.constant(b, np.asarray(fill_value, dt))
+        v = ops.constant(b, _t.constant_as(fill_value, dt, "lax.full"))
     return _wrap(ops.broadcast(v, list(shape)), dtype is None and _t._weak(fill_value))
 
 
@@ -406,7 +407,7 @@ def full_like(x, fill_value, dtype=None, shape=None) -> Tracer:
     o = _op(x, "full_like")
     dt = _np_dtype(dtype) if dtype is not None else o.shape.dtype
     v = _t.convert(fill_value, dt, "lax.full_like") if _is_traced(fill_value) else \
-        ops.constant(o.builder, np.asarray(fill_value, dt))
+        ops.constant(o.builder, _t.constant_as(fill_value, dt, "lax.full_like"))
     return _wrap(ops.broadcast(v, list(o.shape.dimensions if shape is None else shape)))
 
 
@@ -561,8 +562,15 @@ def _make_cumulative(name: str, monoid: str):
     def f(operand, axis: int = 0, reverse: bool = False) -> Tracer:
         o = _op(operand, name)
         rank = o.shape.rank
-        axis = _operator.index(axis) % rank if rank else 0
+        axis = _operator.index(axis)
+        if not -rank <= axis < rank:
+            raise ValueError(f"lax.{name}: axis {axis} is out of bounds for an operand of rank {rank}")
+        if _t._cls(o.shape.dtype) == "b":
+            raise TypeError(f"lax.{name} does not accept dtype bool (as jax.lax): convert to an integer type")
+        axis %= rank
         n = o.shape.dimensions[axis]
+        if n == 0:                  # nothing to accumulate: the (empty) operand is the result
+            return _wrap(o)
         window = [1] * rank
         window[axis] = n
         pads = [(0, 0)] * rank
@@ -682,7 +690,7 @@ class GatherScatterMode:
 
 def _fill_value(dt: np.dtype, fill_value):
     if fill_value is not None:
-        return np.asarray(fill_value, dt)
+        return _t.constant_as(fill_value, dt, "lax.gather")
     if dt.kind == "b":
         return np.array(True)
     if dt.kind == "i":
@@ -795,15 +803,32 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 # sorting
 # ---------------------------------------------------------------------------
 
+def _sort_keys(x: XlaOp) -> list:
+    """What jax's default comparator compares for an operand: a float with -0.0 as 0.0
+    and every NaN as +NaN (so in a total order the zeros tie, the NaNs go last and tie,
+    and a stable sort keeps tied values in input order); a complex number as its real
+    and imaginary parts, each treated so."""
+    c = _t._cls(x.shape.dtype)
+    if c == "c":
+        return _sort_keys(ops.real(x)) + _sort_keys(ops.imag(x))
+    if c != "f":
+        return [x]
+    zero = ops.constant(x.builder, np.zeros((), x.shape.dtype))
+    nan = ops.constant(x.builder, np.full((), np.nan, x.shape.dtype))
+    return [ops.select(ops.ne(x, x), nan, ops.select(ops.eq(x, zero), zero, x))]
+
+
 def _lexicographic(num_keys: int):
-    """``lhs < rhs`` on the first ``num_keys`` operands in turn (floats in total order)."""
+    """``lhs < rhs`` on the first ``num_keys`` operands in turn, as jax.lax.sort's default
+    comparator (``_sort_lt_comparator``): see :func:`_sort_keys`."""
     def less(*args):
         k = len(args) // 2
         lhs, rhs = args[:k], args[k:]
+        keys = [(a, b) for i in range(num_keys)
+                for a, b in zip(_sort_keys(to_op(lhs[i])), _sort_keys(to_op(rhs[i])))]
         result = None
-        for i in reversed(range(num_keys)):
-            a, b = to_op(lhs[i]), to_op(rhs[i])
-            ctype = "TOTALORDER" if _t._kind(a.shape.dtype) == 2 else None
+        for a, b in reversed(keys):
+            ctype = "TOTALORDER" if _t._cls(a.shape.dtype) == "f" else None
             lt_ = ops.compare(a, b, "LT", compare_type=ctype)
             if result is None:
                 result = lt_
@@ -819,7 +844,8 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     """Sort along ``dimension`` (jax.lax.sort; spec: *Sort*).
 
     ``operand``: an array, or a tuple/list of arrays sorted together by the first
-    ``num_keys`` (lexicographically; floats in total order, NaNs last).  ``comparator``
+    ``num_keys`` (lexicographically, as jax: -0.0 and 0.0 tie, NaNs go last and tie,
+    complex numbers order by real then imaginary part).  ``comparator``
     (xlac's addition): a Python callable taking ``2 * N`` scalars (``lhs_0, rhs_0, lhs_1,
     rhs_1, ...`` as XLA orders them) and returning a bool scalar, "lhs goes first".
     Returns an array, or a tuple/list like ``operand``.
@@ -940,8 +966,8 @@ def fori_loop(lower, upper, body_fun, init_val):
     lo_is, hi_is = _is_traced(lower), _is_traced(upper)
     dt = _t._dtype_of(lower) if lo_is else _t._dtype_of(upper) if hi_is else np.dtype(np.int32)
     b = _t.current_builder(*_t.flatten(init_val)[0], lower, upper, op="lax.fori_loop")
-    lo = _t.convert(lower, dt, "lax.fori_loop") if lo_is else ops.constant(b, np.asarray(lower, dt))
-    hi = _wrap(_t.convert(upper, dt, "lax.fori_loop") if hi_is else ops.constant(b, np.asarray(upper, dt)))
+    lo = _t.convert(lower, dt, "lax.fori_loop") if lo_is else ops.constant(b, _t.constant_as(lower, dt))
+    hi = _wrap(_t.convert(upper, dt, "lax.fori_loop") if hi_is else ops.constant(b, _t.constant_as(upper, dt)))
 
     def cond(state):
         return state[0] < hi
@@ -953,8 +979,21 @@ def fori_loop(lower, upper, body_fun, init_val):
     return while_loop(cond, body, (_wrap(lo), init_val))[1]
 
 
-def _index_leaf(x, i) -> Tracer:
-    return dynamic_index_in_dim(x, i, 0, keepdims=False)
+def _index_leaf(x: XlaOp, i: Tracer) -> Tracer:
+    """``x[i]`` along the leading axis for a loop counter ``i`` (never negative: HLO's own
+    clamping dynamic-slice, without jax's negative-start arithmetic)."""
+    x = to_op(x)
+    zero = ops.constant(x.builder, np.int32(0))
+    row = ops.dynamic_slice(x, [i.value] + [zero] * (x.shape.rank - 1), [1] + list(x.shape.dimensions[1:]))
+    return _wrap(ops.reshape(row, list(x.shape.dimensions[1:])))
+
+
+def _update_leaf(buf: Tracer, v: XlaOp, i: Tracer) -> Tracer:
+    """``buf`` with row ``i`` (a loop counter, never negative) set to ``v``."""
+    b = buf.value
+    zero = ops.constant(b.builder, np.int32(0))
+    row = ops.reshape(v, [1] + list(v.shape.dimensions))
+    return _wrap(ops.dynamic_update_slice(b, row, [i.value] + [zero] * (b.shape.rank - 1)))
 
 
 def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int = 1):
@@ -976,14 +1015,22 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
     def x_at(i):
         return x_tree.unflatten([_index_leaf(x, i) for x in x_ops])
 
-    # The structure, shapes and dtypes of y: trace f once on the carry and the first xs.
-    probe, _ = _trace_fn("scan", f, (init, x_tree.unflatten([_first(x) for x in x_ops])))
+    # The structure, shapes and dtypes of y: trace f once on the carry and an element of
+    # the xs' shapes (zeros: the trace is only looked at, even when the xs are empty).
+    probe, _ = _trace_fn("scan", f, (init, x_tree.unflatten([_element_like(x) for x in x_ops])))
     pair = probe.out_tree.unflatten(list(range(probe.num_outputs)))
     if not isinstance(pair, (_bi.tuple, list)) or len(pair) != 2:
         raise TypeError("lax.scan: f must return a pair (carry, y)")
     y_tree = _t.flatten(pair[1])[1]
     y_shapes = probe.out_shapes[len(carry_leaves):]
     ys0 = [ops.broadcast(ops.constant(b, np.zeros((), s.dtype)), [n] + list(s.dimensions)) for s in y_shapes]
+    in_shapes = [_op(c, "scan").shape for c in carry_leaves]
+    out_leaves, out_tree = _t.flatten(pair[0])
+    if out_tree != carry_tree or not _same_types(probe.out_shapes[:len(out_leaves)], in_shapes):
+        raise TypeError(f"lax.scan: f must return a carry like init: init is {_signature(in_shapes)} but "
+                        f"f returned {_signature(probe.out_shapes[:len(out_leaves)])}")
+    if n == 0:                  # no iteration: the carry as given and empty ys, as jax returns
+        return init, y_tree.unflatten([_wrap(y) for y in ys0])
 
     def body(state):
         i, carry, ys = state
@@ -993,7 +1040,7 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
             raise TypeError("lax.scan: f must return a pair (carry, y)")
         new_carry, y = out
         y_leaves = [_t.convert(v, s.dtype, "lax.scan") for v, s in zip(_t.flatten(y)[0], y_shapes)]
-        ys = [dynamic_update_slice_in_dim(buf, expand_dims(v, [0]), j, 0) for buf, v in zip(ys, y_leaves)]
+        ys = [_update_leaf(buf, v, j) for buf, v in zip(ys, y_leaves)]
         return i + np.int32(1), new_carry, ys
 
     state = (_wrap(ops.constant(b, np.int32(0))), init, [_wrap(y) for y in ys0])
@@ -1001,8 +1048,9 @@ def scan(f, init, xs=None, length: int | None = None, reverse: bool = False, unr
     return carry, y_tree.unflatten(ys)
 
 
-def _first(x: XlaOp) -> Tracer:
-    return _wrap(ops.reshape(ops.slice_in_dim(x, 0, 1, 1, 0), list(x.shape.dimensions[1:])))
+def _element_like(x: XlaOp) -> Tracer:
+    """Zeros of the shape and dtype of ``x``'s elements along its leading axis."""
+    return _wrap(ops.broadcast(ops.constant(x.builder, np.zeros((), x.shape.dtype)), list(x.shape.dimensions[1:])))
 
 
 def map(f, xs):  # noqa: A001 - jax's name
