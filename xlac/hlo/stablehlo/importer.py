@@ -29,6 +29,7 @@ import numpy as np
 from ...errors import HloParseError, ShapeError, UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
+from ..collectives import DeviceGroupError, check_device_count, check_device_counts
 from ..ir import HloComputation, HloInstruction, HloModule
 from ..shape_inference import has_rule, infer_shape
 from .syntax import ArrayAttr, Block, Dense, DialectAttr, ModuleSyntax, Op, Word
@@ -357,11 +358,7 @@ class Importer:
             text = ", ".join(f"{name} = #sdy.mesh{body}" for name, body in meshes)
             attrs["frontend_attributes"] = Raw("{xla.sdy.meshes={" + text + "}}")
         else:
-            for key, hlo_key in (("mhlo.num_replicas", "replica_count"),
-                                 ("mhlo.num_partitions", "num_partitions")):
-                v = self.syntax.attrs.get(key)
-                if v is not None and int(v) != 1:
-                    attrs[hlo_key] = int(v)
+            attrs.update(self._device_counts())
         self._sharding(entry, self.funcs[entry_name])
         comps = list(self.computations)
         module = HloModule(self.syntax.name or "module", comps, entry=entry, attrs=attrs)
@@ -370,6 +367,25 @@ class Importer:
             c.compute_users()
         module.sort_computations()
         return module
+
+    def _device_counts(self) -> dict:
+        """``mhlo.num_replicas`` / ``mhlo.num_partitions`` as the HLO header's
+        ``replica_count`` / ``num_partitions`` (only those other than 1), checked
+        as every entry point checks them (``collectives.check_device_counts``)."""
+        keys = ("mhlo.num_replicas", "mhlo.num_partitions")
+        values = [self.syntax.attrs.get(key, 1) for key in keys]
+        try:
+            for key, value in zip(keys, values):
+                failing = key
+                check_device_count(key, value)
+            failing = keys[0]
+            counts = check_device_counts(*values, names=keys)
+        except DeviceGroupError as e:
+            pos = max(self.syntax.text.find(failing), 0)
+            line = self.syntax.text.count("\n", 0, pos) + 1
+            col = pos - (self.syntax.text.rfind("\n", 0, pos) + 1) + 1
+            raise HloParseError(f"StableHLO: module attribute {e}", line, col) from None
+        return {k: n for k, n in zip(("replica_count", "num_partitions"), counts) if n != 1}
 
     def _sharding(self, comp: HloComputation, fop: Op) -> None:
         """``mhlo.sharding`` of the entry's arguments and results as HLO ``sharding=``."""
