@@ -19,8 +19,10 @@ from mutations import minimize, mutate
 from parser_check import check_text, fails_the_same_way, failure_kind
 
 ROOT = Path(__file__).resolve().parents[2]
-SEEDS = sorted((ROOT.parent / "shared" / "hlo_corpus").glob("*.hlo")) + sorted((ROOT / "tests" / "jax_cases").glob("*.hlo")) \
-    + sorted((ROOT / "tests" / "stablehlo_corpus").glob("*.mlir")) + sorted((ROOT / "tests" / "jax_cases").glob("*.export.mlir"))
+SEEDS = (sorted((ROOT.parent / "shared" / "hlo_corpus").glob("*.hlo"))
+         + sorted((ROOT / "tests" / "jax_cases").glob("*.hlo"))
+         + sorted((ROOT / "tests" / "stablehlo_corpus").glob("*.mlir"))           # StableHLO
+         + sorted((ROOT / "tests" / "jax_cases").glob("*.export.mlir")))
 CHUNKS = 4
 PER_CHUNK = examples(ci=10_000, long=400_000) // CHUNKS
 COMPILE_ONE_IN = 40           # mutants that verify are also compiled, one in this many
