@@ -123,14 +123,14 @@ def _evaluate_reference(module, inputs: list):
 
 def cmd_run(args) -> int:
     from .bench import format_seconds
+    from .hlo.collectives import check_device_count
+    devices = None if args.devices is None else check_device_count("--devices", args.devices)
     module = _read_module(args.module)
-    if args.devices is not None:
+    if devices is not None:
         if module.replica_count * module.num_partitions != 1:
             raise ValueError(f"--devices: {module.name} says it runs on {module.replica_count} replica(s) x "
                              f"{module.num_partitions} partition(s) already")
-        if args.devices < 1:
-            raise ValueError(f"--devices must be at least 1, got {args.devices}")
-        module.replica_count = args.devices
+        module.replica_count = devices
     inputs = _module_inputs(args, module)
     t0 = time.perf_counter()
     if args.reference:

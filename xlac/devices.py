@@ -45,6 +45,7 @@ import numpy as np
 from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
+from .hlo.collectives import check_device_counts
 from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
 from .hlo.source import module_text
@@ -55,7 +56,8 @@ from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime import disk_cache, interrupt
 from .runtime.collective_service import make_native_service
-from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, Segment, ShmTransport
+from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVICES as MAX_POOL_DEVICES, \
+    Segment, ShmTransport
 
 __all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
 
@@ -71,6 +73,9 @@ class DevicePool:
                  slot_bytes: int = DEFAULT_SLOT_BYTES):
         if num_devices < 1:
             raise ValueError(f"a device pool needs at least one device, got {num_devices}")
+        if num_devices > MAX_POOL_DEVICES:      # before a process is started
+            raise ValueError(f"a device pool on one host runs at most {MAX_POOL_DEVICES} devices (its "
+                             f"collectives use 64-bit device masks), got {num_devices}; run more under mpiexec")
         self.num_devices = num_devices
         self.num_threads = num_threads
         self.timeout = timeout
@@ -299,6 +304,7 @@ class ReplicatedExecutable:
 
     def __init__(self, text: str, num_replicas: int, num_partitions: int = 1, *, num_threads: int = 1,
                  timeout: float | None = None):
+        check_device_counts(num_replicas, num_partitions, ("num_replicas", "num_partitions"))
         self.text = text
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
@@ -351,10 +357,15 @@ class GlobalExecutable:
 
 
 def device_counts_of(x) -> tuple[int, int]:
-    """(replica_count, num_partitions) a module, or HLO text, says (1, 1 when silent)."""
+    """(replica_count, num_partitions) a module, or HLO or StableHLO text, says
+    (1, 1 when silent)."""
     if isinstance(x, str):
         header = x.lstrip().split("\n", 1)[0]
         if not header.startswith("HloModule"):
+            # StableHLO says it in module attributes (jax.pmap's mhlo.num_replicas):
+            # read by the importer, which checks them.
+            if "mhlo.num_replicas" in x or "mhlo.num_partitions" in x:
+                return device_counts_of(as_module(x))
             return 1, 1
         counts = dict(re.findall(r"\b(replica_count|num_partitions)\s*=\s*(\d+)", header))
         return int(counts.get("replica_count", 1)), int(counts.get("num_partitions", 1))
@@ -418,9 +429,7 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
             return GlobalExecutable(module, num_threads=num_threads or 1)
     replicas, partitions = device_counts_of(x)
     if num_replicas is not None:
-        if isinstance(num_replicas, bool) or not isinstance(num_replicas, int) or num_replicas < 1:
-            raise ValueError(f"num_replicas must be a positive integer, got {num_replicas!r}")
-        replicas = num_replicas
+        replicas, partitions = check_device_counts(num_replicas, partitions, ("num_replicas", "num_partitions"))
     if replicas * partitions == 1:
         return single_device_jit(x, num_threads=num_threads, donate_argnums=donate_argnums, optimize=optimize)
     module = as_module(x)

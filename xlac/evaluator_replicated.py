@@ -129,9 +129,11 @@ def _device_counts(module, count: int, num_replicas, num_partitions) -> tuple:
     for key, value, header in (("replica_count", num_replicas, header_r), ("num_partitions", num_partitions,
                                                                              header_p)):
         if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                name = "num_replicas" if key == "replica_count" else "num_partitions"
-                raise ValueError(f"evaluate_replicated: {name} must be a positive int, got {value!r}")
+            name = "num_replicas" if key == "replica_count" else "num_partitions"
+            try:
+                value = collectives.check_device_count(name, value)
+            except collectives.DeviceGroupError as e:
+                raise ValueError(f"evaluate_replicated: {e}") from None
             if key in module.attrs and value != header:
                 raise ValueError(f"evaluate_replicated: {key} is {value} here but {header} in the header of "
                                  f"module {module.name}")
@@ -152,7 +154,10 @@ def _device_counts(module, count: int, num_replicas, num_partitions) -> tuple:
         source = ", ".join(f"{k}={v}" for k, v in given.items() if v is not None) or "counts from the header"
         raise ValueError(f"evaluate_replicated: {count} argument list(s) for {shown} of module {module.name} "
                          f"({source}); give one argument list per device")
-    return r, p
+    try:                        # counts made from the number of argument lists: one thread per device
+        return collectives.check_device_counts(r, p, ("num_replicas", "num_partitions"))
+    except collectives.DeviceGroupError as e:
+        raise ValueError(f"evaluate_replicated: {e}") from None
 
 
 # ----------------------------------------------------------------------------

@@ -202,9 +202,9 @@ def test_source_target_pair_errors():
 
 
 @pytest.mark.parametrize("header, message", [
-    ("HloModule m, replica_count=0", "at least 1"),
-    ("HloModule m, num_partitions=two", "positive integer"),
-    ("HloModule m, replica_count=-2", "positive integer|at least 1"),
+    ("HloModule m, replica_count=0", "replica_count=0 is out of range: a module runs on 1 to 1024 devices"),
+    ("HloModule m, num_partitions=two", "num_partitions=two must be an integer from 1 to 1024"),
+    ("HloModule m, replica_count=-2", "replica_count=-2 is out of range"),
 ])
 def test_module_device_count_errors(header, message):
     with pytest.raises(HloParseError, match=message):

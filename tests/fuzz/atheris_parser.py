@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Coverage-guided fuzzing of the HLO parser, verifier and printer with atheris
-(libFuzzer for Python): the long campaign's parser fuzzer.  Not a pytest test.
+"""Coverage-guided fuzzing of the HLO and StableHLO parsers, verifier and printer
+with atheris (libFuzzer for Python): the long campaign's parser fuzzer.  Not a
+pytest test.
 
     pip install atheris      # optional: the `fuzz` extra; skips cleanly without it
     python tests/fuzz/atheris_parser.py -max_total_time=120 [-jobs=2 -workers=2] [CORPUS_DIR]
@@ -10,7 +11,8 @@ hostile input in itself) and held to parser_check.check_text: only
 HloParseError, ShapeError, VerifierError and UnsupportedError may escape, and
 a module that verifies must round-trip through to_text.  The first CORPUS_DIR
 (a fresh temporary directory when none is given) is seeded with the public
-corpus and tests/jax_cases, and collects the inputs that reach new code.  A
+corpus, tests/jax_cases (HLO and StableHLO) and tests/stablehlo_corpus, and
+collects the inputs that reach new code.  A
 failure stops the run and leaves ``crash-<sha1>`` in the working directory;
 ``python tests/fuzz/atheris_parser.py crash-<sha1>`` replays it.
 """
@@ -34,6 +36,9 @@ with atheris.instrument_imports(include=["xlac"]):
     import xlac.hlo.printer  # noqa: F401
     import xlac.hlo.verifier  # noqa: F401
     import xlac.hlo.shape_inference  # noqa: F401
+    import xlac.hlo.stablehlo.importer  # noqa: F401
+    import xlac.hlo.stablehlo.syntax  # noqa: F401
+    import xlac.hlo.stablehlo.types  # noqa: F401
     import xlac.shape  # noqa: F401
 
 from parser_check import check_text  # noqa: E402
@@ -52,7 +57,9 @@ def _seed_corpus(argv: list) -> list:
     target.mkdir(parents=True, exist_ok=True)
     if not any(target.iterdir()):
         seeds = sorted((ROOT / "tests" / "hlo_corpus").glob("*.hlo")) + \
-            sorted((ROOT / "tests" / "jax_cases").glob("*.hlo"))
+            sorted((ROOT / "tests" / "jax_cases").glob("*.hlo")) + \
+            sorted((ROOT / "tests" / "stablehlo_corpus").glob("*.mlir")) + \
+            sorted((ROOT / "tests" / "jax_cases").glob("*.export.mlir"))
         for seed in seeds:
             shutil.copy(seed, target / f"{seed.parent.name}-{seed.name}")
         print(f"seeded {target} with {len(seeds)} files", file=sys.stderr)

@@ -4,8 +4,11 @@
 punctuation, digits, or hostile characters: non-ASCII digits, a lone
 surrogate, NUL, right-to-left marks), deletions, duplications, token swaps,
 number replacements (huge, negative, non-ASCII, 5,000 digits), opcode and
-shape edits, truncation, deep nesting, line shuffles and splices of lines from
-other files.  Everything is drawn from ``rng`` (a ``random.Random``), so a
+shape edits, truncation, deep nesting, line shuffles, splices of lines from
+other files, constants' elements made out of range for their type (f16
+overflow, integers past their width, hex patterns too wide), and StableHLO
+result groups ``%0:N`` given a huge, zero or wrong ``N``.  The texts are HLO
+or StableHLO.  Everything is drawn from ``rng`` (a ``random.Random``), so a
 mutation is reproduced by its seed.
 """
 from __future__ import annotations
@@ -130,8 +133,49 @@ def splice(text: str, rng: random.Random, donors) -> str:
     return "\n".join(lines)
 
 
+#: Literals out of range for most element types: past f16/bf16/f32/f64, past
+#: 8/16/32/64-bit integers, negative for unsigned ones, hex patterns too wide.
+OUT_OF_RANGE = ("1.0e+10", "-1.0e+10", "65520.0", "1.0e+39", "-1.0e+300", "1.0e+400", "1e10", "300", "-129",
+                "256", "-1", "65536", "4294967296", "18446744073709551616", "-9223372036854775809",
+                "0x1FFFF", "0xFFFFFFFFFFFFFFFFFF", "2", "1" * 50)
+LITERAL = re.compile(r"dense<([^<>]*)>|constant\(([^()]*)\)")
+#: One element of a literal: a decimal (with its exponent) or a hex pattern.
+ELEMENT = re.compile(r"(?<![\w.])[-+]?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?![\w.])")
+
+
+def out_of_range_literal(text: str, rng: random.Random, donors) -> str:
+    """One element of a constant (HLO ``constant(...)``, StableHLO ``dense<...>``)
+    replaced by a value out of range for most types."""
+    sites = list(LITERAL.finditer(text))
+    if not sites:
+        return text
+    m = rng.choice(sites)
+    group = 1 if m.group(1) is not None else 2
+    start, end = m.start(group), m.end(group)
+    numbers = list(ELEMENT.finditer(text, start, end))
+    new = rng.choice(OUT_OF_RANGE)
+    if not numbers:
+        return text[:start] + new + text[end:]
+    n = rng.choice(numbers)
+    return text[:n.start()] + new + text[n.end():]
+
+
+RESULT = re.compile(r"^(\s*%[\w$.\-]+)(:[0-9]+)?(?=\s*=)", re.M)
+RESULT_COUNTS = ("0", "1", "3", "1000", "300000000", "9223372036854775808", "1" * 5000)
+
+
+def result_count(text: str, rng: random.Random, donors) -> str:
+    """A StableHLO result group ``%0:N`` (or a single result made one) given a
+    huge, zero or wrong ``N``."""
+    sites = list(RESULT.finditer(text))
+    if not sites:
+        return text
+    m = rng.choice(sites)
+    return text[:m.end(1)] + ":" + rng.choice(RESULT_COUNTS) + text[m.end():]
+
+
 MUTATORS = (flip, delete, duplicate, swap_tokens, replace_number, replace_opcode, edit_shape, truncate,
-            nest, shuffle_lines, splice)
+            nest, shuffle_lines, splice, out_of_range_literal, result_count)
 
 
 def mutate(text: str, rng: random.Random, donors) -> str:

@@ -1,20 +1,24 @@
-"""What the parser fuzzers hold HLO text to (shared by test_parser_fuzz.py and
-the atheris harness).
+"""What the parser fuzzers hold HLO and StableHLO text to (shared by
+test_parser_fuzz.py and the atheris harness).
 
-Text goes through ``xlac.parse_hlo`` and the verifier; for bad text only the
-documented errors may escape (``HloParseError``, ``ShapeError``,
-``VerifierError``, ``UnsupportedError``).  A module that verifies must print
-(``to_text``), and its text must parse back to a module that prints the same
-text; optionally it must compile (``xlac.jit``, not run: a mutated loop may
-never end).  Anything else — an IndexError, a RecursionError (also when the
-parser wraps it into an HloParseError), a round trip that fails or differs —
-is a bug.
+Text goes through ``parse_module_text`` (HLO or StableHLO, by content) and the
+verifier; for bad text only the documented errors may escape
+(``HloParseError``, ``ShapeError``, ``VerifierError``, ``UnsupportedError``).
+A module that verifies must print (``to_text``), and its text must parse back
+to a module that prints the same text; optionally it must compile
+(``xlac.jit``, not run: a mutated loop may never end).  No warning may be
+issued on the way (a numpy ``RuntimeWarning`` for an out-of-range literal
+reaches the command line's stderr, which stays empty on success).  Anything
+else — an IndexError, a RecursionError (also when the parser wraps it into an
+HloParseError), a warning, a round trip that fails or differs — is a bug.
 """
 from __future__ import annotations
 
 import traceback
+import warnings
 
 import xlac
+from xlac.hlo.stablehlo import parse_module_text
 from xlac.hlo.verifier import VerifierError, verify
 
 ALLOWED = (xlac.HloParseError, xlac.ShapeError, VerifierError, xlac.UnsupportedError)
@@ -24,6 +28,15 @@ class RoundTripError(AssertionError):
     """A verified module whose printed text does not parse back to the same text."""
 
 
+class WarningIssued(AssertionError):
+    """A warning (numpy's RuntimeWarning, ...) issued while parsing, verifying,
+    printing or compiling; ``where`` is the file and line that issued it."""
+
+    def __init__(self, w: warnings.WarningMessage):
+        super().__init__(f"{w.category.__name__}: {w.message}")
+        self.where = f"{w.filename.rsplit('/xlac/', 1)[-1]}:{w.lineno}"
+
+
 class InternalError(AssertionError):
     """An internal exception that the parser wrapped into an HloParseError
     ("cannot parse HLO text (IndexError: ...)"): a parser bug, whatever the wrapper."""
@@ -31,8 +44,16 @@ class InternalError(AssertionError):
 
 def check_text(text: str, compile_it: bool = False) -> None:
     """Raise if ``text`` makes xlac fail in a way it must not (see the module docstring)."""
+    with warnings.catch_warnings(record=True) as issued:
+        warnings.simplefilter("always")
+        _check_text(text, compile_it)
+    if issued:
+        raise WarningIssued(issued[0])
+
+
+def _check_text(text: str, compile_it: bool) -> None:
     try:
-        module = xlac.parse_hlo(text)
+        module = parse_module_text(text)
         verify(module)
     except ALLOWED as e:
         cause = e.__cause__
@@ -54,6 +75,8 @@ def check_text(text: str, compile_it: bool = False) -> None:
 def failure_kind(exc: BaseException) -> str:
     """A short key for an exception: its type and the innermost xlac frame (so
     one bug found by many mutations is reported once)."""
+    if isinstance(exc, WarningIssued):
+        return f"{exc} at {exc.where}"
     if isinstance(exc, InternalError):
         exc = exc.__cause__
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/xlac/" in f.filename]

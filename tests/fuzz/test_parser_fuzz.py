@@ -1,6 +1,6 @@
-"""Parser fuzzer: seeded mutations of the public corpus and the jax cases
-(mutations.py) through the parser, the verifier, the printer round trip and,
-for a sample, the compiler (parser_check.py).
+"""Parser fuzzer: seeded mutations of the public corpus and the jax cases, HLO
+and StableHLO (mutations.py), through the parser, the verifier, the printer
+round trip and, for a sample, the compiler (parser_check.py).
 
 Every mutation is reproducible from its number (``random.Random(seed)``); CI
 runs a fixed range of them, the long mode many more from a random base
@@ -19,7 +19,10 @@ from mutations import minimize, mutate
 from parser_check import check_text, fails_the_same_way, failure_kind
 
 ROOT = Path(__file__).resolve().parents[2]
-SEEDS = sorted((ROOT / "tests" / "hlo_corpus").glob("*.hlo")) + sorted((ROOT / "tests" / "jax_cases").glob("*.hlo"))
+SEEDS = (sorted((ROOT / "tests" / "hlo_corpus").glob("*.hlo"))
+         + sorted((ROOT / "tests" / "jax_cases").glob("*.hlo"))
+         + sorted((ROOT / "tests" / "stablehlo_corpus").glob("*.mlir"))           # StableHLO
+         + sorted((ROOT / "tests" / "jax_cases").glob("*.export.mlir")))
 CHUNKS = 4
 PER_CHUNK = examples(ci=10_000, long=400_000) // CHUNKS
 COMPILE_ONE_IN = 40           # mutants that verify are also compiled, one in this many

@@ -59,11 +59,16 @@ def _fresh_jit(text, monkeypatch, **kw):
     return xlac.jit(text, **kw)
 
 
+def _module_entries(d: Path) -> list:
+    """The metadata files of modules' entries (not the runtime helpers' ones,
+    e.g. the thread pool's, which the first process to jit writes there too)."""
+    return sorted(p for p in d.glob("*.json") if json.loads(p.read_text()).get("entry") == "xlac_entry")
+
+
 def _entry_files(d: Path):
-    objs = sorted(d.glob("*.o"))
-    metas = sorted(d.glob("*.json"))
-    assert len(objs) == len(metas) == 1, (objs, metas)
-    return objs[0], metas[0]
+    metas = _module_entries(d)
+    assert len(metas) == 1, metas
+    return metas[0].with_suffix(".o"), metas[0]
 
 
 def test_hit_in_another_process(tmp_path):
@@ -312,7 +317,7 @@ def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
     # just loaded, and the most recent of the others.
     assert left == sorted([new, keys[0], keys[4]])
     assert not (tmp_path / (keys[1] + ".o")).exists()
-    aliases = {p.read_text().split()[0] for p in tmp_path.glob("*.alias")}
+    aliases = {p.read_text().split()[1] for p in tmp_path.glob("*.alias")}
     assert aliases == {keys[0], keys[4]}
     monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "0")       # no limit
     for key in keys[1:4]:
@@ -456,3 +461,78 @@ def test_read_file_bounds(tmp_path):
     assert disk_cache._read_file(str(tmp_path), 10) is None
     assert disk_cache._read_file(str(tmp_path / "missing"), 10) is None
     assert disk_cache._read_file("/dev/null", 10) is None
+
+
+# -- entries that belong to another module ----------------------------------------------
+# Two modules of the same signature: a file of one put in place of the other's
+# must never make ``jit`` of one run the other's code.
+
+NEGATE = """HloModule negate_cache_test
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  ROOT r = f32[8]{0} negate(x)
+}"""
+
+EXP = """HloModule exp_cache_test
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  ROOT r = f32[8]{0} exponential(x)
+}"""
+
+X8 = np.linspace(-2, 2, 8, dtype=np.float32)
+
+
+def _entries_of_two(d: Path):
+    """jit NEGATE then EXP; each one's files by suffix (``.alias``, ``.json``, ``.o``)."""
+    files = {}
+    for text in (NEGATE, EXP):
+        before = set(_module_entries(d)) if d.exists() else set()
+        aliases = set(d.glob("*.alias")) if d.exists() else set()
+        xlac.jit(text)(X8)
+        (meta,) = set(_module_entries(d)) - before
+        (alias,) = set(d.glob("*.alias")) - aliases
+        files[text] = {".alias": alias, ".json": meta, ".o": meta.with_suffix(".o")}
+    return files
+
+
+def _swap(a: Path, b: Path) -> None:
+    da, db = a.read_bytes(), b.read_bytes()
+    a.write_bytes(db)
+    b.write_bytes(da)
+
+
+@pytest.mark.parametrize("suffixes", [(".alias",), (".json",), (".o",), (".json", ".o"),
+                                      (".alias", ".json", ".o")])
+def test_files_swapped_between_entries_are_a_miss(cache_env, monkeypatch, suffixes):
+    """Swapping aliases (the text's key names the other entry), metadata (it
+    records the other key) or objects (the hash differs), or all at once:
+    each module still runs its own code."""
+    files = _entries_of_two(cache_env)
+    for suffix in suffixes:
+        _swap(files[NEGATE][suffix], files[EXP][suffix])
+    for text, want in ((NEGATE, -X8), (EXP, np.exp(X8))):
+        exe = _fresh_jit(text, monkeypatch)
+        np.testing.assert_allclose(exe(X8), want, rtol=1e-6)
+    for text in (NEGATE, EXP):              # rewritten: both found again through their aliases
+        with monkeypatch.context() as m:
+            m.setattr(ex, "as_module", lambda _x: pytest.fail("parsed the text"))
+            exe = _fresh_jit(text, monkeypatch)
+        assert exe.from_cache == "disk"
+        np.testing.assert_allclose(exe(X8), -X8 if text is NEGATE else np.exp(X8), rtol=1e-6)
+
+
+def test_alias_records_its_own_text_key(tmp_path, monkeypatch):
+    """An alias file names the text key it was written for; under another name it
+    names nothing (and an eviction scan deletes it)."""
+    d = str(tmp_path)
+    key, alias, other = (f"{k:064x}" for k in (1, 2, 3))
+    meta = disk_cache.store(key, {"entry": "f"}, b"\x7fELF" + bytes(100), d)
+    assert disk_cache.store_alias(alias, meta, d)
+    assert disk_cache.load_alias(alias, d)[0]["key"] == key
+    os.replace(tmp_path / (alias + ".alias"), tmp_path / (other + ".alias"))
+    assert disk_cache.load_alias(other, d) is None
+    (tmp_path / (alias + ".alias")).write_text(f"{key} {meta['meta_sha256']}")   # the old format
+    assert disk_cache.load_alias(alias, d) is None
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "1")       # over the limit: a scan
+    disk_cache.evict(d, keep=key)
+    assert not list(tmp_path.glob("*.alias")) and (tmp_path / (key + ".json")).exists()

@@ -10,7 +10,11 @@ Devices
     device id of (replica ``r``, partition ``p``) is ``r * num_partitions + p``
     (XLA's *flattened id*, which is also what xlac numbers devices by).
     :func:`device_counts` reads ``replica_count=`` / ``num_partitions=`` from
-    a module's header (1 when absent).
+    a module's header (1 when absent).  Each count, and their product, is at
+    least 1 and at most :data:`MAX_MODULE_DEVICES` (1024):
+    :func:`check_device_counts` is the one check every entry point uses (the
+    HLO and StableHLO parsers, ``HloModule.replica_count``, ``xlac.jit``'s
+    ``num_replicas=``, the command line's ``--devices``, the evaluator).
 
 Replica groups (:class:`ReplicaGroups`, attribute ``replica_groups=``)
     The list form ``{{0,1},{2,3}}`` (``{}``: one group of everybody), or the
@@ -63,6 +67,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+import numbers
 import operator
 import re
 from dataclasses import dataclass
@@ -72,11 +77,21 @@ __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "DeviceGroupError", "grou
            "device_pairs", "permute_scope", "send_recv_pairs", "source_target_pairs_of", "frontend_attributes",
            "parse_pairs", "format_pairs", "device_counts", "replica_groups_of", "check_replica_groups",
            "check_source_target_pairs", "known_group_size", "GROUPED_OPCODES", "PERMUTE_OPCODES",
-           "SEND_RECV_OPCODES", "HAS_GLOBAL_DEVICE_IDS", "SEND_RECV_PAIRS_ATTRIBUTE", "MAX_DEVICES"]
+           "SEND_RECV_OPCODES", "HAS_GLOBAL_DEVICE_IDS", "SEND_RECV_PAIRS_ATTRIBUTE", "MAX_DEVICES",
+           "MAX_MODULE_DEVICES", "check_device_count", "check_device_counts"]
 
 #: The most devices a replica group list may expand to (the iota form can name
 #: huge ones in a few characters; expanding them would exhaust memory).
 MAX_DEVICES = 1 << 16
+
+#: The most devices one module runs on (``replica_count x num_partitions``).
+#: One host's device pool runs at most 64 (``xlac.runtime.shm_transport``:
+#: groups are 64-bit masks); under mpiexec a device is a rank, and every rank
+#: holds each per-replica argument and result whole (one entry per device).
+#: 1024 is far above either, and small enough that what is made per device
+#: (argument lists, the evaluator's threads, expanded groups) stays cheap;
+#: checked before anything is.
+MAX_MODULE_DEVICES = 1024
 
 #: Collectives whose participants come from ``replica_groups``.
 GROUPED_OPCODES = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
@@ -355,21 +370,58 @@ def replica_groups_of(inst) -> ReplicaGroups:
     return ReplicaGroups.of(value)
 
 
+def check_device_count(name: str, value) -> int:
+    """``value`` as one device count (``replica_count``, ``num_partitions``,
+    ``num_replicas=``, ``--devices``, as ``name`` says): an int (not a bool)
+    from 1 to :data:`MAX_MODULE_DEVICES`; else :class:`DeviceGroupError`
+    naming ``name``, the value and the limit."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise DeviceGroupError(f"{name} must be an integer from 1 to {MAX_MODULE_DEVICES}, got {_shown(value)}")
+    value = int(value)
+    if not 1 <= value <= MAX_MODULE_DEVICES:
+        raise DeviceGroupError(f"{name}={_shown(value)} is out of range: a module runs on 1 to "
+                               f"{MAX_MODULE_DEVICES} devices (replica_count x num_partitions)")
+    return value
+
+
+def check_device_counts(replica_count, num_partitions,
+                        names: tuple = ("replica_count", "num_partitions")) -> tuple:
+    """``(replica_count, num_partitions)`` checked: each as :func:`check_device_count`
+    (under ``names``), and their product at most :data:`MAX_MODULE_DEVICES`."""
+    r = check_device_count(names[0], replica_count)
+    p = check_device_count(names[1], num_partitions)
+    if r * p > MAX_MODULE_DEVICES:
+        raise DeviceGroupError(f"{names[0]}={r} x {names[1]}={p} = {r * p} devices: a module runs on at most "
+                               f"{MAX_MODULE_DEVICES}")
+    return r, p
+
+
+def _shown(value) -> str:
+    """A value for an error message: a huge int by its size, not its 4,000 digits
+    (which ``str`` refuses past 4,300)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10 ** 30:
+        return f"{'-' if value < 0 else ''}<an integer of {int(value).bit_length()} bits>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:36] + "..."
+
+
 def device_counts(module) -> tuple:
-    """``(replica_count, num_partitions)`` of a module's header (1 when absent)."""
+    """``(replica_count, num_partitions)`` of a module's header (1 when absent),
+    checked (:func:`check_device_counts`); the error names the module."""
     attrs = getattr(module, "attrs", {}) or {}
-    out = []
+    values = []
     for key in ("replica_count", "num_partitions"):
         v = attrs.get(key, 1)
-        try:
-            n = int(str(v))
-        except ValueError:
-            raise DeviceGroupError(f"module {getattr(module, 'name', '?')}: {key}={v} is not an integer") \
-                from None
-        if n < 1:
-            raise DeviceGroupError(f"module {getattr(module, 'name', '?')}: {key}={n} must be at least 1")
-        out.append(n)
-    return tuple(out)
+        if not isinstance(v, numbers.Integral):          # a Raw or str from a hand-made module
+            try:
+                v = int(str(v))
+            except ValueError:
+                pass                                    # reported below
+        values.append(v)
+    try:
+        return check_device_counts(*values)
+    except DeviceGroupError as e:
+        raise DeviceGroupError(f"module {getattr(module, 'name', '?')}: {e}") from None
 
 
 # ----------------------------------------------------------------------------

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..shape import Shape
 from .attributes import Raw  # noqa: F401  (the IR's attribute values; defined with the kinds)
+from .collectives import check_device_counts, device_counts
 from .printer import module_to_text
 
 
@@ -493,21 +494,24 @@ class HloModule:
 
     # The module header's ``replica_count=`` and ``num_partitions=`` (1 when
     # absent): the module runs on replica_count x num_partitions devices.
+    # Both read and set through ``collectives.check_device_counts`` (a
+    # ``DeviceGroupError`` naming the value and the limit), so that no entry
+    # point sets a count nothing could run on.
     @property
     def replica_count(self) -> int:
-        return _device_count(self.attrs.get("replica_count", 1))
+        return device_counts(self)[0]
 
     @replica_count.setter
     def replica_count(self, value: int) -> None:
-        self.attrs["replica_count"] = int(value)
+        self.attrs["replica_count"] = check_device_counts(value, self.num_partitions)[0]
 
     @property
     def num_partitions(self) -> int:
-        return _device_count(self.attrs.get("num_partitions", 1))
+        return device_counts(self)[1]
 
     @num_partitions.setter
     def num_partitions(self, value: int) -> None:
-        self.attrs["num_partitions"] = int(value)
+        self.attrs["num_partitions"] = check_device_counts(self.replica_count, value)[1]
 
     def to_text(self) -> str:
         """HLO text of the module (the printer's output)."""
@@ -609,14 +613,6 @@ class HloModule:
                     seen.add(id(callee))
                     stack.append((callee, iter(_callees(callee))))
         self.computations = order
-
-
-def _device_count(value) -> int:
-    try:
-        n = int(str(value))
-    except ValueError:
-        return 1
-    return max(1, n)
 
 
 def _callees(comp: HloComputation):

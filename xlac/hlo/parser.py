@@ -23,7 +23,8 @@ the opcode's definition gives it (``xlac.hlo.opcodes``; the kinds are in
 padding, computation reference(s), replica groups (``{{0,1},{2,3}}`` or the
 iota form ``[2,2]<=[2,2]T(1,0)``), source-target pairs, or text kept
 verbatim); the printer writes values with the same kinds.  The module header's
-``replica_count=`` and ``num_partitions=`` are read as ints (at least 1).
+``replica_count=`` and ``num_partitions=`` are read as ints from 1 to 1024,
+their product too (``collectives.MAX_MODULE_DEVICES``).
 
 Attribute values must end on the line they start on (XLA prints one instruction
 per line); an unclosed bracket at the end of a line is reported there, which
@@ -71,6 +72,7 @@ from ..shape import PrimitiveType, Shape, parse_shape_prefix, round_float
 from .ir import (EntryComputationLayout, gc_paused, HloComputation, HloInstruction, HloModule, Raw,
                  find_call_graph_problem)
 from .attributes import COMPUTATION, COMPUTATIONS, CompRef
+from .collectives import MAX_MODULE_DEVICES, DeviceGroupError, check_device_count, check_device_counts
 from .opcodes import OPCODES
 from .shape_inference import has_rule, infer_shape
 
@@ -548,6 +550,10 @@ class Parser:
                 if key in _DEVICE_COUNTS:
                     value = self._device_count(key, value.text, key_pos)
                 attrs[key] = value
+            try:
+                check_device_counts(attrs.get("replica_count", 1), attrs.get("num_partitions", 1))
+            except DeviceGroupError as e:
+                raise self.error(str(e), pos) from None
         elif not self._headerless_start(pos):
             raise self.error(f"expected 'HloModule' at the start of the module, found {self._found()}",
                              pos)
@@ -631,14 +637,16 @@ class Parser:
         return self._starts_computation(m.end())
 
     def _device_count(self, key: str, text: str, pos: int) -> int:
-        """``replica_count=N`` / ``num_partitions=N`` of the module header: an int >= 1."""
+        """``replica_count=N`` / ``num_partitions=N`` of the module header: an int
+        from 1 to ``MAX_MODULE_DEVICES`` (``collectives.check_device_count``)."""
         if not _INT_RE.fullmatch(text):
-            raise self.error(f"{key}={text} must be a positive integer", pos)
-        value = self.bounded_int(text, pos, 19)
-        if not 1 <= value <= _INT64_MAX:
-            raise self.error(f"{key}={text} must be at least 1 (the module runs on replica_count x "
-                             "num_partitions devices)", pos)
-        return value
+            raise self.error(f"{key}={text} must be an integer from 1 to {MAX_MODULE_DEVICES}", pos)
+        value = self.bounded_int(text, pos, 19, key, f"is out of range: a module runs on 1 to "
+                                 f"{MAX_MODULE_DEVICES} devices (replica_count x num_partitions)")
+        try:
+            return check_device_count(key, value)
+        except DeviceGroupError as e:
+            raise self.error(str(e), pos) from None
 
     def raw_attribute(self, multiline: bool = False) -> tuple[str, Raw, int]:
         """``key=value`` kept as text; ``multiline``: a bracketed value may go on

@@ -39,7 +39,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
-from ..hlo.collectives import ReplicaGroups, frontend_attributes
+from ..hlo.collectives import (MAX_MODULE_DEVICES, DeviceGroupError, ReplicaGroups, check_device_count,
+                               check_device_counts, frontend_attributes)
 from ..hlo.custom_call import check_no_host_callback
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
@@ -74,9 +75,17 @@ def mesh_of(module: HloModule) -> dict | None:
         return None
     if m.group(2).strip():
         raise UnsupportedError("sharding", f"a mesh with explicit device ids ({m.group(0)})")
+    # The mesh sets the module's device count: its sizes are checked as every
+    # device count is (collectives.check_device_counts), before anything is
+    # made per device.
     axes = {}
     for name, size in re.findall(r'"([^"]+)"\s*=\s*(\d+)', m.group(1)):
-        axes[name] = int(size)
+        what = f'mesh axis "{name}"'
+        if len(size.lstrip("0")) > 19:              # int() of thousands of digits is slow, then refused
+            raise DeviceGroupError(f"{what} has a size of {len(size)} digits: a module runs on 1 to "
+                                   f"{MAX_MODULE_DEVICES} devices")
+        axes[name] = check_device_count(what, int(size))
+    check_device_counts(1, math.prod(axes.values()), ("replica_count", f"the device count of {m.group(0)}"))
     return axes
 
 

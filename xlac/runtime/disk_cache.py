@@ -17,8 +17,15 @@ MCJIT (:func:`xlac.codegen.jit.load_object`) without lowering, parsing LLVM IR
 or optimising.
 
 HLO text handed to the JIT as a string also leaves ``<text key>.alias``: the
-key of the entry compiled from it, so a later process with the same text
-loads the object without even parsing the text.
+text key itself, the key of the entry compiled from it and that entry's
+metadata digest, so a later process with the same text loads the object
+without even parsing the text.
+
+Every lookup checks that what it loads belongs to what was asked: an alias
+must record the text key it is looked up by (an alias file copied or swapped
+under another text's name names another module's entry), the metadata must
+record the key it is looked up by (and the digest the alias recorded), the
+object the size and SHA-256 the metadata records.  Any disagreement is a miss.
 
 Writes are atomic (a temporary file in the same directory, then
 ``os.replace``; the object before its metadata, so metadata never names a
@@ -258,8 +265,9 @@ def evict(directory: str, keep: str | None = None) -> int:
     """Delete the least recently used entries of ``directory`` (by the time of
     their metadata file, which a load refreshes) until their objects and
     metadata total at most 90% of :func:`max_bytes`, never ``keep``; then the
-    aliases whose entry is gone.  Returns the number of entries deleted.
-    Errors (another process deleting the same files) are ignored.
+    aliases whose entry is gone or that were written for another name.
+    Returns the number of entries deleted.  Errors (another process deleting
+    the same files) are ignored.
 
     Links are never followed: a link, FIFO or device in place of an entry's
     file counts 0 bytes and deleting the entry removes the name itself (a
@@ -305,7 +313,8 @@ def evict(directory: str, keep: str | None = None) -> int:
             path = os.path.join(directory, name)
             target = _alias_target(_read_file(path, MAX_METADATA_BYTES))
             try:
-                if target is None or not os.path.lexists(_paths(directory, target[0])[1]):
+                if target is None or target[0] != name[:-6] \
+                        or not os.path.lexists(_paths(directory, target[1])[1]):
                     os.unlink(path)
             except OSError:
                 pass
@@ -321,8 +330,10 @@ def store_alias(alias: str, meta: dict, directory: str | None = None) -> bool:
         return False
     try:
         os.makedirs(directory, exist_ok=True)
+        # The alias's own key goes in too: the file's name alone does not say
+        # which text it was written for (a swapped or copied file would be trusted).
         _atomic_write(os.path.join(directory, alias + ".alias"),
-                      f"{meta['key']} {meta['meta_sha256']}".encode())
+                      f"{alias} {meta['key']} {meta['meta_sha256']}".encode())
         return True
     except (OSError, KeyError, TypeError):
         return False
@@ -330,29 +341,35 @@ def store_alias(alias: str, meta: dict, directory: str | None = None) -> bool:
 
 def load_alias(alias: str, directory: str | None = None) -> tuple[dict, bytes] | None:
     """The entry ``alias`` names (:func:`store_alias`), as :func:`load` gives it,
-    or None: no alias, or the entry is missing, bad, or not the one the alias
+    or None: no alias, an alias written for another text (its recorded text key
+    is not ``alias``), or the entry is missing, bad, or not the one the alias
     was written for (its metadata changed since)."""
     directory = directory or cache_dir()
     if directory is None:
         return None
     target = _alias_target(_read_file(os.path.join(directory, alias + ".alias"), MAX_METADATA_BYTES))
-    if target is None:
+    if target is None or target[0] != alias:
         return None
-    key, digest = target
+    _, key, digest = target
     entry = load(key, directory)
     return entry if entry is not None and entry[0].get("meta_sha256") == digest else None
 
 
-def _alias_target(raw: bytes | None) -> tuple[str, str] | None:
-    """``(key, metadata digest)`` from an alias file's contents, or None when they
-    are not two words of which the first is a key (64 hexadecimal digits)."""
+def _alias_target(raw: bytes | None) -> tuple[str, str, str] | None:
+    """``(text key, entry key, metadata digest)`` from an alias file's contents,
+    or None when they are not three words of which the first two are keys (64
+    hexadecimal digits)."""
     try:
-        key, digest = raw.decode("ascii").split()
-    except (AttributeError, UnicodeDecodeError, ValueError):      # None, not ASCII, not two words
+        alias, key, digest = raw.decode("ascii").split()
+    except (AttributeError, UnicodeDecodeError, ValueError):      # None, not ASCII, not three words
         return None
-    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+    if not (_is_key(alias) and _is_key(key)):
         return None
-    return key, digest
+    return alias, key, digest
+
+
+def _is_key(word: str) -> bool:
+    return len(word) == 64 and all(c in "0123456789abcdef" for c in word)
 
 
 def _atomic_write(path: str, data: bytes) -> None:

@@ -21,6 +21,7 @@ is built, so an ill-typed module fails at the op, with its location.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
@@ -29,9 +30,10 @@ import numpy as np
 from ...errors import HloParseError, ShapeError, UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
+from ..collectives import DeviceGroupError, check_device_count, check_device_counts
 from ..ir import HloComputation, HloInstruction, HloModule
 from ..shape_inference import has_rule, infer_shape
-from .syntax import ArrayAttr, Block, Dense, DialectAttr, ModuleSyntax, Op, Word
+from .syntax import ArrayAttr, Block, Dense, DialectAttr, ModuleSyntax, Op, Word, int_text
 from .types import TypeProblem, to_shape
 
 __all__ = ["import_module", "CONVERTERS", "OpContext"]
@@ -54,24 +56,42 @@ def _enum(v) -> str:
     return str(v)
 
 
+#: The most elements an integer-list attribute (dimensions, padding, groups)
+#: may have; a splat ``dense<0> : tensor<1000000000000xi64>`` is refused, not expanded.
+MAX_INT_LIST = 1 << 20
+
+
 def _ints(v) -> tuple:
     if isinstance(v, ArrayAttr):
-        return tuple(int(x) for x in v.values)
+        return tuple(_int(x) for x in v.values)
     if isinstance(v, Dense):
         out: list = []
         _flat(v.value, out)
-        count = int(np.prod(v.type[1])) if v.type[0] == "tensor" and v.type[1] else 1
+        count = math.prod(d or 0 for d in v.type[1]) if v.type[0] == "tensor" and v.type[1] else 1
         if len(out) == 1 and count > 1:              # a splat
+            if count > MAX_INT_LIST:
+                raise TypeProblem(f"an integer list attribute of {count} elements (at most {MAX_INT_LIST})")
             out = out * count
-        return tuple(int(x, 0) for x in out)
+        return tuple(_int(x) for x in out)
     if isinstance(v, (list, tuple)):
         out = []
         for x in v:
-            out.extend(_ints(x) if isinstance(x, (list, tuple, ArrayAttr, Dense)) else [int(x)])
+            out.extend(_ints(x) if isinstance(x, (list, tuple, ArrayAttr, Dense)) else [_int(x)])
         return tuple(out)
-    if isinstance(v, bool):
-        return (int(v),)
-    return (int(v),)
+    return (_int(v),)
+
+
+def _int(x) -> int:
+    """An integer attribute element: an int (a bool counts as 0/1), a float of
+    integral value, or an integer literal's text; else a TypeProblem (not
+    Python's OverflowError for ``inf`` or a silent truncation of 1.5)."""
+    if isinstance(x, int):
+        return int(x)
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, str) and re.fullmatch(r"[-+]?(?:0[xX][0-9a-fA-F]{1,40}|[0-9]{1,40})", x):
+        return int_text(x)
+    raise TypeProblem(f"expected an integer, found {str(x)[:24]}")
 
 
 def _bools(v) -> tuple:
@@ -94,7 +114,8 @@ def _groups(v) -> list:
     """A 2-d dense of ids (``replica_groups``), rows with ``-1`` padding removed."""
     if isinstance(v, Dense):
         rows = v.value if isinstance(v.value, list) else [v.value]
-        return [[int(x, 0) for x in (r if isinstance(r, list) else [r]) if int(x, 0) >= 0] for r in rows]
+        rows = [[_int(x) for x in (r if isinstance(r, list) else [r])] for r in rows]
+        return [[x for x in r if x >= 0] for r in rows]
     return [list(_ints(r)) for r in v]
 
 
@@ -278,7 +299,7 @@ class Importer:
 
     # -- names and locations -------------------------------------------------------
     def fresh(self, base: str) -> str:
-        base = re.sub(r"[^\w.\-]", "_", base) or "v"
+        base = hlo_name(base, "v")
         k = self._names.get(base, 0) + 1
         self._names[base] = k
         return f"{base}.{k}"
@@ -357,19 +378,34 @@ class Importer:
             text = ", ".join(f"{name} = #sdy.mesh{body}" for name, body in meshes)
             attrs["frontend_attributes"] = Raw("{xla.sdy.meshes={" + text + "}}")
         else:
-            for key, hlo_key in (("mhlo.num_replicas", "replica_count"),
-                                 ("mhlo.num_partitions", "num_partitions")):
-                v = self.syntax.attrs.get(key)
-                if v is not None and int(v) != 1:
-                    attrs[hlo_key] = int(v)
+            attrs.update(self._device_counts())
         self._sharding(entry, self.funcs[entry_name])
         comps = list(self.computations)
-        module = HloModule(self.syntax.name or "module", comps, entry=entry, attrs=attrs)
+        module = HloModule(hlo_name(self.syntax.name or "", "module"), comps, entry=entry, attrs=attrs)
         for c in comps:
             c.is_entry = c is entry
             c.compute_users()
         module.sort_computations()
         return module
+
+    def _device_counts(self) -> dict:
+        """``mhlo.num_replicas`` / ``mhlo.num_partitions`` as the HLO header's
+        ``replica_count`` / ``num_partitions`` (only those other than 1), checked
+        as every entry point checks them (``collectives.check_device_counts``)."""
+        keys = ("mhlo.num_replicas", "mhlo.num_partitions")
+        values = [self.syntax.attrs.get(key, 1) for key in keys]
+        try:
+            for key, value in zip(keys, values):
+                failing = key
+                check_device_count(key, value)
+            failing = keys[0]
+            counts = check_device_counts(*values, names=keys)
+        except DeviceGroupError as e:
+            pos = max(self.syntax.text.find(failing), 0)
+            line = self.syntax.text.count("\n", 0, pos) + 1
+            col = pos - (self.syntax.text.rfind("\n", 0, pos) + 1) + 1
+            raise HloParseError(f"StableHLO: module attribute {e}", line, col) from None
+        return {k: n for k, n in zip(("replica_count", "num_partitions"), counts) if n != 1}
 
     def _sharding(self, comp: HloComputation, fop: Op) -> None:
         """``mhlo.sharding`` of the entry's arguments and results as HLO ``sharding=``."""
@@ -451,7 +487,7 @@ class Importer:
             if len(results) != len(op.results):
                 raise ImportProblem(f"{len(op.results)} results named, the op has {len(results)}")
         except (ImportProblem, ShapeError, UnsupportedError, TypeProblem, KeyError, IndexError, TypeError,
-                AttributeError) as e:
+                AttributeError, OverflowError) as e:      # (int() of an inf attribute)
             raise self.located(e, op, op.name) from None
         except ValueError as e:
             if isinstance(e, HloParseError):
@@ -514,6 +550,16 @@ def free_values(blocks: list) -> list:
     for b in blocks:
         walk(b)
     return [n for n in used if n not in defined]
+
+
+def hlo_name(name: str, default: str) -> str:
+    """``name`` (an MLIR symbol or value name: any string) as an HLO name, which
+    the HLO parser reads back: ASCII letters, digits, ``_ . -``, not starting
+    with a digit, dot or dash (others become ``_``); ``default`` when empty."""
+    name = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+    if not name:
+        return default
+    return name if name[0].isalpha() or name[0] == "_" else "_" + name
 
 
 #: Converters by op name: ``fn(ctx) -> [HloInstruction per result]``.

@@ -22,6 +22,7 @@ of the module) are kept as text per op and resolved by :class:`Locations`.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +33,11 @@ __all__ = ["Op", "Block", "Attr", "DialectAttr", "Dense", "TypeAttr", "Symbol", 
 
 _BARE = re.compile(r"[A-Za-z_][\w$.\-]*", re.ASCII)
 _VALUE = re.compile(r"%[\w$.\-]+(?:#[0-9]+)?", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+_INTEGER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|[0-9]+)", re.ASCII)
+#: The most digits an integer literal may have (MLIR's integers are at most
+#: 64 bits wide where xlac reads them; 40 digits is past any of them).
+MAX_INT_DIGITS = 40
 _SYMBOL = re.compile(r"@(?:[\w$.\-]+|\"(?:[^\"\\]|\\.)*\")", re.ASCII)
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?)|inf|nan)", re.ASCII)
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
@@ -202,12 +208,44 @@ class Locations:
 # the scanner
 # ---------------------------------------------------------------------------
 
+def int_text(text: str) -> int:
+    """The value of an integer literal (``_INTEGER``): decimal, leading zeros
+    allowed as MLIR reads them (Python's ``int(text, 0)`` refuses ``023``), or
+    ``0x`` hexadecimal."""
+    body = text.lstrip("+-")
+    value = int(body[2:], 16) if body[:2].lower() == "0x" else int(body, 10)
+    return -value if text.startswith("-") else value
+
+
+#: The deepest nesting of types, attributes, dense literals and regions read
+#: (as the HLO side's MAX_TUPLE_DEPTH and MAX_CALL_DEPTH): past it, an error at
+#: once, where Python's recursion limit would otherwise end the parse with a
+#: RecursionError and no place.
+MAX_NESTING = 64
+
+
+def _nested(method):
+    """``method`` counted as one level of nesting (see MAX_NESTING)."""
+    @functools.wraps(method)
+    def counted(self, *args, **kwargs):
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"nesting deeper than {MAX_NESTING} levels (types, attributes, dense "
+                             "literals or regions within one another)")
+        self.depth += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.depth -= 1
+    return counted
+
+
 class MlirParser:
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
         self.end = len(text)
         self._lines = None
+        self.depth = 0                  # nesting now (MAX_NESTING)
 
     # -- positions and errors -------------------------------------------------
     def line_col(self, pos: int) -> tuple:
@@ -278,13 +316,29 @@ class MlirParser:
         return w
 
     def integer(self) -> int:
+        pos = self.skip_ws()
+        n = self.match(_NUMBER)
+        if n is None or not _INTEGER.fullmatch(n):
+            raise self.error(f"expected an integer, found {self.found() if n is None else repr(n)}", pos)
+        return self.int_literal(n, pos)
+
+    def int_literal(self, text: str, pos: int, what: str = "integer") -> int:
+        """The value of an integer literal (``_INTEGER``, :func:`int_text`) of at
+        most ``MAX_INT_DIGITS`` digits: longer is an error at ``pos``, before
+        Python's int() of thousands of digits (slow, then refused without a
+        position)."""
+        digits = text.lstrip("+-")
+        if len(digits) > MAX_INT_DIGITS:
+            raise self.error(f"{what} {digits[:20]}... ({len(digits)} digits) is too large", pos)
+        return int_text(text)
+
+    def number(self):
+        """An integer or float literal as a Python int or float (``inf``/``nan`` too)."""
+        pos = self.skip_ws()
         n = self.match(_NUMBER)
         if n is None:
-            raise self.error(f"expected an integer, found {self.found()}")
-        try:
-            return int(n, 0)
-        except ValueError:
-            raise self.error(f"expected an integer, found {n!r}") from None
+            raise self.error(f"expected a number, found {self.found()}", pos)
+        return self.int_literal(n, pos) if _INTEGER.fullmatch(n) else float(n)
 
     def string(self) -> str:
         s = self.match(_STRING)
@@ -374,17 +428,13 @@ class MlirParser:
     # -- operations ---------------------------------------------------------------
     def operation(self) -> Op:
         start = self.skip_ws()
-        results = []
+        groups = []                     # (name, count) of ``%x:count``; count None for ``%x``
         if self.peek("%"):
             while True:
                 v = self.match(_VALUE)
                 if v is None:
                     raise self.error(f"expected a result name, found {self.found()}")
-                if self.accept(":"):
-                    n = self.integer()
-                    results += [f"{v}#{k}" for k in range(n)]
-                else:
-                    results.append(v)
+                groups.append((v, self._result_count(v) if self.accept(":") else None))
                 if not self.accept(","):
                     break
             self.expect("=")
@@ -403,11 +453,35 @@ class MlirParser:
                 _CUSTOM_FORMS[name](self, op)
             else:
                 self._pretty(op)
-        op.results = results
+        op.results = self._result_names(groups, start)
         op.loc = self.loc() or op.loc
         if start != pos:
             op.pos = pos
         return op
+
+    def _result_count(self, name: str) -> int:
+        """``N`` of ``%x:N``: a decimal of at least 1 (MLIR: a named op has a result)."""
+        pos = self.skip_ws()
+        m = self.match(_DIGITS)
+        if m is None:
+            raise self.error(f"expected the number of results after '{name}:', found {self.found()}", pos)
+        if len(m) > 9 or int(m) < 1:
+            shown = m if len(m) <= 12 else f"{m[:8]}... ({len(m)} digits)"
+            raise self.error(f"{name}:{shown}: the number of results must be from 1 to {10 ** 9 - 1}", pos)
+        return int(m)
+
+    def _result_names(self, groups: list, start: int) -> list:
+        """The names of an op's results, ``%x:N`` as ``%x#0`` .. ``%x#N-1``, made
+        once the op is parsed: every result has a type in the op's text (two
+        characters and a separator at least), so more results than half the
+        op's text length is an error at once, not millions of names made
+        first (``%0:300000000 = ...``).  Whether the count is the op's own is
+        the importer's check."""
+        total = sum(1 if n is None else n for _, n in groups)
+        if total > max(1, (self.pos - start) // 2):
+            raise self.error(f"{total} results named, more than the op's text gives types for "
+                             f"({self.pos - start} characters)", start)
+        return [v if n is None else f"{v}#{k}" for v, n in groups for k in range(1 if n is None else n)]
 
     def loc(self) -> str | None:
         self.skip_ws()
@@ -507,6 +581,7 @@ class MlirParser:
         op.func = {"name": sym[1:].strip('"'), "visibility": visibility, "args": body.args,
                    "arg_attrs": arg_attrs, "results": results, "result_attrs": res_attrs, "body": body}
 
+    @_nested
     def region(self, args=None) -> Block:
         pos = self.expect("{") - 1
         block_args = list(args or [])
@@ -550,6 +625,11 @@ class MlirParser:
                 op.regions.append(self.region())
                 self.keyword("else")
 
+    @_nested
+    def _group(self) -> list:
+        """The items of a parenthesised group within an op's items."""
+        return self._items(top=False)
+
     def _items(self, top: bool) -> list:
         items = []
         while True:
@@ -578,14 +658,17 @@ class MlirParser:
                 self.pos += 1
             elif c == "(":
                 self.pos += 1
-                items.append(Item("group", self._items(top=False), p))
+                items.append(Item("group", self._group(), p))
                 self.expect(")")
             elif c == ")" and not top:
                 break
             elif c == "[":
                 items.append(Item("index", self._index_groups(), p))
             elif c == "@":
-                items.append(Item("symbol", self.match(_SYMBOL)[1:].strip('"'), p))
+                sym = self.match(_SYMBOL)
+                if sym is None:
+                    raise self.error(f"expected a symbol name after '@', found {self.found()}")
+                items.append(Item("symbol", sym[1:].strip('"'), p))
             elif c == '"':
                 items.append(Item("string", self.string(), p))
             elif c == "{" or c == ":" or self.text.startswith("loc(", p) or c == "}":
@@ -716,6 +799,7 @@ class MlirParser:
                 return out
             self.expect(",", "',' or '}'")
 
+    @_nested
     def attribute(self):
         self.skip_ws()
         p, t = self.pos, self.text
@@ -736,7 +820,10 @@ class MlirParser:
         if c == "{":
             return self.attr_dict()
         if c == "@":
-            return Symbol(self.match(_SYMBOL)[1:].strip('"'))
+            sym = self.match(_SYMBOL)
+            if sym is None:
+                raise self.error(f"expected a symbol name after '@', found {self.found()}")
+            return Symbol(sym[1:].strip('"'))
         if c == "#":
             name = self.match(_DIALECT_ATTR)
             if name is None:
@@ -748,9 +835,7 @@ class MlirParser:
         if c == "(" or (c == "!") or (_TYPE_WORD.match(t, p) and not t.startswith("true", p)):
             return TypeAttr(self.type())
         if c.isdigit() or c in "-+":
-            n = self.match(_NUMBER)
-            value = int(n, 0) if re.fullmatch(r"[-+]?(0x[0-9a-fA-F]+|[0-9]+)", n) else float(n)
-            return self._typed_suffix(value)
+            return self._typed_suffix(self.number())
         word = self.bare("an attribute value")
         if word in ("true", "false"):
             return self._typed_suffix(word == "true")
@@ -763,12 +848,19 @@ class MlirParser:
                 values = []
                 if self.accept(":"):
                     while True:
-                        v = self.match(_NUMBER) or self.bare("an array element")
-                        values.append(v)
+                        self.skip_ws()
+                        if _NUMBER.match(self.text, self.pos):
+                            values.append(self.number())
+                        else:
+                            word = self.bare("an array element")
+                            if word not in ("true", "false"):
+                                raise self.error(f"expected a number, true or false in array<...>, "
+                                                 f"found {word!r}")
+                            values.append(word == "true")
                         if not self.accept(","):
                             break
                 self.expect(">")
-                return ArrayAttr(elt, tuple(_scalar(v) for v in values))
+                return ArrayAttr(elt, tuple(values))
             if word != "dense":
                 raise self.error(f"{word}<...> attributes are not supported (write the data inline "
                                  f"as dense<...>)", p)
@@ -797,6 +889,7 @@ class MlirParser:
             return []
         return self._dense_element()
 
+    @_nested
     def _dense_element(self):
         if self.accept("["):
             out = []
@@ -822,6 +915,7 @@ class MlirParser:
         return w
 
     # -- types ------------------------------------------------------------------------
+    @_nested
     def type(self):
         self.skip_ws()
         p = self.pos
@@ -890,7 +984,7 @@ class MlirParser:
                 if t.startswith("*", self.pos):
                     raise self.error("unranked tensors (tensor<*x...>) are not supported", p)
                 break
-            dims.append(None if m.group(1) == "?" else int(m.group(1)))
+            dims.append(None if m.group(1) == "?" else self.int_literal(m.group(1), self.pos, "dimension"))
             self.pos = m.end()
         if self.keyword("complex"):
             self.expect("<")
@@ -1001,15 +1095,6 @@ def _chlo_scan(p: MlirParser, op: Op) -> None:
 #: Ops whose syntax is neither generic nor items-then-type.
 _CUSTOM_FORMS = {"sdy.mesh": _sdy_mesh, "sdy.manual_computation": _sdy_manual_computation,
                  "chlo.scan": _chlo_scan}
-
-
-def _scalar(v: str):
-    if v in ("true", "false"):
-        return v == "true"
-    try:
-        return int(v, 0)
-    except ValueError:
-        return float(v)
 
 
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))", re.DOTALL)

@@ -15,8 +15,8 @@ import re
 import numpy as np
 
 from ...errors import UnsupportedError
-from ...shape import PrimitiveType, Shape
-from .syntax import Dense, DialectAttr
+from ...shape import PrimitiveType, Shape, round_float
+from .syntax import Dense, DialectAttr, int_text
 
 __all__ = ["to_shape", "element_type", "dense_literal", "TypeProblem"]
 
@@ -39,6 +39,8 @@ def element_type(name) -> PrimitiveType:
         raise UnsupportedError(f"complex<{inner}>", "XLA has complex<f32> and complex<f64>")
     m = _INT.match(name)
     if m:
+        if len(m.group(2)) > 4:                       # i99999...: no such type (and no int() of it)
+            raise UnsupportedError(name[:24], "no XLA element type of that many bits")
         bits = int(m.group(2))
         if bits == 1 and m.group(1) is None:
             return PrimitiveType.PRED
@@ -122,18 +124,86 @@ def _bits_dtype(nbits: int):
     return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[nbits]
 
 
-def _float_values(texts: list, dtype: np.dtype) -> np.ndarray:
-    """Float elements: decimal texts, or ``0x...`` bit patterns (NaN payloads, inf)."""
-    if not any(isinstance(s, str) and s.lower().startswith(("0x", "-0x")) for s in texts):
-        return np.array([float(s) for s in texts], dtype=np.float64).astype(dtype)
-    nbits = dtype.itemsize * 8
-    bits = np.empty(len(texts), dtype=_bits_dtype(max(nbits, 8)))
-    for k, s in enumerate(texts):
-        if s.lower().startswith("0x"):
-            bits[k] = int(s, 16)
+def _is_hex(s) -> bool:
+    return isinstance(s, str) and s.lower().lstrip("+-").startswith("0x")
+
+
+def _shown(s) -> str:
+    s = str(s)
+    return s if len(s) <= 24 else f"{s[:20]}... ({len(s)} characters)"
+
+
+def _type_name(et: PrimitiveType) -> str:
+    """The MLIR spelling of an element type, for messages (``i8``, ``ui8``, ``f16``)."""
+    if et.is_integral:
+        return f"{'i' if et.dtype.kind == 'i' else 'ui'}{et.bit_width}"
+    return et.value
+
+
+def _float_values(texts: list, et: PrimitiveType) -> np.ndarray:
+    """Float elements of type ``et``, as MLIR's parser reads them: a decimal is
+    rounded once to the type (past its largest finite value: inf, or NaN or
+    the largest value for types without inf; no numpy warning), ``0x...`` is
+    the element's bit pattern (NaN payloads, inf) and must fit its width."""
+    dtype = et.dtype
+    out = np.empty(len(texts), dtype=dtype)
+    decimals = [k for k, t in enumerate(texts) if not _is_hex(t)]
+    if decimals:
+        values = []
+        for k in decimals:
+            try:
+                values.append(float(texts[k]))
+            except (TypeError, ValueError):
+                raise TypeProblem(f"expected a {_type_name(et)} element, found {_shown(texts[k])}") from None
+        out[decimals] = round_float(values, et)
+    hexes = sorted(set(range(len(texts))) - set(decimals))
+    if hexes:
+        bits = out.view(_bits_dtype(max(dtype.itemsize * 8, 8)))
+        for k in hexes:
+            t = texts[k]
+            if t.startswith("-") or len(t) > 2 + 16:
+                raise TypeProblem(f"hexadecimal float constant {_shown(t)} out of range for {_type_name(et)}")
+            v = int_text(t)
+            if v >= 1 << et.bit_width:
+                raise TypeProblem(f"hexadecimal float constant {t} out of range for {_type_name(et)} "
+                                  f"({et.bit_width} bits)")
+            bits[k] = v
+    return out
+
+
+def _int_values(texts: list, et: PrimitiveType) -> np.ndarray:
+    """Integer elements of type ``et``, as MLIR's parser reads them: a signless
+    ``iN`` takes -2^(N-1) .. 2^N - 1 (the upper half wraps to negative), an
+    unsigned ``uiN`` 0 .. 2^N - 1; anything else is an error (numpy would
+    raise OverflowError, or wrap a negative)."""
+    bits = et.bit_width
+    signed = et.dtype.kind == "i"
+    lo, hi = (-(1 << (bits - 1)) if signed else 0), (1 << bits) - 1
+    values = []
+    for t in texts:
+        if not isinstance(t, str) or not re.fullmatch(r"[-+]?(?:0[xX][0-9a-fA-F]+|[0-9]+)", t):
+            raise TypeProblem(f"expected integer elements of {_type_name(et)}, found {_shown(t)}")
+        digits = t.lstrip("+-")
+        v = int_text(t) if len(digits) <= 40 else None      # int() of thousands of digits: slow, then refused
+        if v is None or not lo <= v <= hi:
+            if v is not None and v < 0 and not signed:
+                raise TypeProblem(f"expected unsigned integer elements of {_type_name(et)}, found {_shown(t)}")
+            raise TypeProblem(f"integer constant {_shown(t)} out of range for {_type_name(et)} ([{lo}, {hi}])")
+        values.append(v - (1 << bits) if signed and v >= 1 << (bits - 1) else v)
+    return np.array(values, dtype=object).astype(et.dtype)
+
+
+def _pred_values(texts: list) -> np.ndarray:
+    """``i1`` elements: true, false, or the integers -1, 0, 1 (MLIR's range of i1)."""
+    out = []
+    for t in texts:
+        if t in ("true", "false"):
+            out.append(t == "true")
+        elif isinstance(t, str) and t.lstrip("+-") in ("0", "1"):
+            out.append(t.lstrip("+-") == "1")
         else:
-            bits[k] = np.array([float(s)], dtype=np.float64).astype(dtype).view(bits.dtype)[0]
-    return bits.view(dtype)
+            raise TypeProblem(f"expected true, false, 0 or 1 for an i1 element, found {_shown(t)}")
+    return np.array(out, dtype=np.bool_)
 
 
 def dense_literal(dense: Dense, shape: Shape) -> np.ndarray:
@@ -159,22 +229,17 @@ def dense_literal(dense: Dense, shape: Shape) -> np.ndarray:
     if len(texts) not in (1, count):
         raise TypeProblem(f"dense literal of {len(texts)} elements for {shape} ({count} elements)")
     if et is PrimitiveType.PRED:
-        arr = np.array([t == "true" or (t not in ("false",) and float(t) != 0) for t in texts], dtype=np.bool_)
+        arr = _pred_values(texts)
     elif et.is_complex:
-        part = np.float32 if et is PrimitiveType.C64 else np.float64
+        part = PrimitiveType.F32 if et is PrimitiveType.C64 else PrimitiveType.F64
         pairs = [t if isinstance(t, tuple) else ("complex", t, "0") for t in texts]
-        re_ = _float_values([p[1] for p in pairs], np.dtype(part))
-        im = _float_values([p[2] for p in pairs], np.dtype(part))
-        arr = (re_.astype(dtype) + 1j * im.astype(dtype)).astype(dtype)
+        arr = np.empty(len(pairs), dtype=dtype)
+        arr.real = _float_values([p[1] for p in pairs], part)
+        arr.imag = _float_values([p[2] for p in pairs], part)
     elif et.is_float:
-        arr = _float_values(texts, dtype)
+        arr = _float_values(texts, et)
     else:
-        ints = [int(t, 0) for t in texts]
-        info = np.iinfo(dtype) if dtype.kind in "iu" else None
-        if info is not None:
-            bits = dtype.itemsize * 8
-            ints = [v % (1 << bits) if v < 0 and dtype.kind == "u" else v for v in ints]
-        arr = np.array(ints, dtype=object).astype(dtype)
+        arr = _int_values(texts, et)
     if len(texts) == 1 and count != 1:
         return np.full(dims, arr[0], dtype=dtype)
     return arr.reshape(dims)
