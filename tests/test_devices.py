@@ -170,3 +170,57 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
     finally:
         pool.close()
     assert not _exists(name)
+
+
+# ----------------------------------------------------------------------------
+# Errors keep their type; a module that does not compile fails at jit time
+# ----------------------------------------------------------------------------
+
+BAD_PARAMETERS = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(1)
+  ROOT y = f32[4] negate(x)
+}}
+"""
+
+BAD_SHAPE = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] fft(x), fft_type=FFT, fft_length={{4}}
+}}
+"""
+
+DYNAMIC_ROOT = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] collective-broadcast(x), replica_groups={{{{0,1}}}}, has_dynamic_root=true
+}}
+"""
+
+
+@pytest.mark.parametrize("template, kind", [(BAD_PARAMETERS, "VerifierError"), (BAD_SHAPE, "ShapeError"),
+                                            (DYNAMIC_ROOT, "UnsupportedError")],
+                         ids=["verifier", "shape", "unsupported"])
+def test_a_module_that_does_not_compile_raises_at_jit_time_as_on_one_device(template, kind):
+    import xlac
+    with pytest.raises(Exception) as one:
+        xlac.jit(template.format(header=""))
+    assert type(one.value).__name__ == kind
+    with pytest.raises(type(one.value)) as two:
+        xlac.jit(template.format(header=", replica_count=2"))
+    assert type(two.value) is type(one.value)
+    assert str(two.value) == str(one.value)
+    assert getattr(two.value, "what", None) == getattr(one.value, "what", None)
+
+
+def test_an_error_at_call_time_keeps_its_type_and_names_the_device():
+    from xlac.errors import ShapeError
+    from xlac.devices import _error_record, _first_error
+    err = _first_error({1: _error_record(ShapeError("add: shapes f32[2] and f32[3]"), own=True),
+                        0: _error_record(CollectiveError("all-reduce: device 1 failed"), own=False)})
+    assert type(err) is ShapeError and str(err) == "device 1: add: shapes f32[2] and f32[3]"
+    err = _first_error({0: _error_record(KeyError("k"), own=True)})
+    assert type(err) is RuntimeError and "KeyError" in str(err)

@@ -8,6 +8,8 @@ shared-memory segment (``xlac.runtime.shm_transport``) through which their
 collectives go.  Every worker runs the same compiled code: device 0 compiles
 the module into the pool's disk cache (``XLAC_CACHE_DIR``, or a private
 directory the pool removes at close), the others load the object from there.
+That happens when the executable is made (``jit`` time), so a module that
+does not compile raises then, the error keeping its type and message.
 
 Each worker runs its executable as its device (``Executable.set_device``):
 ``opts->replica_id``/``partition_id`` and the ``collective`` service over the
@@ -17,8 +19,9 @@ an all-reduce inside runs with no Python per iteration beyond the service.
 Failures: a worker whose call raises marks the segment failed (the others'
 collectives then raise at once, naming it); a worker that dies (a crash,
 ``kill -9``) is noticed by the parent, which marks the segment the same way.
-Every call then fails with a :class:`~xlac.runtime.shm_transport.CollectiveError`
-naming the device, and the pool is rebuilt on the next call.  A collective
+Every call then fails with the first device's error (a
+:class:`~xlac.errors.CollectiveError` for a death), naming the device and
+keeping the error's type, and the pool is rebuilt on the next call.  A collective
 that some device never reaches times out (``timeout`` seconds, default
 ``XLAC_COLLECTIVE_TIMEOUT`` or 10).  The segment is unlinked when the pool
 closes (at exit at the latest), and by multiprocessing's resource tracker if
@@ -27,7 +30,9 @@ this process dies first.
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -37,7 +42,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from multiprocessing.connection import Connection, wait
 
 import numpy as np
@@ -138,34 +142,53 @@ class DevicePool:
             and self._segment is not None and self._segment.failure() is None
 
     # -- running ----------------------------------------------------------------------
+    def load(self, text: str, *, replica_count: int, num_partitions: int = 1) -> None:
+        """Compile HLO ``text`` on every device now: device 0 into the pool's
+        cache, then the others from it.  A module that does not compile raises
+        here the very error (type, message) compiling it raises on one device."""
+        self._check_counts(replica_count, num_partitions)
+        with self._lock:
+            self._load(text, replica_count, num_partitions)
+
     def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1) -> list:
         """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
         ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
         a tuple result flattened).  Raises the first device's error, naming it."""
-        if replica_count * num_partitions != self.num_devices:
-            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
-                             f"this pool has {self.num_devices} devices")
+        self._check_counts(replica_count, num_partitions)
         if len(per_device_args) != self.num_devices:
             raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
         with self._lock:
-            if not self._healthy():
-                self._stop()
-                self._start()
+            self._load(text, replica_count, num_partitions)
             self._segment.reset()
-            key = hash(text)
-            if key not in self._loaded:
-                # Device 0 compiles into the cache directory first; the others load it.
-                self._exchange([0], lambda d: ("load", text, replica_count, num_partitions))
-                self._exchange(range(1, self.num_devices), lambda d: ("load", text, replica_count, num_partitions))
-                self._loaded.add(key)
             return self._exchange(range(self.num_devices),
                                   lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
 
-    def _exchange(self, devices, message) -> list:
+    def _check_counts(self, replica_count: int, num_partitions: int) -> None:
+        if replica_count * num_partitions != self.num_devices:
+            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
+                             f"this pool has {self.num_devices} devices")
+
+    def _load(self, text: str, replica_count: int, num_partitions: int) -> None:
+        """Rebuild the pool if it is not healthy; compile ``text`` on every device unless done."""
+        if not self._healthy():
+            self._stop()
+            self._start()
+        key = hash(text)
+        if key in self._loaded:
+            return
+        message = lambda d: ("load", text, replica_count, num_partitions)   # noqa: E731
+        # Device 0 compiles into the cache directory first; the others load it.
+        # A compile error is the module's, not a device's: raised as it is.
+        self._exchange([0], message, name_device=False)
+        self._exchange(range(1, self.num_devices), message, name_device=False)
+        self._loaded.add(key)
+
+    def _exchange(self, devices, message, *, name_device: bool = True) -> list:
         """Send ``message(d)`` to each device and collect the replies.  When a
         device fails or dies, the others get ``timeout`` seconds to finish
         (their collectives fail at once; a device busy with no collective to
-        fail is stopped), then the pool is stopped and rebuilt on the next call."""
+        fail is stopped), then the pool is stopped and rebuilt on the next call.
+        Errors name the device (``name_device``) and keep their type."""
         devices = list(devices)
         for d in devices:
             self._workers[d][1].send(message(d))
@@ -178,8 +201,9 @@ class DevicePool:
                 if errors and deadline is None:
                     deadline = time.monotonic() + self.timeout
                 if deadline is not None and time.monotonic() > deadline:
+                    first = min(errors)
                     for d in pending.values():
-                        errors[d] = ("CollectiveError", f"stopped: device {min(errors)} failed", False)
+                        errors[d] = _error_record(CollectiveError(f"stopped: device {first} failed"), own=False)
                     self._stop()
                     break
                 for r in wait(list(pending), timeout=0.5):
@@ -197,7 +221,7 @@ class DevicePool:
             self._stop()          # Ctrl-C, or a broken pipe: the workers' state is unknown
             raise
         if errors:
-            raise _first_error(errors)
+            raise _first_error(errors, name_device)
         return [replies[d] for d in devices]
 
     def _died(self, d: int) -> tuple:
@@ -210,20 +234,59 @@ class DevicePool:
         message = f"the process of device {d} died ({how})"
         if self._segment is not None:
             self._segment.abort(d, message)
-        return ("CollectiveError", message, True)
+        return _error_record(CollectiveError(message), own=True)
 
 
-def _first_error(errors: dict) -> Exception:
+# ---------------------------------------------------------------------------------------
+# Errors across the process boundary: the type, the message and the attributes
+# ---------------------------------------------------------------------------------------
+
+#: Built-in exception types a device's error keeps (their message is their
+#: first argument); any other type outside xlac becomes a RuntimeError
+#: naming it.
+_BUILTIN_ERRORS = {c.__name__: c for c in (ValueError, TypeError, MemoryError, RuntimeError, NotImplementedError,
+                                           OverflowError, ZeroDivisionError, IndexError, ArithmeticError,
+                                           FloatingPointError, AssertionError, RecursionError)}
+
+
+def _error_record(e: BaseException, own: bool) -> tuple:
+    """What the parent needs to raise ``e`` again: (module, class name,
+    message, pickled attributes or None, whether the device failed by itself
+    rather than echoing another device's failure)."""
+    try:
+        state = pickle.dumps(vars(e))       # HloParseError's line, notes (__notes__), ...
+    except Exception:  # noqa: BLE001 - attributes that do not pickle are dropped
+        state = None
+    return (type(e).__module__, type(e).__qualname__, str(e), state, own)
+
+
+def _raise_again(record: tuple, prefix: str = "") -> BaseException:
+    """The exception ``record`` describes, of the same type (xlac's errors and
+    the common built-in ones), its message prefixed with ``prefix``."""
+    module, name, message, state, _ = record
+    cls = _BUILTIN_ERRORS.get(name) if module == "builtins" else None
+    if module.split(".")[0] == "xlac":
+        try:
+            cls = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        return RuntimeError(f"{prefix}{name}: {message}")
+    err = cls.__new__(cls)         # not __init__: UnsupportedError(what, detail) would reword the message
+    err.args = (prefix + message,)
+    if state is not None:
+        try:
+            vars(err).update(pickle.loads(state))
+        except Exception:  # noqa: BLE001
+            pass
+    return err
+
+
+def _first_error(errors: dict, name_device: bool = True) -> BaseException:
     """The error of the device that failed first (its own, not a peer's echo)."""
-    own = {d: e for d, e in errors.items() if e[2]}
+    own = [d for d, record in errors.items() if record[4]]
     d = min(own) if own else min(errors)
-    kind, message, _ = errors[d]
-    text = f"device {d}: {message}"
-    exc_type = {"CollectiveError": CollectiveError, "ValueError": ValueError, "TypeError": TypeError,
-                "MemoryError": MemoryError}.get(kind, RuntimeError)
-    if kind == "UnsupportedError":
-        return UnsupportedError("device", text)
-    return exc_type(text)
+    return _raise_again(errors[d], f"device {d}: " if name_device else "")
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,9 +338,8 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
             own = not isinstance(e, CollectiveError)
             if own:
                 segment.abort(device, f"{type(e).__name__}: {e}")
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
             try:
-                conn.send(("error", (type(e).__name__, detail, own)))
+                conn.send(("error", _error_record(e, own)))
             except (OSError, ValueError):
                 break
     segment.close()
@@ -293,8 +355,12 @@ class ReplicatedExecutable:
     and result carries a leading axis of one entry per device (in global device
     id order); a tuple result is a tuple of such arrays.
 
-    Raises ``ValueError`` when an argument's leading axis is not the device
-    count, and the first device's error (naming the device) when a device fails.
+    The module is compiled when the executable is made (on the devices of
+    the pool, started then if need be), so a module that does not compile
+    raises here, with the error and message it raises on one device.  A call
+    raises ``ValueError`` when an argument's leading axis is not the device
+    count, and the first device's error (naming the device, keeping its type)
+    when a device fails.
     """
 
     def __init__(self, text: str, num_replicas: int, num_partitions: int = 1, *, num_threads: int = 1,
@@ -306,6 +372,8 @@ class ReplicatedExecutable:
         self._options = {"num_threads": num_threads}
         if timeout is not None:
             self._options["timeout"] = timeout
+        pool(self.num_devices, **self._options).load(text, replica_count=num_replicas,
+                                                     num_partitions=num_partitions)
 
     def __call__(self, *args):
         n = self.num_devices
