@@ -173,6 +173,74 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
 
 
 # ----------------------------------------------------------------------------
+# A device found dead when it is handed a message
+# ----------------------------------------------------------------------------
+
+class _KillAfterSend:
+    """Device 0's connection, which kills ``victim`` (and waits for its end)
+    right after handing device 0 a message of kind ``kind``: the victim dies
+    while device 0 works on it (compiles, or runs)."""
+
+    def __init__(self, conn, victim, kind: str):
+        self.conn, self.victim, self.kind = conn, victim, kind
+
+    def send(self, message):
+        self.conn.send(message)
+        if isinstance(message, tuple) and message[0] == self.kind and self.victim.poll() is None:
+            self.victim.kill()
+            self.victim.wait()
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+def _kill_after_device_0_gets(pool, victim: int, kind: str) -> int:
+    proc, conn = pool._workers[0]
+    pid = pool._workers[victim][0].pid
+    pool._workers[0] = (proc, _KillAfterSend(conn, pool._workers[victim][0], kind))
+    return pid
+
+
+def test_a_device_killed_while_device_0_compiles_is_a_collective_error_naming_it():
+    """Device 2 dies while device 0 compiles a new module: writing to its
+    socket breaks, which is a CollectiveError naming device 2 (not a raw
+    BrokenPipeError); the next call rebuilds the pool."""
+    pool = DevicePool(3, timeout=30)
+    try:
+        one = [[np.zeros(3, np.float32)] for _ in range(3)]
+        text = IDS.replace("num_partitions=2", "num_partitions=1").replace("replica_count=2", "replica_count=3")
+        victim = _kill_after_device_0_gets(pool, 2, "load")
+        with pytest.raises(CollectiveError, match=r"the process of device 2 died \(signal 9\)"):
+            pool.run(text, one, replica_count=3)
+        out = pool.run(text, one, replica_count=3)
+        np.testing.assert_array_equal(out[2][0], np.full(3, 20, np.float32))
+        assert pool._workers[2][0].pid != victim
+    finally:
+        pool.close()
+
+
+def test_a_device_found_dead_when_the_call_starts_fails_the_others_at_once():
+    """Device 2 dies just after device 0 was handed the call (an endless loop
+    of all-reduces): the message to device 2 cannot be written; the segment
+    is marked failed, so devices 0 and 1, waiting for device 2 in the
+    all-reduce, fail at once instead of after the 30 s timeout."""
+    pool = DevicePool(3, timeout=30)
+    try:
+        zeros = [[np.zeros(1024, np.float32)]] * 3
+        pool.load(ALLREDUCE_LOOP, replica_count=3)
+        _kill_after_device_0_gets(pool, 2, "run")
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 2: the process of device 2 died \(signal 9\)"):
+            pool.run(ALLREDUCE_LOOP, zeros, replica_count=3)
+        assert time.monotonic() - start < 10
+        out = pool.run(ALLREDUCE_LOOP.replace("100000000", "2"), [[np.ones(1024, np.float32)]] * 3,
+                       replica_count=3)
+        np.testing.assert_array_equal(out[1][0], np.full(1024, 9, np.float32))
+    finally:
+        pool.close()
+
+
+# ----------------------------------------------------------------------------
 # Errors keep their type; a module that does not compile fails at jit time
 # ----------------------------------------------------------------------------
 

@@ -18,7 +18,8 @@ an all-reduce inside runs with no Python per iteration beyond the service.
 
 Failures: a worker whose call raises marks the segment failed (the others'
 collectives then raise at once, naming it); a worker that dies (a crash,
-``kill -9``) is noticed by the parent, which marks the segment the same way.
+``kill -9``) is noticed by the parent — its end of the socket reads as end
+of file, or breaks when written to — which marks the segment the same way.
 Every call then fails with the first device's error (a
 :class:`~xlac.errors.CollectiveError` for a death), naming the device and
 keeping the error's type, and the pool is rebuilt on the next call.  A collective
@@ -184,19 +185,27 @@ class DevicePool:
         self._loaded.add(key)
 
     def _exchange(self, devices, message, *, name_device: bool = True) -> list:
-        """Send ``message(d)`` to each device and collect the replies.  When a
+        """Send ``message(d)`` to each device and collect the replies.  A worker
+        found gone (its end of the socket breaks when written to, or reads as
+        end of file) is a CollectiveError naming the device.  When a
         device fails or dies, the others get ``timeout`` seconds to finish
         (their collectives fail at once; a device busy with no collective to
         fail is stopped), then the pool is stopped and rebuilt on the next call.
         Errors name the device (``name_device``) and keep their type."""
         devices = list(devices)
-        for d in devices:
-            self._workers[d][1].send(message(d))
-        pending = {self._workers[d][1]: d for d in devices}
+        pending: dict = {}           # connection -> device, for every message sent and not yet answered
         replies: dict = {}
-        errors: dict = {}
+        errors: dict = {}            # device -> error record (_error_record)
         deadline = None
         try:
+            for d in devices:
+                conn = self._workers[d][1]
+                try:
+                    conn.send(message(d))
+                except OSError:                    # BrokenPipeError...: the worker is gone
+                    errors[d] = self._died(d)      # (the segment says so: the others' collectives fail)
+                    break                          # the rest are not started
+                pending[conn] = d
             while pending:
                 if errors and deadline is None:
                     deadline = time.monotonic() + self.timeout
@@ -218,7 +227,7 @@ class DevicePool:
                     else:
                         errors[d] = payload
         except BaseException:
-            self._stop()          # Ctrl-C, or a broken pipe: the workers' state is unknown
+            self._stop()          # Ctrl-C: the workers' state is unknown
             raise
         if errors:
             raise _first_error(errors, name_device)
