@@ -173,7 +173,7 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
 
 
 # ----------------------------------------------------------------------------
-# A device found dead when it is handed a message
+# Faults at every step: compiling, sending, Ctrl-C, the parent's own end
 # ----------------------------------------------------------------------------
 
 class _KillAfterSend:
@@ -240,9 +240,43 @@ def test_a_device_found_dead_when_the_call_starts_fails_the_others_at_once():
         pool.close()
 
 
-# ----------------------------------------------------------------------------
-# Errors keep their type; a module that does not compile fails at jit time
-# ----------------------------------------------------------------------------
+def test_a_device_busy_without_collectives_is_cancelled_when_another_dies():
+    """Device 1 is killed while both devices spin in a loop with no
+    collective: device 0 is cancelled at once (not after the timeout), and
+    its answer is not mistaken for the failure."""
+    pool = DevicePool(2, timeout=30)
+    try:
+        pool.load(SPIN, replica_count=2)
+        victim = pool._workers[1][0].pid
+        threading.Timer(1.0, os.kill, (victim, signal.SIGKILL)).start()
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 1: the process of device 1 died \(signal 9\)"):
+            pool.run(SPIN, [[np.int64(0)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        assert pool._workers[0][0].poll() is None          # cancelled, not killed
+    finally:
+        pool.close()
+
+
+def test_a_device_that_raises_at_once_cancels_the_others_and_the_pool_is_kept():
+    """Device 0 refuses its argument while device 1 starts a loop with no
+    collective: device 1 is cancelled (even if the cancel reaches it before
+    its call starts), every device answers, and the same workers serve the
+    next call."""
+    pool = DevicePool(2, timeout=30)
+    try:
+        pool.load(SPIN, replica_count=2)
+        pids = [p.pid for p, _ in pool._workers]
+        start = time.monotonic()
+        with pytest.raises(TypeError, match=r"device 0: parameter 0 \(z\): expected dtype int64"):
+            pool.run(SPIN, [[np.zeros(3, np.float32)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        out = pool.run(SPIN.replace("4000000000", "5"), [[np.int64(0)], [np.int64(1)]], replica_count=2)
+        assert [int(o[0]) for o in out] == [5, 5]
+        assert [p.pid for p, _ in pool._workers] == pids
+    finally:
+        pool.close()
+
 
 BAD_PARAMETERS = """HloModule bad{header}
 
@@ -292,3 +326,61 @@ def test_an_error_at_call_time_keeps_its_type_and_names_the_device():
     assert type(err) is ShapeError and str(err) == "device 1: add: shapes f32[2] and f32[3]"
     err = _first_error({0: _error_record(KeyError("k"), own=True)})
     assert type(err) is RuntimeError and "KeyError" in str(err)
+
+
+CHILD = r"""
+import os, sys, time
+import numpy as np
+import xlac
+from xlac import devices
+
+LOOP = '''{loop}'''
+n = int(sys.argv[1])
+long = xlac.jit(LOOP.replace("100000000", "2000000000").replace("replica_count=3", f"replica_count={{n}}"))
+short = xlac.jit(LOOP.replace("100000000", "2").replace("replica_count=3", f"replica_count={{n}}"))
+x = np.ones((n, 1024), np.float32)
+short(x)
+pool = devices._pools[n]
+pids = [p.pid for p, _ in pool._workers]
+print("pool", pool.cache_dir, pool._segment.name, *pids, flush=True)
+try:
+    print("ready", flush=True)
+    long(x)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+out = short(x)
+print("again", int(out[0][0]), [p.pid for p, _ in pool._workers] == pids, flush=True)
+"""
+
+
+def _start_child(n: int, tmp_path, **env):
+    import subprocess
+    import sys
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(loop=ALLREDUCE_LOOP))
+    environ = dict(os.environ, PYTHONUNBUFFERED="1", **env)
+    environ.pop("XLAC_CACHE_DIR", None)         # the pool's own private cache directory
+    child = subprocess.Popen([sys.executable, str(script), str(n)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=environ)
+    line = child.stdout.readline().split()
+    assert line and line[0] == "pool", child.communicate()[1]
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.5)                               # well inside the endless call
+    return child, line[1], line[2], [int(p) for p in line[3:]]
+
+
+def test_ctrl_c_stops_a_call_on_4_devices_at_once_and_the_pool_stays_usable(tmp_path):
+    """SIGINT during an endless loop of all-reduces on 4 devices: the call
+    raises KeyboardInterrupt well within a second (not 2 s per device), and
+    the next call runs on the same worker processes."""
+    child, _, _, _ = _start_child(4, tmp_path)
+    try:
+        start = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline().strip() == "interrupted"
+        assert time.monotonic() - start < 1.5
+        assert child.stdout.readline().split() == ["again", "16", "True"]
+        assert child.wait(30) == 0
+    finally:
+        child.kill()
+        child.communicate()
