@@ -369,6 +369,14 @@ def _start_child(n: int, tmp_path, **env):
     return child, line[1], line[2], [int(p) for p in line[3:]]
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_ctrl_c_stops_a_call_on_4_devices_at_once_and_the_pool_stays_usable(tmp_path):
     """SIGINT during an endless loop of all-reduces on 4 devices: the call
     raises KeyboardInterrupt well within a second (not 2 s per device), and
@@ -381,6 +389,28 @@ def test_ctrl_c_stops_a_call_on_4_devices_at_once_and_the_pool_stays_usable(tmp_
         assert time.monotonic() - start < 1.5
         assert child.stdout.readline().split() == ["again", "16", "True"]
         assert child.wait(30) == 0
+    finally:
+        child.kill()
+        child.communicate()
+
+
+def test_sigterm_mid_call_leaves_no_directory_segment_or_worker_behind(tmp_path):
+    """The process is ended by SIGTERM in the middle of a call: its workers
+    see their socket close, stop the call, remove the pool's private cache
+    directory and exit; the resource tracker unlinks the segment."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    child, cache_dir, segment, pids = _start_child(2, tmp_path, TMPDIR=str(tmp))
+    try:
+        assert os.path.isdir(cache_dir) and cache_dir.startswith(str(tmp))
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(30) == -signal.SIGTERM
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (os.listdir(tmp) or any(map(_alive, pids)) or _exists(segment)):
+            time.sleep(0.05)
+        assert os.listdir(tmp) == []
+        assert not any(map(_alive, pids))
+        assert not _exists(segment)
     finally:
         child.kill()
         child.communicate()

@@ -39,8 +39,11 @@ has not answered within ``CANCEL_GRACE`` seconds (a compilation, one very
 long kernel) is killed with the pool.  The workers run in a session of their
 own, so the terminal's signals reach only this process.
 
-The segment is unlinked when the pool closes (at exit at the latest), and
-by multiprocessing's resource tracker if this process dies first.
+Clean-up: the segment is unlinked when the pool closes (at exit at the
+latest), and by multiprocessing's resource tracker if this process dies
+first.  Should this process end without closing the pool (SIGTERM, ``kill
+-9``, ``os._exit``), its workers see end of file, stop their calls, remove
+the private cache directory and exit.
 """
 from __future__ import annotations
 
@@ -109,6 +112,8 @@ class DevicePool:
         self._private_cache = None
         self.cache_dir = disk_cache.cache_dir()
         if self.cache_dir is None:
+            # Removed by close(), or by the workers should this process end
+            # without closing the pool (a signal, os._exit): see _worker_main.
             self._private_cache = self.cache_dir = tempfile.mkdtemp(prefix="xlac-devices-")
         self._segment = None
         self._workers: list = []
@@ -121,6 +126,7 @@ class DevicePool:
         self._segment = Segment.create(self.num_devices, self.slot_bytes)
         self._workers = []
         self._broken = False
+        owns_cache = "1" if self._private_cache is not None else "0"
         for d in range(self.num_devices):
             # A fresh interpreter running this module (not multiprocessing's
             # spawn, which would import the user's main script again), in a
@@ -130,7 +136,8 @@ class DevicePool:
             mine, theirs = socket.socketpair()
             proc = subprocess.Popen(
                 [sys.executable, "-m", "xlac.devices", str(theirs.fileno()), self._segment.name, str(d),
-                 str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout)],
+                 str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout), owns_cache,
+                 str(os.getpid())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True)
             theirs.close()
             self._workers.append((proc, Connection(mine.detach())))
@@ -413,8 +420,9 @@ class _Inbox:
     can reach a running call.  ``"cancel"`` stops the call of the last
     message received before it (``flag``: the cancel flag the call's code
     polls, ``opts->cancel``), however far the main thread has got with it;
-    end of file ends the worker.  Everything else is queued for the main
-    thread, in order."""
+    end of file — the parent is gone — stops it too, marks the segment failed
+    (no device waits for this one) and ends the worker.  Everything else is
+    queued for the main thread, in order."""
 
     def __init__(self, conn, segment, device: int):
         self.conn, self.segment, self.device = conn, segment, device
@@ -424,6 +432,7 @@ class _Inbox:
         self.received = 0                # messages queued so far
         self.taken = 0                   # messages the main thread has taken
         self.cancelled = 0               # messages up to this number are cancelled
+        self.parent_gone = False
         self.thread = threading.Thread(target=self._read, name="xlac-device-inbox", daemon=True)
         self.thread.start()
 
@@ -449,6 +458,9 @@ class _Inbox:
             try:
                 msg = self.conn.recv()
             except (EOFError, OSError):
+                self.parent_gone = True
+                self.segment.abort(self.device, "the parent process is gone")
+                self._cancel()
                 msg = None
             except BaseException as e:  # noqa: BLE001 - answered, then the worker ends
                 msg = _Unreadable(e)
@@ -474,8 +486,19 @@ class _Cancelled(Exception):
     """The parent stopped this call (its results, if any, are dropped)."""
 
 
+def _orphaned(parent: int, wait_s: float = 2.0) -> bool:
+    """Whether this process's parent ``parent`` has ended: the kernel gives an
+    orphan a new parent moments after the old one's sockets close."""
+    deadline = time.monotonic() + wait_s
+    while os.getppid() == parent:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_dir: str,
-                 num_threads: int, timeout: float) -> None:
+                 num_threads: int, timeout: float, owns_cache: bool, parent: int) -> None:
     os.environ["XLAC_CACHE_DIR"] = cache_dir
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's; it cancels our call
 
@@ -535,6 +558,10 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
                 break
     inbox.thread.join(1.0)
     segment.close()
+    if inbox.parent_gone and owns_cache and _orphaned(parent):
+        # The parent ended without closing the pool (SIGTERM, kill -9,
+        # os._exit): its private cache directory goes with its devices.
+        shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -733,5 +760,6 @@ atexit.register(close_pools)
 
 
 if __name__ == "__main__":       # a device process (DevicePool._start)
-    _fd, _name, _device, _n, _cache, _threads, _timeout = sys.argv[1:8]
-    _worker_main(Connection(int(_fd)), _name, int(_device), int(_n), _cache, int(_threads), float(_timeout))
+    _fd, _name, _device, _n, _cache, _threads, _timeout, _owns, _parent = sys.argv[1:10]
+    _worker_main(Connection(int(_fd)), _name, int(_device), int(_n), _cache, int(_threads), float(_timeout),
+                 _owns == "1", int(_parent))
