@@ -201,20 +201,22 @@ def _kill_after_device_0_gets(pool, victim: int, kind: str) -> int:
     return pid
 
 
-def test_a_device_killed_while_device_0_compiles_is_a_collective_error_naming_it():
-    """Device 2 dies while device 0 compiles a new module: writing to its
-    socket breaks, which is a CollectiveError naming device 2 (not a raw
-    BrokenPipeError); the next call rebuilds the pool."""
+@pytest.mark.parametrize("victim", [2, 0])
+def test_a_device_killed_while_device_0_compiles_is_a_collective_error_naming_it(victim):
+    """A device dies while device 0 compiles a new module: device 2's socket
+    breaks when it is handed the module next (a CollectiveError naming device
+    2, not a raw BrokenPipeError); device 0's reads as end of file.  The next
+    call rebuilds the pool."""
     pool = DevicePool(3, timeout=30)
     try:
         one = [[np.zeros(3, np.float32)] for _ in range(3)]
         text = IDS.replace("num_partitions=2", "num_partitions=1").replace("replica_count=2", "replica_count=3")
-        victim = _kill_after_device_0_gets(pool, 2, "load")
-        with pytest.raises(CollectiveError, match=r"the process of device 2 died \(signal 9\)"):
+        pid = _kill_after_device_0_gets(pool, victim, "load")
+        with pytest.raises(CollectiveError, match=rf"the process of device {victim} died \(signal 9\)"):
             pool.run(text, one, replica_count=3)
         out = pool.run(text, one, replica_count=3)
         np.testing.assert_array_equal(out[2][0], np.full(3, 20, np.float32))
-        assert pool._workers[2][0].pid != victim
+        assert pool._workers[victim][0].pid != pid
     finally:
         pool.close()
 
