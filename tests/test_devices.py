@@ -170,3 +170,249 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
     finally:
         pool.close()
     assert not _exists(name)
+
+
+# ----------------------------------------------------------------------------
+# Faults at every step: compiling, sending, Ctrl-C, the parent's own end
+# ----------------------------------------------------------------------------
+
+class _KillAfterSend:
+    """Device 0's connection, which kills ``victim`` (and waits for its end)
+    right after handing device 0 a message of kind ``kind``: the victim dies
+    while device 0 works on it (compiles, or runs)."""
+
+    def __init__(self, conn, victim, kind: str):
+        self.conn, self.victim, self.kind = conn, victim, kind
+
+    def send(self, message):
+        self.conn.send(message)
+        if isinstance(message, tuple) and message[0] == self.kind and self.victim.poll() is None:
+            self.victim.kill()
+            self.victim.wait()
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+def _kill_after_device_0_gets(pool, victim: int, kind: str) -> int:
+    proc, conn = pool._workers[0]
+    pid = pool._workers[victim][0].pid
+    pool._workers[0] = (proc, _KillAfterSend(conn, pool._workers[victim][0], kind))
+    return pid
+
+
+@pytest.mark.parametrize("victim", [2, 0])
+def test_a_device_killed_while_device_0_compiles_is_a_collective_error_naming_it(victim):
+    """A device dies while device 0 compiles a new module: device 2's socket
+    breaks when it is handed the module next (a CollectiveError naming device
+    2, not a raw BrokenPipeError); device 0's reads as end of file.  The next
+    call rebuilds the pool."""
+    pool = DevicePool(3, timeout=30)
+    try:
+        one = [[np.zeros(3, np.float32)] for _ in range(3)]
+        text = IDS.replace("num_partitions=2", "num_partitions=1").replace("replica_count=2", "replica_count=3")
+        pid = _kill_after_device_0_gets(pool, victim, "load")
+        with pytest.raises(CollectiveError, match=rf"the process of device {victim} died \(signal 9\)"):
+            pool.run(text, one, replica_count=3)
+        out = pool.run(text, one, replica_count=3)
+        np.testing.assert_array_equal(out[2][0], np.full(3, 20, np.float32))
+        assert pool._workers[victim][0].pid != pid
+    finally:
+        pool.close()
+
+
+def test_a_device_found_dead_when_the_call_starts_fails_the_others_at_once():
+    """Device 2 dies just after device 0 was handed the call (an endless loop
+    of all-reduces): the message to device 2 cannot be written; the segment
+    is marked failed, so devices 0 and 1, waiting for device 2 in the
+    all-reduce, fail at once instead of after the 30 s timeout."""
+    pool = DevicePool(3, timeout=30)
+    try:
+        zeros = [[np.zeros(1024, np.float32)]] * 3
+        pool.load(ALLREDUCE_LOOP, replica_count=3)
+        _kill_after_device_0_gets(pool, 2, "run")
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 2: the process of device 2 died \(signal 9\)"):
+            pool.run(ALLREDUCE_LOOP, zeros, replica_count=3)
+        assert time.monotonic() - start < 10
+        out = pool.run(ALLREDUCE_LOOP.replace("100000000", "2"), [[np.ones(1024, np.float32)]] * 3,
+                       replica_count=3)
+        np.testing.assert_array_equal(out[1][0], np.full(1024, 9, np.float32))
+    finally:
+        pool.close()
+
+
+def test_a_device_busy_without_collectives_is_cancelled_when_another_dies():
+    """Device 1 is killed while both devices spin in a loop with no
+    collective: device 0 is cancelled at once (not after the timeout), and
+    its answer is not mistaken for the failure."""
+    pool = DevicePool(2, timeout=30)
+    try:
+        pool.load(SPIN, replica_count=2)
+        victim = pool._workers[1][0].pid
+        threading.Timer(1.0, os.kill, (victim, signal.SIGKILL)).start()
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match=r"device 1: the process of device 1 died \(signal 9\)"):
+            pool.run(SPIN, [[np.int64(0)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        assert pool._workers[0][0].poll() is None          # cancelled, not killed
+    finally:
+        pool.close()
+
+
+def test_a_device_that_raises_at_once_cancels_the_others_and_the_pool_is_kept():
+    """Device 0 refuses its argument while device 1 starts a loop with no
+    collective: device 1 is cancelled (even if the cancel reaches it before
+    its call starts), every device answers, and the same workers serve the
+    next call."""
+    pool = DevicePool(2, timeout=30)
+    try:
+        pool.load(SPIN, replica_count=2)
+        pids = [p.pid for p, _ in pool._workers]
+        start = time.monotonic()
+        with pytest.raises(TypeError, match=r"device 0: parameter 0 \(z\): expected dtype int64"):
+            pool.run(SPIN, [[np.zeros(3, np.float32)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        out = pool.run(SPIN.replace("4000000000", "5"), [[np.int64(0)], [np.int64(1)]], replica_count=2)
+        assert [int(o[0]) for o in out] == [5, 5]
+        assert [p.pid for p, _ in pool._workers] == pids
+    finally:
+        pool.close()
+
+
+BAD_PARAMETERS = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(1)
+  ROOT y = f32[4] negate(x)
+}}
+"""
+
+BAD_SHAPE = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] fft(x), fft_type=FFT, fft_length={{4}}
+}}
+"""
+
+DYNAMIC_ROOT = """HloModule bad{header}
+
+ENTRY e {{
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] collective-broadcast(x), replica_groups={{{{0,1}}}}, has_dynamic_root=true
+}}
+"""
+
+
+@pytest.mark.parametrize("template, kind", [(BAD_PARAMETERS, "VerifierError"), (BAD_SHAPE, "ShapeError"),
+                                            (DYNAMIC_ROOT, "UnsupportedError")],
+                         ids=["verifier", "shape", "unsupported"])
+def test_a_module_that_does_not_compile_raises_at_jit_time_as_on_one_device(template, kind):
+    import xlac
+    with pytest.raises(Exception) as one:
+        xlac.jit(template.format(header=""))
+    assert type(one.value).__name__ == kind
+    with pytest.raises(type(one.value)) as two:
+        xlac.jit(template.format(header=", replica_count=2"))
+    assert type(two.value) is type(one.value)
+    assert str(two.value) == str(one.value)
+    assert getattr(two.value, "what", None) == getattr(one.value, "what", None)
+
+
+def test_an_error_at_call_time_keeps_its_type_and_names_the_device():
+    from xlac.errors import ShapeError
+    from xlac.devices import _error_record, _first_error
+    err = _first_error({1: _error_record(ShapeError("add: shapes f32[2] and f32[3]"), own=True),
+                        0: _error_record(CollectiveError("all-reduce: device 1 failed"), own=False)})
+    assert type(err) is ShapeError and str(err) == "device 1: add: shapes f32[2] and f32[3]"
+    err = _first_error({0: _error_record(KeyError("k"), own=True)})
+    assert type(err) is RuntimeError and "KeyError" in str(err)
+
+
+CHILD = r"""
+import os, sys, time
+import numpy as np
+import xlac
+from xlac import devices
+
+LOOP = '''{loop}'''
+n = int(sys.argv[1])
+long = xlac.jit(LOOP.replace("100000000", "2000000000").replace("replica_count=3", f"replica_count={{n}}"))
+short = xlac.jit(LOOP.replace("100000000", "2").replace("replica_count=3", f"replica_count={{n}}"))
+x = np.ones((n, 1024), np.float32)
+short(x)
+pool = devices._pools[n]
+pids = [p.pid for p, _ in pool._workers]
+print("pool", pool.cache_dir, pool._segment.name, *pids, flush=True)
+try:
+    print("ready", flush=True)
+    long(x)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+out = short(x)
+print("again", int(out[0][0]), [p.pid for p, _ in pool._workers] == pids, flush=True)
+"""
+
+
+def _start_child(n: int, tmp_path, **env):
+    import subprocess
+    import sys
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(loop=ALLREDUCE_LOOP))
+    environ = dict(os.environ, PYTHONUNBUFFERED="1", **env)
+    environ.pop("XLAC_CACHE_DIR", None)         # the pool's own private cache directory
+    child = subprocess.Popen([sys.executable, str(script), str(n)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=environ)
+    line = child.stdout.readline().split()
+    assert line and line[0] == "pool", child.communicate()[1]
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.5)                               # well inside the endless call
+    return child, line[1], line[2], [int(p) for p in line[3:]]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_stops_a_call_on_4_devices_at_once_and_the_pool_stays_usable(tmp_path):
+    """SIGINT during an endless loop of all-reduces on 4 devices: the call
+    raises KeyboardInterrupt well within a second (not 2 s per device), and
+    the next call runs on the same worker processes."""
+    child, _, _, _ = _start_child(4, tmp_path)
+    try:
+        start = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline().strip() == "interrupted"
+        assert time.monotonic() - start < 1.5
+        assert child.stdout.readline().split() == ["again", "16", "True"]
+        assert child.wait(30) == 0
+    finally:
+        child.kill()
+        child.communicate()
+
+
+def test_sigterm_mid_call_leaves_no_directory_segment_or_worker_behind(tmp_path):
+    """The process is ended by SIGTERM in the middle of a call: its workers
+    see their socket close, stop the call, remove the pool's private cache
+    directory and exit; the resource tracker unlinks the segment."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    child, cache_dir, segment, pids = _start_child(2, tmp_path, TMPDIR=str(tmp))
+    try:
+        assert os.path.isdir(cache_dir) and cache_dir.startswith(str(tmp))
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(30) == -signal.SIGTERM
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (os.listdir(tmp) or any(map(_alive, pids)) or _exists(segment)):
+            time.sleep(0.05)
+        assert os.listdir(tmp) == []
+        assert not any(map(_alive, pids))
+        assert not _exists(segment)
+    finally:
+        child.kill()
+        child.communicate()

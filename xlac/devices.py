@@ -8,26 +8,51 @@ shared-memory segment (``xlac.runtime.shm_transport``) through which their
 collectives go.  Every worker runs the same compiled code: device 0 compiles
 the module into the pool's disk cache (``XLAC_CACHE_DIR``, or a private
 directory the pool removes at close), the others load the object from there.
+That happens when the executable is made (``jit`` time), so a module that
+does not compile raises then, the error keeping its type and message.
 
 Each worker runs its executable as its device (``Executable.set_device``):
 ``opts->replica_id``/``partition_id`` and the ``collective`` service over the
 segment.  Generated code calls the service natively, so a ``while`` loop with
 an all-reduce inside runs with no Python per iteration beyond the service.
+A thread of each worker reads the parent's messages, so the parent can stop
+a running call: ``"cancel"`` sets the flag the worker's code polls
+(``opts->cancel``, the worker's own: Ctrl-C's is the parent's), and the call
+stops at its next check as a call stops for Ctrl-C on one device.
 
 Failures: a worker whose call raises marks the segment failed (the others'
 collectives then raise at once, naming it); a worker that dies (a crash,
-``kill -9``) is noticed by the parent, which marks the segment the same way.
-Every call then fails with a :class:`~xlac.runtime.shm_transport.CollectiveError`
-naming the device, and the pool is rebuilt on the next call.  A collective
-that some device never reaches times out (``timeout`` seconds, default
-``XLAC_COLLECTIVE_TIMEOUT`` or 10).  The segment is unlinked when the pool
-closes (at exit at the latest), and by multiprocessing's resource tracker if
-this process dies first.
+``kill -9``) is noticed by the parent — its end of the socket reads as end
+of file, or breaks when written to — which marks the segment the same way.
+The call then fails with the first device's error (a
+:class:`~xlac.errors.CollectiveError` for a death), naming the device and
+keeping the error's type; calls still running elsewhere are cancelled.  A
+pool whose devices all answered stays as it is; one with a device dead or
+stopped is rebuilt on the next call.  A collective that some device never
+reaches times out (``timeout`` seconds, default ``XLAC_COLLECTIVE_TIMEOUT``
+or 10).
+
+Ctrl-C (``KeyboardInterrupt`` in the parent while it waits) marks the segment
+failed and cancels every device's call; the devices answer within
+microseconds of their next check and the pool stays usable; a device that
+has not answered within ``CANCEL_GRACE`` seconds (a compilation, one very
+long kernel) is killed with the pool.  The workers run in a session of their
+own, so the terminal's signals reach only this process.
+
+Clean-up: the segment is unlinked when the pool closes (at exit at the
+latest), and by multiprocessing's resource tracker if this process dies
+first.  Should this process end without closing the pool (SIGTERM, ``kill
+-9``, ``os._exit``), its workers see end of file, stop their calls, remove
+the private cache directory and exit.
 """
 from __future__ import annotations
 
 import atexit
+import ctypes
+import importlib
 import os
+import pickle
+import queue
 import re
 import shutil
 import signal
@@ -37,7 +62,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from multiprocessing.connection import Connection, wait
 
 import numpy as np
@@ -54,7 +78,7 @@ from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
 from .program import as_module
-from .runtime import disk_cache, interrupt
+from .runtime import disk_cache
 from .runtime.collective_service import make_native_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVICES as MAX_POOL_DEVICES, \
     Segment, ShmTransport
@@ -62,11 +86,20 @@ from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVI
 __all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
 
 
+#: Seconds the devices get to answer once their calls are cancelled after a
+#: Ctrl-C (a call stops at its next check of the cancel flag: a loop
+#: iteration, a task, the end of a long kernel); a device still busy then (a
+#: compilation, one very long kernel) is killed with the pool, which the next
+#: call rebuilds.
+CANCEL_GRACE = 0.5
+
+
 class DevicePool:
     """``num_devices`` worker processes sharing one segment (see the module docstring).
 
-    :meth:`run` runs one module on every device with per-device arguments and
-    returns per-device results (lists of numpy arrays, in device order).
+    :meth:`load` compiles a module on every device, :meth:`run` runs it with
+    per-device arguments and returns per-device results (lists of numpy
+    arrays, in device order).
     """
 
     def __init__(self, num_devices: int, *, num_threads: int = 1, timeout: float = DEFAULT_TIMEOUT,
@@ -84,40 +117,63 @@ class DevicePool:
         self._private_cache = None
         self.cache_dir = disk_cache.cache_dir()
         if self.cache_dir is None:
+            # Removed by close(), or by the workers should this process end
+            # without closing the pool (a signal, os._exit): see _worker_main.
             self._private_cache = self.cache_dir = tempfile.mkdtemp(prefix="xlac-devices-")
         self._segment = None
         self._workers: list = []
         self._loaded: set = set()
+        self._broken = False
         self._start()
 
     # -- workers ----------------------------------------------------------------------
     def _start(self) -> None:
         self._segment = Segment.create(self.num_devices, self.slot_bytes)
         self._workers = []
+        self._broken = False
+        owns_cache = "1" if self._private_cache is not None else "0"
         for d in range(self.num_devices):
             # A fresh interpreter running this module (not multiprocessing's
-            # spawn, which would import the user's main script again).
+            # spawn, which would import the user's main script again), in a
+            # session of its own: signals for the terminal's process group
+            # (Ctrl-C, Ctrl-\) are this process's to handle; it stops the
+            # workers' calls itself (_interrupt).
             mine, theirs = socket.socketpair()
             proc = subprocess.Popen(
                 [sys.executable, "-m", "xlac.devices", str(theirs.fileno()), self._segment.name, str(d),
-                 str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout)],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                 str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout), owns_cache,
+                 str(os.getpid())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True)
             theirs.close()
             self._workers.append((proc, Connection(mine.detach())))
         self._loaded = set()
 
-    def _stop(self) -> None:
-        for proc, conn in self._workers:
+    def _stop(self, grace: float = 2.0) -> None:
+        """Stop the workers: the segment is marked failed (no collective holds a
+        worker), every running call is cancelled and every worker asked to exit;
+        those still alive ``grace`` seconds later (waited for together, not one
+        after the other) are killed.  ``grace=0``: kill them now (a worker
+        whose stream may be cut mid-message cannot be told anything)."""
+        if self._segment is not None:
+            self._segment.abort(self.num_devices, "the device pool is stopping")
+        if grace > 0:
+            for proc, conn in self._workers:
+                for message in ("cancel", None):
+                    try:
+                        conn.send(message)
+                    except (OSError, ValueError):
+                        break
+        deadline = time.monotonic() + grace
+        for proc, _ in self._workers:
             try:
-                conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for proc, conn in self._workers:
-            try:
-                proc.wait(2)
+                proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                break
+        for proc, _ in self._workers:
+            if proc.poll() is None:
                 proc.kill()
-                proc.wait(2)
+        for proc, conn in self._workers:
+            proc.wait()
             conn.close()
         self._workers = []
         if self._segment is not None:
@@ -139,71 +195,161 @@ class DevicePool:
             pass
 
     def _healthy(self) -> bool:
-        return bool(self._workers) and all(p.poll() is None for p, _ in self._workers) \
-            and self._segment is not None and self._segment.failure() is None
+        """Every worker alive and in step (each has answered every message it
+        was sent).  A call that failed on a device leaves the pool healthy: the
+        segment is reset before the next call and the devices start their
+        protocol state afresh."""
+        return bool(self._workers) and not self._broken and all(p.poll() is None for p, _ in self._workers)
 
     # -- running ----------------------------------------------------------------------
+    def load(self, text: str, *, replica_count: int, num_partitions: int = 1) -> None:
+        """Compile HLO ``text`` on every device now: device 0 into the pool's
+        cache, then the others from it.  A module that does not compile raises
+        here the very error (type, message) compiling it raises on one device."""
+        self._check_counts(replica_count, num_partitions)
+        with self._lock:
+            self._load(text, replica_count, num_partitions)
+
     def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1) -> list:
         """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
         ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
         a tuple result flattened).  Raises the first device's error, naming it."""
-        if replica_count * num_partitions != self.num_devices:
-            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
-                             f"this pool has {self.num_devices} devices")
+        self._check_counts(replica_count, num_partitions)
         if len(per_device_args) != self.num_devices:
             raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
         with self._lock:
-            if not self._healthy():
-                self._stop()
-                self._start()
+            self._load(text, replica_count, num_partitions)
             self._segment.reset()
-            key = hash(text)
-            if key not in self._loaded:
-                # Device 0 compiles into the cache directory first; the others load it.
-                self._exchange([0], lambda d: ("load", text, replica_count, num_partitions))
-                self._exchange(range(1, self.num_devices), lambda d: ("load", text, replica_count, num_partitions))
-                self._loaded.add(key)
             return self._exchange(range(self.num_devices),
                                   lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
 
-    def _exchange(self, devices, message) -> list:
-        """Send ``message(d)`` to each device and collect the replies.  When a
-        device fails or dies, the others get ``timeout`` seconds to finish
-        (their collectives fail at once; a device busy with no collective to
-        fail is stopped), then the pool is stopped and rebuilt on the next call."""
+    def _check_counts(self, replica_count: int, num_partitions: int) -> None:
+        if replica_count * num_partitions != self.num_devices:
+            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
+                             f"this pool has {self.num_devices} devices")
+
+    def _load(self, text: str, replica_count: int, num_partitions: int) -> None:
+        """Rebuild the pool if it is not healthy; compile ``text`` on every device unless done."""
+        if not self._healthy():
+            self._stop(grace=0 if self._broken else 2.0)
+            self._start()
+        key = hash(text)
+        if key in self._loaded:
+            return
+        message = lambda d: ("load", text, replica_count, num_partitions)   # noqa: E731
+        # Device 0 compiles into the cache directory first; the others load it.
+        # A compile error is the module's, not a device's: raised as it is.
+        self._exchange([0], message, name_device=False)
+        self._exchange(range(1, self.num_devices), message, name_device=False)
+        self._loaded.add(key)
+
+    def _exchange(self, devices, message, *, name_device: bool = True) -> list:
+        """Send ``message(d)`` to each device and collect the replies.
+
+        A worker found gone (its end of the socket broken or at end of file)
+        is a CollectiveError naming the device, and the segment is marked
+        failed so that the others' collectives fail at once.  Once a device
+        has failed, the calls still running are cancelled; devices that have
+        not answered ``timeout`` seconds later are stopped with the pool.
+        Ctrl-C cancels every call (:meth:`_interrupt`).  Errors name the
+        device (``name_device``) and keep their type."""
         devices = list(devices)
-        for d in devices:
-            self._workers[d][1].send(message(d))
-        pending = {self._workers[d][1]: d for d in devices}
+        pending: dict = {}           # connection -> device, for every message sent and not yet answered
         replies: dict = {}
-        errors: dict = {}
-        deadline = None
+        errors: dict = {}            # device -> error record (_error_record)
         try:
-            while pending:
-                if errors and deadline is None:
-                    deadline = time.monotonic() + self.timeout
-                if deadline is not None and time.monotonic() > deadline:
-                    for d in pending.values():
-                        errors[d] = ("CollectiveError", f"stopped: device {min(errors)} failed", False)
-                    self._stop()
-                    break
-                for r in wait(list(pending), timeout=0.5):
-                    d = pending.pop(r)
-                    try:                  # a dead worker's end reads as end of file
-                        status, payload = r.recv()
-                    except (EOFError, OSError):
-                        errors[d] = self._died(d)
-                        continue
+            for d in devices:
+                conn = self._workers[d][1]
+                try:
+                    conn.send(message(d))
+                except OSError:                    # BrokenPipeError...: the worker is gone
+                    errors[d] = self._died(d)
+                    break                          # the rest are not started
+                pending[conn] = d
+        except BaseException:
+            self._stop(grace=0)      # Ctrl-C part-way through a message: that stream is cut
+            raise
+        try:
+            self._collect(pending, replies, errors)
+        except KeyboardInterrupt:
+            self._interrupt(pending)
+            raise
+        except BaseException:
+            self._stop(grace=0)
+            raise
+        if errors:
+            raise _first_error(errors, name_device)
+        return [replies[d] for d in devices]
+
+    def _collect(self, pending: dict, replies: dict, errors: dict) -> None:
+        """Read every pending device's answer into ``replies`` or ``errors``."""
+        deadline = None
+        while pending:
+            if errors and deadline is None:
+                # A device failed: the others' collectives fail by themselves
+                # (the segment says so); this also stops calls busy elsewhere.
+                self._cancel(pending)
+                deadline = time.monotonic() + self.timeout
+            if deadline is not None and time.monotonic() > deadline:
+                first = min(errors)
+                for d in pending.values():
+                    errors[d] = _error_record(CollectiveError(f"stopped: device {first} failed"), own=False)
+                self._stop()
+                return
+            for r in wait(list(pending), timeout=0.5):
+                d = pending[r]
+                try:
+                    status, payload = r.recv()
+                except (EOFError, OSError):        # a dead worker's end reads as end of file
+                    errors[d] = self._died(d)
+                except BaseException as e:
+                    # Cut part-way (Ctrl-C) or unreadable: this stream is out of step.
+                    self._broken = True
+                    if not isinstance(e, Exception):
+                        raise
+                    errors[d] = _error_record(CollectiveError(
+                        f"the answer of device {d} could not be read: {type(e).__name__}: {e}"), own=True)
+                else:
                     if status == "ok":
                         replies[d] = payload
                     else:
                         errors[d] = payload
-        except BaseException:
-            self._stop()          # Ctrl-C, or a broken pipe: the workers' state is unknown
-            raise
-        if errors:
-            raise _first_error(errors)
-        return [replies[d] for d in devices]
+                del pending[r]
+
+    def _cancel(self, pending: dict) -> None:
+        """Stop the running calls of the ``pending`` devices (their cancel flag)."""
+        for conn in pending:
+            try:
+                conn.send("cancel")
+            except (OSError, ValueError):
+                pass
+
+    def _interrupt(self, pending: dict) -> None:
+        """Ctrl-C during an exchange: stop every pending call and read the
+        answers (:meth:`_drain`), so that the pool stays in step and the next
+        call uses it as it is.  A device that has not answered within
+        ``CANCEL_GRACE`` seconds, or a stream cut mid-message, stops the whole
+        pool at once (rebuilt on the next call)."""
+        if self._broken or not self._drain(pending):
+            self._stop(grace=0)
+
+    def _drain(self, pending: dict) -> bool:
+        """Mark the segment failed (no collective waits any longer), cancel the
+        ``pending`` calls and drop their answers; whether all came in time."""
+        try:
+            self._segment.abort(self.num_devices, "the call was interrupted (KeyboardInterrupt)")
+            self._cancel(pending)
+            deadline = time.monotonic() + CANCEL_GRACE
+            while pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                for r in wait(list(pending), timeout=left):
+                    r.recv()
+                    del pending[r]
+            return True
+        except BaseException:  # noqa: BLE001 - a worker gone, a second Ctrl-C: stop them all
+            return False
 
     def _died(self, d: int) -> tuple:
         proc = self._workers[d][0]
@@ -215,77 +361,212 @@ class DevicePool:
         message = f"the process of device {d} died ({how})"
         if self._segment is not None:
             self._segment.abort(d, message)
-        return ("CollectiveError", message, True)
+        return _error_record(CollectiveError(message), own=True)
 
 
-def _first_error(errors: dict) -> Exception:
+# ---------------------------------------------------------------------------------------
+# Errors across the process boundary: the type, the message and the attributes
+# ---------------------------------------------------------------------------------------
+
+#: Built-in exception types a device's error keeps (their message is their
+#: first argument); any other type outside xlac becomes a RuntimeError
+#: naming it.
+_BUILTIN_ERRORS = {c.__name__: c for c in (ValueError, TypeError, MemoryError, RuntimeError, NotImplementedError,
+                                           OverflowError, ZeroDivisionError, IndexError, ArithmeticError,
+                                           FloatingPointError, AssertionError, RecursionError)}
+
+
+def _error_record(e: BaseException, own: bool) -> tuple:
+    """What the parent needs to raise ``e`` again: (module, class name,
+    message, pickled attributes or None, whether the device failed by itself
+    rather than echoing another device's failure)."""
+    try:
+        state = pickle.dumps(vars(e))       # HloParseError's line, notes (__notes__), ...
+    except Exception:  # noqa: BLE001 - attributes that do not pickle are dropped
+        state = None
+    return (type(e).__module__, type(e).__qualname__, str(e), state, own)
+
+
+def _raise_again(record: tuple, prefix: str = "") -> BaseException:
+    """The exception ``record`` describes, of the same type (xlac's errors and
+    the common built-in ones), its message prefixed with ``prefix``."""
+    module, name, message, state, _ = record
+    cls = _BUILTIN_ERRORS.get(name) if module == "builtins" else None
+    if module.split(".")[0] == "xlac":
+        try:
+            cls = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        return RuntimeError(f"{prefix}{name}: {message}")
+    err = cls.__new__(cls)         # not __init__: UnsupportedError(what, detail) would reword the message
+    err.args = (prefix + message,)
+    if state is not None:
+        try:
+            vars(err).update(pickle.loads(state))
+        except Exception:  # noqa: BLE001
+            pass
+    return err
+
+
+def _first_error(errors: dict, name_device: bool = True) -> BaseException:
     """The error of the device that failed first (its own, not a peer's echo)."""
-    own = {d: e for d, e in errors.items() if e[2]}
+    own = [d for d, record in errors.items() if record[4]]
     d = min(own) if own else min(errors)
-    kind, message, _ = errors[d]
-    text = f"device {d}: {message}"
-    exc_type = {"CollectiveError": CollectiveError, "ValueError": ValueError, "TypeError": TypeError,
-                "MemoryError": MemoryError}.get(kind, RuntimeError)
-    if kind == "UnsupportedError":
-        return UnsupportedError("device", text)
-    return exc_type(text)
+    return _raise_again(errors[d], f"device {d}: " if name_device else "")
 
 
 # ---------------------------------------------------------------------------------------
 # The worker process
 # ---------------------------------------------------------------------------------------
 
+class _Inbox:
+    """A worker's messages, read by a thread of their own so that the parent
+    can reach a running call.  ``"cancel"`` stops the call of the last
+    message received before it (``flag``: the cancel flag the call's code
+    polls, ``opts->cancel``), however far the main thread has got with it;
+    end of file — the parent is gone — stops it too, marks the segment failed
+    (no device waits for this one) and ends the worker.  Everything else is
+    queued for the main thread, in order."""
+
+    def __init__(self, conn, segment, device: int):
+        self.conn, self.segment, self.device = conn, segment, device
+        self.flag = (ctypes.c_int32 * 1)()
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.lock = threading.Lock()     # guards the counts and the flag
+        self.received = 0                # messages queued so far
+        self.taken = 0                   # messages the main thread has taken
+        self.cancelled = 0               # messages up to this number are cancelled
+        self.parent_gone = False
+        self.thread = threading.Thread(target=self._read, name="xlac-device-inbox", daemon=True)
+        self.thread.start()
+
+    def get(self):
+        """The next message; the flag says whether it is cancelled already."""
+        msg = self.queue.get()
+        with self.lock:
+            self.taken += 1
+            self.flag[0] = int(self.cancelled >= self.taken)
+        return msg
+
+    def stop_call(self) -> None:
+        """Stop the running call (a collective failed on this device)."""
+        self.flag[0] = 1
+
+    def _cancel(self) -> None:
+        with self.lock:
+            self.cancelled = self.received
+            self.flag[0] = 1
+
+    def _read(self) -> None:
+        while True:
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                self.parent_gone = True
+                self.segment.abort(self.device, "the parent process is gone")
+                self._cancel()
+                msg = None
+            except BaseException as e:  # noqa: BLE001 - answered, then the worker ends
+                msg = _Unreadable(e)
+            if isinstance(msg, str):       # "cancel"
+                self._cancel()
+                continue
+            with self.lock:
+                self.received += 1
+            self.queue.put(msg)
+            if msg is None or isinstance(msg, _Unreadable):
+                return
+
+
+class _Unreadable:
+    """A message the worker could not read: answered with the error, then the
+    worker ends (its stream may be out of step; the parent rebuilds the pool)."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+class _Cancelled(Exception):
+    """The parent stopped this call (its results, if any, are dropped)."""
+
+
+def _orphaned(parent: int, wait_s: float = 2.0) -> bool:
+    """Whether this process's parent ``parent`` has ended: the kernel gives an
+    orphan a new parent moments after the old one's sockets close."""
+    deadline = time.monotonic() + wait_s
+    while os.getppid() == parent:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_dir: str,
-                 num_threads: int, timeout: float) -> None:
+                 num_threads: int, timeout: float, owns_cache: bool, parent: int) -> None:
     os.environ["XLAC_CACHE_DIR"] = cache_dir
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent's Ctrl-C is the parent's
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's; it cancels our call
 
     segment = Segment.attach(segment_name)
+    inbox = _Inbox(conn, segment, device)
+    cancel = ctypes.addressof(inbox.flag)     # every executable's opts->cancel
     executables: dict = {}
     transport = None
     service = None
 
     def failed(message: str) -> None:
         segment.abort(device, message)
-        view = interrupt.flag_view()          # stop the generated code at its next check
-        if view is not None:
-            view[0] = 1
+        inbox.stop_call()                 # stop the generated code at its next check
 
     while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            break
+        msg = inbox.get()
         if msg is None:
             break
         try:
+            if isinstance(msg, _Unreadable):
+                raise msg.error
             if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
-                # A reset segment (a new run after a failure) starts the rounds again.
+                # A reset segment (the next call) starts the rounds again.
                 transport = ShmTransport(segment, device, timeout=timeout)
                 service = make_native_service(transport, device, num_devices, on_failure=failed)
             op, text, replicas, partitions = msg[:4]
             exe = executables.get(text)
             if exe is None:
                 exe = executables[text] = Executable(text, num_threads=num_threads)
-            exe.set_device(device // partitions, replicas, device % partitions, partitions, service)
+            exe.set_device(device // partitions, replicas, device % partitions, partitions, service, cancel)
             if op == "load":
                 conn.send(("ok", None))
                 continue
+            if inbox.flag[0]:
+                raise _Cancelled()
             out = exe(*msg[4])
+            if inbox.flag[0]:             # the call stopped early: its results are not
+                raise _Cancelled()
             leaves = list(out) if isinstance(out, tuple) else [out]
             conn.send(("ok", leaves))
         except BaseException as e:  # noqa: BLE001 - report everything to the parent
-            # A CollectiveError echoes another device's failure (or names the
-            # devices that never came); anything else is this device's own.
-            own = not isinstance(e, CollectiveError)
-            if own:
-                segment.abort(device, f"{type(e).__name__}: {e}")
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+            transport = None          # a failed call may have stopped mid-round: the next starts afresh
+            if isinstance(e, _Cancelled):
+                record = _error_record(CollectiveError("stopped: the call was cancelled"), own=False)
+            else:
+                # A CollectiveError echoes another device's failure (or names
+                # the devices that never came); anything else is this device's own.
+                own = not isinstance(e, CollectiveError)
+                if own:
+                    segment.abort(device, f"{type(e).__name__}: {e}")
+                record = _error_record(e, own)
             try:
-                conn.send(("error", (type(e).__name__, detail, own)))
+                conn.send(("error", record))
             except (OSError, ValueError):
+                pass                   # the parent is gone: the inbox ends the loop
+            if isinstance(msg, _Unreadable):
                 break
+    inbox.thread.join(1.0)
     segment.close()
+    if inbox.parent_gone and owns_cache and _orphaned(parent):
+        # The parent ended without closing the pool (SIGTERM, kill -9,
+        # os._exit): its private cache directory goes with its devices.
+        shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -298,8 +579,12 @@ class ReplicatedExecutable:
     and result carries a leading axis of one entry per device (in global device
     id order); a tuple result is a tuple of such arrays.
 
-    Raises ``ValueError`` when an argument's leading axis is not the device
-    count, and the first device's error (naming the device) when a device fails.
+    The module is compiled when the executable is made (on the devices of
+    the pool, started then if need be), so a module that does not compile
+    raises here, with the error and message it raises on one device.  A call
+    raises ``ValueError`` when an argument's leading axis is not the device
+    count, and the first device's error (naming the device, keeping its type)
+    when a device fails.
     """
 
     def __init__(self, text: str, num_replicas: int, num_partitions: int = 1, *, num_threads: int = 1,
@@ -312,6 +597,8 @@ class ReplicatedExecutable:
         self._options = {"num_threads": num_threads}
         if timeout is not None:
             self._options["timeout"] = timeout
+        pool(self.num_devices, **self._options).load(text, replica_count=num_replicas,
+                                                     num_partitions=num_partitions)
 
     def __call__(self, *args):
         n = self.num_devices
@@ -482,5 +769,6 @@ atexit.register(close_pools)
 
 
 if __name__ == "__main__":       # a device process (DevicePool._start)
-    _fd, _name, _device, _n, _cache, _threads, _timeout = sys.argv[1:8]
-    _worker_main(Connection(int(_fd)), _name, int(_device), int(_n), _cache, int(_threads), float(_timeout))
+    _fd, _name, _device, _n, _cache, _threads, _timeout, _owns, _parent = sys.argv[1:10]
+    _worker_main(Connection(int(_fd)), _name, int(_device), int(_n), _cache, int(_threads), float(_timeout),
+                 _owns == "1", int(_parent))

@@ -2037,15 +2037,17 @@ def _combine(comp: HloComputation, a: np.ndarray, b: np.ndarray, dtype) -> np.nd
 
 
 def _reduce_across(inst, group: tuple, values: list) -> list:
-    """Every operand reduced over the group with ``to_apply``, in device id order
-    (so every device computes bit for bit the same result)."""
+    """Every operand reduced over the group with ``to_apply``, folded in group
+    order (``values`` are the members' in group order): ``((v[g0] op v[g1]) op
+    v[g2]) ...``, as the compiled code and both transports apply a reducer, so a
+    non-commutative one gives the same result; every member of a group has the
+    same order, so every device computes bit for bit the same result."""
     comp = inst.attrs["to_apply"]
-    order = sorted(range(len(group)), key=lambda k: group[k])
     out = []
     for j in range(len(values[0])):
-        acc = np.array(values[order[0]][j], copy=True)
-        for k in order[1:]:
-            acc = _combine(comp, acc, values[k][j], acc.dtype)
+        acc = np.array(values[0][j], copy=True)
+        for member in values[1:]:
+            acc = _combine(comp, acc, member[j], acc.dtype)
         out.append(acc)
     return out
 

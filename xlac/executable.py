@@ -296,12 +296,15 @@ class Executable:
 
     # -- devices ---------------------------------------------------------------------
     def set_device(self, replica_id: int, num_replicas: int, partition_id: int = 0, num_partitions: int = 1,
-                   collective=None) -> None:
+                   collective=None, cancel: int | None = None) -> None:
         """Run as device ``(replica_id, partition_id)`` of ``num_replicas x
         num_partitions`` (XLA's counting): what ``replica-id`` and
         ``partition-id`` return, and the ``collective`` service (an
-        ``abi.COLLECTIVE`` callback, kept alive here) collectives call.  Used by
-        the device processes of ``xlac.devices``."""
+        ``abi.COLLECTIVE`` callback, kept alive here) collectives call.
+        ``cancel``: the address of an int32 flag the code polls instead of the
+        one Ctrl-C sets; whoever sets it owns it (a call it stops returns early
+        without an error, and its results are to be dropped).  Used by the
+        device processes of ``xlac.devices``, whose parent stops their calls."""
         if not (0 <= replica_id < num_replicas and 0 <= partition_id < num_partitions):
             raise ValueError(f"device (replica {replica_id}, partition {partition_id}) is not one of "
                              f"{num_replicas} replicas x {num_partitions} partitions")
@@ -311,6 +314,8 @@ class Executable:
             opts.partition_id, opts.num_partitions = partition_id, num_partitions
             if collective is not None:
                 opts.collective = collective
+            if cancel is not None:
+                opts.cancel = ctypes.cast(cancel, ctypes.POINTER(ctypes.c_int32))
 
     # -- infeed and outfeed ------------------------------------------------------------
     def _install_feeds(self, feed_list: list) -> None:

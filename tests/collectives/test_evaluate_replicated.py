@@ -157,9 +157,31 @@ sub_s32 {
         np.testing.assert_array_equal(mx, np.array([2**31 - 1, 3, 7], np.int32))
         np.testing.assert_array_equal(mu, np.array([(16 * 16 * 2) % 256, 105], np.uint8))
         np.testing.assert_array_equal(an, np.array([True, False]))
-        # any reducer, applied in device id order: (v0 - v1) - v2, wrapping
+        # any reducer, applied in group order ({} lists the devices in id order): (v0 - v1) - v2, wrapping
         want = ((ints[0].astype(np.int64) - ints[1] - ints[2] + 2**31) % 2**32 - 2**31).astype(np.int32)
         np.testing.assert_array_equal(sb, want)
+
+
+def test_a_reducer_is_applied_in_group_order_not_device_id_order():
+    """The groups list their devices out of id order: a non-commutative reducer
+    folds the members as the group lists them, on every member."""
+    extra = """sub_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] subtract(a, b)
+}
+"""
+    body = ("  ar = s32[3] all-reduce(i), replica_groups={{2,0,1}}, to_apply=sub_s32\n"
+            "  rs = s32[1] reduce-scatter(i), replica_groups={{1,2,0}}, dimensions={0}, to_apply=sub_s32\n"
+            "  ROOT t = (s32[3], s32[1]) tuple(ar, rs)")
+    text = module(body, header="HloModule m, replica_count=3", params="  i = s32[3] parameter(0)\n", extra=extra)
+    i = [np.array(v, np.int32) for v in ([1, 2, 3], [10, 20, 30], [100, 200, 300])]
+    out = evaluate_replicated(text, [[v] for v in i])
+    for d, (ar, rs) in enumerate(out):
+        np.testing.assert_array_equal(ar, i[2] - i[0] - i[1])
+        # the group {1,2,0}: device 1 gets block 0, device 2 block 1, device 0 block 2
+        k = [1, 2, 0].index(d)
+        np.testing.assert_array_equal(rs, (i[1] - i[2] - i[0])[k:k + 1])
 
 
 def test_variadic_all_reduce_and_tuple_all_to_all():

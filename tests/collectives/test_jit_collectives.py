@@ -99,6 +99,40 @@ def test_groups_integer_reduction_and_custom_reducer():
                    "  ROOT r = f32[5] all-reduce(x), replica_groups=[2,2]<=[4], to_apply=affine"), floats)
 
 
+SUB = """
+subs {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] subtract(a, b)
+}
+"""
+
+
+def test_non_commutative_reducer_follows_group_order_in_compiled_code_and_reference():
+    """A reducer that is neither commutative nor associative (subtract) with
+    replica groups listed out of device order: compiled code and
+    ``evaluate_replicated`` both fold the members' values in group order,
+    ((v[g0] - v[g1]) - v[g2]) - ..., for all-reduce and reduce-scatter."""
+    xs = [np.array([1, 10, 100, 1000, 7, 70, 700, 7000], np.int32) * (d + 1) + d for d in range(4)]
+    body = ("  a = s32[8] all-reduce(x), replica_groups={{2,0,3,1}}, to_apply=subs\n"
+            "  b = s32[8] all-reduce(x), replica_groups={{1,0},{3,2}}, to_apply=subs\n"
+            "  c = s32[2] reduce-scatter(x), replica_groups={{3,1,0,2}}, dimensions={0}, to_apply=subs\n"
+            "  ROOT t = (s32[8], s32[8], s32[2]) tuple(a, b, c)")
+    text = _module("m, replica_count=4", "  x = s32[8] parameter(0)\n", body).replace(REDUCERS, REDUCERS + SUB)
+    got = _check(text, [[x] for x in xs])
+
+    def fold(order):
+        acc = xs[order[0]].copy()
+        for d in order[1:]:
+            acc -= xs[d]
+        return acc
+    for d in range(4):
+        np.testing.assert_array_equal(got[0][d], fold((2, 0, 3, 1)))
+        np.testing.assert_array_equal(got[1][d], fold((1, 0) if d in (0, 1) else (3, 2)))
+        position = (3, 1, 0, 2).index(d)
+        np.testing.assert_array_equal(got[2][d], fold((3, 1, 0, 2))[2 * position:2 * position + 2])
+
+
 def test_reduce_scatter_along_a_minor_dimension_and_gather_along_one():
     args = [[np.arange(24, dtype=np.float32).reshape(3, 8) * (d + 1)] for d in range(2)]
     _check(_module("m, replica_count=2", "  x = f32[3,8] parameter(0)\n",

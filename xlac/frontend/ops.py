@@ -1868,8 +1868,9 @@ def all_reduce(operand, computation: XlaComputation, replica_groups=None, channe
 
     ``operand``: an array, a tuple XlaOp or a list of arrays (each reduced on its
     own: the result is then a tuple).  ``computation``: ``(T[], T[]) -> T[]`` for
-    the element type T of every operand (any reducer: the evaluator applies it
-    in device id order).  Every device of a group gets the same result, of the
+    the element type T of every operand (any reducer, applied in group order:
+    ``((v[g0] op v[g1]) op v[g2]) ...`` over the members as the replica group
+    lists them).  Every device of a group gets the same result, of the
     operand's shape and type.  ShapeError for a reducer of the wrong signature,
     malformed replica groups (an id twice, ids not 0..n-1) or
     ``use_global_device_ids`` without a ``channel_id``.  ``shape_with_layout``

@@ -166,7 +166,9 @@ class Segment:
 
     # -- failure ----------------------------------------------------------------------
     def abort(self, device: int, message: str) -> None:
-        """Record that ``device`` failed (the first failure wins)."""
+        """Record that ``device`` failed (the first failure wins).  ``device``
+        may be the device count: the process that owns the devices stops
+        their call (Ctrl-C, closing the pool)."""
         if self._head[3]:
             return
         data = message.encode("utf-8", "replace")[:_MESSAGE - 1]
@@ -307,6 +309,8 @@ class ShmTransport:
         devices = [d for d in range(MAX_DEVICES) if (st.error_detail >> d) & 1]
         if st.error_kind == ERROR_PEER_FAILED:
             dev, msg = self.seg.failure() or (st.error_detail, "")
+            if dev >= self.seg.layout.num_devices:
+                return CollectiveError(f"{what}: stopped: {msg}")
             return CollectiveError(f"{what}: device {dev} failed: {msg}")
         if st.error_kind == ERROR_TIMEOUT:
             return CollectiveError(f"{what}: device(s) {devices} did not reach it within {self.timeout:g} s "
