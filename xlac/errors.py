@@ -22,12 +22,26 @@ class UnsupportedError(NotImplementedError):
 
 
 class HloParseError(ValueError):
-    """HLO text that does not parse; ``line`` and ``column`` are 1-based."""
+    """HLO text that does not parse; ``line`` and ``column`` are 1-based,
+    ``message`` is the text without them (what follows ``FILE:LINE:COL:``)."""
 
     def __init__(self, message: str, line: int = 0, column: int = 0):
-        self.line, self.column = line, column
+        self.line, self.column, self.message = line, column, message
         where = f"line {line}, column {column}: " if line else ""
         super().__init__(where + message)
+
+
+def at_location(error: Exception, location, message: str | None = None) -> Exception:
+    """``error`` with a place in the text its module was read from:
+    ``location`` is ``(line, column)``, 1-based (None: no place), set as
+    ``error.line``/``error.column`` as an :class:`HloParseError` has them, and
+    ``message`` (default ``str(error)``) the text to print after the place
+    (``model.hlo:12:3: <message>`` on the command line).  A place the error
+    already has is kept."""
+    if location and not getattr(error, "line", 0):
+        error.line, error.column = location
+        error.message = str(error) if message is None else message
+    return error
 
 
 class CollectiveError(RuntimeError):
