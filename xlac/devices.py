@@ -48,7 +48,7 @@ from .executable import jit as single_device_jit
 from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
 from .hlo.source import module_text
-from .hlo.sharding import parameter_shardings, result_sharding
+from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
@@ -142,24 +142,44 @@ class DevicePool:
         """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
         ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
         a tuple result flattened).  Raises the first device's error, naming it."""
-        if replica_count * num_partitions != self.num_devices:
-            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
-                             f"this pool has {self.num_devices} devices")
         if len(per_device_args) != self.num_devices:
             raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
         with self._lock:
-            if not self._healthy():
-                self._stop()
-                self._start()
-            self._segment.reset()
-            key = hash(text)
-            if key not in self._loaded:
-                # Device 0 compiles into the cache directory first; the others load it.
-                self._exchange([0], lambda d: ("load", text, replica_count, num_partitions))
-                self._exchange(range(1, self.num_devices), lambda d: ("load", text, replica_count, num_partitions))
-                self._loaded.add(key)
+            self._load(text, replica_count, num_partitions)
             return self._exchange(range(self.num_devices),
                                   lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
+
+    def warm_up(self, text: str, *, replica_count: int, num_partitions: int = 1) -> dict:
+        """What :meth:`run` does before it runs: wait until every device
+        process is up, then compile ``text`` on every device.  Returns the
+        seconds each took, ``{"start-up": s, "compile": s}`` (0 for what was
+        done before)."""
+        with self._lock:
+            t0 = time.perf_counter()
+            self._restart_if_needed()
+            self._exchange(range(self.num_devices), lambda d: ("ping",))
+            t1 = time.perf_counter()
+            self._load(text, replica_count, num_partitions)
+            return {"start-up": t1 - t0, "compile": time.perf_counter() - t1}
+
+    def _restart_if_needed(self) -> None:
+        if not self._healthy():
+            self._stop()
+            self._start()
+
+    def _load(self, text: str, replica_count: int, num_partitions: int) -> None:
+        """Healthy workers, a fresh segment, and ``text`` compiled on every device."""
+        if replica_count * num_partitions != self.num_devices:
+            raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
+                             f"this pool has {self.num_devices} devices")
+        self._restart_if_needed()
+        self._segment.reset()
+        key = hash(text)
+        if key not in self._loaded:
+            # Device 0 compiles into the cache directory first; the others load it.
+            self._exchange([0], lambda d: ("load", text, replica_count, num_partitions))
+            self._exchange(range(1, self.num_devices), lambda d: ("load", text, replica_count, num_partitions))
+            self._loaded.add(key)
 
     def _exchange(self, devices, message) -> list:
         """Send ``message(d)`` to each device and collect the replies.  When a
@@ -253,6 +273,9 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
             break
         if msg is None:
             break
+        if msg[0] == "ping":                  # DevicePool.warm_up: this process is up
+            conn.send(("ok", None))
+            continue
         try:
             if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
                 # A reset segment (a new run after a failure) starts the rounds again.
@@ -323,11 +346,26 @@ class ReplicatedExecutable:
         stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]
         return stacked[0] if not self._tuple_result else tuple(stacked)
 
+    def warm_up(self) -> dict:
+        """Start the device processes and compile the module on each (what the
+        first call does first): ``{"start-up": s, "compile": s}`` seconds."""
+        return pool(self.num_devices, **self._options).warm_up(
+            self.text, replica_count=self.num_replicas, num_partitions=self.num_partitions)
+
+    @property
+    def argument_shapes(self) -> list:
+        """Each parameter's shape with a leading axis of one entry per device."""
+        return [stacked_shape(p.shape, self.num_devices) for p in self._module.entry.parameters]
+
+    @property
+    def _module(self):
+        if not hasattr(self, "_parsed"):
+            self._parsed = parse_hlo(self.text)
+        return self._parsed
+
     @property
     def _tuple_result(self) -> bool:
-        if not hasattr(self, "_is_tuple"):
-            self._is_tuple = parse_hlo(self.text).entry.root.shape.is_tuple
-        return self._is_tuple
+        return self._module.entry.root.shape.is_tuple
 
 
 class GlobalExecutable:
@@ -341,6 +379,7 @@ class GlobalExecutable:
     def __init__(self, module, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
         self.text = module.to_text()
+        self.argument_shapes = [p.shape for p in module.entry.parameters]     # the global arrays
         self._replicated = ReplicatedExecutable(self.text, module.replica_count, module.num_partitions,
                                                 num_threads=num_threads, timeout=timeout)
 
@@ -348,6 +387,10 @@ class GlobalExecutable:
         n = self.num_devices
         out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
         return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
+
+    def warm_up(self) -> dict:
+        """See :meth:`ReplicatedExecutable.warm_up`."""
+        return self._replicated.warm_up()
 
 
 def device_counts_of(x) -> tuple[int, int]:
@@ -375,6 +418,8 @@ class SpmdExecutable:
     def __init__(self, module, shardings: list, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
         self.shardings = shardings
+        # The global arrays a call takes, of which each device gets its tile.
+        self.argument_shapes = [s.global_shape(p.shape) for p, s in zip(module.entry.parameters, shardings)]
         self.result_sharding = result_sharding(module)
         self._replicated = ReplicatedExecutable(module.to_text(), module.replica_count, module.num_partitions,
                                                 num_threads=num_threads, timeout=timeout)
@@ -388,6 +433,10 @@ class SpmdExecutable:
         if self.result_sharding is not None:
             return self.result_sharding.assemble([out[d] for d in range(n)])
         return out
+
+    def warm_up(self) -> dict:
+        """See :meth:`ReplicatedExecutable.warm_up`."""
+        return self._replicated.warm_up()
 
 
 def _may_be_global_program(x) -> bool:

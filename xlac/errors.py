@@ -1,4 +1,6 @@
-"""The exceptions xlac raises on bad input (never a crash, never a wrong answer)."""
+"""The exceptions xlac raises on bad input (never a crash, never a wrong answer),
+and :func:`error_line`, the one form in which xlac's programs print an error."""
+import re
 
 
 class ShapeError(ValueError):
@@ -29,6 +31,18 @@ class HloParseError(ValueError):
         self.line, self.column, self.message = line, column, message
         where = f"line {line}, column {column}: " if line else ""
         super().__init__(where + message)
+
+
+ERROR_PREFIX = "xlac: error: "
+
+
+def error_line(message: str, place: str | None = None) -> str:
+    """The one line an xlac program prints for an error (the command line and
+    every rank under ``mpiexec``): ``xlac: error:``, then ``place: `` when
+    there is one (``FILE:LINE:COL``, a file), then the message with any line
+    breaks folded."""
+    text = re.sub(r"\s*[\r\n]+\s*", " ", str(message)).strip()
+    return ERROR_PREFIX + (f"{place}: " if place else "") + text
 
 
 def at_location(error: Exception, location, message: str | None = None) -> Exception:
