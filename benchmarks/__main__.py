@@ -58,6 +58,11 @@ def _check_args(args) -> str | None:
         return f"--repeat must be at least 1, got {args.repeat}"
     if args.threads is not None and args.threads < 1:
         return f"--threads must be at least 1, got {args.threads}"
+    if args.kernels:
+        from .kernels import BY_NAME
+        unknown = [n.strip() for n in args.kernels.split(",") if n.strip() and n.strip() not in BY_NAME]
+        if unknown:
+            return f"unknown kernel(s) {', '.join(unknown)} (known: {', '.join(BY_NAME)})"
     if args.threads_sweep is not None:
         from .sweep import parse_counts
         try:

@@ -1054,7 +1054,7 @@ def test_cli_compile_writes_object_and_header(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, args, message", [
     (None, [], "No such file"),
-    ("HloModule broken\nENTRY main {\n  ROOT x = f32[ parameter(0)\n}\n", [], "line 3"),
+    ("HloModule broken\nENTRY main {\n  ROOT x = f32[ parameter(0)\n}\n", [], "m.hlo:3:"),
     ("HloModule u\nENTRY main {\n  x = f32[4,4] parameter(0)\n  ROOT f = f32[4,4] "
      "xlac-test-unimplemented(x)\n}\n", [], "not supported yet: xlac-test-unimplemented"),
     (CONST_HLO, ["--name", "a b"], "not a C identifier"),

@@ -1,4 +1,6 @@
 """The command line: results through .npz files, clear one-line errors, dumps."""
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +39,7 @@ def test_bad_hlo_names_line_and_column(capsys, tmp_path):
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\n\nENTRY e {\n  x = f32[2]{0} frobnicate()\n}\n")
     err = _error(capsys, ["run", str(bad)])
-    assert "line 4" in err and "frobnicate" in err
+    assert err == f"xlac: error: {bad}:4:17: unknown opcode 'frobnicate'"
 
 
 def test_unsupported_op_is_named(capsys, tmp_path):
@@ -66,7 +68,7 @@ def test_internal_errors_are_one_line_too(capsys, monkeypatch):
         raise RuntimeError("boom")
     monkeypatch.setattr(devices, "jit", broken)
     err = _error(capsys, ["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz")])
-    assert err.startswith("xlac: internal error: RuntimeError: boom")
+    assert err.startswith("xlac: error: internal error: RuntimeError: boom (a bug in xlac")
 
 
 def test_dump_shows_fusions_refusals_and_buffers(capsys, tmp_path):
@@ -127,7 +129,7 @@ def test_deeply_nested_tuple_is_a_located_parse_error(capsys, tmp_path):
     hlo = tmp_path / "deep.hlo"
     hlo.write_text(f"HloModule m\nENTRY e {{\n  ROOT p = {deep} parameter(0)\n}}\n")
     err = _error(capsys, ["run", str(hlo)])
-    assert err.startswith(f"xlac: {hlo}: line 3, column 76: bad shape: tuple shape nested deeper "
+    assert err.startswith(f"xlac: error: {hlo}:3:76: bad shape: tuple shape nested deeper "
                           "than 64 levels"), err
     assert "MAX_TUPLE_DEPTH" in err and "internal error" not in err
 
@@ -140,7 +142,7 @@ def test_deeply_nested_calls_are_a_located_parse_error(capsys, tmp_path):
     hlo.write_text("HloModule m\n" + "\n".join(comps) + "\nENTRY e {\n  p = f32[] parameter(0)\n"
                    "  ROOT r = f32[] call(p), to_apply=c299\n}\n")
     err = _error(capsys, ["run", str(hlo), "--reference"])
-    assert "nested more than 64 deep" in err and "MAX_CALL_DEPTH" in err and "line " in err
+    assert "nested more than 64 deep" in err and "MAX_CALL_DEPTH" in err and err.startswith(f"xlac: error: {hlo}:")
 
 
 def test_bytes_that_are_not_utf8_are_located(capsys, tmp_path):
@@ -148,7 +150,7 @@ def test_bytes_that_are_not_utf8_are_located(capsys, tmp_path):
     hlo.write_bytes(b'HloModule m\nENTRY e {\n  p = f32[] parameter(0), metadata={op_name="\xff"}\n'
                     b'  ROOT r = f32[] negate(p)\n}\n')
     err = _error(capsys, ["run", str(hlo)])
-    assert err.startswith(f"xlac: {hlo}: line 3, column 46: lone surrogate U+DCFF"), err
+    assert err.startswith(f"xlac: error: {hlo}:3:46: lone surrogate U+DCFF"), err
     assert "the byte 0xFF, which is not UTF-8" in err
 
 
@@ -161,3 +163,262 @@ def test_recursion_errors_are_explained(capsys, monkeypatch):
     err = _error(capsys, ["run", str(MLP)])
     assert err == (f"xlac: error: {MLP}: the module nests too deeply for xlac (Python's recursion "
                    "limit was reached); see the limits in xlac.hlo.parser")
+
+
+# ---------------------------------------------------------------------------------------
+# Bad command lines: one line on stderr, `xlac: error: ...`, the exit status of its kind
+# (2 usage, 1 bad input, never 3), naming the option or file.
+# ---------------------------------------------------------------------------------------
+
+SMALL = "HloModule small\n\nENTRY e {\n  x = f32[3]{0} parameter(0)\n  ROOT n = f32[3]{0} negate(x)\n}\n"
+ADD_MLIR = ("func.func public @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>) {\n"
+            "  %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+
+
+@pytest.fixture
+def bad_files(tmp_path):
+    """name -> path of the good and bad files the command lines use."""
+    import socket
+    f = {"M": MLP, "IN": REPO / "examples" / "mlp.npz", "EXP": REPO / "examples" / "mlp.expected.npz",
+         "DIR": tmp_path / "adir", "NOPE": tmp_path / "nope.hlo", "NOPE_NPZ": tmp_path / "nope.npz",
+         "NODIR_OUT": tmp_path / "no" / "such" / "out.npz"}
+    f["DIR"].mkdir()
+    files = {"SMALL": ("small.hlo", SMALL),
+             "EMPTY_HLO": ("empty.hlo", ""),
+             "SYNTAX": ("syntax.hlo", "HloModule m\nENTRY e {\n  x = f32[2 parameter(0)\n  ROOT y = f32[2] negate(x)\n}\n"),
+             "SHAPE": ("shape.hlo", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[3] negate(x)\n}\n"),
+             "PARAMS": ("params.hlo", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(2)\n"
+                        "  ROOT z = f32[2] add(x, y)\n}\n"),
+             "MLIR_SYNTAX": ("syntax.mlir", "module {\n  func.func public @main(%arg0: tensor<4xf32> -> tensor<4xf32> {\n  }\n}\n"),
+             "MLIR_UNSUPPORTED": ("unsupported.mlir", ADD_MLIR.replace("stablehlo.add", "stablehlo.frobnicate")),
+             "TEXT_NPZ": ("text.npz", "not an archive\n"),
+             "REPLICAS": ("replicas.hlo", SMALL.replace("HloModule small", "HloModule m, replica_count=2"))}
+    for key, (name, text) in files.items():
+        f[key] = tmp_path / name
+        f[key].write_text(text)
+    f["EMPTY_NPZ"] = tmp_path / "empty.npz"
+    f["EMPTY_NPZ"].write_bytes(b"")
+    f["CORRUPT"] = tmp_path / "corrupt.npz"
+    f["CORRUPT"].write_bytes(b"PK\x03\x04" + b"\x00garbage" * 8)
+    f["OBJECTS"] = tmp_path / "objects.npz"
+    np.savez(f["OBJECTS"], np.array([{"w": np.zeros(2)}], dtype=object))   # np.savez(f, *args) of a dict
+    f["NPY"] = tmp_path / "one.npy"
+    np.save(f["NPY"], np.zeros(3, np.float32))
+    f["SOCKET"] = tmp_path / "sock.hlo"             # cannot be opened, even by root
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(f["SOCKET"]))
+    f["UNREADABLE"] = tmp_path / "unreadable.hlo"
+    f["UNREADABLE"].write_text(SMALL)
+    f["UNREADABLE"].chmod(0)
+    f["OUT"] = tmp_path / "out.npz"
+    yield f
+    server.close()
+
+
+# (argv with file keys in braces, exit status, what the line must mention)
+BAD_COMMAND_LINES = [
+    # argparse's own errors, one line, naming the subcommand and the option
+    ([], 2, "no command given"),
+    (["runn", "{M}"], 2, "unknown command 'runn'"),
+    (["run", "{M}", "--bogus"], 2, "run: unrecognized arguments: --bogus (see 'xlac run --help')"),
+    (["dump", "{M}", "--bogus"], 2, "dump: unrecognized arguments: --bogus"),
+    (["run"], 2, "run: the following arguments are required: module"),
+    (["run", "{M}", "--inputs"], 2, "argument --inputs: expected one argument"),
+    (["compile", "{M}"], 2, "compile: the following arguments are required: -o"),
+    (["compile", "{M}", "-o", "{OUT}", "--name", "1fn"], 2, "argument --name"),
+    (["opt", "{M}"], 2, "--passes"),
+    (["bench", "{M}", "--bogus"], 2, "bench: unrecognized arguments: --bogus"),
+    (["bench", "--bogus"], 2, "bench: unrecognized arguments: --bogus"),
+    (["bench", "--kernels", "nope"], 2, "unknown kernel(s) nope"),
+    (["bench", "--repeat", "0"], 2, "--repeat"),
+    # numeric options, checked when parsed
+    (["run", "{M}", "--random-inputs", "--seed", "-1"], 2, "argument --seed: must be an integer from 0"),
+    (["run", "{M}", "--random-inputs", "--seed", str(2**70)], 2, "argument --seed"),
+    (["run", "{M}", "--random-inputs", "--seed", "x"], 2, "argument --seed: expected an integer"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{EXP}", "--rtol", "nan"], 2, "argument --rtol"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{EXP}", "--rtol", "inf"], 2, "argument --rtol"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{EXP}", "--atol", "-1"], 2, "argument --atol"),
+    (["run", "{M}", "--random-inputs", "--devices", "0"], 2, "argument --devices"),
+    (["run", "{M}", "--random-inputs", "--devices", "-1"], 2, "argument --devices"),
+    (["run", "{M}", "--random-inputs", "--devices", str(10**9)], 2, "argument --devices"),
+    (["bench", "{M}", "--repeat", "0"], 2, "argument --repeat"),
+    (["bench", "{M}", "--repeat", "-1"], 2, "argument --repeat"),
+    (["bench", "{M}", "--threads", "0"], 2, "argument --threads"),
+    (["bench", "{M}", "--seed", "-5"], 2, "argument --seed"),
+    # options that do not go together
+    (["run", "{M}", "--inputs", "{IN}", "--random-inputs"], 2, "not both"),
+    (["run", "{M}", "--inputs", "{IN}", "--rtol", "1"], 2, "--rtol"),
+    (["run", "{M}", "--inputs", "{IN}", "--seed", "1"], 2, "--seed"),
+    (["bench", "{M}", "--inputs", "{IN}", "--seed", "1"], 2, "--seed"),
+    # the module: missing, a directory, unreadable, empty, another kind of file, bad text
+    (["run", "{NOPE}"], 1, "{NOPE}: No such file or directory"),
+    (["dump", "{NOPE}"], 1, "{NOPE}"),
+    (["bench", "{NOPE}"], 1, "{NOPE}"),
+    (["run", "{DIR}"], 1, "{DIR}: Is a directory"),
+    (["run", "{SOCKET}"], 1, "{SOCKET}"),
+    (["run", "{EMPTY_HLO}"], 1, "{EMPTY_HLO}:1:1: expected 'HloModule'"),
+    (["run", "{IN}"], 1, "{IN} is a NumPy array file, not HLO text"),
+    (["run", "{SYNTAX}"], 1, "{SYNTAX}:3:"),
+    (["run", "{SHAPE}", "--random-inputs"], 1, "{SHAPE}:4:3: computation e, instruction 'y' (negate): shape f32[3]"),
+    (["dump", "{PARAMS}"], 1, "{PARAMS}:4:3: computation e: parameter numbers [0, 2]"),
+    (["compile", "{SHAPE}", "-o", "{OUT}"], 1, "{SHAPE}:4:3:"),
+    (["run", "{MLIR_SYNTAX}"], 1, "{MLIR_SYNTAX}:2:"),
+    (["bench", "{MLIR_UNSUPPORTED}"], 1, "{MLIR_UNSUPPORTED}:2:8: not supported yet: stablehlo.frobnicate"),
+    # --inputs and --expected: missing, a directory, empty, damaged, not an npz, Python objects
+    (["run", "{M}", "--inputs", "{NOPE_NPZ}"], 1, "--inputs {NOPE_NPZ}: No such file or directory"),
+    (["run", "{M}", "--inputs", "{DIR}"], 1, "--inputs {DIR}: Is a directory"),
+    (["run", "{M}", "--inputs", "{EMPTY_NPZ}"], 1, "--inputs {EMPTY_NPZ}: empty file"),
+    (["run", "{M}", "--inputs", "{CORRUPT}"], 1, "--inputs {CORRUPT}: damaged .npz file"),
+    (["run", "{M}", "--inputs", "{TEXT_NPZ}"], 1, "--inputs {TEXT_NPZ}: not an .npz file"),
+    (["run", "{M}", "--inputs", "{M}"], 1, "--inputs {M}: not an .npz file"),
+    (["run", "{M}", "--inputs", "{NPY}"], 1, "--inputs {NPY}: a single .npy array"),
+    (["run", "{M}", "--inputs", "{OBJECTS}"], 1, "array arr_0 holds Python objects"),
+    (["bench", "{M}", "--inputs", "{CORRUPT}"], 1, "--inputs {CORRUPT}: damaged .npz file"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{CORRUPT}"], 1, "--expected {CORRUPT}: damaged .npz file"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{NOPE_NPZ}"], 1, "--expected {NOPE_NPZ}"),
+    (["run", "{M}", "--inputs", "{IN}", "--expected", "{OBJECTS}"], 1, "np.savez(f, *jax.tree.leaves(params))"),
+    # outputs: a directory, no such directory, the module itself
+    (["run", "{M}", "--inputs", "{IN}", "--out", "{DIR}"], 1, "--out {DIR}: is a directory"),
+    (["run", "{M}", "--inputs", "{IN}", "--out", "{NODIR_OUT}"], 1, "--out {NODIR_OUT}: the directory"),
+    (["run", "{M}", "--inputs", "{IN}", "--out", "{M}"], 1, "--out {M}: is the module file too"),
+    (["run", "{M}", "--inputs", "{IN}", "--out", "{IN}"], 1, "--out {IN}: is the --inputs file too"),
+    (["compile", "{M}", "-o", "{NODIR_OUT}"], 1, "-o {NODIR_OUT}"),
+    (["compile", "{M}", "-o", "{OUT}", "--header", "{OUT}"], 1, "--header {OUT}: is the -o file too"),
+    (["opt", "{M}", "--passes", "dce", "-o", "{DIR}"], 1, "-o {DIR}"),
+    (["opt", "{M}", "--passes", "nope"], 1, "unknown pass 'nope'"),
+    (["run", "{REPLICAS}", "--random-inputs", "--devices", "2"], 1, "--devices: m says it runs on 2 replica(s)"),
+]
+
+
+def _fill(item, files) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: str(files[m.group(1)]), item)
+
+
+@pytest.mark.parametrize("argv,code,mention", BAD_COMMAND_LINES,
+                         ids=[" ".join(a[:3]) + f" [{k}]" for k, (a, _, _) in enumerate(BAD_COMMAND_LINES)])
+def test_bad_command_lines(argv, code, mention, bad_files, capfd):
+    got = main([_fill(a, bad_files) for a in argv])
+    out, err = capfd.readouterr()
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("xlac: error: "), err
+    assert got == code, (got, err)
+    assert _fill(mention, bad_files) in lines[0], lines[0]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
+def test_unreadable_module(bad_files, capfd):
+    assert main(["run", str(bad_files["UNREADABLE"])]) == 1
+    assert capfd.readouterr().err == f"xlac: error: {bad_files['UNREADABLE']}: Permission denied\n"
+
+
+def _python_m_xlac(*argv, **kw):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "xlac", *map(str, argv)], capture_output=True, text=True,
+                          timeout=300, **kw)
+
+
+def test_bad_command_lines_through_python_m_xlac(bad_files):
+    # The same through the real entry point (a few: each is a new interpreter).
+    for argv, code, mention in (BAD_COMMAND_LINES[1], BAD_COMMAND_LINES[13], BAD_COMMAND_LINES[38],
+                                BAD_COMMAND_LINES[48]):
+        proc = _python_m_xlac(*[_fill(a, bad_files) for a in argv])
+        assert proc.returncode == code and proc.stderr.count("\n") == 1, (argv, proc.stderr)
+        assert proc.stderr.startswith("xlac: error: ") and _fill(mention, bad_files) in proc.stderr
+
+
+def test_out_writes_exactly_the_path_given(tmp_path, capsys):
+    # np.savez("x") writes x.npz; the command line writes what it was asked to.
+    out = tmp_path / "results"
+    assert main(["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz"), "--out", str(out)]) == 0
+    assert out.is_file() and not (tmp_path / "results.npz").exists()
+    with np.load(out) as got:
+        assert got["arr_0"].shape == (16, 10)
+    # A file that cannot seek (zip archives are written with seeks) works too.
+    assert main(["run", str(MLP), "--inputs", str(REPO / "examples" / "mlp.npz"), "--out", os.devnull]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_closed_stdout_is_quiet(tmp_path):
+    # `xlac dump m.hlo | head`: no "Broken pipe", no traceback; the status of SIGPIPE.
+    import subprocess
+    import sys
+    module = tmp_path / "small.hlo"
+    module.write_text(SMALL)
+    proc = subprocess.Popen([sys.executable, "-m", "xlac", "dump", str(module), "--llvm", "--asm"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()                   # what head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141 and err == "", err
+
+
+# ---------------------------------------------------------------------------------------
+# A fuzzer: random argument lists from the command line's own options
+# ---------------------------------------------------------------------------------------
+
+_VALUES = ["-1", "0", "1", "2", "3", "nan", "inf", "-inf", "1e400", str(2**70), "0x10", "", "abc", "--", "-"]
+_FLAGS = {
+    "run": ["--inputs", "--out", "--random-inputs", "--seed", "--expected", "--rtol", "--atol", "--time",
+            "--reference", "--devices"],
+    "dump": ["--llvm", "--optimized-llvm", "--asm", "--dot", "--after-each-pass"],
+    "opt": ["--passes", "--list-passes", "--no-verify", "-o"],
+    "compile": ["-o", "--header", "--name", "--target-triple", "--cpu", "--features"],
+    "bench": ["--inputs", "--seed", "--repeat", "--threads"],
+    "ops": [],
+}
+# Values that would make a valid command slow (many devices, many samples) are left out.
+_SAFE_NUMBERS = {"--devices": ["0", "-1", "65", "x"], "--repeat": ["0", "-1", "1", "x"]}
+
+
+def test_fuzz_command_lines(bad_files, tmp_path):
+    import contextlib
+    import io
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    paths = [str(bad_files[k]) for k in ("SMALL", "NOPE", "DIR", "EMPTY_HLO", "SYNTAX", "SHAPE", "IN", "CORRUPT",
+                                         "OBJECTS", "TEXT_NPZ", "NODIR_OUT", "MLIR_UNSUPPORTED")]
+    outputs = [str(tmp_path / "fuzz_out"), str(tmp_path / "fuzz_out.o"), str(bad_files["SMALL"])]
+    words = st.sampled_from(_VALUES + paths + outputs + ["--bogus", "-x", "dce", "cse,dce", "fn", "x86_64"])
+
+    @st.composite
+    def command_lines(draw):
+        command = draw(st.sampled_from(list(_FLAGS) + ["runn", "--version", "--help"]))
+        argv = [command]
+        if command in ("run", "dump", "opt", "compile", "bench"):
+            argv.append(draw(st.sampled_from(paths)))       # bench: a module, never the kernel harness
+        for _ in range(draw(st.integers(0, 4))):
+            flag = draw(st.sampled_from(_FLAGS.get(command, []) + ["--bogus"]))
+            argv.append(flag)
+            if flag in _SAFE_NUMBERS:
+                argv.append(draw(st.sampled_from(_SAFE_NUMBERS[flag])))
+            elif draw(st.booleans()):
+                argv.append(draw(words))
+        return argv
+
+    @settings(max_examples=40, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(command_lines())
+    def check(argv):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        text = err.getvalue()
+        assert code != 3 and "Traceback" not in text, (argv, text)
+        assert text.count("\n") <= 1, (argv, text)
+        if code == 0:
+            assert text == "", (argv, text)
+        else:
+            assert text.startswith("xlac: error: ") and text.endswith("\n"), (argv, text)
+
+    check()
+
+
+@pytest.mark.parametrize("command", ["run", "dump", "opt", "compile", "bench M"])
+def test_help_says_module_is_hlo_or_stablehlo(command, capsys):
+    assert main(command.split() + ["--help"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"module\s+HLO or StableHLO file", out), out
+    assert "HLO text file" not in out

@@ -238,8 +238,8 @@ def test_bench_module_with_random_inputs_from_another_directory(tmp_path):
 
 
 def test_bench_module_errors(capsys, tmp_path):
-    assert "repeat must be a positive integer" in _error(capsys, ["bench", str(MLP), "--repeat", "0"])
-    assert "--threads must be at least 1" in _error(capsys, ["bench", str(MLP), "--threads", "0"])
+    assert "argument --repeat: must be an integer from 1" in _error(capsys, ["bench", str(MLP), "--repeat", "0"])
+    assert "argument --threads: must be an integer from 1" in _error(capsys, ["bench", str(MLP), "--threads", "0"])
     assert "nope.hlo" in _error(capsys, ["bench", str(tmp_path / "nope.hlo")])
 
 

@@ -6,12 +6,19 @@ tree's ``benchmarks/`` is not installed).
   position (``arr_0, arr_1, ...``, what ``np.savez(path, *args)`` writes) or by
   parameter name (``np.savez(path, x=..., w=...)``; HLO's ``.N`` suffix may be
   left out: ``x`` names ``x.1``).
-* :func:`random_inputs` — arrays of each parameter's shape and dtype from a
-  seeded generator (normal floats and complex, integers in [0, 8), random
-  booleans), for timing a module nobody has inputs for.
-* :func:`benchmark` — compile time, then ``repeat`` timed samples of calls
-  (median, min, max seconds per call) and the rates of the executable's cost
-  analysis.
+* :func:`read_npz` / :func:`write_npz` — the arrays of an ``.npz`` by name,
+  every problem a ``ValueError`` naming the file (and the array); the arrays
+  written to exactly the path given (``np.savez`` of a path would add
+  ``.npz``).
+* :func:`random_arrays` — arrays of given shapes and dtypes from a seeded
+  generator (normal floats and complex, integers in [0, 8), random booleans),
+  for timing a module nobody has inputs for; :func:`random_inputs` of a
+  module's parameters.  For what an executable takes (a leading device axis
+  for a per-replica module, global arrays for a sharded one) use
+  ``random_arrays(exe.argument_shapes)``.
+* :func:`benchmark` — compile time (and, on several devices, the device
+  processes' start-up), then ``repeat`` timed samples of calls (median, min,
+  max seconds per call) and the rates of the executable's cost analysis.
 
 Timing: one untimed warm-up call, then ``repeat`` samples, each ``inner`` calls
 timed together with ``time.perf_counter`` and divided by ``inner``, where
@@ -21,9 +28,14 @@ user's ``exe(*args)`` does.
 """
 from __future__ import annotations
 
+import io
+import os
 import re
+import stat
 import statistics
 import time
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +43,8 @@ import numpy as np
 from .hlo.ir import HloModule
 from .shape import Shape
 
-__all__ = ["load_inputs", "random_inputs", "benchmark", "BenchResult", "parameter_keys", "format_seconds"]
+__all__ = ["load_inputs", "random_inputs", "random_arrays", "read_npz", "write_npz", "benchmark", "BenchResult",
+           "parameter_keys", "format_seconds"]
 
 _SUFFIX = re.compile(r"\.\d+$")
 
@@ -51,13 +64,76 @@ def parameter_keys(module: HloModule) -> list[tuple[str, ...]]:
     return keys
 
 
+_NPZ_HOW = "np.savez(path, *arrays) writes one"
+
+
+def read_npz(path: str) -> dict:
+    """Every array of the ``.npz`` file at ``path``, by name.
+
+    Raises ``OSError`` when the file cannot be opened, and ``ValueError``
+    naming the file for anything else: an empty file, a single ``.npy``
+    array, a file that is no zip archive, a damaged archive, an array of Python
+    objects (which would need pickle: the message names the array and says to
+    save the arrays themselves)."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+        fh.seek(0)
+        if not head:
+            raise ValueError(f"{path}: empty file, expected an .npz of arrays ({_NPZ_HOW})")
+        if head.startswith(b"\x93NUMPY"):
+            raise ValueError(f"{path}: a single .npy array (np.save), expected an .npz ({_NPZ_HOW})")
+        if not head.startswith(b"PK"):
+            raise ValueError(f"{path}: not an .npz file ({_NPZ_HOW})")
+        try:
+            with np.load(fh, allow_pickle=False) as data:
+                return {name: _npz_member(data, name, path) for name in data.files}
+        except ValueError as e:
+            if str(e).startswith(f"{path}: "):
+                raise
+            raise _damaged(path, e) from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, KeyError, OSError, OverflowError) as e:
+            raise _damaged(path, e) from None
+
+
+def _npz_member(data, name: str, path: str) -> np.ndarray:
+    try:
+        return data[name]
+    except ValueError as e:
+        if "allow_pickle" in str(e) or "bject" in str(e):
+            raise ValueError(f"{path}: array {name} holds Python objects (dtype=object), which xlac does "
+                             "not load (that needs pickle): save the arrays themselves, e.g. "
+                             "np.savez(f, *jax.tree.leaves(params)) for a dict or list of arrays") from None
+        raise ValueError(f"{path}: array {name} cannot be read ({e})") from None
+    except MemoryError:
+        raise ValueError(f"{path}: array {name} is too large to load") from None
+
+
+def _damaged(path: str, e: Exception) -> ValueError:
+    return ValueError(f"{path}: damaged .npz file ({type(e).__name__}: {e})")
+
+
+def write_npz(path: str, arrays: list) -> None:
+    """``arrays`` as ``arr_0, arr_1, ...`` in an ``.npz`` at exactly ``path``
+    (``np.savez`` given a path without ``.npz`` adds the suffix; given a file
+    it writes there).  A path that is no regular file (``/dev/stdout``, a
+    pipe) gets the archive made in memory first: a zip archive is written
+    with seeks."""
+    with open(path, "wb") as fh:
+        if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            np.savez(fh, *arrays)
+        else:
+            buffer = io.BytesIO()
+            np.savez(buffer, *arrays)
+            fh.write(buffer.getbuffer())
+
+
 def load_inputs(path: str | None, module: HloModule) -> list:
     """The entry parameters of ``module`` from the ``.npz`` at ``path`` (see the
     module docstring for the keys).  A token parameter may be left out (None).
 
     Raises ``ValueError`` naming the file for a missing parameter, an array that
-    matches no parameter, a parameter given twice, or a file that is not an npz;
-    without ``path``, for a module that has parameters.
+    matches no parameter, a parameter given twice, or a file that is not an npz
+    (:func:`read_npz`); without ``path``, for a module that has parameters.
     """
     params = module.entry.parameters
     if path is None:
@@ -65,37 +141,30 @@ def load_inputs(path: str | None, module: HloModule) -> list:
             raise ValueError(f"{module.name} has {len(params)} parameter(s); give them with "
                              "--inputs IN.npz (or --random-inputs)")
         return []
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError) as e:
-        raise ValueError(f"{path}: not an .npz file of arrays ({e})") from None
-    if not hasattr(data, "files"):
-        raise ValueError(f"{path}: a single .npy array, expected an .npz (np.savez) of the "
-                         f"module's {len(params)} parameter(s)")
-    with data:
-        out, used, missing = [], set(), []
-        for p, keys in zip(params, parameter_keys(module)):
-            found = [k for k in keys if k in data.files]
-            if len(found) > 1:
-                raise ValueError(f"{path}: parameter {p.parameter_number} given twice, as "
-                                 f"{' and '.join(found)}")
-            if found:
-                used.add(found[0])
-                out.append(data[found[0]])
-            elif p.shape.is_token:        # a token carries no data
-                out.append(None)
-            else:
-                missing.append("/".join(keys))
-                out.append(None)
-        if missing:
-            raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
-                             f"parameter(s) (found {', '.join(sorted(data.files)) or 'nothing'})")
-        extra = sorted(set(data.files) - used)
-        if extra:
-            names = ", ".join("/".join(k) for k in parameter_keys(module))
-            raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module's "
-                             f"parameters are {names or 'none'}")
-        return out
+    data = read_npz(path)
+    out, used, missing = [], set(), []
+    for p, keys in zip(params, parameter_keys(module)):
+        found = [k for k in keys if k in data]
+        if len(found) > 1:
+            raise ValueError(f"{path}: parameter {p.parameter_number} given twice, as "
+                             f"{' and '.join(found)}")
+        if found:
+            used.add(found[0])
+            out.append(data[found[0]])
+        elif p.shape.is_token:        # a token carries no data
+            out.append(None)
+        else:
+            missing.append("/".join(keys))
+            out.append(None)
+    if missing:
+        raise ValueError(f"{path}: missing {', '.join(missing)} for the module's {len(params)} "
+                         f"parameter(s) (found {', '.join(sorted(data)) or 'nothing'})")
+    extra = sorted(set(data) - used)
+    if extra:
+        names = ", ".join("/".join(k) for k in parameter_keys(module))
+        raise ValueError(f"{path}: unexpected arrays {', '.join(extra)}: the module's "
+                         f"parameters are {names or 'none'}")
+    return out
 
 
 def _random_array(shape: Shape, rng: np.random.Generator):
@@ -115,12 +184,19 @@ def _random_array(shape: Shape, rng: np.random.Generator):
     return rng.standard_normal(dims).astype(dtype)
 
 
+def random_arrays(shapes: list, seed: int = 0) -> list:
+    """A random array of each of ``shapes`` (its dimensions and dtype; bounded
+    dynamic dimensions at their bound; None for a token, a tuple for a tuple),
+    from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    return [_random_array(s, rng) for s in shapes]
+
+
 def random_inputs(module: HloModule, seed: int = 0) -> list:
     """Random arrays of the shape and dtype of each entry parameter of
-    ``module`` (bounded dynamic dimensions at their bound), from
-    ``numpy.random.default_rng(seed)``."""
-    rng = np.random.default_rng(seed)
-    return [_random_array(p.shape, rng) for p in module.entry.parameters]
+    ``module`` (:func:`random_arrays`).  A module on several devices takes
+    other arrays: ``random_arrays(xlac.jit(module).argument_shapes, seed)``."""
+    return random_arrays([p.shape for p in module.entry.parameters], seed)
 
 
 @dataclass
@@ -135,6 +211,8 @@ class BenchResult:
     cost: dict | None = None                  # exe.cost_analysis(), when it has one
     memory: object | None = None              # exe.memory_analysis(), when it has one
     threads: int | None = None
+    devices: int = 1
+    startup_s: float | None = None            # the device processes' start-up (several devices)
 
     @property
     def median_s(self) -> float:
@@ -144,11 +222,14 @@ class BenchResult:
         """The lines ``xlac bench MODULE`` prints."""
         where = {None: "compiled", "memory": "in-memory cache", "disk": "disk cache"}[self.from_cache]
         lines = [f"module {self.module_name}"
-                 + (f" ({self.threads} thread(s))" if self.threads else ""),
-                 f"  compile  {format_seconds(self.compile_s)} ({where})",
-                 f"  run      median {format_seconds(self.median_s)}  "
-                 f"min {format_seconds(min(self.samples_s))}  max {format_seconds(max(self.samples_s))}  "
-                 f"({len(self.samples_s)} samples of {self.inner} call(s))"]
+                 + (f" ({self.threads} thread(s))" if self.threads else "")
+                 + (f" on {self.devices} devices" if self.devices > 1 else ""),
+                 f"  compile  {format_seconds(self.compile_s)} ({where})"]
+        if self.startup_s is not None:
+            lines.append(f"  start-up {format_seconds(self.startup_s)} (the device processes)")
+        lines.append(f"  run      median {format_seconds(self.median_s)}  "
+                     f"min {format_seconds(min(self.samples_s))}  max {format_seconds(max(self.samples_s))}  "
+                     f"({len(self.samples_s)} samples of {self.inner} call(s))")
         if self.cost:
             flops, trans, nbytes = (self.cost.get(k, 0.0) for k in
                                     ("flops", "transcendentals", "bytes accessed"))
@@ -173,10 +254,12 @@ def format_seconds(s: float) -> str:
     return f"{s / 1e-9:.1f} ns"
 
 
-def benchmark(x, inputs: list, *, repeat: int = 15, threads: int | None = None,
-              min_sample_s: float = 1e-3) -> BenchResult:
-    """Compile ``x`` (HLO text, an HloModule or an XlaComputation) with
-    ``xlac.jit`` and time calls on ``inputs`` (see the module docstring).
+def benchmark(x, inputs: list | None = None, *, repeat: int = 15, threads: int | None = None,
+              min_sample_s: float = 1e-3, seed: int = 0) -> BenchResult:
+    """Compile ``x`` (HLO or StableHLO text, an HloModule or an
+    XlaComputation) with ``xlac.jit`` and time calls on ``inputs`` (see the
+    module docstring); ``inputs=None``: random arrays of the shapes the
+    executable takes (:func:`random_arrays` with ``seed``).
 
     ``repeat``: timed samples (at least 1); ``threads``: ``num_threads`` of the
     executable (None: xlac's default).  Raises ``ValueError`` for ``repeat < 1``
@@ -188,7 +271,13 @@ def benchmark(x, inputs: list, *, repeat: int = 15, threads: int | None = None,
     t0 = time.perf_counter()
     exe = jit(x, num_threads=threads)
     compile_s = time.perf_counter() - t0
-    name = exe.module.name if hasattr(exe, "module") else "module"
+    startup_s = None
+    if hasattr(exe, "warm_up"):                    # several devices: processes, then their compiles
+        steps = exe.warm_up()                      # jit started the processes, then compiled on each
+        startup_s, compile_s = steps["start-up"], compile_s - steps["start-up"]
+    if inputs is None:
+        inputs = random_arrays(exe.argument_shapes, seed)
+    name = exe.module.name if hasattr(exe, "module") else _module_name(x)
     exe(*inputs)                                   # warm-up: threads, pools, first-touch pages
     t0 = time.perf_counter()
     exe(*inputs)
@@ -203,4 +292,9 @@ def benchmark(x, inputs: list, *, repeat: int = 15, threads: int | None = None,
     cost = exe.cost_analysis() if hasattr(exe, "cost_analysis") else None
     memory = exe.memory_analysis() if hasattr(exe, "memory_analysis") else None
     return BenchResult(name, compile_s, getattr(exe, "from_cache", None), samples, inner, cost,
-                       memory, threads)
+                       memory, threads, getattr(exe, "num_devices", 1), startup_s)
+
+
+def _module_name(x) -> str:
+    module = getattr(x, "module", x)
+    return getattr(module, "name", None) or "module"

@@ -73,7 +73,7 @@ from .hlo.collectives import check_device_counts
 from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
 from .hlo.source import module_text
-from .hlo.sharding import parameter_shardings, result_sharding
+from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
@@ -202,14 +202,6 @@ class DevicePool:
         return bool(self._workers) and not self._broken and all(p.poll() is None for p, _ in self._workers)
 
     # -- running ----------------------------------------------------------------------
-    def load(self, text: str, *, replica_count: int, num_partitions: int = 1) -> None:
-        """Compile HLO ``text`` on every device now: device 0 into the pool's
-        cache, then the others from it.  A module that does not compile raises
-        here the very error (type, message) compiling it raises on one device."""
-        self._check_counts(replica_count, num_partitions)
-        with self._lock:
-            self._load(text, replica_count, num_partitions)
-
     def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1) -> list:
         """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
         ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
@@ -222,6 +214,24 @@ class DevicePool:
             self._segment.reset()
             return self._exchange(range(self.num_devices),
                                   lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
+
+    def warm_up(self, text: str, *, replica_count: int, num_partitions: int = 1) -> dict:
+        """What :meth:`run` does before it runs: wait until every device
+        process is up, then compile ``text`` on every device (device 0 into the
+        pool's cache, then the others from it).  A module that does not compile
+        raises here the very error (type, message) compiling it raises on one
+        device.  Returns the seconds each step took, ``{"start-up": s,
+        "compile": s}`` (0 for what was done before)."""
+        self._check_counts(replica_count, num_partitions)
+        with self._lock:
+            t0 = time.perf_counter()
+            if not self._healthy():
+                self._stop(grace=0 if self._broken else 2.0)
+                self._start()
+            self._exchange(range(self.num_devices), lambda d: ("ping",))
+            t1 = time.perf_counter()
+            self._load(text, replica_count, num_partitions)
+            return {"start-up": t1 - t0, "compile": time.perf_counter() - t1}
 
     def _check_counts(self, replica_count: int, num_partitions: int) -> None:
         if replica_count * num_partitions != self.num_devices:
@@ -522,6 +532,9 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
         msg = inbox.get()
         if msg is None:
             break
+        if msg[0] == "ping":                  # DevicePool.warm_up: this process is up
+            conn.send(("ok", None))
+            continue
         try:
             if isinstance(msg, _Unreadable):
                 raise msg.error
@@ -597,8 +610,8 @@ class ReplicatedExecutable:
         self._options = {"num_threads": num_threads}
         if timeout is not None:
             self._options["timeout"] = timeout
-        pool(self.num_devices, **self._options).load(text, replica_count=num_replicas,
-                                                     num_partitions=num_partitions)
+        self._warm_up = pool(self.num_devices, **self._options).warm_up(
+            text, replica_count=num_replicas, num_partitions=num_partitions)
 
     def __call__(self, *args):
         n = self.num_devices
@@ -616,11 +629,26 @@ class ReplicatedExecutable:
         stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]
         return stacked[0] if not self._tuple_result else tuple(stacked)
 
+    def warm_up(self) -> dict:
+        """What making this executable took, apart: ``{"start-up": s,
+        "compile": s}``, the seconds spent starting the device processes (or
+        checking they are up) and compiling the module on each."""
+        return dict(self._warm_up)
+
+    @property
+    def argument_shapes(self) -> list:
+        """Each parameter's shape with a leading axis of one entry per device."""
+        return [stacked_shape(p.shape, self.num_devices) for p in self._module.entry.parameters]
+
+    @property
+    def _module(self):
+        if not hasattr(self, "_parsed"):
+            self._parsed = parse_hlo(self.text)
+        return self._parsed
+
     @property
     def _tuple_result(self) -> bool:
-        if not hasattr(self, "_is_tuple"):
-            self._is_tuple = parse_hlo(self.text).entry.root.shape.is_tuple
-        return self._is_tuple
+        return self._module.entry.root.shape.is_tuple
 
 
 class GlobalExecutable:
@@ -634,6 +662,7 @@ class GlobalExecutable:
     def __init__(self, module, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
         self.text = module.to_text()
+        self.argument_shapes = [p.shape for p in module.entry.parameters]     # the global arrays
         self._replicated = ReplicatedExecutable(self.text, module.replica_count, module.num_partitions,
                                                 num_threads=num_threads, timeout=timeout)
 
@@ -641,6 +670,10 @@ class GlobalExecutable:
         n = self.num_devices
         out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
         return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
+
+    def warm_up(self) -> dict:
+        """See :meth:`ReplicatedExecutable.warm_up`."""
+        return self._replicated.warm_up()
 
 
 def device_counts_of(x) -> tuple[int, int]:
@@ -673,6 +706,8 @@ class SpmdExecutable:
     def __init__(self, module, shardings: list, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
         self.shardings = shardings
+        # The global arrays a call takes, of which each device gets its tile.
+        self.argument_shapes = [s.global_shape(p.shape) for p, s in zip(module.entry.parameters, shardings)]
         self.result_sharding = result_sharding(module)
         self._replicated = ReplicatedExecutable(module.to_text(), module.replica_count, module.num_partitions,
                                                 num_threads=num_threads, timeout=timeout)
@@ -686,6 +721,10 @@ class SpmdExecutable:
         if self.result_sharding is not None:
             return self.result_sharding.assemble([out[d] for d in range(n)])
         return out
+
+    def warm_up(self) -> dict:
+        """See :meth:`ReplicatedExecutable.warm_up`."""
+        return self._replicated.warm_up()
 
 
 def _may_be_global_program(x) -> bool:

@@ -1,4 +1,6 @@
-"""The exceptions xlac raises on bad input (never a crash, never a wrong answer)."""
+"""The exceptions xlac raises on bad input (never a crash, never a wrong answer),
+and :func:`error_line`, the one form in which xlac's programs print an error."""
+import re
 
 
 class ShapeError(ValueError):
@@ -22,12 +24,38 @@ class UnsupportedError(NotImplementedError):
 
 
 class HloParseError(ValueError):
-    """HLO text that does not parse; ``line`` and ``column`` are 1-based."""
+    """HLO text that does not parse; ``line`` and ``column`` are 1-based,
+    ``message`` is the text without them (what follows ``FILE:LINE:COL:``)."""
 
     def __init__(self, message: str, line: int = 0, column: int = 0):
-        self.line, self.column = line, column
+        self.line, self.column, self.message = line, column, message
         where = f"line {line}, column {column}: " if line else ""
         super().__init__(where + message)
+
+
+ERROR_PREFIX = "xlac: error: "
+
+
+def error_line(message: str, place: str | None = None) -> str:
+    """The one line an xlac program prints for an error (the command line and
+    every rank under ``mpiexec``): ``xlac: error:``, then ``place: `` when
+    there is one (``FILE:LINE:COL``, a file), then the message with any line
+    breaks folded."""
+    text = re.sub(r"\s*[\r\n]+\s*", " ", str(message)).strip()
+    return ERROR_PREFIX + (f"{place}: " if place else "") + text
+
+
+def at_location(error: Exception, location, message: str | None = None) -> Exception:
+    """``error`` with a place in the text its module was read from:
+    ``location`` is ``(line, column)``, 1-based (None: no place), set as
+    ``error.line``/``error.column`` as an :class:`HloParseError` has them, and
+    ``message`` (default ``str(error)``) the text to print after the place
+    (``model.hlo:12:3: <message>`` on the command line).  A place the error
+    already has is kept."""
+    if location and not getattr(error, "line", 0):
+        error.line, error.column = location
+        error.message = str(error) if message is None else message
+    return error
 
 
 class CollectiveError(RuntimeError):

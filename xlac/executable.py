@@ -396,6 +396,12 @@ class Executable:
         return self._parameters
 
     @property
+    def argument_shapes(self) -> list[Shape]:
+        """The shape of each argument a call takes (every executable kind has
+        this: ``xlac run --random-inputs`` makes arrays of these shapes)."""
+        return [p.shape for p in self.parameters]
+
+    @property
     def lowered(self):
         """The :class:`~xlac.codegen.compiler.Lowered` module: the one this executable's
         compilation made, or, when its code came from a cache (which keeps only
@@ -763,6 +769,11 @@ class DynamicExecutable:
 
     def __getattr__(self, name):
         return getattr(self.padded, name)
+
+    @property
+    def argument_shapes(self) -> list[Shape]:
+        """The module's parameter shapes (a dynamic dimension at its bound)."""
+        return [s.static() for s in self.parameter_shapes]
 
     def __call__(self, *args):
         n = len(self.parameter_shapes)

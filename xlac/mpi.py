@@ -28,8 +28,9 @@ import time
 
 import numpy as np
 
+from .errors import error_line
 from .executable import Executable
-from .hlo.sharding import parameter_shardings, result_sharding
+from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .passes.shard_map import partition_global_program
 from .program import as_module
 from .runtime.collective_service import make_service
@@ -76,6 +77,7 @@ class MpiExecutable:
             raise ValueError(f"{module.name} runs on {module.replica_count} replica(s) x {module.num_partitions} "
                              f"partition(s) = {devices} devices, but mpiexec started {self.size} rank(s)")
         self.num_replicas, self.num_partitions = module.replica_count, module.num_partitions
+        self.argument_shapes = self._argument_shapes(module)
         if num_threads is None:
             # Ranks on one host share its cores (MPICH and Open MPI say how many there are).
             local = int(os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
@@ -85,12 +87,22 @@ class MpiExecutable:
         p = self.num_partitions
         self._exe.set_device(self.rank // p, self.num_replicas, self.rank % p, p, self._service)
 
+    def _argument_shapes(self, module) -> list:
+        """What a call takes: the global arrays (a global or partitioned
+        program), else each parameter with a leading axis of one entry per rank."""
+        params = module.entry.parameters
+        if self.global_program:
+            return [p.shape for p in params]
+        if self.shardings is not None:
+            return [s.global_shape(p.shape) for p, s in zip(params, self.shardings)]
+        return [stacked_shape(p.shape, self.size) for p in params]
+
     def _guard(self, fn):
         """``fn()``, or the error on stderr naming the rank and the whole job aborted."""
         try:
             return fn()
         except BaseException as e:  # noqa: BLE001 - the other ranks must not hang
-            sys.stderr.write(f"xlac: rank {self.rank} of {self.size}: {type(e).__name__}: {e}\n")
+            sys.stderr.write(error_line(f"rank {self.rank} of {self.size}: {type(e).__name__}: {e}") + "\n")
             sys.stderr.flush()
             # The launcher forwards output asynchronously and drops what is
             # still in flight when MPI_Abort kills the job: give it a moment.

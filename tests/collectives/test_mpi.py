@@ -123,8 +123,8 @@ def test_an_error_on_the_ranks_ends_the_job_with_a_clear_message(tmp_path):
     run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "xlac", "run", str(path),
                           "--inputs", str(tmp_path / "in.npz")], capture_output=True, text=True, timeout=100)
     assert run.returncode != 0
-    assert "xlac: rank 0 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr \
-        or "xlac: rank 1 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr
+    assert "xlac: error: rank 0 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr \
+        or "xlac: error: rank 1 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr
 
 
 @pytest.mark.timeout(180)
@@ -221,7 +221,7 @@ def test_mismatched_collectives_across_ranks_are_reported(tmp_path):
 def test_a_collective_the_other_rank_never_reaches_times_out(tmp_path):
     run, _ = _run_faulty(tmp_path, "extra")
     assert run.returncode != 0
-    assert "xlac: rank 0 of 2: CollectiveError" in run.stderr and "not complete within 3 s" in run.stderr, \
+    assert "xlac: error: rank 0 of 2: CollectiveError" in run.stderr and "not complete within 3 s" in run.stderr, \
         run.stderr
 
 

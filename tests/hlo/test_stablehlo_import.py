@@ -365,6 +365,23 @@ def test_unsupported_op_names_op_and_location():
     assert "not supported yet: stablehlo.frobnicate" in msg and "f.mlir:3:10" in msg and "model.py:12:7" in msg
 
 
+def test_located_errors_carry_the_place_apart_from_the_message():
+    # For a tool's FILE:LINE:COL: prefix (xlac's command line): line, column and
+    # the message without the place.
+    text = main("%arg0: tensor<4xf32>", "%0 = stablehlo.frobnicate %arg0 : tensor<4xf32>\n"
+                "return %0 : tensor<4xf32>")
+    with pytest.raises(xlac.UnsupportedError) as e:
+        xlac.parse_stablehlo(text, "f.mlir")
+    assert (e.value.line, e.value.column) == (2, 6) and "f.mlir" in str(e.value)
+    assert e.value.message.startswith("not supported yet: stablehlo.frobnicate") and "f.mlir" not in e.value.message
+    text = main("%arg0: tensor<4xf32>", "%0 = stablehlo.add %arg0, %arg0 : (tensor<4xf32>, tensor<4xf32>) -> "
+                "tensor<5xf32>\nreturn %0 : tensor<5xf32>", "tensor<5xf32>")
+    with pytest.raises(xlac.ShapeError) as e:
+        xlac.parse_stablehlo(text, "f.mlir")
+    assert (e.value.line, e.value.column) == (2, 6)
+    assert e.value.message.startswith("stablehlo.add: result type f32[5]") and "f.mlir" not in e.value.message
+
+
 def test_type_mismatch_is_a_shape_error_at_the_op():
     text = main("%arg0: tensor<4xf32>", "%0 = stablehlo.add %arg0, %arg0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xf32>\n"
                 "return %0 : tensor<5xf32>", "tensor<5xf32>")

@@ -215,3 +215,66 @@ def test_fusion_needs_a_matching_fused_computation(body, message):
            f"ENTRY e {{\n  {body}\n}}"
     with pytest.raises(xlac.ShapeError, match=message):
         verify(xlac.parse_hlo(text))
+
+
+# -- errors say where the instruction is in the text it was read from ----------------------
+LOCATED = """HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[2] parameter(0)
+  y = f32[2] parameter(1)
+  ROOT z = f32[3] add(x, y)
+}
+"""
+
+
+def _located_error(text):
+    with pytest.raises((VerifierError, ShapeError)) as e:
+        verify(xlac.parse_hlo(text))
+    return e.value
+
+
+def test_parsed_instructions_know_their_line_and_column():
+    m = xlac.parse_hlo(LOCATED)
+    assert m.entry.root.location == (12, 3)
+    assert m.computation("add").instruction("b").location == (5, 3)
+    assert m.clone().entry.root.location == (12, 3)          # a clone keeps them (compiles clone)
+    nested = xlac.parse_hlo("HloModule m\nENTRY e {\n  ROOT n = f32[] negate(f32[] parameter(0))\n}\n")
+    assert nested.entry.root.operands[0].location == (3, 25)
+
+
+def test_shape_errors_carry_the_instruction_place():
+    e = _located_error(LOCATED)
+    assert isinstance(e, ShapeError) and (e.line, e.column) == (12, 3)
+    assert e.message == str(e) and "instruction 'z' (add)" in e.message
+
+
+def test_structural_errors_carry_the_instruction_place():
+    e = _located_error(LOCATED.replace("y = f32[2] parameter(1)", "y = f32[2] parameter(2)")
+                       .replace("f32[3] add(x, y)", "f32[2] add(x, y)"))
+    assert isinstance(e, VerifierError) and (e.line, e.column) == (11, 3)     # the misnumbered parameter
+    e = _located_error(LOCATED.replace("ROOT z = f32[3] add(x, y)", "  c = f32[] call(x), to_apply=add\n"
+                                       "  ROOT z = f32[2] add(x, y)"))
+    assert isinstance(e, VerifierError) and (e.line, e.column) == (12, 5) and "calls add" in str(e)
+
+
+def test_collective_errors_carry_the_instruction_place():
+    text = ("HloModule m, replica_count=2\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  x = f32[2] parameter(0)\n"
+            "  ROOT r = f32[2] all-reduce(x), replica_groups={{0}}, to_apply=add\n}\n")
+    e = _located_error(text)
+    assert isinstance(e, VerifierError) and (e.line, e.column) == (11, 3) and "replica groups" in str(e)
+
+
+def test_built_modules_have_no_place():
+    m, entry = good_module()
+    entry.instruction("s").shape = S("f32[3]")
+    with pytest.raises(ShapeError) as e:
+        verify(m)
+    assert not getattr(e.value, "line", 0)

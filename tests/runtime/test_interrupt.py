@@ -183,7 +183,7 @@ def test_cli_run_is_interrupted_with_a_clear_message(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 130
-    assert err.strip() == "xlac: interrupted"
+    assert err.strip() == "xlac: error: interrupted"
 
 
 def _raw_entry(text):

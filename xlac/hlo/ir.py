@@ -24,7 +24,9 @@ anything else                      :class:`Raw` (the text, printed back verbatim
 ================================  ===============================================
 
 ``metadata`` and other bookkeeping attributes are kept as :class:`Raw` and are
-optional.  The IR is mutable: passes rewrite it in place.  A module's
+optional.  An instruction read from text has its ``location``, ``(line,
+column)`` of its first character there (1-based; None for one made otherwise),
+so the verifier's errors can say where it is.  The IR is mutable: passes rewrite it in place.  A module's
 ``replica_count`` and ``num_partitions`` (header attributes, ints; 1 when
 absent) say how many devices it runs on.
 
@@ -85,7 +87,7 @@ def gc_paused():
 class HloInstruction:
     """One HLO instruction. See the module docstring for ``attrs``."""
 
-    __slots__ = ("name", "opcode", "shape", "operands", "attrs", "parent", "users", "__weakref__")
+    __slots__ = ("name", "opcode", "shape", "operands", "attrs", "parent", "users", "location", "__weakref__")
 
     def __init__(self, opcode: str, shape: Shape, operands: Iterable["HloInstruction"] = (),
                  attrs: dict | None = None, name: str | None = None):
@@ -96,6 +98,7 @@ class HloInstruction:
         self.name = name or ""
         self.parent: HloComputation | None = None
         self.users: list[HloInstruction] = []
+        self.location: tuple[int, int] | None = None     # (line, column) in the text it was read from
 
     # -- convenience ----------------------------------------------------------
     def operand(self, i: int) -> "HloInstruction":
@@ -555,6 +558,7 @@ class HloModule:
             for inst in c.instructions:
                 clone = HloInstruction(inst.opcode, inst.shape, [], {k: remap(v) for k, v in inst.attrs.items()},
                                        inst.name)
+                clone.location = inst.location
                 inst_map[id(inst)] = clone
                 new_c.add_instruction(clone)
             for inst in c.instructions:

@@ -31,7 +31,8 @@ per line); an unclosed bracket at the end of a line is reported there, which
 gives a precise error instead of swallowing the rest of the module.
 
 Every malformed input raises :class:`xlac.errors.HloParseError` with the 1-based
-line and column of the offending token.
+line and column of the offending token.  Each instruction keeps its own
+``location`` (line and column of its first character) for the verifier's errors.
 
 Limits (XLA's text has none written down; these keep every later walk, most of
 them recursive, inside Python's stack and numpy's arrays), each an
@@ -751,6 +752,7 @@ class Parser:
                              f"'{comp_name}'", name_pos)
         self._pending_name = name
         inst = self.instruction_rhs(scope, name, allow_attributes=True, depth=0)
+        inst.location = self.line_col(start)       # where the verifier's errors point
         scope[name] = inst
         return inst, is_root, start
 
@@ -812,6 +814,7 @@ class Parser:
             inst = self._async_short_form(inst, opcode, op_pos)
         if inst.shape is None:
             inst.shape = self._infer_shape(inst, op_pos)
+        inst.location = self.line_col(pos)
         if name not in scope and depth:
             scope[name] = inst                        # a nested operand joins its computation
         return inst

@@ -7,7 +7,9 @@ assignment ``{devices=[t0,t1,...]<ids>}`` whose device ids are an iota
 ``last_tile_dim_replicate`` when the last tile dimension replicates instead of
 splitting.  :func:`parse_sharding` reads one; :meth:`Sharding.tile` gives a
 device's tile of a global array and :meth:`Sharding.assemble` puts tiles back
-together.  Other forms (tuple shardings, ``last_tile_dims={...}`` subgroups,
+together; :meth:`Sharding.global_shape` is the global shape of a tile's.
+:func:`stacked_shape` is the shape of per-device arrays stacked on a leading
+device axis (the arguments of a per-replica module).  Other forms (tuple shardings, ``last_tile_dims={...}`` subgroups,
 manual) raise ``UnsupportedError`` naming them.
 """
 from __future__ import annotations
@@ -19,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..shape import Shape
 from .collectives import IotaGroups
 
-__all__ = ["Sharding", "parse_sharding", "parameter_shardings", "result_sharding"]
+__all__ = ["Sharding", "parse_sharding", "parameter_shardings", "result_sharding", "stacked_shape"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,15 @@ class Sharding:
             size = -(-array.shape[d] // t)
             slices.append(slice(k * size, min(array.shape[d], (k + 1) * size)))
         return array[tuple(slices)]
+
+    def global_shape(self, local: Shape) -> Shape:
+        """The shape of the global array whose tiles have the shape ``local``
+        (tiles of equal size: each dimension times its tile count)."""
+        if self.is_replicated or not local.is_array:
+            return local
+        dims = tuple(d * t for d, t in zip(local.dimensions, self.tile_dims)) + \
+            tuple(local.dimensions[len(self.tile_dims):])
+        return Shape.array(local.element_type, dims)
 
     def assemble(self, tiles: list) -> np.ndarray:
         """The global array from every device's tile (``tiles[d]`` of device ``d``)."""
@@ -121,3 +133,11 @@ def result_sharding(module) -> Sharding | None:
     if value is None or root.shape.is_tuple:
         return None
     return parse_sharding(_text(value), module.replica_count * module.num_partitions)
+
+
+def stacked_shape(shape: Shape, num_devices: int) -> Shape:
+    """``shape`` with a leading axis of ``num_devices``: one entry per device,
+    what a per-replica module takes and returns (as ``jax.pmap`` does)."""
+    if not shape.is_array:
+        return shape
+    return Shape.array(shape.element_type, (num_devices,) + tuple(shape.dimensions))

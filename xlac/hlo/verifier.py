@@ -26,11 +26,14 @@ source-target pairs stay within the count, and an all-gather's or
 reduce-scatter's shard count, an all-to-all's split, is the group size
 (ShapeError).
 
-Every message names the computation and the instruction.
+Every message names the computation and the instruction; an error about an
+instruction read from text carries its place there (``error.line`` and
+``error.column``, :func:`xlac.errors.at_location`), which the command line
+prints as ``model.hlo:12:3:``.
 """
 from __future__ import annotations
 
-from ..errors import ShapeError, UnsupportedError
+from ..errors import ShapeError, UnsupportedError, at_location
 from ..shape import Shape
 from . import collectives, opcodes, shape_inference
 from .ir import HloComputation, HloInstruction, HloModule, find_call_graph_problem
@@ -70,8 +73,8 @@ def check_call_graph(module: HloModule) -> None:
     if problem is not None:
         inst, _, message = problem
         comp = inst.parent.name if inst.parent is not None else "?"
-        raise VerifierError(f"module {module.name}: computation {comp}, instruction "
-                            f"{inst.name!r} ({inst.opcode}): {message}")
+        raise at_location(VerifierError(f"module {module.name}: computation {comp}, instruction "
+                                        f"{inst.name!r} ({inst.opcode}): {message}"), inst.location)
 
 
 def _verify_computation(comp: HloComputation, in_module: set) -> None:
@@ -83,35 +86,53 @@ def _verify_computation(comp: HloComputation, in_module: set) -> None:
 
     names: set[str] = set()
     defined: set[int] = set()
-    param_numbers: list[int] = []
+    params: list[tuple[int, HloInstruction]] = []
     for inst in comp.instructions:
         at = f"{where}, instruction {inst.name!r} ({inst.opcode})"
-        if inst.name in names:
-            raise VerifierError(f"{where}: instruction name {inst.name!r} is duplicated")
-        names.add(inst.name)
-        if not isinstance(inst.shape, Shape):
-            raise VerifierError(f"{at}: shape {inst.shape!r} is not a Shape")
-        for k, op in enumerate(inst.operands):
-            if id(op) not in members:
-                raise VerifierError(f"{at}: operand {k} ({getattr(op, 'name', op)!r}) is not an "
-                                    "instruction of this computation")
-            if id(op) not in defined:
-                raise VerifierError(f"{at}: operand {k} ({op.name!r}) is used before it is defined")
-        for callee in inst.called_computations():
-            if id(callee) not in in_module:
-                raise VerifierError(f"{at}: calls computation {callee.name!r}, which is not in the module")
-        _check_arity(inst, at)
-        if inst.opcode == "parameter":
-            try:
-                param_numbers.append(int(inst.attrs["parameter_number"]))
-            except (KeyError, TypeError, ValueError):
-                raise VerifierError(f"{at}: parameter without an integer parameter_number") from None
-        _check_shape(inst, at)
+        try:
+            if inst.name in names:
+                raise VerifierError(f"{where}: instruction name {inst.name!r} is duplicated")
+            names.add(inst.name)
+            _check_instruction(inst, at, members, defined, in_module)
+            if inst.opcode == "parameter":
+                try:
+                    params.append((int(inst.attrs["parameter_number"]), inst))
+                except (KeyError, TypeError, ValueError):
+                    raise VerifierError(f"{at}: parameter without an integer parameter_number") from None
+            _check_shape(inst, at)
+        except (VerifierError, ShapeError) as e:
+            raise at_location(e, inst.location)
         defined.add(id(inst))
+    _check_parameter_numbers(params, where)
 
-    if sorted(param_numbers) != list(range(len(param_numbers))):
-        raise VerifierError(f"{where}: parameter numbers {sorted(param_numbers)} are not "
-                            f"0..{len(param_numbers) - 1} without gaps or repeats")
+
+def _check_instruction(inst: HloInstruction, at: str, members: set, defined: set, in_module: set) -> None:
+    """The instruction's shape, operands, callees and operand count."""
+    if not isinstance(inst.shape, Shape):
+        raise VerifierError(f"{at}: shape {inst.shape!r} is not a Shape")
+    for k, op in enumerate(inst.operands):
+        if id(op) not in members:
+            raise VerifierError(f"{at}: operand {k} ({getattr(op, 'name', op)!r}) is not an "
+                                "instruction of this computation")
+        if id(op) not in defined:
+            raise VerifierError(f"{at}: operand {k} ({op.name!r}) is used before it is defined")
+    for callee in inst.called_computations():
+        if id(callee) not in in_module:
+            raise VerifierError(f"{at}: calls computation {callee.name!r}, which is not in the module")
+    _check_arity(inst, at)
+
+
+def _check_parameter_numbers(params: list, where: str) -> None:
+    """Parameter numbers ``0..n-1``, each once; the error is at the first
+    parameter (in order) whose number is out of range or taken."""
+    numbers = sorted(n for n, _ in params)
+    if numbers == list(range(len(params))):
+        return
+    seen: set[int] = set()
+    first = next((inst for n, inst in params if n >= len(params) or n in seen or seen.add(n)), None)
+    raise at_location(VerifierError(f"{where}: parameter numbers {numbers} are not "
+                                    f"0..{len(params) - 1} without gaps or repeats"),
+                      first.location if first is not None else None)
 
 
 def _check_arity(inst: HloInstruction, at: str) -> None:
@@ -215,14 +236,16 @@ def _check_collectives(module: HloModule) -> None:
                 if inst.opcode not in collectives.GROUPED_OPCODES:
                     continue
                 groups = collectives.device_groups(inst, replicas, partitions)
+                if sorted(d for g in groups for d in g) != everyone:
+                    raise VerifierError(
+                        f"{at}: replica groups {collectives.replica_groups_of(inst)} do not name every one of "
+                        f"the module's {replicas} replica(s) x {partitions} partition(s) exactly once "
+                        f"({collectives.group_mode_of(inst)})")
+                check_group_size(inst, len(groups[0]), at)
             except collectives.DeviceGroupError as e:
-                raise VerifierError(f"{at}: {e}") from None
-            if sorted(d for g in groups for d in g) != everyone:
-                raise VerifierError(
-                    f"{at}: replica groups {collectives.replica_groups_of(inst)} do not name every one of the "
-                    f"module's {replicas} replica(s) x {partitions} partition(s) exactly once "
-                    f"({collectives.group_mode_of(inst)})")
-            check_group_size(inst, len(groups[0]), at)
+                raise at_location(VerifierError(f"{at}: {e}"), inst.location) from None
+            except (VerifierError, ShapeError) as e:
+                raise at_location(e, inst.location)
 
 
 def check_group_size(inst: HloInstruction, size: int, at: str) -> None:

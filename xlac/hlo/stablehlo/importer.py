@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import HloParseError, ShapeError, UnsupportedError
+from ...errors import HloParseError, ShapeError, UnsupportedError, at_location
 from ...shape import Shape
 from ..attributes import Raw
 from ..collectives import DeviceGroupError, check_device_count, check_device_counts
@@ -322,19 +322,26 @@ class Importer:
         return out
 
     def _located(self, e: Exception, op: Op, ctx_name: str) -> Exception:
+        """The error with ``ctx_name`` and its place in the message; as
+        attributes too (``at_location``: ``line``, ``column`` and the message
+        without the place, for a tool's ``FILE:LINE:COL:`` prefix)."""
+        if isinstance(e, HloParseError):
+            return e
+        place = self._line_col(op.pos)
+        src = self.syntax.locations.describe(op.loc)
         at = f"{ctx_name} at {self.where(op)}"
+        unplaced = ctx_name + (f", from {src}" if src else "")
         if isinstance(e, UnsupportedError):
             detail = str(e)[len(f"not supported yet: {e.what}"):].strip()
             if detail.startswith("(") and detail.endswith(")"):
                 detail = detail[1:-1] + "; "
-            return UnsupportedError(e.what, detail + at)
-        if isinstance(e, HloParseError):
-            return e
+            return at_location(UnsupportedError(e.what, detail + at), place,
+                               str(UnsupportedError(e.what, detail + unplaced)))
         if isinstance(e, ShapeError):
-            return ShapeError(f"{at}: {e}")
-        line = self.syntax.text.count("\n", 0, op.pos) + 1
-        col = op.pos - (self.syntax.text.rfind("\n", 0, op.pos) + 1) + 1
-        return HloParseError(f"StableHLO: {at}: {e}", line, col)
+            return at_location(ShapeError(f"{at}: {e}"), place, f"{unplaced}: {e}")
+        out = HloParseError(f"StableHLO: {at}: {e}", *place)
+        out.message = f"StableHLO: {unplaced}: {e}"
+        return out
 
     # -- building ----------------------------------------------------------------------
     def add(self, comp: HloComputation, opcode: str, shape: Shape, operands: list, attrs: dict,
