@@ -229,7 +229,7 @@ def test_a_device_found_dead_when_the_call_starts_fails_the_others_at_once():
     pool = DevicePool(3, timeout=30)
     try:
         zeros = [[np.zeros(1024, np.float32)]] * 3
-        pool.load(ALLREDUCE_LOOP, replica_count=3)
+        pool.warm_up(ALLREDUCE_LOOP, replica_count=3)
         _kill_after_device_0_gets(pool, 2, "run")
         start = time.monotonic()
         with pytest.raises(CollectiveError, match=r"device 2: the process of device 2 died \(signal 9\)"):
@@ -248,7 +248,7 @@ def test_a_device_busy_without_collectives_is_cancelled_when_another_dies():
     its answer is not mistaken for the failure."""
     pool = DevicePool(2, timeout=30)
     try:
-        pool.load(SPIN, replica_count=2)
+        pool.warm_up(SPIN, replica_count=2)
         victim = pool._workers[1][0].pid
         threading.Timer(1.0, os.kill, (victim, signal.SIGKILL)).start()
         start = time.monotonic()
@@ -267,7 +267,7 @@ def test_a_device_that_raises_at_once_cancels_the_others_and_the_pool_is_kept():
     next call."""
     pool = DevicePool(2, timeout=30)
     try:
-        pool.load(SPIN, replica_count=2)
+        pool.warm_up(SPIN, replica_count=2)
         pids = [p.pid for p, _ in pool._workers]
         start = time.monotonic()
         with pytest.raises(TypeError, match=r"device 0: parameter 0 \(z\): expected dtype int64"):

@@ -107,9 +107,11 @@ def test_jit_num_replicas(value):
 def test_cli_devices(tmp_path, capsys, value):
     path = tmp_path / "m.hlo"
     path.write_text(HLO.format(header=""))
-    assert cli.main(["run", str(path), "--random-inputs", f"--devices={value}"]) == 1
+    assert cli.main(["run", str(path), "--random-inputs", f"--devices={value}"]) == 2     # a usage error
     err = capsys.readouterr().err
-    assert err == f"xlac: error: --devices={value} is {OUT_OF_RANGE} (replica_count x num_partitions)\n"
+    shown = value if len(value) <= 12 else f"{value[:8]}... ({len(value)} digits)"
+    assert err == (f"xlac: error: run: argument --devices: must be an integer from 1 to 64 (devices on one "
+                   f"host), got {shown} (see 'xlac run --help')\n")
 
 
 @pytest.mark.timeout(20)

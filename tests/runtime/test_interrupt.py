@@ -174,10 +174,17 @@ def test_cli_run_is_interrupted_with_a_clear_message(tmp_path):
     hlo = tmp_path / "forever.hlo"
     hlo.write_text(FOREVER)
     np.savez(tmp_path / "in.npz", np.ones(4, np.float32))
+    dumps = tmp_path / "dump"
     proc = subprocess.Popen([sys.executable, "-m", "xlac", "run", str(hlo), "--inputs",
-                             str(tmp_path / "in.npz")], stderr=subprocess.PIPE, text=True)
+                             str(tmp_path / "in.npz")], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, XLAC_DUMP_TO=str(dumps)))
     try:
-        time.sleep(3)                       # imports, compilation, then the loop runs
+        # The assembly is the last thing compiling dumps: then the loop runs
+        # (a fixed sleep could land in the imports on a loaded machine).
+        deadline = time.monotonic() + 120
+        while not list(dumps.glob("*.s")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     finally:
