@@ -1186,7 +1186,30 @@ def _reduce(inst, vals):
     return tuple(results) if n > 1 else results[0]
 
 
+def _compute_type(inst, lhs, rhs):
+    """The type XLA computes a dot or convolution of operands of two types in: their
+    higher precision type, or the result type where that is higher (XLA's
+    OperandUpcaster); ``op-expander`` rewrites such an op the same way."""
+    pts = [PrimitiveType.from_dtype(v.dtype) for v in (lhs, rhs)] + [inst.shape.element_type]
+    return functools.reduce(shape_inference.higher_precision_type, pts)
+
+
+def _mixed_types(rule):
+    """``rule`` for operands of one type; operands of two are converted to the
+    compute type, the op computed in it and the result converted."""
+    @functools.wraps(rule)
+    def wrapped(inst, vals):
+        lhs, rhs = vals
+        if lhs.dtype == rhs.dtype:
+            return rule(inst, vals)
+        pt = _compute_type(inst, lhs, rhs)
+        inner = HloInstruction(inst.opcode, Shape(pt, inst.shape.dimensions), [], dict(inst.attrs), inst.name)
+        return _convert(rule(inner, [_convert(lhs, pt.dtype), _convert(rhs, pt.dtype)]), inst.shape.dtype)
+    return wrapped
+
+
 @_rule("dot")
+@_mixed_types
 def _dot(inst, vals):
     lhs, rhs = vals
     a = inst.attrs
@@ -1600,6 +1623,7 @@ def _select_and_scatter(inst, vals):
 
 
 @_rule("convolution")
+@_mixed_types
 def _convolution(inst, vals):
     """A direct convolution: for each kernel spatial position, the (dilated, padded)
     input slice that lines up with every output element, contracted with that
@@ -1653,7 +1677,7 @@ def _fft(inst, vals):
     lengths = _ints(inst.attrs["fft_length"])
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
     dt = inst.shape.dtype
-    if 0 in inst.shape.dimensions or 0 in x.shape:
+    if 0 in inst.shape.dimensions or 0 in x.shape or 0 in lengths:   # a zero-length transform is 0
         return np.zeros(inst.shape.dimensions, dt)
     if kind == "FFT":
         r = np.fft.fftn(x.astype(np.complex128), axes=axes)
