@@ -62,7 +62,7 @@ import numpy as np
 
 from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
-from .hlo import collectives, dynamic, feeds, rng, shape_inference
+from .hlo import collectives, complex_math, dynamic, feeds, rng, shape_inference
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.stablehlo import parse_module_text
 from .hlo.source import module_text
@@ -746,6 +746,60 @@ for _op, _fn in _TRANSCENDENTAL.items():
     RULES[_op] = _elementwise(_fn, _precise)
 
 
+class _NumpyMath:
+    """The backend of :mod:`xlac.hlo.complex_math` on numpy arrays of one real dtype
+    (f32 for c64: XLA computes c64 in f32, and overflow must happen where it does)."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.mantissa_bits = np.finfo(self.dtype).nmant + 1
+
+    def const(self, v):
+        return self.dtype.type(v)
+
+    _UFUNCS = dict(add=np.add, sub=np.subtract, mul=np.multiply, div=np.true_divide, neg=np.negative,
+                   fabs=np.abs, sqrt=np.sqrt, copysign=np.copysign,
+                   eq=np.equal, lt=np.less, le=np.less_equal, gt=np.greater, ge=np.greater_equal,
+                   isnan=np.isnan, and_=np.logical_and, or_=np.logical_or, not_=np.logical_not,
+                   select=np.where, max=_maximum, min=_minimum)
+    locals().update({name: staticmethod(fn) for name, fn in _UFUNCS.items()})
+    #: libm's functions, computed in f64 and rounded (numpy's own f32 sin/cos are
+    #: not correctly rounded, libm's sinf/cosf, which XLA and the JIT call, are)
+    _LIBM = dict(exp=np.exp, expm1=np.expm1, log=np.log, log1p=np.log1p, sin=np.sin, cos=np.cos,
+                 atan2=np.arctan2, pow=np.power)
+
+    def __getattr__(self, name):
+        fn = self._LIBM.get(name)
+        if fn is None:
+            raise AttributeError(name)
+        return lambda *xs: fn(*[np.asarray(x, _F64) for x in xs]).astype(self.dtype)
+
+    def ne(self, a, b):  # ordered: false when either is NaN, as LLVM's "one"
+        return (a != b) & ~np.isnan(a) & ~np.isnan(b)
+
+
+def _complex_rule(opcode, formula, fallback):
+    """``opcode`` on complex operands through XLA's formula (``complex_math``), on
+    other types through ``fallback``."""
+    def rule(inst, vals):
+        if vals[0].dtype.kind != "c":
+            return fallback(inst, vals)
+        real = vals[0].real.dtype
+        m = _NumpyMath(real)
+        args = [(np.asarray(v.real, real), np.asarray(v.imag, real)) for v in np.broadcast_arrays(*vals)]
+        with np.errstate(all="ignore"):
+            out = formula(m, *args)
+        if isinstance(out, tuple):
+            out = _make_complex(np.asarray(out[0], real), np.asarray(out[1], real))
+        return _convert(np.asarray(out), inst.shape.dtype)
+    rule.__name__ = f"complex_{opcode}"
+    return rule
+
+
+for _op, _formula in {**complex_math.UNARY, **complex_math.BINARY}.items():
+    RULES[_op] = _complex_rule(_op, _formula, RULES[_op])
+
+
 # ============================================================================
 # Compare, select, clamp, conversions
 # ============================================================================
@@ -1132,7 +1186,30 @@ def _reduce(inst, vals):
     return tuple(results) if n > 1 else results[0]
 
 
+def _compute_type(inst, lhs, rhs):
+    """The type XLA computes a dot or convolution of operands of two types in: their
+    higher precision type, or the result type where that is higher (XLA's
+    OperandUpcaster); ``op-expander`` rewrites such an op the same way."""
+    pts = [PrimitiveType.from_dtype(v.dtype) for v in (lhs, rhs)] + [inst.shape.element_type]
+    return functools.reduce(shape_inference.higher_precision_type, pts)
+
+
+def _mixed_types(rule):
+    """``rule`` for operands of one type; operands of two are converted to the
+    compute type, the op computed in it and the result converted."""
+    @functools.wraps(rule)
+    def wrapped(inst, vals):
+        lhs, rhs = vals
+        if lhs.dtype == rhs.dtype:
+            return rule(inst, vals)
+        pt = _compute_type(inst, lhs, rhs)
+        inner = HloInstruction(inst.opcode, Shape(pt, inst.shape.dimensions), [], dict(inst.attrs), inst.name)
+        return _convert(rule(inner, [_convert(lhs, pt.dtype), _convert(rhs, pt.dtype)]), inst.shape.dtype)
+    return wrapped
+
+
 @_rule("dot")
+@_mixed_types
 def _dot(inst, vals):
     lhs, rhs = vals
     a = inst.attrs
@@ -1546,6 +1623,7 @@ def _select_and_scatter(inst, vals):
 
 
 @_rule("convolution")
+@_mixed_types
 def _convolution(inst, vals):
     """A direct convolution: for each kernel spatial position, the (dilated, padded)
     input slice that lines up with every output element, contracted with that
@@ -1599,7 +1677,7 @@ def _fft(inst, vals):
     lengths = _ints(inst.attrs["fft_length"])
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
     dt = inst.shape.dtype
-    if 0 in inst.shape.dimensions or 0 in x.shape:
+    if 0 in inst.shape.dimensions or 0 in x.shape or 0 in lengths:   # a zero-length transform is 0
         return np.zeros(inst.shape.dimensions, dt)
     if kind == "FFT":
         r = np.fft.fftn(x.astype(np.complex128), axes=axes)

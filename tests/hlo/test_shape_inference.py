@@ -375,7 +375,14 @@ def test_dot():
     assert same(infer("dot", ["f32[2]", "f32[3]"]), "f32[2,3]")  # no contraction: outer product
     raises("contracting dimension sizes differ", "dot", ["f32[2,3]", "f32[4,4]"], mm)
     raises("batch dimension sizes differ", "dot", ["f32[7,2,3]", "f32[6,3,4]"], batch)
-    raises("same element type", "dot", ["f32[2,3]", "f64[3,4]"], mm)
+    # operands of two types: XLA's higher precision type (both are converted to it)
+    assert same(infer("dot", ["f32[2,3]", "f64[3,4]"], mm), "f64[2,4]")
+    assert same(infer("dot", ["s8[2,3]", "s16[3,4]"], mm), "s16[2,4]")
+    assert same(infer("dot", ["bf16[2,3]", "f16[3,4]"], mm), "bf16[2,4]")   # more range wins
+    assert same(infer("dot", ["f32[2,3]", "s32[3,4]"], mm), "f32[2,4]")
+    assert same(infer("dot", ["s8[2,3]", "u8[3,4]"], mm), "s8[2,4]")
+    assert same(infer("dot", ["c64[2,3]", "f64[3,4]"], mm), "c64[2,4]")
+    assert same(infer("dot", ["s8[2,3]", "s16[3,4]"], mm, shape="s32[2,4]"), "s32[2,4]")
     raises("out of range", "dot", ["f32[2,3]", "f32[3,4]"], {"lhs_contracting_dims": (2,), "rhs_contracting_dims": (0,)})
     raises("differ in number", "dot", ["f32[2,3]", "f32[3,4]"], {"lhs_contracting_dims": (1,)})
     raises("repeated", "dot", ["f32[3,3]", "f32[3,3]"], {"lhs_batch_dims": (0,), "rhs_batch_dims": (0,),

@@ -60,8 +60,9 @@ def test_convolution_shape_rule():
         infer_shape("convolution", [S("f32[2,9,9,4]"), S("f32[3,3,3,8]")], CONV)
     with pytest.raises(xlac.ShapeError, match="window dimension 1 has size 3, but kernel"):
         infer_shape("convolution", [S("f32[2,9,9,3]"), S("f32[3,2,3,8]")], CONV)
-    with pytest.raises(xlac.ShapeError, match="same element type"):
-        infer_shape("convolution", [S("f32[2,9,9,3]"), S("f16[3,3,3,8]")], CONV)
+    # operands of two types compute in the higher precision one, as XLA; pred is allowed
+    assert str(infer_shape("convolution", [S("f32[2,9,9,3]"), S("f16[3,3,3,8]")], CONV)) == "f32[2,5,5,8]{3,2,1,0}"
+    assert str(infer_shape("convolution", [S("pred[2,9,9,3]"), S("pred[3,3,3,8]")], CONV)) == "pred[2,5,5,8]{3,2,1,0}"
     groups = dict(CONV, feature_group_count=3)
     with pytest.raises(xlac.ShapeError, match="feature_group_count"):
         infer_shape("convolution", [S("f32[2,9,9,3]"), S("f32[3,3,1,8]")], groups)

@@ -39,7 +39,9 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   roundeven, copysign, maximum, minimum, sin, cos, pow; exp and log of complex
   numbers); libm directly for the rest (tan, cbrt, atan2, hypot, erf of f64; ``frem``
   lowers to fmod). The JIT resolves libm from the Python process.
-* Complex numbers are ``{re, im}`` structs; the straightforward formulas are used.
+* Complex numbers are ``{re, im}`` structs; add, subtract, multiply and negate are the
+  straightforward formulas, the other ops XLA's (:mod:`xlac.hlo.complex_math`, shared
+  with the evaluator), special values included.
 
 Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the opcode.
 """
@@ -54,7 +56,7 @@ from llvmlite import ir
 from xlac.codegen import math_approx
 from xlac.codegen.types import register_type
 from xlac.errors import UnsupportedError
-from xlac.hlo import opcodes
+from xlac.hlo import complex_math, opcodes
 from xlac.shape import PrimitiveType as PT
 
 __all__ = ["emit_elementwise", "declare_libm", "convert_value"]
@@ -398,61 +400,118 @@ def _c_multiply(c, x, y):
     return _complex(c, B.fsub(B.fmul(a, p), B.fmul(b, q)), B.fadd(B.fmul(a, q), B.fmul(b, p)))
 
 
-def _c_divide(c, x, y):
-    # (a + bi) / (p + qi) = ((ap + bq) + (bp - aq)i) / (p^2 + q^2)
-    B = c.b
-    (a, b), (p, q) = _parts(c, x), _parts(c, y)
-    den = B.fadd(B.fmul(p, p), B.fmul(q, q))
-    re = B.fadd(B.fmul(a, p), B.fmul(b, q))
-    im = B.fsub(B.fmul(b, p), B.fmul(a, q))
-    return _complex(c, B.fdiv(re, den), B.fdiv(im, den))
+class _LlvmMath:
+    """The backend of :mod:`xlac.hlo.complex_math` on LLVM values of one float type:
+    the same formulas as the evaluator's, so both give XLA's special values."""
+
+    def __init__(self, c: _Ctx, ty: ir.Type):
+        self.c, self.b, self.ty = c, c.b, ty
+        self.mantissa_bits = 24 if isinstance(ty, ir.FloatType) else 53
+
+    def const(self, v):
+        return _const(self.ty, v)
+
+    def add(self, x, y):
+        return self.b.fadd(x, y)
+
+    def sub(self, x, y):
+        return self.b.fsub(x, y)
+
+    def mul(self, x, y):
+        return self.b.fmul(x, y)
+
+    def div(self, x, y):
+        return self.b.fdiv(x, y)
+
+    def neg(self, x):
+        return self.b.fneg(x)
+
+    def fabs(self, x):
+        return self.c.intrinsic("llvm.fabs", x)
+
+    def sqrt(self, x):
+        return self.c.intrinsic("llvm.sqrt", x)
+
+    def exp(self, x):
+        return _OPS["exponential"][FLOAT](self.c, x)
+
+    def expm1(self, x):
+        return _OPS["exponential-minus-one"][FLOAT](self.c, x)
+
+    def log(self, x):
+        return _OPS["log"][FLOAT](self.c, x)
+
+    def log1p(self, x):
+        return _OPS["log-plus-one"][FLOAT](self.c, x)
+
+    def sin(self, x):
+        return self.c.intrinsic("llvm.sin", x)
+
+    def cos(self, x):
+        return self.c.intrinsic("llvm.cos", x)
+
+    def atan2(self, y, x):
+        return self.c.libm("atan2", y, x)
+
+    def pow(self, x, y):
+        return self.c.intrinsic("llvm.pow", x, y)
+
+    def copysign(self, x, y):
+        return self.c.intrinsic("llvm.copysign", x, y)
+
+    def max(self, x, y):
+        return self.c.intrinsic("llvm.maximum", x, y)
+
+    def min(self, x, y):
+        return self.c.intrinsic("llvm.minimum", x, y)
+
+    def eq(self, x, y):
+        return self.b.fcmp_ordered("==", x, y)
+
+    def ne(self, x, y):
+        return self.b.fcmp_ordered("!=", x, y)
+
+    def lt(self, x, y):
+        return self.b.fcmp_ordered("<", x, y)
+
+    def le(self, x, y):
+        return self.b.fcmp_ordered("<=", x, y)
+
+    def gt(self, x, y):
+        return self.b.fcmp_ordered(">", x, y)
+
+    def ge(self, x, y):
+        return self.b.fcmp_ordered(">=", x, y)
+
+    def isnan(self, x):
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def and_(self, p, q):
+        return self.b.and_(p, q)
+
+    def or_(self, p, q):
+        return self.b.or_(p, q)
+
+    def not_(self, p):
+        return self.b.not_(p)
+
+    def select(self, p, x, y):
+        return self.b.select(p, x, y)
+
+
+def _complex_formula(formula):
+    """An emitter for complex operands from XLA's formula in ``complex_math``."""
+    def emit(c, *zs):
+        parts = [_parts(c, z) for z in zs]
+        out = formula(_LlvmMath(c, parts[0][0].type), *parts)
+        return _complex(c, *out) if isinstance(out, tuple) else out
+    emit.__name__ = f"_c_{formula.__name__}"
+    return emit
 
 
 def _c_negate(c, x):
     a, b = _parts(c, x)
     return _complex(c, c.b.fneg(a), c.b.fneg(b))
-
-
-def _c_abs(c, x):
-    return c.libm("hypot", *_parts(c, x))        # no overflow for large parts
-
-
-def _c_exp(c, x):
-    """XLA's e^a (cos b + i sin b): where e^a overflows, e^(a/2) cos(b) e^(a/2) (still
-    finite when cos b is small); a real argument (b = 0) keeps a 0 imaginary part
-    rather than inf * 0 = NaN, so exp(inf + 0i) = inf + 0i as in jax."""
-    B = c.b
-    a, b = _parts(c, x)
-    ty = a.type
-    zero = _const(ty, 0.0)
-    e = c.intrinsic("llvm.exp", a)
-    root = c.intrinsic("llvm.exp", B.fmul(a, _const(ty, 0.5)))
-    overflow = B.fcmp_ordered("==", e, _const(ty, float("inf")))
-
-    def times_exp(v):
-        return B.select(overflow, B.fmul(B.fmul(root, v), root), B.fmul(e, v))
-    im = B.select(B.fcmp_ordered("==", b, zero), zero, times_exp(c.intrinsic("llvm.sin", b)))
-    return _complex(c, times_exp(c.intrinsic("llvm.cos", b)), im)
-
-
-def _c_log(c, x):
-    a, b = _parts(c, x)
-    return _complex(c, c.intrinsic("llvm.log", c.libm("hypot", a, b)), c.libm("atan2", b, a))
-
-
-def _c_sqrt(c, x):
-    """Principal square root: t = sqrt((|z| + |a|) / 2), the other part is b / 2t."""
-    B = c.b
-    a, b = _parts(c, x)
-    ty = a.type
-    zero, half, two = _const(ty, 0.0), _const(ty, 0.5), _const(ty, 2.0)
-    t = c.intrinsic("llvm.sqrt", B.fmul(B.fadd(c.libm("hypot", a, b), c.intrinsic("llvm.fabs", a)), half))
-    other = B.fdiv(b, B.fmul(two, t))                  # b / 2t
-    nonneg = B.fcmp_ordered(">=", a, zero)
-    re = B.select(nonneg, t, c.intrinsic("llvm.fabs", other))
-    im = B.select(nonneg, other, c.intrinsic("llvm.copysign", t, b))
-    is_zero = B.fcmp_ordered("==", t, zero)            # sqrt(0 + bi) with b == 0
-    return _complex(c, B.select(is_zero, zero, re), B.select(is_zero, b, im))
 
 
 def _c_compare(c, x, y):
@@ -493,9 +552,9 @@ _OPS: dict = {
     "add": {INT: _B("add"), PRED: _B("or_"), FLOAT: _B("fadd"), COMPLEX: _c_add},
     "subtract": {INT: _B("sub"), FLOAT: _B("fsub"), COMPLEX: _c_subtract},
     "multiply": {INT: _B("mul"), PRED: _B("and_"), FLOAT: _B("fmul"), COMPLEX: _c_multiply},
-    "divide": {INT: _int_divide, FLOAT: _B("fdiv"), COMPLEX: _c_divide},
+    "divide": {INT: _int_divide, FLOAT: _B("fdiv"), COMPLEX: _complex_formula(complex_math.divide)},
     "remainder": {INT: _int_remainder, FLOAT: _B("frem")},           # frem is C fmod
-    "power": {INT: _int_power, FLOAT: _intr("llvm.pow")},
+    "power": {INT: _int_power, FLOAT: _intr("llvm.pow"), COMPLEX: _complex_formula(complex_math.power)},
     "maximum": {INT: _int_min_max(True), PRED: _int_min_max(True), FLOAT: _intr("llvm.maximum")},
     "minimum": {INT: _int_min_max(False), PRED: _int_min_max(False), FLOAT: _intr("llvm.minimum")},
     "atan2": {FLOAT: _libm("atan2")},
@@ -513,18 +572,18 @@ _OPS: dict = {
     "count-leading-zeros": {INT: _count_leading_zeros},
     # unary
     "negate": {INT: _B("neg"), FLOAT: _B("fneg"), COMPLEX: _c_negate},
-    "abs": {INT: _int_abs, FLOAT: _intr("llvm.fabs"), COMPLEX: _c_abs},
-    "sign": {INT: _int_sign, FLOAT: _float_sign},
+    "abs": {INT: _int_abs, FLOAT: _intr("llvm.fabs"), COMPLEX: _complex_formula(complex_math.abs_)},
+    "sign": {INT: _int_sign, FLOAT: _float_sign, COMPLEX: _complex_formula(complex_math.sign)},
     "ceil": {FLOAT: _intr("llvm.ceil")},
     "floor": {FLOAT: _intr("llvm.floor")},
     "round-nearest-afz": {FLOAT: _intr("llvm.round")},
     "round-nearest-even": {FLOAT: _intr("llvm.roundeven")},
-    "sqrt": {FLOAT: _intr("llvm.sqrt"), COMPLEX: _c_sqrt},
+    "sqrt": {FLOAT: _intr("llvm.sqrt"), COMPLEX: _complex_formula(complex_math.sqrt)},
     "rsqrt": {FLOAT: _rsqrt},
     "cbrt": {FLOAT: _libm("cbrt")},
-    "exponential": {FLOAT: _approx("exp", _intr("llvm.exp")), COMPLEX: _c_exp},
+    "exponential": {FLOAT: _approx("exp", _intr("llvm.exp")), COMPLEX: _complex_formula(complex_math.exp)},
     "exponential-minus-one": {FLOAT: _approx("expm1", _libm("expm1"))},
-    "log": {FLOAT: _approx("log", _intr("llvm.log")), COMPLEX: _c_log},
+    "log": {FLOAT: _approx("log", _intr("llvm.log")), COMPLEX: _complex_formula(complex_math.log)},
     "log-plus-one": {FLOAT: _approx("log1p", _libm("log1p"))},
     "logistic": {FLOAT: _approx("logistic", _logistic)},
     "sine": {FLOAT: _intr("llvm.sin")},
@@ -533,7 +592,7 @@ _OPS: dict = {
     **{op: {FLOAT: _libm(fn)} for op, fn in (("acos", "acos"), ("acosh", "acosh"), ("asin", "asin"),
                                               ("asinh", "asinh"), ("atan", "atan"), ("atanh", "atanh"),
                                               ("cosh", "cosh"), ("sinh", "sinh"))},
-    "tanh": {FLOAT: _approx("tanh", _libm("tanh"))},
+    "tanh": {FLOAT: _approx("tanh", _libm("tanh")), COMPLEX: _complex_formula(complex_math.tanh)},
     "erf": {FLOAT: _approx("erf", _libm("erf"))},
     "is-finite": {FLOAT: _is_finite},
     "real": {FLOAT: lambda c, x: x, COMPLEX: lambda c, z: c.b.extract_value(z, 0)},

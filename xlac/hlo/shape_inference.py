@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ..errors import ShapeError, UnsupportedError
 from . import collectives, custom_call, dynamic, rng
 from .opcodes import COMPARISON_DIRECTIONS, COMPARISON_TYPES
@@ -800,13 +802,33 @@ def _reduce(ctx: _Ctx) -> Shape:
     return outs[0] if n == 1 else Shape.tuple(outs)
 
 
+def higher_precision_type(a: PrimitiveType, b: PrimitiveType) -> PrimitiveType:
+    """XLA's ``primitive_util::HigherPrecisionType``: the type a dot or convolution
+    of an ``a`` and a ``b`` operand computes in (both are converted to it).  Complex
+    wins, then the float with the larger exponent range, then the more precise
+    float, then the wider type, then signed over unsigned."""
+    def rank(t: PrimitiveType):
+        c = t.component_type if t.is_complex else t
+        info = _finfo(c) if c.is_float else None
+        return (t.is_complex, info.maxexp if info else -1, info.nmant + 1 if info else -1,
+                c.bit_width, c.is_signed_int)
+    return a if rank(a) >= rank(b) else b
+
+
+def _finfo(t: PrimitiveType):
+    try:                        # numpy's finfo does not know bf16 and the f8 types
+        import ml_dtypes
+        return ml_dtypes.finfo(t.dtype)
+    except ImportError:
+        return np.finfo(t.dtype)
+
+
 @_rule("dot")
 def _dot(ctx: _Ctx) -> Shape:
+    """Operands of different element types are converted to their
+    :func:`higher_precision_type` (XLA's shape inference allows them)."""
     ctx.arity(2)
     lhs, rhs = ctx.array(0, "lhs"), ctx.array(1, "rhs")
-    if lhs.element_type != rhs.element_type:
-        raise ctx.fail(f"lhs and rhs must have the same element type, got "
-                       f"{lhs.element_type.value} and {rhs.element_type.value}")
     lb = ctx.ints_attr("lhs_batch_dims", required=False)
     rb = ctx.ints_attr("rhs_batch_dims", required=False)
     lc = ctx.ints_attr("lhs_contracting_dims", required=False)
@@ -825,7 +847,7 @@ def _dot(ctx: _Ctx) -> Shape:
     dims = [lhs.dimensions[d] for d in lb]
     dims += [n for i, n in enumerate(lhs.dimensions) if i not in lb and i not in lc]
     dims += [n for i, n in enumerate(rhs.dimensions) if i not in rb and i not in rc]
-    et = lhs.element_type
+    et = higher_precision_type(lhs.element_type, rhs.element_type)
     # A given result type is the preferred element type (e.g. bf16 x bf16 -> f32).
     if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != et:
         pt = ctx.shape.element_type
@@ -1078,11 +1100,6 @@ def _convolution(ctx: _Ctx) -> Shape:
     if lhs.rank != n + 2 or rhs.rank != n + 2:
         raise ctx.fail(f"dim_labels {ctx.attrs.get('dim_labels')} has {n} spatial dimension(s): "
                        f"lhs and rhs must have rank {n + 2}")
-    if lhs.element_type != rhs.element_type:
-        raise ctx.fail(f"lhs and rhs must have the same element type, got "
-                       f"{lhs.element_type.value} and {rhs.element_type.value}")
-    if lhs.element_type.is_pred:
-        raise ctx.fail("convolution needs a numeric element type, got pred")
     window = _window(ctx, n, f"window (for {n} spatial dimension(s))")
     fgc = _as_int(ctx, "feature_group_count", ctx.attr("feature_group_count", 1, required=False))
     bgc = _as_int(ctx, "batch_group_count", ctx.attr("batch_group_count", 1, required=False))
@@ -1112,7 +1129,8 @@ def _convolution(ctx: _Ctx) -> Shape:
             raise ctx.fail(f"window dimension {k} has size {wd.size}, but kernel spatial "
                            f"dimension {dn.kernel_spatial_dimensions[k]} has size {ksize}")
         dims[dn.output_spatial_dimensions[k]] = wd.output_size(lhs.dimensions[dn.input_spatial_dimensions[k]])
-    et = lhs.element_type
+    # Mixed operand types as dot's; pred is an or of ands, as a pred dot.
+    et = higher_precision_type(lhs.element_type, rhs.element_type)
     # A given result type is the preferred element type (e.g. bf16 x bf16 -> f32).
     if ctx.shape is not None and ctx.shape.is_array and ctx.shape.element_type != et:
         pt = ctx.shape.element_type
@@ -1220,8 +1238,12 @@ def _fft(ctx: _Ctx) -> Shape:
     if kind in ("FFT", "IFFT"):
         if not et.is_complex:
             raise ctx.fail(f"{kind} needs a complex operand, got {et.value}")
-        if last != list(lengths):
-            raise ctx.fail(f"{kind}: the last {r} dimensions {last} must equal fft_length {list(lengths)}")
+        # As XLA: a zero-length transform (its result is zeros) or an empty operand
+        # (an empty result) need not match fft_length; other mismatches are refused
+        # (XLA's shape inference lets them through, XLA:CPU then aborts).
+        if last != list(lengths) and 0 not in lengths and 0 not in dims:
+            raise ctx.fail(f"{kind}: the last {r} dimensions {last} must equal fft_length {list(lengths)} "
+                           f"(unless fft_length or the operand has a zero dimension)")
         return Shape(et, dims)
     half = lengths[-1] // 2 + 1 if lengths[-1] else 0
     if kind == "RFFT":

@@ -43,6 +43,10 @@ as one table.
 * ``scaled-dot`` (XLA's ScaledDot), as XLA's ScaledDotRewriter: each
   operand and its scale converted to a common type, the scale broadcast over
   its blocks and multiplied in, then a ``dot``;
+* ``dot`` and ``convolution`` of operands of two element types, as XLA's
+  OperandUpcaster: both converted to the type XLA computes in, the op computed
+  in it, the result converted to the result type;
+* ``fft`` with a 0 in ``fft_length``: zeros;
 * ``ragged-dot`` (XLA's RaggedDot), as XLA's RaggedDotRewriter and jax's
   reference: the ragged operand widened by a leading group dimension whose
   slice ``j`` keeps group ``j``'s rows (zeros elsewhere), then a ``dot``
@@ -80,7 +84,7 @@ from ..errors import UnsupportedError
 from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
-from ..hlo.shape_inference import ragged_dot_dimensions, scaled_dot_type
+from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, scaled_dot_type
 from ..hlo.ir import HloInstruction, HloModule
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S32, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
@@ -409,6 +413,38 @@ def scaled_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
     attrs = {k: v for k, v in inst.attrs.items() if k.endswith("_dims") or k in ("precision_config",
                                                                                   "operand_precision")}
     return rw.supersede(inst, rw.create("dot", inst.shape, sides, attrs))
+
+
+# -- dot and convolution of two element types, as XLA's OperandUpcaster ---------------
+
+@EXPANSIONS.register("dot", "convolution")
+def mixed_operand_types(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """Operands of two element types converted to the type XLA computes in (their
+    higher precision type, or the result type where that is higher), the op
+    computed in it and its result converted: the code generator then sees one type."""
+    lhs, rhs = inst.operands[:2]
+    if lhs.shape.element_type == rhs.shape.element_type:
+        return False
+    pt = higher_precision_type(higher_precision_type(lhs.shape.element_type, rhs.shape.element_type),
+                               inst.shape.element_type)
+    ops = [v if v.shape.element_type == pt else rw.create("convert", Shape(pt, v.shape.dimensions), [v])
+           for v in (lhs, rhs)]
+    out = rw.create(inst.opcode, Shape(pt, inst.shape.dimensions), ops, dict(inst.attrs))
+    if pt != inst.shape.element_type:
+        out = rw.create("convert", Shape(inst.shape.element_type, inst.shape.dimensions), [out])
+    return rw.supersede(inst, out)
+
+
+# -- fft of length zero ----------------------------------------------------------------
+
+@EXPANSIONS.register("fft")
+def zero_length_fft(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """An ``fft`` with a 0 in ``fft_length`` transforms nothing: its result is zeros
+    (XLA's evaluator; the operand need not match the length then)."""
+    lengths = [int(str(n)) for n in inst.attrs.get("fft_length", ())]
+    if 0 not in lengths or inst.shape.element_count() == 0:
+        return False
+    return rw.supersede(inst, _zeros(rw, inst.shape))
 
 
 # -- ragged-dot, as XLA's RaggedDotRewriter ------------------------------------------

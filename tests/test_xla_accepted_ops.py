@@ -1,0 +1,219 @@
+"""Operations XLA accepts, as XLA's own tests write them (HLO text modules), through
+every stage: shape inference (parsing verifies), the evaluator and compiled code.
+
+* dot and convolution with operands of two element types: XLA converts both to their
+  higher precision type (its ``OperandUpcaster``), then computes as for one type
+  (XLA:CPU's optimised HLO of these modules: a ``convert`` of the narrower operand
+  feeding the dot, and for a narrower result the dot in the wider type, then a
+  ``convert``);
+* convolution of ``pred``: an or of ands, like a pred dot;
+* ``fft`` with a zero-length transform (zeros) or an empty operand (an empty
+  result), XLA's ``hlo_evaluator_test`` cases;
+* ``power`` of complex numbers (its special values: test_complex_special_values).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xlac
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+DTYPES = {"s8": np.int8, "s16": np.int16, "s32": np.int32, "f16": np.float16, "f32": np.float32,
+          "bf16": BF16, "f64": np.float64, "pred": np.bool_, "c64": np.complex64}
+
+
+def run_both(text: str, *args):
+    """The evaluator's and the compiled code's results (the module must verify)."""
+    return xlac.evaluate(text, *args), xlac.jit(text)(*args)
+
+
+def _values(t: str, shape, rng) -> np.ndarray:
+    if t.startswith("s"):
+        return rng.integers(-100, 100, shape).astype(DTYPES[t])
+    return (rng.standard_normal(shape) * 3).astype(DTYPES[t])
+
+
+# XLA: both operands converted to their higher precision type, or to the result type
+# where that is higher (bf16 x f16 -> f32 does not round the f16 operand to bf16), the
+# dot computed in it (halves accumulated in f32), the result converted to the result type.
+DOT_CASES = [("s8", "s16", "s16", "s16"), ("f16", "f32", "f32", "f32"), ("s16", "s8", "s32", "s32"),
+             ("bf16", "f32", "bf16", "f32"), ("s8", "s16", "s8", "s16"), ("f32", "f16", "f16", "f32"),
+             ("bf16", "f16", "f32", "f32")]
+
+
+@pytest.mark.parametrize("lhs_t, rhs_t, out_t, compute_t", DOT_CASES)
+def test_dot_of_two_element_types(lhs_t, rhs_t, out_t, compute_t):
+    text = f"""HloModule dot_{lhs_t}_{rhs_t}_{out_t}
+
+ENTRY main {{
+  a = {lhs_t}[3,5] parameter(0)
+  b = {rhs_t}[5,4] parameter(1)
+  ROOT d = {out_t}[3,4] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+    rng = np.random.default_rng(7)
+    a, b = _values(lhs_t, (3, 5), rng), _values(rhs_t, (5, 4), rng)
+    if compute_t.startswith("s"):     # wrapping integer arithmetic: exact in int64, then wrapped
+        want = (a.astype(np.int64) @ b.astype(np.int64)).astype(DTYPES[out_t])
+    else:
+        want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).astype(DTYPES[out_t])
+    for got in run_both(text, a, b):
+        assert got.dtype == DTYPES[out_t]
+        if compute_t.startswith("s"):
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                       rtol=1e-2 if out_t in ("bf16", "f16") else 1e-5)
+
+
+def test_dot_of_two_types_is_converted_before_the_dot():
+    """What the code generator sees: a convert of the narrower operand (XLA's
+    OperandUpcaster), then a dot of one type."""
+    from xlac.passes.expanders import OpExpander
+    module = xlac.parse_hlo("""HloModule m
+ENTRY main {
+  a = s8[2,3] parameter(0)
+  b = s16[3,2] parameter(1)
+  ROOT d = s16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+""")
+    assert OpExpander().run(module)
+    dot = module.entry.root
+    assert dot.opcode == "dot"
+    assert [str(o.shape.element_type.value) for o in dot.operands] == ["s16", "s16"]
+    assert dot.operands[0].opcode == "convert"
+
+
+def test_narrower_result_is_converted_after_the_dot():
+    """bf16 x f32 -> bf16: an f32 dot, then a convert (the f32 operand is not rounded)."""
+    from xlac.passes.expanders import OpExpander
+    module = xlac.parse_hlo("""HloModule m
+ENTRY main {
+  a = bf16[2,3] parameter(0)
+  b = f32[3,2] parameter(1)
+  ROOT d = bf16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+""")
+    OpExpander().run(module)
+    root = module.entry.root
+    assert root.opcode == "convert" and root.operands[0].opcode == "dot"
+    assert str(root.operands[0].shape.element_type.value) == "f32"
+
+
+def _conv1d(x, w):
+    """out[n, o, i] = sum over c, k of x[n, c, i + k] * w[o, c, k] (no padding)."""
+    n, c, size = x.shape
+    o, _, k = w.shape
+    out = np.zeros((n, o, size - k + 1), np.result_type(x, w))
+    for i in range(size - k + 1):
+        out[:, :, i] = np.einsum("nck,ock->no", x[:, :, i:i + k], w)
+    return out
+
+
+@pytest.mark.parametrize("lhs_t, rhs_t, out_t", [("s8", "s16", "s16"), ("f16", "f32", "f32"),
+                                                 ("f32", "bf16", "f32")])
+def test_convolution_of_two_element_types(lhs_t, rhs_t, out_t):
+    text = f"""HloModule conv_{lhs_t}_{rhs_t}
+
+ENTRY main {{
+  a = {lhs_t}[2,3,6] parameter(0)
+  b = {rhs_t}[4,3,2] parameter(1)
+  ROOT c = {out_t}[2,4,5] convolution(a, b), window={{size=2}}, dim_labels=bf0_oi0->bf0
+}}
+"""
+    rng = np.random.default_rng(3)
+    a, b = _values(lhs_t, (2, 3, 6), rng), _values(rhs_t, (4, 3, 2), rng)
+    if out_t.startswith("s"):
+        want = _conv1d(a.astype(np.int64), b.astype(np.int64)).astype(DTYPES[out_t])
+    else:
+        want = _conv1d(a.astype(np.float64), b.astype(np.float64))
+    for got in run_both(text, a, b):
+        assert got.dtype == DTYPES[out_t]
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5)
+
+
+def test_convolution_of_pred_is_an_or_of_ands():
+    text = """HloModule conv_pred
+
+ENTRY main {
+  a = pred[2,2,7] parameter(0)
+  b = pred[3,2,3] parameter(1)
+  ROOT c = pred[2,3,5] convolution(a, b), window={size=3}, dim_labels=bf0_oi0->bf0
+}
+"""
+    rng = np.random.default_rng(5)
+    a, b = rng.random((2, 2, 7)) < 0.3, rng.random((3, 2, 3)) < 0.3
+    want = _conv1d(a.astype(np.int64), b.astype(np.int64)) > 0
+    assert want.any() and not want.all()
+    for got in run_both(text, a, b):
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, want)
+
+
+# XLA's hlo_evaluator_test FFT cases "with unusual parameters".
+FFT_CASES = [("c64[1,1,1,1]", "{0}", "zeros"), ("c64[1,1,1,0]", "{1}", "empty"),
+             ("c64[1,1,1,1]", "{1,0,1}", "zeros"), ("c64[0,1,0,1]", "{1,1,1}", "empty"),
+             ("c64[3,0]", "{0}", "empty"), ("c64[2,4]", "{0}", "zeros")]
+
+
+@pytest.mark.parametrize("shape, lengths, kind", FFT_CASES)
+def test_fft_zero_length_or_empty(shape, lengths, kind):
+    text = f"""HloModule fft
+
+ENTRY main {{
+  operand = {shape} parameter(0)
+  ROOT fft = {shape} fft(operand), fft_type=FFT, fft_length={lengths}
+}}
+"""
+    dims = tuple(int(d) for d in shape[4:-1].split(","))
+    x = (np.full(dims, 42.24 + 24.42j)).astype(np.complex64)
+    for got in run_both(text, x):
+        assert got.shape == dims and got.dtype == np.complex64
+        assert kind == "empty" and got.size == 0 or kind == "zeros" and not got.any()
+
+
+@pytest.mark.parametrize("kind, operand, result, lengths", [
+    ("RFFT", "f32[3,0]", "c64[3,0]", "{0}"), ("IRFFT", "c64[3,0]", "f32[3,0]", "{0}"),
+    ("RFFT", "f32[0,8]", "c64[0,5]", "{8}"), ("IRFFT", "c64[2,0,5]", "f32[2,0,8]", "{8}")])
+def test_real_fft_zero_length(kind, operand, result, lengths):
+    """XLA keeps a zero-sized last dimension (not fft_length / 2 + 1 = 1)."""
+    text = f"""HloModule rfft
+
+ENTRY main {{
+  operand = {operand} parameter(0)
+  ROOT fft = {result} fft(operand), fft_type={kind}, fft_length={lengths}
+}}
+"""
+    dims = tuple(int(d) for d in operand[4:-1].split(","))
+    x = np.zeros(dims, DTYPES[operand[:3]])
+    for got in run_both(text, x):
+        assert got.size == 0 and got.shape == tuple(int(d) for d in result[4:-1].split(","))
+
+
+def test_fft_length_mismatch_is_refused():
+    text = """HloModule fft
+
+ENTRY main {
+  operand = c64[3,4] parameter(0)
+  ROOT fft = c64[3,4] fft(operand), fft_type=FFT, fft_length={2}
+}
+"""
+    with pytest.raises(xlac.ShapeError, match=r"fft.*last 1 dimensions \[4\] must equal fft_length \[2\]"):
+        xlac.jit(text)
+
+
+def test_complex_power_compiles():
+    text = """HloModule power_c64
+
+ENTRY main {
+  a = c64[4] parameter(0)
+  b = c64[4] parameter(1)
+  ROOT p = c64[4] power(a, b)
+}
+"""
+    a = np.array([1 + 1j, 2, -1, 0.5 - 2j], np.complex64)
+    b = np.array([2, 0.5 + 1j, 0.5, -1 + 0.25j], np.complex64)
+    for got in run_both(text, a, b):
+        np.testing.assert_allclose(got, a.astype(np.complex128) ** b.astype(np.complex128), rtol=1e-5)
