@@ -258,6 +258,52 @@ def training_step_hlo(layers: int, batch: int = 4, width: int = 8) -> str:
             f"  ROOT result = {result} tuple({', '.join(outputs)})\n}}\n")
 
 
+def logaddexp_scan_hlo(steps: int) -> str:
+    """A scan jax unrolled ``steps`` times, as in XLA's concat test module
+    that compiled for ever: slices of a concatenate of reshapes of the input
+    feed each step, which takes a numerically safe logaddexp of two sums of
+    the previous step's value (``is-finite``, ``abs``, ``exponential``,
+    ``log-plus-one``, ``select``).  Every step's value is read by several
+    ops whose results meet again, so paths through a fusion fork and join
+    once per step (``tests/passes/test_lowering_growth.py``)."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    t = ["  p = f32[4,2]{1,0} parameter(0)",
+         "  r0 = f32[4,2,1]{2,1,0} reshape(p)",
+         "  r1 = f32[4,2,1]{2,1,0} bitcast(p)",
+         "  cat = f32[4,2,2]{2,1,0} concatenate(r0, r1), dimensions={2}",
+         "  inf = f32[] constant(inf)",
+         "  binf = f32[4]{0} broadcast(inf), dimensions={}",
+         "  first = f32[4,1,1]{2,1,0} slice(cat), slice={[0:4], [0:1], [0:1]}",
+         "  v0 = f32[4]{0} reshape(first)"]
+    for k in range(steps):
+        v, w = f"v{k}", f"v{k + 1}"
+        t += [f"  sa{k} = f32[4,1,1]{{2,1,0}} slice(cat), slice={{[0:4], [{k % 2}:{k % 2 + 1}], [1:2]}}",
+              f"  ra{k} = f32[4]{{0}} reshape(sa{k})",
+              f"  a{k} = f32[4]{{0}} add({v}, ra{k})",
+              f"  sb{k} = f32[4,1,1]{{2,1,0}} slice(cat), slice={{[0:4], [{k % 2}:{k % 2 + 1}], [0:1]}}",
+              f"  rb{k} = f32[4]{{0}} bitcast(sb{k})",
+              f"  b{k} = f32[4]{{0}} add({v}, rb{k})",
+              f"  d{k} = f32[4]{{0}} subtract(a{k}, b{k})",
+              f"  fin{k} = pred[4]{{0}} is-finite(d{k})",
+              f"  nf{k} = pred[4]{{0}} not(fin{k})",
+              f"  ad{k} = f32[4]{{0}} abs(d{k})",
+              f"  eq{k} = pred[4]{{0}} compare(ad{k}, binf), direction=EQ",
+              f"  ne{k} = pred[4]{{0}} not(eq{k})",
+              f"  c{k} = pred[4]{{0}} and(nf{k}, ne{k})",
+              f"  s{k} = f32[4]{{0}} add(a{k}, b{k})",
+              f"  m{k} = f32[4]{{0}} maximum(a{k}, b{k})",
+              f"  n{k} = f32[4]{{0}} negate(ad{k})",
+              f"  e{k} = f32[4]{{0}} exponential(n{k})",
+              f"  l{k} = f32[4]{{0}} log-plus-one(e{k})",
+              f"  ml{k} = f32[4]{{0}} add(m{k}, l{k})",
+              f"  {w} = f32[4]{{0}} select(c{k}, s{k}, ml{k})"]
+    t += ["  zero = f32[] constant(0)",
+          f"  ROOT sum = f32[] reduce(v{steps}, zero), dimensions={{0}}, to_apply=add"]
+    return ("HloModule logaddexp_scan\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+            "  ROOT s = f32[] add(x, y)\n}\n\nENTRY main {\n" + "\n".join(t) + "\n}\n")
+
+
 def layers_for(instructions: int) -> int:
     """The depth that gives about ``instructions`` instructions."""
     return max(1, round(instructions / PER_LAYER))

@@ -67,3 +67,40 @@ def test_lowering_grows_linearly():
         if not bad:
             break
     assert not bad, "lowering grows faster than linearly:\n" + "\n".join(bad)
+
+
+def test_logaddexp_scan_compiles_and_computes():
+    import numpy as np
+    import xlac
+    from benchmarks.large_modules import logaddexp_scan_hlo
+    text = logaddexp_scan_hlo(12)
+    x = np.linspace(-2, 3, 8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_allclose(xlac.jit(text)(x), xlac.evaluate(text, x), rtol=1e-5)
+    with pytest.raises(ValueError, match="steps"):
+        logaddexp_scan_hlo(0)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("small_steps", [4, 24])
+def test_fork_and_join_paths_grow_linearly(small_steps):
+    """A scan of logaddexp steps (XLA's concat test module that did not compile
+    in 300 s): every step's value is read by ops whose results meet again, and
+    fusion's reuse walk followed every path through those diamonds,
+    exponential in the steps (6 steps: 3.8 s, 8 never ended).  Each phase's
+    CPU time at twice the steps is bounded as above: at 4 -> 8 steps the
+    exponential walk is caught (its 8 steps overrun the bound by minutes), at
+    24 -> 48 the duplication of cheap producers into fusions, which fusion's
+    size limit keeps about linear."""
+    from benchmarks.large_modules import logaddexp_scan_hlo
+    small_text = logaddexp_scan_hlo(small_steps)
+    large_text = logaddexp_scan_hlo(2 * small_steps)
+    growth = instruction_count(large_text) / instruction_count(small_text)
+    small = phase_times(small_text, repeat=3)
+    large: dict = {}
+    for _ in range(ATTEMPTS):
+        times = phase_times(large_text, repeat=1)
+        large = {k: min(v, large.get(k, v)) for k, v in times.items()}
+        bad = _over_bound(small, large, growth)
+        if not bad:
+            break
+    assert not bad, "lowering grows faster than linearly:\n" + "\n".join(bad)

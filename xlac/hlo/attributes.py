@@ -123,8 +123,12 @@ def _parse_bool(p: "Parser") -> bool:
     return word == "true"
 
 
-def _parse_comp_ref(p: "Parser") -> CompRef:
-    name, pos = p.name("computation name")
+def _parse_comp_ref(p: "Parser"):
+    """A computation's name (a :class:`CompRef`), or the computation itself
+    written in braces (``to_apply={ x = ... }``, read into a computation)."""
+    if p.peek("{"):
+        return p.nested_computation()
+    name, pos = p.name("computation name (or a computation in braces)")
     return CompRef(name, pos)
 
 
@@ -169,6 +173,9 @@ FLOAT = AttrKind("float", lambda p: p.number(), _format_float)
 def _parse_replica_groups(p: "Parser") -> ReplicaGroups:
     """``{{0,1},{2,3}}``, ``{}``, or the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``."""
     pos = p.skip_ws()
+    if p.accept_keyword("mesh"):
+        raise p.error("replica groups over mesh axes (replica_groups=mesh[...] {...}) are not supported "
+                      "by xlac: write them as {{...},...} or in the iota form [G,S]<=[N]", pos)
     if p.accept("["):
         num_groups = p.integer()
         p.expect(",")

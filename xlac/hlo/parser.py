@@ -26,9 +26,20 @@ verbatim); the printer writes values with the same kinds.  The module header's
 ``replica_count=`` and ``num_partitions=`` are read as ints from 1 to 1024,
 their product too (``collectives.MAX_MODULE_DEVICES``).
 
-Attribute values must end on the line they start on (XLA prints one instruction
-per line); an unclosed bracket at the end of a line is reported there, which
-gives a precise error instead of swallowing the rest of the module.
+The grammar is token-based, as XLA's: line ends are white space like any
+other, so several instructions may share a line and a shape, an instruction,
+an attribute value or a computation header may go on over several lines.  An
+attribute value is one run of text without white space outside brackets and
+quotes (``dimensions={1,0}``, ``dim_labels=b01f_01io->b01f``, a quoted string)
+whose brackets may span lines; it ends at a ``,``, at white space or a comment
+outside brackets, or at a closing bracket it did not open.  An unclosed bracket
+is reported at the bracket.  A computation-valued attribute may hold the
+computation itself (``to_apply={ x = ... ROOT ... }``), as XLA reads it: a
+computation named ``_`` (made unique) is added to the module.
+
+An array constant written as one scalar (``f32[4] constant(5)``) is read as
+XLA's parser reads it: that value in the first element and zeros elsewhere
+(``{5, 0, 0, 0}``), for a non-complex array with at least one element.
 
 Every malformed input raises :class:`xlac.errors.HloParseError` with the 1-based
 line and column of the offending token.  Each instruction keeps its own
@@ -105,13 +116,19 @@ _PLAIN_OPERAND_RE = re.compile(r"[ \t\r\n\f\v]*%?([A-Za-z_][\w.\-]*)[ \t\r\n\f\v
 # The common start of an instruction: ``[ROOT] [%]name =``, read in one match by
 # Parser.instruction (names ROOT and ENTRY, comments, errors: token by token).
 _PLAIN_HEADER_RE = re.compile(r"(ROOT[ \t]+)?(%?([A-Za-z_][\w.\-]*))[ \t]*=", re.ASCII)
-# A run of characters value_end has nothing to decide about (ASCII, not a
-# quote, bracket, comma, slash or newline): skipped in one match.
-_PLAIN_VALUE_RUN_RE = re.compile(r'[^"/{}\[\]()\n,\x80-\U0010ffff]+')
+# Runs of characters value_end has nothing to decide about, skipped in one
+# match: outside brackets (ASCII, not a quote, bracket, comma, slash or blank)
+# and inside them (commas and blanks too).
+_VALUE_RUN_RE = re.compile(r'[^"\'/{}\[\]()\x00- ,\x7f-\U0010ffff]+')
+_BRACKETED_RUN_RE = re.compile(r'[^"\'/{}\[\]()\x80-\U0010ffff]+')
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+#: Largest constant (in bytes) made from text that does not list its elements
+#: (an elided ``{...}`` or an array written as one scalar).
+MAX_IMPLICIT_CONSTANT_BYTES = 1 << 30
 
 #: Deepest nesting of instructions written as operands (``add(f32[] negate(...), ...)``).
 MAX_OPERAND_NESTING = 64
@@ -219,6 +236,9 @@ class Parser:
         # Shapes repeat (a training step has thousands of instructions and tens of
         # shapes): the Shape of each simple shape text, parsed once (shapes are immutable).
         self._shapes: dict[str, Shape] = {}
+        # (attribute name, start, end) of the last attribute value that spanned
+        # lines: a bracket left open there swallows the computation's '}'.
+        self._spanning: tuple | None = None
 
     # -- positions and errors ----------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -237,7 +257,7 @@ class Parser:
         """What is at the current position, for 'expected X, found Y' messages."""
         self.skip_ws()
         if self.pos >= self.end:
-            return "end of line" if self.end < len(self.text) else "end of input"
+            return "end of the attribute value" if self.end < len(self.text) else "end of input"
         c = self.text[self.pos]
         if not (c.isascii() and c.isprintable()):
             return _describe_char(c)
@@ -286,7 +306,7 @@ class Parser:
         return pos
 
     def skip_blanks(self) -> int:
-        """Skip spaces and tabs only: an attribute value starts on its name's line."""
+        """Skip spaces and tabs only (an empty attribute value ends at its line's end)."""
         while self.pos < self.end and self.text[self.pos] in " \t":
             self.pos += 1
         return self.pos
@@ -404,69 +424,62 @@ class Parser:
         return self._parse_shape(pos)
 
     def _parse_shape(self, pos: int) -> Shape:
-        # Shapes never span lines; handing the shape parser one line makes the
-        # columns in its messages the real columns.
-        line_start = self._line_starts[self.line_col(pos)[0] - 1]
-        line_end = self.text.find("\n", pos)
-        line_end = len(self.text) if line_end < 0 else line_end
-        line = self.text[line_start:min(line_end, self.end)]
+        # A shape may span lines (a tuple shape broken after a comma): the shape
+        # parser reads the text itself, so its "column N" is a position in it.
+        text = self.text if self.end == len(self.text) else self.text[:self.end]
         try:
-            shape, end = parse_shape_prefix(line, pos - line_start)
+            shape, end = parse_shape_prefix(text, pos)
         except (ValueError, TypeError, IndexError) as e:
             m = re.search(r" at column ([0-9]+)", str(e))
-            col_pos = line_start + int(m.group(1)) - 1 if m else pos
+            err_pos = int(m.group(1)) - 1 if m else pos
             # The error's own prefix gives line and column; the shape parser's is dropped.
             message = str(e).replace(m.group(0), "", 1) if m else str(e)
-            raise self.error(f"bad shape: {message}", col_pos) from None
-        self.pos = line_start + end
+            raise self.error(f"bad shape: {message}", err_pos) from None
+        self.pos = end
         return shape
 
-    def _string_end(self, pos: int, multiline: bool = False) -> int:
-        """Position after the quoted string starting at ``pos`` (backslash escapes);
-        it ends on its line unless ``multiline``."""
-        text = self.text
+    def _string_end(self, pos: int) -> int:
+        """Position after the string quoted by ``"`` or ``'`` at ``pos`` (backslash
+        escapes; it may span lines, as in XLA's lexer)."""
+        text, quote = self.text, self.text[pos]
         i = pos + 1
         while i < self.end:
             c = text[i]
             if c == "\\":
                 i += 2
-            elif c == '"':
+            elif c == quote:
                 return i + 1
-            elif c == "\n" and not multiline:
-                break
             else:
                 i += 1
         raise self.error("unterminated string", pos)
 
-    def value_end(self, start: int, multiline: bool = False) -> int:
+    def value_end(self, start: int) -> int:
         """End of an attribute value starting at ``start``.
 
-        The value runs to the first ``,`` outside brackets and quotes, the end of
-        the line, a ``//`` comment, or a closing bracket that belongs to an
-        enclosing construct.  Brackets inside it must match and close on the same
-        line.  Outside strings and comments it must be ASCII.
+        A value is one run of text as XLA's lexer makes one token (or one
+        bracketed group) of it: it ends at a ``,``, a blank or a comment outside
+        brackets and quotes, or at a closing bracket that belongs to an
+        enclosing construct.  Brackets and quoted strings inside it may span
+        lines and must match.  Outside strings and comments it must be ASCII.
         """
-        text = self.text
+        text, end = self.text, self.end
         closers = {"}": "{", "]": "[", ")": "("}
         stack: list[tuple[str, int]] = []
         i = start
-        while i < self.end:
-            run = _PLAIN_VALUE_RUN_RE.match(text, i, self.end)
+        while i < end:
+            run = (_BRACKETED_RUN_RE if stack else _VALUE_RUN_RE).match(text, i, end)
             if run is not None:
                 i = run.end()
-                if i >= self.end:
+                if i >= end:
                     break
             c = text[i]
-            if c == '"':
-                i = self._string_end(i, multiline)
+            if c == '"' or c == "'":
+                i = self._string_end(i)
                 continue
-            if text.startswith("//", i, self.end):
-                break  # the rest of the line is a comment (skip_ws skips it)
-            if text.startswith("/*", i, self.end):
-                close = text.find("*/", i + 2, self.end)
-                if close < 0:
-                    raise self.error("unterminated comment '/*'", i)
-                i = close + 2
+            if c == "/" and text.startswith(("//", "/*"), i, end):
+                if not stack:
+                    break                       # a comment after the value (skip_ws skips it)
+                i = self._comment_end(i)
                 continue
             if not c.isascii():
                 raise self.error(f"{_describe_char(c)} in an attribute value: outside quoted "
@@ -479,15 +492,48 @@ class Parser:
                 opener, opos = stack.pop()
                 if opener != closers[c]:
                     raise self.error(f"'{c}' does not match '{opener}' at {self._where(opos)}", i)
-            elif (c == "\n" and not (multiline and stack)) or (c == "," and not stack):
-                break
+            elif not stack and (c == "," or c in _BLANKS):
+                nxt = self._value_continues(i)
+                if nxt is None:
+                    break
+                i = nxt
+                continue
             i += 1
         if stack:
             opener, opos = stack[-1]
             raise self.error(f"unterminated '{opener}'", opos)
-        while i > start and text[i - 1] in _BLANKS:
-            i -= 1
         return i
+
+    def _value_continues(self, pos: int) -> int | None:
+        """Where a value goes on after the blanks at ``pos``, or None if it ends.
+
+        Two of XLA's attribute forms have a blank inside: ``literal=f32[] 0.1``
+        (a shape, then the literal) and ``replica_groups=mesh[...] {...}``.  What
+        follows the blank there (a bracket, a number, or on the same line
+        true/false/inf/nan) cannot start a next attribute or instruction, so a
+        blank before it is inside the value."""
+        text, end = self.text, self.end
+        if text[pos] == ",":
+            return None
+        nxt = _BLANKS_RE.match(text, pos, end).end()
+        if nxt >= end:
+            return None
+        if text[nxt] in "{([0123456789+-.":
+            return nxt
+        word = _WORD_RE.match(text, nxt, end)
+        if word and word.group(0) in ("true", "false", "inf", "nan") and "\n" not in text[pos:nxt]:
+            return nxt
+        return None
+
+    def _comment_end(self, pos: int) -> int:
+        """Position after the ``//`` or ``/* */`` comment at ``pos``."""
+        if self.text.startswith("//", pos, self.end):
+            nl = self.text.find("\n", pos, self.end)
+            return self.end if nl < 0 else nl + 1
+        close = self.text.find("*/", pos + 2, self.end)
+        if close < 0:
+            raise self.error("unterminated comment '/*'", pos)
+        return close + 2
 
     # -- module --------------------------------------------------------------------
     #: The stack-frame index XLA prints after the module header of a compiled
@@ -545,7 +591,7 @@ class Parser:
                 if self._next_key_is("entry_computation_layout"):
                     key, value = "entry_computation_layout", self.entry_computation_layout()
                 else:
-                    key, value, _ = self.raw_attribute(multiline=True)
+                    key, value, _ = self.raw_attribute()
                 if key in attrs:
                     raise self.error(f"duplicate module attribute '{key}'", key_pos)
                 if key in _DEVICE_COUNTS:
@@ -649,21 +695,21 @@ class Parser:
         except DeviceGroupError as e:
             raise self.error(str(e), pos) from None
 
-    def raw_attribute(self, multiline: bool = False) -> tuple[str, Raw, int]:
-        """``key=value`` kept as text; ``multiline``: a bracketed value may go on
-        over several lines (module header attributes such as XLA's
-        ``origin_recovery_table``)."""
+    def raw_attribute(self) -> tuple[str, Raw, int]:
+        """``key=value`` kept as text (module and computation attributes)."""
         key, pos = self.name("attribute name")
-        self.expect("=")
-        start = self.skip_blanks()
-        end = self.value_end(start, multiline)
+        after = self.expect("=") + 1
+        start = self.skip_ws()
+        end = self.value_end(start)
         if end == start:
-            raise self.error(f"missing value for attribute '{key}'", start)
+            raise self.error(f"missing value for attribute '{key}'", after)
         self.pos = end
         return key, Raw(self.text[start:end]), pos
 
     def _resolve_comp_refs(self, comps: dict[str, HloComputation]) -> None:
-        def resolve(ref: CompRef) -> HloComputation:
+        def resolve(ref) -> HloComputation:
+            if isinstance(ref, HloComputation):     # written in the attribute itself
+                return ref
             try:
                 return comps[ref.name]
             except KeyError:
@@ -673,7 +719,8 @@ class Parser:
             inst.attrs[key] = (tuple(resolve(r) for r in value) if isinstance(value, tuple)
                                else resolve(value))
             for ref in value if isinstance(value, tuple) else (value,):
-                self._call_sites.setdefault((id(inst), ref.name), ref.pos)
+                if isinstance(ref, CompRef):
+                    self._call_sites.setdefault((id(inst), ref.name), ref.pos)
 
     def _check_call_graph(self, comps: list) -> None:
         """No computation calls itself and no calls nest deeper than MAX_CALL_DEPTH
@@ -690,14 +737,23 @@ class Parser:
         name, name_pos = self.name("computation name (or ENTRY)")
         if self.peek("("):
             self.signature()
+        comp = self.instruction_list(name, is_entry)
+        # XLA may tag a computation with `, execution_thread="..."`: kept for
+        # printing (xlac runs every computation on the calling thread).
+        while self.accept(","):
+            key, value, _ = self.raw_attribute()
+            comp.attrs[key] = value
+        return comp, is_entry, name_pos
+
+    def instruction_list(self, name: str, is_entry: bool = False) -> HloComputation:
+        """``{ instruction+ }``: the body of computation ``name``."""
         brace = self.expect("{", f"'{{' to open computation '{name}'")
         scope: dict[str, HloInstruction] = {}
         root: HloInstruction | None = None
         root_pos = None
         while True:
             if self.at_end():
-                raise self.error(f"unterminated '{{': computation '{name}' has no closing '}}'",
-                                 brace)
+                raise self._unterminated_computation(name, brace)
             if self.accept("}"):
                 break
             inst, is_root, pos = self.instruction(scope, name, brace)
@@ -708,15 +764,31 @@ class Parser:
                 root, root_pos = inst, pos
         if not scope:
             raise self.error(f"computation '{name}' has no instructions", brace)
-        # XLA may tag a computation with `, execution_thread="..."`: kept for
-        # printing (xlac runs every computation on the calling thread).
-        comp_attrs = {}
-        while self.accept(","):
-            key, value, _ = self.raw_attribute()
-            comp_attrs[key] = value
-        comp = HloComputation(name, scope.values(), root=root, is_entry=is_entry)
-        comp.attrs = comp_attrs
-        return comp, is_entry, name_pos
+        return HloComputation(name, scope.values(), root=root, is_entry=is_entry)
+
+    def _unterminated_computation(self, name: str, brace: int) -> HloParseError:
+        """The error for a computation the input ends in.  When an attribute value
+        inside it spanned lines, its unclosed bracket most likely took the
+        computation's '}' for its own: that bracket is named."""
+        spanning = self._spanning
+        if spanning is not None and spanning[1] > brace:
+            key, start, end = spanning
+            return self.error(f"unterminated '{self.text[start]}' of attribute '{key}': it closes only "
+                              f"at {self._where(end - 1)}, which leaves computation '{name}' without "
+                              "its '}'", start)
+        return self.error(f"unterminated '{{': computation '{name}' has no closing '}}'", brace)
+
+    def nested_computation(self) -> HloComputation:
+        """A computation written in an attribute (``to_apply={ ... }``), as XLA
+        reads it: named ``_`` (made unique with the module's names) and added
+        to the module."""
+        saved = self._pending_name
+        try:
+            comp = self.instruction_list("_")
+        finally:
+            self._pending_name = saved
+        self._generated.append(comp)
+        return comp
 
     def signature(self) -> None:
         """``(p0: f32[], p1: s32[]) -> f32[]``: checked, then dropped (the parameters say it)."""
@@ -794,7 +866,7 @@ class Parser:
                 attrs["elided"] = True
         else:
             operands = self.operands(scope, depth)
-        self.expect(")", "',' or ')'")
+        self.expect(")", "')' after the value" if opcode in ("constant", "parameter") else "',' or ')'")
         arity = OPCODES[wrapped or opcode].arity
         if arity is not None and len(operands) != arity and opcode != "async-update" and \
                 opcode != "async-done":
@@ -805,8 +877,10 @@ class Parser:
         # A short-form async op reads its attributes as the wrapped op's.
         inst = HloInstruction(wrapped or opcode, shape, operands, attrs, name)
         if allow_attributes:
+            key = None
             while self.accept(","):
-                self.attribute(inst)
+                key = self.attribute(inst)
+            self._check_instruction_end(inst.name, key)
         if opcode == "broadcast" and "dimensions" not in inst.attrs and operands and \
                 operands[0].shape.is_array and not operands[0].shape.dimensions:
             inst.attrs["dimensions"] = ()            # a scalar's broadcast needs none (XLA)
@@ -863,15 +937,14 @@ class Parser:
         """The result shape XLA infers for an instruction written without one."""
         attrs = dict(inst.attrs)
         for key, value in attrs.items():
-            refs = value if isinstance(value, tuple) and value and isinstance(value[0], CompRef) else (
-                (value,) if isinstance(value, CompRef) else None)
-            if refs is None:
+            refs = value if isinstance(value, tuple) else (value,)
+            if not any(isinstance(r, CompRef) for r in refs):
                 continue
             for ref in refs:
-                if ref.name not in self._done:
+                if isinstance(ref, CompRef) and ref.name not in self._done:
                     raise self.error(f"cannot infer the shape of {inst.opcode} '{inst.name}': computation "
                                      f"'{ref.name}' must be defined before it (or write the shape)", ref.pos)
-            comps = tuple(self._done[r.name] for r in refs)
+            comps = tuple(self._done[r.name] if isinstance(r, CompRef) else r for r in refs)
             attrs[key] = comps if isinstance(value, tuple) else comps[0]
         try:
             return infer_shape(inst.opcode, [o.shape for o in inst.operands], attrs)
@@ -919,12 +992,16 @@ class Parser:
         key, key_pos = self.name("attribute name")
         if key in inst.attrs:
             raise self.error(f"duplicate attribute '{key}'", key_pos)
-        self.expect("=", f"'=' after attribute name '{key}'")
-        start = self.skip_blanks()
-        end = self.value_end(start)
+        after = self.expect("=", f"'=' after attribute name '{key}'") + 1
         kind = OPCODES[inst.opcode].attribute_kind(key)
+        # A value may start on a later line, but one that may be empty (a
+        # scalar's `padding=`) ends with its line: the next line is the next instruction.
+        start = self.skip_blanks() if kind.allow_empty else self.skip_ws()
+        end = self.value_end(start)
         if end == start and not kind.allow_empty:
-            raise self.error(f"missing value for attribute '{key}'", start)
+            raise self.error(f"missing value for attribute '{key}'", after)
+        if self.text.find("\n", start, end) >= 0:
+            self._spanning = (key, start, end)
         if kind.parse is None:                      # kept as text (RAW, window, dim_labels)
             value = Raw(self.text[start:end])
             self.pos = end
@@ -937,12 +1014,37 @@ class Parser:
                 if not self.at_end():
                     raise self.error(f"unexpected {self._found()} in the value of attribute "
                                      f"'{key}' ({kind.name})")
+            except HloParseError as e:
+                raise self._spanning_hint(e, key, start, end) from None
             finally:
                 self.end = saved_end
             self.pos = end
             if kind is COMPUTATION or kind is COMPUTATIONS:
                 self._comp_refs.append((inst, key, value))
         inst.attrs[key] = value
+        return key
+
+    def _spanning_hint(self, e: HloParseError, key: str, start: int, end: int) -> HloParseError:
+        """``e``, with a hint when the value spans lines and a bracket opened on
+        its first line closes only on a later one (most likely left open)."""
+        if self.text.find("\n", start, end) < 0 or self.text[start] not in "{[(" or \
+                self.text[end - 1] not in "}])":
+            return e
+        hint = (f" (the '{self.text[start]}' of attribute '{key}' at {self._where(start)} closes only at "
+                f"{self._where(end - 1)}: is it unterminated?)")
+        message = str(e).split(": ", 1)[1] if e.line else str(e)
+        return HloParseError(message + hint, e.line, e.column)
+
+    def _check_instruction_end(self, name: str, key: str | None) -> None:
+        """After an instruction come '}' or the next instruction's name (on the
+        same line or not); anything else is an error here rather than a
+        confusing one at the next instruction."""
+        pos = self.skip_ws()
+        if pos >= self.end or self.text[pos] in "}%" or _NAME_RE.match(self.text, pos, self.end):
+            return
+        after = f"the value of attribute '{key}'" if key else f"instruction '{name}'"
+        raise self.error(f"unexpected {self._found()} after {after} (expected ',', '}}' or the "
+                         "next instruction)", pos)
 
     # -- literals --------------------------------------------------------------------------
     def literal(self, shape: Shape):
@@ -970,11 +1072,40 @@ class Parser:
             self.pos = pos + 1
             if self.accept("..."):
                 self.expect("}")
-                return np.zeros(dims, dtype=et.dtype), True
+                return self._zeros(shape, pos), True
             self.pos = pos
+        if not self.text.startswith("{", pos, self.end):
+            return self._scalar_as_array(shape, pos), False
         texts: list = []
         self._array_level(dims, 0, et, texts)
         return self._convert(texts, et).reshape(dims), False
+
+    def _scalar_as_array(self, shape: Shape, pos: int) -> np.ndarray:
+        """``f32[4] constant(5)``: XLA's dense-literal reader takes one scalar
+        where the nested braces should be and stores it as the first element,
+        the others staying zero (``{5, 0, 0, 0}``); it refuses this for complex
+        types and for arrays without elements."""
+        et = shape.element_type
+        if et.is_complex or math.prod(shape.dimensions) == 0 or \
+                not _SCALAR_RE.match(self.text, pos, self.end):
+            why = ("a complex constant" if et.is_complex else "a constant with no elements"
+                   if math.prod(shape.dimensions) == 0 else "an array constant")
+            raise self.error(f"expected '{{' of dimension 0 of the constant, found {self._found()} "
+                             f"({why} of shape {shape} is written as nested braces)", pos)
+        values = self._zeros(shape, pos)
+        values.reshape(-1)[0] = self._convert([self.scalar_text(et)], et)[0]
+        return values
+
+    def _zeros(self, shape: Shape, pos: int) -> np.ndarray:
+        """The zero array of a constant whose text does not hold its elements
+        (``{...}``, one scalar): its size is not bounded by the text's, so by
+        :data:`MAX_IMPLICIT_CONSTANT_BYTES`."""
+        size = math.prod(shape.dimensions) * shape.element_type.dtype.itemsize
+        if size > MAX_IMPLICIT_CONSTANT_BYTES:
+            raise self.error(f"constant of shape {shape} ({size} bytes) is not written out in full: "
+                             f"xlac makes such constants up to {MAX_IMPLICIT_CONSTANT_BYTES} bytes "
+                             "(xlac.hlo.parser.MAX_IMPLICIT_CONSTANT_BYTES)", pos)
+        return np.zeros(shape.dimensions, dtype=shape.element_type.dtype)
 
     def _array_level(self, dims: tuple, d: int, et: PrimitiveType, out: list) -> None:
         brace = self.expect("{", f"'{{' of dimension {d} of the constant")

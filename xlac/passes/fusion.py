@@ -575,15 +575,28 @@ def _reuse(use, consumer, index) -> str | None:
     that varies only along the outer loops of the kernel is computed once per
     outer iteration (the code generator hoists it); after an index computation
     (slice, pad, ...) the value must be read once per element.
+
+    Paths through the fusion fork and join again (a value read by several
+    users whose results meet later): the answer from a state (instruction,
+    operand, dep, pure) is the same on every path that reaches it, so each
+    state is walked once (``memo``).  Walking every path was exponential in
+    the depth of such diamonds (a chain of 8 logaddexp steps did not compile).
     """
     inst, k = use
     operand_shape = inst.operands[k].shape
-    return _walk(inst, k, set(_nontrivial(operand_shape)), True, consumer, index, 0)
+    return _walk(inst, k, set(_nontrivial(operand_shape)), True, consumer, index, 0, {})
 
 
-def _walk(inst, k, dep: set, pure: bool, consumer, index, depth: int) -> str | None:
+def _walk(inst, k, dep: set, pure: bool, consumer, index, depth: int, memo: dict) -> str | None:
     if depth > 64:
         return "index analysis gave up (too deep)"
+    key = (id(inst), k, frozenset(dep), pure)
+    if key not in memo:
+        memo[key] = _walk_once(inst, k, dep, pure, consumer, index, depth, memo)
+    return memo[key]
+
+
+def _walk_once(inst, k, dep: set, pure: bool, consumer, index, depth: int, memo: dict) -> str | None:
     operand_shape = inst.operands[k].shape
     full = set(_nontrivial(operand_shape))
     op = inst.opcode
@@ -592,15 +605,15 @@ def _walk(inst, k, dep: set, pure: bool, consumer, index, depth: int) -> str | N
         new_dep = {dims[d] for d in dep}
         if new_dep != set(_nontrivial(inst.shape)) and not pure:
             return f"would be recomputed for every element of broadcast {inst.name}"
-        return _continue(inst, new_dep, pure, consumer, index, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth, memo)
     if op in ("reshape", "bitcast") and _unit_reshape(inst):
         src, dst = _nontrivial(operand_shape), _nontrivial(inst.shape)
         new_dep = {dst[src.index(d)] for d in dep}
-        return _continue(inst, new_dep, pure, consumer, index, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth, memo)
     if op == "transpose":
         perm = inst.attrs["dimensions"]
         new_dep = {j for j, p in enumerate(perm) if p in dep}
-        return _continue(inst, new_dep, pure, consumer, index, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth, memo)
     if op == "reduce" and k < len(inst.operands) // 2:
         reduced = set(inst.attrs["dimensions"])
         kept = [d for d in range(operand_shape.rank) if d not in reduced]
@@ -608,20 +621,20 @@ def _walk(inst, k, dep: set, pure: bool, consumer, index, depth: int) -> str | N
         if dep != full and not (pure and dep == kept_nontrivial):
             return f"would be recomputed inside reduce {inst.name}"
         new_dep = {kept.index(d) for d in dep if d in kept}
-        return _continue(inst, new_dep, pure, consumer, index, depth)
+        return _continue(inst, new_dep, pure, consumer, index, depth, memo)
     if op == "reduce":  # the init value: read once per output element
-        return _continue(inst, set(), pure, consumer, index, depth)
+        return _continue(inst, set(), pure, consumer, index, depth, memo)
     if _elementwise(inst) and operand_shape.dimensions == inst.shape.dimensions:
-        return _continue(inst, dep, pure, consumer, index, depth)
+        return _continue(inst, dep, pure, consumer, index, depth, memo)
     if _elementwise(inst):  # a scalar operand of select/clamp
-        return _continue(inst, set(), pure, consumer, index, depth)
+        return _continue(inst, set(), pure, consumer, index, depth, memo)
     # Any other index computation: no hoisting past it, and no reuse allowed.
     if dep != full:
         return f"would be recomputed for every element of {inst.opcode} {inst.name}"
-    return _continue(inst, set(_nontrivial(inst.shape)), False, consumer, index, depth)
+    return _continue(inst, set(_nontrivial(inst.shape)), False, consumer, index, depth, memo)
 
 
-def _continue(inst, dep: set, pure: bool, consumer, index, depth: int) -> str | None:
+def _continue(inst, dep: set, pure: bool, consumer, index, depth: int, memo: dict) -> str | None:
     root = fused_root(consumer)
     if inst is root:
         return _at_root(inst, dep, pure)
@@ -629,7 +642,7 @@ def _continue(inst, dep: set, pure: bool, consumer, index, depth: int) -> str | 
     if not users:
         return f"is read by {inst.name}, whose value leaves the fusion"
     for user, j in users:
-        why = _walk(user, j, dep, pure, consumer, index, depth + 1)
+        why = _walk(user, j, dep, pure, consumer, index, depth + 1, memo)
         if why:
             return why
     return None
