@@ -155,6 +155,8 @@ def test_code_block_runs(block, tmp_path):
         pytest.skip(why)
     if block.file:
         return                      # a file the document's other blocks use (and compile)
+    assert not re.search(r"\bpip install\b", block.text), \
+        f"{block.id}: a block that installs would change the test environment: mark it skip"
     cwd = _workdir(tmp_path, block)
     done = subprocess.run(_command(block, cwd), cwd=cwd, env=_env(), capture_output=True, text=True,
                           timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
