@@ -31,6 +31,45 @@ def _error(capsys, argv) -> str:
     return err
 
 
+NARROW = """HloModule narrow
+
+ENTRY e {
+  x = bf16[4] parameter(0)
+  y = f8e4m3fn[4] parameter(1)
+  xf = f32[4] convert(x)
+  yf = f32[4] convert(y)
+  s = f32[4] add(xf, yf)
+  a = bf16[4] convert(s)
+  b = s4[4] convert(s)
+  ROOT t = (bf16[4], s4[4]) tuple(a, b)
+}
+"""
+
+
+def test_npz_of_ml_dtypes_types_in_and_out(tmp_path, capsys):
+    """numpy saves bf16, f8 and s4 arrays as raw void items (V2, V1): run reads
+    them as the parameter's type says, writes results the same way (read back
+    with .view(ml_dtypes.TYPE)), and --expected compares them as the results' type."""
+    import ml_dtypes
+    (tmp_path / "m.hlo").write_text(NARROW)
+    np.savez(tmp_path / "in.npz", np.array([1, 2, 3, 4], ml_dtypes.bfloat16),
+             np.array([0.5, 1, 1.5, 2], ml_dtypes.float8_e4m3fn))
+    assert main(["run", str(tmp_path / "m.hlo"), "--inputs", str(tmp_path / "in.npz"),
+                 "--out", str(tmp_path / "out.npz")]) == 0
+    with np.load(tmp_path / "out.npz") as f:
+        a, b = f["arr_0"], f["arr_1"]
+    assert a.dtype == np.dtype("V2") and b.dtype == np.dtype("V1")
+    np.testing.assert_array_equal(a.view(ml_dtypes.bfloat16).astype(np.float32), [1.5, 3, 4.5, 6])
+    np.testing.assert_array_equal(b.view(ml_dtypes.int4).astype(np.int32), [1, 3, 4, 6])
+    assert main(["run", str(tmp_path / "m.hlo"), "--inputs", str(tmp_path / "in.npz"),
+                 "--expected", str(tmp_path / "out.npz")]) == 0
+    # A void item of another size is still a dtype error naming the parameter.
+    np.savez(tmp_path / "bad.npz", np.zeros(4, "V4"), np.zeros(4, "V1"))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "m.hlo"), "--inputs", str(tmp_path / "bad.npz")]) == 1
+    assert "parameter 0 (x)" in capsys.readouterr().err
+
+
 def test_missing_file(capsys, tmp_path):
     assert "nope.hlo" in _error(capsys, ["run", str(tmp_path / "nope.hlo")])
 

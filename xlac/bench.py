@@ -127,6 +127,20 @@ def write_npz(path: str, arrays: list) -> None:
             fh.write(buffer.getbuffer())
 
 
+def typed_as(array: np.ndarray, dtype) -> np.ndarray:
+    """``array`` viewed as ``dtype`` when numpy stored it as raw bytes.
+
+    ``np.save`` keeps arrays of ml_dtypes' types (bf16, the f8 and f4 types,
+    s4/u4, ...) as plain void items (``V2``, ``V1``) and ``np.load`` gives them
+    back so; one of ``dtype``'s item size is its bytes, read as ``dtype``.
+    Anything else is returned as it is (the call names a dtype mismatch)."""
+    dtype = np.dtype(dtype)
+    if (array.dtype.type is np.void and array.dtype.names is None and dtype.type is not np.void
+            and array.dtype.itemsize == dtype.itemsize):
+        return array.view(dtype)
+    return array
+
+
 def load_inputs(path: str | None, module: HloModule) -> list:
     """The entry parameters of ``module`` from the ``.npz`` at ``path`` (see the
     module docstring for the keys).  A token parameter may be left out (None).
@@ -150,7 +164,8 @@ def load_inputs(path: str | None, module: HloModule) -> list:
                              f"{' and '.join(found)}")
         if found:
             used.add(found[0])
-            out.append(data[found[0]])
+            array = data[found[0]]
+            out.append(array if p.shape.is_tuple or p.shape.is_token else typed_as(array, p.shape.dtype))
         elif p.shape.is_token:        # a token carries no data
             out.append(None)
         else:

@@ -240,8 +240,9 @@ def _compare(leaves: list, data: dict, path: str, rtol: float, atol: float) -> N
     if missing or len(data) != len(leaves):
         raise ValueError(f"--expected {path}: holds {', '.join(sorted(data)) or 'nothing'}, the module has "
                          f"{len(leaves)} result(s) ({', '.join(names)})")
+    from .bench import typed_as
     for n, got in zip(names, leaves):
-        want = data[n]
+        want = typed_as(data[n], got.dtype)
         if got.shape != want.shape or got.dtype != want.dtype:
             raise ValueError(f"result {n} is {got.dtype}{list(got.shape)}, {path} has "
                              f"{want.dtype}{list(want.shape)}")
