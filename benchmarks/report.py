@@ -251,7 +251,7 @@ def machine_text(res: dict) -> str:
     on = [k for k, val in caps.items() if val]
     off = [k for k, val in caps.items() if not val]
     return (f"Taken {res['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}, {m['simd']}; "
-            f"{m['os']}), xlac commit {m['xlac_commit'] or '?'}; {ver}. "
+            f"{m['os']}); {ver}. "
             f"Runtime features used: {', '.join(on) or 'none'}"
             + (f" (absent: {', '.join(off)})" if off else "")
             + f"; threads: {_threads_setting(s)}; "
