@@ -9,7 +9,7 @@
    ``train_step.hlo`` — one SGD step of the softmax cross-entropy, exported
    from JAX by ``make_hlo.py`` — compiled by ``xlac.jit`` and called on numpy
    arrays.  JAX is not needed to run this.
-3. Plots the loss per epoch to ``DIR/loss.png`` (matplotlib) and reports the
+3. Plots the loss per epoch to ``DIR/loss.png`` (when matplotlib is installed) and reports the
    test accuracy of ``predict.hlo`` (one image -> class, logits) under xlac.
 4. Compiles ``predict.hlo`` ahead of time (``xlac.compile_aot``: an object file
    and a C header), builds ``classify.c`` with it and the C runtime, runs it on
@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -139,7 +140,9 @@ def run(epochs: int = 40, lr: float = 0.1, seed: int = 0, out: str = "digits_out
     result = {"losses": losses, "accuracy": float(np.mean(pred == y_te)), "plot": None,
               "c_accuracy": None, "c_agrees": None}
     log(f"test accuracy (xlac.jit): {result['accuracy']:.4f} ({int(np.sum(pred == y_te))}/{len(y_te)})")
-    if plot:
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        log("loss curve: not plotted, matplotlib is not installed (pip install 'xlac[examples]')")
+    elif plot:
         result["plot"] = os.path.join(out, "loss.png")
         plot_losses(losses, result["plot"])
         log(f"loss curve: {result['plot']}")
