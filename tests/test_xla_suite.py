@@ -1,0 +1,93 @@
+"""The machinery of ``python -m tests.xla_suite`` (XLA's test modules against XLA:CPU's
+recorded results): finding modules in C++ test files, seeded arguments, the results file,
+judging outputs, and the worker that survives crashes and hangs."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tests.xla_suite import compare, extract, inputs, store
+from tests.xla_suite.worker import Worker
+
+CC = r'''
+TEST_F(T, A) {
+  const char* hlo = R"(
+HloModule a
+ENTRY e { p = f32[3] parameter(0)  ROOT n = f32[3] negate(p) })";
+  auto other = R"hlo(
+  HloModule b, entry_computation_layout={(s32[])->s32[]}
+  ENTRY e { ROOT p = s32[] parameter(0) })hlo";
+  auto not_a_module = R"(some text)";
+  auto same_again = R"(
+HloModule a
+ENTRY e { p = f32[3] parameter(0)  ROOT n = f32[3] negate(p) })";
+}
+'''
+
+
+def test_raw_string_modules_are_found_once_with_their_line(tmp_path):
+    (tmp_path / "xla/tests").mkdir(parents=True)
+    (tmp_path / "xla/tests/a_test.cc").write_text(CC)
+    (tmp_path / "xla/backends/gpu").mkdir(parents=True)
+    (tmp_path / "xla/backends/gpu/g_test.cc").write_text(CC)       # GPU back ends are left out
+    found = extract.cases(tmp_path)
+    assert [(c.source, c.line) for c in found] == [("xla/tests/a_test.cc", 3), ("xla/tests/a_test.cc", 6)]
+    assert found[1].text.lstrip().startswith("HloModule b,")
+    with pytest.raises(FileNotFoundError, match="not a checkout"):
+        extract.cases(tmp_path / "xla")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float8_e4m3fn", "int4", "uint8", "bool",
+                                   "complex64", "float8_e8m0fnu"])
+def test_arguments_are_seeded_and_in_range(dtype):
+    a, b = inputs.argument(dtype, (4, 5), 1), inputs.argument(dtype, (4, 5), 1)
+    assert a.dtype == np.dtype(dtype) and a.shape == (4, 5)
+    assert a.tobytes() == b.tobytes()
+    assert a.tobytes() != inputs.argument(dtype, (4, 5), 2).tobytes()
+    assert not np.any(np.isnan(a.astype(np.complex128)))
+
+
+def test_results_file_round_trips_ml_dtypes(tmp_path):
+    outs = [np.arange(6, dtype=ml_dtypes.bfloat16).reshape(2, 3), np.array(True), np.int8([-1, 2])]
+    store.save(tmp_path / "r.npz", {"x.cc:1": ("ok", outs), "y.cc:2": ("multi-device", "2 devices")})
+    back = store.load(tmp_path / "r.npz")
+    assert back["y.cc:2"] == ("multi-device", "2 devices")
+    for want, got in zip(outs, back["x.cc:1"][1]):
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+
+
+NEGATE = "HloModule a\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n"
+
+
+def test_judging_runs_xlac_and_names_the_first_difference():
+    expected = [-inputs.argument("float32", (3,), 0)]
+    assert compare.judge(NEGATE, expected, compare.run_on_xlac(NEGATE)) == ("pass", "")
+    cause, why = compare.judge(NEGATE, [expected[0] + 1], compare.run_on_xlac(NEGATE))
+    assert cause == "wrong-result" and "3 of 3 elements differ, first at [0]" in why
+    cause, why = compare.judge(NEGATE, [expected[0].astype(np.float64)], compare.run_on_xlac(NEGATE))
+    assert cause == "wrong-result" and "float32[3], XLA:CPU gives float64[3]" in why
+    assert compare.run_on_xlac("HloModule a\nENTRY e {")[0] == "xlac-refuses-text"
+    rng = "HloModule r\nENTRY e {\n  a = f32[] constant(0)\n  b = f32[] constant(1)\n" \
+          "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform\n}\n"
+    assert compare.judge(rng, [np.full(4, 7, np.float32)], compare.run_on_xlac(rng))[0] == \
+        "implementation-defined"
+
+
+def _crash_or_hang(case):
+    import os
+    import time
+    if case == "crash":
+        os.abort()
+    if case == "hang":
+        time.sleep(60)
+    return ("ok", case)
+
+
+def test_worker_reports_crashes_and_hangs_and_goes_on():
+    worker = Worker(_crash_or_hang)
+    try:
+        assert worker.call("a", 60) == ("ok", "a")
+        assert worker.call("crash", 60)[0] == "crash"
+        assert worker.call("hang", 1) == ("timeout", 1)
+        assert worker.call("b", 60) == ("ok", "b")
+    finally:
+        worker.close()

@@ -1,0 +1,80 @@
+"""The HLO modules in XLA's C++ tests: raw string literals that begin with ``HloModule``.
+
+XLA's tests hold their modules as C++ raw strings (``R"(...)"``, ``R"hlo(...)hlo"``),
+some with ``absl::StrFormat``/``StrReplaceAll`` placeholders (``%s``, ``$0``) that the
+test fills in; those cannot be run as written, and XLA's parser refuses them as it
+does any other text that is not a module (the suite then leaves them out).
+
+Nothing here is XLA's: it reads a checkout of openxla/xla given by path.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# Where XLA keeps tests that run modules on the CPU (or on the evaluator): every .cc under
+# these, plus any other test file that executes a module it parsed.
+TEST_DIRS = ("xla/tests", "xla/service/cpu/tests", "xla/backends/cpu", "xla/hlo/evaluator")
+EXECUTES = re.compile(r"\b(RunAndCompare\w*|ExecuteAndTransfer|ExecuteNoHloPasses|Execute\w*Replicated)\s*\(")
+RAW_STRING = re.compile(r'R"([^()\\\s]{0,16})\(')
+
+
+@dataclass(frozen=True)
+class Case:
+    """One module: where it is (file relative to the checkout, 1-based line) and its text."""
+    source: str
+    line: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        """A name for the case that does not change when lines above it move: file and text hash."""
+        return f"{self.source}:{hashlib.sha256(self.text.encode()).hexdigest()[:12]}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+def raw_strings(source: str):
+    """(line, contents) of every C++ raw string literal in ``source``."""
+    pos = 0
+    while (m := RAW_STRING.search(source, pos)) is not None:
+        close = ")" + m.group(1) + '"'
+        end = source.find(close, m.end())
+        if end < 0:
+            return
+        yield source.count("\n", 0, m.start()) + 1, source[m.end():end]
+        pos = end + len(close)
+
+
+def test_files(root: Path) -> list[Path]:
+    """The .cc files whose modules the suite runs, sorted; GPU back ends excluded."""
+    files = set()
+    for d in TEST_DIRS:
+        files.update(p for p in (root / d).rglob("*.cc") if "gpu" not in p.relative_to(root).parts)
+    for p in (root / "xla/service").glob("*_test.cc"):
+        if EXECUTES.search(p.read_text(errors="replace")):
+            files.add(p)
+    return sorted(files)
+
+
+def cases(root: str | Path) -> list[Case]:
+    """Every module in the test files of the XLA checkout at ``root``, in file and line order;
+    the same text twice in one file is one case."""
+    root = Path(root)
+    if not (root / "xla").is_dir():
+        raise FileNotFoundError(f"{root}: not a checkout of openxla/xla (no xla/ directory)")
+    found, seen = [], set()
+    for path in test_files(root):
+        rel = str(path.relative_to(root))
+        for line, text in raw_strings(path.read_text(errors="replace")):
+            if not text.lstrip().startswith("HloModule"):
+                continue
+            case = Case(rel, line, text)
+            if case.key not in seen:
+                seen.add(case.key)
+                found.append(case)
+    return found
