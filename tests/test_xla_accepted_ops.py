@@ -9,7 +9,9 @@ every stage: shape inference (parsing verifies), the evaluator and compiled code
 * convolution of ``pred``: an or of ands, like a pred dot;
 * ``fft`` with a zero-length transform (zeros) or an empty operand (an empty
   result), XLA's ``hlo_evaluator_test`` cases;
-* ``power`` of complex numbers (its special values: test_complex_special_values).
+* ``power`` of complex numbers (its special values: test_complex_special_values);
+* XLA's own custom-call targets: ``TopK`` (``topk``: the k largest, or the smallest with an
+  ``LT`` comparator, with their indices) and ``Sharding`` (an annotation: its operand).
 """
 from __future__ import annotations
 
@@ -217,3 +219,35 @@ ENTRY main {
     b = np.array([2, 0.5 + 1j, 0.5, -1 + 0.25j], np.complex64)
     for got in run_both(text, a, b):
         np.testing.assert_allclose(got, a.astype(np.complex128) ** b.astype(np.complex128), rtol=1e-5)
+
+
+TOPK = """HloModule topk
+less {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT cmp = pred[] compare(p0, p1), direction=LT, type=TOTALORDER
+}
+ENTRY TopK {
+  x = f32[4,10] parameter(0)
+  largest = (f32[4,3], s32[4,3]) custom-call(x), custom_call_target="TopK"
+  smallest = (f32[4,3], s32[4,3]) custom-call(x), custom_call_target="TopK", called_computations={less}
+  annotated = f32[4,10] custom-call(x), custom_call_target="Sharding", sharding={replicated}
+  ROOT t = ((f32[4,3], s32[4,3]), (f32[4,3], s32[4,3]), f32[4,10]) tuple(largest, smallest, annotated)
+}
+"""
+
+
+def test_xla_topk_and_sharding_custom_calls():
+    x = np.random.default_rng(0).standard_normal((4, 10)).astype(np.float32)
+    order = np.argsort(-x, axis=1, kind="stable")
+    for (largest, smallest, same) in run_both(TOPK, x):
+        np.testing.assert_array_equal(largest[1], order[:, :3])
+        np.testing.assert_array_equal(largest[0], np.take_along_axis(x, order[:, :3], 1))
+        np.testing.assert_array_equal(smallest[0], np.sort(x, axis=1)[:, :3])
+        np.testing.assert_array_equal(same, x)
+
+
+def test_xla_topk_with_another_comparator_is_refused_by_name():
+    text = TOPK.replace("direction=LT", "direction=EQ")
+    with pytest.raises(xlac.UnsupportedError, match="custom-call TopK with a comparator"):
+        xlac.jit(text)

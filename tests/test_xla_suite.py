@@ -52,23 +52,38 @@ def test_results_file_round_trips_ml_dtypes(tmp_path):
     back = store.load(tmp_path / "r.npz")
     assert back["y.cc:2"] == ("multi-device", "2 devices")
     for want, got in zip(outs, back["x.cc:1"][1]):
-        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got.full(), want)
+
+
+def test_large_outputs_keep_a_sample_and_are_compared_there(tmp_path):
+    big = np.arange(100_000, dtype=np.float32).reshape(100, 1000)
+    store.save(tmp_path / "r.npz", {"k": ("ok", [big])})
+    (expected,) = store.load(tmp_path / "r.npz")["k"][1]
+    assert expected.values.size == store.SAMPLE and expected.full() is None
+    assert compare.mismatch([expected], [big]) is None
+    wrong = big.copy()
+    wrong[99, 999] = 0                                      # the last element is always kept
+    assert "first at [99, 999]" in compare.mismatch([expected], [wrong])
 
 
 NEGATE = "HloModule a\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n"
 
 
+def _expect(a):
+    return store.Expected(a.dtype, a.shape, a.reshape(-1))
+
+
 def test_judging_runs_xlac_and_names_the_first_difference():
-    expected = [-inputs.argument("float32", (3,), 0)]
-    assert compare.judge(NEGATE, expected, compare.run_on_xlac(NEGATE)) == ("pass", "")
-    cause, why = compare.judge(NEGATE, [expected[0] + 1], compare.run_on_xlac(NEGATE))
-    assert cause == "wrong-result" and "3 of 3 elements differ, first at [0]" in why
-    cause, why = compare.judge(NEGATE, [expected[0].astype(np.float64)], compare.run_on_xlac(NEGATE))
+    negated = -inputs.argument("float32", (3,), 0)
+    assert compare.judge(NEGATE, [_expect(negated)], compare.run_on_xlac(NEGATE)) == ("pass", "")
+    cause, why = compare.judge(NEGATE, [_expect(negated + 1)], compare.run_on_xlac(NEGATE))
+    assert cause == "wrong-result" and "3 of 3 compared elements differ, first at [0]" in why
+    cause, why = compare.judge(NEGATE, [_expect(negated.astype(np.float64))], compare.run_on_xlac(NEGATE))
     assert cause == "wrong-result" and "float32[3], XLA:CPU gives float64[3]" in why
     assert compare.run_on_xlac("HloModule a\nENTRY e {")[0] == "xlac-refuses-text"
     rng = "HloModule r\nENTRY e {\n  a = f32[] constant(0)\n  b = f32[] constant(1)\n" \
           "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform\n}\n"
-    assert compare.judge(rng, [np.full(4, 7, np.float32)], compare.run_on_xlac(rng))[0] == \
+    assert compare.judge(rng, [_expect(np.full(4, 7, np.float32))], compare.run_on_xlac(rng))[0] == \
         "implementation-defined"
 
 

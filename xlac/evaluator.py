@@ -63,6 +63,7 @@ import numpy as np
 from . import custom_calls
 from .errors import CollectiveError, FeedError, FeedTimeoutError, UnsupportedError
 from .hlo import collectives, complex_math, dynamic, feeds, rng, shape_inference
+from .hlo import custom_call as hcc
 from .hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from .hlo.stablehlo import parse_module_text
 from .hlo.source import module_text
@@ -949,7 +950,13 @@ def _identity(inst, vals):
 
 @_rule("custom-call")
 def _custom_call(inst, vals):
-    # jax's LAPACK targets and the user's registered ones (xlac/custom_calls.py).
+    # XLA's own targets stand for HLO ops; jax's LAPACK targets and the user's
+    # registered ones: xlac/custom_calls.py.
+    target = hcc.target_of(inst)
+    if target == "Sharding" and len(vals) == 1:
+        return vals[0]
+    if target == "TopK":
+        return _top_k(vals[0], **hcc.topk_of(inst))
     return custom_calls.evaluate(inst, vals)
 
 
@@ -1755,11 +1762,12 @@ def _scatter(inst, vals):
 
 @_rule("topk")
 def _topk(inst, vals):
+    return _top_k(vals[0], _int(inst.attrs["k"]), _bool(inst.attrs.get("largest", True)))
+
+
+def _top_k(x, k: int, largest: bool):
     # XLA sorts with a total-order comparison (NaN above +inf, +0 above -0),
     # stably: equal values keep their index order.
-    x = vals[0]
-    k = _int(inst.attrs["k"])
-    largest = _bool(inst.attrs.get("largest", True))
     if _is_float(x.dtype):
         key = _total_order_key(x)
     elif x.dtype == np.bool_:

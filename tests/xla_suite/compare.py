@@ -5,13 +5,29 @@ import re
 
 import numpy as np
 
-from tests.xla_suite import inputs
+from tests.xla_suite import inputs, store
 
 # Tolerances by element type: XLA's tests mostly use ErrorSpec(1e-4) for f32 and looser
-# ones for the narrow floats; xlac and XLA:CPU may fuse and vectorise differently.
-TOLERANCE = {"float64": 1e-9, "complex128": 1e-9, "float32": 1e-4, "complex64": 1e-4,
-             "float16": 1e-2, "bfloat16": 2e-2}
-NARROW = 0.13                     # float8 / float4: a step of the 3-bit mantissa
+# ones for the narrow floats; xlac and XLA:CPU may fuse, vectorise and accumulate in
+# other orders.  A module that computes in a narrower float than it returns (a bf16 dot
+# converted to f32) is judged by the narrowest float it computes in.
+TOLERANCE = {"f64": 1e-9, "c128": 1e-9, "f32": 1e-4, "c64": 1e-4, "f16": 1e-2, "bf16": 2e-2}
+NARROW = 0.13                     # float8 / float4: a step of a 3-bit mantissa
+NUMPY_NAMES = {"float64": "f64", "complex128": "c128", "float32": "f32", "complex64": "c64",
+               "float16": "f16", "bfloat16": "bf16"}
+FLOAT_TYPES = re.compile(r"\b(f64|c128|f32|c64|f16|bf16|f8e\w+|f4e\w+)\[")
+
+# Cases where XLA:CPU's own result is not what XLA's semantics give, each checked by hand
+# against an exact computation; xlac gives the exact result.  Keyed by case key.
+XLA_DEVIATIONS = {
+    "xla/tests/reduce_test.cc:5e263eaf30af":
+        "XLA:CPU's reduce with a multi-output epilogue gives -21.45 where the f64 sum is -25.2008",
+    "xla/hlo/evaluator/hlo_evaluator_test.cc:368d0b2c303b":
+        "FFT with an fft_length of 0: XLA:CPU returns uninitialised memory, the evaluator 0",
+    "xla/service/elemental_ir_emitter_test.cc:cf1469579dd3":
+        "XLA folds A/constant into A*(1/constant), which does not keep C99's complex special "
+        "values ((nan+inf*i)/(1+i) is inf+inf*i, XLA:CPU nan+nan*i)",
+}
 
 
 def _flatten(value):
@@ -42,24 +58,53 @@ def run_on_xlac(text: str):
         return ("internal-error", f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
-def mismatch(expected: list, actual: list) -> str | None:
-    """Why ``actual`` is not XLA:CPU's ``expected`` (None when it is)."""
+def tolerance(text: str, dtype: np.dtype) -> float:
+    """The relative and absolute tolerance for an output of ``dtype`` of the module ``text``."""
+    computed = [TOLERANCE.get(t, NARROW) for t in FLOAT_TYPES.findall(text)]
+    return max([TOLERANCE.get(NUMPY_NAMES.get(dtype.name, ""), NARROW), *computed])
+
+
+def _differ(expected: np.ndarray, actual: np.ndarray, tol: float) -> np.ndarray:
+    """Elementwise: where ``actual`` is not ``expected`` (same dtype) within ``tol``."""
+    if expected.dtype.kind in "biu" or expected.dtype.name.startswith(("int", "uint")):
+        return expected != actual
+    kind = np.complex128 if expected.dtype.kind == "c" else np.float64
+    return ~np.isclose(actual.astype(kind), expected.astype(kind), rtol=tol, atol=tol, equal_nan=True)
+
+
+def _paired(e: store.Expected, a: np.ndarray, dynamic: bool):
+    """(expected values, xlac's values, their indices) to compare, or None when the shapes
+    cannot be compared.  An output of a dynamic shape comes back from XLA:CPU in its bound
+    shape, from xlac in its dynamic size: the elements inside the dynamic size are compared."""
+    if e.shape == a.shape:
+        where = store.positions(a.size)
+        flat = np.arange(a.size) if where is None else where
+        return e.values, e.kept(a), flat, e.shape
+    if not dynamic or len(e.shape) != a.ndim or any(x > y for x, y in zip(a.shape, e.shape)):
+        return None
+    size = int(np.prod(e.shape, dtype=np.int64))
+    where = store.positions(size)
+    flat = np.arange(size) if where is None else where
+    index = np.unravel_index(flat, e.shape)
+    inside = np.all([i < n for i, n in zip(index, a.shape)], axis=0) if a.ndim else np.ones(1, bool)
+    return e.values[inside], a[tuple(i[inside] for i in index)], flat[inside], e.shape
+
+
+def mismatch(expected: list, actual: list, text: str = "") -> str | None:
+    """Why ``actual`` (arrays) is not XLA:CPU's ``expected`` (:class:`store.Expected`), or None."""
     if len(expected) != len(actual):
         return f"{len(actual)} outputs, XLA:CPU gives {len(expected)}"
     for i, (e, a) in enumerate(zip(expected, actual)):
-        if e.dtype != a.dtype or e.shape != a.shape:
+        pairs = _paired(e, a, "<=" in text) if e.dtype == a.dtype else None
+        if pairs is None:
             return f"output {i}: {a.dtype}{list(a.shape)}, XLA:CPU gives {e.dtype}{list(e.shape)}"
-        if e.dtype.kind in "biu" or e.dtype.name.startswith(("int", "uint")):
-            bad = e != a
-        else:
-            tol = TOLERANCE.get(e.dtype.name, NARROW)
-            kind = np.complex128 if e.dtype.kind == "c" else np.float64
-            ee, aa = e.astype(kind), a.astype(kind)
-            bad = ~np.isclose(aa, ee, rtol=tol, atol=tol, equal_nan=True)
+        want, got, flat, shape = pairs
+        bad = _differ(want, got, tolerance(text, e.dtype))
         if np.any(bad):
-            at = tuple(int(j) for j in np.argwhere(bad)[0])
-            return (f"output {i}: {int(np.sum(bad))} of {e.size} elements differ, first at {list(at)}: "
-                    f"xlac {a[at]!r}, XLA:CPU {e[at]!r}")
+            first = int(np.argmax(bad))
+            at = [int(j) for j in np.unravel_index(int(flat[first]), shape)]
+            return (f"output {i}: {int(np.sum(bad))} of {bad.size} compared elements differ, first at {at}: "
+                    f"xlac {got[first]!r}, XLA:CPU {want[first]!r}")
     return None
 
 
@@ -70,8 +115,7 @@ def _entry_layouts_matter(text: str) -> bool:
     import xlac
     module = xlac.parse_hlo(text)
     params, result = module.calling_convention
-    shapes = [*params, result]
-    leaves = [leaf for s in shapes for leaf in (s.leaves() if s.is_tuple else [s])]
+    leaves = [leaf for s in [*params, result] for leaf in (s.leaves() if s.is_tuple else [s])]
     return any(not s.has_default_layout() for s in leaves if s.is_array) and \
         any(i.opcode == "bitcast" for i in module.instructions())
 
@@ -81,19 +125,22 @@ def implementation_defined(text: str) -> str | None:
     semantics (or not by the module alone), or None."""
     if re.search(r"\brng\(", text):
         return "rng: the generator and its stream are XLA:CPU's own"
-    if "set-dimension-size(" in text:
-        return "set-dimension-size of a random size: outside [0, bound] XLA:CPU passes it on unchecked"
+    if re.search(r"\bsort\(", text) and "is_stable=true" not in text:
+        return "an unstable sort: the order of equal keys is not specified (the inputs have ties)"
     if _entry_layouts_matter(text):
         return "entry layouts: the reference runs the module with default entry layouts"
     return None
 
 
-def judge(text: str, expected, got) -> tuple[str, str]:
+def judge(text: str, expected, got, key: str = "") -> tuple[str, str]:
+    """(cause, detail) for xlac's ``got`` (as ``run_on_xlac`` returns it) against ``expected``."""
     status, detail = got
     if status != "ok":
         return status, detail
-    why = mismatch(expected, detail)
+    why = mismatch(expected, detail, text)
     if why is None:
         return "pass", ""
+    if key in XLA_DEVIATIONS:
+        return "xla-deviates", f"{XLA_DEVIATIONS[key]}; {why}"
     defined = implementation_defined(text)
     return ("implementation-defined", f"{defined}; {why}") if defined else ("wrong-result", why)

@@ -10,6 +10,7 @@ Nothing here is XLA's: it reads a checkout of openxla/xla given by path.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,39 @@ EXECUTES = re.compile(r"\b(RunAndCompare\w*|ExecuteAndTransfer|ExecuteNoHloPasse
 RAW_STRING = re.compile(r'R"([^()\\\s]{0,16})\(')
 
 
+# What says a module runs on several devices: its header, the test around it (XLA's tests
+# mostly set the replica count in code, not in the text), or the device ids its collectives name.
+HEADER_DEVICES = re.compile(r"\b(?:replica_count|num_partitions)=(\d+)")
+TEST_REPLICATED = re.compile(r"\b(ExecuteReplicated|kNumReplicas|kNumPartitions|replica_count\s*=\s*[2-9]|"
+                             r"num_partitions\s*=\s*[2-9]|GetModuleConfigForTest\(\s*/\*replica_count=\*/\s*[2-9])")
+NEXT_TEST = re.compile(r"^\s*(XLA_)?(TEST|TEST_F|TEST_P|TYPED_TEST)\(", re.M)
+GROUP_LISTS = re.compile(r"\b(?:replica_groups|source_target_pairs)=\{((?:\{[\d,\s]*\},?\s*)*)\}")
+IOTA_GROUPS = re.compile(r"\breplica_groups=\[[\d,]+\]<=\[([\d,]+)\]")
+
+
+def devices_named(text: str) -> int:
+    """How many devices ``text`` needs by what it writes: the header's counts and the ids
+    its replica groups and source-target pairs name (at least 1)."""
+    counts = [int(n) for n in HEADER_DEVICES.findall(text.lstrip().split("\n", 1)[0])]
+    for groups in GROUP_LISTS.findall(text):
+        counts += [int(i) + 1 for i in re.findall(r"\d+", groups)]
+    for dims in IOTA_GROUPS.findall(text):
+        counts.append(math.prod(int(d) for d in dims.split(",")))
+    return max(counts or [1])
+
+
 @dataclass(frozen=True)
 class Case:
-    """One module: where it is (file relative to the checkout, 1-based line) and its text."""
+    """One module: where it is (file relative to the checkout, 1-based line), its text,
+    and whether the test around it runs it on several devices."""
     source: str
     line: int
     text: str
+    replicated: bool = False
+
+    @property
+    def multi_device(self) -> bool:
+        return self.replicated or devices_named(self.text) > 1
 
     @property
     def key(self) -> str:
@@ -39,15 +67,17 @@ class Case:
 
 
 def raw_strings(source: str):
-    """(line, contents) of every C++ raw string literal in ``source``."""
+    """(line, contents, the rest of its test) of every C++ raw string literal in ``source``."""
     pos = 0
     while (m := RAW_STRING.search(source, pos)) is not None:
         close = ")" + m.group(1) + '"'
         end = source.find(close, m.end())
         if end < 0:
             return
-        yield source.count("\n", 0, m.start()) + 1, source[m.end():end]
         pos = end + len(close)
+        following = NEXT_TEST.search(source, pos)
+        yield source.count("\n", 0, m.start()) + 1, source[m.end():end], \
+            source[pos:following.start() if following else len(source)]
 
 
 def test_files(root: Path) -> list[Path]:
@@ -70,10 +100,10 @@ def cases(root: str | Path) -> list[Case]:
     found, seen = [], set()
     for path in test_files(root):
         rel = str(path.relative_to(root))
-        for line, text in raw_strings(path.read_text(errors="replace")):
+        for line, text, rest in raw_strings(path.read_text(errors="replace")):
             if not text.lstrip().startswith("HloModule"):
                 continue
-            case = Case(rel, line, text)
+            case = Case(rel, line, text, TEST_REPLICATED.search(rest) is not None)
             if case.key not in seen:
                 seen.add(case.key)
                 found.append(case)

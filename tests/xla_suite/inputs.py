@@ -3,7 +3,9 @@
 XLA's tests make their arguments with ``MakeFakeArguments``; the suite makes its own from
 a seed, so that XLA:CPU (in a scratch environment with jax) and xlac see identical values
 without storing them: floats from a standard normal (magnitudes for the unsigned-exponent
-float8_e8m0fnu), integers uniform in [-100, 100] clipped to the type, pred as a fair coin.
+float8_e8m0fnu), integer arrays uniform in [-100, 100] clipped to the type, integer scalars
+in [0, 2] (a scalar integer parameter is mostly a size, an index, a trip count or a branch
+index: small and in range, as MakeFakeArguments makes them), pred as a fair coin.
 Only numpy and ml_dtypes are needed.
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ def argument(dtype, dims, index: int, seed: int = SEED) -> np.ndarray:
         return rng.random(dims) < 0.5
     if dtype.kind in "iu" or dtype.name.startswith(("int", "uint")):
         info = _iinfo(dtype)
-        return rng.integers(max(int(info.min), -100), min(int(info.max), 100) + 1, dims).astype(dtype)
+        low, high = (0, 2) if dims == () else (max(int(info.min), -100), min(int(info.max), 100))
+        return rng.integers(low, high + 1, dims).astype(dtype)
     if dtype.kind == "c":
         return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
     values = rng.standard_normal(dims)

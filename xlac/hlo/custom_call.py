@@ -35,7 +35,7 @@ __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attr
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
-           "check_no_host_callback"]
+           "check_no_host_callback", "XLA_TARGETS", "topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -306,6 +306,36 @@ def lapack_target(name: str) -> LapackTarget | None:
     if prefix not in LAPACK_ROUTINES.get(routine, ""):
         return None
     return LapackTarget(name, prefix, routine)
+
+
+#: XLA's own targets that stand for an HLO operation; XLA rewrites them before it compiles
+#: (TopkDecomposer, ShardingRemover) and so does xlac (``op-expander``, and the evaluator):
+#: ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its operand is laid
+#: out over devices, so its value is the operand's.
+XLA_TARGETS = ("TopK", "Sharding")
+
+
+def topk_of(inst) -> dict:
+    """The ``topk`` attributes (``k``, ``largest``) of XLA's ``TopK`` custom call ``inst``:
+    ``(T[..., k], s32[..., k]) custom-call(T[..., n]), custom_call_target="TopK"``, with an
+    optional comparator (``called_computations`` / ``to_apply``) that compares its two
+    parameters ``GT`` (the largest, also without one) or ``LT`` (the smallest).
+    ``UnsupportedError`` for another comparator, ``ValueError`` for other shapes."""
+    shape = inst.shape
+    if not (shape.is_tuple and len(shape.tuple_shapes) == 2 and len(inst.operands) == 1
+            and shape.tuple_shapes[1].element_type == S32):
+        raise ValueError(f"custom-call {inst.name} (TopK) must take one array and give (values, s32 "
+                         f"indices), not {shape}")
+    largest = True
+    for comp in inst.called_computations():
+        root = comp.root
+        params = comp.parameters
+        if root.opcode != "compare" or len(params) < 2 or list(root.operands) != params[:2] \
+                or str(root.attrs.get("direction")) not in ("GT", "LT"):
+            raise UnsupportedError("custom-call TopK with a comparator other than compare(p0, p1), "
+                                   "direction=GT or LT", f"instruction {inst.name}")
+        largest = str(root.attrs.get("direction")) == "GT"
+    return {"k": shape.tuple_shapes[0].dimensions[-1], "largest": largest}
 
 
 def is_builtin(target: str) -> bool:

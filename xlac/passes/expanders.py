@@ -869,6 +869,17 @@ def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInst
 
 
 @EXPANSIONS.register("custom-call")
+def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """XLA's own targets (``hcc.XLA_TARGETS``): ``TopK`` as ``topk``, ``Sharding`` as its operand."""
+    target = hcc.target_of(inst)
+    if target == "Sharding" and len(inst.operands) == 1 and inst.operands[0].shape == inst.shape:
+        return rw.supersede(inst, inst.operands[0])
+    if target == "TopK":
+        return rw.supersede(inst, rw.create("topk", inst.shape, list(inst.operands), hcc.topk_of(inst)))
+    return False
+
+
+@EXPANSIONS.register("custom-call")
 def custom_call_layout(inst: HloInstruction, rw: PatternRewriter) -> bool:
     operands, result = custom_call_layouts(inst)
     if all(o.shape == want for o, want in zip(inst.operands, operands)) and inst.shape == result:
