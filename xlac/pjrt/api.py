@@ -3,9 +3,10 @@
 Each PJRT function is a Python function below, registered with
 ``@implements("<name>")`` (the header's name without ``PJRT_``); it gets the
 call's ``*_Args`` structure and fills its out fields.  ``function_table()``
-wraps each in a ctypes callback (which takes the GIL on entry: jax calls the
-C API from C++ threads that may not hold it) that turns any exception into a
-``PJRT_Error`` (nothing escapes into C++), and fills every slot the plugin
+wraps each in a ctypes callback that turns any exception into a
+``PJRT_Error`` (nothing escapes into C++), behind a native trampoline that
+takes the GIL and sets aside a pending Python exception
+(:mod:`xlac.pjrt.trampolines`), and fills every slot the plugin
 does not implement with a function returning an UNIMPLEMENTED error naming
 it, so no slot jax could call is NULL.
 """
@@ -21,6 +22,7 @@ from .client import Client, Device, DeviceDescription, Memory, Topology, named_v
 from .errors import PjrtError
 from .executable import Executable, deserialize
 from .program import read as read_program, stablehlo_version
+from .trampolines import Trampolines
 
 _IMPLEMENTATIONS: dict = {}
 
@@ -831,21 +833,24 @@ def _unimplemented(name: str):
 
 
 _TABLE = None
-_CALLBACKS: list = []          # every ctypes callback in the table, kept alive with it
+_TRAMPOLINES = None            # the native entries and the ctypes callbacks behind them
 
 
 def function_table() -> capi.Api:
-    """The PJRT_Api structure (made once; lives as long as the process)."""
-    global _TABLE
+    """The PJRT_Api structure (made once; lives as long as the process).  Its
+    slots are native trampolines (:mod:`xlac.pjrt.trampolines`) calling the
+    ctypes callbacks of the implementations."""
+    global _TABLE, _TRAMPOLINES
     if _TABLE is None:
+        callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
+                     for name in capi.FUNCTIONS]
+        void = {k for k, name in enumerate(capi.FUNCTIONS) if name in capi.VOID_FUNCTIONS}
+        _TRAMPOLINES = Trampolines(callbacks, void)
         table = capi.Api()
         table.struct_size = ctypes.sizeof(capi.Api)
         table.pjrt_api_version = capi.Api_Version(ctypes.sizeof(capi.Api_Version), None, capi.MAJOR, capi.MINOR)
-        for name in capi.FUNCTIONS:
-            fn = _IMPLEMENTATIONS.get(name)
-            callback = _entry(name, fn) if fn else _unimplemented(name)
-            _CALLBACKS.append(callback)
-            setattr(table, name, ctypes.cast(callback, ctypes.c_void_p).value)
+        for name, address in zip(capi.FUNCTIONS, _TRAMPOLINES.addresses):
+            setattr(table, name, address)
         _TABLE = table
     return _TABLE
 

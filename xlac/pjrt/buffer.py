@@ -56,7 +56,8 @@ class Buffer:
     """
 
     def __init__(self, array: np.ndarray, device):
-        self.array = np.ascontiguousarray(array)
+        # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+        self.array = array if array.flags.c_contiguous else array.copy(order="C")
         self.device = device
         self.type_code = type_code_of_dtype(self.array.dtype)
         self.deleted = False
