@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from ..devices import jit
+from ..executable import jit
 from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
 from . import capi, handles
@@ -49,7 +49,7 @@ class Executable:
         self.name = self.module.name
         device_id = options.device_ids[0] if options.device_ids else 0
         self.device: Device = client.device(device_id)
-        self.compiled = jit(self.module)
+        self.compiled = jit(self.module)           # one device: in this process
         self.outputs = _leaves(self.module.result_shape)
         if any(not s.is_array for s in self.outputs):
             raise unimplemented("a program with a token or nested tuple output through PJRT")
