@@ -205,6 +205,24 @@ def compiled_properties():
 
 
 @check("mixed")
+def linalg():
+    import jax.numpy as jnp
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    same(*both(lambda a, b: (jnp.linalg.cholesky(a), jnp.linalg.solve(a, b)), a, np.ones(2)), rtol=1e-12)
+
+
+@check("mixed")
+def serialize_executable():
+    import jax
+    from jax.experimental import serialize_executable as se
+    xd = jax.devices("xlac")[0]
+    x = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(2, 2), xd)
+    compiled = jax.jit(lambda x: x @ x).lower(x).compile()
+    again = se.deserialize_and_load(*se.serialize(compiled), backend="xlac")
+    assert np.asarray(again(x)).tolist() == [[2.0, 3.0], [6.0, 11.0]]
+
+
+@check("mixed")
 def zero_copy_view():
     import jax
     xd = jax.devices("xlac")[0]

@@ -46,7 +46,7 @@ def run_check(group: str, name: str) -> None:
 
 MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", "cond", "random_and_integers",
          "donation", "unsupported_op_is_an_error", "bad_argument_is_an_error", "compiled_properties",
-         "zero_copy_view"]
+         "linalg", "serialize_executable", "zero_copy_view"]
 ALONE = ["entry_point_and_default_backend", "second_device", "two_device_program_is_an_error"]
 
 
@@ -60,6 +60,17 @@ def test_on_xlac_and_cpu(name):
 @pytest.mark.parametrize("name", ALONE)
 def test_xlac_alone(name):
     run_check("alone", name)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("group", sorted(ENV))
+def test_process_exits_cleanly(group):
+    """No crash at exit (jaxlib destroys its last objects during Python's final
+    garbage collection) and nothing a callback could not report."""
+    done = results(group)["_process"]
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-5000:]}"
+    for bad in ("Fatal Python error", "Exception ignored", "Traceback"):
+        assert bad not in done.stderr, done.stderr[-5000:]
 
 
 def test_every_check_is_a_test():

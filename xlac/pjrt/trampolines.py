@@ -5,6 +5,9 @@ compiled once per process through xlac's JIT and its disk cache) that:
 
 1. takes the GIL (``PyGILState_Ensure``): jax calls the C API from C++
    threads that may not hold it;
+   (while Python shuts down it does nothing and returns success instead:
+   jaxlib's last objects are destroyed during the interpreter's final
+   garbage collection, when no Python code may run);
 2. sets aside the Python exception pending in this thread, if any
    (``PyErr_Fetch``), and puts it back after the call (``PyErr_Restore``):
    jaxlib destroys buffers and errors from C++ destructors, and those run
@@ -25,7 +28,8 @@ from ..runtime import disk_cache
 
 _ENTRY = "xlac_pjrt_trampolines_init"
 # The CPython functions the trampolines call, passed in at init (no symbol lookup).
-_PYTHON_API = ("PyGILState_Ensure", "PyGILState_Release", "PyErr_Fetch", "PyErr_Restore")
+_IS_FINALIZING = "Py_IsFinalizing" if hasattr(ctypes.pythonapi, "Py_IsFinalizing") else "_Py_IsFinalizing"
+_PYTHON_API = ("PyGILState_Ensure", "PyGILState_Release", "PyErr_Fetch", "PyErr_Restore", _IS_FINALIZING)
 
 
 def _ir(count: int, void: frozenset) -> str:
@@ -51,6 +55,14 @@ def _ir(count: int, void: frozenset) -> str:
         lines += [
             f"define internal {ret_type} @t{k}(ptr %a) {{",
             "  %api = load ptr, ptr @api",
+            "  %p4 = getelementptr ptr, ptr %api, i64 4",
+            "  %finalizing = load ptr, ptr %p4",
+            "  %fin = call i32 %finalizing()",
+            "  %is_fin = icmp ne i32 %fin, 0",
+            "  br i1 %is_fin, label %skip, label %go",
+            "skip:",
+            "  " + ("ret void" if is_void else "ret ptr null"),
+            "go:",
             "  %ensure = load ptr, ptr %api",
             "  %p1 = getelementptr ptr, ptr %api, i64 1",
             "  %release = load ptr, ptr %p1",
@@ -96,3 +108,6 @@ class Trampolines:
         init = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(self._code.address)
         init(ctypes.addressof(self._targets), ctypes.addressof(self._api), ctypes.addressof(out))
         self.addresses = list(out)
+        # Immortal: jaxlib may call these until the very end of the process,
+        # after the final garbage collection has freed what it could.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
