@@ -462,19 +462,24 @@ def topology_memory_space_kind_ids(a):
 
 
 # -- executables --------------------------------------------------------------------------
+# One object is both the PJRT_LoadedExecutable and the PJRT_Executable
+# GetExecutable hands out; each holder destroys its own, so the handle lives
+# until the last of them is destroyed.
 @implements("Executable_Destroy")
 def executable_destroy(a):
-    _executable(a.executable)     # the loaded executable (the same object) owns it
+    _executable(a.executable).unref()
 
 
 @implements("LoadedExecutable_Destroy")
 def loaded_executable_destroy(a):
-    handles.release(_executable(a.executable).handle)
+    _executable(a.executable).unref()
 
 
 @implements("LoadedExecutable_GetExecutable")
 def loaded_get_executable(a):
-    a.executable = _executable(a.loaded_executable).handle
+    e = _executable(a.loaded_executable)
+    e.references += 1
+    a.executable = e.handle
 
 
 @implements("Executable_Name")

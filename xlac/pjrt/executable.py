@@ -58,7 +58,14 @@ class Executable:
         self.fingerprint = hashlib.sha256(program.text.encode() + repr(options).encode()).hexdigest()
         self.deleted = False
         self._init_c_views()
+        self.references = 1                  # the loaded executable's; GetExecutable adds one
         self.handle = handles.new(self)
+
+    def unref(self) -> None:
+        """Drop one holder's reference; the handle goes with the last."""
+        self.references -= 1
+        if self.references <= 0:
+            handles.release(self.handle)
 
     # -- what the caller reads, kept as C data for the executable's life -----------------
     def _init_c_views(self) -> None:
