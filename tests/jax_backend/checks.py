@@ -10,7 +10,6 @@ default backend is xlac.
 """
 import importlib.metadata
 import json
-import os
 import sys
 import traceback
 

@@ -19,8 +19,8 @@ plugin reads or writes is declared.  Conventions of the header kept here:
 from __future__ import annotations
 
 import ctypes
-from ctypes import (POINTER, Structure, Union, c_bool, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t,
-                    c_uint64, c_void_p)
+from ctypes import (POINTER, Structure, Union, c_bool, c_char_p, c_float, c_int, c_int64, c_size_t, c_uint64,
+                    c_void_p)
 
 MAJOR = 0
 MINOR = 112
@@ -360,7 +360,6 @@ ARGS = {
                                            ("overridden_serialized_compile_options", _p),
                                            ("overridden_serialized_compile_options_size", c_size_t)),
     "AsyncTrackingEvent_Destroy": _args("AsyncTrackingEvent_Destroy", ("event", _p)),
-    "Device_MemoryStats": _args("Device_MemoryStats", ("device", _p), ("bytes_in_use", c_int64)),
 }
 
 # C function types: what the caller's pointers are called as.
@@ -370,4 +369,4 @@ EVENT_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)    # void (*)(PJRT_E
 DELETER = ctypes.CFUNCTYPE(None, c_void_p)            # void (*)(T*): frees what a function handed out
 
 __all__ = ["MAJOR", "MINOR", "FUNCTIONS", "ARGS", "Api", "NamedValue", "MemoryLayout", "Program",
-           "BUFFER_TYPES", "c_int32"]
+           "BUFFER_TYPES"]

@@ -55,12 +55,14 @@ def code_of(exc: BaseException) -> int:
     return capi.INTERNAL
 
 
-def message_of(exc: BaseException) -> str:
+def message_of(exc: BaseException, function: str | None = None) -> str:
     """xlac's one-line message for ``exc``; an exception that is not one of
-    xlac's errors (a bug in the plugin) also names its type."""
+    xlac's errors (a bug in the plugin) also names its type and the PJRT
+    ``function`` it came from."""
     known = (PjrtError, UnsupportedError, ShapeError, HloParseError, ValueError, TypeError, MemoryError,
              KeyboardInterrupt, NotImplementedError)
-    text = str(exc) if isinstance(exc, known) else f"internal error in xlac's PJRT plugin: " \
+    where = f" ({function})" if function else ""
+    text = str(exc) if isinstance(exc, known) else f"internal error in xlac's PJRT plugin{where}: " \
                                                      f"{type(exc).__name__}: {exc}"
     return error_line(text or type(exc).__name__)
 
@@ -72,7 +74,7 @@ def new_error(code: int, message: str) -> int:
 
 def from_exception(exc: BaseException, function: str | None = None) -> int:
     """A PJRT_Error handle for ``exc`` raised by PJRT function ``function``."""
-    return new_error(code_of(exc), message_of(exc))
+    return new_error(code_of(exc), message_of(exc, function))
 
 
 def error_object(address) -> _Error:
