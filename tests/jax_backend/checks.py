@@ -1,0 +1,288 @@
+"""The checks of tests/jax_backend, run in a subprocess where jax starts on
+xlac's PJRT plugin (``python checks.py GROUP``; jax starts once per group:
+each start costs seconds).  Prints one JSON line per check:
+``{"check": NAME, "ok": bool, "detail": str}``.
+
+Group ``mixed`` (``JAX_PLATFORMS=cpu,xlac``): every program runs on an xlac
+device and on jax's own CPU device, and the results are compared.
+Group ``alone`` (``JAX_PLATFORMS=xlac``, ``XLAC_NUM_DEVICES=2``): jax's
+default backend is xlac.
+"""
+import importlib.metadata
+import json
+import sys
+import traceback
+
+import numpy as np
+
+CHECKS = []
+
+
+def check(group):
+    def register(fn):
+        CHECKS.append((group, fn))
+        return fn
+    return register
+
+
+def _plugin_installed() -> bool:
+    return any(e.name == "xlac" for e in importlib.metadata.entry_points(group="jax_plugins"))
+
+
+def start_jax():
+    """Import jax; register the plugin by hand only where xlac was installed
+    without its entry point (an editable install of an older checkout)."""
+    import jax
+    if not _plugin_installed():
+        from xlac.pjrt import plugin
+        plugin.initialize()
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def same(a, b, rtol=1e-5, atol=1e-6):
+    import jax
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
+
+
+def both(f, *args):
+    """``jax.jit(f)`` on xlac's device and on jax's CPU device; (xlac's, cpu's)."""
+    import jax
+    xd, cd = jax.devices("xlac")[0], jax.devices("cpu")[0]
+    on_x = jax.jit(f)(*[jax.device_put(a, xd) for a in args])
+    on_c = jax.jit(f)(*[jax.device_put(a, cd) for a in args])
+    for leaf in jax.tree.leaves(on_x):
+        assert leaf.devices() == {xd}, f"result on {leaf.devices()}, not on {xd}"
+    return on_x, on_c
+
+
+# -- group mixed ---------------------------------------------------------------------------------
+@check("mixed")
+def devices_listed():
+    import jax
+    xs = jax.devices("xlac")
+    assert len(xs) == 1 and repr(xs[0]) == "XlacDevice(id=0)", xs
+    assert xs[0].device_kind == "xlac" and xs[0].platform == "cpu", (xs[0].device_kind, xs[0].platform)
+    assert xs[0].client.platform_version.endswith(f"xlac {__import__('xlac').__version__}")
+    assert jax.devices()[0].device_kind == "cpu"          # jax's own CPU stays the default
+    assert [m.kind for m in xs[0].addressable_memories()] == ["device"]
+
+
+@check("mixed")
+def round_trips():
+    import jax
+    import ml_dtypes
+    xd = jax.devices("xlac")[0]
+    for dt in (np.float32, np.float64, np.int32, np.bool_, ml_dtypes.bfloat16, np.float16, np.complex64,
+               np.int8, np.uint64, np.complex128):
+        a = (np.arange(12).reshape(3, 4) % 3 + 0.5).astype(dt)
+        x = jax.device_put(a, xd)
+        b = np.asarray(x)
+        assert x.dtype == a.dtype and b.dtype == a.dtype and b.shape == a.shape, (dt, x.dtype, b.shape)
+        assert (b == a).all(), dt
+    s = jax.device_put(np.float32(2.5), xd)
+    assert np.asarray(s).shape == () and float(s) == 2.5
+    t = jax.device_put(np.arange(12, dtype=np.int32).reshape(3, 4).T, xd)        # a strided host array
+    assert (np.asarray(t) == np.arange(12).reshape(3, 4).T).all()
+    e = jax.device_put(np.zeros((0, 3), np.float32), xd)
+    assert np.asarray(e).shape == (0, 3)
+    c = jax.device_put(jax.device_put(np.arange(4.0), xd), jax.devices("cpu")[0])   # xlac -> cpu
+    assert (np.asarray(c) == np.arange(4.0)).all()
+
+
+@check("mixed")
+def jit_matmul():
+    x = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    y = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    same(*both(lambda x, y: __import__("jax").numpy.sin(x) @ y + 1, x, y))
+
+
+@check("mixed")
+def grad():
+    import jax
+    import jax.numpy as jnp
+    w = np.linspace(-1, 1, 8).reshape(4, 2)          # f64 (jax_enable_x64)
+    x = np.linspace(0, 1, 12).reshape(3, 4)
+    loss = lambda w, x: jnp.mean(jnp.tanh(x @ w) ** 2)
+    same(*both(jax.grad(loss), w, x), rtol=1e-12)
+
+
+@check("mixed")
+def vmap():
+    import jax
+    import jax.numpy as jnp
+    x = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    same(*both(jax.vmap(lambda v: jnp.dot(v, v) + jnp.max(v)), x))
+
+
+@check("mixed")
+def scan():
+    import jax.numpy as jnp
+    from jax import lax
+    x = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    same(*both(lambda x: lax.scan(lambda c, v: (c * 0.5 + v, jnp.cos(c)), jnp.zeros(4, x.dtype), x), x))
+
+
+@check("mixed")
+def cond():
+    import jax.numpy as jnp
+    from jax import lax
+    x = np.linspace(0, 1, 4, dtype=np.float32)
+    for p in (np.int32(1), np.int32(-1)):
+        same(*both(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), p, x))
+
+
+@check("mixed")
+def random_and_integers():
+    import jax
+    import jax.numpy as jnp
+    key = np.asarray(jax.random.key_data(jax.random.key(0)))
+    x, c = both(lambda k: jax.random.normal(jax.random.wrap_key_data(k), (5,)), key)
+    same(x, c)
+    same(*both(lambda a: jnp.cumsum(a) // 3, np.arange(10, dtype=np.int32)))
+
+
+@check("mixed")
+def donation():
+    import jax
+    xd = jax.devices("xlac")[0]
+    f = jax.jit(lambda x: x * 2, donate_argnums=0)
+    d = jax.device_put(np.ones(8, np.float32), xd)
+    out = f(d)
+    assert d.is_deleted(), "a donated argument is deleted"
+    assert (np.asarray(out) == 2).all()
+    kept = jax.device_put(np.ones(8, np.float32), xd)
+    jax.jit(lambda x: x * 2)(kept)
+    assert not kept.is_deleted()
+
+
+@check("mixed")
+def unsupported_op_is_an_error():
+    import jax
+    xd = jax.devices("xlac")[0]
+    x = jax.device_put(np.ones(3, np.float32), xd)
+    try:
+        jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((3,), np.float32), x))(x)
+    except Exception as e:    # noqa: BLE001
+        text = str(e).splitlines()[0]
+        assert text.startswith("UNIMPLEMENTED: xlac: error: not supported yet:"), text
+        assert "xla_ffi_python_cpu_callback" in text, text
+    else:
+        raise AssertionError("a host callback ran on xlac")
+    # The process goes on: the next program runs.
+    assert float(jax.jit(lambda x: x.sum())(x)) == 3.0
+
+
+@check("mixed")
+def bad_argument_is_an_error():
+    import jax
+    xd = jax.devices("xlac")[0]
+    d = jax.device_put(np.ones(3, np.float32), xd)
+    d.delete()
+    try:
+        jax.jit(lambda x: x + 1)(d)
+    except Exception as e:    # noqa: BLE001
+        assert "deleted" in str(e), str(e)
+    else:
+        raise AssertionError("a deleted array was used")
+
+
+@check("mixed")
+def compiled_properties():
+    import jax
+    import jax.numpy as jnp
+    xd = jax.devices("xlac")[0]
+    x = jax.device_put(np.ones((4, 4), np.float32), xd)
+    compiled = jax.jit(lambda x: (jnp.tanh(x @ x), x.sum())).lower(x).compile()
+    assert "stablehlo" in compiled.as_text() or "HloModule" in compiled.as_text()
+    cost = compiled.cost_analysis()
+    assert cost["flops"] >= 2 * 4 * 4 * 4, cost
+    assert [o.shape for o in jax.tree.leaves(compiled.out_info)] == [(4, 4), ()]
+    a, b = compiled(x)
+    assert a.shape == (4, 4) and float(b) == 16.0
+
+
+@check("mixed")
+def linalg():
+    import jax.numpy as jnp
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    same(*both(lambda a, b: (jnp.linalg.cholesky(a), jnp.linalg.solve(a, b)), a, np.ones(2)), rtol=1e-12)
+
+
+@check("mixed")
+def serialize_executable():
+    import jax
+    from jax.experimental import serialize_executable as se
+    xd = jax.devices("xlac")[0]
+    x = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(2, 2), xd)
+    compiled = jax.jit(lambda x: x @ x).lower(x).compile()
+    again = se.deserialize_and_load(*se.serialize(compiled), backend="xlac")
+    assert np.asarray(again(x)).tolist() == [[2.0, 3.0], [6.0, 11.0]]
+
+
+@check("mixed")
+def zero_copy_view():
+    import jax
+    xd = jax.devices("xlac")[0]
+    x = jax.jit(lambda: jax.numpy.arange(6.0))()
+    x = jax.device_put(x, xd)
+    view = np.asarray(x)
+    assert view.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    del x                                                # the view keeps the memory
+    assert view.sum() == 15.0
+
+
+# -- group alone -------------------------------------------------------------------------------
+@check("alone")
+def entry_point_and_default_backend():
+    import jax
+    assert _plugin_installed(), "the jax_plugins entry point 'xlac' is not installed"
+    assert jax.default_backend() == "cpu"               # the platform jax lowers for (see docs)
+    devs = jax.devices()
+    assert [repr(d) for d in devs] == ["XlacDevice(id=0)", "XlacDevice(id=1)"], devs
+    y = jax.jit(lambda x: x * 3)(np.arange(4, dtype=np.int32))
+    assert y.devices() == {devs[0]} and np.asarray(y).tolist() == [0, 3, 6, 9]
+
+
+@check("alone")
+def second_device():
+    import jax
+    d1 = jax.devices()[1]
+    x = jax.device_put(np.arange(4.0, dtype=np.float32), d1)
+    y = jax.jit(lambda x: x + 1)(x)
+    assert y.devices() == {d1}, y.devices()
+    assert np.asarray(y).tolist() == [1, 2, 3, 4]
+    z = jax.device_put(y, jax.devices()[0])
+    assert z.devices() == {jax.devices()[0]} and np.asarray(z).tolist() == [1, 2, 3, 4]
+
+
+@check("alone")
+def two_device_program_is_an_error():
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+    mesh = jax.make_mesh((2,), ("x",))
+    x = jax.device_put(np.arange(4.0, dtype=np.float32), NamedSharding(mesh, PartitionSpec("x")))
+    try:
+        jax.jit(lambda x: x + 1)(x)
+    except Exception as e:    # noqa: BLE001
+        assert "UNIMPLEMENTED: xlac: error: not supported yet" in str(e), str(e)
+    else:
+        raise AssertionError("a 2-device program ran")
+
+
+def main(group: str) -> None:
+    start_jax()
+    for g, fn in CHECKS:
+        if g != group:
+            continue
+        try:
+            fn()
+            result = {"check": fn.__name__, "ok": True, "detail": ""}
+        except Exception:     # noqa: BLE001
+            result = {"check": fn.__name__, "ok": False, "detail": traceback.format_exc()[-3000:]}
+        print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

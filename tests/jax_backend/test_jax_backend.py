@@ -1,0 +1,81 @@
+"""jax on xlac's PJRT plugin (xlac/pjrt, docs/jax_backend.md).
+
+Each group of checks (tests/jax_backend/checks.py) runs in one subprocess
+where jax starts with xlac's plugin; each test reports one check.  Skipped
+where jax is not installed.
+"""
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECKS = Path(__file__).with_name("checks.py")
+ENV = {"mixed": {"JAX_PLATFORMS": "cpu,xlac"},
+       "alone": {"JAX_PLATFORMS": "xlac", "XLAC_NUM_DEVICES": "2"}}
+
+
+@functools.lru_cache(maxsize=None)
+def results(group: str) -> dict:
+    env = dict(os.environ, **ENV[group])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    done = subprocess.run([sys.executable, str(CHECKS), group], env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    found = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            found[r["check"]] = r
+    found["_process"] = done
+    return found
+
+
+def run_check(group: str, name: str) -> None:
+    found = results(group)
+    done = found["_process"]
+    assert name in found, (f"check {name} did not report (exit {done.returncode})\n"
+                           f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-5000:]}")
+    assert found[name]["ok"], found[name]["detail"]
+
+
+MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", "cond", "random_and_integers",
+         "donation", "unsupported_op_is_an_error", "bad_argument_is_an_error", "compiled_properties",
+         "linalg", "serialize_executable", "zero_copy_view"]
+ALONE = ["entry_point_and_default_backend", "second_device", "two_device_program_is_an_error"]
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", MIXED)
+def test_on_xlac_and_cpu(name):
+    run_check("mixed", name)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", ALONE)
+def test_xlac_alone(name):
+    run_check("alone", name)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("group", sorted(ENV))
+def test_process_exits_cleanly(group):
+    """No crash at exit (jaxlib destroys its last objects during Python's final
+    garbage collection) and nothing a callback could not report."""
+    done = results(group)["_process"]
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-5000:]}"
+    for bad in ("Fatal Python error", "Exception ignored", "Traceback"):
+        assert bad not in done.stderr, done.stderr[-5000:]
+
+
+def test_every_check_is_a_test():
+    text = CHECKS.read_text()
+    for group, names in (("mixed", MIXED), ("alone", ALONE)):
+        declared = [line.split("def ")[1].split("(")[0] for chunk in text.split(f'@check("{group}")')[1:]
+                    for line in chunk.splitlines()[1:2]]
+        assert sorted(declared) == sorted(names), (group, declared)

@@ -1,0 +1,1 @@
+"""xlac as a jax PJRT backend (see docs/jax_backend.md)."""

@@ -1,0 +1,872 @@
+"""The PJRT_Api function table of xlac's plugin, and the PyCapsule jax takes.
+
+Each PJRT function is a Python function below, registered with
+``@implements("<name>")`` (the header's name without ``PJRT_``); it gets the
+call's ``*_Args`` structure and fills its out fields.  ``function_table()``
+wraps each in a ctypes callback that turns any exception into a
+``PJRT_Error`` (nothing escapes into C++), behind a native trampoline that
+takes the GIL and sets aside a pending Python exception
+(:mod:`xlac.pjrt.trampolines`), and fills every slot the plugin
+does not implement with a function returning an UNIMPLEMENTED error naming
+it, so no slot jax could call is NULL.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+from . import buffer as buffers
+from . import capi, compile_options, errors, events, handles
+from .buffer import Buffer
+from .client import Client, Device, DeviceDescription, Memory, Topology, named_values
+from .errors import PjrtError
+from .executable import Executable, deserialize
+from .program import read as read_program, stablehlo_version
+from .trampolines import Trampolines
+
+_IMPLEMENTATIONS: dict = {}
+
+
+def implements(name: str):
+    """Register the implementation of ``PJRT_<name>``."""
+    assert name in capi.FUNCTIONS, name
+
+    def register(fn):
+        _IMPLEMENTATIONS[name] = fn
+        return fn
+    return register
+
+
+# -- handles ----------------------------------------------------------------------------
+def _client(h) -> Client:
+    return handles.lookup(h, Client, "PJRT_Client")
+
+
+def _device(h) -> Device:
+    return handles.lookup(h, Device, "PJRT_Device")
+
+
+def _description(h) -> DeviceDescription:
+    return handles.lookup(h, DeviceDescription, "PJRT_DeviceDescription")
+
+
+def _memory(h) -> Memory:
+    return handles.lookup(h, Memory, "PJRT_Memory")
+
+
+def _buffer(h) -> Buffer:
+    return handles.lookup(h, Buffer, "PJRT_Buffer")
+
+
+def _executable(h) -> Executable:
+    return handles.lookup(h, Executable, "PJRT_Executable")
+
+
+def _topology(h) -> Topology:
+    return handles.lookup(h, Topology, "PJRT_TopologyDescription")
+
+
+def _string(a, field: str, strings, text: str) -> None:
+    """Set out fields ``field`` and ``field_size`` to ``text`` (kept by ``strings``)."""
+    address, size = strings.get(text)
+    setattr(a, field, address)
+    setattr(a, field + "_size", size)
+
+
+def _bytes(address, size) -> bytes:
+    return ctypes.string_at(address, size) if size else b""
+
+
+def _options(values, count) -> dict:
+    """Client options (PJRT_NamedValue array) as a dict."""
+    out = {}
+    for k in range(count):
+        v = values[k]
+        name = ctypes.string_at(v.name, v.name_size).decode()
+        if v.type == capi.NV_STRING:
+            out[name] = ctypes.string_at(v.string_value, v.value_size).decode()
+        elif v.type == capi.NV_INT64:
+            out[name] = v.int64_value
+        elif v.type == capi.NV_BOOL:
+            out[name] = bool(v.bool_value)
+        elif v.type == capi.NV_FLOAT:
+            out[name] = v.float_value
+        else:
+            out[name] = [v.int64_array_value[j] for j in range(v.value_size)]
+    return out
+
+
+# -- errors ---------------------------------------------------------------------------
+@implements("Error_Destroy")
+def error_destroy(a):
+    errors.destroy(a.error)
+
+
+@implements("Error_Message")
+def error_message(a):
+    a.message, a.message_size = errors.message(a.error)
+
+
+@implements("Error_GetCode")
+def error_get_code(a):
+    a.code = errors.code(a.error)
+
+
+@implements("Error_ForEachPayload")
+def error_for_each_payload(a):
+    errors.error_object(a.error)          # xlac's errors carry no payloads
+
+
+# -- plugin ---------------------------------------------------------------------------
+@implements("Plugin_Initialize")
+def plugin_initialize(a):
+    pass
+
+
+_ATTRIBUTES = None
+
+
+@implements("Plugin_Attributes")
+def plugin_attributes(a):
+    global _ATTRIBUTES
+    if _ATTRIBUTES is None:
+        values = {"xla_version": 2}
+        version = stablehlo_version()
+        if version:
+            # jax writes programs at this StableHLO version (this process's jaxlib reads them back).
+            values["stablehlo_current_version"] = version
+            values["stablehlo_minimum_version"] = version
+        _ATTRIBUTES = named_values(values)
+        _ATTRIBUTES._count = len(values)
+    a.attributes, a.num_attributes = ctypes.addressof(_ATTRIBUTES), _ATTRIBUTES._count
+
+
+# -- events ---------------------------------------------------------------------------
+@implements("Event_Destroy")
+def event_destroy(a):
+    handles.release(a.event)
+
+
+@implements("Event_IsReady")
+def event_is_ready(a):
+    a.is_ready = events.lookup(a.event).is_ready
+
+
+def _event_error(a):
+    event = events.lookup(a.event)
+    if not event.is_ready:
+        raise PjrtError(capi.FAILED_PRECONDITION, "PJRT_Event_Error on an event that is not ready")
+    return event.error_handle()
+
+
+@implements("Event_Error")
+def event_error(a):
+    return _event_error(a)
+
+
+@implements("Event_Await")
+def event_await(a):
+    event = events.lookup(a.event)
+    if not event.is_ready:
+        # Only a caller-made event (PJRT_Event_Create) can be unready; nothing in
+        # xlac will ever set it, so waiting would hang.
+        raise PjrtError(capi.FAILED_PRECONDITION, "PJRT_Event_Await on an event nothing has set")
+    return event.error_handle()
+
+
+@implements("Event_OnReady")
+def event_on_ready(a):
+    events.lookup(a.event).on_ready(a.callback, a.user_arg)
+
+
+@implements("Event_Create")
+def event_create(a):
+    a.event = events.Event(is_ready=False).handle
+
+
+@implements("Event_Set")
+def event_set(a):
+    error = None
+    if a.error_code != capi.OK:
+        error = (a.error_code, _bytes(a.error_message, a.error_message_size).decode("utf-8", "replace"))
+    events.lookup(a.event).set(error)
+
+
+# -- client ---------------------------------------------------------------------------
+@implements("Client_Create")
+def client_create(a):
+    a.client = Client(_options(a.create_options, a.num_options)).handle
+
+
+@implements("Client_Destroy")
+def client_destroy(a):
+    _client(a.client).destroy()
+
+
+@implements("Client_PlatformName")
+def client_platform_name(a):
+    c = _client(a.client)
+    _string(a, "platform_name", c.strings, c.platform_name)
+
+
+@implements("Client_ProcessIndex")
+def client_process_index(a):
+    _client(a.client)
+    a.process_index = 0
+
+
+@implements("Client_PlatformVersion")
+def client_platform_version(a):
+    c = _client(a.client)
+    _string(a, "platform_version", c.strings, c.platform_version)
+
+
+@implements("Client_TopologyDescription")
+def client_topology(a):
+    a.topology = _client(a.client).topology.handle
+
+
+@implements("Client_Devices")
+def client_devices(a):
+    c = _client(a.client)
+    a.devices, a.num_devices = ctypes.addressof(c.device_array), len(c.devices)
+
+
+@implements("Client_AddressableDevices")
+def client_addressable_devices(a):
+    c = _client(a.client)
+    a.addressable_devices, a.num_addressable_devices = ctypes.addressof(c.device_array), len(c.devices)
+
+
+@implements("Client_LookupDevice")
+def client_lookup_device(a):
+    a.device = _client(a.client).device(a.id).handle
+
+
+@implements("Client_LookupAddressableDevice")
+def client_lookup_addressable_device(a):
+    a.addressable_device = _client(a.client).device(a.local_hardware_id).handle
+
+
+@implements("Client_AddressableMemories")
+def client_addressable_memories(a):
+    c = _client(a.client)
+    a.addressable_memories, a.num_addressable_memories = ctypes.addressof(c.memory_array), len(c.devices)
+
+
+@implements("Client_DefaultDeviceAssignment")
+def client_default_device_assignment(a):
+    c = _client(a.client)
+    count = a.num_replicas * a.num_partitions
+    if count > len(c.devices) or count > a.default_assignment_size:
+        raise PjrtError(capi.INVALID_ARGUMENT, f"{a.num_replicas} replicas x {a.num_partitions} partitions need "
+                                               f"{count} devices; the xlac client has {len(c.devices)} "
+                                               f"(XLAC_NUM_DEVICES)")
+    for k in range(count):
+        a.default_assignment[k] = k
+
+
+@implements("Client_Compile")
+def client_compile(a):
+    c = _client(a.client)
+    program = a.program.contents
+    code = _bytes(program.code, program.code_size)
+    fmt = _bytes(program.format, program.format_size).decode()
+    options = compile_options.parse(_bytes(a.compile_options, a.compile_options_size))
+    a.executable = Executable(c, read_program(code, fmt), options).handle
+
+
+@implements("Client_BufferFromHostBuffer")
+def client_buffer_from_host_buffer(a):
+    c = _client(a.client)
+    if a.memory:
+        device = _memory(a.memory).device
+    elif a.device:
+        device = _device(a.device)
+    else:
+        device = c.devices[0]
+    if a.device_layout:
+        _check_default_layout(a.device_layout.contents, a.num_dims, "BufferFromHostBuffer device_layout")
+    strides = [a.byte_strides[k] for k in range(a.num_byte_strides)] if a.byte_strides else None
+    dims = [a.dims[k] for k in range(a.num_dims)]
+    a.buffer = buffers.from_host(a.data, a.type, dims, strides, device).handle
+    a.done_with_host_buffer = events.ready()     # the data was copied: the caller may reuse it now
+
+
+def _check_default_layout(layout, rank: int, what: str) -> None:
+    """xlac buffers are row-major: refuse any other device layout."""
+    if layout.type == capi.LAYOUT_TILED and not layout.tiled.num_tiles:
+        m2m = [layout.tiled.minor_to_major[k] for k in range(layout.tiled.minor_to_major_size)]
+        if m2m == list(range(rank - 1, -1, -1)):
+            return
+    raise errors.unimplemented(f"{what} other than row-major (xlac buffers are row-major)")
+
+
+# -- device descriptions, devices, memories ----------------------------------------------
+@implements("DeviceDescription_Id")
+def description_id(a):
+    a.id = _description(a.device_description).id
+
+
+@implements("DeviceDescription_ProcessIndex")
+def description_process_index(a):
+    a.process_index = _description(a.device_description).process_index
+
+
+@implements("DeviceDescription_Attributes")
+def description_attributes(a):
+    d = _description(a.device_description)
+    a.attributes, a.num_attributes = ctypes.addressof(d.attributes), 1
+
+
+@implements("DeviceDescription_Kind")
+def description_kind(a):
+    d = _description(a.device_description)
+    _string(a, "device_kind", d.strings, d.kind)
+
+
+@implements("DeviceDescription_DebugString")
+def description_debug_string(a):
+    d = _description(a.device_description)
+    _string(a, "debug_string", d.strings, d.debug_string)
+
+
+@implements("DeviceDescription_ToString")
+def description_to_string(a):
+    d = _description(a.device_description)
+    _string(a, "to_string", d.strings, d.to_string)
+
+
+@implements("Device_GetDescription")
+def device_get_description(a):
+    a.device_description = _device(a.device).description.handle
+
+
+@implements("Device_IsAddressable")
+def device_is_addressable(a):
+    _device(a.device)
+    a.is_addressable = True
+
+
+@implements("Device_LocalHardwareId")
+def device_local_hardware_id(a):
+    a.local_hardware_id = _device(a.device).id
+
+
+@implements("Device_AddressableMemories")
+def device_addressable_memories(a):
+    d = _device(a.device)
+    a.memories, a.num_memories = ctypes.addressof(d.memories), 1
+
+
+@implements("Device_DefaultMemory")
+def device_default_memory(a):
+    a.memory = _device(a.device).memory.handle
+
+
+_NO_DELETE = capi.DELETER(lambda p: None)
+
+
+@implements("Device_GetAttributes")
+def device_get_attributes(a):
+    d = _device(a.device).description
+    a.attributes, a.num_attributes = ctypes.addressof(d.attributes), 1
+    a.device_attributes = None                     # the attributes live with the device
+    a.attributes_deleter = ctypes.cast(_NO_DELETE, ctypes.c_void_p).value
+
+
+@implements("Device_CreateAsyncTrackingEvent")
+def device_create_async_tracking_event(a):
+    _device(a.device)
+    a.event = None                                 # xlac does not track asynchronous work (none is)
+
+
+@implements("AsyncTrackingEvent_Destroy")
+def async_tracking_event_destroy(a):
+    pass
+
+
+@implements("Memory_Id")
+def memory_id(a):
+    a.id = _memory(a.memory).id
+
+
+@implements("Memory_Kind")
+def memory_kind(a):
+    m = _memory(a.memory)
+    _string(a, "kind", m.strings, m.kind)
+
+
+@implements("Memory_Kind_Id")
+def memory_kind_id(a):
+    _memory(a.memory)
+    a.kind_id = 0
+
+
+@implements("Memory_DebugString")
+def memory_debug_string(a):
+    m = _memory(a.memory)
+    _string(a, "debug_string", m.strings, m.debug_string)
+
+
+@implements("Memory_ToString")
+def memory_to_string(a):
+    m = _memory(a.memory)
+    _string(a, "to_string", m.strings, m.debug_string)
+
+
+@implements("Memory_AddressableByDevices")
+def memory_addressable_by_devices(a):
+    m = _memory(a.memory)
+    a.devices, a.num_devices = ctypes.addressof(m.devices), 1
+
+
+# -- topology -----------------------------------------------------------------------------
+@implements("TopologyDescription_Destroy")
+def topology_destroy(a):
+    _topology(a.topology)                          # the client's topology lives with the client
+
+
+@implements("TopologyDescription_PlatformName")
+def topology_platform_name(a):
+    c = _topology(a.topology).client
+    _string(a, "platform_name", c.strings, c.platform_name)
+
+
+@implements("TopologyDescription_PlatformVersion")
+def topology_platform_version(a):
+    c = _topology(a.topology).client
+    _string(a, "platform_version", c.strings, c.platform_version)
+
+
+@implements("TopologyDescription_GetDeviceDescriptions")
+def topology_device_descriptions(a):
+    t = _topology(a.topology)
+    a.descriptions, a.num_descriptions = ctypes.addressof(t.descriptions), len(t.client.devices)
+
+
+@implements("TopologyDescription_Attributes")
+def topology_attributes(a):
+    a.attributes, a.num_attributes = ctypes.addressof(_topology(a.topology).attributes), 0
+
+
+@implements("TopologyDescription_Fingerprint")
+def topology_fingerprint(a):
+    a.fingerprint = len(_topology(a.topology).client.devices)
+
+
+@implements("TopologyDescription_GetMemorySpaceKindIds")
+def topology_memory_space_kind_ids(a):
+    t = _topology(a.topology)
+    a.memory_space_kind_ids, a.num_memory_space_kind_ids = ctypes.addressof(t.kind_ids), 1
+
+
+# -- executables --------------------------------------------------------------------------
+# One object is both the PJRT_LoadedExecutable and the PJRT_Executable
+# GetExecutable hands out; each holder destroys its own, so the handle lives
+# until the last of them is destroyed.
+@implements("Executable_Destroy")
+def executable_destroy(a):
+    _executable(a.executable).unref()
+
+
+@implements("LoadedExecutable_Destroy")
+def loaded_executable_destroy(a):
+    _executable(a.executable).unref()
+
+
+@implements("LoadedExecutable_GetExecutable")
+def loaded_get_executable(a):
+    e = _executable(a.loaded_executable)
+    e.references += 1
+    a.executable = e.handle
+
+
+@implements("Executable_Name")
+def executable_name(a):
+    e = _executable(a.executable)
+    _string(a, "executable_name", e.strings, e.name)
+
+
+@implements("Executable_NumReplicas")
+def executable_num_replicas(a):
+    a.num_replicas = _executable(a.executable).options.num_replicas
+
+
+@implements("Executable_NumPartitions")
+def executable_num_partitions(a):
+    a.num_partitions = _executable(a.executable).options.num_partitions
+
+
+@implements("Executable_NumOutputs")
+def executable_num_outputs(a):
+    a.num_outputs = len(_executable(a.executable).outputs)
+
+
+@implements("Executable_SizeOfGeneratedCodeInBytes")
+def executable_code_size(a):
+    a.size_in_bytes = _executable(a.executable).compiled.memory_analysis().generated_code_size_in_bytes
+
+
+@implements("Executable_GetCompiledMemoryStats")
+def executable_memory_stats(a):
+    m = _executable(a.executable).compiled.memory_analysis()
+    for field in ("generated_code_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes",
+                  "alias_size_in_bytes", "temp_size_in_bytes"):
+        setattr(a, field, getattr(m, field))
+    for field in ("host_generated_code_size_in_bytes", "host_argument_size_in_bytes",
+                  "host_output_size_in_bytes", "host_alias_size_in_bytes", "host_temp_size_in_bytes"):
+        setattr(a, field, 0)
+    a.peak_memory_in_bytes = m.peak_memory_in_bytes
+    a.total_size_in_bytes = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+
+
+@implements("Executable_Fingerprint")
+def executable_fingerprint(a):
+    e = _executable(a.executable)
+    _string(a, "executable_fingerprint", e.strings, e.fingerprint)
+
+
+@implements("LoadedExecutable_Fingerprint")
+def loaded_executable_fingerprint(a):
+    executable_fingerprint(a)
+
+
+@implements("Executable_GetCostAnalysis")
+def executable_cost_analysis(a):
+    values = _executable(a.executable).cost_properties()
+    a.properties, a.num_properties = ctypes.addressof(values), len(values) if values[0].name else 0
+
+
+@implements("Executable_OutputElementTypes")
+def executable_output_types(a):
+    e = _executable(a.executable)
+    a.output_types, a.num_output_types = ctypes.addressof(e.c_output_types), len(e.outputs)
+
+
+@implements("Executable_OutputDimensions")
+def executable_output_dimensions(a):
+    e = _executable(a.executable)
+    a.num_outputs = len(e.outputs)
+    a.dims, a.dim_sizes = ctypes.addressof(e.c_output_dims), ctypes.addressof(e.c_output_ranks)
+
+
+@implements("Executable_OutputMemoryKinds")
+def executable_output_memory_kinds(a):
+    e = _executable(a.executable)
+    a.num_outputs = len(e.outputs)
+    a.memory_kinds, a.memory_kind_sizes = ctypes.addressof(e.c_output_kinds), ctypes.addressof(e.c_output_kind_sizes)
+
+
+@implements("Executable_ParameterMemoryKinds")
+def executable_parameter_memory_kinds(a):
+    e = _executable(a.executable)
+    a.num_parameters = e.num_parameters
+    a.memory_kinds = ctypes.addressof(e.c_parameter_kinds)
+    a.memory_kind_sizes = ctypes.addressof(e.c_parameter_kind_sizes)
+
+
+_MLIR = ctypes.create_string_buffer(b"mlir")
+
+
+@implements("Executable_OptimizedProgram")
+def executable_optimized_program(a):
+    # The program as jax gave it (StableHLO text, format "mlir"): jax reads
+    # layouts, shardings and the HLO of `compiled.as_text()` from it.  First
+    # call: code is NULL, tell the size; second call: copy into the caller's code.
+    e = _executable(a.executable)
+    program = a.program.contents
+    text = e.optimized_text
+    program.format, program.format_size = ctypes.addressof(_MLIR), 4
+    if program.code:
+        if program.code_size < len(text):
+            raise PjrtError(capi.INVALID_ARGUMENT, f"OptimizedProgram: {program.code_size} bytes for a "
+                                                   f"program of {len(text)}")
+        ctypes.memmove(program.code, text, len(text))
+    program.code_size = len(text)
+
+
+_kept_bytes: dict = {}
+_FREE_KEPT = capi.DELETER(lambda address: _kept_bytes.pop(address, None) and None)
+
+
+def _hand_out(data: bytes) -> tuple[int, int, int]:
+    """(address, size, backing handle) of a copy of ``data`` the caller frees with ``_FREE_KEPT``."""
+    block = ctypes.create_string_buffer(data, max(1, len(data)))
+    address = ctypes.addressof(block)
+    _kept_bytes[address] = block
+    return address, len(data), address
+
+
+@implements("Executable_Serialize")
+def executable_serialize(a):
+    address, size, backing = _hand_out(_executable(a.executable).serialize())
+    a.serialized_bytes, a.serialized_bytes_size, a.serialized_executable = address, size, backing
+    a.serialized_executable_deleter = ctypes.cast(_FREE_KEPT, ctypes.c_void_p).value
+
+
+@implements("Executable_DeserializeAndLoad")
+def executable_deserialize_and_load(a):
+    data = _bytes(a.serialized_executable, a.serialized_executable_size)
+    a.loaded_executable = deserialize(_client(a.client), data).handle
+
+
+@implements("LoadedExecutable_GetDeviceAssignment")
+def loaded_device_assignment(a):
+    address, size, backing = _hand_out(_executable(a.executable).device_assignment)
+    a.serialized_bytes, a.serialized_bytes_size, a.serialized_device_assignment = address, size, backing
+    a.serialized_device_assignment_deleter = ctypes.cast(_FREE_KEPT, ctypes.c_void_p).value
+
+
+@implements("LoadedExecutable_AddressableDevices")
+def loaded_addressable_devices(a):
+    e = _executable(a.executable)
+    a.addressable_devices, a.num_addressable_devices = ctypes.addressof(e.c_devices), 1
+
+
+@implements("LoadedExecutable_AddressableDeviceLogicalIds")
+def loaded_logical_ids(a):
+    e = _executable(a.executable)
+    a.addressable_device_logical_ids = ctypes.addressof(e.c_logical_ids)
+    a.num_addressable_device_logical_ids = 1
+
+
+@implements("LoadedExecutable_Delete")
+def loaded_delete(a):
+    _executable(a.executable).deleted = True
+
+
+@implements("LoadedExecutable_IsDeleted")
+def loaded_is_deleted(a):
+    a.is_deleted = _executable(a.executable).deleted
+
+
+@implements("LoadedExecutable_Execute")
+def loaded_execute(a):
+    e = _executable(a.executable)
+    if a.num_devices != 1:
+        raise errors.unimplemented(f"executing on {a.num_devices} devices at once")
+    options = a.options.contents if a.options else None
+    if options and (options.num_send_ops or options.num_recv_ops):
+        raise errors.unimplemented("send/recv callbacks in PJRT_LoadedExecutable_Execute")
+    non_donatable = set()
+    if options and options.non_donatable_input_indices:
+        non_donatable = {options.non_donatable_input_indices[k]
+                         for k in range(options.num_non_donatable_input_indices)}
+    arguments = [_buffer(a.argument_lists[0][k]) for k in range(a.num_args)]
+    device = _device(a.execute_device) if a.execute_device else None
+    outputs = e.execute(arguments, non_donatable, device)
+    for k, out in enumerate(outputs):
+        a.output_lists[0][k] = out.handle
+    if a.device_complete_events:
+        a.device_complete_events[0] = events.ready()
+
+
+@implements("ExecuteContext_Create")
+def execute_context_create(a):
+    a.context = handles.new(object())
+
+
+@implements("ExecuteContext_Destroy")
+def execute_context_destroy(a):
+    handles.release(a.context)
+
+
+# -- buffers ------------------------------------------------------------------------------
+@implements("Buffer_Destroy")
+def buffer_destroy(a):
+    b = _buffer(a.buffer)
+    b.delete()
+    handles.release(b.handle)
+
+
+@implements("Buffer_ElementType")
+def buffer_element_type(a):
+    a.type = _buffer(a.buffer).type_code
+
+
+@implements("Buffer_Dimensions")
+def buffer_dimensions(a):
+    b = _buffer(a.buffer)
+    a.dims, a.num_dims = ctypes.addressof(b.dims), b.ndim
+
+
+@implements("Buffer_UnpaddedDimensions")
+def buffer_unpadded_dimensions(a):
+    b = _buffer(a.buffer)
+    a.unpadded_dims, a.num_dims = ctypes.addressof(b.dims), b.ndim
+
+
+@implements("Buffer_DynamicDimensionIndices")
+def buffer_dynamic_dimension_indices(a):
+    _buffer(a.buffer)
+    a.dynamic_dim_indices, a.num_dynamic_dims = None, 0
+
+
+@implements("Buffer_GetMemoryLayout")
+def buffer_memory_layout(a):
+    b = _buffer(a.buffer)
+    layout = a.layout
+    layout.struct_size = ctypes.sizeof(capi.MemoryLayout)
+    layout.type = capi.LAYOUT_TILED
+    layout.tiled.struct_size = ctypes.sizeof(capi.MemoryLayout_Tiled)
+    layout.tiled.minor_to_major = ctypes.cast(b.minor_to_major, ctypes.POINTER(ctypes.c_int64))
+    layout.tiled.minor_to_major_size = b.ndim
+    layout.tiled.num_tiles = 0
+
+
+@implements("Buffer_OnDeviceSizeInBytes")
+def buffer_size(a):
+    a.on_device_size_in_bytes = _buffer(a.buffer).data("PJRT_Buffer_OnDeviceSizeInBytes").nbytes
+
+
+@implements("Buffer_Device")
+def buffer_device(a):
+    a.device = _buffer(a.buffer).device.handle
+
+
+@implements("Buffer_Memory")
+def buffer_memory(a):
+    a.memory = _buffer(a.buffer).device.memory.handle
+
+
+@implements("Buffer_Delete")
+def buffer_delete(a):
+    _buffer(a.buffer).delete()
+
+
+@implements("Buffer_IsDeleted")
+def buffer_is_deleted(a):
+    a.is_deleted = _buffer(a.buffer).deleted
+
+
+@implements("Buffer_CopyToDevice")
+def buffer_copy_to_device(a):
+    b = _buffer(a.buffer)
+    # Buffers are never written in place, so the copy may share the array.
+    a.dst_buffer = Buffer(b.data("PJRT_Buffer_CopyToDevice"), _device(a.dst_device)).handle
+
+
+@implements("Buffer_CopyToMemory")
+def buffer_copy_to_memory(a):
+    b = _buffer(a.buffer)
+    a.dst_buffer = Buffer(b.data("PJRT_Buffer_CopyToMemory"), _memory(a.dst_memory).device).handle
+
+
+@implements("Buffer_ToHostBuffer")
+def buffer_to_host(a):
+    b = _buffer(a.src)
+    layout = a.host_layout.contents if a.host_layout else None
+    if not a.dst:
+        a.dst_size = b.data("PJRT_Buffer_ToHostBuffer").nbytes
+        return
+    buffers.to_host(b, a.dst, a.dst_size, layout)
+    a.event = events.ready()
+
+
+@implements("Buffer_CopyRawToHost")
+def buffer_copy_raw_to_host(a):
+    array = _buffer(a.buffer).data("PJRT_Buffer_CopyRawToHost")
+    if a.offset < 0 or a.transfer_size < 0 or a.offset + a.transfer_size > array.nbytes:
+        raise PjrtError(capi.INVALID_ARGUMENT, f"CopyRawToHost: bytes [{a.offset}, {a.offset + a.transfer_size})"
+                                               f" of a buffer of {array.nbytes}")
+    ctypes.memmove(a.dst, array.ctypes.data + a.offset, a.transfer_size)
+    a.event = events.ready()
+
+
+@implements("Buffer_IsOnCpu")
+def buffer_is_on_cpu(a):
+    _buffer(a.buffer)
+    a.is_on_cpu = True
+
+
+@implements("Buffer_ReadyEvent")
+def buffer_ready_event(a):
+    _buffer(a.buffer)
+    a.event = events.ready()
+
+
+@implements("Buffer_UnsafePointer")
+def buffer_unsafe_pointer(a):
+    a.buffer_pointer = _buffer(a.buffer).address("PJRT_Buffer_UnsafePointer")
+
+
+@implements("Buffer_OpaqueDeviceMemoryDataPointer")
+def buffer_opaque_pointer(a):
+    a.device_memory_ptr = _buffer(a.buffer).address("PJRT_Buffer_OpaqueDeviceMemoryDataPointer")
+
+
+@implements("Buffer_IncreaseExternalReferenceCount")
+def buffer_increase_references(a):
+    _buffer(a.buffer).add_reference(1)
+
+
+@implements("Buffer_DecreaseExternalReferenceCount")
+def buffer_decrease_references(a):
+    _buffer(a.buffer).add_reference(-1)
+
+
+# -- the table ------------------------------------------------------------------------------
+def _entry(name: str, fn):
+    """The C callback of PJRT_<name>: ``fn`` on the Args, exceptions as PJRT_Error."""
+    args_type = capi.ARGS[name]
+
+    def call(address):
+        try:
+            return fn(args_type.from_address(address))
+        except BaseException as exc:     # noqa: BLE001 - nothing may escape into C++
+            return errors.from_exception(exc, "PJRT_" + name)
+
+    def call_void(address):
+        try:
+            fn(args_type.from_address(address))
+        except BaseException as exc:     # noqa: BLE001
+            print(f"xlac PJRT plugin: PJRT_{name}: {errors.message_of(exc)}", file=sys.stderr)
+
+    if name in capi.VOID_FUNCTIONS:
+        return capi.VOID_ENTRY(call_void)
+    return capi.ENTRY(call)
+
+
+def _unimplemented(name: str):
+    def call(address):
+        try:
+            return errors.from_exception(errors.unimplemented("PJRT_" + name))
+        except BaseException:            # noqa: BLE001 - out of memory making the error
+            return None
+    return capi.ENTRY(call)
+
+
+_TABLE = None
+_TRAMPOLINES = None            # the native entries and the ctypes callbacks behind them
+
+
+def function_table() -> capi.Api:
+    """The PJRT_Api structure (made once; lives as long as the process).  Its
+    slots are native trampolines (:mod:`xlac.pjrt.trampolines`) calling the
+    ctypes callbacks of the implementations."""
+    global _TABLE, _TRAMPOLINES
+    if _TABLE is None:
+        callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
+                     for name in capi.FUNCTIONS]
+        void = {k for k, name in enumerate(capi.FUNCTIONS) if name in capi.VOID_FUNCTIONS}
+        _TRAMPOLINES = Trampolines(callbacks, void)
+        table = capi.Api()
+        table.struct_size = ctypes.sizeof(capi.Api)
+        table.pjrt_api_version = capi.Api_Version(ctypes.sizeof(capi.Api_Version), None, capi.MAJOR, capi.MINOR)
+        for name, address in zip(capi.FUNCTIONS, _TRAMPOLINES.addresses):
+            setattr(table, name, address)
+        _TABLE = table
+    return _TABLE
+
+
+_CAPSULE_NAME = ctypes.create_string_buffer(b"pjrt_c_api")
+
+
+def capsule():
+    """A PyCapsule named ``pjrt_c_api`` holding the address of the PJRT_Api
+    table: what ``jax._src.xla_bridge.register_plugin(c_api=...)`` takes."""
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new(ctypes.addressof(function_table()), ctypes.cast(_CAPSULE_NAME, ctypes.c_char_p), None)

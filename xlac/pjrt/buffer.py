@@ -1,0 +1,156 @@
+"""PJRT_Buffer: an array on an xlac device.
+
+An xlac device's memory is the host's, so a buffer is a C-contiguous numpy
+array (row-major: the default layout, ``minor_to_major`` = rank-1 ... 0) owned
+by the buffer.  Arrays come in by copy (``PJRT_Client_BufferFromHostBuffer``:
+the caller's memory is never kept, which every host-buffer semantics allows)
+and go out by copy (``PJRT_Buffer_ToHostBuffer``) or without one: jax's
+``np.asarray`` of an array on a ``cpu``-platform device takes the buffer's
+address (``PJRT_Buffer_UnsafePointer`` / ``OpaqueDeviceMemoryDataPointer``)
+under an external reference, which keeps the memory alive even after the
+buffer is deleted.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..shape import PrimitiveType
+from . import capi, handles
+from .errors import PjrtError, unimplemented
+
+
+def dtype_of(type_code: int) -> np.dtype:
+    """The numpy dtype of PJRT_Buffer_Type ``type_code``; INVALID_ARGUMENT for
+    one that is no array element type."""
+    name = capi.BUFFER_TYPES[type_code] if 0 <= type_code < len(capi.BUFFER_TYPES) else None
+    if name in (None, "INVALID", "TOKEN"):
+        raise PjrtError(capi.INVALID_ARGUMENT, f"PJRT_Buffer_Type {type_code} is not an array element type")
+    return PrimitiveType[name].dtype
+
+
+def type_code_of(element_type: PrimitiveType) -> int:
+    """The PJRT_Buffer_Type of xlac's ``element_type``."""
+    return capi.BUFFER_TYPES.index(element_type.name)
+
+
+_CODE_OF_DTYPE = {}
+
+
+def type_code_of_dtype(dtype: np.dtype) -> int:
+    """The PJRT_Buffer_Type of a numpy dtype xlac uses for an element type."""
+    if not _CODE_OF_DTYPE:
+        for code, name in enumerate(capi.BUFFER_TYPES):
+            if name not in ("INVALID", "TOKEN") and name in PrimitiveType.__members__:
+                _CODE_OF_DTYPE.setdefault(np.dtype(PrimitiveType[name].dtype), code)
+    return _CODE_OF_DTYPE[np.dtype(dtype)]
+
+
+class Buffer:
+    """A PJRT_Buffer on ``device``: ``array`` (C-contiguous, owned), deleted or not.
+
+    ``external_references`` counts the caller's holds on the memory
+    (PJRT_Buffer_IncreaseExternalReferenceCount): while any is held, deleting
+    the buffer does not free its array.
+    """
+
+    def __init__(self, array: np.ndarray, device):
+        # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+        self.array = array if array.flags.c_contiguous else array.copy(order="C")
+        self.device = device
+        self.type_code = type_code_of_dtype(self.array.dtype)
+        self.deleted = False
+        self.external_references = 0
+        self._held = None                     # the array while deleted but referenced
+        self.ndim = self.array.ndim
+        self.dims = (ctypes.c_int64 * max(1, self.ndim))(*self.array.shape)
+        self.minor_to_major = (ctypes.c_int64 * max(1, self.ndim))(*range(self.ndim - 1, -1, -1))
+        self.handle = handles.new(self)
+
+    @property
+    def nbytes(self) -> int:
+        return self.array.nbytes if self.array is not None else 0
+
+    def data(self, what: str) -> np.ndarray:
+        """The array; FAILED_PRECONDITION naming ``what`` if the buffer was deleted or donated."""
+        if self.deleted:
+            raise PjrtError(capi.FAILED_PRECONDITION,
+                            f"{what}: the buffer has been deleted or donated (xlac buffer {self.handle:#x})")
+        return self.array
+
+    def delete(self) -> None:
+        """PJRT_Buffer_Delete: the memory goes once no external reference holds it."""
+        if not self.deleted:
+            self.deleted = True
+            self._held = self.array if self.external_references else None
+            self.array = None if not self.external_references else self.array
+
+    def add_reference(self, delta: int) -> None:
+        self.external_references = max(0, self.external_references + delta)
+        if self.deleted and not self.external_references:
+            self._held = self.array = None
+
+    def address(self, what: str) -> int:
+        """The address of the buffer's first element (its memory stays put while it lives)."""
+        return self.data(what).ctypes.data
+
+
+def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
+    """PJRT_Client_BufferFromHostBuffer: a buffer holding a copy of the host
+    array at address ``data`` of ``dims`` (element ``type_code``), laid out by
+    ``byte_strides`` (None: dense row-major)."""
+    dtype = dtype_of(type_code)
+    shape = tuple(int(d) for d in dims)
+    if any(d < 0 for d in shape):
+        raise PjrtError(capi.INVALID_ARGUMENT, f"BufferFromHostBuffer: negative dimension in {list(shape)}")
+    strides = tuple(int(s) for s in byte_strides) if byte_strides is not None else None
+    if strides is not None and len(strides) != len(shape):
+        raise PjrtError(capi.INVALID_ARGUMENT, f"BufferFromHostBuffer: {len(strides)} byte strides for "
+                                               f"{len(shape)} dimensions")
+    if 0 in shape:
+        return Buffer(np.empty(shape, dtype), device)
+    if not data:
+        raise PjrtError(capi.INVALID_ARGUMENT, "BufferFromHostBuffer: data is NULL")
+    if strides is None:
+        strides = tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) * dtype.itemsize for k in range(len(shape)))
+    low = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
+    high = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides)) + dtype.itemsize
+    raw = (ctypes.c_char * (high - low)).from_address(data + low)
+    view = np.ndarray(shape, dtype, buffer=raw, offset=-low, strides=strides)
+    return Buffer(view.copy(order="C"), device)
+
+
+def to_host(buffer: Buffer, dst: int, dst_size: int, layout) -> None:
+    """PJRT_Buffer_ToHostBuffer: copy ``buffer`` to ``dst`` (``dst_size`` bytes)
+    in ``layout`` (a ``capi.MemoryLayout`` or None: row-major)."""
+    array = buffer.data("PJRT_Buffer_ToHostBuffer")
+    if dst_size < array.nbytes:
+        raise PjrtError(capi.INVALID_ARGUMENT, f"ToHostBuffer: destination of {dst_size} bytes for a buffer "
+                                               f"of {array.nbytes}")
+    if array.nbytes == 0:
+        return
+    strides = _host_strides(layout, array)
+    raw = (ctypes.c_char * dst_size).from_address(dst)
+    out = np.ndarray(array.shape, array.dtype, buffer=raw, strides=strides)
+    np.copyto(out, array)
+
+
+def _host_strides(layout, array: np.ndarray) -> tuple:
+    """The byte strides of the host layout ``layout`` for ``array``."""
+    if layout is None:
+        return array.strides
+    if layout.type == capi.LAYOUT_STRIDES:
+        n = layout.strides.num_byte_strides
+        return tuple(layout.strides.byte_strides[k] for k in range(n))
+    tiled = layout.tiled
+    if tiled.num_tiles:
+        raise unimplemented("ToHostBuffer into a tiled host layout")
+    minor_to_major = [tiled.minor_to_major[k] for k in range(tiled.minor_to_major_size)]
+    if sorted(minor_to_major) != list(range(array.ndim)):
+        raise PjrtError(capi.INVALID_ARGUMENT, f"ToHostBuffer: layout {{{minor_to_major}}} for rank {array.ndim}")
+    strides, step = [0] * array.ndim, array.itemsize
+    for dim in minor_to_major:
+        strides[dim] = step
+        step *= array.shape[dim]
+    return tuple(strides)

@@ -1,0 +1,194 @@
+"""PJRT_Client, PJRT_Device, PJRT_DeviceDescription, PJRT_Memory and the
+client's PJRT_TopologyDescription.
+
+A client has ``XLAC_NUM_DEVICES`` devices (default 1; also the client option
+``num_devices``), all addressable, in process 0.  Each device has one memory,
+of kind ``device`` (what XLA:CPU's devices call their default memory), which
+is the host's.  The client's platform name is ``cpu`` (see
+docs/jax_backend.md: jax lowers programs for this client with its CPU rules);
+jax knows the backend itself by the plugin's name, ``xlac``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+from .. import __version__ as xlac_version
+from . import capi, handles
+from .errors import PjrtError
+
+PLATFORM_NAME = "cpu"
+DEVICE_KIND = "xlac"
+MEMORY_KIND = "device"
+MEMORY_KIND_ID = 0
+
+
+class Strings:
+    """C strings kept alive with their owner: ``get(text) -> (address, size)``."""
+
+    def __init__(self):
+        self._kept = {}
+
+    def get(self, text: str) -> tuple[int, int]:
+        if text not in self._kept:
+            data = text.encode()
+            self._kept[text] = (ctypes.create_string_buffer(data, len(data) + 1), len(data))
+        buf, size = self._kept[text]
+        return ctypes.addressof(buf), size
+
+
+def handle_array(objects) -> ctypes.Array:
+    """A C array of the handles of ``objects`` (keep it alive with its owner)."""
+    return (ctypes.c_void_p * max(1, len(objects)))(*[o.handle for o in objects])
+
+
+def named_values(values: dict) -> ctypes.Array:
+    """A C array of PJRT_NamedValue for ``values`` (str, bool, int, float or
+    tuple of ints); the strings it points to live as long as the array."""
+    array = (capi.NamedValue * max(1, len(values)))()
+    keep = []
+    for entry, (name, value) in zip(array, values.items()):
+        key = name.encode()
+        keep.append(key)
+        entry.struct_size, entry.name, entry.name_size = ctypes.sizeof(capi.NamedValue), key, len(key)
+        if isinstance(value, str):
+            data = value.encode()
+            keep.append(data)
+            entry.type, entry.string_value, entry.value_size = capi.NV_STRING, data, len(data)
+        elif isinstance(value, bool):
+            entry.type, entry.bool_value, entry.value_size = capi.NV_BOOL, value, 1
+        elif isinstance(value, int):
+            entry.type, entry.int64_value, entry.value_size = capi.NV_INT64, value, 1
+        elif isinstance(value, float):
+            entry.type, entry.float_value, entry.value_size = capi.NV_FLOAT, value, 1
+        else:
+            ints = (ctypes.c_int64 * max(1, len(value)))(*value)
+            keep.append(ints)
+            entry.type, entry.value_size = capi.NV_INT64_LIST, len(value)
+            entry.int64_array_value = ctypes.cast(ints, ctypes.POINTER(ctypes.c_int64))
+    array._keep = keep
+    return array
+
+
+class Memory:
+    """A PJRT_Memory: device ``device``'s one memory (id = the device's id)."""
+
+    def __init__(self, device: "Device"):
+        self.device, self.id = device, device.id
+        self.kind = MEMORY_KIND
+        self.strings = Strings()
+        self.devices = handle_array([device])
+        self.user_data = {}               # PJRT_Memory_FunctionTable's get/set_user_data
+        self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE))
+
+    @property
+    def debug_string(self) -> str:
+        return f"XlacDeviceMemory(id={self.id}, process_index=0, client=xlac)"
+
+
+class DeviceDescription:
+    """A PJRT_DeviceDescription: what a device is, without the device."""
+
+    def __init__(self, device_id: int):
+        self.id, self.process_index, self.kind = device_id, 0, DEVICE_KIND
+        self.strings = Strings()
+        self.attributes = named_values({"xlac_version": xlac_version})
+        self.handle = handles.new(self)
+
+    @property
+    def debug_string(self) -> str:
+        return f"xlac:{self.id}"
+
+    @property
+    def to_string(self) -> str:
+        return f"XlacDevice(id={self.id})"
+
+
+class Device:
+    """A PJRT_Device: one xlac device (``id`` = local hardware id)."""
+
+    def __init__(self, client: "Client", device_id: int):
+        self.client, self.id = client, device_id
+        self.description = DeviceDescription(device_id)
+        self.handle = handles.new(self)
+        self.memory = Memory(self)
+        self.memories = handle_array([self.memory])
+
+
+class Topology:
+    """The client's PJRT_TopologyDescription (owned by the client)."""
+
+    def __init__(self, client: "Client"):
+        self.client = client
+        self.descriptions = (ctypes.c_void_p * max(1, len(client.devices)))(
+            *[d.description.handle for d in client.devices])
+        self.attributes = named_values({})
+        self.kind_ids = (ctypes.c_int * 1)(MEMORY_KIND_ID)
+        self.handle = handles.new(self)
+
+
+def device_count(options: dict) -> int:
+    """The client's device count: option ``num_devices``, else ``XLAC_NUM_DEVICES``, else 1."""
+    raw = options.get("num_devices", os.environ.get("XLAC_NUM_DEVICES", "1"))
+    try:
+        count = int(raw)
+    except (TypeError, ValueError):
+        count = 0
+    if not 1 <= count <= 1024:
+        raise PjrtError(capi.INVALID_ARGUMENT, f"XLAC_NUM_DEVICES / num_devices must be an integer from 1 to "
+                                               f"1024, got {raw!r}")
+    return count
+
+
+class Client:
+    """A PJRT_Client: the devices, their memories, the compiled executables."""
+
+    def __init__(self, options: dict):
+        self.options = options
+        self.platform_name = PLATFORM_NAME
+        self.platform_version = f"xlac {xlac_version}"
+        self.strings = Strings()
+        self.devices = [Device(self, k) for k in range(device_count(options))]
+        self.device_array = handle_array(self.devices)
+        self.memory_array = handle_array([d.memory for d in self.devices])
+        self.topology = Topology(self)
+        self.handle = handles.new(self)
+
+    def device(self, device_id: int) -> Device:
+        if not 0 <= device_id < len(self.devices):
+            raise PjrtError(capi.INVALID_ARGUMENT, f"no xlac device with id {device_id} (the client has "
+                                                   f"{len(self.devices)})")
+        return self.devices[device_id]
+
+    def destroy(self) -> None:
+        for device in self.devices:
+            handles.release(device.memory.handle)
+            handles.release(device.description.handle)
+            handles.release(device.handle)
+        handles.release(self.topology.handle)
+        handles.release(self.handle)
+
+
+# PJRT_Memory's function table: the caller attaches its own data to a memory.
+def _get_user_data(memory, key):
+    try:
+        return handles.lookup(memory, Memory, "PJRT_Memory").user_data.get(key, (None, None))[0]
+    except BaseException:   # noqa: BLE001 - nothing may escape into C++
+        return None
+
+
+def _set_user_data(memory, key, data, dtor):
+    try:
+        handles.lookup(memory, Memory, "PJRT_Memory").user_data[key] = (data, dtor)
+    except BaseException:   # noqa: BLE001
+        pass
+
+
+_GET_USER_DATA = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(_get_user_data)
+_SET_USER_DATA = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                  ctypes.c_void_p)(_set_user_data)
+_MEMORY_TABLE = capi.MemoryFunctionTable(
+    struct_size=ctypes.sizeof(capi.MemoryFunctionTable), extension_start=None,
+    instance_struct_size=ctypes.sizeof(ctypes.c_void_p),
+    get_user_data=ctypes.cast(_GET_USER_DATA, ctypes.c_void_p),
+    set_user_data=ctypes.cast(_SET_USER_DATA, ctypes.c_void_p))

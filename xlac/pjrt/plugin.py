@@ -1,0 +1,20 @@
+"""The entry point jax finds: ``[project.entry-points.jax_plugins] xlac =
+"xlac.pjrt.plugin"``.  jax imports this module at start-up and calls
+``initialize()``, which registers the PJRT plugin ``xlac`` with the C API
+table of :mod:`xlac.pjrt.api`; nothing is compiled or allocated until jax
+creates the client (``JAX_PLATFORMS=xlac``, ``jax.devices("xlac")``).
+"""
+from __future__ import annotations
+
+PLUGIN_NAME = "xlac"
+
+
+def initialize() -> None:
+    """Register the ``xlac`` PJRT plugin with jax (jax calls this once)."""
+    from jax._src import xla_bridge
+
+    from .api import capsule
+    # Below jax's own CPU backend (priority 0; plugins default to 400): with
+    # no JAX_PLATFORMS jax's default backend stays its CPU, and xlac's devices
+    # are there for jax.devices("xlac"); JAX_PLATFORMS=xlac selects xlac.
+    xla_bridge.register_plugin(PLUGIN_NAME, priority=-100, c_api=capsule())

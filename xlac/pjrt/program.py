@@ -1,0 +1,75 @@
+"""The program jax hands to ``PJRT_Client_Compile``, as StableHLO text.
+
+jax's PJRT client sends format ``mlir``: a StableHLO portable artifact (MLIR
+bytecode of the versioned VHLO dialect, at the StableHLO version the plugin
+reports in its attributes) or plain MLIR bytecode/text.  xlac has no MLIR
+bytecode reader of its own (docs/stablehlo.md), but the plugin runs inside
+jax's process, so jaxlib's MLIR reads it: the artifact is deserialised to
+StableHLO and printed as text (pretty form, no locations), which
+``xlac.parse_stablehlo`` imports.  Only this module of the plugin touches
+jaxlib's MLIR.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import capi
+from .errors import PjrtError, unimplemented
+
+
+@dataclass
+class Program:
+    """A program as xlac compiles it: StableHLO ``text``, and the numbers of
+    the entry function's parameters jax donates (``tf.aliasing_output`` or
+    ``jax.buffer_donor``)."""
+    text: str
+    donated: tuple
+
+
+def stablehlo_version() -> tuple | None:
+    """The StableHLO version of the jaxlib in this process (major, minor,
+    patch): jax writes the program at this version when the plugin reports it."""
+    try:
+        from jax._src.lib.mlir.dialects import hlo
+        return tuple(int(x) for x in hlo.get_current_version().split("."))
+    except Exception:          # noqa: BLE001 - no jaxlib (or an older one): jax picks its default
+        return None
+
+
+def read(code: bytes, format: str) -> Program:
+    """The Program of ``code`` in PJRT program format ``format``.
+
+    Raises PjrtError: UNIMPLEMENTED for a format other than ``mlir`` (an
+    ``hlo`` HloModuleProto), INVALID_ARGUMENT for code MLIR cannot read.
+    """
+    if format != "mlir":
+        raise unimplemented(f"PJRT program format {format!r} (xlac reads 'mlir': StableHLO)")
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import hlo
+
+    context = jax_mlir.make_ir_context()
+    with context:
+        try:
+            module = hlo.deserialize_portable_artifact(context, code)
+        except Exception:       # noqa: BLE001 - not an artifact: plain bytecode or text
+            try:
+                module = ir.Module.parse(code)
+            except Exception as exc:   # noqa: BLE001
+                raise PjrtError(capi.INVALID_ARGUMENT, f"the program is not MLIR that jaxlib reads: "
+                                                       f"{str(exc).splitlines()[0] if str(exc) else exc}")
+        text = module.operation.get_asm(enable_debug_info=False)
+        return Program(text, _donated_parameters(module))
+
+
+def _donated_parameters(module) -> tuple:
+    """Numbers of ``@main``'s parameters marked donated."""
+    for op in module.body.operations:
+        attrs = op.operation.attributes
+        if "sym_name" not in attrs or str(attrs["sym_name"]).strip('"') != "main":
+            continue
+        if "arg_attrs" not in attrs:
+            return ()
+        return tuple(k for k, d in enumerate(attrs["arg_attrs"])
+                     if "tf.aliasing_output" in d or "jax.buffer_donor" in d)
+    return ()

@@ -1,0 +1,113 @@
+"""Native entry points of the PJRT function table.
+
+Each slot of the ``PJRT_Api`` table is a small native function (LLVM IR
+compiled once per process through xlac's JIT and its disk cache) that:
+
+1. takes the GIL (``PyGILState_Ensure``): jax calls the C API from C++
+   threads that may not hold it;
+   (while Python shuts down it does nothing and returns success instead:
+   jaxlib's last objects are destroyed during the interpreter's final
+   garbage collection, when no Python code may run);
+2. sets aside the Python exception pending in this thread, if any
+   (``PyErr_Fetch``), and puts it back after the call (``PyErr_Restore``):
+   jaxlib destroys buffers and errors from C++ destructors, and those run
+   while an exception is on its way to Python (an array freed as the frame
+   that raised unwinds).  Python code must not run with an exception set, and
+   a callback that cleared it would turn the user's error into "error return
+   without exception set";
+3. calls the slot's Python implementation (a ctypes callback).
+
+A ctypes callback alone does 1 and 3 but not 2, which is why these exist.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from ..codegen.compile_cache import load_or_compile
+from ..runtime import disk_cache
+
+_ENTRY = "xlac_pjrt_trampolines_init"
+# The CPython functions the trampolines call, passed in at init (no symbol lookup).
+_IS_FINALIZING = "Py_IsFinalizing" if hasattr(ctypes.pythonapi, "Py_IsFinalizing") else "_Py_IsFinalizing"
+_PYTHON_API = ("PyGILState_Ensure", "PyGILState_Release", "PyErr_Fetch", "PyErr_Restore", _IS_FINALIZING)
+
+
+def _ir(count: int, void: frozenset) -> str:
+    """The IR of ``count`` trampolines (those in ``void`` return nothing) and
+    ``void init(ptr targets, ptr python_api, ptr out)`` which records the
+    tables and writes each trampoline's address to ``out``."""
+    lines = [
+        "@targets = internal global ptr null",
+        "@api = internal global ptr null",
+        "",
+        f"define void @{_ENTRY}(ptr %targets, ptr %api, ptr %out) {{",
+        "  store ptr %targets, ptr @targets",
+        "  store ptr %api, ptr @api",
+    ]
+    for k in range(count):
+        lines += [f"  %o{k} = getelementptr ptr, ptr %out, i64 {k}", f"  store ptr @t{k}, ptr %o{k}"]
+    lines += ["  ret void", "}", ""]
+    for k in range(count):
+        is_void = k in void
+        ret_type = "void" if is_void else "ptr"
+        call = f"call void %f(ptr %a)" if is_void else "%r = call ptr %f(ptr %a)"
+        ret = "ret void" if is_void else "ret ptr %r"
+        lines += [
+            f"define internal {ret_type} @t{k}(ptr %a) {{",
+            "  %api = load ptr, ptr @api",
+            "  %p4 = getelementptr ptr, ptr %api, i64 4",
+            "  %finalizing = load ptr, ptr %p4",
+            "  %fin = call i32 %finalizing()",
+            "  %is_fin = icmp ne i32 %fin, 0",
+            "  br i1 %is_fin, label %skip, label %go",
+            "skip:",
+            "  " + ("ret void" if is_void else "ret ptr null"),
+            "go:",
+            "  %ensure = load ptr, ptr %api",
+            "  %p1 = getelementptr ptr, ptr %api, i64 1",
+            "  %release = load ptr, ptr %p1",
+            "  %p2 = getelementptr ptr, ptr %api, i64 2",
+            "  %fetch = load ptr, ptr %p2",
+            "  %p3 = getelementptr ptr, ptr %api, i64 3",
+            "  %restore = load ptr, ptr %p3",
+            "  %saved = alloca [3 x ptr]",
+            "  %s1 = getelementptr ptr, ptr %saved, i64 1",
+            "  %s2 = getelementptr ptr, ptr %saved, i64 2",
+            "  %gil = call i32 %ensure()",
+            "  call void %fetch(ptr %saved, ptr %s1, ptr %s2)",
+            "  %targets = load ptr, ptr @targets",
+            f"  %tp = getelementptr ptr, ptr %targets, i64 {k}",
+            "  %f = load ptr, ptr %tp",
+            f"  {call}",
+            "  %e0 = load ptr, ptr %saved",
+            "  %e1 = load ptr, ptr %s1",
+            "  %e2 = load ptr, ptr %s2",
+            "  call void %restore(ptr %e0, ptr %e1, ptr %e2)",
+            "  call void %release(i32 %gil)",
+            f"  {ret}",
+            "}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+class Trampolines:
+    """``addresses[k]``: the native entry calling ``callbacks[k]`` (ctypes
+    function pointers); keeps the callbacks and the code alive."""
+
+    def __init__(self, callbacks: list, void: set):
+        count = len(callbacks)
+        text = _ir(count, frozenset(void))
+        self._code = load_or_compile(("pjrt-trampolines", text), _ENTRY, lambda: (text, None),
+                                     directory=disk_cache.cache_dir()).jit
+        self._callbacks = list(callbacks)
+        self._targets = (ctypes.c_void_p * count)(*[ctypes.cast(c, ctypes.c_void_p).value for c in callbacks])
+        self._api = (ctypes.c_void_p * len(_PYTHON_API))(
+            *[ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value for name in _PYTHON_API])
+        out = (ctypes.c_void_p * count)()
+        init = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(self._code.address)
+        init(ctypes.addressof(self._targets), ctypes.addressof(self._api), ctypes.addressof(out))
+        self.addresses = list(out)
+        # Immortal: jaxlib may call these until the very end of the process,
+        # after the final garbage collection has freed what it could.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
