@@ -613,3 +613,54 @@ def test_aot_object_runs_from_c(tmp_path):
     out = subprocess.run([str(tmp_path / "main")], check=True, capture_output=True, text=True).stdout
     x = np.arange(12, dtype=np.float32).reshape(3, 4) * np.array([1, -2, 3, 0.5], np.float32)
     assert out.split() == ["3", "3", "3:"] + [f"{v:g}" for v in x.sum(1)]
+
+
+# -----------------------------------------------------------------------------------
+# XLA's implicit broadcast: an elementwise binary op of two run-time sizes
+# -----------------------------------------------------------------------------------
+
+IMPLICIT = module("""a = f32[<=6,2] parameter(0)
+  b = f32[<=6,2] parameter(1)
+  s = f32[<=6,2] subtract(a, b)
+  z = f32[] constant(0)
+  sum = f32[2] reduce(s, z), dimensions={0}, to_apply=add
+  ROOT r = (f32[<=6,2], f32[2]) tuple(s, sum)""")
+
+
+@pytest.mark.parametrize("rows", [(1, 4), (4, 1), (3, 5), (5, 3), (0, 1), (1, 0), (1, 1), (6, 6)])
+def test_binary_op_of_two_dynamic_sizes_broadcasts_a_size_of_one(rows):
+    """Sizes 1 and n > 1: the size-1 operand is repeated n times (XLA's implicit
+    broadcast); other sizes: both are read at the smaller (its implicit slice)."""
+    a = np.arange(rows[0] * 2, dtype=np.float32).reshape(rows[0], 2) + 1
+    b = np.arange(rows[1] * 2, dtype=np.float32).reshape(rows[1], 2) * 10
+    low, high = min(rows), max(rows)
+    n = high if low == 1 else low
+    x = np.broadcast_to(a[:1], (n, 2)) if rows[0] == 1 else a[:n]
+    y = np.broadcast_to(b[:1], (n, 2)) if rows[1] == 1 else b[:n]
+    check_all(IMPLICIT, [a, b], (x - y, (x - y).sum(0)))
+
+
+def test_broadcast_declared_dynamic_is_not_implicitly_broadcast():
+    """A dimension whose size is known when compiling (a broadcast's) takes no part in
+    the implicit broadcast: the run-time size of the other operand is the result's."""
+    text = module("""x = f32[<=8,4] parameter(0)
+  y = f32[4] parameter(1)
+  b = f32[<=8,4] broadcast(y), dimensions={1}
+  ROOT m = f32[<=8,4] multiply(x, b)""")
+    x, y = np.ones((1, 4), np.float32), np.arange(4, dtype=np.float32)
+    check_all(text, [x, y], x * y)
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_reshape_away_a_dynamic_dimension_of_bound_one_keeps_its_size(size):
+    """f32[<=1,2,5,1] of size 0 reshaped to f32[<=10] has no element (not 10)."""
+    text = module("""p = f32[1,2,5,1] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=1,2,5,1] set-dimension-size(p, n), dimensions={0}
+  r = f32[<=10] reshape(d)
+  z = f32[] constant(0)
+  sum = f32[] reduce(r, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[<=10], f32[]) tuple(r, sum)""")
+    p = np.arange(10, dtype=np.float32).reshape(1, 2, 5, 1) + 1
+    flat = p.reshape(-1)[:10 * size]
+    check_all(text, [p, np.int32(size)], (flat, flat.sum()))

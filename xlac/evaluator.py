@@ -271,7 +271,7 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
     n = comp.num_parameters
     if len(args) != n:
         raise ValueError(f"computation {comp.name} takes {n} argument(s), got {len(args)}")
-    values = {}
+    values, known = {}, {}
     with np.errstate(all="ignore"):  # integer wrap-around and IEEE specials are intended
         for inst in _schedule(comp):
             if inst.opcode == "parameter":
@@ -283,7 +283,7 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
                 vals = [values[id(o)] for o in inst.operands]
                 if inst.opcode not in _DYNAMIC_DIRECT and dynamic.involved(
                         inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs):
-                    value = _as_value(_dynamic_step(rule, inst, vals))
+                    value = _as_value(_dynamic_step(rule, inst, vals, known))
                 else:
                     value = _as_value(rule(inst, vals))
             _check_result(inst, inst.shape, value, batch)
@@ -328,13 +328,19 @@ class _Resized:
         return getattr(self._inst, name)
 
 
-def _dynamic_step(rule, inst, vals: list):
+def _dynamic_step(rule, inst, vals: list, known: dict):
     """Run ``rule`` on operands sliced to the sizes the op reads them at, with
-    the result shape at the sizes the size rules give."""
+    the result shape at the sizes the size rules give.  ``known`` holds, by
+    instruction, its sizes as shape inference knows them (ints where known at
+    compile time), which some rules need besides the run-time sizes."""
     shapes = [o.shape for o in inst.operands]
     sizes = [_sizes_of(v, s) for v, s in zip(vals, shapes)]
+    flags = [known.get(id(o)) or dynamic.flag_sizes(o.shape) for o in inst.operands]
+    known[id(inst)] = dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape, dynamic.FLAGS,
+                                        known=flags)[0]
     tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
-                                   value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]))
+                                   value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]),
+                                   known=flags)
     _check_static(inst, tree, inst.shape)
     vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
     return rule(_Resized(inst, _sized(inst.shape, tree)), vals)
@@ -364,10 +370,12 @@ def _conform(inst, k: int, value, want):
         return tuple(_conform(inst, k, v, w) for v, w in zip(value, want))
     if not isinstance(value, np.ndarray) or tuple(value.shape) == tuple(want) or len(want) != value.ndim:
         return value
-    if any(w > n for w, n in zip(want, value.shape)):
+    if any(w > n != 1 for w, n in zip(want, value.shape)):
         raise ValueError(f"{inst.opcode} {inst.name}: operand {k} has {list(value.shape)} valid elements, "
                          f"fewer than the {list(want)} the op reads (operands of different dynamic sizes)")
-    return value[tuple(slice(0, w) for w in want)]
+    value = value[tuple(slice(0, w) for w in want)]
+    # XLA's implicit broadcast: a dynamic dimension of size 1 is repeated.
+    return np.broadcast_to(value, want) if value.shape != tuple(want) else value
 
 
 def _sized(shape: Shape, tree) -> Shape:

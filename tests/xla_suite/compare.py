@@ -73,21 +73,20 @@ def _differ(expected: np.ndarray, actual: np.ndarray, tol: float) -> np.ndarray:
 
 
 def _paired(e: store.Expected, a: np.ndarray, dynamic: bool):
-    """(expected values, xlac's values, their indices) to compare, or None when the shapes
-    cannot be compared.  An output of a dynamic shape comes back from XLA:CPU in its bound
-    shape, from xlac in its dynamic size: the elements inside the dynamic size are compared."""
+    """(expected values, xlac's values, their flat positions, the shape they index) to
+    compare, or None when the shapes cannot be compared.  An output of a dynamic shape
+    comes back from XLA:CPU in a buffer of its bound shape holding the valid elements
+    first, packed row-major (the rest is not defined); from xlac at its dynamic size."""
     if e.shape == a.shape:
         where = store.positions(a.size)
         flat = np.arange(a.size) if where is None else where
         return e.values, e.kept(a), flat, e.shape
     if not dynamic or len(e.shape) != a.ndim or any(x > y for x, y in zip(a.shape, e.shape)):
         return None
-    size = int(np.prod(e.shape, dtype=np.int64))
-    where = store.positions(size)
-    flat = np.arange(size) if where is None else where
-    index = np.unravel_index(flat, e.shape)
-    inside = np.all([i < n for i, n in zip(index, a.shape)], axis=0) if a.ndim else np.ones(1, bool)
-    return e.values[inside], a[tuple(i[inside] for i in index)], flat[inside], e.shape
+    where = store.positions(int(np.prod(e.shape, dtype=np.int64)))
+    flat = np.arange(e.values.size) if where is None else where
+    inside = flat < a.size
+    return e.values[inside], a.reshape(-1)[flat[inside]], flat[inside], a.shape
 
 
 def mismatch(expected: list, actual: list, text: str = "") -> str | None:

@@ -22,10 +22,12 @@ per dimension), a ``list`` of trees for a tuple, ``()`` for a token.
 A rule also says at which sizes the op *reads* its operands
 (``ctx.want``): an elementwise op of ``f32[<=10]`` (size 5) and ``f32[10]``
 reads 5 elements of both, the size of the first operand whose dimension is
-dynamic (XLA's choice; operands whose dynamic sizes differ at run time are an
-error XLA does not check: the evaluator raises, compiled code reads the first
-operand's).  The evaluator slices its operands to those sizes; the padder masks
-what reductions and contractions read.
+dynamic (XLA's choice).  Where both operands of an elementwise binary op are
+dynamic in a dimension and their sizes differ at run time, XLA broadcasts
+implicitly: an operand of size 1 is repeated up to the other's size, else both
+are read at the smaller size (:meth:`SizeArith.broadcast_size`).  The evaluator
+slices (or repeats) its operands to those sizes; the padder masks what
+reductions and contractions read and repeats what implicit broadcasts read.
 
 An opcode without a rule does not take dynamic operands: :func:`propagate`
 raises :class:`xlac.UnsupportedError` naming the op, the operand and the
@@ -39,7 +41,7 @@ from typing import Callable, Sequence
 from ..errors import UnsupportedError
 from ..shape import Shape
 
-__all__ = ["DYNAMIC", "SizeArith", "FLAGS", "INTS", "SIZE_RULES", "SizeContext", "propagate",
+__all__ = ["DYNAMIC", "SizeArith", "FLAGS", "INTS", "SIZE_RULES", "SizeContext", "propagate", "as_flags",
            "involved", "static_sizes", "flag_sizes", "with_flags", "normalize", "first_dynamic",
            "supported_opcodes", "common_factors"]
 
@@ -86,6 +88,18 @@ class SizeArith:
     def clamp(self, lo: int, a, hi: int):
         return self.min(self.max(a, lo), hi)
 
+    def broadcast_size(self, a, b):
+        """The size of an elementwise binary op's dimension whose operands have sizes
+        ``a`` and ``b`` (XLA's implicit broadcast): the larger where the smaller is 1,
+        else the smaller.  In arithmetic (sizes are never negative): ``m + e*(M - m)``
+        with ``m, M = min, max`` and ``e = min(m, 1) - min(max(m - 1, 0), 1)``, which is
+        1 exactly when ``m == 1``."""
+        if a is b:
+            return a
+        low, high = self.min(a, b), self.max(a, b)
+        is_one = self.sub(self.min(low, 1), self.min(self.max(self.sub(low, 1), 0), 1))
+        return self.add(low, self.mul(is_one, self.sub(high, low)))
+
     def runtime(self, opcode: str, a, b):
         raise TypeError(f"sizes {a!r} and {b!r} must be ints here")
 
@@ -114,11 +128,11 @@ class SizeContext:
     returns the result's size tree and may set ``want[i]``, the sizes at which
     it reads operand ``i`` (default: the operand's own)."""
 
-    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want")
+    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want", "known")
 
-    def __init__(self, opcode, attrs, shapes, sizes, result, arith, value):
+    def __init__(self, opcode, attrs, shapes, sizes, result, arith, value, known):
         self.opcode, self.attrs, self.shapes, self.sizes = opcode, attrs, shapes, sizes
-        self.result, self.arith, self.value = result, arith, value
+        self.result, self.arith, self.value, self.known = result, arith, value, known
         self.want = list(sizes)
 
     def fail(self, detail: str) -> UnsupportedError:
@@ -171,7 +185,8 @@ def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, 
 
 
 def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence, result: Shape,
-              arith: SizeArith, value: Callable[[int], object] | None = None) -> tuple:
+              arith: SizeArith, value: Callable[[int], object] | None = None, known: Sequence | None = None
+              ) -> tuple:
     """``(result size tree, sizes each operand is read at)`` of an instruction.
 
     ``shapes``/``sizes``: the operands' declared shapes and size trees;
@@ -184,8 +199,18 @@ def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence
     if rule is None:
         raise _unsupported(opcode, shapes, result)
     ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
-                      value or (lambda i, k=None: DYNAMIC))
+                      value or (lambda i, k=None: DYNAMIC),
+                      list(known) if known is not None else [as_flags(t) for t in sizes])
     return rule(ctx), ctx.want
+
+
+def as_flags(tree):
+    """A size tree as shape inference's: ints kept, any other size :data:`DYNAMIC`."""
+    if isinstance(tree, list):
+        return [as_flags(t) for t in tree]
+    if isinstance(tree, tuple):
+        return tuple(n if isinstance(n, int) else DYNAMIC for n in tree)
+    return tree
 
 
 def _unsupported(opcode: str, shapes: Sequence[Shape], result: Shape) -> UnsupportedError:
@@ -269,10 +294,20 @@ def _elementwise(ctx: SizeContext):
     if ctx.result.is_tuple:                       # select between tuples: a scalar pred
         return _tuple_select(ctx)
     arrays = _same_rank_arrays(ctx, ctx.result.rank)
-    out = tuple(ctx.pick(d, arrays) for d in range(ctx.result.rank))
+    out = tuple(_elementwise_size(ctx, d, arrays) for d in range(ctx.result.rank))
     for i in arrays:
         ctx.want[i] = out
     return out
+
+
+def _elementwise_size(ctx: SizeContext, d: int, arrays: list):
+    """Dimension ``d``'s size: XLA's implicit broadcast when both operands of a binary
+    op have a size there that is not known at compile time, else the first dynamic
+    operand's."""
+    dynamic = [i for i in arrays if not isinstance(ctx.known[i][d], int)]
+    if len(arrays) == 2 and len(dynamic) == 2 and ctx.opcode != "select":
+        return ctx.arith.broadcast_size(ctx.sizes[0][d], ctx.sizes[1][d])
+    return ctx.pick(d, arrays)
 
 
 def _tuple_select(ctx: SizeContext):
@@ -479,15 +514,28 @@ def _reshape(ctx: SizeContext):
     merged into one dimension, its size is the product of theirs (compiled
     code moves the valid elements together when a dynamic dimension is not the
     major-most); split from one dynamic dimension, the major-most output
-    dimension (ignoring 1s) takes the dynamic size, the others stay static."""
+    dimension (ignoring 1s) takes the dynamic size, the others stay static.  A
+    dynamic dimension of bound 1 reshaped away still counts: its size (0 or 1)
+    multiplies that of the result's first dynamic dimension (or, when none is
+    declared, its first dimension that is not 1), so a size 0 empties the result."""
     src, dst = ctx.shapes[0], ctx.result
     out = list(dst.dimensions)
     if 0 in src.dimensions or 0 in dst.dimensions:
         return tuple(out)
     bounds = common_factors(src.dimensions, dst.dimensions)
+    vanished = []
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
         if any(src.is_dynamic_dimension(d) for d in range(i0, i1)):
-            _reshape_group(ctx, out, (i0, i1), (j0, j1))
+            if j0 == j1:
+                vanished += [ctx.sizes[0][d] for d in range(i0, i1) if src.is_dynamic_dimension(d)]
+            else:
+                _reshape_group(ctx, out, (i0, i1), (j0, j1))
+    if vanished and dst.rank:
+        dims = range(dst.rank)
+        o = next((k for k in dims if dst.is_dynamic_dimension(k)), None)
+        o = next((k for k in dims if dst.dimensions[k] != 1), 0) if o is None else o
+        for size in vanished:
+            out[o] = ctx.arith.mul(out[o], size)
     return tuple(out)
 
 
@@ -496,8 +544,6 @@ def _reshape_group(ctx: SizeContext, out: list, src_range, dst_range) -> None:
     (i0, i1), (j0, j1) = src_range, dst_range
     group = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
     targets = [k for k in range(j0, j1) if dst.dimensions[k] != 1] or list(range(j0, j1))
-    if not targets:
-        return                                    # a dynamic dimension of bound 1 reshaped away
     o = targets[0]
     declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
     if declared and declared != [o]:

@@ -521,6 +521,45 @@ def _gather_elements(b: _Builder, x: HloInstruction, indices: list, dst: Shape) 
     return b.emit("gather", x, whole, attrs=attrs, shape=Shape(dst.element_type, dst.dimensions))
 
 
+def _implicit_broadcast(pad: _Padding, inst, operand_sizes, want):
+    """An elementwise binary op whose operands both have run-time sizes in a dimension: where
+    one's size is 1 and the other's larger, the first element along that dimension is
+    repeated (XLA's implicit broadcast: ``select(size == 1 & size < other, broadcast(slice),
+    operand)``); reading the larger at the smaller size needs nothing (a prefix)."""
+    if len(inst.operands) != 2 or inst.opcode == "select" or not inst.shape.is_array:
+        return None
+    a, b = inst.operands
+    if not (a.shape.is_array and b.shape.is_array and a.shape.rank == b.shape.rank == inst.shape.rank):
+        return None
+    ops = [a, b]
+    for d in range(inst.shape.rank):
+        sa, sb = operand_sizes[0][d], operand_sizes[1][d]
+        if isinstance(sa, int) or isinstance(sb, int) or sa is sb:
+            continue                    # a size known at compile time is a static one (XLA's rule)
+        for k, (mine, other) in enumerate(((sa, sb), (sb, sa))):
+            ops[k] = _repeat_first(pad.b, ops[k], d, mine, other)
+    if ops == [a, b]:
+        return None
+    inst.operands = ops
+    return inst
+
+
+def _repeat_first(b: _Builder, x: HloInstruction, d: int, mine, other) -> HloInstruction:
+    """``x`` with its first element along ``d`` repeated over the dimension when ``mine``
+    is 1 and ``other`` larger (sizes: ints or ``s32[]`` instructions)."""
+    shape = x.shape.static()
+    first = Shape(shape.element_type, shape.dimensions[:d] + (1,) + shape.dimensions[d + 1:])
+    start = b.emit("slice", x, attrs={"slice": tuple((0, n, 1) for n in first.dimensions)}, shape=first)
+    kept = tuple(k for k in range(shape.rank) if k != d)
+    row = b.emit("reshape", start, shape=Shape(shape.element_type, tuple(shape.dimensions[k] for k in kept)))
+    repeated = b.emit("broadcast", row, attrs={"dimensions": kept}, shape=shape)
+    one, scalar = b.size(1), Shape(PRED, ())
+    is_one = b.emit("compare", b.size(mine), one, attrs={"direction": "EQ"}, shape=scalar)
+    smaller = b.emit("compare", b.size(mine), b.size(other), attrs={"direction": "LT"}, shape=scalar)
+    repeat = b.emit("and", is_one, smaller, shape=scalar)
+    return b.emit("select", b.broadcast(repeat, Shape(PRED, shape.dimensions)), repeated, x, shape=shape)
+
+
 _FIXES = {
     "dynamic-reshape": _dynamic_reshape,
     "real-dynamic-slice": _real_dynamic_slice,
@@ -533,4 +572,7 @@ _FIXES = {
     "pad": _pad,
     "reverse": _reverse,
     "concatenate": _concatenate,
+    **{op: _implicit_broadcast for op in ("add", "subtract", "multiply", "divide", "remainder", "maximum",
+                                          "minimum", "power", "atan2", "and", "or", "xor", "shift-left",
+                                          "shift-right-arithmetic", "shift-right-logical", "complex", "compare")},
 }
