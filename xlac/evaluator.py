@@ -336,14 +336,13 @@ def _dynamic_step(rule, inst, vals: list, known: dict):
     shapes = [o.shape for o in inst.operands]
     sizes = [_sizes_of(v, s) for v, s in zip(vals, shapes)]
     flags = [known.get(id(o)) or dynamic.flag_sizes(o.shape) for o in inst.operands]
-    known[id(inst)] = dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape, dynamic.FLAGS,
-                                        known=flags)[0]
+    known[id(inst)] = dynamic.normalize(dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape,
+                                                          dynamic.FLAGS, known=flags)[0], inst.shape)
     tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
                                    value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]),
                                    known=flags)
-    _check_static(inst, tree, inst.shape)
     vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
-    return rule(_Resized(inst, _sized(inst.shape, tree)), vals)
+    return _declared(rule(_Resized(inst, _sized(inst.shape, tree)), vals), tree, inst.shape)
 
 
 def _sizes_of(value, shape: Shape):
@@ -352,16 +351,19 @@ def _sizes_of(value, shape: Shape):
     return tuple(value.shape) if shape.is_array else ()
 
 
-def _check_static(inst, tree, shape: Shape) -> None:
-    """A dimension declared static must come out at its bound."""
+def _declared(value, tree, shape: Shape):
+    """``value`` (at the run-time sizes ``tree``) at the sizes ``shape`` declares: a
+    dimension declared static where the size rules give a run-time size is static,
+    as XLA's verifier lets it be; past the run-time size is padding (zeros here,
+    whatever the buffer holds in compiled code)."""
     if shape.is_tuple:
-        for t, s in zip(tree, shape.tuple_shapes):
-            _check_static(inst, t, s)
-        return
-    for d, n in enumerate(tree if shape.is_array else ()):
-        if not shape.is_dynamic_dimension(d) and n != shape.dimensions[d]:
-            raise ValueError(f"{inst.opcode} {inst.name}: dimension {d} of {shape} is declared static but "
-                             f"its size is {n} at run time (declare it <={shape.dimensions[d]})")
+        return tuple(_declared(v, t, s) for v, t, s in zip(value, tree, shape.tuple_shapes))
+    if not (shape.is_array and isinstance(value, np.ndarray)) or value.ndim != shape.rank:
+        return value
+    want = dynamic.normalize(tree, shape)
+    if tuple(value.shape) == tuple(want):
+        return value
+    return np.pad(value, [(0, max(w - n, 0)) for n, w in zip(value.shape, want)])
 
 
 def _conform(inst, k: int, value, want):

@@ -196,29 +196,6 @@ def _check_shape(inst: HloInstruction, at: str) -> None:
     if not inferred.compatible(inst.shape):
         raise ShapeError(f"{at}: shape {inst.shape} differs from the inferred shape {inferred} "
                          f"(operand shapes: {', '.join(str(o.shape) for o in inst.operands) or 'none'})")
-    if inferred.is_dynamic:
-        _check_dynamic(inst, inferred, at)
-
-
-def _check_dynamic(inst: HloInstruction, inferred: Shape, at: str) -> None:
-    """A dimension inferred dynamic must be declared dynamic."""
-    for got, want in zip(inst.shape.leaves(), inferred.leaves()):
-        for d in range(want.rank if want.is_array else 0):
-            if want.is_dynamic_dimension(d) and not got.is_dynamic_dimension(d) \
-                    and not _removes_dynamic_dimension(inst, d):
-                raise ShapeError(f"{at}: dimension {d} of {inst.shape} is dynamic (the inferred shape is "
-                                 f"{inferred}), write it <={got.dimensions[d]}")
-
-
-def _removes_dynamic_dimension(inst: HloInstruction, d: int) -> bool:
-    """``set-dimension-size`` of dimension ``d`` to a constant equal to its bound."""
-    if inst.opcode != "set-dimension-size" or inst.operands[1].opcode != "constant":
-        return False
-    try:
-        dims = [int(str(v)) for v in inst.attrs.get("dimensions", ())]
-        return dims == [d] and int(inst.operands[1].literal) == inst.shape.dimensions[d]
-    except (TypeError, ValueError, KeyError):
-        return False
 
 
 def _check_collectives(module: HloModule) -> None:
