@@ -251,3 +251,22 @@ def test_xla_topk_with_another_comparator_is_refused_by_name():
     text = TOPK.replace("direction=LT", "direction=EQ")
     with pytest.raises(xlac.UnsupportedError, match="custom-call TopK with a comparator"):
         xlac.jit(text)
+
+
+def test_conv_of_a_constant_input_with_base_dilation_and_padding():
+    """A 3-D convolution whose input is a constant, base-dilated and padded: the
+    implicit GEMM's row table mixes pointers into the constant and into zeros."""
+    x = np.arange(2 * 2 * 2 * 2 * 3, dtype=np.float32).reshape(2, 2, 2, 2, 3) / 10
+    literal = np.array2string(x.reshape(2, 2, 2, 2, 3), separator=",", threshold=10**6).replace("[", "{") \
+        .replace("]", "}")
+    text = f"""HloModule conv3d
+ENTRY e {{
+  x = f32[2,2,2,2,3] constant({literal})
+  w = f32[3,3,3,2,3] parameter(0)
+  ROOT c = f32[2,4,3,3,2] convolution(x, w), window={{size=3x3x3 pad=2_1x1_1x1_1 lhs_dilate=2x2x2}}, dim_labels=b012f_012oi->b012f
+}}
+"""
+    w = np.random.default_rng(1).standard_normal((3, 3, 3, 2, 3)).astype(np.float32)
+    want, got = run_both(text, w)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert np.abs(want).sum() > 0

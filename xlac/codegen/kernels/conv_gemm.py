@@ -625,7 +625,9 @@ def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_en
                         ok = inside if ok is None else b.and_(ok, inside)
                 ptr = b.gep(ops.x.ptr, [off], source_etype=ety)
                 if ok is not None:
-                    ptr = b.select(ok, ptr, zeros)
+                    # A constant operand's pointer keeps its global's type: the
+                    # zeros take whichever type the input pointer has.
+                    ptr = b.select(ok, ptr, zeros if zeros.type == ptr.type else b.bitcast(zeros, ptr.type))
                 b.store(ptr, b.gep(table, [b.add(slot0, j)], inbounds=True, source_etype=PTR), align=8)
 
 
