@@ -543,28 +543,35 @@ def _reshape_group(ctx: SizeContext, out: list, src_range, dst_range) -> None:
     src, dst = ctx.shapes[0], ctx.result
     (i0, i1), (j0, j1) = src_range, dst_range
     group = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
-    targets = [k for k in range(j0, j1) if dst.dimensions[k] != 1] or list(range(j0, j1))
-    o = targets[0]
-    declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
-    if declared and declared != [o]:
-        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
+    o = _split_target(ctx, j0, j1, group)
     a = ctx.arith
-    if len(targets) == 1:                         # merged into one dimension (or kept)
-        size = 1
-        for d in range(i0, i1):
-            size = a.mul(size, ctx.sizes[0][d])
-        out[o] = size
-        return
-    dynamic = [d for d in range(i0, i1) if src.is_dynamic_dimension(d)]
-    if len(dynamic) > 1 or any(src.dimensions[k] != 1 for k in range(i0, dynamic[0])):
-        raise ctx.fail(f"it splits dimensions of which {dynamic} are dynamic and not the major-most alone "
-                       f"({group}): the valid elements would not stay in place")
-    (d,) = dynamic
-    valid = a.mul(ctx.sizes[0][d], math.prod(src.dimensions[d + 1:i1]))
-    rest = math.prod(dst.dimensions[o + 1:j1])
+    valid = 1                                     # the group's valid elements, row-major
+    for d in range(i0, i1):
+        valid = a.mul(valid, ctx.sizes[0][d])
+    rest = math.prod(n for k, n in enumerate(dst.dimensions[j0:j1], j0) if k != o)
     if isinstance(valid, int) and valid % rest:
         raise ValueError(f"reshape: {valid} valid elements of {group} do not fill whole rows of {rest}")
     out[o] = a.div(valid, rest)
+
+
+def _split_target(ctx: SizeContext, j0: int, j1: int, group: str) -> int:
+    """The result dimension of ``[j0, j1)`` that takes the group's dynamic size
+    (XLA's choice): the reshape's ``inferred_dimension``, else the one the result
+    declares dynamic, else the major-most that is not 1.  The others keep their
+    bounds; compiled code moves the valid elements where that puts them."""
+    dst = ctx.result
+    declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
+    inferred = ctx.attrs.get("inferred_dimension")
+    inferred = int(str(inferred)) if inferred is not None else -1
+    if j0 <= inferred < j1:
+        o = inferred
+    elif declared:
+        o = declared[0]
+    else:
+        o = next((k for k in range(j0, j1) if dst.dimensions[k] != 1), j0)
+    if declared and declared != [o]:
+        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
+    return o
 
 
 def common_factors(a: Sequence[int], b: Sequence[int]) -> list:
@@ -590,6 +597,49 @@ def common_factors(a: Sequence[int], b: Sequence[int]) -> list:
                     break
         out.append((i, j))
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: sort, windows
+# ---------------------------------------------------------------------------------------
+
+@_rule("sort")
+def _sort(ctx: SizeContext):
+    """XLA's rule: every result keeps the operands' sizes (in each dimension the
+    first dynamic operand's; all are read at them).  Compiled code sorts the
+    padding after the valid elements."""
+    everyone = list(range(len(ctx.shapes)))
+    out = tuple(ctx.pick(d, everyone) for d in range(ctx.shapes[0].rank))
+    for i in everyone:
+        ctx.want[i] = out
+    return [out] * len(everyone) if ctx.result.is_tuple else out
+
+
+@_rule("reduce-window")
+def _reduce_window(ctx: SizeContext):
+    """XLA's rule: a dynamic dimension of size ``s`` under a window of (dilated)
+    extent ``e`` and stride ``t`` has ``max(s - e + t, 0) // t`` windows, all of
+    which lie inside the valid elements (so compiled code needs no mask); a
+    trivial window dimension keeps the size.  XLA's rule ignores padding and
+    base dilation, which would make windows reach past the valid elements: refused
+    on a dynamic dimension."""
+    from .window import window_of
+    n = len(ctx.shapes) // 2
+    inputs = list(range(n))
+    full = tuple(ctx.pick(d, inputs) for d in range(ctx.shapes[0].rank))
+    for i in inputs:
+        ctx.want[i] = full
+    a, out = ctx.arith, []
+    for d, (size, wd) in enumerate(zip(full, window_of(ctx.attrs))):
+        dynamic = any(not isinstance(ctx.known[i][d], int) for i in inputs) or size != ctx.shapes[0].dimensions[d]
+        if dynamic and (wd.padding_low or wd.padding_high or wd.base_dilation != 1):
+            raise ctx.fail(f"dimension {d} of {ctx.shapes[0]} is dynamic and its window has padding or base "
+                           f"dilation ({wd}): the windows would reach past the valid elements")
+        extent, stride = wd.dilated_size, wd.stride
+        out.append(a.div(a.max(a.add(size, stride - extent), 0), stride) if dynamic else
+                   ctx.result.leaves()[0].dimensions[d])
+    out = tuple(out)
+    return [out] * n if n > 1 else out
 
 
 # ---------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ first.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -393,22 +394,56 @@ def _concatenate(pad: _Padding, inst, operand_sizes, want):
 
 
 def _reshape(pad: _Padding, inst, operand_sizes, want):
-    """Dimensions merged into one whose valid elements are not a prefix of the
-    merged dimension (a dynamic dimension that is not the major-most, or two
-    dynamic dimensions) are first gathered together (XLA's
-    ``RewriteDynamicReshapeCombineInput``), then reshaped."""
+    """Group by group of dimensions that reshape into each other: operand
+    dimensions whose valid elements are not a prefix of the group (a dynamic
+    dimension that is not the major-most, or two dynamic dimensions) are first
+    gathered together (XLA's ``RewriteDynamicReshapeCombineInput``); the
+    group's valid elements, row-major, are then a prefix, which a plain
+    reshape keeps in place unless the group splits into result dimensions
+    whose dynamic one is not the major-most: those are spread out by a gather
+    (XLA's ``RewriteDynamicReshapeSplitInput``)."""
     x = inst.operands[0]
     src, dst = x.shape.static(), inst.shape.static()
     sizes = operand_sizes[0]
     if 0 in src.dimensions or 0 in dst.dimensions:
         return None
     bounds = dynamic.common_factors(src.dimensions, dst.dimensions)
-    groups = [(i0, i1) for (i0, _), (i1, _) in zip(bounds, bounds[1:]) if _scattered(src, sizes, i0, i1)]
-    if not groups:
+    pairs = list(zip(bounds, bounds[1:]))
+    gathered = [(i0, i1) for (i0, _), (i1, _) in pairs if _scattered(src, sizes, i0, i1)]
+    spread = [(j0, j1) for (_, j0), (_, j1) in pairs if _scattered(dst, pad.sizes[id(inst)], j0, j1)]
+    if not gathered and not spread:
         return None
-    for i0, i1 in reversed(groups):               # later groups first: earlier dimensions keep their place
+    for i0, i1 in reversed(gathered):             # later groups first: earlier dimensions keep their place
         x = _compact(pad.b, x, sizes, i0, i1)
-    return pad.b.emit("reshape", x, shape=dst)
+    if not spread:
+        return pad.b.emit("reshape", x, shape=dst)
+    return _spread(pad.b, x, pad.sizes[id(inst)], spread, dst)
+
+
+def _spread(b: _Builder, x: HloInstruction, sizes, groups, dst: Shape) -> HloInstruction:
+    """``dst`` from ``x`` whose groups of result dimensions ``groups`` hold their
+    valid elements as a row-major prefix: result index ``i`` of a group reads
+    element ``sum(i_k * prod(sizes after k))`` of it (a gather at the padded
+    positions; the others read themselves)."""
+    merged, indices, index_shape = [], [], Shape(S32, dst.dimensions)
+    starts = {j0: j1 for j0, j1 in groups}
+    k = 0
+    while k < dst.rank:
+        if k not in starts:
+            merged.append(dst.dimensions[k])
+            indices.append(b.positions(index_shape, [1 if e == k else None for e in range(dst.rank)]))
+            k += 1
+            continue
+        j1 = starts[k]
+        strides, stride = {}, 1
+        for e in reversed(range(k, j1)):
+            strides[e] = stride
+            stride = b.mul(stride, sizes[e])
+        merged.append(math.prod(dst.dimensions[k:j1]))
+        indices.append(b.positions(index_shape, [strides.get(e) for e in range(dst.rank)]))
+        k = j1
+    flat = b.emit("reshape", x, shape=Shape(dst.element_type, tuple(merged)))
+    return _gather_elements(b, flat, indices, dst)
 
 
 def _scattered(shape: Shape, sizes, i0: int, i1: int) -> bool:
@@ -560,6 +595,50 @@ def _repeat_first(b: _Builder, x: HloInstruction, d: int, mine, other) -> HloIns
     return b.emit("select", b.broadcast(repeat, Shape(PRED, shape.dimensions)), repeated, x, shape=shape)
 
 
+def _sort(pad: _Padding, inst, operand_sizes, want):
+    """Along a dynamic sort dimension the padding sorts last (XLA's
+    ``RewriteDynamicSort``): one more operand says which elements are valid,
+    and the comparator puts a valid element before an invalid one."""
+    x = inst.operands[0].shape
+    (d,) = [int(str(v)) for v in inst.attrs.get("dimensions", ())] or [x.rank - 1]
+    size = want[0][d]
+    if isinstance(size, int) and size == x.dimensions[d]:
+        return None
+    b = pad.b
+    inside = b.mask(b.broadcast(b.constant(np.bool_(True)), Shape(PRED, x.dimensions)), want[0], [d],
+                    b.constant(np.bool_(False)))
+    leaves = [o.shape.static() for o in inst.operands]
+    attrs = dict(inst.attrs, to_apply=_valid_first(b, inst.attrs["to_apply"]))
+    sort = b.emit("sort", *inst.operands, inside, attrs=attrs, shape=Shape.tuple(leaves + [inside.shape]))
+    parts = [b.emit("get-tuple-element", sort, attrs={"index": k}, shape=s) for k, s in enumerate(leaves)]
+    return b.emit("tuple", *parts, shape=Shape.tuple(leaves)) if inst.shape.is_tuple else parts[0]
+
+
+def _valid_first(b: _Builder, comp: HloComputation) -> HloComputation:
+    """A copy of comparator ``comp`` taking two more ``pred[]`` parameters (is the
+    left, the right element valid) that says ``lhs_valid & (comp | !rhs_valid)``:
+    valid elements keep their order, invalid ones go after them."""
+    copies: dict = {}
+    for inst in comp.instructions:
+        copies[id(inst)] = HloInstruction(inst.opcode, inst.shape, [copies[id(o)] for o in inst.operands],
+                                          dict(inst.attrs), b.names(inst.name))
+    scalar = Shape(PRED, ())
+    n = comp.num_parameters
+    valid = [HloInstruction("parameter", scalar, [], {"parameter_number": n + k}, b.names(name))
+             for k, name in enumerate(("lhs_valid", "rhs_valid"))]
+    invalid_rhs = HloInstruction("not", scalar, [valid[1]], {}, b.names("not"))
+    either = HloInstruction("or", scalar, [copies[id(comp.root)], invalid_rhs], {}, b.names("or"))
+    root = HloInstruction("and", scalar, [valid[0], either], {}, b.names("and"))
+    insts = list(copies.values()) + valid + [invalid_rhs, either, root]
+    module = b.comp.parent
+    taken = {c.name for c in module.computations}
+    new = HloComputation(fresh_name(f"{comp.name}_valid_first", taken), insts, root=root)
+    new.compute_users()
+    new.parent = module
+    module.computations.insert(0, new)            # callees before callers
+    return new
+
+
 _FIXES = {
     "dynamic-reshape": _dynamic_reshape,
     "real-dynamic-slice": _real_dynamic_slice,
@@ -572,6 +651,7 @@ _FIXES = {
     "pad": _pad,
     "reverse": _reverse,
     "concatenate": _concatenate,
+    "sort": _sort,
     **{op: _implicit_broadcast for op in ("add", "subtract", "multiply", "divide", "remainder", "maximum",
                                           "minimum", "power", "atan2", "and", "or", "xor", "shift-left",
                                           "shift-right-arithmetic", "shift-right-logical", "complex", "compare")},
