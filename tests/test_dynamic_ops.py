@@ -157,3 +157,116 @@ def test_reshape_split_then_reduce_reads_only_valid_elements():
   ROOT s = s32[2,2] reduce(r, z), dimensions={1}, to_apply=add_s32""")
     x = np.arange(12, dtype=np.int32)
     check_all(text, [x, np.int32(8)], np.array([[2, 4], [10, 12]], np.int32))
+
+
+# -----------------------------------------------------------------------------------
+# gather: a dynamic dimension sliced whole or one element (clamped to the valid ones);
+# dynamic index batch dimensions pass to the result
+# -----------------------------------------------------------------------------------
+
+def test_gather_of_a_whole_dynamic_dimension_keeps_its_size():
+    text = module("""x = s32[3,2,1] parameter(0)
+  n = s32[] parameter(1)
+  d = s32[3,<=2,1] set-dimension-size(x, n), dimensions={1}
+  i = s32[] constant(1)
+  ROOT g = s32[<=2,1] gather(d, i), offset_dims={0,1}, collapsed_slice_dims={0}, start_index_map={0},
+      index_vector_dim=0, slice_sizes={1,2,1}""")
+    x = np.array([[[1], [2]], [[3], [4]], [[5], [6]]], np.int32)
+    for n in (0, 1, 2):
+        check_all(text, [x, np.int32(n)], x[1, :n])
+
+
+@pytest.mark.parametrize("rows, count", [(3, 3), (6, 4), (1, 2), (4, 0)])
+def test_gather_rows_of_a_dynamic_operand_by_dynamic_indices(rows, count):
+    text = module("""x = f32[6,2] parameter(0)
+  i = s32[4] parameter(1)
+  n = s32[] parameter(2)
+  m = s32[] parameter(3)
+  d = f32[<=6,2] set-dimension-size(x, n), dimensions={0}
+  di = s32[<=4] set-dimension-size(i, m), dimensions={0}
+  ROOT g = f32[<=4,2] gather(d, di), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0},
+      index_vector_dim=1, slice_sizes={1,2}""")
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    i = np.array([0, 5, -2, 3], np.int32)          # past the valid rows: clamped into them
+    want = x[np.clip(i[:count], 0, rows - 1)]
+    check_all(text, [x, i, np.int32(rows), np.int32(count)], want)
+
+
+def test_gather_of_part_of_a_dynamic_dimension_is_refused_by_name():
+    text = module("""x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=6] set-dimension-size(x, n), dimensions={0}
+  i = s32[1] constant({1})
+  ROOT g = f32[3] gather(d, i), offset_dims={0}, collapsed_slice_dims={}, start_index_map={0},
+      index_vector_dim=0, slice_sizes={3}""")
+    with pytest.raises(xlac.UnsupportedError, match="gather of a dynamic shape.*takes 3 of its bound 6"):
+        xlac.jit(text)
+
+
+# -----------------------------------------------------------------------------------
+# scatter: the result keeps the operand's sizes; padded updates and windows past the
+# valid elements are not scattered
+# -----------------------------------------------------------------------------------
+
+SCATTER_ROWS = module("""x = f32[3,3] parameter(0)
+  i = s32[2] parameter(1)
+  u = f32[2,3] parameter(2)
+  n = s32[] parameter(3)
+  di = s32[<=2] set-dimension-size(i, n), dimensions={0}
+  du = f32[<=2,3] set-dimension-size(u, n), dimensions={0}
+  ROOT s = f32[3,3] scatter(x, di, du), to_apply=add_f32, update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1""")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_scatter_with_dynamic_indices_and_updates_scatters_the_valid_ones(n):
+    x = np.arange(9, dtype=np.float32).reshape(3, 3)
+    i = np.array([0, 2], np.int32)
+    u = np.array([[10, 20, 30], [70, 80, 90]], np.float32)
+    want = x.copy()
+    for k in range(n):
+        want[i[k]] += u[k]
+    check_all(SCATTER_ROWS, [x, i, u, np.int32(n)], want)
+
+
+def test_scatter_with_only_the_indices_dynamic_drops_the_padded_updates():
+    text = module("""x = s32[5] parameter(0)
+  i = s32[4] parameter(1)
+  u = s32[4] parameter(2)
+  n = s32[] parameter(3)
+  di = s32[<=4] set-dimension-size(i, n), dimensions={0}
+  ROOT s = s32[5] scatter(x, di, u), to_apply=add_s32, update_window_dims={},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1""")
+    x = np.zeros(5, np.int32)
+    i, u = np.array([4, 1, 1, 0], np.int32), np.array([1, 2, 3, 4], np.int32)
+    check_all(text, [x, i, u, np.int32(3)], np.array([0, 5, 0, 0, 1], np.int32))
+
+
+def test_scatter_into_a_dynamic_operand_keeps_its_size_and_skips_windows_past_it():
+    text = module("""x = s32[8] parameter(0)
+  i = s32[4,1] parameter(1)
+  u = s32[4,2] parameter(2)
+  n = s32[] parameter(3)
+  d = s32[<=8] set-dimension-size(x, n), dimensions={0}
+  ROOT s = s32[<=8] scatter(d, i, u), to_apply=add_s32, update_window_dims={1},
+      inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1""")
+    x = np.arange(8, dtype=np.int32)
+    i = np.array([[0], [3], [4], [6]], np.int32)
+    u = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.int32) * 100
+    # size 5: the windows at 0 and 3 fit, the one at 4 reaches past the size, 6 is past it
+    check_all(text, [x, i, u, np.int32(5)], np.array([100, 201, 2, 303, 404], np.int32))
+
+
+def test_scatter_whose_update_window_covers_a_dynamic_operand_dimension():
+    text = module("""x = s32[1,2,3] parameter(0)
+  i = s32[1] parameter(1)
+  u = s32[2,3,1] parameter(2)
+  n = s32[] parameter(3)
+  d = s32[1,<=2,3] set-dimension-size(x, n), dimensions={1}
+  du = s32[<=2,3,1] set-dimension-size(u, n), dimensions={0}
+  ROOT s = s32[1,<=2,3] scatter(d, i, du), to_apply=add_s32, update_window_dims={0,1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1""")
+    x = np.ones((1, 2, 3), np.int32)
+    u = np.array([[[10], [20], [30]], [[70], [80], [90]]], np.int32)
+    for n in (1, 2):
+        check_all(text, [x, np.zeros(1, np.int32), u, np.int32(n)], 1 + u[:n, :, 0][None])

@@ -126,20 +126,27 @@ class SizeContext:
     ``value(i, k=None)``: the run-time value of scalar operand ``i`` (element
     ``k`` of vector operand ``i``) as a size.  A rule
     returns the result's size tree and may set ``want[i]``, the sizes at which
-    it reads operand ``i`` (default: the operand's own)."""
+    it reads operand ``i`` (default: the operand's own), and ``resized``: the
+    attributes that change when the op runs at the sizes (a gather's slice of a
+    whole dynamic dimension: the evaluator's operand holds only the size)."""
 
-    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want", "known")
+    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want", "known", "resized")
 
     def __init__(self, opcode, attrs, shapes, sizes, result, arith, value, known):
         self.opcode, self.attrs, self.shapes, self.sizes = opcode, attrs, shapes, sizes
         self.result, self.arith, self.value, self.known = result, arith, value, known
         self.want = list(sizes)
+        self.resized: dict = {}
 
     def fail(self, detail: str) -> UnsupportedError:
         return UnsupportedError(f"{self.opcode} of a dynamic shape", detail)
 
     def dims(self, name: str) -> tuple:
         return tuple(int(str(v)) for v in self.attrs.get(name, ()))
+
+    def dynamic(self, i: int, d: int) -> bool:
+        """Whether dimension ``d`` of operand ``i`` has a size not known at compile time."""
+        return not isinstance(self.known[i][d], int)
 
     def pick(self, d: int, operands) -> object:
         """The size of dimension ``d`` of the first of ``operands`` where it is
@@ -185,23 +192,27 @@ def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, 
 
 
 def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence, result: Shape,
-              arith: SizeArith, value: Callable[[int], object] | None = None, known: Sequence | None = None
-              ) -> tuple:
+              arith: SizeArith, value: Callable[[int], object] | None = None, known: Sequence | None = None,
+              resized: dict | None = None) -> tuple:
     """``(result size tree, sizes each operand is read at)`` of an instruction.
 
     ``shapes``/``sizes``: the operands' declared shapes and size trees;
     ``result``: the result shape (bounds); ``value(i, k=None)``: the run-time
     value of scalar operand ``i`` (set-dimension-size's size), or of element
-    ``k`` of vector operand ``i`` (real-dynamic-slice's starts).  Raises
-    ``UnsupportedError`` for an op without a rule that has a dynamic operand or
-    result."""
+    ``k`` of vector operand ``i`` (real-dynamic-slice's starts); ``resized``,
+    when given, receives the attributes the op has at the sizes (see
+    :class:`SizeContext`).  Raises ``UnsupportedError`` for an op without a rule
+    that has a dynamic operand or result."""
     rule = SIZE_RULES.get(opcode)
     if rule is None:
         raise _unsupported(opcode, shapes, result)
     ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
                       value or (lambda i, k=None: DYNAMIC),
                       list(known) if known is not None else [as_flags(t) for t in sizes])
-    return rule(ctx), ctx.want
+    tree = rule(ctx)
+    if resized is not None:
+        resized.update(ctx.resized)
+    return tree, ctx.want
 
 
 def as_flags(tree):
@@ -640,6 +651,91 @@ def _reduce_window(ctx: SizeContext):
                    ctx.result.leaves()[0].dimensions[d])
     out = tuple(out)
     return [out] * n if n > 1 else out
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: gather, scatter
+# ---------------------------------------------------------------------------------------
+
+@_rule("gather")
+def _gather(ctx: SizeContext):
+    """XLA's rule.  A dynamic operand dimension sliced whole passes its size to
+    its offset dimension of the result (the start is then 0); sliced to one
+    element, the start is clamped into the valid elements (compiled code clamps
+    the index) and the result is static there; other slices are refused.  A
+    dynamic batch dimension of the indices passes its size to its batch
+    dimension of the result."""
+    x, idx = ctx.shapes
+    offset_dims, collapsed = ctx.dims("offset_dims"), ctx.dims("collapsed_slice_dims")
+    batching, slices = ctx.dims("operand_batching_dims"), list(ctx.dims("slice_sizes"))
+    ivd = int(str(ctx.attrs["index_vector_dim"]))
+    out = list(ctx.result.dimensions)
+    kept = [d for d in range(x.rank) if d not in collapsed and d not in batching]
+    for d in range(x.rank):
+        if not ctx.dynamic(0, d):
+            continue
+        if d in batching or slices[d] not in (1, x.dimensions[d]):
+            raise ctx.fail(f"dimension {d} of {x} is dynamic and the gather takes {slices[d]} of its bound "
+                           f"{x.dimensions[d]}{' as a batching dimension' if d in batching else ''}: only "
+                           "the whole bound or one element")
+        if slices[d] != 1:
+            out[offset_dims[kept.index(d)]] = ctx.sizes[0][d]
+            slices[d] = ctx.sizes[0][d]
+    if ivd < idx.rank and ctx.dynamic(1, ivd):
+        raise ctx.fail(f"the index vector dimension {ivd} of {idx} is dynamic")
+    batch_out = [k for k in range(ctx.result.rank) if k not in offset_dims]
+    for k, d in zip(batch_out, [d for d in range(idx.rank) if d != ivd]):
+        out[k] = ctx.sizes[1][d]
+    ctx.resized["slice_sizes"] = tuple(slices)
+    return tuple(out)
+
+
+@_rule("scatter")
+def _scatter(ctx: SizeContext):
+    """XLA's rule: the results keep the operands' sizes.  A dynamic batch
+    dimension of the indices or of the updates (the first dynamic one's size;
+    both are read at it) scatters only its valid updates: compiled code makes
+    the index of every padded one out of bounds, which skips it.  A window must
+    fit the operand's valid elements (compiled code makes the index of one that
+    does not out of bounds too).  A dynamic update window dimension must cover a
+    dynamic operand dimension of the same bound, at the operand's size (the
+    evaluator checks the updates hold that many)."""
+    n = (len(ctx.shapes) - 1) // 2
+    x, idx, u = ctx.shapes[0], ctx.shapes[n], ctx.shapes[n + 1]
+    uwd, iwd = ctx.dims("update_window_dims"), ctx.dims("inserted_window_dims")
+    batching = ctx.dims("input_batching_dims")
+    ivd = int(str(ctx.attrs["index_vector_dim"]))
+    operands, updates = list(range(n)), list(range(n + 1, 2 * n + 1))
+    out = tuple(ctx.pick(d, operands) for d in range(x.rank))
+    for i in operands:
+        ctx.want[i] = out
+        for d in batching:
+            if ctx.dynamic(i, d):
+                raise ctx.fail(f"batching dimension {d} of operand {i} ({ctx.shapes[i]}) is dynamic")
+    if ivd < idx.rank and ctx.dynamic(n, ivd):
+        raise ctx.fail(f"the index vector dimension {ivd} of {idx} is dynamic")
+    window = [d for d in range(x.rank) if d not in iwd and d not in batching]
+    read = [list(ctx.sizes[i]) for i in updates]
+    for k, ud in enumerate(uwd):
+        if any(ctx.dynamic(i, ud) for i in updates):
+            od = window[k]
+            if not any(ctx.dynamic(i, od) for i in operands) or x.dimensions[od] != u.dimensions[ud]:
+                raise ctx.fail(f"update window dimension {ud} of {u} is dynamic and does not cover a "
+                               f"dynamic dimension of the same bound of {x} (dimension {od})")
+            for r in read:
+                r[ud] = out[od]
+    indices = list(ctx.sizes[n])
+    scatter_dims = [d for d in range(u.rank) if d not in uwd]
+    for ud, d in zip(scatter_dims, [d for d in range(idx.rank) if d != ivd]):
+        dims = [(n, d)] + [(i, ud) for i in updates]
+        size = next((ctx.sizes[i][e] for i, e in dims if ctx.dynamic(i, e)), indices[d])
+        indices[d] = size
+        for r in read:
+            r[ud] = size
+    ctx.want[n] = tuple(indices)
+    for i, r in zip(updates, read):
+        ctx.want[i] = tuple(r)
+    return [out] * n if ctx.result.is_tuple else out
 
 
 # ---------------------------------------------------------------------------------------

@@ -639,6 +639,91 @@ def _valid_first(b: _Builder, comp: HloComputation) -> HloComputation:
     return new
 
 
+def _gather(pad: _Padding, inst, operand_sizes, want):
+    """A start into a dynamic dimension is clamped to its valid elements
+    (``min(index, size - slice)``; the gather clamps below at 0 itself), as the
+    evaluator's gather of the valid elements clamps."""
+    x, idx = inst.operands
+    sizes, bounds = operand_sizes[0], x.shape.dimensions
+    slices = [int(str(v)) for v in inst.attrs["slice_sizes"]]
+    smap = [int(str(v)) for v in inst.attrs["start_index_map"]]
+    if all(isinstance(sizes[d], int) and sizes[d] == bounds[d] for d in smap):
+        return None
+    b = pad.b
+    limits = [b.max(b.sub(sizes[d], slices[d]), 0) for d in smap]
+    ivd = int(str(inst.attrs["index_vector_dim"]))
+    top = _index_vector(b, limits, idx.shape.static(), ivd)
+    inst.operands = [x, b.emit("minimum", idx, top, shape=idx.shape.static())]
+    return None
+
+
+def _scatter(pad: _Padding, inst, operand_sizes, want):
+    """Updates that must not be scattered get an out-of-bounds index (the
+    type's largest value), which skips their window: those past the size of a
+    dynamic batch dimension of the indices or updates (XLA pads the indices so),
+    and those whose window does not fit the valid elements of a dynamic operand
+    dimension (``index > size - window``), as the evaluator skips them."""
+    n = (len(inst.operands) - 1) // 2
+    x, idx = inst.operands[0], inst.operands[n]
+    shape = idx.shape.static()
+    a = inst.attrs
+    ivd = int(str(a["index_vector_dim"]))
+    uwd, iwd, batching = ([int(str(v)) for v in a.get(name, ())]
+                          for name in ("update_window_dims", "inserted_window_dims", "input_batching_dims"))
+    window = [d for d in range(x.shape.rank) if d not in iwd and d not in batching]
+    u = inst.operands[n + 1].shape
+    b = pad.b
+    bad = []
+    for d in range(shape.rank):                 # padded updates of a dynamic batch dimension
+        size = want[n][d]
+        if d != ivd and not (isinstance(size, int) and size == shape.dimensions[d]):
+            bad.append(_past(b, shape, d, size))
+    limits, checked = [], False                 # windows past a dynamic operand dimension's size
+    for d in (int(str(v)) for v in a["scatter_dims_to_operand_dims"]):
+        size, extent = want[0][d], 1 if d not in window else u.dimensions[uwd[window.index(d)]]
+        whole = d in window and not (isinstance(want[n + 1][uwd[window.index(d)]], int)
+                                     and want[n + 1][uwd[window.index(d)]] == extent)
+        if whole or (isinstance(size, int) and size == x.shape.dimensions[d]):
+            limits.append(x.shape.dimensions[d] - extent + 1)   # the scatter's own bound check
+        else:
+            limits.append(b.max(b.add(b.sub(size, extent), 1), 0))
+            checked = True
+    if checked:
+        bad.append(b.emit("compare", idx, _index_vector(b, limits, shape, ivd), attrs={"direction": "GE"},
+                          shape=Shape(PRED, shape.dimensions)))
+    if not bad:
+        return None
+    for more in bad[1:]:
+        bad[0] = b.emit("or", bad[0], more, shape=bad[0].shape)
+    top = b.constant(np.array(np.iinfo(shape.dtype).max, shape.dtype))
+    ops = list(inst.operands)
+    ops[n] = b.emit("select", bad[0], b.broadcast(top, shape), idx, shape=shape)
+    inst.operands = ops
+    return None
+
+
+def _past(b: _Builder, shape: Shape, d: int, size) -> HloInstruction:
+    """``pred[shape]``: whether the index along ``d`` is at or past ``size``."""
+    index = b.emit("iota", attrs={"iota_dimension": d}, shape=Shape(S32, shape.dimensions))
+    return b.emit("compare", index, b.broadcast(b.size(size), Shape(S32, shape.dimensions)),
+                  attrs={"direction": "GE"}, shape=Shape(PRED, shape.dimensions))
+
+
+def _index_vector(b: _Builder, values: list, shape: Shape, ivd: int) -> HloInstruction:
+    """An array of ``shape`` (integers) holding ``values[k]`` (sizes) at
+    position ``k`` of the index vector dimension ``ivd`` (``ivd == rank``: one
+    value everywhere)."""
+    et = shape.element_type
+    scalars = [b.emit("convert", b.size(v), shape=Shape(et, ())) for v in values]
+    if ivd == shape.rank:
+        return b.broadcast(scalars[0], shape)
+    slab = Shape(et, shape.dimensions[:ivd] + (1,) + shape.dimensions[ivd + 1:])
+    parts = [b.broadcast(s, slab) for s in scalars]
+    if len(parts) == 1:
+        return parts[0]
+    return b.emit("concatenate", *parts, attrs={"dimensions": (ivd,)}, shape=shape)
+
+
 _FIXES = {
     "dynamic-reshape": _dynamic_reshape,
     "real-dynamic-slice": _real_dynamic_slice,
@@ -652,6 +737,8 @@ _FIXES = {
     "reverse": _reverse,
     "concatenate": _concatenate,
     "sort": _sort,
+    "gather": _gather,
+    "scatter": _scatter,
     **{op: _implicit_broadcast for op in ("add", "subtract", "multiply", "divide", "remainder", "maximum",
                                           "minimum", "power", "atan2", "and", "or", "xor", "shift-left",
                                           "shift-right-arithmetic", "shift-right-logical", "complex", "compare")},
