@@ -28,6 +28,18 @@ implicitly: an operand of size 1 is repeated up to the other's size, else both
 are read at the smaller size (:meth:`SizeArith.broadcast_size`).  The evaluator
 slices (or repeats) its operands to those sizes; the padder masks what
 reductions and contractions read and repeats what implicit broadcasts read.
+A rule may also say which attributes change at the run-time sizes
+(``ctx.resized``: a gather's slice of a whole dynamic dimension is the size),
+which the evaluator applies.
+
+Beyond elementwise ops and plumbing, the rules cover XLA's: reshape (merging,
+and splitting a dynamic dimension into the ``inferred_dimension``, the declared
+dynamic one or else the major-most), slice, pad, concatenate, reverse,
+dynamic-slice, reduce, dot, sort (sizes kept), reduce-window (XLA's window
+count; no padding or base dilation on a dynamic dimension), gather (a dynamic
+dimension sliced whole or one element; dynamic index batch dimensions) and
+scatter (operand sizes kept; dynamic index or update batch dimensions; a
+dynamic update window covering a dynamic operand dimension).
 
 An opcode without a rule does not take dynamic operands: :func:`propagate`
 raises :class:`xlac.UnsupportedError` naming the op, the operand and the

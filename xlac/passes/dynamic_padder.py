@@ -19,8 +19,18 @@ next to it by the size rules of :mod:`xlac.hlo.dynamic`:
   elements back to the front (pad + dynamic-slice), a concatenate along a
   dynamic dimension writes each operand at the sum of the sizes before it
   (dynamic-update-slice), a reshape merging a dynamic dimension that is not
-  the major-most gathers the valid elements together first, a one-element
-  dynamic-slice of a dynamic dimension starts within the valid elements;
+  the major-most gathers the valid elements together first (and a reshape
+  splitting a group into dimensions whose dynamic one is not the major-most
+  spreads them out again, a gather), a one-element dynamic-slice of a dynamic
+  dimension starts within the valid elements;
+* a sort along a dynamic dimension gets one more operand (which elements are
+  valid) and a comparator that orders valid before invalid (XLA's
+  ``RewriteDynamicSort``): the padding sorts last;
+* a reduce-window's windows over a dynamic dimension all lie inside the valid
+  elements (the size rule counts only those), so it runs as it is;
+* a gather's start into a dynamic dimension is clamped to the valid elements;
+  a scatter's index is made out of bounds (skipping its window) for padded
+  updates and for windows that do not fit the operand's valid elements;
 * ``dynamic-reshape`` and ``real-dynamic-slice`` (sizes from operands) are
   gathers from the operand (its valid elements gathered together first for
   a dynamic-reshape), whose clamped starts keep reads inside it;
@@ -34,7 +44,7 @@ padded result and the size of each dynamic dimension of its leaves.  The
 executables (``xlac.jit``: arrays of the actual sizes in and out; AOT: the
 extra parameters and results, documented in the header) take care of it.
 Dynamic values do not cross other computation boundaries: a dynamic operand
-of a while, conditional, sort, ... is refused by its op, and calls are inlined
+of a while, conditional, map, ... is refused by its op, and calls are inlined
 first.
 """
 from __future__ import annotations
