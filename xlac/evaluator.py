@@ -317,12 +317,12 @@ _DYNAMIC_DIRECT = frozenset({"call"})
 
 
 class _Resized:
-    """An instruction seen with its result shape at the run-time sizes."""
+    """An instruction seen with its result shape and attributes at the run-time sizes."""
 
-    __slots__ = ("_inst", "shape")
+    __slots__ = ("_inst", "shape", "attrs")
 
-    def __init__(self, inst, shape: Shape):
-        self._inst, self.shape = inst, shape
+    def __init__(self, inst, shape: Shape, attrs: dict):
+        self._inst, self.shape, self.attrs = inst, shape, attrs
 
     def __getattr__(self, name):
         return getattr(self._inst, name)
@@ -338,11 +338,13 @@ def _dynamic_step(rule, inst, vals: list, known: dict):
     flags = [known.get(id(o)) or dynamic.flag_sizes(o.shape) for o in inst.operands]
     known[id(inst)] = dynamic.normalize(dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape,
                                                           dynamic.FLAGS, known=flags)[0], inst.shape)
+    resized: dict = {}
     tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
                                    value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]),
-                                   known=flags)
+                                   known=flags, resized=resized)
     vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
-    return _declared(rule(_Resized(inst, _sized(inst.shape, tree)), vals), tree, inst.shape)
+    seen = _Resized(inst, _sized(inst.shape, tree), dict(inst.attrs, **resized))
+    return _declared(rule(seen, vals), tree, inst.shape)
 
 
 def _sizes_of(value, shape: Shape):

@@ -28,6 +28,18 @@ implicitly: an operand of size 1 is repeated up to the other's size, else both
 are read at the smaller size (:meth:`SizeArith.broadcast_size`).  The evaluator
 slices (or repeats) its operands to those sizes; the padder masks what
 reductions and contractions read and repeats what implicit broadcasts read.
+A rule may also say which attributes change at the run-time sizes
+(``ctx.resized``: a gather's slice of a whole dynamic dimension is the size),
+which the evaluator applies.
+
+Beyond elementwise ops and plumbing, the rules cover XLA's: reshape (merging,
+and splitting a dynamic dimension into the ``inferred_dimension``, the declared
+dynamic one or else the major-most), slice, pad, concatenate, reverse,
+dynamic-slice, reduce, dot, sort (sizes kept), reduce-window (XLA's window
+count; no padding or base dilation on a dynamic dimension), gather (a dynamic
+dimension sliced whole or one element; dynamic index batch dimensions) and
+scatter (operand sizes kept; dynamic index or update batch dimensions; a
+dynamic update window covering a dynamic operand dimension).
 
 An opcode without a rule does not take dynamic operands: :func:`propagate`
 raises :class:`xlac.UnsupportedError` naming the op, the operand and the
@@ -126,20 +138,27 @@ class SizeContext:
     ``value(i, k=None)``: the run-time value of scalar operand ``i`` (element
     ``k`` of vector operand ``i``) as a size.  A rule
     returns the result's size tree and may set ``want[i]``, the sizes at which
-    it reads operand ``i`` (default: the operand's own)."""
+    it reads operand ``i`` (default: the operand's own), and ``resized``: the
+    attributes that change when the op runs at the sizes (a gather's slice of a
+    whole dynamic dimension: the evaluator's operand holds only the size)."""
 
-    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want", "known")
+    __slots__ = ("opcode", "attrs", "shapes", "sizes", "result", "arith", "value", "want", "known", "resized")
 
     def __init__(self, opcode, attrs, shapes, sizes, result, arith, value, known):
         self.opcode, self.attrs, self.shapes, self.sizes = opcode, attrs, shapes, sizes
         self.result, self.arith, self.value, self.known = result, arith, value, known
         self.want = list(sizes)
+        self.resized: dict = {}
 
     def fail(self, detail: str) -> UnsupportedError:
         return UnsupportedError(f"{self.opcode} of a dynamic shape", detail)
 
     def dims(self, name: str) -> tuple:
         return tuple(int(str(v)) for v in self.attrs.get(name, ()))
+
+    def dynamic(self, i: int, d: int) -> bool:
+        """Whether dimension ``d`` of operand ``i`` has a size not known at compile time."""
+        return not isinstance(self.known[i][d], int)
 
     def pick(self, d: int, operands) -> object:
         """The size of dimension ``d`` of the first of ``operands`` where it is
@@ -185,23 +204,27 @@ def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, 
 
 
 def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence, result: Shape,
-              arith: SizeArith, value: Callable[[int], object] | None = None, known: Sequence | None = None
-              ) -> tuple:
+              arith: SizeArith, value: Callable[[int], object] | None = None, known: Sequence | None = None,
+              resized: dict | None = None) -> tuple:
     """``(result size tree, sizes each operand is read at)`` of an instruction.
 
     ``shapes``/``sizes``: the operands' declared shapes and size trees;
     ``result``: the result shape (bounds); ``value(i, k=None)``: the run-time
     value of scalar operand ``i`` (set-dimension-size's size), or of element
-    ``k`` of vector operand ``i`` (real-dynamic-slice's starts).  Raises
-    ``UnsupportedError`` for an op without a rule that has a dynamic operand or
-    result."""
+    ``k`` of vector operand ``i`` (real-dynamic-slice's starts); ``resized``,
+    when given, receives the attributes the op has at the sizes (see
+    :class:`SizeContext`).  Raises ``UnsupportedError`` for an op without a rule
+    that has a dynamic operand or result."""
     rule = SIZE_RULES.get(opcode)
     if rule is None:
         raise _unsupported(opcode, shapes, result)
     ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
                       value or (lambda i, k=None: DYNAMIC),
                       list(known) if known is not None else [as_flags(t) for t in sizes])
-    return rule(ctx), ctx.want
+    tree = rule(ctx)
+    if resized is not None:
+        resized.update(ctx.resized)
+    return tree, ctx.want
 
 
 def as_flags(tree):
@@ -543,28 +566,35 @@ def _reshape_group(ctx: SizeContext, out: list, src_range, dst_range) -> None:
     src, dst = ctx.shapes[0], ctx.result
     (i0, i1), (j0, j1) = src_range, dst_range
     group = f"dimensions {list(range(i0, i1))} of {src} into dimensions {list(range(j0, j1))} of {dst}"
-    targets = [k for k in range(j0, j1) if dst.dimensions[k] != 1] or list(range(j0, j1))
-    o = targets[0]
-    declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
-    if declared and declared != [o]:
-        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
+    o = _split_target(ctx, j0, j1, group)
     a = ctx.arith
-    if len(targets) == 1:                         # merged into one dimension (or kept)
-        size = 1
-        for d in range(i0, i1):
-            size = a.mul(size, ctx.sizes[0][d])
-        out[o] = size
-        return
-    dynamic = [d for d in range(i0, i1) if src.is_dynamic_dimension(d)]
-    if len(dynamic) > 1 or any(src.dimensions[k] != 1 for k in range(i0, dynamic[0])):
-        raise ctx.fail(f"it splits dimensions of which {dynamic} are dynamic and not the major-most alone "
-                       f"({group}): the valid elements would not stay in place")
-    (d,) = dynamic
-    valid = a.mul(ctx.sizes[0][d], math.prod(src.dimensions[d + 1:i1]))
-    rest = math.prod(dst.dimensions[o + 1:j1])
+    valid = 1                                     # the group's valid elements, row-major
+    for d in range(i0, i1):
+        valid = a.mul(valid, ctx.sizes[0][d])
+    rest = math.prod(n for k, n in enumerate(dst.dimensions[j0:j1], j0) if k != o)
     if isinstance(valid, int) and valid % rest:
         raise ValueError(f"reshape: {valid} valid elements of {group} do not fill whole rows of {rest}")
     out[o] = a.div(valid, rest)
+
+
+def _split_target(ctx: SizeContext, j0: int, j1: int, group: str) -> int:
+    """The result dimension of ``[j0, j1)`` that takes the group's dynamic size
+    (XLA's choice): the reshape's ``inferred_dimension``, else the one the result
+    declares dynamic, else the major-most that is not 1.  The others keep their
+    bounds; compiled code moves the valid elements where that puts them."""
+    dst = ctx.result
+    declared = [k for k in range(j0, j1) if dst.is_dynamic_dimension(k)]
+    inferred = ctx.attrs.get("inferred_dimension")
+    inferred = int(str(inferred)) if inferred is not None else -1
+    if j0 <= inferred < j1:
+        o = inferred
+    elif declared:
+        o = declared[0]
+    else:
+        o = next((k for k in range(j0, j1) if dst.dimensions[k] != 1), j0)
+    if declared and declared != [o]:
+        raise ctx.fail(f"the result declares dimensions {declared} dynamic where only {o} can be ({group})")
+    return o
 
 
 def common_factors(a: Sequence[int], b: Sequence[int]) -> list:
@@ -590,6 +620,134 @@ def common_factors(a: Sequence[int], b: Sequence[int]) -> list:
                     break
         out.append((i, j))
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: sort, windows
+# ---------------------------------------------------------------------------------------
+
+@_rule("sort")
+def _sort(ctx: SizeContext):
+    """XLA's rule: every result keeps the operands' sizes (in each dimension the
+    first dynamic operand's; all are read at them).  Compiled code sorts the
+    padding after the valid elements."""
+    everyone = list(range(len(ctx.shapes)))
+    out = tuple(ctx.pick(d, everyone) for d in range(ctx.shapes[0].rank))
+    for i in everyone:
+        ctx.want[i] = out
+    return [out] * len(everyone) if ctx.result.is_tuple else out
+
+
+@_rule("reduce-window")
+def _reduce_window(ctx: SizeContext):
+    """XLA's rule: a dynamic dimension of size ``s`` under a window of (dilated)
+    extent ``e`` and stride ``t`` has ``max(s - e + t, 0) // t`` windows, all of
+    which lie inside the valid elements (so compiled code needs no mask); a
+    trivial window dimension keeps the size.  XLA's rule ignores padding and
+    base dilation, which would make windows reach past the valid elements: refused
+    on a dynamic dimension."""
+    from .window import window_of
+    n = len(ctx.shapes) // 2
+    inputs = list(range(n))
+    full = tuple(ctx.pick(d, inputs) for d in range(ctx.shapes[0].rank))
+    for i in inputs:
+        ctx.want[i] = full
+    a, out = ctx.arith, []
+    for d, (size, wd) in enumerate(zip(full, window_of(ctx.attrs))):
+        dynamic = any(not isinstance(ctx.known[i][d], int) for i in inputs) or size != ctx.shapes[0].dimensions[d]
+        if dynamic and (wd.padding_low or wd.padding_high or wd.base_dilation != 1):
+            raise ctx.fail(f"dimension {d} of {ctx.shapes[0]} is dynamic and its window has padding or base "
+                           f"dilation ({wd}): the windows would reach past the valid elements")
+        extent, stride = wd.dilated_size, wd.stride
+        out.append(a.div(a.max(a.add(size, stride - extent), 0), stride) if dynamic else
+                   ctx.result.leaves()[0].dimensions[d])
+    out = tuple(out)
+    return [out] * n if n > 1 else out
+
+
+# ---------------------------------------------------------------------------------------
+# Rules: gather, scatter
+# ---------------------------------------------------------------------------------------
+
+@_rule("gather")
+def _gather(ctx: SizeContext):
+    """XLA's rule.  A dynamic operand dimension sliced whole passes its size to
+    its offset dimension of the result (the start is then 0); sliced to one
+    element, the start is clamped into the valid elements (compiled code clamps
+    the index) and the result is static there; other slices are refused.  A
+    dynamic batch dimension of the indices passes its size to its batch
+    dimension of the result."""
+    x, idx = ctx.shapes
+    offset_dims, collapsed = ctx.dims("offset_dims"), ctx.dims("collapsed_slice_dims")
+    batching, slices = ctx.dims("operand_batching_dims"), list(ctx.dims("slice_sizes"))
+    ivd = int(str(ctx.attrs["index_vector_dim"]))
+    out = list(ctx.result.dimensions)
+    kept = [d for d in range(x.rank) if d not in collapsed and d not in batching]
+    for d in range(x.rank):
+        if not ctx.dynamic(0, d):
+            continue
+        if d in batching or slices[d] not in (1, x.dimensions[d]):
+            raise ctx.fail(f"dimension {d} of {x} is dynamic and the gather takes {slices[d]} of its bound "
+                           f"{x.dimensions[d]}{' as a batching dimension' if d in batching else ''}: only "
+                           "the whole bound or one element")
+        if slices[d] != 1:
+            out[offset_dims[kept.index(d)]] = ctx.sizes[0][d]
+            slices[d] = ctx.sizes[0][d]
+    if ivd < idx.rank and ctx.dynamic(1, ivd):
+        raise ctx.fail(f"the index vector dimension {ivd} of {idx} is dynamic")
+    batch_out = [k for k in range(ctx.result.rank) if k not in offset_dims]
+    for k, d in zip(batch_out, [d for d in range(idx.rank) if d != ivd]):
+        out[k] = ctx.sizes[1][d]
+    ctx.resized["slice_sizes"] = tuple(slices)
+    return tuple(out)
+
+
+@_rule("scatter")
+def _scatter(ctx: SizeContext):
+    """XLA's rule: the results keep the operands' sizes.  A dynamic batch
+    dimension of the indices or of the updates (the first dynamic one's size;
+    both are read at it) scatters only its valid updates: compiled code makes
+    the index of every padded one out of bounds, which skips it.  A window must
+    fit the operand's valid elements (compiled code makes the index of one that
+    does not out of bounds too).  A dynamic update window dimension must cover a
+    dynamic operand dimension of the same bound, at the operand's size (the
+    evaluator checks the updates hold that many)."""
+    n = (len(ctx.shapes) - 1) // 2
+    x, idx, u = ctx.shapes[0], ctx.shapes[n], ctx.shapes[n + 1]
+    uwd, iwd = ctx.dims("update_window_dims"), ctx.dims("inserted_window_dims")
+    batching = ctx.dims("input_batching_dims")
+    ivd = int(str(ctx.attrs["index_vector_dim"]))
+    operands, updates = list(range(n)), list(range(n + 1, 2 * n + 1))
+    out = tuple(ctx.pick(d, operands) for d in range(x.rank))
+    for i in operands:
+        ctx.want[i] = out
+        for d in batching:
+            if ctx.dynamic(i, d):
+                raise ctx.fail(f"batching dimension {d} of operand {i} ({ctx.shapes[i]}) is dynamic")
+    if ivd < idx.rank and ctx.dynamic(n, ivd):
+        raise ctx.fail(f"the index vector dimension {ivd} of {idx} is dynamic")
+    window = [d for d in range(x.rank) if d not in iwd and d not in batching]
+    read = [list(ctx.sizes[i]) for i in updates]
+    for k, ud in enumerate(uwd):
+        if any(ctx.dynamic(i, ud) for i in updates):
+            od = window[k]
+            if not any(ctx.dynamic(i, od) for i in operands) or x.dimensions[od] != u.dimensions[ud]:
+                raise ctx.fail(f"update window dimension {ud} of {u} is dynamic and does not cover a "
+                               f"dynamic dimension of the same bound of {x} (dimension {od})")
+            for r in read:
+                r[ud] = out[od]
+    indices = list(ctx.sizes[n])
+    scatter_dims = [d for d in range(u.rank) if d not in uwd]
+    for ud, d in zip(scatter_dims, [d for d in range(idx.rank) if d != ivd]):
+        dims = [(n, d)] + [(i, ud) for i in updates]
+        size = next((ctx.sizes[i][e] for i, e in dims if ctx.dynamic(i, e)), indices[d])
+        indices[d] = size
+        for r in read:
+            r[ud] = size
+    ctx.want[n] = tuple(indices)
+    for i, r in zip(updates, read):
+        ctx.want[i] = tuple(r)
+    return [out] * n if ctx.result.is_tuple else out
 
 
 # ---------------------------------------------------------------------------------------

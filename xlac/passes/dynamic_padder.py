@@ -19,8 +19,18 @@ next to it by the size rules of :mod:`xlac.hlo.dynamic`:
   elements back to the front (pad + dynamic-slice), a concatenate along a
   dynamic dimension writes each operand at the sum of the sizes before it
   (dynamic-update-slice), a reshape merging a dynamic dimension that is not
-  the major-most gathers the valid elements together first, a one-element
-  dynamic-slice of a dynamic dimension starts within the valid elements;
+  the major-most gathers the valid elements together first (and a reshape
+  splitting a group into dimensions whose dynamic one is not the major-most
+  spreads them out again, a gather), a one-element dynamic-slice of a dynamic
+  dimension starts within the valid elements;
+* a sort along a dynamic dimension gets one more operand (which elements are
+  valid) and a comparator that orders valid before invalid (XLA's
+  ``RewriteDynamicSort``): the padding sorts last;
+* a reduce-window's windows over a dynamic dimension all lie inside the valid
+  elements (the size rule counts only those), so it runs as it is;
+* a gather's start into a dynamic dimension is clamped to the valid elements;
+  a scatter's index is made out of bounds (skipping its window) for padded
+  updates and for windows that do not fit the operand's valid elements;
 * ``dynamic-reshape`` and ``real-dynamic-slice`` (sizes from operands) are
   gathers from the operand (its valid elements gathered together first for
   a dynamic-reshape), whose clamped starts keep reads inside it;
@@ -34,11 +44,12 @@ padded result and the size of each dynamic dimension of its leaves.  The
 executables (``xlac.jit``: arrays of the actual sizes in and out; AOT: the
 extra parameters and results, documented in the header) take care of it.
 Dynamic values do not cross other computation boundaries: a dynamic operand
-of a while, conditional, sort, ... is refused by its op, and calls are inlined
+of a while, conditional, map, ... is refused by its op, and calls are inlined
 first.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -393,22 +404,56 @@ def _concatenate(pad: _Padding, inst, operand_sizes, want):
 
 
 def _reshape(pad: _Padding, inst, operand_sizes, want):
-    """Dimensions merged into one whose valid elements are not a prefix of the
-    merged dimension (a dynamic dimension that is not the major-most, or two
-    dynamic dimensions) are first gathered together (XLA's
-    ``RewriteDynamicReshapeCombineInput``), then reshaped."""
+    """Group by group of dimensions that reshape into each other: operand
+    dimensions whose valid elements are not a prefix of the group (a dynamic
+    dimension that is not the major-most, or two dynamic dimensions) are first
+    gathered together (XLA's ``RewriteDynamicReshapeCombineInput``); the
+    group's valid elements, row-major, are then a prefix, which a plain
+    reshape keeps in place unless the group splits into result dimensions
+    whose dynamic one is not the major-most: those are spread out by a gather
+    (XLA's ``RewriteDynamicReshapeSplitInput``)."""
     x = inst.operands[0]
     src, dst = x.shape.static(), inst.shape.static()
     sizes = operand_sizes[0]
     if 0 in src.dimensions or 0 in dst.dimensions:
         return None
     bounds = dynamic.common_factors(src.dimensions, dst.dimensions)
-    groups = [(i0, i1) for (i0, _), (i1, _) in zip(bounds, bounds[1:]) if _scattered(src, sizes, i0, i1)]
-    if not groups:
+    pairs = list(zip(bounds, bounds[1:]))
+    gathered = [(i0, i1) for (i0, _), (i1, _) in pairs if _scattered(src, sizes, i0, i1)]
+    spread = [(j0, j1) for (_, j0), (_, j1) in pairs if _scattered(dst, pad.sizes[id(inst)], j0, j1)]
+    if not gathered and not spread:
         return None
-    for i0, i1 in reversed(groups):               # later groups first: earlier dimensions keep their place
+    for i0, i1 in reversed(gathered):             # later groups first: earlier dimensions keep their place
         x = _compact(pad.b, x, sizes, i0, i1)
-    return pad.b.emit("reshape", x, shape=dst)
+    if not spread:
+        return pad.b.emit("reshape", x, shape=dst)
+    return _spread(pad.b, x, pad.sizes[id(inst)], spread, dst)
+
+
+def _spread(b: _Builder, x: HloInstruction, sizes, groups, dst: Shape) -> HloInstruction:
+    """``dst`` from ``x`` whose groups of result dimensions ``groups`` hold their
+    valid elements as a row-major prefix: result index ``i`` of a group reads
+    element ``sum(i_k * prod(sizes after k))`` of it (a gather at the padded
+    positions; the others read themselves)."""
+    merged, indices, index_shape = [], [], Shape(S32, dst.dimensions)
+    starts = {j0: j1 for j0, j1 in groups}
+    k = 0
+    while k < dst.rank:
+        if k not in starts:
+            merged.append(dst.dimensions[k])
+            indices.append(b.positions(index_shape, [1 if e == k else None for e in range(dst.rank)]))
+            k += 1
+            continue
+        j1 = starts[k]
+        strides, stride = {}, 1
+        for e in reversed(range(k, j1)):
+            strides[e] = stride
+            stride = b.mul(stride, sizes[e])
+        merged.append(math.prod(dst.dimensions[k:j1]))
+        indices.append(b.positions(index_shape, [strides.get(e) for e in range(dst.rank)]))
+        k = j1
+    flat = b.emit("reshape", x, shape=Shape(dst.element_type, tuple(merged)))
+    return _gather_elements(b, flat, indices, dst)
 
 
 def _scattered(shape: Shape, sizes, i0: int, i1: int) -> bool:
@@ -560,6 +605,135 @@ def _repeat_first(b: _Builder, x: HloInstruction, d: int, mine, other) -> HloIns
     return b.emit("select", b.broadcast(repeat, Shape(PRED, shape.dimensions)), repeated, x, shape=shape)
 
 
+def _sort(pad: _Padding, inst, operand_sizes, want):
+    """Along a dynamic sort dimension the padding sorts last (XLA's
+    ``RewriteDynamicSort``): one more operand says which elements are valid,
+    and the comparator puts a valid element before an invalid one."""
+    x = inst.operands[0].shape
+    (d,) = [int(str(v)) for v in inst.attrs.get("dimensions", ())] or [x.rank - 1]
+    size = want[0][d]
+    if isinstance(size, int) and size == x.dimensions[d]:
+        return None
+    b = pad.b
+    inside = b.mask(b.broadcast(b.constant(np.bool_(True)), Shape(PRED, x.dimensions)), want[0], [d],
+                    b.constant(np.bool_(False)))
+    leaves = [o.shape.static() for o in inst.operands]
+    attrs = dict(inst.attrs, to_apply=_valid_first(b, inst.attrs["to_apply"]))
+    sort = b.emit("sort", *inst.operands, inside, attrs=attrs, shape=Shape.tuple(leaves + [inside.shape]))
+    parts = [b.emit("get-tuple-element", sort, attrs={"index": k}, shape=s) for k, s in enumerate(leaves)]
+    return b.emit("tuple", *parts, shape=Shape.tuple(leaves)) if inst.shape.is_tuple else parts[0]
+
+
+def _valid_first(b: _Builder, comp: HloComputation) -> HloComputation:
+    """A copy of comparator ``comp`` taking two more ``pred[]`` parameters (is the
+    left, the right element valid) that says ``lhs_valid & (comp | !rhs_valid)``:
+    valid elements keep their order, invalid ones go after them."""
+    copies: dict = {}
+    for inst in comp.instructions:
+        copies[id(inst)] = HloInstruction(inst.opcode, inst.shape, [copies[id(o)] for o in inst.operands],
+                                          dict(inst.attrs), b.names(inst.name))
+    scalar = Shape(PRED, ())
+    n = comp.num_parameters
+    valid = [HloInstruction("parameter", scalar, [], {"parameter_number": n + k}, b.names(name))
+             for k, name in enumerate(("lhs_valid", "rhs_valid"))]
+    invalid_rhs = HloInstruction("not", scalar, [valid[1]], {}, b.names("not"))
+    either = HloInstruction("or", scalar, [copies[id(comp.root)], invalid_rhs], {}, b.names("or"))
+    root = HloInstruction("and", scalar, [valid[0], either], {}, b.names("and"))
+    insts = list(copies.values()) + valid + [invalid_rhs, either, root]
+    module = b.comp.parent
+    taken = {c.name for c in module.computations}
+    new = HloComputation(fresh_name(f"{comp.name}_valid_first", taken), insts, root=root)
+    new.compute_users()
+    new.parent = module
+    module.computations.insert(0, new)            # callees before callers
+    return new
+
+
+def _gather(pad: _Padding, inst, operand_sizes, want):
+    """A start into a dynamic dimension is clamped to its valid elements
+    (``min(index, size - slice)``; the gather clamps below at 0 itself), as the
+    evaluator's gather of the valid elements clamps."""
+    x, idx = inst.operands
+    sizes, bounds = operand_sizes[0], x.shape.dimensions
+    slices = [int(str(v)) for v in inst.attrs["slice_sizes"]]
+    smap = [int(str(v)) for v in inst.attrs["start_index_map"]]
+    if all(isinstance(sizes[d], int) and sizes[d] == bounds[d] for d in smap):
+        return None
+    b = pad.b
+    limits = [b.max(b.sub(sizes[d], slices[d]), 0) for d in smap]
+    ivd = int(str(inst.attrs["index_vector_dim"]))
+    top = _index_vector(b, limits, idx.shape.static(), ivd)
+    inst.operands = [x, b.emit("minimum", idx, top, shape=idx.shape.static())]
+    return None
+
+
+def _scatter(pad: _Padding, inst, operand_sizes, want):
+    """Updates that must not be scattered get an out-of-bounds index (the
+    type's largest value), which skips their window: those past the size of a
+    dynamic batch dimension of the indices or updates (XLA pads the indices so),
+    and those whose window does not fit the valid elements of a dynamic operand
+    dimension (``index > size - window``), as the evaluator skips them."""
+    n = (len(inst.operands) - 1) // 2
+    x, idx = inst.operands[0], inst.operands[n]
+    shape = idx.shape.static()
+    a = inst.attrs
+    ivd = int(str(a["index_vector_dim"]))
+    uwd, iwd, batching = ([int(str(v)) for v in a.get(name, ())]
+                          for name in ("update_window_dims", "inserted_window_dims", "input_batching_dims"))
+    window = [d for d in range(x.shape.rank) if d not in iwd and d not in batching]
+    u = inst.operands[n + 1].shape
+    b = pad.b
+    bad = []
+    for d in range(shape.rank):                 # padded updates of a dynamic batch dimension
+        size = want[n][d]
+        if d != ivd and not (isinstance(size, int) and size == shape.dimensions[d]):
+            bad.append(_past(b, shape, d, size))
+    limits, checked = [], False                 # windows past a dynamic operand dimension's size
+    for d in (int(str(v)) for v in a["scatter_dims_to_operand_dims"]):
+        size, extent = want[0][d], 1 if d not in window else u.dimensions[uwd[window.index(d)]]
+        whole = d in window and not (isinstance(want[n + 1][uwd[window.index(d)]], int)
+                                     and want[n + 1][uwd[window.index(d)]] == extent)
+        if whole or (isinstance(size, int) and size == x.shape.dimensions[d]):
+            limits.append(x.shape.dimensions[d] - extent + 1)   # the scatter's own bound check
+        else:
+            limits.append(b.max(b.add(b.sub(size, extent), 1), 0))
+            checked = True
+    if checked:
+        bad.append(b.emit("compare", idx, _index_vector(b, limits, shape, ivd), attrs={"direction": "GE"},
+                          shape=Shape(PRED, shape.dimensions)))
+    if not bad:
+        return None
+    for more in bad[1:]:
+        bad[0] = b.emit("or", bad[0], more, shape=bad[0].shape)
+    top = b.constant(np.array(np.iinfo(shape.dtype).max, shape.dtype))
+    ops = list(inst.operands)
+    ops[n] = b.emit("select", bad[0], b.broadcast(top, shape), idx, shape=shape)
+    inst.operands = ops
+    return None
+
+
+def _past(b: _Builder, shape: Shape, d: int, size) -> HloInstruction:
+    """``pred[shape]``: whether the index along ``d`` is at or past ``size``."""
+    index = b.emit("iota", attrs={"iota_dimension": d}, shape=Shape(S32, shape.dimensions))
+    return b.emit("compare", index, b.broadcast(b.size(size), Shape(S32, shape.dimensions)),
+                  attrs={"direction": "GE"}, shape=Shape(PRED, shape.dimensions))
+
+
+def _index_vector(b: _Builder, values: list, shape: Shape, ivd: int) -> HloInstruction:
+    """An array of ``shape`` (integers) holding ``values[k]`` (sizes) at
+    position ``k`` of the index vector dimension ``ivd`` (``ivd == rank``: one
+    value everywhere)."""
+    et = shape.element_type
+    scalars = [b.emit("convert", b.size(v), shape=Shape(et, ())) for v in values]
+    if ivd == shape.rank:
+        return b.broadcast(scalars[0], shape)
+    slab = Shape(et, shape.dimensions[:ivd] + (1,) + shape.dimensions[ivd + 1:])
+    parts = [b.broadcast(s, slab) for s in scalars]
+    if len(parts) == 1:
+        return parts[0]
+    return b.emit("concatenate", *parts, attrs={"dimensions": (ivd,)}, shape=shape)
+
+
 _FIXES = {
     "dynamic-reshape": _dynamic_reshape,
     "real-dynamic-slice": _real_dynamic_slice,
@@ -572,6 +746,9 @@ _FIXES = {
     "pad": _pad,
     "reverse": _reverse,
     "concatenate": _concatenate,
+    "sort": _sort,
+    "gather": _gather,
+    "scatter": _scatter,
     **{op: _implicit_broadcast for op in ("add", "subtract", "multiply", "divide", "remainder", "maximum",
                                           "minimum", "power", "atan2", "and", "or", "xor", "shift-left",
                                           "shift-right-arithmetic", "shift-right-logical", "complex", "compare")},
