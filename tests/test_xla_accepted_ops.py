@@ -270,3 +270,27 @@ ENTRY e {{
     want, got = run_both(text, w)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert np.abs(want).sum() > 0
+
+
+def test_reducer_with_arrays_inside():
+    """A reducer may compute through arrays (broadcast, dot, slice) as long as it takes
+    and gives scalars: here ``r(a, b) = 2ab``."""
+    text = """HloModule m
+reducer {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  lhs = f32[2,2] broadcast(p0), dimensions={}
+  rhs = f32[2,2] broadcast(p1), dimensions={}
+  dot = f32[2,2] dot(lhs, rhs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  slice = f32[1,1] slice(dot), slice={[0:1:1], [0:1:1]}
+  ROOT reshape = f32[] reshape(slice)
+}
+ENTRY main {
+  p0 = f32[6] parameter(0)
+  one = f32[] constant(1)
+  ROOT reduce = f32[] reduce(p0, one), dimensions={0}, to_apply=reducer
+}
+"""
+    x = np.array([0.5, 1.5, -1, 2, 0.25, 3], np.float32)
+    for got in run_both(text, x):
+        np.testing.assert_allclose(got, np.prod(2 * x), rtol=1e-6)

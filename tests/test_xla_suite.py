@@ -28,9 +28,11 @@ def test_raw_string_modules_are_found_once_with_their_line(tmp_path):
     (tmp_path / "xla/tests").mkdir(parents=True)
     (tmp_path / "xla/tests/a_test.cc").write_text(CC)
     (tmp_path / "xla/backends/gpu").mkdir(parents=True)
-    (tmp_path / "xla/backends/gpu/g_test.cc").write_text(CC)       # GPU back ends are left out
+    (tmp_path / "xla/backends/gpu/g_test.cc").write_text(CC)        # only parses: left out
+    (tmp_path / "xla/backends/gpu/r_test.cc").write_text(CC + "RunAndCompare(hlo, ErrorSpec{1e-3});")
     found = extract.cases(tmp_path)
-    assert [(c.source, c.line) for c in found] == [("xla/tests/a_test.cc", 3), ("xla/tests/a_test.cc", 6)]
+    assert [(c.source, c.line) for c in found] == [("xla/backends/gpu/r_test.cc", 3), ("xla/backends/gpu/r_test.cc", 6),
+                                                   ("xla/tests/a_test.cc", 3), ("xla/tests/a_test.cc", 6)]
     assert found[1].text.lstrip().startswith("HloModule b,")
     with pytest.raises(FileNotFoundError, match="not a checkout"):
         extract.cases(tmp_path / "xla")

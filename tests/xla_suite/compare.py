@@ -17,15 +17,20 @@ NUMPY_NAMES = {"float64": "f64", "complex128": "c128", "float32": "f32", "comple
                "float16": "f16", "bfloat16": "bf16"}
 FLOAT_TYPES = re.compile(r"\b(f64|c128|f32|c64|f16|bf16|f8e\w+|f4e\w+)\[")
 
+_SPLIT_RESHAPE = ("a reshape splitting a dynamic dimension into a minor dynamic one: XLA:CPU sums the "
+                  "whole bound, where XLA's DynamicPadder test expects (and xlac gives) the valid elements")
+_EMPTY_FFT = "FFT with an fft_length of 0: XLA:CPU returns uninitialised memory, the evaluator 0"
+
 # Cases where XLA:CPU's own result is not what XLA's semantics give, each checked by hand
 # against an exact computation; xlac gives the exact result.  Keyed by case key.
 XLA_DEVIATIONS = {
+    "xla/service/dynamic_padder_test.cc:1311bcde1497": _SPLIT_RESHAPE,
+    "xla/service/dynamic_padder_test.cc:fb9a068f865d": _SPLIT_RESHAPE,
+    "xla/service/dynamic_padder_test.cc:6d3262f190b4": _SPLIT_RESHAPE,
     "xla/tests/reduce_test.cc:5e263eaf30af":
         "XLA:CPU's reduce with a multi-output epilogue gives -21.45 where the f64 sum is -25.2008",
-    "xla/hlo/evaluator/hlo_evaluator_test.cc:368d0b2c303b":
-        "FFT with an fft_length of 0: XLA:CPU returns uninitialised memory, the evaluator 0",
-    "xla/hlo/evaluator/hlo_evaluator_test.cc:9d7d5fbfae0d":
-        "FFT with an fft_length of 0: XLA:CPU returns uninitialised memory, the evaluator 0",
+    "xla/hlo/evaluator/hlo_evaluator_test.cc:368d0b2c303b": _EMPTY_FFT,
+    "xla/hlo/evaluator/hlo_evaluator_test.cc:9d7d5fbfae0d": _EMPTY_FFT,
     "xla/service/elemental_ir_emitter_test.cc:cf1469579dd3":
         "XLA folds A/constant into A*(1/constant), which does not keep C99's complex special "
         "values ((nan+inf*i)/(1+i) is inf+inf*i, XLA:CPU nan+nan*i)",
@@ -67,11 +72,16 @@ def tolerance(text: str, dtype: np.dtype) -> float:
 
 
 def _differ(expected: np.ndarray, actual: np.ndarray, tol: float) -> np.ndarray:
-    """Elementwise: where ``actual`` is not ``expected`` (same dtype) within ``tol``."""
+    """Elementwise: where ``actual`` is not ``expected`` (same dtype) within ``tol``,
+    relative, or absolute on the output's scale (its largest finite magnitude, at least
+    1): an element that cancels to near zero carries the rounding of its terms."""
     if expected.dtype.kind in "biu" or expected.dtype.name.startswith(("int", "uint")):
         return expected != actual
     kind = np.complex128 if expected.dtype.kind == "c" else np.float64
-    return ~np.isclose(actual.astype(kind), expected.astype(kind), rtol=tol, atol=tol, equal_nan=True)
+    e, a = expected.astype(kind), actual.astype(kind)
+    finite = np.abs(e[np.isfinite(e)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return ~np.isclose(a, e, rtol=tol, atol=tol * scale, equal_nan=True)
 
 
 def _paired(e: store.Expected, a: np.ndarray, dynamic: bool):
@@ -126,6 +136,8 @@ def implementation_defined(text: str) -> str | None:
     semantics (or not by the module alone), or None."""
     if re.search(r"\brng\(", text):
         return "rng: the generator and its stream are XLA:CPU's own"
+    if re.search(r"\b(bf16|f16)\[\] add\(", text) and re.search(r"\breduce\(", text):
+        return "a reduce adding in bf16/f16: the order of the additions (not specified) decides the rounding"
     if re.search(r"\bsort\(", text) and "is_stable=true" not in text:
         return "an unstable sort: the order of equal keys is not specified (the inputs have ties)"
     if _entry_layouts_matter(text):

@@ -114,6 +114,8 @@ class ElementalEmitter:
         """
         values: dict[int, object] = {}
         idx = scalar_index()
+        if any(i.shape.is_array and i.shape.rank for i in comp.instructions):
+            return self._array_scalar_computation(comp, args, idx)
         for inst in comp.post_order():
             if inst.opcode == "parameter":
                 values[id(inst)] = args[inst.parameter_number]
@@ -121,6 +123,21 @@ class ElementalEmitter:
             ops = [(lambda v: (lambda _i: v))(values[id(o)]) for o in inst.operands]
             values[id(inst)] = self.make_generator(inst, ops)(idx)
         return values[id(comp.root)]
+
+    def _array_scalar_computation(self, comp: HloComputation, args: list, idx):
+        """A computation of scalars in and out with arrays inside (XLA allows a reducer
+        to broadcast, dot and slice): every instruction a generator, the root's
+        elements read at the scalar index."""
+        gens: dict[int, Generator] = {}
+        for inst in comp.post_order():
+            if inst.opcode == "parameter":
+                gens[id(inst)] = (lambda v: (lambda _i: v))(args[inst.parameter_number])
+            elif inst.opcode != "tuple":
+                gens[id(inst)] = self.make_generator(inst, [gens[id(o)] for o in inst.operands])
+        root = comp.root
+        if root.opcode == "tuple":
+            return tuple(gens[id(o)](idx) for o in root.operands)
+        return gens[id(root)](idx)
 
     # -- small helpers ----------------------------------------------------------
     def alloca(self, pt, name: str = "acc") -> ir.Value:
