@@ -294,3 +294,29 @@ ENTRY main {
     x = np.array([0.5, 1.5, -1, 2, 0.25, 3], np.float32)
     for got in run_both(text, x):
         np.testing.assert_allclose(got, np.prod(2 * x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "c64"])
+def test_xla_qr_custom_calls(dtype):
+    """XLA's own ``Qr`` (LAPACK geqrf's form: R above the diagonal, Householder vectors
+    below, and the taus) and ``ProductOfElementaryHouseholderReflectors`` (orgqr: Q)."""
+    text = f"""HloModule qr
+ENTRY e {{
+  a = {dtype}[3,5,4] parameter(0)
+  qr = ({dtype}[3,5,4], {dtype}[3,4]) custom-call(a), custom_call_target="Qr"
+  h = {dtype}[3,5,4] get-tuple-element(qr), index=0
+  taus = {dtype}[3,4] get-tuple-element(qr), index=1
+  q = {dtype}[3,5,4] custom-call(h, taus), custom_call_target="ProductOfElementaryHouseholderReflectors"
+  ROOT t = ({dtype}[3,5,4], {dtype}[3,5,4]) tuple(h, q)
+}}
+"""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 5, 4)).astype(DTYPES[dtype])
+    if dtype == "c64":
+        a = (a + 1j * rng.standard_normal((3, 5, 4))).astype(np.complex64)
+    tol = 1e-10 if dtype == "f64" else 1e-4
+    for h, q in run_both(text, a):
+        r = np.triu(h[:, :4, :])
+        np.testing.assert_allclose(q @ r, a, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.swapaxes(q.conj(), 1, 2) @ q, np.broadcast_to(np.eye(4), (3, 4, 4)),
+                                   atol=tol)

@@ -29,13 +29,14 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
+from .attributes import Raw
 from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape, parse_shape_prefix
 
 __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
-           "check_no_host_callback", "XLA_TARGETS", "topk_of"]
+           "check_no_host_callback", "XLA_TARGETS", "topk_of", "xla_lapack_call"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -309,10 +310,33 @@ def lapack_target(name: str) -> LapackTarget | None:
 
 
 #: XLA's own targets that stand for an HLO operation; XLA rewrites them before it compiles
-#: (TopkDecomposer, ShardingRemover) and so does xlac (``op-expander``, and the evaluator):
-#: ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its operand is laid
-#: out over devices, so its value is the operand's.
-XLA_TARGETS = ("TopK", "Sharding")
+#: (TopkDecomposer, ShardingRemover, QrExpander) and so does xlac (``op-expander``, and the
+#: evaluator): ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its
+#: operand is laid out over devices, so its value is the operand's; ``Qr`` and
+#: ``ProductOfElementaryHouseholderReflectors`` are LAPACK's geqrf and orgqr/ungqr
+#: (:func:`xla_lapack_call`: the same results, in the same Householder form).
+XLA_TARGETS = ("TopK", "Sharding", "Qr", "ProductOfElementaryHouseholderReflectors")
+_XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflectors": ("orgqr", "ungqr")}
+
+
+def xla_lapack_call(inst) -> dict | None:
+    """The attributes of the call to jax's LAPACK target that computes XLA's own target
+    ``inst`` (``Qr``: ``lapack_?geqrf_ffi``; ``ProductOfElementaryHouseholderReflectors``:
+    ``lapack_?orgqr_ffi`` / ``lapack_?ungqr_ffi``), or None for another target.
+    ``UnsupportedError`` for an element type LAPACK has no routine for."""
+    target = target_of(inst)
+    if target not in _XLA_LAPACK:
+        return None
+    et = inst.operands[0].shape.element_type if inst.operands else None
+    letter = {F32: "s", F64: "d", C64: "c", C128: "z"}.get(et)
+    if letter is None:
+        raise UnsupportedError(f"custom-call {target} of {et}", f"instruction {inst.name}: LAPACK has "
+                               "f32, f64, c64 and c128 routines")
+    routine = _XLA_LAPACK[target][letter in "cz"]
+    attrs = {k: v for k, v in _attrs(inst).items() if k not in ("backend_config", "api_version")}
+    attrs["custom_call_target"] = Raw(quote(f"lapack_{letter}{routine}_ffi"))
+    attrs["api_version"] = "API_VERSION_TYPED_FFI"
+    return attrs
 
 
 def topk_of(inst) -> dict:

@@ -870,12 +870,16 @@ def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInst
 
 @EXPANSIONS.register("custom-call")
 def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    """XLA's own targets (``hcc.XLA_TARGETS``): ``TopK`` as ``topk``, ``Sharding`` as its operand."""
+    """XLA's own targets (``hcc.XLA_TARGETS``): ``TopK`` as ``topk``, ``Sharding`` as its operand,
+    ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls."""
     target = hcc.target_of(inst)
     if target == "Sharding" and len(inst.operands) == 1 and inst.operands[0].shape == inst.shape:
         return rw.supersede(inst, inst.operands[0])
     if target == "TopK":
         return rw.supersede(inst, rw.create("topk", inst.shape, list(inst.operands), hcc.topk_of(inst)))
+    lapack = hcc.xla_lapack_call(inst)
+    if lapack is not None:
+        return rw.supersede(inst, rw.create("custom-call", inst.shape, list(inst.operands), lapack))
     return False
 
 
