@@ -136,6 +136,9 @@ def implementation_defined(text: str) -> str | None:
     semantics (or not by the module alone), or None."""
     if re.search(r"\brng\(", text):
         return "rng: the generator and its stream are XLA:CPU's own"
+    if "dynamic-reshape(" in text and re.search(r"s32\[\] parameter\(", text):
+        return ("dynamic-reshape to sizes from random parameters: their product need not be the "
+                "operand's valid element count, which the op requires")
     if re.search(r"\b(bf16|f16)\[\] add\(", text) and re.search(r"\breduce\(", text):
         return "a reduce adding in bf16/f16: the order of the additions (not specified) decides the rounding"
     if re.search(r"\bsort\(", text) and "is_stable=true" not in text:
