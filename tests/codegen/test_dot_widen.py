@@ -146,3 +146,11 @@ def test_avx2_code_and_f16_without_f16c(avx2_target, f16c, monkeypatch):
         a, b = inputs(lt, rt, (30, 90), (90, 70), 5)
         a.flat[:3] = [6e-5, -3e-6, 0]          # f16 subnormals and zero
         check(text, ot, (a, b), 90)
+
+
+def test_layout_assignment_copies_no_operand_of_a_packed_half_product():
+    # The packing reads any layout: a row-major B (K major) is not copied
+    # into a contracting-minor layout, as it is for the elemental loop.
+    text = module("bf16", "bf16", "bf16", (64, 100), (100, 80), (64, 80), MATMUL)
+    exe, _ = check(text, "bf16", inputs("bf16", "bf16", (64, 100), (100, 80)), 100)
+    assert "relayout" not in exe.optimized_hlo.to_text()
