@@ -63,8 +63,8 @@ class Kernel:
 # helpers
 # ---------------------------------------------------------------------------------
 
-def _param(b, k, dims, name):
-    return ops.parameter(b, k, xlac.Shape(xlac.F32, tuple(dims)), name)
+def _param(b, k, dims, name, pt=xlac.F32):
+    return ops.parameter(b, k, xlac.Shape(pt, tuple(dims)), name)
 
 
 def _scalar_comp(name, fn):
@@ -742,6 +742,80 @@ def _linalg_kernels() -> list:
 
 
 # ---------------------------------------------------------------------------------
+# bf16 and f16 products (f32 accumulation, rounded once, as XLA:CPU)
+# ---------------------------------------------------------------------------------
+# numpy has no bf16 arithmetic (ml_dtypes' matmul loops in Python-level
+# casts): the "numpy" reference computes in f32 and rounds once to the result
+# type, which is what XLA specifies; jax.jit of the same program is the
+# library to compare with.
+
+def _half_matmul(pt, out_pt=None):
+    def build(p):
+        b = xlac.XlaBuilder("matmul_half")
+        A = _param(b, 0, (p["m"], p["k"]), "A", pt)
+        B = _param(b, 1, (p["k"], p["n"]), "B", pt)
+        return b.build(ops.dot(A, B, preferred_element_type=out_pt))
+
+    def ref(A, B):
+        out = (A.astype(F32) @ B.astype(F32))
+        return out if out_pt is xlac.F32 else out.astype(A.dtype)
+
+    def jax_fn(A, B):
+        import jax.numpy as jnp
+        return jnp.matmul(A, B, preferred_element_type=jnp.float32 if out_pt is xlac.F32 else None)
+
+    def inputs(rng, p):
+        dt = xlac.Shape(pt, ()).dtype
+        return [rng.standard_normal((p["m"], p["k"]), dtype=F32).astype(dt),
+                rng.standard_normal((p["k"], p["n"]), dtype=F32).astype(dt)]
+    return build, ref, jax_fn, inputs
+
+
+def build_conv2d_bf16(p):
+    b = xlac.XlaBuilder("conv2d_bf16")
+    x = _param(b, 0, (p["N"], p["H"], p["W"], p["C"]), "x", xlac.BF16)
+    w = _param(b, 1, (p["K"], p["K"], p["C"], p["O"]), "w", xlac.BF16)
+    pad = p["K"] // 2
+    return b.build(ops.conv_general_dilated(x, w, [1, 1], [(pad, pad), (pad, pad)],
+                                            dimension_numbers="b01f_01io->b01f"))
+
+
+def np_conv2d_bf16(x, w):
+    return np_conv2d(x.astype(F32), w.astype(F32)).astype(x.dtype)
+
+
+def in_conv2d_bf16(rng, p):
+    dt = xlac.Shape(xlac.BF16, ()).dtype
+    return [a.astype(dt) for a in in_conv2d(rng, p)]
+
+
+def _half_kernels() -> list:
+    def mm_bytes(size):
+        return lambda p: size * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"])
+    full, quick = {"m": 1024, "k": 1024, "n": 1024}, {"m": 64, "k": 64, "n": 64}
+    flops = lambda p: 2 * p["m"] * p["k"] * p["n"]          # noqa: E731
+    size = lambda p: f"{p['m']}^3"                           # noqa: E731
+    out = []
+    for name, label, pt, out_pt, tol in (
+            ("matmul_bf16", "matmul bf16", xlac.BF16, None, 1e-2),
+            ("matmul_f16", "matmul f16", xlac.F16, None, 2e-3),
+            ("matmul_bf16_f32", "matmul bf16 x bf16 -> f32", xlac.BF16, xlac.F32, 1e-5)):
+        build, ref, jax_fn, inputs = _half_matmul(pt, out_pt)
+        out.append(Kernel(name, label, f"{name}.hlo", build, ref, inputs, full, quick, "compute",
+                          mm_bytes(2), flops, jax_fn, None, tol, size=size,
+                          note="bf16/f16: the numpy column computes in f32 and rounds once (numpy "
+                               "has no bf16 arithmetic); jax.jit runs the same program"))
+    out.append(Kernel(
+        "conv2d_bf16", "conv2d bf16 3x3 SAME (NHWC, HWIO)", "conv2d_bf16.hlo", build_conv2d_bf16,
+        np_conv2d_bf16, in_conv2d_bf16, {"N": 8, "H": 32, "W": 32, "C": 64, "O": 64, "K": 3},
+        {"N": 2, "H": 8, "W": 8, "C": 4, "O": 4, "K": 3}, "compute",
+        lambda p: 2 * (2 * p["N"] * p["H"] * p["W"] * p["C"] + p["K"] ** 2 * p["C"] * p["O"]),
+        lambda p: 2 * p["N"] * p["H"] * p["W"] * p["O"] * p["C"] * p["K"] ** 2, jax_conv2d, None, 1e-2,
+        size=lambda p: f"{p['N']}x{p['H']}x{p['W']}x{p['C']}, {p['K']}x{p['K']}x{p['C']}x{p['O']}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------
 # the table
 # ---------------------------------------------------------------------------------
 
@@ -824,6 +898,7 @@ KERNELS: list[Kernel] = [
            jax_add, nb_add, 0.0, size=lambda p: str(p["n"])),
 ]
 
+KERNELS += _half_kernels()
 KERNELS += _linalg_kernels()
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -1,6 +1,7 @@
-"""Layout assignment: operands of elemental dots (integer, half, complex) get
-contracting-minor layouts; f32/f64 dots (packed GEMMs, any layout) are left
-alone; the entry signature never changes."""
+"""Layout assignment: operands of elemental dots (integer, complex,
+matrix-vector products of halves) get contracting-minor layouts; f32/f64 dots
+and bf16/f16 matrix products (packed GEMMs, any layout) are left alone; the
+entry signature never changes."""
 import numpy as np
 
 import xlac
@@ -44,9 +45,14 @@ def test_small_or_rarely_reused_operands_are_left_alone():
 
 def test_packed_gemm_operands_are_left_alone():
     """f32 and f64 dots pack their operands from any layout: no copies, no relayouts."""
-    for dt in ("f32", "f64"):
+    for dt in ("f32", "f64", "bf16", "f16"):
         run_pass(LayoutAssignment(), dot_module(64, 128, 96, dt=dt), expect_changed=False)
         run_pass(LayoutAssignment(), dot_module(64, 128, 96, "negate", dt=dt), expect_changed=False)
+
+
+def test_matrix_vector_products_of_halves_still_get_contracting_minor_operands():
+    out = run_pass(LayoutAssignment(), dot_module(1, 128, 96, "negate", dt="bf16"), expect_changed=True)
+    filecheck(out, "CHECK: wn = bf16[128,96]{0,1} negate(w)")
 
 
 def test_results_unchanged():

@@ -41,6 +41,8 @@ from ..shape import PrimitiveType as PT, Shape, strides
 from . import types
 from .ir_array import I64, Index, i64
 from .loops import loop_hints
+from .scalar_ops import convert_value
+from .target import current, features_of
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -181,6 +183,40 @@ def splat(b: ir.IRBuilder, value, vty: ir.VectorType):
     undef = ir.Constant(vty, ir.Undefined)
     v = b.insert_element(undef, value, ir.Constant(I32, 0))
     return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, vty.count), [0] * vty.count))
+
+
+#: Element types the packing widens to f32 (their dots accumulate in f32).
+NARROW = (PT.BF16, PT.F16)
+
+
+def widen(b: ir.IRBuilder, x, src: PT, dst: PT):
+    """``x`` (one element or a vector, as ``src`` is stored) exactly as ``dst``
+    (f32): bf16 is the top half of an f32; f16 goes through ``fpext``, one
+    ``vcvtph2ps`` with F16C (without it, element by element with integer ops:
+    ``fpext`` would become libcalls).  The identity when ``src is dst``."""
+    if src is dst:
+        return x
+    vec = isinstance(x.type, ir.VectorType)
+    n = x.type.count if vec else 0
+    if src is PT.BF16:
+        i32 = ir.VectorType(I32, n) if vec else I32
+        shift = ir.Constant(i32, [16] * n) if vec else ir.Constant(I32, 16)
+        f32 = ir.VectorType(ir.FloatType(), n) if vec else ir.FloatType()
+        return b.bitcast(b.shl(b.zext(x, i32), shift), f32)
+    if src is PT.F16 and has_f16c():
+        return b.fpext(x, ir.VectorType(ir.FloatType(), n) if vec else ir.FloatType())
+    if not vec:
+        return convert_value(b, x, src, dst)
+    out = ir.Constant(ir.VectorType(types.memory_type(dst), n), ir.Undefined)
+    for j in range(n):
+        e = convert_value(b, b.extract_element(x, ir.Constant(I32, j)), src, dst)
+        out = b.insert_element(out, e, ir.Constant(I32, j))
+    return out
+
+
+def has_f16c() -> bool:
+    """Whether the target converts f16 vectors in one instruction (F16C)."""
+    return "f16c" in features_of(current())
 
 
 def imin(b: ir.IRBuilder, x, y):
@@ -359,7 +395,7 @@ def store_tile(b: ir.IRBuilder, fn: ir.Function, c, ldc, accumulate, values: lis
 # ---------------------------------------------------------------------------
 
 def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: int, inner0, kc,
-               dst, width: int, valid: int, outer_is_row: bool, vw: int) -> None:
+               dst, width: int, valid: int, outer_is_row: bool, vw: int, dst_pt: PT | None = None) -> None:
     """Pack one micro-panel: ``dst[k*width + j] = M(outer0 + j, inner0 + k)``
     for k < kc, j < width, where M is ``view`` (rows = outer when
     ``outer_is_row``, else columns).  Only ``valid`` (<= width) of the outer
@@ -368,13 +404,18 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
     For an A panel the outer index is the row (M) and the inner the column
     (K); for a B panel the outer index is the column (N) and the inner the row
     (K).  ``boff``: the batch offset (array views) and ``bidx`` the batch index.
+    ``dst_pt``: the packed element type when it is wider than the view's
+    (bf16 / f16 widened to f32 as they are copied: :func:`widen`).
     """
     pt = view.pt
+    dpt = dst_pt or pt
     ety = types.memory_type(pt)
+    dty = types.memory_type(dpt)
     g_outer = view.gr if outer_is_row else view.gc
     g_inner = view.gc if outer_is_row else view.gr
-    zero = types.constant(pt, 0)
+    zero = types.constant(dpt, 0)
     esize = pt.byte_size
+    desize = dpt.byte_size
 
     if view.is_array:
         base = view.element_pointer(b, add(b, boff, g_outer.offset(b, outer0)))
@@ -383,11 +424,11 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             vty = ir.VectorType(ety, vw)
             with Loop(b, 0, kc, 1, "pk") as k:
                 src = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True, source_etype=ety)
-                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
                 for j in range(0, width, vw):
                     v = b.load(b.gep(src, [i64(j)], inbounds=True, source_etype=ety), typ=vty, align=esize)
-                    b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety),
-                            align=min(64, vw * esize))
+                    b.store(widen(b, v, pt, dpt), b.gep(out, [i64(j)], inbounds=True, source_etype=dty),
+                            align=min(64, vw * desize))
             return
         # Offsets of the outer indices (relative to outer0), hoisted out of the k loop.
         if g_outer.affine:
@@ -404,7 +445,7 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             k_main = b.mul(b.udiv(kc, i64(vw)), i64(vw))
             with Loop(b, 0, k_main, vw, "pt") as k:
                 src = b.gep(base, [add(b, inner0, k)], inbounds=True, source_etype=ety)
-                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
                 for g in range(0, width, vw):
                     gw = min(vw, width - g)
                     rows = [b.load(b.gep(src, [rel[g + i]], inbounds=True, source_etype=ety), typ=vty,
@@ -413,19 +454,20 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
                         if gw < vw:
                             col = b.shuffle_vector(col, ir.Constant(vty, ir.Undefined),
                                                    ir.Constant(ir.VectorType(I32, gw), list(range(gw))))
-                        b.store(col, b.gep(out, [i64(kk * width + g)], inbounds=True, source_etype=ety),
-                                align=esize)
+                        b.store(widen(b, col, pt, dpt),
+                                b.gep(out, [i64(kk * width + g)], inbounds=True, source_etype=dty), align=desize)
             k_start = k_main
         with Loop(b, k_start, kc, 1, "pk") as k:
             src = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True, source_etype=ety)
-            out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+            out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
             for j in range(width):
-                p = b.gep(out, [i64(j)], inbounds=True, source_etype=ety)
+                p = b.gep(out, [i64(j)], inbounds=True, source_etype=dty)
                 if j < valid:
-                    v = b.load(b.gep(src, [rel[j]], inbounds=True, source_etype=ety), typ=ety, align=esize)
+                    v = widen(b, b.load(b.gep(src, [rel[j]], inbounds=True, source_etype=ety), typ=ety,
+                                        align=esize), pt, dpt)
                 else:
                     v = zero
-                b.store(v, p, align=esize)
+                b.store(v, p, align=desize)
         return
 
     # Through the generator: index components per group.
@@ -433,17 +475,18 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
     outer_comps = [g_outer.components(b, add(b, outer0, i64(j))) for j in range(valid)]
     with Loop(b, 0, kc, 1, "pk") as k:
         inner_comp = g_inner.components(b, add(b, inner0, k))
-        out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+        out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
         for j in range(width):
-            p = b.gep(out, [i64(j)], inbounds=True, source_etype=ety)
+            p = b.gep(out, [i64(j)], inbounds=True, source_etype=dty)
             if j < valid:
                 if outer_is_row:
                     v = view.read_components(b, bcomp, outer_comps[j], inner_comp)
                 else:
                     v = view.read_components(b, bcomp, inner_comp, outer_comps[j])
+                v = convert_value(b, v, pt, dpt)
             else:
                 v = zero
-            types.store_element(b, v, p, pt)
+            types.store_element(b, v, p, dpt)
 
 
 def transpose_square(b: ir.IRBuilder, rows: list, vty: ir.VectorType) -> list:
@@ -533,7 +576,7 @@ def pack_once(b: ir.IRBuilder, enabled, flag, pack_shared, pack_local):
 
 
 def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int, inner0, kc,
-               dst, width: int, outer_is_row: bool, vw: int) -> None:
+               dst, width: int, outer_is_row: bool, vw: int, dst_pt: PT | None = None) -> None:
     """Pack the micro-panels of outer indices [lo, hi) (``lo`` a multiple of
     ``width``; ``hi <= total``), inner indices [inner0, inner0 + kc): panel p
     (outer ``lo + p*width``) goes to ``dst + p*kc*width``.  Only the panel at
@@ -542,10 +585,14 @@ def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int
     When the outer index is unit-stride in the buffer (a row-major B, a
     column-major A), the block is copied inner index by inner index, each step
     one contiguous stretch of memory split over the panels: the hardware
-    prefetcher sees one stream instead of one per inner index.
+    prefetcher sees one stream instead of one per inner index.  ``dst_pt``:
+    the packed type when wider than the view's (:func:`pack_panel`).
     """
-    ety = types.memory_type(view.pt)
-    esize = view.pt.byte_size
+    pt = view.pt
+    dpt = dst_pt or pt
+    ety = types.memory_type(pt)
+    dty = types.memory_type(dpt)
+    esize = pt.byte_size
     edge = total % width
     full_end = total - edge
     g_outer = view.gr if outer_is_row else view.gc
@@ -566,29 +613,29 @@ def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int
             with Loop(b, 0, kc, 1, "sk") as k:
                 src_row = b.gep(base, [g_inner.offset(b, add(b, inner0, k))], inbounds=True,
                                 source_etype=ety)
-                dst_row = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=ety)
+                dst_row = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
                 with Loop(b, 0, n_full, 1, "sq") as q:
                     src = b.gep(src_row, [b.mul(q, i64(width))], inbounds=True, source_etype=ety)
-                    out = b.gep(dst_row, [b.mul(q, panel_elems)], inbounds=True, source_etype=ety)
+                    out = b.gep(dst_row, [b.mul(q, panel_elems)], inbounds=True, source_etype=dty)
                     step = vw if vec else 1
                     lty = vty if vec else ety
                     for j in range(0, width, step):
                         v = b.load(b.gep(src, [i64(j)], inbounds=True, source_etype=ety), typ=lty,
                                    align=esize)
-                        b.store(v, b.gep(out, [i64(j)], inbounds=True, source_etype=ety),
-                                align=min(64, vw * esize) if vec else esize)
+                        b.store(widen(b, v, pt, dpt), b.gep(out, [i64(j)], inbounds=True, source_etype=dty),
+                                align=min(64, vw * dpt.byte_size) if vec else dpt.byte_size)
     elif full_end:
         with Loop(b, 0, n_full, 1, "pq") as q:
             outer0 = b.add(lo, b.mul(q, i64(width)))
-            pdst = b.gep(dst, [b.mul(q, panel_elems)], inbounds=True, source_etype=ety)
+            pdst = b.gep(dst, [b.mul(q, panel_elems)], inbounds=True, source_etype=dty)
             pack_panel(b, view, bidx, boff, outer0, width, inner0, kc, pdst, width, width,
-                       outer_is_row, vw)
+                       outer_is_row, vw, dpt)
     if edge:
         with b.if_then(b.icmp_signed(">", hi, i64(full_end))):
             pdst = b.gep(dst, [b.mul(b.udiv(b.sub(i64(full_end), lo), i64(width)), panel_elems)],
-                         inbounds=True, source_etype=ety)
+                         inbounds=True, source_etype=dty)
             pack_panel(b, view, bidx, boff, i64(full_end), width, inner0, kc, pdst, width, edge,
-                       outer_is_row, vw)
+                       outer_is_row, vw, dpt)
 
 
 def read_element(b: ir.IRBuilder, view: MatrixView, bidx, boff, r, c):

@@ -55,7 +55,7 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import types
-from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel
+from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel, widen
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
@@ -103,7 +103,9 @@ class Variant:
     strided-A micro-kernel (``DotPlan.a_direct``); ``b_kind``: ``"n"``
     / ``"k"`` / ``"g"`` likewise for B's column (N) and row (K) index, or
     ``"d"``: B read in place by the strided micro-kernel (a short M; B's
-    columns unit-stride)."""
+    columns unit-stride).  ``a_pt``/``b_pt``: A's and B's element types when
+    narrower than ``pt`` (bf16, f16: widened to ``pt`` = f32 while packed;
+    never read in place)."""
 
     pt: PT
     mr: int
@@ -111,12 +113,17 @@ class Variant:
     vw: int
     a_kind: str
     b_kind: str
+    a_pt: PT | None = None
+    b_pt: PT | None = None
 
     functions = {"run": WORKER_TYPE}
 
     @property
     def tag(self) -> str:
-        return f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
+        tag = f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
+        if self.a_pt or self.b_pt:
+            tag += f"_w{(self.a_pt or self.pt).value}{(self.b_pt or self.pt).value}"
+        return tag
 
     def build(self, module: ir.Module, name_of, linkage: str) -> None:
         # The micro-kernels ahead of the worker in the module (emit_task
@@ -128,7 +135,8 @@ class Variant:
                 lambda b, ab, d, t, w: emit_task(b, ab, _LibraryTask(b, self, d), t, w))
 
 
-_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])_(\w+)")
+_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
+                      rb"(?:_w(bf16|f16|f32)(bf16|f16|f32))?_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -136,8 +144,9 @@ def _parse_name(name: bytes):
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None
-    h, pt, mr, nr, vw, ak, bk, fn = (g.decode() for g in m.groups())
-    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk)
+    h, pt, mr, nr, vw, ak, bk, wa, wb, fn = (g.decode() if g else None for g in m.groups())
+    narrow = lambda w: PT(w) if w and w != pt else None      # noqa: E731
+    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk, narrow(wa), narrow(wb))
     return (h, v) if fn in v.functions else None
 
 
@@ -199,8 +208,8 @@ def _views(b, v: Variant, d: _Desc):
     a_cs = 1 if v.a_kind in ("k", "d") else d.a_cs
     b_rs = 1 if v.b_kind == "k" else d.b_rs
     b_cs = 1 if v.b_kind in ("n", "d") else d.b_cs
-    return (_View(v.pt, d.a, _BatchGroup(d.a_bs, d.a_bo, d.nbi), a_rs, a_cs),
-            _View(v.pt, d.b, _BatchGroup(d.b_bs, d.b_bo, d.nbi), b_rs, b_cs))
+    return (_View(v.a_pt or v.pt, d.a, _BatchGroup(d.a_bs, d.a_bo, d.nbi), a_rs, a_cs),
+            _View(v.b_pt or v.pt, d.b, _BatchGroup(d.b_bs, d.b_bo, d.nbi), b_rs, b_cs))
 
 
 def _gep(b, ptr, elements, pt):
@@ -212,10 +221,11 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
     """``gemm.pack_block`` with a run-time ``total``: the full panels of outer
     indices [lo, hi) through ``gemm.pack_panel`` (or one stream when the
     outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
-    reaches the partial last one."""
-    pt = v.pt
-    ety = types.memory_type(pt)
-    esize = pt.byte_size
+    reaches the partial last one.  Elements of a narrower type than the
+    variant's (bf16, f16) are widened as they are copied (``gemm.widen``)."""
+    pt, spt = v.pt, view.pt
+    ety, sty = types.memory_type(pt), types.memory_type(spt)
+    esize, sesize = pt.byte_size, spt.byte_size
     vw = v.vw
     g_outer = view.gr if outer_is_row else view.gc
     g_inner = view.gc if outer_is_row else view.gr
@@ -226,23 +236,24 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
     if g_outer.stride == 1:
         base = view.element_pointer(b, add(b, boff, lo))
         vec = width % vw == 0
-        vty = ir.VectorType(ety, vw)
+        sty_v = ir.VectorType(sty, vw)
         with b.if_then(b.icmp_signed(">", n_full, i64(0))):
             with Loop(b, 0, kc, 1, "sk") as k:
-                src_row = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
+                src_row = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), spt)
                 dst_row = _gep(b, dst, b.mul(k, i64(width)), pt)
                 with Loop(b, 0, n_full, 1, "sq", vectorize=False) as q:
-                    src = _gep(b, src_row, b.mul(q, i64(width)), pt)
+                    src = _gep(b, src_row, b.mul(q, i64(width)), spt)
                     out = _gep(b, dst_row, b.mul(q, panel_elems), pt)
-                    step, lty = (vw, vty) if vec else (1, ety)
+                    step, lty = (vw, sty_v) if vec else (1, sty)
                     for j in range(0, width, step):
-                        x = b.load(_gep(b, src, i64(j), pt), typ=lty, align=esize)
+                        x = widen(b, b.load(_gep(b, src, i64(j), spt), typ=lty, align=sesize), spt, pt)
                         b.store(x, _gep(b, out, i64(j), pt), align=min(64, vw * esize) if vec else esize)
     else:
         with Loop(b, 0, n_full, 1, "pq") as q:
             outer0 = b.add(lo, b.mul(q, i64(width)))
             pdst = _gep(b, dst, b.mul(q, panel_elems), pt)
-            pack_panel(b, view, None, boff, outer0, width, inner0, kc, pdst, width, width, outer_is_row, vw)
+            pack_panel(b, view, None, boff, outer0, width, inner0, kc, pdst, width, width, outer_is_row, vw,
+                       pt)
     # The partial last panel: scalar, with a run-time number of valid outer
     # indices (a branch-free version that LLVM vectorises measured no faster
     # and tripled the library's object code and build time).
@@ -251,10 +262,10 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
         pdst = _gep(b, dst, b.mul(b.sdiv(b.sub(full_end, lo), i64(width)), panel_elems), pt)
         base = view.element_pointer(b, add(b, boff, g_outer.offset(b, full_end)))
         with Loop(b, 0, kc, 1, "ek") as k:
-            src = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), pt)
+            src = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), spt)
             out = _gep(b, pdst, b.mul(k, i64(width)), pt)
             with Loop(b, 0, edge, 1, "ej", vectorize=False) as j:
-                x = b.load(_gep(b, src, g_outer.offset(b, j), pt), typ=ety, align=esize)
+                x = widen(b, b.load(_gep(b, src, g_outer.offset(b, j), spt), typ=sty, align=sesize), spt, pt)
                 b.store(x, _gep(b, out, j, pt), align=esize)
             with Loop(b, edge, width, 1, "ez", vectorize=False) as j:
                 b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)

@@ -5,15 +5,17 @@ calling convention); every other array's layout is the compiler's choice, and
 the code generator addresses any layout (IrArray).  Here the choice is made
 where it pays:
 
-* A ``dot`` computed by the elemental loop (integer, half and complex dots)
+* A ``dot`` computed by the elemental loop (integer and complex dots, and
+  matrix-vector products of halves)
   reads each element of an operand once per element of the other operand's
   free dimensions.  Its inner loop walks the contracting dimensions, so those
   should be minor in memory.  A producer used only by the dot gets that layout
   for free; a parameter or constant (whose layout is fixed) is copied once
   into it when the dot re-reads it enough to repay the copy.
-* f32 and f64 dots are packed GEMMs (``codegen/kernels/dot.py``): packing
-  reads any layout at about the same cost, so their operands keep the layouts
-  they have and nothing is copied.
+* f32 and f64 dots, and matrix products of bf16/f16 (widened to f32 while
+  packed), are packed GEMMs (``codegen/kernels/dot.py``): packing reads any
+  layout at about the same cost, so their operands keep the layouts they
+  have and nothing is copied.
 
 Copies are inserted only there; the pass never changes the entry's signature.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 import math
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
-from ..shape import F32, F64, Layout
+from ..shape import BF16, F16, F32, F64, Layout
 
 #: A dot must re-read an operand at least this many times to pay for a copy.
 MIN_REUSE_FOR_COPY = 8
@@ -90,9 +92,24 @@ class LayoutAssignment:
 
 def packed_gemm(dot: HloInstruction) -> bool:
     """Whether the code generator runs ``dot`` as a packed GEMM (any operand
-    layout is fine then): f32 or f64 operands and result of one type."""
-    pt = dot.shape.element_type if dot.shape.is_array else None
-    return pt in (F32, F64) and all(o.shape.element_type is pt for o in dot.operands)
+    layout is fine then): f32 or f64 operands and result of one type, or a
+    matrix product (M and N > 1) of bf16/f16/f32 with at least one narrow
+    (``kernels/dot_plan.supported``)."""
+    if not dot.shape.is_array:
+        return False
+    types = [dot.shape.element_type] + [o.shape.element_type for o in dot.operands]
+    if types[0] in (F32, F64) and all(t is types[0] for t in types):
+        return True
+    if not all(t in (BF16, F16, F32) for t in types):
+        return False
+    a = dot.attrs
+    m = _free_size(dot.operands[0].shape, a.get("lhs_batch_dims", ()), a.get("lhs_contracting_dims", ()))
+    n = _free_size(dot.operands[1].shape, a.get("rhs_batch_dims", ()), a.get("rhs_contracting_dims", ()))
+    return m > 1 and n > 1
+
+
+def _free_size(shape, batch, contracting) -> int:
+    return math.prod(n for d, n in enumerate(shape.dimensions) if d not in batch and d not in contracting)
 
 
 def _same_order(shape, layout: Layout) -> bool:

@@ -54,8 +54,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("custom-call", lapack.LAPACK, custom_call.SERVICE_CALL)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
-    r.add("convolution", conv_gemm.IMPLICIT_GEMM)
-    r.add("fusion:kOutput", conv_gemm.IMPLICIT_GEMM, *dot.CANDIDATES)
+    r.add("convolution", *conv_gemm.CANDIDATES)
+    r.add("fusion:kOutput", *conv_gemm.CANDIDATES, *dot.CANDIDATES)
     # Memory-order changes and reductions the plain loop runs badly.
     r.add("slice", block_copy.SLICE)
     r.add("concatenate", block_copy.CONCATENATE)

@@ -82,6 +82,8 @@ from ..gemm_task import COMPILE_TIME, TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
 from ..task_grid import Grid, GridTable, as_value, choose, class_splits
 from ..loops import loop_nest
+from ..scalar_ops import convert_value
+from .dot_plan import NARROW_GEMM_TYPES
 from ._util import I8, PTR, ScratchPlan, fill_padding
 
 I1 = ir.IntType(1)
@@ -141,6 +143,16 @@ class ConvPlan:
     #: The grids per thread class (``task_grid``: split (M, N), sizes (mc,
     #: cn)); ``grid``, ``n_tasks``, ``mc`` and ``cn`` are its one-thread grid.
     grids: GridTable | None = None
+    #: The convolution's own element type; ``pt`` is what the GEMM computes
+    #: in (f32 for bf16/f16, whose input is widened by the copy, the kernel
+    #: by the packing, and whose result is rounded once when written out).
+    conv_pt: object = None
+
+    @property
+    def widened(self) -> bool:
+        """Whether input, kernel or result are narrower than ``pt`` (bf16, f16)."""
+        shapes = (self.conv.shape, self.conv.operands[0].shape, self.conv.operands[1].shape)
+        return any(s.element_type is not self.pt for s in shapes)
 
     @property
     def nkb(self) -> int:
@@ -189,10 +201,15 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
         raise NotApplicable("not one convolution with an elementwise epilogue")
     if not inst.shape.is_array or not conv.shape.is_array:
         raise NotApplicable("a non-array result")
-    pt = conv.shape.element_type
+    conv_pt = conv.shape.element_type
     xs, ks = conv.operands[0].shape, conv.operands[1].shape
-    if pt not in (F32, F64) or xs.element_type is not pt or ks.element_type is not pt:
-        raise NotApplicable("not f32 or f64 operands and result of one type")
+    kinds = (conv_pt, xs.element_type, ks.element_type)
+    if all(t is F64 for t in kinds) or all(t is F32 for t in kinds):
+        pt = conv_pt
+    elif all(t in NARROW_GEMM_TYPES for t in kinds):
+        pt = F32
+    else:
+        raise NotApplicable("not f32 or f64 operands and result of one type, nor of bf16/f16")
     if _attr_int(conv, "feature_group_count") != 1 or _attr_int(conv, "batch_group_count") != 1:
         raise NotApplicable("grouped (feature_group_count or batch_group_count > 1)")
     if tuple(inst.shape.dimensions) != tuple(conv.shape.dimensions):
@@ -218,7 +235,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
         # An empty result, or all zeros (nothing to contract, or an empty
         # input seen only through its padding): the elemental loop does it.
         raise NotApplicable("an empty result or contraction")
-    acc_in_output = out.element_type is pt
+    acc_in_output = out.element_type is pt and conv_pt is pt
     ost = strides(out)
     g_m = GroupMap(mdims, out.dimensions, ost)
     g_n = GroupMap((dn.output_feature_dimension,), out.dimensions, ost)
@@ -227,9 +244,11 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
     # of the input in scratch (an input computed inside the fusion, or one
     # whose features are strided).
     x_shape = _input_buffer_shape(inst, conv)
-    copy_input = x_shape is None or (Ci > 1 and strides(x_shape)[dn.input_feature_dimension] != 1)
+    # A narrow input is copied too: widened to f32 on the way.
+    copy_input = (x_shape is None or (Ci > 1 and strides(x_shape)[dn.input_feature_dimension] != 1)
+                  or xs.element_type is not pt)
     if copy_input:
-        x_shape = _feature_minor(xs, dn.input_feature_dimension)
+        x_shape = _feature_minor(Shape(pt, xs.dimensions, layout=xs.layout), dn.input_feature_dimension)
     blk = blocking_for(pt, M, N, wide=False)
     if M > INDIRECT_MR:
         blk = Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
@@ -260,7 +279,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
     scratch.add("tasks", grids.max_workers * task.size)
     return ConvPlan(conv, pt, M, N, K, Ci, nseg, mdims, blk, spb, q, chunk, mc, (nmt, nnt),
                     nmt * nnt, acc_in_output, direct, scratch, task, task.size, copy_input, x_shape, cn,
-                    grids)
+                    grids, conv_pt)
 
 
 def conv_grids(m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:
@@ -423,7 +442,7 @@ class _ConvOperands:
 
     def __init__(self, ctx: KernelContext, plan: ConvPlan):
         inst, conv, b = ctx.inst, plan.conv, ctx.b
-        self.b = b
+        self.b, self.plan = b, plan
         self.epilogue = None
         kernel_gen = None
         x_arr = x_gen = None
@@ -481,7 +500,10 @@ class _ConvOperands:
                                  plan.M, plan.N, plan.nkb)
 
     def finish(self, index: Index, v) -> None:
-        """Write the final value ``v`` of an element of C (through the epilogue)."""
+        """Write the final value ``v`` of an element of C (through the
+        epilogue), rounded first to the convolution's type when that is narrower."""
+        if self.plan.conv_pt is not self.plan.pt:
+            v = convert_value(self.b, v, self.plan.pt, self.plan.conv_pt)
         self.tiles.finish(self.b, index, v)
 
 
@@ -534,7 +556,7 @@ def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
     _s0, _ns, _c0, _seglen, pc, kc = _k_block(b, plan, kb)
     dst = _b_panel(b, plan, shared, pc, kc, i64(0))
     pack_block(b, ops.B, i64(0), i64(0), i64(0), i64(plan.N), plan.N, pc, kc, dst, plan.blk.nr, False,
-               plan.blk.vw)
+               plan.blk.vw, plan.pt)
 
 
 def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
@@ -725,8 +747,9 @@ def _emit_copy_task(ctx: KernelContext, plan: ConvPlan, t, chunk: int, extent: i
     if extent > 1:
         lo = b.mul(t, i64(chunk))
         outer = (lo, imin(b, b.add(lo, i64(chunk)), i64(extent)))
+    xpt = plan.conv.operands[0].shape.element_type
     with loop_nest(b, plan.x_shape, outer_range=outer) as index:
-        ops.x.write(b, index, ops.x_gen(index))
+        ops.x.write(b, index, convert_value(b, ops.x_gen(index), xpt, plan.pt))
 
 
 def emit_convolution(ctx: KernelContext) -> None:
@@ -747,5 +770,23 @@ def emit_convolution(ctx: KernelContext) -> None:
 
 #: The implicit GEMM, tried first for a convolution and for a kOutput fusion
 #: (which holds a convolution or a dot: the dot's kernels come next).
-IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, plan_conv.why_not, _scratch_bytes,
+def _applies(widened: bool):
+    """None when the implicit GEMM takes ``inst`` in this family (``widened``:
+    bf16/f16, computed in f32), else why not."""
+    def applies(inst: HloInstruction) -> str | None:
+        plan = plan_conv(inst)
+        if plan is None:
+            return plan_conv.why_not(inst)
+        if plan.widened != widened:
+            return ("bf16/f16: widened to f32 by convolution.implicit-gemm.widen" if plan.widened
+                    else "no bf16/f16 to widen")
+        return None
+    return applies
+
+
+IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, _applies(False), _scratch_bytes,
                               shareable=True)
+#: The same kernel for bf16/f16 convolutions (f32 arithmetic), named apart so that dumps say so.
+IMPLICIT_GEMM_WIDEN = KernelCandidate("convolution.implicit-gemm.widen", emit_convolution, _applies(True),
+                                      _scratch_bytes, shareable=True)
+CANDIDATES = (IMPLICIT_GEMM, IMPLICIT_GEMM_WIDEN)

@@ -12,9 +12,11 @@ packed, tiled GEMM or a matrix-vector loop; the code is split by concern:
   nest with compile-time sizes) for what the library does not take, and the
   matrix-vector loops.
 
-Other element types (integers, halves, complex) and dots with mixed types
-keep the elemental loop (the ``loop`` kernel candidate).  Design notes and
-measurements: ``docs/dot.md``.
+Dots of bf16 and f16 (also mixed with f32) run the same GEMM in f32, their
+operands widened while packed: the ``.widen`` candidates, so that dumps say
+so.  Other element types (integers, complex), other mixed types and
+matrix-vector products of halves keep the elemental loop (the ``loop``
+kernel candidate).  Design notes and measurements: ``docs/dot.md``.
 """
 from __future__ import annotations
 
@@ -30,10 +32,25 @@ from .dot_tasks import emit_gemm, emit_gemv
 USE_LIBRARY = True
 
 
-def _library_applies(inst: HloInstruction) -> str | None:
+def _widened_applies(widened: bool):
+    """The plan's reason not to apply, or why the dot belongs to the other
+    family of candidates (``widened``: bf16/f16 widened to f32)."""
+    def applies(inst: HloInstruction) -> str | None:
+        plan = plan_dot(inst)
+        if plan is None:
+            return plan_dot.why_not(inst)
+        if plan.widened != widened:
+            return ("bf16/f16: widened to f32 by the .widen kernels" if plan.widened
+                    else "no bf16/f16 to widen")
+        return None
+    return applies
+
+
+def _library_applies(inst: HloInstruction, widened: bool = False) -> str | None:
+    why = _widened_applies(widened)(inst)
+    if why is not None:
+        return why
     plan = plan_dot(inst)
-    if plan is None:
-        return plan_dot.why_not(inst)
     if not USE_LIBRARY:
         return "the GEMM library is switched off (dot.USE_LIBRARY)"
     if library_variant(inst, plan) is None:
@@ -41,11 +58,12 @@ def _library_applies(inst: HloInstruction) -> str | None:
     return None
 
 
-def _kind_applies(kind: str):
+def _kind_applies(kind: str, widened: bool = False):
     def applies(inst: HloInstruction) -> str | None:
+        why = _widened_applies(widened)(inst)
+        if why is not None:
+            return why
         plan = plan_dot(inst)
-        if plan is None:
-            return plan_dot.why_not(inst)
         return None if plan.kind == kind else f"a {plan.kind}, not a {kind}"
     return applies
 
@@ -55,7 +73,12 @@ def _kind_applies(kind: str):
 LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True)
 GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes, shareable=True)
 GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes, shareable=True)
-CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM)
+#: The same GEMMs for bf16/f16 dots: f32 arithmetic, operands widened while packed.
+LIBRARY_GEMM_WIDEN = KernelCandidate("dot.library-gemm.widen", emit_library,
+                                     lambda inst: _library_applies(inst, True), scratch_bytes, shareable=True)
+GEMM_WIDEN = KernelCandidate("dot.gemm.widen", emit_gemm, _kind_applies("gemm", True), scratch_bytes,
+                             shareable=True)
+CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM, LIBRARY_GEMM_WIDEN, GEMM_WIDEN)
 
-__all__ = ["CANDIDATES", "GEMM", "GEMV", "LIBRARY_GEMM", "USE_LIBRARY", "DotPlan", "library_variant",
-           "plan_dot"]
+__all__ = ["CANDIDATES", "GEMM", "GEMM_WIDEN", "GEMV", "LIBRARY_GEMM", "LIBRARY_GEMM_WIDEN", "USE_LIBRARY",
+           "DotPlan", "library_variant", "plan_dot"]

@@ -23,8 +23,8 @@ from ..gemm import GroupMap, Loop, MatrixView
 from ..ir_array import IrArray, i64
 from ..loops import loop_nest, parallel_loops
 from ._util import PTR, fill_padding
-from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, the_dot
-from .dot_tasks import DotOperands, uses_shared_b, zero_flags
+from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, scratch_c_shape, the_dot
+from .dot_tasks import DotOperands, round_from_scratch, uses_shared_b, zero_flags
 from ..task_grid import choose, workers
 
 
@@ -36,7 +36,7 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     operand producer, a group that is not affine (e.g. row dimensions that
     are not adjacent in memory) or an epilogue that changes the element type
     keep the per-module code."""
-    if plan.kind != "gemm" or not plan.acc_in_output:
+    if plan.kind != "gemm" or not (plan.acc_in_output or plan.c_scratch):
         return None
     dot = the_dot(inst)
     info = dot_info(dot)
@@ -50,7 +50,9 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
         return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
     b_kind = "d" if plan.b_direct else kind(B, "n", "k")
     a_kind = "d" if plan.a_direct else kind(A, "k", "m")
-    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind)
+    narrow = lambda t: t if t is not plan.pt else None     # noqa: E731
+    return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind,
+                                narrow(plan.a_pt), narrow(plan.b_pt))
 
 
 def batch_levels(*views) -> tuple | None:
@@ -83,7 +85,7 @@ def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
         A = MatrixView(rs, info.rb, info.rf, info.rc, mark)
         B = MatrixView(ls, info.lb, info.lc, info.lf, mark)
     oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
-    C = MatrixView(inst.shape, info.ob, orow, oc, mark)
+    C = MatrixView(scratch_c_shape(dot) if plan.c_scratch else inst.shape, info.ob, orow, oc, mark)
     return A, B, C
 
 
@@ -129,8 +131,9 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
     # A tile's epilogue sees run-time tile bounds and C's index split into
     # the fusion's dimensions per element, and stays scalar (gpt_sample's
     # small dots spent 9% of its time in them).
-    after = ops.epilogue is not None and plan.grids.max_workers == 1
-    if ops.epilogue is not None and not after:
+    # (C accumulated in scratch gets its epilogue from the rounding pass.)
+    after = ops.epilogue is not None and plan.grids.max_workers == 1 and not plan.c_scratch
+    if ops.epilogue is not None and not after and not plan.c_scratch:
         put("epi_fn", _epilogue_function(ctx, plan))
         args = ctx.alloca_builder.alloca(PTR, size=4, name="epi.ctx")
         for k, arg in enumerate(ctx.args):
@@ -154,6 +157,8 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
     else:
         ctx.parallel_for(workers(b, chosen, plan.grids.max_workers),
                          lambda tctx, w: tctx.b.call(fn, [tctx.shared[0], w]), shared=(desc,))
+    if plan.c_scratch:
+        round_from_scratch(ctx, plan)
     if after:
         # Each element is read and rewritten at its own index: no dependence
         # between iterations (parallel accesses), so no run-time overlap checks.

@@ -32,6 +32,13 @@ groups).  The plan fixes, at compile time:
 * **Matrix-vector forms** (M or N is 1, ``kind == "gemv"``): the form
   (``rows``: dot products along unit-stride K; ``cols``: axpys along
   unit-stride rows; ``generic``) and the tasks over batch and rows.
+* **bf16 and f16** (operands of bf16, f16 or f32, at least one narrow; a
+  result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
+  narrow operands are widened while packed (never read in place), and when
+  the dot's value is not f32, C accumulates in an f32 buffer in scratch
+  (``DotPlan.c_scratch``), rounded once to the dot's type by a pass over the
+  result that also applies a fusion's epilogue.  Matrix-vector products of
+  them keep the elemental loop.
 
 Design notes and measurements: ``docs/dot.md``.
 """
@@ -41,7 +48,7 @@ import math
 from dataclasses import dataclass
 
 from ...hlo.ir import HloInstruction
-from ...shape import F32, F64, strides
+from ...shape import BF16, F16, F32, F64, Shape, strides
 from ..gemm import GroupMap
 from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
 from ..kernel_choice import NotApplicable, plan_function
@@ -116,6 +123,19 @@ class DotPlan:
     #: The grids per thread class (``task_grid``; split (batch, M, N), sizes
     #: (mc, nc)); ``grid``, ``mc``, ``nc`` and ``n_tasks`` are its one-thread grid.
     grids: GridTable | None = None
+    #: Element types of A and B as stored (after orientation) and of the
+    #: dot's value; ``pt`` is what the GEMM computes in (f32 for bf16/f16).
+    a_pt: object = None
+    b_pt: object = None
+    dot_pt: object = None
+    #: C accumulates in f32 in the scratch region "c" (the dot's value is
+    #: bf16/f16), row-major over the dot's dimensions; rounded by a pass after.
+    c_scratch: bool = False
+
+    @property
+    def widened(self) -> bool:
+        """Whether operands or result are narrower than ``pt`` (bf16, f16)."""
+        return any(t is not self.pt for t in (self.a_pt, self.b_pt, self.dot_pt))
 
     @property
     def nkb(self) -> int:
@@ -184,11 +204,29 @@ def the_dot(inst: HloInstruction) -> HloInstruction | None:
     return dot
 
 
+#: Element types a GEMM computing in f32 takes (bf16 and f16 are widened).
+NARROW_GEMM_TYPES = (BF16, F16, F32)
+
+
 def supported(dot: HloInstruction) -> bool:
-    """Whether ``dot`` is of f32 or f64 operands and result of one type (array result)."""
-    pt = dot.shape.element_type
-    return (pt in (F32, F64) and all(o.shape.element_type is pt for o in dot.operands)
-            and dot.shape.is_array)
+    """Whether ``dot`` is of f32 or f64 operands and result of one type, or
+    of bf16/f16/f32 operands and result with at least one bf16/f16 (array result)."""
+    if not dot.shape.is_array:
+        return False
+    types_ = [dot.shape.element_type] + [o.shape.element_type for o in dot.operands]
+    return (types_[0] in (F32, F64) and all(t is types_[0] for t in types_)) or \
+        (all(t in NARROW_GEMM_TYPES for t in types_) and any(t is not F32 for t in types_))
+
+
+def compute_type(dot: HloInstruction):
+    """What the GEMM of ``dot`` computes in: f32 for bf16 and f16 (as XLA:CPU
+    accumulates halves), else the dot's type."""
+    return F32 if dot.shape.element_type in NARROW_GEMM_TYPES else dot.shape.element_type
+
+
+def scratch_c_shape(dot: HloInstruction) -> Shape:
+    """The f32 accumulator of a dot whose value is bf16/f16: its dimensions, row-major."""
+    return Shape(F32, tuple(dot.shape.dimensions))
 
 
 @plan_function
@@ -199,7 +237,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if dot is None:
         raise NotApplicable("not one dot with an elementwise epilogue")
     if not supported(dot) or not inst.shape.is_array:
-        raise NotApplicable("not a dot of f32 or f64 operands and result of one type")
+        raise NotApplicable("not a dot of f32 or f64 operands and result of one type, nor of bf16/f16")
     if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
         raise NotApplicable("the epilogue changes the dot's dimensions")
     info = dot_info(dot)
@@ -207,9 +245,16 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if min(nb, M, N, K) == 0:
         # An empty result, or all zeros: the elemental loop does it.
         raise NotApplicable("an empty result or contraction")
-    pt = dot.shape.element_type
+    pt = compute_type(dot)
+    dot_pt = dot.shape.element_type
     out_shape = inst.shape
-    acc_in_output = out_shape.element_type is pt
+    # (a dot rounded to bf16 and then converted back to f32 by the epilogue
+    # still needs the rounding: C accumulates in the result only when the
+    # dot's own value is ``pt``)
+    acc_in_output = out_shape.element_type is pt and dot_pt is pt
+    c_scratch = dot_pt is not pt
+    if c_scratch:
+        out_shape = scratch_c_shape(dot)
     ost = strides(out_shape)
     g_m = GroupMap(info.olf, out_shape.dimensions, ost)
     g_n = GroupMap(info.orf, out_shape.dimensions, ost)
@@ -217,7 +262,10 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     flops = 2 * nb * M * N * K
     esize = pt.byte_size
 
+    lpt, rpt = (o.shape.element_type for o in dot.operands)
     if M == 1 or N == 1:
+        if pt is F32 and (lpt, rpt, dot_pt) != (F32, F32, F32):
+            raise NotApplicable("a matrix-vector product of bf16/f16")
         swap = N != 1
         Mv = N if swap else M
         # The matrix operand (A after orientation) and its groups.
@@ -256,7 +304,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
         scratch.add("counters", 64)
         scratch.add("tasks", n_tasks * task.size)
         return DotPlan("gemv", pt, nb, Mv, 1, K, swap, blk, K, 0, 0, acc_in_output, False, False,
-                       (nbt, nmt, 1), n_tasks, scratch, task, task.size, form)
+                       (nbt, nmt, 1), n_tasks, scratch, task, task.size, form, a_pt=pt, b_pt=pt, dot_pt=pt)
 
     # Orientation: C's columns unit-stride if either group is (direct stores).
     # (Choosing the orientation that wastes less on padded edge tiles did not
@@ -272,8 +320,9 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
         g_m, g_n = g_n, g_m
     blk = blocking_for(pt, M, N)
     mr, nr = blk.mr, blk.nr
-    direct = acc_in_output and g_n.affine and g_n.stride == 1 and g_m.affine
-    kc = min(blk.kc, K) if acc_in_output else K
+    direct = (acc_in_output or c_scratch) and g_n.affine and g_n.stride == 1 and g_m.affine
+    kc = min(blk.kc, K) if acc_in_output or c_scratch else K
+    a_pt, b_pt = (rpt, lpt) if swap else (lpt, rpt)
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
     # Task grids, one per thread class (``task_grid``): batch first, then M,
@@ -291,7 +340,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # unit-stride and its K group has one stride).
     b_side = 0 if swap else 1
     g_bk, g_bn = _operand_groups(dot, b_side, *((info.lc, info.lf) if swap else (info.rc, info.rf)))
-    b_direct = (M <= B_DIRECT_MAX_M and operand_is_buffer(inst, dot, b_side)
+    b_direct = (M <= B_DIRECT_MAX_M and operand_is_buffer(inst, dot, b_side) and b_pt is pt
                 and g_bn.affine and g_bn.stride == 1 and g_bk.affine)
     # B is packed once for all tasks by grids with several M chunks (their
     # tasks along M read the same B); the kernel asks the chosen grid.
@@ -305,7 +354,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # noise), for the same bits.
     a_side = 1 if swap else 0
     g_ak, g_am = _operand_groups(dot, a_side, *((info.rc, info.rf) if swap else (info.lc, info.lf)))
-    a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side)
+    a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side) and a_pt is pt
                 and g_ak.affine and g_ak.stride == 1 and g_am.affine)
     task = ScratchPlan()
     task.add("a", max(g.sizes[0] for g in grids.grids) * kc * esize)
@@ -318,11 +367,13 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if shared_b:
         scratch.add("bshared", nb * K * n_padded * esize)
         scratch.add("bflags", nb * nkb * n_panels * 4)
+    if c_scratch:
+        scratch.add("c", nb * M * N * esize)
     # A region per worker that may run at once (a worker keeps it from task to task).
     scratch.add("tasks", grids.max_workers * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
                    (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct,
-                   grids=grids)
+                   grids=grids, a_pt=a_pt, b_pt=b_pt, dot_pt=dot_pt, c_scratch=c_scratch)
 
 
 def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:

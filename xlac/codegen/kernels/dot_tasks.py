@@ -21,15 +21,17 @@ from llvmlite import ir
 
 from ...shape import F32
 from .. import types
-from ..emitter import KernelContext
+from ..emitter import KernelContext, task_range
 from ..gemm import (I1, Loop, MatrixView, add, axpy_contiguous, dot_contiguous, intrinsic, pack_block,
                     pack_panel, read_element)
 from ..gemm_kernel import ResultTiles, output_fusion_epilogue, run_grid, run_tasks
 from ..gemm_task import COMPILE_TIME, GemmTask, TaskBuffers, emit_task, task_ranges
-from ..ir_array import Index, i64
+from ..ir_array import Index, IrArray, i64
+from ..loops import loop_nest, parallel_loops
+from ..scalar_ops import convert_value
 from ..task_grid import Chosen, choose
 from ._util import I8, PTR, fill_padding
-from .dot_plan import DotPlan, dot_info, plan_dot, the_dot
+from .dot_plan import DotPlan, dot_info, plan_dot, scratch_c_shape, the_dot
 
 #: The byte the shared-B flags are cleared to (0: unpacked).  Tests set 1,
 #: which reads as "being packed by another task", to run every task on its
@@ -74,9 +76,16 @@ class DotOperands:
             self.B = MatrixView(ls, info.lb, info.lc, info.lf, ptrs[0], dot_gens[0])
         out = ctx.output_arrays()[0]
         self.out = out
+        self.plan = plan
         oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
-        self.C = MatrixView(out.shape, info.ob, orow, oc, out.ptr, None)
-        self.tiles = ResultTiles(self.C, out, epilogue, plan.pt, plan.blk.mr, plan.blk.nr, plan.M, plan.N,
+        acc = out
+        if plan.c_scratch:
+            # The f32 accumulator in scratch; tiles reach it without the epilogue.
+            acc = IrArray(plan.scratch.pointer(b, ctx.scratch_pointer(), "c"), scratch_c_shape(dot))
+            epilogue = None
+        self.acc = acc
+        self.C = MatrixView(acc.shape, info.ob, orow, oc, acc.ptr, None)
+        self.tiles = ResultTiles(self.C, acc, epilogue, plan.pt, plan.blk.mr, plan.blk.nr, plan.M, plan.N,
                                  plan.nkb)
 
     def out_index(self, bcomp, r, c) -> Index:
@@ -84,8 +93,45 @@ class DotOperands:
         return self.C.index(b, bcomp, self.C.gr.components(b, r), self.C.gc.components(b, c))
 
     def finish(self, index: Index, v) -> None:
-        """Write the final value ``v`` of an element of C (through the epilogue)."""
-        self.tiles.finish(self.b, index, v)
+        """Write the final value ``v`` of an element of C (through the epilogue);
+        with C in scratch, ``v`` (f32) is rounded to the dot's type first."""
+        if not self.plan.c_scratch:
+            self.tiles.finish(self.b, index, v)
+            return
+        v = convert_value(self.b, v, self.plan.pt, self.plan.dot_pt)
+        if self.epilogue is not None:
+            v = self.epilogue(index, v)
+        self.out.write(self.b, index, v)
+
+
+#: The rounding pass over a C accumulated in scratch: tasks of at least this
+#: many elements, at most this many tasks.
+ROUND_TASK_ELEMENTS = 1 << 16
+ROUND_MAX_TASKS = 16
+
+
+def round_from_scratch(ctx: KernelContext, plan: DotPlan) -> None:
+    """With C accumulated in f32 in scratch (``plan.c_scratch``): every element
+    rounded once to the dot's type, through the fusion's epilogue, into the
+    result; tasks split the result's outermost dimension."""
+    shape = ctx.output_arrays()[0].shape
+    order = [d for d in reversed(shape.layout.minor_to_major) if shape.dimensions[d] != 1]
+    outer = shape.dimensions[order[0]] if order else 1
+    n_tasks = max(1, min(outer, ROUND_MAX_TASKS, shape.element_count() // ROUND_TASK_ELEMENTS))
+    chunk = -(-outer // n_tasks)
+    n_tasks = -(-outer // chunk)
+
+    def body(tctx: KernelContext, outer_range) -> None:
+        ops = DotOperands(tctx, plan)
+        # Each element is read and written at its own index: no dependence
+        # between iterations (parallel accesses), so no run-time overlap checks.
+        with parallel_loops(tctx.b.module) as loop_id, \
+                loop_nest(tctx.b, shape, outer_range=outer_range, loop_id=loop_id) as index:
+            ops.finish(index, ops.acc.read(tctx.b, index))
+    if n_tasks == 1:
+        body(ctx, None)
+    else:
+        ctx.parallel_for(n_tasks, lambda tctx, i: body(tctx, task_range(tctx.b, i, chunk, outer)))
 
 
 def task_base(ctx: KernelContext, plan: DotPlan, w) -> ir.Value:
@@ -143,11 +189,11 @@ class _ModuleGemm(GemmTask):
         return self.ops.tiles.batch(b, bi)
 
     def pack(self, b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
-        pack_block(b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row, self.vw)
+        pack_block(b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row, self.vw, self.pt)
 
     def pack_edge(self, b, view, bi, boff, full_end, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
         pack_panel(b, view, bi, boff, i64(full_end), width, inner0, kc, dst, width, total - full_end,
-                   outer_is_row, self.vw)
+                   outer_is_row, self.vw, self.pt)
 
     def store_full_tile(self, b, uk, t) -> None:
         self.ops.tiles.store_direct(b, uk, t, self.ops.C.gr.stride)
@@ -174,6 +220,8 @@ def emit_gemm(ctx: KernelContext) -> None:
     fill_padding(ctx.b, ctx.output_arrays()[0])
     zero_flags(ctx, plan)
     run_grid(ctx, plan.scratch, plan.grids, 0, lambda tctx, t, w: _emit_gemm_task(tctx, plan, t, w))
+    if plan.c_scratch:
+        round_from_scratch(ctx, plan)
 
 
 # ---------------------------------------------------------------------------
