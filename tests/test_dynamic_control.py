@@ -227,3 +227,44 @@ ENTRY""")
     run = {"evaluate": lambda: xlac.evaluate(text, *args), "jit": lambda: xlac.jit(text)}[stage]
     with pytest.raises(xlac.UnsupportedError, match="while of a dynamic shape.*its size would be lost"):
         run()
+
+
+WHILE_OF_CONDITIONALS = module("""x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=6] set-dimension-size(x, n), dimensions={0}
+  i = s32[] constant(0)
+  t = (s32[], f32[<=6]) tuple(i, d)
+  w = (s32[], f32[<=6]) while(t), condition=three, body=step
+  ROOT y = f32[<=6] get-tuple-element(w), index=1""", """neg { x = f32[<=6] parameter(0)
+  ROOT r = f32[<=6] negate(x) }
+drop { x = f32[<=6] parameter(0)
+  k = s32[] get-dimension-size(x), dimensions={0}
+  one = s32[] constant(1)
+  m = s32[] subtract(k, one)
+  ROOT r = f32[<=6] set-dimension-size(x, m), dimensions={0} }
+step { t = (s32[], f32[<=6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  x = f32[<=6] get-tuple-element(t), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  two = s32[] constant(2)
+  r = s32[] remainder(i, two)
+  y = f32[<=6] conditional(r, x, x), branch_computations={drop, neg}
+  z = f32[<=6] conditional(r, y, y), branch_computations={neg, neg}
+  ROOT o = (s32[], f32[<=6]) tuple(j, z) }
+three { t = (s32[], f32[<=6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  k = s32[] constant(3)
+  ROOT c = pred[] compare(i, k), direction=LT }
+""")
+
+
+@pytest.mark.parametrize("n", [6, 4, 2])
+def test_while_body_whose_conditionals_change_the_sizes(n):
+    """Conditionals in a loop body, one computation the branch of several (each
+    call site gets its own padded copy)."""
+    x = np.arange(1, 7, dtype=np.float32)
+    v = x[:n]
+    for i in range(3):
+        v = -v[:max(len(v) - 1, 0)] if i % 2 == 0 else v
+    check_all(WHILE_OF_CONDITIONALS, [x, np.int32(n)], v)
