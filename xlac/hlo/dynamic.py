@@ -39,7 +39,14 @@ dynamic-slice, reduce, dot, sort (sizes kept), reduce-window (XLA's window
 count; no padding or base dilation on a dynamic dimension), gather (a dynamic
 dimension sliced whole or one element; dynamic index batch dimensions) and
 scatter (operand sizes kept; dynamic index or update batch dimensions; a
-dynamic update window covering a dynamic operand dimension).
+dynamic update window covering a dynamic operand dimension).  Called
+computations: a call is walked through; a conditional's result is dynamic
+where any branch's root is (the size of the branch taken), a while's state
+where its body's parameter is (the sizes carried from one iteration to the
+next), and a parameter of a branch, body or condition must declare dynamic
+each dimension its operand has dynamic (else refused: the size would be lost).
+The evaluator runs the branches, condition and body on the valid elements;
+the padder passes the sizes in and out beside the padded values.
 
 An opcode without a rule does not take dynamic operands: :func:`propagate`
 raises :class:`xlac.UnsupportedError` naming the op, the operand and the

@@ -43,9 +43,15 @@ holding its size, and the result becomes ``(result, size, size, ...)``: the
 padded result and the size of each dynamic dimension of its leaves.  The
 executables (``xlac.jit``: arrays of the actual sizes in and out; AOT: the
 extra parameters and results, documented in the header) take care of it.
-Dynamic values do not cross other computation boundaries: a dynamic operand
-of a while, conditional, map, ... is refused by its op, and calls are inlined
-first.
+Dynamic values cross conditionals and while loops as XLA's DynamicPadder
+passes them: a branch's (a loop condition's and body's) parameter becomes
+``(padded value, sizes...)`` at the dimensions it declares dynamic, and a
+branch (a loop body) returns ``(padded result, sizes...)`` at the dimensions
+the conditional's result (the loop state) has dynamic; the caller wraps the
+operand and unwraps the result.  Each call site gets its own padded copy of
+the computations it calls (another caller may pass other sizes), and the
+originals are dropped.  Calls are inlined first; a dynamic operand of any
+other called computation (scan, ...) is refused by its op.
 """
 from __future__ import annotations
 
