@@ -54,6 +54,7 @@ dynamic dimension, in every stage alike.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Callable, Sequence
 
@@ -506,7 +507,7 @@ def _conditional(ctx: SizeContext):
         _carried(ctx, ctx.shapes[k + 1], f"operand {k + 1}", comp.parameters[0].shape,
                  f"the parameter of branch {k} ({comp.name})")
     roots = [set(dynamic_dims(c.root.shape)) for c in branch_computations(ctx.attrs)]
-    return sizes_at(ctx.result, sorted(set().union(*roots)), _repeat(DYNAMIC))
+    return sizes_at(ctx.result, sorted(set().union(*roots)), itertools.repeat(DYNAMIC))
 
 
 @_rule("while")
@@ -522,7 +523,7 @@ def _while(ctx: SizeContext):
     _carried(ctx, ctx.shapes[0], "the initial loop state", state, where)
     _carried(ctx, body.root.shape, f"the body's result ({body.name})", state, where)
     _carried(ctx, state, where, cond.parameters[0].shape, f"the condition's parameter ({cond.name})")
-    return sizes_at(ctx.result, dynamic_dims(state), _repeat(DYNAMIC))
+    return sizes_at(ctx.result, dynamic_dims(state), itertools.repeat(DYNAMIC))
 
 
 def _carried(ctx: SizeContext, given: Shape, what: str, taker: Shape, taker_what: str) -> None:
@@ -532,11 +533,6 @@ def _carried(ctx: SizeContext, given: Shape, what: str, taker: Shape, taker_what
         k, d = lost[0]
         raise ctx.fail(f"dimension {d} of leaf {k} of {what} ({given}) is dynamic where {taker_what} "
                        f"({taker}) declares it static: its size would be lost")
-
-
-def _repeat(value):
-    while True:
-        yield value
 
 
 # ---------------------------------------------------------------------------------------
