@@ -248,22 +248,6 @@ def test_unsupported_op_on_a_dynamic_shape_is_refused_by_name(case, stage, tmp_p
         run()
 
 
-def test_dynamic_values_do_not_cross_while_loops():
-    text = module("""x = f32[8] parameter(0)
-  n = s32[] parameter(1)
-  d = f32[<=8] set-dimension-size(x, n), dimensions={0}
-  ROOT w = f32[<=8] while(d), condition=cond, body=body""").replace("ENTRY", """cond { p = f32[<=8] parameter(0)
-  ROOT f = pred[] constant(false) }
-body { p = f32[<=8] parameter(0)
-  ROOT q = f32[<=8] negate(p) }
-ENTRY""")
-    args = [np.ones(8, np.float32), np.int32(3)]
-    with pytest.raises(xlac.UnsupportedError, match="while of a dynamic shape"):
-        xlac.evaluate(text, *args)
-    with pytest.raises(xlac.UnsupportedError, match="while of a dynamic shape"):
-        xlac.jit(text)
-
-
 def test_dynamic_shapes_on_several_devices_are_refused():
     text = module("""x = f32[<=8] parameter(0)
   ROOT n = f32[<=8] negate(x)""").replace("HloModule m", "HloModule m, replica_count=2")

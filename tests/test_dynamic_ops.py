@@ -1,9 +1,10 @@
 """Dynamic dimensions through the ops XLA's DynamicPadder handles beyond the
 elementwise and reduction ones: sort (the padding sorts last), reduce-window
 (windows inside the valid elements), reshapes that split a dynamic dimension
-into dimensions whose dynamic one is not the major-most, gather, scatter and
-conditional.  Every case runs in the evaluator (valid elements only) and in
-compiled code (padded, optimised and not) against hand-computed values."""
+into dimensions whose dynamic one is not the major-most, gather and scatter
+(conditional and while: test_dynamic_control.py).  Every case runs in the
+evaluator (valid elements only) and in compiled code (padded, optimised and
+not) against hand-computed values."""
 import numpy as np
 import pytest
 
@@ -270,23 +271,3 @@ def test_scatter_whose_update_window_covers_a_dynamic_operand_dimension():
     u = np.array([[[10], [20], [30]], [[70], [80], [90]]], np.int32)
     for n in (1, 2):
         check_all(text, [x, np.zeros(1, np.int32), u, np.int32(n)], 1 + u[:n, :, 0][None])
-
-
-# -----------------------------------------------------------------------------------
-# conditional: dynamic values do not cross into branches yet, refused by name
-# -----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("stage", ["evaluate", "jit"])
-def test_conditional_of_a_dynamic_operand_is_refused_by_name(stage):
-    text = module("""x = s32[3,2] parameter(0)
-  n = s32[] parameter(1)
-  p = pred[] parameter(2)
-  d = s32[<=3,2] set-dimension-size(x, n), dimensions={0}
-  ROOT c = s32[<=3,2] conditional(p, d, d), true_computation=keep, false_computation=keep""",
-                  """keep { a = s32[<=3,2] parameter(0)
-  ROOT r = s32[<=3,2] negate(a) }
-""")
-    args = [np.ones((3, 2), np.int32), np.int32(2), np.bool_(True)]
-    run = {"evaluate": lambda: xlac.evaluate(text, *args), "jit": lambda: xlac.jit(text)}[stage]
-    with pytest.raises(xlac.UnsupportedError, match="conditional of a dynamic shape"):
-        run()

@@ -281,8 +281,7 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
                 if rule is None:
                     raise UnsupportedError(inst.opcode)
                 vals = [values[id(o)] for o in inst.operands]
-                if inst.opcode not in _DYNAMIC_DIRECT and dynamic.involved(
-                        inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs):
+                if dynamic.involved(inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs):
                     value = _as_value(_dynamic_step(rule, inst, vals, known))
                 else:
                     value = _as_value(rule(inst, vals))
@@ -311,9 +310,10 @@ def _check_result(inst, shape: Shape, value, batch) -> None:
 # Dynamic dimensions
 # ============================================================================
 
-#: Ops whose rule takes values of any size as they are (a call runs its
-#: computation on them, which handles its own dynamic dimensions).
-_DYNAMIC_DIRECT = frozenset({"call"})
+#: Ops whose rule takes values of any size as they are (a call, a conditional's
+#: branch, a while's condition and body run on them and handle their own
+#: dynamic dimensions: the sizes travel with the values).
+_DYNAMIC_DIRECT = frozenset({"call", "conditional", "while"})
 
 
 class _Resized:
@@ -338,6 +338,8 @@ def _dynamic_step(rule, inst, vals: list, known: dict):
     flags = [known.get(id(o)) or dynamic.flag_sizes(o.shape) for o in inst.operands]
     known[id(inst)] = dynamic.normalize(dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape,
                                                           dynamic.FLAGS, known=flags)[0], inst.shape)
+    if inst.opcode in _DYNAMIC_DIRECT:            # checked by the size rule, run on the values as they are
+        return rule(inst, vals)
     resized: dict = {}
     tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, sizes, inst.shape, dynamic.INTS,
                                    value=lambda i, k=None: int(vals[i] if k is None else vals[i][k]),

@@ -39,7 +39,14 @@ dynamic-slice, reduce, dot, sort (sizes kept), reduce-window (XLA's window
 count; no padding or base dilation on a dynamic dimension), gather (a dynamic
 dimension sliced whole or one element; dynamic index batch dimensions) and
 scatter (operand sizes kept; dynamic index or update batch dimensions; a
-dynamic update window covering a dynamic operand dimension).
+dynamic update window covering a dynamic operand dimension).  Called
+computations: a call is walked through; a conditional's result is dynamic
+where any branch's root is (the size of the branch taken), a while's state
+where its body's parameter is (the sizes carried from one iteration to the
+next), and a parameter of a branch, body or condition must declare dynamic
+each dimension its operand has dynamic (else refused: the size would be lost).
+The evaluator runs the branches, condition and body on the valid elements;
+the padder passes the sizes in and out beside the padded values.
 
 An opcode without a rule does not take dynamic operands: :func:`propagate`
 raises :class:`xlac.UnsupportedError` naming the op, the operand and the
@@ -47,6 +54,7 @@ dynamic dimension, in every stage alike.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Callable, Sequence
 
@@ -54,7 +62,7 @@ from ..errors import UnsupportedError
 from ..shape import Shape
 
 __all__ = ["DYNAMIC", "SizeArith", "FLAGS", "INTS", "SIZE_RULES", "SizeContext", "propagate", "as_flags",
-           "involved", "static_sizes", "flag_sizes", "with_flags", "normalize", "first_dynamic",
+           "involved", "branch_computations", "dynamic_dims", "sizes_at", "static_sizes", "flag_sizes", "with_flags", "normalize", "first_dynamic",
            "supported_opcodes", "common_factors"]
 
 
@@ -194,13 +202,51 @@ def supported_opcodes() -> frozenset:
 
 def involved(opcode: str, shapes: Sequence[Shape], result: Shape | None = None, attrs=None) -> bool:
     """Whether an instruction has anything dynamic to propagate: a dynamic
-    operand or result, or an op that makes dynamic results."""
+    operand or result, an op that makes dynamic results, or a conditional or
+    while whose computations take or return dynamic values (sizes must be
+    passed to them even from a static operand)."""
     if any(s.is_dynamic for s in shapes) or (result is not None and result.is_dynamic):
         return True
     if opcode in _MAKES_DYNAMIC and opcode != "call":
         return True
-    callee = (attrs or {}).get("to_apply") if opcode == "call" else None
-    return callee is not None and getattr(callee, "root", None) is not None and callee.root.shape.is_dynamic
+    attrs = attrs or {}
+    if opcode == "call":
+        callee = attrs.get("to_apply")
+        return callee is not None and getattr(callee, "root", None) is not None and callee.root.shape.is_dynamic
+    if opcode in ("conditional", "while"):
+        callees = branch_computations(attrs) if opcode == "conditional" else [attrs.get("condition"),
+                                                                              attrs.get("body")]
+        return any(getattr(c, "root", None) is not None and
+                   (c.root.shape.is_dynamic or any(p.shape.is_dynamic for p in c.parameters)) for c in callees)
+    return False
+
+
+def branch_computations(attrs: dict) -> list:
+    """A conditional's branches in branch-index order (a pred's: true, false)."""
+    if "branch_computations" in attrs:
+        return list(attrs["branch_computations"])
+    return [attrs.get("true_computation"), attrs.get("false_computation")]
+
+
+def dynamic_dims(shape: Shape) -> list:
+    """``(leaf, dimension)`` of each dynamic dimension of ``shape``'s array leaves
+    (leaves numbered as :meth:`Shape.leaves`), in order."""
+    return [(k, d) for k, leaf in enumerate(shape.leaves()) if leaf.is_array
+            for d in range(leaf.rank) if leaf.is_dynamic_dimension(d)]
+
+
+def sizes_at(shape: Shape, dims: Sequence, sizes: Sequence):
+    """The size tree of ``shape``: ``sizes[i]`` at ``dims[i]`` (``(leaf,
+    dimension)``), the bound elsewhere."""
+    at = dict(zip(dims, sizes))
+    leaves = iter(enumerate(shape.leaves()))
+
+    def build(s: Shape):
+        if s.is_tuple:
+            return [build(e) for e in s.tuple_shapes]
+        k, leaf = next(leaves)
+        return tuple(at.get((k, d), n) for d, n in enumerate(leaf.dimensions)) if leaf.is_array else ()
+    return build(shape)
 
 
 def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence, result: Shape,
@@ -447,6 +493,46 @@ def _call(ctx: SizeContext):
                             inst.shape, ctx.arith)
         sizes[id(inst)] = normalize(tree, inst.shape)
     return sizes[id(comp.root)]
+
+
+@_rule("conditional")
+def _conditional(ctx: SizeContext):
+    """XLA's rule: operand ``k``'s sizes go into branch ``k``'s parameter, which
+    must declare dynamic each dimension the operand has dynamic (else the size
+    would be lost); the result is dynamic where any branch's root is, its size
+    the one the branch taken returns.  Shape inference sees that much; the
+    evaluator runs the branch taken on the valid elements, and the padder
+    passes the sizes in and out beside the padded values."""
+    for k, comp in enumerate(branch_computations(ctx.attrs)):
+        _carried(ctx, ctx.shapes[k + 1], f"operand {k + 1}", comp.parameters[0].shape,
+                 f"the parameter of branch {k} ({comp.name})")
+    roots = [set(dynamic_dims(c.root.shape)) for c in branch_computations(ctx.attrs)]
+    return sizes_at(ctx.result, sorted(set().union(*roots)), itertools.repeat(DYNAMIC))
+
+
+@_rule("while")
+def _while(ctx: SizeContext):
+    """XLA's rule: the loop state's sizes are carried from one iteration to the
+    next, so the state is dynamic where the body's parameter declares it; the
+    initial value and the body's result may be dynamic only there, and the
+    condition's parameter must be dynamic there too (else a size would be
+    lost)."""
+    cond, body = ctx.attrs["condition"], ctx.attrs["body"]
+    state = body.parameters[0].shape
+    where = f"the body's parameter ({body.name})"
+    _carried(ctx, ctx.shapes[0], "the initial loop state", state, where)
+    _carried(ctx, body.root.shape, f"the body's result ({body.name})", state, where)
+    _carried(ctx, state, where, cond.parameters[0].shape, f"the condition's parameter ({cond.name})")
+    return sizes_at(ctx.result, dynamic_dims(state), itertools.repeat(DYNAMIC))
+
+
+def _carried(ctx: SizeContext, given: Shape, what: str, taker: Shape, taker_what: str) -> None:
+    """Refuse a value dynamic where the computation taking it declares it static."""
+    lost = sorted(set(dynamic_dims(given)) - set(dynamic_dims(taker)))
+    if lost:
+        k, d = lost[0]
+        raise ctx.fail(f"dimension {d} of leaf {k} of {what} ({given}) is dynamic where {taker_what} "
+                       f"({taker}) declares it static: its size would be lost")
 
 
 # ---------------------------------------------------------------------------------------

@@ -43,9 +43,15 @@ holding its size, and the result becomes ``(result, size, size, ...)``: the
 padded result and the size of each dynamic dimension of its leaves.  The
 executables (``xlac.jit``: arrays of the actual sizes in and out; AOT: the
 extra parameters and results, documented in the header) take care of it.
-Dynamic values do not cross other computation boundaries: a dynamic operand
-of a while, conditional, map, ... is refused by its op, and calls are inlined
-first.
+Dynamic values cross conditionals and while loops as XLA's DynamicPadder
+passes them: a branch's (a loop condition's and body's) parameter becomes
+``(padded value, sizes...)`` at the dimensions it declares dynamic, and a
+branch (a loop body) returns ``(padded result, sizes...)`` at the dimensions
+the conditional's result (the loop state) has dynamic; the caller wraps the
+operand and unwraps the result.  Each call site gets its own padded copy of
+the computations it calls (another caller may pass other sizes), and the
+originals are dropped.  Calls are inlined first; a dynamic operand of any
+other called computation (scan, ...) is refused by its op.
 """
 from __future__ import annotations
 
@@ -102,10 +108,14 @@ def pad_dynamic(module: HloModule) -> DynamicSignature | None:
     entry = module.entry
     parameters, result = tuple(p.shape for p in entry.parameters), entry.root.shape
     names = module.name_uniquer()
-    param_sizes, result_sizes = _Padding(entry, names).run(entry=True)
-    for comp in module.computations:
-        if comp is not entry:
-            _Padding(comp, names).run(entry=False)
+    copied: set = set()
+    module.sort_computations()
+    param_sizes, result_sizes = _Padding(entry, names, copied).run(entry=True)
+    for comp in reversed(list(module.computations)):     # callers first: they copy their callees
+        if comp is not entry and id(comp) not in copied:
+            _Padding(comp, names, copied).run(entry=False)
+    if copied:
+        module.drop_uncalled_computations()
     if not any(s.is_dynamic for s in parameters + (result,)):
         return None
     return DynamicSignature(parameters, result, tuple(param_sizes), tuple(result_sizes))
@@ -213,27 +223,58 @@ class _Padding:
     replacements applied at the end (so that sizes stay keyed by the original
     instructions during the walk)."""
 
-    def __init__(self, comp: HloComputation, names):
+    def __init__(self, comp: HloComputation, names, copied: set):
         self.comp = comp
         self.b = _Builder(comp, names)
+        self.copied = copied            # ids of computations replaced by padded copies
         self.sizes: dict[int, object] = {}
         self.replaced: dict[int, HloInstruction] = {}
         self.replacements: list = []
 
-    def run(self, entry: bool) -> tuple:
+    def run(self, entry: bool, carried=None, returned=None) -> tuple:
+        """Pad the computation.  ``carried``/``returned`` (a called computation's
+        dynamic dimensions, ``(leaf, dimension)``): its parameter arrives as
+        ``(padded value, sizes at carried...)`` and its root leaves as
+        ``(padded result, sizes at returned...)``."""
         comp = self.comp
-        if not entry and not any(i.shape.is_dynamic or i.opcode in REPLACED_OPCODES
-                                 for i in comp.instructions):
+        if not entry and not carried and not returned and not any(
+                i.shape.is_dynamic or i.opcode in REPLACED_OPCODES for i in comp.instructions):
             return [], []
+        if carried is not None:
+            self._carry_in(carried)
         param_sizes = []
         for inst in list(comp.instructions):
+            if id(inst) in self.sizes:
+                continue
             if inst.opcode == "parameter":
                 self.sizes[id(inst)] = self._parameter(inst, entry, param_sizes)
             else:
                 self._instruction(inst)
-        result_sizes = self._result(entry)
+        if entry:
+            result_sizes = self._result(dynamic.dynamic_dims(comp.root.shape))
+        else:
+            self._check_static_result(returned or [])
+            result_sizes = self._result(returned or [])
         self._finish()
         return param_sizes, result_sizes
+
+    def _carry_in(self, dims: list) -> None:
+        """The parameter becomes ``(padded value, its sizes at dims...)``
+        (none: it stays, its dynamic dimensions at their bounds)."""
+        b, p = self.b, self.comp.parameters[0]
+        if not dims:
+            self.sizes[id(p)] = dynamic.static_sizes(p.shape)
+            return
+        value_shape = p.shape.static()
+        tup = b.emit("parameter", attrs={"parameter_number": 0},
+                     shape=Shape.tuple([value_shape] + [Shape(S32, ())] * len(dims)))
+        value = b.emit("get-tuple-element", tup, attrs={"index": 0}, shape=value_shape)
+        sizes = [b.emit("get-tuple-element", tup, attrs={"index": 1 + i}, shape=Shape(S32, ()))
+                 for i in range(len(dims))]
+        for inst in (tup, value, *sizes):
+            self.sizes[id(inst)] = dynamic.static_sizes(inst.shape)
+        self.sizes[id(p)] = dynamic.sizes_at(p.shape, dims, sizes)
+        self._replace(p, value)
 
     def _parameter(self, p: HloInstruction, entry: bool, added: list):
         if not p.shape.is_dynamic:
@@ -267,6 +308,9 @@ class _Padding:
         if inst.opcode == "call":
             raise UnsupportedError("call of a dynamic shape", f"{inst.name} in {self.comp.name}: only the "
                                    "entry computation's calls are inlined")
+        if inst.opcode in _CALLED:
+            _CALLED[inst.opcode](self, inst)
+            return
         operand_sizes = [self.sizes[id(o)] for o in ops]
         tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, operand_sizes, inst.shape, self.b,
                                        value=lambda i, k=None: ops[i] if k is None else self.b.element(ops[i], k))
@@ -283,23 +327,29 @@ class _Padding:
         self.replaced[id(old)] = new
         self.replacements.append((old, new))
 
-    def _result(self, entry: bool) -> list:
-        root = self.comp.root
-        tree = self.sizes[id(root)]
-        leaves = list(zip(root.shape.leaves(), _flatten(tree)))
-        dims = [(k, d, n) for k, (shape, sizes) in enumerate(leaves)
-                for d, n in enumerate(sizes) if shape.is_array and shape.is_dynamic_dimension(d)]
-        if not entry:
-            if any(not isinstance(n, int) for _, _, n in dims):
-                raise UnsupportedError("a dynamic result of a called computation",
-                                       f"computation {self.comp.name} returns {root.shape}")
-            return []
+    def _result(self, dims: list) -> list:
+        """The root becomes ``(padded result, sizes at dims...)`` (none: unchanged)."""
         if not dims:
             return []
-        sizes = [self.b.size(n) for _, _, n in dims]
+        root = self.comp.root
+        sizes = [self.b.size(n) for n in self.sizes_at(root, dims)]
         shape = Shape.tuple([root.shape.static()] + [s.shape for s in sizes])
         self.comp.root = self.b.emit("tuple", root, *sizes, shape=shape)
-        return [(k, d) for k, d, _ in dims]
+        return list(dims)
+
+    def _check_static_result(self, returned: list) -> None:
+        """A called computation gives back only the sizes its caller asks for:
+        any other dimension its root has dynamic must be at its bound."""
+        root = self.comp.root
+        dims = [kd for kd in dynamic.dynamic_dims(root.shape) if kd not in returned]
+        if any(not isinstance(n, int) for n in self.sizes_at(root, dims)):
+            raise UnsupportedError("a dynamic result of a called computation",
+                                   f"computation {self.comp.name} returns {root.shape}")
+
+    def sizes_at(self, inst: HloInstruction, dims: list) -> list:
+        """The sizes of ``inst`` at ``dims`` (``(leaf, dimension)``): ints or ``s32[]`` instructions."""
+        leaves = _flatten(dynamic.normalize(self.sizes[id(inst)], inst.shape))
+        return [leaves[k][d] for k, d in dims]
 
     def _finish(self) -> None:
         comp = self.comp
@@ -311,6 +361,107 @@ class _Padding:
             inst.shape = inst.shape.static()
         comp.sort_topologically()
         comp.compute_users()
+
+
+# ---------------------------------------------------------------------------------------
+# Called computations: sizes passed in and out beside the padded values
+# ---------------------------------------------------------------------------------------
+
+def _conditional(pad: _Padding, inst: HloInstruction) -> None:
+    """XLA's way: each branch's parameter becomes ``(padded operand, its
+    sizes...)`` at the dimensions the parameter declares dynamic, and each
+    branch returns ``(padded result, sizes...)`` at the dimensions the
+    conditional's result has dynamic, so the sizes are those of the branch
+    taken.  The branches are padded copies (another caller may pass other sizes)."""
+    _check(pad, inst)
+    returned = dynamic.dynamic_dims(inst.shape)
+    ops, branches = list(inst.operands), []
+    for k, comp in enumerate(dynamic.branch_computations(inst.attrs)):
+        carried = dynamic.dynamic_dims(comp.parameters[0].shape)
+        ops[1 + k] = _with_sizes(pad, ops[1 + k], carried)
+        branches.append(_padded_copy(pad, comp, carried, returned))
+    attrs = dict(inst.attrs)
+    if "branch_computations" in attrs:
+        attrs["branch_computations"] = tuple(branches)
+    else:
+        attrs["true_computation"], attrs["false_computation"] = branches
+    new = pad.b.emit("conditional", *ops, attrs=attrs, shape=_sized_shape(inst.shape, returned))
+    _unpack(pad, inst, new, returned)
+
+
+def _while(pad: _Padding, inst: HloInstruction) -> None:
+    """The loop state becomes ``(padded state, sizes...)`` at the dimensions
+    the body's parameter declares dynamic: the condition and the body take
+    it so, and the body returns it so (XLA carries the sizes in the state)."""
+    _check(pad, inst)
+    body, cond = inst.attrs["body"], inst.attrs["condition"]
+    carried = dynamic.dynamic_dims(body.parameters[0].shape)
+    attrs = dict(inst.attrs, body=_padded_copy(pad, body, carried, carried),
+                 condition=_padded_copy(pad, cond, carried, []))
+    state = _with_sizes(pad, inst.operands[0], carried)
+    new = pad.b.emit("while", state, attrs=attrs, shape=_sized_shape(inst.shape, carried))
+    _unpack(pad, inst, new, carried)
+
+
+def _check(pad: _Padding, inst: HloInstruction) -> None:
+    """The size rule's refusals (a size that would be lost)."""
+    shapes = [o.shape for o in inst.operands]
+    dynamic.propagate(inst.opcode, inst.attrs, shapes, [dynamic.flag_sizes(s) for s in shapes], inst.shape,
+                      dynamic.FLAGS)
+
+
+def _with_sizes(pad: _Padding, x: HloInstruction, dims: list) -> HloInstruction:
+    """``(x, its sizes at dims...)``, or ``x`` when there are none."""
+    if not dims:
+        return x
+    sizes = [pad.b.size(n) for n in pad.sizes_at(x, dims)]
+    return pad.b.emit("tuple", x, *sizes, shape=_sized_shape(x.shape, dims))
+
+
+def _sized_shape(shape: Shape, dims: list) -> Shape:
+    shape = shape.static()
+    return Shape.tuple([shape] + [Shape(S32, ())] * len(dims)) if dims else shape
+
+
+def _unpack(pad: _Padding, inst: HloInstruction, new: HloInstruction, dims: list) -> None:
+    """``inst`` replaced by ``new`` = ``(padded value, sizes at dims...)``."""
+    b = pad.b
+    if dims:
+        value = b.emit("get-tuple-element", new, attrs={"index": 0}, shape=inst.shape.static())
+        sizes = [b.emit("get-tuple-element", new, attrs={"index": 1 + i}, shape=Shape(S32, ()))
+                 for i in range(len(dims))]
+    else:
+        value, sizes = new, []
+    pad.sizes[id(inst)] = dynamic.sizes_at(inst.shape, dims, sizes)
+    pad._replace(inst, value)
+
+
+def _padded_copy(pad: _Padding, comp: HloComputation, carried: list, returned: list) -> HloComputation:
+    """A copy of ``comp`` padded to take its parameter as ``(padded value, sizes
+    at carried...)`` and to return ``(padded result, sizes at returned...)``
+    (a dimension its parameter declares dynamic but not carried is at its bound)."""
+    copy = _copy_computation(pad.b, comp)
+    pad.copied.add(id(comp))
+    _Padding(copy, pad.b.names, pad.copied).run(entry=False, carried=carried, returned=returned)
+    return copy
+
+
+def _copy_computation(b: _Builder, comp: HloComputation) -> HloComputation:
+    """A copy of ``comp`` (fresh names) added to the module, before its callers."""
+    copies: dict = {}
+    for inst in comp.instructions:
+        copies[id(inst)] = HloInstruction(inst.opcode, inst.shape, [copies[id(o)] for o in inst.operands],
+                                          dict(inst.attrs), b.names(inst.name))
+    module = b.comp.parent
+    new = HloComputation(fresh_name(comp.name, {c.name for c in module.computations}),
+                         list(copies.values()), root=copies[id(comp.root)])
+    new.compute_users()
+    new.parent = module
+    module.computations.insert(0, new)
+    return new
+
+
+_CALLED = {"conditional": _conditional, "while": _while}
 
 
 def _flatten(tree) -> list:
