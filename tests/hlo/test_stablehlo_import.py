@@ -348,6 +348,25 @@ def test_all_reduce_module_attributes():
     np.testing.assert_allclose(outs[0], x[0] + x[1], rtol=1e-6)
 
 
+def test_sharding_constraint_that_shards_nothing_is_its_operand():
+    """jax puts ``sdy.sharding_constraint`` on the empty mesh around random keys in
+    one-device programs; one naming mesh axes is refused by name."""
+    text = """module @jit_u attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<2xui32>) -> tensor<2xui32> {
+    %0 = sdy.sharding_constraint %arg0 <@empty_mesh, [{}]> : tensor<2xui32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [{}]> : tensor<2xui32>
+    %2 = stablehlo.add %1, %1 : tensor<2xui32>
+    return %2 : tensor<2xui32>
+  }
+}"""
+    x = np.array([3, 4], np.uint32)
+    np.testing.assert_array_equal(xlac.jit(xlac.parse_stablehlo(text))(x), x + x)
+    with pytest.raises(xlac.UnsupportedError, match="sdy.sharding_constraint"):
+        xlac.parse_stablehlo(text.replace('<@mesh, [{}]>', '<@mesh, [{"x"}]>'))
+
+
 # -- errors ----------------------------------------------------------------------------------
 def test_unsupported_op_names_op_and_location():
     text = """module @m {

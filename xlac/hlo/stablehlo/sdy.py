@@ -5,10 +5,12 @@
 ``xla.sdy.LocalToGlobalShape`` custom call, with the shardings as frontend
 attributes; the module's ``sdy.mesh`` ops become its ``xla.sdy.meshes``
 frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` (automatic
-sharding propagation) is refused by name, as the partitioner refuses it.
+sharding propagation) is refused by name, as the partitioner refuses it, unless it
+shards nothing.
 """
 from __future__ import annotations
 
+from ...errors import UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
 from .importer import OpContext, converter
@@ -48,3 +50,23 @@ def _manual_computation(ctx: OpContext) -> list:
         return [ctx.add("custom-call", results[0], [call], attrs)]
     parts = ctx.results_of(call, len(results))
     return ctx.results_of(ctx.add("custom-call", Shape.tuple(results), parts, attrs))
+
+
+def _names_no_axis(sharding: str, meshes: dict) -> bool:
+    """Whether a ``<@mesh, [{...}, ...]>`` sharding shards nothing: its mesh has no
+    axes, or none of its dimension shardings (nor ``replicated=``) names an axis."""
+    mesh, _, dims = sharding.strip("<>").partition(",")
+    name = mesh.strip().lstrip("@").strip('"')
+    return meshes.get(name, "").replace(" ", "") == "<[]>" or '"' not in dims
+
+
+@converter("sdy.sharding_constraint")
+def _sharding_constraint(ctx: OpContext) -> list:
+    """A constraint that shards nothing (jax writes ``<@empty_mesh, [{}]>`` around
+    random keys in every program) is its operand; one that names mesh axes needs
+    sharding propagation, which xlac does not do."""
+    meshes = dict(ctx.imp.syntax.attrs.get("sdy.meshes") or ())
+    sharding = ctx.op.attrs["sharding"]
+    if not _names_no_axis(sharding, meshes):
+        raise UnsupportedError("sdy.sharding_constraint", f"{sharding} (automatic sharding propagation)")
+    return list(ctx.operands)
