@@ -703,6 +703,8 @@ class MlirParser:
                     break
                 self.pos += 1
             return Word(self.text[start:self.pos].strip())
+        if key == "algorithm" and self.accept("<"):     # dot_general's, printed without its name
+            return DialectAttr("stablehlo.dot_algorithm", self.balanced("<", ">"))
         if self.text.startswith("[", self.pos):
             first = self.attribute()
             if self.keyword("x"):
