@@ -35,7 +35,7 @@ __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attr
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
-           "check_no_host_callback", "XLA_TARGETS", "topk_of"]
+           "check_no_host_callback", "XLA_TARGETS", "topk_of", "is_dce_sink"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -311,8 +311,16 @@ def lapack_target(name: str) -> LapackTarget | None:
 #: XLA's own targets that stand for an HLO operation; XLA rewrites them before it compiles
 #: (TopkDecomposer, ShardingRemover) and so does xlac (``op-expander``, and the evaluator):
 #: ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its operand is laid
-#: out over devices, so its value is the operand's.
-XLA_TARGETS = ("TopK", "Sharding")
+#: out over devices, so its value is the operand's; jax's ``dce_sink`` (``lax.dce_sink``: it
+#: keeps a value alive through MLIR's dead-code elimination) has no result and, as jaxlib's
+#: CPU handler, does nothing.
+XLA_TARGETS = ("TopK", "Sharding", "dce_sink")
+
+
+def is_dce_sink(inst) -> bool:
+    """Whether ``inst`` is jax's ``dce_sink`` custom call (no results: an empty tuple)."""
+    shape = inst.shape
+    return target_of(inst) == "dce_sink" and shape.is_tuple and not shape.tuple_shapes
 
 
 def topk_of(inst) -> dict:
