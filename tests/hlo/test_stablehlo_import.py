@@ -354,9 +354,11 @@ def test_sharding_constraint_that_shards_nothing_is_its_operand():
     text = """module @jit_u attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
   sdy.mesh @mesh = <["x"=2]>
+  sdy.mesh @one = <["x"=1, "y"=1]>
   func.func public @main(%arg0: tensor<2xui32>) -> tensor<2xui32> {
     %0 = sdy.sharding_constraint %arg0 <@empty_mesh, [{}]> : tensor<2xui32>
-    %1 = sdy.sharding_constraint %0 <@mesh, [{}]> : tensor<2xui32>
+    %n = sdy.sharding_constraint %0 <@one, [{"x", "y"}]> : tensor<2xui32>
+    %1 = sdy.sharding_constraint %n <@mesh, [{}]> : tensor<2xui32>
     %2 = stablehlo.add %1, %1 : tensor<2xui32>
     return %2 : tensor<2xui32>
   }

@@ -10,6 +10,8 @@ shards nothing.
 """
 from __future__ import annotations
 
+import re
+
 from ...errors import UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
@@ -52,12 +54,14 @@ def _manual_computation(ctx: OpContext) -> list:
     return ctx.results_of(ctx.add("custom-call", Shape.tuple(results), parts, attrs))
 
 
-def _names_no_axis(sharding: str, meshes: dict) -> bool:
-    """Whether a ``<@mesh, [{...}, ...]>`` sharding shards nothing: its mesh has no
-    axes, or none of its dimension shardings (nor ``replicated=``) names an axis."""
+def _shards_nothing(sharding: str, meshes: dict) -> bool:
+    """Whether a ``<@mesh, [{...}, ...]>`` sharding splits nothing: its mesh has no
+    axis of more than one device (``<[]>``, ``<["x"=1]>``), or none of its dimension
+    shardings (nor ``replicated=``) names an axis."""
     mesh, _, dims = sharding.strip("<>").partition(",")
     name = mesh.strip().lstrip("@").strip('"')
-    return meshes.get(name, "").replace(" ", "") == "<[]>" or '"' not in dims
+    sizes = re.findall(r"=\s*(\d+)", meshes.get(name, "?"))
+    return all(int(n) == 1 for n in sizes) and name in meshes or '"' not in dims
 
 
 @converter("sdy.sharding_constraint")
@@ -67,6 +71,6 @@ def _sharding_constraint(ctx: OpContext) -> list:
     sharding propagation, which xlac does not do."""
     meshes = dict(ctx.imp.syntax.attrs.get("sdy.meshes") or ())
     sharding = ctx.op.attrs["sharding"]
-    if not _names_no_axis(sharding, meshes):
+    if not _shards_nothing(sharding, meshes):
         raise UnsupportedError("sdy.sharding_constraint", f"{sharding} (automatic sharding propagation)")
     return list(ctx.operands)
