@@ -61,7 +61,7 @@ def _shards_nothing(sharding: str, meshes: dict) -> bool:
     mesh, _, dims = sharding.strip("<>").partition(",")
     name = mesh.strip().lstrip("@").strip('"')
     sizes = re.findall(r"=\s*(\d+)", meshes.get(name, "?"))
-    return all(int(n) == 1 for n in sizes) and name in meshes or '"' not in dims
+    return (name in meshes and all(int(n) == 1 for n in sizes)) or '"' not in dims
 
 
 @converter("sdy.sharding_constraint")
