@@ -141,6 +141,14 @@ def random_and_integers():
     x, c = both(lambda k: jax.random.normal(jax.random.wrap_key_data(k), (5,)), key)
     same(x, c)
     same(*both(lambda a: jnp.cumsum(a) // 3, np.arange(10, dtype=np.int32)))
+    # jax.random's own jitted functions, called eagerly, put a sharding constraint on
+    # the empty mesh around the key
+    eager = []
+    for device in (jax.devices("xlac")[0], jax.devices("cpu")[0]):
+        with jax.default_device(device):
+            k = jax.random.key(1)
+            eager.append((jax.random.uniform(k, (4,)), jax.random.permutation(k, 6)))
+    same(*eager)
 
 
 @check("mixed")
