@@ -254,6 +254,17 @@ def entry_point_and_default_backend():
 
 
 @check("alone")
+def cpu_backend_by_name_is_xlac():
+    """jax asks for backend "cpu" by name (lax.scan puts forwarded numpy constants
+    there): with JAX_PLATFORMS=xlac that is xlac."""
+    import jax
+    assert jax.devices("cpu") == jax.devices()
+    carry, out = jax.lax.scan(lambda c, x: (c + x, x), 0., np.array([1., 2.]))
+    assert float(carry) == 3 and np.asarray(out).tolist() == [1, 2]
+    assert out.devices() == {jax.devices()[0]}
+
+
+@check("alone")
 def second_device():
     import jax
     d1 = jax.devices()[1]
