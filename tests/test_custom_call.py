@@ -476,3 +476,19 @@ def test_a_jax_ffi_call_runs_a_registered_python_target():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for got in (xlac.evaluate(JAX_FFI_CALL, x), xlac.jit(JAX_FFI_CALL)(x)):
         np.testing.assert_array_equal(got, x * 2.5 + 3)
+
+
+def test_jax_dce_sink_does_nothing():
+    """``lax.dce_sink(x)``: a side-effecting custom call with no results, needing no
+    registration; the program computes what it would without it."""
+    text = """HloModule m
+
+ENTRY main {
+  p = f32[] parameter(0)
+  a = f32[] add(p, p)
+  s = () custom-call(a), custom_call_target="dce_sink", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
+  ROOT r = f32[] negate(p)
+}
+"""
+    assert xlac.jit(text)(np.float32(2)) == -2
+    assert xlac.evaluate(text, np.float32(2)) == -2

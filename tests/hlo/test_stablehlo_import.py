@@ -348,6 +348,45 @@ def test_all_reduce_module_attributes():
     np.testing.assert_allclose(outs[0], x[0] + x[1], rtol=1e-6)
 
 
+def test_sharding_constraint_that_shards_nothing_is_its_operand():
+    """jax puts ``sdy.sharding_constraint`` on the empty mesh around random keys in
+    one-device programs; one naming mesh axes is refused by name."""
+    text = """module @jit_u attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
+  sdy.mesh @mesh = <["x"=2]>
+  sdy.mesh @one = <["x"=1, "y"=1]>
+  func.func public @main(%arg0: tensor<2xui32>) -> tensor<2xui32> {
+    %0 = sdy.sharding_constraint %arg0 <@empty_mesh, [{}]> : tensor<2xui32>
+    %n = sdy.sharding_constraint %0 <@one, [{"x", "y"}]> : tensor<2xui32>
+    %1 = sdy.sharding_constraint %n <@mesh, [{}]> : tensor<2xui32>
+    %2 = stablehlo.add %1, %1 : tensor<2xui32>
+    return %2 : tensor<2xui32>
+  }
+}"""
+    x = np.array([3, 4], np.uint32)
+    np.testing.assert_array_equal(xlac.jit(xlac.parse_stablehlo(text))(x), x + x)
+    with pytest.raises(xlac.UnsupportedError, match="sdy.sharding_constraint"):
+        xlac.parse_stablehlo(text.replace('<@mesh, [{}]>', '<@mesh, [{"x"}]>'))
+
+
+def test_dot_general_algorithm_rounds_operands_to_its_precision_type():
+    """``algorithm = <lhs_precision_type = bf16, ..., accumulation_type = f32>`` (jax's
+    DotAlgorithmPreset.BF16_BF16_F32) multiplies bf16-rounded operands in f32."""
+    text = """module @m {
+  func.func public @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+    %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = PT,
+      rhs_precision_type = PT, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1,
+      num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    return %0 : tensor<2x2xf32>
+  }
+}"""
+    a = np.array([[1 + 2.0 ** -12, 1], [3, 0.1]], np.float32)
+    b = np.eye(2, dtype=np.float32)
+    np.testing.assert_array_equal(xlac.jit(xlac.parse_stablehlo(text.replace("PT", "f32")))(a, b), a)
+    bf16 = np.array([[1, 1], [3, 0.10009765625]], np.float32)      # a rounded to bf16
+    np.testing.assert_array_equal(xlac.jit(xlac.parse_stablehlo(text.replace("PT", "bf16")))(a, b), bf16)
+
+
 # -- errors ----------------------------------------------------------------------------------
 def test_unsupported_op_names_op_and_location():
     text = """module @m {

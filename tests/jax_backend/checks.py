@@ -141,6 +141,14 @@ def random_and_integers():
     x, c = both(lambda k: jax.random.normal(jax.random.wrap_key_data(k), (5,)), key)
     same(x, c)
     same(*both(lambda a: jnp.cumsum(a) // 3, np.arange(10, dtype=np.int32)))
+    # jax.random's own jitted functions, called eagerly, put a sharding constraint on
+    # the empty mesh around the key
+    eager = []
+    for device in (jax.devices("xlac")[0], jax.devices("cpu")[0]):
+        with jax.default_device(device):
+            k = jax.random.key(1)
+            eager.append((jax.random.uniform(k, (4,)), jax.random.permutation(k, 6)))
+    same(*eager)
 
 
 @check("mixed")
@@ -243,6 +251,17 @@ def entry_point_and_default_backend():
     assert [repr(d) for d in devs] == ["XlacDevice(id=0)", "XlacDevice(id=1)"], devs
     y = jax.jit(lambda x: x * 3)(np.arange(4, dtype=np.int32))
     assert y.devices() == {devs[0]} and np.asarray(y).tolist() == [0, 3, 6, 9]
+
+
+@check("alone")
+def cpu_backend_by_name_is_xlac():
+    """jax asks for backend "cpu" by name (lax.scan puts forwarded numpy constants
+    there): with JAX_PLATFORMS=xlac that is xlac."""
+    import jax
+    assert jax.devices("cpu") == jax.devices()
+    carry, out = jax.lax.scan(lambda c, x: (c + x, x), 0., np.array([1., 2.]))
+    assert float(carry) == 3 and np.asarray(out).tolist() == [1, 2]
+    assert out.devices() == {jax.devices()[0]}
 
 
 @check("alone")

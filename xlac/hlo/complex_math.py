@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["divide", "abs_", "sign", "sqrt", "log", "exp", "tanh", "power", "UNARY", "BINARY"]
+__all__ = ["divide", "abs_", "sign", "sqrt", "log", "exp", "tanh", "power", "rsqrt", "sin", "cos", "tan",
+           "expm1", "log1p", "UNARY", "BINARY"]
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -251,6 +252,64 @@ def power(m, z, w):
     return _select2(m, m.and_(inf_base, m.and_(d_zero, m.lt(c, zero))), origin, result)
 
 
+def rsqrt(m, z):
+    """1 / sqrt(z), through this module's sqrt and division (so 1/0 is XLA's inf)."""
+    return divide(m, (m.const(1.0), m.const(0.0)), sqrt(m, z))
+
+
+def _cosh_sinh(m, b):
+    """(cosh b, sinh b) from one e^b (as XLA: e^b / 2 and 0.5 / e^b); sinh of |b| < 1
+    from expm1, where e^b / 2 - e^-b / 2 would cancel."""
+    exp_b = m.exp(b)
+    pos, neg = m.mul(m.const(0.5), exp_b), m.div(m.const(0.5), exp_b)
+    small = m.mul(m.sub(m.expm1(b), m.expm1(m.neg(b))), m.const(0.5))
+    return m.add(pos, neg), m.select(m.lt(m.fabs(b), m.const(1.0)), small, m.sub(pos, neg))
+
+
+def sin(m, z):
+    """sin a cosh b + i cos a sinh b."""
+    a, b = z
+    cosh_b, sinh_b = _cosh_sinh(m, b)
+    return m.mul(m.sin(a), cosh_b), m.mul(m.cos(a), sinh_b)
+
+
+def cos(m, z):
+    """cos a cosh b - i sin a sinh b."""
+    a, b = z
+    cosh_b, sinh_b = _cosh_sinh(m, b)
+    return m.mul(m.cos(a), cosh_b), m.neg(m.mul(m.sin(a), sinh_b))
+
+
+def tan(m, z):
+    """-i tanh(i z): this module's tanh, so overflow and special values follow it."""
+    a, b = z
+    re, im = tanh(m, (m.neg(b), a))
+    return im, m.neg(re)
+
+
+def expm1(m, z):
+    """(expm1(a) cos b + cosm1(b)) + i e^a sin b, cosm1(b) = -2 sin^2(b/2): no
+    cancellation near 0."""
+    a, b = z
+    half_sin = m.sin(m.mul(b, m.const(0.5)))
+    cos_m1 = m.mul(m.const(-2.0), m.mul(half_sin, half_sin))
+    return m.add(m.mul(m.expm1(a), m.cos(b)), cos_m1), m.mul(m.exp(a), m.sin(b))
+
+
+def log1p(m, z):
+    """log(1 + z): the real part is log1p(a (a + 2) + b^2) / 2 where that sum is
+    small (exact near z = 0), else log|1 + z| (exact near z = -1, no overflow); the
+    imaginary part atan2(b, 1 + a)."""
+    a, b = z
+    a1 = m.add(a, m.const(1.0))
+    s = m.add(m.mul(a, m.add(a, m.const(2.0))), m.mul(b, b))
+    near = m.lt(m.fabs(s), m.const(0.5))
+    re = m.select(near, m.mul(m.log1p(s), m.const(0.5)), m.log(abs_(m, (a1, b))))
+    return re, m.atan2(b, a1)
+
+
 #: HLO opcode -> formula, for complex operands.  ``abs`` returns a real value.
-UNARY = {"abs": abs_, "sign": sign, "sqrt": sqrt, "log": log, "exponential": exp, "tanh": tanh}
+UNARY = {"abs": abs_, "sign": sign, "sqrt": sqrt, "log": log, "exponential": exp, "tanh": tanh,
+         "rsqrt": rsqrt, "sine": sin, "cosine": cos, "tan": tan, "exponential-minus-one": expm1,
+         "log-plus-one": log1p}
 BINARY = {"divide": divide, "power": power}

@@ -871,8 +871,11 @@ def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInst
 @EXPANSIONS.register("custom-call")
 def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
     """XLA's own targets (``hcc.XLA_TARGETS``): ``TopK`` as ``topk``, ``Sharding`` as its operand,
-    ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls."""
+    ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls, ``dce_sink``
+    as the empty tuple it returns."""
     target = hcc.target_of(inst)
+    if hcc.is_dce_sink(inst):
+        return rw.supersede(inst, rw.create("tuple", inst.shape, []))
     if target == "Sharding" and len(inst.operands) == 1 and inst.operands[0].shape == inst.shape:
         return rw.supersede(inst, inst.operands[0])
     if target == "TopK":

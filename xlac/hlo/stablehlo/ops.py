@@ -7,6 +7,8 @@ pretty form's keyword: ``dims = [0]`` is ``broadcast_dimensions``), through
 """
 from __future__ import annotations
 
+import re
+
 from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
@@ -16,7 +18,7 @@ from ..window import Window, format_window
 from .importer import (ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs, converter,
                        free_values)
 from .syntax import Dense, DialectAttr, Symbol, Word
-from .types import dense_literal
+from .types import dense_literal, element_type
 
 # -- element-wise: the HLO opcode is the StableHLO name with '-' for '_' ----------------------
 _ELEMENTWISE = """abs add and atan2 cbrt ceil count_leading_zeros cosine divide exponential
@@ -284,11 +286,47 @@ def _dot_general(ctx: OpContext) -> list:
         contracting = ctx.attr("contracting_dims")
         lb, rb = (_ints(batching[1]), _ints(batching[2])) if batching else ((), ())
         lc, rc = _ints(contracting[1]), _ints(contracting[2])
-    if ctx.attr("algorithm", default=None) is not None:
-        raise UnsupportedError("stablehlo.dot_general algorithm", "xlac computes in the operands' type")
     attrs = {"lhs_batch_dims": tuple(lb), "rhs_batch_dims": tuple(rb),
              "lhs_contracting_dims": tuple(lc), "rhs_contracting_dims": tuple(rc)}
-    return [ctx.add("dot", ctx.result_shape(), ctx.operands, attrs)]
+    algorithm = ctx.attr("algorithm", default=None)
+    if algorithm is None:
+        return [ctx.add("dot", ctx.result_shape(), ctx.operands, attrs)]
+    return [_dot_with_algorithm(ctx, algorithm, attrs)]
+
+
+def _dot_algorithm_types(algorithm) -> tuple:
+    """``(lhs precision, rhs precision, accumulation)`` element types and the
+    component counts of a ``#stablehlo.dot_algorithm<...>``."""
+    body = algorithm.body if isinstance(algorithm, DialectAttr) else str(algorithm)
+    fields = dict(re.findall(r"([a-z_]+)\s*=\s*([A-Za-z0-9_]+)", body or ""))
+    try:
+        types = tuple(element_type(fields[k]) for k in ("lhs_precision_type", "rhs_precision_type", "accumulation_type"))
+    except KeyError as e:
+        raise UnsupportedError("stablehlo.dot_general algorithm", f"<{body}> (no {e})") from None
+    counts = (int(fields.get("lhs_component_count", 1)), int(fields.get("rhs_component_count", 1)))
+    return types, counts
+
+
+def _dot_with_algorithm(ctx: OpContext, algorithm, attrs: dict):
+    """A dot whose algorithm names its precision and accumulation types: each operand
+    rounded to its precision type (one component: e.g. BF16_BF16_F32 multiplies
+    bf16-rounded f32 values, as XLA:CPU does), the products summed in the
+    accumulation type, converted to the result type.  Algorithms of several
+    components (BF16_BF16_F32_X3, ...) approximate the accumulation type's own
+    product, which is what xlac computes for them."""
+    (lhs_t, rhs_t, acc_t), counts = _dot_algorithm_types(algorithm)
+    result = ctx.result_shape()
+    operands = []
+    for x, precision, count in zip(ctx.operands, (lhs_t, rhs_t), counts):
+        if count == 1 and precision != x.shape.element_type:
+            x = ctx.add("convert", x.shape.with_element_type(precision), [x])
+        if x.shape.element_type != acc_t:
+            x = ctx.add("convert", x.shape.with_element_type(acc_t), [x])
+        operands.append(x)
+    dot = ctx.add("dot", result.with_element_type(acc_t), operands, attrs)
+    if acc_t == result.element_type:
+        return dot
+    return ctx.add("convert", result, [dot])
 
 
 @converter("stablehlo.dot")

@@ -5,10 +5,14 @@
 ``xla.sdy.LocalToGlobalShape`` custom call, with the shardings as frontend
 attributes; the module's ``sdy.mesh`` ops become its ``xla.sdy.meshes``
 frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` (automatic
-sharding propagation) is refused by name, as the partitioner refuses it.
+sharding propagation) is refused by name, as the partitioner refuses it, unless it
+shards nothing.
 """
 from __future__ import annotations
 
+import re
+
+from ...errors import UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
 from .importer import OpContext, converter
@@ -48,3 +52,25 @@ def _manual_computation(ctx: OpContext) -> list:
         return [ctx.add("custom-call", results[0], [call], attrs)]
     parts = ctx.results_of(call, len(results))
     return ctx.results_of(ctx.add("custom-call", Shape.tuple(results), parts, attrs))
+
+
+def _shards_nothing(sharding: str, meshes: dict) -> bool:
+    """Whether a ``<@mesh, [{...}, ...]>`` sharding splits nothing: its mesh has no
+    axis of more than one device (``<[]>``, ``<["x"=1]>``), or none of its dimension
+    shardings (nor ``replicated=``) names an axis."""
+    mesh, _, dims = sharding.strip("<>").partition(",")
+    name = mesh.strip().lstrip("@").strip('"')
+    sizes = re.findall(r"=\s*(\d+)", meshes.get(name, "?"))
+    return (name in meshes and all(int(n) == 1 for n in sizes)) or '"' not in dims
+
+
+@converter("sdy.sharding_constraint")
+def _sharding_constraint(ctx: OpContext) -> list:
+    """A constraint that shards nothing (jax writes ``<@empty_mesh, [{}]>`` around
+    random keys in every program) is its operand; one that names mesh axes needs
+    sharding propagation, which xlac does not do."""
+    meshes = dict(ctx.imp.syntax.attrs.get("sdy.meshes") or ())
+    sharding = ctx.op.attrs["sharding"]
+    if not _shards_nothing(sharding, meshes):
+        raise UnsupportedError("sdy.sharding_constraint", f"{sharding} (automatic sharding propagation)")
+    return list(ctx.operands)

@@ -703,6 +703,8 @@ class MlirParser:
                     break
                 self.pos += 1
             return Word(self.text[start:self.pos].strip())
+        if key == "algorithm" and self.accept("<"):     # dot_general's, printed without its name
+            return DialectAttr("stablehlo.dot_algorithm", self.balanced("<", ">"))
         if self.text.startswith("[", self.pos):
             first = self.attribute()
             if self.keyword("x"):
@@ -1052,6 +1054,23 @@ def _sdy_manual_computation(p: MlirParser, op: Op) -> None:
     op.generic = True                 # its operands are in op.operands
 
 
+def _sdy_sharding_constraint(p: MlirParser, op: Op) -> None:
+    """``sdy.sharding_constraint %x <@mesh, [{"a"}, {}]> : tensor<...>``: the
+    operand, the sharding text (``sharding``) and the result type."""
+    v = p.match(_VALUE)
+    if v is None:
+        raise p.error(f"sdy.sharding_constraint: expected an operand, found {p.found()}")
+    op.operands.append(v)
+    p.expect("<")
+    op.attrs["sharding"] = "<" + p.balanced("<", ">") + ">"
+    if p.peek("{"):
+        op.attrs.update(p.attr_dict())
+    p.expect(":", "':' and the result type")
+    t = p.type()
+    op.signature = ([t], [t])
+    op.generic = True                 # its operand is in op.operands
+
+
 def _value_list(p: MlirParser, what: str) -> list:
     """``(%a, %b)``: the names."""
     p.expect("(")
@@ -1094,7 +1113,7 @@ def _chlo_scan(p: MlirParser, op: Op) -> None:
 
 #: Ops whose syntax is neither generic nor items-then-type.
 _CUSTOM_FORMS = {"sdy.mesh": _sdy_mesh, "sdy.manual_computation": _sdy_manual_computation,
-                 "chlo.scan": _chlo_scan}
+                 "sdy.sharding_constraint": _sdy_sharding_constraint, "chlo.scan": _chlo_scan}
 
 
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))", re.DOTALL)
