@@ -203,22 +203,10 @@ def client_destroy(a):
     _client(a.client).destroy()
 
 
-@implements("Client_PlatformName")
-def client_platform_name(a):
-    c = _client(a.client)
-    _string(a, "platform_name", c.strings, c.platform_name)
-
-
 @implements("Client_ProcessIndex")
 def client_process_index(a):
     _client(a.client)
     a.process_index = 0
-
-
-@implements("Client_PlatformVersion")
-def client_platform_version(a):
-    c = _client(a.client)
-    _string(a, "platform_version", c.strings, c.platform_version)
 
 
 @implements("Client_TopologyDescription")
@@ -319,24 +307,6 @@ def description_attributes(a):
     a.attributes, a.num_attributes = ctypes.addressof(d.attributes), 1
 
 
-@implements("DeviceDescription_Kind")
-def description_kind(a):
-    d = _description(a.device_description)
-    _string(a, "device_kind", d.strings, d.kind)
-
-
-@implements("DeviceDescription_DebugString")
-def description_debug_string(a):
-    d = _description(a.device_description)
-    _string(a, "debug_string", d.strings, d.debug_string)
-
-
-@implements("DeviceDescription_ToString")
-def description_to_string(a):
-    d = _description(a.device_description)
-    _string(a, "to_string", d.strings, d.to_string)
-
-
 @implements("Device_GetDescription")
 def device_get_description(a):
     a.device_description = _device(a.device).description.handle
@@ -391,28 +361,10 @@ def memory_id(a):
     a.id = _memory(a.memory).id
 
 
-@implements("Memory_Kind")
-def memory_kind(a):
-    m = _memory(a.memory)
-    _string(a, "kind", m.strings, m.kind)
-
-
 @implements("Memory_Kind_Id")
 def memory_kind_id(a):
     _memory(a.memory)
     a.kind_id = 0
-
-
-@implements("Memory_DebugString")
-def memory_debug_string(a):
-    m = _memory(a.memory)
-    _string(a, "debug_string", m.strings, m.debug_string)
-
-
-@implements("Memory_ToString")
-def memory_to_string(a):
-    m = _memory(a.memory)
-    _string(a, "to_string", m.strings, m.debug_string)
 
 
 @implements("Memory_AddressableByDevices")
@@ -425,18 +377,6 @@ def memory_addressable_by_devices(a):
 @implements("TopologyDescription_Destroy")
 def topology_destroy(a):
     _topology(a.topology)                          # the client's topology lives with the client
-
-
-@implements("TopologyDescription_PlatformName")
-def topology_platform_name(a):
-    c = _topology(a.topology).client
-    _string(a, "platform_name", c.strings, c.platform_name)
-
-
-@implements("TopologyDescription_PlatformVersion")
-def topology_platform_version(a):
-    c = _topology(a.topology).client
-    _string(a, "platform_version", c.strings, c.platform_version)
 
 
 @implements("TopologyDescription_GetDeviceDescriptions")
@@ -482,12 +422,6 @@ def loaded_get_executable(a):
     a.executable = e.handle
 
 
-@implements("Executable_Name")
-def executable_name(a):
-    e = _executable(a.executable)
-    _string(a, "executable_name", e.strings, e.name)
-
-
 @implements("Executable_NumReplicas")
 def executable_num_replicas(a):
     a.num_replicas = _executable(a.executable).options.num_replicas
@@ -519,12 +453,6 @@ def executable_memory_stats(a):
         setattr(a, field, 0)
     a.peak_memory_in_bytes = m.peak_memory_in_bytes
     a.total_size_in_bytes = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-
-
-@implements("Executable_Fingerprint")
-def executable_fingerprint(a):
-    e = _executable(a.executable)
-    _string(a, "executable_fingerprint", e.strings, e.fingerprint)
 
 
 @implements("LoadedExecutable_Fingerprint")
@@ -870,3 +798,36 @@ def capsule():
     new.restype = ctypes.py_object
     new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     return new(ctypes.addressof(function_table()), ctypes.cast(_CAPSULE_NAME, ctypes.c_char_p), None)
+
+
+# -- string out-fields ------------------------------------------------------------------
+def _topology_client(h) -> Client:
+    return _topology(h).client
+
+
+def _string_getter(handle: str, owner, field: str, attribute: str):
+    """``PJRT_*`` that sets out field ``field`` to ``attribute`` of the object the handle
+    ``a.<handle>`` names (``owner`` looks it up; it keeps the strings alive)."""
+    def get(a):
+        obj = owner(getattr(a, handle))
+        _string(a, field, obj.strings, getattr(obj, attribute))
+    return get
+
+
+#: function: (handle field, owner lookup, out field, attribute)
+_STRING_GETTERS = {
+    "Client_PlatformName": ("client", _client, "platform_name", "platform_name"),
+    "Client_PlatformVersion": ("client", _client, "platform_version", "platform_version"),
+    "DeviceDescription_Kind": ("device_description", _description, "device_kind", "kind"),
+    "DeviceDescription_DebugString": ("device_description", _description, "debug_string", "debug_string"),
+    "DeviceDescription_ToString": ("device_description", _description, "to_string", "to_string"),
+    "Memory_Kind": ("memory", _memory, "kind", "kind"),
+    "Memory_DebugString": ("memory", _memory, "debug_string", "debug_string"),
+    "Memory_ToString": ("memory", _memory, "to_string", "debug_string"),
+    "TopologyDescription_PlatformName": ("topology", _topology_client, "platform_name", "platform_name"),
+    "TopologyDescription_PlatformVersion": ("topology", _topology_client, "platform_version", "platform_version"),
+    "Executable_Name": ("executable", _executable, "executable_name", "name"),
+    "Executable_Fingerprint": ("executable", _executable, "executable_fingerprint", "fingerprint"),
+}
+for _name, _spec in _STRING_GETTERS.items():
+    implements(_name)(_string_getter(*_spec))
