@@ -191,6 +191,50 @@ def test_geqrf_and_orgqr(p, b, m, n):
 
 @pytest.mark.parametrize("b", BATCHES)
 @pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("left,transpose", [(True, False), (True, True), (False, False), (False, True)])
+@pytest.mark.parametrize("m,n,k", [(5, 3, 3), (4, 4, 2)])
+def test_ormqr_unmqr(p, b, left, transpose, m, n, k):
+    """Q (from geqrf's reflectors a, tau) times c: Q c, Q^H c, c Q, c Q^H."""
+    rng = np.random.default_rng(11)
+    t = TYPE_NAMES[p]
+    a = _rand(p, b + (m, n), rng)
+    tau = _rand(p, b + (k,), rng)
+    for i in np.ndindex(*b):                     # taus of real reflectors: 2 / |v|^2 makes H orthogonal
+        v = np.tril(a[i][:, :k], -1) + np.eye(m, k)
+        tau[i] = 2 / np.sum(np.abs(v) ** 2, axis=0)
+    cdims = b + ((m, 6) if left else (6, m))
+    c = _rand(p, cdims, rng)
+    routine = "unmqr" if p in "cz" else "ormqr"
+    text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, n), True), _arr(t, b + (k,)), _arr(t, cdims, True)],
+                   _arr(t, cdims, True), f"left = {str(left).lower()}, transpose = {str(transpose).lower()}")
+    got, ref = _run(text, a, tau, c)
+    _close(got, ref, p)
+    q = np.zeros(b + (m, m), a.dtype)
+    for i in np.ndindex(*b):
+        qi = np.eye(m, dtype=a.dtype)
+        for j in range(k):
+            v = (np.tril(a[i][:, :k], -1) + np.eye(m, k))[:, j]
+            qi = qi @ (np.eye(m) - tau[i][j] * np.outer(v, v.conj()))
+        q[i] = qi
+    qq = _herm(q) if transpose else q
+    _close(got, qq @ c if left else c @ qq, p, scale=4)
+
+
+def test_ormqr_with_no_reflectors_and_empty_c():
+    c = np.arange(6.0).reshape(3, 2)
+    text = _module("lapack_dormqr_ffi", ["f64[3,0]{0,1}", "f64[0]", "f64[3,2]{0,1}"], "f64[3,2]{0,1}",
+                   "left = true, transpose = false")
+    got, ref = _run(text, np.zeros((3, 0)), np.zeros(0), c)
+    np.testing.assert_array_equal(got, c)
+    np.testing.assert_array_equal(ref, c)
+    text = _module("lapack_dormqr_ffi", ["f64[3,2]{0,1}", "f64[2]", "f64[3,0]{0,1}"], "f64[3,0]{0,1}",
+                   "left = true, transpose = false")
+    got, ref = _run(text, np.ones((3, 2)), np.ones(2), np.zeros((3, 0)))
+    assert got.shape == ref.shape == (3, 0)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
 @pytest.mark.parametrize("uplo,mode", [("L", "V"), ("U", "V"), ("L", "N")])
 def test_syevd_heevd(p, b, uplo, mode):
     rng = np.random.default_rng(5)

@@ -110,6 +110,19 @@ def _orgqr(t, vals, opts, shapes):
     return out
 
 
+def _ormqr(t, vals, opts, shapes):
+    a, tau, c = vals
+    k = tau.shape[-1]
+    out = c.copy()
+    lwork = max(1, c.shape[-1] if opts["side"] == "L" else c.shape[-2]) * 64
+    for b in _batches(c):
+        if k == 0:
+            continue                     # Q = I
+        cq, _work, _info = _fn(t)(opts["side"], opts["trans"], a[b][:, :k], tau[b], c[b], lwork)
+        out[b] = cq
+    return out
+
+
 def _syevd(t, vals, opts, shapes):
     (a,) = vals
     n = a.shape[-1]
@@ -216,6 +229,7 @@ def _sytrd(t, vals, opts, shapes):
 
 
 _RULES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
+          "ormqr": _ormqr, "unmqr": _ormqr,
           "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev, "gees": _gees,
           "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
 
@@ -227,7 +241,9 @@ def evaluate(inst, values: list):
     shape = inst.shape
     shapes = list(shape.tuple_shapes) if shape.is_tuple else [shape]
     values = [np.asarray(v) for v in values]
-    if any(v.size == 0 for v in values[:1]):
+    if t.routine in ("ormqr", "unmqr") and values[2].size == 0:
+        return np.array(values[2])
+    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr"):
         out = [np.zeros(s.dimensions, s.dtype) for s in shapes]
         if t.routine in ("trsm", "orgqr", "ungqr"):
             out = [np.array(values[1] if t.routine == "trsm" else values[0])]

@@ -45,6 +45,8 @@ SIGNATURES = {
     "gehrd": ((9, 0), (9, 0)),
     "sytrd": ((10, 1), None),
     "hetrd": (None, (10, 1)),
+    "ormqr": ((13, 2), None),
+    "unmqr": (None, (13, 2)),
 }
 
 

@@ -55,14 +55,14 @@ class _Plan:
         self.inst = inst
         self.t = hcc.lapack_target(hcc.target_of(inst))
         self.opts = hcc.lapack_attributes(inst)
-        a = inst.operands[1 if self.t.routine == "trsm" else 0].shape
+        a = inst.operands[hcc.MATRIX_OPERAND.get(self.t.routine, 0)].shape
         self.batch = 1
         for d in a.dimensions[:-2]:
             self.batch *= d
         self.m, self.n = a.dimensions[-2:]
         if self.t.routine == "trsm":
             self.k = inst.operands[0].shape.dimensions[-1]
-        elif self.t.routine in ("orgqr", "ungqr"):
+        elif self.t.routine in ("orgqr", "ungqr", "ormqr", "unmqr"):
             self.k = inst.operands[1].shape.dimensions[-1]
         if max(self.m, self.n) > INT32_MAX:
             raise UnsupportedError("custom-call", f"{self.t.name}: a {self.m}x{self.n} matrix does not fit "
@@ -279,6 +279,20 @@ def _orgqr(e: _Emit) -> None:
           query=("work",))
 
 
+def _ormqr(e: _Emit) -> None:
+    p = e.plan
+    e.copy_input(2, 0)
+    if p.k == 0:
+        return                                          # Q = I
+    o = p.opts
+    ma = e.ins[0].shape.dimensions[-2]
+    side, trans = e.char(o["side"]), e.char(o["trans"])
+    m, n, k, lda, ldc, info = (e.int32(p.m), e.int32(p.n), e.int32(p.k), e.int32(max(1, ma)),
+                               e.int32(max(1, p.m)), e.int32(0, "info"))
+    e.run(lambda i, ws: [side, trans, m, n, k, e.at(e.ins[0], i), lda, e.at(e.ins[1], i), e.at(e.outs[0], i), ldc,
+                         ws["work"], ws["lwork"], info], query=("work",))
+
+
 def _syevd(e: _Emit) -> None:
     p, t = e.plan, e.t
     e.copy_input()
@@ -438,7 +452,8 @@ def _sytrd(e: _Emit) -> None:
 #: routine -> emitter.
 ROUTINES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
             "ungqr": _orgqr, "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev,
-            "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
+            "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd,
+            "ormqr": _ormqr, "unmqr": _ormqr}
 
 
 def _emit(ctx: KernelContext) -> None:
@@ -448,8 +463,8 @@ def _emit(ctx: KernelContext) -> None:
     if plan.batch == 0:
         return
     if plan.empty:
-        if plan.t.routine in ("trsm", "orgqr", "ungqr"):
-            e.copy_input(1 if plan.t.routine == "trsm" else 0, 0)
+        if plan.t.routine in hcc.SINGLE_RESULT:
+            e.copy_input(hcc.MATRIX_OPERAND.get(plan.t.routine, 0), 0)
         else:
             e.zero(*range(len(e.outs)))
         return
