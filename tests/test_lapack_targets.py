@@ -220,6 +220,48 @@ def test_ormqr_unmqr(p, b, left, transpose, m, n, k):
     _close(got, qq @ c if left else c @ qq, p, scale=4)
 
 
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,n,fixed", [(5, 3, ()), (3, 5, ()), (6, 4, (2,)), (4, 5, (1, 3))])
+def test_geqp3(p, b, m, n, fixed):
+    """QR with column pivoting: a[:, jpvt - 1] = Q R, |diag R| decreasing over the free
+    columns; columns with a nonzero jpvt are fixed in front, in their order."""
+    rng = np.random.default_rng(12)
+    t, k = TYPE_NAMES[p], min(m, n)
+    a = _rand(p, b + (m, n), rng)
+    jpvt = np.zeros(b + (n,), np.int32)
+    jpvt[..., list(fixed)] = 1
+    text = _module(f"lapack_{p}geqp3_ffi", [_arr(t, b + (m, n), True), _arr("s32", b + (n,))],
+                   f"({_arr(t, b + (m, n), True)}, {_arr('s32', b + (n,))}, {_arr(t, b + (k,))})")
+    (r, piv, tau), (rr, rpiv, rtau) = _run(text, a, jpvt)
+    np.testing.assert_array_equal(piv, rpiv)
+    _close(r, rr, p, scale=4)
+    _close(tau, rtau, p, scale=4)
+    routine = "ungqr" if p in "cz" else "orgqr"
+    q_text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, k), True), _arr(t, b + (k,))],
+                     _arr(t, b + (m, k), True))
+    q = xlac.jit(q_text)(np.ascontiguousarray(r[..., :, :k]), tau)
+    for i in np.ndindex(*b):
+        assert list(piv[i][:len(fixed)]) == [c + 1 for c in fixed]
+        assert sorted(piv[i]) == list(range(1, n + 1))
+        _close(q[i] @ np.triu(r[i][:k, :]), a[i][:, piv[i] - 1], p, scale=4)
+        d = np.abs(np.diag(r[i]))[len(fixed):]
+        assert np.all(d[:-1] >= d[1:] * (1 - 1e-4))
+    if not fixed and p == "d":
+        from scipy.linalg import qr
+        for i in np.ndindex(*b):
+            _, rs, ps = qr(a[i], pivoting=True)
+            np.testing.assert_array_equal(piv[i] - 1, ps)
+            _close(np.abs(np.triu(r[i][:k])), np.abs(rs[:k]), p, scale=4)
+
+
+def test_geqp3_of_no_rows_numbers_the_columns():
+    text = _module("lapack_dgeqp3_ffi", ["f64[0,3]{0,1}", "s32[3]"], "(f64[0,3]{0,1}, s32[3], f64[0])")
+    (_, piv, _), (_, rpiv, _) = _run(text, np.zeros((0, 3)), np.array([0, 1, 0], np.int32))
+    np.testing.assert_array_equal(piv, [2, 1, 3])
+    np.testing.assert_array_equal(rpiv, [2, 1, 3])
+
+
 def test_ormqr_with_no_reflectors_and_empty_c():
     c = np.arange(6.0).reshape(3, 2)
     text = _module("lapack_dormqr_ffi", ["f64[3,0]{0,1}", "f64[0]", "f64[3,2]{0,1}"], "f64[3,2]{0,1}",

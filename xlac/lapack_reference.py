@@ -123,6 +123,51 @@ def _ormqr(t, vals, opts, shapes):
     return out
 
 
+def _geqp3_one(t, a, jpvt):
+    """LAPACK's geqp3 of one matrix, jpvt (1-based; nonzero: a column fixed in front)
+    given: the columns marked are moved to the front as geqp3 does and factored
+    without pivoting (geqrf, then ormqr on the rest), the trailing block with
+    pivoting (scipy's geqp3, which takes no jpvt)."""
+    m, n = a.shape
+    lapack, _ = scipy_modules(t.name)
+    a, jpvt, tau = a.copy(), jpvt.copy(), np.zeros(min(m, n), a.dtype)
+    nf = 0
+    for j in range(n):                   # dgeqp3's "move initial columns up front", 1-based values
+        if jpvt[j] != 0:
+            if j != nf:
+                a[:, [j, nf]] = a[:, [nf, j]]
+                jpvt[j] = jpvt[nf]
+                jpvt[nf] = j + 1
+            else:
+                jpvt[j] = j + 1
+            nf += 1
+        else:
+            jpvt[j] = j + 1
+    na = min(m, nf)
+    if na > 0:
+        qr, tau[:na], _work, _info = getattr(lapack, t.prefix + "geqrf")(a[:, :na])
+        a[:, :na] = qr
+        if na < n:
+            mq = getattr(lapack, t.prefix + ("unmqr" if t.is_complex else "ormqr"))
+            a[:, na:], _work, _info = mq("L", "C" if t.is_complex else "T", a[:, :na], tau[:na], a[:, na:],
+                                         max(1, n - na) * 64)
+    if nf < min(m, n):
+        qr, piv, tau[nf:], _work, _info = _fn(t)(a[nf:, nf:])
+        perm = nf + piv - 1
+        a[:nf, nf:] = a[:nf, perm]
+        a[nf:, nf:] = qr
+        jpvt[nf:] = jpvt[perm]
+    return a, jpvt, tau
+
+
+def _geqp3(t, vals, opts, shapes):
+    a, jpvt = vals
+    out, piv, tau = a.copy(), jpvt.astype(np.int32).copy(), np.zeros(shapes[2].dimensions, a.dtype)
+    for b in _batches(a):
+        out[b], piv[b], tau[b] = _geqp3_one(t, a[b], jpvt[b])
+    return out, piv, tau
+
+
 def _syevd(t, vals, opts, shapes):
     (a,) = vals
     n = a.shape[-1]
@@ -229,7 +274,7 @@ def _sytrd(t, vals, opts, shapes):
 
 
 _RULES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
-          "ormqr": _ormqr, "unmqr": _ormqr,
+          "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3,
           "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev, "gees": _gees,
           "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
 
@@ -243,7 +288,7 @@ def evaluate(inst, values: list):
     values = [np.asarray(v) for v in values]
     if t.routine in ("ormqr", "unmqr") and values[2].size == 0:
         return np.array(values[2])
-    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr"):
+    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr", "geqp3"):
         out = [np.zeros(s.dimensions, s.dtype) for s in shapes]
         if t.routine in ("trsm", "orgqr", "ungqr"):
             out = [np.array(values[1] if t.routine == "trsm" else values[0])]

@@ -108,7 +108,7 @@ def cases(rng, t: str) -> dict:
 
 def _targets(text: str) -> list:
     import re
-    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z]+_ffi)"', text)))
+    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z0-9]+_ffi)"', text)))
 
 
 def write_case(name: str, fn, args, compare, x64: bool) -> dict:

@@ -47,6 +47,7 @@ SIGNATURES = {
     "hetrd": (None, (10, 1)),
     "ormqr": ((13, 2), None),
     "unmqr": (None, (13, 2)),
+    "geqp3": ((9, 0), (10, 0)),
 }
 
 

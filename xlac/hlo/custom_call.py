@@ -267,6 +267,7 @@ LAPACK_ROUTINES = {
     "potrf": "sdcz", "trsm": "sdcz", "getrf": "sdcz", "geqrf": "sdcz", "orgqr": "sd", "ungqr": "cz",
     "syevd": "sd", "heevd": "cz", "gesdd": "sdcz", "gesvd": "sdcz", "geev": "sdcz", "gees": "sdcz",
     "gehrd": "sdcz", "sytrd": "sd", "hetrd": "cz", "ormqr": "sd", "unmqr": "cz",
+    "geqp3": "sdcz",
 }
 
 #: routine -> the operand that is the (batched) matrix of the call: its rank is the
@@ -277,7 +278,7 @@ MATRIX_OPERAND = {"trsm": 1, "ormqr": 2, "unmqr": 2}
 #: The routines with one result (an array, not a tuple).
 SINGLE_RESULT = ("trsm", "orgqr", "ungqr", "ormqr", "unmqr")
 
-_LAPACK_NAME = re.compile(r"lapack_([sdcz])([a-z]+)_ffi")
+_LAPACK_NAME = re.compile(r"lapack_([sdcz])([a-z][a-z0-9]*)_ffi")
 
 
 @dataclass(frozen=True)
@@ -519,6 +520,14 @@ def _expected_results(t: LapackTarget, operands: list, opts: dict, given: list) 
             raise ValueError(f"a has {ma} rows but c is {mc}x{nc}: on side {side} they must be c's "
                              f"{'rows' if side == 'L' else 'columns'}")
         return [Shape(dt, operands[2].dimensions)]
+    if r == "geqp3":
+        if len(operands) != 2:
+            raise ValueError(f"takes 2 operands (a, jpvt), got {len(operands)}")
+        b, m, n = _batch_matrix(operands[0], "operand 0 (a)")
+        jpvt = operands[1]
+        if jpvt.element_type is not S32 or jpvt.dimensions != b + (n,):
+            raise ValueError(f"jpvt (operand 1) must be s32[batch..., n] = s32{list(b + (n,))}, got {jpvt}")
+        return [Shape(dt, operands[0].dimensions), Shape(S32, b + (n,)), Shape(dt, b + (min(m, n),))]
     if len(operands) != 1:
         raise ValueError(f"takes 1 operand, got {len(operands)}")
     square = r not in ("getrf", "geqrf", "gesdd", "gesvd")

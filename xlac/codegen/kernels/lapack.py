@@ -87,6 +87,8 @@ class _Plan:
             else:
                 self.scratch.add("vl_work", es * n * n)
                 self.scratch.add("vr_work", es * n * n)
+        elif r == "geqp3" and self.t.is_complex:
+            self.scratch.add("rwork", rs * max(2 * n, 1))
         elif r == "gees" and self.t.is_complex:
             self.scratch.add("rwork", rs * max(n, 1))
 
@@ -293,6 +295,20 @@ def _ormqr(e: _Emit) -> None:
                          ws["work"], ws["lwork"], info], query=("work",))
 
 
+def _geqp3(e: _Emit) -> None:
+    p, t = e.plan, e.t
+    e.copy_input()
+    e.copy_input(1, 1)
+    m, n, lda, info = e.int32(p.m), e.int32(p.n), e.int32(max(1, p.m)), e.int32(0, "info")
+
+    def args(i, ws):
+        out = [m, n, e.at(e.outs[0], i), lda, e.at(e.outs[1], i), e.at(e.outs[2], i), ws["work"], ws["lwork"]]
+        if t.is_complex:
+            out.append(e.scratch("rwork"))
+        return out + [info]
+    e.run(args, query=("work",))
+
+
 def _syevd(e: _Emit) -> None:
     p, t = e.plan, e.t
     e.copy_input()
@@ -453,7 +469,7 @@ def _sytrd(e: _Emit) -> None:
 ROUTINES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
             "ungqr": _orgqr, "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev,
             "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd,
-            "ormqr": _ormqr, "unmqr": _ormqr}
+            "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3}
 
 
 def _emit(ctx: KernelContext) -> None:
@@ -462,7 +478,7 @@ def _emit(ctx: KernelContext) -> None:
     e = _Emit(ctx, plan)
     if plan.batch == 0:
         return
-    if plan.empty:
+    if plan.empty and not (plan.t.routine == "geqp3" and plan.n > 0):   # geqp3 of 0 rows: jpvt
         if plan.t.routine in hcc.SINGLE_RESULT:
             e.copy_input(hcc.MATRIX_OPERAND.get(plan.t.routine, 0), 0)
         else:
