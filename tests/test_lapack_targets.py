@@ -262,6 +262,40 @@ def test_geqp3_of_no_rows_numbers_the_columns():
     np.testing.assert_array_equal(rpiv, [2, 1, 3])
 
 
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,nrhs", [(6, 2), (1, 3), (4, 0)])
+def test_gtsv(p, b, m, nrhs):
+    """Tridiagonal solve; dl[0] and du[m-1] are not part of the matrix."""
+    rng = np.random.default_rng(13)
+    t = TYPE_NAMES[p]
+    dl, du = _rand(p, b + (m,), rng), _rand(p, b + (m,), rng)
+    d = (_rand(p, b + (m,), rng) + 4).astype(DTYPES[p])
+    x = _rand(p, b + (m, nrhs), rng)
+    v, mat = _arr(t, b + (m,)), _arr(t, b + (m, nrhs), True)
+    text = _module(f"lapack_{p}gtsv_ffi", [v, v, v, mat], f"({v}, {v}, {v}, {mat}, {_arr('s32', b)})")
+    got, ref = _run(text, dl, d, du, x)
+    for g, r in zip(got, ref):
+        _close(g, r, p, scale=4)
+    assert np.all(got[4] == 0)
+    np.testing.assert_array_equal(got[0][..., :1], dl[..., :1])
+    np.testing.assert_array_equal(got[2][..., m - 1:], du[..., m - 1:])
+    a = np.zeros(b + (m, m), DTYPES[p])
+    for i in range(m):
+        a[..., i, i] = d[..., i]
+        if i:
+            a[..., i, i - 1], a[..., i - 1, i] = dl[..., i], du[..., i - 1]
+    _close(a @ got[3], x, p, scale=4 * m)
+
+
+def test_gtsv_info_of_a_singular_matrix():
+    z = np.zeros(3)
+    text = _module("lapack_dgtsv_ffi", ["f64[3]"] * 3 + ["f64[3,1]{0,1}"],
+                   "(f64[3], f64[3], f64[3], f64[3,1]{0,1}, s32[])")
+    got, ref = _run(text, z, z, z, np.ones((3, 1)))
+    assert got[4] == ref[4] == 1
+
+
 def test_ormqr_with_no_reflectors_and_empty_c():
     c = np.arange(6.0).reshape(3, 2)
     text = _module("lapack_dormqr_ffi", ["f64[3,0]{0,1}", "f64[0]", "f64[3,2]{0,1}"], "f64[3,2]{0,1}",

@@ -168,6 +168,28 @@ def _geqp3(t, vals, opts, shapes):
     return out, piv, tau
 
 
+def _gtsv(t, vals, opts, shapes):
+    """jax's gtsv: dl[0] and du[m-1] are not used (LAPACK's dl is jax's dl[1:]); the
+    factored diagonals are returned in place (dl[0], du[m-1] unchanged)."""
+    dl, d, du, x = (v.copy() for v in vals)
+    info = np.zeros(x.shape[:-2], np.int32)
+    m, nrhs = x.shape[-2:]
+    if m == 0:
+        return dl, d, du, x, info
+    for b in _batches(x):
+        if m == 1:                       # scipy's wrapper refuses empty dl/du; LAPACK: x = b / d
+            info[b] = int(d[b][0] == 0)
+            if not info[b]:
+                x[b] = x[b] / d[b][0]
+            continue
+        rhs = x[b] if nrhs else np.zeros((m, 1), x.dtype)          # scipy's wrapper wants a column
+        du2, dd, uu, xx, info[b] = _fn(t)(dl[b][1:], d[b], du[b][:-1], rhs)
+        dl[b][1:], d[b], du[b][:-1] = du2, dd, uu
+        if nrhs:
+            x[b] = xx
+    return dl, d, du, x, info
+
+
 def _syevd(t, vals, opts, shapes):
     (a,) = vals
     n = a.shape[-1]
@@ -274,7 +296,7 @@ def _sytrd(t, vals, opts, shapes):
 
 
 _RULES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
-          "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3,
+          "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3, "gtsv": _gtsv,
           "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev, "gees": _gees,
           "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
 
@@ -288,7 +310,7 @@ def evaluate(inst, values: list):
     values = [np.asarray(v) for v in values]
     if t.routine in ("ormqr", "unmqr") and values[2].size == 0:
         return np.array(values[2])
-    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr", "geqp3"):
+    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr", "geqp3", "gtsv"):
         out = [np.zeros(s.dimensions, s.dtype) for s in shapes]
         if t.routine in ("trsm", "orgqr", "ungqr"):
             out = [np.array(values[1] if t.routine == "trsm" else values[0])]

@@ -48,6 +48,7 @@ SIGNATURES = {
     "ormqr": ((13, 2), None),
     "unmqr": (None, (13, 2)),
     "geqp3": ((9, 0), (10, 0)),
+    "gtsv": ((8, 0), (8, 0)),
 }
 
 

@@ -267,13 +267,14 @@ LAPACK_ROUTINES = {
     "potrf": "sdcz", "trsm": "sdcz", "getrf": "sdcz", "geqrf": "sdcz", "orgqr": "sd", "ungqr": "cz",
     "syevd": "sd", "heevd": "cz", "gesdd": "sdcz", "gesvd": "sdcz", "geev": "sdcz", "gees": "sdcz",
     "gehrd": "sdcz", "sytrd": "sd", "hetrd": "cz", "ormqr": "sd", "unmqr": "cz",
-    "geqp3": "sdcz",
+    "geqp3": "sdcz", "gtsv": "sdcz",
 }
 
 #: routine -> the operand that is the (batched) matrix of the call: its rank is the
 #: matrices' rank, its batch the call's batch, and (but ``geev``) the first result is a
-#: copy of it updated in place.  Operand 0 for the routines not listed.
-MATRIX_OPERAND = {"trsm": 1, "ormqr": 2, "unmqr": 2}
+#: copy of it updated in place (``gtsv``: results are copies of dl, d, du, b, in that
+#: order).  Operand 0 for the routines not listed.
+MATRIX_OPERAND = {"trsm": 1, "ormqr": 2, "unmqr": 2, "gtsv": 3}
 
 #: The routines with one result (an array, not a tuple).
 SINGLE_RESULT = ("trsm", "orgqr", "ungqr", "ormqr", "unmqr")
@@ -520,6 +521,18 @@ def _expected_results(t: LapackTarget, operands: list, opts: dict, given: list) 
             raise ValueError(f"a has {ma} rows but c is {mc}x{nc}: on side {side} they must be c's "
                              f"{'rows' if side == 'L' else 'columns'}")
         return [Shape(dt, operands[2].dimensions)]
+    if r == "gtsv":
+        if len(operands) != 4:
+            raise ValueError(f"takes 4 operands (dl, d, du, b), got {len(operands)}")
+        b, m, nrhs = _batch_matrix(operands[3], "operand 3 (b)")
+        for k, op in enumerate(operands):
+            if op.element_type is not dt:
+                raise ValueError(f"operand {k} must be {dt.name.lower()}, got {op}")
+        for k, what in enumerate(("dl", "d", "du")):
+            if operands[k].dimensions != b + (m,):
+                raise ValueError(f"{what} (operand {k}) must be [batch..., m] = {list(b + (m,))} as b, "
+                                 f"got {operands[k]}")
+        return [Shape(dt, b + (m,))] * 3 + [Shape(dt, operands[3].dimensions), Shape(S32, b)]
     if r == "geqp3":
         if len(operands) != 2:
             raise ValueError(f"takes 2 operands (a, jpvt), got {len(operands)}")
@@ -600,7 +613,7 @@ def in_place_operand(x) -> int | None:
     t = lapack_target(target_of(x))
     if t is None or t.routine == "geev":
         return None
-    return MATRIX_OPERAND.get(t.routine, 0)
+    return 0 if t.routine == "gtsv" else MATRIX_OPERAND.get(t.routine, 0)
 
 
 def lapack_attributes(x) -> dict:

@@ -87,6 +87,8 @@ class _Plan:
             else:
                 self.scratch.add("vl_work", es * n * n)
                 self.scratch.add("vr_work", es * n * n)
+        elif r == "gtsv" and self.n == 0:
+            self.scratch.add("b_work", es * max(self.m, 1))     # LAPACK writes b(n, 1) even for nrhs = 0
         elif r == "geqp3" and self.t.is_complex:
             self.scratch.add("rwork", rs * max(2 * n, 1))
         elif r == "gees" and self.t.is_complex:
@@ -309,6 +311,20 @@ def _geqp3(e: _Emit) -> None:
     e.run(args, query=("work",))
 
 
+def _gtsv(e: _Emit) -> None:
+    """jax's gtsv: LAPACK's dl is jax's dl from its second element on."""
+    p, t, b = e.plan, e.t, e.b
+    for k in range(4):
+        e.copy_input(k, k)
+    n, nrhs, ldb = e.int32(p.m), e.int32(p.n), e.int32(max(1, p.m))
+
+    def args(i, ws):
+        dl = b.gep(e.at(e.outs[0], i), [i64(t.dtype.byte_size)], inbounds=True, source_etype=I8)
+        rhs = e.at(e.outs[3], i) if p.n else e.scratch("b_work")
+        return [n, nrhs, dl, e.at(e.outs[1], i), e.at(e.outs[2], i), rhs, ldb, e.at(e.outs[4], i)]
+    e.run(args)
+
+
 def _syevd(e: _Emit) -> None:
     p, t = e.plan, e.t
     e.copy_input()
@@ -469,7 +485,7 @@ def _sytrd(e: _Emit) -> None:
 ROUTINES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
             "ungqr": _orgqr, "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev,
             "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd,
-            "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3}
+            "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3, "gtsv": _gtsv}
 
 
 def _emit(ctx: KernelContext) -> None:
@@ -477,6 +493,9 @@ def _emit(ctx: KernelContext) -> None:
     ctx.long_running = True
     e = _Emit(ctx, plan)
     if plan.batch == 0:
+        return
+    if plan.empty and plan.t.routine == "gtsv" and plan.m > 0:    # no right-hand side: still factored
+        ROUTINES["gtsv"](e)
         return
     if plan.empty and not (plan.t.routine == "geqp3" and plan.n > 0):   # geqp3 of 0 rows: jpvt
         if plan.t.routine in hcc.SINGLE_RESULT:
