@@ -191,6 +191,126 @@ def test_geqrf_and_orgqr(p, b, m, n):
 
 @pytest.mark.parametrize("b", BATCHES)
 @pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("left,transpose", [(True, False), (True, True), (False, False), (False, True)])
+@pytest.mark.parametrize("m,n,k", [(5, 3, 3), (4, 4, 2)])
+def test_ormqr_unmqr(p, b, left, transpose, m, n, k):
+    """Q (from geqrf's reflectors a, tau) times c: Q c, Q^H c, c Q, c Q^H."""
+    rng = np.random.default_rng(11)
+    t = TYPE_NAMES[p]
+    a = _rand(p, b + (m, n), rng)
+    tau = _rand(p, b + (k,), rng)
+    for i in np.ndindex(*b):                     # taus of real reflectors: 2 / |v|^2 makes H orthogonal
+        v = np.tril(a[i][:, :k], -1) + np.eye(m, k)
+        tau[i] = 2 / np.sum(np.abs(v) ** 2, axis=0)
+    cdims = b + ((m, 6) if left else (6, m))
+    c = _rand(p, cdims, rng)
+    routine = "unmqr" if p in "cz" else "ormqr"
+    text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, n), True), _arr(t, b + (k,)), _arr(t, cdims, True)],
+                   _arr(t, cdims, True), f"left = {str(left).lower()}, transpose = {str(transpose).lower()}")
+    got, ref = _run(text, a, tau, c)
+    _close(got, ref, p)
+    q = np.zeros(b + (m, m), a.dtype)
+    for i in np.ndindex(*b):
+        qi = np.eye(m, dtype=a.dtype)
+        for j in range(k):
+            v = (np.tril(a[i][:, :k], -1) + np.eye(m, k))[:, j]
+            qi = qi @ (np.eye(m) - tau[i][j] * np.outer(v, v.conj()))
+        q[i] = qi
+    qq = _herm(q) if transpose else q
+    _close(got, qq @ c if left else c @ qq, p, scale=4)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,n,fixed", [(5, 3, ()), (3, 5, ()), (6, 4, (2,)), (4, 5, (1, 3))])
+def test_geqp3(p, b, m, n, fixed):
+    """QR with column pivoting: a[:, jpvt - 1] = Q R, |diag R| decreasing over the free
+    columns; columns with a nonzero jpvt are fixed in front, in their order."""
+    rng = np.random.default_rng(12)
+    t, k = TYPE_NAMES[p], min(m, n)
+    a = _rand(p, b + (m, n), rng)
+    jpvt = np.zeros(b + (n,), np.int32)
+    jpvt[..., list(fixed)] = 1
+    text = _module(f"lapack_{p}geqp3_ffi", [_arr(t, b + (m, n), True), _arr("s32", b + (n,))],
+                   f"({_arr(t, b + (m, n), True)}, {_arr('s32', b + (n,))}, {_arr(t, b + (k,))})")
+    (r, piv, tau), (rr, rpiv, rtau) = _run(text, a, jpvt)
+    np.testing.assert_array_equal(piv, rpiv)
+    _close(r, rr, p, scale=4)
+    _close(tau, rtau, p, scale=4)
+    routine = "ungqr" if p in "cz" else "orgqr"
+    q_text = _module(f"lapack_{p}{routine}_ffi", [_arr(t, b + (m, k), True), _arr(t, b + (k,))],
+                     _arr(t, b + (m, k), True))
+    q = xlac.jit(q_text)(np.ascontiguousarray(r[..., :, :k]), tau)
+    for i in np.ndindex(*b):
+        assert list(piv[i][:len(fixed)]) == [c + 1 for c in fixed]
+        assert sorted(piv[i]) == list(range(1, n + 1))
+        _close(q[i] @ np.triu(r[i][:k, :]), a[i][:, piv[i] - 1], p, scale=4)
+        d = np.abs(np.diag(r[i]))[len(fixed):]
+        assert np.all(d[:-1] >= d[1:] * (1 - 1e-4))
+    if not fixed and p == "d":
+        from scipy.linalg import qr
+        for i in np.ndindex(*b):
+            _, rs, ps = qr(a[i], pivoting=True)
+            np.testing.assert_array_equal(piv[i] - 1, ps)
+            _close(np.abs(np.triu(r[i][:k])), np.abs(rs[:k]), p, scale=4)
+
+
+def test_geqp3_of_no_rows_numbers_the_columns():
+    text = _module("lapack_dgeqp3_ffi", ["f64[0,3]{0,1}", "s32[3]"], "(f64[0,3]{0,1}, s32[3], f64[0])")
+    (_, piv, _), (_, rpiv, _) = _run(text, np.zeros((0, 3)), np.array([0, 1, 0], np.int32))
+    np.testing.assert_array_equal(piv, [2, 1, 3])
+    np.testing.assert_array_equal(rpiv, [2, 1, 3])
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
+@pytest.mark.parametrize("m,nrhs", [(6, 2), (1, 3), (4, 0)])
+def test_gtsv(p, b, m, nrhs):
+    """Tridiagonal solve; dl[0] and du[m-1] are not part of the matrix."""
+    rng = np.random.default_rng(13)
+    t = TYPE_NAMES[p]
+    dl, du = _rand(p, b + (m,), rng), _rand(p, b + (m,), rng)
+    d = (_rand(p, b + (m,), rng) + 4).astype(DTYPES[p])
+    x = _rand(p, b + (m, nrhs), rng)
+    v, mat = _arr(t, b + (m,)), _arr(t, b + (m, nrhs), True)
+    text = _module(f"lapack_{p}gtsv_ffi", [v, v, v, mat], f"({v}, {v}, {v}, {mat}, {_arr('s32', b)})")
+    got, ref = _run(text, dl, d, du, x)
+    for g, r in zip(got, ref):
+        _close(g, r, p, scale=4)
+    assert np.all(got[4] == 0)
+    np.testing.assert_array_equal(got[0][..., :1], dl[..., :1])
+    np.testing.assert_array_equal(got[2][..., m - 1:], du[..., m - 1:])
+    a = np.zeros(b + (m, m), DTYPES[p])
+    for i in range(m):
+        a[..., i, i] = d[..., i]
+        if i:
+            a[..., i, i - 1], a[..., i - 1, i] = dl[..., i], du[..., i - 1]
+    _close(a @ got[3], x, p, scale=4 * m)
+
+
+def test_gtsv_info_of_a_singular_matrix():
+    z = np.zeros(3)
+    text = _module("lapack_dgtsv_ffi", ["f64[3]"] * 3 + ["f64[3,1]{0,1}"],
+                   "(f64[3], f64[3], f64[3], f64[3,1]{0,1}, s32[])")
+    got, ref = _run(text, z, z, z, np.ones((3, 1)))
+    assert got[4] == ref[4] == 1
+
+
+def test_ormqr_with_no_reflectors_and_empty_c():
+    c = np.arange(6.0).reshape(3, 2)
+    text = _module("lapack_dormqr_ffi", ["f64[3,0]{0,1}", "f64[0]", "f64[3,2]{0,1}"], "f64[3,2]{0,1}",
+                   "left = true, transpose = false")
+    got, ref = _run(text, np.zeros((3, 0)), np.zeros(0), c)
+    np.testing.assert_array_equal(got, c)
+    np.testing.assert_array_equal(ref, c)
+    text = _module("lapack_dormqr_ffi", ["f64[3,2]{0,1}", "f64[2]", "f64[3,0]{0,1}"], "f64[3,0]{0,1}",
+                   "left = true, transpose = false")
+    got, ref = _run(text, np.ones((3, 2)), np.ones(2), np.zeros((3, 0)))
+    assert got.shape == ref.shape == (3, 0)
+
+
+@pytest.mark.parametrize("b", BATCHES)
+@pytest.mark.parametrize("p", PREFIXES)
 @pytest.mark.parametrize("uplo,mode", [("L", "V"), ("U", "V"), ("L", "N")])
 def test_syevd_heevd(p, b, uplo, mode):
     rng = np.random.default_rng(5)

@@ -110,6 +110,86 @@ def _orgqr(t, vals, opts, shapes):
     return out
 
 
+def _ormqr(t, vals, opts, shapes):
+    a, tau, c = vals
+    k = tau.shape[-1]
+    out = c.copy()
+    lwork = max(1, c.shape[-1] if opts["side"] == "L" else c.shape[-2]) * 64
+    for b in _batches(c):
+        if k == 0:
+            continue                     # Q = I
+        cq, _work, _info = _fn(t)(opts["side"], opts["trans"], a[b][:, :k], tau[b], c[b], lwork)
+        out[b] = cq
+    return out
+
+
+def _geqp3_one(t, a, jpvt):
+    """LAPACK's geqp3 of one matrix, jpvt (1-based; nonzero: a column fixed in front)
+    given: the columns marked are moved to the front as geqp3 does and factored
+    without pivoting (geqrf, then ormqr on the rest), the trailing block with
+    pivoting (scipy's geqp3, which takes no jpvt)."""
+    m, n = a.shape
+    lapack, _ = scipy_modules(t.name)
+    a, jpvt, tau = a.copy(), jpvt.copy(), np.zeros(min(m, n), a.dtype)
+    nf = 0
+    for j in range(n):                   # dgeqp3's "move initial columns up front", 1-based values
+        if jpvt[j] != 0:
+            if j != nf:
+                a[:, [j, nf]] = a[:, [nf, j]]
+                jpvt[j] = jpvt[nf]
+                jpvt[nf] = j + 1
+            else:
+                jpvt[j] = j + 1
+            nf += 1
+        else:
+            jpvt[j] = j + 1
+    na = min(m, nf)
+    if na > 0:
+        qr, tau[:na], _work, _info = getattr(lapack, t.prefix + "geqrf")(a[:, :na])
+        a[:, :na] = qr
+        if na < n:
+            mq = getattr(lapack, t.prefix + ("unmqr" if t.is_complex else "ormqr"))
+            a[:, na:], _work, _info = mq("L", "C" if t.is_complex else "T", a[:, :na], tau[:na], a[:, na:],
+                                         max(1, n - na) * 64)
+    if nf < min(m, n):
+        qr, piv, tau[nf:], _work, _info = _fn(t)(a[nf:, nf:])
+        perm = nf + piv - 1
+        a[:nf, nf:] = a[:nf, perm]
+        a[nf:, nf:] = qr
+        jpvt[nf:] = jpvt[perm]
+    return a, jpvt, tau
+
+
+def _geqp3(t, vals, opts, shapes):
+    a, jpvt = vals
+    out, piv, tau = a.copy(), jpvt.astype(np.int32).copy(), np.zeros(shapes[2].dimensions, a.dtype)
+    for b in _batches(a):
+        out[b], piv[b], tau[b] = _geqp3_one(t, a[b], jpvt[b])
+    return out, piv, tau
+
+
+def _gtsv(t, vals, opts, shapes):
+    """jax's gtsv: dl[0] and du[m-1] are not used (LAPACK's dl is jax's dl[1:]); the
+    factored diagonals are returned in place (dl[0], du[m-1] unchanged)."""
+    dl, d, du, x = (v.copy() for v in vals)
+    info = np.zeros(x.shape[:-2], np.int32)
+    m, nrhs = x.shape[-2:]
+    if m == 0:
+        return dl, d, du, x, info
+    for b in _batches(x):
+        if m == 1:                       # scipy's wrapper refuses empty dl/du; LAPACK: x = b / d
+            info[b] = int(d[b][0] == 0)
+            if not info[b]:
+                x[b] = x[b] / d[b][0]
+            continue
+        rhs = x[b] if nrhs else np.zeros((m, 1), x.dtype)          # scipy's wrapper wants a column
+        du2, dd, uu, xx, info[b] = _fn(t)(dl[b][1:], d[b], du[b][:-1], rhs)
+        dl[b][1:], d[b], du[b][:-1] = du2, dd, uu
+        if nrhs:
+            x[b] = xx
+    return dl, d, du, x, info
+
+
 def _syevd(t, vals, opts, shapes):
     (a,) = vals
     n = a.shape[-1]
@@ -216,6 +296,7 @@ def _sytrd(t, vals, opts, shapes):
 
 
 _RULES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
+          "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3, "gtsv": _gtsv,
           "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev, "gees": _gees,
           "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
 
@@ -227,7 +308,9 @@ def evaluate(inst, values: list):
     shape = inst.shape
     shapes = list(shape.tuple_shapes) if shape.is_tuple else [shape]
     values = [np.asarray(v) for v in values]
-    if any(v.size == 0 for v in values[:1]):
+    if t.routine in ("ormqr", "unmqr") and values[2].size == 0:
+        return np.array(values[2])
+    if any(v.size == 0 for v in values[:1]) and t.routine not in ("ormqr", "unmqr", "geqp3", "gtsv"):
         out = [np.zeros(s.dimensions, s.dtype) for s in shapes]
         if t.routine in ("trsm", "orgqr", "ungqr"):
             out = [np.array(values[1] if t.routine == "trsm" else values[0])]

@@ -106,9 +106,29 @@ def cases(rng, t: str) -> dict:
     return {f"{name}_{t}": case for name, case in out.items()}
 
 
+def extra_cases(rng, t: str) -> dict:
+    """Cases added later (their own random numbers, so the others' stay as they were):
+    ``ormqr``/``unmqr``, ``geqp3`` and ``gtsv``."""
+    import jax._src.lax.linalg as lax_linalg
+
+    def m(*shape, kind="general"):
+        return _matrix(rng, shape, t, kind)
+    out = {
+        "householder_multiply": (lambda a, c: jax.lax.linalg.ormqr(*lax_linalg.geqrf(a), c, left=True,
+                                                                   transpose=True), [m(2, 5, 3), m(2, 5, 4)], None),
+        "householder_multiply_right": (lambda a, c: jax.lax.linalg.ormqr(*lax_linalg.geqrf(a), c, left=False),
+                                       [m(5, 3), m(2, 5)], None),
+        "qr_pivoting": (lambda a: tuple(jsl.qr(a, pivoting=True)), [m(5, 4)],
+                        ["phase_columns", "phase_rows", "equal"]),
+        "tridiagonal_solve": (jax.lax.linalg.tridiagonal_solve,
+                              [m(2, 6), m(2, 6) + 4, m(2, 6), m(2, 6, 3)], None),
+    }
+    return {f"{name}_{t}": case for name, case in out.items()}
+
+
 def _targets(text: str) -> list:
     import re
-    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z]+_ffi)"', text)))
+    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z0-9]+_ffi)"', text)))
 
 
 def write_case(name: str, fn, args, compare, x64: bool) -> dict:
@@ -150,6 +170,11 @@ def main() -> None:
                 manifest.append(write_case(name, fn, args, compare, x64))
             except Exception as e:  # noqa: BLE001 - a program jax cannot lower is left out, said so
                 print(f"skipped {name}: {type(e).__name__}: {e}", file=sys.stderr)
+    for k, t in enumerate(TYPES):
+        x64 = t in ("f64", "c128")
+        jax.config.update("jax_enable_x64", x64)
+        for name, (fn, args, compare) in extra_cases(np.random.default_rng(1000 + k), t).items():
+            manifest.append(write_case(name, fn, args, compare, x64))
     jax.config.update("jax_enable_x64", False)
     (OUT / "manifest.json").write_text(json.dumps(
         {"format": "xlac-hlo-corpus/1", "set": "xlac jax linalg",

@@ -45,6 +45,10 @@ SIGNATURES = {
     "gehrd": ((9, 0), (9, 0)),
     "sytrd": ((10, 1), None),
     "hetrd": (None, (10, 1)),
+    "ormqr": ((13, 2), None),
+    "unmqr": (None, (13, 2)),
+    "geqp3": ((9, 0), (10, 0)),
+    "gtsv": ((8, 0), (8, 0)),
 }
 
 

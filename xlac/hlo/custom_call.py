@@ -36,6 +36,7 @@ __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attr
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
+           "MATRIX_OPERAND", "SINGLE_RESULT",
            "check_no_host_callback", "XLA_TARGETS", "topk_of", "xla_lapack_call", "is_dce_sink"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
@@ -265,10 +266,20 @@ _REAL_OF = {F32: F32, F64: F64, C64: F32, C128: F64}
 LAPACK_ROUTINES = {
     "potrf": "sdcz", "trsm": "sdcz", "getrf": "sdcz", "geqrf": "sdcz", "orgqr": "sd", "ungqr": "cz",
     "syevd": "sd", "heevd": "cz", "gesdd": "sdcz", "gesvd": "sdcz", "geev": "sdcz", "gees": "sdcz",
-    "gehrd": "sdcz", "sytrd": "sd", "hetrd": "cz",
+    "gehrd": "sdcz", "sytrd": "sd", "hetrd": "cz", "ormqr": "sd", "unmqr": "cz",
+    "geqp3": "sdcz", "gtsv": "sdcz",
 }
 
-_LAPACK_NAME = re.compile(r"lapack_([sdcz])([a-z]+)_ffi")
+#: routine -> the operand that is the (batched) matrix of the call: its rank is the
+#: matrices' rank, its batch the call's batch, and (but ``geev``) the first result is a
+#: copy of it updated in place (``gtsv``: results are copies of dl, d, du, b, in that
+#: order).  Operand 0 for the routines not listed.
+MATRIX_OPERAND = {"trsm": 1, "ormqr": 2, "unmqr": 2, "gtsv": 3}
+
+#: The routines with one result (an array, not a tuple).
+SINGLE_RESULT = ("trsm", "orgqr", "ungqr", "ormqr", "unmqr")
+
+_LAPACK_NAME = re.compile(r"lapack_([sdcz])([a-z][a-z0-9]*)_ffi")
 
 
 @dataclass(frozen=True)
@@ -443,7 +454,20 @@ def lapack_options(t: LapackTarget, attrs: dict) -> dict:
         return {"mode": _char(attrs, "mode", "VN", "V"), "sort": sort}
     if r == "gehrd":
         return {"low": int(attrs.get("low", 1)), "high": attrs.get("high")}
+    if r in ("ormqr", "unmqr"):
+        return {"side": "L" if _bool(attrs, "left", True) else "R",
+                "trans": ("C" if t.is_complex else "T") if _bool(attrs, "transpose", False) else "N"}
     return {}
+
+
+def _bool(attrs: dict, name: str, default: bool) -> bool:
+    """A boolean attribute (jax passes ``left = true``)."""
+    value = attrs.get(name, default)
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"attribute {name}={value!r} must be true or false")
+        return value.lower() == "true"
+    return bool(value)
 
 
 def _batch_matrix(op: Shape, what: str, square: bool = False) -> tuple:
@@ -479,6 +503,44 @@ def _expected_results(t: LapackTarget, operands: list, opts: dict, given: list) 
         if not tau.is_array or tau.dimensions[:-1] != b or tau.rank != len(b) + 1 or tau.dimensions[-1] > min(m, n):
             raise ValueError(f"tau must be [batch..., k] with k <= min(m, n), got {tau}")
         return [Shape(dt, operands[0].dimensions)]
+    if r in ("ormqr", "unmqr"):
+        if len(operands) != 3:
+            raise ValueError(f"takes 3 operands (a, tau, c), got {len(operands)}")
+        b, ma, na = _batch_matrix(operands[0], "operand 0 (a)")
+        cb, mc, nc = _batch_matrix(operands[2], "operand 2 (c)")
+        tau = operands[1]
+        for k, op in enumerate(operands):
+            if op.element_type is not dt:
+                raise ValueError(f"operand {k} must be {dt.name.lower()}, got {op}")
+        if cb != b:
+            raise ValueError(f"a and c must have the same batch dimensions, got {operands[0]} and {operands[2]}")
+        if tau.dimensions[:-1] != b or tau.rank != len(b) + 1 or tau.dimensions[-1] > min(ma, na):
+            raise ValueError(f"tau must be [batch..., k] with k <= min(m, n) of a, got {tau}")
+        side = opts["side"]
+        if ma != (mc if side == "L" else nc):
+            raise ValueError(f"a has {ma} rows but c is {mc}x{nc}: on side {side} they must be c's "
+                             f"{'rows' if side == 'L' else 'columns'}")
+        return [Shape(dt, operands[2].dimensions)]
+    if r == "gtsv":
+        if len(operands) != 4:
+            raise ValueError(f"takes 4 operands (dl, d, du, b), got {len(operands)}")
+        b, m, nrhs = _batch_matrix(operands[3], "operand 3 (b)")
+        for k, op in enumerate(operands):
+            if op.element_type is not dt:
+                raise ValueError(f"operand {k} must be {dt.name.lower()}, got {op}")
+        for k, what in enumerate(("dl", "d", "du")):
+            if operands[k].dimensions != b + (m,):
+                raise ValueError(f"{what} (operand {k}) must be [batch..., m] = {list(b + (m,))} as b, "
+                                 f"got {operands[k]}")
+        return [Shape(dt, b + (m,))] * 3 + [Shape(dt, operands[3].dimensions), Shape(S32, b)]
+    if r == "geqp3":
+        if len(operands) != 2:
+            raise ValueError(f"takes 2 operands (a, jpvt), got {len(operands)}")
+        b, m, n = _batch_matrix(operands[0], "operand 0 (a)")
+        jpvt = operands[1]
+        if jpvt.element_type is not S32 or jpvt.dimensions != b + (n,):
+            raise ValueError(f"jpvt (operand 1) must be s32[batch..., n] = s32{list(b + (n,))}, got {jpvt}")
+        return [Shape(dt, operands[0].dimensions), Shape(S32, b + (n,)), Shape(dt, b + (min(m, n),))]
     if len(operands) != 1:
         raise ValueError(f"takes 1 operand, got {len(operands)}")
     square = r not in ("getrf", "geqrf", "gesdd", "gesvd")
@@ -532,7 +594,7 @@ def check_lapack(t: LapackTarget, operands: list, result: Shape, attrs: dict) ->
     opts = lapack_options(t, attrs)
     given = list(result.tuple_shapes) if result.is_tuple else [result]
     want = _expected_results(t, operands, opts, given)
-    single = t.routine in ("trsm", "orgqr", "ungqr")
+    single = t.routine in SINGLE_RESULT
     if single == result.is_tuple or len(given) != len(want) or \
             not all(g.is_array and g.compatible(w) for g, w in zip(given, want)):
         shown = want[0] if single else Shape.tuple(want)
@@ -547,11 +609,11 @@ def check_lapack(t: LapackTarget, operands: list, result: Shape, attrs: dict) ->
 def in_place_operand(x) -> int | None:
     """The operand whose buffer a LAPACK custom call may factor in place (its
     first result is a copy of it, jax's ``output_to_operand_aliasing``): the
-    matrix (``trsm``: the right-hand sides); None for other targets and ``geev``."""
+    matrix (``trsm``: the right-hand sides; ``ormqr``/``unmqr``: c); None for other targets and ``geev``."""
     t = lapack_target(target_of(x))
     if t is None or t.routine == "geev":
         return None
-    return 1 if t.routine == "trsm" else 0
+    return 0 if t.routine == "gtsv" else MATRIX_OPERAND.get(t.routine, 0)
 
 
 def lapack_attributes(x) -> dict:

@@ -845,7 +845,9 @@ def _lapack_layout(shape: Shape, matrix_rank: int) -> Shape:
 def custom_call_layouts(inst: HloInstruction) -> tuple[list, Shape]:
     """(operand shapes, result shape) with the layouts ``inst``'s target uses."""
     if hcc.is_builtin(hcc.target_of(inst)):
-        rank = inst.operands[0].shape.rank if inst.operands else 0
+        t = hcc.lapack_target(hcc.target_of(inst))
+        k = hcc.MATRIX_OPERAND.get(t.routine, 0)
+        rank = inst.operands[k].shape.rank if len(inst.operands) > k else 0
         operands = [_lapack_layout(o.shape, rank) for o in inst.operands]
         s = inst.shape
         result = Shape.tuple([_lapack_layout(e, rank) for e in s.tuple_shapes]) if s.is_tuple \

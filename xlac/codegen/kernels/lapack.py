@@ -55,14 +55,14 @@ class _Plan:
         self.inst = inst
         self.t = hcc.lapack_target(hcc.target_of(inst))
         self.opts = hcc.lapack_attributes(inst)
-        a = inst.operands[1 if self.t.routine == "trsm" else 0].shape
+        a = inst.operands[hcc.MATRIX_OPERAND.get(self.t.routine, 0)].shape
         self.batch = 1
         for d in a.dimensions[:-2]:
             self.batch *= d
         self.m, self.n = a.dimensions[-2:]
         if self.t.routine == "trsm":
             self.k = inst.operands[0].shape.dimensions[-1]
-        elif self.t.routine in ("orgqr", "ungqr"):
+        elif self.t.routine in ("orgqr", "ungqr", "ormqr", "unmqr"):
             self.k = inst.operands[1].shape.dimensions[-1]
         if max(self.m, self.n) > INT32_MAX:
             raise UnsupportedError("custom-call", f"{self.t.name}: a {self.m}x{self.n} matrix does not fit "
@@ -87,6 +87,10 @@ class _Plan:
             else:
                 self.scratch.add("vl_work", es * n * n)
                 self.scratch.add("vr_work", es * n * n)
+        elif r == "gtsv" and self.n == 0:
+            self.scratch.add("b_work", es * max(self.m, 1))     # LAPACK writes b(n, 1) even for nrhs = 0
+        elif r == "geqp3" and self.t.is_complex:
+            self.scratch.add("rwork", rs * max(2 * n, 1))
         elif r == "gees" and self.t.is_complex:
             self.scratch.add("rwork", rs * max(n, 1))
 
@@ -279,6 +283,48 @@ def _orgqr(e: _Emit) -> None:
           query=("work",))
 
 
+def _ormqr(e: _Emit) -> None:
+    p = e.plan
+    e.copy_input(2, 0)
+    if p.k == 0:
+        return                                          # Q = I
+    o = p.opts
+    ma = e.ins[0].shape.dimensions[-2]
+    side, trans = e.char(o["side"]), e.char(o["trans"])
+    m, n, k, lda, ldc, info = (e.int32(p.m), e.int32(p.n), e.int32(p.k), e.int32(max(1, ma)),
+                               e.int32(max(1, p.m)), e.int32(0, "info"))
+    e.run(lambda i, ws: [side, trans, m, n, k, e.at(e.ins[0], i), lda, e.at(e.ins[1], i), e.at(e.outs[0], i), ldc,
+                         ws["work"], ws["lwork"], info], query=("work",))
+
+
+def _geqp3(e: _Emit) -> None:
+    p, t = e.plan, e.t
+    e.copy_input()
+    e.copy_input(1, 1)
+    m, n, lda, info = e.int32(p.m), e.int32(p.n), e.int32(max(1, p.m)), e.int32(0, "info")
+
+    def args(i, ws):
+        out = [m, n, e.at(e.outs[0], i), lda, e.at(e.outs[1], i), e.at(e.outs[2], i), ws["work"], ws["lwork"]]
+        if t.is_complex:
+            out.append(e.scratch("rwork"))
+        return out + [info]
+    e.run(args, query=("work",))
+
+
+def _gtsv(e: _Emit) -> None:
+    """jax's gtsv: LAPACK's dl is jax's dl from its second element on."""
+    p, t, b = e.plan, e.t, e.b
+    for k in range(4):
+        e.copy_input(k, k)
+    n, nrhs, ldb = e.int32(p.m), e.int32(p.n), e.int32(max(1, p.m))
+
+    def args(i, ws):
+        dl = b.gep(e.at(e.outs[0], i), [i64(t.dtype.byte_size)], inbounds=True, source_etype=I8)
+        rhs = e.at(e.outs[3], i) if p.n else e.scratch("b_work")
+        return [n, nrhs, dl, e.at(e.outs[1], i), e.at(e.outs[2], i), rhs, ldb, e.at(e.outs[4], i)]
+    e.run(args)
+
+
 def _syevd(e: _Emit) -> None:
     p, t = e.plan, e.t
     e.copy_input()
@@ -438,7 +484,8 @@ def _sytrd(e: _Emit) -> None:
 #: routine -> emitter.
 ROUTINES = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
             "ungqr": _orgqr, "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "geev": _geev,
-            "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd}
+            "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd,
+            "ormqr": _ormqr, "unmqr": _ormqr, "geqp3": _geqp3, "gtsv": _gtsv}
 
 
 def _emit(ctx: KernelContext) -> None:
@@ -447,9 +494,12 @@ def _emit(ctx: KernelContext) -> None:
     e = _Emit(ctx, plan)
     if plan.batch == 0:
         return
-    if plan.empty:
-        if plan.t.routine in ("trsm", "orgqr", "ungqr"):
-            e.copy_input(1 if plan.t.routine == "trsm" else 0, 0)
+    if plan.empty and plan.t.routine == "gtsv" and plan.m > 0:    # no right-hand side: still factored
+        ROUTINES["gtsv"](e)
+        return
+    if plan.empty and not (plan.t.routine == "geqp3" and plan.n > 0):   # geqp3 of 0 rows: jpvt
+        if plan.t.routine in hcc.SINGLE_RESULT:
+            e.copy_input(hcc.MATRIX_OPERAND.get(plan.t.routine, 0), 0)
         else:
             e.zero(*range(len(e.outs)))
         return
