@@ -254,13 +254,16 @@ def entry_point_and_default_backend():
 
 
 @check("alone")
-def cpu_backend_by_name_is_xlac():
-    """jax asks for backend "cpu" by name (lax.scan puts forwarded numpy constants
-    there): with JAX_PLATFORMS=xlac that is xlac."""
+def cpu_lowerings_under_xlac_alone():
+    """With JAX_PLATFORMS=xlac jax lowers for platform "cpu" (its LAPACK lowerings: eigh),
+    and lax.scan forwards numpy constants to the default device."""
     import jax
-    assert jax.devices("cpu") == jax.devices()
-    carry, out = jax.lax.scan(lambda c, x: (c + x, x), 0., np.array([1., 2.]))
-    assert float(carry) == 3 and np.asarray(out).tolist() == [1, 2]
+    import jax.numpy as jnp
+    w, _ = jnp.linalg.eigh(jnp.diag(jnp.array([3.0, 1.0, 2.0])))
+    assert np.asarray(w).tolist() == [1, 2, 3]
+    c = np.arange(3.0, dtype=np.float32)
+    carry, out = jax.lax.scan(lambda k, x: (k + c * x, k.sum()), jnp.zeros(3), jnp.arange(4.0))
+    assert np.asarray(carry).tolist() == [0, 6, 12] and np.asarray(out).tolist() == [0, 0, 3, 9]
     assert out.devices() == {jax.devices()[0]}
 
 

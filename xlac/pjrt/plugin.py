@@ -18,19 +18,4 @@ def initialize() -> None:
     # no JAX_PLATFORMS jax's default backend stays its CPU, and xlac's devices
     # are there for jax.devices("xlac"); JAX_PLATFORMS=xlac selects xlac.
     xla_bridge.register_plugin(PLUGIN_NAME, priority=-100, c_api=capsule())
-    _answer_to_cpu(xla_bridge)
 
-
-def _answer_to_cpu(xla_bridge) -> None:
-    """Make ``backend="cpu"`` mean xlac where jax's own CPU backend is absent.
-
-    xlac's devices present themselves as platform ``cpu``, and jax asks for the
-    ``cpu`` backend by name in places (``lax.scan`` puts forwarded numpy
-    constants on ``local_devices(backend="cpu")``; ``jax.devices("cpu")``).
-    With ``JAX_PLATFORMS=xlac`` there is no backend of that name, so ``cpu``
-    becomes an alias that jax resolves to the first present of ``cpu`` (its
-    own, whenever it is there) and ``xlac``."""
-    aliases = xla_bridge._alias_to_platforms
-    targets = aliases.setdefault("cpu", ["cpu"])
-    if PLUGIN_NAME not in targets:
-        targets.append(PLUGIN_NAME)
