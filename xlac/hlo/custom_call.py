@@ -37,7 +37,7 @@ __all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attr
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
-           "check_no_host_callback", "XLA_TARGETS", "topk_of", "xla_lapack_call", "is_dce_sink"]
+           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_dce_sink"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -320,15 +320,16 @@ def lapack_target(name: str) -> LapackTarget | None:
     return LapackTarget(name, prefix, routine)
 
 
-#: XLA's own targets that stand for an HLO operation; XLA rewrites them before it compiles
-#: (TopkDecomposer, ShardingRemover, QrExpander) and so does xlac (``op-expander``, and the
-#: evaluator): ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its
-#: operand is laid out over devices, so its value is the operand's; ``Qr`` and
-#: ``ProductOfElementaryHouseholderReflectors`` are LAPACK's geqrf and orgqr/ungqr
-#: (:func:`xla_lapack_call`: the same results, in the same Householder form); jax's
-#: ``dce_sink`` (``lax.dce_sink``: it keeps a value alive through MLIR's dead-code
-#: elimination) has no result and, as jaxlib's CPU handler, does nothing.
-XLA_TARGETS = ("TopK", "Sharding", "Qr", "ProductOfElementaryHouseholderReflectors", "dce_sink")
+# XLA's own targets that stand for an HLO operation; XLA rewrites them before it compiles
+# (TopkDecomposer, ShardingRemover, QrExpander) and so does xlac (``op-expander``, and the
+# evaluator): ``TopK`` is ``topk`` (:func:`topk_of`); ``Sharding`` only annotates how its
+# operand is laid out over devices, so its value is the operand's; ``Qr`` and
+# ``ProductOfElementaryHouseholderReflectors`` are LAPACK's geqrf and orgqr/ungqr
+# (:func:`xla_lapack_call`: the same results, in the same Householder form); jax's
+# ``dce_sink`` (``lax.dce_sink``: it keeps a value alive through MLIR's dead-code
+# elimination) has no result and, as jaxlib's CPU handler, does nothing.
+
+#: XLA's QR targets: the LAPACK routine for real and for complex types.
 _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflectors": ("orgqr", "ungqr")}
 
 

@@ -722,7 +722,7 @@ def _implicit_broadcast(pad: _Padding, inst, operand_sizes, want):
     one's size is 1 and the other's larger, the first element along that dimension is
     repeated (XLA's implicit broadcast: ``select(size == 1 & size < other, broadcast(slice),
     operand)``); reading the larger at the smaller size needs nothing (a prefix)."""
-    if len(inst.operands) != 2 or inst.opcode == "select" or not inst.shape.is_array:
+    if len(inst.operands) != 2 or not inst.shape.is_array:
         return None
     a, b = inst.operands
     if not (a.shape.is_array and b.shape.is_array and a.shape.rank == b.shape.rank == inst.shape.rank):

@@ -872,7 +872,7 @@ def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInst
 
 @EXPANSIONS.register("custom-call")
 def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    """XLA's own targets (``hcc.XLA_TARGETS``): ``TopK`` as ``topk``, ``Sharding`` as its operand,
+    """XLA's own targets (see ``hlo.custom_call``): ``TopK`` as ``topk``, ``Sharding`` as its operand,
     ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls, ``dce_sink``
     as the empty tuple it returns."""
     target = hcc.target_of(inst)
