@@ -17,14 +17,17 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("XLA_FLAGS", "--xla_allow_excess_precision=false --xla_disable_hlo_passes=algsimp")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lax_programs as lp  # noqa: E402
+
+# Set for this process only when run as a script: a test importing this module sets
+# them around its own calls, never for the subprocesses of other tests.
+if __name__ == "__main__":
+    for _k, _v in lp.JAX_ENV.items():
+        os.environ.setdefault(_k, _v)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lax_programs as lp  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "jax_lax_programs.json"
 REFUSALS = (TypeError, jax.dtypes.TypePromotionError)

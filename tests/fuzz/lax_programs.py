@@ -35,6 +35,10 @@ import operator
 import numpy as np
 
 #: Element types of the arrays (HLO name -> numpy name).
+# The environment jax computes the expectations in: XLA without excess precision or its
+# algebraic simplifier (see generate_lax_programs.py), on jax's own CPU.
+JAX_ENV = {"XLA_FLAGS": "--xla_allow_excess_precision=false --xla_disable_hlo_passes=algsimp",
+           "JAX_PLATFORMS": "cpu"}
 DTYPES = {"pred": "bool", "s8": "int8", "s32": "int32", "u8": "uint8", "u32": "uint32",
           "f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 SHAPES = [(2, 3), (3,), (4,), (0, 3), (2, 0), (1, 3), (3, 1), ()]
