@@ -160,6 +160,45 @@ def test_successful_run_prints_nothing_on_stderr(tmp_path, exact_math):
                                    rtol=1e-5)
 
 
+NARROW_SOFTMAX = """HloModule m
+mx {{ a = {t}[] parameter(0)
+ b = {t}[] parameter(1)
+ ROOT c = {t}[] maximum(a, b) }}
+ad {{ a = {t}[] parameter(0)
+ b = {t}[] parameter(1)
+ ROOT c = {t}[] add(a, b) }}
+ENTRY e {{ p = {t}[8,256] parameter(0)
+ lo = {t}[] constant(-inf)
+ m = {t}[8] reduce(p, lo), dimensions={{1}}, to_apply=mx
+ mb = {t}[8,256] broadcast(m), dimensions={{0}}
+ d = {t}[8,256] subtract(p, mb)
+ x = {t}[8,256] exponential(d)
+ z = {t}[] constant(0)
+ s = {t}[8] reduce(x, z), dimensions={{1}}, to_apply=ad
+ sb = {t}[8,256] broadcast(s), dimensions={{0}}
+ ROOT r = {t}[8,256] divide(x, sb) }}
+"""
+
+
+@pytest.mark.parametrize("t", ["bf16", "f16", "f8e4m3fn"])
+def test_narrow_float_reductions_print_nothing_on_stderr(tmp_path, t):
+    # A reduction accumulating a narrow float asked LLVM for a vector width it
+    # could not use (the accumulator is rounded in integer arithmetic), and LLVM
+    # printed "remark: loop not vectorized" on every such compile.
+    import os
+    import subprocess
+    import sys
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(NARROW_SOFTMAX.format(t=t))
+    env = dict(os.environ)
+    env.pop("XLAC_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "xlac", "run", str(hlo), "--random-inputs",
+                           "--out", str(tmp_path / "out.npz")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+
+
 # Issue 12, items 6 and 10: nesting and characters the parser refuses, as one line
 # with the file, line and column (never "internal error: RecursionError").
 

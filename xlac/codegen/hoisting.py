@@ -35,7 +35,7 @@ from . import types
 from .emission import EmissionContext
 from .ir_array import Index, i64, scalar_index
 from .loops import for_range, loop_hints
-from .reduction import accumulate, finish_accumulator, simple_reducer, start_accumulator
+from .reduction import accumulate, accumulator_vector_bytes, finish_accumulator, simple_reducer, start_accumulator
 
 Generator = Callable[[Index], object]
 
@@ -156,7 +156,7 @@ class Hoisting:
                 d = order[level]
                 with for_range(b, shape.dimensions[d], f"row{d}", stack,
                                loop_hints(b.module, interleave=ROW_SCRATCH_INTERLEAVE,
-                                          element_bytes=pt.byte_size,
+                                          element_bytes=accumulator_vector_bytes(pt),
                                           trip_count=shape.dimensions[d])) as iv:
                     multi[d] = iv
                     depths[d] = len(stack)

@@ -75,12 +75,22 @@ def reduce_generator(em, inst, gens):
             loops = LoopState(order, in_shape.dimensions, multi, depths,
                                list(point.stack) if depths is not None else None,
                                point.avail if depths is not None else None,
-                               elem_types[0].byte_size if n == 1 else None)
+                               accumulator_vector_bytes(elem_types[0]) if n == 1 else None)
             reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
         if n == 1:
             return finish_accumulator(b, elem_types[0], accs[0], nan)
         return tuple(b.load(a) for a in accs)
     return gen
+
+
+def accumulator_vector_bytes(pt) -> int | None:
+    """The element size a reduction loop accumulating ``pt`` asks LLVM to vectorise
+    at (``loops.loop_hints``' ``element_bytes``), or None for no width.  A narrow
+    float's accumulator is rounded to its type in integer arithmetic at every step,
+    which LLVM's vectoriser does not recognise as a reduction; a loop with an
+    explicit width that it does not vectorise makes LLVM print "remark: loop not
+    vectorized" on the process's stderr."""
+    return None if pt.is_narrow_float else pt.byte_size
 
 
 def _nan_flag(em, acc) -> ir.Value:
