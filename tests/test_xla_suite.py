@@ -89,6 +89,33 @@ def test_judging_runs_xlac_and_names_the_first_difference():
         "implementation-defined"
 
 
+SINE_OF_DOT = """HloModule m
+ENTRY e {
+  p0 = s8[7,101] parameter(0)
+  p1 = f32[101,16] parameter(1)
+  c = f32[7,101] convert(p0)
+  d = f32[7,16] dot(c, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[7,16] sine(d)
+}"""
+
+
+def test_differences_are_rounding_when_xlac_is_as_close_to_the_f64_computation():
+    # sin of a dot of magnitude ~1000: an ulp of the dot moves the sine by ~1e-4, more
+    # than f32's tolerance; what decides is the distance to the computation in f64.
+    status, exact = compare.run_exact(SINE_OF_DOT)
+    assert status == "ok" and exact[0].dtype == np.float64
+    got = compare.run_on_xlac(SINE_OF_DOT)
+    ulps = np.float32(np.spacing(np.float32(1000)))
+    as_close = np.sin(exact[0] + 2 * ulps).astype(np.float32)        # XLA:CPU two ulps of d away
+    cause, why = compare.judge(SINE_OF_DOT, [_expect(as_close)], got, exact=lambda: (status, exact))
+    assert cause == "implementation-defined" and why.startswith("rounding: largest error"), why
+    # XLA:CPU exact, xlac a few ulps off: xlac is the less accurate one.
+    cause, _ = compare.judge(SINE_OF_DOT, [_expect(exact[0].astype(np.float32))], got,
+                             exact=lambda: (status, exact))
+    assert cause == "wrong-result"
+    assert compare.run_exact(NEGATE.replace("negate(p)", "bitcast(p)"))[0] == "no-exact"
+
+
 def _crash_or_hang(case):
     import os
     import time

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from tests.xla_suite import extract, store
-from tests.xla_suite.compare import judge, run_on_xlac
+from tests.xla_suite.compare import judge, run_exact, run_on_xlac
 from tests.xla_suite.worker import Worker
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     if missing:
         print(f"xla_suite: {len(missing)} case(s) have no XLA:CPU result in {args.reference} "
               f"(another XLA commit?), e.g. {missing[0].where}", file=sys.stderr)
-    worker, verdicts, left_out = Worker(run_on_xlac), {}, Counter()
+    worker, exact, verdicts, left_out = Worker(run_on_xlac), Worker(run_exact), {}, Counter()
     t0 = time.perf_counter()
     for case in todo:
         if case.key not in reference:
@@ -51,11 +51,13 @@ def main(argv=None) -> int:
         if status != "ok":
             left_out[status] += 1
             continue
-        cause, detail = judge(case.text, expected, worker.call(case.text, args.timeout), case.key)
+        cause, detail = judge(case.text, expected, worker.call(case.text, args.timeout), case.key,
+                              lambda: exact.call(case.text, args.timeout))
         verdicts[case.key] = (cause, detail)
         if cause != "pass":
             print(f"{case.where}: {cause}: {detail}")
     worker.close()
+    exact.close()
     counts = Counter(cause for cause, _ in verdicts.values())
     print(f"\n{len(verdicts)} modules XLA:CPU runs on one device, in {time.perf_counter() - t0:.0f} s:")
     for cause, n in counts.most_common():
