@@ -55,7 +55,7 @@ def test_types_and_layouts_match_the_evaluator(xt, kt, ot, layout):
     if xt == kt != "f32":
         notes = [str(d) for d in lower(xlac.parse_hlo(text)).hlo.diagnostics if d.source == "kernel-choice"]
         (note,) = notes
-        assert re.match(r"kernel \S+: convolution.implicit-gemm.widen \(not convolution.implicit-gemm: bf16/f16",
+        assert re.match(r"kernel \S+: convolution.implicit-gemm.widen \(not convolution.implicit-gemm: bf16/f16/f8/f4",
                         note)
 
 

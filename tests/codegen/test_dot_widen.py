@@ -71,7 +71,7 @@ def test_every_type_combination_matches_the_evaluator(lt, rt, ot):
     assert "xlac_gemm_" in exe.optimized_llvm_ir or "xlac.gemm.uk" in exe.optimized_llvm_ir
     if lt == rt != "f32":
         (note,) = kernel_of(text)
-        assert re.match(r"kernel \S+: dot.library-gemm.widen \(", note) and "not dot.library-gemm: bf16/f16" in note
+        assert re.match(r"kernel \S+: dot.library-gemm.widen \(", note) and "not dot.library-gemm: bf16/f16/f8/f4" in note
 
 
 # (lhs layout, rhs layout, result layout): column-major A, a transposed B,
@@ -154,3 +154,25 @@ def test_layout_assignment_copies_no_operand_of_a_packed_half_product():
     text = module("bf16", "bf16", "bf16", (64, 100), (100, 80), (64, 80), MATMUL)
     exe, _ = check(text, "bf16", inputs("bf16", "bf16", (64, 100), (100, 80)), 100)
     assert "relayout" not in exe.optimized_hlo.to_text()
+
+
+#: The 8- and 4-bit floats: widened on the same GEMM (one element at a time while packed).
+SMALL_FLOATS = ["f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3",
+                "f8e8m0fnu", "f4e2m1fn"]
+
+
+@pytest.mark.parametrize("t", SMALL_FLOATS)
+@pytest.mark.parametrize("ot", ["bf16", "f32"])
+def test_f8_and_f4_dots_run_on_the_gemm(t, ot):
+    # The library variant's symbol names its operand types; a name its parser did not
+    # know left the variant unloaded and the call jumped to address 0.
+    m, k, n = 40, 33, 50
+    layouts = dict(la="0,1", lb="0,1")          # column-major operands, as XLA's f8 tests have them
+    text = module(t, t, ot, (m, k), (k, n), (m, n), MATMUL, **layouts)
+    dtype = xlac.Shape(xlac.PrimitiveType(t), ()).dtype
+    rng = np.random.default_rng(1)
+    args = [np.asfortranarray(rng.uniform(0.1, 2, d)).astype(dtype) for d in ((m, k), (k, n))]
+    exe, _ = check(text, ot, args, 4 * k)
+    assert "xlac_gemm_" in exe.optimized_llvm_ir
+    (note,) = kernel_of(text)
+    assert re.match(r"kernel \S+: dot.library-gemm.widen \(", note), note

@@ -185,10 +185,6 @@ def splat(b: ir.IRBuilder, value, vty: ir.VectorType):
     return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, vty.count), [0] * vty.count))
 
 
-#: Element types the packing widens to f32 (their dots accumulate in f32).
-NARROW = (PT.BF16, PT.F16)
-
-
 def widen(b: ir.IRBuilder, x, src: PT, dst: PT):
     """``x`` (one element or a vector, as ``src`` is stored) exactly as ``dst``
     (f32): bf16 is the top half of an f32; f16 goes through ``fpext``, one

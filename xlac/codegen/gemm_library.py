@@ -104,7 +104,7 @@ class Variant:
     / ``"k"`` / ``"g"`` likewise for B's column (N) and row (K) index, or
     ``"d"``: B read in place by the strided micro-kernel (a short M; B's
     columns unit-stride).  ``a_pt``/``b_pt``: A's and B's element types when
-    narrower than ``pt`` (bf16, f16: widened to ``pt`` = f32 while packed;
+    narrower than ``pt`` (bf16, f16, f8, f4: widened to ``pt`` = f32 while packed;
     never read in place)."""
 
     pt: PT
@@ -135,8 +135,11 @@ class Variant:
                 lambda b, ab, d, t, w: emit_task(b, ab, _LibraryTask(b, self, d), t, w))
 
 
+#: The element types a variant's operands may be stored in (its tag names two of
+#: them one after the other: the longest alternative first).
+_STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
-                      rb"(?:_w(bf16|f16|f32)(bf16|f16|f32))?_(\w+)")
+                      rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -222,7 +225,7 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
     indices [lo, hi) through ``gemm.pack_panel`` (or one stream when the
     outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
     reaches the partial last one.  Elements of a narrower type than the
-    variant's (bf16, f16) are widened as they are copied (``gemm.widen``)."""
+    variant's (bf16, f16, f8, f4) are widened as they are copied (``gemm.widen``)."""
     pt, spt = v.pt, view.pt
     ety, sty = types.memory_type(pt), types.memory_type(spt)
     esize, sesize = pt.byte_size, spt.byte_size
@@ -487,6 +490,10 @@ def _referenced(names) -> list[Variant]:
     for name in sorted(set(names)):
         parsed = _parse_name(name)
         if parsed is None:
+            if re.fullmatch(rb"xlac_gemm_[0-9a-f]{16}_\w+", name):
+                # A variant this parser cannot name would stay unloaded, and MCJIT
+                # would link its calls to address 0.
+                raise RuntimeError(f"GEMM library symbol {name.decode()} names no variant")
             continue
         h, v = parsed
         if name_hash(v) != h:

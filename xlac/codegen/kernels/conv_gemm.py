@@ -150,7 +150,7 @@ class ConvPlan:
 
     @property
     def widened(self) -> bool:
-        """Whether input, kernel or result are narrower than ``pt`` (bf16, f16)."""
+        """Whether input, kernel or result are narrower than ``pt`` (bf16, f16, f8, f4)."""
         shapes = (self.conv.shape, self.conv.operands[0].shape, self.conv.operands[1].shape)
         return any(s.element_type is not self.pt for s in shapes)
 
@@ -209,7 +209,7 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
     elif all(t in NARROW_GEMM_TYPES for t in kinds):
         pt = F32
     else:
-        raise NotApplicable("not f32 or f64 operands and result of one type, nor of bf16/f16")
+        raise NotApplicable("not f32 or f64 operands and result of one type, nor of narrower floats")
     if _attr_int(conv, "feature_group_count") != 1 or _attr_int(conv, "batch_group_count") != 1:
         raise NotApplicable("grouped (feature_group_count or batch_group_count > 1)")
     if tuple(inst.shape.dimensions) != tuple(conv.shape.dimensions):
@@ -778,15 +778,15 @@ def _applies(widened: bool):
         if plan is None:
             return plan_conv.why_not(inst)
         if plan.widened != widened:
-            return ("bf16/f16: widened to f32 by convolution.implicit-gemm.widen" if plan.widened
-                    else "no bf16/f16 to widen")
+            return ("bf16/f16/f8/f4: widened to f32 by convolution.implicit-gemm.widen" if plan.widened
+                    else "no float narrower than f32 to widen")
         return None
     return applies
 
 
 IMPLICIT_GEMM = KernelCandidate("convolution.implicit-gemm", emit_convolution, _applies(False), _scratch_bytes,
                               shareable=True)
-#: The same kernel for bf16/f16 convolutions (f32 arithmetic), named apart so that dumps say so.
+#: The same kernel for convolutions of floats narrower than f32 (f32 arithmetic), named apart so that dumps say so.
 IMPLICIT_GEMM_WIDEN = KernelCandidate("convolution.implicit-gemm.widen", emit_convolution, _applies(True),
                                       _scratch_bytes, shareable=True)
 CANDIDATES = (IMPLICIT_GEMM, IMPLICIT_GEMM_WIDEN)

@@ -34,14 +34,14 @@ USE_LIBRARY = True
 
 def _widened_applies(widened: bool):
     """The plan's reason not to apply, or why the dot belongs to the other
-    family of candidates (``widened``: bf16/f16 widened to f32)."""
+    family of candidates (``widened``: narrow floats widened to f32)."""
     def applies(inst: HloInstruction) -> str | None:
         plan = plan_dot(inst)
         if plan is None:
             return plan_dot.why_not(inst)
         if plan.widened != widened:
-            return ("bf16/f16: widened to f32 by the .widen kernels" if plan.widened
-                    else "no bf16/f16 to widen")
+            return ("bf16/f16/f8/f4: widened to f32 by the .widen kernels" if plan.widened
+                    else "no float narrower than f32 to widen")
         return None
     return applies
 
@@ -73,7 +73,7 @@ def _kind_applies(kind: str, widened: bool = False):
 LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True)
 GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes, shareable=True)
 GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes, shareable=True)
-#: The same GEMMs for bf16/f16 dots: f32 arithmetic, operands widened while packed.
+#: The same GEMMs for dots of floats narrower than f32 (bf16, f16, f8, f4): f32 arithmetic, operands widened while packed.
 LIBRARY_GEMM_WIDEN = KernelCandidate("dot.library-gemm.widen", emit_library,
                                      lambda inst: _library_applies(inst, True), scratch_bytes, shareable=True)
 GEMM_WIDEN = KernelCandidate("dot.gemm.widen", emit_gemm, _kind_applies("gemm", True), scratch_bytes,

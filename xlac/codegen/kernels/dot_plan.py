@@ -32,8 +32,8 @@ groups).  The plan fixes, at compile time:
 * **Matrix-vector forms** (M or N is 1, ``kind == "gemv"``): the form
   (``rows``: dot products along unit-stride K; ``cols``: axpys along
   unit-stride rows; ``generic``) and the tasks over batch and rows.
-* **bf16 and f16** (operands of bf16, f16 or f32, at least one narrow; a
-  result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
+* **Floats narrower than f32** (bf16, f16, the f8 and f4 types: operands of
+  them or f32, at least one narrow; a result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
   narrow operands are widened while packed (never read in place), and when
   the dot's value is not f32, C accumulates in an f32 buffer in scratch
   (``DotPlan.c_scratch``), rounded once to the dot's type by a pass over the
@@ -48,7 +48,7 @@ import math
 from dataclasses import dataclass
 
 from ...hlo.ir import HloInstruction
-from ...shape import BF16, F16, F32, F64, Shape, strides
+from ...shape import F32, F64, PrimitiveType, Shape, strides
 from ..gemm import GroupMap
 from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
 from ..kernel_choice import NotApplicable, plan_function
@@ -134,7 +134,7 @@ class DotPlan:
 
     @property
     def widened(self) -> bool:
-        """Whether operands or result are narrower than ``pt`` (bf16, f16)."""
+        """Whether operands or result are narrower than ``pt`` (bf16, f16, f8, f4)."""
         return any(t is not self.pt for t in (self.a_pt, self.b_pt, self.dot_pt))
 
     @property
@@ -204,13 +204,15 @@ def the_dot(inst: HloInstruction) -> HloInstruction | None:
     return dot
 
 
-#: Element types a GEMM computing in f32 takes (bf16 and f16 are widened).
-NARROW_GEMM_TYPES = (BF16, F16, F32)
+#: Floats narrower than f32: a GEMM computing in f32 takes them widened while packed.
+NARROW_FLOATS = tuple(t for t in PrimitiveType if t.is_narrow_float)
+#: Element types a GEMM computing in f32 takes.
+NARROW_GEMM_TYPES = (F32, *NARROW_FLOATS)
 
 
 def supported(dot: HloInstruction) -> bool:
     """Whether ``dot`` is of f32 or f64 operands and result of one type, or
-    of bf16/f16/f32 operands and result with at least one bf16/f16 (array result)."""
+    of f32 and narrower floats (bf16, f16, f8, f4) with at least one narrower (array result)."""
     if not dot.shape.is_array:
         return False
     types_ = [dot.shape.element_type] + [o.shape.element_type for o in dot.operands]
@@ -219,7 +221,7 @@ def supported(dot: HloInstruction) -> bool:
 
 
 def compute_type(dot: HloInstruction):
-    """What the GEMM of ``dot`` computes in: f32 for bf16 and f16 (as XLA:CPU
+    """What the GEMM of ``dot`` computes in: f32 for the narrower floats (as XLA:CPU
     accumulates halves), else the dot's type."""
     return F32 if dot.shape.element_type in NARROW_GEMM_TYPES else dot.shape.element_type
 
@@ -237,7 +239,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if dot is None:
         raise NotApplicable("not one dot with an elementwise epilogue")
     if not supported(dot) or not inst.shape.is_array:
-        raise NotApplicable("not a dot of f32 or f64 operands and result of one type, nor of bf16/f16")
+        raise NotApplicable("not a dot of f32 or f64 operands and result of one type, nor of narrower floats")
     if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
         raise NotApplicable("the epilogue changes the dot's dimensions")
     info = dot_info(dot)
