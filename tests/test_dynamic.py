@@ -26,6 +26,9 @@ mul { a = f32[] parameter(0)
 max { a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT r = f32[] maximum(a, b) }
+add_s32 { a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[] add(a, b) }
 """
 
 
@@ -171,7 +174,7 @@ def test_set_dimension_size_dimension_out_of_range():
 
 def test_a_dimension_declared_static_is_static_where_inferred_dynamic():
     """XLA's verifier compares shapes ignoring dynamic dimensions: declared static, a
-    dimension is static (its bound) whatever the run-time size; past that size is padding."""
+    dimension holds its bound (get-dimension-size gives it); past the run-time size is padding."""
     text = module("""x = f32[10] parameter(0)
   n = s32[] parameter(1)
   d = f32[<=10] set-dimension-size(x, n), dimensions={0}
@@ -189,6 +192,26 @@ def test_a_dimension_declared_static_is_static_where_inferred_dynamic():
     # declared dynamic where it is not (size = the bound) is fine, as XLA's Compatible
     verify(xlac.parse_hlo(module("""x = f32[10] parameter(0)
   ROOT e = f32[<=10] exponential(x)""")))
+
+
+def test_a_run_time_size_goes_on_through_a_dimension_declared_static():
+    """XLA's dynamic dimension inference follows sizes, not declared shapes: a
+    set-dimension-size on dimension 2 keeps the size dimension 1 carries although its
+    result declares dimension 1 static, and the reshape and reduce after it read the
+    valid elements only (XLA's DynamicPadder test DoubleDynamicDimension: 16)."""
+    text = module("""p = s32[2,3,3] parameter(0)
+  two = s32[] constant(2)
+  a = s32[2,<=3,3] set-dimension-size(p, two), dimensions={1}
+  b = s32[2,3,<=3] set-dimension-size(a, two), dimensions={2}
+  r = s32[<=18] reshape(b)
+  zero = s32[] constant(0)
+  s = s32[] reduce(r, zero), dimensions={0}, to_apply=add_s32
+  e = s32[2,3,<=3] negate(b)
+  t = s32[] reduce(e, zero), dimensions={0,1,2}, to_apply=add_s32
+  ROOT out = (s32[], s32[]) tuple(s, t)""")
+    x = np.tile(np.arange(9, dtype=np.int32).reshape(1, 3, 3), (2, 1, 1))
+    for who, got in (("evaluate", xlac.evaluate(text, x)), ("jit", xlac.jit(text)(x))):
+        assert [int(v) for v in got] == [16, -16], who
 
 
 def test_set_dimension_size_to_the_bound_removes_the_dynamic_dimension():

@@ -271,7 +271,7 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
     n = comp.num_parameters
     if len(args) != n:
         raise ValueError(f"computation {comp.name} takes {n} argument(s), got {len(args)}")
-    values, known = {}, {}
+    values, known, sizes = {}, {}, {}
     with np.errstate(all="ignore"):  # integer wrap-around and IEEE specials are intended
         for inst in _schedule(comp):
             if inst.opcode == "parameter":
@@ -281,8 +281,9 @@ def _run(comp: HloComputation, args: list, batch: tuple | None = None):
                 if rule is None:
                     raise UnsupportedError(inst.opcode)
                 vals = [values[id(o)] for o in inst.operands]
-                if dynamic.involved(inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs):
-                    value = _as_value(_dynamic_step(rule, inst, vals, known))
+                if dynamic.involved(inst.opcode, [o.shape for o in inst.operands], inst.shape, inst.attrs) \
+                        or any(id(o) in sizes for o in inst.operands):
+                    value = _as_value(_dynamic_step(rule, inst, vals, known, sizes))
                 else:
                     value = _as_value(rule(inst, vals))
             _check_result(inst, inst.shape, value, batch)
@@ -328,16 +329,20 @@ class _Resized:
         return getattr(self._inst, name)
 
 
-def _dynamic_step(rule, inst, vals: list, known: dict):
+def _dynamic_step(rule, inst, vals: list, known: dict, carried: dict):
     """Run ``rule`` on operands sliced to the sizes the op reads them at, with
     the result shape at the sizes the size rules give.  ``known`` holds, by
     instruction, its sizes as shape inference knows them (ints where known at
-    compile time), which some rules need besides the run-time sizes."""
+    compile time), which some rules need besides the run-time sizes.
+    ``carried``: by instruction, the run-time sizes of a value that has one at a
+    dimension it declares static (the value holds the bound there, padded)."""
     shapes = [o.shape for o in inst.operands]
+    vals = [_conform(inst, k, v, carried[id(o)]) if id(o) in carried else v
+            for k, (o, v) in enumerate(zip(inst.operands, vals))]
     sizes = [_sizes_of(v, s) for v, s in zip(vals, shapes)]
     flags = [known.get(id(o)) or dynamic.flag_sizes(o.shape) for o in inst.operands]
-    known[id(inst)] = dynamic.normalize(dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape,
-                                                          dynamic.FLAGS, known=flags)[0], inst.shape)
+    known[id(inst)] = dynamic.propagate(inst.opcode, inst.attrs, shapes, flags, inst.shape,
+                                        dynamic.FLAGS, known=flags)[0]
     if inst.opcode in _DYNAMIC_DIRECT:            # checked by the size rule, run on the values as they are
         return rule(inst, vals)
     resized: dict = {}
@@ -346,6 +351,8 @@ def _dynamic_step(rule, inst, vals: list, known: dict):
                                    known=flags, resized=resized)
     vals = [_conform(inst, k, v, w) for k, (v, w) in enumerate(zip(vals, want))]
     seen = _Resized(inst, _sized(inst.shape, tree), dict(inst.attrs, **resized))
+    if tree != dynamic.normalize(tree, inst.shape):
+        carried[id(inst)] = tree
     return _declared(rule(seen, vals), tree, inst.shape)
 
 
@@ -357,9 +364,10 @@ def _sizes_of(value, shape: Shape):
 
 def _declared(value, tree, shape: Shape):
     """``value`` (at the run-time sizes ``tree``) at the sizes ``shape`` declares: a
-    dimension declared static where the size rules give a run-time size is static,
-    as XLA's verifier lets it be; past the run-time size is padding (zeros here,
-    whatever the buffer holds in compiled code)."""
+    dimension declared static where the size rules give a run-time size holds its
+    bound, as XLA's verifier lets it be, padded past the run-time size (zeros here,
+    whatever the buffer holds in compiled code); the ops that read it read the
+    valid elements, as XLA's dynamic dimension inference has them do."""
     if shape.is_tuple:
         return tuple(_declared(v, t, s) for v, t, s in zip(value, tree, shape.tuple_shapes))
     if not (shape.is_array and isinstance(value, np.ndarray)) or value.ndim != shape.rank:
@@ -1070,7 +1078,11 @@ def _dynamic_update_slice(inst, vals):
 
 @_rule("get-dimension-size")
 def _get_dimension_size(inst, vals):
-    return np.int32(vals[0].shape[_ints(inst.attrs["dimensions"])[0]])
+    # A dimension its operand declares static is its bound, whatever size it carries
+    # (XLA's algebraic simplifier folds the op to the bound before the padder runs).
+    d = _ints(inst.attrs["dimensions"])[0]
+    x = inst.operands[0].shape
+    return np.int32(vals[0].shape[d] if x.is_dynamic_dimension(d) else x.dimensions[d])
 
 
 @_rule("set-dimension-size")

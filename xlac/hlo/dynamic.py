@@ -62,7 +62,7 @@ from ..errors import UnsupportedError
 from ..shape import Shape
 
 __all__ = ["DYNAMIC", "SizeArith", "FLAGS", "INTS", "SIZE_RULES", "SizeContext", "propagate", "as_flags",
-           "involved", "branch_computations", "dynamic_dims", "sizes_at", "static_sizes", "flag_sizes", "with_flags", "normalize", "first_dynamic",
+           "involved", "branch_computations", "dynamic_dims", "sizes_at", "static_sizes", "flag_sizes", "with_flags", "normalize", "carries_size", "first_dynamic",
            "supported_opcodes", "common_factors"]
 
 
@@ -262,15 +262,34 @@ def propagate(opcode: str, attrs: dict, shapes: Sequence[Shape], sizes: Sequence
     :class:`SizeContext`).  Raises ``UnsupportedError`` for an op without a rule
     that has a dynamic operand or result."""
     rule = SIZE_RULES.get(opcode)
+    known = list(known) if known is not None else [as_flags(t) for t in sizes]
+    # A dimension is dynamic where its size is, whatever the operand declares (XLA's
+    # DynamicDimensionInference follows the sizes: an operand declared static may carry
+    # the run-time size its own operand gave it).
+    shapes = [with_flags(s, k, keep=True) if _matches(s, k) else s for s, k in zip(shapes, known)]
     if rule is None:
         raise _unsupported(opcode, shapes, result)
-    ctx = SizeContext(opcode, attrs, list(shapes), list(sizes), result, arith,
-                      value or (lambda i, k=None: DYNAMIC),
-                      list(known) if known is not None else [as_flags(t) for t in sizes])
+    ctx = SizeContext(opcode, attrs, shapes, list(sizes), result, arith,
+                      value or (lambda i, k=None: DYNAMIC), known)
     tree = rule(ctx)
     if resized is not None:
         resized.update(ctx.resized)
     return tree, ctx.want
+
+
+def _matches(shape: Shape, tree) -> bool:
+    """Whether ``tree`` is a size tree of ``shape`` (as deep, as many dimensions)."""
+    if shape.is_tuple:
+        return isinstance(tree, list) and len(tree) == len(shape.tuple_shapes) and \
+            all(_matches(s, t) for s, t in zip(shape.tuple_shapes, tree))
+    return isinstance(tree, tuple) and len(tree) == (shape.rank if shape.is_array else 0)
+
+
+def carries_size(tree) -> bool:
+    """Whether a size tree holds a size that is not an int (a run-time size)."""
+    if isinstance(tree, (list, tuple)):
+        return any(carries_size(t) for t in tree)
+    return not isinstance(tree, int)
 
 
 def as_flags(tree):

@@ -302,7 +302,8 @@ class _Padding:
         ops = list(inst.operands)
         shapes = [o.shape for o in ops]
         if inst.opcode not in REPLACED_OPCODES and not dynamic.involved(inst.opcode, shapes, inst.shape,
-                                                                        inst.attrs):
+                                                                        inst.attrs) \
+                and not any(dynamic.carries_size(self.sizes[id(o)]) for o in ops):
             self.sizes[id(inst)] = dynamic.static_sizes(inst.shape)
             return
         if inst.opcode == "call":
@@ -314,7 +315,8 @@ class _Padding:
         operand_sizes = [self.sizes[id(o)] for o in ops]
         tree, want = dynamic.propagate(inst.opcode, inst.attrs, shapes, operand_sizes, inst.shape, self.b,
                                        value=lambda i, k=None: ops[i] if k is None else self.b.element(ops[i], k))
-        tree = dynamic.normalize(tree, inst.shape)
+        # Not normalised: a dimension declared static keeps the run-time size it is
+        # given (see dynamic.propagate); get-dimension-size reads the declared bound.
         self.sizes[id(inst)] = tree
         fix = _FIXES.get(inst.opcode)
         if fix is not None:
