@@ -67,3 +67,45 @@ def test_compile_options_and_device_assignment_round_trip():
     build = b"\x20\x02\x28\x03" + b"\x4a" + bytes([len(da)]) + da        # num_replicas, num_partitions, da
     options = compile_options.parse(b"\x1a" + bytes([len(build)]) + build)
     assert (options.num_replicas, options.num_partitions, options.device_ids) == (2, 3, (0, 1, 2, 3, 4, 5))
+
+
+def test_dispatch_calls_are_answered_without_python(monkeypatch):
+    """What jax asks around every execution (a buffer's device and memory, the
+    memory's kind, the ready event) is answered from the handles' blocks in native
+    code; a handle the native path does not know (released) goes to Python, which
+    reports it."""
+    from xlac.pjrt import events, handles
+    options = (capi.NamedValue * 1)()
+    _, created = call("Client_Create", create_options=options, num_options=0)
+    _, devices = call("Client_Devices", client=created.client)
+    device = ctypes.c_void_p.from_address(devices.devices).value
+    data = np.arange(3, dtype=np.float32)
+    _, made = call("Client_BufferFromHostBuffer", client=created.client, data=data.ctypes.data,
+                   type=capi.BUFFER_TYPES.index("F32"), dims=(ctypes.c_int64 * 1)(3), num_dims=1, device=device)
+    # Whatever enters Python looks its handle up: count the lookups.
+    lookups = []
+    real_lookup = handles.lookup
+    monkeypatch.setattr(handles, "lookup", lambda *a: lookups.append(a[2]) or real_lookup(*a))
+    error, dev = call("Buffer_Device", buffer=made.buffer)
+    assert not error and dev.device == device
+    error, mem = call("Buffer_Memory", buffer=made.buffer)
+    assert not error and mem.memory
+    error, kind = call("Memory_Kind", memory=mem.memory)
+    assert not error and ctypes.string_at(kind.kind, kind.kind_size) == b"device"
+    ready = made.done_with_host_buffer
+    assert ready == events.ready()
+    error, is_ready = call("Event_IsReady", event=ready)
+    assert not error and is_ready.is_ready
+    seen = []
+    callback = capi.EVENT_CALLBACK(lambda err, arg: seen.append((err, arg)))
+    error, _ = call("Event_OnReady", event=ready, callback=ctypes.cast(callback, ctypes.c_void_p), user_arg=7)
+    assert not error and seen == [(None, 7)]
+    assert not call("Event_Destroy", event=ready)[0] and not call("Event_Await", event=ready)[0]
+    assert lookups == []                     # none of these entered Python
+    assert events.lookup(ready).is_ready     # destroying the ready event left it in place
+    # A released buffer's block is zeroed: the Python path says what is wrong.
+    assert not call("Buffer_Destroy", buffer=made.buffer)[0]
+    error, _ = call("Buffer_Device", buffer=made.buffer)
+    code, text = message(error)
+    assert code == capi.INVALID_ARGUMENT and "is not a live PJRT_Buffer" in text
+    assert not call("Client_Destroy", client=created.client)[0]

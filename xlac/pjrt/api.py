@@ -22,7 +22,7 @@ from .client import Client, Device, DeviceDescription, Memory, Topology, named_v
 from .errors import PjrtError
 from .executable import Executable, deserialize
 from .program import read as read_program, stablehlo_version
-from .trampolines import Trampolines
+from .trampolines import Native, Trampolines
 
 _IMPLEMENTATIONS: dict = {}
 
@@ -144,7 +144,7 @@ def plugin_attributes(a):
 # -- events ---------------------------------------------------------------------------
 @implements("Event_Destroy")
 def event_destroy(a):
-    handles.release(a.event)
+    events.destroy(a.event)
 
 
 @implements("Event_IsReady")
@@ -769,6 +769,42 @@ _TABLE = None
 _TRAMPOLINES = None            # the native entries and the ctypes callbacks behind them
 
 
+def _native(name: str, handle: str, tag: int, copies: dict | None = None, constants: dict | None = None,
+            callback: tuple | None = None) -> Native:
+    """PJRT_<name>'s native answer (:class:`trampolines.Native`), by field names of
+    its arguments: ``copies`` {out field: block field index}, ``constants`` {out
+    field: value}, ``callback`` (function field, user argument field)."""
+    args = capi.ARGS[name]
+
+    def at(field):
+        return getattr(args, field).offset
+
+    def bits(field):
+        return 8 * getattr(args, field).size
+    return Native(at(handle), tag,
+                  tuple((k, at(f), bits(f)) for f, k in (copies or {}).items()),
+                  tuple((at(f), bits(f), int(v)) for f, v in (constants or {}).items()),
+                  (at(callback[0]), at(callback[1])) if callback else None)
+
+
+#: The calls jax makes around every execution, answered in native code from the
+#: handles' blocks (see :mod:`xlac.pjrt.trampolines`): the Python implementations
+#: above answer the same for any handle the native path passes on.
+NATIVE = {
+    "Executable_NumReplicas": ("executable", handles.EXECUTABLE_TAG, {"num_replicas": 0}),
+    "Executable_NumPartitions": ("executable", handles.EXECUTABLE_TAG, {"num_partitions": 1}),
+    "Executable_NumOutputs": ("executable", handles.EXECUTABLE_TAG, {"num_outputs": 2}),
+    "Buffer_Device": ("buffer", handles.BUFFER_TAG, {"device": 0}),
+    "Buffer_Memory": ("buffer", handles.BUFFER_TAG, {"memory": 1}),
+    "Memory_Kind": ("memory", handles.MEMORY_TAG, {"kind": 0, "kind_size": 1}),
+    "Event_Destroy": ("event", handles.READY_EVENT_TAG),
+    "Event_Error": ("event", handles.READY_EVENT_TAG),
+    "Event_Await": ("event", handles.READY_EVENT_TAG),
+    "Event_IsReady": ("event", handles.READY_EVENT_TAG, None, {"is_ready": 1}),
+    "Event_OnReady": ("event", handles.READY_EVENT_TAG, None, None, ("callback", "user_arg")),
+}
+
+
 def function_table() -> capi.Api:
     """The PJRT_Api structure (made once; lives as long as the process).  Its
     slots are native trampolines (:mod:`xlac.pjrt.trampolines`) calling the
@@ -778,7 +814,8 @@ def function_table() -> capi.Api:
         callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
                      for name in capi.FUNCTIONS]
         void = {k for k, name in enumerate(capi.FUNCTIONS) if name in capi.VOID_FUNCTIONS}
-        _TRAMPOLINES = Trampolines(callbacks, void)
+        native = {k: _native(name, *NATIVE[name]) for k, name in enumerate(capi.FUNCTIONS) if name in NATIVE}
+        _TRAMPOLINES = Trampolines(callbacks, void, native)
         table = capi.Api()
         table.struct_size = ctypes.sizeof(capi.Api)
         table.pjrt_api_version = capi.Api_Version(ctypes.sizeof(capi.Api_Version), None, capi.MAJOR, capi.MINOR)

@@ -40,6 +40,9 @@ _CODE_OF_DTYPE = {}
 
 def type_code_of_dtype(dtype: np.dtype) -> int:
     """The PJRT_Buffer_Type of a numpy dtype xlac uses for an element type."""
+    code = _CODE_OF_DTYPE.get(dtype)
+    if code is not None:
+        return code
     if not _CODE_OF_DTYPE:
         for code, name in enumerate(capi.BUFFER_TYPES):
             if name not in ("INVALID", "TOKEN") and name in PrimitiveType.__members__:
@@ -64,9 +67,27 @@ class Buffer:
         self.external_references = 0
         self._held = None                     # the array while deleted but referenced
         self.ndim = self.array.ndim
-        self.dims = (ctypes.c_int64 * max(1, self.ndim))(*self.array.shape)
-        self.minor_to_major = (ctypes.c_int64 * max(1, self.ndim))(*range(self.ndim - 1, -1, -1))
-        self.handle = handles.new(self)
+        self._shape = self.array.shape
+        self._c_dims = None                   # made when asked for (not on the dispatch path)
+        self.handle = handles.new(self, tag=handles.BUFFER_TAG, fields=device.native_fields)
+
+    @property
+    def dims(self) -> ctypes.Array:
+        """The dimensions as a C array of int64 (kept with the buffer)."""
+        self._c_arrays()
+        return self._c_dims
+
+    @property
+    def minor_to_major(self) -> ctypes.Array:
+        """The (row-major) layout's minor_to_major as a C array of int64."""
+        self._c_arrays()
+        return self._c_m2m
+
+    def _c_arrays(self) -> None:
+        if self._c_dims is None:
+            n = max(1, self.ndim)
+            self._c_dims = (ctypes.c_int64 * n)(*self._shape)
+            self._c_m2m = (ctypes.c_int64 * n)(*range(self.ndim - 1, -1, -1))
 
     @property
     def nbytes(self) -> int:

@@ -79,7 +79,8 @@ class Memory:
         self.strings = Strings()
         self.devices = handle_array([device])
         self.user_data = {}               # PJRT_Memory_FunctionTable's get/set_user_data
-        self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE))
+        self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE), tag=handles.MEMORY_TAG,
+                                  fields=self.strings.get(self.kind))      # PJRT_Memory_Kind's answer
 
     @property
     def debug_string(self) -> str:
@@ -113,6 +114,8 @@ class Device:
         self.handle = handles.new(self)
         self.memory = Memory(self)
         self.memories = handle_array([self.memory])
+        #: What a buffer on this device carries for the native entries (Buffer_Device, Buffer_Memory).
+        self.native_fields = (self.handle, self.memory.handle)
 
 
 class Topology:

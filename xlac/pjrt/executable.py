@@ -59,7 +59,8 @@ class Executable:
         self.deleted = False
         self._init_c_views()
         self.references = 1                  # the loaded executable's; GetExecutable adds one
-        self.handle = handles.new(self)
+        self.handle = handles.new(self, tag=handles.EXECUTABLE_TAG,
+                                  fields=(options.num_replicas, options.num_partitions, len(self.outputs)))
 
     def unref(self) -> None:
         """Drop one holder's reference; the handle goes with the last."""
@@ -113,10 +114,13 @@ class Executable:
             raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} takes {self.num_parameters} arguments, "
                                                    f"got {len(arguments)}")
         device = device or self.device
-        arrays = [b.data(f"argument {k} of {self.name}") for k, b in enumerate(arguments)]
+        arrays = [b.array for b in arguments]
+        if any(b.deleted for b in arguments):
+            k = next(k for k, b in enumerate(arguments) if b.deleted)
+            arguments[k].data(f"argument {k} of {self.name}")          # raises, naming it
         results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
-        outputs = [Buffer(np.asarray(r), device) for r in results]
+        outputs = [Buffer(r if type(r) is np.ndarray else np.asarray(r), device) for r in results]
         for k in self.program.donated:
             if k not in non_donatable and k < len(arguments):
                 arguments[k].delete()

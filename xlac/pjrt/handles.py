@@ -2,19 +2,40 @@
 
 The PJRT C API hands the caller pointers (``PJRT_Client*``, ``PJRT_Buffer*``
 ...) and takes them back.  Each Python object the caller may name gets a small
-block of C memory whose address is its handle; the block's first word is the
-object's function table where the header gives the type one (``PJRT_Error``,
-``PJRT_Memory``), else zero.  The registry keeps the block and the object
-alive until the handle is released, and finds the object from the address
-(``lookup`` checks the kind, so a stale or wrong pointer is an error, never a
-crash).
+block of C memory whose address is its handle.  The block's words:
+
+* 0: the object's function table where the header gives the type one
+  (``PJRT_Error``, ``PJRT_Memory``), else zero;
+* 1: a tag saying which kind of object it is, for the native entries that
+  answer a call without Python (:data:`NATIVE_TAGS`; zero otherwise);
+* 2..: that kind's fields the native entries read (``xlac.pjrt.trampolines``).
+
+The registry keeps the block and the object alive until the handle is
+released, and finds the object from the address (``lookup`` checks the kind,
+so a stale or wrong pointer is an error, never a crash).  A released block is
+zeroed and kept for the next handle, never freed: a native entry reading a
+stale handle reads zeros (no tag: the Python path, which reports it), never
+freed memory.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
 
+#: Words in a handle's block: function table, tag, and up to three fields.
+BLOCK_WORDS = 5
+#: Word indices of the tag and of the first field.
+TAG_WORD, FIELD_WORD = 1, 2
+
+# Tags of the kinds the native entries answer for ("xlac" and a number: never a
+# small integer or pointer-looking value by accident).
+EXECUTABLE_TAG = 0x78_6C_61_63_00_00_00_01
+BUFFER_TAG = 0x78_6C_61_63_00_00_00_02
+MEMORY_TAG = 0x78_6C_61_63_00_00_00_03
+READY_EVENT_TAG = 0x78_6C_61_63_00_00_00_04
+
 _objects: dict[int, tuple[object, ctypes.Array]] = {}
+_free: list[ctypes.Array] = []
 _lock = threading.Lock()
 
 
@@ -22,12 +43,16 @@ class HandleError(ValueError):
     """A handle that names no live object of the expected kind."""
 
 
-def new(obj, head: int = 0) -> int:
+def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
     """A new handle for ``obj``; ``head`` is the first word of its C block
-    (a function table's address, or 0)."""
-    block = (ctypes.c_void_p * 2)(head or None, None)
-    address = ctypes.addressof(block)
+    (a function table's address, or 0), ``tag`` and ``fields`` what the native
+    entries read for it (ints: counts or addresses)."""
     with _lock:
+        block = _free.pop() if _free else (ctypes.c_void_p * BLOCK_WORDS)()
+        block[0], block[TAG_WORD] = head or None, tag or None
+        for k, value in enumerate(fields):
+            block[FIELD_WORD + k] = value or None
+        address = ctypes.addressof(block)
         _objects[address] = (obj, block)
     return address
 
@@ -42,9 +67,13 @@ def lookup(address, kind: type, what: str):
 
 
 def release(address) -> None:
-    """Forget handle ``address`` (its block is freed with the last reference)."""
+    """Forget handle ``address``; its block is zeroed and kept for reuse."""
     with _lock:
-        _objects.pop(address or 0, None)
+        entry = _objects.pop(address or 0, None)
+        if entry is not None:
+            block = entry[1]
+            ctypes.memset(block, 0, ctypes.sizeof(block))
+            _free.append(block)
 
 
 def live_count(kind: type) -> int:
