@@ -12,15 +12,14 @@ block of C memory whose address is its handle.  The block's words:
 
 The registry keeps the block and the object alive until the handle is
 released, and finds the object from the address (``lookup`` checks the kind,
-so a stale or wrong pointer is an error, never a crash).  A released block is
-zeroed and kept for the next handle, never freed: a native entry reading a
-stale handle reads zeros (no tag: the Python path, which reports it), never
+so a stale or wrong pointer is an error, never a crash).  A released block
+loses its tag and is kept for the next handle, never freed: a native entry
+reading a stale handle finds no tag (the Python path, which reports it), never
 freed memory.
 """
 from __future__ import annotations
 
 import ctypes
-import threading
 
 #: Words in a handle's block: function table, tag, and up to three fields.
 BLOCK_WORDS = 5
@@ -36,7 +35,6 @@ READY_EVENT_TAG = 0x78_6C_61_63_00_00_00_04
 
 _objects: dict[int, tuple[object, ctypes.Array]] = {}
 _free: list[ctypes.Array] = []
-_lock = threading.Lock()
 
 
 class HandleError(ValueError):
@@ -47,13 +45,15 @@ def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
     """A new handle for ``obj``; ``head`` is the first word of its C block
     (a function table's address, or 0), ``tag`` and ``fields`` what the native
     entries read for it (ints: counts or addresses)."""
-    with _lock:
-        block = _free.pop() if _free else (ctypes.c_void_p * BLOCK_WORDS)()
-        block[0], block[TAG_WORD] = head or None, tag or None
-        for k, value in enumerate(fields):
-            block[FIELD_WORD + k] = value or None
-        address = ctypes.addressof(block)
-        _objects[address] = (obj, block)
+    # No lock: list.pop, dict assignment and dict.pop are atomic under the GIL,
+    # and each block is in the free list or in _objects, never both.
+    try:
+        block = _free.pop()
+    except IndexError:
+        block = (ctypes.c_void_p * BLOCK_WORDS)()
+    block[0:FIELD_WORD + len(fields)] = (head or None, tag or None, *fields)
+    address = ctypes.addressof(block)
+    _objects[address] = (obj, block)
     return address
 
 
@@ -68,12 +68,11 @@ def lookup(address, kind: type, what: str):
 
 def release(address) -> None:
     """Forget handle ``address``; its block is zeroed and kept for reuse."""
-    with _lock:
-        entry = _objects.pop(address or 0, None)
-        if entry is not None:
-            block = entry[1]
-            ctypes.memset(block, 0, ctypes.sizeof(block))
-            _free.append(block)
+    entry = _objects.pop(address or 0, None)
+    if entry is not None:
+        block = entry[1]
+        block[TAG_WORD] = None         # the native entries read no fields without the tag
+        _free.append(block)
 
 
 def live_count(kind: type) -> int:
