@@ -127,3 +127,21 @@ def test_unknown_chlo_op_is_refused_by_name():
                    "%arg0: tensor<4xf32>", "tensor<4xf32>")
     with pytest.raises(xlac.UnsupportedError, match=r"not supported yet: chlo\.frobnicate \(no StableHLO import rule"):
         xlac.parse_stablehlo(text)
+
+
+def test_an_mhlo_op_serialised_as_a_custom_call_is_the_op():
+    """A portable artifact holds MHLO ops StableHLO lacks as custom calls to their names
+    with their attributes in ``mhlo.attributes`` (jax's serialisation of a program read
+    from HLO: ``topk``); XLA reads them back as the ops, and so does xlac."""
+    text = """module @m {
+  func.func public @main(%arg0: tensor<4x10xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
+    %0:2 = stablehlo.custom_call @mhlo.topk(%arg0) {mhlo.attributes = {k = 3 : i64, largest = true}, mhlo.version = 1 : i64} : (tensor<4x10xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>)
+    return %0#0, %0#1 : tensor<4x3xf32>, tensor<4x3xi32>
+  }
+}"""
+    module = xlac.parse_stablehlo(text)
+    assert [i.opcode for i in module.instructions() if i.opcode in ("topk", "custom-call")] == ["topk"]
+    x = np.random.default_rng(0).standard_normal((4, 10)).astype(np.float32)
+    values, indices = xlac.jit(module)(x)
+    np.testing.assert_array_equal(values, -np.sort(-x, axis=1)[:, :3])
+    np.testing.assert_array_equal(indices, np.argsort(-x, axis=1, kind="stable")[:, :3])

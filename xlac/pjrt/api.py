@@ -18,7 +18,7 @@ import sys
 from . import buffer as buffers
 from . import capi, compile_options, errors, events, handles
 from .buffer import Buffer
-from .client import Client, Device, DeviceDescription, Memory, Topology, named_values
+from .client import Client, Device, DeviceDescription, Memory, Topology, named_values, use_native_user_data
 from .errors import PjrtError
 from .executable import Executable, deserialize
 from .program import read as read_program, stablehlo_version
@@ -200,6 +200,7 @@ def client_create(a):
 
 @implements("Client_Destroy")
 def client_destroy(a):
+    release_destroyed()
     _client(a.client).destroy()
 
 
@@ -266,6 +267,7 @@ def client_compile(a):
 
 @implements("Client_BufferFromHostBuffer")
 def client_buffer_from_host_buffer(a):
+    release_destroyed()
     c = _client(a.client)
     if a.memory:
         device = _memory(a.memory).device
@@ -571,6 +573,7 @@ def loaded_is_deleted(a):
 
 @implements("LoadedExecutable_Execute")
 def loaded_execute(a):
+    release_destroyed()
     e = _executable(a.executable)
     if a.num_devices != 1:
         raise errors.unimplemented(f"executing on {a.num_devices} devices at once")
@@ -770,10 +773,11 @@ _TRAMPOLINES = None            # the native entries and the ctypes callbacks beh
 
 
 def _native(name: str, handle: str, tag: int, copies: dict | None = None, constants: dict | None = None,
-            callback: tuple | None = None) -> Native:
+            callback: tuple | None = None, destroy: bool = False, null: bool = False) -> Native:
     """PJRT_<name>'s native answer (:class:`trampolines.Native`), by field names of
     its arguments: ``copies`` {out field: block field index}, ``constants`` {out
-    field: value}, ``callback`` (function field, user argument field)."""
+    field: value}, ``callback`` (function field, user argument field), ``destroy``,
+    ``null`` (see :class:`trampolines.Native`)."""
     args = capi.ARGS[name]
 
     def at(field):
@@ -784,25 +788,41 @@ def _native(name: str, handle: str, tag: int, copies: dict | None = None, consta
     return Native(at(handle), tag,
                   tuple((k, at(f), bits(f)) for f, k in (copies or {}).items()),
                   tuple((at(f), bits(f), int(v)) for f, v in (constants or {}).items()),
-                  (at(callback[0]), at(callback[1])) if callback else None)
+                  (at(callback[0]), at(callback[1])) if callback else None, destroy, null)
 
 
+_EXE, _BUF, _MEM, _READY = handles.EXECUTABLE_TAG, handles.BUFFER_TAG, handles.MEMORY_TAG, handles.READY_EVENT_TAG
 #: The calls jax makes around every execution, answered in native code from the
 #: handles' blocks (see :mod:`xlac.pjrt.trampolines`): the Python implementations
-#: above answer the same for any handle the native path passes on.
+#: above answer the same for any handle the native path passes on.  A buffer
+#: destroyed there waits on the destroyed list until Python next runs an execution,
+#: a transfer or a client's end (:func:`release_destroyed`).
 NATIVE = {
-    "Executable_NumReplicas": ("executable", handles.EXECUTABLE_TAG, {"num_replicas": 0}),
-    "Executable_NumPartitions": ("executable", handles.EXECUTABLE_TAG, {"num_partitions": 1}),
-    "Executable_NumOutputs": ("executable", handles.EXECUTABLE_TAG, {"num_outputs": 2}),
-    "Buffer_Device": ("buffer", handles.BUFFER_TAG, {"device": 0}),
-    "Buffer_Memory": ("buffer", handles.BUFFER_TAG, {"memory": 1}),
-    "Memory_Kind": ("memory", handles.MEMORY_TAG, {"kind": 0, "kind_size": 1}),
-    "Event_Destroy": ("event", handles.READY_EVENT_TAG),
-    "Event_Error": ("event", handles.READY_EVENT_TAG),
-    "Event_Await": ("event", handles.READY_EVENT_TAG),
-    "Event_IsReady": ("event", handles.READY_EVENT_TAG, None, {"is_ready": 1}),
-    "Event_OnReady": ("event", handles.READY_EVENT_TAG, None, None, ("callback", "user_arg")),
+    "Executable_NumReplicas": dict(handle="executable", tag=_EXE, copies={"num_replicas": 0}),
+    "Executable_NumPartitions": dict(handle="executable", tag=_EXE, copies={"num_partitions": 1}),
+    "Executable_NumOutputs": dict(handle="executable", tag=_EXE, copies={"num_outputs": 2}),
+    "Buffer_Device": dict(handle="buffer", tag=_BUF, copies={"device": 0}),
+    "Buffer_Memory": dict(handle="buffer", tag=_BUF, copies={"memory": 1}),
+    "Buffer_Destroy": dict(handle="buffer", tag=_BUF, destroy=True),
+    "Buffer_ReadyEvent": dict(handle="buffer", tag=_BUF, copies={"event": 2}),
+    "Buffer_IsDeleted": dict(handle="buffer", tag=_BUF, constants={"is_deleted": 0}),   # deleted: another tag
+    "Error_Destroy": dict(handle="error", tag=0, null=True),
+    "Memory_Kind": dict(handle="memory", tag=_MEM, copies={"kind": 0, "kind_size": 1}),
+    "Event_Destroy": dict(handle="event", tag=_READY),
+    "Event_Error": dict(handle="event", tag=_READY),
+    "Event_Await": dict(handle="event", tag=_READY),
+    "Event_IsReady": dict(handle="event", tag=_READY, constants={"is_ready": 1}),
+    "Event_OnReady": dict(handle="event", tag=_READY, callback=("callback", "user_arg")),
 }
+
+
+def release_destroyed() -> None:
+    """Release the buffers destroyed in native code since the last call."""
+    if _TRAMPOLINES is None:
+        return
+    for h in _TRAMPOLINES.take_destroyed():
+        _buffer(h).delete()
+        handles.release(h)
 
 
 def function_table() -> capi.Api:
@@ -814,8 +834,9 @@ def function_table() -> capi.Api:
         callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
                      for name in capi.FUNCTIONS]
         void = {k for k, name in enumerate(capi.FUNCTIONS) if name in capi.VOID_FUNCTIONS}
-        native = {k: _native(name, *NATIVE[name]) for k, name in enumerate(capi.FUNCTIONS) if name in NATIVE}
+        native = {k: _native(name, **NATIVE[name]) for k, name in enumerate(capi.FUNCTIONS) if name in NATIVE}
         _TRAMPOLINES = Trampolines(callbacks, void, native)
+        use_native_user_data(_TRAMPOLINES.memory_get_user_data)
         table = capi.Api()
         table.struct_size = ctypes.sizeof(capi.Api)
         table.pjrt_api_version = capi.Api_Version(ctypes.sizeof(capi.Api_Version), None, capi.MAJOR, capi.MINOR)

@@ -104,6 +104,7 @@ class Buffer:
         """PJRT_Buffer_Delete: the memory goes once no external reference holds it."""
         if not self.deleted:
             self.deleted = True
+            handles.set_tag(self.handle, handles.DELETED_BUFFER_TAG)     # IsDeleted & co. go to Python
             self._held = self.array if self.external_references else None
             self.array = None if not self.external_references else self.array
 

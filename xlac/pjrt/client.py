@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 from .. import __version__ as xlac_version
-from . import capi, handles
+from . import capi, events, handles
 from .errors import PjrtError
 
 PLATFORM_NAME = "cpu"
@@ -78,9 +79,33 @@ class Memory:
         self.kind = MEMORY_KIND
         self.strings = Strings()
         self.devices = handle_array([device])
-        self.user_data = {}               # PJRT_Memory_FunctionTable's get/set_user_data
+        # PJRT_Memory_FunctionTable's get/set_user_data: (key, data) pairs the native
+        # getter reads (xlac.pjrt.trampolines), and each key's destructor.
+        self.user_slots = (ctypes.c_void_p * (2 * handles.USER_DATA_SLOTS))()
+        self.user_dtors = {}
+        kind = self.strings.get(self.kind)                                 # PJRT_Memory_Kind's answer
         self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE), tag=handles.MEMORY_TAG,
-                                  fields=self.strings.get(self.kind))      # PJRT_Memory_Kind's answer
+                                  fields=(*kind, ctypes.addressof(self.user_slots)))
+
+    def get_user_data(self, key):
+        slots = self.user_slots
+        for k in range(0, len(slots), 2):
+            if slots[k] == key:
+                return slots[k + 1]
+        return None
+
+    def set_user_data(self, key, data, dtor) -> None:
+        slots = self.user_slots
+        free = None
+        for k in range(0, len(slots), 2):
+            if slots[k] == key or (free is None and slots[k] is None):
+                free = k
+                if slots[k] == key:
+                    break
+        if free is None:
+            raise RuntimeError(f"PJRT_Memory set_user_data: more than {handles.USER_DATA_SLOTS} keys")
+        slots[free], slots[free + 1] = key, data
+        self.user_dtors[key] = dtor
 
     @property
     def debug_string(self) -> str:
@@ -114,8 +139,9 @@ class Device:
         self.handle = handles.new(self)
         self.memory = Memory(self)
         self.memories = handle_array([self.memory])
-        #: What a buffer on this device carries for the native entries (Buffer_Device, Buffer_Memory).
-        self.native_fields = (self.handle, self.memory.handle)
+        #: What a buffer on this device carries for the native entries (Buffer_Device,
+        #: Buffer_Memory, Buffer_ReadyEvent).
+        self.native_fields = (self.handle, self.memory.handle, events.ready())
 
 
 class Topology:
@@ -175,16 +201,21 @@ class Client:
 # PJRT_Memory's function table: the caller attaches its own data to a memory.
 def _get_user_data(memory, key):
     try:
-        return handles.lookup(memory, Memory, "PJRT_Memory").user_data.get(key, (None, None))[0]
+        return handles.lookup(memory, Memory, "PJRT_Memory").get_user_data(key)
     except BaseException:   # noqa: BLE001 - nothing may escape into C++
         return None
 
 
 def _set_user_data(memory, key, data, dtor):
     try:
-        handles.lookup(memory, Memory, "PJRT_Memory").user_data[key] = (data, dtor)
-    except BaseException:   # noqa: BLE001
-        pass
+        handles.lookup(memory, Memory, "PJRT_Memory").set_user_data(key, data, dtor)
+    except BaseException as exc:   # noqa: BLE001 - nothing may escape into C++
+        print(f"xlac PJRT plugin: PJRT_Memory set_user_data: {exc}", file=sys.stderr)
+
+
+def use_native_user_data(address: int) -> None:
+    """Point PJRT_Memory's function table at the native get_user_data."""
+    _MEMORY_TABLE.get_user_data = address
 
 
 _GET_USER_DATA = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(_get_user_data)

@@ -8,7 +8,8 @@ block of C memory whose address is its handle.  The block's words:
   (``PJRT_Error``, ``PJRT_Memory``), else zero;
 * 1: a tag saying which kind of object it is, for the native entries that
   answer a call without Python (:data:`NATIVE_TAGS`; zero otherwise);
-* 2..: that kind's fields the native entries read (``xlac.pjrt.trampolines``).
+* 2..: that kind's fields the native entries read (``xlac.pjrt.trampolines``);
+  the last word links a destroyed buffer to the next on the destroyed list.
 
 The registry keeps the block and the object alive until the handle is
 released, and finds the object from the address (``lookup`` checks the kind,
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import ctypes
 
-#: Words in a handle's block: function table, tag, and up to three fields.
-BLOCK_WORDS = 5
+#: Words in a handle's block: function table, tag, and up to four fields.
+BLOCK_WORDS = 6
 #: Word indices of the tag and of the first field.
 TAG_WORD, FIELD_WORD = 1, 2
 
@@ -32,6 +33,14 @@ EXECUTABLE_TAG = 0x78_6C_61_63_00_00_00_01
 BUFFER_TAG = 0x78_6C_61_63_00_00_00_02
 MEMORY_TAG = 0x78_6C_61_63_00_00_00_03
 READY_EVENT_TAG = 0x78_6C_61_63_00_00_00_04
+#: A buffer destroyed in native code, waiting for Python to release it.
+DESTROYED_TAG = 0x78_6C_61_63_00_00_00_05
+#: A buffer deleted (or donated) but not destroyed: the native entries leave it to Python.
+DELETED_BUFFER_TAG = 0x78_6C_61_63_00_00_00_06
+#: (key, data) pairs a memory keeps for PJRT_Memory's get_user_data in native code.
+USER_DATA_SLOTS = 8
+#: The word linking a destroyed buffer's block to the next on the destroyed list.
+NEXT_WORD = BLOCK_WORDS - 1
 
 _objects: dict[int, tuple[object, ctypes.Array]] = {}
 _free: list[ctypes.Array] = []
@@ -55,6 +64,13 @@ def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
     address = ctypes.addressof(block)
     _objects[address] = (obj, block)
     return address
+
+
+def set_tag(address, tag: int) -> None:
+    """Give live handle ``address`` another tag (what the native entries answer for it)."""
+    entry = _objects.get(address or 0)
+    if entry is not None:
+        entry[1][TAG_WORD] = tag or None
 
 
 def lookup(address, kind: type, what: str):

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from ..codegen.compile_cache import load_or_compile
 from ..runtime import disk_cache
-from .handles import FIELD_WORD, TAG_WORD
+from .handles import DESTROYED_TAG, FIELD_WORD, MEMORY_TAG, NEXT_WORD, TAG_WORD, USER_DATA_SLOTS
 
 _ENTRY = "xlac_pjrt_trampolines_init"
 # The CPython functions the trampolines call, passed in at init (no symbol lookup).
@@ -48,29 +48,57 @@ class Native(NamedTuple):
     """A slot's answer in native code for a handle of one kind: the argument
     structure's byte offset of the handle, the kind's tag, and what to do:
     ``copies`` ((field index in the block, out field's byte offset, bits)...),
-    ``constants`` ((out field's byte offset, bits, value)...), and ``callback``
+    ``constants`` ((out field's byte offset, bits, value)...), ``callback``
     (byte offsets of a ``void (*)(PJRT_Error*, void*)`` and of its user
-    argument: called with no error)."""
+    argument: called with no error), and ``destroy``: the handle is put on the
+    destroyed list (its tag swapped for ``DESTROYED_TAG`` first, so it goes
+    there once), which Python empties later (:meth:`Trampolines.take_destroyed`)."""
     handle: int
     tag: int
     copies: tuple = ()
     constants: tuple = ()
     callback: tuple | None = None
+    destroy: bool = False
+    #: A null handle is answered too: nothing to do (jax destroys null errors).
+    null: bool = False
 
 
-def _native_ir(n: Native) -> list:
+def _native_ir(n: Native, is_void: bool) -> list:
     """The fast path at the start of a trampoline (``%a``: the arguments):
     answered and returned when the handle carries ``n.tag``, else on to ``%slow``."""
+    ret = "  ret void" if is_void else "  ret ptr null"
     lines = [f"  %h.p = getelementptr i8, ptr %a, i64 {n.handle}",
              "  %h = load ptr, ptr %h.p",
              "  %h.null = icmp eq ptr %h, null",
-             "  br i1 %h.null, label %slow, label %tagged",
-             "tagged:",
+             f"  br i1 %h.null, label {'%answered' if n.null else '%slow'}, label %tagged"]
+    if n.null:
+        lines += ["answered:", ret]
+    if not n.tag:
+        return lines + ["tagged:", "  br label %slow", "slow:"]
+    lines += ["tagged:",
              f"  %tag.p = getelementptr i64, ptr %h, i64 {TAG_WORD}",
              "  %tag = load i64, ptr %tag.p",
              f"  %tag.ok = icmp eq i64 %tag, {n.tag}",
              "  br i1 %tag.ok, label %fast, label %slow",
              "fast:"]
+    if n.destroy:
+        # A lock-free stack through the blocks' NEXT_WORD: pushed from any thread,
+        # taken whole by Python (one exchange: no node is ever popped alone).
+        lines += ["  %won.r = cmpxchg ptr %tag.p, i64 %tag, i64 " + str(DESTROYED_TAG) + " acq_rel monotonic",
+                  "  %won = extractvalue { i64, i1 } %won.r, 1",
+                  "  br i1 %won, label %push, label %slow",
+                  "push:",
+                  f"  %next.p = getelementptr i64, ptr %h, i64 {NEXT_WORD}",
+                  "  %top0 = load atomic ptr, ptr @destroyed monotonic, align 8",
+                  "  br label %retry",
+                  "retry:",
+                  "  %top = phi ptr [ %top0, %push ], [ %seen, %retry ]",
+                  "  store ptr %top, ptr %next.p",
+                  "  %swap = cmpxchg ptr @destroyed, ptr %top, ptr %h release monotonic",
+                  "  %seen = extractvalue { ptr, i1 } %swap, 0",
+                  "  %done = extractvalue { ptr, i1 } %swap, 1",
+                  "  br i1 %done, label %pushed, label %retry",
+                  "pushed:"]
     for k, (field, offset, bits) in enumerate(n.copies):
         lines += [f"  %f{k}.p = getelementptr i64, ptr %h, i64 {FIELD_WORD + field}",
                   f"  %f{k} = load i{bits}, ptr %f{k}.p",
@@ -83,26 +111,61 @@ def _native_ir(n: Native) -> list:
         lines += [f"  %cb.p = getelementptr i8, ptr %a, i64 {fn}", "  %cb = load ptr, ptr %cb.p",
                   f"  %ua.p = getelementptr i8, ptr %a, i64 {arg}", "  %ua = load ptr, ptr %ua.p",
                   "  call void %cb(ptr null, ptr %ua)"]
-    return lines + ["  ret ptr null", "slow:"]
+    return lines + [ret, "slow:"]
+
+
+def _user_data_ir() -> list:
+    """``ptr memory_get_user_data(ptr memory, ptr key)``: PJRT_Memory's function
+    table's getter (jax asks it twice for every buffer it makes), from the
+    memory's slots of (key, data) pairs (its block's field 2; see
+    ``client.Memory``); null for a key not there or a handle that is no memory."""
+    lines = ["define internal ptr @memory_get_user_data(ptr %m, ptr %key) {",
+             "  %m.null = icmp eq ptr %m, null",
+             "  br i1 %m.null, label %none, label %tagged",
+             "tagged:",
+             f"  %tag.p = getelementptr i64, ptr %m, i64 {TAG_WORD}",
+             "  %tag = load i64, ptr %tag.p",
+             f"  %tag.ok = icmp eq i64 %tag, {MEMORY_TAG}",
+             "  br i1 %tag.ok, label %s0, label %none"]
+    for k in range(USER_DATA_SLOTS):
+        nxt = f"%s{k + 1}" if k + 1 < USER_DATA_SLOTS else "%none"
+        lines += [f"s{k}:"]
+        if k == 0:
+            lines += [f"  %slots.p = getelementptr i64, ptr %m, i64 {FIELD_WORD + 2}", "  %slots = load ptr, ptr %slots.p"]
+        lines += [f"  %k{k}.p = getelementptr ptr, ptr %slots, i64 {2 * k}", f"  %k{k} = load ptr, ptr %k{k}.p",
+                  f"  %hit{k} = icmp eq ptr %k{k}, %key", f"  br i1 %hit{k}, label %f{k}, label {nxt}",
+                  f"f{k}:", f"  %d{k}.p = getelementptr ptr, ptr %slots, i64 {2 * k + 1}",
+                  f"  %d{k} = load ptr, ptr %d{k}.p", f"  ret ptr %d{k}"]
+    return lines + ["none:", "  ret ptr null", "}", ""]
 
 
 def _ir(count: int, void: frozenset, native: dict) -> str:
     """The IR of ``count`` trampolines (those in ``void`` return nothing; those
     in ``native``, by index, try their :class:`Native` answer first) and
     ``void init(ptr targets, ptr python_api, ptr out)`` which records the
-    tables and writes each trampoline's address to ``out``."""
+    tables and writes each trampoline's address to ``out``, then the addresses of
+    ``ptr take_destroyed()`` (the destroyed list, emptied) and of the memories'
+    ``get_user_data``."""
     lines = [
         "@targets = internal global ptr null",
         "@api = internal global ptr null",
+        "@destroyed = internal global ptr null",
         "",
+        "define internal ptr @take_destroyed() {",
+        "  %h = atomicrmw xchg ptr @destroyed, ptr null acquire",
+        "  ret ptr %h",
+        "}",
+        "",
+        *_user_data_ir(),
         f"define void @{_ENTRY}(ptr %targets, ptr %api, ptr %out) {{",
         "  store ptr %targets, ptr @targets",
         "  store ptr %api, ptr @api",
     ]
     for k in range(count):
         lines += [f"  %o{k} = getelementptr ptr, ptr %out, i64 {k}", f"  store ptr @t{k}, ptr %o{k}"]
+    for k, fn in enumerate(("take_destroyed", "memory_get_user_data")):
+        lines += [f"  %x{k} = getelementptr ptr, ptr %out, i64 {count + k}", f"  store ptr @{fn}, ptr %x{k}"]
     lines += ["  ret void", "}", ""]
-    assert not set(native) & set(void), "a native answer returns a PJRT_Error*"
     for k in range(count):
         is_void = k in void
         ret_type = "void" if is_void else "ptr"
@@ -110,7 +173,7 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
         ret = "ret void" if is_void else "ret ptr %r"
         lines += [
             f"define internal {ret_type} @t{k}(ptr %a) {{",
-            *(_native_ir(native[k]) if k in native else []),
+            *(_native_ir(native[k], is_void) if k in native else []),
             "  %api = load ptr, ptr @api",
             "  %p4 = getelementptr ptr, ptr %api, i64 4",
             "  %finalizing = load ptr, ptr %p4",
@@ -161,10 +224,22 @@ class Trampolines:
         self._targets = (ctypes.c_void_p * count)(*[ctypes.cast(c, ctypes.c_void_p).value for c in callbacks])
         self._api = (ctypes.c_void_p * len(_PYTHON_API))(
             *[ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value for name in _PYTHON_API])
-        out = (ctypes.c_void_p * count)()
+        out = (ctypes.c_void_p * (count + 2))()
         init = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(self._code.address)
         init(ctypes.addressof(self._targets), ctypes.addressof(self._api), ctypes.addressof(out))
-        self.addresses = list(out)
+        self.addresses = list(out)[:count]
+        self._take = ctypes.CFUNCTYPE(ctypes.c_void_p)(out[count])
+        #: The address of the native PJRT_Memory get_user_data (see :func:`_user_data_ir`).
+        self.memory_get_user_data = out[count + 1]
         # Immortal: jaxlib may call these until the very end of the process,
         # after the final garbage collection has freed what it could.
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
+
+    def take_destroyed(self) -> list:
+        """The handles native ``destroy`` entries listed since the last call (the list
+        emptied at once; each handle's block links the next)."""
+        out, head = [], self._take()
+        while head:
+            out.append(head)
+            head = ctypes.c_void_p.from_address(head + 8 * NEXT_WORD).value
+        return out

@@ -7,6 +7,7 @@ pretty form's keyword: ``dims = [0]`` is ``broadcast_dimensions``), through
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ...errors import UnsupportedError
@@ -15,8 +16,8 @@ from ..attributes import Raw
 from ..collectives import ReplicaGroups
 from ..custom_call import host_callback_error
 from ..window import Window, format_window
-from .importer import (ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs, converter,
-                       free_values)
+from .importer import (CONVERTERS, ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs,
+                       converter, free_values)
 from .syntax import Dense, DialectAttr, Symbol, Word
 from .types import dense_literal, element_type
 
@@ -624,6 +625,13 @@ def _layouts(v) -> list:
 @converter("stablehlo.custom_call")
 def _custom_call(ctx: OpContext) -> list:
     target = ctx.attr("call_target_name", default=None) or ctx.items("symbol")[0]
+    if target in CONVERTERS and target.startswith("mhlo."):
+        # An MHLO op that StableHLO has not (mhlo.topk): serialising a program writes
+        # it as a custom call to its name with its attributes in mhlo.attributes, and
+        # XLA reads it back as the op.
+        op = dataclasses.replace(ctx.op, name=target,
+                                 attrs={**ctx.op.attrs, **(ctx.attr("mhlo.attributes", default=None) or {})})
+        return CONVERTERS[target](OpContext(ctx.imp, op, ctx.scope))
     refusal = host_callback_error(target)
     if refusal is not None:
         raise refusal
