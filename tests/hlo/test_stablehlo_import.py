@@ -350,7 +350,8 @@ def test_all_reduce_module_attributes():
 
 def test_sharding_constraint_that_shards_nothing_is_its_operand():
     """jax puts ``sdy.sharding_constraint`` on the empty mesh around random keys in
-    one-device programs; one naming mesh axes is refused by name."""
+    one-device programs; one naming mesh axes is XLA's ``Sharding`` custom call
+    (the value itself in the global computation), as XLA's HLO export writes it."""
     text = """module @jit_u attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
   sdy.mesh @mesh = <["x"=2]>
@@ -365,8 +366,11 @@ def test_sharding_constraint_that_shards_nothing_is_its_operand():
 }"""
     x = np.array([3, 4], np.uint32)
     np.testing.assert_array_equal(xlac.jit(xlac.parse_stablehlo(text))(x), x + x)
-    with pytest.raises(xlac.UnsupportedError, match="sdy.sharding_constraint"):
-        xlac.parse_stablehlo(text.replace('<@mesh, [{}]>', '<@mesh, [{"x"}]>'))
+    sharded = xlac.parse_stablehlo(text.replace('<@mesh, [{}]>', '<@mesh, [{"x"}]>'))
+    calls = [i for i in sharded.entry.instructions if i.opcode == "custom-call"]
+    assert len(calls) == 1 and 'custom_call_target="Sharding"' in sharded.to_text()
+    assert r'xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>"' in sharded.to_text()
+    np.testing.assert_array_equal(xlac.evaluate(sharded, x), x + x)
 
 
 def test_dot_general_algorithm_rounds_operands_to_its_precision_type():

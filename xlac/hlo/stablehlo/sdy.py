@@ -4,15 +4,16 @@
 ``xla.sdy.GlobalToLocalShape`` custom call, a ``call`` of the body and a
 ``xla.sdy.LocalToGlobalShape`` custom call, with the shardings as frontend
 attributes; the module's ``sdy.mesh`` ops become its ``xla.sdy.meshes``
-frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` (automatic
-sharding propagation) is refused by name, as the partitioner refuses it, unless it
-shards nothing.
+frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` becomes
+XLA's ``Sharding`` custom call with the sharding as the ``xla.sdy.sharding``
+frontend attribute (as XLA's HLO export writes it): the value itself, for a
+program run as its global computation (there is no SPMD partitioner yet); one
+that shards nothing is its operand.
 """
 from __future__ import annotations
 
 import re
 
-from ...errors import UnsupportedError
 from ...shape import Shape
 from ..attributes import Raw
 from .importer import OpContext, converter
@@ -67,10 +68,13 @@ def _shards_nothing(sharding: str, meshes: dict) -> bool:
 @converter("sdy.sharding_constraint")
 def _sharding_constraint(ctx: OpContext) -> list:
     """A constraint that shards nothing (jax writes ``<@empty_mesh, [{}]>`` around
-    random keys in every program) is its operand; one that names mesh axes needs
-    sharding propagation, which xlac does not do."""
+    random keys in every program) is its operand; one that names mesh axes is
+    XLA's ``Sharding`` custom call (its operand's value, wherever it is kept)."""
     meshes = dict(ctx.imp.syntax.attrs.get("sdy.meshes") or ())
     sharding = ctx.op.attrs["sharding"]
-    if not _shards_nothing(sharding, meshes):
-        raise UnsupportedError("sdy.sharding_constraint", f"{sharding} (automatic sharding propagation)")
-    return list(ctx.operands)
+    if _shards_nothing(sharding, meshes):
+        return list(ctx.operands)
+    (x,) = ctx.operands
+    attrs = {"custom_call_target": Raw('"Sharding"'),
+             "frontend_attributes": _frontend(sharding=f"#sdy.sharding_per_value<[{sharding}]>")}
+    return [ctx.add("custom-call", x.shape, [x], attrs)]
