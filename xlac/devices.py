@@ -624,10 +624,17 @@ class ReplicatedExecutable:
                                  f"got shape {a.shape}")
             for d in range(n):
                 per_device[d].append(np.asarray(a[d], order="C"))   # (ascontiguousarray makes 0-d arrays 1-d)
-        results = pool(n, **self._options).run(self.text, per_device, replica_count=self.num_replicas,
-                                               num_partitions=self.num_partitions)
+        results = self.run_per_device(per_device)
         stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]
         return stacked[0] if not self._tuple_result else tuple(stacked)
+
+    def run_per_device(self, per_device: list) -> list:
+        """One call with the arguments of each device given apart:
+        ``per_device[d]`` is device ``d``'s list of arrays (global device id
+        order); returns each device's results (a list of arrays, a tuple
+        result flattened).  What a PJRT client hands over and wants back."""
+        return pool(self.num_devices, **self._options).run(self.text, per_device, replica_count=self.num_replicas,
+                                                           num_partitions=self.num_partitions)
 
     def warm_up(self) -> dict:
         """What making this executable took, apart: ``{"start-up": s,
