@@ -29,7 +29,7 @@ _IMPLEMENTATIONS: dict = {}
 
 def implements(name: str):
     """Register the implementation of ``PJRT_<name>``."""
-    assert name in capi.FUNCTIONS, name
+    assert name in capi.FUNCTIONS or name in capi.EXTENSION_FUNCTIONS, name
 
     def register(fn):
         _IMPLEMENTATIONS[name] = fn
@@ -441,12 +441,12 @@ def executable_num_outputs(a):
 
 @implements("Executable_SizeOfGeneratedCodeInBytes")
 def executable_code_size(a):
-    a.size_in_bytes = _executable(a.executable).compiled.memory_analysis().generated_code_size_in_bytes
+    a.size_in_bytes = _executable(a.executable).memory_analysis().generated_code_size_in_bytes
 
 
 @implements("Executable_GetCompiledMemoryStats")
 def executable_memory_stats(a):
-    m = _executable(a.executable).compiled.memory_analysis()
+    m = _executable(a.executable).memory_analysis()
     for field in ("generated_code_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes",
                   "alias_size_in_bytes", "temp_size_in_bytes"):
         setattr(a, field, getattr(m, field))
@@ -551,14 +551,14 @@ def loaded_device_assignment(a):
 @implements("LoadedExecutable_AddressableDevices")
 def loaded_addressable_devices(a):
     e = _executable(a.executable)
-    a.addressable_devices, a.num_addressable_devices = ctypes.addressof(e.c_devices), 1
+    a.addressable_devices, a.num_addressable_devices = ctypes.addressof(e.c_devices), len(e.devices)
 
 
 @implements("LoadedExecutable_AddressableDeviceLogicalIds")
 def loaded_logical_ids(a):
     e = _executable(a.executable)
     a.addressable_device_logical_ids = ctypes.addressof(e.c_logical_ids)
-    a.num_addressable_device_logical_ids = 1
+    a.num_addressable_device_logical_ids = len(e.devices)
 
 
 @implements("LoadedExecutable_Delete")
@@ -575,8 +575,6 @@ def loaded_is_deleted(a):
 def loaded_execute(a):
     release_destroyed()
     e = _executable(a.executable)
-    if a.num_devices != 1:
-        raise errors.unimplemented(f"executing on {a.num_devices} devices at once")
     options = a.options.contents if a.options else None
     if options and (options.num_send_ops or options.num_recv_ops):
         raise errors.unimplemented("send/recv callbacks in PJRT_LoadedExecutable_Execute")
@@ -584,13 +582,49 @@ def loaded_execute(a):
     if options and options.non_donatable_input_indices:
         non_donatable = {options.non_donatable_input_indices[k]
                          for k in range(options.num_non_donatable_input_indices)}
-    arguments = [_buffer(a.argument_lists[0][k]) for k in range(a.num_args)]
-    device = _device(a.execute_device) if a.execute_device else None
-    outputs = e.execute(arguments, non_donatable, device)
-    for k, out in enumerate(outputs):
-        a.output_lists[0][k] = out.handle
+    argument_lists = [[_buffer(a.argument_lists[d][k]) for k in range(a.num_args)] for d in range(a.num_devices)]
+    if e.multi is not None:
+        if a.execute_device:
+            raise errors.unimplemented(f"running a program on {len(e.devices)} devices on one of them alone "
+                                       f"(execute_device)")
+        output_lists = e.execute_devices(argument_lists, non_donatable)
+    else:
+        if a.num_devices != 1:
+            raise PjrtError(capi.INVALID_ARGUMENT, f"{e.name} runs on one device, got argument lists for "
+                                                   f"{a.num_devices}")
+        device = _device(a.execute_device) if a.execute_device else None
+        output_lists = [e.execute(argument_lists[0], non_donatable, device)]
+    for d, outputs in enumerate(output_lists):
+        for k, out in enumerate(outputs):
+            a.output_lists[d][k] = out.handle
     if a.device_complete_events:
-        a.device_complete_events[0] = events.ready()
+        for d in range(len(output_lists)):
+            a.device_complete_events[d] = events.ready()
+
+
+# -- the shardings extension: where each device's piece of a parameter or output is ------
+def _shardings(a, count_field: str, which: int) -> None:
+    """Out fields of a shardings-extension call: the executable's serialized
+    xla.OpSharding protos (NULL for one without shardings: jax then takes its own)."""
+    e = _executable(a.executable)
+    protos = (e.c_parameter_shardings, e.c_output_shardings)[which]
+    if protos is None:
+        a.shardings = a.sharding_sizes = None
+        setattr(a, count_field, 0)
+        return
+    pointers, sizes, _, count = protos
+    a.shardings, a.sharding_sizes = ctypes.addressof(pointers), ctypes.addressof(sizes)
+    setattr(a, count_field, count)
+
+
+@implements("Shardings_PJRT_Executable_ParameterShardings")
+def executable_parameter_shardings(a):
+    _shardings(a, "num_parameters", 0)
+
+
+@implements("Shardings_PJRT_Executable_OutputShardings")
+def executable_output_shardings(a):
+    _shardings(a, "num_outputs", 1)
 
 
 @implements("ExecuteContext_Create")
@@ -770,6 +804,7 @@ def _unimplemented(name: str):
 
 _TABLE = None
 _TRAMPOLINES = None            # the native entries and the ctypes callbacks behind them
+_SHARDINGS = None              # the shardings extension, first (and only) in the table's chain
 
 
 def _native(name: str, handle: str, tag: int, copies: dict | None = None, constants: dict | None = None,
@@ -829,19 +864,29 @@ def function_table() -> capi.Api:
     """The PJRT_Api structure (made once; lives as long as the process).  Its
     slots are native trampolines (:mod:`xlac.pjrt.trampolines`) calling the
     ctypes callbacks of the implementations."""
-    global _TABLE, _TRAMPOLINES
+    global _TABLE, _TRAMPOLINES, _SHARDINGS
     if _TABLE is None:
+        names = list(capi.FUNCTIONS) + list(capi.EXTENSION_FUNCTIONS)
         callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
-                     for name in capi.FUNCTIONS]
-        void = {k for k, name in enumerate(capi.FUNCTIONS) if name in capi.VOID_FUNCTIONS}
-        native = {k: _native(name, **NATIVE[name]) for k, name in enumerate(capi.FUNCTIONS) if name in NATIVE}
+                     for name in names]
+        void = {k for k, name in enumerate(names) if name in capi.VOID_FUNCTIONS}
+        native = {k: _native(name, **NATIVE[name]) for k, name in enumerate(names) if name in NATIVE}
         _TRAMPOLINES = Trampolines(callbacks, void, native)
         use_native_user_data(_TRAMPOLINES.memory_get_user_data)
+        address = dict(zip(names, _TRAMPOLINES.addresses))
         table = capi.Api()
         table.struct_size = ctypes.sizeof(capi.Api)
         table.pjrt_api_version = capi.Api_Version(ctypes.sizeof(capi.Api_Version), None, capi.MAJOR, capi.MINOR)
-        for name, address in zip(capi.FUNCTIONS, _TRAMPOLINES.addresses):
-            setattr(table, name, address)
+        for name in capi.FUNCTIONS:
+            setattr(table, name, address[name])
+        # jax asks a multi-device executable for its parameter and output
+        # shardings through this extension (without it jaxlib looks for them in
+        # the optimized program's HLO module, spmd_output_sharding, which has none).
+        _SHARDINGS = capi.ShardingsExtension(
+            base=capi.ExtensionBase(ctypes.sizeof(capi.ShardingsExtension), capi.EXTENSION_SHARDINGS, None),
+            ParameterShardings=address["Shardings_PJRT_Executable_ParameterShardings"],
+            OutputShardings=address["Shardings_PJRT_Executable_OutputShardings"])
+        table.extension_start = ctypes.addressof(_SHARDINGS)
         _TABLE = table
     return _TABLE
 

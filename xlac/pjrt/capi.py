@@ -362,6 +362,30 @@ ARGS = {
     "AsyncTrackingEvent_Destroy": _args("AsyncTrackingEvent_Destroy", ("event", _p)),
 }
 
+# -- extensions (``PJRT_Api.extension_start``: a chain of PJRT_Extension_Base) -------------
+# xla/pjrt/c/pjrt_c_api.h's PJRT_Extension_Type, the value of PJRT_Extension_Type_Shardings.
+EXTENSION_SHARDINGS = 19
+
+#: Functions of the extensions, by name (``PJRT_<name>``), in the order of their slots.
+EXTENSION_FUNCTIONS = ("Shardings_PJRT_Executable_ParameterShardings",
+                       "Shardings_PJRT_Executable_OutputShardings")
+
+ARGS["Shardings_PJRT_Executable_ParameterShardings"] = _args(
+    "Shardings_PJRT_Executable_ParameterShardings", ("executable", _p), ("num_parameters", c_size_t),
+    ("shardings", _p), ("sharding_sizes", _p))
+ARGS["Shardings_PJRT_Executable_OutputShardings"] = _args(
+    "Shardings_PJRT_Executable_OutputShardings", ("executable", _p), ("num_outputs", c_size_t),
+    ("shardings", _p), ("sharding_sizes", _p))
+
+
+class ExtensionBase(Structure):
+    _fields_ = [("struct_size", c_size_t), ("type", c_int), ("next", _p)]
+
+
+class ShardingsExtension(Structure):
+    """PJRT_Shardings_Extension (xla/pjrt/c/pjrt_c_api_shardings_extension.h)."""
+    _fields_ = [("base", ExtensionBase), ("ParameterShardings", _p), ("OutputShardings", _p)]
+
 # C function types: what the caller's pointers are called as.
 ENTRY = ctypes.CFUNCTYPE(c_void_p, c_void_p)          # PJRT_Error* fn(Args*)
 VOID_ENTRY = ctypes.CFUNCTYPE(None, c_void_p)         # void fn(Args*)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ctypes
 import sys
 
-from ..errors import HloParseError, ShapeError, UnsupportedError, error_line
+from ..errors import (CollectiveError, CustomCallError, FeedError, HloParseError, ShapeError, UnsupportedError,
+                      error_line)
 from . import capi, handles
 
 
@@ -59,8 +60,8 @@ def message_of(exc: BaseException, function: str | None = None) -> str:
     """xlac's one-line message for ``exc``; an exception that is not one of
     xlac's errors (a bug in the plugin) also names its type and the PJRT
     ``function`` it came from."""
-    known = (PjrtError, UnsupportedError, ShapeError, HloParseError, ValueError, TypeError, MemoryError,
-             KeyboardInterrupt, NotImplementedError)
+    known = (PjrtError, UnsupportedError, ShapeError, HloParseError, CollectiveError, CustomCallError, FeedError,
+             ValueError, TypeError, MemoryError, KeyboardInterrupt, NotImplementedError)
     where = f" ({function})" if function else ""
     text = str(exc) if isinstance(exc, known) else f"internal error in xlac's PJRT plugin{where}: " \
                                                      f"{type(exc).__name__}: {exc}"

@@ -3,8 +3,11 @@
 ``compile`` reads jax's program (:mod:`xlac.pjrt.program`), imports it with
 ``xlac.parse_stablehlo`` and compiles it with ``xlac.jit``; ``execute`` runs
 it on the buffers of one device and returns new buffers, one per output (a
-tuple-shaped result is flattened, as PJRT's outputs are).  An executable is
-its own loaded form: xlac's code is loaded when it is compiled.
+tuple-shaped result is flattened, as PJRT's outputs are).  A program on
+several devices is compiled and run by :mod:`xlac.pjrt.multidevice`
+(``execute_devices``: one list of buffers per device in, one per device
+out).  An executable is its own loaded form: xlac's code is loaded when it is
+compiled.
 
 Donation: parameters jax marks donated (``tf.aliasing_output``,
 ``jax.buffer_donor``) have their argument buffers deleted by ``execute``
@@ -20,6 +23,7 @@ import json
 import numpy as np
 
 from ..executable import jit
+from ..hlo.cost_analysis import cost_analysis
 from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
 from . import capi, handles
@@ -27,7 +31,9 @@ from .buffer import Buffer, type_code_of
 from .client import MEMORY_KIND, Client, Device, Strings
 from .compile_options import CompileOptions, device_assignment_proto
 from .errors import PjrtError, unimplemented
-from .program import Program
+from .multidevice import ShardedProgram, compile_program
+from .program import Program, hlo_exportable
+from .sharding import op_sharding_proto
 
 _SERIAL_MAGIC = b"xlac-pjrt-executable 1\n"
 
@@ -37,24 +43,36 @@ def _leaves(shape: Shape) -> list:
 
 
 class Executable:
-    """A compiled program: ``name``, ``outputs`` (Shapes), the device it runs on."""
+    """A compiled program: ``name``, ``outputs`` (Shapes), the devices it runs on
+    (``devices``, in the order of the device assignment; ``device``, the first)."""
 
     def __init__(self, client: Client, program: Program, options: CompileOptions):
         self.client, self.program, self.options = client, program, options
         count = options.num_replicas * options.num_partitions
-        if count != 1:
-            raise unimplemented(f"a program on {count} devices ({options.num_replicas} replicas x "
-                                f"{options.num_partitions} partitions) through PJRT")
+        ids = options.device_ids or tuple(range(count))
+        if len(ids) != count:
+            raise PjrtError(capi.INVALID_ARGUMENT, f"a device assignment of {len(ids)} devices for "
+                                                   f"{options.num_replicas} replicas x {options.num_partitions} "
+                                                   f"partitions")
+        # In logical order (replica-major): devices[i] runs replica i // P, partition i % P.
+        self.devices: list = [client.device(i) for i in ids]
+        self.device: Device = self.devices[0]
         self.module = parse_stablehlo(program.text)
         self.name = self.module.name
-        device_id = options.device_ids[0] if options.device_ids else 0
-        self.device: Device = client.device(device_id)
-        self.compiled = jit(self.module)           # one device: in this process
         self.outputs = _leaves(self.module.result_shape)
         if any(not s.is_array for s in self.outputs):
             raise unimplemented("a program with a token or nested tuple output through PJRT")
         self.tuple_result = self.module.result_shape.is_tuple
         self.num_parameters = len(self.module.entry.parameter_shapes())
+        self.shardings = None              # (parameters, results) of a program on several devices
+        if count == 1:
+            self.compiled = jit(self.module)           # one device: in this process
+            self.multi = None
+        else:
+            self.multi = compile_program(self.module, program.text, options.num_replicas, options.num_partitions)
+            self.compiled = self.multi.compiled
+            if isinstance(self.multi, ShardedProgram):
+                self.shardings = (self.multi.params, self.multi.results)
         self.fingerprint = hashlib.sha256(program.text.encode() + repr(options).encode()).hexdigest()
         self.deleted = False
         self._init_c_views()
@@ -83,18 +101,40 @@ class Executable:
         p = self.num_parameters
         self.c_parameter_kinds = (ctypes.c_void_p * max(1, p))(*[ctypes.addressof(self._kind)] * p)
         self.c_parameter_kind_sizes = (ctypes.c_size_t * max(1, p))(*[len(kind)] * p)
-        self.c_devices = (ctypes.c_void_p * 1)(self.device.handle)
-        self.c_logical_ids = (capi.LogicalDeviceIds * 1)(capi.LogicalDeviceIds(0, 0))
-        self.device_assignment = device_assignment_proto(1, 1, [self.device.id])
-        self.optimized_text = self.program.text.encode()
+        self.c_devices = (ctypes.c_void_p * len(self.devices))(*[d.handle for d in self.devices])
+        partitions = self.options.num_partitions
+        self.c_logical_ids = (capi.LogicalDeviceIds * len(self.devices))(
+            *[capi.LogicalDeviceIds(i // partitions, i % partitions) for i in range(len(self.devices))])
+        self.device_assignment = device_assignment_proto(self.options.num_replicas, partitions,
+                                                         [d.id for d in self.devices])
+        self._optimized_text = None
         self._cost = None
+        self.c_parameter_shardings = self.c_output_shardings = None
+        if self.shardings is not None:
+            self.c_parameter_shardings = _proto_array([op_sharding_proto(s) for s in self.shardings[0]])
+            self.c_output_shardings = _proto_array([op_sharding_proto(s) for s in self.shardings[1]])
+
+    @property
+    def optimized_text(self) -> bytes:
+        """PJRT_Executable_OptimizedProgram's program: jax's, Shardy's ops exported
+        as XLA exports them (made on first use)."""
+        if self._optimized_text is None:
+            self._optimized_text = hlo_exportable(self.program.text).encode()
+        return self._optimized_text
 
     def cost_properties(self):
         """PJRT_Executable_GetCostAnalysis's named values (xlac's cost analysis, floats)."""
         if self._cost is None:
             from .client import named_values
-            self._cost = named_values({k: float(v) for k, v in self.compiled.cost_analysis().items()})
+            # A program on several devices: counted on the module as xlac runs it.
+            cost = self.compiled.cost_analysis() if self.multi is None else cost_analysis(self.module)
+            self._cost = named_values({k: float(v) for k, v in cost.items()})
         return self._cost
+
+    def memory_analysis(self):
+        if self.multi is not None:
+            raise unimplemented("memory statistics of a program on several devices")
+        return self.compiled.memory_analysis()
 
     def serialize(self) -> bytes:
         """PJRT_Executable_Serialize: the program and options (compiled again,
@@ -121,10 +161,43 @@ class Executable:
         results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
         outputs = [Buffer(r if type(r) is np.ndarray else np.asarray(r), device) for r in results]
-        for k in self.program.donated:
-            if k not in non_donatable and k < len(arguments):
-                arguments[k].delete()
+        self._consume_donated([arguments], non_donatable)
         return outputs
+
+    def execute_devices(self, argument_lists: list, non_donatable: set) -> list:
+        """Run a program on several devices: ``argument_lists[i]`` holds the
+        Buffers of ``self.devices[i]``; returns each device's output Buffers."""
+        if self.deleted:
+            raise PjrtError(capi.FAILED_PRECONDITION, f"executable {self.name} has been deleted")
+        n = len(self.devices)
+        if len(argument_lists) != n:
+            raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} runs on {n} devices, got argument lists "
+                                                   f"for {len(argument_lists)}")
+        per_device = []
+        for i, (device, arguments) in enumerate(zip(self.devices, argument_lists)):
+            if len(arguments) != self.num_parameters:
+                raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} takes {self.num_parameters} arguments, "
+                                                       f"got {len(arguments)} for device {device.id}")
+            per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
+                               for k, b in enumerate(arguments)])
+        results = self.multi.run(per_device)
+        outputs = [[Buffer(np.asarray(r), device) for r in rs] for device, rs in zip(self.devices, results)]
+        self._consume_donated(argument_lists, non_donatable)
+        return outputs
+
+    def _consume_donated(self, argument_lists: list, non_donatable: set) -> None:
+        for arguments in argument_lists:
+            for k in self.program.donated:
+                if k not in non_donatable and k < len(arguments):
+                    arguments[k].delete()
+
+
+def _proto_array(protos: list) -> tuple:
+    """(char* array, size_t array, kept buffers) of serialized protos, for the C caller."""
+    kept = [ctypes.create_string_buffer(p, max(1, len(p))) for p in protos]
+    pointers = (ctypes.c_void_p * max(1, len(protos)))(*[ctypes.addressof(b) for b in kept])
+    sizes = (ctypes.c_size_t * max(1, len(protos)))(*[len(p) for p in protos])
+    return pointers, sizes, kept, len(protos)
 
 
 def deserialize(client: Client, data: bytes) -> Executable:

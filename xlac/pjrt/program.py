@@ -73,3 +73,21 @@ def _donated_parameters(module) -> tuple:
         return tuple(k for k, d in enumerate(attrs["arg_attrs"])
                      if "tf.aliasing_output" in d or "jax.buffer_donor" in d)
     return ()
+
+
+def hlo_exportable(text: str) -> str:
+    """``text`` with Shardy's ops (``sdy.manual_computation``,
+    ``sdy.sharding_constraint``, ``sdy.mesh``) in the form XLA's HLO export
+    writes them (custom calls, ``mhlo.sharding``), through jaxlib: jaxlib turns
+    the "optimized program" it is handed into HLO (``compiled.as_text()``),
+    and its converter takes no ``sdy`` op.  A program without them, or one
+    jaxlib cannot convert, is returned as it is."""
+    if "sdy." not in text:
+        return text
+    try:
+        from jax._src.lib import _jax
+        computation = _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False, return_tuple=False)
+        return _jax.mlir.xla_computation_to_mlir_module(computation)
+    except Exception:        # noqa: BLE001 - the program as it came is still the best description
+        return text
+

@@ -1,0 +1,125 @@
+"""Programs on several devices through the plugin's executable, without jax
+(xlac/pjrt/multidevice.py, xlac/pjrt/sharding.py): shardings read from the
+program, tiles put together and cut apart, the OpSharding protos jax reads."""
+import numpy as np
+import pytest
+
+import xlac
+from xlac.pjrt.buffer import Buffer
+from xlac.pjrt.client import Client
+from xlac.pjrt.compile_options import CompileOptions
+from xlac.pjrt.executable import Executable
+from xlac.pjrt.program import Program
+from xlac.pjrt.sharding import entry_shardings, op_sharding_proto
+
+MESH = 'sdy.mesh @mesh = <["x"=2, "y"=2]>'
+
+
+def sharded(arg: str, result: str, body: str = "%0 = stablehlo.multiply %arg0, %arg0 : tensor<4x8xf32>",
+            result_attrs: str | None = None) -> str:
+    res = result_attrs if result_attrs is not None else f"{{sdy.sharding = #sdy.sharding<@mesh, {result}>}}"
+    return f"""module @m attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
+  {MESH}
+  func.func public @main(%arg0: tensor<4x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {arg}>}}) -> (tensor<4x8xf32> {res}) {{
+    {body}
+    return %0 : tensor<4x8xf32>
+  }}
+}}"""
+
+
+def test_shardings_of_arguments_and_results():
+    params, results, annotated = entry_shardings(sharded('[{"x"}, {"y"}]', '[{}, {"y", "x"}]'), 4)
+    assert annotated
+    # devices [[0, 1], [2, 3]] of mesh x=2, y=2: row tiles by x, column tiles by y
+    assert (params[0].tile_dims, params[0].devices, params[0].replicas) == ((2, 2), (0, 1, 2, 3), 1)
+    # columns split over y then x: tile k on device (x, y) with k = 2 * y + x
+    assert (results[0].tile_dims, results[0].devices) == ((1, 4), (0, 2, 1, 3))
+    p, _, _ = entry_shardings(sharded('[{"y", ?}p1, {?}]', "[{}, {}]"), 4)      # open, priority
+    assert (p[0].tile_dims, p[0].devices, p[0].replicas) == ((2, 1), (0, 2, 1, 3), 2)
+
+
+def test_a_result_takes_the_sharding_it_was_made_with():
+    """No annotation on the result: the sharding_constraint (or shard_map's
+    out_shardings) it comes from; replicated when nothing says one."""
+    body = '%0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"x"}]> : tensor<4x8xf32>'
+    _, results, _ = entry_shardings(sharded('[{"x"}, {}]', "", body, result_attrs=""), 4)
+    assert (results[0].tile_dims, results[0].devices, results[0].replicas) == ((1, 2), (0, 1, 2, 3), 2)
+    _, results, _ = entry_shardings(sharded('[{"x"}, {}]', "", result_attrs=""), 4)
+    assert results[0].is_replicated
+
+
+@pytest.mark.parametrize("arg, says", [
+    ('[{"x":(1)2}, {}]', 'sub-axis "x":(1)2'),
+    ('[{"x"}, {}], unreduced={"y"}', "unreduced"),
+    ('[{"x", "y"}, {}]', "dimension 0 of size 3 is not split evenly into 4 tiles"),
+    ('[{"z"}, {}]', 'axis "z" is not in the mesh'),
+])
+def test_forms_xlac_does_not_run_are_refused_by_name(arg, says):
+    with pytest.raises(xlac.UnsupportedError, match="not supported yet: sharding .parameter 0: .*" + says.replace(
+            "(", r"\(").replace(")", r"\)")):
+        entry_shardings(sharded(arg, "[{}, {}]").replace("tensor<4x8", "tensor<3x8"), 4)
+
+
+def test_gspmd_shardings_and_refusals():
+    text = sharded("[{}, {}]", "[{}, {}]").replace('sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>',
+                                                   'mhlo.sharding = "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"')
+    params, _, _ = entry_shardings(text, 4)
+    assert (params[0].tile_dims, params[0].replicas) == ((1, 2), 2)
+    for form in ("{maximal device=1}", "{manual}"):
+        with pytest.raises(xlac.UnsupportedError, match="parameter 0"):
+            entry_shardings(text.replace("{devices=[1,2,2]<=[4] last_tile_dim_replicate}", form), 4)
+
+
+def test_op_sharding_protos_are_xlas_encoding():
+    """Bytes of xla.OpSharding as jaxlib serialises them (checked once against
+    ``xc.OpSharding().SerializeToString()``)."""
+    params, results, _ = entry_shardings(sharded('[{"y"}, {}]', "[{}, {}]"), 4)
+    # {devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
+    assert op_sharding_proto(params[0]).hex() == "08031a030201022204000201033001"
+    assert op_sharding_proto(results[0]) == b"\x08\x00"                                    # REPLICATED
+
+
+def _executable(text: str, replicas: int, partitions: int) -> tuple:
+    client = Client({"num_devices": replicas * partitions})
+    options = CompileOptions(replicas, partitions, tuple(range(replicas * partitions)))
+    return client, Executable(client, Program(text, ()), options)
+
+
+@pytest.mark.timeout(120)
+def test_a_sharded_program_takes_and_gives_tiles():
+    """Automatic sharding (no shard_map): the global computation, in this
+    process; each device gets its tile of the result."""
+    text = sharded('[{"x"}, {"y"}]', '[{}, {"y", "x"}]')
+    client, exe = _executable(text, 1, 4)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    tiles = [x[:2, :4], x[:2, 4:], x[2:, :4], x[2:, 4:]]            # device d = (x, y) = divmod(d, 2)
+    out = exe.execute_devices([[Buffer(np.ascontiguousarray(t), d)] for t, d in zip(tiles, exe.devices)], set())
+    assert [o[0].device for o in out] == client.devices
+    for d, k in enumerate((0, 2, 1, 3)):                 # columns over y then x: device d holds tile k
+        np.testing.assert_array_equal(out[d][0].array, (x * x)[:, 2 * k:2 * k + 2])
+    with pytest.raises(Exception, match=r"parameter 0 on device 0: expected a tile of shape \[2, 4\] "
+                                        r"\(global \[4, 8\]\), got \[4, 8\]"):
+        exe.execute_devices([[Buffer(x, d)] for d in exe.devices], set())
+
+
+PER_REPLICA = """module @r attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 2 : i32} {
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}"""
+
+
+@pytest.mark.timeout(120)
+def test_a_per_replica_program_runs_on_the_device_processes():
+    """num_replicas = 2, no shardings: each device its own arguments, an all-reduce between them."""
+    client, exe = _executable(PER_REPLICA, 2, 1)
+    args = [np.array([1, 2, 3], np.float32), np.array([10, 20, 30], np.float32)]
+    out = exe.execute_devices([[Buffer(a, d)] for a, d in zip(args, exe.devices)], set())
+    for d, device in enumerate(exe.devices):
+        assert out[d][0].device is device
+        np.testing.assert_array_equal(out[d][0].array, [11, 22, 33])

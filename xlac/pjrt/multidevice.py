@@ -1,0 +1,115 @@
+"""Programs on several devices through PJRT (``num_replicas x num_partitions`` > 1).
+
+PJRT hands an executable one argument list per device and wants one output
+list per device back (``argument_lists[d][k]``, ``output_lists[d][k]``, d in
+the order of the device assignment: the program's logical device id).  Two
+kinds of program come that way:
+
+* **Sharded programs** (``num_partitions`` = N; all that jax 0.10 sends:
+  ``jax.pmap`` is ``jit`` of ``shard_map`` there, ``shard_map`` and ``jit``
+  with ``NamedSharding``s alike).  The program is the *global* computation,
+  its arguments and results annotated with shardings
+  (:mod:`xlac.pjrt.sharding`), and each device holds its tiles.  xlac has no
+  SPMD partitioner: the global arguments are put together from the devices'
+  tiles, the global computation runs, and each global result is cut into the
+  tiles its sharding gives each device (a replicated result goes whole to
+  every device).  A program with manual computations (``shard_map``, hence
+  ``pmap``) runs on xlac's device processes (``xlac.devices``: each device
+  computes its part, the collectives go over shared memory); one without
+  (automatic sharding) runs in this process, as a one-device program.
+* **Per-replica programs** (``num_replicas`` = N, one partition, no
+  shardings: each device runs the program on its own arguments, collectives
+  between them) run on the device processes with each device's arguments as
+  they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import devices
+from ..errors import UnsupportedError
+from ..executable import jit as single_device_jit
+from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
+from ..passes.shard_map import is_global_shardy_program
+from . import capi
+from .errors import PjrtError
+from .sharding import entry_shardings, local_shape
+
+#: Instructions whose value depends on which device runs them.
+_DEVICE_DEPENDENT = GROUPED_OPCODES | PERMUTE_OPCODES | SEND_RECV_OPCODES | {"replica-id", "partition-id"}
+
+
+def compile_program(module, text: str, num_replicas: int, num_partitions: int):
+    """The runner of ``module`` (imported from StableHLO ``text``) on
+    ``num_replicas x num_partitions`` devices: a :class:`ShardedProgram` or a
+    :class:`ReplicaProgram`.  Raises UnsupportedError for what xlac cannot run
+    that way, naming it."""
+    n = num_replicas * num_partitions
+    params, results, annotated = entry_shardings(text, n)
+    if num_partitions == 1 and not annotated:
+        return ReplicaProgram(module, n)
+    if num_replicas != 1:
+        raise UnsupportedError("sharding", f"a sharded program on {num_replicas} replicas x {num_partitions} "
+                                           f"partitions (xlac runs sharded programs on one replica)")
+    return ShardedProgram(module, params, results, n)
+
+
+class ShardedProgram:
+    """A global program with shardings, run as its global computation (see the module docstring)."""
+
+    def __init__(self, module, params: list, results: list, num_devices: int):
+        self.num_devices = num_devices
+        self.params, self.results = params, results
+        self.global_shapes = [tuple(p.shape.dimensions) for p in module.entry.parameters]
+        # The annotations say where the pieces are; the computation itself is global.
+        for p in module.entry.parameters:
+            p.attrs.pop("sharding", None)
+        module.entry.root.attrs.pop("sharding", None)
+        module.attrs.pop("replica_count", None)
+        module.attrs.pop("num_partitions", None)
+        self.tuple_result = module.result_shape.is_tuple
+        if is_global_shardy_program(module):
+            self.compiled = devices.jit(module)          # a GlobalExecutable on the device processes
+        else:
+            _refuse_device_dependent(module)
+            self.compiled = single_device_jit(module)
+
+    def run(self, per_device: list) -> list:
+        """``per_device[d]``: device ``d``'s argument tiles (numpy arrays); returns its result tiles."""
+        arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
+        out = self.compiled(*arguments)
+        leaves = [np.asarray(r) for r in (out if self.tuple_result else (out,))]
+        return [[s.tile(r, d) for r, s in zip(leaves, self.results)] for d in range(self.num_devices)]
+
+    def _assemble(self, k: int, tiles: list) -> np.ndarray:
+        """Parameter ``k``'s global array from every device's tile, each checked."""
+        sharding, shape = self.params[k], self.global_shapes[k]
+        expected = local_shape(sharding, shape)
+        for d, t in enumerate(tiles):
+            if tuple(t.shape) != expected:
+                raise PjrtError(capi.INVALID_ARGUMENT, f"parameter {k} on device {d}: expected a tile of shape "
+                                                       f"{list(expected)} (global {list(shape)}), got "
+                                                       f"{list(t.shape)}")
+        return tiles[0] if sharding.is_replicated else sharding.assemble(tiles)
+
+
+class ReplicaProgram:
+    """A per-replica program: each device runs it on its own arguments."""
+
+    def __init__(self, module, num_devices: int):
+        self.num_devices = num_devices
+        self.compiled = devices.jit(module)              # a ReplicatedExecutable on the device processes
+
+    def run(self, per_device: list) -> list:
+        return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
+
+
+def _refuse_device_dependent(module) -> None:
+    """A collective (or replica/partition id) outside ``shard_map`` needs the SPMD
+    partitioner's meaning of the program, which xlac does not have yet."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode in _DEVICE_DEPENDENT:
+                raise UnsupportedError(inst.opcode, f"instruction {inst.name} in a sharded program outside "
+                                                    "shard_map (xlac runs such programs as their global "
+                                                    "computation: there is no SPMD partitioner yet)")

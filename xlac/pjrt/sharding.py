@@ -1,0 +1,251 @@
+"""Shardings of jax's multi-device programs: which piece of each global
+argument and result every device holds.
+
+jax writes them on ``@main``'s arguments and results: Shardy's
+``sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>`` over a module-level
+``sdy.mesh @mesh = <["x"=2]>`` (jax's default), or GSPMD's ``mhlo.sharding =
+"{devices=[2,1]<=[2]}"`` (``jax_use_shardy_partitioner=False``).  Where jax
+leaves a result's sharding to the compiler (no annotation), xlac takes the
+sharding of what ``@main`` returns there when that says one — an
+``sdy.manual_computation``'s ``out_shardings`` (a ``shard_map``'s
+``out_specs``), an ``sdy.sharding_constraint``, an argument — and makes it
+replicated otherwise (jax reads the choice back through
+:func:`op_sharding_proto`).  An unannotated argument is replicated.  Devices
+are the program's logical ids (the position in the device assignment), as in
+XLA.
+
+Accepted: any tiling of dimensions over mesh axes (several axes on one
+dimension, axes left out = replicated over them), open dimensions (``?``:
+xlac shards them no further), priorities, ``replicated={...}``; GSPMD's
+``{replicated}`` and ``{devices=[...]...}`` with or without
+``last_tile_dim_replicate``.  Refused, with an UNIMPLEMENTED error naming the
+value and the form: sub-axes (``"x":(1)2``), ``unreduced``, meshes whose
+device ids are not in order, maximal (one-device) shardings, manual and tuple
+GSPMD shardings, and tilings that do not divide a dimension evenly.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ..errors import UnsupportedError
+from ..hlo.sharding import Sharding, parse_sharding
+from ..hlo.stablehlo.syntax import DialectAttr, parse_mlir
+from ..passes.shard_map import sdy_to_sharding
+from .compile_options import _encode_varint, _field
+
+# xla.OpSharding.Type
+_REPLICATED, _OTHER = 0, 3
+
+
+def replicated(num_devices: int) -> Sharding:
+    return Sharding((1,), tuple(range(num_devices)), num_devices)
+
+
+def entry_shardings(text: str, num_devices: int) -> tuple[list, list, bool]:
+    """(parameter shardings, result shardings, whether any was written) of
+    the StableHLO program ``text`` on ``num_devices`` devices."""
+    syntax = parse_mlir(text)
+    meshes = {name: body for name, body in syntax.attrs.get("sdy.meshes") or ()}
+    funcs = {f.func["name"]: f.func for f in syntax.funcs if f.func}
+    main = funcs.get("main") or next((f for f in funcs.values() if f["visibility"] == "public"), None)
+    if main is None:
+        return [], [], False
+    found = False
+
+    def read(attrs, type_, what: str) -> Sharding:
+        nonlocal found
+        attrs = attrs if isinstance(attrs, dict) else {}
+        rank = len(type_[1]) if isinstance(type_, tuple) and type_[0] == "tensor" else None
+        dims = tuple(type_[1]) if rank is not None else ()
+        sdy, gspmd = attrs.get("sdy.sharding"), attrs.get("mhlo.sharding")
+        if sdy is None and gspmd is None:
+            return replicated(num_devices)
+        found = True
+        try:
+            if sdy is not None:
+                s = _from_sdy(sdy.body if isinstance(sdy, DialectAttr) else str(sdy), meshes, num_devices)
+            else:
+                s = _from_gspmd(str(gspmd), num_devices)
+            _check_fits(s, dims, rank)
+        except _Refused as e:
+            raise UnsupportedError("sharding", f"{what}: {e}") from None
+        return s
+
+    args = [t for _, t, _ in main["args"]]
+    params = [read(a, t, f"parameter {k}") for k, (a, t) in
+              enumerate(zip(_padded(main.get("arg_attrs"), len(args)), args))]
+    result_attrs = _padded(main.get("result_attrs"), len(main["results"]))
+    returned = _returned_shardings(main, dict(zip((name for name, _, _ in main["args"]), main.get("arg_attrs") or [])))
+    results = [read(a if _annotated(a) else returned[k], t, f"result {k}") for k, (a, t) in
+               enumerate(zip(result_attrs, main["results"]))]
+    return params, results, found
+
+
+def _annotated(attrs) -> bool:
+    return isinstance(attrs, dict) and ("sdy.sharding" in attrs or "mhlo.sharding" in attrs)
+
+
+def _returned_shardings(main: dict, arg_attrs: dict) -> list:
+    """For each value ``@main`` returns, the attributes of the sharding it was
+    given where it was made (``{"sdy.sharding": ...}``), or None."""
+    body = main.get("body")
+    ops = getattr(body, "ops", body) or []
+    made = {}                       # SSA value -> the sharding text it was made with
+    values = []
+    for op in ops:
+        if op.name == "sdy.manual_computation":
+            outs = _top_level(op.attrs.get("out_shardings", "").strip()[1:-1])
+            for name, sharding in zip(op.results, outs):
+                made[name] = sharding
+            if len(op.results) == 1:
+                made[op.results[0].split("#")[0]] = outs[0] if outs else None
+        elif op.name == "sdy.sharding_constraint" and op.results:
+            made[op.results[0]] = op.attrs.get("sharding")
+        elif op.name in ("func.return", "return"):
+            values = op.operands or [it.value for it in op.items if it.kind == "value"]
+    out = []
+    for v in values:
+        if v in arg_attrs:
+            out.append(arg_attrs[v] if _annotated(arg_attrs[v]) else None)
+        elif made.get(v):
+            out.append({"sdy.sharding": DialectAttr("#sdy.sharding", made[v].strip()[1:-1])})
+        else:
+            out.append(None)
+    return out + [None] * (len(main["results"]) - len(out))
+
+
+def _top_level(text: str) -> list:
+    """``<a, [..]>, <b, [..]>`` split at the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "<[{(":
+            depth += 1
+        elif c in ">]})":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return parts
+
+
+def _padded(attrs, n: int) -> list:
+    attrs = list(attrs or [])
+    return attrs + [None] * (n - len(attrs))
+
+
+class _Refused(Exception):
+    """A sharding form xlac does not run (the message says which)."""
+
+
+def _refuse(detail: str) -> _Refused:
+    return _Refused(detail)
+
+
+def _mesh(name: str, meshes: dict, num_devices: int) -> dict:
+    """The mesh ``{axis: size}`` named ``name`` (``@mesh``) or written inline (``mesh<[...]>``)."""
+    if name.startswith("@"):
+        key = name[1:].strip('"')
+        if key not in meshes:
+            raise _refuse(f"mesh {name} is not defined")
+        body = meshes[key]
+    else:
+        body = name[len("mesh"):] if name.startswith("mesh") else name
+    m = re.fullmatch(r"\s*<\s*\[(.*?)\]\s*(?:,\s*device_ids\s*=\s*\[([\d,\s]*)\])?\s*>\s*", body, re.S)
+    if m is None:
+        raise _refuse(f"mesh {body}")
+    axes = {a: int(n) for a, n in re.findall(r'"([^"]+)"\s*=\s*(\d+)', m.group(1))}
+    size = math.prod(axes.values())
+    if m.group(2) is not None:
+        ids = [int(v) for v in m.group(2).replace(" ", "").split(",") if v]
+        if not axes:
+            raise _refuse(f"a maximal sharding (mesh {body}: the whole value on one device)")
+        if ids != list(range(size)):
+            raise _refuse(f"mesh {body}: device ids out of order")
+    if axes and size != num_devices:
+        raise _refuse(f"mesh {body} has {size} devices, the program runs on {num_devices}")
+    return axes
+
+
+def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
+    """``@mesh, [{"x"}, {}]`` (the body of ``#sdy.sharding<...>``)."""
+    m = re.fullmatch(r"\s*(@[\w.$-]+|@\"[^\"]*\"|mesh\s*<.*?>)\s*,\s*\[(.*)\]\s*(.*?)\s*", body, re.S)
+    if m is None:
+        raise _refuse(f"#sdy.sharding<{body}>")
+    mesh = _mesh(m.group(1), meshes, num_devices)
+    rest = m.group(3).strip()
+    for part in filter(None, (p.strip() for p in re.split(r",\s*(?=\w+\s*=)", rest.lstrip(",")))):
+        if not part.startswith("replicated"):          # explicitly replicated axes change nothing
+            raise _refuse(f"#sdy.sharding<{body}>: {part.split('=')[0].strip()}")
+    spec = []
+    for group, _priority in re.findall(r"\{([^{}]*)\}(p\d+)?", m.group(2)):
+        axes = []
+        for token in filter(None, (t.strip() for t in group.split(","))):
+            if token == "?":                # open: xlac splits the dimension no further
+                continue
+            a = re.fullmatch(r'"([^"]+)"', token)
+            if a is None:
+                raise _refuse(f"#sdy.sharding<{body}>: sub-axis {token}")
+            if a.group(1) not in mesh:
+                raise _refuse(f"#sdy.sharding<{body}>: axis {token} is not in the mesh")
+            axes.append(a.group(1))
+        spec.append(axes)
+    if not mesh:
+        return replicated(num_devices)
+    return sdy_to_sharding(spec, mesh)
+
+
+def _from_gspmd(text: str, num_devices: int) -> Sharding:
+    """``{devices=[2,1]<=[2]}``, ``{replicated}``; maximal, manual and tuple refused."""
+    s = text.strip()
+    if re.match(r"\{\s*maximal\b", s):
+        raise _refuse(f"{s}: a maximal sharding (the whole value on one device)")
+    try:
+        sharding = parse_sharding(s, num_devices)
+    except (UnsupportedError, ValueError):          # manual, tuple, subgroup forms
+        raise _refuse(s) from None
+    if sorted(sharding.devices) != list(range(num_devices)):
+        raise _refuse(f"{s}: not every one of the {num_devices} devices holds a tile")
+    return sharding
+
+
+def _check_fits(s: Sharding, dims: tuple, rank: int | None) -> None:
+    """A tiling has one entry per dimension and divides each evenly."""
+    if s.is_replicated:
+        return
+    if rank is None or len(s.tile_dims) != rank:
+        raise _refuse(f"{_describe(s)} for a value of rank {rank}")
+    for d, (size, t) in enumerate(zip(dims, s.tile_dims)):
+        if size is None or size % t:
+            raise _refuse(f"{_describe(s)}: dimension {d} of size {size} is not split evenly into {t} tiles")
+
+
+def _describe(s: Sharding) -> str:
+    tail = f",{s.replicas}" if s.replicas > 1 else ""
+    return f"tiles [{','.join(map(str, s.tile_dims))}{tail}]"
+
+
+def local_shape(s: Sharding, global_shape: tuple) -> tuple:
+    """The shape of every device's tile of an array of ``global_shape`` (even tilings only)."""
+    if s.is_replicated:
+        return tuple(global_shape)
+    return tuple(g // t for g, t in zip(global_shape, s.tile_dims))
+
+
+def op_sharding_proto(s: Sharding) -> bytes:
+    """``s`` as a serialized ``xla.OpSharding`` (what PJRT's shardings extension returns)."""
+    if s.is_replicated:
+        return _field(1, 0, _encode_varint(_REPLICATED))
+    dims = list(s.tile_dims) + ([s.replicas] if s.replicas > 1 else [])
+    out = _field(1, 0, _encode_varint(_OTHER))
+    out += _packed(3, dims) + _packed(4, s.devices)
+    if s.replicas > 1:
+        out += _field(6, 0, _encode_varint(1))
+    return out
+
+
+def _packed(number: int, values) -> bytes:
+    data = b"".join(_encode_varint(v) for v in values)
+    return _field(number, 2, _encode_varint(len(data)) + data)
