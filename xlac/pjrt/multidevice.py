@@ -30,6 +30,7 @@ from .. import devices
 from ..errors import UnsupportedError
 from ..executable import jit as single_device_jit
 from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
+from ..hlo.custom_call import target_of
 from ..passes.shard_map import is_global_shardy_program
 from . import capi
 from .errors import PjrtError
@@ -37,6 +38,8 @@ from .sharding import entry_shardings, local_shape
 
 #: Instructions whose value depends on which device runs them.
 _DEVICE_DEPENDENT = GROUPED_OPCODES | PERMUTE_OPCODES | SEND_RECV_OPCODES | {"replica-id", "partition-id"}
+#: GSPMD's manual computation boundaries (shard_map lowered without Shardy).
+_GSPMD_MANUAL = ("SPMDFullToShardShape", "SPMDShardToFullShape")
 
 
 def compile_program(module, text: str, num_replicas: int, num_partitions: int):
@@ -106,10 +109,16 @@ class ReplicaProgram:
 
 def _refuse_device_dependent(module) -> None:
     """A collective (or replica/partition id) outside ``shard_map`` needs the SPMD
-    partitioner's meaning of the program, which xlac does not have yet."""
-    for comp in module.computations:
-        for inst in comp.instructions:
-            if inst.opcode in _DEVICE_DEPENDENT:
-                raise UnsupportedError(inst.opcode, f"instruction {inst.name} in a sharded program outside "
-                                                    "shard_map (xlac runs such programs as their global "
-                                                    "computation: there is no SPMD partitioner yet)")
+    partitioner's meaning of the program, which xlac does not have yet; so does
+    GSPMD's form of ``shard_map`` (``jax_use_shardy_partitioner=False``)."""
+    instructions = [inst for comp in module.computations for inst in comp.instructions]
+    for inst in instructions:
+        if inst.opcode == "custom-call" and target_of(inst) in _GSPMD_MANUAL:
+            raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={target_of(inst)}: "
+                                                  "GSPMD's shard_map (jax_use_shardy_partitioner=False); "
+                                                  "xlac runs shard_map and pmap in Shardy's form, jax's default")
+    for inst in instructions:
+        if inst.opcode in _DEVICE_DEPENDENT:
+            raise UnsupportedError(inst.opcode, f"instruction {inst.name} in a sharded program outside "
+                                                "shard_map (xlac runs such programs as their global "
+                                                "computation: there is no SPMD partitioner yet)")
