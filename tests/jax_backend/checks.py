@@ -7,6 +7,9 @@ Group ``mixed`` (``JAX_PLATFORMS=cpu,xlac``): every program runs on an xlac
 device and on jax's own CPU device, and the results are compared.
 Group ``alone`` (``JAX_PLATFORMS=xlac``, ``XLAC_NUM_DEVICES=2``): jax's
 default backend is xlac.
+Group ``multi`` (``JAX_PLATFORMS=cpu,xlac``, 4 xlac devices and 4 CPU
+devices, ``--xla_force_host_platform_device_count=4``): programs on several
+devices, each run on xlac's devices and on jax's CPU devices and compared.
 """
 import importlib.metadata
 import json
@@ -280,17 +283,159 @@ def second_device():
 
 
 @check("alone")
-def two_device_program_is_an_error():
+def named_sharding_jit_on_two_devices():
+    """jit with NamedSharding in_shardings/out_shardings over a 2-device mesh: each
+    device gets its tiles of the results, as the out_shardings say."""
     import jax
-    from jax.sharding import NamedSharding, PartitionSpec
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
     mesh = jax.make_mesh((2,), ("x",))
-    x = jax.device_put(np.arange(4.0, dtype=np.float32), NamedSharding(mesh, PartitionSpec("x")))
+    rows, whole = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    f = jax.jit(lambda a, b: (jnp.tanh(a) @ b, a.sum(0), b.T), in_shardings=(rows, whole),
+                out_shardings=(rows, whole, NamedSharding(mesh, P(None, "x"))))
+    a = np.linspace(-1, 1, 24, dtype=np.float32).reshape(6, 4)
+    b = np.linspace(0, 2, 12, dtype=np.float32).reshape(4, 3)
+    y, s, t = f(a, b)
+    np.testing.assert_allclose(np.asarray(y), np.tanh(a) @ b, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(s), a.sum(0), rtol=1e-5)
+    assert (np.asarray(t) == b.T).all()
+    devs = jax.devices()
+    assert y.sharding == rows and [(sh.device, sh.data.shape) for sh in y.addressable_shards] == \
+        [(devs[0], (3, 3)), (devs[1], (3, 3))], y.addressable_shards
+    assert [sh.data.shape for sh in s.addressable_shards] == [(4,), (4,)]          # replicated: whole on each
+    assert [sh.data.shape for sh in t.addressable_shards] == [(3, 2), (3, 2)]
+    assert (np.asarray(t.addressable_shards[1].data) == b.T[:, 2:]).all()
+    # Arrays sharded in jax's explicit mode: jax adds sharding constraints inside.
+    x = jax.device_put(a, rows)
+    z = jax.jit(lambda x: jnp.sin(x) * 2 + x.sum())(x)
+    assert z.sharding.is_equivalent_to(rows, 2), z.sharding
+    np.testing.assert_allclose(np.asarray(z), np.sin(a) * 2 + a.sum(), rtol=1e-5)
+
+
+# -- group multi ------------------------------------------------------------------------------
+def on_both(make):
+    """``make(devices)`` (a callable of the program on those devices, and its
+    arguments) run on xlac's 4 devices and jax's 4 CPU devices; (xlac's, cpu's)."""
+    import jax
+    out = []
+    for devices in (jax.devices("xlac"), jax.devices("cpu")):
+        f, args = make(devices)
+        r = f(*args)
+        for leaf in jax.tree.leaves(r):
+            assert leaf.sharding.device_set == set(devices), (leaf.sharding, devices)
+        out.append(r)
+    return out
+
+
+@check("multi")
+def devices_listed_n():
+    import jax
+    xs = jax.devices("xlac")
+    assert [repr(d) for d in xs] == [f"XlacDevice(id={k})" for k in range(4)], xs
+    assert [d.id for d in xs] == [0, 1, 2, 3] and all(d.device_kind == "xlac" for d in xs)
+    assert len(jax.devices("cpu")) == 4 and jax.devices()[0].device_kind == "cpu"
+
+
+@check("multi")
+def pmap_psum_all_gather():
+    """jax.pmap (jax 0.10: jit of shard_map) with psum, all_gather, ppermute and
+    axis_index, against jax's CPU devices."""
+    import jax
+    from jax import lax
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+    def make(devices):
+        ring = [(k, (k + 1) % 4) for k in range(4)]
+        f = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i"), lax.ppermute(v, "i", ring),
+                                lax.axis_index("i") * 10 + lax.pmean(v, "i")), axis_name="i", devices=devices)
+        return f, (x,)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    same_shards(on_x, on_c)
+    assert np.asarray(on_x[0]).tolist() == [[18, 22, 26]] * 4
+    assert [sh.data.shape for sh in on_x[1].addressable_shards] == [(1, 4, 3)] * 4
+
+
+@check("multi")
+def shard_map_psum():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    x = np.linspace(-1, 1, 16).reshape(8, 2)              # f64
+
+    def make(devices):
+        mesh = Mesh(np.array(devices), ("i",))
+        body = lambda v: (jax.lax.psum(jnp.sin(v).sum(0), "i"), v * jax.lax.axis_index("i"))
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=(P(), P("i"))))
+        return f, (jax.device_put(x, NamedSharding(mesh, P("i"))),)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c, rtol=1e-12)
+    same_shards(on_x, on_c)
+    np.testing.assert_allclose(np.asarray(on_x[0]), np.sin(x).sum(0), rtol=1e-12)
+    assert [sh.data.shape for sh in on_x[0].addressable_shards] == [(2,)] * 4     # replicated
+    assert [sh.data.shape for sh in on_x[1].addressable_shards] == [(2, 2)] * 4
+
+
+def same_shards(a, b):
+    """Every device (by id) holds the same piece of ``a`` as of ``b``."""
+    import jax
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        pieces = {sh.device.id: (sh.index, np.asarray(sh.data)) for sh in y.addressable_shards}
+        for sh in x.addressable_shards:
+            index, data = pieces[sh.device.id]
+            assert sh.index == index, (sh.device, sh.index, index)
+            np.testing.assert_allclose(np.asarray(sh.data), data, rtol=1e-5)
+
+
+@check("multi")
+def sharded_jit_on_a_2d_mesh():
+    """Automatic sharding over a 2x2 mesh of devices out of order (no
+    shard_map): run as the global computation, every device given its tiles."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    a = np.linspace(0, 1, 32, dtype=np.float32).reshape(4, 8)
+
+    def make(devices):
+        mesh = Mesh(np.array(devices)[[2, 0, 3, 1]].reshape(2, 2), ("x", "y"))
+        f = jax.jit(lambda a: (a @ a.T, jnp.exp(a).sum(1)),
+                    out_shardings=(NamedSharding(mesh, P("y", "x")), NamedSharding(mesh, P("x"))))
+        return f, (jax.device_put(a, NamedSharding(mesh, P("x", "y"))),)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    same_shards(on_x, on_c)
+    # P("y", "x") on mesh [[2, 0], [3, 1]]: device 0 (x=0, y=1) holds rows 2:4, columns 0:2.
+    shard = {sh.device.id: np.asarray(sh.data) for sh in on_x[0].addressable_shards}
+    np.testing.assert_allclose(shard[0], (a @ a.T)[2:4, 0:2], rtol=1e-5)
+
+
+@check("multi")
+def dead_device_is_an_error():
+    """A device process killed in the middle of a call fails the call with
+    xlac's CollectiveError naming the device (no hang); the next call runs."""
+    import os
+    import signal
+    import threading
+    import time
+    import jax
+    from jax import lax
+    from xlac import devices as xlac_devices
+    f = jax.pmap(lambda v, n: lax.fori_loop(0, n, lambda i, c: lax.psum(c, "i") * 0.25, v), axis_name="i",
+                 devices=jax.devices("xlac"))
+    x = np.ones((4, 8), np.float32)
+    assert np.asarray(f(x, np.full(4, 3, np.int32))).tolist() == x.tolist()
+    victim = xlac_devices.pool(4)._workers[1][0].pid
+    threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
+    start = time.monotonic()
     try:
-        jax.jit(lambda x: x + 1)(x)
+        f(x, np.full(4, 2 ** 30, np.int32)).block_until_ready()
     except Exception as e:    # noqa: BLE001
-        assert "UNIMPLEMENTED: xlac: error: not supported yet" in str(e), str(e)
+        text = str(e).splitlines()[0]
+        assert text.startswith("INTERNAL: xlac: error: device 1: the process of device 1 died (signal 9)"), text
     else:
-        raise AssertionError("a 2-device program ran")
+        raise AssertionError("the call went on without device 1")
+    assert time.monotonic() - start < 10
+    assert np.asarray(f(x, np.full(4, 2, np.int32))).tolist() == x.tolist()
 
 
 def main(group: str) -> None:

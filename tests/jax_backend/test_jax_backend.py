@@ -18,7 +18,9 @@ pytest.importorskip("jax")
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = Path(__file__).with_name("checks.py")
 ENV = {"mixed": {"JAX_PLATFORMS": "cpu,xlac"},
-       "alone": {"JAX_PLATFORMS": "xlac", "XLAC_NUM_DEVICES": "2"}}
+       "alone": {"JAX_PLATFORMS": "xlac", "XLAC_NUM_DEVICES": "2"},
+       "multi": {"JAX_PLATFORMS": "cpu,xlac", "XLAC_NUM_DEVICES": "4",
+                 "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}}
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,7 +50,9 @@ MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", 
          "donation", "unsupported_op_is_an_error", "bad_argument_is_an_error", "compiled_properties",
          "linalg", "serialize_executable", "zero_copy_view"]
 ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "second_device",
-         "two_device_program_is_an_error"]
+         "named_sharding_jit_on_two_devices"]
+MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "sharded_jit_on_a_2d_mesh",
+         "dead_device_is_an_error"]
 
 
 @pytest.mark.timeout(900)
@@ -64,6 +68,12 @@ def test_xlac_alone(name):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", MULTI)
+def test_on_several_devices(name):
+    run_check("multi", name)
+
+
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("group", sorted(ENV))
 def test_process_exits_cleanly(group):
     """No crash at exit (jaxlib destroys its last objects during Python's final
@@ -76,7 +86,7 @@ def test_process_exits_cleanly(group):
 
 def test_every_check_is_a_test():
     text = CHECKS.read_text()
-    for group, names in (("mixed", MIXED), ("alone", ALONE)):
+    for group, names in (("mixed", MIXED), ("alone", ALONE), ("multi", MULTI)):
         declared = [line.split("def ")[1].split("(")[0] for chunk in text.split(f'@check("{group}")')[1:]
                     for line in chunk.splitlines()[1:2]]
         assert sorted(declared) == sorted(names), (group, declared)
