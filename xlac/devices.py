@@ -538,10 +538,13 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
         try:
             if isinstance(msg, _Unreadable):
                 raise msg.error
-            if transport is None or transport.seg is not segment or segment.controls[device, 0] < transport.round:
-                # A reset segment (the next call) starts the rounds again.
+            if transport is None or transport.seg is not segment:
                 transport = ShmTransport(segment, device, timeout=timeout)
                 service = make_native_service(transport, device, num_devices, on_failure=failed)
+            elif segment.controls[device, 0] < transport.round:
+                # A reset segment (the next call) starts the rounds again; the
+                # service stays bound to the transport (binding compiles code: ms).
+                transport.restart()
             op, text, replicas, partitions = msg[:4]
             exe = executables.get(text)
             if exe is None:

@@ -3,6 +3,7 @@ every collective against numpy, slot-sized pieces, groups, and failures
 (a device that fails, dies, never comes, or runs another collective)."""
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -146,6 +147,43 @@ def test_empty_buffers_still_meet():
         return t.round
     results, errors = _run_threads(2, body)
     assert errors == [None, None] and results[0] == results[1]
+
+
+def test_a_transport_restarts_after_a_reset_in_place():
+    """A device pool resets its segment before every call; a device's transport
+    then restarts from round 0 keeping its state's address and services, so the
+    service bound to it (compiled code) serves the next call too."""
+    seg = Segment.create(2, 1 << 12)
+    transports = [ShmTransport(seg, d, timeout=10) for d in range(2)]
+    for t in transports:
+        t.state.fallback, t.state.fail = 1234, 5678         # what make_native_service sets
+    addresses = [ctypes.addressof(t.state) for t in transports]
+    sync = threading.Barrier(2)
+    outs = [[None, None], [None, None]]
+
+    def device(d):
+        t = transports[d]
+        for call in range(2):
+            out = np.empty(3, np.float32)
+            t.all_reduce(np.full(3, d + 1 + call, np.float32), out, "sum", (0, 1))
+            outs[d][call] = out
+            sync.wait()
+            if d == 0:
+                seg.reset()                     # the owner, between calls
+            sync.wait()
+            t.restart()
+            assert t.round == 0
+    try:
+        threads = [threading.Thread(target=device, args=(d,)) for d in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(30)
+    finally:
+        seg.close()
+    assert [o.tolist() for o in outs[0]] == [[3, 3, 3], [5, 5, 5]] and outs[1][1].tolist() == [5, 5, 5]
+    assert [ctypes.addressof(t.state) for t in transports] == addresses
+    assert all((t.state.fallback, t.state.fail) == (1234, 5678) for t in transports)
 
 
 def test_a_failing_device_makes_the_others_raise_naming_it():

@@ -281,18 +281,30 @@ class ShmTransport:
         self.timeout = timeout
         self.half = segment.layout.slot_bytes // 2
         self._everyone = np.arange(n, dtype=np.int64)
-        st = self.state = ShmState()
+        self._small_bytes = small_bytes
+        self.state = ShmState()
+        self.restart()
+        self._address = ctypes.addressof(self.state)
+        self._native = native.get("shm_collective")
+
+    def restart(self) -> None:
+        """Start afresh from the segment's counters as they are now (after the
+        owner's ``Segment.reset``: the next call of a pool).  The state keeps
+        its address and its ``fallback``/``fail`` services, so a service bound
+        to it (``collective_service.make_native_service``) stays valid."""
+        st, segment = self.state, self.seg
+        fallback, fail = st.fallback, st.fail
+        ctypes.memset(ctypes.addressof(st), 0, ctypes.sizeof(st))
         st.base = segment.address
         st.controls = segment.address + segment.layout.controls
         st.slots = segment.address + segment.layout.slots
         st.everyone = self._everyone.ctypes.data
         st.half_bytes, st.slot_bytes = self.half, segment.layout.slot_bytes
-        st.device, st.num_devices = device, n
-        st.round = int(segment.controls[device, ShmState.ROUND])
-        st.timeout_ns = int(timeout * 1e9)
-        st.small_bytes = small_bytes
-        self._address = ctypes.addressof(st)
-        self._native = native.get("shm_collective")
+        st.device, st.num_devices = self.device, segment.layout.num_devices
+        st.round = int(segment.controls[self.device, ShmState.ROUND])
+        st.timeout_ns = int(self.timeout * 1e9)
+        st.small_bytes = self._small_bytes
+        st.fallback, st.fail = fallback, fail
 
     @property
     def round(self) -> int:
