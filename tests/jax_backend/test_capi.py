@@ -116,3 +116,37 @@ def test_dispatch_calls_are_answered_without_python(monkeypatch):
     code, text = message(error)
     assert code == capi.INVALID_ARGUMENT and "is not a live PJRT_Buffer" in text
     assert not call("Client_Destroy", client=created.client)[0]
+
+
+def _extension(kind: int, struct):
+    """The extension of type ``kind`` on the table's chain, as ``struct``."""
+    address = api.function_table().extension_start
+    while address:
+        base = capi.ExtensionBase.from_address(address)
+        if base.type == kind:
+            return struct.from_address(address)
+        address = base.next
+    raise AssertionError(f"no extension of type {kind}")
+
+
+def test_layouts_extension_reports_row_major_layouts():
+    """jaxlib reads executables' layouts through the layouts extension (else from the
+    optimized program, converted from StableHLO at every compile)."""
+    ext = _extension(capi.EXTENSION_LAYOUTS, capi.LayoutsExtension)
+
+    def ext_call(name, **fields):
+        kind = capi.ARGS[name]
+        args = kind(struct_size=ctypes.sizeof(kind), **fields)
+        error = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(getattr(ext, name))(ctypes.addressof(args))
+        assert not error
+        return args
+    options = (capi.NamedValue * 1)()
+    _, created = call("Client_Create", create_options=options, num_options=0)
+    dims = (ctypes.c_int64 * 3)(2, 3, 4)
+    made = ext_call("Layouts_PJRT_Client_GetDefaultLayout", client=created.client, type=11,
+                    dims=ctypes.addressof(dims), num_dims=3)
+    text = ext_call("Layouts_MemoryLayout_Serialize", layout=made.layout)
+    assert ctypes.string_at(text.serialized_bytes, text.serialized_bytes_size) == b"{2,1,0}"
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(text.serialized_layout_deleter)(text.serialized_layout)
+    ext_call("Layouts_MemoryLayout_Destroy", layout=made.layout)
+    assert not call("Client_Destroy", client=created.client)[0]

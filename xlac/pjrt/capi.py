@@ -366,9 +366,16 @@ ARGS = {
 # xla/pjrt/c/pjrt_c_api.h's PJRT_Extension_Type, the value of PJRT_Extension_Type_Shardings.
 EXTENSION_SHARDINGS = 19
 
+# ... and of PJRT_Extension_Type_Layouts.
+EXTENSION_LAYOUTS = 4
+
 #: Functions of the extensions, by name (``PJRT_<name>``), in the order of their slots.
 EXTENSION_FUNCTIONS = ("Shardings_PJRT_Executable_ParameterShardings",
-                       "Shardings_PJRT_Executable_OutputShardings")
+                       "Shardings_PJRT_Executable_OutputShardings",
+                       "Layouts_MemoryLayout_Destroy", "Layouts_MemoryLayout_Serialize",
+                       "Layouts_PJRT_Client_GetDefaultLayout", "Layouts_PJRT_Buffer_MemoryLayout",
+                       "Layouts_PJRT_Topology_GetDefaultLayout", "Layouts_PJRT_Executable_GetOutputLayouts",
+                       "Layouts_PJRT_Executable_GetParameterLayouts")
 
 ARGS["Shardings_PJRT_Executable_ParameterShardings"] = _args(
     "Shardings_PJRT_Executable_ParameterShardings", ("executable", _p), ("num_parameters", c_size_t),
@@ -378,6 +385,24 @@ ARGS["Shardings_PJRT_Executable_OutputShardings"] = _args(
     ("shardings", _p), ("sharding_sizes", _p))
 
 
+ARGS["Layouts_MemoryLayout_Destroy"] = _args("Layouts_MemoryLayout_Destroy", ("layout", _p))
+ARGS["Layouts_MemoryLayout_Serialize"] = _args(
+    "Layouts_MemoryLayout_Serialize", ("layout", _p), ("serialized_bytes", _p), ("serialized_bytes_size", c_size_t),
+    ("serialized_layout", _p), ("serialized_layout_deleter", _p))
+ARGS["Layouts_PJRT_Client_GetDefaultLayout"] = _args(
+    "Layouts_PJRT_Client_GetDefaultLayout", ("client", _p), ("type", c_int), ("dims", _p), ("num_dims", c_size_t),
+    ("layout", _p))
+ARGS["Layouts_PJRT_Buffer_MemoryLayout"] = _args("Layouts_PJRT_Buffer_MemoryLayout", ("buffer", _p), ("layout", _p))
+ARGS["Layouts_PJRT_Topology_GetDefaultLayout"] = _args(
+    "Layouts_PJRT_Topology_GetDefaultLayout", ("topology_description", _p), ("type", c_int), ("dims", _p),
+    ("num_dims", c_size_t), ("layout", _p))
+ARGS["Layouts_PJRT_Executable_GetOutputLayouts"] = _args(
+    "Layouts_PJRT_Executable_GetOutputLayouts", ("executable", _p), ("num_outputs", c_size_t), ("layouts", _p))
+ARGS["Layouts_PJRT_Executable_GetParameterLayouts"] = _args(
+    "Layouts_PJRT_Executable_GetParameterLayouts", ("executable", _p), ("num_parameters", c_size_t),
+    ("layouts", _p))
+
+
 class ExtensionBase(Structure):
     _fields_ = [("struct_size", c_size_t), ("type", c_int), ("next", _p)]
 
@@ -385,6 +410,13 @@ class ExtensionBase(Structure):
 class ShardingsExtension(Structure):
     """PJRT_Shardings_Extension (xla/pjrt/c/pjrt_c_api_shardings_extension.h)."""
     _fields_ = [("base", ExtensionBase), ("ParameterShardings", _p), ("OutputShardings", _p)]
+
+
+class LayoutsExtension(Structure):
+    """PJRT_Layouts_Extension (xla/pjrt/c/pjrt_c_api_layouts_extension.h): the slots
+    are the ``Layouts_*`` functions of EXTENSION_FUNCTIONS, in order."""
+    _fields_ = [("base", ExtensionBase)] + [(name, _p) for name in EXTENSION_FUNCTIONS
+                                            if name.startswith("Layouts_")]
 
 # C function types: what the caller's pointers are called as.
 ENTRY = ctypes.CFUNCTYPE(c_void_p, c_void_p)          # PJRT_Error* fn(Args*)
