@@ -263,6 +263,9 @@ def test_parallel_for_overhead(flat_kernel):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+# jax, when another test of this worker imported it, warns about any fork; the child
+# here runs xlac's pool only.
+@pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 def test_fork_after_the_pool_started(flat_kernel):
     """A child forked while the pool has workers (none come along) starts its
     own; the parent's pool goes on working."""
