@@ -48,6 +48,8 @@ as one table.
   in it, the result converted to the result type;
 * ``dot`` and ``convolution`` of complex operands: four real ones (4M), which
   run on the real GEMM kernels;
+* ``dot`` of 8-bit integers: f32 dots (exact: every partial sum an integer below
+  2**24, long contractions cut into chunks), converted back;
 * ``fft`` with a 0 in ``fft_length``: zeros;
 * ``ragged-dot`` (XLA's RaggedDot), as XLA's RaggedDotRewriter and jax's
   reference: the ragged operand widened by a leading group dimension whose
@@ -88,7 +90,7 @@ from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, scaled_dot_type
 from ..hlo.ir import HloInstruction, HloModule
-from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S32, U8, U16, U32, U64, Layout, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -463,6 +465,59 @@ def complex_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     re = rw.create("subtract", shape, [product(a, c), product(b, d)])
     im = rw.create("add", shape, [product(a, d), product(b, c)])
     return rw.supersede(inst, rw.create("complex", Shape(pt, inst.shape.dimensions), [re, im]))
+
+
+# -- 8-bit integer products in f32, exactly ----------------------------------------------
+
+#: The largest integer up to which every integer is an f32 (its 24-bit significand).
+_F32_EXACT = 2 ** 24
+
+
+def _int8_chunk(a: Shape, b: Shape) -> int:
+    """How many products of 8-bit integers of ``a``'s and ``b``'s types an f32 sum
+    holds exactly: every partial sum stays within 2**24 (s8 x s8: 1,024)."""
+    def magnitude(pt):
+        return 128 if pt.is_signed_int else 255
+    return _F32_EXACT // (magnitude(a.element_type) * magnitude(b.element_type))
+
+
+@EXPANSIONS.register("dot")
+def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """A dot of 8-bit integers (s8, u8; any integer result) as f32 dots on the packed
+    GEMM: every product and partial sum is an integer below 2**24, so the f32 sums are
+    exact, converted to s32 and then to the result type (wrapping as XLA's integer
+    dot does).  A contraction longer than an f32 holds exactly (s8 x s8: 1,024) is
+    cut into chunks along its one contracting dimension, their s32 sums added."""
+    lhs, rhs = inst.operands[:2]
+    types = {lhs.shape.element_type, rhs.shape.element_type}
+    out = inst.shape.element_type
+    if not types <= {S8, U8} or not (out.is_signed_int or out.is_unsigned_int):
+        return False
+    lc, rc = (tuple(int(d) for d in inst.attrs.get(k, ())) for k in ("lhs_contracting_dims",
+                                                                      "rhs_contracting_dims"))
+    k = int(np.prod([lhs.shape.dimensions[d] for d in lc], dtype=np.int64))
+    chunk = _int8_chunk(lhs.shape, rhs.shape)
+    if k > chunk and len(lc) != 1:
+        return False                        # several long contracting dimensions: left to the loop
+    wide = [rw.create("convert", Shape(F32, x.shape.dimensions), [x]) for x in (lhs, rhs)]
+    total = None
+    for start in range(0, max(k, 1), chunk):
+        stop = min(start + chunk, k)
+        sides = wide if k <= chunk else [_slice_dim(rw, x, d, start, stop)
+                                        for x, d in zip(wide, (lc[0], rc[0]))]
+        part = rw.create("dot", Shape(F32, inst.shape.dimensions), sides, dict(inst.attrs))
+        part = rw.create("convert", Shape(S32, inst.shape.dimensions), [part])
+        total = part if total is None else rw.create("add", part.shape, [total, part])
+    if out != S32:
+        total = rw.create("convert", inst.shape, [total])
+    return rw.supersede(inst, total)
+
+
+def _slice_dim(rw: PatternRewriter, x: HloInstruction, dim: int, start: int, stop: int) -> HloInstruction:
+    dims = list(x.shape.dimensions)
+    spec = tuple((start, stop, 1) if d == dim else (0, n, 1) for d, n in enumerate(dims))
+    dims[dim] = stop - start
+    return rw.create("slice", Shape(x.shape.element_type, tuple(dims)), [x], {"slice": spec})
 
 
 # -- fft of length zero ----------------------------------------------------------------
