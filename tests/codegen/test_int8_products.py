@@ -47,3 +47,19 @@ def test_runs_on_the_gemm():
     assert notes and all("gemm" in n.split("(")[0] for n in notes), notes
     exe = xlac.jit(text)
     assert "xlac_gemm_" in exe.optimized_llvm_ir or "xlac.gemm.uk" in exe.optimized_llvm_ir
+
+
+@pytest.mark.parametrize("t,o", [("s8", "s32"), ("u8", "s32"), ("s8", "s8")])
+def test_convolution_exact_as_the_evaluator(t, o):
+    text = f"""HloModule m
+ENTRY e {{
+  x = {t}[2,7,7,16] parameter(0)
+  k = {t}[3,3,16,8] parameter(1)
+  ROOT c = {o}[2,7,7,8] convolution(x, k), window={{size=3x3 pad=1_1x1_1}}, dim_labels=b01f_01io->b01f
+}}"""
+    rng = np.random.default_rng(3)
+    x, k = _values(rng, t, (2, 7, 7, 16), extreme=(o == "s32")), _values(rng, t, (3, 3, 16, 8))
+    got, want = xlac.jit(text)(x, k), xlac.evaluate(text, x, k)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert not any(i.opcode == "convolution" and i.shape.element_type != xlac.F32
+                   for i in lower(xlac.parse_hlo(text)).hlo.instructions())

@@ -48,8 +48,8 @@ as one table.
   in it, the result converted to the result type;
 * ``dot`` and ``convolution`` of complex operands: four real ones (4M), which
   run on the real GEMM kernels;
-* ``dot`` of 8-bit integers: f32 dots (exact: every partial sum an integer below
-  2**24, long contractions cut into chunks), converted back;
+* ``dot`` and ``convolution`` of 8-bit integers: f32 ones (exact: every partial
+  sum an integer below 2**24, long dot contractions cut into chunks), converted back;
 * ``fft`` with a 0 in ``fft_length``: zeros;
 * ``ragged-dot`` (XLA's RaggedDot), as XLA's RaggedDotRewriter and jax's
   reference: the ragged operand widened by a leading group dimension whose
@@ -90,6 +90,7 @@ from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, scaled_dot_type
 from ..hlo.ir import HloInstruction, HloModule
+from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
@@ -481,22 +482,34 @@ def _int8_chunk(a: Shape, b: Shape) -> int:
     return _F32_EXACT // (magnitude(a.element_type) * magnitude(b.element_type))
 
 
-@EXPANSIONS.register("dot")
+@EXPANSIONS.register("dot", "convolution")
 def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    """A dot of 8-bit integers (s8, u8; any integer result) as f32 dots on the packed
-    GEMM: every product and partial sum is an integer below 2**24, so the f32 sums are
-    exact, converted to s32 and then to the result type (wrapping as XLA's integer
-    dot does).  A contraction longer than an f32 holds exactly (s8 x s8: 1,024) is
-    cut into chunks along its one contracting dimension, their s32 sums added."""
+    """A dot or convolution of 8-bit integers (s8, u8; any integer result) as f32 ones
+    on the packed GEMM / implicit-GEMM convolution: every product and partial sum is
+    an integer below 2**24, so the f32 sums are exact, converted to s32 and then to
+    the result type (wrapping as XLA's integer dot does).  A dot contracting more
+    than an f32 holds exactly (s8 x s8: 1,024 products) is cut into chunks along its
+    one contracting dimension, their s32 sums added; such a convolution (a window
+    times input features past that) is left to the elemental loop."""
     lhs, rhs = inst.operands[:2]
     types = {lhs.shape.element_type, rhs.shape.element_type}
     out = inst.shape.element_type
     if not types <= {S8, U8} or not (out.is_signed_int or out.is_unsigned_int):
         return False
+    chunk = _int8_chunk(lhs.shape, rhs.shape)
+    if inst.opcode == "convolution":
+        dn = conv_dimension_numbers_of(inst.attrs)
+        per_output = int(np.prod(rhs.shape.dimensions, dtype=np.int64)) // \
+            max(1, rhs.shape.dimensions[dn.kernel_output_feature_dimension])
+        if per_output > chunk:
+            return False
+        wide = [rw.create("convert", Shape(F32, x.shape.dimensions), [x]) for x in (lhs, rhs)]
+        conv = rw.create("convolution", Shape(F32, inst.shape.dimensions), wide, dict(inst.attrs))
+        total = rw.create("convert", Shape(S32, inst.shape.dimensions), [conv])
+        return rw.supersede(inst, total if out == S32 else rw.create("convert", inst.shape, [total]))
     lc, rc = (tuple(int(d) for d in inst.attrs.get(k, ())) for k in ("lhs_contracting_dims",
                                                                       "rhs_contracting_dims"))
     k = int(np.prod([lhs.shape.dimensions[d] for d in lc], dtype=np.int64))
-    chunk = _int8_chunk(lhs.shape, rhs.shape)
     if k > chunk and len(lc) != 1:
         return False                        # several long contracting dimensions: left to the loop
     wide = [rw.create("convert", Shape(F32, x.shape.dimensions), [x]) for x in (lhs, rhs)]
