@@ -36,6 +36,8 @@ def type_code_of(element_type: PrimitiveType) -> int:
 
 
 _CODE_OF_DTYPE = {}
+#: A buffer handle's first word (buffers have no function table).
+BUFFER_HEAD = 0
 
 
 def type_code_of_dtype(dtype: np.dtype) -> int:
@@ -58,18 +60,21 @@ class Buffer:
     the buffer does not free its array.
     """
 
+    __slots__ = ("array", "device", "type_code", "deleted", "external_references", "_held", "ndim", "_shape",
+                 "_c_dims", "_c_m2m", "handle")
+
     def __init__(self, array: np.ndarray, device):
         # (not np.ascontiguousarray: it makes a 0-d array 1-d)
-        self.array = array if array.flags.c_contiguous else array.copy(order="C")
+        self.array = array = array if array.flags.c_contiguous else array.copy(order="C")
         self.device = device
-        self.type_code = type_code_of_dtype(self.array.dtype)
+        self.type_code = type_code_of_dtype(array.dtype)
         self.deleted = False
         self.external_references = 0
         self._held = None                     # the array while deleted but referenced
-        self.ndim = self.array.ndim
-        self._shape = self.array.shape
+        self.ndim = array.ndim
+        self._shape = array.shape
         self._c_dims = None                   # made when asked for (not on the dispatch path)
-        self.handle = handles.new(self, tag=handles.BUFFER_TAG, fields=device.native_fields)
+        self.handle = handles.new(self, BUFFER_HEAD, handles.BUFFER_TAG, device.native_fields)
 
     @property
     def dims(self) -> ctypes.Array:
