@@ -103,9 +103,8 @@ def test_dispatch_calls_are_answered_without_python(monkeypatch):
     assert not call("Event_Destroy", event=ready)[0] and not call("Event_Await", event=ready)[0]
     assert lookups == []                     # none of these entered Python
     assert events.lookup(ready).is_ready     # destroying the ready event left it in place
-    # Destroyed in native code: listed, released by Python at its next execution,
-    # transfer or client end; a released buffer's block has no tag, so the Python
-    # path says what is wrong.
+    # Destroyed in native code: listed, released when jax next enters Python; a
+    # released buffer's block has no tag, so the Python path says what is wrong.
     buffer = handles.lookup(made.buffer, object, "PJRT_Buffer")
     lookups.clear()
     assert not call("Buffer_Destroy", buffer=made.buffer)[0]

@@ -200,7 +200,6 @@ def client_create(a):
 
 @implements("Client_Destroy")
 def client_destroy(a):
-    release_destroyed()
     _client(a.client).destroy()
 
 
@@ -267,7 +266,6 @@ def client_compile(a):
 
 @implements("Client_BufferFromHostBuffer")
 def client_buffer_from_host_buffer(a):
-    release_destroyed()
     c = _client(a.client)
     if a.memory:
         device = _memory(a.memory).device
@@ -573,7 +571,6 @@ def loaded_is_deleted(a):
 
 @implements("LoadedExecutable_Execute")
 def loaded_execute(a):
-    release_destroyed()
     e = _executable(a.executable)
     options = a.options.contents if a.options else None
     if options and (options.num_send_ops or options.num_recv_ops):
@@ -844,6 +841,7 @@ def _entry(name: str, fn):
 
     def call(address):
         try:
+            release_destroyed()
             return fn(args_type.from_address(address))
         except BaseException as exc:     # noqa: BLE001 - nothing may escape into C++
             return errors.from_exception(exc, "PJRT_" + name)
@@ -897,8 +895,8 @@ _EXE, _BUF, _MEM, _READY = handles.EXECUTABLE_TAG, handles.BUFFER_TAG, handles.M
 #: The calls jax makes around every execution, answered in native code from the
 #: handles' blocks (see :mod:`xlac.pjrt.trampolines`): the Python implementations
 #: above answer the same for any handle the native path passes on.  A buffer
-#: destroyed there waits on the destroyed list until Python next runs an execution,
-#: a transfer or a client's end (:func:`release_destroyed`).
+#: destroyed there waits on the destroyed list until jax next calls a function
+#: implemented in Python (an execution, a transfer: :func:`release_destroyed`).
 NATIVE = {
     "Executable_NumReplicas": dict(handle="executable", tag=_EXE, copies={"num_replicas": 0}),
     "Executable_NumPartitions": dict(handle="executable", tag=_EXE, copies={"num_partitions": 1}),
@@ -923,7 +921,8 @@ def release_destroyed() -> None:
     if _TRAMPOLINES is None:
         return
     for h in _TRAMPOLINES.take_destroyed():
-        _buffer(h).delete()
+        b = handles.lookup(h, Buffer, "PJRT_Buffer")     # listed only by its buffer tag: one of ours
+        b.delete()
         handles.release(h)
 
 
