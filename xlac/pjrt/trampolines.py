@@ -20,14 +20,17 @@ compiled once per process through xlac's JIT and its disk cache) that:
 A ctypes callback alone does 1 and 3 but not 2, which is why these exist.
 
 Some slots answer without Python first (:class:`Native`): the calls jax makes
-around every execution (the executable's replica, partition and output
-counts, a buffer's device and memory, a memory's kind, the ready event's
-``OnReady``/``Destroy``/...), about ten per dispatch, each otherwise a GIL
+around every execution and for every buffer (the executable's replica,
+partition and output counts; a buffer's device, memory, ready event and
+deleted state, its destruction; a memory's kind; the ready event's
+``OnReady``/``Destroy``/...; destroying a null error), each otherwise a GIL
 round trip into Python.  Such a slot reads the handle the arguments name; when
 its block carries the slot's tag (``xlac.pjrt.handles``), it copies the
-block's fields into the out fields (or runs the event callback) and returns
-success; any other handle (a null, a stale or an unknown one, an event with an
-error) takes the Python path, which answers or reports it.
+block's fields into the out fields (or runs the event callback, or puts the
+buffer on the destroyed list) and returns success; any other handle (a stale
+or an unknown one, a deleted buffer, an event with an error) takes the Python
+path, which answers or reports it.  The memories' ``get_user_data`` is native
+too (:func:`_user_data_ir`).
 """
 from __future__ import annotations
 
