@@ -128,3 +128,38 @@ def test_long_float_sums_are_summed_as_trees(dims, layout, red, squares, kernel)
         for value, want in zip(got if squares else [got], exact):
             error = np.abs(np.asarray(value, np.float64) - want).max() / want
             assert error < 1e-6, (nt, error)
+
+
+#: Trees of every shape of block: rows not a multiple of the column kernel's
+#: groups of four, three levels, several reduced dimensions, a reduced
+#: dimension kept whole between split ones; f64, multiply, an init value that
+#: is not the identity (added once, at the top; the split kernel, 6001x40,
+#: starts every task from the init value, so it gets the identity here).
+#: (dims, layout, reduced, type, op, init)
+TREE_EDGES = [((1001, 3), "1,0", (0,), "f32", "add", "5"), ((33, 2, 7), "2,1,0", (0, 1), "f64", "add", "0"),
+              ((2, 1100, 5), "2,1,0", (0, 1), "f32", "multiply", "1"),
+              ((40, 3, 37), "2,1,0", (0, 2), "f32", "add", "-2.5"),
+              ((70, 45, 6), "2,0,1", (1, 2), "f64", "add", "0"), ((6001, 40), "1,0", (0, 1), "f32", "add", "0"),
+              ((1500, 40), "1,0", (0, 1), "f32", "add", "1")]
+
+
+@pytest.mark.parametrize("dims,layout,red,ty,op,init", TREE_EDGES)
+def test_tree_sums_agree_with_the_evaluator(dims, layout, red, ty, op, init):
+    kept = [d for d in range(len(dims)) if d not in red]
+    text = f"""HloModule m
+red {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT s = {ty}[] {op}(a, b)
+}}
+
+ENTRY e {{
+  x = {ty}[{','.join(map(str, dims))}]{{{layout}}} parameter(0)
+  z = {ty}[] constant({init})
+  ROOT r = {ty}[{','.join(str(dims[d]) for d in kept)}] reduce(x, z), dimensions={{{','.join(map(str, red))}}}, to_apply=red
+}}"""
+    rng = np.random.default_rng(1)
+    x = (1 + rng.uniform(-1e-3, 1e-3, dims) if op == "multiply" else rng.standard_normal(dims)).astype({"f32": np.float32, "f64": np.float64}[ty])
+    want = xlac.evaluate(text, x)
+    for nt in (1, 2):
+        np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=1e-5, atol=1e-4)
