@@ -82,3 +82,84 @@ ENTRY e {{
     assert np.isnan(want[1]) and np.isnan(want[2]) and np.isnan(want[5])
     assert np.isnan(want).all() == (init == "nan")
     assert "maxnum" in xlac.jit(text).llvm_ir or "minnum" in xlac.jit(text).llvm_ir
+
+
+
+#: Long float sums, one per kernel that emits reductions: the column kernel,
+#: a multi-output loop fusion (a BatchNorm's mean and mean of squares, each
+#: output element's loop strided), a loop-kernel reduction keeping a middle
+#: dimension, and a split reduction to one value.
+#: (dims, layout, reduced dimensions, with the sum of squares, kernel).
+LONG_SUMS = [((32768, 4), "1,0", (0,), False, "reduce.column"),
+             ((32, 32, 32, 4), "3,2,1,0", (0, 1, 2), True, "loop"),
+             ((4096, 4, 8), "2,1,0", (0, 2), False, "loop"),
+             ((4096, 64), "1,0", (0, 1), False, "reduce.split")]
+
+
+def _long_sum(dims, layout, red, squares: bool) -> str:
+    kept = [d for d in range(len(dims)) if d not in red]
+    sh = f"f32[{','.join(map(str, dims))}]{{{layout}}}"
+    osh = f"f32[{','.join(str(dims[d]) for d in kept)}]"
+    r = ",".join(map(str, red))
+    body = f"  s = {osh} reduce(x, z), dimensions={{{r}}}, to_apply=add\n"
+    if squares:
+        body += (f"  xx = {sh} multiply(x, x)\n  q = {osh} reduce(xx, z), dimensions={{{r}}}, to_apply=add\n"
+                 f"  ROOT t = ({osh}, {osh}) tuple(s, q)\n")
+    else:
+        body = body.replace("  s =", "  ROOT s =")
+    return f"HloModule m\n{ADD}\nENTRY e {{\n  x = {sh} parameter(0)\n  z = f32[] constant(0)\n{body}}}"
+
+
+@pytest.mark.parametrize("dims,layout,red,squares,kernel", LONG_SUMS)
+def test_long_float_sums_are_summed_as_trees(dims, layout, red, squares, kernel):
+    """32,768 copies of 0.1 added one after the other into one f32
+    accumulator are off by 2.6e-4 (relative); XLA:CPU sums in trees of blocks
+    of 32 and is off by about 1e-7, and so must xlac be, whichever kernel
+    emits the reduction (``reduction.TREE_BLOCK``)."""
+    from xlac.codegen.compiler import KERNELS, lower
+    text = _long_sum(dims, layout, red, squares)
+    lowered = lower(xlac.parse_hlo(text)).hlo.entry.instructions
+    assert [KERNELS.choose(i).candidate.name for i in lowered if i.opcode == "fusion"] == [kernel]
+    x = np.full(dims, 0.1, np.float32)
+    n = int(np.prod([dims[d] for d in red]))
+    exact = [np.float64(np.float32(0.1)) * n, np.float64(np.float32(0.1) * np.float32(0.1)) * n]
+    for nt in (1, 2):
+        got = xlac.jit(text, num_threads=nt)(x)
+        for value, want in zip(got if squares else [got], exact):
+            error = np.abs(np.asarray(value, np.float64) - want).max() / want
+            assert error < 1e-6, (nt, error)
+
+
+#: Trees of every shape of block: rows not a multiple of the column kernel's
+#: groups of four, three levels, several reduced dimensions, a reduced
+#: dimension kept whole between split ones; f64, multiply, an init value that
+#: is not the identity (added once, at the top; the split kernel, 6001x40,
+#: starts every task from the init value, so it gets the identity here).
+#: (dims, layout, reduced, type, op, init)
+TREE_EDGES = [((1001, 3), "1,0", (0,), "f32", "add", "5"), ((33, 2, 7), "2,1,0", (0, 1), "f64", "add", "0"),
+              ((2, 1100, 5), "2,1,0", (0, 1), "f32", "multiply", "1"),
+              ((40, 3, 37), "2,1,0", (0, 2), "f32", "add", "-2.5"),
+              ((70, 45, 6), "2,0,1", (1, 2), "f64", "add", "0"), ((6001, 40), "1,0", (0, 1), "f32", "add", "0"),
+              ((1500, 40), "1,0", (0, 1), "f32", "add", "1")]
+
+
+@pytest.mark.parametrize("dims,layout,red,ty,op,init", TREE_EDGES)
+def test_tree_sums_agree_with_the_evaluator(dims, layout, red, ty, op, init):
+    kept = [d for d in range(len(dims)) if d not in red]
+    text = f"""HloModule m
+red {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT s = {ty}[] {op}(a, b)
+}}
+
+ENTRY e {{
+  x = {ty}[{','.join(map(str, dims))}]{{{layout}}} parameter(0)
+  z = {ty}[] constant({init})
+  ROOT r = {ty}[{','.join(str(dims[d]) for d in kept)}] reduce(x, z), dimensions={{{','.join(map(str, red))}}}, to_apply=red
+}}"""
+    rng = np.random.default_rng(1)
+    x = (1 + rng.uniform(-1e-3, 1e-3, dims) if op == "multiply" else rng.standard_normal(dims)).astype({"f32": np.float32, "f64": np.float64}[ty])
+    want = xlac.evaluate(text, x)
+    for nt in (1, 2):
+        np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=1e-5, atol=1e-4)

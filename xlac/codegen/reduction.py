@@ -11,6 +11,9 @@ reduction uses.
 * :func:`start_accumulator` / :func:`accumulate` / :func:`finish_accumulator`:
   a simple reduction carried by another loop (a row scratch's fill,
   ``hoisting.py``).
+* A long float sum or product is computed as a tree of blocks of at most
+  ``TREE_BLOCK`` values (:func:`tree_plan`: reduced loops split into blocks,
+  each adding into an accumulator of its own), as XLA:CPU's sums are.
 * :func:`reduce_generator` / :func:`reduce_loops`: an output element of
   ``reduce`` as loops over the reduced dimensions; the loops join the loop
   structure of the point they are emitted at, so what their body hoists runs
@@ -22,12 +25,14 @@ The column and split reduction *kernels* (whole-kernel strategies that call
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from llvmlite import ir
 
 from ..hlo.ir import HloComputation, HloInstruction
 from . import scalar_ops, types
 from .ir_array import Index, i64, scalar_index
-from .loops import REDUCTION_INTERLEAVE, for_range, loop_hints
+from .loops import REDUCTION_INTERLEAVE, for_range, for_range_dynamic, loop_hints
 
 
 def reduce_generator(em, inst, gens):
@@ -76,11 +81,69 @@ def reduce_generator(em, inst, gens):
                                list(point.stack) if depths is not None else None,
                                point.avail if depths is not None else None,
                                accumulator_vector_bytes(elem_types[0]) if n == 1 else None)
+            if n == 1 and nan is None and tree_reducer(reducer) is not None:
+                loops.plan = tree_plan(order, in_shape.dimensions, _contiguous_innermost(in_shape, order))
             reduce_loops(em, loops, input_gens, accs, reducer, nan=nan)
         if n == 1:
             return finish_accumulator(b, elem_types[0], accs[0], nan)
         return tuple(b.load(a) for a in accs)
     return gen
+
+
+#: The most values (or partial results) one accumulator of a long float sum or
+#: product takes before its result is added into the level above: a sum's
+#: rounding error grows with the values added into one accumulator, and
+#: XLA:CPU sums long reductions as trees of blocks of 32 (its
+#: TreeReductionRewriter's window) or in its reduction library.  Sequential
+#: sums of 32,768 values were off by 10 to 40 times XLA:CPU's error.
+TREE_BLOCK = 32
+#: The reducers summed as trees, and the identity a partial result starts from
+#: (-0.0: x + -0.0 is x for every x, -0.0 included).
+TREE_IDENTITY = {"add": -0.0, "multiply": 1.0}
+
+
+def tree_reducer(reducer: HloComputation) -> str | None:
+    """The opcode of a reducer whose long reductions are summed as trees, or None."""
+    op = simple_reducer(reducer)
+    return op if op in TREE_IDENTITY else None
+
+
+def tree_spans(n: int) -> tuple:
+    """The block sizes of the loops that split a loop of ``n`` values into a
+    tree of blocks of at most TREE_BLOCK, outermost first (() for n <= TREE_BLOCK):
+    n = 3000 gives (1024, 32): blocks of 1024 made of blocks of 32."""
+    spans, span = [], TREE_BLOCK
+    while span < n:
+        spans.append(span)
+        span *= TREE_BLOCK
+    return tuple(reversed(spans))
+
+
+def _contiguous_innermost(in_shape, order: list) -> bool:
+    """Whether the innermost reduced loop walks the input's minor dimension:
+    LLVM vectorises it, its values going into vector accumulators side by
+    side, so it is left whole (a row reduction's loop as before)."""
+    minor = next((d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] > 1), None)
+    return bool(order) and order[-1] == minor
+
+
+def tree_plan(order: list, dims, contiguous: bool) -> list | None:
+    """Per reduced loop (``order``, outermost first): (spans, subtotal), the
+    blocks its loop is split into (``tree_spans``) and whether its body (the
+    inner dimensions' loops) adds into an accumulator of its own, so that no
+    accumulator takes more than TREE_BLOCK values; None when the plain loops
+    already keep to that.  A ``contiguous`` innermost loop counts as one value."""
+    plan, chain = [None] * len(order), 1          # values one run of the loop below adds
+    for level in reversed(range(len(order))):
+        n = dims[order[level]]
+        if level == len(order) - 1 and contiguous:
+            plan[level] = ((), False)
+            continue
+        spans = tree_spans(n)
+        subtotal = chain > 1 and min(n, TREE_BLOCK) * chain > TREE_BLOCK
+        plan[level] = (spans, subtotal)
+        chain = -(-n // spans[0]) if spans else n * (1 if subtotal else chain)
+    return plan if any(spans or subtotal for spans, subtotal in plan) else None
 
 
 def accumulator_vector_bytes(pt) -> int | None:
@@ -188,6 +251,8 @@ class LoopState:
         self.order, self.dims, self.multi, self.depths, self.stack = order, dims, multi, depths, stack
         self.outer_avail, self.outer_depth = avail, None if stack is None else len(stack)
         self.element_bytes = element_bytes      # of a single reduction's values (loop hints)
+        self.plan = None                        # tree_plan's, for a long float sum or product
+        self.major_range = (None, None)         # run-time [lo, hi) of order[0] (None: all of it)
 
 
 def reduce_loops(em, loops: LoopState, input_gens, accs, reducer, level: int = 0, nan=None):
@@ -211,17 +276,87 @@ def reduce_loops(em, loops: LoopState, input_gens, accs, reducer, level: int = 0
         for a, v in zip(accs, out):
             b.store(v, a)
         return
+    spans, subtotal = loops.plan[level] if loops.plan is not None else ((), False)
+
+    def body():
+        if subtotal:
+            _subtotal(em, reducer, accs, lambda: reduce_loops(em, loops, input_gens, accs, reducer, level + 1, nan))
+        else:
+            reduce_loops(em, loops, input_gens, accs, reducer, level + 1, nan)
+    lo, hi = loops.major_range if level == 0 else (None, None)
+    _dimension_loops(em, loops, level, spans, lo, hi, body, reducer, accs)
+
+
+def tree_loops(em, in_shape, plan: list, major_range: tuple, input_gen, acc, reducer) -> None:
+    """A float sum or product of all of ``in_shape``, its major dimension
+    limited to ``major_range`` (run-time [lo, hi)), into the accumulator
+    ``acc`` (an alloca), in the tree ``plan`` (``tree_plan`` of its dimensions
+    in layout order, the major one as long as the range)."""
+    order = [d for d in reversed(in_shape.layout.minor_to_major) if in_shape.dimensions[d] > 1]
+    loops = LoopState(order, in_shape.dimensions, [i64(0)] * in_shape.rank, [0] * in_shape.rank, [], [],
+                      accumulator_vector_bytes(in_shape.element_type))
+    loops.plan, loops.major_range = plan, major_range
+    reduce_loops(em, loops, [input_gen], [acc], reducer)
+
+
+def _dimension_loops(em, loops: LoopState, level: int, spans: tuple, lo, hi, body, reducer, accs) -> None:
+    """The loops of reduced dimension ``loops.order[level]`` over [lo, hi)
+    (run-time values; None: the whole dimension), ``body()`` inside: with
+    ``spans``, a loop over blocks of ``spans[0]`` values, each block's loops
+    adding into an accumulator of their own (a level of the tree)."""
+    d, b = loops.order[level], em.b
+    if not spans:
+        count = loops.dims[d] if lo is None else TREE_BLOCK
+        with _reduced_loop(em, loops, level, count, lo, hi) as iv:
+            loops.multi[d] = iv
+            if loops.depths is not None:
+                loops.depths[d] = len(loops.stack)
+            body()
+        return
+    span, n = spans[0], loops.dims[d]
+    if lo is None:
+        blocks = _reduced_loop(em, loops, level, -(-n // span))
+    else:
+        count = b.udiv(b.add(b.sub(hi, lo), i64(span - 1)), i64(span))
+        blocks = _reduced_loop(em, loops, level, TREE_BLOCK, i64(0), count)
+    with blocks as k:
+        first = b.mul(k, i64(span)) if lo is None else b.add(lo, b.mul(k, i64(span)))
+        end, limit = b.add(first, i64(span)), i64(n) if hi is None else hi
+        last = b.select(b.icmp_signed("<", end, limit), end, limit)
+        _subtotal(em, reducer, accs,
+                  lambda: _dimension_loops(em, loops, level, spans[1:], first, last, body, reducer, accs))
+
+
+@contextmanager
+def _reduced_loop(em, loops: LoopState, level: int, count: int, lo=None, hi=None):
+    """A loop of reduced dimension ``loops.order[level]``: ``count``
+    iterations from 0, or over [lo, hi) (run-time values, lo < hi, at most
+    ``count`` iterations); yields the induction variable."""
     d = loops.order[level]
-    hints = loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE, trip_count=loops.dims[d],
+    hints = loop_hints(em.b.module, interleave=REDUCTION_INTERLEAVE, trip_count=count,
                        element_bytes=loops.element_bytes)
-    with for_range(em.b, loops.dims[d], f"r{d}", loops.stack, hints) as iv:
-        loops.multi[d] = iv
-        if loops.depths is not None:
-            loops.depths[d] = len(loops.stack)
-            region = loops.outer_avail[-1] if loops.outer_avail else None
-            if level == 0 and loops.dims[d] > 1 and not any(region is c for c in loops.stack):
-                # This reduce is hoisted code, at the top level of the chain
-                # it was hoisted into: what gets hoisted in front of its loop
-                # runs there too, once, before that chain's loop.
-                loops.stack[-1].parent = region
-        reduce_loops(em, loops, input_gens, accs, reducer, level + 1, nan)
+    outermost = loops.stack is not None and len(loops.stack) == loops.outer_depth
+    if lo is None:
+        loop = for_range(em.b, count, f"r{d}", loops.stack, hints)
+    else:
+        loop = for_range_dynamic(em.b, lo, hi, f"r{d}", loops.stack, hints)
+    with loop as iv:
+        region = loops.outer_avail[-1] if loops.outer_avail else None
+        if outermost and not any(region is c for c in loops.stack):
+            # This reduce is hoisted code, at the top level of the chain
+            # it was hoisted into: what gets hoisted in front of its loop
+            # runs there too, once, before that chain's loop.
+            loops.stack[-1].parent = region
+        yield iv
+
+
+def _subtotal(em, reducer, accs, emit) -> None:
+    """``emit()`` adding into a fresh accumulator (the reducer's identity),
+    then that partial result added into the one it replaced: a level of the
+    tree a long sum or product is computed in."""
+    b, acc = em.b, accs[0]
+    pt = reducer.root.shape.element_type
+    outer = b.load(acc)
+    b.store(types.constant(pt, TREE_IDENTITY[simple_reducer(reducer)]), acc)
+    emit()
+    b.store(_simple_step(b, simple_reducer(reducer), pt, outer, b.load(acc)), acc)
