@@ -12,7 +12,9 @@ environment that has them,
     /tmp/modelsvenv/bin/pip install jax==0.10.2 flax optax equinox numpy
     /tmp/modelsvenv/bin/python benchmarks/models/gen/generate.py [--only NAME,...]
 
-and commit the files it writes.  ``--measure`` writes nothing: it prints jax's
+and commit the files it writes (``backend_check.py`` beside it runs the same
+programs by ``jax.jit`` on xlac's PJRT plugin and on jax's CPU, and compares
+them; docs/jax_backend.md).  ``--measure`` writes nothing: it prints jax's
 compile and run times of the programs as JSON on stdout (what
 ``python -m benchmarks.models --jax-python ...`` reads).  As for the shared
 corpus, XLA runs with ``--xla_allow_excess_precision=false`` and programs are
