@@ -86,7 +86,7 @@ def run_exact(text: str):
     if re.search(r"\b(bitcast|bitcast-convert|reduce-precision|custom-call)\(", text):
         return ("no-exact", "reinterprets bits or calls out: not computable in f64")
     try:
-        shapes = xlac.jit(text).argument_shapes
+        shapes = xlac.parse_hlo(text).entry.parameter_shapes()     # no compile: only their types are needed
         args = [inputs.argument(s.dtype, s.dimensions, i) for i, s in enumerate(shapes)]
         args = [a.astype(np.float64) if s.element_type.is_float
                 else a for a, s in zip(args, shapes)]
