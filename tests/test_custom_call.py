@@ -492,3 +492,37 @@ ENTRY main {
 """
     assert xlac.jit(text)(np.float32(2)) == -2
     assert xlac.evaluate(text, np.float32(2)) == -2
+
+
+_TOKENS = """
+HloModule tokens
+ENTRY e {
+  p = f32[3] parameter(0)
+  t = token[] after-all()
+  first = () custom-call(p), custom_call_target="t_log", custom_call_has_side_effect=true,
+    api_version=API_VERSION_TYPED_FFI, backend_config="{index = 0 : ui64}"
+  c = (token[], f32[3]) custom-call(t, p), custom_call_target="t_log", custom_call_has_side_effect=true,
+    api_version=API_VERSION_TYPED_FFI, backend_config="{index = 1 : ui64}"
+  g = f32[3] get-tuple-element(c), index=1
+  ROOT r = f32[3] add(g, p)
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["jit", "evaluate"])
+def test_token_operands_and_results_and_unused_side_effects(how):
+    """What jax's ordered host callbacks look like: a token operand reaches a Python
+    target as None, a token result is not written, and a side-effecting call whose
+    result nobody reads still runs, before the next one."""
+    calls = []
+
+    def log(*args, index):
+        calls.append((index, [None if a is None else a.tolist() for a in args]))
+        return () if index == 0 else (None, args[1] * 2)
+
+    xlac.register_custom_call("t_log", log)
+    module = xlac.parse_hlo(_TOKENS)
+    x = np.arange(3, dtype=np.float32)
+    out = xlac.jit(module)(x) if how == "jit" else xlac.evaluate(module, x)
+    assert np.asarray(out).tolist() == [0, 3, 6]
+    assert calls == [(0, [[0, 1, 2]]), (1, [None, [0, 1, 2]])]

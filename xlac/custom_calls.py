@@ -17,7 +17,10 @@ tuple-shaped result; each is checked against the instruction's result shape
 naming the target).  The instruction's opaque data is passed as XLA passes
 it: ``opaque=<bytes>`` for the older APIs when ``backend_config`` is not
 empty, the typed FFI's attributes as keyword arguments
-(``backend_config={eps = 1.0e-3 : f32}`` -> ``eps=0.001``).
+(``backend_config={eps = 1.0e-3 : f32}`` -> ``eps=0.001``).  A ``token[]``
+operand (what orders side effects, as jax's ordered callbacks do) arrives as
+``None`` (a C function gets NULL) and a token result is not written: return
+anything in its place.
 
 A **C function** (an address, a ctypes function, or a PyCapsule as jax's
 ``register_custom_call_target`` takes) is called with XLA's CPU calling
@@ -247,13 +250,16 @@ def call_info(inst) -> CallInfo:
     layouts = hcc.operand_layouts(inst) or [None] * len(inst.operands)
     operands = []
     for k, (op, want) in enumerate(zip(inst.operands, layouts)):
+        if op.shape.is_token:              # ordering only: a Python target gets None, a C one NULL
+            operands.append(op.shape)
+            continue
         if not op.shape.is_array:
             raise UnsupportedError("custom-call", f"instruction {inst.name}: operand {k} is {op.shape}; custom "
                                                   "calls take array operands")
         operands.append(want if want is not None else op.shape.with_layout(None))
     shape = inst.shape
     results = list(shape.tuple_shapes) if shape.is_tuple else [shape]
-    if any(not s.is_array for s in results):
+    if any(not (s.is_array or s.is_token) for s in results):
         raise UnsupportedError("custom-call", f"instruction {inst.name}: result {shape}; custom calls "
                                               "return an array or a tuple of arrays")
     return CallInfo(hcc.target_of(inst), inst.name, hcc.api_version_of(inst), tuple(operands), tuple(results),
@@ -288,6 +294,9 @@ def call_python(entry: CustomCallTarget, info: CallInfo, operands: list) -> list
         values = [out]
     checked = []
     for k, (v, want) in enumerate(zip(values, info.result_shapes)):
+        if want.is_token:                  # nothing to write: whatever the target gave
+            checked.append(None)
+            continue
         if isinstance(v, np.generic):
             v = np.asarray(v)
         if not isinstance(v, np.ndarray) or v.dtype != want.dtype or v.shape != tuple(want.dimensions):
@@ -325,10 +334,12 @@ def evaluate(inst, values: list):
     info = call_info(inst)
     entry = check_target(info.target, info.api_version, inst.name)
     if entry.is_c:
-        buffers = [to_buffer(v, s) for v, s in zip(values, info.operand_shapes)]
-        outs = [np.zeros(s.buffer_element_count(), s.dtype) for s in info.result_shapes]
-        call_c(entry, info, [o.ctypes.data for o in outs], [b.ctypes.data for b in buffers])
-        results = [np.array(from_buffer(o, s)) for o, s in zip(outs, info.result_shapes)]
+        buffers = [None if s.is_token else to_buffer(v, s) for v, s in zip(values, info.operand_shapes)]
+        outs = [None if s.is_token else np.zeros(s.buffer_element_count(), s.dtype) for s in info.result_shapes]
+        call_c(entry, info, [0 if o is None else o.ctypes.data for o in outs],
+               [0 if b is None else b.ctypes.data for b in buffers])     # a token: NULL, as in compiled code
+        results = [None if o is None else np.array(from_buffer(o, s)) for o, s in zip(outs, info.result_shapes)]
     else:
-        results = call_python(entry, info, [np.asarray(v) for v in values])
+        results = call_python(entry, info, [None if s.is_token else np.asarray(v)
+                                            for v, s in zip(values, info.operand_shapes)])
     return tuple(results) if info.result_is_tuple else results[0]

@@ -231,9 +231,11 @@ def _schedule(comp: HloComputation) -> list:
     skipped).  A computation that talks to other devices or to the host runs
     all such instructions, and in its program order: every device then meets
     its collectives in the same order, a recv-done comes after the send the
-    program put before it, and infeeds and outfeeds run as written."""
+    program put before it, and infeeds, outfeeds and custom calls with a side
+    effect (a host callback's print) run as written."""
     order = _reachable(comp, [comp.root])
-    device_ops = [i for i in comp.instructions if i.opcode in _DEVICE_OPS]
+    device_ops = [i for i in comp.instructions if i.opcode in _DEVICE_OPS or
+                  (i.opcode == "custom-call" and i.attrs.get("custom_call_has_side_effect") is True)]
     if not device_ops:
         return order
     needed = {id(i) for i in _reachable(comp, [comp.root] + device_ops)}

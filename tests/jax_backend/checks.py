@@ -174,15 +174,69 @@ def unsupported_op_is_an_error():
     xd = jax.devices("xlac")[0]
     x = jax.device_put(np.ones(3, np.float32), xd)
     try:
-        jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((3,), np.float32), x))(x)
+        jax.jit(lambda x: jax.ffi.ffi_call("no_such_ffi_target", jax.ShapeDtypeStruct((3,), np.float32))(x))(x)
     except Exception as e:    # noqa: BLE001
         text = str(e).splitlines()[0]
-        assert text.startswith("UNIMPLEMENTED: xlac: error: not supported yet:"), text
-        assert "xla_ffi_python_cpu_callback" in text, text
+        assert text.startswith("UNIMPLEMENTED: xlac: error: not supported yet: custom-call"), text
+        assert "no_such_ffi_target" in text, text
     else:
-        raise AssertionError("a host callback ran on xlac")
+        raise AssertionError("a custom call to an unregistered target ran on xlac")
     # The process goes on: the next program runs.
     assert float(jax.jit(lambda x: x.sum())(x)) == 3.0
+
+
+def _callback_program(seen: list):
+    """A program with every kind of host callback, in a loop and a branch;
+    ``seen`` gets what they are called with, in order."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import io_callback
+
+    def f(x):
+        def body(c, i):
+            jax.debug.callback(lambda a, b: seen.append(("debug", int(a), float(b))), i, c)
+            c = c + jax.pure_callback(lambda v: np.cos(v).astype(v.dtype), jax.ShapeDtypeStruct((), x.dtype), c)
+            return c, c
+        c, ys = jax.lax.scan(body, x[0], jnp.arange(3))
+        z = jax.lax.cond(c > 0, lambda: io_callback(lambda v: seen.append(("io", float(v))) or v + 100,
+                                                    jax.ShapeDtypeStruct((), x.dtype), c, ordered=True),
+                         lambda: c)
+        jax.debug.print("z={z}", z=z)
+        return ys, z
+    return f
+
+
+@check("mixed")
+def host_callbacks():
+    """jax.debug.callback / debug.print, pure_callback and an ordered io_callback run
+    on xlac, in program order, with the values jax's CPU passes them."""
+    import contextlib
+    import io
+    import jax
+    seen_x, seen_c = [], []
+    x = np.array([0.5, 1.0], np.float32)
+    out_x = io.StringIO()
+    with contextlib.redirect_stdout(out_x):
+        on_x = jax.jit(_callback_program(seen_x))(jax.device_put(x, jax.devices("xlac")[0]))
+        jax.effects_barrier()
+    on_c = jax.jit(_callback_program(seen_c))(jax.device_put(x, jax.devices("cpu")[0]))
+    jax.effects_barrier()
+    same(on_x, on_c)
+    assert seen_x == seen_c and len(seen_x) == 4, (seen_x, seen_c)
+    assert out_x.getvalue().startswith("z=101.5"), out_x.getvalue()
+    # A failing callback is an error of the call (jax logs its traceback too:
+    # silenced here, the group's stderr must stay empty), and the process goes on.
+    import logging
+    f = jax.jit(lambda v: jax.pure_callback(lambda a: 1 / 0, jax.ShapeDtypeStruct((), np.float32), v))
+    logging.getLogger("jax._src.callback").disabled = True
+    try:
+        f(jax.device_put(np.float32(1), jax.devices("xlac")[0])).block_until_ready()
+    except Exception as e:    # noqa: BLE001
+        assert "ZeroDivisionError" in str(e), str(e)
+    else:
+        raise AssertionError("a failing callback went unreported")
+    finally:
+        logging.getLogger("jax._src.callback").disabled = False
 
 
 @check("mixed")
@@ -268,6 +322,19 @@ def cpu_lowerings_under_xlac_alone():
     carry, out = jax.lax.scan(lambda k, x: (k + c * x, k.sum()), jnp.zeros(3), jnp.arange(4.0))
     assert np.asarray(carry).tolist() == [0, 6, 12] and np.asarray(out).tolist() == [0, 0, 3, 9]
     assert out.devices() == {jax.devices()[0]}
+
+
+@check("alone")
+def host_callbacks_under_xlac_alone():
+    """Under JAX_PLATFORMS=xlac jax's CPU backend is there too (after xlac), for the
+    callbacks' arguments and for jax.devices("cpu")."""
+    import jax
+    seen = []
+    y = jax.jit(_callback_program(seen))(np.array([0.5, 1.0], np.float32))
+    jax.effects_barrier()
+    assert len(seen) == 4 and seen[0] == ("debug", 0, 0.5), seen
+    assert y[1].devices() == {jax.devices()[0]} and repr(jax.devices()[0]) == "XlacDevice(id=0)"
+    assert [d.platform for d in jax.devices("cpu")] == ["cpu"] and "Cpu" in repr(jax.devices("cpu")[0])
 
 
 @check("alone")
@@ -407,6 +474,24 @@ def sharded_jit_on_a_2d_mesh():
     # P("y", "x") on mesh [[2, 0], [3, 1]]: device 0 (x=0, y=1) holds rows 2:4, columns 0:2.
     shard = {sh.device.id: np.asarray(sh.data) for sh in on_x[0].addressable_shards}
     np.testing.assert_allclose(shard[0], (a @ a.T)[2:4, 0:2], rtol=1e-5)
+
+
+@check("multi")
+def host_callback_on_several_devices_is_an_error():
+    """xlac's devices of a program on several are other processes than the callbacks':
+    the compile is refused naming them, and the process goes on."""
+    import jax
+    xs = jax.devices("xlac")
+    f = jax.pmap(lambda v: jax.pure_callback(lambda a: a, jax.ShapeDtypeStruct((), np.float32), v),
+                 devices=xs[:2])
+    try:
+        f(np.ones(2, np.float32))
+    except Exception as e:    # noqa: BLE001
+        text = str(e).splitlines()[0]
+        assert text.startswith("UNIMPLEMENTED: xlac: error: not supported yet: host callbacks"), text
+    else:
+        raise AssertionError("a host callback ran on several xlac devices")
+    assert np.asarray(jax.pmap(lambda v: v * 2, devices=xs[:2])(np.ones(2, np.float32))).tolist() == [2, 2]
 
 
 @check("multi")

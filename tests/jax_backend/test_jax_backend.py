@@ -47,12 +47,13 @@ def run_check(group: str, name: str) -> None:
 
 
 MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", "cond", "random_and_integers",
-         "donation", "unsupported_op_is_an_error", "bad_argument_is_an_error", "compiled_properties",
+         "donation", "unsupported_op_is_an_error", "host_callbacks", "bad_argument_is_an_error", "compiled_properties",
          "linalg", "serialize_executable", "zero_copy_view"]
-ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "second_device",
+ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "host_callbacks_under_xlac_alone",
+         "second_device",
          "named_sharding_jit_on_two_devices"]
 MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "sharded_jit_on_a_2d_mesh",
-         "dead_device_is_an_error"]
+         "host_callback_on_several_devices_is_an_error", "dead_device_is_an_error"]
 
 
 @pytest.mark.timeout(900)

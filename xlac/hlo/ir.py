@@ -194,10 +194,14 @@ class HloComputation:
                     op.users.append(inst)
 
     def post_order(self) -> list[HloInstruction]:
-        """Instructions reachable from the root, operands before users (then the rest)."""
+        """Instructions reachable from the root, operands before users (then the
+        rest); custom calls with a side effect (jax's host callbacks: a print)
+        come first, in program order, each after what it reads."""
         order: list[HloInstruction] = []
         seen: set[HloInstruction] = set()
-        for start in [self.root] + self.instructions:
+        effects = [i for i in self.instructions
+                   if i.opcode == "custom-call" and i.attrs.get("custom_call_has_side_effect") is True]
+        for start in effects + [self.root] + self.instructions:
             if start is None or start in seen:
                 continue
             seen.add(start)

@@ -16,7 +16,7 @@ import ctypes
 import sys
 
 from . import buffer as buffers
-from . import capi, compile_options, errors, events, handles
+from . import capi, compile_options, errors, events, handles, host_callbacks
 from .buffer import Buffer
 from .client import Client, Device, DeviceDescription, Memory, Topology, named_values, use_native_user_data
 from .errors import PjrtError
@@ -590,7 +590,7 @@ def loaded_execute(a):
             raise PjrtError(capi.INVALID_ARGUMENT, f"{e.name} runs on one device, got argument lists for "
                                                    f"{a.num_devices}")
         device = _device(a.execute_device) if a.execute_device else None
-        output_lists = [e.execute(argument_lists[0], non_donatable, device)]
+        output_lists = [e.execute(argument_lists[0], non_donatable, device, _host_callbacks(options))]
     for d, outputs in enumerate(output_lists):
         for k, out in enumerate(outputs):
             a.output_lists[d][k] = out.handle
@@ -690,14 +690,61 @@ def executable_parameter_layouts(a):
     a.layouts = ctypes.addressof(array)
 
 
+class ExecuteContext:
+    """A PJRT_ExecuteContext: the FFI user data the caller adds for one
+    execution (type id -> address), e.g. jax's host callbacks."""
+
+    def __init__(self):
+        self.user_data: dict = {}
+        self.handle = handles.new(self)
+
+
+def _execute_context(h) -> ExecuteContext:
+    return handles.lookup(h, ExecuteContext, "PJRT_ExecuteContext")
+
+
 @implements("ExecuteContext_Create")
 def execute_context_create(a):
-    a.context = handles.new(object())
+    a.context = ExecuteContext().handle
 
 
 @implements("ExecuteContext_Destroy")
 def execute_context_destroy(a):
-    handles.release(a.context)
+    if a.context:
+        handles.release(_execute_context(a.context).handle)
+
+
+# -- the FFI extension: user data of an execution (xlac runs no FFI handlers of the caller's)
+_ffi_types: dict = {}
+
+
+@implements("FFI_Type_Register")
+def ffi_type_register(a):
+    name = _bytes(a.type_name, a.type_name_size).decode()
+    if a.type_id == 0:
+        a.type_id = _ffi_types.setdefault(name, (1 << 62) + len(_ffi_types))
+    else:
+        _ffi_types.setdefault(name, a.type_id)
+
+
+@implements("FFI_UserData_Add")
+def ffi_user_data_add(a):
+    _execute_context(a.context).user_data[a.type_id] = a.data
+
+
+@implements("FFI_Register_Handler")
+def ffi_register_handler(a):
+    target = _bytes(a.target_name, a.target_name_size).decode()
+    raise errors.unimplemented(f"FFI handlers of the caller's (target {target}): xlac compiles custom calls "
+                               f"itself; register a Python or C target with xlac.register_custom_call")
+
+
+def _host_callbacks(options) -> list | None:
+    """The Python functions of jax's host callbacks an execution's options carry."""
+    if options is None or options.struct_size <= capi.ExecuteOptions.context.offset or not options.context:
+        return None
+    address = _execute_context(options.context).user_data.get(host_callbacks.FFI_LOADED_HOST_CALLBACKS)
+    return host_callbacks.from_user_data(address) if address else None
 
 
 # -- buffers ------------------------------------------------------------------------------
@@ -868,8 +915,9 @@ def _unimplemented(name: str):
 
 _TABLE = None
 _TRAMPOLINES = None            # the native entries and the ctypes callbacks behind them
-_SHARDINGS = None              # the shardings extension, first in the table's chain
-_LAYOUTS = None                # the layouts extension, after it
+_FFI = None                    # the FFI extension, first in the table's chain
+_SHARDINGS = None              # the shardings extension, after it
+_LAYOUTS = None                # the layouts extension, last
 
 
 def _native(name: str, handle: str, tag: int, copies: dict | None = None, constants: dict | None = None,
@@ -930,7 +978,7 @@ def function_table() -> capi.Api:
     """The PJRT_Api structure (made once; lives as long as the process).  Its
     slots are native trampolines (:mod:`xlac.pjrt.trampolines`) calling the
     ctypes callbacks of the implementations."""
-    global _TABLE, _TRAMPOLINES, _SHARDINGS, _LAYOUTS
+    global _TABLE, _TRAMPOLINES, _SHARDINGS, _LAYOUTS, _FFI
     if _TABLE is None:
         names = list(capi.FUNCTIONS) + list(capi.EXTENSION_FUNCTIONS)
         callbacks = [_entry(name, _IMPLEMENTATIONS[name]) if name in _IMPLEMENTATIONS else _unimplemented(name)
@@ -958,7 +1006,14 @@ def function_table() -> capi.Api:
                                     ctypes.addressof(_LAYOUTS)),
             ParameterShardings=address["Shardings_PJRT_Executable_ParameterShardings"],
             OutputShardings=address["Shardings_PJRT_Executable_OutputShardings"])
-        table.extension_start = ctypes.addressof(_SHARDINGS)
+        # jaxlib hands each execution its host callbacks as FFI user data of the
+        # execute context, through this one.
+        _FFI = capi.FfiExtension(
+            base=capi.ExtensionBase(ctypes.sizeof(capi.FfiExtension), capi.EXTENSION_FFI,
+                                    ctypes.addressof(_SHARDINGS)),
+            type_register=address["FFI_Type_Register"], user_data_add=address["FFI_UserData_Add"],
+            register_handler=address["FFI_Register_Handler"])
+        table.extension_start = ctypes.addressof(_FFI)
         _TABLE = table
     return _TABLE
 

@@ -161,7 +161,7 @@ class ExecuteOptions(Structure):
     _fields_ = [("struct_size", c_size_t), ("extension_start", _p), ("send_callbacks", _p),
                 ("recv_callbacks", _p), ("num_send_ops", c_size_t), ("num_recv_ops", c_size_t),
                 ("launch_id", c_int), ("non_donatable_input_indices", POINTER(c_int64)),
-                ("num_non_donatable_input_indices", c_size_t)]
+                ("num_non_donatable_input_indices", c_size_t), ("context", _p)]
 
 
 class LogicalDeviceIds(Structure):
@@ -369,13 +369,17 @@ EXTENSION_SHARDINGS = 19
 # ... and of PJRT_Extension_Type_Layouts.
 EXTENSION_LAYOUTS = 4
 
+# ... and of PJRT_Extension_Type_FFI.
+EXTENSION_FFI = 5
+
 #: Functions of the extensions, by name (``PJRT_<name>``), in the order of their slots.
 EXTENSION_FUNCTIONS = ("Shardings_PJRT_Executable_ParameterShardings",
                        "Shardings_PJRT_Executable_OutputShardings",
                        "Layouts_MemoryLayout_Destroy", "Layouts_MemoryLayout_Serialize",
                        "Layouts_PJRT_Client_GetDefaultLayout", "Layouts_PJRT_Buffer_MemoryLayout",
                        "Layouts_PJRT_Topology_GetDefaultLayout", "Layouts_PJRT_Executable_GetOutputLayouts",
-                       "Layouts_PJRT_Executable_GetParameterLayouts")
+                       "Layouts_PJRT_Executable_GetParameterLayouts",
+                       "FFI_Type_Register", "FFI_UserData_Add", "FFI_Register_Handler")
 
 ARGS["Shardings_PJRT_Executable_ParameterShardings"] = _args(
     "Shardings_PJRT_Executable_ParameterShardings", ("executable", _p), ("num_parameters", c_size_t),
@@ -402,6 +406,15 @@ ARGS["Layouts_PJRT_Executable_GetParameterLayouts"] = _args(
     "Layouts_PJRT_Executable_GetParameterLayouts", ("executable", _p), ("num_parameters", c_size_t),
     ("layouts", _p))
 
+# xla/pjrt/c/pjrt_c_api_ffi_extension.h
+ARGS["FFI_Type_Register"] = _args("FFI_Type_Register", ("type_name", _p), ("type_name_size", c_size_t),
+                                  ("type_id", c_int64), ("type_info", _p))
+ARGS["FFI_UserData_Add"] = _args("FFI_UserData_Add", ("context", _p), ("type_id", c_int64), ("data", _p))
+# (the header's PJRT_FFI_Register_Handler_Args has no extension_start)
+ARGS["FFI_Register_Handler"] = type("FFI_Register_Handler_Args", (Structure,), {"_fields_": [
+    ("struct_size", c_size_t), ("target_name", _p), ("target_name_size", c_size_t), ("handler", _p),
+    ("platform_name", _p), ("platform_name_size", c_size_t), ("traits", c_int)]})
+
 
 class ExtensionBase(Structure):
     _fields_ = [("struct_size", c_size_t), ("type", c_int), ("next", _p)]
@@ -417,6 +430,12 @@ class LayoutsExtension(Structure):
     are the ``Layouts_*`` functions of EXTENSION_FUNCTIONS, in order."""
     _fields_ = [("base", ExtensionBase)] + [(name, _p) for name in EXTENSION_FUNCTIONS
                                             if name.startswith("Layouts_")]
+
+
+class FfiExtension(Structure):
+    """PJRT_FFI_Extension (xla/pjrt/c/pjrt_c_api_ffi_extension.h)."""
+    _fields_ = [("base", ExtensionBase), ("type_register", _p), ("user_data_add", _p), ("register_handler", _p)]
+
 
 # C function types: what the caller's pointers are called as.
 ENTRY = ctypes.CFUNCTYPE(c_void_p, c_void_p)          # PJRT_Error* fn(Args*)

@@ -31,11 +31,15 @@ from .buffer import Buffer, type_code_of
 from .client import MEMORY_KIND, Client, Device, Strings
 from .compile_options import CompileOptions, device_assignment_proto
 from .errors import PjrtError, unimplemented
+from .host_callbacks import prepare as prepare_host_callbacks, running
 from .multidevice import ShardedProgram, compile_program
 from .program import Program, hlo_exportable
 from .sharding import op_sharding_proto
 
 _SERIAL_MAGIC = b"xlac-pjrt-executable 1\n"
+
+
+_TOKEN_ARRAY = Shape.array("pred", (0,))
 
 
 def _leaves(shape: Shape) -> list:
@@ -59,9 +63,14 @@ class Executable:
         self.device: Device = self.devices[0]
         self.module = parse_stablehlo(program.text)
         self.name = self.module.name
-        self.outputs = _leaves(self.module.result_shape)
+        self.host_callbacks = prepare_host_callbacks(self.module)
+        if self.host_callbacks and count > 1:
+            raise unimplemented(f"host callbacks (jax.debug.print / pure_callback) in a program on {count} "
+                                f"devices: the devices are other processes than the callbacks'")
+        # jax's runtime tokens (of ordered effects) are pred[0] arrays outside the program.
+        self.outputs = [_TOKEN_ARRAY if s.is_token else s for s in _leaves(self.module.result_shape)]
         if any(not s.is_array for s in self.outputs):
-            raise unimplemented("a program with a token or nested tuple output through PJRT")
+            raise unimplemented("a program with a nested tuple output through PJRT")
         self.tuple_result = self.module.result_shape.is_tuple
         self.num_parameters = len(self.module.entry.parameter_shapes())
         self.shardings = None              # (parameters, results) of a program on several devices
@@ -145,9 +154,11 @@ class Executable:
         return _SERIAL_MAGIC + header.encode() + b"\n" + self.program.text.encode()
 
     # -- running ----------------------------------------------------------------------------
-    def execute(self, arguments: list, non_donatable: set, device: Device | None = None) -> list:
+    def execute(self, arguments: list, non_donatable: set, device: Device | None = None,
+                host_callbacks: list | None = None) -> list:
         """Run on ``arguments`` (Buffers); the output Buffers.  Donated
-        arguments are deleted afterwards."""
+        arguments are deleted afterwards.  ``host_callbacks``: the Python
+        functions of the program's host callbacks (:mod:`.host_callbacks`)."""
         if self.deleted:
             raise PjrtError(capi.FAILED_PRECONDITION, f"executable {self.name} has been deleted")
         if len(arguments) != self.num_parameters:
@@ -158,9 +169,14 @@ class Executable:
         if any(b.deleted for b in arguments):
             k = next(k for k, b in enumerate(arguments) if b.deleted)
             arguments[k].data(f"argument {k} of {self.name}")          # raises, naming it
-        results = self.compiled(*arrays)
+        if self.host_callbacks:
+            with running(host_callbacks):
+                results = self.compiled(*arrays)
+        else:
+            results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
-        outputs = [Buffer(r if type(r) is np.ndarray else np.asarray(r), device) for r in results]
+        outputs = [Buffer(r if type(r) is np.ndarray else np.zeros(0, np.bool_) if r is None else np.asarray(r), device)
+                   for r in results]
         self._consume_donated([arguments], non_donatable)
         return outputs
 

@@ -18,4 +18,21 @@ def initialize() -> None:
     # no JAX_PLATFORMS jax's default backend stays its CPU, and xlac's devices
     # are there for jax.devices("xlac"); JAX_PLATFORMS=xlac selects xlac.
     xla_bridge.register_plugin(PLUGIN_NAME, priority=-100, c_api=capsule())
+    _keep_cpu_backend()
+
+
+def _keep_cpu_backend() -> None:
+    """``JAX_PLATFORMS=xlac`` also starts jax's CPU backend, after xlac (so
+    xlac's devices stay the default): jax runs host callbacks' arguments
+    through a CPU device (``pure_callback``, ``io_callback`` look one up by
+    the name ``cpu``, and fail without it), and code that asks for
+    ``jax.devices("cpu")`` by name gets jax's CPU devices, as beside any
+    accelerator plugin.  jax reads the setting after its plugins are
+    initialised."""
+    from jax._src import config
+
+    value = config.jax_platforms.value
+    names = [p.strip() for p in value.split(",")] if value else []
+    if PLUGIN_NAME in names and "cpu" not in names:
+        config.update("jax_platforms", ",".join(names + ["cpu"]))
 

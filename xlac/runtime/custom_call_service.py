@@ -49,7 +49,10 @@ def decode(op: abi.CustomCallOp) -> tuple:
 
 
 def _view(address: int, shape) -> np.ndarray:
-    """The buffer at ``address`` as a logical numpy array of ``shape`` (a view)."""
+    """The buffer at ``address`` as a logical numpy array of ``shape`` (a view);
+    None for a token."""
+    if shape.is_token:
+        return None
     count = shape.buffer_element_count()
     if count == 0 or not address:
         return np.zeros(shape.dimensions, shape.dtype)
@@ -58,6 +61,8 @@ def _view(address: int, shape) -> np.ndarray:
 
 
 def _write(address: int, value: np.ndarray, shape) -> None:
+    if shape.is_token:
+        return
     data = to_buffer(value, shape)
     if data.nbytes:
         ctypes.memmove(address, data.ctypes.data, data.nbytes)
@@ -82,7 +87,7 @@ def _service(runtime_ctx, op_ptr) -> int:
         if entry.is_c:
             custom_calls.call_c(entry, info, results, operands)
             return abi.XLAC_OK
-        args = [_view(p, s).copy() for p, s in zip(operands, info.operand_shapes)]
+        args = [None if s.is_token else _view(p, s).copy() for p, s in zip(operands, info.operand_shapes)]
         values = custom_calls.call_python(entry, info, args)
         for address, value, shape in zip(results, values, info.result_shapes):
             _write(address, value, shape)

@@ -14,7 +14,6 @@ from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
 from ..collectives import ReplicaGroups
-from ..custom_call import host_callback_error
 from ..window import Window, format_window
 from .importer import (CONVERTERS, ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs,
                        converter, free_values)
@@ -632,9 +631,6 @@ def _custom_call(ctx: OpContext) -> list:
         op = dataclasses.replace(ctx.op, name=target,
                                  attrs={**ctx.op.attrs, **(ctx.attr("mhlo.attributes", default=None) or {})})
         return CONVERTERS[target](OpContext(ctx.imp, op, ctx.scope))
-    refusal = host_callback_error(target)
-    if refusal is not None:
-        raise refusal
     attrs = {"custom_call_target": Raw(_quote(target))}
     api = ctx.attr("api_version", default=None)
     if api is None and isinstance(ctx.attr("mhlo.backend_config", default=None), dict):
