@@ -149,3 +149,38 @@ def test_layouts_extension_reports_row_major_layouts():
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(text.serialized_layout_deleter)(text.serialized_layout)
     ext_call("Layouts_MemoryLayout_Destroy", layout=made.layout)
     assert not call("Client_Destroy", client=created.client)[0]
+
+
+def _ffi_call(name: str, **fields):
+    """Call the FFI extension's function ``name`` through its slot in the chain."""
+    ext = api.function_table().extension_start
+    while ext:
+        base = capi.ExtensionBase.from_address(ext)
+        if base.type == capi.EXTENSION_FFI:
+            break
+        ext = base.next
+    assert ext, "no FFI extension in the table's chain"
+    slot = getattr(capi.FfiExtension.from_address(ext), name)
+    kind = capi.ARGS[{"user_data_add": "FFI_UserData_Add"}[name]]
+    args = kind(struct_size=ctypes.sizeof(kind), **fields)
+    return ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(slot)(ctypes.addressof(args))
+
+
+def test_execute_contexts_carry_ffi_user_data_in_native_code(monkeypatch):
+    """jaxlib makes an execute context for every execution and adds FFI user data to
+    it (its host callbacks): made, filled and freed without Python, read back by the
+    execution; a full context is an error."""
+    from xlac.pjrt import trampolines
+    entered = []
+    monkeypatch.setattr(api, "release_destroyed", lambda: entered.append(1))
+    error, made = call("ExecuteContext_Create")
+    assert not error and made.context
+    for k in range(trampolines.CONTEXT_SLOTS):
+        assert not _ffi_call("user_data_add", context=made.context, type_id=100 + k, data=0x1000 + k)
+    assert trampolines.context_user_data(made.context) == {100 + k: 0x1000 + k
+                                                           for k in range(trampolines.CONTEXT_SLOTS)}
+    assert not entered                                       # no Python so far
+    code, text = message(_ffi_call("user_data_add", context=made.context, type_id=7, data=8))
+    assert code == capi.RESOURCE_EXHAUSTED and "at most 8 user data" in text
+    error, _ = call("ExecuteContext_Destroy", context=made.context)
+    assert not error

@@ -22,7 +22,7 @@ from .client import Client, Device, DeviceDescription, Memory, Topology, named_v
 from .errors import PjrtError
 from .executable import Executable, deserialize
 from .program import read as read_program, stablehlo_version
-from .trampolines import Native, Trampolines
+from .trampolines import CONTEXT_SLOTS, Native, Trampolines, context_user_data
 
 _IMPLEMENTATIONS: dict = {}
 
@@ -590,7 +590,8 @@ def loaded_execute(a):
             raise PjrtError(capi.INVALID_ARGUMENT, f"{e.name} runs on one device, got argument lists for "
                                                    f"{a.num_devices}")
         device = _device(a.execute_device) if a.execute_device else None
-        output_lists = [e.execute(argument_lists[0], non_donatable, device, _host_callbacks(options))]
+        callbacks = _host_callbacks(options) if e.host_callbacks else None
+        output_lists = [e.execute(argument_lists[0], non_donatable, device, callbacks)]
     for d, outputs in enumerate(output_lists):
         for k, out in enumerate(outputs):
             a.output_lists[d][k] = out.handle
@@ -690,28 +691,16 @@ def executable_parameter_layouts(a):
     a.layouts = ctypes.addressof(array)
 
 
-class ExecuteContext:
-    """A PJRT_ExecuteContext: the FFI user data the caller adds for one
-    execution (type id -> address), e.g. jax's host callbacks."""
-
-    def __init__(self):
-        self.user_data: dict = {}
-        self.handle = handles.new(self)
-
-
-def _execute_context(h) -> ExecuteContext:
-    return handles.lookup(h, ExecuteContext, "PJRT_ExecuteContext")
-
-
+# The execute context jaxlib makes for every execution is answered in native code
+# (trampolines.CONTEXT_SLOTS pairs of FFI user data); Python only reports failures.
 @implements("ExecuteContext_Create")
 def execute_context_create(a):
-    a.context = ExecuteContext().handle
+    raise MemoryError("no memory for a PJRT_ExecuteContext")
 
 
 @implements("ExecuteContext_Destroy")
 def execute_context_destroy(a):
-    if a.context:
-        handles.release(_execute_context(a.context).handle)
+    pass                                         # freed natively
 
 
 # -- the FFI extension: user data of an execution (xlac runs no FFI handlers of the caller's)
@@ -729,7 +718,10 @@ def ffi_type_register(a):
 
 @implements("FFI_UserData_Add")
 def ffi_user_data_add(a):
-    _execute_context(a.context).user_data[a.type_id] = a.data
+    if not a.context:
+        raise PjrtError(capi.INVALID_ARGUMENT, "PJRT_FFI_UserData_Add: no execute context")
+    raise PjrtError(capi.RESOURCE_EXHAUSTED, f"PJRT_FFI_UserData_Add: an execute context holds at most "
+                                             f"{CONTEXT_SLOTS} user data")
 
 
 @implements("FFI_Register_Handler")
@@ -743,7 +735,7 @@ def _host_callbacks(options) -> list | None:
     """The Python functions of jax's host callbacks an execution's options carry."""
     if options is None or options.struct_size <= capi.ExecuteOptions.context.offset or not options.context:
         return None
-    address = _execute_context(options.context).user_data.get(host_callbacks.FFI_LOADED_HOST_CALLBACKS)
+    address = context_user_data(options.context).get(host_callbacks.FFI_LOADED_HOST_CALLBACKS)
     return host_callbacks.from_user_data(address) if address else None
 
 
@@ -920,8 +912,9 @@ _SHARDINGS = None              # the shardings extension, after it
 _LAYOUTS = None                # the layouts extension, last
 
 
-def _native(name: str, handle: str, tag: int, copies: dict | None = None, constants: dict | None = None,
-            callback: tuple | None = None, destroy: bool = False, null: bool = False) -> Native:
+def _native(name: str, handle: str, tag: int = 0, copies: dict | None = None, constants: dict | None = None,
+            callback: tuple | None = None, destroy: bool = False, null: bool = False,
+            context: tuple | None = None) -> Native:
     """PJRT_<name>'s native answer (:class:`trampolines.Native`), by field names of
     its arguments: ``copies`` {out field: block field index}, ``constants`` {out
     field: value}, ``callback`` (function field, user argument field), ``destroy``,
@@ -936,7 +929,8 @@ def _native(name: str, handle: str, tag: int, copies: dict | None = None, consta
     return Native(at(handle), tag,
                   tuple((k, at(f), bits(f)) for f, k in (copies or {}).items()),
                   tuple((at(f), bits(f), int(v)) for f, v in (constants or {}).items()),
-                  (at(callback[0]), at(callback[1])) if callback else None, destroy, null)
+                  (at(callback[0]), at(callback[1])) if callback else None, destroy, null,
+                  (context[0], *map(at, context[1:])) if context else None)
 
 
 _EXE, _BUF, _MEM, _READY = handles.EXECUTABLE_TAG, handles.BUFFER_TAG, handles.MEMORY_TAG, handles.READY_EVENT_TAG
@@ -961,6 +955,9 @@ NATIVE = {
     "Event_Await": dict(handle="event", tag=_READY),
     "Event_IsReady": dict(handle="event", tag=_READY, constants={"is_ready": 1}),
     "Event_OnReady": dict(handle="event", tag=_READY, callback=("callback", "user_arg")),
+    "ExecuteContext_Create": dict(handle="context", context=("create", "context")),
+    "ExecuteContext_Destroy": dict(handle="context", context=("destroy", "context")),
+    "FFI_UserData_Add": dict(handle="context", context=("add", "context", "type_id", "data")),
 }
 
 

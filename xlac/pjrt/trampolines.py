@@ -64,11 +64,59 @@ class Native(NamedTuple):
     destroy: bool = False
     #: A null handle is answered too: nothing to do (jax destroys null errors).
     null: bool = False
+    #: An execute context's function answered whole (:func:`_context_ir`):
+    #: ("create" | "destroy" | "add", byte offsets of the context field and, for
+    #: "add", of the type id and the data); ``handle`` and ``tag`` unused.
+    context: tuple | None = None
+
+
+#: A PJRT_ExecuteContext is made, filled and freed in native code (jaxlib makes
+#: one for every execution, to carry FFI user data): a block of a count, then
+#: CONTEXT_SLOTS (type id, data) pairs, read by Python at the execution.
+CONTEXT_SLOTS = 8
+CONTEXT_BYTES = 8 + 16 * CONTEXT_SLOTS
+
+
+def _context_ir(n: Native) -> list:
+    """ExecuteContext_Create (a zeroed block from ``calloc``), _Destroy (``free``)
+    and the FFI extension's UserData_Add (the next pair), each returning success;
+    on to ``%slow`` (Python, which reports it) when ``calloc`` fails, the context
+    is null or its slots are full."""
+    op, at = n.context[0], n.context[1]
+    lines = [f"  %c.p = getelementptr i8, ptr %a, i64 {at}"]
+    if op == "create":
+        return lines + [f"  %c = call ptr @calloc(i64 1, i64 {CONTEXT_BYTES})",
+                        "  %c.ok = icmp ne ptr %c, null", "  br i1 %c.ok, label %fast, label %slow",
+                        "fast:", "  store ptr %c, ptr %c.p", "  ret ptr null", "slow:"]
+    if op == "destroy":
+        return lines + ["  %c = load ptr, ptr %c.p", "  call void @free(ptr %c)", "  ret ptr null", "slow:"]
+    type_at, data_at = n.context[2], n.context[3]
+    return lines + ["  %c = load ptr, ptr %c.p", "  %c.null = icmp eq ptr %c, null",
+                    "  br i1 %c.null, label %slow, label %count",
+                    "count:", "  %n = load i64, ptr %c", f"  %full = icmp uge i64 %n, {CONTEXT_SLOTS}",
+                    "  br i1 %full, label %slow, label %fast",
+                    "fast:", "  %i = shl i64 %n, 1",
+                    "  %ti = add i64 %i, 1", "  %t.q = getelementptr i64, ptr %c, i64 %ti",
+                    f"  %t.p = getelementptr i8, ptr %a, i64 {type_at}", "  %t = load i64, ptr %t.p",
+                    "  store i64 %t, ptr %t.q",
+                    "  %di = add i64 %i, 2", "  %d.q = getelementptr i64, ptr %c, i64 %di",
+                    f"  %d.p = getelementptr i8, ptr %a, i64 {data_at}", "  %d = load ptr, ptr %d.p",
+                    "  store ptr %d, ptr %d.q",
+                    "  %n1 = add i64 %n, 1", "  store i64 %n1, ptr %c", "  ret ptr null", "slow:"]
+
+
+def context_user_data(address: int) -> dict:
+    """The FFI user data of a native execute context at ``address``: {type id: data address}."""
+    count = ctypes.c_int64.from_address(address).value
+    pairs = (ctypes.c_int64 * (2 * count)).from_address(address + 8)
+    return {pairs[2 * k]: pairs[2 * k + 1] for k in range(count)}
 
 
 def _native_ir(n: Native, is_void: bool) -> list:
     """The fast path at the start of a trampoline (``%a``: the arguments):
     answered and returned when the handle carries ``n.tag``, else on to ``%slow``."""
+    if n.context is not None:
+        return _context_ir(n)
     ret = "  ret void" if is_void else "  ret ptr null"
     lines = [f"  %h.p = getelementptr i8, ptr %a, i64 {n.handle}",
              "  %h = load ptr, ptr %h.p",
@@ -153,6 +201,8 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
         "@targets = internal global ptr null",
         "@api = internal global ptr null",
         "@destroyed = internal global ptr null",
+        "declare ptr @calloc(i64, i64)",
+        "declare void @free(ptr)",
         "",
         "define internal ptr @take_destroyed() {",
         "  %h = atomicrmw xchg ptr @destroyed, ptr null acquire",
