@@ -12,6 +12,7 @@ kernel for a target without the features (``target.override``).
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import xlac
 from xlac.codegen import gemm_library, gemm_native, target
@@ -225,3 +226,13 @@ def test_ahead_of_time_object_links_the_native_variant(tmp_path):
     out = tmp_path / "m.o"
     xlac.compile_aot(xlac.parse_hlo(text), str(out))
     assert b"xlac_gemm_" not in out.read_bytes()        # linked in, none left to resolve
+
+
+@needs_vnni
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["s8", "u8"]), st.sampled_from(["s8", "u8"]), st.integers(2, 70), st.integers(1, 70),
+       st.integers(2, 90), st.sampled_from(LAYOUTS), st.integers(0, 2 ** 31))
+def test_int8_random_shapes_bit_equal(lt, rt, m, k, n, layouts, seed):
+    text = module(lt, rt, "s32", (m, k), (k, n), (m, n), MATMUL, *layouts)
+    rng = np.random.default_rng(seed)
+    check_exact(text, (ints(rng, lt, (m, k)), ints(rng, rt, (k, n))))
