@@ -815,6 +815,43 @@ def _half_kernels() -> list:
     return out
 
 
+# 8-bit integer products (s8 x s8 -> s32, exact): the numpy reference is an
+# f64 product (exact: every sum below 2**53), BLAS-fast, converted to s32.
+
+def _int8_matmul():
+    def build(p):
+        b = xlac.XlaBuilder("matmul_s8")
+        A = _param(b, 0, (p["m"], p["k"]), "A", xlac.S8)
+        B = _param(b, 1, (p["k"], p["n"]), "B", xlac.S8)
+        return b.build(ops.dot(A, B, preferred_element_type=xlac.S32))
+
+    def ref(A, B):
+        return (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int32)
+
+    def jax_fn(A, B):
+        import jax.numpy as jnp
+        return jnp.matmul(A, B, preferred_element_type=jnp.int32)
+
+    def inputs(rng, p):
+        return [rng.integers(-128, 128, (p["m"], p["k"])).astype(np.int8),
+                rng.integers(-128, 128, (p["k"], p["n"])).astype(np.int8)]
+    return build, ref, jax_fn, inputs
+
+
+def _int8_kernels() -> list:
+    build, ref, jax_fn, inputs = _int8_matmul()
+    out = []
+    for n in (512, 1024):
+        out.append(Kernel(
+            f"matmul_s8_{n}", "matmul s8 x s8 -> s32", f"matmul_s8_{n}.hlo", build, ref, inputs,
+            {"m": n, "k": n, "n": n}, {"m": 64, "k": 64, "n": 64}, "compute",
+            lambda p: 2 * p["m"] * p["k"] + 4 * p["m"] * p["n"], lambda p: 2 * p["m"] * p["k"] * p["n"],
+            jax_fn, None, 0.0, size=lambda p: f"{p['m']}^3",
+            note="s8: the numpy column is an f64 product converted to s32 (exact); rates count "
+                 "integer multiply-adds as flops"))
+    return out
+
+
 # ---------------------------------------------------------------------------------
 # the table
 # ---------------------------------------------------------------------------------
@@ -899,6 +936,7 @@ KERNELS: list[Kernel] = [
 ]
 
 KERNELS += _half_kernels()
+KERNELS += _int8_kernels()
 KERNELS += _linalg_kernels()
 
 BY_NAME = {k.name: k for k in KERNELS}

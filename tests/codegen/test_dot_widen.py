@@ -15,9 +15,15 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.codegen import gemm
+from xlac.codegen import gemm, gemm_native
 from xlac.codegen.compiler import lower
 from xlac.codegen.kernels import dot as dot_kernel
+
+@pytest.fixture(autouse=True)
+def widened_bf16(monkeypatch):
+    """The widened kernels also where the vdpbf16ps one would run (``test_dot_native.py``)."""
+    monkeypatch.setattr(gemm_native, "BF16_KERNEL", False)
+
 
 DTYPES = {"bf16": xlac.Shape(xlac.BF16, ()).dtype, "f16": np.float16, "f32": np.float32}
 #: Relative size of one unit in the last place.

@@ -1,11 +1,21 @@
 """Dots of 8-bit integers as f32 dots on the packed GEMM (``expanders.int8_products``):
 exact (every partial sum an integer below 2**24; longer contractions in chunks), equal
-to the evaluator's integer arithmetic bit for bit, wrapping as XLA's integer dot."""
+to the evaluator's integer arithmetic bit for bit, wrapping as XLA's integer dot.
+
+This is the route of targets without AVX512_VNNI (pinned here); with it, the
+matrix products run the VNNI kernel (``test_dot_native.py``)."""
 import numpy as np
 import pytest
 
 import xlac
+from xlac.codegen import target
 from xlac.codegen.compiler import lower
+
+
+@pytest.fixture(autouse=True)
+def without_vnni():
+    with target.override(features="-avx512vnni"):
+        yield
 
 DTYPES = {"s8": np.int8, "u8": np.uint8}
 
@@ -28,7 +38,8 @@ def _values(rng, t, shape, extreme=False):
 
 @pytest.mark.parametrize("lt,rt,ot,k", [("s8", "s8", "s32", 1024), ("s8", "s8", "s32", 2500),
                                         ("u8", "u8", "s32", 600), ("u8", "u8", "u32", 259),
-                                        ("s8", "s8", "s8", 300), ("s8", "s8", "s64", 64)])
+                                        ("s8", "s8", "s8", 300), ("s8", "s8", "s64", 64),
+                                        ("s8", "u8", "s32", 1500)])
 @pytest.mark.parametrize("extreme", [False, True])
 def test_exact_as_the_evaluator(lt, rt, ot, k, extreme):
     text = _module(lt, rt, ot, 24, k, 20)
@@ -38,11 +49,14 @@ def test_exact_as_the_evaluator(lt, rt, ot, k, extreme):
     assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
-def test_runs_on_the_gemm():
-    text = _module("s8", "s8", "s32", 64, 3000, 64)
-    # 3000 = 1024 + 1024 + 952: three f32 dots, each on a GEMM kernel, none an elemental loop.
+@pytest.mark.parametrize("lt,rt", [("s8", "s8"), ("u8", "s8")])
+def test_runs_on_the_gemm(lt, rt):
+    # (s8 x u8 too: not converted to an s32 dot first, which the elemental loop ran)
+    text = _module(lt, rt, "s32", 64, 3000, 64)
+    # s8 x s8 3000 = 1024 + 1024 + 952: three f32 dots, each on a GEMM kernel, none an
+    # elemental loop (u8 x s8: 513 products per chunk, six).
     module = lower(xlac.parse_hlo(text)).hlo
-    assert sum(i.opcode == "dot" for i in module.instructions()) == 3
+    assert sum(i.opcode == "dot" for i in module.instructions()) == (3 if lt == "s8" else 6)
     notes = [str(d) for d in module.diagnostics if d.source == "kernel-choice"]
     assert notes and all("gemm" in n.split("(")[0] for n in notes), notes
     exe = xlac.jit(text)

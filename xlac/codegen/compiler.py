@@ -20,7 +20,7 @@ from ..passes.buffer_assignment import BufferAssignment
 from ..passes.expanders import EXPANSIONS
 from ..passes.dynamic_padder import DynamicSignature, pad_dynamic
 from ..passes.pipeline import codegen_pipeline
-from . import kernels
+from . import gemm_native, kernels
 from .elemental import has_generator
 from .emitter import ModuleEmitter
 from .math_approx import use_native_scaling
@@ -121,7 +121,9 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     custom_call.check_no_host_callback(module)
     module = module.clone()
     signature = pad_dynamic(module)
-    pipeline = codegen_pipeline(optimize=optimize, abi=abi)
+    # 8-bit integer matrix products stay dots where the VNNI kernel takes them.
+    pipeline = codegen_pipeline(optimize=optimize, abi=abi,
+                                native_int8_dots=gemm_native.unavailable("vnni") is None)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,

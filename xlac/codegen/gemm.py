@@ -363,10 +363,11 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
 
 
 def store_tile(b: ir.IRBuilder, fn: ir.Function, c, ldc, accumulate, values: list, mr: int, nv: int,
-               vw: int, ety, vty, esize: int) -> None:
+               vw: int, ety, vty, esize: int, integer: bool = False) -> None:
     """End of a micro-kernel: write the mr x (nv vectors of vw) accumulators
     (row-major in ``values``) to C, adding to what C holds when ``accumulate``
-    is true (a later K block) or overwriting it (the first); then return."""
+    is true (a later K block) or overwriting it (the first); then return.
+    ``integer``: the accumulators are integers (wrapping adds)."""
     add_block = fn.append_basic_block("accumulate")
     set_block = fn.append_basic_block("overwrite")
     done = fn.append_basic_block("done")
@@ -379,7 +380,8 @@ def store_tile(b: ir.IRBuilder, fn: ir.Function, c, ldc, accumulate, values: lis
                 p = b.gep(row_ptr, [i64(j * vw)], inbounds=True, source_etype=ety) if j else row_ptr
                 v = values[i * nv + j]
                 if acc_mode:
-                    v = b.fadd(b.load(p, typ=vty, align=esize), v)
+                    prev = b.load(p, typ=vty, align=esize)
+                    v = b.add(prev, v) if integer else b.fadd(prev, v)
                 b.store(v, p, align=esize)
         b.branch(done)
     b.position_at_end(done)

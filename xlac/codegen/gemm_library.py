@@ -54,7 +54,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
-from . import types
+from . import gemm_native, types
 from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel, widen
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
@@ -105,7 +105,9 @@ class Variant:
     ``"d"``: B read in place by the strided micro-kernel (a short M; B's
     columns unit-stride).  ``a_pt``/``b_pt``: A's and B's element types when
     narrower than ``pt`` (bf16, f16, f8, f4: widened to ``pt`` = f32 while packed;
-    never read in place)."""
+    never read in place).  ``native``: ``"bf16"`` or ``"vnni"`` when the
+    variant runs a native low-precision micro-kernel on ``a_pt`` x ``b_pt``
+    (``gemm_native``; ``pt`` is then f32 or s32, the accumulators' type)."""
 
     pt: PT
     mr: int
@@ -115,20 +117,33 @@ class Variant:
     b_kind: str
     a_pt: PT | None = None
     b_pt: PT | None = None
+    native: str | None = None
 
     functions = {"run": WORKER_TYPE}
 
     @property
     def tag(self) -> str:
         tag = f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
+        if self.native:
+            return tag + f"_n{self.format.tag}"
         if self.a_pt or self.b_pt:
             tag += f"_w{(self.a_pt or self.pt).value}{(self.b_pt or self.pt).value}"
         return tag
 
+    @property
+    def format(self) -> gemm_native.Format | None:
+        """The native kernel's packing format, or None."""
+        if not self.native:
+            return None
+        return gemm_native.Format(self.native, self.a_pt or self.pt, self.b_pt or self.pt)
+
     def build(self, module: ir.Module, name_of, linkage: str) -> None:
         # The micro-kernels ahead of the worker in the module (emit_task
         # finds them by name), in the order they are called.
-        micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
+        if self.native:
+            gemm_native.micro_kernel(module, self.format, self.mr, self.nr)
+        else:
+            micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_b=self.b_kind == "d")
         if self.a_kind == "d":
             micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_a=True)
         _worker(module, name_of("run"), linkage,
@@ -138,8 +153,10 @@ class Variant:
 #: The element types a variant's operands may be stored in (its tag names two of
 #: them one after the other: the longest alternative first).
 _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
-_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
-                      rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?_(\w+)")
+_NATIVE_STORED = rb"bf16|s8|u8"
+_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
+                      rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?"
+                      rb"(?:_n(bf16|vnni)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -147,9 +164,11 @@ def _parse_name(name: bytes):
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None
-    h, pt, mr, nr, vw, ak, bk, wa, wb, fn = (g.decode() if g else None for g in m.groups())
+    h, pt, mr, nr, vw, ak, bk, wa, wb, native, na, nb, fn = (g.decode() if g else None for g in m.groups())
     narrow = lambda w: PT(w) if w and w != pt else None      # noqa: E731
-    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk, narrow(wa), narrow(wb))
+    if native:
+        wa, wb = na, nb
+    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk, narrow(wa), narrow(wb), native)
     return (h, v) if fn in v.functions else None
 
 
@@ -306,6 +325,7 @@ class _LibraryTask(GemmTask):
         self.kc, self.mc, self.nc, self.grid = d.kc, d.mc, d.nc, (d.nbt, d.nmt, d.nnt)
         self.A, self.B = _views(b, v, d)
         self.a_direct, self.b_direct = v.a_kind == "d", v.b_kind == "d"
+        self.native = v.format
         self.epi = _Callee(d.epi_fn, EPILOGUE_TYPE)
 
     def begin(self, b) -> None:
@@ -325,6 +345,9 @@ class _LibraryTask(GemmTask):
         return _gep(b, d.c, _BatchGroup(d.c_bs, d.c_bo, d.nbi).offset(b, bi), self.pt)
 
     def pack(self, b, view, bi, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
+        if self.native is not None:
+            gemm_native.pack(b, self.native, view, boff, lo, hi, total, inner0, kc, dst, width, not outer_is_row)
+            return
         _pack_block(b, self.v, view, boff, lo, hi, total, inner0, kc, dst, width, outer_is_row)
 
     def pack_edge(self, b, view, bi, boff, full_end, hi, total, inner0, kc, dst, width, outer_is_row) -> None:
@@ -366,7 +389,7 @@ def _add_rows(b, v: Variant, tile, c_b, r0, n0, ldc, rows, first) -> None:
             x = b.load(_gep(b, trow, i64(j), v.pt), typ=vty, align=esize)
             cp = _gep(b, crow, i64(j), v.pt)
             prev = b.load(cp, typ=vty, align=esize)
-            b.store(b.select(first, x, b.fadd(prev, x)), cp, align=esize)
+            b.store(b.select(first, x, _add(b, v.pt, prev, x)), cp, align=esize)
 
 
 def _add_elements(b, v: Variant, tile, c_b, r0, n0, ldc, c_cs, rows, cols, first) -> None:
@@ -379,7 +402,12 @@ def _add_elements(b, v: Variant, tile, c_b, r0, n0, ldc, c_cs, rows, cols, first
             x = b.load(_gep(b, tile, b.add(b.mul(i, i64(v.nr)), j), v.pt), typ=ety, align=esize)
             cp = _gep(b, crow, b.mul(b.add(n0, j), c_cs), v.pt)
             prev = b.load(cp, typ=ety, align=esize)
-            b.store(b.select(first, x, b.fadd(prev, x)), cp, align=esize)
+            b.store(b.select(first, x, _add(b, v.pt, prev, x)), cp, align=esize)
+
+
+def _add(b, pt: PT, x, y):
+    """``x + y`` of C's type (integers wrap)."""
+    return b.fadd(x, y) if pt.is_float else b.add(x, y)
 
 
 class _Callee:

@@ -31,6 +31,7 @@ from typing import Callable
 from llvmlite import ir
 
 from . import types
+from . import gemm_native
 from .gemm import I1, I32, Loop, add, imin, micro_kernel, mul_const, pack_once
 from .ir_array import i64
 
@@ -205,6 +206,9 @@ class GemmTask:
     * ``a_direct``/``b_direct`` (bools): A's full row panels / B read in place;
     * ``direct_c``: full tiles may be stored by the micro-kernel into C (C's
       columns unit-stride): a bool, or an i1 read at run time;
+    * ``native``: a ``gemm_native.Format`` when the task runs a native
+      low-precision micro-kernel (panels of k groups, B panels with a header
+      when the format has one), else None (panels of ``pt``);
     * ``a_pointer_at_call``: with ``a_direct``, compute a tile's in-place A
       pointer at each micro-kernel call (in each branch of the tile store)
       instead of once per tile.  The library does, as its code always did:
@@ -215,6 +219,7 @@ class GemmTask:
 
     ix = COMPILE_TIME
     a_pointer_at_call = False
+    native = None
 
     def begin(self, b) -> None:
         """Emit what the tile stores read at run time (e.g. ``direct_c``),
@@ -254,13 +259,43 @@ def _elements(b, ptr, offset, pt):
     return b.gep(ptr, [offset], inbounds=True, source_etype=types.memory_type(pt))
 
 
+def panel_elements(b, g: GemmTask, kc, width: int, header: int = 0):
+    """Elements of ``g.pt`` between packed micro-panels of ``width`` rows or
+    columns over a K block of ``kc``: ``kc * width``, or with a native format
+    ``(ceil(kc / group) + header) * width`` 32-bit words (``gemm_native``)."""
+    if g.native is None:
+        return b.mul(kc, i64(width))
+    ix = g.ix
+    words = ix.const(ix.ceil_div(b, kc, g.native.group))
+    return b.mul(b.add(words, i64(header)), i64(width)) if header else b.mul(words, i64(width))
+
+
+def shared_b_elements(K: int, kc: int, n_padded: int, native=None) -> int:
+    """Elements of ``pt`` one batch of B packed once for all tasks takes (its
+    layout: :func:`_shared_panel`)."""
+    if native is None:
+        return K * n_padded
+    return (-(-K // native.group) + -(-K // kc) * native.header) * n_padded
+
+
 def _shared_panel(b, g: GemmTask, bi, pc, q, kc):
     """Element offset of panel ``q`` of the K block starting at ``pc`` of batch
-    ``bi`` in the B packed once for all tasks (batches of K x N-padded)."""
+    ``bi`` in the B packed once for all tasks (batches of K x N-padded; with
+    a native format, K in groups plus a header row per K block)."""
     ix = g.ix
     npad = ix.mul(b, ix.ceil_div(b, g.N, g.nr), g.nr)
-    off = b.add(b.mul(bi, ix.const(ix.mul(b, g.K, npad))), b.mul(pc, ix.const(npad)))
-    return b.add(off, b.mul(q, b.mul(kc, i64(g.nr))))
+    if g.native is None:
+        off = b.add(b.mul(bi, ix.const(ix.mul(b, g.K, npad))), b.mul(pc, ix.const(npad)))
+        return b.add(off, b.mul(q, b.mul(kc, i64(g.nr))))
+    group, header = g.native.group, g.native.header
+    per_batch = ix.mul(b, ix.const(ix.ceil_div(b, g.K, group)), npad)
+    if header:
+        per_batch = b.add(ix.const(per_batch), ix.const(ix.mul(b, ix.ceil_div(b, g.K, g.kc), npad)))
+    kb_rows = ix.div(b, pc, group)
+    if header:
+        kb_rows = b.add(ix.const(kb_rows), ix.const(ix.div(b, pc, g.kc)))
+    off = b.add(b.mul(bi, ix.const(per_batch)), b.mul(ix.const(kb_rows), ix.const(npad)))
+    return b.add(off, b.mul(q, panel_elements(b, g, kc, g.nr, header)))
 
 
 def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> None:
@@ -273,7 +308,12 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
     mr, nr, vw = g.mr, g.nr, g.vw
     M, N, K = g.M, g.N, g.K
     A, B = g.A, g.B
-    uk = micro_kernel(b.module, pt, mr, nr, vw, strided_b=g.b_direct)
+    if g.native is not None:
+        uk = gemm_native.micro_kernel(b.module, g.native, mr, nr)
+        header = g.native.header
+    else:
+        uk = micro_kernel(b.module, pt, mr, nr, vw, strided_b=g.b_direct)
+        header = 0
     uk_a = micro_kernel(b.module, pt, mr, nr, vw, strided_a=True) if g.a_direct else None
     b_lo, b_hi, m_lo, m_hi, n_lo, n_hi = task_ranges(b, t, g.grid, g.nb, M, N, mr, nr, ix)
     bufs = g.buffers(b, w)
@@ -337,13 +377,13 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                                 ldb = b.select(full_n, ldb, i64(nr))
                         else:
                             q = ix.div(b, b.sub(n0, jc), nr)
-                            off = b.mul(q, b.mul(kc, i64(nr)))
+                            off = b.mul(q, panel_elements(b, g, kc, nr, header))
                             bp = _elements(b, bufs.b, off, pt)
                             if use_shared is not None:
                                 bp = b.select(use_shared, _elements(b, b_sh, off, pt), bp)
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = ix.div(b, b.sub(r0, ic), mr)
-                            ap = _elements(b, bufs.a, b.mul(p, b.mul(kc, i64(mr))), pt)
+                            ap = _elements(b, bufs.a, b.mul(p, panel_elements(b, g, kc, mr)), pt)
                             args = TileArgs(bi, c_batch, r0, n0, kc, ap, bp, first, last, ldb)
                             if g.a_direct:
                                 args.ap = bufs.a      # the partial last panel, the only one packed

@@ -82,6 +82,8 @@ as one table.
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -426,9 +428,10 @@ def scaled_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
 def mixed_operand_types(inst: HloInstruction, rw: PatternRewriter) -> bool:
     """Operands of two element types converted to the type XLA computes in (their
     higher precision type, or the result type where that is higher), the op
-    computed in it and its result converted: the code generator then sees one type."""
+    computed in it and its result converted: the code generator then sees one type.
+    (s8 x u8 to an integer is left to :func:`int8_products`: exact on the GEMM.)"""
     lhs, rhs = inst.operands[:2]
-    if lhs.shape.element_type == rhs.shape.element_type:
+    if lhs.shape.element_type == rhs.shape.element_type or _int8_operands(inst):
         return False
     pt = higher_precision_type(higher_precision_type(lhs.shape.element_type, rhs.shape.element_type),
                                inst.shape.element_type)
@@ -482,6 +485,12 @@ def _int8_chunk(a: Shape, b: Shape) -> int:
     return _F32_EXACT // (magnitude(a.element_type) * magnitude(b.element_type))
 
 
+#: Whether the target multiplies 8-bit integers natively (AVX512_VNNI: the
+#: code generator's ``dot.library-gemm.vnni``): set by :class:`OpExpander`
+#: from its pipeline's option, read by :func:`int8_products`.
+NATIVE_INT8_DOTS: ContextVar[bool] = ContextVar("native_int8_dots", default=False)
+
+
 @EXPANSIONS.register("dot", "convolution")
 def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     """A dot or convolution of 8-bit integers (s8, u8; any integer result) as f32 ones
@@ -490,12 +499,20 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     the result type (wrapping as XLA's integer dot does).  A dot contracting more
     than an f32 holds exactly (s8 x s8: 1,024 products) is cut into chunks along its
     one contracting dimension, their s32 sums added; such a convolution (a window
-    times input features past that) is left to the elemental loop."""
-    lhs, rhs = inst.operands[:2]
-    types = {lhs.shape.element_type, rhs.shape.element_type}
-    out = inst.shape.element_type
-    if not types <= {S8, U8} or not (out.is_signed_int or out.is_unsigned_int):
+    times input features past that) is left to the elemental loop.
+
+    With :data:`NATIVE_INT8_DOTS` a matrix product (M and N > 1) stays an
+    8-bit dot to s32 (converted to the result type after), for the code
+    generator's VNNI kernel."""
+    if not _int8_operands(inst):
         return False
+    lhs, rhs = inst.operands[:2]
+    out = inst.shape.element_type
+    if inst.opcode == "dot" and NATIVE_INT8_DOTS.get() and _is_matrix_product(inst):
+        if out == S32:
+            return False
+        dot = rw.create("dot", Shape(S32, inst.shape.dimensions), [lhs, rhs], dict(inst.attrs))
+        return rw.supersede(inst, rw.create("convert", inst.shape, [dot]))
     chunk = _int8_chunk(lhs.shape, rhs.shape)
     if inst.opcode == "convolution":
         dn = conv_dimension_numbers_of(inst.attrs)
@@ -524,6 +541,23 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if out != S32:
         total = rw.create("convert", inst.shape, [total])
     return rw.supersede(inst, total)
+
+
+def _int8_operands(inst: HloInstruction) -> bool:
+    """Whether ``inst`` multiplies 8-bit integers (s8, u8) into an integer result."""
+    out = inst.shape.element_type
+    return {o.shape.element_type for o in inst.operands[:2]} <= {S8, U8} and \
+        (out.is_signed_int or out.is_unsigned_int)
+
+
+def _is_matrix_product(dot: HloInstruction) -> bool:
+    """Whether both operands of ``dot`` have free (non-batch, non-contracting) elements past one."""
+    for k, side in enumerate(("lhs", "rhs")):
+        shape = dot.operands[k].shape
+        skip = set(dot.attrs.get(f"{side}_batch_dims", ())) | set(dot.attrs.get(f"{side}_contracting_dims", ()))
+        if int(np.prod([n for d, n in enumerate(shape.dimensions) if d not in skip], dtype=np.int64)) <= 1:
+            return False
+    return True
 
 
 def _slice_dim(rw: PatternRewriter, x: HloInstruction, dim: int, start: int, stop: int) -> HloInstruction:
@@ -923,8 +957,16 @@ class OpExpander:
 
     name = "op-expander"
 
+    def __init__(self, native_int8_dots: bool = False):
+        #: Keep 8-bit integer matrix products for a native kernel (:data:`NATIVE_INT8_DOTS`).
+        self.native_int8_dots = native_int8_dots
+
     def run(self, module: HloModule) -> bool:
-        return apply_patterns(module, EXPANSIONS)
+        token = NATIVE_INT8_DOTS.set(self.native_int8_dots)
+        try:
+            return apply_patterns(module, EXPANSIONS)
+        finally:
+            NATIVE_INT8_DOTS.reset(token)
 
 
 # -- custom-call: the layouts the target reads and writes ------------------------------

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
-from ..shape import BF16, F16, F32, F64, Layout
+from ..shape import BF16, F16, F32, F64, S8, S32, U8, Layout
 
 #: A dot must re-read an operand at least this many times to pay for a copy.
 MIN_REUSE_FOR_COPY = 8
@@ -93,14 +93,17 @@ class LayoutAssignment:
 def packed_gemm(dot: HloInstruction) -> bool:
     """Whether the code generator runs ``dot`` as a packed GEMM (any operand
     layout is fine then): f32 or f64 operands and result of one type, or a
-    matrix product (M and N > 1) of bf16/f16/f32 with at least one narrow
-    (``kernels/dot_plan.supported``)."""
+    matrix product (M and N > 1) of bf16/f16/f32 with at least one narrow, or
+    of 8-bit integers to s32 (``kernels/dot_plan.supported``)."""
     if not dot.shape.is_array:
         return False
     types = [dot.shape.element_type] + [o.shape.element_type for o in dot.operands]
     if types[0] in (F32, F64) and all(t is types[0] for t in types):
         return True
-    if not all(t in (BF16, F16, F32) for t in types):
+    # 8-bit integer matrix products to s32: kept as dots by the op-expander
+    # only for a target with a native kernel (``expanders.int8_products``).
+    int8 = types[0] is S32 and all(t in (S8, U8) for t in types[1:])
+    if not int8 and not all(t in (BF16, F16, F32) for t in types):
         return False
     a = dot.attrs
     m = _free_size(dot.operands[0].shape, a.get("lhs_batch_dims", ()), a.get("lhs_contracting_dims", ()))

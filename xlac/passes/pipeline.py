@@ -251,7 +251,8 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
                                  TupleSimplifier()], fixed_point=True, verify=verify)
 
 
-def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False) -> Pipeline:
+def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False,
+                     native_int8_dots: bool = False) -> Pipeline:
     """What every module goes through before emission (the order of
     xla/service/cpu/cpu_compiler.cc): honour the declared entry layout and
     lower XLA's layout annotations (``abi=True``: the entry's layouts are a C
@@ -262,8 +263,11 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     inlined before the expansions, as XLA does before its RngExpander: an
     ``rng`` in a function called twice is then two instructions, each with a
     generator of its own.  ``optimize=False`` only does the first six (every
-    instruction then gets its own kernel)."""
-    first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(), OpExpander(),
+    instruction then gets its own kernel).  ``native_int8_dots``: the target
+    multiplies 8-bit integers natively, so their matrix products stay dots
+    (``expanders.int8_products``)."""
+    first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(),
+             OpExpander(native_int8_dots),
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)

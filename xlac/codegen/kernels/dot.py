@@ -12,18 +12,21 @@ packed, tiled GEMM or a matrix-vector loop; the code is split by concern:
   nest with compile-time sizes) for what the library does not take, and the
   matrix-vector loops.
 
-Dots of bf16 and f16 (also mixed with f32) run the same GEMM in f32, their
-operands widened while packed: the ``.widen`` candidates, so that dumps say
-so.  Other element types (integers, complex), other mixed types and
+Dots of bf16 x bf16 on a target with AVX512_BF16 and of 8-bit integers
+to s32 on one with AVX512_VNNI run native micro-kernels (``gemm_native``)
+in the library: the ``.bf16`` and ``.vnni`` candidates.  Other dots of bf16
+and f16 (also mixed with f32) run the same GEMM in f32, their operands
+widened while packed: the ``.widen`` candidates, so that dumps say so.  Other element types (integers, complex), other mixed types and
 matrix-vector products of halves keep the elemental loop (the ``loop``
 kernel candidate).  Design notes and measurements: ``docs/dot.md``.
 """
 from __future__ import annotations
 
 from ...hlo.ir import HloInstruction
+from .. import gemm_native
 from ..kernel_choice import KernelCandidate
 from .dot_library import emit_library, library_variant
-from .dot_plan import DotPlan, plan_dot, scratch_bytes
+from .dot_plan import DotPlan, native_kind, plan_dot, scratch_bytes
 from .dot_tasks import emit_gemm, emit_gemv
 
 #: Run plain GEMMs through the shared GEMM library (``codegen/gemm_library.py``)
@@ -39,6 +42,8 @@ def _widened_applies(widened: bool):
         plan = plan_dot(inst)
         if plan is None:
             return plan_dot.why_not(inst)
+        if plan.native is not None:
+            return f"runs the native {gemm_native.INSTRUCTION[plan.native.kind]} kernel"
         if plan.widened != widened:
             return ("bf16/f16/f8/f4: widened to f32 by the .widen kernels" if plan.widened
                     else "no float narrower than f32 to widen")
@@ -68,8 +73,27 @@ def _kind_applies(kind: str, widened: bool = False):
     return applies
 
 
+def _native_applies(kind: str):
+    """Whether the native kernel ``kind`` (``gemm_native``) runs the dot, else why not."""
+    def applies(inst: HloInstruction) -> str | None:
+        plan = plan_dot(inst)
+        if plan is None:
+            return plan_dot.why_not(inst)
+        if native_kind(plan.a_pt, plan.b_pt, plan.dot_pt) != kind:
+            return f"no {'bf16 x bf16' if kind == 'bf16' else '8-bit integer'} operands"
+        return None if plan.native is not None else plan.native_why
+    return applies
+
+
 #: The dot kernels, in the order tried: a call into the shared GEMM library
-#: (``gemm_library.py``), a matrix-vector loop, the module's own packed GEMM.
+#: (``gemm_library.py``), a matrix-vector loop, the module's own packed GEMM;
+#: then, for narrow types, the native low-precision kernels (``gemm_native``,
+#: in the library) and the widening ones.  (The f32 kernels first: a dump
+#: shows a choice when candidates before it were skipped.)
+LIBRARY_GEMM_BF16 = KernelCandidate("dot.library-gemm.bf16", emit_library, _native_applies("bf16"), scratch_bytes,
+                                    shareable=True)
+LIBRARY_GEMM_VNNI = KernelCandidate("dot.library-gemm.vnni", emit_library, _native_applies("vnni"), scratch_bytes,
+                                    shareable=True)
 LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True)
 GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes, shareable=True)
 GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes, shareable=True)
@@ -78,7 +102,8 @@ LIBRARY_GEMM_WIDEN = KernelCandidate("dot.library-gemm.widen", emit_library,
                                      lambda inst: _library_applies(inst, True), scratch_bytes, shareable=True)
 GEMM_WIDEN = KernelCandidate("dot.gemm.widen", emit_gemm, _kind_applies("gemm", True), scratch_bytes,
                              shareable=True)
-CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM, LIBRARY_GEMM_WIDEN, GEMM_WIDEN)
+CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM, LIBRARY_GEMM_BF16, LIBRARY_GEMM_VNNI, LIBRARY_GEMM_WIDEN, GEMM_WIDEN)
 
-__all__ = ["CANDIDATES", "GEMM", "GEMM_WIDEN", "GEMV", "LIBRARY_GEMM", "LIBRARY_GEMM_WIDEN", "USE_LIBRARY",
+__all__ = ["CANDIDATES", "GEMM", "GEMM_WIDEN", "GEMV", "LIBRARY_GEMM", "LIBRARY_GEMM_BF16", "LIBRARY_GEMM_VNNI",
+           "LIBRARY_GEMM_WIDEN", "USE_LIBRARY",
            "DotPlan", "library_variant", "plan_dot"]

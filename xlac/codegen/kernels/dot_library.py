@@ -11,19 +11,17 @@ dots it takes (the others run ``dot_tasks``' per-module GEMM) and with which
 """
 from __future__ import annotations
 
-import math
-
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from .. import gemm_library
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
-from ..gemm import GroupMap, Loop, MatrixView
+from ..gemm import Loop
 from ..ir_array import IrArray, i64
 from ..loops import loop_nest, parallel_loops
 from ._util import PTR, fill_padding
-from .dot_plan import DotInfo, DotPlan, dot_info, operand_is_buffer, plan_dot, scratch_c_shape, the_dot
+from .dot_plan import DotPlan, batch_levels, dot_info, library_layout_why, library_views, plan_dot, the_dot
 from .dot_tasks import DotOperands, round_from_scratch, uses_shared_b, zero_flags
 from ..task_grid import choose, workers
 
@@ -40,11 +38,9 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
         return None
     dot = the_dot(inst)
     info = dot_info(dot)
-    if not (operand_is_buffer(inst, dot, 0) and operand_is_buffer(inst, dot, 1)):
+    if library_layout_why(inst, dot, info, plan.swap, plan.c_scratch) is not None:
         return None
-    A, B, C = _library_views(inst, plan, info, dot)
-    if not all(g.affine for view in (A, B, C) for g in (view.gr, view.gc)) or batch_levels(A, B, C) is None:
-        return None
+    A, B, C = library_views(inst, plan.swap, plan.c_scratch, info, dot)
 
     def kind(view, col: str, row: str) -> str:
         return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
@@ -52,41 +48,8 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     a_kind = "d" if plan.a_direct else kind(A, "k", "m")
     narrow = lambda t: t if t is not plan.pt else None     # noqa: E731
     return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind,
-                                narrow(plan.a_pt), narrow(plan.b_pt))
-
-
-def batch_levels(*views) -> tuple | None:
-    """(inner count, [(inner stride, outer stride) per view]) of the batch
-    group of ``views`` (A, B, C: the same batch dimensions in the same
-    order), split in two where both levels are one stride apart in every
-    view; None when no split does.  Unsplit when one stride does (inner
-    count: all of them)."""
-    sizes = views[0].gb.sizes
-    nb = math.prod(sizes)
-    for cut in range(max(1, len(sizes))):       # 0: one level
-        levels = [(GroupMap(range(cut, len(sizes)), v.gb.sizes, v.gb.strides),
-                   GroupMap(range(cut), v.gb.sizes, v.gb.strides)) for v in views]
-        if all(inner.affine and outer.affine for inner, outer in levels):
-            inner_count = math.prod(sizes[cut:]) if cut else max(1, nb)
-            return inner_count, [(inner.stride, outer.stride) for inner, outer in levels]
-    return None
-
-
-def _library_views(inst, plan: DotPlan, info: DotInfo, dot) -> tuple:
-    """A, B and C as strided views (shapes only: ``ptr`` is a placeholder)."""
-    ls, rs = dot.operands[0].shape, dot.operands[1].shape
-    if inst.opcode != "dot":
-        ls, rs = (inst.operands[o.parameter_number].shape for o in dot.operands)
-    mark = object()
-    if not plan.swap:
-        A = MatrixView(ls, info.lb, info.lf, info.lc, mark)
-        B = MatrixView(rs, info.rb, info.rc, info.rf, mark)
-    else:
-        A = MatrixView(rs, info.rb, info.rf, info.rc, mark)
-        B = MatrixView(ls, info.lb, info.lc, info.lf, mark)
-    oc, orow = (info.olf, info.orf) if plan.swap else (info.orf, info.olf)
-    C = MatrixView(scratch_c_shape(dot) if plan.c_scratch else inst.shape, info.ob, orow, oc, mark)
-    return A, B, C
+                                narrow(plan.a_pt), narrow(plan.b_pt),
+                                plan.native.kind if plan.native is not None else None)
 
 
 def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Variant) -> None:

@@ -32,6 +32,14 @@ groups).  The plan fixes, at compile time:
 * **Matrix-vector forms** (M or N is 1, ``kind == "gemv"``): the form
   (``rows``: dot products along unit-stride K; ``cols``: axpys along
   unit-stride rows; ``generic``) and the tasks over batch and rows.
+* **Native low-precision kernels** (``DotPlan.native``): a bf16 x bf16 dot
+  on a target with AVX512_BF16 and an 8-bit integer dot (s8/u8 x s8/u8 ->
+  s32) on one with AVX512_VNNI run ``gemm_native``'s micro-kernels through
+  the GEMM library (operands from buffers, one stride per index group);
+  C accumulates in f32/s32 (in scratch when the dot's value or the fusion's
+  root is of another type).  Other bf16 dots are widened (below); other
+  8-bit integer dots are not planned (the op-expander made them f32 dots
+  unless the target has VNNI).
 * **Floats narrower than f32** (bf16, f16, the f8 and f4 types: operands of
   them or f32, at least one narrow; a result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
   narrow operands are widened while packed (never read in place), and when
@@ -48,9 +56,11 @@ import math
 from dataclasses import dataclass
 
 from ...hlo.ir import HloInstruction
-from ...shape import F32, F64, PrimitiveType, Shape, strides
-from ..gemm import GroupMap
+from ...shape import BF16, F32, F64, S8, S32, U8, PrimitiveType, Shape, strides
+from .. import gemm_native
+from ..gemm import GroupMap, MatrixView
 from ..gemm_kernel import Blocking, blocking_for, elementwise_to_root, producers
+from ..gemm_task import shared_b_elements
 from ..kernel_choice import NotApplicable, plan_function
 from ..task_grid import Grid, GridTable, class_splits, pow2_floor
 from ._util import ScratchPlan
@@ -131,6 +141,10 @@ class DotPlan:
     #: C accumulates in f32 in the scratch region "c" (the dot's value is
     #: bf16/f16), row-major over the dot's dimensions; rounded by a pass after.
     c_scratch: bool = False
+    #: The native low-precision kernel's format (``gemm_native.Format``), or
+    #: None; ``native_why``: why a dot of its types runs without it.
+    native: object = None
+    native_why: str | None = None
 
     @property
     def widened(self) -> bool:
@@ -210,14 +224,39 @@ NARROW_FLOATS = tuple(t for t in PrimitiveType if t.is_narrow_float)
 NARROW_GEMM_TYPES = (F32, *NARROW_FLOATS)
 
 
+#: 8-bit integers, the operands of the VNNI kernel.
+INT8 = (S8, U8)
+
+
 def supported(dot: HloInstruction) -> bool:
     """Whether ``dot`` is of f32 or f64 operands and result of one type, or
-    of f32 and narrower floats (bf16, f16, f8, f4) with at least one narrower (array result)."""
+    of f32 and narrower floats (bf16, f16, f8, f4) with at least one narrower, or of
+    8-bit integers with an s32 result (array result)."""
     if not dot.shape.is_array:
         return False
     types_ = [dot.shape.element_type] + [o.shape.element_type for o in dot.operands]
     return (types_[0] in (F32, F64) and all(t is types_[0] for t in types_)) or \
-        (all(t in NARROW_GEMM_TYPES for t in types_) and any(t is not F32 for t in types_))
+        (all(t in NARROW_GEMM_TYPES for t in types_) and any(t is not F32 for t in types_)) or \
+        (types_[0] is S32 and all(t in INT8 for t in types_[1:]))
+
+
+def native_kind(a_pt, b_pt, dot_pt) -> str | None:
+    """The native kernel (``gemm_native``) for a dot of these types, whatever
+    the target: ``"bf16"``, ``"vnni"`` or None."""
+    if a_pt is BF16 and b_pt is BF16 and dot_pt in NARROW_GEMM_TYPES:
+        return "bf16"
+    if a_pt in INT8 and b_pt in INT8 and dot_pt is S32:
+        return "vnni"
+    return None
+
+
+def native_blocking(M: int, N: int) -> Blocking:
+    """The f32 tiles (``blocking_for``) in full 16-lane vectors: the native
+    instructions are 512-bit only."""
+    blk = blocking_for(F32, M, N)
+    if blk.vw == gemm_native.VW:
+        return blk
+    return Blocking(gemm_native.VW, blk.mr, gemm_native.VW, blk.kc, blk.mc, (2048 // gemm_native.VW) * gemm_native.VW)
 
 
 def compute_type(dot: HloInstruction):
@@ -227,8 +266,9 @@ def compute_type(dot: HloInstruction):
 
 
 def scratch_c_shape(dot: HloInstruction) -> Shape:
-    """The f32 accumulator of a dot whose value is bf16/f16: its dimensions, row-major."""
-    return Shape(F32, tuple(dot.shape.dimensions))
+    """The accumulator in scratch (f32, or s32 for 8-bit integers) of a dot whose
+    value or fusion root has another type: its dimensions, row-major."""
+    return Shape(compute_type(dot), tuple(dot.shape.dimensions))
 
 
 @plan_function
@@ -239,7 +279,8 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if dot is None:
         raise NotApplicable("not one dot with an elementwise epilogue")
     if not supported(dot) or not inst.shape.is_array:
-        raise NotApplicable("not a dot of f32 or f64 operands and result of one type, nor of narrower floats")
+        raise NotApplicable("not a dot of f32 or f64 operands and result of one type, nor of narrower floats"
+                            ", nor of 8-bit integers to s32")
     if tuple(inst.shape.dimensions) != tuple(dot.shape.dimensions):
         raise NotApplicable("the epilogue changes the dot's dimensions")
     info = dot_info(dot)
@@ -254,7 +295,18 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # still needs the rounding: C accumulates in the result only when the
     # dot's own value is ``pt``)
     acc_in_output = out_shape.element_type is pt and dot_pt is pt
-    c_scratch = dot_pt is not pt
+    lpt, rpt = (o.shape.element_type for o in dot.operands)
+    kind = native_kind(lpt, rpt, dot_pt)
+    native_why = None
+    if kind is not None:
+        native_why = gemm_native.unavailable(kind)
+        if native_why is not None:
+            kind = None
+    if pt is S32 and kind is None:
+        raise NotApplicable(f"8-bit integers without {gemm_native.INSTRUCTION['vnni']}: {native_why}")
+    # The native kernels run in the library, which accumulates C in a buffer
+    # of its type: in scratch when the fusion's root has another.
+    c_scratch = dot_pt is not pt or (kind is not None and not acc_in_output)
     if c_scratch:
         out_shape = scratch_c_shape(dot)
     ost = strides(out_shape)
@@ -264,10 +316,11 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     flops = 2 * nb * M * N * K
     esize = pt.byte_size
 
-    lpt, rpt = (o.shape.element_type for o in dot.operands)
     if M == 1 or N == 1:
         if pt is F32 and (lpt, rpt, dot_pt) != (F32, F32, F32):
             raise NotApplicable("a matrix-vector product of bf16/f16")
+        if pt is S32:
+            raise NotApplicable("a matrix-vector product of 8-bit integers")
         swap = N != 1
         Mv = N if swap else M
         # The matrix operand (A after orientation) and its groups.
@@ -320,11 +373,21 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     if swap:
         M, N = N, M
         g_m, g_n = g_n, g_m
-    blk = blocking_for(pt, M, N)
+    a_pt, b_pt = (rpt, lpt) if swap else (lpt, rpt)
+    native = None
+    if kind is not None:
+        why = library_layout_why(inst, dot, info, swap, c_scratch)
+        if why is None:
+            native = gemm_native.Format(kind, a_pt, b_pt)
+        elif pt is S32:
+            raise NotApplicable(f"8-bit integers: {why}, which the {gemm_native.INSTRUCTION['vnni']} kernel "
+                                "(in the GEMM library) does not read")
+        else:
+            native_why = why
+    blk = native_blocking(M, N) if native is not None else blocking_for(pt, M, N)
     mr, nr = blk.mr, blk.nr
     direct = (acc_in_output or c_scratch) and g_n.affine and g_n.stride == 1 and g_m.affine
     kc = min(blk.kc, K) if acc_in_output or c_scratch else K
-    a_pt, b_pt = (rpt, lpt) if swap else (lpt, rpt)
     m_panels, n_panels = -(-M // mr), -(-N // nr)
 
     # Task grids, one per thread class (``task_grid``): batch first, then M,
@@ -363,11 +426,14 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # A task's own packed B block: always, unless B is read in place (then
     # only its partial last panel); with a shared B a task packs its own copy
     # of a block another task is packing at that moment (gemm.pack_once).
-    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * kc * esize)
+    # (native panels: ceil(kc / group) words per row or column of A, plus a
+    # header row for B: at most kc + 1 words)
+    header = native.header if native is not None else 0
+    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * (kc + header) * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 64)
     if shared_b:
-        scratch.add("bshared", nb * K * n_padded * esize)
+        scratch.add("bshared", nb * shared_b_elements(K, kc, n_padded, native) * esize)
         scratch.add("bflags", nb * nkb * n_panels * 4)
     if c_scratch:
         scratch.add("c", nb * M * N * esize)
@@ -375,7 +441,8 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     scratch.add("tasks", grids.max_workers * task.size)
     return DotPlan("gemm", pt, nb, M, N, K, swap, blk, kc, mc, nc, acc_in_output, direct, shared_b,
                    (nbt, nmt, nnt), n_tasks, scratch, task, task.size, b_direct=b_direct, a_direct=a_direct,
-                   grids=grids, a_pt=a_pt, b_pt=b_pt, dot_pt=dot_pt, c_scratch=c_scratch)
+                   grids=grids, a_pt=a_pt, b_pt=b_pt, dot_pt=dot_pt, c_scratch=c_scratch, native=native,
+                   native_why=native_why)
 
 
 def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:
@@ -412,6 +479,53 @@ def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:
     shape = dot.operands[side].shape
     st = strides(shape)
     return GroupMap(k_dims, shape.dimensions, st), GroupMap(free_dims, shape.dimensions, st)
+
+
+def library_layout_why(inst: HloInstruction, dot: HloInstruction, info: DotInfo, swap: bool,
+                       c_scratch: bool) -> str | None:
+    """Why the GEMM library cannot read this dot's operands and result, or None:
+    it reads buffers (no fused operand) through one stride per row and column
+    group and at most two per batch group (:func:`batch_levels`)."""
+    if not (operand_is_buffer(inst, dot, 0) and operand_is_buffer(inst, dot, 1)):
+        return "a fused operand"
+    A, B, C = library_views(inst, swap, c_scratch, info, dot)
+    if not all(g.affine for view in (A, B, C) for g in (view.gr, view.gc)) or batch_levels(A, B, C) is None:
+        return "an index group that is not one stride"
+    return None
+
+
+def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tuple:
+    """A, B and C as strided views (shapes only: ``ptr`` is a placeholder)."""
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    if inst.opcode != "dot":
+        ls, rs = (inst.operands[o.parameter_number].shape for o in dot.operands)
+    mark = object()
+    if not swap:
+        A = MatrixView(ls, info.lb, info.lf, info.lc, mark)
+        B = MatrixView(rs, info.rb, info.rc, info.rf, mark)
+    else:
+        A = MatrixView(rs, info.rb, info.rf, info.rc, mark)
+        B = MatrixView(ls, info.lb, info.lc, info.lf, mark)
+    oc, orow = (info.olf, info.orf) if swap else (info.orf, info.olf)
+    C = MatrixView(scratch_c_shape(dot) if c_scratch else inst.shape, info.ob, orow, oc, mark)
+    return A, B, C
+
+
+def batch_levels(*views) -> tuple | None:
+    """(inner count, [(inner stride, outer stride) per view]) of the batch
+    group of ``views`` (A, B, C: the same batch dimensions in the same
+    order), split in two where both levels are one stride apart in every
+    view; None when no split does.  Unsplit when one stride does (inner
+    count: all of them)."""
+    sizes = views[0].gb.sizes
+    nb = math.prod(sizes)
+    for cut in range(max(1, len(sizes))):       # 0: one level
+        levels = [(GroupMap(range(cut, len(sizes)), v.gb.sizes, v.gb.strides),
+                   GroupMap(range(cut), v.gb.sizes, v.gb.strides)) for v in views]
+        if all(inner.affine and outer.affine for inner, outer in levels):
+            inner_count = math.prod(sizes[cut:]) if cut else max(1, nb)
+            return inner_count, [(inner.stride, outer.stride) for inner, outer in levels]
+    return None
 
 
 def operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
