@@ -229,33 +229,65 @@ class SpmdPartitioner:
     # -- resharding ---------------------------------------------------------------------
     def reshard(self, v: HloInstruction, frm: Sharding, to: Sharding, shape: Shape, why: str) -> HloInstruction:
         """The local value of sharding ``to`` from ``v``, the local value of
-        sharding ``frm`` of a global value of ``shape``."""
+        sharding ``frm`` of a global value of ``shape`` (:meth:`_steps`)."""
         if frm == to or not shape.is_array:
             return v
-        if frm.is_replicated:
-            return self._slice_local(v, to, shape)
         moved = self._all_to_all(v, frm, to, shape)
         if moved is not None:
             return moved
         cur = frm
-        for d in range(len(shape.dimensions)):
+        for step, arg in self._steps(frm, to, shape):
+            if step == "slice":
+                v, cur = self._slice_local(v, cur, arg, shape), arg
+            else:
+                v, cur = self._gather_dim(v, cur, arg, shape)
+        return v
+
+    def _steps(self, frm: Sharding, to: Sharding, shape: Shape) -> list:
+        """How to reshard ``frm`` into ``to`` (not by all-to-all): first each
+        device cuts, from what it holds, the dimensions ``to`` splits and
+        ``frm`` does not (no communication); then dimensions split otherwise
+        are all-gathered; if that is not ``to`` yet (devices in another
+        order), everything is gathered and cut again.  ``[("slice",
+        sharding after), ("gather", dimension), ...]``."""
+        rank = len(shape.dimensions)
+        steps, cur = [], frm
+        cut = [d for d in range(rank) if cur.tile_dims[d] == 1 and to.tile_dims[d] > 1]
+        if cut:
+            mt, mc = index_map(to), index_map(cur)
+            mid = from_index_map([to.tile_dims[d] if d in cut else cur.tile_dims[d] for d in range(rank)],
+                                 {dev: tuple(mt[dev][d] if d in cut else mc[dev][d] for d in range(rank))
+                                  for dev in range(self.n)})
+            if mid is not None:
+                steps.append(("slice", mid))
+                cur = mid
+        for d in range(rank):
             if cur.tile_dims[d] > 1 and cur.tile_dims[d] != to.tile_dims[d]:
-                v, cur = self._gather_dim(v, cur, d, shape)
+                steps.append(("gather", d))
+                cur = remap(cur, [None if k == d else k for k in range(rank)])
         if cur == to:
-            return v
-        for d in range(len(shape.dimensions)):
+            return steps
+        for d in range(rank):
             if cur.tile_dims[d] > 1:
-                v, cur = self._gather_dim(v, cur, d, shape)
-        return self._slice_local(v, to, shape)
+                steps.append(("gather", d))
+                cur = remap(cur, [None if k == d else k for k in range(rank)])
+        return steps + [("slice", to)]
 
     def reshard_cost(self, frm: Sharding, to: Sharding, shape: Shape) -> int:
         """Bytes a device receives to reshard (what :meth:`reshard` does)."""
-        if frm == to or frm.is_replicated or not shape.is_array:
+        if frm == to or not shape.is_array:
             return 0
-        local = _bytes(self._local_shape(shape, frm))
         if self._all_to_all_plan(frm, to, shape) is not None:
-            return local
-        return _bytes(shape) - local
+            return _bytes(self._local_shape(shape, frm))
+        cost, cur = 0, frm
+        for step, arg in self._steps(frm, to, shape):
+            if step == "slice":
+                cur = arg
+            else:
+                before = _bytes(self._local_shape(shape, cur))
+                cur = remap(cur, [None if k == arg else k for k in range(len(shape.dimensions))])
+                cost += _bytes(self._local_shape(shape, cur)) - before
+        return cost
 
     def _replica_rank(self, s: Sharding, dev: int) -> int:
         return s.devices.index(dev) % s.replicas
@@ -280,18 +312,22 @@ class SpmdPartitioner:
             out = self._add("slice", Shape(v.shape.element_type, dims), [out], {"slice": tuple(limits)})
         return out, remap(cur, [None if k == d else k for k in range(len(dims))])
 
-    def _slice_local(self, v, to: Sharding, shape: Shape):
-        """This device's tile of the whole value ``v`` (no communication)."""
-        if to.is_replicated:
+    def _slice_local(self, v, cur: Sharding, to: Sharding, shape: Shape):
+        """This device's tile of ``to`` cut from ``v``, its tile of ``cur``
+        (``to`` splits further only dimensions ``cur`` has whole): no
+        communication."""
+        if to == cur:
             return v
         dims = shape.dimensions
+        cut = [d for d in range(len(dims)) if cur.tile_dims[d] == 1 and to.tile_dims[d] > 1]
         local = local_dims(to, dims)
-        padded = [c * t for c, t in zip(local, to.tile_dims)]
+        have = list(v.shape.dimensions)
+        padded = [local[d] * to.tile_dims[d] if d in cut else have[d] for d in range(len(dims))]
         etype = shape.element_type
-        if any(p != n for p, n in zip(padded, dims)):
+        if padded != have:
             v = self._add("pad", Shape(etype, padded), [v, self._scalar(0, etype)],
-                          {"padding": tuple((0, p - n, 0) for p, n in zip(padded, dims))})
-        starts = [self._offset(to, d, dims) for d in range(len(dims))]
+                          {"padding": tuple((0, p - h, 0) for p, h in zip(padded, have))})
+        starts = [self._offset(to, d, dims) if d in cut else self._scalar(0) for d in range(len(dims))]
         return self._add("dynamic-slice", Shape(etype, local, shape.layout), [v] + starts,
                          {"dynamic_slice_sizes": tuple(local)})
 
@@ -559,8 +595,12 @@ class SpmdPartitioner:
                 return None
         lhs, rhs = inst.operands
         (_, hl), (_, hr) = self.value[lhs], self.value[rhs]
-        cost = self.reshard_cost(hl[0], lp, lhs.shape) + self.reshard_cost(hr[0], rp, rhs.shape)
+        # Bytes moved, plus the bytes the local dot reads and writes: gathering
+        # a split contracting dimension (data parallelism's batch) would hold
+        # the whole activations on every device, partial sums hold tiles.
         local = _bytes(self._local_shape(inst.shape, result))
+        cost = self.reshard_cost(hl[0], lp, lhs.shape) + self.reshard_cost(hr[0], rp, rhs.shape) + \
+            _bytes(self._local_shape(lhs.shape, lp)) + _bytes(self._local_shape(rhs.shape, rp)) + local
         scatter = self._scatter_plan(result, want, groups, parts, inst.shape) if groups else None
         if scatter is not None:
             cost += local * (parts - 1) // parts
