@@ -73,11 +73,11 @@ from .hlo.collectives import check_device_counts
 from .hlo.feeds import feed_instructions
 from .hlo.parser import parse_hlo
 from .hlo.source import module_text
-from .hlo.sharding import assemble_tiles, padded_tile, parameter_shardings, result_sharding, stacked_shape
+from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
-from .passes.spmd_partitioner import partition_module
+from .passes.spmd_partitioner import assemble_results, partition_module, split_arguments
 from .program import as_module
 from .runtime import disk_cache
 from .runtime.collective_service import make_native_service
@@ -85,7 +85,7 @@ from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVI
     Segment, ShmTransport
 
 __all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "PartitionedExecutable", "jit",
-           "pool", "close_pools", "device_counts_of", "split_arguments", "assemble_results"]
+           "pool", "close_pools", "device_counts_of"]
 
 
 #: Seconds the devices get to answer once their calls are cancelled after a
@@ -686,32 +686,6 @@ class GlobalExecutable:
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""
         return self._replicated.warm_up()
-
-
-def split_arguments(signature, args) -> list:
-    """Each device's arguments of a partitioned program (``signature``:
-    :class:`~xlac.passes.spmd_partitioner.SpmdSignature`) from the global
-    ``args``: its tile of each, padded to the tile shape.  Raises
-    ``TypeError``/``ValueError`` naming the parameter, expected and actual."""
-    if len(args) != len(signature.params):
-        raise TypeError(f"expected {len(signature.params)} arguments, got {len(args)}")
-    arrays = []
-    for k, (a, (_, shape)) in enumerate(zip(args, signature.params)):
-        a = np.asarray(a)
-        want = tuple(shape.dimensions)
-        if a.shape != want:
-            raise ValueError(f"parameter {k}: expected the global array of shape {list(want)}, got {list(a.shape)}")
-        arrays.append(a)
-    return [[padded_tile(a, s, d) for a, (s, _) in zip(arrays, signature.params)]
-            for d in range(signature.num_devices)]
-
-
-def assemble_results(signature, per_device: list):
-    """The global results of a partitioned program from each device's
-    (``per_device[d]``: device ``d``'s result tiles, a tuple flattened)."""
-    leaves = [assemble_tiles([per_device[d][k] for d in range(signature.num_devices)], s, shape.dimensions)
-              for k, (s, shape) in enumerate(signature.results)]
-    return tuple(leaves) if signature.tuple_result else leaves[0]
 
 
 class PartitionedExecutable:

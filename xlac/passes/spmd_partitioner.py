@@ -50,7 +50,8 @@ import numpy as np
 
 from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
-from ..hlo.sharding import (Sharding, from_index_map, local_dims, replicated, sharding_text)
+from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
+                            sharding_text)
 from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
@@ -58,7 +59,7 @@ from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_d
                                    target_of, tiles, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
-           "is_auto_sharded"]
+           "is_auto_sharded", "split_arguments", "assemble_results"]
 
 COLLECTIVES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
 
@@ -708,6 +709,32 @@ def partition_module(module: HloModule) -> SpmdSignature | None:
     p = SpmdPartitioner()
     p.run(module)
     return p.signature
+
+
+def split_arguments(signature: SpmdSignature, args, devices=None) -> list:
+    """Each device's arguments of a partitioned program (``signature``:
+    :class:`SpmdSignature`) from the global ``args``: its tile of each,
+    padded to the tile shape (``devices``: only theirs).  Raises
+    ``TypeError``/``ValueError`` naming the parameter, expected and actual."""
+    if len(args) != len(signature.params):
+        raise TypeError(f"expected {len(signature.params)} arguments, got {len(args)}")
+    arrays = []
+    for k, (a, (_, shape)) in enumerate(zip(args, signature.params)):
+        a = np.asarray(a)
+        want = tuple(shape.dimensions)
+        if a.shape != want:
+            raise ValueError(f"parameter {k}: expected the global array of shape {list(want)}, got {list(a.shape)}")
+        arrays.append(a)
+    return [[padded_tile(a, s, d) for a, (s, _) in zip(arrays, signature.params)]
+            for d in (range(signature.num_devices) if devices is None else devices)]
+
+
+def assemble_results(signature, per_device: list):
+    """The global results of a partitioned program from each device's
+    (``per_device[d]``: device ``d``'s result tiles, a tuple flattened)."""
+    leaves = [assemble_tiles([per_device[d][k] for d in range(signature.num_devices)], s, shape.dimensions)
+              for k, (s, shape) in enumerate(signature.results)]
+    return tuple(leaves) if signature.tuple_result else leaves[0]
 
 
 # ---------------------------------------------------------------------------------------
