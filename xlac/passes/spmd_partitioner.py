@@ -79,6 +79,19 @@ def _bytes(shape: Shape) -> int:
     return shape.byte_size() if shape.is_array else 0
 
 
+def _attrs(inst: HloInstruction) -> dict:
+    """``inst``'s attributes for its per-device form: no global sharding (HLO's
+    or Shardy's frontend attribute)."""
+    attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+    front = parse_frontend_attributes(attrs.get("frontend_attributes"))
+    if any(k.startswith("xla.sdy.") for k in front):
+        kept = {k: v for k, v in front.items() if not k.startswith("xla.sdy.")}
+        attrs.pop("frontend_attributes")
+        if kept:
+            attrs["frontend_attributes"] = Raw("{" + ",".join(f'{k}="{v}"' for k, v in kept.items()) + "}")
+    return attrs
+
+
 class _Fallback(Exception):
     """This instruction is computed whole (the message says why)."""
 
@@ -448,7 +461,7 @@ class SpmdPartitioner:
                 leaves.append(self.reshard(leaf, h, replicated(self.n, len(shape.dimensions)), shape, inst.name)
                               if shape.is_array else leaf)
             operands.append(self._add("tuple", op.shape, leaves))
-        attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+        attrs = _attrs(inst)
         new = self._add(inst.opcode, inst.shape, operands, attrs, inst.name)
         rep = [replicated(self.n, len(s.dimensions) if s.is_array else 0) for s in
                (inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape])]
@@ -459,21 +472,21 @@ class SpmdPartitioner:
         return new, rep
 
     def _same(self, inst, want, operands: list):
-        attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+        attrs = _attrs(inst)
         return self._add(inst.opcode, self._local_shape(inst.shape, want[0]), operands, attrs, inst.name), want
 
     def _op_parameter(self, inst, want):
-        attrs = dict(inst.attrs)
-        attrs["sharding"] = Raw(sharding_text(want[0])) if not inst.shape.is_tuple else inst.attrs.get("sharding")
         if inst.shape.is_tuple:
             raise _Fallback("a tuple parameter")
+        attrs = _attrs(inst)
+        attrs["sharding"] = Raw(sharding_text(want[0]))
         new = self._add("parameter", self._local_shape(inst.shape, want[0]), [], attrs, inst.name)
         self.params.append((inst.parameter_number, want[0], inst.shape))
         return new, want
 
     def _replicated_whole(self, inst):
         """A value every device computes whole (constants, iota)."""
-        attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+        attrs = _attrs(inst)
         new = self._add(inst.opcode, inst.shape, [], attrs, inst.name)
         return new, [replicated(self.n, len(inst.shape.dimensions))]
 
@@ -553,7 +566,7 @@ class SpmdPartitioner:
         for d in reduced:
             xv = self._mask(xv, s, x.shape, d, init)
         partial = remap(s, kept)
-        attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+        attrs = _attrs(inst)
         local = self._add("reduce", self._local_shape(inst.shape, partial), [xv, init], attrs, inst.name)
         parts = math.prod(s.tile_dims[d] for d in reduced)
         if parts > 1:
@@ -679,7 +692,7 @@ class SpmdPartitioner:
         zero = self._scalar(0, rhs.shape.element_type)
         for k in rc:
             rv = self._mask(rv, rp, rhs.shape, k, zero)
-        attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+        attrs = _attrs(inst)
         local = self._add("dot", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         if groups is None:
             return self.reshard(local, result, S, inst.shape, inst.name), want
@@ -770,15 +783,19 @@ def collective_bytes(module: HloModule) -> list:
     return out
 
 
-def spmd_report(module: HloModule, peak_bytes: int | None = None) -> list:
-    """The lines ``xlac dump`` prints after a partitioned program: its notes,
-    the bytes each collective moves per device, and the per-device peak memory."""
-    lines = [f"spmd: {d.message}" for d in module.diagnostics if d.source == SpmdPartitioner.name]
+def spmd_report(module: HloModule, temp_bytes: int = 0) -> list:
+    """The lines ``xlac dump`` prints after a partitioned program (its notes
+    are its diagnostics, printed before): the bytes each collective moves
+    per device, their total, and the per-device peak memory: parameters,
+    results and the temporary arena (``temp_bytes``) of one device."""
+    lines = []
     total = 0
     for name, opcode, moved in collective_bytes(module):
         lines.append(f"spmd: {opcode} {name}: {moved} bytes received per device")
         total += moved
     lines.append(f"spmd: collectives move {total} bytes per device per call")
-    if peak_bytes is not None:
-        lines.append(f"spmd: per-device peak memory {peak_bytes} bytes")
+    params = sum(_bytes(s) for p in module.entry.parameters for s in p.shape.leaves())
+    results = sum(_bytes(s) for s in module.entry.root.shape.leaves())
+    lines.append(f"spmd: per-device peak memory {params + results + temp_bytes} bytes (parameters {params}, "
+                 f"results {results}, temporaries {temp_bytes})")
     return lines
