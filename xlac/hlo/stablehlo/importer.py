@@ -600,7 +600,7 @@ def import_module(syntax: ModuleSyntax, filename: str | None = None) -> HloModul
 def _sdy_body(attr) -> str | None:
     """The body of a ``#sdy.sharding<...>`` attribute (``@mesh, [{"x"}, {}]``), or None."""
     body = getattr(attr, "body", None)
-    return body if isinstance(body, str) and getattr(attr, "name", "").startswith("sdy") else None
+    return body if isinstance(body, str) and getattr(attr, "name", "").lstrip("#").startswith("sdy") else None
 
 
 def _sdy_frontend(value: str) -> Raw:
