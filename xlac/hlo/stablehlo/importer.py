@@ -425,12 +425,12 @@ class Importer:
             if isinstance(a, dict) and isinstance(a.get("mhlo.sharding"), str):
                 p.attrs["sharding"] = Raw(a["mhlo.sharding"])
             elif isinstance(a, dict) and _sdy_body(a.get("sdy.sharding")) is not None:
-                p.attrs["frontend_attributes"] = _sdy_frontend(f"#sdy.sharding<{_sdy_body(a['sdy.sharding'])}>")
+                _add_sdy_sharding(p, f"#sdy.sharding<{_sdy_body(a['sdy.sharding'])}>")
         sdy = [_sdy_body(a.get("sdy.sharding")) if isinstance(a, dict) else None
                for a in (f.get("result_attrs") or [])]
         if any(b is not None for b in sdy):
             values = ", ".join(f"<{b}>" if b is not None else "<@mesh, []>" for b in sdy)
-            comp.root.attrs["frontend_attributes"] = _sdy_frontend(f"#sdy.sharding_per_value<[{values}]>")
+            _add_sdy_sharding(comp.root, f"#sdy.sharding_per_value<[{values}]>")
         res = [a.get("mhlo.sharding") if isinstance(a, dict) else None for a in (f.get("result_attrs") or [])]
         if any(isinstance(s, str) for s in res):
             if len(res) == 1:
@@ -603,5 +603,9 @@ def _sdy_body(attr) -> str | None:
     return body if isinstance(body, str) and getattr(attr, "name", "").lstrip("#").startswith("sdy") else None
 
 
-def _sdy_frontend(value: str) -> Raw:
-    return Raw('{xla.sdy.sharding="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"}')
+def _add_sdy_sharding(inst: HloInstruction, value: str) -> None:
+    """``inst``'s frontend attributes with ``xla.sdy.sharding=value`` added."""
+    item = 'xla.sdy.sharding="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    old = str(inst.attrs.get("frontend_attributes") or "{}").strip()
+    inner = old[1:-1].strip() if old.startswith("{") and old.endswith("}") else old
+    inst.attrs["frontend_attributes"] = Raw("{" + (inner + "," if inner else "") + item + "}")
