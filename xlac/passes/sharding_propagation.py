@@ -66,7 +66,10 @@ def is_auto_sharded(module: HloModule) -> bool:
     SPMD partitioner: a Shardy mesh of more than one device, a sharding on
     some entry instruction, and no manual computation (``shard_map``: the
     shard-map partitioner's) nor collective (then it is a per-device program)."""
-    mesh = mesh_of(module)
+    try:
+        mesh = mesh_of(module)
+    except UnsupportedError:          # refused where the program is run (shard_map's partitioner)
+        return False
     if not mesh or math.prod(mesh.values()) < 2:
         return False
     any_sharding = False

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
+from ..hlo.custom_call import check_no_host_callback
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
                             sharding_text)
@@ -715,6 +716,8 @@ def partition_module(module: HloModule) -> SpmdSignature | None:
     """Propagate shardings over ``module`` and partition it, in place, into
     the per-device program; its signature, or None when ``module`` is not a
     global program with automatic shardings (:func:`is_auto_sharded`)."""
+    # A host callback comes with a one-device mesh: say what the program really needs.
+    check_no_host_callback(module)
     if not is_auto_sharded(module):
         return None
     CallInliner().run(module)
