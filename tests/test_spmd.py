@@ -226,3 +226,26 @@ def test_under_mpiexec(tmp_path, name):
     assert run.returncode == 0 and run.stderr == "", run.stderr
     with np.load(out) as f:
         _close([f[f"arr_{k}"] for k in range(len(f.files))], _load(name)[1], name)
+
+
+def test_a_call_with_the_wrong_global_array_names_the_parameter():
+    args, _ = _load("megatron_mlp")
+    exe = xlac.jit((CASES / "megatron_mlp.hlo").read_text())
+    with pytest.raises(ValueError, match=r"parameter 1: expected the global array of shape \[6, 16\], got \[6, 4\]"):
+        exe(args[0], args[1][:, :4], args[2], args[3])
+    with pytest.raises(TypeError, match="expected 4 arguments, got 3"):
+        exe(*args[:3])
+
+
+@pytest.mark.parametrize("text, tile_dims, replicas", [
+    ("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", (2, 1), 2),
+    ("{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}", (1, 2), 2),
+    ("{devices=[2,2]0,2,1,3}", (2, 2), 1),
+    ("{replicated}", (1, 1), 4),
+    ("{maximal device=1}", (1, 1), 4),          # computed by every device
+])
+def test_shardings_read_and_written_back(text, tile_dims, replicas):
+    from xlac.hlo.sharding import parse_shardings, sharding_text, with_rank
+    s = with_rank(parse_shardings(text, 4)[0], 2, 4)
+    assert (s.tile_dims, s.replicas) == (tile_dims, replicas)
+    assert with_rank(parse_shardings(sharding_text(s), 4)[0], 2, 4) == s
