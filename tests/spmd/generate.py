@@ -103,6 +103,15 @@ def cases(rng):
         p = jax.nn.softmax(s, axis=-1)
         return jnp.einsum("bqk,bkd->bqd", p, v)
 
+    # What the partitioner does not split (while from scan, gather, concatenate,
+    # sort, cumsum's reduce-window): computed whole, operands all-gathered.
+    def fallbacks(emb, ids, ws, x):
+        e = emb[ids]
+        def body(h, w):
+            return jnp.tanh(h @ w), h.sum()
+        h, s = jax.lax.scan(body, x, ws)
+        return e, h, s, jnp.concatenate([h, h[:, :2]], axis=1), jnp.sort(x, axis=0), jnp.cumsum(x, axis=0)
+
     return [
         ("dp_mlp_step", dp_step, m4,
          (ns(m4), ns(m4), ns(m4), ns(m4), ns(m4), ns(m4, "d", None), ns(m4, "d", None)),
@@ -124,6 +133,8 @@ def cases(rng):
         ("attention_2d", batched_attention, m22,
          (ns(m22, "x", None, "y"), ns(m22, "x", None, "y"), ns(m22, "x", None, None)), ns(m22, "x"),
          [f32(2, 4, 8), f32(2, 4, 8), f32(2, 4, 8)], False),
+        ("fallbacks", fallbacks, m4, (ns(m4, "d", None), ns(m4), ns(m4, None, None, "d"), ns(m4, "d", None)), None,
+         [f32(8, 4), np.array([1, 7, 3, 0, 5], np.int32), f32(3, 4, 4), f32(8, 4)], False),
     ]
 
 
