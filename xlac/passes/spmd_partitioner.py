@@ -57,7 +57,7 @@ from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
                                    index_map, is_auto_sharded, module_devices, remap, reshape_sharding,
-                                   target_of, tiles, write_sharding)
+                                   target_of, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
            "is_auto_sharded", "split_arguments", "assemble_results"]
