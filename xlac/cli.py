@@ -410,11 +410,15 @@ def cmd_dump(args) -> int:
     from .hlo.source import read_module_file
     from .hlo.stablehlo import is_stablehlo
     from .passes.pipeline import dump_hook
+    from .passes.spmd_partitioner import partition_module, spmd_report
     module = _load_module(args.module)
     hook = contextlib.nullcontext()
     if is_stablehlo(read_module_file(args.module)):
         print("// ---- imported from StableHLO ----")
         print(module.to_text())
+    # A global program with automatic shardings: what is lowered and printed
+    # is the per-device program (as XLA's compiled.as_text() shows).
+    partitioned = partition_module(module) is not None
     if args.after_each_pass:
         print("// ---- input ----")
         print(module.to_text())
@@ -427,6 +431,9 @@ def cmd_dump(args) -> int:
     for note in lowered.hlo.diagnostics:
         print(f"// {note}")
     print(lowered.assignment.summary())
+    if partitioned:
+        for line in spmd_report(lowered.hlo, lowered.assignment.temp_size):
+            print(f"// {line}")
     if args.llvm:
         print(lowered.llvm_ir)
     if args.optimized_llvm:

@@ -77,13 +77,15 @@ from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .mpi import MpiExecutable, launched_by_mpiexec
 from .passes.dynamic_padder import is_dynamic_module
 from .passes.shard_map import partition_global_program
+from .passes.spmd_partitioner import assemble_results, partition_module, split_arguments
 from .program import as_module
 from .runtime import disk_cache
 from .runtime.collective_service import make_native_service
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVICES as MAX_POOL_DEVICES, \
     Segment, ShmTransport
 
-__all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "jit", "pool", "close_pools", "device_counts_of"]
+__all__ = ["DevicePool", "ReplicatedExecutable", "GlobalExecutable", "SpmdExecutable", "PartitionedExecutable", "jit",
+           "pool", "close_pools", "device_counts_of"]
 
 
 #: Seconds the devices get to answer once their calls are cancelled after a
@@ -686,6 +688,32 @@ class GlobalExecutable:
         return self._replicated.warm_up()
 
 
+class PartitionedExecutable:
+    """A global program with automatic shardings (``jax.jit`` with
+    ``NamedSharding``s), partitioned into the per-device program
+    (``xlac.passes.spmd_partitioner``) and run on that many devices: it takes
+    and returns the *global* arrays, as ``jax.jit`` of the function does, but
+    each device receives only its tiles of the arguments and computes only
+    its tiles of the results, which are put back together here."""
+
+    def __init__(self, module, signature, *, num_threads: int = 1, timeout: float | None = None):
+        self.signature = signature
+        self.num_devices = signature.num_devices
+        self.module = module
+        self.text = module.to_text()
+        self.argument_shapes = [shape for _, shape in signature.params]
+        self._replicated = ReplicatedExecutable(self.text, 1, self.num_devices, num_threads=num_threads,
+                                                timeout=timeout)
+
+    def __call__(self, *args):
+        per_device = split_arguments(self.signature, args)
+        return assemble_results(self.signature, self._replicated.run_per_device(per_device))
+
+    def warm_up(self) -> dict:
+        """See :meth:`ReplicatedExecutable.warm_up`."""
+        return self._replicated.warm_up()
+
+
 def device_counts_of(x) -> tuple[int, int]:
     """(replica_count, num_partitions) a module, or HLO or StableHLO text, says
     (1, 1 when silent)."""
@@ -760,6 +788,10 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
         return MpiExecutable(x, num_threads=num_threads, optimize=optimize)
     if _may_be_global_program(x):
         module = as_module(x)
+        signature = partition_module(module)
+        if signature is not None:
+            _refuse_feeds(module, signature.num_devices)
+            return PartitionedExecutable(module, signature, num_threads=num_threads or 1)
         if partition_global_program(module):
             _refuse_feeds(module, module.replica_count * module.num_partitions)
             return GlobalExecutable(module, num_threads=num_threads or 1)

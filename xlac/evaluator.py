@@ -977,7 +977,7 @@ def _custom_call(inst, vals):
     # XLA's own targets stand for HLO ops; jax's LAPACK targets and the user's
     # registered ones: xlac/custom_calls.py.
     target = hcc.target_of(inst)
-    if target == "Sharding" and len(vals) == 1:
+    if hcc.is_sharding_annotation(inst):
         return vals[0]
     if target == "TopK":
         return _top_k(vals[0], **hcc.topk_of(inst))

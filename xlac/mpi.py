@@ -32,6 +32,7 @@ from .errors import error_line
 from .executable import Executable
 from .hlo.sharding import parameter_shardings, result_sharding, stacked_shape
 from .passes.shard_map import partition_global_program
+from .passes.spmd_partitioner import assemble_results, partition_module, split_arguments
 from .program import as_module
 from .runtime.collective_service import make_service
 from .runtime.mpi_transport import MpiTransport, launched_by_mpiexec, mpi
@@ -63,12 +64,16 @@ class MpiExecutable:
         self.comm = MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         module = as_module(x)
+        # jax's automatically sharded program (NamedShardings): partitioned,
+        # each rank takes its tiles of the global arguments, the results are
+        # put together from every rank's.
+        self.signature = partition_module(module)
         # jax's global program (pmap / shard_map): every rank takes the whole
         # arguments and ends with the whole results.
-        self.global_program = partition_global_program(module)
+        self.global_program = self.signature is None and partition_global_program(module)
         # XLA's partitioned per-device program: each rank takes its tile of
         # every global argument as the parameter's sharding says.
-        self.shardings = None if self.global_program else parameter_shardings(module)
+        self.shardings = None if self.global_program or self.signature else parameter_shardings(module)
         self.result_sharding = result_sharding(module) if self.shardings else None
         devices = module.replica_count * module.num_partitions
         if devices == 1:
@@ -91,6 +96,8 @@ class MpiExecutable:
         """What a call takes: the global arrays (a global or partitioned
         program), else each parameter with a leading axis of one entry per rank."""
         params = module.entry.parameters
+        if self.signature is not None:
+            return [shape for _, shape in self.signature.params]
         if self.global_program:
             return [p.shape for p in params]
         if self.shardings is not None:
@@ -114,7 +121,8 @@ class MpiExecutable:
         def run():
             if self.global_program:
                 return self._exe(*[np.asarray(a) for a in args])
-            out = self._exe(*self._mine(args))
+            mine = split_arguments(self.signature, args, [self.rank])[0] if self.signature else self._mine(args)
+            out = self._exe(*mine)
             leaves = list(out) if isinstance(out, tuple) else [out]
             gathered = []
             for leaf in leaves:
@@ -123,6 +131,8 @@ class MpiExecutable:
                 self.comm.Allgather([leaf.reshape(-1).view(np.uint8), mpi().BYTE],
                                     [whole.reshape(-1).view(np.uint8), mpi().BYTE])
                 gathered.append(whole)
+            if self.signature is not None:
+                return assemble_results(self.signature, [[g[d] for g in gathered] for d in range(self.size)])
             if self.result_sharding is not None:
                 return self.result_sharding.assemble(list(gathered[0]))
             return gathered[0] if not isinstance(out, tuple) else tuple(gathered)

@@ -107,10 +107,10 @@ def test_global_programs_under_mpiexec(tmp_path):
             _close([f[f"arr_{k}"] for k in range(len(f.files))], want, name)
 
 
-def test_automatic_sharding_runs_as_the_global_computation():
+def test_automatic_sharding_runs_partitioned():
     """A sharded program with no manual computation (jax.jit with NamedShardings):
-    every device computes the whole program on the global arrays (no SPMD
-    partitioner yet), in HLO text with or without FuncResultSharding alike."""
+    partitioned (tests/test_spmd.py), each device computing its rows, global
+    arrays in and out."""
     text = (CASES / "pmap_psum.hlo").read_text()
     # The same parameters and shardings, but no manual computation.
     entry = text[text.index("ENTRY"):]
@@ -119,7 +119,9 @@ def test_automatic_sharding_runs_as_the_global_computation():
     auto = (text[:text.index("\n")] + "\n\nENTRY main {\n  " + param + "\n  ROOT n = f32[4,3]{1,0} negate("
             + param.split(" = ")[0] + ")\n}\n")
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
-    np.testing.assert_array_equal(xlac.jit(auto)(x), -x)
+    exe = xlac.jit(auto)
+    assert type(exe).__name__ == "PartitionedExecutable"
+    np.testing.assert_array_equal(exe(x), -x)
 
 
 # Under mpiexec: every case in both forms, rank 0 saving what it got.

@@ -87,10 +87,11 @@ def _executable(text: str, replicas: int, partitions: int) -> tuple:
 
 @pytest.mark.timeout(120)
 def test_a_sharded_program_takes_and_gives_tiles():
-    """Automatic sharding (no shard_map): the global computation, in this
-    process; each device gets its tile of the result."""
+    """Automatic sharding (no shard_map): partitioned, each device process
+    computing its tiles; each device gets its tile of the result."""
     text = sharded('[{"x"}, {"y"}]', '[{}, {"y", "x"}]')
     client, exe = _executable(text, 1, 4)
+    assert type(exe.compiled).__name__ == "PartitionedExecutable"
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     tiles = [x[:2, :4], x[:2, 4:], x[2:, :4], x[2:, 4:]]            # device d = (x, y) = divmod(d, 2)
     out = exe.execute_devices([[Buffer(np.ascontiguousarray(t), d)] for t, d in zip(tiles, exe.devices)], set())

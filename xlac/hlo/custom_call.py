@@ -32,7 +32,7 @@ from ..errors import UnsupportedError
 from .attributes import Raw
 from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape, parse_shape_prefix
 
-__all__ = ["API_VERSIONS", "target_of", "api_version_of", "opaque_of", "ffi_attributes",
+__all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNOTATIONS", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
@@ -331,6 +331,17 @@ def lapack_target(name: str) -> LapackTarget | None:
 
 #: XLA's QR targets: the LAPACK routine for real and for complex types.
 _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflectors": ("orgqr", "ungqr")}
+
+
+#: Custom calls that only say how their operand is sharded (``with_sharding_constraint``,
+#: a result's sharding in Shardy's HLO export): their value is their operand's.
+SHARDING_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding")
+
+
+def is_sharding_annotation(inst) -> bool:
+    """Whether ``inst`` is a sharding annotation of one operand, of its shape."""
+    return (target_of(inst) in SHARDING_ANNOTATIONS and len(inst.operands) == 1
+            and inst.operands[0].shape.dimensions == inst.shape.dimensions)
 
 
 def is_dce_sink(inst) -> bool:

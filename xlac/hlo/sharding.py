@@ -24,7 +24,9 @@ from ..errors import UnsupportedError
 from ..shape import Shape
 from .collectives import IotaGroups
 
-__all__ = ["Sharding", "parse_sharding", "parameter_shardings", "result_sharding", "stacked_shape"]
+__all__ = ["Sharding", "parse_sharding", "parameter_shardings", "result_sharding", "stacked_shape",
+           "parse_shardings", "replicated", "from_index_map", "with_rank", "sharding_text", "local_dims",
+           "padded_tile", "assemble_tiles"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,111 @@ def parse_sharding(text: str, num_devices: int) -> Sharding:
 
 def _text(value) -> str:
     return getattr(value, "text", value)
+
+
+# ---------------------------------------------------------------------------------------
+# Shardings as the SPMD partitioner uses them: one tile count per array
+# dimension, compared by which tile each device holds
+# ---------------------------------------------------------------------------------------
+
+def replicated(num_devices: int, rank: int) -> Sharding:
+    """Every device holds the whole array (of rank ``rank``)."""
+    return Sharding((1,) * rank, tuple(range(num_devices)), num_devices)
+
+
+def from_index_map(tile_dims, index_of: dict) -> Sharding | None:
+    """The sharding in which device ``d`` holds tile ``index_of[d]`` (a tuple,
+    one index per dimension of ``tile_dims``), or None when that is no
+    sharding (some tile held by more devices than another, or by none).
+    Canonical: replicas of a tile in device order, so equal maps give equal
+    shardings."""
+    tile_dims = tuple(int(t) for t in tile_dims)
+    holders: dict = {}
+    for d, index in index_of.items():
+        holders.setdefault(tuple(index), []).append(d)
+    tiles = math.prod(tile_dims)
+    if len(holders) != tiles or len({len(v) for v in holders.values()}) != 1:
+        return None
+    devices = []
+    for index in np.ndindex(*tile_dims) if tile_dims else [()]:
+        if index not in holders:
+            return None
+        devices += sorted(holders[index])
+    return Sharding(tile_dims, tuple(devices), len(devices) // tiles)
+
+
+def with_rank(s: Sharding, rank: int, num_devices: int) -> Sharding:
+    """``s`` as a sharding of an array of rank ``rank`` on ``num_devices``
+    devices: a replicated or maximal (one-device) sharding becomes replicated
+    on every device (each device then computes the value), a tiled one is
+    made canonical (:func:`from_index_map`)."""
+    if s.is_replicated or len(s.devices) != num_devices:
+        return replicated(num_devices, rank)
+    if len(s.tile_dims) != rank:
+        raise UnsupportedError("sharding", f"{sharding_text(s)} has {len(s.tile_dims)} tile dimension(s) "
+                                           f"for an array of rank {rank}")
+    return from_index_map(s.tile_dims, {d: s.tile_index(d) for d in s.devices})
+
+
+def sharding_text(s: Sharding) -> str:
+    """The HLO text of ``s`` (``{replicated}``, ``{devices=[2,1,2]<=[4] last_tile_dim_replicate}``)."""
+    if s.is_replicated:
+        return "{replicated}"
+    dims = list(s.tile_dims) + ([s.replicas] if s.replicas > 1 else [])
+    ids = f"<=[{len(s.devices)}]" if s.devices == tuple(range(len(s.devices))) else ",".join(map(str, s.devices))
+    tail = " last_tile_dim_replicate" if s.replicas > 1 else ""
+    return "{devices=[" + ",".join(map(str, dims)) + "]" + ids + tail + "}"
+
+
+def parse_shardings(text: str, num_devices: int) -> list:
+    """The shardings of HLO sharding text: one for an array, one per leaf for
+    a tuple sharding (``{{replicated}, {devices=[2,1]<=[2]}}``)."""
+    s = str(text).strip()
+    inner = s[1:-1].strip() if s.startswith("{") and s.endswith("}") else s
+    if inner.startswith("{"):
+        parts, depth, start = [], 0, 0
+        for k, ch in enumerate(inner):
+            depth += ch == "{"
+            depth -= ch == "}"
+            if ch == "," and depth == 0:
+                parts.append(inner[start:k])
+                start = k + 1
+        parts.append(inner[start:])
+        return [parse_sharding(p, num_devices) for p in parts if p.strip()]
+    return [parse_sharding(s, num_devices)]
+
+
+def local_dims(s: Sharding, dims) -> tuple:
+    """The dimensions of each device's tile of an array of ``dims``: tiles of
+    equal size, the last ones padded where a tile count does not divide."""
+    return tuple(-(-int(n) // t) for n, t in zip(dims, s.tile_dims)) + tuple(dims[len(s.tile_dims):])
+
+
+def padded_tile(array: np.ndarray, s: Sharding, device: int) -> np.ndarray:
+    """``device``'s tile of the global ``array``, padded with zeros to the
+    tile shape (:func:`local_dims`) where the tiles do not divide evenly."""
+    tile = s.tile(array, device)
+    want = local_dims(s, array.shape)
+    if tile.shape == want:
+        return np.ascontiguousarray(tile)
+    out = np.zeros(want, array.dtype)
+    out[tuple(slice(0, n) for n in tile.shape)] = tile
+    return out
+
+
+def assemble_tiles(tiles: list, s: Sharding, dims) -> np.ndarray:
+    """The global array of ``dims`` from every device's (padded) tile,
+    ``tiles[d]`` of device ``d``: the inverse of :func:`padded_tile`."""
+    first = np.asarray(tiles[s.devices[0]])
+    if s.is_replicated:
+        return first
+    out = np.empty(tuple(dims), first.dtype)
+    sizes = local_dims(s, dims)
+    for d in s.devices[::s.replicas]:
+        index = s.tile_index(d)
+        region = tuple(slice(min(n, k * c), min(n, (k + 1) * c)) for n, k, c in zip(dims, index, sizes))
+        out[region] = np.asarray(tiles[d])[tuple(slice(0, r.stop - r.start) for r in region)]
+    return out
 
 
 def parameter_shardings(module) -> list | None:

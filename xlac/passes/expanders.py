@@ -1018,7 +1018,7 @@ def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
     target = hcc.target_of(inst)
     if hcc.is_dce_sink(inst):
         return rw.supersede(inst, rw.create("tuple", inst.shape, []))
-    if target == "Sharding" and len(inst.operands) == 1 and inst.operands[0].shape == inst.shape:
+    if hcc.is_sharding_annotation(inst) and inst.operands[0].shape == inst.shape:
         return rw.supersede(inst, inst.operands[0])
     if target == "TopK":
         return rw.supersede(inst, rw.create("topk", inst.shape, list(inst.operands), hcc.topk_of(inst)))

@@ -53,6 +53,8 @@ from .dce import DCE
 from .dynamic_padder import DynamicPadder
 from .expanders import OpExpander
 from .shard_map import ShardMapPartitioner
+from .sharding_propagation import ShardingPropagation
+from .spmd_partitioner import SpmdPartitioner
 from .fusion import InstructionFusion
 from .multi_output_fusion import MultiOutputFusion
 from .layout_assignment import LayoutAssignment
@@ -282,6 +284,8 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "op-expander": OpExpander,
     "dynamic-padder": DynamicPadder,
     "shard-map-partitioner": ShardMapPartitioner,
+    "sharding-propagation": ShardingPropagation,
+    "spmd-partitioner": SpmdPartitioner,
     "split-tuple-constants": TupleConstantSplitter,
     "call-inliner": CallInliner,
     "algebraic-simplifier": AlgebraicSimplifier,

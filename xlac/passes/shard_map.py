@@ -25,8 +25,7 @@ receives global arrays, as ``jax.jit`` of the function does.
 
 A sharded program without manual computations (a ``jax.jit`` with
 ``NamedSharding``s and no ``shard_map``: automatic sharding) is left as it is:
-every device computes the whole global program, which is correct but splits
-nothing (there is no SPMD partitioner yet).  Meshes with explicit device ids,
+it is :mod:`xlac.passes.spmd_partitioner`'s.  Meshes with explicit device ids,
 sub-axes and partially manual computations are refused with an error naming
 the sharding.
 """

@@ -9,14 +9,18 @@ kinds of program come that way:
   ``jax.pmap`` is ``jit`` of ``shard_map`` there, ``shard_map`` and ``jit``
   with ``NamedSharding``s alike).  The program is the *global* computation,
   its arguments and results annotated with shardings
-  (:mod:`xlac.pjrt.sharding`), and each device holds its tiles.  xlac has no
-  SPMD partitioner: the global arguments are put together from the devices'
-  tiles, the global computation runs, and each global result is cut into the
-  tiles its sharding gives each device (a replicated result goes whole to
-  every device).  A program with manual computations (``shard_map``, hence
-  ``pmap``) runs on xlac's device processes (``xlac.devices``: each device
-  computes its part, the collectives go over shared memory); one without
-  (automatic sharding) runs in this process, as a one-device program.
+  (:mod:`xlac.pjrt.sharding`), and each device holds its tiles.  The global
+  arguments are put together from the devices' tiles, the program runs on
+  xlac's device processes (``xlac.devices``), and each global result is cut
+  into the tiles its sharding gives each device (a replicated result goes
+  whole to every device).  A program with automatic shardings (Shardy's
+  ``NamedSharding``s, no manual computation) is partitioned
+  (``xlac.passes.spmd_partitioner``): each device process computes only its
+  tiles.  A program with manual computations (``shard_map``, hence ``pmap``)
+  runs as jax's global program around them (each device computes its part,
+  the collectives go over shared memory); GSPMD's form of automatic
+  sharding (``mhlo.sharding``, no mesh) runs in this process, as a
+  one-device program.
 * **Per-replica programs** (``num_replicas`` = N, one partition, no
   shardings: each device runs the program on its own arguments, collectives
   between them) run on the device processes with each device's arguments as
@@ -32,6 +36,8 @@ from ..executable import jit as single_device_jit
 from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
 from ..hlo.custom_call import target_of
 from ..passes.shard_map import is_global_shardy_program
+from ..passes.sharding_propagation import module_devices
+from ..passes.spmd_partitioner import partition_module
 from . import capi
 from .errors import PjrtError
 from .sharding import entry_shardings, local_shape
@@ -64,6 +70,13 @@ class ShardedProgram:
         self.num_devices = num_devices
         self.params, self.results = params, results
         self.global_shapes = [tuple(p.shape.dimensions) for p in module.entry.parameters]
+        self.tuple_result = module.result_shape.is_tuple
+        # Automatic sharding (NamedShardings, no shard_map): partitioned, each
+        # device process computing its tiles.
+        signature = partition_module(module) if module_devices(module) == num_devices else None
+        if signature is not None:
+            self.compiled = devices.PartitionedExecutable(module, signature)
+            return
         # The annotations say where the pieces are; the computation itself is global.
         for p in module.entry.parameters:
             p.attrs.pop("sharding", None)

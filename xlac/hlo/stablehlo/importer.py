@@ -415,12 +415,22 @@ class Importer:
         return {k: n for k, n in zip(("replica_count", "num_partitions"), counts) if n != 1}
 
     def _sharding(self, comp: HloComputation, fop: Op) -> None:
-        """``mhlo.sharding`` of the entry's arguments and results as HLO ``sharding=``."""
+        """``mhlo.sharding`` of the entry's arguments and results as HLO
+        ``sharding=``; Shardy's ``sdy.sharding`` as the ``xla.sdy.sharding``
+        frontend attribute, as XLA's HLO export writes it (the results' on the
+        root, one per result: ``<@mesh, []>`` for a result without)."""
         f = fop.func
         arg_attrs = f.get("arg_attrs") or []
         for p, a in zip(comp.parameters, arg_attrs):
             if isinstance(a, dict) and isinstance(a.get("mhlo.sharding"), str):
                 p.attrs["sharding"] = Raw(a["mhlo.sharding"])
+            elif isinstance(a, dict) and _sdy_body(a.get("sdy.sharding")) is not None:
+                _add_sdy_sharding(p, f"#sdy.sharding<{_sdy_body(a['sdy.sharding'])}>")
+        sdy = [_sdy_body(a.get("sdy.sharding")) if isinstance(a, dict) else None
+               for a in (f.get("result_attrs") or [])]
+        if any(b is not None for b in sdy):
+            values = ", ".join(f"<{b}>" if b is not None else "<@mesh, []>" for b in sdy)
+            _add_sdy_sharding(comp.root, f"#sdy.sharding_per_value<[{values}]>")
         res = [a.get("mhlo.sharding") if isinstance(a, dict) else None for a in (f.get("result_attrs") or [])]
         if any(isinstance(s, str) for s in res):
             if len(res) == 1:
@@ -585,3 +595,17 @@ def import_module(syntax: ModuleSyntax, filename: str | None = None) -> HloModul
     """The HloModule of a parsed StableHLO module (see the module docstring)."""
     from . import chlo, ops, sdy  # noqa: F401  (fill CONVERTERS)
     return Importer(syntax, filename).module()
+
+
+def _sdy_body(attr) -> str | None:
+    """The body of a ``#sdy.sharding<...>`` attribute (``@mesh, [{"x"}, {}]``), or None."""
+    body = getattr(attr, "body", None)
+    return body if isinstance(body, str) and getattr(attr, "name", "").lstrip("#").startswith("sdy") else None
+
+
+def _add_sdy_sharding(inst: HloInstruction, value: str) -> None:
+    """``inst``'s frontend attributes with ``xla.sdy.sharding=value`` added."""
+    item = 'xla.sdy.sharding="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    old = str(inst.attrs.get("frontend_attributes") or "{}").strip()
+    inner = old[1:-1].strip() if old.startswith("{") and old.endswith("}") else old
+    inst.attrs["frontend_attributes"] = Raw("{" + (inner + "," if inner else "") + item + "}")

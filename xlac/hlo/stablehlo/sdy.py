@@ -6,9 +6,11 @@
 attributes; the module's ``sdy.mesh`` ops become its ``xla.sdy.meshes``
 frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` becomes
 XLA's ``Sharding`` custom call with the sharding as the ``xla.sdy.sharding``
-frontend attribute (as XLA's HLO export writes it): the value itself, for a
-program run as its global computation (there is no SPMD partitioner yet); one
-that shards nothing is its operand.
+frontend attribute (as XLA's HLO export writes it): what the SPMD partitioner
+reshards to, the value itself where a program is computed whole; one
+that shards nothing is its operand.  ``sdy.sharding`` on the arguments and
+results becomes the ``xla.sdy.sharding`` frontend attribute of the parameters
+and the root (``importer.py``).
 """
 from __future__ import annotations
 

@@ -1,0 +1,262 @@
+"""Automatic sharding: sharding propagation and the SPMD partitioner
+(``xlac.passes.sharding_propagation``, ``xlac.passes.spmd_partitioner``).
+
+The programs are jax's (``tests/spmd``, written by its ``generate.py`` with
+jax 0.10 on 4 CPU devices): ``jax.jit`` with ``NamedSharding``s and
+``with_sharding_constraint`` on 1-D and 2-D meshes of 2 and 4 devices.  Each
+runs partitioned on device processes (the pools of 2 and 4 are started once
+for the whole file) and under ``mpiexec``, from jax's global inputs, and is
+checked against jax's outputs and the numpy evaluator's of the global
+program; the per-device programs are checked for local parameter shapes and
+for the collectives XLA's partitioner inserts (no more bytes than XLA's
+program moves, by more than a quarter).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.hlo.sharding import local_dims, parse_sharding
+from xlac.passes.pipeline import run_passes
+from xlac.passes.sharding_propagation import reshape_sharding
+from xlac.passes.spmd_partitioner import collective_bytes, partition_module
+
+CASES = Path(__file__).resolve().parent / "spmd"
+MANIFEST = json.loads((CASES / "manifest.json").read_text())["cases"]
+NAMES = sorted(MANIFEST)
+MLIR_NAMES = sorted(n for n, c in MANIFEST.items() if c["mlir"])
+
+
+def _load(name: str):
+    with np.load(CASES / f"{name}.npz") as f:
+        args = [f[f"arr_{k}"] for k in range(len(f.files))]
+    with np.load(CASES / f"{name}.expected.npz") as f:
+        want = [f[f"arr_{k}"] for k in range(len(f.files))]
+    return args, want
+
+
+def _leaves(out) -> list:
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _close(got, want, name):
+    assert len(got) == len(want), name
+    for k, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        assert g.shape == w.shape and g.dtype == w.dtype, (name, k, g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5, err_msg=f"{name}, result {k}")
+
+
+def _partitioned(name: str):
+    module = xlac.parse_hlo((CASES / f"{name}.hlo").read_text())
+    signature = partition_module(module)
+    assert signature is not None, name
+    return module, signature
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_partitioned_program_on_device_processes(name):
+    """Global arrays in and out; each device computes its tiles; equal to
+    jax's outputs and to the evaluator's of the global program."""
+    args, want = _load(name)
+    text = (CASES / f"{name}.hlo").read_text()
+    exe = xlac.jit(text)
+    assert type(exe).__name__ == "PartitionedExecutable" and exe.num_devices == MANIFEST[name]["devices"]
+    _close(_leaves(exe(*args)), want, name)
+    _close(_leaves(xlac.evaluate(text, *args)), want, name + " (evaluated whole)")
+
+
+@pytest.mark.parametrize("name", MLIR_NAMES)
+def test_partitioned_program_from_stablehlo(name):
+    """The same programs as jax prints them by default: StableHLO with
+    ``sdy.mesh`` and ``sdy.sharding`` on the arguments and results."""
+    args, want = _load(name)
+    exe = xlac.jit((CASES / f"{name}.mlir").read_text())
+    assert type(exe).__name__ == "PartitionedExecutable"
+    _close(_leaves(exe(*args)), want, name)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "fallbacks"])
+def test_per_device_program_holds_tiles_and_moves_no_more_than_xla(name):
+    module, signature = _partitioned(name)
+    # Every parameter is its local tile (padded where uneven), as its sharding says.
+    for p, (s, shape) in zip(module.entry.parameters, signature.params):
+        assert tuple(p.shape.dimensions) == local_dims(s, shape.dimensions), (name, p.name)
+    # Nothing fell back to computing whole.
+    assert not [d.message for d in module.diagnostics if d.source == "spmd-partitioner"], name
+    ours = sum(b for _, _, b in collective_bytes(module))
+    xla = sum(b for _, b in MANIFEST[name]["xla_collectives"])
+    assert ours <= 1.25 * xla, (name, collective_bytes(module), MANIFEST[name]["xla_collectives"])
+
+
+def _opcodes(module) -> list:
+    return sorted(op for _, op, _ in collective_bytes(module))
+
+
+def test_megatron_mlp_is_one_all_reduce_of_partial_sums():
+    """First weight split by columns, second by rows: the hidden activations
+    stay split, one all-reduce adds the second dot's partial sums."""
+    for name, n, hidden in (("megatron_mlp", 4, 16), ("megatron_mlp_2dev", 2, 8)):
+        module, _ = _partitioned(name)
+        assert _opcodes(module) == ["all-reduce"], name
+        shapes = {p.name.split(".")[0]: tuple(p.shape.dimensions) for p in module.entry.parameters}
+        h = hidden // n
+        assert shapes["w1"] == (6, h) and shapes["w2"] == (h, 6) and shapes["b1"] == (h,)
+
+
+def test_data_parallel_step_all_reduces_gradients_and_gathers_no_activation():
+    module, _ = _partitioned("dp_mlp_step")
+    assert set(_opcodes(module)) == {"all-reduce"}
+    x = next(p for p in module.entry.parameters if p.name.startswith("x"))
+    assert tuple(x.shape.dimensions) == (2, 6)          # 8 rows over 4 devices
+
+
+def test_moving_the_split_between_dimensions_is_an_all_to_all():
+    module, _ = _partitioned("reshard_dims")
+    assert _opcodes(module) == ["all-to-all"]
+
+
+def test_contracting_dimension_split_result_wanted_split_is_a_reduce_scatter():
+    module, _ = _partitioned("contracting_dot")
+    assert _opcodes(module) == ["reduce-scatter"]
+
+
+def test_uneven_tiles_are_padded_and_the_padding_is_never_reduced():
+    """6 rows on 4 devices: tiles of 2, 2, 2 and 0 rows (padded to 2); the
+    reduce and the dot over the rows read the identity in the padding."""
+    module, _ = _partitioned("uneven")
+    ops = [i.opcode for i in module.entry.instructions]
+    assert "select" in ops and "pad" in ops
+
+
+# ---------------------------------------------------------------------------------------
+# Fallback, passes alone, the command line
+# ---------------------------------------------------------------------------------------
+
+_FALLBACK = """HloModule fallback, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
+
+ENTRY main {
+  x = f32[8,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  r = f32[8,3]{1,0} reverse(x), dimensions={0}
+  n = f32[8,3]{1,0} negate(r)
+  ROOT s = f32[8,3]{1,0} custom-call(n), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+}
+"""
+
+
+def test_an_op_it_cannot_partition_falls_back_to_gathering_with_a_note():
+    module = xlac.parse_hlo(_FALLBACK)
+    partition_module(module)
+    notes = [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
+    assert len(notes) == 1 and "r (reverse, sharding {devices=[4,1]<=[4]})" in notes[0]
+    assert "all-gather" in _opcodes(module)
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    np.testing.assert_array_equal(xlac.jit(_FALLBACK)(x), -x[::-1])
+
+
+def test_what_jax_writes_and_is_not_partitioned_falls_back_with_notes():
+    """scan (while), an embedding gather from a table split by rows, sort,
+    cumsum (reduce-window): computed whole, each named in a note; the
+    results are jax's (test_partitioned_program_on_device_processes)."""
+    module, _ = _partitioned("fallbacks")
+    notes = [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
+    for opcode in ("while", "gather", "sort", "reduce-window"):
+        assert any(f"({opcode}, sharding " in n and "computed whole on every device" in n for n in notes), opcode
+    assert set(_opcodes(module)) == {"all-gather"}
+
+
+def test_reshape_moves_a_split_only_where_it_stays_whole_tiles():
+    s = parse_sharding("{devices=[4,1]<=[4]}", 4)
+    assert reshape_sharding(s, (8, 6), (4, 2, 6)).tile_dims == (4, 1, 1)
+    assert reshape_sharding(s, (8, 6), (48,)).tile_dims == (4,)
+    assert reshape_sharding(parse_sharding("{devices=[1,4]<=[4]}", 4), (8, 6), (48,)) is None
+
+
+def test_opt_runs_the_two_passes_alone(tmp_path):
+    """``xlac opt --passes sharding-propagation,spmd-partitioner``: the
+    per-device program, parameters of local shapes."""
+    module = xlac.parse_hlo((CASES / "megatron_mlp.hlo").read_text())
+    run_passes(module, "sharding-propagation")
+    assert all("sharding" in i.attrs for i in module.entry.instructions)
+    run = subprocess.run([sys.executable, "-m", "xlac", "opt", str(CASES / "megatron_mlp.hlo"), "--passes",
+                          "sharding-propagation,spmd-partitioner"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "f32[6,4]{1,0} parameter(1), sharding={devices=[1,4]<=[4]}" in run.stdout
+    assert "all-reduce(" in run.stdout and "num_partitions=4" in run.stdout
+
+
+def test_dump_prints_the_per_device_program_last_with_bytes_and_memory():
+    run = subprocess.run([sys.executable, "-m", "xlac", "dump", str(CASES / "megatron_mlp.hlo")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    out = run.stdout
+    last = out[out.rindex("HloModule"):]
+    assert "num_partitions=4" in last.splitlines()[0] and "all-reduce(" in last
+    assert "// spmd: all-reduce all-reduce.1: 288 bytes received per device" in out
+    assert "// spmd: per-device peak memory" in out
+
+
+def test_xlac_run_takes_and_writes_global_arrays(tmp_path):
+    out = tmp_path / "out.npz"
+    name = "wsc_layers_2d"
+    run = subprocess.run([sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
+                          "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    with np.load(out) as f:
+        _close([f[f"arr_{k}"] for k in range(len(f.files))], _load(name)[1], name)
+
+
+def _mpiexec():
+    pytest.importorskip("mpi4py")
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec")
+    return mpiexec
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", ["megatron_mlp", "uneven", "megatron_mlp_2dev"])
+def test_under_mpiexec(tmp_path, name):
+    """One rank per device, each taking its tiles; rank 0 writes the global results."""
+    mpiexec = _mpiexec()
+    out = tmp_path / "out.npz"
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
+    n = str(MANIFEST[name]["devices"])
+    run = subprocess.run([mpiexec, "-n", n, sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
+                          "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=240, env=env)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    with np.load(out) as f:
+        _close([f[f"arr_{k}"] for k in range(len(f.files))], _load(name)[1], name)
+
+
+def test_a_call_with_the_wrong_global_array_names_the_parameter():
+    args, _ = _load("megatron_mlp")
+    exe = xlac.jit((CASES / "megatron_mlp.hlo").read_text())
+    with pytest.raises(ValueError, match=r"parameter 1: expected the global array of shape \[6, 16\], got \[6, 4\]"):
+        exe(args[0], args[1][:, :4], args[2], args[3])
+    with pytest.raises(TypeError, match="expected 4 arguments, got 3"):
+        exe(*args[:3])
+
+
+@pytest.mark.parametrize("text, tile_dims, replicas", [
+    ("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", (2, 1), 2),
+    ("{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}", (1, 2), 2),
+    ("{devices=[2,2]0,2,1,3}", (2, 2), 1),
+    ("{replicated}", (1, 1), 4),
+    ("{maximal device=1}", (1, 1), 4),          # computed by every device
+])
+def test_shardings_read_and_written_back(text, tile_dims, replicas):
+    from xlac.hlo.sharding import parse_shardings, sharding_text, with_rank
+    s = with_rank(parse_shardings(text, 4)[0], 2, 4)
+    assert (s.tile_dims, s.replicas) == (tile_dims, replicas)
+    assert with_rank(parse_shardings(sharding_text(s), 4)[0], 2, 4) == s

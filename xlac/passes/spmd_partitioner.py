@@ -1,0 +1,804 @@
+"""SPMD partitioning: a global program with shardings into the program each device runs.
+
+:class:`SpmdPartitioner` reads the ``sharding=`` of every instruction of the
+entry computation (:mod:`xlac.passes.sharding_propagation` writes them) and
+rewrites the computation into the per-device program of ``num_partitions``
+devices: every value becomes the tile its sharding gives the device
+(``local`` shapes: each dimension split ``t`` ways is ``ceil(n / t)`` long,
+the last tiles padded), and collectives are inserted where an instruction
+needs its operands split otherwise than they are:
+
+* **resharding** between two shardings of a value: ``all-gather`` along each
+  split dimension (split -> whole; the padding sliced off), ``dynamic-slice``
+  at offsets looked up by ``partition-id`` (whole -> split: no
+  communication), ``all-to-all`` when the split moves from one dimension to
+  another over the same devices;
+* **elementwise** ops, ``convert``, ``copy``, ``broadcast``, ``transpose`` and
+  ``reshape`` (where split dimensions stay whole tiles) run on the tiles;
+* **dot**: three plans are weighed by the bytes they move: the operands split
+  as the result is (batch and free dimensions; no reduction), or either
+  operand kept as it is and the other made to agree with it: a split
+  contracting dimension gives partial sums, added by an ``all-reduce`` (a
+  ``reduce-scatter`` when the result is wanted split that way);
+* **reduce** over a split dimension: the local reduce, then an
+  ``all-reduce`` with the reduce's computation over the devices holding the
+  other parts.
+
+Where a reduction (reduce, a dot's contraction) reads a padded tile, the
+padding is replaced by the reduction's identity (the reduce's init value,
+zero for a dot) first: padding is never read where it could change a
+result.  Anything else (gather, scatter, slice, concatenate, while, call,
+convolution, sort...) **falls back**: its operands are all-gathered to the
+whole values, it is computed whole on every device and its result is
+replicated; a note in ``module.diagnostics`` names the instruction, its
+sharding and why.  Notes also say where a value had to be all-gathered
+because no cheaper resharding applied.
+
+The pass leaves the per-device module with ``num_partitions`` set, its entry
+parameters of the local shapes with their ``sharding=``, and the root's
+sharding; :attr:`SpmdPartitioner.signature` (also returned by
+:func:`partition_module`) says how the global arguments are cut into tiles
+and the results put back together (:func:`xlac.hlo.sharding.padded_tile`,
+:func:`~xlac.hlo.sharding.assemble_tiles`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
+from ..hlo.custom_call import check_no_host_callback
+from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
+from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
+                            sharding_text)
+from ..shape import PRED, S32, U32, Shape
+from .call_inliner import CallInliner
+from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
+                                   index_map, is_auto_sharded, module_devices, remap, reshape_sharding,
+                                   target_of, write_sharding)
+
+__all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
+           "is_auto_sharded", "split_arguments", "assemble_results"]
+
+COLLECTIVES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
+
+
+@dataclass
+class SpmdSignature:
+    """How the per-device program's arguments and results relate to the
+    global ones: per parameter and per result leaf, (sharding, global shape)."""
+
+    num_devices: int
+    params: list
+    results: list
+    tuple_result: bool
+
+
+def _bytes(shape: Shape) -> int:
+    return shape.byte_size() if shape.is_array else 0
+
+
+def _attrs(inst: HloInstruction) -> dict:
+    """``inst``'s attributes for its per-device form: no global sharding (HLO's
+    or Shardy's frontend attribute)."""
+    attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+    front = parse_frontend_attributes(attrs.get("frontend_attributes"))
+    if any(k.startswith("xla.sdy.") for k in front):
+        kept = {k: v for k, v in front.items() if not k.startswith("xla.sdy.")}
+        attrs.pop("frontend_attributes")
+        if kept:
+            attrs["frontend_attributes"] = Raw("{" + ",".join(f'{k}="{v}"' for k, v in kept.items()) + "}")
+    return attrs
+
+
+class _Fallback(Exception):
+    """This instruction is computed whole (the message says why)."""
+
+
+class SpmdPartitioner:
+    """Pass: see the module docstring.  Does nothing to a module on one device
+    or without shardings."""
+
+    name = "spmd-partitioner"
+
+    def __init__(self):
+        self.signature: SpmdSignature | None = None
+
+    # -- driver -----------------------------------------------------------------------
+    def run(self, module: HloModule) -> bool:
+        n = module_devices(module)
+        comp = module.entry
+        if n < 2 or not any("sharding" in i.attrs for i in comp.instructions):
+            return False
+        self.module, self.n, self.comp = module, n, comp
+        self.names = module.name_uniquer()
+        self.channel = 1 + max([int(i.attrs.get("channel_id") or 0) for c in module.computations
+                                for i in c.instructions] + [0])
+        self.out: list = []
+        self.taken: set = set()
+        self.value: dict = {}           # old instruction -> (local instruction, [sharding per leaf])
+        self.cache: dict = {}
+        self.adders: dict = {}
+        self.notes: list = []
+        self.params: list = []           # (parameter number, sharding, global shape)
+        comp.sort_topologically()
+        for inst in list(comp.instructions):
+            self._partition(inst)
+        root, shardings = self._root(comp.root)
+        comp.instructions = []
+        for inst in self.out:
+            comp.add_instruction(inst)
+        comp.root = root
+        comp.sort_topologically()
+        comp.compute_users()
+        from .dce import DCE
+        DCE().run(module)
+        module.attrs["num_partitions"] = n
+        module.attrs.pop("replica_count", None)
+        self._drop_mesh(module)
+        params = sorted(self.params, key=lambda p: p[0])
+        self.signature = SpmdSignature(n, [(s, g) for _, s, g in params], shardings, comp.root.shape.is_tuple)
+        module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in self.notes)
+        return True
+
+    @staticmethod
+    def _drop_mesh(module: HloModule) -> None:
+        """The per-device program is no global Shardy program any more."""
+        attrs = parse_frontend_attributes(module.attrs.get("frontend_attributes"))
+        attrs.pop("xla.sdy.meshes", None)
+        if attrs:
+            module.attrs["frontend_attributes"] = Raw(
+                "{" + ",".join(f'{k}="{v}"' if not v.startswith("{") else f"{k}={v}" for k, v in attrs.items())
+                + "}")
+        else:
+            module.attrs.pop("frontend_attributes", None)
+
+    def _root(self, root):
+        """The root, each leaf resharded as the root's sharding says; the
+        results' (sharding, global shape)."""
+        value, have = self.value[root]
+        want = annotated(root, self.n)
+        leaves = list(root.shape.tuple_shapes) if root.shape.is_tuple else [root.shape]
+        if not root.shape.is_tuple:
+            new = self.reshard(value, have[0], want[0], root.shape, root.name)
+            new.attrs["sharding"] = Raw(sharding_text(want[0]))
+            return new, [(want[0], root.shape)]
+        parts = []
+        for k, (shape, h, w) in enumerate(zip(leaves, have, want)):
+            leaf = self._add("get-tuple-element", value.shape.tuple_shapes[k], [value], {"index": k})
+            parts.append(self.reshard(leaf, h, w, shape, root.name))
+        new = self._add("tuple", Shape.tuple([p.shape for p in parts]), parts)
+        write_sharding(new, want)
+        return new, list(zip(want, leaves))
+
+    # -- building -----------------------------------------------------------------------
+    def _add(self, opcode: str, shape: Shape, operands: list, attrs: dict | None = None, name: str | None = None):
+        if name is not None and name not in self.taken:
+            self.taken.add(name)        # the original's name, for the instruction that replaces it
+        else:
+            name = self.names(name or opcode)
+        inst = HloInstruction(opcode, shape, operands, attrs or {}, name)
+        self.out.append(inst)
+        return inst
+
+    def _scalar(self, value, etype=S32):
+        key = ("scalar", value, etype)
+        if key not in self.cache:
+            self.cache[key] = self._add("constant", Shape(etype, ()), [],
+                                        {"literal": np.array(value, etype.dtype)})
+        return self.cache[key]
+
+    def _pid(self):
+        if "pid" not in self.cache:
+            raw = self._add("partition-id", Shape(U32, ()), [])
+            self.cache["pid"] = self._add("convert", Shape(S32, ()), [raw])
+        return self.cache["pid"]
+
+    def _lookup(self, table: list):
+        """``table[partition-id]`` (s32)."""
+        key = ("table", tuple(table))
+        if key not in self.cache:
+            const = self._add("constant", Shape(S32, (self.n,)), [], {"literal": np.array(table, np.int32)})
+            one = self._add("dynamic-slice", Shape(S32, (1,)), [const, self._pid()], {"dynamic_slice_sizes": (1,)})
+            self.cache[key] = self._add("reshape", Shape(S32, ()), [one])
+        return self.cache[key]
+
+    def _offset(self, s: Sharding, d: int, dims) -> HloInstruction:
+        """Where this device's tile of ``s`` starts along dimension ``d`` (s32)."""
+        size = local_dims(s, dims)[d]
+        table = [s.tile_index(dev)[d] * size for dev in range(self.n)]
+        if not any(table):
+            return self._scalar(0)
+        return self._lookup(table)
+
+    def _next_channel(self) -> int:
+        self.channel += 1
+        return self.channel - 1
+
+    def _adder(self, etype) -> HloComputation:
+        """A scalar ``add`` (``or`` for pred) computation, for the sums of partial dots."""
+        if etype not in self.adders:
+            s = Shape(etype, ())
+            a = HloInstruction("parameter", s, [], {"parameter_number": 0}, "x")
+            b = HloInstruction("parameter", s, [], {"parameter_number": 1}, "y")
+            r = HloInstruction("or" if etype == PRED else "add", s, [a, b], {}, "sum")
+            name = self.names(f"spmd_add_{etype.value}")
+            comp = HloComputation(name, [a, b, r], root=r)
+            comp.compute_users()
+            comp.parent = self.module
+            self.module.computations.insert(0, comp)
+            self.adders[etype] = comp
+        return self.adders[etype]
+
+    @staticmethod
+    def _local_shape(shape: Shape, s: Sharding) -> Shape:
+        if not shape.is_array:
+            return shape
+        return Shape(shape.element_type, local_dims(s, shape.dimensions), shape.layout)
+
+    def _note(self, inst_name: str, text: str) -> None:
+        self.notes.append((inst_name, text))
+
+    # -- resharding ---------------------------------------------------------------------
+    def reshard(self, v: HloInstruction, frm: Sharding, to: Sharding, shape: Shape, why: str) -> HloInstruction:
+        """The local value of sharding ``to`` from ``v``, the local value of
+        sharding ``frm`` of a global value of ``shape`` (:meth:`_steps`)."""
+        if frm == to or not shape.is_array:
+            return v
+        moved = self._all_to_all(v, frm, to, shape)
+        if moved is not None:
+            return moved
+        cur = frm
+        for step, arg in self._steps(frm, to, shape):
+            if step == "slice":
+                v, cur = self._slice_local(v, cur, arg, shape), arg
+            else:
+                v, cur = self._gather_dim(v, cur, arg, shape)
+        return v
+
+    def _steps(self, frm: Sharding, to: Sharding, shape: Shape) -> list:
+        """How to reshard ``frm`` into ``to`` (not by all-to-all): first each
+        device cuts, from what it holds, the dimensions ``to`` splits and
+        ``frm`` does not (no communication); then dimensions split otherwise
+        are all-gathered; if that is not ``to`` yet (devices in another
+        order), everything is gathered and cut again.  ``[("slice",
+        sharding after), ("gather", dimension), ...]``."""
+        rank = len(shape.dimensions)
+        steps, cur = [], frm
+        cut = [d for d in range(rank) if cur.tile_dims[d] == 1 and to.tile_dims[d] > 1]
+        if cut:
+            mt, mc = index_map(to), index_map(cur)
+            mid = from_index_map([to.tile_dims[d] if d in cut else cur.tile_dims[d] for d in range(rank)],
+                                 {dev: tuple(mt[dev][d] if d in cut else mc[dev][d] for d in range(rank))
+                                  for dev in range(self.n)})
+            if mid is not None:
+                steps.append(("slice", mid))
+                cur = mid
+        for d in range(rank):
+            if cur.tile_dims[d] > 1 and cur.tile_dims[d] != to.tile_dims[d]:
+                steps.append(("gather", d))
+                cur = remap(cur, [None if k == d else k for k in range(rank)])
+        if cur == to:
+            return steps
+        for d in range(rank):
+            if cur.tile_dims[d] > 1:
+                steps.append(("gather", d))
+                cur = remap(cur, [None if k == d else k for k in range(rank)])
+        return steps + [("slice", to)]
+
+    def reshard_cost(self, frm: Sharding, to: Sharding, shape: Shape) -> int:
+        """Bytes a device receives to reshard (what :meth:`reshard` does)."""
+        if frm == to or not shape.is_array:
+            return 0
+        if self._all_to_all_plan(frm, to, shape) is not None:
+            return _bytes(self._local_shape(shape, frm))
+        cost, cur = 0, frm
+        for step, arg in self._steps(frm, to, shape):
+            if step == "slice":
+                cur = arg
+            else:
+                before = _bytes(self._local_shape(shape, cur))
+                cur = remap(cur, [None if k == arg else k for k in range(len(shape.dimensions))])
+                cost += _bytes(self._local_shape(shape, cur)) - before
+        return cost
+
+    def _replica_rank(self, s: Sharding, dev: int) -> int:
+        return s.devices.index(dev) % s.replicas
+
+    def _gather_dim(self, v, cur: Sharding, d: int, shape: Shape):
+        """All-gather dimension ``d``: (the local value, its sharding)."""
+        m = index_map(cur)
+        groups: dict = {}
+        for dev, index in m.items():
+            key = (index[:d] + index[d + 1:], self._replica_rank(cur, dev))
+            groups.setdefault(key, []).append((index[d], dev))
+        lists = [[dev for _, dev in sorted(g)] for _, g in sorted(groups.items())]
+        dims = list(v.shape.dimensions)
+        dims[d] *= cur.tile_dims[d]
+        out = self._add("all-gather", Shape(v.shape.element_type, dims), [v], {
+            "dimensions": (d,), "replica_groups": ReplicaGroups.of(lists), "channel_id": self._next_channel(),
+            "use_global_device_ids": True})
+        n = shape.dimensions[d]
+        if dims[d] != n:
+            dims[d] = n
+            limits = [(0, x, 1) for x in dims]
+            out = self._add("slice", Shape(v.shape.element_type, dims), [out], {"slice": tuple(limits)})
+        return out, remap(cur, [None if k == d else k for k in range(len(dims))])
+
+    def _slice_local(self, v, cur: Sharding, to: Sharding, shape: Shape):
+        """This device's tile of ``to`` cut from ``v``, its tile of ``cur``
+        (``to`` splits further only dimensions ``cur`` has whole): no
+        communication."""
+        if to == cur:
+            return v
+        dims = shape.dimensions
+        cut = [d for d in range(len(dims)) if cur.tile_dims[d] == 1 and to.tile_dims[d] > 1]
+        local = local_dims(to, dims)
+        have = list(v.shape.dimensions)
+        padded = [local[d] * to.tile_dims[d] if d in cut else have[d] for d in range(len(dims))]
+        etype = shape.element_type
+        if padded != have:
+            v = self._add("pad", Shape(etype, padded), [v, self._scalar(0, etype)],
+                          {"padding": tuple((0, p - h, 0) for p, h in zip(padded, have))})
+        starts = [self._offset(to, d, dims) if d in cut else self._scalar(0) for d in range(len(dims))]
+        return self._add("dynamic-slice", Shape(etype, local, shape.layout), [v] + starts,
+                         {"dynamic_slice_sizes": tuple(local)})
+
+    def _all_to_all_plan(self, frm: Sharding, to: Sharding, shape: Shape):
+        """(a, b, groups) when resharding moves the split from dimension ``a``
+        to ``b`` over the same devices (one all-to-all), else None."""
+        split_f = [d for d, t in enumerate(frm.tile_dims) if t > 1]
+        split_t = [d for d, t in enumerate(to.tile_dims) if t > 1]
+        if len(split_f) != 1 or len(split_t) != 1 or split_f == split_t:
+            return None
+        a, b = split_f[0], split_t[0]
+        t = frm.tile_dims[a]
+        if to.tile_dims[b] != t or shape.dimensions[a] % t or shape.dimensions[b] % t:
+            return None
+        mf, mt = index_map(frm), index_map(to)
+        groups: dict = {}
+        for dev in range(self.n):
+            if mt[dev][b] != mf[dev][a]:
+                return None
+            groups.setdefault(self._replica_rank(frm, dev), []).append((mf[dev][a], dev))
+        lists = [[dev for _, dev in sorted(g)] for _, g in sorted(groups.items())]
+        if any(len(g) != t for g in lists):
+            return None
+        return a, b, lists
+
+    def _all_to_all(self, v, frm: Sharding, to: Sharding, shape: Shape):
+        plan = self._all_to_all_plan(frm, to, shape)
+        if plan is None:
+            return None
+        a, b, groups = plan
+        t = frm.tile_dims[a]
+        etype = shape.element_type
+        dims = list(v.shape.dimensions)                         # dims[a] = n_a / t, dims[b] = n_b
+        # Split b into (t, n_b / t), exchange the t blocks, put the received
+        # blocks (by source: a's tile index) in front of a's part, merge.
+        axes = []
+        for k in range(len(dims)):
+            axes += [("t",), (k,)] if k == b else [(k,)]
+        split = []
+        for ax in axes:
+            split.append(t if ax == ("t",) else (dims[b] // t if ax == (b,) else dims[ax[0]]))
+        x = self._add("reshape", Shape(etype, split), [v])
+        x = self._add("all-to-all", Shape(etype, split), [x], {
+            "dimensions": (axes.index(("t",)),), "replica_groups": ReplicaGroups.of(groups),
+            "channel_id": self._next_channel()})
+        order = []
+        for k in range(len(dims)):
+            order += [("t",), (k,)] if k == a else [(k,)]
+        perm = tuple(axes.index(ax) for ax in order)
+        x = self._add("transpose", Shape(etype, [split[p] for p in perm]), [x], {"dimensions": perm})
+        final = list(dims)
+        final[a] *= t
+        final[b] //= t
+        return self._add("reshape", Shape(etype, final, shape.layout), [x])
+
+    def _mask(self, v, s: Sharding, shape: Shape, d: int, fill: HloInstruction):
+        """``v`` (split as ``s``) with the padding of dimension ``d`` replaced by ``fill`` (a scalar)."""
+        n, t = shape.dimensions[d], s.tile_dims[d]
+        if t == 1 or n % t == 0:
+            return v
+        local = v.shape.dimensions
+        iota = self._add("iota", Shape(S32, local), [], {"iota_dimension": d})
+        start = self._add("broadcast", Shape(S32, local), [self._offset(s, d, shape.dimensions)], {"dimensions": ()})
+        at = self._add("add", Shape(S32, local), [iota, start])
+        limit = self._add("broadcast", Shape(S32, local), [self._scalar(n)], {"dimensions": ()})
+        inside = self._add("compare", Shape(PRED, local), [at, limit], {"direction": "LT"})
+        filled = self._add("broadcast", Shape(v.shape.element_type, local), [fill], {"dimensions": ()})
+        return self._add("select", Shape(v.shape.element_type, local, v.shape.layout), [inside, v, filled])
+
+    def _groups_for_sum(self, keep: dict, part: dict, parts: int):
+        """All-reduce groups: devices with the same ``keep`` key, one device
+        of each ``part`` key (``parts`` of them) per group; None if they do not fit."""
+        buckets: dict = {}
+        for dev in range(self.n):
+            buckets.setdefault(keep[dev], {}).setdefault(part[dev], []).append(dev)
+        groups = []
+        for by_part in buckets.values():
+            if len(by_part) != parts or len({len(v) for v in by_part.values()}) != 1:
+                return None
+            lists = [sorted(v) for _, v in sorted(by_part.items())]
+            groups += [list(g) for g in zip(*lists)]
+        return groups
+
+    # -- per instruction ----------------------------------------------------------------
+    def _operand(self, inst, k: int, to: Sharding) -> HloInstruction:
+        """Operand ``k`` of ``inst``, resharded to ``to``."""
+        op = inst.operands[k]
+        v, have = self.value[op]
+        return self.reshard(v, have[0], to, op.shape, inst.name)
+
+    def _partition(self, inst: HloInstruction) -> None:
+        want = annotated(inst, self.n)
+        handler = getattr(self, "_op_" + inst.opcode.replace("-", "_"), None)
+        if handler is None and _elementwise(inst):
+            handler = self._op_elementwise
+        try:
+            if handler is None:
+                raise _Fallback(f"{inst.opcode} is not partitioned")
+            self.value[inst] = handler(inst, want)
+        except _Fallback as e:
+            self.value[inst] = self._fallback(inst, want, str(e))
+
+    def _fallback(self, inst, want, why: str):
+        operands = []
+        split = False
+        for op in inst.operands:
+            v, have = self.value[op]
+            if not op.shape.is_tuple:
+                split |= not have[0].is_replicated
+                operands.append(self.reshard(v, have[0], replicated(self.n, len(op.shape.dimensions)),
+                                             op.shape, inst.name) if op.shape.is_array else v)
+                continue
+            leaves = []
+            for k, (shape, h) in enumerate(zip(op.shape.tuple_shapes, have)):
+                split |= not h.is_replicated
+                leaf = self._add("get-tuple-element", v.shape.tuple_shapes[k], [v], {"index": k})
+                leaves.append(self.reshard(leaf, h, replicated(self.n, len(shape.dimensions)), shape, inst.name)
+                              if shape.is_array else leaf)
+            operands.append(self._add("tuple", op.shape, leaves))
+        attrs = _attrs(inst)
+        new = self._add(inst.opcode, inst.shape, operands, attrs, inst.name)
+        rep = [replicated(self.n, len(s.dimensions) if s.is_array else 0) for s in
+               (inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape])]
+        if split or any(not w.is_replicated for w in want):
+            self._note(inst.name, f"{inst.name} ({inst.opcode}, sharding "
+                                  f"{', '.join(sharding_text(w) for w in want)}): computed whole on every "
+                                  f"device, its operands all-gathered ({why})")
+        return new, rep
+
+    def _same(self, inst, want, operands: list):
+        attrs = _attrs(inst)
+        return self._add(inst.opcode, self._local_shape(inst.shape, want[0]), operands, attrs, inst.name), want
+
+    def _op_parameter(self, inst, want):
+        if inst.shape.is_tuple:
+            raise _Fallback("a tuple parameter")
+        attrs = _attrs(inst)
+        attrs["sharding"] = Raw(sharding_text(want[0]))
+        new = self._add("parameter", self._local_shape(inst.shape, want[0]), [], attrs, inst.name)
+        self.params.append((inst.parameter_number, want[0], inst.shape))
+        return new, want
+
+    def _replicated_whole(self, inst):
+        """A value every device computes whole (constants, iota)."""
+        attrs = _attrs(inst)
+        new = self._add(inst.opcode, inst.shape, [], attrs, inst.name)
+        return new, [replicated(self.n, len(inst.shape.dimensions))]
+
+    def _op_constant(self, inst, want):
+        if inst.shape.is_tuple:
+            raise _Fallback("a tuple constant")
+        return self._replicated_whole(inst)
+
+    def _op_iota(self, inst, want):
+        return self._replicated_whole(inst)
+
+    def _op_elementwise(self, inst, want):
+        s = want[0]
+        rank = len(inst.shape.dimensions)
+        operands = []
+        for k, op in enumerate(inst.operands):
+            r = len(op.shape.dimensions)
+            if r == rank:
+                operands.append(self._operand(inst, k, s))
+            elif r == 0:
+                operands.append(self._operand(inst, k, replicated(self.n, 0)))
+            else:
+                raise _Fallback(f"operand {k} of rank {r} in an elementwise op of rank {rank}")
+        return self._same(inst, want, operands)
+
+    _op_copy = _op_elementwise
+
+    def _op_custom_call(self, inst, want):
+        if target_of(inst) not in SHARDING_TARGETS or len(inst.operands) != 1 or inst.shape.is_tuple:
+            raise _Fallback(f"custom call {target_of(inst)}")
+        return self._operand(inst, 0, want[0]), want
+
+    def _op_broadcast(self, inst, want):
+        s = want[0]
+        dims = list(inst.attrs.get("dimensions", ()))
+        return self._same(inst, want, [self._operand(inst, 0, remap(s, dims))])
+
+    def _op_transpose(self, inst, want):
+        s = want[0]
+        perm = list(inst.attrs["dimensions"])
+        return self._same(inst, want, [self._operand(inst, 0, remap(s, [perm.index(j) for j in range(len(perm))]))])
+
+    def _op_reshape(self, inst, want):
+        s = want[0]
+        a, b = inst.operands[0].shape.dimensions, inst.shape.dimensions
+        if s.is_replicated:
+            return self._same(inst, want, [self._operand(inst, 0, replicated(self.n, len(a)))])
+        t = reshape_sharding(s, b, a)
+        if t is None or reshape_sharding(t, a, b) != s:
+            raise _Fallback("the split dimensions do not stay whole tiles through the reshape")
+        return self._same(inst, want, [self._operand(inst, 0, t)])
+
+    def _op_tuple(self, inst, want):
+        values = [self.value[o] for o in inst.operands]
+        if any(o.shape.is_tuple for o in inst.operands):
+            raise _Fallback("a nested tuple")
+        new = self._add("tuple", Shape.tuple([v.shape for v, _ in values]), [v for v, _ in values], {}, inst.name)
+        return new, [h[0] for _, h in values]
+
+    def _op_get_tuple_element(self, inst, want):
+        v, have = self.value[inst.operands[0]]
+        k = inst.attrs["index"]
+        if inst.shape.is_tuple:
+            raise _Fallback("a nested tuple")
+        new = self._add("get-tuple-element", v.shape.tuple_shapes[k], [v], {"index": k}, inst.name)
+        return new, [have[k]]
+
+    def _op_reduce(self, inst, want):
+        if len(inst.operands) != 2 or inst.shape.is_tuple:
+            raise _Fallback("a variadic reduce")
+        x = inst.operands[0]
+        xv, have = self.value[x]
+        s = have[0]
+        reduced = sorted(inst.attrs.get("dimensions", ()))
+        kept = [d for d in range(len(x.shape.dimensions)) if d not in reduced]
+        init = self._operand(inst, 1, replicated(self.n, 0))
+        for d in reduced:
+            xv = self._mask(xv, s, x.shape, d, init)
+        partial = remap(s, kept)
+        attrs = _attrs(inst)
+        local = self._add("reduce", self._local_shape(inst.shape, partial), [xv, init], attrs, inst.name)
+        parts = math.prod(s.tile_dims[d] for d in reduced)
+        if parts > 1:
+            m = index_map(s)
+            keep = {dev: tuple(m[dev][d] for d in kept) for dev in m}
+            part = {dev: tuple(m[dev][d] for d in reduced) for dev in m}
+            groups = self._groups_for_sum(keep, part, parts)
+            if groups is None:
+                raise _Fallback("the devices holding the parts of a reduced dimension do not form groups")
+            local = self._add("all-reduce", local.shape, [local], {
+                "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+                "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
+        out = self.reshard(local, partial, want[0], inst.shape, inst.name)
+        return out, want
+
+    # -- dot ----------------------------------------------------------------------------
+    def _dot_plan(self, inst, lp: Sharding, rp: Sharding, want: Sharding):
+        """A dot computed from operands split as ``lp`` and ``rp``: (result
+        sharding, all-reduce groups or None, parts, cost) or None when the
+        two do not agree on batch and contracting dimensions."""
+        lb, lc, lf, rb, rc, rf = _dot_dims(inst)
+        ml, mr = index_map(lp), index_map(rp)
+        for dev in range(self.n):
+            if [ml[dev][k] for k in lb] != [mr[dev][k] for k in rb] or \
+                    [ml[dev][k] for k in lc] != [mr[dev][k] for k in rc]:
+                return None
+        if [lp.tile_dims[k] for k in lb + lc] != [rp.tile_dims[k] for k in rb + rc]:
+            return None
+        tile_dims = [lp.tile_dims[k] for k in lb + lf] + [rp.tile_dims[k] for k in rf]
+        out_index = {dev: tuple([ml[dev][k] for k in lb + lf] + [mr[dev][k] for k in rf]) for dev in range(self.n)}
+        result = from_index_map(tile_dims, out_index)
+        if result is None:
+            return None
+        parts = math.prod(lp.tile_dims[k] for k in lc)
+        groups = None
+        if parts > 1:
+            groups = self._groups_for_sum(out_index, {dev: tuple(ml[dev][k] for k in lc) for dev in range(self.n)},
+                                          parts)
+            if groups is None:
+                return None
+        lhs, rhs = inst.operands
+        (_, hl), (_, hr) = self.value[lhs], self.value[rhs]
+        # Bytes moved, plus the bytes the local dot reads and writes: gathering
+        # a split contracting dimension (data parallelism's batch) would hold
+        # the whole activations on every device, partial sums hold tiles.
+        local = _bytes(self._local_shape(inst.shape, result))
+        cost = self.reshard_cost(hl[0], lp, lhs.shape) + self.reshard_cost(hr[0], rp, rhs.shape) + \
+            _bytes(self._local_shape(lhs.shape, lp)) + _bytes(self._local_shape(rhs.shape, rp)) + local
+        scatter = self._scatter_plan(result, want, groups, parts, inst.shape) if groups else None
+        if scatter is not None:
+            cost += local * (parts - 1) // parts
+        else:
+            if groups:
+                cost += 2 * local * (parts - 1) // parts
+            cost += self.reshard_cost(result, want, inst.shape)
+        return result, groups, parts, scatter, cost
+
+    def _scatter_plan(self, result: Sharding, want: Sharding, groups, parts: int, shape: Shape):
+        """(dimension, groups ordered by tile) when the partial sums can be
+        reduce-scattered straight into ``want``, else None."""
+        split = [d for d in range(len(shape.dimensions)) if want.tile_dims[d] != result.tile_dims[d]]
+        if len(split) != 1:
+            return None
+        e = split[0]
+        if result.tile_dims[e] != 1 or want.tile_dims[e] != parts or shape.dimensions[e] % parts:
+            return None
+        mr, mw = index_map(result), index_map(want)
+        ordered = []
+        for g in groups:
+            if sorted(mw[d][e] for d in g) != list(range(parts)):
+                return None
+            for d in g:
+                if tuple(x for k, x in enumerate(mw[d]) if k != e) != tuple(x for k, x in enumerate(mr[d]) if k != e):
+                    return None
+            ordered.append(sorted(g, key=lambda d: mw[d][e]))
+        return e, ordered
+
+    def _op_dot(self, inst, want):
+        lhs, rhs = inst.operands
+        (lv, hl), (rv, hr) = self.value[lhs], self.value[rhs]
+        L, R, S = hl[0], hr[0], want[0]
+        lb, lc, lf, rb, rc, rf = _dot_dims(inst)
+        nb, nl = len(lb), len(lf)
+        lrank, rrank = len(lhs.shape.dimensions), len(rhs.shape.dimensions)
+        # The operands split as the result is (no partial sums).
+        src_l = {d: i for i, d in enumerate(lb)} | {d: nb + i for i, d in enumerate(lf)}
+        src_r = {d: i for i, d in enumerate(rb)} | {d: nb + nl + i for i, d in enumerate(rf)}
+        candidates = [(remap(S, [src_l.get(j) for j in range(lrank)]), remap(S, [src_r.get(j) for j in range(rrank)]))]
+        # One operand as it is, the other made to agree (batch, contracting) and keep its free split.
+        for keep, other, kdims, odims, ofree, orank, oh in (
+                (L, "r", lb + lc, rb + rc, rf, rrank, R), (R, "l", rb + rc, lb + lc, lf, lrank, L)):
+            mk, mo = index_map(keep), index_map(oh)
+            agree = {dev: [0] * orank for dev in range(self.n)}
+            tdims = [1] * orank
+            for kd, od in zip(kdims, odims):
+                tdims[od] = keep.tile_dims[kd]
+                for dev in range(self.n):
+                    agree[dev][od] = mk[dev][kd]
+            with_free = dict((dev, list(v)) for dev, v in agree.items())
+            tfree = list(tdims)
+            for d in ofree:
+                tfree[d] = oh.tile_dims[d]
+                for dev in range(self.n):
+                    with_free[dev][d] = mo[dev][d]
+            made = from_index_map(tfree, {dev: tuple(v) for dev, v in with_free.items()}) or \
+                from_index_map(tdims, {dev: tuple(v) for dev, v in agree.items()})
+            if made is None:
+                continue
+            candidates.append((L, made) if other == "r" else (made, R))
+        best = None
+        for lp, rp in candidates:
+            plan = self._dot_plan(inst, lp, rp, S)
+            if plan is not None and (best is None or plan[-1] < best[-1][-1]):
+                best = ((lp, rp), plan)
+        if best is None:
+            raise _Fallback("no split of the operands agrees on the batch and contracting dimensions")
+        (lp, rp), (result, groups, parts, scatter, _) = best
+        lv = self.reshard(lv, L, lp, lhs.shape, inst.name)
+        rv = self.reshard(rv, R, rp, rhs.shape, inst.name)
+        zero = self._scalar(0, lhs.shape.element_type)
+        for k in lc:
+            lv = self._mask(lv, lp, lhs.shape, k, zero)
+        zero = self._scalar(0, rhs.shape.element_type)
+        for k in rc:
+            rv = self._mask(rv, rp, rhs.shape, k, zero)
+        attrs = _attrs(inst)
+        local = self._add("dot", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
+        if groups is None:
+            return self.reshard(local, result, S, inst.shape, inst.name), want
+        add = self._adder(inst.shape.element_type)
+        if scatter is not None:
+            e, ordered = scatter
+            dims = list(local.shape.dimensions)
+            dims[e] //= parts
+            out = self._add("reduce-scatter", Shape(inst.shape.element_type, dims), [local], {
+                "dimensions": (e,), "replica_groups": ReplicaGroups.of(ordered), "channel_id": self._next_channel(),
+                "use_global_device_ids": True, "to_apply": add})
+            return out, want
+        summed = self._add("all-reduce", local.shape, [local], {
+            "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+            "use_global_device_ids": True, "to_apply": add})
+        return self.reshard(summed, result, S, inst.shape, inst.name), want
+
+
+def partition_module(module: HloModule) -> SpmdSignature | None:
+    """Propagate shardings over ``module`` and partition it, in place, into
+    the per-device program; its signature, or None when ``module`` is not a
+    global program with automatic shardings (:func:`is_auto_sharded`)."""
+    # A host callback comes with a one-device mesh: say what the program really needs.
+    check_no_host_callback(module)
+    if not is_auto_sharded(module):
+        return None
+    CallInliner().run(module)
+    ShardingPropagation().run(module)
+    p = SpmdPartitioner()
+    p.run(module)
+    return p.signature
+
+
+def split_arguments(signature: SpmdSignature, args, devices=None) -> list:
+    """Each device's arguments of a partitioned program (``signature``:
+    :class:`SpmdSignature`) from the global ``args``: its tile of each,
+    padded to the tile shape (``devices``: only theirs).  Raises
+    ``TypeError``/``ValueError`` naming the parameter, expected and actual."""
+    if len(args) != len(signature.params):
+        raise TypeError(f"expected {len(signature.params)} arguments, got {len(args)}")
+    arrays = []
+    for k, (a, (_, shape)) in enumerate(zip(args, signature.params)):
+        a = np.asarray(a)
+        want = tuple(shape.dimensions)
+        if a.shape != want:
+            raise ValueError(f"parameter {k}: expected the global array of shape {list(want)}, got {list(a.shape)}")
+        arrays.append(a)
+    return [[padded_tile(a, s, d) for a, (s, _) in zip(arrays, signature.params)]
+            for d in (range(signature.num_devices) if devices is None else devices)]
+
+
+def assemble_results(signature, per_device: list):
+    """The global results of a partitioned program from each device's
+    (``per_device[d]``: device ``d``'s result tiles, a tuple flattened)."""
+    leaves = [assemble_tiles([per_device[d][k] for d in range(signature.num_devices)], s, shape.dimensions)
+              for k, (s, shape) in enumerate(signature.results)]
+    return tuple(leaves) if signature.tuple_result else leaves[0]
+
+
+# ---------------------------------------------------------------------------------------
+# What the per-device program moves and holds
+# ---------------------------------------------------------------------------------------
+
+def _group_size(inst) -> int:
+    groups = inst.attrs.get("replica_groups")
+    sizes = [len(g) for g in groups.groups] if groups is not None and groups.groups else []
+    return max(sizes) if sizes else 1
+
+
+def collective_bytes(module: HloModule) -> list:
+    """``(name, opcode, bytes)`` for each collective of the entry computation:
+    the bytes one device receives (ring algorithms: an all-reduce of B bytes
+    over g devices receives 2B(g-1)/g, an all-gather its result less its
+    operand, a reduce-scatter or all-to-all B(g-1)/g of its operand)."""
+    out = []
+    for inst in module.entry.instructions:
+        if inst.opcode not in COLLECTIVES:
+            continue
+        g = _group_size(inst)
+        operand = sum(_bytes(o.shape) for o in inst.operands)
+        if inst.opcode == "all-gather":
+            moved = _bytes(inst.shape) - operand
+        elif inst.opcode == "all-reduce":
+            moved = 2 * operand * (g - 1) // g
+        elif inst.opcode == "collective-permute":
+            moved = operand
+        else:
+            moved = operand * (g - 1) // g
+        out.append((inst.name, inst.opcode, moved))
+    return out
+
+
+def spmd_report(module: HloModule, temp_bytes: int = 0) -> list:
+    """The lines ``xlac dump`` prints after a partitioned program (its notes
+    are its diagnostics, printed before): the bytes each collective moves
+    per device, their total, and the per-device peak memory: parameters,
+    results and the temporary arena (``temp_bytes``) of one device."""
+    lines = []
+    total = 0
+    for name, opcode, moved in collective_bytes(module):
+        lines.append(f"spmd: {opcode} {name}: {moved} bytes received per device")
+        total += moved
+    lines.append(f"spmd: collectives move {total} bytes per device per call")
+    params = sum(_bytes(s) for p in module.entry.parameters for s in p.shape.leaves())
+    results = sum(_bytes(s) for s in module.entry.root.shape.leaves())
+    lines.append(f"spmd: per-device peak memory {params + results + temp_bytes} bytes (parameters {params}, "
+                 f"results {results}, temporaries {temp_bytes})")
+    return lines
