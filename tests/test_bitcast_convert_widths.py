@@ -193,3 +193,29 @@ def test_bf16_view_matches_ml_dtypes():
     x = np.array([1.5, -2.25, np.inf], ml_dtypes.bfloat16)
     got = xlac.jit(build("bf16[3]", "u8"))(x)
     np.testing.assert_array_equal(got, x.view(np.uint8).reshape(3, 2))
+
+
+def _nibbles(x: np.ndarray) -> np.ndarray:
+    """The 4-bit pieces of ``x``'s bytes in memory order, lowest nibble first, as
+    XLA:CPU gives them (checked against jax on its CPU: tests' doc)."""
+    raw = np.frombuffer(np.ascontiguousarray(x).tobytes(), np.uint8)
+    return np.stack([raw & 0xF, raw >> 4], axis=-1).reshape(-1)
+
+
+@pytest.mark.parametrize("operand, new_type, result", [
+    ("s8[3]", "u4", "u4[3,2]"), ("f32[2]", "s4", "s4[2,8]"), ("bf16[]", "u4", "u4[4]"),
+    ("u4[3,2]", "u8", "u8[3]"), ("s4[2,16]", "f64", "f64[2]"), ("s4[4]", "f16", "f16[]")])
+def test_four_bit_types_split_and_join_nibbles(operand, new_type, result):
+    """4-bit types of another width (jax's lax_test: int4 <-> every type), with
+    the nibble order of XLA:CPU (a byte's low nibble first)."""
+    comp = build(operand, new_type)
+    src, out = xlac.shape(operand), xlac.shape(result)
+    if src.element_type.bit_width == 4:
+        x = np.random.default_rng(1).integers(0, 16, src.dimensions).astype(src.dtype)
+        packed = (x.reshape(-1, 2)[:, 0].astype(np.uint8) & 0xF) | (x.reshape(-1, 2)[:, 1].astype(np.uint8) << 4)
+        want = packed.view(out.dtype).reshape(out.dimensions)
+    else:
+        x = random_bits(src)
+        want = _nibbles(x).astype(out.dtype).reshape(out.dimensions)
+    assert same_bits(xlac.jit(comp)(x), want)
+    assert same_bits(xlac.evaluate(comp, x), want)

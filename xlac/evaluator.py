@@ -881,7 +881,16 @@ def _bitcast_convert(inst, vals):
     # The bytes in memory order reinterpreted: a narrower type grows a new
     # minor-most dimension, a wider one consumes it (little-endian, like XLA:CPU).
     x = np.ascontiguousarray(vals[0])
-    return x.reshape(-1).view(inst.shape.dtype).reshape(inst.shape.dimensions)
+    a, b = inst.operands[0].shape.element_type.bit_width, inst.shape.element_type.bit_width
+    if min(a, b) >= 8 or a == b:       # (a 2- or 4-bit element is held in a byte of its own)
+        return x.reshape(-1).view(inst.shape.dtype).reshape(inst.shape.dimensions)
+    # Sub-byte types of another width: through the little-endian bit string (the
+    # first element's lowest bits first, as XLA:CPU packs them).
+    units = x.reshape(-1).view(np.dtype(f"u{max(1, a // 8)}")).astype(np.uint64) & np.uint64((1 << a) - 1)
+    bits = (units[:, None] >> np.arange(a, dtype=np.uint64)) & np.uint64(1)
+    groups = bits.reshape(-1, b) << np.arange(b, dtype=np.uint64)
+    values = groups.sum(axis=1, dtype=np.uint64).astype(np.dtype(f"u{max(1, b // 8)}"))
+    return values.view(inst.shape.dtype).reshape(inst.shape.dimensions)
 
 
 # exponent bits, mantissa bits, integer type of the same width

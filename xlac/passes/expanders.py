@@ -93,7 +93,7 @@ from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, scaled_dot_type
 from ..hlo.ir import HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
-from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U8, U16, U32, U64, Layout, Shape
+from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
 from . import rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
@@ -225,7 +225,7 @@ def batch_norm_grad(inst: HloInstruction, rw: PatternRewriter) -> bool:
 # elementwise ops, broadcasts, slices and reshapes: they fuse into one loop.
 # A complex element is its real part followed by its imaginary part.
 
-_UNSIGNED = {8: U8, 16: U16, 32: U32, 64: U64}
+_UNSIGNED = {2: U2, 4: U4, 8: U8, 16: U16, 32: U32, 64: U64}
 _COMPLEX_PART = {C64: F32, C128: F64}
 
 
@@ -235,7 +235,7 @@ def bitcast_convert_widths(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if src.bit_width == dst.bit_width:
         return False                      # an elementwise bitcast: the code generator's
     if not {t.bit_width // (2 if t.is_complex else 1) for t in (src, dst)} <= _UNSIGNED.keys():
-        return False                      # sub-byte types: refused by the code generator, by name
+        return False                      # 1-bit types: refused by the code generator, by name
     expand = _bitcast_complex if src.is_complex else _bitcast_real
     return rw.replace(inst, expand(rw, inst.operands[0], inst.shape))
 
