@@ -5,7 +5,13 @@ parses and verifies) but with no shape rule, evaluator rule or kernel, it is
 what the "not supported yet: <op>" tests use — not a real op, which would one
 day be implemented and silently stop testing the error path.
 """
+import os
+
 from xlac.hlo import opcodes
+
+# `xlac bench MODULE` times XLA:CPU beside xlac when jax is installed, starting
+# jax in a process of its own each time: only the tests of that ask for it.
+os.environ.setdefault("XLAC_BENCH_XLA", "0")
 
 UNIMPLEMENTED = "xlac-test-unimplemented"
 

@@ -2,6 +2,7 @@
 analysis, the run options, a discoverable API, paths and npz files given as
 modules."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -420,3 +421,49 @@ def test_dump_dot(capsys):
     assert graph.startswith('digraph "jit_f" {') and graph.rstrip().endswith("}")
     assert "subgraph cluster_" in graph                          # a fusion and its fused computation
     assert graph.count("->") >= 5 and "parameter" in graph and "dot" in graph
+
+
+def test_bench_module_roofline_and_xla_side_by_side(capsys, tmp_path, monkeypatch):
+    """xlac bench places the module on the machine's roofline (the STREAM triad
+    cached per CPU and thread count) and times XLA:CPU on the same module when
+    jax is there; --plot draws the roofline."""
+    pytest.importorskip("jax")
+    pytest.importorskip("matplotlib")
+    import json
+
+    from xlac import roofline
+    monkeypatch.setenv("XLAC_LIBRARY_CACHE_DIR", str(tmp_path))
+    (tmp_path / "machine.json").write_text(json.dumps({f"{roofline.cpu_model()}|1": 12.5e9}))
+    png = tmp_path / "roof.png"
+    out = _ok(capsys, ["bench", str(MLP), "--inputs", str(MLP_IN), "--repeat", "2", "--threads", "1", "--xla",
+                       "--plot", str(png)])
+    assert re.search(r"roofline [\d.e+]+ flop/byte: attainable [\d.e+]+ GFLOP/s \((memory|compute)-bound\), "
+                     r"reached [\d.e+]+ = \d+%", out), out
+    assert "STREAM triad 12.5 GB/s (cached)" in out, out
+    assert re.search(r"XLA:CPU  compile .*, run median .* \(jax [\d.]+\); xlac / XLA:CPU [\d.]+x run", out), out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = _ok(capsys, ["bench", str(MLP), "--repeat", "1", "--no-roofline", "--no-xla"])
+    assert "roofline" not in out and "XLA:CPU" not in out
+
+
+def test_roofline_peaks_follow_the_target():
+    """The peak counts vector width x 2 FMA pipes x 2 (f64 half of f32), VNNI for
+    8-bit integers, AMX where the target has it; clock and cores scale it."""
+    from xlac import roofline
+    from xlac.codegen import target
+    from xlac.shape import PrimitiveType as PT
+    with target.override(cpu="skylake-avx512"):
+        f32, how = roofline.peak_ops(PT.F32, 1)
+        f64, _ = roofline.peak_ops(PT.F64, 2)
+        s8, how8 = roofline.peak_ops(PT.S8, 1)
+    hz = roofline.clock_hz()
+    bits = 256 if "AMD" in open("/proc/cpuinfo").read() else 512
+    assert f32 == bits // 32 * 4 * hz and "FMA x 2 pipes" in how
+    assert f64 == f32 and s8 == f32 and "VNNI" not in how8          # skylake-avx512 has no VNNI
+    with target.override(cpu="cascadelake"):
+        s8, how8 = roofline.peak_ops(PT.S8, 1)
+    assert s8 == 4 * f32 and "VNNI" in how8
+    with target.override(cpu="haswell"):
+        assert roofline.peak_ops(PT.F32, 1)[0] == 256 // 32 * 4 * hz
+    p = roofline.Position(rate=2e9, intensity=0.5, peak=100e9, peak_how="", bandwidth=10e9, bandwidth_how="")
+    assert p.bound == "memory" and p.attainable == 5e9 and p.fraction == 0.4

@@ -44,7 +44,7 @@ from .hlo.ir import HloModule
 from .shape import Shape
 
 __all__ = ["load_inputs", "random_inputs", "random_arrays", "read_npz", "write_npz", "benchmark", "BenchResult",
-           "parameter_keys", "format_seconds"]
+           "parameter_keys", "format_seconds", "xla_cpu_times", "roofline_chart"]
 
 _SUFFIX = re.compile(r"\.\d+$")
 
@@ -228,6 +228,8 @@ class BenchResult:
     threads: int | None = None
     devices: int = 1
     startup_s: float | None = None            # the device processes' start-up (several devices)
+    roofline: object | None = None            # roofline.Position of the median, when asked for
+    xla: dict | None = None                   # XLA:CPU's compile_s / median_s on the same module
 
     @property
     def median_s(self) -> float:
@@ -253,12 +255,26 @@ class BenchResult:
                          f"{nbytes:.4g} bytes accessed")
             lines.append(f"  rates    {flops / t / 1e9:.3g} GFLOP/s, {trans / t / 1e9:.3g} "
                          f"Gtranscendentals/s, {nbytes / t / 1e9:.3g} GB/s (at the median)")
+        if self.roofline is not None:
+            lines += _roofline_lines(self.roofline)
+        if self.xla is not None:
+            x = self.xla
+            lines.append(f"  XLA:CPU  compile {format_seconds(x['compile_s'])}, run median "
+                         f"{format_seconds(x['median_s'])} (jax {x.get('jax', '?')}); xlac / XLA:CPU "
+                         f"{self.median_s / x['median_s']:.2f}x run, {self.compile_s / x['compile_s']:.2f}x compile")
         if self.memory is not None:
             m = self.memory
             lines.append(f"  memory   arguments {m.argument_size_in_bytes} B, outputs "
                          f"{m.output_size_in_bytes} B, temp {m.temp_size_in_bytes} B, code "
                          f"{m.generated_code_size_in_bytes} B")
         return "\n".join(lines)
+
+
+def _roofline_lines(p) -> list:
+    peak, bw = p.peak / 1e9, p.bandwidth / 1e9
+    return [f"  roofline {p.intensity:.3g} flop/byte: attainable {p.attainable / 1e9:.4g} GFLOP/s "
+            f"({p.bound}-bound), reached {p.rate / 1e9:.4g} = {100 * p.fraction:.0f}%",
+            f"           peak {peak:.4g} GFLOP/s ({p.peak_how}); STREAM triad {bw:.3g} GB/s ({p.bandwidth_how})"]
 
 
 def format_seconds(s: float) -> str:
@@ -270,15 +286,18 @@ def format_seconds(s: float) -> str:
 
 
 def benchmark(x, inputs: list | None = None, *, repeat: int = 15, threads: int | None = None,
-              min_sample_s: float = 1e-3, seed: int = 0) -> BenchResult:
+              min_sample_s: float = 1e-3, seed: int = 0, roofline: bool = False,
+              refresh_stream: bool = False) -> BenchResult:
     """Compile ``x`` (HLO or StableHLO text, an HloModule or an
     XlaComputation) with ``xlac.jit`` and time calls on ``inputs`` (see the
     module docstring); ``inputs=None``: random arrays of the shapes the
     executable takes (:func:`random_arrays` with ``seed``).
 
     ``repeat``: timed samples (at least 1); ``threads``: ``num_threads`` of the
-    executable (None: xlac's default).  Raises ``ValueError`` for ``repeat < 1``
-    and whatever ``xlac.jit`` and the call raise.
+    executable (None: xlac's default); ``roofline``: also place the median on
+    the machine's roofline (:mod:`xlac.roofline`; the STREAM triad is measured
+    on first use).  Raises ``ValueError`` for ``repeat < 1`` and whatever
+    ``xlac.jit`` and the call raise.
     """
     from .devices import jit
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
@@ -306,10 +325,68 @@ def benchmark(x, inputs: list | None = None, *, repeat: int = 15, threads: int |
         samples.append((time.perf_counter() - t0) / inner)
     cost = exe.cost_analysis() if hasattr(exe, "cost_analysis") else None
     memory = exe.memory_analysis() if hasattr(exe, "memory_analysis") else None
-    return BenchResult(name, compile_s, getattr(exe, "from_cache", None), samples, inner, cost,
-                       memory, threads, getattr(exe, "num_devices", 1), startup_s)
+    result = BenchResult(name, compile_s, getattr(exe, "from_cache", None), samples, inner, cost,
+                         memory, threads, getattr(exe, "num_devices", 1), startup_s)
+    if roofline and cost and cost.get("flops") and hasattr(exe, "module"):
+        from . import roofline as rl
+        from .runtime.threads import default_num_threads
+        result.roofline = rl.position(cost["flops"], cost.get("bytes accessed", 0.0), result.median_s,
+                                      rl.dominant_type(exe.module), threads or default_num_threads(),
+                                      refresh_stream)
+    return result
 
 
 def _module_name(x) -> str:
     module = getattr(x, "module", x)
     return getattr(module, "name", None) or "module"
+
+
+def xla_cpu_times(path: str, inputs_path: str | None, seed: int, repeat: int, timeout: float = 900) -> dict:
+    """XLA:CPU's ``compile_s`` and ``median_s`` on the module file at ``path``,
+    measured by jax in a process of its own (``python -m xlac.pjrt.xla_cpu``:
+    xlac's core does not import jax); ``RuntimeError`` with its message if it
+    failed (jax missing, a module XLA refuses)."""
+    import json
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "xlac.pjrt.xla_cpu", path, "--repeat", str(repeat)]
+    cmd += ["--inputs", inputs_path] if inputs_path else ["--seed", str(seed)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(why)
+    return json.loads(lines[-1])
+
+
+def roofline_chart(result: BenchResult, path: str) -> None:
+    """A PNG at ``path``: the machine's roofline (log-log, operations per byte
+    against GFLOP/s) and the module on it (xlac's median; XLA:CPU's too when
+    measured).  Needs matplotlib: ``ImportError`` saying so."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError("--plot needs matplotlib (pip install matplotlib)") from e
+    p = result.roofline
+    if p is None:
+        raise ValueError(f"{result.module_name}: no roofline (the module's cost analysis counts no flops)")
+    ridge = p.peak / p.bandwidth
+    lo, hi = min(p.intensity, ridge) / 100, max(p.intensity, ridge) * 100
+    xs = np.geomspace(lo, hi, 200)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.loglog(xs, np.minimum(p.peak, xs * p.bandwidth) / 1e9, color="black", label="roofline")
+    ax.loglog([p.intensity], [p.rate / 1e9], "o", label=f"xlac ({format_seconds(result.median_s)})")
+    if result.xla is not None:
+        ax.loglog([p.intensity], [p.rate * result.median_s / result.xla["median_s"] / 1e9], "s",
+                  label=f"XLA:CPU ({format_seconds(result.xla['median_s'])})")
+    ax.set_xlabel("flops per byte accessed")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"{result.module_name}: peak {p.peak / 1e9:.4g} GFLOP/s, STREAM {p.bandwidth / 1e9:.3g} GB/s",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -41,6 +41,7 @@ dump m.hlo | head``: nothing on stderr).  A success prints nothing on stderr.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import contextlib
 import difflib
 import math
@@ -484,7 +485,22 @@ def _bench_module_parser() -> argparse.ArgumentParser:
     given.add_argument("--seed", type=types["seed"], default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--repeat", type=types["repeat"], default=15, help="timed samples (default 15)")
     p.add_argument("--threads", type=types["threads"], help="threads of the executable (default: every CPU)")
+    xla = p.add_mutually_exclusive_group()
+    xla.add_argument("--xla", action="store_true", default=None,
+                     help="time XLA:CPU on the same module too (default: when jax is installed and "
+                          "XLAC_BENCH_XLA is not 0)")
+    xla.add_argument("--no-xla", dest="xla", action="store_false", help="do not time XLA:CPU")
+    p.add_argument("--no-roofline", action="store_true", help="do not place the module on the roofline")
+    p.add_argument("--refresh-stream", action="store_true",
+                   help="measure the STREAM triad again instead of using the cached bandwidth")
+    p.add_argument("--plot", metavar="PNG", help="write the roofline chart to PNG (needs matplotlib)")
     return p
+
+
+def _xla_by_default() -> bool:
+    """``xlac bench MODULE`` times XLA:CPU too unless told not to: jax installed and
+    ``XLAC_BENCH_XLA`` not ``0`` (the tests' setting: each run starts jax)."""
+    return os.environ.get("XLAC_BENCH_XLA", "1") != "0" and importlib.util.find_spec("jax") is not None
 
 
 def cmd_bench_module(argv: list) -> int:
@@ -496,7 +512,20 @@ def cmd_bench_module(argv: list) -> int:
     if args.inputs:
         with _file_of("--inputs", args.inputs):
             inputs = load_inputs(args.inputs, module)
-    print(benchmark(module, inputs, repeat=args.repeat, threads=args.threads, seed=args.seed).report())
+    result = benchmark(module, inputs, repeat=args.repeat, threads=args.threads, seed=args.seed,
+                       roofline=not args.no_roofline, refresh_stream=args.refresh_stream)
+    xla = args.xla if args.xla is not None else _xla_by_default()
+    if xla and result.devices == 1:
+        from .bench import xla_cpu_times
+        try:
+            result.xla = xla_cpu_times(args.module, args.inputs, args.seed, args.repeat)
+        except RuntimeError as e:
+            if args.xla:                    # asked for by name: its failure is the command's
+                raise ValueError(f"--xla: XLA:CPU on {args.module}: {e}") from None
+    if args.plot:
+        from .bench import roofline_chart
+        roofline_chart(result, args.plot)
+    print(result.report())
     return 0
 
 
