@@ -852,6 +852,66 @@ def _int8_kernels() -> list:
     return out
 
 
+# f64 and c64 products, bf16 elementwise: the element types beside f32 that
+# numpy has (f64, c64: BLAS) or has not (bf16: computed in f32 and rounded once,
+# the reference XLA's semantics allow).
+
+def _typed_matmul(pt):
+    dt = xlac.Shape(pt, ()).dtype
+
+    def build(p):
+        b = xlac.XlaBuilder(f"matmul_{pt.value}")
+        A = _param(b, 0, (p["m"], p["k"]), "A", pt)
+        B = _param(b, 1, (p["k"], p["n"]), "B", pt)
+        return b.build(ops.dot(A, B))
+
+    def inputs(rng, p):
+        def one(shape):
+            x = rng.standard_normal(shape)
+            return (x + 1j * rng.standard_normal(shape) if dt.kind == "c" else x).astype(dt)
+        return [one((p["m"], p["k"])), one((p["k"], p["n"]))]
+    return build, inputs
+
+
+def build_chain_bf16(p):
+    b = xlac.XlaBuilder("chain_bf16")
+    x = _param(b, 0, (p["n"],), "x", xlac.BF16)
+    a, bb, c = (_param(b, k, (), name, xlac.BF16) for k, name in ((1, "a"), (2, "b"), (3, "c")))
+    n = (p["n"],)
+    y = ops.tanh(ops.add(ops.mul(ops.broadcast(a, n), x), ops.broadcast(bb, n)))
+    return b.build(ops.add(ops.mul(y, ops.broadcast(c, n)), x))
+
+
+def np_chain_bf16(x, a, b, c):
+    f = [v.astype(F32) for v in (x, a, b, c)]
+    return np_chain(*f).astype(x.dtype)
+
+
+def in_chain_bf16(rng, p):
+    dt = xlac.Shape(xlac.BF16, ()).dtype
+    return [v.astype(dt) for v in in_chain(rng, p)]
+
+
+def _wide_kernels() -> list:
+    out = []
+    for pt, size, tol in ((xlac.F64, 8, 1e-10), (xlac.C64, 8, 1e-4)):
+        build, inputs = _typed_matmul(pt)
+        complex_ = pt is xlac.C64
+        out.append(Kernel(
+            f"matmul_{pt.value}", f"matmul {pt.value}", f"matmul_{pt.value}.hlo", build, np_matmul, inputs,
+            {"m": 512, "k": 512, "n": 512}, {"m": 64, "k": 64, "n": 64}, "compute",
+            lambda p, s=size: s * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"]),
+            lambda p, c=complex_: (8 if c else 2) * p["m"] * p["k"] * p["n"], jax_matmul, None, tol,
+            size=lambda p: f"{p['m']}^3",
+            note="a complex multiply-add counted as 8 real flops" if complex_ else ""))
+    out.append(Kernel(
+        "chain_bf16", "chain bf16 `tanh(a*x+b)*c + x`", "chain_bf16.hlo", build_chain_bf16, np_chain_bf16,
+        in_chain_bf16, {"n": 16 << 20}, {"n": 4096}, "memory", lambda p: 4 * p["n"], lambda p: 6 * p["n"],
+        jax_chain, None, 2e-2, size=lambda p: _mb(p["n"]),
+        note="bf16: the numpy column computes in f32 and rounds once"))
+    return out
+
+
 # ---------------------------------------------------------------------------------
 # the table
 # ---------------------------------------------------------------------------------
@@ -937,6 +997,7 @@ KERNELS: list[Kernel] = [
 
 KERNELS += _half_kernels()
 KERNELS += _int8_kernels()
+KERNELS += _wide_kernels()
 KERNELS += _linalg_kernels()
 
 BY_NAME = {k.name: k for k in KERNELS}
