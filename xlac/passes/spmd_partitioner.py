@@ -56,8 +56,8 @@ from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims
 from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
-                                   index_map, is_auto_sharded, module_devices, remap, reshape_sharding,
-                                   target_of, write_sharding)
+                                   index_map, is_auto_sharded, kept_dims, module_devices, remap,
+                                   reshape_sharding, target_of, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
            "is_auto_sharded", "split_arguments", "assemble_results"]
@@ -112,29 +112,25 @@ class SpmdPartitioner:
         comp = module.entry
         if n < 2 or not any("sharding" in i.attrs for i in comp.instructions):
             return False
-        self.module, self.n, self.comp = module, n, comp
+        self.module, self.n = module, n
         self.names = module.name_uniquer()
         self.channel = 1 + max([int(i.attrs.get("channel_id") or 0) for c in module.computations
                                 for i in c.instructions] + [0])
-        self.out: list = []
         self.taken: set = set()
-        self.value: dict = {}           # old instruction -> (local instruction, [sharding per leaf])
-        self.cache: dict = {}
         self.adders: dict = {}
         self.notes: list = []
         self.params: list = []           # (parameter number, sharding, global shape)
-        comp.sort_topologically()
-        for inst in list(comp.instructions):
-            self._partition(inst)
-        root, shardings = self._root(comp.root)
+        self.param_shardings = None      # in a body: parameter number -> shardings per leaf
+        out, root, shardings = self._partition_computation(comp, None)
         comp.instructions = []
-        for inst in self.out:
+        for inst in out:
             comp.add_instruction(inst)
         comp.root = root
         comp.sort_topologically()
         comp.compute_users()
         from .dce import DCE
         DCE().run(module)
+        module.drop_uncalled_computations()
         module.attrs["num_partitions"] = n
         module.attrs.pop("replica_count", None)
         self._drop_mesh(module)
@@ -142,6 +138,39 @@ class SpmdPartitioner:
         self.signature = SpmdSignature(n, [(s, g) for _, s, g in params], shardings, comp.root.shape.is_tuple)
         module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in self.notes)
         return True
+
+    def _partition_computation(self, comp, root_want: list | None, param_shardings: dict | None = None):
+        """``comp``'s per-device instructions, its new root (resharded to
+        ``root_want``, else to the root's sharding) and the root's (sharding,
+        global shape) per leaf.  ``param_shardings`` (parameter number ->
+        shardings per leaf) says how a body's parameters are split; the entry's
+        are read from their ``sharding=``."""
+        saved = (self.out, self.value, self.cache, self.param_shardings) if hasattr(self, "out") else None
+        self.out, self.value, self.cache, self.param_shardings = [], {}, {}, param_shardings
+        try:
+            comp.sort_topologically()
+            for inst in list(comp.instructions):
+                self._partition(inst)
+            root, shardings = self._root(comp.root, root_want)
+            return self.out, root, shardings
+        finally:
+            if saved is not None:
+                self.out, self.value, self.cache, self.param_shardings = saved
+
+    def _sub_computation(self, comp, param_shardings: dict, root_want: list) -> HloComputation:
+        """A per-device copy of ``comp`` (a loop body or condition, a branch):
+        its parameters split as ``param_shardings`` says, its root resharded
+        to ``root_want``."""
+        out, root, _ = self._partition_computation(comp, root_want, param_shardings)
+        new = HloComputation(self.names(comp.name + "_spmd"), [], root=None)
+        for inst in out:
+            new.add_instruction(inst)
+        new.root = root
+        new.sort_topologically()
+        new.compute_users()
+        new.parent = self.module
+        self.module.computations.insert(self.module.computations.index(self.module.entry), new)
+        return new
 
     @staticmethod
     def _drop_mesh(module: HloModule) -> None:
@@ -155,14 +184,16 @@ class SpmdPartitioner:
         else:
             module.attrs.pop("frontend_attributes", None)
 
-    def _root(self, root):
-        """The root, each leaf resharded as the root's sharding says; the
-        results' (sharding, global shape)."""
+    def _root(self, root, want=None):
+        """The root, each leaf resharded as ``want`` (else the root's sharding)
+        says; the results' (sharding, global shape)."""
         value, have = self.value[root]
-        want = annotated(root, self.n)
+        want = want or annotated(root, self.n)
         leaves = list(root.shape.tuple_shapes) if root.shape.is_tuple else [root.shape]
         if not root.shape.is_tuple:
             new = self.reshard(value, have[0], want[0], root.shape, root.name)
+            if new is value and new.opcode == "parameter":
+                new = self._add("copy", new.shape, [new])
             new.attrs["sharding"] = Raw(sharding_text(want[0]))
             return new, [(want[0], root.shape)]
         parts = []
@@ -477,6 +508,12 @@ class SpmdPartitioner:
         return self._add(inst.opcode, self._local_shape(inst.shape, want[0]), operands, attrs, inst.name), want
 
     def _op_parameter(self, inst, want):
+        if self.param_shardings is not None:
+            have = self.param_shardings[inst.parameter_number]
+            leaves = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+            local = [self._local_shape(sh, h) for sh, h in zip(leaves, have)]
+            shape = Shape.tuple(local) if inst.shape.is_tuple else local[0]
+            return self._add("parameter", shape, [], _attrs(inst), inst.name), list(have)
         if inst.shape.is_tuple:
             raise _Fallback("a tuple parameter")
         attrs = _attrs(inst)
@@ -582,6 +619,84 @@ class SpmdPartitioner:
                 "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
         out = self.reshard(local, partial, want[0], inst.shape, inst.name)
         return out, want
+
+    # -- slicing -----------------------------------------------------------------------
+    def _kept_sharding(self, inst, want: Sharding) -> Sharding:
+        """``want`` with the split kept only where the operand's dimension is
+        taken whole (:func:`kept_dims`): how the operands are split to compute
+        ``inst`` locally."""
+        kept = kept_dims(inst)
+        return remap(want, [k if kept[k] is not None else None for k in range(len(kept))])
+
+    def _op_dynamic_slice(self, inst, want):
+        """Dimensions sliced whole stay split; the sliced ones are whole (their start clamps alike)."""
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        starts = [self._operand(inst, k, replicated(self.n, 0)) for k in range(1, len(inst.operands))]
+        local = self._local_shape(inst.shape, s)
+        attrs = _attrs(inst)
+        attrs["dynamic_slice_sizes"] = tuple(local.dimensions)
+        new = self._add("dynamic-slice", local, [x] + starts, attrs, inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_dynamic_update_slice(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        u = self._operand(inst, 1, s)
+        starts = [self._operand(inst, k, replicated(self.n, 0)) for k in range(2, len(inst.operands))]
+        new = self._add("dynamic-update-slice", self._local_shape(inst.shape, s), [x, u] + starts, _attrs(inst),
+                        inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    # -- control flow -------------------------------------------------------------------
+    def _reshard_value(self, v, have: list, want: list, shape: Shape, why: str):
+        """``v`` (a value or a flat tuple, split as ``have`` per leaf) split as ``want``."""
+        if not shape.is_tuple:
+            return self.reshard(v, have[0], want[0], shape, why)
+        if list(have) == list(want):
+            return v
+        if any(s.is_tuple for s in shape.tuple_shapes):
+            raise _Fallback("a nested tuple")
+        parts = []
+        for k, (leaf, h, w) in enumerate(zip(shape.tuple_shapes, have, want)):
+            x = self._add("get-tuple-element", v.shape.tuple_shapes[k], [v], {"index": k})
+            parts.append(self.reshard(x, h, w, leaf, why))
+        return self._add("tuple", Shape.tuple([p.shape for p in parts]), parts)
+
+    def _op_while(self, inst, want):
+        """The loop on tiles: its state split as its sharding says (the fixed
+        point propagation found), the body's parameter and root and the
+        condition's parameter split alike."""
+        x = inst.operands[0]
+        if x.shape.is_tuple and any(s.is_tuple for s in x.shape.tuple_shapes):
+            raise _Fallback("a nested tuple state")
+        v, have = self.value[x]
+        init = self._reshard_value(v, have, want, x.shape, inst.name)
+        body = self._sub_computation(inst.attrs["body"], {0: want}, want)
+        cond = self._sub_computation(inst.attrs["condition"], {0: want}, [replicated(self.n, 0)])
+        attrs = _attrs(inst)
+        attrs["body"], attrs["condition"] = body, cond
+        return self._add("while", init.shape, [init], attrs, inst.name), want
+
+    def _op_conditional(self, inst, want):
+        """Each branch on tiles: its parameter split as its operand is, its
+        root resharded to the conditional's sharding; the branch index whole."""
+        from ..hlo.dynamic import branch_computations
+        if any(s.is_tuple for s in (inst.shape.tuple_shapes if inst.shape.is_tuple else ())):
+            raise _Fallback("a nested tuple result")
+        ops = [self._operand(inst, 0, replicated(self.n, len(inst.operands[0].shape.dimensions)))]
+        branches = []
+        for k, branch in enumerate(branch_computations(inst.attrs)):
+            v, have = self.value[inst.operands[k + 1]]
+            ops.append(v)
+            branches.append(self._sub_computation(branch, {0: have}, want))
+        attrs = _attrs(inst)
+        if "branch_computations" in attrs:
+            attrs["branch_computations"] = tuple(branches)
+        else:
+            attrs["true_computation"], attrs["false_computation"] = branches
+        shape = branches[0].root.shape
+        return self._add("conditional", shape, ops, attrs, inst.name), want
 
     # -- dot ----------------------------------------------------------------------------
     def _dot_plan(self, inst, lp: Sharding, rp: Sharding, want: Sharding):
@@ -764,12 +879,13 @@ def _group_size(inst) -> int:
 
 
 def collective_bytes(module: HloModule) -> list:
-    """``(name, opcode, bytes)`` for each collective of the entry computation:
+    """``(name, opcode, bytes)`` for each collective of the module (one in a
+    loop body counted once: per iteration):
     the bytes one device receives (ring algorithms: an all-reduce of B bytes
     over g devices receives 2B(g-1)/g, an all-gather its result less its
     operand, a reduce-scatter or all-to-all B(g-1)/g of its operand)."""
     out = []
-    for inst in module.entry.instructions:
+    for inst in (i for c in module.computations for i in c.instructions):
         if inst.opcode not in COLLECTIVES:
             continue
         g = _group_size(inst)
