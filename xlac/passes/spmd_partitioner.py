@@ -56,7 +56,8 @@ from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims
 from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
-                                   index_map, is_auto_sharded, kept_dims, module_devices, remap,
+                                   combine, gather_dims, gather_sources, index_map, is_auto_sharded, kept_dims,
+                                   module_devices, remap,
                                    reshape_sharding, target_of, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
@@ -533,9 +534,6 @@ class SpmdPartitioner:
             raise _Fallback("a tuple constant")
         return self._replicated_whole(inst)
 
-    def _op_iota(self, inst, want):
-        return self._replicated_whole(inst)
-
     def _op_elementwise(self, inst, want):
         s = want[0]
         rank = len(inst.shape.dimensions)
@@ -647,6 +645,300 @@ class SpmdPartitioner:
         new = self._add("dynamic-update-slice", self._local_shape(inst.shape, s), [x, u] + starts, _attrs(inst),
                         inst.name)
         return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_slice(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        local = self._local_shape(inst.shape, s)
+        attrs = _attrs(inst)
+        attrs["slice"] = tuple((0, local.dimensions[k], 1) if s.tile_dims[k] > 1 else tuple(lim)
+                               for k, lim in enumerate(inst.attrs["slice"]))
+        new = self._add("slice", local, [x], attrs, inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_pad(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        value = self._operand(inst, 1, replicated(self.n, 0))
+        new = self._add("pad", self._local_shape(inst.shape, s), [x, value], _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_reverse(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        new = self._add("reverse", self._local_shape(inst.shape, s), [self._operand(inst, 0, s)], _attrs(inst),
+                        inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_concatenate(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        ops = [self._operand(inst, k, s) for k in range(len(inst.operands))]
+        new = self._add("concatenate", self._local_shape(inst.shape, s), ops, _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_iota(self, inst, want):
+        """This device's part of the iota: a local iota plus where its tile starts."""
+        s = want[0]
+        if inst.shape.is_tuple or s.is_replicated:
+            return self._replicated_whole(inst)
+        d = int(inst.attrs.get("iota_dimension", 0))
+        local = self._local_shape(inst.shape, s)
+        new = self._add("iota", local, [], _attrs(inst), None if s.tile_dims[d] > 1 else inst.name)
+        if s.tile_dims[d] == 1:
+            return new, want
+        etype = inst.shape.element_type
+        start = self._offset(s, d, inst.shape.dimensions)
+        if etype != S32:
+            start = self._add("convert", Shape(etype, ()), [start])
+        at = self._add("broadcast", local, [start], {"dimensions": ()})
+        return self._add("add", local, [new, at], {}, inst.name), want
+
+    # -- gather and scatter -------------------------------------------------------------
+    def _index_columns(self, iv, ivd: int, count: int) -> list:
+        """The ``count`` index columns of the local indices ``iv`` (index vector dimension ``ivd``)."""
+        dims = list(iv.shape.dimensions)
+        if ivd == len(dims):
+            return [iv]
+        out = []
+        batch = [n for k, n in enumerate(dims) if k != ivd]
+        for j in range(count):
+            lim = tuple((j, j + 1, 1) if k == ivd else (0, n, 1) for k, n in enumerate(dims))
+            one = [1 if k == ivd else n for k, n in enumerate(dims)]
+            col = self._add("slice", Shape(iv.shape.element_type, one), [iv], {"slice": lim})
+            out.append(self._add("reshape", Shape(iv.shape.element_type, batch), [col]))
+        return out
+
+    def _join_columns(self, cols: list, ivd: int, dims: list, etype):
+        if ivd == len(dims):
+            return cols[0]
+        one = [1 if k == ivd else n for k, n in enumerate(dims)]
+        parts = [self._add("reshape", Shape(etype, one), [c]) for c in cols]
+        return parts[0] if len(parts) == 1 else self._add("concatenate", Shape(etype, dims), parts,
+                                                          {"dimensions": (ivd,)})
+
+    def _localize(self, cols: list, start_map: list, s: Sharding, xshape: Shape, window: list, skip: bool):
+        """The index columns made local to this device's tile of the operand
+        (split as ``s``) along the split indexed dimensions, and where each
+        index row lands in this device's tile (a pred per row, None when
+        nothing is split).  ``skip`` (scatter): a row outside is pointed past
+        the tile, so the update is skipped; else (gather) the global index is
+        clamped first, as gather clamps it, and the row is masked after."""
+        inside = None
+        out = list(cols)
+        for j, d in enumerate(start_map):
+            if s.tile_dims[d] == 1:
+                continue
+            c = cols[j]
+            etype = c.shape.element_type
+            bdims = c.shape.dimensions
+            n, size = xshape.dimensions[d], local_dims(s, xshape.dimensions)[d]
+
+            def full(value, et=etype):
+                return self._add("broadcast", Shape(et, bdims), [value], {"dimensions": ()})
+
+            def const(v):
+                return full(self._scalar(v, etype))
+
+            off = self._offset(s, d, xshape.dimensions)
+            if etype != S32:
+                off = self._add("convert", Shape(etype, ()), [off])
+            hi = n - window[d]
+            if skip:
+                ok = self._add("and", Shape(PRED, bdims), [
+                    self._add("compare", Shape(PRED, bdims), [c, const(0)], {"direction": "GE"}),
+                    self._add("compare", Shape(PRED, bdims), [c, const(hi)], {"direction": "LE"})])
+            else:
+                c = self._add("clamp", c.shape, [const(0), c, const(hi)])
+            loc = self._add("subtract", c.shape, [c, full(off)])
+            here = self._add("and", Shape(PRED, bdims), [
+                self._add("compare", Shape(PRED, bdims), [loc, const(0)], {"direction": "GE"}),
+                self._add("compare", Shape(PRED, bdims), [loc, const(size - window[d] + 1)],
+                          {"direction": "LT"})])
+            if skip:
+                here = self._add("and", Shape(PRED, bdims), [here, ok])
+                loc = self._add("select", c.shape, [here, loc, const(size)])
+            out[j] = loc
+            inside = here if inside is None else self._add("and", Shape(PRED, bdims), [inside, here])
+        return out, inside
+
+    def _op_gather(self, inst, want):
+        """Operand split on dimensions a slice takes whole (its tile sliced
+        locally) and on indexed dimensions of slice size 1 (each device
+        gathers the rows it holds, zeros elsewhere, an all-reduce adds them);
+        indices split on their batch dimensions (the result split alike)."""
+        offset, collapsed, start_map, ivd, sizes, obatch = gather_dims(inst)
+        if obatch or inst.shape.is_tuple:
+            raise _Fallback("a batched gather")
+        x, idx = inst.operands
+        (_, hx), (_, hi) = self.value[x], self.value[idx]
+        src = gather_sources(inst)
+        xr = len(x.shape.dimensions)
+        passthrough = [s[1] for s in src if s and s[0] == "o"]
+        indexed = [d for d in start_map if sizes[d] == 1]
+        xp = remap(hx[0], [d if d in passthrough or d in indexed else None for d in range(xr)])
+        ip = remap(hi[0], [None if k == ivd else k for k in range(len(idx.shape.dimensions))])
+        from_x = remap(xp, [s[1] if s and s[0] == "o" else None for s in src])
+        split = [d for d in indexed if xp.tile_dims[d] > 1]
+        parts = math.prod(xp.tile_dims[d] for d in split)
+        mx = index_map(xp)
+        # The indices as they are split, else whole (when the devices holding
+        # a tile of the result must also hold every part of the operand).
+        for ip_try in (ip, replicated(self.n, len(idx.shape.dimensions))):
+            from_i = remap(ip_try, [s[1] if s and s[0] == "i" else None for s in src])
+            result = combine(from_x, from_i) if not from_i.is_replicated else from_x
+            if result is None:
+                continue
+            groups = None
+            if parts > 1:
+                groups = self._groups_for_sum(index_map(result), {dev: tuple(mx[dev][d] for d in split)
+                                                                  for dev in range(self.n)}, parts)
+                if groups is None:
+                    continue
+            ip = ip_try
+            break
+        else:
+            raise _Fallback("the operand's and the indices' splits do not agree")
+        xv = self._operand(inst, 0, xp)
+        iv = self._operand(inst, 1, ip)
+        cols, inside = self._index_columns(iv, ivd, len(start_map)), None
+        if split:
+            cols, inside = self._localize(cols, start_map, xp, x.shape, sizes, skip=False)
+            iv = self._join_columns(cols, ivd, list(iv.shape.dimensions), iv.shape.element_type)
+        local = self._local_shape(inst.shape, result)
+        attrs = _attrs(inst)
+        attrs["slice_sizes"] = tuple(local_dims(xp, x.shape.dimensions)[d] if d in passthrough else sizes[d]
+                                     for d in range(xr))
+        out = self._add("gather", local, [xv, iv], attrs, inst.name)
+        if groups is None:
+            return self.reshard(out, result, want[0], inst.shape, inst.name), want
+        batch_pos = [k for k in range(len(inst.shape.dimensions)) if k not in offset]
+        mask = self._add("broadcast", Shape(PRED, local.dimensions), [inside], {"dimensions": tuple(batch_pos)})
+        zero = self._add("broadcast", local, [self._scalar(0, inst.shape.element_type)], {"dimensions": ()})
+        out = self._add("select", local, [mask, out, zero])
+        out = self._add("all-reduce", local, [out], {
+            "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+            "use_global_device_ids": True, "to_apply": self._adder(inst.shape.element_type)})
+        return self.reshard(out, result, want[0], inst.shape, inst.name), want
+
+    def _op_scatter(self, inst, want):
+        """Operand split on window dimensions the updates cover whole (the
+        updates split alike) and on indexed dimensions of window size 1: each
+        device applies the updates that land in its tile (the others are
+        pointed past it, so skipped); indices and the scattered dimensions of
+        the updates whole."""
+        if len(inst.operands) != 3 or inst.shape.is_tuple:
+            raise _Fallback("a variadic scatter")
+        a = inst.attrs
+        uwd, inserted = list(a.get("update_window_dims", ())), list(a.get("inserted_window_dims", ()))
+        sdod, ivd = list(a.get("scatter_dims_to_operand_dims", ())), a.get("index_vector_dim")
+        if a.get("input_batching_dims") or a.get("scatter_indices_batching_dims"):
+            raise _Fallback("a batched scatter")
+        x, idx, upd = inst.operands
+        xr = len(x.shape.dimensions)
+        if ivd is None:
+            ivd = len(idx.shape.dimensions)
+        window_of = [d for d in range(xr) if d not in inserted]      # operand dim of each update window dim
+        window = [1] * xr
+        for k, d in enumerate(window_of):
+            window[d] = upd.shape.dimensions[uwd[k]]
+        keep = [d for d in range(xr) if (d not in sdod and window[d] == x.shape.dimensions[d]) or
+                (d in sdod and window[d] == 1)]
+        s = remap(want[0], [d if d in keep else None for d in range(xr)])
+        up = remap(s, [None if k not in uwd or window_of[uwd.index(k)] in sdod else window_of[uwd.index(k)]
+                       for k in range(len(upd.shape.dimensions))])
+        xv = self._operand(inst, 0, s)
+        iv = self._operand(inst, 1, replicated(self.n, len(idx.shape.dimensions)))
+        uv = self._operand(inst, 2, up)
+        if any(s.tile_dims[d] > 1 for d in sdod):
+            cols = self._index_columns(iv, ivd, len(sdod))
+            cols, _ = self._localize(cols, sdod, s, x.shape, window, skip=True)
+            iv = self._join_columns(cols, ivd, list(iv.shape.dimensions), iv.shape.element_type)
+        new = self._add("scatter", self._local_shape(inst.shape, s), [xv, iv, uv], _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    # -- convolution ------------------------------------------------------------------
+    def _op_convolution(self, inst, want):
+        """Batch split (the input's batch, the kernel whole), output features
+        split (the kernel's, the input whole), a spatial dimension split (the
+        input's, each tile extended by the neighbours' edges: a halo exchange
+        by collective-permute); input features whole."""
+        from ..hlo.window import conv_dimension_numbers_of, window_of
+        dn = conv_dimension_numbers_of(inst.attrs)
+        if int(inst.attrs.get("feature_group_count", 1) or 1) > 1 or \
+                int(inst.attrs.get("batch_group_count", 1) or 1) > 1:
+            raise _Fallback("a grouped convolution")
+        lhs, rhs = inst.operands
+        S = want[0]
+        win = window_of(inst.attrs)
+        spatial = [k for k, o in enumerate(dn.output_spatial_dimensions) if S.tile_dims[o] > 1]
+        halo = [k for k in spatial if self._halo_fits(win.dimensions[k], lhs.shape.dimensions[
+            dn.input_spatial_dimensions[k]], S.tile_dims[dn.output_spatial_dimensions[k]])]
+        keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
+            {dn.output_spatial_dimensions[k] for k in halo}
+        result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
+        src_l = {dn.input_batch_dimension: dn.output_batch_dimension} | \
+            {dn.input_spatial_dimensions[k]: dn.output_spatial_dimensions[k] for k in halo}
+        lp = remap(result, [src_l.get(j) for j in range(len(lhs.shape.dimensions))])
+        rp = remap(result, [dn.output_feature_dimension if j == dn.kernel_output_feature_dimension else None
+                            for j in range(len(rhs.shape.dimensions))])
+        lv = self._operand(inst, 0, lp)
+        rv = self._operand(inst, 1, rp)
+        attrs = _attrs(inst)
+        if halo:
+            dims = list(win.dimensions)
+            for k in halo:
+                w = dims[k]
+                lv = self._exchange_halo(lv, lp, dn.input_spatial_dimensions[k], w.padding_low, w.padding_high)
+                dims[k] = type(w)(w.size, w.stride, 0, 0, w.window_dilation, w.base_dilation, w.window_reversal)
+            from ..hlo.window import Window, format_window
+            attrs["window"] = Raw(format_window(Window(tuple(dims))))
+        new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
+        return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    @staticmethod
+    def _halo_fits(w, n: int, t: int) -> bool:
+        """A spatial dimension of ``n`` split ``t`` ways evenly, computed from
+        each tile and its neighbours' edges: stride 1, no dilation, the
+        padding as wide as the window less one (the output as long as the
+        input), the edges no longer than a tile."""
+        size = n // t if n % t == 0 else 0
+        return (size > 0 and w.stride == 1 and w.window_dilation == 1 and w.base_dilation == 1
+                and w.padding_low >= 0 and w.padding_high >= 0 and w.padding_low + w.padding_high == w.size - 1
+                and max(w.padding_low, w.padding_high) <= size)
+
+    def _exchange_halo(self, v, s: Sharding, d: int, low: int, high: int):
+        """``v`` (split as ``s`` along ``d``) with its left neighbour's last
+        ``low`` and its right neighbour's first ``high`` elements along ``d``
+        around it (zeros past the ends: the convolution's padding)."""
+        m = index_map(s)
+        etype = v.shape.element_type
+        dims = list(v.shape.dimensions)
+        size = dims[d]
+        parts = []
+        for width, step, start in ((low, 1, size - low), (high, -1, 0)):
+            if width == 0:
+                continue
+            pairs = []
+            for dev in range(self.n):
+                index = list(m[dev])
+                index[d] += step
+                rank = self._replica_rank(s, dev)
+                target = [t for t in range(self.n) if tuple(m[t]) == tuple(index) and self._replica_rank(s, t) == rank]
+                if 0 <= index[d] < s.tile_dims[d] and target:
+                    pairs.append((dev, target[0]))
+            edge_dims = list(dims)
+            edge_dims[d] = width
+            lim = tuple((start, start + width, 1) if k == d else (0, n, 1) for k, n in enumerate(dims))
+            edge = self._add("slice", Shape(etype, edge_dims), [v], {"slice": lim})
+            got = self._add("collective-permute", edge.shape, [edge], {
+                "source_target_pairs": tuple(pairs), "channel_id": self._next_channel()})
+            parts.append((step, got))
+        left = [g for st, g in parts if st == 1]
+        right = [g for st, g in parts if st == -1]
+        pieces = left + [v] + right
+        if len(pieces) == 1:
+            return v
+        dims[d] = size + low + high
+        return self._add("concatenate", Shape(etype, dims), pieces, {"dimensions": (d,)})
 
     # -- control flow -------------------------------------------------------------------
     def _reshard_value(self, v, have: list, want: list, shape: Shape, why: str):
