@@ -354,3 +354,86 @@ def test_convolutions_split_on_batch_features_and_space(name, ops):
     whole = xlac.parse_hlo((CASES / f"{name}.hlo").read_text())
     full = next(i for c in whole.computations for i in c.instructions if i.opcode == "convolution")
     assert conv.shape.byte_size() * 4 == full.shape.byte_size()
+
+
+# ---------------------------------------------------------------------------------------
+# The GSPMD form; shardings xlac does not read
+# ---------------------------------------------------------------------------------------
+
+GSPMD_NAMES = sorted(n for n, c in MANIFEST.items() if c.get("gspmd"))
+
+
+@pytest.mark.parametrize("suffix", ["hlo", "mlir"])
+@pytest.mark.parametrize("name", GSPMD_NAMES)
+def test_the_gspmd_form_runs_partitioned(name, suffix):
+    """``jax_use_shardy_partitioner=False``: ``sharding=`` (``mhlo.sharding``)
+    and no mesh; the devices are the shardings' (jax's HLO text has no
+    ``num_partitions``; StableHLO's is dropped for a global program)."""
+    args, want = _load(name)
+    text = (CASES / f"{name}.gspmd.{suffix}").read_text()
+    exe = xlac.jit(text)
+    assert type(exe).__name__ == "PartitionedExecutable" and exe.num_devices == MANIFEST[name]["devices"]
+    _close(_leaves(exe(*args)), want, name)
+    if suffix == "hlo":
+        module, signature = _partitioned_text(text)
+        for p, (s, shape) in zip(module.entry.parameters, signature.params):
+            assert tuple(p.shape.dimensions) == local_dims(s, shape.dimensions), (name, p.name)
+
+
+def _partitioned_text(text):
+    module = xlac.parse_hlo(text)
+    signature = partition_module(module)
+    assert signature is not None
+    return module, signature
+
+
+def test_xlas_per_device_program_is_not_partitioned_again():
+    """``num_partitions`` in the header with shardings: XLA's partitioned
+    program, its parameters the tiles (run by SpmdExecutable)."""
+    text = """HloModule s, num_partitions=2
+
+ENTRY e {
+  x = f32[2,3] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT n = f32[2,3] negate(x), sharding={devices=[2,1]<=[2]}
+}
+"""
+    assert partition_module(xlac.parse_hlo(text)) is None
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(xlac.jit(text)(x), -x)
+
+
+_SUBAXIS = """HloModule sub, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
+
+ENTRY main {
+  x = f32[8,3]{1,0} parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"d\\":(1)2}, {}]>"}
+  ROOT n = f32[8,3]{1,0} negate(x), sharding={devices=[4,1]<=[4]}
+}
+"""
+
+
+def test_a_parameter_sharding_it_cannot_read_is_an_error_naming_it():
+    from xlac.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match=r'instruction x: sharding .*"d":\(1\)2.*sub-axis'):
+        partition_module(xlac.parse_hlo(_SUBAXIS))
+    rank = _SUBAXIS.replace('frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"d\\":(1)2}, {}]>"}',
+                            "sharding={devices=[4,1,1]<=[4]}")
+    with pytest.raises(UnsupportedError, match=r"instruction x: sharding \{devices=\[4,1,1\]<=\[4\]\}: .*rank 2"):
+        partition_module(xlac.parse_hlo(rank))
+
+
+def test_a_constraint_it_cannot_read_is_a_note_and_constrains_nothing():
+    text = """HloModule c, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
+
+ENTRY main {
+  x = f32[8,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[8,3]{1,0} custom-call(x), custom_call_target="Sharding", sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
+  ROOT n = f32[8,3]{1,0} negate(c), sharding={devices=[4,1]<=[4]}
+}
+"""
+    module = xlac.parse_hlo(text)
+    partition_module(module)
+    notes = [d.message for d in module.diagnostics if d.source == "sharding-propagation"]
+    assert notes == ["c: sharding {devices=[2,1,2]<=[4] last_tile_dims={manual}} not read, propagated as if it "
+                     "had none"]
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    np.testing.assert_array_equal(xlac.jit(text)(x), -x)

@@ -235,7 +235,9 @@ def collective_bytes(text):
 def main():
     rng = np.random.default_rng(20250)
     manifest = {"cases": {}}
+    made = {}
     for name, fn, mesh, in_sh, out_sh, args, mlir in cases(rng):
+        made[name] = (fn, in_sh, out_sh, args)
         kwargs = {"in_shardings": in_sh}
         if out_sh is not None:
             kwargs["out_shardings"] = out_sh
@@ -251,7 +253,20 @@ def main():
         compiled = lowered.compile().as_text()
         manifest["cases"][name] = {"devices": int(mesh.devices.size), "mlir": mlir,
                                    "xla_collectives": collective_bytes(compiled)}
+    # The older GSPMD form of some (no Shardy: ``sharding=`` / ``mhlo.sharding``
+    # only, no mesh): NAME.gspmd.hlo and NAME.gspmd.mlir, same inputs and outputs.
+    jax.config.update("jax_use_shardy_partitioner", False)
+    for name in GSPMD_CASES:
+        fn, in_sh, out_sh, args = made[name]
+        kwargs = {"in_shardings": in_sh} | ({"out_shardings": out_sh} if out_sh is not None else {})
+        lowered = jax.jit(fn, **kwargs).lower(*args)
+        (OUT / f"{name}.gspmd.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.gspmd.mlir").write_text(lowered.as_text())
+        manifest["cases"][name]["gspmd"] = True
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+GSPMD_CASES = ("megatron_mlp", "scan_fsdp", "embedding")
 
 
 if __name__ == "__main__":

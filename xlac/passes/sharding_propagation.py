@@ -36,11 +36,11 @@ import re
 from ..errors import UnsupportedError
 from ..hlo.collectives import frontend_attributes
 from ..hlo.custom_call import SHARDING_ANNOTATIONS
-from ..hlo.ir import HloInstruction, HloModule, Raw
+from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
 from .shard_map import mesh_of, sdy_to_sharding
 
-__all__ = ["ShardingPropagation", "module_devices", "given_shardings", "annotated", "write_sharding",
+__all__ = ["ShardingPropagation", "UnreadSharding", "gspmd_devices", "module_devices", "given_shardings", "annotated", "write_sharding",
            "remap", "reshape_sharding", "index_map", "tiles", "is_auto_sharded"]
 
 #: Custom calls that only say a value's sharding (their operand's value).
@@ -56,21 +56,52 @@ def target_of(inst: HloInstruction) -> str:
 
 
 def module_devices(module: HloModule) -> int:
-    """The devices a sharded module is split over: its Shardy mesh's, else its ``num_partitions``."""
+    """The devices a sharded module is split over: its Shardy mesh's, else its
+    ``num_partitions``, else (the GSPMD form of jax's HLO text, no header) the
+    devices its entry's tiled shardings name."""
     mesh = mesh_of(module)
-    return math.prod(mesh.values()) if mesh else module.num_partitions
+    if mesh:
+        return math.prod(mesh.values())
+    return module.num_partitions if module.num_partitions > 1 else gspmd_devices(module)
+
+
+def gspmd_devices(module: HloModule) -> int:
+    """The devices the tiled ``sharding=`` of the entry's parameters and root
+    name (1 when none is tiled)."""
+    n = 1
+    entry = module.entry
+    for inst in entry.parameters + [entry.root]:
+        text = inst.attrs.get("sharding")
+        if text is None:
+            continue
+        try:
+            found = parse_shardings(str(getattr(text, "text", text)), 1)
+        except UnsupportedError:
+            continue
+        n = max([n] + [len(s.devices) for s in found if not s.is_replicated])
+    return n
 
 
 def is_auto_sharded(module: HloModule) -> bool:
     """Whether ``module`` is a global program with automatic shardings for the
-    SPMD partitioner: a Shardy mesh of more than one device, a sharding on
-    some entry instruction, and no manual computation (``shard_map``: the
-    shard-map partitioner's) nor collective (then it is a per-device program)."""
+    SPMD partitioner, and no manual computation (``shard_map``: the shard-map
+    partitioner's) nor collective (then it is a per-device program): either
+    Shardy's (a mesh of more than one device and a sharding on some entry
+    instruction) or GSPMD's (no mesh, no ``num_partitions`` nor
+    ``replica_count`` in the header, not scheduled, and a tiled ``sharding=``
+    on an entry parameter or the root: a module with ``num_partitions`` and
+    shardings is XLA's per-device program, its parameters the tiles)."""
     try:
         mesh = mesh_of(module)
     except UnsupportedError:          # refused where the program is run (shard_map's partitioner)
         return False
-    if not mesh or math.prod(mesh.values()) < 2:
+    if mesh:
+        n = math.prod(mesh.values())
+    elif module.num_partitions > 1 or module.replica_count > 1 or str(module.attrs.get("is_scheduled")) == "True":
+        return False
+    else:
+        n = gspmd_devices(module)
+    if n < 2:
         return False
     any_sharding = False
     for comp in module.computations:
@@ -206,10 +237,13 @@ def _rank(shape) -> int:
 
 def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | None:
     """The sharding written on ``inst`` (one per leaf of its shape), or None.
-    HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``; a form
-    xlac does not read (open dimensions, sub-axes, manual) is no sharding."""
+    HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``.  A form
+    xlac does not read (sub-axes, manual, ``last_tile_dims``, tile
+    dimensions not matching the rank, devices not matching the module's)
+    raises :class:`UnreadSharding` naming the instruction and the sharding."""
     text = inst.attrs.get("sharding")
     leaves = _leaves(inst.shape)
+    shown = str(getattr(text, "text", text)) if text is not None else None
     try:
         if text is not None:
             found = parse_shardings(str(text), n)
@@ -217,14 +251,27 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
             sdy = frontend_attributes(inst).get("xla.sdy.sharding")
             if sdy is None or not mesh:
                 return None
+            shown = sdy
             found = [sdy_to_sharding(spec, mesh) for spec in sdy_value_shardings(sdy, inst.name)]
         if len(found) == 1 and len(leaves) > 1 and found[0].is_replicated:
             found = found * len(leaves)
         if len(found) != len(leaves):
-            return None
+            raise UnsupportedError("sharding", f"{len(found)} sharding(s) for {len(leaves)} value(s)")
+        for s in found:
+            if not s.is_replicated and len(s.devices) == len(set(s.devices)) and len(s.devices) != n:
+                raise UnsupportedError("sharding", f"{len(s.devices)} devices in a module on {n}")
         return [with_rank(s, _rank(shape), n) for s, shape in zip(found, leaves)]
-    except UnsupportedError:
-        return None
+    except UnsupportedError as e:
+        raise UnreadSharding(inst.name, shown, str(e)) from None
+
+
+class UnreadSharding(UnsupportedError):
+    """A sharding xlac does not read, naming the instruction and the sharding."""
+
+    def __init__(self, name: str, sharding: str, why: str):
+        self.name, self.sharding = name, sharding
+        why = why.removeprefix("not supported yet: sharding").strip(" ()")
+        super().__init__("sharding", f"instruction {name}: sharding {sharding}: {why}")
 
 
 def annotated(inst: HloInstruction, n: int) -> list:
@@ -506,9 +553,20 @@ class ShardingPropagation:
         mesh = mesh_of(module)
         self.n = n
         self.given = {}
+        entry = module.entry
         for comp in module.computations:
             for inst in comp.instructions:
-                g = given_shardings(inst, n, mesh)
+                try:
+                    g = given_shardings(inst, n, mesh)
+                except UnreadSharding as e:
+                    # The entry's parameters and results are how the caller's
+                    # arrays are cut: not read, nothing can run.  Inside, a
+                    # constraint not read constrains nothing: said in a note.
+                    if comp is entry and (inst.opcode == "parameter" or inst is entry.root):
+                        raise
+                    module.diagnostics.append(Diagnostic(self.name, inst.name, f"{e.name}: sharding {e.sharding} "
+                                                         "not read, propagated as if it had none"))
+                    continue
                 if g is not None:
                     self.given[inst] = g
         if not any(i in self.given for i in module.entry.instructions):
