@@ -21,10 +21,20 @@ written as its ``sharding=`` attribute, as XLA's ShardingPropagation does:
   operands from its result: batch and free dimensions, the contracting ones
   whole).
 
+* slice, dynamic-slice, dynamic-update-slice, pad, reverse and concatenate
+  keep the split of the dimensions they take whole; gather, scatter and
+  convolution map their dimensions (:func:`gather_sources`,
+  :func:`conv_sources`);
+* a while loop's state is its operand's shardings, replaced leaf by leaf by
+  the body's result where that splits into more tiles, until the body gives
+  back what it is given; bodies, conditions and branches are propagated with
+  their parameters fixed so, and their instructions annotated too.
+
 The given shardings are never changed; a propagated one is replaced only by
 one that splits the value into more tiles (so the sweeps end).  A value no
-rule reaches (constants, iota, what is computed by ``while``, ``call``,
-``gather``...) is replicated.  Which tile each device holds is compared by
+rule reaches (constants, what sort or reduce-window compute...) is
+replicated.  A sharding xlac does not read is an error on an entry parameter
+or the root (:class:`UnreadSharding`), a note elsewhere.  Which tile each device holds is compared by
 device (``from_index_map``), so shardings over any device order and with
 replication (``last_tile_dim_replicate``) propagate alike.
 """

@@ -24,11 +24,18 @@ needs its operands split otherwise than they are:
   ``all-reduce`` with the reduce's computation over the devices holding the
   other parts.
 
+* **while** and **conditional**: bodies, conditions and branches are
+  partitioned with the state's (operands') shardings;
+* **slicing** ops on tiles along the dimensions they take whole; **iota**
+  made locally; **gather** from a row-split table (a masked local gather and
+  an all-reduce) or by split indices; **scatter** into a row-split operand
+  (updates landing elsewhere skipped); **convolution** split on batch, output
+  features, or space (a halo exchange by collective-permute).
+
 Where a reduction (reduce, a dot's contraction) reads a padded tile, the
 padding is replaced by the reduction's identity (the reduce's init value,
 zero for a dot) first: padding is never read where it could change a
-result.  Anything else (gather, scatter, slice, concatenate, while, call,
-convolution, sort...) **falls back**: its operands are all-gathered to the
+result.  Anything else (sort, reduce-window, custom calls...) **falls back**: its operands are all-gathered to the
 whole values, it is computed whole on every device and its result is
 replicated; a note in ``module.diagnostics`` names the instruction, its
 sharding and why.  Notes also say where a value had to be all-gathered
