@@ -238,7 +238,7 @@ def _mpiexec():
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", ["megatron_mlp", "uneven", "megatron_mlp_2dev"])
+@pytest.mark.parametrize("name", ["megatron_mlp", "uneven", "megatron_mlp_2dev", "scan_fsdp"])
 def test_under_mpiexec(tmp_path, name):
     """One rank per device, each taking its tiles; rank 0 writes the global results."""
     mpiexec = _mpiexec()
