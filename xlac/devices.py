@@ -766,11 +766,16 @@ class SpmdExecutable:
 
 
 def _may_be_global_program(x) -> bool:
-    """Cheap test before parsing: jax's global programs carry a Shardy mesh."""
+    """Cheap test before parsing: jax's global programs carry a Shardy mesh,
+    or (the GSPMD form) tiled shardings."""
     if isinstance(x, str):     # HLO's module attribute, or StableHLO's sdy.mesh op
-        return "xla.sdy.meshes" in x[:4096] or "sdy.mesh @" in x[:65536]
+        return "xla.sdy.meshes" in x[:4096] or "sdy.mesh @" in x[:65536] or \
+            ("sharding={devices=" in x and "num_partitions=" not in x[:4096]) or 'mhlo.sharding = "{devices=' in x
     module = getattr(x, "module", x)
-    return isinstance(getattr(module, "attrs", None), dict) and "frontend_attributes" in module.attrs
+    if not isinstance(getattr(module, "attrs", None), dict):
+        return False
+    return "frontend_attributes" in module.attrs or ("num_partitions" not in module.attrs and any(
+        "devices=" in str(p.attrs.get("sharding", "")) for p in module.entry.parameters))
 
 
 def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool = True,

@@ -112,6 +112,51 @@ def cases(rng):
         h, s = jax.lax.scan(body, x, ws)
         return e, h, s, jnp.concatenate([h, h[:, :2]], axis=1), jnp.sort(x, axis=0), jnp.cumsum(x, axis=0)
 
+    # FSDP over layers: a scan whose stacked weights are split by rows, the
+    # carry by batch; each layer's weights are gathered inside the loop.
+    def scan_fsdp(x, ws, bs):
+        def body(h, wb):
+            w, b = wb
+            h = jnp.tanh(h @ w + b)
+            return h, jnp.sum(h * h)
+        return jax.lax.scan(body, x, (ws, bs))
+
+    # Megatron layers in a scan: the carry stays replicated, each layer's
+    # first weight split by columns and the second by rows (an all-reduce per
+    # layer); a cond on the result with a split operand.
+    def scan_megatron(x, w1s, w2s):
+        def body(h, w):
+            a, b = w
+            return h + jnp.tanh(h @ a) @ b, None
+        h, _ = jax.lax.scan(body, x, (w1s, w2s))
+        h = jax.lax.with_sharding_constraint(h, ns(m4, "d", None))
+        return jax.lax.cond(h.sum() > 0, lambda v: v * 2.0, lambda v: -v, h)
+
+    # An embedding table split by vocabulary (rows), looked up by replicated
+    # ids and by batch-split ids; a replicated table looked up by batch-split
+    # ids; the table's gradient (a scatter-add into the row-split table).
+    def embedding(table, ids, bids, small, g):
+        def lookup(t):
+            return jnp.sum(t[ids] * g)
+        grad = jax.lax.with_sharding_constraint(jax.grad(lookup)(table), ns(m4, "d", None))
+        return table[ids], table[bids], small[bids], grad
+
+    # Slicing, concatenate, pad, dynamic slices, iota and constants on values
+    # split by rows.
+    def slicing(x, i):
+        a = x[:, 1:5] * 2.0                                    # columns: rows stay split
+        b = jnp.concatenate([x, a], axis=1)
+        c = jnp.pad(x, ((0, 0), (1, 2)), constant_values=-1.0)
+        d = jax.lax.dynamic_slice_in_dim(x, i, 3, axis=1)
+        e = jax.lax.dynamic_update_slice_in_dim(x, d * 0.5, i, axis=1)
+        r = jnp.arange(8, dtype=np.float32)[:, None] * x       # iota by rows
+        k = x + jnp.asarray(np.linspace(0.0, 1.0, 48, dtype=np.float32).reshape(8, 6))
+        return b, c, e, r, k, x[2:6] + 1.0, jnp.flip(x, axis=1)
+
+    # Convolutions: batch split, output features split, a spatial dimension split (halo exchange).
+    def conv(x, k):
+        return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
     return [
         ("dp_mlp_step", dp_step, m4,
          (ns(m4), ns(m4), ns(m4), ns(m4), ns(m4), ns(m4, "d", None), ns(m4, "d", None)),
@@ -135,6 +180,20 @@ def cases(rng):
          [f32(2, 4, 8), f32(2, 4, 8), f32(2, 4, 8)], False),
         ("fallbacks", fallbacks, m4, (ns(m4, "d", None), ns(m4), ns(m4, None, None, "d"), ns(m4, "d", None)), None,
          [f32(8, 4), np.array([1, 7, 3, 0, 5], np.int32), f32(3, 4, 4), f32(8, 4)], False),
+        ("scan_fsdp", scan_fsdp, m4, (ns(m4, "d", None), ns(m4, None, "d", None), ns(m4, None, "d")), None,
+         [f32(8, 8), f32(3, 8, 8) * 0.5, f32(3, 8)], False),
+        ("scan_megatron", scan_megatron, m4, (ns(m4), ns(m4, None, None, "d"), ns(m4, None, "d", None)), None,
+         [f32(4, 6), f32(2, 6, 8) * 0.5, f32(2, 8, 6) * 0.5], False),
+        ("embedding", embedding, m4, (ns(m4, "d", None), ns(m4), ns(m4, "d"), ns(m4), ns(m4)), None,
+         [f32(16, 4), np.array([1, 15, 3, 0, 5, 9], np.int32), np.array([2, 14, 7, 7, 0, 11, 4, 8], np.int32),
+          f32(16, 4), f32(6, 4)], False),
+        ("slicing", slicing, m4, (ns(m4, "d", None), ns(m4)), None, [f32(8, 6), np.int32(2)], False),
+        ("conv_batch", conv, m4, (ns(m4, "d", None, None, None), ns(m4)), None,
+         [f32(4, 6, 6, 3), f32(3, 3, 3, 8)], False),
+        ("conv_feature", conv, m4, (ns(m4), ns(m4, None, None, None, "d")), ns(m4, None, None, None, "d"),
+         [f32(2, 6, 6, 3), f32(3, 3, 3, 8)], False),
+        ("conv_spatial", conv, m4, (ns(m4, None, "d", None, None), ns(m4)), ns(m4, None, "d", None, None),
+         [f32(2, 8, 6, 3), f32(3, 3, 3, 4)], False),
     ]
 
 
@@ -176,7 +235,9 @@ def collective_bytes(text):
 def main():
     rng = np.random.default_rng(20250)
     manifest = {"cases": {}}
+    made = {}
     for name, fn, mesh, in_sh, out_sh, args, mlir in cases(rng):
+        made[name] = (fn, in_sh, out_sh, args)
         kwargs = {"in_shardings": in_sh}
         if out_sh is not None:
             kwargs["out_shardings"] = out_sh
@@ -192,7 +253,20 @@ def main():
         compiled = lowered.compile().as_text()
         manifest["cases"][name] = {"devices": int(mesh.devices.size), "mlir": mlir,
                                    "xla_collectives": collective_bytes(compiled)}
+    # The older GSPMD form of some (no Shardy: ``sharding=`` / ``mhlo.sharding``
+    # only, no mesh): NAME.gspmd.hlo and NAME.gspmd.mlir, same inputs and outputs.
+    jax.config.update("jax_use_shardy_partitioner", False)
+    for name in GSPMD_CASES:
+        fn, in_sh, out_sh, args = made[name]
+        kwargs = {"in_shardings": in_sh} | ({"out_shardings": out_sh} if out_sh is not None else {})
+        lowered = jax.jit(fn, **kwargs).lower(*args)
+        (OUT / f"{name}.gspmd.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.gspmd.mlir").write_text(lowered.as_text())
+        manifest["cases"][name]["gspmd"] = True
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+GSPMD_CASES = ("megatron_mlp", "scan_fsdp", "embedding")
 
 
 if __name__ == "__main__":

@@ -201,7 +201,8 @@ def padded_tile(array: np.ndarray, s: Sharding, device: int) -> np.ndarray:
     tile = s.tile(array, device)
     want = local_dims(s, array.shape)
     if tile.shape == want:
-        return np.ascontiguousarray(tile)
+        # Not np.ascontiguousarray: it makes a scalar a 1-element vector.
+        return tile if tile.flags.c_contiguous else tile.copy()
     out = np.zeros(want, array.dtype)
     out[tuple(slice(0, n) for n in tile.shape)] = tile
     return out

@@ -21,10 +21,20 @@ written as its ``sharding=`` attribute, as XLA's ShardingPropagation does:
   operands from its result: batch and free dimensions, the contracting ones
   whole).
 
+* slice, dynamic-slice, dynamic-update-slice, pad, reverse and concatenate
+  keep the split of the dimensions they take whole; gather, scatter and
+  convolution map their dimensions (:func:`gather_sources`,
+  :func:`conv_sources`);
+* a while loop's state is its operand's shardings, replaced leaf by leaf by
+  the body's result where that splits into more tiles, until the body gives
+  back what it is given; bodies, conditions and branches are propagated with
+  their parameters fixed so, and their instructions annotated too.
+
 The given shardings are never changed; a propagated one is replaced only by
 one that splits the value into more tiles (so the sweeps end).  A value no
-rule reaches (constants, iota, what is computed by ``while``, ``call``,
-``gather``...) is replicated.  Which tile each device holds is compared by
+rule reaches (constants, what sort or reduce-window compute...) is
+replicated.  A sharding xlac does not read is an error on an entry parameter
+or the root (:class:`UnreadSharding`), a note elsewhere.  Which tile each device holds is compared by
 device (``from_index_map``), so shardings over any device order and with
 replication (``last_tile_dim_replicate``) propagate alike.
 """
@@ -36,11 +46,11 @@ import re
 from ..errors import UnsupportedError
 from ..hlo.collectives import frontend_attributes
 from ..hlo.custom_call import SHARDING_ANNOTATIONS
-from ..hlo.ir import HloInstruction, HloModule, Raw
+from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
 from .shard_map import mesh_of, sdy_to_sharding
 
-__all__ = ["ShardingPropagation", "module_devices", "given_shardings", "annotated", "write_sharding",
+__all__ = ["ShardingPropagation", "UnreadSharding", "gspmd_devices", "module_devices", "given_shardings", "annotated", "write_sharding",
            "remap", "reshape_sharding", "index_map", "tiles", "is_auto_sharded"]
 
 #: Custom calls that only say a value's sharding (their operand's value).
@@ -56,21 +66,52 @@ def target_of(inst: HloInstruction) -> str:
 
 
 def module_devices(module: HloModule) -> int:
-    """The devices a sharded module is split over: its Shardy mesh's, else its ``num_partitions``."""
+    """The devices a sharded module is split over: its Shardy mesh's, else its
+    ``num_partitions``, else (the GSPMD form of jax's HLO text, no header) the
+    devices its entry's tiled shardings name."""
     mesh = mesh_of(module)
-    return math.prod(mesh.values()) if mesh else module.num_partitions
+    if mesh:
+        return math.prod(mesh.values())
+    return module.num_partitions if module.num_partitions > 1 else gspmd_devices(module)
+
+
+def gspmd_devices(module: HloModule) -> int:
+    """The devices the tiled ``sharding=`` of the entry's parameters and root
+    name (1 when none is tiled)."""
+    n = 1
+    entry = module.entry
+    for inst in entry.parameters + [entry.root]:
+        text = inst.attrs.get("sharding")
+        if text is None:
+            continue
+        try:
+            found = parse_shardings(str(getattr(text, "text", text)), 1)
+        except UnsupportedError:
+            continue
+        n = max([n] + [len(s.devices) for s in found if not s.is_replicated])
+    return n
 
 
 def is_auto_sharded(module: HloModule) -> bool:
     """Whether ``module`` is a global program with automatic shardings for the
-    SPMD partitioner: a Shardy mesh of more than one device, a sharding on
-    some entry instruction, and no manual computation (``shard_map``: the
-    shard-map partitioner's) nor collective (then it is a per-device program)."""
+    SPMD partitioner, and no manual computation (``shard_map``: the shard-map
+    partitioner's) nor collective (then it is a per-device program): either
+    Shardy's (a mesh of more than one device and a sharding on some entry
+    instruction) or GSPMD's (no mesh, no ``num_partitions`` nor
+    ``replica_count`` in the header, not scheduled, and a tiled ``sharding=``
+    on an entry parameter or the root: a module with ``num_partitions`` and
+    shardings is XLA's per-device program, its parameters the tiles)."""
     try:
         mesh = mesh_of(module)
     except UnsupportedError:          # refused where the program is run (shard_map's partitioner)
         return False
-    if not mesh or math.prod(mesh.values()) < 2:
+    if mesh:
+        n = math.prod(mesh.values())
+    elif module.num_partitions > 1 or module.replica_count > 1 or str(module.attrs.get("is_scheduled")) == "True":
+        return False
+    else:
+        n = gspmd_devices(module)
+    if n < 2:
         return False
     any_sharding = False
     for comp in module.computations:
@@ -206,10 +247,13 @@ def _rank(shape) -> int:
 
 def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | None:
     """The sharding written on ``inst`` (one per leaf of its shape), or None.
-    HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``; a form
-    xlac does not read (open dimensions, sub-axes, manual) is no sharding."""
+    HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``.  A form
+    xlac does not read (sub-axes, manual, ``last_tile_dims``, tile
+    dimensions not matching the rank, devices not matching the module's)
+    raises :class:`UnreadSharding` naming the instruction and the sharding."""
     text = inst.attrs.get("sharding")
     leaves = _leaves(inst.shape)
+    shown = str(getattr(text, "text", text)) if text is not None else None
     try:
         if text is not None:
             found = parse_shardings(str(text), n)
@@ -217,14 +261,27 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
             sdy = frontend_attributes(inst).get("xla.sdy.sharding")
             if sdy is None or not mesh:
                 return None
+            shown = sdy
             found = [sdy_to_sharding(spec, mesh) for spec in sdy_value_shardings(sdy, inst.name)]
         if len(found) == 1 and len(leaves) > 1 and found[0].is_replicated:
             found = found * len(leaves)
         if len(found) != len(leaves):
-            return None
+            raise UnsupportedError("sharding", f"{len(found)} sharding(s) for {len(leaves)} value(s)")
+        for s in found:
+            if not s.is_replicated and len(s.devices) == len(set(s.devices)) and len(s.devices) != n:
+                raise UnsupportedError("sharding", f"{len(s.devices)} devices in a module on {n}")
         return [with_rank(s, _rank(shape), n) for s, shape in zip(found, leaves)]
-    except UnsupportedError:
-        return None
+    except UnsupportedError as e:
+        raise UnreadSharding(inst.name, shown, str(e)) from None
+
+
+class UnreadSharding(UnsupportedError):
+    """A sharding xlac does not read, naming the instruction and the sharding."""
+
+    def __init__(self, name: str, sharding: str, why: str):
+        self.name, self.sharding = name, sharding
+        why = why.removeprefix("not supported yet: sharding").strip(" ()")
+        super().__init__("sharding", f"instruction {name}: sharding {sharding}: {why}")
 
 
 def annotated(inst: HloInstruction, n: int) -> list:
@@ -280,9 +337,11 @@ def forward(inst: HloInstruction, sh: dict, n: int) -> list | None:
     ops = [sh.get(o) for o in inst.operands]
     op = inst.opcode
     if op == "tuple":
-        if any(o is None for o in ops) or any(x.shape.is_tuple for x in inst.operands):
+        # A leaf no rule reached yet counts as whole (the loop state of a scan
+        # is a tuple of split values, counters and constants).
+        if all(o is None for o in ops) or any(x.shape.is_tuple for x in inst.operands):
             return None
-        return [o[0] for o in ops]
+        return [replicated(n, _rank(x.shape)) if o is None else o[0] for o, x in zip(ops, inst.operands)]
     if op == "get-tuple-element":
         return [ops[0][inst.attrs["index"]]] if ops[0] is not None and not inst.shape.is_tuple else None
     if inst.shape.is_tuple or not inst.shape.is_array or any(o.shape.is_tuple for o in inst.operands):
@@ -314,7 +373,125 @@ def _forward_array(inst: HloInstruction, ops: list):
         return remap(ops[0], [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
     if op == "dot" and ops[1] is not None:
         return dot_result_sharding(inst, ops[0], ops[1])
+    if op in ("slice", "dynamic-slice", "pad", "reverse"):
+        return remap(ops[0], kept_dims(inst))
+    if op == "dynamic-update-slice":
+        return remap(ops[0], kept_dims(inst))
+    if op == "concatenate":
+        return _best([remap(o, kept_dims(inst)) for o in ops if o is not None])
+    if op == "scatter" and len(inst.operands) == 3:
+        return ops[0]
+    if op == "gather":
+        return gather_result_sharding(inst, ops[0], ops[1])
+    if op == "convolution":
+        return conv_result_sharding(inst, ops[0], ops[1])
     return None
+
+
+def kept_dims(inst: HloInstruction) -> list:
+    """Per dimension of ``inst``'s result, the same operand dimension when it
+    is taken whole, element for element (a split there stays local), else
+    None: slice, dynamic-slice, dynamic-update-slice, pad, reverse,
+    concatenate."""
+    op = inst.opcode
+    x = inst.operands[0]
+    dims = x.shape.dimensions
+    rank = len(dims)
+    if op == "slice":
+        return [k if tuple(inst.attrs["slice"][k]) == (0, dims[k], 1) else None for k in range(rank)]
+    if op == "dynamic-slice":
+        return [k if inst.attrs["dynamic_slice_sizes"][k] == dims[k] else None for k in range(rank)]
+    if op == "dynamic-update-slice":
+        return [k if inst.operands[1].shape.dimensions[k] == dims[k] else None for k in range(rank)]
+    if op == "pad":
+        return [k if tuple(inst.attrs["padding"][k]) == (0, 0, 0) else None for k in range(rank)]
+    if op == "reverse":
+        return [None if k in inst.attrs.get("dimensions", ()) else k for k in range(rank)]
+    if op == "concatenate":
+        return [None if k in inst.attrs.get("dimensions", ()) else k for k in range(rank)]
+    return [None] * rank
+
+
+def gather_dims(inst: HloInstruction):
+    """A gather's (offset dims, collapsed dims, start index map, index vector
+    dim, slice sizes, operand batching dims)."""
+    a = inst.attrs
+    return (list(a.get("offset_dims", ())), list(a.get("collapsed_slice_dims", ())),
+            list(a.get("start_index_map", ())), a.get("index_vector_dim", _rank(inst.operands[1].shape)),
+            list(a.get("slice_sizes", ())), list(a.get("operand_batching_dims", ())))
+
+
+def gather_sources(inst: HloInstruction) -> tuple:
+    """Per result dimension of a gather: ("i", indices dimension) for a batch
+    dimension, ("o", operand dimension) for an offset dimension the slice
+    takes whole, or None."""
+    offset, collapsed, start_map, ivd, sizes, obatch = gather_dims(inst)
+    x, idx = inst.operands
+    kept = [d for d in range(_rank(x.shape)) if d not in collapsed and d not in obatch]
+    batch_idx = [d for d in range(_rank(idx.shape)) if d != ivd]
+    out, b = [], 0
+    for k in range(_rank(inst.shape)):
+        if k in offset:
+            d = kept[offset.index(k)]
+            out.append(("o", d) if sizes[d] == x.shape.dimensions[d] and d not in start_map else None)
+        else:
+            out.append(("i", batch_idx[b]))
+            b += 1
+    return tuple(out)
+
+
+def gather_result_sharding(inst, xs, ids):
+    src = gather_sources(inst)
+    from_x = remap(xs, [s[1] if s and s[0] == "o" else None for s in src]) if xs is not None else None
+    from_i = remap(ids, [s[1] if s and s[0] == "i" else None for s in src]) if ids is not None else None
+    if from_x is not None and from_i is not None:
+        both = combine(from_x, from_i)
+        if both is not None:
+            return both
+    return _best([from_x, from_i])
+
+
+def combine(a: Sharding, b: Sharding):
+    """A sharding split as ``a`` on its split dimensions and as ``b`` on the
+    others, when the devices agree; None otherwise."""
+    ma, mb = index_map(a), index_map(b)
+    tile_dims = tuple(ta if ta > 1 else tb for ta, tb in zip(a.tile_dims, b.tile_dims))
+    return from_index_map(tile_dims, {d: tuple(ia if ta > 1 else ib for ia, ib, ta in
+                                               zip(ma[d], mb[d], a.tile_dims)) for d in ma})
+
+
+def conv_sources(inst: HloInstruction) -> tuple:
+    """Per result dimension of a convolution: ("l", input dimension) for the
+    batch and spatial dimensions, ("r", kernel output feature dimension) for
+    the feature dimension (None where groups make them not map)."""
+    from ..hlo.window import conv_dimension_numbers_of
+    dn = conv_dimension_numbers_of(inst.attrs)
+    grouped = int(inst.attrs.get("feature_group_count", 1) or 1) > 1 or \
+        int(inst.attrs.get("batch_group_count", 1) or 1) > 1
+    out = [None] * _rank(inst.shape)
+    out[dn.output_batch_dimension] = None if grouped else ("l", dn.input_batch_dimension)
+    out[dn.output_feature_dimension] = None if grouped else ("r", dn.kernel_output_feature_dimension)
+    for o, i in zip(dn.output_spatial_dimensions, dn.input_spatial_dimensions):
+        out[o] = ("l", i)
+    return tuple(out)
+
+
+def conv_result_sharding(inst, ls, rs):
+    src = conv_sources(inst)
+    from_l = remap(ls, [s[1] if s and s[0] == "l" else None for s in src]) if ls is not None else None
+    from_r = remap(rs, [s[1] if s and s[0] == "r" else None for s in src]) if rs is not None else None
+    if from_l is not None and from_r is not None:
+        both = combine(from_l, from_r)
+        if both is not None:
+            return both
+    return _best([from_l, from_r])
+
+
+def _back_from_sources(s: Sharding, src: tuple, tag: str, orank: int) -> Sharding:
+    """An operand's sharding from its user's (``s``), through ``src`` (per
+    user dimension, (tag, operand dimension) or None)."""
+    back = {x[1]: k for k, x in enumerate(src) if x is not None and x[0] == tag}
+    return remap(s, [back.get(j) for j in range(orank)])
 
 
 def backward(user: HloInstruction, k: int, sh: dict, n: int):
@@ -353,6 +530,16 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         else:
             src = {d: i for i, d in enumerate(rb)} | {d: nb + len(lf) + i for i, d in enumerate(rf)}
         return [remap(s, [src.get(j) for j in range(orank)])]
+    if op in ("slice", "dynamic-slice", "pad", "reverse", "concatenate", "dynamic-update-slice") and \
+            _rank(operand.shape) == _rank(user.shape):
+        kept = kept_dims(user)
+        return [remap(s, [j if kept[j] is not None else None for j in range(orank)])]
+    if op == "scatter" and len(user.operands) == 3 and k == 0:
+        return [s]
+    if op == "gather" and k < 2:
+        return [_back_from_sources(s, gather_sources(user), "oi"[k], orank)]
+    if op == "convolution":
+        return [_back_from_sources(s, conv_sources(user), "lr"[k], orank)]
     return None
 
 
@@ -362,9 +549,10 @@ def _elementwise(inst: HloInstruction) -> bool:
 
 
 class ShardingPropagation:
-    """Pass: a ``sharding=`` on every instruction of the entry computation
-    (see the module docstring).  Does nothing to a module without shardings
-    or on one device."""
+    """Pass: a ``sharding=`` on every instruction of the entry computation and
+    of the bodies and conditions of its while loops and the branches of its
+    conditionals (see the module docstring).  Does nothing to a module
+    without shardings or on one device."""
 
     name = "sharding-propagation"
 
@@ -373,39 +561,121 @@ class ShardingPropagation:
         if n < 2:
             return False
         mesh = mesh_of(module)
-        comp = module.entry
+        self.n = n
+        self.given = {}
+        entry = module.entry
+        for comp in module.computations:
+            for inst in comp.instructions:
+                try:
+                    g = given_shardings(inst, n, mesh)
+                except UnreadSharding as e:
+                    # The entry's parameters and results are how the caller's
+                    # arrays are cut: not read, nothing can run.  Inside, a
+                    # constraint not read constrains nothing: said in a note.
+                    if comp is entry and (inst.opcode == "parameter" or inst is entry.root):
+                        raise
+                    module.diagnostics.append(Diagnostic(self.name, inst.name, f"{e.name}: sharding {e.sharding} "
+                                                         "not read, propagated as if it had none"))
+                    continue
+                if g is not None:
+                    self.given[inst] = g
+        if not any(i in self.given for i in module.entry.instructions):
+            return False
+        self.memo = {}
+        self._write(module.entry, self._propagate(module.entry, {}))
+        module.attrs["num_partitions"] = n
+        return True
+
+    def _propagate(self, comp, params: dict) -> dict:
+        """Every instruction of ``comp`` -> its shardings (a list per leaf),
+        the parameters fixed as ``params`` says (parameter number -> list)."""
+        key = (comp, tuple((k, tuple(v)) for k, v in sorted(params.items())))
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = {}                     # a recursive call (not in HLO) sees nothing
         comp.compute_users()
         order = comp.post_order()
         fixed = {}
         for inst in order:
-            g = given_shardings(inst, n, mesh)
-            if g is not None:
-                fixed[inst] = g
-        if not fixed:
-            return False
+            if inst.opcode == "parameter" and inst.parameter_number in params:
+                fixed[inst] = params[inst.parameter_number]
+            elif inst in self.given:
+                fixed[inst] = self.given[inst]
         sh = dict(fixed)
         for _ in range(8):
             changed = False
             for inst in order:
                 if inst not in fixed:
-                    changed |= self._offer(sh, inst, forward(inst, sh, n))
+                    changed |= self._offer(sh, inst, self._forward(inst, sh))
             for inst in reversed(order):
                 if inst not in fixed:
                     for user in inst.users:
                         for k, o in enumerate(user.operands):
                             if o is inst:
-                                changed |= self._offer(sh, inst, backward(user, k, sh, n))
+                                changed |= self._offer(sh, inst, backward(user, k, sh, self.n))
             if not changed:
                 break
-        for inst in order:
-            leaves = sh.get(inst) or [replicated(n, _rank(s)) for s in _leaves(inst.shape)]
+        self.memo[key] = sh
+        return sh
+
+    def _forward(self, inst, sh: dict):
+        if inst.opcode == "while":
+            return self._loop_state(inst, sh)
+        if inst.opcode == "conditional":
+            return self._branches_result(inst, sh)
+        return forward(inst, sh, self.n)
+
+    def _whole(self, inst) -> list:
+        return [replicated(self.n, _rank(s)) for s in _leaves(inst.shape)]
+
+    def _loop_state(self, inst, sh: dict) -> list:
+        """A while loop's state: its operand's shardings, each replaced by the
+        body's result for it where that splits into more tiles, until the
+        body gives back what it is given (the fixed point both the body's
+        parameter and its root are partitioned with)."""
+        state = sh.get(inst.operands[0]) or self._whole(inst)
+        current = sh.get(inst)
+        if current is not None:
+            state = [c if tiles(c) > tiles(s) else s for c, s in zip(current, state)]
+        body = inst.attrs["body"]
+        for _ in range(4):
+            out = self._propagate(body, {0: state}).get(body.root) or state
+            new = [o if tiles(o) > tiles(s) else s for o, s in zip(out, state)]
+            if new == state:
+                break
+            state = new
+        return state
+
+    def _branches_result(self, inst, sh: dict):
+        """A conditional's result: the branches' roots, each branch given its operand's sharding."""
+        from ..hlo.dynamic import branch_computations
+        results = []
+        for k, branch in enumerate(branch_computations(inst.attrs)):
+            arg = sh.get(inst.operands[k + 1]) or self._whole(inst.operands[k + 1])
+            results.append(self._propagate(branch, {0: arg}).get(branch.root))
+        results = [r for r in results if r is not None and len(r) == len(_leaves(inst.shape))]
+        if not results:
+            return None
+        return [_best(list(leaf)) for leaf in zip(*results)]
+
+    def _write(self, comp, sh: dict) -> None:
+        """Write ``sh`` on ``comp``'s instructions, and the bodies' shardings
+        (their parameters as the loop's state, the branches' as their operands)."""
+        from ..hlo.dynamic import branch_computations
+        for inst in comp.instructions:
+            leaves = sh.get(inst) or self._whole(inst)
             if not any(s.is_token or not (s.is_array or s.is_tuple) for s in _leaves(inst.shape)):
                 write_sharding(inst, leaves)
-        module.attrs["num_partitions"] = n
-        return True
+            if inst.opcode == "while":
+                state = sh.get(inst) or self._whole(inst)
+                for callee in (inst.attrs["body"], inst.attrs["condition"]):
+                    self._write(callee, self._propagate(callee, {0: state}))
+            elif inst.opcode == "conditional":
+                for k, branch in enumerate(branch_computations(inst.attrs)):
+                    arg = sh.get(inst.operands[k + 1]) or self._whole(inst.operands[k + 1])
+                    self._write(branch, self._propagate(branch, {0: arg}))
 
-    @staticmethod
-    def _offer(sh: dict, inst: HloInstruction, candidate) -> bool:
+    def _offer(self, sh: dict, inst: HloInstruction, candidate) -> bool:
         """Take ``candidate`` for ``inst`` when it splits into more tiles than what it has."""
         if candidate is None or any(c is None for c in candidate):
             return False

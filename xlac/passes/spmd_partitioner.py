@@ -24,11 +24,18 @@ needs its operands split otherwise than they are:
   ``all-reduce`` with the reduce's computation over the devices holding the
   other parts.
 
+* **while** and **conditional**: bodies, conditions and branches are
+  partitioned with the state's (operands') shardings;
+* **slicing** ops on tiles along the dimensions they take whole; **iota**
+  made locally; **gather** from a row-split table (a masked local gather and
+  an all-reduce) or by split indices; **scatter** into a row-split operand
+  (updates landing elsewhere skipped); **convolution** split on batch, output
+  features, or space (a halo exchange by collective-permute).
+
 Where a reduction (reduce, a dot's contraction) reads a padded tile, the
 padding is replaced by the reduction's identity (the reduce's init value,
 zero for a dot) first: padding is never read where it could change a
-result.  Anything else (gather, scatter, slice, concatenate, while, call,
-convolution, sort...) **falls back**: its operands are all-gathered to the
+result.  Anything else (sort, reduce-window, custom calls...) **falls back**: its operands are all-gathered to the
 whole values, it is computed whole on every device and its result is
 replicated; a note in ``module.diagnostics`` names the instruction, its
 sharding and why.  Notes also say where a value had to be all-gathered
@@ -56,8 +63,9 @@ from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims
 from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
-                                   index_map, is_auto_sharded, module_devices, remap, reshape_sharding,
-                                   target_of, write_sharding)
+                                   combine, gather_dims, gather_sources, index_map, is_auto_sharded, kept_dims,
+                                   module_devices, remap,
+                                   reshape_sharding, target_of, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
            "is_auto_sharded", "split_arguments", "assemble_results"]
@@ -112,29 +120,25 @@ class SpmdPartitioner:
         comp = module.entry
         if n < 2 or not any("sharding" in i.attrs for i in comp.instructions):
             return False
-        self.module, self.n, self.comp = module, n, comp
+        self.module, self.n = module, n
         self.names = module.name_uniquer()
         self.channel = 1 + max([int(i.attrs.get("channel_id") or 0) for c in module.computations
                                 for i in c.instructions] + [0])
-        self.out: list = []
         self.taken: set = set()
-        self.value: dict = {}           # old instruction -> (local instruction, [sharding per leaf])
-        self.cache: dict = {}
         self.adders: dict = {}
         self.notes: list = []
         self.params: list = []           # (parameter number, sharding, global shape)
-        comp.sort_topologically()
-        for inst in list(comp.instructions):
-            self._partition(inst)
-        root, shardings = self._root(comp.root)
+        self.param_shardings = None      # in a body: parameter number -> shardings per leaf
+        out, root, shardings = self._partition_computation(comp, None)
         comp.instructions = []
-        for inst in self.out:
+        for inst in out:
             comp.add_instruction(inst)
         comp.root = root
         comp.sort_topologically()
         comp.compute_users()
         from .dce import DCE
         DCE().run(module)
+        module.drop_uncalled_computations()
         module.attrs["num_partitions"] = n
         module.attrs.pop("replica_count", None)
         self._drop_mesh(module)
@@ -142,6 +146,39 @@ class SpmdPartitioner:
         self.signature = SpmdSignature(n, [(s, g) for _, s, g in params], shardings, comp.root.shape.is_tuple)
         module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in self.notes)
         return True
+
+    def _partition_computation(self, comp, root_want: list | None, param_shardings: dict | None = None):
+        """``comp``'s per-device instructions, its new root (resharded to
+        ``root_want``, else to the root's sharding) and the root's (sharding,
+        global shape) per leaf.  ``param_shardings`` (parameter number ->
+        shardings per leaf) says how a body's parameters are split; the entry's
+        are read from their ``sharding=``."""
+        saved = (self.out, self.value, self.cache, self.param_shardings) if hasattr(self, "out") else None
+        self.out, self.value, self.cache, self.param_shardings = [], {}, {}, param_shardings
+        try:
+            comp.sort_topologically()
+            for inst in list(comp.instructions):
+                self._partition(inst)
+            root, shardings = self._root(comp.root, root_want)
+            return self.out, root, shardings
+        finally:
+            if saved is not None:
+                self.out, self.value, self.cache, self.param_shardings = saved
+
+    def _sub_computation(self, comp, param_shardings: dict, root_want: list) -> HloComputation:
+        """A per-device copy of ``comp`` (a loop body or condition, a branch):
+        its parameters split as ``param_shardings`` says, its root resharded
+        to ``root_want``."""
+        out, root, _ = self._partition_computation(comp, root_want, param_shardings)
+        new = HloComputation(self.names(comp.name + "_spmd"), [], root=None)
+        for inst in out:
+            new.add_instruction(inst)
+        new.root = root
+        new.sort_topologically()
+        new.compute_users()
+        new.parent = self.module
+        self.module.computations.insert(self.module.computations.index(self.module.entry), new)
+        return new
 
     @staticmethod
     def _drop_mesh(module: HloModule) -> None:
@@ -155,14 +192,16 @@ class SpmdPartitioner:
         else:
             module.attrs.pop("frontend_attributes", None)
 
-    def _root(self, root):
-        """The root, each leaf resharded as the root's sharding says; the
-        results' (sharding, global shape)."""
+    def _root(self, root, want=None):
+        """The root, each leaf resharded as ``want`` (else the root's sharding)
+        says; the results' (sharding, global shape)."""
         value, have = self.value[root]
-        want = annotated(root, self.n)
+        want = want or annotated(root, self.n)
         leaves = list(root.shape.tuple_shapes) if root.shape.is_tuple else [root.shape]
         if not root.shape.is_tuple:
             new = self.reshard(value, have[0], want[0], root.shape, root.name)
+            if new is value and new.opcode == "parameter":
+                new = self._add("copy", new.shape, [new])
             new.attrs["sharding"] = Raw(sharding_text(want[0]))
             return new, [(want[0], root.shape)]
         parts = []
@@ -477,6 +516,12 @@ class SpmdPartitioner:
         return self._add(inst.opcode, self._local_shape(inst.shape, want[0]), operands, attrs, inst.name), want
 
     def _op_parameter(self, inst, want):
+        if self.param_shardings is not None:
+            have = self.param_shardings[inst.parameter_number]
+            leaves = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+            local = [self._local_shape(sh, h) for sh, h in zip(leaves, have)]
+            shape = Shape.tuple(local) if inst.shape.is_tuple else local[0]
+            return self._add("parameter", shape, [], _attrs(inst), inst.name), list(have)
         if inst.shape.is_tuple:
             raise _Fallback("a tuple parameter")
         attrs = _attrs(inst)
@@ -494,9 +539,6 @@ class SpmdPartitioner:
     def _op_constant(self, inst, want):
         if inst.shape.is_tuple:
             raise _Fallback("a tuple constant")
-        return self._replicated_whole(inst)
-
-    def _op_iota(self, inst, want):
         return self._replicated_whole(inst)
 
     def _op_elementwise(self, inst, want):
@@ -582,6 +624,378 @@ class SpmdPartitioner:
                 "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
         out = self.reshard(local, partial, want[0], inst.shape, inst.name)
         return out, want
+
+    # -- slicing -----------------------------------------------------------------------
+    def _kept_sharding(self, inst, want: Sharding) -> Sharding:
+        """``want`` with the split kept only where the operand's dimension is
+        taken whole (:func:`kept_dims`): how the operands are split to compute
+        ``inst`` locally."""
+        kept = kept_dims(inst)
+        return remap(want, [k if kept[k] is not None else None for k in range(len(kept))])
+
+    def _op_dynamic_slice(self, inst, want):
+        """Dimensions sliced whole stay split; the sliced ones are whole (their start clamps alike)."""
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        starts = [self._operand(inst, k, replicated(self.n, 0)) for k in range(1, len(inst.operands))]
+        local = self._local_shape(inst.shape, s)
+        attrs = _attrs(inst)
+        attrs["dynamic_slice_sizes"] = tuple(local.dimensions)
+        new = self._add("dynamic-slice", local, [x] + starts, attrs, inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_dynamic_update_slice(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        u = self._operand(inst, 1, s)
+        starts = [self._operand(inst, k, replicated(self.n, 0)) for k in range(2, len(inst.operands))]
+        new = self._add("dynamic-update-slice", self._local_shape(inst.shape, s), [x, u] + starts, _attrs(inst),
+                        inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_slice(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        local = self._local_shape(inst.shape, s)
+        attrs = _attrs(inst)
+        attrs["slice"] = tuple((0, local.dimensions[k], 1) if s.tile_dims[k] > 1 else tuple(lim)
+                               for k, lim in enumerate(inst.attrs["slice"]))
+        new = self._add("slice", local, [x], attrs, inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_pad(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        x = self._operand(inst, 0, s)
+        value = self._operand(inst, 1, replicated(self.n, 0))
+        new = self._add("pad", self._local_shape(inst.shape, s), [x, value], _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_reverse(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        new = self._add("reverse", self._local_shape(inst.shape, s), [self._operand(inst, 0, s)], _attrs(inst),
+                        inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_concatenate(self, inst, want):
+        s = self._kept_sharding(inst, want[0])
+        ops = [self._operand(inst, k, s) for k in range(len(inst.operands))]
+        new = self._add("concatenate", self._local_shape(inst.shape, s), ops, _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _op_iota(self, inst, want):
+        """This device's part of the iota: a local iota plus where its tile starts."""
+        s = want[0]
+        if inst.shape.is_tuple or s.is_replicated:
+            return self._replicated_whole(inst)
+        d = int(inst.attrs.get("iota_dimension", 0))
+        local = self._local_shape(inst.shape, s)
+        new = self._add("iota", local, [], _attrs(inst), None if s.tile_dims[d] > 1 else inst.name)
+        if s.tile_dims[d] == 1:
+            return new, want
+        etype = inst.shape.element_type
+        start = self._offset(s, d, inst.shape.dimensions)
+        if etype != S32:
+            start = self._add("convert", Shape(etype, ()), [start])
+        at = self._add("broadcast", local, [start], {"dimensions": ()})
+        return self._add("add", local, [new, at], {}, inst.name), want
+
+    # -- gather and scatter -------------------------------------------------------------
+    def _index_columns(self, iv, ivd: int, count: int) -> list:
+        """The ``count`` index columns of the local indices ``iv`` (index vector dimension ``ivd``)."""
+        dims = list(iv.shape.dimensions)
+        if ivd == len(dims):
+            return [iv]
+        out = []
+        batch = [n for k, n in enumerate(dims) if k != ivd]
+        for j in range(count):
+            lim = tuple((j, j + 1, 1) if k == ivd else (0, n, 1) for k, n in enumerate(dims))
+            one = [1 if k == ivd else n for k, n in enumerate(dims)]
+            col = self._add("slice", Shape(iv.shape.element_type, one), [iv], {"slice": lim})
+            out.append(self._add("reshape", Shape(iv.shape.element_type, batch), [col]))
+        return out
+
+    def _join_columns(self, cols: list, ivd: int, dims: list, etype):
+        if ivd == len(dims):
+            return cols[0]
+        one = [1 if k == ivd else n for k, n in enumerate(dims)]
+        parts = [self._add("reshape", Shape(etype, one), [c]) for c in cols]
+        return parts[0] if len(parts) == 1 else self._add("concatenate", Shape(etype, dims), parts,
+                                                          {"dimensions": (ivd,)})
+
+    def _localize(self, cols: list, start_map: list, s: Sharding, xshape: Shape, window: list, skip: bool):
+        """The index columns made local to this device's tile of the operand
+        (split as ``s``) along the split indexed dimensions, and where each
+        index row lands in this device's tile (a pred per row, None when
+        nothing is split).  ``skip`` (scatter): a row outside is pointed past
+        the tile, so the update is skipped; else (gather) the global index is
+        clamped first, as gather clamps it, and the row is masked after."""
+        inside = None
+        out = list(cols)
+        for j, d in enumerate(start_map):
+            if s.tile_dims[d] == 1:
+                continue
+            c = cols[j]
+            etype = c.shape.element_type
+            bdims = c.shape.dimensions
+            n, size = xshape.dimensions[d], local_dims(s, xshape.dimensions)[d]
+
+            def full(value, et=etype):
+                return self._add("broadcast", Shape(et, bdims), [value], {"dimensions": ()})
+
+            def const(v):
+                return full(self._scalar(v, etype))
+
+            off = self._offset(s, d, xshape.dimensions)
+            if etype != S32:
+                off = self._add("convert", Shape(etype, ()), [off])
+            hi = n - window[d]
+            if skip:
+                ok = self._add("and", Shape(PRED, bdims), [
+                    self._add("compare", Shape(PRED, bdims), [c, const(0)], {"direction": "GE"}),
+                    self._add("compare", Shape(PRED, bdims), [c, const(hi)], {"direction": "LE"})])
+            else:
+                c = self._add("clamp", c.shape, [const(0), c, const(hi)])
+            loc = self._add("subtract", c.shape, [c, full(off)])
+            here = self._add("and", Shape(PRED, bdims), [
+                self._add("compare", Shape(PRED, bdims), [loc, const(0)], {"direction": "GE"}),
+                self._add("compare", Shape(PRED, bdims), [loc, const(size - window[d] + 1)],
+                          {"direction": "LT"})])
+            if skip:
+                here = self._add("and", Shape(PRED, bdims), [here, ok])
+                loc = self._add("select", c.shape, [here, loc, const(size)])
+            out[j] = loc
+            inside = here if inside is None else self._add("and", Shape(PRED, bdims), [inside, here])
+        return out, inside
+
+    def _op_gather(self, inst, want):
+        """Operand split on dimensions a slice takes whole (its tile sliced
+        locally) and on indexed dimensions of slice size 1 (each device
+        gathers the rows it holds, zeros elsewhere, an all-reduce adds them);
+        indices split on their batch dimensions (the result split alike)."""
+        offset, collapsed, start_map, ivd, sizes, obatch = gather_dims(inst)
+        if obatch or inst.shape.is_tuple:
+            raise _Fallback("a batched gather")
+        x, idx = inst.operands
+        (_, hx), (_, hi) = self.value[x], self.value[idx]
+        src = gather_sources(inst)
+        xr = len(x.shape.dimensions)
+        passthrough = [s[1] for s in src if s and s[0] == "o"]
+        indexed = [d for d in start_map if sizes[d] == 1]
+        xp = remap(hx[0], [d if d in passthrough or d in indexed else None for d in range(xr)])
+        ip = remap(hi[0], [None if k == ivd else k for k in range(len(idx.shape.dimensions))])
+        from_x = remap(xp, [s[1] if s and s[0] == "o" else None for s in src])
+        split = [d for d in indexed if xp.tile_dims[d] > 1]
+        parts = math.prod(xp.tile_dims[d] for d in split)
+        mx = index_map(xp)
+        # The indices as they are split, else whole (when the devices holding
+        # a tile of the result must also hold every part of the operand).
+        for ip_try in (ip, replicated(self.n, len(idx.shape.dimensions))):
+            from_i = remap(ip_try, [s[1] if s and s[0] == "i" else None for s in src])
+            result = combine(from_x, from_i) if not from_i.is_replicated else from_x
+            if result is None:
+                continue
+            groups = None
+            if parts > 1:
+                groups = self._groups_for_sum(index_map(result), {dev: tuple(mx[dev][d] for d in split)
+                                                                  for dev in range(self.n)}, parts)
+                if groups is None:
+                    continue
+            ip = ip_try
+            break
+        else:
+            raise _Fallback("the operand's and the indices' splits do not agree")
+        xv = self._operand(inst, 0, xp)
+        iv = self._operand(inst, 1, ip)
+        cols, inside = self._index_columns(iv, ivd, len(start_map)), None
+        if split:
+            cols, inside = self._localize(cols, start_map, xp, x.shape, sizes, skip=False)
+            iv = self._join_columns(cols, ivd, list(iv.shape.dimensions), iv.shape.element_type)
+        local = self._local_shape(inst.shape, result)
+        attrs = _attrs(inst)
+        attrs["slice_sizes"] = tuple(local_dims(xp, x.shape.dimensions)[d] if d in passthrough else sizes[d]
+                                     for d in range(xr))
+        out = self._add("gather", local, [xv, iv], attrs, inst.name)
+        if groups is None:
+            return self.reshard(out, result, want[0], inst.shape, inst.name), want
+        batch_pos = [k for k in range(len(inst.shape.dimensions)) if k not in offset]
+        mask = self._add("broadcast", Shape(PRED, local.dimensions), [inside], {"dimensions": tuple(batch_pos)})
+        zero = self._add("broadcast", local, [self._scalar(0, inst.shape.element_type)], {"dimensions": ()})
+        out = self._add("select", local, [mask, out, zero])
+        out = self._add("all-reduce", local, [out], {
+            "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+            "use_global_device_ids": True, "to_apply": self._adder(inst.shape.element_type)})
+        return self.reshard(out, result, want[0], inst.shape, inst.name), want
+
+    def _op_scatter(self, inst, want):
+        """Operand split on window dimensions the updates cover whole (the
+        updates split alike) and on indexed dimensions of window size 1: each
+        device applies the updates that land in its tile (the others are
+        pointed past it, so skipped); indices and the scattered dimensions of
+        the updates whole."""
+        if len(inst.operands) != 3 or inst.shape.is_tuple:
+            raise _Fallback("a variadic scatter")
+        a = inst.attrs
+        uwd, inserted = list(a.get("update_window_dims", ())), list(a.get("inserted_window_dims", ()))
+        sdod, ivd = list(a.get("scatter_dims_to_operand_dims", ())), a.get("index_vector_dim")
+        if a.get("input_batching_dims") or a.get("scatter_indices_batching_dims"):
+            raise _Fallback("a batched scatter")
+        x, idx, upd = inst.operands
+        xr = len(x.shape.dimensions)
+        if ivd is None:
+            ivd = len(idx.shape.dimensions)
+        window_of = [d for d in range(xr) if d not in inserted]      # operand dim of each update window dim
+        window = [1] * xr
+        for k, d in enumerate(window_of):
+            window[d] = upd.shape.dimensions[uwd[k]]
+        keep = [d for d in range(xr) if (d not in sdod and window[d] == x.shape.dimensions[d]) or
+                (d in sdod and window[d] == 1)]
+        s = remap(want[0], [d if d in keep else None for d in range(xr)])
+        up = remap(s, [None if k not in uwd or window_of[uwd.index(k)] in sdod else window_of[uwd.index(k)]
+                       for k in range(len(upd.shape.dimensions))])
+        xv = self._operand(inst, 0, s)
+        iv = self._operand(inst, 1, replicated(self.n, len(idx.shape.dimensions)))
+        uv = self._operand(inst, 2, up)
+        if any(s.tile_dims[d] > 1 for d in sdod):
+            cols = self._index_columns(iv, ivd, len(sdod))
+            cols, _ = self._localize(cols, sdod, s, x.shape, window, skip=True)
+            iv = self._join_columns(cols, ivd, list(iv.shape.dimensions), iv.shape.element_type)
+        new = self._add("scatter", self._local_shape(inst.shape, s), [xv, iv, uv], _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    # -- convolution ------------------------------------------------------------------
+    def _op_convolution(self, inst, want):
+        """Batch split (the input's batch, the kernel whole), output features
+        split (the kernel's, the input whole), a spatial dimension split (the
+        input's, each tile extended by the neighbours' edges: a halo exchange
+        by collective-permute); input features whole."""
+        from ..hlo.window import conv_dimension_numbers_of, window_of
+        dn = conv_dimension_numbers_of(inst.attrs)
+        if int(inst.attrs.get("feature_group_count", 1) or 1) > 1 or \
+                int(inst.attrs.get("batch_group_count", 1) or 1) > 1:
+            raise _Fallback("a grouped convolution")
+        lhs, rhs = inst.operands
+        S = want[0]
+        win = window_of(inst.attrs)
+        spatial = [k for k, o in enumerate(dn.output_spatial_dimensions) if S.tile_dims[o] > 1]
+        halo = [k for k in spatial if self._halo_fits(win.dimensions[k], lhs.shape.dimensions[
+            dn.input_spatial_dimensions[k]], S.tile_dims[dn.output_spatial_dimensions[k]])]
+        keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
+            {dn.output_spatial_dimensions[k] for k in halo}
+        result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
+        src_l = {dn.input_batch_dimension: dn.output_batch_dimension} | \
+            {dn.input_spatial_dimensions[k]: dn.output_spatial_dimensions[k] for k in halo}
+        lp = remap(result, [src_l.get(j) for j in range(len(lhs.shape.dimensions))])
+        rp = remap(result, [dn.output_feature_dimension if j == dn.kernel_output_feature_dimension else None
+                            for j in range(len(rhs.shape.dimensions))])
+        lv = self._operand(inst, 0, lp)
+        rv = self._operand(inst, 1, rp)
+        attrs = _attrs(inst)
+        if halo:
+            dims = list(win.dimensions)
+            for k in halo:
+                w = dims[k]
+                lv = self._exchange_halo(lv, lp, dn.input_spatial_dimensions[k], w.padding_low, w.padding_high)
+                dims[k] = type(w)(w.size, w.stride, 0, 0, w.window_dilation, w.base_dilation, w.window_reversal)
+            from ..hlo.window import Window, format_window
+            attrs["window"] = Raw(format_window(Window(tuple(dims))))
+        new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
+        return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    @staticmethod
+    def _halo_fits(w, n: int, t: int) -> bool:
+        """A spatial dimension of ``n`` split ``t`` ways evenly, computed from
+        each tile and its neighbours' edges: stride 1, no dilation, the
+        padding as wide as the window less one (the output as long as the
+        input), the edges no longer than a tile."""
+        size = n // t if n % t == 0 else 0
+        return (size > 0 and w.stride == 1 and w.window_dilation == 1 and w.base_dilation == 1
+                and w.padding_low >= 0 and w.padding_high >= 0 and w.padding_low + w.padding_high == w.size - 1
+                and max(w.padding_low, w.padding_high) <= size)
+
+    def _exchange_halo(self, v, s: Sharding, d: int, low: int, high: int):
+        """``v`` (split as ``s`` along ``d``) with its left neighbour's last
+        ``low`` and its right neighbour's first ``high`` elements along ``d``
+        around it (zeros past the ends: the convolution's padding)."""
+        m = index_map(s)
+        etype = v.shape.element_type
+        dims = list(v.shape.dimensions)
+        size = dims[d]
+        parts = []
+        for width, step, start in ((low, 1, size - low), (high, -1, 0)):
+            if width == 0:
+                continue
+            pairs = []
+            for dev in range(self.n):
+                index = list(m[dev])
+                index[d] += step
+                rank = self._replica_rank(s, dev)
+                target = [t for t in range(self.n) if tuple(m[t]) == tuple(index) and self._replica_rank(s, t) == rank]
+                if 0 <= index[d] < s.tile_dims[d] and target:
+                    pairs.append((dev, target[0]))
+            edge_dims = list(dims)
+            edge_dims[d] = width
+            lim = tuple((start, start + width, 1) if k == d else (0, n, 1) for k, n in enumerate(dims))
+            edge = self._add("slice", Shape(etype, edge_dims), [v], {"slice": lim})
+            got = self._add("collective-permute", edge.shape, [edge], {
+                "source_target_pairs": tuple(pairs), "channel_id": self._next_channel()})
+            parts.append((step, got))
+        left = [g for st, g in parts if st == 1]
+        right = [g for st, g in parts if st == -1]
+        pieces = left + [v] + right
+        if len(pieces) == 1:
+            return v
+        dims[d] = size + low + high
+        return self._add("concatenate", Shape(etype, dims), pieces, {"dimensions": (d,)})
+
+    # -- control flow -------------------------------------------------------------------
+    def _reshard_value(self, v, have: list, want: list, shape: Shape, why: str):
+        """``v`` (a value or a flat tuple, split as ``have`` per leaf) split as ``want``."""
+        if not shape.is_tuple:
+            return self.reshard(v, have[0], want[0], shape, why)
+        if list(have) == list(want):
+            return v
+        if any(s.is_tuple for s in shape.tuple_shapes):
+            raise _Fallback("a nested tuple")
+        parts = []
+        for k, (leaf, h, w) in enumerate(zip(shape.tuple_shapes, have, want)):
+            x = self._add("get-tuple-element", v.shape.tuple_shapes[k], [v], {"index": k})
+            parts.append(self.reshard(x, h, w, leaf, why))
+        return self._add("tuple", Shape.tuple([p.shape for p in parts]), parts)
+
+    def _op_while(self, inst, want):
+        """The loop on tiles: its state split as its sharding says (the fixed
+        point propagation found), the body's parameter and root and the
+        condition's parameter split alike."""
+        x = inst.operands[0]
+        if x.shape.is_tuple and any(s.is_tuple for s in x.shape.tuple_shapes):
+            raise _Fallback("a nested tuple state")
+        v, have = self.value[x]
+        init = self._reshard_value(v, have, want, x.shape, inst.name)
+        body = self._sub_computation(inst.attrs["body"], {0: want}, want)
+        cond = self._sub_computation(inst.attrs["condition"], {0: want}, [replicated(self.n, 0)])
+        attrs = _attrs(inst)
+        attrs["body"], attrs["condition"] = body, cond
+        return self._add("while", init.shape, [init], attrs, inst.name), want
+
+    def _op_conditional(self, inst, want):
+        """Each branch on tiles: its parameter split as its operand is, its
+        root resharded to the conditional's sharding; the branch index whole."""
+        from ..hlo.dynamic import branch_computations
+        if any(s.is_tuple for s in (inst.shape.tuple_shapes if inst.shape.is_tuple else ())):
+            raise _Fallback("a nested tuple result")
+        ops = [self._operand(inst, 0, replicated(self.n, len(inst.operands[0].shape.dimensions)))]
+        branches = []
+        for k, branch in enumerate(branch_computations(inst.attrs)):
+            v, have = self.value[inst.operands[k + 1]]
+            ops.append(v)
+            branches.append(self._sub_computation(branch, {0: have}, want))
+        attrs = _attrs(inst)
+        if "branch_computations" in attrs:
+            attrs["branch_computations"] = tuple(branches)
+        else:
+            attrs["true_computation"], attrs["false_computation"] = branches
+        shape = branches[0].root.shape
+        return self._add("conditional", shape, ops, attrs, inst.name), want
 
     # -- dot ----------------------------------------------------------------------------
     def _dot_plan(self, inst, lp: Sharding, rp: Sharding, want: Sharding):
@@ -764,12 +1178,13 @@ def _group_size(inst) -> int:
 
 
 def collective_bytes(module: HloModule) -> list:
-    """``(name, opcode, bytes)`` for each collective of the entry computation:
+    """``(name, opcode, bytes)`` for each collective of the module (one in a
+    loop body counted once: per iteration):
     the bytes one device receives (ring algorithms: an all-reduce of B bytes
     over g devices receives 2B(g-1)/g, an all-gather its result less its
     operand, a reduce-scatter or all-to-all B(g-1)/g of its operand)."""
     out = []
-    for inst in module.entry.instructions:
+    for inst in (i for c in module.computations for i in c.instructions):
         if inst.opcode not in COLLECTIVES:
             continue
         g = _group_size(inst)

@@ -392,6 +392,12 @@ class Importer:
         for c in comps:
             c.is_entry = c is entry
             c.compute_users()
+        if not meshes and _global_gspmd_program(module):
+            # jax's global program in the GSPMD form (no Shardy): its device
+            # count is its shardings', as in jax's HLO text of it, which has no
+            # num_partitions (a module with num_partitions and shardings is a
+            # per-device program: XLA's partitioned one).
+            module.attrs.pop("num_partitions", None)
         module.sort_computations()
         return module
 
@@ -601,6 +607,23 @@ def _sdy_body(attr) -> str | None:
     """The body of a ``#sdy.sharding<...>`` attribute (``@mesh, [{"x"}, {}]``), or None."""
     body = getattr(attr, "body", None)
     return body if isinstance(body, str) and getattr(attr, "name", "").lstrip("#").startswith("sdy") else None
+
+
+def _global_gspmd_program(module: HloModule) -> bool:
+    """Whether the entry's parameters or results carry a tiled ``mhlo.sharding``
+    and nothing says the program is already per device (collectives,
+    partition-id, the manual partitioning custom calls of ``shard_map``)."""
+    per_device = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+                  "partition-id", "replica-id", "collective-broadcast")
+    manual = ("SPMDFullToShardShape", "SPMDShardToFullShape")
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode in per_device or (inst.opcode == "custom-call" and
+                                              str(inst.attrs.get("custom_call_target", "")).strip('"') in manual):
+                return False
+    entry = module.entry
+    return any("devices=" in str(getattr(i.attrs.get("sharding"), "text", i.attrs.get("sharding", "")))
+               for i in entry.parameters + [entry.root])
 
 
 def _add_sdy_sharding(inst: HloInstruction, value: str) -> None:
