@@ -236,3 +236,23 @@ def test_int8_random_shapes_bit_equal(lt, rt, m, k, n, layouts, seed):
     text = module(lt, rt, "s32", (m, k), (k, n), (m, n), MATMUL, *layouts)
     rng = np.random.default_rng(seed)
     check_exact(text, (ints(rng, lt, (m, k)), ints(rng, rt, (k, n))))
+
+
+def test_jit_plans_scratch_for_the_threads_the_host_has():
+    """A JIT-compiled GEMM holds one packing region per thread the process may
+    use, not one per task (1024^3 f32: 46 MB -> a few MB); an object for other
+    machines keeps one per task a grid may start."""
+    import xlac
+    from xlac.codegen import task_grid
+    from xlac.codegen.compiler import lower
+    from xlac.runtime.threads import default_num_threads
+    text = ("HloModule m\nENTRY e {\n a = f32[1024,1024] parameter(0)\n b = f32[1024,1024] parameter(1)\n"
+            " ROOT d = f32[1024,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    module = xlac.parse_hlo(text)
+    jit_temp = lower(module, native=True).assignment.temp_size
+    aot_temp = lower(module, native=False).assignment.temp_size
+    assert task_grid.REGION_CAP.get() is None                     # set only while lowering
+    if default_num_threads() < 8:
+        assert jit_temp * 3 < aot_temp, (jit_temp, aot_temp)
+    a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
+    np.testing.assert_allclose(xlac.jit(module)(a, a), a @ a, rtol=1e-3, atol=1e-2)

@@ -20,7 +20,8 @@ from ..passes.buffer_assignment import BufferAssignment
 from ..passes.expanders import EXPANSIONS
 from ..passes.dynamic_padder import DynamicSignature, pad_dynamic
 from ..passes.pipeline import codegen_pipeline
-from . import gemm_native, kernels
+from ..runtime.threads import default_num_threads
+from . import gemm_native, kernels, task_grid
 from .elemental import has_generator
 from .emitter import ModuleEmitter
 from .math_approx import use_native_scaling
@@ -116,6 +117,14 @@ def lower(module: HloModule, entry_name: str = "xlac_entry", triple: str = "",
     (``ModuleEmitter.on_finished``; ``jit.StreamedCompile.finished``).
     """
     verify(module)
+    cap = task_grid.REGION_CAP.set(default_num_threads() if native else None)
+    try:
+        return _lower(module, entry_name, triple, data_layout, optimize, aligned_results, native, abi, on_finished)
+    finally:
+        task_grid.REGION_CAP.reset(cap)
+
+
+def _lower(module, entry_name, triple, data_layout, optimize, aligned_results, native, abi, on_finished):
     # Before the pipeline: jax's callbacks come with a one-device mesh the
     # partitioners would otherwise be the first to refuse.
     custom_call.check_no_host_callback(module)

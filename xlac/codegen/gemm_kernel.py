@@ -290,7 +290,7 @@ def run_grid(ctx: KernelContext, scratch, table: GridTable, counter: int, body) 
     the worker's function (``task_grid.choose``, from the same ``opts``)."""
     chosen = choose(ctx.b, ctx.opts_arg, table)
     if chosen.threads is None:
-        run_tasks(ctx, scratch, chosen.n_tasks, counter, body)
+        run_tasks(ctx, scratch, chosen.n_tasks, counter, body, workers(ctx.b, chosen, table.max_workers))
         return
     run_tasks(ctx, scratch, lambda c: as_value(choose(c.b, c.opts_arg, table).n_tasks), counter, body,
               workers(ctx.b, chosen, table.max_workers))

@@ -29,6 +29,7 @@ traffic per flop) down to smaller minimums.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from dataclasses import dataclass
 
@@ -46,6 +47,14 @@ THREAD_CLASSES = (1, 2, 4, 8, 16, 32)
 #: Tasks per thread a threaded grid aims at: enough for the dynamic grab to
 #: even out a late thread or edge tasks that cost more.
 TASKS_PER_THREAD = 4
+
+#: At most this many workers (and so scratch regions, each a task's packed
+#: blocks) per kernel: the JIT's code runs on this host, so no call has more
+#: threads than the CPUs the process may use (``compiler.lower(native=True)``
+#: sets it); None (objects for other machines) plans one region per task a
+#: grid may start.  Workers take tasks from a shared counter, so fewer workers
+#: than tasks only means each does more of them.
+REGION_CAP: contextvars.ContextVar = contextvars.ContextVar("xlac_region_cap", default=None)
 
 
 def pow2_floor(x: int) -> int:
@@ -84,7 +93,9 @@ class GridTable:
         most one per task; with an unknown thread count one per task of the
         one-thread grid): the scratch regions it needs, a worker owning one
         and keeping it from task to task."""
-        return max([self.serial.n_tasks] + [min(g.n_tasks, cls) for g, cls in zip(self.grids, THREAD_CLASSES)])
+        n = max([self.serial.n_tasks] + [min(g.n_tasks, cls) for g, cls in zip(self.grids, THREAD_CLASSES)])
+        cap = REGION_CAP.get()
+        return n if cap is None else max(1, min(n, cap))
 
     @property
     def fixed(self) -> bool:
@@ -259,9 +270,9 @@ def choose(b: ir.IRBuilder, opts: ir.Value, table: GridTable) -> Chosen:
 def workers(b: ir.IRBuilder, chosen: Chosen, cap: int):
     """Workers to start for ``chosen``: one per thread that can take part,
     no more than its tasks, nor than ``cap`` (the scratch regions); as many
-    as its tasks when the thread count is unknown (0)."""
+    as its tasks when the thread count is unknown (0), up to ``cap``."""
     if chosen.threads is None:
-        return chosen.n_tasks
+        return min(chosen.n_tasks, cap) if isinstance(chosen.n_tasks, int) else chosen.n_tasks
     n = as_value(chosen.n_tasks)
     t = chosen.threads
     limit = b.select(b.icmp_signed("<", t, i64(1)), n, t)
