@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import custom_calls
+from .codegen import fast_call
 from .codegen import runtime_code  # noqa: F401  (provides the runtime's native helpers)
 from .codegen.compiler import lower
 from .codegen.jit import optimized_ir
@@ -77,6 +78,11 @@ __all__ = ["Executable", "DynamicExecutable", "MemoryAnalysis", "jit"]
 
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
+#: The native fast path (xlac.codegen.fast_call) serves modules whose every result
+#: leaf is at most this big and whose temp arena is at most FAST_TEMP_MAX: calls
+#: where the ~2 us of the Python path matter.  Bigger results come from the pool.
+FAST_RESULT_MAX = 64 << 10
+FAST_TEMP_MAX = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -294,6 +300,59 @@ class Executable:
                        self._opts_addr, self._single, allocator.pool().acquire,
                        self._main_opts_addr, self._cancel)
 
+        # -- the native fast path ----------------------------------------------------------
+        self._fast_call_spec = self._make_fast_call()
+        self._fast_call = ctypes.addressof(self._fast_call_spec) if self._fast_call_spec is not None else 0
+
+    def _make_fast_call(self):
+        """The :class:`~xlac.codegen.fast_call.CallSpec` of this executable's
+        native fast path, or None where every call takes the Python path: a
+        tuple, token or non-default-layout parameter, guard-page mode, donation,
+        infeed/outfeed, a token, nested tuple or non-default-layout result, a
+        result leaf above ``FAST_RESULT_MAX`` or a temp arena above
+        ``FAST_TEMP_MAX``, or an interpreter whose layouts it does not know."""
+        if not self._simple_params or self._donate_by_result or self._feed_services \
+                or self.temp_size > FAST_TEMP_MAX:
+            return None
+        shape = self.result_shape
+        if shape.is_tuple and any(s.is_tuple for s in shape.tuple_shapes):
+            return None
+        results = []
+        for size, dims, dtype, default, s, _owner in self._rspecs:
+            if s.is_token or not default or s.byte_size() > FAST_RESULT_MAX:
+                return None
+            results.append((dtype, dims, s.byte_size(), size > 0))     # pool-sized: 64-byte aligned
+        if not fast_call.install(Executable, Executable._call, Executable._finish_fast_call):
+            return None
+        # The fast path's own temp arena (concurrent calls take the Python path's frames).
+        self._fast_call_frame = _Frame(0, 0, self.temp_size)
+        polls = self._cancel is not None
+        return fast_call.make_spec(
+            [f[:4] for f in self._fast], results, shape.is_tuple, self._program.address,
+            self._opts_addr, self._main_opts_addr,
+            interrupt.flag_address() if polls else None, interrupt.arm_address() if polls else None,
+            self._fast_call_frame.temp_addr)
+
+    @property
+    def fast_calls(self) -> int:
+        """How many calls the native fast path made (0 for an executable that has none)."""
+        return self._fast_call_spec.calls if self._fast_call_spec is not None else 0
+
+    @property
+    def has_fast_call(self) -> bool:
+        """Whether calls with C-contiguous arrays of the parameters' dtypes and shapes
+        take the native fast path (see :mod:`xlac.codegen.fast_call`)."""
+        return self._fast_call_spec is not None
+
+    def _finish_fast_call(self, result):
+        """After a fast call a callback recorded an error or Ctrl-C set the flag:
+        what the Python path does then (raise the error, or KeyboardInterrupt)."""
+        if _errors:
+            self._raise_pending(())
+        if self._cancel is not None and _get_ident() == _MAIN_THREAD and self._cancel[0]:
+            _interrupted(())
+        return result
+
     # -- devices ---------------------------------------------------------------------
     def set_device(self, replica_id: int, num_replicas: int, partition_id: int = 0, num_partitions: int = 1,
                    collective=None, cancel: int | None = None) -> None:
@@ -475,7 +534,10 @@ class Executable:
                               generated_code_size_in_bytes=p.object_bytes)
 
     # -- calling ------------------------------------------------------------------------
-    def __call__(self, *args):
+    def _call(self, *args):
+        """The Python path of a call (see the module docstring); the native fast
+        path (``__call__``, :mod:`xlac.codegen.fast_call`) calls it for whatever
+        it does not handle itself."""
         try:
             (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
              acquire, main_opts_addr, cancel) = self._state
@@ -593,6 +655,8 @@ class Executable:
             return _restructure(self.result_shape, arrays)
         except allocator.OutOfMemory as e:      # free when nothing is raised (Python 3.11)
             raise self._out_of_memory(e) from None
+
+    __call__ = _call            # the native fast call once installed (first executable made)
 
     def _buffers(self) -> list:
         """(name, bytes) of every buffer a call allocates: result leaves and the temp arena."""
