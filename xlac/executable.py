@@ -344,13 +344,14 @@ class Executable:
         take the native fast path (see :mod:`xlac.codegen.fast_call`)."""
         return self._fast_call_spec is not None
 
-    def _finish_fast_call(self, result):
-        """After a fast call a callback recorded an error or Ctrl-C set the flag:
-        what the Python path does then (raise the error, or KeyboardInterrupt)."""
+    def _finish_fast_call(self, result, stopped: bool):
+        """After a fast call a callback recorded an error or Ctrl-C stopped it
+        (the native code has cleared the flag): what the Python path does then
+        (raise the error, or KeyboardInterrupt)."""
         if _errors:
             self._raise_pending(())
-        if self._cancel is not None and _get_ident() == _MAIN_THREAD and self._cancel[0]:
-            _interrupted(())
+        if stopped:
+            raise KeyboardInterrupt
         return result
 
     # -- devices ---------------------------------------------------------------------

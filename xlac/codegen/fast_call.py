@@ -29,8 +29,8 @@ common case it does everything the Python path does, in native code:
 6. releases the GIL, calls the module's entry, takes the GIL back;
 7. returns the result (or the tuple of results) — unless a callback recorded
    an error (``xlac.runtime.threads``' error dict is not empty) or Ctrl-C set
-   the flag, in which case the executable's ``finish(exe, result)`` (Python)
-   raises what the Python path raises.
+   the flag (which it clears), in which case the executable's ``finish(exe,
+   result, stopped)`` (Python) raises what the Python path raises.
 
 Anything else — a wrong count, a Python scalar, a list, a wrong dtype or
 shape, other strides, a misaligned array, an ndarray subclass, an error left
@@ -125,7 +125,7 @@ class Runtime(ctypes.Structure):
         "PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef", "Py_DecRef",
         "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
         "PyObject_Vectorcall", "pthread_self", "PyArray_NewFromDescr", "PyArray_SetBaseObject",
-        "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread")]
+        "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread", "true", "false")]
 
 
 _PYTHON_FUNCTIONS = Runtime._fields_[:11]
@@ -430,20 +430,29 @@ def _ir() -> str:
         "  br i1 %main, label %check.c, label %check.e",
         "check.c:",
         "  %cf = load atomic volatile i32, ptr %cflag seq_cst, align 4",
-        "  %stopped = icmp ne i32 %cf, 0",
-        "  %odd = or i1 %stopped, %err",
-        "  br i1 %odd, label %finish, label %done",
+        "  %stopped.c = icmp ne i32 %cf, 0",
+        "  br i1 %stopped.c, label %clear.flag, label %check.e",
+        # Cleared here: Python's own SIGINT handler may raise KeyboardInterrupt before
+        # finish runs, and the flag has done its job.
+        "clear.flag:",
+        "  store atomic volatile i32 0, ptr %cflag seq_cst, align 4",
+        "  br label %finish",
         "check.e:",
         "  br i1 %err, label %finish, label %done",
         "done:",
         "  ret ptr %ret",
         "finish:",
+        "  %stopped = phi i1 [true, %clear.flag], [false, %check.e]",
         *_rt("PyObject_Vectorcall", "%vcall.f"), *_rt("finish", "%finish.fn"),
-        "  %fa = alloca [2 x ptr]",
+        *_rt("true", "%py.true"), *_rt("false", "%py.false"),
+        "  %stopped.o = select i1 %stopped, ptr %py.true, ptr %py.false",
+        "  %fa = alloca [3 x ptr]",
         "  store ptr %self, ptr %fa",
         "  %fa.1 = getelementptr ptr, ptr %fa, i64 1",
         "  store ptr %ret, ptr %fa.1",
-        "  %fr = call ptr %vcall.f(ptr %finish.fn, ptr %fa, i64 2, ptr null)",
+        "  %fa.2 = getelementptr ptr, ptr %fa, i64 2",
+        "  store ptr %stopped.o, ptr %fa.2",
+        "  %fr = call ptr %vcall.f(ptr %finish.fn, ptr %fa, i64 3, ptr null)",
         "  call void %decref(ptr %ret)",
         "  ret ptr %fr",
         # -- the Python path: slow(self, *args) ----------------------------------------------
@@ -527,7 +536,7 @@ def _address(name: str) -> int:
 def install(cls: type, slow, finish) -> bool:
     """Make ``cls.__call__`` the native fast call (once per class), which falls
     back to ``slow(exe, *args)`` and finishes unusual calls with ``finish(exe,
-    result)``.  Returns False (``cls`` untouched) where it is not supported."""
+    result, stopped)`` (``stopped``: Ctrl-C stopped the call; the flag is cleared).  Returns False (``cls`` untouched) where it is not supported."""
     with _lock:
         if cls in _installed:
             return True
@@ -544,6 +553,7 @@ def install(cls: type, slow, finish) -> bool:
         rt.ndarray, rt.errors, rt.slow, rt.finish = id(np.ndarray), id(_threads._errors), id(slow), id(finish)
         rt.attr, rt.u8_descr = id(_attr), id(np.dtype(np.uint8))
         rt.main_thread = threading.main_thread().ident
+        rt.true, rt.false = id(True), id(False)
         ctypes.CFUNCTYPE(None, c_void_p)(jf.engine.get_function_address(f"{_ENTRY}_init"))(ctypes.addressof(rt))
         doc = (cls.__call__.__doc__ or "Call the compiled module.").encode()
         mdef = PyMethodDef(b"__call__", jf.address, METH_FASTCALL, doc)
