@@ -657,6 +657,7 @@ class Executable:
         except allocator.OutOfMemory as e:      # free when nothing is raised (Python 3.11)
             raise self._out_of_memory(e) from None
 
+    _call.__qualname__ = "Executable.__call__"      # what errors about the call's arguments say
     __call__ = _call            # the native fast call once installed (first executable made)
 
     def _buffers(self) -> list:

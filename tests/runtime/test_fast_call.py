@@ -219,6 +219,8 @@ def test_fallbacks_give_the_python_paths_errors():
     for args, err, message in cases:
         with pytest.raises(err, match=message):
             exe(*args)
+    with pytest.raises(TypeError, match=r"Executable.__call__\(\) got an unexpected keyword argument 'y'"):
+        exe(ok, y=ok)
     assert exe.fast_calls == 0
 
 

@@ -6,7 +6,7 @@ pointers through ctypes took about 2.3 µs for an 8-element add.  This module
 builds, once per process, one native function (LLVM IR, JIT-compiled through
 :func:`~xlac.codegen.compile_cache.load_or_compile` and so from the disk cache
 when ``XLAC_CACHE_DIR`` is set) and makes it the executable class's
-``__call__``: a ``METH_FASTCALL`` method descriptor (``PyDescr_NewMethod``),
+``__call__``: a ``METH_FASTCALL | METH_KEYWORDS`` method descriptor (``PyDescr_NewMethod``),
 which CPython calls directly with the executable and the arguments.  For the
 common case it does everything the Python path does, in native code:
 
@@ -79,7 +79,7 @@ ARRAY_DATA, ARRAY_ND, ARRAY_DIMS, ARRAY_STRIDES, ARRAY_DESCR = 16, 24, 32, 40, 5
 API_ARRAY_TYPE, API_NEW_FROM_DESCR, API_SET_BASE_OBJECT = 2, 94, 282
 #: ``NPY_ARRAY_CARRAY``: C-contiguous, aligned, writeable.
 NPY_ARRAY_CARRAY = 0x1 | 0x100 | 0x400
-METH_FASTCALL = 0x80
+METH_FASTCALL, METH_KEYWORDS = 0x80, 0x2
 #: Results of at least this many bytes are 64-byte aligned (as the pool's blocks
 #: are); smaller ones come from numpy as ``np.empty``'s (``allocator.SMALL_RESULT``).
 ALIGNED_RESULT = 4096
@@ -117,18 +117,19 @@ class CallSpec(ctypes.Structure):
                 ("busy", c_int64), ("calls", c_int64)]
 
 
+#: The C API functions the native code calls (from ``ctypes.pythonapi``).
+_PYTHON_FUNCTIONS = ("PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef",
+                     "Py_DecRef", "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
+                     "PyObject_Vectorcall", "PyTuple_Size")
+
+
 class Runtime(ctypes.Structure):
     """What the native function needs of the process: CPython and numpy
     functions (passed in, no symbol lookup) and objects."""
 
     _fields_ = [(name, c_void_p) for name in (
-        "PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef", "Py_DecRef",
-        "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
-        "PyObject_Vectorcall", "pthread_self", "PyArray_NewFromDescr", "PyArray_SetBaseObject",
+        *_PYTHON_FUNCTIONS, "pthread_self", "PyArray_NewFromDescr", "PyArray_SetBaseObject",
         "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread", "true", "false")]
-
-
-_PYTHON_FUNCTIONS = Runtime._fields_[:11]
 
 # ---------------------------------------------------------------------------------------
 # The native function
@@ -212,7 +213,7 @@ def _ir() -> str:
     ]
 
     L += [
-        f"define ptr @{_ENTRY}(ptr %self, ptr %args, i64 %nargs) {{",
+        f"define ptr @{_ENTRY}(ptr %self, ptr %args, i64 %nargs, ptr %kwnames) {{",
         "entry:",
         "  %rt = load ptr, ptr @rt.slot",
         *_rt("PyObject_GetAttr", "%getattr"), *_rt("attr", "%attr"), *_rt("PyErr_Clear", "%clear"),
@@ -229,7 +230,9 @@ def _ir() -> str:
         "count:",
         *_at("%d", C, "nparams", "i64", "%np"),
         "  %n.ok = icmp eq i64 %nargs, %np",
-        "  br i1 %n.ok, label %errors0, label %slow",
+        "  %no.kw = icmp eq ptr %kwnames, null",
+        "  %n.kw.ok = and i1 %n.ok, %no.kw",
+        "  br i1 %n.kw.ok, label %errors0, label %slow",
         "errors0:",
         *_rt("PyDict_Size", "%dictsize"), *_rt("errors", "%errs"),
         "  %ne0 = call i64 %dictsize(ptr %errs)",
@@ -459,15 +462,26 @@ def _ir() -> str:
         "slow.clear:",
         "  call void %clear()",
         "  br label %slow",
+        # Keyword arguments too (their values follow the positional ones), so that
+        # the Python path says what it says of them.
         "slow:",
-        *_rt("PyObject_Vectorcall", "%vcall"), *_rt("slow", "%slow.fn"),
+        *_rt("PyObject_Vectorcall", "%vcall"), *_rt("slow", "%slow.fn"), *_rt("PyTuple_Size", "%tsize"),
+        "  %has.kw = icmp ne ptr %kwnames, null",
+        "  br i1 %has.kw, label %slow.kw, label %slow.call",
+        "slow.kw:",
+        "  %nkw.kw = call i64 %tsize(ptr %kwnames)",
+        "  br label %slow.call",
+        "slow.call:",
+        "  %nkw = phi i64 [0, %slow], [%nkw.kw, %slow.kw]",
         "  %n1 = add i64 %nargs, 1",
-        "  %sa = alloca ptr, i64 %n1",
+        "  %nall = add i64 %n1, %nkw",
+        "  %sa = alloca ptr, i64 %nall",
         "  store ptr %self, ptr %sa",
         "  %sa.1 = getelementptr ptr, ptr %sa, i64 1",
-        "  %nbytes = shl i64 %nargs, 3",
+        "  %nitems = add i64 %nargs, %nkw",
+        "  %nbytes = shl i64 %nitems, 3",
         "  call void @llvm.memcpy.p0.p0.i64(ptr %sa.1, ptr %args, i64 %nbytes, i1 false)",
-        "  %sr = call ptr %vcall(ptr %slow.fn, ptr %sa, i64 %n1, ptr null)",
+        "  %sr = call ptr %vcall(ptr %slow.fn, ptr %sa, i64 %n1, ptr %kwnames)",
         "  ret ptr %sr",
         "}",
         "",
@@ -523,7 +537,7 @@ def numpy_api():
     try:
         from numpy._core import _multiarray_umath as m      # numpy 2
     except ImportError:                                      # pragma: no cover - numpy 1.x
-        from numpy.core import multiarray as m
+        from numpy.core import _multiarray_umath as m
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = c_void_p, [ctypes.py_object, c_char_p]
     return (c_void_p * (API_SET_BASE_OBJECT + 1)).from_address(get(m._ARRAY_API, None))
@@ -545,7 +559,7 @@ def install(cls: type, slow, finish) -> bool:
         jf = load_or_compile(("fast-call", _ir()), _ENTRY, lambda: (_ir(), None),
                              directory=disk_cache.cache_dir()).jit
         api = numpy_api()
-        rt = Runtime(**{name: _address(name) for name, _ in _PYTHON_FUNCTIONS})
+        rt = Runtime(**{name: _address(name) for name in _PYTHON_FUNCTIONS})
         libc = ctypes.CDLL(None)
         rt.pthread_self = ctypes.cast(libc.pthread_self, c_void_p).value
         rt.PyArray_NewFromDescr = api[API_NEW_FROM_DESCR]
@@ -556,7 +570,7 @@ def install(cls: type, slow, finish) -> bool:
         rt.true, rt.false = id(True), id(False)
         ctypes.CFUNCTYPE(None, c_void_p)(jf.engine.get_function_address(f"{_ENTRY}_init"))(ctypes.addressof(rt))
         doc = (cls.__call__.__doc__ or "Call the compiled module.").encode()
-        mdef = PyMethodDef(b"__call__", jf.address, METH_FASTCALL, doc)
+        mdef = PyMethodDef(b"__call__", jf.address, METH_FASTCALL | METH_KEYWORDS, doc)
         new = ctypes.pythonapi.PyDescr_NewMethod
         new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, c_void_p]
         descriptor = new(cls, ctypes.addressof(mdef))
