@@ -91,6 +91,9 @@ _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) k
 #: where the ~2 us of the Python path matter.  Bigger results come from the pool.
 FAST_RESULT_MAX = 64 << 10
 FAST_TEMP_MAX = 1 << 20
+#: ... and whose parameters and results are at most this many (their pointers live
+#: on the native stack).
+FAST_MAX_BUFFERS = 1024
 
 
 @dataclass(frozen=True)
@@ -317,10 +320,11 @@ class Executable:
         native fast path, or None where every call takes the Python path: a
         tuple, token or non-default-layout parameter, guard-page mode, donation,
         infeed/outfeed, a token, nested tuple or non-default-layout result, a
-        result leaf above ``FAST_RESULT_MAX`` or a temp arena above
-        ``FAST_TEMP_MAX``, or an interpreter whose layouts it does not know."""
+        result leaf above ``FAST_RESULT_MAX``, a temp arena above
+        ``FAST_TEMP_MAX``, more than ``FAST_MAX_BUFFERS`` parameters and
+        results, or an interpreter whose layouts it does not know."""
         if not self._simple_params or self._donate_by_result or self._feed_services \
-                or self.temp_size > FAST_TEMP_MAX:
+                or self.temp_size > FAST_TEMP_MAX or self._nparams + self._nresults > FAST_MAX_BUFFERS:
             return None
         shape = self.result_shape
         if shape.is_tuple and any(s.is_tuple for s in shape.tuple_shapes):

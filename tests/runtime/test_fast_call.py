@@ -221,6 +221,10 @@ def test_fallbacks_give_the_python_paths_errors():
             exe(*args)
     with pytest.raises(TypeError, match=r"Executable.__call__\(\) got an unexpected keyword argument 'y'"):
         exe(ok, y=ok)
+    with pytest.raises(TypeError, match=r"add8 takes 2 argument\(s\) .*, got 1000000"):
+        exe(*[ok] * 1_000_000)                     # passed on from a heap array, not the stack
+    with pytest.raises(TypeError, match="unexpected keyword argument .k0."):
+        exe(*[ok] * 10, **{f"k{i}": ok for i in range(10)})
     assert exe.fast_calls == 0
 
 

@@ -120,7 +120,7 @@ class CallSpec(ctypes.Structure):
 #: The C API functions the native code calls (from ``ctypes.pythonapi``).
 _PYTHON_FUNCTIONS = ("PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef",
                      "Py_DecRef", "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
-                     "PyObject_Vectorcall", "PyTuple_Size")
+                     "PyObject_Vectorcall", "PyTuple_Size", "PyMem_Malloc", "PyMem_Free", "PyErr_NoMemory")
 
 
 class Runtime(ctypes.Structure):
@@ -136,6 +136,9 @@ class Runtime(ctypes.Structure):
 # ---------------------------------------------------------------------------------------
 
 _ENTRY = "xlac_fast_call"
+#: Arguments (with the executable) the Python path is called with from a stack
+#: array; more take a heap array.
+_STACK_ARGS = 16
 
 
 def _at(ptr: str, struct, name: str, ty: str, out: str) -> list:
@@ -215,6 +218,7 @@ def _ir() -> str:
     L += [
         f"define ptr @{_ENTRY}(ptr %self, ptr %args, i64 %nargs, ptr %kwnames) {{",
         "entry:",
+        f"  %stack = alloca [{_STACK_ARGS} x ptr]",
         "  %rt = load ptr, ptr @rt.slot",
         *_rt("PyObject_GetAttr", "%getattr"), *_rt("attr", "%attr"), *_rt("PyErr_Clear", "%clear"),
         *_rt("Py_DecRef", "%decref"),
@@ -475,13 +479,33 @@ def _ir() -> str:
         "  %nkw = phi i64 [0, %slow], [%nkw.kw, %slow.kw]",
         "  %n1 = add i64 %nargs, 1",
         "  %nall = add i64 %n1, %nkw",
-        "  %sa = alloca ptr, i64 %nall",
+        "  %nall.bytes = shl i64 %nall, 3",
+        # exe(*a_million_things) must get its TypeError, not overflow the stack.
+        f"  %big = icmp ugt i64 %nall, {_STACK_ARGS}",
+        "  br i1 %big, label %slow.heap, label %slow.fill",
+        "slow.heap:",
+        *_rt("PyMem_Malloc", "%malloc"),
+        "  %heap = call ptr %malloc(i64 %nall.bytes)",
+        "  %heap.null = icmp eq ptr %heap, null",
+        "  br i1 %heap.null, label %slow.nomem, label %slow.fill",
+        "slow.nomem:",
+        *_rt("PyErr_NoMemory", "%nomem"),
+        "  %nm = call ptr %nomem()",
+        "  ret ptr null",
+        "slow.fill:",
+        "  %sa = phi ptr [%stack, %slow.call], [%heap, %slow.heap]",
         "  store ptr %self, ptr %sa",
         "  %sa.1 = getelementptr ptr, ptr %sa, i64 1",
         "  %nitems = add i64 %nargs, %nkw",
         "  %nbytes = shl i64 %nitems, 3",
         "  call void @llvm.memcpy.p0.p0.i64(ptr %sa.1, ptr %args, i64 %nbytes, i1 false)",
         "  %sr = call ptr %vcall(ptr %slow.fn, ptr %sa, i64 %n1, ptr %kwnames)",
+        "  br i1 %big, label %slow.free, label %slow.done",
+        "slow.free:",
+        *_rt("PyMem_Free", "%mfree"),
+        "  call void %mfree(ptr %sa)",
+        "  br label %slow.done",
+        "slow.done:",
         "  ret ptr %sr",
         "}",
         "",
