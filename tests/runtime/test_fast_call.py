@@ -19,7 +19,7 @@ import pytest
 
 import xlac
 from xlac.codegen import fast_call
-from xlac.runtime import interrupt, threads
+from xlac.runtime import allocator, interrupt, threads
 
 pytestmark = pytest.mark.skipif(not fast_call.supported(), reason="an interpreter whose layouts are not known")
 
@@ -151,7 +151,7 @@ def test_common_case_takes_the_fast_call(text, args, want):
         np.testing.assert_allclose(r, want(a), rtol=1e-6)
         assert type(r) is np.ndarray and r.dtype == np.float32 and r.flags.c_contiguous
         assert r.flags.writeable and r.flags.aligned
-        if r.nbytes >= fast_call.ALIGNED_RESULT:         # as the pool's blocks, for aligned_results
+        if r.nbytes >= allocator.SMALL_RESULT:          # as the pool's blocks, for aligned_results
             assert r.ctypes.data % 64 == 0
 
 

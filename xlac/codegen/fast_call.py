@@ -19,10 +19,10 @@ common case it does everything the Python path does, in native code:
 3. takes the executable's fast-path temp arena (an atomic flag: a concurrent or
    re-entrant call takes the Python path, which has arenas of its own);
 4. allocates the results through numpy's C API (``PyArray_NewFromDescr``):
-   results under :data:`ALIGNED_RESULT` bytes as ``np.empty`` does (what the
-   Python path gives them too), bigger ones 64-byte aligned inside a numpy
-   byte array that is their ``base`` (the alignment the pool gives them on the
-   Python path, which code compiled with ``aligned_results`` relies on);
+   as ``np.empty`` does, or, for results the spec marks ``aligned`` (those
+   the Python path takes from the pool: 4 KiB and more), 64-byte aligned
+   inside a numpy byte array that is their ``base`` (the alignment the pool
+   gives them, which code compiled with ``aligned_results`` relies on);
 5. on the main thread, for code that polls the cancel flag: puts the SIGINT
    handler in front (``xlac.runtime.interrupt``) and clears the flag, then
    passes the run options that point at it;
@@ -65,7 +65,7 @@ from ..runtime import disk_cache
 from ..runtime import threads as _threads
 from .compile_cache import load_or_compile
 
-__all__ = ["ALIGNED_RESULT", "ParamSpec", "ResultSpec", "CallSpec", "install", "make_spec", "supported"]
+__all__ = ["ParamSpec", "ResultSpec", "CallSpec", "install", "make_spec", "supported"]
 
 # ---------------------------------------------------------------------------------------
 # Layouts (CPython 3.11 on a 64-bit platform; numpy 1.x and 2.x)
@@ -80,9 +80,7 @@ API_ARRAY_TYPE, API_NEW_FROM_DESCR, API_SET_BASE_OBJECT = 2, 94, 282
 #: ``NPY_ARRAY_CARRAY``: C-contiguous, aligned, writeable.
 NPY_ARRAY_CARRAY = 0x1 | 0x100 | 0x400
 METH_FASTCALL, METH_KEYWORDS = 0x80, 0x2
-#: Results of at least this many bytes are 64-byte aligned (as the pool's blocks
-#: are); smaller ones come from numpy as ``np.empty``'s (``allocator.SMALL_RESULT``).
-ALIGNED_RESULT = 4096
+#: The alignment of results marked ``aligned`` (the pool's).
 ALIGNMENT = 64
 
 
@@ -195,7 +193,8 @@ def _ir() -> str:
         f"  %adi.0 = add i64 %bdi, {ALIGNMENT - 1}",
         f"  %adi = and i64 %adi.0, {-ALIGNMENT}",
         "  %ad = inttoptr i64 %adi to ptr",
-        f"  %v = call ptr %new(ptr %nda, ptr %descr, i32 %nd, ptr %dims, ptr null, ptr %ad, i32 {NPY_ARRAY_CARRAY}, ptr null)",
+        "  %v = call ptr %new(ptr %nda, ptr %descr, i32 %nd, ptr %dims, ptr null, ptr %ad, "
+        f"i32 {NPY_ARRAY_CARRAY}, ptr null)",
         "  %v.null = icmp eq ptr %v, null",
         "  br i1 %v.null, label %fail.view, label %setbase",
         "fail.view:",
@@ -574,7 +573,8 @@ def _address(name: str) -> int:
 def install(cls: type, slow, finish) -> bool:
     """Make ``cls.__call__`` the native fast call (once per class), which falls
     back to ``slow(exe, *args)`` and finishes unusual calls with ``finish(exe,
-    result, stopped)`` (``stopped``: Ctrl-C stopped the call; the flag is cleared).  Returns False (``cls`` untouched) where it is not supported."""
+    result, stopped)`` (``stopped``: Ctrl-C stopped the call; the flag is
+    cleared).  Returns False (``cls`` untouched) where it is not supported."""
     with _lock:
         if cls in _installed:
             return True
