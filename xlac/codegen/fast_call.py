@@ -4,8 +4,9 @@ Calling a compiled module from Python costs more than running it when the
 module is small: checking each argument, allocating the results and passing
 pointers through ctypes took about 2.3 µs for an 8-element add.  This module
 builds, once per process, one native function (LLVM IR, JIT-compiled through
-:func:`~xlac.codegen.compile_cache.load_or_compile` and so from the disk cache
-when ``XLAC_CACHE_DIR`` is set) and makes it the executable class's
+:func:`~xlac.codegen.compile_cache.load_or_compile`, ~60 ms, and kept in the
+runtime library's cache, ``disk_cache.library_dir()``, as the GEMM library's
+code is: later processes load it in a few ms) and makes it the executable class's
 ``__call__``: a ``METH_FASTCALL | METH_KEYWORDS`` method descriptor (``PyDescr_NewMethod``),
 which CPython calls directly with the executable and the arguments.  For the
 common case it does everything the Python path does, in native code:
@@ -581,7 +582,7 @@ def install(cls: type, slow, finish) -> bool:
         if not supported():
             return False
         jf = load_or_compile(("fast-call", _ir()), _ENTRY, lambda: (_ir(), None),
-                             directory=disk_cache.cache_dir()).jit
+                             directory=disk_cache.library_dir()).jit
         api = numpy_api()
         rt = Runtime(**{name: _address(name) for name in _PYTHON_FUNCTIONS})
         libc = ctypes.CDLL(None)
