@@ -42,7 +42,15 @@ argument errors).  Which executables get a spec at all (static shapes, array
 parameters of the default layout, no donation, no feeds, small results) is
 the executable's decision.
 
-Why a method descriptor: CPython's ``slot_tp_call`` finds ``__call__`` on
+Why results from numpy: the pool's blocks and their owner objects are Python
+objects (acquiring one and wrapping it costs about a microsecond from native
+code too); numpy's allocator is callable from C, tracemalloc sees it, and
+malloc's free lists recycle the memory of results up to the executable's
+limit (64 KiB) without fresh pages.  Code compiled with ``aligned_results``
+relies on 64-byte aligned results only where it writes a big result (8 MiB
+and more) with non-temporal stores, which no fast call has; the aligned
+results keep the pool's promise anyway, so a kernel that comes to rely on it
+stays correct.  Why a method descriptor: CPython's ``slot_tp_call`` finds ``__call__`` on
 the type and, for a method descriptor, calls it with ``self`` prepended and
 no bound-method object; a plain builtin function would not receive the
 executable.  Why a spec found by attribute: one native function serves every
