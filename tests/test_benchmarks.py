@@ -200,3 +200,16 @@ def test_cli_threads_sweep_with_busy_core(tmp_path, capsys):
         assert (tmp_path / "threads.png").stat().st_size > 0
     except ImportError:
         assert not (tmp_path / "threads.png").exists()
+
+
+def test_call_overhead_benchmark_runs_and_takes_the_fast_call():
+    from benchmarks import call_overhead
+    res = call_overhead.run(repeat=2, budget=1.0, use_numba=False)
+    assert [r["name"] for r in res["rows"]] == list(call_overhead.PROGRAMS)
+    for row in res["rows"]:
+        assert row["fast"], row["name"]
+        for col in ("xlac", "xlac_python", "numpy"):
+            best, median = row["us"][col]
+            assert 0 < best <= median
+    md = call_overhead.markdown(res)
+    assert "| add of 8 float32 |" in md and "xlac (Python path) µs" in md and "load average" in md

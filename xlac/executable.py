@@ -18,6 +18,14 @@ Calling it:
   (:mod:`xlac.runtime.allocator`) and goes back to it when the array is gone;
   the temp arena is reused between calls (one per concurrent call).
 
+That is the Python path (``Executable._call``).  ``Executable.__call__`` is
+native code (:mod:`xlac.codegen.fast_call`) that does all of it for the common
+case — C-contiguous, aligned ndarrays of the parameters' exact dtypes and
+shapes, results of at most ``FAST_RESULT_MAX`` bytes allocated through numpy —
+in about 0.2 µs, and hands every other call, untouched, to the Python path,
+the only place argument errors are raised (:meth:`Executable._make_fast_call`
+says which executables have the fast path; ``exe.fast_calls`` counts its calls).
+
 ``donate_argnums`` (as in ``jax.jit``): a donated argument's memory may be
 reused for a result of the same shape, layout and dtype — the result array then
 shares memory with the argument, whose contents are overwritten. **A donated
@@ -59,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import custom_calls
+from .codegen import fast_call
 from .codegen import runtime_code  # noqa: F401  (provides the runtime's native helpers)
 from .codegen.compiler import lower
 from .codegen.jit import optimized_ir
@@ -77,6 +86,14 @@ __all__ = ["Executable", "DynamicExecutable", "MemoryAnalysis", "jit"]
 
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
+#: The native fast path (xlac.codegen.fast_call) serves modules whose every result
+#: leaf is at most this big and whose temp arena is at most FAST_TEMP_MAX: calls
+#: where the ~2 us of the Python path matter.  Bigger results come from the pool.
+FAST_RESULT_MAX = 64 << 10
+FAST_TEMP_MAX = 1 << 20
+#: ... and whose parameters and results are at most this many (their pointers live
+#: on the native stack).
+FAST_MAX_BUFFERS = 1024
 
 
 @dataclass(frozen=True)
@@ -294,6 +311,61 @@ class Executable:
                        self._opts_addr, self._single, allocator.pool().acquire,
                        self._main_opts_addr, self._cancel)
 
+        # -- the native fast path ----------------------------------------------------------
+        self._fast_call_spec = self._make_fast_call()
+        self._fast_call = ctypes.addressof(self._fast_call_spec) if self._fast_call_spec is not None else 0
+
+    def _make_fast_call(self):
+        """The :class:`~xlac.codegen.fast_call.CallSpec` of this executable's
+        native fast path, or None where every call takes the Python path: a
+        tuple, token or non-default-layout parameter, guard-page mode, donation,
+        infeed/outfeed, a token, nested tuple or non-default-layout result, a
+        result leaf above ``FAST_RESULT_MAX``, a temp arena above
+        ``FAST_TEMP_MAX``, more than ``FAST_MAX_BUFFERS`` parameters and
+        results, or an interpreter whose layouts it does not know."""
+        if not self._simple_params or self._donate_by_result or self._feed_services \
+                or self.temp_size > FAST_TEMP_MAX or self._nparams + self._nresults > FAST_MAX_BUFFERS:
+            return None
+        shape = self.result_shape
+        if shape.is_tuple and any(s.is_tuple for s in shape.tuple_shapes):
+            return None
+        results = []
+        for size, dims, dtype, default, s, _owner in self._rspecs:
+            if s.is_token or not default or s.byte_size() > FAST_RESULT_MAX:
+                return None
+            results.append((dtype, dims, s.byte_size(), size > 0))     # pool-sized: 64-byte aligned
+        if not fast_call.install(Executable, Executable._call, Executable._finish_fast_call):
+            return None
+        # The fast path's own temp arena (concurrent calls take the Python path's frames).
+        self._fast_call_frame = _Frame(0, 0, self.temp_size)
+        polls = self._cancel is not None
+        return fast_call.make_spec(
+            [f[:4] for f in self._fast], results, shape.is_tuple, self._program.address,
+            self._opts_addr, self._main_opts_addr,
+            interrupt.flag_address() if polls else None, interrupt.arm_address() if polls else None,
+            self._fast_call_frame.temp_addr)
+
+    @property
+    def fast_calls(self) -> int:
+        """How many calls the native fast path made (0 for an executable that has none)."""
+        return self._fast_call_spec.calls if self._fast_call_spec is not None else 0
+
+    @property
+    def has_fast_call(self) -> bool:
+        """Whether calls with C-contiguous arrays of the parameters' dtypes and shapes
+        take the native fast path (see :mod:`xlac.codegen.fast_call`)."""
+        return self._fast_call_spec is not None
+
+    def _finish_fast_call(self, result, stopped: bool):
+        """After a fast call a callback recorded an error or Ctrl-C stopped it
+        (the native code has cleared the flag): what the Python path does then
+        (raise the error, or KeyboardInterrupt)."""
+        if _errors:
+            self._raise_pending(())
+        if stopped:
+            raise KeyboardInterrupt
+        return result
+
     # -- devices ---------------------------------------------------------------------
     def set_device(self, replica_id: int, num_replicas: int, partition_id: int = 0, num_partitions: int = 1,
                    collective=None, cancel: int | None = None) -> None:
@@ -475,7 +547,10 @@ class Executable:
                               generated_code_size_in_bytes=p.object_bytes)
 
     # -- calling ------------------------------------------------------------------------
-    def __call__(self, *args):
+    def _call(self, *args):
+        """The Python path of a call (see the module docstring); the native fast
+        path (``__call__``, :mod:`xlac.codegen.fast_call`) calls it for whatever
+        it does not handle itself."""
         try:
             (nparams, frames, simple, fast, nres, rspecs, donating, fn, opts_addr, single,
              acquire, main_opts_addr, cancel) = self._state
@@ -593,6 +668,9 @@ class Executable:
             return _restructure(self.result_shape, arrays)
         except allocator.OutOfMemory as e:      # free when nothing is raised (Python 3.11)
             raise self._out_of_memory(e) from None
+
+    _call.__qualname__ = "Executable.__call__"      # what errors about the call's arguments say
+    __call__ = _call            # the native fast call once installed (first executable made)
 
     def _buffers(self) -> list:
         """(name, bytes) of every buffer a call allocates: result leaves and the temp arena."""

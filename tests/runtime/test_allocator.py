@@ -11,10 +11,11 @@ import xlac
 from xlac.runtime import allocator
 from xlac.runtime.allocator import HUGE_BLOCK, Block, BlockPool, size_class
 
+# Results this big come from the pool (smaller ones take the native fast call's memory).
 NEG = """HloModule neg
 ENTRY main {
-  x = f32[64,64]{1,0} parameter(0)
-  ROOT r = f32[64,64]{1,0} negate(x)
+  x = f32[256,256]{1,0} parameter(0)
+  ROOT r = f32[256,256]{1,0} negate(x)
 }"""
 
 
@@ -52,7 +53,7 @@ def test_freed_block_is_handed_out_again():
 
 def test_result_memory_returns_to_the_pool_when_the_last_view_dies():
     exe = xlac.jit(NEG)
-    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    x = np.arange(256 * 256, dtype=np.float32).reshape(256, 256)
     r = exe(x)
     first = _addr(r)
     assert first % 64 == 0 and type(r.base).__name__ == "ResultMemory"
@@ -70,7 +71,7 @@ def test_result_memory_returns_to_the_pool_when_the_last_view_dies():
 
 def test_consecutive_results_do_not_alias():
     exe = xlac.jit(NEG)
-    x = np.ones((64, 64), np.float32)
+    x = np.ones((256, 256), np.float32)
     a, b = exe(x), exe(2 * x)
     assert not np.shares_memory(a, b)
     assert (a == -1).all() and (b == -2).all()
@@ -144,7 +145,7 @@ ENTRY main {
     for t in ts:
         t.join(60)
     assert bad == []
-    assert 1 <= len(exe._frames) <= 4         # arenas are kept for reuse, but boundedly
+    assert len(exe._frames) <= 4              # arenas are kept for reuse, but boundedly
 
 
 def test_small_results_and_multiple_results():

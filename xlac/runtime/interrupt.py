@@ -35,7 +35,7 @@ import sys
 
 from . import native as _native
 
-__all__ = ["arm", "flag_address", "flag_view", "pending", "clear", "supported"]
+__all__ = ["arm", "arm_address", "flag_address", "flag_view", "pending", "clear", "supported"]
 
 def supported() -> bool:
     """Whether Ctrl-C can stop a native call on this platform."""
@@ -87,3 +87,11 @@ def arm() -> bool:
     if not supported():
         return False
     return bool(_load()[1]())
+
+
+def arm_address() -> int | None:
+    """The address of the native ``int xlac_sigint_ensure(void)`` that :func:`arm`
+    calls (for native callers), or None where cancellation is not supported."""
+    if not supported():
+        return None
+    return ctypes.cast(_load()[1], ctypes.c_void_p).value
