@@ -142,9 +142,10 @@ class DotPlan:
     #: bf16/f16), row-major over the dot's dimensions; rounded by a pass after.
     c_scratch: bool = False
     #: The native low-precision kernel's format (``gemm_native.Format``), or
-    #: None; ``native_why``: why a dot of its types runs without it.
+    #: None; ``native_why``: why the native kernels of its types that it does
+    #: not run do not run it (by kind: ``gemm_native.FEATURES``' keys).
     native: object = None
-    native_why: str | None = None
+    native_why: dict | None = None
 
     @property
     def widened(self) -> bool:
@@ -240,19 +241,33 @@ def supported(dot: HloInstruction) -> bool:
         (types_[0] is S32 and all(t in INT8 for t in types_[1:]))
 
 
-def native_kind(a_pt, b_pt, dot_pt) -> str | None:
-    """The native kernel (``gemm_native``) for a dot of these types, whatever
-    the target: ``"bf16"``, ``"vnni"`` or None."""
+def native_kinds(a_pt, b_pt, dot_pt) -> tuple:
+    """The native kernels (``gemm_native``) for a dot of these types, whatever
+    the target, in the order preferred: AMX tiles, then vectors (bf16:
+    ``"amxbf16"``, ``"bf16"``; 8-bit integers: ``"amxint8"``, ``"vnni"``), or ()."""
     if a_pt is BF16 and b_pt is BF16 and dot_pt in NARROW_GEMM_TYPES:
-        return "bf16"
+        return gemm_native.PREFERENCE["bf16"]
     if a_pt in INT8 and b_pt in INT8 and dot_pt is S32:
-        return "vnni"
-    return None
+        return gemm_native.PREFERENCE["int8"]
+    return ()
 
 
-def native_blocking(M: int, N: int) -> Blocking:
+#: The AMX kernels' K block, in bytes of a packed row of A (and column of B):
+#: 512 bytes (256 bf16, 512 int8) keeps a 32-row A panel and a 32-column B
+#: panel at 16 KB each, both in L1 while the micro-kernel runs.
+AMX_KC_BYTES = 512
+#: Rows of A per M block: a 256 x KC A block (128 KB) stays in L2.
+AMX_MC = 256
+
+
+def native_blocking(M: int, N: int, kind: str | None = None, a_pt=None) -> Blocking:
     """The f32 tiles (``blocking_for``) in full 16-lane vectors: the native
-    instructions are 512-bit only."""
+    instructions are 512-bit only.  AMX: 2 x 2 tiles of 16 x 16 (one tile of
+    rows or columns for a product at most 16 rows or columns)."""
+    if kind is not None and kind.startswith("amx"):
+        mr = 16 if M <= 16 else 32
+        nr = 16 if N <= 16 else 32
+        return Blocking(gemm_native.VW, mr, nr, AMX_KC_BYTES // a_pt.byte_size, AMX_MC, (2048 // nr) * nr)
     blk = blocking_for(F32, M, N)
     if blk.vw == gemm_native.VW:
         return blk
@@ -296,14 +311,16 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # dot's own value is ``pt``)
     acc_in_output = out_shape.element_type is pt and dot_pt is pt
     lpt, rpt = (o.shape.element_type for o in dot.operands)
-    kind = native_kind(lpt, rpt, dot_pt)
-    native_why = None
-    if kind is not None:
-        native_why = gemm_native.unavailable(kind)
-        if native_why is not None:
-            kind = None
+    # The first native kernel the target runs; why each one before it does not.
+    kind, native_why = None, {}
+    for k in native_kinds(lpt, rpt, dot_pt):
+        why = gemm_native.unavailable(k)
+        if why is None:
+            kind = k
+            break
+        native_why[k] = why
     if pt is S32 and kind is None:
-        raise NotApplicable(f"8-bit integers without {gemm_native.INSTRUCTION['vnni']}: {native_why}")
+        raise NotApplicable(f"8-bit integers without {gemm_native.INSTRUCTION['vnni']}: {native_why['vnni']}")
     # The native kernels run in the library, which accumulates C in a buffer
     # of its type: in scratch when the fusion's root has another.
     c_scratch = dot_pt is not pt or (kind is not None and not acc_in_output)
@@ -380,11 +397,11 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
         if why is None:
             native = gemm_native.Format(kind, a_pt, b_pt)
         elif pt is S32:
-            raise NotApplicable(f"8-bit integers: {why}, which the {gemm_native.INSTRUCTION['vnni']} kernel "
+            raise NotApplicable(f"8-bit integers: {why}, which the {gemm_native.INSTRUCTION[kind]} kernel "
                                 "(in the GEMM library) does not read")
         else:
-            native_why = why
-    blk = native_blocking(M, N) if native is not None else blocking_for(pt, M, N)
+            native_why.update((k, why) for k in native_kinds(lpt, rpt, dot_pt) if k not in native_why)
+    blk = native_blocking(M, N, kind, a_pt) if native is not None else blocking_for(pt, M, N)
     mr, nr = blk.mr, blk.nr
     direct = (acc_in_output or c_scratch) and g_n.affine and g_n.stride == 1 and g_m.affine
     kc = min(blk.kc, K) if acc_in_output or c_scratch else K
@@ -422,14 +439,16 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side) and a_pt is pt
                 and g_ak.affine and g_ak.stride == 1 and g_am.affine)
     task = ScratchPlan()
-    task.add("a", max(g.sizes[0] for g in grids.grids) * kc * esize)
+    # (native panels: kc padded to the format's k_step, in words of ``group``
+    # k per row or column of A, plus a header row for B)
+    words, header = kc, 0
+    if native is not None:
+        words, header = -(-kc // native.k_step) * (native.k_step // native.group), native.header
+    task.add("a", max(g.sizes[0] for g in grids.grids) * words * esize)
     # A task's own packed B block: always, unless B is read in place (then
     # only its partial last panel); with a shared B a task packs its own copy
     # of a block another task is packing at that moment (gemm.pack_once).
-    # (native panels: ceil(kc / group) words per row or column of A, plus a
-    # header row for B: at most kc + 1 words)
-    header = native.header if native is not None else 0
-    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * (kc + header) * esize)
+    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * (words + header) * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 64)
     if shared_b:
