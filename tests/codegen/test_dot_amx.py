@@ -261,3 +261,16 @@ def test_int8_random_shapes_bit_equal(lt, rt, m, k, n, layouts, seed):
 def test_bf16_random_shapes(ot, m, k, n, layouts, seed):
     text = module("bf16", "bf16", ot, (m, k), (k, n), (m, n), MATMUL, *layouts)
     check_bf16(text, ot, bf16_inputs((m, k), (k, n), seed), k)
+
+
+@needs_amx
+def test_kernel_switch_is_part_of_the_compile_cache_key(monkeypatch):
+    # The same text compiled with the AMX kernels switched off is compiled
+    # again, not taken from the in-memory cache with the AMX code in it.
+    text = module("bf16", "bf16", "f32", (40, 64), (64, 48), (40, 48), MATMUL)
+    on = xlac.jit(text)
+    assert "_namxbf16_" in on.llvm_ir
+    monkeypatch.setattr(gemm_native, "AMX_KERNEL", False)
+    off = xlac.jit(text)
+    assert off.from_cache is None and "_namxbf16_" not in off.llvm_ir
+    check_bf16(text, "f32", bf16_inputs((40, 64), (64, 48)), 64)

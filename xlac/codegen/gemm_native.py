@@ -81,6 +81,14 @@ BF16_KERNEL = "auto"
 AMX_KERNEL = True
 
 
+def switches() -> str:
+    """The kernel switches above where they are not at their defaults ("" when
+    all are): compiled code depends on them, so the compile caches key on them."""
+    changed = [f"{name}={value}" for name, value, default in
+               (("bf16_kernel", BF16_KERNEL, "auto"), ("amx_kernel", AMX_KERNEL, True)) if value != default]
+    return ",".join(changed)
+
+
 def unavailable(kind: str) -> str | None:
     """Why native kernel ``kind`` does not run on the current target, or None.
 
