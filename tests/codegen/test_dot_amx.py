@@ -274,3 +274,15 @@ def test_kernel_switch_is_part_of_the_compile_cache_key(monkeypatch):
     off = xlac.jit(text)
     assert off.from_cache is None and "_namxbf16_" not in off.llvm_ir
     check_bf16(text, "f32", bf16_inputs((40, 64), (64, 48)), 64)
+
+
+@needs_amx
+def test_device_workers_run_amx_dots():
+    """The device pool's worker processes compile and run the AMX kernels
+    (each process asks Linux for the tile data before its first call)."""
+    from xlac.devices import ReplicatedExecutable
+    text = module("bf16", "bf16", "f32", (40, 64), (64, 48), (40, 48), MATMUL)
+    a, b = bf16_inputs((2, 40, 64), (2, 64, 48), 7)
+    got = ReplicatedExecutable(text, 2)(a, b)
+    for d in range(2):
+        np.testing.assert_array_equal(got[d], xlac.jit(text)(a[d], b[d]))
