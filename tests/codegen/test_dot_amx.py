@@ -112,6 +112,19 @@ def test_bf16_short_and_narrow_products(m, k, n):
 
 
 @needs_amx
+@pytest.mark.parametrize("m", [16, 64, 70])
+def test_column_major_a_transposed_while_packed(m):
+    # A's rows unit-stride: whole k tiles of full panels (16 or 32 rows) are
+    # transposed in registers, the rest packed element by element.
+    k, n = 600, 40
+    text = module("bf16", "bf16", "f32", (m, k), (k, n), (m, n), MATMUL, "0,1")
+    check_bf16(text, "f32", bf16_inputs((m, k), (k, n), m), k)
+    text = module("u8", "s8", "s32", (m, k), (k, n), (m, n), MATMUL, "0,1")
+    rng = np.random.default_rng(m)
+    check_exact(text, (ints(rng, "u8", (m, k)), ints(rng, "s8", (k, n))))
+
+
+@needs_amx
 def test_bf16_batched_long_k_and_threads():
     # K of several K blocks (256 bf16 each) and a partial last one.
     text = module("bf16", "bf16", "bf16", (3, 40, 1101), (3, 1101, 70), (3, 40, 70), BATCHED)
