@@ -299,3 +299,19 @@ def test_device_workers_run_amx_dots():
     got = ReplicatedExecutable(text, 2)(a, b)
     for d in range(2):
         np.testing.assert_array_equal(got[d], xlac.jit(text)(a[d], b[d]))
+
+
+@needs_amx
+def test_cached_amx_code_is_a_miss_in_a_process_refused_tile_data(monkeypatch, tmp_path):
+    """A disk-cache entry whose code calls the AMX library does not load in a
+    process Linux refused tile data (no AMX library there): it is compiled
+    again, without AMX."""
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
+    text = module("bf16", "bf16", "f32", (40, 96), (96, 48), (40, 48), MATMUL)
+    assert "_namxbf16_" in xlac.jit(text).llvm_ir
+    xlac.clear_caches()
+    monkeypatch.setattr(amx, "tile_data_refused", lambda: "arch_prctl(...) failed: Invalid argument")
+    monkeypatch.setattr(gemm_library, "_loaded", {})         # as in a process that never loaded it
+    exe = xlac.jit(text)
+    assert exe.from_cache is None and "_namxbf16_" not in exe.llvm_ir
+    check_bf16(text, "f32", bf16_inputs((40, 96), (96, 48)), 96)
