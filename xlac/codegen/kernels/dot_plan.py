@@ -33,13 +33,16 @@ groups).  The plan fixes, at compile time:
   (``rows``: dot products along unit-stride K; ``cols``: axpys along
   unit-stride rows; ``generic``) and the tasks over batch and rows.
 * **Native low-precision kernels** (``DotPlan.native``): a bf16 x bf16 dot
-  on a target with AVX512_BF16 and an 8-bit integer dot (s8/u8 x s8/u8 ->
-  s32) on one with AVX512_VNNI run ``gemm_native``'s micro-kernels through
-  the GEMM library (operands from buffers, one stride per index group);
+  and an 8-bit integer dot (s8/u8 x s8/u8 -> s32) run on AMX tiles where
+  the target has them (and Linux grants this process the tile data), else
+  on AVX512_BF16 / AVX512_VNNI vectors: ``gemm_native``'s and
+  ``gemm_amx``'s micro-kernels through the GEMM library (operands from
+  buffers, one stride per index group; AMX: 32 x 32 tiles, tasks split
+  along M first);
   C accumulates in f32/s32 (in scratch when the dot's value or the fusion's
   root is of another type).  Other bf16 dots are widened (below); other
   8-bit integer dots are not planned (the op-expander made them f32 dots
-  unless the target has VNNI).
+  unless the target has VNNI or AMX-INT8).
 * **Floats narrower than f32** (bf16, f16, the f8 and f4 types: operands of
   them or f32, at least one narrow; a result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
   narrow operands are widened while packed (never read in place), and when
@@ -254,8 +257,8 @@ def native_kinds(a_pt, b_pt, dot_pt) -> tuple:
 
 #: The AMX kernels' K block, in bytes of a packed row of A (and column of B):
 #: 512 bytes (256 bf16, 512 int8) keeps a 32-row A panel and a 32-column B
-#: panel at 16 KB each, both in L1 while the micro-kernel runs (1024 bytes
-#: measured 5-10 % slower at 1024^3).
+#: panel at 16 KB each, both in L1 while the micro-kernel runs (1024 and
+#: 2048 bytes measured the same or up to 10 % slower at 1024^3).
 AMX_KC_BYTES = 512
 #: Rows of A per M block: a 256 x KC A block (128 KB) stays in L2.
 AMX_MC = 256
