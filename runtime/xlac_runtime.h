@@ -422,7 +422,14 @@ typedef struct xlac_program_info {
  *
  * The check reads CPUID, and XGETBV for the register state the operating
  * system saves (AVX, AVX-512, AMX tiles), compiled inline from this header
- * with GCC or clang on x86, so NAME_run needs no library. Elsewhere (another
+ * with GCC or clang on x86, so NAME_run needs no library. On Linux x86-64 a
+ * process must also ask before its first AMX instruction (it stops on SIGILL
+ * otherwise): on a CPU with AMX the check asks, once per process, with
+ * arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), and counts the amx-*
+ * features as missing when Linux refuses. A program that calls NAME without
+ * NAME_run or xlac_check_cpu must make that request itself when the object
+ * uses amx-* features (xlac's dot kernels run on AMX tiles where the target
+ * has them; compile with --features=-amx-tile to leave them out). Elsewhere (another
  * compiler or architecture) it cannot look: every feature counts as present.
  * XLAC_CPU_DISABLE=avx512f,avx2 in the environment makes it treat the
  * features listed as absent (to try a program's fallback path on a machine
@@ -490,6 +497,21 @@ static inline int xlac_cpu_feature_index_(const char *name, size_t len) {
 
 #define XLAC_CPU_KNOWN_ ((uint64_t)1 << 63) /* the mask has been computed */
 
+/* 1 when Linux lets this process use AMX tile data (asking for it: the
+ * request holds for every thread of the process and may be repeated), 0 when
+ * it refuses. A raw system call, so that no libc declaration (and no
+ * _GNU_SOURCE) is needed; elsewhere than Linux x86-64: 1 (nothing to ask). */
+static inline int xlac_amx_permitted_(void) {
+#if defined(XLAC_CPU_CHECKS_) && defined(__x86_64__) && defined(__linux__)
+  long ret;
+  /* arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18) */
+  __asm__ __volatile__("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+  return ret == 0;
+#else
+  return 1;
+#endif
+}
+
 /* Bit k: this CPU (and OS) has table entry k, unless XLAC_CPU_DISABLE lists it. */
 static inline uint64_t xlac_cpu_detect_(void) {
   uint64_t mask = XLAC_CPU_KNOWN_;
@@ -513,6 +535,10 @@ static inline uint64_t xlac_cpu_detect_(void) {
   for (k = 0; k < count; ++k)
     if (((regs[table[k].leaf][table[k].reg] >> table[k].bit) & 1u) && (xcr0 & table[k].xcr0) == table[k].xcr0)
       mask |= (uint64_t)1 << k;
+  k = xlac_cpu_feature_index_("amx-tile", 8);
+  if (((mask >> k) & 1u) && !xlac_amx_permitted_()) /* AMX present, but not for this process */
+    for (k = 0; k < count; ++k)
+      if (table[k].xcr0 == 0x60000) mask &= ~((uint64_t)1 << k);
   while (disable != NULL && *disable != 0) { /* comma-separated names */
     size_t len = 0;
     while (disable[len] != 0 && disable[len] != ',') ++len;

@@ -41,7 +41,7 @@ from typing import NamedTuple
 from .codegen.compile_cache import cache_key, load_entry, load_or_compile
 from .codegen.compiler import lower
 from .codegen.jit import StreamedCompile, compile_threads
-from .codegen import gemm_library, lapack as lapack_symbols, target
+from .codegen import gemm_library, gemm_native, lapack as lapack_symbols, target
 from .codegen.math_approx import exact_math
 from . import __version__
 from .hlo.feeds import FeedInstruction, feed_instructions
@@ -410,6 +410,8 @@ def codegen_options(optimize: bool, aligned_results: bool) -> str:
     (the target too, when ``XLAC_TARGET_CPU``/``_FEATURES`` make it another CPU's)."""
     t = target.current()
     other = "" if t == target.host() else f",target={t.cpu}|{t.features}"
+    switches = gemm_native.switches()
+    other += f",{switches}" if switches else ""
     return f"optimize={int(optimize)},exact_math={int(exact_math())},aligned={int(aligned_results)}{other}"
 
 

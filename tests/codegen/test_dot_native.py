@@ -29,8 +29,10 @@ needs_vnni = pytest.mark.skipif(not HAS_VNNI, reason="the host lacks AVX512_VNNI
 @pytest.fixture(autouse=True)
 def bf16_kernel(monkeypatch):
     """The vdpbf16ps kernel wherever the host has the instruction (by default
-    it is not chosen on CPUs where it is slower than the widened kernel)."""
+    it is not chosen on CPUs where it is slower than the widened kernel), and
+    the vector kernels rather than AMX tiles (``test_dot_amx.py``)."""
     monkeypatch.setattr(gemm_native, "BF16_KERNEL", True)
+    monkeypatch.setattr(gemm_native, "AMX_KERNEL", False)
 
 
 def module(lt, rt, ot, a_dims, b_dims, out_dims, dims, la=None, lb=None, lo=None, epilogue=""):

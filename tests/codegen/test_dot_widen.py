@@ -21,8 +21,10 @@ from xlac.codegen.kernels import dot as dot_kernel
 
 @pytest.fixture(autouse=True)
 def widened_bf16(monkeypatch):
-    """The widened kernels also where the vdpbf16ps one would run (``test_dot_native.py``)."""
+    """The widened kernels also where the vdpbf16ps or AMX ones would run
+    (``test_dot_native.py``, ``test_dot_amx.py``)."""
     monkeypatch.setattr(gemm_native, "BF16_KERNEL", False)
+    monkeypatch.setattr(gemm_native, "AMX_KERNEL", False)
 
 
 DTYPES = {"bf16": xlac.Shape(xlac.BF16, ()).dtype, "f16": np.float16, "f32": np.float32}

@@ -2,8 +2,9 @@
 exact (every partial sum an integer below 2**24; longer contractions in chunks), equal
 to the evaluator's integer arithmetic bit for bit, wrapping as XLA's integer dot.
 
-This is the route of targets without AVX512_VNNI (pinned here); with it, the
-matrix products run the VNNI kernel (``test_dot_native.py``)."""
+This is the route of targets without AVX512_VNNI and AMX-INT8 (pinned here);
+with them, the matrix products run the VNNI or AMX kernels (``test_dot_native.py``,
+``test_dot_amx.py``)."""
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from xlac.codegen.compiler import lower
 
 @pytest.fixture(autouse=True)
 def without_vnni():
-    with target.override(features="-avx512vnni"):
+    with target.override(features="-avx512vnni,-amx-int8"):
         yield
 
 DTYPES = {"s8": np.int8, "u8": np.uint8}

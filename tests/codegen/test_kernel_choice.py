@@ -47,7 +47,8 @@ def test_every_key_ends_with_the_loop_kernel_and_names_are_unique():
         assert names[-1] == "loop", key
         assert len(names) == len(set(names)), key
     assert [c.name for c in KERNELS.candidates("dot")] == ["dot.library-gemm", "dot.gemv", "dot.gemm",
-                                                          "dot.library-gemm.bf16", "dot.library-gemm.vnni",
+                                                          "dot.library-gemm.amx-bf16", "dot.library-gemm.bf16",
+                                                          "dot.library-gemm.amx-int8", "dot.library-gemm.vnni",
                                                           "dot.library-gemm.widen", "dot.gemm.widen", "loop"]
     # An opcode with no kernels of its own has the fallback only.
     assert [c.name for c in KERNELS.candidates("add")] == ["loop"]

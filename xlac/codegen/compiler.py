@@ -130,9 +130,9 @@ def _lower(module, entry_name, triple, data_layout, optimize, aligned_results, n
     custom_call.check_no_host_callback(module)
     module = module.clone()
     signature = pad_dynamic(module)
-    # 8-bit integer matrix products stay dots where the VNNI kernel takes them.
-    pipeline = codegen_pipeline(optimize=optimize, abi=abi,
-                                native_int8_dots=gemm_native.unavailable("vnni") is None)
+    # 8-bit integer matrix products stay dots where a native kernel (AMX, VNNI) takes them.
+    native_int8 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["int8"])
+    pipeline = codegen_pipeline(optimize=optimize, abi=abi, native_int8_dots=native_int8)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,

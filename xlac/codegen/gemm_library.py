@@ -54,7 +54,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
-from . import gemm_native, types
+from . import gemm_amx, gemm_native, types
 from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel, widen
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
@@ -105,8 +105,9 @@ class Variant:
     ``"d"``: B read in place by the strided micro-kernel (a short M; B's
     columns unit-stride).  ``a_pt``/``b_pt``: A's and B's element types when
     narrower than ``pt`` (bf16, f16, f8, f4: widened to ``pt`` = f32 while packed;
-    never read in place).  ``native``: ``"bf16"`` or ``"vnni"`` when the
-    variant runs a native low-precision micro-kernel on ``a_pt`` x ``b_pt``
+    never read in place).  ``native``: ``"bf16"``, ``"vnni"``, ``"amxbf16"``
+    or ``"amxint8"`` when the variant runs a native low-precision micro-kernel
+    on ``a_pt`` x ``b_pt``
     (``gemm_native``; ``pt`` is then f32 or s32, the accumulators' type)."""
 
     pt: PT
@@ -147,7 +148,8 @@ class Variant:
         if self.a_kind == "d":
             micro_kernel(module, self.pt, self.mr, self.nr, self.vw, strided_a=True)
         _worker(module, name_of("run"), linkage,
-                lambda b, ab, d, t, w: emit_task(b, ab, _LibraryTask(b, self, d), t, w))
+                lambda b, ab, d, t, w: emit_task(b, ab, _LibraryTask(b, self, d), t, w),
+                amx=self.native is not None and self.format.amx)
 
 
 #: The element types a variant's operands may be stored in (its tag names two of
@@ -156,7 +158,7 @@ _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 
 _NATIVE_STORED = rb"bf16|s8|u8"
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
                       rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?"
-                      rb"(?:_n(bf16|vnni)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
+                      rb"(?:_n(bf16|vnni|amxbf16|amxint8)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -293,9 +295,11 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
                 b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)
 
 
-def _worker(module, name: str, linkage: str, body) -> None:
+def _worker(module, name: str, linkage: str, body, amx: bool = False) -> None:
     """``void name(ptr desc, i64 worker)``: take task numbers from the counter
-    until ``n_tasks`` are taken; ``body(b, allocas, desc_fields, task, worker)`` for each."""
+    until ``n_tasks`` are taken; ``body(b, allocas, desc_fields, task, worker)`` for each.
+    ``amx``: the tiles are configured before the first task and released
+    after the last (``gemm_amx``: once per call, not per micro-kernel)."""
     fn = ir.Function(module, WORKER_TYPE, name)
     fn.linkage = linkage
     fn.attributes.add("nounwind")
@@ -306,7 +310,11 @@ def _worker(module, name: str, linkage: str, body) -> None:
     alloca_b.branch(b.block)
     alloca_b.position_at_start(alloca_b.block)
     d = _Desc(b, desc)
+    if amx:
+        gemm_amx.configure(b)
     grab_tasks(b, d.counter, d.n_tasks, lambda t: body(b, alloca_b, d, t, w))
+    if amx:
+        gemm_amx.release(b)
     b.ret_void()
 
 
@@ -490,6 +498,14 @@ def ensure_loaded(v: Variant) -> None:
         h = name_hash(v)
         if h in _loaded:
             return
+        if v.native is not None and v.format.amx:
+            # Every process that runs AMX code asks Linux first (a refused
+            # process would stop on the first tile instruction).
+            why = gemm_native.tile_data_refused()
+            if why is not None:
+                raise RuntimeError(f"GEMM library: {v.tag} runs on AMX tiles, but {why}; "
+                                   "compile without AMX (gemm_native.AMX_KERNEL = False, or a target "
+                                   "without amx-tile: XLAC_TARGET_FEATURES=-amx-tile)")
         t0 = time.perf_counter()
         names = [_symbol(h, v, fn) for fn in v.functions]
         got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),

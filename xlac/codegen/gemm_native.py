@@ -40,10 +40,11 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
-from . import types
+from . import gemm_amx, types
 from .gemm import I32, PTR, Loop, add, imin, intrinsic, splat, store_tile
 from .ir_array import I64, i64
-from .target import current, features_of
+from ..runtime import amx
+from .target import current, features_of, host
 
 I8 = ir.IntType(8)
 I1 = ir.IntType(1)
@@ -52,10 +53,16 @@ VW = 16
 V_I32 = ir.VectorType(I32, VW)
 V_F32 = ir.VectorType(ir.FloatType(), VW)
 
-#: The CPU features each native kernel needs (LLVM's names).
-FEATURES = {"bf16": ("avx512f", "avx512bf16"), "vnni": ("avx512f", "avx512bw", "avx512vnni")}
+#: The CPU features each native kernel needs (LLVM's names): ``bf16`` and
+#: ``vnni`` on vectors (here), ``amxbf16`` and ``amxint8`` on AMX tiles
+#: (``gemm_amx``; the packing of B is shared).
+FEATURES = {"bf16": ("avx512f", "avx512bf16"), "vnni": ("avx512f", "avx512bw", "avx512vnni"),
+            "amxbf16": ("avx512f", "amx-tile", "amx-bf16"), "amxint8": ("avx512f", "amx-tile", "amx-int8")}
 #: What dumps call the instruction each kernel is built on.
-INSTRUCTION = {"bf16": "vdpbf16ps", "vnni": "vpdpbusd"}
+INSTRUCTION = {"bf16": "vdpbf16ps", "vnni": "vpdpbusd", "amxbf16": "AMX tdpbf16ps",
+               "amxint8": "AMX tdpb[su][su]d"}
+#: The kernels a dot of bf16 and of 8-bit integers may run, in the order preferred.
+PREFERENCE = {"bf16": ("amxbf16", "bf16"), "int8": ("amxint8", "vnni")}
 
 
 def missing_features(kind: str) -> list:
@@ -69,6 +76,17 @@ def missing_features(kind: str) -> list:
 #: faster one (:func:`unavailable`), True wherever the target has the
 #: instruction, False never (tests set it; read when a dot is planned).
 BF16_KERNEL = "auto"
+#: Whether dots run the AMX kernels where the target has AMX (tests switch
+#: them off to run the vector kernels; read when a dot is planned).
+AMX_KERNEL = True
+
+
+def switches() -> str:
+    """The kernel switches above where they are not at their defaults ("" when
+    all are): compiled code depends on them, so the compile caches key on them."""
+    changed = [f"{name}={value}" for name, value, default in
+               (("bf16_kernel", BF16_KERNEL, "auto"), ("amx_kernel", AMX_KERNEL, True)) if value != default]
+    return ",".join(changed)
 
 
 def unavailable(kind: str) -> str | None:
@@ -83,6 +101,10 @@ def unavailable(kind: str) -> str | None:
     missing = missing_features(kind)
     if missing:
         return f"the target lacks {', '.join(missing)}"
+    if kind.startswith("amx"):
+        if not AMX_KERNEL:
+            return "switched off (gemm_native.AMX_KERNEL)"
+        return tile_data_refused()
     if kind == "bf16":
         if BF16_KERNEL is False:
             return "switched off (gemm_native.BF16_KERNEL)"
@@ -90,6 +112,18 @@ def unavailable(kind: str) -> str | None:
             return ("vdpbf16ps issues at half the f32 FMA rate on this CPU (an AMX one): "
                     "the widened f32 kernel is faster")
     return None
+
+
+def tile_data_refused() -> str | None:
+    """Why this process may not use AMX tiles, or None: asked of Linux
+    (``runtime.amx``) when this CPU has them, so that code JIT-compiled here
+    never stops on its first tile instruction.  Code for a target with AMX
+    compiled on a host without it (an AOT object) needs no answer here: its
+    ``NAME_run`` asks on the CPU it runs on (``xlac_check_cpu``)."""
+    if "amx-tile" not in features_of(host()):
+        return None
+    why = amx.tile_data_refused()
+    return None if why is None else f"this process may not use AMX tiles ({why})"
 
 
 class _BFloat(ir.Type):
@@ -127,11 +161,22 @@ class Format:
     @property
     def group(self) -> int:
         """Consecutive k in one 32-bit word."""
-        return 2 if self.kind == "bf16" else 4
+        return 2 if self.kind in ("bf16", "amxbf16") else 4
+
+    @property
+    def amx(self) -> bool:
+        """Whether the kernel runs on AMX tiles (``gemm_amx``)."""
+        return self.kind.startswith("amx")
+
+    @property
+    def k_step(self) -> int:
+        """K is padded with zeros to a multiple of this: a word's group, or a
+        tile's 16 groups (64 bytes of k) for AMX."""
+        return 16 * self.group if self.amx else self.group
 
     @property
     def acc_pt(self) -> PT:
-        return PT.F32 if self.kind == "bf16" else PT.S32
+        return PT.F32 if self.group == 2 else PT.S32
 
     @property
     def correction(self) -> int:
@@ -177,7 +222,9 @@ def micro_kernel(module: ir.Module, fmt: Format, mr: int, nr: int) -> ir.Functio
     MR x NR tile of C (f32 or s32, rows ``ldc`` apart) (+)= the packed A
     panel times the packed B panel over ``kc`` k (``ceil(kc / group)``
     words).  The accumulators start from B's header (the corrections) when
-    the format has one, else from zero."""
+    the format has one, else from zero.  AMX formats: ``gemm_amx``'s."""
+    if fmt.amx:
+        return gemm_amx.micro_kernel(module, fmt, mr, nr)
     name = f"xlac.gemm.uk.{fmt.tag}.{mr}x{nr}"
     fn = module.globals.get(name)
     if fn is not None:
@@ -247,12 +294,15 @@ def pack(b: ir.IRBuilder, fmt: Format, view, boff, lo, hi, total, inner0, kc, ds
     ``view`` (a strided operand view: ``gemm_library._View``) into ``dst``
     in the grouped layout above, panel after panel (``panel_words`` apart).
     A's outer index is the row, B's the column.  Values are i64 or ints."""
+    if fmt.amx and not is_b:
+        gemm_amx.pack_a(b, fmt, view, boff, lo, hi, total, inner0, kc, dst, width)
+        return
     spt = view.pt
     group, header = fmt.group, (fmt.header if is_b else 0)
     g_outer = view.gc if is_b else view.gr
     g_inner = view.gr if is_b else view.gc
     flip = bool(fmt.correction) and not is_b
-    g_count = b.udiv(b.add(kc, i64(group - 1)), i64(group))
+    g_count = words(b, fmt, kc)
     g_full = b.udiv(kc, i64(group))
     pw = b.mul(b.add(g_count, i64(header)), i64(width))
     n_pan = b.sdiv(b.add(b.sub(hi, lo), i64(width - 1)), i64(width))
@@ -273,6 +323,12 @@ def pack(b: ir.IRBuilder, fmt: Format, view, boff, lo, hi, total, inner0, kc, ds
                                width, valid, flip)
         if header:
             _column_sums(b, fmt, pdst, data, g_count, width)
+
+
+def words(b, fmt: Format, kc):
+    """The 32-bit words along K of a packed row of A or column of B over a
+    K block of ``kc`` (i64): ``kc`` padded to ``k_step``, in groups."""
+    return b.mul(b.udiv(b.add(kc, i64(fmt.k_step - 1)), i64(fmt.k_step)), i64(fmt.k_step // fmt.group))
 
 
 def _is_one(stride) -> bool:

@@ -262,11 +262,12 @@ def _elements(b, ptr, offset, pt):
 def panel_elements(b, g: GemmTask, kc, width: int, header: int = 0):
     """Elements of ``g.pt`` between packed micro-panels of ``width`` rows or
     columns over a K block of ``kc``: ``kc * width``, or with a native format
-    ``(ceil(kc / group) + header) * width`` 32-bit words (``gemm_native``)."""
+    ``(words + header) * width`` 32-bit words, ``words`` the groups of ``kc``
+    padded to the format's ``k_step`` (``gemm_native.words``)."""
     if g.native is None:
         return b.mul(kc, i64(width))
-    ix = g.ix
-    words = ix.const(ix.ceil_div(b, kc, g.native.group))
+    ix, fmt = g.ix, g.native
+    words = ix.const(ix.mul(b, ix.ceil_div(b, kc, fmt.k_step), fmt.k_step // fmt.group))
     return b.mul(b.add(words, i64(header)), i64(width)) if header else b.mul(words, i64(width))
 
 
@@ -275,7 +276,8 @@ def shared_b_elements(K: int, kc: int, n_padded: int, native=None) -> int:
     layout: :func:`_shared_panel`)."""
     if native is None:
         return K * n_padded
-    return (-(-K // native.group) + -(-K // kc) * native.header) * n_padded
+    words = -(-K // native.k_step) * (native.k_step // native.group)
+    return (words + -(-K // kc) * native.header) * n_padded
 
 
 def _shared_panel(b, g: GemmTask, bi, pc, q, kc):
@@ -288,7 +290,9 @@ def _shared_panel(b, g: GemmTask, bi, pc, q, kc):
         off = b.add(b.mul(bi, ix.const(ix.mul(b, g.K, npad))), b.mul(pc, ix.const(npad)))
         return b.add(off, b.mul(q, b.mul(kc, i64(g.nr))))
     group, header = g.native.group, g.native.header
-    per_batch = ix.mul(b, ix.const(ix.ceil_div(b, g.K, group)), npad)
+    # (K blocks but the last are whole multiples of k_step: only the last is padded)
+    step = g.native.k_step
+    per_batch = ix.mul(b, ix.const(ix.mul(b, ix.ceil_div(b, g.K, step), step // group)), npad)
     if header:
         per_batch = b.add(ix.const(per_batch), ix.const(ix.mul(b, ix.ceil_div(b, g.K, g.kc), npad)))
     kb_rows = ix.div(b, pc, group)

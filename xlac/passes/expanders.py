@@ -490,8 +490,9 @@ def _int8_chunk(a: Shape, b: Shape) -> int:
     return _F32_EXACT // (magnitude(a.element_type) * magnitude(b.element_type))
 
 
-#: Whether the target multiplies 8-bit integers natively (AVX512_VNNI: the
-#: code generator's ``dot.library-gemm.vnni``): set by :class:`OpExpander`
+#: Whether the target multiplies 8-bit integers natively (AMX-INT8 or
+#: AVX512_VNNI: the code generator's ``dot.library-gemm.amx-int8`` and
+#: ``dot.library-gemm.vnni``): set by :class:`OpExpander`
 #: from its pipeline's option, read by :func:`int8_products`.
 NATIVE_INT8_DOTS: ContextVar[bool] = ContextVar("native_int8_dots", default=False)
 
@@ -508,7 +509,7 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
     With :data:`NATIVE_INT8_DOTS` a matrix product (M and N > 1) stays an
     8-bit dot to s32 (converted to the result type after), for the code
-    generator's VNNI kernel."""
+    generator's AMX or VNNI kernel."""
     if not _int8_operands(inst):
         return False
     lhs, rhs = inst.operands[:2]

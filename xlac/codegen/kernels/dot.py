@@ -12,9 +12,10 @@ packed, tiled GEMM or a matrix-vector loop; the code is split by concern:
   nest with compile-time sizes) for what the library does not take, and the
   matrix-vector loops.
 
-Dots of bf16 x bf16 on a target with AVX512_BF16 and of 8-bit integers
-to s32 on one with AVX512_VNNI run native micro-kernels (``gemm_native``)
-in the library: the ``.bf16`` and ``.vnni`` candidates.  Other dots of bf16
+Dots of bf16 x bf16 and of 8-bit integers to s32 run native micro-kernels
+(``gemm_native``) in the library where the target has them: AMX tiles
+(``.amx-bf16``, ``.amx-int8``: ``gemm_amx``), else AVX512_BF16 and
+AVX512_VNNI vectors (``.bf16``, ``.vnni``).  Other dots of bf16
 and f16 (also mixed with f32) run the same GEMM in f32, their operands
 widened while packed: the ``.widen`` candidates, so that dumps say so.  Other element types (integers, complex), other mixed types and
 matrix-vector products of halves keep the elemental loop (the ``loop``
@@ -26,7 +27,7 @@ from ...hlo.ir import HloInstruction
 from .. import gemm_native
 from ..kernel_choice import KernelCandidate
 from .dot_library import emit_library, library_variant
-from .dot_plan import DotPlan, native_kind, plan_dot, scratch_bytes
+from .dot_plan import DotPlan, native_kinds, plan_dot, scratch_bytes
 from .dot_tasks import emit_gemm, emit_gemv
 
 #: Run plain GEMMs through the shared GEMM library (``codegen/gemm_library.py``)
@@ -79,9 +80,13 @@ def _native_applies(kind: str):
         plan = plan_dot(inst)
         if plan is None:
             return plan_dot.why_not(inst)
-        if native_kind(plan.a_pt, plan.b_pt, plan.dot_pt) != kind:
-            return f"no {'bf16 x bf16' if kind == 'bf16' else '8-bit integer'} operands"
-        return None if plan.native is not None else plan.native_why
+        if kind not in native_kinds(plan.a_pt, plan.b_pt, plan.dot_pt):
+            return f"no {'bf16 x bf16' if kind in ('bf16', 'amxbf16') else '8-bit integer'} operands"
+        if plan.native is not None and plan.native.kind == kind:
+            return None
+        if kind in plan.native_why:
+            return plan.native_why[kind]
+        return f"runs the native {gemm_native.INSTRUCTION[plan.native.kind]} kernel"
     return applies
 
 
@@ -90,6 +95,10 @@ def _native_applies(kind: str):
 #: then, for narrow types, the native low-precision kernels (``gemm_native``,
 #: in the library) and the widening ones.  (The f32 kernels first: a dump
 #: shows a choice when candidates before it were skipped.)
+LIBRARY_GEMM_AMX_BF16 = KernelCandidate("dot.library-gemm.amx-bf16", emit_library, _native_applies("amxbf16"),
+                                        scratch_bytes, shareable=True)
+LIBRARY_GEMM_AMX_INT8 = KernelCandidate("dot.library-gemm.amx-int8", emit_library, _native_applies("amxint8"),
+                                        scratch_bytes, shareable=True)
 LIBRARY_GEMM_BF16 = KernelCandidate("dot.library-gemm.bf16", emit_library, _native_applies("bf16"), scratch_bytes,
                                     shareable=True)
 LIBRARY_GEMM_VNNI = KernelCandidate("dot.library-gemm.vnni", emit_library, _native_applies("vnni"), scratch_bytes,
@@ -102,8 +111,10 @@ LIBRARY_GEMM_WIDEN = KernelCandidate("dot.library-gemm.widen", emit_library,
                                      lambda inst: _library_applies(inst, True), scratch_bytes, shareable=True)
 GEMM_WIDEN = KernelCandidate("dot.gemm.widen", emit_gemm, _kind_applies("gemm", True), scratch_bytes,
                              shareable=True)
-CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM, LIBRARY_GEMM_BF16, LIBRARY_GEMM_VNNI, LIBRARY_GEMM_WIDEN, GEMM_WIDEN)
+CANDIDATES = (LIBRARY_GEMM, GEMV, GEMM, LIBRARY_GEMM_AMX_BF16, LIBRARY_GEMM_BF16, LIBRARY_GEMM_AMX_INT8,
+              LIBRARY_GEMM_VNNI, LIBRARY_GEMM_WIDEN, GEMM_WIDEN)
 
-__all__ = ["CANDIDATES", "GEMM", "GEMM_WIDEN", "GEMV", "LIBRARY_GEMM", "LIBRARY_GEMM_BF16", "LIBRARY_GEMM_VNNI",
+__all__ = ["CANDIDATES", "GEMM", "GEMM_WIDEN", "GEMV", "LIBRARY_GEMM", "LIBRARY_GEMM_AMX_BF16",
+           "LIBRARY_GEMM_AMX_INT8", "LIBRARY_GEMM_BF16", "LIBRARY_GEMM_VNNI",
            "LIBRARY_GEMM_WIDEN", "USE_LIBRARY",
            "DotPlan", "library_variant", "plan_dot"]

@@ -33,13 +33,16 @@ groups).  The plan fixes, at compile time:
   (``rows``: dot products along unit-stride K; ``cols``: axpys along
   unit-stride rows; ``generic``) and the tasks over batch and rows.
 * **Native low-precision kernels** (``DotPlan.native``): a bf16 x bf16 dot
-  on a target with AVX512_BF16 and an 8-bit integer dot (s8/u8 x s8/u8 ->
-  s32) on one with AVX512_VNNI run ``gemm_native``'s micro-kernels through
-  the GEMM library (operands from buffers, one stride per index group);
+  and an 8-bit integer dot (s8/u8 x s8/u8 -> s32) run on AMX tiles where
+  the target has them (and Linux grants this process the tile data), else
+  on AVX512_BF16 / AVX512_VNNI vectors: ``gemm_native``'s and
+  ``gemm_amx``'s micro-kernels through the GEMM library (operands from
+  buffers, one stride per index group; AMX: 32 x 32 tiles, tasks split
+  along M first);
   C accumulates in f32/s32 (in scratch when the dot's value or the fusion's
   root is of another type).  Other bf16 dots are widened (below); other
   8-bit integer dots are not planned (the op-expander made them f32 dots
-  unless the target has VNNI).
+  unless the target has VNNI or AMX-INT8).
 * **Floats narrower than f32** (bf16, f16, the f8 and f4 types: operands of
   them or f32, at least one narrow; a result of one of them): the GEMM computes in f32 (``DotPlan.pt``).  The
   narrow operands are widened while packed (never read in place), and when
@@ -142,9 +145,10 @@ class DotPlan:
     #: bf16/f16), row-major over the dot's dimensions; rounded by a pass after.
     c_scratch: bool = False
     #: The native low-precision kernel's format (``gemm_native.Format``), or
-    #: None; ``native_why``: why a dot of its types runs without it.
+    #: None; ``native_why``: why the native kernels of its types that it does
+    #: not run do not run it (by kind: ``gemm_native.FEATURES``' keys).
     native: object = None
-    native_why: str | None = None
+    native_why: dict | None = None
 
     @property
     def widened(self) -> bool:
@@ -240,19 +244,34 @@ def supported(dot: HloInstruction) -> bool:
         (types_[0] is S32 and all(t in INT8 for t in types_[1:]))
 
 
-def native_kind(a_pt, b_pt, dot_pt) -> str | None:
-    """The native kernel (``gemm_native``) for a dot of these types, whatever
-    the target: ``"bf16"``, ``"vnni"`` or None."""
+def native_kinds(a_pt, b_pt, dot_pt) -> tuple:
+    """The native kernels (``gemm_native``) for a dot of these types, whatever
+    the target, in the order preferred: AMX tiles, then vectors (bf16:
+    ``"amxbf16"``, ``"bf16"``; 8-bit integers: ``"amxint8"``, ``"vnni"``), or ()."""
     if a_pt is BF16 and b_pt is BF16 and dot_pt in NARROW_GEMM_TYPES:
-        return "bf16"
+        return gemm_native.PREFERENCE["bf16"]
     if a_pt in INT8 and b_pt in INT8 and dot_pt is S32:
-        return "vnni"
-    return None
+        return gemm_native.PREFERENCE["int8"]
+    return ()
 
 
-def native_blocking(M: int, N: int) -> Blocking:
+#: The AMX kernels' K block, in bytes of a packed row of A (and column of B):
+#: 512 bytes (256 bf16, 512 int8) keeps a 32-row A panel and a 32-column B
+#: panel at 16 KB each, both in L1 while the micro-kernel runs (1024 and
+#: 2048 bytes measured the same or up to 10 % slower at 1024^3).
+AMX_KC_BYTES = 512
+#: Rows of A per M block: a 256 x KC A block (128 KB) stays in L2.
+AMX_MC = 256
+
+
+def native_blocking(M: int, N: int, kind: str | None = None, a_pt=None) -> Blocking:
     """The f32 tiles (``blocking_for``) in full 16-lane vectors: the native
-    instructions are 512-bit only."""
+    instructions are 512-bit only.  AMX: 2 x 2 tiles of 16 x 16 (one tile of
+    rows or columns for a product at most 16 rows or columns)."""
+    if kind is not None and kind.startswith("amx"):
+        mr = 16 if M <= 16 else 32
+        nr = 16 if N <= 16 else 32
+        return Blocking(gemm_native.VW, mr, nr, AMX_KC_BYTES // a_pt.byte_size, AMX_MC, (2048 // nr) * nr)
     blk = blocking_for(F32, M, N)
     if blk.vw == gemm_native.VW:
         return blk
@@ -296,14 +315,16 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # dot's own value is ``pt``)
     acc_in_output = out_shape.element_type is pt and dot_pt is pt
     lpt, rpt = (o.shape.element_type for o in dot.operands)
-    kind = native_kind(lpt, rpt, dot_pt)
-    native_why = None
-    if kind is not None:
-        native_why = gemm_native.unavailable(kind)
-        if native_why is not None:
-            kind = None
+    # The first native kernel the target runs; why each one before it does not.
+    kind, native_why = None, {}
+    for k in native_kinds(lpt, rpt, dot_pt):
+        why = gemm_native.unavailable(k)
+        if why is None:
+            kind = k
+            break
+        native_why[k] = why
     if pt is S32 and kind is None:
-        raise NotApplicable(f"8-bit integers without {gemm_native.INSTRUCTION['vnni']}: {native_why}")
+        raise NotApplicable(f"8-bit integers without {gemm_native.INSTRUCTION['vnni']}: {native_why['vnni']}")
     # The native kernels run in the library, which accumulates C in a buffer
     # of its type: in scratch when the fusion's root has another.
     c_scratch = dot_pt is not pt or (kind is not None and not acc_in_output)
@@ -380,11 +401,11 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
         if why is None:
             native = gemm_native.Format(kind, a_pt, b_pt)
         elif pt is S32:
-            raise NotApplicable(f"8-bit integers: {why}, which the {gemm_native.INSTRUCTION['vnni']} kernel "
+            raise NotApplicable(f"8-bit integers: {why}, which the {gemm_native.INSTRUCTION[kind]} kernel "
                                 "(in the GEMM library) does not read")
         else:
-            native_why = why
-    blk = native_blocking(M, N) if native is not None else blocking_for(pt, M, N)
+            native_why.update((k, why) for k in native_kinds(lpt, rpt, dot_pt) if k not in native_why)
+    blk = native_blocking(M, N, kind, a_pt) if native is not None else blocking_for(pt, M, N)
     mr, nr = blk.mr, blk.nr
     direct = (acc_in_output or c_scratch) and g_n.affine and g_n.stride == 1 and g_m.affine
     kc = min(blk.kc, K) if acc_in_output or c_scratch else K
@@ -394,7 +415,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     # then N; powers of two of balanced chunks (whole micro-panels, sizes
     # differing by one at most).  The one-thread grid is the one the
     # compile-time planner always chose.
-    grids = gemm_grids(nb, m_panels, n_panels, flops, blk)
+    grids = gemm_grids(nb, m_panels, n_panels, flops, blk, native is not None and native.amx)
     nbt, nmt, nnt = grids.serial.split
     mc, nc = grids.serial.sizes
     n_tasks = nbt * nmt * nnt
@@ -422,14 +443,16 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side) and a_pt is pt
                 and g_ak.affine and g_ak.stride == 1 and g_am.affine)
     task = ScratchPlan()
-    task.add("a", max(g.sizes[0] for g in grids.grids) * kc * esize)
+    # (native panels: kc padded to the format's k_step, in words of ``group``
+    # k per row or column of A, plus a header row for B)
+    words, header = kc, 0
+    if native is not None:
+        words, header = -(-kc // native.k_step) * (native.k_step // native.group), native.header
+    task.add("a", max(g.sizes[0] for g in grids.grids) * words * esize)
     # A task's own packed B block: always, unless B is read in place (then
     # only its partial last panel); with a shared B a task packs its own copy
     # of a block another task is packing at that moment (gemm.pack_once).
-    # (native panels: ceil(kc / group) words per row or column of A, plus a
-    # header row for B: at most kc + 1 words)
-    header = native.header if native is not None else 0
-    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * (kc + header) * esize)
+    task.add("b", (nr if b_direct else max(g.sizes[1] for g in grids.grids)) * (words + header) * esize)
     scratch = ScratchPlan()
     scratch.add("counters", 64)
     if shared_b:
@@ -445,7 +468,19 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
                    native_why=native_why)
 
 
-def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking) -> GridTable:
+#: The AMX kernels' task grid: chunks of at least (M, N) panels of 32 rows /
+#: columns, split along M (every task packs its own A block, so each N
+#: chunk packs A again; B is packed once for all), and tasks of 16x the f32
+#: GEMM's flops (the tiles do 5-10x its work per cycle).  1024^3 bf16 -> f32
+#: on one thread, interleaved: the f32 grid's minimums (4 N chunks of 256
+#: columns) 2.69 ms, these (8 M chunks, N whole) 2.24 ms; 2 threads 2.50 /
+#: 1.90 ms; s8 -> s32 1.71 / 1.17 ms.
+AMX_MIN_PANELS = (4, 32)
+AMX_THREADED_MIN_PANELS = (2, 32)
+AMX_FLOPS_FACTOR = 16
+
+
+def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking, amx: bool = False) -> GridTable:
     """The task grid of a GEMM for each thread class: split (batch, M, N) and
     sizes (mc, nc).  One thread: ``flops / TASK_FLOPS`` tasks, at most
     ``MAX_TASKS``, chunks of at least ``MIN_M_PANELS`` x ``MIN_N_PANELS``.
@@ -453,9 +488,11 @@ def gemm_grids(nb: int, m_panels: int, n_panels: int, flops: int, blk: Blocking)
     (no task under ``THREADED_TASK_FLOPS``, at most ``THREADED_MAX_TASKS``)
     when that is more; then, while there are fewer, the longer chunk halved
     down to ``THREADED_MIN_M_PANELS`` x ``THREADED_MIN_N_PANELS``."""
-    splits = class_splits(flops, (nb, m_panels, n_panels), (1, blk.mr, blk.nr), (0, MIN_M_PANELS, MIN_N_PANELS),
-                          (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), (TASK_FLOPS, MAX_TASKS),
-                          (THREADED_TASK_FLOPS, THREADED_MAX_TASKS))
+    mins, tmins, scale = ((MIN_M_PANELS, MIN_N_PANELS), (THREADED_MIN_M_PANELS, THREADED_MIN_N_PANELS), 1)
+    if amx:
+        mins, tmins, scale = AMX_MIN_PANELS, AMX_THREADED_MIN_PANELS, AMX_FLOPS_FACTOR
+    splits = class_splits(flops, (nb, m_panels, n_panels), (1, blk.mr, blk.nr), (0, *mins), tmins,
+                          (TASK_FLOPS * scale, MAX_TASKS), (THREADED_TASK_FLOPS * scale, THREADED_MAX_TASKS))
     grids = [Grid(parts, _gemm_blocks(parts, m_panels, n_panels, blk)) for parts in splits]
     return GridTable(tuple(grids))
 
