@@ -464,7 +464,7 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
             if program is not None:
                 return Compiled(_cache.put(raw_key, program), "disk", None, None)
     module = as_module(x)
-    text = module.to_text()
+    text = module.key_text()
     mem_key = _text_key(text, optimize, aligned_results)
 
     def remember(program):

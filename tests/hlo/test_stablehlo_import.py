@@ -549,3 +549,36 @@ def test_custom_call_token_operand_layout():
     return %0#0, %0#1 : !stablehlo.token, tensor<4xf32>""", "!stablehlo.token, tensor<4xf32>")
     (cc,) = [i for i in xlac.parse_stablehlo(text).entry.instructions if i.opcode == "custom-call"]
     assert str(cc.attrs["operand_layout_constraints"]) == "{token[], f32[4]{0}}"
+
+
+def test_splat_constants_are_scalar_broadcasts():
+    """jax writes filled tensors as splats (jax.random.normal of 16x4x128x128 had
+    sixty): each is a scalar constant broadcast, not millions of elements to
+    print, hash and embed in the code (that compile took 77 s)."""
+    text = main("%arg0: tensor<512x512xf32>", """
+    %c = stablehlo.constant dense<2.5> : tensor<512x512xf32>
+    %h = stablehlo.constant dense<"0x0000C03F"> : tensor<512x512xf32>
+    %s = stablehlo.add %arg0, %c : tensor<512x512xf32>
+    %r = stablehlo.multiply %s, %h : tensor<512x512xf32>
+    return %r : tensor<512x512xf32>""", "tensor<512x512xf32>")
+    module = xlac.parse_stablehlo(text)
+    constants = [i for i in module.entry.instructions if i.opcode == "constant"]
+    assert [c.shape.dimensions for c in constants] == [(), ()]
+    x = np.ones((512, 512), np.float32)
+    np.testing.assert_array_equal(xlac.jit(module)(x), (x + 2.5) * 1.5)
+
+
+def test_big_constants_key_by_their_bytes():
+    """A module's cache key prints a big constant as a digest of its bytes: two
+    modules that differ in one element of it have different keys."""
+    from xlac import ops
+    def build(w):
+        b = xlac.XlaBuilder("big")
+        x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (300, 300)), "x")
+        return b.build(ops.add(x, ops.constant(b, w))).module
+    w = np.arange(90000, dtype=np.float32).reshape(300, 300)
+    w2 = w.copy()
+    w2[7, 7] = -1
+    a, b = build(w).key_text(), build(w2).key_text()
+    assert a != b and "{sha256:" in a and len(a) < 2000
+    assert "sha256" not in build(w).to_text()

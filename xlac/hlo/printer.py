@@ -21,6 +21,9 @@ The printer takes the IR's objects as they come (it does not import
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import math
 
 import numpy as np
@@ -252,10 +255,31 @@ def _format_nan(x: np.ndarray) -> str:
     return sign + "nan" + ("" if payload == 1 << (mantissa - 1) else f"(0x{payload:x})")
 
 
+#: Inside :func:`digesting_literals`: arrays of more elements than this print as
+#: a digest of their bytes (a cache key's text; XLA's own printing takes 6 us an
+#: element, minutes for a constant of millions).
+_DIGEST_ABOVE: contextvars.ContextVar = contextvars.ContextVar("xlac_digest_literals_above", default=None)
+
+
+@contextlib.contextmanager
+def digesting_literals(above: int = 1024):
+    """Within: constants of more than ``above`` elements print as ``{sha256:...}``
+    — text for a key, which no parser reads back."""
+    token = _DIGEST_ABOVE.set(above)
+    try:
+        yield
+    finally:
+        _DIGEST_ABOVE.reset(token)
+
+
 def format_literal(value, shape: Shape, elided: bool = False) -> str:
     """The text inside ``constant(...)`` for ``value`` of ``shape``."""
     if elided:
         return "{...}"
+    above = _DIGEST_ABOVE.get()
+    if above is not None and not shape.is_tuple and np.size(value) > above:
+        arr = np.ascontiguousarray(value)
+        return "{sha256:" + hashlib.sha256(arr.tobytes()).hexdigest() + "}"
     if shape.is_tuple:
         return "(" + ", ".join(format_literal(v, s) for v, s in zip(value, shape.tuple_shapes)) + ")"
     arr = np.asarray(value)

@@ -72,7 +72,24 @@ def constant_converter(ctx: OpContext) -> list:
     if not isinstance(value, Dense):
         raise ImportProblem("constant without a dense<...> value")
     shape = ctx.shape_of(value.type) if not ctx.result_types() else ctx.result_shape()
-    return [ctx.add("constant", shape, [], {"literal": dense_literal(value, shape)})]
+    literal = dense_literal(value, shape)
+    if literal.size > 1 and _is_splat(value, literal.dtype.itemsize):
+        # jax writes filled tensors as splats (dense<1.0> : tensor<16x4x128x128xf32>):
+        # a scalar broadcast is what they mean, and it fuses into the loops that read
+        # it instead of being a constant of millions of elements in the program.
+        scalar = Shape(shape.element_type, ())
+        one = ctx.add("constant", scalar, [], {"literal": literal.reshape(-1)[:1].reshape(())})
+        return [ctx.add("broadcast", shape, [one], {"dimensions": ()})]
+    return [ctx.add("constant", shape, [], {"literal": literal})]
+
+
+def _is_splat(dense: Dense, itemsize: int) -> bool:
+    """Whether a ``dense<...>`` gives one element for all (a lone text, or a blob of
+    one element's bytes)."""
+    value = dense.value
+    if isinstance(value, tuple) and value and value[0] == "blob":
+        return len(value[1]) - 2 == 2 * itemsize
+    return not isinstance(value, list)
 
 
 @converter("stablehlo.iota")
