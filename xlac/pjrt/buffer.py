@@ -36,8 +36,6 @@ def type_code_of(element_type: PrimitiveType) -> int:
 
 
 _CODE_OF_DTYPE = {}
-#: A buffer handle's first word (buffers have no function table).
-BUFFER_HEAD = 0
 
 
 def type_code_of_dtype(dtype: np.dtype) -> int:
@@ -74,7 +72,20 @@ class Buffer:
         self.ndim = array.ndim
         self._shape = array.shape
         self._c_dims = None                   # made when asked for (not on the dispatch path)
-        self.handle = handles.new(self, BUFFER_HEAD, handles.BUFFER_TAG, device.native_fields)
+        self.handle = handles.new_from(self, device.buffer_block)
+
+    @classmethod
+    def result(cls, array: np.ndarray, device, type_code: int, block: bytes) -> "Buffer":
+        """A buffer of a compiled program's fresh result ``array`` (C-contiguous,
+        of element ``type_code``); ``block``: its handle's contents
+        (``device.buffer_block``).  What ``Buffer(array,
+        device)`` makes, without the checks and conversions (an execution's path)."""
+        self = object.__new__(cls)
+        self.array, self.device, self.type_code = array, device, type_code
+        self.deleted, self.external_references, self._held, self._c_dims = False, 0, None, None
+        self.ndim, self._shape = array.ndim, array.shape
+        self.handle = handles.new_from(self, block)
+        return self
 
     @property
     def dims(self) -> ctypes.Array:

@@ -142,6 +142,9 @@ class Device:
         #: What a buffer on this device carries for the native entries (Buffer_Device,
         #: Buffer_Memory, Buffer_ReadyEvent).
         self.native_fields = (self.handle, self.memory.handle, events.ready())
+        #: The handle block of a buffer on this device (``xlac.pjrt.buffer``: no
+        #: function table, the buffer tag, the native fields).
+        self.buffer_block = handles.template(0, handles.BUFFER_TAG, self.native_fields)
 
 
 class Topology:

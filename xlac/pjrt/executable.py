@@ -27,6 +27,7 @@ from ..hlo.cost_analysis import cost_analysis
 from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
 from . import capi, handles
+from .handles import find as find_handle
 from .buffer import Buffer, type_code_of
 from .client import MEMORY_KIND, Client, Device, Strings
 from .compile_options import CompileOptions, device_assignment_proto
@@ -84,6 +85,9 @@ class Executable:
                 self.shardings = (self.multi.params, self.multi.results)
         self.fingerprint = hashlib.sha256(program.text.encode() + repr(options).encode()).hexdigest()
         self.deleted = False
+        #: Runs through :meth:`execute_handles`: one device, nothing donated, no host callbacks.
+        self.lean = count == 1 and not program.donated and not self.host_callbacks
+        self._result_codes = [type_code_of(s.element_type) for s in self.outputs]
         self._init_c_views()
         self.references = 1                  # the loaded executable's; GetExecutable adds one
         self.handle = handles.new(self, tag=handles.EXECUTABLE_TAG,
@@ -175,9 +179,32 @@ class Executable:
         else:
             results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
-        outputs = [Buffer(r if type(r) is np.ndarray else np.zeros(0, np.bool_) if r is None else np.asarray(r), device)
-                   for r in results]
+        outputs = [_output(r, device) for r in results]
         self._consume_donated([arguments], non_donatable)
+        return outputs
+
+    def execute_handles(self, addresses, count: int) -> list | None:
+        """The common execution (``lean``, on ``self.device``) from the argument
+        buffers' handles (``addresses[:count]``): the output buffers' handles;
+        None, having done nothing, for anything ``execute`` must look at (a
+        deleted, unknown or foreign handle, a wrong count: it reports them)."""
+        if count != self.num_parameters or self.deleted:
+            return None
+        arrays = []
+        for k in range(count):
+            entry = find_handle(addresses[k])
+            if entry is None or type(entry[0]) is not Buffer or entry[0].deleted:
+                return None
+            arrays.append(entry[0].array)
+        results = self.compiled(*arrays)
+        device = self.device
+        block = device.buffer_block
+        outputs = []
+        for r, code in zip(results if self.tuple_result else (results,), self._result_codes):
+            if type(r) is np.ndarray and r.flags.c_contiguous:      # what compiled code returns
+                outputs.append(Buffer.result(r, device, code, block).handle)
+            else:
+                outputs.append(_output(r, device).handle)
         return outputs
 
     def execute_devices(self, argument_lists: list, non_donatable: set) -> list:
@@ -206,6 +233,13 @@ class Executable:
             for k in self.program.donated:
                 if k not in non_donatable and k < len(arguments):
                     arguments[k].delete()
+
+
+def _output(result, device) -> Buffer:
+    """The buffer of one result of the compiled code (None: a token's pred[0])."""
+    if type(result) is not np.ndarray:
+        result = np.zeros(0, np.bool_) if result is None else np.asarray(result)
+    return Buffer(result, device)
 
 
 def _proto_array(protos: list) -> tuple:

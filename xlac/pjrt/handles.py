@@ -42,27 +42,41 @@ USER_DATA_SLOTS = 8
 #: The word linking a destroyed buffer's block to the next on the destroyed list.
 NEXT_WORD = BLOCK_WORDS - 1
 
-_objects: dict[int, tuple[object, ctypes.Array]] = {}
-_free: list[ctypes.Array] = []
+#: address: (object, block, the block as a byte memoryview).
+_objects: dict[int, tuple[object, ctypes.Array, memoryview]] = {}
+#: Released blocks: (block, byte view, address).
+_free: list[tuple[ctypes.Array, memoryview, int]] = []
 
 
 class HandleError(ValueError):
     """A handle that names no live object of the expected kind."""
 
 
+def template(head: int = 0, tag: int = 0, fields=()) -> bytes:
+    """A handle block's contents as bytes, for :func:`new_from` (made once for
+    handles that all look alike: a device's output buffers)."""
+    words = [head or 0, tag or 0, *fields] + [0] * (BLOCK_WORDS - FIELD_WORD - len(fields))
+    return bytes((ctypes.c_uint64 * BLOCK_WORDS)(*words))
+
+
 def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
     """A new handle for ``obj``; ``head`` is the first word of its C block
     (a function table's address, or 0), ``tag`` and ``fields`` what the native
     entries read for it (ints: counts or addresses)."""
+    return new_from(obj, template(head, tag, fields))
+
+
+def new_from(obj, contents: bytes) -> int:
+    """A new handle for ``obj`` whose block holds ``contents`` (:func:`template`)."""
     # No lock: list.pop, dict assignment and dict.pop are atomic under the GIL,
     # and each block is in the free list or in _objects, never both.
     try:
-        block = _free.pop()
+        block, view, address = _free.pop()
     except IndexError:
         block = (ctypes.c_void_p * BLOCK_WORDS)()
-    block[0:FIELD_WORD + len(fields)] = (head or None, tag or None, *fields)
-    address = ctypes.addressof(block)
-    _objects[address] = (obj, block)
+        view, address = memoryview(block).cast("B"), ctypes.addressof(block)
+    view[:] = contents                # one copy (a slice of ctypes words costs twice as much)
+    _objects[address] = (obj, block, view)
     return address
 
 
@@ -88,9 +102,14 @@ def release(address) -> None:
     if entry is not None:
         block = entry[1]
         block[TAG_WORD] = None         # the native entries read no fields without the tag
-        _free.append(block)
+        _free.append((block, entry[2], address))
+
+
+#: The (object, block, view) of a live handle's address, or None (no kind check:
+#: the caller checks the object's type; the executions' fast path).
+find = _objects.get
 
 
 def live_count(kind: type) -> int:
     """How many live handles name a ``kind`` (tests: nothing leaks)."""
-    return sum(isinstance(obj, kind) for obj, _ in list(_objects.values()))
+    return sum(isinstance(obj, kind) for obj, *_ in list(_objects.values()))

@@ -281,7 +281,9 @@ class Trampolines:
         init = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(self._code.address)
         init(ctypes.addressof(self._targets), ctypes.addressof(self._api), ctypes.addressof(out))
         self.addresses = list(out)[:count]
-        self._take = ctypes.CFUNCTYPE(ctypes.c_void_p)(out[count])
+        # PYFUNCTYPE: called holding the GIL, and keeping it (a few loads; dropping
+        # and taking the GIL back inside a callback cost microseconds).
+        self._take = ctypes.PYFUNCTYPE(ctypes.c_void_p)(out[count])
         #: The address of the native PJRT_Memory get_user_data (see :func:`_user_data_ir`).
         self.memory_get_user_data = out[count + 1]
         # Immortal: jaxlib may call these until the very end of the process,
