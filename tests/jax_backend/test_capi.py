@@ -184,3 +184,115 @@ def test_execute_contexts_carry_ffi_user_data_in_native_code(monkeypatch):
     assert code == capi.RESOURCE_EXHAUSTED and "at most 8 user data" in text
     error, _ = call("ExecuteContext_Destroy", context=made.context)
     assert not error
+
+
+_ADD = """module @add {
+  func.func public @main(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> (tensor<8xf32>) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}"""
+
+
+def _execute(exe, arguments: list):
+    """PJRT_LoadedExecutable_Execute of ``exe`` on one device: (error, output handle)."""
+    args = (ctypes.c_void_p * max(1, len(arguments)))(*arguments)
+    outs = (ctypes.c_void_p * 1)()
+    arg_lists = (ctypes.POINTER(ctypes.c_void_p) * 1)(ctypes.cast(args, ctypes.POINTER(ctypes.c_void_p)))
+    out_lists = (ctypes.POINTER(ctypes.c_void_p) * 1)(ctypes.cast(outs, ctypes.POINTER(ctypes.c_void_p)))
+    done = (ctypes.c_void_p * 1)()
+    options = capi.ExecuteOptions()
+    error, _ = call("LoadedExecutable_Execute", executable=exe.handle, options=ctypes.pointer(options),
+                    argument_lists=arg_lists, num_devices=1, num_args=len(arguments), output_lists=out_lists,
+                    device_complete_events=done)
+    return error, outs[0], done[0]
+
+
+def _client_with_buffers(*arrays):
+    from xlac.pjrt import handles
+    from xlac.pjrt.client import Client
+    options = (capi.NamedValue * 1)()
+    _, created = call("Client_Create", create_options=options, num_options=0)
+    _, devices = call("Client_Devices", client=created.client)
+    device = ctypes.c_void_p.from_address(devices.devices).value
+    made = []
+    for data in arrays:
+        _, b = call("Client_BufferFromHostBuffer", client=created.client, data=data.ctypes.data,
+                    type=capi.BUFFER_TYPES.index("F32"), dims=(ctypes.c_int64 * 1)(data.size), num_dims=1,
+                    device=device)
+        made.append(b.buffer)
+    return created.client, handles.lookup(created.client, Client, "PJRT_Client"), made
+
+
+def _host(buffer) -> list:
+    out = np.zeros(8, np.float32)
+    error, _ = call("Buffer_ToHostBuffer", src=buffer, dst=out.ctypes.data, dst_size=out.nbytes)
+    assert not error
+    return out.tolist()
+
+
+def test_execute_takes_the_lean_path_and_falls_back_for_what_it_must_report(monkeypatch):
+    """A one-device execution without donation or host callbacks runs from the
+    argument handles (Executable.execute_handles) with no Executable.execute;
+    anything unusual (a deleted or unknown argument, a wrong count) goes to the
+    general path, whose errors say what is wrong; nothing leaks."""
+    from xlac.pjrt import events, handles
+    from xlac.pjrt.buffer import Buffer
+    from xlac.pjrt.compile_options import CompileOptions
+    from xlac.pjrt.executable import Executable
+    from xlac.pjrt.program import Program
+    x, y = np.arange(8, dtype=np.float32), np.full(8, 10, np.float32)
+    client_handle, client, (bx, by) = _client_with_buffers(x, y)
+    exe = Executable(client, Program(_ADD, ()), CompileOptions())
+    assert exe.lean
+    live = handles.live_count(Buffer)
+    general = []
+    real_execute = Executable.execute
+    monkeypatch.setattr(Executable, "execute", lambda self, *a, **k: general.append(1) or real_execute(self, *a, **k))
+    error, out, done = _execute(exe, [bx, by])
+    assert not error and general == [] and done == events.ready()
+    assert _host(out) == (x + y).tolist()
+    assert handles.live_count(Buffer) == live + 1
+    assert not call("Buffer_Destroy", buffer=out)[0]
+    api.release_destroyed()
+    assert handles.live_count(Buffer) == live
+    # Errors from the compiled code are PJRT errors.
+    monkeypatch.setattr(exe, "compiled", lambda *a: 1 / 0)
+    code, text = message(_execute(exe, [bx, by])[0])
+    assert code == capi.INTERNAL or "division by zero" in text
+    monkeypatch.undo()
+    monkeypatch.setattr(Executable, "execute", lambda self, *a, **k: general.append(1) or real_execute(self, *a, **k))
+    # A wrong count, an unknown handle, a deleted buffer: the general path reports them.
+    code, text = message(_execute(exe, [bx])[0])
+    assert code == capi.INVALID_ARGUMENT and "takes 2 arguments, got 1" in text
+    code, text = message(_execute(exe, [bx, 12345])[0])
+    assert code == capi.INVALID_ARGUMENT and "is not a live PJRT_Buffer" in text
+    assert not call("Buffer_Delete", buffer=by)[0]
+    code, text = message(_execute(exe, [bx, by])[0])
+    assert code == capi.FAILED_PRECONDITION and "argument 1 of" in text and "deleted or donated" in text
+    assert len(general) == 2 and handles.live_count(Buffer) == live
+    for b in (bx, by):
+        assert not call("Buffer_Destroy", buffer=b)[0]
+    api.release_destroyed()
+    exe.unref()
+    assert not call("Client_Destroy", client=client_handle)[0]
+
+
+def test_execute_of_a_donating_program_takes_the_general_path():
+    """Donation is the general path's (it consumes the argument)."""
+    from xlac.pjrt.compile_options import CompileOptions
+    from xlac.pjrt.executable import Executable
+    from xlac.pjrt.program import Program
+    x, y = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    client_handle, client, (bx, by) = _client_with_buffers(x, y)
+    exe = Executable(client, Program(_ADD, (0,)), CompileOptions())
+    assert not exe.lean
+    error, out, _ = _execute(exe, [bx, by])
+    assert not error and _host(out) == (x + y).tolist()
+    error, is_deleted = call("Buffer_IsDeleted", buffer=bx)
+    assert not error and is_deleted.is_deleted
+    for b in (bx, by, out):
+        assert not call("Buffer_Destroy", buffer=b)[0]
+    api.release_destroyed()
+    exe.unref()
+    assert not call("Client_Destroy", client=client_handle)[0]

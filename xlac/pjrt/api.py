@@ -572,16 +572,18 @@ def loaded_is_deleted(a):
 @implements("LoadedExecutable_Execute")
 def loaded_execute(a):
     e = _executable(a.executable)
-    options = a.options.contents if a.options else None
+    options = a.options
+    options = options.contents if options else None
     if e.lean and a.num_devices == 1 and not a.execute_device and not (
             options and (options.num_send_ops or options.num_recv_ops)):
         outputs = e.execute_handles(a.argument_lists[0], a.num_args)
         if outputs is not None:                      # else the general path, which reports why
             out = a.output_lists[0]
-            for k, h in enumerate(outputs):
-                out[k] = h
-            if a.device_complete_events:
-                a.device_complete_events[0] = events.ready()
+            for k in range(len(outputs)):
+                out[k] = outputs[k]
+            done = a.device_complete_events
+            if done:
+                done[0] = e.device.native_fields[2]      # the ready event
             return
     if options and (options.num_send_ops or options.num_recv_ops):
         raise errors.unimplemented("send/recv callbacks in PJRT_LoadedExecutable_Execute")
