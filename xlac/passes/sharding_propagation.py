@@ -373,7 +373,9 @@ def _forward_array(inst: HloInstruction, ops: list):
         return remap(ops[0], [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
     if op == "dot" and ops[1] is not None:
         return dot_result_sharding(inst, ops[0], ops[1])
-    if op in ("slice", "dynamic-slice", "pad", "reverse"):
+    if op in ("slice", "pad", "reverse"):
+        return remap(ops[0], shifted_dims(inst))
+    if op == "dynamic-slice":
         return remap(ops[0], kept_dims(inst))
     if op == "dynamic-update-slice":
         return remap(ops[0], kept_dims(inst))
@@ -410,6 +412,17 @@ def kept_dims(inst: HloInstruction) -> list:
     if op == "concatenate":
         return [None if k in inst.attrs.get("dimensions", ()) else k for k in range(rank)]
     return [None] * rank
+
+
+def shifted_dims(inst: HloInstruction) -> list:
+    """Per dimension of a slice's, pad's or reverse's result, the same operand
+    dimension where a split passes through (None where it does not): every
+    dimension but a pad's interior-padded ones.  A split dimension the op
+    cuts is partitioned by moving tiles between neighbours
+    (collective-permute), as XLA does."""
+    if inst.opcode == "pad":
+        return [k if p[2] == 0 else None for k, p in enumerate(inst.attrs["padding"])]
+    return list(range(_rank(inst.shape)))
 
 
 def gather_dims(inst: HloInstruction):
@@ -532,7 +545,7 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         return [remap(s, [src.get(j) for j in range(orank)])]
     if op in ("slice", "dynamic-slice", "pad", "reverse", "concatenate", "dynamic-update-slice") and \
             _rank(operand.shape) == _rank(user.shape):
-        kept = kept_dims(user)
+        kept = shifted_dims(user) if op in ("slice", "pad", "reverse") else kept_dims(user)
         return [remap(s, [j if kept[j] is not None else None for j in range(orank)])]
     if op == "scatter" and len(user.operands) == 3 and k == 0:
         return [s]
