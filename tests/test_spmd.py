@@ -297,6 +297,15 @@ def test_scan_over_layers_gathers_each_layer_inside_the_loop():
     assert _in(module, "all-reduce") == [body]                               # the per-layer sum
 
 
+def test_a_broadcast_takes_its_users_split_not_its_operands():
+    """In the FSDP scan, a layer's bias (split 4 ways) is broadcast and added
+    to activations split by batch: the 8-vector is all-gathered (24 bytes),
+    as XLA does, not the broadcast [8, 8] moved by an all-to-all."""
+    module, _ = _partitioned("scan_fsdp")
+    assert [(op, b) for _, op, b in sorted(collective_bytes(module), key=lambda c: (c[1], c[2]))] == \
+        [("all-gather", 24), ("all-gather", 192), ("all-reduce", 6)]
+
+
 def test_megatron_layers_in_a_scan_and_a_cond_on_split_values():
     module, _ = _partitioned("scan_megatron")
     loop = _while_of(module)

@@ -556,6 +556,10 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
     return None
 
 
+def _adds_dimensions(inst: HloInstruction) -> bool:
+    return inst.opcode == "broadcast" and _rank(inst.operands[0].shape) < _rank(inst.shape)
+
+
 def _elementwise(inst: HloInstruction) -> bool:
     from ..hlo.opcodes import is_elementwise
     return is_elementwise(inst.opcode) and inst.opcode not in ("rng",)
@@ -615,10 +619,13 @@ class ShardingPropagation:
             elif inst in self.given:
                 fixed[inst] = self.given[inst]
         sh = dict(fixed)
-        for _ in range(8):
+        for sweep in range(8):
             changed = False
             for inst in order:
-                if inst not in fixed:
+                # A broadcast that adds dimensions takes its users' sharding
+                # first (as XLA's propagation does for broadcast-like ops): a
+                # small operand gathered is cheaper than a big result moved.
+                if inst not in fixed and not (sweep == 0 and _adds_dimensions(inst)):
                     changed |= self._offer(sh, inst, self._forward(inst, sh))
             for inst in reversed(order):
                 if inst not in fixed:
