@@ -26,7 +26,9 @@ needs its operands split otherwise than they are:
 
 * **while** and **conditional**: bodies, conditions and branches are
   partitioned with the state's (operands') shardings;
-* **slicing** ops on tiles along the dimensions they take whole; **iota**
+* **slicing** ops on tiles along the dimensions they take whole; a slice,
+  pad or reverse across a split dimension shifts the pieces of the tiles
+  each device's window needs between devices by collective-permute; **iota**
   made locally; **gather** from a row-split table (a masked local gather and
   an all-reduce) or by split indices; **scatter** into a row-split operand
   (updates landing elsewhere skipped); **convolution** split on batch, output
