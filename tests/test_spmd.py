@@ -358,6 +358,16 @@ def test_slices_pads_and_reverses_across_split_rows_shift_tiles():
     assert len(reverses) == 2 and all(i.shape.dimensions[0] == 2 for i in reverses)
 
 
+def test_pooling_split_on_a_spatial_dimension_exchanges_halos():
+    """A 3x3 max pool (stride 1, SAME) of rows split 4 ways: each tile with
+    a row of each neighbour (two collective-permutes, -inf past the ends);
+    a 2x2 sum pool of stride 2: within each tile, no communication."""
+    module, _ = _partitioned("pooling")
+    assert _opcodes(module) == ["collective-permute", "collective-permute"]
+    pools = [i for i in module.entry.instructions if i.opcode == "reduce-window"]
+    assert sorted(tuple(i.shape.dimensions) for i in pools) == [(2, 1, 3, 3), (2, 2, 6, 3)]
+
+
 @pytest.mark.parametrize("name, ops", [("conv_batch", []), ("conv_feature", []),
                                        ("conv_spatial", ["collective-permute", "collective-permute"])])
 def test_convolutions_split_on_batch_features_and_space(name, ops):

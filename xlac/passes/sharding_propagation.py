@@ -32,7 +32,7 @@ written as its ``sharding=`` attribute, as XLA's ShardingPropagation does:
 
 The given shardings are never changed; a propagated one is replaced only by
 one that splits the value into more tiles (so the sweeps end).  A value no
-rule reaches (constants, what sort or reduce-window compute...) is
+rule reaches (constants, what sort or select-and-scatter compute...) is
 replicated.  A sharding xlac does not read is an error on an entry parameter
 or the root (:class:`UnreadSharding`), a note elsewhere.  Which tile each device holds is compared by
 device (``from_index_map``), so shardings over any device order and with
@@ -383,6 +383,8 @@ def _forward_array(inst: HloInstruction, ops: list):
         return _best([remap(o, kept_dims(inst)) for o in ops if o is not None])
     if op == "scatter" and len(inst.operands) == 3:
         return ops[0]
+    if op == "reduce-window" and len(inst.operands) == 2:
+        return ops[0]
     if op == "gather":
         return gather_result_sharding(inst, ops[0], ops[1])
     if op == "convolution":
@@ -548,6 +550,8 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         kept = shifted_dims(user) if op in ("slice", "pad", "reverse") else kept_dims(user)
         return [remap(s, [j if kept[j] is not None else None for j in range(orank)])]
     if op == "scatter" and len(user.operands) == 3 and k == 0:
+        return [s]
+    if op == "reduce-window" and len(user.operands) == 2 and k == 0:
         return [s]
     if op == "gather" and k < 2:
         return [_back_from_sources(s, gather_sources(user), "oi"[k], orank)]

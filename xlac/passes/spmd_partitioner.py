@@ -37,7 +37,7 @@ needs its operands split otherwise than they are:
 Where a reduction (reduce, a dot's contraction) reads a padded tile, the
 padding is replaced by the reduction's identity (the reduce's init value,
 zero for a dot) first: padding is never read where it could change a
-result.  Anything else (sort, reduce-window, custom calls...) **falls back**: its operands are all-gathered to the
+result.  Anything else (sort, select-and-scatter, custom calls...) **falls back**: its operands are all-gathered to the
 whole values, it is computed whole on every device and its result is
 replicated; a note in ``module.diagnostics`` names the instruction, its
 sharding and why.  Notes also say where a value had to be all-gathered
@@ -781,7 +781,7 @@ class SpmdPartitioner:
             moved = (hi - lo) if any(j != k for k, j in source.items()) else 0
             plans.append((moved, 1, ("single", (source, lo, hi))))
         moved, _, plan = min(plans, key=lambda p: p[:2])
-        return plan if moved <= (t - 1) * L else None
+        return plan if moved < (t - 1) * L else None
 
     def _permute(self, v, s: Sharding, d: int, source_of):
         """A collective-permute: the device of tile index ``k`` along ``d``
@@ -1099,6 +1099,39 @@ class SpmdPartitioner:
             attrs["window"] = Raw(format_window(Window(tuple(dims))))
         new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    def _op_reduce_window(self, inst, want):
+        """Split as its operand: along a split dimension each device reduces
+        its window of the operand (:meth:`_window`: its tile with the
+        neighbours' edges, positions past the ends the init value, as the
+        padding), the window's padding there dropped; dimensions not split
+        keep theirs."""
+        from ..hlo.window import Window, format_window, window_of
+        if len(inst.operands) != 2 or inst.shape.is_tuple:
+            raise _Fallback("a variadic reduce-window")
+        s = want[0]
+        win = window_of(inst.attrs)
+        if any(w.window_dilation != 1 or w.base_dilation != 1 for k, w in enumerate(win.dimensions)
+               if s.tile_dims[k] > 1):
+            raise _Fallback("a dilated window on a split dimension")
+        init = self._operand(inst, 1, replicated(self.n, 0))
+        local = self._local_shape(inst.shape, s)
+        windows = {}
+        for k, w in enumerate(win.dimensions):
+            lo = local.dimensions[k]
+            windows[k] = (lambda j, L=lo, w=w: j * L * w.stride - w.padding_low, (lo - 1) * w.stride + w.size)
+        if s.is_replicated:
+            xv, cut = self._operand(inst, 0, s), []
+        else:
+            got = self._windowed(inst, s, windows, fill=init)
+            if got is None:
+                raise _Fallback("a window wider than the neighbouring tiles")
+            xv, cut = got
+        dims = [type(w)(w.size, w.stride, 0, 0, 1, 1, w.window_reversal) if k in cut else w
+                for k, w in enumerate(win.dimensions)]
+        attrs = _attrs(inst)
+        attrs["window"] = Raw(format_window(Window(tuple(dims))))
+        return self._add("reduce-window", local, [xv, init], attrs, inst.name), want
 
     @staticmethod
     def _halo_fits(w, n: int, t: int) -> bool:
