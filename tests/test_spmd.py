@@ -211,6 +211,38 @@ def test_dump_prints_the_per_device_program_last_with_bytes_and_memory():
     assert "// spmd: per-device peak memory" in out
 
 
+_BIG_MLP = """HloModule mlp, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=@N]>}}
+
+ENTRY main {
+  x = f32[256,512]{1,0} parameter(0), sharding={replicated}
+  w1 = f32[512,2048]{1,0} parameter(1), sharding={devices=[1,@N]<=[@N]}
+  w2 = f32[2048,512]{1,0} parameter(2), sharding={devices=[@N,1]<=[@N]}
+  h = f32[256,2048]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[256,2048]{1,0} tanh(h)
+  ROOT y = f32[256,512]{1,0} dot(t, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+}
+"""
+
+
+@pytest.mark.timeout(300)
+def test_dump_peak_memory_of_a_megatron_mlp_falls_with_the_devices(tmp_path):
+    """The per-device program is planned as the device processes' JIT plans
+    it (GEMM scratch for the threads a process may use, not a region per
+    task): the peak ``xlac dump`` reports falls with the number of devices."""
+    peaks = {}
+    for n in (2, 4):
+        path = tmp_path / f"mlp{n}.hlo"
+        path.write_text(_BIG_MLP.replace("@N", str(n)))
+        run = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True,
+                             timeout=240)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        line = next(x for x in run.stdout.splitlines() if "per-device peak memory" in x)
+        peaks[n] = int(line.split("per-device peak memory ")[1].split()[0])
+    weights = 2 * 512 * 2048 * 4
+    # The temporaries stay below the weights (not ~40 MB of packing regions).
+    assert peaks[4] < peaks[2] < 2 * weights, peaks
+
+
 def test_xlac_run_takes_and_writes_global_arrays(tmp_path):
     out = tmp_path / "out.npz"
     name = "wsc_layers_2d"
