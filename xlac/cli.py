@@ -425,7 +425,10 @@ def cmd_dump(args) -> int:
         print(module.to_text())
         hook = dump_hook(_print_after_pass)
     with hook:
-        lowered = lower(module)
+        # The per-device program runs on this host's device processes (the
+        # JIT): planned as the JIT plans it (GEMM scratch for the threads the
+        # process may use), so the peak memory reported is what a device holds.
+        lowered = lower(module, native=partitioned)
     if args.after_each_pass:
         print("// ---- final module and buffer assignment ----")
     print(lowered.hlo.to_text())

@@ -157,6 +157,21 @@ def cases(rng):
     def conv(x, k):
         return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
+    # Slices, pads and reverses across split rows: tiles shifted between
+    # neighbours by collective-permute (6 rows on 4 devices: uneven tiles).
+    def shifts(x, y):
+        y = jax.lax.with_sharding_constraint(y, ns(m4, "d", None))
+        return (jnp.pad(x, ((1, 2), (0, 0)), constant_values=-1.0), x[1:7:2] * 3.0, jnp.flip(x, 0),
+                jnp.flip(y, 0) + 1.0, y[1:5] * 2.0, jnp.pad(y, ((2, 0), (0, 0)))[:6])
+
+    # Pooling split on a spatial dimension: a 3x3 max pool (stride 1, SAME:
+    # a halo from each neighbour, -inf past the ends) and a 2x2 sum pool
+    # (stride 2, VALID: within each tile).
+    def pooling(x):
+        m = jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 1, 1, 1), "SAME")
+        a = jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return m, a
+
     return [
         ("dp_mlp_step", dp_step, m4,
          (ns(m4), ns(m4), ns(m4), ns(m4), ns(m4), ns(m4, "d", None), ns(m4, "d", None)),
@@ -194,6 +209,9 @@ def cases(rng):
          [f32(2, 6, 6, 3), f32(3, 3, 3, 8)], False),
         ("conv_spatial", conv, m4, (ns(m4, None, "d", None, None), ns(m4)), ns(m4, None, "d", None, None),
          [f32(2, 8, 6, 3), f32(3, 3, 3, 4)], False),
+        ("pooling", pooling, m4, (ns(m4, None, "d", None, None),), ns(m4, None, "d", None, None),
+         [f32(2, 8, 6, 3)], False),
+        ("shifts", shifts, m4, (ns(m4, "d", None), ns(m4)), None, [f32(8, 6), f32(6, 3)], False),
     ]
 
 

@@ -32,7 +32,7 @@ written as its ``sharding=`` attribute, as XLA's ShardingPropagation does:
 
 The given shardings are never changed; a propagated one is replaced only by
 one that splits the value into more tiles (so the sweeps end).  A value no
-rule reaches (constants, what sort or reduce-window compute...) is
+rule reaches (constants, what sort or select-and-scatter compute...) is
 replicated.  A sharding xlac does not read is an error on an entry parameter
 or the root (:class:`UnreadSharding`), a note elsewhere.  Which tile each device holds is compared by
 device (``from_index_map``), so shardings over any device order and with
@@ -373,13 +373,17 @@ def _forward_array(inst: HloInstruction, ops: list):
         return remap(ops[0], [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
     if op == "dot" and ops[1] is not None:
         return dot_result_sharding(inst, ops[0], ops[1])
-    if op in ("slice", "dynamic-slice", "pad", "reverse"):
+    if op in ("slice", "pad", "reverse"):
+        return remap(ops[0], shifted_dims(inst))
+    if op == "dynamic-slice":
         return remap(ops[0], kept_dims(inst))
     if op == "dynamic-update-slice":
         return remap(ops[0], kept_dims(inst))
     if op == "concatenate":
         return _best([remap(o, kept_dims(inst)) for o in ops if o is not None])
     if op == "scatter" and len(inst.operands) == 3:
+        return ops[0]
+    if op == "reduce-window" and len(inst.operands) == 2:
         return ops[0]
     if op == "gather":
         return gather_result_sharding(inst, ops[0], ops[1])
@@ -410,6 +414,17 @@ def kept_dims(inst: HloInstruction) -> list:
     if op == "concatenate":
         return [None if k in inst.attrs.get("dimensions", ()) else k for k in range(rank)]
     return [None] * rank
+
+
+def shifted_dims(inst: HloInstruction) -> list:
+    """Per dimension of a slice's, pad's or reverse's result, the same operand
+    dimension where a split passes through (None where it does not): every
+    dimension but a pad's interior-padded ones.  A split dimension the op
+    cuts is partitioned by moving tiles between neighbours
+    (collective-permute), as XLA does."""
+    if inst.opcode == "pad":
+        return [k if p[2] == 0 else None for k, p in enumerate(inst.attrs["padding"])]
+    return list(range(_rank(inst.shape)))
 
 
 def gather_dims(inst: HloInstruction):
@@ -532,15 +547,21 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         return [remap(s, [src.get(j) for j in range(orank)])]
     if op in ("slice", "dynamic-slice", "pad", "reverse", "concatenate", "dynamic-update-slice") and \
             _rank(operand.shape) == _rank(user.shape):
-        kept = kept_dims(user)
+        kept = shifted_dims(user) if op in ("slice", "pad", "reverse") else kept_dims(user)
         return [remap(s, [j if kept[j] is not None else None for j in range(orank)])]
     if op == "scatter" and len(user.operands) == 3 and k == 0:
+        return [s]
+    if op == "reduce-window" and len(user.operands) == 2 and k == 0:
         return [s]
     if op == "gather" and k < 2:
         return [_back_from_sources(s, gather_sources(user), "oi"[k], orank)]
     if op == "convolution":
         return [_back_from_sources(s, conv_sources(user), "lr"[k], orank)]
     return None
+
+
+def _adds_dimensions(inst: HloInstruction) -> bool:
+    return inst.opcode == "broadcast" and _rank(inst.operands[0].shape) < _rank(inst.shape)
 
 
 def _elementwise(inst: HloInstruction) -> bool:
@@ -602,10 +623,13 @@ class ShardingPropagation:
             elif inst in self.given:
                 fixed[inst] = self.given[inst]
         sh = dict(fixed)
-        for _ in range(8):
+        for sweep in range(8):
             changed = False
             for inst in order:
-                if inst not in fixed:
+                # A broadcast that adds dimensions takes its users' sharding
+                # first (as XLA's propagation does for broadcast-like ops): a
+                # small operand gathered is cheaper than a big result moved.
+                if inst not in fixed and not (sweep == 0 and _adds_dimensions(inst)):
                     changed |= self._offer(sh, inst, self._forward(inst, sh))
             for inst in reversed(order):
                 if inst not in fixed:

@@ -26,7 +26,9 @@ needs its operands split otherwise than they are:
 
 * **while** and **conditional**: bodies, conditions and branches are
   partitioned with the state's (operands') shardings;
-* **slicing** ops on tiles along the dimensions they take whole; **iota**
+* **slicing** ops on tiles along the dimensions they take whole; a slice,
+  pad or reverse across a split dimension shifts the pieces of the tiles
+  each device's window needs between devices by collective-permute; **iota**
   made locally; **gather** from a row-split table (a masked local gather and
   an all-reduce) or by split indices; **scatter** into a row-split operand
   (updates landing elsewhere skipped); **convolution** split on batch, output
@@ -35,7 +37,7 @@ needs its operands split otherwise than they are:
 Where a reduction (reduce, a dot's contraction) reads a padded tile, the
 padding is replaced by the reduction's identity (the reduce's init value,
 zero for a dot) first: padding is never read where it could change a
-result.  Anything else (sort, reduce-window, custom calls...) **falls back**: its operands are all-gathered to the
+result.  Anything else (sort, select-and-scatter, custom calls...) **falls back**: its operands are all-gathered to the
 whole values, it is computed whole on every device and its result is
 replicated; a note in ``module.diagnostics`` names the instruction, its
 sharding and why.  Notes also say where a value had to be all-gathered
@@ -654,6 +656,27 @@ class SpmdPartitioner:
         return self.reshard(new, s, want[0], inst.shape, inst.name), want
 
     def _op_slice(self, inst, want):
+        """Split dimensions the slice cuts: each device's window of the
+        operand, its tile and its neighbours' edges (:meth:`_window`), then
+        sliced locally with the stride."""
+        limits = [tuple(lim) for lim in inst.attrs["slice"]]
+        x = inst.operands[0]
+        windows = {}
+        for d, (start, _, stride) in enumerate(limits):
+            lo = self._local_shape(inst.shape, want[0]).dimensions[d]
+            windows[d] = (lambda k, a=start, st=stride, L=lo: a + k * L * st, (lo - 1) * stride + 1)
+        got = self._windowed(inst, want[0], windows)
+        if got is None:
+            return self._slice_kept(inst, want)
+        xv, cut = got
+        local = self._local_shape(inst.shape, want[0])
+        attrs = _attrs(inst)
+        attrs["slice"] = tuple((0, windows[k][1], lim[2]) if k in cut else
+                               (0, local.dimensions[k], 1) if want[0].tile_dims[k] > 1 else lim
+                               for k, lim in enumerate(limits))
+        return self._add("slice", local, [xv], attrs, inst.name), want
+
+    def _slice_kept(self, inst, want):
         s = self._kept_sharding(inst, want[0])
         x = self._operand(inst, 0, s)
         local = self._local_shape(inst.shape, s)
@@ -664,17 +687,193 @@ class SpmdPartitioner:
         return self.reshard(new, s, want[0], inst.shape, inst.name), want
 
     def _op_pad(self, inst, want):
-        s = self._kept_sharding(inst, want[0])
-        x = self._operand(inst, 0, s)
+        """Split dimensions padded at the ends only: each device's window of
+        the operand (:meth:`_window`), the positions outside it the padding
+        value; the others padded locally."""
+        padding = [tuple(p) for p in inst.attrs["padding"]]
         value = self._operand(inst, 1, replicated(self.n, 0))
-        new = self._add("pad", self._local_shape(inst.shape, s), [x, value], _attrs(inst), inst.name)
-        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+        windows = {}
+        for d, (low, _, interior) in enumerate(padding):
+            if interior == 0:
+                lo = self._local_shape(inst.shape, want[0]).dimensions[d]
+                windows[d] = (lambda k, a=low, L=lo: k * L - a, lo)
+        got = self._windowed(inst, want[0], windows, fill=value)
+        if got is None:
+            s = self._kept_sharding(inst, want[0])
+            new = self._add("pad", self._local_shape(inst.shape, s), [self._operand(inst, 0, s), value],
+                            _attrs(inst), inst.name)
+            return self.reshard(new, s, want[0], inst.shape, inst.name), want
+        xv, cut = got
+        attrs = _attrs(inst)
+        attrs["padding"] = tuple((0, 0, 0) if k in cut else p for k, p in enumerate(padding))
+        return self._add("pad", self._local_shape(inst.shape, want[0]), [xv, value], attrs, inst.name), want
 
     def _op_reverse(self, inst, want):
-        s = self._kept_sharding(inst, want[0])
-        new = self._add("reverse", self._local_shape(inst.shape, s), [self._operand(inst, 0, s)], _attrs(inst),
-                        inst.name)
-        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+        """A reversed split dimension: each device's tile is the mirror
+        tile's reversed (one collective-permute of the tiles; a window where
+        the tiles are uneven)."""
+        dims = set(inst.attrs.get("dimensions", ()))
+        n = inst.shape.dimensions
+        windows = {}
+        for d in range(len(n)):
+            lo = self._local_shape(inst.shape, want[0]).dimensions[d]
+            windows[d] = (lambda k, m=n[d], L=lo: m - (k + 1) * L, lo) if d in dims else (lambda k, L=lo: k * L, lo)
+        got = self._windowed(inst, want[0], windows)
+        if got is None:
+            s = self._kept_sharding(inst, want[0])
+            new = self._add("reverse", self._local_shape(inst.shape, s), [self._operand(inst, 0, s)],
+                            _attrs(inst), inst.name)
+            return self.reshard(new, s, want[0], inst.shape, inst.name), want
+        xv, _ = got
+        return self._add("reverse", self._local_shape(inst.shape, want[0]), [xv], _attrs(inst), inst.name), want
+
+    def _windowed(self, inst, s: Sharding, windows: dict, fill=None):
+        """Operand 0 of ``inst`` split as ``s`` (the result's sharding), and
+        along each split dimension ``d`` of ``windows`` (``d -> (start of
+        tile k's window, its length)``, in the operand's positions) replaced by
+        this device's window (:meth:`_window`; positions outside the operand
+        ``fill`` when given).  (the local value, the dimensions windowed), or
+        None when a window would move more than gathering the dimension."""
+        x = inst.operands[0]
+        cut = [d for d in windows if s.tile_dims[d] > 1]
+        if not cut or any(t > 1 and d not in windows for d, t in enumerate(s.tile_dims)):
+            return None
+        plans = {d: self._window_plan(s, d, x.shape.dimensions[d], *windows[d]) for d in cut}
+        if any(p is None for p in plans.values()):
+            return None
+        v = self._operand(inst, 0, s)
+        for d in cut:
+            v = self._window(v, s, d, x.shape.dimensions[d], plans[d], windows[d], fill)
+        return v, cut
+
+    def _window_plan(self, s: Sharding, d: int, n: int, start, size: int):
+        """How each device gets the ``size`` positions from ``start(k)`` along
+        dimension ``d`` (of ``n``, split as ``s``) from the tiles around it,
+        the cheaper of ``("shift", {shift: (lo, hi)})`` — from the tile
+        ``shift`` places away, positions ``lo:hi`` of it (a collective-permute
+        per shift) — and, when each window lies in one tile, ``("single",
+        ({k: source tile}, lo, hi))`` (one collective-permute); None when
+        that moves more than an all-gather."""
+        t = s.tile_dims[d]
+        L = -(-n // t)
+        need, sources = {}, {}
+        for k in range(t):
+            a, b = max(start(k), 0), min(start(k) + size, n)
+            for j in range(max(a // L, 0), min(-(-b // L), t)) if a < b else ():
+                lo, hi = max(a, j * L) - j * L, min(b, (j + 1) * L) - j * L
+                old = need.get(j - k, (lo, hi))
+                need[j - k] = (min(old[0], lo), max(old[1], hi))
+                sources.setdefault(k, []).append((j, lo, hi))
+        if not need:
+            return ("shift", {0: (0, L)})
+        lo_s, hi_s = min(need), max(need)
+        pieces = {}
+        for shift in range(lo_s, hi_s + 1):
+            lo = need[lo_s][0] if shift == lo_s else 0
+            hi = need[hi_s][1] if shift == hi_s else L
+            pieces[shift] = (lo, hi)
+        moved = sum(hi - lo for shift, (lo, hi) in pieces.items() if shift != 0)
+        plans = [(moved, 0, ("shift", pieces))]
+        if all(len(v) == 1 for v in sources.values()):
+            # Each device's window lies in one tile (a reverse): one permute.
+            source = {k: v[0][0] for k, v in sources.items()}
+            lo, hi = min(v[0][1] for v in sources.values()), max(v[0][2] for v in sources.values())
+            moved = (hi - lo) if any(j != k for k, j in source.items()) else 0
+            plans.append((moved, 1, ("single", (source, lo, hi))))
+        moved, _, plan = min(plans, key=lambda p: p[:2])
+        return plan if moved < (t - 1) * L else None
+
+    def _permute(self, v, s: Sharding, d: int, source_of):
+        """A collective-permute: the device of tile index ``k`` along ``d``
+        receives ``v`` from the device of tile index ``source_of(k)`` (same
+        other indices and replica); zeros where that is outside the tiles."""
+        m = index_map(s)
+        by_index = {(tuple(m[dev]), self._replica_rank(s, dev)): dev for dev in range(self.n)}
+        pairs = []
+        for dev in range(self.n):
+            index = list(m[dev])
+            src = source_of(index[d])
+            if 0 <= src < s.tile_dims[d]:
+                index[d] = src
+                pairs.append((by_index[(tuple(index), self._replica_rank(s, dev))], dev))
+        return self._add("collective-permute", v.shape, [v], {
+            "source_target_pairs": tuple(sorted(pairs)), "channel_id": self._next_channel()})
+
+    def _window(self, v, s: Sharding, d: int, n: int, plan, window, fill):
+        """``v`` (split as ``s``) cut along ``d`` to this device's window of
+        :meth:`_window_plan`: the pieces of the tiles around it received by
+        collective-permutes, put side by side, and the window sliced out at
+        this device's offset; positions outside ``0:n`` ``fill`` when given."""
+        start, size = window
+        t = s.tile_dims[d]
+        L = v.shape.dimensions[d]
+        etype = v.shape.element_type
+        kind, pieces = plan
+        if kind == "single":
+            source, lo, hi = pieces
+            dims = list(v.shape.dimensions)
+            dims[d] = hi - lo
+            piece = v
+            if (lo, hi) != (0, L):
+                lim = tuple((lo, hi, 1) if k == d else (0, x, 1) for k, x in enumerate(v.shape.dimensions))
+                piece = self._add("slice", Shape(etype, dims), [v], {"slice": lim})
+            moved = {k: j for k, j in source.items() if j != k}
+            buf = self._permute(piece, s, d, lambda k: moved.get(k, -1))
+            if any(j == k for k, j in source.items()):         # a window in its own tile: kept
+                own = self._lookup([int(source.get(s.tile_index(dev)[d]) == s.tile_index(dev)[d])
+                                    for dev in range(self.n)])
+                keep = self._add("compare", Shape(PRED, ()), [own, self._scalar(1)], {"direction": "EQ"})
+                keep = self._add("broadcast", Shape(PRED, dims), [keep], {"dimensions": ()})
+                buf = self._add("select", piece.shape, [keep, piece, buf])
+            offsets = {k: start(k) - source.get(k, k) * L - lo for k in range(t)}
+        else:
+            parts = []
+            for shift, (lo, hi) in sorted(pieces.items()):
+                dims = list(v.shape.dimensions)
+                dims[d] = hi - lo
+                piece = v
+                if (lo, hi) != (0, L):
+                    lim = tuple((lo, hi, 1) if k == d else (0, x, 1) for k, x in enumerate(v.shape.dimensions))
+                    piece = self._add("slice", Shape(etype, dims), [v], {"slice": lim})
+                if shift != 0:
+                    piece = self._permute(piece, s, d, lambda k, sh=shift: k + sh)
+                parts.append(piece)
+            buf = parts[0] if len(parts) == 1 else self._add(
+                "concatenate", Shape(etype, [sum(p.shape.dimensions[d] for p in parts) if k == d else x
+                                             for k, x in enumerate(v.shape.dimensions)]), parts, {"dimensions": (d,)})
+            first = min(pieces)          # the buffer starts at this position of the operand
+            offsets = {k: start(k) - (k + first) * L - pieces[first][0] for k in range(t)}
+        length = buf.shape.dimensions[d]
+        valid = [k for k in range(t) if max(start(k), 0) < min(start(k) + size, n)]
+        low = max([0] + [-offsets[k] for k in valid])
+        high = max([0] + [offsets[k] + size - length for k in valid])
+        if low or high:
+            dims = list(buf.shape.dimensions)
+            dims[d] += low + high
+            buf = self._add("pad", Shape(etype, dims), [buf, self._scalar(0, etype)],
+                            {"padding": tuple((low, high, 0) if k == d else (0, 0, 0) for k in range(len(dims)))})
+        length = buf.shape.dimensions[d]
+        at = {k: min(max(offsets[k] + low, 0), length - size) for k in range(t)}
+        dims = list(buf.shape.dimensions)
+        dims[d] = size
+        if length != size or any(at.values()):
+            table = [at[s.tile_index(dev)[d]] for dev in range(self.n)]
+            starts = [self._lookup(table) if k == d and any(table) else self._scalar(0) for k in range(len(dims))]
+            buf = self._add("dynamic-slice", Shape(etype, dims), [buf] + starts, {"dynamic_slice_sizes": tuple(dims)})
+        if fill is not None and any(start(k) < 0 or start(k) + size > n for k in range(t)):
+            # Positions outside the operand take the fill (a pad's value).
+            iota = self._add("iota", Shape(S32, dims), [], {"iota_dimension": d})
+            first = self._lookup([start(s.tile_index(dev)[d]) for dev in range(self.n)])
+            pos = self._add("add", Shape(S32, dims), [iota, self._add("broadcast", Shape(S32, dims), [first],
+                                                                       {"dimensions": ()})])
+            zero = self._add("broadcast", Shape(S32, dims), [self._scalar(0)], {"dimensions": ()})
+            end = self._add("broadcast", Shape(S32, dims), [self._scalar(n)], {"dimensions": ()})
+            inside = self._add("and", Shape(PRED, dims), [
+                self._add("compare", Shape(PRED, dims), [pos, zero], {"direction": "GE"}),
+                self._add("compare", Shape(PRED, dims), [pos, end], {"direction": "LT"})])
+            filled = self._add("broadcast", Shape(etype, dims), [fill], {"dimensions": ()})
+            buf = self._add("select", Shape(etype, dims), [inside, buf, filled])
+        return buf
 
     def _op_concatenate(self, inst, want):
         s = self._kept_sharding(inst, want[0])
@@ -900,6 +1099,39 @@ class SpmdPartitioner:
             attrs["window"] = Raw(format_window(Window(tuple(dims))))
         new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    def _op_reduce_window(self, inst, want):
+        """Split as its operand: along a split dimension each device reduces
+        its window of the operand (:meth:`_window`: its tile with the
+        neighbours' edges, positions past the ends the init value, as the
+        padding), the window's padding there dropped; dimensions not split
+        keep theirs."""
+        from ..hlo.window import Window, format_window, window_of
+        if len(inst.operands) != 2 or inst.shape.is_tuple:
+            raise _Fallback("a variadic reduce-window")
+        s = want[0]
+        win = window_of(inst.attrs)
+        if any(w.window_dilation != 1 or w.base_dilation != 1 for k, w in enumerate(win.dimensions)
+               if s.tile_dims[k] > 1):
+            raise _Fallback("a dilated window on a split dimension")
+        init = self._operand(inst, 1, replicated(self.n, 0))
+        local = self._local_shape(inst.shape, s)
+        windows = {}
+        for k, w in enumerate(win.dimensions):
+            lo = local.dimensions[k]
+            windows[k] = (lambda j, L=lo, w=w: j * L * w.stride - w.padding_low, (lo - 1) * w.stride + w.size)
+        if s.is_replicated:
+            xv, cut = self._operand(inst, 0, s), []
+        else:
+            got = self._windowed(inst, s, windows, fill=init)
+            if got is None:
+                raise _Fallback("a window wider than the neighbouring tiles")
+            xv, cut = got
+        dims = [type(w)(w.size, w.stride, 0, 0, 1, 1, w.window_reversal) if k in cut else w
+                for k, w in enumerate(win.dimensions)]
+        attrs = _attrs(inst)
+        attrs["window"] = Raw(format_window(Window(tuple(dims))))
+        return self._add("reduce-window", local, [xv, init], attrs, inst.name), want
 
     @staticmethod
     def _halo_fits(w, n: int, t: int) -> bool:
