@@ -302,16 +302,33 @@ def test_device_workers_run_amx_dots():
 
 
 @needs_amx
-def test_cached_amx_code_is_a_miss_in_a_process_refused_tile_data(monkeypatch, tmp_path):
+def test_cached_amx_code_is_a_miss_in_a_process_refused_tile_data(tmp_path):
     """A disk-cache entry whose code calls the AMX library does not load in a
     process Linux refused tile data (no AMX library there): it is compiled
-    again, without AMX."""
-    monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
+    again, without AMX.  The refused process is a process of its own: a
+    library variant, once loaded, stays for the life of the process (code
+    compiled since links to it)."""
+    import os
+    import subprocess
+    import sys
     text = module("bf16", "bf16", "f32", (40, 96), (96, 48), (40, 48), MATMUL)
-    assert "_namxbf16_" in xlac.jit(text).llvm_ir
-    xlac.clear_caches()
-    monkeypatch.setattr(amx, "tile_data_refused", lambda: "arch_prctl(...) failed: Invalid argument")
-    monkeypatch.setattr(gemm_library, "_loaded", {})         # as in a process that never loaded it
-    exe = xlac.jit(text)
-    assert exe.from_cache is None and "_namxbf16_" not in exe.llvm_ir
-    check_bf16(text, "f32", bf16_inputs((40, 96), (96, 48)), 96)
+    (tmp_path / "m.hlo").write_text(text)
+    script = (
+        "import sys, numpy as np, xlac\n"
+        "from xlac.runtime import amx\n"
+        "refused = sys.argv[2] == 'refused'\n"
+        "if refused:\n"
+        "    amx.tile_data_refused = lambda: 'arch_prctl(...) failed: Invalid argument'\n"
+        "exe = xlac.jit(open(sys.argv[1]).read())\n"
+        "a = (np.arange(40 * 96) % 7 - 3).astype(np.float32).reshape(40, 96)\n"
+        "b = (np.arange(96 * 48) % 5 - 2).astype(np.float32).reshape(96, 48)\n"
+        "bf = xlac.Shape(xlac.BF16, ()).dtype\n"
+        "assert np.array_equal(exe(a.astype(bf), b.astype(bf)), a @ b)\n"
+        "print(exe.from_cache, '_namxbf16_' in exe.llvm_ir)\n")
+    env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.hlo"), how], env=env,
+                           capture_output=True, text=True, timeout=300) for how in ("granted", "refused")]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[0].stdout.split() == ["None", "True"]                  # compiled, with AMX
+    assert runs[1].stdout.split() == ["None", "False"]                 # not loaded from the cache: no AMX
