@@ -202,7 +202,8 @@ def _concat_root(inst: HloInstruction) -> HloInstruction:
 def _concat_parts_why(inst: HloInstruction) -> str | None:
     """Why ``inst`` is not a concatenation (or a loop fusion rooted at one)
     along a dimension other than the result's minor-most one, or None: then
-    one loop nest per operand writes its box of the result (``_emit_parts``).  The loop kernel would choose the operand per element
+    one loop nest per operand writes its box of the result (``_emit_parts``).
+    The one loop nest over the result would choose the operand per element
     in its inner loop (a chain of branches: nothing vectorises; an im2col
     [8,32,32,9,64] of bf16 ran ~3 ns per element)."""
     root = _concat_root(inst)
@@ -246,7 +247,10 @@ def _emit_parts(ctx: KernelContext) -> None:
         k, off, box, outer, _chunk, _count = part
         gen = part_generators(tctx)[k]
         (out,) = tctx.output_arrays()
-        with parallel_loops(b.module) as loop_id, loop_nest(b, box, outer_range=lo_hi, loop_id=loop_id) as index:
+        # Not unrolled: a copy gains nothing from it (as the non-temporal
+        # loops above), and LLVM emits less code per part.
+        with parallel_loops(b.module) as loop_id, \
+                loop_nest(b, box, outer_range=lo_hi, loop_id=loop_hints(b.module, base=loop_id)) as index:
             multi = list(index.multi)
             multi[dim] = b.add(multi[dim], i64(off)) if off else multi[dim]
             out.write(b, Index(multi), gen(index))
