@@ -129,3 +129,11 @@ def test_a_target_without_the_features_keeps_the_implicit_gemm():
     with target.override(features="-avx512vnni,-amx-int8"):
         check(text, "s8", "s8", "s32", k_len)
         assert notes(text, "op-expander") == []
+
+
+def test_a_big_window_keeps_the_implicit_gemm():
+    """A kernel gradient's window spans the image: thousands of im2col slices."""
+    text = conv_text("bf16", "bf16", "bf16", (2, 12, 12, 3), (10, 10, 3, 4), (2, 3, 3, 4), "size=10x10")
+    check(text, "bf16", "bf16", "bf16", 300)
+    (note,) = notes(text, "op-expander")
+    assert "a window of 100 positions (more than 49)" in note

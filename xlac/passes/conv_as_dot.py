@@ -17,8 +17,9 @@ loop fusion writes it once, the dot reads it as a plain row-major matrix.
 At the sizes convolutions have, that traffic is small next to the product
 (``docs/conv.md`` has the measurements).  Any dim_labels (transposes around
 the dot, which layout assignment and the simplifier fold), strides, padding
-(negative too), both dilations and window reversal.  Grouped convolutions
-and ones whose ``cols`` would exceed :data:`MAX_COLS_BYTES` are left as they are.
+(negative too), both dilations and window reversal.  Grouped convolutions,
+ones whose ``cols`` would exceed :data:`MAX_COLS_BYTES` and windows of more than
+:data:`MAX_WINDOW_POSITIONS` are left as they are.
 """
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ from ..shape import Shape
 #: The largest im2col matrix (bytes) a convolution is rewritten with; a
 #: larger one keeps the implicit GEMM (which needs no such buffer).
 MAX_COLS_BYTES = 256 << 20
+#: The most window positions a rewritten convolution has: each is a slice
+#: and a copy loop of its own (~10 ms of compile time each), and a kernel
+#: gradient's window (the whole image: 56 x 56 positions) would be thousands.
+MAX_WINDOW_POSITIONS = 49
 
 
 def why_not(inst: HloInstruction) -> str | None:
@@ -50,6 +55,9 @@ def why_not(inst: HloInstruction) -> str | None:
     K = math.prod(rs.dimensions) // N
     if M <= 1 or N <= 1:
         return "a matrix-vector product"
+    positions = math.prod(wd.size for wd in window_of(a))
+    if positions > MAX_WINDOW_POSITIONS:
+        return f"a window of {positions} positions (more than {MAX_WINDOW_POSITIONS})"
     if M * K * inst.operands[0].shape.element_type.byte_size > MAX_COLS_BYTES:
         return f"its im2col matrix ({M} x {K}) exceeds {MAX_COLS_BYTES >> 20} MB"
     return None
