@@ -8,6 +8,7 @@ window reversal, NCHW labels, 1-D and 3-D windows, a fused epilogue; grouped
 convolutions and targets without the features keep the implicit GEMM."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import xlac
 from xlac.codegen import gemm_native, target
@@ -137,3 +138,32 @@ def test_a_big_window_keeps_the_implicit_gemm():
     check(text, "bf16", "bf16", "bf16", 300)
     (note,) = notes(text, "op-expander")
     assert "a window of 100 positions (more than 49)" in note
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.data())
+def test_random_windows_match_the_evaluator(data):
+    """Random 2-D windows (sizes, strides, padding, both dilations, reversal) and
+    odd feature counts, bf16 and s8, against the evaluator."""
+    t = data.draw(st.sampled_from(["bf16", "s8"]))
+    n, c, o = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 9)), data.draw(st.integers(2, 19))
+    dims, out, parts = [], [], []
+    for _ in range(2):
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+        lo, hi = data.draw(st.integers(-1, 2)), data.draw(st.integers(-1, 2))
+        rd, bd = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+        rev = data.draw(st.booleans())
+        extent = data.draw(st.integers(4, 11))
+        span = (extent - 1) * bd + 1 + lo + hi - ((size - 1) * rd + 1)
+        if span < 0:
+            span, hi = 0, hi - span
+        dims.append((size, extent))
+        out.append(span // stride + 1)
+        parts.append((size, stride, f"{lo}_{hi}", rd, bd, int(rev)))
+    window = (f"size={parts[0][0]}x{parts[1][0]} stride={parts[0][1]}x{parts[1][1]} "
+              f"pad={parts[0][2]}x{parts[1][2]} rhs_dilate={parts[0][3]}x{parts[1][3]} "
+              f"lhs_dilate={parts[0][4]}x{parts[1][4]} rhs_reversal={parts[0][5]}x{parts[1][5]}")
+    ot = "bf16" if t == "bf16" else "s32"
+    text = conv_text(t, t, ot, (n, dims[0][1], dims[1][1], c), (dims[0][0], dims[1][0], c, o),
+                     (n, out[0], out[1], o), window)
+    check(text, t, t, ot, dims[0][0] * dims[1][0] * c)
