@@ -167,3 +167,13 @@ def test_random_windows_match_the_evaluator(data):
     text = conv_text(t, t, ot, (n, dims[0][1], dims[1][1], c), (dims[0][0], dims[1][0], c, o),
                      (n, out[0], out[1], o), window)
     check(text, t, t, ot, dims[0][0] * dims[1][0] * c)
+
+
+@pytest.mark.parametrize("xl,kl,ol", [("0,1,2,3", "3,2,1,0", "3,2,1,0"), ("1,3,2,0", "0,1,2,3", "2,1,3,0"),
+                                      ("3,2,1,0", "2,3,1,0", "0,3,2,1")])
+def test_entry_layouts(xl, kl, ol):
+    text = conv_text("bf16", "bf16", "bf16", (2, 7, 9, 5), (3, 3, 5, 6), (2, 7, 9, 6), "size=3x3 pad=1_1x1_1")
+    text = text.replace("[2,7,9,5] parameter", f"[2,7,9,5]{{{xl}}} parameter").replace(
+        "[3,3,5,6] parameter", f"[3,3,5,6]{{{kl}}} parameter").replace(
+        "[2,7,9,6] convolution", f"[2,7,9,6]{{{ol}}} convolution")
+    check(text, "bf16", "bf16", "bf16", 45)
