@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 import xlac
+from xlac.codegen import target
 from xlac.codegen.compiler import lower
+
+@pytest.fixture(autouse=True)
+def no_native_bf16():
+    """A target without native bf16 dot kernels: with them, bf16 x bf16
+    convolutions become dots (``test_conv_native.py``)."""
+    with target.override(features="-avx512bf16,-amx-bf16"):
+        yield
+
 
 DTYPES = {"bf16": xlac.Shape(xlac.BF16, ()).dtype, "f16": np.float16, "f32": np.float32}
 ULP = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -23}

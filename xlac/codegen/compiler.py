@@ -131,8 +131,11 @@ def _lower(module, entry_name, triple, data_layout, optimize, aligned_results, n
     module = module.clone()
     signature = pad_dynamic(module)
     # 8-bit integer matrix products stay dots where a native kernel (AMX, VNNI) takes them.
+    # The same for bf16 convolutions (as im2col + dot).
     native_int8 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["int8"])
-    pipeline = codegen_pipeline(optimize=optimize, abi=abi, native_int8_dots=native_int8)
+    native_bf16 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["bf16"])
+    pipeline = codegen_pipeline(optimize=optimize, abi=abi, native_int8_dots=native_int8,
+                                native_bf16_dots=native_bf16)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,

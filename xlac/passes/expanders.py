@@ -95,10 +95,10 @@ from ..hlo import collectives
 from ..hlo import custom_call as hcc
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, scaled_dot_type
-from ..hlo.ir import HloInstruction, HloModule
+from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import reduce_window_rewriter, rng_expander
+from . import conv_as_dot, reduce_window_rewriter, rng_expander
 from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
@@ -514,6 +514,8 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
         return False
     lhs, rhs = inst.operands[:2]
     out = inst.shape.element_type
+    if inst.opcode == "convolution" and NATIVE_INT8_DOTS.get() and _convolution_as_dot(inst, "8-bit integer"):
+        return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, S32))
     if inst.opcode == "dot" and NATIVE_INT8_DOTS.get() and _is_matrix_product(inst):
         if out == S32:
             return False
@@ -547,6 +549,41 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if out != S32:
         total = rw.create("convert", inst.shape, [total])
     return rw.supersede(inst, total)
+
+
+#: Whether the target has a native bf16 dot kernel (AMX-BF16 or the
+#: ``vdpbf16ps`` one where it is the faster): set by :class:`OpExpander`, read
+#: by :func:`bf16_convolution`.
+NATIVE_BF16_DOTS: ContextVar[bool] = ContextVar("native_bf16_dots", default=False)
+#: The op-expander's notes on convolutions (instruction name -> sentence),
+#: appended to the module's diagnostics (``xlac dump`` prints them).
+CONV_NOTES: ContextVar[dict | None] = ContextVar("conv_notes", default=None)
+
+
+def _convolution_as_dot(inst: HloInstruction, what: str) -> bool:
+    """Whether convolution ``inst`` (of ``what`` operands, with a native dot kernel
+    on the target) becomes im2col + dot (``conv_as_dot``); notes the decision."""
+    why = conv_as_dot.why_not(inst)
+    notes = CONV_NOTES.get()
+    if notes is not None:
+        notes[inst.name] = (f"convolution {inst.name}: im2col + dot on the native {what} GEMM kernel"
+                            if why is None else
+                            f"convolution {inst.name}: not im2col + dot on the native {what} GEMM kernel ({why})")
+    return why is None
+
+
+@EXPANSIONS.register("convolution")
+def bf16_convolution(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """A bf16 x bf16 convolution (to bf16 or f32) as im2col + a dot, where the
+    target has a native bf16 dot kernel (:data:`NATIVE_BF16_DOTS`): the
+    implicit-GEMM convolution would compute it widened to f32."""
+    lhs, rhs = inst.operands[:2]
+    if not NATIVE_BF16_DOTS.get() or lhs.shape.element_type != BF16 or rhs.shape.element_type != BF16 \
+            or inst.shape.element_type not in (BF16, F32):
+        return False
+    if not _convolution_as_dot(inst, "bf16"):
+        return False
+    return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, inst.shape.element_type))
 
 
 def _int8_operands(inst: HloInstruction) -> bool:
@@ -963,16 +1000,22 @@ class OpExpander:
 
     name = "op-expander"
 
-    def __init__(self, native_int8_dots: bool = False):
+    def __init__(self, native_int8_dots: bool = False, native_bf16_dots: bool = False):
         #: Keep 8-bit integer matrix products for a native kernel (:data:`NATIVE_INT8_DOTS`).
         self.native_int8_dots = native_int8_dots
+        #: bf16 convolutions as dots for a native kernel (:data:`NATIVE_BF16_DOTS`).
+        self.native_bf16_dots = native_bf16_dots
 
     def run(self, module: HloModule) -> bool:
-        token = NATIVE_INT8_DOTS.set(self.native_int8_dots)
+        notes: dict = {}
+        tokens = (NATIVE_INT8_DOTS.set(self.native_int8_dots), NATIVE_BF16_DOTS.set(self.native_bf16_dots),
+                  CONV_NOTES.set(notes))
         try:
             return apply_patterns(module, EXPANSIONS)
         finally:
-            NATIVE_INT8_DOTS.reset(token)
+            for var, token in zip((NATIVE_INT8_DOTS, NATIVE_BF16_DOTS, CONV_NOTES), tokens):
+                var.reset(token)
+            module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in notes.items())
 
 
 # -- custom-call: the layouts the target reads and writes ------------------------------

@@ -254,7 +254,7 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False,
-                     native_int8_dots: bool = False) -> Pipeline:
+                     native_int8_dots: bool = False, native_bf16_dots: bool = False) -> Pipeline:
     """What every module goes through before emission (the order of
     xla/service/cpu/cpu_compiler.cc): honour the declared entry layout and
     lower XLA's layout annotations (``abi=True``: the entry's layouts are a C
@@ -267,9 +267,10 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     generator of its own.  ``optimize=False`` only does the first six (every
     instruction then gets its own kernel).  ``native_int8_dots``: the target
     multiplies 8-bit integers natively, so their matrix products stay dots
-    (``expanders.int8_products``)."""
+    (``expanders.int8_products``), and ``native_bf16_dots`` that it has a native bf16
+    dot kernel, so bf16 convolutions become dots (``expanders.bf16_convolution``)."""
     first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(),
-             OpExpander(native_int8_dots),
+             OpExpander(native_int8_dots, native_bf16_dots),
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
