@@ -189,6 +189,8 @@ def _interrupted(blocks) -> None:
 
 _MAIN_THREAD = threading.main_thread().ident
 _arm = interrupt.arm
+#: Runs Python's pending signal handlers (a noted Ctrl-C raises KeyboardInterrupt).
+_check_signals = ctypes.pythonapi.PyErr_CheckSignals
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
 _empty = np.empty
@@ -559,7 +561,8 @@ class Executable:
             main = cancel is not None and _get_ident() == _MAIN_THREAD
             if main:
                 _arm()                       # ~0.3 us: code that polls the flag runs long anyway
-                cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt
+                cancel[0] = 0                # a Ctrl-C already raised KeyboardInterrupt ...
+                _check_signals()             # ... or is noted and raises now (none is lost)
                 opts_addr = main_opts_addr
             elif self._feed_services:
                 opts_addr = self._thread_opts()  # a failed transfer stops this call through its own flag

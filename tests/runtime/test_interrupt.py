@@ -233,3 +233,26 @@ def test_opts_cancel_is_read_by_abi_version_2_callers_only(abi_version):
         np.testing.assert_array_equal(v, 8 * x)
     else:                                                 # stopped before the first
         assert int(i) == 0
+
+
+def test_a_ctrl_c_just_before_the_call_is_not_lost(tmp_path):
+    """SIGINT noted by Python (not yet raised: no bytecode ran since) just before a
+    call of code that never ends stops that call: clearing the flag at the start
+    of a call must not swallow it (a loaded machine showed it as a CLI run that
+    ignored Ctrl-C).  Both the native fast call and the Python path."""
+    script = tmp_path / "race.py"
+    script.write_text(
+        "import signal, numpy as np, xlac\n"
+        f"exe = xlac.jit({FOREVER!r})\n"
+        "x = np.ones(4, np.float32)\n"
+        "for args in ((x,), (x.astype(np.float64).astype(np.float32)[::1],)):\n"
+        "    try:\n"
+        "        exe(signal.raise_signal(signal.SIGINT) or args[0])\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted', flush=True)\n"
+        "try:\n"
+        "    exe._call(signal.raise_signal(signal.SIGINT) or x)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["interrupted"] * 3, (done.stdout, done.stderr[-2000:])

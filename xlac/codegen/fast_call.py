@@ -127,7 +127,8 @@ class CallSpec(ctypes.Structure):
 #: The C API functions the native code calls (from ``ctypes.pythonapi``).
 _PYTHON_FUNCTIONS = ("PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef",
                      "Py_DecRef", "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
-                     "PyObject_Vectorcall", "PyTuple_Size", "PyMem_Malloc", "PyMem_Free", "PyErr_NoMemory")
+                     "PyObject_Vectorcall", "PyTuple_Size", "PyMem_Malloc", "PyMem_Free", "PyErr_NoMemory",
+                     "PyErr_CheckSignals")
 
 
 class Runtime(ctypes.Structure):
@@ -383,11 +384,23 @@ def _ir() -> str:
         *_at("%d", C, "arm", "ptr", "%arm.fn"), *_at("%d", C, "main_opts", "ptr", "%opts.main"),
         "  %armed = call i32 %arm.fn()",
         "  store atomic volatile i32 0, ptr %cflag seq_cst, align 4",
+        # A Ctrl-C that came before the flag was cleared is one Python has noted
+        # and not yet raised (no bytecode ran since): it stops this call at once.
+        *_rt("PyErr_CheckSignals", "%checksig"),
+        "  %sig = call i32 %checksig()",
+        "  %pending = icmp ne i32 %sig, 0",
+        "  br i1 %pending, label %pend, label %armed.done",
+        "pend:",
+        *_rt("PyErr_Clear", "%clear.sig"),
+        "  call void %clear.sig()",
+        "  store atomic volatile i32 1, ptr %cflag seq_cst, align 4",
+        "  br label %armed.done",
+        "armed.done:",
         "  br label %run",
         # -- the call ---------------------------------------------------------------------
         "run:",
-        "  %opts = phi ptr [%opts0, %cancel0], [%opts0, %which], [%opts.main, %arm]",
-        "  %main = phi i1 [false, %cancel0], [false, %which], [true, %arm]",
+        "  %opts = phi ptr [%opts0, %cancel0], [%opts0, %which], [%opts.main, %armed.done]",
+        "  %main = phi i1 [false, %cancel0], [false, %which], [true, %armed.done]",
         f"  %calls.p = getelementptr i8, ptr %d, i64 {C.calls.offset}",
         "  %calls = load i64, ptr %calls.p",
         "  %calls1 = add i64 %calls, 1",
