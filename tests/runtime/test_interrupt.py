@@ -236,10 +236,11 @@ def test_opts_cancel_is_read_by_abi_version_2_callers_only(abi_version):
 
 
 def test_a_ctrl_c_just_before_the_call_is_not_lost(tmp_path):
-    """SIGINT noted by Python (not yet raised: no bytecode ran since) just before a
-    call of code that never ends stops that call: clearing the flag at the start
-    of a call must not swallow it (a loaded machine showed it as a CLI run that
-    ignored Ctrl-C).  Both the native fast call and the Python path."""
+    """SIGINT raised right before a call of code that never ends stops it, through
+    the native fast call and the Python path alike: a call clears the flag at its
+    start, then runs the handlers of signals Python has noted (a Ctrl-C between
+    the two must not be swallowed; seen once on a loaded machine as a CLI run
+    that ignored Ctrl-C)."""
     script = tmp_path / "race.py"
     script.write_text(
         "import signal, numpy as np, xlac\n"
