@@ -15,6 +15,16 @@ os.environ.setdefault("XLAC_BENCH_XLA", "0")
 
 UNIMPLEMENTED = "xlac-test-unimplemented"
 
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child whose Ctrl-C a test checks: SIGINT at its default
+    disposition, as in a process started from a shell.  A disposition of
+    ``SIG_IGN`` is inherited across exec, and Python then installs no handler
+    of its own: a pytest worker seen with SIGINT ignored (something in the
+    suite leaves it so) made such children deaf to Ctrl-C."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 if UNIMPLEMENTED not in opcodes.OPCODES:
     opcodes.register(opcodes.OpDef(UNIMPLEMENTED, "other", 1, {}, frozenset(), ""))
 

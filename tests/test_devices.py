@@ -355,6 +355,14 @@ print("again", int(out[0][0]), [p.pid for p, _ in pool._workers] == pids, flush=
 """
 
 
+def _default_sigint() -> None:
+    """``preexec_fn``: SIGINT at its default disposition in the child (a pytest
+    worker found with SIGINT ignored passes that on across exec; see
+    tests/conftest.py's ``default_sigint``)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_child(n: int, tmp_path, **env):
     import subprocess
     import sys
@@ -362,7 +370,7 @@ def _start_child(n: int, tmp_path, **env):
     script.write_text(CHILD.format(loop=ALLREDUCE_LOOP))
     environ = dict(os.environ, PYTHONUNBUFFERED="1", **env)
     environ.pop("XLAC_CACHE_DIR", None)         # the pool's own private cache directory
-    child = subprocess.Popen([sys.executable, str(script), str(n)], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, str(script), str(n)], stdout=subprocess.PIPE, preexec_fn=_default_sigint,
                              stderr=subprocess.PIPE, text=True, env=environ)
     line = child.stdout.readline().split()
     assert line and line[0] == "pool", child.communicate()[1]

@@ -19,6 +19,12 @@ import pytest
 import xlac
 from xlac.runtime import interrupt
 
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child whose Ctrl-C is checked: SIGINT at its default
+    disposition (tests/conftest.py's ``default_sigint`` says why)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 pytestmark = pytest.mark.skipif(not interrupt.supported(), reason="Linux only")
 
 # A loop that never ends: the state doubles forever.
@@ -177,6 +183,7 @@ def test_cli_run_is_interrupted_with_a_clear_message(tmp_path):
     dumps = tmp_path / "dump"
     proc = subprocess.Popen([sys.executable, "-m", "xlac", "run", str(hlo), "--inputs",
                              str(tmp_path / "in.npz")], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint,
                             env=dict(os.environ, XLAC_DUMP_TO=str(dumps)))
     try:
         # The assembly is the last thing compiling dumps: then the loop runs
@@ -255,5 +262,6 @@ def test_a_ctrl_c_just_before_the_call_is_not_lost(tmp_path):
         "    exe._call(signal.raise_signal(signal.SIGINT) or x)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          preexec_fn=default_sigint)
     assert done.stdout.split() == ["interrupted"] * 3, (done.stdout, done.stderr[-2000:])
