@@ -58,18 +58,18 @@ def _reducer_op(inst: HloInstruction) -> str | None:
 
 
 def _identity(op: str, dtype: np.dtype):
+    """The identity of ``op`` in ``dtype`` (None: it has none we rewrite with)."""
     if op in ("add", "or"):
         return np.zeros((), dtype)
     if op in ("multiply", "and"):
         return np.ones((), dtype)
-    big = np.array(np.inf, dtype) if dtype.kind in "fc" or dtype.name in ("bfloat16",) or \
-        dtype.kind == "V" else None
-    if big is None:
-        info = np.iinfo(dtype) if dtype.kind in "iu" else None
-        if info is None:
-            return None
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
         return np.array(info.min if op == "maximum" else info.max, dtype)
-    return -big if op == "maximum" else big
+    if dtype.kind == "b":
+        return None
+    inf = np.array(np.inf, dtype)              # floats, bf16 and the f8 types alike
+    return -inf if op == "maximum" else inf
 
 
 def _scan_dimension(inst: HloInstruction) -> tuple | None:
