@@ -81,6 +81,7 @@ from .passes.spmd_partitioner import assemble_results, partition_module, split_a
 from .program import as_module
 from .runtime import disk_cache
 from .runtime.collective_service import make_native_service
+from .runtime.shm_arrays import Mailbox, MailboxReader, Placed
 from .runtime.shm_transport import DEFAULT_SLOT_BYTES, DEFAULT_TIMEOUT, MAX_DEVICES as MAX_POOL_DEVICES, \
     Segment, ShmTransport
 
@@ -126,6 +127,9 @@ class DevicePool:
         self._workers: list = []
         self._loaded: set = set()
         self._broken = False
+        # A call's arguments and results, per device (xlac.runtime.shm_arrays).
+        self._arguments = [Mailbox("xlac_args") for _ in range(num_devices)]
+        self._results = [Mailbox("xlac_results") for _ in range(num_devices)]
         self._start()
 
     # -- workers ----------------------------------------------------------------------
@@ -186,6 +190,8 @@ class DevicePool:
         """Stop the workers, unlink the segment, remove a private cache directory."""
         with self._lock:
             self._stop()
+            for box in self._arguments + self._results:
+                box.close()
             if self._private_cache is not None:
                 shutil.rmtree(self._private_cache, ignore_errors=True)
                 self._private_cache = None
@@ -214,8 +220,20 @@ class DevicePool:
         with self._lock:
             self._load(text, replica_count, num_partitions)
             self._segment.reset()
-            return self._exchange(range(self.num_devices),
-                                  lambda d: ("run", text, replica_count, num_partitions, per_device_args[d]))
+            placed = [self._arguments[d].put(per_device_args[d]) for d in range(self.num_devices)]
+            replies = self._exchange(range(self.num_devices), lambda d: (
+                "run", text, replica_count, num_partitions, placed[d],
+                self._results[d].name, self._results[d].capacity))
+            return [self._received(d, r) for d, r in enumerate(replies)]
+
+    def _received(self, d: int, reply) -> list:
+        """Device ``d``'s results: copied out of its result mailbox, or sent
+        in the message when they did not fit it (then it grows for the next
+        call)."""
+        if isinstance(reply, Placed):
+            return self._results[d].get(reply)
+        self._results[d].reserve(sum(a.nbytes for a in reply if isinstance(a, np.ndarray)))
+        return reply
 
     def warm_up(self, text: str, *, replica_count: int, num_partitions: int = 1) -> dict:
         """What :meth:`run` does before it runs: wait until every device
@@ -525,6 +543,7 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
     executables: dict = {}
     transport = None
     service = None
+    arguments, results = MailboxReader(), MailboxReader()    # the parent's mailboxes of this device
 
     def failed(message: str) -> None:
         segment.abort(device, message)
@@ -557,11 +576,12 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
                 continue
             if inbox.flag[0]:
                 raise _Cancelled()
-            out = exe(*msg[4])
+            out = exe(*arguments.views(msg[4]))
             if inbox.flag[0]:             # the call stopped early: its results are not
                 raise _Cancelled()
             leaves = list(out) if isinstance(out, tuple) else [out]
-            conn.send(("ok", leaves))
+            placed = results.put(msg[5], msg[6], leaves) if msg[5] is not None else None
+            conn.send(("ok", placed if placed is not None else leaves))
         except BaseException as e:  # noqa: BLE001 - report everything to the parent
             transport = None          # a failed call may have stopped mid-round: the next starts afresh
             if isinstance(e, _Cancelled):
@@ -580,6 +600,8 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
             if isinstance(msg, _Unreadable):
                 break
     inbox.thread.join(1.0)
+    arguments.close()
+    results.close()
     segment.close()
     if inbox.parent_gone and owns_cache and _orphaned(parent):
         # The parent ended without closing the pool (SIGTERM, kill -9,
@@ -798,6 +820,10 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
             _refuse_feeds(module, signature.num_devices)
             return PartitionedExecutable(module, signature, num_threads=num_threads or 1)
         if partition_global_program(module):
+            if module.replica_count * module.num_partitions == 1:
+                # A mesh of one device: the program as it is, in this process.
+                return single_device_jit(module, num_threads=num_threads, donate_argnums=donate_argnums,
+                                         optimize=optimize)
             _refuse_feeds(module, module.replica_count * module.num_partitions)
             return GlobalExecutable(module, num_threads=num_threads or 1)
     replicas, partitions = device_counts_of(x)
