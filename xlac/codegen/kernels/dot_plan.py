@@ -448,7 +448,9 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     words, header = kc, 0
     if native is not None:
         words, header = -(-kc // native.k_step) * (native.k_step // native.group), native.header
-    task.add("a", max(g.sizes[0] for g in grids.grids) * words * esize)
+    # A task's packed A block: with A read in place, only a partial last row
+    # panel (fewer than MR rows) is ever packed.
+    task.add("a", (mr if a_direct else max(g.sizes[0] for g in grids.grids)) * words * esize)
     # A task's own packed B block: always, unless B is read in place (then
     # only its partial last panel); with a shared B a task packs its own copy
     # of a block another task is packing at that moment (gemm.pack_once).
