@@ -413,6 +413,36 @@ def test_convolutions_split_on_batch_features_and_space(name, ops):
     assert conv.shape.byte_size() * 4 == full.shape.byte_size()
 
 
+def test_data_parallel_cnn_step_runs_on_tiles_and_all_reduces_only_gradients():
+    """Batch split: the max pool's gradient (select-and-scatter) and the
+    labels' take_along_axis (a batched gather, its gradient a batched
+    scatter) run on each device's tiles; the kernel gradient (a convolution
+    contracting over the split batch) and the dense gradient are partial sums
+    added by all-reduces, as XLA's program does; nothing is all-gathered."""
+    module, _ = _partitioned("cnn_dp_step")
+    assert "all-gather" not in _opcodes(module)
+    ops = {i.opcode: i for i in module.entry.instructions}
+    assert ops["select-and-scatter"].shape.dimensions[0] == 2          # 8 images on 4 devices
+    assert tuple(ops["scatter"].shape.dimensions)[0] == 2
+    gathers = [i for i in module.entry.instructions if i.opcode == "gather" and
+               i.attrs.get("operand_batching_dims")]
+    assert gathers and all(i.shape.dimensions[0] == 2 for i in gathers)
+    grads = [i for i in module.entry.instructions if i.opcode == "all-reduce" and
+             i.operands[0].opcode == "convolution"]
+    assert [tuple(i.shape.dimensions) for i in grads] == [(3, 3, 3, 4)]
+
+
+def test_argmax_across_a_split_dimension_and_sort_along_another():
+    """An argmax over the split columns (a variadic reduce): each device's
+    (value, index) pair, all-gathered (small) and reduced again; an argmax
+    and a sort along the rows, which are not split: local."""
+    module, _ = _partitioned("argmax_sort")
+    gathered = [i for i in module.entry.instructions if i.opcode == "all-gather"]
+    assert sorted(tuple(i.shape.dimensions) for i in gathered) == [(4, 6), (4, 6)]
+    sort = next(i for i in module.entry.instructions if i.opcode == "sort")
+    assert tuple(sort.shape.dimensions) == (6, 3)
+
+
 # ---------------------------------------------------------------------------------------
 # The GSPMD form; shardings xlac does not read
 # ---------------------------------------------------------------------------------------

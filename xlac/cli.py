@@ -436,7 +436,7 @@ def cmd_dump(args) -> int:
         print(f"// {note}")
     print(lowered.assignment.summary())
     if partitioned:
-        for line in spmd_report(lowered.hlo, lowered.assignment.temp_size):
+        for line in spmd_report(lowered.hlo, lowered.assignment.temp_size, lowered.assignment.largest_scratch()):
             print(f"// {line}")
     if args.llvm:
         print(lowered.llvm_ir)

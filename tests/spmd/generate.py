@@ -172,6 +172,28 @@ def cases(rng):
         a = jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
         return m, a
 
+    # A data-parallel CNN training step: conv, relu, 2x2 max pool (its
+    # gradient a select-and-scatter), dense, softmax cross-entropy, SGD, and
+    # the accuracy (an argmax: a variadic reduce) — the batch split.
+    def cnn_step(k, w, x, labels):
+        def forward(params):
+            kk, ww = params
+            h = jax.nn.relu(conv(x, kk))
+            h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+            return h.reshape(h.shape[0], -1) @ ww
+
+        def loss(params):
+            logits = forward(params)
+            return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], axis=1))
+        lval, (gk, gw) = jax.value_and_grad(loss)((k, w))
+        accuracy = jnp.mean(jnp.argmax(forward((k, w)), axis=1) == labels)
+        return k - 0.1 * gk, w - 0.1 * gw, lval, accuracy
+
+    # Argmax across and along a split dimension (variadic reduces), sort along
+    # a dimension that is not split.
+    def argmax_sort(x):
+        return jnp.argmax(x, axis=1), jnp.argmax(x, axis=0), jnp.max(x, axis=1), jnp.sort(x, axis=0)
+
     return [
         ("dp_mlp_step", dp_step, m4,
          (ns(m4), ns(m4), ns(m4), ns(m4), ns(m4), ns(m4, "d", None), ns(m4, "d", None)),
@@ -212,6 +234,10 @@ def cases(rng):
         ("pooling", pooling, m4, (ns(m4, None, "d", None, None),), ns(m4, None, "d", None, None),
          [f32(2, 8, 6, 3)], False),
         ("shifts", shifts, m4, (ns(m4, "d", None), ns(m4)), None, [f32(8, 6), f32(6, 3)], False),
+        ("cnn_dp_step", cnn_step, m4, (ns(m4), ns(m4), ns(m4, "d", None, None, None), ns(m4, "d")), None,
+         [f32(3, 3, 3, 4) * 0.3, f32(64, 5) * 0.2, f32(8, 8, 8, 3), np.array([0, 1, 2, 3, 4, 0, 1, 2], np.int32)],
+         True),
+        ("argmax_sort", argmax_sort, m4, (ns(m4, None, "d"),), None, [f32(6, 12)], False),
     ]
 
 

@@ -119,6 +119,12 @@ class BufferAssignment:
         """The scratch slice reserved for ``inst`` (None when it asked for none)."""
         return self._scratch.get(id(inst))
 
+    def largest_scratch(self) -> int:
+        """The largest scratch one instruction's kernel holds (bytes): a
+        matrix product's packing buffers, a loop's state, a called
+        computation's arena."""
+        return max((sl.size for sl in self._scratch.values()), default=0)
+
     def peak_live_bytes(self) -> int:
         """The largest total size (as allocated) of temp values live at one step.
 

@@ -344,6 +344,23 @@ def forward(inst: HloInstruction, sh: dict, n: int) -> list | None:
         return [replicated(n, _rank(x.shape)) if o is None else o[0] for o, x in zip(ops, inst.operands)]
     if op == "get-tuple-element":
         return [ops[0][inst.attrs["index"]]] if ops[0] is not None and not inst.shape.is_tuple else None
+    if op == "reduce" and inst.shape.is_tuple and all(x.shape.is_array for x in inst.operands):
+        # A variadic reduce (argmax): every result as its most split input, less the reduced dimensions.
+        half = len(inst.operands) // 2
+        best = _best([o[0] for o in ops[:half] if o is not None])
+        if best is None:
+            return None
+        reduced = set(inst.attrs.get("dimensions", ()))
+        kept = remap(best, [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
+        return [kept] * half
+    if op == "sort" and all(x.shape.is_array for x in inst.operands):
+        # Split as its most split operand, but along the sorted dimension.
+        best = _best([o[0] for o in ops if o is not None])
+        if best is None:
+            return None
+        d = inst.attrs["dimensions"][0]
+        return [remap(best, [None if k == d else k for k in range(_rank(inst.shape.leaves()[0]))])] * \
+            len(inst.operands)
     if inst.shape.is_tuple or not inst.shape.is_array or any(o.shape.is_tuple for o in inst.operands):
         return None
     s = _forward_array(inst, [None if o is None else o[0] for o in ops])
@@ -385,11 +402,23 @@ def _forward_array(inst: HloInstruction, ops: list):
         return ops[0]
     if op == "reduce-window" and len(inst.operands) == 2:
         return ops[0]
+    if op == "select-and-scatter":
+        return remap(ops[0], window_local_dims(inst))
     if op == "gather":
         return gather_result_sharding(inst, ops[0], ops[1])
     if op == "convolution":
         return conv_result_sharding(inst, ops[0], ops[1])
     return None
+
+
+def window_local_dims(inst: HloInstruction) -> list:
+    """Per dimension of a ``select-and-scatter``, itself when its window does
+    not reach across elements there (size 1, stride 1, no padding: a split
+    there stays local), else None."""
+    from ..hlo.window import window_of
+    return [k if (w.size == 1 and w.stride == 1 and w.padding_low == 0 and w.padding_high == 0
+                  and w.window_dilation == 1 and w.base_dilation == 1) else None
+            for k, w in enumerate(window_of(inst.attrs).dimensions)]
 
 
 def kept_dims(inst: HloInstruction) -> list:
@@ -518,6 +547,13 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
     op = user.opcode
     if op == "tuple":
         return None if operand.shape.is_tuple else [us[k]]
+    if op == "reduce" and user.shape.is_tuple and k < len(user.operands) // 2 and operand.shape.is_array:
+        reduced = set(user.attrs.get("dimensions", ()))
+        kept = [j for j in range(_rank(operand.shape)) if j not in reduced]
+        return [remap(us[0], [kept.index(j) if j in kept else None for j in range(_rank(operand.shape))])]
+    if op == "sort" and operand.shape.is_array:
+        d = user.attrs["dimensions"][0]
+        return [remap(us[0], [None if j == d else j for j in range(_rank(operand.shape))])]
     if user.shape.is_tuple or operand.shape.is_tuple or not operand.shape.is_array:
         return None
     s = us[0]
@@ -553,6 +589,8 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         return [s]
     if op == "reduce-window" and len(user.operands) == 2 and k == 0:
         return [s]
+    if op == "select-and-scatter" and k < 2:
+        return [remap(s, window_local_dims(user))]
     if op == "gather" and k < 2:
         return [_back_from_sources(s, gather_sources(user), "oi"[k], orank)]
     if op == "convolution":

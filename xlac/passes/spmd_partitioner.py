@@ -30,14 +30,19 @@ needs its operands split otherwise than they are:
   pad or reverse across a split dimension shifts the pieces of the tiles
   each device's window needs between devices by collective-permute; **iota**
   made locally; **gather** from a row-split table (a masked local gather and
-  an all-reduce) or by split indices; **scatter** into a row-split operand
-  (updates landing elsewhere skipped); **convolution** split on batch, output
-  features, or space (a halo exchange by collective-permute).
+  an all-reduce) or by split indices, and batched gathers/scatters
+  (``take_along_axis``) split on their batching dimensions; **scatter** into
+  a row-split operand (updates landing elsewhere skipped); **convolution**
+  split on batch, output features, or space (a halo exchange by
+  collective-permute), or on input features (partial sums all-reduced);
+  variadic **reduce** (partials all-gathered and reduced again); **sort**
+  along an unsplit dimension; **select-and-scatter** split where its window
+  does not cross tiles.
 
 Where a reduction (reduce, a dot's contraction) reads a padded tile, the
 padding is replaced by the reduction's identity (the reduce's init value,
 zero for a dot) first: padding is never read where it could change a
-result.  Anything else (sort, select-and-scatter, custom calls...) **falls back**: its operands are all-gathered to the
+result.  Anything else (a sort along a split dimension, custom calls...) **falls back**: its operands are all-gathered to the
 whole values, it is computed whole on every device and its result is
 replicated; a note in ``module.diagnostics`` names the instruction, its
 sharding and why.  Notes also say where a value had to be all-gathered
@@ -66,8 +71,8 @@ from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
                                    combine, gather_dims, gather_sources, index_map, is_auto_sharded, kept_dims,
-                                   module_devices, remap,
-                                   reshape_sharding, target_of, write_sharding)
+                                   module_devices, remap, reshape_sharding, target_of, window_local_dims,
+                                   write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
            "is_auto_sharded", "split_arguments", "assemble_results"]
@@ -600,8 +605,8 @@ class SpmdPartitioner:
         return new, [have[k]]
 
     def _op_reduce(self, inst, want):
-        if len(inst.operands) != 2 or inst.shape.is_tuple:
-            raise _Fallback("a variadic reduce")
+        if inst.shape.is_tuple:
+            return self._variadic_reduce(inst, want)
         x = inst.operands[0]
         xv, have = self.value[x]
         s = have[0]
@@ -626,6 +631,78 @@ class SpmdPartitioner:
                 "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
         out = self.reshard(local, partial, want[0], inst.shape, inst.name)
         return out, want
+
+    def _variadic_reduce(self, inst, want):
+        """A reduce of several operands (an argmax's values and indices): the
+        local reduce, then, over split reduced dimensions, the devices' partial
+        results all-gathered along a new leading dimension and reduced again
+        with the same computation (no all-reduce takes a tuple)."""
+        half = len(inst.operands) // 2
+        x = inst.operands[0]
+        s = self.value[x][1][0]
+        reduced = sorted(inst.attrs.get("dimensions", ()))
+        kept = [d for d in range(len(x.shape.dimensions)) if d not in reduced]
+        inits = [self._operand(inst, half + k, replicated(self.n, 0)) for k in range(half)]
+        xs = []
+        for k in range(half):
+            xv = self._operand(inst, k, s)
+            for d in reduced:
+                xv = self._mask(xv, s, x.shape, d, inits[k])
+            xs.append(xv)
+        partial = remap(s, kept)
+        leaves = inst.shape.tuple_shapes
+        local_shapes = [self._local_shape(sh, partial) for sh in leaves]
+        local = self._add("reduce", Shape.tuple(local_shapes), xs + inits, _attrs(inst), inst.name)
+        parts = math.prod(s.tile_dims[d] for d in reduced)
+        if parts > 1:
+            m = index_map(s)
+            keep = {dev: tuple(m[dev][d] for d in kept) for dev in m}
+            part = {dev: tuple(m[dev][d] for d in reduced) for dev in m}
+            groups = self._groups_for_sum(keep, part, parts)
+            if groups is None:
+                raise _Fallback("the devices holding the parts of a reduced dimension do not form groups")
+            gathered = []
+            for k, sh in enumerate(local_shapes):
+                leaf = self._add("get-tuple-element", sh, [local], {"index": k})
+                one = self._add("reshape", Shape(sh.element_type, [1] + list(sh.dimensions)), [leaf])
+                gathered.append(self._add("all-gather", Shape(sh.element_type, [parts] + list(sh.dimensions)),
+                                          [one], {"dimensions": (0,), "replica_groups": ReplicaGroups.of(groups),
+                                                  "channel_id": self._next_channel(),
+                                                  "use_global_device_ids": True}))
+            attrs = _attrs(inst)
+            attrs["dimensions"] = (0,)
+            local = self._add("reduce", local.shape, gathered + inits, attrs)
+        outs = []
+        for k, sh in enumerate(leaves):
+            leaf = self._add("get-tuple-element", local_shapes[k], [local], {"index": k})
+            outs.append(self.reshard(leaf, partial, want[k], sh, inst.name))
+        return self._add("tuple", Shape.tuple([o.shape for o in outs]), outs, {}, inst.name), list(want)
+
+    def _op_sort(self, inst, want):
+        """Split on the dimensions it does not sort along: each device sorts its tiles."""
+        d = inst.attrs["dimensions"][0]
+        s = want[0]
+        if s.tile_dims[d] > 1 or any(self.value[o][1][0].tile_dims[d] > 1 for o in inst.operands):
+            raise _Fallback("split along the sorted dimension")
+        operands = [self._operand(inst, k, s) for k in range(len(inst.operands))]
+        if not inst.shape.is_tuple:
+            return self._same(inst, want, operands)
+        shape = Shape.tuple([self._local_shape(sh, s) for sh in inst.shape.tuple_shapes])
+        return self._add("sort", shape, operands, _attrs(inst), inst.name), [s] * len(inst.operands)
+
+    def _op_select_and_scatter(self, inst, want):
+        """Split on dimensions the window does not cross (size 1, stride 1, no
+        padding: a max pool's batch and features), computed on tiles; split
+        elsewhere, computed with those dimensions whole."""
+        s = remap(want[0], window_local_dims(inst))
+        if s.is_replicated:
+            raise _Fallback("split only where the window reaches across tiles")
+        operand = self._operand(inst, 0, s)
+        source = self._operand(inst, 1, s)
+        init = self._operand(inst, 2, replicated(self.n, 0))
+        new = self._add("select-and-scatter", self._local_shape(inst.shape, s), [operand, source, init],
+                        _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
 
     # -- slicing -----------------------------------------------------------------------
     def _kept_sharding(self, inst, want: Sharding) -> Sharding:
@@ -972,8 +1049,10 @@ class SpmdPartitioner:
         gathers the rows it holds, zeros elsewhere, an all-reduce adds them);
         indices split on their batch dimensions (the result split alike)."""
         offset, collapsed, start_map, ivd, sizes, obatch = gather_dims(inst)
-        if obatch or inst.shape.is_tuple:
-            raise _Fallback("a batched gather")
+        if inst.shape.is_tuple:
+            raise _Fallback("a tuple gather")
+        if obatch:
+            return self._batched_gather(inst, want, obatch, ivd)
         x, idx = inst.operands
         (_, hx), (_, hi) = self.value[x], self.value[idx]
         src = gather_sources(inst)
@@ -1025,6 +1104,46 @@ class SpmdPartitioner:
             "use_global_device_ids": True, "to_apply": self._adder(inst.shape.element_type)})
         return self.reshard(out, result, want[0], inst.shape, inst.name), want
 
+    def _batched_gather(self, inst, want, obatch: list, ivd: int):
+        """A gather with batching dimensions (``take_along_axis``): split on
+        the indices' dimensions as they are, the operand's batching
+        dimensions split as the indices' they pair with and the rest whole;
+        each device gathers from its own tiles."""
+        x, idx = inst.operands
+        ibatch = list(inst.attrs.get("start_indices_batching_dims", ()))
+        ip = remap(self.value[idx][1][0], [None if k == ivd else k for k in range(len(idx.shape.dimensions))])
+        xp = remap(ip, [ibatch[obatch.index(d)] if d in obatch else None for d in range(len(x.shape.dimensions))])
+        result = remap(ip, [src[1] if src and src[0] == "i" else None for src in gather_sources(inst)])
+        if xp.is_replicated:
+            raise _Fallback("a batched gather whose indices are not split on a batching dimension")
+        out = self._add("gather", self._local_shape(inst.shape, result),
+                        [self._operand(inst, 0, xp), self._operand(inst, 1, ip)], _attrs(inst), inst.name)
+        return self.reshard(out, result, want[0], inst.shape, inst.name), want
+
+    def _batched_scatter(self, inst, want, ivd: int):
+        """A scatter with batching dimensions (the gradient of
+        ``take_along_axis``): split on the operand's batching dimensions, the
+        indices and the updates split alike on the dimensions they pair with;
+        each device scatters into its own tile."""
+        a = inst.attrs
+        x, idx, upd = inst.operands
+        obatch, ibatch = list(a.get("input_batching_dims", ())), list(a.get("scatter_indices_batching_dims", ()))
+        s = remap(want[0], [d if d in obatch else None for d in range(len(x.shape.dimensions))])
+        if s.is_replicated:
+            raise _Fallback("a batched scatter whose operand is not split on a batching dimension")
+        ir = len(idx.shape.dimensions)
+        ip = remap(s, [obatch[ibatch.index(k)] if k in ibatch else None for k in range(ir)])
+        # The updates' scatter dimensions are the indices' dimensions but the index vector's, in order.
+        uwd = list(a.get("update_window_dims", ()))
+        scatter_dims = [k for k in range(len(upd.shape.dimensions)) if k not in uwd]
+        idx_dims = [k for k in range(ir) if k != ivd]
+        up = remap(ip, [idx_dims[scatter_dims.index(k)] if k in scatter_dims else None
+                        for k in range(len(upd.shape.dimensions))])
+        new = self._add("scatter", self._local_shape(inst.shape, s),
+                        [self._operand(inst, 0, s), self._operand(inst, 1, ip), self._operand(inst, 2, up)],
+                        _attrs(inst), inst.name)
+        return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
     def _op_scatter(self, inst, want):
         """Operand split on window dimensions the updates cover whole (the
         updates split alike) and on indexed dimensions of window size 1: each
@@ -1036,12 +1155,12 @@ class SpmdPartitioner:
         a = inst.attrs
         uwd, inserted = list(a.get("update_window_dims", ())), list(a.get("inserted_window_dims", ()))
         sdod, ivd = list(a.get("scatter_dims_to_operand_dims", ())), a.get("index_vector_dim")
-        if a.get("input_batching_dims") or a.get("scatter_indices_batching_dims"):
-            raise _Fallback("a batched scatter")
         x, idx, upd = inst.operands
         xr = len(x.shape.dimensions)
         if ivd is None:
             ivd = len(idx.shape.dimensions)
+        if a.get("input_batching_dims"):
+            return self._batched_scatter(inst, want, ivd)
         window_of = [d for d in range(xr) if d not in inserted]      # operand dim of each update window dim
         window = [1] * xr
         for k, d in enumerate(window_of):
@@ -1066,7 +1185,8 @@ class SpmdPartitioner:
         """Batch split (the input's batch, the kernel whole), output features
         split (the kernel's, the input whole), a spatial dimension split (the
         input's, each tile extended by the neighbours' edges: a halo exchange
-        by collective-permute); input features whole."""
+        by collective-permute); input features whole, or split as the input's
+        are with the partial sums all-reduced."""
         from ..hlo.window import conv_dimension_numbers_of, window_of
         dn = conv_dimension_numbers_of(inst.attrs)
         if int(inst.attrs.get("feature_group_count", 1) or 1) > 1 or \
@@ -1074,6 +1194,9 @@ class SpmdPartitioner:
             raise _Fallback("a grouped convolution")
         lhs, rhs = inst.operands
         S = want[0]
+        contracting = self._conv_over_split_features(inst, dn, S)
+        if contracting is not None:
+            return contracting, want
         win = window_of(inst.attrs)
         spatial = [k for k, o in enumerate(dn.output_spatial_dimensions) if S.tile_dims[o] > 1]
         halo = [k for k in spatial if self._halo_fits(win.dimensions[k], lhs.shape.dimensions[
@@ -1099,6 +1222,38 @@ class SpmdPartitioner:
             attrs["window"] = Raw(format_window(Window(tuple(dims))))
         new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    def _conv_over_split_features(self, inst, dn, want: Sharding):
+        """A convolution whose input features are split (a data-parallel
+        step's kernel gradient contracts over the split batch): each device
+        convolves its part and an all-reduce adds the partial sums, when
+        that moves fewer bytes than gathering the operands; else None."""
+        lhs, rhs = inst.operands
+        hl, hr = self.value[lhs][1][0], self.value[rhs][1][0]
+        f, kf = dn.input_feature_dimension, dn.kernel_input_feature_dimension
+        t = hl.tile_dims[f]
+        if t <= 1:
+            return None
+        lp = remap(hl, [j if j == f else None for j in range(len(lhs.shape.dimensions))])
+        rp = remap(lp, [f if j == kf else None for j in range(len(rhs.shape.dimensions))])
+        m = index_map(lp)
+        groups = self._groups_for_sum({dev: () for dev in m}, {dev: (m[dev][f],) for dev in m}, t)
+        if groups is None:
+            return None
+        whole_l, whole_r = (replicated(self.n, len(x.shape.dimensions)) for x in (lhs, rhs))
+        gather = self.reshard_cost(hl, whole_l, lhs.shape) + self.reshard_cost(hr, whole_r, rhs.shape)
+        reduce = self.reshard_cost(hl, lp, lhs.shape) + self.reshard_cost(hr, rp, rhs.shape) + \
+            2 * _bytes(inst.shape) * (t - 1) // t
+        if reduce >= gather:
+            return None
+        zero = self._scalar(0, lhs.shape.element_type)
+        lv = self._mask(self._operand(inst, 0, lp), lp, lhs.shape, f, zero)
+        rv = self._mask(self._operand(inst, 1, rp), rp, rhs.shape, kf, self._scalar(0, rhs.shape.element_type))
+        part = self._add("convolution", inst.shape, [lv, rv], _attrs(inst), inst.name)
+        whole = self._add("all-reduce", inst.shape, [part], {
+            "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+            "use_global_device_ids": True, "to_apply": self._adder(inst.shape.element_type)})
+        return self.reshard(whole, replicated(self.n, len(inst.shape.dimensions)), want, inst.shape, inst.name)
 
     def _op_reduce_window(self, inst, want):
         """Split as its operand: along a split dimension each device reduces
@@ -1433,11 +1588,13 @@ def collective_bytes(module: HloModule) -> list:
     return out
 
 
-def spmd_report(module: HloModule, temp_bytes: int = 0) -> list:
+def spmd_report(module: HloModule, temp_bytes: int = 0, scratch_bytes: int = 0) -> list:
     """The lines ``xlac dump`` prints after a partitioned program (its notes
     are its diagnostics, printed before): the bytes each collective moves
     per device, their total, and the per-device peak memory: parameters,
-    results and the temporary arena (``temp_bytes``) of one device."""
+    results and the temporary arena (``temp_bytes``) of one device, of which
+    up to ``scratch_bytes`` is one kernel's scratch (a matrix product's
+    packing buffers: XLA's memory analysis leaves Eigen's out)."""
     lines = []
     total = 0
     for name, opcode, moved in collective_bytes(module):
@@ -1447,5 +1604,6 @@ def spmd_report(module: HloModule, temp_bytes: int = 0) -> list:
     params = sum(_bytes(s) for p in module.entry.parameters for s in p.shape.leaves())
     results = sum(_bytes(s) for s in module.entry.root.shape.leaves())
     lines.append(f"spmd: per-device peak memory {params + results + temp_bytes} bytes (parameters {params}, "
-                 f"results {results}, temporaries {temp_bytes})")
+                 f"results {results}, temporaries {temp_bytes}"
+                 + (f", of which kernel scratch up to {scratch_bytes}" if scratch_bytes else "") + ")")
     return lines
