@@ -169,15 +169,62 @@ def test_an_op_it_cannot_partition_falls_back_to_gathering_with_a_note():
 
 
 def test_what_jax_writes_and_is_not_partitioned_falls_back_with_notes():
-    """sort and cumsum (reduce-window) of a split value: computed whole, each
-    named in a note; the scan (while) and the embedding gather beside them
-    are partitioned; the results are jax's
+    """A cumsum (reduce-window) along a split dimension: computed whole, named
+    in a note; the sort along the split rows has the split moved to the
+    columns (an all-to-all) and sorts on tiles; the scan (while) and the
+    embedding gather beside them are partitioned; the results are jax's
     (test_partitioned_program_on_device_processes)."""
     module, _ = _partitioned("fallbacks")
     notes = [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
-    assert len(notes) == 2, notes
-    for opcode in ("sort", "reduce-window"):
-        assert any(f"({opcode}, sharding " in n and "computed whole on every device" in n for n in notes), opcode
+    assert len(notes) == 1 and "(reduce-window, sharding " in notes[0], notes
+    assert "computed whole on every device" in notes[0]
+    sort = next(i for i in module.entry.instructions if i.opcode == "sort")
+    assert tuple(sort.shape.dimensions) == (8, 1)
+    assert "all-to-all" in _opcodes(module)
+
+
+_TILED_WINDOWS = """HloModule tiled, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
+
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[2,8,6]{2,1,0} parameter(0), sharding={devices=[1,4,1]<=[4]}
+  g = f32[2,4,3]{2,1,0} parameter(1), sharding={devices=[1,4,1]<=[4]}
+  zero = f32[] constant(0)
+  s = f32[2,8,6]{2,1,0} select-and-scatter(x, g, zero), window={size=1x2x2 stride=1x2x2}, select=ge, scatter=add, sharding={devices=[1,4,1]<=[4]}
+  t = (f32[2,8,2]{2,1,0}, s32[2,8,2]{2,1,0}) topk(x), k=2, largest=true
+  v = f32[2,8,2]{2,1,0} get-tuple-element(t), index=0
+  i = s32[2,8,2]{2,1,0} get-tuple-element(t), index=1
+  ROOT r = (f32[2,8,6]{2,1,0}, f32[2,8,2]{2,1,0}, s32[2,8,2]{2,1,0}) tuple(s, v, i)
+}
+"""
+
+
+def test_windows_that_tile_a_split_dimension_and_top_k_run_on_tiles():
+    """A max pool's gradient of stride 2 over rows split 4 ways (2 rows, one
+    whole window, per device) and a top-k along the unsplit last dimension:
+    computed on tiles, no communication, no note; equal to the evaluator."""
+    module = xlac.parse_hlo(_TILED_WINDOWS)
+    partition_module(module)
+    assert not [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
+    assert _opcodes(module) == []
+    ops = {i.opcode: i for i in module.entry.instructions}
+    assert tuple(ops["select-and-scatter"].shape.dimensions) == (2, 2, 6)
+    assert tuple(ops["topk"].shape.tuple_shapes[0].dimensions) == (2, 2, 2)
+    rng = np.random.default_rng(3)
+    x, g = rng.standard_normal((2, 8, 6)).astype(np.float32), rng.standard_normal((2, 4, 3)).astype(np.float32)
+    for got, want in zip(xlac.jit(_TILED_WINDOWS)(x, g), xlac.evaluate(_TILED_WINDOWS, x, g)):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_reshape_moves_a_split_only_where_it_stays_whole_tiles():

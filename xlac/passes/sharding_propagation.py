@@ -353,6 +353,9 @@ def forward(inst: HloInstruction, sh: dict, n: int) -> list | None:
         reduced = set(inst.attrs.get("dimensions", ()))
         kept = remap(best, [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
         return [kept] * half
+    if op == "topk" and ops[0] is not None:
+        r = _rank(inst.operands[0].shape)
+        return [remap(ops[0][0], [None if k == r - 1 else k for k in range(r)])] * 2
     if op == "sort" and all(x.shape.is_array for x in inst.operands):
         # Split as its most split operand, but along the sorted dimension.
         best = _best([o[0] for o in ops if o is not None])
@@ -412,11 +415,11 @@ def _forward_array(inst: HloInstruction, ops: list):
 
 
 def window_local_dims(inst: HloInstruction) -> list:
-    """Per dimension of a ``select-and-scatter``, itself when its window does
-    not reach across elements there (size 1, stride 1, no padding: a split
-    there stays local), else None."""
+    """Per dimension of a ``select-and-scatter``, itself when its windows do
+    not overlap there (no padding nor dilation, the stride at least the
+    window: a split between whole windows stays local), else None."""
     from ..hlo.window import window_of
-    return [k if (w.size == 1 and w.stride == 1 and w.padding_low == 0 and w.padding_high == 0
+    return [k if (w.size <= w.stride and w.padding_low == 0 and w.padding_high == 0
                   and w.window_dilation == 1 and w.base_dilation == 1) else None
             for k, w in enumerate(window_of(inst.attrs).dimensions)]
 
@@ -551,6 +554,8 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         reduced = set(user.attrs.get("dimensions", ()))
         kept = [j for j in range(_rank(operand.shape)) if j not in reduced]
         return [remap(us[0], [kept.index(j) if j in kept else None for j in range(_rank(operand.shape))])]
+    if op == "topk":
+        return [remap(us[0], [None if j == _rank(operand.shape) - 1 else j for j in range(_rank(operand.shape))])]
     if op == "sort" and operand.shape.is_array:
         d = user.attrs["dimensions"][0]
         return [remap(us[0], [None if j == d else j for j in range(_rank(operand.shape))])]

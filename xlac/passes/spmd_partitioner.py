@@ -678,23 +678,61 @@ class SpmdPartitioner:
             outs.append(self.reshard(leaf, partial, want[k], sh, inst.name))
         return self._add("tuple", Shape.tuple([o.shape for o in outs]), outs, {}, inst.name), list(want)
 
+    def _along(self, inst, want, d: int):
+        """The sharding ``inst`` runs on tiles with: ``want`` (else its first
+        operand's sharding) less any split of dimension ``d``, which it works
+        along (a sort, a top-k); a fallback when nothing stays split."""
+        given = want[0] if not want[0].is_replicated else self.value[inst.operands[0]][1][0]
+        s = remap(given, [None if k == d else k for k in range(len(given.tile_dims))])
+        if s.is_replicated and given.tile_dims[d] > 1:
+            # Split only along it: the split moves to the longest other
+            # dimension it fits (an all-to-all), as XLA's partitioner does.
+            dims = inst.operands[0].shape.dimensions
+            others = [k for k in range(len(dims)) if k != d and dims[k] >= given.tile_dims[d]]
+            if others:
+                k = max(others, key=lambda j: dims[j])
+                s = remap(given, [d if j == k else k if j == d else j for j in range(len(dims))])
+        if s.is_replicated:
+            raise _Fallback(f"split along the dimension {inst.opcode} works along")
+        return s
+
     def _op_sort(self, inst, want):
-        """Split on the dimensions it does not sort along: each device sorts its tiles."""
-        d = inst.attrs["dimensions"][0]
-        s = want[0]
-        if s.tile_dims[d] > 1 or any(self.value[o][1][0].tile_dims[d] > 1 for o in inst.operands):
-            raise _Fallback("split along the sorted dimension")
+        """Split on the dimensions it does not sort along: each device sorts
+        its tiles (a split of the sorted dimension gathered first)."""
+        s = self._along(inst, want, inst.attrs["dimensions"][0])
         operands = [self._operand(inst, k, s) for k in range(len(inst.operands))]
         if not inst.shape.is_tuple:
-            return self._same(inst, want, operands)
-        shape = Shape.tuple([self._local_shape(sh, s) for sh in inst.shape.tuple_shapes])
-        return self._add("sort", shape, operands, _attrs(inst), inst.name), [s] * len(inst.operands)
+            return self.reshard(self._same(inst, [s], operands)[0], s, want[0], inst.shape, inst.name), want
+        return self._tuple_on_tiles(inst, want, s, operands)
+
+    def _op_topk(self, inst, want):
+        """Split on the dimensions but the last: each device takes the top k of its rows."""
+        s = self._along(inst, want, len(inst.operands[0].shape.dimensions) - 1)
+        return self._tuple_on_tiles(inst, want, s, [self._operand(inst, 0, s)])
+
+    def _tuple_on_tiles(self, inst, want, s: Sharding, operands: list):
+        """``inst`` (a tuple of results split alike) computed on tiles split as
+        ``s``, each result resharded to what is wanted of it."""
+        leaves = inst.shape.tuple_shapes
+        local = self._add(inst.opcode, Shape.tuple([self._local_shape(sh, s) for sh in leaves]), operands,
+                          _attrs(inst), inst.name)
+        outs = [self.reshard(self._add("get-tuple-element", local.shape.tuple_shapes[k], [local], {"index": k}),
+                             s, want[k], sh, inst.name) for k, sh in enumerate(leaves)]
+        return self._add("tuple", Shape.tuple([o.shape for o in outs]), outs, {}, inst.name), list(want)
 
     def _op_select_and_scatter(self, inst, want):
         """Split on dimensions the window does not cross (size 1, stride 1, no
         padding: a max pool's batch and features), computed on tiles; split
         elsewhere, computed with those dimensions whole."""
-        s = remap(want[0], window_local_dims(inst))
+        from ..hlo.window import window_of
+        s = want[0]
+        local = window_local_dims(inst)
+        win = window_of(inst.attrs).dimensions
+        # A window of stride >= its size tiles the dimension; split so that
+        # every tile holds whole windows, it stays in one tile.
+        s = remap(s, [k if local[k] is not None and (win[k].size == 1 and win[k].stride == 1 or
+                                                     inst.shape.dimensions[k] % (s.tile_dims[k] * win[k].stride) == 0)
+                      else None for k in range(len(local))])
         if s.is_replicated:
             raise _Fallback("split only where the window reaches across tiles")
         operand = self._operand(inst, 0, s)
