@@ -169,18 +169,15 @@ def test_an_op_it_cannot_partition_falls_back_to_gathering_with_a_note():
 
 
 def test_what_jax_writes_and_is_not_partitioned_falls_back_with_notes():
-    """A cumsum (reduce-window) along a split dimension: computed whole, named
-    in a note; the sort along the split rows has the split moved to the
-    columns (an all-to-all) and sorts on tiles; the scan (while) and the
-    embedding gather beside them are partitioned; the results are jax's
+    """sort and cumsum (reduce-window) along a split dimension, their results
+    wanted whole: computed whole, each named in a note; the scan (while) and
+    the embedding gather beside them are partitioned; the results are jax's
     (test_partitioned_program_on_device_processes)."""
     module, _ = _partitioned("fallbacks")
     notes = [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
-    assert len(notes) == 1 and "(reduce-window, sharding " in notes[0], notes
-    assert "computed whole on every device" in notes[0]
-    sort = next(i for i in module.entry.instructions if i.opcode == "sort")
-    assert tuple(sort.shape.dimensions) == (8, 1)
-    assert "all-to-all" in _opcodes(module)
+    assert len(notes) == 2, notes
+    for opcode in ("sort", "reduce-window"):
+        assert any(f"({opcode}, sharding " in n and "computed whole on every device" in n for n in notes), opcode
 
 
 _TILED_WINDOWS = """HloModule tiled, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
@@ -208,6 +205,20 @@ ENTRY main {
   ROOT r = (f32[2,8,6]{2,1,0}, f32[2,8,2]{2,1,0}, s32[2,8,2]{2,1,0}) tuple(s, v, i)
 }
 """
+
+
+def test_a_sort_along_its_split_dimension_wanted_split_moves_the_split():
+    """Rows split 4 ways, sorted along the rows, the result wanted split by
+    rows: the split moves to the columns (an all-to-all), each device sorts
+    its columns, and moves back."""
+    text = _FALLBACK.replace("r = f32[8,3]{1,0} sort(x)", "r = f32[8,4]{1,0} sort(x)").replace(
+        "f32[8,3]", "f32[8,4]")
+    module = xlac.parse_hlo(text)
+    partition_module(module)
+    assert not [d.message for d in module.diagnostics if d.source == "spmd-partitioner"]
+    assert _opcodes(module) == ["all-to-all", "all-to-all"]
+    x = np.random.default_rng(5).standard_normal((8, 4)).astype(np.float32)
+    np.testing.assert_array_equal(xlac.jit(text)(x), -np.sort(x, axis=0))
 
 
 def test_windows_that_tile_a_split_dimension_and_top_k_run_on_tiles():

@@ -293,6 +293,14 @@ class SpmdPartitioner:
         sharding ``frm`` of a global value of ``shape`` (:meth:`_steps`)."""
         if frm == to or not shape.is_array:
             return v
+        # A value resharded alike for several users (a weight gathered for
+        # the forward and the backward dot) is resharded once.
+        key = ("reshard", v, to)
+        if key not in self.cache:
+            self.cache[key] = self._reshard(v, frm, to, shape)
+        return self.cache[key]
+
+    def _reshard(self, v, frm: Sharding, to: Sharding, shape: Shape) -> HloInstruction:
         moved = self._all_to_all(v, frm, to, shape)
         if moved is not None:
             return moved
@@ -684,9 +692,10 @@ class SpmdPartitioner:
         along (a sort, a top-k); a fallback when nothing stays split."""
         given = want[0] if not want[0].is_replicated else self.value[inst.operands[0]][1][0]
         s = remap(given, [None if k == d else k for k in range(len(given.tile_dims))])
-        if s.is_replicated and given.tile_dims[d] > 1:
-            # Split only along it: the split moves to the longest other
-            # dimension it fits (an all-to-all), as XLA's partitioner does.
+        if s.is_replicated and given.tile_dims[d] > 1 and not want[0].is_replicated:
+            # Split only along it, and wanted split: the split moves to the
+            # longest other dimension it fits (an all-to-all).  (Wanted whole,
+            # gathering the operand once moves less.)
             dims = inst.operands[0].shape.dimensions
             others = [k for k in range(len(dims)) if k != d and dims[k] >= given.tile_dims[d]]
             if others:
@@ -896,7 +905,9 @@ class SpmdPartitioner:
             moved = (hi - lo) if any(j != k for k, j in source.items()) else 0
             plans.append((moved, 1, ("single", (source, lo, hi))))
         moved, _, plan = min(plans, key=lambda p: p[:2])
-        return plan if moved < (t - 1) * L else None
+        # As many bytes as gathering the dimension: one permute (a reverse's
+        # mirror tile) still beats a gather, several do not.
+        return plan if moved < (t - 1) * L or (moved == (t - 1) * L and plan[0] == "single") else None
 
     def _permute(self, v, s: Sharding, d: int, source_of):
         """A collective-permute: the device of tile index ``k`` along ``d``
@@ -1511,11 +1522,12 @@ class SpmdPartitioner:
                 tfree[d] = oh.tile_dims[d]
                 for dev in range(self.n):
                     with_free[dev][d] = mo[dev][d]
-            made = from_index_map(tfree, {dev: tuple(v) for dev, v in with_free.items()}) or \
-                from_index_map(tdims, {dev: tuple(v) for dev, v in agree.items()})
-            if made is None:
-                continue
-            candidates.append((L, made) if other == "r" else (made, R))
+            # With its free dimensions split as they are, and whole (when the
+            # result could not be split both ways, the free split is gathered).
+            for dims, index in ((tfree, with_free), (tdims, agree)):
+                made = from_index_map(dims, {dev: tuple(v) for dev, v in index.items()})
+                if made is not None:
+                    candidates.append((L, made) if other == "r" else (made, R))
         best = None
         for lp, rp in candidates:
             plan = self._dot_plan(inst, lp, rp, S)
