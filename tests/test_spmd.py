@@ -321,7 +321,7 @@ def _mpiexec():
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", ["megatron_mlp", "uneven", "megatron_mlp_2dev", "scan_fsdp"])
+@pytest.mark.parametrize("name", ["megatron_mlp", "uneven", "megatron_mlp_2dev", "scan_fsdp", "cnn_dp_step", "embedding"])
 def test_under_mpiexec(tmp_path, name):
     """One rank per device, each taking its tiles; rank 0 writes the global results."""
     mpiexec = _mpiexec()
