@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.hlo.sharding import local_dims, parse_sharding
+from xlac.hlo.sharding import local_dims, parse_sharding, parse_shardings
 from xlac.passes.pipeline import run_passes
 from xlac.passes.sharding_propagation import reshape_sharding
 from xlac.passes.spmd_partitioner import collective_bytes, partition_module
@@ -236,6 +236,15 @@ def test_windows_that_tile_a_split_dimension_and_top_k_run_on_tiles():
     x, g = rng.standard_normal((2, 8, 6)).astype(np.float32), rng.standard_normal((2, 4, 3)).astype(np.float32)
     for got, want in zip(xlac.jit(_TILED_WINDOWS)(x, g), xlac.evaluate(_TILED_WINDOWS, x, g)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_long_tuple_shardings_with_xla_s_leaf_numbers_are_read():
+    """XLA numbers every fifth leaf of a tuple sharding (an optimizer state's
+    root): ``/*index=5*/`` comments are not part of the shardings."""
+    text = ("{{replicated}, {devices=[1,4]<=[4]}, {replicated}, {replicated}, {replicated}, "
+            "/*index=5*/{devices=[4,1]<=[4]}, {replicated}}")
+    got = parse_shardings(text, 4)
+    assert len(got) == 7 and got[1].tile_dims == (1, 4) and got[5].tile_dims == (4, 1)
 
 
 def test_reshape_moves_a_split_only_where_it_stays_whole_tiles():

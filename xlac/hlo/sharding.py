@@ -174,7 +174,8 @@ def sharding_text(s: Sharding) -> str:
 def parse_shardings(text: str, num_devices: int) -> list:
     """The shardings of HLO sharding text: one for an array, one per leaf for
     a tuple sharding (``{{replicated}, {devices=[2,1]<=[2]}}``)."""
-    s = str(text).strip()
+    # XLA numbers the leaves of long tuple shardings: {..., /*index=5*/{replicated}, ...}
+    s = re.sub(r"/\*.*?\*/", "", str(text)).strip()
     inner = s[1:-1].strip() if s.startswith("{") and s.endswith("}") else s
     if inner.startswith("{"):
         parts, depth, start = [], 0, 0
