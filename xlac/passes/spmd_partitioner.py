@@ -1274,35 +1274,46 @@ class SpmdPartitioner:
 
     def _conv_over_split_features(self, inst, dn, want: Sharding):
         """A convolution whose input features are split (a data-parallel
-        step's kernel gradient contracts over the split batch): each device
-        convolves its part and an all-reduce adds the partial sums, when
-        that moves fewer bytes than gathering the operands; else None."""
+        step's kernel gradient contracts over the split batch; a layer after a
+        feature-split one): each device convolves its part (its batch split
+        kept) and an all-reduce adds the partial sums, when that moves fewer
+        bytes than gathering the features; else None."""
         lhs, rhs = inst.operands
         hl, hr = self.value[lhs][1][0], self.value[rhs][1][0]
-        f, kf = dn.input_feature_dimension, dn.kernel_input_feature_dimension
+        f, kf, b = dn.input_feature_dimension, dn.kernel_input_feature_dimension, dn.input_batch_dimension
         t = hl.tile_dims[f]
         if t <= 1:
             return None
-        lp = remap(hl, [j if j == f else None for j in range(len(lhs.shape.dimensions))])
-        rp = remap(lp, [f if j == kf else None for j in range(len(rhs.shape.dimensions))])
-        m = index_map(lp)
-        groups = self._groups_for_sum({dev: () for dev in m}, {dev: (m[dev][f],) for dev in m}, t)
+        lrank, rrank, orank = (len(x.shape.dimensions) for x in (lhs, rhs, inst))
+        ko = dn.kernel_output_feature_dimension
+        lp = remap(hl, [j if j in (f, b) else None for j in range(lrank)])
+        rp = remap(lp, [f if j == kf else None for j in range(rrank)])
+        # The kernel's output features stay split as they are where the devices agree.
+        rp = combine(rp, remap(hr, [j if j == ko else None for j in range(rrank)])) or rp
+        from_l = remap(lp, [b if k == dn.output_batch_dimension else None for k in range(orank)])
+        from_r = remap(rp, [ko if k == dn.output_feature_dimension else None for k in range(orank)])
+        result = combine(from_l, from_r) if not from_r.is_replicated else from_l
+        if result is None:
+            return None
+        ml, mr = index_map(lp), index_map(rp)
+        groups = self._groups_for_sum({dev: (ml[dev][b], mr[dev][ko]) for dev in ml},
+                                      {dev: (ml[dev][f],) for dev in ml}, t)
         if groups is None:
             return None
-        whole_l, whole_r = (replicated(self.n, len(x.shape.dimensions)) for x in (lhs, rhs))
-        gather = self.reshard_cost(hl, whole_l, lhs.shape) + self.reshard_cost(hr, whole_r, rhs.shape)
+        local = self._local_shape(inst.shape, result)
+        gather = self.reshard_cost(hl, remap(hl, [j if j == b else None for j in range(lrank)]), lhs.shape) + \
+            self.reshard_cost(hr, remap(hr, [j if j == ko else None for j in range(rrank)]), rhs.shape)
         reduce = self.reshard_cost(hl, lp, lhs.shape) + self.reshard_cost(hr, rp, rhs.shape) + \
-            2 * _bytes(inst.shape) * (t - 1) // t
+            2 * _bytes(local) * (t - 1) // t
         if reduce >= gather:
             return None
-        zero = self._scalar(0, lhs.shape.element_type)
-        lv = self._mask(self._operand(inst, 0, lp), lp, lhs.shape, f, zero)
+        lv = self._mask(self._operand(inst, 0, lp), lp, lhs.shape, f, self._scalar(0, lhs.shape.element_type))
         rv = self._mask(self._operand(inst, 1, rp), rp, rhs.shape, kf, self._scalar(0, rhs.shape.element_type))
-        part = self._add("convolution", inst.shape, [lv, rv], _attrs(inst), inst.name)
-        whole = self._add("all-reduce", inst.shape, [part], {
+        part = self._add("convolution", local, [lv, rv], _attrs(inst), inst.name)
+        summed = self._add("all-reduce", local, [part], {
             "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
             "use_global_device_ids": True, "to_apply": self._adder(inst.shape.element_type)})
-        return self.reshard(whole, replicated(self.n, len(inst.shape.dimensions)), want, inst.shape, inst.name)
+        return self.reshard(summed, result, want, inst.shape, inst.name)
 
     def _op_reduce_window(self, inst, want):
         """Split as its operand: along a split dimension each device reduces
