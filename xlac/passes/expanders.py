@@ -495,6 +495,11 @@ def _int8_chunk(a: Shape, b: Shape) -> int:
 #: ``dot.library-gemm.vnni``): set by :class:`OpExpander`
 #: from its pipeline's option, read by :func:`int8_products`.
 NATIVE_INT8_DOTS: ContextVar[bool] = ContextVar("native_int8_dots", default=False)
+#: The code generator's direct 8-bit integer convolution kernel (AMX-INT8
+#: tiles loaded from the input, no im2col), as ``why_not(inst) -> str | None``,
+#: or None when the target has none: a convolution it takes stays a
+#: convolution (set by :class:`OpExpander`, read by :func:`int8_products`).
+DIRECT_INT8_CONVOLUTION: ContextVar = ContextVar("direct_int8_convolution", default=None)
 
 
 @EXPANSIONS.register("dot", "convolution")
@@ -514,6 +519,8 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
         return False
     lhs, rhs = inst.operands[:2]
     out = inst.shape.element_type
+    if inst.opcode == "convolution" and _direct_int8_convolution(inst):
+        return False
     if inst.opcode == "convolution" and NATIVE_INT8_DOTS.get() and _convolution_as_dot(inst, "8-bit integer"):
         return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, S32))
     if inst.opcode == "dot" and NATIVE_INT8_DOTS.get() and _is_matrix_product(inst):
@@ -558,6 +565,19 @@ NATIVE_BF16_DOTS: ContextVar[bool] = ContextVar("native_bf16_dots", default=Fals
 #: The op-expander's notes on convolutions (instruction name -> sentence),
 #: appended to the module's diagnostics (``xlac dump`` prints them).
 CONV_NOTES: ContextVar[dict | None] = ContextVar("conv_notes", default=None)
+
+
+def _direct_int8_convolution(inst: HloInstruction) -> bool:
+    """Whether the code generator's direct kernel (:data:`DIRECT_INT8_CONVOLUTION`)
+    takes 8-bit convolution ``inst`` as it is; notes the decision."""
+    why_not = DIRECT_INT8_CONVOLUTION.get()
+    if why_not is None:
+        return False
+    why = why_not(inst)
+    notes = CONV_NOTES.get()
+    if notes is not None and why is None:
+        notes[inst.name] = f"convolution {inst.name}: direct on AMX-INT8 tiles (no im2col)"
+    return why is None
 
 
 def _convolution_as_dot(inst: HloInstruction, what: str) -> bool:
@@ -1000,20 +1020,24 @@ class OpExpander:
 
     name = "op-expander"
 
-    def __init__(self, native_int8_dots: bool = False, native_bf16_dots: bool = False):
+    def __init__(self, native_int8_dots: bool = False, native_bf16_dots: bool = False,
+                 direct_int8_convolution=None):
         #: Keep 8-bit integer matrix products for a native kernel (:data:`NATIVE_INT8_DOTS`).
         self.native_int8_dots = native_int8_dots
+        #: The direct 8-bit convolution kernel's ``why_not`` (:data:`DIRECT_INT8_CONVOLUTION`).
+        self.direct_int8_convolution = direct_int8_convolution
         #: bf16 convolutions as dots for a native kernel (:data:`NATIVE_BF16_DOTS`).
         self.native_bf16_dots = native_bf16_dots
 
     def run(self, module: HloModule) -> bool:
         notes: dict = {}
         tokens = (NATIVE_INT8_DOTS.set(self.native_int8_dots), NATIVE_BF16_DOTS.set(self.native_bf16_dots),
-                  CONV_NOTES.set(notes))
+                  CONV_NOTES.set(notes), DIRECT_INT8_CONVOLUTION.set(self.direct_int8_convolution))
         try:
             return apply_patterns(module, EXPANSIONS)
         finally:
-            for var, token in zip((NATIVE_INT8_DOTS, NATIVE_BF16_DOTS, CONV_NOTES), tokens):
+            for var, token in zip((NATIVE_INT8_DOTS, NATIVE_BF16_DOTS, CONV_NOTES, DIRECT_INT8_CONVOLUTION),
+                                  tokens):
                 var.reset(token)
             module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in notes.items())
 
