@@ -451,6 +451,7 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
     offs = _offsets(b.module, plan, window)
     lda = i64(window[-1].stride * plan.Cp)
     direct_ok = ops.epilogue is None and ost[dn.output_feature_dimension] == 1
+    pixels_inner = ost[dn.output_spatial_dimensions[-1]] < ost[dn.output_feature_dimension]
     ldc = i64(ost[dn.output_spatial_dimensions[-1]] * 4)
     tile = ctx.alloca_builder.alloca(ir.ArrayType(I32, 2 * ROWS * nr), name="ctile")
     tile.align = 64
@@ -477,17 +478,26 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
         cols = imin(b, i64(nr), b.sub(i64(plan.N), n0))
         for r in range(mt):
             _x, _o, comps, rows = infos[r]
-            with Loop(b, 0, rows, 1, "wi") as i:
+
+            def element(i, j, r=r, comps=comps):
+                v = b.load(b.gep(tile, [i64(0), b.add(b.mul(b.add(i, i64(r * ROWS)), i64(nr)), j)],
+                                 inbounds=True), typ=I32, align=4)
+                multi = [i64(0)] * out.shape.rank
+                multi[dn.output_batch_dimension] = comps[0]
+                for d in range(nsp - 1):
+                    multi[dn.output_spatial_dimensions[d]] = comps[d + 1]
+                multi[dn.output_spatial_dimensions[-1]] = b.add(comps[nsp], i)
+                multi[dn.output_feature_dimension] = b.add(n0, j)
+                ops.finish(b, multi, v)
+            if pixels_inner:
+                # An NCHW-like result: a column of the tile is a run of consecutive pixels.
                 with Loop(b, 0, cols, 1, "wj") as j:
-                    v = b.load(b.gep(tile, [i64(0), b.add(b.mul(b.add(i, i64(r * ROWS)), i64(nr)), j)],
-                                     inbounds=True), typ=I32, align=4)
-                    multi = [i64(0)] * out.shape.rank
-                    multi[dn.output_batch_dimension] = comps[0]
-                    for d in range(nsp - 1):
-                        multi[dn.output_spatial_dimensions[d]] = comps[d + 1]
-                    multi[dn.output_spatial_dimensions[-1]] = b.add(comps[nsp], i)
-                    multi[dn.output_feature_dimension] = b.add(n0, j)
-                    ops.finish(b, multi, v)
+                    with Loop(b, 0, rows, 1, "wi") as i:
+                        element(i, j)
+            else:
+                with Loop(b, 0, rows, 1, "wi") as i:
+                    with Loop(b, 0, cols, 1, "wj") as j:
+                        element(i, j)
 
     def run(mt, us):
         infos = [m_tile(u) for u in us]
