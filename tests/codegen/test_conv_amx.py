@@ -92,6 +92,17 @@ def test_sums_wrap_as_s32():
 
 
 @needs_amx
+@pytest.mark.parametrize("xt,kt,ot", [("s8", "s8", "s8"), ("u8", "s8", "s16"), ("u8", "u8", "u32"),
+                                      ("s8", "s8", "s64")])
+def test_other_integer_results_are_the_s32_one_converted(xt, kt, ot):
+    """An s8 result wraps: the s32 sums converted, as XLA's convolution does."""
+    xs, ks, os_, window, labels = CASES["3x3-same-odd"]
+    text = conv_text(xt, kt, xs, ks, os_, window, labels, ot=ot)
+    check(text, xt, kt)
+    assert "convert" in xlac.jit(text).optimized_hlo.to_text()
+
+
+@needs_amx
 @pytest.mark.parametrize("xl,kl,ol", [("0,1,2,3", "3,2,1,0", "3,2,1,0"), ("1,3,2,0", "0,1,2,3", "2,1,3,0")])
 def test_entry_layouts(xl, kl, ol):
     text = conv_text("s8", "s8", (2, 3, 17, 5), (3, 3, 5, 6), (2, 3, 17, 6), "size=3x3 pad=1_1x1_1")

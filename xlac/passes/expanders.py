@@ -514,13 +514,18 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
     With :data:`NATIVE_INT8_DOTS` a matrix product (M and N > 1) stays an
     8-bit dot to s32 (converted to the result type after), for the code
-    generator's AMX or VNNI kernel."""
+    generator's AMX or VNNI kernel; a convolution the direct AMX-INT8 kernel
+    takes (:data:`DIRECT_INT8_CONVOLUTION`) stays one, to s32 (converted after)."""
     if not _int8_operands(inst):
         return False
     lhs, rhs = inst.operands[:2]
     out = inst.shape.element_type
     if inst.opcode == "convolution" and _direct_int8_convolution(inst):
-        return False
+        if out == S32:
+            return False
+        # Another integer result: the s32 convolution (wrapped, as XLA's) converted.
+        conv = rw.create("convolution", Shape(S32, inst.shape.dimensions), [lhs, rhs], dict(inst.attrs))
+        return rw.supersede(inst, rw.create("convert", inst.shape, [conv]))
     if inst.opcode == "convolution" and NATIVE_INT8_DOTS.get() and _convolution_as_dot(inst, "8-bit integer"):
         return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, S32))
     if inst.opcode == "dot" and NATIVE_INT8_DOTS.get() and _is_matrix_product(inst):
@@ -569,11 +574,14 @@ CONV_NOTES: ContextVar[dict | None] = ContextVar("conv_notes", default=None)
 
 def _direct_int8_convolution(inst: HloInstruction) -> bool:
     """Whether the code generator's direct kernel (:data:`DIRECT_INT8_CONVOLUTION`)
-    takes 8-bit convolution ``inst`` as it is; notes the decision."""
+    takes 8-bit convolution ``inst`` (as one to s32); notes the decision."""
     why_not = DIRECT_INT8_CONVOLUTION.get()
     if why_not is None:
         return False
-    why = why_not(inst)
+    # Asked of the convolution to s32 (another integer result is converted from it).
+    probe = inst if inst.shape.element_type == S32 else HloInstruction(
+        "convolution", Shape(S32, inst.shape.dimensions), inst.operands, inst.attrs, inst.name)
+    why = why_not(probe)
     notes = CONV_NOTES.get()
     if notes is not None and why is None:
         notes[inst.name] = f"convolution {inst.name}: direct on AMX-INT8 tiles (no im2col)"
