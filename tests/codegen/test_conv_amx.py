@@ -140,6 +140,15 @@ def test_short_rows_keep_im2col_and_dot():
     assert any("im2col + dot" in n for n in kernel_notes(text))
 
 
+@needs_amx
+def test_a_padded_input_past_the_limit_keeps_im2col_and_dot(monkeypatch):
+    from xlac.codegen.kernels import conv_amx
+    monkeypatch.setattr(conv_amx, "MAX_XPAD_BYTES", 4096)
+    xs, ks, os_, window, labels = CASES["3x3-same-odd"]
+    text = conv_text("s8", "s8", xs, ks, os_, window, labels)
+    check(text.replace("HloModule m", "HloModule m_limit"), direct=False)
+
+
 def test_a_target_without_amx_int8_keeps_im2col_and_dot():
     xs, ks, os_, window, labels = CASES["3x3-same-odd"]
     text = conv_text("s8", "s8", xs, ks, os_, window, labels)

@@ -64,6 +64,10 @@ MIN_PAIRS_PER_TASK = 2
 MAX_TASKS = 64
 #: Padded input rows per copy task.
 COPY_ROWS_PER_TASK = 64
+#: The largest padded copy of the input (bytes) taken: features padded to 64
+#: bytes inflate a 3-feature input 21x (im2col + dot, or the f32 implicit
+#: GEMM, then run within their own limits).
+MAX_XPAD_BYTES = 256 << 20
 
 
 @dataclass
@@ -170,9 +174,12 @@ def plan_amx_conv(inst: HloInstruction) -> AmxConvPlan:
     wl = window[-1]
     last_read = (st * nb - xst[nsp] * hp[-1]) + ((G * ROWS - 1) * wl.stride
                                                  + (wl.size - 1) * wl.window_dilation + 1) * Cp
+    xpad_bytes = max(st * nb, last_read) + 64
+    if xpad_bytes > MAX_XPAD_BYTES:
+        raise ValueError(f"its padded input ({xpad_bytes >> 20} MB) exceeds {MAX_XPAD_BYTES >> 20} MB")
     scratch = ScratchPlan()
     scratch.add("counters", 128)
-    scratch.add("xpad", max(st * nb, last_read) + 64)
+    scratch.add("xpad", xpad_bytes)
     scratch.add("bpack", n_panels * T * ROWS * nr * 4)
     fmt = gemm_native.Format("amxint8", x.shape.element_type, k.shape.element_type)
     return AmxConvPlan(conv, fmt, nsp, Ci, Cp, N, nseg, T, hp, tuple(xst), row_sizes, OW, G, U, nt, n_panels,
