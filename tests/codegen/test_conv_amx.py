@@ -7,6 +7,7 @@ epilogue, an input computed in the fusion, threads; and the choice (short
 output rows keep im2col + dot), and the AMX check made before loading code."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import xlac
 from xlac.codegen import gemm_amx, gemm_library, gemm_native, target
@@ -174,3 +175,32 @@ def test_objects_with_tile_code_ask_for_the_tiles_before_loading(monkeypatch):
     monkeypatch.setattr(gemm_native, "tile_data_refused", lambda: "refused for the test")
     with pytest.raises(RuntimeError, match="AMX tile code.*refused for the test"):
         gemm_library.ensure_symbols(obj)
+
+
+@needs_amx
+@settings(max_examples=8, deadline=None)
+@given(st.data())
+def test_random_windows_match_the_evaluator(data):
+    """Random 2-D windows (sizes, strides, padding, both dilations, reversal),
+    feature counts and signs, with output rows of 16 to 40 pixels."""
+    xt, kt = data.draw(st.sampled_from(["s8", "u8"])), data.draw(st.sampled_from(["s8", "u8"]))
+    n, c, o = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 70)), data.draw(st.integers(1, 40))
+    ins, outs, parts = [], [], []
+    for d in range(2):
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+        lo, hi = data.draw(st.integers(-1, 2)), data.draw(st.integers(-1, 2))
+        rd, bd = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+        out = data.draw(st.integers(16, 40)) if d == 1 else data.draw(st.integers(1, 4))
+        # The input extent giving at least ``out`` outputs.
+        need = (out - 1) * stride + (size - 1) * rd + 1 - lo - hi
+        extent = max(1, -(-(need - 1) // bd) + 1)
+        span = (extent - 1) * bd + 1 + lo + hi - ((size - 1) * rd + 1)
+        ins.append(extent)
+        outs.append(span // stride + 1)
+        parts.append((size, stride, f"{lo}_{hi}", rd, bd, int(data.draw(st.booleans()))))
+    window = (f"size={parts[0][0]}x{parts[1][0]} stride={parts[0][1]}x{parts[1][1]} "
+              f"pad={parts[0][2]}x{parts[1][2]} rhs_dilate={parts[0][3]}x{parts[1][3]} "
+              f"lhs_dilate={parts[0][4]}x{parts[1][4]} rhs_reversal={parts[0][5]}x{parts[1][5]}")
+    text = conv_text(xt, kt, (n, ins[0], ins[1], c), (parts[0][0], parts[1][0], c, o), (n, outs[0], outs[1], o),
+                     window)
+    check(text, xt, kt, direct=outs[1] >= 16)
