@@ -1,6 +1,7 @@
-"""8-bit integer convolutions on AMX-INT8 tiles loaded from a padded copy of
-the input (``codegen/kernels/conv_amx.py``), bit for bit against the
-evaluator: every sign combination, tiles off the edges (output rows, output
+"""8-bit integer and bf16 convolutions on AMX tiles loaded from a padded copy
+of the input (``codegen/kernels/conv_amx.py``) against the evaluator,
+integers bit for bit, bf16 within one ulp of the result plus f32
+reassociation: every sign combination, tiles off the edges (output rows, output
 and input features), strides, padding (negative too), both dilations, window
 reversal, NCHW-like labels and entry layouts, 1-D and 3-D windows, a fused
 epilogue, an input computed in the fusion, threads; and the choice (short
@@ -14,9 +15,13 @@ from xlac.codegen import gemm_amx, gemm_library, gemm_native, target
 from xlac.codegen.compiler import lower
 from xlac.codegen.jit import compile_ir
 
-HAS_AMX_INT8 = not gemm_native.missing_features("amxint8") and gemm_native.tile_data_refused() is None
-needs_amx = pytest.mark.skipif(not HAS_AMX_INT8, reason="the host has no AMX-INT8 tiles for this process")
-DTYPES = {"s8": np.int8, "u8": np.uint8}
+HAS_AMX = not gemm_native.missing_features("amxint8") and not gemm_native.missing_features("amxbf16") \
+    and gemm_native.tile_data_refused() is None
+needs_amx = pytest.mark.skipif(not HAS_AMX, reason="the host has no AMX tiles for this process")
+BF16 = xlac.Shape(xlac.BF16, ()).dtype
+DTYPES = {"s8": np.int8, "u8": np.uint8, "bf16": BF16}
+#: (input, kernel, result) types the kernel takes.
+TYPES = [("s8", "s8", "s32"), ("bf16", "bf16", "bf16"), ("bf16", "bf16", "f32")]
 
 
 def conv_text(xt, kt, xs, ks, os_, window, labels="b01f_01io->b01f", ot="s32", epilogue=""):
@@ -32,7 +37,8 @@ def conv_text(xt, kt, xs, ks, os_, window, labels="b01f_01io->b01f", ot="s32", e
 def inputs(text, xt, kt, seed=1):
     shapes = [i.shape for i in xlac.parse_hlo(text).entry.instructions if i.opcode == "parameter"]
     rng = np.random.default_rng(seed)
-    return [rng.integers(-128 if t == "s8" else 0, 128 if t == "s8" else 256, s.dimensions).astype(DTYPES[t])
+    return [rng.uniform(-1, 1, s.dimensions).astype(BF16) if t == "bf16" else
+            rng.integers(-128 if t == "s8" else 0, 128 if t == "s8" else 256, s.dimensions).astype(DTYPES[t])
             for t, s in zip((xt, kt), shapes)]
 
 
@@ -41,12 +47,21 @@ def kernel_notes(text):
                                                                                         "kernel-choice")]
 
 
-def check(text, xt="s8", kt="s8", direct=True):
+def check(text, xt="s8", kt="s8", direct=True, ot="s32"):
     x, k = inputs(text, xt, kt)
     got = np.asarray(xlac.jit(text)(x, k))
-    np.testing.assert_array_equal(got, np.asarray(xlac.evaluate(text, x, k)))
+    want = np.asarray(xlac.evaluate(text, x, k))
+    if xt != "bf16":
+        np.testing.assert_array_equal(got, want)
+    else:
+        # One ulp of a bf16 result (f32: none) plus f32 reassociation over the contraction.
+        got, want = got.astype(np.float64), want.astype(np.float64)
+        ulp = 2.0 ** -7 if ot == "bf16" else 0.0
+        k_len = x.size // x.shape[0]
+        err = np.abs(got - want)
+        assert np.all(err <= ulp * np.abs(want) + 1e-6 * k_len + 1e-30), f"max error {err.max()}"
     said = " ".join(kernel_notes(text))
-    assert ("direct on AMX-INT8 tiles" in said) == direct, said
+    assert ("direct on AMX tiles" in said) == direct, said
 
 
 # (input, kernel, output shapes, window, labels)
@@ -69,10 +84,11 @@ CASES = {
 
 
 @needs_amx
+@pytest.mark.parametrize("xt,kt,ot", TYPES)
 @pytest.mark.parametrize("case", list(CASES))
-def test_matches_the_evaluator(case):
+def test_matches_the_evaluator(case, xt, kt, ot):
     xs, ks, os_, window, labels = CASES[case]
-    check(conv_text("s8", "s8", xs, ks, os_, window, labels))
+    check(conv_text(xt, kt, xs, ks, os_, window, labels, ot=ot), xt, kt, ot=ot)
 
 
 @needs_amx
@@ -126,10 +142,20 @@ def test_fused_epilogue_and_computed_input():
 
 
 @needs_amx
-def test_threads_give_the_same_bits():
+def test_bf16_bias_relu_epilogue():
     xs, ks, os_, window, labels = CASES["3x3-same-odd"]
-    text = conv_text("s8", "s8", xs, ks, os_, window, labels)
-    x, k = inputs(text, "s8", "s8")
+    epi = ("  z = bf16[] constant(0)\n  zb = bf16[3,5,17,11] broadcast(z), dimensions={}\n"
+           "  ROOT r = bf16[3,5,17,11] maximum(c, zb)")
+    check(conv_text("bf16", "bf16", xs, ks, os_, window, labels, ot="bf16", epilogue=epi), "bf16", "bf16",
+          ot="bf16")
+
+
+@needs_amx
+@pytest.mark.parametrize("xt,ot", [("s8", "s32"), ("bf16", "bf16")])
+def test_threads_give_the_same_bits(xt, ot):
+    xs, ks, os_, window, labels = CASES["3x3-same-odd"]
+    text = conv_text(xt, xt, xs, ks, os_, window, labels, ot=ot)
+    x, k = inputs(text, xt, xt)
     one = np.asarray(xlac.jit(text, num_threads=1)(x, k))
     np.testing.assert_array_equal(one, np.asarray(xlac.jit(text, num_threads=3)(x, k)))
 
@@ -155,7 +181,7 @@ def test_a_target_without_amx_int8_keeps_im2col_and_dot():
     text = conv_text("s8", "s8", xs, ks, os_, window, labels)
     with target.override(features="-amx-int8,-amx-tile"):
         said = " ".join(kernel_notes(text))
-        assert "direct on AMX-INT8" not in said
+        assert "direct on AMX" not in said
 
 
 def test_objects_with_tile_code_ask_for_the_tiles_before_loading(monkeypatch):
@@ -183,7 +209,9 @@ def test_objects_with_tile_code_ask_for_the_tiles_before_loading(monkeypatch):
 def test_random_windows_match_the_evaluator(data):
     """Random 2-D windows (sizes, strides, padding, both dilations, reversal),
     feature counts and signs, with output rows of 16 to 40 pixels."""
-    xt, kt = data.draw(st.sampled_from(["s8", "u8"])), data.draw(st.sampled_from(["s8", "u8"]))
+    xt, kt = data.draw(st.sampled_from(["s8", "u8", "bf16"])), data.draw(st.sampled_from(["s8", "u8"]))
+    kt = "bf16" if xt == "bf16" else kt
+    ot = "s32" if xt != "bf16" else data.draw(st.sampled_from(["bf16", "f32"]))
     n, c, o = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 70)), data.draw(st.integers(1, 40))
     ins, outs, parts = [], [], []
     for d in range(2):
@@ -202,5 +230,5 @@ def test_random_windows_match_the_evaluator(data):
               f"pad={parts[0][2]}x{parts[1][2]} rhs_dilate={parts[0][3]}x{parts[1][3]} "
               f"lhs_dilate={parts[0][4]}x{parts[1][4]} rhs_reversal={parts[0][5]}x{parts[1][5]}")
     text = conv_text(xt, kt, (n, ins[0], ins[1], c), (parts[0][0], parts[1][0], c, o), (n, outs[0], outs[1], o),
-                     window)
-    check(text, xt, kt, direct=outs[1] >= 16)
+                     window, ot=ot)
+    check(text, xt, kt, direct=outs[1] >= 16, ot=ot)

@@ -65,7 +65,7 @@ def test_types_and_layouts_match_the_evaluator(xt, kt, ot, layout):
         notes = [str(d) for d in lower(xlac.parse_hlo(text)).hlo.diagnostics if d.source == "kernel-choice"]
         (note,) = notes
         # (After the 8-bit AMX kernel's reason, where it is registered first.)
-        assert re.match(r"kernel \S+: convolution.implicit-gemm.widen \((not convolution.amx-int8: [^;]*; )?"
+        assert re.match(r"kernel \S+: convolution.implicit-gemm.widen \((not convolution.amx: [^;]*; )?"
                         r"not convolution.implicit-gemm: bf16/f16/f8/f4", note), note
 
 

@@ -135,10 +135,11 @@ def _lower(module, entry_name, triple, data_layout, optimize, aligned_results, n
     # The same for bf16 convolutions (as im2col + dot).
     native_int8 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["int8"])
     native_bf16 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["bf16"])
-    # 8-bit convolutions the AMX-INT8 kernel reads from the input stay convolutions.
-    direct_int8 = conv_amx.why_not if gemm_native.unavailable("amxint8") is None else None
+    # 8-bit and bf16 convolutions the AMX kernel reads from the input stay convolutions.
+    direct = conv_amx.why_not if any(gemm_native.unavailable(k) is None for k in ("amxint8", "amxbf16")) \
+        else None
     pipeline = codegen_pipeline(optimize=optimize, abi=abi, native_int8_dots=native_int8,
-                                native_bf16_dots=native_bf16, direct_int8_convolution=direct_int8)
+                                native_bf16_dots=native_bf16, direct_convolution=direct)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,

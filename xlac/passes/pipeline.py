@@ -255,7 +255,7 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False,
                      native_int8_dots: bool = False, native_bf16_dots: bool = False,
-                     direct_int8_convolution=None) -> Pipeline:
+                     direct_convolution=None) -> Pipeline:
     """What every module goes through before emission (the order of
     xla/service/cpu/cpu_compiler.cc): honour the declared entry layout and
     lower XLA's layout annotations (``abi=True``: the entry's layouts are a C
@@ -270,10 +270,10 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     multiplies 8-bit integers natively, so their matrix products stay dots
     (``expanders.int8_products``), and ``native_bf16_dots`` that it has a native bf16
     dot kernel, so bf16 convolutions become dots (``expanders.bf16_convolution``);
-    ``direct_int8_convolution``: the ``why_not`` of the code generator's direct
-    8-bit convolution kernel, whose convolutions stay as they are."""
+    ``direct_convolution``: the ``why_not`` of the code generator's direct
+    convolution kernel (AMX: 8-bit, bf16), whose convolutions stay as they are."""
     first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(),
-             OpExpander(native_int8_dots, native_bf16_dots, direct_int8_convolution),
+             OpExpander(native_int8_dots, native_bf16_dots, direct_convolution),
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)

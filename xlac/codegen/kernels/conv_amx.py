@@ -1,37 +1,39 @@
-"""8-bit integer convolutions on AMX-INT8 tiles, reading A straight from the input.
+"""8-bit integer and bf16 convolutions on AMX tiles, reading A straight from the input.
 
-A convolution of s8/u8 operands to s32 (or a kOutput fusion of one) is a GEMM
-whose rows are output pixels and whose contraction runs over window
-positions and input features (``docs/conv.md``).  An AMX tile load reads 16
-rows of 64 bytes at any one stride, and in a feature-minor input 16
-consecutive output pixels of one output row see, at each window position,
-16 runs of input features a constant stride apart (``stride * C`` bytes).
-So the tiles of A are loaded from the input itself, with no im2col and no
-packing:
+A convolution of s8/u8 operands to s32, or of bf16 operands to bf16 or f32
+(or a kOutput fusion of one), is a GEMM whose rows are output pixels and
+whose contraction runs over window positions and input features
+(``docs/conv.md``).  An AMX tile load reads 16 rows of 64 bytes at any one
+stride, and in a feature-minor input 16 consecutive output pixels of one
+output row see, at each window position, 16 runs of input features a
+constant stride apart (``stride * C`` elements).  So the tiles of A are
+loaded from the input itself, with no im2col and no packing:
 
 * the input is first copied (one parallel pass, with the kernel's packing)
   into ``xpad`` in scratch: batch-major, feature-minor, its spatial
   dimensions padded (low/high padding, the holes of a base dilation) and
-  its features padded with zeros to ``Cp``, a multiple of 64 bytes.  In
+  its features padded with zeros to ``Cp`` bytes, a multiple of 64.  In
   ``xpad`` the convolution has no padding left: output pixel ``o`` at window
   position ``w`` reads ``xpad[b, o*stride + w*dilation, :]``;
 * an *M tile* is 16 consecutive pixels of one output row (the output's last
   spatial dimension; the last tile of a row is partial, its extra rows read
   the next pixels and are dropped);  its A tile at k tile ``t`` (a window
-  position and 64 features) is one ``tileloadd`` at ``base + offs[t]``,
-  rows ``stride * Cp`` bytes apart (``offs``: a constant table);
+  position and 64 bytes of features) is one ``tileloadd`` at ``base +
+  offs[t]``, rows ``stride * Cp`` bytes apart (``offs``: a constant table);
 * B (the kernel) is packed once per call into ``gemm_native``'s B panels
-  (words of 4 k, NR columns, K = positions x ``Cp``);
-* the micro-kernel keeps 2 x 2 C tiles (two M tiles, 32 output features)
-  over the whole contraction and stores them into the result (NHWC-like:
-  features unit-stride; rows are pixels ``ldc`` apart), or through a stack
-  tile and the epilogue element by element (edges, other layouts, kOutput
-  fusions).
+  (words of 4 bytes of k, NR columns, K = positions x ``Cp``);
+* the micro-kernel (``tdpb[su][su]d`` / ``tdpbf16ps``) keeps 2 x 2 C tiles
+  (two M tiles, 32 output features) over the whole contraction and stores
+  them into the result (NHWC-like s32 or f32: features unit-stride; rows
+  are pixels ``ldc`` apart), or through a stack tile, rounded to bf16 where
+  the result is, and the epilogue, element by element (edges, other
+  layouts, kOutput fusions).
 
-Every product is exact and s32 sums wrap as XLA's do: results are bit-equal
-to the evaluator's for any thread count.  Output rows shorter than
-:data:`MIN_ROW` pixels would waste most of each tile: those convolutions keep
-im2col + dot (``passes/conv_as_dot.py``).
+Integer products are exact and s32 sums wrap as XLA's do; bf16 products
+accumulate in f32 as the AMX GEMM's (``docs/dot.md``).  Results do not
+depend on the thread count.  Output rows shorter than :data:`MIN_ROW`
+pixels would waste most of each tile: those convolutions keep im2col + dot
+(``passes/conv_as_dot.py``).
 """
 from __future__ import annotations
 
@@ -45,12 +47,13 @@ from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import PrimitiveType as PT
 from ...shape import S32, strides
-from .. import gemm_amx, gemm_native
+from .. import gemm_amx, gemm_native, types
 from ..emitter import KernelContext
 from ..gemm import I32, Loop, imin, intrinsic
 from ..gemm_kernel import output_fusion_epilogue, run_tasks
 from ..ir_array import I64, Index, i64
 from ..kernel_choice import KernelCandidate
+from ..scalar_ops import convert_value
 from ._util import I8, PTR, ScratchPlan, fill_padding
 from .conv_gemm import the_convolution
 
@@ -76,7 +79,7 @@ class AmxConvPlan:
     fmt: gemm_native.Format
     nsp: int
     Ci: int
-    Cp: int                     # features per pixel in xpad (a multiple of 64)
+    Cp: int                     # bytes per pixel in xpad (a multiple of 64)
     N: int
     nseg: int                   # window positions
     T: int                      # k tiles: nseg * Cp / 64
@@ -114,16 +117,16 @@ def why_not(inst: HloInstruction) -> str | None:
 
 def plan_amx_conv(inst: HloInstruction) -> AmxConvPlan:
     """The plan for ``inst``; raises ``ValueError`` (why not) when the kernel does not apply."""
-    why = gemm_native.unavailable("amxint8")
-    if why is not None:
-        raise ValueError(why)
     conv = the_convolution(inst)
     if conv is None:
         raise ValueError("not one convolution with an elementwise epilogue")
     x, k = conv.operands[:2]
-    if x.shape.element_type not in (PT.S8, PT.U8) or k.shape.element_type not in (PT.S8, PT.U8) \
-            or conv.shape.element_type is not S32:
-        raise ValueError("not s8/u8 operands and an s32 result")
+    kind = _kind(x.shape.element_type, k.shape.element_type, conv.shape.element_type)
+    if kind is None:
+        raise ValueError("not s8/u8 operands to s32, nor bf16 operands to bf16 or f32")
+    why = gemm_native.unavailable(kind)
+    if why is not None:
+        raise ValueError(why)
     a = conv.attrs
     if int(str(a.get("feature_group_count", 1))) != 1 or int(str(a.get("batch_group_count", 1))) != 1:
         raise ValueError("grouped (feature_group_count or batch_group_count > 1)")
@@ -143,7 +146,8 @@ def plan_amx_conv(inst: HloInstruction) -> AmxConvPlan:
     xd = x.shape.dimensions
     Ci = xd[dn.input_feature_dimension]
     N = out[dn.output_feature_dimension]
-    Cp = -(-Ci // 64) * 64
+    es = x.shape.element_type.byte_size
+    Cp = -(-Ci * es // 64) * 64
     hp = tuple((xd[d] - 1) * wd.base_dilation + 1 + wd.padding_low + wd.padding_high
                for d, wd in zip(dn.input_spatial_dimensions, window))
     if min(hp) <= 0:
@@ -181,9 +185,18 @@ def plan_amx_conv(inst: HloInstruction) -> AmxConvPlan:
     scratch.add("counters", 128)
     scratch.add("xpad", xpad_bytes)
     scratch.add("bpack", n_panels * T * ROWS * nr * 4)
-    fmt = gemm_native.Format("amxint8", x.shape.element_type, k.shape.element_type)
+    fmt = gemm_native.Format(kind, x.shape.element_type, k.shape.element_type)
     return AmxConvPlan(conv, fmt, nsp, Ci, Cp, N, nseg, T, hp, tuple(xst), row_sizes, OW, G, U, nt, n_panels,
                        n_tasks, pairs_per_task, n_copy, copy_rows, scratch)
+
+
+def _kind(xt, kt, ot) -> str | None:
+    """The AMX kernel kind of a convolution of these types, or None."""
+    if xt in (PT.S8, PT.U8) and kt in (PT.S8, PT.U8) and ot is S32:
+        return "amxint8"
+    if xt is PT.BF16 and kt is PT.BF16 and ot in (PT.BF16, PT.F32):
+        return "amxbf16"
+    return None
 
 
 def _scratch_bytes(me, inst: HloInstruction) -> int:
@@ -290,6 +303,7 @@ class _Operands:
             else:
                 self.k_gen = gens[id(kop)]
         self.out = ctx.output_arrays()[0]
+        self.acc_pt, self.conv_pt = plan.fmt.acc_pt, conv.shape.element_type
         self.dn = conv_dimension_numbers_of(conv.attrs)
         self.window = list(window_of(conv.attrs))
 
@@ -300,7 +314,10 @@ class _Operands:
         return self.k_gen(Index(multi)) if self.k_gen is not None else self.k_arr.read(b, Index(multi))
 
     def finish(self, b, multi, v) -> None:
+        """Write accumulator value ``v`` (rounded to the convolution's type first: bf16) through the epilogue."""
         index = Index(list(multi))
+        if self.conv_pt is not self.acc_pt:
+            v = convert_value(b, v, self.acc_pt, self.conv_pt)
         if self.epilogue is not None:
             v = self.epilogue(index, v)
         self.out.write(b, index, v)
@@ -338,6 +355,7 @@ def _emit_copy_task(ctx: KernelContext, plan: AmxConvPlan, t) -> None:
     b = ctx.b
     dn, window, nsp = ops.dn, ops.window, plan.nsp
     xs = plan.conv.operands[0].shape
+    ety = types.memory_type(xs.element_type)
     xdims = xs.dimensions
     xpad = plan.scratch.pointer(b, ctx.scratch_pointer(), "xpad")
     lo = b.mul(t, i64(COPY_ROWS_PER_TASK))
@@ -370,14 +388,14 @@ def _emit_copy_task(ctx: KernelContext, plan: AmxConvPlan, t) -> None:
                     off = i64(0)
                     for dim, v in enumerate(multi):
                         off = b.add(off, b.mul(v, i64(xst[dim])))
-                    src = b.gep(ops.x_arr.ptr, [off], inbounds=True, source_etype=I8)
-                    _memcpy(b, dst, src, i64(plan.Ci))
+                    src = b.gep(ops.x_arr.ptr, [off], inbounds=True, source_etype=ety)
+                    _memcpy(b, dst, src, i64(plan.Ci * xs.element_type.byte_size))
                 else:
                     with Loop(b, 0, plan.Ci, 1, "xc") as c:
                         m = list(multi)
                         m[dn.input_feature_dimension] = c
                         v = ops.read_x(b, m)
-                        b.store(v, b.gep(dst, [c], inbounds=True, source_etype=I8), align=1)
+                        b.store(v, b.gep(dst, [c], inbounds=True, source_etype=ety), align=1)
 
 
 class _KernelView:
@@ -399,7 +417,7 @@ class _KernelView:
         self.gr, self.gc = self._G(ci_stride), self._G(co_stride)
 
     def element_pointer(self, b, offset):
-        return b.gep(self.ptr, [offset], inbounds=True, source_etype=I8)
+        return b.gep(self.ptr, [offset], inbounds=True, source_etype=types.memory_type(self.pt))
 
 
 def _emit_pack_task(ctx: KernelContext, plan: AmxConvPlan, s) -> None:
@@ -422,7 +440,8 @@ def _emit_pack_task(ctx: KernelContext, plan: AmxConvPlan, s) -> None:
             off = i64(0)
             for d, w in zip(dn.kernel_spatial_dimensions, kw):
                 off = b.add(off, b.mul(w, i64(kst[d])))
-            view = _KernelView(ks.element_type, b.gep(ops.k_arr.ptr, [off], inbounds=True, source_etype=I8),
+            kptr = b.gep(ops.k_arr.ptr, [off], inbounds=True, source_etype=types.memory_type(ks.element_type))
+            view = _KernelView(ks.element_type, kptr,
                                kst[dn.kernel_input_feature_dimension], kst[dn.kernel_output_feature_dimension])
             gemm_native.pack(b, plan.fmt, view, i64(0), n0, imin(b, b.add(n0, i64(nr)), i64(plan.N)),
                              i64(plan.N), i64(0), i64(plan.Ci), dst, nr, True)
@@ -436,10 +455,12 @@ def _emit_pack_task(ctx: KernelContext, plan: AmxConvPlan, s) -> None:
                     multi[dn.kernel_input_feature_dimension] = ci
                     multi[dn.kernel_output_feature_dimension] = n
                     v = ops.read_k(b, multi)
-                    # Word ci / 4 of column n - n0, byte ci % 4.
-                    at = b.add(b.mul(b.add(b.mul(b.udiv(ci, i64(4)), i64(nr)), b.sub(n, n0)), i64(4)),
-                               b.urem(ci, i64(4)))
-                    b.store(v, b.gep(dst, [at], inbounds=True, source_etype=I8), align=1)
+                    # Word ci / group of column n - n0, element ci % group of it.
+                    group = plan.fmt.group
+                    at = b.add(b.mul(b.add(b.mul(b.udiv(ci, i64(group)), i64(nr)), b.sub(n, n0)), i64(group)),
+                               b.urem(ci, i64(group)))
+                    b.store(v, b.gep(dst, [at], inbounds=True, source_etype=types.memory_type(ks.element_type)),
+                            align=1)
 
 
 # ---------------------------------------------------------------------------
@@ -457,7 +478,9 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
     bpack = plan.scratch.pointer(b, ctx.scratch_pointer(), "bpack")
     offs = _offsets(b.module, plan, window)
     lda = i64(window[-1].stride * plan.Cp)
-    direct_ok = ops.epilogue is None and ost[dn.output_feature_dimension] == 1
+    # The tiles go straight to the result when it holds the accumulators (s32, f32).
+    direct_ok = ops.epilogue is None and ost[dn.output_feature_dimension] == 1 and ops.conv_pt is ops.acc_pt
+    acc_ty = types.memory_type(ops.acc_pt)
     pixels_inner = ost[dn.output_spatial_dimensions[-1]] < ost[dn.output_feature_dimension]
     ldc = i64(ost[dn.output_spatial_dimensions[-1]] * 4)
     tile = ctx.alloca_builder.alloca(ir.ArrayType(I32, 2 * ROWS * nr), name="ctile")
@@ -488,7 +511,7 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
 
             def element(i, j, r=r, comps=comps):
                 v = b.load(b.gep(tile, [i64(0), b.add(b.mul(b.add(i, i64(r * ROWS)), i64(nr)), j)],
-                                 inbounds=True), typ=I32, align=4)
+                                 inbounds=True), typ=acc_ty, align=4)
                 multi = [i64(0)] * out.shape.rank
                 multi[dn.output_batch_dimension] = comps[0]
                 for d in range(nsp - 1):
@@ -530,7 +553,7 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
             else:
                 with b.if_else(full) as (then, otherwise):
                     with then:
-                        cs = [b.gep(out.ptr, [b.add(info[1], n0)], inbounds=True, source_etype=I32)
+                        cs = [b.gep(out.ptr, [b.add(info[1], n0)], inbounds=True, source_etype=acc_ty)
                               for info in infos]
                         cs += [cs[0]] * (2 - mt)
                         b.call(uks[mt], [a[0], a[1], lda, offs, i64(plan.T), bp, cs[0], cs[1], ldc])
@@ -565,5 +588,5 @@ def emit_amx_convolution(ctx: KernelContext) -> None:
     run_tasks(ctx, plan.scratch, plan.n_tasks, 1, lambda tctx, t, w: _emit_task(tctx, plan, t))
 
 
-AMX_INT8 = KernelCandidate("convolution.amx-int8", emit_amx_convolution, why_not, _scratch_bytes, shareable=True)
-CANDIDATES = (AMX_INT8,)
+AMX = KernelCandidate("convolution.amx", emit_amx_convolution, why_not, _scratch_bytes, shareable=True)
+CANDIDATES = (AMX,)
