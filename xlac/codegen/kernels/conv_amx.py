@@ -491,7 +491,8 @@ def _emit_task(ctx: KernelContext, plan: AmxConvPlan, task) -> None:
     p_hi = imin(b, b.add(p_lo, i64(plan.pairs_per_task)), i64(-(-plan.U // 2)))
 
     def m_tile(u):
-        """(xpad base, output element offset, output index components, first pixel, valid rows) of M tile u."""
+        """(xpad pointer, output element offset, output index components (the
+        last: the first pixel), valid rows) of M tile u."""
         row = b.udiv(u, i64(plan.G))
         ow0 = b.mul(b.urem(u, i64(plan.G)), i64(ROWS))
         comps = _decompose(b, row, plan.row_sizes) + [ow0]
