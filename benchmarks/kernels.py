@@ -815,6 +815,74 @@ def _half_kernels() -> list:
     return out
 
 
+def _typed_conv2d(name: str, pt, out_pt, tol: float, note: str):
+    """conv2d 3x3 SAME (NHWC, HWIO) of ``pt`` operands to ``out_pt`` (as jax's
+    ``preferred_element_type``), on the shape of ``conv2d_bf16``."""
+    dt = xlac.Shape(pt, ()).dtype
+    out_dt = xlac.Shape(out_pt, ()).dtype
+    integer = dt.kind in "iu"
+
+    def build(p):
+        b = xlac.XlaBuilder(name)
+        x = _param(b, 0, (p["N"], p["H"], p["W"], p["C"]), "x", pt)
+        w = _param(b, 1, (p["K"], p["K"], p["C"], p["O"]), "w", pt)
+        pad = p["K"] // 2
+        return b.build(ops.conv_general_dilated(x, w, [1, 1], [(pad, pad), (pad, pad)],
+                                                dimension_numbers="b01f_01io->b01f",
+                                                preferred_element_type=None if out_pt is pt else out_pt))
+
+    def ref(x, w):
+        # Integers: an f64 product (exact, every sum below 2**53); halves: f32, rounded once.
+        wide = np.float64 if integer or dt == np.float64 else (np.complex64 if dt.kind == "c" else F32)
+        return np_conv2d(x.astype(wide), w.astype(wide)).astype(out_dt)
+
+    def jax_fn(x, w):
+        import jax
+        import jax.numpy as jnp
+        pad = w.shape[0] // 2
+        return jax.lax.conv_general_dilated(
+            x, w, (1, 1), ((pad, pad), (pad, pad)), dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            preferred_element_type=None if out_pt is pt else jnp.dtype(out_dt))
+
+    def inputs(rng, p):
+        shapes = ((p["N"], p["H"], p["W"], p["C"]), (p["K"], p["K"], p["C"], p["O"]))
+        if integer:
+            return [rng.integers(-128, 128, s).astype(dt) for s in shapes]
+        x, w = in_conv2d(rng, p)
+        if dt.kind == "c":
+            x2, w2 = in_conv2d(rng, p)
+            x, w = x + 1j * x2, w + 1j * w2
+        return [x.astype(dt), w.astype(dt)]
+
+    size = out_pt.byte_size
+    return Kernel(
+        name, f"conv2d {pt.value}" + ("" if out_pt is pt else f" x {pt.value} -> {out_pt.value}")
+        + " 3x3 SAME (NHWC, HWIO)", f"{name}.hlo", build, ref, inputs,
+        {"N": 8, "H": 32, "W": 32, "C": 64, "O": 64, "K": 3}, {"N": 2, "H": 8, "W": 8, "C": 4, "O": 4, "K": 3},
+        "compute",
+        lambda p, e=pt.byte_size, s=size: e * (p["N"] * p["H"] * p["W"] * p["C"] + p["K"] ** 2 * p["C"] * p["O"])
+        + s * p["N"] * p["H"] * p["W"] * p["O"],
+        lambda p, c=dt.kind == "c": (8 if c else 2) * p["N"] * p["H"] * p["W"] * p["O"] * p["C"] * p["K"] ** 2,
+        jax_fn, None, tol,
+        size=lambda p: f"{p['N']}x{p['H']}x{p['W']}x{p['C']}, {p['K']}x{p['K']}x{p['C']}x{p['O']}", note=note)
+
+
+def _typed_conv_kernels() -> list:
+    return [
+        _typed_conv2d("conv2d_s8", xlac.S8, xlac.S32, 0.0,
+                      "s8: the numpy column is an f64 convolution converted to s32 (exact); rates count "
+                      "integer multiply-adds as flops"),
+        _typed_conv2d("conv2d_f16", xlac.F16, xlac.F16, 5e-3,
+                      "f16: the numpy column computes in f32 and rounds once"),
+        _typed_conv2d("conv2d_f64", xlac.F64, xlac.F64, 1e-10, ""),
+        _typed_conv2d("conv2d_c64", xlac.C64, xlac.C64, 1e-4,
+                      "c64: a complex multiply-add counted as 8 real flops; jax exports it as three "
+                      "real convolutions (the HLO xlac runs too)"),
+        _typed_conv2d("conv2d_bf16_f32", xlac.BF16, xlac.F32, 1e-5,
+                      "bf16 x bf16 -> f32 (preferred_element_type): the numpy column computes in f32"),
+    ]
+
+
 # 8-bit integer products (s8 x s8 -> s32, exact): the numpy reference is an
 # f64 product (exact: every sum below 2**53), BLAS-fast, converted to s32.
 
@@ -997,6 +1065,7 @@ KERNELS: list[Kernel] = [
 
 KERNELS += _half_kernels()
 KERNELS += _int8_kernels()
+KERNELS += _typed_conv_kernels()
 KERNELS += _wide_kernels()
 KERNELS += _linalg_kernels()
 

@@ -368,31 +368,36 @@ ENTRY main {
   b = bf16[90,50]{1,0} parameter(1)
   x = s8[40,130]{1,0} parameter(2)
   y = u8[130,36]{1,0} parameter(3)
+  cx = s8[2,3,20,5]{3,2,1,0} parameter(4)
+  ck = s8[3,3,5,7]{3,2,1,0} parameter(5)
   d = f32[70,50]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   i = s32[40,36]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT t = (f32[70,50]{1,0}, s32[40,36]{1,0}) tuple(d, i)
+  c = s32[2,3,20,7]{3,2,1,0} convolution(cx, ck), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[70,50]{1,0}, s32[40,36]{1,0}, s32[2,3,20,7]{3,2,1,0}) tuple(d, i, c)
 }
 """
 
 
 @needs_cc
 def test_object_with_amx_dots_asks_linux_for_the_tiles(tmp_path, runtime_obj):
-    """A host object whose dots run on AMX tiles: the header's CPU check asks
-    Linux for tile data before the first call (without it the first tile
-    instruction stops the program: SIGILL), and the results are the JIT's."""
+    """A host object whose dots and convolution run on AMX tiles (the library's
+    kernels and the module's own): the header's CPU check asks Linux for tile
+    data before the first call (without it the first tile instruction stops
+    the program: SIGILL), and the results are the JIT's."""
     from xlac.codegen import gemm_native
     if gemm_native.unavailable("amxbf16") or gemm_native.unavailable("amxint8"):
         pytest.skip("no AMX here")
     rng = np.random.default_rng(6)
     bf16 = xlac.Shape(xlac.BF16, ()).dtype
     args = [rng.uniform(-1, 1, (70, 90)).astype(bf16), rng.uniform(-1, 1, (90, 50)).astype(bf16),
-            rng.integers(-128, 128, (40, 130)).astype(np.int8), rng.integers(0, 256, (130, 36)).astype(np.uint8)]
+            rng.integers(-128, 128, (40, 130)).astype(np.int8), rng.integers(0, 256, (130, 36)).astype(np.uint8),
+            rng.integers(-128, 128, (2, 3, 20, 5)).astype(np.int8), rng.integers(-128, 128, (3, 3, 5, 7)).astype(np.int8)]
     module = xlac.parse_hlo(AMX_HLO)
     res, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="amxdots", threads=True)
     assert "amx-tile" in res.cpu_features
     if shutil.which("objdump"):
         asm = _run(["objdump", "-d", tmp_path / "amxdots.o"]).stdout
-        assert "tdpbf16ps" in asm and "tdpbsud" in asm and "ldtilecfg" in asm
+        assert "tdpbf16ps" in asm and "tdpbsud" in asm and "tdpbssd" in asm and "ldtilecfg" in asm
     for k, (x, j) in enumerate(zip(outputs, _leaves(xlac.jit(module)(*args)))):
         _assert_same_bits(x, j, f"leaf {k}")
 

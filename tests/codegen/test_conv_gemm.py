@@ -306,11 +306,12 @@ def test_bias_relu(labels, dt):
                          epilogue="bias_relu", check_evaluator=True)
     assert "kind=kOutput" in exe.optimized_hlo.to_text()
     assert conv_plan(exe) is not None
-    # kOutput fusions try the implicit GEMM first, then the dot's kernels.
     from xlac.codegen.compiler import KERNELS
     names = [c.name for c in KERNELS.candidates("fusion:kOutput")]
-    assert names[0] == conv_gemm.IMPLICIT_GEMM.name and "dot.gemm" in names and names[-1] == "loop"
-    assert KERNELS.candidates("convolution")[0] is conv_gemm.IMPLICIT_GEMM
+    # The convolution kernels first (the 8-bit AMX one, then the implicit GEMM), then the dot's.
+    assert names[:2] == ["convolution.amx", conv_gemm.IMPLICIT_GEMM.name]
+    assert "dot.gemm" in names and names[-1] == "loop"
+    assert KERNELS.candidates("convolution")[1] is conv_gemm.IMPLICIT_GEMM
 
 
 def test_convert_epilogue():

@@ -22,6 +22,7 @@ from ..passes.dynamic_padder import DynamicSignature, pad_dynamic
 from ..passes.pipeline import codegen_pipeline
 from ..runtime.threads import default_num_threads
 from . import gemm_native, kernels, task_grid
+from .kernels import conv_amx
 from .elemental import has_generator
 from .emitter import ModuleEmitter
 from .math_approx import use_native_scaling
@@ -134,8 +135,11 @@ def _lower(module, entry_name, triple, data_layout, optimize, aligned_results, n
     # The same for bf16 convolutions (as im2col + dot).
     native_int8 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["int8"])
     native_bf16 = any(gemm_native.unavailable(k) is None for k in gemm_native.PREFERENCE["bf16"])
+    # 8-bit and bf16 convolutions the AMX kernel reads from the input stay convolutions.
+    direct = conv_amx.why_not if any(gemm_native.unavailable(k) is None for k in ("amxint8", "amxbf16")) \
+        else None
     pipeline = codegen_pipeline(optimize=optimize, abi=abi, native_int8_dots=native_int8,
-                                native_bf16_dots=native_bf16)
+                                native_bf16_dots=native_bf16, direct_convolution=direct)
     pipeline.run(module)
     check_supported(module, expanded=True)
     emitter = ModuleEmitter(module, KERNELS, entry_name, triple, data_layout, aligned_results=aligned_results,

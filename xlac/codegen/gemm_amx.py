@@ -60,6 +60,11 @@ def _call(b, name: str, args: list, types_: list) -> None:
     b.call(intrinsic(b.module, f"llvm.x86.{name}", ir.FunctionType(VOID, types_)), args)
 
 
+#: What an object file with tile instructions of its own holds: the name of
+#: the tile configuration (every tile kernel loads it first).
+MARKER = b"xlac.amx.config"
+
+
 def _config(module: ir.Module) -> ir.GlobalVariable:
     """The 64-byte tile configuration: palette 1, every tile 16 rows x 64 bytes."""
     name = "xlac.amx.config"
@@ -73,7 +78,10 @@ def _config(module: ir.Module) -> ir.GlobalVariable:
         ty = ir.ArrayType(I8, 64)
         g = ir.GlobalVariable(module, ty, name)
         g.global_constant = True
-        g.linkage = "private"
+        # Internal, not private: the name stays in the object's symbol table,
+        # which is how a module's own AMX code is recognised before it is
+        # loaded (``gemm_library.ensure_symbols``: :data:`MARKER`).
+        g.linkage = "internal"
         g.align = 64
         g.initializer = ir.Constant(ty, cfg)
     return g

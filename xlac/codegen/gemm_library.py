@@ -549,7 +549,14 @@ def _referenced(names) -> list[Variant]:
 
 def ensure_symbols(object_code: bytes) -> None:
     """Load every library variant an object file calls (its symbol names are
-    in the object's string table) before MCJIT links it."""
+    in the object's string table) before MCJIT links it.  An object with AMX
+    tile code of its own (the direct 8-bit convolution) asks Linux for the
+    tiles first, as an AMX variant's loading does: a refused process raises
+    (a disk-cache entry then counts as a miss) instead of stopping on SIGILL."""
+    if gemm_amx.MARKER in object_code:
+        why = gemm_native.tile_data_refused()
+        if why is not None:
+            raise RuntimeError(f"the object runs AMX tile code, but {why}")
     if PREFIX.encode() not in object_code:
         return
     for v in _referenced(re.findall(rb"xlac_gemm_[0-9a-z_]+", object_code)):

@@ -495,6 +495,12 @@ def _int8_chunk(a: Shape, b: Shape) -> int:
 #: ``dot.library-gemm.vnni``): set by :class:`OpExpander`
 #: from its pipeline's option, read by :func:`int8_products`.
 NATIVE_INT8_DOTS: ContextVar[bool] = ContextVar("native_int8_dots", default=False)
+#: The code generator's direct convolution kernel (AMX tiles loaded from the
+#: input, no im2col: 8-bit integers, bf16), as ``why_not(inst) -> str | None``,
+#: or None when the target has none: a convolution it takes stays a
+#: convolution (set by :class:`OpExpander`, read by :func:`int8_products`
+#: and :func:`bf16_convolution`).
+DIRECT_CONVOLUTION: ContextVar = ContextVar("direct_convolution", default=None)
 
 
 @EXPANSIONS.register("dot", "convolution")
@@ -509,11 +515,18 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
     With :data:`NATIVE_INT8_DOTS` a matrix product (M and N > 1) stays an
     8-bit dot to s32 (converted to the result type after), for the code
-    generator's AMX or VNNI kernel."""
+    generator's AMX or VNNI kernel; a convolution the direct AMX-INT8 kernel
+    takes (:data:`DIRECT_CONVOLUTION`) stays one, to s32 (converted after)."""
     if not _int8_operands(inst):
         return False
     lhs, rhs = inst.operands[:2]
     out = inst.shape.element_type
+    if inst.opcode == "convolution" and _direct_convolution(inst):
+        if out == S32:
+            return False
+        # Another integer result: the s32 convolution (wrapped, as XLA's) converted.
+        conv = rw.create("convolution", Shape(S32, inst.shape.dimensions), [lhs, rhs], dict(inst.attrs))
+        return rw.supersede(inst, rw.create("convert", inst.shape, [conv]))
     if inst.opcode == "convolution" and NATIVE_INT8_DOTS.get() and _convolution_as_dot(inst, "8-bit integer"):
         return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, S32))
     if inst.opcode == "dot" and NATIVE_INT8_DOTS.get() and _is_matrix_product(inst):
@@ -560,6 +573,23 @@ NATIVE_BF16_DOTS: ContextVar[bool] = ContextVar("native_bf16_dots", default=Fals
 CONV_NOTES: ContextVar[dict | None] = ContextVar("conv_notes", default=None)
 
 
+def _direct_convolution(inst: HloInstruction) -> bool:
+    """Whether the code generator's direct kernel (:data:`DIRECT_CONVOLUTION`)
+    takes convolution ``inst`` (an 8-bit one as one to s32); notes the decision."""
+    why_not = DIRECT_CONVOLUTION.get()
+    if why_not is None:
+        return False
+    # Asked of the convolution to s32 (another integer result is converted from it).
+    integer = inst.shape.element_type.is_signed_int or inst.shape.element_type.is_unsigned_int
+    probe = inst if inst.shape.element_type == S32 or not integer else HloInstruction(
+        "convolution", Shape(S32, inst.shape.dimensions), inst.operands, inst.attrs, inst.name)
+    why = why_not(probe)
+    notes = CONV_NOTES.get()
+    if notes is not None and why is None:
+        notes[inst.name] = f"convolution {inst.name}: direct on AMX tiles (no im2col)"
+    return why is None
+
+
 def _convolution_as_dot(inst: HloInstruction, what: str) -> bool:
     """Whether convolution ``inst`` (of ``what`` operands, with a native dot kernel
     on the target) becomes im2col + dot (``conv_as_dot``); notes the decision."""
@@ -581,7 +611,7 @@ def bf16_convolution(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if not NATIVE_BF16_DOTS.get() or lhs.shape.element_type != BF16 or rhs.shape.element_type != BF16 \
             or inst.shape.element_type not in (BF16, F32):
         return False
-    if not _convolution_as_dot(inst, "bf16"):
+    if _direct_convolution(inst) or not _convolution_as_dot(inst, "bf16"):
         return False
     return rw.supersede(inst, conv_as_dot.conv_as_dot(inst, rw, inst.shape.element_type))
 
@@ -1000,20 +1030,24 @@ class OpExpander:
 
     name = "op-expander"
 
-    def __init__(self, native_int8_dots: bool = False, native_bf16_dots: bool = False):
+    def __init__(self, native_int8_dots: bool = False, native_bf16_dots: bool = False,
+                 direct_convolution=None):
         #: Keep 8-bit integer matrix products for a native kernel (:data:`NATIVE_INT8_DOTS`).
         self.native_int8_dots = native_int8_dots
+        #: The direct convolution kernel's ``why_not`` (:data:`DIRECT_CONVOLUTION`).
+        self.direct_convolution = direct_convolution
         #: bf16 convolutions as dots for a native kernel (:data:`NATIVE_BF16_DOTS`).
         self.native_bf16_dots = native_bf16_dots
 
     def run(self, module: HloModule) -> bool:
         notes: dict = {}
         tokens = (NATIVE_INT8_DOTS.set(self.native_int8_dots), NATIVE_BF16_DOTS.set(self.native_bf16_dots),
-                  CONV_NOTES.set(notes))
+                  CONV_NOTES.set(notes), DIRECT_CONVOLUTION.set(self.direct_convolution))
         try:
             return apply_patterns(module, EXPANSIONS)
         finally:
-            for var, token in zip((NATIVE_INT8_DOTS, NATIVE_BF16_DOTS, CONV_NOTES), tokens):
+            for var, token in zip((NATIVE_INT8_DOTS, NATIVE_BF16_DOTS, CONV_NOTES, DIRECT_CONVOLUTION),
+                                  tokens):
                 var.reset(token)
             module.diagnostics.extend(Diagnostic(self.name, name, text) for name, text in notes.items())
 

@@ -254,7 +254,8 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
 
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False,
-                     native_int8_dots: bool = False, native_bf16_dots: bool = False) -> Pipeline:
+                     native_int8_dots: bool = False, native_bf16_dots: bool = False,
+                     direct_convolution=None) -> Pipeline:
     """What every module goes through before emission (the order of
     xla/service/cpu/cpu_compiler.cc): honour the declared entry layout and
     lower XLA's layout annotations (``abi=True``: the entry's layouts are a C
@@ -268,9 +269,11 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     instruction then gets its own kernel).  ``native_int8_dots``: the target
     multiplies 8-bit integers natively, so their matrix products stay dots
     (``expanders.int8_products``), and ``native_bf16_dots`` that it has a native bf16
-    dot kernel, so bf16 convolutions become dots (``expanders.bf16_convolution``)."""
+    dot kernel, so bf16 convolutions become dots (``expanders.bf16_convolution``);
+    ``direct_convolution``: the ``why_not`` of the code generator's direct
+    convolution kernel (AMX: 8-bit, bf16), whose convolutions stay as they are."""
     first = [EntryComputationLayoutPass(), LayoutNormalization(abi), CallInliner(),
-             OpExpander(native_int8_dots, native_bf16_dots),
+             OpExpander(native_int8_dots, native_bf16_dots, direct_convolution),
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (block_copy, collectives, control_flow, conv_gemm, convolution, custom_call, dot, dynamic_slice,
-               feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
+from . import (block_copy, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
+               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -54,8 +54,8 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("custom-call", lapack.LAPACK, custom_call.SERVICE_CALL)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
-    r.add("convolution", *conv_gemm.CANDIDATES)
-    r.add("fusion:kOutput", *conv_gemm.CANDIDATES, *dot.CANDIDATES)
+    r.add("convolution", *conv_amx.CANDIDATES, *conv_gemm.CANDIDATES)
+    r.add("fusion:kOutput", *conv_amx.CANDIDATES, *conv_gemm.CANDIDATES, *dot.CANDIDATES)
     # Memory-order changes and reductions the plain loop runs badly.
     r.add("slice", block_copy.SLICE)
     r.add("concatenate", block_copy.CONCATENATE)
