@@ -238,6 +238,29 @@ def test_windows_that_tile_a_split_dimension_and_top_k_run_on_tiles():
         np.testing.assert_array_equal(got, want)
 
 
+_STRIDED_CONV = """HloModule strided, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}}
+
+ENTRY main {
+  x = f32[2,16,6,3]{3,2,1,0} parameter(0), sharding={devices=[1,4,1,1]<=[4]}
+  k = f32[3,3,3,4]{3,2,1,0} parameter(1), sharding={replicated}
+  ROOT c = f32[2,8,3,4]{3,2,1,0} convolution(x, k), window={size=3x3 stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, sharding={devices=[1,4,1,1]<=[4]}
+}
+"""
+
+
+def test_a_strided_convolution_split_on_space_reads_its_window_of_the_neighbours():
+    """Rows split 4 ways, a 3x3 window of stride 2 (SAME padding, 0 above, 1
+    below): each device's 2 output rows read its 4 input rows and the first of
+    the next device's, received by one collective-permute; zeros past the
+    end stand for the padding."""
+    module = xlac.parse_hlo(_STRIDED_CONV)
+    partition_module(module)
+    assert _opcodes(module) == ["collective-permute"]
+    rng = np.random.default_rng(11)
+    x, k = rng.standard_normal((2, 16, 6, 3)).astype(np.float32), rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(xlac.jit(_STRIDED_CONV)(x, k), xlac.evaluate(_STRIDED_CONV, x, k), rtol=1e-5, atol=1e-5)
+
+
 def test_long_tuple_shardings_with_xla_s_leaf_numbers_are_read():
     """XLA numbers every fifth leaf of a tuple sharding (an optimizer state's
     root): ``/*index=5*/`` comments are not part of the shardings."""

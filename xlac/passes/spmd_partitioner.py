@@ -1250,6 +1250,10 @@ class SpmdPartitioner:
         spatial = [k for k, o in enumerate(dn.output_spatial_dimensions) if S.tile_dims[o] > 1]
         halo = [k for k in spatial if self._halo_fits(win.dimensions[k], lhs.shape.dimensions[
             dn.input_spatial_dimensions[k]], S.tile_dims[dn.output_spatial_dimensions[k]])]
+        if len(halo) < len(spatial):
+            windowed = self._conv_windowed(inst, dn, win, S, spatial)
+            if windowed is not None:
+                return windowed, want
         keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
             {dn.output_spatial_dimensions[k] for k in halo}
         result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
@@ -1271,6 +1275,46 @@ class SpmdPartitioner:
             attrs["window"] = Raw(format_window(Window(tuple(dims))))
         new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         return self.reshard(new, result, S, inst.shape, inst.name), want
+
+    def _conv_windowed(self, inst, dn, win, S: Sharding, spatial: list):
+        """A convolution split on spatial dimensions its windows cross between
+        tiles otherwise than a stride-1 halo (a stride, uneven padding): each
+        device gets the window of the input its output tile reads
+        (:meth:`_windowed`: the neighbours' pieces by collective-permute,
+        zeros past the ends for the padding) and convolves it unpadded; None
+        when a window has dilations or reaches further than gathering."""
+        lhs, rhs = inst.operands
+        if any(win.dimensions[k].window_dilation != 1 or win.dimensions[k].base_dilation != 1
+               for k in spatial):
+            return None
+        keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
+            {dn.output_spatial_dimensions[k] for k in spatial}
+        result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
+        src_l = {dn.input_batch_dimension: dn.output_batch_dimension} | \
+            {dn.input_spatial_dimensions[k]: dn.output_spatial_dimensions[k] for k in spatial}
+        lp = remap(result, [src_l.get(j) for j in range(len(lhs.shape.dimensions))])
+        rp = remap(result, [dn.output_feature_dimension if j == dn.kernel_output_feature_dimension else None
+                            for j in range(len(rhs.shape.dimensions))])
+        local_out = self._local_shape(inst.shape, result).dimensions
+        local_in = self._local_shape(lhs.shape, lp).dimensions
+        windows = {dn.input_batch_dimension: (lambda k, L=local_in[dn.input_batch_dimension]: k * L,
+                                              local_in[dn.input_batch_dimension])}
+        for k in spatial:
+            w, lo = win.dimensions[k], local_out[dn.output_spatial_dimensions[k]]
+            windows[dn.input_spatial_dimensions[k]] = (lambda j, lo=lo, w=w: j * lo * w.stride - w.padding_low,
+                                                       (lo - 1) * w.stride + w.size)
+        got = self._windowed(inst, lp, windows, fill=self._scalar(0, lhs.shape.element_type))
+        if got is None:
+            return None
+        lv, cut = got
+        dims = [type(w)(w.size, w.stride, 0, 0, 1, 1, w.window_reversal)
+                if dn.input_spatial_dimensions[k] in cut else w for k, w in enumerate(win.dimensions)]
+        from ..hlo.window import Window, format_window
+        attrs = _attrs(inst)
+        attrs["window"] = Raw(format_window(Window(tuple(dims))))
+        new = self._add("convolution", self._local_shape(inst.shape, result), [lv, self._operand(inst, 1, rp)],
+                        attrs, inst.name)
+        return self.reshard(new, result, S, inst.shape, inst.name)
 
     def _conv_over_split_features(self, inst, dn, want: Sharding):
         """A convolution whose input features are split (a data-parallel
