@@ -479,6 +479,42 @@ def sharded_jit_on_a_2d_mesh():
 
 
 @check("multi")
+def sharded_training_loop_keeps_its_parameters_split():
+    """A data x model parallel step with no out_shardings: the new parameters
+    come back split as propagation splits them (as on jax's CPU), so the next
+    step takes them as they are, each device holding its tiles."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((16, 32), (32, 10)))
+    x = rng.standard_normal((12, 16)).astype(np.float32)
+    y = rng.integers(0, 10, 12).astype(np.int32)
+
+    def step(w1, w2, x, y):
+        def loss(p):
+            logits = jax.nn.gelu(x @ p[0]) @ p[1]
+            return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+        lval, (g1, g2) = jax.value_and_grad(loss)((w1, w2))
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, lval
+
+    def make(devices):
+        mesh = Mesh(np.array(devices).reshape(2, 2), ("data", "model"))
+        ins = tuple(NamedSharding(mesh, s) for s in (P(None, "model"), P("model", None), P("data"), P("data")))
+        f = jax.jit(step, in_shardings=ins)
+        placed = [jax.device_put(a, s) for a, s in zip((w1, w2, x, y), ins)]
+
+        def two_steps(*args):
+            a, b, _ = f(*args)
+            return f(a, b, *args[2:])
+        return two_steps, placed
+    on_x, on_c = on_both(make)
+    same(on_x, on_c, rtol=1e-4)
+    same_shards(on_x, on_c)
+    assert [sh.data.shape for sh in on_x[0].addressable_shards] == [(16, 16)] * 4
+
+
+@check("multi")
 def host_callback_on_several_devices_is_an_error():
     """xlac's devices of a program on several are other processes than the callbacks':
     the compile is refused naming them, and the process goes on."""

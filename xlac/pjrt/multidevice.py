@@ -76,6 +76,10 @@ class ShardedProgram:
         signature = partition_module(module) if module_devices(module) == num_devices else None
         if signature is not None:
             self.compiled = devices.PartitionedExecutable(module, signature)
+            # Results without a written sharding stay split as propagation
+            # split them (XLA's choice too), each device holding its tiles:
+            # a training step's new parameters come back split as they went in.
+            self.results = [s for s, _ in signature.results]
             return
         # The annotations say where the pieces are; the computation itself is global.
         for p in module.entry.parameters:
