@@ -417,3 +417,40 @@ def test_threads_match_serial(labels, epilogue):
     assert conv_plan(exe2).n_tasks > 1
     _, got1, _ = run_conv((4, 32, 16, 16), (48, 32, 3, 3), num_threads=1, **kw)
     np.testing.assert_array_equal(got1, got2)
+
+
+# ---------------------------------------------------------------------------
+# The micro-kernel from the GEMM library
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["f32", "f64"])
+@pytest.mark.parametrize("x_shape,w_shape,labels,kw", [
+    # direct stores with M and N edges, a bias + relu epilogue
+    ((2, 5, 9, 7), (19, 5, 3, 3), "b01f_01io->b01f", dict(pads=[(1, 1), (1, 1)], epilogue="bias_relu")),
+    # NCHW: the task's C block, Ci > KC (feature chunks, c0 > 0)
+    ((1, 300, 5, 5), (40, 300, 3, 3), "bf01_oi01->bf01", {}),
+    # a narrow N (one vector or less) and strides
+    ((3, 4, 11, 11), (6, 4, 2, 2), "b01f_01io->b01f", dict(strides=(2, 2))),
+])
+def test_library_micro_kernel_gives_the_module_bits(dt, x_shape, w_shape, labels, kw, monkeypatch):
+    """The library's shape-generic micro-kernel computes every tile as the
+    module's own (constant segment length and ldc) did, bit for bit, and the
+    module only declares it."""
+    exe, got, _ = run_conv(x_shape, w_shape, labels=labels, dt=dt, **kw)
+    assert "xlac.conv.uk." not in exe.llvm_ir and "_conv8x" in exe.llvm_ir
+    monkeypatch.setattr(conv_gemm, "LIBRARY_MICRO_KERNEL", False)
+    xlac.clear_caches()         # the in-memory cache would hand back the library build
+    own, got_own, _ = run_conv(x_shape, w_shape, labels=labels, dt=dt, seed=0, **kw)
+    assert "xlac.conv.uk." in own.llvm_ir
+    np.testing.assert_array_equal(got, got_own)
+
+
+def test_conv_library_symbols_parse_and_carry_the_code_hash():
+    from xlac.codegen import gemm_library
+    v = gemm_library.ConvVariant(xlac.F32, 8, 32, 16)
+    h, text = gemm_library.variant_ir(v)
+    name = gemm_library.symbol(v, "uk")
+    assert name == f"xlac_gemm_{h}_f32_conv8x32v16_uk" and name in text
+    assert gemm_library._parse_name(name.encode()) == (h, v)
+    with pytest.raises(RuntimeError, match="another library version"):
+        gemm_library.ensure_symbols(b"\0" + name.replace(h, "0" * 16).encode() + b"\0")

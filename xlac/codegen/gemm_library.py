@@ -55,7 +55,8 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import gemm_amx, gemm_native, types
-from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel, widen
+from .gemm import (I1, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel, mul_const,
+                   pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
@@ -152,10 +153,38 @@ class Variant:
                 amx=self.native is not None and self.format.amx)
 
 
+CONV_UK_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
+
+
+@dataclass(frozen=True)
+class ConvVariant:
+    """The implicit-GEMM convolution's indirect micro-kernel
+    (``gemm.indirect_micro_kernel``) for one element type and tile: its
+    segment count and length, table, B panel, C and ``ldc`` are arguments, so
+    one copy serves every convolution of every module (``kernels/conv_gemm.py``
+    calls it; emitted per module it was ~5-10 ms of LLVM per tile shape)."""
+
+    pt: PT
+    mr: int
+    nr: int
+    vw: int
+
+    functions = {"uk": CONV_UK_TYPE}
+    native = None
+
+    @property
+    def tag(self) -> str:
+        return f"{self.pt.value}_conv{self.mr}x{self.nr}v{self.vw}"
+
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        indirect_micro_kernel(module, self.pt, self.mr, self.nr, self.vw, name=name_of("uk"), linkage=linkage)
+
+
 #: The element types a variant's operands may be stored in (its tag names two of
 #: them one after the other: the longest alternative first).
 _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
 _NATIVE_STORED = rb"bf16|s8|u8"
+_CONV_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_conv(\d+)x(\d+)v(\d+)_(\w+)")
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
                       rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?"
                       rb"(?:_n(bf16|vnni|amxbf16|amxint8)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
@@ -163,6 +192,11 @@ _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+
 
 def _parse_name(name: bytes):
     """``(hash, variant)`` of a library symbol, or None."""
+    m = _CONV_NAME_RE.fullmatch(name)
+    if m is not None:
+        h, pt, mr, nr, vw, fn = (g.decode() for g in m.groups())
+        cv = ConvVariant(PT(pt), int(mr), int(nr), int(vw))
+        return (h, cv) if fn in cv.functions else None
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None

@@ -71,11 +71,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
-from .. import types
+from .. import gemm_library, types
 from ..emitter import KernelContext
 from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
-from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
-                    store_tile)
+from ..gemm import GroupMap, Loop, MatrixView, add, imin, indirect_micro_kernel, mul_const, pack_block
 from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_root, output_fusion_epilogue,
                            producers, run_grid, run_tasks)
 from ..gemm_task import COMPILE_TIME, TileArgs, chunk
@@ -109,6 +108,10 @@ MC = 120
 INDIRECT_MR = 8
 #: Elements per task when the input is copied into scratch.
 COPY_TASK_ELEMENTS = 1 << 16
+#: Call the GEMM library's indirect micro-kernel (compiled once per machine,
+#: ``gemm_library.ConvVariant``) rather than emitting one into every module
+#: (tests switch it off to compare the two; read when a kernel is emitted).
+LIBRARY_MICRO_KERNEL = True
 
 
 # ---------------------------------------------------------------------------
@@ -326,95 +329,12 @@ def _scratch_bytes(me, inst: HloInstruction) -> int:
 # The indirect micro-kernel
 # ---------------------------------------------------------------------------
 
-def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
-    """``void uk(i64 nseg, i64 seglen, ptr tab, i64 c0, ptr b, ptr c, i64 ldc, i1 accumulate)``:
-    ``C[i*ldc + j] (+)= sum_{s < nseg, k < seglen} tab[s*mr + i][c0 + k] * b[(s*seglen + k)*nr + j]``.
-
-    ``tab`` holds ``nseg`` groups of ``mr`` row pointers (A read in place:
-    one run of unit-stride elements per row and window position); ``b`` is a
-    packed B micro-panel.  ``nseg, seglen >= 1``.  The accumulators stay in
-    registers across both loops."""
-    name = f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    ety = types.memory_type(pt)
-    vty = ir.VectorType(ety, vw)
-    nv = nr // vw
-    esize = pt.byte_size
-    fnty = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
-    fn = ir.Function(module, fnty, name)
-    fn.linkage = "internal"
-    fn.attributes.add("nounwind")
-    # Called, not inlined into the task: one call per tile costs nothing
-    # measurable (conv2d 1 thread within 0.5 %), and LLVM no longer optimises
-    # and emits the micro-kernel a second time inside the task: conv2d.hlo
-    # compiles in ~76 ms instead of ~89.  (It still sees the constant
-    # arguments — segment length, ldc — of its only call sites; the GEMM
-    # library's copy, which cannot, measured 2-3 % slower.)
-    fn.attributes.add("noinline")
-    for arg, nm in zip(fn.args, ("nseg", "seglen", "tab", "c0", "b", "c", "ldc", "accumulate")):
-        arg.name = nm
-    nseg, seglen, tab, c0, bp, c, ldc, accumulate = fn.args
-    for p in (tab, bp, c):
-        p.add_attribute("noalias")
-    fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is F32 else 'f64'}",
-                    ir.FunctionType(vty, [vty, vty, vty]))
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    entry = b.block
-    seg = fn.append_basic_block("seg")
-    inner = fn.append_basic_block("k")
-    latch = fn.append_basic_block("seg.latch")
-    exit_ = fn.append_basic_block("store")
-    b.branch(seg)
-    zero = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
-
-    b.position_at_end(seg)
-    s = b.phi(I64, "s")
-    s.add_incoming(i64(0), entry)
-    seg_accs = [b.phi(vty, f"sacc{i}") for i in range(mr * nv)]
-    for phi in seg_accs:
-        phi.add_incoming(zero, entry)
-    rows = []
-    for i in range(mr):
-        slot = b.gep(tab, [b.add(b.mul(s, i64(mr)), i64(i))], inbounds=True, source_etype=PTR)
-        rp = b.load(slot, typ=PTR, align=8)
-        rows.append(b.gep(rp, [c0], inbounds=True, source_etype=ety))
-    bseg = b.gep(bp, [b.mul(b.mul(s, seglen), i64(nr))], inbounds=True, source_etype=ety)
-    b.branch(inner)
-
-    b.position_at_end(inner)
-    k = b.phi(I64, "k")
-    k.add_incoming(i64(0), seg)
-    accs = [b.phi(vty, f"acc{i}") for i in range(mr * nv)]
-    for phi, init in zip(accs, seg_accs):
-        phi.add_incoming(init, seg)
-    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
-    b_row = b.gep(bseg, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
-    bvec = [b.load(b.gep(b_row, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty, align=b_align)
-            for j in range(nv)]
-    new = []
-    for i in range(mr):
-        av = b.load(b.gep(rows[i], [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        sv = splat(b, av, vty)
-        for j in range(nv):
-            new.append(b.call(fma, [sv, bvec[j], accs[i * nv + j]]))
-    k_next = b.add(k, i64(1), flags=["nsw", "nuw"])
-    k.add_incoming(k_next, b.block)
-    for phi, v in zip(accs, new):
-        phi.add_incoming(v, b.block)
-    b.cbranch(b.icmp_signed("<", k_next, seglen), inner, latch)
-
-    b.position_at_end(latch)
-    s_next = b.add(s, i64(1), flags=["nsw", "nuw"])
-    s.add_incoming(s_next, latch)
-    for phi, v in zip(seg_accs, new):
-        phi.add_incoming(v, latch)
-    b.cbranch(b.icmp_signed("<", s_next, nseg), seg, exit_)
-
-    b.position_at_end(exit_)
-    store_tile(b, fn, c, ldc, accumulate, new, mr, nv, vw, ety, vty, esize)
-    return fn
+def micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
+    """The indirect micro-kernel (``gemm.indirect_micro_kernel``) a task
+    calls: the GEMM library's (``LIBRARY_MICRO_KERNEL``) or the module's own."""
+    if LIBRARY_MICRO_KERNEL:
+        return gemm_library.declare(module, gemm_library.ConvVariant(pt, mr, nr, vw), "uk")
+    return indirect_micro_kernel(module, pt, mr, nr, vw)
 
 
 def _zeros(module: ir.Module, pt, n: int) -> ir.GlobalVariable:
@@ -675,7 +595,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
-    uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
+    uk = micro_kernel(b.module, pt, mr, nr, vw)
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
