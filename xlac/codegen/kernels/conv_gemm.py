@@ -112,6 +112,10 @@ COPY_TASK_ELEMENTS = 1 << 16
 #: ``gemm_library.ConvVariant``) rather than emitting one into every module
 #: (tests switch it off to compare the two; read when a kernel is emitted).
 LIBRARY_MICRO_KERNEL = True
+#: Build the indirection tables and pack B with the library's code too
+#: (``gemm_library.ConvVariant``'s ``table`` and ``pack``) where it takes
+#: the convolution (``_library_table``, ``_library_pack``).
+LIBRARY_TABLE_AND_PACK = True
 
 
 # ---------------------------------------------------------------------------
@@ -329,12 +333,25 @@ def _scratch_bytes(me, inst: HloInstruction) -> int:
 # The indirect micro-kernel
 # ---------------------------------------------------------------------------
 
-def micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
+def library_variant(plan: ConvPlan, B: MatrixView | None = None) -> gemm_library.ConvVariant:
+    """The GEMM library's convolution code for ``plan`` (``B``: the kernel's
+    view, which picks the packing code; the micro-kernel and table do not
+    depend on it)."""
+    b_kind, b_pt = "n", None
+    if B is not None:
+        b_kind = "n" if B.gc.stride == 1 else "k" if B.gr.stride == 1 else "g"
+        b_pt = B.pt if B.pt is not plan.pt else None
+    blk = plan.blk
+    return gemm_library.ConvVariant(plan.pt, blk.mr, blk.nr, blk.vw, b_kind, b_pt)
+
+
+def micro_kernel(module: ir.Module, plan: ConvPlan) -> ir.Function:
     """The indirect micro-kernel (``gemm.indirect_micro_kernel``) a task
     calls: the GEMM library's (``LIBRARY_MICRO_KERNEL``) or the module's own."""
     if LIBRARY_MICRO_KERNEL:
-        return gemm_library.declare(module, gemm_library.ConvVariant(pt, mr, nr, vw), "uk")
-    return indirect_micro_kernel(module, pt, mr, nr, vw)
+        return gemm_library.declare(module, library_variant(plan), "uk")
+    blk = plan.blk
+    return indirect_micro_kernel(module, plan.pt, blk.mr, blk.nr, blk.vw)
 
 
 def _zeros(module: ir.Module, pt, n: int) -> ir.GlobalVariable:
@@ -475,8 +492,18 @@ def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     _s0, _ns, _c0, _seglen, pc, kc = _k_block(b, plan, kb)
     dst = _b_panel(b, plan, shared, pc, kc, i64(0))
+    if _library_pack(ops.B):
+        fn = gemm_library.declare(b.module, library_variant(plan, ops.B), "pack")
+        b.call(fn, [ops.B.ptr, i64(ops.B.gr.stride), i64(ops.B.gc.stride), i64(plan.N), pc, kc, dst])
+        return
     pack_block(b, ops.B, i64(0), i64(0), i64(0), i64(plan.N), plan.N, pc, kc, dst, plan.blk.nr, False,
                plan.blk.vw, plan.pt)
+
+
+def _library_pack(B: MatrixView) -> bool:
+    """Whether the library packs B: read from a buffer (not reversed, not
+    computed in the fusion) with one stride per group."""
+    return LIBRARY_TABLE_AND_PACK and B.is_array and B.gr.affine and B.gc.affine
 
 
 def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
@@ -484,6 +511,13 @@ def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_en
     partial) at window positions [s0, s0 + ns): ``table[(p*spb + s - s0)*mr + j]``
     points to the input features of pixel ``m0 + p*mr + j`` at window position
     ``s``, or to zeros (padding, holes of a base dilation, pixels past M)."""
+    library = _library_table(b.module, plan, ops)
+    if library is not None:
+        variant, geom = library
+        fn = gemm_library.declare(b.module, variant, "table")
+        zeros = b.bitcast(_zeros(b.module, plan.pt, plan.Ci), PTR)
+        b.call(fn, [geom, ops.x.ptr, zeros, m0, m_end, s0, ns, table])
+        return
     dn, window = ops.dn, ops.window
     mr = plan.blk.mr
     pt = plan.pt
@@ -573,6 +607,54 @@ def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_en
                 b.store(ptr, b.gep(table, [b.add(slot0, j)], inbounds=True, source_etype=PTR), align=8)
 
 
+def _library_table(module: ir.Module, plan: ConvPlan, ops: _ConvOperands):
+    """``(variant, geometry)`` of the library's table builder for the
+    convolution (the geometry a constant ``gemm_library.GEOM`` array of the
+    module), or None when it does not take it (a base dilation, more spatial
+    dimensions than it has)."""
+    dn, window = ops.dn, ops.window
+    nsp = dn.num_spatial_dims
+    if not LIBRARY_TABLE_AND_PACK or nsp > gemm_library.GEOM_SPATIAL or any(
+            wd.base_dilation != 1 for wd in window):
+        return None
+    xs = ops.x.shape
+    xst = strides(xs)
+    out_dims = ops.out.shape.dimensions
+    in_sizes = [xs.dimensions[d] for d in dn.input_spatial_dimensions]
+    out_sizes = [out_dims[d] for d in dn.output_spatial_dimensions]
+    g = dict.fromkeys(gemm_library.GEOM, 0)
+    g["M"], g["spb"] = plan.M, plan.spb
+    checked = ""
+    for d, wd in enumerate(window):
+        x_stride = xst[dn.input_spatial_dimensions[d]]
+        lowest = -wd.padding_low
+        highest = (out_sizes[d] - 1) * wd.stride - wd.padding_low + (wd.size - 1) * wd.window_dilation
+        checked += "0" if lowest >= 0 and highest < in_sizes[d] else "1"
+        g[f"start{d}"], g[f"in{d}"], g[f"ks{d}"] = -wd.padding_low, in_sizes[d], wd.size
+        g[f"dil{d}"], g[f"xst{d}"] = wd.window_dilation, x_stride
+        g["base0"] -= wd.padding_low * x_stride
+    for k, dim in enumerate(plan.mdims):
+        g[f"size{k}"] = out_dims[dim]
+        if dim == dn.output_batch_dimension:
+            g[f"xmul{k}"] = xst[dn.input_batch_dimension]
+        else:
+            d = list(dn.output_spatial_dimensions).index(dim)
+            wd = window[d]
+            g[f"xmul{k}"] = wd.stride * xst[dn.input_spatial_dimensions[d]]
+            g[f"org{d}_{k}"] = wd.stride
+    values = [g[name] for name in gemm_library.GEOM]
+    name = "xlac.conv.geom." + "_".join(str(v) for v in values).replace("-", "m")
+    const = module.globals.get(name)
+    if const is None:
+        ty = ir.ArrayType(I64, len(values))
+        const = ir.GlobalVariable(module, ty, name)
+        const.initializer = ir.Constant(ty, [i64(v) for v in values])
+        const.global_constant = True
+        const.linkage = "internal"
+        const.align = 8
+    return gemm_library.TableVariant(plan.pt, plan.blk.mr, checked, plan.M % plan.blk.mr != 0), const
+
+
 def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     ops = _ConvOperands(ctx, plan)
     b = ctx.b
@@ -595,7 +677,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
-    uk = micro_kernel(b.module, pt, mr, nr, vw)
+    uk = micro_kernel(b.module, plan)
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
