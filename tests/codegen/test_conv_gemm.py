@@ -486,3 +486,18 @@ def test_conv_library_symbols_parse_and_carry_the_code_hash():
             assert gemm_library._parse_name(name.encode()) == (h, v)
     with pytest.raises(RuntimeError, match="another library version"):
         gemm_library.ensure_symbols(b"\0" + name.replace(h, "0" * 16).encode() + b"\0")
+
+
+def test_tile_epilogue_loops_are_parallel(monkeypatch):
+    """A finished tile's epilogue (read, bias, relu, write back at one index)
+    is marked parallel, so LLVM vectorises it without overlap checks; the
+    bits are those of the unmarked loops."""
+    from xlac.codegen import gemm_kernel
+    kw = dict(labels="b01f_01io->b01f", pads=[(1, 1), (1, 1)], epilogue="bias_relu")
+    exe, got, _ = run_conv((2, 8, 9, 9), (16, 8, 3, 3), **kw)
+    assert "llvm.loop.parallel_accesses" in exe.llvm_ir
+    monkeypatch.setattr(gemm_kernel, "PARALLEL_EPILOGUE", False)
+    xlac.clear_caches()
+    plain, got_plain, _ = run_conv((2, 8, 9, 9), (16, 8, 3, 3), **kw)
+    assert "llvm.loop.parallel_accesses" not in plain.llvm_ir
+    np.testing.assert_array_equal(got, got_plain)

@@ -230,8 +230,9 @@ class Loop:
     only cost compile time: scalar edges, loops around explicit vectors)."""
 
     def __init__(self, b: ir.IRBuilder, start, stop, step=1, name: str = "i", unroll: bool = False,
-                 vectorize: bool = True):
+                 vectorize: bool = True, base=None):
         self.b, self.name, self.unroll, self.vectorize = b, name, unroll, vectorize
+        self.base = base        # a loop ID whose hints the loop keeps (``loops.parallel_loops``'s)
         self.start = start if isinstance(start, ir.Value) else i64(start)
         self.stop = stop if isinstance(stop, ir.Value) else i64(stop)
         self.step = step if isinstance(step, ir.Value) else i64(step)
@@ -258,7 +259,7 @@ class Loop:
         self.iv.add_incoming(nxt, b.block)
         latch = b.branch(self.head)
         if not self.unroll:
-            latch.set_metadata("llvm.loop", loop_hints(b.module, self.vectorize))
+            latch.set_metadata("llvm.loop", loop_hints(b.module, self.vectorize, base=self.base))
         b.position_at_end(self.after)
         return False
 
