@@ -56,6 +56,13 @@ thread count (``conv_grids``, ``codegen/task_grid.py``); the K blocks and the
 order of every sum are fixed at compile time, so the result does not depend
 on the number of threads.
 
+The micro-kernel, the table builder and B's packing do not depend on the
+program: they are the GEMM library's (``gemm_library.ConvVariant``,
+``TableVariant``), compiled once per machine, the geometry passed as a
+constant array; the module keeps the task loops, the input copy and the
+epilogue (``_build_table`` and ``pack_block`` still emit the cases the
+library does not take: a base dilation, a kernel read through a generator).
+
 Declined (the elemental loop of ``convolution.py`` runs instead): element
 types other than f32/f64, mixed types, feature or batch groups, empty
 shapes.  A base (lhs) dilation is supported; its holes are zero rows of the
