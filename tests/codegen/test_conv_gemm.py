@@ -10,6 +10,8 @@ fusion), K blocks of whole window
 positions and of feature chunks (Ci > KC), direct tile stores and a
 task C block written out through the layout, kOutput epilogues, and the fallback to the elemental loop.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -418,3 +420,85 @@ def test_threads_match_serial(labels, epilogue):
     assert conv_plan(exe2).n_tasks > 1
     _, got1, _ = run_conv((4, 32, 16, 16), (48, 32, 3, 3), num_threads=1, **kw)
     np.testing.assert_array_equal(got1, got2)
+
+
+# ---------------------------------------------------------------------------
+# The micro-kernel from the GEMM library
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["f32", "f64"])
+@pytest.mark.parametrize("x_shape,w_shape,labels,kw", [
+    # direct stores with M and N edges, a bias + relu epilogue
+    ((2, 5, 9, 7), (19, 5, 3, 3), "b01f_01io->b01f", dict(pads=[(1, 1), (1, 1)], epilogue="bias_relu")),
+    # NCHW: the task's C block, Ci > KC (feature chunks, c0 > 0)
+    ((1, 300, 5, 5), (40, 300, 3, 3), "bf01_oi01->bf01", {}),
+    # a narrow N (one vector or less) and strides
+    ((3, 4, 11, 11), (6, 4, 2, 2), "b01f_01io->b01f", dict(strides=(2, 2))),
+])
+def test_library_code_gives_the_module_bits(dt, x_shape, w_shape, labels, kw, monkeypatch):
+    """The library's shape-generic micro-kernel, table builder and B packing
+    compute every tile as the module's own code (sizes as constants) does,
+    bit for bit, and the module only declares them."""
+    exe, got, _ = run_conv(x_shape, w_shape, labels=labels, dt=dt, **kw)
+    ir_text = exe.llvm_ir
+    assert "xlac.conv.uk." not in ir_text
+    # An OIHW kernel's rows (window positions, then input features) are not
+    # one stride apart: the module packs it.
+    for fn in ("uk",) + (("pack",) if labels != "bf01_oi01->bf01" else ()):
+        assert re.search(rf"xlac_gemm_\w+_conv\w+_{fn}\b", ir_text), fn
+    assert re.search(r"xlac_gemm_\w+_table8_c[01]+(_e)?_table\b", ir_text)
+    monkeypatch.setattr(conv_gemm, "LIBRARY_MICRO_KERNEL", False)
+    monkeypatch.setattr(conv_gemm, "LIBRARY_TABLE_AND_PACK", False)
+    xlac.clear_caches()         # the in-memory cache would hand back the library build
+    own, got_own, _ = run_conv(x_shape, w_shape, labels=labels, dt=dt, **kw)
+    assert "xlac.conv.uk." in own.llvm_ir and "xlac_gemm_" not in own.llvm_ir
+    np.testing.assert_array_equal(got, got_own)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,labels,kw", [
+    # 1-D and 3-D windows (padded to the library's three), rhs dilation, negative padding
+    ((2, 3, 30), (5, 3, 4), "bf0_oi0->bf0", dict(pads=[(2, -1)], rhs_dil=(2,))),
+    ((1, 2, 5, 6, 7), (4, 2, 2, 3, 2), "b012f_012io->b012f", dict(pads=[(1, 0), (0, 1), (1, 1)])),
+    # batch not outermost in the result's pixels, the kernel transposed (B's K index unit-stride)
+    ((3, 4, 6, 5), (7, 4, 3, 3), "b01f_o01i->01bf", dict(pads=[(1, 1), (1, 1)], strides=(2, 1))),
+    # a reversed window: B through a generator, packed by the module
+    ((2, 3, 7, 7), (5, 3, 3, 3), "b01f_01io->b01f", dict(reverse=(0, 1))),
+])
+def test_library_table_geometry(x_shape, w_shape, labels, kw, monkeypatch):
+    """Geometries the library's table builder reads from its array (dimensions
+    padded in front, pixels counted up across the batch) give the module's bits."""
+    _, got, _ = run_conv(x_shape, w_shape, labels=labels, **kw)
+    monkeypatch.setattr(conv_gemm, "LIBRARY_TABLE_AND_PACK", False)
+    xlac.clear_caches()
+    _, got_own, _ = run_conv(x_shape, w_shape, labels=labels, **kw)
+    np.testing.assert_array_equal(got, got_own)
+
+
+def test_conv_library_symbols_parse_and_carry_the_code_hash():
+    from xlac.codegen import gemm_library
+    for v, tag in ((gemm_library.ConvVariant(xlac.F32, 8, 32, 16), "f32_conv8x32v16_bn"),
+                   (gemm_library.ConvVariant(xlac.F32, 8, 16, 16, "g", xlac.BF16), "f32_conv8x16v16_bg_wbf16"),
+                   (gemm_library.TableVariant(xlac.F64, 8, "10", True), "f64_table8_c10_e"),
+                   (gemm_library.TableVariant(xlac.F32, 4, "0", False), "f32_table4_c0")):
+        h, text = gemm_library.variant_ir(v)
+        for fn in v.functions:
+            name = gemm_library.symbol(v, fn)
+            assert name == f"xlac_gemm_{h}_{tag}_{fn}" and name in text
+            assert gemm_library._parse_name(name.encode()) == (h, v)
+    with pytest.raises(RuntimeError, match="another library version"):
+        gemm_library.ensure_symbols(b"\0" + name.replace(h, "0" * 16).encode() + b"\0")
+
+
+def test_tile_epilogue_loops_are_parallel(monkeypatch):
+    """A finished tile's epilogue (read, bias, relu, write back at one index)
+    is marked parallel, so LLVM vectorises it without overlap checks; the
+    bits are those of the unmarked loops."""
+    from xlac.codegen import gemm_kernel
+    kw = dict(labels="b01f_01io->b01f", pads=[(1, 1), (1, 1)], epilogue="bias_relu")
+    exe, got, _ = run_conv((2, 8, 9, 9), (16, 8, 3, 3), **kw)
+    assert "llvm.loop.parallel_accesses" in exe.llvm_ir
+    monkeypatch.setattr(gemm_kernel, "PARALLEL_EPILOGUE", False)
+    xlac.clear_caches()
+    plain, got_plain, _ = run_conv((2, 8, 9, 9), (16, 8, 3, 3), **kw)
+    assert "llvm.loop.parallel_accesses" not in plain.llvm_ir
+    np.testing.assert_array_equal(got, got_plain)

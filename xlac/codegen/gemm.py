@@ -230,8 +230,9 @@ class Loop:
     only cost compile time: scalar edges, loops around explicit vectors)."""
 
     def __init__(self, b: ir.IRBuilder, start, stop, step=1, name: str = "i", unroll: bool = False,
-                 vectorize: bool = True):
+                 vectorize: bool = True, base=None):
         self.b, self.name, self.unroll, self.vectorize = b, name, unroll, vectorize
+        self.base = base        # a loop ID whose hints the loop keeps (``loops.parallel_loops``'s)
         self.start = start if isinstance(start, ir.Value) else i64(start)
         self.stop = stop if isinstance(stop, ir.Value) else i64(stop)
         self.step = step if isinstance(step, ir.Value) else i64(step)
@@ -258,7 +259,7 @@ class Loop:
         self.iv.add_incoming(nxt, b.block)
         latch = b.branch(self.head)
         if not self.unroll:
-            latch.set_metadata("llvm.loop", loop_hints(b.module, self.vectorize))
+            latch.set_metadata("llvm.loop", loop_hints(b.module, self.vectorize, base=self.base))
         b.position_at_end(self.after)
         return False
 
@@ -359,6 +360,97 @@ def micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, strided_b
 
     b.position_at_end(exit_)
     store_tile(b, fn, c, ldc, accumulate, [x for row in cur for x in row], mr, nv, vw, ety, vty, esize)
+    return fn
+
+
+def indirect_micro_kernel(module: ir.Module, pt: PT, mr: int, nr: int, vw: int, name: str | None = None,
+                          linkage: str = "internal") -> ir.Function:
+    """``void uk(i64 nseg, i64 seglen, ptr tab, i64 c0, ptr b, ptr c, i64 ldc, i1 accumulate)``:
+    ``C[i*ldc + j] (+)= sum_{s < nseg, k < seglen} tab[s*mr + i][c0 + k] * b[(s*seglen + k)*nr + j]``.
+
+    ``tab`` holds ``nseg`` groups of ``mr`` row pointers (A read in place:
+    one run of unit-stride elements per row and window position); ``b`` is a
+    packed B micro-panel.  ``nseg, seglen >= 1``.  The accumulators stay in
+    registers across both loops."""
+    name = name or f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    ety = types.memory_type(pt)
+    vty = ir.VectorType(ety, vw)
+    nv = nr // vw
+    esize = pt.byte_size
+    fnty = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = linkage
+    fn.attributes.add("nounwind")
+    # Called, not inlined into the task: one call per tile costs nothing
+    # measurable (conv2d 1 thread within 0.5 %).  The GEMM library's copy
+    # (``gemm_library.ConvVariant``, what the tasks call) does not see the
+    # constant segment length and ldc of the call sites either, and runs as
+    # fast (docs/conv.md).
+    fn.attributes.add("noinline")
+    for arg, nm in zip(fn.args, ("nseg", "seglen", "tab", "c0", "b", "c", "ldc", "accumulate")):
+        arg.name = nm
+    nseg, seglen, tab, c0, bp, c, ldc, accumulate = fn.args
+    for p in (tab, bp, c):
+        p.add_attribute("noalias")
+    fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is PT.F32 else 'f64'}",
+                    ir.FunctionType(vty, [vty, vty, vty]))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = b.block
+    seg = fn.append_basic_block("seg")
+    inner = fn.append_basic_block("k")
+    latch = fn.append_basic_block("seg.latch")
+    exit_ = fn.append_basic_block("store")
+    b.branch(seg)
+    zero = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
+
+    b.position_at_end(seg)
+    s = b.phi(I64, "s")
+    s.add_incoming(i64(0), entry)
+    seg_accs = [b.phi(vty, f"sacc{i}") for i in range(mr * nv)]
+    for phi in seg_accs:
+        phi.add_incoming(zero, entry)
+    rows = []
+    for i in range(mr):
+        slot = b.gep(tab, [b.add(b.mul(s, i64(mr)), i64(i))], inbounds=True, source_etype=PTR)
+        rp = b.load(slot, typ=PTR, align=8)
+        rows.append(b.gep(rp, [c0], inbounds=True, source_etype=ety))
+    bseg = b.gep(bp, [b.mul(b.mul(s, seglen), i64(nr))], inbounds=True, source_etype=ety)
+    b.branch(inner)
+
+    b.position_at_end(inner)
+    k = b.phi(I64, "k")
+    k.add_incoming(i64(0), seg)
+    accs = [b.phi(vty, f"acc{i}") for i in range(mr * nv)]
+    for phi, init in zip(accs, seg_accs):
+        phi.add_incoming(init, seg)
+    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
+    b_row = b.gep(bseg, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
+    bvec = [b.load(b.gep(b_row, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty, align=b_align)
+            for j in range(nv)]
+    new = []
+    for i in range(mr):
+        av = b.load(b.gep(rows[i], [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        sv = splat(b, av, vty)
+        for j in range(nv):
+            new.append(b.call(fma, [sv, bvec[j], accs[i * nv + j]]))
+    k_next = b.add(k, i64(1), flags=["nsw", "nuw"])
+    k.add_incoming(k_next, b.block)
+    for phi, v in zip(accs, new):
+        phi.add_incoming(v, b.block)
+    b.cbranch(b.icmp_signed("<", k_next, seglen), inner, latch)
+
+    b.position_at_end(latch)
+    s_next = b.add(s, i64(1), flags=["nsw", "nuw"])
+    s.add_incoming(s_next, latch)
+    for phi, v in zip(seg_accs, new):
+        phi.add_incoming(v, latch)
+    b.cbranch(b.icmp_signed("<", s_next, nseg), seg, exit_)
+
+    b.position_at_end(exit_)
+    store_tile(b, fn, c, ldc, accumulate, new, mr, nv, vw, ety, vty, esize)
     return fn
 
 

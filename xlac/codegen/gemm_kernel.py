@@ -16,6 +16,7 @@ Units: sizes and indices count elements; scratch offsets count bytes.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,8 +30,12 @@ from .emitter import KernelContext
 from .gemm import I1, Loop, MatrixView, add, grab_tasks, imin
 from .gemm_task import TileArgs
 from .ir_array import Index, IrArray, i64
+from .loops import parallel_loops
 from .task_grid import GridTable, as_value, choose, workers
 from .target import host_vector_bits
+
+#: Mark a finished tile's epilogue loops parallel (``ResultTiles.store_direct``).
+PARALLEL_EPILOGUE = True
 
 I8 = ir.IntType(8)
 
@@ -199,14 +204,20 @@ class ResultTiles:
             return
 
         def body():
-            with Loop(b, 0, self.mr, 1, "ei") as i:
-                r = b.add(t.r0, i)
-                rcomp = C.gr.components(b, r)
-                with Loop(b, 0, self.nr, 1, "ej") as j:
-                    c = b.add(t.c0, j)
-                    index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
-                    v = self.out.read(b, index)
-                    self.finish(b, index, v)
+            # Each element is read and rewritten at its own index (the
+            # epilogue's other operands are read-only or, updated in place,
+            # read at that index): no dependence between iterations, so the
+            # vectoriser needs no run-time overlap checks and no scalar
+            # fallback loop for them.
+            with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
+                with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
+                    r = b.add(t.r0, i)
+                    rcomp = C.gr.components(b, r)
+                    with Loop(b, 0, self.nr, 1, "ej", base=base) as j:
+                        c = b.add(t.c0, j)
+                        index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+                        v = self.out.read(b, index)
+                        self.finish(b, index, v)
         if self.k_blocks == 1:
             body()
         else:

@@ -55,7 +55,8 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import gemm_amx, gemm_native, types
-from .gemm import I1, PTR, Loop, add, grab_tasks, imin, micro_kernel, mul_const, pack_panel, widen
+from .gemm import (I1, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel, mul_const,
+                   pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
@@ -152,10 +153,225 @@ class Variant:
                 amx=self.native is not None and self.format.amx)
 
 
+CONV_UK_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
+#: ``void table(ptr geom, ptr x, ptr zeros, i64 m0, i64 m_end, i64 s0, i64 ns, ptr table)``
+CONV_TABLE_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I64, I64, I64, I64, PTR])
+#: ``void pack(ptr src, i64 rs, i64 cs, i64 n, i64 k0, i64 kc, ptr dst)``
+CONV_PACK_TYPE = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, PTR])
+
+#: Spatial dimensions the library's indirection tables take at most; the
+#: output pixel index has one more (the batch).
+GEOM_SPATIAL = 3
+GEOM_MDIMS = GEOM_SPATIAL + 1
+#: The geometry of a convolution's indirection table, an i64 array (a
+#: constant of the module): ``M`` pixels, ``spb`` window positions per K
+#: block, ``base0`` the input offset of pixel 0's window origin; per output
+#: pixel dimension ``k`` (major first): its
+#: size, its multiplier of the input offset, and of each spatial origin
+#: (the window stride, or 0); per spatial dimension ``d``: the origin of
+#: pixel 0 (``start``: ``-padding_low``), the input size, window size,
+#: window dilation and the input stride.  Fields of dimensions the
+#: convolution does not have are not read.
+GEOM = (("M", "spb", "base0")
+        + tuple(f"{name}{k}" for k in range(GEOM_MDIMS)
+                for name in ("size", "xmul", *(f"org{d}_" for d in range(GEOM_SPATIAL))))
+        + tuple(f"{name}{d}" for d in range(GEOM_SPATIAL) for name in ("start", "in", "ks", "dil", "xst")))
+GEOM_SLOT = {name: k for k, name in enumerate(GEOM)}
+
+
+@dataclass(frozen=True)
+class ConvVariant:
+    """The implicit-GEMM convolution's program-independent code
+    (``kernels/conv_gemm.py`` calls it), for one element type and tile:
+
+    * ``uk``: the indirect micro-kernel (``gemm.indirect_micro_kernel``);
+    * ``pack``: a K block of B (the kernel as a K x N matrix with a row and a
+      column stride) into NR-wide panels, zero-padded at the N edge.
+
+    ``b_kind`` is B's unit-stride index (``"n"``, ``"k"``, or ``"g"``: neither)
+    and ``b_pt`` B's element type when narrower than ``pt`` (widened as it is
+    packed).  The indirection tables are :class:`TableVariant`'s."""
+
+    pt: PT
+    mr: int
+    nr: int
+    vw: int
+    b_kind: str = "n"
+    b_pt: PT | None = None
+
+    functions = {"uk": CONV_UK_TYPE, "pack": CONV_PACK_TYPE}
+    native = None
+
+    @property
+    def tag(self) -> str:
+        tag = f"{self.pt.value}_conv{self.mr}x{self.nr}v{self.vw}_b{self.b_kind}"
+        return tag + (f"_w{self.b_pt.value}" if self.b_pt else "")
+
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        indirect_micro_kernel(module, self.pt, self.mr, self.nr, self.vw, name=name_of("uk"), linkage=linkage)
+        _conv_pack(module, self, name_of("pack"), linkage)
+
+
+@dataclass(frozen=True)
+class TableVariant:
+    """The implicit-GEMM convolution's indirection table builder (``table``)
+    for one element type and tile height, reading the convolution's
+    geometry from an array (``GEOM``) instead of constants.  It is
+    specialised on what changes its loops: ``checked``, one ``"1"`` or
+    ``"0"`` per spatial dimension (whether a window position can leave the
+    input there: padding, strides), and ``edge`` (whether pixels past M
+    exist).  Emitted per module this was about a third of a convolution
+    kernel's LLVM time."""
+
+    pt: PT
+    mr: int
+    checked: str
+    edge: bool
+
+    functions = {"table": CONV_TABLE_TYPE}
+    native = None
+
+    @property
+    def tag(self) -> str:
+        return f"{self.pt.value}_table{self.mr}_c{self.checked}" + ("_e" if self.edge else "")
+
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        _conv_table(module, self, name_of("table"), linkage)
+
+
+def _function(module, fnty, name: str, linkage: str, arg_names):
+    """A new function with named arguments: (function, allocas builder, body builder)."""
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = linkage
+    fn.attributes.add("nounwind")
+    for arg, nm in zip(fn.args, arg_names):
+        arg.name = nm
+    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ab.branch(b.block)
+    ab.position_at_start(ab.block)
+    return fn, ab, b
+
+
+def _conv_table(module, v: TableVariant, name: str, linkage: str) -> None:
+    """``table[(p*spb + s - s0)*mr + j]`` = the input run of pixel ``m0 + p*mr + j``
+    at window position ``s`` (s0 <= s < s0 + ns), or ``zeros`` (padding, a
+    pixel past M), for the pixels of [m0, m_end) in whole micro-panels: the
+    same pointers as ``conv_gemm._build_table`` computes from constants.  A
+    pixel's dimensions are counted up from m0's (no division per pixel), its
+    offset and window origin worked out once per panel, a window position's
+    shift once per position."""
+    fn, ab, b = _function(module, CONV_TABLE_TYPE, name, linkage,
+                          ("geom", "x", "zeros", "m0", "m_end", "s0", "ns", "table"))
+    geom, x, zeros, m0, m_end, s0, ns, table = fn.args
+    mr, ety = v.mr, types.memory_type(v.pt)
+    nd = len(v.checked)
+    nk = nd + 1
+
+    def g(field):
+        return b.load(b.gep(geom, [i64(GEOM_SLOT[field])], inbounds=True, source_etype=I64), typ=I64, align=8)
+    M, spb = g("M"), g("spb")
+    sizes = [g(f"size{k}") for k in range(nk)]
+    xmul = [g(f"xmul{k}") for k in range(nk)]
+    org = [[g(f"org{d}_{k}") for d in range(nd)] for k in range(nk)]
+    org0 = [g(f"start{d}") for d in range(nd)]
+    insz = [g(f"in{d}") for d in range(nd)]
+    ks = [g(f"ks{d}") for d in range(nd)]
+    dil = [g(f"dil{d}") for d in range(nd)]
+    xst = [g(f"xst{d}") for d in range(nd)]
+    base0 = g("base0")
+    # The pixel counter: m0's dimensions, minor one first.
+    comp = [ab.alloca(I64, name=f"c{k}") for k in range(nk)]
+    rest = m0
+    for k in reversed(range(nk)):
+        b.store(b.urem(rest, sizes[k]) if k else rest, comp[k])
+        rest = b.udiv(rest, sizes[k])
+    wpos = [ab.alloca(I64, name=f"w{d}") for d in range(nd)]
+    base_of = ab.alloca(I64, size=mr, name="tbase")
+    origin_of = [ab.alloca(I64, size=mr, name=f"torg{d}") for d in range(nd)]
+    valid_of = ab.alloca(I64, size=mr, name="tvalid") if v.edge else None
+    with Loop(b, m0, m_end, mr, "tp") as r0:
+        row_base = b.mul(b.udiv(b.sub(r0, m0), i64(mr)), b.mul(spb, i64(mr)))
+        with Loop(b, 0, mr, 1, "tj", vectorize=False) as j:
+            m = b.add(r0, j)
+            if v.edge:
+                b.store(b.zext(b.icmp_signed("<", m, M), I64), _gep(b, valid_of, j, PT.S64))
+            cs = [b.load(comp[k], typ=I64) for k in range(nk)]
+            off = base0
+            for k in range(nk):
+                off = b.add(off, b.mul(cs[k], xmul[k]))
+            b.store(off, _gep(b, base_of, j, PT.S64))
+            for d in range(nd):
+                if v.checked[d] == "1":
+                    o = org0[d]
+                    for k in range(nk):
+                        o = b.add(o, b.mul(cs[k], org[k][d]))
+                    b.store(o, _gep(b, origin_of[d], j, PT.S64))
+            _count_up(b, cs, sizes, comp)
+        # Window position s0 -> (w_0, ..., w_{nd-1}), major first; the next
+        # positions are counted up (a division per position cost the
+        # filter gradients' tables, thousands of positions, ~60% more time).
+        rest = s0
+        for d in reversed(range(nd)):
+            b.store(b.urem(rest, ks[d]) if d else rest, wpos[d])
+            rest = b.udiv(rest, ks[d])
+        with Loop(b, 0, ns, 1, "ts", vectorize=False) as si:
+            ws = [b.load(wpos[d], typ=I64) for d in range(nd)]
+            _count_up(b, ws, ks, wpos)
+            shifts = [b.mul(ws[d], dil[d]) for d in range(nd)]
+            soff = i64(0)
+            for d in range(nd):
+                soff = b.add(soff, b.mul(shifts[d], xst[d]))
+            slot0 = b.add(row_base, b.mul(si, i64(mr)))
+            with Loop(b, 0, mr, 1, "tk") as j:
+                ok = None
+                if v.edge:
+                    ok = b.icmp_unsigned("!=", b.load(_gep(b, valid_of, j, PT.S64), typ=I64), i64(0))
+                off = b.add(b.load(_gep(b, base_of, j, PT.S64), typ=I64), soff)
+                for d in range(nd):
+                    if v.checked[d] == "1":
+                        pos = b.add(b.load(_gep(b, origin_of[d], j, PT.S64), typ=I64), shifts[d])
+                        inside = b.icmp_unsigned("<", pos, insz[d])
+                        ok = inside if ok is None else b.and_(ok, inside)
+                ptr = b.gep(x, [off], source_etype=ety)
+                if ok is not None:
+                    ptr = b.select(ok, ptr, zeros)
+                b.store(ptr, b.gep(table, [b.add(slot0, j)], inbounds=True, source_etype=PTR), align=8)
+    b.ret_void()
+
+
+def _count_up(b, digits, sizes, slots) -> None:
+    """Store ``digits`` (major first, the first unbounded) plus one into
+    ``slots``: the minor digit counts up, carrying into the next."""
+    carry = ir.Constant(I1, 1)
+    for k in reversed(range(len(digits))):
+        bumped = b.add(digits[k], b.zext(carry, I64))
+        wraps = b.and_(carry, b.icmp_unsigned(">=", bumped, sizes[k])) if k else ir.Constant(I1, 0)
+        b.store(b.select(wraps, i64(0), bumped), slots[k])
+        carry = wraps
+
+
+def _conv_pack(module, v: ConvVariant, name: str, linkage: str) -> None:
+    """Columns [0, n) and rows [k0, k0 + kc) of B (element (r, c) at
+    ``src[r*rs + c*cs]``) into NR-wide panels at ``dst`` (panel q at
+    ``dst + q*kc*NR``), the last one zero-padded: ``gemm.pack_block``'s
+    layout (``_pack_block`` with run-time sizes)."""
+    fn, _ab, b = _function(module, CONV_PACK_TYPE, name, linkage, ("src", "rs", "cs", "n", "k0", "kc", "dst"))
+    src, rs, cs, n, k0, kc, dst = fn.args
+    rs = 1 if v.b_kind == "k" else rs
+    cs = 1 if v.b_kind == "n" else cs
+    view = _View(v.b_pt or v.pt, src, _BatchGroup(i64(0), i64(0), i64(1)), rs, cs)
+    _pack_block(b, v, view, i64(0), i64(0), n, n, k0, kc, dst, v.nr, False)
+    b.ret_void()
+
+
 #: The element types a variant's operands may be stored in (its tag names two of
 #: them one after the other: the longest alternative first).
 _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
 _NATIVE_STORED = rb"bf16|s8|u8"
+_TABLE_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_table(\d+)_c([01]+)(_e)?_(\w+)")
+_CONV_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_conv(\d+)x(\d+)v(\d+)_b([nkg])"
+                           rb"(?:_w(" + _STORED.encode() + rb"))?_(\w+)")
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
                       rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?"
                       rb"(?:_n(bf16|vnni|amxbf16|amxint8)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
@@ -163,6 +379,16 @@ _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+
 
 def _parse_name(name: bytes):
     """``(hash, variant)`` of a library symbol, or None."""
+    m = _TABLE_NAME_RE.fullmatch(name)
+    if m is not None:
+        h, pt, mr, checked, edge, fn = (g.decode() if g else None for g in m.groups())
+        tv = TableVariant(PT(pt), int(mr), checked, edge is not None)
+        return (h, tv) if fn in tv.functions else None
+    m = _CONV_NAME_RE.fullmatch(name)
+    if m is not None:
+        h, pt, mr, nr, vw, bk, wb, fn = (g.decode() if g else None for g in m.groups())
+        cv = ConvVariant(PT(pt), int(mr), int(nr), int(vw), bk, PT(wb) if wb else None)
+        return (h, cv) if fn in cv.functions else None
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None

@@ -56,6 +56,13 @@ thread count (``conv_grids``, ``codegen/task_grid.py``); the K blocks and the
 order of every sum are fixed at compile time, so the result does not depend
 on the number of threads.
 
+The micro-kernel, the table builder and B's packing do not depend on the
+program: they are the GEMM library's (``gemm_library.ConvVariant``,
+``TableVariant``), compiled once per machine, the geometry passed as a
+constant array; the module keeps the task loops, the input copy and the
+epilogue (``_build_table`` and ``pack_block`` still emit the cases the
+library does not take: a base dilation, a kernel read through a generator).
+
 Declined (the elemental loop of ``convolution.py`` runs instead): element
 types other than f32/f64, mixed types, feature or batch groups, empty
 shapes.  A base (lhs) dilation is supported; its holes are zero rows of the
@@ -71,11 +78,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
-from .. import types
+from .. import gemm_library, types
 from ..emitter import KernelContext
 from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
-from ..gemm import (GroupMap, Loop, MatrixView, add, imin, intrinsic, mul_const, pack_block, splat,
-                    store_tile)
+from ..gemm import GroupMap, Loop, MatrixView, add, imin, indirect_micro_kernel, mul_const, pack_block
 from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_root, output_fusion_epilogue,
                            producers, run_grid, run_tasks)
 from ..gemm_task import COMPILE_TIME, TileArgs, chunk
@@ -109,6 +115,14 @@ MC = 120
 INDIRECT_MR = 8
 #: Elements per task when the input is copied into scratch.
 COPY_TASK_ELEMENTS = 1 << 16
+#: Call the GEMM library's indirect micro-kernel (compiled once per machine,
+#: ``gemm_library.ConvVariant``) rather than emitting one into every module
+#: (tests switch it off to compare the two; read when a kernel is emitted).
+LIBRARY_MICRO_KERNEL = True
+#: Build the indirection tables and pack B with the library's code too
+#: (``gemm_library.ConvVariant``'s ``table`` and ``pack``) where it takes
+#: the convolution (``_library_table``, ``_library_pack``).
+LIBRARY_TABLE_AND_PACK = True
 
 
 # ---------------------------------------------------------------------------
@@ -326,95 +340,25 @@ def _scratch_bytes(me, inst: HloInstruction) -> int:
 # The indirect micro-kernel
 # ---------------------------------------------------------------------------
 
-def indirect_micro_kernel(module: ir.Module, pt, mr: int, nr: int, vw: int) -> ir.Function:
-    """``void uk(i64 nseg, i64 seglen, ptr tab, i64 c0, ptr b, ptr c, i64 ldc, i1 accumulate)``:
-    ``C[i*ldc + j] (+)= sum_{s < nseg, k < seglen} tab[s*mr + i][c0 + k] * b[(s*seglen + k)*nr + j]``.
+def library_variant(plan: ConvPlan, B: MatrixView | None = None) -> gemm_library.ConvVariant:
+    """The GEMM library's convolution code for ``plan`` (``B``: the kernel's
+    view, which picks the packing code; the micro-kernel and table do not
+    depend on it)."""
+    b_kind, b_pt = "n", None
+    if B is not None:
+        b_kind = "n" if B.gc.stride == 1 else "k" if B.gr.stride == 1 else "g"
+        b_pt = B.pt if B.pt is not plan.pt else None
+    blk = plan.blk
+    return gemm_library.ConvVariant(plan.pt, blk.mr, blk.nr, blk.vw, b_kind, b_pt)
 
-    ``tab`` holds ``nseg`` groups of ``mr`` row pointers (A read in place:
-    one run of unit-stride elements per row and window position); ``b`` is a
-    packed B micro-panel.  ``nseg, seglen >= 1``.  The accumulators stay in
-    registers across both loops."""
-    name = f"xlac.conv.uk.{pt.value}.{mr}x{nr}"
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    ety = types.memory_type(pt)
-    vty = ir.VectorType(ety, vw)
-    nv = nr // vw
-    esize = pt.byte_size
-    fnty = ir.FunctionType(ir.VoidType(), [I64, I64, PTR, I64, PTR, PTR, I64, I1])
-    fn = ir.Function(module, fnty, name)
-    fn.linkage = "internal"
-    fn.attributes.add("nounwind")
-    # Called, not inlined into the task: one call per tile costs nothing
-    # measurable (conv2d 1 thread within 0.5 %), and LLVM no longer optimises
-    # and emits the micro-kernel a second time inside the task: conv2d.hlo
-    # compiles in ~76 ms instead of ~89.  (It still sees the constant
-    # arguments — segment length, ldc — of its only call sites; the GEMM
-    # library's copy, which cannot, measured 2-3 % slower.)
-    fn.attributes.add("noinline")
-    for arg, nm in zip(fn.args, ("nseg", "seglen", "tab", "c0", "b", "c", "ldc", "accumulate")):
-        arg.name = nm
-    nseg, seglen, tab, c0, bp, c, ldc, accumulate = fn.args
-    for p in (tab, bp, c):
-        p.add_attribute("noalias")
-    fma = intrinsic(module, f"llvm.fma.v{vw}{'f32' if pt is F32 else 'f64'}",
-                    ir.FunctionType(vty, [vty, vty, vty]))
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    entry = b.block
-    seg = fn.append_basic_block("seg")
-    inner = fn.append_basic_block("k")
-    latch = fn.append_basic_block("seg.latch")
-    exit_ = fn.append_basic_block("store")
-    b.branch(seg)
-    zero = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
 
-    b.position_at_end(seg)
-    s = b.phi(I64, "s")
-    s.add_incoming(i64(0), entry)
-    seg_accs = [b.phi(vty, f"sacc{i}") for i in range(mr * nv)]
-    for phi in seg_accs:
-        phi.add_incoming(zero, entry)
-    rows = []
-    for i in range(mr):
-        slot = b.gep(tab, [b.add(b.mul(s, i64(mr)), i64(i))], inbounds=True, source_etype=PTR)
-        rp = b.load(slot, typ=PTR, align=8)
-        rows.append(b.gep(rp, [c0], inbounds=True, source_etype=ety))
-    bseg = b.gep(bp, [b.mul(b.mul(s, seglen), i64(nr))], inbounds=True, source_etype=ety)
-    b.branch(inner)
-
-    b.position_at_end(inner)
-    k = b.phi(I64, "k")
-    k.add_incoming(i64(0), seg)
-    accs = [b.phi(vty, f"acc{i}") for i in range(mr * nv)]
-    for phi, init in zip(accs, seg_accs):
-        phi.add_incoming(init, seg)
-    b_align = min(64, vw * esize) if (nr * esize) % 64 == 0 else esize
-    b_row = b.gep(bseg, [b.mul(k, i64(nr))], inbounds=True, source_etype=ety)
-    bvec = [b.load(b.gep(b_row, [i64(j * vw)], inbounds=True, source_etype=ety), typ=vty, align=b_align)
-            for j in range(nv)]
-    new = []
-    for i in range(mr):
-        av = b.load(b.gep(rows[i], [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        sv = splat(b, av, vty)
-        for j in range(nv):
-            new.append(b.call(fma, [sv, bvec[j], accs[i * nv + j]]))
-    k_next = b.add(k, i64(1), flags=["nsw", "nuw"])
-    k.add_incoming(k_next, b.block)
-    for phi, v in zip(accs, new):
-        phi.add_incoming(v, b.block)
-    b.cbranch(b.icmp_signed("<", k_next, seglen), inner, latch)
-
-    b.position_at_end(latch)
-    s_next = b.add(s, i64(1), flags=["nsw", "nuw"])
-    s.add_incoming(s_next, latch)
-    for phi, v in zip(seg_accs, new):
-        phi.add_incoming(v, latch)
-    b.cbranch(b.icmp_signed("<", s_next, nseg), seg, exit_)
-
-    b.position_at_end(exit_)
-    store_tile(b, fn, c, ldc, accumulate, new, mr, nv, vw, ety, vty, esize)
-    return fn
+def micro_kernel(module: ir.Module, plan: ConvPlan) -> ir.Function:
+    """The indirect micro-kernel (``gemm.indirect_micro_kernel``) a task
+    calls: the GEMM library's (``LIBRARY_MICRO_KERNEL``) or the module's own."""
+    if LIBRARY_MICRO_KERNEL:
+        return gemm_library.declare(module, library_variant(plan), "uk")
+    blk = plan.blk
+    return indirect_micro_kernel(module, plan.pt, blk.mr, blk.nr, blk.vw)
 
 
 def _zeros(module: ir.Module, pt, n: int) -> ir.GlobalVariable:
@@ -555,8 +499,18 @@ def _emit_pack_b_task(ctx: KernelContext, plan: ConvPlan, kb) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     _s0, _ns, _c0, _seglen, pc, kc = _k_block(b, plan, kb)
     dst = _b_panel(b, plan, shared, pc, kc, i64(0))
+    if _library_pack(ops.B):
+        fn = gemm_library.declare(b.module, library_variant(plan, ops.B), "pack")
+        b.call(fn, [ops.B.ptr, i64(ops.B.gr.stride), i64(ops.B.gc.stride), i64(plan.N), pc, kc, dst])
+        return
     pack_block(b, ops.B, i64(0), i64(0), i64(0), i64(plan.N), plan.N, pc, kc, dst, plan.blk.nr, False,
                plan.blk.vw, plan.pt)
+
+
+def _library_pack(B: MatrixView) -> bool:
+    """Whether the library packs B: read from a buffer (not reversed, not
+    computed in the fusion) with one stride per group."""
+    return LIBRARY_TABLE_AND_PACK and B.is_array and B.gr.affine and B.gc.affine
 
 
 def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_end, s0, ns, table) -> None:
@@ -564,6 +518,13 @@ def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_en
     partial) at window positions [s0, s0 + ns): ``table[(p*spb + s - s0)*mr + j]``
     points to the input features of pixel ``m0 + p*mr + j`` at window position
     ``s``, or to zeros (padding, holes of a base dilation, pixels past M)."""
+    library = _library_table(b.module, plan, ops)
+    if library is not None:
+        variant, geom = library
+        fn = gemm_library.declare(b.module, variant, "table")
+        zeros = b.bitcast(_zeros(b.module, plan.pt, plan.Ci), PTR)
+        b.call(fn, [geom, ops.x.ptr, zeros, m0, m_end, s0, ns, table])
+        return
     dn, window = ops.dn, ops.window
     mr = plan.blk.mr
     pt = plan.pt
@@ -653,6 +614,54 @@ def _build_table(b, alloca_builder, plan: ConvPlan, ops: _ConvOperands, m0, m_en
                 b.store(ptr, b.gep(table, [b.add(slot0, j)], inbounds=True, source_etype=PTR), align=8)
 
 
+def _library_table(module: ir.Module, plan: ConvPlan, ops: _ConvOperands):
+    """``(variant, geometry)`` of the library's table builder for the
+    convolution (the geometry a constant ``gemm_library.GEOM`` array of the
+    module), or None when it does not take it (a base dilation, more spatial
+    dimensions than it has)."""
+    dn, window = ops.dn, ops.window
+    nsp = dn.num_spatial_dims
+    if not LIBRARY_TABLE_AND_PACK or nsp > gemm_library.GEOM_SPATIAL or any(
+            wd.base_dilation != 1 for wd in window):
+        return None
+    xs = ops.x.shape
+    xst = strides(xs)
+    out_dims = ops.out.shape.dimensions
+    in_sizes = [xs.dimensions[d] for d in dn.input_spatial_dimensions]
+    out_sizes = [out_dims[d] for d in dn.output_spatial_dimensions]
+    g = dict.fromkeys(gemm_library.GEOM, 0)
+    g["M"], g["spb"] = plan.M, plan.spb
+    checked = ""
+    for d, wd in enumerate(window):
+        x_stride = xst[dn.input_spatial_dimensions[d]]
+        lowest = -wd.padding_low
+        highest = (out_sizes[d] - 1) * wd.stride - wd.padding_low + (wd.size - 1) * wd.window_dilation
+        checked += "0" if lowest >= 0 and highest < in_sizes[d] else "1"
+        g[f"start{d}"], g[f"in{d}"], g[f"ks{d}"] = -wd.padding_low, in_sizes[d], wd.size
+        g[f"dil{d}"], g[f"xst{d}"] = wd.window_dilation, x_stride
+        g["base0"] -= wd.padding_low * x_stride
+    for k, dim in enumerate(plan.mdims):
+        g[f"size{k}"] = out_dims[dim]
+        if dim == dn.output_batch_dimension:
+            g[f"xmul{k}"] = xst[dn.input_batch_dimension]
+        else:
+            d = list(dn.output_spatial_dimensions).index(dim)
+            wd = window[d]
+            g[f"xmul{k}"] = wd.stride * xst[dn.input_spatial_dimensions[d]]
+            g[f"org{d}_{k}"] = wd.stride
+    values = [g[name] for name in gemm_library.GEOM]
+    name = "xlac.conv.geom." + "_".join(str(v) for v in values).replace("-", "m")
+    const = module.globals.get(name)
+    if const is None:
+        ty = ir.ArrayType(I64, len(values))
+        const = ir.GlobalVariable(module, ty, name)
+        const.initializer = ir.Constant(ty, [i64(v) for v in values])
+        const.global_constant = True
+        const.linkage = "internal"
+        const.align = 8
+    return gemm_library.TableVariant(plan.pt, plan.blk.mr, checked, plan.M % plan.blk.mr != 0), const
+
+
 def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     ops = _ConvOperands(ctx, plan)
     b = ctx.b
@@ -675,7 +684,7 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w) -> None:
     shared = plan.scratch.pointer(b, ctx.scratch_pointer(), "bshared")
     tile = ctx.alloca_builder.alloca(ir.ArrayType(ety, mr * nr), name="tile")
     tile.align = 64
-    uk = indirect_micro_kernel(b.module, pt, mr, nr, vw)
+    uk = micro_kernel(b.module, plan)
     m_edge, n_edge = M % mr, N % nr
     C = ops.C
     ldc = C.gr.stride if plan.direct else 0
