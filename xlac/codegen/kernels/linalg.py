@@ -134,10 +134,12 @@ class _Arith:
         return (v[0], self.b.fneg(v[1])) if self.complex and yes else v
 
     def sub_mul(self, w, c, x):
-        """``w - c * x`` (multiply-adds may become FMAs)."""
+        """``w - c * x``: one FMA for real types (the same rounding in every
+        loop and compilation: vectorised or not, JIT or AOT); the complex
+        multiply-adds may become FMAs."""
         b, f = self.b, _CONTRACT
         if not self.complex:
-            return b.fsub(w, b.fmul(c, x, flags=f), flags=f)
+            return b.fma(b.fneg(c), x, w)
         (wr, wi), (cr, ci), (xr, xi) = w, c, x
         return (b.fsub(wr, b.fsub(b.fmul(cr, xr, flags=f), b.fmul(ci, xi, flags=f), flags=f), flags=f),
                 b.fsub(wi, b.fadd(b.fmul(cr, xi, flags=f), b.fmul(ci, xr, flags=f), flags=f), flags=f))
@@ -258,15 +260,17 @@ def _transpose_function(module: ir.Module, pt: PT) -> ir.Function:
     for dense row-major buffers, in TILE x TILE tiles so that the lines of both
     buffers are used whole while they are in L1 (an element-at-a-time
     transposing copy of a 512x512 f64 matrix, a 4 KiB stride between reads,
-    misses L1 and L2 at every element: 2.5 ms).  Whole tiles are TILE vector
-    loads, shuffles in registers and TILE vector stores; the strips at the
+    misses L1 and L2 at every element: 2.5 ms).  Real types: tiles of a cache
+    line's elements square, each a row of vector loads, shuffles in registers
+    and a row of vector stores; the strips at the
     right and bottom edges go element by element."""
     def build(b, ab, args):
         dst, src, batch, rows, cols = args
         ty = types.memory_type(pt)
-        vty = ir.VectorType(ty, TILE)
+        lanes = TILE if pt.is_complex else max(TILE, VECTOR_BYTES // pt.byte_size)   # a cache line
+        vty = ir.VectorType(ty, lanes)
         size = b.mul(rows, cols)
-        tile = i64(TILE)
+        tile = i64(lanes)
         whole_rows = b.mul(b.udiv(rows, tile), tile)
         whole_cols = b.mul(b.udiv(cols, tile), tile)
 
@@ -288,7 +292,7 @@ def _transpose_function(module: ir.Module, pt: PT) -> ir.Function:
             with dyn_range(b, i64(0), whole_rows, step=tile, name="tr.r") as r0:
                 with dyn_range(b, i64(0), whole_cols, step=tile, name="tr.c") as c0:
                     vecs = [b.load(_element(b, s, b.add(b.mul(b.add(r0, i64(q)), cols), c0), pt), typ=vty,
-                                   align=pt.byte_size) for q in range(TILE)]
+                                   align=pt.byte_size) for q in range(lanes)]
                     for q, v in enumerate(_transpose_vectors(b, vecs)):
                         b.store(v, _element(b, d, b.add(b.mul(b.add(c0, i64(q)), rows), r0), pt),
                                 align=pt.byte_size)
@@ -347,12 +351,17 @@ def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
         ar = _Arith(b, pt)
         failed = ab.alloca(I1, name="chol.failed")
         b.store(ir.Constant(I1, 0), failed)
-        with dyn_range(b, i64(0), n, name="chol.i") as i:
-            # Row i of u from the rows above it: u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:] ...
+
+        def u_at(k, i):
+            return ar.conj(ar.load(w, b.add(b.mul(k, n), i)))
+
+        def factor_row(i, first, count):
+            """Row i of u: the rows ``first + r`` (r < count) above it not yet
+            subtracted, then the square root of its pivot."""
             row_i = b.mul(i, n)
-            _subtract_rows(b, ar, w, row_i, i,
-                           lambda k: (ar.conj(ar.load(w, b.add(b.mul(k, n), i))), b.mul(k, n)), i, n)
-            # ... divided by the square root of its pivot.
+            with b.if_then(b.icmp_signed(">", count, i64(0))):
+                _subtract_rows(b, ar, w, row_i, count,
+                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), n)), i, n)
             ii = b.add(row_i, i)
             root = ar.sqrt(ar.real(ar.load(w, ii)))
             b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
@@ -360,6 +369,21 @@ def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
             with dyn_range(b, b.add(i, i64(1)), n, name="chol.j") as j:
                 e = b.add(row_i, j)
                 ar.store(w, e, ar.div_real(ar.load(w, e), root))
+
+        # u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:], divided by the root of
+        # its pivot.  Real types: BLOCK_ROWS rows lose the rows above them at once
+        # (over columns i0:, the strict lower triangle is never read and is zeroed
+        # below), then their own triangle row by row.
+        blocked = i64(0)
+        if not pt.is_complex:
+            blocked = b.mul(b.udiv(n, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
+            with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="chol.b") as i0:
+                _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, n), i)), n,
+                                   [b.add(i0, i64(q)) for q in range(BLOCK_ROWS)], i0, lambda r: r, i0, n)
+                for q in range(BLOCK_ROWS):
+                    factor_row(b.add(i0, i64(q)), i0, i64(q))
+        with dyn_range(b, blocked, n, name="chol.i") as i:
+            factor_row(i, i64(0), i)
         zero, nan = ar.const(0.0), ar.const(math.nan)
         with dyn_range(b, i64(1), n, name="chol.z") as i:
             with dyn_range(b, i64(0), i, name="chol.zj") as j:
@@ -415,8 +439,9 @@ def _splat(b: ir.IRBuilder, value, vty: ir.VectorType):
                             ir.Constant(ir.VectorType(ir.IntType(32), vty.count), [0] * vty.count))
 
 
-def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, t, m, nr, rows: list, done, row, c0, c1) -> None:
-    """``w[i_q, j] -= sum(t[i_q, row(r)] * w[row(r), j] for r < done)`` for the
+def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, rows: list, done, row, c0,
+                       c1) -> None:
+    """``w[i_q, j] -= sum(coef(i_q, row(r)) * w[row(r), j] for r < done)`` for the
     BLOCK_ROWS rows ``rows`` and j in [c0, c1): the substitution's bulk as a
     register-blocked GEMM micro-kernel (BLOCK_ROWS x VECTORS accumulators,
     each step one load of row(r) per vector and one multiply-add per
@@ -428,9 +453,10 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, t, m, nr, r
     vty = ir.VectorType(ty, lanes)
     width = lanes * VECTORS
     align = pt.byte_size
+    fma = declare_libm(b.module, f"llvm.fma.v{lanes}{'f64' if pt is PT.F64 else 'f32'}",
+                       ir.FunctionType(vty, [vty] * 3))
     accs = [[ab.alloca(vty, name=f"trsm.acc{q}{v}") for v in range(VECTORS)] for q in range(len(rows))]
     bases = [b.mul(i, nr) for i in rows]
-    t_rows = [b.mul(i, m) for i in rows]
     vec_end = b.add(c0, b.mul(b.udiv(b.sub(c1, c0), i64(width)), i64(width)))
 
     def at(base, e):
@@ -444,19 +470,17 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, t, m, nr, r
             k = row(r)
             src = b.add(b.mul(k, nr), j)
             xs = [b.load(at(w, b.add(src, i64(v * lanes))), typ=vty, align=align) for v in range(VECTORS)]
-            for q, t_row in enumerate(t_rows):
-                c = _splat(b, b.load(at(t, b.add(t_row, k)), typ=ty, align=align), vty)
+            for q, i in enumerate(rows):
+                c = _splat(b, b.fneg(coef(i, k)), vty)
                 for v in range(VECTORS):
-                    acc = b.load(accs[q][v])
-                    b.store(b.fsub(acc, b.fmul(c, xs[v], flags=_CONTRACT), flags=_CONTRACT), accs[q][v])
+                    b.store(b.call(fma, [c, xs[v], b.load(accs[q][v])]), accs[q][v])
         for q, base in enumerate(bases):
             for v in range(VECTORS):
                 b.store(b.load(accs[q][v]), at(w, b.add(base, b.add(j, i64(v * lanes)))), align=align)
     ar = _Arith(b, pt)
     with b.if_then(b.and_(b.icmp_signed("<", vec_end, c1), b.icmp_signed(">", done, i64(0)))):
         for i, base in zip(rows, bases):
-            _subtract_rows(b, ar, w, base, done, lambda r, i=i: (ar.load(t, b.add(b.mul(i, m), row(r))),
-                                                                 b.mul(row(r), nr)), vec_end, c1)
+            _subtract_rows(b, ar, w, base, done, lambda r, i=i: (coef(i, row(r)), b.mul(row(r), nr)), vec_end, c1)
 
 
 def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool) -> ir.Function:
@@ -493,7 +517,7 @@ def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: b
         if not pt.is_complex:
             blocked = b.mul(b.udiv(m, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="trsm.b") as s0:
-                _update_block_rows(b, ab, pt, w, t, m, nr, [row(b.add(s0, i64(q))) for q in range(BLOCK_ROWS)],
+                _update_block_rows(b, ab, pt, w, t_at, nr, [row(b.add(s0, i64(q))) for q in range(BLOCK_ROWS)],
                                    s0, row, c0, c1)
                 for q in range(BLOCK_ROWS):
                     solve_row(b.add(s0, i64(q)), s0, i64(q))
