@@ -192,6 +192,45 @@ def test_blocked_cholesky(dtype, lower):
     close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
 
 
+# The kernels' real paths go BLOCK_ROWS (4) rows at a time with a register
+# block of two 64-byte vectors of columns, the rest row by row / column by
+# column; sizes on both sides of those edges, and of the expansion's BLOCK.
+# (test_compiled_* has the small sizes and the complex types.)
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("lower", [True, False])
+def test_kernel_cholesky_sizes(dtype, lower):
+    rng = np.random.default_rng(17)
+    for n in (38, 129):
+        a = hermitian_pd(rng, (2, n, n), dtype)
+        comp = cholesky_comp(dtype, a.shape, lower)
+        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "c64"])
+@pytest.mark.parametrize("left, lower, transpose", [(True, True, "NO_TRANSPOSE"), (True, False, "TRANSPOSE"),
+                                                    (False, True, "ADJOINT"), (False, False, "NO_TRANSPOSE")])
+def test_kernel_triangular_solve_sizes(dtype, left, lower, transpose):
+    """Right-hand sides of 1 to 41 columns: no whole vector block, one, and
+    one plus a remainder (f32: 32 columns a block, f64 16)."""
+    rng = np.random.default_rng(19)
+    for m, k in [(5, 1), (9, 33), (66, 41), (129, 17)]:
+        unit = m % 2 == 0
+        a = triangular(rng, (2, m, m), dtype, lower, unit)
+        b = random(rng, (2, m, k) if left else (2, k, m), dtype).astype(DTYPES[dtype])
+        comp = solve_comp(dtype, a.shape, b.shape, left, lower, unit, transpose)
+        close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), dtype)
+
+
+def test_blocked_cholesky_300():
+    """f32 and f64 of a size that is not a multiple of anything: the kernels'
+    edges and the expansion's together, batched."""
+    rng = np.random.default_rng(23)
+    for dtype in ("f32", "f64"):
+        a = hermitian_pd(rng, (2, 300, 300), dtype)
+        comp = cholesky_comp(dtype, a.shape, True)
+        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
 def lower_ops(comp) -> list:
     """The opcodes left after the code-generation pipeline (fusions opened up)."""
     module = lower(comp.module).hlo
