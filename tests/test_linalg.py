@@ -1,7 +1,8 @@
 """cholesky and triangular-solve end to end (spec: Cholesky, TriangularSolve):
 builders, shape rules and their errors, the evaluator against numpy and
 XLA's own test values, compiled code (the kernels, and the blocked
-expansion of f32/f64 matrices bigger than linalg_expansion.BLOCK) against
+expansion of f32/f64 matrices bigger than linalg_expansion.CHOLESKY_BLOCK /
+BLOCK) against
 the evaluator for every element type, batch shape and flag, NaNs for
 matrices that are not positive definite, text round trips, an AOT object."""
 import itertools
@@ -12,7 +13,7 @@ import pytest
 import xlac
 from xlac import ops
 from xlac.codegen.compiler import lower
-from xlac.passes.linalg_expansion import BLOCK
+from xlac.passes.linalg_expansion import BLOCK, CHOLESKY_BLOCK
 
 from test_aot import _assert_same_bits, build_and_run, needs_cc
 from test_aot import runtime_obj  # noqa: F401 (a fixture)
@@ -183,7 +184,7 @@ def test_compiled_triangular_solve(dtype, left, lower, unit, transpose):
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("lower", [True, False])
 def test_blocked_cholesky(dtype, lower):
-    n = 2 * BLOCK + 37                       # three blocks, the last a partial one
+    n = 2 * CHOLESKY_BLOCK + 37              # three blocks, the last a partial one
     rng = np.random.default_rng(11)
     a = hermitian_pd(rng, (2, n, n), dtype)
     comp = cholesky_comp(dtype, a.shape, lower)
@@ -256,7 +257,7 @@ def test_blocked_triangular_solve(dtype, left, lower, transpose):
 
 def test_complex_and_small_problems_are_not_expanded():
     assert lower_ops(cholesky_comp("c64", (BLOCK + 10, BLOCK + 10), True)).count("cholesky") == 1
-    assert lower_ops(cholesky_comp("f32", (BLOCK, BLOCK), True)).count("cholesky") == 1
+    assert lower_ops(cholesky_comp("f32", (CHOLESKY_BLOCK, CHOLESKY_BLOCK), True)).count("cholesky") == 1
 
 
 @pytest.mark.parametrize("op", ["cholesky", "triangular-solve"])

@@ -1,17 +1,17 @@
 """Blocked ``cholesky`` and ``triangular-solve`` (spec: *Cholesky*,
 *TriangularSolve*) for the ``op-expander``, as XLA's CholeskyExpander and
 TriangularSolveExpander: an f32/f64 problem whose matrices are bigger than
-:data:`BLOCK` becomes ``dot``s (the GEMM library does the O(n^3) bulk, on
-every thread) around ``cholesky`` / ``triangular-solve`` ops of at most
-BLOCK x BLOCK, which the code generator's kernels
+:data:`CHOLESKY_BLOCK` (cholesky) or :data:`BLOCK` (triangular-solve)
+becomes ``dot``s (the GEMM library does the O(n^3) bulk, on every thread)
+around ``cholesky`` / ``triangular-solve`` ops of at most that size, which the code generator's kernels
 (``codegen/kernels/linalg.py``) run natively.  Smaller problems and complex
 types (whose ``dot`` is a plain loop) stay whole for the kernels.
 
 * cholesky, lower (XLA's left-looking blocked algorithm): for each block
-  column i (k columns), ``panel = a[i:, i:i+k] - l[i:, :i] . l[i:i+k, :i]^T``
-  (one dot), ``l[i:i+k, i:i+k] = cholesky(panel[:k])`` and
+  column i (k = CHOLESKY_BLOCK columns),
+  ``panel = a[i:, i:i+k] - l[i:, :i] . l[i:i+k, :i]^T`` (one dot), ``l[i:i+k, i:i+k] = cholesky(panel[:k])`` and
   ``l[i+k:, i:i+k] = panel[k:] . l_ii^-T`` (a right-side triangular solve
-  with BLOCK columns), both written into ``l`` (zeros at first) by
+  with k columns), both written into ``l`` (zeros at first) by
   ``dynamic-update-slice``s, in place; ``l[i:, :i]`` is a slice of it.  A matrix whose factorisation failed somewhere (a NaN
   pivot: not positive definite) ends with a NaN corner element, since NaN
   spreads to every later block; it is then made all NaN, as XLA does.
@@ -34,16 +34,21 @@ from ..hlo.shape_inference import infer_shape
 from ..shape import F32, F64, PRED, S32, Shape
 from .rewriter import PatternRewriter
 
-__all__ = ["BLOCK", "blocked_cholesky", "blocked_triangular_solve"]
+__all__ = ["BLOCK", "CHOLESKY_BLOCK", "blocked_cholesky", "blocked_triangular_solve"]
 
-#: Matrices up to this size run whole in the kernels; bigger ones are blocked
-#: with diagonal blocks of this size (XLA's block size, and the size where
-#: the kernels' O(n^3) loops start to lose to the GEMM).
+#: Triangular matrices up to this size run whole in the kernels; bigger ones
+#: are blocked with diagonal blocks of this size (XLA's block size; 64 gives
+#: the GEMM more and the kernels less work but costs more in copies: a
+#: 512x512 solve with 512 right-hand sides ran 10% slower).
 BLOCK = 128
+#: The same for cholesky: 64 (a 512x512 factorisation 5-10% faster than with
+#: 128 and than with 32 or 96; its diagonal blocks' right-side solves, of 64
+#: columns, stay whole).
+CHOLESKY_BLOCK = 64
 
 
-def _applies(inst: HloInstruction, n: int) -> bool:
-    return inst.shape.element_type in (F32, F64) and n > BLOCK
+def _applies(inst: HloInstruction, n: int, block: int = BLOCK) -> bool:
+    return inst.shape.element_type in (F32, F64) and n > block
 
 
 class _Ops:
@@ -135,8 +140,8 @@ class _Ops:
 
 def _cholesky_lower(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
     l_ = h.zeros(a.shape.dimensions)
-    for i in range(0, n, BLOCK):
-        k = min(BLOCK, n - i)
+    for i in range(0, n, CHOLESKY_BLOCK):
+        k = min(CHOLESKY_BLOCK, n - i)
         panel = h.slice(a, (i, i), (n, i + k))
         if i:
             left = h.slice(l_, (i, 0), (n, i))                           # l[i:, :i]
@@ -152,9 +157,9 @@ def _cholesky_lower(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
 
 
 def blocked_cholesky(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    """Expand an f32/f64 ``cholesky`` of matrices bigger than BLOCK."""
+    """Expand an f32/f64 ``cholesky`` of matrices bigger than CHOLESKY_BLOCK."""
     n = inst.shape.dimensions[-1]
-    if not _applies(inst, n):
+    if not _applies(inst, n, CHOLESKY_BLOCK):
         return False
     h = _Ops(rw, inst)
     (a,) = inst.operands
