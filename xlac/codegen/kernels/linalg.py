@@ -240,9 +240,9 @@ def _is_row_major(shape: Shape) -> bool:
 
 
 def _transpose_vectors(b: ir.IRBuilder, vecs: list) -> list:
-    """The TILE x TILE matrix whose rows are ``vecs``, transposed: log2(TILE)
-    rounds of interleaving row k with row k + TILE/2 (its low halves into row
-    2k, its high halves into row 2k+1)."""
+    """The n x n matrix whose rows are the n vectors ``vecs`` (n a power of
+    two), transposed: log2(n) rounds of interleaving row k with row k + n/2
+    (their low halves into row 2k, their high halves into row 2k+1)."""
     n = len(vecs)
     i32 = ir.IntType(32)
     lo = ir.Constant(ir.VectorType(i32, n), [q // 2 + (n if q % 2 else 0) for q in range(n)])
@@ -379,9 +379,9 @@ def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
             blocked = b.mul(b.udiv(n, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="chol.b") as i0:
                 _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, n), i)), n,
-                                   [b.add(i0, i64(q)) for q in range(BLOCK_ROWS)], i0, lambda r: r, i0, n)
-                for q in range(BLOCK_ROWS):
-                    factor_row(b.add(i0, i64(q)), i0, i64(q))
+                                   i0, i0, lambda r: r, i0, n)
+                with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="chol.q") as q:
+                    factor_row(b.add(i0, q), i0, q)
         with dyn_range(b, blocked, n, name="chol.i") as i:
             factor_row(i, i64(0), i)
         zero, nan = ar.const(0.0), ar.const(math.nan)
@@ -439,10 +439,10 @@ def _splat(b: ir.IRBuilder, value, vty: ir.VectorType):
                             ir.Constant(ir.VectorType(ir.IntType(32), vty.count), [0] * vty.count))
 
 
-def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, rows: list, done, row, c0,
+def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, first, done, row, c0,
                        c1) -> None:
     """``w[i_q, j] -= sum(coef(i_q, row(r)) * w[row(r), j] for r < done)`` for the
-    BLOCK_ROWS rows ``rows`` and j in [c0, c1): the substitution's bulk as a
+    BLOCK_ROWS rows ``i_q = row(first + q)`` and j in [c0, c1): the substitution's bulk as a
     register-blocked GEMM micro-kernel (BLOCK_ROWS x VECTORS accumulators,
     each step one load of row(r) per vector and one multiply-add per
     accumulator, where ``_subtract_rows`` loads and stores the destination
@@ -455,6 +455,7 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, r
     align = pt.byte_size
     fma = declare_libm(b.module, f"llvm.fma.v{lanes}{'f64' if pt is PT.F64 else 'f32'}",
                        ir.FunctionType(vty, [vty] * 3))
+    rows = [row(b.add(first, i64(q))) for q in range(BLOCK_ROWS)]
     accs = [[ab.alloca(vty, name=f"trsm.acc{q}{v}") for v in range(VECTORS)] for q in range(len(rows))]
     bases = [b.mul(i, nr) for i in rows]
     vec_end = b.add(c0, b.mul(b.udiv(b.sub(c1, c0), i64(width)), i64(width)))
@@ -479,8 +480,9 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, r
                 b.store(b.load(accs[q][v]), at(w, b.add(base, b.add(j, i64(v * lanes)))), align=align)
     ar = _Arith(b, pt)
     with b.if_then(b.and_(b.icmp_signed("<", vec_end, c1), b.icmp_signed(">", done, i64(0)))):
-        for i, base in zip(rows, bases):
-            _subtract_rows(b, ar, w, base, done, lambda r, i=i: (coef(i, row(r)), b.mul(row(r), nr)), vec_end, c1)
+        with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.tq") as q:      # a loop: less code to compile
+            i = row(b.add(first, q))
+            _subtract_rows(b, ar, w, b.mul(i, nr), done, lambda r: (coef(i, row(r)), b.mul(row(r), nr)), vec_end, c1)
 
 
 def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool) -> ir.Function:
@@ -517,10 +519,9 @@ def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: b
         if not pt.is_complex:
             blocked = b.mul(b.udiv(m, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="trsm.b") as s0:
-                _update_block_rows(b, ab, pt, w, t_at, nr, [row(b.add(s0, i64(q))) for q in range(BLOCK_ROWS)],
-                                   s0, row, c0, c1)
-                for q in range(BLOCK_ROWS):
-                    solve_row(b.add(s0, i64(q)), s0, i64(q))
+                _update_block_rows(b, ab, pt, w, t_at, nr, s0, s0, row, c0, c1)
+                with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.q") as q:
+                    solve_row(b.add(s0, q), s0, q)
         with dyn_range(b, blocked, m, name="trsm.s") as s:
             solve_row(s, i64(0), s)
     name = f"xlac.linalg.trsm.{pt.value}.{'fwd' if forward else 'bwd'}{'.conj' if conj else ''}" \
