@@ -187,8 +187,8 @@ def main(argv=None) -> int:
     kernels = tuple(k for k in args.kernels.split(",") if k)
     unknown = sorted(set(kernels) - set(KERNELS))
     if unknown or not kernels:
-        print(f"python -m benchmarks.linalg: error: --kernels: unknown kernel(s) {', '.join(unknown) or '(none given)'}; "
-              f"choose from {', '.join(KERNELS)}", file=sys.stderr)
+        print(f"python -m benchmarks.linalg: error: --kernels: unknown kernel(s) "
+              f"{', '.join(unknown) or '(none given)'}; choose from {', '.join(KERNELS)}", file=sys.stderr)
         return 2
     if args.export:
         export(kernels)
