@@ -232,6 +232,21 @@ def test_blocked_cholesky_300():
         close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
 
 
+@pytest.mark.parametrize("lower", ["true", "false"])
+def test_blocked_cholesky_layouts(lower):
+    """Both blocked forms (lower by block columns, upper by block rows) with
+    column-major operand and result layouts."""
+    rng = np.random.default_rng(29)
+    for t in ("f32", "f64"):
+        text = f"""HloModule m
+ENTRY e {{
+  a = {t}[3,100,100]{{1,2,0}} parameter(0)
+  ROOT c = {t}[3,100,100]{{0,1,2}} cholesky(a), lower={lower}
+}}"""
+        a = hermitian_pd(rng, (3, 100, 100), t)
+        close(xlac.jit(text)(a), xlac.evaluate(text, a), t)
+
+
 def lower_ops(comp) -> list:
     """The opcodes left after the code-generation pipeline (fusions opened up)."""
     module = lower(comp.module).hlo

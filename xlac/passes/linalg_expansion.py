@@ -12,10 +12,13 @@ types (whose ``dot`` is a plain loop) stay whole for the kernels.
   ``panel = a[i:, i:i+k] - l[i:, :i] . l[i:i+k, :i]^T`` (one dot), ``l[i:i+k, i:i+k] = cholesky(panel[:k])`` and
   ``l[i+k:, i:i+k] = panel[k:] . l_ii^-T`` (a right-side triangular solve
   with k columns), both written into ``l`` (zeros at first) by
-  ``dynamic-update-slice``s, in place; ``l[i:, :i]`` is a slice of it.  A matrix whose factorisation failed somewhere (a NaN
-  pivot: not positive definite) ends with a NaN corner element, since NaN
-  spreads to every later block; it is then made all NaN, as XLA does.
-  Upper: ``u = cholesky_lower(a^T)^T``.
+  ``dynamic-update-slice``s, in place; ``l[i:, :i]`` is a slice of it.  A
+  matrix whose factorisation failed somewhere (a NaN pivot: not positive
+  definite) ends with a NaN corner element, since NaN spreads to every later
+  block; it is then made all NaN, as XLA does.
+  Upper: the same transposed, by block rows i: ``panel = a[i:i+k, i:] -
+  u[:i, i:i+k]^T . u[:i, i:]``, ``u_ii = cholesky_upper(panel[:, :k])``,
+  ``u[i:i+k, i+k:] = u_ii^-T panel[:, k:]`` (a left-side solve).
 * triangular-solve: a right-side solve ``x op(a) = b`` is the left-side
   ``op(a)^T x^T = b^T``; a left-side one runs over blocks of rows of b in
   substitution order (forward when op(a) is lower), right-looking: the
@@ -156,6 +159,28 @@ def _cholesky_lower(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
     return l_
 
 
+def _cholesky_upper(h: _Ops, a: HloInstruction, n: int) -> HloInstruction:
+    """``u`` with ``a = u^T u`` (upper): ``_cholesky_lower`` transposed, by
+    block rows; the row panel's rest is a left-side solve with ``u_ii^T``,
+    whose kernel works on it in place (the lower form's right-side solve
+    transposes its panel in and out)."""
+    u = h.zeros(a.shape.dimensions)
+    for i in range(0, n, CHOLESKY_BLOCK):
+        k = min(CHOLESKY_BLOCK, n - i)
+        panel = h.slice(a, (i, i), (i + k, n))
+        if i:
+            right = h.slice(u, (0, i), (i, n))
+            top = right if i + k == n else h.slice(u, (0, i), (i, i + k))
+            panel = h.sub(panel, h.dot(top, right, -2, -2))
+        diag = h.op("cholesky", [h.slice(panel, (0, 0), (k, k))], lower=False)
+        u = h.update(u, diag, (i, i))
+        if i + k < n:
+            rest = h.op("triangular-solve", [diag, h.slice(panel, (0, k), (k, n - i))], left_side=True,
+                        lower=False, unit_diagonal=False, transpose_a="TRANSPOSE")
+            u = h.update(u, rest, (i, i + k))
+    return u
+
+
 def blocked_cholesky(inst: HloInstruction, rw: PatternRewriter) -> bool:
     """Expand an f32/f64 ``cholesky`` of matrices bigger than CHOLESKY_BLOCK."""
     n = inst.shape.dimensions[-1]
@@ -164,8 +189,9 @@ def blocked_cholesky(inst: HloInstruction, rw: PatternRewriter) -> bool:
     h = _Ops(rw, inst)
     (a,) = inst.operands
     lower = bool(inst.attrs.get("lower", False))
-    factor = _cholesky_lower(h, a if lower else h.transpose(a), n)
-    factor = factor if lower else h.transpose(factor)
+    # Each triangle by its own form: no transposes of the matrix around it
+    # (upper through the lower form and transposes measured 10-15% slower).
+    factor = _cholesky_lower(h, a, n) if lower else _cholesky_upper(h, a, n)
     return rw.replace(inst, h.nan_where_corner_is_nan(factor, inst.shape))
 
 
