@@ -96,7 +96,8 @@ def _mb(n):
 def scale_hlo(text: str, full: dict, small: dict, constants: bool = False) -> str:
     """The HLO text of a kernel exported at sizes ``full``, rewritten for sizes ``small``.
 
-    Every dimension inside a shape's brackets equal to a size of ``full`` becomes
+    Every dimension inside a shape's brackets or a ``slice_sizes`` /
+    ``dynamic_slice_sizes`` attribute equal to a size of ``full`` becomes
     the matching size of ``small`` (``constants``: also integer ``constant(N)``,
     for divisors like layernorm's row length).  Raises ValueError when two sizes
     of equal value would need different replacements.
@@ -109,12 +110,14 @@ def scale_hlo(text: str, full: dict, small: dict, constants: bool = False) -> st
     if all(k == v for k, v in mapping.items()):
         return text
 
-    def dims(m):
+    def dims(m, group: int = 1):
         inner = ",".join(str(mapping.get(int(d), int(d))) if d.strip().isdigit() else d
-                         for d in m.group(1).split(","))
+                         for d in m.group(group).split(","))
         return f"[{inner}]"
 
     out = re.sub(r"\[([0-9,\s]*)\]", dims, text)
+    # Sizes written as attributes (a gather's or dynamic-slice's slice sizes).
+    out = re.sub(r"((?:dynamic_)?slice_sizes=)\{([0-9,\s]*)\}", lambda m: f"{m.group(1)}{{{dims(m, 2)[1:-1]}}}", out)
     if constants:
         out = re.sub(r"constant\((\d+)\)", lambda m: f"constant({mapping.get(int(m.group(1)), int(m.group(1)))})", out)
     return out

@@ -1,14 +1,15 @@
-"""jax's linear algebra: cholesky, solve and eigh of 512x512 f32/f64 matrices,
+"""jax's linear algebra: cholesky, solve, inv, det and eigh of 512x512 f32/f64 matrices,
 xlac against jax.jit, numpy and scipy, in one run.
 
-    python -m benchmarks.linalg [--n 512] [--repeat 15] [--out DIR] [--quick] [--no-jax]
+    python -m benchmarks.linalg [--n 512] [--repeat 15] [--out DIR] [--quick] [--no-jax] [--kernels solve,inv]
     python -m benchmarks.linalg --export        # (with jax) rewrite benchmarks/linalg_hlo/*.hlo
 
 xlac runs the HLO jax emits for ``jnp.linalg.cholesky(a)``, ``jnp.linalg.solve(a,
-b)`` (``b`` a vector) and ``jnp.linalg.eigh(a)`` (committed in
+b)`` (``b`` a vector), ``jnp.linalg.inv(a)``, ``jnp.linalg.det(a)`` and
+``jnp.linalg.eigh(a)`` (committed in
 ``benchmarks/linalg_hlo``, exported at n = 512; other sizes rewrite its
 dimensions): LAPACK custom calls (``lapack_?potrf_ffi``, ``?getrf`` +
-``?trsm``, ``?syevd``) that xlac's generated code runs with the LAPACK scipy
+``?trsm`` for solve and inv, ``?getrf`` for det, ``?syevd``) that xlac's generated code runs with the LAPACK scipy
 bundles, plus the elementwise work around them (symmetrising the input,
 replacing a failed factorisation by NaNs).  jax.jit runs the same programs
 (the same LAPACK: jaxlib calls scipy's too); numpy and scipy call their
@@ -32,7 +33,7 @@ from .kernels import scale_hlo
 
 HLO_DIR = Path(__file__).resolve().parent / "linalg_hlo"
 EXPORT_N = 512
-KERNELS = ("cholesky", "solve", "eigh")
+KERNELS = ("cholesky", "solve", "inv", "det", "eigh")
 DTYPES = {"f32": np.float32, "f64": np.float64}
 
 
@@ -43,11 +44,13 @@ def _inputs(kernel: str, n: int, dtype, rng) -> list:
         return [a.astype(dtype)]
     if kernel == "solve":
         return [(a + 2 * np.sqrt(n) * np.eye(n)).astype(dtype), rng.standard_normal(n).astype(dtype)]
+    if kernel in ("inv", "det"):      # det: scaled so that it stays finite in f32
+        return [((a + 2 * np.sqrt(n) * np.eye(n)) / (2 * np.sqrt(n))).astype(dtype)]
     return [((a + a.T) / 2).astype(dtype)]
 
 
 def _numpy(kernel: str):
-    return {"cholesky": np.linalg.cholesky, "solve": np.linalg.solve,
+    return {"cholesky": np.linalg.cholesky, "solve": np.linalg.solve, "inv": np.linalg.inv, "det": np.linalg.det,
             "eigh": lambda a: np.linalg.eigh(a)}[kernel]
 
 
@@ -56,14 +59,14 @@ def _scipy(kernel: str):
         import scipy.linalg as sl
     except ImportError:
         return None
-    return {"cholesky": lambda a: sl.cholesky(a, lower=True), "solve": sl.solve,
+    return {"cholesky": lambda a: sl.cholesky(a, lower=True), "solve": sl.solve, "inv": sl.inv, "det": sl.det,
             "eigh": lambda a: sl.eigh(a)}[kernel]
 
 
 def _jax_fn(kernel: str):
     import jax.numpy as jnp
-    return {"cholesky": jnp.linalg.cholesky, "solve": jnp.linalg.solve,
-            "eigh": lambda a: tuple(jnp.linalg.eigh(a))}[kernel]
+    return {"cholesky": jnp.linalg.cholesky, "solve": jnp.linalg.solve, "inv": jnp.linalg.inv,
+            "det": jnp.linalg.det, "eigh": lambda a: tuple(jnp.linalg.eigh(a))}[kernel]
 
 
 def _checked(kernel: str, got, ref) -> float:
@@ -74,14 +77,14 @@ def _checked(kernel: str, got, ref) -> float:
     return float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
 
 
-def export() -> None:
-    """Write the HLO jax emits for every kernel and type (needs jax)."""
+def export(kernels=KERNELS) -> None:
+    """Write the HLO jax emits for ``kernels`` and every type (needs jax)."""
     import jax
     HLO_DIR.mkdir(exist_ok=True)
     rng = np.random.default_rng(0)
     for t, dtype in DTYPES.items():
         jax.config.update("jax_enable_x64", t == "f64")
-        for kernel in KERNELS:
+        for kernel in kernels:
             args = _inputs(kernel, EXPORT_N, dtype, rng)
             text = jax.jit(_jax_fn(kernel)).lower(*args).as_text(dialect="hlo")
             assert "lapack_" in text, f"{kernel} {t}: no LAPACK custom call"
@@ -96,7 +99,8 @@ def _hlo(kernel: str, t: str, n: int) -> str:
     return scale_hlo(text, {"n": EXPORT_N}, {"n": n}, constants=True)
 
 
-def run(n: int = EXPORT_N, repeat: int = 15, budget: float = 20.0, use_jax: bool = True) -> dict:
+def run(n: int = EXPORT_N, repeat: int = 15, budget: float = 20.0, use_jax: bool = True,
+        kernels=KERNELS) -> dict:
     import xlac
     jax = None
     if use_jax:
@@ -108,7 +112,7 @@ def run(n: int = EXPORT_N, repeat: int = 15, budget: float = 20.0, use_jax: bool
     for t, dtype in DTYPES.items():
         if jax is not None:
             jax.config.update("jax_enable_x64", t == "f64")
-        for kernel in KERNELS:
+        for kernel in kernels:
             args = _inputs(kernel, n, dtype, np.random.default_rng(1))
             ref = _numpy(kernel)(*args)
             exe = xlac.jit(_hlo(kernel, t, n))
@@ -178,15 +182,22 @@ def main(argv=None) -> int:
     p.add_argument("--no-jax", action="store_true", help="skip jax even if installed")
     p.add_argument("--out", help="directory for linalg.md and linalg.json")
     p.add_argument("--export", action="store_true", help="write benchmarks/linalg_hlo from jax and stop")
+    p.add_argument("--kernels", default=",".join(KERNELS), help=f"comma-separated subset of {','.join(KERNELS)}")
     args = p.parse_args(argv)
+    kernels = tuple(k for k in args.kernels.split(",") if k)
+    unknown = sorted(set(kernels) - set(KERNELS))
+    if unknown or not kernels:
+        print(f"python -m benchmarks.linalg: error: --kernels: unknown kernel(s) "
+              f"{', '.join(unknown) or '(none given)'}; choose from {', '.join(KERNELS)}", file=sys.stderr)
+        return 2
     if args.export:
-        export()
+        export(kernels)
         return 0
     n, repeat = (16, 3) if args.quick else (args.n, args.repeat)
     if n < 1 or repeat < 1:
         print("python -m benchmarks.linalg: error: --n and --repeat must be positive", file=sys.stderr)
         return 2
-    res = run(n, repeat, args.budget, use_jax=not args.no_jax)
+    res = run(n, repeat, args.budget, use_jax=not args.no_jax, kernels=kernels)
     text = markdown(res)
     print(text)
     if args.out:

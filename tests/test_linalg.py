@@ -1,7 +1,8 @@
 """cholesky and triangular-solve end to end (spec: Cholesky, TriangularSolve):
 builders, shape rules and their errors, the evaluator against numpy and
 XLA's own test values, compiled code (the kernels, and the blocked
-expansion of f32/f64 matrices bigger than linalg_expansion.BLOCK) against
+expansion of f32/f64 matrices bigger than linalg_expansion.CHOLESKY_BLOCK /
+BLOCK) against
 the evaluator for every element type, batch shape and flag, NaNs for
 matrices that are not positive definite, text round trips, an AOT object."""
 import itertools
@@ -12,7 +13,7 @@ import pytest
 import xlac
 from xlac import ops
 from xlac.codegen.compiler import lower
-from xlac.passes.linalg_expansion import BLOCK
+from xlac.passes.linalg_expansion import BLOCK, CHOLESKY_BLOCK
 
 from test_aot import _assert_same_bits, build_and_run, needs_cc
 from test_aot import runtime_obj  # noqa: F401 (a fixture)
@@ -183,13 +184,67 @@ def test_compiled_triangular_solve(dtype, left, lower, unit, transpose):
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("lower", [True, False])
 def test_blocked_cholesky(dtype, lower):
-    n = 2 * BLOCK + 37                       # three blocks, the last a partial one
+    n = 2 * CHOLESKY_BLOCK + 37              # three blocks, the last a partial one
     rng = np.random.default_rng(11)
     a = hermitian_pd(rng, (2, n, n), dtype)
     comp = cholesky_comp(dtype, a.shape, lower)
     lowered = lower_ops(comp)
     assert lowered.count("cholesky") == 3 and "dot" in lowered       # three diagonal blocks
     close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
+# The kernels' real paths go BLOCK_ROWS (4) rows at a time with a register
+# block of two 64-byte vectors of columns, the rest row by row / column by
+# column; sizes on both sides of those edges, and of the expansion's BLOCK.
+# (test_compiled_* has the small sizes and the complex types.)
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("lower", [True, False])
+def test_kernel_cholesky_sizes(dtype, lower):
+    rng = np.random.default_rng(17)
+    for n in (38, 129):
+        a = hermitian_pd(rng, (2, n, n), dtype)
+        comp = cholesky_comp(dtype, a.shape, lower)
+        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "c64"])
+@pytest.mark.parametrize("left, lower, transpose", [(True, True, "NO_TRANSPOSE"), (True, False, "TRANSPOSE"),
+                                                    (False, True, "ADJOINT"), (False, False, "NO_TRANSPOSE")])
+def test_kernel_triangular_solve_sizes(dtype, left, lower, transpose):
+    """Right-hand sides of 1 to 41 columns: no whole vector block, one, and
+    one plus a remainder (f32: 32 columns a block, f64 16)."""
+    rng = np.random.default_rng(19)
+    for m, k in [(5, 1), (9, 33), (66, 41), (129, 17)]:
+        unit = m % 2 == 0
+        a = triangular(rng, (2, m, m), dtype, lower, unit)
+        b = random(rng, (2, m, k) if left else (2, k, m), dtype).astype(DTYPES[dtype])
+        comp = solve_comp(dtype, a.shape, b.shape, left, lower, unit, transpose)
+        close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), dtype)
+
+
+def test_blocked_cholesky_300():
+    """f32 and f64 of a size that is not a multiple of anything: the kernels'
+    edges and the expansion's together, batched."""
+    rng = np.random.default_rng(23)
+    for dtype in ("f32", "f64"):
+        a = hermitian_pd(rng, (2, 300, 300), dtype)
+        comp = cholesky_comp(dtype, a.shape, True)
+        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
+@pytest.mark.parametrize("lower", ["true", "false"])
+def test_blocked_cholesky_layouts(lower):
+    """Both blocked forms (lower by block columns, upper by block rows) with
+    column-major operand and result layouts."""
+    rng = np.random.default_rng(29)
+    for t in ("f32", "f64"):
+        text = f"""HloModule m
+ENTRY e {{
+  a = {t}[3,100,100]{{1,2,0}} parameter(0)
+  ROOT c = {t}[3,100,100]{{0,1,2}} cholesky(a), lower={lower}
+}}"""
+        a = hermitian_pd(rng, (3, 100, 100), t)
+        close(xlac.jit(text)(a), xlac.evaluate(text, a), t)
 
 
 def lower_ops(comp) -> list:
@@ -217,7 +272,7 @@ def test_blocked_triangular_solve(dtype, left, lower, transpose):
 
 def test_complex_and_small_problems_are_not_expanded():
     assert lower_ops(cholesky_comp("c64", (BLOCK + 10, BLOCK + 10), True)).count("cholesky") == 1
-    assert lower_ops(cholesky_comp("f32", (BLOCK, BLOCK), True)).count("cholesky") == 1
+    assert lower_ops(cholesky_comp("f32", (CHOLESKY_BLOCK, CHOLESKY_BLOCK), True)).count("cholesky") == 1
 
 
 @pytest.mark.parametrize("op", ["cholesky", "triangular-solve"])

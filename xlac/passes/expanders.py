@@ -28,7 +28,8 @@ as one table.
   RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
   Threefry/Philox rounds per output element (``rng_expander.py``);
 * ``cholesky`` and ``triangular-solve`` (spec: Cholesky, TriangularSolve)
-  of f32/f64 matrices bigger than ``linalg_expansion.BLOCK``, as XLA's
+  of f32/f64 matrices bigger than ``linalg_expansion.CHOLESKY_BLOCK`` /
+  ``BLOCK``, as XLA's
   CholeskyExpander / TriangularSolveExpander: blocked algorithms whose bulk
   is ``dot``s around small cholesky / triangular-solve ops
   (``linalg_expansion.py``);
