@@ -525,15 +525,20 @@ ENTRY e {
 
 @pytest.mark.parametrize("bits", [256, 512])
 def test_tile_choice(bits, monkeypatch):
-    """AVX-512 products at least 4 vectors wide and more than 8 rows take the
-    4 x (4 vectors) tile; narrow N, short M, AVX2 and the convolution's
-    request (wide=False) keep the others."""
+    """AVX-512 f32 products at least 4 vectors wide and more than 8 rows take
+    the 6 x (4 vectors) tile with a 32 KB B micro-panel (4 rows when 6-row
+    panels would pad M by more than 2 %); narrow N, short M, AVX2 and the
+    convolution's request (wide=False) keep the others."""
     from xlac.shape import PrimitiveType as PT
     monkeypatch.setattr(gemm_kernel, "host_vector_bits", lambda: bits)
     vw = bits // 32
     big = gemm_kernel.blocking_for(PT.F32, 1024, 1024)
-    assert (big.mr, big.nr) == ((4, 4 * vw) if bits == 512 else (6, 2 * vw))
+    assert (big.mr, big.nr) == ((6, 4 * vw) if bits == 512 else (6, 2 * vw))
     assert big.mc % big.mr == 0 and big.nc % big.nr == 0
+    if bits == 512:
+        assert big.kc * big.nr * 4 <= 32 << 10
+        assert gemm_kernel.blocking_for(PT.F32, 128, 1024).mr == 4      # 132 rows of 6: 3 % padding
+        assert gemm_kernel.blocking_for(PT.F32, 256, 1024).mr == 6      # 258 rows of 6: 0.8 %
     assert (gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
             gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
     assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw

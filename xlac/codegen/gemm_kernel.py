@@ -78,8 +78,11 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
     bits = host_vector_bits()
     vw = bits // (8 * pt.byte_size)
     mr, nr = (6, 2 * vw) if bits >= 256 else (4, 2 * vw)
+    kc, mc = (256 if pt is F32 else 192), 120
     if wide and bits >= 512 and (M is None or M > 8) and (N is None or N >= 4 * vw):
         mr, nr = 4, 4 * vw
+        if pt is F32:
+            mr, kc, mc = _wide_f32_rows(M), WIDE_F32_KC, WIDE_F32_MC
     if N is not None and N <= vw:
         if N <= vw // 2 and vw >= 8:
             vw //= 2
@@ -87,15 +90,30 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
         mr = 12 if bits >= 512 else 6
     if M is not None and M <= 8:
         mr = max(2, M)
-    kc = 256 if pt is F32 else 192
-    if (mr, nr) == (4, 4 * vw) and pt is F32:
-        # Half as many passes over C (each reloads and stores the tiles), the
-        # A block (MC x KC, 256 KB) and a B micro-panel (128 KB) still in L2:
-        # 1.3-2.3% faster than KC = 256 at 1024^3 and 2048^3 on 2 threads.
-        kc = 512
-    mc = max(mr, (120 // mr) * mr)
+    mc = max(mr, (mc // mr) * mr)
     nc = (2048 // nr) * nr
     return Blocking(vw, mr, nr, kc, mc, nc)
+
+
+#: The wide f32 tile's K block: a B micro-panel (KC x 64 floats, 32 KB) stays
+#: in a 48 KB L1 across the M block's micro-kernel calls.  (KC = 512 kept a
+#: 128 KB panel in L2: the k loop then waited on L2, 4 vectors of B per 16
+#: FMAs; on the Sapphire Rapids, one thread, 1024^3 and 2048^3 ran 5-10 %
+#: slower than with KC = 128, tile 6 x 64 and MC = 240.)
+WIDE_F32_KC = 128
+#: The wide f32 tile's M block: an A block of 240 x KC (120 KB) in L2.
+WIDE_F32_MC = 240
+
+
+def _wide_f32_rows(M: int | None) -> int:
+    """Rows of the wide f32 tile: 6 (6 x 64: 24 accumulators, 4 vectors of B
+    and 6 broadcasts of A per 24 FMAs), or 4 when padding M to 6-row panels
+    would waste more than 2 % of it and 4-row ones less (128 rows: 132 of 6,
+    the batched 128 x 64 x 128 product 6 % slower than with 4 rows)."""
+    if M is None:
+        return 6
+    pad6, pad4 = -M % 6, -M % 4
+    return 4 if pad6 > 0.02 * M and pad4 < pad6 else 6
 
 
 # ---------------------------------------------------------------------------

@@ -100,6 +100,9 @@ B_DIRECT_MAX_M = 16
 #: Read A in place when its K index is unit-stride (``DotPlan.a_direct``;
 #: tests switch it off to compare with packed A bit for bit).
 READ_A_IN_PLACE = True
+#: Bytes of one way of the L1 data cache (sets x 64-byte lines): addresses
+#: this far apart share a set (48 KB 12-way and 32 KB 8-way L1s alike).
+L1_WAY_BYTES = 4096
 #: Rows per task of the axpy (column) form of matrix-vector products.
 GEMV_COLS_ROWS = 1024
 #: Matrix-vector tasks read at least this many matrix elements each.
@@ -273,6 +276,9 @@ def native_blocking(M: int, N: int, kind: str | None = None, a_pt=None) -> Block
         nr = 16 if N <= 16 else 32
         return Blocking(gemm_native.VW, mr, nr, AMX_KC_BYTES // a_pt.byte_size, AMX_MC, (2048 // nr) * nr)
     blk = blocking_for(F32, M, N)
+    if blk.nr == 4 * gemm_native.VW:
+        # (the wide tile as the native kernels were measured: 4 x 64, KC = 512)
+        return Blocking(gemm_native.VW, 4, blk.nr, 512, 120, blk.nc)
     if blk.vw == gemm_native.VW:
         return blk
     return Blocking(gemm_native.VW, blk.mr, gemm_native.VW, blk.kc, blk.mc, (2048 // gemm_native.VW) * gemm_native.VW)
@@ -441,7 +447,8 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     a_side = 1 if swap else 0
     g_ak, g_am = _operand_groups(dot, a_side, *((info.rc, info.rf) if swap else (info.lc, info.lf)))
     a_direct = (READ_A_IN_PLACE and not b_direct and operand_is_buffer(inst, dot, a_side) and a_pt is pt
-                and g_ak.affine and g_ak.stride == 1 and g_am.affine)
+                and g_ak.affine and g_ak.stride == 1 and g_am.affine
+                and not (N > 2 * nr and rows_share_l1_sets(g_am.stride * esize, mr)))
     task = ScratchPlan()
     # (native panels: kc padded to the format's k_step, in words of ``group``
     # k per row or column of A, plus a header row for B)
@@ -511,6 +518,15 @@ def _gemm_blocks(parts: tuple, m_panels: int, n_panels: int, blk: Blocking) -> t
     mc = -(-cm_panels // m_blocks) * mr
     nc = min(blk.nc, cn)
     return mc, nc
+
+
+def rows_share_l1_sets(stride_bytes: int, rows: int) -> bool:
+    """Whether ``rows`` rows ``stride_bytes`` apart fall into fewer L1 sets
+    than rows (the row addresses repeat modulo :data:`L1_WAY_BYTES` sooner):
+    a micro-kernel reading them in place then evicts its own lines and the
+    B micro-panel's (1024 x 1024 f32: every row in one set).  Such an A is
+    packed when several B panels reuse it (one thread, 1024^3: 5 % faster)."""
+    return L1_WAY_BYTES // math.gcd(stride_bytes, L1_WAY_BYTES) < rows
 
 
 def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:
