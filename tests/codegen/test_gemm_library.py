@@ -123,6 +123,38 @@ def test_a_read_in_place_gives_the_packed_bits(dt, use_library, monkeypatch):
         np.testing.assert_allclose(got, ref, rtol=1e-4 if dt == "f32" else 1e-12, atol=1e-4 if dt == "f32" else 1e-12)
 
 
+def test_a_rows_sharing_l1_sets_are_packed():
+    """A row-major A whose rows are a multiple of 4 KB apart (every row in
+    one L1 set) is packed when several B panels reuse it; other row strides,
+    and an A that one B panel uses (a narrow N), are read in place."""
+    assert dot_plan.rows_share_l1_sets(1024 * 4, 6) and dot_plan.rows_share_l1_sets(512 * 4, 6)
+    assert not dot_plan.rows_share_l1_sets(784 * 4, 6) and not dot_plan.rows_share_l1_sets(64 * 4, 6)
+    dims = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    rng = np.random.default_rng(11)
+    for m, k, n, in_place in ((300, 1024, 512, False), (300, 1000, 512, True), (300, 1024, 10, True)):
+        text = module_text(f"aliasing_{m}_{k}_{n}", "f32", shape_text((m, k)), shape_text((k, n)),
+                           shape_text((m, n)), dims)
+        exe = xlac.jit(text)
+        assert dot_kernel.plan_dot(exe.lowered.hlo.entry.root).a_direct == in_place, (m, k, n)
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        np.testing.assert_allclose(exe(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_later_k_blocks_prefetch_the_c_tile():
+    """The micro-kernel prefetches its C tile for writing when it adds to C
+    (a later K block), not when it overwrites it (the first)."""
+    from llvmlite import ir
+    from xlac.codegen import gemm
+    from xlac.shape import PrimitiveType as PT
+    module = ir.Module("uk")
+    fn = gemm.micro_kernel(module, PT.F32, 6, 64, 16)
+    text = str(fn)
+    assert text.count("call void @\"llvm.prefetch.p0\"") == 6 * 4      # 6 rows of 4 lines
+    entry = text.split("\nk:")[0]
+    assert "br i1 %\"accumulate\"" in entry
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_threads_shared_b_and_epilogue_bitwise(threads):
     """A dot big enough for several tasks (B packed once, shared) with a bias +
