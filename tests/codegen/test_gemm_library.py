@@ -155,6 +155,16 @@ def test_later_k_blocks_prefetch_the_c_tile():
     assert "br i1 %\"accumulate\"" in entry
 
 
+def test_micro_kernel_calls_prefetch_the_next_b_panel():
+    """Each micro-kernel call of an M block prefetches into L2 a slice of the
+    B micro-panel that comes next (``gemm_task.PREFETCH_NEXT_B``), in the
+    library and in a module's own GEMM."""
+    from xlac.shape import PrimitiveType as PT
+    _, text = gemm_library.variant_ir(gemm_library.Variant(PT.F32, 6, 64, 16, "k", "n"))
+    assert '"pfb.head"' in text or "pfb.head:" in text
+    assert "@\"llvm.prefetch.p0\"(ptr %" in text and "i32 0, i32 2, i32 1)" in text
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_threads_shared_b_and_epilogue_bitwise(threads):
     """A dot big enough for several tasks (B packed once, shared) with a bias +

@@ -33,6 +33,7 @@ from llvmlite import ir
 from . import types
 from . import gemm_native
 from .gemm import I1, I32, Loop, add, imin, micro_kernel, mul_const, pack_once
+from .gemm import intrinsic as gemm_intrinsic
 from .ir_array import i64
 
 
@@ -385,8 +386,13 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                             bp = _elements(b, bufs.b, off, pt)
                             if use_shared is not None:
                                 bp = b.select(use_shared, _elements(b, b_sh, off, pt), bp)
+                        n_ir = None
+                        if PREFETCH_NEXT_B and not g.b_direct and g.native is None:
+                            n_ir = b.sdiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr))
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = ix.div(b, b.sub(r0, ic), mr)
+                            if n_ir is not None:
+                                _prefetch_next_panel(b, bp, kc, nr * pt.byte_size, p, n_ir, pt)
                             ap = _elements(b, bufs.a, b.mul(p, panel_elements(b, g, kc, mr)), pt)
                             args = TileArgs(bi, c_batch, r0, n0, kc, ap, bp, first, last, ldb)
                             if g.a_direct:
@@ -400,6 +406,30 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                                     return uk_a, a_at, c(A.gr.stride), full
                                 args.direct_a = a_in_place if g.a_pointer_at_call else a_in_place()
                             _store_tile(b, g, uk, args, tile, m_edge, m_full, n_edge, n_full)
+
+
+#: While the micro-kernels of an M block run over one B micro-panel, they
+#: bring the next panel into L2, a slice per call.  Without it the first
+#: call on a panel read it from L3 or memory at the micro-kernel's pace (a
+#: B packed once for all tasks is K x N: beyond L2 from 1024^2 up).
+PREFETCH_NEXT_B = True
+
+
+def _prefetch_next_panel(b, bp, kc, row_bytes: int, p, n_ir, pt) -> None:
+    """Prefetch into L2 slice ``p`` of ``n_ir`` of the B micro-panel after
+    ``bp`` (``kc`` rows of ``row_bytes``; panels are contiguous; a prefetch
+    past the block's end is harmless: prefetches do not fault)."""
+    prefetch = gemm_intrinsic(b.module, "llvm.prefetch.p0",
+                              ir.FunctionType(ir.VoidType(), [ir.PointerType(), I32, I32, I32]))
+    i8 = ir.IntType(8)
+    lines = b.sdiv(b.mul(kc, i64(row_bytes)), i64(64))
+    step = b.sdiv(b.add(lines, b.sub(n_ir, i64(1))), n_ir)
+    lo = b.mul(p, step)
+    hi = imin(b, b.add(lo, step), lines)
+    nxt = b.gep(bp, [b.mul(kc, i64(row_bytes))], inbounds=False, source_etype=i8)
+    with Loop(b, lo, hi, 1, "pfb", vectorize=False) as line:
+        at = b.gep(nxt, [b.mul(line, i64(64))], inbounds=False, source_etype=i8)
+        b.call(prefetch, [at, ir.Constant(I32, 0), ir.Constant(I32, 2), ir.Constant(I32, 1)])
 
 
 def _store_tile(b, g: GemmTask, uk, args: TileArgs, tile, m_edge, m_full, n_edge, n_full) -> None:
