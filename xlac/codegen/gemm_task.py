@@ -392,7 +392,10 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = ix.div(b, b.sub(r0, ic), mr)
                             if n_ir is not None:
-                                _prefetch_next_panel(b, bp, kc, nr * pt.byte_size, p, n_ir, pt)
+                                # (the block's last panel: the next one is another K block's)
+                                has_next = b.icmp_signed("<", b.add(n0, c(nr)), nc_end)
+                                _prefetch_next_panel(b, bp, kc, nr * pt.byte_size, p,
+                                                     b.select(has_next, n_ir, i64(0)), pt)
                             ap = _elements(b, bufs.a, b.mul(p, panel_elements(b, g, kc, mr)), pt)
                             args = TileArgs(bi, c_batch, r0, n0, kc, ap, bp, first, last, ldb)
                             if g.a_direct:
@@ -416,14 +419,16 @@ PREFETCH_NEXT_B = True
 
 
 def _prefetch_next_panel(b, bp, kc, row_bytes: int, p, n_ir, pt) -> None:
-    """Prefetch into L2 slice ``p`` of ``n_ir`` of the B micro-panel after
-    ``bp`` (``kc`` rows of ``row_bytes``; panels are contiguous; a prefetch
-    past the block's end is harmless: prefetches do not fault)."""
+    """Prefetch into L2 slice ``p`` of ``n_ir`` (0: none) of the B
+    micro-panel after ``bp`` (``kc`` rows of ``row_bytes``; the panels of a
+    block are contiguous)."""
     prefetch = gemm_intrinsic(b.module, "llvm.prefetch.p0",
                               ir.FunctionType(ir.VoidType(), [ir.PointerType(), I32, I32, I32]))
     i8 = ir.IntType(8)
     lines = b.sdiv(b.mul(kc, i64(row_bytes)), i64(64))
-    step = b.sdiv(b.add(lines, b.sub(n_ir, i64(1))), n_ir)
+    # (n_ir = 0: nothing to prefetch; step 0 keeps the division defined)
+    step = b.sdiv(b.add(lines, b.sub(n_ir, i64(1))), b.select(b.icmp_signed(">", n_ir, i64(0)), n_ir, i64(1)))
+    step = b.select(b.icmp_signed(">", n_ir, i64(0)), step, i64(0))
     lo = b.mul(p, step)
     hi = imin(b, b.add(lo, step), lines)
     nxt = b.gep(bp, [b.mul(kc, i64(row_bytes))], inbounds=False, source_etype=i8)
