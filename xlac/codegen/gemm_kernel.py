@@ -61,19 +61,17 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
     (None: not known yet).
 
     The default tile is 6 x (2 vectors): 12 accumulators cover the FMA latency
-    (4 cycles x 2 pipes on Zen 5) and each k step loads 2 vectors of B and
+    (4 cycles x 2 pipes) and each k step loads 2 vectors of B and
     broadcasts 6 scalars of A.  With AVX-512, a product at least 4 vectors
-    wide and more than 8 rows uses 4 x (4 vectors) instead (``wide``; the
-    convolution's indirect micro-kernel keeps the default): 16 accumulators,
-    4 broadcasts per 16 FMAs.  In isolation every tile from 4 x 64 to 12 x 32
-    measured within a few % of each other (~260 GFLOP/s on one core, near
-    the 2 x 16-lane FMA peak); in the whole GEMM on 2 threads 4 x 64 was 3-6%
-    faster (matmul 1024^3 and 2048^3, the batched matmul, the MLP).  A narrow
+    wide and more than 8 rows uses 4 vectors of columns instead (``wide``; the
+    convolution's indirect micro-kernel keeps the default): f32 6 x 64
+    (:func:`_wide_f32_rows`: 24 accumulators, 6 broadcasts per 24 FMAs) with
+    KC = 128, so that the B micro-panel (32 KB) stays in L1 while the M
+    block's micro-kernels run over it; f64 4 x 32.  A narrow
     N uses one vector (12 x 1 vector, or half-width vectors for N <= vw/2)
     and a short M (<= 8) uses M rows, so that little of the padded tile is
-    wasted.  KC = 256 (f32) keeps a B micro-panel (KC x NR) in L1/L2 and an
-    A block (MC x KC) in L2; the 4 x 64 tile takes KC = 512 (its B
-    micro-panel is in L2 either way).
+    wasted.  KC = 256 (f32) keeps the default tile's B micro-panel (KC x NR)
+    in L1 and an A block (MC x KC) in L2.
     """
     bits = host_vector_bits()
     vw = bits // (8 * pt.byte_size)
