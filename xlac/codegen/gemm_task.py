@@ -387,8 +387,11 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                             if use_shared is not None:
                                 bp = b.select(use_shared, _elements(b, b_sh, off, pt), bp)
                         n_ir = None
-                        if PREFETCH_NEXT_B and not g.b_direct and g.native is None:
-                            n_ir = b.sdiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr))
+                        if PREFETCH_NEXT_B and use_shared is not None and g.native is None:
+                            # (only B read from the copy packed once for all tasks: a
+                            # task's own block was just packed, in L2)
+                            n_ir = b.select(use_shared, b.sdiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr)),
+                                            i64(0))
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = ix.div(b, b.sub(r0, ic), mr)
                             if n_ir is not None:
@@ -411,10 +414,10 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                             _store_tile(b, g, uk, args, tile, m_edge, m_full, n_edge, n_full)
 
 
-#: While the micro-kernels of an M block run over one B micro-panel, they
-#: bring the next panel into L2, a slice per call.  Without it the first
-#: call on a panel read it from L3 or memory at the micro-kernel's pace (a
-#: B packed once for all tasks is K x N: beyond L2 from 1024^2 up).
+#: While the micro-kernels of an M block run over one B micro-panel of the
+#: B packed once for all tasks, they bring the next panel into L2, a slice
+#: per call.  Without it the first call on a panel read it from L3 or memory
+#: at the micro-kernel's pace (that B is K x N: beyond L2 from 1024^2 up).
 PREFETCH_NEXT_B = True
 
 
