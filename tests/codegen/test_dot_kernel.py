@@ -527,13 +527,14 @@ ENTRY e {
 def test_tile_choice(bits, monkeypatch):
     """AVX-512 f32 products at least 4 vectors wide and more than 8 rows take
     the 6 x (4 vectors) tile with a 32 KB B micro-panel (4 rows when 6-row
-    panels would pad M by more than 2 %); narrow N, short M, AVX2 and the
-    convolution's request (wide=False) keep the others."""
+    panels would pad M by more than 2 %), AVX2 ones at least 3 vectors wide
+    4 x (3 vectors); narrow N, short M, f64 and the convolution's request
+    (wide=False) keep the others."""
     from xlac.shape import PrimitiveType as PT
     monkeypatch.setattr(gemm_kernel, "host_vector_bits", lambda: bits)
     vw = bits // 32
     big = gemm_kernel.blocking_for(PT.F32, 1024, 1024)
-    assert (big.mr, big.nr) == ((6, 4 * vw) if bits == 512 else (6, 2 * vw))
+    assert (big.mr, big.nr) == ((6, 4 * vw) if bits == 512 else (4, 3 * vw))
     assert big.mc % big.mr == 0 and big.nc % big.nr == 0
     if bits == 512:
         assert big.kc * big.nr * 4 <= 32 << 10
@@ -541,7 +542,8 @@ def test_tile_choice(bits, monkeypatch):
         assert gemm_kernel.blocking_for(PT.F32, 256, 1024).mr == 6      # 258 rows of 6: 0.8 %
     assert (gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
             gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
-    assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw
+    assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == (2 if bits == 512 else 3) * vw
+    assert gemm_kernel.blocking_for(PT.F32, 1024, 3 * vw - 1).nr == 2 * vw
     assert gemm_kernel.blocking_for(PT.F32, 8, 1024).mr == 8
     assert gemm_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
     f64 = gemm_kernel.blocking_for(PT.F64, 500, 500)
