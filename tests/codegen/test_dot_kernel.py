@@ -542,8 +542,11 @@ def test_tile_choice(bits, monkeypatch):
         assert gemm_kernel.blocking_for(PT.F32, 256, 1024).mr == 6      # 258 rows of 6: 0.8 %
     assert (gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).mr,
             gemm_kernel.blocking_for(PT.F32, 1024, 1024, wide=False).nr) == (6, 2 * vw)
-    assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == (2 if bits == 512 else 3) * vw
+    assert gemm_kernel.blocking_for(PT.F32, 1024, 4 * vw - 1).nr == 2 * vw
+    assert gemm_kernel.blocking_for(PT.F32, 1024, 6 * vw).nr == (4 if bits == 512 else 3) * vw
     assert gemm_kernel.blocking_for(PT.F32, 1024, 3 * vw - 1).nr == 2 * vw
+    if bits == 256:
+        assert gemm_kernel.blocking_for(PT.F32, 1024, 128).nr == 2 * vw     # 144 of 24: 12.5 % padding
     assert gemm_kernel.blocking_for(PT.F32, 8, 1024).mr == 8
     assert gemm_kernel.blocking_for(PT.F32, 1024, vw).nr <= vw
     f64 = gemm_kernel.blocking_for(PT.F64, 500, 500)

@@ -83,11 +83,13 @@ def blocking_for(pt, M: int | None = None, N: int | None = None, wide: bool = Tr
         mr, nr = 4, 4 * vw
         if pt is F32:
             mr, kc, mc = _wide_f32_rows(M), WIDE_F32_KC, WIDE_F32_MC
-    elif wide and bits == 256 and pt is F32 and (M is None or M > 8) and (N is None or N >= 3 * vw):
+    elif (wide and bits == 256 and pt is F32 and (M is None or M > 8)
+          and (N is None or (N >= 3 * vw and -N % (3 * vw) <= N // 10))):
         # 16 registers: 12 accumulators, 3 vectors of B and a broadcast.  Every
         # broadcast feeds 3 FMAs rather than 2: one thread on AVX2 code, against
         # OpenBLAS's Haswell kernels, 4 x 24 ran 32 x 4096 x 4096 13 %, the
         # MLP's 256 x 784 x 512 7 %, 1024^3 and 2048^3 2-3 % faster than 6 x 16.
+        # (Not when 24-column panels pad N by more than 10 %: N = 128, 144.)
         mr, nr = 4, 3 * vw
     if N is not None and N <= vw:
         if N <= vw // 2 and vw >= 8:
