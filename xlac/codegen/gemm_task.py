@@ -386,19 +386,18 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
                             bp = _elements(b, bufs.b, off, pt)
                             if use_shared is not None:
                                 bp = b.select(use_shared, _elements(b, b_sh, off, pt), bp)
-                        n_ir = None
+                        slices = None
                         if PREFETCH_NEXT_B and use_shared is not None and g.native is None:
-                            # (only B read from the copy packed once for all tasks: a
-                            # task's own block was just packed, in L2)
-                            n_ir = b.select(use_shared, b.sdiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr)),
-                                            i64(0))
+                            # (only B read from the copy packed once for all tasks, a task's
+                            # own block was just packed, in L2; and not after the block's last
+                            # panel, whose next one is another K block's)
+                            slices = _next_panel_slices(b, bp, kc, nr * pt.byte_size, mr, ic, mc_end,
+                                                        b.and_(use_shared, b.icmp_signed("<", b.add(n0, c(nr)),
+                                                                                         nc_end)))
                         with Loop(b, ic, mc_end, mr, "ir") as r0:
                             p = ix.div(b, b.sub(r0, ic), mr)
-                            if n_ir is not None:
-                                # (the block's last panel: the next one is another K block's)
-                                has_next = b.icmp_signed("<", b.add(n0, c(nr)), nc_end)
-                                _prefetch_next_panel(b, bp, kc, nr * pt.byte_size, p,
-                                                     b.select(has_next, n_ir, i64(0)), pt)
+                            if slices is not None:
+                                _prefetch_slice(b, slices, p)
                             ap = _elements(b, bufs.a, b.mul(p, panel_elements(b, g, kc, mr)), pt)
                             args = TileArgs(bi, c_batch, r0, n0, kc, ap, bp, first, last, ldb)
                             if g.a_direct:
@@ -421,22 +420,29 @@ def emit_task(b: ir.IRBuilder, alloca_b: ir.IRBuilder, g: GemmTask, t, w) -> Non
 PREFETCH_NEXT_B = True
 
 
-def _prefetch_next_panel(b, bp, kc, row_bytes: int, p, n_ir, pt) -> None:
-    """Prefetch into L2 slice ``p`` of ``n_ir`` (0: none) of the B
-    micro-panel after ``bp`` (``kc`` rows of ``row_bytes``; the panels of a
-    block are contiguous)."""
+def _next_panel_slices(b, bp, kc, row_bytes: int, mr: int, ic, mc_end, enabled) -> tuple:
+    """(next panel, lines in all, lines per micro-kernel call) for
+    :func:`_prefetch_slice`: the B micro-panel after ``bp`` (``kc`` rows of
+    ``row_bytes``; a block's panels are contiguous) in as many slices as the
+    M block has micro-panels, none unless ``enabled`` (i1)."""
+    i8 = ir.IntType(8)
+    panel = b.mul(kc, i64(row_bytes))
+    lines = b.lshr(b.add(panel, i64(63)), i64(6))
+    calls = b.sdiv(b.add(b.sub(mc_end, ic), i64(mr - 1)), i64(mr))
+    step = b.sdiv(b.add(lines, b.sub(calls, i64(1))), calls)
+    step = b.select(enabled, step, i64(0))
+    return b.gep(bp, [panel], inbounds=False, source_etype=i8), lines, step
+
+
+def _prefetch_slice(b, slices: tuple, p) -> None:
+    """Prefetch into L2 (``prefetcht1``) slice ``p`` of the next B panel."""
+    nxt, lines, step = slices
     prefetch = gemm_intrinsic(b.module, "llvm.prefetch.p0",
                               ir.FunctionType(ir.VoidType(), [ir.PointerType(), I32, I32, I32]))
-    i8 = ir.IntType(8)
-    lines = b.sdiv(b.mul(kc, i64(row_bytes)), i64(64))
-    # (n_ir = 0: nothing to prefetch; step 0 keeps the division defined)
-    step = b.sdiv(b.add(lines, b.sub(n_ir, i64(1))), b.select(b.icmp_signed(">", n_ir, i64(0)), n_ir, i64(1)))
-    step = b.select(b.icmp_signed(">", n_ir, i64(0)), step, i64(0))
     lo = b.mul(p, step)
     hi = imin(b, b.add(lo, step), lines)
-    nxt = b.gep(bp, [b.mul(kc, i64(row_bytes))], inbounds=False, source_etype=i8)
     with Loop(b, lo, hi, 1, "pfb", vectorize=False) as line:
-        at = b.gep(nxt, [b.mul(line, i64(64))], inbounds=False, source_etype=i8)
+        at = b.gep(nxt, [b.shl(line, i64(6))], inbounds=False, source_etype=ir.IntType(8))
         b.call(prefetch, [at, ir.Constant(I32, 0), ir.Constant(I32, 2), ir.Constant(I32, 1)])
 
 
