@@ -104,3 +104,30 @@ def test_tuples_sharing_elements_are_walked_once():
     lines += [f"  ROOT r = f32[4] get-tuple-element(t{depth}), index=1", "}"]
     a = BufferAssignment(xlac.parse_hlo("\n".join(lines)))
     assert a.temp_size >= 0
+
+
+FRAGMENTS = """
+HloModule m
+
+ENTRY e {
+  x = f32[1024]{0} parameter(0)
+  y = f32[16]{0} parameter(1)
+  a = f32[1024]{0} exponential(x)
+  s = f32[16]{0} exponential(y)
+  c = f32[1040]{0} concatenate(a, s), dimensions={0}
+  zero = f32[] constant(0)
+  p = f32[1536]{0} pad(c, zero), padding=0_496
+  ROOT r = f32[1536]{0} negate(p)
+}
+"""
+
+
+def test_temps_are_placed_again_by_size_when_first_fit_leaves_holes():
+    """First fit puts the small s between a and c, and the bigger p finds no
+    hole when a and s die: placed again largest first, the arena is the
+    largest live set (c and p)."""
+    exe = xlac.jit(FRAGMENTS, optimize=False)
+    a = exe.lowered.assignment
+    assert a.temp_size == a.peak_live_bytes() == 4160 + 6144, a.summary()
+    x, y = np.linspace(0, 1, 1024).astype(np.float32), np.linspace(0, 1, 16).astype(np.float32)
+    np.testing.assert_allclose(exe(x, y), xlac.evaluate(FRAGMENTS, x, y), rtol=1e-6)

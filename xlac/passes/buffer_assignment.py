@@ -34,6 +34,7 @@ separate parameter and result buffers (``state_in_place`` is False).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from dataclasses import dataclass
 
 from ..hlo import custom_call
@@ -42,6 +43,9 @@ from ..hlo.opcodes import OPCODES, Trait, with_trait
 from ..shape import Shape
 
 ALIGNMENT = 64  # bytes: a cache line, and enough for any vector load
+#: Temps placed again by size when first fit leaves holes (_repack), up to
+#: this many allocations (the search is quadratic; a training step keeps first fit).
+REPACK_MAX = 256
 
 #: Opcodes whose values alias other buffers (or need none).
 #: Opcodes whose value is their first operand's (same leaves, same buffers).
@@ -212,10 +216,23 @@ class BufferAssignment:
         # step, whose forward activations stay live through the backward pass).
         dies: dict[int, list] = {}
 
+        # Each allocation's bytes, first and last step, and the values and
+        # scratch that hold it (an in-place update hands it on): for _repack.
+        records: list = []
+        record_of: dict = {}
+
         def make_live(key, slot, step):
             live[key] = slot
             end = step if key[1] == "scratch" else max(step, last_use.get(key[0], -1))
             dies.setdefault(end, []).append(key)
+
+        def record(key, size, step, donor=None):
+            rec = record_of.pop(donor) if donor is not None else None
+            if rec is None:
+                rec = [size, step, len(self.order), []]
+                records.append(rec)
+            rec[3].append(key)
+            record_of[key] = rec
 
         for step, inst in enumerate(self.order):
             if inst.opcode not in NO_BUFFER:
@@ -230,22 +247,27 @@ class BufferAssignment:
                     if donor is not None:
                         # Update in place: take over the dying operand's slice.
                         make_live(key, live.pop(donor), step)
+                        record(key, 0, step, donor)
                         self._slices[key] = BufferSlice("temp", 0, live[key][0], shape.byte_size(), shape)
                         continue
                     size = _align(max(shape.byte_size(), 1))
                     offset = self._allocate(free, size)
                     make_live(key, (offset, size), step)
+                    record(key, size, step)
                     self._slices[key] = BufferSlice("temp", 0, offset, shape.byte_size(), shape)
                 extra = self._scratch_fn(inst)
                 if extra:
                     size = _align(extra)
                     offset = self._allocate(free, size)
                     make_live((id(inst), "scratch"), (offset, size), step)
+                    record((id(inst), "scratch"), size, step)
                     self._scratch[id(inst)] = BufferSlice("temp", 0, offset, extra, None)
             # Free the temps whose last reader is this instruction (after it ran).
             for key in dies.pop(step, ()):
                 if key in live:         # not handed over to an in-place update since
                     _release(free, live.pop(key))
+                    record_of.pop(key)[2] = step
+        self._repack(records)
 
         for number, shape in enumerate(self.result_shapes):
             if shape.is_token:
@@ -335,6 +357,34 @@ class BufferAssignment:
                 self.in_place.append((inst, src))
                 return key
         return None
+
+    def _repack(self, records: list) -> None:
+        """Place the temps again, largest first, each at the lowest offset
+        free over its whole life (XLA's global decreasing-size best fit), when
+        the first-fit arena has holes no placement needs (a small value
+        between two big ones) and the set is small enough to search (the
+        search is quadratic); kept only if the arena shrinks."""
+        if len(records) > REPACK_MAX or self.temp_size <= _live_peak(records):
+            return
+        placed: list = []
+        offsets = {}
+        for rec in sorted(records, key=lambda r: (-r[0], r[1])):
+            size, start, end, _ = rec
+            offset = 0
+            for o, sz in sorted((p_off, p[0]) for p, p_off in placed if p[1] <= end and start <= p[2]):
+                if o - offset >= size:
+                    break
+                offset = max(offset, o + sz)
+            placed.append((rec, offset))
+            offsets[id(rec)] = offset
+        total = max((off + rec[0] for rec, off in placed), default=0)
+        if total >= self.temp_size:
+            return
+        self.temp_size = total
+        for rec in records:
+            for key in rec[3]:
+                table, k = (self._scratch, key[0]) if key[1] == "scratch" else (self._slices, key)
+                table[k] = dataclasses.replace(table[k], offset=offsets[id(rec)])
 
     def _allocate(self, free: list, size: int) -> int:
         for k, (offset, hole) in enumerate(free):
@@ -487,6 +537,18 @@ def _elementwise_to_root(start: HloInstruction, root: HloInstruction) -> bool:
                 return False
             stack.extend(cur.users)
     return True
+
+
+def _live_peak(records: list) -> int:
+    """The most bytes of ``records`` ([size, first step, last step, ...])
+    live at one step: no arena is smaller."""
+    events = sorted([(r[1], r[0]) for r in records] + [(r[2] + 1, -r[0]) for r in records],
+                    key=lambda e: (e[0], e[1]))
+    peak = now = 0
+    for _, delta in events:
+        now += delta
+        peak = max(peak, now)
+    return peak
 
 
 def _release(free: list, hole: tuple) -> None:
