@@ -626,19 +626,27 @@ class SpmdPartitioner:
         partial = remap(s, kept)
         attrs = _attrs(inst)
         local = self._add("reduce", self._local_shape(inst.shape, partial), [xv, init], attrs, inst.name)
-        parts = math.prod(s.tile_dims[d] for d in reduced)
+        parts, groups = self._reduced_groups(s, kept, reduced)
         if parts > 1:
-            m = index_map(s)
-            keep = {dev: tuple(m[dev][d] for d in kept) for dev in m}
-            part = {dev: tuple(m[dev][d] for d in reduced) for dev in m}
-            groups = self._groups_for_sum(keep, part, parts)
-            if groups is None:
-                raise _Fallback("the devices holding the parts of a reduced dimension do not form groups")
             local = self._add("all-reduce", local.shape, [local], {
                 "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
                 "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
         out = self.reshard(local, partial, want[0], inst.shape, inst.name)
         return out, want
+
+    def _reduced_groups(self, s: Sharding, kept: list, reduced: list) -> tuple:
+        """(parts, groups): how many devices hold parts of the ``reduced``
+        dimensions of a value split as ``s``, and the groups of devices whose
+        parts make one whole (same tile of the ``kept`` dimensions)."""
+        parts = math.prod(s.tile_dims[d] for d in reduced)
+        if parts == 1:
+            return 1, None
+        m = index_map(s)
+        groups = self._groups_for_sum({dev: tuple(m[dev][d] for d in kept) for dev in m},
+                                      {dev: tuple(m[dev][d] for d in reduced) for dev in m}, parts)
+        if groups is None:
+            raise _Fallback("the devices holding the parts of a reduced dimension do not form groups")
+        return parts, groups
 
     def _variadic_reduce(self, inst, want):
         """A reduce of several operands (an argmax's values and indices): the
@@ -661,14 +669,8 @@ class SpmdPartitioner:
         leaves = inst.shape.tuple_shapes
         local_shapes = [self._local_shape(sh, partial) for sh in leaves]
         local = self._add("reduce", Shape.tuple(local_shapes), xs + inits, _attrs(inst), inst.name)
-        parts = math.prod(s.tile_dims[d] for d in reduced)
+        parts, groups = self._reduced_groups(s, kept, reduced)
         if parts > 1:
-            m = index_map(s)
-            keep = {dev: tuple(m[dev][d] for d in kept) for dev in m}
-            part = {dev: tuple(m[dev][d] for d in reduced) for dev in m}
-            groups = self._groups_for_sum(keep, part, parts)
-            if groups is None:
-                raise _Fallback("the devices holding the parts of a reduced dimension do not form groups")
             gathered = []
             for k, sh in enumerate(local_shapes):
                 leaf = self._add("get-tuple-element", sh, [local], {"index": k})
