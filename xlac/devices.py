@@ -731,6 +731,13 @@ class PartitionedExecutable:
         per_device = split_arguments(self.signature, args)
         return assemble_results(self.signature, self._replicated.run_per_device(per_device))
 
+    def run_per_device(self, per_device: list) -> list:
+        """One call with each device's tiles given apart (``per_device[d]``,
+        padded as :func:`~xlac.passes.spmd_partitioner.split_arguments` cuts
+        them); returns each device's result tiles.  What a PJRT client with
+        the arrays already on its devices hands over."""
+        return self._replicated.run_per_device(per_device)
+
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""
         return self._replicated.warm_up()

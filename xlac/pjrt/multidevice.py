@@ -80,6 +80,12 @@ class ShardedProgram:
             # split them (XLA's choice too), each device holding its tiles:
             # a training step's new parameters come back split as they went in.
             self.results = [s for s, _ in signature.results]
+            # jax's tiles are the per-device program's arguments as they are
+            # when the shardings agree and every split divides evenly (no
+            # padded tiles): no global array is put together in between.
+            self._direct = [s for s, _ in signature.params] == list(self.params) and all(
+                all(n % t == 0 for n, t in zip(shape.dimensions, sh.tile_dims))
+                for sh, shape in signature.params + signature.results)
             return
         # The annotations say where the pieces are; the computation itself is global.
         for p in module.entry.parameters:
@@ -94,8 +100,14 @@ class ShardedProgram:
             _refuse_device_dependent(module)
             self.compiled = single_device_jit(module)
 
+    _direct = False
+
     def run(self, per_device: list) -> list:
         """``per_device[d]``: device ``d``'s argument tiles (numpy arrays); returns its result tiles."""
+        if self._direct:
+            for k in range(len(self.params)):
+                self._check_tiles(k, [args[k] for args in per_device])
+            return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
         arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
         out = self.compiled(*arguments)
         leaves = [np.asarray(r) for r in (out if self.tuple_result else (out,))]
@@ -103,6 +115,11 @@ class ShardedProgram:
 
     def _assemble(self, k: int, tiles: list) -> np.ndarray:
         """Parameter ``k``'s global array from every device's tile, each checked."""
+        self._check_tiles(k, tiles)
+        sharding = self.params[k]
+        return tiles[0] if sharding.is_replicated else sharding.assemble(tiles)
+
+    def _check_tiles(self, k: int, tiles: list) -> None:
         sharding, shape = self.params[k], self.global_shapes[k]
         expected = local_shape(sharding, shape)
         for d, t in enumerate(tiles):
@@ -110,7 +127,6 @@ class ShardedProgram:
                 raise PjrtError(capi.INVALID_ARGUMENT, f"parameter {k} on device {d}: expected a tile of shape "
                                                        f"{list(expected)} (global {list(shape)}), got "
                                                        f"{list(t.shape)}")
-        return tiles[0] if sharding.is_replicated else sharding.assemble(tiles)
 
 
 class ReplicaProgram:
