@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-os.environ["JAX_PLATFORMS"] = "cpu"
+os.environ["JAX_PLATFORMS"] = "cpu,xlac"          # jax's CPU the default; xlac's devices beside
+os.environ.setdefault("XLAC_NUM_DEVICES", "4")
 os.environ.pop("XLAC_CACHE_DIR", None)
 
 from benchmarks import harness  # noqa: E402
@@ -148,12 +149,24 @@ def measure(quick: bool, devices: list[int]) -> list[dict]:
             for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
                 np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-3, atol=2e-4)
             moved, peak, scratch = xlac_figures(text)
+            # The same jax.jit on xlac's devices (the jax backend): arrays left placed there too.
+            x_mesh = Mesh(np.array(jax.devices("xlac")[:n]), ("d",), axis_types=(AxisType.Auto,))
+            x_in = tuple(NamedSharding(x_mesh, s) for s in in_specs)
+            x_kwargs = {"in_shardings": x_in}
+            if out_spec is not None:
+                x_kwargs["out_shardings"] = NamedSharding(x_mesh, out_spec)
+            xf = jax.jit(fn, **x_kwargs)
+            x_placed = [jax.device_put(a, s) for a, s in zip(args, x_in)]
+            for g, w in zip(jax.tree.leaves(xf(*x_placed)), jax.tree.leaves(want)):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-3, atol=2e-4)
             timings = harness.time_interleaved({
                 "xlac": lambda: exe(*args),
+                "xlac_jax": lambda: jax.block_until_ready(xf(*x_placed)),
                 "xla": lambda: jax.block_until_ready(jf(*placed)),
             }, repeat=3 if quick else 11, budget=3 if quick else 20)
             rows.append({"program": name, "devices": n,
                          "xlac_ms": timings["xlac"].median_s * 1e3, "xla_ms": timings["xla"].median_s * 1e3,
+                         "xlac_jax_ms": timings["xlac_jax"].median_s * 1e3,
                          "xlac_bytes": moved, "xla_bytes": xla_collective_bytes(compiled.as_text()),
                          "xlac_peak": peak, "xlac_scratch": scratch, "xla_peak": int(xla_peak)})
             harness.log(f"{name} on {n}: {rows[-1]}")
@@ -170,17 +183,19 @@ def _size(b: int) -> str:
 def report(res: dict) -> str:
     lines = ["# Automatic sharding: xlac's partitioned programs beside XLA's", "",
              f"{res['sizes']}; jax {res['jax']}, one run on {res['machine']}.", "",
-             "Step time: median of warm calls (xlac: global arrays in and out of its device processes, "
-             "through shared memory; "
+             "Step time: median of warm calls (*xlac.jit*: global arrays in and out of its device "
+             "processes, through shared memory; *jax on xlac*: the same `jax.jit` on xlac's devices "
+             "(the jax backend), its arrays left placed there; "
              "XLA: jax's arrays left on its devices). Bytes: what the collectives move per device per step. "
              "Peak: per-device memory (parameters, results, temporaries); xlac's temporaries include "
              "its matrix products' packing buffers (*of which scratch*: the largest kernel scratch), XLA's "
              "memory analysis leaves Eigen's out.", "",
-             "| program | devices | xlac step (ms) | XLA step (ms) | xlac bytes moved | XLA bytes moved "
-             "| xlac peak / device | of which scratch | XLA peak / device |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| program | devices | xlac.jit step (ms) | jax on xlac step (ms) | XLA step (ms) | xlac bytes moved "
+             "| XLA bytes moved | xlac peak / device | of which scratch | XLA peak / device |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        lines.append(f"| {r['program']} | {r['devices']} | {r['xlac_ms']:.3f} | {r['xla_ms']:.3f} | "
+        jax_ms = f"{r['xlac_jax_ms']:.3f}" if "xlac_jax_ms" in r else "—"
+        lines.append(f"| {r['program']} | {r['devices']} | {r['xlac_ms']:.3f} | {jax_ms} | {r['xla_ms']:.3f} | "
                      f"{_size(r['xlac_bytes'])} | {_size(r['xla_bytes'])} | {_size(r['xlac_peak'])} | "
                      f"{_size(r.get('xlac_scratch', 0))} | {_size(r['xla_peak'])} |")
     return "\n".join(lines) + "\n"
