@@ -261,6 +261,30 @@ def test_a_strided_convolution_split_on_space_reads_its_window_of_the_neighbours
     np.testing.assert_allclose(xlac.jit(_STRIDED_CONV)(x, k), xlac.evaluate(_STRIDED_CONV, x, k), rtol=1e-5, atol=1e-5)
 
 
+_FLATTEN = """HloModule flatten, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=2]>}}
+
+ENTRY main {
+  x = f32[8,6]{1,0} parameter(0), sharding={devices=[2,2]<=[4]}
+  f = f32[48]{0} reshape(x)
+  two = f32[] constant(2)
+  t = f32[48]{0} broadcast(two), dimensions={}
+  ROOT r = f32[48]{0} multiply(f, t)
+}
+"""
+
+
+def test_flattening_a_value_split_by_rows_and_columns_keeps_it_split():
+    """[8,6] split 2x2, flattened: the result is split 4 ways (row-major
+    order of the tiles), each device's rows gathered across the columns only
+    (one all-gather in pairs, as XLA's program moves) and cut to its quarter."""
+    module = xlac.parse_hlo(_FLATTEN)
+    signature = partition_module(module)
+    assert signature.results[0][0].tile_dims == (4,)
+    assert [(op, b) for _, op, b in collective_bytes(module)] == [("all-gather", 48)]
+    x = np.arange(48, dtype=np.float32).reshape(8, 6)
+    np.testing.assert_array_equal(xlac.jit(_FLATTEN)(x), 2 * x.reshape(-1))
+
+
 def test_long_tuple_shardings_with_xla_s_leaf_numbers_are_read():
     """XLA numbers every fifth leaf of a tuple sharding (an optimizer state's
     root): ``/*index=5*/`` comments are not part of the shardings."""

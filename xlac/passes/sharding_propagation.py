@@ -211,6 +211,43 @@ def reshape_sharding(s: Sharding, a: tuple, b: tuple) -> Sharding | None:
     return remap(s, source_of)
 
 
+def merged_reshape_sharding(s: Sharding, a: tuple, b: tuple) -> Sharding | None:
+    """For a reshape that merges dimensions split more than one way (a
+    flatten of a value split by rows and columns): the merged dimension split
+    into all their tiles, in row-major order of the tile indices, where it
+    divides evenly — the value it is reshaped from then needs only the minor
+    splits moved onto its major dimension (an all-to-all), as XLA does.
+    None when :func:`reshape_sharding` applies or nothing fits."""
+    groups = _reshape_groups(tuple(a), tuple(b))
+    if groups is None:
+        return None
+    m = index_map(s)
+    tile_dims = [1] * len(b)
+    index = {dev: [0] * len(b) for dev in m}
+    moved = False
+    for ga, gb in groups:
+        split = [k for k in ga if s.tile_dims[k] > 1]
+        big_b = [x for x in gb if b[x] > 1]
+        if not split:
+            continue
+        if len(big_b) != 1:
+            return None
+        t = math.prod(s.tile_dims[k] for k in split)
+        major = next(x for x in ga if a[x] > 1)
+        if a[major] % t or b[big_b[0]] % t:
+            return None
+        moved |= len(split) > 1
+        tile_dims[big_b[0]] = t
+        for dev in m:
+            flat = 0
+            for k in split:
+                flat = flat * s.tile_dims[k] + m[dev][k]
+            index[dev][big_b[0]] = flat
+    if not moved:
+        return None
+    return from_index_map(tile_dims, {dev: tuple(v) for dev, v in index.items()})
+
+
 # ---------------------------------------------------------------------------------------
 # Reading and writing shardings
 # ---------------------------------------------------------------------------------------
@@ -387,7 +424,8 @@ def _forward_array(inst: HloInstruction, ops: list):
     if op == "transpose":
         return remap(ops[0], list(inst.attrs["dimensions"]))
     if op == "reshape":
-        return reshape_sharding(ops[0], inst.operands[0].shape.dimensions, inst.shape.dimensions)
+        a, b = inst.operands[0].shape.dimensions, inst.shape.dimensions
+        return reshape_sharding(ops[0], a, b) or merged_reshape_sharding(ops[0], a, b)
     if op == "reduce" and len(inst.operands) == 2:
         reduced = set(inst.attrs.get("dimensions", ()))
         return remap(ops[0], [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])

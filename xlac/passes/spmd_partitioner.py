@@ -331,16 +331,40 @@ class SpmdPartitioner:
                 steps.append(("slice", mid))
                 cur = mid
         for d in range(rank):
-            if cur.tile_dims[d] > 1 and cur.tile_dims[d] != to.tile_dims[d]:
+            if cur.tile_dims[d] > 1 and cur.tile_dims[d] != to.tile_dims[d] and \
+                    not self._nested(cur, to, d, shape):
                 steps.append(("gather", d))
                 cur = remap(cur, [None if k == d else k for k in range(rank)])
         if cur == to:
             return steps
+        if self._refines(cur, to, shape):
+            return steps + [("slice", to)]
         for d in range(rank):
             if cur.tile_dims[d] > 1:
                 steps.append(("gather", d))
                 cur = remap(cur, [None if k == d else k for k in range(rank)])
         return steps + [("slice", to)]
+
+    def _nested(self, cur: Sharding, to: Sharding, d: int, shape: Shape) -> bool:
+        """Whether ``to`` splits dimension ``d`` into tiles that each lie in
+        the tile of ``cur`` its device holds (evenly: a device cuts its
+        piece from its own tile)."""
+        tc, tt = cur.tile_dims[d], to.tile_dims[d]
+        if tc <= 1 or tt <= tc or tt % tc or shape.dimensions[d] % tt:
+            return False
+        mc, mt = index_map(cur), index_map(to)
+        return all(mt[dev][d] // (tt // tc) == mc[dev][d] for dev in range(self.n))
+
+    def _refines(self, cur: Sharding, to: Sharding, shape: Shape) -> bool:
+        """Whether every device's tile of ``to`` lies in its tile of ``cur``:
+        each dimension whole in ``cur``, split alike, or nested."""
+        mc, mt = index_map(cur), index_map(to)
+        for d in range(len(shape.dimensions)):
+            if cur.tile_dims[d] == 1 or self._nested(cur, to, d, shape):
+                continue
+            if cur.tile_dims[d] != to.tile_dims[d] or any(mc[dev][d] != mt[dev][d] for dev in range(self.n)):
+                return False
+        return True
 
     def reshard_cost(self, frm: Sharding, to: Sharding, shape: Shape) -> int:
         """Bytes a device receives to reshard (what :meth:`reshard` does)."""
@@ -389,6 +413,8 @@ class SpmdPartitioner:
             return v
         dims = shape.dimensions
         cut = [d for d in range(len(dims)) if cur.tile_dims[d] == 1 and to.tile_dims[d] > 1]
+        # Split further within each device's tile (evenly: :meth:`_nested`).
+        finer = [d for d in range(len(dims)) if 1 < cur.tile_dims[d] < to.tile_dims[d]]
         local = local_dims(to, dims)
         have = list(v.shape.dimensions)
         padded = [local[d] * to.tile_dims[d] if d in cut else have[d] for d in range(len(dims))]
@@ -396,7 +422,16 @@ class SpmdPartitioner:
         if padded != have:
             v = self._add("pad", Shape(etype, padded), [v, self._scalar(0, etype)],
                           {"padding": tuple((0, p - h, 0) for p, h in zip(padded, have))})
-        starts = [self._offset(to, d, dims) if d in cut else self._scalar(0) for d in range(len(dims))]
+        mt = index_map(to)
+
+        def start(d):
+            if d in cut:
+                return self._offset(to, d, dims)
+            if d in finer:
+                per = to.tile_dims[d] // cur.tile_dims[d]
+                return self._lookup([(mt[dev][d] % per) * local[d] for dev in range(self.n)])
+            return self._scalar(0)
+        starts = [start(d) for d in range(len(dims))]
         return self._add("dynamic-slice", Shape(etype, local, shape.layout), [v] + starts,
                          {"dynamic_slice_sizes": tuple(local)})
 
