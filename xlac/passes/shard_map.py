@@ -44,7 +44,7 @@ from ..hlo.custom_call import check_no_host_callback
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
-__all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of",
+__all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of", "meshes_of",
            "SDY_TARGETS", "sdy_to_sharding", "output_shardings"]
 
 SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
@@ -86,6 +86,25 @@ def mesh_of(module: HloModule) -> dict | None:
         axes[name] = check_device_count(what, int(size))
     check_device_counts(1, math.prod(axes.values()), ("replica_count", f"the device count of {m.group(0)}"))
     return axes
+
+
+def meshes_of(module: HloModule) -> dict:
+    """Every mesh of ``xla.sdy.meshes`` by name, ``{name: {axis: size}}`` (a
+    program whose parts reshard onto meshes of other axis names over the
+    same devices has several), each as :func:`mesh_of` reads the first."""
+    text = _frontend(module, "xla.sdy.meshes")
+    if text is None:
+        return {}
+    first = mesh_of(module)
+    found = {}
+    for name, body in re.findall(r"([\w.$-]+)\s*=\s*(#sdy\.mesh<\[.*?\].*?>)", text):
+        if re.search(r"#sdy\.mesh<\[.*?\](.*?)>", body).group(1).strip():
+            raise UnsupportedError("sharding", f"a mesh with explicit device ids ({body})")
+        axes = {a: int(size) for a, size in re.findall(r'"([^"]+)"\s*=\s*(\d+)', body)}
+        if math.prod(axes.values()) != math.prod(first.values()):
+            raise UnsupportedError("sharding", f"mesh {name} {body} of another device count than {first}")
+        found[name] = axes
+    return found
 
 
 def is_global_shardy_program(module: HloModule) -> bool:

@@ -48,7 +48,7 @@ from ..hlo.collectives import frontend_attributes
 from ..hlo.custom_call import SHARDING_ANNOTATIONS
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
-from .shard_map import mesh_of, sdy_to_sharding
+from .shard_map import mesh_of, meshes_of, sdy_to_sharding
 
 __all__ = ["ShardingPropagation", "UnreadSharding", "gspmd_devices", "module_devices", "given_shardings", "annotated", "write_sharding",
            "remap", "reshape_sharding", "index_map", "tiles", "is_auto_sharded"]
@@ -252,15 +252,25 @@ def merged_reshape_sharding(s: Sharding, a: tuple, b: tuple) -> Sharding | None:
 # Reading and writing shardings
 # ---------------------------------------------------------------------------------------
 
+class MeshTable(dict):
+    """The module's meshes by name (``meshes_of``); a name not found (or a
+    single unnamed mesh, key None) falls back to the first."""
+
+    def get(self, name, default=None):
+        if name in self:
+            return self[name]
+        return next(iter(self.values())) if self else default
+
+
 def sdy_value_shardings(text: str, what: str) -> list:
     """``#sdy.sharding<@mesh, [{"x"}, {}]>`` or ``#sdy.sharding_per_value<[<@mesh,
-    [...]>, ...]>`` -> per value, per dimension, the mesh axes it is split
-    over.  Open dimensions (``?``) and priorities split nothing more;
-    sub-axes are refused (UnsupportedError)."""
+    [...]>, ...]>`` -> per value, (the mesh's name, per dimension the mesh
+    axes it is split over).  Open dimensions (``?``) and priorities split
+    nothing more; sub-axes are refused (UnsupportedError)."""
     values = []
-    for m in re.finditer(r"<?@[\w.$-]+\s*,\s*\[(.*?)\](.*?)>", text):
+    for m in re.finditer(r"<?@([\w.$-]+)\s*,\s*\[(.*?)\](.*?)>", text):
         dims = []
-        for group in re.findall(r"\{([^{}]*)\}", m.group(1)):
+        for group in re.findall(r"\{([^{}]*)\}", m.group(2)):
             axes = []
             for token in filter(None, (t.strip() for t in group.split(","))):
                 if token == "?":
@@ -270,7 +280,7 @@ def sdy_value_shardings(text: str, what: str) -> list:
                     raise UnsupportedError("sharding", f"{what}: sub-axis {token} in {m.group(0)}")
                 axes.append(a.group(1))
             dims.append(axes)
-        values.append(dims)
+        values.append((m.group(1), dims))
     return values
 
 
@@ -287,7 +297,8 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
     HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``.  A form
     xlac does not read (sub-axes, manual, ``last_tile_dims``, tile
     dimensions not matching the rank, devices not matching the module's)
-    raises :class:`UnreadSharding` naming the instruction and the sharding."""
+    raises :class:`UnreadSharding` naming the instruction and the sharding.
+    ``mesh``: the module's meshes (a :class:`MeshTable`) or its one mesh."""
     text = inst.attrs.get("sharding")
     leaves = _leaves(inst.shape)
     shown = str(getattr(text, "text", text)) if text is not None else None
@@ -299,7 +310,8 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
             if sdy is None or not mesh:
                 return None
             shown = sdy
-            found = [sdy_to_sharding(spec, mesh) for spec in sdy_value_shardings(sdy, inst.name)]
+            meshes = mesh if isinstance(mesh, MeshTable) else MeshTable({None: mesh})
+            found = [sdy_to_sharding(spec, meshes.get(name)) for name, spec in sdy_value_shardings(sdy, inst.name)]
         if len(found) == 1 and len(leaves) > 1 and found[0].is_replicated:
             found = found * len(leaves)
         if len(found) != len(leaves):
@@ -662,7 +674,7 @@ class ShardingPropagation:
         n = module_devices(module)
         if n < 2:
             return False
-        mesh = mesh_of(module)
+        mesh = MeshTable(meshes_of(module))
         self.n = n
         self.given = {}
         entry = module.entry
