@@ -582,3 +582,16 @@ def test_big_constants_key_by_their_bytes():
     a, b = build(w).key_text(), build(w2).key_text()
     assert a != b and "{sha256:" in a and len(a) < 2000
     assert "sha256" not in build(w).to_text()
+
+
+def test_create_token_is_an_after_all_of_nothing():
+    """``stablehlo.create_token`` (jax's token input of a jit) imports as ``after-all()``."""
+    text = """module @m {
+  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, !stablehlo.token) {
+    %0 = stablehlo.create_token : !stablehlo.token
+    %1 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    return %1, %0 : tensor<2xf32>, !stablehlo.token
+  }
+}"""
+    out, token = xlac.jit(text)(np.ones(2, np.float32))
+    assert token is None and out.tolist() == [2.0, 2.0]

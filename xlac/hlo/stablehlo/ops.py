@@ -206,6 +206,12 @@ def _after_all(ctx: OpContext) -> list:
     return [ctx.add("after-all", Shape.token(), ctx.operands)]
 
 
+@converter("stablehlo.create_token")
+def _create_token(ctx: OpContext) -> list:
+    """StableHLO's deprecated spelling of ``after_all()`` with no operands."""
+    return [ctx.add("after-all", Shape.token(), [])]
+
+
 @converter("stablehlo.replica_id")
 def _replica_id(ctx: OpContext) -> list:
     return [ctx.add("replica-id", ctx.result_shape(), [])]
