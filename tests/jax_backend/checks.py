@@ -515,6 +515,17 @@ def sharded_training_loop_keeps_its_parameters_split():
 
 
 @check("multi")
+def a_program_with_no_results_on_several_devices():
+    """pjit of a function returning nothing, under a mesh of xlac's devices:
+    the empty result tuple has one sharding, as XLA reports it."""
+    import jax
+    from jax.experimental.pjit import pjit
+    from jax.sharding import Mesh
+    with Mesh(np.array(jax.devices("xlac")[:2]), ("x",)):
+        assert pjit(lambda: None)() is None
+
+
+@check("multi")
 def host_callback_on_several_devices_is_an_error():
     """xlac's devices of a program on several are other processes than the callbacks':
     the compile is refused naming them, and the process goes on."""

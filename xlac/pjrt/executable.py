@@ -24,6 +24,7 @@ import numpy as np
 
 from ..executable import jit
 from ..hlo.cost_analysis import cost_analysis
+from ..hlo.sharding import replicated
 from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
 from . import capi, handles
@@ -125,7 +126,9 @@ class Executable:
         self.c_parameter_shardings = self.c_output_shardings = None
         if self.shardings is not None:
             self.c_parameter_shardings = _proto_array([op_sharding_proto(s) for s in self.shardings[0]])
-            self.c_output_shardings = _proto_array([op_sharding_proto(s) for s in self.shardings[1]])
+            # An empty result tuple has one sharding, the tuple's (as XLA reports it).
+            outputs = self.shardings[1] or [replicated(len(self.devices), 0)]
+            self.c_output_shardings = _proto_array([op_sharding_proto(s) for s in outputs])
 
     @property
     def optimized_text(self) -> bytes:
