@@ -526,6 +526,25 @@ def a_program_with_no_results_on_several_devices():
 
 
 @check("multi")
+def a_result_split_unevenly_comes_back_whole():
+    """with_sharding_constraint splitting 113003 elements 2 ways inside a jit
+    (jax's uneven_sharding_wsc): partitioned so, but a jax array's shards are
+    equal, so the result is reported (and handed back) whole on each device."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices("xlac")[:2]), ("data",))
+
+    @jax.jit
+    def fn():
+        x = jax.lax.with_sharding_constraint(jnp.arange(113003), NamedSharding(mesh, P("data")))
+        return x, jnp.concatenate([x, x[:5]])
+    x, z = fn()
+    assert [sh.data.shape for sh in x.addressable_shards] == [(113003,)] * 2
+    assert np.array_equal(np.asarray(z), np.concatenate([np.arange(113003), np.arange(5)]))
+
+
+@check("multi")
 def host_callback_on_several_devices_is_an_error():
     """xlac's devices of a program on several are other processes than the callbacks':
     the compile is refused naming them, and the process goes on."""

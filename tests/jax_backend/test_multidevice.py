@@ -51,13 +51,20 @@ def test_a_result_takes_the_sharding_it_was_made_with():
 @pytest.mark.parametrize("arg, says", [
     ('[{"x":(1)2}, {}]', 'sub-axis "x":(1)2'),
     ('[{"x"}, {}], unreduced={"y"}', "unreduced"),
-    ('[{"x", "y"}, {}]', "dimension 0 of size 3 is not split evenly into 4 tiles"),
     ('[{"z"}, {}]', 'axis "z" is not in the mesh'),
 ])
 def test_forms_xlac_does_not_run_are_refused_by_name(arg, says):
     with pytest.raises(xlac.UnsupportedError, match="not supported yet: sharding .parameter 0: .*" + says.replace(
             "(", r"\(").replace(")", r"\)")):
         entry_shardings(sharded(arg, "[{}, {}]").replace("tensor<4x8", "tensor<3x8"), 4)
+
+
+def test_an_uneven_split_is_read_with_tiles_as_xla_cuts_them():
+    """3 rows over 4 devices: tiles of ceil(3/4) = 1 row, the last empty."""
+    from xlac.pjrt.sharding import local_shape
+    params, _, _ = entry_shardings(sharded('[{"x", "y"}, {}]', "[{}, {}]").replace("tensor<4x8", "tensor<3x8"), 4)
+    assert params[0].tile_dims == (4, 1)
+    assert [local_shape(params[0], (3, 8), d) for d in range(4)] == [(1, 8), (1, 8), (1, 8), (0, 8)]
 
 
 def test_gspmd_shardings_and_refusals():

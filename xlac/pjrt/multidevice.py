@@ -40,6 +40,7 @@ from ..passes.sharding_propagation import module_devices
 from ..passes.spmd_partitioner import partition_module
 from . import capi
 from .errors import PjrtError
+from ..hlo.sharding import Sharding, assemble_tiles, replicated
 from .sharding import entry_shardings, local_shape
 
 #: Instructions whose value depends on which device runs them.
@@ -63,13 +64,23 @@ def compile_program(module, text: str, num_replicas: int, num_partitions: int):
     return ShardedProgram(module, params, results, n)
 
 
+def _even_or_whole(s: Sharding, dims) -> Sharding:
+    """``s``, or whole on every device where it does not split ``dims``
+    evenly: a jax array's shards are of equal size (XLA reports such a
+    result replicated too)."""
+    if s.is_replicated or all(n % t == 0 for n, t in zip(dims, s.tile_dims)):
+        return s
+    return replicated(len(s.devices), len(dims))
+
+
 class ShardedProgram:
     """A global program with shardings, run as its global computation (see the module docstring)."""
 
     def __init__(self, module, params: list, results: list, num_devices: int):
         self.num_devices = num_devices
-        self.params, self.results = params, results
         self.global_shapes = [tuple(p.shape.dimensions) for p in module.entry.parameters]
+        self.params = params
+        self.results = [_even_or_whole(r, shape.dimensions) for r, shape in zip(results, module.result_shape.leaves())]
         self.tuple_result = module.result_shape.is_tuple
         # Automatic sharding (NamedShardings, no shard_map): partitioned, each
         # device process computing its tiles.
@@ -79,7 +90,7 @@ class ShardedProgram:
             # Results without a written sharding stay split as propagation
             # split them (XLA's choice too), each device holding its tiles:
             # a training step's new parameters come back split as they went in.
-            self.results = [s for s, _ in signature.results]
+            self.results = [_even_or_whole(s, shape.dimensions) for s, shape in signature.results]
             # jax's tiles are the per-device program's arguments as they are
             # when the shardings agree and every split divides evenly (no
             # padded tiles): no global array is put together in between.
@@ -117,12 +128,12 @@ class ShardedProgram:
         """Parameter ``k``'s global array from every device's tile, each checked."""
         self._check_tiles(k, tiles)
         sharding = self.params[k]
-        return tiles[0] if sharding.is_replicated else sharding.assemble(tiles)
+        return tiles[0] if sharding.is_replicated else assemble_tiles(tiles, sharding, self.global_shapes[k])
 
     def _check_tiles(self, k: int, tiles: list) -> None:
         sharding, shape = self.params[k], self.global_shapes[k]
-        expected = local_shape(sharding, shape)
         for d, t in enumerate(tiles):
+            expected = local_shape(sharding, shape, d)
             if tuple(t.shape) != expected:
                 raise PjrtError(capi.INVALID_ARGUMENT, f"parameter {k} on device {d}: expected a tile of shape "
                                                        f"{list(expected)} (global {list(shape)}), got "

@@ -212,14 +212,16 @@ def _from_gspmd(text: str, num_devices: int) -> Sharding:
 
 
 def _check_fits(s: Sharding, dims: tuple, rank: int | None) -> None:
-    """A tiling has one entry per dimension and divides each evenly."""
+    """A tiling has one entry per dimension of a value of known sizes (an
+    uneven split has tiles of ``ceil(n / t)``, the last ones shorter, as
+    XLA's and jax's)."""
     if s.is_replicated:
         return
     if rank is None or len(s.tile_dims) != rank:
         raise _refuse(f"{_describe(s)} for a value of rank {rank}")
     for d, (size, t) in enumerate(zip(dims, s.tile_dims)):
-        if size is None or size % t:
-            raise _refuse(f"{_describe(s)}: dimension {d} of size {size} is not split evenly into {t} tiles")
+        if size is None:
+            raise _refuse(f"{_describe(s)}: dimension {d} of unknown size split into {t} tiles")
 
 
 def _describe(s: Sharding) -> str:
@@ -227,11 +229,17 @@ def _describe(s: Sharding) -> str:
     return f"tiles [{','.join(map(str, s.tile_dims))}{tail}]"
 
 
-def local_shape(s: Sharding, global_shape: tuple) -> tuple:
-    """The shape of every device's tile of an array of ``global_shape`` (even tilings only)."""
+def local_shape(s: Sharding, global_shape: tuple, device: int) -> tuple:
+    """The shape of ``device``'s tile of an array of ``global_shape``: tiles
+    of ``ceil(n / t)``, the last ones shorter (or empty) where ``t`` does not
+    divide ``n``."""
     if s.is_replicated:
         return tuple(global_shape)
-    return tuple(g // t for g, t in zip(global_shape, s.tile_dims))
+    shape = []
+    for g, t, k in zip(global_shape, s.tile_dims, s.tile_index(device)):
+        size = -(-g // t)
+        shape.append(max(0, min(g, (k + 1) * size) - k * size))
+    return tuple(shape)
 
 
 def op_sharding_proto(s: Sharding) -> bytes:
