@@ -285,7 +285,7 @@ def test_flattening_a_value_split_by_rows_and_columns_keeps_it_split():
     np.testing.assert_array_equal(xlac.jit(_FLATTEN)(x), 2 * x.reshape(-1))
 
 
-_TWO_MESHES = """HloModule two, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=2]>, mesh_0 = #sdy.mesh<["a"=4, "b"=1]>}}
+_TWO_MESHES = """HloModule two, frontend_attributes={xla.sdy.meshes={empty_mesh = #sdy.mesh<[]>, mesh = #sdy.mesh<["x"=2, "y"=2]>, mesh_0 = #sdy.mesh<["a"=4, "b"=1]>}}
 
 ENTRY main {
   x = f32[8,2]{1,0} parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"x\\"}, {\\"y\\"}]>"}
@@ -297,7 +297,8 @@ ENTRY main {
 
 def test_shardings_on_two_meshes_of_the_same_devices_are_read_on_their_own():
     """jax's reshard onto an abstract mesh of other axis names: each
-    sharding is read on the mesh it names (rows split 4 ways on mesh_0)."""
+    sharding is read on the mesh it names (rows split 4 ways on mesh_0); the
+    empty mesh jax adds for replicated values sets no device count."""
     module = xlac.parse_hlo(_TWO_MESHES)
     signature = partition_module(module)
     assert signature.params[0][0].tile_dims == (2, 2) and signature.results[0][0].tile_dims == (4, 1)
