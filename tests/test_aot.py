@@ -23,6 +23,7 @@ import pytest
 
 import xlac
 from xlac import aot
+from xlac import ops
 from xlac.cli import main as cli_main
 from xlac.codegen import target as targets
 from xlac.runtime import abi
@@ -359,6 +360,33 @@ def test_object_carries_the_gemm_library_code(tmp_path, runtime_obj):
     for k, (x, j) in enumerate(zip(outputs, _leaves(exe(*args)))):
         _assert_same_bits(x, j, f"leaf {k}")
     _check_object_symbols(tmp_path / "gemmlib.o", "gemmlib")
+
+
+def _shared_layers(n: int):
+    """``n`` identical dense layers: one shared kernel, its sites' slot arrays
+    filled by the library's ``fill_slots``."""
+    b = xlac.XlaBuilder("layers")
+    h = ops.parameter(b, 0, xlac.shape("f32[64,32]"), "x")
+    for k in range(n):
+        w = ops.parameter(b, 1 + k, xlac.shape("f32[32,32]"), f"w{k}")
+        h = ops.tanh(ops.dot(h, w) + ops.constant(b, np.float32(1)))
+    return b.build(h).module
+
+
+@needs_nm
+def test_object_carries_the_library_helpers(tmp_path, runtime_obj):
+    """Shared-kernel sites call the library's fill_slots (not emitted in the
+    module): the object links it in, and runs as the JIT does."""
+    from xlac.codegen import gemm_library
+    module = _shared_layers(4)
+    exe = xlac.jit(module)
+    assert gemm_library.symbol(gemm_library.HELPERS, "fill_slots") in exe.llvm_ir
+    rng = np.random.default_rng(5)
+    args = [rng.uniform(-1, 1, (64, 32)).astype(np.float32)] + \
+        [rng.uniform(-0.3, 0.3, (32, 32)).astype(np.float32) for _ in range(4)]
+    res, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="layers", threads=True)
+    _assert_same_bits(outputs[0], np.asarray(exe(*args)), "result")
+    _check_object_symbols(tmp_path / "layers.o", "layers")
 
 
 AMX_HLO = """HloModule amxdots

@@ -39,7 +39,7 @@ from llvmlite import ir
 from ..hlo.ir import FreshNames, HloComputation, HloInstruction, HloModule, fresh_name
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..shape import Shape, to_buffer
-from . import types
+from . import gemm_library, types
 from .elemental import ElementalEmitter
 from .emission import context_of
 from .ir_array import I64, IrArray, i64
@@ -320,47 +320,17 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
 #: A shared-kernel site with at most this many slots stores their addresses
 #: itself; one with more fills its slot array from a constant table.
 SLOT_STORES_MAX = 2
-#: How ``xlac.fill_slots`` reads a slot table's kinds.
-SLOT_KINDS = {"temp": 0, "parameter": 1, "result": 2, "constant": 3}
-_FILL_SLOTS_FN = "xlac.fill_slots"
+#: How the library's ``fill_slots`` reads a slot table's kinds.
+SLOT_KINDS = gemm_library.SLOT_KINDS
 
 
 def fill_slots_function(module: ir.Module) -> ir.Function:
-    """``xlac.fill_slots(slots, table, n, results, params, temp)``: for each of
-    the ``n`` (kind, value) pairs of ``table`` the address of that slot —
-    ``temp + value``, ``params[value]``, ``results[value]`` or ``value`` itself —
-    into ``slots``.  Made once per module (small: copied into every part of a
-    split module that calls it)."""
-    fn = module.globals.get(_FILL_SLOTS_FN)
-    if fn is not None:
-        return fn
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, PTR, PTR, PTR]), _FILL_SLOTS_FN)
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    slots, table, n, results, params, temp = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    with for_range_dynamic(b, i64(0), n, "slot", loop_id=loop_hints(module, vectorize=False)) as k:
-        at = b.shl(k, i64(1))
-        kind = b.load(b.gep(table, [at], source_etype=I64), typ=I64)
-        value = b.load(b.gep(table, [b.add(at, i64(1))], source_etype=I64), typ=I64)
-        out = b.gep(slots, [k], source_etype=PTR)
-        done = b.append_basic_block("slot.done")
-        cases = {
-            "temp": lambda: b.gep(temp, [value], inbounds=True, source_etype=I8),
-            "parameter": lambda: b.load(b.gep(params, [value], source_etype=PTR), typ=PTR),
-            "result": lambda: b.load(b.gep(results, [value], source_etype=PTR), typ=PTR),
-            "constant": lambda: b.inttoptr(value, PTR),
-        }
-        blocks = {name: b.append_basic_block(f"slot.{name}") for name in cases}
-        switch = b.switch(kind, blocks["constant"])
-        for name, address in cases.items():
-            switch.add_case(i64(SLOT_KINDS[name]), blocks[name])
-            b.position_at_end(blocks[name])
-            b.store(address(), out)
-            b.branch(done)
-        b.position_at_end(done)
-    b.ret_void()
-    return fn
+    """``fill_slots(slots, table, n, results, params, temp)`` of the library
+    (``gemm_library.HelperVariant``): for each of the ``n`` (kind, value) pairs
+    of ``table`` the address of that slot — ``temp + value``, ``params[value]``,
+    ``results[value]`` or ``value`` itself — into ``slots``.  Compiled once per
+    machine, not in every module (its O3 and code generation were ~5 ms)."""
+    return gemm_library.declare(module, gemm_library.HELPERS, "fill_slots")
 
 
 class ModuleEmitter:
@@ -508,7 +478,7 @@ class ModuleEmitter:
 
     def _fill_slots(self, b: ir.IRBuilder, fn: ir.Function, array: ir.Value, slots) -> None:
         """Fill ``array`` with the addresses of a shared kernel's slots.  A site
-        with more than ``SLOT_STORES_MAX`` slots calls ``xlac.fill_slots`` on a
+        with more than ``SLOT_STORES_MAX`` slots calls the library's ``fill_slots`` on a
         constant table of them (see ``slot_table``): a training step's entry
         was 700 sites of a store and an address per slot, a quarter of the
         module's instructions, for LLVM to optimise in one function."""

@@ -63,6 +63,7 @@ from ..runtime.disk_cache import code_fingerprint
 from .compile_cache import load_or_compile
 from .jit import LIBRARY_PREFIX
 from .ir_array import I64, i64
+from .loops import for_range_dynamic, loop_hints
 from .target import host_description
 
 PREFIX = LIBRARY_PREFIX
@@ -239,6 +240,58 @@ class TableVariant:
         _conv_table(module, self, name_of("table"), linkage)
 
 
+#: How ``fill_slots`` reads a slot table's kinds (``emitter.fill_slots_function``).
+SLOT_KINDS = {"temp": 0, "parameter": 1, "result": 2, "constant": 3}
+FILL_SLOTS_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, PTR, PTR, PTR])
+
+
+@dataclass(frozen=True)
+class HelperVariant:
+    """Small run-time helpers the emitted modules call (``fill_slots``: a
+    shared kernel's slot array from its site's constant table).  Emitted in
+    every module they had cost each a few ms of LLVM; here they are compiled
+    once per machine like the GEMM code."""
+
+    functions = {"fill_slots": FILL_SLOTS_TYPE}
+    native = None
+    tag = "helpers"
+
+    def build(self, module: ir.Module, name_of, linkage: str) -> None:
+        _fill_slots(module, name_of("fill_slots"), linkage)
+
+
+HELPERS = HelperVariant()
+
+
+def _fill_slots(module, name: str, linkage: str) -> None:
+    fn = ir.Function(module, FILL_SLOTS_TYPE, name)
+    fn.linkage = linkage
+    fn.attributes.add("noinline")
+    slots, table, n, results, params, temp = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with for_range_dynamic(b, i64(0), n, "slot", loop_id=loop_hints(module, vectorize=False)) as k:
+        at = b.shl(k, i64(1))
+        kind = b.load(b.gep(table, [at], source_etype=I64), typ=I64)
+        value = b.load(b.gep(table, [b.add(at, i64(1))], source_etype=I64), typ=I64)
+        out = b.gep(slots, [k], source_etype=PTR)
+        done = b.append_basic_block("slot.done")
+        cases = {
+            "temp": lambda: b.gep(temp, [value], inbounds=True, source_etype=I8),
+            "parameter": lambda: b.load(b.gep(params, [value], source_etype=PTR), typ=PTR),
+            "result": lambda: b.load(b.gep(results, [value], source_etype=PTR), typ=PTR),
+            "constant": lambda: b.inttoptr(value, PTR),
+        }
+        blocks = {name: b.append_basic_block(f"slot.{name}") for name in cases}
+        switch = b.switch(kind, blocks["constant"])
+        for name, address in cases.items():
+            switch.add_case(i64(SLOT_KINDS[name]), blocks[name])
+            b.position_at_end(blocks[name])
+            b.store(address(), out)
+            b.branch(done)
+        b.position_at_end(done)
+    b.ret_void()
+
+
 def _function(module, fnty, name: str, linkage: str, arg_names):
     """A new function with named arguments: (function, allocas builder, body builder)."""
     fn = ir.Function(module, fnty, name)
@@ -369,6 +422,7 @@ def _conv_pack(module, v: ConvVariant, name: str, linkage: str) -> None:
 #: them one after the other: the longest alternative first).
 _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
 _NATIVE_STORED = rb"bf16|s8|u8"
+_HELPERS_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_helpers_(\w+)")
 _TABLE_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_table(\d+)_c([01]+)(_e)?_(\w+)")
 _CONV_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_conv(\d+)x(\d+)v(\d+)_b([nkg])"
                            rb"(?:_w(" + _STORED.encode() + rb"))?_(\w+)")
@@ -379,6 +433,10 @@ _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+
 
 def _parse_name(name: bytes):
     """``(hash, variant)`` of a library symbol, or None."""
+    m = _HELPERS_NAME_RE.fullmatch(name)
+    if m is not None:
+        h, fn = (g.decode() for g in m.groups())
+        return (h, HELPERS) if fn in HELPERS.functions else None
     m = _TABLE_NAME_RE.fullmatch(name)
     if m is not None:
         h, pt, mr, checked, edge, fn = (g.decode() if g else None for g in m.groups())
