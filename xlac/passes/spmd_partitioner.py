@@ -1291,14 +1291,7 @@ class SpmdPartitioner:
             windowed = self._conv_windowed(inst, dn, win, S, spatial)
             if windowed is not None:
                 return windowed, want
-        keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
-            {dn.output_spatial_dimensions[k] for k in halo}
-        result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
-        src_l = {dn.input_batch_dimension: dn.output_batch_dimension} | \
-            {dn.input_spatial_dimensions[k]: dn.output_spatial_dimensions[k] for k in halo}
-        lp = remap(result, [src_l.get(j) for j in range(len(lhs.shape.dimensions))])
-        rp = remap(result, [dn.output_feature_dimension if j == dn.kernel_output_feature_dimension else None
-                            for j in range(len(rhs.shape.dimensions))])
+        result, lp, rp = self._conv_tiles(inst, dn, S, halo)
         lv = self._operand(inst, 0, lp)
         rv = self._operand(inst, 1, rp)
         attrs = _attrs(inst)
@@ -1313,17 +1306,13 @@ class SpmdPartitioner:
         new = self._add("convolution", self._local_shape(inst.shape, result), [lv, rv], attrs, inst.name)
         return self.reshard(new, result, S, inst.shape, inst.name), want
 
-    def _conv_windowed(self, inst, dn, win, S: Sharding, spatial: list):
-        """A convolution split on spatial dimensions its windows cross between
-        tiles otherwise than a stride-1 halo (a stride, uneven padding): each
-        device gets the window of the input its output tile reads
-        (:meth:`_windowed`: the neighbours' pieces by collective-permute,
-        zeros past the ends for the padding) and convolves it unpadded; None
-        when a window has dilations or reaches further than gathering."""
+    @staticmethod
+    def _conv_tiles(inst, dn, S: Sharding, spatial: list) -> tuple:
+        """(result, input, kernel) shardings of a convolution computed on
+        tiles: the result split as ``S`` on batch, output features and the
+        ``spatial`` dimensions (window indices), the input as its batch and
+        those dimensions, the kernel as the output features."""
         lhs, rhs = inst.operands
-        if any(win.dimensions[k].window_dilation != 1 or win.dimensions[k].base_dilation != 1
-               for k in spatial):
-            return None
         keep = {dn.output_batch_dimension, dn.output_feature_dimension} | \
             {dn.output_spatial_dimensions[k] for k in spatial}
         result = remap(S, [k if k in keep else None for k in range(len(S.tile_dims))])
@@ -1332,6 +1321,20 @@ class SpmdPartitioner:
         lp = remap(result, [src_l.get(j) for j in range(len(lhs.shape.dimensions))])
         rp = remap(result, [dn.output_feature_dimension if j == dn.kernel_output_feature_dimension else None
                             for j in range(len(rhs.shape.dimensions))])
+        return result, lp, rp
+
+    def _conv_windowed(self, inst, dn, win, S: Sharding, spatial: list):
+        """A convolution split on spatial dimensions its windows cross between
+        tiles otherwise than a stride-1 halo (a stride, uneven padding): each
+        device gets the window of the input its output tile reads
+        (:meth:`_windowed`: the neighbours' pieces by collective-permute,
+        zeros past the ends for the padding) and convolves it unpadded; None
+        when a window has dilations or reaches further than gathering."""
+        lhs = inst.operands[0]
+        if any(win.dimensions[k].window_dilation != 1 or win.dimensions[k].base_dilation != 1
+               for k in spatial):
+            return None
+        result, lp, rp = self._conv_tiles(inst, dn, S, spatial)
         local_out = self._local_shape(inst.shape, result).dimensions
         local_in = self._local_shape(lhs.shape, lp).dimensions
         windows = {dn.input_batch_dimension: (lambda k, L=local_in[dn.input_batch_dimension]: k * L,
