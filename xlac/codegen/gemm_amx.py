@@ -113,6 +113,28 @@ def instruction(fmt) -> str:
     return f"tdpb{sign(fmt.a_pt)}{sign(fmt.b_pt)}d"
 
 
+def tile_ids(mt: int, nt: int) -> tuple:
+    """The tile registers of an MT x NT block: (C tile of (r, s), A tile of
+    row r, B tile of column s) — C's first, then A's, then B's."""
+    return (lambda r, s: r * nt + s), (lambda r: mt * nt + r), (lambda s: mt * nt + mt + s)
+
+
+def tile_products(b, fmt, mt: int, nt: int, a_rows: list, lda, b_t, nr: int) -> None:
+    """One k tile of an MT x NT block: A tile r loaded from ``a_rows[r]``
+    (rows ``lda`` bytes apart), B tile s from ``b_t`` + 64 s bytes (rows of NR
+    words), and C tile (r, s) += A(r) B(s) (:func:`tile_ids`' registers)."""
+    c_tile, a_tile, b_tile = tile_ids(mt, nt)
+    op = instruction(fmt)
+    for r in range(mt):
+        _load(b, a_tile(r), a_rows[r], lda)
+        for s in range(nt):
+            if r == 0:
+                _load(b, b_tile(s), b.gep(b_t, [i64(s * ROW_BYTES)], inbounds=True, source_etype=I8),
+                      i64(nr * 4))
+            _call(b, op, [ir.Constant(I8, c_tile(r, s)), ir.Constant(I8, a_tile(r)), ir.Constant(I8, b_tile(s))],
+                  [I8, I8, I8])
+
+
 def micro_kernel(module: ir.Module, fmt, mr: int, nr: int) -> ir.Function:
     """``void uk(i64 kc, ptr a, ptr b, ptr c, i64 ldc, i1 accumulate)``, as
     ``gemm_native.micro_kernel``: the MR x NR tile of C (f32 or s32, rows
@@ -132,9 +154,7 @@ def micro_kernel(module: ir.Module, fmt, mr: int, nr: int) -> ir.Function:
     for arg, nm in zip(fn.args, ("kc", "a", "b", "c", "ldc", "accumulate")):
         arg.name = nm
     kc, a, bp, c, ldc, accumulate = fn.args
-    c_tile = lambda r, s: r * nt + s                    # noqa: E731
-    a_tile = lambda r: mt * nt + r                      # noqa: E731
-    b_tile = lambda s: mt * nt + mt + s                 # noqa: E731
+    c_tile, _, _ = tile_ids(mt, nt)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ldc_bytes = b.mul(ldc, i64(4))
     c_at = [[b.gep(c, [b.add(b.mul(ldc, i64(r * ROWS)), i64(s * ROWS))], inbounds=True, source_etype=I32)
@@ -162,16 +182,8 @@ def micro_kernel(module: ir.Module, fmt, mr: int, nr: int) -> ir.Function:
     # A: tile t of the panel is MR rows of 64 bytes; B: 16 rows of NR words.
     a_t = b.gep(a, [b.mul(t, i64(mr * ROW_BYTES))], inbounds=True, source_etype=I8)
     b_t = b.gep(bp, [b.mul(t, i64(ROWS * nr * 4))], inbounds=True, source_etype=I8)
-    op = instruction(fmt)
-    for r in range(mt):
-        _load(b, a_tile(r), b.gep(a_t, [i64(r * ROWS * ROW_BYTES)], inbounds=True, source_etype=I8),
-              i64(ROW_BYTES))
-        for s in range(nt):
-            if r == 0:
-                _load(b, b_tile(s), b.gep(b_t, [i64(s * ROW_BYTES)], inbounds=True, source_etype=I8),
-                      i64(nr * 4))
-            _call(b, op, [ir.Constant(I8, c_tile(r, s)), ir.Constant(I8, a_tile(r)), ir.Constant(I8, b_tile(s))],
-                  [I8, I8, I8])
+    tile_products(b, fmt, mt, nt, [b.gep(a_t, [i64(r * ROWS * ROW_BYTES)], inbounds=True, source_etype=I8)
+                                   for r in range(mt)], i64(ROW_BYTES), b_t, nr)
     t_next = b.add(t, i64(1), flags=["nsw", "nuw"])
     t.add_incoming(t_next, b.block)
     b.cbranch(b.icmp_signed("<", t_next, n_k), loop, exit_)

@@ -962,6 +962,15 @@ class SpmdPartitioner:
         return self._add("collective-permute", v.shape, [v], {
             "source_target_pairs": tuple(sorted(pairs)), "channel_id": self._next_channel()})
 
+    def _cut(self, v, d: int, lo: int, hi: int) -> HloInstruction:
+        """``v`` sliced to positions ``lo:hi`` of dimension ``d`` (``v`` itself when that is all of it)."""
+        if (lo, hi) == (0, v.shape.dimensions[d]):
+            return v
+        dims = list(v.shape.dimensions)
+        dims[d] = hi - lo
+        lim = tuple((lo, hi, 1) if k == d else (0, x, 1) for k, x in enumerate(v.shape.dimensions))
+        return self._add("slice", Shape(v.shape.element_type, dims), [v], {"slice": lim})
+
     def _window(self, v, s: Sharding, d: int, n: int, plan, window, fill):
         """``v`` (split as ``s``) cut along ``d`` to this device's window of
         :meth:`_window_plan`: the pieces of the tiles around it received by
@@ -974,12 +983,8 @@ class SpmdPartitioner:
         kind, pieces = plan
         if kind == "single":
             source, lo, hi = pieces
-            dims = list(v.shape.dimensions)
-            dims[d] = hi - lo
-            piece = v
-            if (lo, hi) != (0, L):
-                lim = tuple((lo, hi, 1) if k == d else (0, x, 1) for k, x in enumerate(v.shape.dimensions))
-                piece = self._add("slice", Shape(etype, dims), [v], {"slice": lim})
+            piece = self._cut(v, d, lo, hi)
+            dims = list(piece.shape.dimensions)
             moved = {k: j for k, j in source.items() if j != k}
             buf = self._permute(piece, s, d, lambda k: moved.get(k, -1))
             if any(j == k for k, j in source.items()):         # a window in its own tile: kept
@@ -992,12 +997,7 @@ class SpmdPartitioner:
         else:
             parts = []
             for shift, (lo, hi) in sorted(pieces.items()):
-                dims = list(v.shape.dimensions)
-                dims[d] = hi - lo
-                piece = v
-                if (lo, hi) != (0, L):
-                    lim = tuple((lo, hi, 1) if k == d else (0, x, 1) for k, x in enumerate(v.shape.dimensions))
-                    piece = self._add("slice", Shape(etype, dims), [v], {"slice": lim})
+                piece = self._cut(v, d, lo, hi)
                 if shift != 0:
                     piece = self._permute(piece, s, d, lambda k, sh=shift: k + sh)
                 parts.append(piece)

@@ -225,9 +225,7 @@ def micro_kernel(module: ir.Module, fmt, mt: int, nt: int) -> ir.Function:
         arg.name = nm
     a0, a1, lda, offs, T, bp, c0, c1, ldc = fn.args
     nr = ROWS * nt
-    c_tile = lambda r, s: r * nt + s                    # noqa: E731
-    a_tile = lambda r: mt * nt + r                      # noqa: E731
-    b_tile = lambda s: mt * nt + mt + s                 # noqa: E731
+    c_tile, _, _ = gemm_amx.tile_ids(mt, nt)
     call = gemm_amx._call
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     for r in range(mt):
@@ -242,15 +240,8 @@ def micro_kernel(module: ir.Module, fmt, mt: int, nt: int) -> ir.Function:
     t.add_incoming(i64(0), entry)
     off = b.load(b.gep(offs, [t], inbounds=True, source_etype=I64), typ=I64, align=8)
     b_t = b.gep(bp, [b.mul(t, i64(ROWS * nr * 4))], inbounds=True, source_etype=I8)
-    op = gemm_amx.instruction(fmt)
-    for r, a in enumerate((a0, a1)[:mt]):
-        gemm_amx._load(b, a_tile(r), b.gep(a, [off], inbounds=True, source_etype=I8), lda)
-        for s in range(nt):
-            if r == 0:
-                gemm_amx._load(b, b_tile(s), b.gep(b_t, [i64(s * 64)], inbounds=True, source_etype=I8),
-                               i64(nr * 4))
-            call(b, op, [ir.Constant(I8, c_tile(r, s)), ir.Constant(I8, a_tile(r)), ir.Constant(I8, b_tile(s))],
-                 [I8, I8, I8])
+    gemm_amx.tile_products(b, fmt, mt, nt, [b.gep(a, [off], inbounds=True, source_etype=I8) for a in (a0, a1)[:mt]],
+                           lda, b_t, nr)
     t_next = b.add(t, i64(1), flags=["nsw", "nuw"])
     t.add_incoming(t_next, b.block)
     b.cbranch(b.icmp_signed("<", t_next, T), loop, exit_)
