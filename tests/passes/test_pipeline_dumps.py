@@ -195,3 +195,37 @@ def test_ir_helpers():
     assert comp.instructions.index(late) < comp.instructions.index(n)
     comp.remove_instruction(e)
     verify(module)
+
+
+def test_a_compilation_of_its_own_inside_another_gets_its_own_number(tmp_path, monkeypatch):
+    from xlac.passes.pipeline import dump_module
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    with dump_module("program"):
+        outer = dump_text("ir-no-opt.ll", "; the program")
+        with dump_module("inner"):                 # the same compilation: the same file names
+            assert dump_text("x.txt", "inner") == os.path.join(os.path.dirname(outer),
+                                                             os.path.basename(outer)[:-len("ir-no-opt.ll")] + "x.txt")
+        with dump_module("gemm_library.v", own=True):
+            library = dump_text("ir-no-opt.ll", "; the library")
+    assert os.path.basename(outer).split(".")[0] != os.path.basename(library).split(".")[0]
+    assert ".gemm_library.v." in library and open(outer).read() == "; the program"
+
+
+def test_a_library_variant_built_while_a_program_compiles_keeps_its_own_dump(tmp_path):
+    # A fresh process with an empty library cache builds the dot's GEMM variant while the
+    # program loads; the program's IR dump must still be the program's.
+    import subprocess
+    import sys
+    code = ("import numpy as np, xlac\n"
+            "f = xlac.jit('HloModule dotprog\\nENTRY e {\\n a = f32[64,64]{1,0} parameter(0)\\n"
+            " ROOT d = f32[64,64]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\\n}')\n"
+            "a = np.ones((64, 64), np.float32)\n"
+            "assert (f(a) == 64).all()\n")
+    env = dict(os.environ, XLAC_DUMP_TO=str(tmp_path / "dumps"), XLAC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("XLAC_LIBRARY_CACHE_DIR", None)
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    names = os.listdir(tmp_path / "dumps")
+    program = [n for n in names if ".dotprog." in n and n.endswith("ir-no-opt.ll")]
+    assert len(program) == 1
+    assert '@"xlac_entry"(' in (tmp_path / "dumps" / program[0]).read_text()
+    assert any(".gemm_library." in n and n.endswith("ir-no-opt.ll") for n in names)

@@ -60,6 +60,7 @@ from .gemm import (I1, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, 
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
+from ..passes.pipeline import dump_module
 from .compile_cache import load_or_compile
 from .jit import LIBRARY_PREFIX
 from .ir_array import I64, i64
@@ -792,10 +793,11 @@ def ensure_loaded(v: Variant) -> None:
                                    "without amx-tile: XLAC_TARGET_FEATURES=-amx-tile)")
         t0 = time.perf_counter()
         names = [_symbol(h, v, fn) for fn in v.functions]
-        got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),
-                              directory=disk_cache.library_dir(),
-                              metadata=lambda built, jf: {"library": v.tag, "symbols": names},
-                              before_load=defines_itself, module_options=False)
+        with dump_module(f"gemm_library.{v.tag}", own=True):   # XLAC_DUMP_TO: not the program's files
+            got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),
+                                  directory=disk_cache.library_dir(),
+                                  metadata=lambda built, jf: {"library": v.tag, "symbols": names},
+                                  before_load=defines_itself, module_options=False)
         jf, origin = got.jit, got.origin
         for name in names:
             addr = jf.engine.get_function_address(name)

@@ -98,11 +98,14 @@ def _next_module(name: str) -> _DumpModule:
 
 
 @contextlib.contextmanager
-def dump_module(name: str):
+def dump_module(name: str, own: bool = False):
     """Dumps written inside the block belong to one compilation of module
     ``name``: one module number, steps numbered from 0.  Inside another such
-    block, the outer one's number is kept (one compilation, one number)."""
-    if _current.get() is not None or dump_directory() is None:
+    block, the outer one's number is kept (one compilation, one number),
+    unless ``own``: a compilation of its own started inside another (a GEMM
+    library variant built while a program loads) gets a number of its own,
+    so that its files do not overwrite the program's."""
+    if (_current.get() is not None and not own) or dump_directory() is None:
         yield
         return
     token = _current.set(_next_module(name))
