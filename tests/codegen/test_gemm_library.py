@@ -323,6 +323,7 @@ def test_disk_cache_round_trip_with_library_symbols(tmp_path):
     """)
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path))
     env.pop("XLAC_LIBRARY_CACHE_DIR", None)        # the library follows XLAC_CACHE_DIR
+    env.pop("XLAC_GUARD_PAGES", None)              # guard-page mode calls from Python: no fast-call object
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     assert first.stdout.split() == ["None", "compiled"]
