@@ -48,6 +48,8 @@ import re
 
 from llvmlite import ir
 
+from .ir_text import function_text
+
 __all__ = ["split_module", "plan_split", "SplitPlan", "StreamSplit", "module_weight", "COPY_MAX_INSTRUCTIONS",
            "COPY_MAX_BYTES"]
 
@@ -136,6 +138,17 @@ class _Scan:
         self._known = 0
         self._refs: dict[int, list] = {}
         self._metadata: dict[int, list] = {}
+        self._texts: dict[int, str] = {}
+
+    def text(self, v, keep: bool = False) -> str:
+        """``str(v)`` (a function's by :func:`ir_text.function_text`); kept
+        with ``keep`` (a copy, printed into every part that calls it)."""
+        got = self._texts.get(id(v))
+        if got is None:
+            got = function_text(v) if isinstance(v, ir.Function) else str(v)
+            if keep:
+                self._texts[id(v)] = got
+        return got
 
     def values(self) -> list:
         """The module's globals, in order (learning the ones added since)."""
@@ -477,15 +490,15 @@ def _deal(units: list[list], parts: int, entry_alone: bool = False) -> dict[int,
 def _part_text(scan: _Scan, values: list, own: set, copies: set, declared: set, external: set,
                exported: set) -> str:
     module = scan.module
-    # str(v) is printed once per value: llvmlite caches it.
+    text = scan.text
     lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
              f'target datalayout = "{module.data_layout}"', ""]
     lines += [t.get_declaration() for t in module.get_identified_types().values()]
     for v in values:
         if id(v) in own:
-            lines.append(_exported(str(v)) if id(v) in exported else str(v))
+            lines.append(_exported(text(v)) if id(v) in exported else text(v))
         elif id(v) in copies:
-            lines.append(str(v))
+            lines.append(text(v, keep=True))
         elif id(v) in declared:
             lines.append(_declaration(v))
         elif id(v) in external:

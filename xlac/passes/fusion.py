@@ -156,8 +156,12 @@ class Fuser:
     def __init__(self, module: HloModule, comp: HloComputation):
         self.module = module
         self.comp = comp
-        self.names = {i.name for c in module.computations for i in c.instructions}
-        self.comp_names = {c.name for c in module.computations}
+        # The module's instruction and computation names, for fresh ones: made
+        # on first use (a module's small while conditions get no fusion),
+        # which comes before this fuser changes the module (``make_fusion``;
+        # multi-output fusion's ``_merge`` names its fusion first).
+        self._names: set | None = None
+        self._comp_names: set | None = None
         self.notes: list[Diagnostic] = []
         self.refusals: dict = {}
         self.replaced: dict[int, HloInstruction] = {}  # consumer id -> the fusion that replaced it
@@ -166,6 +170,18 @@ class Fuser:
         # ops) costs O(1) per update; the lists are rebuilt at the end.
         self._users: dict[int, dict] = {}
         self._fused_index: dict[int, _FusedIndex] = {}  # fusion id -> its index
+
+    @property
+    def names(self) -> set:
+        if self._names is None:
+            self._names = {i.name for c in self.module.computations for i in c.instructions}
+        return self._names
+
+    @property
+    def comp_names(self) -> set:
+        if self._comp_names is None:
+            self._comp_names = {c.name for c in self.module.computations}
+        return self._comp_names
 
     def users(self, inst: HloInstruction) -> dict:
         u = self._users.get(id(inst))
@@ -186,6 +202,7 @@ class Fuser:
     # -- structure -------------------------------------------------------------------
     def make_fusion(self, consumer: HloInstruction) -> HloInstruction:
         """Wrap ``consumer`` in a fusion of its own (params = its distinct operands)."""
+        names = self.names          # made before the module changes
         fused = HloComputation(self.fresh(f"fused_{consumer.name}", self.comp_names))
         params: dict[int, HloInstruction] = {}
         operands: list[HloInstruction] = []
@@ -202,7 +219,7 @@ class Fuser:
         fused.root = root
         kind = "kInput" if consumer.opcode == "reduce" else "kLoop"
         fusion = HloInstruction("fusion", consumer.shape, operands, {"kind": kind, "calls": fused},
-                                self.fresh(f"fusion.{consumer.name}", self.names))
+                                self.fresh(f"fusion.{consumer.name}", names))
         self.module.add_computation(fused)
         self._replace(consumer, fusion)
         self.replaced[id(consumer)] = fusion
