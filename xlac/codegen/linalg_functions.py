@@ -287,25 +287,26 @@ def _build_transpose(module: ir.Module, pt: PT, name: str, linkage: str) -> None
 # ---------------------------------------------------------------------------
 
 def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
-    """``potrf(w, n)``: the upper Cholesky factor of the n x n (n >= 1)
-    row-major matrix at ``w``, in place (upper triangle read; strict lower
-    triangle zeroed); all NaN when a pivot's square root is NaN."""
+    """``potrf(w, n, ld)``: the upper Cholesky factor of the n x n (n >= 1)
+    matrix at ``w`` (row-major, rows ``ld`` elements apart), in place (upper
+    triangle read; strict lower triangle zeroed); all NaN when a pivot's
+    square root is NaN."""
     def build(b, ab, args):
-        w, n = args
+        w, n, ld = args
         ar = _Arith(b, pt)
         failed = ab.alloca(I1, name="chol.failed")
         b.store(ir.Constant(I1, 0), failed)
 
         def u_at(k, i):
-            return ar.conj(ar.load(w, b.add(b.mul(k, n), i)))
+            return ar.conj(ar.load(w, b.add(b.mul(k, ld), i)))
 
         def factor_row(i, first, count):
             """Row i of u: the rows ``first + r`` (r < count) above it not yet
             subtracted, then the square root of its pivot."""
-            row_i = b.mul(i, n)
+            row_i = b.mul(i, ld)
             with b.if_then(b.icmp_signed(">", count, i64(0))):
                 _subtract_rows(b, ar, w, row_i, count,
-                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), n)), i, n)
+                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), ld)), i, n)
             ii = b.add(row_i, i)
             root = ar.sqrt(ar.real(ar.load(w, ii)))
             b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
@@ -322,7 +323,7 @@ def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
         if not pt.is_complex:
             blocked = b.mul(b.udiv(n, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="chol.b") as i0:
-                _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, n), i)), n,
+                _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, ld), i)), ld,
                                    i0, i0, lambda r: r, i0, n)
                 with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="chol.q") as q:
                     factor_row(b.add(i0, q), i0, q)
@@ -331,11 +332,32 @@ def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
         zero, nan = ar.const(0.0), ar.const(math.nan)
         with dyn_range(b, i64(1), n, name="chol.z") as i:
             with dyn_range(b, i64(0), i, name="chol.zj") as j:
-                ar.store(w, b.add(b.mul(i, n), j), zero)
+                ar.store(w, b.add(b.mul(i, ld), j), zero)
         with b.if_then(b.load(failed)):
-            with dyn_range(b, i64(0), b.mul(n, n), name="chol.nan") as e:
-                ar.store(w, e, nan)
-    _function(module, name, [PTR, I64], linkage, build)
+            with dyn_range(b, i64(0), n, name="chol.nan") as i:
+                with dyn_range(b, i64(0), n, name="chol.nanj") as j:
+                    ar.store(w, b.add(b.mul(i, ld), j), nan)
+    _function(module, name, [PTR, I64, I64], linkage, build)
+
+
+def _build_subtract_tile(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
+    """``subtract_tile(ctx, batch, r0, c0, rows, cols)``, a GEMM library
+    epilogue (``gemm_library.EPILOGUE_TYPE``): ``w[r, c] -= t[r, c]`` over the
+    finished tile, ``ctx`` an i64 array ``{t, ld_t, w, ld_w}`` (``batch``
+    unused): the blocked cholesky's panel update, ``a - u^T u``, applied tile
+    by tile while the product is in L1."""
+    def build(b, ab, args):
+        ctx, _, r0, c0, rows, cols = args
+        field = [b.load(b.gep(ctx, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
+        t, ldt, w, ldw = b.inttoptr(field[0], PTR), field[1], b.inttoptr(field[2], PTR), field[3]
+        ar = _Arith(b, pt)
+        with dyn_range(b, i64(0), rows, name="st.r") as r:
+            row = b.add(r0, r)
+            tr, wr = b.add(b.mul(row, ldt), c0), b.add(b.mul(row, ldw), c0)
+            with _parallel_range(b, i64(0), cols, "st.c") as c:
+                x = b.add(wr, c)
+                ar.store(w, x, b.fsub(ar.load(w, x), ar.load(t, b.add(tr, c))))
+    _function(module, name, [PTR, I64, I64, I64, I64, I64], linkage, build)
 
 
 # ---------------------------------------------------------------------------
@@ -448,10 +470,11 @@ def trsm_routine(forward: bool, conj: bool, unit: bool) -> str:
 
 
 #: Every routine: ``potrf``, ``transpose`` and the substitutions.
-ROUTINES = ("potrf", "transpose") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
+ROUTINES = ("potrf", "transpose", "subtract_tile") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
                                           for u in (False, True))
 _TYPES = (PT.F32, PT.F64, PT.C64, PT.C128)
-_FN_TYPES = {"potrf": ir.FunctionType(ir.VoidType(), [PTR, I64]),
+_FN_TYPES = {"potrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64]),
+             "subtract": ir.FunctionType(ir.VoidType(), [PTR] + [I64] * 5),
              "transpose": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 5),
              "trsm": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 4)}
 
@@ -480,6 +503,8 @@ class LinalgVariant:
             _build_potrf(module, self.pt, name, linkage)
         elif self.routine == "transpose":
             _build_transpose(module, self.pt, name, linkage)
+        elif self.routine == "subtract_tile":
+            _build_subtract_tile(module, self.pt, name, linkage)
         else:
             _, direction, *flags = self.routine.split("_")
             _build_trsm(module, self.pt, direction == "fwd", "conj" in flags, "unit" in flags, name, linkage)
@@ -492,5 +517,7 @@ NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|c64|c128)_linalg_(\w+)
 def parse_tag(pt: str, routine: str) -> LinalgVariant | None:
     """The variant of a parsed symbol, or None when it names none."""
     if routine not in ROUTINES or pt not in {t.value for t in _TYPES}:
+        return None
+    if routine == "subtract_tile" and pt not in (PT.F32.value, PT.F64.value):
         return None
     return LinalgVariant(PT(pt), routine)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (block_copy, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
+from . import (block_copy, cholesky_blocked, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
                dynamic_slice, feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
@@ -38,6 +38,7 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
     r.add("fft", fft.FFT)
+    r.add("cholesky", cholesky_blocked.CHOLESKY_BLOCKED)
     r.add("cholesky", linalg.CHOLESKY)
     r.add("triangular-solve", linalg.TRIANGULAR_SOLVE)
     # What the run options say: the device, and the collectives between devices.

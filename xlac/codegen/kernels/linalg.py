@@ -153,7 +153,7 @@ def _cholesky(ctx: KernelContext) -> None:
 
     def task(tctx: KernelContext, e) -> None:
         base = tctx.output_arrays()[0].ptr if in_place else tctx.scratch_pointer()
-        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n)])
+        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n), i64(n)])
 
     _run_tasks(ctx, batch, batch * n ** 3 // 3 >= PARALLEL_MIN_WORK, task)
     if not in_place:
@@ -178,6 +178,9 @@ class _SolvePlan:
         self.batch = math.prod(bs.dimensions[:-2])
         self.work = _row_major(inst.shape) if self.left else _minor_swapped(inst.shape)
         self.work_in_place = self.left and _is_row_major(inst.shape)
+        # A right-side solve of row-major b and x: each task moves its own rows
+        # of b in (transposed) and out, in parallel and while they are in L2.
+        self.copy_in_tasks = not self.left and _is_row_major(bs) and _is_row_major(inst.shape)
         # t = op(a) (left) or op(a)^T (right): a or a^T, conjugated for ADJOINT.
         swap = (transpose != "NO_TRANSPOSE") != (not self.left)
         self.t = _minor_swapped(a) if swap else _row_major(a)
@@ -227,7 +230,15 @@ def _solve_task(tctx: KernelContext, plan: _SolvePlan, fn: ir.Function, task) ->
     c1 = _min(b, b.add(c0, i64(plan.chunk)), nr) if nr % plan.chunk else b.add(c0, i64(plan.chunk))
     w = _element(b, plan.work_pointer(tctx), b.mul(e, i64(m * nr)), pt)
     t = _element(b, plan.t_pointer(tctx), b.mul(e, i64(m * m)), pt)
+    if plan.copy_in_tasks:      # rows [c0, c1) of b are columns [c0, c1) of w
+        tr = _routine(b.module, pt, "transpose")
+        rows = b.sub(c1, c0)
+        src = _element(b, tctx.operand_array(1).ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
+        b.call(tr, [_element(b, w, c0, pt), src, i64(1), rows, i64(m), i64(m), i64(nr)])
     b.call(fn, [w, t, i64(m), i64(nr), c0, c1])
+    if plan.copy_in_tasks:
+        dst = _element(b, tctx.output_arrays()[0].ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
+        b.call(tr, [dst, _element(b, w, c0, pt), i64(1), i64(m), rows, i64(nr), i64(m)])
 
 
 def _triangular_solve(ctx: KernelContext) -> None:
@@ -238,12 +249,13 @@ def _triangular_solve(ctx: KernelContext) -> None:
         return
     plan = _SolvePlan(inst)
     work = IrArray(plan.work_pointer(ctx), plan.work)
-    _copy(b, work, ctx.operand_array(1))
+    if not plan.copy_in_tasks:
+        _copy(b, work, ctx.operand_array(1))
     if not plan.t_is_a:
         _copy(b, IrArray(plan.t_pointer(ctx), plan.t), ctx.operand_array(0))
     fn = _routine(b.module, inst.shape.element_type, trsm_routine(plan.forward, plan.conj, plan.unit))
     _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, fn, t))
-    if not plan.work_in_place:
+    if not (plan.work_in_place or plan.copy_in_tasks):
         _copy(b, out, work)
 
 

@@ -1,0 +1,331 @@
+"""A big f32/f64 ``cholesky`` (spec: *Cholesky*) as one kernel: the blocked
+up-looking factorisation (LAPACK's ``potrf``, upper form) in place in one
+work array, its bulk in calls of the GEMM library.
+
+The work array ``w`` is row-major and holds the upper factor ``u`` (``a``
+itself for ``lower=false``, its transpose for ``lower=true``: the upper
+factor of ``a^T`` is ``l^T``, so the result is copied out transposed, as the
+unblocked kernel does).  For each block of rows ``[i, i + k)``
+(:func:`row_blocks`):
+
+1. ``w[i:i+k, i:] -= u[:i, i:i+k]^T u[:i, i:]``: one GEMM of the library
+   (M = k, N = n - i, K = i, read in place through strides) into a scratch
+   product, subtracted tile by tile by the library's epilogue callback
+   (``linalg_functions``' ``subtract_tile``) while each tile is in L1;
+2. ``u_ii``: the library's ``potrf`` on the diagonal block, in place;
+3. ``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: the library's forward
+   substitution with ``u_ii^T`` (a transposed copy of the block), the
+   columns split over the thread pool.
+
+Then the strict lower triangle is zeroed and, if the last diagonal element is
+NaN (a pivot failed somewhere: NaN spreads to every later block), the matrix
+is made all NaN, as XLA's expander does.  Batch elements go one after the
+other.
+
+Why one kernel instead of the op-expander's blocks of HLO: the expansion
+copied every operand of its dots out of the factor (slices, ``opt-barrier``s),
+every result back in (``dynamic-update-slice``s), and its solves transposed
+their panels in and out; at 512 x 512 those copies and the ~40 kernels'
+dispatch were half the time, and the kernels ~250 ms of compile time.
+Here the GEMM reads ``u`` where it is, and the module holds one kernel whose
+loops are all library code.
+"""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...shape import F32, F64, Shape
+from .. import gemm_library, types
+from ..emitter import KernelContext, ModuleEmitter
+from ..ir_array import IrArray, i64
+from ..kernel_choice import KernelCandidate
+from ..linalg_functions import LinalgVariant
+from ..loops import fill_padding
+from ..task_grid import choose, workers
+from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range
+from .dot_library import library_variant
+from .dot_plan import plan_dot
+from .linalg import _copy, _element, _is_row_major, _row_major
+
+#: Rows of a block (the diagonal blocks ``potrf`` factors serially; the
+#: panel update's M).  64 at 512 x 512: see docs/linalg.md.
+BLOCK = 64
+#: The most row blocks: a bigger matrix takes bigger blocks (whole
+#: multiples of BLOCK), so the kernel's code stays bounded.
+MAX_BLOCKS = 32
+#: Columns of the substitution per task at least (below this the solve runs
+#: on one thread).
+SOLVE_TASK_COLUMNS = 64
+#: The descriptor's i64 slots (``gemm_library.FIELDS``).
+_DESC = len(gemm_library.FIELDS)
+
+
+def applies(inst: HloInstruction) -> str | None:
+    if inst.shape.element_type not in (F32, F64):
+        return "not f32 or f64"
+    n = inst.shape.dimensions[-1]
+    if n <= BLOCK:
+        return f"a matrix of at most {BLOCK} rows (the unblocked kernel)"
+    return None
+
+
+def row_blocks(n: int) -> list[tuple[int, int]]:
+    """``(start, rows)`` of the blocks of an n x n factorisation (n > BLOCK):
+    BLOCK rows (or a multiple, at most MAX_BLOCKS blocks), the last one the
+    rest; a rest of one row joins the block before it (the GEMM of a
+    single-row block would be a matrix-vector product, which the library
+    does not run)."""
+    k = BLOCK * max(1, -(-n // (BLOCK * MAX_BLOCKS)))
+    out = [(s, min(k, n - s)) for s in range(0, n, k)]
+    if len(out) > 1 and out[-1][1] == 1:
+        (s, r), _ = out[-2], out.pop()
+        out[-1] = (s, r + 1)
+    return out
+
+
+def _gemm(pt, M: int, N: int, K: int):
+    """(DotPlan, library Variant) of ``C (M x N) = A^T B``, A K x M and B K x N
+    (M unit-stride in A, N in B and C): the plan of a dot of those shapes,
+    whose pointers and strides the kernel sets itself."""
+    lhs = HloInstruction("parameter", Shape(pt, (K, M)), attrs={"parameter_number": 0})
+    rhs = HloInstruction("parameter", Shape(pt, (K, N)), attrs={"parameter_number": 1})
+    dot = HloInstruction("dot", Shape(pt, (M, N)), [lhs, rhs],
+                         dict(lhs_contracting_dims=(0,), rhs_contracting_dims=(0,), lhs_batch_dims=(),
+                              rhs_batch_dims=()))
+    plan = plan_dot(dot)
+    v = library_variant(dot, plan)
+    assert plan.kind == "gemm" and not plan.swap and v is not None, (M, N, K)
+    return plan, v
+
+
+class _Plan:
+    def __init__(self, inst: HloInstruction):
+        self.pt = inst.shape.element_type
+        self.n = inst.shape.dimensions[-1]
+        self.batch = math.prod(inst.shape.dimensions[:-2])
+        self.lower = bool(inst.attrs.get("lower", False))
+        self.nbands = -(-self.n // BLOCK)
+        self.blocks = row_blocks(self.n)
+        kmax = max(r for _, r in self.blocks)
+        self.gemms = {i: _gemm(self.pt, k, self.n - i, i) for i, k in self.blocks if i}
+        es = self.pt.byte_size
+        self.scratch = ScratchPlan()
+        if self.lower:
+            self.scratch.add("w", self.n * self.n * es)
+        # Other layouts go through row-major copies of the whole batch.
+        self.a_copy = not _is_row_major(inst.operands[0].shape)
+        self.out_copy = not _is_row_major(inst.shape)
+        if self.a_copy:
+            self.scratch.add("a", inst.shape.byte_size())
+        if self.out_copy:
+            self.scratch.add("out", inst.shape.byte_size())
+        self.scratch.add("product", kmax * self.n * es)
+        self.scratch.add("t", kmax * kmax * es)
+        self.scratch.add("gemm", max([p.scratch.size for p, _ in self.gemms.values()], default=0))
+
+
+def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
+    return _Plan(inst).scratch.size
+
+
+def _routine(module, pt, name: str) -> ir.Function:
+    return gemm_library.declare(module, LinalgVariant(pt, name), "call")
+
+
+def _panel_update(ctx: KernelContext, plan: _Plan, w, i: int, k: int, product, gemm_scratch) -> None:
+    """``w[i:i+k, i:] -= w[:i, i:i+k]^T w[:i, i:]`` through the GEMM library."""
+    b, n, pt = ctx.b, plan.n, plan.pt
+    dp, v = plan.gemms[i]
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="chol.desc")
+    desc.align = 8
+    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="chol.epi")
+
+    def put(arr, slot: int, value) -> None:
+        if not isinstance(value, ir.Value):
+            value = i64(value)
+        elif isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, ir.IntType(64))
+        b.store(value, b.gep(arr, [i64(0), i64(slot)], inbounds=True), align=8)
+
+    def field(name: str, value) -> None:
+        put(desc, gemm_library.SLOT[name], value)
+
+    top = _element(b, w, i64(i), pt)                      # w[0, i]: A = w[:i, i:i+k]^T, B = w[:i, i:]
+    for name, ptr, rs, cs in (("a", top, 1, n), ("b", top, n, 1), ("c", product, n - i, 1)):
+        field(name, ptr)
+        field(f"{name}_rs", rs)
+        field(f"{name}_cs", cs)
+        field(f"{name}_bs", 0)
+        field(f"{name}_bo", 0)
+    field("nbi", 1)
+    chosen = choose(b, ctx.opts_arg, dp.grids)
+    null = ir.Constant(PTR, None)
+    field("scratch", dp.scratch.pointer(b, gemm_scratch, "tasks"))
+    field("bshared", null)                                # every task packs its own B block
+    field("bflags", null)
+    counter = dp.scratch.pointer(b, gemm_scratch, "counters")
+    field("counter", counter)
+    for slot, value in enumerate((product, n - i, _element(b, w, i64(i * n + i), pt), n)):
+        put(epi, slot, value)
+    field("epi_fn", _routine(b.module, pt, "subtract_tile"))
+    field("epi_ctx", epi)
+    (nbt, nmt, nnt), (mc, nc) = chosen.split, chosen.sizes
+    for name, value in (("M", k), ("N", n - i), ("K", i), ("nb", 1), ("kc", dp.kc), ("mc", mc), ("nc", nc),
+                        ("nbt", nbt), ("nmt", nmt), ("nnt", nnt), ("n_tasks", chosen.n_tasks),
+                        ("task_bytes", dp.task_bytes), ("b_off", dp.task_plan.regions["b"][0])):
+        field(name, value)
+    b.store(i64(0), b.bitcast(counter, PTR), align=8)
+    fn = gemm_library.declare(b.module, v, "run")
+    if chosen.n_tasks == 1:
+        b.call(fn, [desc, i64(0)])
+    else:
+        ctx.parallel_for(workers(b, chosen, dp.grids.max_workers),
+                         lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
+
+
+def _solve_panel(ctx: KernelContext, plan: _Plan, w, i: int, k: int, t) -> None:
+    """``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: forward substitution with
+    ``t = u_ii^T``, over column chunks on the thread pool."""
+    b, n, pt = ctx.b, plan.n, plan.pt
+    cols = n - i - k
+    tasks = max(1, min(2, cols // SOLVE_TASK_COLUMNS))
+    chunk = -(-cols // tasks)
+    b.call(_routine(b.module, pt, "transpose"), [t, _element(b, w, i64(i * n + i), pt), i64(1), i64(k), i64(k),
+                                                 i64(n), i64(k)])
+    panel = _element(b, w, i64(i * n + i + k), pt)
+    trsm = _routine(b.module, pt, "trsm_fwd")
+
+    def task(tb: ir.IRBuilder, panel, t, c) -> None:
+        c0 = tb.mul(c, i64(chunk))
+        c1 = tb.add(c0, i64(chunk))
+        c1 = tb.select(tb.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
+        tb.call(trsm, [panel, t, i64(k), i64(n), c0, c1])
+
+    if tasks == 1:
+        task(b, panel, t, i64(0))
+    else:
+        ctx.parallel_for(tasks, lambda tctx, c: task(tctx.b, tctx.shared[0], tctx.shared[1], c), shared=(panel, t))
+
+
+def _memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
+    fn = b.module.globals.get("llvm.memcpy.p0.p0.i64")
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1]), "llvm.memcpy.p0.p0.i64")
+    b.call(fn, [dst, src, nbytes, ir.Constant(I1, 0)])
+
+
+def _fill(b: ir.IRBuilder, pt, ptr, count, value) -> None:
+    with dyn_range(b, i64(0), count, name="chol.fill") as j:
+        b.store(value, _element(b, ptr, j, pt))
+
+
+def _bands(plan: "_Plan", tb: ir.IRBuilder, band):
+    """(first row, rows) of copy band ``band``: BLOCK rows, the last the rest
+    (each inside one factorisation block)."""
+    i = tb.mul(band, i64(BLOCK))
+    left = tb.sub(i64(plan.n), i)
+    return i, tb.select(tb.icmp_signed("<", left, i64(BLOCK)), left, i64(BLOCK))
+
+
+def _copy_in(ctx: KernelContext, plan: "_Plan", a, w) -> None:
+    """The triangle the factorisation reads, band by band on the thread pool:
+    ``w[i:i+k, i:] = a[i:, i:i+k]^T`` (lower: w holds ``a^T``) or
+    ``a[i:i+k, i:]`` (upper)."""
+    n, pt = plan.n, plan.pt
+
+    def task(tctx: KernelContext, band) -> None:
+        tb = tctx.b
+        a, w = tctx.shared
+        i, k = _bands(plan, tb, band)
+        at = tb.add(tb.mul(i, i64(n)), i)
+        if plan.lower:
+            tb.call(_routine(tb.module, pt, "transpose"),
+                    [_element(tb, w, at, pt), _element(tb, a, at, pt), i64(1), tb.sub(i64(n), i), k, i64(n), i64(n)])
+            return
+        with dyn_range(tb, i64(0), k, name="chol.in") as r:
+            row = tb.add(at, tb.mul(r, i64(n)))
+            _memcpy(tb, _element(tb, w, row, pt), _element(tb, a, row, pt),
+                    tb.mul(tb.sub(i64(n), i), i64(pt.byte_size)))
+
+    ctx.parallel_for(plan.nbands, task, shared=(a, w))
+
+
+def _copy_out(ctx: KernelContext, plan: "_Plan", w, out, failed) -> None:
+    """The result from ``w``, band by band on the thread pool: lower,
+    ``out[i:i+k, :i+k] = w[:i+k, i:i+k]^T`` (the diagonal block's strict lower
+    triangle in w is zeros) and zeros right of it; upper (``w`` is ``out``),
+    zeros left of the diagonal block.  All NaN when ``failed`` (an i8: the
+    last pivot is NaN)."""
+    n, pt = plan.n, plan.pt
+    ety = types.memory_type(pt)
+
+    def task(tctx: KernelContext, band) -> None:
+        tb = tctx.b
+        w, out, flag = tctx.shared
+        i, k = _bands(plan, tb, band)
+        row0 = _element(tb, out, tb.mul(i, i64(n)), pt)
+        bad = tb.icmp_unsigned("!=", tb.load(flag, typ=I8), ir.Constant(I8, 0))
+        with tb.if_else(bad) as (then, otherwise):
+            with then:
+                _fill(tb, pt, row0, tb.mul(k, i64(n)), ir.Constant(ety, math.nan))
+            with otherwise:
+                end = tb.add(i, k)
+                if plan.lower:
+                    tb.call(_routine(tb.module, pt, "transpose"),
+                            [row0, _element(tb, w, i, pt), i64(1), end, k, i64(n), i64(n)])
+                with dyn_range(tb, i64(0), k, name="chol.out") as r:
+                    row = _element(tb, row0, tb.mul(r, i64(n)), pt)
+                    if plan.lower:
+                        _fill(tb, pt, _element(tb, row, end, pt), tb.sub(i64(n), end), ir.Constant(ety, 0.0))
+                    else:
+                        _fill(tb, pt, row, i, ir.Constant(ety, 0.0))
+
+    ctx.parallel_for(plan.nbands, task, shared=(w, out, failed))
+
+
+def _emit(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    if inst.shape.element_count() == 0:
+        return
+    plan = _Plan(inst)
+    ctx.long_running = True
+    base = ctx.scratch_pointer()
+    a = ctx.operand_array(0)
+    if plan.a_copy:
+        a_rm = IrArray(plan.scratch.pointer(b, base, "a"), _row_major(inst.shape))
+        _copy(b, a_rm, a)
+        a = a_rm
+    result = IrArray(plan.scratch.pointer(b, base, "out"), _row_major(inst.shape)) if plan.out_copy else out
+    work = result.ptr if not plan.lower else plan.scratch.pointer(b, base, "w")
+    failed = ctx.alloca_builder.alloca(I8, name="chol.failed")
+    product = plan.scratch.pointer(b, base, "product")
+    t = plan.scratch.pointer(b, base, "t")
+    gemm_scratch = plan.scratch.pointer(b, base, "gemm")
+    potrf = _routine(b.module, plan.pt, "potrf")
+    n = plan.n
+    with dyn_range(b, i64(0), i64(plan.batch), name="chol.e") as e:
+        at = b.mul(e, i64(n * n))
+        a_e, out_e = _element(b, a.ptr, at, plan.pt), _element(b, result.ptr, at, plan.pt)
+        w = work if plan.lower else out_e
+        _copy_in(ctx, plan, a_e, w)
+        for i, k in plan.blocks:
+            if i:
+                _panel_update(ctx, plan, w, i, k, product, gemm_scratch)
+            b.call(potrf, [_element(b, w, i64(i * n + i), plan.pt), i64(k), i64(n)])
+            if i + k < n:
+                _solve_panel(ctx, plan, w, i, k, t)
+        # NaN spreads from a failed block to every later one: the corner tells.
+        corner = b.load(_element(b, w, i64(n * n - 1), plan.pt), typ=types.memory_type(plan.pt))
+        b.store(b.zext(b.fcmp_unordered("uno", corner, corner), I8), failed)
+        _copy_out(ctx, plan, w, out_e, failed)
+    if plan.out_copy:
+        _copy(b, out, result)
+
+
+#: The kernel candidate (``kernels.register_all``: tried before the unblocked one).
+CHOLESKY_BLOCKED = KernelCandidate("cholesky.blocked", _emit, applies=applies, scratch_bytes=_scratch)
