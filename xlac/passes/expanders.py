@@ -27,12 +27,11 @@ as one table.
 * ``rng-bit-generator`` and ``rng`` (spec: RngBitGenerator, RngUniform,
   RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
   Threefry/Philox rounds per output element (``rng_expander.py``);
-* ``cholesky`` and ``triangular-solve`` (spec: Cholesky, TriangularSolve)
-  of f32/f64 matrices bigger than ``linalg_expansion.CHOLESKY_BLOCK`` /
-  ``BLOCK``, as XLA's
-  CholeskyExpander / TriangularSolveExpander: blocked algorithms whose bulk
-  is ``dot``s around small cholesky / triangular-solve ops
-  (``linalg_expansion.py``);
+* ``triangular-solve`` (spec: TriangularSolve) of f32/f64 matrices bigger
+  than ``linalg_expansion.BLOCK``, as XLA's TriangularSolveExpander: a
+  blocked algorithm whose bulk is ``dot``s around small triangular-solve ops
+  (``linalg_expansion.py``; a big cholesky is blocked in its kernel,
+  ``codegen/kernels/cholesky_blocked.py``);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -100,7 +99,7 @@ from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
 from . import conv_as_dot, reduce_window_rewriter, rng_expander
-from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
+from .linalg_expansion import blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
@@ -322,7 +321,6 @@ def _bitcast_complex(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloI
     return rw.create("complex", out, halves)
 
 
-# EXPANSIONS.register("cholesky")(blocked_cholesky)
 EXPANSIONS.register("triangular-solve")(blocked_triangular_solve)
 
 
