@@ -44,7 +44,6 @@ from ..ir_array import IrArray, i64
 from ..kernel_choice import KernelCandidate
 from ..linalg_functions import LinalgVariant
 from ..loops import fill_padding
-from ..task_grid import choose, workers
 from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range
 from .dot_library import library_variant
 from .dot_plan import plan_dot
@@ -110,7 +109,11 @@ class _Plan:
         self.nbands = -(-self.n // BLOCK)
         self.blocks = row_blocks(self.n)
         kmax = max(r for _, r in self.blocks)
-        self.gemms = {i: _gemm(self.pt, k, self.n - i, i) for i, k in self.blocks if i}
+        # The GEMMs (M, N, K): each block's rows right of its diagonal block, and
+        # each diagonal block (the look-ahead's).
+        shapes = {(k, self.n - i - k, i) for i, k in self.blocks if i and i + k < self.n}
+        shapes |= {(k, k, i) for i, k in self.blocks if i}
+        self.gemms = {mnk: _gemm(self.pt, *mnk) for mnk in shapes}
         es = self.pt.byte_size
         self.scratch = ScratchPlan()
         if self.lower:
@@ -135,13 +138,25 @@ def _routine(module, pt, name: str) -> ir.Function:
     return gemm_library.declare(module, LinalgVariant(pt, name), "call")
 
 
-def _panel_update(ctx: KernelContext, plan: _Plan, w, i: int, k: int, product, gemm_scratch) -> None:
-    """``w[i:i+k, i:] -= w[:i, i:i+k]^T w[:i, i:]`` through the GEMM library."""
+def _gemm_update(ctx: KernelContext, plan: _Plan, w, i: int, k: int, c0: int, c1: int, product, gemm_scratch,
+                 serial: bool = False) -> None:
+    """``w[i:i+k, c0:c1] -= w[:i, i:i+k]^T w[:i, c0:c1]`` through the GEMM
+    library (``serial``: on this thread, as one task of a parallel region)."""
     b, n, pt = ctx.b, plan.n, plan.pt
-    dp, v = plan.gemms[i]
+    dp, v = plan.gemms[(k, c1 - c0, i)]
     desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="chol.desc")
     desc.align = 8
     epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="chol.epi")
+
+    # The constant fields from a template (a global of the module), then the pointers.
+    g = dp.grids.serial if serial else dp.grids.grids[-1]
+    n_tasks = g.n_tasks
+    fields = dict(a_rs=1, a_cs=n, b_rs=n, b_cs=1, c_rs=c1 - c0, c_cs=1, nbi=1, M=k, N=c1 - c0, K=i, nb=1,
+                  kc=dp.kc, mc=g.sizes[0], nc=g.sizes[1], nbt=g.split[0], nmt=g.split[1], nnt=g.split[2],
+                  n_tasks=n_tasks, task_bytes=dp.task_bytes, b_off=dp.task_plan.regions["b"][0])
+    values = [fields.get(name, 0) for name in gemm_library.FIELDS]
+    template = _constant(b.module, values)
+    _memcpy(b, desc, template, i64(8 * _DESC))
 
     def put(arr, slot: int, value) -> None:
         if not isinstance(value, ir.Value):
@@ -153,61 +168,75 @@ def _panel_update(ctx: KernelContext, plan: _Plan, w, i: int, k: int, product, g
     def field(name: str, value) -> None:
         put(desc, gemm_library.SLOT[name], value)
 
-    top = _element(b, w, i64(i), pt)                      # w[0, i]: A = w[:i, i:i+k]^T, B = w[:i, i:]
-    for name, ptr, rs, cs in (("a", top, 1, n), ("b", top, n, 1), ("c", product, n - i, 1)):
-        field(name, ptr)
-        field(f"{name}_rs", rs)
-        field(f"{name}_cs", cs)
-        field(f"{name}_bs", 0)
-        field(f"{name}_bo", 0)
-    field("nbi", 1)
-    chosen = choose(b, ctx.opts_arg, dp.grids)
-    null = ir.Constant(PTR, None)
+    # A = w[:i, i:i+k]^T (M unit-stride), B = w[:i, c0:c1], C = the product (dense);
+    # every task packs its own B block (``bshared`` null).  The grid is the one
+    # of the most threads (a grid chosen per call, as the dot kernel does, is
+    # selects per field and step); with fewer threads the workers take its
+    # tasks in turn.
+    field("a", _element(b, w, i64(i), pt))
+    field("b", _element(b, w, i64(c0), pt))
+    field("c", product)
     field("scratch", dp.scratch.pointer(b, gemm_scratch, "tasks"))
-    field("bshared", null)                                # every task packs its own B block
-    field("bflags", null)
     counter = dp.scratch.pointer(b, gemm_scratch, "counters")
     field("counter", counter)
-    for slot, value in enumerate((product, n - i, _element(b, w, i64(i * n + i), pt), n)):
+    for slot, value in enumerate((product, c1 - c0, _element(b, w, i64(i * n + c0), pt), n)):
         put(epi, slot, value)
     field("epi_fn", _routine(b.module, pt, "subtract_tile"))
     field("epi_ctx", epi)
-    (nbt, nmt, nnt), (mc, nc) = chosen.split, chosen.sizes
-    for name, value in (("M", k), ("N", n - i), ("K", i), ("nb", 1), ("kc", dp.kc), ("mc", mc), ("nc", nc),
-                        ("nbt", nbt), ("nmt", nmt), ("nnt", nnt), ("n_tasks", chosen.n_tasks),
-                        ("task_bytes", dp.task_bytes), ("b_off", dp.task_plan.regions["b"][0])):
-        field(name, value)
-    b.store(i64(0), b.bitcast(counter, PTR), align=8)
+    b.store(i64(0), counter, align=8)
     fn = gemm_library.declare(b.module, v, "run")
-    if chosen.n_tasks == 1:
+    if serial or n_tasks == 1:
         b.call(fn, [desc, i64(0)])
     else:
-        ctx.parallel_for(workers(b, chosen, dp.grids.max_workers),
+        ctx.parallel_for(min(n_tasks, dp.grids.max_workers),
                          lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
 
 
-def _solve_panel(ctx: KernelContext, plan: _Plan, w, i: int, k: int, t) -> None:
-    """``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: forward substitution with
-    ``t = u_ii^T``, over column chunks on the thread pool."""
+def _solve_and_look_ahead(ctx: KernelContext, plan: _Plan, w, s: int, t, product, gemm_scratch) -> None:
+    """Row block ``s`` (its diagonal block factored, the rest updated):
+    ``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]`` by forward substitution with
+    ``t = u_ii^T``, in column chunks on the thread pool, where task 0 solves
+    the columns of the next diagonal block, updates that block and factors
+    it (one step of look-ahead: the serial factorisation runs beside the
+    other tasks' substitution, off the critical path)."""
     b, n, pt = ctx.b, plan.n, plan.pt
-    cols = n - i - k
-    tasks = max(1, min(2, cols // SOLVE_TASK_COLUMNS))
-    chunk = -(-cols // tasks)
+    (i, k), (i2, k2) = plan.blocks[s], plan.blocks[s + 1]
+    rest = n - i2 - k2                                    # columns after the next diagonal block
+    chunks = -(-rest // SOLVE_TASK_COLUMNS)
     b.call(_routine(b.module, pt, "transpose"), [t, _element(b, w, i64(i * n + i), pt), i64(1), i64(k), i64(k),
                                                  i64(n), i64(k)])
-    panel = _element(b, w, i64(i * n + i + k), pt)
-    trsm = _routine(b.module, pt, "trsm_fwd")
 
-    def task(tb: ir.IRBuilder, panel, t, c) -> None:
-        c0 = tb.mul(c, i64(chunk))
-        c1 = tb.add(c0, i64(chunk))
-        c1 = tb.select(tb.icmp_signed("<", c1, i64(cols)), c1, i64(cols))
-        tb.call(trsm, [panel, t, i64(k), i64(n), c0, c1])
+    def task(tctx: KernelContext, c) -> None:
+        tb = tctx.b
+        w, t, product, gemm_scratch = tctx.shared
+        panel = _element(tb, w, i64(i * n + i2), pt)
+        trsm = _routine(tb.module, pt, "trsm_fwd")
+        with tb.if_else(tb.icmp_signed("==", c, i64(0))) as (head, other):
+            with head:
+                tb.call(trsm, [panel, t, i64(k), i64(n), i64(0), i64(k2)])
+                _gemm_update(tctx, plan, w, i2, k2, i2, i2 + k2, product, gemm_scratch, serial=True)
+                tb.call(_routine(tb.module, pt, "potrf"), [_element(tb, w, i64(i2 * n + i2), pt), i64(k2), i64(n)])
+            with other:
+                c0 = tb.add(i64(k2), tb.mul(tb.sub(c, i64(1)), i64(SOLVE_TASK_COLUMNS)))
+                c1 = tb.add(c0, i64(SOLVE_TASK_COLUMNS))
+                c1 = tb.select(tb.icmp_signed("<", c1, i64(k2 + rest)), c1, i64(k2 + rest))
+                tb.call(trsm, [panel, t, i64(k), i64(n), c0, c1])
 
-    if tasks == 1:
-        task(b, panel, t, i64(0))
-    else:
-        ctx.parallel_for(tasks, lambda tctx, c: task(tctx.b, tctx.shared[0], tctx.shared[1], c), shared=(panel, t))
+    ctx.parallel_for(1 + chunks, task, shared=(w, t, product, gemm_scratch))
+
+
+def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
+    """An internal constant array of i64 ``values`` (one per distinct content)."""
+    name = "xlac.cholesky.desc." + "_".join(str(v) for v in values)
+    g = module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(ir.IntType(64), len(values))
+        g = ir.GlobalVariable(module, ty, name)
+        g.initializer = ir.Constant(ty, values)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 8
+    return g
 
 
 def _memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
@@ -218,8 +247,18 @@ def _memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
 
 
 def _fill(b: ir.IRBuilder, pt, ptr, count, value) -> None:
+    """``count`` elements at ``ptr`` set to ``value`` (a loop: the NaNs of a failed matrix)."""
     with dyn_range(b, i64(0), count, name="chol.fill") as j:
         b.store(value, _element(b, ptr, j, pt))
+
+
+def _zero(b: ir.IRBuilder, pt, ptr, count) -> None:
+    """``count`` zeros at ``ptr`` (libc's memset: the kernel's own code is
+    compiled without the loop vectoriser, ``KernelCandidate.glue``)."""
+    fn = b.module.globals.get("llvm.memset.p0.i64")
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), "llvm.memset.p0.i64")
+    b.call(fn, [ptr, ir.Constant(I8, 0), b.mul(count, i64(pt.byte_size)), ir.Constant(I1, 0)])
 
 
 def _bands(plan: "_Plan", tb: ir.IRBuilder, band):
@@ -279,9 +318,9 @@ def _copy_out(ctx: KernelContext, plan: "_Plan", w, out, failed) -> None:
                 with dyn_range(tb, i64(0), k, name="chol.out") as r:
                     row = _element(tb, row0, tb.mul(r, i64(n)), pt)
                     if plan.lower:
-                        _fill(tb, pt, _element(tb, row, end, pt), tb.sub(i64(n), end), ir.Constant(ety, 0.0))
+                        _zero(tb, pt, _element(tb, row, end, pt), tb.sub(i64(n), end))
                     else:
-                        _fill(tb, pt, row, i, ir.Constant(ety, 0.0))
+                        _zero(tb, pt, row, i)
 
     ctx.parallel_for(plan.nbands, task, shared=(w, out, failed))
 
@@ -313,12 +352,13 @@ def _emit(ctx: KernelContext) -> None:
         a_e, out_e = _element(b, a.ptr, at, plan.pt), _element(b, result.ptr, at, plan.pt)
         w = work if plan.lower else out_e
         _copy_in(ctx, plan, a_e, w)
-        for i, k in plan.blocks:
-            if i:
-                _panel_update(ctx, plan, w, i, k, product, gemm_scratch)
-            b.call(potrf, [_element(b, w, i64(i * n + i), plan.pt), i64(k), i64(n)])
-            if i + k < n:
-                _solve_panel(ctx, plan, w, i, k, t)
+        b.call(potrf, [w, i64(plan.blocks[0][1]), i64(n)])
+        for s, (i, k) in enumerate(plan.blocks[:-1]):
+            # Block s's diagonal block is updated and factored (by the step before):
+            # the rest of its rows lose the rows above, then are solved.
+            if i and i + k < n:
+                _gemm_update(ctx, plan, w, i, k, i + k, n, product, gemm_scratch)
+            _solve_and_look_ahead(ctx, plan, w, s, t, product, gemm_scratch)
         # NaN spreads from a failed block to every later one: the corner tells.
         corner = b.load(_element(b, w, i64(n * n - 1), plan.pt), typ=types.memory_type(plan.pt))
         b.store(b.zext(b.fcmp_unordered("uno", corner, corner), I8), failed)
@@ -328,4 +368,4 @@ def _emit(ctx: KernelContext) -> None:
 
 
 #: The kernel candidate (``kernels.register_all``: tried before the unblocked one).
-CHOLESKY_BLOCKED = KernelCandidate("cholesky.blocked", _emit, applies=applies, scratch_bytes=_scratch)
+CHOLESKY_BLOCKED = KernelCandidate("cholesky.blocked", _emit, applies=applies, scratch_bytes=_scratch, glue=True)
