@@ -37,16 +37,15 @@ import math
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...shape import F32, F64, Shape
+from ...shape import F32, F64
 from .. import gemm_library, types
 from ..emitter import KernelContext, ModuleEmitter
 from ..ir_array import IrArray, i64
 from ..kernel_choice import KernelCandidate
 from ..linalg_functions import LinalgVariant
 from ..loops import fill_padding
+from . import gemm_update
 from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range
-from .dot_library import library_variant
-from .dot_plan import plan_dot
 from .linalg import _copy, _element, _is_row_major, _row_major
 
 #: Rows of a block (the diagonal blocks ``potrf`` factors serially; the
@@ -58,8 +57,6 @@ MAX_BLOCKS = 32
 #: Columns of the substitution per task at least (below this the solve runs
 #: on one thread).
 SOLVE_TASK_COLUMNS = 64
-#: The descriptor's i64 slots (``gemm_library.FIELDS``).
-_DESC = len(gemm_library.FIELDS)
 
 
 def applies(inst: HloInstruction) -> str | None:
@@ -85,21 +82,6 @@ def row_blocks(n: int) -> list[tuple[int, int]]:
     return out
 
 
-def _gemm(pt, M: int, N: int, K: int):
-    """(DotPlan, library Variant) of ``C (M x N) = A^T B``, A K x M and B K x N
-    (M unit-stride in A, N in B and C): the plan of a dot of those shapes,
-    whose pointers and strides the kernel sets itself."""
-    lhs = HloInstruction("parameter", Shape(pt, (K, M)), attrs={"parameter_number": 0})
-    rhs = HloInstruction("parameter", Shape(pt, (K, N)), attrs={"parameter_number": 1})
-    dot = HloInstruction("dot", Shape(pt, (M, N)), [lhs, rhs],
-                         dict(lhs_contracting_dims=(0,), rhs_contracting_dims=(0,), lhs_batch_dims=(),
-                              rhs_batch_dims=()))
-    plan = plan_dot(dot)
-    v = library_variant(dot, plan)
-    assert plan.kind == "gemm" and not plan.swap and v is not None, (M, N, K)
-    return plan, v
-
-
 class _Plan:
     def __init__(self, inst: HloInstruction):
         self.pt = inst.shape.element_type
@@ -113,7 +95,7 @@ class _Plan:
         # each diagonal block (the look-ahead's).
         shapes = {(k, self.n - i - k, i) for i, k in self.blocks if i and i + k < self.n}
         shapes |= {(k, k, i) for i, k in self.blocks if i}
-        self.gemms = {mnk: _gemm(self.pt, *mnk) for mnk in shapes}
+        self.gemms = {mnk: gemm_update.plan(self.pt, gemm_update.Gemm(*mnk, False)) for mnk in shapes}
         es = self.pt.byte_size
         self.scratch = ScratchPlan()
         if self.lower:
@@ -127,7 +109,7 @@ class _Plan:
             self.scratch.add("out", inst.shape.byte_size())
         self.scratch.add("product", kmax * self.n * es)
         self.scratch.add("t", kmax * kmax * es)
-        self.scratch.add("gemm", max([p.scratch.size for p, _ in self.gemms.values()], default=0))
+        self.scratch.add("gemm", gemm_update.scratch_bytes(self.gemms.values()))
 
 
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
@@ -140,56 +122,12 @@ def _routine(module, pt, name: str) -> ir.Function:
 
 def _gemm_update(ctx: KernelContext, plan: _Plan, w, i: int, k: int, c0: int, c1: int, product, gemm_scratch,
                  serial: bool = False) -> None:
-    """``w[i:i+k, c0:c1] -= w[:i, i:i+k]^T w[:i, c0:c1]`` through the GEMM
-    library (``serial``: on this thread, as one task of a parallel region)."""
+    """``w[i:i+k, c0:c1] -= w[:i, i:i+k]^T w[:i, c0:c1]`` (``gemm_update``)."""
     b, n, pt = ctx.b, plan.n, plan.pt
-    dp, v = plan.gemms[(k, c1 - c0, i)]
-    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="chol.desc")
-    desc.align = 8
-    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="chol.epi")
-
-    # The constant fields from a template (a global of the module), then the pointers.
-    g = dp.grids.serial if serial else dp.grids.grids[-1]
-    n_tasks = g.n_tasks
-    fields = dict(a_rs=1, a_cs=n, b_rs=n, b_cs=1, c_rs=c1 - c0, c_cs=1, nbi=1, M=k, N=c1 - c0, K=i, nb=1,
-                  kc=dp.kc, mc=g.sizes[0], nc=g.sizes[1], nbt=g.split[0], nmt=g.split[1], nnt=g.split[2],
-                  n_tasks=n_tasks, task_bytes=dp.task_bytes, b_off=dp.task_plan.regions["b"][0])
-    values = [fields.get(name, 0) for name in gemm_library.FIELDS]
-    template = _constant(b.module, values)
-    _memcpy(b, desc, template, i64(8 * _DESC))
-
-    def put(arr, slot: int, value) -> None:
-        if not isinstance(value, ir.Value):
-            value = i64(value)
-        elif isinstance(value.type, ir.PointerType):
-            value = b.ptrtoint(value, ir.IntType(64))
-        b.store(value, b.gep(arr, [i64(0), i64(slot)], inbounds=True), align=8)
-
-    def field(name: str, value) -> None:
-        put(desc, gemm_library.SLOT[name], value)
-
-    # A = w[:i, i:i+k]^T (M unit-stride), B = w[:i, c0:c1], C = the product (dense);
-    # every task packs its own B block (``bshared`` null).  The grid is the one
-    # of the most threads (a grid chosen per call, as the dot kernel does, is
-    # selects per field and step); with fewer threads the workers take its
-    # tasks in turn.
-    field("a", _element(b, w, i64(i), pt))
-    field("b", _element(b, w, i64(c0), pt))
-    field("c", product)
-    field("scratch", dp.scratch.pointer(b, gemm_scratch, "tasks"))
-    counter = dp.scratch.pointer(b, gemm_scratch, "counters")
-    field("counter", counter)
-    for slot, value in enumerate((product, c1 - c0, _element(b, w, i64(i * n + c0), pt), n)):
-        put(epi, slot, value)
-    field("epi_fn", _routine(b.module, pt, "subtract_tile"))
-    field("epi_ctx", epi)
-    b.store(i64(0), counter, align=8)
-    fn = gemm_library.declare(b.module, v, "run")
-    if serial or n_tasks == 1:
-        b.call(fn, [desc, i64(0)])
-    else:
-        ctx.parallel_for(min(n_tasks, dp.grids.max_workers),
-                         lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
+    g = gemm_update.Gemm(k, c1 - c0, i, False)
+    gemm_update.subtract_product(ctx, pt, g, plan.gemms[(g.M, g.N, g.K)], _element(b, w, i64(i), pt), n,
+                                 _element(b, w, i64(c0), pt), n, _element(b, w, i64(i * n + c0), pt), n,
+                                 product, gemm_scratch, serial)
 
 
 def _solve_and_look_ahead(ctx: KernelContext, plan: _Plan, w, s: int, t, product, gemm_scratch) -> None:
@@ -223,27 +161,6 @@ def _solve_and_look_ahead(ctx: KernelContext, plan: _Plan, w, s: int, t, product
                 tb.call(trsm, [panel, t, i64(k), i64(n), c0, c1])
 
     ctx.parallel_for(1 + chunks, task, shared=(w, t, product, gemm_scratch))
-
-
-def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
-    """An internal constant array of i64 ``values`` (one per distinct content)."""
-    name = "xlac.cholesky.desc." + "_".join(str(v) for v in values)
-    g = module.globals.get(name)
-    if g is None:
-        ty = ir.ArrayType(ir.IntType(64), len(values))
-        g = ir.GlobalVariable(module, ty, name)
-        g.initializer = ir.Constant(ty, values)
-        g.global_constant = True
-        g.linkage = "internal"
-        g.align = 8
-    return g
-
-
-def _memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
-    fn = b.module.globals.get("llvm.memcpy.p0.p0.i64")
-    if fn is None:
-        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1]), "llvm.memcpy.p0.p0.i64")
-    b.call(fn, [dst, src, nbytes, ir.Constant(I1, 0)])
 
 
 def _fill(b: ir.IRBuilder, pt, ptr, count, value) -> None:
@@ -286,7 +203,7 @@ def _copy_in(ctx: KernelContext, plan: "_Plan", a, w) -> None:
             return
         with dyn_range(tb, i64(0), k, name="chol.in") as r:
             row = tb.add(at, tb.mul(r, i64(n)))
-            _memcpy(tb, _element(tb, w, row, pt), _element(tb, a, row, pt),
+            gemm_update.memcpy(tb, _element(tb, w, row, pt), _element(tb, a, row, pt),
                     tb.mul(tb.sub(i64(n), i), i64(pt.byte_size)))
 
     ctx.parallel_for(plan.nbands, task, shared=(a, w))
