@@ -1,8 +1,8 @@
 """cholesky and triangular-solve end to end (spec: Cholesky, TriangularSolve):
 builders, shape rules and their errors, the evaluator against numpy and
-XLA's own test values, compiled code (the kernels, the blocked cholesky
-kernel of f32/f64 matrices bigger than cholesky_blocked.BLOCK and the blocked
-expansion of solves bigger than linalg_expansion.BLOCK) against
+XLA's own test values, compiled code (the unblocked kernels, and the blocked
+kernels of f32/f64 matrices bigger than cholesky_blocked.BLOCK /
+triangular_solve_blocked.MIN_SIZE) against
 the evaluator for every element type, batch shape and flag, NaNs for
 matrices that are not positive definite, text round trips, an AOT object."""
 import itertools
@@ -14,9 +14,9 @@ import xlac
 from xlac import ops
 from xlac.codegen import linalg_functions
 from xlac.codegen.compiler import KERNELS, lower
-from xlac.codegen.kernels import cholesky_blocked
+from xlac.codegen.kernels import cholesky_blocked, triangular_solve_blocked
 from xlac.codegen.kernels.cholesky_blocked import BLOCK as CHOLESKY_BLOCK
-from xlac.passes.linalg_expansion import BLOCK
+from xlac.codegen.kernels.triangular_solve_blocked import MIN_SIZE as BLOCK
 
 from test_aot import _assert_same_bits, build_and_run, needs_cc
 from test_aot import runtime_obj  # noqa: F401 (a fixture)
@@ -195,11 +195,11 @@ def test_blocked_cholesky(dtype, lower):
     close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
 
 
-def chosen_kernels(comp) -> list:
-    """The kernel candidates chosen for the cholesky ops after the pipeline."""
+def chosen_kernels(comp, opcode: str = "cholesky") -> list:
+    """The kernel candidates chosen for the ``opcode`` ops after the pipeline."""
     module = lower(comp.module).hlo
     return [KERNELS.choose(i).candidate.name for c in module.computations for i in c.instructions
-            if i.opcode == "cholesky"]
+            if i.opcode == opcode]
 
 
 def test_blocked_cholesky_row_blocks():
@@ -315,8 +315,34 @@ def test_blocked_triangular_solve(dtype, left, lower, transpose):
     a = triangular(rng, (m, m), dtype, lower, unit)
     b = random(rng, (m, k) if left else (k, m), dtype).astype(DTYPES[dtype])
     comp = solve_comp(dtype, a.shape, b.shape, left, lower, unit, transpose)
-    assert lower_ops(comp).count("triangular-solve") == 2
+    assert chosen_kernels(comp, "triangular-solve") == ["triangular-solve.blocked"]
     close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), dtype)
+
+
+def test_blocked_triangular_solve_edges():
+    """Batched, a one-row rest joining the block before it (m = BLOCK + 1 for
+    the blocked kernel's row blocks), layouts of b and x that are not
+    row-major, and one right-hand side (the unblocked kernel)."""
+    rng = np.random.default_rng(37)
+    k = triangular_solve_blocked.BLOCK
+    assert triangular_solve_blocked.row_blocks(2 * k + 1) == [(0, k), (k, k + 1)]
+    for m, nr, left, lower, transpose in ((2 * k + 1, 9, True, False, "NO_TRANSPOSE"),
+                                          (k + 3, 2, False, True, "TRANSPOSE")):
+        a = triangular(rng, (2, m, m), "f64", lower, False)
+        b = random(rng, (2, m, nr) if left else (2, nr, m), "f64").astype(np.float64)
+        comp = solve_comp("f64", a.shape, b.shape, left, lower, False, transpose)
+        assert chosen_kernels(comp, "triangular-solve") == ["triangular-solve.blocked"]
+        close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), "f64")
+    text = """HloModule m
+ENTRY e {
+  a = f32[2,150,150]{0,1,2} parameter(0)
+  b = f32[2,150,20]{1,2,0} parameter(1)
+  ROOT x = f32[2,150,20]{2,0,1} triangular-solve(a, b), left_side=true, lower=true, transpose_a=TRANSPOSE
+}"""
+    args = [triangular(rng, (2, 150, 150), "f32", True, False), rng.standard_normal((2, 150, 20)).astype(np.float32)]
+    close(xlac.jit(text)(*args), xlac.evaluate(text, *args), "f32")
+    one = solve_comp("f32", (k + 10, k + 10), (k + 10, 1), True, True, False, "NO_TRANSPOSE")
+    assert chosen_kernels(one, "triangular-solve") == ["triangular-solve"]
 
 
 def test_complex_and_small_problems_are_not_expanded():
