@@ -2,33 +2,39 @@
 up-looking factorisation (LAPACK's ``potrf``, upper form) in place in one
 work array, its bulk in calls of the GEMM library.
 
-The work array ``w`` is row-major and holds the upper factor ``u`` (``a``
-itself for ``lower=false``, its transpose for ``lower=true``: the upper
-factor of ``a^T`` is ``l^T``, so the result is copied out transposed, as the
-unblocked kernel does).  For each block of rows ``[i, i + k)``
-(:func:`row_blocks`):
+The work array ``w`` is row-major and holds the upper factor ``u``: the
+result buffer for ``lower=false``; for ``lower=true`` a scratch copy of
+``a``'s lower triangle transposed (the upper factor of ``a^T`` is ``l^T``),
+copied out transposed at the end.  Copies in and out go by bands of BLOCK
+rows on the thread pool and move only the triangle the result has.  The
+diagonal block of block row 0 is factored first; then for each block row
+``[i, i + k)`` (:func:`row_blocks`), its diagonal block factored:
 
-1. ``w[i:i+k, i:] -= u[:i, i:i+k]^T u[:i, i:]``: one GEMM of the library
-   (M = k, N = n - i, K = i, read in place through strides) into a scratch
-   product, subtracted tile by tile by the library's epilogue callback
-   (``linalg_functions``' ``subtract_tile``) while each tile is in L1;
-2. ``u_ii``: the library's ``potrf`` on the diagonal block, in place;
-3. ``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: the library's forward
-   substitution with ``u_ii^T`` (a transposed copy of the block), the
-   columns split over the thread pool.
+1. ``w[i:i+k, i+k:] -= u[:i, i:i+k]^T u[:i, i+k:]``: one GEMM of the library
+   on ``w`` in place (``gemm_update``: a dense product, subtracted tile by
+   tile by the library's epilogue while the tile is in L1);
+2. ``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: the library's forward
+   substitution with ``u_ii^T`` (a transposed copy of the block), column
+   chunks on the thread pool; task 0 solves the columns of the next
+   diagonal block first, then updates that block (``w[i':i'+k', i':i'+k']
+   -= u[:i', i':i'+k']^T u[:i', i':i'+k']``, a GEMM on its thread) and
+   factors it (the library's ``potrf``): one step of look-ahead, so that the
+   serial factorisation of a diagonal block runs beside the other tasks'
+   substitution instead of between two parallel steps.
 
-Then the strict lower triangle is zeroed and, if the last diagonal element is
-NaN (a pivot failed somewhere: NaN spreads to every later block), the matrix
-is made all NaN, as XLA's expander does.  Batch elements go one after the
-other.
+If the last diagonal element is NaN (a pivot failed somewhere: NaN spreads
+to every later block), the result is all NaN, as XLA's expander makes it.
+Batch elements go one after the other.
 
-Why one kernel instead of the op-expander's blocks of HLO: the expansion
-copied every operand of its dots out of the factor (slices, ``opt-barrier``s),
-every result back in (``dynamic-update-slice``s), and its solves transposed
-their panels in and out; at 512 x 512 those copies and the ~40 kernels'
-dispatch were half the time, and the kernels ~250 ms of compile time.
-Here the GEMM reads ``u`` where it is, and the module holds one kernel whose
-loops are all library code.
+Why one kernel rather than blocks of HLO (XLA's CholeskyExpander, dots
+around small cholesky and triangular-solve ops): as HLO every operand of a
+dot is a slice copied out of the factor (the GEMM library reads buffers),
+every result is copied back in (``dynamic-update-slice``), the small solves
+transpose their panels in and out, and each of the ~40 ops is a kernel to
+dispatch and to compile (at 512 x 512 the copies and dispatch are about half
+the time, the kernels ~250 ms of LLVM time).  Here the GEMM reads ``u``
+where it is and the module's kernel is glue around library code
+(``KernelCandidate.glue``: compiled with the cheap pipeline).
 """
 from __future__ import annotations
 

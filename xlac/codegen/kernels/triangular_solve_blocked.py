@@ -13,11 +13,15 @@ rows (a, or a transposed copy).  Blocks of BLOCK rows in substitution order
 2. ``w[blk] = t[blk, blk]^-1 w[blk]``: the library's substitution with the
    diagonal block (copied dense), column chunks on the thread pool.
 
-Why one kernel instead of the op-expander's blocks of HLO: the expansion
-sliced the rows not solved yet out of b for every block, and concatenated the
-solved blocks at the end, each a copy of most of b (and its small solves
-ran as separate kernels): at 512 x 512 with 512 right-hand sides the copies
-were a fifth of the time, and the module ~110 ms of compile time.
+Matrices of at most MIN_SIZE rows and solves with one right-hand side (a
+matrix-vector product, which the library does not run) are the unblocked
+kernel's.
+
+Why one kernel rather than blocks of HLO (XLA's TriangularSolveExpander):
+as HLO each block slices the rows not solved yet out of b and the solved
+blocks are concatenated at the end, each a copy of most of b, and the small
+solves are kernels of their own (at 512 x 512 with 512 right-hand sides: a
+fifth of the time, and ~110 ms of compile time against ~50 ms here).
 """
 from __future__ import annotations
 
@@ -124,6 +128,8 @@ def _emit(ctx: KernelContext) -> None:
     inst, b = ctx.inst, ctx.b
     (out,) = ctx.output_arrays()
     fill_padding(b, out)
+    if inst.shape.element_count() == 0:
+        return
     plan = _Plan(inst)
     sp, pt, m, nr = plan.solve, plan.pt, plan.m, plan.nr
     ctx.long_running = True
