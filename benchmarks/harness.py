@@ -306,6 +306,8 @@ class Row:
     note: str = ""
     reuse_note: str = ""
     stream_gbs: float | None = None     # the native STREAM triad, sampled in the same rounds
+    gemm_gflops: float | None = None    # xlac's GEMM of ``gemm_label``, sampled in the same rounds
+    gemm_label: str = ""
 
 
 def _prepare(row: Row, col: str, make_call, ref, tol: float) -> "object | None":
@@ -551,14 +553,42 @@ def run_kernel(k: K.Kernel, *, quick: bool, repeat: int, budget: float, threads:
         # shared machine drifts by 2x within minutes, so the fraction of it a kernel
         # reaches is only meaningful against a triad timed alongside it.
         calls["stream"] = triad
+    gemm_flops = None
+    if k.gemm is not None:
+        # The kernel's own yardstick: xlac's GEMM of the same size and element type,
+        # sampled in the same rounds (the best sgemm of a bigger size is unfair to f64).
+        try:
+            n, dtype = k.gemm(p)
+            calls["gemm"], gemm_flops = _gemm_call(n, dtype, kw), 2 * n ** 3
+            row.gemm_label = f"{n}^3 {np.dtype(dtype).name}"
+        except Exception as e:  # noqa: BLE001 - the column falls back to the machine limit
+            log(f"    xlac GEMM for {k.name}: {type(e).__name__}: {e}")
     timings = time_interleaved({c: f for c, f in calls.items() if f is not None}, repeat, budget)
     stream = timings.pop("stream", None)
     if isinstance(stream, Timing):
         row.stream_gbs = triad.gbs(stream.median_s)
+    gemm = timings.pop("gemm", None)
+    if isinstance(gemm, Timing):
+        row.gemm_gflops = gemm_flops / gemm.median_s / 1e9
     record_timings(row, timings)
     calls.clear()          # the closures hold the inputs
     gc.collect()
     return row
+
+
+def _gemm_call(n: int, dtype, kw: dict):
+    """A warm call of xlac's ``dot`` of two n x n matrices of ``dtype``."""
+    import xlac
+    from xlac import ops
+    pt = xlac.F64 if np.dtype(dtype) == np.float64 else xlac.F32
+    b = xlac.XlaBuilder(f"gemm{n}")
+    x = ops.parameter(b, 0, xlac.Shape(pt, (n, n)), "x")
+    y = ops.parameter(b, 1, xlac.Shape(pt, (n, n)), "y")
+    exe = xlac.jit(b.build(ops.dot(x, y)), **kw)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((n, n)).astype(dtype) for _ in range(2)]
+    exe(*args)
+    return lambda: exe(*args)
 
 
 # ---------------------------------------------------------------------------------
@@ -577,18 +607,27 @@ def _warm_gemm_library(names: list, quick: bool, hlo_dir) -> None:
     timed, so that the GEMM library variants the dots need are built (or loaded from
     the library cache) first: a one-time cost per machine, reported on its own
     (:func:`_gemm_library_events`), as jax's prebuilt kernels are not part of its
-    compile time either."""
+    compile time either.  Kernels with a ``gemm`` yardstick and no HLO (cholesky, the
+    triangular solve: their routines are library units too) compile their builder's
+    computation instead, and the in-memory cache is emptied after."""
     import xlac
+    built = False
     for name in names:
         k = K.BY_NAME[name]
-        text = _hlo_text(k, hlo_dir, k.quick if quick else k.full)
-        if text is None or ("dot(" not in text and "convolution(" not in text):
-            continue
-        text = text.replace("HloModule ", "HloModule warm_", 1)
+        p = k.quick if quick else k.full
+        text = _hlo_text(k, hlo_dir, p)
         try:
-            xlac.jit(text)
+            if text is None and k.gemm is not None:
+                xlac.jit(k.build(p))
+                built = True
+                continue
+            if text is None or ("dot(" not in text and "convolution(" not in text):
+                continue
+            xlac.jit(text.replace("HloModule ", "HloModule warm_", 1))
         except Exception as e:  # noqa: BLE001 - the kernel's own run reports it
             log(f"  warming the GEMM library with {name}: {type(e).__name__}: {e}")
+    if built:
+        xlac.clear_caches()
 
 
 def _gemm_library_events() -> dict:

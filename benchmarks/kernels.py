@@ -16,7 +16,8 @@ Each entry has
   read once, outputs written once) and its floating-point operations, for the
   rate column; ``kind`` says which one the rate is and what it is compared with
   ("memory": GB/s against the measured STREAM triad, "compute": GFLOP/s
-  against the measured best sgemm, "overhead": per-call time only).
+  against the measured best sgemm, or with ``gemm`` against xlac's own
+  GEMM of a size and element type, "overhead": per-call time only).
 
 ``p`` is a dict of sizes: ``Kernel.full`` is the benchmark size (the size the
 HLO file was exported at), ``Kernel.quick`` a tiny one for ``--quick`` and the
@@ -57,6 +58,10 @@ class Kernel:
     size: Callable[[dict], str] = field(default=lambda p: "")
     primary: str = "xlac_hlo"             # the xlac column the ratios and the rate use
     note: str = ""                        # a footnote under the table
+    #: ``p -> (n, dtype)``: the xlac GEMM (an n^3 ``dot`` of that type) whose rate,
+    #: timed in the same rounds, the kernel's rate is a fraction of ("of limit");
+    #: None: the best sgemm of the machine limits.
+    gemm: Callable[[dict], tuple] | None = None
 
 
 # ---------------------------------------------------------------------------------
@@ -732,7 +737,7 @@ def _linalg_kernels() -> list:
             f"cholesky_{tag}", f"cholesky {tag} (lower)", None, _build_cholesky(dtype), np_cholesky,
             _in_spd(dtype), {"n": 512}, {"n": 16}, "compute", lambda p, s=size: 2 * s * p["n"] ** 2,
             lambda p: p["n"] ** 3 // 3, jax_cholesky, None, tol, size=lambda p: f"{p['n']}x{p['n']}",
-            primary="xlac_builder",
+            primary="xlac_builder", gemm=lambda p, d=dtype: (p["n"], d),
             note="cholesky and triangular solve have no JAX-exported HLO (jax lowers them to LAPACK "
                  "custom calls on the CPU): the xlac column is the computation built with `xlac.ops`"))
         out.append(Kernel(
@@ -740,7 +745,8 @@ def _linalg_kernels() -> list:
             _in_trsm(dtype), {"n": 512, "k": 512}, {"n": 16, "k": 8}, "compute",
             lambda p, s=size: s * (p["n"] ** 2 + 2 * p["n"] * p["k"]),
             lambda p: p["n"] ** 2 * p["k"], jax_trsm, None, tol,
-            size=lambda p: f"{p['n']}x{p['n']}, {p['k']} rhs", primary="xlac_builder"))
+            size=lambda p: f"{p['n']}x{p['n']}, {p['k']} rhs", primary="xlac_builder",
+            gemm=lambda p, d=dtype: (p["n"], d)))
     return out
 
 

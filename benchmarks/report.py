@@ -75,6 +75,8 @@ def rate(row: dict) -> tuple[float | None, str]:
 
 def fraction(row: dict, limits: dict | None) -> str:
     r, unit = rate(row)
+    if r is not None and unit == "GFLOP/s" and row.get("gemm_gflops"):
+        return f"{100 * r / row['gemm_gflops']:.0f}% of xlac GEMM {row['gemm_label']}"
     if r is None or not limits:
         return "—"
     if unit == "GB/s" and row.get("stream_gbs"):
@@ -301,7 +303,9 @@ LEGEND = (
     "memory-bound kernels or GFLOP/s for matmul-like ones; *of limit* is that rate as a fraction "
     "of the STREAM triad or of the best sgemm measured in the same run (for memory-bound "
     "kernels: *x% of B*, B the GB/s of the native STREAM triad sampled in the same rounds as "
-    "the kernel, because this machine's bandwidth drifts by up to 2x within minutes). *check*: the largest "
+    "the kernel, because this machine's bandwidth drifts by up to 2x within minutes; for cholesky "
+    "and the triangular solve: *x% of xlac GEMM n^3 t*, xlac's own `dot` of the same size and "
+    "element type sampled in the same rounds). *check*: the largest "
     "`|xlac - numpy| / max|numpy|` of both xlac columns, within the kernel's tolerance. "
     "*compile ms*: `xlac.jit` of the HLO text, parsing included (the GEMM library the dots call "
     "is built or loaded first, see the full report). (n=N): fewer samples, "

@@ -1,8 +1,8 @@
 """cholesky and triangular-solve end to end (spec: Cholesky, TriangularSolve):
 builders, shape rules and their errors, the evaluator against numpy and
-XLA's own test values, compiled code (the kernels, and the blocked
-expansion of f32/f64 matrices bigger than linalg_expansion.CHOLESKY_BLOCK /
-BLOCK) against
+XLA's own test values, compiled code (the unblocked kernels, and the blocked
+kernels of f32/f64 matrices bigger than cholesky_blocked.BLOCK /
+triangular_solve_blocked.MIN_SIZE) against
 the evaluator for every element type, batch shape and flag, NaNs for
 matrices that are not positive definite, text round trips, an AOT object."""
 import itertools
@@ -12,8 +12,11 @@ import pytest
 
 import xlac
 from xlac import ops
-from xlac.codegen.compiler import lower
-from xlac.passes.linalg_expansion import BLOCK, CHOLESKY_BLOCK
+from xlac.codegen import linalg_functions
+from xlac.codegen.compiler import KERNELS, lower
+from xlac.codegen.kernels import cholesky_blocked, triangular_solve_blocked
+from xlac.codegen.kernels.cholesky_blocked import BLOCK as CHOLESKY_BLOCK
+from xlac.codegen.kernels.triangular_solve_blocked import MIN_SIZE as BLOCK
 
 from test_aot import _assert_same_bits, build_and_run, needs_cc
 from test_aot import runtime_obj  # noqa: F401 (a fixture)
@@ -188,9 +191,55 @@ def test_blocked_cholesky(dtype, lower):
     rng = np.random.default_rng(11)
     a = hermitian_pd(rng, (2, n, n), dtype)
     comp = cholesky_comp(dtype, a.shape, lower)
-    lowered = lower_ops(comp)
-    assert lowered.count("cholesky") == 3 and "dot" in lowered       # three diagonal blocks
+    assert chosen_kernels(comp) == ["cholesky.blocked"]
     close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+
+
+def chosen_kernels(comp, opcode: str = "cholesky") -> list:
+    """The kernel candidates chosen for the ``opcode`` ops after the pipeline."""
+    module = lower(comp.module).hlo
+    return [KERNELS.choose(i).candidate.name for c in module.computations for i in c.instructions
+            if i.opcode == opcode]
+
+
+def test_blocked_cholesky_row_blocks():
+    """Blocks of BLOCK rows, the rest last; a one-row rest joins the block
+    before it (its panel update would be a matrix-vector product); a matrix
+    of more than MAX_BLOCKS blocks takes blocks of a multiple of BLOCK."""
+    k = CHOLESKY_BLOCK
+    assert cholesky_blocked.row_blocks(2 * k + 37) == [(0, k), (k, k), (2 * k, 37)]
+    assert cholesky_blocked.row_blocks(2 * k + 1) == [(0, k), (k, k + 1)]
+    big = cholesky_blocked.row_blocks(k * cholesky_blocked.MAX_BLOCKS + 5)
+    assert len(big) <= cholesky_blocked.MAX_BLOCKS and big[0] == (0, 2 * k)
+    assert sum(r for _, r in big) == k * cholesky_blocked.MAX_BLOCKS + 5
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_blocked_cholesky_edges(monkeypatch, lower):
+    """A one-row rest (n = 2 BLOCK + 1), and blocks of twice BLOCK (MAX_BLOCKS
+    lowered to 2): the GEMM's, the solve's and the copies' edges, batched."""
+    rng = np.random.default_rng(31)
+    for dtype, n, max_blocks in (("f64", 2 * CHOLESKY_BLOCK + 1, 32), ("f32", 2 * CHOLESKY_BLOCK + 45, 2)):
+        monkeypatch.setattr(cholesky_blocked, "MAX_BLOCKS", max_blocks)
+        xlac.clear_caches()
+        a = hermitian_pd(rng, (2, n, n), dtype)
+        comp = cholesky_comp(dtype, a.shape, lower)
+        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+    xlac.clear_caches()
+
+
+def test_linalg_library_names_parse():
+    """Every routine's library symbol names its unit (an object file that calls
+    it gets the unit loaded before it is linked), and nothing else does."""
+    from xlac.codegen import gemm_library
+    for pt in (xlac.F32, xlac.C128):
+        for routine in linalg_functions.ROUTINES:
+            if routine == "subtract_tile" and pt is xlac.C128:
+                continue
+            v = linalg_functions.LinalgVariant(pt, routine)
+            assert gemm_library._parse_name(gemm_library.symbol(v, "call").encode()) == (gemm_library.name_hash(v), v)
+    assert gemm_library._parse_name(b"xlac_gemm_0123456789abcdef_f32_linalg_nope_call") is None
+    assert gemm_library._parse_name(b"xlac_gemm_0123456789abcdef_c64_linalg_subtract_tile_call") is None
 
 
 # The kernels' real paths go BLOCK_ROWS (4) rows at a time with a register
@@ -266,13 +315,40 @@ def test_blocked_triangular_solve(dtype, left, lower, transpose):
     a = triangular(rng, (m, m), dtype, lower, unit)
     b = random(rng, (m, k) if left else (k, m), dtype).astype(DTYPES[dtype])
     comp = solve_comp(dtype, a.shape, b.shape, left, lower, unit, transpose)
-    assert lower_ops(comp).count("triangular-solve") == 2
+    assert chosen_kernels(comp, "triangular-solve") == ["triangular-solve.blocked"]
     close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), dtype)
+
+
+def test_blocked_triangular_solve_edges():
+    """Batched, a one-row rest joining the block before it (m = BLOCK + 1 for
+    the blocked kernel's row blocks), layouts of b and x that are not
+    row-major, and one right-hand side (the unblocked kernel)."""
+    rng = np.random.default_rng(37)
+    k = triangular_solve_blocked.BLOCK
+    assert triangular_solve_blocked.row_blocks(2 * k + 1) == [(0, k), (k, k + 1)]
+    for m, nr, left, lower, transpose in ((2 * k + 1, 9, True, False, "NO_TRANSPOSE"),
+                                          (k + 3, 2, False, True, "TRANSPOSE")):
+        a = triangular(rng, (2, m, m), "f64", lower, False)
+        b = random(rng, (2, m, nr) if left else (2, nr, m), "f64").astype(np.float64)
+        comp = solve_comp("f64", a.shape, b.shape, left, lower, False, transpose)
+        assert chosen_kernels(comp, "triangular-solve") == ["triangular-solve.blocked"]
+        close(xlac.jit(comp)(a, b), xlac.evaluate(comp, a, b), "f64")
+    text = """HloModule m
+ENTRY e {
+  a = f32[2,150,150]{0,1,2} parameter(0)
+  b = f32[2,150,20]{1,2,0} parameter(1)
+  ROOT x = f32[2,150,20]{2,0,1} triangular-solve(a, b), left_side=true, lower=true, transpose_a=TRANSPOSE
+}"""
+    args = [triangular(rng, (2, 150, 150), "f32", True, False), rng.standard_normal((2, 150, 20)).astype(np.float32)]
+    close(xlac.jit(text)(*args), xlac.evaluate(text, *args), "f32")
+    one = solve_comp("f32", (k + 10, k + 10), (k + 10, 1), True, True, False, "NO_TRANSPOSE")
+    assert chosen_kernels(one, "triangular-solve") == ["triangular-solve"]
 
 
 def test_complex_and_small_problems_are_not_expanded():
     assert lower_ops(cholesky_comp("c64", (BLOCK + 10, BLOCK + 10), True)).count("cholesky") == 1
-    assert lower_ops(cholesky_comp("f32", (CHOLESKY_BLOCK, CHOLESKY_BLOCK), True)).count("cholesky") == 1
+    assert chosen_kernels(cholesky_comp("c64", (BLOCK + 10, BLOCK + 10), True)) == ["cholesky"]
+    assert chosen_kernels(cholesky_comp("f32", (CHOLESKY_BLOCK, CHOLESKY_BLOCK), True)) == ["cholesky"]
 
 
 @pytest.mark.parametrize("op", ["cholesky", "triangular-solve"])

@@ -54,7 +54,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
-from . import gemm_amx, gemm_native, types
+from . import gemm_amx, gemm_native, linalg_functions, types
 from .gemm import (I1, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel, mul_const,
                    pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
@@ -434,6 +434,11 @@ _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+
 
 def _parse_name(name: bytes):
     """``(hash, variant)`` of a library symbol, or None."""
+    m = linalg_functions.NAME_RE.fullmatch(name)
+    if m is not None:
+        h, pt, routine, _ = (g.decode() for g in m.groups())
+        lv = linalg_functions.parse_tag(pt, routine)
+        return (h, lv) if lv is not None else None
     m = _HELPERS_NAME_RE.fullmatch(name)
     if m is not None:
         h, fn = (g.decode() for g in m.groups())

@@ -61,7 +61,10 @@ class KernelCandidate:
     ``buffer_pointer``, ``scratch_pointer``) and decides nothing from the
     instruction's context beyond what ``kernel_sharing.site_key`` covers, so
     structurally identical sites may share one function
-    (``codegen/kernel_sharing.py``).
+    (``codegen/kernel_sharing.py``).  ``glue``: the kernel's own code only
+    calls library code (no loop of its own worth optimising), so an entry's
+    kernel of it is compiled with the cheap pipeline of cold kernels
+    (``emitter.COLD_MAX_WORK``).
     """
 
     name: str
@@ -69,6 +72,7 @@ class KernelCandidate:
     applies: Callable[[HloInstruction], str | None] = field(default=_always, compare=False)
     scratch_bytes: Callable = field(default=_no_scratch, compare=False)
     shareable: bool = False
+    glue: bool = False
 
 
 @dataclass(frozen=True)

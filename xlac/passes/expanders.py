@@ -27,12 +27,6 @@ as one table.
 * ``rng-bit-generator`` and ``rng`` (spec: RngBitGenerator, RngUniform,
   RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
   Threefry/Philox rounds per output element (``rng_expander.py``);
-* ``cholesky`` and ``triangular-solve`` (spec: Cholesky, TriangularSolve)
-  of f32/f64 matrices bigger than ``linalg_expansion.CHOLESKY_BLOCK`` /
-  ``BLOCK``, as XLA's
-  CholeskyExpander / TriangularSolveExpander: blocked algorithms whose bulk
-  is ``dot``s around small cholesky / triangular-solve ops
-  (``linalg_expansion.py``);
 * the asynchronous collective pairs (``all-reduce-start``/``-done``,
   ``all-gather-start``/``-done``, ``collective-permute-start``/``-done``):
   the synchronous collective where the ``-start`` was (XLA's
@@ -100,7 +94,6 @@ from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
 from . import conv_as_dot, reduce_window_rewriter, rng_expander
-from .linalg_expansion import blocked_cholesky, blocked_triangular_solve
 from .rewriter import PatternRewriter, PatternSet, apply_patterns
 
 __all__ = ["OpExpander", "EXPANSIONS"]
@@ -320,10 +313,6 @@ def _bitcast_complex(rw: PatternRewriter, x: HloInstruction, out: Shape) -> HloI
         halves = [_bitcast_real(rw, _slice_minor(rw, flat, k * r, (k + 1) * r, dims + (r,)), Shape(dst_part, dims))
                   for k in range(2)]
     return rw.create("complex", out, halves)
-
-
-EXPANSIONS.register("cholesky")(blocked_cholesky)
-EXPANSIONS.register("triangular-solve")(blocked_triangular_solve)
 
 
 # -- asynchronous collectives: the pair becomes the synchronous op ---------------------

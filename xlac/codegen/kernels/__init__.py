@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from .. import elemental
 from ..kernel_choice import KernelRegistry
-from . import (block_copy, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
-               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose, windows)
+from . import (block_copy, cholesky_blocked, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
+               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose,
+               triangular_solve_blocked, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -38,7 +39,9 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
     r.add("fft", fft.FFT)
+    r.add("cholesky", cholesky_blocked.CHOLESKY_BLOCKED)
     r.add("cholesky", linalg.CHOLESKY)
+    r.add("triangular-solve", triangular_solve_blocked.TRIANGULAR_SOLVE_BLOCKED)
     r.add("triangular-solve", linalg.TRIANGULAR_SOLVE)
     # What the run options say: the device, and the collectives between devices.
     r.add("replica-id", collectives.REPLICA_ID)

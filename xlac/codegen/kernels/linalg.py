@@ -1,11 +1,12 @@
 """``cholesky`` and ``triangular-solve`` as kernels (spec: *Cholesky*,
 *TriangularSolve*): the unblocked algorithms, for every size, batch and
-element type (f32, f64, c64, c128), in native loops (no library).
+element type (f32, f64, c64, c128), in native loops (no LAPACK).
 
-The ``op-expander`` (``passes/linalg_expansion.py``) first turns big f32/f64
-problems into blocked algorithms whose bulk is ``dot``s (the GEMM library),
-leaving these kernels the diagonal blocks; complex and small problems run
-here whole.
+Big f32/f64 problems take the blocked kernels first
+(``cholesky_blocked.py``, ``triangular_solve_blocked.py``: their bulk in
+the GEMM library, their diagonal blocks in the routines these kernels call);
+complex and small problems, and solves with one right-hand side, run here
+whole.
 
 Both kernels work on a dense, row-major *work array*, one matrix per batch
 element, chosen so that the inner loop is a contiguous ``w[i, :] -= c *
@@ -35,189 +36,29 @@ loop-carried dependences):
   the kernel is big enough.
 
 **Compile time.**  The factorisation, the substitution and the transposing
-copy are each one function per module and variant (element type; forward or
-backward, conjugated, unit diagonal), with sizes as arguments
-(``xlac.linalg.*``, internal, not inlined): a blocked 512x512 cholesky has
-four cholesky and three triangular-solve kernels of different sizes, which
-then share two functions.  A kernel only copies its operands in and out and
-calls them.
+copy are routines of the GEMM library (``codegen/linalg_functions.py``:
+sizes as arguments, built once per machine), so a kernel only copies its
+operands in and out and calls them (emitted per module they had been
+~125 ms of LLVM time).
 """
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...shape import Layout, PrimitiveType as PT, Shape
-from .. import types
-from ..emission import context_of
+from ...shape import Layout, Shape
+from .. import gemm_library, types
 from ..emitter import PARALLEL_MIN_WORK, KernelContext, ModuleEmitter
-from ..ir_array import I64, IrArray, i64
+from ..ir_array import IrArray, i64
 from ..kernel_choice import KernelCandidate
-from ..loops import fill_padding, for_range, for_range_dynamic, loop_hints, parallel_loops
-from ..scalar_ops import declare_libm
-from ._util import I1, PTR, ScratchPlan, copy_array, dyn_range
+from ..linalg_functions import LinalgVariant, trsm_routine
+from ..loops import fill_padding, for_range
+from ._util import PTR, ScratchPlan, copy_array
 
-#: Fast-math flags of the multiply-adds: LLVM may fuse them into FMAs.
-_CONTRACT = ("contract",)
-#: Rows of the matrix subtracted from one row in one pass (``_subtract_rows``).
-GROUP = 4
-#: Rows of a triangular-solve block (real types): rows solved together
-#: against the rows solved before them (``_update_block_rows``).
-BLOCK_ROWS = 4
-#: Vectors of VECTOR_BYTES per block row in ``_update_block_rows``: with
-#: BLOCK_ROWS, 8 accumulators (AVX-512 has 32 registers, AVX2 16).
-VECTORS = 2
-VECTOR_BYTES = 64
-#: Edge of the tiles of a transposing copy (8 doubles: one cache line).
-TILE = 8
 #: Bytes of a triangular-solve column chunk (all m rows of it) a task keeps in L2.
 CHUNK_BYTES = 256 * 1024
-
-
-# ---------------------------------------------------------------------------
-# real or complex arithmetic on a dense buffer
-# ---------------------------------------------------------------------------
-
-class _Arith:
-    """Elements of ``pt`` in a dense buffer, as a value (real) or a (re, im)
-    pair (complex, read and written as two component scalars, so loops over
-    them vectorise as interleaved accesses)."""
-
-    def __init__(self, b: ir.IRBuilder, pt: PT):
-        self.b, self.pt = b, pt
-        self.complex = pt.is_complex
-        self.part = pt.component_type if self.complex else pt
-        self.ty = types.memory_type(self.part)
-
-    def _at(self, base, e, k: int = 0):
-        b = self.b
-        if self.complex:
-            e = b.add(b.mul(e, i64(2)), i64(k)) if k else b.mul(e, i64(2))
-        return b.gep(base, [e], inbounds=True, source_etype=self.ty)
-
-    def _tag(self, access):
-        """Put ``access`` in the open parallel loop's access group (if any)."""
-        groups = context_of(self.b.module).access_groups
-        if groups:
-            access.set_metadata("llvm.access.group", groups[-1])
-        return access
-
-    def load(self, base, e):
-        b, align = self.b, self.part.byte_size
-        if self.complex:
-            return (self._tag(b.load(self._at(base, e), typ=self.ty, align=align)),
-                    self._tag(b.load(self._at(base, e, 1), typ=self.ty, align=align)))
-        return self._tag(b.load(self._at(base, e), typ=self.ty, align=align))
-
-    def store(self, base, e, v) -> None:
-        b, align = self.b, self.part.byte_size
-        if self.complex:
-            self._tag(b.store(v[0], self._at(base, e), align=align))
-            self._tag(b.store(v[1], self._at(base, e, 1), align=align))
-        else:
-            self._tag(b.store(v, self._at(base, e), align=align))
-
-    def const(self, value: float):
-        c = ir.Constant(self.ty, value)
-        return (c, ir.Constant(self.ty, 0.0)) if self.complex else c
-
-    def real(self, v):
-        return v[0] if self.complex else v
-
-    def from_real(self, r):
-        return (r, ir.Constant(self.ty, 0.0)) if self.complex else r
-
-    def conj(self, v, yes: bool = True):
-        return (v[0], self.b.fneg(v[1])) if self.complex and yes else v
-
-    def sub_mul(self, w, c, x):
-        """``w - c * x``: one FMA for real types (the same rounding in every
-        loop and compilation: vectorised or not, JIT or AOT); the complex
-        multiply-adds may become FMAs."""
-        b, f = self.b, _CONTRACT
-        if not self.complex:
-            return b.fma(b.fneg(c), x, w)
-        (wr, wi), (cr, ci), (xr, xi) = w, c, x
-        return (b.fsub(wr, b.fsub(b.fmul(cr, xr, flags=f), b.fmul(ci, xi, flags=f), flags=f), flags=f),
-                b.fsub(wi, b.fadd(b.fmul(cr, xi, flags=f), b.fmul(ci, xr, flags=f), flags=f), flags=f))
-
-    def div_real(self, v, r):
-        b = self.b
-        return (b.fdiv(v[0], r), b.fdiv(v[1], r)) if self.complex else b.fdiv(v, r)
-
-    def div(self, v, d):
-        """``v / d``; complex by the formula of ``scalar_ops``' divide:
-        ``((a p + b q) + (b p - a q) i) / (p^2 + q^2)``."""
-        b = self.b
-        if not self.complex:
-            return b.fdiv(v, d)
-        (a, bb), (p, q) = v, d
-        den = b.fadd(b.fmul(p, p), b.fmul(q, q))
-        return (b.fdiv(b.fadd(b.fmul(a, p), b.fmul(bb, q)), den),
-                b.fdiv(b.fsub(b.fmul(bb, p), b.fmul(a, q)), den))
-
-    def sqrt(self, r):
-        fn = declare_libm(self.b.module, f"llvm.sqrt.{'f64' if self.part is PT.F64 else 'f32'}",
-                          ir.FunctionType(self.ty, [self.ty]))
-        return self.b.call(fn, [r])
-
-
-@contextmanager
-def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
-    """``for (j = lo; j < hi; ++j)``, ``lo < hi``, whose iterations the
-    loads and stores of ``_Arith`` in it do not depend on each other through
-    (one row updated from another): LLVM vectorises it without overlap checks."""
-    with parallel_loops(b.module) as loop_id:
-        # Vectorised, not unrolled nor interleaved: the same speed, less code to compile.
-        with for_range_dynamic(b, lo, hi, name, loop_id=loop_hints(b.module, base=loop_id)) as j:
-            yield j
-
-
-def _subtract_rows(b: ir.IRBuilder, ar: _Arith, w, wi, count, row_at, lo, hi) -> None:
-    """``w[wi + j] -= sum(c_r * w[base_r + j] for r < count)`` for j in [lo, hi)
-    (lo < hi), ``(c_r, base_r) = row_at(r)``: GROUP rows at a time, so each
-    pass over the destination row takes GROUP multiply-adds per element it
-    loads and stores (the single-row axpy is bound by its loads and stores)."""
-    groups = b.udiv(count, i64(GROUP))
-    with dyn_range(b, i64(0), groups, name="rows.g") as g:
-        terms = [row_at(b.add(b.mul(g, i64(GROUP)), i64(q))) for q in range(GROUP)]
-        with _parallel_range(b, lo, hi, "rows.j") as j:
-            x = b.add(wi, j)
-            acc = ar.load(w, x)
-            for c, base in terms:
-                acc = ar.sub_mul(acc, c, ar.load(w, b.add(base, j)))
-            ar.store(w, x, acc)
-    with dyn_range(b, b.mul(groups, i64(GROUP)), count, name="rows.r") as r:
-        c, base = row_at(r)
-        with _parallel_range(b, lo, hi, "rows.k") as j:
-            x = b.add(wi, j)
-            ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, b.add(base, j))))
-
-
-def _shared_function(module: ir.Module, name: str, args: list, build) -> ir.Function:
-    """The module's function ``void name(args)`` (internal, not inlined),
-    emitted by ``build(b, ab, fn_args)`` on first use (``ab``: the allocas)."""
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), name)
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
-    body = fn.append_basic_block("body")
-    ab.branch(body)
-    ab.position_at_start(ab.block)
-    b = ir.IRBuilder(body)
-    build(b, ab, fn.args)
-    b.ret_void()
-    return fn
-
-
-def _element(b, base, offset, pt: PT):
-    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
 
 
 # ---------------------------------------------------------------------------
@@ -239,70 +80,13 @@ def _is_row_major(shape: Shape) -> bool:
     return shape == _row_major(shape)
 
 
-def _transpose_vectors(b: ir.IRBuilder, vecs: list) -> list:
-    """The n x n matrix whose rows are the n vectors ``vecs`` (n a power of
-    two), transposed: log2(n) rounds of interleaving row k with row k + n/2
-    (their low halves into row 2k, their high halves into row 2k+1)."""
-    n = len(vecs)
-    i32 = ir.IntType(32)
-    lo = ir.Constant(ir.VectorType(i32, n), [q // 2 + (n if q % 2 else 0) for q in range(n)])
-    hi = ir.Constant(ir.VectorType(i32, n), [n // 2 + q // 2 + (n if q % 2 else 0) for q in range(n)])
-    for _ in range(n.bit_length() - 1):
-        out = []
-        for k in range(n // 2):
-            out += [b.shuffle_vector(vecs[k], vecs[k + n // 2], lo), b.shuffle_vector(vecs[k], vecs[k + n // 2], hi)]
-        vecs = out
-    return vecs
+def _routine(module: ir.Module, pt, routine: str) -> ir.Function:
+    """The library's ``routine`` (``linalg_functions.ROUTINES``) for ``pt``, declared in ``module``."""
+    return gemm_library.declare(module, LinalgVariant(pt, routine), "call")
 
 
-def _transpose_function(module: ir.Module, pt: PT) -> ir.Function:
-    """``transpose(dst, src, batch, rows, cols)``: ``dst[e][c][r] = src[e][r][c]``
-    for dense row-major buffers, in TILE x TILE tiles so that the lines of both
-    buffers are used whole while they are in L1 (an element-at-a-time
-    transposing copy of a 512x512 f64 matrix, a 4 KiB stride between reads,
-    misses L1 and L2 at every element: 2.5 ms).  Real types: tiles of a cache
-    line's elements square, each a row of vector loads, shuffles in registers
-    and a row of vector stores; the strips at the
-    right and bottom edges go element by element."""
-    def build(b, ab, args):
-        dst, src, batch, rows, cols = args
-        ty = types.memory_type(pt)
-        lanes = TILE if pt.is_complex else max(TILE, VECTOR_BYTES // pt.byte_size)   # a cache line
-        vty = ir.VectorType(ty, lanes)
-        size = b.mul(rows, cols)
-        tile = i64(lanes)
-        whole_rows = b.mul(b.udiv(rows, tile), tile)
-        whole_cols = b.mul(b.udiv(cols, tile), tile)
-
-        def move(d, s, i, j):
-            v = b.load(_element(b, s, b.add(b.mul(i, cols), j), pt), typ=ty)
-            b.store(v, _element(b, d, b.add(b.mul(j, rows), i), pt))
-
-        with dyn_range(b, i64(0), batch, name="tr.e") as e:
-            d, s = _element(b, dst, b.mul(e, size), pt), _element(b, src, b.mul(e, size), pt)
-            if pt.is_complex:               # no vectors of pairs: every tile element by element
-                with dyn_range(b, i64(0), rows, step=tile, name="tr.r") as r0:
-                    r1 = _min(b, b.add(r0, tile), rows)
-                    with dyn_range(b, i64(0), cols, step=tile, name="tr.c") as c0:
-                        c1 = _min(b, b.add(c0, tile), cols)
-                        with dyn_range(b, r0, r1, name="tr.i") as i:
-                            with dyn_range(b, c0, c1, name="tr.j") as j:
-                                move(d, s, i, j)
-                return
-            with dyn_range(b, i64(0), whole_rows, step=tile, name="tr.r") as r0:
-                with dyn_range(b, i64(0), whole_cols, step=tile, name="tr.c") as c0:
-                    vecs = [b.load(_element(b, s, b.add(b.mul(b.add(r0, i64(q)), cols), c0), pt), typ=vty,
-                                   align=pt.byte_size) for q in range(lanes)]
-                    for q, v in enumerate(_transpose_vectors(b, vecs)):
-                        b.store(v, _element(b, d, b.add(b.mul(b.add(c0, i64(q)), rows), r0), pt),
-                                align=pt.byte_size)
-            with dyn_range(b, whole_cols, cols, name="tr.rc") as j:       # right strip, all rows
-                with dyn_range(b, i64(0), rows, name="tr.ri") as i:
-                    move(d, s, i, j)
-            with dyn_range(b, whole_rows, rows, name="tr.bi") as i:       # bottom strip
-                with dyn_range(b, i64(0), whole_cols, name="tr.bj") as j:
-                    move(d, s, i, j)
-    return _shared_function(module, f"xlac.linalg.transpose.{pt.value}", [PTR, PTR, I64, I64, I64], build)
+def _element(b: ir.IRBuilder, base, offset, pt):
+    return b.gep(base, [offset], inbounds=True, source_etype=types.memory_type(pt))
 
 
 def _min(b: ir.IRBuilder, v, limit):
@@ -321,8 +105,8 @@ def _copy(b: ir.IRBuilder, dst: IrArray, src: IrArray) -> None:
     if kinds == {(True, False), (False, True)}:
         dims = dst.shape.dimensions
         rows, cols = dims[-2:] if _is_row_major(src.shape) else dims[-2:][::-1]   # of src in memory
-        fn = _transpose_function(b.module, dst.shape.element_type)
-        b.call(fn, [dst.ptr, src.ptr, i64(math.prod(dims[:-2])), i64(rows), i64(cols)])
+        fn = _routine(b.module, dst.shape.element_type, "transpose")
+        b.call(fn, [dst.ptr, src.ptr, i64(math.prod(dims[:-2])), i64(rows), i64(cols), i64(cols), i64(rows)])
         return
     copy_array(b, dst, src)
 
@@ -341,58 +125,6 @@ def _run_tasks(ctx: KernelContext, n_tasks: int, parallel: bool, body) -> None:
 # ---------------------------------------------------------------------------
 # cholesky
 # ---------------------------------------------------------------------------
-
-def _potrf_function(module: ir.Module, pt: PT) -> ir.Function:
-    """``potrf(w, n)``: the upper Cholesky factor of the n x n (n >= 1)
-    row-major matrix at ``w``, in place (upper triangle read; strict lower
-    triangle zeroed); all NaN when a pivot's square root is NaN."""
-    def build(b, ab, args):
-        w, n = args
-        ar = _Arith(b, pt)
-        failed = ab.alloca(I1, name="chol.failed")
-        b.store(ir.Constant(I1, 0), failed)
-
-        def u_at(k, i):
-            return ar.conj(ar.load(w, b.add(b.mul(k, n), i)))
-
-        def factor_row(i, first, count):
-            """Row i of u: the rows ``first + r`` (r < count) above it not yet
-            subtracted, then the square root of its pivot."""
-            row_i = b.mul(i, n)
-            with b.if_then(b.icmp_signed(">", count, i64(0))):
-                _subtract_rows(b, ar, w, row_i, count,
-                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), n)), i, n)
-            ii = b.add(row_i, i)
-            root = ar.sqrt(ar.real(ar.load(w, ii)))
-            b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
-            ar.store(w, ii, ar.from_real(root))
-            with dyn_range(b, b.add(i, i64(1)), n, name="chol.j") as j:
-                e = b.add(row_i, j)
-                ar.store(w, e, ar.div_real(ar.load(w, e), root))
-
-        # u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:], divided by the root of
-        # its pivot.  Real types: BLOCK_ROWS rows lose the rows above them at once
-        # (over columns i0:, the strict lower triangle is never read and is zeroed
-        # below), then their own triangle row by row.
-        blocked = i64(0)
-        if not pt.is_complex:
-            blocked = b.mul(b.udiv(n, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
-            with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="chol.b") as i0:
-                _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, n), i)), n,
-                                   i0, i0, lambda r: r, i0, n)
-                with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="chol.q") as q:
-                    factor_row(b.add(i0, q), i0, q)
-        with dyn_range(b, blocked, n, name="chol.i") as i:
-            factor_row(i, i64(0), i)
-        zero, nan = ar.const(0.0), ar.const(math.nan)
-        with dyn_range(b, i64(1), n, name="chol.z") as i:
-            with dyn_range(b, i64(0), i, name="chol.zj") as j:
-                ar.store(w, b.add(b.mul(i, n), j), zero)
-        with b.if_then(b.load(failed)):
-            with dyn_range(b, i64(0), b.mul(n, n), name="chol.nan") as e:
-                ar.store(w, e, nan)
-    return _shared_function(module, f"xlac.linalg.potrf.{pt.value}", [PTR, I64], build)
-
 
 def _cholesky_plan(inst: HloInstruction) -> tuple:
     """(work shape, whether the work array is the result buffer)."""
@@ -418,11 +150,11 @@ def _cholesky(ctx: KernelContext) -> None:
     work = IrArray(out.ptr if in_place else ctx.scratch_pointer(), work_shape)
     _copy(b, work, ctx.operand_array(0))
     pt = shape.element_type
-    potrf = _potrf_function(b.module, pt)
+    potrf = _routine(b.module, pt, "potrf")
 
     def task(tctx: KernelContext, e) -> None:
         base = tctx.output_arrays()[0].ptr if in_place else tctx.scratch_pointer()
-        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n)])
+        tctx.b.call(potrf, [_element(tctx.b, base, tctx.b.mul(e, i64(n * n)), pt), i64(n), i64(n)])
 
     _run_tasks(ctx, batch, batch * n ** 3 // 3 >= PARALLEL_MIN_WORK, task)
     if not in_place:
@@ -432,102 +164,6 @@ def _cholesky(ctx: KernelContext) -> None:
 # ---------------------------------------------------------------------------
 # triangular-solve
 # ---------------------------------------------------------------------------
-
-def _splat(b: ir.IRBuilder, value, vty: ir.VectorType):
-    v = b.insert_element(ir.Constant(vty, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
-    return b.shuffle_vector(v, ir.Constant(vty, ir.Undefined),
-                            ir.Constant(ir.VectorType(ir.IntType(32), vty.count), [0] * vty.count))
-
-
-def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, first, done, row, c0,
-                       c1) -> None:
-    """``w[i_q, j] -= sum(coef(i_q, row(r)) * w[row(r), j] for r < done)`` for the
-    BLOCK_ROWS rows ``i_q = row(first + q)`` and j in [c0, c1): the substitution's bulk as a
-    register-blocked GEMM micro-kernel (BLOCK_ROWS x VECTORS accumulators,
-    each step one load of row(r) per vector and one multiply-add per
-    accumulator, where ``_subtract_rows`` loads and stores the destination
-    row every GROUP rows), then the columns short of a whole vector block by
-    ``_subtract_rows``."""
-    ty = types.memory_type(pt)
-    lanes = VECTOR_BYTES // pt.byte_size
-    vty = ir.VectorType(ty, lanes)
-    width = lanes * VECTORS
-    align = pt.byte_size
-    fma = declare_libm(b.module, f"llvm.fma.v{lanes}{'f64' if pt is PT.F64 else 'f32'}",
-                       ir.FunctionType(vty, [vty] * 3))
-    rows = [row(b.add(first, i64(q))) for q in range(BLOCK_ROWS)]
-    accs = [[ab.alloca(vty, name=f"trsm.acc{q}{v}") for v in range(VECTORS)] for q in range(len(rows))]
-    bases = [b.mul(i, nr) for i in rows]
-    vec_end = b.add(c0, b.mul(b.udiv(b.sub(c1, c0), i64(width)), i64(width)))
-
-    def at(base, e):
-        return b.gep(base, [e], inbounds=True, source_etype=ty)
-
-    with dyn_range(b, c0, vec_end, step=width, name="trsm.vj") as j:
-        for q, base in enumerate(bases):
-            for v in range(VECTORS):
-                b.store(b.load(at(w, b.add(base, b.add(j, i64(v * lanes)))), typ=vty, align=align), accs[q][v])
-        with dyn_range(b, i64(0), done, name="trsm.vr") as r:
-            k = row(r)
-            src = b.add(b.mul(k, nr), j)
-            xs = [b.load(at(w, b.add(src, i64(v * lanes))), typ=vty, align=align) for v in range(VECTORS)]
-            for q, i in enumerate(rows):
-                c = _splat(b, b.fneg(coef(i, k)), vty)
-                for v in range(VECTORS):
-                    b.store(b.call(fma, [c, xs[v], b.load(accs[q][v])]), accs[q][v])
-        for q, base in enumerate(bases):
-            for v in range(VECTORS):
-                b.store(b.load(accs[q][v]), at(w, b.add(base, b.add(j, i64(v * lanes)))), align=align)
-    ar = _Arith(b, pt)
-    with b.if_then(b.and_(b.icmp_signed("<", vec_end, c1), b.icmp_signed(">", done, i64(0)))):
-        with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.tq") as q:      # a loop: less code to compile
-            i = row(b.add(first, q))
-            _subtract_rows(b, ar, w, b.mul(i, nr), done, lambda r: (coef(i, row(r)), b.mul(row(r), nr)), vec_end, c1)
-
-
-def _trsm_function(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool) -> ir.Function:
-    """``trsm(w, t, m, nr, c0, c1)``: solve ``t x = w`` in place on columns
-    [c0, c1) (c0 < c1) of the m x nr row-major ``w``, ``t`` m x m row-major,
-    lower (forward substitution) or upper; t's entries conjugated with
-    ``conj``, its diagonal taken as ones with ``unit``.  Real types go
-    BLOCK_ROWS rows at a time: the rows solved before the block by
-    ``_update_block_rows``, then the block's own triangle row by row."""
-    def build(b, ab, args):
-        w, t, m, nr, c0, c1 = args
-        ar = _Arith(b, pt)
-
-        def t_at(i, k):
-            return ar.conj(ar.load(t, b.add(b.mul(i, m), k)), conj)
-
-        def row(step):
-            return step if forward else b.sub(b.sub(m, i64(1)), step)
-
-        def solve_row(s, first, count):
-            """Row ``row(s)`` loses rows ``row(first + r)``, r < count, then is divided by its pivot."""
-            i = row(s)
-            wi = b.mul(i, nr)
-            with b.if_then(b.icmp_signed(">", count, i64(0))):
-                _subtract_rows(b, ar, w, wi, count, lambda r: (t_at(i, row(b.add(first, r))),
-                                                               b.mul(row(b.add(first, r)), nr)), c0, c1)
-            if not unit:
-                d = t_at(i, i)
-                with _parallel_range(b, c0, c1, "trsm.d") as j:
-                    x = b.add(wi, j)
-                    ar.store(w, x, ar.div(ar.load(w, x), d))
-
-        blocked = i64(0)
-        if not pt.is_complex:
-            blocked = b.mul(b.udiv(m, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
-            with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="trsm.b") as s0:
-                _update_block_rows(b, ab, pt, w, t_at, nr, s0, s0, row, c0, c1)
-                with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.q") as q:
-                    solve_row(b.add(s0, q), s0, q)
-        with dyn_range(b, blocked, m, name="trsm.s") as s:
-            solve_row(s, i64(0), s)
-    name = f"xlac.linalg.trsm.{pt.value}.{'fwd' if forward else 'bwd'}{'.conj' if conj else ''}" \
-           f"{'.unit' if unit else ''}"
-    return _shared_function(module, name, [PTR, PTR, I64, I64, I64, I64], build)
-
 
 class _SolvePlan:
     """How one triangular-solve runs: ``t w = w'`` on the work array ``w``,
@@ -543,6 +179,9 @@ class _SolvePlan:
         self.batch = math.prod(bs.dimensions[:-2])
         self.work = _row_major(inst.shape) if self.left else _minor_swapped(inst.shape)
         self.work_in_place = self.left and _is_row_major(inst.shape)
+        # A right-side solve of row-major b and x: each task moves its own rows
+        # of b in (transposed) and out, in parallel and while they are in L2.
+        self.copy_in_tasks = not self.left and _is_row_major(bs) and _is_row_major(inst.shape)
         # t = op(a) (left) or op(a)^T (right): a or a^T, conjugated for ADJOINT.
         swap = (transpose != "NO_TRANSPOSE") != (not self.left)
         self.t = _minor_swapped(a) if swap else _row_major(a)
@@ -592,7 +231,15 @@ def _solve_task(tctx: KernelContext, plan: _SolvePlan, fn: ir.Function, task) ->
     c1 = _min(b, b.add(c0, i64(plan.chunk)), nr) if nr % plan.chunk else b.add(c0, i64(plan.chunk))
     w = _element(b, plan.work_pointer(tctx), b.mul(e, i64(m * nr)), pt)
     t = _element(b, plan.t_pointer(tctx), b.mul(e, i64(m * m)), pt)
+    if plan.copy_in_tasks:      # rows [c0, c1) of b are columns [c0, c1) of w
+        tr = _routine(b.module, pt, "transpose")
+        rows = b.sub(c1, c0)
+        src = _element(b, tctx.operand_array(1).ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
+        b.call(tr, [_element(b, w, c0, pt), src, i64(1), rows, i64(m), i64(m), i64(nr)])
     b.call(fn, [w, t, i64(m), i64(nr), c0, c1])
+    if plan.copy_in_tasks:
+        dst = _element(b, tctx.output_arrays()[0].ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
+        b.call(tr, [dst, _element(b, w, c0, pt), i64(1), i64(m), rows, i64(nr), i64(m)])
 
 
 def _triangular_solve(ctx: KernelContext) -> None:
@@ -603,12 +250,13 @@ def _triangular_solve(ctx: KernelContext) -> None:
         return
     plan = _SolvePlan(inst)
     work = IrArray(plan.work_pointer(ctx), plan.work)
-    _copy(b, work, ctx.operand_array(1))
+    if not plan.copy_in_tasks:
+        _copy(b, work, ctx.operand_array(1))
     if not plan.t_is_a:
         _copy(b, IrArray(plan.t_pointer(ctx), plan.t), ctx.operand_array(0))
-    fn = _trsm_function(b.module, inst.shape.element_type, plan.forward, plan.conj, plan.unit)
+    fn = _routine(b.module, inst.shape.element_type, trsm_routine(plan.forward, plan.conj, plan.unit))
     _run_tasks(ctx, plan.tasks, plan.parallel, lambda tctx, t: _solve_task(tctx, plan, fn, t))
-    if not plan.work_in_place:
+    if not (plan.work_in_place or plan.copy_in_tasks):
         _copy(b, out, work)
 
 

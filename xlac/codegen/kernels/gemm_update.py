@@ -1,0 +1,129 @@
+"""``W -= A B`` on strided views of a kernel's own buffers, through the GEMM
+library: the update step of the blocked linear-algebra kernels
+(``cholesky_blocked``, ``triangular_solve_blocked``).
+
+The library computes ``C = A B`` into a dense scratch product and calls an
+epilogue on every finished tile; the epilogue (``linalg_functions``'
+``subtract_tile``) subtracts the tile from ``W`` while it is in L1.  The
+library's plan (blocking, task grid, scratch) is the one of a ``dot`` of the
+same shapes (:func:`plan`); the kernel fills the descriptor with its own
+pointers and strides.  Only the pointers are stored at run time: the other
+fields come from a constant template of the module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...shape import Shape
+from .. import gemm_library
+from ..emitter import KernelContext
+from ..ir_array import i64
+from ..linalg_functions import LinalgVariant
+from ._util import I1, I64, PTR
+from .dot_library import library_variant
+from .dot_plan import plan_dot
+
+_DESC = len(gemm_library.FIELDS)
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``C (M x N) = A (M x K) . B (K x N)``, B and C unit-stride along N; A
+    unit-stride along K (``a_k_unit``) or along M."""
+
+    M: int
+    N: int
+    K: int
+    a_k_unit: bool
+
+
+def plan(pt, g: Gemm):
+    """(DotPlan, library Variant) of ``g``: the plan of a dot of its shapes."""
+    lhs_dims, lhs_k = ((g.M, g.K), 1) if g.a_k_unit else ((g.K, g.M), 0)
+    lhs = HloInstruction("parameter", Shape(pt, lhs_dims), attrs={"parameter_number": 0})
+    rhs = HloInstruction("parameter", Shape(pt, (g.K, g.N)), attrs={"parameter_number": 1})
+    dot = HloInstruction("dot", Shape(pt, (g.M, g.N)), [lhs, rhs],
+                         dict(lhs_contracting_dims=(lhs_k,), rhs_contracting_dims=(0,), lhs_batch_dims=(),
+                              rhs_batch_dims=()))
+    p = plan_dot(dot)
+    v = library_variant(dot, p)
+    assert p.kind == "gemm" and not p.swap and v is not None, g
+    return p, v
+
+
+def scratch_bytes(plans) -> int:
+    """Scratch one update at a time needs, the largest of ``plans``' (a list of ``plan`` results)."""
+    return max([p.scratch.size for p, _ in plans], default=0)
+
+
+def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
+    """An internal constant array of i64 ``values`` (one per distinct content)."""
+    name = "xlac.gemm_update." + "_".join(str(v) for v in values)
+    g = module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(ir.IntType(64), len(values))
+        g = ir.GlobalVariable(module, ty, name)
+        g.initializer = ir.Constant(ty, values)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 8
+    return g
+
+
+def memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
+    """``llvm.memcpy`` of ``nbytes`` (an i64 value)."""
+    fn = b.module.globals.get("llvm.memcpy.p0.p0.i64")
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1]), "llvm.memcpy.p0.p0.i64")
+    b.call(fn, [dst, src, nbytes, ir.Constant(I1, 0)])
+
+
+def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
+                     product, scratch, serial: bool = False) -> None:
+    """``w[:M, :N] -= A . B`` (``w`` rows ``ldw`` apart), A at ``a`` with
+    ``lda`` between its rows (``a_k_unit``) or columns, B at ``b_ptr``
+    (row-major, ``ldb``); ``planned``: ``plan(pt, g)``; ``product``: M x N
+    elements of scratch, ``scratch``: ``scratch_bytes``.  On the thread pool
+    unless ``serial`` (then on this thread: as one task of a parallel region).
+    The grid is the one of the most threads (a grid chosen per call, as the
+    dot kernel does, is selects per field); with fewer threads the workers
+    take its tasks in turn."""
+    b = ctx.b
+    dp, v = planned
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
+    desc.align = 8
+    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="upd.epi")
+    grid = dp.grids.serial if serial else dp.grids.grids[-1]
+    a_rs, a_cs = (lda, 1) if g.a_k_unit else (1, lda)
+    fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=ldb, b_cs=1, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
+                  kc=dp.kc, mc=grid.sizes[0], nc=grid.sizes[1], nbt=grid.split[0], nmt=grid.split[1],
+                  nnt=grid.split[2], n_tasks=grid.n_tasks, task_bytes=dp.task_bytes,
+                  b_off=dp.task_plan.regions["b"][0])
+    memcpy(b, desc, _constant(b.module, [fields.get(name, 0) for name in gemm_library.FIELDS]), i64(8 * _DESC))
+
+    def put(arr, slot: int, value) -> None:
+        if not isinstance(value, ir.Value):
+            value = i64(value)
+        elif isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, ir.IntType(64))
+        b.store(value, b.gep(arr, [i64(0), i64(slot)], inbounds=True), align=8)
+
+    # The pointers; bshared and bflags stay null: every task packs its own B block.
+    counter = dp.scratch.pointer(b, scratch, "counters")
+    for name, value in (("a", a), ("b", b_ptr), ("c", product), ("scratch", dp.scratch.pointer(b, scratch, "tasks")),
+                        ("counter", counter),
+                        ("epi_fn", gemm_library.declare(b.module, LinalgVariant(pt, "subtract_tile"), "call")),
+                        ("epi_ctx", epi)):
+        put(desc, gemm_library.SLOT[name], value)
+    for slot, value in enumerate((product, g.N, w, ldw)):
+        put(epi, slot, value)
+    b.store(i64(0), counter, align=8)
+    fn = gemm_library.declare(b.module, v, "run")
+    if serial or grid.n_tasks == 1:
+        b.call(fn, [desc, i64(0)])
+    else:
+        ctx.parallel_for(min(grid.n_tasks, dp.grids.max_workers),
+                         lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
