@@ -521,3 +521,39 @@ def test_big_transposes_are_tiled_and_right(num_threads):
     assert transpose_tiles(inst, inst.shape) == {0: 64, 1: 64}
     y = x[:, :, 0].copy()
     np.testing.assert_array_equal(xlac.jit(square, num_threads=num_threads)(y), y.T)
+
+
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+def test_narrow_float_ops_in_one_fused_loop_round_after_every_op(ty):
+    """A chain of bf16 (f16) ops fused into one loop rounds each result, as XLA:CPU
+    does (its f32 -> bf16 -> f32 pairs stay): bit for bit the evaluator and an
+    op-by-op numpy rounding, and not what one rounding at the end would give."""
+    n = 4096
+    text = f"""HloModule narrow_chain
+ENTRY e {{
+  x = {ty}[{n}] parameter(0)
+  a = {ty}[] parameter(1)
+  b = {ty}[] parameter(2)
+  ab = {ty}[{n}] broadcast(a), dimensions={{}}
+  bb = {ty}[{n}] broadcast(b), dimensions={{}}
+  m = {ty}[{n}] multiply(ab, x)
+  s = {ty}[{n}] add(m, bb)
+  d = {ty}[{n}] divide(s, x)
+  ROOT r = {ty}[{n}] subtract(d, m)
+}}"""
+    dt = (xlac.BF16 if ty == "bf16" else xlac.F16).dtype
+    rng = np.random.default_rng(7)
+    x = (rng.uniform(0.5, 4, n) * rng.choice([-1, 1], n)).astype(dt)
+    a, b = np.asarray(1.37, dt), np.asarray(0.61, dt)
+    exe = xlac.jit(text)
+    assert sum(i.opcode == "fusion" for i in exe.optimized_hlo.entry.instructions) == 1
+    got = exe(x, a, b)
+    f = lambda v: np.asarray(v).astype(np.float32)                       # noqa: E731
+    r = lambda v: v.astype(dt).astype(np.float32)                         # noqa: E731
+    m = r(f(a) * f(x))
+    op_by_op = r(r(r(m + f(b)) / f(x)) - m).astype(dt)
+    np.testing.assert_array_equal(got.view(np.uint16), op_by_op.view(np.uint16))
+    np.testing.assert_array_equal(got.view(np.uint16), np.asarray(xlac.evaluate(text, x, a, b)).view(np.uint16))
+    m1 = f(a) * f(x)
+    once = (((m1 + f(b)) / f(x)) - m1).astype(dt)
+    assert np.any(got.view(np.uint16) != once.view(np.uint16))

@@ -442,6 +442,20 @@ def test_narrowing_random_bit_patterns(src, dst):
         same_floats(unary("convert", src, ties, dst), ties.astype(BF16), nan_sign=True)
 
 
+def test_f32_to_bf16_every_high_half_at_its_rounding_edges():
+    # Every bf16 value's f32 neighbourhood where rounding decides: exact, just
+    # above, just below and at the tie, the largest low half (carries into the
+    # exponent: to inf past the largest finite value); f32 subnormals included.
+    high = np.arange(1 << 16, dtype=np.uint32) << 16
+    low = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)
+    x = (high[:, None] | low[None, :]).ravel().view(np.float32)
+    got = unary("convert", PT.F32, x, PT.BF16).view(np.uint16)
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(got[~nan], x[~nan].astype(BF16).view(np.uint16))
+    # NaN: quieted, sign and top payload bits kept.
+    np.testing.assert_array_equal(got[nan], (x[nan].view(np.uint32) >> 16 | 0x40).astype(np.uint16))
+
+
 @pytest.mark.parametrize("src", [PT.F16, PT.BF16])
 def test_widening_every_16_bit_pattern(src):
     x = np.arange(1 << 16, dtype=np.uint16).view(src.dtype)

@@ -703,6 +703,28 @@ def _narrow_bits(b, bits, src: _Format, dst: _Format):
     return b.trunc(result, ir.IntType(dst.bits))
 
 
+def _f32_to_bf16(b, x):
+    """Round an f32 to bf16 (its bits, i16): round to nearest even, NaN quieted.
+
+    bf16 has f32's exponent range, so this is ``_narrow_bits`` without its
+    overflow clamp, sign split and subnormal path (a carry out of the kept
+    mantissa bits steps the exponent, up to inf; f32 subnormals round to
+    bf16's the same way): five integer operations and a select for NaN,
+    ml_dtypes' algorithm.  When the result is widened again (a bf16 op
+    feeding another), LLVM folds the pair into one mask of the low half, so
+    a rounding inside a fused loop costs a handful of vector operations.
+    """
+    k = lambda v: _const(_I32, v)                                  # noqa: E731
+    bits = b.bitcast(x, _I32)
+    # + 0x7fff + the lowest kept bit: exact halves round up only when it is odd.
+    lsb = b.and_(b.lshr(bits, k(16)), k(1))
+    rounded = b.add(bits, b.add(lsb, k(0x7FFF)))
+    quiet_nan = b.or_(bits, k(0x400000))
+    # The shift comes last so that a widening right after it is one mask.
+    result = b.select(b.fcmp_unordered("uno", x, x), quiet_nan, rounded)
+    return b.trunc(b.lshr(result, k(16)), _I16)
+
+
 def _bf16_to_f32(b, bits):
     # bf16 is the top half of an f32.
     return b.bitcast(b.shl(b.zext(bits, _I32), _const(_I32, 16)), _F32)
@@ -741,6 +763,8 @@ def _round_to_small(b, x, src: PT, dst: PT):
         if src is PT.F64:
             x = _f64_to_f32_round_to_odd(b, x)
         return _f32_to_format(b, x, dst.float_format)
+    if src is PT.F32 and dst is PT.BF16:
+        return _f32_to_bf16(b, x)
     bits = _narrow_bits(b, _to_bits(b, x, src), _FORMATS[src], _FORMATS[dst])
     return _from_bits(b, bits, dst)
 
