@@ -14,6 +14,7 @@ import threading
 import time
 import tracemalloc
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -159,14 +160,36 @@ def test_tuple_results_scalars_and_other_dtypes():
     exe = xlac.jit(MIXED)
     m = np.arange(12, dtype=np.int32).reshape(3, 4)
     b = (m % 3 == 0)
-    t, k, bb = exe(np.float64(1.25), m, b)        # a numpy scalar is not an array: the Python path
+    t, k, bb = exe(1.25, m, b)                    # a Python float is not an array: the Python path
     assert exe.fast_calls == 0
     t, k, bb = exe(np.array(1.25), m, b)
     assert exe.fast_calls == 1
+    t2, _, _ = exe(np.float64(1.25), m, b)        # a numpy scalar of the dtype's type: read in place
+    assert exe.fast_calls == 2 and t2 == t == 2.5
+    with pytest.raises(TypeError, match=r"parameter 0.*expected dtype float64.*got float32"):
+        exe(np.float32(1.25), m, b)               # another scalar type: the Python path's error
+    assert exe.fast_calls == 2
     assert t.shape == () and t == 2.5 and t.dtype == np.float64
     np.testing.assert_array_equal(k, np.where(b, m, 0))
     np.testing.assert_array_equal(bb, b)
     assert not np.shares_memory(bb, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.complex64, np.int8, np.uint64, np.bool_,
+                                   ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn])
+def test_numpy_scalars_of_each_type_are_read_in_place(dtype):
+    dt = np.dtype(dtype)
+    pt = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.complex64): "c64",
+          np.dtype(np.int8): "s8", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "pred",
+          np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(ml_dtypes.float8_e4m3fn): "f8e4m3fn"}[dt]
+    exe = xlac.jit(f"HloModule s\nENTRY e {{\n  a = {pt}[] parameter(0)\n"
+                   f"  ROOT b = {pt}[3]{{0}} broadcast(a), dimensions={{}}\n}}")
+    v = np.full((), 3 if dt.kind != "b" else True, dt)[()]
+    assert type(v) is dt.type
+    r = exe(v)
+    assert exe.fast_calls == 1 and r.dtype == dt
+    np.testing.assert_array_equal(r, np.full(3, v, dt))
+    assert fast_call.scalar_type(dt) is dt.type
 
 
 def test_read_only_arguments_take_it():

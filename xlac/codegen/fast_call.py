@@ -16,7 +16,9 @@ common case it does everything the Python path does, in native code:
 2. checks the argument count and each argument: exactly a ``numpy.ndarray``
    whose dtype is the parameter's (the same descriptor object, as the Python
    path's ``a.dtype is dt``), of the parameter's shape, with C strides, its
-   data aligned to the element; takes its data pointer;
+   data aligned to the element; takes its data pointer.  A 0-d parameter also
+   takes a numpy scalar of exactly its dtype's scalar type (``np.float32(2)``,
+   ``a.sum()``): the value inside the scalar object is passed in place;
 3. takes the executable's fast-path temp arena (an atomic flag: a concurrent or
    re-entrant call takes the Python path, which has arenas of its own);
 4. allocates the results through numpy's C API (``PyArray_NewFromDescr``):
@@ -33,7 +35,7 @@ common case it does everything the Python path does, in native code:
    the flag (which it clears), in which case the executable's ``finish(exe,
    result, stopped)`` (Python) raises what the Python path raises.
 
-Anything else — a wrong count, a Python scalar, a list, a wrong dtype or
+Anything else — a wrong count, a Python scalar, a numpy scalar of another type, a list, a wrong dtype or
 shape, other strides, a misaligned array, an ndarray subclass, an error left
 over from an earlier native call, the arena in use, a failed allocation —
 calls the executable's Python path ``slow(exe, *args)`` untouched, which
@@ -82,6 +84,8 @@ __all__ = ["ParamSpec", "ResultSpec", "CallSpec", "install", "make_spec", "suppo
 
 #: ``Py_TYPE(o)``: ``ob_type`` follows ``ob_refcnt``.
 OB_TYPE = 8
+#: numpy's scalar objects (``PyFloatScalarObject`` and kin): the value follows the header.
+SCALAR_VALUE = 16
 #: ``PyArrayObject_fields``: data, nd (int), dimensions, strides, descr.
 ARRAY_DATA, ARRAY_ND, ARRAY_DIMS, ARRAY_STRIDES, ARRAY_DESCR = 16, 24, 32, 40, 56
 #: Indices into numpy's C-API table (``_ARRAY_API``).
@@ -99,10 +103,12 @@ class PyMethodDef(ctypes.Structure):
 
 class ParamSpec(ctypes.Structure):
     """What an argument must be: ``descr`` (the dtype object's address), its
-    ``ndim`` dimensions and strides in bytes, and ``align_mask`` (element size - 1)."""
+    ``ndim`` dimensions and strides in bytes, and ``align_mask`` (element size - 1);
+    ``scalar_type``: for a 0-d parameter, the numpy scalar type whose objects are
+    taken as they are (NULL: none, see :func:`scalar_type`)."""
 
     _fields_ = [("descr", c_void_p), ("ndim", c_int64), ("dims", ctypes.POINTER(c_int64)),
-                ("strides", ctypes.POINTER(c_int64)), ("align_mask", c_int64)]
+                ("strides", ctypes.POINTER(c_int64)), ("align_mask", c_int64), ("scalar_type", c_void_p)]
 
 
 class ResultSpec(ctypes.Structure):
@@ -268,7 +274,14 @@ def _ir() -> str:
         f"  %aty.p = getelementptr i8, ptr %a, i64 {OB_TYPE}",
         "  %aty = load ptr, ptr %aty.p",
         "  %is.nd = icmp eq ptr %aty, %nda",
-        "  br i1 %is.nd, label %arg.descr, label %slow",
+        "  br i1 %is.nd, label %arg.descr, label %arg.scalar",
+        "arg.scalar:",                                    # a numpy scalar for a 0-d parameter
+        *_at("%ps", ParamSpec, "scalar_type", "ptr", "%stype"),
+        "  %is.sc = icmp eq ptr %aty, %stype",
+        "  br i1 %is.sc, label %arg.svalue, label %slow",
+        "arg.svalue:",
+        f"  %sdata = getelementptr i8, ptr %a, i64 {SCALAR_VALUE}",
+        "  br label %arg.ok",
         "arg.descr:",
         f"  %ad.p = getelementptr i8, ptr %a, i64 {ARRAY_DESCR}",
         "  %adescr = load ptr, ptr %ad.p",
@@ -318,8 +331,9 @@ def _ir() -> str:
         "  %is.al = icmp eq i64 %mis, 0",
         "  br i1 %is.al, label %arg.ok, label %slow",
         "arg.ok:",
+        "  %adata = phi ptr [%data, %arg.data], [%sdata, %arg.svalue]",
         "  %pp.k = getelementptr ptr, ptr %pp, i64 %k",
-        "  store ptr %data, ptr %pp.k",
+        "  store ptr %adata, ptr %pp.k",
         "  %k1 = add i64 %k, 1",
         "  br label %arg.loop",
         # -- the temp arena, then the results -------------------------------------------
@@ -577,6 +591,22 @@ def _layouts_hold() -> bool:
             and numpy_api()[API_ARRAY_TYPE] == id(np.ndarray))
 
 
+def scalar_type(dtype: np.dtype) -> type | None:
+    """``dtype``'s numpy scalar type if its objects hold their value at
+    ``SCALAR_VALUE`` in the dtype's bytes (checked on a live scalar; numpy's
+    own scalar types do, extension types such as ml_dtypes' may not), else None."""
+    t = _scalar_types.get(dtype)
+    if t is None and dtype not in _scalar_types:
+        v = np.full((), 1 if dtype.kind != "b" else True, dtype)[()]
+        held = (type(v) is dtype.type and dtype.isnative and not dtype.hasobject
+                and ctypes.string_at(id(v) + SCALAR_VALUE, dtype.itemsize) == np.asarray(v).tobytes())
+        t = _scalar_types[dtype] = dtype.type if held else None
+    return t
+
+
+_scalar_types: dict = {}
+
+
 def numpy_api():
     """numpy's C-API table (``_ARRAY_API``), as an array of addresses."""
     try:
@@ -644,6 +674,10 @@ def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts:
     for p, (dtype, dims, strides, mask) in zip(ps, params):
         keep.append(dtype)
         p.descr, p.ndim, p.dims, p.strides, p.align_mask = id(dtype), len(dims), ints(dims), ints(strides), mask
+        stype = scalar_type(dtype) if not dims else None
+        if stype is not None:
+            keep.append(stype)
+            p.scalar_type = id(stype)
     rs = (ResultSpec * max(1, len(results)))()
     for r, (dtype, dims, nbytes, aligned) in zip(rs, results):
         keep.append(dtype)
