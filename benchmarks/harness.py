@@ -676,6 +676,12 @@ def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int,
             out["sgemm_jax_gflops"] = g
             if g > out["sgemm_gflops"]:
                 out["sgemm_gflops"], out["sgemm_best"] = g, "jax.jit"
+    log(f"  sgemm, xlac, {n}^3")
+    try:
+        out["sgemm_xlac_gflops"] = L.sgemm_xlac(n, runs=3 if quick else 5,
+                                                threads=threads if caps.get("num_threads") else None)
+    except Exception as e:  # noqa: BLE001 - reported beside the references
+        out["sgemm_xlac_error"] = f"{type(e).__name__}: {e}"
     native = [v for k_, v in out.items() if k_.startswith("stream_native_") and isinstance(v, float)]
     xl = [v for k_, v in out.items() if k_.startswith("stream_xlac_") and isinstance(v, float)]
     out["stream_gbs"] = max(native or xl or [float("nan")])

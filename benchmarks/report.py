@@ -210,6 +210,9 @@ def limits_text(res: dict) -> str:
     sg = f"sgemm {L['sgemm_n']}^3 float32: numpy's BLAS {_num(L.get('sgemm_numpy_gflops', L['sgemm_gflops']))} GFLOP/s"
     if L.get("sgemm_jax_gflops"):
         sg += f", jax.jit {_num(L['sgemm_jax_gflops'])} GFLOP/s"
+    if L.get("sgemm_xlac_gflops"):
+        sg += (f"; xlac {_num(L['sgemm_xlac_gflops'])} GFLOP/s "
+               f"({L['sgemm_xlac_gflops'] / L['sgemm_gflops']:.2f}x the best)")
     parts.append(sg)
     parts.append(f"the fractions in the table are of {_num(L['stream_gbs'])} GB/s (best native "
                  f"STREAM triad) and {_num(L['sgemm_gflops'])} GFLOP/s (best sgemm, "
@@ -223,6 +226,7 @@ def limits_text(res: dict) -> str:
                  f"(before / after: STREAM 2 threads {pair('stream_native_2t')} GB/s, 1 thread "
                  f"{pair('stream_native_1t')} GB/s; sgemm numpy {pair('sgemm_numpy_gflops')}"
                  + (f", jax {pair('sgemm_jax_gflops')}" if a.get("sgemm_jax_gflops") else "")
+                 + (f", xlac {pair('sgemm_xlac_gflops')}" if a.get("sgemm_xlac_gflops") else "")
                  + " GFLOP/s).")
     return text
 
