@@ -22,7 +22,10 @@ Rules (see ``why_not``):
   module's own costs ~80 ms of LLVM's time per distinct dot (a GPT training
   step compiled 17% faster and ran as fast or faster without them).
 * An expensive producer (exp, log, tanh, divide, dot, ...) used outside the
-  fusion is not duplicated into it; a cheap one may be.
+  fusion is not duplicated into it; a cheap one may be, unless its value is
+  kept in a buffer anyway (it is the root, or a user never fuses it: a
+  matrix product, a tuple, control flow) and it reads at least as many bytes
+  as it writes: the fusion then reads that buffer (``_materialised_elsewhere``).
 * An expensive producer is not fused where the fusion would recompute each of
   its elements many times (it reaches the fusion's loop through an expanding
   broadcast), unless the recomputation is hoisted out of the inner loops — the
@@ -166,6 +169,7 @@ class Fuser:
         # ops) costs O(1) per update; the lists are rebuilt at the end.
         self._users: dict[int, dict] = {}
         self._fused_index: dict[int, _FusedIndex] = {}  # fusion id -> its index
+        self._kept: dict | None = None                   # see ``kept``
 
     def users(self, inst: HloInstruction) -> dict:
         u = self._users.get(id(inst))
@@ -317,6 +321,11 @@ class Fuser:
             if others:
                 return (f"expensive {producer.opcode} has {others + 1} users; "
                         f"it would be computed once per user")
+        else:
+            keeper = self._materialised_elsewhere(producer, consumer)
+            if keeper is not None:
+                return (f"{keeper} keeps it in a buffer anyway; reading that is cheaper than "
+                        f"recomputing it from operands as large")
         fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
         size = len(fused.instructions) if fused else 1
         if size + 1 > MAX_FUSED_INSTRUCTIONS:
@@ -364,15 +373,61 @@ class Fuser:
             others += 1  # the root's value must exist on its own
         return others
 
+    def _materialised_elsewhere(self, producer: HloInstruction, consumer: HloInstruction) -> str | None:
+        """What keeps ``producer``'s value in a buffer whatever ``consumer``
+        does (the computation's root, or a user that never takes it fused: a
+        matrix product, a tuple, control flow, ...), when its operands are at
+        least as large as its value; else None.
+
+        Such a producer is not duplicated into ``consumer`` (XLA's instruction
+        fusion does not duplicate a producer that reads more than it writes
+        unless every user fuses it): reading its buffer costs no more memory
+        traffic than reading its operands, and fusing it would pull in the
+        unfused expression behind it as well, computed once more per
+        consumer.  A ViT training step computed the residual stream's
+        gradient (~180 instructions) in four kernels so, one of which stored
+        it for a dot anyway.  A producer that reads less than it writes (a
+        broadcast, an iota, a pad) is still fused: reading it would cost more."""
+        keeper = self.kept().get(id(producer))
+        if keeper is None or keeper is consumer:
+            return None
+        if sum(o.shape.byte_size() for o in producer.operands) < producer.shape.byte_size():
+            return None
+        return "the computation's result" if producer is self.comp.root else keeper.name
+
+    def kept(self) -> dict:
+        """id of an instruction -> the user that keeps it in a buffer whatever
+        fusion does (``_keeps_operand``; the root: the root itself).  Worked
+        out once, on the computation as the pass found it: fusion never
+        removes such a user (a matrix product it fuses into an output fusion
+        reads the operand from a buffer there too), and the users it adds are
+        fusions that take operands fused.  (Scanning the users at each
+        question was quadratic where a value feeds many fusions.)"""
+        if self._kept is None:
+            self._kept = {}
+            root = self.comp.root
+            for inst in self.comp.instructions:
+                if inst is root:
+                    self._kept[id(inst)] = inst
+                    continue
+                for user in inst.users:
+                    if _keeps_operand(user, inst, self):
+                        self._kept[id(inst)] = user
+                        break
+        return self._kept
+
     def _stays_refused(self, producer: HloInstruction, consumer: HloInstruction) -> bool:
         """Whether ``producer``, just refused, gets the same refusal from
         :meth:`why_not` until its users or ``consumer`` change (which
         :meth:`run` tracks): a parameter, an opcode that does not fuse, an
-        expensive producer with other users.  (The other refusals depend on the
-        fusion's contents: asked again after each step.)"""
+        expensive producer with other users, one kept in a buffer anyway.
+        (The other refusals depend on the fusion's contents: asked again
+        after each step.)"""
         if producer.opcode == "parameter" or not fusible_producer(producer):
             return True
-        return _EXPENSIVE[producer.opcode] and self._other_users(producer, consumer) > 0
+        if _EXPENSIVE[producer.opcode]:
+            return self._other_users(producer, consumer) > 0
+        return self._materialised_elsewhere(producer, consumer) is not None
 
     def form_dot_epilogues(self) -> bool:
         """Start a fusion at the top of each dot's elementwise epilogue.
@@ -398,6 +453,7 @@ class Fuser:
 
     def run(self) -> bool:
         self.comp.compute_users()
+        self._kept = None
         changed = self.form_dot_epilogues()
         for consumer in reversed(self.comp.post_order()):
             if consumer.parent is not self.comp:
@@ -512,6 +568,24 @@ def _is_gemm(dot: HloInstruction) -> bool:
     m = free(dot.operands[0].shape, a.get("lhs_batch_dims", ()), a.get("lhs_contracting_dims", ()))
     n = free(dot.operands[1].shape, a.get("rhs_batch_dims", ()), a.get("rhs_contracting_dims", ()))
     return m > 1 and n > 1
+
+
+def _keeps_operand(user: HloInstruction, producer: HloInstruction, fuser: Fuser) -> bool:
+    """Whether ``user`` reads ``producer`` from a buffer whatever fusion does:
+    a matrix product (its operands are never fused), an op that takes no
+    fused operands (a tuple, control flow, a custom call, ...), or a fusion
+    whose matrix product reads it.  A matrix-vector product and a convolution
+    do not count: their output fusion may still take the operand."""
+    if user.opcode == "dot":
+        return _is_gemm(user)
+    if user.opcode == "fusion":
+        if user.attrs.get("kind") == "kCustom":
+            return True
+        if user.attrs.get("kind") != "kOutput":
+            return False
+        uses = _uses_in_consumer(producer, user, fuser.fused_index(user))
+        return any(u.opcode == "dot" and _is_gemm(u) for u, _ in uses)
+    return not fusible_consumer(user) and user.opcode not in OUTPUT_FUSION_ROOTS
 
 
 def _uses_in_consumer(producer: HloInstruction, consumer: HloInstruction, index) -> list:
