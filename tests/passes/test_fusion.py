@@ -497,3 +497,78 @@ def test_producers_of_a_minor_dimension_concatenate_are_not_fused():
     # Along a major dimension each operand is a run of whole rows: fused.
     rows = _concatenated("[16,24]", 0)
     assert [i.opcode for i in rows.entry.instructions if i.opcode != "parameter"] == ["fusion"], str(rows)
+
+
+KEPT = """
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,32]{1,0} parameter(0)
+  y = f32[16,32]{1,0} parameter(1)
+  w = f32[32,8]{1,0} parameter(2)
+  s = f32[] parameter(3)
+  m = f32[16,32]{1,0} multiply(x, y)
+  g = f32[16,32]{1,0} add(m, x)
+  sb = f32[16,32]{1,0} broadcast(s), dimensions={}
+  h = f32[16,32]{1,0} add(g, sb)
+  d = f32[16,8]{1,0} dot(%s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  r = f32[32]{0} reduce(g, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[16,8]{1,0}, f32[32]{0}, f32[16,32]{1,0}) tuple(d, r, %b)
+}
+"""
+
+
+def _kept(dot_operand: str, other: str) -> xlac.HloModule:
+    module = xlac.parse_hlo(KEPT.replace("%s", dot_operand).replace("%b", other))
+    InstructionFusion().run(module)
+    return module
+
+
+def test_a_producer_a_matrix_product_reads_is_not_duplicated_into_other_consumers():
+    # g feeds a matrix product (which reads it from a buffer) and a reduction:
+    # the reduction reads g's buffer instead of computing g (and m behind it)
+    # again.
+    module = _kept("g", "x")
+    reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
+                     and i.attrs["calls"].root.opcode == "reduce")
+    inside = [i.opcode for i in reduction.attrs["calls"].instructions]
+    assert "add" not in inside and "multiply" not in inside, str(module)
+    kept = [i for i in module.entry.instructions if i in reduction.operands and i.opcode == "fusion"]
+    assert [i.attrs["calls"].root.opcode for i in kept] == ["add"], str(module)
+    assert any("not fused: g into" in str(n) and "d keeps it in a buffer anyway" in str(n)
+               for n in module.diagnostics), module.diagnostics
+
+
+def test_a_producer_read_by_only_fusible_consumers_is_still_duplicated():
+    # The same g read by a broadcast-add that feeds the product instead: every
+    # user of g may fuse it, so it is computed in each (no buffer for it).
+    module = _kept("h", "x")
+    assert not any("keeps it in a buffer" in str(n) for n in module.diagnostics), module.diagnostics
+    reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
+                     and i.attrs["calls"].root.opcode == "reduce")
+    assert "multiply" in [i.opcode for i in reduction.attrs["calls"].instructions], str(module)
+
+
+def test_a_producer_reading_less_than_it_writes_is_fused_though_kept():
+    # sb (a broadcast of a scalar) is read by the product and by h: h still
+    # computes it (reading the scalar) rather than reading a 16x32 buffer.
+    module = _kept("sb", "h")
+    h = next(i for i in module.entry.instructions if i.opcode == "fusion" and i.attrs["calls"].root.opcode == "add"
+             and i.shape.dimensions == (16, 32))
+    assert "broadcast" in [i.opcode for i in h.attrs["calls"].instructions], str(module)
+
+
+@pytest.mark.parametrize("dot_operand,other", [("g", "x"), ("h", "x"), ("sb", "h")])
+def test_kept_producers_compute_what_the_evaluator_does(dot_operand, other):
+    text = KEPT.replace("%s", dot_operand).replace("%b", other)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((16, 32)).astype(np.float32),
+            rng.standard_normal((32, 8)).astype(np.float32), np.float32(0.5)]
+    got, want = xlac.jit(text)(*args), xlac.evaluate(text, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
