@@ -321,11 +321,6 @@ class Fuser:
             if others:
                 return (f"expensive {producer.opcode} has {others + 1} users; "
                         f"it would be computed once per user")
-        else:
-            keeper = self._materialised_elsewhere(producer, consumer)
-            if keeper is not None:
-                return (f"{keeper} keeps it in a buffer anyway; reading that is cheaper than "
-                        f"recomputing it from operands as large")
         fused = consumer.attrs["calls"] if consumer.opcode == "fusion" else None
         size = len(fused.instructions) if fused else 1
         if size + 1 > MAX_FUSED_INSTRUCTIONS:
@@ -345,6 +340,11 @@ class Fuser:
             # from buffers; one computed in the fusion needs a GEMM of the
             # module's own (LLVM's O3 on it: ~80 ms per distinct dot).
             return "a matrix product's operands are read from buffers"
+        if not expensive:
+            keeper = self._materialised_elsewhere(producer, consumer)
+            if keeper is not None:
+                return (f"{keeper} keeps it in a buffer anyway; reading that is cheaper than "
+                        f"recomputing it from operands as large")
         if any(u.opcode == "concatenate" and _minor_concat(u) for u, _ in uses):
             # Each row switches operand every few elements: the fused loop
             # picks the operand per element and stays scalar (an LSTM's
