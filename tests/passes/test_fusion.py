@@ -572,3 +572,33 @@ def test_kept_producers_compute_what_the_evaluator_does(dot_operand, other):
     got, want = xlac.jit(text)(*args), xlac.evaluate(text, *args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
+def test_a_convolutions_operands_are_not_fused_into_its_output_fusion():
+    # A batch norm and relu ahead of a convolution stay a loop fusion of their
+    # own: the convolution (with its bias epilogue) reads them from a buffer.
+    text = """
+    HloModule m
+    ENTRY e {
+      x = f32[2,6,6,3]{3,2,1,0} parameter(0)
+      s = f32[3]{0} parameter(1)
+      w = f32[3,3,3,4]{3,2,1,0} parameter(2)
+      b = f32[4]{0} parameter(3)
+      sb = f32[2,6,6,3]{3,2,1,0} broadcast(s), dimensions={3}
+      n = f32[2,6,6,3]{3,2,1,0} multiply(x, sb)
+      z = f32[] constant(0)
+      zb = f32[2,6,6,3]{3,2,1,0} broadcast(z), dimensions={}
+      y = f32[2,6,6,3]{3,2,1,0} maximum(n, zb)
+      c = f32[2,4,4,4]{3,2,1,0} convolution(y, w), window={size=3x3}, dim_labels=b01f_01io->b01f
+      bb = f32[2,4,4,4]{3,2,1,0} broadcast(b), dimensions={3}
+      ROOT a = f32[2,4,4,4]{3,2,1,0} add(c, bb)
+    }"""
+    module = xlac.parse_hlo(text)
+    InstructionFusion().run(module)
+    conv = next(i for i in module.entry.instructions if i.attrs.get("kind") == "kOutput")
+    assert [i.opcode for i in conv.attrs["calls"].instructions if i.opcode not in ("parameter", "broadcast")] == \
+        ["convolution", "add"], str(module)
+    assert any("a convolution's operands are read from buffers" in str(n) for n in module.diagnostics)
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 6, 6, 3), (3,), (3, 3, 3, 4), (4,)]]
+    np.testing.assert_allclose(xlac.jit(text)(*args), xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)
