@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import xlac
 from xlac.codegen.compiler import check_supported, lower
+from xlac.passes import fusion as fusion_pass
 from xlac.passes.fusion import InstructionFusion
 from xlac.passes.multi_output_fusion import MultiOutputFusion
 
@@ -512,7 +513,13 @@ ENTRY e {
   w = f32[32,8]{1,0} parameter(2)
   s = f32[] parameter(3)
   m = f32[16,32]{1,0} multiply(x, y)
-  g = f32[16,32]{1,0} add(m, x)
+  m2 = f32[16,32]{1,0} add(m, y)
+  m3 = f32[16,32]{1,0} multiply(m2, x)
+  m4 = f32[16,32]{1,0} subtract(m3, y)
+  m5 = f32[16,32]{1,0} multiply(m4, m2)
+  m6 = f32[16,32]{1,0} add(m5, x)
+  m7 = f32[16,32]{1,0} multiply(m6, m)
+  g = f32[16,32]{1,0} add(m7, x)
   sb = f32[16,32]{1,0} broadcast(s), dimensions={}
   h = f32[16,32]{1,0} add(g, sb)
   d = f32[16,8]{1,0} dot(%s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -531,8 +538,8 @@ def _kept(dot_operand: str, other: str) -> xlac.HloModule:
 
 def test_a_producer_a_matrix_product_reads_is_not_duplicated_into_other_consumers():
     # g feeds a matrix product (which reads it from a buffer) and a reduction:
-    # the reduction reads g's buffer instead of computing g (and m behind it)
-    # again.
+    # the reduction reads g's buffer instead of computing g (and the 7 ops
+    # behind it) again.
     module = _kept("g", "x")
     reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
                      and i.attrs["calls"].root.opcode == "reduce")
@@ -552,6 +559,14 @@ def test_a_producer_read_by_only_fusible_consumers_is_still_duplicated():
     reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
                      and i.attrs["calls"].root.opcode == "reduce")
     assert "multiply" in [i.opcode for i in reduction.attrs["calls"].instructions], str(module)
+
+
+def test_a_small_kept_producer_is_still_duplicated(monkeypatch):
+    # Below RECOMPUTE_MIN_OPS ops the expression is computed again instead
+    # (its consumers stay independent for multi-output fusion).
+    monkeypatch.setattr(fusion_pass, "RECOMPUTE_MIN_OPS", 9)
+    module = _kept("g", "x")
+    assert not any("keeps it in a buffer" in str(n) for n in module.diagnostics), module.diagnostics
 
 
 def test_a_producer_reading_less_than_it_writes_is_fused_though_kept():

@@ -24,8 +24,9 @@ Rules (see ``why_not``):
 * An expensive producer (exp, log, tanh, divide, dot, ...) used outside the
   fusion is not duplicated into it; a cheap one may be, unless its value is
   kept in a buffer anyway (it is the root, or a user never fuses it: a
-  matrix product, a tuple, control flow) and it reads at least as many bytes
-  as it writes: the fusion then reads that buffer (``_materialised_elsewhere``).
+  matrix product, a tuple, control flow), it reads at least as many bytes
+  as it writes and fusing it recomputes ``RECOMPUTE_MIN_OPS`` ops or more:
+  the fusion then reads that buffer (``_materialised_elsewhere``).
 * An expensive producer is not fused where the fusion would recompute each of
   its elements many times (it reaches the fusion's loop through an expanding
   broadcast), unless the recomputation is hoisted out of the inner loops — the
@@ -57,6 +58,12 @@ from .call_inliner import sequential_computations
 OUTPUT_FUSION_ROOTS = ("dot", "convolution")
 
 MAX_FUSED_INSTRUCTIONS = 256
+#: A producer kept in a buffer anyway is still duplicated into a consumer
+#: when fusing it computes fewer arithmetic ops than this again: a few ops
+#: (Adam's moment updates, kept as outputs and read by the parameter
+#: update) cost little code, and recomputed they leave the consumers
+#: independent, so multi-output fusion can merge them into one kernel.
+RECOMPUTE_MIN_OPS = 8
 MAX_FUSION_OPERANDS = 64
 
 
@@ -395,7 +402,7 @@ class Fuser:
         unless every user fuses it): reading its buffer costs no more memory
         traffic than reading its operands, and fusing it would pull in the
         unfused expression behind it as well, computed once more per
-        consumer.  A ViT training step computed the residual stream's
+        consumer, when that is at least ``RECOMPUTE_MIN_OPS`` ops.  A ViT training step computed the residual stream's
         gradient (~180 instructions) in four kernels so, one of which stored
         it for a dot anyway.  A producer that reads less than it writes (a
         broadcast, an iota, a pad) is still fused: reading it would cost more."""
@@ -404,7 +411,31 @@ class Fuser:
             return None
         if sum(o.shape.byte_size() for o in producer.operands) < producer.shape.byte_size():
             return None
+        if self._recomputed_size(producer) < RECOMPUTE_MIN_OPS:
+            return None
         return "the computation's result" if producer is self.comp.root else keeper.name
+
+    def _recomputed_size(self, producer: HloInstruction) -> int:
+        """The arithmetic ops (elementwise, not index maps) fusing ``producer``
+        would compute again: it and the cheap, unfused producers behind it
+        (counted up to ``RECOMPUTE_MIN_OPS``; an expensive op, a parameter or
+        a fusion ends a path).  Values behind it that are kept in buffers
+        too count: each of them would be duplicated as well when it is
+        small (a chain of residual-gradient sums, each read by a product)."""
+        seen, stack, n = set(), [producer], 0
+        while stack and n < RECOMPUTE_MIN_OPS:
+            inst = stack.pop()
+            if id(inst) in seen:
+                continue
+            seen.add(id(inst))
+            if inst is not producer and _EXPENSIVE[inst.opcode]:
+                continue
+            if inst.opcode == "parameter" or not fusible_producer(inst) or inst.opcode in OUTPUT_FUSION_ROOTS:
+                continue
+            if _ELEMENTWISE[inst.opcode] and not _DATA_MOVEMENT[inst.opcode]:
+                n += 1
+            stack.extend(inst.operands)
+        return n
 
     def kept(self) -> dict:
         """id of an instruction -> the user that keeps it in a buffer whatever
