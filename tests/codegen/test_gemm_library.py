@@ -373,10 +373,12 @@ def test_batch_in_two_levels_matches_the_module_gemm(a, b, out, dims):
      "lhs_contracting_dims={0,3}, rhs_contracting_dims={0,1}", "k"),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_rows_and_k_in_two_levels_match_the_module_gemm(a, b, out, dims, levels, threads):
+def test_rows_and_k_in_two_levels_match_the_module_gemm(a, b, out, dims, levels, threads, monkeypatch):
     """A's row group and the K group not one stride apart go through the
-    library in two levels (a variant of its own), near the per-module
-    GEMM's result and the evaluator's, with a bias epilogue too."""
+    library in two levels (a variant of its own, when switched on), near the
+    per-module GEMM's result and the evaluator's, with a bias epilogue too."""
+    from xlac.codegen.kernels import dot_plan
+    monkeypatch.setattr(dot_plan, "TWO_LEVEL_ROWS_AND_K", True)
     dims_out = xlac.shape("f32" + out.split("{")[0]).dimensions
     bias = dims_out[-1]
     for epilogue in (None, [f"  c = f32[{bias}]{{0}} constant({{{', '.join(['0.5'] * bias)}}})",
@@ -395,7 +397,16 @@ def test_rows_and_k_in_two_levels_match_the_module_gemm(a, b, out, dims, levels,
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
 
 
-def test_k_in_three_levels_stays_per_module():
+def test_rows_in_two_levels_stay_per_module_by_default():
+    plan, v = _variant(module_text(
+        "m2", "f32", "[4,4,8,16]{3,2,1,0}", "[4,8,32]{2,1,0}", "[4,16,32]{2,1,0}",
+        "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"))
+    assert plan is not None and plan.kind == "gemm" and v is None
+
+
+def test_k_in_three_levels_stays_per_module(monkeypatch):
+    from xlac.codegen.kernels import dot_plan
+    monkeypatch.setattr(dot_plan, "TWO_LEVEL_ROWS_AND_K", True)
     # K = (H, S, D) of [H, D, S, M] contracted in (H, S, D) order: no cut
     # puts both levels one stride apart.
     plan, v = _variant(module_text(

@@ -404,7 +404,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     a_pt, b_pt = (rpt, lpt) if swap else (lpt, rpt)
     native = None
     if kind is not None:
-        why = library_layout_why(inst, dot, info, swap, c_scratch)
+        why = native_layout_why(inst, dot, info, swap, c_scratch)
         if why is None:
             native = gemm_native.Format(kind, a_pt, b_pt)
         elif pt is S32:
@@ -551,6 +551,19 @@ def library_layout_why(inst: HloInstruction, dot: HloInstruction, info: DotInfo,
     return None
 
 
+def native_layout_why(inst: HloInstruction, dot: HloInstruction, info: DotInfo, swap: bool,
+                      c_scratch: bool) -> str | None:
+    """:func:`library_layout_why` for the native low-precision kernels, whose
+    packing reads rows and K through one stride (two levels only for the
+    batch)."""
+    why = library_layout_why(inst, dot, info, swap, c_scratch)
+    if why is None:
+        levels = library_levels(*library_views(inst, swap, c_scratch, info, dot))
+        if levels.m is not None or levels.k is not None:
+            return "rows or K in two strided levels, which the native kernels' packing does not read"
+    return why
+
+
 def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tuple:
     """A, B and C as strided views (shapes only: ``ptr`` is a placeholder)."""
     ls, rs = dot.operands[0].shape, dot.operands[1].shape
@@ -568,6 +581,17 @@ def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tupl
     return A, B, C
 
 
+#: Whether the GEMM library takes A's rows and the K group in two levels
+#: (``library_levels``).  Off: those dots keep a GEMM of the module's own.
+#: The library's two-level variants compile once per machine instead of
+#: ~30-40 ms of LLVM per distinct dot, but on the model set's small
+#: attention GEMMs (64 x 32 x 32) they ran 1-4% slower than the module's
+#: code with constant strides (a panel packed element by element, a
+#: division per row and per k), so the GPT steps and the ViT step ran
+#: slower overall (docs/compile_time.md, section 11).
+TWO_LEVEL_ROWS_AND_K = False
+
+
 class Levels(NamedTuple):
     """How the GEMM library indexes a dot's groups (:func:`library_levels`):
     per two-level group, (inner count, [(inner stride, outer stride) per
@@ -583,11 +607,13 @@ def library_levels(A, B, C) -> Levels | None:
     through, or None when it cannot: the batch group (:func:`batch_levels`),
     A's row (M) group and the K group (A's columns and B's rows together)
     may each be two strides (attention's heads and head dimension, not one
-    stride apart: ``[B, H, D, S]`` contracting (H, D), rows (B, S)); B's and
-    C's columns and C's rows must be one."""
+    stride apart: ``[B, H, D, S]`` contracting (H, D), rows (B, S)) when
+    ``TWO_LEVEL_ROWS_AND_K``; B's and C's columns and C's rows must be one."""
     if not all(g.affine for g in (B.gc, C.gc, C.gr)):
         return None
     batch = batch_levels(A, B, C)
+    if not TWO_LEVEL_ROWS_AND_K and not (A.gr.affine and A.gc.affine and B.gr.affine):
+        return None
     m = None if A.gr.affine else group_levels(A.gr)
     k = None if A.gc.affine and B.gr.affine else group_levels(A.gc, B.gr)
     if batch is None or (m is None and not A.gr.affine) or (k is None and not (A.gc.affine and B.gr.affine)):
