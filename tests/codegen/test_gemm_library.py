@@ -357,3 +357,60 @@ def test_batch_in_two_levels_matches_the_module_gemm(a, b, out, dims):
     got, ref = lib(*args), own(*args)
     np.testing.assert_allclose(got, xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("a, b, out, dims, levels", [
+    # attention's output projection: O [B, H, D, S] over (H, D), rows (B, S) not one stride apart
+    ("[4,4,8,16]{3,2,1,0}", "[4,8,32]{2,1,0}", "[4,16,32]{2,1,0}",
+     "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}", "m"),
+    # its weight gradient: K = (B, S) of [B, H, D, S], edges in M, N and K
+    ("[3,5,7,17]{3,2,1,0}", "[3,17,20]{2,1,0}", "[5,7,20]{2,1,0}",
+     "lhs_contracting_dims={0,3}, rhs_contracting_dims={0,1}", "k"),
+    # heads and head dimension apart in K and the rows in M: [B, S, H, D] stored (B, H, S, D)
+    ("[4,16,4,8]{3,1,2,0}", "[32,4,8]{2,1,0}", "[4,16,32]{2,1,0}",
+     "lhs_contracting_dims={2,3}, rhs_contracting_dims={1,2}", "mk"),
+    # a K of several blocks in two levels (24 x 33 of [24, 6, 40, 33])
+    ("[24,6,40,33]{3,2,1,0}", "[24,33,24]{2,1,0}", "[6,40,24]{2,1,0}",
+     "lhs_contracting_dims={0,3}, rhs_contracting_dims={0,1}", "k"),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_and_k_in_two_levels_match_the_module_gemm(a, b, out, dims, levels, threads, monkeypatch):
+    """A's row group and the K group not one stride apart go through the
+    library in two levels (a variant of its own, when switched on), near the
+    per-module GEMM's result and the evaluator's, with a bias epilogue too."""
+    from xlac.codegen.kernels import dot_plan
+    monkeypatch.setattr(dot_plan, "TWO_LEVEL_ROWS_AND_K", True)
+    dims_out = xlac.shape("f32" + out.split("{")[0]).dimensions
+    bias = dims_out[-1]
+    for epilogue in (None, [f"  c = f32[{bias}]{{0}} constant({{{', '.join(['0.5'] * bias)}}})",
+                            f"  cb = f32{out} broadcast(c), dimensions={{{len(dims_out) - 1}}}",
+                            f"  ROOT r = f32{out} add(d, cb)"]):
+        text = module_text("rows_k_levels", "f32", a, b, out, dims, epilogue)
+        plan, v = _variant(text)
+        assert v is not None and v.levels == levels, v
+        lib, own = compile_both(text, num_threads=threads)
+        rng = np.random.default_rng(11)
+        args = [rng.uniform(-1, 1, xlac.shape("f32" + s.split("{")[0]).dimensions).astype(np.float32)
+                for s in (a, b)]
+        got, ref = lib(*args), own(*args)
+        # (sums of up to 792 products of [-1, 1]: float32 rounding of ~1e-5 either way)
+        np.testing.assert_allclose(got, xlac.evaluate(text, *args), rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+
+
+def test_rows_in_two_levels_stay_per_module_by_default():
+    plan, v = _variant(module_text(
+        "m2", "f32", "[4,4,8,16]{3,2,1,0}", "[4,8,32]{2,1,0}", "[4,16,32]{2,1,0}",
+        "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"))
+    assert plan is not None and plan.kind == "gemm" and v is None
+
+
+def test_k_in_three_levels_stays_per_module(monkeypatch):
+    from xlac.codegen.kernels import dot_plan
+    monkeypatch.setattr(dot_plan, "TWO_LEVEL_ROWS_AND_K", True)
+    # K = (H, S, D) of [H, D, S, M] contracted in (H, S, D) order: no cut
+    # puts both levels one stride apart.
+    plan, v = _variant(module_text(
+        "k3", "f32", "[4,8,16,10]{3,2,1,0}", "[4,16,8,32]{3,2,1,0}", "[10,32]{1,0}",
+        "lhs_contracting_dims={0,2,1}, rhs_contracting_dims={0,1,2}"))
+    assert plan is not None and plan.kind == "gemm" and v is None

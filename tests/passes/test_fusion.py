@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import xlac
 from xlac.codegen.compiler import check_supported, lower
+from xlac.passes import fusion as fusion_pass
 from xlac.passes.fusion import InstructionFusion
 from xlac.passes.multi_output_fusion import MultiOutputFusion
 
@@ -497,3 +498,122 @@ def test_producers_of_a_minor_dimension_concatenate_are_not_fused():
     # Along a major dimension each operand is a run of whole rows: fused.
     rows = _concatenated("[16,24]", 0)
     assert [i.opcode for i in rows.entry.instructions if i.opcode != "parameter"] == ["fusion"], str(rows)
+
+
+KEPT = """
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,32]{1,0} parameter(0)
+  y = f32[16,32]{1,0} parameter(1)
+  w = f32[32,8]{1,0} parameter(2)
+  s = f32[] parameter(3)
+  m = f32[16,32]{1,0} multiply(x, y)
+  m2 = f32[16,32]{1,0} add(m, y)
+  m3 = f32[16,32]{1,0} multiply(m2, x)
+  m4 = f32[16,32]{1,0} subtract(m3, y)
+  m5 = f32[16,32]{1,0} multiply(m4, m2)
+  m6 = f32[16,32]{1,0} add(m5, x)
+  m7 = f32[16,32]{1,0} multiply(m6, m)
+  g = f32[16,32]{1,0} add(m7, x)
+  sb = f32[16,32]{1,0} broadcast(s), dimensions={}
+  h = f32[16,32]{1,0} add(g, sb)
+  d = f32[16,8]{1,0} dot(%s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  r = f32[32]{0} reduce(g, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[16,8]{1,0}, f32[32]{0}, f32[16,32]{1,0}) tuple(d, r, %b)
+}
+"""
+
+
+def _kept(dot_operand: str, other: str) -> xlac.HloModule:
+    module = xlac.parse_hlo(KEPT.replace("%s", dot_operand).replace("%b", other))
+    InstructionFusion().run(module)
+    return module
+
+
+def test_a_producer_a_matrix_product_reads_is_not_duplicated_into_other_consumers():
+    # g feeds a matrix product (which reads it from a buffer) and a reduction:
+    # the reduction reads g's buffer instead of computing g (and the 7 ops
+    # behind it) again.
+    module = _kept("g", "x")
+    reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
+                     and i.attrs["calls"].root.opcode == "reduce")
+    inside = [i.opcode for i in reduction.attrs["calls"].instructions]
+    assert "add" not in inside and "multiply" not in inside, str(module)
+    kept = [i for i in module.entry.instructions if i in reduction.operands and i.opcode == "fusion"]
+    assert [i.attrs["calls"].root.opcode for i in kept] == ["add"], str(module)
+    assert any("not fused: g into" in str(n) and "d keeps it in a buffer anyway" in str(n)
+               for n in module.diagnostics), module.diagnostics
+
+
+def test_a_producer_read_by_only_fusible_consumers_is_still_duplicated():
+    # The same g read by a broadcast-add that feeds the product instead: every
+    # user of g may fuse it, so it is computed in each (no buffer for it).
+    module = _kept("h", "x")
+    assert not any("keeps it in a buffer" in str(n) for n in module.diagnostics), module.diagnostics
+    reduction = next(i for i in module.entry.instructions if i.opcode == "fusion"
+                     and i.attrs["calls"].root.opcode == "reduce")
+    assert "multiply" in [i.opcode for i in reduction.attrs["calls"].instructions], str(module)
+
+
+def test_a_small_kept_producer_is_still_duplicated(monkeypatch):
+    # Below RECOMPUTE_MIN_OPS ops the expression is computed again instead
+    # (its consumers stay independent for multi-output fusion).
+    monkeypatch.setattr(fusion_pass, "RECOMPUTE_MIN_OPS", 9)
+    module = _kept("g", "x")
+    assert not any("keeps it in a buffer" in str(n) for n in module.diagnostics), module.diagnostics
+
+
+def test_a_producer_reading_less_than_it_writes_is_fused_though_kept():
+    # sb (a broadcast of a scalar) is read by the product and by h: h still
+    # computes it (reading the scalar) rather than reading a 16x32 buffer.
+    module = _kept("sb", "h")
+    h = next(i for i in module.entry.instructions if i.opcode == "fusion" and i.attrs["calls"].root.opcode == "add"
+             and i.shape.dimensions == (16, 32))
+    assert "broadcast" in [i.opcode for i in h.attrs["calls"].instructions], str(module)
+
+
+@pytest.mark.parametrize("dot_operand,other", [("g", "x"), ("h", "x"), ("sb", "h")])
+def test_kept_producers_compute_what_the_evaluator_does(dot_operand, other):
+    text = KEPT.replace("%s", dot_operand).replace("%b", other)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((16, 32)).astype(np.float32),
+            rng.standard_normal((32, 8)).astype(np.float32), np.float32(0.5)]
+    got, want = xlac.jit(text)(*args), xlac.evaluate(text, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
+def test_a_convolutions_operands_are_not_fused_into_its_output_fusion():
+    # A batch norm and relu ahead of a convolution stay a loop fusion of their
+    # own: the convolution (with its bias epilogue) reads them from a buffer.
+    text = """
+    HloModule m
+    ENTRY e {
+      x = f32[2,6,6,3]{3,2,1,0} parameter(0)
+      s = f32[3]{0} parameter(1)
+      w = f32[3,3,3,4]{3,2,1,0} parameter(2)
+      b = f32[4]{0} parameter(3)
+      sb = f32[2,6,6,3]{3,2,1,0} broadcast(s), dimensions={3}
+      n = f32[2,6,6,3]{3,2,1,0} multiply(x, sb)
+      z = f32[] constant(0)
+      zb = f32[2,6,6,3]{3,2,1,0} broadcast(z), dimensions={}
+      y = f32[2,6,6,3]{3,2,1,0} maximum(n, zb)
+      c = f32[2,4,4,4]{3,2,1,0} convolution(y, w), window={size=3x3}, dim_labels=b01f_01io->b01f
+      bb = f32[2,4,4,4]{3,2,1,0} broadcast(b), dimensions={3}
+      ROOT a = f32[2,4,4,4]{3,2,1,0} add(c, bb)
+    }"""
+    module = xlac.parse_hlo(text)
+    InstructionFusion().run(module)
+    conv = next(i for i in module.entry.instructions if i.attrs.get("kind") == "kOutput")
+    assert [i.opcode for i in conv.attrs["calls"].instructions if i.opcode not in ("parameter", "broadcast")] == \
+        ["convolution", "add"], str(module)
+    assert any("a convolution's operands are read from buffers" in str(n) for n in module.diagnostics)
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 6, 6, 3), (3,), (3, 3, 3, 4), (4,)]]
+    np.testing.assert_allclose(xlac.jit(text)(*args), xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)

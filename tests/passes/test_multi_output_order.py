@@ -78,14 +78,15 @@ def test_keys_grow_along_every_edge_after_a_merge():
 
 
 def test_a_fusion_merged_twice_prints_hlo_that_parses_again():
-    # vit_train merges multi-output fusions again: the old tuple root used to be
-    # cloned beside a new one of the same name ("tuple.root" twice), so the
-    # optimised module's text (XLAC_DUMP_TO) did not parse.
+    # eqx_transformer_train merges multi-output fusions again (vit_train did
+    # too before its residual gradient stayed in one buffer): the old tuple
+    # root used to be cloned beside a new one of the same name ("tuple.root"
+    # twice), so the optimised module's text (XLAC_DUMP_TO) did not parse.
     from pathlib import Path
 
     import xlac
     from xlac.codegen.compiler import lower
-    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "vit_train.hlo").read_text()
+    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "eqx_transformer_train.hlo").read_text()
     low = lower(xlac.parse_hlo(text))
     fused = [c for c in low.hlo.computations if c.name.startswith("fused_multi")]
     assert any(sum(i.opcode == "tuple" for i in c.instructions) == 1 and len(c.root.operands) > 2

@@ -88,6 +88,12 @@ FIELDS = (
     # attention's (B, H) of [B, S, H, D]): index i is at (i % nbi) * x_bs +
     # (i / nbi) * x_bo; nbi >= nb when one stride does.
     "nbi", "a_bo", "b_bo", "c_bo",
+    # The same for A's row (M) index and the K index, in variants with
+    # ``levels`` "m" / "k" (attention's heads and head dimension contracted
+    # or kept together, not one stride apart): row i of A at
+    # (i % mi) * a_rs + (i / mi) * a_ro; k at (k % ki) * x + (k / ki) * y
+    # with (x, y) = (a_cs, a_co) in A and (b_rs, b_ro) in B.
+    "mi", "a_ro", "ki", "a_co", "b_ro",
     "kc", "mc", "nc",           # K block, M block, N block
     "nbt", "nmt", "nnt",        # task grid over batch, M and N
     "n_tasks", "task_bytes", "b_off",   # b_off: the packed B block in a worker's region
@@ -111,7 +117,11 @@ class Variant:
     never read in place).  ``native``: ``"bf16"``, ``"vnni"``, ``"amxbf16"``
     or ``"amxint8"`` when the variant runs a native low-precision micro-kernel
     on ``a_pt`` x ``b_pt``
-    (``gemm_native``; ``pt`` is then f32 or s32, the accumulators' type)."""
+    (``gemm_native``; ``pt`` is then f32 or s32, the accumulators' type).
+    ``levels``: the groups indexed in two levels (``"m"``: A's rows, ``"k"``:
+    the K index of A and B; see the descriptor's ``mi`` and ``ki``): their
+    offsets take a division per row of a panel or per k of a block, which
+    the other variants' code does not pay."""
 
     pt: PT
     mr: int
@@ -122,6 +132,7 @@ class Variant:
     a_pt: PT | None = None
     b_pt: PT | None = None
     native: str | None = None
+    levels: str = ""
 
     functions = {"run": WORKER_TYPE}
 
@@ -129,10 +140,10 @@ class Variant:
     def tag(self) -> str:
         tag = f"{self.pt.value}_{self.mr}x{self.nr}v{self.vw}_a{self.a_kind}_b{self.b_kind}"
         if self.native:
-            return tag + f"_n{self.format.tag}"
-        if self.a_pt or self.b_pt:
+            tag += f"_n{self.format.tag}"
+        elif self.a_pt or self.b_pt:
             tag += f"_w{(self.a_pt or self.pt).value}{(self.b_pt or self.pt).value}"
-        return tag
+        return tag + (f"_l{self.levels}" if self.levels else "")
 
     @property
     def format(self) -> gemm_native.Format | None:
@@ -429,7 +440,8 @@ _CONV_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_conv(\d+)x(\d+)
                            rb"(?:_w(" + _STORED.encode() + rb"))?_(\w+)")
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
                       rb"(?:_w(" + _STORED.encode() + rb")(" + _STORED.encode() + rb"))?"
-                      rb"(?:_n(bf16|vnni|amxbf16|amxint8)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?_(\w+)")
+                      rb"(?:_n(bf16|vnni|amxbf16|amxint8)_(" + _NATIVE_STORED + rb")(" + _NATIVE_STORED + rb"))?"
+                      rb"(?:_l(mk|m|k))?_(\w+)")
 
 
 def _parse_name(name: bytes):
@@ -456,11 +468,11 @@ def _parse_name(name: bytes):
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None
-    h, pt, mr, nr, vw, ak, bk, wa, wb, native, na, nb, fn = (g.decode() if g else None for g in m.groups())
+    h, pt, mr, nr, vw, ak, bk, wa, wb, native, na, nb, levels, fn = (g.decode() if g else None for g in m.groups())
     narrow = lambda w: PT(w) if w and w != pt else None      # noqa: E731
     if native:
         wa, wb = na, nb
-    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk, narrow(wa), narrow(wb), native)
+    v = Variant(PT(pt), int(mr), int(nr), int(vw), ak, bk, narrow(wa), narrow(wb), native, levels or "")
     return (h, v) if fn in v.functions else None
 
 
@@ -493,6 +505,22 @@ class _BatchGroup(_Group):
         return b.add(b.mul(b.urem(i, self.inner), self.stride), b.mul(b.udiv(i, self.inner), self.outer))
 
 
+class _TwoLevels(_Group):
+    """A row or K group in two levels: index ``i`` at ``(i % inner) * stride
+    + (i / inner) * outer`` (run-time values).  Not affine: ``gemm.pack_panel``
+    works out a panel's row offsets once per panel and a k's once per k,
+    and never reads it as one unit-stride run."""
+
+    affine = False
+
+    def __init__(self, stride, outer, inner):
+        super().__init__(stride)
+        self.outer, self.inner = outer, inner
+
+    def offset(self, b, i):
+        return b.add(b.mul(b.urem(i, self.inner), self.stride), b.mul(b.udiv(i, self.inner), self.outer))
+
+
 class _View:
     """An operand as ``gemm.pack_panel`` sees it: a buffer with three index groups."""
 
@@ -500,7 +528,9 @@ class _View:
 
     def __init__(self, pt, ptr, batch: _BatchGroup, rs, cs):
         self.pt, self.ptr = pt, ptr
-        self.gb, self.gr, self.gc = batch, _Group(rs), _Group(cs)
+        self.gb = batch
+        self.gr = rs if isinstance(rs, _Group) else _Group(rs)
+        self.gc = cs if isinstance(cs, _Group) else _Group(cs)
 
     def element_pointer(self, b, offset):
         return b.gep(self.ptr, [offset], inbounds=True, source_etype=types.memory_type(self.pt))
@@ -522,6 +552,10 @@ def _views(b, v: Variant, d: _Desc):
     a_cs = 1 if v.a_kind in ("k", "d") else d.a_cs
     b_rs = 1 if v.b_kind == "k" else d.b_rs
     b_cs = 1 if v.b_kind in ("n", "d") else d.b_cs
+    if "m" in v.levels:
+        a_rs = _TwoLevels(d.a_rs, d.a_ro, d.mi)
+    if "k" in v.levels:
+        a_cs, b_rs = _TwoLevels(d.a_cs, d.a_co, d.ki), _TwoLevels(d.b_rs, d.b_ro, d.ki)
     return (_View(v.a_pt or v.pt, d.a, _BatchGroup(d.a_bs, d.a_bo, d.nbi), a_rs, a_cs),
             _View(v.b_pt or v.pt, d.b, _BatchGroup(d.b_bs, d.b_bo, d.nbi), b_rs, b_cs))
 
@@ -547,7 +581,7 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
     full_end = b.sub(total, edge)
     n_full = b.sdiv(b.sub(imin(b, hi, full_end), lo), i64(width))   # may be <= 0
     panel_elems = b.mul(kc, i64(width))
-    if g_outer.stride == 1:
+    if g_outer.affine and g_outer.stride == 1:
         base = view.element_pointer(b, add(b, boff, lo))
         vec = width % vw == 0
         sty_v = ir.VectorType(sty, vw)
@@ -574,12 +608,16 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
     has_edge = b.and_(b.icmp_signed(">", edge, i64(0)), b.icmp_signed(">", hi, full_end))
     with b.if_then(has_edge):
         pdst = _gep(b, dst, b.mul(b.sdiv(b.sub(full_end, lo), i64(width)), panel_elems), pt)
-        base = view.element_pointer(b, add(b, boff, g_outer.offset(b, full_end)))
+        # (a two-level outer group: each index's offset from the panel's first,
+        # as ``gemm.pack_panel`` takes them)
+        o0 = g_outer.offset(b, full_end)
+        base = view.element_pointer(b, add(b, boff, o0))
         with Loop(b, 0, kc, 1, "ek") as k:
             src = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), spt)
             out = _gep(b, pdst, b.mul(k, i64(width)), pt)
             with Loop(b, 0, edge, 1, "ej", vectorize=False) as j:
-                x = widen(b, b.load(_gep(b, src, g_outer.offset(b, j), spt), typ=sty, align=sesize), spt, pt)
+                rel = g_outer.offset(b, j) if g_outer.affine else b.sub(g_outer.offset(b, b.add(full_end, j)), o0)
+                x = widen(b, b.load(_gep(b, src, rel, spt), typ=sty, align=sesize), spt, pt)
                 b.store(x, _gep(b, out, j, pt), align=esize)
             with Loop(b, edge, width, 1, "ez", vectorize=False) as j:
                 b.store(types.constant(pt, 0), _gep(b, out, j, pt), align=esize)

@@ -22,13 +22,20 @@ Rules (see ``why_not``):
   module's own costs ~80 ms of LLVM's time per distinct dot (a GPT training
   step compiled 17% faster and ran as fast or faster without them).
 * An expensive producer (exp, log, tanh, divide, dot, ...) used outside the
-  fusion is not duplicated into it; a cheap one may be.
+  fusion is not duplicated into it; a cheap one may be, unless its value is
+  kept in a buffer anyway (it is the root, or a user never fuses it: a
+  matrix product, a tuple, control flow), it reads at least as many bytes
+  as it writes and fusing it recomputes ``RECOMPUTE_MIN_OPS`` ops or more:
+  the fusion then reads that buffer (``_materialised_elsewhere``).
 * An expensive producer is not fused where the fusion would recompute each of
   its elements many times (it reaches the fusion's loop through an expanding
   broadcast), unless the recomputation is hoisted out of the inner loops — the
   case of a ``reduce`` whose result is broadcast along the fusion's minor
   dimensions (softmax, layernorm): the code generator computes it once per
   iteration of the outer loops.
+* Nor are a convolution's operands fused into its output fusion: the
+  implicit-GEMM convolution copies its input and packs its kernel with the
+  library's code from buffers.
 * A ``dot`` fuses only into elementwise consumers that read it at the same
   index (a bias add, an activation): the dot's "output fusion"; and only into
   a fusion without a dot or convolution of its own (a second product would be
@@ -51,6 +58,12 @@ from .call_inliner import sequential_computations
 OUTPUT_FUSION_ROOTS = ("dot", "convolution")
 
 MAX_FUSED_INSTRUCTIONS = 256
+#: A producer kept in a buffer anyway is still duplicated into a consumer
+#: when fusing it computes fewer arithmetic ops than this again: a few ops
+#: (Adam's moment updates, kept as outputs and read by the parameter
+#: update) cost little code, and recomputed they leave the consumers
+#: independent, so multi-output fusion can merge them into one kernel.
+RECOMPUTE_MIN_OPS = 8
 MAX_FUSION_OPERANDS = 64
 
 
@@ -170,6 +183,7 @@ class Fuser:
         # ops) costs O(1) per update; the lists are rebuilt at the end.
         self._users: dict[int, dict] = {}
         self._fused_index: dict[int, _FusedIndex] = {}  # fusion id -> its index
+        self._kept: dict | None = None                   # see ``kept``
 
     @property
     def names(self) -> set:
@@ -353,6 +367,19 @@ class Fuser:
             # from buffers; one computed in the fusion needs a GEMM of the
             # module's own (LLVM's O3 on it: ~80 ms per distinct dot).
             return "a matrix product's operands are read from buffers"
+        if any(u.opcode == "convolution" for u, _ in uses):
+            # Likewise a convolution's: computed in its fusion, the
+            # implicit GEMM's input copy and B packing evaluate the
+            # expressions themselves, in code of the module's own (a ResNet
+            # step's weight gradients were half of its LLVM IR so); from a
+            # buffer its operands are copied and packed by the library's code,
+            # and the step ran 12% faster.
+            return "a convolution's operands are read from buffers"
+        if not expensive:
+            keeper = self._materialised_elsewhere(producer, consumer)
+            if keeper is not None:
+                return (f"{keeper} keeps it in a buffer anyway; reading that is cheaper than "
+                        f"recomputing it from operands as large")
         if any(u.opcode == "concatenate" and _minor_concat(u) for u, _ in uses):
             # Each row switches operand every few elements: the fused loop
             # picks the operand per element and stays scalar (an LSTM's
@@ -381,15 +408,85 @@ class Fuser:
             others += 1  # the root's value must exist on its own
         return others
 
+    def _materialised_elsewhere(self, producer: HloInstruction, consumer: HloInstruction) -> str | None:
+        """What keeps ``producer``'s value in a buffer whatever ``consumer``
+        does (the computation's root, or a user that never takes it fused: a
+        matrix product, a tuple, control flow, ...), when its operands are at
+        least as large as its value; else None.
+
+        Such a producer is not duplicated into ``consumer`` (XLA's instruction
+        fusion does not duplicate a producer that reads more than it writes
+        unless every user fuses it): reading its buffer costs no more memory
+        traffic than reading its operands, and fusing it would pull in the
+        unfused expression behind it as well, computed once more per
+        consumer, when that is at least ``RECOMPUTE_MIN_OPS`` ops.  A ViT training step computed the residual stream's
+        gradient (~180 instructions) in four kernels so, one of which stored
+        it for a dot anyway.  A producer that reads less than it writes (a
+        broadcast, an iota, a pad) is still fused: reading it would cost more."""
+        keeper = self.kept().get(id(producer))
+        if keeper is None or keeper is consumer:
+            return None
+        if sum(o.shape.byte_size() for o in producer.operands) < producer.shape.byte_size():
+            return None
+        if self._recomputed_size(producer) < RECOMPUTE_MIN_OPS:
+            return None
+        return "the computation's result" if producer is self.comp.root else keeper.name
+
+    def _recomputed_size(self, producer: HloInstruction) -> int:
+        """The arithmetic ops (elementwise, not index maps) fusing ``producer``
+        would compute again: it and the cheap, unfused producers behind it
+        (counted up to ``RECOMPUTE_MIN_OPS``; an expensive op, a parameter or
+        a fusion ends a path).  Values behind it that are kept in buffers
+        too count: each of them would be duplicated as well when it is
+        small (a chain of residual-gradient sums, each read by a product)."""
+        seen, stack, n = set(), [producer], 0
+        while stack and n < RECOMPUTE_MIN_OPS:
+            inst = stack.pop()
+            if id(inst) in seen:
+                continue
+            seen.add(id(inst))
+            if inst is not producer and _EXPENSIVE[inst.opcode]:
+                continue
+            if inst.opcode == "parameter" or not fusible_producer(inst) or inst.opcode in OUTPUT_FUSION_ROOTS:
+                continue
+            if _ELEMENTWISE[inst.opcode] and not _DATA_MOVEMENT[inst.opcode]:
+                n += 1
+            stack.extend(inst.operands)
+        return n
+
+    def kept(self) -> dict:
+        """id of an instruction -> the user that keeps it in a buffer whatever
+        fusion does (``_keeps_operand``; the root: the root itself).  Worked
+        out once, on the computation as the pass found it: fusion never
+        removes such a user (a matrix product it fuses into an output fusion
+        reads the operand from a buffer there too), and the users it adds are
+        fusions that take operands fused.  (Scanning the users at each
+        question was quadratic where a value feeds many fusions.)"""
+        if self._kept is None:
+            self._kept = {}
+            root = self.comp.root
+            for inst in self.comp.instructions:
+                if inst is root:
+                    self._kept[id(inst)] = inst
+                    continue
+                for user in inst.users:
+                    if _keeps_operand(user, inst, self):
+                        self._kept[id(inst)] = user
+                        break
+        return self._kept
+
     def _stays_refused(self, producer: HloInstruction, consumer: HloInstruction) -> bool:
         """Whether ``producer``, just refused, gets the same refusal from
         :meth:`why_not` until its users or ``consumer`` change (which
         :meth:`run` tracks): a parameter, an opcode that does not fuse, an
-        expensive producer with other users.  (The other refusals depend on the
-        fusion's contents: asked again after each step.)"""
+        expensive producer with other users, one kept in a buffer anyway.
+        (The other refusals depend on the fusion's contents: asked again
+        after each step.)"""
         if producer.opcode == "parameter" or not fusible_producer(producer):
             return True
-        return _EXPENSIVE[producer.opcode] and self._other_users(producer, consumer) > 0
+        if _EXPENSIVE[producer.opcode]:
+            return self._other_users(producer, consumer) > 0
+        return self._materialised_elsewhere(producer, consumer) is not None
 
     def form_dot_epilogues(self) -> bool:
         """Start a fusion at the top of each dot's elementwise epilogue.
@@ -415,6 +512,7 @@ class Fuser:
 
     def run(self) -> bool:
         self.comp.compute_users()
+        self._kept = None
         changed = self.form_dot_epilogues()
         for consumer in reversed(self.comp.post_order()):
             if consumer.parent is not self.comp:
@@ -529,6 +627,24 @@ def _is_gemm(dot: HloInstruction) -> bool:
     m = free(dot.operands[0].shape, a.get("lhs_batch_dims", ()), a.get("lhs_contracting_dims", ()))
     n = free(dot.operands[1].shape, a.get("rhs_batch_dims", ()), a.get("rhs_contracting_dims", ()))
     return m > 1 and n > 1
+
+
+def _keeps_operand(user: HloInstruction, producer: HloInstruction, fuser: Fuser) -> bool:
+    """Whether ``user`` reads ``producer`` from a buffer whatever fusion does:
+    a matrix product (its operands are never fused), an op that takes no
+    fused operands (a tuple, control flow, a custom call, ...), or a fusion
+    whose matrix product reads it.  A matrix-vector product and a convolution
+    do not count: their output fusion may still take the operand."""
+    if user.opcode == "dot":
+        return _is_gemm(user)
+    if user.opcode == "fusion":
+        if user.attrs.get("kind") == "kCustom":
+            return True
+        if user.attrs.get("kind") != "kOutput":
+            return False
+        uses = _uses_in_consumer(producer, user, fuser.fused_index(user))
+        return any(u.opcode == "dot" and _is_gemm(u) for u, _ in uses)
+    return not fusible_consumer(user) and user.opcode not in OUTPUT_FUSION_ROOTS
 
 
 def _uses_in_consumer(producer: HloInstruction, consumer: HloInstruction, index) -> list:

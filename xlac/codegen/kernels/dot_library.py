@@ -21,7 +21,7 @@ from ..gemm import Loop
 from ..ir_array import IrArray, i64
 from ..loops import loop_nest, parallel_loops
 from ._util import PTR, fill_padding
-from .dot_plan import DotPlan, batch_levels, dot_info, library_layout_why, library_views, plan_dot, the_dot
+from .dot_plan import DotPlan, dot_info, library_layout_why, library_levels, library_views, plan_dot, the_dot
 from .dot_tasks import DotOperands, round_from_scratch, uses_shared_b, zero_flags
 from ..task_grid import choose, workers
 
@@ -29,11 +29,11 @@ from ..task_grid import choose, workers
 def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant | None:
     """The GEMM library variant that computes ``plan``, or None when only the
     per-module GEMM can: the library reads operands from buffers through one
-    stride per row and column group and two for the batch group
-    (:func:`batch_levels`), and accumulates C in the result buffer, so a fused
-    operand producer, a group that is not affine (e.g. row dimensions that
-    are not adjacent in memory) or an epilogue that changes the element type
-    keep the per-module code."""
+    stride per column group and C's rows, and two for the batch, K and A's
+    row group (:func:`~.dot_plan.library_levels`), and accumulates C in the
+    result buffer, so a fused operand producer, a group that is not even two
+    strides, an epilogue that changes the element type, or a two-level
+    group with a native low-precision kernel keep the per-module code."""
     if plan.kind != "gemm" or not (plan.acc_in_output or plan.c_scratch):
         return None
     dot = the_dot(inst)
@@ -41,15 +41,21 @@ def library_variant(inst: HloInstruction, plan: DotPlan) -> gemm_library.Variant
     if library_layout_why(inst, dot, info, plan.swap, plan.c_scratch) is not None:
         return None
     A, B, C = library_views(inst, plan.swap, plan.c_scratch, info, dot)
+    levels = library_levels(A, B, C)
+    two = ("m" if levels.m is not None else "") + ("k" if levels.k is not None else "")
+    if two and plan.native is not None:
+        return None
 
     def kind(view, col: str, row: str) -> str:
-        return col if view.gc.stride == 1 else row if view.gr.stride == 1 else "g"
+        # (a two-level group is never read as one unit-stride run)
+        return col if view.gc.affine and view.gc.stride == 1 else \
+            row if view.gr.affine and view.gr.stride == 1 else "g"
     b_kind = "d" if plan.b_direct else kind(B, "n", "k")
     a_kind = "d" if plan.a_direct else kind(A, "k", "m")
     narrow = lambda t: t if t is not plan.pt else None     # noqa: E731
     return gemm_library.Variant(plan.pt, plan.blk.mr, plan.blk.nr, plan.blk.vw, a_kind, b_kind,
                                 narrow(plan.a_pt), narrow(plan.b_pt),
-                                plan.native.kind if plan.native is not None else None)
+                                plan.native.kind if plan.native is not None else None, two)
 
 
 def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Variant) -> None:
@@ -68,7 +74,8 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         b.store(value, slot, align=8)
     null = ir.Constant(PTR, None)
     scratch = ctx.scratch_pointer()
-    inner, batch_strides = batch_levels(ops.A, ops.B, ops.C)
+    levels = library_levels(ops.A, ops.B, ops.C)
+    inner, batch_strides = levels.batch
     put("nbi", inner)
     for (name, view), (bs, bo) in zip((("a", ops.A), ("b", ops.B), ("c", ops.C)), batch_strides):
         put(name, view.ptr)
@@ -76,6 +83,20 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
         put(f"{name}_bo", bo)
         put(f"{name}_rs", view.gr.stride)
         put(f"{name}_cs", view.gc.stride)
+    # Two-level row (M) and K groups (the variant's ``levels``): the inner
+    # level's stride replaces the group's, the outer one's comes beside it.
+    if levels.m is not None:
+        mi, [(a_ri, a_ro)] = levels.m
+        put("mi", mi)
+        put("a_rs", a_ri)
+        put("a_ro", a_ro)
+    if levels.k is not None:
+        ki, [(a_ci, a_co), (b_ri, b_ro)] = levels.k
+        put("ki", ki)
+        put("a_cs", a_ci)
+        put("a_co", a_co)
+        put("b_rs", b_ri)
+        put("b_ro", b_ro)
     # The grid this call's thread count picks (constants when all agree).
     chosen = choose(b, ctx.opts_arg, plan.grids)
     put("scratch", plan.scratch.pointer(b, scratch, "tasks"))

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...hlo.ir import HloInstruction
 from ...shape import BF16, F32, F64, S8, S32, U8, PrimitiveType, Shape, strides
@@ -403,7 +404,7 @@ def plan_dot(inst: HloInstruction) -> DotPlan:
     a_pt, b_pt = (rpt, lpt) if swap else (lpt, rpt)
     native = None
     if kind is not None:
-        why = library_layout_why(inst, dot, info, swap, c_scratch)
+        why = native_layout_why(inst, dot, info, swap, c_scratch)
         if why is None:
             native = gemm_native.Format(kind, a_pt, b_pt)
         elif pt is S32:
@@ -539,14 +540,28 @@ def _operand_groups(dot: HloInstruction, side: int, k_dims, free_dims) -> tuple:
 def library_layout_why(inst: HloInstruction, dot: HloInstruction, info: DotInfo, swap: bool,
                        c_scratch: bool) -> str | None:
     """Why the GEMM library cannot read this dot's operands and result, or None:
-    it reads buffers (no fused operand) through one stride per row and column
-    group and at most two per batch group (:func:`batch_levels`)."""
+    it reads buffers (no fused operand) through one stride per column group
+    and C's row group, and at most two per batch, K and A's row group
+    (:func:`library_levels`)."""
     if not (operand_is_buffer(inst, dot, 0) and operand_is_buffer(inst, dot, 1)):
         return "a fused operand"
     A, B, C = library_views(inst, swap, c_scratch, info, dot)
-    if not all(g.affine for view in (A, B, C) for g in (view.gr, view.gc)) or batch_levels(A, B, C) is None:
+    if library_levels(A, B, C) is None:
         return "an index group that is not one stride"
     return None
+
+
+def native_layout_why(inst: HloInstruction, dot: HloInstruction, info: DotInfo, swap: bool,
+                      c_scratch: bool) -> str | None:
+    """:func:`library_layout_why` for the native low-precision kernels, whose
+    packing reads rows and K through one stride (two levels only for the
+    batch)."""
+    why = library_layout_why(inst, dot, info, swap, c_scratch)
+    if why is None:
+        levels = library_levels(*library_views(inst, swap, c_scratch, info, dot))
+        if levels.m is not None or levels.k is not None:
+            return "rows or K in two strided levels, which the native kernels' packing does not read"
+    return why
 
 
 def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tuple:
@@ -566,21 +581,66 @@ def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tupl
     return A, B, C
 
 
-def batch_levels(*views) -> tuple | None:
-    """(inner count, [(inner stride, outer stride) per view]) of the batch
-    group of ``views`` (A, B, C: the same batch dimensions in the same
-    order), split in two where both levels are one stride apart in every
-    view; None when no split does.  Unsplit when one stride does (inner
-    count: all of them)."""
-    sizes = views[0].gb.sizes
-    nb = math.prod(sizes)
+#: Whether the GEMM library takes A's rows and the K group in two levels
+#: (``library_levels``).  Off: those dots keep a GEMM of the module's own.
+#: The library's two-level variants compile once per machine instead of
+#: ~30-40 ms of LLVM per distinct dot, but on the model set's small
+#: attention GEMMs (64 x 32 x 32) they ran 1-4% slower than the module's
+#: code with constant strides (a panel packed element by element, a
+#: division per row and per k), so the GPT steps and the ViT step ran
+#: slower overall (docs/compile_time.md, section 11).
+TWO_LEVEL_ROWS_AND_K = False
+
+
+class Levels(NamedTuple):
+    """How the GEMM library indexes a dot's groups (:func:`library_levels`):
+    per two-level group, (inner count, [(inner stride, outer stride) per
+    view]); ``m`` and ``k`` are None when the group is one stride."""
+
+    batch: tuple
+    m: tuple | None
+    k: tuple | None
+
+
+def library_levels(A, B, C) -> Levels | None:
+    """The two-level index groups the library reads ``A``, ``B`` and ``C``
+    through, or None when it cannot: the batch group (:func:`batch_levels`),
+    A's row (M) group and the K group (A's columns and B's rows together)
+    may each be two strides (attention's heads and head dimension, not one
+    stride apart: ``[B, H, D, S]`` contracting (H, D), rows (B, S)) when
+    ``TWO_LEVEL_ROWS_AND_K``; B's and C's columns and C's rows must be one."""
+    if not all(g.affine for g in (B.gc, C.gc, C.gr)):
+        return None
+    batch = batch_levels(A, B, C)
+    if not TWO_LEVEL_ROWS_AND_K and not (A.gr.affine and A.gc.affine and B.gr.affine):
+        return None
+    m = None if A.gr.affine else group_levels(A.gr)
+    k = None if A.gc.affine and B.gr.affine else group_levels(A.gc, B.gr)
+    if batch is None or (m is None and not A.gr.affine) or (k is None and not (A.gc.affine and B.gr.affine)):
+        return None
+    return Levels(batch, m, k)
+
+
+def group_levels(*groups) -> tuple | None:
+    """(inner count, [(inner stride, outer stride) per group]) of ``groups``
+    (GroupMaps of the same dimensions in the same order), split in two where
+    both levels are one stride apart in every group; None when no split
+    does.  Unsplit when one stride does (inner count: all of them)."""
+    sizes = groups[0].sizes
+    n = math.prod(sizes)
     for cut in range(max(1, len(sizes))):       # 0: one level
-        levels = [(GroupMap(range(cut, len(sizes)), v.gb.sizes, v.gb.strides),
-                   GroupMap(range(cut), v.gb.sizes, v.gb.strides)) for v in views]
+        levels = [(GroupMap(range(cut, len(sizes)), g.sizes, g.strides),
+                   GroupMap(range(cut), g.sizes, g.strides)) for g in groups]
         if all(inner.affine and outer.affine for inner, outer in levels):
-            inner_count = math.prod(sizes[cut:]) if cut else max(1, nb)
+            inner_count = math.prod(sizes[cut:]) if cut else max(1, n)
             return inner_count, [(inner.stride, outer.stride) for inner, outer in levels]
     return None
+
+
+def batch_levels(*views) -> tuple | None:
+    """:func:`group_levels` of the batch group of ``views`` (A, B, C: the same
+    batch dimensions in the same order)."""
+    return group_levels(*(v.gb for v in views))
 
 
 def operand_is_buffer(inst: HloInstruction, dot: HloInstruction, k: int) -> bool:
