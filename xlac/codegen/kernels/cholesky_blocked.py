@@ -77,15 +77,8 @@ def applies(inst: HloInstruction) -> str | None:
 def row_blocks(n: int) -> list[tuple[int, int]]:
     """``(start, rows)`` of the blocks of an n x n factorisation (n > BLOCK):
     BLOCK rows (or a multiple, at most MAX_BLOCKS blocks), the last one the
-    rest; a rest of one row joins the block before it (the GEMM of a
-    single-row block would be a matrix-vector product, which the library
-    does not run)."""
-    k = BLOCK * max(1, -(-n // (BLOCK * MAX_BLOCKS)))
-    out = [(s, min(k, n - s)) for s in range(0, n, k)]
-    if len(out) > 1 and out[-1][1] == 1:
-        (s, r), _ = out[-2], out.pop()
-        out[-1] = (s, r + 1)
-    return out
+    rest (:func:`gemm_update.blocks_of`)."""
+    return gemm_update.blocks_of(n, BLOCK * max(1, -(-n // (BLOCK * MAX_BLOCKS))))
 
 
 class _Plan:

@@ -59,6 +59,18 @@ def scratch_bytes(plans) -> int:
     return max([p.scratch.size for p, _ in plans], default=0)
 
 
+def blocks_of(n: int, size: int) -> list[tuple[int, int]]:
+    """``(start, rows)`` of the blocks of ``size`` rows of ``n`` rows, the last
+    one the rest; a rest of one row joins the block before it (the GEMM of a
+    single-row block would be a matrix-vector product, which the library does
+    not run)."""
+    out = [(s, min(size, n - s)) for s in range(0, n, size)]
+    if len(out) > 1 and out[-1][1] == 1:
+        (s, r), _ = out[-2], out.pop()
+        out[-1] = (s, r + 1)
+    return out
+
+
 def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     """An internal constant array of i64 ``values`` (one per distinct content)."""
     name = "xlac.gemm_update." + "_".join(str(v) for v in values)

@@ -59,14 +59,9 @@ def applies(inst: HloInstruction) -> str | None:
 
 
 def row_blocks(m: int) -> list[tuple[int, int]]:
-    """``(start, rows)`` of the blocks of BLOCK rows, the last the rest; a rest
-    of one row joins the block before it (a one-row GEMM is a matrix-vector
-    product, which the library does not run)."""
-    out = [(s, min(BLOCK, m - s)) for s in range(0, m, BLOCK)]
-    if len(out) > 1 and out[-1][1] == 1:
-        (s, r), _ = out[-2], out.pop()
-        out[-1] = (s, r + 1)
-    return out
+    """``(start, rows)`` of the blocks of BLOCK rows, the last the rest
+    (:func:`gemm_update.blocks_of`)."""
+    return gemm_update.blocks_of(m, BLOCK)
 
 
 class _Plan:
