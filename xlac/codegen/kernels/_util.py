@@ -70,15 +70,18 @@ def clamp_start(b: ir.IRBuilder, start: ir.Value, pt: PT, limit: int) -> ir.Valu
     return b.select(b.icmp_signed("<", s, lim), s, lim)
 
 
-def memcpy(b: ir.IRBuilder, dst: ir.Value, src: ir.Value, nbytes: int) -> None:
-    if nbytes <= 0:
-        return
+def memcpy(b: ir.IRBuilder, dst: ir.Value, src: ir.Value, nbytes: int | ir.Value) -> None:
+    """``llvm.memcpy`` of ``nbytes`` bytes: a Python int (nothing when <= 0) or an i64 value."""
+    if isinstance(nbytes, int):
+        if nbytes <= 0:
+            return
+        nbytes = i64(nbytes)
     fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1])
     module = b.module
     fn = module.globals.get("llvm.memcpy.p0.p0.i64")
     if fn is None:
         fn = ir.Function(module, fnty, "llvm.memcpy.p0.p0.i64")
-    b.call(fn, [dst, src, i64(nbytes), ir.Constant(I1, 0)])
+    b.call(fn, [dst, src, nbytes, ir.Constant(I1, 0)])
 
 
 def copy_array(b: ir.IRBuilder, dst: IrArray, src) -> None:

@@ -51,7 +51,7 @@ from ..kernel_choice import KernelCandidate
 from ..linalg_functions import LinalgVariant
 from ..loops import fill_padding
 from . import gemm_update
-from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range
+from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range, memcpy
 from .linalg import _copy, _element, _is_row_major, _row_major
 
 #: Rows of a block (the diagonal blocks ``potrf`` factors serially; the
@@ -202,8 +202,8 @@ def _copy_in(ctx: KernelContext, plan: "_Plan", a, w) -> None:
             return
         with dyn_range(tb, i64(0), k, name="chol.in") as r:
             row = tb.add(at, tb.mul(r, i64(n)))
-            gemm_update.memcpy(tb, _element(tb, w, row, pt), _element(tb, a, row, pt),
-                    tb.mul(tb.sub(i64(n), i), i64(pt.byte_size)))
+            memcpy(tb, _element(tb, w, row, pt), _element(tb, a, row, pt),
+                   tb.mul(tb.sub(i64(n), i), i64(pt.byte_size)))
 
     ctx.parallel_for(plan.nbands, task, shared=(a, w))
 

@@ -22,7 +22,7 @@ from .. import gemm_library
 from ..emitter import KernelContext
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
-from ._util import I1, I64, PTR
+from ._util import memcpy
 from .dot_library import library_variant
 from .dot_plan import plan_dot
 
@@ -83,14 +83,6 @@ def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
         g.linkage = "internal"
         g.align = 8
     return g
-
-
-def memcpy(b: ir.IRBuilder, dst, src, nbytes) -> None:
-    """``llvm.memcpy`` of ``nbytes`` (an i64 value)."""
-    fn = b.module.globals.get("llvm.memcpy.p0.p0.i64")
-    if fn is None:
-        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I1]), "llvm.memcpy.p0.p0.i64")
-    b.call(fn, [dst, src, nbytes, ir.Constant(I1, 0)])
 
 
 def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,

@@ -34,7 +34,7 @@ from ..kernel_choice import KernelCandidate
 from ..linalg_functions import LinalgVariant, trsm_routine
 from ..loops import fill_padding
 from . import gemm_update
-from ._util import ScratchPlan, dyn_range
+from ._util import ScratchPlan, dyn_range, memcpy
 from .linalg import _SolvePlan, _copy, _element
 
 #: Rows of a block (the diagonal blocks the substitution solves; the GEMM's M).
@@ -151,8 +151,8 @@ def _emit(ctx: KernelContext) -> None:
                                              _element(b, w, i64(s * nr), pt), nr, product, gemm_scratch)
             with dyn_range(b, i64(0), i64(r), name="trsm.tb") as q:       # the diagonal block, dense
                 row = b.add(i64(s), q)
-                gemm_update.memcpy(b, _element(b, tb, b.mul(q, i64(r)), pt),
-                                   _element(b, t, b.add(b.mul(row, i64(m)), i64(s)), pt), i64(r * pt.byte_size))
+                memcpy(b, _element(b, tb, b.mul(q, i64(r)), pt),
+                       _element(b, t, b.add(b.mul(row, i64(m)), i64(s)), pt), i64(r * pt.byte_size))
             _solve_block(ctx, plan, _element(b, w, i64(s * nr), pt), tb, r)
     if not plan.work_in_place:
         _copy(b, out, work)
