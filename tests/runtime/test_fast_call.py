@@ -160,15 +160,15 @@ def test_tuple_results_scalars_and_other_dtypes():
     exe = xlac.jit(MIXED)
     m = np.arange(12, dtype=np.int32).reshape(3, 4)
     b = (m % 3 == 0)
-    t, k, bb = exe(1.25, m, b)                    # a Python float is not an array: the Python path
-    assert exe.fast_calls == 0
-    t, k, bb = exe(np.array(1.25), m, b)
+    t, k, bb = exe(1.25, m, b)                    # a Python float for f64: read in place
     assert exe.fast_calls == 1
+    t, k, bb = exe(np.array(1.25), m, b)
+    assert exe.fast_calls == 2
     t2, _, _ = exe(np.float64(1.25), m, b)        # a numpy scalar of the dtype's type: read in place
-    assert exe.fast_calls == 2 and t2 == t == 2.5
+    assert exe.fast_calls == 3 and t2 == t == 2.5
     with pytest.raises(TypeError, match=r"parameter 0.*expected dtype float64.*got float32"):
         exe(np.float32(1.25), m, b)               # another scalar type: the Python path's error
-    assert exe.fast_calls == 2
+    assert exe.fast_calls == 3
     assert t.shape == () and t == 2.5 and t.dtype == np.float64
     np.testing.assert_array_equal(k, np.where(b, m, 0))
     np.testing.assert_array_equal(bb, b)
@@ -190,6 +190,51 @@ def test_numpy_scalars_of_each_type_are_read_in_place(dtype):
     assert exe.fast_calls == 1 and r.dtype == dt
     np.testing.assert_array_equal(r, np.full(3, v, dt))
     assert fast_call.scalar_type(dt) is dt.type
+
+
+def _broadcast3(pt):
+    return xlac.jit(f"HloModule s\nENTRY e {{\n  a = {pt}[] parameter(0)\n"
+                    f"  ROOT b = {pt}[3]{{0}} broadcast(a), dimensions={{}}\n}}")
+
+
+@pytest.mark.parametrize("pt,dtype,values", [
+    ("f64", np.float64, [1.25, -0.0, 1e-310, 1e300, float("inf"), -float("inf"), 0.1]),
+    ("f32", np.float32, [1.25, -0.0, 0.1, 1e-40, 1e-50, 3.4028235e38, 3.40282356e38, float("inf"),
+                         -float("inf"), 16777217.0]),
+    ("s64", np.int64, [0, -1, 2**63 - 1, -2**63, 12345678901]),
+    ("s32", np.int32, [0, -1, 2**31 - 1, -2**31, 7]),
+    ("pred", np.bool_, [True, False]),
+])
+def test_python_scalars_take_it_with_numpys_values(pt, dtype, values):
+    """A Python scalar of a 0-d parameter: the value np.asarray(x, dtype) gives, on the fast path."""
+    exe = _broadcast3(pt)
+    for n, v in enumerate(values, 1):
+        r = exe(v)
+        assert exe.fast_calls == n, v
+        want = np.full(3, np.asarray(v, dtype), dtype)
+        assert r.dtype == want.dtype and r.tobytes() == want.tobytes(), (v, r, want)
+    nan = exe(float("nan")) if pt in ("f32", "f64") else None
+    if nan is not None:
+        assert np.isnan(nan).all()
+
+
+def test_python_scalars_numpy_would_complain_of_take_the_python_path():
+    f32, s32, s64, f64, pred = (_broadcast3(t) for t in ("f32", "s32", "s64", "f64", "pred"))
+    for v in (1e39, -1e39, 3.4028235677973366e38):    # finite, rounds to inf (the last a tie): numpy warns
+        with pytest.warns(RuntimeWarning, match="overflow"):
+            r = f32(v)
+        assert np.isinf(r).all() and f32.fast_calls == 0
+    for exe, v in ((s32, 2**31), (s32, -2**31 - 1), (s64, 2**63), (s64, -2**70)):
+        with pytest.raises(OverflowError):
+            exe(v)
+        assert exe.fast_calls == 0
+    # Other Python types: the Python path converts them as numpy does.
+    np.testing.assert_array_equal(f64(3), 3.0)
+    np.testing.assert_array_equal(s32(True), 1)
+    np.testing.assert_array_equal(pred(1), True)
+    np.testing.assert_array_equal(f32(2), 2.0)
+    assert f64.fast_calls == s32.fast_calls == pred.fast_calls == f32.fast_calls == 0
+    assert s32(5)[0] == 5 and s32.fast_calls == 1
 
 
 def test_read_only_arguments_take_it():

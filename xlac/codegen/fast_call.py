@@ -18,7 +18,14 @@ common case it does everything the Python path does, in native code:
    path's ``a.dtype is dt``), of the parameter's shape, with C strides, its
    data aligned to the element; takes its data pointer.  A 0-d parameter also
    takes a numpy scalar of exactly its dtype's scalar type (``np.float32(2)``,
-   ``a.sum()``): the value inside the scalar object is passed in place;
+   ``a.sum()``): the value inside the scalar object is passed in place; and a
+   Python scalar where the Python path's ``np.asarray(x, dtype)`` gives the
+   same value silently (:data:`PYTHON_SCALARS`): a ``float`` for an f64
+   parameter (read in place) or an f32 one (rounded to nearest, as numpy
+   casts; one that overflows to infinity goes to the Python path, which warns
+   as numpy does), an ``int`` for an s64 or s32 parameter (one out of range
+   goes to the Python path, which raises numpy's ``OverflowError``), ``True``
+   or ``False`` for a pred parameter;
 3. takes the executable's fast-path temp arena (an atomic flag: a concurrent or
    re-entrant call takes the Python path, which has arenas of its own);
 4. allocates the results through numpy's C API (``PyArray_NewFromDescr``):
@@ -35,7 +42,7 @@ common case it does everything the Python path does, in native code:
    the flag (which it clears), in which case the executable's ``finish(exe,
    result, stopped)`` (Python) raises what the Python path raises.
 
-Anything else — a wrong count, a Python scalar, a numpy scalar of another type, a list, a wrong dtype or
+Anything else — a wrong count, another Python scalar, a numpy scalar of another type, a list, a wrong dtype or
 shape, other strides, a misaligned array, an ndarray subclass, an error left
 over from an earlier native call, the arena in use, a failed allocation —
 calls the executable's Python path ``slow(exe, *args)`` untouched, which
@@ -86,6 +93,8 @@ __all__ = ["ParamSpec", "ResultSpec", "CallSpec", "install", "make_spec", "suppo
 OB_TYPE = 8
 #: numpy's scalar objects (``PyFloatScalarObject`` and kin): the value follows the header.
 SCALAR_VALUE = 16
+#: ``PyFloatObject``'s ``ob_fval`` (a C double) follows the header too.
+FLOAT_VALUE = 16
 #: ``PyArrayObject_fields``: data, nd (int), dimensions, strides, descr.
 ARRAY_DATA, ARRAY_ND, ARRAY_DIMS, ARRAY_STRIDES, ARRAY_DESCR = 16, 24, 32, 40, 56
 #: Indices into numpy's C-API table (``_ARRAY_API``).
@@ -101,14 +110,26 @@ class PyMethodDef(ctypes.Structure):
     _fields_ = [("ml_name", c_char_p), ("ml_meth", c_void_p), ("ml_flags", c_int), ("ml_doc", c_char_p)]
 
 
+#: The Python scalars a 0-d parameter of a dtype takes on the fast path
+#: (``ParamSpec.python``): dtype -> kind.  ``PY_FLOAT_IN_PLACE``: a float's
+#: double as is; ``PY_FLOAT_TO_F32``: rounded to f32; ``PY_INT_TO_S64`` /
+#: ``PY_INT_TO_S32``: an int in range; ``PY_BOOL``: True or False as a byte.
+PY_NONE, PY_FLOAT_IN_PLACE, PY_FLOAT_TO_F32, PY_INT_TO_S64, PY_INT_TO_S32, PY_BOOL = range(6)
+PYTHON_SCALARS = {np.dtype(np.float64): PY_FLOAT_IN_PLACE, np.dtype(np.float32): PY_FLOAT_TO_F32,
+                  np.dtype(np.int64): PY_INT_TO_S64, np.dtype(np.int32): PY_INT_TO_S32,
+                  np.dtype(np.bool_): PY_BOOL}
+
+
 class ParamSpec(ctypes.Structure):
     """What an argument must be: ``descr`` (the dtype object's address), its
     ``ndim`` dimensions and strides in bytes, and ``align_mask`` (element size - 1);
     ``scalar_type``: for a 0-d parameter, the numpy scalar type whose objects are
-    taken as they are (NULL: none, see :func:`scalar_type`)."""
+    taken as they are (NULL: none, see :func:`scalar_type`); ``python``: the
+    Python scalar it takes (a ``PY_*`` kind of :data:`PYTHON_SCALARS`)."""
 
     _fields_ = [("descr", c_void_p), ("ndim", c_int64), ("dims", ctypes.POINTER(c_int64)),
-                ("strides", ctypes.POINTER(c_int64)), ("align_mask", c_int64), ("scalar_type", c_void_p)]
+                ("strides", ctypes.POINTER(c_int64)), ("align_mask", c_int64), ("scalar_type", c_void_p),
+                ("python", c_int64)]
 
 
 class ResultSpec(ctypes.Structure):
@@ -134,7 +155,7 @@ class CallSpec(ctypes.Structure):
 _PYTHON_FUNCTIONS = ("PyObject_GetAttr", "PyLong_AsVoidPtr", "PyErr_Clear", "PyDict_Size", "Py_IncRef",
                      "Py_DecRef", "PyEval_SaveThread", "PyEval_RestoreThread", "PyTuple_New", "PyTuple_SetItem",
                      "PyObject_Vectorcall", "PyTuple_Size", "PyMem_Malloc", "PyMem_Free", "PyErr_NoMemory",
-                     "PyErr_CheckSignals")
+                     "PyErr_CheckSignals", "PyLong_AsLongLongAndOverflow")
 
 
 class Runtime(ctypes.Structure):
@@ -143,7 +164,8 @@ class Runtime(ctypes.Structure):
 
     _fields_ = [(name, c_void_p) for name in (
         *_PYTHON_FUNCTIONS, "pthread_self", "PyArray_NewFromDescr", "PyArray_SetBaseObject",
-        "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread", "true", "false")]
+        "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread", "true", "false",
+        "float_type", "int_type")]
 
 # ---------------------------------------------------------------------------------------
 # The native function
@@ -260,6 +282,8 @@ def _ir() -> str:
         "prep:",
         *_at("%d", C, "params", "ptr", "%params"), *_rt("ndarray", "%nda"),
         "  %pp = alloca ptr, i64 %np",
+        "  %sv = alloca i64, i64 %np",                  # Python scalars' values, converted
+        "  %ovf = alloca i32",
         "  br label %arg.loop",
         # -- arguments ------------------------------------------------------------------
         "arg.loop:",
@@ -278,9 +302,68 @@ def _ir() -> str:
         "arg.scalar:",                                    # a numpy scalar for a 0-d parameter
         *_at("%ps", ParamSpec, "scalar_type", "ptr", "%stype"),
         "  %is.sc = icmp eq ptr %aty, %stype",
-        "  br i1 %is.sc, label %arg.svalue, label %slow",
+        "  br i1 %is.sc, label %arg.svalue, label %arg.py",
         "arg.svalue:",
         f"  %sdata = getelementptr i8, ptr %a, i64 {SCALAR_VALUE}",
+        "  br label %arg.ok",
+        # -- a Python scalar for a 0-d parameter: its value, converted into %sv[k] ----------
+        "arg.py:",
+        *_at("%ps", ParamSpec, "python", "i64", "%pykind"),
+        "  %slot = getelementptr i64, ptr %sv, i64 %k",
+        *_rt("float_type", "%pyfloat"), *_rt("int_type", "%pyint"),
+        "  %is.float = icmp eq ptr %aty, %pyfloat",
+        "  %is.int = icmp eq ptr %aty, %pyint",
+        f"  switch i64 %pykind, label %slow [i64 {PY_FLOAT_IN_PLACE}, label %py.f64 "
+        f"i64 {PY_FLOAT_TO_F32}, label %py.f32 i64 {PY_INT_TO_S64}, label %py.int "
+        f"i64 {PY_INT_TO_S32}, label %py.int i64 {PY_BOOL}, label %py.bool]",
+        "py.f64:",
+        "  br i1 %is.float, label %py.f64.v, label %slow",
+        "py.f64.v:",
+        f"  %fdata = getelementptr i8, ptr %a, i64 {FLOAT_VALUE}",
+        "  br label %arg.ok",
+        "py.f32:",
+        "  br i1 %is.float, label %py.f32.v, label %slow",
+        "py.f32.v:",
+        f"  %fd.p = getelementptr i8, ptr %a, i64 {FLOAT_VALUE}",
+        "  %fd = load double, ptr %fd.p",
+        "  %ff = fptrunc double %fd to float",
+        # Rounded to infinity from a finite double: numpy warns of the overflow.
+        "  %ff.abs = call float @llvm.fabs.f32(float %ff)",
+        "  %fd.abs = call double @llvm.fabs.f64(double %fd)",
+        "  %ff.inf = fcmp oeq float %ff.abs, 0x7FF0000000000000",
+        "  %fd.fin = fcmp one double %fd.abs, 0x7FF0000000000000",
+        "  %f.ovf = and i1 %ff.inf, %fd.fin",
+        "  br i1 %f.ovf, label %slow, label %py.f32.st",
+        "py.f32.st:",
+        "  store float %ff, ptr %slot",
+        "  br label %arg.ok",
+        "py.int:",
+        "  br i1 %is.int, label %py.int.v, label %slow",
+        "py.int.v:",
+        *_rt("PyLong_AsLongLongAndOverflow", "%aslonglong"),
+        "  %iv = call i64 %aslonglong(ptr %a, ptr %ovf)",
+        "  %iovf = load i32, ptr %ovf",
+        "  %iv.t = trunc i64 %iv to i32",
+        "  %iv.s = sext i32 %iv.t to i64",
+        "  %fits32 = icmp eq i64 %iv.s, %iv",
+        f"  %is.s32 = icmp eq i64 %pykind, {PY_INT_TO_S32}",
+        "  %out32 = xor i1 %fits32, true",
+        "  %bad32 = and i1 %is.s32, %out32",
+        "  %ovf.any = icmp ne i32 %iovf, 0",
+        "  %bad = or i1 %ovf.any, %bad32",
+        "  br i1 %bad, label %slow, label %py.int.st",
+        "py.int.st:",
+        "  store i64 %iv, ptr %slot",                    # little-endian: an s32 is its low half
+        "  br label %arg.ok",
+        "py.bool:",
+        *_rt("true", "%b.true"), *_rt("false", "%b.false"),
+        "  %is.t = icmp eq ptr %a, %b.true",
+        "  %is.f = icmp eq ptr %a, %b.false",
+        "  %is.b = or i1 %is.t, %is.f",
+        "  br i1 %is.b, label %py.bool.st, label %slow",
+        "py.bool.st:",
+        "  %bv = zext i1 %is.t to i8",
+        "  store i8 %bv, ptr %slot",
         "  br label %arg.ok",
         "arg.descr:",
         f"  %ad.p = getelementptr i8, ptr %a, i64 {ARRAY_DESCR}",
@@ -331,7 +414,8 @@ def _ir() -> str:
         "  %is.al = icmp eq i64 %mis, 0",
         "  br i1 %is.al, label %arg.ok, label %slow",
         "arg.ok:",
-        "  %adata = phi ptr [%data, %arg.data], [%sdata, %arg.svalue]",
+        "  %adata = phi ptr [%data, %arg.data], [%sdata, %arg.svalue], [%fdata, %py.f64.v], "
+        "[%slot, %py.f32.st], [%slot, %py.int.st], [%slot, %py.bool.st]",
         "  %pp.k = getelementptr ptr, ptr %pp, i64 %k",
         "  store ptr %adata, ptr %pp.k",
         "  %k1 = add i64 %k, 1",
@@ -545,6 +629,8 @@ def _ir() -> str:
         "}",
         "",
         "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)",
+        "declare float @llvm.fabs.f32(float)",
+        "declare double @llvm.fabs.f64(double)",
         "",
     ]
     return "\n".join(L)
@@ -588,7 +674,11 @@ def _layouts_hold() -> bool:
             and list((c_int64 * 2).from_address(_read(base + ARRAY_DIMS, c_void_p))) == list(a.shape)
             and list((c_int64 * 2).from_address(_read(base + ARRAY_STRIDES, c_void_p))) == list(a.strides)
             and _read(base + ARRAY_DESCR, c_void_p) == id(a.dtype)
+            and _read(id(_PROBE_FLOAT) + FLOAT_VALUE, ctypes.c_double) == _PROBE_FLOAT
             and numpy_api()[API_ARRAY_TYPE] == id(np.ndarray))
+
+
+_PROBE_FLOAT = 1.2345678
 
 
 def scalar_type(dtype: np.dtype) -> type | None:
@@ -644,6 +734,7 @@ def install(cls: type, slow, finish) -> bool:
         rt.attr, rt.u8_descr = id(_attr), id(np.dtype(np.uint8))
         rt.main_thread = threading.main_thread().ident
         rt.true, rt.false = id(True), id(False)
+        rt.float_type, rt.int_type = id(float), id(int)
         ctypes.CFUNCTYPE(None, c_void_p)(jf.engine.get_function_address(f"{_ENTRY}_init"))(ctypes.addressof(rt))
         doc = (cls.__call__.__doc__ or "Call the compiled module.").encode()
         mdef = PyMethodDef(b"__call__", jf.address, METH_FASTCALL | METH_KEYWORDS, doc)
@@ -678,6 +769,8 @@ def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts:
         if stype is not None:
             keep.append(stype)
             p.scalar_type = id(stype)
+        if not dims:
+            p.python = PYTHON_SCALARS.get(dtype, PY_NONE)
     rs = (ResultSpec * max(1, len(results)))()
     for r, (dtype, dims, nbytes, aligned) in zip(rs, results):
         keep.append(dtype)
