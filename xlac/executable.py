@@ -226,7 +226,10 @@ class Executable:
         self._parameters = None
         self._fn = _ENTRY(program.address)
         self._general_fn = None          # compiled for unaligned results, on first need
-        self._lowered = lowered          # introspection: this compilation's, or made on first use
+        # Introspection: this compilation's lowering without its LLVM module (see
+        # ``lowered``), or made on first use.
+        self._lowered = lowered.without_llvm_module() if lowered is not None else None
+        self._llvm_ir = None
         self._optimized_ir = None
 
         # -- threads, and Ctrl-C for calls from the main thread ----------------------------
@@ -477,29 +480,43 @@ class Executable:
 
     @property
     def lowered(self):
-        """The :class:`~xlac.codegen.compiler.Lowered` module: the one this executable's
-        compilation made, or, when its code came from a cache (which keeps only
-        code and calling metadata), the module lowered again on first use, under
-        the settings of then (``XLAC_EXACT_MATH``, ...), and kept."""
+        """The :class:`~xlac.codegen.compiler.Lowered` module (the optimised HLO,
+        its buffer assignment, ...): the one this executable's compilation made,
+        or, when its code came from a cache (which keeps only code and calling
+        metadata), the module lowered again on first use, under the settings of
+        then (``XLAC_EXACT_MATH``, ...), and kept.  Kept without its LLVM module
+        (``llvm_module`` is None): that is one Python object per LLVM
+        instruction, about 25 MB for a training step of 7,000 HLO
+        instructions; :attr:`llvm_ir` and :attr:`optimized_llvm_ir` lower the
+        module again for it."""
         if self._lowered is None:
-            p = self._program
-            self._lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
-                                  aligned_results=p.assumes_aligned_results, native=True)
+            self._lowered = self._lower_again().without_llvm_module()
         return self._lowered
+
+    def _lower_again(self):
+        p = self._program
+        return lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
+                     aligned_results=p.assumes_aligned_results, native=True)
 
     @property
     def llvm_ir(self) -> str:
-        """LLVM IR as emitted, before optimisation."""
-        return self.lowered.llvm_ir
+        """LLVM IR as emitted, before optimisation (the module lowered again on
+        first use, under the settings of then, see :attr:`lowered`; the text is
+        kept)."""
+        if self._llvm_ir is None:
+            self._llvm_ir = self._lower_again().llvm_ir
+        return self._llvm_ir
 
     @property
     def optimized_llvm_ir(self) -> str:
-        """LLVM IR after O3: :attr:`lowered`'s IR optimised again on first use (the
-        same split into parts and the same pipeline as the compilation's, so the
-        same IR; every part, each headed by a ``; ---- part K of N ----``
-        comment, when there are several), then kept by this executable."""
+        """LLVM IR after O3: the module lowered again and its IR optimised on
+        first use (the same split into parts and the same pipeline as the
+        compilation's, so the same IR; every part, each headed by a ``; ----
+        part K of N ----`` comment, when there are several), then kept by this
+        executable."""
         if self._optimized_ir is None:
-            self._optimized_ir = optimized_ir(self.lowered.llvm_module, self.lowered.entry_name)
+            lowered = self._lower_again()
+            self._optimized_ir = optimized_ir(lowered.llvm_module, lowered.entry_name)
         return self._optimized_ir
 
     @property

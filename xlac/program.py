@@ -21,11 +21,12 @@ MCJIT's copies of the object and the engine take, measured).
 :func:`clear_caches` (``xlac.clear_caches()``) empties it.  An executable holds
 its program, so evicting or clearing never breaks a live executable; the
 native code is freed when the cache and the last executable using it let go.
-Introspection (``exe.lowered``, ``llvm_ir``, ``optimized_hlo``) comes from the
-lowering the executable's own compilation made, which it keeps (the cache does
-not); an executable whose code came from a cache lowers the module again on
-first use.  ``optimized_llvm_ir`` optimises that IR again on first use.  All of
-it is freed with the executable.
+Introspection (``exe.lowered``, ``optimized_hlo``) comes from the
+lowering the executable's own compilation made, which it keeps without its
+LLVM module (the cache keeps none); an executable whose code came from a
+cache lowers the module again on first use.  ``llvm_ir`` and
+``optimized_llvm_ir`` lower the module again on first use (the second
+optimises that IR too).  All of it is freed with the executable.
 
 """
 from __future__ import annotations

@@ -39,13 +39,16 @@ def module_text(name, dt, a, b, out, dims, epilogue=None):
 
 
 def compile_both(text, num_threads=None):
-    """The module through the library and through the per-module GEMM."""
+    """The module through the library and through the per-module GEMM (each
+    ``llvm_ir`` made while its setting holds: it is lowered again when asked)."""
     lib = xlac.jit(text, num_threads=num_threads)
+    lib.llvm_ir
     old = dot_kernel.USE_LIBRARY
     dot_kernel.USE_LIBRARY = False
     try:
         # Another module name: the in-memory cache must not hand back the library build.
         per_module = xlac.jit(text.replace("HloModule ", "HloModule permodule_", 1), num_threads=num_threads)
+        per_module.llvm_ir
     finally:
         dot_kernel.USE_LIBRARY = old
     return lib, per_module

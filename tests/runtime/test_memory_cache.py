@@ -120,17 +120,43 @@ def test_program_keeps_only_what_calling_needs(fresh_cache):
     assert p.object_bytes == exe.compile_stats["object_bytes"] > 0
     assert p.cache_bytes == ex.PROGRAM_OVERHEAD_BYTES + ex.OBJECT_BYTES_FACTOR * p.object_bytes
     assert fresh_cache.nbytes == p.cache_bytes
-    # The executable that compiled keeps its own lowering; one from the cache
-    # lowers again on first use.
-    assert exe._lowered is not None
+    # The executable that compiled keeps its own lowering without the LLVM
+    # module; one from the cache lowers again on first use.
+    assert exe._lowered is not None and exe._lowered.llvm_module is None
     hit = xlac.jit(_text(1))
     assert hit.from_cache == "memory" and hit._lowered is None
-    assert hit.llvm_ir == exe.llvm_ir and hit._lowered is not None
+    assert hit.llvm_ir == exe.llvm_ir and hit._lowered is None     # (lowered again, not kept)
+    assert hit.lowered is hit.lowered and hit.lowered.llvm_module is None
     assert exe.optimized_hlo.entry.root.shape.dimensions == (16,)
     assert "define" in exe.llvm_ir and exe.lowered.entry_name == ex.ENTRY_NAME
     assert "define" in exe.optimized_llvm_ir
     assert exe.lowered is exe.lowered and exe.optimized_llvm_ir is exe.optimized_llvm_ir
+    assert exe.llvm_ir is exe.llvm_ir
     assert fresh_cache.nbytes == p.cache_bytes            # ... kept by the executable, not the cache
+
+
+def test_an_executable_keeps_no_llvm_module(fresh_cache):
+    """Its LLVM module (a Python object per instruction) is freed once compiled:
+    nothing reachable from the executable is an llvmlite object."""
+    import gc
+    import types
+    from llvmlite import ir
+
+    def reachable_llvm(root) -> list:
+        seen, todo, found = {id(root)}, [root], []
+        while todo:
+            for r in gc.get_referents(todo.pop()):
+                if id(r) not in seen and not isinstance(r, (type, types.ModuleType)):
+                    seen.add(id(r))
+                    todo.append(r)
+                    if isinstance(r, (ir.Module, ir.Function, ir.Instruction)):
+                        found.append(r)
+        return found
+
+    exe = xlac.jit(_text(2))
+    exe.optimized_hlo, exe.cost_analysis(), exe.llvm_ir
+    assert "define" in exe.llvm_ir
+    assert reachable_llvm(exe) == []
 
 
 def test_evicted_program_still_runs_and_is_compiled_again(fresh_cache):

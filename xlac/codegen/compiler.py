@@ -5,7 +5,7 @@ so both run the very same code.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from llvmlite import ir
@@ -42,7 +42,7 @@ class Lowered:
 
     hlo: HloModule                 # the optimised module actually compiled
     assignment: BufferAssignment
-    llvm_module: ir.Module
+    llvm_module: ir.Module | None  # None once dropped (``without_llvm_module``)
     entry_name: str
     #: The code writes some results with aligned non-temporal stores and no
     #: check (``lower(aligned_results=True)``): every result and temp buffer
@@ -61,7 +61,14 @@ class Lowered:
 
     @property
     def llvm_ir(self) -> str:
+        if self.llvm_module is None:
+            raise ValueError("this lowering's LLVM module was dropped; Executable.llvm_ir lowers the module again")
         return str(self.llvm_module)
+
+    def without_llvm_module(self) -> "Lowered":
+        """This lowering without its LLVM module (what an executable keeps for
+        introspection: the module is one Python object per LLVM instruction)."""
+        return replace(self, llvm_module=None)
 
 
 def codegen_rule(opcode: str) -> str | None:

@@ -113,6 +113,9 @@ class BufferAssignment:
         #: every parameter leaf it returns in its own position).
         self.state_in_place = loop_state and self._state_may_alias(comp)
         self._assign(comp)
+        # Asked only while assigning; kept, it would keep its caller (the code
+        # generator, and with it the whole LLVM module) alive as long as this is.
+        self._scratch_fn = None
 
     # -- queries ------------------------------------------------------------------
     def slice_of(self, inst: HloInstruction, leaf: int = 0) -> BufferSlice:
