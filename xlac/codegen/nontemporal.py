@@ -166,8 +166,8 @@ def mark_stores(text: str) -> str | None:
         s = _STORE_RE.match(line)
         if s is None or s.group(4) not in ids:
             continue
-        nbytes = int(s.group(1)) * _BYTES[s.group(2)]
-        if nbytes >= 16 and int(s.group(3)) >= nbytes:
+        nbytes, align = int(s.group(1)) * _BYTES[s.group(2)], int(s.group(3))
+        if nbytes >= 16 and (align >= nbytes or (align >= 64 and nbytes % 64 == 0)):
             lines[k] = f"{line}, !nontemporal !{nt}"
             marked += 1
     if not marked:
