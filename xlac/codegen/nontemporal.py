@@ -47,12 +47,12 @@ from .loops import new_access_group
 #: ones may still be in cache when their consumer reads them).
 MIN_BYTES = 8 << 20
 NAMED = "xlac.nontemporal"
-_TYPES = {PT.F32, PT.F64, PT.S32, PT.U32, PT.S64, PT.U64}
+_TYPES = {PT.BF16, PT.F16, PT.S16, PT.U16, PT.F32, PT.F64, PT.S32, PT.U32, PT.S64, PT.U64}
 
 
 def eligible(inst, outputs: list, loop_shape) -> bool:
     """Whether loop kernel ``inst`` writing ``outputs`` over ``loop_shape`` gets
-    the non-temporal version: one big dense result of a 4- or 8-byte type whose
+    the non-temporal version: one big dense result of a 2-, 4- or 8-byte type whose
     rows (minor dimension) are whole cache lines, so every vector store can be
     aligned."""
     if len(outputs) != 1:
@@ -141,9 +141,9 @@ def write(b: ir.IRBuilder, array: IrArray, index: Index, value) -> None:
 
 _NAMED_RE = re.compile(r"^!" + re.escape(NAMED) + r" = !\{!(\d+)\}", re.M)
 _NODE_RE = re.compile(r"^!(\d+) = (?:distinct )?!\{(.*)\}$", re.M)
-_STORE_RE = re.compile(r"^\s*store <(\d+) x (float|double|i32|i64)> .*, align (\d+)(?:,|$).*"
+_STORE_RE = re.compile(r"^\s*store <(\d+) x (half|bfloat|float|double|i16|i32|i64)> .*, align (\d+)(?:,|$).*"
                        r"!llvm\.access\.group !(\d+)")
-_BYTES = {"float": 4, "double": 8, "i32": 4, "i64": 8}
+_BYTES = {"half": 2, "bfloat": 2, "i16": 2, "float": 4, "double": 8, "i32": 4, "i64": 8}
 
 
 def mark_stores(text: str) -> str | None:
