@@ -47,6 +47,7 @@ Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the op
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -1065,23 +1066,47 @@ def _rounds_quiet_nans(opcode: str, operands: list, operand_types: list) -> bool
     values, before widening) can be NaN only as a quiet NaN with its low 16
     bits zero, so that its rounding needs no NaN case.  Widened bf16 operands
     have those bits zero, and the instruction quiets.  LLVM may fold an op
-    with a constant (``x * 1``, ``x + -0``, ``x * -1``) into ``x`` or ``-x``,
-    which keeps a signaling NaN signaling, so ops with a constant operand (an
-    LLVM constant, or a load from a constant array LLVM may fold) keep the
-    NaN case."""
+    with a constant (``x * 1``, ``x + -0``, ``x * -1``; or one arm of a select
+    with a constant arm) into ``x`` or ``-x``, which keeps a signaling NaN
+    signaling, so ops with an operand that may be constant keep the NaN case."""
     return opcode in _QUIETING_ARITHMETIC and all(t is PT.BF16 for t in operand_types) \
         and not any(_maybe_constant(v) for v in operands)
 
 
-def _maybe_constant(v) -> bool:
+#: :func:`_maybe_constant`'s answers, so that a long fused chain is walked once.
+_MAYBE_CONSTANT: "weakref.WeakKeyDictionary[ir.Value, bool]" = weakref.WeakKeyDictionary()
+
+
+def _maybe_constant(v, depth: int = 0) -> bool:
+    """Whether LLVM may find that ``v`` (or, for a select or phi, one of its
+    values) is a constant: an LLVM constant, a load from a constant global (a
+    constant array whose elements are all equal folds), or an instruction of
+    such values.  A load from other memory, an argument, or a call without
+    arguments is not.  Past 200 steps the answer is yes (the safe one)."""
     if isinstance(v, ir.Constant):
+        return True
+    if not isinstance(v, ir.Instruction):
+        return False
+    known = _MAYBE_CONSTANT.get(v)
+    if known is not None:
+        return known
+    if depth > 200:
         return True
     if isinstance(v, ir.LoadInstr):
         ptr = v.operands[0]
         while isinstance(ptr, (ir.GEPInstr, ir.CastInstr)):
             ptr = ptr.operands[0]
-        return isinstance(ptr, ir.GlobalVariable) and bool(ptr.global_constant)
-    return False
+        answer = isinstance(ptr, ir.GlobalVariable) and bool(ptr.global_constant)
+    elif isinstance(v, ir.SelectInstr):
+        answer = any(_maybe_constant(arm, depth + 1) for arm in v.operands[1:])
+    elif isinstance(v, ir.PhiInstr):
+        _MAYBE_CONSTANT[v] = False          # a loop's phi reaches itself
+        answer = any(_maybe_constant(value, depth + 1) for value, _ in v.incomings)
+    else:
+        values = [op for op in v.operands if not isinstance(op, (ir.Function, ir.Block))]
+        answer = bool(values) and all(_maybe_constant(op, depth + 1) for op in values)
+    _MAYBE_CONSTANT[v] = answer
+    return answer
 
 
 def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand_types: list,
