@@ -468,13 +468,15 @@ def _tanh_rational(e: _E, x, to_bf16: bool = False):
     ac = e.sel(e.gt(a, _TANH_ONE32), _TANH_ONE32, a)                    # NaN kept
     t = e.mul(ac, ac)
     r = e.div(e.mul(ac, e.horner(t, _TANH_P32)), e.horner(t, _TANH_Q32))
+    if to_bf16:
+        # tanh of a bf16 value (tiny ones give themselves: bf16 values), rounded
+        # as the integer rounding would, before the sign goes back on.  Near and
+        # past the clamp r is within a few ulp of 1, which rounds to 1: the
+        # selects below are not needed (every bf16 input is tested).
+        return e.copysign(round_to_bf16_split(e, r), x)
     # The roundings may land just above 1 near the clamp; past it tanh rounds to 1.
     r = e.sel(e.ge(r, 1.0), 1.0, r)
     r = e.sel(e.ge(a, _TANH_ONE32), 1.0, r)                               # NaN: r, a NaN
-    if to_bf16:
-        # tanh of a bf16 value (tiny ones give themselves: bf16 values), rounded
-        # as the integer rounding would, before the sign goes back on.
-        r = round_to_bf16_split(e, r)
     return e.copysign(r, x)                                             # -0 stays -0
 
 
