@@ -14,7 +14,9 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   poison in LLVM). Integer ``power`` is square-and-multiply unrolled over the
   exponent's bits, selects instead of branches.
 * f16 and bf16 are computed in f32: operands are widened (exactly), the f32 op runs,
-  and the result is rounded back to nearest even after every op. All f16/bf16
+  and the result is rounded back to nearest even after every op (cheaper, same
+  bits: without the NaN case after bf16 add/subtract/multiply/divide, whose NaNs
+  are quiet already; inside the approximation for bf16 tanh). All f16/bf16
   conversions are done with integer operations on the bits, never with LLVM's
   ``fpext``/``fptrunc`` on ``half``: without F16C those become libcalls
   (``__extendhfsf2``, and ``__truncdfhf2`` even with it) that the JIT cannot
