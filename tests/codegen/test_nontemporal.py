@@ -229,3 +229,61 @@ ENTRY e {{
         exe = xlac.jit(text, num_threads=threads_)
         assert exe._program.assumes_aligned_results and "!nontemporal" in exe.optimized_llvm_ir
         np.testing.assert_allclose(exe(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_mark_stores_takes_wide_vectors_aligned_to_a_line():
+    """LLVM may store a loop's vectors as one wider vector (``<64 x float>``,
+    four 64-byte stores): aligned to a cache line it is marked, as a
+    ``<64 x i16>`` (a 2-byte result) is; a half-aligned one is not, nor one
+    that ends inside a line."""
+    text = "\n".join([
+        "define void @f(ptr %p, <64 x float> %v, <64 x i16> %h, <24 x float> %w) {",
+        "  store <64 x float> %v, ptr %p, align 64, !llvm.access.group !2",
+        "  store <64 x float> %v, ptr %p, align 32, !llvm.access.group !2",
+        "  store <64 x i16> %h, ptr %p, align 64, !llvm.access.group !2",
+        "  store <24 x float> %w, ptr %p, align 64, !llvm.access.group !2",
+        "  ret void",
+        "}",
+        "!xlac.nontemporal = !{!0}",
+        "!0 = distinct !{}",
+        "!1 = distinct !{}",
+        "!2 = !{!1, !0}",
+    ])
+    out = nontemporal.mark_stores(text).split("\n")
+    assert out[1].endswith("!nontemporal !3") and out[3].endswith("!nontemporal !3")
+    assert "nontemporal" not in out[2] and "nontemporal" not in out[4]
+
+
+def _chain(pt, n=1 << 22):
+    """``tanh(a*x + b)*c + x`` over a vector (the benchmark's chain)."""
+    bld = xlac.XlaBuilder(f"chain_{pt.value}")
+    x = ops.parameter(bld, 0, xlac.Shape(pt, (n,)), "x")
+    a, b, c = (ops.broadcast(ops.parameter(bld, k, xlac.Shape(pt, ()), name), (n,))
+               for k, name in ((1, "a"), (2, "b"), (3, "c")))
+    return bld.build(ops.add(ops.mul(ops.tanh(ops.add(ops.mul(a, x), b)), c), x))
+
+
+@pytest.mark.parametrize("pt", [xlac.F32, xlac.BF16], ids=lambda t: t.value)
+def test_vector_chain_gets_nontemporal_stores(pt, pinned_target):
+    """A 1-D elementwise kernel (f32, and a 2-byte bf16 result) writes its big
+    result non-temporally, whatever width LLVM gives the stored vectors."""
+    ir = _optimised_ir(_chain(pt))
+    stores = _nt_stores(ir)
+    elem = "float" if pt is xlac.F32 else "i16"
+    assert stores and all(t.endswith(f" x {elem}") and int(a) >= min(64, pinned_target.loop_vector_bits // 8)
+                          for t, a in stores), stores
+
+
+@pytest.mark.parametrize("pt", [xlac.F32, xlac.BF16], ids=lambda t: t.value)
+def test_vector_chain_with_nontemporal_stores_matches_the_evaluator(pt):
+    dt = xlac.Shape(pt, ()).dtype
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(1 << 22).astype(dt), dt.type(0.5), dt.type(0.25), dt.type(1.5)]
+    exe = xlac.jit(_chain(pt))
+    assert "!nontemporal" in exe.optimized_llvm_ir
+    got = exe(*args)
+    want = xlac.evaluate(_chain(pt), *args)
+    if pt is xlac.BF16:
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -74,7 +74,8 @@ from llvmlite import ir
 
 from .target import host_vector_bits
 
-__all__ = ["EXACT_MATH_ENV", "exact_math", "supports", "emit", "FUNCTIONS", "use_native_scaling"]
+__all__ = ["EXACT_MATH_ENV", "exact_math", "supports", "emit", "emit_bf16", "ROUNDED_TO_BF16", "FUNCTIONS",
+           "use_native_scaling", "round_to_bf16_split"]
 
 #: Environment variable: when set to anything but ``""``/``0``, the math ops call
 #: libm (or the LLVM intrinsics that lower to it) instead of these approximations.
@@ -433,13 +434,26 @@ def _log1p(e: _E, x):
     return e.sel(e.isnan(x), x, y)
 
 
-def _tanh(e: _E, x):
+def _tanh(e: _E, x, to_bf16: bool = False):
     if e.t.narrow:
-        return _tanh_rational(e, x)
+        return _tanh_rational(e, x, to_bf16)
     return _tanh_exp(e, x)
 
 
-def _tanh_rational(e: _E, x):
+def round_to_bf16_split(e: _E, r):
+    """``r`` (f32, ``0 <= r <= 1`` or NaN) rounded to bf16 (8 significant bits,
+    to nearest even), as an f32: Veltkamp's split ``g = r (2**16 + 1)``,
+    ``r_hi = g + (r - g)``, three operations instead of the integer rounding's
+    six.  It gives the integer rounding's bits for every normal f32 from
+    ``2**-126`` up to where ``2**16 r`` overflows (checked on all of them); a
+    denormal ``r`` must be a bf16 value already (at most 7 significant bits:
+    ``g`` is exact and the result is ``r``).  ``+0`` stays ``+0`` (callers put
+    the sign back), and a NaN stays that NaN, quieted."""
+    g = e.mul(r, 65537.0)
+    return e.add(g, e.sub(r, g))
+
+
+def _tanh_rational(e: _E, x, to_bf16: bool = False):
     """f32: ``tanh x = x P(x**2) / Q(x**2)`` for ``|x| < 9.02``, ``+-1`` beyond.
 
     One rational function for the whole range (no second branch, no exp): 17
@@ -454,6 +468,12 @@ def _tanh_rational(e: _E, x):
     ac = e.sel(e.gt(a, _TANH_ONE32), _TANH_ONE32, a)                    # NaN kept
     t = e.mul(ac, ac)
     r = e.div(e.mul(ac, e.horner(t, _TANH_P32)), e.horner(t, _TANH_Q32))
+    if to_bf16:
+        # tanh of a bf16 value (tiny ones give themselves: bf16 values), rounded
+        # as the integer rounding would, before the sign goes back on.  Near and
+        # past the clamp r is within a few ulp of 1, which rounds to 1: the
+        # selects below are not needed (every bf16 input is tested).
+        return e.copysign(round_to_bf16_split(e, r), x)
     # The roundings may land just above 1 near the clamp; past it tanh rounds to 1.
     r = e.sel(e.ge(r, 1.0), 1.0, r)
     r = e.sel(e.ge(a, _TANH_ONE32), 1.0, r)                               # NaN: r, a NaN
@@ -533,3 +553,18 @@ def emit(builder: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
     if not supports(name, x.type):
         raise TypeError(f"no approximation of {name} for {x.type}")
     return FUNCTIONS[name][0](_E(builder, x.type), x)
+
+
+#: The functions :func:`emit_bf16` has: their bf16 result costs less rounded
+#: inside the approximation than by ``scalar_ops``' integer rounding after it.
+ROUNDED_TO_BF16 = frozenset({"tanh"})
+
+
+def emit_bf16(builder: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    """``name`` (in :data:`ROUNDED_TO_BF16`) of the f32 ``x``, which holds a bf16
+    value, rounded to bf16 to nearest even: an f32 holding a bf16 value (a NaN
+    quieted, its low 16 bits those of ``x``), the same bits as rounding
+    :func:`emit`'s result (every bf16 input is tested)."""
+    if name not in ROUNDED_TO_BF16 or not isinstance(x.type, ir.FloatType):
+        raise TypeError(f"no bf16 approximation of {name} for {x.type}")
+    return FUNCTIONS[name][0](_E(builder, x.type), x, to_bf16=True)

@@ -14,7 +14,9 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   poison in LLVM). Integer ``power`` is square-and-multiply unrolled over the
   exponent's bits, selects instead of branches.
 * f16 and bf16 are computed in f32: operands are widened (exactly), the f32 op runs,
-  and the result is rounded back to nearest even after every op. All f16/bf16
+  and the result is rounded back to nearest even after every op (cheaper, same
+  bits: without the NaN case after bf16 add/subtract/multiply/divide, whose NaNs
+  are quiet already; inside the approximation for bf16 tanh). All f16/bf16
   conversions are done with integer operations on the bits, never with LLVM's
   ``fpext``/``fptrunc`` on ``half``: without F16C those become libcalls
   (``__extendhfsf2``, and ``__truncdfhf2`` even with it) that the JIT cannot
@@ -47,6 +49,7 @@ Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the op
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -703,7 +706,7 @@ def _narrow_bits(b, bits, src: _Format, dst: _Format):
     return b.trunc(result, ir.IntType(dst.bits))
 
 
-def _f32_to_bf16(b, x):
+def _f32_to_bf16(b, x, quiet_nan_of_bf16: bool = False):
     """Round an f32 to bf16 (its bits, i16): round to nearest even, NaN quieted.
 
     bf16 has f32's exponent range, so this is ``_narrow_bits`` without its
@@ -713,16 +716,29 @@ def _f32_to_bf16(b, x):
     ml_dtypes' algorithm.  When the result is widened again (a bf16 op
     feeding another), LLVM folds the pair into one mask of the low half, so
     a rounding inside a fused loop costs a handful of vector operations.
+
+    ``quiet_nan_of_bf16``: the caller knows that a NaN ``x`` is quiet with
+    its low 16 bits zero (:func:`_rounds_quiet_nans`), so the rounding
+    increment (at most ``0x8000``) cannot carry into its top half and the
+    NaN select goes: two vector operations of the six fewer.
     """
     k = lambda v: _const(_I32, v)                                  # noqa: E731
     bits = b.bitcast(x, _I32)
     # + 0x7fff + the lowest kept bit: exact halves round up only when it is odd.
     lsb = b.and_(b.lshr(bits, k(16)), k(1))
     rounded = b.add(bits, b.add(lsb, k(0x7FFF)))
+    if quiet_nan_of_bf16:
+        return b.trunc(b.lshr(rounded, k(16)), _I16)
     quiet_nan = b.or_(bits, k(0x400000))
     # The shift comes last so that a widening right after it is one mask.
     result = b.select(b.fcmp_unordered("uno", x, x), quiet_nan, rounded)
     return b.trunc(b.lshr(result, k(16)), _I16)
+
+
+def _bf16_of_exact_f32(b, x):
+    """The bf16 (bits, i16) of an f32 that holds a bf16 value (low 16 bits zero,
+    or a quiet NaN): its top half.  Widened again, this is one mask."""
+    return b.trunc(b.lshr(b.bitcast(x, _I32), _const(_I32, 16)), _I16)
 
 
 def _bf16_to_f32(b, bits):
@@ -1042,6 +1058,59 @@ def element_kinds(opcode: str) -> frozenset:
     return frozenset(_OPS.get(opcode, {}))
 
 
+#: IEEE arithmetic: x86 returns a NaN result quiet, with the payload of a NaN
+#: operand or the default NaN's (low 16 bits zero when the operands' are).
+_QUIETING_ARITHMETIC = frozenset({"add", "subtract", "multiply", "divide"})
+
+
+def _rounds_quiet_nans(opcode: str, operands: list, operand_types: list) -> bool:
+    """Whether the f32 result of bf16 op ``opcode`` on ``operands`` (register
+    values, before widening) can be NaN only as a quiet NaN with its low 16
+    bits zero, so that its rounding needs no NaN case.  Widened bf16 operands
+    have those bits zero, and the instruction quiets.  LLVM may fold an op
+    with a constant (``x * 1``, ``x + -0``, ``x * -1``; or one arm of a select
+    with a constant arm) into ``x`` or ``-x``, which keeps a signaling NaN
+    signaling, so ops with an operand that may be constant keep the NaN case."""
+    return opcode in _QUIETING_ARITHMETIC and all(t is PT.BF16 for t in operand_types) \
+        and not any(_maybe_constant(v) for v in operands)
+
+
+#: :func:`_maybe_constant`'s answers, so that a long fused chain is walked once.
+_MAYBE_CONSTANT: "weakref.WeakKeyDictionary[ir.Value, bool]" = weakref.WeakKeyDictionary()
+
+
+def _maybe_constant(v, depth: int = 0) -> bool:
+    """Whether LLVM may find that ``v`` (or, for a select or phi, one of its
+    values) is a constant: an LLVM constant, a load from a constant global (a
+    constant array whose elements are all equal folds), or an instruction of
+    such values.  A load from other memory, an argument, or a call without
+    arguments is not.  Past 200 steps the answer is yes (the safe one)."""
+    if isinstance(v, ir.Constant):
+        return True
+    if not isinstance(v, ir.Instruction):
+        return False
+    known = _MAYBE_CONSTANT.get(v)
+    if known is not None:
+        return known
+    if depth > 200:
+        return True
+    if isinstance(v, ir.LoadInstr):
+        ptr = v.operands[0]
+        while isinstance(ptr, (ir.GEPInstr, ir.CastInstr)):
+            ptr = ptr.operands[0]
+        answer = isinstance(ptr, ir.GlobalVariable) and bool(ptr.global_constant)
+    elif isinstance(v, ir.SelectInstr):
+        answer = any(_maybe_constant(arm, depth + 1) for arm in v.operands[1:])
+    elif isinstance(v, ir.PhiInstr):
+        _MAYBE_CONSTANT[v] = False          # a loop's phi reaches itself
+        answer = any(_maybe_constant(value, depth + 1) for value, _ in v.incomings)
+    else:
+        values = [op for op in v.operands if not isinstance(op, (ir.Function, ir.Block))]
+        answer = bool(values) and all(_maybe_constant(op, depth + 1) for op in values)
+    _MAYBE_CONSTANT[v] = answer
+    return answer
+
+
 def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand_types: list,
                      result_type: PT, attrs: dict | None = None) -> ir.Value:
     """Emit one element of elementwise HLO op ``opcode`` at the builder's position.
@@ -1077,9 +1146,16 @@ def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand
         raise ValueError(f"{opcode}: operand types differ: {[t.value for t in operand_types]}")
     if c.t.is_narrow_float and opcode not in _NO_WIDENING:
         # Compute in f32 and round the result back after every op.
+        raw_operands = operands
         operands = [_widen_to_f32(builder, v, t) for v, t in zip(operands, operand_types)]
+        if c.t is PT.BF16 and result_type is PT.BF16 and opcode in math_approx.ROUNDED_TO_BF16 \
+                and not math_approx.exact_math():
+            # The approximation rounds its own result (cheaper, same bits).
+            return _bf16_of_exact_f32(builder, math_approx.emit_bf16(builder, opcode, operands[0]))
         c.types = [PT.F32 if t.is_narrow_float else t for t in operand_types]
         value = emit(c, *operands)
+        if result_type is PT.BF16 and _rounds_quiet_nans(opcode, raw_operands, operand_types):
+            return _f32_to_bf16(builder, value, quiet_nan_of_bf16=True)
         if result_type.is_narrow_float:
             value = _round_to_small(builder, value, PT.F32, result_type)
         return value
