@@ -34,6 +34,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
@@ -461,6 +462,186 @@ def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool
 
 
 # ---------------------------------------------------------------------------
+# LU (getrf) on the transposed matrix
+# ---------------------------------------------------------------------------
+
+def _fabs(b: ir.IRBuilder, pt: PT, v):
+    ty = types.memory_type(pt)
+    return b.call(declare_libm(b.module, f"llvm.fabs.{'f64' if pt is PT.F64 else 'f32'}", ir.FunctionType(ty, [ty])),
+                  [v])
+
+
+def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
+    """The first c in [lo, hi) (lo < hi) of largest ``|row[c]|``, as BLAS's
+    ``i?amax``: ``row[lo]`` when it is NaN, else NaNs never count.  Two
+    vector passes over the row: the largest magnitude (``maxnum``, which
+    skips NaN), then the first position holding it (a lane mask and its
+    trailing zeros): the row's elements are compared, not searched one
+    after another (a 512-element row: ~3 cycles an element one by one)."""
+    ty = types.memory_type(pt)
+    lanes = VECTOR_BYTES // pt.byte_size
+    vty = ir.VectorType(ty, lanes)
+    bits = ir.IntType(lanes)
+    width = "f64" if pt is PT.F64 else "f32"
+    fabs_v = declare_libm(b.module, f"llvm.fabs.v{lanes}{width}", ir.FunctionType(vty, [vty]))
+    max_v = declare_libm(b.module, f"llvm.maxnum.v{lanes}{width}", ir.FunctionType(vty, [vty, vty]))
+    max_s = declare_libm(b.module, f"llvm.maxnum.{width}", ir.FunctionType(ty, [ty, ty]))
+    reduce = declare_libm(b.module, f"llvm.vector.reduce.fmax.v{lanes}{width}", ir.FunctionType(ty, [vty]))
+    cttz = declare_libm(b.module, f"llvm.cttz.i{lanes}", ir.FunctionType(bits, [bits, I1]))
+
+    def vec(c):
+        return b.call(fabs_v, [b.load(_element(b, row, c, pt), typ=vty, align=pt.byte_size)])
+
+    def one(c):
+        return _fabs(b, pt, b.load(_element(b, row, c, pt), typ=ty))
+
+    fn = b.function
+    ab = ir.IRBuilder(fn.entry_basic_block)
+    ab.position_at_start(fn.entry_basic_block)
+    acc = ab.alloca(vty, name="amax.acc")
+    largest = ab.alloca(ty, name="amax.max")
+    found = ab.alloca(I64, name="amax.at")
+    head = one(lo)
+    vec_end = b.add(lo, b.mul(b.udiv(b.sub(hi, lo), i64(lanes)), i64(lanes)))
+    b.store(ir.Constant(vty, [math.nan] * lanes), acc)
+    with dyn_range(b, lo, vec_end, step=lanes, name="amax.v") as c:
+        b.store(b.call(max_v, [b.load(acc), vec(c)]), acc)
+    b.store(b.call(max_s, [head, b.call(reduce, [b.load(acc)])]), largest)
+    with dyn_range(b, vec_end, hi, name="amax.s") as c:
+        b.store(b.call(max_s, [b.load(largest), one(c)]), largest)
+    m = b.load(largest)
+    is_nan = b.fcmp_unordered("uno", head, head)
+    b.store(b.select(is_nan, lo, i64(-1)), found)
+    splat = _splat(b, m, vty)
+    with dyn_range(b, lo, vec_end, step=lanes, name="amax.f") as c:
+        with b.if_then(b.icmp_signed("<", b.load(found), i64(0))):
+            mask = b.bitcast(b.fcmp_ordered("==", vec(c), splat), bits)
+            with b.if_then(b.icmp_unsigned("!=", mask, ir.Constant(bits, 0))):
+                b.store(b.add(c, b.zext(b.call(cttz, [mask, ir.Constant(I1, 1)]), I64)), found)
+    with dyn_range(b, vec_end, hi, name="amax.t") as c:
+        with b.if_then(b.icmp_signed("<", b.load(found), i64(0))):
+            with b.if_then(b.fcmp_ordered("==", one(c), m)):
+                b.store(c, found)
+    return b.load(found)
+
+
+def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
+    """``getrf_panel(w, k, nc, ld, ipiv, base, info)``: LAPACK's unblocked LU
+    with partial pivoting of the nc x k column panel whose transpose is the
+    k x nc row-major ``w`` (rows ``ld`` apart, k <= nc): row i of ``w`` is
+    column i of the panel, so the pivot search runs along a row and a row
+    interchange of the panel is an interchange of two columns of ``w``
+    (in all k rows).  Up-looking (left-looking on the panel): row i loses
+    the rows above it, ``w[i, l+1:] -= w[i, l] w[l, l+1:]`` for l < i in
+    order (``w[i, l]`` is final when row l is subtracted: U's entry), then
+    its pivot is the FIRST element of largest magnitude in ``w[i, i:]``
+    (``isamax``: a NaN is taken only where it comes first), swapped into
+    column i, and ``w[i, i+1:]`` (L's column) is scaled by its reciprocal
+    (divided when it is below the smallest normal number, as LAPACK).  A
+    zero pivot scales nothing and sets ``*info = base + i + 1`` if
+    ``*info`` is 0.  ``ipiv[i] = base + (pivot column) + 1`` (s32, 1-based).
+    Real types go BLOCK_ROWS rows at a time: their triangle left of the
+    block first (short axpys), then the rows above the block subtracted at
+    once by ``_update_block_rows`` (the bulk), then the block's own rows
+    one by one."""
+    def build(b, ab, args):
+        w, k, nc, ld, ipiv, base, info = args
+        ar = _Arith(b, pt)
+        ty = ar.ty
+        sfmin = ir.Constant(ty, float(np.finfo(np.float64 if pt is PT.F64 else np.float32).tiny))
+        where = ab.alloca(I64, name="lu.where")
+
+        def at(i, c):
+            return b.add(b.mul(i, ld), c)
+
+        def coef(i, l):
+            return ar.load(w, at(i, l))
+
+        def axpys(i, lo, hi, end):
+            """Row i loses rows l in [lo, hi) in order over columns (l, end)."""
+            with dyn_range(b, lo, hi, name="lu.l") as l:
+                c = coef(i, l)
+                start = b.add(l, i64(1))
+                with b.if_then(b.icmp_signed("<", start, end)):
+                    with _parallel_range(b, start, end, "lu.ax") as j:
+                        x = at(i, j)
+                        ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, at(l, j))))
+
+        def pivot(i):
+            b.store(_first_of_largest(b, pt, _element(b, w, b.mul(i, ld), pt), i, nc), where)
+            p = b.load(where)
+            b.store(b.trunc(b.add(b.add(base, p), i64(1)), ir.IntType(32)),
+                    b.gep(ipiv, [i], inbounds=True, source_etype=ir.IntType(32)))
+            value = ar.load(w, at(i, p))
+            with b.if_else(b.fcmp_unordered("!=", value, ir.Constant(ty, 0.0))) as (nonzero, zero):
+                with nonzero:
+                    with b.if_then(b.icmp_signed("!=", p, i)):
+                        with dyn_range(b, i64(0), k, name="lu.swap") as r:
+                            x, y = at(r, i), at(r, p)
+                            vx, vy = ar.load(w, x), ar.load(w, y)
+                            ar.store(w, x, vy)
+                            ar.store(w, y, vx)
+                    start = b.add(i, i64(1))
+                    with b.if_then(b.icmp_signed("<", start, nc)):
+                        normal = b.fcmp_ordered(">=", _fabs(b, pt, value), sfmin)
+                        with b.if_else(normal) as (by_reciprocal, by_division):
+                            with by_reciprocal:
+                                r = b.fdiv(ir.Constant(ty, 1.0), value)
+                                with _parallel_range(b, start, nc, "lu.scale") as j:
+                                    x = at(i, j)
+                                    ar.store(w, x, b.fmul(ar.load(w, x), r))
+                            with by_division:
+                                with _parallel_range(b, start, nc, "lu.div") as j:
+                                    x = at(i, j)
+                                    ar.store(w, x, b.fdiv(ar.load(w, x), value))
+                with zero:
+                    i32 = ir.IntType(32)
+                    first = b.icmp_signed("==", b.load(info, typ=i32), ir.Constant(i32, 0))
+                    with b.if_then(first):
+                        b.store(b.trunc(b.add(b.add(base, i), i64(1)), i32), info)
+
+        blocked = b.mul(b.udiv(k, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
+        with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="lu.b") as i0:
+            with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="lu.t") as q:
+                axpys(b.add(i0, q), i64(0), i0, i0)
+            _update_block_rows(b, ab, pt, w, coef, ld, i0, i0, lambda r: r, i0, nc)
+            with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="lu.q") as q:
+                i = b.add(i0, q)
+                axpys(i, i0, i, nc)
+                pivot(i)
+        with dyn_range(b, blocked, k, name="lu.i") as i:
+            axpys(i, i64(0), i, i)
+            with b.if_then(b.icmp_signed(">", i, i64(0))):
+                _subtract_rows(b, ar, w, b.mul(i, ld), i, lambda r: (coef(i, r), b.mul(r, ld)), i, nc)
+            pivot(i)
+    _function(module, name, [PTR, I64, I64, I64, PTR, I64, PTR], linkage, build)
+
+
+def _build_laswp(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
+    """``laswp(w, ld, rows, ipiv, p0, p1)``: LAPACK's row interchanges
+    ``p0 .. p1-1`` (``ipiv``: s32, 1-based) of a column-major matrix whose
+    transpose is the row-major ``w``: in each of the ``rows`` rows of ``w``
+    (``ld`` apart), elements p and ``ipiv[p] - 1`` swapped, p in order.
+    Interchange by interchange, row by row within it: the rows' swaps are
+    independent (no chain through a row's elements), and a caller passing
+    a few dozen rows keeps their lines in L1 across interchanges."""
+    def build(b, ab, args):
+        w, ld, rows, ipiv, p0, p1 = args
+        ar = _Arith(b, pt)
+        i32 = ir.IntType(32)
+        with dyn_range(b, p0, p1, name="swp.p") as p:
+            q = b.sub(b.sext(b.load(b.gep(ipiv, [p], inbounds=True, source_etype=i32), typ=i32), I64), i64(1))
+            with b.if_then(b.icmp_signed("!=", q, p)):
+                with dyn_range(b, i64(0), rows, name="swp.r") as r:
+                    row = b.mul(r, ld)
+                    x, y = b.add(row, p), b.add(row, q)
+                    vx, vy = ar.load(w, x), ar.load(w, y)
+                    ar.store(w, x, vy)
+                    ar.store(w, y, vx)
+    _function(module, name, [PTR, I64, I64, PTR, I64, I64], linkage, build)
+
+
+# ---------------------------------------------------------------------------
 # the library units
 # ---------------------------------------------------------------------------
 
@@ -470,12 +651,16 @@ def trsm_routine(forward: bool, conj: bool, unit: bool) -> str:
 
 
 #: Every routine: ``potrf``, ``transpose`` and the substitutions.
-ROUTINES = ("potrf", "transpose", "subtract_tile") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
+ROUTINES = ("potrf", "transpose", "subtract_tile", "getrf_panel", "laswp") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
                                           for u in (False, True))
 _TYPES = (PT.F32, PT.F64, PT.C64, PT.C128)
+#: The routines built for f32 and f64 only.
+REAL_ONLY = ("subtract_tile", "getrf_panel", "laswp")
 _FN_TYPES = {"potrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64]),
              "subtract": ir.FunctionType(ir.VoidType(), [PTR] + [I64] * 5),
              "transpose": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 5),
+             "getrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, PTR]),
+             "laswp": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, PTR, I64, I64]),
              "trsm": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 4)}
 
 
@@ -505,6 +690,10 @@ class LinalgVariant:
             _build_transpose(module, self.pt, name, linkage)
         elif self.routine == "subtract_tile":
             _build_subtract_tile(module, self.pt, name, linkage)
+        elif self.routine == "getrf_panel":
+            _build_getrf_panel(module, self.pt, name, linkage)
+        elif self.routine == "laswp":
+            _build_laswp(module, self.pt, name, linkage)
         else:
             _, direction, *flags = self.routine.split("_")
             _build_trsm(module, self.pt, direction == "fwd", "conj" in flags, "unit" in flags, name, linkage)
@@ -518,6 +707,6 @@ def parse_tag(pt: str, routine: str) -> LinalgVariant | None:
     """The variant of a parsed symbol, or None when it names none."""
     if routine not in ROUTINES or pt not in {t.value for t in _TYPES}:
         return None
-    if routine == "subtract_tile" and pt not in (PT.F32.value, PT.F64.value):
+    if routine in REAL_ONLY and pt not in (PT.F32.value, PT.F64.value):
         return None
     return LinalgVariant(PT(pt), routine)
