@@ -59,6 +59,10 @@ BLOCK_ROWS = 4
 #: BLOCK_ROWS, 8 accumulators (AVX-512 has 32 registers, AVX2 16).
 VECTORS = 2
 VECTOR_BYTES = 64
+#: Rows of an LU panel factored together before the rows below lose them (``getrf_panel``).
+PANEL_GROUP = 8
+#: Rows of one batch of a column interchange (``_swap_columns``).
+SWAP_ROWS = 8
 #: Edge of the tiles of a transposing copy (8 doubles: one cache line).
 TILE = 8
 
@@ -474,18 +478,16 @@ def _fabs(b: ir.IRBuilder, pt: PT, v):
 def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
     """The first c in [lo, hi) (lo < hi) of largest ``|row[c]|``, as BLAS's
     ``i?amax``: ``row[lo]`` when it is NaN, else NaNs never count.  Two
-    vector passes over the row: the largest magnitude (``maxnum``, which
-    skips NaN), then the first position holding it (a lane mask and its
-    trailing zeros): the row's elements are compared, not searched one
-    after another (a 512-element row: ~3 cycles an element one by one)."""
+    vector passes over the row: the largest magnitude (a NaN lane never
+    compares greater), then the first position holding it (a lane mask and
+    its trailing zeros): one element after another, a 512-element row took
+    ~3 cycles an element."""
     ty = types.memory_type(pt)
     lanes = VECTOR_BYTES // pt.byte_size
     vty = ir.VectorType(ty, lanes)
     bits = ir.IntType(lanes)
     width = "f64" if pt is PT.F64 else "f32"
     fabs_v = declare_libm(b.module, f"llvm.fabs.v{lanes}{width}", ir.FunctionType(vty, [vty]))
-    max_v = declare_libm(b.module, f"llvm.maxnum.v{lanes}{width}", ir.FunctionType(vty, [vty, vty]))
-    max_s = declare_libm(b.module, f"llvm.maxnum.{width}", ir.FunctionType(ty, [ty, ty]))
     reduce = declare_libm(b.module, f"llvm.vector.reduce.fmax.v{lanes}{width}", ir.FunctionType(ty, [vty]))
     cttz = declare_libm(b.module, f"llvm.cttz.i{lanes}", ir.FunctionType(bits, [bits, I1]))
 
@@ -495,6 +497,9 @@ def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
     def one(c):
         return _fabs(b, pt, b.load(_element(b, row, c, pt), typ=ty))
 
+    def larger(x, y):
+        return b.select(b.fcmp_ordered(">", x, y), x, y)
+
     fn = b.function
     ab = ir.IRBuilder(fn.entry_basic_block)
     ab.position_at_start(fn.entry_basic_block)
@@ -503,12 +508,12 @@ def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
     found = ab.alloca(I64, name="amax.at")
     head = one(lo)
     vec_end = b.add(lo, b.mul(b.udiv(b.sub(hi, lo), i64(lanes)), i64(lanes)))
-    b.store(ir.Constant(vty, [math.nan] * lanes), acc)
+    b.store(ir.Constant(vty, [0.0] * lanes), acc)
     with dyn_range(b, lo, vec_end, step=lanes, name="amax.v") as c:
-        b.store(b.call(max_v, [b.load(acc), vec(c)]), acc)
-    b.store(b.call(max_s, [head, b.call(reduce, [b.load(acc)])]), largest)
+        b.store(larger(vec(c), b.load(acc)), acc)
+    b.store(b.call(reduce, [b.load(acc)]), largest)
     with dyn_range(b, vec_end, hi, name="amax.s") as c:
-        b.store(b.call(max_s, [b.load(largest), one(c)]), largest)
+        b.store(larger(one(c), b.load(largest)), largest)
     m = b.load(largest)
     is_nan = b.fcmp_unordered("uno", head, head)
     b.store(b.select(is_nan, lo, i64(-1)), found)
@@ -525,42 +530,59 @@ def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
     return b.load(found)
 
 
+def _swap_columns(b: ir.IRBuilder, ar: "_Arith", w, ld, rows, x, y) -> None:
+    """``w[r, x] <-> w[r, y]`` for r in [0, rows): SWAP_ROWS rows at a time,
+    their loads before their stores (rows a power-of-two stride apart: a
+    load right after a store 4 KiB away waits for it, 4K aliasing)."""
+    groups = b.udiv(rows, i64(SWAP_ROWS))
+    with dyn_range(b, i64(0), groups, name="swap.g") as g:
+        at = [(b.add(b.mul(r, ld), x), b.add(b.mul(r, ld), y))
+              for r in (b.add(b.mul(g, i64(SWAP_ROWS)), i64(q)) for q in range(SWAP_ROWS))]
+        values = [(ar.load(w, ex), ar.load(w, ey)) for ex, ey in at]
+        for (ex, ey), (vx, vy) in zip(at, values):
+            ar.store(w, ex, vy)
+            ar.store(w, ey, vx)
+    with dyn_range(b, b.mul(groups, i64(SWAP_ROWS)), rows, name="swap.r") as r:
+        ex, ey = b.add(b.mul(r, ld), x), b.add(b.mul(r, ld), y)
+        vx, vy = ar.load(w, ex), ar.load(w, ey)
+        ar.store(w, ex, vy)
+        ar.store(w, ey, vx)
+
+
 def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
     """``getrf_panel(w, k, nc, ld, ipiv, base, info)``: LAPACK's unblocked LU
     with partial pivoting of the nc x k column panel whose transpose is the
     k x nc row-major ``w`` (rows ``ld`` apart, k <= nc): row i of ``w`` is
     column i of the panel, so the pivot search runs along a row and a row
-    interchange of the panel is an interchange of two columns of ``w``
-    (in all k rows).  Up-looking (left-looking on the panel): row i loses
-    the rows above it, ``w[i, l+1:] -= w[i, l] w[l, l+1:]`` for l < i in
-    order (``w[i, l]`` is final when row l is subtracted: U's entry), then
-    its pivot is the FIRST element of largest magnitude in ``w[i, i:]``
-    (``isamax``: a NaN is taken only where it comes first), swapped into
-    column i, and ``w[i, i+1:]`` (L's column) is scaled by its reciprocal
-    (divided when it is below the smallest normal number, as LAPACK).  A
-    zero pivot scales nothing and sets ``*info = base + i + 1`` if
-    ``*info`` is 0.  ``ipiv[i] = base + (pivot column) + 1`` (s32, 1-based).
-    Real types go BLOCK_ROWS rows at a time: their triangle left of the
-    block first (short axpys), then the rows above the block subtracted at
-    once by ``_update_block_rows`` (the bulk), then the block's own rows
-    one by one."""
+    interchange of the panel is an interchange of two columns of ``w`` (in
+    all k rows).  Right-looking in groups of PANEL_GROUP rows: each row of
+    the group loses the group's rows above it (``w[i, l+1:] -= w[i, l]
+    w[l, l+1:]``), then takes its pivot: the FIRST element of largest
+    magnitude in ``w[i, i:]`` (``_first_of_largest``), swapped into column
+    i, and ``w[i, i+1:]`` (L's column) is scaled by its reciprocal (divided
+    when it is below the smallest normal number, as LAPACK).  A zero pivot
+    scales nothing and sets ``*info = base + i + 1`` if ``*info`` is 0.
+    ``ipiv[i] = base + (pivot column) + 1`` (s32, 1-based).  Then every row
+    below the group loses the group at once: its coefficients (the group's
+    columns, a small triangle solved in registers) and one pass over the
+    rest of the row with PANEL_GROUP multiply-adds per element loaded and
+    stored."""
+    G = PANEL_GROUP
+
     def build(b, ab, args):
         w, k, nc, ld, ipiv, base, info = args
         ar = _Arith(b, pt)
         ty = ar.ty
+        i32 = ir.IntType(32)
         sfmin = ir.Constant(ty, float(np.finfo(np.float64 if pt is PT.F64 else np.float32).tiny))
-        where = ab.alloca(I64, name="lu.where")
 
         def at(i, c):
             return b.add(b.mul(i, ld), c)
 
-        def coef(i, l):
-            return ar.load(w, at(i, l))
-
         def axpys(i, lo, hi, end):
             """Row i loses rows l in [lo, hi) in order over columns (l, end)."""
             with dyn_range(b, lo, hi, name="lu.l") as l:
-                c = coef(i, l)
+                c = ar.load(w, at(i, l))
                 start = b.add(l, i64(1))
                 with b.if_then(b.icmp_signed("<", start, end)):
                     with _parallel_range(b, start, end, "lu.ax") as j:
@@ -568,19 +590,13 @@ def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> No
                         ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, at(l, j))))
 
         def pivot(i):
-            b.store(_first_of_largest(b, pt, _element(b, w, b.mul(i, ld), pt), i, nc), where)
-            p = b.load(where)
-            b.store(b.trunc(b.add(b.add(base, p), i64(1)), ir.IntType(32)),
-                    b.gep(ipiv, [i], inbounds=True, source_etype=ir.IntType(32)))
+            p = _first_of_largest(b, pt, _element(b, w, b.mul(i, ld), pt), i, nc)
+            b.store(b.trunc(b.add(b.add(base, p), i64(1)), i32), b.gep(ipiv, [i], inbounds=True, source_etype=i32))
             value = ar.load(w, at(i, p))
             with b.if_else(b.fcmp_unordered("!=", value, ir.Constant(ty, 0.0))) as (nonzero, zero):
                 with nonzero:
                     with b.if_then(b.icmp_signed("!=", p, i)):
-                        with dyn_range(b, i64(0), k, name="lu.swap") as r:
-                            x, y = at(r, i), at(r, p)
-                            vx, vy = ar.load(w, x), ar.load(w, y)
-                            ar.store(w, x, vy)
-                            ar.store(w, y, vx)
+                        _swap_columns(b, ar, w, ld, k, i, p)
                     start = b.add(i, i64(1))
                     with b.if_then(b.icmp_signed("<", start, nc)):
                         normal = b.fcmp_ordered(">=", _fabs(b, pt, value), sfmin)
@@ -595,25 +611,48 @@ def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> No
                                     x = at(i, j)
                                     ar.store(w, x, b.fdiv(ar.load(w, x), value))
                 with zero:
-                    i32 = ir.IntType(32)
                     first = b.icmp_signed("==", b.load(info, typ=i32), ir.Constant(i32, 0))
                     with b.if_then(first):
                         b.store(b.trunc(b.add(b.add(base, i), i64(1)), i32), info)
 
-        blocked = b.mul(b.udiv(k, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
-        with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="lu.b") as i0:
-            with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="lu.t") as q:
-                axpys(b.add(i0, q), i64(0), i0, i0)
-            _update_block_rows(b, ab, pt, w, coef, ld, i0, i0, lambda r: r, i0, nc)
-            with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="lu.q") as q:
-                i = b.add(i0, q)
+        def whole_group(i0, end):
+            """Rows [end, k) lose the G rows from i0 (end = i0 + G)."""
+            lij = {(t, u): ar.load(w, at(b.add(i0, i64(t)), b.add(i0, i64(u))))
+                   for t in range(G) for u in range(t + 1, G)}
+            with dyn_range(b, end, k, name="lu.q") as q:
+                c = [ar.load(w, at(q, b.add(i0, i64(t)))) for t in range(G)]
+                for t in range(G):
+                    for u in range(t + 1, G):
+                        c[u] = ar.sub_mul(c[u], c[t], lij[(t, u)])
+                for t in range(1, G):
+                    ar.store(w, at(q, b.add(i0, i64(t))), c[t])
+                with b.if_then(b.icmp_signed("<", end, nc)):
+                    with _parallel_range(b, end, nc, "lu.pass") as j:
+                        x = at(q, j)
+                        acc = ar.load(w, x)
+                        for t in range(G):
+                            acc = ar.sub_mul(acc, c[t], ar.load(w, at(b.add(i0, i64(t)), j)))
+                        ar.store(w, x, acc)
+
+        def part_group(i0, end):
+            """Rows [end, k) lose the rows [i0, end) (fewer than G)."""
+            with dyn_range(b, end, k, name="lu.pq") as q:
+                axpys(q, i0, end, end)
+                with b.if_then(b.icmp_signed("<", end, nc)):
+                    _subtract_rows(b, ar, w, b.mul(q, ld), b.sub(end, i0),
+                                   lambda r: (ar.load(w, at(q, b.add(i0, r))), b.mul(b.add(i0, r), ld)), end, nc)
+
+        with dyn_range(b, i64(0), k, step=G, name="lu.g") as i0:
+            end = _min(b, b.add(i0, i64(G)), k)
+            with dyn_range(b, i0, end, name="lu.i") as i:
                 axpys(i, i0, i, nc)
                 pivot(i)
-        with dyn_range(b, blocked, k, name="lu.i") as i:
-            axpys(i, i64(0), i, i)
-            with b.if_then(b.icmp_signed(">", i, i64(0))):
-                _subtract_rows(b, ar, w, b.mul(i, ld), i, lambda r: (coef(i, r), b.mul(r, ld)), i, nc)
-            pivot(i)
+            with b.if_then(b.icmp_signed("<", end, k)):
+                with b.if_else(b.icmp_signed("==", b.sub(end, i0), i64(G))) as (whole, part):
+                    with whole:
+                        whole_group(i0, end)
+                    with part:
+                        part_group(i0, end)
     _function(module, name, [PTR, I64, I64, I64, PTR, I64, PTR], linkage, build)
 
 
@@ -632,12 +671,7 @@ def _build_laswp(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
         with dyn_range(b, p0, p1, name="swp.p") as p:
             q = b.sub(b.sext(b.load(b.gep(ipiv, [p], inbounds=True, source_etype=i32), typ=i32), I64), i64(1))
             with b.if_then(b.icmp_signed("!=", q, p)):
-                with dyn_range(b, i64(0), rows, name="swp.r") as r:
-                    row = b.mul(r, ld)
-                    x, y = b.add(row, p), b.add(row, q)
-                    vx, vy = ar.load(w, x), ar.load(w, y)
-                    ar.store(w, x, vy)
-                    ar.store(w, y, vx)
+                _swap_columns(b, ar, w, ld, rows, p, q)
     _function(module, name, [PTR, I64, I64, PTR, I64, I64], linkage, build)
 
 
