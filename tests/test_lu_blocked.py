@@ -15,6 +15,9 @@ import xlac
 from xlac.codegen.compiler import KERNELS, lower
 from xlac.codegen.kernels import lu_blocked
 
+from test_aot import _assert_same_bits, build_and_run, needs_cc
+from test_aot import runtime_obj  # noqa: F401 (a fixture)
+
 pytest.importorskip("scipy", reason="the evaluator's getrf is scipy's")
 
 DTYPES = {"s": np.float32, "d": np.float64}
@@ -179,3 +182,14 @@ def test_nan(p):
     assert np.isnan(np.diag(lu)[3:]).all() and not np.isnan(np.diag(lu)[:3]).any()
     assert np.isnan(np.diag(rlu)).any()
     assert info == rinfo == 0
+
+
+@needs_cc
+def test_aot_object_factors_without_lapack(tmp_path, runtime_obj):
+    """The AOT object links the library's routines in (no -llapack): the
+    same bits as the JIT, on a thread pool."""
+    a = np.random.default_rng(9).standard_normal((3, 2 * K + 11, 2 * K + 11))
+    module = xlac.parse_hlo(getrf_module("d", a.shape))
+    _, outputs, _ = build_and_run(module, [a], tmp_path, runtime_obj, name="lu", threads=True)
+    for k, (got, jit) in enumerate(zip(outputs, xlac.jit(module)(a))):
+        _assert_same_bits(got, np.asarray(jit), f"leaf {k}")
