@@ -1,6 +1,7 @@
 """The native routines under ``cholesky`` and ``triangular-solve``
-(``kernels/linalg.py``): the unblocked factorisation, the substitution and
-the transposing copy, with every size a run-time argument.  They do not
+(``kernels/linalg.py``) and jax's ``getrf`` (``kernels/lu_blocked.py``): the
+unblocked factorisations, the substitution, the transposing copy and the
+row interchanges, with every size a run-time argument.  They do not
 depend on the program, so they are built once per machine as units of the
 GEMM library (``gemm_library``: compiled on first use, kept in the disk
 cache, linked into AOT objects) and a module only declares and calls them:
@@ -17,6 +18,11 @@ A :class:`LinalgVariant` is one routine for one element type:
   place on columns [c0, c1) of the m x nr row-major ``w`` by forward (t
   lower) or back substitution; ``t`` m x m row-major, conjugated with
   ``conj``, unit diagonal with ``unit``.
+* ``getrf_panel(w, k, nc, ld, ipiv, base, info)`` (f32/f64): LAPACK's
+  unblocked LU with partial pivoting of the column panel whose transpose is
+  the k x nc row-major ``w`` (``_build_getrf_panel``);
+  ``laswp(w, ld, rows, ipiv, p0, p1)`` (f32/f64): LAPACK's row interchanges
+  p0..p1-1 of the column-major matrix whose transpose is ``w``.
 * ``transpose(dst, src, batch, rows, cols, ld_src, ld_dst)``:
   ``dst[e][c][r] = src[e][r][c]`` for ``batch`` matrices of rows x cols, src's
   rows ``ld_src`` elements apart and dst's ``ld_dst`` (the batch stride:
