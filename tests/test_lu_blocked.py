@@ -71,6 +71,7 @@ def reconstructs(a, lu, piv, p: str) -> None:
 
 
 def test_the_native_kernel_takes_big_matrices_only():
+    """getrf of at least MIN_SIZE rows and columns is the native kernel's."""
     assert chosen(getrf_module("s", (lu_blocked.MIN_SIZE, 300))) == ["custom-call.getrf-blocked"]
     assert chosen(getrf_module("d", (300, lu_blocked.MIN_SIZE - 1))) == ["custom-call.lapack"]
 
@@ -78,6 +79,7 @@ def test_the_native_kernel_takes_big_matrices_only():
 @pytest.mark.parametrize("p", "sd")
 @pytest.mark.parametrize("dims", [(2 * K + 3, 2 * K + 3),          # three panels, the last a partial one
                                   (3 * K, 3 * K),                  # whole panels
+                                  (5 * K + 3, 5 * K + 3),          # the update after panel 0 on 2+ workers
                                   (2 * K + 1, 2 * K + 1),          # a one-column rest joins the panel before
                                   (2 * K + 40, 2 * K + 1),         # tall
                                   (2 * K + 1, 3 * K + 17),         # wide

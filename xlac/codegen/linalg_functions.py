@@ -40,7 +40,6 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
@@ -580,7 +579,7 @@ def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> No
         ar = _Arith(b, pt)
         ty = ar.ty
         i32 = ir.IntType(32)
-        sfmin = ir.Constant(ty, float(np.finfo(np.float64 if pt is PT.F64 else np.float32).tiny))
+        sfmin = ir.Constant(ty, 2.0 ** (-1022 if pt is PT.F64 else -126))     # LAPACK's ?lamch('S')
 
         def at(i, c):
             return b.add(b.mul(i, ld), c)
