@@ -10,8 +10,9 @@ b)`` (``b`` a vector), ``jnp.linalg.inv(a)``, ``jnp.linalg.det(a)`` and
 ``benchmarks/linalg_hlo``, exported at n = 512; other sizes rewrite its
 dimensions): LAPACK custom calls (``lapack_?potrf_ffi``, ``?getrf`` +
 ``?trsm`` for solve and inv, ``?getrf`` for det, ``?syevd``) that xlac's generated code runs with the LAPACK scipy
-bundles, plus the elementwise work around them (symmetrising the input,
-replacing a failed factorisation by NaNs).  jax.jit runs the same programs
+bundles (but ``getrf``, and ``trsm`` with several right-hand sides: xlac's
+own blocked LU and triangular solve), plus the elementwise work around them
+(symmetrising the input, replacing a failed factorisation by NaNs).  jax.jit runs the same programs
 (the same LAPACK: jaxlib calls scipy's too); numpy and scipy call their
 LAPACKs from Python (``np.linalg.cholesky/solve/eigh``,
 ``scipy.linalg.cholesky(lower=True)/solve/eigh``).  Every result is checked

@@ -139,6 +139,41 @@ def test_trsm(p, b, side, uplo, trans, diag):
     _close(op @ got if side == "L" else got @ op, x, p, scale=4)
 
 
+@pytest.mark.parametrize("p", "sd")
+@pytest.mark.parametrize("side,uplo,trans,diag", [("L", "L", "N", "U"), ("L", "U", "T", "N"),
+                                                  ("R", "U", "N", "N"), ("R", "L", "T", "U")])
+def test_big_trsm_is_xlac_s_triangular_solve(p, side, uplo, trans, diag):
+    """A real trsm of order TRSM_MIN_ORDER or more with several right-hand
+    sides runs as a ``triangular-solve`` (the op-expander rewrites it); one
+    right-hand side, or a smaller order, keeps LAPACK's routine."""
+    from xlac.codegen.compiler import lower
+    from xlac.passes.expanders import TRSM_MIN_ORDER
+    rng = np.random.default_rng(21)
+    b = (2,)
+    k = TRSM_MIN_ORDER + 6
+    m, n = (k, 37) if side == "L" else (37, k)
+    a = (_rand(p, b + (k, k), rng) / k + 2 * np.eye(k)).astype(DTYPES[p])     # well conditioned, unit or not
+    x = _rand(p, b + (m, n), rng)
+    t = TYPE_NAMES[p]
+    config = f"diag = {ord(diag)} : ui8, side = {ord(side)} : ui8, trans_x = {ord(trans)} : ui8, uplo = {ord(uplo)} : ui8"
+
+    def text(rows, cols):
+        return _module(f"lapack_{p}trsm_ffi", [_arr(t, b + (k, k), True), _arr(t, b + (rows, cols), True)],
+                       _arr(t, b + (rows, cols), True), config)
+
+    def opcodes(text):
+        return {i.opcode for c in lower(xlac.parse_hlo(text)).hlo.computations for i in c.instructions}
+    assert "triangular-solve" in opcodes(text(m, n)) and "custom-call" not in opcodes(text(m, n))
+    assert "custom-call" in opcodes(text(k, 1) if side == "L" else text(1, k))
+    got, ref = _run(text(m, n), a, x)
+    _close(got, ref, p)
+    tri = np.tril(a) if uplo == "L" else np.triu(a)
+    if diag == "U":
+        tri = tri - tri * np.eye(k) + np.eye(k)
+    op = tri if trans == "N" else np.swapaxes(tri, -1, -2)
+    _close(op @ got if side == "L" else got @ op, x, p, scale=4)
+
+
 @pytest.mark.parametrize("b", BATCHES)
 @pytest.mark.parametrize("p", PREFIXES)
 @pytest.mark.parametrize("m,n", [(4, 4), (5, 3), (3, 5)])

@@ -1,6 +1,7 @@
 """The native routines under ``cholesky`` and ``triangular-solve``
-(``kernels/linalg.py``): the unblocked factorisation, the substitution and
-the transposing copy, with every size a run-time argument.  They do not
+(``kernels/linalg.py``) and jax's ``getrf`` (``kernels/lu_blocked.py``): the
+unblocked factorisations, the substitution, the transposing copy and the
+row interchanges, with every size a run-time argument.  They do not
 depend on the program, so they are built once per machine as units of the
 GEMM library (``gemm_library``: compiled on first use, kept in the disk
 cache, linked into AOT objects) and a module only declares and calls them:
@@ -17,6 +18,11 @@ A :class:`LinalgVariant` is one routine for one element type:
   place on columns [c0, c1) of the m x nr row-major ``w`` by forward (t
   lower) or back substitution; ``t`` m x m row-major, conjugated with
   ``conj``, unit diagonal with ``unit``.
+* ``getrf_panel(w, k, nc, ld, ipiv, base, info)`` (f32/f64): LAPACK's
+  unblocked LU with partial pivoting of the column panel whose transpose is
+  the k x nc row-major ``w`` (``_build_getrf_panel``);
+  ``laswp(w, ld, rows, ipiv, p0, p1)`` (f32/f64): LAPACK's row interchanges
+  p0..p1-1 of the column-major matrix whose transpose is ``w``.
 * ``transpose(dst, src, batch, rows, cols, ld_src, ld_dst)``:
   ``dst[e][c][r] = src[e][r][c]`` for ``batch`` matrices of rows x cols, src's
   rows ``ld_src`` elements apart and dst's ``ld_dst`` (the batch stride:
@@ -58,6 +64,10 @@ BLOCK_ROWS = 4
 #: BLOCK_ROWS, 8 accumulators (AVX-512 has 32 registers, AVX2 16).
 VECTORS = 2
 VECTOR_BYTES = 64
+#: Rows of an LU panel factored together before the rows below lose them (``getrf_panel``).
+PANEL_GROUP = 8
+#: Rows of one batch of a column interchange (``_swap_columns``).
+SWAP_ROWS = 8
 #: Edge of the tiles of a transposing copy (8 doubles: one cache line).
 TILE = 8
 
@@ -461,6 +471,216 @@ def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool
 
 
 # ---------------------------------------------------------------------------
+# LU (getrf) on the transposed matrix
+# ---------------------------------------------------------------------------
+
+def _fabs(b: ir.IRBuilder, pt: PT, v):
+    ty = types.memory_type(pt)
+    return b.call(declare_libm(b.module, f"llvm.fabs.{'f64' if pt is PT.F64 else 'f32'}", ir.FunctionType(ty, [ty])),
+                  [v])
+
+
+def _first_of_largest(b: ir.IRBuilder, pt: PT, row, lo, hi):
+    """The first c in [lo, hi) (lo < hi) of largest ``|row[c]|``, as BLAS's
+    ``i?amax``: ``row[lo]`` when it is NaN, else NaNs never count.  Two
+    vector passes over the row: the largest magnitude (a NaN lane never
+    compares greater), then the first position holding it (a lane mask and
+    its trailing zeros): one element after another, a 512-element row took
+    ~3 cycles an element."""
+    ty = types.memory_type(pt)
+    lanes = VECTOR_BYTES // pt.byte_size
+    vty = ir.VectorType(ty, lanes)
+    bits = ir.IntType(lanes)
+    width = "f64" if pt is PT.F64 else "f32"
+    fabs_v = declare_libm(b.module, f"llvm.fabs.v{lanes}{width}", ir.FunctionType(vty, [vty]))
+    reduce = declare_libm(b.module, f"llvm.vector.reduce.fmax.v{lanes}{width}", ir.FunctionType(ty, [vty]))
+    cttz = declare_libm(b.module, f"llvm.cttz.i{lanes}", ir.FunctionType(bits, [bits, I1]))
+
+    def vec(c):
+        return b.call(fabs_v, [b.load(_element(b, row, c, pt), typ=vty, align=pt.byte_size)])
+
+    def one(c):
+        return _fabs(b, pt, b.load(_element(b, row, c, pt), typ=ty))
+
+    def larger(x, y):
+        return b.select(b.fcmp_ordered(">", x, y), x, y)
+
+    fn = b.function
+    ab = ir.IRBuilder(fn.entry_basic_block)
+    ab.position_at_start(fn.entry_basic_block)
+    acc = ab.alloca(vty, name="amax.acc")
+    largest = ab.alloca(ty, name="amax.max")
+    found = ab.alloca(I64, name="amax.at")
+    head = one(lo)
+    vec_end = b.add(lo, b.mul(b.udiv(b.sub(hi, lo), i64(lanes)), i64(lanes)))
+    b.store(ir.Constant(vty, [0.0] * lanes), acc)
+    with dyn_range(b, lo, vec_end, step=lanes, name="amax.v") as c:
+        b.store(larger(vec(c), b.load(acc)), acc)
+    b.store(b.call(reduce, [b.load(acc)]), largest)
+    with dyn_range(b, vec_end, hi, name="amax.s") as c:
+        b.store(larger(one(c), b.load(largest)), largest)
+    m = b.load(largest)
+    is_nan = b.fcmp_unordered("uno", head, head)
+    b.store(b.select(is_nan, lo, i64(-1)), found)
+    splat = _splat(b, m, vty)
+    with dyn_range(b, lo, vec_end, step=lanes, name="amax.f") as c:
+        with b.if_then(b.icmp_signed("<", b.load(found), i64(0))):
+            mask = b.bitcast(b.fcmp_ordered("==", vec(c), splat), bits)
+            with b.if_then(b.icmp_unsigned("!=", mask, ir.Constant(bits, 0))):
+                b.store(b.add(c, b.zext(b.call(cttz, [mask, ir.Constant(I1, 1)]), I64)), found)
+    with dyn_range(b, vec_end, hi, name="amax.t") as c:
+        with b.if_then(b.icmp_signed("<", b.load(found), i64(0))):
+            with b.if_then(b.fcmp_ordered("==", one(c), m)):
+                b.store(c, found)
+    return b.load(found)
+
+
+def _swap_columns(b: ir.IRBuilder, ar: "_Arith", w, ld, rows, x, y) -> None:
+    """``w[r, x] <-> w[r, y]`` for r in [0, rows): SWAP_ROWS rows at a time,
+    their loads before their stores (rows a power-of-two stride apart: a
+    load right after a store 4 KiB away waits for it, 4K aliasing)."""
+    groups = b.udiv(rows, i64(SWAP_ROWS))
+    with dyn_range(b, i64(0), groups, name="swap.g") as g:
+        at = [(b.add(b.mul(r, ld), x), b.add(b.mul(r, ld), y))
+              for r in (b.add(b.mul(g, i64(SWAP_ROWS)), i64(q)) for q in range(SWAP_ROWS))]
+        values = [(ar.load(w, ex), ar.load(w, ey)) for ex, ey in at]
+        for (ex, ey), (vx, vy) in zip(at, values):
+            ar.store(w, ex, vy)
+            ar.store(w, ey, vx)
+    with dyn_range(b, b.mul(groups, i64(SWAP_ROWS)), rows, name="swap.r") as r:
+        ex, ey = b.add(b.mul(r, ld), x), b.add(b.mul(r, ld), y)
+        vx, vy = ar.load(w, ex), ar.load(w, ey)
+        ar.store(w, ex, vy)
+        ar.store(w, ey, vx)
+
+
+def _build_getrf_panel(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
+    """``getrf_panel(w, k, nc, ld, ipiv, base, info)``: LAPACK's unblocked LU
+    with partial pivoting of the nc x k column panel whose transpose is the
+    k x nc row-major ``w`` (rows ``ld`` apart, k <= nc): row i of ``w`` is
+    column i of the panel, so the pivot search runs along a row and a row
+    interchange of the panel is an interchange of two columns of ``w`` (in
+    all k rows).  Right-looking in groups of PANEL_GROUP rows: each row of
+    the group loses the group's rows above it (``w[i, l+1:] -= w[i, l]
+    w[l, l+1:]``), then takes its pivot: the FIRST element of largest
+    magnitude in ``w[i, i:]`` (``_first_of_largest``), swapped into column
+    i, and ``w[i, i+1:]`` (L's column) is scaled by its reciprocal (divided
+    when it is below the smallest normal number, as LAPACK).  A zero pivot
+    scales nothing and sets ``*info = base + i + 1`` if ``*info`` is 0.
+    ``ipiv[i] = base + (pivot column) + 1`` (s32, 1-based).  Then every row
+    below the group loses the group at once: its coefficients (the group's
+    columns, a small triangle solved in registers) and one pass over the
+    rest of the row with PANEL_GROUP multiply-adds per element loaded and
+    stored."""
+    G = PANEL_GROUP
+
+    def build(b, ab, args):
+        w, k, nc, ld, ipiv, base, info = args
+        ar = _Arith(b, pt)
+        ty = ar.ty
+        i32 = ir.IntType(32)
+        sfmin = ir.Constant(ty, 2.0 ** (-1022 if pt is PT.F64 else -126))     # LAPACK's ?lamch('S')
+
+        def at(i, c):
+            return b.add(b.mul(i, ld), c)
+
+        def axpys(i, lo, hi, end):
+            """Row i loses rows l in [lo, hi) in order over columns (l, end)."""
+            with dyn_range(b, lo, hi, name="lu.l") as l:
+                c = ar.load(w, at(i, l))
+                start = b.add(l, i64(1))
+                with b.if_then(b.icmp_signed("<", start, end)):
+                    with _parallel_range(b, start, end, "lu.ax") as j:
+                        x = at(i, j)
+                        ar.store(w, x, ar.sub_mul(ar.load(w, x), c, ar.load(w, at(l, j))))
+
+        def pivot(i):
+            p = _first_of_largest(b, pt, _element(b, w, b.mul(i, ld), pt), i, nc)
+            b.store(b.trunc(b.add(b.add(base, p), i64(1)), i32), b.gep(ipiv, [i], inbounds=True, source_etype=i32))
+            value = ar.load(w, at(i, p))
+            with b.if_else(b.fcmp_unordered("!=", value, ir.Constant(ty, 0.0))) as (nonzero, zero):
+                with nonzero:
+                    with b.if_then(b.icmp_signed("!=", p, i)):
+                        _swap_columns(b, ar, w, ld, k, i, p)
+                    start = b.add(i, i64(1))
+                    with b.if_then(b.icmp_signed("<", start, nc)):
+                        normal = b.fcmp_ordered(">=", _fabs(b, pt, value), sfmin)
+                        with b.if_else(normal) as (by_reciprocal, by_division):
+                            with by_reciprocal:
+                                r = b.fdiv(ir.Constant(ty, 1.0), value)
+                                with _parallel_range(b, start, nc, "lu.scale") as j:
+                                    x = at(i, j)
+                                    ar.store(w, x, b.fmul(ar.load(w, x), r))
+                            with by_division:
+                                with _parallel_range(b, start, nc, "lu.div") as j:
+                                    x = at(i, j)
+                                    ar.store(w, x, b.fdiv(ar.load(w, x), value))
+                with zero:
+                    first = b.icmp_signed("==", b.load(info, typ=i32), ir.Constant(i32, 0))
+                    with b.if_then(first):
+                        b.store(b.trunc(b.add(b.add(base, i), i64(1)), i32), info)
+
+        def whole_group(i0, end):
+            """Rows [end, k) lose the G rows from i0 (end = i0 + G)."""
+            lij = {(t, u): ar.load(w, at(b.add(i0, i64(t)), b.add(i0, i64(u))))
+                   for t in range(G) for u in range(t + 1, G)}
+            with dyn_range(b, end, k, name="lu.q") as q:
+                c = [ar.load(w, at(q, b.add(i0, i64(t)))) for t in range(G)]
+                for t in range(G):
+                    for u in range(t + 1, G):
+                        c[u] = ar.sub_mul(c[u], c[t], lij[(t, u)])
+                for t in range(1, G):
+                    ar.store(w, at(q, b.add(i0, i64(t))), c[t])
+                with b.if_then(b.icmp_signed("<", end, nc)):
+                    with _parallel_range(b, end, nc, "lu.pass") as j:
+                        x = at(q, j)
+                        acc = ar.load(w, x)
+                        for t in range(G):
+                            acc = ar.sub_mul(acc, c[t], ar.load(w, at(b.add(i0, i64(t)), j)))
+                        ar.store(w, x, acc)
+
+        def part_group(i0, end):
+            """Rows [end, k) lose the rows [i0, end) (fewer than G)."""
+            with dyn_range(b, end, k, name="lu.pq") as q:
+                axpys(q, i0, end, end)
+                with b.if_then(b.icmp_signed("<", end, nc)):
+                    _subtract_rows(b, ar, w, b.mul(q, ld), b.sub(end, i0),
+                                   lambda r: (ar.load(w, at(q, b.add(i0, r))), b.mul(b.add(i0, r), ld)), end, nc)
+
+        with dyn_range(b, i64(0), k, step=G, name="lu.g") as i0:
+            end = _min(b, b.add(i0, i64(G)), k)
+            with dyn_range(b, i0, end, name="lu.i") as i:
+                axpys(i, i0, i, nc)
+                pivot(i)
+            with b.if_then(b.icmp_signed("<", end, k)):
+                with b.if_else(b.icmp_signed("==", b.sub(end, i0), i64(G))) as (whole, part):
+                    with whole:
+                        whole_group(i0, end)
+                    with part:
+                        part_group(i0, end)
+    _function(module, name, [PTR, I64, I64, I64, PTR, I64, PTR], linkage, build)
+
+
+def _build_laswp(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
+    """``laswp(w, ld, rows, ipiv, p0, p1)``: LAPACK's row interchanges
+    ``p0 .. p1-1`` (``ipiv``: s32, 1-based) of a column-major matrix whose
+    transpose is the row-major ``w``: in each of the ``rows`` rows of ``w``
+    (``ld`` apart), elements p and ``ipiv[p] - 1`` swapped, p in order.
+    Interchange by interchange, row by row within it: the rows' swaps are
+    independent (no chain through a row's elements), and a caller passing
+    a few dozen rows keeps their lines in L1 across interchanges."""
+    def build(b, ab, args):
+        w, ld, rows, ipiv, p0, p1 = args
+        ar = _Arith(b, pt)
+        i32 = ir.IntType(32)
+        with dyn_range(b, p0, p1, name="swp.p") as p:
+            q = b.sub(b.sext(b.load(b.gep(ipiv, [p], inbounds=True, source_etype=i32), typ=i32), I64), i64(1))
+            with b.if_then(b.icmp_signed("!=", q, p)):
+                _swap_columns(b, ar, w, ld, rows, p, q)
+    _function(module, name, [PTR, I64, I64, PTR, I64, I64], linkage, build)
+
+
+# ---------------------------------------------------------------------------
 # the library units
 # ---------------------------------------------------------------------------
 
@@ -470,12 +690,16 @@ def trsm_routine(forward: bool, conj: bool, unit: bool) -> str:
 
 
 #: Every routine: ``potrf``, ``transpose`` and the substitutions.
-ROUTINES = ("potrf", "transpose", "subtract_tile") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
+ROUTINES = ("potrf", "transpose", "subtract_tile", "getrf_panel", "laswp") + tuple(trsm_routine(f, c, u) for f in (True, False) for c in (False, True)
                                           for u in (False, True))
 _TYPES = (PT.F32, PT.F64, PT.C64, PT.C128)
+#: The routines built for f32 and f64 only.
+REAL_ONLY = ("subtract_tile", "getrf_panel", "laswp")
 _FN_TYPES = {"potrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64]),
              "subtract": ir.FunctionType(ir.VoidType(), [PTR] + [I64] * 5),
              "transpose": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 5),
+             "getrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, PTR]),
+             "laswp": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, PTR, I64, I64]),
              "trsm": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 4)}
 
 
@@ -505,6 +729,10 @@ class LinalgVariant:
             _build_transpose(module, self.pt, name, linkage)
         elif self.routine == "subtract_tile":
             _build_subtract_tile(module, self.pt, name, linkage)
+        elif self.routine == "getrf_panel":
+            _build_getrf_panel(module, self.pt, name, linkage)
+        elif self.routine == "laswp":
+            _build_laswp(module, self.pt, name, linkage)
         else:
             _, direction, *flags = self.routine.split("_")
             _build_trsm(module, self.pt, direction == "fwd", "conj" in flags, "unit" in flags, name, linkage)
@@ -518,6 +746,6 @@ def parse_tag(pt: str, routine: str) -> LinalgVariant | None:
     """The variant of a parsed symbol, or None when it names none."""
     if routine not in ROUTINES or pt not in {t.value for t in _TYPES}:
         return None
-    if routine == "subtract_tile" and pt not in (PT.F32.value, PT.F64.value):
+    if routine in REAL_ONLY and pt not in (PT.F32.value, PT.F64.value):
         return None
     return LinalgVariant(PT(pt), routine)

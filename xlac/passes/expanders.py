@@ -72,6 +72,9 @@ as one table.
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
   ``collective-permute`` of the sent data along
   ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``;
+* ``custom-call`` of jax's ``lapack_strsm_ffi``/``lapack_dtrsm_ffi`` (no
+  alpha operand, order 129 or more, several right-hand sides): the
+  ``triangular-solve`` it is, row-major (xlac's blocked substitution);
 * ``custom-call``: not expanded, but given the layouts its target reads and
   writes (what XLA's layout assignment does for custom calls): each operand
   is copied into the layout of its ``operand_layout_constraints`` entry
@@ -1099,6 +1102,45 @@ def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if lapack is not None:
         return rw.supersede(inst, rw.create("custom-call", inst.shape, list(inst.operands), lapack))
     return False
+
+
+#: trsm's ``trans_x`` as triangular-solve's ``transpose_a``.
+_TRSM_TRANSPOSE = {"N": "NO_TRANSPOSE", "T": "TRANSPOSE", "C": "ADJOINT"}
+#: The smallest order of a trsm that becomes a triangular-solve: that of the
+#: blocked kernel (``codegen/kernels/triangular_solve_blocked.py``'s MIN_SIZE,
+#: exclusive); smaller ones keep LAPACK's routine and its results.
+TRSM_MIN_ORDER = 129
+
+
+@EXPANSIONS.register("custom-call")
+def lapack_trsm(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """jax's real ``lapack_?trsm_ffi`` without alpha (two operands: alpha is
+    1) of order TRSM_MIN_ORDER or more with several right-hand sides, as the
+    ``triangular-solve`` it is (op(a) x = b, or x op(a) = b, the other
+    triangle of a ignored, as BLAS's): xlac's blocked substitution runs its
+    bulk through the GEMM library (``jnp.linalg.inv``'s two 512 x 512 solves:
+    ~2x LAPACK's ``strsm``).  One right-hand side stays LAPACK's (a
+    matrix-vector substitution, which the blocked kernel leaves to the
+    unblocked one).  The solve reads its operands in any layout (a ``copy``
+    that only relays one is skipped) and writes row-major, where its work
+    array is; a copy gives the layout the call wrote."""
+    target = hcc.target_of(inst)
+    if not hcc.is_builtin(target) or len(inst.operands) != 2:
+        return False
+    t = hcc.lapack_target(target)
+    if t.routine != "trsm" or t.dtype not in (F32, F64):
+        return False
+    o = hcc.lapack_attributes(inst)
+    order = inst.operands[0].shape.dimensions[-1]
+    m, n = inst.operands[1].shape.dimensions[-2:]
+    if order < TRSM_MIN_ORDER or (n if o["side"] == "L" else m) < 2:
+        return False
+    attrs = {"left_side": o["side"] == "L", "lower": o["uplo"] == "L", "unit_diagonal": o["diag"] == "U",
+             "transpose_a": _TRSM_TRANSPOSE[o["trans"]]}
+    operands = [x.operands[0] if x.opcode == "copy" and x.operands[0].shape.dimensions == x.shape.dimensions
+                else x for x in inst.operands]
+    solve = rw.create("triangular-solve", Shape(inst.shape.element_type, inst.shape.dimensions), operands, attrs)
+    return rw.supersede(inst, _relaid(rw, solve, inst.shape))
 
 
 @EXPANSIONS.register("custom-call")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import elemental
 from ..kernel_choice import KernelRegistry
 from . import (block_copy, cholesky_blocked, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
-               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, map_op, reduce, rng, scatter, sort, transpose,
+               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, lu_blocked, map_op, reduce, rng, scatter, sort, transpose,
                triangular_solve_blocked, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
@@ -53,8 +53,9 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     # The host's streams: opts->infeed and opts->outfeed.
     r.add("infeed", feeds.INFEED)
     r.add("outfeed", feeds.OUTFEED)
-    # Custom calls: jax's LAPACK targets call LAPACK; the rest go to the caller's service.
-    r.add("custom-call", lapack.LAPACK, custom_call.SERVICE_CALL)
+    # Custom calls: jax's LAPACK targets call LAPACK (a big getrf: the native blocked LU);
+    # the rest go to the caller's service.
+    r.add("custom-call", lu_blocked.GETRF_BLOCKED, lapack.LAPACK, custom_call.SERVICE_CALL)
     # Contractions: GEMM kernels first, the elemental loop when they decline.
     r.add("dot", *dot.CANDIDATES)
     r.add("convolution", *conv_amx.CANDIDATES, *conv_gemm.CANDIDATES)

@@ -85,16 +85,28 @@ def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     return g
 
 
-def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
-                     product, scratch, serial: bool = False) -> None:
-    """``w[:M, :N] -= A . B`` (``w`` rows ``ldw`` apart), A at ``a`` with
-    ``lda`` between its rows (``a_k_unit``) or columns, B at ``b_ptr``
-    (row-major, ``ldb``); ``planned``: ``plan(pt, g)``; ``product``: M x N
-    elements of scratch, ``scratch``: ``scratch_bytes``.  On the thread pool
-    unless ``serial`` (then on this thread: as one task of a parallel region).
-    The grid is the one of the most threads (a grid chosen per call, as the
-    dot kernel does, is selects per field); with fewer threads the workers
-    take its tasks in turn."""
+@dataclass(frozen=True)
+class Prepared:
+    """A filled descriptor (``desc``, an alloca of the kernel) of one update,
+    ``run`` the library's worker function (``void run(desc, worker)``) and
+    ``workers`` the worker tasks its grid has (1 for a serial update)."""
+
+    desc: ir.Value
+    run: ir.Function
+    workers: int
+
+
+def prepare(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int, product, scratch,
+            serial: bool = False) -> Prepared:
+    """The descriptor of ``w[:M, :N] -= A . B`` (``w`` rows ``ldw`` apart), A
+    at ``a`` with ``lda`` between its rows (``a_k_unit``) or columns, B at
+    ``b_ptr`` (row-major, ``ldb``); ``planned``: ``plan(pt, g)``; ``product``:
+    M x N elements of scratch, ``scratch``: ``scratch_bytes``.  The grid is
+    the serial one with ``serial``, else the one of the most threads (a grid
+    chosen per call, as the dot kernel does, is selects per field); with
+    fewer threads the workers take its tasks in turn (from the descriptor's
+    counter, set to 0 here).  Workers ``0 .. workers-1`` may run at once,
+    each on its own scratch region."""
     b = ctx.b
     dp, v = planned
     desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
@@ -125,9 +137,17 @@ def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_pt
     for slot, value in enumerate((product, g.N, w, ldw)):
         put(epi, slot, value)
     b.store(i64(0), counter, align=8)
-    fn = gemm_library.declare(b.module, v, "run")
-    if serial or grid.n_tasks == 1:
-        b.call(fn, [desc, i64(0)])
+    workers = 1 if serial else min(grid.n_tasks, dp.grids.max_workers)
+    return Prepared(desc, gemm_library.declare(b.module, v, "run"), workers)
+
+
+def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
+                     product, scratch, serial: bool = False) -> None:
+    """``w[:M, :N] -= A . B`` (:func:`prepare`'s arguments), on the thread
+    pool unless ``serial`` (then on this thread: as one task of a parallel
+    region)."""
+    p = prepare(ctx, pt, g, planned, a, lda, b_ptr, ldb, w, ldw, product, scratch, serial)
+    if p.workers == 1:
+        ctx.b.call(p.run, [p.desc, i64(0)])
     else:
-        ctx.parallel_for(min(grid.n_tasks, dp.grids.max_workers),
-                         lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
+        ctx.parallel_for(p.workers, lambda tctx, wk: tctx.b.call(p.run, [tctx.shared[0], wk]), shared=(p.desc,))
