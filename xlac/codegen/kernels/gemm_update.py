@@ -12,6 +12,7 @@ fields come from a constant template of the module.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -19,7 +20,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import Shape
 from .. import gemm_library
-from ..emitter import KernelContext
+from ..emitter import KernelContext, TypedCallee
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
 from ._util import memcpy
@@ -73,7 +74,7 @@ def blocks_of(n: int, size: int) -> list[tuple[int, int]]:
 
 def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     """An internal constant array of i64 ``values`` (one per distinct content)."""
-    name = "xlac.gemm_update." + "_".join(str(v) for v in values)
+    name = "xlac.gemm_update." + hashlib.sha256(" ".join(str(v) for v in values).encode()).hexdigest()[:16]
     g = module.globals.get(name)
     if g is None:
         ty = ir.ArrayType(ir.IntType(64), len(values))
@@ -85,28 +86,26 @@ def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     return g
 
 
-def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
-                     product, scratch, serial: bool = False) -> None:
-    """``w[:M, :N] -= A . B`` (``w`` rows ``ldw`` apart), A at ``a`` with
-    ``lda`` between its rows (``a_k_unit``) or columns, B at ``b_ptr``
-    (row-major, ``ldb``); ``planned``: ``plan(pt, g)``; ``product``: M x N
-    elements of scratch, ``scratch``: ``scratch_bytes``.  On the thread pool
-    unless ``serial`` (then on this thread: as one task of a parallel region).
-    The grid is the one of the most threads (a grid chosen per call, as the
-    dot kernel does, is selects per field); with fewer threads the workers
-    take its tasks in turn."""
-    b = ctx.b
-    dp, v = planned
-    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
-    desc.align = 8
-    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="upd.epi")
+def _fields(g: Gemm, planned, lda: int, ldb: int, serial: bool) -> list:
+    """The descriptor's constant fields (``gemm_library.FIELDS`` order) of ``g``."""
+    dp, _ = planned
     grid = dp.grids.serial if serial else dp.grids.grids[-1]
     a_rs, a_cs = (lda, 1) if g.a_k_unit else (1, lda)
     fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=ldb, b_cs=1, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
                   kc=dp.kc, mc=grid.sizes[0], nc=grid.sizes[1], nbt=grid.split[0], nmt=grid.split[1],
                   nnt=grid.split[2], n_tasks=grid.n_tasks, task_bytes=dp.task_bytes,
                   b_off=dp.task_plan.regions["b"][0])
-    memcpy(b, desc, _constant(b.module, [fields.get(name, 0) for name in gemm_library.FIELDS]), i64(8 * _DESC))
+    return [fields.get(name, 0) for name in gemm_library.FIELDS]
+
+
+def _descriptor(ctx: KernelContext, pt, template, dp, a, b_ptr, w, ldw: int, n_: int, product, scratch):
+    """The descriptor on the stack: ``template`` (a pointer to the constant
+    fields) copied, the pointers stored, the epilogue's context beside it."""
+    b = ctx.b
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
+    desc.align = 8
+    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="upd.epi")
+    memcpy(b, desc, template, i64(8 * _DESC))
 
     def put(arr, slot: int, value) -> None:
         if not isinstance(value, ir.Value):
@@ -122,12 +121,59 @@ def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_pt
                         ("epi_fn", gemm_library.declare(b.module, LinalgVariant(pt, "subtract_tile"), "call")),
                         ("epi_ctx", epi)):
         put(desc, gemm_library.SLOT[name], value)
-    for slot, value in enumerate((product, g.N, w, ldw)):
+    for slot, value in enumerate((product, n_, w, ldw)):
         put(epi, slot, value)
     b.store(i64(0), counter, align=8)
+    return desc
+
+
+def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
+                     product, scratch, serial: bool = False) -> None:
+    """``w[:M, :N] -= A . B`` (``w`` rows ``ldw`` apart), A at ``a`` with
+    ``lda`` between its rows (``a_k_unit``) or columns, B at ``b_ptr``
+    (row-major, ``ldb``); ``planned``: ``plan(pt, g)``; ``product``: M x N
+    elements of scratch, ``scratch``: ``scratch_bytes``.  On the thread pool
+    unless ``serial`` (then on this thread: as one task of a parallel region).
+    The grid is the one of the most threads (a grid chosen per call, as the
+    dot kernel does, is selects per field); with fewer threads the workers
+    take its tasks in turn."""
+    b = ctx.b
+    dp, v = planned
+    grid = dp.grids.serial if serial else dp.grids.grids[-1]
+    template = _constant(b.module, _fields(g, planned, lda, ldb, serial))
+    desc = _descriptor(ctx, pt, template, dp, a, b_ptr, w, ldw, g.N, product, scratch)
     fn = gemm_library.declare(b.module, v, "run")
     if serial or grid.n_tasks == 1:
         b.call(fn, [desc, i64(0)])
     else:
         ctx.parallel_for(min(grid.n_tasks, dp.grids.max_workers),
                          lambda tctx, wk: tctx.b.call(fn, [tctx.shared[0], wk]), shared=(desc,))
+
+
+def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: int, b_ptr, ldb: int, w, ldw: int,
+                        product, scratch) -> None:
+    """:func:`subtract_product` on this thread with the shape chosen at run
+    time: ``choices[index]`` (``index`` an i64), a list of ``(Gemm,
+    plan)`` of one N.  One call site: the descriptors' constant fields and
+    the library functions are tables of the module."""
+    b = ctx.b
+    assert len({g.N for g, _ in choices}) == 1
+    dp0 = choices[0][1][0]
+    # The pointers go to the same places in every choice's scratch.
+    assert all(dp.scratch.regions["tasks"][0] == dp0.scratch.regions["tasks"][0] for _, (dp, _) in choices)
+    rows = [_fields(g, planned, lda, ldb, True) for g, planned in choices]
+    table = _constant(b.module, [x for row in rows for x in row])
+    template = b.gep(table, [i64(0), b.mul(index, i64(_DESC))], inbounds=True)
+    desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, choices[0][0].N, product, scratch)
+    fns = [gemm_library.declare(b.module, v, "run") for _, (_, v) in choices]
+    name = "xlac.gemm_update.fns." + hashlib.sha256(" ".join(f.name for f in fns).encode()).hexdigest()[:16]
+    ftable = b.module.globals.get(name)
+    if ftable is None:
+        ty = ir.ArrayType(ir.PointerType(), len(fns))
+        ftable = ir.GlobalVariable(b.module, ty, name)
+        ftable.initializer = ir.Constant(ty, fns)
+        ftable.global_constant = True
+        ftable.linkage = "internal"
+    fn = b.load(b.gep(ftable, [i64(0), index], inbounds=True), typ=ir.PointerType())
+    b.call(TypedCallee(fn, fns[0].function_type), [desc, i64(0)])
+
