@@ -217,14 +217,16 @@ def test_blocked_cholesky_row_blocks():
 @pytest.mark.parametrize("lower", [True, False])
 def test_blocked_cholesky_edges(monkeypatch, lower):
     """A one-row rest (n = 2 BLOCK + 1), and blocks of twice BLOCK (MAX_BLOCKS
-    lowered to 2): the GEMM's, the solve's and the copies' edges, batched."""
+    lowered to 2): the GEMM's, the solve's and the copies' edges, batched,
+    on one thread and on two."""
     rng = np.random.default_rng(31)
     for dtype, n, max_blocks in (("f64", 2 * CHOLESKY_BLOCK + 1, 32), ("f32", 2 * CHOLESKY_BLOCK + 45, 2)):
         monkeypatch.setattr(cholesky_blocked, "MAX_BLOCKS", max_blocks)
         xlac.clear_caches()
         a = hermitian_pd(rng, (2, n, n), dtype)
         comp = cholesky_comp(dtype, a.shape, lower)
-        close(xlac.jit(comp)(a), xlac.evaluate(comp, a), dtype)
+        for threads in (1, 2):       # the one-thread form and the column sets
+            close(xlac.jit(comp, num_threads=threads)(a), xlac.evaluate(comp, a), dtype)
     xlac.clear_caches()
 
 

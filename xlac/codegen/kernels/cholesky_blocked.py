@@ -65,7 +65,7 @@ from ..linalg_functions import LinalgVariant
 from ..loops import fill_padding
 from ..native_function import cpu_relax
 from ..task_grid import thread_count
-from . import gemm_update
+from . import cholesky_up_looking, gemm_update
 from ._util import I1, I8, I64, PTR, ScratchPlan, align, dyn_range, memcpy
 from .linalg import _copy, _element, _is_row_major, _row_major
 
@@ -143,9 +143,12 @@ class _Plan:
             self.scratch.add("out", inst.shape.byte_size())
         self.t_bytes = align(kmax * kmax * es)
         self.scratch.add("t", 2 * self.t_bytes)
-        # The step's flag (its diagonal block is factored) and the sets' claims, a line each.
-        self.scratch.add("sync", 64 * (1 + MAX_SETS))
+        # The step's flag (its diagonal block is factored), a line of its own.
+        self.scratch.add("sync", 64)
         self.scratch.add("slots", (MAX_SETS + 1) * self.slot_bytes)
+        # The one-thread form's.
+        self.up = cholesky_up_looking.Plan(inst, bl)
+        self.scratch.add("up", self.up.scratch.size)
 
 
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
@@ -163,7 +166,7 @@ def _v(v) -> ir.Value:
 class _Shared:
     """The pointers a step's tasks share (``KernelContext.parallel_for``'s ``shared``)."""
 
-    NAMES = ("w", "a", "out", "t", "sync", "slots", "sets", "step")
+    NAMES = ("w", "a", "out", "t", "sync", "slots", "sets", "step", "s")
 
     def __init__(self, values):
         self.values = tuple(values)
@@ -230,27 +233,36 @@ def _copy_out(b: ir.IRBuilder, plan: _Plan, w, out, c0, kb: int, above: bool = T
             _zero(b, pt, row, c0)
 
 
-def _factor_diagonal(tctx: KernelContext, plan: _Plan, sh: _Shared, s: int, step_id) -> None:
+def _factor_diagonal(tctx: KernelContext, plan: _Plan, sh: _Shared, s, step_id) -> None:
     """The diagonal block ``d = s + 1`` (step -1: block 0, copied in): its
     last update (by row block ``s``), ``potrf``, ``u_dd^T`` into its
     half of ``t`` for the substitutions; then the flag.  The last diagonal
     block is copied out instead (no substitution follows)."""
-    b, n, pt = tctx.b, plan.n, plan.pt
-    d = s + 1
-    i, k = plan.blocks[d]
-    diag = _element(b, sh.w, i64(i * n + i), pt)
-    if s < 0:
-        _copy_in(b, plan, sh.a, sh.w, 0, k)
-    else:
-        slot = b.gep(sh.slots, [i64(MAX_SETS * plan.slot_bytes)], inbounds=True, source_etype=I8)
-        _update(b, tctx, plan, sh.w, slot, i, k, i, k, plan.blocks[s][0])
-    b.call(_routine(b.module, pt, "potrf"), [diag, i64(k), i64(n)])
-    if d == plan.nb - 1:            # (the rest of the last block column: its set, this step)
-        _copy_out(b, plan, sh.w, sh.out, i, k, above=False)
-        return
-    t = b.gep(sh.t, [i64((d % 2) * plan.t_bytes)], inbounds=True, source_etype=I8)
-    b.call(_routine(b.module, pt, "transpose"), [t, diag, i64(1), i64(k), i64(k), i64(n), i64(k)])
-    b.atomic_rmw("xchg", sh.sync, step_id, "release")
+    b, n, pt, size = tctx.b, plan.n, plan.pt, plan.size
+    d = b.add(s, i64(1))
+    i = b.mul(d, i64(size))
+    diag = _element(b, sh.w, b.add(b.mul(i, i64(n)), i), pt)
+    slot = b.gep(sh.slots, [i64(MAX_SETS * plan.slot_bytes)], inbounds=True, source_etype=I8)
+
+    def factor(k: int, last: bool) -> None:
+        with b.if_else(b.icmp_signed("<", s, i64(0))) as (first, later):
+            with first:
+                _copy_in(b, plan, sh.a, sh.w, i64(0), k)
+            with later:
+                _update(b, tctx, plan, sh.w, slot, i, k, i, k, b.mul(s, i64(size)))
+        b.call(_routine(b.module, pt, "potrf"), [diag, i64(k), i64(n)])
+        if last:            # (the rest of the last block column: its set, this step)
+            _copy_out(b, plan, sh.w, sh.out, i, k, above=False)
+            return
+        t = b.gep(sh.t, [b.mul(b.urem(d, i64(2)), i64(plan.t_bytes))], inbounds=True, source_etype=I8)
+        b.call(_routine(b.module, pt, "transpose"), [t, diag, i64(1), i64(k), i64(k), i64(n), i64(k)])
+        b.atomic_rmw("xchg", sh.sync, step_id, "release")
+
+    with b.if_else(b.icmp_signed("==", d, i64(plan.nb - 1))) as (last, other):
+        with last:
+            factor(plan.last, True)
+        with other:
+            factor(size, False)
 
 
 def _wait(b: ir.IRBuilder, sh: _Shared, step_id) -> None:
@@ -325,76 +337,85 @@ def _owner_table(module: ir.Module, nb: int) -> ir.GlobalVariable:
     return g
 
 
-def _columns(b: ir.IRBuilder, plan: _Plan, first: int, q, sets, body, last: int | None = None) -> None:
-    """``body(c0, rows)`` for the block columns ``c >= first`` of set ``q``
-    (:func:`owners`), ``c0`` their first column (i64)."""
+def _columns(b: ir.IRBuilder, plan: _Plan, first, q, sets, body, last=None) -> None:
+    """``body(c0, rows)`` for the block columns ``c`` in ``[first, last)``
+    (i64 values; ``last`` the end) of set ``q`` (:func:`owners`), ``c0``
+    their first column (i64)."""
     nb, size = plan.nb, plan.size
     table = _owner_table(b.module, nb)
     row = b.mul(b.sub(sets, i64(1)), i64(nb))
-    with dyn_range(b, i64(first), i64(nb if last is None else last), name="chol.c") as c:
+    with dyn_range(b, first, i64(nb) if last is None else last, name="chol.c") as c:
         owner = b.load(b.gep(table, [i64(0), b.add(row, c)], inbounds=True), typ=I64)
         with b.if_then(b.icmp_unsigned("==", owner, q)):
             c0 = b.mul(c, i64(size))
             if plan.last == size:
                 body(c0, size)
             else:
-                with b.if_else(b.icmp_signed("==", c, i64(nb - 1))) as (last, other):
-                    with last:
+                with b.if_else(b.icmp_signed("==", c, i64(nb - 1))) as (end, other):
+                    with end:
                         body(i64(plan.blocks[-1][0]), plan.last)
                     with other:
                         body(c0, size)
 
 
-def _step(ctx: KernelContext, plan: _Plan, s: int, pointers: tuple, sets, step_id) -> None:
-    """Step ``s`` as one parallel step of ``sets`` tasks (step -1: the copy
-    in and row block 0): task 0 first factors the next diagonal block
-    (:func:`_factor_diagonal`); then each task claims a column set
-    (:func:`_claim`) and for each of its block columns ``c > s + 1``
-    subtracts row block ``s``'s part from rows ``s+1..c`` (tiles of one
-    block, ``gemm_update``; step -1: copies the column in), and when the
-    diagonal block is factored, solves row block ``s + 1`` of its columns
-    (``trsm_fwd``); the set of block column ``s`` copies it out."""
-    n, pt, size = plan.n, plan.pt, plan.size
-    d = s + 1
-    (i_d, k_d), k_s0 = plan.blocks[d], (plan.blocks[s][0] if s >= 0 else 0)
+def _steps(ctx: KernelContext, plan: _Plan, pointers: tuple, sets, e) -> None:
+    """Steps -1 .. nb-2 of batch element ``e``, each one parallel step of
+    ``sets`` tasks (step -1: the copy in and row block 0): task 0 first
+    factors the next diagonal block ``d = s + 1`` (:func:`_factor_diagonal`);
+    then task q, for each block column ``c > d`` of its set q, subtracts row
+    block ``s``'s part from rows ``d..c`` (one GEMM; step -1: copies the
+    column in); copies out block column ``s`` (final) if it is its; and,
+    once the diagonal block is factored, solves row block ``d`` of its
+    columns (``trsm_fwd``).  One task function for every step: the step
+    and its id reach it through ``shared``."""
+    n, pt, size, nb = plan.n, plan.pt, plan.size, plan.nb
 
     def task(tctx: KernelContext, j) -> None:
         b = tctx.b
         sh = _Shared(tctx.shared)
-        sets_v, sid = b.ptrtoint(sh.sets, I64), b.ptrtoint(sh.step, I64)
+        sets_v, sid, s = b.ptrtoint(sh.sets, I64), b.ptrtoint(sh.step, I64), b.ptrtoint(sh.s, I64)
+        d = b.add(s, i64(1))
+        i_d = b.mul(d, i64(size))
         with b.if_then(b.icmp_signed("==", j, i64(0))):
             _factor_diagonal(tctx, plan, sh, s, sid)
         q = j          # (the pool hands out tasks in order: task 0 mostly to the caller)
         slot = b.gep(sh.slots, [b.mul(q, i64(plan.slot_bytes))], inbounds=True, source_etype=I8)
+        first = b.add(d, i64(1))
 
         def update(c0, kc: int) -> None:
-            if s < 0:
-                _copy_in(b, plan, sh.a, sh.w, c0, kc)
-                return
-            # rows i_d .. c0 + kc: (c - s) blocks, choice c - s - 1
-            index = b.sub(b.udiv(c0, i64(size)), i64(d))
-            choices = [(gemm_update.Gemm(*mnk, False), plan.gemms[mnk]) for mnk in plan.choices[kc]]
-            k0 = i64(k_s0 * n)
-            gemm_update.subtract_product_of(tctx, pt, choices, index, _element(b, sh.w, i64(k_s0 * n + i_d), pt), n,
-                                            _element(b, sh.w, b.add(k0, c0), pt), n,
-                                            _element(b, sh.w, b.add(i64(i_d * n), c0), pt), n, slot,
-                                            b.gep(slot, [i64(plan.product_bytes)], inbounds=True, source_etype=I8))
+            with b.if_else(b.icmp_signed("<", s, i64(0))) as (start, later):
+                with start:
+                    _copy_in(b, plan, sh.a, sh.w, c0, kc)
+                with later:
+                    # rows i_d .. c0 + kc by row block s: (c - s) blocks, choice c - s - 1
+                    index = b.sub(b.udiv(c0, i64(size)), d)
+                    choices = [(gemm_update.Gemm(*mnk, False), plan.gemms[mnk]) for mnk in plan.choices[kc]]
+                    row_s = b.mul(b.mul(s, i64(size)), i64(n))
+                    gemm_update.subtract_product_of(
+                        tctx, pt, choices, index, _element(b, sh.w, b.add(row_s, i_d), pt), n,
+                        _element(b, sh.w, b.add(row_s, c0), pt), n,
+                        _element(b, sh.w, b.add(b.mul(i_d, i64(n)), c0), pt), n, slot,
+                        b.gep(slot, [i64(plan.product_bytes)], inbounds=True, source_etype=I8))
 
-        _columns(b, plan, d + 1, q, sets_v, update)
-        if s >= 0:          # block column s is final
-            _columns(b, plan, s, q, sets_v, lambda c0, kc: _copy_out(b, plan, sh.w, sh.out, c0, kc), last=s + 1)
-        if d == plan.nb - 1:
-            _columns(b, plan, d, q, sets_v, lambda c0, kc: _copy_out(b, plan, sh.w, sh.out, c0, kc, diagonal=False))
-        else:
-            _wait(b, sh, sid)
-            t = b.gep(sh.t, [i64((d % 2) * plan.t_bytes)], inbounds=True, source_etype=I8)
-            trsm = _routine(b.module, pt, "trsm_fwd")
-            panel = _element(b, sh.w, i64(i_d * n), pt)
-            _columns(b, plan, d + 1, q, sets_v,
-                     lambda c0, kc: b.call(trsm, [panel, t, i64(k_d), i64(n), c0, b.add(c0, i64(kc)), i64(k_d)]))
+        _columns(b, plan, first, q, sets_v, update)
+        with b.if_then(b.icmp_signed(">=", s, i64(0))):          # block column s is final
+            _columns(b, plan, s, q, sets_v, lambda c0, kc: _copy_out(b, plan, sh.w, sh.out, c0, kc), last=d)
+        with b.if_else(b.icmp_signed("==", d, i64(nb - 1))) as (end, other):
+            with end:       # above the last diagonal block (task 0 copies the block)
+                _columns(b, plan, d, q, sets_v, lambda c0, kc: _copy_out(b, plan, sh.w, sh.out, c0, kc,
+                                                                          diagonal=False))
+            with other:
+                _wait(b, sh, sid)
+                t = b.gep(sh.t, [b.mul(b.urem(d, i64(2)), i64(plan.t_bytes))], inbounds=True, source_etype=I8)
+                trsm = _routine(b.module, pt, "trsm_fwd")
+                panel = _element(b, sh.w, b.mul(i_d, i64(n)), pt)
+                _columns(b, plan, first, q, sets_v,
+                         lambda c0, kc: b.call(trsm, [panel, t, i64(size), i64(n), c0, b.add(c0, i64(kc)), i64(size)]))
 
-    cb = ctx.b
-    ctx.parallel_for(sets, task, shared=pointers + (cb.inttoptr(sets, PTR), cb.inttoptr(step_id, PTR)))
+    b = ctx.b
+    with dyn_range(b, i64(-1), i64(nb - 1), name="chol.s") as s:
+        step_id = b.add(b.mul(e, i64(nb + 1)), b.add(s, i64(2)))       # >= 1, one per step of the call
+        ctx.parallel_for(sets, task, shared=pointers + tuple(b.inttoptr(v, PTR) for v in (sets, step_id, s)))
 
 
 def _sets(ctx: KernelContext) -> ir.Value:
@@ -440,7 +461,8 @@ def _emit(ctx: KernelContext) -> None:
     t = plan.scratch.pointer(b, base, "t")
     sync = plan.scratch.pointer(b, base, "sync")
     slots = plan.scratch.pointer(b, base, "slots")
-    _zero(b, F64, sync, i64(8 * (1 + MAX_SETS)))      # no step has an id yet
+    up = plan.scratch.pointer(b, base, "up")
+    _zero(b, F64, sync, i64(1))      # no step has an id yet
     sets = _sets(ctx)
     n, pt = plan.n, plan.pt
     ety = types.memory_type(pt)
@@ -448,13 +470,15 @@ def _emit(ctx: KernelContext) -> None:
         at = b.mul(e, i64(n * n))
         a_e, out_e = _element(b, a.ptr, at, pt), _element(b, result.ptr, at, pt)
         w = work if plan.lower else out_e
-        for s in range(-1, plan.nb - 1):
-            step_id = b.add(b.mul(e, i64(plan.nb + 1)), i64(s + 2))       # >= 1, one per step of the call
-            _step(ctx, plan, s, (w, a_e, out_e, t, sync, slots), sets, step_id)
-        # NaN spreads from a failed block to every later one: the corner tells.
-        corner = b.load(_element(b, w, i64(n * n - 1), pt), typ=ety)
-        with b.if_then(b.fcmp_unordered("uno", corner, corner)):
-            _fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
+        with b.if_else(b.icmp_signed("==", sets, i64(1))) as (one, several):
+            with one:
+                cholesky_up_looking.factor(ctx, plan.up, a_e, w, out_e, up)
+            with several:
+                _steps(ctx, plan, (w, a_e, out_e, t, sync, slots), sets, e)
+                # NaN spreads from a failed block to every later one: the corner tells.
+                corner = b.load(_element(b, w, i64(n * n - 1), pt), typ=ety)
+                with b.if_then(b.fcmp_unordered("uno", corner, corner)):
+                    _fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
     if plan.out_copy:
         _copy(b, out, result)
 

@@ -98,9 +98,11 @@ def _fields(g: Gemm, planned, lda: int, ldb: int, serial: bool) -> list:
     return [fields.get(name, 0) for name in gemm_library.FIELDS]
 
 
-def _descriptor(ctx: KernelContext, pt, template, dp, a, b_ptr, w, ldw: int, n_: int, product, scratch):
+def _descriptor(ctx: KernelContext, pt, template, dp, a, b_ptr, w, ldw: int, n_: int, product, scratch,
+                tasks=None):
     """The descriptor on the stack: ``template`` (a pointer to the constant
-    fields) copied, the pointers stored, the epilogue's context beside it."""
+    fields) copied, the pointers stored, the epilogue's context beside it;
+    ``tasks``: the workers' regions (default: where ``dp`` has them)."""
     b = ctx.b
     desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
     desc.align = 8
@@ -116,7 +118,9 @@ def _descriptor(ctx: KernelContext, pt, template, dp, a, b_ptr, w, ldw: int, n_:
 
     # The pointers; bshared and bflags stay null: every task packs its own B block.
     counter = dp.scratch.pointer(b, scratch, "counters")
-    for name, value in (("a", a), ("b", b_ptr), ("c", product), ("scratch", dp.scratch.pointer(b, scratch, "tasks")),
+    if tasks is None:
+        tasks = dp.scratch.pointer(b, scratch, "tasks")
+    for name, value in (("a", a), ("b", b_ptr), ("c", product), ("scratch", tasks),
                         ("counter", counter),
                         ("epi_fn", gemm_library.declare(b.module, LinalgVariant(pt, "subtract_tile"), "call")),
                         ("epi_ctx", epi)):
@@ -154,17 +158,27 @@ def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: in
                         product, scratch) -> None:
     """:func:`subtract_product` on this thread with the shape chosen at run
     time: ``choices[index]`` (``index`` an i64), a list of ``(Gemm,
-    plan)`` of one N.  One call site: the descriptors' constant fields and
-    the library functions are tables of the module."""
+    plan)``.  One call site: the descriptors' constant fields and the
+    library functions are tables of the module."""
     b = ctx.b
-    assert len({g.N for g, _ in choices}) == 1
     dp0 = choices[0][1][0]
-    # The pointers go to the same places in every choice's scratch.
-    assert all(dp.scratch.regions["tasks"][0] == dp0.scratch.regions["tasks"][0] for _, (dp, _) in choices)
+    # The counter first in every choice's scratch; the workers' regions maybe
+    # not at one place (a plan that shares B has its packed B before them).
+    assert all(dp.scratch.regions["counters"][0] == 0 for _, (dp, _) in choices)
+    offsets = [dp.scratch.regions["tasks"][0] for _, (dp, _) in choices]
+    if len(set(offsets)) == 1:
+        tasks = dp0.scratch.pointer(b, scratch, "tasks")
+    else:
+        at = b.load(b.gep(_constant(b.module, offsets), [i64(0), index], inbounds=True), typ=ir.IntType(64))
+        tasks = b.gep(scratch, [at], inbounds=True, source_etype=ir.IntType(8))
     rows = [_fields(g, planned, lda, ldb, True) for g, planned in choices]
     table = _constant(b.module, [x for row in rows for x in row])
     template = b.gep(table, [i64(0), b.mul(index, i64(_DESC))], inbounds=True)
-    desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, choices[0][0].N, product, scratch)
+    n_ = choices[0][0].N
+    if len({g.N for g, _ in choices}) > 1:       # the product's rows are N apart: N from the table
+        n_ = b.load(b.gep(template, [i64(gemm_library.FIELDS.index("N"))], inbounds=True, source_etype=ir.IntType(64)),
+                    typ=ir.IntType(64))
+    desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, n_, product, scratch, tasks)
     fns = [gemm_library.declare(b.module, v, "run") for _, (_, v) in choices]
     name = "xlac.gemm_update.fns." + hashlib.sha256(" ".join(f.name for f in fns).encode()).hexdigest()[:16]
     ftable = b.module.globals.get(name)

@@ -25,6 +25,8 @@ fifth of the time, and ~110 ms of compile time against ~50 ms here).
 """
 from __future__ import annotations
 
+from llvmlite import ir
+
 from ...hlo.ir import HloInstruction
 from ...shape import F32, F64
 from .. import gemm_library
@@ -35,7 +37,7 @@ from ..linalg_functions import LinalgVariant, trsm_routine
 from ..loops import fill_padding
 from ..task_grid import thread_count
 from . import gemm_update
-from ._util import I8, ScratchPlan, align, dyn_range, memcpy
+from ._util import I8, I64, PTR, ScratchPlan, align, dyn_range, memcpy
 from .linalg import _SolvePlan, _copy, _element, _is_row_major
 
 #: Rows of a block (the diagonal blocks the substitution solves; the GEMM's M).
@@ -96,12 +98,15 @@ class _Plan:
             if not self.splits or chunks != self.splits[-1][2]:
                 self.splits.append((p, chunk, chunks))
         widths = {w for _, chunk, chunks in self.splits for w in (chunk, self.nr - (chunks - 1) * chunk)}
-        self.gemms = {}
-        for s, r in self.blocks:
-            k = s if sp.forward else self.m - s - r
-            for cw in widths:
-                if k:
-                    self.gemms[(r, cw, k)] = gemm_update.plan(self.pt, gemm_update.Gemm(r, cw, k, True))
+        # Each block (in substitution order): its first row, rows, and the first
+        # of the rows solved before it (K of them: none for the first block).
+        self.rows_before = [(s, r, 0 if sp.forward else s + r, s if sp.forward else self.m - s - r)
+                            for s, r in self.blocks]
+        # The GEMMs, a choice per (split, last chunk or not, block after the first).
+        self.choices = [(r, w, k) for _, chunk, chunks in self.splits
+                        for w in (chunk, self.nr - (chunks - 1) * chunk)
+                        for _, r, _, k in self.rows_before[1:]]
+        self.gemms = {mnk: gemm_update.plan(self.pt, gemm_update.Gemm(*mnk, True)) for mnk in set(self.choices)}
         es = self.pt.byte_size
         kmax = max(r for _, r in self.blocks)
         # b and a reach the work arrays as in the unblocked kernel (``_copy``),
@@ -122,72 +127,67 @@ def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
     return _Plan(inst).scratch.size
 
 
-def _solve_columns(tctx: KernelContext, plan: _Plan, w, t, b_in, slot, c0, cw: int) -> None:
-    """Columns ``[c0, c0+cw)`` of ``w`` solved, block by block in
-    substitution order: copied in from ``b_in`` (when not None), each block's
-    rows less the rows solved before (``gemm_update``, on this thread), then
-    solved with the diagonal block in place (the substitution routine)."""
-    b, sp, pt, m, nr = tctx.b, plan.solve, plan.pt, plan.m, plan.nr
-    if b_in is not None:
-        with dyn_range(b, i64(0), i64(m), name="trsm.in") as r:
-            at = b.add(b.mul(r, i64(nr)), c0)
-            memcpy(b, _element(b, w, at, pt), _element(b, b_in, at, pt), i64(cw * pt.byte_size))
-    trsm = gemm_library.declare(b.module, LinalgVariant(pt, trsm_routine(sp.forward, False, sp.unit)), "call")
-    product = slot
-    gemm_scratch = b.gep(slot, [i64(plan.product_bytes)], inbounds=True, source_etype=I8)
-    for s, r in plan.blocks:
-        lo, hi = (0, s) if sp.forward else (s + r, m)        # the rows solved before this block
-        if hi > lo:
-            g = gemm_update.Gemm(r, cw, hi - lo, True)
-            gemm_update.subtract_product(tctx, pt, g, plan.gemms[(r, cw, hi - lo)],
-                                         _element(b, t, i64(s * m + lo), pt), m,
-                                         _element(b, w, b.add(i64(lo * nr), c0), pt), nr,
-                                         _element(b, w, b.add(i64(s * nr), c0), pt), nr, product, gemm_scratch,
-                                         serial=True)
-        strip = SOLVE_BYTES // pt.byte_size
-        end = b.add(c0, i64(cw))
-        with dyn_range(b, c0, end, step=strip, name="trsm.strip") as j0:
-            j1 = b.add(j0, i64(strip))
-            j1 = b.select(b.icmp_signed("<", j1, end), j1, end)
-            b.call(trsm, [_element(b, w, i64(s * nr), pt), _element(b, t, i64(s * m + s), pt), i64(r), i64(nr), j0,
-                          j1, i64(m)])
+def _table(module, name: str, values: list) -> ir.GlobalVariable:
+    """An internal constant i64 array of the module."""
+    g = module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(I64, len(values))
+        g = ir.GlobalVariable(module, ty, name)
+        g.initializer = ir.Constant(ty, values)
+        g.global_constant = True
+        g.linkage = "internal"
+    return g
 
 
-def _solve(ctx: KernelContext, plan: _Plan, chunk: int, chunks: int, pointers: tuple) -> None:
-    """One parallel step: task c solves columns ``[c chunk, (c+1) chunk)``
-    (:func:`_solve_columns`), with region c of the slots."""
-    last = plan.nr - (chunks - 1) * chunk
+def _solve(ctx: KernelContext, plan: _Plan, pointers: tuple, split, chunk, chunks) -> None:
+    """One parallel step of ``chunks`` tasks (split ``split`` of
+    ``plan.splits``; i64 values): task c solves columns ``[c chunk, (c+1)
+    chunk)`` (the last one the rest) block by block in substitution order:
+    copies them in from b (when b and the result are row-major), then for
+    each block subtracts the rows solved before (``gemm_update``, on this
+    thread, a shape per block chosen at run time) and solves with the
+    diagonal block in place (the substitution routine, in strips of
+    SOLVE_BYTES), with region c of the slots."""
+    sp, pt, m, nr = plan.solve, plan.pt, plan.m, plan.nr
+    nblocks = len(plan.blocks)
+    name = f"xlac.trsm.blocks.{m}.{int(sp.forward)}"
+    choices = [(gemm_update.Gemm(*mnk, True), plan.gemms[mnk]) for mnk in plan.choices]
 
     def task(tctx: KernelContext, c) -> None:
-        tb = tctx.b
-        w, t, b_in, slots = tctx.shared
-        slot = tb.gep(slots, [tb.mul(c, i64(plan.slot_bytes))], inbounds=True, source_etype=I8)
-        b_in = b_in if plan.copy_in_tasks else None
-        c0 = tb.mul(c, i64(chunk))
-        if last == chunk:
-            _solve_columns(tctx, plan, w, t, b_in, slot, c0, chunk)
-            return
-        with tb.if_else(tb.icmp_signed("==", c, i64(chunks - 1))) as (tail, whole):
-            with tail:
-                _solve_columns(tctx, plan, w, t, b_in, slot, c0, last)
-            with whole:
-                _solve_columns(tctx, plan, w, t, b_in, slot, c0, chunk)
+        b = tctx.b
+        w, t, b_in, slots, split, chunk, chunks = tctx.shared[:4] + tuple(b.ptrtoint(v, I64) for v in tctx.shared[4:])
+        slot = b.gep(slots, [b.mul(c, i64(plan.slot_bytes))], inbounds=True, source_etype=I8)
+        gemm_scratch = b.gep(slot, [i64(plan.product_bytes)], inbounds=True, source_etype=I8)
+        tail = b.icmp_signed("==", c, b.sub(chunks, i64(1)))
+        c0 = b.mul(c, chunk)
+        c1 = b.select(tail, i64(nr), b.add(c0, chunk))
+        es = pt.byte_size
+        if plan.copy_in_tasks:
+            with dyn_range(b, i64(0), i64(m), name="trsm.in") as r:
+                at = b.add(b.mul(r, i64(nr)), c0)
+                memcpy(b, _element(b, w, at, pt), _element(b, b_in, at, pt), b.mul(b.sub(c1, c0), i64(es)))
+        table = _table(b.module, name, [x for row in plan.rows_before for x in row])
+        trsm = gemm_library.declare(b.module, LinalgVariant(pt, trsm_routine(sp.forward, False, sp.unit)), "call")
+        with dyn_range(b, i64(0), i64(nblocks), name="trsm.blk") as q:
+            s0, r, lo = (b.load(b.gep(table, [i64(0), b.add(b.mul(q, i64(4)), i64(f))], inbounds=True), typ=I64)
+                         for f in range(3))
+            if choices:     # (none for a matrix of one block, m = BLOCK + 1)
+                with b.if_then(b.icmp_signed(">", q, i64(0))):
+                    index = b.add(b.mul(b.add(b.mul(split, i64(2)), b.zext(tail, I64)), i64(nblocks - 1)),
+                                  b.sub(q, i64(1)))
+                    gemm_update.subtract_product_of(
+                        tctx, pt, choices, index, _element(b, t, b.add(b.mul(s0, i64(m)), lo), pt), m,
+                        _element(b, w, b.add(b.mul(lo, i64(nr)), c0), pt), nr,
+                        _element(b, w, b.add(b.mul(s0, i64(nr)), c0), pt), nr, slot, gemm_scratch)
+            strip = SOLVE_BYTES // es
+            with dyn_range(b, c0, c1, step=strip, name="trsm.strip") as j0:
+                j1 = b.add(j0, i64(strip))
+                j1 = b.select(b.icmp_signed("<", j1, c1), j1, c1)
+                b.call(trsm, [_element(b, w, b.mul(s0, i64(nr)), pt), _element(b, t, b.add(b.mul(s0, i64(m)), s0), pt),
+                              r, i64(nr), j0, j1, i64(m)])
 
-    ctx.parallel_for(chunks, task, shared=pointers)
-
-
-def _split(ctx: KernelContext, plan: _Plan, splits: list, threads, pointers: tuple) -> None:
-    """The solve with the split of the most threads at or below ``threads``."""
-    (p, chunk, chunks), rest = splits[0], splits[1:]
-    if not rest:
-        _solve(ctx, plan, chunk, chunks, pointers)
-        return
-    b = ctx.b
-    with b.if_else(b.icmp_signed("<", threads, i64(rest[0][0]))) as (this, more):
-        with this:
-            _solve(ctx, plan, chunk, chunks, pointers)
-        with more:
-            _split(ctx, plan, rest, threads, pointers)
+    cb = ctx.b
+    ctx.parallel_for(chunks, task, shared=pointers + tuple(cb.inttoptr(v, PTR) for v in (split, chunk, chunks)))
 
 
 def _emit(ctx: KernelContext) -> None:
@@ -215,7 +215,12 @@ def _emit(ctx: KernelContext) -> None:
         w = _element(b, work.ptr, b.mul(e, i64(m * nr)), pt)
         t = _element(b, t_all, b.mul(e, i64(m * m)), pt)
         b_e = _element(b, b_all, b.mul(e, i64(m * nr)), pt)
-        _split(ctx, plan, plan.splits, threads, (w, t, b_e, slots))
+        # the split of the most threads at or below this call's
+        split, chunk, chunks = i64(0), i64(plan.splits[0][1]), i64(plan.splits[0][2])
+        for x, (p, ch, n_ch) in enumerate(plan.splits[1:], 1):
+            more = b.icmp_signed(">=", threads, i64(p))
+            split, chunk, chunks = (b.select(more, i64(v), old) for v, old in ((x, split), (ch, chunk), (n_ch, chunks)))
+        _solve(ctx, plan, (w, t, b_e, slots), split, chunk, chunks)
     if not plan.work_in_place:
         _copy(b, out, work)
 
