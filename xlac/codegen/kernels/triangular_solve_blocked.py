@@ -1,17 +1,23 @@
 """A big f32/f64 ``triangular-solve`` (spec: *TriangularSolve*) as one
 kernel: blocked substitution in place in one work array, its bulk in calls
-of the GEMM library.
+of the GEMM library, as one parallel step.
 
 The work array is the unblocked kernel's (``linalg._SolvePlan``): ``t w =
 w'`` with ``w`` row-major m x nr (b, or b^T for a right-side solve; the result
 buffer itself when its layout allows) and ``t`` = op(a) or op(a)^T read along
-rows (a, or a transposed copy).  Blocks of BLOCK rows in substitution order
-(forward when t is lower); for each:
+rows (a, or a transposed copy).  The columns of ``w`` are independent
+problems: the solve is one ``parallel_for`` of column chunks, one per
+thread (:func:`column_chunks`; the split is chosen at run time from the
+call's thread count, :data:`TASKS`), each moving its columns of b in (b
+and the result row-major) and solving them alone, so a chunk stays in one
+core's cache and no task waits for another.  A chunk goes by blocks of
+BLOCK rows in substitution order (forward when t is lower); for each:
 
 1. ``w[blk] -= t[blk, done] . w[done]``, ``done`` the rows solved before
-   (one GEMM of the library, read in place: ``gemm_update``);
+   (one GEMM of the library on this thread, read in place: ``gemm_update``;
+   the shape of each block is a choice of one call site);
 2. ``w[blk] = t[blk, blk]^-1 w[blk]``: the library's substitution with the
-   diagonal block (copied dense), column chunks on the thread pool.
+   diagonal block read in place, in strips of SOLVE_BYTES of each row.
 
 Matrices of at most MIN_SIZE rows and solves with one right-hand side (a
 matrix-vector product, which the library does not run) are the unblocked
@@ -21,7 +27,7 @@ Why one kernel rather than blocks of HLO (XLA's TriangularSolveExpander):
 as HLO each block slices the rows not solved yet out of b and the solved
 blocks are concatenated at the end, each a copy of most of b, and the small
 solves are kernels of their own (at 512 x 512 with 512 right-hand sides: a
-fifth of the time, and ~110 ms of compile time against ~50 ms here).
+fifth of the time, and ~110 ms of compile time against ~40 ms here).
 """
 from __future__ import annotations
 
