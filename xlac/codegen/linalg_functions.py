@@ -14,10 +14,11 @@ A :class:`LinalgVariant` is one routine for one element type:
   place (up-looking: row i loses ``conj(u[k, i]) * u[k, i:]`` for every row
   k above it, then is divided by the square root of its pivot); strict lower
   triangle zeroed; all NaN when a pivot's square root is NaN.
-* ``trsm_{fwd,bwd}[_conj][_unit](w, t, m, nr, c0, c1)``: ``t x = w`` in
+* ``trsm_{fwd,bwd}[_conj][_unit](w, t, m, nr, c0, c1, ldt)``: ``t x = w`` in
   place on columns [c0, c1) of the m x nr row-major ``w`` by forward (t
-  lower) or back substitution; ``t`` m x m row-major, conjugated with
-  ``conj``, unit diagonal with ``unit``.
+  lower) or back substitution; ``t`` m x m, its rows ``ldt`` elements apart
+  (a diagonal block read in place), conjugated with ``conj``, unit diagonal
+  with ``unit``.
 * ``getrf_panel(w, k, nc, ld, ipiv, base, info)`` (f32/f64): LAPACK's
   unblocked LU with partial pivoting of the column panel whose transpose is
   the k x nc row-major ``w`` (``_build_getrf_panel``);
@@ -427,18 +428,19 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, f
 
 
 def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool, name: str, linkage: str) -> None:
-    """``trsm(w, t, m, nr, c0, c1)``: solve ``t x = w`` in place on columns
-    [c0, c1) (c0 < c1) of the m x nr row-major ``w``, ``t`` m x m row-major,
+    """``trsm(w, t, m, nr, c0, c1, ldt)``: solve ``t x = w`` in place on columns
+    [c0, c1) (c0 < c1) of the m x nr row-major ``w``, ``t`` m x m with rows
+    ``ldt`` elements apart,
     lower (forward substitution) or upper; t's entries conjugated with
     ``conj``, its diagonal taken as ones with ``unit``.  Real types go
     BLOCK_ROWS rows at a time: the rows solved before the block by
     ``_update_block_rows``, then the block's own triangle row by row."""
     def build(b, ab, args):
-        w, t, m, nr, c0, c1 = args
+        w, t, m, nr, c0, c1, ldt = args
         ar = _Arith(b, pt)
 
         def t_at(i, k):
-            return ar.conj(ar.load(t, b.add(b.mul(i, m), k)), conj)
+            return ar.conj(ar.load(t, b.add(b.mul(i, ldt), k)), conj)
 
         def row(step):
             return step if forward else b.sub(b.sub(m, i64(1)), step)
@@ -465,7 +467,7 @@ def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool
                     solve_row(b.add(s0, q), s0, q)
         with dyn_range(b, blocked, m, name="trsm.s") as s:
             solve_row(s, i64(0), s)
-    _function(module, name, [PTR, PTR, I64, I64, I64, I64], linkage, build)
+    _function(module, name, [PTR, PTR, I64, I64, I64, I64, I64], linkage, build)
 
 
 
@@ -700,7 +702,7 @@ _FN_TYPES = {"potrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64]),
              "transpose": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 5),
              "getrf": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, PTR]),
              "laswp": ir.FunctionType(ir.VoidType(), [PTR, I64, I64, PTR, I64, I64]),
-             "trsm": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 4)}
+             "trsm": ir.FunctionType(ir.VoidType(), [PTR, PTR] + [I64] * 5)}
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``W -= A B`` on strided views of a kernel's own buffers, through the GEMM
 library: the update step of the blocked linear-algebra kernels
-(``cholesky_blocked``, ``triangular_solve_blocked``).
+(``cholesky_blocked``, ``triangular_solve_blocked``, ``lu_blocked``).
 
 The library computes ``C = A B`` into a dense scratch product and calls an
 epilogue on every finished tile; the epilogue (``linalg_functions``'
@@ -12,6 +12,7 @@ fields come from a constant template of the module.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -19,7 +20,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import Shape
 from .. import gemm_library
-from ..emitter import KernelContext
+from ..emitter import KernelContext, TypedCallee
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
 from ._util import memcpy
@@ -73,7 +74,7 @@ def blocks_of(n: int, size: int) -> list[tuple[int, int]]:
 
 def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     """An internal constant array of i64 ``values`` (one per distinct content)."""
-    name = "xlac.gemm_update." + "_".join(str(v) for v in values)
+    name = "xlac.gemm_update." + hashlib.sha256(" ".join(str(v) for v in values).encode()).hexdigest()[:16]
     g = module.globals.get(name)
     if g is None:
         ty = ir.ArrayType(ir.IntType(64), len(values))
@@ -83,6 +84,51 @@ def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
         g.linkage = "internal"
         g.align = 8
     return g
+
+
+def _fields(g: Gemm, planned, lda: int, ldb: int, serial: bool) -> list:
+    """The descriptor's constant fields (``gemm_library.FIELDS`` order) of ``g``."""
+    dp, _ = planned
+    grid = dp.grids.serial if serial else dp.grids.grids[-1]
+    a_rs, a_cs = (lda, 1) if g.a_k_unit else (1, lda)
+    fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=ldb, b_cs=1, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
+                  kc=dp.kc, mc=grid.sizes[0], nc=grid.sizes[1], nbt=grid.split[0], nmt=grid.split[1],
+                  nnt=grid.split[2], n_tasks=grid.n_tasks, task_bytes=dp.task_bytes,
+                  b_off=dp.task_plan.regions["b"][0])
+    return [fields.get(name, 0) for name in gemm_library.FIELDS]
+
+
+def _descriptor(ctx: KernelContext, pt, template, dp, a, b_ptr, w, ldw: int, n_: int, product, scratch,
+                tasks=None):
+    """The descriptor on the stack: ``template`` (a pointer to the constant
+    fields) copied, the pointers stored, the epilogue's context beside it;
+    ``tasks``: the workers' regions (default: where ``dp`` has them)."""
+    b = ctx.b
+    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
+    desc.align = 8
+    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="upd.epi")
+    memcpy(b, desc, template, i64(8 * _DESC))
+
+    def put(arr, slot: int, value) -> None:
+        if not isinstance(value, ir.Value):
+            value = i64(value)
+        elif isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, ir.IntType(64))
+        b.store(value, b.gep(arr, [i64(0), i64(slot)], inbounds=True), align=8)
+
+    # The pointers; bshared and bflags stay null: every task packs its own B block.
+    counter = dp.scratch.pointer(b, scratch, "counters")
+    if tasks is None:
+        tasks = dp.scratch.pointer(b, scratch, "tasks")
+    for name, value in (("a", a), ("b", b_ptr), ("c", product), ("scratch", tasks),
+                        ("counter", counter),
+                        ("epi_fn", gemm_library.declare(b.module, LinalgVariant(pt, "subtract_tile"), "call")),
+                        ("epi_ctx", epi)):
+        put(desc, gemm_library.SLOT[name], value)
+    for slot, value in enumerate((product, n_, w, ldw)):
+        put(epi, slot, value)
+    b.store(i64(0), counter, align=8)
+    return desc
 
 
 @dataclass(frozen=True)
@@ -107,38 +153,12 @@ def prepare(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: i
     fewer threads the workers take its tasks in turn (from the descriptor's
     counter, set to 0 here).  Workers ``0 .. workers-1`` may run at once,
     each on its own scratch region."""
-    b = ctx.b
     dp, v = planned
-    desc = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), _DESC), name="upd.desc")
-    desc.align = 8
-    epi = ctx.alloca_builder.alloca(ir.ArrayType(ir.IntType(64), 4), name="upd.epi")
     grid = dp.grids.serial if serial else dp.grids.grids[-1]
-    a_rs, a_cs = (lda, 1) if g.a_k_unit else (1, lda)
-    fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=ldb, b_cs=1, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
-                  kc=dp.kc, mc=grid.sizes[0], nc=grid.sizes[1], nbt=grid.split[0], nmt=grid.split[1],
-                  nnt=grid.split[2], n_tasks=grid.n_tasks, task_bytes=dp.task_bytes,
-                  b_off=dp.task_plan.regions["b"][0])
-    memcpy(b, desc, _constant(b.module, [fields.get(name, 0) for name in gemm_library.FIELDS]), i64(8 * _DESC))
-
-    def put(arr, slot: int, value) -> None:
-        if not isinstance(value, ir.Value):
-            value = i64(value)
-        elif isinstance(value.type, ir.PointerType):
-            value = b.ptrtoint(value, ir.IntType(64))
-        b.store(value, b.gep(arr, [i64(0), i64(slot)], inbounds=True), align=8)
-
-    # The pointers; bshared and bflags stay null: every task packs its own B block.
-    counter = dp.scratch.pointer(b, scratch, "counters")
-    for name, value in (("a", a), ("b", b_ptr), ("c", product), ("scratch", dp.scratch.pointer(b, scratch, "tasks")),
-                        ("counter", counter),
-                        ("epi_fn", gemm_library.declare(b.module, LinalgVariant(pt, "subtract_tile"), "call")),
-                        ("epi_ctx", epi)):
-        put(desc, gemm_library.SLOT[name], value)
-    for slot, value in enumerate((product, g.N, w, ldw)):
-        put(epi, slot, value)
-    b.store(i64(0), counter, align=8)
+    template = _constant(ctx.b.module, _fields(g, planned, lda, ldb, serial))
+    desc = _descriptor(ctx, pt, template, dp, a, b_ptr, w, ldw, g.N, product, scratch)
     workers = 1 if serial else min(grid.n_tasks, dp.grids.max_workers)
-    return Prepared(desc, gemm_library.declare(b.module, v, "run"), workers)
+    return Prepared(desc, gemm_library.declare(ctx.b.module, v, "run"), workers)
 
 
 def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_ptr, ldb: int, w, ldw: int,
@@ -151,3 +171,41 @@ def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_pt
         ctx.b.call(p.run, [p.desc, i64(0)])
     else:
         ctx.parallel_for(p.workers, lambda tctx, wk: tctx.b.call(p.run, [tctx.shared[0], wk]), shared=(p.desc,))
+
+
+def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: int, b_ptr, ldb: int, w, ldw: int,
+                        product, scratch) -> None:
+    """:func:`subtract_product` on this thread with the shape chosen at run
+    time: ``choices[index]`` (``index`` an i64), a list of ``(Gemm,
+    plan)``.  One call site: the descriptors' constant fields and the
+    library functions are tables of the module."""
+    b = ctx.b
+    dp0 = choices[0][1][0]
+    # The counter first in every choice's scratch; the workers' regions maybe
+    # not at one place (a plan that shares B has its packed B before them).
+    assert all(dp.scratch.regions["counters"][0] == 0 for _, (dp, _) in choices)
+    offsets = [dp.scratch.regions["tasks"][0] for _, (dp, _) in choices]
+    if len(set(offsets)) == 1:
+        tasks = dp0.scratch.pointer(b, scratch, "tasks")
+    else:
+        at = b.load(b.gep(_constant(b.module, offsets), [i64(0), index], inbounds=True), typ=ir.IntType(64))
+        tasks = b.gep(scratch, [at], inbounds=True, source_etype=ir.IntType(8))
+    rows = [_fields(g, planned, lda, ldb, True) for g, planned in choices]
+    table = _constant(b.module, [x for row in rows for x in row])
+    template = b.gep(table, [i64(0), b.mul(index, i64(_DESC))], inbounds=True)
+    n_ = choices[0][0].N
+    if len({g.N for g, _ in choices}) > 1:       # the product's rows are N apart: N from the table
+        n_ = b.load(b.gep(template, [i64(gemm_library.FIELDS.index("N"))], inbounds=True, source_etype=ir.IntType(64)),
+                    typ=ir.IntType(64))
+    desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, n_, product, scratch, tasks)
+    fns = [gemm_library.declare(b.module, v, "run") for _, (_, v) in choices]
+    name = "xlac.gemm_update.fns." + hashlib.sha256(" ".join(f.name for f in fns).encode()).hexdigest()[:16]
+    ftable = b.module.globals.get(name)
+    if ftable is None:
+        ty = ir.ArrayType(ir.PointerType(), len(fns))
+        ftable = ir.GlobalVariable(b.module, ty, name)
+        ftable.initializer = ir.Constant(ty, fns)
+        ftable.global_constant = True
+        ftable.linkage = "internal"
+    fn = b.load(b.gep(ftable, [i64(0), index], inbounds=True), typ=ir.PointerType())
+    b.call(TypedCallee(fn, fns[0].function_type), [desc, i64(0)])

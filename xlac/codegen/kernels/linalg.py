@@ -236,7 +236,7 @@ def _solve_task(tctx: KernelContext, plan: _SolvePlan, fn: ir.Function, task) ->
         rows = b.sub(c1, c0)
         src = _element(b, tctx.operand_array(1).ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
         b.call(tr, [_element(b, w, c0, pt), src, i64(1), rows, i64(m), i64(m), i64(nr)])
-    b.call(fn, [w, t, i64(m), i64(nr), c0, c1])
+    b.call(fn, [w, t, i64(m), i64(nr), c0, c1, i64(m)])
     if plan.copy_in_tasks:
         dst = _element(b, tctx.output_arrays()[0].ptr, b.add(b.mul(e, i64(m * nr)), b.mul(c0, i64(m))), pt)
         b.call(tr, [dst, _element(b, w, c0, pt), i64(1), i64(m), rows, i64(nr), i64(m)])

@@ -203,7 +203,7 @@ def _solve_rows(ctx: KernelContext, plan: _Plan, st: _Step, w, ipiv, x, t) -> No
         wa = _element(tb, first, i64(j), pt)
         tr = _routine(tb.module, pt, "transpose")
         tb.call(tr, [xa, wa, i64(1), count, i64(k), i64(m), i64(rows)])
-        tb.call(_routine(tb.module, pt, trsm_routine(True, False, True)), [x, t, i64(k), i64(rows), ra, rb])
+        tb.call(_routine(tb.module, pt, trsm_routine(True, False, True)), [x, t, i64(k), i64(rows), ra, rb, i64(k)])
         tb.call(tr, [wa, xa, i64(1), i64(k), count, i64(rows), i64(m)])
 
     ctx.parallel_for(-(-rows // SOLVE_TASK_ROWS), task, shared=(w, ipiv, x, t))
