@@ -116,6 +116,77 @@ def test_potrf_info_of_a_matrix_that_is_not_positive_definite(p):
     assert list(info) == [0, 1, 3] == list(rinfo)
 
 
+def _potrf_program(p, b, n, uplo, info_use="eq"):
+    """jax's ``jnp.linalg.cholesky`` around a potrf: the factor where info is
+    0 (``info_use`` "eq" or "ne"), NaN elsewhere; ``"raw"``: the call's
+    results as they are (info observed: LAPACK's routine stays)."""
+    t, dims = TYPE_NAMES[p], b + (n, n)
+    call = (f"  c = ({_arr(t, dims, True)}, {_arr('s32', b)}) custom-call(a), custom_call_target=\"lapack_{p}potrf_ffi\", "
+            f"operand_layout_constraints={{{_arr(t, dims, True)}}}, api_version=API_VERSION_TYPED_FFI, "
+            f"backend_config={{uplo = {ord(uplo)} : ui8}}")
+    if info_use == "raw":
+        body = call.replace("  c =", "  ROOT c =")
+    else:
+        direction, pick = ("EQ", "f, nan") if info_use == "eq" else ("NE", "nan, f")
+        bd = ",".join(map(str, range(len(b))))
+        body = "\n".join([
+            call,
+            f"  f = {_arr(t, dims, True)} get-tuple-element(c), index=0",
+            f"  i = {_arr('s32', b)} get-tuple-element(c), index=1",
+            "  z = s32[] constant(0)",
+            f"  zb = {_arr('s32', b)} broadcast(z), dimensions={{}}",
+            f"  ok = pred[{','.join(map(str, b))}] compare(i, zb), direction={direction}",
+            f"  okb = pred[{','.join(map(str, dims))}] broadcast(ok), dimensions={{{bd}}}",
+            f"  n0 = {t}[] constant(nan)",
+            f"  nan = {_arr(t, dims, True)} broadcast(n0), dimensions={{}}",
+            f"  ROOT r = {_arr(t, dims, True)} select(okb, {pick})"])  # EQ: f where ok; NE: NaN where not
+    return f"HloModule m\nENTRY e {{\n  a = {_arr(t, dims, True)} parameter(0)\n{body}\n}}\n"
+
+
+@pytest.mark.parametrize("p", "sd")
+@pytest.mark.parametrize("uplo", "LU")
+@pytest.mark.parametrize("info_use", ["eq", "ne"])
+def test_big_potrf_whose_info_is_tested_for_zero_is_xlac_s_cholesky(p, uplo, info_use):
+    """A real potrf of order POTRF_MIN_ORDER or more whose info is only
+    compared with 0 runs as a ``cholesky`` (the op-expander rewrites it), the
+    other triangle kept as LAPACK keeps it; NaN exactly where LAPACK's info
+    is not 0: a negative pivot in the middle, an exactly zero last pivot, NaN."""
+    from xlac.codegen.compiler import lower
+    from xlac.passes.expanders import POTRF_MIN_ORDER
+    rng = np.random.default_rng(5)
+    b, n = (3,), POTRF_MIN_ORDER + 3
+    a = np.stack([_spd(p, (), n, rng) for _ in range(b[0])]).astype(DTYPES[p])
+    a[0] += np.triu(rng.standard_normal((n, n)), 1) if uplo == "L" else np.tril(rng.standard_normal((n, n)), -1)
+    a[1, 70, 70] = -5                                        # fails in the middle
+    a[2, :, -1] = a[2, -1, :] = 0                            # the last pivot exactly 0
+    text = _potrf_program(p, b, n, uplo, info_use)
+    opcodes = {i.opcode for c in lower(xlac.parse_hlo(text)).hlo.computations for i in c.instructions}
+    assert "cholesky" in opcodes and "custom-call" not in opcodes
+    got, ref = _run(text, a)
+    want = np.asarray(ref)
+    assert np.isnan(got[1]).all() and np.isnan(got[2]).all() and np.isnan(want[1:]).all()
+    _close(got[0], want[0], p, scale=n)
+    other = np.triu(got[0], 1) if uplo == "L" else np.tril(got[0], -1)      # the operand's, bit for bit
+    np.testing.assert_array_equal(other, np.triu(a[0], 1) if uplo == "L" else np.tril(a[0], -1))
+    nan = a[:1].copy()
+    nan[0, 5, 5] = np.nan
+    assert np.isnan(xlac.jit(_potrf_program(p, (1,), n, uplo, "eq"))(nan)).all()
+
+
+@pytest.mark.parametrize("p", "sd")
+def test_potrf_keeps_lapack_when_info_is_observed_or_small(p):
+    """Its info returned (a value LAPACK defines: the failed minor's order),
+    or an order under POTRF_MIN_ORDER: LAPACK's routine stays."""
+    from xlac.codegen.compiler import lower
+    from xlac.passes.expanders import POTRF_MIN_ORDER
+
+    def opcodes(text):
+        return {i.opcode for c in lower(xlac.parse_hlo(text)).hlo.computations for i in c.instructions}
+    assert "custom-call" in opcodes(_potrf_program(p, (), POTRF_MIN_ORDER, "L", "raw"))
+    assert "custom-call" in opcodes(_potrf_program(p, (), POTRF_MIN_ORDER - 1, "L", "eq"))
+    assert "cholesky" in opcodes(_potrf_program(p, (), POTRF_MIN_ORDER, "L", "eq"))
+
+
 @pytest.mark.parametrize("b", BATCHES)
 @pytest.mark.parametrize("p", PREFIXES)
 @pytest.mark.parametrize("side,uplo,trans,diag", [("L", "L", "N", "N"), ("L", "U", "T", "U"),

@@ -72,6 +72,9 @@ as one table.
 * ``send``/``recv`` of one channel with their ``-done`` ops: one
   ``collective-permute`` of the sent data along
   ``_xla_send_recv_source_target_pairs``, returned by the ``recv-done``;
+* ``custom-call`` of jax's ``lapack_spotrf_ffi``/``lapack_dpotrf_ffi``
+  (order 129 or more, info only compared with 0): the ``cholesky`` it is,
+  the other triangle kept, info from the factor's last diagonal element;
 * ``custom-call`` of jax's ``lapack_strsm_ffi``/``lapack_dtrsm_ffi`` (no
   alpha operand, order 129 or more, several right-hand sides): the
   ``triangular-solve`` it is, row-major (xlac's blocked substitution);
@@ -97,7 +100,7 @@ from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
 from . import conv_as_dot, reduce_window_rewriter, rng_expander
-from .rewriter import PatternRewriter, PatternSet, apply_patterns
+from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS"]
 
@@ -1141,6 +1144,85 @@ def lapack_trsm(inst: HloInstruction, rw: PatternRewriter) -> bool:
                 else x for x in inst.operands]
     solve = rw.create("triangular-solve", Shape(inst.shape.element_type, inst.shape.dimensions), operands, attrs)
     return rw.supersede(inst, _relaid(rw, solve, inst.shape))
+
+
+#: The smallest order of a potrf that becomes a cholesky: past the blocked
+#: kernel's block (``codegen/kernels/cholesky_blocked.py``), as for trsm;
+#: smaller ones keep LAPACK's routine and its results.
+POTRF_MIN_ORDER = 129
+
+
+def _info_only_tested_for_zero(call: HloInstruction) -> bool:
+    """Whether every use of ``call``'s info (result 1) is ``info == 0`` or
+    ``info != 0`` (how jax reads it), and result 0 is read only through its
+    get-tuple-element: then an info that is 0 exactly when LAPACK's is tells
+    the same."""
+    def is_root(x) -> bool:
+        return x.parent is not None and x.parent.root is x
+    if is_root(call):
+        return False
+    for user in call.users:
+        if user.opcode != "get-tuple-element":
+            return False
+        if user.attrs.get("index") != 1:
+            continue
+        if is_root(user):
+            return False
+        for test in user.users:
+            if test.opcode != "compare" or test.attrs.get("direction") not in ("EQ", "NE"):
+                return False
+            other = test.operands[1] if test.operands[0] is user else test.operands[0]
+            zero = uniform_value(other)
+            if zero is None or zero != 0:
+                return False
+    return True
+
+
+@EXPANSIONS.register("custom-call")
+def lapack_potrf(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """jax's real ``lapack_?potrf_ffi`` of order POTRF_MIN_ORDER or more whose
+    info is only compared with 0 (``jnp.linalg.cholesky``: NaN where it is
+    not 0) as the ``cholesky`` it is: xlac's blocked factorisation runs its
+    bulk through the GEMM library (512 x 512: ~3x LAPACK's ``spotrf``).
+    Result 0 keeps the other triangle of the operand, as LAPACK does; info is
+    0 when the last diagonal element of the factor is positive, else 1 (a
+    failed pivot, one of exactly 0 or below, or NaN, makes every later one
+    NaN or, being the last, 0 or NaN; LAPACK gives the failed minor's order,
+    and its partly factored result, which jax replaces by NaN, may differ
+    from the factor returned here)."""
+    target = hcc.target_of(inst)
+    if not hcc.is_builtin(target) or len(inst.operands) != 1:
+        return False
+    t = hcc.lapack_target(target)
+    if t.routine != "potrf" or t.dtype not in (F32, F64):
+        return False
+    a = inst.operands[0]
+    dims, et = a.shape.dimensions, a.shape.element_type
+    n = dims[-1]
+    if n < POTRF_MIN_ORDER or not _info_only_tested_for_zero(inst):
+        return False
+    lower = hcc.lapack_attributes(inst)["uplo"] == "L"
+    if a.opcode == "copy" and a.operands[0].shape.dimensions == dims:
+        a = a.operands[0]                  # the cholesky reads any layout
+    shape, pred = Shape(et, dims), Shape(PRED, dims)
+    factor = rw.create("cholesky", shape, [a], {"lower": lower})
+    index = Shape(S32, dims)
+    row = rw.create("iota", index, [], {"iota_dimension": len(dims) - 2})
+    col = rw.create("iota", index, [], {"iota_dimension": len(dims) - 1})
+    mine = rw.create("compare", pred, [row, col], {"direction": "GE" if lower else "LE"})
+    out = rw.create("select", shape, [mine, factor, a])
+    batch = dims[:-2]
+    spec = tuple((0, d, 1) for d in batch) + ((n - 1, n, 1), (n - 1, n, 1))
+    last = rw.create("slice", Shape(et, batch + (1, 1)), [factor], {"slice": spec})
+    last = rw.create("reshape", Shape(et, batch), [last])
+    zero = rw.create("broadcast", Shape(et, batch), [rw.create("constant", Shape(et, ()), [],
+                                                               {"literal": np.array(0, dtype=et.dtype)})],
+                     {"dimensions": ()})
+    positive = rw.create("compare", Shape(PRED, batch), [last, zero], {"direction": "GT"})
+    failed = rw.create("not", Shape(PRED, batch), [positive])
+    info = rw.create("convert", Shape(S32, batch), [failed])
+    result = rw.create("tuple", Shape.tuple([shape, Shape(S32, batch)]), [out, info])
+    return rw.supersede(inst, _relaid(rw, result, inst.shape))
 
 
 @EXPANSIONS.register("custom-call")
