@@ -114,6 +114,36 @@ def alloca_var(ctx, ty: ir.Type, init: ir.Value, name: str) -> ir.Value:
     return slot
 
 
+def fill(b: ir.IRBuilder, pt: PT, ptr: ir.Value, count: ir.Value, value: ir.Value) -> None:
+    """``count`` elements of ``pt`` at ``ptr`` set to ``value`` (a loop: the
+    NaNs of a failed factorisation)."""
+    with dyn_range(b, i64(0), count, name="fill") as j:
+        b.store(value, element_pointer(b, ptr, j, pt))
+
+
+def zero_elements(b: ir.IRBuilder, pt: PT, ptr: ir.Value, count: ir.Value) -> None:
+    """``count`` zeros of ``pt`` at ``ptr`` (``llvm.memset``, libc's: for kernels
+    compiled without the loop vectoriser, ``KernelCandidate.glue``)."""
+    fn = b.module.globals.get("llvm.memset.p0.i64")
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), "llvm.memset.p0.i64")
+    b.call(fn, [ptr, ir.Constant(I8, 0), b.mul(count, i64(pt.byte_size)), ir.Constant(I1, 0)])
+
+
+def constant_table(module: ir.Module, name: str, values: list) -> ir.GlobalVariable:
+    """The module's internal constant i64 array ``name`` of ``values`` (made
+    once: the name must say what the values are)."""
+    g = module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(I64, len(values))
+        g = ir.GlobalVariable(module, ty, name)
+        g.initializer = ir.Constant(ty, values)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 8
+    return g
+
+
 def element_pointer(b: ir.IRBuilder, base: ir.Value, index: ir.Value, pt: PT) -> ir.Value:
     """Pointer to element ``index`` of a dense 1-D buffer of ``pt``."""
     return b.gep(base, [index], inbounds=True, source_etype=types.memory_type(pt))
@@ -127,6 +157,7 @@ def store(b, value, base, index, pt: PT) -> None:
     types.store_element(b, value, element_pointer(b, base, index, pt), pt)
 
 
-__all__ = ["ScratchPlan", "dyn_range", "index_to_i64", "clamp_start", "memcpy", "fill_padding",
+__all__ = ["ScratchPlan", "dyn_range", "index_to_i64", "clamp_start", "memcpy", "fill", "zero_elements",
+           "constant_table", "fill_padding",
            "copy_array", "leaf_shapes", "alloca_var", "element_pointer", "load", "store",
            "Index", "IrArray", "i64", "I32", "I64", "I8", "I1", "PTR", "align"]

@@ -70,7 +70,7 @@ from ..loops import fill_padding
 from ..native_function import cpu_relax
 from ..task_grid import thread_count
 from . import cholesky_up_looking, gemm_update
-from ._util import I1, I8, I64, PTR, ScratchPlan, align, dyn_range, memcpy
+from ._util import I8, I64, PTR, ScratchPlan, align, dyn_range, fill, memcpy, zero_elements
 from .linalg import _copy, _element, _is_row_major, _row_major
 
 #: Rows of a block (the diagonal blocks ``potrf`` factors serially; the
@@ -233,9 +233,9 @@ def _copy_out(b: ir.IRBuilder, plan: _Plan, w, out, c0, kb: int, above: bool = T
     with dyn_range(b, i64(0), i64(kb), name="chol.out") as r:
         row = _element(b, row0, b.mul(r, i64(n)), pt)
         if plan.lower:
-            _zero(b, pt, _element(b, row, end, pt), b.sub(i64(n), end))
+            zero_elements(b, pt, _element(b, row, end, pt), b.sub(i64(n), end))
         else:
-            _zero(b, pt, row, c0)
+            zero_elements(b, pt, row, c0)
 
 
 def _factor_diagonal(tctx: KernelContext, plan: _Plan, sh: _Shared, s, step_id) -> None:
@@ -458,21 +458,6 @@ def _sets(ctx: KernelContext) -> ir.Value:
     return b.select(b.icmp_signed(">", threads, i64(MAX_SETS)), i64(MAX_SETS), threads)
 
 
-def _fill(b: ir.IRBuilder, pt, ptr, count, value) -> None:
-    """``count`` elements at ``ptr`` set to ``value`` (a loop: the NaNs of a failed matrix)."""
-    with dyn_range(b, i64(0), count, name="chol.fill") as j:
-        b.store(value, _element(b, ptr, j, pt))
-
-
-def _zero(b: ir.IRBuilder, pt, ptr, count) -> None:
-    """``count`` zeros at ``ptr`` (libc's memset: the kernel's own code is
-    compiled without the loop vectoriser, ``KernelCandidate.glue``)."""
-    fn = b.module.globals.get("llvm.memset.p0.i64")
-    if fn is None:
-        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), "llvm.memset.p0.i64")
-    b.call(fn, [ptr, ir.Constant(I8, 0), b.mul(count, i64(pt.byte_size)), ir.Constant(I1, 0)])
-
-
 def _emit(ctx: KernelContext) -> None:
     inst, b = ctx.inst, ctx.b
     (out,) = ctx.output_arrays()
@@ -493,7 +478,7 @@ def _emit(ctx: KernelContext) -> None:
     sync = plan.scratch.pointer(b, base, "sync")
     slots = plan.scratch.pointer(b, base, "slots")
     up = plan.scratch.pointer(b, base, "up")
-    _zero(b, F64, sync, i64(8 + plan.nb))      # no step has an id yet
+    zero_elements(b, F64, sync, i64(8 + plan.nb))      # no step has an id yet
     sets = _sets(ctx)
     n, pt = plan.n, plan.pt
     ety = types.memory_type(pt)
@@ -509,7 +494,7 @@ def _emit(ctx: KernelContext) -> None:
                 # NaN spreads from a failed block to every later one: the corner tells.
                 corner = b.load(_element(b, w, i64(n * n - 1), pt), typ=ety)
                 with b.if_then(b.fcmp_unordered("uno", corner, corner)):
-                    _fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
+                    fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
     if plan.out_copy:
         _copy(b, out, result)
 

@@ -34,7 +34,7 @@ from ..emitter import KernelContext
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
 from . import gemm_update
-from ._util import I1, I8, I64, PTR, ScratchPlan, dyn_range, memcpy
+from ._util import I64, ScratchPlan, constant_table, dyn_range, fill, memcpy, zero_elements
 from .linalg import _element
 
 #: Rows of a copy band.
@@ -72,17 +72,6 @@ def _routine(module, pt, name: str) -> ir.Function:
     return gemm_library.declare(module, LinalgVariant(pt, name), "call")
 
 
-def _table(module, name: str, values: list) -> ir.GlobalVariable:
-    g = module.globals.get(name)
-    if g is None:
-        ty = ir.ArrayType(I64, len(values))
-        g = ir.GlobalVariable(module, ty, name)
-        g.initializer = ir.Constant(ty, values)
-        g.global_constant = True
-        g.linkage = "internal"
-    return g
-
-
 def _subtract(ctx: KernelContext, plan: Plan, shapes: list, index, w, r0, c0, product, scratch) -> None:
     """``w[r0:r0+M, c0:c0+N] -= u[:K, r0:r0+M]^T u[:K, c0:c0+N]`` with (M, N, K)
     ``shapes[index]`` (``gemm_update.subtract_product_of``)."""
@@ -90,21 +79,6 @@ def _subtract(ctx: KernelContext, plan: Plan, shapes: list, index, w, r0, c0, pr
     choices = [(gemm_update.Gemm(*mnk, False), plan.gemms[mnk]) for mnk in shapes]
     gemm_update.subtract_product_of(ctx, pt, choices, index, _element(b, w, r0, pt), n, _element(b, w, c0, pt), n,
                                     _element(b, w, b.add(b.mul(r0, i64(n)), c0), pt), n, product, scratch)
-
-
-def _fill(b: ir.IRBuilder, pt, ptr, count, value) -> None:
-    """``count`` elements at ``ptr`` set to ``value`` (a loop: the NaNs of a failed matrix)."""
-    with dyn_range(b, i64(0), count, name="chol.fill") as j:
-        b.store(value, _element(b, ptr, j, pt))
-
-
-def _zero(b: ir.IRBuilder, pt, ptr, count) -> None:
-    """``count`` zeros at ``ptr`` (libc's memset: the kernel's own code is
-    compiled without the loop vectoriser, ``KernelCandidate.glue``)."""
-    fn = b.module.globals.get("llvm.memset.p0.i64")
-    if fn is None:
-        fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, I1]), "llvm.memset.p0.i64")
-    b.call(fn, [ptr, ir.Constant(I8, 0), b.mul(count, i64(pt.byte_size)), ir.Constant(I1, 0)])
 
 
 @contextmanager
@@ -147,9 +121,9 @@ def _copy_out(b: ir.IRBuilder, plan: Plan, w, out) -> None:
         with dyn_range(b, i64(0), k, name="chol.out.r") as r:
             row = _element(b, row0, b.mul(r, i64(n)), pt)
             if plan.lower:
-                _zero(b, pt, _element(b, row, end, pt), b.sub(i64(n), end))
+                zero_elements(b, pt, _element(b, row, end, pt), b.sub(i64(n), end))
             else:
-                _zero(b, pt, row, i)
+                zero_elements(b, pt, row, i)
 
 
 def factor(ctx: KernelContext, plan: Plan, a_e, w, out_e, scratch) -> None:
@@ -163,7 +137,7 @@ def factor(ctx: KernelContext, plan: Plan, a_e, w, out_e, scratch) -> None:
     gemm_scratch = plan.scratch.pointer(b, scratch, "gemm")
     bl = plan.blocks
     nb = len(bl)
-    table = _table(b.module, f"xlac.cholesky.up.{n}.{bl[0][1]}", [x for blk in bl for x in blk])
+    table = constant_table(b.module, f"xlac.cholesky.up.{n}.{bl[0][1]}", [x for blk in bl for x in blk])
     transpose, potrf = _routine(b.module, pt, "transpose"), _routine(b.module, pt, "potrf")
     trsm = _routine(b.module, pt, "trsm_fwd")
     _copy_in(b, plan, a_e, w)
@@ -190,6 +164,6 @@ def factor(ctx: KernelContext, plan: Plan, a_e, w, out_e, scratch) -> None:
     corner = b.load(_element(b, w, i64(n * n - 1), pt), typ=ety)
     with b.if_else(b.fcmp_unordered("uno", corner, corner)) as (failed, ok):
         with failed:
-            _fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
+            fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
         with ok:
             _copy_out(b, plan, w, out_e)

@@ -23,7 +23,7 @@ from .. import gemm_library
 from ..emitter import KernelContext, TypedCallee
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
-from ._util import memcpy
+from ._util import constant_table, memcpy
 from .dot_library import library_variant
 from .dot_plan import plan_dot
 
@@ -75,15 +75,7 @@ def blocks_of(n: int, size: int) -> list[tuple[int, int]]:
 def _constant(module: ir.Module, values: list) -> ir.GlobalVariable:
     """An internal constant array of i64 ``values`` (one per distinct content)."""
     name = "xlac.gemm_update." + hashlib.sha256(" ".join(str(v) for v in values).encode()).hexdigest()[:16]
-    g = module.globals.get(name)
-    if g is None:
-        ty = ir.ArrayType(ir.IntType(64), len(values))
-        g = ir.GlobalVariable(module, ty, name)
-        g.initializer = ir.Constant(ty, values)
-        g.global_constant = True
-        g.linkage = "internal"
-        g.align = 8
-    return g
+    return constant_table(module, name, values)
 
 
 def _fields(g: Gemm, planned, lda: int, ldb: int, serial: bool) -> list:

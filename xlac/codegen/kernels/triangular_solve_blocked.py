@@ -31,8 +31,6 @@ fifth of the time, and ~110 ms of compile time against ~40 ms here).
 """
 from __future__ import annotations
 
-from llvmlite import ir
-
 from ...hlo.ir import HloInstruction
 from ...shape import F32, F64
 from .. import gemm_library
@@ -43,7 +41,7 @@ from ..linalg_functions import LinalgVariant, trsm_routine
 from ..loops import fill_padding
 from ..task_grid import thread_count
 from . import gemm_update
-from ._util import I8, I64, PTR, ScratchPlan, align, dyn_range, memcpy
+from ._util import I8, I64, PTR, ScratchPlan, align, constant_table, dyn_range, memcpy
 from .linalg import _SolvePlan, _copy, _element, _is_row_major
 
 #: Rows of a block (the diagonal blocks the substitution solves; the GEMM's M).
@@ -133,18 +131,6 @@ def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
     return _Plan(inst).scratch.size
 
 
-def _table(module, name: str, values: list) -> ir.GlobalVariable:
-    """An internal constant i64 array of the module."""
-    g = module.globals.get(name)
-    if g is None:
-        ty = ir.ArrayType(I64, len(values))
-        g = ir.GlobalVariable(module, ty, name)
-        g.initializer = ir.Constant(ty, values)
-        g.global_constant = True
-        g.linkage = "internal"
-    return g
-
-
 def _solve(ctx: KernelContext, plan: _Plan, pointers: tuple, split, chunk, chunks) -> None:
     """One parallel step of ``chunks`` tasks (split ``split`` of
     ``plan.splits``; i64 values): task c solves columns ``[c chunk, (c+1)
@@ -172,7 +158,7 @@ def _solve(ctx: KernelContext, plan: _Plan, pointers: tuple, split, chunk, chunk
             with dyn_range(b, i64(0), i64(m), name="trsm.in") as r:
                 at = b.add(b.mul(r, i64(nr)), c0)
                 memcpy(b, _element(b, w, at, pt), _element(b, b_in, at, pt), b.mul(b.sub(c1, c0), i64(es)))
-        table = _table(b.module, name, [x for row in plan.rows_before for x in row])
+        table = constant_table(b.module, name, [x for row in plan.rows_before for x in row])
         trsm = gemm_library.declare(b.module, LinalgVariant(pt, trsm_routine(sp.forward, False, sp.unit)), "call")
         with dyn_range(b, i64(0), i64(nblocks), name="trsm.blk") as q:
             s0, r, lo = (b.load(b.gep(table, [i64(0), b.add(b.mul(q, i64(4)), i64(f))], inbounds=True), typ=I64)
