@@ -1107,6 +1107,16 @@ def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
     return False
 
 
+def _is_real_lapack(inst: HloInstruction, routine: str, operands: int) -> bool:
+    """Whether ``inst`` is jax's ``lapack_?<routine>_ffi`` of f32 or f64 with
+    ``operands`` operands (the calls xlac's own kernels may take over)."""
+    target = hcc.target_of(inst)
+    if not hcc.is_builtin(target) or len(inst.operands) != operands:
+        return False
+    t = hcc.lapack_target(target)
+    return t.routine == routine and t.dtype in (F32, F64)
+
+
 #: trsm's ``trans_x`` as triangular-solve's ``transpose_a``.
 _TRSM_TRANSPOSE = {"N": "NO_TRANSPOSE", "T": "TRANSPOSE", "C": "ADJOINT"}
 #: The smallest order of a trsm that becomes a triangular-solve: that of the
@@ -1127,11 +1137,7 @@ def lapack_trsm(inst: HloInstruction, rw: PatternRewriter) -> bool:
     unblocked one).  The solve reads its operands in any layout (a ``copy``
     that only relays one is skipped) and writes row-major, where its work
     array is; a copy gives the layout the call wrote."""
-    target = hcc.target_of(inst)
-    if not hcc.is_builtin(target) or len(inst.operands) != 2:
-        return False
-    t = hcc.lapack_target(target)
-    if t.routine != "trsm" or t.dtype not in (F32, F64):
+    if not _is_real_lapack(inst, "trsm", 2):
         return False
     o = hcc.lapack_attributes(inst)
     order = inst.operands[0].shape.dimensions[-1]
@@ -1190,11 +1196,7 @@ def lapack_potrf(inst: HloInstruction, rw: PatternRewriter) -> bool:
     NaN or, being the last, 0 or NaN; LAPACK gives the failed minor's order,
     and its partly factored result, which jax replaces by NaN, may differ
     from the factor returned here)."""
-    target = hcc.target_of(inst)
-    if not hcc.is_builtin(target) or len(inst.operands) != 1:
-        return False
-    t = hcc.lapack_target(target)
-    if t.routine != "potrf" or t.dtype not in (F32, F64):
+    if not _is_real_lapack(inst, "potrf", 1):
         return False
     a = inst.operands[0]
     dims, et = a.shape.dimensions, a.shape.element_type
