@@ -595,3 +595,29 @@ def test_the_emitter_reports_a_while_body_with_the_kernel_running_it():
         assert ".while." in names[-1] and len(names) > 3 and set(private) <= set(names[:-1]), names
         assert private
     assert all(not private for names, private in reports if len(names) == 1)
+
+
+def test_switch_interval_is_short_while_compiling_during_emission_and_restored(monkeypatch):
+    """A compiling thread takes the GIL back after every LLVM call: while the
+    emitting thread runs Python, the interpreter hands the GIL over every
+    ``SWITCH_INTERVAL`` instead of every 5 ms; the setting it found comes back
+    when the last compilation ends (also an abandoned one)."""
+    import sys
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    seen = []
+    original = jit._compile_part
+
+    def spy(*args, **kwargs):
+        seen.append(sys.getswitchinterval())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(jit, "_compile_part", spy)
+    before = sys.getswitchinterval()
+    xlac.clear_caches()
+    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text(), optimize=True)
+    assert jit.SWITCH_INTERVAL in seen        # the module's parts (library code is compiled apart)
+    assert sys.getswitchinterval() == before and exe is not None
+    stream = jit.StreamedCompile(ENTRY_NAME, 2)
+    assert sys.getswitchinterval() == jit.SWITCH_INTERVAL
+    stream.abandon()
+    assert sys.getswitchinterval() == before
