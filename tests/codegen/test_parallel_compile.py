@@ -621,3 +621,19 @@ def test_switch_interval_is_short_while_compiling_during_emission_and_restored(m
     assert sys.getswitchinterval() == jit.SWITCH_INTERVAL
     stream.abandon()
     assert sys.getswitchinterval() == before
+
+
+def test_a_streamed_compile_failing_in_finish_stops_its_workers_and_restores_the_interval(monkeypatch):
+    import sys
+    before = sys.getswitchinterval()
+    stream = jit.StreamedCompile(ENTRY_NAME, 2)
+    stream.module = ir.Module(name="m")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("split failed")
+
+    monkeypatch.setattr(split.StreamSplit, "rest", fail)
+    with pytest.raises(RuntimeError, match="split failed"):
+        stream.finish()
+    assert sys.getswitchinterval() == before
+    assert not any(w.is_alive() for w in stream._workers)

@@ -591,15 +591,19 @@ class StreamedCompile:
         with self._cond:
             self._limit = self.threads
             self._cond.notify_all()
-        last_cold = self._split.take(cold=True)
-        if last_cold is not None:
-            self._submit(last_cold, len(last_cold), COLD)
-        parts = max(1, min(PARTS_PER_THREAD * self.threads,
-                           self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
-        plan = self._split.rest(self.entry_name, parts)
-        for k in range(plan.count):
-            text = plan.text(k)
-            self._submit(text, len(text) * (4 if k == 0 else 1), ENTRY if k in plan.cold else HOT)
+        try:
+            last_cold = self._split.take(cold=True)
+            if last_cold is not None:
+                self._submit(last_cold, len(last_cold), COLD)
+            parts = max(1, min(PARTS_PER_THREAD * self.threads,
+                               self._split.remaining_weight() // MIN_PART_INSTRUCTIONS))
+            plan = self._split.rest(self.entry_name, parts)
+            for k in range(plan.count):
+                text = plan.text(k)
+                self._submit(text, len(text) * (4 if k == 0 else 1), ENTRY if k in plan.cold else HOT)
+        except BaseException:
+            self.abandon()          # (the workers stop, the switch interval comes back)
+            raise
         self._close()
         out = [self._results[k] for k in range(self._sent)]
         for r in out:
