@@ -130,9 +130,9 @@ def zero_elements(b: ir.IRBuilder, pt: PT, ptr: ir.Value, count: ir.Value) -> No
     b.call(fn, [ptr, ir.Constant(I8, 0), b.mul(count, i64(pt.byte_size)), ir.Constant(I1, 0)])
 
 
-def constant_table(module: ir.Module, name: str, values: list) -> ir.GlobalVariable:
+def constant_table(module: ir.Module, name: str, values: list, align: int = 8) -> ir.GlobalVariable:
     """The module's internal constant i64 array ``name`` of ``values`` (made
-    once: the name must say what the values are)."""
+    once: the name must say what the values are), aligned to ``align`` bytes."""
     g = module.globals.get(name)
     if g is None:
         ty = ir.ArrayType(I64, len(values))
@@ -140,7 +140,7 @@ def constant_table(module: ir.Module, name: str, values: list) -> ir.GlobalVaria
         g.initializer = ir.Constant(ty, values)
         g.global_constant = True
         g.linkage = "internal"
-        g.align = 8
+        g.align = align
     return g
 
 

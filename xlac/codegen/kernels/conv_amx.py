@@ -54,7 +54,7 @@ from ..gemm_kernel import output_fusion_epilogue, run_tasks
 from ..ir_array import I64, Index, i64
 from ..kernel_choice import KernelCandidate
 from ..scalar_ops import convert_value
-from ._util import I8, PTR, ScratchPlan, fill_padding
+from ._util import I8, PTR, ScratchPlan, constant_table, fill_padding
 from .conv_gemm import the_convolution
 
 VOID = ir.VoidType()
@@ -259,14 +259,7 @@ def _offsets(module: ir.Module, plan: AmxConvPlan, window) -> ir.GlobalVariable:
     for pos in itertools.product(*(range(wd.size) for wd in window)):
         base = sum(p * wd.window_dilation * plan.xst[d + 1] for d, (p, wd) in enumerate(zip(pos, window)))
         vals.extend(base + c for c in range(0, plan.Cp, 64))
-    name = f"xlac.conv.amx.offs.{len(module.globals)}"
-    ty = ir.ArrayType(I64, len(vals))
-    g = ir.GlobalVariable(module, ty, name)
-    g.initializer = ir.Constant(ty, vals)
-    g.global_constant = True
-    g.linkage = "internal"
-    g.align = 64
-    return g
+    return constant_table(module, f"xlac.conv.amx.offs.{len(module.globals)}", vals, align=64)
 
 
 # ---------------------------------------------------------------------------
