@@ -296,3 +296,37 @@ def test_execute_of_a_donating_program_takes_the_general_path():
     api.release_destroyed()
     exe.unref()
     assert not call("Client_Destroy", client=client_handle)[0]
+
+
+def test_after_close_only_the_closing_thread_enters_python():
+    """At exit (atexit) other threads' calls return without Python, and the
+    close waits for calls already under way: a thread waiting for the GIL when
+    the interpreter finalizes is ended inside jaxlib's destructors (abort)."""
+    import threading
+    import time
+
+    from xlac.pjrt.trampolines import Trampolines
+    calls, started = [], threading.Event()
+
+    def slot(_args):
+        calls.append(threading.get_ident())
+        if len(calls) == 1:
+            started.set()
+            time.sleep(0.2)  # under way when close() is called
+        return None
+
+    proto = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+    callback = proto(slot)
+    table = Trampolines([callback] * 3, void=set())
+    entry = proto(table.addresses[1])
+    busy = threading.Thread(target=entry, args=(None,))
+    busy.start()
+    started.wait(5)
+    t0 = time.monotonic()
+    table.close()
+    assert not busy.is_alive() and time.monotonic() - t0 > 0.1
+    other = threading.Thread(target=entry, args=(None,))
+    other.start()
+    other.join()
+    assert len(calls) == 1
+    assert entry(None) is None and calls[-1] == threading.get_ident()

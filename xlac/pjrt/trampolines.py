@@ -7,7 +7,10 @@ compiled once per process through xlac's JIT and its disk cache) that:
    threads that may not hold it;
    (while Python shuts down it does nothing and returns success instead:
    jaxlib's last objects are destroyed during the interpreter's final
-   garbage collection, when no Python code may run);
+   garbage collection, when no Python code may run; and from the exit
+   handlers on (:meth:`Trampolines.close`) only the exiting thread goes on:
+   a thread still waiting for the GIL when finalization starts would be
+   ended inside jaxlib's C++ destructors, aborting the process);
 2. sets aside the Python exception pending in this thread, if any
    (``PyErr_Fetch``), and puts it back after the call (``PyErr_Restore``):
    jaxlib destroys buffers and errors from C++ destructors, and those run
@@ -34,7 +37,9 @@ too (:func:`_user_data_ir`).
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
+import time
 from typing import NamedTuple
 
 from ..codegen.compile_cache import load_or_compile
@@ -45,6 +50,8 @@ _ENTRY = "xlac_pjrt_trampolines_init"
 # The CPython functions the trampolines call, passed in at init (no symbol lookup).
 _IS_FINALIZING = "Py_IsFinalizing" if hasattr(ctypes.pythonapi, "Py_IsFinalizing") else "_Py_IsFinalizing"
 _PYTHON_API = ("PyGILState_Ensure", "PyGILState_Release", "PyErr_Fetch", "PyErr_Restore", _IS_FINALIZING)
+#: Seconds :meth:`Trampolines.close` waits at exit for calls under way on other threads.
+CLOSE_TIMEOUT = 5.0
 
 
 class Native(NamedTuple):
@@ -201,8 +208,20 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
         "@targets = internal global ptr null",
         "@api = internal global ptr null",
         "@destroyed = internal global ptr null",
+        # Shutdown (see Trampolines.close): the closing thread (0: none yet) and
+        # the entries between their closing check and their GIL release.
+        "@closer = internal global i64 0",
+        "@inflight = internal global i64 0",
         "declare ptr @calloc(i64, i64)",
         "declare void @free(ptr)",
+        "declare i64 @pthread_self()",
+        "",
+        "define internal i64 @close() {",
+        "  %me = call i64 @pthread_self()",
+        "  store atomic i64 %me, ptr @closer seq_cst, align 8",
+        "  %n = load atomic i64, ptr @inflight seq_cst, align 8",
+        "  ret i64 %n",
+        "}",
         "",
         "define internal ptr @take_destroyed() {",
         "  %h = atomicrmw xchg ptr @destroyed, ptr null acquire",
@@ -216,7 +235,7 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
     ]
     for k in range(count):
         lines += [f"  %o{k} = getelementptr ptr, ptr %out, i64 {k}", f"  store ptr @t{k}, ptr %o{k}"]
-    for k, fn in enumerate(("take_destroyed", "memory_get_user_data")):
+    for k, fn in enumerate(("take_destroyed", "memory_get_user_data", "close")):
         lines += [f"  %x{k} = getelementptr ptr, ptr %out, i64 {count + k}", f"  store ptr @{fn}, ptr %x{k}"]
     lines += ["  ret void", "}", ""]
     for k in range(count):
@@ -227,6 +246,17 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
         lines += [
             f"define internal {ret_type} @t{k}(ptr %a) {{",
             *(_native_ir(native[k], is_void) if k in native else []),
+            # Counted before the closing check, so that close() sees every entry
+            # that did not see it (both sequentially consistent).
+            "  %in = atomicrmw add ptr @inflight, i64 1 seq_cst",
+            "  %closer = load atomic i64, ptr @closer seq_cst, align 8",
+            "  %open = icmp eq i64 %closer, 0",
+            "  br i1 %open, label %check, label %closing",
+            "closing:",
+            "  %me = call i64 @pthread_self()",
+            "  %mine = icmp eq i64 %me, %closer",
+            "  br i1 %mine, label %check, label %skip",
+            "check:",
             "  %api = load ptr, ptr @api",
             "  %p4 = getelementptr ptr, ptr %api, i64 4",
             "  %finalizing = load ptr, ptr %p4",
@@ -234,6 +264,7 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             "  %is_fin = icmp ne i32 %fin, 0",
             "  br i1 %is_fin, label %skip, label %go",
             "skip:",
+            "  %out0 = atomicrmw sub ptr @inflight, i64 1 seq_cst",
             "  " + ("ret void" if is_void else "ret ptr null"),
             "go:",
             "  %ensure = load ptr, ptr %api",
@@ -257,6 +288,7 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             "  %e2 = load ptr, ptr %s2",
             "  call void %restore(ptr %e0, ptr %e1, ptr %e2)",
             "  call void %release(i32 %gil)",
+            "  %out1 = atomicrmw sub ptr @inflight, i64 1 seq_cst",
             f"  {ret}",
             "}",
             "",
@@ -277,7 +309,7 @@ class Trampolines:
         self._targets = (ctypes.c_void_p * count)(*[ctypes.cast(c, ctypes.c_void_p).value for c in callbacks])
         self._api = (ctypes.c_void_p * len(_PYTHON_API))(
             *[ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value for name in _PYTHON_API])
-        out = (ctypes.c_void_p * (count + 2))()
+        out = (ctypes.c_void_p * (count + 3))()
         init = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(self._code.address)
         init(ctypes.addressof(self._targets), ctypes.addressof(self._api), ctypes.addressof(out))
         self.addresses = list(out)[:count]
@@ -286,9 +318,24 @@ class Trampolines:
         self._take = ctypes.PYFUNCTYPE(ctypes.c_void_p)(out[count])
         #: The address of the native PJRT_Memory get_user_data (see :func:`_user_data_ir`).
         self.memory_get_user_data = out[count + 1]
+        self._close = ctypes.CFUNCTYPE(ctypes.c_int64)(out[count + 2])
+        atexit.register(self.close)
         # Immortal: jaxlib may call these until the very end of the process,
         # after the final garbage collection has freed what it could.
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """From now on only this thread enters Python through the trampolines;
+        the others return at once (success, nothing done); waits (up to
+        ``timeout`` seconds, GIL released) for the entries already past that
+        check.  Runs at exit (atexit), while the interpreter still works: a
+        thread that waits for the GIL when the interpreter starts finalizing is
+        ended by it (``pthread_exit``), and one that is inside a C++
+        destructor (jaxlib frees executables on its own threads) aborts the
+        process ("terminate called without an active exception")."""
+        deadline = time.monotonic() + timeout
+        while self._close() and time.monotonic() < deadline:
+            time.sleep(0.001)
 
     def take_destroyed(self) -> list:
         """The handles native ``destroy`` entries listed since the last call (the list
