@@ -994,7 +994,8 @@ def function_table() -> capi.Api:
                      for name in names]
         void = {k for k, name in enumerate(names) if name in capi.VOID_FUNCTIONS}
         native = {k: _native(name, **NATIVE[name]) for k, name in enumerate(names) if name in NATIVE}
-        _TRAMPOLINES = Trampolines(callbacks, void, native)
+        skippable = {k for k, name in enumerate(names) if name.endswith("_Destroy")}
+        _TRAMPOLINES = Trampolines(callbacks, void, native, skippable)
         use_native_user_data(_TRAMPOLINES.memory_get_user_data)
         address = dict(zip(names, _TRAMPOLINES.addresses))
         table = capi.Api()

@@ -8,9 +8,10 @@ compiled once per process through xlac's JIT and its disk cache) that:
    (while Python shuts down it does nothing and returns success instead:
    jaxlib's last objects are destroyed during the interpreter's final
    garbage collection, when no Python code may run; and from the exit
-   handlers on (:meth:`Trampolines.close`) only the exiting thread goes on:
-   a thread still waiting for the GIL when finalization starts would be
-   ended inside jaxlib's C++ destructors, aborting the process);
+   handlers on (:meth:`Trampolines.close`) the ``*_Destroy`` functions do
+   nothing on other threads than the exiting one: a thread still waiting for
+   the GIL when finalization starts would be ended inside jaxlib's C++
+   destructors, aborting the process);
 2. sets aside the Python exception pending in this thread, if any
    (``PyErr_Fetch``), and puts it back after the call (``PyErr_Restore``):
    jaxlib destroys buffers and errors from C++ destructors, and those run
@@ -197,9 +198,11 @@ def _user_data_ir() -> list:
     return lines + ["none:", "  ret ptr null", "}", ""]
 
 
-def _ir(count: int, void: frozenset, native: dict) -> str:
+def _ir(count: int, void: frozenset, native: dict, skippable: frozenset = frozenset()) -> str:
     """The IR of ``count`` trampolines (those in ``void`` return nothing; those
-    in ``native``, by index, try their :class:`Native` answer first) and
+    in ``native``, by index, try their :class:`Native` answer first; those in
+    ``skippable`` do nothing on other threads once closed, see
+    :meth:`Trampolines.close`) and
     ``void init(ptr targets, ptr python_api, ptr out)`` which records the
     tables and writes each trampoline's address to ``out``, then the addresses of
     ``ptr take_destroyed()`` (the destroyed list, emptied) and of the memories'
@@ -247,7 +250,10 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             f"define internal {ret_type} @t{k}(ptr %a) {{",
             *(_native_ir(native[k], is_void) if k in native else []),
             # Counted before the closing check, so that close() sees every entry
-            # that did not see it (both sequentially consistent).
+            # that did not see it (both sequentially consistent); an entry that
+            # saw it and goes on is not counted (close() does not wait for it).
+            "  %counted = alloca i64",
+            "  store i64 1, ptr %counted",
             "  %in = atomicrmw add ptr @inflight, i64 1 seq_cst",
             "  %closer = load atomic i64, ptr @closer seq_cst, align 8",
             "  %open = icmp eq i64 %closer, 0",
@@ -255,7 +261,11 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             "closing:",
             "  %me = call i64 @pthread_self()",
             "  %mine = icmp eq i64 %me, %closer",
-            "  br i1 %mine, label %check, label %skip",
+            "  br i1 %mine, label %check, label %other",
+            "other:",
+            *(["  br label %skip"] if k in skippable else
+              ["  %out2 = atomicrmw sub ptr @inflight, i64 1 seq_cst", "  store i64 0, ptr %counted",
+               "  br label %check"]),
             "check:",
             "  %api = load ptr, ptr @api",
             "  %p4 = getelementptr ptr, ptr %api, i64 4",
@@ -264,7 +274,8 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             "  %is_fin = icmp ne i32 %fin, 0",
             "  br i1 %is_fin, label %skip, label %go",
             "skip:",
-            "  %out0 = atomicrmw sub ptr @inflight, i64 1 seq_cst",
+            "  %c0 = load i64, ptr %counted",
+            "  %out0 = atomicrmw sub ptr @inflight, i64 %c0 seq_cst",
             "  " + ("ret void" if is_void else "ret ptr null"),
             "go:",
             "  %ensure = load ptr, ptr %api",
@@ -288,7 +299,8 @@ def _ir(count: int, void: frozenset, native: dict) -> str:
             "  %e2 = load ptr, ptr %s2",
             "  call void %restore(ptr %e0, ptr %e1, ptr %e2)",
             "  call void %release(i32 %gil)",
-            "  %out1 = atomicrmw sub ptr @inflight, i64 1 seq_cst",
+            "  %c1 = load i64, ptr %counted",
+            "  %out1 = atomicrmw sub ptr @inflight, i64 %c1 seq_cst",
             f"  {ret}",
             "}",
             "",
@@ -300,9 +312,9 @@ class Trampolines:
     """``addresses[k]``: the native entry calling ``callbacks[k]`` (ctypes
     function pointers); keeps the callbacks and the code alive."""
 
-    def __init__(self, callbacks: list, void: set, native: dict | None = None):
+    def __init__(self, callbacks: list, void: set, native: dict | None = None, skippable: set = frozenset()):
         count = len(callbacks)
-        text = _ir(count, frozenset(void), native or {})
+        text = _ir(count, frozenset(void), native or {}, frozenset(skippable))
         self._code = load_or_compile(("pjrt-trampolines", text), _ENTRY, lambda: (text, None),
                                      directory=disk_cache.cache_dir()).jit
         self._callbacks = list(callbacks)
@@ -325,14 +337,17 @@ class Trampolines:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
-        """From now on only this thread enters Python through the trampolines;
-        the others return at once (success, nothing done); waits (up to
-        ``timeout`` seconds, GIL released) for the entries already past that
-        check.  Runs at exit (atexit), while the interpreter still works: a
-        thread that waits for the GIL when the interpreter starts finalizing is
-        ended by it (``pthread_exit``), and one that is inside a C++
-        destructor (jaxlib frees executables on its own threads) aborts the
-        process ("terminate called without an active exception")."""
+        """From now on the ``skippable`` entries (the ``*_Destroy`` functions)
+        return at once on other threads than this one (success: the object is
+        left to the process's end), and waits (up to ``timeout`` seconds, GIL
+        released) for the calls already under way.  Runs at exit (atexit),
+        while the interpreter still works: a thread that waits for the GIL when
+        the interpreter starts finalizing is ended by it (``pthread_exit``),
+        and ended inside a C++ destructor (jaxlib frees executables on its own
+        threads) it aborts the process ("terminate called without an active
+        exception").  Other calls go on as before: the exiting thread's (jax's
+        own exit handlers free its client) and a daemon thread's (left waiting,
+        jaxlib could wait for it at exit)."""
         deadline = time.monotonic() + timeout
         while self._close() and time.monotonic() < deadline:
             time.sleep(0.001)
