@@ -244,7 +244,7 @@ def _ir(count: int, void: frozenset, native: dict, skippable: frozenset = frozen
     for k in range(count):
         is_void = k in void
         ret_type = "void" if is_void else "ptr"
-        call = f"call void %f(ptr %a)" if is_void else "%r = call ptr %f(ptr %a)"
+        call = "call void %f(ptr %a)" if is_void else "%r = call ptr %f(ptr %a)"
         ret = "ret void" if is_void else "ret ptr %r"
         lines += [
             f"define internal {ret_type} @t{k}(ptr %a) {{",
