@@ -44,6 +44,21 @@ def test_wrong_shape():
         verify(m)
 
 
+def test_a_repeated_signature_is_checked_by_its_shape_and_attributes():
+    """Shape checks already passed are not repeated (the same op on the same
+    shapes), but a different result shape or attribute is checked again."""
+    x, y = param(0, "f32[2,3]", "x"), param(1, "f32[2,3]", "y")
+    first = HloInstruction("add", S("f32[2,3]"), [x, y], name="first")
+    again = HloInstruction("add", S("f32[2,3]"), [x, first], name="again")
+    wrong = HloInstruction("add", S("f32[3,2]"), [x, again], name="wrong")
+    with pytest.raises(ShapeError, match="wrong.*differs"):
+        verify(HloModule("m", [HloComputation("main", [x, y, first, again, wrong])]))
+    t1 = HloInstruction("transpose", S("f32[3,2]"), [x], {"dimensions": (1, 0)}, name="t1")
+    t2 = HloInstruction("transpose", S("f32[3,2]"), [x], {"dimensions": (0, 1)}, name="t2")
+    with pytest.raises(ShapeError, match="t2"):
+        verify(HloModule("m", [HloComputation("main", [x, t1, t2])]))
+
+
 def test_wrong_element_type():
     m, entry = good_module()
     entry.instruction("r").shape = S("f64[2]")

@@ -59,8 +59,9 @@ def verify(module: HloModule) -> None:
             raise VerifierError(f"module {module.name}: computation name {comp.name!r} is duplicated")
         seen_names.add(comp.name)
     in_module = {id(c) for c in comps}
+    checked: set = set()
     for comp in comps:
-        _verify_computation(comp, in_module)
+        _verify_computation(comp, in_module, checked)
     check_call_graph(module)
     _check_collectives(module)
 
@@ -77,7 +78,7 @@ def check_call_graph(module: HloModule) -> None:
                                         f"{inst.name!r} ({inst.opcode}): {message}"), inst.location)
 
 
-def _verify_computation(comp: HloComputation, in_module: set) -> None:
+def _verify_computation(comp: HloComputation, in_module: set, checked: set) -> None:
     where = f"computation {comp.name}"
     members = {id(i) for i in comp.instructions}
     if comp.root is None or id(comp.root) not in members:
@@ -99,7 +100,7 @@ def _verify_computation(comp: HloComputation, in_module: set) -> None:
                     params.append((int(inst.attrs["parameter_number"]), inst))
                 except (KeyError, TypeError, ValueError):
                     raise VerifierError(f"{at}: parameter without an integer parameter_number") from None
-            _check_shape(inst, at)
+            _check_shape(inst, at, checked)
         except (VerifierError, ShapeError) as e:
             raise at_location(e, inst.location)
         defined.add(id(inst))
@@ -183,9 +184,21 @@ def _check_control_arity(inst: HloInstruction, n: int, at: str) -> None:
         raise VerifierError(f"{at}: needs an operand and an update, has {n} operand(s)")
 
 
-def _check_shape(inst: HloInstruction, at: str) -> None:
+def _check_shape(inst: HloInstruction, at: str, checked: set | None = None) -> None:
+    """``inst``'s shape against the one its operands and attributes give.  The
+    signatures already found right are in ``checked``: a training step repeats
+    the same elementwise ops on the same shapes thousands of times, and
+    inference was most of the verifier's time."""
     if not shape_inference.has_rule(inst.opcode):
         return
+    key = None
+    if checked is not None:
+        try:
+            key = (inst.opcode, inst.shape, *[o.shape for o in inst.operands], *inst.attrs.items())
+            if key in checked:
+                return
+        except TypeError:           # an unhashable attribute (a literal, a list): not kept
+            key = None
     try:
         inferred = shape_inference.infer_shape(inst.opcode, [o.shape for o in inst.operands],
                                                inst.attrs, shape=inst.shape)
@@ -196,6 +209,8 @@ def _check_shape(inst: HloInstruction, at: str) -> None:
     if not inferred.compatible(inst.shape):
         raise ShapeError(f"{at}: shape {inst.shape} differs from the inferred shape {inferred} "
                          f"(operand shapes: {', '.join(str(o.shape) for o in inst.operands) or 'none'})")
+    if key is not None:
+        checked.add(key)
 
 
 def _check_collectives(module: HloModule) -> None:
