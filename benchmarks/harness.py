@@ -662,26 +662,28 @@ def measure_limits(quick: bool, threads: int | None, caps: dict, repeat: int,
         except Exception as e:  # noqa: BLE001
             out[f"stream_xlac_{t or 'default'}t_error"] = f"{type(e).__name__}: {e}"
     n = 512 if quick else 4096
-    log(f"  sgemm, numpy BLAS, {n}^3")
     out["sgemm_n"] = n
-    out["sgemm_numpy_gflops"] = L.sgemm_numpy(n, runs=3 if quick else 5)
-    out["sgemm_gflops"], out["sgemm_best"] = out["sgemm_numpy_gflops"], "numpy"
+    calls: dict = {}
+    log(f"  sgemm {n}^3: numpy BLAS" + (", jax.jit" if use_jax else "") + ", xlac (interleaved)")
+    calls["numpy"] = L.sgemm_numpy_call(n)
     if use_jax:
-        log(f"  sgemm, jax.jit, {n}^3")
         try:
-            g = L.sgemm_jax(n, runs=3 if quick else 5)
+            calls["jax"] = L.sgemm_jax_call(n)
         except Exception as e:  # noqa: BLE001
-            g, out["sgemm_jax_error"] = None, f"{type(e).__name__}: {e}"
-        if g is not None:
-            out["sgemm_jax_gflops"] = g
-            if g > out["sgemm_gflops"]:
-                out["sgemm_gflops"], out["sgemm_best"] = g, "jax.jit"
-    log(f"  sgemm, xlac, {n}^3")
+            out["sgemm_jax_error"] = f"{type(e).__name__}: {e}"
     try:
-        out["sgemm_xlac_gflops"] = L.sgemm_xlac(n, runs=3 if quick else 5,
-                                                threads=threads if caps.get("num_threads") else None)
+        calls["xlac"] = L.sgemm_xlac_call(n, threads=threads if caps.get("num_threads") else None)
     except Exception as e:  # noqa: BLE001 - reported beside the references
         out["sgemm_xlac_error"] = f"{type(e).__name__}: {e}"
+    rates = L.sgemm_rates(n, {k: f for k, f in calls.items() if f is not None}, runs=3 if quick else 5)
+    for name, r in rates.items():
+        if isinstance(r, BaseException):
+            out[f"sgemm_{name}_error"] = f"{type(r).__name__}: {r}"
+        else:
+            out[f"sgemm_{name}_gflops"] = r
+    out["sgemm_gflops"], out["sgemm_best"] = out.get("sgemm_numpy_gflops", float("nan")), "numpy"
+    if out.get("sgemm_jax_gflops", 0) > out["sgemm_gflops"]:
+        out["sgemm_gflops"], out["sgemm_best"] = out["sgemm_jax_gflops"], "jax.jit"
     native = [v for k_, v in out.items() if k_.startswith("stream_native_") and isinstance(v, float)]
     xl = [v for k_, v in out.items() if k_.startswith("stream_xlac_") and isinstance(v, float)]
     out["stream_gbs"] = max(native or xl or [float("nan")])

@@ -15,7 +15,8 @@
   matrices into a preallocated result, and jax.jit's (XLA's own GEMM) when jax
   is installed; the faster one is the reference.  xlac's own product of the
   same matrices (``xlac.jit`` of an HLO ``dot``, result allocated per call)
-  is measured beside them, not counted as a reference.
+  is measured beside them, not counted as a reference; the three are sampled
+  in the same rounds (:func:`sgemm_rates`).
 """
 from __future__ import annotations
 
@@ -190,39 +191,49 @@ def stream_triad_xlac(nbytes: int, threads: int | None, runs: int = 15, caps=Non
     return 3 * n * 4 / t / 1e9, how
 
 
-def sgemm_jax(n: int, runs: int = 5) -> float | None:
-    """GFLOP/s of jax.jit's n x n x n float32 product (XLA's CPU GEMM), or None without jax."""
+def _matrices(n: int) -> tuple:
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32))
+
+
+def sgemm_jax_call(n: int):
+    """A call of jax.jit's n x n x n float32 product (XLA's CPU GEMM), or None without jax."""
     try:
         import jax
     except Exception:  # noqa: BLE001 - absent or broken
         return None
-    rng = np.random.default_rng(0)
-    A = jax.device_put(rng.standard_normal((n, n), dtype=np.float32))
-    B = jax.device_put(rng.standard_normal((n, n), dtype=np.float32))
+    A, B = (jax.device_put(m) for m in _matrices(n))
     f = jax.jit(lambda a, b: a @ b)
-    t = _median_time(lambda: f(A, B).block_until_ready(), runs, warmup=1)
-    return 2.0 * n ** 3 / t / 1e9
+    f(A, B).block_until_ready()
+    return lambda: f(A, B).block_until_ready()
 
 
-def sgemm_numpy(n: int, runs: int = 5) -> float:
-    """GFLOP/s of numpy's BLAS on an n x n x n float32 product into a preallocated result."""
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((n, n), dtype=np.float32)
-    B = rng.standard_normal((n, n), dtype=np.float32)
+def sgemm_numpy_call(n: int):
+    """A call of numpy's BLAS on an n x n x n float32 product into a preallocated result."""
+    A, B = _matrices(n)
     C = np.empty((n, n), np.float32)
-    t = _median_time(lambda: np.matmul(A, B, out=C), runs, warmup=1)
-    return 2.0 * n ** 3 / t / 1e9
+    return lambda: np.matmul(A, B, out=C)
 
 
-def sgemm_xlac(n: int, runs: int = 5, threads: int | None = None) -> float:
-    """GFLOP/s of xlac's n x n x n float32 ``dot`` (its GEMM), as a user calls it."""
+def sgemm_xlac_call(n: int, threads: int | None = None):
+    """A call of xlac's n x n x n float32 ``dot`` (its GEMM), as a user calls it."""
     import xlac
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((n, n), dtype=np.float32)
-    B = rng.standard_normal((n, n), dtype=np.float32)
+    A, B = _matrices(n)
     text = (f"HloModule sgemm\nENTRY e {{\n  a = f32[{n},{n}]{{1,0}} parameter(0)\n"
             f"  b = f32[{n},{n}]{{1,0}} parameter(1)\n"
             f"  ROOT d = f32[{n},{n}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}")
     exe = xlac.jit(text, **({"num_threads": threads} if threads else {}))
-    t = _median_time(lambda: exe(A, B), runs, warmup=1)
-    return 2.0 * n ** 3 / t / 1e9
+    exe(A, B)
+    return lambda: exe(A, B)
+
+
+def sgemm_rates(n: int, calls: dict, runs: int = 5) -> dict:
+    """{name: GFLOP/s, or the exception raised} of n x n x n products ``calls`` ({name: callable}), timed
+    interleaved with the kernels' rules (``harness.time_interleaved``: a new order
+    each round, each sample after an untimed call of the same implementation).
+    Timed one after the other, a product that followed another library's ran with
+    that library's idle threads still spinning: xlac's 4096^3 on 2 threads measured
+    0.93x OpenBLAS's speed right after an OpenBLAS call and 1.02x 0.3 s later."""
+    from .harness import time_interleaved
+    got = time_interleaved(calls, repeat=runs, budget=float("inf"))
+    return {k: v if isinstance(v, BaseException) else 2.0 * n ** 3 / v.median_s / 1e9 for k, v in got.items()}

@@ -55,6 +55,21 @@ def test_limits_measured(quick_results):
     lim = quick_results["limits"]
     assert lim["stream_gbs"] > 0 and lim["sgemm_gflops"] > 0
     assert any(k.startswith("stream_native_") for k in lim)
+    assert lim["sgemm_xlac_gflops"] > 0 and lim["sgemm_numpy_gflops"] > 0
+
+
+def test_sgemm_rates_are_interleaved_and_report_a_failing_call():
+    from benchmarks import limits
+    order = []
+
+    def failing():
+        raise RuntimeError("no BLAS")
+    rates = limits.sgemm_rates(8, {"a": lambda: order.append("a"), "b": lambda: order.append("b"),
+                                   "bad": failing}, runs=3)
+    assert rates["a"] > 0 and rates["b"] > 0 and isinstance(rates["bad"], RuntimeError)
+    # every sample of one follows samples of the other: not all of a's, then all of b's
+    runs = [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k]
+    assert len(runs) > 2
 
 
 def test_scale_hlo_rewrites_dimensions_and_constants():
