@@ -75,7 +75,8 @@ def _load(case):
 @pytest.mark.parametrize("case", MANIFEST, ids=[c["name"] for c in MANIFEST])
 def test_jit_matches_xla(case):
     module, inputs, expected = _load(case)
-    assert case["targets"] and all(custom_call.is_builtin(t) for t in case["targets"])
+    assert case["targets"] and all(custom_call.is_builtin(t) or t == custom_call.TRIDIAGONAL_SOLVE_PERTURBED
+                                   for t in case["targets"])
     _compare(case, _flatten(xlac.jit(module)(*inputs)), expected)
 
 
@@ -91,9 +92,11 @@ def test_evaluator_matches_xla(case):
 def test_every_function_and_type_is_covered():
     names = {c["name"] for c in MANIFEST}
     for fn in ("cholesky", "solve", "inv", "det", "slogdet", "qr", "eigh", "svd", "lstsq", "pinv",
-               "solve_triangular", "lu", "eig", "schur", "hessenberg", "tridiagonal"):
+               "solve_triangular", "lu", "eig", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
+               "tridiagonal_solve_perturbed", "tridiagonal_solve_perturbed_singular"):
         for t in ("f32", "f64", "c64", "c128"):
             assert f"{fn}_{t}" in names, f"{fn}_{t}"
     targets = {t for c in MANIFEST for t in c["targets"]}
-    routines = {custom_call.lapack_target(t).routine for t in targets}
+    routines = {custom_call.lapack_target(t).routine for t in targets if custom_call.is_builtin(t)}
+    assert targets - {custom_call.TRIDIAGONAL_SOLVE_PERTURBED} == {t for t in targets if custom_call.is_builtin(t)}
     assert routines == set(custom_call.LAPACK_ROUTINES)

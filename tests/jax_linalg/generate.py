@@ -2,9 +2,11 @@
 
 Every program uses one of ``jnp.linalg.cholesky, solve, inv, det, slogdet, qr,
 eigh, svd, lstsq, pinv, eig`` or ``jax.scipy.linalg.solve_triangular, lu,
-schur, hessenberg`` or ``jax.lax.linalg.tridiagonal``, in f32 and f64 and, where
-jax supports it, c64 and c128, on single and batched matrices.  jax lowers
-them to its LAPACK custom calls (``lapack_<p><routine>_ffi``, typed FFI); the
+schur, hessenberg`` or ``jax.lax.linalg.tridiagonal``, ``tridiagonal_solve``, in
+f32 and f64 and, where jax supports it, c64 and c128, on single and batched
+matrices.  jax lowers them to its LAPACK custom calls (``lapack_<p><routine>_ffi``,
+typed FFI; ``tridiagonal_solve(..., perturb_singular=True)`` to jaxlib's own
+``tridiagonal_solve_perturbed_ffi``); the
 script checks that the HLO text and XLA's compiled module both have them and
 records the targets in the manifest.
 
@@ -126,9 +128,36 @@ def extra_cases(rng, t: str) -> dict:
     return {f"{name}_{t}": case for name, case in out.items()}
 
 
+def perturbed_cases(rng, t: str) -> dict:
+    """``tridiagonal_solve(..., perturb_singular=True)``: a batch of random systems,
+    singular ones (zero pivots, a zero matrix: perturbed pivots) and ``T - lambda I``
+    for an eigenvalue ``lambda`` of ``T`` (inverse iteration's system)."""
+    dt = TYPES[t]
+
+    def m(*shape):
+        return _matrix(rng, shape, t, "general")
+    n = 7
+    ones = np.r_[0, np.ones(n - 1)].astype(dt)
+    shift = np.full(n, -2 * np.cos(np.pi / (n + 1)), dt)
+    singular = [m(3, 5), m(3, 5), m(3, 5), m(3, 5, 2)]
+    singular[1][0] = 0                                     # a zero diagonal: pivoting on every row
+    singular[0][1, 1::2], singular[1][1] = 0, 0            # zero pivots
+    singular[0][2], singular[1][2], singular[2][2] = 0, 0, 0   # the zero matrix
+
+    def solve(dl, d, du, b):
+        return jax.lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+    out = {
+        "tridiagonal_solve_perturbed": (solve, [m(2, 6), m(2, 6) + 4, m(2, 6), m(2, 6, 3)], None),
+        "tridiagonal_solve_perturbed_singular": (solve, singular, None),
+        "tridiagonal_solve_perturbed_eigen": (solve, [ones, shift, ones[::-1].copy(), np.ones((n, 1), dt)], None),
+    }
+    return {f"{name}_{t}": case for name, case in out.items()}
+
+
 def _targets(text: str) -> list:
     import re
-    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z0-9]+_ffi)"', text)))
+    return sorted(set(re.findall(r'custom_call_target="(lapack_[a-z0-9]+_ffi|tridiagonal_solve_perturbed_ffi)"',
+                                 text)))
 
 
 def write_case(name: str, fn, args, compare, x64: bool) -> dict:
@@ -137,7 +166,7 @@ def write_case(name: str, fn, args, compare, x64: bool) -> dict:
     text = lowered.as_text(dialect="hlo")
     targets = _targets(text)
     if not targets:
-        raise RuntimeError(f"{name}: no LAPACK custom call in the HLO")
+        raise RuntimeError(f"{name}: no LAPACK (or jaxlib) custom call in the HLO")
     compiled = _targets(lowered.compile().as_text())
     if not compiled:
         raise RuntimeError(f"{name}: no LAPACK custom call in XLA's compiled module")
@@ -174,6 +203,11 @@ def main() -> None:
         x64 = t in ("f64", "c128")
         jax.config.update("jax_enable_x64", x64)
         for name, (fn, args, compare) in extra_cases(np.random.default_rng(1000 + k), t).items():
+            manifest.append(write_case(name, fn, args, compare, x64))
+    for k, t in enumerate(TYPES):
+        x64 = t in ("f64", "c128")
+        jax.config.update("jax_enable_x64", x64)
+        for name, (fn, args, compare) in perturbed_cases(np.random.default_rng(2000 + k), t).items():
             manifest.append(write_case(name, fn, args, compare, x64))
     jax.config.update("jax_enable_x64", False)
     (OUT / "manifest.json").write_text(json.dumps(

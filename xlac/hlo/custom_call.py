@@ -20,8 +20,11 @@ The targets xlac provides itself are jax's LAPACK calls on the CPU,
 ``lapack_{s,d,c,z}<routine>_ffi`` (:data:`LAPACK_ROUTINES`): a
 :class:`LapackTarget` says which routine and element type a name means, and
 :func:`check_lapack` checks an instruction's operands and results against
-what jax emits for it (shape inference calls it).  Every other target is
-looked up when the module is compiled or evaluated (``xlac.register_custom_call``).
+what jax emits for it (shape inference calls it); and jaxlib's
+``tridiagonal_solve_perturbed_ffi`` (:data:`TRIDIAGONAL_SOLVE_PERTURBED`,
+:func:`check_tridiagonal_solve`), which the op-expander turns into HLO.  Every
+other target is looked up when the module is compiled or evaluated
+(``xlac.register_custom_call``).
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
-           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_dce_sink"]
+           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_dce_sink",
+           "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -661,7 +665,34 @@ def check_custom_call(operands: list, attrs: dict, result: Shape) -> Shape:
             check_lapack(t, operands, result, ffi_attributes(attrs))
         except ValueError as e:
             raise ValueError(f"target {target}: {e}") from None
+    if target == TRIDIAGONAL_SOLVE_PERTURBED:
+        check_tridiagonal_solve(operands, result)
     return result
+
+
+#: jaxlib's CPU target of ``tridiagonal_solve(..., perturb_singular=True)`` (not LAPACK:
+#: ``xlac/tridiagonal_reference.py``); xlac expands it into HLO (``passes/tridiagonal_expander.py``).
+TRIDIAGONAL_SOLVE_PERTURBED = "tridiagonal_solve_perturbed_ffi"
+
+
+def check_tridiagonal_solve(operands: list, result: Shape) -> None:
+    """Operands ``dl, d, du`` of ``T[..., n]`` and ``b`` of ``T[..., n, k]``, result
+    ``T[..., n, k]``, ``T`` one of f32, f64, c64, c128 (jaxlib's kernel); ValueError
+    naming the target and the rule broken."""
+    name = TRIDIAGONAL_SOLVE_PERTURBED
+    shapes = ", ".join(str(o) for o in operands)
+    if len(operands) != 4 or not all(o.is_array for o in operands) or not result.is_array:
+        raise ValueError(f"target {name}: takes arrays dl, d, du, b and gives one array, not ({shapes}) -> {result}")
+    dl, d, du, b = operands
+    et = b.element_type
+    if et not in (F32, F64, C64, C128) or any(o.element_type != et for o in operands) or result.element_type != et:
+        raise ValueError(f"target {name}: dl, d, du, b and the result must have one element type of f32, f64, "
+                         f"c64, c128, not ({shapes}) -> {result}")
+    if b.rank < 2 or any(o.dimensions != b.dimensions[:-1] for o in (dl, d, du)):
+        raise ValueError(f"target {name}: dl, d and du must be b's shape without its last dimension "
+                         f"(b: [..., n, k]), not ({shapes})")
+    if result.dimensions != b.dimensions:
+        raise ValueError(f"target {name}: the result must have b's shape {b.dimensions}, not {result}")
 
 
 def quote(text: str) -> str:

@@ -99,13 +99,14 @@ from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, 
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import conv_as_dot, reduce_window_rewriter, rng_expander
+from . import conv_as_dot, reduce_window_rewriter, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS"]
 
 EXPANSIONS = PatternSet()
 rng_expander.register(EXPANSIONS)
+tridiagonal_expander.register(EXPANSIONS)
 reduce_window_rewriter.register(EXPANSIONS)
 
 
