@@ -377,19 +377,20 @@ SCAN = _state_loop("f32[4]{0}, f32[5,4]{1,0}, f32[4]{0}", """
 
 def test_scan_state_is_updated_in_place():
     """A scan's stacked output is written slice by slice into the state, and
-    a passed-through leaf is not copied: the one copy per iteration is the
-    counter's (i1 is computed before the update reads the old i)."""
+    a passed-through leaf is not copied; nor is the counter: i1, first in post
+    order, is scheduled after the update that reads the old i."""
     a = _body_assignment(SCAN)
-    assert a.state_in_place and [number for number, _ in a.copies] == [0]
-    assert "ys1" in {w.name for w, _ in a.in_place}
+    assert a.state_in_place and not a.copies
+    assert {"ys1", "i1"} <= {w.name for w, _ in a.in_place}
     x = np.array([1, -1, 0.5, 2], np.float32)
     w = np.array([0.5, 1, -1, 2], np.float32)
     _check_both(SCAN, (x, np.full((5, 4), 7, np.float32), w))
 
 
 def test_state_leaf_read_after_its_new_value_is_computed():
-    """x1 is computed before the old x's last reader: it goes to a temp and is
-    copied at the end, not written over x while x is still needed."""
+    """x1 comes before the old x's other reader in post order; that reader
+    does not need x1, so it is scheduled first and x1 overwrites x in place
+    (before, x1 went to a temp and was copied back every iteration)."""
     text = _state_loop("f32[4]{0}, f32[4]{0}", """
   x = f32[4]{0} get-tuple-element(s), index=1
   y = f32[4]{0} get-tuple-element(s), index=2
@@ -398,10 +399,48 @@ def test_state_leaf_read_after_its_new_value_is_computed():
   two = f32[4]{0} multiply(x, x)
   y1 = f32[4]{0} add(two, y)""", "x1, y1")
     a = _body_assignment(text)
+    assert a.state_in_place and not a.copies
+    order = [i.name for i in a.order]
+    assert order.index("two") < order.index("x1") and ("x1", "s") in {(w.name, o.name) for w, o in a.in_place}
+    x = np.array([1, -1, 0.5, 2], np.float32)
+    _check_both(text, (x, x * 3))
+
+
+def test_state_leaf_read_by_what_needs_its_new_value_is_copied():
+    """The old x's other reader needs x1 too: x1 cannot overwrite x, it goes
+    to a temp and is copied at the end."""
+    text = _state_loop("f32[4]{0}, f32[4]{0}", """
+  x = f32[4]{0} get-tuple-element(s), index=1
+  y = f32[4]{0} get-tuple-element(s), index=2
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  x1 = f32[4]{0} add(x, c)
+  two = f32[4]{0} multiply(x1, x)
+  y1 = f32[4]{0} add(two, y)""", "x1, y1")
+    a = _body_assignment(text)
     assert a.state_in_place
     assert [number for number, _ in a.copies] == [1]
     x = np.array([1, -1, 0.5, 2], np.float32)
     _check_both(text, (x, x * 3))
+
+
+def test_a_row_read_after_its_update_in_post_order_is_read_first():
+    """A dynamic-slice of the old state array that post order puts after the
+    dynamic-update-slice of the same array (the root's later leaf reads it):
+    scheduled first, the update writes only its row into the state."""
+    text = _state_loop("f32[64,8]{1,0}, f32[8]{0}", """
+  a = f32[64,8]{1,0} get-tuple-element(s), index=1
+  acc = f32[8]{0} get-tuple-element(s), index=2
+  z = s32[] constant(0)
+  row = f32[1,8]{1,0} dynamic-slice(a, i, z), dynamic_slice_sizes={1,8}
+  twice = f32[1,8]{1,0} add(row, row)
+  a1 = f32[64,8]{1,0} dynamic-update-slice(a, twice, i, z)
+  nxt = f32[1,8]{1,0} dynamic-slice(a, i1, z), dynamic_slice_sizes={1,8}
+  flat = f32[8]{0} reshape(nxt)
+  acc1 = f32[8]{0} add(acc, flat)""", "a1, acc1", n=10)
+    for optimize in (False, True):
+        a = _body_assignment(text, optimize=optimize)
+        assert a.state_in_place and not [n for n, _ in a.copies if n == 1], a.summary()
+    _check_both(text, (np.arange(512, dtype=np.float32).reshape(64, 8), np.zeros(8, np.float32)))
 
 
 def test_state_leaf_read_elsewhere_than_written_is_not_overwritten():

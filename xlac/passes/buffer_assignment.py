@@ -34,6 +34,7 @@ separate parameter and result buffers (``state_in_place`` is False).
 from __future__ import annotations
 
 import bisect
+import heapq
 import dataclasses
 from dataclasses import dataclass
 
@@ -112,6 +113,8 @@ class BufferAssignment:
         #: in place: asked for with ``loop_state``, done when the root keeps
         #: every parameter leaf it returns in its own position).
         self.state_in_place = loop_state and self._state_may_alias(comp)
+        if order is None and self.state_in_place:
+            self.order = self._readers_first(self.order)
         self._assign(comp)
         # Asked only while assigning; kept, it would keep its caller (the code
         # generator, and with it the whole LLVM module) alive as long as this is.
@@ -293,6 +296,86 @@ class BufferAssignment:
             if src.opcode == "parameter" and first_slot[id(src)] + leaf != number:
                 return False
         return True
+
+    def _readers_first(self, order: list[HloInstruction]) -> list[HloInstruction]:
+        """``order`` rescheduled so that the instruction computing root leaf
+        ``k`` from state leaf ``k`` in place (``may_update_in_place``) runs
+        after the other readers of state leaf ``k`` that do not depend on it.
+        In post order such a reader could come after the update (a fusion
+        slicing the row a ``dynamic-update-slice`` of the same state array
+        replaces, the counter read after ``i + 1``), and the update then went
+        to a temp: a copy of the whole array, and another back into the state,
+        every iteration.  Ties keep ``order``; when only delayed updates are
+        left (a reader waits on one of them), the first runs (and the
+        assignment copies as before)."""
+        comp = self.computation
+        position = {inst: k for k, inst in enumerate(order)}
+        first_slot, _count = _parameter_slots(comp)
+
+        def state_slots(op) -> set:
+            out = set()
+            for leaf in range(leaf_count(op.shape)):
+                src, src_leaf = self.defining(op, leaf)
+                if src.opcode == "parameter":
+                    out.add(first_slot[id(src)] + src_leaf)
+            return out
+
+        plumbing = ("tuple", "get-tuple-element")
+        readers: dict = {}
+        for inst in order:
+            if inst.opcode not in plumbing and inst.opcode not in PASS_THROUGH:
+                for op in inst.operands:
+                    for number in state_slots(op):
+                        readers.setdefault(number, set()).add(inst)
+        writers: dict = {}
+        for number in range(len(self.result_shapes)):
+            inst, _leaf = self.defining(comp.root, number)
+            if inst in position and len(readers.get(number, ())) > 1 and any(
+                    number in state_slots(inst.operands[k]) for k in may_update_in_place(inst)):
+                writers.setdefault(inst, set()).add(number)
+        if not writers:
+            return order
+
+        def after(inst) -> set:             # what depends on inst
+            seen, stack = set(), [inst]
+            while stack:
+                for user in stack.pop().users:
+                    if user in position and user not in seen:
+                        seen.add(user)
+                        stack.append(user)
+            return seen
+        waits = {}                          # writer -> the readers it waits for
+        for w, numbers in writers.items():
+            later = after(w)
+            waits[w] = {r for number in numbers for r in readers[number] if r is not w and r not in later}
+        pending = {inst: sum(1 for op in dict.fromkeys(inst.operands) if op in position) for inst in order}
+        entries = [(position[inst], inst) for inst in order if pending[inst] == 0]
+        heapq.heapify(entries)
+        done, out, delayed = set(), [], []
+        while len(out) < len(order):
+            for d in [d for d in delayed if waits[d] <= done]:
+                delayed.remove(d)
+                heapq.heappush(entries, (position[d], d))
+            chosen = None
+            while entries and chosen is None:
+                _, inst = heapq.heappop(entries)
+                if inst in waits and not waits[inst] <= done:
+                    delayed.append(inst)
+                else:
+                    chosen = inst
+            if chosen is None:
+                if not delayed:
+                    break
+                delayed.sort(key=position.get)
+                chosen = delayed.pop(0)
+            out.append(chosen)
+            done.add(chosen)
+            for user in dict.fromkeys(chosen.users):
+                if user in pending:
+                    pending[user] -= 1
+                    if pending[user] == 0:
+                        heapq.heappush(entries, (position[user], user))
+        return out if len(out) == len(order) else order
 
     def _state_reads(self) -> dict[int, int]:
         """Per parameter leaf slot: the last schedule step reading it (leaf by

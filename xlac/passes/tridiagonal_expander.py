@@ -99,11 +99,17 @@ class _Ops:
                          {"dynamic_slice_sizes": sizes})
         return self.add("reshape", Shape(a.shape.element_type, (dims[0],) + dims[2:]), [piece])
 
-    def update_at(self, a, j, v) -> HloInstruction:
-        """``a`` with column (row) ``j`` set to ``v``: the inverse of :meth:`slice_at`."""
+    def update_at(self, a, j, *vs) -> HloInstruction:
+        """``a`` with columns (rows) ``j, j+1, ...`` set to ``vs``: the inverse of
+        :meth:`slice_at`.  One update for both rows a step changes, not two in a
+        chain: the loop state is updated in place only by the update that is
+        the body's result."""
         dims = a.shape.dimensions
+        et = a.shape.element_type
         zero = self.scalar(S32, 0)
-        piece = self.add("reshape", Shape(a.shape.element_type, (dims[0], 1) + dims[2:]), [v])
+        pieces = [self.add("reshape", Shape(et, (dims[0], 1) + dims[2:]), [v]) for v in vs]
+        piece = pieces[0] if len(pieces) == 1 else self.add(
+            "concatenate", Shape(et, (dims[0], len(pieces)) + dims[2:]), pieces, {"dimensions": (1,)})
         return self.add("dynamic-update-slice", a.shape, [a, piece, zero, j] + [zero] * (len(dims) - 2))
 
     def reduce(self, x, kind: str, dim: int) -> HloInstruction:
@@ -213,10 +219,10 @@ def _forward(rw, o: _Ops, name: str, dl, d, du, b):
     scale1_ = c.select(swap, c.op("add", c.abs(u0_k1), c.abs(u1_k1)), scale2)
     seen = c.op("maximum", c.op("maximum", max_u, c.abs(u0_k)), c.op("maximum", c.abs(u1_k), c.abs(u2_k)))
     max_u_ = c.select(not_last, seen, max_u)
-    u0 = c.update_at(c.update_at(u0, i, u0_k), i1, u0_k1)
-    u1 = c.update_at(c.update_at(u1, i, u1_k), i1, u1_k1)
+    u0 = c.update_at(u0, i, u0_k, u0_k1)
+    u1 = c.update_at(u1, i, u1_k, u1_k1)
     u2 = c.update_at(u2, i, u2_k)
-    x = c.update_at(c.update_at(x, i, x_k), i1, x_k1)
+    x = c.update_at(x, i, x_k, x_k1)
     body = c.build(f"{name}.forward.body", c.tuple([i1, u0, u1, u2, x, scale1_, max_u_, dl_, d_, du_, b_]))
 
     loop = o.add("while", state, [o.tuple(init)], {"condition": condition, "body": body})
