@@ -387,17 +387,22 @@ def test_scan_state_is_updated_in_place():
     _check_both(SCAN, (x, np.full((5, 4), 7, np.float32), w))
 
 
+def _second_reader(two: str) -> str:
+    """A loop whose root leaf x1 updates x, and whose other leaf reads x through ``two``."""
+    return _state_loop("f32[4]{0}, f32[4]{0}", f"""
+  x = f32[4]{{0}} get-tuple-element(s), index=1
+  y = f32[4]{{0}} get-tuple-element(s), index=2
+  c = f32[4]{{0}} constant({{1, 2, 3, 4}})
+  x1 = f32[4]{{0}} add(x, c)
+  two = f32[4]{{0}} {two}
+  y1 = f32[4]{{0}} add(two, y)""", "x1, y1")
+
+
 def test_state_leaf_read_after_its_new_value_is_computed():
     """x1 comes before the old x's other reader in post order; that reader
     does not need x1, so it is scheduled first and x1 overwrites x in place
     (before, x1 went to a temp and was copied back every iteration)."""
-    text = _state_loop("f32[4]{0}, f32[4]{0}", """
-  x = f32[4]{0} get-tuple-element(s), index=1
-  y = f32[4]{0} get-tuple-element(s), index=2
-  c = f32[4]{0} constant({1, 2, 3, 4})
-  x1 = f32[4]{0} add(x, c)
-  two = f32[4]{0} multiply(x, x)
-  y1 = f32[4]{0} add(two, y)""", "x1, y1")
+    text = _second_reader("multiply(x, x)")
     a = _body_assignment(text)
     assert a.state_in_place and not a.copies
     order = [i.name for i in a.order]
@@ -409,13 +414,7 @@ def test_state_leaf_read_after_its_new_value_is_computed():
 def test_state_leaf_read_by_what_needs_its_new_value_is_copied():
     """The old x's other reader needs x1 too: x1 cannot overwrite x, it goes
     to a temp and is copied at the end."""
-    text = _state_loop("f32[4]{0}, f32[4]{0}", """
-  x = f32[4]{0} get-tuple-element(s), index=1
-  y = f32[4]{0} get-tuple-element(s), index=2
-  c = f32[4]{0} constant({1, 2, 3, 4})
-  x1 = f32[4]{0} add(x, c)
-  two = f32[4]{0} multiply(x1, x)
-  y1 = f32[4]{0} add(two, y)""", "x1, y1")
+    text = _second_reader("multiply(x1, x)")
     a = _body_assignment(text)
     assert a.state_in_place
     assert [number for number, _ in a.copies] == [1]
