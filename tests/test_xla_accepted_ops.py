@@ -11,7 +11,9 @@ every stage: shape inference (parsing verifies), the evaluator and compiled code
   result), XLA's ``hlo_evaluator_test`` cases;
 * ``power`` of complex numbers (its special values: test_complex_special_values);
 * XLA's own custom-call targets: ``TopK`` (``topk``: the k largest, or the smallest with an
-  ``LT`` comparator, with their indices) and ``Sharding`` (an annotation: its operand).
+  ``LT`` comparator, with their indices), ``ApproxTopK`` (``jax.lax.approx_max_k``: off TPU,
+  XLA's fallback, an exact sort cut to the result's size) and ``Sharding`` (an annotation:
+  its operand).
 """
 from __future__ import annotations
 
@@ -250,6 +252,41 @@ def test_xla_topk_and_sharding_custom_calls():
 def test_xla_topk_with_another_comparator_is_refused_by_name():
     text = TOPK.replace("direction=LT", "direction=EQ")
     with pytest.raises(xlac.UnsupportedError, match="custom-call TopK with a comparator"):
+        xlac.jit(text)
+
+
+APPROX_TOPK = """HloModule approx
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=DIRECTION
+}
+ENTRY e {
+  x = f32[4,10] parameter(0)
+  iota = s32[4,10] iota(), iota_dimension=1
+  init = f32[] constant(-inf)
+  none = s32[] constant(-1)
+  ROOT r = (f32[4,K], s32[4,K]) custom-call(x, iota, init, none), custom_call_target="ApproxTopK", api_version=API_VERSION_TYPED_FFI, backend_config={aggregate_to_topk = AGGREGATE, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 3 : i64}, called_computations={cmp}
+}
+"""
+
+
+@pytest.mark.parametrize("direction,k,aggregate", [("GT", 3, "true"), ("LT", 3, "true"), ("GT", 10, "false")])
+def test_xla_approx_topk_is_xla_s_fallback_an_exact_sort(direction, k, aggregate):
+    # jax.lax.approx_max_k / approx_min_k as jax lowers them off TPU (is_fallback)
+    text = APPROX_TOPK.replace("DIRECTION", direction).replace("K]", f"{k}]").replace("AGGREGATE", aggregate)
+    x = np.random.default_rng(0).standard_normal((4, 10)).astype(np.float32)
+    order = np.argsort(-x if direction == "GT" else x, axis=1, kind="stable")[:, :k]
+    for values, indices in run_both(text, x):
+        np.testing.assert_array_equal(indices, order)
+        np.testing.assert_array_equal(values, np.take_along_axis(x, order, 1))
+
+
+def test_xla_approx_topk_of_the_wrong_shapes_is_an_error_naming_it():
+    text = APPROX_TOPK.replace("DIRECTION", "GT").replace("K]", "11]").replace("AGGREGATE", "true")
+    with pytest.raises(ValueError, match="ApproxTopK"):
         xlac.jit(text)
 
 

@@ -992,12 +992,29 @@ def _custom_call(inst, vals):
         return _top_k(vals[0], **hcc.topk_of(inst))
     if hcc.is_dce_sink(inst):
         return ()
+    if target == "ApproxTopK":
+        return _approx_top_k(inst, vals)
     if target == hcc.TRIDIAGONAL_SOLVE_PERTURBED:
         return tridiagonal_reference.tridiagonal_solve_perturbed(*vals)
     lapack = hcc.xla_lapack_call(inst)
     if lapack is not None:
         inst = HloInstruction("custom-call", inst.shape, list(inst.operands), lapack, inst.name)
     return custom_calls.evaluate(inst, vals)
+
+
+def _approx_top_k(inst, vals):
+    """XLA's ``ApproxTopK`` off TPU: the arrays sorted by the comparator, each cut
+    to its result's size along the reduction dimension (``hcc.approx_topk_of``)."""
+    how = hcc.approx_topk_of(inst)
+    d, n = how["dimension"], how["arrays"]
+    arrays = [np.asarray(v) for v in vals[:n]]
+    shapes = [a.shape for a in inst.operands[:n]]
+    sort = HloInstruction("sort", Shape.tuple(shapes), list(inst.operands[:n]),
+                          {"dimensions": (d,), "to_apply": inst.called_computations()[0]}, inst.name)
+    ordered = _sort(sort, arrays)
+    results = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+    cut = [np.take(o, np.arange(r.dimensions[d]), axis=d) for o, r in zip(ordered, results)]
+    return tuple(cut) if inst.shape.is_tuple else cut[0]
 
 
 @_rule("after-all")

@@ -41,7 +41,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
            "check_no_host_callback", "topk_of", "xla_lapack_call", "is_dce_sink",
-           "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve"]
+           "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "approx_topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -395,6 +395,42 @@ def topk_of(inst) -> dict:
                                    "direction=GT or LT", f"instruction {inst.name}")
         largest = str(root.attrs.get("direction")) == "GT"
     return {"k": shape.tuple_shapes[0].dimensions[-1], "largest": largest}
+
+
+def approx_topk_of(inst) -> dict:
+    """What XLA's ``ApproxTopK`` custom call ``inst`` (``jax.lax.approx_max_k`` /
+    ``approx_min_k``) computes off TPU, XLA's ``ApproxTopKFallback``: the ``n``
+    array operands (values, then what travels with them: jax's iota) sorted
+    along ``reduction_dim`` with the called comparator (``2n`` scalar
+    parameters), each cut to its result's size there (``top_k``, or the
+    approximate output size when not ``aggregate_to_topk``); the ``n`` scalar
+    operands after them (the init values) are not read.  Returns
+    ``{"dimension": d, "arrays": n}``; ValueError naming the rule broken."""
+    attrs = ffi_attributes(inst)
+    ops, shape = list(inst.operands), inst.shape
+    results = list(shape.tuple_shapes) if shape.is_tuple else [shape]
+    n = len(ops) // 2
+    if len(ops) != 2 * n or n == 0 or len(results) != n:
+        raise ValueError(f"custom-call {inst.name} (ApproxTopK) takes n arrays and n init values and gives n "
+                         f"arrays, not {len(ops)} operand(s) -> {len(results)} result(s)")
+    if "reduction_dim" not in attrs:
+        raise ValueError(f"custom-call {inst.name} (ApproxTopK) needs reduction_dim in its backend_config")
+    dims = ops[0].shape.dimensions
+    d = int(attrs["reduction_dim"])
+    d = d + len(dims) if d < 0 else d
+    if not 0 <= d < len(dims):
+        raise ValueError(f"custom-call {inst.name} (ApproxTopK): reduction_dim {attrs['reduction_dim']} of an "
+                         f"array of rank {len(dims)}")
+    for k, (o, r) in enumerate(zip(ops[:n], results)):
+        want = dims[:d] + (r.dimensions[d] if r.rank == len(dims) else -1,) + dims[d + 1:]
+        if o.shape.dimensions != dims or r.dimensions != want or r.dimensions[d] > dims[d] \
+                or r.element_type != o.shape.element_type:
+            raise ValueError(f"custom-call {inst.name} (ApproxTopK): operand {k} {o.shape} and result {k} {r} "
+                             f"must be arrays of {ops[0].shape.dimensions} and its type, cut along dimension {d}")
+    comps = inst.called_computations()
+    if len(comps) != 1 or len(comps[0].parameters) != 2 * n:
+        raise ValueError(f"custom-call {inst.name} (ApproxTopK) needs one comparator of {2 * n} parameters")
+    return {"dimension": d, "arrays": n}
 
 
 def is_builtin(target: str) -> bool:

@@ -1092,7 +1092,8 @@ def _relaid(rw: PatternRewriter, value: HloInstruction, shape: Shape) -> HloInst
 
 @EXPANSIONS.register("custom-call")
 def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
-    """XLA's own targets (see ``hlo.custom_call``): ``TopK`` as ``topk``, ``Sharding`` as its operand,
+    """XLA's own targets (see ``hlo.custom_call``): ``TopK`` as ``topk``, ``ApproxTopK`` as XLA's
+    fallback (sort and slice), ``Sharding`` as its operand,
     ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls, ``dce_sink``
     as the empty tuple it returns."""
     target = hcc.target_of(inst)
@@ -1102,10 +1103,30 @@ def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
         return rw.supersede(inst, inst.operands[0])
     if target == "TopK":
         return rw.supersede(inst, rw.create("topk", inst.shape, list(inst.operands), hcc.topk_of(inst)))
+    if target == "ApproxTopK":
+        return rw.supersede(inst, _approx_topk(inst, rw))
     lapack = hcc.xla_lapack_call(inst)
     if lapack is not None:
         return rw.supersede(inst, rw.create("custom-call", inst.shape, list(inst.operands), lapack))
     return False
+
+
+def _approx_topk(inst: HloInstruction, rw: PatternRewriter) -> HloInstruction:
+    """XLA's ``ApproxTopKFallback`` (``hlo.custom_call.approx_topk_of``): sort, then slice."""
+    how = hcc.approx_topk_of(inst)
+    d, n = how["dimension"], how["arrays"]
+    arrays = list(inst.operands[:n])
+    results = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+    shapes = [a.shape for a in arrays]
+    sort_shape = Shape.tuple(shapes) if n > 1 else shapes[0]
+    sort = rw.create("sort", sort_shape, arrays, {"dimensions": (d,), "is_stable": False,
+                                                  "to_apply": inst.called_computations()[0]})
+    cut = []
+    for k, (s, r) in enumerate(zip(shapes, results)):
+        sorted_k = rw.create("get-tuple-element", s, [sort], {"index": k}) if n > 1 else sort
+        bounds = tuple((0, r.dimensions[j] if j == d else size, 1) for j, size in enumerate(s.dimensions))
+        cut.append(rw.create("slice", r, [sorted_k], {"slice": bounds}))
+    return rw.create("tuple", inst.shape, cut) if inst.shape.is_tuple else cut[0]
 
 
 def _is_real_lapack(inst: HloInstruction, routine: str, operands: int) -> bool:
