@@ -89,7 +89,7 @@ class _Ops:
     def to(self, x, et) -> HloInstruction:
         return x if x.shape.element_type == et else self.op("convert", x, et=et)
 
-    def slice_at(self, a, j, width: int | None = None) -> HloInstruction:
+    def slice_at(self, a, j) -> HloInstruction:
         """Column ``j`` (an s32 scalar) of ``a`` [B, n] as [B], or row ``j`` of
         ``a`` [B, n, k] as [B, k]."""
         dims = a.shape.dimensions
