@@ -166,6 +166,13 @@ def donation():
     kept = jax.device_put(np.ones(8, np.float32), xd)
     jax.jit(lambda x: x * 2)(kept)
     assert not kept.is_deleted()
+    twice = jax.device_put(np.zeros(8, np.float32), xd)
+    try:
+        jax.jit(lambda x, y: x + y, donate_argnums=0)(twice, twice).block_until_ready()
+    except RuntimeError as e:
+        assert "donate the same buffer twice" in str(e), str(e)
+    else:
+        raise AssertionError("a buffer donated and passed again is accepted")
 
 
 @check("mixed")

@@ -172,6 +172,7 @@ class Executable:
             raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} takes {self.num_parameters} arguments, "
                                                    f"got {len(arguments)}")
         device = device or self.device
+        self._check_donated(arguments, non_donatable)
         arrays = [b.array for b in arguments]
         if any(b.deleted for b in arguments):
             k = next(k for k, b in enumerate(arguments) if b.deleted)
@@ -224,12 +225,25 @@ class Executable:
             if len(arguments) != self.num_parameters:
                 raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} takes {self.num_parameters} arguments, "
                                                        f"got {len(arguments)} for device {device.id}")
+            self._check_donated(arguments, non_donatable)
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
         results = self.multi.run(per_device)
         outputs = [[Buffer(np.asarray(r), device) for r in rs] for device, rs in zip(self.devices, results)]
         self._consume_donated(argument_lists, non_donatable)
         return outputs
+
+    def _check_donated(self, arguments: list, non_donatable: set) -> None:
+        """A donated buffer is consumed: passing it again in the same call (donated
+        or not) is an error, as in XLA's CPU client."""
+        for k in self.program.donated:
+            if k in non_donatable or k >= len(arguments):
+                continue
+            again = [j for j, b in enumerate(arguments) if b is arguments[k] and j != k]
+            if again:
+                raise PjrtError(capi.INVALID_ARGUMENT,
+                                f"Attempt to donate the same buffer twice in Execute(): argument {k} of "
+                                f"{self.name} is donated and also passed as argument {again[0]}")
 
     def _consume_donated(self, argument_lists: list, non_donatable: set) -> None:
         for arguments in argument_lists:
