@@ -176,6 +176,23 @@ def donation():
 
 
 @check("mixed")
+def token_results():
+    import jax
+    xd = jax.devices("xlac")[0]
+    with jax.default_device(xd):
+        token = jax.lax.create_token()
+        arr, out = jax.jit(lambda a, t: (a + 1, t))(jax.numpy.ones(4), token)
+    assert (np.asarray(arr) == 2).all()
+    for t in (token, out):
+        try:
+            t._buf._value
+        except RuntimeError as e:
+            assert "token-shape buffer" in str(e), str(e)
+        else:
+            raise AssertionError("a token's buffer reads as an array")
+
+
+@check("mixed")
 def unsupported_op_is_an_error():
     import jax
     xd = jax.devices("xlac")[0]

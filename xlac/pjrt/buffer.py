@@ -35,6 +35,9 @@ def type_code_of(element_type: PrimitiveType) -> int:
     return capi.BUFFER_TYPES.index(element_type.name)
 
 
+#: PJRT_Buffer_Type of a token.
+TOKEN_CODE = capi.BUFFER_TYPES.index("TOKEN")
+
 _CODE_OF_DTYPE = {}
 
 
@@ -85,6 +88,15 @@ class Buffer:
         self.deleted, self.external_references, self._held, self._c_dims = False, 0, None, None
         self.ndim, self._shape = array.ndim, array.shape
         self.handle = handles.new_from(self, block)
+        return self
+
+    @classmethod
+    def token(cls, device) -> "Buffer":
+        """A token (PJRT_Buffer_Type TOKEN, no dimensions): what a program returns
+        for an HLO token.  Its array is an empty pred, which a program taking a
+        token parameter is given."""
+        self = cls(np.zeros(0, np.bool_), device)
+        self.type_code, self.ndim, self._shape = TOKEN_CODE, 0, ()
         return self
 
     @property

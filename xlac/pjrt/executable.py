@@ -29,7 +29,7 @@ from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
 from . import capi, handles
 from .handles import find as find_handle
-from .buffer import Buffer, type_code_of
+from .buffer import TOKEN_CODE, Buffer, type_code_of
 from .client import MEMORY_KIND, Client, Device, Strings
 from .compile_options import CompileOptions, device_assignment_proto
 from .errors import PjrtError, unimplemented
@@ -70,7 +70,11 @@ class Executable:
             raise unimplemented(f"host callbacks (jax.debug.print / pure_callback) in a program on {count} "
                                 f"devices: the devices are other processes than the callbacks'")
         # jax's runtime tokens (of ordered effects) are pred[0] arrays outside the program.
-        self.outputs = [_TOKEN_ARRAY if s.is_token else s for s in _leaves(self.module.result_shape)]
+        leaves = _leaves(self.module.result_shape)
+        self.outputs = [_TOKEN_ARRAY if s.is_token else s for s in leaves]
+        #: Token results (``lax.create_token()`` returned by a program) are TOKEN
+        #: buffers to the caller, as XLA's: jax then refuses to read them as arrays.
+        self.token_outputs = [s.is_token for s in leaves]
         if any(not s.is_array for s in self.outputs):
             raise unimplemented("a program with a nested tuple output through PJRT")
         self.tuple_result = self.module.result_shape.is_tuple
@@ -104,10 +108,12 @@ class Executable:
     def _init_c_views(self) -> None:
         self.strings = Strings()
         n = len(self.outputs)
-        self.c_output_types = (ctypes.c_int * max(1, n))(*[type_code_of(s.element_type) for s in self.outputs])
-        dims = [d for s in self.outputs for d in s.dimensions]
+        shown = [(TOKEN_CODE, ()) if token else (type_code_of(s.element_type), s.dimensions)
+                 for s, token in zip(self.outputs, self.token_outputs)]
+        self.c_output_types = (ctypes.c_int * max(1, n))(*[code for code, _ in shown])
+        dims = [d for _, ds in shown for d in ds]
         self.c_output_dims = (ctypes.c_int64 * max(1, len(dims)))(*dims)
-        self.c_output_ranks = (ctypes.c_size_t * max(1, n))(*[len(s.dimensions) for s in self.outputs])
+        self.c_output_ranks = (ctypes.c_size_t * max(1, n))(*[len(ds) for _, ds in shown])
         kind = MEMORY_KIND.encode()
         self._kind = ctypes.create_string_buffer(kind)
         self.c_output_kinds = (ctypes.c_void_p * max(1, n))(*[ctypes.addressof(self._kind)] * n)
@@ -229,7 +235,7 @@ class Executable:
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
         results = self.multi.run(per_device)
-        outputs = [[Buffer(np.asarray(r), device) for r in rs] for device, rs in zip(self.devices, results)]
+        outputs = [[_output(r, device) for r in rs] for device, rs in zip(self.devices, results)]
         self._consume_donated(argument_lists, non_donatable)
         return outputs
 
@@ -253,7 +259,9 @@ class Executable:
 
 
 def _output(result, device) -> Buffer:
-    """The buffer of one result of the compiled code (None: a token's pred[0])."""
+    """The buffer of one result of the compiled code (None: a token)."""
+    if result is None:
+        return Buffer.token(device)
     if type(result) is not np.ndarray:
         result = np.zeros(0, np.bool_) if result is None else np.asarray(result)
     return Buffer(result, device)
