@@ -167,12 +167,18 @@ def donation():
     jax.jit(lambda x: x * 2)(kept)
     assert not kept.is_deleted()
     twice = jax.device_put(np.zeros(8, np.float32), xd)
+    _refused(lambda: jax.jit(lambda x, y: x + y, donate_argnums=0)(twice, twice).block_until_ready(),
+             "donate the same buffer twice", "a buffer donated and passed again is accepted")
+
+
+def _refused(call, words: str, otherwise: str) -> None:
+    """``call()`` raises a RuntimeError saying ``words``; AssertionError(``otherwise``) if it returns."""
     try:
-        jax.jit(lambda x, y: x + y, donate_argnums=0)(twice, twice).block_until_ready()
+        call()
     except RuntimeError as e:
-        assert "donate the same buffer twice" in str(e), str(e)
+        assert words in str(e), str(e)
     else:
-        raise AssertionError("a buffer donated and passed again is accepted")
+        raise AssertionError(otherwise)
 
 
 @check("mixed")
@@ -184,12 +190,7 @@ def token_results():
         arr, out = jax.jit(lambda a, t: (a + 1, t))(jax.numpy.ones(4), token)
     assert (np.asarray(arr) == 2).all()
     for t in (token, out):
-        try:
-            t._buf._value
-        except RuntimeError as e:
-            assert "token-shape buffer" in str(e), str(e)
-        else:
-            raise AssertionError("a token's buffer reads as an array")
+        _refused(lambda: t._buf._value, "token-shape buffer", "a token's buffer reads as an array")
 
 
 @check("mixed")
