@@ -216,55 +216,48 @@ def test_blocked_cholesky_row_blocks():
 
 @pytest.mark.parametrize("lower", [True, False])
 def test_blocked_cholesky_edges(monkeypatch, lower):
-    """A one-row rest (n = 2 BLOCK + 1), and blocks of twice BLOCK (MAX_BLOCKS
-    lowered to 2): the GEMM's, the solve's and the copies' edges, batched,
-    on one thread and on two."""
+    """A one-row rest (n = 2 BLOCK + 1; n = BLOCK + 1 is a single block), and
+    blocks of twice BLOCK (MAX_BLOCKS lowered to 2): the GEMM's, the solve's
+    and the copies' edges, batched, on one thread and on two (small
+    matrices too: ONE_THREAD_ROW_BYTES lowered)."""
     rng = np.random.default_rng(31)
-    for dtype, n, max_blocks in (("f64", 2 * CHOLESKY_BLOCK + 1, 32), ("f32", 2 * CHOLESKY_BLOCK + 45, 2)):
+    monkeypatch.setattr(cholesky_blocked, "ONE_THREAD_ROW_BYTES", 0)
+    for dtype, n, max_blocks in (("f64", 2 * CHOLESKY_BLOCK + 1, 32), ("f32", 2 * CHOLESKY_BLOCK + 45, 2),
+                                 ("f32", CHOLESKY_BLOCK + 1, 32)):
         monkeypatch.setattr(cholesky_blocked, "MAX_BLOCKS", max_blocks)
         xlac.clear_caches()
         a = hermitian_pd(rng, (2, n, n), dtype)
         comp = cholesky_comp(dtype, a.shape, lower)
-        for threads in (1, 2):       # the one-thread form and the column sets
+        for threads in (1, 2):       # the loop and the parallel steps
             close(xlac.jit(comp, num_threads=threads)(a), xlac.evaluate(comp, a), dtype)
     xlac.clear_caches()
-
-
-def test_blocked_cholesky_owners():
-    """Every block column has one set of the step's; with one set all are
-    its; the sets' work differs little (sizes 3, 8 and 32 blocks)."""
-    for nb in (3, 8, 32):
-        assert cholesky_blocked.owners(nb, 1) == [0] * nb
-        for sets in (2, 3, 8):
-            owner = cholesky_blocked.owners(nb, sets)
-            assert len(owner) == nb and set(owner) <= set(range(sets))
-            if nb >= 8 and sets == 2:
-                # update tiles per set over the whole factorisation
-                tiles = [sum(c - s for c in range(nb) if owner[c] == q for s in range(c - 1)) for q in range(2)]
-                assert abs(tiles[0] - tiles[1]) <= 0.2 * sum(tiles), tiles
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 def test_blocked_kernels_thread_counts(monkeypatch, threads):
     """The blocked kernels with each thread count they plan for: cholesky's
-    column sets (one per thread; more sets than this machine's threads take
-    their turns, and wait for the diagonal block without deadlock) and the
+    tasks of a step (one per thread; more tasks than this machine's threads
+    take their turns, and none waits for a task not started) and the
     solve's column splits; f32 and f64, lower and upper, batched, sizes not
     a multiple of the blocks, a matrix that is not positive definite."""
     from xlac.codegen import task_grid
+    rng = np.random.default_rng(41 + threads)
+    cases = []
+    for dtype, n, lower in (("f32", 4 * CHOLESKY_BLOCK + 5, True), ("f64", 4 * CHOLESKY_BLOCK + 1, False)):
+        a = hermitian_pd(rng, (3, n, n), dtype)
+        a[1, n - 3, n - 3] = -5
+        comp = cholesky_comp(dtype, a.shape, lower)
+        cases.append((dtype, a, comp, xlac.jit(comp, num_threads=1)(a)))
     if threads > 2:        # this call's thread count as the kernels read it
         for mod in (cholesky_blocked, triangular_solve_blocked):
             monkeypatch.setattr(mod, "thread_count", lambda b, opts, n=threads: task_grid.i64(n))
     xlac.clear_caches()
-    rng = np.random.default_rng(41 + threads)
-    for dtype, n, lower in (("f32", 3 * CHOLESKY_BLOCK + 5, True), ("f64", 4 * CHOLESKY_BLOCK + 1, False)):
-        a = hermitian_pd(rng, (3, n, n), dtype)
-        a[1, n - 3, n - 3] = -5
-        comp = cholesky_comp(dtype, a.shape, lower)
+    for dtype, a, comp, one_thread in cases:
         assert chosen_kernels(comp) == ["cholesky.blocked"]
         got, want = xlac.jit(comp, num_threads=min(threads, 2))(a), xlac.evaluate(comp, a)
         close(got, want, dtype)
         assert np.all(np.isnan(got[1])) and np.all(np.isfinite(got[[0, 2]]))
+        np.testing.assert_array_equal(got, one_thread)       # the same bits for any number of tasks
     for dtype, left, lower, transpose, nr in (("f32", True, True, "NO_TRANSPOSE", 150),
                                               ("f64", False, False, "TRANSPOSE", 77),
                                               ("f64", True, False, "ADJOINT", 300)):

@@ -1,25 +1,50 @@
-"""The one-thread form of the blocked ``cholesky`` (``cholesky_blocked``):
-the up-looking factorisation (LAPACK's ``potrf``, upper form) on the work
-array ``w`` (see ``cholesky_blocked``), whose updates are few big GEMMs.
+"""The blocked f32/f64 ``cholesky`` (spec: *Cholesky*) as one kernel: the
+up-looking factorisation (LAPACK's ``potrf``, upper form), in place in the
+result, its bulk in calls of the GEMM library.
+
+The factor is kept where the result goes, in the orientation the result has:
+``u`` row-major for ``lower=false``; for ``lower=true`` ``l = u^T`` row-major,
+i.e. ``u`` column-major, so that the matrix is never transposed as a whole.
+Below, ``u[r, c]`` and "row block" are in ``u``'s terms; each operation says
+what it is in ``l``'s.  Blocks of ``cholesky_blocked.row_blocks`` rows.
 
 The diagonal block of block row 0 is factored first; then for each block
-row ``[i, i + k)`` (``cholesky_blocked.row_blocks``), its diagonal block
-factored, in a loop (the GEMMs' shapes, one per step, are choices of one
-call site: ``gemm_update.subtract_product_of``):
+row ``[i, i + k)`` (step ``s``), with the next block ``[i2, i2 + k2)``:
 
-1. ``w[i:i+k, i+k:] -= u[:i, i:i+k]^T u[:i, i+k:]``: one GEMM of the library
-   on ``w`` in place (``gemm_update``: a dense product, subtracted tile by
-   tile by the library's epilogue while the tile is in L1);
-2. ``w[i:i+k, i+k:] = u_ii^-T w[i:i+k, i+k:]``: the library's forward
-   substitution with ``u_ii^T`` (a transposed copy of the block);
-3. the next diagonal block updated (``w[i':i'+k', i':i'+k'] -= u[:i',
-   i':i'+k']^T u[:i', i':i'+k']``) and factored (the library's ``potrf``).
+1. the panel ``u[i:i+k, i2:] -= u[:i, i:i+k]^T u[:i, i2:]``: one GEMM of the
+   library in place (``gemm_update``: a dense product, subtracted tile by tile
+   by the library's epilogue while the tile is in L1); for ``l``:
+   ``l[i2:, i:i+k] -= l[i2:, :i] l[i:i+k, :i]^T``;
+2. the panel solved, ``u[i:i+k, i2:] = u_ii^-T u[i:i+k, i2:]``: the library's
+   forward substitution in strips (for ``l``, each strip of rows transposed
+   into the task's scratch, solved there and moved back: the routine runs
+   along rows, and the strip stays in L1);
+3. the next diagonal block updated, by the rows above row block ``s`` (final
+   when the step starts) and then by row block ``s`` (``u_22 -= u[:i, i2:i2+k2]^T
+   u[:i, i2:i2+k2]``, ``u_22 -= u[i:i+k, i2:i2+k2]^T u[i:i+k, i2:i2+k2]``), and
+   factored by the library's ``potrf`` (for ``l``, on a transposed copy of
+   the block).
 
-Copies in and out go by bands of BLOCK rows and move only the triangle the
-result has.  On one thread this form's GEMMs (M = 64, K up to n) run faster
-than the right-looking form's (K = 64): 512 x 512 f32 3-5% and f64 5-11%
-less time; on several threads the right-looking form's column sets keep
-both cores busy and their rows in one core's cache.
+Each step is one ``parallel_for`` of one task per thread of the call (on one
+thread, a loop): every task updates and solves its own contiguous columns
+of the panel (``_task_columns``: one GEMM each, M = BLOCK, K = i), task 0
+the first ones, which include the next diagonal block's, so that it can
+then update that block by row block ``s`` and factor it.  The update by the
+rows above is taken by the last task at its start, keeping task 0's chain
+(its panel, the solve, the short update, ``potrf``) short; whichever task
+asks for it first does it (an atomic claim), so with fewer threads than
+tasks (they run one after another) nothing waits on a task not started.
+Every element's sums are the same GEMMs' and solves' whichever task
+computes them: the bits do not depend on the thread count.  On the 2-core
+VM, 512 x 512 f32 took 0.32 ms on two threads (a right-looking form with
+static column ownership and a transposed work array: 0.48 ms) and 0.43 ms
+on one (0.52).
+
+The result's other triangle is zeroed when the triangle is copied in (every
+row: its part of the factor's triangle copied, the rest zeros), and nothing
+is copied out.  If the last diagonal element is NaN (a pivot failed
+somewhere: NaN spreads to every later block), the result is all NaN, as
+XLA's expander makes it.
 """
 from __future__ import annotations
 
@@ -29,24 +54,39 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
+from ...shape import S64
 from .. import gemm_library, types
 from ..emitter import KernelContext
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
+from ..native_function import cpu_relax
 from . import gemm_update
-from ._util import I64, ScratchPlan, constant_table, dyn_range, fill, memcpy, zero_elements
+from ._util import I8, I64, PTR, ScratchPlan, align, constant_table, dyn_range, fill, memcpy, zero_elements
 from .linalg import _element
+
+I32 = ir.IntType(32)
 
 #: Rows of a copy band.
 BAND = 64
+#: Tasks of the parallel form at most (slots of scratch).
+MAX_TASKS = 8
+#: Columns of the panel by which task 0 gets more than an equal share: the
+#: last task does the next diagonal block's update by the rows above (a GEMM
+#: of that block's width), task 0 its update by the step's rows and
+#: ``potrf``.  (On the 2-core VM, 512 x 512 f32: 64 best, 0 and 80 within 5%.)
+TASK0_EXTRA_COLUMNS = 64
 #: Bytes of a row the substitution routine solves per call (the strip's
 #: rows stay in L1).
 STRIP_BYTES = 256
+#: Spins on a flag between two ``sched_yield`` calls.
+SPINS = 1024
 
 
 class Plan:
-    """The form's GEMMs and scratch (``product``, ``t``, ``gemm``) for an n x n
-    factorisation in ``blocks`` (``cholesky_blocked.row_blocks``)."""
+    """The GEMMs and scratch of an n x n factorisation in ``blocks``
+    (``cholesky_blocked.row_blocks``): a slot per task (a panel's product, the
+    GEMM's scratch), ``t`` (u_ss^T of two steps, or a diagonal block's
+    transposed copy) and the parallel form's flags."""
 
     def __init__(self, inst: HloInstruction, blocks: list):
         self.pt = inst.shape.element_type
@@ -54,116 +94,275 @@ class Plan:
         self.lower = bool(inst.attrs.get("lower", False))
         self.blocks = blocks
         kmax = max(r for _, r in self.blocks)
-        # Per step s (row block s, from 1): its rows right of the next diagonal
-        # block, and the next diagonal block (the look-ahead's); from step 0.
-        # A choice per step (``gemm_update.subtract_product_of``).
+        # The updates' (M, N, K) in u's terms, a choice per step
+        # (``gemm_update.subtract_product_of``): the panel of row block s
+        # (from step 1); the next diagonal block by the rows above row block
+        # s (from step 1), and by row block s.
         self.panel = [(k, n - i - k, i) for i, k in blocks[1:-1]]
-        self.diagonal = [(k2, k2, i2) for (i2, k2) in blocks[1:]]
-        shapes = set(self.panel) | set(self.diagonal)
-        self.gemms = {mnk: gemm_update.plan(self.pt, gemm_update.Gemm(*mnk, False)) for mnk in shapes}
+        self.above = [(k2, k2, i) for (i, _), (_, k2) in zip(blocks[1:-1], blocks[2:])]
+        self.below = [(k2, k2, k) for (_, k), (_, k2) in zip(blocks[:-1], blocks[1:])]
+        shapes = set(self.panel) | set(self.above) | set(self.below)
+        self.gemms = {mnk: (self.gemm(mnk), gemm_update.plan(self.pt, self.gemm(mnk))) for mnk in shapes}
         es = self.pt.byte_size
+        self.product_bytes = align(kmax * n * es)
+        self.slot_bytes = self.product_bytes + align(gemm_update.scratch_bytes(p for _, p in self.gemms.values()))
+        self.t_bytes = align(kmax * kmax * es)
         self.scratch = ScratchPlan()
-        self.scratch.add("product", kmax * n * es)
-        self.scratch.add("t", kmax * kmax * es)
-        self.scratch.add("gemm", gemm_update.scratch_bytes(self.gemms.values()))
+        self.scratch.add("t", 2 * self.t_bytes)
+        self.scratch.add("slots", MAX_TASKS * self.slot_bytes)
+        # A line per flag: per step, who updates the next diagonal block by
+        # the rows above, and when that is done.
+        self.scratch.add("sync", 2 * 64 * len(blocks))
+
+    def gemm(self, mnk: tuple) -> gemm_update.Gemm:
+        """The library GEMM of an update of shape (M, N, K) in u's terms: for
+        ``l``, its transpose (rows of ``l`` by rows of ``l``, both along K)."""
+        m, n_, k = mnk
+        return gemm_update.Gemm(n_, m, k, True, True) if self.lower else gemm_update.Gemm(m, n_, k, False)
+
+    def slot(self, b: ir.IRBuilder, scratch, task) -> tuple:
+        """(product, GEMM scratch) of ``task``'s slot (an i64 or int)."""
+        base = b.gep(self.scratch.pointer(b, scratch, "slots"), [b.mul(_v(task), i64(self.slot_bytes))],
+                     inbounds=True, source_etype=I8)
+        return base, b.gep(base, [i64(self.product_bytes)], inbounds=True, source_etype=I8)
+
+    def t(self, b: ir.IRBuilder, scratch, s) -> ir.Value:
+        """The half of ``t`` for step ``s`` (an i64)."""
+        at = b.mul(b.urem(s, i64(2)), i64(self.t_bytes))
+        return b.gep(self.scratch.pointer(b, scratch, "t"), [at], inbounds=True, source_etype=I8)
 
 
 def _routine(module, pt, name: str) -> ir.Function:
     return gemm_library.declare(module, LinalgVariant(pt, name), "call")
 
 
-def _subtract(ctx: KernelContext, plan: Plan, shapes: list, index, w, r0, c0, product, scratch) -> None:
-    """``w[r0:r0+M, c0:c0+N] -= u[:K, r0:r0+M]^T u[:K, c0:c0+N]`` with (M, N, K)
-    ``shapes[index]`` (``gemm_update.subtract_product_of``)."""
+def _v(v) -> ir.Value:
+    return v if isinstance(v, ir.Value) else i64(v)
+
+
+def _at(b: ir.IRBuilder, plan: Plan, w, r, c) -> ir.Value:
+    """The address of ``u[r, c]`` (``w[r, c]``, or ``w[c, r]`` for ``l``)."""
+    r, c = (c, r) if plan.lower else (r, c)
+    return _element(b, w, b.add(b.mul(_v(r), i64(plan.n)), _v(c)), plan.pt)
+
+
+def _subtract(ctx: KernelContext, plan: Plan, shapes: list, index, w, r0, c0, slot, columns=None, k0=None) -> None:
+    """``u[r0:r0+M, c0:c0+N] -= u[k0:k0+K, r0:r0+M]^T u[k0:k0+K, c0:c0+N]``
+    with (M, N, K) ``shapes[index]`` (``gemm_update.subtract_product_of``;
+    ``columns``: a narrower N, at run time; ``k0`` default 0) in ``slot``
+    (``Plan.slot``).  For ``l``: ``l[c0:, r0:] -= l[c0:, k0:] l[r0:, k0:]^T``."""
     b, n, pt = ctx.b, plan.n, plan.pt
-    choices = [(gemm_update.Gemm(*mnk, False), plan.gemms[mnk]) for mnk in shapes]
-    gemm_update.subtract_product_of(ctx, pt, choices, index, _element(b, w, r0, pt), n, _element(b, w, c0, pt), n,
-                                    _element(b, w, b.add(b.mul(r0, i64(n)), c0), pt), n, product, scratch)
+    k0 = i64(0) if k0 is None else k0
+    choices = [plan.gemms[mnk] for mnk in shapes]
+    product, scratch = slot
+    a, bb = _at(b, plan, w, k0, r0), _at(b, plan, w, k0, c0)
+    if plan.lower:
+        a, bb, override = bb, a, dict(rows=columns)
+    else:
+        override = dict(columns=columns)
+    gemm_update.subtract_product_of(ctx, pt, choices, index, a, n, bb, n, _at(b, plan, w, r0, c0), n, product,
+                                    scratch, **override)
+
+
+def _solve(b: ir.IRBuilder, plan: Plan, w, t, i, k, c0, c1, work) -> None:
+    """``u[i:i+k, c0:c1] = u_ii^-T u[i:i+k, c0:c1]`` by the library's forward
+    substitution in strips of STRIP_BYTES of each row: with ``t`` = ``u_ii^T``
+    row-major (k elements a row); for ``l`` with ``l_ii`` in place, each strip
+    of ``l``'s rows transposed into ``work`` and back."""
+    n, pt = plan.n, plan.pt
+    trsm = _routine(b.module, pt, "trsm_fwd")
+    transpose = _routine(b.module, pt, "transpose")
+    strip = STRIP_BYTES // pt.byte_size
+    with dyn_range(b, c0, c1, step=strip, name="chol.strip") as j0:
+        j1 = b.add(j0, i64(strip))
+        j1 = b.select(b.icmp_signed("<", j1, c1), j1, c1)
+        if plan.lower:
+            rows, panel = b.sub(j1, j0), _at(b, plan, w, i, j0)          # l[j0:j1, i:i+k]
+            b.call(transpose, [work, panel, i64(1), rows, k, i64(n), i64(strip)])
+            b.call(trsm, [work, _at(b, plan, w, i, i), k, i64(strip), i64(0), rows, i64(n)])
+            b.call(transpose, [panel, work, i64(1), k, rows, i64(strip), i64(n)])
+        else:
+            b.call(trsm, [_at(b, plan, w, i, 0), t, k, i64(n), j0, j1, k])
+
+
+def _factor_block(b: ir.IRBuilder, plan: Plan, w, i, k, t) -> None:
+    """``potrf`` of the diagonal block ``[i, i+k)`` in place; ``t``: for
+    ``u``, its transpose (what ``_solve`` takes), for ``l`` the copy
+    factored."""
+    n, pt = plan.n, plan.pt
+    diag = _at(b, plan, w, i, i)
+    potrf, transpose = _routine(b.module, pt, "potrf"), _routine(b.module, pt, "transpose")
+    if plan.lower:
+        b.call(transpose, [t, diag, i64(1), k, k, i64(n), k])
+        b.call(potrf, [t, k, k])
+        b.call(transpose, [diag, t, i64(1), k, k, k, i64(n)])
+    else:
+        b.call(potrf, [diag, k, i64(n)])
+        b.call(transpose, [t, diag, i64(1), k, k, i64(n), k])
+
+
+def _step_table(b: ir.IRBuilder, plan: Plan):
+    """The module's table of the blocks' ``(i, k)``; ``field(s, f)`` loads
+    field ``f`` (0: i, 1: k, 2: next i, 3: next k) of step ``s``."""
+    bl = plan.blocks
+    table = constant_table(b.module, f"xlac.cholesky.up.{plan.n}.{bl[0][1]}", [x for blk in bl for x in blk])
+
+    def field(s, f: int):
+        return b.load(b.gep(table, [i64(0), b.add(b.mul(s, i64(2)), i64(f))], inbounds=True), typ=I64)
+    return field
 
 
 @contextmanager
-def _bands(b: ir.IRBuilder, plan: Plan, name: str):
+def _bands(b: ir.IRBuilder, plan: Plan, name: str, first=0, every=1):
     """A loop over the bands of BAND rows, yielding ``(i, k)`` (the last band
-    the rest); each band is inside one block of the factorisation (blocks
-    are multiples of BAND)."""
+    the rest).  Bands ``first``, ``first + every``, ... only (i64 values or
+    ints: one task's share)."""
     n = plan.n
-    with dyn_range(b, i64(0), i64(n), step=BAND, name=name) as i:
+    with dyn_range(b, b.mul(_v(first), i64(BAND)), i64(n), step=b.mul(_v(every), i64(BAND)), name=name) as i:
         left = b.sub(i64(n), i)
         yield i, b.select(b.icmp_signed("<", left, i64(BAND)), left, i64(BAND))
 
 
-def _copy_in(b: ir.IRBuilder, plan: Plan, a, w) -> None:
-    """The triangle the factorisation reads, band by band: ``w[i:i+k, i:] =
-    a[i:, i:i+k]^T`` (lower: w holds ``a^T``) or ``a[i:i+k, i:]`` (upper)."""
-    n, pt = plan.n, plan.pt
-    with _bands(b, plan, "chol.in") as (i, k):
-        at = b.add(b.mul(i, i64(n)), i)
-        if plan.lower:
-            b.call(_routine(b.module, pt, "transpose"),
-                   [_element(b, w, at, pt), _element(b, a, at, pt), i64(1), b.sub(i64(n), i), k, i64(n), i64(n)])
-        else:
-            with dyn_range(b, i64(0), k, name="chol.in.r") as r:
-                row = b.add(at, b.mul(r, i64(n)))
-                memcpy(b, _element(b, w, row, pt), _element(b, a, row, pt), b.mul(b.sub(i64(n), i), i64(pt.byte_size)))
-
-
-def _copy_out(b: ir.IRBuilder, plan: Plan, w, out) -> None:
-    """The result from ``w``, band by band: lower, ``out[i:i+k, :i+k] =
-    w[:i+k, i:i+k]^T`` (the diagonal block's strict lower triangle in w is
-    zeros: ``potrf``'s) and zeros right of it; upper (``w`` is ``out``),
-    zeros left of the diagonal block."""
-    n, pt = plan.n, plan.pt
-    with _bands(b, plan, "chol.out") as (i, k):
-        row0 = _element(b, out, b.mul(i, i64(n)), pt)
-        end = b.add(i, k)
-        if plan.lower:
-            b.call(_routine(b.module, pt, "transpose"), [row0, _element(b, w, i, pt), i64(1), end, k, i64(n), i64(n)])
-        with dyn_range(b, i64(0), k, name="chol.out.r") as r:
-            row = _element(b, row0, b.mul(r, i64(n)), pt)
+def _copy_in(b: ir.IRBuilder, plan: Plan, a, w, first=0, every=1) -> None:
+    """The triangle the factorisation reads, row by row of the result, in
+    bands (``first``, ``every``: which, see ``_bands``): row r of ``u`` from
+    its diagonal on, of ``l`` up to its diagonal; zeros in the rest of the
+    row (the diagonal block's other triangle is ``potrf``'s)."""
+    n, pt, es = plan.n, plan.pt, plan.pt.byte_size
+    with _bands(b, plan, "chol.in", first, every) as (i, k):
+        with dyn_range(b, i64(0), k, name="chol.in.r") as r:
+            row = b.add(i, r)
+            at = b.mul(row, i64(n))
+            lo, hi = (i64(0), b.add(row, i64(1))) if plan.lower else (row, i64(n))
+            memcpy(b, _element(b, w, b.add(at, lo), pt), _element(b, a, b.add(at, lo), pt),
+                   b.mul(b.sub(hi, lo), i64(es)))
             if plan.lower:
-                zero_elements(b, pt, _element(b, row, end, pt), b.sub(i64(n), end))
+                zero_elements(b, pt, _element(b, w, b.add(at, hi), pt), b.sub(i64(n), hi))
             else:
-                zero_elements(b, pt, row, i)
+                zero_elements(b, pt, _element(b, w, at, pt), row)
 
 
-def factor(ctx: KernelContext, plan: Plan, a_e, w, out_e, scratch) -> None:
-    """One matrix: ``a_e`` (row-major) factored in ``w`` (``out_e`` itself
-    for ``lower=false``) and the result written to ``out_e``, all NaN when a
-    pivot failed; ``scratch``: ``plan.scratch``'s base.  A loop over the
-    steps: the GEMMs' shapes are choices of one call site each."""
-    b, n, pt = ctx.b, plan.n, plan.pt
-    product = plan.scratch.pointer(b, scratch, "product")
-    t = plan.scratch.pointer(b, scratch, "t")
-    gemm_scratch = plan.scratch.pointer(b, scratch, "gemm")
+def _finish(b: ir.IRBuilder, plan: Plan, w) -> None:
+    """All NaN if the last diagonal element is (NaN spreads from a failed
+    block to every later one)."""
+    ety = types.memory_type(plan.pt)
+    n = plan.n
+    corner = b.load(_element(b, w, i64(n * n - 1), plan.pt), typ=ety)
+    with b.if_then(b.fcmp_unordered("uno", corner, corner)):
+        fill(b, plan.pt, w, i64(n * n), ir.Constant(ety, math.nan))
+
+
+def _task_columns(b: ir.IRBuilder, plan: Plan, j, tasks, i2, k2) -> tuple:
+    """``[c0, c1)``: task ``j``'s columns of the panel ``[i2, n)`` of a step
+    with ``tasks`` tasks: task 0 the first, TASK0_EXTRA_COLUMNS more than an
+    equal share but at least the next diagonal block's (it solves them
+    before it updates that block), the others equal shares of the rest.
+    Whole lines of 64 bytes each."""
+    n, es = plan.n, plan.pt.byte_size
+    line = 64 // es
+    width = b.sub(i64(n), i2)
+
+    def down(x):                                     # a multiple of ``line``, >= 0
+        x = b.sub(x, b.srem(x, i64(line)))
+        return b.select(b.icmp_signed("<", x, i64(0)), i64(0), x)
+
+    def clamp(x, lo, hi):
+        x = b.select(b.icmp_signed("<", x, lo), lo, x)
+        return b.select(b.icmp_signed(">", x, hi), hi, x)
+    n0 = clamp(down(b.sdiv(b.add(width, i64(TASK0_EXTRA_COLUMNS)), tasks)), k2, width)
+    others = b.select(b.icmp_signed(">", tasks, i64(1)), b.sub(tasks, i64(1)), i64(1))
+    per = down(b.add(b.sdiv(b.add(b.sub(width, n0), b.sub(others, i64(1))), others), i64(line - 1)))
+    first = b.add(b.add(i2, n0), b.mul(b.sub(j, i64(1)), per))
+    is0 = b.icmp_signed("==", j, i64(0))
+    c0 = b.select(is0, i2, first)
+    c1 = b.select(is0, b.add(i2, n0), b.add(first, per))
+    return clamp(c0, i2, i64(n)), clamp(c1, i2, i64(n))
+
+
+def factor(ctx: KernelContext, plan: Plan, a_e, w, scratch, tasks) -> None:
+    """One matrix: ``a_e`` (row-major) factored in ``w`` (the result,
+    row-major), all NaN when a pivot failed; ``scratch``: ``plan.scratch``'s
+    base; ``tasks`` (an i64 >= 1): the tasks of each ``parallel_for``, the
+    copy in (bands dealt out in turn) and one per step (see the module
+    docstring).  The same bits for any number of tasks: each element's sums
+    are the same GEMMs' and solves' whoever computes them."""
+    b = ctx.b
     bl = plan.blocks
-    nb = len(bl)
-    table = constant_table(b.module, f"xlac.cholesky.up.{n}.{bl[0][1]}", [x for blk in bl for x in blk])
-    transpose, potrf = _routine(b.module, pt, "transpose"), _routine(b.module, pt, "potrf")
-    trsm = _routine(b.module, pt, "trsm_fwd")
-    _copy_in(b, plan, a_e, w)
-    b.call(potrf, [w, i64(bl[0][1]), i64(n)])
-    with dyn_range(b, i64(0), i64(nb - 1), name="chol.s") as s:
-        i, k, i2, k2 = (b.load(b.gep(table, [i64(0), b.add(b.mul(s, i64(2)), i64(f))], inbounds=True), typ=I64)
-                        for f in range(4))
-        # Row block s right of the next diagonal block loses the rows above
-        # (its diagonal block and the next one are updated and factored).
-        if plan.panel:
-            with b.if_then(b.icmp_signed(">", s, i64(0))):
-                _subtract(ctx, plan, plan.panel, b.sub(s, i64(1)), w, i, i2, product, gemm_scratch)
-        # Row block s solved with u_ss^T, then the next diagonal block updated and factored.
-        b.call(transpose, [t, _element(b, w, b.add(b.mul(i, i64(n)), i), pt), i64(1), k, k, i64(n), k])
-        strip = STRIP_BYTES // pt.byte_size
-        with dyn_range(b, i2, i64(n), step=strip, name="chol.strip") as j0:
-            j1 = b.add(j0, i64(strip))
-            b.call(trsm, [_element(b, w, b.mul(i, i64(n)), pt), t, k, i64(n), j0,
-                          b.select(b.icmp_signed("<", j1, i64(n)), j1, i64(n)), k])
-        _subtract(ctx, plan, plan.diagonal, s, w, i2, i2, product, gemm_scratch)
-        b.call(potrf, [_element(b, w, b.add(b.mul(i2, i64(n)), i2), pt), k2, i64(n)])
-    # NaN spreads from a failed block to every later one: the corner tells.
-    ety = types.memory_type(pt)
-    corner = b.load(_element(b, w, i64(n * n - 1), pt), typ=ety)
-    with b.if_else(b.fcmp_unordered("uno", corner, corner)) as (failed, ok):
-        with failed:
-            fill(b, pt, out_e, i64(n * n), ir.Constant(ety, math.nan))
-        with ok:
-            _copy_out(b, plan, w, out_e)
+
+    def unpack(tctx):
+        w_, a_, scratch_, s_, tasks_ = tctx.shared
+        return w_, a_, scratch_, tctx.b.ptrtoint(s_, I64), tctx.b.ptrtoint(tasks_, I64)
+
+    def copy_in(tctx: KernelContext, j) -> None:
+        w_, a_, _, _, tasks_ = unpack(tctx)
+        _copy_in(tctx.b, plan, a_, w_, j, tasks_)
+
+    def step(tctx: KernelContext, j) -> None:
+        tb = tctx.b
+        w_, _, scratch_, s, tasks_ = unpack(tctx)
+        i, k, i2, k2 = (_step_table(tb, plan)(s, f) for f in range(4))
+        slot = plan.slot(tb, scratch_, j)
+        claim = tb.gep(plan.scratch.pointer(tb, scratch_, "sync"), [tb.mul(s, i64(16))], inbounds=True,
+                       source_etype=I64)
+        done = tb.gep(claim, [i64(8)], inbounds=True, source_etype=I64)
+        later = tb.icmp_signed(">", s, i64(0))
+
+        def above() -> None:
+            """The next diagonal block by the rows above row block s, if this
+            task is the first to ask (then it raises ``done``)."""
+            with tb.if_then(tb.icmp_unsigned("==", tb.atomic_rmw("xchg", claim, i64(1), "acq_rel"), i64(0))):
+                _subtract(tctx, plan, plan.above, tb.sub(s, i64(1)), w_, i2, i2, slot)
+                tb.atomic_rmw("xchg", done, i64(1), "release")
+
+        if plan.above:
+            with tb.if_then(tb.and_(later, tb.icmp_signed("==", j, tb.sub(tasks_, i64(1))))):
+                above()
+        c0, c1 = _task_columns(tb, plan, j, tasks_, i2, k2)
+        with tb.if_then(tb.icmp_signed("<", c0, c1)):
+            if plan.panel:
+                with tb.if_then(later):
+                    _subtract(tctx, plan, plan.panel, tb.sub(s, i64(1)), w_, i, c0, slot, columns=tb.sub(c1, c0))
+            _solve(tb, plan, w_, plan.t(tb, scratch_, s), i, k, c0, c1, slot[0])
+        with tb.if_then(tb.icmp_signed("==", j, i64(0))):
+            if plan.above:
+                with tb.if_then(later):
+                    above()             # (unless the last task took it: then it is finishing it)
+                    _spin_until(tb, done)
+            _subtract(tctx, plan, plan.below, s, w_, i2, i2, slot, k0=i)
+            _factor_block(tb, plan, w_, i2, k2, plan.t(tb, scratch_, tb.add(s, i64(1))))
+
+    def run(body, s) -> None:
+        ctx.parallel_for(tasks, body, shared=(w, a_e, scratch) + tuple(b.inttoptr(v, PTR) for v in (s, tasks)))
+
+    zero_elements(b, S64, plan.scratch.pointer(b, scratch, "sync"), i64(16 * len(bl)))
+    run(copy_in, i64(0))
+    _factor_block(b, plan, w, i64(0), i64(bl[0][1]), plan.t(b, scratch, i64(0)))
+    if len(bl) > 1:
+        with dyn_range(b, i64(0), i64(len(bl) - 1), name="chol.s") as s:
+            run(step, s)
+    _finish(b, plan, w)
+
+
+def _spin_until(b: ir.IRBuilder, flag) -> None:
+    """Until the i64 at ``flag`` is 1 (another task is finishing what it
+    claimed): spinning, with ``sched_yield`` every SPINS."""
+    relax = cpu_relax(b.module)
+    yield_fn = b.module.globals.get("sched_yield") or ir.Function(b.module, ir.FunctionType(I32, []), "sched_yield")
+    pre = b.block
+    head = b.append_basic_block("wait.head")
+    spin = b.append_basic_block("wait.spin")
+    ready = b.append_basic_block("wait.done")
+    b.branch(head)
+    b.position_at_end(head)
+    count = b.phi(I64, "wait.k")
+    count.add_incoming(i64(0), pre)
+    b.cbranch(b.icmp_unsigned("==", b.load_atomic(flag, "acquire", 8, typ=I64), i64(1)), ready, spin)
+    b.position_at_end(spin)
+    if relax is not None:
+        b.call(relax, [])
+    nxt = b.add(count, i64(1))
+    with b.if_then(b.icmp_unsigned("==", b.and_(nxt, i64(SPINS - 1)), i64(0)), likely=False):
+        b.call(yield_fn, [])
+    count.add_incoming(nxt, b.block)
+    b.branch(head)
+    b.position_at_end(ready)

@@ -32,22 +32,25 @@ _DESC = len(gemm_library.FIELDS)
 
 @dataclass(frozen=True)
 class Gemm:
-    """``C (M x N) = A (M x K) . B (K x N)``, B and C unit-stride along N; A
-    unit-stride along K (``a_k_unit``) or along M."""
+    """``C (M x N) = A (M x K) . B (K x N)``, C unit-stride along N; A
+    unit-stride along K (``a_k_unit``) or along M; B along N, or along K
+    (``b_k_unit``)."""
 
     M: int
     N: int
     K: int
     a_k_unit: bool
+    b_k_unit: bool = False
 
 
 def plan(pt, g: Gemm):
     """(DotPlan, library Variant) of ``g``: the plan of a dot of its shapes."""
     lhs_dims, lhs_k = ((g.M, g.K), 1) if g.a_k_unit else ((g.K, g.M), 0)
+    rhs_dims, rhs_k = ((g.N, g.K), 1) if g.b_k_unit else ((g.K, g.N), 0)
     lhs = HloInstruction("parameter", Shape(pt, lhs_dims), attrs={"parameter_number": 0})
-    rhs = HloInstruction("parameter", Shape(pt, (g.K, g.N)), attrs={"parameter_number": 1})
+    rhs = HloInstruction("parameter", Shape(pt, rhs_dims), attrs={"parameter_number": 1})
     dot = HloInstruction("dot", Shape(pt, (g.M, g.N)), [lhs, rhs],
-                         dict(lhs_contracting_dims=(lhs_k,), rhs_contracting_dims=(0,), lhs_batch_dims=(),
+                         dict(lhs_contracting_dims=(lhs_k,), rhs_contracting_dims=(rhs_k,), lhs_batch_dims=(),
                               rhs_batch_dims=()))
     p = plan_dot(dot)
     v = library_variant(dot, p)
@@ -83,7 +86,8 @@ def _fields(g: Gemm, planned, lda: int, ldb: int, serial: bool) -> list:
     dp, _ = planned
     grid = dp.grids.serial if serial else dp.grids.grids[-1]
     a_rs, a_cs = (lda, 1) if g.a_k_unit else (1, lda)
-    fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=ldb, b_cs=1, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
+    b_rs, b_cs = (1, ldb) if g.b_k_unit else (ldb, 1)
+    fields = dict(a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, c_rs=g.N, c_cs=1, nbi=1, M=g.M, N=g.N, K=g.K, nb=1,
                   kc=dp.kc, mc=grid.sizes[0], nc=grid.sizes[1], nbt=grid.split[0], nmt=grid.split[1],
                   nnt=grid.split[2], n_tasks=grid.n_tasks, task_bytes=dp.task_bytes,
                   b_off=dp.task_plan.regions["b"][0])
@@ -166,11 +170,15 @@ def subtract_product(ctx: KernelContext, pt, g: Gemm, planned, a, lda: int, b_pt
 
 
 def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: int, b_ptr, ldb: int, w, ldw: int,
-                        product, scratch) -> None:
+                        product, scratch, columns=None, rows=None) -> None:
     """:func:`subtract_product` on this thread with the shape chosen at run
     time: ``choices[index]`` (``index`` an i64), a list of ``(Gemm,
     plan)``.  One call site: the descriptors' constant fields and the
-    library functions are tables of the module."""
+    library functions are tables of the module.  ``columns`` / ``rows``
+    (i64s, at most the choice's N / M): only the first ``columns`` columns
+    of B and ``w`` / ``rows`` rows of A and ``w`` (the library's loops take
+    M and N from the descriptor; the plan's blocks and scratch are those of
+    the bigger shape, enough for a smaller one)."""
     b = ctx.b
     dp0 = choices[0][1][0]
     # The counter first in every choice's scratch; the workers' regions maybe
@@ -182,14 +190,20 @@ def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: in
     else:
         at = b.load(b.gep(_constant(b.module, offsets), [i64(0), index], inbounds=True), typ=ir.IntType(64))
         tasks = b.gep(scratch, [at], inbounds=True, source_etype=ir.IntType(8))
-    rows = [_fields(g, planned, lda, ldb, True) for g, planned in choices]
-    table = _constant(b.module, [x for row in rows for x in row])
+    fields_rows = [_fields(g, planned, lda, ldb, True) for g, planned in choices]
+    table = _constant(b.module, [x for row in fields_rows for x in row])
     template = b.gep(table, [i64(0), b.mul(index, i64(_DESC))], inbounds=True)
     n_ = choices[0][0].N
-    if len({g.N for g, _ in choices}) > 1:       # the product's rows are N apart: N from the table
+    if columns is not None:
+        n_ = columns
+    elif len({g.N for g, _ in choices}) > 1:       # the product's rows are N apart: N from the table
         n_ = b.load(b.gep(template, [i64(gemm_library.FIELDS.index("N"))], inbounds=True, source_etype=ir.IntType(64)),
                     typ=ir.IntType(64))
     desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, n_, product, scratch, tasks)
+    # (the product's rows are ``columns`` apart)
+    for fields, value in ((("N", "c_rs"), columns), (("M",), rows)):
+        for field in fields if value is not None else ():
+            b.store(value, b.gep(desc, [i64(0), i64(gemm_library.SLOT[field])], inbounds=True), align=8)
     fns = [gemm_library.declare(b.module, v, "run") for _, (_, v) in choices]
     name = "xlac.gemm_update.fns." + hashlib.sha256(" ".join(f.name for f in fns).encode()).hexdigest()[:16]
     ftable = b.module.globals.get(name)
