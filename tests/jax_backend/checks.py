@@ -194,6 +194,20 @@ def token_results():
 
 
 @check("mixed")
+def compiler_options():
+    import jax
+    xd = jax.devices("xlac")[0]
+    x = jax.device_put(np.float32(2), xd)
+    f = jax.jit(lambda v: v * 2, compiler_options={"xla_embed_ir_in_executable": True,
+                                                   "xla_dump_max_hlo_modules": 200})
+    assert float(f(x)) == 4
+    _refused(lambda: jax.jit(lambda v: v + 1, compiler_options={"invalid_key": "invalid_value"})(x),
+             "No such compile option: 'invalid_key'", "an unknown compile option is accepted")
+    _refused(lambda: jax.jit(lambda v: v + 2, compiler_options={"xla_embed_ir_in_executable": "maybe"})(x),
+             "is not a valid bool value", "a bool option set to a word is accepted")
+
+
+@check("mixed")
 def unsupported_op_is_an_error():
     import jax
     xd = jax.devices("xlac")[0]

@@ -1,8 +1,11 @@
 """The PJRT C API table of xlac's plugin, called through its own function
 pointers, without jax (xlac/pjrt/api.py, docs/jax_backend.md)."""
 import ctypes
+import re
+import struct
 
 import numpy as np
+import pytest
 
 from xlac.pjrt import api, capi, compile_options
 
@@ -67,6 +70,59 @@ def test_compile_options_and_device_assignment_round_trip():
     build = b"\x20\x02\x28\x03" + b"\x4a" + bytes([len(da)]) + da        # num_replicas, num_partitions, da
     options = compile_options.parse(b"\x1a" + bytes([len(build)]) + build)
     assert (options.num_replicas, options.num_partitions, options.device_ids) == (2, 3, (0, 1, 2, 3, 4, 5))
+
+
+def _map_entry(name: str, value: bytes) -> bytes:
+    f, n = compile_options._field, compile_options._encode_varint
+    body = f(1, 2, n(len(name)) + name.encode()) + f(2, 2, n(len(value)) + value)
+    return f(7, 2, n(len(body)) + body)
+
+
+def test_compile_options_read_the_overrides():
+    """jax's compiler_options (``env_option_overrides``): each value kind."""
+    f, n = compile_options._field, compile_options._encode_varint
+    data = (_map_entry("a_string", f(1, 2, n(3) + b"abc")) + _map_entry("a_bool", f(2, 0, n(1)))
+            + _map_entry("an_int", f(3, 0, n(-5))) + _map_entry("a_double", f(4, 1, struct.pack("<d", 0.5))))
+    assert compile_options.parse(data).overrides == {"a_string": "abc", "a_bool": True, "an_int": -5,
+                                                     "a_double": 0.5}
+
+
+def test_compiler_options_are_checked_as_xla_checks_them():
+    """An unknown name and a value of the wrong kind are refused with XLA's
+    messages; strings parse as XLA's ApplyOptionFromString parses them."""
+    from xlac.pjrt.debug_options import OptionError, check
+    known = {"xla_flag": "bool", "xla_count": "int32", "xla_ratio": "float", "xla_path": "string",
+             "xla_mode": "enum"}
+    check({"xla_flag": True, "xla_count": 200, "xla_ratio": 0.5, "xla_path": "/tmp"}, known)
+    check({"xla_flag": "False", "xla_count": " 12", "xla_ratio": "1e-3"}, known)
+    refused = [({"invalid_key": "invalid_value"}, "No such compile option: 'invalid_key'"),
+               ({"xla_flag": "invalid_value"}, "While setting option xla_flag, 'invalid_value' is not a valid "
+                                                "bool value."),
+               ({"xla_flag": 1}, "'1' is not a valid bool value."),
+               ({"xla_count": 0.5}, "'0.5' is not a valid int32 value."),
+               ({"xla_count": "many"}, "'many' is not a valid int32 value."),
+               ({"xla_ratio": True}, "'1' is not a valid float value."),
+               ({"xla_mode": "FAST"}, "'FAST' is not a valid enum value.")]
+    for options, words in refused:
+        with pytest.raises(OptionError, match=re.escape(words)):
+            check(options, known)
+
+
+def test_debug_options_read_from_a_file_descriptor():
+    """The DebugOptions fields of a serialized xla.proto file descriptor
+    (what jaxlib's library embeds), up to the blob's end."""
+    from xlac.pjrt import debug_options
+    f, n = compile_options._field, compile_options._encode_varint
+
+    def sub(number, body):
+        return f(number, 2, n(len(body)) + body)
+
+    def field(name, kind):
+        return sub(2, sub(1, name.encode()) + f(3, 0, n(1)) + f(4, 0, n(1)) + f(5, 0, n(kind)))
+    other = sub(4, sub(1, b"Other") + field("x", 8))
+    debug = sub(4, sub(1, b"DebugOptions") + field("xla_a", 8) + field("xla_b", 5) + field("xla_c", 2))
+    blob = debug_options._FILE_START + other + debug + b"\x00\xff garbage after the descriptor"
+    assert debug_options._debug_option_fields(blob) == {"xla_a": "bool", "xla_b": "int32", "xla_c": "float"}
 
 
 def test_dispatch_calls_are_answered_without_python(monkeypatch):

@@ -16,7 +16,7 @@ import ctypes
 import sys
 
 from . import buffer as buffers
-from . import capi, compile_options, errors, events, handles, host_callbacks
+from . import capi, compile_options, debug_options, errors, events, handles, host_callbacks
 from .buffer import Buffer
 from .client import Client, Device, DeviceDescription, Memory, Topology, named_values, use_native_user_data
 from .errors import PjrtError
@@ -261,6 +261,10 @@ def client_compile(a):
     code = _bytes(program.code, program.code_size)
     fmt = _bytes(program.format, program.format_size).decode()
     options = compile_options.parse(_bytes(a.compile_options, a.compile_options_size))
+    try:
+        debug_options.check(options.overrides)
+    except debug_options.OptionError as e:
+        raise PjrtError(capi.INVALID_ARGUMENT, str(e)) from None
     a.executable = Executable(c, read_program(code, fmt), options).handle
 
 

@@ -4,11 +4,14 @@ format (no protobuf dependency).
 
 Read: ``executable_build_options`` (field 3) -> ``num_replicas`` (4),
 ``num_partitions`` (5), ``device_assignment`` (9) of
-``ExecutableBuildOptionsProto``; the rest is ignored.
+``ExecutableBuildOptionsProto``; ``env_option_overrides`` (field 7, a map
+from a name to an ``OptionOverrideProto``: string 1, bool 2, int64 3,
+double 4), what jax's ``compiler_options`` become; the rest is ignored.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import struct
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -17,6 +20,8 @@ class CompileOptions:
     num_replicas: int = 1
     num_partitions: int = 1
     device_ids: tuple | None = None     # device assignment, replica-major, or None (the default)
+    #: ``env_option_overrides``: name -> str, bool, int or float, in the order given.
+    overrides: dict = field(default_factory=dict)
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -80,10 +85,32 @@ def _device_assignment(data: bytes) -> tuple[int, int, tuple]:
     return replicas, computations, ids
 
 
+def _override(data: bytes) -> tuple[str, object]:
+    """(name, value) of an ``env_option_overrides`` map entry."""
+    name, value = "", None
+    for number, wire, v in fields(data):
+        if number == 1 and wire == 2:
+            name = v.decode("utf-8", "replace")
+        elif number == 2 and wire == 2:
+            for n, w, x in fields(v):
+                if n == 1 and w == 2:
+                    value = x.decode("utf-8", "replace")
+                elif n == 2 and w == 0:
+                    value = bool(x)
+                elif n == 3 and w == 0:
+                    value = x - (1 << 64) if x >> 63 else x
+                elif n == 4 and w == 1:
+                    value = struct.unpack("<d", x.to_bytes(8, "little"))[0]
+    return name, value
+
+
 def parse(data: bytes) -> CompileOptions:
     """The CompileOptions in serialized CompileOptionsProto ``data``; ValueError if malformed."""
     options = CompileOptions()
     for number, wire, value in fields(data):
+        if number == 7 and wire == 2:
+            name, v = _override(value)
+            options.overrides[name] = v
         if number != 3 or wire != 2:
             continue
         for n, w, v in fields(value):
