@@ -187,3 +187,62 @@ ENTRY e {
     assert computation_fingerprint(a) != computation_fingerprint(c)
     assert computation_fingerprint(c) != computation_fingerprint(d)
     assert fingerprint(a.root) == fingerprint(b.root) != fingerprint(c.root)
+
+
+_WHILES = """HloModule whiles
+
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  half = f32[8] broadcast(f32[] constant(0.5)), dimensions={}
+  ROOT t = (s32[], f32[8]) tuple(add(i, one), add(multiply(x, half), half))
+}
+
+other_body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  half = f32[8] broadcast(f32[] constant(0.5)), dimensions={}
+  ROOT t = (s32[], f32[8]) tuple(add(i, one), add(multiply(x, half), half))
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  c = f32[8] parameter(2)
+  zero = s32[] constant(0)
+  w1 = (s32[], f32[8]) while((s32[], f32[8]) tuple(zero, a)), condition=cond, body=body
+  w2 = (s32[], f32[8]) while((s32[], f32[8]) tuple(zero, b)), condition=cond, body=body
+  w3 = (s32[], f32[8]) while((s32[], f32[8]) tuple(zero, c)), condition=cond, body=other_body
+  r1 = f32[8] get-tuple-element(w1), index=1
+  r2 = f32[8] get-tuple-element(w2), index=1
+  r3 = f32[8] get-tuple-element(w3), index=1
+  ROOT s = (f32[8], f32[8], f32[8]) tuple(r1, r2, r3)
+}
+"""
+
+
+def test_loops_running_the_same_computations_share_one_kernel():
+    """Two while loops on the same condition and body (a computation inlined
+    at two call sites) are one kernel called twice; a loop on a look-alike
+    body (another computation, another function) gets its own."""
+    module = xlac.parse_hlo(_WHILES)
+    low = lower(module)
+    calls = Counter(c for c in _entry_calls(low.llvm_ir) if ".w" in c or "while" in c)
+    assert sorted(calls.values()) == [1, 2], calls
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(8).astype(np.float32) for _ in range(3)]
+    got = xlac.jit(_WHILES)(*args)
+    for g, want in zip(got, xlac.evaluate(module, *args)):
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+    assert not np.allclose(got[0], got[1])

@@ -45,6 +45,9 @@ from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 
 __all__ = ["SiteSlots", "fingerprint", "site_key", "slot_identity"]
 
+#: Opcodes whose kernels call the functions of the computations they name
+#: (``kernels/control_flow.py``), rather than emit them inline as a fusion's.
+_CALLS_FUNCTIONS = frozenset({"while", "conditional", "call"})
 #: Attributes that say where an instruction came from, not what it computes.
 _PROVENANCE = frozenset({"metadata", "frontend_attributes", "statistics_viz"})
 
@@ -166,6 +169,8 @@ def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str,
     module emitted with ``flags``, and the slots its site passes."""
     slots = SiteSlots({}, [])
     parts = [candidate, repr(flags), fingerprint(inst, memo)]
+    if inst.opcode in _CALLS_FUNCTIONS:      # it calls their functions: the same ones, not look-alikes
+        parts.append("calls:" + ",".join(c.name for c in inst.called_computations()))
     leaves = inst.shape.leaves() if inst.shape.is_tuple else [inst.shape]
     for leaf in range(len(leaves)):
         sl = assignment.slice_of(inst, leaf)

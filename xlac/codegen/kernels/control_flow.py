@@ -365,10 +365,15 @@ def _emit_while(ctx) -> None:
             _copy(b, out, state)
 
 
-#: The kernel candidates of this module (``kernels.register_all``).
+#: The kernel candidates of this module (``kernels.register_all``).  Shareable:
+#: they reach their buffers through the context and pass the computations
+#: they run pointers only (``kernel_sharing``: the same computations, by name,
+#: are part of the key); a computation inlined at several call sites of a
+#: training step repeats its loops (jax's random bits: a Threefry ``while``
+#: per key split).
 CALL = KernelCandidate("call", _emit_call,
-                       scratch_bytes=lambda me, inst: _call_plan(me, inst)[0].size)
+                       scratch_bytes=lambda me, inst: _call_plan(me, inst)[0].size, shareable=True)
 CONDITIONAL = KernelCandidate("conditional", _emit_conditional,
-                              scratch_bytes=lambda me, inst: _conditional_plan(me, inst)[0].size)
+                              scratch_bytes=lambda me, inst: _conditional_plan(me, inst)[0].size, shareable=True)
 WHILE = KernelCandidate("while", _emit_while,
-                        scratch_bytes=lambda me, inst: _while_plan(me, inst)[0].size)
+                        scratch_bytes=lambda me, inst: _while_plan(me, inst)[0].size, shareable=True)
