@@ -34,88 +34,17 @@ parameter or result numbers reach it only as slot pointers).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..hlo.ir import HloComputation, HloInstruction
-from ..hlo.printer import format_attr_value
+from ..hlo.fingerprint import digest, fingerprint, literal_text
+from ..hlo.ir import HloInstruction
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 
-__all__ = ["SiteSlots", "fingerprint", "site_key", "slot_identity"]
+__all__ = ["SiteSlots", "site_key", "slot_identity"]
 
 #: Opcodes whose kernels call the functions of the computations they name
 #: (``kernels/control_flow.py``), rather than emit them inline as a fusion's.
 _CALLS_FUNCTIONS = frozenset({"while", "conditional", "call"})
-#: Attributes that say where an instruction came from, not what it computes.
-_PROVENANCE = frozenset({"metadata", "frontend_attributes", "statistics_viz"})
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def _literal_text(literal) -> str:
-    a = np.ascontiguousarray(literal)
-    return f"{a.dtype.str}{a.shape}:{hashlib.blake2b(a.tobytes(), digest_size=16).hexdigest()}"
-
-
-def _attr_text(inst: HloInstruction, key: str, value, memo: dict) -> str:
-    if isinstance(value, HloComputation):
-        return computation_fingerprint(value, memo)
-    if isinstance(value, tuple) and value and isinstance(value[0], HloComputation) and \
-            all(isinstance(v, HloComputation) for v in value):
-        return "{" + ",".join(computation_fingerprint(v, memo) for v in value) + "}"
-    # The same few attribute values (parameter numbers, dimensions, the
-    # scalar constants cloned into every fusion that reads them) recur
-    # across a training step's ~20k fused instructions: their text is kept
-    # in ``memo`` (one emission's), a literal by the identity of its array
-    # (alive, in the module, while it is emitted).
-    if key == "literal":
-        k = ("literal", id(value))
-        text = memo.get(k)
-        if text is None:
-            text = memo[k] = _literal_text(value)
-        return text
-    if type(value) is int or (type(value) is tuple and all(type(v) is int for v in value)):
-        k = (inst.opcode, key, value)
-        text = memo.get(k)
-        if text is None:
-            text = memo[k] = format_attr_value(inst.opcode, key, value)
-        return text
-    return format_attr_value(inst.opcode, key, value)
-
-
-def _instruction_text(inst: HloInstruction, operand_refs: str, memo: dict) -> str:
-    attrs = ",".join([f"{k}={_attr_text(inst, k, v, memo)}" for k, v in inst.attrs.items()
-                      if k not in _PROVENANCE]) if inst.attrs else ""
-    return f"{inst.shape} {inst.opcode}({operand_refs}){attrs}"
-
-
-def computation_fingerprint(comp: HloComputation, memo: dict | None = None) -> str:
-    """A digest of ``comp`` up to the names of it and its instructions:
-    operands are referred to by position in post order."""
-    memo = {} if memo is None else memo
-    got = memo.get(id(comp))
-    if got is None:
-        # Every instruction of every kernel's fused computation comes through
-        # here (~20k for a training step): positions are kept as text.
-        position: dict[HloInstruction, str] = {}
-        lines = []
-        for inst in comp.post_order():
-            refs = ",".join([position[o] for o in inst.operands])
-            position[inst] = str(len(lines))
-            lines.append(_instruction_text(inst, refs, memo))
-        lines.append(f"root {position[comp.root]}")
-        got = memo[id(comp)] = _digest("\n".join(lines))
-    return got
-
-
-def fingerprint(inst: HloInstruction, memo: dict | None = None) -> str:
-    """What ``inst`` computes, up to names: its opcode, shape, attributes
-    and called computations (a fusion's fused computation), not its operands."""
-    return _digest(_instruction_text(inst, str(len(inst.operands)), {} if memo is None else memo))
 
 
 def slot_identity(sl: BufferSlice, src: HloInstruction | None):
@@ -159,7 +88,7 @@ def _constant_class(assignment: BufferAssignment, op: HloInstruction, leaf: int)
     if const is None:
         return "-"
     if const.literal.size <= 1:
-        return f"{op.opcode == 'constant'}:{src.opcode == 'constant'}:{_literal_text(const.literal)}"
+        return f"{op.opcode == 'constant'}:{src.opcode == 'constant'}:{literal_text(const.literal)}"
     return f"{op.opcode == 'constant'}:{src.opcode == 'constant'}:array"
 
 
@@ -186,4 +115,4 @@ def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str,
     scratch = assignment.scratch_of(inst)
     if scratch is not None:
         parts.append(f"scratch:{slots.add(scratch, None)}:{scratch.size}")
-    return _digest("\n".join(parts)), slots
+    return digest("\n".join(parts)), slots

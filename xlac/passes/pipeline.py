@@ -47,6 +47,7 @@ from ..hlo.ir import Diagnostic, HloModule
 from ..hlo.verifier import VerifierError, verify
 from .algebraic_simplifier import AlgebraicSimplifier
 from .call_inliner import CallInliner
+from .computation_deduplicator import ComputationDeduplicator
 from .constant_folding import ConstantFolding
 from .cse import CSE, FusedCSE
 from .dce import DCE
@@ -265,7 +266,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     caller's, see ``layout_normalization``), inline calls, expand ops the code
     generator does not emit (``op-expander``), split tuple constants into
     tuples of array constants, inline the calls the expansions made, simplify
-    to a fixed point, assign layouts, fuse, merge sibling fusions.  Calls are
+    to a fixed point, merge the identical computations control flow runs,
+    assign layouts, fuse, merge sibling fusions.  Calls are
     inlined before the expansions, as XLA does before its RngExpander: an
     ``rng`` in a function called twice is then two instructions, each with a
     generator of its own.  ``optimize=False`` only does the first six (every
@@ -280,7 +282,7 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
-    return Pipeline("codegen", first + [simplify_pipeline(verify), LayoutAssignment(),
+    return Pipeline("codegen", first + [simplify_pipeline(verify), ComputationDeduplicator(), LayoutAssignment(),
                                         InstructionFusion(), MultiOutputFusion(), FusedCSE()], verify=verify)
 
 
@@ -300,6 +302,7 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "cse": CSE,
     "dce": DCE,
     "tuple-simplifier": TupleSimplifier,
+    "computation-deduplicator": ComputationDeduplicator,
     "layout-assignment": LayoutAssignment,
     "fusion": InstructionFusion,
     "multi-output-fusion": MultiOutputFusion,
