@@ -200,10 +200,13 @@ def subtract_product_of(ctx: KernelContext, pt, choices: list, index, a, lda: in
         n_ = b.load(b.gep(template, [i64(gemm_library.FIELDS.index("N"))], inbounds=True, source_etype=ir.IntType(64)),
                     typ=ir.IntType(64))
     desc = _descriptor(ctx, pt, template, dp0, a, b_ptr, w, ldw, n_, product, scratch, tasks)
-    # (the product's rows are ``columns`` apart)
-    for fields, value in ((("N", "c_rs"), columns), (("M",), rows)):
-        for field in fields if value is not None else ():
-            b.store(value, b.gep(desc, [i64(0), i64(gemm_library.SLOT[field])], inbounds=True), align=8)
+    overrides = {}
+    if columns is not None:            # the product's rows are ``columns`` apart too
+        overrides.update(N=columns, c_rs=columns)
+    if rows is not None:
+        overrides["M"] = rows
+    for field, value in overrides.items():
+        b.store(value, b.gep(desc, [i64(0), i64(gemm_library.SLOT[field])], inbounds=True), align=8)
     fns = [gemm_library.declare(b.module, v, "run") for _, (_, v) in choices]
     name = "xlac.gemm_update.fns." + hashlib.sha256(" ".join(f.name for f in fns).encode()).hexdigest()[:16]
     ftable = b.module.globals.get(name)
