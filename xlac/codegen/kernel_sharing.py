@@ -39,12 +39,9 @@ from dataclasses import dataclass
 from ..hlo.fingerprint import digest, fingerprint, literal_text
 from ..hlo.ir import HloInstruction
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
+from ..passes.call_inliner import SEQUENTIAL_OPCODES
 
 __all__ = ["SiteSlots", "site_key", "slot_identity"]
-
-#: Opcodes whose kernels call the functions of the computations they name
-#: (``kernels/control_flow.py``), rather than emit them inline as a fusion's.
-_CALLS_FUNCTIONS = frozenset({"while", "conditional", "call"})
 
 
 def slot_identity(sl: BufferSlice, src: HloInstruction | None):
@@ -98,7 +95,9 @@ def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str,
     module emitted with ``flags``, and the slots its site passes."""
     slots = SiteSlots({}, [])
     parts = [candidate, repr(flags), fingerprint(inst, memo)]
-    if inst.opcode in _CALLS_FUNCTIONS:      # it calls their functions: the same ones, not look-alikes
+    # Control flow calls its computations' functions (``kernels/control_flow.py``),
+    # not inline copies as a fusion's: the same ones, not look-alikes.
+    if inst.opcode in SEQUENTIAL_OPCODES:
         parts.append("calls:" + ",".join(c.name for c in inst.called_computations()))
     leaves = inst.shape.leaves() if inst.shape.is_tuple else [inst.shape]
     for leaf in range(len(leaves)):

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 from ..hlo.fingerprint import computation_fingerprint
 from ..hlo.ir import HloComputation, HloModule
+from .call_inliner import SEQUENTIAL_OPCODES
 
 __all__ = ["ComputationDeduplicator"]
-
-#: Opcodes whose computations run as functions of their own.
-CONTROL_FLOW = frozenset({"while", "conditional", "call"})
 
 
 class ComputationDeduplicator:
@@ -34,7 +32,7 @@ class ComputationDeduplicator:
         called = {}                              # id -> computation, in module order
         for comp in module.computations:
             for inst in comp.instructions:
-                if inst.opcode in CONTROL_FLOW:
+                if inst.opcode in SEQUENTIAL_OPCODES:
                     for c in inst.called_computations():
                         called.setdefault(id(c), c)
         memo: dict = {}
@@ -48,7 +46,7 @@ class ComputationDeduplicator:
             return False
         for comp in module.computations:
             for inst in comp.instructions:
-                if inst.opcode not in CONTROL_FLOW:
+                if inst.opcode not in SEQUENTIAL_OPCODES:
                     continue
                 for key, value in inst.attrs.items():
                     if isinstance(value, HloComputation):

@@ -31,7 +31,7 @@ import importlib.util
 import mmap
 import os
 
-from .compile_options import _varint, fields
+from .compile_options import fields
 
 #: The start of the serialized FileDescriptorProto of xla/xla.proto: name
 #: (field 1) and package (field 2).
@@ -51,25 +51,17 @@ class OptionError(ValueError):
 
 
 def _file_descriptor(data) -> list:
-    """The top-level fields of the FileDescriptorProto at the start of
-    ``data``, up to the first bytes that are not one (the blob's end: what
-    follows it in the library is not a FileDescriptorProto field)."""
-    out, pos = [], 0
-    while pos < len(data):
-        try:
-            key, at = _varint(data, pos)
-            number, wire = key >> 3, key & 7
+    """(number, value) of the top-level fields of the FileDescriptorProto at
+    the start of ``data``, up to the first bytes that are not one (the blob's
+    end: what follows it in the library is not a FileDescriptorProto field)."""
+    out = []
+    try:
+        for number, wire, value in fields(data):
             if not 1 <= number <= 20 or wire not in (0, 2):
                 break
-            value, at = _varint(data, at)
-            if wire == 2:
-                if at + value > len(data):
-                    break
-                value, at = bytes(data[at:at + value]), at + value
-        except ValueError:
-            break
-        out.append((number, value))
-        pos = at
+            out.append((number, value))
+    except ValueError:          # a field cut short: past the blob's end
+        pass
     return out
 
 
