@@ -55,6 +55,7 @@ import numpy as np
 from . import lapack_reference
 from .errors import CustomCallError, UnsupportedError
 from .hlo import custom_call as hcc
+from .runtime import c_memory
 from .shape import Shape, from_buffer, parse_shape, to_buffer
 
 __all__ = ["register_custom_call", "unregister_custom_call", "lookup", "registered_targets",
@@ -308,8 +309,8 @@ def call_python(entry: CustomCallTarget, info: CallInfo, operands: list) -> list
 def call_c(entry: CustomCallTarget, info: CallInfo, result_ptrs: list, operand_ptrs: list) -> None:
     """Call a C target on buffers (addresses) with XLA's calling convention of
     ``info.api_version``; ``CustomCallError`` when it reports a failure."""
-    ins = (ctypes.c_void_p * max(1, len(operand_ptrs)))(*operand_ptrs)
-    outs = (ctypes.c_void_p * max(1, len(result_ptrs)))(*result_ptrs)
+    ins = c_memory.array(ctypes.c_void_p, operand_ptrs)
+    outs = c_memory.array(ctypes.c_void_p, result_ptrs)
     out = ctypes.addressof(outs) if info.result_is_tuple else (result_ptrs[0] if result_ptrs else None)
     fn = entry.c_function(info.api_version)
     if info.api_version == ORIGINAL:

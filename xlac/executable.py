@@ -58,6 +58,7 @@ is :mod:`xlac.program`'s business (:func:`~xlac.program.compile_program`).
 from __future__ import annotations
 
 import ctypes
+import gc
 import re
 import threading
 import time
@@ -77,7 +78,7 @@ from .hlo.ir import HloModule
 from .hlo.verifier import verify
 from .passes.dynamic_padder import DynamicSignature, is_dynamic_module, pad_dynamic
 from .program import as_module, compile_program
-from .runtime import abi, allocator, interrupt, threads
+from .runtime import abi, allocator, c_memory, interrupt, threads
 from .runtime.feeds import InfeedQueue, OutfeedQueue, make_infeed_service, make_outfeed_service
 from .runtime.feeds import queues_for as feed_queues
 from .shape import Shape, from_buffer, to_buffer
@@ -129,7 +130,7 @@ class _Frame:
 
     def __init__(self, n_results: int, n_params: int, temp_size: int):
         self.temp = None                 # __del__ runs even when acquiring the arena failed
-        self.ptrs = (ctypes.c_void_p * max(1, n_results + n_params))()
+        self.ptrs = c_memory.array(ctypes.c_void_p, length=max(1, n_results + n_params))
         self.results_addr = ctypes.addressof(self.ptrs)
         self.params_addr = self.results_addr + ctypes.sizeof(ctypes.c_void_p) * n_results
         if temp_size > 0:
@@ -228,7 +229,7 @@ class Executable:
         self._general_fn = None          # compiled for unaligned results, on first need
         # Introspection: this compilation's lowering without its LLVM module (see
         # ``lowered``), or made on first use.
-        self._lowered = lowered.without_llvm_module() if lowered is not None else None
+        self._lowered = lowered
         self._llvm_ir = None
         self._optimized_ir = None
 
@@ -490,13 +491,23 @@ class Executable:
         instructions; :attr:`llvm_ir` and :attr:`optimized_llvm_ir` lower the
         module again for it."""
         if self._lowered is None:
-            self._lowered = self._lower_again().without_llvm_module()
+            self._lowered = self._from_lowering_again(lambda lowered: lowered.without_llvm_module())
         return self._lowered
 
-    def _lower_again(self):
+    def _from_lowering_again(self, what):
+        """``what(lowering)`` of the module lowered again (under the settings of
+        now); the rest of that lowering freed before this returns: its LLVM
+        module torn down and the emission's cycles collected, as
+        ``compile_program`` does."""
         p = self._program
-        return lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
-                     aligned_results=p.assumes_aligned_results, native=True)
+        lowered = lower(self.module, entry_name=p.entry_name, optimize=self.optimize,
+                        aligned_results=p.assumes_aligned_results, native=True)
+        try:
+            return what(lowered)
+        finally:
+            lowered.release_llvm_module()
+            del lowered
+            gc.collect(1)
 
     @property
     def llvm_ir(self) -> str:
@@ -504,7 +515,7 @@ class Executable:
         first use, under the settings of then, see :attr:`lowered`; the text is
         kept)."""
         if self._llvm_ir is None:
-            self._llvm_ir = self._lower_again().llvm_ir
+            self._llvm_ir = self._from_lowering_again(lambda lowered: lowered.llvm_ir)
         return self._llvm_ir
 
     @property
@@ -515,8 +526,8 @@ class Executable:
         part K of N ----`` comment, when there are several), then kept by this
         executable."""
         if self._optimized_ir is None:
-            lowered = self._lower_again()
-            self._optimized_ir = optimized_ir(lowered.llvm_module, lowered.entry_name)
+            self._optimized_ir = self._from_lowering_again(
+                lambda lowered: optimized_ir(lowered.llvm_module, lowered.entry_name))
         return self._optimized_ir
 
     @property

@@ -31,6 +31,7 @@ optimises that IR too).  All of it is freed with the executable.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import operator
 import os
@@ -514,7 +515,16 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     program.attach(got.jit)
     if alias is not None and got.key is not None:
         disk_cache.store_alias(alias, got.meta, directory)
-    return Compiled(remember(program), "disk" if got.origin == "disk" else None, module, got.built)
+    # The LLVM module is compiled and no cache keeps it: freed now, not left to the collector.
+    lowered = got.built.release_llvm_module() if got.built is not None else None
+    if got.origin == "compiled":
+        # The emission's own cycles (generators are closures over one another) are
+        # garbage now: collected here rather than left in the caller's heap
+        # (jax's core_test checks a jitted call leaves none).  The young
+        # generations only: what the compilation made is there, and a later
+        # automatic collection would walk the same objects.
+        gc.collect(1)
+    return Compiled(remember(program), "disk" if got.origin == "disk" else None, module, lowered)
 
 
 def _program_from_entry(entry: tuple | None) -> Program | None:

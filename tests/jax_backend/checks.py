@@ -339,6 +339,33 @@ def zero_copy_view():
 
 # -- group alone -------------------------------------------------------------------------------
 @check("alone")
+def no_reference_cycles():
+    """A jitted call and a linearize compile and run without leaving cyclic
+    garbage behind (as jax's core_test checks of its own backends)."""
+    import gc
+    import jax
+    import jax.numpy as jnp
+    warm = jax.jit(lambda v: v - 1)
+    warm(jnp.ones(3)).block_until_ready()                          # what a process sets up once
+    # The functions live on: a dropped executable's HLO is cyclic (as any IR
+    # with parent pointers), and jax drops it with its function.
+    total, square = jax.jit(lambda v: v.sum()), lambda v: (v * v).sum()
+    for make in (lambda: total(jnp.zeros([5])).block_until_ready(),
+                 lambda: jax.linearize(square, jnp.zeros([7]))):
+        gc.collect()
+        debug = gc.get_debug()
+        try:
+            make()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            found = gc.collect()
+            kinds = sorted({type(o).__qualname__ for o in gc.garbage})
+        finally:
+            gc.set_debug(debug)
+            gc.garbage.clear()
+        assert found == 0, f"{found} objects of cyclic garbage: {kinds[:20]}"
+
+
+@check("alone")
 def entry_point_and_default_backend():
     import jax
     assert _plugin_installed(), "the jax_plugins entry point 'xlac' is not installed"

@@ -354,6 +354,25 @@ def test_execute_of_a_donating_program_takes_the_general_path():
     assert not call("Client_Destroy", client=client_handle)[0]
 
 
+def test_an_executable_and_its_loaded_form_give_one_fingerprint():
+    from xlac.pjrt.compile_options import CompileOptions
+    from xlac.pjrt.executable import Executable
+    from xlac.pjrt.program import Program
+    client_handle, client, buffers = _client_with_buffers(np.zeros(8, np.float32))
+    exe = Executable(client, Program(_ADD, ()), CompileOptions())
+    prints = []
+    for name in ("Executable_Fingerprint", "LoadedExecutable_Fingerprint"):
+        error, got = call(name, executable=exe.handle)
+        assert not error
+        prints.append(ctypes.string_at(got.executable_fingerprint, got.executable_fingerprint_size))
+    assert prints[0] == prints[1] and len(prints[0]) > 8
+    for b in buffers:
+        assert not call("Buffer_Destroy", buffer=b)[0]
+    api.release_destroyed()
+    exe.unref()
+    assert not call("Client_Destroy", client=client_handle)[0]
+
+
 def test_after_close_destroy_entries_do_nothing_on_other_threads():
     """At exit (atexit) other threads' ``*_Destroy`` calls return without
     Python, other calls go on, and the close waits for calls already under

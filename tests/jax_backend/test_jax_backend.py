@@ -50,7 +50,7 @@ MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", 
          "donation", "token_results", "compiler_options", "unsupported_op_is_an_error", "host_callbacks", "bad_argument_is_an_error", "compiled_properties",
          "linalg", "serialize_executable", "zero_copy_view"]
 ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "host_callbacks_under_xlac_alone",
-         "second_device",
+         "second_device", "no_reference_cycles",
          "named_sharding_jit_on_two_devices"]
 MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "sharded_jit_on_a_2d_mesh",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",

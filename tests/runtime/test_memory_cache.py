@@ -159,6 +159,27 @@ def test_an_executable_keeps_no_llvm_module(fresh_cache):
     assert reachable_llvm(exe) == []
 
 
+def test_a_compilation_and_its_calls_leave_no_cyclic_garbage(fresh_cache):
+    """What a compilation made is freed by reference counting or collected
+    before it returns; a call makes no cycles (as jax's core_test checks of a
+    jitted call).  Introspection lowers again and leaves none either."""
+    import gc
+    xlac.jit(_text(4, 1000))(np.ones(1000, np.float32))    # what a process sets up once
+    gc.collect()
+    debug = gc.get_debug()
+    try:
+        exe = xlac.jit(_text(3, 1000))
+        exe(np.ones(1000, np.float32))
+        exe.llvm_ir, exe.optimized_llvm_ir, exe.optimized_hlo
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        found = gc.collect()
+        kinds = sorted({type(o).__qualname__ for o in gc.garbage})
+    finally:
+        gc.set_debug(debug)
+        gc.garbage.clear()
+    assert found == 0, kinds
+
+
 def test_evicted_program_still_runs_and_is_compiled_again(fresh_cache):
     x = np.arange(16, dtype=np.float32)
     fresh_cache.set_limit(1)                    # every program is bigger: nothing is kept

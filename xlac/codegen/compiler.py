@@ -25,6 +25,7 @@ from . import gemm_native, kernels, task_grid
 from .kernels import conv_amx
 from .elemental import has_generator
 from .emitter import ModuleEmitter
+from .ir_text import tear_down
 from .math_approx import use_native_scaling
 from .scalar_ops import element_kinds
 
@@ -69,6 +70,14 @@ class Lowered:
         """This lowering without its LLVM module (what an executable keeps for
         introspection: the module is one Python object per LLVM instruction)."""
         return replace(self, llvm_module=None)
+
+    def release_llvm_module(self) -> "Lowered":
+        """``without_llvm_module``, and the module torn down (``tear_down``): for
+        the owner of a lowering that nothing else holds, once compiled."""
+        if self.llvm_module is not None:
+            tear_down(self.llvm_module)
+        return self.without_llvm_module()
+
 
 
 def codegen_rule(opcode: str) -> str | None:

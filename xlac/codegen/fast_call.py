@@ -79,7 +79,7 @@ from ctypes import c_char_p, c_int, c_int64, c_void_p
 
 import numpy as np
 
-from ..runtime import disk_cache
+from ..runtime import c_memory, disk_cache
 from ..runtime import threads as _threads
 from .compile_cache import load_or_compile
 
@@ -756,12 +756,14 @@ def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts:
     spec = CallSpec()
     keep = []
 
+    # Pointers are cast from addresses: ``ctypes.cast`` of an array would put
+    # the array in its own ``_objects`` (a cycle, garbage once the spec dies).
     def ints(values):
-        arr = (c_int64 * max(1, len(values)))(*values)
+        arr = c_memory.array(c_int64, values)
         keep.append(arr)
-        return ctypes.cast(arr, ctypes.POINTER(c_int64))
+        return ctypes.cast(ctypes.addressof(arr), ctypes.POINTER(c_int64))
 
-    ps = (ParamSpec * max(1, len(params)))()
+    ps = c_memory.array(ParamSpec, length=max(1, len(params)))
     for p, (dtype, dims, strides, mask) in zip(ps, params):
         keep.append(dtype)
         p.descr, p.ndim, p.dims, p.strides, p.align_mask = id(dtype), len(dims), ints(dims), ints(strides), mask
@@ -771,12 +773,13 @@ def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts:
             p.scalar_type = id(stype)
         if not dims:
             p.python = PYTHON_SCALARS.get(dtype, PY_NONE)
-    rs = (ResultSpec * max(1, len(results)))()
+    rs = c_memory.array(ResultSpec, length=max(1, len(results)))
     for r, (dtype, dims, nbytes, aligned) in zip(rs, results):
         keep.append(dtype)
         r.descr, r.ndim, r.dims, r.nbytes, r.aligned = id(dtype), len(dims), ints(dims), nbytes, int(aligned)
     spec.nparams, spec.nresults, spec.tuple_result = len(params), len(results), int(tuple_result)
-    spec.params, spec.results = ctypes.cast(ps, ctypes.POINTER(ParamSpec)), ctypes.cast(rs, ctypes.POINTER(ResultSpec))
+    spec.params = ctypes.cast(ctypes.addressof(ps), ctypes.POINTER(ParamSpec))
+    spec.results = ctypes.cast(ctypes.addressof(rs), ctypes.POINTER(ResultSpec))
     spec.entry, spec.opts, spec.main_opts = entry, opts, main_opts
     spec.cancel, spec.arm, spec.temp = cancel, arm, temp
     spec._keep = (keep, ps, rs)

@@ -181,9 +181,16 @@ def _parse(text: str, tm, owned: bool = True):
     """``text`` parsed into a new LLVMContext, for ``tm``'s target."""
     context = llvm.create_context()
     ref = unlocked.parse_assembly(text, context) if owned else llvm.parse_assembly(text, context)
-    ref.triple = tm.triple
-    ref.data_layout = str(tm.target_data)
+    _set_target(ref, tm)
     return ref
+
+
+def _set_target(ref, tm) -> None:
+    """``ref.triple`` and ``ref.data_layout`` set to ``tm``'s.  (llvmlite's
+    setters pass a ``create_string_buffer``: a new ctypes class per call, left
+    to the cyclic collector; a compilation leaves no garbage.)"""
+    llvm.ffi.lib.LLVMPY_SetTarget(ref, tm.triple.encode())
+    llvm.ffi.lib.LLVMPY_SetDataLayout(ref, str(tm.target_data).encode())
 
 
 def assembly(module_ref, tm=None) -> str:
@@ -315,8 +322,7 @@ def load_object(data: bytes, entry_name: str, tm=None,
         check_runnable()        # code for another CPU (XLAC_TARGET_CPU) only where this one can run it
         tm = host_target_machine()
     empty = llvm.parse_assembly("")
-    empty.triple = tm.triple
-    empty.data_layout = str(tm.target_data)
+    _set_target(empty, tm)
     engine = llvm.create_mcjit_compiler(empty, tm)
     for obj in objects:
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))  # the engine takes the binary

@@ -44,6 +44,7 @@ from ..runtime.shm_transport import (ERROR_MISMATCH, ERROR_PEER_FAILED, ERROR_TI
 from ..shape import PrimitiveType as PT
 from . import types
 from .compile_cache import load_or_compile
+from .ir_text import final_text
 from .jit import compile_ir
 from . import native_function
 from .native_function import I1, I8, I32, I64, PTR, VOID, Callee, cpu_relax, i32 as _i32, i64 as _i64, monotonic_ns
@@ -584,7 +585,7 @@ _EXPORTS = {
 def native_functions() -> dict:
     """name -> ctypes function (``xlac_shm_service``: its address), compiled once
     per process (from the disk cache when there is one)."""
-    text = str(build_module())
+    text = final_text(build_module())
     jf = load_or_compile(("runtime-code", "xlac_shm_collective", text), "xlac_shm_collective",
                          lambda: (text, None), directory=disk_cache.cache_dir(),
                          metadata=lambda built, jf: {"entry": "xlac_shm_collective"}).jit

@@ -36,6 +36,7 @@ from llvmlite import ir
 from ..runtime import disk_cache, native
 from ..runtime.pool_state import CPU_SET_WORDS, PoolState
 from .compile_cache import load_or_compile
+from .ir_text import final_text
 from .native_function import (I1, I32, I64, PTR, SYS_FUTEX, SYS_GETTID, VOID, Callee, NativeFunction, cpu_relax, i32, i64,
                               monotonic_ns)
 
@@ -318,7 +319,7 @@ def native_functions() -> dict:
     """``{"parallel_for": address, "worker": address, "stop": ctypes function,
     "state_slot": address of the global the state's address goes in}``,
     compiled once per process."""
-    text = str(build_module())
+    text = final_text(build_module())
     jf = load_or_compile(("runtime-code", PARALLEL_FOR, text), PARALLEL_FOR, lambda: (text, None),
                          directory=disk_cache.cache_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
     return {"_jit": jf, "parallel_for": jf.address, "worker": jf.engine.get_function_address(WORKER),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import sys
 
+from ..runtime import c_memory
 from . import buffer as buffers
 from . import capi, compile_options, debug_options, errors, events, handles, host_callbacks
 from .buffer import Buffer
@@ -459,11 +460,6 @@ def executable_memory_stats(a):
     a.total_size_in_bytes = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
 
 
-@implements("LoadedExecutable_Fingerprint")
-def loaded_executable_fingerprint(a):
-    executable_fingerprint(a)
-
-
 @implements("Executable_GetCostAnalysis")
 def executable_cost_analysis(a):
     values = _executable(a.executable).cost_properties()
@@ -524,8 +520,8 @@ _FREE_KEPT = capi.DELETER(lambda address: _kept_bytes.pop(address, None) and Non
 
 def _hand_out(data: bytes) -> tuple[int, int, int]:
     """(address, size, backing handle) of a copy of ``data`` the caller frees with ``_FREE_KEPT``."""
-    block = ctypes.create_string_buffer(data, max(1, len(data)))
-    address = ctypes.addressof(block)
+    block = bytes(data)
+    address = c_memory.address_of(block)
     _kept_bytes[address] = block
     return address, len(data), address
 
@@ -662,7 +658,7 @@ def _executable_layouts(e, which: int) -> tuple:
         params = [len(s.dimensions) for s in e.module.entry.parameter_shapes()]
         outs = [len(s.dimensions) for s in e.outputs]
         e.layouts = [[Layout(r) for r in ranks] for ranks in (params, outs)]
-        e.c_layouts = [(ctypes.c_void_p * max(1, len(ls)))(*[x.handle for x in ls]) for ls in e.layouts]
+        e.c_layouts = [c_memory.array(ctypes.c_void_p, [x.handle for x in ls]) for ls in e.layouts]
     return e.c_layouts[which], len(e.layouts[which])
 
 
@@ -1072,6 +1068,7 @@ _STRING_GETTERS = {
     "TopologyDescription_PlatformVersion": ("topology", _topology_client, "platform_version", "platform_version"),
     "Executable_Name": ("executable", _executable, "executable_name", "name"),
     "Executable_Fingerprint": ("executable", _executable, "executable_fingerprint", "fingerprint"),
+    "LoadedExecutable_Fingerprint": ("executable", _executable, "executable_fingerprint", "fingerprint"),
 }
 for _name, _spec in _STRING_GETTERS.items():
     implements(_name)(_string_getter(*_spec))

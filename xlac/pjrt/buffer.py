@@ -17,6 +17,7 @@ import ctypes
 import numpy as np
 
 from ..shape import PrimitiveType
+from ..runtime import c_memory
 from . import capi, handles
 from .errors import PjrtError, unimplemented
 
@@ -114,8 +115,8 @@ class Buffer:
     def _c_arrays(self) -> None:
         if self._c_dims is None:
             n = max(1, self.ndim)
-            self._c_dims = (ctypes.c_int64 * n)(*self._shape)
-            self._c_m2m = (ctypes.c_int64 * n)(*range(self.ndim - 1, -1, -1))
+            self._c_dims = c_memory.array(ctypes.c_int64, self._shape, n)
+            self._c_m2m = c_memory.array(ctypes.c_int64, range(self.ndim - 1, -1, -1), n)
 
     @property
     def nbytes(self) -> int:
@@ -166,7 +167,7 @@ def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
         strides = tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) * dtype.itemsize for k in range(len(shape)))
     low = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
     high = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides)) + dtype.itemsize
-    raw = (ctypes.c_char * (high - low)).from_address(data + low)
+    raw = c_memory.memory(data + low, high - low, writable=False)
     view = np.ndarray(shape, dtype, buffer=raw, offset=-low, strides=strides)
     return Buffer(view.copy(order="C"), device)
 
@@ -181,7 +182,7 @@ def to_host(buffer: Buffer, dst: int, dst_size: int, layout) -> None:
     if array.nbytes == 0:
         return
     strides = _host_strides(layout, array)
-    raw = (ctypes.c_char * dst_size).from_address(dst)
+    raw = c_memory.memory(dst, dst_size)
     out = np.ndarray(array.shape, array.dtype, buffer=raw, strides=strides)
     np.copyto(out, array)
 

@@ -15,6 +15,7 @@ import os
 import sys
 
 from .. import __version__ as xlac_version
+from ..runtime import c_memory
 from . import capi, events, handles
 from .errors import PjrtError
 
@@ -33,20 +34,20 @@ class Strings:
     def get(self, text: str) -> tuple[int, int]:
         if text not in self._kept:
             data = text.encode()
-            self._kept[text] = (ctypes.create_string_buffer(data, len(data) + 1), len(data))
-        buf, size = self._kept[text]
-        return ctypes.addressof(buf), size
+            self._kept[text] = (data, c_memory.address_of(data))
+        data, address = self._kept[text]
+        return address, len(data)
 
 
 def handle_array(objects) -> ctypes.Array:
     """A C array of the handles of ``objects`` (keep it alive with its owner)."""
-    return (ctypes.c_void_p * max(1, len(objects)))(*[o.handle for o in objects])
+    return c_memory.array(ctypes.c_void_p, [o.handle for o in objects])
 
 
 def named_values(values: dict) -> ctypes.Array:
     """A C array of PJRT_NamedValue for ``values`` (str, bool, int, float or
     tuple of ints); the strings it points to live as long as the array."""
-    array = (capi.NamedValue * max(1, len(values)))()
+    array = c_memory.array(capi.NamedValue, length=max(1, len(values)))
     keep = []
     for entry, (name, value) in zip(array, values.items()):
         key = name.encode()
@@ -63,7 +64,7 @@ def named_values(values: dict) -> ctypes.Array:
         elif isinstance(value, float):
             entry.type, entry.float_value, entry.value_size = capi.NV_FLOAT, value, 1
         else:
-            ints = (ctypes.c_int64 * max(1, len(value)))(*value)
+            ints = c_memory.array(ctypes.c_int64, value)
             keep.append(ints)
             entry.type, entry.value_size = capi.NV_INT64_LIST, len(value)
             entry.int64_array_value = ctypes.cast(ints, ctypes.POINTER(ctypes.c_int64))
@@ -81,7 +82,7 @@ class Memory:
         self.devices = handle_array([device])
         # PJRT_Memory_FunctionTable's get/set_user_data: (key, data) pairs the native
         # getter reads (xlac.pjrt.trampolines), and each key's destructor.
-        self.user_slots = (ctypes.c_void_p * (2 * handles.USER_DATA_SLOTS))()
+        self.user_slots = c_memory.array(ctypes.c_void_p, length=2 * handles.USER_DATA_SLOTS)
         self.user_dtors = {}
         kind = self.strings.get(self.kind)                                 # PJRT_Memory_Kind's answer
         self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE), tag=handles.MEMORY_TAG,
@@ -152,10 +153,9 @@ class Topology:
 
     def __init__(self, client: "Client"):
         self.client = client
-        self.descriptions = (ctypes.c_void_p * max(1, len(client.devices)))(
-            *[d.description.handle for d in client.devices])
+        self.descriptions = c_memory.array(ctypes.c_void_p, [d.description.handle for d in client.devices])
         self.attributes = named_values({})
-        self.kind_ids = (ctypes.c_int * 1)(MEMORY_KIND_ID)
+        self.kind_ids = c_memory.array(ctypes.c_int, [MEMORY_KIND_ID])
         self.handle = handles.new(self)
 
 

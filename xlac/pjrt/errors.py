@@ -16,6 +16,7 @@ import sys
 
 from ..errors import (CollectiveError, CustomCallError, FeedError, HloParseError, ShapeError, UnsupportedError,
                       error_line)
+from ..runtime import c_memory
 from . import capi, handles
 
 
@@ -38,7 +39,6 @@ class _Error:
     def __init__(self, code: int, message: str):
         self.code = code
         self.message = message.encode("utf-8", "replace")
-        self.buffer = ctypes.create_string_buffer(self.message, len(self.message) + 1)
 
 
 def code_of(exc: BaseException) -> int:
@@ -93,7 +93,7 @@ def code(address) -> int:
 def message(address) -> tuple[int, int]:
     """(address, size) of the message of error ``address``."""
     err = error_object(address)
-    return ctypes.addressof(err.buffer), len(err.message)
+    return c_memory.address_of(err.message), len(err.message)
 
 
 def _guarded(fn, default=None):

@@ -27,6 +27,7 @@ from ..hlo.cost_analysis import cost_analysis
 from ..hlo.sharding import replicated
 from ..hlo.stablehlo import parse_stablehlo
 from ..shape import Shape
+from ..runtime import c_memory
 from . import capi, handles
 from .handles import find as find_handle
 from .buffer import TOKEN_CODE, Buffer, type_code_of
@@ -110,18 +111,18 @@ class Executable:
         n = len(self.outputs)
         shown = [(TOKEN_CODE, ()) if token else (type_code_of(s.element_type), s.dimensions)
                  for s, token in zip(self.outputs, self.token_outputs)]
-        self.c_output_types = (ctypes.c_int * max(1, n))(*[code for code, _ in shown])
+        self.c_output_types = c_memory.array(ctypes.c_int, [code for code, _ in shown])
         dims = [d for _, ds in shown for d in ds]
-        self.c_output_dims = (ctypes.c_int64 * max(1, len(dims)))(*dims)
-        self.c_output_ranks = (ctypes.c_size_t * max(1, n))(*[len(ds) for _, ds in shown])
+        self.c_output_dims = c_memory.array(ctypes.c_int64, dims)
+        self.c_output_ranks = c_memory.array(ctypes.c_size_t, [len(ds) for _, ds in shown])
         kind = MEMORY_KIND.encode()
-        self._kind = ctypes.create_string_buffer(kind)
-        self.c_output_kinds = (ctypes.c_void_p * max(1, n))(*[ctypes.addressof(self._kind)] * n)
-        self.c_output_kind_sizes = (ctypes.c_size_t * max(1, n))(*[len(kind)] * n)
+        self._kind = kind
+        self.c_output_kinds = c_memory.array(ctypes.c_void_p, [c_memory.address_of(kind)] * n)
+        self.c_output_kind_sizes = c_memory.array(ctypes.c_size_t, [len(kind)] * n)
         p = self.num_parameters
-        self.c_parameter_kinds = (ctypes.c_void_p * max(1, p))(*[ctypes.addressof(self._kind)] * p)
-        self.c_parameter_kind_sizes = (ctypes.c_size_t * max(1, p))(*[len(kind)] * p)
-        self.c_devices = (ctypes.c_void_p * len(self.devices))(*[d.handle for d in self.devices])
+        self.c_parameter_kinds = c_memory.array(ctypes.c_void_p, [c_memory.address_of(kind)] * p)
+        self.c_parameter_kind_sizes = c_memory.array(ctypes.c_size_t, [len(kind)] * p)
+        self.c_devices = c_memory.array(ctypes.c_void_p, [d.handle for d in self.devices])
         partitions = self.options.num_partitions
         self.c_logical_ids = (capi.LogicalDeviceIds * len(self.devices))(
             *[capi.LogicalDeviceIds(i // partitions, i % partitions) for i in range(len(self.devices))])
@@ -269,9 +270,9 @@ def _output(result, device) -> Buffer:
 
 def _proto_array(protos: list) -> tuple:
     """(char* array, size_t array, kept buffers) of serialized protos, for the C caller."""
-    kept = [ctypes.create_string_buffer(p, max(1, len(p))) for p in protos]
-    pointers = (ctypes.c_void_p * max(1, len(protos)))(*[ctypes.addressof(b) for b in kept])
-    sizes = (ctypes.c_size_t * max(1, len(protos)))(*[len(p) for p in protos])
+    kept = [bytes(p) for p in protos]
+    pointers = c_memory.array(ctypes.c_void_p, [c_memory.address_of(b) for b in kept])
+    sizes = c_memory.array(ctypes.c_size_t, [len(p) for p in protos])
     return pointers, sizes, kept, len(protos)
 
 

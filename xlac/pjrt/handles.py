@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ctypes
 
+from ..runtime import c_memory
+
 #: Words in a handle's block: function table, tag, and up to four fields.
 BLOCK_WORDS = 6
 #: Word indices of the tag and of the first field.
@@ -56,7 +58,7 @@ def template(head: int = 0, tag: int = 0, fields=()) -> bytes:
     """A handle block's contents as bytes, for :func:`new_from` (made once for
     handles that all look alike: a device's output buffers)."""
     words = [head or 0, tag or 0, *fields] + [0] * (BLOCK_WORDS - FIELD_WORD - len(fields))
-    return bytes((ctypes.c_uint64 * BLOCK_WORDS)(*words))
+    return bytes(c_memory.array(ctypes.c_uint64, words))
 
 
 def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
@@ -73,7 +75,7 @@ def new_from(obj, contents: bytes) -> int:
     try:
         block, view, address = _free.pop()
     except IndexError:
-        block = (ctypes.c_void_p * BLOCK_WORDS)()
+        block = c_memory.array(ctypes.c_void_p, length=BLOCK_WORDS)
         view, address = memoryview(block).cast("B"), ctypes.addressof(block)
     view[:] = contents                # one copy (a slice of ctypes words costs twice as much)
     _objects[address] = (obj, block, view)

@@ -44,7 +44,7 @@ import time
 from typing import NamedTuple
 
 from ..codegen.compile_cache import load_or_compile
-from ..runtime import disk_cache
+from ..runtime import c_memory, disk_cache
 from .handles import DESTROYED_TAG, FIELD_WORD, MEMORY_TAG, NEXT_WORD, TAG_WORD, USER_DATA_SLOTS
 
 _ENTRY = "xlac_pjrt_trampolines_init"
@@ -116,7 +116,7 @@ def _context_ir(n: Native) -> list:
 def context_user_data(address: int) -> dict:
     """The FFI user data of a native execute context at ``address``: {type id: data address}."""
     count = ctypes.c_int64.from_address(address).value
-    pairs = (ctypes.c_int64 * (2 * count)).from_address(address + 8)
+    pairs = c_memory.memory(address + 8, 16 * count, writable=False).cast("q")
     return {pairs[2 * k]: pairs[2 * k + 1] for k in range(count)}
 
 

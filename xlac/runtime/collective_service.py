@@ -24,7 +24,7 @@ import ctypes
 import numpy as np
 
 from ..shape import PrimitiveType as PT
-from . import abi, native
+from . import abi, c_memory, native
 from .threads import record_error
 
 __all__ = ["make_service", "make_native_service", "decode"]
@@ -37,7 +37,7 @@ _REDUCTIONS = {number: name for name, number in abi.REDUCTIONS.items()}
 def _array(address: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
     if nbytes == 0:
         return np.empty(0, dtype)
-    raw = (ctypes.c_char * nbytes).from_address(address)
+    raw = c_memory.memory(address, nbytes)
     return np.frombuffer(raw, np.uint8).view(dtype)
 
 

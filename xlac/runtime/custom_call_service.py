@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import custom_calls
 from ..shape import from_buffer, to_buffer
-from . import abi
+from . import abi, c_memory
 from .threads import record_error
 
 __all__ = ["CUSTOM_CALL_CALLBACK", "decode"]
@@ -56,7 +56,7 @@ def _view(address: int, shape) -> np.ndarray:
     count = shape.buffer_element_count()
     if count == 0 or not address:
         return np.zeros(shape.dimensions, shape.dtype)
-    raw = (ctypes.c_char * (count * shape.dtype.itemsize)).from_address(address)
+    raw = c_memory.memory(address, count * shape.dtype.itemsize)
     return from_buffer(np.frombuffer(raw, shape.dtype), shape)
 
 
