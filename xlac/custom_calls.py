@@ -55,7 +55,6 @@ import numpy as np
 from . import lapack_reference
 from .errors import CustomCallError, UnsupportedError
 from .hlo import custom_call as hcc
-from .runtime import c_memory
 from .shape import Shape, from_buffer, parse_shape, to_buffer
 
 __all__ = ["register_custom_call", "unregister_custom_call", "lookup", "registered_targets",
@@ -309,18 +308,20 @@ def call_python(entry: CustomCallTarget, info: CallInfo, operands: list) -> list
 def call_c(entry: CustomCallTarget, info: CallInfo, result_ptrs: list, operand_ptrs: list) -> None:
     """Call a C target on buffers (addresses) with XLA's calling convention of
     ``info.api_version``; ``CustomCallError`` when it reports a failure."""
-    ins = c_memory.array(ctypes.c_void_p, operand_ptrs)
-    outs = c_memory.array(ctypes.c_void_p, result_ptrs)
-    out = ctypes.addressof(outs) if info.result_is_tuple else (result_ptrs[0] if result_ptrs else None)
+    # The pointer arrays are numpy's: a ctypes array of a new length would be a
+    # new class per call, left to the cyclic collector.
+    ins = np.array(operand_ptrs or [0], np.uintp)
+    outs = np.array(result_ptrs or [0], np.uintp)
+    out = outs.ctypes.data if info.result_is_tuple else (result_ptrs[0] if result_ptrs else None)
     fn = entry.c_function(info.api_version)
     if info.api_version == ORIGINAL:
-        fn(out, ctypes.addressof(ins))
+        fn(out, ins.ctypes.data)
         return
     status = XlaCustomCallStatus()
     if info.api_version == STATUS_RETURNING:
-        fn(out, ctypes.addressof(ins), ctypes.byref(status))
+        fn(out, ins.ctypes.data, ctypes.byref(status))
     else:
-        fn(out, ctypes.addressof(ins), info.opaque, len(info.opaque), ctypes.byref(status))
+        fn(out, ins.ctypes.data, info.opaque, len(info.opaque), ctypes.byref(status))
     if status.failed:
         n = max(0, min(int(status.message_len), MESSAGE_MAX - 1))
         message = bytes(status.message[:n]).decode("utf-8", "replace")
