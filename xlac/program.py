@@ -47,7 +47,7 @@ from .codegen import gemm_library, gemm_native, lapack as lapack_symbols, target
 from .codegen.math_approx import exact_math
 from . import __version__
 from .hlo.feeds import FeedInstruction, feed_instructions
-from .hlo.ir import HloModule
+from .hlo.ir import HloModule, gc_paused
 from .hlo.stablehlo import parse_module_text
 from .passes.buffer_assignment import may_update_in_place
 from .passes.pipeline import dump_directory, dump_module
@@ -465,6 +465,24 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
             program = _program_from_entry(disk_cache.load_alias(alias, directory))
             if program is not None:
                 return Compiled(_cache.put(raw_key, program), "disk", None, None)
+    # The collector stays off while the module is parsed, lowered and compiled
+    # (their objects stay alive until the end, and the LLVM module, one object
+    # per LLVM instruction, is torn down rather than left to it); then one young
+    # collection takes the emission's own cycles (generators are closures over
+    # one another) instead of leaving them in the caller's heap (jax's core_test
+    # checks that a jitted call leaves none).  A later automatic collection
+    # would walk the same young objects.
+    with gc_paused():
+        compiled = _compile_module(x, optimize, aligned_results, options, raw_key, alias, directory, dumping)
+        if compiled.lowered is not None:            # compiled now
+            gc.collect(1)
+    return compiled
+
+
+def _compile_module(x, optimize: bool, aligned_results: bool, options, raw_key, alias, directory,
+                    dumping: bool) -> Compiled:
+    """``compile_program`` once the text's own keys missed: parse, then the
+    caches under the module's key, else compile."""
     module = as_module(x)
     text = module.key_text()
     mem_key = _text_key(text, optimize, aligned_results)
@@ -515,15 +533,8 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     program.attach(got.jit)
     if alias is not None and got.key is not None:
         disk_cache.store_alias(alias, got.meta, directory)
-    # The LLVM module is compiled and no cache keeps it: freed now, not left to the collector.
+    # The LLVM module is compiled and no cache keeps it: freed now.
     lowered = got.built.release_llvm_module() if got.built is not None else None
-    if got.origin == "compiled":
-        # The emission's own cycles (generators are closures over one another) are
-        # garbage now: collected here rather than left in the caller's heap
-        # (jax's core_test checks a jitted call leaves none).  The young
-        # generations only: what the compilation made is there, and a later
-        # automatic collection would walk the same objects.
-        gc.collect(1)
     return Compiled(remember(program), "disk" if got.origin == "disk" else None, module, lowered)
 
 
