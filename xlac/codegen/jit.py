@@ -443,14 +443,14 @@ def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool,
     and TargetMachine (``tier``: ``HOT``, ``COLD`` or ``ENTRY``, see there)."""
     t0 = time.perf_counter()
     cold = tier != HOT
-    tm = _codegen_target_machine(tier == ENTRY)
-    if cold:
-        ref = parse_and_optimize(text, tm, min(speed_level, COLD_SPEED_LEVEL), owned=True, vectorize=False)
-    else:
-        ref = parse_and_optimize(text, tm, speed_level, owned=True)
-    t1 = time.perf_counter()
-    data = emit_object(tm, ref, module_options, owned=True)
-    t2 = time.perf_counter()
+    with _pooled_target_machine(tier == ENTRY) as tm:
+        if cold:
+            ref = parse_and_optimize(text, tm, min(speed_level, COLD_SPEED_LEVEL), owned=True, vectorize=False)
+        else:
+            ref = parse_and_optimize(text, tm, speed_level, owned=True)
+        t1 = time.perf_counter()
+        data = emit_object(tm, ref, module_options, owned=True)
+        t2 = time.perf_counter()
     if not keep:
         ref.close()
         ref = None
@@ -708,6 +708,31 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
 
 
 _thread_state = threading.local()
+#: TargetMachines not in use, by (target, entry): a part takes one for its
+#: compilation and gives it back (``_pooled_target_machine``).
+_free_target_machines: dict = {}
+_free_target_machines_lock = threading.Lock()
+
+
+@contextmanager
+def _pooled_target_machine(entry: bool = False):
+    """A TargetMachine of its own for one part's compilation, kept for the next
+    part (of this compilation or a later one) once this one is done.  The
+    worker threads are new at every compilation, so a TargetMachine per thread
+    (``_codegen_target_machine``) was made again every time, with its
+    subtarget's tables on first use: ~2 ms of a small module's 17.  One in use
+    by one thread at a time, as LLVM needs."""
+    key = (current(), entry)
+    with _free_target_machines_lock:
+        free = _free_target_machines.get(key)
+        tm = free.pop() if free else None
+    if tm is None:
+        tm = host_target_machine(ENTRY_CODEGEN_OPT if entry else 3)
+    try:
+        yield tm
+    finally:
+        with _free_target_machines_lock:
+            _free_target_machines.setdefault(key, []).append(tm)
 
 
 def _codegen_target_machine(entry: bool = False):
