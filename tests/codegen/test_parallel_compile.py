@@ -604,6 +604,7 @@ def test_switch_interval_is_short_while_compiling_during_emission_and_restored(m
     when the last compilation ends (also an abandoned one)."""
     import sys
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)      # parts, not one on this thread
     seen = []
     original = jit._compile_part
 
@@ -618,16 +619,45 @@ def test_switch_interval_is_short_while_compiling_during_emission_and_restored(m
     assert jit.SWITCH_INTERVAL in seen        # the module's parts (library code is compiled apart)
     assert sys.getswitchinterval() == before and exe is not None
     stream = jit.StreamedCompile(ENTRY_NAME, 2)
+    assert sys.getswitchinterval() == before and not stream._workers     # they start with a part
+    stream._start_workers()
     assert sys.getswitchinterval() == jit.SWITCH_INTERVAL
     stream.abandon()
     assert sys.getswitchinterval() == before
 
 
+def test_a_small_module_is_one_part_compiled_on_the_calling_thread(monkeypatch):
+    """Below a part's worth of instructions a streamed compilation starts no
+    workers: the module, entry included, is one part compiled where it was
+    emitted, and computes what the evaluator does."""
+    import threading
+
+    from xlac.bench import random_inputs
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    where = []
+    original = jit._compile_part
+
+    def spy(*args, **kwargs):
+        where.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(jit, "_compile_part", spy)
+    xlac.clear_caches()
+    text = (JAX_CASES / "interp.hlo").read_text()
+    exe = xlac.jit(text, optimize=True)
+    assert where == [threading.current_thread()]
+    args = random_inputs(exe.module)
+    np.testing.assert_allclose(np.asarray(exe(*args)), np.asarray(xlac.evaluate(text, *args)), rtol=1e-6)
+
+
 def test_a_streamed_compile_failing_in_finish_stops_its_workers_and_restores_the_interval(monkeypatch):
     import sys
+    monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)      # parts, not one on this thread
     before = sys.getswitchinterval()
     stream = jit.StreamedCompile(ENTRY_NAME, 2)
     stream.module = ir.Module(name="m")
+    fn = ir.Function(stream.module, ir.FunctionType(ir.VoidType(), []), ENTRY_NAME)
+    ir.IRBuilder(fn.append_basic_block()).ret_void()
 
     def fail(*args, **kwargs):
         raise RuntimeError("split failed")
