@@ -263,6 +263,21 @@ def test_1d():
     run_conv((1, 1, 100), (7, 1, 9), "b0f_0io->b0f", pads=[(4, 4)])       # Ci = 1
 
 
+def test_0d():
+    """No spatial dimensions (jax's ``conv_general_dilated`` with an empty
+    window: a matrix product): its table builder, specialised on no dimension,
+    is named and loaded from the library like any other."""
+    text = """HloModule conv0d
+ENTRY e {
+  a = f32[5,3]{1,0} parameter(0)
+  b = f32[4,3]{1,0} parameter(1)
+  ROOT c = f32[5,4]{1,0} convolution(a, b), dim_labels=bf_oi->bf
+}"""
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (5, 3)).astype(np.float32), rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    np.testing.assert_allclose(xlac.jit(text)(a, b), a @ b.T, rtol=1e-6, atol=1e-6)
+
+
 def test_3d():
     run_conv((1, 8, 5, 4, 6), (9, 8, 2, 2, 3), "b012f_012io->b012f", (2, 2, 2),
              [(0, 1), (0, 0), (1, 0)], check_evaluator=True)

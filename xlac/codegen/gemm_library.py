@@ -435,7 +435,7 @@ def _conv_pack(module, v: ConvVariant, name: str, linkage: str) -> None:
 _STORED = "|".join(sorted((t.value for t in PT if t.is_float and t.bit_width <= 32), key=len, reverse=True))
 _NATIVE_STORED = rb"bf16|s8|u8"
 _HELPERS_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_helpers_(\w+)")
-_TABLE_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_table(\d+)_c([01]+)(_e)?_(\w+)")
+_TABLE_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_table(\d+)_c([01]*)(_e)?_(\w+)")
 _CONV_NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64)_conv(\d+)x(\d+)v(\d+)_b([nkg])"
                            rb"(?:_w(" + _STORED.encode() + rb"))?_(\w+)")
 _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+)_a([kmgd])_b([nkgd])"
@@ -458,7 +458,8 @@ def _parse_name(name: bytes):
     m = _TABLE_NAME_RE.fullmatch(name)
     if m is not None:
         h, pt, mr, checked, edge, fn = (g.decode() if g else None for g in m.groups())
-        tv = TableVariant(PT(pt), int(mr), checked, edge is not None)
+        # (``checked`` is empty for a convolution without spatial dimensions)
+        tv = TableVariant(PT(pt), int(mr), checked or "", edge is not None)
         return (h, tv) if fn in tv.functions else None
     m = _CONV_NAME_RE.fullmatch(name)
     if m is not None:
