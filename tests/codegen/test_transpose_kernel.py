@@ -79,6 +79,13 @@ def test_fast_path_is_taken_and_declines():
     assert plan((100, 100), (1, 0), xlac.C128) is None     # 16-byte elements
     assert plan((5, 100), (1, 0)) is None                  # smaller than one block
     assert plan((4, 100, 100), (1, 0, 2)) is None          # minor dimension unchanged
+    assert plan((0, 100, 100), (0, 2, 1), xlac.C64) is None  # no elements (jax: a batch of none)
+
+
+def test_no_elements():
+    for shape, perm in (((0, 100, 100), (0, 2, 1)), ((100, 0), (1, 0))):
+        got = xlac.jit(_transpose(shape, perm, xlac.C64), num_threads=2)(np.zeros(shape, np.complex64))
+        assert got.shape == tuple(shape[d] for d in perm)
 
 
 def test_llvm_ir_uses_vector_shuffles(pinned_target):

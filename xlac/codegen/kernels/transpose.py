@@ -104,6 +104,8 @@ def plan_for(inst: HloInstruction) -> Plan:
     out, src = inst.shape, inst.operands[0].shape
     if not out.is_array or not src.is_array or out.rank == 0:
         raise NotApplicable("a scalar or non-array")
+    if out.element_count() == 0:
+        raise NotApplicable("no elements")
     if out.layout.is_padded or src.layout.is_padded:
         raise NotApplicable("a padded layout")
     pt = out.element_type
