@@ -387,6 +387,34 @@ def test_long_math_loops_run_independent_vector_iterations(pinned_target):
     assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
 
 
+def test_a_row_scratch_in_a_kernel_of_a_scalar_result():
+    """A value two reductions read (``exp(x + sel)``), in a fusion whose result is
+    a scalar: the scratch row's fill sits at the top of the kernel, in no loop
+    (jax's Dirichlet log-density: lgamma terms of a sum)."""
+    text = """HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = f32[] add(a, b) }
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  z = f32[] constant(0)
+  s = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  half = f32[] constant(0.5)
+  c = pred[] compare(s, half), direction=LT
+  ns = f32[] negate(s)
+  one = f32[] constant(1)
+  sm = f32[] subtract(s, one)
+  sel = f32[] select(c, ns, sm)
+  b = f32[4]{0} broadcast(sel), dimensions={}
+  x = f32[4]{0} add(p, b)
+  e = f32[4]{0} exponential(x)
+  r1 = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  m = f32[4]{0} multiply(e, p)
+  r2 = f32[] reduce(m, z), dimensions={0}, to_apply=add
+  ROOT d = f32[] divide(r2, r1)
+}"""
+    x = np.array([0.3, 1.2, 2.0, 0.7], np.float32)
+    np.testing.assert_allclose(xlac.jit(text)(x), xlac.evaluate(text, x), rtol=1e-6)
+
+
 def test_loops_around_calls_that_stay_scalar_are_not_vectorised(pinned_target):
     """``sin``, ``cos`` and ``pow`` are intrinsics with no vector instruction
     (one C library call per lane) and ``tan`` a C library call: their loops

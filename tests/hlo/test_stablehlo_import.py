@@ -239,6 +239,29 @@ def test_while_if_case_with_captured_values():
     assert float(run(text, np.float32(1), np.int32(0))) == pytest.approx(1.0)
 
 
+def test_a_comparator_inside_a_case_copies_in_a_constant_of_the_function():
+    # jax's rankdata: a sort inside a case branch whose comparator reads a
+    # constant of the function, captured by the branch on the way.
+    text = main("%arg0: tensor<4xf32>, %arg1: tensor<i32>", """
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = "stablehlo.case"(%arg1) ({
+      %1 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %z = stablehlo.compare EQ, %a, %cst, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        %c = stablehlo.select %z, %cst, %a : tensor<i1>, tensor<f32>
+        %l = stablehlo.compare LT, %c, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        stablehlo.return %l : tensor<i1>
+      }) : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.return %1 : tensor<4xf32>
+    }, {
+      stablehlo.return %arg0 : tensor<4xf32>
+    }) : (tensor<i32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>""")
+    x = np.array([3, -1, 2, 0.5], np.float32)
+    np.testing.assert_array_equal(run(text, x, np.int32(0)), np.sort(x))
+    np.testing.assert_array_equal(run(text, x, np.int32(1)), x)
+
+
 def test_sort_scatter_gather_generic():
     text = main("%arg0: tensor<5xf32>, %arg1: tensor<2x1xi32>, %arg2: tensor<2xf32>", """
     %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({

@@ -161,7 +161,9 @@ class Hoisting:
                     multi[d] = iv
                     depths[d] = len(stack)
                     if level == 0:
-                        stack[-1].parent = avail[-1]    # the fill is hoisted code (see reduction.reduce_loops)
+                        # The fill is hoisted code (see reduction.reduce_loops); at
+                        # the top of a kernel (a scalar result) it sits in no chain.
+                        stack[-1].parent = avail[-1] if avail else None
                     loops(level + 1)
             loops(0)
             sums = {}

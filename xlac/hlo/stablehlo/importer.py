@@ -271,6 +271,8 @@ class Scope:
             return self.captures[name]
         if self.parent is not None and self.captures is None and self.importer is not None:
             outer = self.parent.lookup(name, ctx)
+            if outer.opcode != "constant":          # captured by a region in between (a sort inside a case)
+                outer = self.parent.constant(name) or outer
             if outer.opcode == "constant":          # a constant used in a to_apply region: a copy
                 copy = self.importer.add(self.comp, "constant", outer.shape, [], dict(outer.attrs), None)
                 self.values[name] = copy
@@ -280,6 +282,17 @@ class Scope:
         raise ImportProblem(f"use of undefined value {name}" +
                             (" (a region of this op may not use values from outside it)"
                              if self.parent is not None else ""))
+
+    def constant(self, name: str) -> HloInstruction | None:
+        """The constant ``name`` is, followed out through the captures of the
+        regions in between to where it is defined (None: not a constant)."""
+        v = self.values.get(name)
+        if v is not None:
+            return v if v.opcode == "constant" else None
+        if self.parent is not None and (self.importer is not None
+                                        or (self.captures is not None and name in self.captures)):
+            return self.parent.constant(name)
+        return None
 
 
 # ---------------------------------------------------------------------------
