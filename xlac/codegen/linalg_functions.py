@@ -168,12 +168,7 @@ def _parallel_range(b: ir.IRBuilder, lo, hi, name: str):
     (one row updated from another): LLVM vectorises it without overlap checks."""
     with parallel_loops(b.module) as loop_id:
         # Vectorised, not unrolled nor interleaved: the same speed, less code to compile.
-        hints = loop_hints(b.module, base=loop_id)
-        pred = b.module.add_metadata([ir.MetaDataString(b.module, "llvm.loop.vectorize.predicate.enable"),
-                                      ir.Constant(ir.IntType(1), 1)])
-        new_id = ir.values.MDValue(b.module, [], name=str(len(b.module.metadata)))
-        new_id.operands = (new_id, *[h for h in hints.operands if h is not hints], pred)
-        with for_range_dynamic(b, lo, hi, name, loop_id=new_id) as j:
+        with for_range_dynamic(b, lo, hi, name, loop_id=loop_hints(b.module, base=loop_id)) as j:
             yield j
 
 
