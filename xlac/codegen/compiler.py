@@ -79,7 +79,6 @@ class Lowered:
         return self.without_llvm_module()
 
 
-
 def codegen_rule(opcode: str) -> str | None:
     """How the code generator handles ``opcode``: ``"plumbing"`` (no code of its
     own: parameters, tuples, pass-throughs), ``"kernel"`` (kernel candidates

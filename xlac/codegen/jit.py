@@ -194,10 +194,12 @@ def _set_target(ref, tm) -> None:
 
 
 def assembly(module_ref, tm=None) -> str:
-    """The assembly ``tm`` (default: this thread's host TargetMachine) emits for
-    the optimised ``module_ref``, with the options the object code is emitted
-    with (``xlac dump --asm``, ``XLAC_DUMP_TO``'s ``.s`` file)."""
-    tm = tm or _codegen_target_machine()
+    """The assembly ``tm`` (default: one of the pool's host TargetMachines) emits
+    for the optimised ``module_ref``, with the options the object code is
+    emitted with (``xlac dump --asm``, ``XLAC_DUMP_TO``'s ``.s`` file)."""
+    if tm is None:
+        with _pooled_target_machine() as tm:
+            return assembly(module_ref, tm)
     with _codegen_options.module():
         return tm.emit_assembly(module_ref)
 
@@ -711,7 +713,8 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
         if isinstance(module, ir.Module) else [module]
 
     def optimize_part(text: str) -> str:
-        return unlocked.print_module(parse_and_optimize(text, _codegen_target_machine(), owned=True))
+        with _pooled_target_machine() as tm:
+            return unlocked.print_module(parse_and_optimize(text, tm, owned=True))
 
     if len(texts) == 1:
         return optimize_part(texts[0])
@@ -720,7 +723,6 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
     return _join_parts([optimize_part(texts[0])] + [f.result() for f in futures])
 
 
-_thread_state = threading.local()
 #: TargetMachines not in use, by (target, entry): a part takes one for its
 #: compilation and gives it back (``_pooled_target_machine``).
 _free_target_machines: dict = {}
@@ -729,12 +731,15 @@ _free_target_machines_lock = threading.Lock()
 
 @contextmanager
 def _pooled_target_machine(entry: bool = False):
-    """A TargetMachine of its own for one part's compilation, kept for the next
-    part (of this compilation or a later one) once this one is done.  The
-    worker threads are new at every compilation, so a TargetMachine per thread
-    (``_codegen_target_machine``) was made again every time, with its
-    subtarget's tables on first use: ~2 ms of a small module's 17.  One in use
-    by one thread at a time, as LLVM needs."""
+    """A host TargetMachine (``current()``'s target) for one part's
+    optimisation and code generation, used by this thread alone and kept for
+    the next part, of this compilation or a later one, once this one is done.
+    Reused because a new one builds its subtarget (~750 KiB of tables) again on
+    first use; not shared between threads at once because its subtarget map is
+    not safe to share.  Kept across compilations, not per thread: a
+    compilation's worker threads are new each time (a TargetMachine per
+    thread was ~2 ms of a small module's 17).  Objects emitted with it are the
+    same bytes as with a new one."""
     key = (current(), entry)
     with _free_target_machines_lock:
         free = _free_target_machines.get(key)
@@ -746,20 +751,3 @@ def _pooled_target_machine(entry: bool = False):
     finally:
         with _free_target_machines_lock:
             _free_target_machines.setdefault(key, []).append(tm)
-
-
-def _codegen_target_machine(entry: bool = False):
-    """This thread's TargetMachine for optimising and emitting modules, made once.
-
-    Reused because a new one builds its subtarget (~750 KiB of tables) again
-    on first use, ~0.7 ms of a small module's compilation; one per thread
-    because a TargetMachine's subtarget map is not safe to share between
-    threads.  Objects emitted with it are the same bytes as with a new one.
-    """
-    attr = "entry_tm" if entry else "tm"
-    target = current()          # the host's, unless XLAC_TARGET_CPU/_FEATURES say otherwise
-    made = getattr(_thread_state, attr, None)
-    if made is None or made[0] != target:
-        made = (target, host_target_machine(ENTRY_CODEGEN_OPT if entry else 3))
-        setattr(_thread_state, attr, made)
-    return made[1]

@@ -113,8 +113,7 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     hints = [h for h in base.operands if h is not base] if base is not None else []
     hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     if not vectorize:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                          ir.Constant(ir.IntType(1), 0)]))
+        hints.append(_vectorizer_off(module))
     width = _wide_vector(interleave, element_bytes, trip_count) if vectorize and interleave else None
     loop_id = _loop_id(module, hints + _interleave_hints(module, interleave, width))
     if vectorize:
@@ -190,9 +189,13 @@ def settle_loop_id(loop_id, body_blocks):
         for instr in block.instructions:
             if isinstance(instr, ir.CallInstr) and not _widenable(instr.callee):
                 module, hints = scalar
-                return _loop_id(module, hints + [module.add_metadata(
-                    [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(ir.IntType(1), 0)])])
+                return _loop_id(module, hints + [_vectorizer_off(module)])
     return loop_id
+
+
+def _vectorizer_off(module: ir.Module):
+    return module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                ir.Constant(ir.IntType(1), 0)])
 
 
 #: LLVM intrinsics with no vector instruction on the host: their vector forms
