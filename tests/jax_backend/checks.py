@@ -337,6 +337,30 @@ def zero_copy_view():
     assert view.sum() == 15.0
 
 
+@check("mixed")
+def many_results_released():
+    """A step returning many arrays, called again and again: each call's outputs
+    are destroyed together (one pass over the plugin's destroyed list) and their
+    handles reused, so the live buffers do not grow; a numpy view of an output
+    keeps its values after the output is destroyed."""
+    import jax
+    from xlac.pjrt import handles
+    from xlac.pjrt.buffer import Buffer
+    xd = jax.devices("xlac")[0]
+    f = jax.jit(lambda *xs: [x * 2 + 1 for x in xs])
+    xs = [jax.device_put(np.full(4, k, np.float32), xd) for k in range(50)]
+    counts, view = [], None
+    for step in range(12):
+        out = f(*xs)
+        assert [float(np.asarray(o)[0]) for o in out] == [2.0 * k + 1 for k in range(50)]
+        if step == 2:
+            view = np.asarray(out[7])
+        del out
+        counts.append(handles.live_count(Buffer))
+    assert max(counts[4:]) == min(counts[4:]), f"live buffers grow: {counts}"
+    assert view.tolist() == [15.0] * 4
+
+
 # -- group alone -------------------------------------------------------------------------------
 @check("alone")
 def no_reference_cycles():

@@ -576,11 +576,11 @@ def loaded_execute(a):
     options = options.contents if options else None
     if e.lean and a.num_devices == 1 and not a.execute_device and not (
             options and (options.num_send_ops or options.num_recv_ops)):
-        outputs = e.execute_handles(a.argument_lists[0], a.num_args)
+        outputs = e.execute_handles(a.argument_lists[0][:a.num_args])
         if outputs is not None:                      # else the general path, which reports why
-            out = a.output_lists[0]
-            for k in range(len(outputs)):
-                out[k] = outputs[k]
+            n = len(outputs)
+            ctypes.memmove(ctypes.cast(a.output_lists[0], ctypes.c_void_p).value,
+                           (ctypes.c_void_p * n)(*outputs), n * ctypes.sizeof(ctypes.c_void_p))
             done = a.device_complete_events
             if done:
                 done[0] = e.device.native_fields[2]      # the ready event
@@ -974,13 +974,13 @@ NATIVE = {
 
 
 def release_destroyed() -> None:
-    """Release the buffers destroyed in native code since the last call."""
+    """Release the buffers destroyed in native code since the last call (a step
+    of a training loop destroys its hundreds of outputs: one pass over them)."""
     if _TRAMPOLINES is None:
         return
-    for h in _TRAMPOLINES.take_destroyed():
-        b = handles.lookup(h, Buffer, "PJRT_Buffer")     # listed only by its buffer tag: one of ours
-        b.delete()
-        handles.release(h)
+    head = _TRAMPOLINES.take_destroyed_head()
+    if head:
+        handles.release_buffers(head, Buffer)
 
 
 def function_table() -> capi.Api:

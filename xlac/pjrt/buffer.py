@@ -92,6 +92,22 @@ class Buffer:
         return self
 
     @classmethod
+    def results(cls, arrays, device, type_codes, block: bytes) -> list:
+        """The handles of new buffers of a compiled program's fresh results
+        (:meth:`result` of each ``arrays[k]``, ``type_codes[k]``), made in one
+        pass: a training step returns hundreds."""
+        new, bind = object.__new__, handles.new_many(block)
+        out = []
+        for array, code in zip(arrays, type_codes):
+            self = new(cls)
+            self.array, self.device, self.type_code = array, device, code
+            self.deleted, self.external_references, self._held, self._c_dims = False, 0, None, None
+            self.ndim, self._shape = array.ndim, array.shape
+            self.handle = h = bind(self)
+            out.append(h)
+        return out
+
+    @classmethod
     def token(cls, device) -> "Buffer":
         """A token (PJRT_Buffer_Type TOKEN, no dimensions): what a program returns
         for an HLO token.  Its array is an empty pred, which a program taking a
@@ -136,6 +152,15 @@ class Buffer:
             handles.set_tag(self.handle, handles.DELETED_BUFFER_TAG)     # IsDeleted & co. go to Python
             self._held = self.array if self.external_references else None
             self.array = None if not self.external_references else self.array
+
+    def destroyed(self) -> None:
+        """PJRT_Buffer_Destroy (its handle released by the caller): deleted, the
+        memory kept only for external references."""
+        self.deleted = True
+        if self.external_references:
+            self._held = self.array
+        else:
+            self._held = self.array = None
 
     def add_reference(self, delta: int) -> None:
         self.external_references = max(0, self.external_references + delta)

@@ -194,29 +194,29 @@ class Executable:
         self._consume_donated([arguments], non_donatable)
         return outputs
 
-    def execute_handles(self, addresses, count: int) -> list | None:
+    def execute_handles(self, addresses: list) -> list | None:
         """The common execution (``lean``, on ``self.device``) from the argument
-        buffers' handles (``addresses[:count]``): the output buffers' handles;
+        buffers' handles (``addresses``, ints): the output buffers' handles;
         None, having done nothing, for anything ``execute`` must look at (a
         deleted, unknown or foreign handle, a wrong count: it reports them)."""
-        if count != self.num_parameters or self.deleted:
+        if len(addresses) != self.num_parameters or self.deleted:
             return None
         arrays = []
-        for k in range(count):
-            entry = find_handle(addresses[k])
-            if entry is None or type(entry[0]) is not Buffer or entry[0].deleted:
+        append = arrays.append
+        for address in addresses:
+            entry = find_handle(address)
+            if entry is None:
                 return None
-            arrays.append(entry[0].array)
+            buffer = entry[0]
+            if type(buffer) is not Buffer or buffer.deleted:
+                return None
+            append(buffer.array)
         results = self.compiled(*arrays)
+        results = results if self.tuple_result else (results,)
         device = self.device
-        block = device.buffer_block
-        outputs = []
-        for r, code in zip(results if self.tuple_result else (results,), self._result_codes):
-            if type(r) is np.ndarray and r.flags.c_contiguous:      # what compiled code returns
-                outputs.append(Buffer.result(r, device, code, block).handle)
-            else:
-                outputs.append(_output(r, device).handle)
-        return outputs
+        if all(type(r) is np.ndarray and r.flags.c_contiguous for r in results):   # what compiled code returns
+            return Buffer.results(results, device, self._result_codes, device.buffer_block)
+        return [_output(r, device).handle for r in results]
 
     def execute_devices(self, argument_lists: list, non_donatable: set) -> list:
         """Run a program on several devices: ``argument_lists[i]`` holds the

@@ -82,6 +82,24 @@ def new_from(obj, contents: bytes) -> int:
     return address
 
 
+def new_many(contents: bytes):
+    """A function making a new handle for an object, its block holding
+    ``contents`` (:func:`new_from` with the lookups done once: an execution's
+    output buffers)."""
+    objects, free, make = _objects, _free, c_memory.array
+
+    def bind(obj) -> int:
+        if free:
+            block, view, address = free.pop()
+        else:
+            block = make(ctypes.c_void_p, length=BLOCK_WORDS)
+            view, address = memoryview(block).cast("B"), ctypes.addressof(block)
+        view[:] = contents
+        objects[address] = (obj, block, view)
+        return address
+    return bind
+
+
 def set_tag(address, tag: int) -> None:
     """Give live handle ``address`` another tag (what the native entries answer for it)."""
     entry = _objects.get(address or 0)
@@ -105,6 +123,24 @@ def release(address) -> None:
         block = entry[1]
         block[TAG_WORD] = None         # the native entries read no fields without the tag
         _free.append((block, entry[2], address))
+
+
+def release_buffers(head: int, kind: type) -> None:
+    """Delete and release the buffers of the destroyed list that starts at handle
+    ``head`` (each block's ``NEXT_WORD`` links the next; every one names a
+    ``kind``, its ``destroyed()`` called): one pass, for the hundreds of
+    outputs a training step's call destroys."""
+    pop, free = _objects.pop, _free.append
+    while head:
+        entry = pop(head, None)
+        if entry is None or type(entry[0]) is not kind:
+            raise HandleError(f"PJRT_Buffer {head:#x} is not a live PJRT_Buffer of this plugin")
+        obj, block, view = entry
+        nxt = block[NEXT_WORD]
+        obj.destroyed()
+        block[TAG_WORD] = None         # the native entries read no fields without the tag
+        free((block, view, head))
+        head = nxt
 
 
 #: The (object, block, view) of a live handle's address, or None (no kind check:
