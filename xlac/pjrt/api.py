@@ -569,6 +569,11 @@ def loaded_is_deleted(a):
     a.is_deleted = _executable(a.executable).deleted
 
 
+#: Outputs up to this many are stored one by one; more with one memmove (its
+#: casts cost about as much as four stores).
+_OUTPUTS_ONE_BY_ONE = 4
+
+
 @implements("LoadedExecutable_Execute")
 def loaded_execute(a):
     e = _executable(a.executable)
@@ -579,8 +584,13 @@ def loaded_execute(a):
         outputs = e.execute_handles(a.argument_lists[0][:a.num_args])
         if outputs is not None:                      # else the general path, which reports why
             n = len(outputs)
-            ctypes.memmove(ctypes.cast(a.output_lists[0], ctypes.c_void_p).value,
-                           (ctypes.c_void_p * n)(*outputs), n * ctypes.sizeof(ctypes.c_void_p))
+            if n <= _OUTPUTS_ONE_BY_ONE:
+                out = a.output_lists[0]
+                for k in range(n):
+                    out[k] = outputs[k]
+            else:
+                ctypes.memmove(ctypes.cast(a.output_lists[0], ctypes.c_void_p).value,
+                               (ctypes.c_void_p * n)(*outputs), n * ctypes.sizeof(ctypes.c_void_p))
             done = a.device_complete_events
             if done:
                 done[0] = e.device.native_fields[2]      # the ready event
