@@ -183,8 +183,10 @@ class Timing:
 def check(result, ref, tol: float) -> tuple[bool, float, str]:
     """(ok, normalised error, text) comparing ``result`` with the numpy reference."""
     try:
-        r = np.asarray(result, dtype=np.float64)
-        e = np.asarray(ref, dtype=np.float64)
+        # complex results compared as complex (a float cast would drop the imaginary part)
+        wide = np.complex128 if np.iscomplexobj(result) or np.iscomplexobj(ref) else np.float64
+        r = np.asarray(result, dtype=wide)
+        e = np.asarray(ref, dtype=wide)
     except Exception as ex:  # noqa: BLE001
         return False, float("inf"), f"not an array: {type(ex).__name__}"
     if r.shape != e.shape:

@@ -83,6 +83,12 @@ def test_scale_hlo_rewrites_dimensions_and_constants():
         kernels.scale_hlo(text, {"a": 4, "b": 4}, {"a": 2, "b": 3})
 
 
+def test_check_compares_complex_values_whole():
+    ref = np.array([1 + 2j, 3 - 1j], np.complex64)
+    assert harness.check(ref.copy(), ref, 1e-6)[0]
+    assert not harness.check(ref.real.astype(np.complex64), ref, 1e-3)[0]     # imaginary parts lost
+
+
 def test_every_builder_matches_numpy_at_quick_size():
     import xlac
     for k in kernels.KERNELS:
