@@ -988,7 +988,7 @@ def release_destroyed() -> None:
     of a training loop destroys its hundreds of outputs: one pass over them)."""
     if _TRAMPOLINES is None:
         return
-    head = _TRAMPOLINES.take_destroyed_head()
+    head = _TRAMPOLINES.take_destroyed()
     if head:
         handles.release_buffers(head, Buffer)
 

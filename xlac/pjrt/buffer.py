@@ -79,23 +79,12 @@ class Buffer:
         self.handle = handles.new_from(self, device.buffer_block)
 
     @classmethod
-    def result(cls, array: np.ndarray, device, type_code: int, block: bytes) -> "Buffer":
-        """A buffer of a compiled program's fresh result ``array`` (C-contiguous,
-        of element ``type_code``); ``block``: its handle's contents
-        (``device.buffer_block``).  What ``Buffer(array,
-        device)`` makes, without the checks and conversions (an execution's path)."""
-        self = object.__new__(cls)
-        self.array, self.device, self.type_code = array, device, type_code
-        self.deleted, self.external_references, self._held, self._c_dims = False, 0, None, None
-        self.ndim, self._shape = array.ndim, array.shape
-        self.handle = handles.new_from(self, block)
-        return self
-
-    @classmethod
     def results(cls, arrays, device, type_codes, block: bytes) -> list:
         """The handles of new buffers of a compiled program's fresh results
-        (:meth:`result` of each ``arrays[k]``, ``type_codes[k]``), made in one
-        pass: a training step returns hundreds."""
+        ``arrays`` (C-contiguous) of elements ``type_codes``; ``block``: their
+        handles' contents (``device.buffer_block``).  What ``Buffer(array,
+        device)`` makes, without the checks and conversions, in one pass: a
+        training step returns hundreds."""
         new, bind = object.__new__, handles.new_many(block)
         out = []
         for array, code in zip(arrays, type_codes):
@@ -148,14 +137,12 @@ class Buffer:
     def delete(self) -> None:
         """PJRT_Buffer_Delete: the memory goes once no external reference holds it."""
         if not self.deleted:
-            self.deleted = True
             handles.set_tag(self.handle, handles.DELETED_BUFFER_TAG)     # IsDeleted & co. go to Python
-            self._held = self.array if self.external_references else None
-            self.array = None if not self.external_references else self.array
+            self.destroyed()
 
     def destroyed(self) -> None:
-        """PJRT_Buffer_Destroy (its handle released by the caller): deleted, the
-        memory kept only for external references."""
+        """Deleted (what PJRT_Buffer_Destroy leaves, its handle released by the
+        caller): the memory kept only for external references."""
         self.deleted = True
         if self.external_references:
             self._held = self.array

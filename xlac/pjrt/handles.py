@@ -70,16 +70,7 @@ def new(obj, head: int = 0, tag: int = 0, fields=()) -> int:
 
 def new_from(obj, contents: bytes) -> int:
     """A new handle for ``obj`` whose block holds ``contents`` (:func:`template`)."""
-    # No lock: list.pop, dict assignment and dict.pop are atomic under the GIL,
-    # and each block is in the free list or in _objects, never both.
-    try:
-        block, view, address = _free.pop()
-    except IndexError:
-        block = c_memory.array(ctypes.c_void_p, length=BLOCK_WORDS)
-        view, address = memoryview(block).cast("B"), ctypes.addressof(block)
-    view[:] = contents                # one copy (a slice of ctypes words costs twice as much)
-    _objects[address] = (obj, block, view)
-    return address
+    return new_many(contents)(obj)
 
 
 def new_many(contents: bytes):
@@ -88,13 +79,15 @@ def new_many(contents: bytes):
     output buffers)."""
     objects, free, make = _objects, _free, c_memory.array
 
+    # No lock: list.pop, dict assignment and dict.pop are atomic under the GIL,
+    # and each block is in the free list or in _objects, never both.
     def bind(obj) -> int:
-        if free:
+        try:
             block, view, address = free.pop()
-        else:
+        except IndexError:
             block = make(ctypes.c_void_p, length=BLOCK_WORDS)
             view, address = memoryview(block).cast("B"), ctypes.addressof(block)
-        view[:] = contents
+        view[:] = contents            # one copy (a slice of ctypes words costs twice as much)
         objects[address] = (obj, block, view)
         return address
     return bind

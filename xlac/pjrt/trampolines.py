@@ -352,16 +352,7 @@ class Trampolines:
         while self._close() and time.monotonic() < deadline:
             time.sleep(0.001)
 
-    def take_destroyed_head(self) -> int | None:
+    def take_destroyed(self) -> int | None:
         """The first handle of the destroyed list (None: empty), the list emptied
         at once; each handle's block links the next (``handles.NEXT_WORD``)."""
         return self._take()
-
-    def take_destroyed(self) -> list:
-        """The handles native ``destroy`` entries listed since the last call (the list
-        emptied at once; each handle's block links the next)."""
-        out, head = [], self._take()
-        while head:
-            out.append(head)
-            head = ctypes.c_void_p.from_address(head + 8 * NEXT_WORD).value
-        return out
