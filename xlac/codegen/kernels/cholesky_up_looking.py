@@ -73,8 +73,9 @@ MAX_TASKS = 8
 #: Columns of the panel by which task 0 gets more than an equal share: the
 #: last task does the next diagonal block's update by the rows above (a GEMM
 #: of that block's width), task 0 its update by the step's rows and
-#: ``potrf``.  (On the 2-core VM, 512 x 512 f32: 64 best, 0 and 80 within 5%.)
-TASK0_EXTRA_COLUMNS = 64
+#: ``potrf``.  (On the 2-core VM, 512 x 512 f32, medians of interleaved
+#: runs: 0 took 0.315 ms, 64 0.342, -64 0.317, 128 0.356.)
+TASK0_EXTRA_COLUMNS = 0
 #: Bytes of a row the substitution routine solves per call (the strip's
 #: rows stay in L1).
 STRIP_BYTES = 256
@@ -213,23 +214,28 @@ def _step_table(b: ir.IRBuilder, plan: Plan):
 
 
 @contextmanager
-def _bands(b: ir.IRBuilder, plan: Plan, name: str, first=0, every=1):
+def _bands(b: ir.IRBuilder, plan: Plan, name: str, task=0, tasks=1):
     """A loop over the bands of BAND rows, yielding ``(i, k)`` (the last band
-    the rest).  Bands ``first``, ``first + every``, ... only (i64 values or
-    ints: one task's share)."""
+    the rest): task ``task``'s share of ``tasks`` (i64 values or ints), its
+    contiguous run of bands, so that the rows a task copies in are mostly
+    the ones it works on in the first steps (they stay in its cache)."""
     n = plan.n
-    with dyn_range(b, b.mul(_v(first), i64(BAND)), i64(n), step=b.mul(_v(every), i64(BAND)), name=name) as i:
+    per = b.sdiv(b.add(i64(-(-n // BAND)), b.sub(_v(tasks), i64(1))), _v(tasks))
+    lo = b.mul(b.mul(_v(task), per), i64(BAND))
+    hi = b.mul(b.add(b.mul(_v(task), per), per), i64(BAND))
+    hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n))
+    with dyn_range(b, lo, hi, step=i64(BAND), name=name) as i:
         left = b.sub(i64(n), i)
         yield i, b.select(b.icmp_signed("<", left, i64(BAND)), left, i64(BAND))
 
 
-def _copy_in(b: ir.IRBuilder, plan: Plan, a, w, first=0, every=1) -> None:
+def _copy_in(b: ir.IRBuilder, plan: Plan, a, w, task=0, tasks=1) -> None:
     """The triangle the factorisation reads, row by row of the result, in
-    bands (``first``, ``every``: which, see ``_bands``): row r of ``u`` from
+    bands (``task``'s of ``tasks``, see ``_bands``): row r of ``u`` from
     its diagonal on, of ``l`` up to its diagonal; zeros in the rest of the
     row (the diagonal block's other triangle is ``potrf``'s)."""
     n, pt, es = plan.n, plan.pt, plan.pt.byte_size
-    with _bands(b, plan, "chol.in", first, every) as (i, k):
+    with _bands(b, plan, "chol.in", task, tasks) as (i, k):
         with dyn_range(b, i64(0), k, name="chol.in.r") as r:
             row = b.add(i, r)
             at = b.mul(row, i64(n))
@@ -276,6 +282,7 @@ def _task_columns(b: ir.IRBuilder, plan: Plan, j, tasks, i2, k2) -> tuple:
     is0 = b.icmp_signed("==", j, i64(0))
     c0 = b.select(is0, i2, first)
     c1 = b.select(is0, b.add(i2, n0), b.add(first, per))
+    c1 = b.select(b.icmp_signed("==", j, b.sub(tasks, i64(1))), i64(n), c1)     # the last task: all the rest
     return clamp(c0, i2, i64(n)), clamp(c1, i2, i64(n))
 
 
@@ -283,7 +290,7 @@ def factor(ctx: KernelContext, plan: Plan, a_e, w, scratch, tasks) -> None:
     """One matrix: ``a_e`` (row-major) factored in ``w`` (the result,
     row-major), all NaN when a pivot failed; ``scratch``: ``plan.scratch``'s
     base; ``tasks`` (an i64 >= 1): the tasks of each ``parallel_for``, the
-    copy in (bands dealt out in turn) and one per step (see the module
+    copy in (a contiguous run of bands each) and one per step (see the module
     docstring).  The same bits for any number of tasks: each element's sums
     are the same GEMMs' and solves' whoever computes them."""
     b = ctx.b
