@@ -382,23 +382,25 @@ def _splat(b: ir.IRBuilder, value, vty: ir.VectorType):
 
 
 def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, first, done, row, c0,
-                       c1) -> None:
+                       c1, vectors: int = VECTORS, finish=None):
     """``w[i_q, j] -= sum(coef(i_q, row(r)) * w[row(r), j] for r < done)`` for the
     BLOCK_ROWS rows ``i_q = row(first + q)`` and j in [c0, c1): the substitution's bulk as a
-    register-blocked GEMM micro-kernel (BLOCK_ROWS x VECTORS accumulators,
+    register-blocked GEMM micro-kernel (BLOCK_ROWS x ``vectors`` accumulators,
     each step one load of row(r) per vector and one multiply-add per
     accumulator, where ``_subtract_rows`` loads and stores the destination
     row every GROUP rows), then the columns short of a whole vector block by
-    ``_subtract_rows``."""
+    ``_subtract_rows``.  ``finish(rows, accs)``, if given, works on a vector
+    block's accumulators (allocas, ``accs[q][v]``) before they are stored
+    (``rows``: the i_q).  Returns where the whole vector blocks end."""
     ty = types.memory_type(pt)
     lanes = VECTOR_BYTES // pt.byte_size
     vty = ir.VectorType(ty, lanes)
-    width = lanes * VECTORS
+    width = lanes * vectors
     align = pt.byte_size
     fma = declare_libm(b.module, f"llvm.fma.v{lanes}{'f64' if pt is PT.F64 else 'f32'}",
                        ir.FunctionType(vty, [vty] * 3))
     rows = [row(b.add(first, i64(q))) for q in range(BLOCK_ROWS)]
-    accs = [[ab.alloca(vty, name=f"trsm.acc{q}{v}") for v in range(VECTORS)] for q in range(len(rows))]
+    accs = [[ab.alloca(vty, name=f"trsm.acc{q}{v}") for v in range(vectors)] for q in range(len(rows))]
     bases = [b.mul(i, nr) for i in rows]
     vec_end = b.add(c0, b.mul(b.udiv(b.sub(c1, c0), i64(width)), i64(width)))
 
@@ -407,24 +409,35 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, f
 
     with dyn_range(b, c0, vec_end, step=width, name="trsm.vj") as j:
         for q, base in enumerate(bases):
-            for v in range(VECTORS):
+            for v in range(vectors):
                 b.store(b.load(at(w, b.add(base, b.add(j, i64(v * lanes)))), typ=vty, align=align), accs[q][v])
         with dyn_range(b, i64(0), done, name="trsm.vr") as r:
             k = row(r)
             src = b.add(b.mul(k, nr), j)
-            xs = [b.load(at(w, b.add(src, i64(v * lanes))), typ=vty, align=align) for v in range(VECTORS)]
+            xs = [b.load(at(w, b.add(src, i64(v * lanes))), typ=vty, align=align) for v in range(vectors)]
             for q, i in enumerate(rows):
                 c = _splat(b, b.fneg(coef(i, k)), vty)
-                for v in range(VECTORS):
+                for v in range(vectors):
                     b.store(b.call(fma, [c, xs[v], b.load(accs[q][v])]), accs[q][v])
+        if finish is not None:
+            finish(rows, accs)
         for q, base in enumerate(bases):
-            for v in range(VECTORS):
+            for v in range(vectors):
                 b.store(b.load(accs[q][v]), at(w, b.add(base, b.add(j, i64(v * lanes)))), align=align)
     ar = _Arith(b, pt)
     with b.if_then(b.and_(b.icmp_signed("<", vec_end, c1), b.icmp_signed(">", done, i64(0)))):
         with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.tq") as q:      # a loop: less code to compile
             i = row(b.add(first, q))
             _subtract_rows(b, ar, w, b.mul(i, nr), done, lambda r: (coef(i, row(r)), b.mul(row(r), nr)), vec_end, c1)
+    return vec_end
+
+
+def _trsm_vectors() -> int:
+    """Vectors per block row of the substitution's bulk: VECTORS, or twice
+    as many with 32 vector registers (AVX-512: BLOCK_ROWS x 4 accumulators,
+    four FMAs per coefficient loaded instead of two)."""
+    from .target import host_vector_bits
+    return 2 * VECTORS if host_vector_bits() >= 512 else VECTORS
 
 
 def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool, name: str, linkage: str) -> None:
@@ -445,26 +458,46 @@ def _build_trsm(module: ir.Module, pt: PT, forward: bool, conj: bool, unit: bool
         def row(step):
             return step if forward else b.sub(b.sub(m, i64(1)), step)
 
-        def solve_row(s, first, count):
-            """Row ``row(s)`` loses rows ``row(first + r)``, r < count, then is divided by its pivot."""
+        def solve_row(s, first, count, lo=c0):
+            """Row ``row(s)`` loses rows ``row(first + r)``, r < count, then
+            is divided by its pivot (columns [lo, c1))."""
             i = row(s)
             wi = b.mul(i, nr)
             with b.if_then(b.icmp_signed(">", count, i64(0))):
                 _subtract_rows(b, ar, w, wi, count, lambda r: (t_at(i, row(b.add(first, r))),
-                                                               b.mul(row(b.add(first, r)), nr)), c0, c1)
+                                                               b.mul(row(b.add(first, r)), nr)), lo, c1)
             if not unit:
                 d = t_at(i, i)
-                with _parallel_range(b, c0, c1, "trsm.d") as j:
+                with _parallel_range(b, lo, c1, "trsm.d") as j:
                     x = b.add(wi, j)
                     ar.store(w, x, ar.div(ar.load(w, x), d))
+
+        def solve_block(rows, accs):
+            """The block's own triangle on a vector block, in registers: row
+            q loses rows 0..q-1 (in that order, one FMA each, as
+            ``solve_row``), then is divided by its pivot."""
+            vty = accs[0][0].allocated_type
+            fma = declare_libm(b.module, f"llvm.fma.v{vty.count}{'f64' if pt is PT.F64 else 'f32'}",
+                               ir.FunctionType(vty, [vty] * 3))
+            for q, i in enumerate(rows):
+                for p in range(q):
+                    c = _splat(b, b.fneg(t_at(i, rows[p])), vty)
+                    for v, acc in enumerate(accs[q]):
+                        b.store(b.call(fma, [c, b.load(accs[p][v]), b.load(acc)]), acc)
+                if not unit:
+                    d = _splat(b, t_at(i, i), vty)
+                    for acc in accs[q]:
+                        b.store(b.fdiv(b.load(acc), d), acc)
 
         blocked = i64(0)
         if not pt.is_complex:
             blocked = b.mul(b.udiv(m, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="trsm.b") as s0:
-                _update_block_rows(b, ab, pt, w, t_at, nr, s0, s0, row, c0, c1)
-                with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.q") as q:
-                    solve_row(b.add(s0, q), s0, q)
+                vec_end = _update_block_rows(b, ab, pt, w, t_at, nr, s0, s0, row, c0, c1, _trsm_vectors(),
+                                             finish=solve_block)
+                with b.if_then(b.icmp_signed("<", vec_end, c1)):
+                    with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="trsm.q") as q:
+                        solve_row(b.add(s0, q), s0, q, vec_end)
         with dyn_range(b, blocked, m, name="trsm.s") as s:
             solve_row(s, i64(0), s)
     _function(module, name, [PTR, PTR, I64, I64, I64, I64, I64], linkage, build)
