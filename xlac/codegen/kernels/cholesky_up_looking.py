@@ -36,9 +36,9 @@ asks for it first does it (an atomic claim), so with fewer threads than
 tasks (they run one after another) nothing waits on a task not started.
 Every element's sums are the same GEMMs' and solves' whichever task
 computes them: the bits do not depend on the thread count.  On the 2-core
-VM, 512 x 512 f32 took 0.31-0.32 ms on two threads (a right-looking form
+VM, 512 x 512 f32 takes 0.30-0.31 ms on two threads (a right-looking form
 with static column ownership and a transposed work array: 0.48 ms) and
-0.39-0.40 ms on one (0.52).
+0.43-0.45 ms on one (docs/linalg.md: where two threads lose).
 
 The result's other triangle is zeroed when the triangle is copied in (every
 row: its part of the factor's triangle copied, the rest zeros), and nothing
