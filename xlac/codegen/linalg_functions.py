@@ -313,18 +313,22 @@ def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
 
         def factor_row(i, first, count):
             """Row i of u: the rows ``first + r`` (r < count) above it not yet
-            subtracted, then the square root of its pivot."""
+            subtracted, then the square root of its pivot.  Real types work
+            from the vector boundary at or left of the diagonal: the
+            elements left of it are the strict lower triangle (zeroed below),
+            and whole vectors leave the vectorised loops no scalar remainder."""
             row_i = b.mul(i, ld)
+            lo = i if pt.is_complex else b.and_(i, i64(-(VECTOR_BYTES // pt.byte_size)))
             with b.if_then(b.icmp_signed(">", count, i64(0))):
                 _subtract_rows(b, ar, w, row_i, count,
-                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), ld)), i, n)
+                               lambda r: (u_at(b.add(first, r), i), b.mul(b.add(first, r), ld)), lo, n)
             ii = b.add(row_i, i)
             root = ar.sqrt(ar.real(ar.load(w, ii)))
             b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
-            ar.store(w, ii, ar.from_real(root))
-            with dyn_range(b, b.add(i, i64(1)), n, name="chol.j") as j:
+            with dyn_range(b, lo if not pt.is_complex else b.add(i, i64(1)), n, name="chol.j") as j:
                 e = b.add(row_i, j)
                 ar.store(w, e, ar.div_real(ar.load(w, e), root))
+            ar.store(w, ii, ar.from_real(root))
 
         # u[i, i:] = a[i, i:] - sum_k conj(u[k, i]) u[k, i:], divided by the root of
         # its pivot.  Real types: BLOCK_ROWS rows lose the rows above them at once
@@ -334,8 +338,10 @@ def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
         if not pt.is_complex:
             blocked = b.mul(b.udiv(n, i64(BLOCK_ROWS)), i64(BLOCK_ROWS))
             with dyn_range(b, i64(0), blocked, step=BLOCK_ROWS, name="chol.b") as i0:
+                # (from the vector block boundary at or left of i0: see ``factor_row``)
+                c0 = b.and_(i0, i64(-(VECTOR_BYTES // pt.byte_size * VECTORS)))
                 _update_block_rows(b, ab, pt, w, lambda i, k: ar.load(w, b.add(b.mul(k, ld), i)), ld,
-                                   i0, i0, lambda r: r, i0, n)
+                                   i0, i0, lambda r: r, c0, n)
                 with dyn_range(b, i64(0), i64(BLOCK_ROWS), name="chol.q") as q:
                     factor_row(b.add(i0, q), i0, q)
         with dyn_range(b, blocked, n, name="chol.i") as i:
