@@ -49,6 +49,7 @@ from .emission import context_of
 from .ir_array import I64, i64
 from .loops import dyn_range, for_range_dynamic, loop_hints, parallel_loops
 from .scalar_ops import declare_libm
+from .target import host_vector_bits
 
 __all__ = ["LinalgVariant", "ROUTINES", "parse_tag", "trsm_routine"]
 
@@ -325,7 +326,7 @@ def _build_potrf(module: ir.Module, pt: PT, name: str, linkage: str) -> None:
             ii = b.add(row_i, i)
             root = ar.sqrt(ar.real(ar.load(w, ii)))
             b.store(b.or_(b.load(failed), b.fcmp_unordered("uno", root, root)), failed)
-            with dyn_range(b, lo if not pt.is_complex else b.add(i, i64(1)), n, name="chol.j") as j:
+            with dyn_range(b, b.add(i, i64(1)) if pt.is_complex else lo, n, name="chol.j") as j:
                 e = b.add(row_i, j)
                 ar.store(w, e, ar.div_real(ar.load(w, e), root))
             ar.store(w, ii, ar.from_real(root))
@@ -442,7 +443,6 @@ def _trsm_vectors() -> int:
     """Vectors per block row of the substitution's bulk: VECTORS, or twice
     as many with 32 vector registers (AVX-512: BLOCK_ROWS x 4 accumulators,
     four FMAs per coefficient loaded instead of two)."""
-    from .target import host_vector_bits
     return 2 * VECTORS if host_vector_bits() >= 512 else VECTORS
 
 
