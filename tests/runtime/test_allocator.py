@@ -79,6 +79,22 @@ def test_consecutive_results_do_not_alias():
     assert (b == -2).all()
 
 
+def test_small_classes_keep_more_blocks():
+    # A training step returns hundreds of small results of a few sizes: a class
+    # of small blocks keeps as many as fit in class_idle_bytes (64 here), a
+    # class of large ones max_blocks_per_class.
+    pool = BlockPool(max_idle_bytes=1 << 20, max_blocks_per_class=2, class_idle_bytes=64 * 1024)
+    assert pool.class_limit(1024) == 64 and pool.class_limit(64 * 1024) == 2
+    small = [pool.acquire(1024) for _ in range(100)]
+    large = [pool.acquire(64 * 1024) for _ in range(4)]
+    for b in small + large:
+        pool.release(b)
+    s = pool.stats()
+    assert s["idle_blocks"] == 64 + 2 and s["evictions"] == 36 + 2
+    again = [pool.acquire(1024) for _ in range(64)]
+    assert pool.stats()["hits"] == 64 and len({b.address for b in again}) == 64
+
+
 def test_pool_is_bounded():
     pool = BlockPool(max_idle_bytes=10_000, max_blocks_per_class=2)
     blocks = [pool.acquire(1024) for _ in range(4)]
