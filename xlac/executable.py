@@ -21,8 +21,8 @@ Calling it:
 That is the Python path (``Executable._call``).  ``Executable.__call__`` is
 native code (:mod:`xlac.codegen.fast_call`) that does all of it for the common
 case — C-contiguous, aligned ndarrays of the parameters' exact dtypes and
-shapes, results of at most ``FAST_RESULT_MAX`` bytes allocated through numpy —
-in about 0.2 µs, and hands every other call, untouched, to the Python path,
+shapes; results of at most ``FAST_RESULT_MAX`` bytes allocated through numpy,
+bigger ones from the pool — in about 0.2 µs plus about 0.1 µs per buffer, and hands every other call, untouched, to the Python path,
 the only place argument errors are raised (:meth:`Executable._make_fast_call`
 says which executables have the fast path; ``exe.fast_calls`` counts its calls).
 
@@ -87,10 +87,12 @@ __all__ = ["Executable", "DynamicExecutable", "MemoryAnalysis", "jit"]
 
 _ENTRY = abi.ENTRY
 _MAX_IDLE_FRAMES = 4          # idle call frames (pointer arrays + temp arena) kept per executable
-#: The native fast path (xlac.codegen.fast_call) serves modules whose every result
-#: leaf is at most this big and whose temp arena is at most FAST_TEMP_MAX: calls
-#: where the ~2 us of the Python path matter.  Bigger results come from the pool.
+#: The native fast path (xlac.codegen.fast_call) allocates result leaves of at
+#: most this many bytes through numpy (malloc's free lists recycle them); bigger
+#: ones, and padded layouts, come from the pool through ``_fast_result``.
 FAST_RESULT_MAX = 64 << 10
+#: A temp arena up to this big is taken for the fast path when the executable is
+#: made; a bigger one on its first call (an executable never called holds none).
 FAST_TEMP_MAX = 1 << 20
 #: ... and whose parameters and results are at most this many (their pointers live
 #: on the native stack).
@@ -325,31 +327,46 @@ class Executable:
         """The :class:`~xlac.codegen.fast_call.CallSpec` of this executable's
         native fast path, or None where every call takes the Python path: a
         tuple, token or non-default-layout parameter, guard-page mode, donation,
-        infeed/outfeed, a token, nested tuple or non-default-layout result, a
-        result leaf above ``FAST_RESULT_MAX``, a temp arena above
-        ``FAST_TEMP_MAX``, more than ``FAST_MAX_BUFFERS`` parameters and
-        results, or an interpreter whose layouts it does not know."""
+        infeed/outfeed, a token or nested tuple result, more than
+        ``FAST_MAX_BUFFERS`` parameters and results, or an interpreter whose
+        layouts it does not know.  Result leaves up to ``FAST_RESULT_MAX``
+        bytes are made by numpy (a non-default layout as a strided array over
+        aligned memory, the view the Python path returns); bigger ones, and
+        padded layouts, come from the pool (``_fast_result``)."""
         if not self._simple_params or self._donate_by_result or self._feed_services \
-                or self.temp_size > FAST_TEMP_MAX or self._nparams + self._nresults > FAST_MAX_BUFFERS:
+                or self._nparams + self._nresults > FAST_MAX_BUFFERS:
             return None
         shape = self.result_shape
         if shape.is_tuple and any(s.is_tuple for s in shape.tuple_shapes):
             return None
         results = []
         for size, dims, dtype, default, s, _owner in self._rspecs:
-            if s.is_token or not default or s.byte_size() > FAST_RESULT_MAX:
+            if s.is_token:
                 return None
-            results.append((dtype, dims, s.byte_size(), size > 0))     # pool-sized: 64-byte aligned
-        if not fast_call.install(Executable, Executable._call, Executable._finish_fast_call):
+            nbytes = s.byte_size()
+            unpadded = s.buffer_element_count() == s.element_count()
+            if size > 0 and (nbytes > FAST_RESULT_MAX or not unpadded):
+                results.append((dtype, dims, nbytes, True, None, True))
+            elif default:
+                results.append((dtype, dims, nbytes, size > 0, None, False))    # pool-sized: 64-byte aligned
+            elif unpadded and nbytes > 0:
+                strides = from_buffer(np.empty(s.element_count(), dtype), s).strides
+                results.append((dtype, dims, nbytes, True, strides, False))
+            else:
+                return None
+        if not fast_call.install(Executable, Executable._slow_call, Executable._finish_fast_call,
+                                 Executable._fast_result):
             return None
-        # The fast path's own temp arena (concurrent calls take the Python path's frames).
-        self._fast_call_frame = _Frame(0, 0, self.temp_size)
+        # The fast path's own temp arena (concurrent calls take the Python path's
+        # frames); a big one is made by the first call (``_slow_call``).
+        later = self.temp_size > FAST_TEMP_MAX
+        self._fast_call_frame = None if later else _Frame(0, 0, self.temp_size)
         polls = self._cancel is not None
         return fast_call.make_spec(
             [f[:4] for f in self._fast], results, shape.is_tuple, self._program.address,
             self._opts_addr, self._main_opts_addr,
             interrupt.flag_address() if polls else None, interrupt.arm_address() if polls else None,
-            self._fast_call_frame.temp_addr)
+            None if later else self._fast_call_frame.temp_addr, temp_wanted=later)
 
     @property
     def fast_calls(self) -> int:
@@ -361,6 +378,23 @@ class Executable:
         """Whether calls with C-contiguous arrays of the parameters' dtypes and shapes
         take the native fast path (see :mod:`xlac.codegen.fast_call`)."""
         return self._fast_call_spec is not None
+
+    def _slow_call(self, *args):
+        """What the fast path calls for anything it does not do itself: the
+        Python path, after making the fast path's temp arena if it waits for one."""
+        spec = self._fast_call_spec
+        if spec is not None and spec.temp_wanted:
+            self._fast_call_frame = _Frame(0, 0, self.temp_size)
+            spec.temp = self._fast_call_frame.temp_addr
+            spec.temp_wanted = 0
+        return self._call(*args)
+
+    _slow_call.__qualname__ = "Executable.__call__"     # as the Python path's errors say
+
+    def _fast_result(self, k: int) -> np.ndarray:
+        """Result leaf ``k`` of a fast call, in memory from the pool (the array
+        the Python path returns, whose data pointer is the block's address)."""
+        return self._result_array(k, allocator.pool().acquire(self._rspecs[k][0]), (), None)
 
     def _finish_fast_call(self, result, stopped: bool):
         """After a fast call a callback recorded an error or Ctrl-C stopped it

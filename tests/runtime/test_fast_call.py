@@ -317,17 +317,107 @@ def test_fallbacks_give_the_python_paths_results():
     assert m.fast_calls == 0
 
 
+def _leaves(r):
+    return [x for t in r for x in _leaves(t)] if isinstance(r, tuple) else [r]
+
+
+def _same_arrays(a, b) -> bool:
+    """The same values, dtype, shape, strides and flags (the fast path's arrays
+    against the Python path's)."""
+    fa, fb = a.flags, b.flags
+    return (type(a) is type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+            and a.strides == b.strides and np.array_equal(a, b)
+            and (fa.c_contiguous, fa.f_contiguous, fa.writeable, fa.aligned, fa.owndata)
+            == (fb.c_contiguous, fb.f_contiguous, fb.writeable, fb.aligned, fb.owndata))
+
+
+# Results in other layouts than row-major, padded, and above FAST_RESULT_MAX.
+LAYOUTS = """HloModule lay
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  y = f32[128,256]{1,0} parameter(1)
+  n = f32[2,3]{0,1} negate(x)
+  b = bf16[2,3]{0,1} convert(x)
+  p = f32[2,3]{1,0:P(8,128)} negate(x)
+  t = f32[256,128]{0,1} transpose(y), dimensions={1,0}
+  c = f32[3,2,2]{0,2,1} broadcast(x), dimensions={1,0}
+  ROOT r = (f32[2,3]{0,1}, bf16[2,3]{0,1}, f32[2,3]{1,0:P(8,128)}, f32[128,256]{1,0}, f32[256,128]{0,1},
+            f32[3,2,2]{0,2,1}) tuple(n, b, p, y, t, c)
+}"""
+
+
+def test_strided_padded_and_big_results_take_the_fast_call():
+    exe = xlac.jit(LAYOUTS)
+    assert exe.has_fast_call
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.arange(128 * 256, dtype=np.float32).reshape(128, 256)
+    want = exe._call(x, y)                              # the Python path
+    for k in range(3):
+        got = exe(x, y)
+        assert exe.fast_calls == k + 1
+        assert all(_same_arrays(g, w) for g, w in zip(_leaves(got), _leaves(want)))
+    n, b, p, yy, t, c = got
+    np.testing.assert_array_equal(n, -x)
+    assert n.strides == (4, 8) and not n.flags.c_contiguous and n.flags.f_contiguous
+    np.testing.assert_array_equal(b.astype(np.float32), x)
+    assert p.strides == (512, 4) and (p == -x).all()   # a view of the padded buffer
+    assert (yy == y).all() and yy.flags.c_contiguous and (t == y.T).all()
+    np.testing.assert_array_equal(c, np.broadcast_to(x.T[:, :, None], (3, 2, 2)))
+    # The big and padded results' memory is the pool's; the small ones' numpy's.
+    for r in (p, yy, t):
+        owner = r.base if r.base is not None else r
+        while isinstance(owner, np.ndarray) and owner.base is not None:
+            owner = owner.base
+        assert isinstance(owner._block, allocator.Block), type(owner)
+    assert isinstance(n.base, np.ndarray) and n.base.dtype == np.uint8
+    assert n.ctypes.data % fast_call.ALIGNMENT == 0
+
+
+def test_a_big_temp_arena_is_made_by_the_first_call():
+    n = (xlac.executable.FAST_TEMP_MAX // 4) * 2
+    text = f"""HloModule bigtemp
+ENTRY main {{
+  x = f32[{n}]{{0}} parameter(0)
+  e = f32[{n}]{{0}} exponential(x)
+  s = f32[{n}]{{0}} sine(e)
+  c = f32[{n}]{{0}} cosine(x)
+  ROOT r = (f32[{n}]{{0}}, f32[{n}]{{0}}) tuple(s, c)
+}}"""
+    exe = xlac.jit(text, optimize=False)
+    assert exe.temp_size > xlac.executable.FAST_TEMP_MAX and exe.has_fast_call
+    assert exe._fast_call_frame is None                     # nothing held before the first call
+    x = np.linspace(-1, 1, n, dtype=np.float32)
+    first = exe(x)
+    assert exe.fast_calls == 0 and exe._fast_call_frame is not None
+    for k in range(2):
+        got = exe(x)
+        assert exe.fast_calls == k + 1
+        assert all(_same_arrays(g, w) for g, w in zip(got, first))
+
+
+def test_a_pool_allocation_that_fails_takes_the_python_path(monkeypatch):
+    exe = xlac.jit(LAYOUTS)
+    x, y = f32(2, 3), f32(128, 256)
+    exe(x, y)
+    calls = []
+    # The native code calls the Executable._fast_result it was installed with
+    # (once per process): the pool's failure is made in what that calls.
+    real = xlac.Executable._result_array
+
+    def no_pool(self, k, block, args, donated):
+        if args == () and donated is None and not calls:
+            calls.append(k)
+            allocator.release(block)
+            raise MemoryError("no memory here")
+        return real(self, k, block, args, donated)
+    monkeypatch.setattr(xlac.Executable, "_result_array", no_pool)
+    got = exe(x, y)                                     # the Python path made them all
+    assert calls and exe.fast_calls == 1
+    assert (got[3] == 1).all() and (got[0] == -1).all()
+    assert not threads._errors
+
+
 def test_executables_without_a_fast_call():
-    big = """HloModule big
-ENTRY main {
-  x = f32[128,256]{1,0} parameter(0)
-  ROOT r = f32[128,256]{1,0} negate(x)
-}"""
-    layout = """HloModule lay
-ENTRY main {
-  x = f32[2,3]{0,1} parameter(0)
-  ROOT r = f32[2,3]{0,1} negate(x)
-}"""
     nested = """HloModule nest
 ENTRY main {
   x = f32[2]{0} parameter(0)
@@ -339,7 +429,7 @@ ENTRY main {
   p = (f32[4]{0}, s32[]) parameter(0)
   ROOT a = f32[4]{0} get-tuple-element(p), index=0
 }"""
-    for text in (big, layout, nested, tuple_param):
+    for text in (nested, tuple_param):
         assert not xlac.jit(text).has_fast_call, text
     donating = xlac.jit(ADD, donate_argnums=0)
     assert donating.donations and not donating.has_fast_call

@@ -32,7 +32,11 @@ common case it does everything the Python path does, in native code:
    as ``np.empty`` does, or, for results the spec marks ``aligned`` (those
    the Python path takes from the pool: 4 KiB and more), 64-byte aligned
    inside a numpy byte array that is their ``base`` (the alignment the pool
-   gives them, which code compiled with ``aligned_results`` relies on);
+   gives them, which code compiled with ``aligned_results`` relies on), with
+   the strides of the result's layout where it is not row-major (the view the
+   Python path makes); results the spec marks ``pooled`` (big ones, padded
+   layouts) are made by the executable's ``result(exe, index)``, one Python
+   call each, which takes the pool's memory;
 5. on the main thread, for code that polls the cancel flag: puts the SIGINT
    handler in front (``xlac.runtime.interrupt``) and clears the flag, then
    passes the run options that point at it;
@@ -48,8 +52,8 @@ over from an earlier native call, the arena in use, a failed allocation —
 calls the executable's Python path ``slow(exe, *args)`` untouched, which
 gives today's behaviour and messages (it is the only place that raises
 argument errors).  Which executables get a spec at all (static shapes, array
-parameters of the default layout, no donation, no feeds, small results) is
-the executable's decision.
+parameters of the default layout, no donation, no feeds) is the
+executable's decision.
 
 Why results from numpy: the pool's blocks and their owner objects are Python
 objects (acquiring one and wrapping it costs about a microsecond from native
@@ -133,22 +137,28 @@ class ParamSpec(ctypes.Structure):
 
 
 class ResultSpec(ctypes.Structure):
-    """A result to allocate: dtype, dimensions, bytes; ``aligned``: 64-byte aligned."""
+    """A result to allocate: dtype, dimensions, bytes; ``aligned``: 64-byte
+    aligned; ``strides``: its strides in bytes (NULL: C order; given, the result
+    is an aligned one); ``pooled``: made by the executable's Python ``result(exe,
+    index)`` instead (``index``: the int object), which takes the pool's memory."""
 
     _fields_ = [("descr", c_void_p), ("ndim", c_int64), ("dims", ctypes.POINTER(c_int64)),
-                ("nbytes", c_int64), ("aligned", c_int64)]
+                ("nbytes", c_int64), ("aligned", c_int64), ("strides", ctypes.POINTER(c_int64)),
+                ("pooled", c_int64), ("index", c_void_p)]
 
 
 class CallSpec(ctypes.Structure):
     """One executable's fast call.  ``cancel``: the Ctrl-C flag (NULL when the
     code never polls it), ``arm``: ``xlac_sigint_ensure``; ``busy``: the temp
-    arena is in use; ``calls``: the calls the fast path made (tests read it)."""
+    arena is in use; ``calls``: the calls the fast path made (tests read it);
+    ``temp_wanted``: the module needs a temp arena and ``temp`` is not there yet
+    (the Python path makes it: a big arena is taken on first call, not at compile time)."""
 
     _fields_ = [("nparams", c_int64), ("nresults", c_int64), ("tuple_result", c_int64),
                 ("params", ctypes.POINTER(ParamSpec)), ("results", ctypes.POINTER(ResultSpec)),
                 ("entry", c_void_p), ("opts", c_void_p), ("main_opts", c_void_p),
                 ("cancel", c_void_p), ("arm", c_void_p), ("temp", c_void_p),
-                ("busy", c_int64), ("calls", c_int64)]
+                ("busy", c_int64), ("calls", c_int64), ("temp_wanted", c_int64)]
 
 
 #: The C API functions the native code calls (from ``ctypes.pythonapi``).
@@ -164,7 +174,7 @@ class Runtime(ctypes.Structure):
 
     _fields_ = [(name, c_void_p) for name in (
         *_PYTHON_FUNCTIONS, "pthread_self", "PyArray_NewFromDescr", "PyArray_SetBaseObject",
-        "ndarray", "errors", "slow", "finish", "attr", "u8_descr", "main_thread", "true", "false",
+        "ndarray", "errors", "slow", "finish", "result", "attr", "u8_descr", "main_thread", "true", "false",
         "float_type", "int_type")]
 
 # ---------------------------------------------------------------------------------------
@@ -198,13 +208,28 @@ def _ir() -> str:
         "}",
         "",
         "; A result array of spec %s: numpy's own memory, or (aligned) 64-byte aligned",
-        "; memory inside a byte array that becomes its base.  NULL (error set) on failure.",
-        "define internal ptr @new_result(ptr %rt, ptr %s) {",
+        "; memory inside a byte array that becomes its base, or (pooled) what the",
+        "; executable's result(self, index) returns.  NULL (error set) on failure.",
+        "define internal ptr @new_result(ptr %rt, ptr %s, ptr %self) {",
         "entry:",
+        *_at("%s", ResultSpec, "pooled", "i64", "%pooled"),
+        "  %is.pooled = icmp ne i64 %pooled, 0",
+        "  br i1 %is.pooled, label %pool, label %numpy",
+        "pool:",
+        *_rt("PyObject_Vectorcall", "%pcall"), *_rt("result", "%result.fn"),
+        *_at("%s", ResultSpec, "index", "ptr", "%index"),
+        "  %pa = alloca [2 x ptr]",
+        "  store ptr %self, ptr %pa",
+        "  %pa.1 = getelementptr ptr, ptr %pa, i64 1",
+        "  store ptr %index, ptr %pa.1",
+        "  %pr = call ptr %pcall(ptr %result.fn, ptr %pa, i64 2, ptr null)",
+        "  ret ptr %pr",
+        "numpy:",
         *_rt("PyArray_NewFromDescr", "%new"), *_rt("Py_IncRef", "%incref"), *_rt("Py_DecRef", "%decref"),
         *_rt("ndarray", "%nda"),
         *_at("%s", ResultSpec, "descr", "ptr", "%descr"), *_at("%s", ResultSpec, "ndim", "i64", "%ndim"),
         *_at("%s", ResultSpec, "dims", "ptr", "%dims"), *_at("%s", ResultSpec, "aligned", "i64", "%aligned"),
+        *_at("%s", ResultSpec, "strides", "ptr", "%strides"),
         "  %nd = trunc i64 %ndim to i32",
         "  %size = alloca i64",
         "  call void %incref(ptr %descr)",                # PyArray_NewFromDescr steals it
@@ -231,7 +256,8 @@ def _ir() -> str:
         f"  %adi.0 = add i64 %bdi, {ALIGNMENT - 1}",
         f"  %adi = and i64 %adi.0, {-ALIGNMENT}",
         "  %ad = inttoptr i64 %adi to ptr",
-        "  %v = call ptr %new(ptr %nda, ptr %descr, i32 %nd, ptr %dims, ptr null, ptr %ad, "
+        # numpy sets the contiguity flags from the strides it is given.
+        "  %v = call ptr %new(ptr %nda, ptr %descr, i32 %nd, ptr %dims, ptr %strides, ptr %ad, "
         f"i32 {NPY_ARRAY_CARRAY}, ptr null)",
         "  %v.null = icmp eq ptr %v, null",
         "  br i1 %v.null, label %fail.view, label %setbase",
@@ -422,6 +448,10 @@ def _ir() -> str:
         "  br label %arg.loop",
         # -- the temp arena, then the results -------------------------------------------
         "claim:",
+        *_at("%d", C, "temp_wanted", "i64", "%wanted"),
+        "  %no.arena = icmp ne i64 %wanted, 0",
+        "  br i1 %no.arena, label %slow, label %claim.busy",
+        "claim.busy:",
         f"  %busy.p = getelementptr i8, ptr %d, i64 {C.busy.offset}",
         "  %was = atomicrmw xchg ptr %busy.p, i64 1 acquire",
         "  %free = icmp eq i64 %was, 0",
@@ -438,7 +468,7 @@ def _ir() -> str:
         "res:",
         f"  %rs.o = mul i64 %j, {R}",
         "  %rs = getelementptr i8, ptr %rspecs, i64 %rs.o",
-        "  %r = call ptr @new_result(ptr %rt, ptr %rs)",
+        "  %r = call ptr @new_result(ptr %rt, ptr %rs, ptr %self)",
         "  %r.null = icmp eq ptr %r, null",
         "  br i1 %r.null, label %undo, label %res.ok",
         "res.ok:",
@@ -712,11 +742,14 @@ def _address(name: str) -> int:
     return ctypes.cast(getattr(ctypes.pythonapi, name), c_void_p).value
 
 
-def install(cls: type, slow, finish) -> bool:
+def install(cls: type, slow, finish, result) -> bool:
     """Make ``cls.__call__`` the native fast call (once per class), which falls
-    back to ``slow(exe, *args)`` and finishes unusual calls with ``finish(exe,
+    back to ``slow(exe, *args)``, finishes unusual calls with ``finish(exe,
     result, stopped)`` (``stopped``: Ctrl-C stopped the call; the flag is
-    cleared).  Returns False (``cls`` untouched) where it is not supported."""
+    cleared) and makes a ``pooled`` result with ``result(exe, index)`` (an
+    ndarray whose data pointer is the buffer the code writes; an exception
+    sends the call to ``slow``).  Returns False (``cls`` untouched) where it is
+    not supported."""
     with _lock:
         if cls in _installed:
             return True
@@ -731,6 +764,7 @@ def install(cls: type, slow, finish) -> bool:
         rt.PyArray_NewFromDescr = api[API_NEW_FROM_DESCR]
         rt.PyArray_SetBaseObject = api[API_SET_BASE_OBJECT]
         rt.ndarray, rt.errors, rt.slow, rt.finish = id(np.ndarray), id(_threads._errors), id(slow), id(finish)
+        rt.result = id(result)
         rt.attr, rt.u8_descr = id(_attr), id(np.dtype(np.uint8))
         rt.main_thread = threading.main_thread().ident
         rt.true, rt.false = id(True), id(False)
@@ -742,17 +776,20 @@ def install(cls: type, slow, finish) -> bool:
         new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, c_void_p]
         descriptor = new(cls, ctypes.addressof(mdef))
         # Kept for the life of the process: the descriptor points at mdef and the code.
-        _installed[cls] = (jf, rt, mdef, doc, slow, finish, descriptor)
+        _installed[cls] = (jf, rt, mdef, doc, slow, finish, result, descriptor)
         cls.__call__ = descriptor
         return True
 
 
 def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts: int, main_opts: int,
-              cancel: int | None, arm: int | None, temp: int | None) -> CallSpec:
+              cancel: int | None, arm: int | None, temp: int | None, temp_wanted: bool = False) -> CallSpec:
     """A :class:`CallSpec`.  ``params``: ``(dtype, dims, strides, align_mask)``
-    per parameter; ``results``: ``(dtype, dims, nbytes, aligned)`` per result
-    leaf; the rest are addresses (``cancel``/``arm`` None: the code never polls
-    the flag).  The spec keeps what it points at alive; the caller keeps the spec."""
+    per parameter; ``results``: ``(dtype, dims, nbytes, aligned, strides,
+    pooled)`` per result leaf (``strides`` None: C order; ``pooled``: made by
+    the installed ``result`` function); the rest are addresses (``cancel``/``arm``
+    None: the code never polls the flag; ``temp`` None with ``temp_wanted``: the
+    arena is still to be made, calls take the Python path until it is).  The
+    spec keeps what it points at alive; the caller keeps the spec."""
     spec = CallSpec()
     keep = []
 
@@ -774,13 +811,19 @@ def make_spec(params: list, results: list, tuple_result: bool, entry: int, opts:
         if not dims:
             p.python = PYTHON_SCALARS.get(dtype, PY_NONE)
     rs = c_memory.array(ResultSpec, length=max(1, len(results)))
-    for r, (dtype, dims, nbytes, aligned) in zip(rs, results):
+    for k, (r, (dtype, dims, nbytes, aligned, strides, pooled)) in enumerate(zip(rs, results)):
         keep.append(dtype)
-        r.descr, r.ndim, r.dims, r.nbytes, r.aligned = id(dtype), len(dims), ints(dims), nbytes, int(aligned)
+        r.descr, r.ndim, r.dims, r.nbytes = id(dtype), len(dims), ints(dims), nbytes
+        r.aligned = int(aligned or strides is not None)
+        if strides is not None:
+            r.strides = ints(strides)
+        if pooled:
+            keep.append(k)
+            r.pooled, r.index = 1, id(k)
     spec.nparams, spec.nresults, spec.tuple_result = len(params), len(results), int(tuple_result)
     spec.params = ctypes.cast(ctypes.addressof(ps), ctypes.POINTER(ParamSpec))
     spec.results = ctypes.cast(ctypes.addressof(rs), ctypes.POINTER(ResultSpec))
     spec.entry, spec.opts, spec.main_opts = entry, opts, main_opts
-    spec.cancel, spec.arm, spec.temp = cancel, arm, temp
+    spec.cancel, spec.arm, spec.temp, spec.temp_wanted = cancel, arm, temp, int(temp_wanted)
     spec._keep = (keep, ps, rs)
     return spec
