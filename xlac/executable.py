@@ -22,8 +22,9 @@ That is the Python path (``Executable._call``).  ``Executable.__call__`` is
 native code (:mod:`xlac.codegen.fast_call`) that does all of it for the common
 case — C-contiguous, aligned ndarrays of the parameters' exact dtypes and
 shapes; results of at most ``FAST_RESULT_MAX`` bytes allocated through numpy,
-bigger ones from the pool — in about 0.2 µs plus about 0.1 µs per buffer, and hands every other call, untouched, to the Python path,
-the only place argument errors are raised (:meth:`Executable._make_fast_call`
+bigger ones from the pool — in about 0.2 µs plus about 0.1 µs per buffer, and
+hands every other call, untouched, to the Python path, the only place argument
+errors are raised (:meth:`Executable._make_fast_call`
 says which executables have the fast path; ``exe.fast_calls`` counts its calls).
 
 ``donate_argnums`` (as in ``jax.jit``): a donated argument's memory may be
@@ -384,17 +385,26 @@ class Executable:
         Python path, after making the fast path's temp arena if it waits for one."""
         spec = self._fast_call_spec
         if spec is not None and spec.temp_wanted:
-            self._fast_call_frame = _Frame(0, 0, self.temp_size)
-            spec.temp = self._fast_call_frame.temp_addr
-            spec.temp_wanted = 0
+            frame = _Frame(0, 0, self.temp_size)
+            # Asked again: making the frame runs Python code, during which another
+            # thread's call may have made one (and fast calls may be using it).
+            if spec.temp_wanted:
+                self._fast_call_frame = frame
+                spec.temp = frame.temp_addr
+                spec.temp_wanted = 0
         return self._call(*args)
 
     _slow_call.__qualname__ = "Executable.__call__"     # as the Python path's errors say
 
     def _fast_result(self, k: int) -> np.ndarray:
         """Result leaf ``k`` of a fast call, in memory from the pool (the array
-        the Python path returns, whose data pointer is the block's address)."""
-        return self._result_array(k, allocator.pool().acquire(self._rspecs[k][0]), (), None)
+        the Python path returns, whose data pointer is the block's address); a
+        failed allocation raises what the Python path raises (the call's error)."""
+        try:
+            block = allocator.pool().acquire(self._rspecs[k][0])
+        except allocator.OutOfMemory as e:      # free when nothing is raised (Python 3.11)
+            raise self._out_of_memory(e) from None
+        return self._result_array(k, block, (), None)
 
     def _finish_fast_call(self, result, stopped: bool):
         """After a fast call a callback recorded an error or Ctrl-C stopped it

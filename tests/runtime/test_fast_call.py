@@ -6,6 +6,7 @@ take the Python path with today's errors and results; errors, Ctrl-C, threads
 and reference counts behave as on the Python path.
 """
 import ctypes
+import errno
 import gc
 import os
 import signal
@@ -20,6 +21,7 @@ import pytest
 
 import xlac
 from xlac.codegen import fast_call
+from xlac.executable import FAST_TEMP_MAX
 from xlac.runtime import allocator, interrupt, threads
 
 pytestmark = pytest.mark.skipif(not fast_call.supported(), reason="an interpreter whose layouts are not known")
@@ -373,18 +375,21 @@ def test_strided_padded_and_big_results_take_the_fast_call():
     assert n.ctypes.data % fast_call.ALIGNMENT == 0
 
 
-def test_a_big_temp_arena_is_made_by_the_first_call():
-    n = (xlac.executable.FAST_TEMP_MAX // 4) * 2
-    text = f"""HloModule bigtemp
+BIG_TEMP_N = (FAST_TEMP_MAX // 4) * 2
+BIG_TEMP = f"""HloModule bigtemp
 ENTRY main {{
-  x = f32[{n}]{{0}} parameter(0)
-  e = f32[{n}]{{0}} exponential(x)
-  s = f32[{n}]{{0}} sine(e)
-  c = f32[{n}]{{0}} cosine(x)
-  ROOT r = (f32[{n}]{{0}}, f32[{n}]{{0}}) tuple(s, c)
+  x = f32[{BIG_TEMP_N}]{{0}} parameter(0)
+  e = f32[{BIG_TEMP_N}]{{0}} exponential(x)
+  s = f32[{BIG_TEMP_N}]{{0}} sine(e)
+  c = f32[{BIG_TEMP_N}]{{0}} cosine(x)
+  ROOT r = (f32[{BIG_TEMP_N}]{{0}}, f32[{BIG_TEMP_N}]{{0}}) tuple(s, c)
 }}"""
-    exe = xlac.jit(text, optimize=False)
-    assert exe.temp_size > xlac.executable.FAST_TEMP_MAX and exe.has_fast_call
+
+
+def test_a_big_temp_arena_is_made_by_the_first_call():
+    n = BIG_TEMP_N
+    exe = xlac.jit(BIG_TEMP, optimize=False)
+    assert exe.temp_size > FAST_TEMP_MAX and exe.has_fast_call
     assert exe._fast_call_frame is None                     # nothing held before the first call
     x = np.linspace(-1, 1, n, dtype=np.float32)
     first = exe(x)
@@ -395,26 +400,48 @@ ENTRY main {{
         assert all(_same_arrays(g, w) for g, w in zip(got, first))
 
 
-def test_a_pool_allocation_that_fails_takes_the_python_path(monkeypatch):
+def test_threads_making_the_big_temp_arena_at_once():
+    exe = xlac.jit(BIG_TEMP, optimize=False, num_threads=1)
+    x = np.linspace(-1, 1, BIG_TEMP_N, dtype=np.float32)
+    want = exe._call(x)
+    bad, start = [], threading.Barrier(4)
+
+    def work():
+        start.wait()
+        for _ in range(10):
+            got = exe(x)
+            if not all(np.array_equal(g, w) for g, w in zip(got, want)):
+                bad.append(1)
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad and exe.fast_calls > 0 and not exe._fast_call_spec.temp_wanted
+
+
+def test_a_failed_pool_allocation_raises_and_keeps_nothing(monkeypatch):
     exe = xlac.jit(LAYOUTS)
     x, y = f32(2, 3), f32(128, 256)
     exe(x, y)
-    calls = []
-    # The native code calls the Executable._fast_result it was installed with
-    # (once per process): the pool's failure is made in what that calls.
-    real = xlac.Executable._result_array
+    real = allocator.Block._allocate
 
-    def no_pool(self, k, block, args, donated):
-        if args == () and donated is None and not calls:
-            calls.append(k)
-            allocator.release(block)
-            raise MemoryError("no memory here")
-        return real(self, k, block, args, donated)
-    monkeypatch.setattr(xlac.Executable, "_result_array", no_pool)
-    got = exe(x, y)                                     # the Python path made them all
-    assert calls and exe.fast_calls == 1
-    assert (got[3] == 1).all() and (got[0] == -1).all()
-    assert not threads._errors
+    def no_big_blocks(self, size):
+        if size >= 1 << 16:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real(self, size)
+    gc.collect()
+    allocator.trim()
+    monkeypatch.setattr(allocator.Block, "_allocate", no_big_blocks)
+    # Result 2 (padded, 4 KiB) is made, result 3 (128 KiB) fails: the call raises
+    # what the Python path raises, and result 2's block goes back to the pool.
+    with pytest.raises(MemoryError, match=r"module lay: result 3 \(f32\[128,256\]\{1,0\}\).*131072 bytes"):
+        exe(x, y)
+    assert exe.fast_calls == 1 and not exe._fast_call_spec.busy     # (it counts calls that ran)
+    assert allocator.stats()["idle_blocks"] == 1
+    monkeypatch.undo()
+    got = exe(x, y)
+    assert exe.fast_calls == 2 and (got[3] == 1).all() and (got[0] == -1).all()
 
 
 def test_executables_without_a_fast_call():

@@ -481,7 +481,9 @@ def _ir() -> str:
         "  %j1 = add i64 %j, 1",
         "  br label %res.loop",
         # An allocation failed: drop the results made so far, free the arena, and let
-        # the Python path try (and name the buffer if it fails too).
+        # the Python path try (and name the buffer if it fails too); a pooled
+        # result's exception is the call's (result() names the buffer; it may be
+        # a KeyboardInterrupt that came while Python code ran).
         "undo:",
         "  br label %undo.loop",
         "undo.loop:",
@@ -496,7 +498,11 @@ def _ir() -> str:
         "  br label %undo.loop",
         "undo.done:",
         "  store atomic i64 0, ptr %busy.p release, align 8",
-        "  br label %slow.clear",
+        *_at("%rs", ResultSpec, "pooled", "i64", "%failed.pooled"),
+        "  %raise = icmp ne i64 %failed.pooled, 0",
+        "  br i1 %raise, label %undo.raise, label %slow.clear",
+        "undo.raise:",
+        "  ret ptr null",
         # -- Ctrl-C: on the main thread, for code that polls the flag -----------------------
         "cancel0:",
         *_at("%d", C, "opts", "ptr", "%opts0"), *_at("%d", C, "cancel", "ptr", "%cflag"),
@@ -747,8 +753,8 @@ def install(cls: type, slow, finish, result) -> bool:
     back to ``slow(exe, *args)``, finishes unusual calls with ``finish(exe,
     result, stopped)`` (``stopped``: Ctrl-C stopped the call; the flag is
     cleared) and makes a ``pooled`` result with ``result(exe, index)`` (an
-    ndarray whose data pointer is the buffer the code writes; an exception
-    sends the call to ``slow``).  Returns False (``cls`` untouched) where it is
+    ndarray whose data pointer is the buffer the code writes; the exception
+    it raises is the call's).  Returns False (``cls`` untouched) where it is
     not supported."""
     with _lock:
         if cls in _installed:
