@@ -48,8 +48,8 @@ common case it does everything the Python path does, in native code:
 
 Anything else — a wrong count, another Python scalar, a numpy scalar of another type, a list, a wrong dtype or
 shape, other strides, a misaligned array, an ndarray subclass, an error left
-over from an earlier native call, the arena in use, a failed allocation —
-calls the executable's Python path ``slow(exe, *args)`` untouched, which
+over from an earlier native call, the arena in use or not made yet, a failed
+numpy allocation — calls the executable's Python path ``slow(exe, *args)`` untouched, which
 gives today's behaviour and messages (it is the only place that raises
 argument errors).  Which executables get a spec at all (static shapes, array
 parameters of the default layout, no donation, no feeds) is the
