@@ -59,6 +59,9 @@ CASES = [
     # row-major operands, edges in M and N (not multiples of the tile), one and several K blocks
     ((37, 300), (300, 45), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
     ((130, 520), (520, 77), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    # K blocks that are not whole multiples of the rows B's streaming pack copies at once (gemm.PACK_ROWS)
+    ((37, 263), (263, 50), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
+    ((40, 31), (31, 75), None, None, None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
     # column-major A (M unit-stride) and transposed B (K unit-stride)
     ((50, 70), (70, 66), (0, 1), (0, 1), None, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mk,kn->mn"),
     # transposed operands through dimension numbers

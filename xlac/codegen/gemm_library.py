@@ -55,8 +55,8 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import gemm_amx, gemm_native, linalg_functions, types
-from .gemm import (I1, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel, mul_const,
-                   pack_panel, widen)
+from .gemm import (I1, PACK_ROWS, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel,
+                   mul_const, pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
@@ -568,8 +568,8 @@ def _gep(b, ptr, elements, pt):
 def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst, width: int,
                 outer_is_row: bool) -> None:
     """``gemm.pack_block`` with a run-time ``total``: the full panels of outer
-    indices [lo, hi) through ``gemm.pack_panel`` (or one stream when the
-    outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
+    indices [lo, hi) through ``gemm.pack_panel`` (or PACK_ROWS streams when
+    the outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
     reaches the partial last one.  Elements of a narrower type than the
     variant's (bf16, f16, f8, f4) are widened as they are copied (``gemm.widen``)."""
     pt, spt = v.pt, view.pt
@@ -586,17 +586,26 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
         base = view.element_pointer(b, add(b, boff, lo))
         vec = width % vw == 0
         sty_v = ir.VectorType(sty, vw)
-        with b.if_then(b.icmp_signed(">", n_full, i64(0))):
-            with Loop(b, 0, kc, 1, "sk") as k:
-                src_row = _gep(b, base, g_inner.offset(b, add(b, inner0, k)), spt)
+        step, lty = (vw, sty_v) if vec else (1, sty)
+
+        def rows(k0, k1, unroll):
+            with Loop(b, k0, k1, unroll, "sk") as k:
+                src_rows = [_gep(b, base, g_inner.offset(b, add(b, inner0, b.add(k, i64(u)))), spt)
+                            for u in range(unroll)]
                 dst_row = _gep(b, dst, b.mul(k, i64(width)), pt)
                 with Loop(b, 0, n_full, 1, "sq", vectorize=False) as q:
-                    src = _gep(b, src_row, b.mul(q, i64(width)), spt)
                     out = _gep(b, dst_row, b.mul(q, panel_elems), pt)
-                    step, lty = (vw, sty_v) if vec else (1, sty)
-                    for j in range(0, width, step):
-                        x = widen(b, b.load(_gep(b, src, i64(j), spt), typ=lty, align=sesize), spt, pt)
-                        b.store(x, _gep(b, out, i64(j), pt), align=min(64, vw * esize) if vec else esize)
+                    for u, src_row in enumerate(src_rows):
+                        src = _gep(b, src_row, b.mul(q, i64(width)), spt)
+                        for j in range(0, width, step):
+                            x = widen(b, b.load(_gep(b, src, i64(j), spt), typ=lty, align=sesize), spt, pt)
+                            b.store(x, _gep(b, out, i64(u * width + j), pt),
+                                    align=min(64, vw * esize) if vec else esize)
+
+        with b.if_then(b.icmp_signed(">", n_full, i64(0))):
+            k_main = b.sub(kc, b.srem(kc, i64(PACK_ROWS)))
+            rows(i64(0), k_main, PACK_ROWS)
+            rows(k_main, kc, 1)
     else:
         with Loop(b, 0, n_full, 1, "pq") as q:
             outer0 = b.add(lo, b.mul(q, i64(width)))
