@@ -33,11 +33,18 @@ from . import cholesky_up_looking, gemm_update
 from ._util import ScratchPlan, dyn_range
 from .linalg import _copy, _element, _is_row_major, _row_major
 
-#: Rows of a block (the diagonal blocks ``potrf`` factors serially; the
-#: updates' M).  64 at 512 x 512: see docs/linalg.md.
+#: Matrices of at most this many rows take the unblocked kernel.
 BLOCK = 64
+#: Bytes of a block's rows of elements (the diagonal blocks ``potrf``
+#: factors serially; the updates' M): 64 f32 rows, 32 f64 ones
+#: (:func:`block_rows`).  On the 2-core VM, 512 x 512 on two threads: f32
+#: took 0.294 ms in blocks of 64 and 0.323 in blocks of 32; f64 0.541 ms in
+#: blocks of 64 and 0.509 in blocks of 32 (one thread 0.885 and 0.829;
+#: 256 to 1024 rows 4-8% faster too); see docs/linalg.md.
+BLOCK_BYTES = 256
 #: The most row blocks: a bigger matrix takes bigger blocks (whole
-#: multiples of BLOCK), so the kernel's code and its scratch stay bounded.
+#: multiples of :func:`block_rows`), so the kernel's code and its scratch
+#: stay bounded.
 MAX_BLOCKS = 32
 #: Tasks of a step when the thread count is unknown (an object built for an
 #: older ``xlac_run_options``).
@@ -57,16 +64,22 @@ def applies(inst: HloInstruction) -> str | None:
     return None
 
 
-def block_size(n: int) -> int:
-    """Rows of a block of an n x n factorisation: BLOCK, or a multiple of it
-    when n has more than MAX_BLOCKS blocks of BLOCK."""
-    return BLOCK * max(1, -(-n // (BLOCK * MAX_BLOCKS)))
+def block_rows(pt=F32) -> int:
+    """Rows of a block of elements of ``pt``: BLOCK_BYTES of them."""
+    return BLOCK_BYTES // pt.byte_size
 
 
-def row_blocks(n: int) -> list[tuple[int, int]]:
+def block_size(n: int, pt=F32) -> int:
+    """Rows of a block of an n x n factorisation: :func:`block_rows`, or a
+    multiple of it when n has more than MAX_BLOCKS blocks of that."""
+    rows = block_rows(pt)
+    return rows * max(1, -(-n // (rows * MAX_BLOCKS)))
+
+
+def row_blocks(n: int, pt=F32) -> list[tuple[int, int]]:
     """``(start, rows)`` of the blocks of an n x n factorisation (n > BLOCK):
     :func:`block_size` rows, the last one the rest (:func:`gemm_update.blocks_of`)."""
-    return gemm_update.blocks_of(n, block_size(n))
+    return gemm_update.blocks_of(n, block_size(n, pt))
 
 
 class _Plan:
@@ -74,7 +87,7 @@ class _Plan:
         self.pt = inst.shape.element_type
         self.n = inst.shape.dimensions[-1]
         self.batch = math.prod(inst.shape.dimensions[:-2])
-        self.factor = cholesky_up_looking.Plan(inst, row_blocks(self.n))
+        self.factor = cholesky_up_looking.Plan(inst, row_blocks(self.n, self.pt))
         self.scratch = ScratchPlan()
         self.scratch.add("factor", self.factor.scratch.size)
         # Other layouts go through row-major copies of the whole batch.

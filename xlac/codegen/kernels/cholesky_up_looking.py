@@ -27,7 +27,7 @@ row ``[i, i + k)`` (step ``s``), with the next block ``[i2, i2 + k2)``:
 
 Each step is one ``parallel_for`` of one task per thread of the call (on one
 thread, a loop): every task updates and solves its own contiguous columns
-of the panel (``_task_columns``: one GEMM each, M = BLOCK, K = i), task 0
+of the panel (``_task_columns``: one GEMM each, M = a block's rows, K = i), task 0
 the first ones, which include the next diagonal block's, so that it can
 then update that block by row block ``s`` and factor it.  The update by the
 rows above is taken by the last task at its start, keeping task 0's chain
