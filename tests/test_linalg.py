@@ -17,6 +17,7 @@ from xlac.codegen.compiler import KERNELS, lower
 from xlac.codegen.kernels import cholesky_blocked, triangular_solve_blocked
 from xlac.codegen.kernels.cholesky_blocked import BLOCK as CHOLESKY_BLOCK
 from xlac.codegen.kernels.triangular_solve_blocked import MIN_SIZE as BLOCK
+from xlac.shape import F32, F64
 
 from test_aot import _assert_same_bits, build_and_run, needs_cc
 from test_aot import runtime_obj  # noqa: F401 (a fixture)
@@ -212,6 +213,9 @@ def test_blocked_cholesky_row_blocks():
     big = cholesky_blocked.row_blocks(k * cholesky_blocked.MAX_BLOCKS + 5)
     assert len(big) <= cholesky_blocked.MAX_BLOCKS and big[0] == (0, 2 * k)
     assert sum(r for _, r in big) == k * cholesky_blocked.MAX_BLOCKS + 5
+    # Blocks are BLOCK_BYTES of a row: 64 f32 rows, 32 f64 ones.
+    assert cholesky_blocked.row_blocks(200, F32)[0] == (0, 64)
+    assert cholesky_blocked.row_blocks(100, F64) == [(0, 32), (32, 32), (64, 32), (96, 4)]
 
 
 @pytest.mark.parametrize("lower", [True, False])
