@@ -207,10 +207,10 @@ def test_blocked_cholesky_row_blocks():
     """Blocks of BLOCK rows, the rest last; a one-row rest joins the block
     before it (its panel update would be a matrix-vector product); a matrix
     of more than MAX_BLOCKS blocks takes blocks of a multiple of BLOCK."""
-    k = CHOLESKY_BLOCK
-    assert cholesky_blocked.row_blocks(2 * k + 37) == [(0, k), (k, k), (2 * k, 37)]
-    assert cholesky_blocked.row_blocks(2 * k + 1) == [(0, k), (k, k + 1)]
-    big = cholesky_blocked.row_blocks(k * cholesky_blocked.MAX_BLOCKS + 5)
+    k = cholesky_blocked.block_rows(F32)
+    assert cholesky_blocked.row_blocks(2 * k + 37, F32) == [(0, k), (k, k), (2 * k, 37)]
+    assert cholesky_blocked.row_blocks(2 * k + 1, F32) == [(0, k), (k, k + 1)]
+    big = cholesky_blocked.row_blocks(k * cholesky_blocked.MAX_BLOCKS + 5, F32)
     assert len(big) <= cholesky_blocked.MAX_BLOCKS and big[0] == (0, 2 * k)
     assert sum(r for _, r in big) == k * cholesky_blocked.MAX_BLOCKS + 5
     # Blocks are BLOCK_BYTES of a row: 64 f32 rows, 32 f64 ones.

@@ -699,6 +699,14 @@ def pack_once(b: ir.IRBuilder, enabled, flag, pack_shared, pack_local):
 PACK_ROWS = 4
 
 
+def by_pack_rows(b: ir.IRBuilder, kc, rows) -> None:
+    """``rows(k0, k1, step)`` over inner indices [0, ``kc``) (an i64): PACK_ROWS
+    at a time, then the rest one by one."""
+    k_main = b.sub(kc, b.urem(kc, i64(PACK_ROWS)))
+    rows(i64(0), k_main, PACK_ROWS)
+    rows(k_main, kc, 1)
+
+
 def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int, inner0, kc,
                dst, width: int, outer_is_row: bool, vw: int, dst_pt: PT | None = None) -> None:
     """Pack the micro-panels of outer indices [lo, hi) (``lo`` a multiple of
@@ -751,15 +759,7 @@ def pack_block(b: ir.IRBuilder, view: MatrixView, bidx, boff, lo, hi, total: int
                                         b.gep(out, [i64(u * width + j)], inbounds=True, source_etype=dty),
                                         align=min(64, vw * dpt.byte_size) if vec else dpt.byte_size)
 
-            if isinstance(kc, int):
-                k_main = kc - kc % PACK_ROWS
-                rows(0, k_main, PACK_ROWS)
-                if k_main < kc:
-                    rows(k_main, kc, 1)
-            else:
-                k_main = b.sub(kc, b.urem(kc, i64(PACK_ROWS)))
-                rows(i64(0), k_main, PACK_ROWS)
-                rows(k_main, kc, 1)
+            by_pack_rows(b, kc, rows)
     elif full_end:
         with Loop(b, 0, n_full, 1, "pq") as q:
             outer0 = b.add(lo, b.mul(q, i64(width)))

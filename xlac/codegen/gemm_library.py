@@ -55,7 +55,7 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from . import gemm_amx, gemm_native, linalg_functions, types
-from .gemm import (I1, PACK_ROWS, PTR, Loop, add, grab_tasks, imin, indirect_micro_kernel, micro_kernel,
+from .gemm import (I1, PTR, Loop, add, by_pack_rows, grab_tasks, imin, indirect_micro_kernel, micro_kernel,
                    mul_const, pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
 from ..runtime import disk_cache
@@ -568,7 +568,7 @@ def _gep(b, ptr, elements, pt):
 def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst, width: int,
                 outer_is_row: bool) -> None:
     """``gemm.pack_block`` with a run-time ``total``: the full panels of outer
-    indices [lo, hi) through ``gemm.pack_panel`` (or PACK_ROWS streams when
+    indices [lo, hi) through ``gemm.pack_panel`` (or ``gemm.PACK_ROWS`` streams when
     the outer index is unit-stride), then a zero-padded edge panel if [lo, hi)
     reaches the partial last one.  Elements of a narrower type than the
     variant's (bf16, f16, f8, f4) are widened as they are copied (``gemm.widen``)."""
@@ -603,9 +603,7 @@ def _pack_block(b, v: Variant, view: _View, boff, lo, hi, total, inner0, kc, dst
                                     align=min(64, vw * esize) if vec else esize)
 
         with b.if_then(b.icmp_signed(">", n_full, i64(0))):
-            k_main = b.sub(kc, b.srem(kc, i64(PACK_ROWS)))
-            rows(i64(0), k_main, PACK_ROWS)
-            rows(k_main, kc, 1)
+            by_pack_rows(b, kc, rows)
     else:
         with Loop(b, 0, n_full, 1, "pq") as q:
             outer0 = b.add(lo, b.mul(q, i64(width)))

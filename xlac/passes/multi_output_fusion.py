@@ -5,14 +5,16 @@ elementwise instructions the fusion pass left alone (:func:`_mergeable`),
 that read a common operand and iterate over the same loop
 (:func:`_loop_signature`) become one fusion with a tuple root: the input is
 read once for both (the ``real`` and ``imag`` of a 512 x 512 complex
-operand: 3.3 instead of 3.4 ms for a c64 product of four real dots).  Refusals ("not merged: ...") are diagnostics.
+operand: 3.3 instead of 3.4 ms for a c64 product of four real dots).
+Refusals ("not merged: ...") are diagnostics.
 """
 from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import Trait, has_trait
 from ..shape import Shape
 from .call_inliner import sequential_computations
-from .fusion import Fuser, _elementwise, fused_root
+from .fusion import Fuser, fused_root
 
 __all__ = ["MultiOutputFusion"]
 
@@ -39,7 +41,7 @@ def _mergeable(inst: HloInstruction) -> bool:
     dots): a kernel of its own that a sibling can share."""
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") in ("kLoop", "kInput")
-    return _elementwise(inst) and inst.shape.is_array and inst.opcode not in ("parameter", "constant")
+    return has_trait(inst.opcode, Trait.ELEMENTWISE) and inst.shape.is_array
 
 
 class MultiOutputFusion:
@@ -106,6 +108,7 @@ class MultiOutputFusion:
         params: dict[int, HloInstruction] = {}
         names: set[str] = set()  # of the instructions in ``fused`` so far
         roots = []
+
         def parameter(outer: HloInstruction) -> HloInstruction:
             if id(outer) not in params:
                 p = HloInstruction("parameter", outer.shape, (), {"parameter_number": len(operands)},

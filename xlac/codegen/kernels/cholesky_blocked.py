@@ -64,19 +64,19 @@ def applies(inst: HloInstruction) -> str | None:
     return None
 
 
-def block_rows(pt=F32) -> int:
+def block_rows(pt) -> int:
     """Rows of a block of elements of ``pt``: BLOCK_BYTES of them."""
     return BLOCK_BYTES // pt.byte_size
 
 
-def block_size(n: int, pt=F32) -> int:
+def block_size(n: int, pt) -> int:
     """Rows of a block of an n x n factorisation: :func:`block_rows`, or a
     multiple of it when n has more than MAX_BLOCKS blocks of that."""
     rows = block_rows(pt)
     return rows * max(1, -(-n // (rows * MAX_BLOCKS)))
 
 
-def row_blocks(n: int, pt=F32) -> list[tuple[int, int]]:
+def row_blocks(n: int, pt) -> list[tuple[int, int]]:
     """``(start, rows)`` of the blocks of an n x n factorisation (n > BLOCK):
     :func:`block_size` rows, the last one the rest (:func:`gemm_update.blocks_of`)."""
     return gemm_update.blocks_of(n, block_size(n, pt))
