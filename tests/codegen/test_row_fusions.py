@@ -376,12 +376,13 @@ def test_long_math_loops_run_independent_vector_iterations(pinned_target):
     lanes = pinned_target.vector_bits // 32
     b = xlac.XlaBuilder("tanh_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
+    # An elementwise kernel is one flat loop over the 64 x 256 elements.
     hints = _loop_hints(xlac.jit(b.build(ops.add(ops.tanh(x), x))).llvm_ir)
-    assert _side_by_side(hints["d1.body"], MATH_INTERLEAVE, lanes), hints
+    assert _side_by_side(hints["d0.body"], MATH_INTERLEAVE, lanes), hints
     b = xlac.XlaBuilder("add_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
     hints = _loop_hints(xlac.jit(b.build(ops.add(x, x))).llvm_ir)
-    assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
+    assert not any("interleave" in h or "width" in h for h in hints["d0.body"])
     hints = _loop_hints(xlac.jit(_check("softmax", "f32", (64, 1024), threads=(1,))).llvm_ir)
     assert _side_by_side(hints["row1.body"], ROW_SCRATCH_INTERLEAVE, lanes), hints
     assert not any("interleave" in h or "width" in h for h in hints["d1.body"])
@@ -430,13 +431,14 @@ def test_loops_around_calls_that_stay_scalar_are_not_vectorised(pinned_target):
         computation = b.build(make(x))
         exe = xlac.jit(computation, num_threads=1)
         hints = _loop_hints(exe.llvm_ir)
-        assert "llvm.loop.vectorize.enable" in hints["d1.body"], (name, hints)     # (false: the only value emitted)
-        assert not any("interleave" in h or "width" in h for h in hints["d1.body"]), (name, hints)
+        # One flat loop over the elements (an elementwise kernel).
+        assert "llvm.loop.vectorize.enable" in hints["d0.body"], (name, hints)     # (false: the only value emitted)
+        assert not any("interleave" in h or "width" in h for h in hints["d0.body"]), (name, hints)
         np.testing.assert_allclose(exe(values), xlac.evaluate(computation, values), rtol=2e-6, err_msg=name)
     b = xlac.XlaBuilder("sqrt_loop")
     x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
     hints = _loop_hints(xlac.jit(b.build(ops.add(ops.sqrt(x), x))).llvm_ir)
-    assert "llvm.loop.vectorize.enable" not in hints["d1.body"], hints
+    assert "llvm.loop.vectorize.enable" not in hints["d0.body"], hints
 
 
 def test_short_rows_keep_the_interleave_count_and_results(pinned_target):

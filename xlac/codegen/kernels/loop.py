@@ -14,8 +14,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...hlo.opcodes import Trait, with_trait
-from ...shape import Shape
+from ...hlo.opcodes import Trait, has_trait, with_trait
+from ...shape import Shape, strides
 from .. import nontemporal
 from ..emitter import MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext, task_range, work_estimate
 from ..hoisting import row_scratch_dims
@@ -176,15 +176,92 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
+    flat = None if tiles else flat_loop_shape(ctx.inst, loop_shape, outer_range is not None)
+    nest_shape = flat or loop_shape
     with parallel_loops(b.module) as loop_id:
-        loop_id = _math_hints(b.module, ctx.inst, loop_shape, min_outer, loop_id, tiled=bool(tiles))
+        loop_id = _math_hints(b.module, ctx.inst, nest_shape, min_outer, loop_id, tiled=bool(tiles))
         nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
-                else loop_nest(b, loop_shape, outer_range=outer_range, loop_id=loop_id))
+                else loop_nest(b, nest_shape, outer_range=outer_range, loop_id=loop_id))
         with nest as index:
+            if flat is not None:
+                index = _unflattened(ctx, index, loop_shape)
             value = gen(index)
             values = value if isinstance(value, tuple) else (value,)
             for out, v in zip(outputs, values):
                 out.write(b, index, v)
+
+
+# -- an elementwise kernel as one flat loop ------------------------------------------
+
+def flat_loop_shape(inst: HloInstruction, loop_shape: Shape, split: bool) -> Shape | None:
+    """The loop shape that walks ``loop_shape``'s elements in memory order as
+    one loop (``[n]``), or two when the kernel is split into tasks along its
+    outermost dimension (``[outer, rest]``), when kernel ``inst`` is a pure
+    elementwise map: every element it reads and writes is at the same linear
+    offset in an unpadded buffer of ``loop_shape``'s dimensions and layout (or
+    a scalar); None otherwise, or when the nest is one loop already.
+
+    A nest of loops over a dense elementwise kernel is work for LLVM per loop
+    (its vectoriser, induction-variable and invariant-motion passes) and short
+    inner loops for the CPU; XLA collapses such shapes into one dimension too
+    (its layout normalisation)."""
+    order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
+    if len(order) < 2 + split or loop_shape.layout.is_padded or not _flat_map(inst, loop_shape):
+        return None
+    dims = [loop_shape.dimensions[d] for d in order]
+    if split:
+        dims = [dims[0], loop_shape.element_count() // dims[0]]
+    else:
+        dims = [loop_shape.element_count()]
+    return Shape(loop_shape.element_type, dims).with_layout(tuple(range(len(dims) - 1, -1, -1)))
+
+
+def _same_buffer_shape(shape: Shape, loop_shape: Shape) -> bool:
+    """A scalar, or an unpadded array laid out as ``loop_shape``."""
+    if not shape.is_array:
+        return False
+    if shape.rank == 0:
+        return True
+    return (tuple(shape.dimensions) == tuple(loop_shape.dimensions) and not shape.layout.is_padded
+            and tuple(shape.layout.minor_to_major) == tuple(loop_shape.layout.minor_to_major))
+
+
+def _flat_map(inst: HloInstruction, loop_shape: Shape) -> bool:
+    """Whether kernel ``inst`` reads and writes every array at its own linear
+    offset (see :func:`flat_loop_shape`)."""
+    if not all(_same_buffer_shape(s, loop_shape) and s.rank for s in inst.shape.leaves()):
+        return False
+    if not all(_same_buffer_shape(o.shape, loop_shape) for o in inst.operands):
+        return False
+    if inst.opcode != "fusion":
+        return has_trait(inst.opcode, Trait.ELEMENTWISE)
+    for i in inst.attrs["calls"].instructions:
+        if i.opcode in ("parameter", "tuple"):
+            continue
+        if i.opcode == "constant" or (i.opcode == "broadcast" and i.operands[0].shape.rank == 0):
+            if i.opcode == "constant" and i.shape.rank != 0:
+                return False
+            continue
+        if not has_trait(i.opcode, Trait.ELEMENTWISE) or not _same_buffer_shape(i.shape, loop_shape):
+            return False
+    return True
+
+
+def _unflattened(ctx: KernelContext, index: Index, loop_shape: Shape) -> Index:
+    """``index`` of the flat loop shape as an index of ``loop_shape``: its
+    linear offset is the same, its components (which a flat map does not read:
+    LLVM drops them) derived from that offset."""
+    b = ctx.b
+    point = ctx.me.context.point(index)
+    st = strides(loop_shape)
+    multi, rest = [i64(0)] * loop_shape.rank, index.linear
+    for d in reversed(loop_shape.layout.minor_to_major):
+        if loop_shape.dimensions[d] != 1:
+            multi[d] = b.udiv(rest, i64(st[d])) if st[d] != 1 else rest
+            rest = b.urem(rest, i64(st[d])) if st[d] != 1 else i64(0)
+    depth = len(point.stack)
+    return ctx.me.context.place(Index(multi, index.linear, loop_shape), [depth] * loop_shape.rank,
+                                 point.stack, point.avail)
 
 
 def _applies(inst: HloInstruction) -> str | None:
