@@ -384,17 +384,15 @@ def donatable_parameters(lowered) -> dict[int, int]:
         sl = a.slice_of(root, k)
         if sl.kind != "result" or sl.number != k or leaf != 0 or not src.shape.is_array:
             continue
-        may = set(may_update_in_place(src))
-        for j, op in enumerate(src.operands):
-            if j not in may or op.opcode != "parameter" or op is root:
+        may = None                  # asked only of a candidate (it walks a fusion's computation)
+        for j, p in enumerate(src.operands):
+            if p.opcode != "parameter" or p is root or readers.get(id(p), []) != [src]:
                 continue
-            p = op
             if not p.shape.is_array or p.shape != leaf_shape or not p.shape.has_default_layout() \
                     or p.shape.buffer_element_count() != p.shape.element_count():
                 continue
-            if readers.get(id(p), []) != [src]:
-                continue
-            if any(o is p for i, o in enumerate(src.operands) if i not in may):
+            may = set(may_update_in_place(src)) if may is None else may
+            if j not in may or any(o is p for i, o in enumerate(src.operands) if i not in may):
                 continue
             out.setdefault(p.parameter_number, k)
     return out
