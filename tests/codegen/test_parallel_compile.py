@@ -438,6 +438,46 @@ def test_results_identical_when_compiled_while_emitting(name, tiny_parts, monkey
         assert a.tobytes() == b.tobytes(), name
 
 
+def test_the_emission_is_freed_while_the_threads_compile_and_leaves_no_garbage(monkeypatch):
+    """Once every part is printed, the LLVM module is torn down and the
+    emission's cycles collected before the compile threads are waited for
+    (``program._free_emission``); a compilation still leaves nothing for the
+    cyclic collector (jax's core_test checks that), and the code runs."""
+    import gc
+
+    from xlac import program
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    states = []
+    close = jit.StreamedCompile._close
+
+    def watching_close(self):       # runs after ``on_printed``, before the threads are joined
+        states.append(("globals" in self.module.__dict__, self._closed))
+        return close(self)
+
+    monkeypatch.setattr(jit.StreamedCompile, "_close", watching_close)
+    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    freed = []
+    free = program._free_emission
+    monkeypatch.setattr(program, "_free_emission", lambda m: (freed.append(1), free(m)))
+    xlac.jit(text)                  # the process's first compilation makes its lasting state
+    xlac.clear_caches()
+    freed.clear()
+    gc.collect()
+    exe = xlac.jit(text)
+    debug = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        found = gc.collect()
+        garbage = [type(o).__name__ for o in gc.garbage[:20]]
+        gc.garbage.clear()
+    finally:
+        gc.set_debug(debug)
+    assert freed == [1] and states[-1] == (False, False)
+    assert found == 0, garbage
+    assert all(np.all(np.isfinite(a)) for a in _leaves(exe(*_inputs("gamma_rng"))) if a.dtype.kind == "f")
+
+
 def test_a_failed_emission_leaves_nothing_running(monkeypatch):
     """A lowering that fails halfway: the parts already sent are dropped or run
     out, and the next compilation works."""

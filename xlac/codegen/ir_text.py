@@ -135,7 +135,10 @@ def tear_down(module: ir.Module) -> None:
     ID and itself), so a dropped module waits for Python's cyclic collector:
     tens of thousands of objects for a training step, and a compilation that
     leaves garbage behind (jax's ``core_test`` checks that a jitted call
-    leaves none).  Emptying each object's attributes breaks every cycle."""
+    leaves none).  Emptying each object's attributes breaks every cycle.
+    A module torn down already is left as it is."""
+    if "globals" not in module.__dict__:
+        return
     for value in list(module.globals.values()):
         for block in getattr(value, "blocks", ()):
             for inst in block.instructions:

@@ -528,6 +528,10 @@ class StreamedCompile:
     is set to the whole module and :func:`compile_ir` takes this object in its
     place: :meth:`finish` compiles what is left and returns every part.
     :meth:`abandon` drops the parts not started (the emission failed).
+    ``on_printed(module)`` is called on the calling thread once every part is
+    printed and sent, while the workers still compile: the module is read no
+    more (the caller frees it there, and its garbage, instead of after the
+    wait).
 
     Parts wait in a queue, biggest first (the entry's part before all: it is
     the slowest to compile for its size), for ``threads`` workers of its own,
@@ -541,9 +545,10 @@ class StreamedCompile:
     handed between them were a fifth of it)."""
 
     def __init__(self, entry_name: str, threads: int, speed_level: int = 3, module_options: bool = True,
-                 keep: bool = False):
+                 keep: bool = False, on_printed: Callable[[ir.Module], None] | None = None):
         self.entry_name, self.threads = entry_name, threads
         self.module: ir.Module | None = None
+        self.on_printed = on_printed
         self._args = (speed_level, module_options, keep)
         self._split: StreamSplit | None = None
         self._cond = threading.Condition()
@@ -622,6 +627,8 @@ class StreamedCompile:
             for k in range(plan.count):
                 text = plan.text(k)
                 self._submit(text, len(text) * (4 if k == 0 else 1), ENTRY if k in plan.cold else HOT)
+            if self.on_printed is not None:
+                self.on_printed(self.module)    # while the workers compile: the module is read no more
         except BaseException:
             self.abandon()          # (the workers stop, the switch interval comes back)
             raise
