@@ -469,14 +469,10 @@ def compile_program(x, optimize: bool = True, aligned_results: bool = True) -> C
     # per LLVM instruction, is torn down rather than left to it); then one young
     # collection takes the emission's own cycles (generators are closures over
     # one another) instead of leaving them in the caller's heap (jax's core_test
-    # checks that a jitted call leaves none).  A later automatic collection
-    # would walk the same young objects.  (A streamed compile has collected
-    # once already, while its threads compiled: ``_free_emission``.)
+    # checks that a jitted call leaves none; ``_compile_module`` collects).  A
+    # later automatic collection would walk the same young objects.
     with gc_paused():
-        compiled = _compile_module(x, optimize, aligned_results, options, raw_key, alias, directory, dumping)
-        if compiled.lowered is not None:            # compiled now
-            gc.collect(1)
-    return compiled
+        return _compile_module(x, optimize, aligned_results, options, raw_key, alias, directory, dumping)
 
 
 def _compile_module(x, optimize: bool, aligned_results: bool, options, raw_key, alias, directory,
@@ -499,13 +495,13 @@ def _compile_module(x, optimize: bool, aligned_results: bool, options, raw_key, 
 
     t0 = time.perf_counter()
     made = {}
+    freer = _EmissionFreer()
 
     def build():
         # Kernels are compiled while the rest is emitted, on several threads
         # (not for a dump, which shows the whole module as emitted).
         threads = compile_threads()
-        stream = StreamedCompile(ENTRY_NAME, threads, on_printed=_free_emission) \
-            if threads > 1 and not dumping else None
+        stream = StreamedCompile(ENTRY_NAME, threads, on_printed=freer) if threads > 1 and not dumping else None
         try:
             lowered = lower(module, entry_name=ENTRY_NAME, optimize=optimize, aligned_results=aligned_results,
                             native=True, on_finished=stream.finished if stream is not None else None)
@@ -536,18 +532,29 @@ def _compile_module(x, optimize: bool, aligned_results: bool, options, raw_key, 
         disk_cache.store_alias(alias, got.meta, directory)
     # The LLVM module is compiled and no cache keeps it: freed now.
     lowered = got.built.release_llvm_module() if got.built is not None else None
+    if lowered is not None:     # compiled now: its cycles collected (see compile_program)
+        # After ``freer``'s collection only what was made since is young; one
+        # collection of the old generation's count per compilation either way.
+        gc.collect(0 if freer.ran else 1)
     return Compiled(remember(program), "disk" if got.origin == "disk" else None, module, lowered)
 
 
-def _free_emission(llvm_module) -> None:
-    """Free what the emission made once the compile threads have every part:
-    the LLVM module torn down, then one young collection for the cycles the
-    passes and the emission left (see ``compile_program``), done while those
-    threads compile instead of after them (2% of the model programs' compile
-    time).  What survives moves to the old generation, so the collection that
-    ends the compilation walks only what was made after this."""
-    tear_down(llvm_module)
-    gc.collect(1)
+class _EmissionFreer:
+    """``on_printed`` of a streamed compilation: frees what the emission made
+    once the compile threads have every part — the LLVM module torn down,
+    then the young collection for the cycles the passes and the emission
+    left (see ``compile_program``) — while those threads compile instead of
+    after them (2% of the model programs' compile time).  What survives moves
+    to the old generation, so the collection that ends the compilation walks
+    only what was made after this.  (Not a closure over the stream, which
+    keeps it: that would be a cycle of its own.)"""
+
+    ran = False
+
+    def __call__(self, llvm_module) -> None:
+        tear_down(llvm_module)
+        gc.collect(1)
+        self.ran = True
 
 
 def _program_from_entry(entry: tuple | None) -> Program | None:

@@ -441,7 +441,7 @@ def test_results_identical_when_compiled_while_emitting(name, tiny_parts, monkey
 def test_the_emission_is_freed_while_the_threads_compile_and_leaves_no_garbage(monkeypatch):
     """Once every part is printed, the LLVM module is torn down and the
     emission's cycles collected before the compile threads are waited for
-    (``program._free_emission``); a compilation still leaves nothing for the
+    (``program._EmissionFreer``); a compilation still leaves nothing for the
     cyclic collector (jax's core_test checks that), and the code runs."""
     import gc
 
@@ -458,8 +458,8 @@ def test_the_emission_is_freed_while_the_threads_compile_and_leaves_no_garbage(m
     monkeypatch.setattr(jit.StreamedCompile, "_close", watching_close)
     text = (JAX_CASES / "gamma_rng.hlo").read_text()
     freed = []
-    free = program._free_emission
-    monkeypatch.setattr(program, "_free_emission", lambda m: (freed.append(1), free(m)))
+    free = program._EmissionFreer.__call__
+    monkeypatch.setattr(program._EmissionFreer, "__call__", lambda self, m: (freed.append(1), free(self, m)))
     xlac.jit(text)                  # the process's first compilation makes its lasting state
     xlac.clear_caches()
     freed.clear()
