@@ -203,8 +203,8 @@ def flat_loop_shape(inst: HloInstruction, loop_shape: Shape, split: bool) -> Sha
 
     A nest of loops over a dense elementwise kernel is work for LLVM per loop
     (its vectoriser, induction-variable and invariant-motion passes) and short
-    inner loops for the CPU; XLA collapses such shapes into one dimension too
-    (its layout normalisation)."""
+    inner loops for the CPU (XLA's GPU loop emitter walks such a fusion by one
+    linear index too)."""
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
     if len(order) < 2 + split or loop_shape.layout.is_padded or not _flat_map(inst, loop_shape):
         return None
