@@ -39,3 +39,32 @@ def test_made_and_dropped_they_leave_no_garbage():
         gc.set_debug(debug)
         gc.garbage.clear()
     assert found == 0
+
+
+def test_a_fresh_process_first_compilation_leaves_no_garbage():
+    """The first compilation and call in a process (the native fast call
+    installed, the thread pool started, the code streamed over two compile
+    threads) leave nothing for the cyclic collector either: jax's
+    ``test_reference_cycles`` may be the first jitted call of its process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    case = Path(__file__).resolve().parents[1] / "jax_cases" / "gamma_rng.hlo"
+    script = f"""
+import gc, collections
+import numpy as np
+import xlac
+text = open({str(case)!r}).read()
+with np.load({str(case.with_suffix('.npz'))!r}) as d:     # (numpy's header parser leaves cycles)
+    args = [d[f"arr_{{k}}"] for k in range(len(d.files))]
+gc.collect()
+exe = xlac.jit(text)
+exe(*args)
+gc.set_debug(gc.DEBUG_SAVEALL)
+found = gc.collect()
+print(found, collections.Counter(type(o).__name__ for o in gc.garbage).most_common(6))
+"""
+    env = {**__import__("os").environ, "XLAC_COMPILE_THREADS": "2", "XLAC_CACHE_DIR": ""}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "0", out.stdout

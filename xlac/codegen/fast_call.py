@@ -78,6 +78,7 @@ checks each one against the running interpreter and numpy.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from ctypes import c_char_p, c_int, c_int64, c_void_p
 
@@ -741,7 +742,14 @@ def numpy_api():
         from numpy.core import _multiarray_umath as m
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = c_void_p, [ctypes.py_object, c_char_p]
-    return (c_void_p * (API_SET_BASE_OBJECT + 1)).from_address(get(m._ARRAY_API, None))
+    return c_memory.array_type(c_void_p, API_SET_BASE_OBJECT + 1).from_address(get(m._ARRAY_API, None))
+
+
+@functools.lru_cache(maxsize=None)
+def _libc() -> ctypes.CDLL:
+    """The C library, kept: a CDLL dropped is a cycle (its function-pointer
+    class) left to the collector, garbage after the first compilation."""
+    return ctypes.CDLL(None)
 
 
 def _address(name: str) -> int:
@@ -765,8 +773,7 @@ def install(cls: type, slow, finish, result) -> bool:
                              directory=disk_cache.library_dir()).jit
         api = numpy_api()
         rt = Runtime(**{name: _address(name) for name in _PYTHON_FUNCTIONS})
-        libc = ctypes.CDLL(None)
-        rt.pthread_self = ctypes.cast(libc.pthread_self, c_void_p).value
+        rt.pthread_self = ctypes.cast(_libc().pthread_self, c_void_p).value
         rt.PyArray_NewFromDescr = api[API_NEW_FROM_DESCR]
         rt.PyArray_SetBaseObject = api[API_SET_BASE_OBJECT]
         rt.ndarray, rt.errors, rt.slow, rt.finish = id(np.ndarray), id(_threads._errors), id(slow), id(finish)
