@@ -236,13 +236,11 @@ def _flat_map(inst: HloInstruction, loop_shape: Shape) -> bool:
     if inst.opcode != "fusion":
         return has_trait(inst.opcode, Trait.ELEMENTWISE)
     for i in inst.attrs["calls"].instructions:
-        if i.opcode in ("parameter", "tuple"):
-            continue
-        if i.opcode == "constant" or (i.opcode == "broadcast" and i.operands[0].shape.rank == 0):
-            if i.opcode == "constant" and i.shape.rank != 0:
-                return False
-            continue
-        if not has_trait(i.opcode, Trait.ELEMENTWISE) or not _same_buffer_shape(i.shape, loop_shape):
+        if i.opcode in ("parameter", "tuple") or (i.opcode == "constant" and i.shape.rank == 0):
+            continue        # (parameters are the operands checked above)
+        scalar_broadcast = i.opcode == "broadcast" and i.operands[0].shape.rank == 0
+        if not (scalar_broadcast or has_trait(i.opcode, Trait.ELEMENTWISE)) \
+                or not _same_buffer_shape(i.shape, loop_shape):
             return False
     return True
 
