@@ -84,6 +84,8 @@ def test_tasks_split_the_flat_loop_along_the_outermost_dimension():
     hlo = lower(xlac.parse_hlo(text)).hlo.entry.root
     flat = flat_loop_shape(hlo, fusion_shape, split=True)
     assert flat is not None and flat.dimensions == (64, 32 * 128)
+    ir_text = xlac.jit(text).llvm_ir
+    assert ".task" in ir_text and _loops(text) == {"d0", "d1"}      # tasks over d0, one loop over the rest
     rng = np.random.default_rng(2)
     x, y = (rng.standard_normal((64, 32, 128)).astype(np.float32) for _ in range(2))
     for threads in (1, 2):
