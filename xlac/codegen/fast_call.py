@@ -78,7 +78,6 @@ checks each one against the running interpreter and numpy.
 from __future__ import annotations
 
 import ctypes
-import functools
 import threading
 from ctypes import c_char_p, c_int, c_int64, c_void_p
 
@@ -745,13 +744,6 @@ def numpy_api():
     return c_memory.array_type(c_void_p, API_SET_BASE_OBJECT + 1).from_address(get(m._ARRAY_API, None))
 
 
-@functools.lru_cache(maxsize=None)
-def _libc() -> ctypes.CDLL:
-    """The C library, kept: a CDLL dropped is a cycle (its function-pointer
-    class) left to the collector, garbage after the first compilation."""
-    return ctypes.CDLL(None)
-
-
 def _address(name: str) -> int:
     return ctypes.cast(getattr(ctypes.pythonapi, name), c_void_p).value
 
@@ -773,7 +765,9 @@ def install(cls: type, slow, finish, result) -> bool:
                              directory=disk_cache.library_dir()).jit
         api = numpy_api()
         rt = Runtime(**{name: _address(name) for name in _PYTHON_FUNCTIONS})
-        rt.pthread_self = ctypes.cast(_libc().pthread_self, c_void_p).value
+        # The pool's C library, kept: a CDLL made here and dropped would be a
+        # cycle (its function-pointer class), garbage after the first compile.
+        rt.pthread_self = ctypes.cast(_threads._c.pthread_self, c_void_p).value
         rt.PyArray_NewFromDescr = api[API_NEW_FROM_DESCR]
         rt.PyArray_SetBaseObject = api[API_SET_BASE_OBJECT]
         rt.ndarray, rt.errors, rt.slow, rt.finish = id(np.ndarray), id(_threads._errors), id(slow), id(finish)

@@ -217,13 +217,10 @@ def flat_loop_shape(inst: HloInstruction, loop_shape: Shape, split: bool) -> Sha
 
 
 def _same_buffer_shape(shape: Shape, loop_shape: Shape) -> bool:
-    """A scalar, or an unpadded array laid out as ``loop_shape``."""
-    if not shape.is_array:
-        return False
-    if shape.rank == 0:
-        return True
-    return (tuple(shape.dimensions) == tuple(loop_shape.dimensions) and not shape.layout.is_padded
-            and tuple(shape.layout.minor_to_major) == tuple(loop_shape.layout.minor_to_major))
+    """A scalar, or an array of ``loop_shape``'s dimensions and layout (the
+    test ``Index.linear_for`` makes; ``loop_shape`` is unpadded)."""
+    return shape.is_array and (shape.rank == 0 or (shape.dimensions == loop_shape.dimensions
+                                                   and shape.layout == loop_shape.layout))
 
 
 def _flat_map(inst: HloInstruction, loop_shape: Shape) -> bool:
