@@ -389,6 +389,35 @@ def test_object_carries_the_library_helpers(tmp_path, runtime_obj):
     _check_object_symbols(tmp_path / "layers.o", "layers")
 
 
+SIZE_GENERIC_HLO = """HloModule sizes
+
+ENTRY main {
+  a = f32[3]{0} parameter(0)
+  b = f32[40]{0} parameter(1)
+  c = f32[2,50]{1,0} parameter(2)
+  ea = f32[3]{0} exponential(a)
+  eb = f32[40]{0} exponential(b)
+  ec = f32[2,50]{1,0} exponential(c)
+  ROOT t = (f32[3]{0}, f32[40]{0}, f32[2,50]{1,0}) tuple(ea, eb, ec)
+}
+"""
+
+
+@needs_cc
+def test_size_generic_kernel_gets_its_counts_in_the_object(tmp_path, runtime_obj):
+    """One kernel for the three sizes (``kernel_sharing``): each site's slot
+    array carries its element count in the object as in the JIT."""
+    rng = np.random.default_rng(8)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((3,), (40,), (2, 50))]
+    module = xlac.parse_hlo(SIZE_GENERIC_HLO)
+    exe = xlac.jit(module)
+    assert len(re.findall(r'^define internal void @"?[\w.]+"?\(ptr %"results"', exe.llvm_ir, re.M)) == 1
+    res, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="sizes")
+    for k, (x, j) in enumerate(zip(outputs, _leaves(exe(*args)))):
+        _assert_same_bits(x, j, f"leaf {k}")
+        np.testing.assert_allclose(x, np.exp(args[k]), rtol=1e-6)
+
+
 AMX_HLO = """HloModule amxdots
 
 ENTRY main {

@@ -248,3 +248,78 @@ def test_loops_running_the_same_computations_share_one_kernel():
     for g, want in zip(got, xlac.evaluate(module, *args)):
         np.testing.assert_allclose(g, want, rtol=1e-6)
     assert not np.allclose(got[0], got[1])
+
+
+def _maps(shapes: list, dtype: str = "f32") -> str:
+    """Per shape, ``tanh(x * y + x)`` (one fusion) and its negation (a
+    kernel of its own) as results: kernels that differ only in their sizes."""
+    lines, roots = [], []
+    for k, s in enumerate(shapes):
+        t = f"{dtype}[{','.join(map(str, s))}]"
+        lines += [f"  x{k} = {t} parameter({2 * k})", f"  y{k} = {t} parameter({2 * k + 1})",
+                  f"  m{k} = {t} multiply(x{k}, y{k})", f"  a{k} = {t} add(m{k}, x{k})",
+                  f"  t{k} = {t} tanh(a{k})", f"  n{k} = {t} negate(t{k})"]
+        roots += [f"t{k}", f"n{k}"]
+    out = ", ".join(f"{dtype}[{','.join(map(str, s))}]" for s in shapes for _ in range(2))
+    return "HloModule maps\nENTRY main {\n" + "\n".join(lines) + f"\n  ROOT r = ({out}) tuple({', '.join(roots)})\n}}\n"
+
+
+def _map_args(shapes: list, dtype=np.float32) -> list:
+    rng = np.random.default_rng(5)
+    return [rng.standard_normal(s).astype(dtype) for s in shapes for _ in range(2)]
+
+
+@pytest.mark.parametrize("shapes", [[(3, 5), (7,), (2, 3, 4), (1000,)], [(2,), (64, 33), (5, 1, 7), (4096, 16)]])
+def test_elementwise_maps_of_several_sizes_share_one_kernel(shapes):
+    # Every kernel is a flat map run on one thread: one size-generic kernel
+    # for the fusions and one for the negations, each site's element count
+    # in its slot array, each result right.
+    from xlac.codegen import emitter
+    assert len({np.prod(s) for s in shapes}) >= emitter.SIZES_TO_GENERIC
+    text = _maps(shapes)
+    low = lower(xlac.parse_hlo(text))
+    calls = _entry_calls(low.llvm_ir)
+    assert len(calls) == 2 * len(shapes) and sorted(Counter(calls).values()) == [len(shapes)] * 2, calls
+    assert len(_kernels(low.llvm_ir)) == 2
+    args = _map_args(shapes)
+    got = xlac.jit(text)(*args)
+    for k, s in enumerate(shapes):
+        want = np.tanh(args[2 * k] * args[2 * k + 1] + args[2 * k])
+        assert got[2 * k].shape == s
+        np.testing.assert_allclose(got[2 * k], want, rtol=2e-6, atol=1e-6)
+        np.testing.assert_array_equal(got[2 * k + 1], -got[2 * k])
+
+
+def test_a_map_of_two_sizes_is_a_kernel_per_size():
+    # Below SIZES_TO_GENERIC sizes the loops keep their constant counts.
+    text = _maps([(8,), (32,), (8,)])
+    calls = _entry_calls(lower(xlac.parse_hlo(text)).llvm_ir)
+    assert len(set(calls)) == 4 and calls[:2] == calls[4:], calls
+
+
+def test_size_generic_kernels_are_only_flat_maps_on_one_thread():
+    # A map big enough for tasks, or one reading a row broadcast, keeps its
+    # sizes in the key.
+    from xlac.codegen.kernels.loop import size_generic
+    module = xlac.parse_hlo(_maps([(4,), (1024, 512)]))
+    fused = {i.shape.element_count(): i for i in lower(module).assignment.materialized()
+             if i.opcode == "fusion"}
+    assert size_generic(fused[4]) and not size_generic(fused[1024 * 512])
+    row = xlac.parse_hlo("""HloModule row
+ENTRY main {
+  x = f32[6,5] parameter(0)
+  v = f32[5] parameter(1)
+  b = f32[6,5] broadcast(v), dimensions={1}
+  ROOT a = f32[6,5] add(x, b)
+}""")
+    (add,) = [i for i in lower(row).assignment.materialized() if i.opcode in ("fusion", "add")]
+    assert not size_generic(add)
+
+
+def test_fingerprint_without_sizes():
+    def fused(text):
+        return [i for i in lower(xlac.parse_hlo(text)).assignment.materialized() if i.opcode == "fusion"][0]
+    small, big = fused(_maps([(3,)])), fused(_maps([(9, 2)]))
+    other = fused(_maps([(3,)], "f64"))
+    assert fingerprint(small) != fingerprint(big)
+    assert fingerprint(small, sizes=False) == fingerprint(big, sizes=False) != fingerprint(other, sizes=False)

@@ -94,6 +94,19 @@ class KernelContext:
     def buffer_pointer(self, sl: BufferSlice, inst: HloInstruction | None = None) -> ir.Value:
         return self.me.buffer_pointer(self.b, self.args, sl, inst)
 
+    def site_element_count(self) -> ir.Value | None:
+        """In a size-generic kernel (``KernelCandidate.size_generic``, shared
+        by sites of several sizes): the element count of its result at the
+        calling site, an i64 read from the slot array; else None."""
+        slots = self.me._slots
+        if slots is None or slots.count is None:
+            return None
+        b = self.b
+        at = b.gep(self.results_arg, [i64(len(slots.slices))], source_etype=PTR)
+        count = b.load(at, typ=PTR)
+        count.set_metadata("invariant.load", self.me.llvm.add_metadata([]))
+        return b.ptrtoint(count, I64)
+
     def operand_array(self, k: int, leaf: int = 0) -> IrArray:
         """The buffer of leaf ``leaf`` of operand ``k``."""
         return self.me.leaf_array(self.b, self.args, self.assignment, self.inst.operands[k], leaf)
@@ -310,6 +323,12 @@ def _serial_tasks(b, body_fn, packed, n_tasks) -> None:
         b.call(body_fn, [packed, i])
 
 
+def _slot_count(slots: SiteSlots) -> int:
+    """The slots of a site's array: its buffers' and, for a size-generic
+    kernel, the element count's."""
+    return len(slots.slices) + (slots.count is not None)
+
+
 def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
     arr = alloca_builder.alloca(PTR, size=max(1, len(ptrs)))
     for k, p in enumerate(ptrs):
@@ -317,6 +336,10 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
     return arr
 
 
+#: A size-generic kernel (``kernel_sharing``) is emitted once for the sites
+#: of one computation that differ only in size when they have at least this
+#: many sizes; otherwise each size is a kernel of its own.
+SIZES_TO_GENERIC = 3
 #: A shared-kernel site with at most this many slots stores their addresses
 #: itself; one with more fills its slot array from a constant table.
 SLOT_STORES_MAX = 2
@@ -436,7 +459,7 @@ class ModuleEmitter:
             arg.name = nm
         self._functions[id(comp)] = fn
         insts = assignment.materialized()
-        keys = [self._sharing_key(assignment, inst) for inst in insts]
+        keys = self._sharing_keys(assignment, insts)
         sites = Counter(k[0] for k in keys if k is not None)
         entry = comp is self.hlo.entry
         kernels = [self._finished(self._emit_kernel(assignment, inst, key, sites),
@@ -458,7 +481,7 @@ class ModuleEmitter:
             else:
                 # An array per site: the kernel reads it with !invariant.load,
                 # which must stay true where LLVM inlines a small kernel here.
-                array = allocas.alloca(PTR, size=max(1, len(slots.slices)))
+                array = allocas.alloca(PTR, size=max(1, _slot_count(slots)))
                 self._fill_slots(b, fn, array, slots)
                 b.call(kernel, [array, array, array, fn.args[3]])
             if long_running:
@@ -483,13 +506,15 @@ class ModuleEmitter:
         constant table of them (see ``slot_table``): a training step's entry
         was 700 sites of a store and an address per slot, a quarter of the
         module's instructions, for LLVM to optimise in one function."""
-        if len(slots.slices) <= SLOT_STORES_MAX:
+        if _slot_count(slots) <= SLOT_STORES_MAX:
             for k, (sl, src) in enumerate(slots.slices):
                 b.store(self.buffer_pointer(b, fn, sl, src), b.gep(array, [i64(k)], source_etype=PTR))
+            if slots.count is not None:
+                b.store(b.inttoptr(i64(slots.count), PTR), b.gep(array, [i64(len(slots.slices))], source_etype=PTR))
             return
         table = self._slot_table(slots)
         results, params, temp, _opts = fn.args
-        b.call(fill_slots_function(self.llvm), [array, table, i64(len(slots.slices)), results, params, temp])
+        b.call(fill_slots_function(self.llvm), [array, table, i64(_slot_count(slots)), results, params, temp])
 
     def _slot_table(self, slots) -> ir.GlobalVariable:
         """A constant table of ``slots``: per slot its kind (``SLOT_KINDS``) and
@@ -502,6 +527,8 @@ class ModuleEmitter:
                 values += [i64(SLOT_KINDS["constant"]), address]
             else:
                 values += [i64(SLOT_KINDS[sl.kind]), i64(sl.offset if sl.kind == "temp" else sl.number)]
+        if slots.count is not None:          # the element count, as a value ("constant": itself)
+            values += [i64(SLOT_KINDS["constant"]), i64(slots.count)]
         ty = ir.ArrayType(I64, len(values))
         g = ir.GlobalVariable(self.llvm, ty, _unique(f"{self.entry_name}.slots", self._names))
         g.initializer = ir.Constant(ty, values)
@@ -610,13 +637,35 @@ class ModuleEmitter:
             held, self._held = self._held, []
             self.on_finished([f for f, _ in held], cold and len(held) == 1, [f for f, p in held if p])
 
-    def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction) -> tuple | None:
-        """(``site_key``, slots) of a kernel that may be shared, else None."""
+    def _sharing_keys(self, assignment: BufferAssignment, insts: list) -> list:
+        """``_sharing_key`` of each of a computation's kernels ``insts``: a
+        size-generic one's key without sizes when its sites have at least
+        SIZES_TO_GENERIC sizes (a loop of a known short count compiles to less
+        code than one whose count is read at run time), else with them."""
+        keys = [self._sharing_key(assignment, inst) for inst in insts]
+        generic = [self._sharing_key(assignment, inst, size_generic=True) if k is not None else None
+                   for inst, k in zip(insts, keys)]
+        sizes: dict = {}
+        for k, g in zip(keys, generic):
+            if g is not None:
+                sizes.setdefault(g[0], set()).add(k[0])
+        return [g if g is not None and len(sizes[g[0]]) >= SIZES_TO_GENERIC else k for k, g in zip(keys, generic)]
+
+    def _sharing_key(self, assignment: BufferAssignment, inst: HloInstruction,
+                     size_generic: bool = False) -> tuple | None:
+        """(``site_key``, slots) of a kernel that may be shared, else None;
+        with ``size_generic``, the key without sizes of a kernel whose
+        candidate makes it so (``KernelCandidate.size_generic``), else None."""
         candidate = self.kernel_choice(inst).candidate
         if not (self.share_kernels and candidate.shareable):
             return None
         flags = (self.aligned_results, self.nontemporal)
-        return site_key(assignment, inst, candidate.name, flags, self._fingerprints)
+        if size_generic:
+            if candidate.size_generic is None or not candidate.size_generic(inst):
+                return None
+            # (whether an entry's kernel is cold follows from its size)
+            flags += (work_estimate(inst) <= COLD_MAX_WORK,)
+        return site_key(assignment, inst, candidate.name, flags, self._fingerprints, size_generic)
 
     def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction, keyed: tuple | None,
                      sites: Counter) -> tuple:

@@ -64,7 +64,10 @@ class KernelCandidate:
     (``codegen/kernel_sharing.py``).  ``glue``: the kernel's own code only
     calls library code (no loop of its own worth optimising), so an entry's
     kernel of it is compiled with the cheap pipeline of cold kernels
-    (``emitter.COLD_MAX_WORK``).
+    (``emitter.COLD_MAX_WORK``).  ``size_generic(inst)``: whether the
+    kernel of ``inst`` reads the sizes of its shapes only through
+    ``KernelContext.site_element_count``, so that sites of any size may
+    share it (``kernel_sharing``: a shareable candidate's elementwise maps).
     """
 
     name: str
@@ -73,6 +76,7 @@ class KernelCandidate:
     scratch_bytes: Callable = field(default=_no_scratch, compare=False)
     shareable: bool = False
     glue: bool = False
+    size_generic: Callable[[HloInstruction], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,20 @@ context and what therefore is part of the key:
 Addresses never are: the code a shared kernel runs is the same at every site
 because nothing of it depends on where its buffers lie (temp offsets,
 parameter or result numbers reach it only as slot pointers).
+
+Sizes are not either for a *size-generic* kernel (``KernelCandidate.size_generic``:
+an elementwise map run on one thread, which walks its elements in memory order
+as one loop and reads every buffer at that loop's index): its key has the
+shapes without their sizes (``fingerprint(sizes=False)``), and its site passes
+the element count in one more slot, after the buffers' (``SiteSlots.count``).
+An optimizer's update or an activation's gradient, the same map over
+parameters of a dozen shapes, is then one function instead of a dozen.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hlo.fingerprint import digest, fingerprint, literal_text
+from ..hlo.fingerprint import digest, fingerprint, literal_text, shape_text
 from ..hlo.ir import HloInstruction
 from ..passes.buffer_assignment import BufferAssignment, BufferSlice
 from ..passes.call_inliner import SEQUENTIAL_OPCODES
@@ -64,6 +72,9 @@ class SiteSlots:
 
     index: dict
     slices: list
+    #: A size-generic kernel's element count at this site (its slot follows
+    #: the buffers'), else None.
+    count: int | None = None
 
     def add(self, sl: BufferSlice, src: HloInstruction | None) -> int | None:
         ident = slot_identity(sl, src)
@@ -90,11 +101,21 @@ def _constant_class(assignment: BufferAssignment, op: HloInstruction, leaf: int)
 
 
 def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str, flags: tuple,
-             memo: dict) -> tuple[str, SiteSlots]:
+             memo: dict, size_generic: bool = False) -> tuple[str, SiteSlots]:
     """The sharing key of kernel ``inst`` emitted by ``candidate`` in a
-    module emitted with ``flags``, and the slots its site passes."""
+    module emitted with ``flags``, and the slots its site passes; without
+    the sizes of its shapes when ``size_generic`` (then the slots carry the
+    element count of its result)."""
     slots = SiteSlots({}, [])
-    parts = [candidate, repr(flags), fingerprint(inst, memo)]
+    sizes = not size_generic
+
+    def text(shape) -> str:
+        return shape_text(shape, sizes)
+    parts = [candidate, repr(flags), fingerprint(inst, memo, sizes)]
+    if size_generic:
+        result = inst.shape.leaves()[0] if inst.shape.is_tuple else inst.shape
+        slots.count = result.element_count()
+        parts.append("size-generic")
     # Control flow calls its computations' functions (``kernels/control_flow.py``),
     # not inline copies as a fusion's: the same ones, not look-alikes.
     if inst.opcode in SEQUENTIAL_OPCODES:
@@ -102,14 +123,14 @@ def site_key(assignment: BufferAssignment, inst: HloInstruction, candidate: str,
     leaves = inst.shape.leaves() if inst.shape.is_tuple else [inst.shape]
     for leaf in range(len(leaves)):
         sl = assignment.slice_of(inst, leaf)
-        parts.append(f"out{leaf}:{slots.add(sl, None)}:{sl.kind == 'token'}:{sl.shape}")
+        parts.append(f"out{leaf}:{slots.add(sl, None)}:{sl.kind == 'token'}:{text(sl.shape)}")
     for k, op in enumerate(inst.operands):
-        parts.append(f"op{k}:{op.shape}")
+        parts.append(f"op{k}:{text(op.shape)}")
         n = len(op.shape.leaves()) if op.shape.is_tuple else 1
         for leaf in range(n):
             sl = assignment.slice_of(op, leaf)
             src, _ = assignment.defining(op, leaf)
-            parts.append(f"{leaf}:{slots.add(sl, src)}:{sl.kind == 'token'}:{sl.shape}:"
+            parts.append(f"{leaf}:{slots.add(sl, src)}:{sl.kind == 'token'}:{text(sl.shape)}:"
                          f"{_constant_class(assignment, op, leaf)}")
     scratch = assignment.scratch_of(inst)
     if scratch is not None:

@@ -327,6 +327,16 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
         yield context_of(builder.module).place(Index(list(multi), linear, shape), list(depths), list(chains))
 
 
+@contextmanager
+def counted_loop(builder: ir.IRBuilder, count: ir.Value, shape: Shape, name: str = "n", loop_id=None):
+    """One loop over ``count`` elements (an i64 >= 1 known at run time) of a
+    dense rank-1 ``shape``, as :func:`loop_nest` over it: yields the
+    :class:`Index` whose component and linear offset are the loop's counter."""
+    chains: list = []
+    with for_range_dynamic(builder, i64(0), count, name, chains, loop_id) as iv:
+        yield context_of(builder.module).place(Index([iv], iv, shape), [len(chains)], list(chains))
+
+
 def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: list, name: str = "d",
                        outer_range: tuple | None = None, loop_id=None, inner_loop_id=None):
     """:func:`loop_nest` whose innermost loop comes in two versions: a generator

@@ -21,7 +21,8 @@ from ..emitter import MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext
 from ..hoisting import row_scratch_dims
 from ..ir_array import Index, IrArray, i64
 from ..kernel_choice import KernelCandidate
-from ..loops import fill_padding, loop_hints, loop_nest, loop_nest_versions, parallel_loops, tiled_loop_nest
+from ..loops import (counted_loop, fill_padding, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
+                     tiled_loop_nest)
 
 
 def emit_loop_kernel(ctx: KernelContext) -> None:
@@ -155,16 +156,17 @@ def _math_interleave(inst: HloInstruction) -> int | None:
 
 
 def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_outer, loop_id,
-                tiled: bool = False, unrolled: bool = True):
+                trip_known: bool = True, unrolled: bool = True):
     """``loop_id`` with the hints of ``_math_interleave`` when ``inst`` asks for
-    them (as one wide vector when the inner loop's trip count is known), and
-    not unrolled when ``unrolled`` is False."""
+    them (as one wide vector when the inner loop's trip count is known: not
+    when the loop is tiled or its count a run-time value), and not unrolled
+    when ``unrolled`` is False."""
     interleave = _math_interleave(inst)
     if not interleave and unrolled:
         return loop_id
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
     trip = None
-    if order and not tiled:
+    if order and trip_known:
         trip = min_outer if len(order) == 1 and min_outer is not None else loop_shape.dimensions[order[-1]]
     element_bytes = inst.shape.element_type.byte_size if inst.shape.is_array else None
     return loop_hints(module, interleave=interleave, base=loop_id, element_bytes=element_bytes,
@@ -176,12 +178,25 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
     b = ctx.b
     gens = [ctx.operand_generator(k) for k in range(len(ctx.inst.operands))]
     gen = ctx.em.make_generator(ctx.inst, gens)
-    flat = None if tiles else flat_loop_shape(ctx.inst, loop_shape, outer_range is not None)
+    count = ctx.site_element_count()
+    if count is not None:
+        # Shared by sites of several sizes: the one loop of the flat map, as
+        # long as this site's count (``size_generic``).
+        if tiles or outer_range is not None or not _flat_map(ctx.inst, loop_shape):
+            raise AssertionError(f"{ctx.inst.name}: a size-generic kernel is a flat map on one thread")
+        flat = Shape(loop_shape.element_type, [loop_shape.element_count()]).with_layout((0,))
+    else:
+        flat = None if tiles else flat_loop_shape(ctx.inst, loop_shape, outer_range is not None)
     nest_shape = flat or loop_shape
     with parallel_loops(b.module) as loop_id:
-        loop_id = _math_hints(b.module, ctx.inst, nest_shape, min_outer, loop_id, tiled=bool(tiles))
-        nest = (tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id) if tiles
-                else loop_nest(b, nest_shape, outer_range=outer_range, loop_id=loop_id))
+        loop_id = _math_hints(b.module, ctx.inst, nest_shape, min_outer, loop_id,
+                              trip_known=not tiles and count is None)
+        if count is not None:
+            nest = counted_loop(b, count, flat, loop_id=loop_id)
+        elif tiles:
+            nest = tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id)
+        else:
+            nest = loop_nest(b, nest_shape, outer_range=outer_range, loop_id=loop_id)
         with nest as index:
             if flat is not None:
                 index = _unflattened(ctx, index, loop_shape)
@@ -214,6 +229,20 @@ def flat_loop_shape(inst: HloInstruction, loop_shape: Shape, split: bool) -> Sha
     else:
         dims = [loop_shape.element_count()]
     return Shape(loop_shape.element_type, dims).with_layout(tuple(range(len(dims) - 1, -1, -1)))
+
+
+def size_generic(inst: HloInstruction) -> bool:
+    """Whether loop kernel ``inst`` is emitted once for sites of every size
+    (``KernelCandidate.size_generic``, ``kernel_sharing``): a flat map (see
+    :func:`flat_loop_shape`) of an unpadded result of at least one element,
+    run on one thread (below PARALLEL_MIN_WORK: no tasks, and too small for
+    the non-temporal version), walked as one loop of the site's count."""
+    shape = inst.shape.leaves()[0] if inst.shape.is_tuple else inst.shape
+    if not shape.is_array or shape.rank == 0 or shape.element_count() == 0 or shape.layout.is_padded:
+        return False
+    if work_estimate(inst) >= PARALLEL_MIN_WORK or _concat_parts_why(inst) is None:
+        return False
+    return _flat_map(inst, shape)
 
 
 def _same_buffer_shape(shape: Shape, loop_shape: Shape) -> bool:
@@ -348,4 +377,4 @@ def _emit_parts(ctx: KernelContext) -> None:
 
 
 #: The default kernel, the last candidate of every opcode.
-LOOP = KernelCandidate("loop", emit_loop_kernel, _applies, shareable=True)
+LOOP = KernelCandidate("loop", emit_loop_kernel, _applies, shareable=True, size_generic=size_generic)
