@@ -337,8 +337,8 @@ def _pointer_array(b, alloca_builder, ptrs: list) -> ir.Value:
 
 
 #: A size-generic kernel (``kernel_sharing``) is emitted once for the sites
-#: of one computation that differ only in size when they have at least this
-#: many sizes; otherwise each size is a kernel of its own.
+#: of one computation that differ only in their shapes when they have at
+#: least this many shapes; otherwise each shape is a kernel of its own.
 SIZES_TO_GENERIC = 3
 #: A shared-kernel site with at most this many slots stores their addresses
 #: itself; one with more fills its slot array from a constant table.
@@ -640,8 +640,8 @@ class ModuleEmitter:
     def _sharing_keys(self, assignment: BufferAssignment, insts: list) -> list:
         """``_sharing_key`` of each of a computation's kernels ``insts``: a
         size-generic one's key without sizes when its sites have at least
-        SIZES_TO_GENERIC sizes (a loop of a known short count compiles to less
-        code than one whose count is read at run time), else with them."""
+        SIZES_TO_GENERIC shapes (a loop of a known short count compiles to
+        less code than one whose count is read at run time), else with them."""
         keys = [self._sharing_key(assignment, inst) for inst in insts]
         generic = [self._sharing_key(assignment, inst, size_generic=True) if k is not None else None
                    for inst, k in zip(insts, keys)]
