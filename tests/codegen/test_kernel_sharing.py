@@ -290,6 +290,21 @@ def test_elementwise_maps_of_several_sizes_share_one_kernel(shapes):
         np.testing.assert_array_equal(got[2 * k + 1], -got[2 * k])
 
 
+def test_size_generic_sites_storing_their_slots(monkeypatch):
+    # Sites of few slots store the addresses and the count themselves.
+    from xlac.codegen import emitter
+    monkeypatch.setattr(emitter, "SLOT_STORES_MAX", 8)
+    shapes = [(3,), (17, 2), (100,)]
+    text = _maps(shapes)
+    low = lower(xlac.parse_hlo(text))
+    assert "fill_slots" not in low.llvm_ir and len(_kernels(low.llvm_ir)) == 2
+    args = _map_args(shapes)
+    got = xlac.jit(text)(*args)
+    for k in range(len(shapes)):
+        np.testing.assert_allclose(got[2 * k], np.tanh(args[2 * k] * args[2 * k + 1] + args[2 * k]),
+                                   rtol=2e-6, atol=1e-6)
+
+
 def test_a_map_of_two_sizes_is_a_kernel_per_size():
     # Below SIZES_TO_GENERIC sizes the loops keep their constant counts.
     text = _maps([(8,), (32,), (8,)])
