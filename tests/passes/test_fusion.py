@@ -437,6 +437,28 @@ def test_a_second_product_is_not_fused_into_a_fusion_with_one():
     assert any("computes a dot already" in str(d) for d in module.diagnostics), [str(d) for d in module.diagnostics]
 
 
+def test_a_fusion_takes_at_most_six_reductions():
+    # An optimizer's global norm: the sum of every gradient's squared sum.
+    # As XLA's CPU fusion, a fusion holding more than five reductions takes
+    # no further one; the rest make fusions of their own, same values.
+    n = 9
+    params = "\n".join(f"  x{k} = f32[16,{8 + k}]{{1,0}} parameter({k})" for k in range(n))
+    sums = "\n".join(f"  q{k} = f32[16,{8 + k}]{{1,0}} multiply(x{k}, x{k})\n"
+                      f"  r{k} = f32[] reduce(q{k}, z), dimensions={{0,1}}, to_apply=add" for k in range(n))
+    adds = "\n".join(f"  a{k} = f32[] add({'a' + str(k - 1) if k > 1 else 'r0'}, r{k})" for k in range(1, n))
+    text = f"HloModule m\n{ADD}\nENTRY e {{\n{params}\n  z = f32[] constant(0)\n{sums}\n{adds}\n" \
+           f"  ROOT s = f32[] sqrt(a{n - 1})\n}}"
+    module = xlac.parse_hlo(text)
+    InstructionFusion().run(module)
+    counts = [sum(i.opcode == "reduce" for i in f.attrs["calls"].instructions) for f in entry_fusions(module)]
+    assert sum(counts) == n and max(counts) == fusion_pass.MAX_REDUCTIONS_IN_FUSION + 1, (counts, str(module))
+    assert any("more than 5 reductions" in str(d) for d in module.diagnostics), [str(d) for d in module.diagnostics]
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((16, 8 + k)).astype(np.float32) for k in range(n)]
+    want = np.sqrt(sum(float(np.sum(a.astype(np.float64) ** 2)) for a in args))
+    np.testing.assert_allclose(np.asarray(xlac.jit(text)(*args)), want, rtol=1e-5)
+
+
 WHILE_LOOP = f"""
 HloModule m
 {ADD}

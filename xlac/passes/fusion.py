@@ -41,6 +41,10 @@ Rules (see ``why_not``):
   a fusion without a dot or convolution of its own (a second product would be
   computed elementally, an inner product per element).
 * A fusion does not read one input through two different transposes.
+* A fusion holding more than ``MAX_REDUCTIONS_IN_FUSION`` (5) reductions
+  takes no further ``reduce`` (XLA's CPU fusion has the same limit): each is
+  a loop nest of its own in the kernel, and LLVM's time grows faster than a
+  function's size.
 * A producer read by a ``concatenate`` along the minor dimension is not fused
   (the fused loop would pick the operand per element and stay scalar).
 
@@ -65,6 +69,13 @@ MAX_FUSED_INSTRUCTIONS = 256
 #: independent, so multi-output fusion can merge them into one kernel.
 RECOMPUTE_MIN_OPS = 8
 MAX_FUSION_OPERANDS = 64
+#: A fusion takes no further ``reduce`` once it holds more than this many
+#: (XLA's CPU instruction fusion, ``kMaxReductionsInFusion``): every
+#: reduction is a loop nest of its own in the kernel, and LLVM's optimisation
+#: grows faster than a function's size.  An optimizer's global norm (a sum of
+#: every gradient's squares) had made one kernel of ~40 reductions in a GPT
+#: training step: 2,000 lines of IR and a sixth of the module's O3 time.
+MAX_REDUCTIONS_IN_FUSION = 5
 
 
 class _ByOpcode(dict):
@@ -354,6 +365,9 @@ class Fuser:
             return f"fusion would exceed {MAX_FUSED_INSTRUCTIONS} instructions"
         if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
             return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
+        if producer.opcode == "reduce" and fused is not None \
+                and sum(i.opcode == "reduce" for i in fused.instructions) > MAX_REDUCTIONS_IN_FUSION:
+            return f"the fusion holds more than {MAX_REDUCTIONS_IN_FUSION} reductions already"
         if producer.opcode in OUTPUT_FUSION_ROOTS and fused is not None \
                 and any(i.opcode in OUTPUT_FUSION_ROOTS for i in fused.instructions):
             # The fusion's tiles come from its one product; a second would be
