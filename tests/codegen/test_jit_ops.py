@@ -557,3 +557,33 @@ ENTRY e {{
     m1 = f(a) * f(x)
     once = (((m1 + f(b)) / f(x)) - m1).astype(dt)
     assert np.any(got.view(np.uint16) != once.view(np.uint16))
+
+
+def test_common_factors_group_a_reshapes_dimensions():
+    from xlac.codegen.elemental import common_factors
+    groups = lambda a, b: [(list(x), list(y)) for x, y in common_factors(a, b)]  # noqa: E731
+    assert groups([2, 3, 4], [6, 4]) == [([0, 1], [0]), ([2], [1])]
+    assert groups([8, 8, 32], [8, 8, 4, 8]) == [([0], [0]), ([1], [1]), ([2], [2, 3])]
+    assert groups([2, 3], [3, 2]) == [([0, 1], [0, 1])]
+    assert groups([1, 4], [4, 1]) == [([0], []), ([1], [0]), ([], [1])]
+
+
+@pytest.mark.parametrize("out_dims", [(3, 4, 2, 8), (3, 2, 2, 2, 8), (12, 16), (2, 3, 2, 16), (6, 2, 2, 2, 4)])
+def test_reshapes_inside_a_fusion_index_per_group_of_dimensions(out_dims):
+    """A reshape read inside a fusion maps each group of dimensions whose
+    sizes multiply to the same number (``common_factors``) on its own; a
+    dimension split alone needs no division by the other groups' sizes (a
+    group norm's split channels); merged ones are divided out; the values are
+    numpy's whatever the grouping."""
+    out = ",".join(map(str, out_dims))
+    layout = ",".join(str(d) for d in reversed(range(len(out_dims))))
+    text = module(f"  x = f32[3,4,16]{{2,1,0}} parameter(0)\n"
+                  f"  e = f32[3,4,16]{{2,1,0}} exponential(x)\n"
+                  f"  r = f32[{out}]{{{layout}}} reshape(e)\n"
+                  f"  ROOT n = f32[{out}]{{{layout}}} negate(r)")
+    exe = xlac.jit(text)
+    x = np.random.default_rng(0).standard_normal((3, 4, 16)).astype(np.float32)
+    np.testing.assert_allclose(exe(x), -np.exp(x).reshape(out_dims), rtol=1e-6)
+    if out_dims == (3, 4, 2, 8):          # only the minor dimension split: no division left
+        body = exe.llvm_ir
+        assert "udiv" not in body and "urem" not in body, body

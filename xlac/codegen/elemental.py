@@ -23,7 +23,7 @@ generator and the accumulators every reduction uses.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 from llvmlite import ir
@@ -245,26 +245,55 @@ def _reshape(em: ElementalEmitter, inst, gens):
             return g(em.ctx.place(Index(multi), depths, point.stack, point.avail))
         return gen_unit
 
+    groups = common_factors(in_dims, out_dims) if 0 not in in_dims else [(range(len(in_dims)), range(len(out_dims)))]
+
     def gen(index):
-        # Row-major linear index of the output, delinearised over the input.
+        # Per group of dimensions whose sizes multiply to the same number on
+        # both sides (XLA's ``CommonFactors``): the group's row-major linear
+        # index over the output's dimensions, delinearised over the input's.
+        # A dimension split or merged alone costs no division by another
+        # group's sizes, and one group dimension on the input side none at all.
         b = em.b
-        linear = i64(0)
-        stride = 1
-        for d in reversed(range(len(out_dims))):
-            if out_dims[d] != 1:
-                term = index.multi[d] if stride == 1 else b.mul(index.multi[d], i64(stride))
-                linear = b.add(linear, term)
-            stride *= out_dims[d]
         multi = [i64(0)] * len(in_dims)
-        stride = math.prod(in_dims)
-        for d in range(len(in_dims)):
-            stride //= in_dims[d]
-            if in_dims[d] == 1:
-                continue
-            q = b.udiv(linear, i64(stride)) if stride != 1 else linear
-            multi[d] = b.urem(q, i64(in_dims[d])) if d > 0 else q
+        for in_group, out_group in groups:
+            linear = i64(0)
+            stride = 1
+            for d in reversed(out_group):
+                if out_dims[d] != 1:
+                    term = index.multi[d] if stride == 1 else b.mul(index.multi[d], i64(stride))
+                    linear = term if stride == 1 else b.add(linear, term)
+                stride *= out_dims[d]
+            first = True
+            for d in in_group:
+                stride //= in_dims[d]
+                if in_dims[d] == 1:
+                    continue
+                q = b.udiv(linear, i64(stride)) if stride != 1 else linear
+                multi[d] = q if first else b.urem(q, i64(in_dims[d]))
+                first = False
         return g(Index(multi))
     return gen
+
+
+def common_factors(a: Sequence[int], b: Sequence[int]) -> list[tuple[range, range]]:
+    """The dimensions of two shapes of as many elements (none of size 0)
+    grouped so that each group's sizes multiply to the same number on both
+    sides, as finely as possible: ``[2, 3, 4] -> [6, 4]`` gives ``([0, 1], [0])``
+    and ``([2], [1])`` (as ranges).  A reshape maps each group on its own."""
+    groups, i, j, start_i, start_j, pa, pb = [], 0, 0, 0, 0, 1, 1
+    while i < len(a) or j < len(b):
+        if (pa <= pb and i < len(a)) or j == len(b):
+            pa *= a[i]
+            i += 1
+        else:
+            pb *= b[j]
+            j += 1
+        if pa == pb:
+            groups.append((range(start_i, i), range(start_j, j)))
+            start_i, start_j, pa, pb = i, j, 1, 1
+    if start_i < len(a) or start_j < len(b):
+        groups.append((range(start_i, len(a)), range(start_j, len(b))))
+    return groups
 
 
 def _bitcast(em: ElementalEmitter, inst, gens):
