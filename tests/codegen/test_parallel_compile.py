@@ -506,8 +506,11 @@ def test_a_failed_emission_leaves_nothing_running(monkeypatch):
 def test_cold_kernels_compile_with_the_entry_and_compute_the_same_bits(monkeypatch):
     """Kernels of the entry doing little work are reported cold and go out in
     cold batches; the entry's part is compiled as the entry; the program
-    computes what it computes compiled in one part."""
+    computes what it computes compiled in one part.  (Every kernel out of
+    line here: the case's one-element kernels are tiny enough to be inlined
+    into the entry otherwise.)"""
     monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1)
+    monkeypatch.setattr(emitter, "INLINE_MAX_INSTRUCTIONS", 0)
     tiers = []
     compile_part = jit._compile_part
 
@@ -705,3 +708,27 @@ def test_a_streamed_compile_failing_in_finish_stops_its_workers_and_restores_the
         stream.finish()
     assert sys.getswitchinterval() == before
     assert not any(w.is_alive() for w in stream._workers)
+
+
+def test_tiny_straight_line_kernels_stay_inlinable():
+    """A kernel's ``allocas`` block that only branches to its body is not
+    control flow: a one-element copy or scalar update stays inlinable (its
+    caller, the entry or a while body, takes it in), a kernel with a loop
+    does not."""
+    text = """HloModule m
+
+ENTRY e {
+  s = f32[] parameter(0)
+  v = f32[64]{0} parameter(1)
+  one = f32[] constant(1)
+  t = f32[] add(s, one)
+  w = f32[64]{0} exponential(v)
+  ROOT r = (f32[], f32[64]{0}, f32[]) tuple(t, w, s)
+}"""
+    exe = xlac.jit(text)
+    heads = [line for line in exe.llvm_ir.splitlines() if line.startswith("define internal void")]
+    inlinable = [h for h in heads if "noinline" not in h]
+    assert inlinable and any("noinline" in h for h in heads), heads
+    s, v = np.float32(2), np.arange(64, dtype=np.float32) / 64
+    t, w, s2 = exe(s, v)
+    assert t == 3 and s2 == 2 and np.allclose(w, np.exp(v))

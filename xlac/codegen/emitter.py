@@ -220,7 +220,10 @@ def keep_out_of_line(fn: ir.Function) -> None:
     while body that inlined its dozens of small loop kernels cost it loops x
     size (a biGRU tagger's four while loops took 1.7 of its 2.5 s of O3; all
     kernels: 10% less LLVM time over the model set, run times the same)."""
-    if len(fn.blocks) > 1 or sum(len(block.instructions) for block in fn.blocks) > INLINE_MAX_INSTRUCTIONS \
+    # (A block that only branches on, the kernel's ``allocas`` block without
+    # allocas, is not control flow.)
+    blocks = sum(len(block.instructions) > 1 or not isinstance(block.terminator, ir.Branch) for block in fn.blocks)
+    if blocks > 1 or sum(len(block.instructions) for block in fn.blocks) > INLINE_MAX_INSTRUCTIONS \
             or fast_math(fn):
         fn.attributes.add("noinline")
 
