@@ -404,10 +404,14 @@ def test_rows_and_k_in_two_levels_match_the_module_gemm(a, b, out, dims, levels,
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
 
 
-def test_rows_in_two_levels_stay_per_module_by_default():
-    plan, v = _variant(module_text(
-        "m2", "f32", "[4,4,8,16]{3,2,1,0}", "[4,8,32]{2,1,0}", "[4,16,32]{2,1,0}",
-        "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"))
+def test_rows_in_two_levels_stay_per_module_when_switched_off(monkeypatch):
+    from xlac.codegen.kernels import dot_plan
+    text = module_text("m2", "f32", "[4,4,8,16]{3,2,1,0}", "[4,8,32]{2,1,0}", "[4,16,32]{2,1,0}",
+                       "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}")
+    plan, v = _variant(text)
+    assert v is not None and v.levels, v                # the library's by default
+    monkeypatch.setattr(dot_plan, "TWO_LEVEL_ROWS_AND_K", False)
+    plan, v = _variant(text)
     assert plan is not None and plan.kind == "gemm" and v is None
 
 

@@ -513,6 +513,8 @@ class _TwoLevels(_Group):
     and never reads it as one unit-stride run."""
 
     affine = False
+    #: ``gemm.pack_panel`` walks it with ``gemm.TwoLevelLoop`` (no division per k).
+    stepped = True
 
     def __init__(self, stride, outer, inner):
         super().__init__(stride)

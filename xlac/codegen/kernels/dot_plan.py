@@ -584,12 +584,11 @@ def library_views(inst, swap: bool, c_scratch: bool, info: DotInfo, dot) -> tupl
 #: Whether the GEMM library takes A's rows and the K group in two levels
 #: (``library_levels``).  Off: those dots keep a GEMM of the module's own.
 #: The library's two-level variants compile once per machine instead of
-#: ~30-40 ms of LLVM per distinct dot, but on the model set's small
-#: attention GEMMs (64 x 32 x 32) they ran 1-4% slower than the module's
-#: code with constant strides (a panel packed element by element, a
-#: division per row and per k), so the GPT steps and the ViT step ran
-#: slower overall (docs/compile_time.md, section 11).
-TWO_LEVEL_ROWS_AND_K = False
+#: ~30-40 ms of LLVM per distinct dot (the GPT steps compile 8-22% faster,
+#: the ViT step 10%); on the model set's small attention GEMMs
+#: (64 x 32 x 32) the module's code with constant strides runs a little
+#: faster (those steps 0-3% per call; docs/compile_time.md, section 16).
+TWO_LEVEL_ROWS_AND_K = True
 
 
 class Levels(NamedTuple):
