@@ -38,7 +38,8 @@ from .target import host_vector_bits
 PARALLEL_EPILOGUE = True
 #: A finished tile's epilogue reads C and the arrays of C's shape and layout
 #: at the element's offset, not through its index components
-#: (``ResultTiles.store_direct``; a ResNet eval step compiles 5% faster).
+#: (``ResultTiles.store_direct``, ``store_through_stack``; a ResNet eval step
+#: compiles 5% faster).
 LINEAR_EPILOGUE = True
 
 I8 = ir.IntType(8)
@@ -227,6 +228,13 @@ class ResultTiles:
             v = self.epilogue(index, v)
         self.out.write(b, index, v)
 
+    def _linear(self) -> bool:
+        """Whether the epilogue's index carries the element's offset in C
+        (``LINEAR_EPILOGUE``; C's view is of the output's own shape and layout)."""
+        C = self.C
+        return LINEAR_EPILOGUE and C.is_array and self.out.shape.dimensions == C.shape.dimensions \
+            and self.out.shape.layout == C.shape.layout
+
     def store_direct(self, b, uk, t: TileArgs, ldc: int) -> None:
         """A full tile stored by the micro-kernel into C (rows ``ldc`` apart);
         at the last K block, the epilogue over it while it is in L1."""
@@ -249,8 +257,7 @@ class ResultTiles:
             # it, and the row's components (a convolution's batch and
             # spatial position, divisions by the image's sizes) are left
             # to what reads them alone (per-channel operands do not).
-            linear = LINEAR_EPILOGUE and self.out.shape.dimensions == C.shape.dimensions \
-                and self.out.shape.layout == C.shape.layout
+            linear = self._linear()
             with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
                 with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
                     r = b.add(t.r0, i)
@@ -277,16 +284,20 @@ class ResultTiles:
         pt = self.pt
         ety = types.memory_type(pt)
         C = self.C
-        _boff, bcomp = t.c_batch
+        boff, bcomp = t.c_batch
         t.call(b, uk, tile, i64(nr), ir.Constant(I1, 0))
         rows = imin(b, i64(mr), b.sub(i64(self.M), t.r0))
         cols = imin(b, i64(nr), b.sub(i64(self.N), t.c0))
+        linear = self._linear()
         with Loop(b, 0, rows, 1, "gi") as i:
             r = b.add(t.r0, i)
             rcomp = C.gr.components(b, r)
+            row_offset = add(b, boff, C.gr.offset(b, r)) if linear else None
             with Loop(b, 0, cols, 1, "gj") as j:
                 c = b.add(t.c0, j)
                 index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+                if linear:
+                    index = Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
                 p = b.gep(tile, [b.add(b.mul(i, i64(nr)), j)], inbounds=True, source_etype=ety)
                 v = b.load(p, typ=ety, align=pt.byte_size)
                 if self.k_blocks == 1:
