@@ -608,7 +608,7 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
             types.store_element(b, v, p, dpt)
 
 
-class TwoLevelLoop:
+class TwoLevelLoop(Loop):
     """``for (k = 0; k < kc; k++)`` over a two-level index group (``group``:
     index ``i`` at ``(i % inner) * stride + (i / inner) * outer``, run-time
     values) from ``inner0``, carrying the offset of ``inner0 + k`` from one k
@@ -616,45 +616,34 @@ class TwoLevelLoop:
     ``with TwoLevelLoop(...) as it:`` gives ``it.k`` and ``it.offset``."""
 
     def __init__(self, b: ir.IRBuilder, kc, inner0, group, name: str = "k"):
-        self.b, self.kc, self.inner0, self.g, self.name = b, kc, inner0, group, name
+        super().__init__(b, 0, kc, 1, name, vectorize=False)
+        self.inner0, self.g = inner0 if isinstance(inner0, ir.Value) else i64(inner0), group
 
     def __enter__(self):
         b, g = self.b, self.g
-        inner0 = self.inner0 if isinstance(self.inner0, ir.Value) else i64(self.inner0)
-        kin0 = b.urem(inner0, g.inner)
-        off0 = g.offset(b, inner0)
+        kin0 = b.urem(self.inner0, g.inner)
+        off0 = g.offset(b, self.inner0)
         # Past the inner level's last index: to the next outer index's first.
         self.wrap_step = b.sub(g.outer, b.mul(b.sub(g.inner, i64(1)), g.stride))
         pre = b.block
-        self.head = b.append_basic_block(f"{self.name}.head")
-        self.body = b.append_basic_block(f"{self.name}.body")
-        self.after = b.append_basic_block(f"{self.name}.after")
-        b.branch(self.head)
-        b.position_at_end(self.head)
-        self.k = b.phi(I64, name=self.name)
+        self.k = super().__enter__()
+        b.position_at_start(self.head)
         self.offset = b.phi(I64, name=f"{self.name}.off")
         self.kin = b.phi(I64, name=f"{self.name}.in")
-        for phi, start in ((self.k, i64(0)), (self.offset, off0), (self.kin, kin0)):
-            phi.add_incoming(start, pre)
-        kc = self.kc if isinstance(self.kc, ir.Value) else i64(self.kc)
-        b.cbranch(b.icmp_signed("<", self.k, kc), self.body, self.after)
+        self.offset.add_incoming(off0, pre)
+        self.kin.add_incoming(kin0, pre)
         b.position_at_end(self.body)
         return self
 
     def __exit__(self, *exc):
-        if exc[0] is not None:
-            return False
-        b, g = self.b, self.g
-        kin = b.add(self.kin, i64(1))
-        wrap = b.icmp_signed("==", kin, g.inner)
-        self.offset.add_incoming(b.select(wrap, b.add(self.offset, self.wrap_step), b.add(self.offset, g.stride)),
-                                 b.block)
-        self.kin.add_incoming(b.select(wrap, i64(0), kin), b.block)
-        self.k.add_incoming(b.add(self.k, i64(1), flags=["nsw"]), b.block)
-        latch = b.branch(self.head)
-        latch.set_metadata("llvm.loop", loop_hints(b.module, False))
-        b.position_at_end(self.after)
-        return False
+        if exc[0] is None:
+            b, g = self.b, self.g
+            kin = b.add(self.kin, i64(1))
+            wrap = b.icmp_signed("==", kin, g.inner)
+            self.offset.add_incoming(b.select(wrap, b.add(self.offset, self.wrap_step),
+                                              b.add(self.offset, g.stride)), b.block)
+            self.kin.add_incoming(b.select(wrap, i64(0), kin), b.block)
+        return super().__exit__(*exc)
 
 
 def transpose_square(b: ir.IRBuilder, rows: list, vty: ir.VectorType) -> list:
