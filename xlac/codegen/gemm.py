@@ -572,11 +572,11 @@ def pack_panel(b: ir.IRBuilder, view: MatrixView, bidx, boff, outer0, n_outer: i
                         b.store(widen(b, col, pt, dpt),
                                 b.gep(out, [i64(kk * width + g)], inbounds=True, source_etype=dty), align=desize)
             k_start = k_main
-        stepped = getattr(g_inner, "stepped", False)     # (the library's two-level K: no division per k)
-        with (TwoLevelLoop(b, kc, inner0, g_inner, "pk") if stepped else Loop(b, k_start, kc, 1, "pk")) as k:
-            inner_offset = k.offset if stepped else g_inner.offset(b, add(b, inner0, k))
-            if stepped:
-                k = k.k
+        # The library's two-level K is walked without a division per k.
+        stepped = getattr(g_inner, "stepped", False)
+        with (TwoLevelLoop(b, kc, inner0, g_inner, "pk") if stepped else Loop(b, k_start, kc, 1, "pk")) as it:
+            k = it.k if stepped else it
+            inner_offset = it.offset if stepped else g_inner.offset(b, add(b, inner0, k))
             src = b.gep(base, [inner_offset], inbounds=True, source_etype=ety)
             out = b.gep(dst, [b.mul(k, i64(width))], inbounds=True, source_etype=dty)
             for j in range(width):

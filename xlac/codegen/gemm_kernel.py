@@ -228,12 +228,27 @@ class ResultTiles:
             v = self.epilogue(index, v)
         self.out.write(b, index, v)
 
-    def _linear(self) -> bool:
-        """Whether the epilogue's index carries the element's offset in C
-        (``LINEAR_EPILOGUE``; C's view is of the output's own shape and layout)."""
+    def _row_offset(self, b, boff, r):
+        """Row ``r``'s offset in C when the epilogue's index carries the
+        element's offset (``LINEAR_EPILOGUE``: C's view is of the output's own
+        shape and layout), else None.  The epilogue then reads C and the
+        arrays of its shape and layout (a residual) at that offset, and the
+        row's components (a convolution's batch and spatial position,
+        divisions by the image's sizes) are left to what reads them alone
+        (per-channel operands do not)."""
+        C, out = self.C, self.out
+        if not (LINEAR_EPILOGUE and C.is_array and out.shape.dimensions == C.shape.dimensions
+                and out.shape.layout == C.shape.layout):
+            return None
+        return add(b, boff, C.gr.offset(b, r))
+
+    def _element_index(self, b, bcomp, rcomp, row_offset, c) -> Index:
+        """The index of C's element (row, ``c``), with its offset when ``row_offset`` is known."""
         C = self.C
-        return LINEAR_EPILOGUE and C.is_array and self.out.shape.dimensions == C.shape.dimensions \
-            and self.out.shape.layout == C.shape.layout
+        index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
+        if row_offset is None:
+            return index
+        return Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
 
     def store_direct(self, b, uk, t: TileArgs, ldc: int) -> None:
         """A full tile stored by the micro-kernel into C (rows ``ldc`` apart);
@@ -252,22 +267,13 @@ class ResultTiles:
             # read at that index): no dependence between iterations, so the
             # vectoriser needs no run-time overlap checks and no scalar
             # fallback loop for them.
-            # The element's offset in C goes with its index: the epilogue
-            # reads C and the arrays of C's shape and layout (a residual) at
-            # it, and the row's components (a convolution's batch and
-            # spatial position, divisions by the image's sizes) are left
-            # to what reads them alone (per-channel operands do not).
-            linear = self._linear()
             with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
                 with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
                     r = b.add(t.r0, i)
                     rcomp = C.gr.components(b, r)
-                    row_offset = add(b, boff, C.gr.offset(b, r)) if linear else None
+                    row_offset = self._row_offset(b, boff, r)
                     with Loop(b, 0, self.nr, 1, "ej", base=base) as j:
-                        c = b.add(t.c0, j)
-                        index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
-                        if linear:
-                            index = Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
+                        index = self._element_index(b, bcomp, rcomp, row_offset, b.add(t.c0, j))
                         v = self.out.read(b, index)
                         self.finish(b, index, v)
         if self.k_blocks == 1:
@@ -288,16 +294,12 @@ class ResultTiles:
         t.call(b, uk, tile, i64(nr), ir.Constant(I1, 0))
         rows = imin(b, i64(mr), b.sub(i64(self.M), t.r0))
         cols = imin(b, i64(nr), b.sub(i64(self.N), t.c0))
-        linear = self._linear()
         with Loop(b, 0, rows, 1, "gi") as i:
             r = b.add(t.r0, i)
             rcomp = C.gr.components(b, r)
-            row_offset = add(b, boff, C.gr.offset(b, r)) if linear else None
+            row_offset = self._row_offset(b, boff, r)
             with Loop(b, 0, cols, 1, "gj") as j:
-                c = b.add(t.c0, j)
-                index = C.index(b, bcomp, rcomp, C.gc.components(b, c))
-                if linear:
-                    index = Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
+                index = self._element_index(b, bcomp, rcomp, row_offset, b.add(t.c0, j))
                 p = b.gep(tile, [b.add(b.mul(i, i64(nr)), j)], inbounds=True, source_etype=ety)
                 v = b.load(p, typ=ety, align=pt.byte_size)
                 if self.k_blocks == 1:
