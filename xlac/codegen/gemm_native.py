@@ -98,16 +98,17 @@ def unavailable(kind: str) -> str | None:
     per cycle, a 1024^3 product 15-20 % slower than widened).  Intel's
     server cores with AMX are these; CPUs with AVX512_BF16 and no AMX (AMD
     Zen 4 and 5) issue it at the FMA's rate."""
+    # A switch the user set is the reason whatever the target has.
+    if kind.startswith("amx") and not AMX_KERNEL:
+        return "switched off (gemm_native.AMX_KERNEL)"
+    if kind == "bf16" and BF16_KERNEL is False:
+        return "switched off (gemm_native.BF16_KERNEL)"
     missing = missing_features(kind)
     if missing:
         return f"the target lacks {', '.join(missing)}"
     if kind.startswith("amx"):
-        if not AMX_KERNEL:
-            return "switched off (gemm_native.AMX_KERNEL)"
         return tile_data_refused()
     if kind == "bf16":
-        if BF16_KERNEL is False:
-            return "switched off (gemm_native.BF16_KERNEL)"
         if BF16_KERNEL == "auto" and "amx-bf16" in features_of(current()):
             return ("vdpbf16ps issues at half the f32 FMA rate on this CPU (an AMX one): "
                     "the widened f32 kernel is faster")
