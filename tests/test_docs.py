@@ -23,6 +23,7 @@ are skipped with a reason when it is missing, and run where it is present.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import re
@@ -88,7 +89,21 @@ def _skip_reason(d) -> str | None:
     return None
 
 
-ALL = [b for doc in DOCS for b in blocks(doc)]
+def _without_duplicates(found: list) -> list:
+    """``found`` with a block that repeats an earlier one's code (its ``#``
+    comments aside) skipped: the same command runs once."""
+    seen: dict = {}
+    out = []
+    for b in found:
+        key = (b.lang, re.sub(r"\s+#[^\n]*", "", b.text).strip())
+        if b.skip is None and b.file is None and key in seen:
+            b = dataclasses.replace(b, skip=f"the same code as {seen[key]}, which runs")
+        seen.setdefault(key, b.id)
+        out.append(b)
+    return out
+
+
+ALL = _without_duplicates([b for doc in DOCS for b in blocks(doc)])
 
 
 def _missing(block: Block) -> str | None:
