@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import xlac
-from xlac.codegen import gemm_amx, gemm_library, gemm_native, target
+from xlac.codegen import gemm_amx, gemm_library, gemm_native, jit, target
 from xlac.codegen.compiler import lower
-from xlac.codegen import jit
 
 HAS_AMX = not gemm_native.missing_features("amxint8") and not gemm_native.missing_features("amxbf16") \
     and gemm_native.tile_data_refused() is None
@@ -199,7 +198,7 @@ def test_objects_with_tile_code_ask_for_the_tiles_before_loading(monkeypatch):
     # Emitted for a target with the tiles (this host may lack them), not loaded.
     with target.override(cpu="sapphirerapids") as amx_target:
         tm = target.target_machine(amx_target)
-    obj = jit.emit_object(tm, jit._parse(str(m), tm), owned=True)
+    obj = jit.emit_object(tm, jit.parse_and_optimize(str(m), tm))
     assert gemm_amx.MARKER in obj
     monkeypatch.setattr(gemm_native, "tile_data_refused", lambda: "refused for the test")
     with pytest.raises(RuntimeError, match="AMX tile code.*refused for the test"):
