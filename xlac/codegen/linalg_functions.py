@@ -62,9 +62,11 @@ GROUP = 4
 #: Rows of a triangular-solve block (real types): rows solved together
 #: against the rows solved before them (``_update_block_rows``).
 BLOCK_ROWS = 4
-#: Vectors of VECTOR_BYTES per block row in ``_update_block_rows``: with
+#: Vector registers per block row in ``_update_block_rows``: with
 #: BLOCK_ROWS, 8 accumulators (AVX-512 has 32 registers, AVX2 16).
 VECTORS = 2
+#: A cache line: the widest vector the routines use (``_register_lanes``),
+#: and the alignment of the rows' vectorised parts.
 VECTOR_BYTES = 64
 #: Rows of an LU panel factored together before the rows below lose them (``getrf_panel``).
 PANEL_GROUP = 8
@@ -388,6 +390,16 @@ def _splat(b: ir.IRBuilder, value, vty: ir.VectorType):
                             ir.Constant(ir.VectorType(ir.IntType(32), vty.count), [0] * vty.count))
 
 
+def _register_lanes(pt: PT) -> int:
+    """Elements of ``pt`` in one of the host's vector registers (at most
+    VECTOR_BYTES): the register blocks' vectors.  A wider vector is split
+    into registers by the back end: on AVX2, 4 x 2 of 64 bytes were 16
+    accumulators in 16 registers, and the triangular solve spilled them in
+    its inner loop (a 512 x 512 f32 cholesky spent half of its time in the
+    solve)."""
+    return min(VECTOR_BYTES, host_vector_bits() // 8) // pt.byte_size
+
+
 def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, first, done, row, c0,
                        c1, vectors: int = VECTORS, finish=None):
     """``w[i_q, j] -= sum(coef(i_q, row(r)) * w[row(r), j] for r < done)`` for the
@@ -400,7 +412,7 @@ def _update_block_rows(b: ir.IRBuilder, ab: ir.IRBuilder, pt: PT, w, coef, nr, f
     block's accumulators (allocas, ``accs[q][v]``) before they are stored
     (``rows``: the i_q).  Returns where the whole vector blocks end."""
     ty = types.memory_type(pt)
-    lanes = VECTOR_BYTES // pt.byte_size
+    lanes = _register_lanes(pt)
     vty = ir.VectorType(ty, lanes)
     width = lanes * vectors
     align = pt.byte_size
