@@ -261,7 +261,6 @@ def _build_transpose(module: ir.Module, pt: PT, name: str, linkage: str) -> None
         dst, src, batch, rows, cols, lds, ldd = args
         ty = types.memory_type(pt)
         lanes = TILE if pt.is_complex else max(TILE, VECTOR_BYTES // pt.byte_size)   # a cache line
-        vty = ir.VectorType(ty, lanes)
         tile = i64(lanes)
         whole_rows = b.mul(b.udiv(rows, tile), tile)
         whole_cols = b.mul(b.udiv(cols, tile), tile)
@@ -282,9 +281,7 @@ def _build_transpose(module: ir.Module, pt: PT, name: str, linkage: str) -> None
                             with dyn_range(b, c0, c1, name="tr.j") as j:
                                 move(d, s, i, j)
                 return
-            # A tile in square blocks of the host's vector registers: 16 rows of
-            # 64 bytes are 32 registers of AVX2, which has 16.
-            sub = min(lanes, _register_lanes(pt))
+            sub = min(lanes, _register_lanes(pt))   # (16 rows of 64 bytes: 32 of AVX2's 16 registers)
             sty = ir.VectorType(ty, sub)
             with dyn_range(b, i64(0), whole_rows, step=tile, name="tr.r") as r0:
                 with dyn_range(b, i64(0), whole_cols, step=tile, name="tr.c") as c0:
@@ -403,9 +400,8 @@ def _register_lanes(pt: PT) -> int:
     """Elements of ``pt`` in one of the host's vector registers (at most
     VECTOR_BYTES): the register blocks' vectors.  A wider vector is split
     into registers by the back end: on AVX2, 4 x 2 of 64 bytes were 16
-    accumulators in 16 registers, and the triangular solve spilled them in
-    its inner loop (a 512 x 512 f32 cholesky spent half of its time in the
-    solve)."""
+    accumulators in 16 registers, spilled in the triangular solve's inner
+    loop (docs/linalg.md)."""
     return min(VECTOR_BYTES, host_vector_bits() // 8) // pt.byte_size
 
 
