@@ -950,23 +950,26 @@ def _typed_matmul(pt):
     return build, inputs
 
 
-def build_chain_bf16(p):
-    b = xlac.XlaBuilder("chain_bf16")
-    x = _param(b, 0, (p["n"],), "x", xlac.BF16)
-    a, bb, c = (_param(b, k, (), name, xlac.BF16) for k, name in ((1, "a"), (2, "b"), (3, "c")))
-    n = (p["n"],)
-    y = ops.tanh(ops.add(ops.mul(ops.broadcast(a, n), x), ops.broadcast(bb, n)))
-    return b.build(ops.add(ops.mul(y, ops.broadcast(c, n)), x))
+def _typed_chain(pt):
+    """(build, inputs) of the chain in a 16-bit float type (computed in f32,
+    rounded after every op, as XLA:CPU does)."""
+    def build(p):
+        b = xlac.XlaBuilder(f"chain_{pt.value}")
+        x = _param(b, 0, (p["n"],), "x", pt)
+        a, bb, c = (_param(b, k, (), name, pt) for k, name in ((1, "a"), (2, "b"), (3, "c")))
+        n = (p["n"],)
+        y = ops.tanh(ops.add(ops.mul(ops.broadcast(a, n), x), ops.broadcast(bb, n)))
+        return b.build(ops.add(ops.mul(y, ops.broadcast(c, n)), x))
+
+    def inputs(rng, p):
+        dt = xlac.Shape(pt, ()).dtype
+        return [v.astype(dt) for v in in_chain(rng, p)]
+    return build, inputs
 
 
-def np_chain_bf16(x, a, b, c):
+def np_chain_narrow(x, a, b, c):
     f = [v.astype(F32) for v in (x, a, b, c)]
     return np_chain(*f).astype(x.dtype)
-
-
-def in_chain_bf16(rng, p):
-    dt = xlac.Shape(xlac.BF16, ()).dtype
-    return [v.astype(dt) for v in in_chain(rng, p)]
 
 
 def _wide_kernels() -> list:
@@ -981,11 +984,13 @@ def _wide_kernels() -> list:
             lambda p, c=complex_: (8 if c else 2) * p["m"] * p["k"] * p["n"], jax_matmul, None, tol,
             size=lambda p: f"{p['m']}^3",
             note="a complex multiply-add counted as 8 real flops" if complex_ else ""))
-    out.append(Kernel(
-        "chain_bf16", "chain bf16 `tanh(a*x+b)*c + x`", "chain_bf16.hlo", build_chain_bf16, np_chain_bf16,
-        in_chain_bf16, {"n": 16 << 20}, {"n": 4096}, "memory", lambda p: 4 * p["n"], lambda p: 6 * p["n"],
-        jax_chain, None, 2e-2, size=lambda p: _mb(p["n"]),
-        note="bf16: the numpy column computes in f32 and rounds once"))
+    for pt in (xlac.BF16, xlac.F16):
+        build, inputs = _typed_chain(pt)
+        out.append(Kernel(
+            f"chain_{pt.value}", f"chain {pt.value} `tanh(a*x+b)*c + x`", f"chain_{pt.value}.hlo", build,
+            np_chain_narrow, inputs, {"n": 16 << 20}, {"n": 4096}, "memory", lambda p: 4 * p["n"],
+            lambda p: 6 * p["n"], jax_chain, None, 2e-2 if pt is xlac.BF16 else 2e-3, size=lambda p: _mb(p["n"]),
+            note=f"{pt.value}: the numpy column computes in f32 and rounds once"))
     return out
 
 

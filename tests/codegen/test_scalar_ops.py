@@ -17,7 +17,7 @@ from llvmlite import ir
 
 import xlac
 
-from xlac.codegen import math_approx
+from xlac.codegen import math_approx, scalar_ops
 from xlac.codegen.scalar_ops import declare_libm, emit_elementwise
 from xlac.codegen.types import constant, load_element, memory_type, register_type, store_element
 from xlac.errors import UnsupportedError
@@ -69,7 +69,7 @@ def _build(emit, in_types, out_type):
 
 
 def _jit(key, emit, in_types, out_type, optimize=True):
-    key = (key, tuple(in_types), out_type, optimize, math_approx.exact_math())
+    key = (key, tuple(in_types), out_type, optimize, math_approx.exact_math(), scalar_ops.has_f16c())
     if key not in _CACHE:
         mod = llvm.parse_assembly(_build(emit, in_types, out_type))
         mod.verify()
@@ -461,6 +461,34 @@ def test_widening_every_16_bit_pattern(src):
     x = np.arange(1 << 16, dtype=np.uint16).view(src.dtype)
     for dst in (PT.F32, PT.F64):
         same_floats(unary("convert", src, x, dst), x.astype(dst.dtype), nan_sign=True)
+
+
+def test_f16_conversions_the_same_bits_with_and_without_f16c(monkeypatch):
+    """f16 <-> f32 is F16C's ``vcvtph2ps``/``vcvtps2ph`` where the target has
+    F16C, integer operations elsewhere: the same bits either way, NaN payloads
+    included (every f16 widened; every f16 value, the midpoints between
+    neighbours and their f32 neighbours, f32 subnormals, overflow and NaNs
+    narrowed), and an f16 op rounds the same."""
+    h = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    f = np.sort(h[np.isfinite(h)].astype(np.float32))
+    mid = ((f[1:].astype(np.float64) + f[:-1]) / 2).astype(np.float32)
+    nans = (np.array([0x7F800001, 0x7FC00000, 0x7F802000, 0x7FBFFFFF], np.uint32)).view(np.float32)
+    x = np.concatenate([f, mid, np.nextafter(mid, np.float32(np.inf)), np.nextafter(mid, np.float32(-np.inf)),
+                        np.arange(1, 1 << 10, dtype=np.uint32).view(np.float32), nans,
+                        np.array([65504, 65519.99, 65520, 1e10, np.inf], np.float32)])
+    x = np.concatenate([x, -x])
+    results = {}
+    for f16c in (True, False):
+        monkeypatch.setattr(scalar_ops, "has_f16c", lambda target=None, f16c=f16c: f16c)
+        results[f16c] = (unary("convert", PT.F16, h, PT.F32), unary("convert", PT.F32, x, PT.F16),
+                         binary("multiply", PT.F16, h, h[::-1].copy()))
+    for with_f16c, without in zip(results[True], results[False]):
+        np.testing.assert_array_equal(with_f16c.view(np.uint32 if with_f16c.itemsize == 4 else np.uint16),
+                                      without.view(np.uint32 if without.itemsize == 4 else np.uint16))
+    widened, narrowed, product = results[True]
+    same_floats(widened, h.astype(np.float32), nan_sign=True)
+    same_floats(narrowed, x.astype(np.float16), nan_sign=True)
+    same_floats(product, (h.astype(np.float32) * h[::-1].astype(np.float32)).astype(np.float16))
 
 
 def test_convert_complex():

@@ -42,7 +42,7 @@ from . import types
 from .ir_array import I64, Index, i64
 from .loops import loop_hints
 from .scalar_ops import convert_value
-from .target import current, features_of
+from .target import has_f16c
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -208,11 +208,6 @@ def widen(b: ir.IRBuilder, x, src: PT, dst: PT):
         e = convert_value(b, b.extract_element(x, ir.Constant(I32, j)), src, dst)
         out = b.insert_element(out, e, ir.Constant(I32, j))
     return out
-
-
-def has_f16c() -> bool:
-    """Whether the target converts f16 vectors in one instruction (F16C)."""
-    return "f16c" in features_of(current())
 
 
 def imin(b: ir.IRBuilder, x, y):

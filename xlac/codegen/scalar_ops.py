@@ -17,10 +17,11 @@ Values are in *register type* (see :mod:`xlac.codegen.types`). The edge cases fo
   and the result is rounded back to nearest even after every op (cheaper, same
   bits: without the NaN case after bf16 add/subtract/multiply/divide, whose NaNs
   are quiet already; inside the approximation for bf16 tanh). All f16/bf16
-  conversions are done with integer operations on the bits, never with LLVM's
-  ``fpext``/``fptrunc`` on ``half``: without F16C those become libcalls
-  (``__extendhfsf2``, and ``__truncdfhf2`` even with it) that the JIT cannot
-  resolve reliably.
+  conversions are done with integer operations on the bits, but for f16 <-> f32
+  where the target has F16C (one instruction per vector, the same bits): LLVM's
+  ``fpext``/``fptrunc`` on ``half`` otherwise become libcalls (``__extendhfsf2``,
+  and ``__truncdfhf2`` from f64 even with F16C) that the JIT cannot resolve
+  reliably.
 * Every conversion to f16/bf16 rounds once, from the exact value: f64 is rounded
   directly (ml_dtypes' f64 -> bf16 rounds twice, through f32; the evaluator and
   xlac do not), integers go through f64 (exact up to 32 bits; 64-bit integers
@@ -57,6 +58,7 @@ import numpy as np
 from llvmlite import ir
 
 from xlac.codegen import math_approx
+from xlac.codegen.target import has_f16c
 from xlac.codegen.types import register_type
 from xlac.errors import UnsupportedError
 from xlac.hlo import complex_math, opcodes
@@ -747,14 +749,20 @@ def _bf16_to_f32(b, bits):
 
 
 def _f16_to_f32(b, h):
-    """Exact f16 -> f32 with integer ops (no reliance on F16C or libcalls)."""
+    """Exact f16 -> f32, a NaN quieted: ``fpext`` where the target has F16C
+    (one ``vcvtph2ps`` per vector), else integer ops (``fpext`` would be a
+    libcall)."""
+    if has_f16c():
+        return b.fpext(h, _F32)
     x = b.zext(b.bitcast(h, _I16), _I32)
     k = lambda v: _const(_I32, v)                                  # noqa: E731
     sign = b.shl(b.and_(x, k(0x8000)), k(16))
     exp = b.and_(b.lshr(x, k(10)), k(0x1F))
     mant = b.and_(x, k(0x3FF))
     normal = b.or_(b.shl(b.add(exp, k(127 - 15)), k(23)), b.shl(mant, k(13)))
-    inf_nan = b.or_(k(0x7F800000), b.shl(mant, k(13)))
+    # A NaN comes out quiet, as from F16C's ``vcvtph2ps`` (XLA:CPU's).
+    quiet = b.shl(b.zext(b.icmp_unsigned("!=", mant, k(0)), _I32), k(22))
+    inf_nan = b.or_(b.or_(k(0x7F800000), quiet), b.shl(mant, k(13)))
     # Zero and subnormals: mant * 2^-24, exact in f32 (and a normal f32).
     tiny = b.bitcast(b.fmul(b.uitofp(mant, _F32), _const(_F32, 2.0 ** -24)), _I32)
     bits = b.select(b.icmp_unsigned("==", exp, k(0)), tiny,
@@ -781,6 +789,10 @@ def _round_to_small(b, x, src: PT, dst: PT):
         return _f32_to_format(b, x, dst.float_format)
     if src is PT.F32 and dst is PT.BF16:
         return _f32_to_bf16(b, x)
+    if src is PT.F32 and dst is PT.F16 and has_f16c():
+        # ``vcvtps2ph``: round to nearest even, subnormals, overflow to inf and
+        # a NaN quieted with its payload's top bits, as the integer path.
+        return b.fptrunc(x, register_type(dst))
     bits = _narrow_bits(b, _to_bits(b, x, src), _FORMATS[src], _FORMATS[dst])
     return _from_bits(b, bits, dst)
 

@@ -236,6 +236,14 @@ def features_of(target: Target) -> tuple:
     return _probe_features(target)
 
 
+def has_f16c(target: Target | None = None) -> bool:
+    """Whether ``target`` (default: the current one, :func:`current`) converts
+    between f16 and f32 in one instruction (F16C's ``vcvtph2ps`` and
+    ``vcvtps2ph``, exact and rounding to nearest even): LLVM's ``fpext`` and
+    ``fptrunc`` of ``half`` are those instructions there, libcalls elsewhere."""
+    return "f16c" in features_of(target or current())
+
+
 def _probe_features(target: Target) -> tuple:
     """Ask LLVM which :data:`X86_FEATURES` ``target`` has.
 
