@@ -145,6 +145,29 @@ def test_column_reduction_broadcast_along_rows_is_not_recomputed():
     np.testing.assert_allclose(xlac.jit(text)(x), x - x.sum(0), rtol=1e-5, atol=1e-5)
 
 
+def test_column_reduction_is_its_kernels_root_not_fused_into_a_convert():
+    """A sum over the rows of a bf16 matrix (in f32, as jax writes it) then
+    rounded: fused into the convert, each output element would walk a column;
+    the reduce stays the root of its kernel, the column reduction."""
+    text = f"""
+    HloModule m
+    {ADD}
+    ENTRY e {{
+      x = bf16[64,32]{{1,0}} parameter(0)
+      c = f32[64,32]{{1,0}} convert(x)
+      z = f32[] constant(0)
+      s = f32[32]{{0}} reduce(c, z), dimensions={{0}}, to_apply=add
+      ROOT r = bf16[32]{{0}} convert(s)
+    }}"""
+    module = xlac.parse_hlo(text)
+    InstructionFusion().run(module)
+    assert any("not fused: s" in n and "kernel's root" in n for n in map(str, module.diagnostics))
+    (reduction,) = [f for f in entry_fusions(module) if f.attrs["calls"].root.opcode == "reduce"]
+    assert reduction.attrs["kind"] == "kInput"
+    x = np.random.default_rng(0).standard_normal((64, 32)).astype(xlac.Shape(xlac.BF16, ()).dtype)
+    np.testing.assert_array_equal(xlac.jit(text)(x), xlac.evaluate(text, x))
+
+
 def test_row_reduction_broadcast_along_columns_is_fused_and_hoisted():
     text = _subtract_sum(axis=1)
     module = xlac.parse_hlo(text)

@@ -117,6 +117,16 @@ def fusible_producer(inst: HloInstruction) -> bool:
     return (_PRODUCER[inst.opcode] or _is_scalar_constant(inst)) and inst.shape.is_array
 
 
+def _strided_reduction(reduce: HloInstruction) -> bool:
+    """Whether the most minor dimension (of more than one element) of a
+    ``reduce``'s input, in its layout, is a kept one: reduced elementally,
+    each output element would walk the input with a stride."""
+    shape = reduce.operands[0].shape
+    reduced = set(reduce.attrs["dimensions"])
+    order = [d for d in shape.layout.minor_to_major if shape.dimensions[d] != 1]
+    return bool(order) and order[0] not in reduced and any(d in reduced for d in order)
+
+
 def fusible_consumer(inst: HloInstruction) -> bool:
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") != "kCustom"
@@ -409,6 +419,12 @@ class Fuser:
                 why = _reuse(use, consumer, index)
                 if why:
                     return f"{producer.opcode} {why}"
+        if producer.opcode == "reduce" and _strided_reduction(producer):
+            # Fused, each output element would be a loop down a column of the
+            # input (a sum over the rows of a matrix, then a convert: 14x the
+            # time); as its kernel's root it streams the input in memory order
+            # (``kernels/reduce.py``'s ``reduce.column``).
+            return "a reduction over major dimensions is computed as its kernel's root"
         why = _transpose_conflict(producer, consumer, index)
         if why:
             return why
