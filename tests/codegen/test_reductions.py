@@ -85,6 +85,39 @@ ENTRY e {{
 
 
 
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+@pytest.mark.parametrize("op,init", [("maximum", "-inf"), ("minimum", "inf"), ("maximum", "nan")])
+@pytest.mark.parametrize("dims,red", [((16, 1000), (1,)), ((1000, 16), (0,)), ((512, 600), (0, 1))])
+def test_narrow_float_max_min_reductions_in_f32_keep_the_values(ty, op, init, dims, red):
+    """A bf16/f16 max or min is reduced in f32 and converted once
+    (``op-expander``): the same values as rounding every step, by the row,
+    column and split kernels; NaN anywhere makes the result NaN."""
+    kept = [d for d in range(2) if d not in red]
+    text = f"""HloModule m
+red {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT s = {ty}[] {op}(a, b)
+}}
+ENTRY e {{
+  x = {ty}[{dims[0]},{dims[1]}]{{1,0}} parameter(0)
+  z = {ty}[] constant({init})
+  ROOT r = {ty}[{','.join(str(dims[d]) for d in kept)}] reduce(x, z), dimensions={{{','.join(map(str, red))}}}, to_apply=red
+}}"""
+    dt = xlac.Shape(getattr(xlac, ty.upper()), ()).dtype
+    x = np.random.default_rng(2).standard_normal(dims).astype(dt)
+    x[1, 3] = np.nan
+    x[4, :] = np.inf
+    x[5, 7] = -0.0
+    x[6, 9] = -np.inf
+    # numpy's max/min propagate NaN (the evaluator calls a bf16 reducer per element: 20 s here).
+    npop = np.maximum if op == "maximum" else np.minimum
+    want = npop(npop.reduce(x.astype(np.float64), axis=red), float(init))
+    for nt in (1, 2):
+        got = np.asarray(xlac.jit(text, num_threads=nt)(x)).astype(np.float64)
+        np.testing.assert_array_equal(got, want)
+
+
 #: Long float sums, one per kernel that emits reductions: the column kernel,
 #: a multi-output loop fusion (a BatchNorm's mean and mean of squares, each
 #: output element's loop strided), a loop-kernel reduction keeping a middle
