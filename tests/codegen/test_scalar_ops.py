@@ -343,11 +343,15 @@ def test_pred_ops():
 # ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("src", [PT.F16, PT.BF16, PT.F32, PT.F64])
-@pytest.mark.parametrize("dst", [PT.S8, PT.S32, PT.S64, PT.U8, PT.U32, PT.U64])
+@pytest.mark.parametrize("dst", [PT.S8, PT.S16, PT.S32, PT.S64, PT.U8, PT.U16, PT.U32, PT.U64])
 def test_float_to_int_saturates(src, dst):
+    """Up to 32 bits: clamped in the float type, converted, truncated (the
+    maximum of s32/u32, which f32 does not hold, put back by a select);
+    wider: ``llvm.fptosi.sat``/``fptoui.sat``.  Every value next to a bound."""
     info = np.iinfo(dst.dtype)
     vals = [0.0, -0.0, 0.5, -0.5, 1.9, -1.9, 100.7, -100.7, 127.5, 128.0, -128.5, -129.0, 255.9,
-            256.0, 3e4, -3e4, 65504.0, 2.0 ** 31, -(2.0 ** 31), 2.0 ** 32, 2.0 ** 63, -(2.0 ** 63),
+            256.0, 3e4, -3e4, 32767.5, -32768.5, 65504.0, 65535.5, 2.0 ** 31, -(2.0 ** 31), 2147483520.0,
+            2147483647.5, -2147483904.0, 4294967040.0, 4294967295.5, 2.0 ** 32, 2.0 ** 63, -(2.0 ** 63),
             2.0 ** 64, 1e30, -1e30, float("inf"), float("-inf"), float("nan"), -float("nan")]
     x = np.array(vals, np.float64).astype(src.dtype)       # what actually goes in
     ref = []
