@@ -1622,8 +1622,10 @@ def _reduce_window(inst, vals):
         x, init = _wide(inputs[0]), _wide(inits[0])
         base, _ = _window_base(x, window, _reduce_identity(ufunc, x.dtype))
         acc = np.full(out_dims, init[()], dtype=x.dtype)
+        # max/min order -0 below +0, which np.maximum/np.minimum do not.
+        step = {np.maximum: _maximum, np.minimum: _minimum}.get(ufunc, ufunc)
         for _k, sl in _window_positions(window, out_dims):
-            acc = ufunc(acc, base[sl]).astype(x.dtype)
+            acc = step(acc, base[sl]).astype(x.dtype)
         return _convert(acc, inst.shape.dtype)
     # General path: fold the reducer over window positions, skipping padding and holes.
     bases = [_window_base(x, window, np.zeros((), x.dtype)) for x in inputs]

@@ -98,6 +98,36 @@ def test_reduce_window_types_and_layouts(ty, dtype, op, init, layout):
     check(text, x, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+@pytest.mark.parametrize("op,init", [("maximum", "-inf"), ("minimum", "inf"), ("maximum", "0")])
+def test_narrow_float_max_min_pools_accumulate_in_f32(ty, op, init):
+    """A bf16/f16 max or min window accumulates in f32 and rounds once (f16
+    widened by integer operations): the evaluator's values, NaN anywhere in a
+    window gives NaN, signed zeros ordered; padding reads nothing."""
+    text = f"""HloModule m
+red {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT s = {ty}[] {op}(a, b)
+}}
+ENTRY e {{
+  x = {ty}[2,34,40,3]{{3,2,1,0}} parameter(0)
+  z = {ty}[] constant({init})
+  ROOT r = {ty}[2,17,20,3]{{3,2,1,0}} reduce-window(x, z), window={{size=1x2x3x1 stride=1x2x2x1 pad=0_0x0_0x1_1x0_0}}, to_apply=red
+}}"""
+    dt = xlac.Shape(getattr(xlac, ty.upper()), ()).dtype
+    x = np.random.default_rng(3).standard_normal((2, 34, 40, 3)).astype(dt)
+    x[0, 4, 7, 1] = np.nan
+    x[1, 10, :, 0] = -0.0
+    x[1, 11, :, 0] = 0.0
+    x[0, 20, 3, 2] = np.inf
+    x[1, 30, 33, 1] = -np.inf
+    got = np.asarray(xlac.jit(text)(x)).astype(np.float64)
+    want = np.asarray(xlac.evaluate(text, x)).astype(np.float64)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_reduce_window_cumsum_and_cumprod():
     # JAX's cumsum/cumprod: a window of the whole axis padded low.
     rng = np.random.default_rng(2)

@@ -748,11 +748,12 @@ def _bf16_to_f32(b, bits):
     return b.bitcast(b.shl(b.zext(bits, _I32), _const(_I32, 16)), _F32)
 
 
-def _f16_to_f32(b, h):
+def _f16_to_f32(b, h, fpext: bool = True):
     """Exact f16 -> f32, a NaN quieted: ``fpext`` where the target has F16C
-    (one ``vcvtph2ps`` per vector), else integer ops (``fpext`` would be a
-    libcall)."""
-    if has_f16c():
+    (one ``vcvtph2ps`` per vector) and ``fpext`` is True, else integer ops
+    (``fpext`` would be a libcall; or LLVM would fold the op on it back into
+    f16, see :data:`NARROWED_BY_LLVM`)."""
+    if fpext and has_f16c():
         return b.fpext(h, _F32)
     x = b.zext(b.bitcast(h, _I16), _I32)
     k = lambda v: _const(_I32, v)                                  # noqa: E731
@@ -770,12 +771,24 @@ def _f16_to_f32(b, h):
     return b.bitcast(b.or_(bits, sign), _F32)
 
 
-def _widen_to_f32(b, x, pt: PT):
-    """A narrow float value (f16, bf16, f8, f4) as an exact f32 (other types unchanged)."""
+#: f16 ops whose f32 form LLVM's instcombine folds back into f16 intrinsics
+#: when the operands are ``fpext``s (``fptrunc(floor(fpext a))`` becomes
+#: ``floor.f16(a)``), which x86 without AVX512-FP16 runs element by element
+#: (an f16 floor took 3x the bf16 one): their f16 operands are widened with
+#: integer operations.  (``maximum``/``minimum`` fold too, into intrinsics
+#: that a plain loop still vectorises; a max pool's unrolled windows did not:
+#: ``kernels/windows.py`` widens with ``fpext=False``.)
+NARROWED_BY_LLVM = frozenset({"floor", "ceil", "round-nearest-afz", "round-nearest-even"})
+
+
+def widen_to_f32(b, x, pt: PT, fpext: bool = True):
+    """A narrow float value (f16, bf16, f8, f4) as an exact f32 (other types
+    unchanged); ``fpext=False``: f16 with integer operations even where the
+    target has F16C (see :data:`NARROWED_BY_LLVM`)."""
     if pt is PT.BF16:
         return _bf16_to_f32(b, x)
     if pt is PT.F16:
-        return _f16_to_f32(b, x)
+        return _f16_to_f32(b, x, fpext)
     if pt.float_format is not None:
         return _format_to_f32(b, x, pt)
     return x
@@ -926,7 +939,7 @@ def _is_nonzero(b, x, pt: PT):
         re, im = b.extract_value(x, 0), b.extract_value(x, 1)
         zero = _const(re.type, 0.0)
         return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
-    x = _widen_to_f32(b, x, pt)
+    x = widen_to_f32(b, x, pt)
     return b.fcmp_unordered("!=", x, _const(x.type, 0.0))     # NaN is non-zero
 
 
@@ -962,8 +975,8 @@ def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Va
             return _round_to_small(b, v, via, dst) if via is not dst else v
     if src.is_float:
         if src.is_narrow_float and dst.is_narrow_float:
-            return _round_to_small(b, _widen_to_f32(b, x, src), PT.F32, dst)
-        x, src = _widen_to_f32(b, x, src), (PT.F32 if src.is_narrow_float else src)
+            return _round_to_small(b, widen_to_f32(b, x, src), PT.F32, dst)
+        x, src = widen_to_f32(b, x, src), (PT.F32 if src.is_narrow_float else src)
         if src is dst:
             return x
         if dst.is_integral and dst.bit_width <= 32:
@@ -1044,7 +1057,7 @@ def _reduce_precision(c, x):
     if pt.float_format is not None:
         # f8/f4: on the exact f32 value, then back (the result is representable).
         wide = _Ctx(c.b, c.opcode, [PT.F32], PT.F32, c.attrs)
-        return _round_to_small(c.b, _reduce_precision(wide, _widen_to_f32(c.b, x, pt)), PT.F32, pt)
+        return _round_to_small(c.b, _reduce_precision(wide, widen_to_f32(c.b, x, pt)), PT.F32, pt)
     exponent_bits, mantissa_bits = int(_attr(c, "exponent_bits")), int(_attr(c, "mantissa_bits"))
     if exponent_bits < 1 or mantissa_bits < 0:
         raise UnsupportedError("reduce-precision",
@@ -1189,7 +1202,8 @@ def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand
     if c.t.is_narrow_float and opcode not in _NO_WIDENING:
         # Compute in f32 and round the result back after every op.
         raw_operands = operands
-        operands = [_widen_to_f32(builder, v, t) for v, t in zip(operands, operand_types)]
+        fpext = opcode not in NARROWED_BY_LLVM
+        operands = [widen_to_f32(builder, v, t, fpext) for v, t in zip(operands, operand_types)]
         if c.t is PT.BF16 and result_type is PT.BF16 and opcode in math_approx.ROUNDED_TO_BF16 \
                 and not math_approx.exact_math():
             # The approximation rounds its own result (cheaper, same bits).

@@ -25,12 +25,13 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...hlo.window import window_of
-from ...shape import PRED
-from .. import types
+from ...shape import F32, PRED
+from .. import scalar_ops, types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
 from ..ir_array import I64, Index, scalar_index
 from ..loops import FULL_UNROLL_MAX, fill_padding, for_range, full_unroll_hints, loop_nest
+from ..reduction import widened_reducer
 from ..kernel_choice import KernelCandidate
 from .convolution import spatial_position
 
@@ -83,18 +84,37 @@ def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     empty = any(wd.size == 0 for wd in window) or 0 in in_shape.dimensions
     order = _layout_order(in_shape)
 
+    # A narrow float max/min window accumulates in f32 and rounds once: the
+    # same values (the result is one of the inputs), no rounding per step
+    # (f16 widened with integer operations: ``scalar_ops.NARROWED_BY_LLVM``).
+    # ``op-expander`` does the same for ``reduce``, which fuses with the
+    # converts it adds.
+    wide = widened_reducer(reducer) if n == 1 else None
+    acc_types = [F32] if wide else elem_types
+
+    def convert(v, src, dst):
+        if src is dst:
+            return v
+        if dst is F32:
+            return scalar_ops.widen_to_f32(em.b, v, src, fpext=False)
+        return scalar_ops.emit_elementwise(em.b, "convert", [v], [src], dst)
+
     def gen(index: Index):
         b = em.b
-        accs = [em.alloca(pt, "rw.acc") for pt in elem_types]
-        for acc, g in zip(accs, init_gens):
-            b.store(g(scalar_index()), acc)
+        accs = [em.alloca(pt, "rw.acc") for pt in acc_types]
+        for acc, g, pt, at in zip(accs, init_gens, elem_types, acc_types):
+            b.store(convert(g(scalar_index()), pt, at), acc)
 
         def body(base_multi):
             idx = Index(base_multi)
             current = [b.load(a) for a in accs]
             inputs = [g(idx) for g in input_gens]
-            out = em.emit_scalar_computation(reducer, current + inputs)
-            out = out if isinstance(out, tuple) else (out,)
+            if wide:
+                x = convert(inputs[0], elem_types[0], F32)
+                out = (scalar_ops.emit_elementwise(b, wide, [current[0], x], [F32, F32], F32),)
+            else:
+                out = em.emit_scalar_computation(reducer, current + inputs)
+                out = out if isinstance(out, tuple) else (out,)
             for a, v in zip(accs, out):
                 b.store(v, a)
 
@@ -103,7 +123,7 @@ def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
                 body([])
             else:
                 window_loops(b, window, index.multi, in_shape.dimensions, out_sizes, order, body)
-        values = tuple(b.load(a) for a in accs)
+        values = tuple(convert(b.load(a), at, pt) for a, at, pt in zip(accs, acc_types, elem_types))
         return values if n > 1 else values[0]
     return gen
 
