@@ -81,6 +81,23 @@ def test_sort_is_stable_with_many_equal_keys():
     np.testing.assert_array_equal(got_k, np.take_along_axis(keys, order, 1))
 
 
+def test_one_operand_sort_moves_values_stably():
+    """A one-operand sort moves its values themselves: still stable, as the
+    permutation sort of several operands is (the evaluator's stable order):
+    -0 and +0, equal under a plain LT, keep their order; 1,000 elements take
+    several merge passes, and an odd row length a lone last run."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-3, 4, size=(3, 1003)).astype(np.float32)
+    x[x == 0] = np.where(rng.random((x == 0).sum()) < 0.5, -0.0, 0.0)
+    text = sort_module("f32", (3, 1003), "{1,0}", 1, lt("f32"))
+    got = np.asarray(xlac.jit(text)(x))
+    want = np.asarray(xlac.evaluate(text, x))
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    y = rng.integers(-100, 100, size=(4, 777)).astype(np.int8)
+    text = sort_module("s8", (4, 777), "{1,0}", 1, lt("s8", direction="GT"))
+    np.testing.assert_array_equal(xlac.jit(text)(y), -np.sort(-y.astype(np.int64), axis=1))
+
+
 def test_sort_spec_example_three_operands():
     text = """HloModule sort3
 cmp {

@@ -32,9 +32,8 @@ tanh       yes    yes    f32: ``x P(x**2) / Q(x**2)`` below 9.02, ``+-1`` beyond
 logistic   yes    yes    ``e = exp(-|x|)``; ``1 / (1 + e)`` for ``x >= 0``, ``e / (1 + e)``
                          below (no overflow, denormal tail kept), corrected for the
                          rounding of ``1 + e``
-erf        yes    no     ``|x| < 1``: ``x (c0 + x**2 Q(x**2))``; ``[1, 3.92]``: ``1 - erfc`` with
-                         ``erfc`` a degree-9 polynomial on three pieces (coefficients
-                         picked by ``select``); beyond: ``+-1``
+erf        yes    no     ``x P(x**2) / Q(x**2)`` below 3.8325 (XLA:CPU's form), evaluated
+                         in f64 (in f32 its roundings add 5 ulp); beyond: ``+-1``
 =========  =====  =====  ===========================================================
 
 The polynomial coefficients come from a Remez (minimax) fit of the relative error
@@ -184,27 +183,14 @@ _COEFFS64 = {
                7.714439383533422e-05, -1.607258204397795e-05],
 }
 
-# erf, f32 only. |x| < 1: erf(x) = x (c0 + x**2 Q(x**2)) with c0 = 2/sqrt(pi) carried as
-# hi + lo (a rounded c0 alone is off by 0.9 ulp near 0); Q's fit error is 0.0005 ulp.
-_ERF_C0 = (1.128379225730896, -5.8635382771399236e-08)
-_ERF_Q = [-0.37612637877464294, 0.11283784359693527, -0.0268655177205801, 0.005221251398324966,
-          -0.0008487043087370694, 0.00011286205699434504, -9.722144568513613e-06]
-# 1 <= |x| <= 3.92: erfc(|x|) as a polynomial in t = |x| - mid on [1, 2), [2, 3), [3, 3.92]
-# (absolute error below 0.003 ulp of erf). Beyond 3.92, erf rounds to +-1.
-_ERFC_PIECES = [
-    (1.5, [0.0338948518037796, -0.11893028765916824, 0.17839542031288147, -0.13875223696231842,
-           0.044599369168281555, 0.014871394261717796, -0.01933286339044571,
-           0.004697951953858137, 0.0024007074534893036, -0.001534283277578652]),
-    (2.5, [0.00040695187635719776, -0.002178284339606762, 0.005445736926048994,
-           -0.008350078947842121, 0.008621523156762123, -0.006117554847151041,
-           0.0028081831987947226, -0.0005407818243838847, -0.00030625401996076107,
-           0.0002448665618430823]),
-    (3.46, [9.922048320731847e-07, -7.1327208388538565e-06, 2.4678352929186076e-05,
-            -5.4549167543882504e-05, 8.617642015451565e-05, -0.00010285776806995273,
-            9.521955507807434e-05, -7.007405656622723e-05, 4.2527019104454666e-05,
-            -1.7251348253921606e-05]),
-]
-_ERF_ONE = 3.92
+# erf, f32 only: x P(x**2) / Q(x**2) on |x| < 3.8325 (erf rounds to +-1 beyond), P of
+# degree 5, Q of degree 6 with Q(0) = 1: a minimax fit of the relative error (0.03 ulp),
+# by iteratively reweighted least squares (Lawson's weights) on 10,000 points.
+_ERF_P = [1.1283791691100387, 0.1917215213086473, 0.05532256864517739, 0.004143130619014243,
+          0.0003975672004833883, 6.287931475744413e-06]
+_ERF_Q = [1.0, 0.5032421800986672, 0.11677526362239778, 0.016083396467285505, 0.00138655324316662,
+          6.897693613258996e-05, 2.3172776270063977e-07]
+_ERF_ONE = 3.832506856900711
 
 # tanh, f32: tanh(x) = x P(x**2) / Q(x**2) on |x| <= 9.02 (tanh rounds to 1 beyond), with
 # P(0) = Q(0) = 1: a minimax fit of the relative error (2**-26.3), by the differential-
@@ -511,20 +497,14 @@ def _logistic(e: _E, x):
 
 
 def _erf(e: _E, x):
-    a = e.abs(x)
-    z = e.mul(x, x)
-    c0_hi, c0_lo = _ERF_C0
-    small = e.fma(a, c0_hi, e.mul(a, e.fma(z, e.horner(z, _ERF_Q), c0_lo)))
-    ac = e.clamp(a, 1.0, _ERF_ONE)
-    second, third = e.ge(ac, 2.0), e.ge(ac, 3.0)
-
-    def pick(v1, v2, v3):
-        return e.sel(third, v3, e.sel(second, v2, v1))
-    (m1, c1), (m2, c2), (m3, c3) = _ERFC_PIECES
-    coeffs = [pick(p, q, r) for p, q, r in zip(c1, c2, c3)]
-    erfc = e.horner(e.sub(ac, pick(m1, m2, m3)), coeffs)
-    y = e.sel(e.lt(a, 1.0), small, e.sub(1.0, erfc))
-    return e.sel(e.isnan(x), x, e.copysign(y, x))
+    # In f64: its roundings are far below an f32 ulp, so the result is the fit's
+    # (0.03 ulp) plus the final rounding; in f32 the 13 operations' roundings
+    # added 5 ulp (XLA:CPU's rational function of the same shape measures so).
+    d = _E(e.b, ir.DoubleType())
+    xd = e.b.fpext(x, d.t.ty)
+    z = d.mul(xd, xd)
+    y = e.b.fptrunc(d.div(d.mul(xd, d.horner(z, _ERF_P)), d.horner(z, _ERF_Q)), e.t.ty)
+    return e.sel(e.ge(e.abs(x), _ERF_ONE), e.copysign(e.val(1.0), x), y)     # NaN: y, NaN
 
 
 #: name -> (emitter, supports f64)

@@ -1,7 +1,8 @@
 """``sort`` and ``topk``: a stable merge sort of each 1-D slice.
 
 Each slice along the sorted dimension is gathered into dense scratch copies
-(one per operand), then a permutation of ``i32`` positions is sorted: runs of
+(one per operand), then a permutation of ``i32`` positions is sorted (a
+one-operand sort moves its values themselves instead): runs of
 :data:`RUN` elements by insertion sort, then bottom-up merge passes that
 ping-pong between two permutation buffers — O(n log n) comparisons, and
 stable: an element moves before an earlier one only when the comparator says
@@ -47,13 +48,16 @@ def _merge_passes(n: int) -> int:
     return passes
 
 
-def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> ir.Value:
-    """Stably sort ``perm[0:n]`` (i32 positions, initialised here to 0..n-1) with
-    ``less(a, b) -> i1`` on positions; returns the buffer (``perm`` or ``tmp``)
-    holding the result.  ``n`` >= 1 is static."""
+def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less, pt: PT = S32,
+                          first=None) -> ir.Value:
+    """Stably sort ``perm[0:n]`` with ``less(a, b) -> i1`` on its items;
+    returns the buffer (``perm`` or ``tmp``) holding the result.  The items
+    are i32 positions initialised here to 0..n-1, or with ``first(j)`` the
+    ``j``-th item, of element type ``pt`` (the values of a one-operand sort,
+    moved themselves: no loads through positions).  ``n`` >= 1 is static."""
     b = ctx.b
     with for_range(b, n, "perm") as j:
-        store(b, b.trunc(j, I32), perm, j, S32)
+        store(b, b.trunc(j, I32) if first is None else first(j), perm, j, pt)
     if n == 1:
         return perm
 
@@ -65,7 +69,7 @@ def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> i
         end = b.add(start, _i32(RUN))
         end = b.select(b.icmp_signed("<", end, _i32(n)), end, _i32(n))
         with dyn_range(b, b.add(start, _i32(1)), end, name="ins") as i:
-            x = load(b, perm, i, S32)
+            x = load(b, perm, i, pt)
             b.store(i, j_slot)
             head = b.append_basic_block("ins.head")
             check = b.append_basic_block("ins.check")
@@ -76,14 +80,14 @@ def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> i
             jv = b.load(j_slot)
             b.cbranch(b.icmp_signed(">", jv, start), check, place)
             b.position_at_end(check)
-            prev = load(b, perm, b.sub(jv, _i32(1)), S32)
+            prev = load(b, perm, b.sub(jv, _i32(1)), pt)
             b.cbranch(less(x, prev), shift, place)
             b.position_at_end(shift)
-            store(b, prev, perm, jv, S32)
+            store(b, prev, perm, jv, pt)
             b.store(b.sub(jv, _i32(1)), j_slot)
             b.branch(head)
             b.position_at_end(place)
-            store(b, x, perm, b.load(j_slot), S32)
+            store(b, x, perm, b.load(j_slot), pt)
 
     passes = _merge_passes(n)
     if passes == 0:
@@ -116,14 +120,14 @@ def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> i
                 b.position_at_end(check_right)
                 b.cbranch(b.icmp_signed(">=", jv, hi), left, compare)
                 b.position_at_end(compare)
-                lv, rv = load(b, src, iv, S32), load(b, src, jv, S32)
+                lv, rv = load(b, src, iv, pt), load(b, src, jv, pt)
                 b.cbranch(less(rv, lv), right, left)
                 b.position_at_end(right)
-                store(b, load(b, src, jv, S32), dst, k, S32)
+                store(b, load(b, src, jv, pt), dst, k, pt)
                 b.store(b.add(jv, _i32(1)), j_slot)
                 b.branch(joined)
                 b.position_at_end(left)
-                store(b, load(b, src, iv, S32), dst, k, S32)
+                store(b, load(b, src, iv, pt), dst, k, pt)
                 b.store(b.add(iv, _i32(1)), i_slot)
                 b.branch(joined)
                 b.position_at_end(joined)
@@ -133,12 +137,17 @@ def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less) -> i
     return tmp if passes % 2 else perm
 
 
-def _sort_plan(n: int, element_types: list) -> ScratchPlan:
+def _sort_plan(n: int, element_types: list, by_value: bool = False) -> ScratchPlan:
+    """Scratch of a sort of ``n`` items: two buffers of i32 positions and a
+    copy of each operand's slice, or (``by_value``: one operand, its values
+    sorted themselves) two buffers of its values."""
     plan = ScratchPlan()
-    plan.add("perm", 4 * n)
-    plan.add("tmp", 4 * n)
-    for k, pt in enumerate(element_types):
-        plan.add(f"key{k}", n * pt.byte_size)
+    size = element_types[0].byte_size if by_value else 4
+    plan.add("perm", size * n)
+    plan.add("tmp", size * n)
+    if not by_value:
+        for k, pt in enumerate(element_types):
+            plan.add(f"key{k}", n * pt.byte_size)
     return plan
 
 
@@ -152,7 +161,7 @@ def _sort_scratch(me, inst) -> int:
     if shape.rank == 0:
         return 0
     n = shape.dimensions[_sort_dimension(inst)]
-    return _sort_plan(n, [o.shape.element_type for o in inst.operands]).size
+    return _sort_plan(n, [o.shape.element_type for o in inst.operands], len(inst.operands) == 1).size
 
 
 def _key_loader(b, keys, element_types):
@@ -179,13 +188,16 @@ def _emit_sort(ctx) -> None:
     dim = _sort_dimension(inst)
     n = shape.dimensions[dim]
     element_types = [o.shape.element_type for o in operands]
-    plan = _sort_plan(n, element_types)
+    # One operand: its values are sorted themselves (a third less time than
+    # positions compared through loads of the values).
+    by_value = len(operands) == 1
+    plan = _sort_plan(n, element_types, by_value)
     scratch = ctx.scratch_pointer()
     perm, tmp = plan.pointer(b, scratch, "perm"), plan.pointer(b, scratch, "tmp")
-    keys = [plan.pointer(b, scratch, f"key{k}") for k in range(len(operands))]
+    keys = [] if by_value else [plan.pointer(b, scratch, f"key{k}") for k in range(len(operands))]
     gens = [ctx.operand_generator(k) for k in range(len(operands))]
     comparator = inst.attrs["to_apply"]
-    values_at = _key_loader(b, keys, element_types)
+    values_at = (lambda v: [v]) if by_value else _key_loader(b, keys, element_types)
 
     def less(x, y):
         args = []
@@ -205,13 +217,17 @@ def _emit_sort(ctx) -> None:
             multi[dim] = j
             return Index(multi)
 
-        with for_range(b, n, "gather") as j:
-            idx = at(j)
-            for g, key, pt in zip(gens, keys, element_types):
-                store(b, g(idx), key, j, pt)
-        final = emit_sort_permutation(ctx, n, perm, tmp, less)
+        if by_value:
+            final = emit_sort_permutation(ctx, n, perm, tmp, less, element_types[0],
+                                          first=lambda j: gens[0](at(j)))
+        else:
+            with for_range(b, n, "gather") as j:
+                idx = at(j)
+                for g, key, pt in zip(gens, keys, element_types):
+                    store(b, g(idx), key, j, pt)
+            final = emit_sort_permutation(ctx, n, perm, tmp, less)
         with for_range(b, n, "scatter") as j:
-            p = load(b, final, j, S32)
+            p = load(b, final, j, element_types[0] if by_value else S32)
             idx = at(j)
             for out, value in zip(outs, values_at(p)):
                 out.write(b, idx, value)
