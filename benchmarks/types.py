@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,7 @@ def run(size: int, repeat: int, budget: float, programs: tuple, types: tuple) ->
     import xlac
     jax.config.update("jax_enable_x64", True)     # s64, f64 as such
     table = _programs()
+    cpu = jax.devices("cpu")[0]
     rng = np.random.default_rng(0)
     rows = []
     for name in programs:
@@ -87,7 +89,7 @@ def run(size: int, repeat: int, budget: float, programs: tuple, types: tuple) ->
                 continue
             x, y = _inputs(t, size, rng)
             f = jax.jit(fn, keep_unused=True)
-            jx, jy = jax.device_put(x), jax.device_put(y)
+            jx, jy = jax.device_put(x, cpu), jax.device_put(y, cpu)          # XLA:CPU
             g = xlac.jit(f.lower(jx, jy).as_text(dialect="hlo"))
             want, got = np.asarray(f(jx, jy)), np.asarray(g(x, y))
             wide = np.complex128 if np.iscomplexobj(want) else np.float64
@@ -102,13 +104,15 @@ def run(size: int, repeat: int, budget: float, programs: tuple, types: tuple) ->
         info["load_average"] = [round(v, 2) for v in os.getloadavg()]
     except (AttributeError, OSError):
         pass
-    return {"machine": info, "versions": versions(), "repeat": repeat, "rows": rows}
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return {"machine": info, "versions": versions(), "repeat": repeat, "date": when, "rows": rows}
 
 
 def markdown(res: dict) -> str:
     m = res["machine"]
-    lines = [f"Every element type against jax.jit ({m['cpu']}, {m['cores']} cores; xlac {m['xlac_commit']}; "
-             f"median of up to {res['repeat']} samples, ms)", "",
+    v = res["versions"]
+    lines = [f"Every element type against jax.jit ({res['date']}; {m['cpu']}, {m['cores']} cores, {m['simd']}; "
+             f"xlac {m['xlac_commit']}, jax {v.get('jax')}; median of up to {res['repeat']} samples, ms)", "",
              "| program | type | size | xlac | jax.jit | xlac / jax | check |", "|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         a, b = r["ms"].get("xlac"), r["ms"].get("jax")
