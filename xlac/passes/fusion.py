@@ -421,9 +421,10 @@ class Fuser:
                     return f"{producer.opcode} {why}"
         if producer.opcode == "reduce" and _strided_reduction(producer):
             # Fused, each output element would be a loop down a column of the
-            # input (a sum over the rows of a matrix, then a convert: 14x the
-            # time); as its kernel's root it streams the input in memory order
-            # (``kernels/reduce.py``'s ``reduce.column``).
+            # input; as its kernel's root it streams the input in memory order
+            # (``kernels/reduce.py``'s ``reduce.column``), the consumer a kernel
+            # of its own: a bf16 column sum then a convert, 64x64 2.0 against
+            # 3.4 us, 1024x1024 0.10 against 2.3 ms.
             return "a reduction over major dimensions is computed as its kernel's root"
         why = _transpose_conflict(producer, consumer, index)
         if why:
