@@ -220,18 +220,6 @@ def simple_reducer(reducer: HloComputation) -> str | None:
     return None
 
 
-def widened_reducer(reducer: HloComputation) -> str | None:
-    """``maximum`` or ``minimum`` when ``reducer`` is ``ROOT op(p0, p1)`` on a
-    narrow float (bf16, f16, f8): a reduction that may accumulate in f32 and
-    round once, the partial results being inputs already."""
-    root, params = reducer.root, reducer.parameters
-    if (len(params) == 2 and root.opcode in ("maximum", "minimum") and root.shape.is_array
-            and root.shape.element_type.is_narrow_float
-            and {id(o) for o in root.operands} == {id(p) for p in params}):
-        return root.opcode
-    return None
-
-
 def emit_reducer(em, reducer: HloComputation, accs: list, inputs: list) -> tuple:
     """Combine accumulators with inputs through ``reducer``; returns a tuple.
 

@@ -106,7 +106,7 @@ from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U
 from . import conv_as_dot, reduce_window_rewriter, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
-__all__ = ["OpExpander", "EXPANSIONS"]
+__all__ = ["OpExpander", "EXPANSIONS", "narrow_max_min_reducer"]
 
 EXPANSIONS = PatternSet()
 rng_expander.register(EXPANSIONS)
@@ -430,18 +430,16 @@ def scaled_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
 # -- max and min reductions of narrow floats, in f32 -----------------------------------
 
-#: Reducers whose partial results are always one of their operands: a
-#: narrow float reduction of them computed in f32 and rounded once gives what
-#: rounding after every step gives (XLA's FloatNormalization computes each
-#: bf16 step in f32 and rounds it).
-_SELECTING_REDUCERS = ("maximum", "minimum")
-
-
-def _selecting_reducer(comp) -> str | None:
-    """``maximum`` or ``minimum`` when ``comp`` is ``ROOT op(p0, p1)``, else None."""
+def narrow_max_min_reducer(comp) -> str | None:
+    """``maximum`` or ``minimum`` when ``comp`` is ``ROOT op(p0, p1)`` on a
+    narrow float (bf16, f16, f8), else None: a reduction by it may compute in
+    f32 and round once, every partial result being one of its operands (XLA's
+    FloatNormalization computes each bf16 step in f32 and rounds it; the
+    rounding changes nothing).  Also the ``reduce-window`` generator's test
+    (``codegen/kernels/windows.py``)."""
     root, params = comp.root, comp.parameters
-    if root.opcode in _SELECTING_REDUCERS and len(params) == 2 and \
-            {id(o) for o in root.operands} == {id(p) for p in params}:
+    if root.opcode in ("maximum", "minimum") and len(params) == 2 and root.shape.is_array \
+            and root.shape.element_type.is_narrow_float and {id(o) for o in root.operands} == {id(p) for p in params}:
         return root.opcode
     return None
 
@@ -456,9 +454,8 @@ def narrow_max_min_reductions(inst: HloInstruction, rw: PatternRewriter) -> bool
     XLA:CPU's time)."""
     if len(inst.operands) != 2 or not inst.shape.is_array:
         return False
-    pt = inst.shape.element_type
-    op = _selecting_reducer(inst.attrs["to_apply"])
-    if not pt.is_narrow_float or op is None:
+    op = narrow_max_min_reducer(inst.attrs["to_apply"])
+    if op is None:
         return False
     x, init = (rw.create("convert", Shape(F32, v.shape.dimensions), [v]) for v in inst.operands)
     attrs = dict(inst.attrs, to_apply=rw.scalar_computation(op, F32))

@@ -25,13 +25,13 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...hlo.window import window_of
+from ...passes.expanders import narrow_max_min_reducer
 from ...shape import F32, PRED
 from .. import scalar_ops, types
 from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
 from ..ir_array import I64, Index, scalar_index
 from ..loops import FULL_UNROLL_MAX, fill_padding, for_range, full_unroll_hints, loop_nest
-from ..reduction import widened_reducer
 from ..kernel_choice import KernelCandidate
 from .convolution import spatial_position
 
@@ -89,7 +89,7 @@ def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     # (f16 widened with integer operations: ``scalar_ops.NARROWED_BY_LLVM``).
     # ``op-expander`` does the same for ``reduce``, which fuses with the
     # converts it adds.
-    wide = widened_reducer(reducer) if n == 1 else None
+    wide = narrow_max_min_reducer(reducer) if n == 1 else None
     acc_types = [F32] if wide else elem_types
 
     def convert(v, src, dst):
