@@ -98,6 +98,25 @@ def test_one_operand_sort_moves_values_stably():
     np.testing.assert_array_equal(xlac.jit(text)(y), -np.sort(-y.astype(np.int64), axis=1))
 
 
+@pytest.mark.parametrize("ty,dt", [("s8", np.int8), ("u8", np.uint8), ("s16", np.int16), ("u16", np.uint16),
+                                   ("s32", np.int32), ("u32", np.uint32), ("s64", np.int64), ("u64", np.uint64)])
+@pytest.mark.parametrize("direction", ["LT", "GT"])
+def test_one_integer_operand_by_its_order_is_radix_sorted(ty, dt, direction):
+    """One integer operand by a plain LT/GT: a radix sort (no comparisons);
+    the extremes of the type, runs of one value, rows of 1, 2 and 1,000."""
+    from xlac.codegen.kernels import sort as sort_kernel
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 1000):
+        text = sort_module(ty, (3, n), "{1,0}", 1, lt(ty, direction=direction))
+        assert sort_kernel.radix_direction(xlac.parse_hlo(text).entry.root) == direction
+        x = rng.integers(info.min, info.max, (3, n), dtype=dt, endpoint=True)
+        x[0, : n // 2] = info.min
+        x[1, -1] = info.max
+        want = np.sort(x, axis=1)
+        np.testing.assert_array_equal(xlac.jit(text)(x), want if direction == "LT" else want[:, ::-1])
+
+
 def test_sort_spec_example_three_operands():
     text = """HloModule sort3
 cmp {

@@ -2,7 +2,8 @@
 
 Each slice along the sorted dimension is gathered into dense scratch copies
 (one per operand), then a permutation of ``i32`` positions is sorted (a
-one-operand sort moves its values themselves instead): runs of
+one-operand sort moves its values themselves instead; one of integers by
+their own order is a radix sort, :func:`emit_radix_sort`): runs of
 :data:`RUN` elements by insertion sort, then bottom-up merge passes that
 ping-pong between two permutation buffers — O(n log n) comparisons, and
 stable: an element moves before an earlier one only when the comparator says
@@ -137,6 +138,75 @@ def emit_sort_permutation(ctx, n: int, perm: ir.Value, tmp: ir.Value, less, pt: 
     return tmp if passes % 2 else perm
 
 
+def radix_direction(inst) -> str | None:
+    """``"LT"`` or ``"GT"`` when ``inst`` sorts one integer operand (8 to 64
+    bits) by ``ROOT compare(p0, p1)`` in that direction and its type's own
+    order: then equal values are the same bits, so any stable order is the
+    sorted one, and :func:`emit_radix_sort` needs no comparisons."""
+    if len(inst.operands) != 1:
+        return None
+    pt = inst.operands[0].shape.element_type
+    if not (pt.is_signed_int or pt.is_unsigned_int) or pt.bit_width not in (8, 16, 32, 64):
+        return None
+    comp = inst.attrs["to_apply"]
+    root, params = comp.root, comp.parameters
+    if root.opcode != "compare" or len(params) != 2 or list(root.operands) != params:
+        return None
+    direction, ctype = str(root.attrs.get("direction")), root.attrs.get("type")
+    own = "SIGNED" if pt.is_signed_int else "UNSIGNED"
+    if direction not in ("LT", "GT") or (ctype is not None and str(ctype) != own):
+        return None
+    return direction
+
+
+#: Bits of a radix sort's digit: a pass per digit, least significant first.
+RADIX_BITS = 8
+
+
+def emit_radix_sort(ctx, n: int, src: ir.Value, tmp: ir.Value, pt: PT, descending: bool) -> ir.Value:
+    """Sort the ``n`` integers of ``pt`` at ``src`` (``radix_direction``):
+    one counting pass per RADIX_BITS digit of the key (the bits with the sign
+    flipped for a signed type, all flipped for ``descending``), least
+    significant first, each stable, ping-ponging with ``tmp``; returns the
+    buffer holding the result.  A one-operand s32 sort of rows of 1,024
+    took 1.5x XLA:CPU's time as a merge sort (its comparisons mispredicted)."""
+    b = ctx.b
+    bits, buckets = pt.bit_width, 1 << RADIX_BITS
+    ity = ir.IntType(bits)
+    flip = (1 << (bits - 1)) if pt.is_signed_int else 0
+    if descending:
+        flip ^= (1 << bits) - 1
+    counts = ctx.alloca_builder.alloca(ir.ArrayType(I32, buckets), name="radix.counts")
+    total = ctx.alloca_builder.alloca(I32, name="radix.total")
+
+    def bucket(value, shift: int):
+        key = b.xor(value, ir.Constant(ity, flip)) if flip else value
+        digit = b.and_(b.lshr(key, ir.Constant(ity, shift)), ir.Constant(ity, buckets - 1))
+        return b.gep(counts, [i64(0), b.zext(digit, ir.IntType(64)) if bits < 64 else digit], inbounds=True)
+
+    bufs = (src, tmp)
+    for p in range(bits // RADIX_BITS):
+        source, dest = bufs[p % 2], bufs[(p + 1) % 2]
+        with for_range(b, buckets, "radix.zero") as k:
+            b.store(_i32(0), b.gep(counts, [i64(0), k], inbounds=True))
+        with for_range(b, n, "radix.count") as j:
+            slot = bucket(load(b, source, j, pt), p * RADIX_BITS)
+            b.store(b.add(b.load(slot), _i32(1)), slot)
+        b.store(_i32(0), total)
+        with for_range(b, buckets, "radix.start") as k:      # counts -> first positions
+            slot = b.gep(counts, [i64(0), k], inbounds=True)
+            count, start = b.load(slot), b.load(total)
+            b.store(start, slot)
+            b.store(b.add(start, count), total)
+        with for_range(b, n, "radix.move") as j:
+            value = load(b, source, j, pt)
+            slot = bucket(value, p * RADIX_BITS)
+            at = b.load(slot)
+            b.store(b.add(at, _i32(1)), slot)
+            store(b, value, dest, b.zext(at, ir.IntType(64)), pt)
+    return bufs[(bits // RADIX_BITS) % 2]
+
+
 def _sort_plan(n: int, element_types: list, by_value: bool = False) -> ScratchPlan:
     """Scratch of a sort of ``n`` items: two buffers of i32 positions and a
     copy of each operand's slice, or (``by_value``: one operand, its values
@@ -217,7 +287,12 @@ def _emit_sort(ctx) -> None:
             multi[dim] = j
             return Index(multi)
 
-        if by_value:
+        radix = radix_direction(inst) if by_value else None
+        if radix:
+            with for_range(b, n, "gather") as j:
+                store(b, gens[0](at(j)), perm, j, element_types[0])
+            final = emit_radix_sort(ctx, n, perm, tmp, element_types[0], radix == "GT")
+        elif by_value:
             final = emit_sort_permutation(ctx, n, perm, tmp, less, element_types[0],
                                           first=lambda j: gens[0](at(j)))
         else:
