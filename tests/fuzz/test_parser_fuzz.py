@@ -24,7 +24,7 @@ SEEDS = (sorted((ROOT / "tests" / "hlo_corpus").glob("*.hlo"))
          + sorted((ROOT / "tests" / "stablehlo_corpus").glob("*.mlir"))           # StableHLO
          + sorted((ROOT / "tests" / "jax_cases").glob("*.export.mlir")))
 CHUNKS = 4
-PER_CHUNK = examples(ci=5_000, long=400_000) // CHUNKS
+PER_CHUNK = examples(ci=4_000, long=400_000) // CHUNKS
 COMPILE_ONE_IN = 40           # mutants that verify are also compiled, one in this many
 BASE = int(os.environ.get("XLAC_FUZZ_SEED", random.randrange(2**31) if LONG else 0))
 

@@ -13,7 +13,7 @@ import xlac
 from fuzzconf import describe_inputs, fuzz_settings, jit_or_unsupported, leaves, mismatch, random_array
 import graphs
 
-SETTINGS = fuzz_settings(ci=40, long=3000)
+SETTINGS = fuzz_settings(ci=30, long=3000)
 
 
 def check_graph(data, types) -> None:
