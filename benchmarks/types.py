@@ -48,6 +48,7 @@ def _programs():
         "chain": (lambda x, y: jnp.tanh(x * 0.5 + y) * 1.5 + x, _FLOAT | {"c64"}),
         "add": (lambda x, y: x + y, set(TYPES)),
         "erf": (lambda x, y: jax.scipy.special.erf(x), _FLOAT),
+        "sincos": (lambda x, y: jnp.sin(x) * y + jnp.cos(x * 3.0), _FLOAT),
         "sum_rows": (lambda x, y: x.sum(-1), set(TYPES)),
         "sum_cols": (lambda x, y: x.sum(0), set(TYPES)),
         "max_rows": (lambda x, y: x.max(-1), _REAL),

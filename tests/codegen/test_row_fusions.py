@@ -417,28 +417,32 @@ ENTRY e {
 
 
 def test_loops_around_calls_that_stay_scalar_are_not_vectorised(pinned_target):
-    """``sin``, ``cos`` and ``pow`` are intrinsics with no vector instruction
-    (one C library call per lane) and ``tan`` a C library call: their loops
-    get the vectoriser off and no width or interleaving, and compute what the
-    evaluator does; ``sqrt`` (an instruction) keeps its vector hints."""
+    """f64 ``sin`` and ``cos`` and ``pow`` are intrinsics with no vector
+    instruction (one C library call per lane) and ``tan`` a C library call:
+    their loops get the vectoriser off and no width or interleaving, and
+    compute what the evaluator does; ``sqrt`` (an instruction) and f32 ``sin``
+    and ``cos`` (inline approximations) keep their vector hints."""
     pinned_target.require_runnable()
     rng = np.random.default_rng(0)
-    values = rng.uniform(0.5, 4, (64, 256)).astype(np.float32)
-    for name, make in (("sin", lambda x: ops.sin(x)), ("cos", lambda x: ops.add(ops.cos(x), x)),
-                       ("pow", lambda x: ops.pow(x, ops.mul(x, x))), ("tan", lambda x: ops.tan(x))):
+    values = rng.uniform(0.5, 4, (64, 256))
+    for name, make, ty in (("sin", lambda x: ops.sin(x), xlac.F64), ("cos", lambda x: ops.add(ops.cos(x), x), xlac.F64),
+                           ("pow", lambda x: ops.pow(x, ops.mul(x, x)), xlac.F32),
+                           ("tan", lambda x: ops.tan(x), xlac.F32)):
         b = xlac.XlaBuilder(f"{name}_loop")
-        x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
+        x = ops.parameter(b, 0, xlac.Shape(ty, (64, 256)), "x")
         computation = b.build(make(x))
         exe = xlac.jit(computation, num_threads=1)
         hints = _loop_hints(exe.llvm_ir)
         # One flat loop over the elements (an elementwise kernel).
         assert "llvm.loop.vectorize.enable" in hints["d0.body"], (name, hints)     # (false: the only value emitted)
         assert not any("interleave" in h or "width" in h for h in hints["d0.body"]), (name, hints)
-        np.testing.assert_allclose(exe(values), xlac.evaluate(computation, values), rtol=2e-6, err_msg=name)
-    b = xlac.XlaBuilder("sqrt_loop")
-    x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
-    hints = _loop_hints(xlac.jit(b.build(ops.add(ops.sqrt(x), x))).llvm_ir)
-    assert "llvm.loop.vectorize.enable" not in hints["d0.body"], hints
+        v = values.astype(ty.dtype)
+        np.testing.assert_allclose(exe(v), xlac.evaluate(computation, v), rtol=2e-6, err_msg=name)
+    for name, make in (("sqrt", lambda x: ops.add(ops.sqrt(x), x)), ("sin32", ops.sin), ("cos32", ops.cos)):
+        b = xlac.XlaBuilder(f"{name}_loop")
+        x = ops.parameter(b, 0, xlac.Shape(xlac.F32, (64, 256)), "x")
+        hints = _loop_hints(xlac.jit(b.build(make(x))).llvm_ir)
+        assert "llvm.loop.vectorize.enable" not in hints["d0.body"], (name, hints)
 
 
 def test_short_rows_keep_the_interleave_count_and_results(pinned_target):

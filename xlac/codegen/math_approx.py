@@ -1,4 +1,4 @@
-"""Inline, vectorisable approximations of exp, expm1, log, log1p, tanh, logistic and erf.
+"""Inline, vectorisable approximations of exp, expm1, log, log1p, tanh, logistic, erf, sin and cos.
 
 A call to libm (``expf``, ``tanhf``; LLVM's ``llvm.exp``/``llvm.log`` intrinsics
 lower to the same calls) stops LLVM from vectorising the loop around it, or makes
@@ -34,18 +34,22 @@ logistic   yes    yes    ``e = exp(-|x|)``; ``1 / (1 + e)`` for ``x >= 0``, ``e 
                          rounding of ``1 + e``
 erf        yes    no     ``x P(x**2) / Q(x**2)`` below 3.8325 (XLA:CPU's form), evaluated
                          in f64 (in f32 its roundings add 5 ulp); beyond: ``+-1``
+sin, cos   yes    no     in f64: ``|x| = n pi/2 + r``, three-part pi/2 below ``2**20``,
+                         Payne-Hanek in integers above; ``r + r**3 S(r**2)`` or
+                         ``1 + r**2 C(r**2)`` by the quadrant; rounded once (0.501 ulp)
 =========  =====  =====  ===========================================================
 
-The polynomial coefficients come from a Remez (minimax) fit of the relative error
-(absolute for ``erfc``), done with mpmath and rounded to the target type; the fit
-error is far below one ulp, so what remains is the rounding of the arithmetic.
+The polynomial coefficients come from minimax fits of the relative error (Remez's
+algorithm in mpmath; for erf, sin and cos iteratively reweighted least squares),
+rounded to the target type; the fit error is far below one ulp, so what remains is
+the rounding of the arithmetic.
 Measured against float64 libm (``tests/codegen/test_math_approx.py``) over a
 sweep of the whole float range, the worst errors are about 1-2 ulp, 5 for the
 f32 tanh (see ``docs/numerics.md`` for the numbers). Special values are those of C99:
 ``exp(+-inf) = inf, 0``, overflow to ``inf``, underflow through the denormals to
-``0``, ``log(0) = -inf``, ``log(<0) = nan``, ``tanh(+-inf) = +-1``, signed zeros kept
-(``tanh``, ``expm1``, ``log1p``, ``erf`` of ``-0`` are ``-0``), NaN in gives the same
-NaN out.
+``0``, ``log(0) = -inf``, ``log(<0) = nan``, ``tanh(+-inf) = +-1``,
+``sin(+-inf) = cos(+-inf) = nan``, signed zeros kept (``tanh``, ``expm1``, ``log1p``,
+``erf``, ``sin`` of ``-0`` are ``-0``), NaN in gives the same NaN out.
 
 Code that runs only on this machine (the JIT's modules, see
 :func:`use_native_scaling`) on a CPU with AVX-512 scales by ``2**n`` with
@@ -507,6 +511,132 @@ def _erf(e: _E, x):
     return e.sel(e.ge(e.abs(x), _ERF_ONE), e.copysign(e.val(1.0), x), y)     # NaN: y, NaN
 
 
+# ----------------------------------------------------------------------------
+# sin and cos (f32, evaluated in f64)
+# ----------------------------------------------------------------------------
+
+def _pi_bits(bits: int) -> int:
+    """``floor(pi * 2**bits)`` (to within one unit), by Machin's formula in integers."""
+    one = 1 << (bits + 16)
+
+    def arctan_inv(k):                  # atan(1/k) * one
+        total = term = one // k
+        n, sign = 1, -1
+        while term:
+            term //= k * k
+            total += sign * (term // (2 * n + 1))
+            n, sign = n + 1, -sign
+        return total
+
+    return 4 * (4 * arctan_inv(5) - arctan_inv(239)) >> 16
+
+
+_PI = Fraction(_pi_bits(300), 2 ** 300)
+
+# 2/pi after 8 zero bits, in four 64-bit words (most significant first): the 96-bit
+# window of it that the large-argument reduction needs starts at bit 8 (e - 18) for
+# an f32 of biased exponent 8 e + s, 0 <= s < 8.
+_TWO_OVER_PI_WORDS = [int(2 / _PI * 2 ** (64 * i + 56)) & (2 ** 64 - 1) for i in range(4)]
+
+# pi/2 = hi + mid + lo, hi and mid of at most 33 significant bits: n * hi and n * mid
+# are exact for n < 2**20, so |x| - n pi/2 loses nothing to cancellation.
+_PIO2_HI = Fraction(round(_PI / 2 * 2 ** 32), 2 ** 32)
+_PIO2_MID = Fraction(round((_PI / 2 - _PIO2_HI) * 2 ** 65), 2 ** 65)
+_PIO2_LO = float(_PI / 2 - _PIO2_HI - _PIO2_MID)
+_PIO2_HI, _PIO2_MID = float(_PIO2_HI), float(_PIO2_MID)
+_SINCOS_LARGE = 2.0 ** 20            # |x| from here on: the integer reduction
+# sin r = r + r**3 S(r**2), cos r = 1 + r**2 C(r**2) on |r| <= pi/4: minimax fits of
+# the relative error (2**-37.5 and 2**-33.9), by iteratively reweighted least squares.
+_SIN_S = [-0.16666666640775887, 0.008333329302379709, -0.0001983931147383042, 2.71811400959698e-06]
+_COS_C = [-0.499999996942211, 0.04166662032835059, -0.001388668073825674, 2.4383481633071316e-05]
+
+
+def _reduce_large(e: _E, d: _E, ia):
+    """``|x| = n pi/2 + r`` for an f32 ``|x| >= 2**17`` given as its bits ``ia``:
+    (``n mod 4`` as i64, ``r`` as f64, ``|r| <= pi/4``), by Payne and Hanek's
+    method in integers: the 24-bit significand times a 96-bit window of 2/pi
+    chosen by the exponent, so that the product's top 64 bits are
+    ``x 2/pi mod 4`` with 62 bits after the point (the bits of 2/pi before the
+    window only add multiples of 4, those after it less than one unit).  The
+    remainder has at most 29 leading zero bits after the point for any f32, so
+    ``r`` keeps 33 significant bits.  The window is cut out of constants by
+    per-lane shifts (``vpsllvq``), not loaded from a table: x86 has no fast
+    gather.  Smaller ``|x|`` give some value, to be selected away."""
+    b = e.b
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    k = lambda v, t=i64: ir.Constant(t, v)                      # noqa: E731
+    ia = b.zext(ia, i64)
+    exponent = b.lshr(ia, k(23))
+    # Window start 8 (exponent // 8 - 18) in 0 .. 104 (clamped for small |x|).
+    block = b.lshr(exponent, k(3))
+    block = b.select(b.icmp_unsigned("<", block, k(18)), k(18), block)
+    start = b.shl(b.sub(block, k(18)), k(3))
+    shift = b.and_(start, k(63))
+    second = b.icmp_unsigned(">=", start, k(64))
+    w = [k(v) for v in _TWO_OVER_PI_WORDS]
+    a0, a1, a2 = (b.select(second, w[i + 1], w[i]) for i in range(3))
+
+    def funnel(hi, lo):                 # the 64 bits from ``shift`` on of hi:lo
+        return b.or_(b.shl(hi, shift), b.lshr(b.lshr(lo, k(1)), b.sub(k(63), shift)))
+
+    top64, next64 = funnel(a0, a1), funnel(a1, a2)
+    m = b.shl(b.or_(b.and_(ia, k(0x7FFFFF)), k(0x800000)), b.and_(exponent, k(7)))     # < 2**31
+    top = b.shl(b.mul(m, b.lshr(top64, k(32))), k(32))                 # mod 2**64
+    mid = b.mul(m, b.and_(top64, k(0xFFFFFFFF)))
+    low = b.lshr(b.mul(m, b.lshr(next64, k(32))), k(32))
+    frac = b.add(b.add(top, mid), low)                                 # x 2/pi mod 4, 2.62 fixed point
+    n = b.lshr(b.add(frac, k(1 << 61)), k(62))                         # nearest integer, mod 4
+    rem = b.sub(frac, b.shl(n, k(62)))                                 # signed, |rem| <= 2**61
+    # rem as f64 through two exact 32-bit conversions (AVX2 has none from i64).
+    hi = b.sitofp(b.trunc(b.ashr(rem, k(32)), i32), d.t.ty)
+    lo = b.sitofp(b.xor(b.trunc(rem, i32), ir.Constant(i32, -2 ** 31)), d.t.ty)    # low word - 2**31
+    value = d.add(d.fma(hi, 2.0 ** 32, 2.0 ** 31), lo)                 # one rounding
+    return n, d.mul(value, math.ldexp(math.pi / 2, -62))
+
+
+def _sin_cos(e: _E, x, cosine: bool):
+    """f32 ``sin x`` or ``cos x``: ``|x| = n pi/2 + r`` in f64 (Cody and Waite's
+    three-part pi/2 below ``2**20``, :func:`_reduce_large` above, both computed and
+    one selected), the polynomial of ``r`` that quadrant ``n mod 4`` needs, and the
+    result rounded once to f32 (about 0.5 ulp: the reduction and the fits are
+    accurate to 2**-33 or better)."""
+    if not e.t.narrow:
+        raise TypeError("sin and cos have an approximation for f32 only")
+    b = e.b
+    d = _E(b, ir.DoubleType())
+    i64 = ir.IntType(64)
+    a = e.abs(x)
+    ad = b.fpext(a, d.t.ty)
+    nf, ni = d.round_int(ad, float(2 / _PI))
+    r_small = d.fma(nf, -_PIO2_LO, d.fma(nf, -_PIO2_MID, d.fma(nf, -_PIO2_HI, ad)))
+    n_large, r_large = _reduce_large(e, d, e.bits(a))
+    large = e.ge(a, _SINCOS_LARGE)                   # false for NaN
+    n = b.select(large, n_large, ni)
+    r = d.sel(large, r_large, r_small)
+    z = d.mul(r, r)
+    s = d.fma(d.mul(r, z), d.horner(z, _SIN_S), r)
+    c = d.fma(z, d.horner(z, _COS_C), 1.0)
+    # sin: s, c, -s, -c for n = 0, 1, 2, 3; cos is sin of the next quadrant.
+    if cosine:
+        n = b.add(n, ir.Constant(i64, 1))
+    odd = b.trunc(n, ir.IntType(1))
+    negative = b.trunc(b.lshr(n, ir.Constant(i64, 1)), ir.IntType(1))
+    y = d.sel(odd, c, s)
+    y = d.sel(negative, b.fneg(y), y)
+    y = b.fptrunc(y, e.t.ty)
+    if not cosine:
+        y = e.b.fmul(y, e.copysign(e.val(1.0), x))   # sin(-x) = -sin x, -0 kept
+    return e.sel(e.isnan(e.sub(x, x)), e.sub(x, x), y)   # inf and NaN: NaN
+
+
+def _sin(e: _E, x):
+    return _sin_cos(e, x, cosine=False)
+
+
+def _cos(e: _E, x):
+    return _sin_cos(e, x, cosine=True)
+
+
 #: name -> (emitter, supports f64)
 FUNCTIONS = {
     "exp": (_exp, True),
@@ -516,6 +646,8 @@ FUNCTIONS = {
     "tanh": (_tanh, True),
     "logistic": (_logistic, True),
     "erf": (_erf, False),
+    "sin": (_sin, False),
+    "cos": (_cos, False),
 }
 
 

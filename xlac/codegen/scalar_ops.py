@@ -450,10 +450,10 @@ class _LlvmMath:
         return _OPS["log-plus-one"][FLOAT](self.c, x)
 
     def sin(self, x):
-        return self.c.intrinsic("llvm.sin", x)
+        return _OPS["sine"][FLOAT](self.c, x)
 
     def cos(self, x):
-        return self.c.intrinsic("llvm.cos", x)
+        return _OPS["cosine"][FLOAT](self.c, x)
 
     def atan2(self, y, x):
         return self.c.libm("atan2", y, x)
@@ -592,8 +592,8 @@ _OPS: dict = {
     "log": {FLOAT: _approx("log", _intr("llvm.log")), COMPLEX: _complex_formula(complex_math.log)},
     "log-plus-one": {FLOAT: _approx("log1p", _libm("log1p")), COMPLEX: _complex_formula(complex_math.log1p)},
     "logistic": {FLOAT: _approx("logistic", _logistic)},
-    "sine": {FLOAT: _intr("llvm.sin"), COMPLEX: _complex_formula(complex_math.sin)},
-    "cosine": {FLOAT: _intr("llvm.cos"), COMPLEX: _complex_formula(complex_math.cos)},
+    "sine": {FLOAT: _approx("sin", _intr("llvm.sin")), COMPLEX: _complex_formula(complex_math.sin)},
+    "cosine": {FLOAT: _approx("cos", _intr("llvm.cos")), COMPLEX: _complex_formula(complex_math.cos)},
     "tan": {FLOAT: _libm("tan"), COMPLEX: _complex_formula(complex_math.tan)},
     **{op: {FLOAT: _libm(fn)} for op, fn in (("acos", "acos"), ("acosh", "acosh"), ("asin", "asin"),
                                               ("asinh", "asinh"), ("atan", "atan"), ("atanh", "atanh"),
