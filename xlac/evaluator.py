@@ -1219,10 +1219,13 @@ def _reduce(inst, vals):
     inputs, inits = vals[:n], vals[n:]
     axes = sorted(set(_ints(inst.attrs.get("dimensions", ()))))
     comp = inst.attrs["to_apply"]
-    # A half-precision reducer rounds after every step (as XLA:CPU's, whose
-    # bf16/f16 adds are f32 adds converted back): only wider types take numpy's
-    # reduction, which would round once at the end.
-    ufunc = _fast_reducer(comp) if n == 1 and inputs[0].dtype not in _HALVES else None
+    # A half-precision add or multiply rounds after every step (as XLA:CPU's,
+    # whose bf16/f16 adds are f32 adds converted back): only wider types take
+    # numpy's reduction, which would round once at the end. max and min are
+    # exact in any type.
+    ufunc = _fast_reducer(comp) if n == 1 else None
+    if inputs[0].dtype in _HALVES and ufunc not in (np.maximum, np.minimum):
+        ufunc = None
     if ufunc is not None:
         x, init = _wide(inputs[0]), _wide(inits[0])
         r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=init[()])
