@@ -1,10 +1,13 @@
-"""Scans written as reduce-windows (jax's cumsum, cumprod, cummax, cummin) become
-trees (xlac/passes/reduce_window_rewriter.py): the same values as the evaluator's
-sequential windows, far fewer operations; other reduce-windows stay as written."""
+"""Scans written as reduce-windows (jax's cumsum, cumprod, cummax, cummin) run as
+scans (xlac/codegen/kernels/scan.py: bit for bit the evaluator's windows) or,
+reverse float ones, become trees (xlac/passes/reduce_window_rewriter.py): the same
+values as the evaluator's sequential windows to rounding, far fewer operations;
+other reduce-windows stay as written."""
 import numpy as np
 import pytest
 
 import xlac
+from xlac.codegen.compiler import KERNELS, lower
 from xlac.passes import reduce_window_rewriter as rwr
 
 
@@ -73,10 +76,41 @@ def _opcodes_after_expansion(text: str) -> list:
     return [i.opcode for i in module.entry.instructions]
 
 
-def test_long_scans_become_trees_and_others_stay():
-    tree = _opcodes_after_expansion(scan_module("f32[1000]", 0))
+def test_reverse_float_scans_become_trees_and_others_stay():
+    tree = _opcodes_after_expansion(scan_module("f32[1000]", 0, forward=False))
     assert tree.count("reduce-window") >= 3 and "broadcast" in tree     # rows, totals (rewritten again), ...
-    assert _opcodes_after_expansion(scan_module(f"f32[{rwr.BASE}]", 0)).count("reduce-window") == 1
+    assert _opcodes_after_expansion(scan_module(f"f32[{rwr.BASE}]", 0, forward=False)).count("reduce-window") == 1
     # An init that is not the reducer's identity changes every window: left as written.
-    assert _opcodes_after_expansion(scan_module("f32[1000]", 0, init="1")).count("reduce-window") == 1
-    assert _opcodes_after_expansion(scan_module("f32[1000]", 0, op="maximum", init="0")).count("reduce-window") == 1
+    assert _opcodes_after_expansion(scan_module("f32[1000]", 0, init="1", forward=False)).count("reduce-window") == 1
+    # Forward scans, and reverse ones of exact integer reducers, run as scans.
+    for module in (scan_module("f32[1000]", 0), scan_module("s32[1000]", 0, forward=False),
+                   scan_module("s8[4,1000]", 1, "maximum", "-128", forward=False)):
+        assert _opcodes_after_expansion(module).count("reduce-window") == 1
+        (scan,) = [i for i in lower(xlac.parse_hlo(module)).hlo.entry.instructions if i.opcode == "reduce-window"]
+        assert KERNELS.choose(scan).candidate.name == "reduce-window.scan"
+
+
+_SCANS = [("f32[1024,64]", 1, True, "add", "0"), ("f32[64,1024]", 0, True, "add", "0"),
+          ("bf16[37,300]", 1, True, "add", "0"), ("f16[3,200,5]", 1, True, "multiply", "1"),
+          ("s8[19,500]", 1, False, "add", "0"), ("u8[500,9]", 0, False, "maximum", "0"),
+          ("s32[13,300]", 1, False, "minimum", "7"), ("f32[11,2,70]", 2, True, "add", "0.5"),
+          ("f64[5]", 0, True, "maximum", "-1"), ("pred[9,33]", 1, False, "or", "false")]
+
+
+@pytest.mark.parametrize("shape, dim, forward, op, init", _SCANS, ids=[f"{s[0]}-{s[1]}-{s[2]}-{s[3]}" for s in _SCANS])
+def test_scans_are_the_windows_bit_for_bit(shape, dim, forward, op, init):
+    """Every element type, both directions, along minor and major dimensions,
+    inits that are not the identity: the scan kernel's bits are the evaluator's
+    (its windows folded as written)."""
+    import ml_dtypes
+    module = scan_module(shape, dim, op, init, forward=forward)
+    et, dims = shape.split("[")[0], tuple(int(d) for d in shape.split("[")[1][:-1].split(","))
+    rng = np.random.default_rng(2)
+    dtype = {"bf16": ml_dtypes.bfloat16, "pred": np.bool_}.get(et) or np.dtype(xlac.PrimitiveType(et).dtype)
+    x = rng.integers(0, 2, dims).astype(np.bool_) if et == "pred" else \
+        (rng.standard_normal(dims) * 3).astype(dtype)
+    if op == "multiply":
+        x = (1 + rng.standard_normal(dims) / 50).astype(dtype)
+    got = xlac.jit(module)(x)
+    want = np.asarray(xlac.evaluate(module, x))
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

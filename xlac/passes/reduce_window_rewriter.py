@@ -36,7 +36,7 @@ from ..hlo.window import Window, WindowDimension, format_window, window_of
 from ..shape import Shape
 from .rewriter import PatternRewriter, PatternSet
 
-__all__ = ["register", "BASE"]
+__all__ = ["register", "BASE", "scan_of", "runs_sequentially"]
 
 #: The length of the rows scanned in full (see the module docstring).
 BASE = 16
@@ -72,37 +72,71 @@ def _identity(op: str, dtype: np.dtype):
     return -inf if op == "maximum" else inf
 
 
-def _scan_dimension(inst: HloInstruction) -> tuple | None:
-    """(dimension, length, forward) of a scan reduce-window, else None."""
+def scan_of(inst: HloInstruction) -> tuple[int, bool] | None:
+    """``(dimension, forward)`` when the ``reduce-window`` ``inst`` is a scan: one
+    dimension whose window, at least as long as the dimension, is padded by the
+    window's length minus one on one side (before: forward), with stride 1, no
+    dilation and no reversal, every other dimension's window one element with no
+    padding; else None."""
     window = window_of(inst.attrs)
     dims = inst.operands[0].shape.dimensions
+    if any(w.stride != 1 or w.base_dilation != 1 or w.window_dilation != 1 or w.window_reversal
+           for w in window):
+        return None
     scans = [d for d, w in enumerate(window) if w.size != 1 or w.padding_low or w.padding_high]
-    if len(scans) != 1 or any(w.stride != 1 or w.base_dilation != 1 or w.window_dilation != 1 or
-                              w.window_reversal for w in window):
+    if len(scans) != 1:
         return None
     d = scans[0]
-    w, n = window[d], dims[d]
-    if w.size != n or n <= BASE:
+    w = window[d]
+    if w.size < dims[d]:
         return None
-    if (w.padding_low, w.padding_high) == (n - 1, 0):
-        return d, n, True
-    if (w.padding_low, w.padding_high) == (0, n - 1):
-        return d, n, False
+    if (w.padding_low, w.padding_high) == (w.size - 1, 0):
+        return d, True
+    if (w.padding_low, w.padding_high) == (0, w.size - 1):
+        return d, False
     return None
+
+
+#: Reducers under which a reverse scan of integers may run from the end.
+_EXACT_REVERSIBLE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
+
+
+def runs_sequentially(inst: HloInstruction) -> bool:
+    """Whether the code generator runs the scan ``inst`` as one (the
+    ``reduce-window.scan`` kernel), so it is not rewritten: a forward scan
+    (output ``i`` is the reducer of output ``i-1`` and ``x[i]``, exactly the
+    window's fold), and a reverse scan of one integer or pred operand whose
+    reducer is exact, associative and commutative (read from the end: the
+    reducer of ``x[i]`` and output ``i+1``)."""
+    scan = scan_of(inst)
+    if scan is None:
+        return False
+    if scan[1]:
+        return True
+    pt = inst.operands[0].shape.element_type
+    comp = inst.attrs.get("to_apply")
+    root = getattr(comp, "root", None)
+    return len(inst.operands) == 2 and (pt.is_integral or pt.is_pred) and root is not None and \
+        root.opcode in _EXACT_REVERSIBLE and len(root.operands) == 2 and \
+        all(o.opcode == "parameter" for o in root.operands) and \
+        {o.parameter_number for o in root.operands} == {0, 1}
 
 
 def reduce_window_scan(inst: HloInstruction, rw: PatternRewriter) -> bool:
     if len(inst.operands) != 2 or inst.shape.is_tuple:
         return False
-    scan = _scan_dimension(inst)
+    scan = scan_of(inst)
     op = _reducer_op(inst)
     x, init = inst.operands
-    if scan is None or op is None or init.opcode != "constant":
+    if scan is None or op is None or init.opcode != "constant" or runs_sequentially(inst):
+        return False
+    d, forward = scan
+    n = x.shape.dimensions[d]
+    if window_of(inst.attrs)[d].size != n or n <= BASE:
         return False
     identity = _identity(op, x.shape.dtype)
     if identity is None or not np.array_equal(np.asarray(init.literal), identity):
         return False
-    d, n, forward = scan
     return rw.replace(inst, _Tree(rw, inst, op).scan(x, d, n, forward))
 
 

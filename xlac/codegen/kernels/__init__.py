@@ -9,8 +9,8 @@ from __future__ import annotations
 from .. import elemental
 from ..kernel_choice import KernelRegistry
 from . import (block_copy, cholesky_blocked, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
-               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, lu_blocked, map_op, reduce, rng, scatter, sort, transpose,
-               triangular_solve_blocked, windows)
+               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, lu_blocked, map_op, reduce, rng, scan, scatter, sort,
+               transpose, triangular_solve_blocked, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
 #: data-movement ones live in ``elemental.py`` itself).
@@ -36,6 +36,7 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("dynamic-update-slice", block_copy.DYNAMIC_UPDATE_SLICE, dynamic_slice.DYNAMIC_UPDATE_SLICE)
     r.add("scatter", scatter.SCATTER)
     r.add("select-and-scatter", windows.SELECT_AND_SCATTER)
+    r.add("reduce-window", scan.SCAN)
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
     r.add("fft", fft.FFT)

@@ -1,0 +1,146 @@
+"""A ``reduce-window`` that is a scan (jax's ``cumsum``, ``cumprod``, ``cummax``,
+``cummin``, ``cumlogsumexp``) as a scan: one reducer application per element.
+
+jax writes a cumulative reduction along a dimension of length L as a
+``reduce-window`` whose window is the whole dimension, padded by L-1 on one
+side.  Its definition (spec: *ReduceWindow*; padding reads nothing, see
+``windows.py``) folds the reducer from the init value over the window's real
+elements in order, so a forward scan's output ``i`` is ``f(output[i-1], x[i])``
+(``f(init, x[0])`` at 0): the same operations in the same order, whatever the
+reducer (a float ``add`` rounds exactly as the window would, a variadic
+reducer works too), L times fewer of them.  A reverse scan (padded after)
+folds ``x[i] .. x[L-1]`` in ascending order; read from the end it is
+``f(x[i], output[i+1])`` only where ``f`` is exact, associative and
+commutative: integer ``add``, ``multiply``, ``maximum``, ``minimum``, ``and``,
+``or``, ``xor`` (``reduce_window_rewriter.runs_sequentially`` says which; other reverse scans
+are that module's tree, as in XLA).
+
+Where the scan dimension is not the most minor in the layout, the loops run
+in the layout's order and each step's inner loops are elementwise over a
+plane (vectorised), reading the plane before; where it is, ``ROWS`` rows'
+chains run interleaved, step by step.
+"""
+from __future__ import annotations
+
+from ...hlo.ir import HloInstruction
+from ...passes.reduce_window_rewriter import runs_sequentially, scan_of
+from ..emitter import KernelContext
+from ..ir_array import Index, i64, scalar_index
+from ..kernel_choice import KernelCandidate
+from ..loops import fill_padding, for_range, loop_nest
+
+
+def applies(inst: HloInstruction) -> str | None:
+    if not runs_sequentially(inst):
+        return "not a scan, or a reverse scan of a reducer that is not exact, associative and commutative"
+    return None
+
+
+#: Rows scanned side by side when the scan runs along the most minor
+#: dimension: independent chains, so a float add's latency (or bf16's
+#: rounding after it) overlaps.
+ROWS = 8
+
+
+def _emit(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    k = len(inst.operands) // 2
+    outs = ctx.output_arrays()
+    for out in outs:
+        fill_padding(b, out)
+    shape = outs[0].shape
+    if shape.element_count() == 0:
+        return
+    d, forward = scan_of(inst)
+    s = _Scan(ctx, outs, [ctx.operand_generator(j) for j in range(k)],
+              [ctx.operand_generator(k + j)(scalar_index()) for j in range(k)], d, forward)
+    minor = [m for m in shape.layout.minor_to_major if shape.dimensions[m] != 1]
+    if minor and minor[0] == d:
+        s.rows()
+    else:
+        s.planes()
+
+
+class _Scan:
+    def __init__(self, ctx: KernelContext, outs, xs, inits, d: int, forward: bool):
+        self.b, self.em, self.outs, self.xs, self.inits = ctx.b, ctx.em, outs, xs, inits
+        self.reducer = ctx.inst.attrs["to_apply"]
+        self.shape = outs[0].shape
+        self.d, self.forward = d, forward
+        self.n = self.shape.dimensions[d]
+
+    def step(self, acc: list, index: Index) -> list:
+        """The reducer of the accumulators and the operands at ``index``,
+        written there: forward ``f(acc, x)`` as the window folds, reverse
+        ``f(x, acc)`` (exact reducers only)."""
+        values = [g(index) for g in self.xs]
+        out = self.em.emit_scalar_computation(self.reducer, acc + values if self.forward else values + acc)
+        out = list(out) if isinstance(out, tuple) else [out]
+        for o, v in zip(self.outs, out):
+            o.write(self.b, index, v)
+        return out
+
+    def position(self, i):
+        """The scan dimension's index of step ``i`` (reverse: from the end)."""
+        return i if self.forward else self.b.sub(i64(self.n - 1), i)
+
+    def planes(self) -> None:
+        """Loops in the layout's order: step ``i``'s inner loops are elementwise
+        over a plane, each element reading its predecessor's result."""
+        b, d = self.b, self.d
+        with loop_nest(b, self.shape, "scan0", dim_ranges={d: (i64(0), i64(1))}) as index:
+            multi = list(index.multi)
+            multi[d] = self.position(multi[d])
+            self.step(list(self.inits), Index(multi))
+        if self.n == 1:
+            return
+        with loop_nest(b, self.shape, "scan", dim_ranges={d: (i64(1), i64(self.n))}) as index:
+            multi = list(index.multi)
+            multi[d] = self.position(multi[d])
+            before = list(multi)
+            before[d] = b.sub(multi[d], i64(1 if self.forward else -1))
+            self.step([o.read(b, Index(before)) for o in self.outs], Index(multi))
+
+    def rows(self) -> None:
+        """The scan along the most minor dimension: ROWS rows at a time, their
+        chains interleaved step by step (accumulators in registers), then the
+        rows left over one at a time."""
+        b = self.b
+        others = [m for m in reversed(self.shape.layout.minor_to_major) if m != self.d]
+        sizes = [self.shape.dimensions[m] for m in others]
+        count = 1
+        for n in sizes:
+            count *= n
+        blocks = count // ROWS
+        if blocks:
+            with for_range(b, blocks, "scan.rows") as block:
+                self._chains(others, sizes, b.mul(block, i64(ROWS)), ROWS)
+        if count % ROWS:
+            with for_range(b, count % ROWS, "scan.rest") as r:
+                self._chains(others, sizes, b.add(r, i64(blocks * ROWS)), 1)
+
+    def _chains(self, others, sizes, first_row, rows: int) -> None:
+        b = self.b
+        accs = [[self.em.alloca(o.element_type, "scan.acc") for o in self.outs] for _ in range(rows)]
+        bases = []
+        for r in range(rows):
+            multi = [None] * self.shape.rank
+            rest = b.add(first_row, i64(r)) if r else first_row
+            for m, n in zip(reversed(others), reversed(sizes)):      # row number -> index
+                multi[m] = b.urem(rest, i64(n)) if n != 1 else i64(0)
+                rest = b.udiv(rest, i64(n)) if n != 1 else rest
+            bases.append(multi)
+            for acc, v in zip(accs[r], self.inits):
+                b.store(v, acc)
+        with for_range(b, self.n, "scan.i") as i:
+            at = self.position(i)
+            for r in range(rows):
+                multi = list(bases[r])
+                multi[self.d] = at
+                out = self.step([b.load(a) for a in accs[r]], Index(multi))
+                for acc, v in zip(accs[r], out):
+                    b.store(v, acc)
+
+
+#: The kernel candidate (``kernels.register_all``: tried before the loop).
+SCAN = KernelCandidate("reduce-window.scan", _emit, applies=applies)
