@@ -94,7 +94,9 @@ _SCANS = [("f32[1024,64]", 1, True, "add", "0"), ("f32[64,1024]", 0, True, "add"
           ("bf16[37,300]", 1, True, "add", "0"), ("f16[3,200,5]", 1, True, "multiply", "1"),
           ("s8[19,500]", 1, False, "add", "0"), ("u8[500,9]", 0, False, "maximum", "0"),
           ("s32[13,300]", 1, False, "minimum", "7"), ("f32[11,2,70]", 2, True, "add", "0.5"),
-          ("f64[5]", 0, True, "maximum", "-1"), ("pred[9,33]", 1, False, "or", "false")]
+          ("f64[5]", 0, True, "maximum", "-1"), ("pred[9,33]", 1, False, "or", "false"),
+          # big enough to share rows among threads, rows left over
+          ("f32[300,600]", 1, True, "add", "0"), ("s32[301,500]", 1, False, "add", "0")]
 
 
 @pytest.mark.parametrize("shape, dim, forward, op, init", _SCANS, ids=[f"{s[0]}-{s[1]}-{s[2]}-{s[3]}" for s in _SCANS])
