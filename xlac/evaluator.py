@@ -1627,12 +1627,11 @@ def _reduce_window(inst, vals):
         acc = np.full(out_dims, init[()], dtype=x.dtype)
         # max/min order -0 below +0, which np.maximum/np.minimum do not.
         step = {np.maximum: _maximum, np.minimum: _minimum}.get(ufunc, ufunc)
-        # A half-precision add or multiply rounds after every step (as reduce's).
-        narrow = inputs[0].dtype if inputs[0].dtype in _HALVES and ufunc in (np.add, np.multiply) else None
+        # Half-precision windows accumulate in f32 and round once (the scan
+        # kernel does the same for jax's cumsum: XLA's results are far nearer
+        # that than an add rounded to bf16 at every step).
         for _k, sl in _window_positions(window, out_dims):
             acc = step(acc, base[sl]).astype(x.dtype)
-            if narrow is not None:
-                acc = acc.astype(narrow).astype(x.dtype)
         return _convert(acc, inst.shape.dtype)
     # General path: fold the reducer over window positions, skipping padding and holes.
     bases = [_window_base(x, window, np.zeros((), x.dtype)) for x in inputs]

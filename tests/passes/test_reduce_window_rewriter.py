@@ -92,6 +92,7 @@ def test_reverse_float_scans_become_trees_and_others_stay():
 
 _SCANS = [("f32[1024,64]", 1, True, "add", "0"), ("f32[64,1024]", 0, True, "add", "0"),
           ("bf16[37,300]", 1, True, "add", "0"), ("f16[3,200,5]", 1, True, "multiply", "1"),
+          ("bf16[300,37]", 0, True, "add", "0"), ("f8e5m2[40,9]", 1, True, "maximum", "-inf"),
           ("s8[19,500]", 1, False, "add", "0"), ("u8[500,9]", 0, False, "maximum", "0"),
           ("s32[13,300]", 1, False, "minimum", "7"), ("f32[11,2,70]", 2, True, "add", "0.5"),
           ("f64[5]", 0, True, "maximum", "-1"), ("pred[9,33]", 1, False, "or", "false"),

@@ -8,7 +8,11 @@ side.  Its definition (spec: *ReduceWindow*; padding reads nothing, see
 elements in order, so a forward scan's output ``i`` is ``f(output[i-1], x[i])``
 (``f(init, x[0])`` at 0): the same operations in the same order, whatever the
 reducer (a float ``add`` rounds exactly as the window would, a variadic
-reducer works too), L times fewer of them.  A reverse scan (padded after)
+reducer works too), L times fewer of them.  A narrow float (bf16, f16, f8)
+``add`` or ``multiply`` accumulates in f32 and rounds each output once, as the
+evaluator's windows do (XLA:CPU's ``cumsum`` of bf16 is far nearer that than a
+sum rounded to bf16 at every step, which drifts by whole units over 1024
+elements).  A reverse scan (padded after)
 folds ``x[i] .. x[L-1]`` in ascending order; read from the end it is
 ``f(x[i], output[i+1])`` only where ``f`` is exact, associative and
 commutative: integer ``add``, ``multiply``, ``maximum``, ``minimum``, ``and``,
@@ -24,12 +28,45 @@ from __future__ import annotations
 
 from ...hlo.ir import HloInstruction
 from ...passes.reduce_window_rewriter import runs_sequentially, scan_of
+from ...shape import F32
+from .. import scalar_ops
 from ..emitter import PTR, KernelContext
-from ..ir_array import I64, Index, i64, scalar_index
+from ..ir_array import I64, Index, IrArray, i64, scalar_index
 from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range, loop_nest
 from ..task_grid import thread_count
 
+
+
+def _wide_op(inst: HloInstruction) -> str | None:
+    """The opcode of a one-operand scan of a narrow float (bf16, f16, f8) by
+    ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two parameters,
+    which accumulates in f32 and rounds each output once (as the evaluator's
+    windows do; XLA's cumsum is far nearer that than a sum rounded to bf16 at
+    every step); else None."""
+    if len(inst.operands) != 2 or not inst.shape.is_array or not inst.shape.element_type.is_narrow_float:
+        return None
+    comp = inst.attrs["to_apply"]
+    root = comp.root
+    if root.opcode in ("add", "multiply", "maximum", "minimum") and len(comp.parameters) == 2 and \
+            {id(o) for o in root.operands} == {id(p) for p in comp.parameters}:
+        return root.opcode
+    return None
+
+
+def _by_planes(inst: HloInstruction) -> bool:
+    """Whether the scan runs by planes: its dimension is not the result's most
+    minor (of more than one element)."""
+    shape = inst.shape.tuple_shapes[0] if inst.shape.is_tuple else inst.shape
+    minor = [m for m in shape.layout.minor_to_major if shape.dimensions[m] != 1]
+    return not minor or minor[0] != scan_of(inst)[0]
+
+
+def _scratch(me, inst: HloInstruction) -> int:
+    """By planes with an f32 accumulator: an f32 copy of the result to hold it."""
+    if _wide_op(inst) and _by_planes(inst):
+        return inst.shape.element_count() * 4
+    return 0
 
 
 def applies(inst: HloInstruction) -> str | None:
@@ -61,8 +98,7 @@ def _emit(ctx: KernelContext) -> None:
     if shape.element_count() == 0:
         return
     d, forward = scan_of(inst)
-    minor = [m for m in shape.layout.minor_to_major if shape.dimensions[m] != 1]
-    if not minor or minor[0] != d:
+    if _by_planes(inst):
         _Scan(ctx, d, forward).planes()
         return
     count = shape.element_count() // shape.dimensions[d]           # rows
@@ -92,24 +128,37 @@ class _Scan:
     def __init__(self, ctx: KernelContext, d: int, forward: bool):
         inst = ctx.inst
         k = len(inst.operands) // 2
-        self.b, self.em, self.outs = ctx.b, ctx.em, ctx.output_arrays()
+        self.ctx, self.b, self.em, self.outs = ctx, ctx.b, ctx.em, ctx.output_arrays()
         self.xs = [ctx.operand_generator(j) for j in range(k)]
-        self.inits = [ctx.operand_generator(k + j)(scalar_index()) for j in range(k)]
+        self.types = [o.element_type for o in self.outs]
+        self.wide = _wide_op(inst)
+        inits = [ctx.operand_generator(k + j)(scalar_index()) for j in range(k)]
+        self.inits = [self.widen(v) for v in inits] if self.wide else inits
+        self.acc_types = [F32] if self.wide else self.types
         self.reducer = inst.attrs["to_apply"]
         self.shape = self.outs[0].shape
         self.d, self.forward = d, forward
         self.n = self.shape.dimensions[d]
 
+    def widen(self, v):
+        return scalar_ops.widen_to_f32(self.b, v, self.types[0])
+
     def step(self, acc: list, index: Index) -> list:
-        """The reducer of the accumulators and the operands at ``index``,
-        written there: forward ``f(acc, x)`` as the window folds, reverse
-        ``f(x, acc)`` (exact reducers only)."""
+        """The reducer of the accumulators and the operands at ``index``
+        (forward ``f(acc, x)`` as the window folds, reverse ``f(x, acc)``, exact
+        reducers only), written there; returns the new accumulators (f32 for
+        :func:`_wide_op` scans, which round only what they write)."""
+        b = self.b
         values = [g(index) for g in self.xs]
-        out = self.em.emit_scalar_computation(self.reducer, acc + values if self.forward else values + acc)
-        out = list(out) if isinstance(out, tuple) else [out]
+        if self.wide:
+            new = [scalar_ops.emit_elementwise(b, self.wide, [acc[0], self.widen(values[0])], [F32, F32], F32)]
+            out = [scalar_ops.emit_elementwise(b, "convert", new, [F32], self.types[0])]
+        else:
+            r = self.em.emit_scalar_computation(self.reducer, acc + values if self.forward else values + acc)
+            new = out = list(r) if isinstance(r, tuple) else [r]
         for o, v in zip(self.outs, out):
-            o.write(self.b, index, v)
-        return out
+            o.write(b, index, v)
+        return new
 
     def position(self, i):
         """The scan dimension's index of step ``i`` (reverse: from the end)."""
@@ -117,12 +166,21 @@ class _Scan:
 
     def planes(self) -> None:
         """Loops in the layout's order: step ``i``'s inner loops are elementwise
-        over a plane, each element reading its predecessor's result."""
+        over a plane, each element reading its predecessor's accumulator (the
+        result, or its f32 copy in scratch)."""
         b, d = self.b, self.d
+        accs = [IrArray(self.ctx.scratch_pointer(), self.shape.with_element_type(F32))] if self.wide \
+            else self.outs
+
+        def step(acc, multi):
+            new = self.step(acc, Index(multi))
+            if self.wide:
+                accs[0].write(b, Index(multi), new[0])
+
         with loop_nest(b, self.shape, "scan0", dim_ranges={d: (i64(0), i64(1))}) as index:
             multi = list(index.multi)
             multi[d] = self.position(multi[d])
-            self.step(list(self.inits), Index(multi))
+            step(list(self.inits), multi)
         if self.n == 1:
             return
         with loop_nest(b, self.shape, "scan", dim_ranges={d: (i64(1), i64(self.n))}) as index:
@@ -130,7 +188,7 @@ class _Scan:
             multi[d] = self.position(multi[d])
             before = list(multi)
             before[d] = b.sub(multi[d], i64(1 if self.forward else -1))
-            self.step([o.read(b, Index(before)) for o in self.outs], Index(multi))
+            step([a.read(b, Index(before)) for a in accs], multi)
 
     def rows(self, start, stop) -> None:
         """The scan along the most minor dimension of rows ``[start, stop)``
@@ -148,7 +206,7 @@ class _Scan:
 
     def _chains(self, others, sizes, first_row, rows: int) -> None:
         b = self.b
-        accs = [[self.em.alloca(o.element_type, "scan.acc") for o in self.outs] for _ in range(rows)]
+        accs = [[self.em.alloca(t, "scan.acc") for t in self.acc_types] for _ in range(rows)]
         bases = []
         for r in range(rows):
             multi = [None] * self.shape.rank
@@ -170,4 +228,4 @@ class _Scan:
 
 
 #: The kernel candidate (``kernels.register_all``: tried before the loop).
-SCAN = KernelCandidate("reduce-window.scan", _emit, applies=applies)
+SCAN = KernelCandidate("reduce-window.scan", _emit, applies=applies, scratch_bytes=_scratch)
