@@ -99,11 +99,13 @@ def test_reduce_window_types_and_layouts(ty, dtype, op, init, layout):
 
 
 @pytest.mark.parametrize("ty", ["bf16", "f16"])
-@pytest.mark.parametrize("op,init", [("maximum", "-inf"), ("minimum", "inf"), ("maximum", "0")])
-def test_narrow_float_max_min_pools_accumulate_in_f32(ty, op, init):
-    """A bf16/f16 max or min window accumulates in f32 and rounds once (f16
-    widened by integer operations): the evaluator's values, NaN anywhere in a
-    window gives NaN, signed zeros ordered; padding reads nothing."""
+@pytest.mark.parametrize("op,init", [("maximum", "-inf"), ("minimum", "inf"), ("maximum", "0"), ("add", "0"),
+                                     ("multiply", "1")])
+def test_narrow_float_pools_accumulate_in_f32(ty, op, init):
+    """A bf16/f16 max, min, add or multiply window accumulates in f32 and
+    rounds once (f16 widened by integer operations): the evaluator's values,
+    NaN anywhere in a window gives NaN, signed zeros ordered; padding reads
+    nothing."""
     text = f"""HloModule m
 red {{
   a = {ty}[] parameter(0)

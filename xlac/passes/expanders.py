@@ -435,8 +435,8 @@ def narrow_max_min_reducer(comp) -> str | None:
     narrow float (bf16, f16, f8), else None: a reduction by it may compute in
     f32 and round once, every partial result being one of its operands (XLA's
     FloatNormalization computes each bf16 step in f32 and rounds it; the
-    rounding changes nothing).  Also the ``reduce-window`` generator's test
-    (``codegen/kernels/windows.py``)."""
+    rounding changes nothing).  (``reduce-window`` widens add and multiply
+    too: ``codegen/kernels/windows.narrow_window_reducer``.)"""
     root, params = comp.root, comp.parameters
     if root.opcode in ("maximum", "minimum") and len(params) == 2 and root.shape.is_array \
             and root.shape.element_type.is_narrow_float and {id(o) for o in root.operands} == {id(p) for p in params}:

@@ -35,23 +35,16 @@ from ..ir_array import I64, Index, IrArray, i64, scalar_index
 from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range, loop_nest
 from ..task_grid import thread_count
+from .windows import narrow_window_reducer
 
 
 
 def _wide_op(inst: HloInstruction) -> str | None:
-    """The opcode of a one-operand scan of a narrow float (bf16, f16, f8) by
-    ``add``, ``multiply``, ``maximum`` or ``minimum`` of its two parameters,
-    which accumulates in f32 and rounds each output once (as the evaluator's
-    windows do; XLA's cumsum is far nearer that than a sum rounded to bf16 at
-    every step); else None."""
-    if len(inst.operands) != 2 or not inst.shape.is_array or not inst.shape.element_type.is_narrow_float:
+    """The f32 accumulator's op of a one-operand narrow float scan
+    (``windows.narrow_window_reducer``), else None."""
+    if len(inst.operands) != 2 or not inst.shape.is_array:
         return None
-    comp = inst.attrs["to_apply"]
-    root = comp.root
-    if root.opcode in ("add", "multiply", "maximum", "minimum") and len(comp.parameters) == 2 and \
-            {id(o) for o in root.operands} == {id(p) for p in comp.parameters}:
-        return root.opcode
-    return None
+    return narrow_window_reducer(inst.attrs["to_apply"])
 
 
 def _by_planes(inst: HloInstruction) -> bool:

@@ -25,7 +25,6 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...hlo.window import window_of
-from ...passes.expanders import narrow_max_min_reducer
 from ...shape import F32, PRED
 from .. import scalar_ops, types
 from ..elemental import ElementalEmitter
@@ -73,6 +72,22 @@ def _layout_order(shape):
     return list(reversed(shape.layout.minor_to_major))
 
 
+def narrow_window_reducer(comp) -> str | None:
+    """``add``, ``multiply``, ``maximum`` or ``minimum`` when ``comp`` is that op
+    of its two parameters on a narrow float (bf16, f16, f8), else None: a
+    ``reduce-window`` by it accumulates in f32 and rounds each result once, as
+    the evaluator's windows do (max and min give the same values either way;
+    jax's bf16 ``cumsum`` under XLA:CPU is nearer this than a sum rounded at
+    every step).  ``reduce`` keeps XLA's rounding at every step for add and
+    multiply (``op-expander`` widens only its max and min:
+    ``expanders.narrow_max_min_reducer``)."""
+    root, params = comp.root, comp.parameters
+    if root.opcode in ("add", "multiply", "maximum", "minimum") and len(params) == 2 and root.shape.is_array \
+            and root.shape.element_type.is_narrow_float and {id(o) for o in root.operands} == {id(p) for p in params}:
+        return root.opcode
+    return None
+
+
 def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     n = len(gens) // 2
     input_gens, init_gens = gens[:n], gens[n:]
@@ -84,12 +99,9 @@ def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     empty = any(wd.size == 0 for wd in window) or 0 in in_shape.dimensions
     order = _layout_order(in_shape)
 
-    # A narrow float max/min window accumulates in f32 and rounds once: the
-    # same values (the result is one of the inputs), no rounding per step
-    # (f16 widened with integer operations: ``scalar_ops.NARROWED_BY_LLVM``).
-    # ``op-expander`` does the same for ``reduce``, which fuses with the
-    # converts it adds.
-    wide = narrow_max_min_reducer(reducer) if n == 1 else None
+    # A narrow float window accumulates in f32 and rounds once (f16 widened
+    # with integer operations: ``scalar_ops.NARROWED_BY_LLVM``).
+    wide = narrow_window_reducer(reducer) if n == 1 else None
     acc_types = [F32] if wide else elem_types
 
     def convert(v, src, dst):
