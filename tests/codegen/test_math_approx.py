@@ -413,3 +413,27 @@ ENTRY main {{
     with np.errstate(all="ignore"):
         ref = _OPCODES[opcode][1](x.astype(np.float64))
     np.testing.assert_allclose(exe(x), ref, rtol=4e-7, atol=1e-30)
+
+
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+def test_narrow_erf_in_f32_rounds_every_value_as_the_exact_erf(ty):
+    """bf16/f16 ``erf`` evaluates its rational function in f32
+    (``math_approx.emit_for_narrow``, 5 f32 ulp): on every input the result
+    is the exact erf rounded to the type, but for four f16 values (+-0.00148
+    and +-0.2144: one f16 ulp, the exact value next to a rounding tie)."""
+    import ml_dtypes
+    dtype = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}[ty]
+    values = np.arange(65536, dtype=np.uint16).view(dtype)
+    text = f"HloModule e\nENTRY e {{\n  x = {ty}[65536] parameter(0)\n  ROOT y = {ty}[65536] erf(x)\n}}"
+    got = np.asarray(xlac.jit(text)(values)).astype(np.float64)
+    wide = values.astype(np.float64)
+    with np.errstate(all="ignore"):
+        exact = np.array([math.erf(v) if np.isfinite(v) else np.nan for v in wide])
+        exact[np.isinf(wide)] = np.sign(wide[np.isinf(wide)])
+    want = exact.astype(dtype).astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(wide))
+    ok = ~np.isnan(wide)
+    off = ok & (got != want)
+    assert off.sum() <= (4 if ty == "f16" else 0), wide[off]
+    spacing = np.abs(np.spacing(want[off].astype(dtype)).astype(np.float64))
+    assert np.all(np.abs(got[off] - want[off]) <= spacing)

@@ -33,7 +33,8 @@ logistic   yes    yes    ``e = exp(-|x|)``; ``1 / (1 + e)`` for ``x >= 0``, ``e 
                          below (no overflow, denormal tail kept), corrected for the
                          rounding of ``1 + e``
 erf        yes    no     ``x P(x**2) / Q(x**2)`` below 3.8325 (XLA:CPU's form), evaluated
-                         in f64 (in f32 its roundings add 5 ulp); beyond: ``+-1``
+                         in f64 (in f32 its roundings add 5 ulp; for a bf16/f16 result,
+                         :func:`emit_for_narrow`, in f32); beyond: ``+-1``
 sin, cos   yes    no     in f64: ``|x| = n pi/2 + r``, three-part pi/2 below ``2**20``,
                          Payne-Hanek in integers above; ``r + r**3 S(r**2)`` or
                          ``1 + r**2 C(r**2)`` by the quadrant; rounded once (0.501 ulp)
@@ -78,6 +79,7 @@ from llvmlite import ir
 from .target import host_vector_bits
 
 __all__ = ["EXACT_MATH_ENV", "exact_math", "supports", "emit", "emit_bf16", "ROUNDED_TO_BF16", "FUNCTIONS",
+           "NARROW_RESULT", "emit_for_narrow",
            "use_native_scaling", "round_to_bf16_split"]
 
 #: Environment variable: when set to anything but ``""``/``0``, the math ops call
@@ -500,7 +502,13 @@ def _logistic(e: _E, x):
     return e.fma(e.b.fneg(factor), err, q)
 
 
-def _erf(e: _E, x):
+def _erf(e: _E, x, narrow_result: bool = False):
+    if narrow_result:
+        # For a bf16/f16/f8 result, f32 arithmetic: its 5 ulp are 2**-11 of an
+        # f16 ulp, and the loop runs in 8-lane vectors instead of 4.
+        z = e.mul(x, x)
+        y = e.div(e.mul(x, e.horner(z, [_f32(c) for c in _ERF_P])), e.horner(z, [_f32(c) for c in _ERF_Q]))
+        return e.sel(e.ge(e.abs(x), _ERF_ONE), e.copysign(e.val(1.0), x), y)     # NaN: y, NaN
     # In f64: its roundings are far below an f32 ulp, so the result is the fit's
     # (0.03 ulp) plus the final rounding; in f32 the 13 operations' roundings
     # added 5 ulp (XLA:CPU's rational function of the same shape measures so).
@@ -665,6 +673,20 @@ def emit(builder: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
     if not supports(name, x.type):
         raise TypeError(f"no approximation of {name} for {x.type}")
     return FUNCTIONS[name][0](_E(builder, x.type), x)
+
+
+#: The functions whose f32 code for a result rounded to a narrower float
+#: (bf16, f16, f8) is a cheaper one (:func:`emit_for_narrow`).
+NARROW_RESULT = frozenset({"erf"})
+
+
+def emit_for_narrow(builder: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    """``name`` (in :data:`NARROW_RESULT`) of the f32 ``x`` for a result the
+    caller rounds to bf16, f16 or an f8 type: f32 arithmetic where the full
+    f32 code works in f64 (``erf``: 5 f32 ulp, far below the narrow type's)."""
+    if name not in NARROW_RESULT or not isinstance(x.type, ir.FloatType):
+        raise TypeError(f"no narrow-result approximation of {name} for {x.type}")
+    return FUNCTIONS[name][0](_E(builder, x.type), x, narrow_result=True)
 
 
 #: The functions :func:`emit_bf16` has: their bf16 result costs less rounded

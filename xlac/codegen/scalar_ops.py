@@ -1209,7 +1209,10 @@ def emit_elementwise(builder: ir.IRBuilder, opcode: str, operands: list, operand
             # The approximation rounds its own result (cheaper, same bits).
             return _bf16_of_exact_f32(builder, math_approx.emit_bf16(builder, opcode, operands[0]))
         c.types = [PT.F32 if t.is_narrow_float else t for t in operand_types]
-        value = emit(c, *operands)
+        if result_type.is_narrow_float and opcode in math_approx.NARROW_RESULT and not math_approx.exact_math():
+            value = math_approx.emit_for_narrow(builder, opcode, operands[0])
+        else:
+            value = emit(c, *operands)
         if result_type is PT.BF16 and _rounds_quiet_nans(opcode, raw_operands, operand_types):
             return _f32_to_bf16(builder, value, quiet_nan_of_bf16=True)
         if result_type.is_narrow_float:
