@@ -168,6 +168,62 @@ def test_column_reduction_is_its_kernels_root_not_fused_into_a_convert():
     np.testing.assert_array_equal(xlac.jit(text)(x), xlac.evaluate(text, x))
 
 
+MAX = """
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+"""
+
+
+def test_producers_fuse_into_a_pool_and_expensive_ones_only_without_overlap():
+    """jax's max pool reshapes its input first: the reshape and a relu fuse into
+    the reduce-window (no copy of the input); an exponential fuses into a 2x2
+    stride-2 pool (each element read once), not into a 3x3 stride-1 one (it
+    would be computed nine times); a cumsum (a scan) stays a kernel of its own."""
+    def pool(window, producer):
+        return f"""
+    HloModule m
+    {MAX}
+    {ADD}
+    ENTRY e {{
+      x = f32[64,32]{{1,0}} parameter(0)
+      r = f32[4,16,32]{{2,1,0}} reshape(x)
+      c = f32[] constant(0)
+      z = f32[4,16,32]{{2,1,0}} broadcast(c), dimensions={{}}
+      p = f32[4,16,32]{{2,1,0}} {producer}
+      i = f32[] constant(-inf)
+      ROOT w = f32[4,{16 // 2 if 'stride' in window else 14},{16 if 'stride' in window else 30}]{{2,1,0}} reduce-window(p, i), window={{{window}}}, to_apply=mx
+    }}"""
+    relu = "maximum(r, z)"
+    x = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    for window, producer, fuses in (("size=1x2x2 stride=1x2x2", "exponential(r)", True),
+                                    ("size=1x3x3", "exponential(r)", False),
+                                    ("size=1x3x3", relu, True)):
+        text = pool(window, producer)
+        module = xlac.parse_hlo(text)
+        InstructionFusion().run(module)
+        (root,) = [i for i in module.entry.instructions if i is module.entry.root]
+        fused_ops = {i.opcode for i in root.attrs["calls"].instructions} if root.opcode == "fusion" else set()
+        assert "reshape" not in {i.opcode for i in module.entry.instructions}, module.to_text()    # no copy
+        assert (("exponential" in fused_ops or "maximum" in fused_ops) is fuses), (window, producer, module.to_text())
+        np.testing.assert_allclose(xlac.jit(text)(x), xlac.evaluate(text, x), rtol=1e-6)
+    scan = f"""
+    HloModule m
+    {ADD}
+    ENTRY e {{
+      x = f32[64,32]{{1,0}} parameter(0)
+      r = f32[32,64]{{1,0}} reshape(x)
+      z = f32[] constant(0)
+      ROOT w = f32[32,64]{{1,0}} reduce-window(r, z), window={{size=1x64 pad=0_0x63_0}}, to_apply=add
+    }}"""
+    module = xlac.parse_hlo(scan)
+    InstructionFusion().run(module)
+    assert module.entry.root.opcode == "reduce-window"
+    np.testing.assert_array_equal(xlac.jit(scan)(x), xlac.evaluate(scan, x))
+
+
 def test_row_reduction_broadcast_along_columns_is_fused_and_hoisted():
     text = _subtract_sum(axis=1)
     module = xlac.parse_hlo(text)

@@ -14,8 +14,9 @@ Rules (see ``why_not``):
   slice, pad, concatenate, reverse, iota, convert, scalar constant, ...) or a
   ``reduce`` / ``dot`` under the conditions below.  Parameters, tuples and
   control flow are never fused.
-* A consumer must be elemental, a ``reduce`` (its input producers are fused in)
-  or a fusion.  ``dot`` operands are never fused: a dot reads each operand
+* A consumer must be elemental, a ``reduce`` (its input producers are fused in),
+  a one-operand ``reduce-window`` that is not a scan (``kernels/scan.py`` runs
+  those; an expensive producer only where no two windows overlap) or a fusion.  ``dot`` operands are never fused: a dot reads each operand
   element many times.  Nor are a matrix product's operands fused into its
   output fusion (a matrix-vector product's may be): the GEMM library
   (``codegen/gemm_library.py``) reads them from buffers, and a GEMM of the
@@ -55,7 +56,9 @@ from __future__ import annotations
 
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import Trait, has_trait
+from ..hlo.window import window_of
 from .call_inliner import sequential_computations
+from .reduce_window_rewriter import runs_sequentially
 
 
 #: Ops whose elementwise epilogue fuses into their output (kOutput fusions).
@@ -130,6 +133,10 @@ def _strided_reduction(reduce: HloInstruction) -> bool:
 def fusible_consumer(inst: HloInstruction) -> bool:
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") != "kCustom"
+    if inst.opcode == "reduce-window":
+        # A pool reads its operand through its generator (jax's reshape before
+        # a max pool, a relu); a scan is a kernel of its own (``kernels/scan.py``).
+        return len(inst.operands) == 2 and inst.shape.is_array and not runs_sequentially(inst)
     return (_ELEMENTWISE[inst.opcode] or _DATA_MOVEMENT[inst.opcode] or inst.opcode == "reduce") and \
         (inst.shape.is_array or inst.opcode == "reduce")
 
@@ -729,6 +736,16 @@ def _nontrivial(shape) -> tuple:
     return tuple(d for d, n in enumerate(shape.dimensions) if n != 1)
 
 
+def _windows_overlap(inst: HloInstruction) -> bool:
+    """Whether a ``reduce-window`` reads some operand element in more than one
+    window (a stride shorter than the window's extent, or base dilation)."""
+    for w in window_of(inst.attrs):
+        extent = (w.size - 1) * w.window_dilation + 1
+        if w.stride < extent or w.base_dilation != 1:
+            return True
+    return False
+
+
 def _reuse(use, consumer, index) -> str | None:
     """None if the value read at ``use`` is computed once per element it has
     (or hoistably once per iteration of the outer loops); otherwise why not.
@@ -788,6 +805,8 @@ def _walk_once(inst, k, dep: set, pure: bool, consumer, index, depth: int, memo:
         return _continue(inst, new_dep, pure, consumer, index, depth, memo)
     if op == "reduce":  # the init value: read once per output element
         return _continue(inst, set(), pure, consumer, index, depth, memo)
+    if op == "reduce-window" and k == 0 and _windows_overlap(inst):
+        return f"would be recomputed for every window of reduce-window {inst.name} that reads it"
     if _elementwise(inst) and operand_shape.dimensions == inst.shape.dimensions:
         return _continue(inst, dep, pure, consumer, index, depth, memo)
     if _elementwise(inst):  # a scalar operand of select/clamp
