@@ -168,13 +168,7 @@ def test_column_reduction_is_its_kernels_root_not_fused_into_a_convert():
     np.testing.assert_array_equal(xlac.jit(text)(x), xlac.evaluate(text, x))
 
 
-MAX = """
-mx {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-"""
+MAX = ADD.replace("add {", "mx {").replace("add(a, b)", "maximum(a, b)")
 
 
 def test_producers_fuse_into_a_pool_and_expensive_ones_only_without_overlap():
