@@ -24,7 +24,7 @@ from xlac.codegen.target import host_target_machine
 from xlac.runtime import abi, threads
 from xlac.program import compile_program
 
-ROWS, COLS = 2048, 1024          # 8 MiB of f32: the smallest result that qualifies
+ROWS, COLS = 4096, 1024          # 16 MiB of f32: the smallest result that qualifies
 
 
 def _layernorm_like(rows=ROWS, cols=COLS):
@@ -195,7 +195,7 @@ def test_big_result_inside_a_while_body_relies_on_aligned_temps():
     buffers the caller hands it): the JIT's single non-temporal version
     relies on those being 64-byte aligned, and computes what the evaluator
     does, with 1 and 2 threads."""
-    st = "(s32[], f32[2048,1024]{1,0})"
+    st = "(s32[], f32[4096,1024]{1,0})"
     text = f"""HloModule whilebig
 cond {{
   p = {st} parameter(0)
@@ -206,22 +206,22 @@ cond {{
 body {{
   p = {st} parameter(0)
   i = s32[] get-tuple-element(p), index=0
-  x = f32[2048,1024]{{1,0}} get-tuple-element(p), index=1
+  x = f32[4096,1024]{{1,0}} get-tuple-element(p), index=1
   one = s32[] constant(1)
   i2 = s32[] add(i, one)
   h = f32[] constant(0.5)
-  hb = f32[2048,1024]{{1,0}} broadcast(h), dimensions={{}}
-  y = f32[2048,1024]{{1,0}} multiply(x, hb)
-  xr = f32[2048,1024]{{1,0}} reverse(x), dimensions={{0}}
-  y2 = f32[2048,1024]{{1,0}} add(y, xr)
+  hb = f32[4096,1024]{{1,0}} broadcast(h), dimensions={{}}
+  y = f32[4096,1024]{{1,0}} multiply(x, hb)
+  xr = f32[4096,1024]{{1,0}} reverse(x), dimensions={{0}}
+  y2 = f32[4096,1024]{{1,0}} add(y, xr)
   ROOT r = {st} tuple(i2, y2)
 }}
 ENTRY e {{
-  x = f32[2048,1024]{{1,0}} parameter(0)
+  x = f32[4096,1024]{{1,0}} parameter(0)
   z = s32[] constant(0)
   s = {st} tuple(z, x)
   w = {st} while(s), condition=cond, body=body
-  ROOT o = f32[2048,1024]{{1,0}} get-tuple-element(w), index=1
+  ROOT o = f32[4096,1024]{{1,0}} get-tuple-element(w), index=1
 }}"""
     x, _ = _args()
     want = xlac.evaluate(text, x)
@@ -254,8 +254,10 @@ def test_mark_stores_takes_wide_vectors_aligned_to_a_line():
     assert "nontemporal" not in out[2] and "nontemporal" not in out[4]
 
 
-def _chain(pt, n=1 << 22):
-    """``tanh(a*x + b)*c + x`` over a vector (the benchmark's chain)."""
+def _chain(pt, n=None):
+    """``tanh(a*x + b)*c + x`` over a vector (the benchmark's chain), by
+    default of the smallest size that qualifies."""
+    n = n or nontemporal.MIN_BYTES // pt.byte_size
     bld = xlac.XlaBuilder(f"chain_{pt.value}")
     x = ops.parameter(bld, 0, xlac.Shape(pt, (n,)), "x")
     a, b, c = (ops.broadcast(ops.parameter(bld, k, xlac.Shape(pt, ()), name), (n,))
@@ -278,7 +280,8 @@ def test_vector_chain_gets_nontemporal_stores(pt, pinned_target):
 def test_vector_chain_with_nontemporal_stores_matches_the_evaluator(pt):
     dt = xlac.Shape(pt, ()).dtype
     rng = np.random.default_rng(1)
-    args = [rng.standard_normal(1 << 22).astype(dt), dt.type(0.5), dt.type(0.25), dt.type(1.5)]
+    args = [rng.standard_normal(nontemporal.MIN_BYTES // pt.byte_size).astype(dt), dt.type(0.5), dt.type(0.25),
+            dt.type(1.5)]
     exe = xlac.jit(_chain(pt))
     assert "!nontemporal" in exe.optimized_llvm_ir
     got = exe(*args)
