@@ -634,7 +634,8 @@ def _sin_cos(e: _E, x, cosine: bool):
     y = b.fptrunc(y, e.t.ty)
     if not cosine:
         y = e.b.fmul(y, e.copysign(e.val(1.0), x))   # sin(-x) = -sin x, -0 kept
-    return e.sel(e.isnan(e.sub(x, x)), e.sub(x, x), y)   # inf and NaN: NaN
+    nan = e.sub(x, x)                                # NaN for inf and NaN, else 0
+    return e.sel(e.isnan(nan), nan, y)
 
 
 def _sin(e: _E, x):

@@ -173,6 +173,16 @@ class HloComputation:
     def parameter_shapes(self) -> list[Shape]:
         return [p.shape for p in self.parameters]
 
+    def binary_root_opcode(self) -> str | None:
+        """The root's opcode when the computation is ``ROOT op(p0, p1)`` of its
+        two parameters (in either order: a reducer such as ``add``), else None."""
+        root = self.root
+        params = self.parameters
+        if root is None or len(params) != 2 or len(root.operands) != 2 or \
+                {id(o) for o in root.operands} != {id(q) for q in params}:
+            return None
+        return root.opcode
+
     # compute_users and post_order run thousands of times while a training step
     # compiles (every pass and every fused computation): written for speed.
     # Instructions hash and compare by identity, so they go into sets and

@@ -106,7 +106,7 @@ from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U
 from . import conv_as_dot, reduce_window_rewriter, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
-__all__ = ["OpExpander", "EXPANSIONS", "narrow_max_min_reducer"]
+__all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
 
 EXPANSIONS = PatternSet()
 rng_expander.register(EXPANSIONS)
@@ -430,6 +430,16 @@ def scaled_dot(inst: HloInstruction, rw: PatternRewriter) -> bool:
 
 # -- max and min reductions of narrow floats, in f32 -----------------------------------
 
+def narrow_float_reducer(comp, opcodes: tuple) -> str | None:
+    """The opcode when ``comp`` is ``ROOT op(p0, p1)`` on a narrow float (bf16,
+    f16, f8) with ``op`` one of ``opcodes``, else None."""
+    op = comp.binary_root_opcode()
+    root = comp.root
+    if op in opcodes and root.shape.is_array and root.shape.element_type.is_narrow_float:
+        return op
+    return None
+
+
 def narrow_max_min_reducer(comp) -> str | None:
     """``maximum`` or ``minimum`` when ``comp`` is ``ROOT op(p0, p1)`` on a
     narrow float (bf16, f16, f8), else None: a reduction by it may compute in
@@ -437,11 +447,7 @@ def narrow_max_min_reducer(comp) -> str | None:
     FloatNormalization computes each bf16 step in f32 and rounds it; the
     rounding changes nothing).  (``reduce-window`` widens add and multiply
     too: ``codegen/kernels/windows.narrow_window_reducer``.)"""
-    root, params = comp.root, comp.parameters
-    if root.opcode in ("maximum", "minimum") and len(params) == 2 and root.shape.is_array \
-            and root.shape.element_type.is_narrow_float and {id(o) for o in root.operands} == {id(p) for p in params}:
-        return root.opcode
-    return None
+    return narrow_float_reducer(comp, ("maximum", "minimum"))
 
 
 @EXPANSIONS.register("reduce")

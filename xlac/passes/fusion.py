@@ -16,7 +16,8 @@ Rules (see ``why_not``):
   control flow are never fused.
 * A consumer must be elemental, a ``reduce`` (its input producers are fused in),
   a one-operand ``reduce-window`` that is not a scan (``kernels/scan.py`` runs
-  those; an expensive producer only where no two windows overlap) or a fusion.  ``dot`` operands are never fused: a dot reads each operand
+  those; an expensive producer only where no two windows overlap) or a
+  fusion.  ``dot`` operands are never fused: a dot reads each operand
   element many times.  Nor are a matrix product's operands fused into its
   output fusion (a matrix-vector product's may be): the GEMM library
   (``codegen/gemm_library.py``) reads them from buffers, and a GEMM of the

@@ -47,14 +47,8 @@ _REDUCERS = ("add", "multiply", "maximum", "minimum", "and", "or")
 def _reducer_op(inst: HloInstruction) -> str | None:
     """The elementwise opcode of ``inst``'s reducer, if it is one of ours applied to
     its two parameters."""
-    comp = inst.attrs.get("to_apply")
-    root = getattr(comp, "root", None)
-    if root is None or root.opcode not in _REDUCERS or len(root.operands) != 2:
-        return None
-    if sorted(o.opcode for o in root.operands) != ["parameter", "parameter"] or \
-            {o.parameter_number for o in root.operands} != {0, 1}:
-        return None
-    return root.opcode
+    op = inst.attrs["to_apply"].binary_root_opcode()
+    return op if op in _REDUCERS else None
 
 
 def _identity(op: str, dtype: np.dtype):
@@ -114,12 +108,8 @@ def runs_sequentially(inst: HloInstruction) -> bool:
     if scan[1]:
         return True
     pt = inst.operands[0].shape.element_type
-    comp = inst.attrs.get("to_apply")
-    root = getattr(comp, "root", None)
-    return len(inst.operands) == 2 and (pt.is_integral or pt.is_pred) and root is not None and \
-        root.opcode in _EXACT_REVERSIBLE and len(root.operands) == 2 and \
-        all(o.opcode == "parameter" for o in root.operands) and \
-        {o.parameter_number for o in root.operands} == {0, 1}
+    return len(inst.operands) == 2 and (pt.is_integral or pt.is_pred) and \
+        inst.attrs["to_apply"].binary_root_opcode() in _EXACT_REVERSIBLE
 
 
 def reduce_window_scan(inst: HloInstruction, rw: PatternRewriter) -> bool:

@@ -12,11 +12,11 @@ reducer works too), L times fewer of them.  A narrow float (bf16, f16, f8)
 ``add`` or ``multiply`` accumulates in f32 and rounds each output once, as the
 evaluator's windows do (XLA:CPU's ``cumsum`` of bf16 is far nearer that than a
 sum rounded to bf16 at every step, which drifts by whole units over 1024
-elements).  A reverse scan (padded after)
-folds ``x[i] .. x[L-1]`` in ascending order; read from the end it is
-``f(x[i], output[i+1])`` only where ``f`` is exact, associative and
-commutative: integer ``add``, ``multiply``, ``maximum``, ``minimum``, ``and``,
-``or``, ``xor`` (``reduce_window_rewriter.runs_sequentially`` says which; other reverse scans
+elements).  A reverse scan (padded after) folds ``x[i] .. x[L-1]`` in
+ascending order; read from the end it is ``f(x[i], output[i+1])`` only where
+``f`` is exact, associative and commutative: integer ``add``, ``multiply``,
+``maximum``, ``minimum``, ``and``, ``or``, ``xor``
+(``reduce_window_rewriter.runs_sequentially`` says which; other reverse scans
 are that module's tree, as in XLA).
 
 Where the scan dimension is not the most minor in the layout, the loops run
@@ -36,7 +36,6 @@ from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range, loop_nest
 from ..task_grid import thread_count
 from .windows import narrow_window_reducer
-
 
 
 def _wide_op(inst: HloInstruction) -> str | None:

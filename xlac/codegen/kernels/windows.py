@@ -25,6 +25,7 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...hlo.window import window_of
+from ...passes.expanders import narrow_float_reducer
 from ...shape import F32, PRED
 from .. import scalar_ops, types
 from ..elemental import ElementalEmitter
@@ -81,11 +82,7 @@ def narrow_window_reducer(comp) -> str | None:
     every step).  ``reduce`` keeps XLA's rounding at every step for add and
     multiply (``op-expander`` widens only its max and min:
     ``expanders.narrow_max_min_reducer``)."""
-    root, params = comp.root, comp.parameters
-    if root.opcode in ("add", "multiply", "maximum", "minimum") and len(params) == 2 and root.shape.is_array \
-            and root.shape.element_type.is_narrow_float and {id(o) for o in root.operands} == {id(p) for p in params}:
-        return root.opcode
-    return None
+    return narrow_float_reducer(comp, ("add", "multiply", "maximum", "minimum"))
 
 
 def reduce_window_generator(em: ElementalEmitter, inst: HloInstruction, gens):
