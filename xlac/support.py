@@ -103,6 +103,7 @@ def matrix() -> list[Support]:
 
 _CODEGEN_WORDS = {"elemental": "yes (elemental)", "kernel": "yes (kernel)",
                   "expanded": "yes (expanded)", "plumbing": "yes (no code)",
+                  "view": "yes (a view of the operand's buffer; elemental in a fusion)",
                   "elemental+expanded": "yes (elemental; expanded in some forms)",
                   "kernel+expanded": "yes (kernel; expanded in some forms)",
                   "padded": "yes (dynamic-padder)", None: "—"}
@@ -131,6 +132,7 @@ def markdown() -> str:
         "  when they decline; `xlac dump` says which ran and why), expanded (rewritten",
         "  into other ops by `op-expander`; \"in some forms\": only those, e.g.",
         "  `bitcast-convert` between types of different widths), no code (buffer plumbing),",
+        "  a view (no code: its operand's buffer read with its own shape),",
         "  dynamic-padder (replaced by the pass that pads dynamic dimensions);",
         "- **dynamic**: takes operands with dynamic dimensions (`f32[<=10]`) in every stage",
         "  (`xlac/hlo/dynamic.py`; reductions and dots combine only the valid elements);",

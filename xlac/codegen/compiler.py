@@ -32,6 +32,8 @@ from .scalar_ops import element_kinds
 #: Opcodes that need no code of their own (``Trait.NO_BUFFER``: parameters,
 #: constants, tuples, pass-throughs).
 _PLUMBING = with_trait(Trait.NO_BUFFER)
+#: Opcodes whose result is a view of their operand's buffer (``Trait.VIEW``: bitcast).
+_VIEWS = with_trait(Trait.VIEW)
 
 #: The kernel candidates of every opcode, in the order tried (``kernels.register_all``).
 KERNELS = kernels.register_all()
@@ -82,7 +84,11 @@ class Lowered:
 def codegen_rule(opcode: str) -> str | None:
     """How the code generator handles ``opcode``: ``"plumbing"`` (no code of its
     own: parameters, tuples, pass-throughs), ``"kernel"`` (kernel candidates
-    of its own, ``kernels.register_all``), ``"elemental"`` (a generator fused into loops), or None (not supported)."""
+    of its own, ``kernels.register_all``), ``"elemental"`` (a generator fused into loops),
+    ``"view"`` (its operand's buffer, read with its shape; elemental in a fusion), or None
+    (not supported)."""
+    if opcode in _VIEWS:
+        return "view"
     if opcode in _PLUMBING:
         return "plumbing"
     if KERNELS.has_kernel(opcode):

@@ -586,7 +586,8 @@ class ModuleEmitter:
                           op: HloInstruction):
         """A generator reading ``op``'s value from its buffer(s)."""
         src, _ = assignment.defining(op, 0)
-        if not op.shape.is_tuple and src.opcode == "constant" and src.literal.size <= 1:
+        if (not op.shape.is_tuple and src.opcode == "constant" and src.literal.size <= 1
+                and src.shape.element_type is op.shape.element_type):   # not bitcast to another type
             return em.make_generator(src, [])
         if op.shape.is_tuple:
             leaves = [self.leaf_array(b, fn, assignment, op, k) for k in range(len(op.shape.leaves()))]

@@ -41,7 +41,8 @@ class Trait(enum.Enum):
     EXPENSIVE = "expensive"            # never duplicated into several consumers by fusion
     SIDE_EFFECT = "side-effect"        # observable beyond its result: never removed or merged
     PASS_THROUGH = "pass-through"      # its result is its operand's value, in its operand's buffer
-    NO_BUFFER = "no-buffer"            # owns no buffer of its own (plumbing; PASS_THROUGH too)
+    NO_BUFFER = "no-buffer"            # owns no buffer of its own (plumbing; PASS_THROUGH, VIEW too)
+    VIEW = "view"                      # its result is its operand's buffer, read with its own shape
     UPDATES_OPERAND = "updates-operand"  # writes a copy of operand 0, in place when it may
 
     # Members are singletons compared by identity: hash them by identity too (in C),
@@ -95,7 +96,7 @@ def _define(names: str, category: str, arity: int | None, spec: str = "", traits
     traits = frozenset(traits)
     if Trait.TRANSCENDENTAL in traits:
         traits |= {Trait.EXPENSIVE}
-    if Trait.PASS_THROUGH in traits:
+    if Trait.PASS_THROUGH in traits or Trait.VIEW in traits:
         traits |= {Trait.NO_BUFFER}
     if category in ("unary", "binary", "compare", "ternary", "convert"):
         traits |= {Trait.ELEMENTWISE}
@@ -150,7 +151,7 @@ _define("reshape", "data", 1, "Reshape, Collapse", traits=[DM], inferred_dimensi
 _define("transpose", "data", 1, "Transpose", traits=[DM], dimensions=INTS)
 _define("reverse", "data", 1, "Rev (reverse)", traits=[DM], dimensions=INTS)
 _define("copy", "data", 1, "", traits=[DM])
-_define("bitcast", "data", 1, "", traits=[DM])
+_define("bitcast", "data", 1, "", traits=[DM, Trait.VIEW])
 _define("slice", "data", 1, "Slice", traits=[DM], slice=SLICE)
 _define("pad", "data", 2, "Pad", traits=[DM], padding=PADDING)
 _define("concatenate", "data", None, "Concatenate", traits=[DM], dimensions=INTS)

@@ -530,6 +530,21 @@ def _reshape(ctx: _Ctx) -> Shape:
     return out
 
 
+@_rule("bitcast")
+def _bitcast(ctx: _Ctx) -> Shape:
+    """XLA's bitcast reads its operand's buffer as its own shape: any
+    dimensions and layout, an element type of the same width, the same bytes."""
+    ctx.arity(1)
+    s = ctx.array(0)
+    out = ctx.given_shape()
+    if not out.is_array or out.element_type.byte_size != s.element_type.byte_size:
+        raise ctx.fail(f"result {out} must be an array of elements as wide as the operand's ({s})")
+    if out.byte_size() != s.byte_size():
+        raise ctx.fail(f"result {out} is {out.byte_size()} bytes, the operand {s} {s.byte_size()}: "
+                       f"a bitcast reads the same buffer")
+    return out
+
+
 def _given_dynamic_result(ctx: _Ctx, s: Shape) -> Shape:
     """The given result of dynamic-reshape / real-dynamic-slice: an array of
     ``s``'s element type (its dynamic dimensions are bounded by the numbers)."""

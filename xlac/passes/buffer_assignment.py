@@ -10,8 +10,12 @@ of four places:
 * ``temp``      — a slice ``[offset, offset + size)`` of the one temp arena.
 
 ``tuple`` and ``get-tuple-element`` own no buffer: their values alias their
-operands'.  A root leaf computed by the module writes straight into its result
-buffer; a root leaf that is a parameter, a constant or a repeat of another leaf
+operands'.  Neither does a ``bitcast`` (``Trait.VIEW``): it is its operand's
+buffer read with its own shape, as XLA's bitcasts are (its slice is the
+operand's with the bitcast's shape); what reads it reads the operand's buffer,
+so it keeps that buffer alive.  A root leaf computed by the module writes
+straight into its result buffer (through a bitcast too: the bytes are the
+same); a root leaf that is a parameter, a constant or a repeat of another leaf
 is copied there at the end (``copies``).
 
 Temp slices are reused once their value is dead: values are placed in the
@@ -38,6 +42,7 @@ import heapq
 import dataclasses
 from dataclasses import dataclass
 
+from ..errors import ShapeError, UnsupportedError
 from ..hlo import custom_call
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import OPCODES, Trait, with_trait
@@ -52,8 +57,14 @@ REPACK_MAX = 256
 #: Opcodes whose value is their first operand's (same leaves, same buffers).
 #: Opcodes whose result is their operand's value, in their operand's buffer.
 PASS_THROUGH = with_trait(Trait.PASS_THROUGH)
-#: Opcodes that own no buffer: parameters, constants, tuple plumbing, tokens, pass-throughs.
+#: Opcodes that own no buffer: parameters, constants, tuple plumbing, tokens, pass-throughs, views.
 NO_BUFFER = with_trait(Trait.NO_BUFFER)
+#: Opcodes whose result is their operand's buffer read with their own shape (bitcast).
+VIEW = with_trait(Trait.VIEW)
+#: Opcodes whose value lives in their first operand's buffer.
+ALIASES_OPERAND = PASS_THROUGH | VIEW
+#: Opcodes whose value lives in (a leaf of) an operand's buffer: what ``defining`` follows.
+_FOLLOWED = ALIASES_OPERAND | {"tuple", "get-tuple-element"}
 
 
 @dataclass(frozen=True)
@@ -176,8 +187,33 @@ class BufferAssignment:
 
     # -- construction ---------------------------------------------------------------
     def _resolve(self, inst: HloInstruction, leaf: int) -> BufferSlice:
-        src, leaf = self.defining(inst, leaf)
-        return self._slices[(id(src), leaf)]
+        src, src_leaf = self.defining(inst, leaf)
+        sl = self._slices[(id(src), src_leaf)]
+        if src is not inst and sl.kind != "token":
+            shape = self.view_shape(inst, leaf)
+            if shape is not None and shape != sl.shape:
+                return dataclasses.replace(sl, shape=shape)    # read through a bitcast
+        return sl
+
+    def view_shape(self, inst: HloInstruction, leaf: int) -> Shape | None:
+        """The shape leaf ``leaf`` of ``inst`` reads its buffer with when a
+        bitcast is on the way to the instruction defining it (the nearest
+        bitcast's), else None."""
+        while inst.opcode in _FOLLOWED:
+            if inst.opcode in VIEW:
+                return inst.shape
+            if inst.opcode in PASS_THROUGH:
+                inst = inst.operands[0]
+            elif inst.opcode == "tuple":
+                offsets = inst.shape.leaf_offsets()
+                k = bisect.bisect_right(offsets, leaf) - 1
+                leaf -= offsets[k]
+                inst = inst.operands[k]
+            else:
+                src = inst.operands[0]
+                leaf += src.shape.leaf_offsets()[inst.attrs["index"]]
+                inst = src
+        return None
 
     def _assign(self, comp: HloComputation) -> None:
         # Parameter leaves are numbered depth-first across all parameters: an
@@ -194,6 +230,8 @@ class BufferAssignment:
             elif inst.opcode == "constant":
                 self._slices[(id(inst), 0)] = BufferSlice("constant", 0, 0, inst.shape.byte_size(),
                                                          inst.shape)
+            elif inst.opcode in VIEW:
+                _check_view(inst)
             elif inst.opcode in NO_BUFFER:
                 # A token made here (after-all): no data, no storage, a null pointer.
                 for leaf, shape in enumerate(inst.shape.leaves()):
@@ -208,7 +246,8 @@ class BufferAssignment:
             key = (id(src), leaf)
             if src.opcode in NO_BUFFER or key in claimed:
                 continue
-            if src.shape.leaves()[leaf] != self.result_shapes[number]:
+            shape = self.view_shape(root, number) or src.shape.leaves()[leaf]
+            if shape != self.result_shapes[number]:
                 continue  # another layout: computed in a temp, then copied (relaid out)
             claimed[key] = number
 
@@ -280,7 +319,7 @@ class BufferAssignment:
                 continue    # a token has no bytes: nothing to copy (an after-all has no slice)
             src, leaf = self.defining(root, number)
             if claimed.get((id(src), leaf)) != number:
-                source = self._resolve(src, leaf)
+                source = self._resolve(root, number)
                 if not (source.kind == "result" and source.number == number):   # in-place state
                     self.copies.append((number, source))
 
@@ -320,10 +359,9 @@ class BufferAssignment:
                     out.add(first_slot[id(src)] + src_leaf)
             return out
 
-        plumbing = ("tuple", "get-tuple-element")
         readers: dict = {}
         for inst in order:
-            if inst.opcode not in plumbing and inst.opcode not in PASS_THROUGH:
+            if inst.opcode not in _FOLLOWED:
                 for op in inst.operands:
                     for number in state_slots(op):
                         readers.setdefault(number, set()).add(inst)
@@ -382,7 +420,7 @@ class BufferAssignment:
         leaf: a loop state is one tuple parameter)."""
         last: dict[int, int] = {}
         for step, inst in enumerate(self.order):
-            if inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
+            if inst.opcode in _FOLLOWED:
                 continue
             for op in inst.operands:
                 for leaf in range(leaf_count(op.shape)):
@@ -431,7 +469,7 @@ class BufferAssignment:
         for k in may:
             src, src_leaf = self.defining(inst.operands[k], 0)
             key = (id(src), src_leaf)
-            sl = self._slices.get(key)
+            sl = self._slices.get(key) and self._resolve(inst.operands[k], 0)    # as the operand reads it
             # Not when the same buffer is also read through another operand at
             # other indices (scatter(x, i, x), fusion(x, x) reversing one of them).
             aliased = any(self.defining(o, leaf_no) == (src, src_leaf)
@@ -492,8 +530,8 @@ class BufferAssignment:
         # Leaf numbers through the shapes' cached offsets: constant or
         # logarithmic time per step, not linear in the tuple's width (the root
         # tuple of a training step has thousands of leaves, each asked for).
-        while inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
-            if inst.opcode in PASS_THROUGH:
+        while inst.opcode in _FOLLOWED:
+            if inst.opcode in ALIASES_OPERAND:
                 inst = inst.operands[0]
             elif inst.opcode == "tuple":
                 offsets = inst.shape.leaf_offsets()
@@ -526,7 +564,7 @@ class BufferAssignment:
                 return found
             if inst.opcode in ("tuple", "get-tuple-element"):
                 found = tuple(dict.fromkeys(src for op in inst.operands for src in sources(op)))
-            elif inst.opcode in PASS_THROUGH:
+            elif inst.opcode in ALIASES_OPERAND:
                 found = sources(inst.operands[0])
             else:
                 found = (inst,)
@@ -534,7 +572,7 @@ class BufferAssignment:
             return found
 
         for inst in self.order:
-            if inst.opcode in ("tuple", "get-tuple-element") or inst.opcode in PASS_THROUGH:
+            if inst.opcode in _FOLLOWED:
                 continue
             for op in inst.operands:
                 for src in sources(op):
@@ -542,6 +580,16 @@ class BufferAssignment:
         for src in sources(self.computation.root):
             last[id(src)] = len(self.order)
         return last
+
+
+def _check_view(inst: HloInstruction) -> None:
+    """A bitcast is its operand's buffer: the same bytes, none of them padding."""
+    src, dst = inst.operands[0].shape, inst.shape
+    if src.layout.is_padded or dst.layout.is_padded:
+        raise UnsupportedError("bitcast", f"of a padded layout ({src} to {dst}) in {inst.name}")
+    if src.byte_size() != dst.byte_size():
+        raise ShapeError(f"bitcast {inst.name}: {src} ({src.byte_size()} bytes) and {dst} "
+                         f"({dst.byte_size()} bytes) differ in size; a bitcast reads the same buffer")
 
 
 #: Kernels that copy operand 0 into their result (when the buffers differ) and

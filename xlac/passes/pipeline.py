@@ -59,6 +59,7 @@ from .spmd_partitioner import SpmdPartitioner
 from .fusion import InstructionFusion
 from .multi_output_fusion import MultiOutputFusion
 from .layout_assignment import LayoutAssignment
+from .reshape_to_bitcast import ReshapeToBitcast
 from .layout_normalization import EntryComputationLayoutPass, LayoutNormalization
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
 
@@ -267,7 +268,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     generator does not emit (``op-expander``), split tuple constants into
     tuples of array constants, inline the calls the expansions made, simplify
     to a fixed point, merge the identical computations control flow runs,
-    assign layouts, fuse, merge sibling fusions.  Calls are
+    assign layouts, fuse, merge sibling fusions, make the reshapes left that
+    only relabel memory bitcasts (views of their operands' buffers).  Calls are
     inlined before the expansions, as XLA does before its RngExpander: an
     ``rng`` in a function called twice is then two instructions, each with a
     generator of its own.  ``optimize=False`` only does the first six (every
@@ -283,7 +285,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
     return Pipeline("codegen", first + [simplify_pipeline(verify), ComputationDeduplicator(), LayoutAssignment(),
-                                        InstructionFusion(), MultiOutputFusion(), FusedCSE()], verify=verify)
+                                        InstructionFusion(), MultiOutputFusion(), FusedCSE(),
+                                        ReshapeToBitcast()], verify=verify)
 
 
 #: Every pass and pipeline by the name ``xlac opt --passes`` takes: a factory each.
@@ -307,6 +310,7 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "fusion": InstructionFusion,
     "multi-output-fusion": MultiOutputFusion,
     "fused-cse": FusedCSE,
+    "reshape-to-bitcast": ReshapeToBitcast,
     "simplify": simplify_pipeline,
     "codegen": codegen_pipeline,
     "codegen-O0": lambda: codegen_pipeline(optimize=False),
