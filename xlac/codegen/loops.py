@@ -282,9 +282,11 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
 def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: str = "j"):
     """``for (i = start; i < stop; i += step)`` with run-time ``start``/``stop``
     (same integer type; signed comparison); yields ``i``.  Top-tested, so zero
-    trips are fine.  The builder ends after the loop."""
+    trips are fine.  A negative constant ``step`` counts down: ``i > stop``.
+    The builder ends after the loop."""
     ty = start.type
     step_v = step if isinstance(step, ir.Value) else ir.Constant(ty, int(step))
+    down = not isinstance(step, ir.Value) and int(step) < 0
     pre = b.block
     head = b.append_basic_block(f"{name}.head")
     body = b.append_basic_block(f"{name}.body")
@@ -293,7 +295,7 @@ def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: st
     b.position_at_end(head)
     iv = b.phi(ty, name=name)
     iv.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", iv, stop), body, after)
+    b.cbranch(b.icmp_signed(">" if down else "<", iv, stop), body, after)
     b.position_at_end(body)
     yield iv
     nxt = b.add(iv, step_v, name=f"{name}.next")

@@ -20,10 +20,6 @@ as one table.
 * ``bitcast-convert`` between element types of different widths (spec:
   BitcastConvertType), as XLA's BitcastDtypesExpander: shifts and
   truncating converts on unsigned integers, little-endian (below);
-* ``reduce-window`` that is a scan (a window the whole dimension long,
-  padded on one side: jax's ``cumsum``, ``cummax``, ...) of an associative
-  reducer from its identity, as XLA's ReduceWindowRewriter: a tree of short
-  scans (``reduce_window_rewriter.py``);
 * ``rng-bit-generator`` and ``rng`` (spec: RngBitGenerator, RngUniform,
   RngNormal), as XLA's RngBitGeneratorExpander and RngExpander: integer
   Threefry/Philox rounds per output element (``rng_expander.py``);
@@ -103,7 +99,7 @@ from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, 
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import conv_as_dot, reduce_window_rewriter, rng_expander, tridiagonal_expander
+from . import conv_as_dot, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
@@ -111,7 +107,6 @@ __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_r
 EXPANSIONS = PatternSet()
 rng_expander.register(EXPANSIONS)
 tridiagonal_expander.register(EXPANSIONS)
-reduce_window_rewriter.register(EXPANSIONS)
 
 
 class _BatchNorm:

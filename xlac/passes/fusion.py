@@ -58,8 +58,8 @@ from __future__ import annotations
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.window import window_of
+from ..hlo.scans import runs_sequentially
 from .call_inliner import sequential_computations
-from .reduce_window_rewriter import runs_sequentially
 
 
 #: Ops whose elementwise epilogue fuses into their output (kOutput fusions).

@@ -13,11 +13,12 @@ reducer works too), L times fewer of them.  A narrow float (bf16, f16, f8)
 evaluator's windows do (XLA:CPU's ``cumsum`` of bf16 is far nearer that than a
 sum rounded to bf16 at every step, which drifts by whole units over 1024
 elements).  A reverse scan (padded after) folds ``x[i] .. x[L-1]`` in
-ascending order; read from the end it is ``f(x[i], output[i+1])`` only where
-``f`` is exact, associative and commutative: integer ``add``, ``multiply``,
-``maximum``, ``minimum``, ``and``, ``or``, ``xor``
-(``reduce_window_rewriter.runs_sequentially`` says which; other reverse scans
-are that module's tree, as in XLA).
+ascending order; it is read from the end, ``f(x[i], output[i+1])``, where
+``f`` is associative and commutative (``hlo.scans.runs_sequentially``): for
+integers and pred exactly the window's bits; a float or complex ``add`` or
+``multiply`` rounds in the other order, as XLA:CPU's tree of short windows
+reorders it too (``max``/``min`` of floats are exact).  Other reverse scans
+(a variadic one, ``cumlogsumexp``'s) run as written, window by window.
 
 Where the scan dimension is not the most minor in the layout, the loops run
 in the layout's order and each step's inner loops are elementwise over a
@@ -27,13 +28,13 @@ chains run interleaved, step by step.
 from __future__ import annotations
 
 from ...hlo.ir import HloInstruction
-from ...passes.reduce_window_rewriter import runs_sequentially, scan_of
+from ...hlo.scans import runs_sequentially, scan_of
 from ...shape import F32
 from .. import scalar_ops
 from ..emitter import PTR, KernelContext
 from ..ir_array import I64, Index, IrArray, i64, scalar_index
 from ..kernel_choice import KernelCandidate
-from ..loops import dyn_range, fill_padding, for_range, loop_nest
+from ..loops import dyn_range, fill_padding, for_range, loop_nest, parallel_loops
 from ..task_grid import thread_count
 from .windows import narrow_window_reducer
 
@@ -63,7 +64,7 @@ def _scratch(me, inst: HloInstruction) -> int:
 
 def applies(inst: HloInstruction) -> str | None:
     if not runs_sequentially(inst):
-        return "not a scan, or a reverse scan of a reducer that is not exact, associative and commutative"
+        return "not a scan, or a reverse scan of a reducer that is not associative and commutative"
     return None
 
 
@@ -154,7 +155,7 @@ class _Scan:
 
     def position(self, i):
         """The scan dimension's index of step ``i`` (reverse: from the end)."""
-        return i if self.forward else self.b.sub(i64(self.n - 1), i)
+        return i if self.forward else self.b.sub(i64(self.n - 1), i, flags=["nuw", "nsw"])
 
     def planes(self) -> None:
         """Loops in the layout's order: step ``i``'s inner loops are elementwise
@@ -175,12 +176,19 @@ class _Scan:
             step(list(self.inits), multi)
         if self.n == 1:
             return
-        with loop_nest(b, self.shape, "scan", dim_ranges={d: (i64(1), i64(self.n))}) as index:
-            multi = list(index.multi)
-            multi[d] = self.position(multi[d])
-            before = list(multi)
-            before[d] = b.sub(multi[d], i64(1 if self.forward else -1))
-            step([a.read(b, Index(before)) for a in accs], multi)
+        # A plane's elements are independent (each reads its own predecessor,
+        # in the plane before): its loops are parallel, so LLVM vectorises
+        # them without overlap checks (it did not from the end without).
+        others = [m for m in range(self.shape.rank) if m != d]
+        steps = (i64(1), i64(self.n), 1) if self.forward else (i64(self.n - 2), i64(-1), -1)
+        with dyn_range(b, *steps, name="scan") as at:
+            prev = b.sub(at, i64(1), flags=["nuw", "nsw"]) if self.forward \
+                else b.add(at, i64(1), flags=["nuw", "nsw"])
+            with parallel_loops(b.module) as loop_id, \
+                    loop_nest(b, self.shape, "plane", dims=others, loop_id=loop_id) as index:
+                multi, before = list(index.multi), list(index.multi)
+                multi[d], before[d] = at, prev
+                step([a.read(b, Index(before)) for a in accs], multi)
 
     def rows(self, start, stop) -> None:
         """The scan along the most minor dimension of rows ``[start, stop)``

@@ -1,14 +1,13 @@
 """Scans written as reduce-windows (jax's cumsum, cumprod, cummax, cummin) run as
-scans (xlac/codegen/kernels/scan.py: bit for bit the evaluator's windows) or,
-reverse float ones, become trees (xlac/passes/reduce_window_rewriter.py): the same
-values as the evaluator's sequential windows to rounding, far fewer operations;
-other reduce-windows stay as written."""
+scans (xlac/codegen/kernels/scan.py, xlac/hlo/scans.py): bit for bit the
+evaluator's windows, but for reverse float sums and products (added from the
+end: the same values to rounding); other reduce-windows stay as written."""
 import numpy as np
 import pytest
 
 import xlac
 from xlac.codegen.compiler import KERNELS, lower
-from xlac.passes import reduce_window_rewriter as rwr
+from xlac.hlo.scans import runs_sequentially
 
 
 def scan_module(shape: str, dim: int, op: str = "add", init: str = "0", forward: bool = True) -> str:
@@ -69,25 +68,57 @@ def test_other_reducers_and_integers_are_exact(op, init, et):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def _opcodes_after_expansion(text: str) -> list:
-    from xlac.passes.expanders import OpExpander
-    module = xlac.parse_hlo(text)
-    OpExpander().run(module)
-    return [i.opcode for i in module.entry.instructions]
+def _kernel(text: str) -> str:
+    (scan,) = [i for i in lower(xlac.parse_hlo(text)).hlo.entry.instructions if i.opcode == "reduce-window"]
+    return KERNELS.choose(scan).candidate.name
 
 
-def test_reverse_float_scans_become_trees_and_others_stay():
-    tree = _opcodes_after_expansion(scan_module("f32[1000]", 0, forward=False))
-    assert tree.count("reduce-window") >= 3 and "broadcast" in tree     # rows, totals (rewritten again), ...
-    assert _opcodes_after_expansion(scan_module(f"f32[{rwr.BASE}]", 0, forward=False)).count("reduce-window") == 1
-    # An init that is not the reducer's identity changes every window: left as written.
-    assert _opcodes_after_expansion(scan_module("f32[1000]", 0, init="1", forward=False)).count("reduce-window") == 1
-    # Forward scans, and reverse ones of exact integer reducers, run as scans.
+def test_which_scans_run_as_scans():
+    # Forward scans of any reducer; reverse ones of one operand whose reducer is
+    # associative and commutative: integers, pred, floats and complex numbers.
     for module in (scan_module("f32[1000]", 0), scan_module("s32[1000]", 0, forward=False),
-                   scan_module("s8[4,1000]", 1, "maximum", "-128", forward=False)):
-        assert _opcodes_after_expansion(module).count("reduce-window") == 1
-        (scan,) = [i for i in lower(xlac.parse_hlo(module)).hlo.entry.instructions if i.opcode == "reduce-window"]
-        assert KERNELS.choose(scan).candidate.name == "reduce-window.scan"
+                   scan_module("s8[4,1000]", 1, "maximum", "-128", forward=False),
+                   scan_module("f32[1000]", 0, forward=False), scan_module("bf16[9,300]", 1, forward=False),
+                   scan_module("f64[300,7]", 0, "minimum", "inf", forward=False),
+                   scan_module("c64[500]", 0, "multiply", "(1, 0)", forward=False),
+                   scan_module("f32[1000]", 0, init="1", forward=False)):
+        assert _kernel(module) == "reduce-window.scan"
+    # Not a reverse scan of a reducer that is not commutative, nor a window shorter than the dimension.
+    def window(text):
+        return next(i for i in xlac.parse_hlo(text).entry.instructions if i.opcode == "reduce-window")
+    assert not runs_sequentially(window(scan_module("f32[1000]", 0, "subtract", forward=False)))
+    assert runs_sequentially(window(scan_module("f32[1000]", 0, "subtract")))
+    assert not runs_sequentially(window(scan_module("f32[1000]", 0).replace("size=1000", "size=999")))
+
+
+@pytest.mark.parametrize("shape, dim, op, init", [("f32[3,4000]", 1, "add", "0"), ("f64[700,6]", 0, "add", "0.5"),
+                                                  ("bf16[5,1024]", 1, "add", "0"),
+                                                  ("f32[1000,9]", 0, "multiply", "1"),
+                                                  ("f32[7,500]", 1, "maximum", "-inf"),
+                                                  ("c64[2,600]", 1, "add", "(0, 0)")])
+def test_reverse_float_scans_are_the_windows_to_rounding(shape, dim, op, init):
+    """Added from the end rather than from each window's start: the evaluator's
+    values to the rounding of a sum of that length (max and min exactly)."""
+    import ml_dtypes
+    module = scan_module(shape, dim, op, init, forward=False)
+    et, dims = shape.split("[")[0], tuple(int(d) for d in shape.split("[")[1][:-1].split(","))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(dims)
+    if et == "c64":
+        x = x + 1j * rng.standard_normal(dims)
+    if op == "multiply":
+        x = 1 + x / 200
+    dtype = {"bf16": ml_dtypes.bfloat16, "c64": np.complex64, "f32": np.float32, "f64": np.float64}[et]
+    x = x.astype(dtype)
+    got = np.asarray(xlac.jit(module)(x)).astype(np.complex128 if et == "c64" else np.float64)
+    want = np.asarray(xlac.evaluate(module, x)).astype(got.dtype)
+    if op == "maximum":
+        np.testing.assert_array_equal(got, want)
+    else:
+        eps = {"bf16": 2 ** -8, "f32": 2 ** -24, "f64": 2 ** -53, "c64": 2 ** -24}[et]
+        n = dims[dim]
+        scale = np.abs(_accumulate(np.abs(x.astype(got.dtype)), dim, "add" if op == "add" else "multiply", False))
+        assert np.all(np.abs(got - want) <= 4 * n * eps * scale + 1e-300)
 
 
 _SCANS = [("f32[1024,64]", 1, True, "add", "0"), ("f32[64,1024]", 0, True, "add", "0"),
