@@ -59,6 +59,8 @@ def _programs():
         "to_f32": (lambda x, y: x.astype(jnp.float32), _REAL - {"f32"}),
         "from_f32": (lambda x, y: (x.astype(jnp.float32) * 2).astype(x.dtype), _REAL - {"f32"}),
         "cumsum": (lambda x, y: jnp.cumsum(x, -1), set(TYPES)),
+        # a reverse scan along the major dimension (a forward cumsum's gradient)
+        "cumsum_rev": (lambda x, y: lax.cumsum(x, 0, reverse=True), _FLOAT),
         "sort": (lambda x, y: jnp.sort(x, -1), _REAL),
     }
 

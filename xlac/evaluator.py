@@ -1181,14 +1181,7 @@ _FAST_REDUCERS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
 
 def _fast_reducer(comp: HloComputation):
     """The numpy ufunc when the reducer is one add/multiply/max/min/and/or of its two parameters."""
-    root = comp.root
-    if root.opcode not in _FAST_REDUCERS or comp.num_parameters != 2 or len(root.operands) != 2:
-        return None
-    if any(o.opcode != "parameter" for o in root.operands):
-        return None
-    if {o.parameter_number for o in root.operands} != {0, 1}:
-        return None
-    return _FAST_REDUCERS[root.opcode]
+    return _FAST_REDUCERS.get(comp.binary_root_opcode())
 
 
 def _leaf_dtypes(shape: Shape) -> list:

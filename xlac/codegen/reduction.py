@@ -211,12 +211,9 @@ def _nan_flagged_step(b: ir.IRBuilder, op: str, acc, x, nan) -> ir.Value:
 
 def simple_reducer(reducer: HloComputation) -> str | None:
     """The opcode when ``reducer`` is ``ROOT op(p0, p1)`` on f32/f64, else None."""
-    root = reducer.root
-    params = reducer.parameters
-    if (len(params) == 2 and root.opcode in _REASSOCIABLE and root.shape.is_array
-            and root.shape.element_type.value in ("f32", "f64")
-            and {id(o) for o in root.operands} == {id(p) for p in params}):
-        return root.opcode
+    op = reducer.binary_root_opcode()
+    if op in _REASSOCIABLE and reducer.root.shape.is_array and reducer.root.shape.element_type.value in ("f32", "f64"):
+        return op
     return None
 
 

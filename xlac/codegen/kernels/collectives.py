@@ -85,10 +85,7 @@ def native_reduction(reducer, pt) -> str | None:
     """The service's name for ``reducer`` (``ROOT op(p0, p1)`` of a recognised op)
     over ``pt``, or None: then the devices' values are gathered and the reducer
     is applied here, in group order."""
-    root, params = reducer.root, reducer.parameters
-    if len(params) != 2 or len(root.operands) != 2 or {id(o) for o in root.operands} != {id(p) for p in params}:
-        return None
-    name = _NATIVE_REDUCTIONS.get(root.opcode)
+    name = _NATIVE_REDUCTIONS.get(reducer.binary_root_opcode())
     if pt.float_format is not None or pt.is_sub_byte:
         return None                  # f8, f4, s4 ...: the reducer, computed as the module computes it
     if pt is PT.PRED:
