@@ -293,6 +293,48 @@ def test_softmax_exponential_is_computed_once_per_element(kind):
     assert "%\"row\" = alloca float, i32 129" in exe.llvm_ir
 
 
+@pytest.mark.parametrize("ty", ["bf16", "f16"])
+def test_a_16_bit_exponential_summed_in_f32_is_computed_once(ty):
+    """jax's softmax of bf16/f16: exp in the 16-bit type, converted to f32 for
+    the row sum, divided by the sum in the 16-bit type.  The exp row is kept
+    in a scratch row through the convert (one exponential in the kernel),
+    and the bits are the evaluator's."""
+    text = f"""HloModule m
+max_r {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}}
+add_r {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+ENTRY e {{
+  x = {ty}[37,300]{{1,0}} parameter(0)
+  xf = f32[37,300]{{1,0}} convert(x)
+  ninf = f32[] constant(-inf)
+  mf = f32[37]{{0}} reduce(xf, ninf), dimensions={{1}}, to_apply=max_r
+  m = {ty}[37]{{0}} convert(mf)
+  mb = {ty}[37,300]{{1,0}} broadcast(m), dimensions={{0}}
+  d = {ty}[37,300]{{1,0}} subtract(x, mb)
+  e = {ty}[37,300]{{1,0}} exponential(d)
+  ef = f32[37,300]{{1,0}} convert(e)
+  zero = f32[] constant(0)
+  sf = f32[37]{{0}} reduce(ef, zero), dimensions={{1}}, to_apply=add_r
+  s = {ty}[37]{{0}} convert(sf)
+  sb = {ty}[37,300]{{1,0}} broadcast(s), dimensions={{0}}
+  ROOT r = {ty}[37,300]{{1,0}} divide(e, sb)
+}}"""
+    dtype = BF16 if ty == "bf16" else np.float16
+    x = (np.random.default_rng(7).standard_normal((37, 300)) * 3).astype(dtype)
+    want = np.asarray(xlac.evaluate(text, x))
+    for nt in (1, 2):
+        exe = xlac.jit(text, num_threads=nt)
+        np.testing.assert_array_equal(np.asarray(exe(x)).view(np.uint16), want.view(np.uint16))
+    assert _exp_count(exe.llvm_ir) == 1 and "\"row\" = alloca" in exe.llvm_ir
+
+
 def test_row_scratch_too_big_row_recomputes(monkeypatch):
     from xlac.codegen import hoisting
     monkeypatch.setattr(hoisting, "ROW_SCRATCH_BYTES", 64)

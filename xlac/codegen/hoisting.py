@@ -224,14 +224,20 @@ ROW_SCRATCH_BYTES = 32 * 1024
 def row_scratch_dims(inst: HloInstruction) -> list | None:
     """The reduced dimensions when ``inst`` is worth keeping a row of (see
     ``Hoisting.row_scratch``): an expensive elementwise value read by
-    a reduction over its minor-most dimensions and by other users as well;
-    None otherwise."""
+    a reduction over its minor-most dimensions (or by a convert that
+    reduction reads) and by other users as well; None otherwise."""
     shape = inst.shape
     if not (shape.is_array and has_trait(inst.opcode, Trait.EXPENSIVE)
             and has_trait(inst.opcode, Trait.ELEMENTWISE)) or len(inst.users) < 2 or shape.layout.is_padded:
         return None
     for user in inst.users:
-        if user.opcode != "reduce" or len(user.operands) != 2 or user.operands[0] is not inst:
+        if user.opcode == "convert" and len(user.users) == 1:
+            # A bf16/f16 value summed in f32 (jax's softmax of bf16: exp, then
+            # a convert for the f32 row sum): the reduction reads the row too.
+            user, inst_read = user.users[0], user
+        else:
+            inst_read = inst
+        if user.opcode != "reduce" or len(user.operands) != 2 or user.operands[0] is not inst_read:
             continue
         dims = sorted(user.attrs["dimensions"])
         minor = [d for d in shape.layout.minor_to_major][:len(dims)]
