@@ -202,17 +202,7 @@ class BufferAssignment:
         while inst.opcode in _FOLLOWED:
             if inst.opcode in VIEW:
                 return inst.shape
-            if inst.opcode in PASS_THROUGH:
-                inst = inst.operands[0]
-            elif inst.opcode == "tuple":
-                offsets = inst.shape.leaf_offsets()
-                k = bisect.bisect_right(offsets, leaf) - 1
-                leaf -= offsets[k]
-                inst = inst.operands[k]
-            else:
-                src = inst.operands[0]
-                leaf += src.shape.leaf_offsets()[inst.attrs["index"]]
-                inst = src
+            inst, leaf = _operand_leaf(inst, leaf)
         return None
 
     def _assign(self, comp: HloComputation) -> None:
@@ -531,17 +521,7 @@ class BufferAssignment:
         # logarithmic time per step, not linear in the tuple's width (the root
         # tuple of a training step has thousands of leaves, each asked for).
         while inst.opcode in _FOLLOWED:
-            if inst.opcode in ALIASES_OPERAND:
-                inst = inst.operands[0]
-            elif inst.opcode == "tuple":
-                offsets = inst.shape.leaf_offsets()
-                k = bisect.bisect_right(offsets, leaf) - 1
-                leaf -= offsets[k]
-                inst = inst.operands[k]
-            else:
-                src = inst.operands[0]
-                leaf += src.shape.leaf_offsets()[inst.attrs["index"]]
-                inst = src
+            inst, leaf = _operand_leaf(inst, leaf)
         return inst, leaf
 
     def _last_uses(self) -> dict[int, int]:
@@ -580,6 +560,19 @@ class BufferAssignment:
         for src in sources(self.computation.root):
             last[id(src)] = len(self.order)
         return last
+
+
+def _operand_leaf(inst: HloInstruction, leaf: int) -> tuple[HloInstruction, int]:
+    """The operand leaf whose buffer leaf ``leaf`` of ``inst`` (a tuple,
+    get-tuple-element, pass-through or bitcast: ``_FOLLOWED``) is."""
+    if inst.opcode in ALIASES_OPERAND:
+        return inst.operands[0], leaf
+    if inst.opcode == "tuple":
+        offsets = inst.shape.leaf_offsets()
+        k = bisect.bisect_right(offsets, leaf) - 1
+        return inst.operands[k], leaf - offsets[k]
+    src = inst.operands[0]
+    return src, leaf + src.shape.leaf_offsets()[inst.attrs["index"]]
 
 
 def _check_view(inst: HloInstruction) -> None:
