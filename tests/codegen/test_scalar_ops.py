@@ -347,12 +347,17 @@ def test_pred_ops():
 def test_float_to_int_saturates(src, dst):
     """Up to 32 bits: clamped in the float type, converted, truncated (the
     maximum of s32/u32, which f32 does not hold, put back by a select);
-    wider: ``llvm.fptosi.sat``/``fptoui.sat``.  Every value next to a bound."""
+    64 bits: the significand shifted in integers (``_float_to_int64``).
+    Every value next to a bound, and random ones of every magnitude."""
     info = np.iinfo(dst.dtype)
     vals = [0.0, -0.0, 0.5, -0.5, 1.9, -1.9, 100.7, -100.7, 127.5, 128.0, -128.5, -129.0, 255.9,
             256.0, 3e4, -3e4, 32767.5, -32768.5, 65504.0, 65535.5, 2.0 ** 31, -(2.0 ** 31), 2147483520.0,
             2147483647.5, -2147483904.0, 4294967040.0, 4294967295.5, 2.0 ** 32, 2.0 ** 63, -(2.0 ** 63),
-            2.0 ** 64, 1e30, -1e30, float("inf"), float("-inf"), float("nan"), -float("nan")]
+            2.0 ** 64, 1e30, -1e30, float("inf"), float("-inf"), float("nan"), -float("nan"),
+            2.0 ** 52 + 0.5, -(2.0 ** 52) - 0.5, 2.0 ** 53 + 2, 9.2233715e18, -9.2233715e18, 1.8446743e19,
+            9223372036854774784.0, 18446744073709549568.0, 1e-40, 0.99999994, -0.99999994, -1.0000001]
+    rng = np.random.default_rng(len(vals))
+    vals += list(rng.standard_normal(300) * 10.0 ** rng.uniform(-2, 20, 300))
     x = np.array(vals, np.float64).astype(src.dtype)       # what actually goes in
     ref = []
     for v in x.astype(np.float64):

@@ -982,12 +982,7 @@ def convert_value(builder: ir.IRBuilder, x: ir.Value, src: PT, dst: PT) -> ir.Va
         if dst.is_integral and dst.bit_width <= 32:
             return _float_to_int_clamped(b, x, src, dst)
         if dst.is_integral:
-            # Saturating, NaN -> 0: exactly what the .sat intrinsics define.
-            name = "llvm.fptosi.sat" if dst.is_signed_int else "llvm.fptoui.sat"
-            ret = register_type(dst)
-            fn = declare_libm(b.module, f"{name}.{_suffix(ret)}.{_suffix(x.type)}",
-                              ir.FunctionType(ret, [x.type]))
-            return b.call(fn, [x])
+            return _float_to_int64(b, x, src, dst)
         if dst.is_narrow_float:
             return _round_to_small(b, x, src, dst)
         if dst.is_float:
@@ -1022,6 +1017,43 @@ def _float_to_int_clamped(b, x, src: PT, dst: PT):
     wide = b.select(b.fcmp_unordered("uno", x, x), _const(_I32, 0), wide)
     ret = register_type(dst)
     return wide if ret == _I32 else b.trunc(wide, ret)
+
+
+def _float_to_int64(b, x, src: PT, dst: PT):
+    """f32/f64 -> s64/u64, saturating, NaN -> 0 (what ``llvm.fptosi.sat``
+    defines), in integer operations on the float's bits: without AVX-512 x86
+    has no vector conversion to 64-bit integers, and LLVM made the intrinsic
+    a compare-and-branch sequence per element.  The magnitude is the
+    significand (with its hidden bit) shifted left by ``e - p`` or right by
+    ``p - e`` (``e`` the unbiased exponent, ``p`` the significand's bits;
+    shifted out entirely below 1), the sign applied as a two's complement
+    negation (``-2**63`` comes out exact), and the results outside the
+    range put back by selects on the float."""
+    fbits, p, bias = (32, 23, 127) if src is PT.F32 else (64, 52, 1023)
+    it = ir.IntType(fbits)
+    bits = b.bitcast(x, it)
+    wide = b.zext(bits, _I64) if fbits == 32 else bits
+    e = b.sub(b.and_(b.lshr(wide, _const(_I64, p)), _const(_I64, (1 << (fbits - 1 - p)) - 1)),
+              _const(_I64, bias))
+    m = b.or_(b.and_(wide, _const(_I64, (1 << p) - 1)), _const(_I64, 1 << p))
+
+    def clamp(v, lo, hi):                       # signed, so that shifts stay below 64
+        v = b.select(b.icmp_signed("<", v, _const(_I64, lo)), _const(_I64, lo), v)
+        return b.select(b.icmp_signed(">", v, _const(_I64, hi)), _const(_I64, hi), v)
+    left = clamp(b.sub(e, _const(_I64, p)), 0, 63)
+    right = clamp(b.sub(_const(_I64, p), e), 0, 63)
+    mag = b.lshr(b.shl(m, left), right)
+    ftype = x.type
+    if dst.is_signed_int:
+        sign = b.sext(b.ashr(bits, ir.Constant(it, fbits - 1)), _I64) if fbits == 32 \
+            else b.ashr(bits, _const(_I64, 63))
+        value = b.sub(b.xor(mag, sign), sign)
+        value = b.select(b.fcmp_ordered(">=", x, _const(ftype, 2.0 ** 63)), _const(_I64, (1 << 63) - 1), value)
+        value = b.select(b.fcmp_ordered("<", x, _const(ftype, -2.0 ** 63)), _const(_I64, -(1 << 63)), value)
+    else:
+        value = b.select(b.fcmp_ordered(">=", x, _const(ftype, 2.0 ** 64)), _const(_I64, -1), mag)
+        value = b.select(b.fcmp_unordered("<=", x, _const(ftype, -1.0)), _const(_I64, 0), value)
+    return b.select(b.fcmp_unordered("uno", x, x), _const(_I64, 0), value)
 
 
 def _convert(c, x):
