@@ -236,8 +236,8 @@ class BufferAssignment:
             key = (id(src), leaf)
             if src.opcode in NO_BUFFER or key in claimed:
                 continue
-            shape = self.view_shape(root, number) or src.shape.leaves()[leaf]
-            if shape != self.result_shapes[number]:
+            shape = self.view_shape(root, number)
+            if (src.shape.leaves()[leaf] if shape is None else shape) != self.result_shapes[number]:
                 continue  # another layout: computed in a temp, then copied (relaid out)
             claimed[key] = number
 
