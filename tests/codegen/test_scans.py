@@ -83,12 +83,71 @@ def test_which_scans_run_as_scans():
                    scan_module("c64[500]", 0, "multiply", "(1, 0)", forward=False),
                    scan_module("f32[1000]", 0, init="1", forward=False)):
         assert _kernel(module) == "reduce-window.scan"
-    # Not a reverse scan of a reducer that is not commutative, nor a window shorter than the dimension.
+    # Any reducer (the spec's are associative, their inits identities), not a
+    # window shorter than the dimension.
     def window(text):
         return next(i for i in xlac.parse_hlo(text).entry.instructions if i.opcode == "reduce-window")
-    assert not runs_sequentially(window(scan_module("f32[1000]", 0, "subtract", forward=False)))
-    assert runs_sequentially(window(scan_module("f32[1000]", 0, "subtract")))
+    assert runs_sequentially(window(scan_module("f32[1000]", 0, "atan2", forward=False)))
     assert not runs_sequentially(window(scan_module("f32[1000]", 0).replace("size=1000", "size=999")))
+
+
+LOGADDEXP_SCAN = """HloModule m
+r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] maximum(a, b)
+  d = f32[] subtract(a, b)
+  ad = f32[] abs(d)
+  nd = f32[] negate(ad)
+  e = f32[] exponential(nd)
+  l = f32[] log-plus-one(e)
+  ROOT s = f32[] add(m, l)
+}
+ENTRY e {
+  x = f32[6,700] parameter(0)
+  i = f32[] constant(-inf)
+  ROOT y = f32[6,700] reduce-window(x, i), window={size=1x700 pad=0_0x0_699}, to_apply=r
+}
+"""
+
+ARGMAX_SCAN = """HloModule m
+r {
+  a = s32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = s32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  take = pred[] or(gt, tie)
+  v = s32[] select(take, a, b)
+  k = s32[] select(take, ai, bi)
+  ROOT t = (s32[], s32[]) tuple(v, k)
+}
+ENTRY e {
+  x = s32[300,5] parameter(0)
+  ix = s32[300,5] iota(), iota_dimension=0
+  lo = s32[] constant(-2147483648)
+  big = s32[] constant(2147483647)
+  ROOT y = (s32[300,5], s32[300,5]) reduce-window(x, ix, lo, big), window={size=300x1 pad=0_299x0_0}, to_apply=r
+}
+"""
+
+
+def test_reverse_scans_of_any_reducer_run_from_the_end():
+    """jax's reverse ``cumlogsumexp`` (a reducer of six ops) and a variadic
+    reverse arg-max scan: one step per element from the end, the operands in
+    the window's order; the log-sum-exp to rounding, the arg-max exactly."""
+    x = np.random.default_rng(4).standard_normal((6, 700)).astype(np.float32)
+    assert _kernel(LOGADDEXP_SCAN) == "reduce-window.scan"
+    want = np.logaddexp.accumulate(x[:, ::-1].astype(np.float64), axis=1)[:, ::-1]
+    np.testing.assert_allclose(xlac.jit(LOGADDEXP_SCAN)(x), want, rtol=2e-5)
+    xi = np.random.default_rng(5).integers(-20, 20, (300, 5)).astype(np.int32)
+    got = xlac.jit(ARGMAX_SCAN)(xi)
+    want = xlac.evaluate(ARGMAX_SCAN, xi)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("shape, dim, op, init", [("f32[3,4000]", 1, "add", "0"), ("f64[700,6]", 0, "add", "0.5"),

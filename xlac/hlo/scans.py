@@ -43,35 +43,16 @@ def scan_of(inst: HloInstruction) -> tuple[int, bool] | None:
     return None
 
 
-#: Reducers under which a reverse scan of integers (or pred) may run from the
-#: end: exact, associative and commutative, so the bits are the window's.
-_EXACT_REVERSIBLE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
-#: Reducers under which a reverse scan of floats (complex: ``add`` and
-#: ``multiply``) runs from the end: associative and commutative but for
-#: rounding, which the order changes as XLA's tree does.
-_FLOAT_REVERSIBLE = frozenset({"add", "multiply", "maximum", "minimum"})
-
-
 def runs_sequentially(inst: HloInstruction) -> bool:
     """Whether the code generator runs the ``reduce-window`` ``inst`` as a scan:
-    a forward scan (output ``i`` is the reducer of output ``i-1`` and ``x[i]``,
-    exactly the window's fold), and a reverse scan of one operand, read from
-    the end (output ``i`` is the reducer of ``x[i]`` and output ``i+1``), whose
-    reducer is associative and commutative: for integers and pred exact
-    (:data:`_EXACT_REVERSIBLE`: the window's bits), for floats and complex
-    numbers the sum or product rounded in the other order (the same error
-    bound as a forward scan's; XLA:CPU's tree reorders it too)."""
-    scan = scan_of(inst)
-    if scan is None:
-        return False
-    if scan[1]:
-        return True
-    if len(inst.operands) != 2:
-        return False
-    pt = inst.operands[0].shape.element_type
-    op = inst.attrs["to_apply"].binary_root_opcode()
-    if pt.is_integral or pt.is_pred:
-        return op in _EXACT_REVERSIBLE
-    if pt.is_complex:
-        return op in ("add", "multiply")
-    return pt.is_float and op in _FLOAT_REVERSIBLE
+    every scan.  A forward one folds each window exactly as written (output
+    ``i`` is the reducer of output ``i-1`` and ``x[i]``); a reverse one is
+    read from the end (output ``i`` is the reducer of ``x[i]`` and output
+    ``i+1``, the operands kept in the window's order), which is the window's
+    fold where the spec's conditions hold: the reducer associative and the
+    init value its identity (spec: Reduce; "the evaluation order of the
+    reduction function is arbitrary", ReduceWindow).  Integer and pred sums,
+    products, maxima and minima keep the window's bits; a float sum or product
+    is rounded in the other order (XLA:CPU's tree of short windows reorders it
+    too)."""
+    return scan_of(inst) is not None

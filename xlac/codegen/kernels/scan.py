@@ -13,12 +13,11 @@ reducer works too), L times fewer of them.  A narrow float (bf16, f16, f8)
 evaluator's windows do (XLA:CPU's ``cumsum`` of bf16 is far nearer that than a
 sum rounded to bf16 at every step, which drifts by whole units over 1024
 elements).  A reverse scan (padded after) folds ``x[i] .. x[L-1]`` in
-ascending order; it is read from the end, ``f(x[i], output[i+1])``, where
-``f`` is associative and commutative (``hlo.scans.runs_sequentially``): for
-integers and pred exactly the window's bits; a float or complex ``add`` or
-``multiply`` rounds in the other order, as XLA:CPU's tree of short windows
-reorders it too (``max``/``min`` of floats are exact).  Other reverse scans
-(a variadic one, ``cumlogsumexp``'s) run as written, window by window.
+ascending order; it is read from the end, ``f(x[i], output[i+1])``, the
+operands in the window's order (``hlo.scans.runs_sequentially``: the fold
+under the spec's associative reducer and identity init): for integers and
+pred exactly the window's bits; a float sum or product rounds in the other
+order, as XLA:CPU's tree of short windows reorders it too.
 
 Where the scan dimension is not the most minor in the layout, the loops run
 in the layout's order and each step's inner loops are elementwise over a
@@ -64,7 +63,7 @@ def _scratch(me, inst: HloInstruction) -> int:
 
 def applies(inst: HloInstruction) -> str | None:
     if not runs_sequentially(inst):
-        return "not a scan, or a reverse scan of a reducer that is not associative and commutative"
+        return "not a scan (a window the whole dimension long, padded on one side)"
     return None
 
 
@@ -138,8 +137,8 @@ class _Scan:
 
     def step(self, acc: list, index: Index) -> list:
         """The reducer of the accumulators and the operands at ``index``
-        (forward ``f(acc, x)`` as the window folds, reverse ``f(x, acc)``, exact
-        reducers only), written there; returns the new accumulators (f32 for
+        (forward ``f(acc, x)`` as the window folds, reverse ``f(x, acc)``),
+        written there; returns the new accumulators (f32 for
         :func:`_wide_op` scans, which round only what they write)."""
         b = self.b
         values = [g(index) for g in self.xs]
