@@ -256,6 +256,30 @@ def test_topk_types_and_ranks(ty, dt):
     np.testing.assert_array_equal(idx, order)
 
 
+@pytest.mark.parametrize("dims,k,order", [((64, 2048), 5, "random"), ((64, 2048), 64, "ascending"),
+                                          ((3, 200), 100, "random"), ((5, 300), 64, "ties"),
+                                          ((1, 70000), 3, "descending")])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_selected_and_sorted(dims, k, order, largest):
+    """k <= SELECT_MAX_K: selected into k kept in order (rows shared among
+    threads when big), the worst case an ordered row; larger k: sorted.
+    Bit for bit the evaluator's, ties by index."""
+    from xlac.codegen.kernels.sort import SELECT_MAX_K
+    assert (k <= SELECT_MAX_K) == (k != 100)
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal(dims).astype(np.float32)
+    if order == "ties":
+        x = rng.integers(0, 5, dims).astype(np.float32)
+    elif order != "random":
+        x = np.sort(x, axis=-1)[..., ::(1 if order == "ascending" else -1)].copy()
+    text = topk_module("f32", dims, k, largest)
+    want = xlac.evaluate(text, x)
+    for nt in (1, 2):
+        got = xlac.jit(text, num_threads=nt)(x)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
 def test_topk_built_with_the_builder():
     b = xlac.XlaBuilder("tk")
     x = ops.parameter(b, 0, "f32[5]")

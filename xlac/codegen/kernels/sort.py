@@ -26,12 +26,12 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...shape import PRED, S32, PrimitiveType as PT
-from .. import scalar_ops
+from .. import scalar_ops, types
 
 from ..ir_array import Index, i64
 from ..loops import for_range, loop_nest
 from ..kernel_choice import KernelCandidate
-from ._util import I32, PTR, ScratchPlan, alloca_var, copy_array, dyn_range, fill_padding, load, \
+from ._util import I32, I64, PTR, ScratchPlan, alloca_var, copy_array, dyn_range, fill_padding, load, \
     store
 
 #: Length of the runs sorted by insertion sort before merging.
@@ -334,6 +334,19 @@ def topk_compare(b, x, y, pt: PT, largest: bool) -> ir.Value:
     return scalar_ops.emit_elementwise(b, "compare", [x, y], [pt, pt], PRED, attrs)
 
 
+#: A top-k of at most this many elements is selected (:func:`_select_rows`):
+#: each element is compared with the k-th best so far and only a better one
+#: is inserted into the k kept in order, about n + k log(n/k) comparisons
+#: and k^2 log(n/k) / 2 moves on unordered data, n k at worst (a row in
+#: ascending order for the largest), against the merge sort's n log n.
+#: 8 x 512 x 512 f32 on the 2-core EPYC: sorted, 94 ms for any k (30 ms
+#: for ordered rows); selected, k = 8 3.3 ms (XLA:CPU's partial sort
+#: 8.7), k = 64 19 ms (66 ordered; XLA:CPU 47), k = 128 42 (117 ordered).
+SELECT_MAX_K = 64
+#: Elements from which the rows of a selected top-k are shared among threads.
+SELECT_PARALLEL_ELEMENTS = 1 << 16
+
+
 def _emit_topk(ctx) -> None:
     inst, b = ctx.inst, ctx.b
     operand = inst.operands[0]
@@ -347,6 +360,20 @@ def _emit_topk(ctx) -> None:
     last = shape.rank - 1
     n, k = shape.dimensions[last], values_out.shape.dimensions[last]
     largest = _topk_largest(inst)
+    if k <= SELECT_MAX_K:
+        rows = shape.element_count() // max(n, 1)
+        outer = next((shape.dimensions[d] for d in reversed(shape.layout.minor_to_major)
+                      if d != last and shape.dimensions[d] > 1), 1)
+        if shape.element_count() < SELECT_PARALLEL_ELEMENTS or outer < 2 or rows < 2:
+            _select_rows(ctx, n, k, largest, None)
+        else:
+            tasks = min(outer, 8)
+            chunk = -(-outer // tasks)
+            tasks = -(-outer // chunk)
+            ctx.parallel_for(tasks, lambda tctx, i: _select_rows(
+                tctx, n, k, largest, (tctx.b.mul(i, i64(chunk)),
+                                      _imin(tctx.b, tctx.b.mul(tctx.b.add(i, i64(1)), i64(chunk)), outer))))
+        return
     plan = _sort_plan(n, [pt])
     scratch = ctx.scratch_pointer()
     perm, tmp = plan.pointer(b, scratch, "perm"), plan.pointer(b, scratch, "tmp")
@@ -369,6 +396,72 @@ def _emit_topk(ctx) -> None:
             p = load(b, final, j, S32)
             values_out.write(b, at(j), load(b, key, p, pt))
             indices_out.write(b, at(j), p)
+
+
+def _imin(b, x, bound: int):
+    return b.select(b.icmp_signed("<", x, i64(bound)), x, i64(bound))
+
+
+def _select_rows(ctx, n: int, k: int, largest: bool, outer_range) -> None:
+    """The top ``k`` of each row (of the rows in ``outer_range`` of the
+    outermost dimension, or all) by selection: the best k so far are kept in
+    order in two stack arrays; an element goes in only if it comes before
+    the k-th (or fewer than k are kept), after every kept one it does not
+    come before, so equal values keep their index order (the sort's
+    stability)."""
+    inst, b = ctx.inst, ctx.b
+    shape = inst.operands[0].shape
+    pt = shape.element_type
+    last = shape.rank - 1
+    values_out, indices_out = ctx.output_arrays()
+    gen = ctx.operand_generator(0)
+    vals = ctx.alloca_builder.alloca(types.memory_type(pt), size=k, name="topk.values")
+    idxs = ctx.alloca_builder.alloca(I32, size=k, name="topk.indices")
+    kept = ctx.alloca_builder.alloca(I64, name="topk.kept")
+    pos = ctx.alloca_builder.alloca(I64, name="topk.pos")
+
+    def before(x, y):
+        return topk_compare(b, x, y, pt, largest)
+
+    with loop_nest(b, values_out.shape, "t", dims=list(range(last)), outer_range=outer_range) as index:
+        base = list(index.multi)
+        b.store(i64(0), kept)
+        with for_range(b, n, "select") as j:
+            x = gen(Index(base[:last] + [j]))
+            count = b.load(kept)
+            full = b.icmp_signed("==", count, i64(k))
+            # Full: only an element before the k-th goes in (the k-th drops out).
+            # (selects, not and/or: an unfilled slot is undefined, its compare too)
+            goes_in = b.select(full, before(x, load(b, vals, i64(k - 1), pt)), ir.Constant(ir.IntType(1), 1))
+            with b.if_then(goes_in):
+                b.store(b.select(full, i64(k - 1), count), pos)
+                # Shift down the kept ones that x comes before.
+                head = b.append_basic_block("topk.shift")
+                body = b.append_basic_block("topk.move")
+                done = b.append_basic_block("topk.place")
+                b.branch(head)
+                b.position_at_end(head)
+                p = b.load(pos)
+                prev = b.sub(p, i64(1))
+                more = b.icmp_signed(">", p, i64(0))
+                # p > 0 and x before vals[p-1]: vals[p-1] moves to p.
+                move = b.select(more, before(x, load(b, vals, b.select(more, prev, i64(0)), pt)),
+                                ir.Constant(ir.IntType(1), 0))
+                b.cbranch(move, body, done)
+                b.position_at_end(body)
+                store(b, load(b, vals, prev, pt), vals, p, pt)
+                store(b, load(b, idxs, prev, S32), idxs, p, S32)
+                b.store(prev, pos)
+                b.branch(head)
+                b.position_at_end(done)
+                p = b.load(pos)
+                store(b, x, vals, p, pt)
+                store(b, b.trunc(j, I32), idxs, p, S32)
+                b.store(b.select(full, count, b.add(count, i64(1))), kept)
+        with for_range(b, k, "emit") as j:
+            at = Index(base[:last] + [j])
+            values_out.write(b, at, load(b, vals, j, pt))
+            indices_out.write(b, at, load(b, idxs, j, S32))
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
