@@ -99,7 +99,7 @@ from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, 
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import conv_as_dot, rng_expander, tridiagonal_expander
+from . import conv_as_dot, conv_phases, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
@@ -637,6 +637,16 @@ def _convolution_as_dot(inst: HloInstruction, what: str) -> bool:
                             if why is None else
                             f"convolution {inst.name}: not im2col + dot on the native {what} GEMM kernel ({why})")
     return why is None
+
+
+@EXPANSIONS.register("convolution")
+def base_dilated_convolution(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """A convolution of a base-dilated input (a strided convolution's input
+    gradient) as one convolution per output phase (``conv_phases``): the
+    holes of the dilated input are never multiplied."""
+    if conv_phases.why_not(inst) is not None:
+        return False
+    return rw.supersede(inst, conv_phases.conv_phases(inst, rw))
 
 
 @EXPANSIONS.register("convolution")
