@@ -82,7 +82,7 @@ ENTRY main {
   e1 = f32[4096] exponential(p0)
   s1 = f32[4096] add(e1, e1)
   e2 = f32[4096] exponential(s1)
-  s2 = f32[4096] add(e2, e2)
+  s2 = f32[4096] add(e2, s1)
   ROOT r = (f32[4096], f32[4096]) tuple(s2, e2)
 }
 """

@@ -381,7 +381,7 @@ ENTRY main {{
   x = f32[{BIG_TEMP_N}]{{0}} parameter(0)
   e = f32[{BIG_TEMP_N}]{{0}} exponential(x)
   s = f32[{BIG_TEMP_N}]{{0}} sine(e)
-  c = f32[{BIG_TEMP_N}]{{0}} cosine(x)
+  c = f32[{BIG_TEMP_N}]{{0}} cosine(e)
   ROOT r = (f32[{BIG_TEMP_N}]{{0}}, f32[{BIG_TEMP_N}]{{0}}) tuple(s, c)
 }}"""
 

@@ -15,8 +15,9 @@ buffer read with its own shape, as XLA's bitcasts are (its slice is the
 operand's with the bitcast's shape); what reads it reads the operand's buffer,
 so it keeps that buffer alive.  A root leaf computed by the module writes
 straight into its result buffer (through a bitcast too: the bytes are the
-same); a root leaf that is a parameter, a constant or a repeat of another leaf
-is copied there at the end (``copies``).
+same), and so is the operand a root updates in place when nothing else reads
+it (``_claim_donors``); a root leaf that is a parameter, a constant or a
+repeat of another leaf is copied there at the end (``copies``).
 
 Temp slices are reused once their value is dead: values are placed in the
 order the schedule defines them, and a slice is freed after its last use.  The
@@ -120,6 +121,7 @@ class BufferAssignment:
         self.copies: list[tuple[int, BufferSlice]] = []  # (result number, source)
         self.in_place: list[tuple[HloInstruction, HloInstruction]] = []  # (writer, operand it overwrote)
         self.temp_size = 0
+        self._readers: dict | None = None       # see _reader_counts
         #: Parameter leaf k is result k's buffer (a while body's state, updated
         #: in place: asked for with ``loop_state``, done when the root keeps
         #: every parameter leaf it returns in its own position).
@@ -130,6 +132,7 @@ class BufferAssignment:
         # Asked only while assigning; kept, it would keep its caller (the code
         # generator, and with it the whole LLVM module) alive as long as this is.
         self._scratch_fn = None
+        self._readers = None
 
     # -- queries ------------------------------------------------------------------
     def slice_of(self, inst: HloInstruction, leaf: int = 0) -> BufferSlice:
@@ -240,6 +243,8 @@ class BufferAssignment:
             if (src.shape.leaves()[leaf] if shape is None else shape) != self.result_shapes[number]:
                 continue  # another layout: computed in a temp, then copied (relaid out)
             claimed[key] = number
+            if leaf == 0 and shape is None:
+                self._claim_donors(src, number, claimed)
 
         last_use = self._last_uses()
         state_reads = self._state_reads() if self.state_in_place else {}
@@ -312,6 +317,49 @@ class BufferAssignment:
                 source = self._resolve(root, number)
                 if not (source.kind == "result" and source.number == number):   # in-place state
                     self.copies.append((number, source))
+
+    def _claim_donors(self, inst: HloInstruction, number: int, claimed: dict) -> None:
+        """Result ``number`` is ``inst``'s: where ``inst`` may update an operand
+        in place (``may_update_in_place``: a scatter or dynamic-update-slice
+        into a computed array, an elementwise op) and only it reads that
+        operand, the operand is computed into the result buffer too, and
+        ``inst`` updates it there (XLA's buffer assignment shares them so):
+        no temp of the result's size, no copy of it.  Down the chain (a
+        scatter into an update of a broadcast)."""
+        while True:
+            donor = None
+            for k in may_update_in_place(inst):
+                op = inst.operands[k]
+                if op.opcode in NO_BUFFER or op.opcode in _FOLLOWED or not op.shape.is_array \
+                        or op.shape != inst.shape.leaves()[0] or (id(op), 0) in claimed:
+                    continue
+                if sum(o is op for o in inst.operands) != 1:
+                    continue            # read again at other indices (scatter(x, i, x))
+                if self._readers is None:       # once per assignment: a root tuple has thousands of leaves
+                    self._readers = self._reader_counts()
+                if self._readers.get(id(op), 0) == 1:
+                    donor = op
+                    break
+            if donor is None:
+                return
+            claimed[(id(donor), 0)] = number
+            self.in_place.append((inst, donor))
+            inst = donor
+
+    def _reader_counts(self) -> dict[int, int]:
+        """Per instruction id: how many instructions of the schedule (and the
+        root's copies) read its buffer, through tuples and views too."""
+        counts: dict[int, int] = {}
+        for inst in self.order:
+            if inst.opcode in _FOLLOWED:
+                continue
+            for src in dict.fromkeys(self.defining(op, leaf)[0] for op in dict.fromkeys(inst.operands)
+                                     for leaf in range(leaf_count(op.shape))):
+                counts[id(src)] = counts.get(id(src), 0) + 1
+        for number in range(len(self.result_shapes)):
+            src = self.defining(self.computation.root, number)[0]
+            counts[id(src)] = counts.get(id(src), 0) + 1
+        return counts
 
     def _state_may_alias(self, comp: HloComputation) -> bool:
         """Whether parameter leaf k can be result k's buffer: the same shapes
