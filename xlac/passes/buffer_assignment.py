@@ -349,15 +349,14 @@ class BufferAssignment:
     def _reader_counts(self) -> dict[int, int]:
         """Per instruction id: how many instructions of the schedule (and the
         root's copies) read its buffer, through tuples and views too."""
+        sources = _buffer_sources()
         counts: dict[int, int] = {}
         for inst in self.order:
             if inst.opcode in _FOLLOWED:
                 continue
-            for src in dict.fromkeys(self.defining(op, leaf)[0] for op in dict.fromkeys(inst.operands)
-                                     for leaf in range(leaf_count(op.shape))):
+            for src in dict.fromkeys(src for op in inst.operands for src in sources(op)):
                 counts[id(src)] = counts.get(id(src), 0) + 1
-        for number in range(len(self.result_shapes)):
-            src = self.defining(self.computation.root, number)[0]
+        for src in sources(self.computation.root):
             counts[id(src)] = counts.get(id(src), 0) + 1
         return counts
 
@@ -580,25 +579,7 @@ class BufferAssignment:
         """
         position = {id(inst): step for step, inst in enumerate(self.order)}
         last: dict[int, int] = {}
-        # Sources of each tuple / get-tuple-element / pass-through, computed once:
-        # walking them anew at every read is exponential in the depth of tuples
-        # built from tuples that share elements (an equinox train step's optimizer
-        # state: minutes of lowering).
-        memo: dict[int, tuple] = {}
-
-        def sources(inst) -> tuple:
-            found = memo.get(id(inst))
-            if found is not None:
-                return found
-            if inst.opcode in ("tuple", "get-tuple-element"):
-                found = tuple(dict.fromkeys(src for op in inst.operands for src in sources(op)))
-            elif inst.opcode in ALIASES_OPERAND:
-                found = sources(inst.operands[0])
-            else:
-                found = (inst,)
-            memo[id(inst)] = found
-            return found
-
+        sources = _buffer_sources()
         for inst in self.order:
             if inst.opcode in _FOLLOWED:
                 continue
@@ -608,6 +589,29 @@ class BufferAssignment:
         for src in sources(self.computation.root):
             last[id(src)] = len(self.order)
         return last
+
+
+def _buffer_sources():
+    """``sources(inst)``: the instructions whose buffers ``inst``'s value is
+    in (itself, or through tuples, get-tuple-elements, pass-throughs and
+    views), memoised: walking them anew at every read is exponential in the
+    depth of tuples built from tuples that share elements (an equinox train
+    step's optimizer state: minutes of lowering)."""
+    memo: dict[int, tuple] = {}
+
+    def sources(inst) -> tuple:
+        found = memo.get(id(inst))
+        if found is not None:
+            return found
+        if inst.opcode in ("tuple", "get-tuple-element"):
+            found = tuple(dict.fromkeys(src for op in inst.operands for src in sources(op)))
+        elif inst.opcode in ALIASES_OPERAND:
+            found = sources(inst.operands[0])
+        else:
+            found = (inst,)
+        memo[id(inst)] = found
+        return found
+    return sources
 
 
 def _operand_leaf(inst: HloInstruction, leaf: int) -> tuple[HloInstruction, int]:

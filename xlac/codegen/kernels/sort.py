@@ -28,6 +28,7 @@ from ...errors import UnsupportedError
 from ...shape import PRED, S32, PrimitiveType as PT
 from .. import scalar_ops, types
 
+from ..emitter import task_range
 from ..ir_array import Index, i64
 from ..loops import for_range, loop_nest
 from ..kernel_choice import KernelCandidate
@@ -367,12 +368,9 @@ def _emit_topk(ctx) -> None:
         if shape.element_count() < SELECT_PARALLEL_ELEMENTS or outer < 2 or rows < 2:
             _select_rows(ctx, n, k, largest, None)
         else:
-            tasks = min(outer, 8)
-            chunk = -(-outer // tasks)
-            tasks = -(-outer // chunk)
-            ctx.parallel_for(tasks, lambda tctx, i: _select_rows(
-                tctx, n, k, largest, (tctx.b.mul(i, i64(chunk)),
-                                      _imin(tctx.b, tctx.b.mul(tctx.b.add(i, i64(1)), i64(chunk)), outer))))
+            chunk = -(-outer // min(outer, 8))
+            ctx.parallel_for(-(-outer // chunk), lambda tctx, i: _select_rows(
+                tctx, n, k, largest, task_range(tctx.b, i, chunk, outer)))
         return
     plan = _sort_plan(n, [pt])
     scratch = ctx.scratch_pointer()
@@ -396,10 +394,6 @@ def _emit_topk(ctx) -> None:
             p = load(b, final, j, S32)
             values_out.write(b, at(j), load(b, key, p, pt))
             indices_out.write(b, at(j), p)
-
-
-def _imin(b, x, bound: int):
-    return b.select(b.icmp_signed("<", x, i64(bound)), x, i64(bound))
 
 
 def _select_rows(ctx, n: int, k: int, largest: bool, outer_range) -> None:
