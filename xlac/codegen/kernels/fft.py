@@ -1,45 +1,157 @@
 """``fft`` as a kernel (spec: *Fft*): FFT, IFFT, RFFT and IRFFT over the last 1-3 dimensions.
 
-The transform runs in a scratch *work array* of c128 (row-major), whatever the
-element type, and the result is rounded once when it is written out:
+The transformed dimensions are taken one at a time (*steps*); a step runs a
+1-D transform over every *line* of the array along its dimension.  Lines are
+taken in *blocks* of up to ``lanes`` lines, copied into a worker's scratch as
+split complex arrays with the line index innermost (``re[t * lanes + l]``,
+``im[...]``), so every butterfly is a vertical SIMD operation across lines and
+a block's lines share every twiddle factor.  Blocks are shared among threads
+(each worker owns one scratch region).  One step reads the operand and the
+last writes the result; between steps the data waits in a *work array*
+(complex, row-major).
 
-* FFT / IFFT: input -> work; a complex transform along each of the last
-  ``len(fft_length)`` dimensions (IFFT scales by ``1/n`` per dimension); work ->
-  output.
-* RFFT: the innermost dimension is transformed first, real -> the ``n//2 + 1``
-  non-negative frequencies, straight from the input into the work array; then
-  complex transforms along the other transformed dimensions.
-* IRFFT: input -> work; inverse complex transforms along the outer transformed
-  dimensions; then the innermost dimension complex -> real, reading the
-  half spectrum as Hermitian (``X[n-k] = conj(X[k])``; the imaginary parts of
-  the zero and Nyquist frequencies are ignored, as numpy and XLA do).
+A 1-D transform of length ``N`` is a mixed-radix Stockham FFT
+(:func:`_line_function`): one pass per radix (8, 4, 2, 3, 5, then 7, 11 or 13),
+ping-ponging between two buffers, the output in natural order (no
+bit-reversal).  A length with a prime factor above :data:`MAX_RADIX` is
+computed by Bluestein's algorithm: the DFT of length ``n`` as a circular
+convolution with a chirp, by power-of-two FFTs of length ``m >= 2n - 1``.
 
-Each 1-D transform of a power-of-two length is a radix-2 FFT, O(n log n): the
-vector is copied into a scratch line in bit-reversed order, then log2(n) stages of
-butterflies run in place.  Other lengths use a direct DFT, O(n^2) per vector:
-``X[j] = sum_t x[t] * w[(j*t) mod n]``.  Either way the twiddles
-``w[k] = exp(-+2 pi i k / n)`` come from a table computed in double precision
-(indices reduced mod n exactly, so no phase error accumulates) and all arithmetic
-is in double precision, exact enough for c64 and c128 alike.  (Bluestein or
-mixed-radix FFTs for other lengths are a later optimisation.)
-Scratch: the work array plus one vector of ``max(fft_length)`` c128 values.
+Real transforms pack two real lines into one complex line: RFFT transforms
+``x + i y`` and separates ``X[k] = (Z[k] + conj Z[n-k]) / 2`` and
+``Y[k] = (Z[k] - conj Z[n-k]) / 2i``; IRFFT transforms ``X + i Y`` (the
+half spectra extended as Hermitian, the imaginary parts of the zero and
+Nyquist frequencies ignored, as numpy and XLA do) and takes the real and
+imaginary parts.
+
+Arithmetic is in the element type's precision (f32 for c64, f64 for c128),
+as XLA:CPU's DUCC FFT does; the twiddle factors ``exp(+-2 pi i j / N)`` are
+computed at the start of each call in double precision, as the product of
+two entries of constant tables of about ``sqrt(N)`` entries each, and
+rounded once.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...shape import C128, F64
+from ...shape import C64, F32, F64
 from .. import scalar_ops
-from ..emitter import KernelContext, ModuleEmitter
+from ..emitter import KernelContext
 from ..ir_array import I64, Index, i64
-from ..loops import fill_padding, for_range
 from ..kernel_choice import KernelCandidate
+from ..loops import dyn_range, fill_padding, for_range
+from ..task_grid import REGION_CAP
 
 _F64 = ir.DoubleType()
+_PTR = ir.PointerType()
+
+#: Prime factors up to this are FFT passes of their own (an odd radix ``p``
+#: costs about ``p`` complex multiply-adds per element); a length with a
+#: larger prime factor is computed by Bluestein's algorithm.
+MAX_RADIX = 13
+POW2_RADICES = (8, 4)
+#: At most this many lines are transformed together (the SIMD lanes of a
+#: butterfly, and the lines that share a twiddle factor's load).
+MAX_LANES = 4
+#: A worker's scratch (two split complex buffers of ``lanes`` lines) is kept
+#: within about this many bytes while it has more than one lane: about the
+#: L2 cache of a core.
+BLOCK_BYTES = 64 << 10
+#: Transforms of at least this many butterfly operations (``lines * N *
+#: log2 N``) are shared among threads.
+PARALLEL_WORK = 1 << 16
+#: Workers of an object compiled for another machine (the JIT uses the CPUs
+#: the process may use, ``task_grid.REGION_CAP``).
+DEFAULT_WORKERS = 4
+
+
+# ----------------------------------------------------------------------------
+# The plan (Python ints only)
+# ----------------------------------------------------------------------------
+
+def _radices(n: int) -> list | None:
+    """The passes of a Stockham FFT of length ``n`` (4s first), or None when
+    ``n`` has a prime factor above :data:`MAX_RADIX`."""
+    out = []
+    for p in POW2_RADICES:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+    for p in (2, 3, 5, 7, 11, 13):
+        while n % p == 0:
+            out.append(p)
+            n //= p
+    return out if n == 1 else None
+
+
+@dataclass(frozen=True)
+class _Length:
+    """How lines of length ``n`` are transformed: a Stockham FFT of length
+    ``size`` (``n`` itself, or Bluestein's power of two ``m``)."""
+
+    n: int
+    size: int
+    radices: tuple
+
+    @property
+    def bluestein(self) -> bool:
+        return self.size != self.n
+
+    @staticmethod
+    def of(n: int) -> "_Length":
+        radices = _radices(n)
+        if radices is not None:
+            return _Length(n, n, tuple(radices))
+        m = 1 << (2 * n - 2).bit_length()
+        return _Length(n, m, tuple(_radices(m)))
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One transformed dimension: ``kind`` is 'c2c', 'r2c' (the last dimension
+    of an RFFT) or 'c2r' (of an IRFFT); lines run along ``axis`` of the work
+    dimensions ``dims``; ``lanes`` complex lanes per block (a real step packs
+    two lines into each)."""
+
+    kind: str
+    axis: int
+    dims: tuple
+    length: _Length
+    lanes: int
+
+    @property
+    def outer(self) -> int:
+        return math.prod(self.dims[:self.axis])
+
+    @property
+    def inner(self) -> int:
+        return math.prod(self.dims[self.axis + 1:])
+
+    @property
+    def lines_per_block(self) -> int:
+        return self.lanes * (1 if self.kind == "c2c" else 2)
+
+    @property
+    def blocks(self) -> int:
+        g = self.lines_per_block
+        if self.inner == 1:
+            return -(-self.outer // g)
+        return self.outer * -(-self.inner // g)
+
+    @property
+    def work(self) -> int:
+        n = self.length.n
+        return self.outer * self.inner * n * max(1, n.bit_length())
+
+
+def _component(inst: HloInstruction):
+    t = inst.operands[0].shape.element_type
+    return F32 if t in (F32, C64) else F64
 
 
 def _lengths(inst: HloInstruction) -> tuple:
@@ -47,327 +159,761 @@ def _lengths(inst: HloInstruction) -> tuple:
 
 
 def _work_dims(inst: HloInstruction) -> tuple:
-    """Dimensions of the complex work array: the complex side of the transform."""
+    """Dimensions of the complex side of the transform."""
     kind = str(inst.attrs["fft_type"])
-    return inst.shape.dimensions if kind == "RFFT" else inst.operands[0].shape.dimensions
+    return tuple(inst.shape.dimensions if kind == "RFFT" else inst.operands[0].shape.dimensions)
 
 
-def _scratch_bytes(me: ModuleEmitter, inst: HloInstruction) -> int:
-    if inst.shape.element_count() == 0:
-        return 0
-    return 16 * (math.prod(_work_dims(inst)) + max(_lengths(inst)))
+def _lanes(size: int, lines: int, esize: int, real: bool) -> int:
+    fit = max(1, BLOCK_BYTES // (4 * size * esize))
+    lanes = 1 << (min(MAX_LANES, fit).bit_length() - 1)
+    need = -(-lines // 2) if real else lines
+    return max(1, min(lanes, 1 << max(0, (need - 1).bit_length())))
 
 
-class _Complex:
-    """A c128 array at a double pointer: element ``e`` is ``(ptr[2e], ptr[2e+1])``."""
+@dataclass(frozen=True)
+class _Plan:
+    steps: tuple
+    esize: int
+    workers: int
+    inverse: bool
 
-    def __init__(self, b: ir.IRBuilder, ptr: ir.Value):
-        self.b, self.ptr = b, ptr
+    @property
+    def sizes(self) -> tuple:
+        """The distinct Stockham lengths (each has a twiddle table)."""
+        return tuple(sorted({s.length.size for s in self.steps}))
 
-    def _at(self, e, part: int):
-        b = self.b
-        off = b.add(b.mul(e, i64(2)), i64(part)) if part else b.mul(e, i64(2))
-        return b.gep(self.ptr, [off], inbounds=True, source_etype=_F64)
+    @property
+    def bluestein_lengths(self) -> tuple:
+        return tuple(sorted({s.length.n for s in self.steps if s.length.bluestein}))
 
-    def load(self, e):
-        return self.b.load(self._at(e, 0), typ=_F64), self.b.load(self._at(e, 1), typ=_F64)
+    def layout(self, work_elements: int) -> dict:
+        """Byte offsets of the scratch regions: twiddles per size, chirp and
+        filter per Bluestein length, the work array, the workers' buffers."""
+        regions, at = {}, 0
 
-    def store(self, e, re, im):
-        self.b.store(re, self._at(e, 0))
-        self.b.store(im, self._at(e, 1))
-
-
-def _twiddles(me: ModuleEmitter, n: int) -> ir.GlobalVariable:
-    """A constant table of ``(cos(2 pi k/n), sin(2 pi k/n))`` for k < n, as doubles."""
-    name = f"xlac.fft.twiddles.{n}"
-    try:
-        return me.llvm.get_global(name)
-    except KeyError:
-        pass
-    k = np.arange(n, dtype=np.float64)
-    table = np.empty(2 * n, np.float64)
-    table[0::2] = np.cos(2 * np.pi * k / n)
-    table[1::2] = np.sin(2 * np.pi * k / n)
-    ty = ir.ArrayType(_F64, 2 * n)
-    g = ir.GlobalVariable(me.llvm, ty, name)
-    g.initializer = ir.Constant(ty, [float(v) for v in table])
-    g.global_constant = True
-    g.linkage = "internal"
-    return g
-
-
-def _is_pow2(n: int) -> bool:
-    return n >= 2 and n & (n - 1) == 0
+        def put(name, count):  # ``count`` complex values
+            nonlocal at
+            regions[name] = at
+            at += -(-2 * count * self.esize // 64) * 64
+        for n in self.sizes:
+            put(("roots", n), n)
+        for n in self.bluestein_lengths:
+            put(("chirp", n), n)
+            put(("filter", n), _Length.of(n).size)
+        if len(self.steps) > 1:
+            put("work", work_elements)
+        per_worker = max(2 * s.length.size * s.lanes for s in self.steps)
+        regions["buffers"] = at
+        regions["worker_bytes"] = -(-2 * per_worker * self.esize // 64) * 64
+        regions["total"] = at + self.workers * regions["worker_bytes"]
+        return regions
 
 
-def _bit_reversal(me: ModuleEmitter, n: int) -> ir.GlobalVariable:
-    """A constant table of the bit-reversed indices of 0..n-1 (n a power of two)."""
-    name = f"xlac.fft.bitrev.{n}"
-    try:
-        return me.llvm.get_global(name)
-    except KeyError:
-        pass
-    bits = n.bit_length() - 1
-    values = [int(format(k, f"0{bits}b")[::-1], 2) for k in range(n)]
-    ty = ir.ArrayType(I64, n)
-    g = ir.GlobalVariable(me.llvm, ty, name)
-    g.initializer = ir.Constant(ty, values)
-    g.global_constant = True
-    g.linkage = "internal"
-    return g
-
-
-def _reversed_index(ctx: KernelContext, n: int, t):
-    b = ctx.b
-    return b.load(b.gep(_bit_reversal(ctx.me, n), [t], inbounds=True, source_etype=I64), typ=I64)
-
-
-def _butterflies(ctx: KernelContext, line: "_Complex", n: int, inverse: bool) -> None:
-    """Radix-2 decimation in time, in place on ``line`` (filled in bit-reversed order)."""
-    b = ctx.b
-    table = _Complex(b, _twiddles(ctx.me, n))
-    sign = ir.Constant(_F64, 1.0 if inverse else -1.0)
-    length = 2
-    while length <= n:
-        half, step = length // 2, n // length
-        with for_range(b, n // length, f"fft.s{length}") as s:
-            start = b.mul(s, i64(length))
-            with for_range(b, half, f"fft.b{length}") as j:
-                wr, wi = table.load(b.mul(j, i64(step)) if step != 1 else j)
-                wi = b.fmul(wi, sign)
-                top = b.add(start, j)
-                bottom = b.add(top, i64(half))
-                ur, ui = line.load(top)
-                xr, xi = line.load(bottom)
-                vr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
-                vi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
-                line.store(top, b.fadd(ur, vr), b.fadd(ui, vi))
-                line.store(bottom, b.fsub(ur, vr), b.fsub(ui, vi))
-        length *= 2
-
-
-def _row_major(b: ir.IRBuilder, dims, body, name="f"):
-    """Loops over ``dims`` in row-major order; ``body(multi, linear)``."""
-    multi = [i64(0)] * len(dims)
-
-    def level(d, linear):
-        if d == len(dims):
-            body(list(multi), linear)
-            return
-        with for_range(b, dims[d], f"{name}{d}") as iv:
-            multi[d] = iv
-            nxt = iv if d == 0 else b.add(b.mul(linear, i64(dims[d])), iv)
-            level(d + 1, nxt)
-    level(0, i64(0))
-
-
-def _accumulate(b, acc, re, im, wr, wi):
-    """``acc += (re + i im) * (wr + i wi)``; ``acc`` a pair of double allocas."""
-    ar, ai = acc
-    b.store(b.fadd(b.load(ar), b.fsub(b.fmul(re, wr), b.fmul(im, wi))), ar)
-    b.store(b.fadd(b.load(ai), b.fadd(b.fmul(re, wi), b.fmul(im, wr))), ai)
-
-
-def _phase_loop(b, ab, n: int, step, body, name: str):
-    """``for t in 0..n-1: body(t, k)`` with ``k = (t * step) mod n`` kept incrementally."""
-    k_slot = ab.alloca(I64, name=f"{name}.k")
-    b.store(i64(0), k_slot)
-    with for_range(b, n, name) as t:
-        k = b.load(k_slot)
-        body(t, k)
-        nk = b.add(k, step)
-        b.store(b.select(b.icmp_unsigned(">=", nk, i64(n)), b.sub(nk, i64(n)), nk), k_slot)
-
-
-def _complex_lines(ctx: KernelContext, work: _Complex, line: _Complex, dims, axis: int,
-                   inverse: bool) -> None:
-    """A complex DFT of every vector of the work array along ``axis`` (in place)."""
-    b, ab, me = ctx.b, ctx.alloca_builder, ctx.me
-    n = dims[axis]
-    if n <= 1:
-        return  # the DFT of one element is itself (and 1/n == 1)
-    outer, inner = math.prod(dims[:axis]), math.prod(dims[axis + 1:])
-    table = _Complex(b, _twiddles(me, n))
-    sign = 1.0 if inverse else -1.0
-    scale = 1.0 / n if inverse else 1.0
-    acc = (ab.alloca(_F64, name="fft.re"), ab.alloca(_F64, name="fft.im"))
-
-    def radix2(base):
-        with for_range(b, n, "fft.r") as t:
-            re, im = work.load(b.add(base, b.mul(t, i64(inner))))
-            line.store(_reversed_index(ctx, n, t), re, im)
-        _butterflies(ctx, line, n, inverse)
-        with for_range(b, n, "fft.w") as j:
-            re, im = line.load(j)
-            if scale != 1.0:
-                re, im = b.fmul(re, ir.Constant(_F64, scale)), b.fmul(im, ir.Constant(_F64, scale))
-            work.store(b.add(base, b.mul(j, i64(inner))), re, im)
-
-    def vector(base):
-        with for_range(b, n, "fft.j") as j:
-            b.store(ir.Constant(_F64, 0.0), acc[0])
-            b.store(ir.Constant(_F64, 0.0), acc[1])
-
-            def term(t, k):
-                re, im = work.load(b.add(base, b.mul(t, i64(inner))))
-                wr, wi = table.load(k)
-                _accumulate(b, acc, re, im, wr, b.fmul(wi, ir.Constant(_F64, sign)))
-            _phase_loop(b, ab, n, j, term, "fft.t")
-            re, im = b.load(acc[0]), b.load(acc[1])
-            if scale != 1.0:
-                re, im = b.fmul(re, ir.Constant(_F64, scale)), b.fmul(im, ir.Constant(_F64, scale))
-            line.store(j, re, im)
-        with for_range(b, n, "fft.w") as j:
-            re, im = line.load(j)
-            work.store(b.add(base, b.mul(j, i64(inner))), re, im)
-
-    _over_vectors(b, outer, n, inner, radix2 if _is_pow2(n) else vector)
-
-
-def _over_vectors(b, outer: int, n: int, inner: int, body):
-    """``body(base)`` for every vector along a dimension of size ``n`` with
-    ``outer`` dimensions' worth of elements before and ``inner`` after it."""
-    if outer == 0 or inner == 0:
-        return
-    with for_range(b, outer, "fft.o") as o:
-        with for_range(b, inner, "fft.i") as i:
-            body(b.add(b.mul(o, i64(n * inner)), i))
-
-
-def _to_c128(b, value, pt):
-    return scalar_ops.convert_value(b, value, pt, C128)
-
-
-def _fft(ctx: KernelContext) -> None:
-    inst, b, ab = ctx.inst, ctx.b, ctx.alloca_builder
+def _plan(inst: HloInstruction) -> _Plan:
     kind = str(inst.attrs["fft_type"])
     lengths = _lengths(inst)
-    in_shape, out_shape = inst.operands[0].shape, inst.shape
-    (out,) = ctx.output_arrays()
-    fill_padding(b, out)
-    if out_shape.element_count() == 0:
-        return
-    read = ctx.operand_generator(0)
     dims = _work_dims(inst)
     rank = len(dims)
     axes = list(range(rank - len(lengths), rank))
-    scratch = ctx.scratch_pointer()
-    work = _Complex(b, scratch)
-    line = _Complex(b, b.gep(scratch, [i64(16 * math.prod(dims))], inbounds=True,
-                             source_etype=ir.IntType(8)))
-    in_t, out_t = in_shape.element_type, out_shape.element_type
-
-    # 1. Into the work array.
+    esize = 4 if _component(inst) is F32 else 8
+    lines_of = lambda axis, n: math.prod(dims) // max(dims[axis], 1)  # noqa: E731
+    order = []
     if kind == "RFFT":
-        _rfft_last(ctx, read, in_shape, work, line, dims, lengths[-1])
-        complex_axes = axes[:-1]
+        order = [("r2c", axes[-1])] + [("c2c", a) for a in reversed(axes[:-1])]
+    elif kind == "IRFFT":
+        order = [("c2c", a) for a in reversed(axes[:-1])] + [("c2r", axes[-1])]
     else:
-        def copy_in(multi, e):
-            v = _to_c128(b, read(Index(multi)), in_t)
-            work.store(e, b.extract_value(v, 0), b.extract_value(v, 1))
-        _row_major(b, dims, copy_in, "fft.in")
-        complex_axes = axes if kind in ("FFT", "IFFT") else axes[:-1]
+        order = [("c2c", a) for a in reversed(axes)]
+    steps = []
+    for step_kind, axis in order:
+        n = lengths[axis - axes[0]]
+        length = _Length.of(n)
+        lanes = _lanes(length.size, lines_of(axis, n), esize, step_kind != "c2c")
+        steps.append(_Step(step_kind, axis, dims, length, lanes))
+    cap = REGION_CAP.get() or DEFAULT_WORKERS
+    blocks = max(s.blocks for s in steps)
+    parallel = sum(s.work for s in steps) >= PARALLEL_WORK
+    workers = max(1, min(cap, blocks)) if parallel else 1
+    return _Plan(tuple(steps), esize, workers, kind in ("IFFT", "IRFFT"))
 
-    # 2. Complex transforms (outermost first; the order does not change the result).
-    for axis in complex_axes:
-        _complex_lines(ctx, work, line, dims, axis, inverse=kind in ("IFFT", "IRFFT"))
 
-    # 3. Out of the work array.
-    if kind == "IRFFT":
-        _irfft_last(ctx, work, line, out, dims, lengths[-1])
+def _scratch_bytes(me, inst: HloInstruction) -> int:
+    if inst.shape.element_count() == 0 or inst.operands[0].shape.element_count() == 0:
+        return 0
+    return _plan(inst).layout(math.prod(_work_dims(inst)))["total"]
+
+
+# ----------------------------------------------------------------------------
+# Complex arithmetic on (re, im) pairs of IR values
+# ----------------------------------------------------------------------------
+
+def _add(b, x, y):
+    return b.fadd(x[0], y[0]), b.fadd(x[1], y[1])
+
+
+def _sub(b, x, y):
+    return b.fsub(x[0], y[0]), b.fsub(x[1], y[1])
+
+
+def _mul(b, x, y):
+    return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
+            b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
+
+
+def _conj(b, x):
+    return x[0], b.fneg(x[1])
+
+
+def _times_i(b, x, sign: int):
+    """``sign * i * x``."""
+    return (b.fneg(x[1]), x[0]) if sign > 0 else (x[1], b.fneg(x[0]))
+
+
+def _scale(b, x, c):
+    return b.fmul(x[0], c), b.fmul(x[1], c)
+
+
+class _Split:
+    """A split complex array: ``re`` and ``im`` pointers to ``ct`` values."""
+
+    def __init__(self, b, ct, re, im):
+        self.b, self.ct, self.re, self.im = b, ct, re, im
+
+    def _at(self, base, e):
+        return self.b.gep(base, [e], inbounds=True, source_etype=self.ct)
+
+    def load(self, e):
+        return self.b.load(self._at(self.re, e), typ=self.ct), self.b.load(self._at(self.im, e), typ=self.ct)
+
+    def store(self, e, value):
+        self.b.store(value[0], self._at(self.re, e))
+        self.b.store(value[1], self._at(self.im, e))
+
+
+class _Interleaved:
+    """An interleaved complex array of ``ct``: element ``e`` at ``ptr[2e], ptr[2e+1]``."""
+
+    def __init__(self, b, ct, ptr):
+        self.b, self.ct, self.ptr = b, ct, ptr
+
+    def _at(self, e, part):
+        b = self.b
+        return b.gep(self.ptr, [b.add(b.mul(e, i64(2)), i64(part))], inbounds=True, source_etype=self.ct)
+
+    def load(self, e):
+        return self.b.load(self._at(e, 0), typ=self.ct), self.b.load(self._at(e, 1), typ=self.ct)
+
+    def store(self, e, value):
+        self.b.store(value[0], self._at(e, 0))
+        self.b.store(value[1], self._at(e, 1))
+
+
+# ----------------------------------------------------------------------------
+# Twiddle factors
+# ----------------------------------------------------------------------------
+
+def _table(me, name: str, values: np.ndarray) -> ir.GlobalVariable:
+    try:
+        return me.llvm.get_global(name)
+    except KeyError:
+        pass
+    ty = ir.ArrayType(_F64, len(values))
+    g = ir.GlobalVariable(me.llvm, ty, name)
+    g.initializer = ir.Constant(ty, [float(v) for v in values])
+    g.global_constant = True
+    g.linkage = "internal"
+    return g
+
+
+def _root(ctx: KernelContext, big: int, sign: int, j) -> tuple:
+    """``exp(sign 2 pi i j / big)`` as f64 values, for an i64 ``0 <= j < big``:
+    ``j = h S + l`` and the product of ``exp(.. h S ..)`` and ``exp(.. l ..)``
+    from two constant tables of about ``sqrt(big)`` entries."""
+    b, me = ctx.b, ctx.me
+    s = max(1, math.isqrt(big - 1) + 1)
+    hi = np.arange(-(-big // s)) * s
+    lo = np.arange(s)
+    tables = []
+    for part, k in (("hi", hi), ("lo", lo)):
+        angle = 2 * np.pi * k / big
+        pairs = np.empty(2 * len(k))
+        pairs[0::2], pairs[1::2] = np.cos(angle), sign * np.sin(angle)
+        tables.append(_Interleaved(b, _F64, _table(me, f"xlac.fft.roots.{big}.{'+' if sign > 0 else '-'}.{part}",
+                                                   pairs)))
+    h, l = b.udiv(j, i64(s)), b.urem(j, i64(s))
+    return _mul(b, tables[0].load(h), tables[1].load(l))
+
+
+def _round(b, x, ct):
+    return x if ct == _F64 else (b.fptrunc(x[0], ct), b.fptrunc(x[1], ct))
+
+
+def _fill_roots(ctx: KernelContext, n: int, sign: int, table: _Interleaved) -> None:
+    """``table[j] = exp(sign 2 pi i j / n)``, j < n."""
+    with for_range(ctx.b, n, "fft.root") as j:
+        table.store(j, _round(ctx.b, _root(ctx, n, sign, j), table.ct))
+
+
+def _fill_chirp(ctx: KernelContext, n: int, sign: int, chirp: _Interleaved) -> None:
+    """``chirp[t] = exp(sign pi i t^2 / n)``, from ``t^2 mod 2n`` (exact)."""
+    b = ctx.b
+    with for_range(b, n, "fft.chirp") as t:
+        j = b.urem(b.mul(t, t), i64(2 * n))
+        chirp.store(t, _round(b, _root(ctx, 2 * n, sign, j), chirp.ct))
+
+
+# ----------------------------------------------------------------------------
+# The Stockham FFT of a block of lines
+# ----------------------------------------------------------------------------
+
+def _butterfly(b, p: int, a: list, sign: int, ct) -> list:
+    """The DFT of length ``p`` of the values ``a`` (``w = exp(sign 2 pi i / p)``)."""
+    if p == 1:
+        return a
+    if p == 2:
+        return [_add(b, a[0], a[1]), _sub(b, a[0], a[1])]
+    if p == 4:
+        t0, t1 = _add(b, a[0], a[2]), _sub(b, a[0], a[2])
+        t2, t3 = _add(b, a[1], a[3]), _times_i(b, _sub(b, a[1], a[3]), sign)
+        return [_add(b, t0, t2), _add(b, t1, t3), _sub(b, t0, t2), _sub(b, t1, t3)]
+    if p == 8:   # two of length 4 (even and odd points), combined with w_8^s
+        even = _butterfly(b, 4, a[0::2], sign, ct)
+        odd = _butterfly(b, 4, a[1::2], sign, ct)
+        r = ir.Constant(ct, math.sqrt(0.5))
+        turned = [odd[0],
+                  _scale(b, _add(b, odd[1], _times_i(b, odd[1], sign)), r),
+                  _times_i(b, odd[2], sign),
+                  _scale(b, _sub(b, _times_i(b, odd[3], sign), odd[3]), r)]
+        return ([_add(b, e, o) for e, o in zip(even, turned)] +
+                [_sub(b, e, o) for e, o in zip(even, turned)])
+    # Odd p: y[s] and y[p-s] share the sums S_q = a_q + a_{p-q} and the
+    # differences D_q = a_q - a_{p-q}: y[s], y[p-s] = A_s +- B_s with
+    # A_s = a_0 + sum cos(2 pi q s/p) S_q, B_s = sign i sum sin(2 pi q s/p) D_q.
+    half = (p - 1) // 2
+    sums = [_add(b, a[q], a[p - q]) for q in range(1, half + 1)]
+    diffs = [_sub(b, a[q], a[p - q]) for q in range(1, half + 1)]
+    out = [None] * p
+    y0 = a[0]
+    for s_ in sums:
+        y0 = _add(b, y0, s_)
+    out[0] = y0
+    for s in range(1, half + 1):
+        re_a, im_a = a[0]
+        re_b = im_b = None
+        for q in range(1, half + 1):
+            c = ir.Constant(ct, math.cos(2 * math.pi * q * s / p))
+            sn = ir.Constant(ct, math.sin(2 * math.pi * q * s / p))
+            re_a = b.fadd(re_a, b.fmul(c, sums[q - 1][0]))
+            im_a = b.fadd(im_a, b.fmul(c, sums[q - 1][1]))
+            dr, di = b.fmul(sn, diffs[q - 1][0]), b.fmul(sn, diffs[q - 1][1])
+            re_b = dr if re_b is None else b.fadd(re_b, dr)
+            im_b = di if im_b is None else b.fadd(im_b, di)
+        bs = _times_i(b, (re_b, im_b), sign)
+        out[s] = (b.fadd(re_a, bs[0]), b.fadd(im_a, bs[1]))
+        out[p - s] = (b.fsub(re_a, bs[0]), b.fsub(im_a, bs[1]))
+    return out
+
+
+def _line_function(ctx: KernelContext, length: _Length, sign: int, ct) -> ir.Function:
+    """``void fft(a_re, a_im, b_re, b_im, roots, lanes)``: the DFT of length
+    ``length.size`` of ``lanes`` lines in ``a`` (split, line index innermost),
+    result in ``a`` after an even number of passes, else in ``b``.  ``roots``:
+    ``exp(sign 2 pi i j / size)``, j < size.  Pass of radix ``p`` after ``L``
+    points are done (``M = size / (L p)``): for each ``k < L`` and ``r < M``,
+    ``out[(k + s L) M + r] = sum_q w_p^(q s) w_(L p)^(q k) in[(k p + q) M + r]``."""
+    me = ctx.me
+    n = length.size
+    name = f"xlac.fft.lines.{n}.{'+' if sign > 0 else '-'}.{'f32' if ct != _F64 else 'f64'}"
+    fn = me.llvm.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(me.llvm, ir.FunctionType(ir.VoidType(), [_PTR] * 5 + [I64]), name)
+    fn.linkage = "internal"
+    for arg in fn.args[:4]:
+        arg.add_attribute("noalias")
+    a_re, a_im, b_re, b_im, roots_ptr, lanes = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    bufs = [_Split(b, ct, a_re, a_im), _Split(b, ct, b_re, b_im)]
+    roots = _Interleaved(b, ct, roots_ptr)
+    done = 1
+    for stage, p in enumerate(length.radices):
+        src, dst = bufs[stage % 2], bufs[1 - stage % 2]
+        m = n // (done * p)
+        run = b.mul(i64(m), lanes)
+        with for_range(b, done, f"fft.k{stage}") as k:
+            tw = [roots.load(b.mul(k, i64(q * m))) for q in range(1, p)] if done > 1 else []
+            first_in = b.mul(b.mul(k, i64(p * m)), lanes)
+            first_out = b.mul(b.mul(k, i64(m)), lanes)
+            with dyn_range(b, i64(0), run, 1, f"fft.j{stage}") as j:
+                a = []
+                for q in range(p):
+                    v = src.load(b.add(b.add(first_in, b.mul(i64(q * m), lanes)), j))
+                    a.append(_mul(b, v, tw[q - 1]) if q and tw else v)
+                for s, y in enumerate(_butterfly(b, p, a, sign, ct)):
+                    dst.store(b.add(b.add(first_out, b.mul(i64(s * done * m), lanes)), j), y)
+        done *= p
+    b.ret_void()
+    return fn
+
+
+# ----------------------------------------------------------------------------
+# Steps: gather a block of lines, transform, scatter
+# ----------------------------------------------------------------------------
+
+class _Kernel:
+    """The pieces of one ``fft`` kernel shared by its steps."""
+
+    def __init__(self, ctx: KernelContext, plan: _Plan):
+        inst = ctx.inst
+        self.inst, self.plan = inst, plan
+        self.kind = str(inst.attrs["fft_type"])
+        self.sign = 1 if plan.inverse else -1
+        self.ct = ir.FloatType() if plan.esize == 4 else _F64
+        self.layout = plan.layout(math.prod(_work_dims(inst)))
+
+    def region(self, ctx, name) -> ir.Value:
+        return ctx.b.gep(ctx.scratch_pointer(), [i64(self.layout[name])], inbounds=True,
+                         source_etype=ir.IntType(8))
+
+    def buffers(self, ctx, worker, step: _Step) -> tuple:
+        """The worker's two split buffers for ``step`` (size x lanes each)."""
+        b = ctx.b
+        base = b.gep(ctx.scratch_pointer(), [b.add(i64(self.layout["buffers"]),
+                                                   b.mul(worker, i64(self.layout["worker_bytes"])))],
+                     inbounds=True, source_etype=ir.IntType(8))
+        count = step.length.size * step.lanes
+        ptrs = [b.gep(base, [i64(k * count)], inbounds=True, source_etype=self.ct) for k in range(4)]
+        return ptrs
+
+    def prepare(self, ctx) -> None:
+        """Twiddles, chirps and Bluestein filters, before any step."""
+        for n in self.plan.sizes:
+            _fill_roots(ctx, n, self.sign, _Interleaved(ctx.b, self.ct, self.region(ctx, ("roots", n))))
+        for n in self.plan.bluestein_lengths:
+            self._prepare_bluestein(ctx, n)
+
+    def _prepare_bluestein(self, ctx, n: int) -> None:
+        """``filter = FFT_m(g) / m`` with ``g[j] = g[m - j] = conj chirp[j]``
+        (j < n, zeros between): the convolution's kernel in frequency space."""
+        b, ct = ctx.b, self.ct
+        length = _Length.of(n)
+        m = length.size
+        chirp = _Interleaved(b, ct, self.region(ctx, ("chirp", n)))
+        _fill_chirp(ctx, n, self.sign, chirp)
+        step = next(s for s in self.plan.steps if s.length.n == n)
+        ptrs = self.buffers(ctx, i64(0), step)
+        a = _Split(b, ct, ptrs[0], ptrs[1])
+        zero = ir.Constant(ct, 0.0)
+        with for_range(b, m, "fft.g0") as j:
+            a.store(j, (zero, zero))
+        with for_range(b, n, "fft.g") as j:
+            g = _conj(b, chirp.load(j))
+            a.store(j, g)
+            with b.if_then(b.icmp_unsigned(">", j, i64(0))):
+                a.store(b.sub(i64(m), j), g)
+        fn = _line_function(ctx, length, self.sign, ct)
+        b.call(fn, ptrs + [self.region(ctx, ("roots", m)), i64(1)])
+        res = _Split(b, ct, *(ptrs[:2] if len(length.radices) % 2 == 0 else ptrs[2:]))
+        filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
+        inv_m = ir.Constant(ct, 1.0 / m)
+        with for_range(b, m, "fft.gs") as j:
+            filt.store(j, _scale(b, res.load(j), inv_m))
+
+    # -- one block ---------------------------------------------------------------
+
+    def dft(self, ctx, step: _Step, ptrs) -> _Split:
+        """The DFT of length ``n`` (direction ``self.sign``) of the lanes in
+        ``ptrs[0:2]`` (split, ``t * step.lanes + l``); returns where ``X[k]``,
+        k < n, is (``ptrs[0:2]`` or ``ptrs[2:4]``).  Bluestein: ``X[k] =
+        chirp[k] (a' * g)[k]`` with ``a'[t] = a[t] chirp[t]``, the circular
+        convolution of length m the inverse FFT of the product of FFTs, as
+        ``conj FFT(conj(FFT(a') filter))`` (the filter holds 1/m).  The
+        m-point FFTs take the kernel's direction: the convolution theorem
+        holds for either sign, the filter being made with the same one."""
+        b, ct = ctx.b, self.ct
+        length = step.length
+        stride = step.lanes
+        a = _Split(b, ct, ptrs[0], ptrs[1])
+        other = _Split(b, ct, ptrs[2], ptrs[3])
+        if not length.bluestein:
+            fn = _line_function(ctx, length, self.sign, ct)
+            b.call(fn, list(ptrs) + [self.region(ctx, ("roots", length.size)), i64(stride)])
+            return a if len(length.radices) % 2 == 0 else other
+        n, m = length.n, length.size
+        chirp = _Interleaved(b, ct, self.region(ctx, ("chirp", n)))
+        filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
+        roots = self.region(ctx, ("roots", m))
+        zero = ir.Constant(ct, 0.0)
+        with for_range(b, n, "fft.bc") as t:
+            c = chirp.load(t)
+            with for_range(b, stride, "fft.bcl") as l:
+                e = b.add(b.mul(t, i64(stride)), l)
+                a.store(e, _mul(b, a.load(e), c))
+        with dyn_range(b, i64(n * stride), i64(m * stride), 1, "fft.bz") as e:
+            a.store(e, (zero, zero))
+        fn = _line_function(ctx, length, self.sign, ct)
+        b.call(fn, list(ptrs) + [roots, i64(stride)])
+        res = a if len(length.radices) % 2 == 0 else other
+        with for_range(b, m, "fft.bf") as k:
+            f = filt.load(k)
+            with for_range(b, stride, "fft.bfl") as l:
+                e = b.add(b.mul(k, i64(stride)), l)
+                a.store(e, _conj(b, _mul(b, res.load(e), f)))
+        b.call(fn, list(ptrs) + [roots, i64(stride)])
+        res = a if len(length.radices) % 2 == 0 else other
+        with for_range(b, n, "fft.bo") as k:
+            c = chirp.load(k)
+            with for_range(b, stride, "fft.bol") as l:
+                e = b.add(b.mul(k, i64(stride)), l)
+                res.store(e, _mul(b, _conj(b, res.load(e)), c))
+        return res
+
+    # -- lines ---------------------------------------------------------------------
+
+    def block_lines(self, b, step: _Step, blk) -> tuple:
+        """Block ``blk``'s first line ``(o, i)``, which of the two varies along
+        the block, and its line count."""
+        g = step.lines_per_block
+        if step.inner == 1:
+            o0 = b.mul(blk, i64(g))
+            count = b.sub(i64(step.outer), o0)
+            return (o0, i64(0)), 0, b.select(b.icmp_signed("<", count, i64(g)), count, i64(g))
+        per = -(-step.inner // g)
+        o = b.udiv(blk, i64(per))
+        i0 = b.mul(b.urem(blk, i64(per)), i64(g))
+        count = b.sub(i64(step.inner), i0)
+        return (o, i0), 1, b.select(b.icmp_signed("<", count, i64(g)), count, i64(g))
+
+    def flat(self, ctx, where: str):
+        """A pointer to the components (``self.ct``) of ``where`` ('operand',
+        'work' or 'output') when its elements lie in row-major order, else None."""
+        if where == "work":
+            return self.region(ctx, "work")
+        array = ctx.operand_array(0) if where == "operand" else ctx.output_arrays()[0]
+        dims = array.shape.dimensions
+        if any(d > 1 and s != math.prod(dims[k + 1:]) for k, (d, s) in enumerate(zip(dims, array._strides))):
+            return None
+        return array.ptr
+
+    def _shape_of(self, where: str, step: _Step):
+        return (self.inst.operands[0].shape if where == "operand" else
+                self.inst.shape if where == "output" else None)
+
+    def line_access(self, ctx, step: _Step, where: str, o, i):
+        """``(load(t), store(t, value))`` of the line ``(o, i)`` of ``where``
+        ('operand', 'work' or 'output'), complex values as (re, im) pairs of
+        ``self.ct`` (a real operand's or output's as one value)."""
+        b, ct = ctx.b, self.ct
+        dims, axis = step.dims, step.axis
+        shape = self._shape_of(where, step)
+        complex_ = shape is None or shape.element_type.is_complex
+        length = dims[axis] if shape is None else shape.dimensions[axis]
+        ptr = self.flat(ctx, where)
+        if ptr is not None:
+            first = b.add(b.mul(o, i64(length * step.inner)), i)
+            at = lambda t: b.add(first, b.mul(t, i64(step.inner)))  # noqa: E731
+            if complex_:
+                arr = _Interleaved(b, ct, ptr)
+                return (lambda t: arr.load(at(t))), (lambda t, v: arr.store(at(t), v))
+            el = lambda t: b.gep(ptr, [at(t)], inbounds=True, source_etype=ct)  # noqa: E731
+            return (lambda t: b.load(el(t), typ=ct)), (lambda t, v: b.store(v, el(t)))
+        prefix = _unravel(b, o, dims[:axis])
+        suffix = _unravel(b, i, dims[axis + 1:])
+        index = lambda t: Index(prefix + [t] + suffix)  # noqa: E731
+        if where == "operand":
+            read = ctx.operand_generator(0)
+            if complex_:
+                def load(t):
+                    v = read(index(t))
+                    return b.extract_value(v, 0), b.extract_value(v, 1)
+                return load, None
+            return (lambda t: read(index(t))), None
+        (out,) = ctx.output_arrays()
+        if complex_:
+            ty = ir.LiteralStructType([ct, ct])
+
+            def store(t, v):
+                packed = b.insert_value(b.insert_value(ir.Constant(ty, ir.Undefined), v[0], 0), v[1], 1)
+                out.write(b, index(t), packed)
+            return None, store
+        return None, (lambda t, v: out.write(b, index(t), v))
+
+    def run_block(self, ctx, step: _Step, source: str, dest: str, worker, blk) -> None:
+        b, ct = ctx.b, self.ct
+        n, stride = step.length.n, step.lanes
+        ptrs = self.buffers(ctx, worker, step)
+        a = _Split(b, ct, ptrs[0], ptrs[1])
+        (o, i), along, count = self.block_lines(b, step, blk)
+        zero = ir.Constant(ct, 0.0)
+        with b.if_then(b.icmp_signed("<", count, i64(step.lines_per_block))):
+            with for_range(b, n * stride, "fft.z") as e:     # lanes without a line
+                a.store(e, (zero, zero))
+        blk_ = _Block(self, ctx, step, ptrs, (o, i), along, count)
+        blk_.gather(source)
+        blk_.scatter(dest, self.dft(ctx, step, ptrs))
+
+    def run_step(self, ctx, step: _Step, source: str, dest: str) -> None:
+        tasks = min(self.plan.workers, step.blocks)
+        if tasks == 1:
+            with dyn_range(ctx.b, i64(0), i64(step.blocks), 1, "fft.blk") as blk:
+                self.run_block(ctx, step, source, dest, i64(0), blk)
+            return
+
+        def task(tctx, w):
+            with dyn_range(tctx.b, w, i64(step.blocks), tasks, "fft.blk") as blk:
+                self.run_block(tctx, step, source, dest, w, blk)
+        ctx.parallel_for(tasks, task)
+
+
+class _Block:
+    """One block of lines of a step: copied into the worker's split buffers
+    (gather) and the transform's result copied out (scatter).  Where a line
+    is contiguous in a row-major array, tiles of ``VW`` lines are moved as
+    vectors through a ``VW x VW`` transpose (:func:`_transpose`); the rest
+    (lines left over, other layouts, the Hermitian gather) element by element."""
+
+    def __init__(self, kernel: _Kernel, ctx, step: _Step, ptrs, first, along: int, count):
+        self.k, self.ctx, self.step, self.ptrs = kernel, ctx, step, ptrs
+        self.b, self.ct = ctx.b, kernel.ct
+        self.first, self.along, self.count = first, along, count
+        self.stride = step.lanes
+        self.vw = min(32 // kernel.plan.esize, step.lanes)
+        self.a = _Split(self.b, self.ct, ptrs[0], ptrs[1])
+
+    def line(self, l):
+        b, (o, i) = self.b, self.first
+        return (b.add(o, l), i) if self.along == 0 else (o, b.add(i, l))
+
+    def lane_of(self, l):
+        """A real step's lane of line ``l`` and whether it is the imaginary part."""
+        b = self.b
+        high = b.icmp_signed(">=", l, i64(self.stride))
+        return b.select(high, b.sub(l, i64(self.stride)), l), high
+
+    def at(self, t, l):
+        return self.b.add(self.b.mul(t, i64(self.stride)), l)
+
+    def tiled(self, where: str):
+        """The flat pointer of ``where`` when its lines can be moved in tiles
+        (lines along the outer index, contiguous), and the lines that can."""
+        if self.along != 0 or self.vw < 2 or self.stride % self.vw:
+            return None, i64(0)
+        ptr = self.k.flat(self.ctx, where)
+        if ptr is None:
+            return None, i64(0)
+        b = self.b
+        return ptr, b.mul(b.udiv(self.count, i64(self.vw)), i64(self.vw))
+
+    def _vec(self, ptr, e):
+        vt = ir.VectorType(self.ct, self.vw)
+        return self.b.load(self.b.gep(ptr, [e], inbounds=True, source_etype=self.ct), typ=vt,
+                           align=self.k.plan.esize)
+
+    def _put(self, v, ptr, e):
+        self.b.store(v, self.b.gep(ptr, [e], inbounds=True, source_etype=self.ct), align=self.k.plan.esize)
+
+    def _row(self, l0, r, length: int, parts: int):
+        """Component offset of the first element of line ``l0 + r`` (``parts``
+        components per element)."""
+        b = self.b
+        return b.mul(b.add(b.add(self.first[0], l0), i64(r)), i64(length * parts))
+
+    # -- gather ------------------------------------------------------------------
+
+    def gather(self, source: str) -> None:
+        b, step, n = self.b, self.step, self.step.length.n
+        kind = step.kind
+        if self.along == 1:      # lines along the inner index: contiguous across lines
+            with for_range(b, n, "fft.gt") as t:
+                with dyn_range(b, i64(0), self.count, 1, "fft.gl") as l:
+                    load, _ = self.k.line_access(self.ctx, step, source, *self.line(l))
+                    self.a.store(self.at(t, l), load(t))
+            return
+        ptr, tiled_lines = self.tiled(source) if kind != "c2r" else (None, i64(0))
+        vw = self.vw
+        if ptr is not None:
+            per = vw // 2 if kind == "c2c" else vw          # elements per row of a tile
+            parts = 2 if kind == "c2c" else 1
+            with dyn_range(b, i64(0), tiled_lines, vw, "fft.gv") as l0:
+                lane0, high = self.lane_of(l0) if kind == "r2c" else (l0, None)
+                if n >= per:
+                    with for_range(b, n // per, "fft.gvt") as c:
+                        t0 = b.mul(c, i64(per))
+                        rows = [self._vec(ptr, b.add(self._row(l0, r, n, parts), b.mul(t0, i64(parts))))
+                                for r in range(vw)]
+                        cols = _transpose(b, rows)
+                        for tp in range(per):
+                            e = self.at(b.add(t0, i64(tp)), lane0)
+                            if kind == "c2c":
+                                self._put(cols[2 * tp], self.ptrs[0], e)
+                                self._put(cols[2 * tp + 1], self.ptrs[1], e)
+                            else:
+                                self._put(cols[tp], b.select(high, self.ptrs[1], self.ptrs[0]), e)
+                if n % per:
+                    with for_range(b, vw, "fft.gvr") as r:
+                        self._gather_line(source, b.add(l0, r), n - n % per)
+        with dyn_range(b, tiled_lines, self.count, 1, "fft.gl") as l:
+            self._gather_line(source, l, 0)
+
+    def _gather_line(self, source: str, l, t_first: int) -> None:
+        """Elements ``t_first..`` of line ``l``, one at a time."""
+        b, step, n, a, ct = self.b, self.step, self.step.length.n, self.a, self.ct
+        load, _ = self.k.line_access(self.ctx, step, source, *self.line(l))
+        if step.kind == "c2c":
+            with for_range(b, n - t_first, "fft.gt") as t:
+                t = b.add(t, i64(t_first))
+                a.store(self.at(t, l), load(t))
+        elif step.kind == "r2c":
+            lane, high = self.lane_of(l)
+            with for_range(b, n - t_first, "fft.gt") as t:
+                t = b.add(t, i64(t_first))
+                b.store(load(t), b.gep(b.select(high, self.ptrs[1], self.ptrs[0]), [self.at(t, lane)],
+                                       inbounds=True, source_etype=ct))
+        else:   # c2r: Z = X + i Y from the Hermitian half spectra
+            lane, high = self.lane_of(l)
+            half = step.dims[step.axis]
+            zero = ir.Constant(ct, 0.0)
+            with for_range(b, n, "fft.gt") as k:
+                mirrored = b.icmp_signed(">=", k, i64(half))
+                re, im = load(b.select(mirrored, b.sub(i64(n), k), k))
+                im = b.select(mirrored, b.fneg(im), im)
+                real_bin = b.icmp_signed("==", k, i64(0))
+                if n % 2 == 0:
+                    real_bin = b.or_(real_bin, b.icmp_signed("==", k, i64(n // 2)))
+                im = b.select(real_bin, zero, im)
+                e = self.at(k, lane)
+                old = a.load(e)
+                a.store(e, (b.select(high, b.fsub(old[0], im), re), b.select(high, b.fadd(old[1], re), im)))
+    # -- scatter -----------------------------------------------------------------
+
+    def scatter(self, dest: str, x: _Split) -> None:
+        b, step, n, vw = self.b, self.step, self.step.length.n, self.vw
+        kind = step.kind
+        if self.along == 1:
+            with for_range(b, n, "fft.st") as t:
+                with dyn_range(b, i64(0), self.count, 1, "fft.sl") as l:
+                    _, store = self.k.line_access(self.ctx, step, dest, *self.line(l))
+                    store(t, self._scaled(x.load(self.at(t, l))))
+            return
+        ptr, tiled_lines = self.tiled(dest)
+        length = step.dims[step.axis] if kind == "r2c" else n
+        if ptr is not None:
+            per = vw if kind == "c2r" else vw // 2
+            parts = 1 if kind == "c2r" else 2
+            with dyn_range(b, i64(0), tiled_lines, vw, "fft.sv") as l0:
+                lane0, high = self.lane_of(l0) if kind != "c2c" else (l0, None)
+                if length >= per:
+                    with for_range(b, length // per, "fft.svt") as c:
+                        t0 = b.mul(c, i64(per))
+                        cols = []
+                        for tp in range(per):
+                            t = b.add(t0, i64(tp))
+                            if kind == "c2c":
+                                cols += self._scaled((self._vec(x.re, self.at(t, lane0)),
+                                                      self._vec(x.im, self.at(t, lane0))))
+                            elif kind == "r2c":
+                                cols += self._separate(x, t, lane0, high, self._vec)
+                            else:
+                                v = self._vec(b.select(high, x.im, x.re), self.at(t, lane0))
+                                cols.append(b.fmul(v, self._splat(1.0 / n)))
+                        rows = _transpose(b, cols)
+                        for r in range(vw):
+                            self._put(rows[r], ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
+                if length % per:
+                    with for_range(b, vw, "fft.svr") as r:
+                        self._scatter_line(dest, x, b.add(l0, r), length - length % per)
+        with dyn_range(b, tiled_lines, self.count, 1, "fft.sl") as l:
+            self._scatter_line(dest, x, l, 0)
+
+    def _splat(self, value: float):
+        return ir.Constant(ir.VectorType(self.ct, self.vw), [value] * self.vw)
+
+    def _scaled(self, v):
+        """An inverse transform's ``v / n`` (scalars or vectors)."""
+        if not self.k.plan.inverse:
+            return list(v)
+        c = 1.0 / self.step.length.n
+        scale = self._splat(c) if isinstance(v[0].type, ir.VectorType) else ir.Constant(self.ct, c)
+        return [self.b.fmul(v[0], scale), self.b.fmul(v[1], scale)]
+
+    def _separate(self, x: _Split, k, lane, high, load) -> list:
+        """An RFFT's ``X[k]`` (``high`` false) or ``Y[k]`` (true) from the
+        transform ``Z`` of ``x + i y``: ``(Z[k] + conj Z[n-k]) / 2`` or
+        ``(Z[k] - conj Z[n-k]) / 2i``."""
+        b, n = self.b, self.step.length.n
+        mirror = b.select(b.icmp_signed("==", k, i64(0)), k, b.sub(i64(n), k))
+        zk = load(x.re, self.at(k, lane)), load(x.im, self.at(k, lane))
+        zc = load(x.re, self.at(mirror, lane)), load(x.im, self.at(mirror, lane))
+        low = (b.fadd(zk[0], zc[0]), b.fsub(zk[1], zc[1]))
+        upper = (b.fadd(zk[1], zc[1]), b.fsub(zc[0], zk[0]))
+        half = self._splat(0.5) if isinstance(zk[0].type, ir.VectorType) else ir.Constant(self.ct, 0.5)
+        return [b.fmul(b.select(high, upper[p], low[p]), half) for p in range(2)]
+
+    def _scatter_line(self, dest: str, x: _Split, l, t_first: int) -> None:
+        """Elements ``t_first..`` of line ``l``'s result, one at a time."""
+        b, step, n, ct = self.b, self.step, self.step.length.n, self.ct
+        _, store = self.k.line_access(self.ctx, step, dest, *self.line(l))
+        if step.kind == "c2c":
+            with for_range(b, n - t_first, "fft.st") as t:
+                t = b.add(t, i64(t_first))
+                store(t, self._scaled(x.load(self.at(t, l))))
+            return
+        lane, high = self.lane_of(l)
+        if step.kind == "r2c":
+            half = step.dims[step.axis]
+            scalar = lambda ptr, e: b.load(b.gep(ptr, [e], inbounds=True, source_etype=ct), typ=ct)  # noqa: E731
+            with for_range(b, half - t_first, "fft.st") as k:
+                k = b.add(k, i64(t_first))
+                store(k, self._separate(x, k, lane, high, scalar))
+            return
+        with for_range(b, n - t_first, "fft.st") as t:
+            t = b.add(t, i64(t_first))
+            v = x.load(self.at(t, lane))
+            store(t, b.fmul(b.select(high, v[1], v[0]), ir.Constant(ct, 1.0 / n)))
+
+
+def _transpose(b, rows: list) -> list:
+    """The columns of the square matrix whose rows are the vectors ``rows``
+    (a power of two of them): log2 rounds of interleaving row ``i`` with row
+    ``i + w/2`` (the perfect shuffle)."""
+    w = len(rows)
+    i32 = ir.IntType(32)
+    lo = ir.Constant(ir.VectorType(i32, w), [k // 2 + (k % 2) * w for k in range(w)])
+    hi = ir.Constant(ir.VectorType(i32, w), [w // 2 + k // 2 + (k % 2) * w for k in range(w)])
+    for _ in range(w.bit_length() - 1):
+        nxt = [None] * w
+        for k in range(w // 2):
+            nxt[2 * k] = b.shuffle_vector(rows[k], rows[k + w // 2], lo)
+            nxt[2 * k + 1] = b.shuffle_vector(rows[k], rows[k + w // 2], hi)
+        rows = nxt
+    return rows
+
+
+def _unravel(b, linear, dims) -> list:
+    """The row-major multi-index of ``linear`` in ``dims``."""
+    out = []
+    for d in reversed(dims):
+        if d == 1:
+            out.append(i64(0))
+            continue
+        out.append(b.urem(linear, i64(d)))
+        linear = b.udiv(linear, i64(d))
+    return out[::-1]
+
+
+def _fft(ctx: KernelContext) -> None:
+    inst, b = ctx.inst, ctx.b
+    (out,) = ctx.output_arrays()
+    fill_padding(b, out)
+    if inst.shape.element_count() == 0 or inst.operands[0].shape.element_count() == 0:
         return
-
-    def copy_out(multi, e):
-        re, im = work.load(e)
-        v = ir.Constant(ir.LiteralStructType([_F64, _F64]), ir.Undefined)
-        v = b.insert_value(b.insert_value(v, re, 0), im, 1)
-        out.write(b, Index(multi), scalar_ops.convert_value(b, v, C128, out_t))
-    _row_major(b, out_shape.dimensions, copy_out, "fft.out")
-
-
-def _rfft_last(ctx: KernelContext, read, in_shape, work: _Complex, line: _Complex, dims,
-               n: int) -> None:
-    """Real -> half spectrum along the last dimension, from the input into ``work``."""
-    b, ab = ctx.b, ctx.alloca_builder
-    half = dims[-1]
-    table = _Complex(b, _twiddles(ctx.me, n))
-    acc = (ab.alloca(_F64, name="rfft.re"), ab.alloca(_F64, name="rfft.im"))
-    in_t = in_shape.element_type
-    zero = ir.Constant(_F64, 0.0)
-
-    def vector(multi, e):  # multi: the leading dims (last one left out)
-        with for_range(b, half, "rfft.j") as j:
-            b.store(zero, acc[0])
-            b.store(zero, acc[1])
-
-            def term(t, k):
-                x = scalar_ops.convert_value(b, read(Index(multi + [t])), in_t, F64)
-                wr, wi = table.load(k)
-                _accumulate(b, acc, x, zero, wr, b.fneg(wi))
-            _phase_loop(b, ab, n, j, term, "rfft.t")
-            work.store(b.add(b.mul(e, i64(half)), j), b.load(acc[0]), b.load(acc[1]))
-
-    def radix2(multi, e):  # the full complex FFT of the real vector; keep the first half
-        with for_range(b, n, "rfft.r") as t:
-            x = scalar_ops.convert_value(b, read(Index(multi + [t])), in_t, F64)
-            line.store(_reversed_index(ctx, n, t), x, zero)
-        _butterflies(ctx, line, n, inverse=False)
-        with for_range(b, half, "rfft.w") as j:
-            re, im = line.load(j)
-            work.store(b.add(b.mul(e, i64(half)), j), re, im)
-
-    _row_major(b, dims[:-1], radix2 if _is_pow2(n) else vector, "rfft.v")
-
-
-def _irfft_last(ctx: KernelContext, work: _Complex, line: _Complex, out, dims, n: int) -> None:
-    """Half spectrum -> real along the last dimension, from ``work`` into the output."""
-    b, ab = ctx.b, ctx.alloca_builder
-    half = dims[-1]
-    out_t = out.shape.element_type
-    table = _Complex(b, _twiddles(ctx.me, n))
-    acc = ab.alloca(_F64, name="irfft.acc")
-    pairs = (n - 1) // 2   # frequencies 1..pairs stand for themselves and n - k
-    two, inv_n = ir.Constant(_F64, 2.0), ir.Constant(_F64, 1.0 / n)
-
-    def vector(multi, e):
-        first = b.mul(e, i64(half))
-        with for_range(b, n, "irfft.t") as t:
-            b.store(work.load(first)[0], acc)                 # Re X[0]
-            if pairs:
-                # k runs 1..pairs; the phase index (k * t) mod n starts at t.
-                k_slot = ab.alloca(I64, name="irfft.k")
-                b.store(t, k_slot)
-                with for_range(b, pairs, "irfft.m") as m:
-                    ph = b.load(k_slot)
-                    re, im = work.load(b.add(first, b.add(m, i64(1))))
-                    wr, wi = table.load(ph)
-                    term = b.fsub(b.fmul(re, wr), b.fmul(im, wi))    # Re(X[k] e^{+i..})
-                    b.store(b.fadd(b.load(acc), b.fmul(two, term)), acc)
-                    nk = b.add(ph, t)
-                    b.store(b.select(b.icmp_unsigned(">=", nk, i64(n)), b.sub(nk, i64(n)), nk), k_slot)
-            if n % 2 == 0 and n > 1:                                   # Nyquist: Re X[n/2] * (-1)^t
-                re = work.load(b.add(first, i64(n // 2)))[0]
-                odd = b.icmp_unsigned("!=", b.and_(t, i64(1)), i64(0))
-                b.store(b.fadd(b.load(acc), b.select(odd, b.fneg(re), re)), acc)
-            value = b.fmul(b.load(acc), inv_n)
-            out.write(b, Index(multi + [t]), scalar_ops.convert_value(b, value, F64, out_t))
-
-    def radix2(multi, e):  # the Hermitian spectrum in full, an inverse FFT, the real parts
-        first = b.mul(e, i64(half))
-        zero = ir.Constant(_F64, 0.0)
-        with for_range(b, n, "irfft.r") as k:
-            low = b.icmp_unsigned("<", k, i64(half))
-            source = b.select(low, k, b.sub(i64(n), k))
-            re, im = work.load(b.add(first, source))
-            im = b.select(low, im, b.fneg(im))
-            real_bin = b.or_(b.icmp_unsigned("==", k, i64(0)), b.icmp_unsigned("==", k, i64(n // 2)))
-            line.store(_reversed_index(ctx, n, k), re, b.select(real_bin, zero, im))
-        _butterflies(ctx, line, n, inverse=True)
-        with for_range(b, n, "irfft.w") as t:
-            value = b.fmul(line.load(t)[0], inv_n)
-            out.write(b, Index(multi + [t]), scalar_ops.convert_value(b, value, F64, out_t))
-
-    _row_major(b, dims[:-1], radix2 if _is_pow2(n) else vector, "irfft.v")
+    plan = _plan(inst)
+    kernel = _Kernel(ctx, plan)
+    kernel.prepare(ctx)
+    last = len(plan.steps) - 1
+    for k, step in enumerate(plan.steps):
+        kernel.run_step(ctx, step, "operand" if k == 0 else "work", "output" if k == last else "work")
 
 
 #: The kernel candidates of this module (``kernels.register_all``).
