@@ -323,6 +323,52 @@ def test_rfft_irfft_against_numpy(dims, lengths, real, cplx, tol):
     np.testing.assert_allclose(roundtrip, x, rtol=tol * 10, atol=tol * 10)
 
 
+# Lengths for every path of the kernel: radix 8/4/2 passes, odd radices (3, 5, 7,
+# 11, 13), Bluestein (a prime factor above 13: 17, 97, 4 * 31), one line or many
+# (blocks of lanes with lines left over, tiles with points left over), several
+# transformed dimensions, and enough work to be shared among threads.
+FFT_CASES = [((1, 17), (17,)), ((19, 7), (7,)), ((19, 64), (64,)), ((6, 60), (60,)), ((3, 1000), (1000,)),
+             ((5, 97), (97,)), ((9, 124), (124,)), ((2, 143), (143,)), ((3, 17, 6), (17, 6)),
+             ((4, 5, 33), (5, 33)), ((64, 256), (256,)), ((2, 48, 40), (48, 40)), ((1, 4096), (4096,))]
+
+
+@pytest.mark.parametrize("dims,lengths", FFT_CASES)
+@pytest.mark.parametrize("real,cplx,tol", [("f32", "c64", 2e-6), ("f64", "c128", 1e-14)])
+def test_fft_lengths_against_numpy(dims, lengths, real, cplx, tol):
+    """Every kind, relative to the largest magnitude of the reference (the
+    error of an FFT is about eps * log n times the norm, not per element)."""
+    rng = np.random.default_rng(11)
+    dtype, ctype = (np.float32, np.complex64) if real == "f32" else (np.float64, np.complex128)
+    axes = tuple(range(len(dims) - len(lengths), len(dims)))
+    half = list(dims)
+    half[-1] = lengths[-1] // 2 + 1
+    shape = lambda t, d: f"{t}[{','.join(str(v) for v in d)}]"  # noqa: E731
+
+    def close(got, ref):
+        err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
+        assert err < tol, (err, tol)
+    x = crand(ctype, dims, rng)
+    close(xlac.jit(fft_module(shape(cplx, dims), shape(cplx, dims), "FFT", lengths))(x),
+          np.fft.fftn(x.astype(np.complex128), axes=axes))
+    close(xlac.jit(fft_module(shape(cplx, dims), shape(cplx, dims), "IFFT", lengths))(x),
+          np.fft.ifftn(x.astype(np.complex128), axes=axes))
+    r = rng.standard_normal(dims).astype(dtype)
+    close(xlac.jit(fft_module(shape(real, dims), shape(cplx, half), "RFFT", lengths))(r),
+          np.fft.rfftn(r.astype(np.float64), axes=axes))
+    y = crand(ctype, half, rng)
+    close(xlac.jit(fft_module(shape(cplx, half), shape(real, dims), "IRFFT", lengths))(y),
+          np.fft.irfftn(y.astype(np.complex128), s=lengths, axes=axes))
+
+
+def test_fft_threads_give_the_same_bits():
+    """Blocks of lines are shared among threads; a block is computed the same
+    way whichever thread takes it."""
+    rng = np.random.default_rng(12)
+    x = crand(np.complex64, (64, 256), rng)
+    text = fft_module("c64[64,256]", "c64[64,256]", "FFT", (256,))
+    np.testing.assert_array_equal(xlac.jit(text, num_threads=1)(x), xlac.jit(text, num_threads=2)(x))
+
+
 def test_fft_layouts_and_builder():
     rng = np.random.default_rng(8)
     x = rng.standard_normal((6, 4)).astype(np.float32)

@@ -415,8 +415,8 @@ def _butterfly(b, p: int, a: list, sign: int, ct) -> list:
     return out
 
 
-def _line_function(ctx: KernelContext, length: _Length, sign: int, ct) -> ir.Function:
-    """``void fft(a_re, a_im, b_re, b_im, roots, lanes)``: the DFT of length
+def _line_function(ctx: KernelContext, length: _Length, sign: int, ct, lanes: int) -> ir.Function:
+    """``void fft(a_re, a_im, b_re, b_im, roots)``: the DFT of length
     ``length.size`` of ``lanes`` lines in ``a`` (split, line index innermost),
     result in ``a`` after an even number of passes, else in ``b``.  ``roots``:
     ``exp(sign 2 pi i j / size)``, j < size.  Pass of radix ``p`` after ``L``
@@ -424,15 +424,15 @@ def _line_function(ctx: KernelContext, length: _Length, sign: int, ct) -> ir.Fun
     ``out[(k + s L) M + r] = sum_q w_p^(q s) w_(L p)^(q k) in[(k p + q) M + r]``."""
     me = ctx.me
     n = length.size
-    name = f"xlac.fft.lines.{n}.{'+' if sign > 0 else '-'}.{'f32' if ct != _F64 else 'f64'}"
+    name = f"xlac.fft.lines.{n}.{'+' if sign > 0 else '-'}.{'f32' if ct != _F64 else 'f64'}.{lanes}"
     fn = me.llvm.globals.get(name)
     if fn is not None:
         return fn
-    fn = ir.Function(me.llvm, ir.FunctionType(ir.VoidType(), [_PTR] * 5 + [I64]), name)
+    fn = ir.Function(me.llvm, ir.FunctionType(ir.VoidType(), [_PTR] * 5), name)
     fn.linkage = "internal"
     for arg in fn.args[:4]:
         arg.add_attribute("noalias")
-    a_re, a_im, b_re, b_im, roots_ptr, lanes = fn.args
+    a_re, a_im, b_re, b_im, roots_ptr = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     bufs = [_Split(b, ct, a_re, a_im), _Split(b, ct, b_re, b_im)]
     roots = _Interleaved(b, ct, roots_ptr)
@@ -440,18 +440,17 @@ def _line_function(ctx: KernelContext, length: _Length, sign: int, ct) -> ir.Fun
     for stage, p in enumerate(length.radices):
         src, dst = bufs[stage % 2], bufs[1 - stage % 2]
         m = n // (done * p)
-        run = b.mul(i64(m), lanes)
         with for_range(b, done, f"fft.k{stage}") as k:
             tw = [roots.load(b.mul(k, i64(q * m))) for q in range(1, p)] if done > 1 else []
-            first_in = b.mul(b.mul(k, i64(p * m)), lanes)
-            first_out = b.mul(b.mul(k, i64(m)), lanes)
-            with dyn_range(b, i64(0), run, 1, f"fft.j{stage}") as j:
+            first_in = b.mul(k, i64(p * m * lanes))
+            first_out = b.mul(k, i64(m * lanes))
+            with for_range(b, m * lanes, f"fft.j{stage}") as j:
                 a = []
                 for q in range(p):
-                    v = src.load(b.add(b.add(first_in, b.mul(i64(q * m), lanes)), j))
+                    v = src.load(b.add(b.add(first_in, i64(q * m * lanes)), j))
                     a.append(_mul(b, v, tw[q - 1]) if q and tw else v)
                 for s, y in enumerate(_butterfly(b, p, a, sign, ct)):
-                    dst.store(b.add(b.add(first_out, b.mul(i64(s * done * m), lanes)), j), y)
+                    dst.store(b.add(b.add(first_out, i64(s * done * m * lanes)), j), y)
         done *= p
     b.ret_void()
     return fn
@@ -505,20 +504,21 @@ class _Kernel:
         ptrs = self.buffers(ctx, i64(0), step)
         a = _Split(b, ct, ptrs[0], ptrs[1])
         zero = ir.Constant(ct, 0.0)
-        with for_range(b, m, "fft.g0") as j:
+        lanes = i64(step.lanes)     # g in lane 0 (the line function is made for the step's lanes)
+        with for_range(b, m * step.lanes, "fft.g0") as j:
             a.store(j, (zero, zero))
         with for_range(b, n, "fft.g") as j:
             g = _conj(b, chirp.load(j))
-            a.store(j, g)
+            a.store(b.mul(j, lanes), g)
             with b.if_then(b.icmp_unsigned(">", j, i64(0))):
-                a.store(b.sub(i64(m), j), g)
-        fn = _line_function(ctx, length, self.sign, ct)
-        b.call(fn, ptrs + [self.region(ctx, ("roots", m)), i64(1)])
+                a.store(b.mul(b.sub(i64(m), j), lanes), g)
+        fn = _line_function(ctx, length, self.sign, ct, step.lanes)
+        b.call(fn, ptrs + [self.region(ctx, ("roots", m))])
         res = _Split(b, ct, *(ptrs[:2] if len(length.radices) % 2 == 0 else ptrs[2:]))
         filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
         inv_m = ir.Constant(ct, 1.0 / m)
         with for_range(b, m, "fft.gs") as j:
-            filt.store(j, _scale(b, res.load(j), inv_m))
+            filt.store(j, _scale(b, res.load(b.mul(j, lanes)), inv_m))
 
     # -- one block ---------------------------------------------------------------
 
@@ -537,8 +537,8 @@ class _Kernel:
         a = _Split(b, ct, ptrs[0], ptrs[1])
         other = _Split(b, ct, ptrs[2], ptrs[3])
         if not length.bluestein:
-            fn = _line_function(ctx, length, self.sign, ct)
-            b.call(fn, list(ptrs) + [self.region(ctx, ("roots", length.size)), i64(stride)])
+            fn = _line_function(ctx, length, self.sign, ct, stride)
+            b.call(fn, list(ptrs) + [self.region(ctx, ("roots", length.size))])
             return a if len(length.radices) % 2 == 0 else other
         n, m = length.n, length.size
         chirp = _Interleaved(b, ct, self.region(ctx, ("chirp", n)))
@@ -552,15 +552,15 @@ class _Kernel:
                 a.store(e, _mul(b, a.load(e), c))
         with dyn_range(b, i64(n * stride), i64(m * stride), 1, "fft.bz") as e:
             a.store(e, (zero, zero))
-        fn = _line_function(ctx, length, self.sign, ct)
-        b.call(fn, list(ptrs) + [roots, i64(stride)])
+        fn = _line_function(ctx, length, self.sign, ct, stride)
+        b.call(fn, list(ptrs) + [roots])
         res = a if len(length.radices) % 2 == 0 else other
         with for_range(b, m, "fft.bf") as k:
             f = filt.load(k)
             with for_range(b, stride, "fft.bfl") as l:
                 e = b.add(b.mul(k, i64(stride)), l)
                 a.store(e, _conj(b, _mul(b, res.load(e), f)))
-        b.call(fn, list(ptrs) + [roots, i64(stride)])
+        b.call(fn, list(ptrs) + [roots])
         res = a if len(length.radices) % 2 == 0 else other
         with for_range(b, n, "fft.bo") as k:
             c = chirp.load(k)
