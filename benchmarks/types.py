@@ -1,5 +1,5 @@
 """Every element type against jax.jit: small jnp programs (elementwise maps,
-reductions, pooling, conversions, sorts) in bf16, f16, f32, f64, s8, u8, s32,
+reductions, pooling, conversions, sorts, FFTs) in bf16, f16, f32, f64, s8, u8, s32,
 s64 and c64, each run by ``jax.jit`` and by ``xlac.jit`` of the HLO jax emits for
 it, in one process.
 
@@ -62,6 +62,12 @@ def _programs():
         # a reverse scan along the major dimension (a forward cumsum's gradient)
         "cumsum_rev": (lambda x, y: lax.cumsum(x, 0, reverse=True), _FLOAT),
         "sort": (lambda x, y: jnp.sort(x, -1), _REAL),
+        "fft": (lambda x, y: jnp.fft.fft(x), {"c64"}),
+        "fft2": (lambda x, y: jnp.fft.fft2(x), {"c64"}),
+        "rfft": (lambda x, y: jnp.fft.rfft(x), {"f32", "f64"}),
+        # a length of 8 * 5^3 (1000 of 1024 columns): radix-5 passes
+        "rfft_1000": (lambda x, y: jnp.fft.rfft(x[:, :x.shape[1] * 125 // 128]), {"f32"}),
+        "irfft": (lambda x, y: jnp.fft.irfft(x[:, :x.shape[1] // 2 + 1]), {"c64"}),
     }
 
 

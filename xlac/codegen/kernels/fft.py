@@ -11,7 +11,7 @@ last writes the result; between steps the data waits in a *work array*
 (complex, row-major).
 
 A 1-D transform of length ``N`` is a mixed-radix Stockham FFT
-(:func:`_line_function`): one pass per radix (8, 4, 2, 3, 5, then 7, 11 or 13),
+(:func:`_line_function`): one pass per radix (8s, then 4, 2, 3, 5, 7, 11, 13),
 ping-ponging between two buffers, the output in natural order (no
 bit-reversal).  A length with a prime factor above :data:`MAX_RADIX` is
 computed by Bluestein's algorithm: the DFT of length ``n`` as a circular
@@ -41,7 +41,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import C64, F32, F64
 from .. import scalar_ops
-from ..emitter import KernelContext
+from ..emitter import KernelContext, task_range
 from ..ir_array import I64, Index, i64
 from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range
@@ -54,7 +54,6 @@ _PTR = ir.PointerType()
 #: costs about ``p`` complex multiply-adds per element); a length with a
 #: larger prime factor is computed by Bluestein's algorithm.
 MAX_RADIX = 13
-POW2_RADICES = (8, 4)
 #: At most this many lines are transformed together (the SIMD lanes of a
 #: butterfly, and the lines that share a twiddle factor's load).
 MAX_LANES = 4
@@ -75,14 +74,10 @@ DEFAULT_WORKERS = 4
 # ----------------------------------------------------------------------------
 
 def _radices(n: int) -> list | None:
-    """The passes of a Stockham FFT of length ``n`` (4s first), or None when
+    """The passes of a Stockham FFT of length ``n`` (8s first), or None when
     ``n`` has a prime factor above :data:`MAX_RADIX`."""
     out = []
-    for p in POW2_RADICES:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-    for p in (2, 3, 5, 7, 11, 13):
+    for p in (8, 4, 2, 3, 5, 7, 11, 13):
         while n % p == 0:
             out.append(p)
             n //= p
@@ -660,10 +655,16 @@ class _Kernel:
                 self.run_block(ctx, step, source, dest, i64(0), blk)
             return
 
+        # Each worker a run of consecutive blocks: blocks next to each other
+        # share cache lines (a block of lines along the inner index is part
+        # of every row it crosses), so interleaved they would bounce between cores.
+        chunk = -(-step.blocks // tasks)
+
         def task(tctx, w):
-            with dyn_range(tctx.b, w, i64(step.blocks), tasks, "fft.blk") as blk:
+            lo, hi = task_range(tctx.b, w, chunk, step.blocks)
+            with dyn_range(tctx.b, lo, hi, 1, "fft.blk") as blk:
                 self.run_block(tctx, step, source, dest, w, blk)
-        ctx.parallel_for(tasks, task)
+        ctx.parallel_for(-(-step.blocks // chunk), task)
 
 
 class _Block:
@@ -719,16 +720,30 @@ class _Block:
         b = self.b
         return b.mul(b.add(b.add(self.first[0], l0), i64(r)), i64(length * parts))
 
+    def _whole_or_not(self, copy) -> None:
+        """``copy(lanes)`` (``lanes()`` a loop over the block's lines) twice:
+        for a whole block with a known trip count (unrolled and vectorised
+        across the lines), and for a block with fewer lines."""
+        b = self.b
+        whole = b.icmp_signed("==", self.count, i64(self.step.lines_per_block))
+        with b.if_else(whole) as (then, otherwise):
+            with then:
+                copy(lambda: for_range(b, self.step.lines_per_block, "fft.l"))
+            with otherwise:
+                copy(lambda: dyn_range(b, i64(0), self.count, 1, "fft.l"))
+
     # -- gather ------------------------------------------------------------------
 
     def gather(self, source: str) -> None:
         b, step, n = self.b, self.step, self.step.length.n
         kind = step.kind
         if self.along == 1:      # lines along the inner index: contiguous across lines
-            with for_range(b, n, "fft.gt") as t:
-                with dyn_range(b, i64(0), self.count, 1, "fft.gl") as l:
-                    load, _ = self.k.line_access(self.ctx, step, source, *self.line(l))
-                    self.a.store(self.at(t, l), load(t))
+            def copy(lanes):
+                with for_range(b, n, "fft.gt") as t:
+                    with lanes() as l:
+                        load, _ = self.k.line_access(self.ctx, step, source, *self.line(l))
+                        self.a.store(self.at(t, l), load(t))
+            self._whole_or_not(copy)
             return
         ptr, tiled_lines = self.tiled(source) if kind != "c2r" else (None, i64(0))
         vw = self.vw
@@ -791,10 +806,12 @@ class _Block:
         b, step, n, vw = self.b, self.step, self.step.length.n, self.vw
         kind = step.kind
         if self.along == 1:
-            with for_range(b, n, "fft.st") as t:
-                with dyn_range(b, i64(0), self.count, 1, "fft.sl") as l:
-                    _, store = self.k.line_access(self.ctx, step, dest, *self.line(l))
-                    store(t, self._scaled(x.load(self.at(t, l))))
+            def copy(lanes):
+                with for_range(b, n, "fft.st") as t:
+                    with lanes() as l:
+                        _, store = self.k.line_access(self.ctx, step, dest, *self.line(l))
+                        store(t, self._scaled(x.load(self.at(t, l))))
+            self._whole_or_not(copy)
             return
         ptr, tiled_lines = self.tiled(dest)
         length = step.dims[step.axis] if kind == "r2c" else n
