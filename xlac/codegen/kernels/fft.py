@@ -55,11 +55,14 @@ _PTR = ir.PointerType()
 #: larger prime factor is computed by Bluestein's algorithm.
 MAX_RADIX = 13
 #: At most this many lines are transformed together (the SIMD lanes of a
-#: butterfly, and the lines that share a twiddle factor's load).
+#: butterfly, and the lines that share a twiddle factor's load).  On the
+#: 2-core EPYC (Zen 3), 512 c64 lines of 512: 4 lanes 0.33 ms a core, 8
+#: lanes 0.51, 16 lanes 0.67 (the passes' working set leaves L1).
 MAX_LANES = 4
 #: A worker's scratch (two split complex buffers of ``lanes`` lines) is kept
-#: within about this many bytes while it has more than one lane: about the
-#: L2 cache of a core.
+#: within about this many bytes while it has more than one lane (twice a
+#: Zen 3 core's L1 data cache; 128 KiB made 1024-point f64 and 4096-point
+#: f32 transforms 1.3-3x slower there).
 BLOCK_BYTES = 64 << 10
 #: Transforms of at least this many butterfly operations (``lines * N *
 #: log2 N``) are shared among threads.
