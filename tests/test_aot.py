@@ -340,7 +340,8 @@ ENTRY main {
   w = f32[3,3,4,8]{3,2,1,0} parameter(3)
   d = f32[70,50]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   c = f32[2,9,9,8]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-  ROOT t = (f32[70,50]{1,0}, f32[2,9,9,8]{3,2,1,0}) tuple(d, c)
+  f = c64[70,46]{1,0} fft(a), fft_type=RFFT, fft_length={90}
+  ROOT t = (f32[70,50]{1,0}, f32[2,9,9,8]{3,2,1,0}, c64[70,46]{1,0}) tuple(d, c, f)
 }
 """
 
@@ -348,7 +349,8 @@ ENTRY main {
 @needs_cc
 @needs_nm
 def test_object_carries_the_gemm_library_code(tmp_path, runtime_obj):
-    """The JIT calls the process-wide GEMM library; an AOT object links in the
+    """The JIT calls the process-wide GEMM library (the dot's and the
+    convolution's code, the FFT's passes); an AOT object links in the
     library functions it calls (as local code): no undefined xlac_gemm_
     symbols, and the same bits as the JIT, threaded."""
     rng = np.random.default_rng(3)

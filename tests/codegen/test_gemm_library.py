@@ -308,6 +308,18 @@ def test_library_symbols_carry_the_code_hash():
         gemm_library.ensure_symbols(b"\0" + stale + b"\0")
 
 
+@pytest.mark.parametrize("radix,sign,lanes,m", [(8, -1, 4, 0), (5, 1, 1, 5), (13, -1, 2, 1)])
+def test_fft_pass_symbols_name_their_variant(radix, sign, lanes, m):
+    from xlac.codegen.fft_functions import FftVariant
+    v = FftVariant(xlac.F64, radix, sign, lanes, m)
+    h, text = gemm_library.variant_ir(v)
+    name = gemm_library.symbol(v, "pass")
+    assert f"@{name}" in text or f'@"{name}"' in text
+    assert gemm_library._parse_name(name.encode()) == (h, v)
+    assert gemm_library._parse_name(name.replace("_fft13_", "_fft17_").replace("_fft8_", "_fft9_")
+                                    .replace("_fft5_", "_fft6_").encode()) is None
+
+
 def test_disk_cache_round_trip_with_library_symbols(tmp_path):
     """A fresh process compiles a dot (storing the module and the library
     variant); a second fresh process loads both from the cache: no LLVM at all."""

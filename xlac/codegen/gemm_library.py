@@ -54,7 +54,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
-from . import gemm_amx, gemm_native, linalg_functions, types
+from . import fft_functions, gemm_amx, gemm_native, linalg_functions, types
 from .gemm import (I1, PTR, Loop, add, by_pack_rows, grab_tasks, imin, indirect_micro_kernel, micro_kernel,
                    mul_const, pack_panel, widen)
 from .gemm_task import RUN_TIME, GemmTask, TaskBuffers, emit_task
@@ -446,6 +446,11 @@ _NAME_RE = re.compile(rb"xlac_gemm_([0-9a-f]{16})_(f32|f64|s32)_(\d+)x(\d+)v(\d+
 
 def _parse_name(name: bytes):
     """``(hash, variant)`` of a library symbol, or None."""
+    m = fft_functions.NAME_RE.fullmatch(name)
+    if m is not None:
+        h, pt, radix, sign, lanes, mc, _ = (g.decode() if g else None for g in m.groups())
+        fv = fft_functions.parse_tag(pt, radix, sign, lanes, mc)
+        return (h, fv) if fv is not None else None
     m = linalg_functions.NAME_RE.fullmatch(name)
     if m is not None:
         h, pt, routine, _ = (g.decode() for g in m.groups())

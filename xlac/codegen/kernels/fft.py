@@ -11,7 +11,7 @@ last writes the result; between steps the data waits in a *work array*
 (complex, row-major).
 
 A 1-D transform of length ``N`` is a mixed-radix Stockham FFT
-(:func:`_line_function`): one pass per radix (8s, then 4, 2, 3, 5, 7, 11, 13),
+(:func:`_passes`): one pass per radix (8s, then 4, 2, 3, 5, 7, 11, 13),
 ping-ponging between two buffers, the output in natural order (no
 bit-reversal).  A length with a prime factor above :data:`MAX_RADIX` is
 computed by Bluestein's algorithm: the DFT of length ``n`` as a circular
@@ -41,7 +41,9 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...shape import C64, F32, F64
 from .. import scalar_ops
+from .. import gemm_library
 from ..emitter import KernelContext, task_range
+from ..fft_functions import CONSTANT_M, FftVariant, c_conj, c_mul, c_scale
 from ..ir_array import I64, Index, i64
 from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range
@@ -247,34 +249,8 @@ def _scratch_bytes(me, inst: HloInstruction) -> int:
 
 
 # ----------------------------------------------------------------------------
-# Complex arithmetic on (re, im) pairs of IR values
+# Split and interleaved complex arrays
 # ----------------------------------------------------------------------------
-
-def _add(b, x, y):
-    return b.fadd(x[0], y[0]), b.fadd(x[1], y[1])
-
-
-def _sub(b, x, y):
-    return b.fsub(x[0], y[0]), b.fsub(x[1], y[1])
-
-
-def _mul(b, x, y):
-    return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
-            b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
-
-
-def _conj(b, x):
-    return x[0], b.fneg(x[1])
-
-
-def _times_i(b, x, sign: int):
-    """``sign * i * x``."""
-    return (b.fneg(x[1]), x[0]) if sign > 0 else (x[1], b.fneg(x[0]))
-
-
-def _scale(b, x, c):
-    return b.fmul(x[0], c), b.fmul(x[1], c)
-
 
 class _Split:
     """A split complex array: ``re`` and ``im`` pointers to ``ct`` values."""
@@ -344,7 +320,7 @@ def _root(ctx: KernelContext, big: int, sign: int, j) -> tuple:
         tables.append(_Interleaved(b, _F64, _table(me, f"xlac.fft.roots.{big}.{'+' if sign > 0 else '-'}.{part}",
                                                    pairs)))
     h, l = b.udiv(j, i64(s)), b.urem(j, i64(s))
-    return _mul(b, tables[0].load(h), tables[1].load(l))
+    return c_mul(b, tables[0].load(h), tables[1].load(l))
 
 
 def _round(b, x, ct):
@@ -369,93 +345,20 @@ def _fill_chirp(ctx: KernelContext, n: int, sign: int, chirp: _Interleaved) -> N
 # The Stockham FFT of a block of lines
 # ----------------------------------------------------------------------------
 
-def _butterfly(b, p: int, a: list, sign: int, ct) -> list:
-    """The DFT of length ``p`` of the values ``a`` (``w = exp(sign 2 pi i / p)``)."""
-    if p == 1:
-        return a
-    if p == 2:
-        return [_add(b, a[0], a[1]), _sub(b, a[0], a[1])]
-    if p == 4:
-        t0, t1 = _add(b, a[0], a[2]), _sub(b, a[0], a[2])
-        t2, t3 = _add(b, a[1], a[3]), _times_i(b, _sub(b, a[1], a[3]), sign)
-        return [_add(b, t0, t2), _add(b, t1, t3), _sub(b, t0, t2), _sub(b, t1, t3)]
-    if p == 8:   # two of length 4 (even and odd points), combined with w_8^s
-        even = _butterfly(b, 4, a[0::2], sign, ct)
-        odd = _butterfly(b, 4, a[1::2], sign, ct)
-        r = ir.Constant(ct, math.sqrt(0.5))
-        turned = [odd[0],
-                  _scale(b, _add(b, odd[1], _times_i(b, odd[1], sign)), r),
-                  _times_i(b, odd[2], sign),
-                  _scale(b, _sub(b, _times_i(b, odd[3], sign), odd[3]), r)]
-        return ([_add(b, e, o) for e, o in zip(even, turned)] +
-                [_sub(b, e, o) for e, o in zip(even, turned)])
-    # Odd p: y[s] and y[p-s] share the sums S_q = a_q + a_{p-q} and the
-    # differences D_q = a_q - a_{p-q}: y[s], y[p-s] = A_s +- B_s with
-    # A_s = a_0 + sum cos(2 pi q s/p) S_q, B_s = sign i sum sin(2 pi q s/p) D_q.
-    half = (p - 1) // 2
-    sums = [_add(b, a[q], a[p - q]) for q in range(1, half + 1)]
-    diffs = [_sub(b, a[q], a[p - q]) for q in range(1, half + 1)]
-    out = [None] * p
-    y0 = a[0]
-    for s_ in sums:
-        y0 = _add(b, y0, s_)
-    out[0] = y0
-    for s in range(1, half + 1):
-        re_a, im_a = a[0]
-        re_b = im_b = None
-        for q in range(1, half + 1):
-            c = ir.Constant(ct, math.cos(2 * math.pi * q * s / p))
-            sn = ir.Constant(ct, math.sin(2 * math.pi * q * s / p))
-            re_a = b.fadd(re_a, b.fmul(c, sums[q - 1][0]))
-            im_a = b.fadd(im_a, b.fmul(c, sums[q - 1][1]))
-            dr, di = b.fmul(sn, diffs[q - 1][0]), b.fmul(sn, diffs[q - 1][1])
-            re_b = dr if re_b is None else b.fadd(re_b, dr)
-            im_b = di if im_b is None else b.fadd(im_b, di)
-        bs = _times_i(b, (re_b, im_b), sign)
-        out[s] = (b.fadd(re_a, bs[0]), b.fadd(im_a, bs[1]))
-        out[p - s] = (b.fsub(re_a, bs[0]), b.fsub(im_a, bs[1]))
-    return out
-
-
-def _line_function(ctx: KernelContext, length: _Length, sign: int, ct, lanes: int) -> ir.Function:
-    """``void fft(a_re, a_im, b_re, b_im, roots)``: the DFT of length
-    ``length.size`` of ``lanes`` lines in ``a`` (split, line index innermost),
-    result in ``a`` after an even number of passes, else in ``b``.  ``roots``:
-    ``exp(sign 2 pi i j / size)``, j < size.  Pass of radix ``p`` after ``L``
-    points are done (``M = size / (L p)``): for each ``k < L`` and ``r < M``,
-    ``out[(k + s L) M + r] = sum_q w_p^(q s) w_(L p)^(q k) in[(k p + q) M + r]``."""
-    me = ctx.me
-    n = length.size
-    name = f"xlac.fft.lines.{n}.{'+' if sign > 0 else '-'}.{'f32' if ct != _F64 else 'f64'}.{lanes}"
-    fn = me.llvm.globals.get(name)
-    if fn is not None:
-        return fn
-    fn = ir.Function(me.llvm, ir.FunctionType(ir.VoidType(), [_PTR] * 5), name)
-    fn.linkage = "internal"
-    for arg in fn.args[:4]:
-        arg.add_attribute("noalias")
-    a_re, a_im, b_re, b_im, roots_ptr = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    bufs = [_Split(b, ct, a_re, a_im), _Split(b, ct, b_re, b_im)]
-    roots = _Interleaved(b, ct, roots_ptr)
-    done = 1
+def _passes(ctx: KernelContext, length: _Length, sign: int, pt, lanes: int, ptrs, roots) -> int:
+    """The Stockham passes of ``length.size`` points (the library's
+    ``FftVariant`` functions) on the ``lanes`` lines in ``ptrs[0:2]``; the
+    result is in ``ptrs[0:2]`` after an even number of passes, else in
+    ``ptrs[2:4]``: returns that number."""
+    b = ctx.b
+    n, done = length.size, 1
     for stage, p in enumerate(length.radices):
-        src, dst = bufs[stage % 2], bufs[1 - stage % 2]
+        src, dst = (ptrs[0:2], ptrs[2:4]) if stage % 2 == 0 else (ptrs[2:4], ptrs[0:2])
         m = n // (done * p)
-        with for_range(b, done, f"fft.k{stage}") as k:
-            tw = [roots.load(b.mul(k, i64(q * m))) for q in range(1, p)] if done > 1 else []
-            first_in = b.mul(k, i64(p * m * lanes))
-            first_out = b.mul(k, i64(m * lanes))
-            with for_range(b, m * lanes, f"fft.j{stage}") as j:
-                a = []
-                for q in range(p):
-                    v = src.load(b.add(b.add(first_in, i64(q * m * lanes)), j))
-                    a.append(_mul(b, v, tw[q - 1]) if q and tw else v)
-                for s, y in enumerate(_butterfly(b, p, a, sign, ct)):
-                    dst.store(b.add(b.add(first_out, i64(s * done * m * lanes)), j), y)
+        fn = gemm_library.declare(b.module, FftVariant(pt, p, sign, lanes, m if m <= CONSTANT_M else 0), "pass")
+        b.call(fn, list(src) + list(dst) + [roots, i64(done), i64(m)])
         done *= p
-    b.ret_void()
-    return fn
+    return len(length.radices)
 
 
 # ----------------------------------------------------------------------------
@@ -471,6 +374,7 @@ class _Kernel:
         self.kind = str(inst.attrs["fft_type"])
         self.sign = 1 if plan.inverse else -1
         self.ct = ir.FloatType() if plan.esize == 4 else _F64
+        self.pt = F32 if plan.esize == 4 else F64
         self.layout = plan.layout(math.prod(_work_dims(inst)))
 
     def region(self, ctx, name) -> ir.Value:
@@ -506,21 +410,20 @@ class _Kernel:
         ptrs = self.buffers(ctx, i64(0), step)
         a = _Split(b, ct, ptrs[0], ptrs[1])
         zero = ir.Constant(ct, 0.0)
-        lanes = i64(step.lanes)     # g in lane 0 (the line function is made for the step's lanes)
+        lanes = i64(step.lanes)     # g in lane 0 (passes of the step's lanes)
         with for_range(b, m * step.lanes, "fft.g0") as j:
             a.store(j, (zero, zero))
         with for_range(b, n, "fft.g") as j:
-            g = _conj(b, chirp.load(j))
+            g = c_conj(b, chirp.load(j))
             a.store(b.mul(j, lanes), g)
             with b.if_then(b.icmp_unsigned(">", j, i64(0))):
                 a.store(b.mul(b.sub(i64(m), j), lanes), g)
-        fn = _line_function(ctx, length, self.sign, ct, step.lanes)
-        b.call(fn, ptrs + [self.region(ctx, ("roots", m))])
-        res = _Split(b, ct, *(ptrs[:2] if len(length.radices) % 2 == 0 else ptrs[2:]))
+        passes = _passes(ctx, length, self.sign, self.pt, step.lanes, ptrs, self.region(ctx, ("roots", m)))
+        res = _Split(b, ct, *(ptrs[:2] if passes % 2 == 0 else ptrs[2:]))
         filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
         inv_m = ir.Constant(ct, 1.0 / m)
         with for_range(b, m, "fft.gs") as j:
-            filt.store(j, _scale(b, res.load(b.mul(j, lanes)), inv_m))
+            filt.store(j, c_scale(b, res.load(b.mul(j, lanes)), inv_m))
 
     # -- one block ---------------------------------------------------------------
 
@@ -539,9 +442,8 @@ class _Kernel:
         a = _Split(b, ct, ptrs[0], ptrs[1])
         other = _Split(b, ct, ptrs[2], ptrs[3])
         if not length.bluestein:
-            fn = _line_function(ctx, length, self.sign, ct, stride)
-            b.call(fn, list(ptrs) + [self.region(ctx, ("roots", length.size))])
-            return a if len(length.radices) % 2 == 0 else other
+            passes = _passes(ctx, length, self.sign, self.pt, stride, ptrs, self.region(ctx, ("roots", length.size)))
+            return a if passes % 2 == 0 else other
         n, m = length.n, length.size
         chirp = _Interleaved(b, ct, self.region(ctx, ("chirp", n)))
         filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
@@ -551,24 +453,23 @@ class _Kernel:
             c = chirp.load(t)
             with for_range(b, stride, "fft.bcl") as l:
                 e = b.add(b.mul(t, i64(stride)), l)
-                a.store(e, _mul(b, a.load(e), c))
+                a.store(e, c_mul(b, a.load(e), c))
         with dyn_range(b, i64(n * stride), i64(m * stride), 1, "fft.bz") as e:
             a.store(e, (zero, zero))
-        fn = _line_function(ctx, length, self.sign, ct, stride)
-        b.call(fn, list(ptrs) + [roots])
-        res = a if len(length.radices) % 2 == 0 else other
+        passes = _passes(ctx, length, self.sign, self.pt, stride, ptrs, roots)
+        res = a if passes % 2 == 0 else other
         with for_range(b, m, "fft.bf") as k:
             f = filt.load(k)
             with for_range(b, stride, "fft.bfl") as l:
                 e = b.add(b.mul(k, i64(stride)), l)
-                a.store(e, _conj(b, _mul(b, res.load(e), f)))
-        b.call(fn, list(ptrs) + [roots])
-        res = a if len(length.radices) % 2 == 0 else other
+                a.store(e, c_conj(b, c_mul(b, res.load(e), f)))
+        _passes(ctx, length, self.sign, self.pt, stride, ptrs, roots)
+        res = a if passes % 2 == 0 else other
         with for_range(b, n, "fft.bo") as k:
             c = chirp.load(k)
             with for_range(b, stride, "fft.bol") as l:
                 e = b.add(b.mul(k, i64(stride)), l)
-                res.store(e, _mul(b, _conj(b, res.load(e)), c))
+                res.store(e, c_mul(b, c_conj(b, res.load(e)), c))
         return res
 
     # -- lines ---------------------------------------------------------------------
