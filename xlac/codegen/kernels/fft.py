@@ -40,11 +40,10 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...shape import C64, F32, F64
-from .. import scalar_ops
 from .. import gemm_library
 from ..emitter import KernelContext, task_range
 from ..fft_functions import CONSTANT_M, FftVariant, c_conj, c_mul, c_scale
-from ..ir_array import I64, Index, i64
+from ..ir_array import Index, i64
 from ..kernel_choice import KernelCandidate
 from ..loops import dyn_range, fill_padding, for_range
 from ..task_grid import REGION_CAP
@@ -169,6 +168,9 @@ def _work_dims(inst: HloInstruction) -> tuple:
 
 
 def _lanes(size: int, lines: int, esize: int, real: bool) -> int:
+    """Lanes of a block: a power of two, at most :data:`MAX_LANES`, the
+    buffers within :data:`BLOCK_BYTES`, no more than the lines need (a real
+    step carries two lines in a lane)."""
     fit = max(1, BLOCK_BYTES // (4 * size * esize))
     lanes = 1 << (min(MAX_LANES, fit).bit_length() - 1)
     need = -(-lines // 2) if real else lines
@@ -221,8 +223,6 @@ def _plan(inst: HloInstruction) -> _Plan:
     rank = len(dims)
     axes = list(range(rank - len(lengths), rank))
     esize = 4 if _component(inst) is F32 else 8
-    lines_of = lambda axis, n: math.prod(dims) // max(dims[axis], 1)  # noqa: E731
-    order = []
     if kind == "RFFT":
         order = [("r2c", axes[-1])] + [("c2c", a) for a in reversed(axes[:-1])]
     elif kind == "IRFFT":
@@ -233,7 +233,8 @@ def _plan(inst: HloInstruction) -> _Plan:
     for step_kind, axis in order:
         n = lengths[axis - axes[0]]
         length = _Length.of(n)
-        lanes = _lanes(length.size, lines_of(axis, n), esize, step_kind != "c2c")
+        lines = math.prod(dims) // max(dims[axis], 1)
+        lanes = _lanes(length.size, lines, esize, step_kind != "c2c")
         steps.append(_Step(step_kind, axis, dims, length, lanes))
     cap = REGION_CAP.get() or DEFAULT_WORKERS
     blocks = max(s.blocks for s in steps)
@@ -499,7 +500,7 @@ class _Kernel:
             return None
         return array.ptr
 
-    def _shape_of(self, where: str, step: _Step):
+    def _shape_of(self, where: str):
         return (self.inst.operands[0].shape if where == "operand" else
                 self.inst.shape if where == "output" else None)
 
@@ -509,7 +510,7 @@ class _Kernel:
         ``self.ct`` (a real operand's or output's as one value)."""
         b, ct = ctx.b, self.ct
         dims, axis = step.dims, step.axis
-        shape = self._shape_of(where, step)
+        shape = self._shape_of(where)
         complex_ = shape is None or shape.element_type.is_complex
         length = dims[axis] if shape is None else shape.dimensions[axis]
         ptr = self.flat(ctx, where)
