@@ -101,6 +101,40 @@ def test_cheap_producer_with_two_users_is_duplicated():
     """)
 
 
+def _pairwise_sums(levels: int) -> str:
+    """A reduction tree as jax's associative_scan writes it: each level adds
+    the even and odd elements of the last (two strided slices of it)."""
+    n = 1 << levels
+    lines = [f"  v0 = f32[8,{n}]{{1,0}} parameter(0)"]
+    for k in range(levels):
+        m = n >> (k + 1)
+        lines += [f"  e{k} = f32[8,{m}]{{1,0}} slice(v{k}), slice={{[0:8], [0:{2 * m - 1}:2]}}",
+                  f"  o{k} = f32[8,{m}]{{1,0}} slice(v{k}), slice={{[0:8], [1:{2 * m}:2]}}",
+                  f"  v{k + 1} = f32[8,{m}]{{1,0}} add(e{k}, o{k})"]
+    lines[-1] = "  ROOT" + lines[-1][1:]
+    return "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n}\n"
+
+
+def test_code_duplication_bounds_fusion():
+    """A value read through slices of values read through slices is generated
+    once per path (twice as often at every level): fusion stops where a
+    producer would be generated more than MAX_CODE_DUPLICATION times (XLA's
+    FusionNodeIndexingEvaluation), and the result stays the evaluator's."""
+    text = _pairwise_sums(8)
+    module = xlac.parse_hlo(text)
+    InstructionFusion().run(module)
+    fusions = entry_fusions(module)
+    assert len(fusions) >= 2, module.to_text()
+    for f in fusions:
+        counts = fusion_pass._FusedIndex(f).emitted(f.attrs["calls"])
+        worst = max(counts[id(i)] for i in f.attrs["calls"].instructions
+                    if i.opcode not in ("parameter", "broadcast"))
+        assert worst <= fusion_pass.MAX_CODE_DUPLICATION, (f.name, worst)
+    assert any("generated" in str(n) and "times in the fusion" in str(n) for n in module.diagnostics)
+    x = np.random.default_rng(0).standard_normal((8, 256)).astype(np.float32)
+    np.testing.assert_allclose(xlac.jit(text)(x), xlac.evaluate(xlac.parse_hlo(text), x), rtol=1e-5, atol=1e-5)
+
+
 def test_two_transposes_of_one_input_are_explained_not_fused():
     module = xlac.parse_hlo("""
     HloModule m

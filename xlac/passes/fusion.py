@@ -73,6 +73,12 @@ MAX_FUSED_INSTRUCTIONS = 256
 #: independent, so multi-output fusion can merge them into one kernel.
 RECOMPUTE_MIN_OPS = 8
 MAX_FUSION_OPERANDS = 64
+#: A producer is not fused where the elemental emitter would generate it
+#: more times than this (XLA's ``kAllowedCodeDuplication``): a value read
+#: through slices, pads and concatenates of values read the same way is
+#: generated once per path, twice as many at every level of jax's
+#: ``associative_scan`` (one kernel of 870 KB of LLVM IR, 5 s to compile).
+MAX_CODE_DUPLICATION = 15
 #: A fusion takes no further ``reduce`` once it holds more than this many
 #: (XLA's CPU instruction fusion, ``kMaxReductionsInFusion``): every
 #: reduction is a loop nest of its own in the kernel, and LLVM's optimisation
@@ -165,7 +171,7 @@ class _FusedIndex:
     * ``partitioned``: whether every parameter comes before every other instruction.
     """
 
-    __slots__ = ("params", "by_operand", "names", "uses", "partitioned")
+    __slots__ = ("params", "by_operand", "names", "uses", "partitioned", "_emitted")
 
     def __init__(self, fusion: HloInstruction):
         fused: HloComputation = fusion.attrs["calls"]
@@ -173,6 +179,7 @@ class _FusedIndex:
         self.by_operand: dict[int, HloInstruction] = {}
         self.names = {i.name for i in fused.instructions}
         self.uses: dict[int, list] = {}
+        self._emitted: dict | None = None
         seen_other = False
         self.partitioned = True
         for inst in fused.instructions:
@@ -188,6 +195,34 @@ class _FusedIndex:
 
     def uses_of(self, inst: HloInstruction) -> list:
         return self.uses.get(id(inst), [])
+
+    def emitted(self, fused: HloComputation) -> dict:
+        """id of an instruction -> how many times the elemental emitter
+        generates it (XLA's ``FusionNodeIndexingEvaluation``): values are
+        shared between users that read an operand at the index they got
+        (same dimensions, or a transpose: the index permuted), so a value
+        is generated once per distinct index computed for it, one for each
+        emission of every user that makes a new one (a slice, a pad, a
+        broadcast, a concatenate, a reshape...)."""
+        if self._emitted is None:
+            indexing: dict[int, set] = {id(fused.root): {0}}   # 0: the fusion's own index
+            count = {0: 1}
+            for inst in reversed(fused.instructions):
+                mine = indexing.get(id(inst), ())
+                count[id(inst)] = sum(count[t] for t in mine)
+                for op in inst.operands:
+                    users = indexing.setdefault(id(op), set())
+                    if inst.opcode == "transpose" or op.shape.dimensions == inst.shape.dimensions:
+                        users |= mine
+                    else:
+                        users.add(id(inst))
+            self._emitted = count
+        return self._emitted
+
+    def emissions_of(self, fusion: HloInstruction, operand: HloInstruction) -> int:
+        """How many times ``operand`` of ``fusion`` would be generated fused."""
+        count = self.emitted(fusion.attrs["calls"])
+        return sum(count.get(id(p), 0) for p, o in zip(self.params, fusion.operands) if o is operand)
 
 
 class Fuser:
@@ -276,6 +311,7 @@ class Fuser:
         # index's tables are held in locals, one-operand cases go straight.
         fused: HloComputation = fusion.attrs["calls"]
         index = self.fused_index(fusion)
+        index._emitted = None
         by_operand, all_uses, names = index.by_operand, index.uses, index.names
         k = fusion.operands.index(producer)
         param = index.params[k]
@@ -393,6 +429,13 @@ class Fuser:
             # cell's x @ W + h @ U ran 4x slower so).
             return f"the fusion computes a {_output_root(fused).opcode} already"
         index = self.fused_index(consumer) if fused else None
+        if index is not None and producer.opcode != "broadcast":
+            # (A broadcast is fused whatever it costs, as XLA does: kept in a
+            # buffer it would be written out whole; its operand is asked in turn.)
+            times = index.emissions_of(consumer, producer)
+            if times > MAX_CODE_DUPLICATION:
+                return (f"it would be generated {times} times in the fusion (more than "
+                        f"{MAX_CODE_DUPLICATION}: the kernel's code would grow with each)")
         uses = _uses_in_consumer(producer, consumer, index)
         if any(u.opcode == "dot" and _is_gemm(u) for u, _ in uses):
             # Inside a dot's output fusion: the GEMM library packs its operands
