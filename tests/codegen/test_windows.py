@@ -326,10 +326,12 @@ def test_rfft_irfft_against_numpy(dims, lengths, real, cplx, tol):
 # Lengths for every path of the kernel: radix 8/4/2 passes, odd radices (3, 5, 7,
 # 11, 13), Bluestein (a prime factor above 13: 17, 97, 4 * 31), one line or many
 # (blocks of lanes with lines left over, tiles with points left over), several
-# transformed dimensions, and enough work to be shared among threads.
+# transformed dimensions, and enough work to be shared among threads (blocks of
+# lines, or one long line's passes).
 FFT_CASES = [((1, 17), (17,)), ((19, 7), (7,)), ((19, 64), (64,)), ((6, 60), (60,)), ((3, 1000), (1000,)),
              ((5, 97), (97,)), ((9, 124), (124,)), ((2, 143), (143,)), ((3, 17, 6), (17, 6)),
-             ((4, 5, 33), (5, 33)), ((64, 256), (256,)), ((2, 48, 40), (48, 40)), ((1, 4096), (4096,))]
+             ((4, 5, 33), (5, 33)), ((64, 256), (256,)), ((2, 48, 40), (48, 40)), ((1, 4096), (4096,)),
+             ((1, 32768), (32768,)), ((1, 10007), (10007,))]
 
 
 @pytest.mark.parametrize("dims,lengths", FFT_CASES)
@@ -360,12 +362,14 @@ def test_fft_lengths_against_numpy(dims, lengths, real, cplx, tol):
           np.fft.irfftn(y.astype(np.complex128), s=lengths, axes=axes))
 
 
-def test_fft_threads_give_the_same_bits():
-    """Blocks of lines are shared among threads; a block is computed the same
-    way whichever thread takes it."""
+@pytest.mark.parametrize("dims", [(64, 256), (1, 32768)])
+def test_fft_threads_give_the_same_bits(dims):
+    """Blocks of lines (or a long line's passes) are shared among threads; a
+    value is computed the same way whichever thread takes it."""
     rng = np.random.default_rng(12)
-    x = crand(np.complex64, (64, 256), rng)
-    text = fft_module("c64[64,256]", "c64[64,256]", "FFT", (256,))
+    x = crand(np.complex64, dims, rng)
+    shape = f"c64[{dims[0]},{dims[1]}]"
+    text = fft_module(shape, shape, "FFT", (dims[1],))
     np.testing.assert_array_equal(xlac.jit(text, num_threads=1)(x), xlac.jit(text, num_threads=2)(x))
 
 

@@ -7,7 +7,7 @@ transform were about three quarters of an ``fft`` kernel's LLVM time
 (100-200 ms).
 
 An :class:`FftVariant` is one pass, ``pass(in_re, in_im, out_re, out_im,
-roots, L, m)``, for a component type (f32 or f64), a direction (``sign``:
+roots, L, m, k0, k1, j0, j1)``, for a component type (f32 or f64), a direction (``sign``:
 ``w = exp(sign 2 pi i / N)``), a radix ``p`` and ``lanes`` lines transformed
 together (split complex arrays, the line index innermost: element ``t`` of
 lane ``l`` at ``t * lanes + l``).  After ``L`` points of a transform of
@@ -18,7 +18,9 @@ length ``N = L p m`` are done, for each ``k < L``::
 (``r < m``; ``roots[j] = w_N^j``, so ``w_(L p)^(q k) = roots[q k m]``).  The
 ``m * lanes`` values of one ``k`` share its twiddles and are contiguous in
 both arrays: they are taken as vectors of the machine's width where they
-fill them, else ``lanes`` at a time.
+fill them, else ``lanes`` at a time.  A call computes ``k`` in ``[k0, k1)``
+and values ``[j0, j1)`` of each (multiples of ``lanes``): a long line's pass
+is shared among threads so (the first pass, ``L = 1``, takes ``k = 0``).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from llvmlite import ir
 
 from ..shape import PrimitiveType as PT
 from .ir_array import I64, i64
-from .loops import dyn_range, for_range_dynamic
+from .loops import dyn_range
 from .target import host_vector_bits
 
 __all__ = ["FftVariant", "RADICES", "CONSTANT_M", "PASS_TYPE", "NAME_RE", "parse_tag", "butterfly",
@@ -41,8 +43,8 @@ PTR = ir.PointerType()
 RADICES = (2, 3, 4, 5, 7, 8, 11, 13)
 #: Passes whose ``m`` is at most this are built for that ``m`` (:class:`FftVariant`).
 CONSTANT_M = 8
-#: ``void pass(in_re, in_im, out_re, out_im, roots, L, m)``.
-PASS_TYPE = ir.FunctionType(ir.VoidType(), [PTR] * 5 + [I64, I64])
+#: ``void pass(in_re, in_im, out_re, out_im, roots, L, m, k0, k1, j0, j1)``.
+PASS_TYPE = ir.FunctionType(ir.VoidType(), [PTR] * 5 + [I64] * 6)
 
 
 # ----------------------------------------------------------------------------
@@ -138,8 +140,8 @@ def _build_pass(module: ir.Module, v: "FftVariant", name: str, linkage: str) -> 
     fn.attributes.add("nounwind")
     for arg in fn.args[:4]:
         arg.add_attribute("noalias")
-    in_re, in_im, out_re, out_im, roots, big_l, m = fn.args
-    for arg, nm in zip(fn.args, ("in_re", "in_im", "out_re", "out_im", "roots", "L", "m")):
+    in_re, in_im, out_re, out_im, roots, big_l, m, k0, k1, j0, j1 = fn.args
+    for arg, nm in zip(fn.args, ("in_re", "in_im", "out_re", "out_im", "roots", "L", "m", "k0", "k1", "j0", "j1")):
         arg.name = nm
     if v.m:
         m = i64(v.m)
@@ -186,11 +188,12 @@ def _build_pass(module: ir.Module, v: "FftVariant", name: str, linkage: str) -> 
         first_in = b.mul(k, b.mul(run, i64(p)))
         first_out = b.mul(k, run)
         # Vectors of the machine's width while they fit, then ``lanes`` at a
-        # time (a whole number of them: ``run`` is ``m * lanes``).
-        split = b.sub(run, b.urem(run, i64(wide)))
-        values(wide, k, twiddles, first_in, first_out, i64(0), split)
+        # time (a whole number of them: ``j0`` and ``j1`` are multiples of
+        # ``lanes``).
+        split = b.sub(j1, b.urem(b.sub(j1, j0), i64(wide)))
+        values(wide, k, twiddles, first_in, first_out, j0, split)
         if lanes < wide:
-            values(lanes, k, twiddles, first_in, first_out, split, run)
+            values(lanes, k, twiddles, first_in, first_out, split, j1)
 
     # The first pass (L = 1) has no twiddles.
     first = b.icmp_signed("==", big_l, i64(1))
@@ -198,7 +201,7 @@ def _build_pass(module: ir.Module, v: "FftVariant", name: str, linkage: str) -> 
         with then:
             one_k(i64(0), False)
         with otherwise:
-            with for_range_dynamic(b, i64(0), big_l, "fft.k") as k:
+            with dyn_range(b, k0, k1, 1, "fft.k") as k:
                 one_k(k, True)
     b.ret_void()
 

@@ -11,7 +11,7 @@ last writes the result; between steps the data waits in a *work array*
 (complex, row-major).
 
 A 1-D transform of length ``N`` is a mixed-radix Stockham FFT
-(:func:`_passes`): one pass per radix (8s, then 4, 2, 3, 5, 7, 11, 13),
+(:meth:`_Kernel.passes`): one pass per radix (8s, then 4, 2, 3, 5, 7, 11, 13),
 ping-ponging between two buffers, the output in natural order (no
 bit-reversal).  A length with a prime factor above :data:`MAX_RADIX` is
 computed by Bluestein's algorithm: the DFT of length ``n`` as a circular
@@ -68,6 +68,11 @@ BLOCK_BYTES = 64 << 10
 #: Transforms of at least this many butterfly operations (``lines * N *
 #: log2 N``) are shared among threads.
 PARALLEL_WORK = 1 << 16
+#: A step of fewer blocks than threads shares each pass among them (one
+#: long line) from this many points times lanes.
+SPLIT_POINTS = 1 << 14
+#: Values of a pass a thread takes are a multiple of this (whole vectors).
+PASS_ALIGN = 64
 #: Workers of an object compiled for another machine (the JIT uses the CPUs
 #: the process may use, ``task_grid.REGION_CAP``).
 DEFAULT_WORKERS = 4
@@ -183,6 +188,7 @@ class _Plan:
     esize: int
     workers: int
     inverse: bool
+    threads: int
 
     @property
     def sizes(self) -> tuple:
@@ -240,7 +246,7 @@ def _plan(inst: HloInstruction) -> _Plan:
     blocks = max(s.blocks for s in steps)
     parallel = sum(s.work for s in steps) >= PARALLEL_WORK
     workers = max(1, min(cap, blocks)) if parallel else 1
-    return _Plan(tuple(steps), esize, workers, kind in ("IFFT", "IRFFT"))
+    return _Plan(tuple(steps), esize, workers, kind in ("IFFT", "IRFFT"), cap if parallel else 1)
 
 
 def _scratch_bytes(me, inst: HloInstruction) -> int:
@@ -343,26 +349,6 @@ def _fill_chirp(ctx: KernelContext, n: int, sign: int, chirp: _Interleaved) -> N
 
 
 # ----------------------------------------------------------------------------
-# The Stockham FFT of a block of lines
-# ----------------------------------------------------------------------------
-
-def _passes(ctx: KernelContext, length: _Length, sign: int, pt, lanes: int, ptrs, roots) -> int:
-    """The Stockham passes of ``length.size`` points (the library's
-    ``FftVariant`` functions) on the ``lanes`` lines in ``ptrs[0:2]``; the
-    result is in ``ptrs[0:2]`` after an even number of passes, else in
-    ``ptrs[2:4]``: returns that number."""
-    b = ctx.b
-    n, done = length.size, 1
-    for stage, p in enumerate(length.radices):
-        src, dst = (ptrs[0:2], ptrs[2:4]) if stage % 2 == 0 else (ptrs[2:4], ptrs[0:2])
-        m = n // (done * p)
-        fn = gemm_library.declare(b.module, FftVariant(pt, p, sign, lanes, m if m <= CONSTANT_M else 0), "pass")
-        b.call(fn, list(src) + list(dst) + [roots, i64(done), i64(m)])
-        done *= p
-    return len(length.radices)
-
-
-# ----------------------------------------------------------------------------
 # Steps: gather a block of lines, transform, scatter
 # ----------------------------------------------------------------------------
 
@@ -419,12 +405,51 @@ class _Kernel:
             a.store(b.mul(j, lanes), g)
             with b.if_then(b.icmp_unsigned(">", j, i64(0))):
                 a.store(b.mul(b.sub(i64(m), j), lanes), g)
-        passes = _passes(ctx, length, self.sign, self.pt, step.lanes, ptrs, self.region(ctx, ("roots", m)))
+        passes = self.passes(ctx, step, ptrs)
         res = _Split(b, ct, *(ptrs[:2] if passes % 2 == 0 else ptrs[2:]))
         filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
         inv_m = ir.Constant(ct, 1.0 / m)
         with for_range(b, m, "fft.gs") as j:
             filt.store(j, c_scale(b, res.load(b.mul(j, lanes)), inv_m))
+
+    def passes(self, ctx, step: _Step, ptrs) -> int:
+        """The Stockham passes of ``step``'s lines (the library's ``FftVariant``
+        functions) on the lanes in ``ptrs[0:2]``; the result is in
+        ``ptrs[0:2]`` after an even number of passes, else in ``ptrs[2:4]``:
+        returns that number.  A step of fewer blocks than threads (one long
+        line) shares each pass among them: its twiddles ``k`` when there
+        are enough, else its values (the worker's buffers are worker 0's)."""
+        length, size = step.length, step.length.size
+        lanes, tasks = step.lanes, self.pass_tasks(step)
+        done = 1
+        for stage, p in enumerate(length.radices):
+            m = size // (done * p)
+            order = (0, 1, 2, 3) if stage % 2 == 0 else (2, 3, 0, 1)
+            variant = FftVariant(self.pt, p, self.sign, lanes, m if m <= CONSTANT_M else 0)
+
+            def call(c, bufs, k0, k1, j0, j1, done=done, m=m, order=order, variant=variant):
+                fn = gemm_library.declare(c.b.module, variant, "pass")
+                c.b.call(fn, [bufs[i] for i in order] + [self.region(c, ("roots", size)), i64(done), i64(m),
+                                                          k0, k1, j0, j1])
+            run = m * lanes
+            if tasks == 1:
+                call(ctx, ptrs, i64(0), i64(done), i64(0), i64(run))
+            elif done >= tasks:
+                chunk = -(-done // tasks)
+                ctx.parallel_for(-(-done // chunk), lambda tctx, w, call=call, chunk=chunk, done=done, run=run: call(
+                    tctx, self.buffers(tctx, i64(0), step), *task_range(tctx.b, w, chunk, done), i64(0), i64(run)))
+            else:
+                chunk = -(-run // (tasks * PASS_ALIGN)) * PASS_ALIGN
+                ctx.parallel_for(-(-run // chunk), lambda tctx, w, call=call, chunk=chunk, done=done, run=run: call(
+                    tctx, self.buffers(tctx, i64(0), step), i64(0), i64(done), *task_range(tctx.b, w, chunk, run)))
+            done *= p
+        return len(length.radices)
+
+    def pass_tasks(self, step: _Step) -> int:
+        """Threads each pass of ``step`` is shared among (1: blocks are)."""
+        if step.blocks >= self.plan.threads or step.length.size * step.lanes < SPLIT_POINTS:
+            return 1
+        return self.plan.threads
 
     # -- one block ---------------------------------------------------------------
 
@@ -443,12 +468,11 @@ class _Kernel:
         a = _Split(b, ct, ptrs[0], ptrs[1])
         other = _Split(b, ct, ptrs[2], ptrs[3])
         if not length.bluestein:
-            passes = _passes(ctx, length, self.sign, self.pt, stride, ptrs, self.region(ctx, ("roots", length.size)))
+            passes = self.passes(ctx, step, ptrs)
             return a if passes % 2 == 0 else other
         n, m = length.n, length.size
         chirp = _Interleaved(b, ct, self.region(ctx, ("chirp", n)))
         filt = _Interleaved(b, ct, self.region(ctx, ("filter", n)))
-        roots = self.region(ctx, ("roots", m))
         zero = ir.Constant(ct, 0.0)
         with for_range(b, n, "fft.bc") as t:
             c = chirp.load(t)
@@ -457,14 +481,14 @@ class _Kernel:
                 a.store(e, c_mul(b, a.load(e), c))
         with dyn_range(b, i64(n * stride), i64(m * stride), 1, "fft.bz") as e:
             a.store(e, (zero, zero))
-        passes = _passes(ctx, length, self.sign, self.pt, stride, ptrs, roots)
+        passes = self.passes(ctx, step, ptrs)
         res = a if passes % 2 == 0 else other
         with for_range(b, m, "fft.bf") as k:
             f = filt.load(k)
             with for_range(b, stride, "fft.bfl") as l:
                 e = b.add(b.mul(k, i64(stride)), l)
                 a.store(e, c_conj(b, c_mul(b, res.load(e), f)))
-        _passes(ctx, length, self.sign, self.pt, stride, ptrs, roots)
+        self.passes(ctx, step, ptrs)
         res = a if passes % 2 == 0 else other
         with for_range(b, n, "fft.bo") as k:
             c = chirp.load(k)
@@ -559,7 +583,7 @@ class _Kernel:
 
     def run_step(self, ctx, step: _Step, source: str, dest: str) -> None:
         tasks = min(self.plan.workers, step.blocks)
-        if tasks == 1:
+        if tasks == 1 or self.pass_tasks(step) > 1:     # (blocks on worker 0, passes shared)
             with dyn_range(ctx.b, i64(0), i64(step.blocks), 1, "fft.blk") as blk:
                 self.run_block(ctx, step, source, dest, i64(0), blk)
             return
