@@ -678,29 +678,34 @@ class _Block:
                         self.a.store(self.at(t, l), load(t))
             self._whole_or_not(copy)
             return
-        ptr, tiled_lines = self.tiled(source) if kind != "c2r" else (None, i64(0))
+        ptr, tiled_lines = self.tiled(source)
         vw = self.vw
+        # Points of a line in the source: a c2r step reads half spectra.
+        length = step.dims[step.axis] if kind == "c2r" else n
         if ptr is not None:
-            per = vw // 2 if kind == "c2c" else vw          # elements per row of a tile
-            parts = 2 if kind == "c2c" else 1
+            per = vw if kind == "r2c" else vw // 2          # elements per row of a tile
+            parts = 1 if kind == "r2c" else 2
             with dyn_range(b, i64(0), tiled_lines, vw, "fft.gv") as l0:
-                lane0, high = self.lane_of(l0) if kind == "r2c" else (l0, None)
-                if n >= per:
-                    with for_range(b, n // per, "fft.gvt") as c:
+                lane0, high = self.lane_of(l0) if kind != "c2c" else (l0, None)
+                if length >= per:
+                    with for_range(b, length // per, "fft.gvt") as c:
                         t0 = b.mul(c, i64(per))
-                        rows = [self._vec(ptr, b.add(self._row(l0, r, n, parts), b.mul(t0, i64(parts))))
+                        rows = [self._vec(ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
                                 for r in range(vw)]
                         cols = _transpose(b, rows)
                         for tp in range(per):
-                            e = self.at(b.add(t0, i64(tp)), lane0)
+                            t = b.add(t0, i64(tp))
+                            e = self.at(t, lane0)
                             if kind == "c2c":
                                 self._put(cols[2 * tp], self.ptrs[0], e)
                                 self._put(cols[2 * tp + 1], self.ptrs[1], e)
-                            else:
+                            elif kind == "r2c":
                                 self._put(cols[tp], b.select(high, self.ptrs[1], self.ptrs[0]), e)
-                if n % per:
+                            else:
+                                self._hermitian(t, lane0, high, (cols[2 * tp], cols[2 * tp + 1]), self._vector_split)
+                if length % per:
                     with for_range(b, vw, "fft.gvr") as r:
-                        self._gather_line(source, b.add(l0, r), n - n % per)
+                        self._gather_line(source, b.add(l0, r), length - length % per)
         with dyn_range(b, tiled_lines, self.count, 1, "fft.gl") as l:
             self._gather_line(source, l, 0)
 
@@ -718,21 +723,57 @@ class _Block:
                 t = b.add(t, i64(t_first))
                 b.store(load(t), b.gep(b.select(high, self.ptrs[1], self.ptrs[0]), [self.at(t, lane)],
                                        inbounds=True, source_etype=ct))
-        else:   # c2r: Z = X + i Y from the Hermitian half spectra
+        else:   # the two loops have no branches: LLVM vectorises them along a line
             lane, high = self.lane_of(l)
             half = step.dims[step.axis]
-            zero = ir.Constant(ct, 0.0)
-            with for_range(b, n, "fft.gt") as k:
-                mirrored = b.icmp_signed(">=", k, i64(half))
-                re, im = load(b.select(mirrored, b.sub(i64(n), k), k))
-                im = b.select(mirrored, b.fneg(im), im)
-                real_bin = b.icmp_signed("==", k, i64(0))
-                if n % 2 == 0:
-                    real_bin = b.or_(real_bin, b.icmp_signed("==", k, i64(n // 2)))
-                im = b.select(real_bin, zero, im)
-                e = self.at(k, lane)
-                old = a.load(e)
-                a.store(e, (b.select(high, b.fsub(old[0], im), re), b.select(high, b.fadd(old[1], re), im)))
+            with for_range(b, half - t_first, "fft.gt") as k:
+                k = b.add(k, i64(t_first))
+                self._hermitian(k, lane, high, load(k), (a.load, a.store), mirror=False)
+            first = max(1, t_first)
+            if n - half >= first:
+                with for_range(b, n - half - first + 1, "fft.gm") as k:
+                    k = b.add(k, i64(first))
+                    self._hermitian(k, lane, high, load(k), (a.load, a.store), direct=False)
+
+    @property
+    def _vector_split(self):
+        """``(load(e), store(e, value))`` of ``vw`` lanes of the block's split buffers."""
+        p = self.ptrs
+        return ((lambda e: (self._vec(p[0], e), self._vec(p[1], e))),
+                (lambda e, v: (self._put(v[0], p[0], e), self._put(v[1], p[1], e))))
+
+    def _hermitian(self, k, lane, high, x, access, direct: bool = True, mirror: bool | None = None) -> None:
+        """An IRFFT's point ``k`` of a half spectrum into ``Z = X + i Y``:
+        ``X[k]`` (``high`` false) or ``Y[k]`` (true), and their conjugates
+        at ``n - k`` (the spectrum of a real line is Hermitian) where that is
+        not in the half; the imaginary parts of the zero and Nyquist
+        frequencies are ignored (numpy's and XLA's IRFFT).  The X lines of a
+        block come before its Y lines, which add to what they stored.
+        ``direct``: store at ``k``; ``mirror``: at ``n - k`` (None: where ``k``
+        is one, tested at run time)."""
+        b, n = self.b, self.step.length.n
+        load, store = access
+        re, im = x
+        real_bin = b.icmp_signed("==", k, i64(0))
+        if n % 2 == 0:
+            real_bin = b.or_(real_bin, b.icmp_signed("==", k, i64(n // 2)))
+        im = b.select(real_bin, ir.Constant(re.type, None), im)
+
+        def put(at, value, added):
+            old = load(at)
+            store(at, (b.select(high, b.fadd(old[0], added[0]), value[0]),
+                       b.select(high, b.fadd(old[1], added[1]), value[1])))
+        if direct:
+            put(self.at(k, lane), (re, im), (b.fneg(im), re))                 # X[k]; i Y[k]
+        if mirror is False:
+            return
+        if mirror is None:
+            inside = b.and_(b.icmp_signed(">=", k, i64(1)),
+                            b.icmp_signed("<=", k, i64(n - self.step.dims[self.step.axis])))
+            with b.if_then(inside):
+                put(self.at(b.sub(i64(n), k), lane), (re, b.fneg(im)), (im, re))   # conj X[k]; i conj Y[k]
+        else:
+            put(self.at(b.sub(i64(n), k), lane), (re, b.fneg(im)), (im, re))
     # -- scatter -----------------------------------------------------------------
 
     def scatter(self, dest: str, x: _Split) -> None:
