@@ -88,6 +88,10 @@ MAX_CODE_DUPLICATION = 15
 MAX_REDUCTIONS_IN_FUSION = 5
 
 
+def _single_element(inst: HloInstruction) -> bool:
+    return not inst.shape.is_tuple and inst.shape.element_count() <= 1
+
+
 class _ByOpcode(dict):
     """``opcode -> rule(opcode)``, each opcode's answer worked out once: the
     decisions below ask about the same few opcodes ~10^5 times in a training
@@ -429,9 +433,12 @@ class Fuser:
             # cell's x @ W + h @ U ran 4x slower so).
             return f"the fusion computes a {_output_root(fused).opcode} already"
         index = self.fused_index(consumer) if fused else None
-        if index is not None and producer.opcode != "broadcast":
+        if index is not None and producer.opcode != "broadcast" and not _single_element(producer):
             # (A broadcast is fused whatever it costs, as XLA does: kept in a
-            # buffer it would be written out whole; its operand is asked in turn.)
+            # buffer it would be written out whole; its operand is asked in
+            # turn.  A single element's copies are the same code at the same
+            # index, which LLVM's value numbering merges: the Philox
+            # expansion reads its key, a scalar, through 22 broadcasts.)
             times = index.emissions_of(consumer, producer)
             if times > MAX_CODE_DUPLICATION:
                 return (f"it would be generated {times} times in the fusion (more than "

@@ -39,7 +39,7 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("reduce-window", scan.SCAN)
     r.add("sort", sort.SORT)
     r.add("topk", sort.TOPK)
-    r.add("fft", fft.FFT)
+    r.add("fft", fft.FFT, fft.FFT_BLUESTEIN)
     r.add("cholesky", cholesky_blocked.CHOLESKY_BLOCKED)
     r.add("cholesky", linalg.CHOLESKY)
     r.add("triangular-solve", triangular_solve_blocked.TRIANGULAR_SOLVE_BLOCKED)

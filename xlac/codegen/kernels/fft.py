@@ -907,5 +907,20 @@ def _fft(ctx: KernelContext) -> None:
         kernel.run_step(ctx, step, "operand" if k == 0 else "work", "output" if k == last else "work")
 
 
-#: The kernel candidates of this module (``kernels.register_all``).
-FFT = KernelCandidate("fft", _fft, scratch_bytes=_scratch_bytes)
+def _stockham_only(inst: HloInstruction) -> str | None:
+    """None when every transformed length is a product of radices."""
+    for n in _lengths(inst):
+        if _radices(n) is None:
+            rest, p, largest = n, 2, 1
+            while p * p <= rest:
+                while rest % p == 0:
+                    largest, rest = p, rest // p
+                p += 1
+            return f"length {n} has the prime factor {max(largest, rest)}, above {MAX_RADIX}"
+    return None
+
+
+#: The kernel candidates of this module (``kernels.register_all``): one
+#: kernel, named by whether a length needs Bluestein's algorithm.
+FFT = KernelCandidate("fft.stockham", _fft, applies=_stockham_only, scratch_bytes=_scratch_bytes)
+FFT_BLUESTEIN = KernelCandidate("fft.bluestein", _fft, scratch_bytes=_scratch_bytes)
