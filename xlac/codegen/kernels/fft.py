@@ -679,35 +679,45 @@ class _Block:
             self._whole_or_not(copy)
             return
         ptr, tiled_lines = self.tiled(source)
-        vw = self.vw
         # Points of a line in the source: a c2r step reads half spectra.
         length = step.dims[step.axis] if kind == "c2r" else n
+
+        def tile(l0, lane0, high, t0, per, parts):
+            rows = [self._vec(ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
+                    for r in range(self.vw)]
+            cols = _transpose(b, rows)
+            for tp in range(per):
+                t = b.add(t0, i64(tp))
+                e = self.at(t, lane0)
+                if kind == "c2c":
+                    self._put(cols[2 * tp], self.ptrs[0], e)
+                    self._put(cols[2 * tp + 1], self.ptrs[1], e)
+                elif kind == "r2c":
+                    self._put(cols[tp], b.select(high, self.ptrs[1], self.ptrs[0]), e)
+                else:
+                    self._hermitian(t, lane0, high, (cols[2 * tp], cols[2 * tp + 1]), self._vector_split)
         if ptr is not None:
-            per = vw if kind == "r2c" else vw // 2          # elements per row of a tile
-            parts = 1 if kind == "r2c" else 2
-            with dyn_range(b, i64(0), tiled_lines, vw, "fft.gv") as l0:
-                lane0, high = self.lane_of(l0) if kind != "c2c" else (l0, None)
-                if length >= per:
-                    with for_range(b, length // per, "fft.gvt") as c:
-                        t0 = b.mul(c, i64(per))
-                        rows = [self._vec(ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
-                                for r in range(vw)]
-                        cols = _transpose(b, rows)
-                        for tp in range(per):
-                            t = b.add(t0, i64(tp))
-                            e = self.at(t, lane0)
-                            if kind == "c2c":
-                                self._put(cols[2 * tp], self.ptrs[0], e)
-                                self._put(cols[2 * tp + 1], self.ptrs[1], e)
-                            elif kind == "r2c":
-                                self._put(cols[tp], b.select(high, self.ptrs[1], self.ptrs[0]), e)
-                            else:
-                                self._hermitian(t, lane0, high, (cols[2 * tp], cols[2 * tp + 1]), self._vector_split)
-                if length % per:
-                    with for_range(b, vw, "fft.gvr") as r:
-                        self._gather_line(source, b.add(l0, r), length - length % per)
+            self._tiles(tiled_lines, length, kind == "r2c", "fft.gv", tile,
+                        lambda l, first: self._gather_line(source, l, first))
         with dyn_range(b, tiled_lines, self.count, 1, "fft.gl") as l:
             self._gather_line(source, l, 0)
+
+    def _tiles(self, tiled_lines, length: int, real: bool, name: str, tile, leftover) -> None:
+        """``tile(l0, lane0, high, t0, per, parts)`` for each tile of ``vw``
+        lines from ``l0`` (lane ``lane0``, ``high``: a real step's imaginary
+        part) and ``per`` points from ``t0`` (``parts`` components each: a
+        tile is a ``vw x vw`` square of components); ``leftover(l, first)``
+        for each line's points from ``first`` that fill no tile."""
+        b, vw = self.b, self.vw
+        per, parts = (vw, 1) if real else (vw // 2, 2)
+        with dyn_range(b, i64(0), tiled_lines, vw, name) as l0:
+            lane0, high = self.lane_of(l0) if self.step.kind != "c2c" else (l0, None)
+            if length >= per:
+                with for_range(b, length // per, f"{name}t") as c:
+                    tile(l0, lane0, high, b.mul(c, i64(per)), per, parts)
+            if length % per:
+                with for_range(b, vw, f"{name}r") as r:
+                    leftover(b.add(l0, r), length - length % per)
 
     def _gather_line(self, source: str, l, t_first: int) -> None:
         """Elements ``t_first..`` of line ``l``, one at a time."""
@@ -789,31 +799,24 @@ class _Block:
             return
         ptr, tiled_lines = self.tiled(dest)
         length = step.dims[step.axis] if kind == "r2c" else n
+
+        def tile(l0, lane0, high, t0, per, parts):
+            cols = []
+            for tp in range(per):
+                t = b.add(t0, i64(tp))
+                if kind == "c2c":
+                    cols += self._scaled((self._vec(x.re, self.at(t, lane0)), self._vec(x.im, self.at(t, lane0))))
+                elif kind == "r2c":
+                    cols += self._separate(x, t, lane0, high, self._vec)
+                else:
+                    v = self._vec(b.select(high, x.im, x.re), self.at(t, lane0))
+                    cols.append(b.fmul(v, self._splat(1.0 / n)))
+            rows = _transpose(b, cols)
+            for r in range(vw):
+                self._put(rows[r], ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
         if ptr is not None:
-            per = vw if kind == "c2r" else vw // 2
-            parts = 1 if kind == "c2r" else 2
-            with dyn_range(b, i64(0), tiled_lines, vw, "fft.sv") as l0:
-                lane0, high = self.lane_of(l0) if kind != "c2c" else (l0, None)
-                if length >= per:
-                    with for_range(b, length // per, "fft.svt") as c:
-                        t0 = b.mul(c, i64(per))
-                        cols = []
-                        for tp in range(per):
-                            t = b.add(t0, i64(tp))
-                            if kind == "c2c":
-                                cols += self._scaled((self._vec(x.re, self.at(t, lane0)),
-                                                      self._vec(x.im, self.at(t, lane0))))
-                            elif kind == "r2c":
-                                cols += self._separate(x, t, lane0, high, self._vec)
-                            else:
-                                v = self._vec(b.select(high, x.im, x.re), self.at(t, lane0))
-                                cols.append(b.fmul(v, self._splat(1.0 / n)))
-                        rows = _transpose(b, cols)
-                        for r in range(vw):
-                            self._put(rows[r], ptr, b.add(self._row(l0, r, length, parts), b.mul(t0, i64(parts))))
-                if length % per:
-                    with for_range(b, vw, "fft.svr") as r:
-                        self._scatter_line(dest, x, b.add(l0, r), length - length % per)
+            self._tiles(tiled_lines, length, kind == "c2r", "fft.sv", tile,
+                        lambda l, first: self._scatter_line(dest, x, l, first))
         with dyn_range(b, tiled_lines, self.count, 1, "fft.sl") as l:
             self._scatter_line(dest, x, l, 0)
 
