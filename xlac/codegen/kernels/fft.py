@@ -84,7 +84,10 @@ DEFAULT_WORKERS = 4
 
 def _radices(n: int) -> list | None:
     """The passes of a Stockham FFT of length ``n`` (8s first), or None when
-    ``n`` has a prime factor above :data:`MAX_RADIX`."""
+    ``n`` has a prime factor above :data:`MAX_RADIX` (none for 0 or 1: nothing
+    to transform)."""
+    if n <= 1:
+        return []
     out = []
     for p in (8, 4, 2, 3, 5, 7, 11, 13):
         while n % p == 0:
