@@ -92,6 +92,18 @@ def _single_element(inst: HloInstruction) -> bool:
     return not inst.shape.is_tuple and inst.shape.element_count() <= 1
 
 
+def _index_operands(inst: HloInstruction, indexing: dict) -> None:
+    """``inst``'s operands are indexed where ``inst`` is when it reads them at
+    its own index, else at one it makes (``_FusedIndex.emitted``)."""
+    mine = indexing.get(id(inst), ())
+    for op in inst.operands:
+        users = indexing.setdefault(id(op), set())
+        if inst.opcode == "transpose" or op.shape.dimensions == inst.shape.dimensions:
+            users |= mine
+        else:
+            users.add(id(inst))
+
+
 class _ByOpcode(dict):
     """``opcode -> rule(opcode)``, each opcode's answer worked out once: the
     decisions below ask about the same few opcodes ~10^5 times in a training
@@ -207,21 +219,29 @@ class _FusedIndex:
         (same dimensions, or a transpose: the index permuted), so a value
         is generated once per distinct index computed for it, one for each
         emission of every user that makes a new one (a slice, a pad, a
-        broadcast, a concatenate, a reshape...)."""
+        broadcast, a concatenate, a reshape...).  Worked out once per
+        fusion, then kept current by :meth:`fused` as producers come in."""
         if self._emitted is None:
             indexing: dict[int, set] = {id(fused.root): {0}}   # 0: the fusion's own index
             count = {0: 1}
             for inst in reversed(fused.instructions):
-                mine = indexing.get(id(inst), ())
-                count[id(inst)] = sum(count[t] for t in mine)
-                for op in inst.operands:
-                    users = indexing.setdefault(id(op), set())
-                    if inst.opcode == "transpose" or op.shape.dimensions == inst.shape.dimensions:
-                        users |= mine
-                    else:
-                        users.add(id(inst))
-            self._emitted = count
-        return self._emitted
+                count[id(inst)] = sum(count[t] for t in indexing.get(id(inst), ()))
+                _index_operands(inst, indexing)
+            self._emitted = (indexing, count)
+        return self._emitted[1]
+
+    def fused(self, param: HloInstruction, clone: HloInstruction) -> None:
+        """``clone`` (a producer) took ``param``'s place: it is generated as
+        often as the parameter was; its operands (parameters) gain its
+        indices.  Nothing above it changes (XLA's ``UpdateEvaluationCache``)."""
+        if self._emitted is None:
+            return
+        indexing, count = self._emitted
+        indexing[id(clone)] = indexing.pop(id(param), set())
+        count[id(clone)] = count.pop(id(param), 0)
+        _index_operands(clone, indexing)
+        for op in clone.operands:
+            count[id(op)] = sum(count[t] for t in indexing[id(op)])
 
     def emissions_of(self, fusion: HloInstruction, operand: HloInstruction) -> int:
         """How many times ``operand`` of ``fusion`` would be generated fused."""
@@ -315,7 +335,6 @@ class Fuser:
         # index's tables are held in locals, one-operand cases go straight.
         fused: HloComputation = fusion.attrs["calls"]
         index = self.fused_index(fusion)
-        index._emitted = None
         by_operand, all_uses, names = index.by_operand, index.uses, index.names
         k = fusion.operands.index(producer)
         param = index.params[k]
@@ -354,6 +373,7 @@ class Fuser:
                 user.replace_operand(param, clone)
         if fused.root is param:
             fused.root = clone
+        index.fused(param, clone)
         names.discard(param.name)
         # Drop the parameter and renumber the rest (operand k goes away).
         del fusion.operands[k]
