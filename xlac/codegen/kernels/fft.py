@@ -39,7 +39,7 @@ import numpy as np
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ...shape import C64, F32, F64
+from ...shape import C64, F32, F64, strides
 from .. import gemm_library
 from ..emitter import KernelContext, task_range
 from ..fft_functions import CONSTANT_M, FftVariant, c_conj, c_mul, c_scale
@@ -523,7 +523,7 @@ class _Kernel:
             return self.region(ctx, "work")
         array = ctx.operand_array(0) if where == "operand" else ctx.output_arrays()[0]
         dims = array.shape.dimensions
-        if any(d > 1 and s != math.prod(dims[k + 1:]) for k, (d, s) in enumerate(zip(dims, array._strides))):
+        if any(d > 1 and s != math.prod(dims[k + 1:]) for k, (d, s) in enumerate(zip(dims, strides(array.shape)))):
             return None
         return array.ptr
 
