@@ -333,16 +333,19 @@ def _bitcast(em: ElementalEmitter, inst, gens):
 def _slice(em: ElementalEmitter, inst, gens):
     (g,) = gens
     spec = inst.attrs["slice"]
+    dims = inst.shape.dimensions
 
     def gen(index):
-        multi = []
-        for x, (start, _limit, stride) in zip(index.multi, spec):
+        multi, bounds = [], []
+        for d, (x, (start, _limit, stride)) in enumerate(zip(index.multi, spec)):
             if stride != 1:
                 x = em.b.mul(x, i64(stride))
             if start:
                 x = em.b.add(x, i64(start))
             multi.append(x)
-        return g(Index(multi))
+            low, high = index.bounds[d] if index.bounds else (0, dims[d])
+            bounds.append((start + low * stride, start + (high - 1) * stride + 1) if high > low else (start, start))
+        return g(Index(multi, bounds=tuple(bounds)))
     return gen
 
 
@@ -388,23 +391,34 @@ def _concatenate(em: ElementalEmitter, inst, gens):
     (dim,) = inst.attrs["dimensions"]
     sizes = [o.shape.dimensions[dim] for o in inst.operands]
     ty = types.register_type(inst.shape.element_type)
-    parts = [(g, off, n) for g, off, n in zip(gens, np.cumsum([0] + sizes[:-1]), sizes) if n]
+    parts = [(g, int(off), n) for g, off, n in zip(gens, np.cumsum([0] + sizes[:-1]), sizes) if n]
 
-    def read_part(k, index):
-        g, off, _n = parts[k]
+    def read_part(part, index):
+        g, off, _n = part
         multi = list(index.multi)
         if off:
-            multi[dim] = em.b.sub(multi[dim], i64(int(off)))
-        return g(Index(multi))
+            multi[dim] = em.b.sub(multi[dim], i64(off))
+        bounds = None
+        if index.bounds:
+            low, high = index.bounds[dim]
+            bounds = index.bounds[:dim] + ((max(low - off, 0), min(high - off, _n)),) + index.bounds[dim + 1:]
+        return g(Index(multi, bounds=bounds))
 
-    def choose(k, index):
-        if k == len(parts) - 1:
-            return read_part(k, index)
-        _g, off, n = parts[k]
-        cond = em.b.icmp_unsigned("<", index.multi[dim], i64(int(off + n)))
-        return em.conditional_value(cond, lambda: read_part(k, index), lambda: choose(k + 1, index), ty)
+    def choose(reached, index):
+        if len(reached) == 1:
+            return read_part(reached[0], index)
+        _g, off, n = reached[0]
+        cond = em.b.icmp_unsigned("<", index.multi[dim], i64(off + n))
+        return em.conditional_value(cond, lambda: read_part(reached[0], index),
+                                    lambda: choose(reached[1:], index), ty)
 
-    return lambda index: choose(0, index)
+    def gen(index):
+        # Only the operands the index can reach (a slice of the concatenation
+        # within one operand reads that operand alone).
+        low, high = index.bounds[dim] if index.bounds else (0, inst.shape.dimensions[dim])
+        reached = [p for p in parts if p[1] < high and p[1] + p[2] > low] or parts[-1:]
+        return choose(reached, index)
+    return gen
 
 
 def _tuple(em: ElementalEmitter, inst, gens):

@@ -32,6 +32,10 @@ class Index:
 
     ``multi``: one ``i64`` value per dimension.  ``linear``: the element offset
     of this index in a buffer laid out as ``linear_shape`` (None when unknown).
+    ``bounds``: per dimension, the ``(low, high)`` range its value is known to
+    lie in, narrower than the dimension (a slice's window of its operand;
+    None: the whole dimension), so that a generator can leave out what the
+    index never reaches (a concatenate's other operands).
     An Index is only a value: where it sits in the loop nest being emitted,
     and what was generated at it, are kept by the module's
     :class:`~xlac.codegen.emission.EmissionContext`.
@@ -40,6 +44,7 @@ class Index:
     multi: list
     linear: ir.Value | None = None
     linear_shape: Shape | None = None
+    bounds: tuple | None = None
 
     @property
     def rank(self) -> int:

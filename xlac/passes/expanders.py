@@ -45,6 +45,8 @@ as one table.
 * ``dot`` and ``convolution`` of operands of two element types, as XLA's
   OperandUpcaster: both converted to the type XLA computes in, the op computed
   in it, the result converted to the result type;
+* ``convolution`` with feature or batch groups: one plain convolution per
+  group, concatenated along the output features (``conv_groups``);
 * ``dot`` and ``convolution`` of complex operands: four real ones (4M), which
   run on the real GEMM kernels;
 * ``dot`` and ``convolution`` of 8-bit integers: f32 ones (exact: every partial
@@ -99,7 +101,7 @@ from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, 
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import conv_as_dot, conv_phases, rng_expander, tridiagonal_expander
+from . import conv_as_dot, conv_groups, conv_phases, rng_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
@@ -637,6 +639,19 @@ def _convolution_as_dot(inst: HloInstruction, what: str) -> bool:
                             if why is None else
                             f"convolution {inst.name}: not im2col + dot on the native {what} GEMM kernel ({why})")
     return why is None
+
+
+@EXPANSIONS.register("convolution")
+def grouped_convolution(inst: HloInstruction, rw: PatternRewriter) -> bool:
+    """A convolution with feature or batch groups as one plain convolution per
+    group, concatenated (``conv_groups``): each runs on the GEMM kernels;
+    notes the decision."""
+    why = conv_groups.why_not(inst)
+    notes = CONV_NOTES.get()
+    if notes is not None and why != "not grouped":
+        notes[inst.name] = (f"convolution {inst.name}: one convolution per group, concatenated" if why is None else
+                            f"convolution {inst.name}: grouped, one loop (not split by group: {why})")
+    return why is None and rw.supersede(inst, conv_groups.conv_groups(inst, rw))
 
 
 @EXPANSIONS.register("convolution")
