@@ -430,8 +430,10 @@ def _run_native(text, args, parallel_for=None):
     return from_buffer(result[:rshape.buffer_element_count()], rshape), jf
 
 
-@pytest.mark.parametrize("case", ["gemm", "gemm_batched", "gemv", "epilogue", "local_b", "b_direct"])
+@pytest.mark.parametrize("case", ["gemm", "gemm_batched", "gemv", "epilogue", "local_b", "b_direct",
+                                  "gemv_k_rows", "gemv_k_cols", "gemv_k_dot"])
 def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
+    monkeypatch.setattr(dot_plan, "GEMV_K_CHUNK", 16 if case.startswith("gemv_k") else 1 << 20)
     monkeypatch.setattr(dot_plan, "TASK_FLOPS", 1 << 12)
     monkeypatch.setattr(dot_plan, "GEMV_TASK_ELEMENTS", 1 << 8)
     monkeypatch.setattr(dot_plan, "GEMV_COLS_ROWS", 64)
@@ -453,6 +455,17 @@ def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
         text = dot_text("[300,70]{0,1}", "[70,1]{1,0}", "[300,1]{1,0}",
                         "lhs_contracting_dims={1}, rhs_contracting_dims={0}")
         args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((300, 70), (70, 1))]
+    elif case == "gemv_k_rows":     # dot products along K split among tasks, then a relu
+        text = mlp_layer_text(3, 700, 1)
+        args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((3, 700), (700, 1), (1,))]
+    elif case == "gemv_k_cols":     # a vector times a tall matrix: axpys, K split
+        text = dot_text("[1,701]{1,0}", "[701,200]{1,0}", "[1,200]{1,0}",
+                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "f64")
+        args = [rng.uniform(-1, 1, s) for s in ((1, 701), (701, 200))]
+    elif case == "gemv_k_dot":
+        text = dot_text("[1,5003]{1,0}", "[5003,1]{1,0}", "[1,1]{1,0}",
+                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+        args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((1, 5003), (5003, 1))]
     elif case == "b_direct":
         text = mlp_layer_text(10, 300, 203)
         args = [rng.uniform(-1, 1, s).astype(np.float32) for s in ((10, 300), (300, 203), (203,))]
@@ -462,6 +475,7 @@ def test_shuffled_parallel_for_matches_serial(case, monkeypatch):
     plan = dot_kernel.plan_dot(lower(xlac.parse_hlo(text)).hlo.entry.root)
     assert plan.n_tasks > 1
     assert plan.b_direct == (case == "b_direct")
+    assert (plan.kind == "gemv" and plan.grid[2] > 1) == case.startswith("gemv_k")
     if case in ("gemm", "epilogue", "local_b"):
         assert plan.shared_b == (case != "local_b")
 

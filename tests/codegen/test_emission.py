@@ -31,7 +31,8 @@ def _ir(text: str) -> str:
 
 
 def test_index_is_only_a_value():
-    assert set(Index.__dataclass_fields__) == {"multi", "linear", "linear_shape"}
+    # The values, their linear offset, and the static range they lie in.
+    assert set(Index.__dataclass_fields__) == {"multi", "linear", "linear_shape", "bounds"}
 
 
 def test_two_threads_lowering_at_once_give_the_single_threaded_ir():

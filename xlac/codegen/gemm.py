@@ -824,9 +824,10 @@ def read_element(b: ir.IRBuilder, view: MatrixView, bidx, boff, r, c):
 # Vector loops for the matrix-vector forms
 # ---------------------------------------------------------------------------
 
-def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n: int, vw: int, unroll: int = 4):
+def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: int = 4):
     """``sum(x[k] * y[k] for k < n)`` over two contiguous vectors (partial sums
-    in ``unroll`` vector accumulators, then a scalar tail)."""
+    in ``unroll`` vector accumulators, then a scalar tail); ``n`` an int or
+    an i64 value >= 0."""
     ety = types.memory_type(pt)
     vty = ir.VectorType(ety, vw)
     esize = pt.byte_size
@@ -836,65 +837,79 @@ def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n: int, vw: int, unrol
                       ir.FunctionType(ety, [ety, ety, ety]))
     zero_v = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
     step = vw * unroll
-    n_main = n // step * step
+    static = isinstance(n, int)
+    n_main = n // step * step if static else b.mul(b.udiv(n, i64(step)), i64(step))
+    n_v = i64(n) if static else n
     total = ir.Constant(ety, 0.0)
-    if n_main:
+
+    def counted_loop(name, start, stop, carried, body_fn):
+        """A loop over k in [start, stop) (skipped when empty) carrying
+        ``carried`` (initial values) through ``body_fn(k, values) -> (k_next,
+        values)``; returns the values after it."""
         pre = b.block
-        body = b.append_basic_block("dot.v")
-        after = b.append_basic_block("dot.v.after")
-        b.branch(body)
+        body = b.append_basic_block(name)
+        after = b.append_basic_block(f"{name}.after")
+        b.cbranch(b.icmp_signed("<", start, stop), body, after)
         b.position_at_end(body)
-        k = b.phi(I64, "k")
-        k.add_incoming(i64(0), pre)
-        accs = []
-        for u in range(unroll):
-            phi = b.phi(vty, f"dacc{u}")
-            phi.add_incoming(zero_v, pre)
-            accs.append(phi)
+        k = b.phi(I64, f"{name}.k")
+        k.add_incoming(start, pre)
+        phis = []
+        for v in carried:
+            phi = b.phi(v.type)
+            phi.add_incoming(v, pre)
+            phis.append(phi)
+        k_next, new = body_fn(k, phis)
+        k.add_incoming(k_next, b.block)
+        for phi, v in zip(phis, new):
+            phi.add_incoming(v, b.block)
+        last = b.block
+        b.cbranch(b.icmp_signed("<", k_next, stop), body, after)
+        b.position_at_end(after)
+        outs = []
+        for v0, v in zip(carried, new):
+            out = b.phi(v0.type)
+            out.add_incoming(v0, pre)
+            out.add_incoming(v, last)
+            outs.append(out)
+        return outs
+
+    def vector_body(k, accs):
         new = []
         for u in range(unroll):
             off = b.add(k, i64(u * vw))
             xv = b.load(b.gep(x_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
             yv = b.load(b.gep(y_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
             new.append(b.call(fma_v, [xv, yv, accs[u]]))
-        k_next = b.add(k, i64(step))
-        k.add_incoming(k_next, b.block)
-        for phi, v in zip(accs, new):
-            phi.add_incoming(v, b.block)
-        b.cbranch(b.icmp_signed("<", k_next, i64(n_main)), body, after)
-        b.position_at_end(after)
-        acc = new[0]
-        for v in new[1:]:
+        return b.add(k, i64(step)), new
+
+    def scalar_body(k, accs):
+        xv = b.load(b.gep(x_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        yv = b.load(b.gep(y_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        return b.add(k, i64(1)), [b.call(fma_s, [xv, yv, accs[0]])]
+
+    if not static or n_main:
+        accs = counted_loop("dot.v", i64(0), i64(n_main) if static else n_main, [zero_v] * unroll, vector_body)
+        acc = accs[0]
+        for v in accs[1:]:
             acc = b.fadd(acc, v)
         lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
         while len(lanes) > 1:
             lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
                      for j in range(0, len(lanes), 2)]
         total = lanes[0]
-    if n_main < n:
-        pre = b.block
-        body = b.append_basic_block("dot.s")
-        after = b.append_basic_block("dot.s.after")
-        b.branch(body)
-        b.position_at_end(body)
-        k = b.phi(I64, "ks")
-        k.add_incoming(i64(n_main), pre)
-        acc = b.phi(ety, "sacc")
-        acc.add_incoming(total, pre)
-        xv = b.load(b.gep(x_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        yv = b.load(b.gep(y_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        s = b.call(fma_s, [xv, yv, acc])
-        k_next = b.add(k, i64(1))
-        k.add_incoming(k_next, b.block)
-        acc.add_incoming(s, b.block)
-        b.cbranch(b.icmp_signed("<", k_next, i64(n)), body, after)
-        b.position_at_end(after)
-        total = s
+    if not static or n_main < n:
+        (total,) = counted_loop("dot.s", i64(n_main) if static else n_main, n_v, [total], scalar_body)
     return total
 
 
-def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptr, alpha, n, vw: int) -> None:
-    """``y[i] += alpha * x[i]`` for i < n (``n`` an i64 value >= 0): vectors, then a scalar tail."""
+def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptrs, alphas, n, vw: int) -> None:
+    """``y[i] += alpha * x[i]`` for i < n (``n`` an i64 value >= 0), for each
+    ``(x, alpha)`` of ``zip(x_ptrs, alphas)`` in turn (a pointer and a value
+    for one): vectors, then a scalar tail.  Several rows at once load and
+    store ``y`` once for all of them, with the same fused multiply-adds in
+    the same order (the same bits as one call per row)."""
+    if not isinstance(x_ptrs, (list, tuple)):
+        x_ptrs, alphas = [x_ptrs], [alphas]
     ety = types.memory_type(pt)
     vty = ir.VectorType(ety, vw)
     esize = pt.byte_size
@@ -902,13 +917,19 @@ def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptr, alpha, n, vw: int) ->
                       ir.FunctionType(vty, [vty, vty, vty]))
     fma_s = intrinsic(b.module, f"llvm.fma.{'f32' if pt is PT.F32 else 'f64'}",
                       ir.FunctionType(ety, [ety, ety, ety]))
-    av = splat(b, alpha, vty)
+    avs = [splat(b, alpha, vty) for alpha in alphas]
     n_main = b.mul(b.udiv(n, i64(vw)), i64(vw))
     with Loop(b, 0, n_main, vw, "ax") as i:
         yp = b.gep(y_ptr, [i], inbounds=True, source_etype=ety)
-        xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=vty, align=esize)
-        b.store(b.call(fma_v, [av, xv, b.load(yp, typ=vty, align=esize)]), yp, align=esize)
+        y = b.load(yp, typ=vty, align=esize)
+        for x_ptr, av in zip(x_ptrs, avs):
+            xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=vty, align=esize)
+            y = b.call(fma_v, [av, xv, y])
+        b.store(y, yp, align=esize)
     with Loop(b, n_main, n, 1, "axs") as i:
         yp = b.gep(y_ptr, [i], inbounds=True, source_etype=ety)
-        xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        b.store(b.call(fma_s, [alpha, xv, b.load(yp, typ=ety, align=esize)]), yp, align=esize)
+        y = b.load(yp, typ=ety, align=esize)
+        for x_ptr, alpha in zip(x_ptrs, alphas):
+            xv = b.load(b.gep(x_ptr, [i], inbounds=True, source_etype=ety), typ=ety, align=esize)
+            y = b.call(fma_s, [alpha, xv, y])
+        b.store(y, yp, align=esize)

@@ -232,6 +232,20 @@ def _batch_offset(b, view: MatrixView, bi):
     return view.gb.offset(b, bi) if view.is_array else i64(0)
 
 
+#: Elements of a K chunk of a matrix-vector task are whole multiples of this
+#: (whole cache lines of f32).
+GEMV_K_UNIT = 16
+#: Matrix rows the axpy form adds to the sums per pass over them.
+GEMV_ROWS = 4
+
+
+def _partials(ctx: KernelContext, plan: DotPlan, kt):
+    """Row 0 of task K chunk ``kt``'s partial sums (``plan.M`` of them)."""
+    b = ctx.b
+    base = plan.scratch.pointer(b, ctx.scratch_pointer(), "partials")
+    return b.gep(base, [b.mul(kt, i64(plan.M))], inbounds=True, source_etype=types.memory_type(plan.pt))
+
+
 def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     ops = DotOperands(ctx, plan)
     b = ctx.b
@@ -239,37 +253,67 @@ def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     ety = types.memory_type(pt)
     esize = pt.byte_size
     K, vw = plan.K, plan.blk.vw
-    b_lo, b_hi, m_lo, m_hi, _n_lo, _n_hi = task_ranges(b, t, plan.grid, plan.nb, plan.M, plan.N, 1, 1)
+    split_k = plan.grid[2] > 1
+    # The third dimension of the grid is K's (N is 1).
+    b_lo, b_hi, m_lo, m_hi, k_lo, k_hi = task_ranges(b, t, plan.grid, plan.nb, plan.M, K, 1, GEMV_K_UNIT)
+    if not split_k:
+        k_lo, k_hi = i64(0), i64(K)
+    kt = b.urem(t, i64(plan.grid[2]))
+    partial = _partials(ctx, plan, kt) if split_k else None
     base = task_base(ctx, plan, w)
     xbuf = plan.task_plan.pointer(b, base, "x")
     A, B, C = ops.A, ops.B, ops.C
     zero_n = i64(0)
+
+    def result(bcomp_c, m, v):
+        if split_k:
+            b.store(v, b.gep(partial, [m], inbounds=True, source_etype=ety), align=esize)
+        else:
+            ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+
     with Loop(b, b_lo, b_hi, 1, "batch") as bi:
         boff_a = _batch_offset(b, A, bi)
         boff_b = _batch_offset(b, B, bi)
         bcomp_c = C.gb.components(b, bi)
-        with Loop(b, 0, K, 1, "xk") as k:
+        with Loop(b, k_lo, k_hi, 1, "xk") as k:
             v = read_element(b, B, bi, boff_b, k, zero_n)
             b.store(v, b.gep(xbuf, [k], inbounds=True, source_etype=ety), align=esize)
         if plan.gemv_form == "rows":
             with Loop(b, m_lo, m_hi, 1, "row") as m:
                 row = A.element_pointer(b, add(b, boff_a, A.gr.offset(b, m)))
-                v = dot_contiguous(b, pt, row, xbuf, K, vw)
-                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+                if split_k:
+                    v = dot_contiguous(b, pt, b.gep(row, [k_lo], inbounds=True, source_etype=ety),
+                                       b.gep(xbuf, [k_lo], inbounds=True, source_etype=ety),
+                                       b.sub(k_hi, k_lo), vw)
+                else:
+                    v = dot_contiguous(b, pt, row, xbuf, K, vw)
+                result(bcomp_c, m, v)
         elif plan.gemv_form == "cols":
-            ybuf = plan.task_plan.pointer(b, base, "y")
+            # The task's sums: its rows of the partials (K split), else its own buffer.
+            ybuf = b.gep(partial, [m_lo], inbounds=True, source_etype=ety) if split_k else \
+                plan.task_plan.pointer(b, base, "y")
             mc = b.sub(m_hi, m_lo)
             with Loop(b, 0, mc, 1, "yz") as i:
                 b.store(types.constant(pt, 0), b.gep(ybuf, [i], inbounds=True, source_etype=ety),
                         align=esize)
-            with Loop(b, 0, K, 1, "col") as k:
-                col = A.element_pointer(b, add(b, add(b, boff_a, A.gc.offset(b, k)), A.gr.offset(b, m_lo)))
-                xk = b.load(b.gep(xbuf, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-                axpy_contiguous(b, pt, ybuf, col, xk, mc, vw)
-            with Loop(b, m_lo, m_hi, 1, "row") as m:
-                v = b.load(b.gep(ybuf, [b.sub(m, m_lo)], inbounds=True, source_etype=ety), typ=ety,
-                           align=esize)
-                ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
+            def axpys(k, rows):
+                cols = [A.element_pointer(b, add(b, add(b, boff_a, A.gc.offset(b, b.add(k, i64(r)))),
+                                                 A.gr.offset(b, m_lo))) for r in range(rows)]
+                xs = [b.load(b.gep(xbuf, [b.add(k, i64(r))], inbounds=True, source_etype=ety), typ=ety,
+                             align=esize) for r in range(rows)]
+                axpy_contiguous(b, pt, ybuf, cols, xs, mc, vw)
+
+            # GEMV_ROWS rows of the matrix per pass over the sums, then the rest.
+            k_main = b.add(k_lo, b.mul(b.udiv(b.sub(k_hi, k_lo), i64(GEMV_ROWS)), i64(GEMV_ROWS)))
+            with Loop(b, k_lo, k_main, GEMV_ROWS, "cols") as k:
+                axpys(k, GEMV_ROWS)
+            with Loop(b, k_main, k_hi, 1, "col") as k:
+                axpys(k, 1)
+            if not split_k:
+                with Loop(b, m_lo, m_hi, 1, "row") as m:
+                    v = b.load(b.gep(ybuf, [b.sub(m, m_lo)], inbounds=True, source_etype=ety), typ=ety,
+                               align=esize)
+                    ops.finish(ops.out_index(bcomp_c, m, zero_n), v)
         else:
             fma = _scalar_fma(b.module, pt)
             with Loop(b, m_lo, m_hi, 1, "row") as m:
@@ -293,6 +337,23 @@ def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
                 ops.finish(ops.out_index(bcomp_c, m, zero_n), s)
 
 
+def _add_partials(ctx: KernelContext, plan: DotPlan) -> None:
+    """After the tasks of a K-split matrix-vector product: each row's partial
+    sums added in K order, and the sum finished into the result."""
+    ops = DotOperands(ctx, plan)
+    b = ctx.b
+    ety = types.memory_type(plan.pt)
+    esize = plan.pt.byte_size
+    bcomp_c = ops.C.gb.components(b, i64(0))
+    first = _partials(ctx, plan, i64(0))
+    with Loop(b, 0, plan.M, 1, "sum") as m:
+        v = b.load(b.gep(first, [m], inbounds=True, source_etype=ety), typ=ety, align=esize)
+        for kt in range(1, plan.grid[2]):
+            p = b.gep(first, [b.add(m, i64(kt * plan.M))], inbounds=True, source_etype=ety)
+            v = b.fadd(v, b.load(p, typ=ety, align=esize))
+        ops.finish(ops.out_index(bcomp_c, m, i64(0)), v)
+
+
 def _scalar_fma(module, pt):
     ety = types.memory_type(pt)
     return intrinsic(module, f"llvm.fma.{'f32' if pt is F32 else 'f64'}",
@@ -304,3 +365,5 @@ def emit_gemv(ctx: KernelContext) -> None:
     plan = plan_dot(ctx.inst)
     fill_padding(ctx.b, ctx.output_arrays()[0])
     run_tasks(ctx, plan.scratch, plan.n_tasks, 0, lambda tctx, t, w: _emit_gemv_task(tctx, plan, t, w))
+    if plan.grid[2] > 1:
+        _add_partials(ctx, plan)
