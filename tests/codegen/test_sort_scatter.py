@@ -329,6 +329,36 @@ def test_scatter_rows_with_duplicate_and_out_of_bounds_indices():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize("ty, dt", [("f32", np.float32), ("f64", np.float64), ("f16", np.float16)])
+def test_scatter_by_maximum_and_minimum_of_nans_and_signed_zeros(op, ty, dt):
+    """The combiner's maximum/minimum as selects (``scalar_ops.scalar_loop``:
+    no branch on the data): NaN wins, +0 is above -0, duplicates combine in
+    order; the evaluator's values and bits of zeros."""
+    text = f"""HloModule s
+comb {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT r = {ty}[] {op}(a, b)
+}}
+ENTRY e {{
+  x = {ty}[64] parameter(0)
+  i = s32[300,1] parameter(1)
+  u = {ty}[300] parameter(2)
+  ROOT s = {ty}[64] scatter(x, i, u), update_window_dims={{}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=comb
+}}"""
+    rng = np.random.default_rng(3)
+    specials = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0, -1.0], dt)
+    x = rng.choice(specials, 64).astype(dt)
+    u = np.where(rng.random(300) < 0.5, rng.choice(specials, 300), rng.standard_normal(300)).astype(dt)
+    i = rng.integers(-2, 66, (300, 1)).astype(np.int32)
+    exe = xlac.jit(text)
+    got, want = exe(x, i, u), xlac.evaluate(text, x, i, u)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert f"llvm.{op}" not in exe.llvm_ir
+
+
 def test_scatter_windows_partly_out_of_bounds_are_skipped_whole():
     """Windows of 2x2 at 2-D starts: a window that sticks out is skipped
     entirely (XLA's behaviour), not clamped or cut."""

@@ -20,6 +20,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 
+from .. import scalar_ops
 from ..ir_array import Index, i64
 from ..loops import for_range
 from ..kernel_choice import KernelCandidate
@@ -130,7 +131,8 @@ def _emit_scatter(ctx) -> None:
                 o_index, u_index = Index(target), Index(u)
                 current = [out.read(b, o_index) for out in outs]
                 news = [gen(u_index) for gen in update_gens]
-                result = ctx.em.emit_scalar_computation(comp, current + news)
+                with scalar_ops.scalar_loop():
+                    result = ctx.em.emit_scalar_computation(comp, current + news)
                 results = result if isinstance(result, tuple) else (result,)
                 for out, value in zip(outs, results):
                     out.write(b, o_index, value)
