@@ -128,3 +128,30 @@ def test_dynamic_update_slice_with_computed_starts_keeps_its_kernel():
     rng = np.random.default_rng(4)
     _same_as_evaluator(text, rng.standard_normal((40, 64)).astype(np.float32),
                        rng.standard_normal((8, 32)).astype(np.float32), np.int32(5))
+
+
+BIG = _module("""  a = f32[600,700]{1,0} parameter(0)
+  b = f32[600,300]{1,0} parameter(1)
+  c = f32[400,700]{1,0} parameter(2)
+  cols = f32[600,1000]{1,0} concatenate(a, b), dimensions={1}
+  rows = f32[1000,700]{1,0} concatenate(a, c), dimensions={0}
+  s = f32[590,650]{1,0} slice(a), slice={[7:597], [40:690]}
+  i = s32[] constant(123)
+  j = s32[] constant(45)
+  u = f32[600,700]{1,0} dynamic-update-slice(a, c, i, j)
+  ROOT t = (f32[600,1000]{1,0}, f32[1000,700]{1,0}, f32[590,650]{1,0}, f32[600,700]{1,0}) tuple(cols, rows, s, u)""")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_big_copies_are_split_among_tasks(threads):
+    """Copies of more than 512 KiB run as tasks: chunks of the outermost row
+    loop, or of the one row of a concatenation along the major dimension."""
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((600, 700), (600, 300), (400, 700))]
+    got, want = xlac.jit(BIG, num_threads=threads)(*args), xlac.evaluate(BIG, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    ir = lower(xlac.parse_hlo(BIG)).llvm_ir
+    for name in ("cols", "rows", "s", "u"):
+        start = ir.index(f'define internal void @"xlac_entry.{name}.task"')
+        assert "llvm.memcpy" in ir[start:ir.index("\n}", start)]
