@@ -135,6 +135,47 @@ def test_code_duplication_bounds_fusion():
     np.testing.assert_allclose(xlac.jit(text)(x), xlac.evaluate(xlac.parse_hlo(text), x), rtol=1e-5, atol=1e-5)
 
 
+COSINE = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,32]{1,0} parameter(0)
+  y = f32[48,32]{1,0} parameter(1)
+  zero = f32[] constant(0)
+  xx = f32[64,32]{1,0} multiply(x, x)
+  nx = f32[64]{0} reduce(xx, zero), dimensions={1}, to_apply=add
+  sx = f32[64]{0} sqrt(nx)
+  yy = f32[48,32]{1,0} multiply(y, y)
+  ny = f32[48]{0} reduce(yy, zero), dimensions={1}, to_apply=add
+  sy = f32[48]{0} sqrt(ny)
+  bx = f32[64,48]{1,0} broadcast(sx), dimensions={0}
+  by = f32[64,48]{1,0} broadcast(sy), dimensions={1}
+  n = f32[64,48]{1,0} multiply(bx, by)
+  d = f32[64,48]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT c = f32[64,48]{1,0} divide(d, n)
+}
+"""
+
+
+def test_a_products_epilogue_takes_no_reduction_read_along_a_row():
+    """Cosine similarity: the rows' norms would be hoisted out of a loop
+    fusion's inner loop, but a product's epilogue runs per element of its
+    tiles: whichever comes first, the dot or the norms, the other stays out."""
+    module = xlac.parse_hlo(COSINE)
+    InstructionFusion().run(module)
+    for f in entry_fusions(module):
+        ops = {i.opcode for i in f.attrs["calls"].instructions}
+        assert not ("dot" in ops and ({"reduce", "sqrt"} & ops)), module.to_text()
+    assert any("would compute" in str(d) and "for every element" in str(d) for d in module.diagnostics)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((48, 32)).astype(np.float32)
+    np.testing.assert_allclose(xlac.jit(COSINE)(x, y), xlac.evaluate(xlac.parse_hlo(COSINE), x, y),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_two_transposes_of_one_input_are_explained_not_fused():
     module = xlac.parse_hlo("""
     HloModule m
