@@ -86,6 +86,7 @@ from ..gemm_kernel import (Blocking, ResultTiles, blocking_for, elementwise_to_r
                            producers, run_grid, run_tasks)
 from ..gemm_task import COMPILE_TIME, TileArgs, chunk
 from ..ir_array import I64, Index, IrArray, i64
+from ..target import host_vector_bits
 from ..task_grid import Grid, GridTable, as_value, choose, class_splits
 from ..loops import loop_nest
 from ..scalar_ops import convert_value
@@ -109,10 +110,17 @@ THREADED_MIN_M_PANELS = 2
 THREADED_MIN_N_PANELS = 1
 #: Output pixels per M block (one indirection table; rounded to MR).
 MC = 120
-#: Rows of the micro-tile (one row pointer each; 8 x 2 vectors measured 3-5%
-#: faster than the dot's 6 x 2 vectors here, as fast as 4 x 4 vectors, and
-#: 12 rows are more pointers than registers).
+#: Rows of the micro-tile with AVX-512's 32 vector registers (one row pointer
+#: each; 8 x 2 vectors measured 3-5% faster than the dot's 6 x 2 vectors
+#: there, as fast as 4 x 4 vectors, and 12 rows are more pointers than
+#: registers) ...
 INDIRECT_MR = 8
+#: ... and with AVX2's 16: 8 x 2 vectors is 16 accumulators, spilled (3x3
+#: convolutions of 32-256 features on the 2-core EPYC ran 1.6-2.4x slower
+#: than with 6 or 4 rows); 4 x 2 runs as fast as 6 x 2 there and divides
+#: the usual pixel counts (no edge tiles: a ResNet's convolutions compiled
+#: in 0.27 s rather than 0.46).
+INDIRECT_MR_AVX2 = 4
 #: Elements per task when the input is copied into scratch.
 COPY_TASK_ELEMENTS = 1 << 16
 #: Call the GEMM library's indirect micro-kernel (compiled once per machine,
@@ -264,8 +272,9 @@ def plan_conv(inst: HloInstruction) -> ConvPlan:
     if copy_input:
         x_shape = _feature_minor(Shape(pt, xs.dimensions, layout=xs.layout), dn.input_feature_dimension)
     blk = blocking_for(pt, M, N, wide=False)
-    if M > INDIRECT_MR:
-        blk = Blocking(blk.vw, INDIRECT_MR, blk.nr, blk.kc, blk.mc, blk.nc)
+    mr = INDIRECT_MR if host_vector_bits() >= 512 else INDIRECT_MR_AVX2
+    if M > mr:
+        blk = Blocking(blk.vw, mr, blk.nr, blk.kc, blk.mc, blk.nc)
     mr, nr = blk.mr, blk.nr
     # K blocks: whole window positions (balanced), or chunks of one position's features.
     if Ci <= blk.kc:
