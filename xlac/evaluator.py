@@ -972,7 +972,9 @@ def _reshape(inst, vals):
 
 @_rule("copy")
 def _copy(inst, vals):
-    return vals[0].copy()
+    def copied(v):      # a tuple is copied element by element
+        return tuple(copied(e) for e in v) if isinstance(v, tuple) else v.copy()
+    return copied(vals[0])
 
 
 @_rule("opt-barrier")

@@ -39,7 +39,8 @@ def test_codegen_pipeline_order():
                              "fused-cse", "reshape-to-bitcast"]
     assert _names(p)[2:7] == ["call-inliner", "op-expander", "split-tuple-constants", "call-inliner",
                               ("simplify", ["algebraic-simplifier", "constant-folding",
-                                            "cse", "dce", "tuple-simplifier"])]
+                                            "cse", "dce", "tuple-simplifier",
+                                            "while-loop-invariant-code-motion"])]
     assert p.passes[6].fixed_point
 
 

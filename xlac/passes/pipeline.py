@@ -62,6 +62,7 @@ from .layout_assignment import LayoutAssignment
 from .reshape_to_bitcast import ReshapeToBitcast
 from .layout_normalization import EntryComputationLayoutPass, LayoutNormalization
 from .tuple_simplifier import TupleConstantSplitter, TupleSimplifier
+from .while_loop_invariant_code_motion import WhileLoopInvariantCodeMotion
 
 __all__ = ["Pass", "Pipeline", "PASSES", "make_pass", "run_passes", "codegen_pipeline",
            "simplify_pipeline", "dump_hook", "dump_text", "dump_directory", "dump_module", "DumpHook"]
@@ -255,7 +256,8 @@ def simplify_pipeline(verify: bool = False) -> Pipeline:
     """Simplification to a fixed point: algebraic rewrites, constant folding,
     CSE, DCE and tuple simplification."""
     return Pipeline("simplify", [AlgebraicSimplifier(), ConstantFolding(), CSE(), DCE(),
-                                 TupleSimplifier()], fixed_point=True, verify=verify)
+                                 TupleSimplifier(), WhileLoopInvariantCodeMotion()], fixed_point=True,
+                    verify=verify)
 
 
 def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = False,
@@ -305,6 +307,7 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "cse": CSE,
     "dce": DCE,
     "tuple-simplifier": TupleSimplifier,
+    "while-loop-invariant-code-motion": WhileLoopInvariantCodeMotion,
     "computation-deduplicator": ComputationDeduplicator,
     "layout-assignment": LayoutAssignment,
     "fusion": InstructionFusion,
