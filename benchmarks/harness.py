@@ -231,6 +231,29 @@ def _loadavg() -> list | None:
         return None
 
 
+def sweep_record(repeat: int, rows: list) -> dict:
+    """A sweep's rows with the machine (and its load average now), the
+    versions, the samples per measurement and the date (UTC)."""
+    info = machine()
+    load = _loadavg()
+    if load:
+        info["load_average"] = load
+    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return {"machine": info, "versions": versions(), "repeat": repeat, "date": when, "rows": rows}
+
+
+def publish(text: str, res: dict, out: str | None, name: str) -> None:
+    """Print a sweep's Markdown ``text``; with ``out``, write it and ``res``
+    as ``out/name.md`` and ``out/name.json``."""
+    print(text)
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, f"{name}.md"), "w") as fh:
+            fh.write(text)
+        with open(os.path.join(out, f"{name}.json"), "w") as fh:
+            json.dump(res, fh, indent=1)
+
+
 def machine() -> dict:
     cpu, mem = platform.processor() or platform.machine(), None
     try:

@@ -17,15 +17,12 @@ median reported.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from .harness import machine, time_interleaved, versions
+from .harness import publish, sweep_record, time_interleaved
 
 
 def _ops(n: int):
@@ -141,13 +138,7 @@ def run(size: int, repeat: int, budget: float, names: tuple) -> dict:
         ms = {k: (v.median_s * 1e3 if not isinstance(v, Exception) else None) for k, v in timings.items()}
         shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in args)
         rows.append({"op": name, "shapes": shapes, "ok": ok, "ms": ms, "compile_s": compile_s})
-    info = machine()
-    try:
-        info["load_average"] = [round(v, 2) for v in os.getloadavg()]
-    except (AttributeError, OSError):
-        pass
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    return {"machine": info, "versions": versions(), "repeat": repeat, "date": when, "rows": rows}
+    return sweep_record(repeat, rows)
 
 
 def markdown(res: dict) -> str:
@@ -194,12 +185,7 @@ def main(argv=None) -> int:
               f"{', '.join(known)}", file=sys.stderr)
         return 2
     res = run(size, repeat, args.budget, names)
-    text = markdown(res)
-    print(text)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        Path(args.out, "jax_ops.md").write_text(text)
-        Path(args.out, "jax_ops.json").write_text(json.dumps(res, indent=1))
+    publish(markdown(res), res, args.out, "jax_ops")
     return 0
 
 

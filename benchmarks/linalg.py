@@ -22,14 +22,13 @@ calls, samples interleaved round-robin, the median reported.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from .harness import log, machine, time_interleaved, versions
+from .harness import log, machine, publish, time_interleaved, versions
 from .kernels import scale_hlo
 
 HLO_DIR = Path(__file__).resolve().parent / "linalg_hlo"
@@ -199,12 +198,7 @@ def main(argv=None) -> int:
         print("python -m benchmarks.linalg: error: --n and --repeat must be positive", file=sys.stderr)
         return 2
     res = run(n, repeat, args.budget, use_jax=not args.no_jax, kernels=kernels)
-    text = markdown(res)
-    print(text)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        Path(args.out, "linalg.md").write_text(text)
-        Path(args.out, "linalg.json").write_text(json.dumps(res, indent=1))
+    publish(markdown(res), res, args.out, "linalg")
     return 0
 
 

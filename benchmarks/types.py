@@ -16,15 +16,11 @@ samples interleaved round-robin, the median reported.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-from .harness import machine, time_interleaved, versions
+from .harness import publish, sweep_record, time_interleaved
 
 #: Element types, by XLA's names.
 TYPES = ("bf16", "f16", "f32", "f64", "s8", "u8", "s32", "s64", "c64")
@@ -118,13 +114,7 @@ def run(size: int, repeat: int, budget: float, programs: tuple, types: tuple) ->
             ms = {k: (v.median_s * 1e3 if not isinstance(v, Exception) else None) for k, v in timings.items()}
             rows.append({"program": name, "type": t, "size": size, "ok": ok, "ms": ms})
     jax.config.update("jax_enable_x64", False)
-    info = machine()
-    try:
-        info["load_average"] = [round(v, 2) for v in os.getloadavg()]
-    except (AttributeError, OSError):
-        pass
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    return {"machine": info, "versions": versions(), "repeat": repeat, "date": when, "rows": rows}
+    return sweep_record(repeat, rows)
 
 
 def markdown(res: dict) -> str:
@@ -180,12 +170,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     res = run(size, repeat, args.budget, programs, types)
-    text = markdown(res)
-    print(text)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        Path(args.out, "types.md").write_text(text)
-        Path(args.out, "types.json").write_text(json.dumps(res, indent=1))
+    publish(markdown(res), res, args.out, "types")
     return 0
 
 
