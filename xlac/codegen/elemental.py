@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction
-from ..hlo.opcodes import OPCODES
+from ..hlo.opcodes import OPCODES, Trait
 from ..shape import S64, strides
 from . import scalar_ops, types
 from .emission import context_of
@@ -360,11 +360,38 @@ def _reverse(em: ElementalEmitter, inst, gens):
     return gen
 
 
+#: A pad with interior padding whose operand costs at most this many cheap
+#: instructions (elementwise ops that are not expensive, slices, broadcasts,
+#: reshapes, parameters, constants) reads its operand at every element, at
+#: index 0 where the element is padding, and selects: the branch would
+#: alternate element by element and keep the loop scalar (an interior pad
+#: of 1024 x 512 ran in 0.26 ms rather than 0.56; jax's associative_scan
+#: 0.82x).  Without interior padding the branch is taken in long runs, and
+#: selects made a padded copy 2.8x slower; a costlier operand is computed
+#: only where it is read.
+SELECTED_PAD_OPERAND = 8
+_CHEAP_READS = frozenset({"parameter", "constant", "broadcast", "slice", "reshape", "bitcast", "transpose"})
+
+
+def _cheap(inst: HloInstruction, budget: list) -> bool:
+    """Whether ``inst``'s value, within its fused computation, costs at most
+    ``budget[0]`` cheap instructions (spent as counted)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    info = OPCODES.get(inst.opcode)
+    if inst.opcode not in _CHEAP_READS and not (info and info.is_elementwise and not info.has(Trait.EXPENSIVE)):
+        return False
+    return inst.opcode == "parameter" or all(_cheap(o, budget) for o in inst.operands)
+
+
 def _pad(em: ElementalEmitter, inst, gens):
     g_operand, g_value = gens
     config = inst.attrs["padding"]
     in_dims = inst.operands[0].shape.dimensions
     ty = types.register_type(inst.shape.element_type)
+    selected = any(int(t[2]) for t in config) and 0 not in in_dims \
+        and _cheap(inst.operands[0], [SELECTED_PAD_OPERAND])
 
     def gen(index):
         b = em.b
@@ -382,6 +409,9 @@ def _pad(em: ElementalEmitter, inst, gens):
             in_bounds = b.and_(in_bounds, b.icmp_signed(">=", shifted, i64(0)))
             in_bounds = b.and_(in_bounds, b.icmp_signed("<", shifted_pos, i64(n)))
             multi.append(shifted_pos)
+        if selected:
+            inside = [b.select(in_bounds, m, i64(0)) for m in multi]
+            return b.select(in_bounds, g_operand(Index(inside)), g_value(scalar_index()))
         return em.conditional_value(in_bounds, lambda: g_operand(Index(multi)),
                                     lambda: g_value(scalar_index()), ty)
     return gen
