@@ -816,6 +816,30 @@ def task_range(b: ir.IRBuilder, i, chunk: int, extent: int) -> tuple:
     return lo, hi
 
 
+def task_chunks(extent: int, work: int) -> tuple[int, int]:
+    """``(chunk, count)``: ``extent`` (a loop's trip count) in ``count`` chunks
+    of ``chunk``, at most ``MAX_TASKS`` and each with at least
+    ``TASK_MIN_WORK`` of the loop's ``work`` units (one chunk at least)."""
+    count = max(1, min(extent, MAX_TASKS, work // TASK_MIN_WORK))
+    chunk = -(-extent // count)
+    return chunk, -(-extent // chunk)
+
+
+def parallel_parts(ctx: "KernelContext", counts: list, body: Callable) -> None:
+    """One ``parallel_for`` over the tasks of several parts (a concatenation's
+    operands, say), ``counts[p]`` of them for part ``p``:
+    ``body(task_ctx, p, i)`` emits part ``p``'s task ``i`` (an i64)."""
+    def task(tctx: "KernelContext", t) -> None:
+        b = tctx.b
+        first = 0
+        for p, count in enumerate(counts):         # task t is task t - first of part p
+            inside = b.and_(b.icmp_unsigned(">=", t, i64(first)), b.icmp_unsigned("<", t, i64(first + count)))
+            with b.if_then(inside):
+                body(tctx, p, b.sub(t, i64(first)))
+            first += count
+    ctx.parallel_for(sum(counts), task)
+
+
 def _tuple_reader(b, shape: Shape, leaves: list[IrArray]):
     """Generator for a tuple-shaped buffer: a (nested) tuple of element reads."""
     def build(s: Shape, it):

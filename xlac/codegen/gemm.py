@@ -824,10 +824,42 @@ def read_element(b: ir.IRBuilder, view: MatrixView, bidx, boff, r, c):
 # Vector loops for the matrix-vector forms
 # ---------------------------------------------------------------------------
 
+def _carried_loop(b: ir.IRBuilder, name: str, start, stop, carried: list, body_fn) -> list:
+    """A loop over k in [start, stop) (i64 values; skipped when empty)
+    carrying the values ``carried`` through ``body_fn(k, values) -> (k_next,
+    values)``; returns the values after it."""
+    pre = b.block
+    body = b.append_basic_block(name)
+    after = b.append_basic_block(f"{name}.after")
+    b.cbranch(b.icmp_signed("<", start, stop), body, after)
+    b.position_at_end(body)
+    k = b.phi(I64, f"{name}.k")
+    k.add_incoming(start, pre)
+    phis = []
+    for v in carried:
+        phi = b.phi(v.type)
+        phi.add_incoming(v, pre)
+        phis.append(phi)
+    k_next, new = body_fn(k, phis)
+    k.add_incoming(k_next, b.block)
+    for phi, v in zip(phis, new):
+        phi.add_incoming(v, b.block)
+    last = b.block
+    b.cbranch(b.icmp_signed("<", k_next, stop), body, after)
+    b.position_at_end(after)
+    outs = []
+    for v0, v in zip(carried, new):
+        out = b.phi(v0.type)
+        out.add_incoming(v0, pre)
+        out.add_incoming(v, last)
+        outs.append(out)
+    return outs
+
+
 def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: int = 4):
     """``sum(x[k] * y[k] for k < n)`` over two contiguous vectors (partial sums
     in ``unroll`` vector accumulators, then a scalar tail); ``n`` an int or
-    an i64 value >= 0."""
+    an i64 value >= 0 (a constant one folds the loops' bounds)."""
     ety = types.memory_type(pt)
     vty = ir.VectorType(ety, vw)
     esize = pt.byte_size
@@ -837,41 +869,8 @@ def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: in
                       ir.FunctionType(ety, [ety, ety, ety]))
     zero_v = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
     step = vw * unroll
-    static = isinstance(n, int)
-    n_main = n // step * step if static else b.mul(b.udiv(n, i64(step)), i64(step))
-    n_v = i64(n) if static else n
-    total = ir.Constant(ety, 0.0)
-
-    def counted_loop(name, start, stop, carried, body_fn):
-        """A loop over k in [start, stop) (skipped when empty) carrying
-        ``carried`` (initial values) through ``body_fn(k, values) -> (k_next,
-        values)``; returns the values after it."""
-        pre = b.block
-        body = b.append_basic_block(name)
-        after = b.append_basic_block(f"{name}.after")
-        b.cbranch(b.icmp_signed("<", start, stop), body, after)
-        b.position_at_end(body)
-        k = b.phi(I64, f"{name}.k")
-        k.add_incoming(start, pre)
-        phis = []
-        for v in carried:
-            phi = b.phi(v.type)
-            phi.add_incoming(v, pre)
-            phis.append(phi)
-        k_next, new = body_fn(k, phis)
-        k.add_incoming(k_next, b.block)
-        for phi, v in zip(phis, new):
-            phi.add_incoming(v, b.block)
-        last = b.block
-        b.cbranch(b.icmp_signed("<", k_next, stop), body, after)
-        b.position_at_end(after)
-        outs = []
-        for v0, v in zip(carried, new):
-            out = b.phi(v0.type)
-            out.add_incoming(v0, pre)
-            out.add_incoming(v, last)
-            outs.append(out)
-        return outs
+    n = i64(n) if isinstance(n, int) else n
+    n_main = b.mul(b.udiv(n, i64(step)), i64(step))
 
     def vector_body(k, accs):
         new = []
@@ -887,29 +886,24 @@ def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: in
         yv = b.load(b.gep(y_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
         return b.add(k, i64(1)), [b.call(fma_s, [xv, yv, accs[0]])]
 
-    if not static or n_main:
-        accs = counted_loop("dot.v", i64(0), i64(n_main) if static else n_main, [zero_v] * unroll, vector_body)
-        acc = accs[0]
-        for v in accs[1:]:
-            acc = b.fadd(acc, v)
-        lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
-        while len(lanes) > 1:
-            lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
-                     for j in range(0, len(lanes), 2)]
-        total = lanes[0]
-    if not static or n_main < n:
-        (total,) = counted_loop("dot.s", i64(n_main) if static else n_main, n_v, [total], scalar_body)
+    accs = _carried_loop(b, "dot.v", i64(0), n_main, [zero_v] * unroll, vector_body)
+    acc = accs[0]
+    for v in accs[1:]:
+        acc = b.fadd(acc, v)
+    lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
+    while len(lanes) > 1:
+        lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
+                 for j in range(0, len(lanes), 2)]
+    (total,) = _carried_loop(b, "dot.s", n_main, n, [lanes[0]], scalar_body)
     return total
 
 
 def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptrs, alphas, n, vw: int) -> None:
     """``y[i] += alpha * x[i]`` for i < n (``n`` an i64 value >= 0), for each
-    ``(x, alpha)`` of ``zip(x_ptrs, alphas)`` in turn (a pointer and a value
-    for one): vectors, then a scalar tail.  Several rows at once load and
+    ``(x, alpha)`` of ``zip(x_ptrs, alphas)`` in turn: vectors, then a scalar
+    tail.  Several rows at once load and
     store ``y`` once for all of them, with the same fused multiply-adds in
     the same order (the same bits as one call per row)."""
-    if not isinstance(x_ptrs, (list, tuple)):
-        x_ptrs, alphas = [x_ptrs], [alphas]
     ety = types.memory_type(pt)
     vty = ir.VectorType(ety, vw)
     esize = pt.byte_size

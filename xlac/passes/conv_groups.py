@@ -26,6 +26,7 @@ from __future__ import annotations
 from ..hlo.ir import HloInstruction
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import Shape
+from .rewriter import slice_along
 
 #: Groups at most: more are as many kernels and slices.
 MAX_GROUPS = 32
@@ -66,11 +67,9 @@ def why_not(inst: HloInstruction) -> str | None:
 
 
 def _slice(rw, x: HloInstruction, dim: int, group: int, groups: int) -> HloInstruction:
-    dims = list(x.shape.dimensions)
-    size = dims[dim] // groups
-    spec = tuple((group * size, (group + 1) * size, 1) if d == dim else (0, n, 1) for d, n in enumerate(dims))
-    dims[dim] = size
-    return rw.create("slice", Shape(x.shape.element_type, dims, x.shape.layout), [x], {"slice": spec})
+    """Group ``group`` of ``groups`` equal parts of ``x`` along ``dim``."""
+    size = x.shape.dimensions[dim] // groups
+    return slice_along(rw, x, dim, group * size, (group + 1) * size, x.shape.layout)
 
 
 def conv_groups(inst: HloInstruction, rw) -> HloInstruction:

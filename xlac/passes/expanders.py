@@ -102,7 +102,7 @@ from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
 from . import conv_as_dot, conv_groups, conv_phases, rng_expander, tridiagonal_expander
-from .rewriter import PatternRewriter, PatternSet, apply_patterns, uniform_value
+from .rewriter import PatternRewriter, PatternSet, apply_patterns, slice_along, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
 
@@ -593,7 +593,7 @@ def int8_products(inst: HloInstruction, rw: PatternRewriter) -> bool:
     total = None
     for start in range(0, max(k, 1), chunk):
         stop = min(start + chunk, k)
-        sides = wide if k <= chunk else [_slice_dim(rw, x, d, start, stop)
+        sides = wide if k <= chunk else [slice_along(rw, x, d, start, stop)
                                         for x, d in zip(wide, (lc[0], rc[0]))]
         part = rw.create("dot", Shape(F32, inst.shape.dimensions), sides, dict(inst.attrs))
         part = rw.create("convert", Shape(S32, inst.shape.dimensions), [part])
@@ -693,13 +693,6 @@ def _is_matrix_product(dot: HloInstruction) -> bool:
         if int(np.prod([n for d, n in enumerate(shape.dimensions) if d not in skip], dtype=np.int64)) <= 1:
             return False
     return True
-
-
-def _slice_dim(rw: PatternRewriter, x: HloInstruction, dim: int, start: int, stop: int) -> HloInstruction:
-    dims = list(x.shape.dimensions)
-    spec = tuple((start, stop, 1) if d == dim else (0, n, 1) for d, n in enumerate(dims))
-    dims[dim] = stop - start
-    return rw.create("slice", Shape(x.shape.element_type, tuple(dims)), [x], {"slice": spec})
 
 
 # -- fft of length zero ----------------------------------------------------------------

@@ -452,12 +452,14 @@ class Fuser:
             # computed elementally, an inner product per element (an RNN
             # cell's x @ W + h @ U ran 4x slower so).
             return f"the fusion computes a {_output_root(fused).opcode} already"
-        if fused is not None:
+        if fused is not None and (producer.opcode in OUTPUT_FUSION_ROOTS
+                                  or consumer.attrs.get("kind") == "kOutput"):
             # A product's epilogue runs per element of its tiles: what a loop
             # fusion computes once per outer iteration (a row's norm, a
             # reduction broadcast along the columns) it would compute per
             # element (a cosine similarity's norms, a reduction over 128 for
-            # each of 512 x 512 elements, ran 2.4x jax.jit's time so).
+            # each of 512 x 512 elements, ran 2.4x jax.jit's time so).  Fusion
+            # makes a fusion kOutput when a product comes in.
             if producer.opcode in OUTPUT_FUSION_ROOTS:
                 n = producer.shape.element_count() if producer.shape.is_array else 0
                 work = next((i for i in fused.instructions if _broadcast_work(i, n)), None)

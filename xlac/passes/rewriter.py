@@ -99,6 +99,16 @@ def may_replace(old: HloInstruction, new: HloInstruction, comp: HloComputation |
 _UNIFORM_PRESERVING = ("broadcast", "reshape", "transpose", "copy", "reverse", "slice")
 
 
+def slice_along(rw: "PatternRewriter", x: HloInstruction, dim: int, start: int, stop: int,
+                layout=None) -> HloInstruction:
+    """A new ``slice`` of ``x``: elements ``[start, stop)`` of dimension ``dim``,
+    all of the others (the result in ``layout``, None: the default)."""
+    dims = list(x.shape.dimensions)
+    spec = tuple((start, stop, 1) if d == dim else (0, n, 1) for d, n in enumerate(dims))
+    dims[dim] = stop - start
+    return rw.create("slice", Shape(x.shape.element_type, tuple(dims), layout), [x], {"slice": spec})
+
+
 def uniform_value(inst: HloInstruction, cache: dict | None = None):
     """The one value every element of ``inst`` has, when ``inst`` is a constant
     (possibly broadcast, reshaped, transposed, ...) holding a single value; else ``None``.

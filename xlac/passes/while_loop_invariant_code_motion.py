@@ -45,19 +45,19 @@ class WhileLoopInvariantCodeMotion:
     name = "while-loop-invariant-code-motion"
 
     def run(self, module: HloModule) -> bool:
+        loops = [(comp, i) for comp in module.computations for i in comp.instructions if i.opcode == "while"]
+        if not loops:       # (run at every round of the simplifier's fixed point)
+            return False
         callers: dict[int, int] = {}
         for comp in module.computations:
             for inst in comp.instructions:
                 for callee in inst.called_computations():
                     callers[id(callee)] = callers.get(id(callee), 0) + 1
+        names = module.name_uniquer()
         changed = False
-        names = None
-        for comp in list(module.computations):
-            for loop in [i for i in comp.instructions if i.opcode == "while"]:
-                if names is None:
-                    names = module.name_uniquer()
-                if _hoist(comp, loop, callers, names):
-                    changed = True
+        for comp, loop in loops:
+            if _hoist(comp, loop, callers, names):
+                changed = True
         return changed
 
 
@@ -115,16 +115,18 @@ def _hoist(comp: HloComputation, loop: HloInstruction, callers: dict, names) -> 
                 and any(id(u) not in hoisted for u in i.users)]
     if not exported:
         return False
-    comp.compute_users()
     init = loop.operands[0]
     n = len(root.operands)
+    # New instructions are appended and put in order once at the end.
+    elements: dict[int, HloInstruction] = {}
 
     def state_element(k: int) -> HloInstruction:
         if init.opcode == "tuple":
             return init.operands[k]
-        gte = HloInstruction("get-tuple-element", init.shape.tuple_shapes[k], [init], {"index": k},
-                             names(f"{init.name}.{k}"))
-        return comp.add_instruction_before(gte, loop)
+        if k not in elements:
+            elements[k] = comp.add_instruction(HloInstruction(
+                "get-tuple-element", init.shape.tuple_shapes[k], [init], {"index": k}, names(f"{init.name}.{k}")))
+        return elements[k]
 
     # The hoisted instructions, cloned before the loop, reading the initial state.
     clones: dict[int, HloInstruction] = {}
@@ -137,39 +139,37 @@ def _hoist(comp: HloComputation, loop: HloInstruction, callers: dict, names) -> 
         clone = HloInstruction(inst.opcode, inst.shape, [clones[id(o)] for o in inst.operands], inst.attrs,
                                names(f"{inst.name}.hoisted"))
         clone.location = inst.location
-        clones[id(inst)] = comp.add_instruction_before(clone, loop)
+        clones[id(inst)] = comp.add_instruction(clone)
     # The state grows by the exported values.
     old_shapes = list(param.shape.tuple_shapes)
     state_shape = Shape.tuple(old_shapes + [e.shape for e in exported])
     new_init = HloInstruction("tuple", state_shape,
                               [state_element(k) for k in range(n)] + [clones[id(e)] for e in exported],
                               {}, names(f"{loop.name}.init"))
-    comp.add_instruction_before(new_init, loop)
+    comp.add_instruction(new_init)
     for c in (body, cond):
         c.parameters[0].shape = state_shape
     for j, e in enumerate(exported):
-        gte = HloInstruction("get-tuple-element", e.shape, [param], {"index": n + j}, names(f"{e.name}.state"))
-        body.add_instruction_before(gte, root)
-        body.replace_all_uses(e, gte)
+        gte = body.add_instruction(HloInstruction("get-tuple-element", e.shape, [param], {"index": n + j},
+                                                  names(f"{e.name}.state")))
+        body.replace_all_uses(e, gte)       # users are current: computed above
         root.operands.append(gte)
-        gte.users.append(root)
     root.shape = state_shape
     old_shape = loop.shape
     loop.operands = [new_init]
-    new_init.users.append(loop)
     loop.shape = state_shape
     # Users of the whole state get the old elements back.
-    whole = [u for u in loop.users if u.opcode != "get-tuple-element"] + ([loop] if comp.root is loop else [])
-    if whole:
-        parts = [HloInstruction("get-tuple-element", s, [loop], {"index": k}, names(f"{loop.name}.{k}"))
+    comp.compute_users()
+    whole = [u for u in loop.users if u.opcode != "get-tuple-element"]
+    if whole or comp.root is loop:
+        parts = [comp.add_instruction(HloInstruction("get-tuple-element", s, [loop], {"index": k},
+                                                     names(f"{loop.name}.{k}")))
                  for k, s in enumerate(old_shapes)]
-        for p in parts:
-            comp.add_instruction(p)
         old_state = comp.add_instruction(HloInstruction("tuple", old_shape, parts, {}, names(f"{loop.name}.state")))
-        comp.compute_users()
-        comp.replace_all_uses(loop, old_state)
-        for p in parts:
-            p.operands = [loop]
+        for u in whole:
+            u.replace_operand(loop, old_state)
+        if comp.root is loop:
+            comp.root = old_state
     body.sort_topologically()
     comp.sort_topologically()
     body.compute_users()

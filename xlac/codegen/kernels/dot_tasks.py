@@ -258,8 +258,7 @@ def _emit_gemv_task(ctx: KernelContext, plan: DotPlan, t, w) -> None:
     b_lo, b_hi, m_lo, m_hi, k_lo, k_hi = task_ranges(b, t, plan.grid, plan.nb, plan.M, K, 1, GEMV_K_UNIT)
     if not split_k:
         k_lo, k_hi = i64(0), i64(K)
-    kt = b.urem(t, i64(plan.grid[2]))
-    partial = _partials(ctx, plan, kt) if split_k else None
+    partial = _partials(ctx, plan, b.urem(t, i64(plan.grid[2]))) if split_k else None
     base = task_base(ctx, plan, w)
     xbuf = plan.task_plan.pointer(b, base, "x")
     A, B, C = ops.A, ops.B, ops.C

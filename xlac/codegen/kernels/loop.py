@@ -17,7 +17,8 @@ from ...hlo.ir import HloInstruction
 from ...hlo.opcodes import Trait, has_trait, with_trait
 from ...shape import Shape, strides
 from .. import nontemporal
-from ..emitter import MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext, task_range, work_estimate
+from ..emitter import (MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, KernelContext, parallel_parts, task_chunks,
+                       task_range, work_estimate)
 from ..hoisting import row_scratch_dims
 from ..ir_array import Index, IrArray, i64
 from ..kernel_choice import KernelCandidate
@@ -331,9 +332,7 @@ def _emit_parts(ctx: KernelContext) -> None:
         if box.element_count():
             outer = box.dimensions[next(d for d in order if box.dimensions[d] != 1)] \
                 if any(box.dimensions[d] != 1 for d in order) else 1
-            count = max(1, min(outer, MAX_TASKS, box.element_count() // TASK_MIN_WORK))
-            chunk = -(-outer // count)
-            tasks.append((k, offset, box, outer, chunk, -(-outer // chunk)))
+            tasks.append((k, offset, box, outer) + task_chunks(outer, box.element_count()))
         offset += n
 
     def part_generators(tctx: KernelContext) -> list:
@@ -363,17 +362,11 @@ def _emit_parts(ctx: KernelContext) -> None:
             emit(ctx, part, None)
         return
 
-    def task(tctx: KernelContext, i: ir.Value) -> None:
-        b = tctx.b
-        first = 0
-        for part in tasks:          # task i is chunk i - first of this part
-            inside = b.and_(b.icmp_unsigned(">=", i, i64(first)), b.icmp_unsigned("<", i, i64(first + part[5])))
-            with b.if_then(inside):
-                lo_hi = task_range(b, b.sub(i, i64(first)), part[4], part[3]) if part[5] > 1 else None
-                emit(tctx, part, lo_hi)
-            first += part[5]
+    def task(tctx: KernelContext, p: int, i: ir.Value) -> None:
+        part = tasks[p]
+        emit(tctx, part, task_range(tctx.b, i, part[4], part[3]) if part[5] > 1 else None)
 
-    ctx.parallel_for(total, task)
+    parallel_parts(ctx, [t[5] for t in tasks], task)
 
 
 #: The default kernel, the last candidate of every opcode.
