@@ -119,12 +119,13 @@ ENTRY e {{
 
 
 #: Long float sums, one per kernel that emits reductions: the column kernel,
-#: a multi-output loop fusion (a BatchNorm's mean and mean of squares, each
-#: output element's loop strided), a loop-kernel reduction keeping a middle
-#: dimension, and a split reduction to one value.
+#: a multi-output fusion on it (a BatchNorm's mean and mean of squares), a
+#: multi-output loop fusion (sums of rows), a loop-kernel reduction keeping a
+#: middle dimension, and a split reduction to one value.
 #: (dims, layout, reduced dimensions, with the sum of squares, kernel).
 LONG_SUMS = [((32768, 4), "1,0", (0,), False, "reduce.column"),
-             ((32, 32, 32, 4), "3,2,1,0", (0, 1, 2), True, "loop"),
+             ((32, 32, 32, 4), "3,2,1,0", (0, 1, 2), True, "reduce.column"),
+             ((4, 32768), "1,0", (1,), True, "loop"),
              ((4096, 4, 8), "2,1,0", (0, 2), False, "loop"),
              ((4096, 64), "1,0", (0, 1), False, "reduce.split")]
 
@@ -196,3 +197,46 @@ ENTRY e {{
     want = xlac.evaluate(text, x)
     for nt in (1, 2):
         np.testing.assert_allclose(xlac.jit(text, num_threads=nt)(x), want, rtol=1e-5, atol=1e-4)
+
+
+#: Multi-output fusions of column reductions (``reduce.column`` with a tuple
+#: root): each reduce's input computed from shared values, one level (few
+#: rows) and two or three (long float sums), mixed reducers, an output of
+#: another layout, several tasks.  (dims, layout, reduced, reducers, output layout)
+MULTI_COLUMNS = [((8, 12, 32), "2,1,0", (0, 1), ("add", "add", "add"), "0"),
+                 ((7, 5), "1,0", (0,), ("add", "mx"), "0"),
+                 ((40, 33, 6), "2,1,0", (0, 1), ("add", "add"), "0"),
+                 ((1100, 3, 2), "2,1,0", (0,), ("add", "add"), "0,1"),
+                 ((2048, 4096), "1,0", (0,), ("add", "add"), "0")]
+
+
+@pytest.mark.parametrize("dims,layout,red,reducers,out_layout", MULTI_COLUMNS)
+def test_multi_output_column_reductions(dims, layout, red, reducers, out_layout):
+    from xlac.codegen.compiler import KERNELS, lower
+    kept = [d for d in range(len(dims)) if d not in red]
+    sh = f"f32[{','.join(map(str, dims))}]{{{layout}}}"
+    osh = f"f32[{','.join(str(dims[d]) for d in kept)}]{{{out_layout}}}"
+    r = ",".join(map(str, red))
+    body, value, names = "", "x", []
+    for k, op in enumerate(reducers):
+        # a chain of values, each reduce's input built on the one before
+        body += f"  v{k} = {sh} add({value}, y)\n  w{k} = {sh} multiply(v{k}, x)\n"
+        init = "z" if op == "add" else "m"
+        body += f"  s{k} = {osh} reduce(w{k}, {init}), dimensions={{{r}}}, to_apply={op}\n"
+        value = f"v{k}"
+        names.append(f"s{k}")
+    text = (f"HloModule m\n{ADD}{MAX}\nENTRY e {{\n  x = {sh} parameter(0)\n  y = {sh} parameter(1)\n"
+            f"  z = f32[] constant(0)\n  m = f32[] constant(-inf)\n{body}"
+            f"  ROOT t = ({', '.join([osh] * len(reducers))}) tuple({', '.join(names)})\n}}")
+    lowered = lower(xlac.parse_hlo(text)).hlo.entry.instructions
+    fusions = [i for i in lowered if i.opcode == "fusion"]
+    assert {KERNELS.choose(i).candidate.name for i in fusions} == {"reduce.column"}
+    if len(set(reducers)) == 1:                 # one kernel for all
+        assert len(fusions) == 1 and fusions[0].attrs["calls"].root.opcode == "tuple"
+    rng = np.random.default_rng(2)
+    x, y = (rng.standard_normal(dims).astype(np.float32) for _ in range(2))
+    want = xlac.evaluate(text, x, y)
+    for nt in (1, 2):
+        got = xlac.jit(text, num_threads=nt)(x, y)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-3 * np.sqrt(np.prod([dims[d] for d in red])))

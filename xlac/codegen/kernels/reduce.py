@@ -2,7 +2,8 @@
 reduce-rooted ``fusion:kInput``) that the loop kernel would run badly.
 
 * ``reduce.column`` — the reduced dimensions are all major to the kept ones
-  (a sum over the rows of a row-major matrix): stream the input in memory
+  (a sum over the rows of a row-major matrix; or each reduce of a
+  multi-output fusion, over inputs of one shape): stream the input in memory
   order into the output row, tasks splitting the kept dimensions; a long
   float sum goes through levels of partial rows (``_BlockedColumnSum``).
 * ``reduce.split`` — a big input reduced to one value: partial reductions
@@ -27,24 +28,41 @@ from ..reduction import TREE_BLOCK, TREE_IDENTITY, emit_reducer, tree_loops, tre
 from ._util import ScratchPlan
 
 
-def column_reduce_root(inst: HloInstruction):
-    """The root reduce of a kernel whose reduced dimensions are all major to
-    its kept ones in the input's layout (e.g. a sum over rows of a row-major
-    matrix), or None.  Such a reduce is better computed by streaming the input
-    in memory order into the output (see :func:`emit_column_reduce`)."""
-    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
+def _column_form(root: HloInstruction) -> bool:
+    """Whether the reduce ``root`` (one input, an array result) reduces only
+    dimensions major to its kept ones in the input's layout."""
     if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
-        return None
+        return False
     in_shape = root.operands[0].shape
     reduced = set(root.attrs["dimensions"])
     order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]  # minor first
     kept = [d for d in order if d not in reduced]
     red = [d for d in order if d in reduced]
     if not kept or not red or in_shape.layout.is_padded:
+        return False
+    return max(order.index(d) for d in kept) < min(order.index(d) for d in red)
+
+
+def column_reduce_roots(inst: HloInstruction) -> list | None:
+    """The reduces of a kernel whose reduced dimensions are all major to its
+    kept ones in the input's layout (e.g. a sum over rows of a row-major
+    matrix): its root, or every element of a multi-output fusion's tuple
+    root when all of them are such reduces of inputs of one shape over the
+    same dimensions, summed through as many levels (:func:`column_levels`);
+    else None.  Such reduces are better computed by streaming the input in
+    memory order into the output (see :func:`emit_column_reduce`): a
+    multi-output fusion's reduces side by side, each input element generated
+    once for all of them."""
+    root = inst.attrs["calls"].root if inst.opcode == "fusion" else inst
+    roots = list(root.operands) if root.opcode == "tuple" and root.operands else [root]
+    if not all(_column_form(r) for r in roots):
         return None
-    if max(order.index(d) for d in kept) > min(order.index(d) for d in red):
+    first = roots[0]
+    in_shape, dims = first.operands[0].shape, sorted(first.attrs["dimensions"])
+    if any(r.operands[0].shape != in_shape or sorted(r.attrs["dimensions"]) != dims
+           or column_levels(r) != column_levels(first) for r in roots[1:]):
         return None
-    return root
+    return roots
 
 
 #: Input rows a column reduction adds into the output row per pass over it.
@@ -82,17 +100,20 @@ def column_levels(root: HloInstruction) -> int:
     return levels
 
 
-def _partial_shape(inst: HloInstruction) -> Shape:
+def _partial_shape(root: HloInstruction) -> Shape:
     """The shape of a column reduction's partial rows: its output's, unpadded."""
-    return Shape(inst.shape.element_type, inst.shape.dimensions,
-                 layout=Layout(minor_to_major=inst.shape.layout.minor_to_major))
+    return Shape(root.shape.element_type, root.shape.dimensions,
+                 layout=Layout(minor_to_major=root.shape.layout.minor_to_major))
 
 
 def _column_plan(inst: HloInstruction) -> ScratchPlan:
-    """The scratch of a column reduction: one partial row per level below the output's."""
+    """The scratch of a column reduction: per reduce, one partial row per
+    level below the output's."""
     plan = ScratchPlan()
-    for level in range(column_levels(column_reduce_root(inst)) - 1):
-        plan.add(f"partial{level}", _partial_shape(inst).byte_size())
+    roots = column_reduce_roots(inst)
+    for level in range(column_levels(roots[0]) - 1):
+        for k, root in enumerate(roots):
+            plan.add(f"partial{level}.{k}", _partial_shape(root).byte_size())
     return plan
 
 
@@ -105,9 +126,13 @@ def emit_column_reduce(ctx: KernelContext) -> None:
     out[kept] = reducer(out[kept], input[...]).  The inner loop runs along the
     kept (minor) dimensions, reading the input and the output contiguously, so
     it vectorises without reassociating anything.  Tasks split the outermost
-    kept dimension (each task owns a slice of the output)."""
+    kept dimension (each task owns a slice of the output).  A multi-output
+    fusion's reduces (:func:`column_reduce_roots`) go side by side: each
+    input element is generated once (what they share too) and added into
+    every output row."""
     inst = ctx.inst
-    root = column_reduce_root(inst)
+    roots = column_reduce_roots(inst)
+    root = roots[0]
     in_shape = root.operands[0].shape
     reduced = list(root.attrs["dimensions"])
     kept = [d for d in range(in_shape.rank) if d not in reduced]
@@ -115,7 +140,7 @@ def emit_column_reduce(ctx: KernelContext) -> None:
                   if d in kept and in_shape.dimensions[d] != 1]
     split = kept_order[0]
     extent = in_shape.dimensions[split]
-    work = memory_work(in_shape)
+    work = memory_work(in_shape) * len(roots)
     # Each task reads its slice of every input row: keep the slices at least
     # COLUMN_TASK_BYTES long, or the tasks read short strided pieces (a sum
     # over the rows of a 4096x4096 matrix in 64 tasks of 256 bytes per row ran
@@ -133,22 +158,25 @@ def emit_column_reduce(ctx: KernelContext) -> None:
         gens = [tctx.operand_generator(k) for k in range(len(inst.operands))]
         if inst.opcode == "fusion":
             all_gens = tctx.em.instruction_generators(inst.attrs["calls"], gens)
-            input_gen, init_gen = (all_gens[id(o)] for o in root.operands)
+            input_gens = [all_gens[id(r.operands[0])] for r in roots]
+            init_gens = [all_gens[id(r.operands[1])] for r in roots]
         else:
-            input_gen, init_gen = gens
-        (out,) = tctx.output_arrays()
+            input_gens, init_gens = gens[:1], gens[1:]
+        outs = tctx.output_arrays()
         out_split = kept.index(split)
         ranges = {} if lo is None else {split: (lo, hi)}
         out_ranges = {} if lo is None else {out_split: (lo, hi)}
-        init = init_gen(scalar_index())
-        if out.shape.element_count() == 0:
+        if outs[0].shape.element_count() == 0:
             return
-        with loop_nest(b, out.shape, dim_ranges=out_ranges) as index:
-            out.write(b, index, init)
+        inits = [g(scalar_index()) for g in init_gens]
+        with loop_nest(b, outs[0].shape, dim_ranges=out_ranges) as index:
+            for out, init in zip(outs, inits):
+                out.write(b, index, init)
         if in_shape.element_count() == 0:
             return
+        sums = _ColumnSums(tctx, roots, input_gens, ranges)
         if levels > 1:
-            _BlockedColumnSum(tctx, root, input_gen, out, ranges, levels).emit()
+            _BlockedColumnSum(sums, outs, levels).emit()
             return
         # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
         # a time: the output row is loaded and stored once per group instead
@@ -164,15 +192,13 @@ def emit_column_reduce(ctx: KernelContext) -> None:
         groups = n // rows
 
         def accumulate(index, row_of):
-            out_index = Index([index.multi[d] for d in kept])
-            acc = out.read(b, out_index)
+            inputs = []
             for u in range(rows if row_of is not None else 1):
                 multi = list(index.multi)
                 if row_of is not None:
                     multi[inner] = row_of(multi[inner], u)
-                (acc,) = emit_reducer(tctx.em, root.attrs["to_apply"], [acc],
-                                      [input_gen(Index(multi) if row_of is not None else index)])
-            out.write(b, out_index, acc)
+                inputs.append(Index(multi) if row_of is not None else index)
+            sums.combine(outs, Index([index.multi[d] for d in kept]), inputs)
 
         if rows > 1 and groups > 0:
             grouped = Shape(in_shape.element_type,
@@ -197,6 +223,34 @@ def emit_column_reduce(ctx: KernelContext) -> None:
     ctx.parallel_for(n_tasks, task)
 
 
+class _ColumnSums:
+    """The reduces of a column reduction (``roots``, one or a multi-output
+    fusion's) and their inputs' generators, over a task's slice ``ranges``
+    of the kept dimensions."""
+
+    def __init__(self, ctx: KernelContext, roots: list, input_gens: list, ranges: dict):
+        self.ctx, self.b, self.roots, self.input_gens, self.ranges = ctx, ctx.b, roots, input_gens, ranges
+        self.in_shape = roots[0].operands[0].shape
+        self.kept = [d for d in range(self.in_shape.rank) if d not in roots[0].attrs["dimensions"]]
+
+    def combine(self, accs: list, at: Index, inputs: list, values=None) -> None:
+        """``accs[k][at] = reducer_k(accs[k][at], x)`` for each input index in
+        ``inputs`` in turn (each generated once for every reduce), or, with
+        ``values``, for each of ``values[k]`` (lists of registers)."""
+        b = self.b
+        for k, (root, acc) in enumerate(zip(self.roots, accs)):
+            xs = values[k] if values is not None else [self.input_gens[k](index) for index in inputs]
+            value = acc.read(b, at)
+            for x in xs:
+                (value,) = emit_reducer(self.ctx.em, root.attrs["to_apply"], [value], [x])
+            acc.write(b, at, value)
+
+    def kept_loop(self, fn) -> None:
+        """``fn(input index, output index)`` over the task's slice of the kept
+        dimensions, in the input's memory order (the reduced dimensions 0)."""
+        with loop_nest(self.b, self.in_shape, dims=self.kept, dim_ranges=self.ranges,
+                       loop_id=loop_hints(self.b.module)) as index:
+            fn(index, Index([index.multi[d] for d in self.kept]))
 
 
 class _BlockedColumnSum:
@@ -206,49 +260,53 @@ class _BlockedColumnSum:
     the reducer's identity, which is then added into the level above, and so
     on; the top level is the output (holding the init value).  A task owns
     the slice ``ranges`` of the kept dimensions, of the output and of every
-    partial row (all indexed as the output)."""
+    partial row (all indexed as the output); each reduce has its own rows."""
 
-    def __init__(self, ctx: KernelContext, root: HloInstruction, input_gen, out: IrArray, ranges: dict,
-                 levels: int):
-        self.ctx, self.b, self.input_gen, self.ranges = ctx, ctx.b, input_gen, ranges
-        self.in_shape = root.operands[0].shape
-        self.kept = [d for d in range(self.in_shape.rank) if d not in root.attrs["dimensions"]]
-        self.row_dims, self.rows = _reduced_rows(root)
-        self.reducer = root.attrs["to_apply"]
-        self.identity = types.constant(root.shape.element_type, TREE_IDENTITY[tree_reducer(self.reducer)])
-        plan, scratch, shape = _column_plan(ctx.inst), ctx.scratch_pointer(), _partial_shape(ctx.inst)
-        self.arrays = [IrArray(plan.pointer(self.b, scratch, f"partial{k}"), shape)
-                       for k in range(levels - 1)] + [out]
+    def __init__(self, sums: _ColumnSums, outs: list, levels: int):
+        self.sums, self.b = sums, sums.b
+        roots = sums.roots
+        self.row_dims, self.rows = _reduced_rows(roots[0])
+        self.identities = [types.constant(r.shape.element_type, TREE_IDENTITY[tree_reducer(r.attrs["to_apply"])])
+                           for r in roots]
+        ctx = sums.ctx
+        plan, scratch = _column_plan(ctx.inst), ctx.scratch_pointer()
+        self.arrays = [[IrArray(plan.pointer(self.b, scratch, f"partial{level}.{k}"), _partial_shape(r))
+                        for k, r in enumerate(roots)] for level in range(levels - 1)] + [outs]
 
     def emit(self) -> None:
         self._level(len(self.arrays) - 1, i64(0), i64(self.rows))
 
     def _level(self, level: int, first, count) -> None:
-        """Add the input rows [first, first + count) into ``level``'s partial row."""
+        """Add the input rows [first, first + count) into ``level``'s partial rows."""
         if level == 0:
             self._rows(self.arrays[0], first, count)
             return
         b, below, into = self.b, self.arrays[level - 1], self.arrays[level]
         span = i64(COLUMN_BLOCK_ROWS ** level)
         end = b.add(first, count)
+
+        def reset(index, at):
+            for array, identity in zip(below, self.identities):
+                array.write(b, at, identity)
         with dyn_range(b, first, end, step=span, name=f"block{level}") as start:
             rest = b.sub(end, start)
-            self._kept_loop(lambda index, at: below.write(b, at, self.identity))
+            self.sums.kept_loop(reset)
             self._level(level - 1, start, b.select(b.icmp_signed("<", rest, span), rest, span))
-            self._kept_loop(lambda index, at: self._combine(into, at, [below.read(b, at)]))
+            self.sums.kept_loop(lambda index, at: self.sums.combine(
+                into, at, None, [[array.read(b, at)] for array in below]))
 
-    def _rows(self, acc: IrArray, first, count) -> None:
-        """Add the input rows [first, first + count) into ``acc``, COLUMN_REDUCE_ROWS
-        at a time (``acc`` is loaded and stored once per group), in order."""
+    def _rows(self, accs: list, first, count) -> None:
+        """Add the input rows [first, first + count) into ``accs``, COLUMN_REDUCE_ROWS
+        at a time (``accs`` are loaded and stored once per group), in order."""
         b, group = self.b, COLUMN_REDUCE_ROWS
         groups = b.udiv(count, i64(group))
         with dyn_range(b, i64(0), groups, name="group") as g:
-            self._add_rows(acc, b.add(first, b.mul(g, i64(group))), group)
+            self._add_rows(accs, b.add(first, b.mul(g, i64(group))), group)
         if self.rows % group:       # else every block is whole groups (COLUMN_BLOCK_ROWS is)
             with dyn_range(b, b.add(first, b.mul(groups, i64(group))), b.add(first, count), name="row") as row:
-                self._add_rows(acc, row, 1)
+                self._add_rows(accs, row, 1)
 
-    def _add_rows(self, acc: IrArray, row, n: int) -> None:
+    def _add_rows(self, accs: list, row, n: int) -> None:
         """acc = reducer(acc, input row) for the ``n`` rows from ``row`` on."""
         b = self.b
         where = [self._row_index(b.add(row, i64(u)) if u else row) for u in range(n)]
@@ -259,32 +317,19 @@ class _BlockedColumnSum:
                 multi = list(index.multi)
                 for d, x in w.items():
                     multi[d] = x
-                inputs.append(self.input_gen(Index(multi)))
-            self._combine(acc, at, inputs)
-        self._kept_loop(add)
+                inputs.append(Index(multi))
+            self.sums.combine(accs, at, inputs)
+        self.sums.kept_loop(add)
 
     def _row_index(self, row) -> dict:
         """{reduced dimension: index} of input row ``row``."""
         b, where = self.b, {}
         for d in reversed(self.row_dims[1:]):
-            size = i64(self.in_shape.dimensions[d])
+            size = i64(self.sums.in_shape.dimensions[d])
             where[d] = b.urem(row, size)
             row = b.udiv(row, size)
         where[self.row_dims[0]] = row
         return where
-
-    def _combine(self, acc: IrArray, at: Index, values: list) -> None:
-        value = acc.read(self.b, at)
-        for x in values:
-            (value,) = emit_reducer(self.ctx.em, self.reducer, [value], [x])
-        acc.write(self.b, at, value)
-
-    def _kept_loop(self, fn) -> None:
-        """``fn(input index, output index)`` over the task's slice of the kept
-        dimensions, in the input's memory order (the reduced dimensions 0)."""
-        with loop_nest(self.b, self.in_shape, dims=self.kept, dim_ranges=self.ranges,
-                       loop_id=loop_hints(self.b.module)) as index:
-            fn(index, Index([index.multi[d] for d in self.kept]))
 
 
 #: A reduction to one value splits into at most this many partial reductions.
@@ -391,7 +436,7 @@ def _applies(root_of, what: str):
 
 #: A reduce whose reduced dimensions are all major to its kept ones.
 COLUMN = KernelCandidate("reduce.column", _with_padding_filled(emit_column_reduce),
-                         _applies(column_reduce_root, "the reduced dimensions are not all major to the kept ones"),
+                         _applies(column_reduce_roots, "the reduced dimensions are not all major to the kept ones"),
                          _column_scratch_bytes, shareable=True)
 #: A big reduce to one value.
 SPLIT = KernelCandidate("reduce.split", _with_padding_filled(emit_split_reduce),
