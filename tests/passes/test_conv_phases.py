@@ -76,6 +76,11 @@ def test_a_strided_convolutions_input_gradient():
     assert sum(i.opcode == "convolution" or (i.opcode == "fusion" and "convolution" in
                {j.opcode for j in i.attrs["calls"].instructions})
                for i in exe.lowered.hlo.entry.instructions) == 4
+    # The phases interleaved by one kernel of reshapes and concatenations, not
+    # placed by interior pads (a kernel each, writing the whole output) and added.
+    instructions = [i for c in exe.lowered.hlo.computations for i in c.instructions]
+    assert not any(i.opcode == "pad" and any(p[2] for p in i.attrs["padding"]) for i in instructions)
+    assert [i.opcode for i in instructions if i.opcode in ("add", "concatenate")] == ["concatenate"] * 3
     np.testing.assert_allclose(exe(x, w), xlac.evaluate(STRIDED_GRAD, x, w), rtol=1e-4, atol=1e-4)
 
 
