@@ -675,6 +675,8 @@ def test_a_small_module_is_one_part_compiled_on_the_calling_thread(monkeypatch):
 
     from xlac.bench import random_inputs
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    text = (JAX_CASES / "interp.hlo").read_text()
+    xlac.jit(text, optimize=True)           # the library units it calls built first
     where = []
     original = jit._compile_part
 
@@ -684,11 +686,38 @@ def test_a_small_module_is_one_part_compiled_on_the_calling_thread(monkeypatch):
 
     monkeypatch.setattr(jit, "_compile_part", spy)
     xlac.clear_caches()
-    text = (JAX_CASES / "interp.hlo").read_text()
     exe = xlac.jit(text, optimize=True)
     assert where == [threading.current_thread()]
     args = random_inputs(exe.module)
     np.testing.assert_allclose(np.asarray(exe(*args)), np.asarray(xlac.evaluate(text, *args)), rtol=1e-6)
+
+
+def test_a_small_module_with_glue_compiles_its_cold_part_cold(monkeypatch):
+    """A small module whose cold kernels (the blocked cholesky's glue around
+    the library's routines, with its task functions) weigh
+    COLD_PART_INSTRUCTIONS is two parts or more: the glue compiled cold (not
+    all hot as one part); it computes the factor as the evaluator does."""
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    text = """HloModule c
+ENTRY e {
+  a = f32[256,256] parameter(0)
+  ROOT l = f32[256,256] cholesky(a), lower=true
+}"""
+    xlac.jit(text)                          # the library units it calls built first
+    tiers = []
+    original = jit._compile_part
+
+    def spy(text, *args):
+        tiers.append(args[-1] if len(args) > 3 else jit.HOT)
+        return original(text, *args)
+
+    monkeypatch.setattr(jit, "_compile_part", spy)
+    xlac.clear_caches()
+    exe = xlac.jit(text)
+    assert jit.COLD in tiers and len(tiers) >= 2
+    x = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)
+    a = x @ x.T + 256 * np.eye(256, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(exe(a)), np.asarray(xlac.evaluate(text, a)), rtol=1e-5, atol=1e-5)
 
 
 def test_a_streamed_compile_failing_in_finish_stops_its_workers_and_restores_the_interval(monkeypatch):

@@ -476,6 +476,14 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
     return [f.result() for f in futures]
 
 
+#: Instructions of cold kernels (scalar ones, ``emitter.COLD_MAX_WORK``; the
+#: glue around library calls, ``KernelCandidate.glue``) and what they call
+#: that make a small module two parts, the cold one compiled cold beside the
+#: rest, rather than one part compiled hot: jax's 512 x 512 cholesky (~580
+#: instructions of glue) compiled in 0.14 s as one part, 0.09 s as two.
+COLD_PART_INSTRUCTIONS = 200
+
+
 #: Instructions of finished kernels that make a part compiled while the
 #: module is still being emitted (see :class:`StreamedCompile`).
 BATCH_INSTRUCTIONS = MIN_PART_INSTRUCTIONS
@@ -542,7 +550,8 @@ class StreamedCompile:
     (``MIN_PART_INSTRUCTIONS``, and none sent before) is compiled as one part
     on the calling thread, its entry with it (a jitted function of a few ops:
     10.1 -> 8.1 ms; a second part's fixed costs, the threads and the GIL
-    handed between them were a fifth of it)."""
+    handed between them were a fifth of it), unless its cold kernels weigh
+    ``COLD_PART_INSTRUCTIONS``."""
 
     def __init__(self, entry_name: str, threads: int, speed_level: int = 3, module_options: bool = True,
                  keep: bool = False, on_printed: Callable[[ir.Module], None] | None = None):
@@ -612,7 +621,8 @@ class StreamedCompile:
         the rest of ``module``."""
         if self._split is None:
             self._split = StreamSplit(self.module, BATCH_INSTRUCTIONS)
-        if not self._sent and self._split.remaining_weight() < MIN_PART_INSTRUCTIONS:
+        if not self._sent and self._split.remaining_weight() < MIN_PART_INSTRUCTIONS \
+                and self._split.pending_weight(cold=True) < COLD_PART_INSTRUCTIONS:
             return [_compile_part(plan_split(self.module, self.entry_name, 1).text(0), *self._args)]
         with self._cond:
             self._limit = self.threads

@@ -370,6 +370,22 @@ class StreamSplit:
             names = [v.name for v in self.scan.values() if id(v) in wrong]
             raise AssertionError(f"functions reported private are called from another part: {names[:5]}")
 
+    def pending_weight(self, cold: bool = False) -> int:
+        """The LLVM instructions of the part :meth:`take` would make: the
+        functions of that kind noted and not sent yet, and the ones they reach
+        that no part defines (a kernel's task functions)."""
+        seen, stack, weight = set(), list(self._pending[cold]), 0
+        self.scan.values()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            weight += _instructions(v)
+            stack.extend(u for u in self.scan.references(v) if isinstance(u, ir.Function) and _is_definition(u)
+                         and not _copyable(u) and id(u) not in self.defined)
+        return weight
+
     def remaining_weight(self) -> int:
         """The LLVM instructions of the functions no batch defined."""
         return sum(_instructions(f) for f in self.scan.module.functions if id(f) not in self.defined)
