@@ -881,3 +881,38 @@ def test_pred_add_and_multiply(op, fn):
            f"  ROOT r = pred[4] {op}(a, b)\n}}"
     np.testing.assert_array_equal(xlac.jit(text)(p, q), fn(p, q))
     np.testing.assert_array_equal(xlac.evaluate(text, p, q), fn(p, q))
+
+
+@pytest.mark.parametrize("ty,dt", [("u32", np.uint32), ("s16", np.int16), ("u8", np.uint8), ("s64", np.int64)])
+def test_shifts_by_a_broadcast_amount(ty, dt):
+    """A rotation by a run-time scalar broadcast over a vectorised loop (as
+    jax's Threefry rounds): oversized amounts give 0 for the logical
+    shifts, and the loop's lanes agree with the scalar tail."""
+    bw = np.dtype(dt).itemsize * 8
+    text = f"""HloModule r
+ENTRY e {{
+  x = {ty}[1001] parameter(0)
+  s = {ty}[] parameter(1)
+  w = {ty}[] constant({bw})
+  sb = {ty}[1001] broadcast(s), dimensions={{}}
+  r = {ty}[] subtract(w, s)
+  rb = {ty}[1001] broadcast(r), dimensions={{}}
+  l = {ty}[1001] shift-left(x, sb)
+  h = {ty}[1001] shift-right-logical(x, rb)
+  ROOT o = {ty}[1001] or(l, h)
+}}"""
+    info = np.iinfo(dt)
+    x = np.random.default_rng(0).integers(info.min, info.max, 1001, dtype=dt, endpoint=True)
+    f = xlac.jit(text)
+    mask = (1 << bw) - 1
+    for s in (0, 1, 5, bw - 1, bw, bw + 3):
+        xu = x.astype(np.uint64) & np.uint64(mask) if bw < 64 else x.view(np.uint64)
+        r = (bw - s) & mask
+
+        def sh(v, a, left):
+            if a >= bw:
+                return np.zeros_like(v)
+            return (v << np.uint64(a)) & np.uint64(mask) if left else v >> np.uint64(a)
+        want = (sh(xu, s, True) | sh(xu, r, False)).astype(np.uint64)
+        got = np.asarray(f(x, dt(s) if s <= info.max else dt(s - (1 << bw)))).view(np.dtype(f"u{bw // 8}"))
+        np.testing.assert_array_equal(got.astype(np.uint64), want, err_msg=f"{ty} by {s}")

@@ -199,44 +199,35 @@ def _int_remainder(c, x, y):
     return c.b.select(is_zero, x, r)                          # x % 0 is x
 
 
-def _oversized(c, amount):
-    """Shift amount (as unsigned) >= bit width: LLVM would give poison."""
-    return c.b.icmp_unsigned(">=", amount, _const(amount.type, amount.type.width))
-
-
 def _shift_left(c, x, y):
-    return _shift_wide(c, x, y, c.b.shl) or _shift_clamped(c, x, y, c.b.shl)
+    return _shift_twice(c, x, y, c.b.shl)
 
 
 def _shift_right_logical(c, x, y):
-    return _shift_wide(c, x, y, c.b.lshr) or _shift_clamped(c, x, y, c.b.lshr)
+    return _shift_twice(c, x, y, c.b.lshr)
 
 
-def _shift_wide(c, x, y, shift):
-    """A logical shift of an integer of up to 32 bits done at twice its width by
-    an amount clamped with ``llvm.umin`` to the width (an oversized shift
-    gives 0), without a ``select`` (None for 64 bits).  A ``select`` on
-    whether the amount is oversized is a select on a loop-invariant condition
-    when the amount is (Threefry's rotations by a broadcast scalar), and
-    LLVM's loop unswitching made a copy of the loop per such select (a fused
-    Threefry round in a while body: 157 lines of IR became 6,850, 0.7 s of O3)."""
-    width = x.type.width
-    if width > 32:
-        return None
-    wide = ir.IntType(2 * width)
-    amount = c.b.zext(c.intrinsic("llvm.umin", y, _const(y.type, width)), wide)
-    return c.b.trunc(shift(c.b.zext(x, wide), amount), x.type)
-
-
-def _shift_clamped(c, x, y, shift):
-    big = _oversized(c, y)
-    zero = _const(x.type, 0)
-    return c.b.select(big, zero, shift(x, c.b.select(big, zero, y)))
+def _shift_twice(c, x, y, shift):
+    """A logical shift in two steps: by the amount clamped to ``width - 1``
+    (``llvm.umin``), then by one more bit when the amount is oversized
+    (``width - 1 + 1`` shifts every bit out: HLO's 0), so that no ``select``
+    is needed.  A ``select`` on whether the amount is oversized is a select
+    on a loop-invariant condition when the amount is (Threefry's rotations
+    by a broadcast scalar), and LLVM's loop unswitching made a copy of the
+    loop per such select (a fused Threefry round in a while body: 157 lines
+    of IR became 6,850, 0.7 s of O3).  Both steps shift lanes of the
+    element's own width (a shift at twice the width, the earlier form, ran
+    AVX2's 8 lanes of i32 as twice 4 of i64 and shuffles between: Threefry
+    1.4x XLA:CPU's time); an amount the same for every element is one
+    ``vpslld``/``vpsrld`` by a register count each."""
+    width = _const(y.type, x.type.width)
+    first = shift(x, c.intrinsic("llvm.umin", y, _const(y.type, x.type.width - 1)))
+    return shift(first, c.b.zext(c.b.icmp_unsigned(">=", y, width), x.type))
 
 
 def _shift_right_arithmetic(c, x, y):
     # Shifting by width-1 fills with the sign bit: 0 or -1, the oversized answer
-    # (the amount clamped by ``llvm.umin``, not a select: see ``_shift_wide``).
+    # (the amount clamped by ``llvm.umin``, not a select: see ``_shift_twice``).
     return c.b.ashr(x, c.intrinsic("llvm.umin", y, _const(y.type, x.type.width - 1)))
 
 
