@@ -207,7 +207,11 @@ MULTI_COLUMNS = [((8, 12, 32), "2,1,0", (0, 1), ("add", "add", "add"), "0"),
                  ((7, 5), "1,0", (0,), ("add", "mx"), "0"),
                  ((40, 33, 6), "2,1,0", (0, 1), ("add", "add"), "0"),
                  ((1100, 3, 2), "2,1,0", (0,), ("add", "add"), "0,1"),
-                 ((2048, 4096), "1,0", (0,), ("add", "add"), "0")]
+                 ((2048, 4096), "1,0", (0,), ("add", "add"), "0"),
+                 # kept dimensions on both sides of the reduced ones (a group norm's)
+                 ((8, 16, 16, 16), "3,2,1,0", (1, 2), ("add", "add"), "1,0"),
+                 ((3, 5, 40, 7), "3,2,1,0", (1, 2), ("add", "add"), "1,0"),
+                 ((64, 30, 33), "2,1,0", (1,), ("add", "add"), "1,0")]
 
 
 @pytest.mark.parametrize("dims,layout,red,reducers,out_layout", MULTI_COLUMNS)

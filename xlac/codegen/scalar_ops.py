@@ -220,6 +220,8 @@ def _shift_twice(c, x, y, shift):
     AVX2's 8 lanes of i32 as twice 4 of i64 and shuffles between: Threefry
     1.4x XLA:CPU's time); an amount the same for every element is one
     ``vpslld``/``vpsrld`` by a register count each."""
+    if x.type.width == 1:           # (a one-bit s1/u1: any amount but 0 is oversized)
+        return c.b.and_(x, c.b.icmp_unsigned("==", y, _const(y.type, 0)))
     width = _const(y.type, x.type.width)
     first = shift(x, c.intrinsic("llvm.umin", y, _const(y.type, x.type.width - 1)))
     return shift(first, c.b.zext(c.b.icmp_unsigned(">=", y, width), x.type))

@@ -29,18 +29,22 @@ from ._util import ScratchPlan
 
 
 def _column_form(root: HloInstruction) -> bool:
-    """Whether the reduce ``root`` (one input, an array result) reduces only
-    dimensions major to its kept ones in the input's layout."""
+    """Whether the reduce ``root`` (one input, an array result) reduces
+    dimensions that lie together in the input's layout, major to some kept
+    ones: rows of those kept elements, one after the other (a sum over the
+    rows of a row-major matrix), or several such runs of rows, one per index
+    of the kept dimensions major to them (a group norm's statistics over the
+    image, per image and channel)."""
     if root.opcode != "reduce" or len(root.operands) != 2 or not root.shape.is_array:
         return False
     in_shape = root.operands[0].shape
     reduced = set(root.attrs["dimensions"])
     order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]  # minor first
-    kept = [d for d in order if d not in reduced]
-    red = [d for d in order if d in reduced]
+    kept = [order.index(d) for d in order if d not in reduced]
+    red = [order.index(d) for d in order if d in reduced]
     if not kept or not red or in_shape.layout.is_padded:
         return False
-    return max(order.index(d) for d in kept) < min(order.index(d) for d in red)
+    return min(kept) < min(red) and not any(min(red) < k < max(red) for k in kept)
 
 
 def column_reduce_roots(inst: HloInstruction) -> list | None:
@@ -152,6 +156,9 @@ def emit_column_reduce(ctx: KernelContext) -> None:
     chunk = -(-extent // n_tasks)
     n_tasks = -(-extent // chunk)
     levels = column_levels(root)
+    order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]
+    last_reduced = max(order.index(d) for d in reduced if d in order)
+    outer = [d for d in kept_order if order.index(d) > last_reduced]     # major first
 
     def body(tctx: KernelContext, lo, hi) -> None:
         b = tctx.b
@@ -174,10 +181,14 @@ def emit_column_reduce(ctx: KernelContext) -> None:
                 out.write(b, index, init)
         if in_shape.element_count() == 0:
             return
-        sums = _ColumnSums(tctx, roots, input_gens, ranges)
         if levels > 1:
-            _BlockedColumnSum(sums, outs, levels).emit()
+            # One tree of partial rows per index of the kept dimensions major
+            # to the reduced ones (each a run of rows of its own in memory).
+            def blocked(ranges_):
+                _BlockedColumnSum(_ColumnSums(tctx, roots, input_gens, ranges_), outs, levels).emit()
+            _outer_loops(b, outer, ranges, in_shape, blocked)
             return
+        sums = _ColumnSums(tctx, roots, input_gens, ranges)
         # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
         # a time: the output row is loaded and stored once per group instead
         # of once per input row.  The reducer is still applied row after row,
@@ -221,6 +232,18 @@ def emit_column_reduce(ctx: KernelContext) -> None:
         body(tctx, *task_range(tctx.b, i, chunk, extent))
 
     ctx.parallel_for(n_tasks, task)
+
+
+def _outer_loops(b, dims: list, ranges: dict, shape: Shape, fn) -> None:
+    """``fn(ranges)`` for each index of ``dims`` (major first) within
+    ``ranges``, each such dimension's range narrowed to that index."""
+    if not dims:
+        fn(ranges)
+        return
+    d = dims[0]
+    lo, hi = ranges.get(d, (i64(0), i64(shape.dimensions[d])))
+    with dyn_range(b, lo, hi, name=f"outer{d}") as i:
+        _outer_loops(b, dims[1:], {**ranges, d: (i, b.add(i, i64(1)))}, shape, fn)
 
 
 class _ColumnSums:
