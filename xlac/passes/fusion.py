@@ -184,10 +184,11 @@ class _FusedIndex:
     * ``names``: the instructions' names (for fresh ones);
     * ``uses``: id of an instruction -> its (user, operand index) pairs inside
       the computation, in instruction order (the order the scans gave);
-    * ``partitioned``: whether every parameter comes before every other instruction.
+    * ``partitioned``: whether every parameter comes before every other instruction;
+    * ``reduces``: how many ``reduce`` instructions it holds.
     """
 
-    __slots__ = ("params", "by_operand", "names", "uses", "partitioned", "_emitted")
+    __slots__ = ("params", "by_operand", "names", "uses", "partitioned", "reduces", "_emitted")
 
     def __init__(self, fusion: HloInstruction):
         fused: HloComputation = fusion.attrs["calls"]
@@ -198,6 +199,7 @@ class _FusedIndex:
         self._emitted: dict | None = None
         seen_other = False
         self.partitioned = True
+        self.reduces = 0
         for inst in fused.instructions:
             self.uses.setdefault(id(inst), [])
             if inst.opcode == "parameter":
@@ -206,6 +208,7 @@ class _FusedIndex:
                 self.partitioned &= not seen_other
                 continue
             seen_other = True
+            self.reduces += inst.opcode == "reduce"
             for j, o in enumerate(inst.operands):
                 self.uses.setdefault(id(o), []).append((inst, j))
 
@@ -246,6 +249,9 @@ class _FusedIndex:
     def emissions_of(self, fusion: HloInstruction, operand: HloInstruction) -> int:
         """How many times ``operand`` of ``fusion`` would be generated fused."""
         count = self.emitted(fusion.attrs["calls"])
+        p = self.by_operand.get(id(operand))
+        if p is not None and fusion.operands.count(operand) == 1:
+            return count.get(id(p), 0)
         return sum(count.get(id(p), 0) for p, o in zip(self.params, fusion.operands) if o is operand)
 
 
@@ -374,6 +380,7 @@ class Fuser:
         if fused.root is param:
             fused.root = clone
         index.fused(param, clone)
+        index.reduces += producer.opcode == "reduce"
         names.discard(param.name)
         # Drop the parameter and renumber the rest (operand k goes away).
         del fusion.operands[k]
@@ -444,7 +451,7 @@ class Fuser:
         if len(consumer.operands) + len(producer.operands) > MAX_FUSION_OPERANDS:
             return f"fusion would exceed {MAX_FUSION_OPERANDS} operands"
         if producer.opcode == "reduce" and fused is not None \
-                and sum(i.opcode == "reduce" for i in fused.instructions) > MAX_REDUCTIONS_IN_FUSION:
+                and self.fused_index(consumer).reduces > MAX_REDUCTIONS_IN_FUSION:
             return f"the fusion holds more than {MAX_REDUCTIONS_IN_FUSION} reductions already"
         if producer.opcode in OUTPUT_FUSION_ROOTS and fused is not None \
                 and any(i.opcode in OUTPUT_FUSION_ROOTS for i in fused.instructions):
