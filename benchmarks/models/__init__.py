@@ -27,6 +27,7 @@ loaded from its cache; what a compilation spent on it is reported apart.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import os
@@ -220,6 +221,7 @@ def run(names: list[str] | None = None, *, repeat: int = 3, rounds: int = 1, run
     res = {"machine": machine(), "versions": versions(), "repeat": repeat, "rounds": rounds, "jax_source": None,
            "jax_versions": manifest().get("versions"), "rows": []}
     res["machine"]["load_average"] = _loadavg()
+    res["date"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for case in selected:
         name = case["name"]
         log(f"{name}: {case['instructions']} instructions, {case['computations']} computations")
@@ -320,7 +322,8 @@ def markdown(res: dict) -> str:
     jax_how = res.get("jax_note") or ("measured in this run" if res["jax_source"] == "live" else
                                       "recorded in manifest.json by gen/generate.py, not in this run")
     return "\n".join([
-        f"Compile time on real models ({m['cpu']}, {m['cores']} cores; xlac {m['xlac_commit']}; "
+        f"Compile time on real models ({res.get('date', 'date not recorded')}; {m['cpu']}, {m['cores']} cores; "
+        f"xlac {m['xlac_commit']}; "
         f"jax {v.get('jax')}, flax {v.get('flax')}, optax {v.get('optax')}, equinox {v.get('equinox')})", "",
         f"xlac: `xlac.jit` of the parsed HLO text with `xlac.clear_caches()` first and no disk cache, best of "
         f"{res['repeat']}; jax: `jax.jit(f).lower(*args).compile()`, best of 3 ({jax_how}); per program "
