@@ -341,18 +341,7 @@ class StreamSplit:
         if not self._pending[cold]:
             return None
         values = self.scan.values()
-        own_values, own = [], set()
-        stack = list(self._pending[cold])
-        while stack:             # the roots, and the functions only now reached from them
-            v = stack.pop()
-            if id(v) in own:
-                continue
-            own.add(id(v))
-            own_values.append(v)
-            for u in self.scan.references(v):
-                if isinstance(u, ir.Function) and _is_definition(u) and not _copyable(u) \
-                        and id(u) not in self.defined and id(u) not in own:
-                    stack.append(u)
+        own = {id(v) for v in self._reached(self._pending[cold])}
         plan = _part_plan([v for v in values if id(v) in own], self.scan.references,
                           lambda u: id(u) not in own and _copyable(u), self.exported)
         self.check_declared(plan[2])
@@ -370,21 +359,26 @@ class StreamSplit:
             names = [v.name for v in self.scan.values() if id(v) in wrong]
             raise AssertionError(f"functions reported private are called from another part: {names[:5]}")
 
-    def pending_weight(self, cold: bool = False) -> int:
-        """The LLVM instructions of the part :meth:`take` would make: the
-        functions of that kind noted and not sent yet, and the ones they reach
-        that no part defines (a kernel's task functions)."""
-        seen, stack, weight = set(), list(self._pending[cold]), 0
-        self.scan.values()
+    def _reached(self, roots: list) -> list:
+        """``roots`` and the functions only now reached from them: the ones
+        they call that no part defines (a kernel's task functions), not
+        copyable ones (copied into every part that calls them)."""
+        self.scan.values()          # (references are looked up among the globals known)
+        reached, seen, stack = [], set(), list(roots)
         while stack:
             v = stack.pop()
             if id(v) in seen:
                 continue
             seen.add(id(v))
-            weight += _instructions(v)
+            reached.append(v)
             stack.extend(u for u in self.scan.references(v) if isinstance(u, ir.Function) and _is_definition(u)
-                         and not _copyable(u) and id(u) not in self.defined)
-        return weight
+                         and not _copyable(u) and id(u) not in self.defined and id(u) not in seen)
+        return reached
+
+    def pending_weight(self, cold: bool = False) -> int:
+        """The LLVM instructions of the part :meth:`take` would make (of the
+        functions of that kind noted and not sent yet)."""
+        return sum(_instructions(v) for v in self._reached(self._pending[cold]))
 
     def remaining_weight(self) -> int:
         """The LLVM instructions of the functions no batch defined."""

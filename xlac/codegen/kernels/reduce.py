@@ -1,11 +1,12 @@
 """Reduction kernels: the whole-kernel strategies for a ``reduce`` (or a
 reduce-rooted ``fusion:kInput``) that the loop kernel would run badly.
 
-* ``reduce.column`` — the reduced dimensions are all major to the kept ones
-  (a sum over the rows of a row-major matrix; or each reduce of a
-  multi-output fusion, over inputs of one shape): stream the input in memory
-  order into the output row, tasks splitting the kept dimensions; a long
-  float sum goes through levels of partial rows (``_BlockedColumnSum``).
+* ``reduce.column`` — the reduced dimensions lie together, major to some
+  kept ones (a sum over the rows of a row-major matrix; per image, a group
+  norm's sums over the image; or each reduce of a multi-output fusion, over
+  inputs of one shape): stream the input in memory order into the output
+  rows, tasks splitting the kept dimensions; a long float sum goes through
+  levels of partial rows (``_BlockedColumnSum``).
 * ``reduce.split`` — a big input reduced to one value: partial reductions
   over slices of the input, one per task, then combined in order.
 
@@ -48,9 +49,9 @@ def _column_form(root: HloInstruction) -> bool:
 
 
 def column_reduce_roots(inst: HloInstruction) -> list | None:
-    """The reduces of a kernel whose reduced dimensions are all major to its
-    kept ones in the input's layout (e.g. a sum over rows of a row-major
-    matrix): its root, or every element of a multi-output fusion's tuple
+    """The reduces of a kernel that reduces runs of rows of its kept minor
+    elements (:func:`_column_form`: a sum over rows of a row-major matrix, a
+    group norm's statistics): its root, or every element of a multi-output fusion's tuple
     root when all of them are such reduces of inputs of one shape over the
     same dimensions, summed through as many levels (:func:`column_levels`);
     else None.  Such reduces are better computed by streaming the input in
