@@ -92,3 +92,32 @@ def test_a_strided_convolutions_input_gradient():
 def test_left_as_written(why, text):
     (conv,) = [i for i in xlac.parse_hlo(text).entry.instructions if i.opcode == "convolution"]
     assert why in conv_phases.why_not(conv)
+
+
+def _entry_kernels(text):
+    from xlac.codegen.compiler import lower
+    return [i for i in lower(xlac.parse_hlo(text)).hlo.entry.instructions
+            if i.opcode not in ("parameter", "tuple", "get-tuple-element", "constant")]
+
+
+def test_strided_slices_of_one_array_share_a_kernel():
+    """Strided slices of one array (a transposed convolution's kernel at
+    every other tap, the even and odd elements of a scan) are one
+    multi-output kernel reading it once; contiguous ones keep their row
+    copies."""
+    def module(step):
+        n = -(-1023 // step)
+        return f"""HloModule s
+ENTRY e {{
+  x = f32[64,1024] parameter(0)
+  a = f32[64,{n}] slice(x), slice={{[0:64], [0:1023:{step}]}}
+  b = f32[64,{n}] slice(x), slice={{[0:64], [1:1024:{step}]}}
+  ROOT t = (f32[64,{n}], f32[64,{n}]) tuple(a, b)
+}}"""
+    strided = _entry_kernels(module(2))
+    assert [i.opcode for i in strided] == ["fusion"] and strided[0].shape.is_tuple
+    assert [i.opcode for i in _entry_kernels(module(1))] == ["slice", "slice"]
+    x = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
+    a, b = xlac.jit(module(2))(x)
+    np.testing.assert_array_equal(a, x[:, 0:1023:2])
+    np.testing.assert_array_equal(b, x[:, 1:1024:2])

@@ -36,12 +36,16 @@ def _loop_signature(inst: HloInstruction):
 
 
 def _mergeable(inst: HloInstruction) -> bool:
-    """A loop or input fusion, or an elementwise instruction left unfused
-    (e.g. the ``real`` and ``imag`` of one complex operand, both read by
-    dots): a kernel of its own that a sibling can share."""
+    """A loop or input fusion, or an elementwise instruction or a strided
+    slice left unfused (the ``real`` and ``imag`` of one complex operand,
+    both read by dots; a transposed convolution's kernel sliced at every
+    other tap for each phase, jax's ``associative_scan`` reading the even
+    and the odd elements): a kernel of its own that a sibling can share.  (A
+    contiguous slice keeps its kernel of row copies.)"""
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") in ("kLoop", "kInput")
-    return has_trait(inst.opcode, Trait.ELEMENTWISE) and inst.shape.is_array
+    strided = inst.opcode == "slice" and any(int(t[2]) > 1 for t in inst.attrs["slice"])
+    return (has_trait(inst.opcode, Trait.ELEMENTWISE) or strided) and inst.shape.is_array
 
 
 class MultiOutputFusion:
