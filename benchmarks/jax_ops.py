@@ -12,7 +12,10 @@ against jax's (relative and absolute tolerance 2e-3 of the largest
 magnitude; random numbers and sorts' tie orders are compared as jax computes
 them, bit for bit where xlac follows XLA).  Timing follows
 ``benchmarks/harness.py``: warm calls, samples interleaved round-robin, the
-median reported.
+median reported.  Compile times are each side's best of 3 with its cache of
+compiled programs cleared (xlac's after the GEMM library's variants the
+operation uses are built: the first compilation, in the JSON as
+``first_compile_s``, includes that).
 """
 from __future__ import annotations
 
@@ -128,31 +131,54 @@ def run(size: int, repeat: int, budget: float, names: tuple) -> dict:
         fn, args = table[name]
         f = jax.jit(fn)
         jargs = [jax.device_put(a, cpu) for a in args]                      # XLA:CPU
+        text = f.lower(*jargs).as_text(dialect="hlo")
         t0 = time.perf_counter()
-        g = xlac.jit(f.lower(*jargs).as_text(dialect="hlo"))
-        compile_s = time.perf_counter() - t0
+        g = xlac.jit(text)
+        first_s = time.perf_counter() - t0          # with the library variants it is the first to use
+        compile_s, jax_compile_s = _compile_times(xlac, text, jax, fn, jargs)
         want, got = _leaves(jax.device_get(f(*jargs))), _leaves(g(*args))
         ok = len(want) == len(got) and all(_close(a, b) for a, b in zip(got, want))
         timings = time_interleaved({"jax": lambda: jax.block_until_ready(f(*jargs)), "xlac": lambda: g(*args)},
                                    repeat=repeat, budget=budget)
         ms = {k: (v.median_s * 1e3 if not isinstance(v, Exception) else None) for k, v in timings.items()}
         shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in args)
-        rows.append({"op": name, "shapes": shapes, "ok": ok, "ms": ms, "compile_s": compile_s})
+        rows.append({"op": name, "shapes": shapes, "ok": ok, "ms": ms, "compile_s": compile_s,
+                     "first_compile_s": first_s, "jax_compile_s": jax_compile_s})
     return sweep_record(repeat, rows)
+
+
+def _compile_times(xlac, text: str, jax, fn, jargs, rounds: int = 3) -> tuple:
+    """(xlac's, XLA's) compile time of one operation, seconds, best of
+    ``rounds`` with the caches of compiled programs cleared first:
+    ``xlac.jit`` of the HLO text (the GEMM library's variants built already)
+    and ``jax.jit(fn).lower(...).compile()``."""
+    xs, js = [], []
+    for _ in range(rounds):
+        xlac.clear_caches()
+        t0 = time.perf_counter()
+        xlac.jit(text)
+        xs.append(time.perf_counter() - t0)
+        jax.clear_caches()
+        lowered = jax.jit(fn).lower(*jargs)
+        t0 = time.perf_counter()
+        lowered.compile()
+        js.append(time.perf_counter() - t0)
+    return min(xs), min(js)
 
 
 def markdown(res: dict) -> str:
     m, v = res["machine"], res["versions"]
     lines = [f"Common jax operations against jax.jit ({res['date']}; {m['cpu']}, {m['cores']} cores, {m['simd']}; "
              f"xlac {m['xlac_commit']}, jax {v.get('jax')}; median of up to {res['repeat']} samples, ms)", "",
-             "| op | operands | xlac | jax.jit | xlac / jax | xlac compile s | check |",
-             "|---|---|---|---|---|---|---|"]
+             "| op | operands | xlac | jax.jit | xlac / jax | xlac compile s | jax compile s | check |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         a, b = r["ms"].get("xlac"), r["ms"].get("jax")
         ratio = f"{a / b:.2f}" + (" (slower)" if a > 1.1 * b else "") if a and b else "—"
         cells = [f"{x:.3f}" if x else "—" for x in (a, b)]
-        lines.append(f"| {r['op']} | {r['shapes']} | {cells[0]} | {cells[1]} | {ratio} | {r['compile_s']:.2f} | "
-                     f"{'ok' if r['ok'] else 'MISMATCH'} |")
+        jc = r.get("jax_compile_s")
+        lines.append(f"| {r['op']} | {r['shapes']} | {cells[0]} | {cells[1]} | {ratio} | {r['compile_s']:.3f} | "
+                     f"{f'{jc:.3f}' if jc is not None else '—'} | {'ok' if r['ok'] else 'MISMATCH'} |")
     load = m.get("load_average")
     lines += ["", f"Load average while measuring: {load}" if load else ""]
     return "\n".join(lines) + "\n"
