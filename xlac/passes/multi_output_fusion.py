@@ -14,7 +14,7 @@ from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import Trait, has_trait
 from ..shape import Shape
 from .call_inliner import sequential_computations
-from .fusion import Fuser, fused_root
+from .fusion import Fuser, fused_root, is_strided_slice
 
 __all__ = ["MultiOutputFusion"]
 
@@ -44,8 +44,7 @@ def _mergeable(inst: HloInstruction) -> bool:
     contiguous slice keeps its kernel of row copies.)"""
     if inst.opcode == "fusion":
         return inst.attrs.get("kind") in ("kLoop", "kInput")
-    strided = inst.opcode == "slice" and any(int(t[2]) > 1 for t in inst.attrs["slice"])
-    return (has_trait(inst.opcode, Trait.ELEMENTWISE) or strided) and inst.shape.is_array
+    return (has_trait(inst.opcode, Trait.ELEMENTWISE) or is_strided_slice(inst)) and inst.shape.is_array
 
 
 class MultiOutputFusion:
