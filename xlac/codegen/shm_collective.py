@@ -584,10 +584,11 @@ _EXPORTS = {
 
 def native_functions() -> dict:
     """name -> ctypes function (``xlac_shm_service``: its address), compiled once
-    per process (from the disk cache when there is one)."""
+    per process (loaded from the library cache when it has them:
+    ``disk_cache.library_dir``)."""
     text = final_text(build_module())
     jf = load_or_compile(("runtime-code", "xlac_shm_collective", text), "xlac_shm_collective",
-                         lambda: (text, None), directory=disk_cache.cache_dir(),
+                         lambda: (text, None), directory=disk_cache.library_dir(),
                          metadata=lambda built, jf: {"entry": "xlac_shm_collective"}).jit
     out = {"_jit": jf}
     for name, proto in _EXPORTS.items():

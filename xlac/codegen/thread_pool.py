@@ -318,10 +318,11 @@ def build_module() -> ir.Module:
 def native_functions() -> dict:
     """``{"parallel_for": address, "worker": address, "stop": ctypes function,
     "state_slot": address of the global the state's address goes in}``,
-    compiled once per process."""
+    compiled once per process (loaded from the library cache when it has
+    them: ``disk_cache.library_dir``)."""
     text = final_text(build_module())
     jf = load_or_compile(("runtime-code", PARALLEL_FOR, text), PARALLEL_FOR, lambda: (text, None),
-                         directory=disk_cache.cache_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
+                         directory=disk_cache.library_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
     return {"_jit": jf, "parallel_for": jf.address, "worker": jf.engine.get_function_address(WORKER),
             "stop": ctypes.CFUNCTYPE(None)(jf.engine.get_function_address(STOP)),
             "state_slot": jf.engine.get_global_value_address(STATE)}

@@ -316,7 +316,7 @@ class Trampolines:
         count = len(callbacks)
         text = _ir(count, frozenset(void), native or {}, frozenset(skippable))
         self._code = load_or_compile(("pjrt-trampolines", text), _ENTRY, lambda: (text, None),
-                                     directory=disk_cache.cache_dir()).jit
+                                     directory=disk_cache.library_dir()).jit
         self._callbacks = list(callbacks)
         self._targets = (ctypes.c_void_p * count)(*[ctypes.cast(c, ctypes.c_void_p).value for c in callbacks])
         self._api = (ctypes.c_void_p * len(_PYTHON_API))(
