@@ -586,9 +586,9 @@ def native_functions() -> dict:
     """name -> ctypes function (``xlac_shm_service``: its address), compiled once
     per process (loaded from the library cache when it has them:
     ``disk_cache.library_dir``)."""
-    text = final_text(build_module())
-    jf = load_or_compile(("runtime-code", "xlac_shm_collective", text), "xlac_shm_collective",
-                         lambda: (text, None), directory=disk_cache.library_dir(),
+    # Keyed by name, as the thread pool's code (``thread_pool.native_functions``).
+    jf = load_or_compile(("runtime-code", "xlac_shm_collective"), "xlac_shm_collective",
+                         lambda: (final_text(build_module()), None), directory=disk_cache.library_dir(),
                          metadata=lambda built, jf: {"entry": "xlac_shm_collective"}).jit
     out = {"_jit": jf}
     for name, proto in _EXPORTS.items():

@@ -320,8 +320,9 @@ def native_functions() -> dict:
     "state_slot": address of the global the state's address goes in}``,
     compiled once per process (loaded from the library cache when it has
     them: ``disk_cache.library_dir``)."""
-    text = final_text(build_module())
-    jf = load_or_compile(("runtime-code", PARALLEL_FOR, text), PARALLEL_FOR, lambda: (text, None),
+    # Keyed by name: the key covers xlac's code (``disk_cache.code_fingerprint``),
+    # and building the IR only to key it was most of loading it (~25 ms).
+    jf = load_or_compile(("runtime-code", PARALLEL_FOR), PARALLEL_FOR, lambda: (final_text(build_module()), None),
                          directory=disk_cache.library_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
     return {"_jit": jf, "parallel_for": jf.address, "worker": jf.engine.get_function_address(WORKER),
             "stop": ctypes.CFUNCTYPE(None)(jf.engine.get_function_address(STOP)),
