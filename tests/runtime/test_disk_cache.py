@@ -293,6 +293,37 @@ def test_library_dir_resolution(tmp_path, monkeypatch):
         assert disk_cache.library_dir() is None
 
 
+RUNTIME_HELPERS_CHILD = r"""
+import json, os, sys, numpy as np, xlac
+d = sys.argv[1]
+f = xlac.jit('''HloModule helpers
+ENTRY e {
+  x = f32[300000]{0} parameter(0)
+  ROOT y = f32[300000]{0} exponential(x)
+}''', num_threads=2)                     # the thread pool's code too
+f(np.zeros(300000, np.float32))
+entries = [json.load(open(os.path.join(d, n))).get("entry") for n in os.listdir(d) if n.endswith(".json")]
+print(" ".join(sorted(e for e in entries if e)))
+"""
+
+
+def test_runtime_helpers_are_cached_in_the_library_directory(tmp_path):
+    """Without XLAC_CACHE_DIR, the runtime's native helpers (the thread pool's
+    code) go to the library cache like the GEMM library; a second process
+    loads them from there and writes nothing new."""
+    env = {k: v for k, v in os.environ.items() if k not in (disk_cache.ENV, "XLAC_GUARD_PAGES")}
+    env[disk_cache.LIBRARY_ENV] = str(tmp_path)
+
+    def run() -> tuple:
+        out = subprocess.run([sys.executable, "-c", RUNTIME_HELPERS_CHILD, str(tmp_path)], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split(), sorted(os.listdir(tmp_path))
+    entries, files = run()
+    assert "xlac_pool_parallel_for" in entries
+    again, files_again = run()
+    assert again == entries and files_again == files
+
 def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
     """Past XLAC_CACHE_MAX_BYTES, a write deletes the least recently used
     entries (a load counts as a use) down to 90% of the limit, never the one
