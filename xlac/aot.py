@@ -53,7 +53,7 @@ from llvmlite import ir
 from .codegen.compiler import lower
 from .codegen.gemm_library import link_into
 from .codegen import target as targets
-from .codegen.jit import emit_object, optimize
+from .codegen.jit import emit_object, optimize, slp_vectorizes
 from .codegen.nontemporal import NAMED as NONTEMPORAL
 from .codegen.nontemporal import prepare as prepare_nontemporal
 from .hlo.feeds import data_leaves, feed_instructions
@@ -615,7 +615,8 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     for value in list(ref.functions) + list(ref.global_variables):
         if not value.is_declaration and value.name not in exported:
             value.linkage = "private"    # no symbol at all in the object's table
-    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text)
+    # The SLP vectoriser as the JIT decides it (the same bits for fast-math code).
+    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text, slp=slp_vectorizes(text))
     data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
 
     res.header_text = _header(res)

@@ -58,6 +58,23 @@ FULL_UNROLL = "llvm.loop.unroll.full"
 FAST_MATH = " contract "
 
 
+def slp_vectorizes(text: str) -> bool:
+    """Whether the SLP vectoriser runs on a module or part of IR ``text``:
+    where a loop is unrolled completely (a direct convolution's window, a
+    reduce-window's, a short innermost loop) and there is no fast-math code.
+    Elsewhere the loop vectoriser does the work, and SLP's search over every
+    block was ~8% of the O3 pipeline on the model set for nothing
+    measurable.  Fast-math code (a float reduction, ``emitter.fast_math``)
+    never gets it, wherever it goes: SLP may reorder its sums, so it must be
+    compiled the same way in every split and in an AOT object (which uses
+    this rule too); when it did get SLP (in any part holding some), SLP's
+    search over a transformer step's dropout-masked means was a third of
+    their O3 time, and the 16 model programs compiled 5% faster (CPU 6%)
+    without it at the same run time (geometric means; the equinox
+    transformer step 8-20% faster to compile, 2-3% slower to run)."""
+    return FULL_UNROLL in text and FAST_MATH not in text
+
+
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
              vectorize: bool = True, slp: bool | None = None):
     """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
@@ -220,13 +237,7 @@ def parse_and_optimize(module: ir.Module | str, tm, speed_level: int = 3, owned:
         unlocked.verify(ref)
     else:
         ref.verify()
-    # The SLP vectoriser only where a loop is unrolled completely (a direct
-    # convolution's window, a reduce-window's, a short innermost loop) or
-    # fast-math code (a float reduction: SLP may reorder its sums, as a
-    # one-part compile does, see ``emitter.fast_math``): the
-    # loop vectoriser does the rest, and SLP's search over every block was
-    # ~8% of the O3 pipeline on the model set for nothing measurable.
-    slp = vectorize and (FULL_UNROLL in text or FAST_MATH in text)
+    slp = vectorize and slp_vectorizes(text)
     return optimize(ref, tm, speed_level, mark_nontemporal=f"!{NAMED}" in text, owned=owned, vectorize=vectorize,
                     slp=slp)
 
