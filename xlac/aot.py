@@ -615,8 +615,9 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
     for value in list(ref.functions) + list(ref.global_variables):
         if not value.is_declaration and value.name not in exported:
             value.linkage = "private"    # no symbol at all in the object's table
-    # The SLP vectoriser as the JIT decides it (the same bits for fast-math code).
-    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text, slp=slp_vectorizes(text))
+    # The SLP vectoriser as the JIT decides it (the same bits for fast-math
+    # code), over the library code linked in too (its linear algebra is).
+    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text, slp=slp_vectorizes(str(ref)))
     data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
 
     res.header_text = _header(res)
