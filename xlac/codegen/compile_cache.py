@@ -26,7 +26,7 @@ from ..runtime import disk_cache
 from .jit import JitFunction, compile_ir, load_object
 from .target import host_description
 
-__all__ = ["cache_key", "load_or_compile", "load_entry", "Compiled", "OBJECT_PARTS"]
+__all__ = ["cache_key", "load_or_compile", "load_runtime_code", "load_entry", "Compiled", "OBJECT_PARTS"]
 
 #: The metadata key listing the sizes of the objects of an entry compiled in parts.
 OBJECT_PARTS = "object_parts"
@@ -84,6 +84,19 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
     if key is not None:
         meta = disk_cache.store(key, meta, jf.object_code, directory) or meta
     return Compiled(jf, meta, "compiled", built, key)
+
+
+def load_runtime_code(entry: str, build_ir: Callable[[], str]) -> JitFunction:
+    """The native helper ``entry`` of the runtime (program-independent code:
+    the thread pool, the Ctrl-C handler, the shared-memory collectives),
+    from the library cache (``disk_cache.library_dir``: cached even without
+    ``XLAC_CACHE_DIR``, as the GEMM library is), else compiled from
+    ``build_ir()``.  Keyed by name: the key covers xlac's code
+    (``disk_cache.code_fingerprint``), and building the IR only to key it
+    was most of loading it (the thread pool's: ~25 ms of a process's first
+    ``xlac.jit``)."""
+    return load_or_compile(("runtime-code", entry), entry, lambda: (build_ir(), None),
+                           directory=disk_cache.library_dir(), metadata=lambda built, jf: {"entry": entry}).jit
 
 
 def load_entry(meta: dict, data: bytes, entry: str,

@@ -12,18 +12,17 @@ for these by name, and importing this module provides them:
 * ``"shm_collective"`` and ``"shm_bind"``: the shared-memory collective
   protocol (``xlac.codegen.shm_collective``, imported from here).
 
-Each is JIT-compiled once per process through :func:`~xlac.codegen.compile_cache.load_or_compile`,
-or loaded from the library cache (``disk_cache.library_dir``: ``~/.cache/xlac``
-by default), as the GEMM library is: the helpers were ~0.1 s of a process's
-first ``xlac.jit``.
+Each is JIT-compiled once per process, or loaded from the library cache, as
+the GEMM library is (:func:`~xlac.codegen.compile_cache.load_runtime_code`):
+the helpers were ~0.1 s of a process's first ``xlac.jit``.
 """
 from __future__ import annotations
 
 import atexit
 import ctypes
 
-from ..runtime import disk_cache, native
-from .compile_cache import load_or_compile
+from ..runtime import native
+from .compile_cache import load_runtime_code
 
 __all__ = ["SIGINT_IR"]
 
@@ -131,9 +130,7 @@ done:
 
 
 def _compile(ir_text: str, entry: str):
-    return load_or_compile(("runtime-code", entry, ir_text), entry, lambda: (ir_text, None),
-                           directory=disk_cache.library_dir(),
-                           metadata=lambda built, jf: {"entry": entry}).jit
+    return load_runtime_code(entry, lambda: ir_text)
 
 
 def _sigint():

@@ -39,11 +39,11 @@ import ctypes
 
 from llvmlite import ir
 
-from ..runtime import abi, disk_cache, native
+from ..runtime import abi, native
 from ..runtime.shm_transport import (ERROR_MISMATCH, ERROR_PEER_FAILED, ERROR_TIMEOUT, NOT_HANDLED, ShmState)
 from ..shape import PrimitiveType as PT
 from . import types
-from .compile_cache import load_or_compile
+from .compile_cache import load_runtime_code
 from .ir_text import final_text
 from .jit import compile_ir
 from . import native_function
@@ -584,12 +584,8 @@ _EXPORTS = {
 
 def native_functions() -> dict:
     """name -> ctypes function (``xlac_shm_service``: its address), compiled once
-    per process (loaded from the library cache when it has them:
-    ``disk_cache.library_dir``)."""
-    # Keyed by name, as the thread pool's code (``thread_pool.native_functions``).
-    jf = load_or_compile(("runtime-code", "xlac_shm_collective"), "xlac_shm_collective",
-                         lambda: (final_text(build_module()), None), directory=disk_cache.library_dir(),
-                         metadata=lambda built, jf: {"entry": "xlac_shm_collective"}).jit
+    per process (``compile_cache.load_runtime_code``)."""
+    jf = load_runtime_code("xlac_shm_collective", lambda: final_text(build_module()))
     out = {"_jit": jf}
     for name, proto in _EXPORTS.items():
         address = jf.engine.get_function_address(name)

@@ -33,9 +33,9 @@ import ctypes
 
 from llvmlite import ir
 
-from ..runtime import disk_cache, native
+from ..runtime import native
 from ..runtime.pool_state import CPU_SET_WORDS, PoolState
-from .compile_cache import load_or_compile
+from .compile_cache import load_runtime_code
 from .ir_text import final_text
 from .native_function import (I1, I32, I64, PTR, SYS_FUTEX, SYS_GETTID, VOID, Callee, NativeFunction, cpu_relax, i32, i64,
                               monotonic_ns)
@@ -318,12 +318,8 @@ def build_module() -> ir.Module:
 def native_functions() -> dict:
     """``{"parallel_for": address, "worker": address, "stop": ctypes function,
     "state_slot": address of the global the state's address goes in}``,
-    compiled once per process (loaded from the library cache when it has
-    them: ``disk_cache.library_dir``)."""
-    # Keyed by name: the key covers xlac's code (``disk_cache.code_fingerprint``),
-    # and building the IR only to key it was most of loading it (~25 ms).
-    jf = load_or_compile(("runtime-code", PARALLEL_FOR), PARALLEL_FOR, lambda: (final_text(build_module()), None),
-                         directory=disk_cache.library_dir(), metadata=lambda built, jf: {"entry": PARALLEL_FOR}).jit
+    compiled once per process (``compile_cache.load_runtime_code``)."""
+    jf = load_runtime_code(PARALLEL_FOR, lambda: final_text(build_module()))
     return {"_jit": jf, "parallel_for": jf.address, "worker": jf.engine.get_function_address(WORKER),
             "stop": ctypes.CFUNCTYPE(None)(jf.engine.get_function_address(STOP)),
             "state_slot": jf.engine.get_global_value_address(STATE)}

@@ -57,7 +57,8 @@ follows no link and deletes nothing outside the directory (see :func:`evict`).
 The runtime library's code (the GEMM library's variants,
 ``xlac.codegen.gemm_library``, and the native helpers: the thread pool, the
 Ctrl-C handler, the shared-memory collectives, the PJRT trampolines; each
-compiled once per process) is cached even when ``XLAC_CACHE_DIR`` is not set, as compiled-kernel caches usually are (CuPy's, Triton's): in
+compiled once per process) is cached even when ``XLAC_CACHE_DIR`` is not
+set, as compiled-kernel caches usually are (CuPy's, Triton's): in
 :func:`library_dir` — ``XLAC_LIBRARY_CACHE_DIR`` if set (empty or ``off``:
 no library cache), else ``XLAC_CACHE_DIR``, else ``$XDG_CACHE_HOME/xlac`` or
 ``~/.cache/xlac``.  So only the very first process on a machine pays for
