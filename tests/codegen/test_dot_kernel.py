@@ -608,3 +608,29 @@ def test_pred_dot_is_an_or_of_ands(k, optimize):
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(xlac.evaluate(text, a, b), want)
+
+
+@pytest.mark.parametrize("dt", ["f32", "f64"])
+@pytest.mark.parametrize("m, k, batch", [(4099, 37, 0), (7, 1029, 0), (3, 5, 0), (11, 64, 3)])
+def test_gemv_rows_groups_match_the_evaluator(dt, m, k, batch):
+    # The dot-product form sums GEMV_DOT_ROWS rows per pass over the vector,
+    # then the rows left one at a time, each with a vector loop and a scalar
+    # tail; every row must be its own product.
+    from xlac.codegen.kernels import dot_tasks
+    np_dt = np.float32 if dt == "f32" else np.float64
+    rng = np.random.default_rng(m + k)
+    if batch:
+        text = dot_text(f"[{batch},{m},{k}]{{2,1,0}}", f"[{batch},{k}]{{1,0}}", f"[{batch},{m}]{{1,0}}",
+                        "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                        "rhs_contracting_dims={1}", dt)
+        shapes = ((batch, m, k), (batch, k))
+    else:
+        text = dot_text(f"[{m},{k}]{{1,0}}", f"[{k}]{{0}}", f"[{m}]{{0}}",
+                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}", dt)
+        shapes = ((m, k), (k,))
+    plan = dot_kernel.plan_dot(xlac.parse_hlo(text).entry.root)
+    assert plan.kind == "gemv" and plan.gemv_form == "rows" and dot_tasks.GEMV_DOT_ROWS > 1
+    args = [rng.uniform(-1, 1, s).astype(np_dt) for s in shapes]
+    got = xlac.jit(text)(*args)
+    want = xlac.evaluate(xlac.parse_hlo(text), *args)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dt == "f32" else 1e-12, atol=1e-5 if dt == "f32" else 1e-12)

@@ -860,6 +860,15 @@ def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: in
     """``sum(x[k] * y[k] for k < n)`` over two contiguous vectors (partial sums
     in ``unroll`` vector accumulators, then a scalar tail); ``n`` an int or
     an i64 value >= 0 (a constant one folds the loops' bounds)."""
+    return dot_contiguous_rows(b, pt, [x_ptr], y_ptr, n, vw, unroll)[0]
+
+
+def dot_contiguous_rows(b: ir.IRBuilder, pt: PT, x_ptrs, y_ptr, n, vw: int, unroll: int = 4) -> list:
+    """:func:`dot_contiguous` of each of the contiguous vectors ``x_ptrs``
+    with one vector ``y``, in one loop: each load of ``y`` serves every row
+    (a matrix-vector product reads the vector once per group of rows, not
+    once per row).  Each row's sum has the same operations in the same
+    order as one :func:`dot_contiguous` of it (the same bits)."""
     ety = types.memory_type(pt)
     vty = ir.VectorType(ety, vw)
     esize = pt.byte_size
@@ -869,33 +878,41 @@ def dot_contiguous(b: ir.IRBuilder, pt: PT, x_ptr, y_ptr, n, vw: int, unroll: in
                       ir.FunctionType(ety, [ety, ety, ety]))
     zero_v = ir.Constant(vty, [ir.Constant(ety, 0.0)] * vw)
     step = vw * unroll
+    rows = len(x_ptrs)
     n = i64(n) if isinstance(n, int) else n
     n_main = b.mul(b.udiv(n, i64(step)), i64(step))
 
     def vector_body(k, accs):
         new = []
-        for u in range(unroll):
-            off = b.add(k, i64(u * vw))
-            xv = b.load(b.gep(x_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
-            yv = b.load(b.gep(y_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
-            new.append(b.call(fma_v, [xv, yv, accs[u]]))
+        offs = [b.add(k, i64(u * vw)) for u in range(unroll)]
+        yvs = [b.load(b.gep(y_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
+               for off in offs]
+        for r, x_ptr in enumerate(x_ptrs):
+            for u, off in enumerate(offs):
+                xv = b.load(b.gep(x_ptr, [off], inbounds=True, source_etype=ety), typ=vty, align=esize)
+                new.append(b.call(fma_v, [xv, yvs[u], accs[r * unroll + u]]))
         return b.add(k, i64(step)), new
 
     def scalar_body(k, accs):
-        xv = b.load(b.gep(x_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
         yv = b.load(b.gep(y_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
-        return b.add(k, i64(1)), [b.call(fma_s, [xv, yv, accs[0]])]
+        new = []
+        for x_ptr, acc in zip(x_ptrs, accs):
+            xv = b.load(b.gep(x_ptr, [k], inbounds=True, source_etype=ety), typ=ety, align=esize)
+            new.append(b.call(fma_s, [xv, yv, acc]))
+        return b.add(k, i64(1)), new
 
-    accs = _carried_loop(b, "dot.v", i64(0), n_main, [zero_v] * unroll, vector_body)
-    acc = accs[0]
-    for v in accs[1:]:
-        acc = b.fadd(acc, v)
-    lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
-    while len(lanes) > 1:
-        lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
-                 for j in range(0, len(lanes), 2)]
-    (total,) = _carried_loop(b, "dot.s", n_main, n, [lanes[0]], scalar_body)
-    return total
+    accs = _carried_loop(b, "dot.v", i64(0), n_main, [zero_v] * (unroll * rows), vector_body)
+    heads = []
+    for r in range(rows):
+        acc = accs[r * unroll]
+        for v in accs[r * unroll + 1:(r + 1) * unroll]:
+            acc = b.fadd(acc, v)
+        lanes = [b.extract_element(acc, ir.Constant(I32, j)) for j in range(vw)]
+        while len(lanes) > 1:
+            lanes = [b.fadd(lanes[j], lanes[j + 1]) if j + 1 < len(lanes) else lanes[j]
+                     for j in range(0, len(lanes), 2)]
+        heads.append(lanes[0])
+    return _carried_loop(b, "dot.s", n_main, n, heads, scalar_body)
 
 
 def axpy_contiguous(b: ir.IRBuilder, pt: PT, y_ptr, x_ptrs, alphas, n, vw: int) -> None:
