@@ -1,7 +1,9 @@
 """A fused pad with interior padding selects between its operand, read at
 index 0 where the element is padding, and the padding value when the operand
 is cheap (``elemental.SELECTED_PAD_OPERAND``); a costlier operand, or a pad
-without interior padding, keeps the branch.  The evaluator's values either way."""
+without interior padding, keeps the branch.  The evaluator's values either way.
+(xlac's fusion pass never fuses an interior pad into a consumer, but a module
+from XLA may come with such fusions: the pad here is inside a given one.)"""
 import numpy as np
 import pytest
 
@@ -11,11 +13,16 @@ from xlac.codegen.compiler import lower
 
 def _text(operand: str, padding: str, in_shape=(6, 5), out_shape=None) -> str:
     return f"""HloModule m
-ENTRY e {{
+fused {{
   x = f32[{in_shape[0]},{in_shape[1]}] parameter(0)
   v = f32[{in_shape[0]},{in_shape[1]}] {operand}
   z = f32[] constant(-2.5)
-  ROOT p = f32[{out_shape[0]},{out_shape[1]}] pad(v, z), padding={padding}
+  p = f32[{out_shape[0]},{out_shape[1]}] pad(v, z), padding={padding}
+  ROOT n = f32[{out_shape[0]},{out_shape[1]}] negate(p)
+}}
+ENTRY e {{
+  x = f32[{in_shape[0]},{in_shape[1]}] parameter(0)
+  ROOT f = f32[{out_shape[0]},{out_shape[1]}] fusion(x), kind=kLoop, calls=fused
 }}"""
 
 

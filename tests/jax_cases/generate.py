@@ -264,6 +264,8 @@ def cases_more(rng) -> dict:
         "shuffle": (lambda k, x: jax.random.permutation(jax.random.wrap_key_data(k), x), [np.asarray(jax.random.key_data(jax.random.key(12))), f32(9)]),
         "categorical": (lambda k, l: jax.random.categorical(jax.random.wrap_key_data(k), l, shape=(6,)), [np.asarray(jax.random.key_data(jax.random.key(13))), f32(5)]),
         "gamma_rng": (lambda k: jax.random.gamma(jax.random.wrap_key_data(k), 2.5, (5,)), [np.asarray(jax.random.key_data(jax.random.key(14)))]),
+        "associative_scan_add": (lambda x: jax.lax.associative_scan(jnp.add, x, axis=1), [f32(6, 37)]),
+        "associative_scan_max_rev": (lambda x: jax.lax.associative_scan(jnp.maximum, x, reverse=True, axis=0), [f32(19, 5)]),
     }
 
 

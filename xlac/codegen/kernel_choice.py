@@ -3,7 +3,9 @@
 An instruction that owns a buffer becomes one kernel function.  Which code
 fills that function is chosen here, the way XLA's CPU back end picks between
 its emitters (a library GEMM call, a tiled dot, a loop): every key — the
-opcode, or ``"fusion:<kind>"`` for a fusion — has a list of
+opcode, or ``"fusion:<kind>"`` for a fusion (tried after
+``"fusion:<kind>:<root opcode>"``'s, kernels for fusions rooted at one
+opcode) — has a list of
 :class:`KernelCandidate`, tried in order; the first whose ``applies`` returns
 None is used, and the reasons the others gave are kept (:class:`KernelChoice`)
 and recorded as ``kernel-choice`` diagnostics on the module, which
@@ -30,7 +32,7 @@ from ..errors import UnsupportedError
 from ..hlo.ir import Diagnostic, HloInstruction
 
 __all__ = ["KernelCandidate", "KernelChoice", "KernelRegistry", "NotApplicable", "plan_function",
-           "kernel_key"]
+           "kernel_key", "kernel_keys"]
 
 
 class NotApplicable(Exception):
@@ -101,6 +103,16 @@ def kernel_key(inst: HloInstruction) -> str:
     return inst.opcode
 
 
+def kernel_keys(inst: HloInstruction) -> list[str]:
+    """The keys whose candidates ``inst`` tries, in order: a fusion's
+    ``"fusion:<kind>:<root opcode>"`` (a kernel for fusions rooted at one
+    opcode, which other fusions of the kind never hear of), then
+    :func:`kernel_key`."""
+    if inst.opcode == "fusion":
+        return [f"{kernel_key(inst)}:{inst.attrs['calls'].root.opcode}", kernel_key(inst)]
+    return [inst.opcode]
+
+
 class KernelRegistry:
     """Candidates by key (opcode or ``"fusion:<kind>"``), in the order tried,
     plus the fallback candidates every key ends with."""
@@ -133,7 +145,8 @@ class KernelRegistry:
         """The first candidate that applies to ``inst``; raises
         ``UnsupportedError`` with every candidate's reason when none does."""
         skipped = []
-        for cand in self.candidates(kernel_key(inst)):
+        keys = kernel_keys(inst)
+        for cand in [c for key in keys[:-1] for c in self._by_key.get(key, [])] + self.candidates(keys[-1]):
             reason = cand.applies(inst)
             if reason is None:
                 return KernelChoice(cand, tuple(skipped))

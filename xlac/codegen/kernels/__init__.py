@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import elemental
 from ..kernel_choice import KernelRegistry
 from . import (block_copy, cholesky_blocked, collectives, control_flow, conv_amx, conv_gemm, convolution, custom_call, dot,
-               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, lu_blocked, map_op, reduce, rng, scan, scatter, sort,
+               dynamic_slice, feeds, fft, gather, lapack, linalg, loop, lu_blocked, map_op, pad, reduce, rng, scan, scatter, sort,
                transpose, triangular_solve_blocked, windows)
 
 #: Elemental generators defined in this package (the elementwise ones and the
@@ -66,6 +66,7 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("concatenate", block_copy.CONCATENATE)
     r.add(("transpose", "copy"), transpose.BLOCKS)
     r.add(("reduce", "fusion:kInput"), reduce.COLUMN, reduce.SPLIT)
+    r.add(("pad", "fusion:kLoop:pad"), pad.PHASED)
     # Everything else, and whatever the candidates above decline.
     r.add_fallback(loop.LOOP)
     return r
