@@ -755,8 +755,8 @@ class ModuleEmitter:
 
 #: A kernel of the entry doing at most this much work (units of
 #: :data:`WORK_UNIT_BYTES`: one f32 element) is *cold*: it runs once per call
-#: for nanoseconds, so the back end compiles it with the entry's cheap
-#: pipeline (``jit.COLD_SPEED_LEVEL``: O1, no vectorisers).  One element: a
+#: for nanoseconds, so the back end compiles it as it compiles the entry
+#: (``jit.COLD``: no optimisation, the fast code generator).  One element: a
 #: kernel of more has a loop, which without the loop vectoriser ran scalar
 #: (64 units: rng_samplers executed 5% more instructions per call; with the
 #: loop vectoriser at O1 the cold tier saved no compile time).  Kernels of

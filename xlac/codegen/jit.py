@@ -438,32 +438,32 @@ class _Part(NamedTuple):
 
 
 #: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's O3
-#: (the vectorisers on); ``COLD`` kernels, each run once per call for tens of
-#: nanoseconds (``emitter.COLD_MAX_WORK``), with O1 and no vectorisers; the
-#: ``ENTRY`` (``SplitPlan.cold``: a list of calls run once per call) with no
+#: (the vectorisers on); ``COLD`` kernels (one element's work, run once per
+#: call for nanoseconds, ``emitter.COLD_MAX_WORK``; the glue of the linear
+#: algebra around library calls, ``KernelCandidate.glue``) and the ``ENTRY``
+#: (``SplitPlan.cold``: a list of calls run once per call) with no
 #: optimisation at all (O0: a GPT training step's entry, 438 KB of IR, 0.30
 #: -> 0.19 s of LLVM; the 16 model programs compile 3% faster, the same run
-#: times), and its machine code from the fast instruction selector and
+#: times), and their machine code from the fast instruction selector and
 #: register allocator (a TargetMachine of opt level 0): a training step's
 #: entry is thousands of calls in one function, and the greedy register
-#: allocator and the DAG selector took most of its ~0.9 s.  (Cold kernels
-#: keep the usual code generator: their loops, spilled by the fast
-#: allocator, ran 3-5% slower.)
+#: allocator and the DAG selector took most of its ~0.9 s.  Cold kernels had
+#: O1 and the full code generator: jax's 512 x 512 ``inv`` spent 110 ms of
+#: its 250 ms compiling the LU's glue so (0.2 s now, the same run time); the
+#: models' compile and run times did not move.
 HOT, COLD, ENTRY = "hot", "cold", "entry"
-COLD_SPEED_LEVEL = 1
-ENTRY_SPEED_LEVEL = 0
-ENTRY_CODEGEN_OPT = 0
+CHEAP_SPEED_LEVEL = 0
+CHEAP_CODEGEN_OPT = 0
 
 
 def _compile_part(text: str, speed_level: int, module_options: bool, keep: bool, tier: str = HOT) -> _Part:
     """Parse, optimise and emit one part, on this thread with its own context
     and TargetMachine (``tier``: ``HOT``, ``COLD`` or ``ENTRY``, see there)."""
     t0 = time.perf_counter()
-    cold = tier != HOT
-    with _pooled_target_machine(tier == ENTRY) as tm:
-        if cold:
-            level = ENTRY_SPEED_LEVEL if tier == ENTRY else COLD_SPEED_LEVEL
-            ref = parse_and_optimize(text, tm, min(speed_level, level), owned=True, vectorize=False)
+    cheap = tier != HOT
+    with _pooled_target_machine(cheap) as tm:
+        if cheap:
+            ref = parse_and_optimize(text, tm, min(speed_level, CHEAP_SPEED_LEVEL), owned=True, vectorize=False)
         else:
             ref = parse_and_optimize(text, tm, speed_level, owned=True)
         t1 = time.perf_counter()
@@ -756,15 +756,16 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
     return _join_parts([optimize_part(texts[0])] + [f.result() for f in futures])
 
 
-#: TargetMachines not in use, by (target, entry): a part takes one for its
+#: TargetMachines not in use, by (target, cheap): a part takes one for its
 #: compilation and gives it back (``_pooled_target_machine``).
 _free_target_machines: dict = {}
 _free_target_machines_lock = threading.Lock()
 
 
 @contextmanager
-def _pooled_target_machine(entry: bool = False):
-    """A host TargetMachine (``current()``'s target) for one part's
+def _pooled_target_machine(cheap: bool = False):
+    """A host TargetMachine (``current()``'s target; of opt level
+    ``CHEAP_CODEGEN_OPT`` when ``cheap``) for one part's
     optimisation and code generation, used by this thread alone and kept for
     the next part, of this compilation or a later one, once this one is done.
     Reused because a new one builds its subtarget (~750 KiB of tables) again on
@@ -773,12 +774,12 @@ def _pooled_target_machine(entry: bool = False):
     compilation's worker threads are new each time (a TargetMachine per
     thread was ~2 ms of a small module's 17).  Objects emitted with it are the
     same bytes as with a new one."""
-    key = (current(), entry)
+    key = (current(), cheap)
     with _free_target_machines_lock:
         free = _free_target_machines.get(key)
         tm = free.pop() if free else None
     if tm is None:
-        tm = host_target_machine(ENTRY_CODEGEN_OPT if entry else 3)
+        tm = host_target_machine(CHEAP_CODEGEN_OPT if cheap else 3)
     try:
         yield tm
     finally:
