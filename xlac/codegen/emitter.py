@@ -468,7 +468,7 @@ class ModuleEmitter:
         entry = comp is self.hlo.entry
         kernels = [self._finished(self._emit_kernel(assignment, inst, key, sites),
                                   entry and (work_estimate(inst) <= COLD_MAX_WORK
-                                             or self.kernel_choice(inst).candidate.glue))
+                                             or self.kernel_choice(inst).candidate.is_glue(inst)))
                    for inst, key in zip(insts, keys)]
         kernels += [self._finished((self._emit_copy(assignment, number, src), False, None),
                                    entry and _copy_work(assignment.result_shapes[number]) <= COLD_MAX_WORK)

@@ -63,10 +63,11 @@ class KernelCandidate:
     ``buffer_pointer``, ``scratch_pointer``) and decides nothing from the
     instruction's context beyond what ``kernel_sharing.site_key`` covers, so
     structurally identical sites may share one function
-    (``codegen/kernel_sharing.py``).  ``glue``: the kernel's own code only
-    calls library code (no loop of its own worth optimising), so an entry's
-    kernel of it is compiled with the cheap pipeline of cold kernels
-    (``emitter.COLD_MAX_WORK``).  ``size_generic(inst)``: whether the
+    (``codegen/kernel_sharing.py``).  ``glue`` (a bool, or a predicate of
+    the instruction): the kernel's own code only calls library code (no loop
+    of its own worth optimising), so an entry's kernel of it is compiled with
+    the cheap pipeline of cold kernels (``emitter.COLD_MAX_WORK``;
+    :meth:`is_glue`).  ``size_generic(inst)``: whether the
     kernel of ``inst`` reads the sizes of its shapes only through
     ``KernelContext.site_element_count``, so that sites of any size may
     share it (``kernel_sharing``: a shareable candidate's elementwise maps).
@@ -77,8 +78,12 @@ class KernelCandidate:
     applies: Callable[[HloInstruction], str | None] = field(default=_always, compare=False)
     scratch_bytes: Callable = field(default=_no_scratch, compare=False)
     shareable: bool = False
-    glue: bool = False
+    glue: bool | Callable[[HloInstruction], bool] = field(default=False, compare=False)
     size_generic: Callable[[HloInstruction], bool] | None = field(default=None, compare=False)
+
+    def is_glue(self, inst: HloInstruction) -> bool:
+        """Whether this candidate's kernel of ``inst`` is glue (see ``glue``)."""
+        return self.glue(inst) if callable(self.glue) else self.glue
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from ...hlo.ir import HloInstruction
 from .. import gemm_native
 from ..kernel_choice import KernelCandidate
-from .dot_library import emit_library, library_variant
+from .dot_library import emit_library, is_glue, library_variant
 from .dot_plan import DotPlan, native_kinds, plan_dot, scratch_bytes
 from .dot_tasks import emit_gemm, emit_gemv
 
@@ -103,7 +103,8 @@ LIBRARY_GEMM_BF16 = KernelCandidate("dot.library-gemm.bf16", emit_library, _nati
                                     shareable=True)
 LIBRARY_GEMM_VNNI = KernelCandidate("dot.library-gemm.vnni", emit_library, _native_applies("vnni"), scratch_bytes,
                                     shareable=True)
-LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True)
+LIBRARY_GEMM = KernelCandidate("dot.library-gemm", emit_library, _library_applies, scratch_bytes, shareable=True,
+                               glue=is_glue)
 GEMV = KernelCandidate("dot.gemv", emit_gemv, _kind_applies("gemv"), scratch_bytes, shareable=True)
 GEMM = KernelCandidate("dot.gemm", emit_gemm, _kind_applies("gemm"), scratch_bytes, shareable=True)
 #: The same GEMMs for dots of floats narrower than f32 (bf16, f16, f8, f4): f32 arithmetic, operands widened while packed.

@@ -178,6 +178,16 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
     return fn
 
 
+def is_glue(inst: HloInstruction) -> bool:
+    """Whether the library kernel of ``inst`` is only a call (``KernelCandidate.glue``):
+    a dot of its own (no fusion's epilogue), accumulating in its result (no
+    rounding pass from scratch) of an unpadded layout (no padding filled)."""
+    if inst.opcode != "dot" or inst.shape.layout.is_padded:
+        return False
+    plan = plan_dot(inst)
+    return plan is not None and not plan.c_scratch
+
+
 def emit_library(ctx: KernelContext) -> None:
     """The dot of ``ctx`` as a call of the GEMM library (``library_variant`` is not None)."""
     plan = plan_dot(ctx.inst)
