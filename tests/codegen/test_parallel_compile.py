@@ -761,3 +761,47 @@ ENTRY e {
     s, v = np.float32(2), np.arange(64, dtype=np.float32) / 64
     t, w, s2 = exe(s, v)
     assert t == 3 and s2 == 2 and np.allclose(w, np.exp(v))
+
+
+def test_a_convolution_is_glue_and_its_epilogue_is_compiled_hot(monkeypatch):
+    """A convolution with a fused epilogue whose kernel is glue
+    (``conv_gemm.is_glue``): the kernel's loops go to a cold part, its
+    epilogue, a function of its own, to a hot one (declared in the cold
+    part), and the result is the evaluator's."""
+    from xlac.codegen.kernels import conv_gemm
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    text = """HloModule c
+ENTRY e {
+  x = f32[4,16,16,32] parameter(0)
+  w = f32[3,3,32,32] parameter(1)
+  bias = f32[32] parameter(2)
+  c = f32[4,16,16,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[4,16,16,32] broadcast(bias), dimensions={3}
+  s = f32[4,16,16,32] add(c, bb)
+  z = f32[] constant(0)
+  zb = f32[4,16,16,32] broadcast(z), dimensions={}
+  ROOT r = f32[4,16,16,32] maximum(s, zb)
+}"""
+    hlo = lower(xlac.parse_hlo(text)).hlo
+    (fusion,) = [i for i in hlo.entry.instructions if i.opcode == "fusion"]
+    assert conv_gemm.is_glue(fusion)
+    xlac.jit(text)                          # the library units it calls built first
+    parts = []
+    original = jit._compile_part
+
+    def spy(text, *args):
+        tier = args[-1] if len(args) > 3 else jit.HOT
+        defined = set(re.findall(r'^define [^@]*@"([^"]+)"', text, re.M))
+        parts.append((tier, defined))
+        return original(text, *args)
+
+    monkeypatch.setattr(jit, "_compile_part", spy)
+    xlac.clear_caches()
+    exe = xlac.jit(text)
+    where = {name: tier for tier, names in parts for name in names}
+    epilogues = [n for n in where if n.endswith(".epilogue")]
+    assert len(epilogues) == 1 and where[epilogues[0]] == jit.HOT, parts
+    assert where[epilogues[0][:-len(".epilogue")]] == jit.COLD, parts
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((4, 16, 16, 32), (3, 3, 32, 32), (32,))]
+    np.testing.assert_allclose(np.asarray(exe(*args)), np.asarray(xlac.evaluate(text, *args)), rtol=1e-4, atol=1e-4)

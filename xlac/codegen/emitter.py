@@ -628,6 +628,13 @@ class ModuleEmitter:
         self._report(fn, cold, slots is None and self._depth > 0)
         return kernel
 
+    def report_hot(self, fn: ir.Function) -> None:
+        """Tell ``on_finished`` of ``fn``, a function a kernel calls that is
+        compiled hot whatever the kernel is (a glue kernel's epilogue, see
+        ``conv_gemm.is_glue``); reported before the kernel, it goes to a part
+        of its own kind, and the kernel's part declares it."""
+        self._report(fn, False, False)
+
     def _report(self, fn: ir.Function, cold: bool, private: bool) -> None:
         """Tell ``on_finished`` of ``fn``, finished (``private``: only
         functions reported with it call it).  Inside a computation other than

@@ -250,9 +250,11 @@ class ResultTiles:
             return index
         return Index(index.multi, b.add(row_offset, C.gc.offset(b, c)), self.out.shape)
 
-    def store_direct(self, b, uk, t: TileArgs, ldc: int) -> None:
+    def store_direct(self, b, uk, t: TileArgs, ldc: int, outlined=None) -> None:
         """A full tile stored by the micro-kernel into C (rows ``ldc`` apart);
-        at the last K block, the epilogue over it while it is in L1."""
+        at the last K block, the epilogue over it while it is in L1: inline,
+        or ``outlined(b, r0, c0)`` emitting a call of a function that runs
+        :meth:`tile_epilogue` (a kernel whose own code is compiled cold)."""
         C = self.C
         boff, bcomp = t.c_batch
         off = add(b, add(b, boff, C.gr.offset(b, t.r0)), t.c0)
@@ -262,25 +264,35 @@ class ResultTiles:
             return
 
         def body():
-            # Each element is read and rewritten at its own index (the
-            # epilogue's other operands are read-only or, updated in place,
-            # read at that index): no dependence between iterations, so the
-            # vectoriser needs no run-time overlap checks and no scalar
-            # fallback loop for them.
-            with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
-                with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
-                    r = b.add(t.r0, i)
-                    rcomp = C.gr.components(b, r)
-                    row_offset = self._row_offset(b, boff, r)
-                    with Loop(b, 0, self.nr, 1, "ej", base=base) as j:
-                        index = self._element_index(b, bcomp, rcomp, row_offset, b.add(t.c0, j))
-                        v = self.out.read(b, index)
-                        self.finish(b, index, v)
+            if outlined is not None:
+                outlined(b, t.r0, t.c0)
+            else:
+                self.tile_epilogue(b, t.r0, t.c0, t.c_batch)
         if self.k_blocks == 1:
             body()
         else:
             with b.if_then(t.last):
                 body()
+
+    def tile_epilogue(self, b, r0, c0, c_batch) -> None:
+        """The epilogue over the full tile at (``r0``, ``c0``) of batch
+        ``c_batch`` (:meth:`batch`), read from C and written back."""
+        C = self.C
+        boff, bcomp = c_batch
+        # Each element is read and rewritten at its own index (the
+        # epilogue's other operands are read-only or, updated in place,
+        # read at that index): no dependence between iterations, so the
+        # vectoriser needs no run-time overlap checks and no scalar
+        # fallback loop for them.
+        with (parallel_loops(b.module) if PARALLEL_EPILOGUE else nullcontext()) as base:
+            with Loop(b, 0, self.mr, 1, "ei", base=base) as i:
+                r = b.add(r0, i)
+                rcomp = C.gr.components(b, r)
+                row_offset = self._row_offset(b, boff, r)
+                with Loop(b, 0, self.nr, 1, "ej", base=base) as j:
+                    index = self._element_index(b, bcomp, rcomp, row_offset, b.add(c0, j))
+                    v = self.out.read(b, index)
+                    self.finish(b, index, v)
 
     def store_through_stack(self, b, uk, t: TileArgs, tile) -> None:
         """A tile computed into ``tile`` (MR x NR on the stack), then its valid

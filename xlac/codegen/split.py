@@ -362,7 +362,9 @@ class StreamSplit:
     def _reached(self, roots: list) -> list:
         """``roots`` and the functions only now reached from them: the ones
         they call that no part defines (a kernel's task functions), not
-        copyable ones (copied into every part that calls them)."""
+        copyable ones (copied into every part that calls them), nor ones
+        reported themselves (a glue kernel's epilogue, reported hot: its own
+        part defines it)."""
         self.scan.values()          # (references are looked up among the globals known)
         reached, seen, stack = [], set(), list(roots)
         while stack:
@@ -372,7 +374,8 @@ class StreamSplit:
             seen.add(id(v))
             reached.append(v)
             stack.extend(u for u in self.scan.references(v) if isinstance(u, ir.Function) and _is_definition(u)
-                         and not _copyable(u) and id(u) not in self.defined and id(u) not in seen)
+                         and not _copyable(u) and id(u) not in self.defined and id(u) not in seen
+                         and id(u) not in self._noted)
         return reached
 
     def pending_weight(self, cold: bool = False) -> int:
