@@ -763,14 +763,8 @@ ENTRY e {
     assert t == 3 and s2 == 2 and np.allclose(w, np.exp(v))
 
 
-def test_a_convolution_is_glue_and_its_epilogue_is_compiled_hot(monkeypatch):
-    """A convolution with a fused epilogue whose kernel is glue
-    (``conv_gemm.is_glue``): the kernel's loops go to a cold part, its
-    epilogue, a function of its own, to a hot one (declared in the cold
-    part), and the result is the evaluator's."""
-    from xlac.codegen.kernels import conv_gemm
-    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
-    text = """HloModule c
+_GLUE_CASES = {
+    "convolution": ("""HloModule c
 ENTRY e {
   x = f32[4,16,16,32] parameter(0)
   w = f32[3,3,32,32] parameter(1)
@@ -781,10 +775,34 @@ ENTRY e {
   z = f32[] constant(0)
   zb = f32[4,16,16,32] broadcast(z), dimensions={}
   ROOT r = f32[4,16,16,32] maximum(s, zb)
-}"""
+}""", ((4, 16, 16, 32), (3, 3, 32, 32), (32,))),
+    "dot": ("""HloModule d
+ENTRY e {
+  x = f32[256,384] parameter(0)
+  w = f32[384,512] parameter(1)
+  bias = f32[512] parameter(2)
+  c = f32[256,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[256,512] broadcast(bias), dimensions={1}
+  s = f32[256,512] add(c, bb)
+  z = f32[] constant(0)
+  zb = f32[256,512] broadcast(z), dimensions={}
+  ROOT r = f32[256,512] maximum(s, zb)
+}""", ((256, 384), (384, 512), (512,))),
+}
+
+
+@pytest.mark.parametrize("case", _GLUE_CASES)
+def test_glue_kernels_epilogue_is_compiled_hot(case, monkeypatch):
+    """A convolution or a library dot with a fused epilogue whose kernel is
+    glue (``conv_gemm.is_glue``, ``dot_library.is_glue``): the kernel's
+    loops go to a cold part, its epilogue, a function of its own, to a hot
+    one (declared in the cold part), and the result is the evaluator's."""
+    from xlac.codegen.kernels import conv_gemm, dot_library
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    text, shapes = _GLUE_CASES[case]
     hlo = lower(xlac.parse_hlo(text)).hlo
     (fusion,) = [i for i in hlo.entry.instructions if i.opcode == "fusion"]
-    assert conv_gemm.is_glue(fusion)
+    assert (conv_gemm if case == "convolution" else dot_library).is_glue(fusion)
     xlac.jit(text)                          # the library units it calls built first
     parts = []
     original = jit._compile_part
@@ -803,5 +821,5 @@ ENTRY e {
     assert len(epilogues) == 1 and where[epilogues[0]] == jit.HOT, parts
     assert where[epilogues[0][:-len(".epilogue")]] == jit.COLD, parts
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s).astype(np.float32) for s in ((4, 16, 16, 32), (3, 3, 32, 32), (32,))]
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     np.testing.assert_allclose(np.asarray(exe(*args)), np.asarray(xlac.evaluate(text, *args)), rtol=1e-4, atol=1e-4)

@@ -158,6 +158,7 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
     me = ctx.me
     fn = ir.Function(me.llvm, gemm_library.EPILOGUE_TYPE, f"{ctx.fn.name}.epilogue")
     fn.linkage = "internal"
+    fn.attributes.add("noinline")
     argp, bi, r0, c0, rows, cols = fn.args
     ab = ir.IRBuilder(fn.append_basic_block("allocas"))
     bb = ir.IRBuilder(fn.append_basic_block("body"))
@@ -175,17 +176,23 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
             index = C.index(bb, bcomp, rcomp, C.gc.components(bb, bb.add(c0, j)))
             ops.finish(index, ops.out.read(bb, index))
     ectx.b.ret_void()
+    if is_glue(ctx.inst):
+        me.report_hot(fn)           # the kernel is compiled cold, its epilogue hot
     return fn
 
 
 def is_glue(inst: HloInstruction) -> bool:
     """Whether the library kernel of ``inst`` is only a call (``KernelCandidate.glue``):
-    a dot of its own (no fusion's epilogue), accumulating in its result (no
-    rounding pass from scratch) of an unpadded layout (no padding filled)."""
-    if inst.opcode != "dot" or inst.shape.layout.is_padded:
+    accumulating in its result (no rounding pass from scratch) of an
+    unpadded layout (no padding filled), a dot of its own or a fusion whose
+    epilogue the library calls per tile (:func:`_epilogue_function`, compiled
+    hot on its own; not the loop after a serial dot's call)."""
+    if not inst.shape.is_array or inst.shape.layout.is_padded:
         return False
     plan = plan_dot(inst)
-    return plan is not None and not plan.c_scratch
+    if plan is None or plan.c_scratch:
+        return False
+    return inst.opcode == "dot" or plan.grids.max_workers > 1
 
 
 def emit_library(ctx: KernelContext) -> None:
