@@ -22,7 +22,6 @@ generator and the accumulators every reduction uses.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -385,6 +384,22 @@ def _cheap(inst: HloInstruction, budget: list) -> bool:
     return inst.opcode == "parameter" or all(_cheap(o, budget) for o in inst.operands)
 
 
+def pad_source(b: ir.IRBuilder, x, low: int, interior: int, n: int) -> tuple:
+    """``(ok, pos)`` for index ``x`` of a pad's result along a dimension
+    padded ``low`` before and ``interior`` between its ``n`` operand
+    elements: whether ``x`` falls on operand element ``pos`` (else it is
+    padding)."""
+    shifted = b.sub(x, i64(low))
+    ok = b.icmp_signed(">=", shifted, i64(0))
+    if interior:
+        step = i64(interior + 1)
+        ok = b.and_(b.icmp_signed("==", b.srem(shifted, step), i64(0)), ok)
+        pos = b.sdiv(shifted, step)
+    else:
+        pos = shifted
+    return b.and_(ok, b.icmp_signed("<", pos, i64(n))), pos
+
+
 def _pad(em: ElementalEmitter, inst, gens):
     g_operand, g_value = gens
     config = inst.attrs["padding"]
@@ -398,16 +413,8 @@ def _pad(em: ElementalEmitter, inst, gens):
         in_bounds = ir.Constant(ir.IntType(1), 1)
         multi = []
         for x, (low, _high, interior), n in zip(index.multi, config, in_dims):
-            shifted = b.sub(x, i64(low))
-            if interior:
-                step = i64(interior + 1)
-                on_grid = b.icmp_signed("==", b.srem(shifted, step), i64(0))
-                shifted_pos = b.sdiv(shifted, step)
-                in_bounds = b.and_(in_bounds, on_grid)
-            else:
-                shifted_pos = shifted
-            in_bounds = b.and_(in_bounds, b.icmp_signed(">=", shifted, i64(0)))
-            in_bounds = b.and_(in_bounds, b.icmp_signed("<", shifted_pos, i64(n)))
+            ok, shifted_pos = pad_source(b, x, int(low), int(interior), n)
+            in_bounds = b.and_(in_bounds, ok)
             multi.append(shifted_pos)
         if selected:
             inside = [b.select(in_bounds, m, i64(0)) for m in multi]

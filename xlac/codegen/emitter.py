@@ -190,6 +190,34 @@ class KernelContext:
             raise AssertionError(f"{self.inst.opcode} asked for no scratch space")
         return self.buffer_pointer(sl)
 
+    def args_array(self) -> ir.Value:
+        """This kernel's four arguments (results, params, temp, opts) in an
+        array on its stack: what an :meth:`outlined` function is passed."""
+        array = self.alloca_builder.alloca(PTR, size=4, name="kernel.args")
+        for k, arg in enumerate(self.args):
+            self.b.store(arg, self.b.gep(array, [i64(k)], source_etype=PTR))
+        return array
+
+    def outlined(self, fnty: ir.FunctionType, suffix: str) -> tuple["KernelContext", tuple]:
+        """A function of its own for part of this kernel (a tile's epilogue),
+        internal and out of line, named after the kernel with ``suffix``;
+        ``fnty``'s first parameter is an :meth:`args_array`.  Returns the
+        context that emits its body (the kernel's buffers reached as the
+        kernel reaches them; ``ret`` is the caller's) and its other
+        parameters."""
+        me = self.me
+        fn = ir.Function(me.llvm, fnty, f"{self.fn.name}.{suffix}")
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        argp, *rest = fn.args
+        ab = ir.IRBuilder(fn.append_basic_block("allocas"))
+        bb = ir.IRBuilder(fn.append_basic_block("body"))
+        ab.branch(bb.block)
+        ab.position_at_start(ab.block)
+        args = tuple(bb.load(bb.gep(argp, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
+        em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
+        return KernelContext(me, self.assignment, self.inst, fn, bb, ab, em, args), tuple(rest)
+
     def call_computation(self, comp: HloComputation, result_ptrs: list, param_ptrs: list,
                          temp_ptr: ir.Value) -> None:
         """Call ``comp``'s function with buffer pointers (arrays built on the stack)."""

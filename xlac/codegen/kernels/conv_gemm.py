@@ -79,7 +79,6 @@ from ...hlo.ir import HloInstruction
 from ...hlo.window import conv_dimension_numbers_of, window_of
 from ...shape import F32, F64, Layout, Shape, strides
 from .. import gemm_library, types
-from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
 from ..kernel_choice import KernelCandidate, NotApplicable, plan_function
 from ..gemm import GroupMap, Loop, MatrixView, add, imin, indirect_micro_kernel, mul_const, pack_block
@@ -712,23 +711,13 @@ def _epilogue_function(ctx: KernelContext, plan: ConvPlan) -> ir.Function:
     """The epilogue of a glue kernel (:func:`is_glue`) as a function of its
     own, reported to the back end apart from the kernel, so that it is
     compiled hot (vectorised) while the kernel's loops are compiled cold."""
-    me = ctx.me
-    fn = ir.Function(me.llvm, EPILOGUE_TYPE, f"{ctx.fn.name}.epilogue")
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    argp, r0, c0 = fn.args
-    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
-    bb = ir.IRBuilder(fn.append_basic_block("body"))
-    ab.branch(bb.block)
-    ab.position_at_start(ab.block)
-    args = tuple(bb.load(bb.gep(argp, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
-    em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
-    ectx = KernelContext(me, ctx.assignment, ctx.inst, fn, bb, ab, em, args)
+    ectx, (r0, c0) = ctx.outlined(EPILOGUE_TYPE, "epilogue")
+    bb = ectx.b
     tiles = _ConvOperands(ectx, plan).tiles
     tiles.tile_epilogue(bb, r0, c0, tiles.batch(bb, i64(0)))
     bb.ret_void()
-    me.report_hot(fn)
-    return fn
+    ctx.me.report_hot(ectx.fn)
+    return ectx.fn
 
 
 def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w, epilogue_fn=None) -> None:
@@ -736,12 +725,8 @@ def _emit_task(ctx: KernelContext, plan: ConvPlan, t, w, epilogue_fn=None) -> No
     b = ctx.b
     outlined = None
     if epilogue_fn is not None:
-        epi_args = ctx.alloca_builder.alloca(PTR, size=4, name="epi.args")
-        for k, arg in enumerate(ctx.args):
-            b.store(arg, b.gep(epi_args, [i64(k)], source_etype=PTR))
-
-        def outlined(bb, r0, c0):
-            bb.call(epilogue_fn, [epi_args, r0, c0])
+        epi_args = ctx.args_array()
+        outlined = lambda bb, r0, c0: bb.call(epilogue_fn, [epi_args, r0, c0])  # noqa: E731
     pt = plan.pt
     ety = types.memory_type(pt)
     mr, nr, vw = plan.blk.mr, plan.blk.nr, plan.blk.vw

@@ -15,10 +15,9 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from .. import gemm_library
-from ..elemental import ElementalEmitter
 from ..emitter import KernelContext
 from ..gemm import Loop
-from ..ir_array import IrArray, i64
+from ..ir_array import i64
 from ..loops import loop_nest, parallel_loops
 from ._util import PTR, fill_padding
 from .dot_plan import DotPlan, dot_info, library_layout_why, library_levels, library_views, plan_dot, the_dot
@@ -119,10 +118,7 @@ def _emit_library_gemm(ctx: KernelContext, plan: DotPlan, v: gemm_library.Varian
     after = ops.epilogue is not None and plan.grids.max_workers == 1 and not plan.c_scratch
     if ops.epilogue is not None and not after and not plan.c_scratch:
         put("epi_fn", _epilogue_function(ctx, plan))
-        args = ctx.alloca_builder.alloca(PTR, size=4, name="epi.ctx")
-        for k, arg in enumerate(ctx.args):
-            b.store(arg, b.gep(args, [i64(k)], source_etype=PTR))
-        put("epi_ctx", args)
+        put("epi_ctx", ctx.args_array())
     else:
         put("epi_fn", null)
         put("epi_ctx", null)
@@ -155,18 +151,8 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
     the fusion's epilogue over a finished tile of C (rows x cols from (r0, c0)
     of batch ``batch``), read from the result buffer and written back.
     ``args``: the kernel's (results, params, temp, opts)."""
-    me = ctx.me
-    fn = ir.Function(me.llvm, gemm_library.EPILOGUE_TYPE, f"{ctx.fn.name}.epilogue")
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    argp, bi, r0, c0, rows, cols = fn.args
-    ab = ir.IRBuilder(fn.append_basic_block("allocas"))
-    bb = ir.IRBuilder(fn.append_basic_block("body"))
-    ab.branch(bb.block)
-    ab.position_at_start(ab.block)
-    args = tuple(bb.load(bb.gep(argp, [i64(k)], source_etype=PTR), typ=PTR) for k in range(4))
-    em = ElementalEmitter(bb, ab, lambda c: IrArray(me.constant_global(c), c.shape))
-    ectx = KernelContext(me, ctx.assignment, ctx.inst, fn, bb, ab, em, args)
+    ectx, (bi, r0, c0, rows, cols) = ctx.outlined(gemm_library.EPILOGUE_TYPE, "epilogue")
+    bb = ectx.b
     ops = DotOperands(ectx, plan)
     C = ops.C
     bcomp = C.gb.components(bb, bi)
@@ -177,8 +163,8 @@ def _epilogue_function(ctx: KernelContext, plan: DotPlan) -> ir.Function:
             ops.finish(index, ops.out.read(bb, index))
     ectx.b.ret_void()
     if is_glue(ctx.inst):
-        me.report_hot(fn)           # the kernel is compiled cold, its epilogue hot
-    return fn
+        ctx.me.report_hot(ectx.fn)  # the kernel is compiled cold, its epilogue hot
+    return ectx.fn
 
 
 def is_glue(inst: HloInstruction) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
+from ..elemental import pad_source
 from ..emitter import PARALLEL_MIN_WORK, KernelContext, task_chunks, task_range, work_estimate
 from ..ir_array import Index, i64, scalar_index
 from ..kernel_choice import KernelCandidate
@@ -129,15 +130,8 @@ def _operand_row(b: ir.IRBuilder, multi: list, config: list, in_dims, m: int):
         if d == m:
             at.append(None)
             continue
-        shifted = b.sub(multi[d], i64(lo))
-        if interior:
-            step = i64(interior + 1)
-            ok = b.and_(ok, b.icmp_signed("==", b.srem(shifted, step), i64(0)))
-            pos = b.sdiv(shifted, step)
-        else:
-            pos = shifted
-        ok = b.and_(ok, b.icmp_signed(">=", shifted, i64(0)))
-        ok = b.and_(ok, b.icmp_signed("<", pos, i64(n)))
+        on, pos = pad_source(b, multi[d], lo, interior, n)
+        ok = b.and_(ok, on)
         at.append(pos)
     return ok, at
 
