@@ -122,6 +122,15 @@ def test_jax_associative_scan(case):
     np.testing.assert_array_equal(got, xlac.evaluate(text, x))
 
 
+def test_a_result_of_no_elements_takes_the_loop_kernel():
+    # Negative edge padding can leave a dimension of the result empty.
+    text = _text("f32[3,4]", "f32[0,7]", "-2_-3_1x0_0_1")
+    root = lower(xlac.parse_hlo(text)).hlo.entry.root
+    assert pad_kernel._applies(root) == "the result has no elements"
+    x = _input("f32[3,4]")
+    np.testing.assert_array_equal(xlac.jit(text)(x), xlac.evaluate(text, x))
+
+
 def test_not_for_pads_without_interior_padding():
     text = _text("f32[6,5]", "f32[9,9]", "2_1_0x1_3_0")
     root = lower(xlac.parse_hlo(text)).hlo.entry.root

@@ -46,6 +46,8 @@ def _applies(inst: HloInstruction) -> str | None:
     shape = inst.shape
     if not shape.is_array or shape.layout.is_padded:
         return "the result is not an unpadded array"
+    if shape.element_count() == 0:
+        return "the result has no elements"
     if root.operands[0].shape.element_count() == 0:
         return "the operand has no elements (the result is all padding)"
     if not any(shape.dimensions[d] != 1 for d in shape.layout.minor_to_major):
