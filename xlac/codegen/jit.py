@@ -47,7 +47,7 @@ from llvmlite import ir
 
 from ..hlo.ir import gc_paused
 from ..passes.pipeline import dump_directory, dump_module, dump_text
-from . import unlocked
+from . import perf_map, unlocked
 from .nontemporal import NAMED, mark_stores, prepare
 from .split import SplitPlan, StreamSplit, module_weight, plan_split, split_module
 from .target import check_runnable, current, host_target_machine, init_llvm
@@ -343,6 +343,8 @@ def load_object(data: bytes, entry_name: str, tm=None,
     address = engine.get_function_address(entry_name)
     if not address:
         raise RuntimeError(f"JIT: entry function {entry_name!r} not found in the object")
+    if perf_map.enabled():
+        perf_map.record(engine, objects)
     return JitFunction(address, engine, data, None, {"load": time.perf_counter() - t0},
                        tuple(len(o) for o in objects))
 
