@@ -498,8 +498,10 @@ def _compile_parts(plan: SplitPlan | str, threads: int, speed_level: int, module
 #: glue around library calls, ``KernelCandidate.glue``) and what they call
 #: that make a small module two parts, the cold one compiled cold beside the
 #: rest, rather than one part compiled hot: jax's 512 x 512 cholesky (~580
-#: instructions of glue) compiled in 0.14 s as one part, 0.09 s as two.
-COLD_PART_INSTRUCTIONS = 200
+#: instructions of glue) compiled in 0.14 s as one part, 0.09 s as two.  (At
+#: 200, with cold parts at O1; compiled as the entry is, they cost less:
+#: ``lstsq``'s LAPACK glue and dots, under 200, 0.11 -> 0.10 s as two parts.)
+COLD_PART_INSTRUCTIONS = 50
 
 
 #: Instructions of finished kernels that make a part compiled while the

@@ -512,5 +512,7 @@ def _applies(inst) -> str | None:
     return None
 
 
-#: jax's LAPACK targets.
-LAPACK = KernelCandidate("custom-call.lapack", _emit, _applies, _scratch_bytes)
+#: jax's LAPACK targets.  Glue: the kernel's own loops (copies, the finite
+#: check, unpacking eigenvectors) touch each element once around a routine
+#: of cubic cost, so it is compiled cold (``jit.COLD``).
+LAPACK = KernelCandidate("custom-call.lapack", _emit, _applies, _scratch_bytes, glue=True)
