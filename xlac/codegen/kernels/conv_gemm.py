@@ -679,7 +679,10 @@ def is_glue(inst: HloInstruction) -> bool:
     takes C written in place (``direct``) in whole tiles, the input read
     where it is, and the kernel (B) from a buffer the library packs.  (A
     convolution's loops compiled with O3 were ~30-35 ms of LLVM each, ~5 ms
-    without optimisation, running as fast.)"""
+    without optimisation, running as fast.)  The conditions are
+    :func:`_library_table`'s and :func:`_library_pack`'s, read off the
+    instruction (those take the views the kernel builds); a mismatch only
+    changes how hard the kernel is optimised."""
     plan = plan_conv(inst)
     if plan is None or not plan.direct or plan.copy_input or plan.M % plan.blk.mr or plan.N % plan.blk.nr:
         return False

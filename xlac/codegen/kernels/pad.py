@@ -66,7 +66,7 @@ class _Row:
     padding, except the operand elements [q_end, q_stray) among them."""
 
     def __init__(self, lo: int, interior: int, n: int, extent: int):
-        self.lo, self.s, self.n, self.extent = lo, interior + 1, n, extent
+        self.lo, self.s, self.extent = lo, interior + 1, extent
         s = self.s
         self.q_first = _ceil_div(-lo, s) if lo < 0 else 0
         # Whole groups: q < n and lo + q * s + s <= extent.
@@ -154,14 +154,14 @@ def _fill(b, out, start, j_lo: int, j_hi: int, value) -> None:
 def _emit_row(b, out, start, row: _Row, value, operand) -> None:
     """A row on the operand's grid: ``operand(q)`` generates its element q
     (an i64 value of the index)."""
-    s, lo = row.s, row.lo
+    s = row.s
     _fill(b, out, start, 0, row.j_lo, value)
     if row.q_end > row.q_first:
         if s <= MAX_GROUP:
             with parallel_loops(b.module) as loop_id, \
                     for_range_dynamic(b, i64(row.q_first), i64(row.q_end), "group",
                                       loop_id=loop_hints(b.module, base=loop_id)) as q:
-                j = b.add(b.mul(q, i64(s), flags=["nsw", "nuw"]), i64(lo), flags=["nsw"])
+                j = _position(b, row, q)
                 _store(b, out, start, j, operand(q))
                 for r in range(1, s):
                     _store(b, out, start, b.add(j, i64(r), flags=["nsw", "nuw"]), value)
@@ -178,8 +178,12 @@ def _scatter(b, out, start, row: _Row, q_lo: int, q_hi: int, operand) -> None:
         return
     with parallel_loops(b.module) as loop_id, \
             for_range_dynamic(b, i64(q_lo), i64(q_hi), "stray", loop_id=loop_hints(b.module, base=loop_id)) as q:
-        j = b.add(b.mul(q, i64(row.s), flags=["nsw", "nuw"]), i64(row.lo), flags=["nsw"])
-        _store(b, out, start, j, operand(q))
+        _store(b, out, start, _position(b, row, q), operand(q))
+
+
+def _position(b, row: _Row, q):
+    """Where operand element ``q`` lands in the row: ``lo + q * s``."""
+    return b.add(b.mul(q, i64(row.s), flags=["nsw", "nuw"]), i64(row.lo), flags=["nsw"])
 
 
 #: The kernel of a pad with interior padding.
