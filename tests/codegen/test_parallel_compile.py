@@ -14,6 +14,7 @@ from llvmlite import ir
 import xlac
 from xlac.codegen import emitter, jit, split
 from xlac.codegen.compiler import lower
+from xlac.codegen.loops import for_range
 from xlac.codegen.target import init_llvm
 from xlac.program import ENTRY_NAME, ensure_symbols
 
@@ -40,6 +41,7 @@ def tiny_parts(monkeypatch):
     """Split every module that can be split (parts of any size), no kernel
     left to the entry's part as cold."""
     monkeypatch.setattr(jit, "MIN_PART_INSTRUCTIONS", 1)
+    monkeypatch.setattr(jit, "TAIL_PART_INSTRUCTIONS", 1)
     monkeypatch.setattr(emitter, "COLD_MAX_WORK", -1)
 
 
@@ -359,6 +361,7 @@ def test_dumps_show_every_part(tiny_parts, monkeypatch, tmp_path):
 
 def test_optimized_llvm_ir_shows_the_parts(tiny_parts, monkeypatch):
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1 << 30)    # split once emitted, as optimized_ir does
     exe = xlac.jit((JAX_CASES / "interp.hlo").read_text())
     text = exe.optimized_llvm_ir
     count = len(exe._program.jit.object_parts)
@@ -675,7 +678,7 @@ def test_a_small_module_is_one_part_compiled_on_the_calling_thread(monkeypatch):
 
     from xlac.bench import random_inputs
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
-    text = (JAX_CASES / "interp.hlo").read_text()
+    text = (JAX_CASES / "cumsum_ax1.hlo").read_text()
     xlac.jit(text, optimize=True)           # the library units it calls built first
     where = []
     original = jit._compile_part
@@ -718,6 +721,58 @@ ENTRY e {
     x = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)
     a = x @ x.T + 256 * np.eye(256, dtype=np.float32)
     np.testing.assert_allclose(np.asarray(exe(a)), np.asarray(xlac.evaluate(text, a)), rtol=1e-5, atol=1e-5)
+
+
+def test_a_kernel_that_only_dispatches_its_tasks_is_compiled_cold_its_tasks_hot(monkeypatch):
+    """A parallel loop kernel of the entry (two of them, one reading a
+    transpose) does nothing but hand its tasks to parallel_for: the kernel
+    goes to a cold part, its task function to a hot one, and the results are
+    the evaluator's with and without a thread pool."""
+    monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
+    text = """HloModule d
+ENTRY e {
+  a = f32[512,512] parameter(0)
+  t = f32[512,512] transpose(a), dimensions={1,0}
+  s = f32[512,512] add(a, t)
+  ROOT m = f32[512,512] multiply(s, s)
+}"""
+    parts = []
+    original = jit._compile_part
+
+    def spy(text, *args):
+        parts.append((args[-1] if len(args) > 3 else jit.HOT, text))
+        return original(text, *args)
+
+    monkeypatch.setattr(jit, "_compile_part", spy)
+    xlac.clear_caches()
+    exe = xlac.jit(text)
+    defined = [(tier, set(re.findall(r'^define [^@]*@"?([^"(]+)', t, re.M))) for tier, t in parts]
+    tasks = {(tier, name) for tier, names in defined for name in names if ".task" in name}
+    kernels = {(tier, name) for tier, names in defined for name in names
+               if name.startswith(ENTRY_NAME + ".") and ".task" not in name}
+    assert tasks and all(tier == jit.HOT for tier, _ in tasks)
+    assert kernels and all(tier == jit.COLD for tier, _ in kernels)
+    a = np.random.default_rng(1).standard_normal((512, 512)).astype(np.float32)
+    want = np.asarray(xlac.evaluate(text, a))
+    np.testing.assert_allclose(np.asarray(exe(a)), want, rtol=1e-6)
+    serial = xlac.jit(text, num_threads=1)          # opts->parallel_for NULL: the kernel's own loop
+    np.testing.assert_allclose(np.asarray(serial(a)), want, rtol=1e-6)
+
+
+def test_back_edges_count_loops_not_joins():
+    """``emitter._back_edges``: an if/else's join block (appended before the
+    branches' blocks) is not a loop; each counted loop is."""
+    m = ir.Module()
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "f")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with b.if_else(fn.args[0]) as (then, otherwise):
+        with then:
+            with for_range(b, 4):
+                pass
+        with otherwise:
+            pass
+    b.ret_void()
+    assert emitter._back_edges(fn) == 1
 
 
 def test_a_streamed_compile_failing_in_finish_stops_its_workers_and_restores_the_interval(monkeypatch):

@@ -31,7 +31,7 @@ the caller discards them (:func:`cancel_requested`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from llvmlite import ir
@@ -70,6 +70,8 @@ class KernelContext:
     #: The kernel may run long (it runs tasks, a loop or a called computation):
     #: its caller checks for cancellation after it.
     long_running: bool = False
+    #: The task functions :meth:`parallel_for` made for this function.
+    tasks: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.args is None:
@@ -155,6 +157,7 @@ class KernelContext:
         task_ctx.shared = tuple(loaded[4:])
         emit_body(task_ctx, task)
         task_ctx.b.ret_void()
+        self.tasks.append(body_fn)
 
         # Caller side: pack the buffers, then parallel_for or a plain loop.
         b = self.b
@@ -345,6 +348,33 @@ class TypedCallee:
         return self.value.get_reference()
 
 
+def _back_edges(fn: ir.Function) -> int:
+    """Branches of ``fn`` to a block on the path that reached them (a depth-first
+    walk from its entry block): its loops."""
+    def successors(block) -> list:
+        term = block.terminator
+        return [t for t in (term.operands if term is not None else ()) if isinstance(t, ir.Block)]
+
+    if not fn.blocks:
+        return 0
+    state: dict[int, int] = {}          # 1: on the path, 2: done
+    edges = 0
+    stack = [(fn.blocks[0], iter(successors(fn.blocks[0])))]
+    state[id(fn.blocks[0])] = 1
+    while stack:
+        block, todo = stack[-1]
+        target = next(todo, None)
+        if target is None:
+            state[id(block)] = 2
+            stack.pop()
+        elif state.get(id(target)) == 1:
+            edges += 1
+        elif id(target) not in state:
+            state[id(target)] = 1
+            stack.append((target, iter(successors(target))))
+    return edges
+
+
 def _serial_tasks(b, body_fn, packed, n_tasks) -> None:
     # Not unrolled: 64 calls in a row are only more code to compile.
     if isinstance(n_tasks, ir.Value):
@@ -441,6 +471,8 @@ class ModuleEmitter:
         #: Shared kernels by ``site_key``: [function, long_running, sites].
         self._shared: dict[str, list] = {}
         self._fingerprints: dict = {}
+        #: Kernels that only dispatch their tasks (``COLD_DISPATCH``): id -> the tasks.
+        self._dispatching: dict[int, list] = {}
         #: While a shared kernel is emitted: its slots (buffers are read from
         #: the slot array, the kernel's first argument), else None.
         self._slots: SiteSlots | None = None
@@ -496,7 +528,7 @@ class ModuleEmitter:
         entry = comp is self.hlo.entry
         kernels = [self._finished(self._emit_kernel(assignment, inst, key, sites),
                                   entry and (work_estimate(inst) <= COLD_MAX_WORK
-                                             or self.kernel_choice(inst).candidate.is_glue(inst)))
+                                             or self.kernel_choice(inst).candidate.is_glue(inst)), entry)
                    for inst, key in zip(insts, keys)]
         kernels += [self._finished((self._emit_copy(assignment, number, src), False, None),
                                    entry and _copy_work(assignment.result_shapes[number]) <= COLD_MAX_WORK)
@@ -639,18 +671,24 @@ class ModuleEmitter:
         alloca_builder.position_at_start(alloca_block)
         return fn, ir.IRBuilder(body), alloca_builder
 
-    def _finished(self, kernel: tuple, cold: bool) -> tuple:
+    def _finished(self, kernel: tuple, cold: bool, entry: bool = False) -> tuple:
         """``kernel`` (as ``_emit_kernel`` gives it) once it is complete: out of
         line unless tiny, and reported to ``on_finished`` (``cold``: see
-        ``COLD_MAX_WORK``)."""
+        ``COLD_MAX_WORK``; ``entry``: a kernel of the entry, whose
+        :data:`dispatching <COLD_DISPATCH>` is compiled cold)."""
         fn, long_running, slots = kernel
         keep_out_of_line(fn)
         if long_running:
             # It calls a computation (or runs a library's loop): out of line,
             # it is the root the split keeps its computations with.
             fn.attributes.add("noinline")
+        tasks = self._dispatching.get(id(fn))
+        if not cold and entry and tasks and self.on_finished is not None and not fast_math(fn):
+            for task in tasks:
+                self.report_hot(task)
+            cold = True
         # Fast-math code is compiled hot only: see ``fast_math``.
-        cold = cold and self.on_finished is not None and not fast_math(fn, callees=True)
+        cold = cold and self.on_finished is not None and not fast_math(fn, callees=not tasks)
         # A kernel without slots is not shared: its computation's function is
         # the one caller (the entry's kernels are called from another part).
         self._report(fn, cold, slots is None and self._depth > 0)
@@ -743,6 +781,8 @@ class ModuleEmitter:
         with self.context.kernel():
             candidate.emit(ctx)
         ctx.b.ret_void()
+        if COLD_DISPATCH and ctx.tasks and _back_edges(fn) == 2 * len(ctx.tasks):
+            self._dispatching[id(fn)] = ctx.tasks
         return fn, ctx.long_running
 
     @property
@@ -797,6 +837,11 @@ class ModuleEmitter:
 #: loop vectoriser at O1 the cold tier saved no compile time).  Kernels of
 #: while bodies and branches stay hot (a loop may run them many times).
 COLD_MAX_WORK = 1
+#: A hot kernel of the entry that only hands its tasks to ``parallel_for``
+#: (no loop of its own but the two serial fallbacks) is compiled cold, its
+#: task functions hot: the dispatch runs once per call, and O3 spent ~3-4 ms
+#: on it (its loops, its inlining) of a small loop kernel's ~15.
+COLD_DISPATCH = True
 #: Work is counted in units of 4 bytes moved (one f32 element) for memory-bound
 #: loops, and of one multiply-add for products (a dot's M * N * K), as XLA's
 #: ``parallel_task_assignment.cc`` sizes I/O-bound ops by bytes and
