@@ -503,3 +503,41 @@ def test_short_rows_keep_the_interleave_count_and_results(pinned_target):
     lanes = pinned_target.vector_bits // 64
     if 4 * lanes <= 1024 and lanes > 1:
         assert f"llvm.loop.vectorize.width={4 * lanes}" in hints["r1.body"], hints
+
+
+def test_a_row_reduction_reading_a_transpose_is_not_forced_wide(pinned_target):
+    """A row reduction whose operand is read across rows (a transpose fused
+    into it: the loop scales its induction variable) keeps no forced width
+    or interleave count, the cost model picking the factor (forced, each
+    strided read was a 32-lane gather); the same reduction of the operand
+    as it lies keeps the width.  Both compute what the evaluator does."""
+    pinned_target.require_runnable()
+
+    def module(transposed: bool) -> str:
+        read = "t = f32[256,512] transpose(a), dimensions={1,0}" if transposed else \
+            "t = f32[256,512] negate(a)"
+        dims = "512,256" if transposed else "256,512"
+        return f"""HloModule m
+add {{
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}}
+ENTRY e {{
+  a = f32[{dims}] parameter(0)
+  {read}
+  z = f32[] constant(0)
+  ROOT r = f32[256] reduce(t, z), dimensions={{1}}, to_apply=add
+}}"""
+    rng = np.random.default_rng(3)
+    for transposed in (True, False):
+        text = module(transposed)
+        exe = xlac.jit(text, num_threads=1)
+        hints = _loop_hints(exe.llvm_ir)
+        widths = [h for hs in hints.values() for h in hs if "vectorize.width" in h or "interleave.count" in h]
+        if transposed:
+            assert not widths, hints
+        elif pinned_target.vector_bits >= 128:
+            assert widths, hints
+        x = rng.standard_normal((512, 256) if transposed else (256, 512)).astype(np.float32)
+        np.testing.assert_allclose(exe(x), xlac.evaluate(text, x), rtol=2e-5, atol=1e-4)

@@ -118,8 +118,10 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     loop_id = _loop_id(module, hints + _interleave_hints(module, interleave, width))
     if vectorize:
         # Where the body turns out to call a function the vectoriser cannot
-        # widen, the latch gets these hints with the vectoriser off (settle_loop_id).
+        # widen, the latch gets these hints with the vectoriser off; where it
+        # reads with a stride, these without the width (settle_loop_id).
         loop_id.scalar_hints = (module, hints)
+        loop_id.forced_width = bool(width)
     return loop_id
 
 
@@ -168,7 +170,7 @@ def _loop_id(module: ir.Module, hints: list):
     return loop_id
 
 
-def settle_loop_id(loop_id, body_blocks):
+def settle_loop_id(loop_id, body_blocks, iv=None):
     """The loop ID for a latch whose loop body is ``body_blocks``: ``loop_id``,
     or, when it may be vectorised and the body calls something the
     vectoriser cannot widen (a libm function such as ``tanf``, an intrinsic
@@ -181,16 +183,43 @@ def settle_loop_id(loop_id, body_blocks):
     explicit width makes LLVM report every loop it then fails to vectorise
     ("remark: loop not vectorized: library call cannot be vectorized"), and
     its diagnostics go straight to the process's stderr: a successful
-    ``xlac run`` must print nothing there."""
+    ``xlac run`` must print nothing there.
+
+    With ``iv``, the loop's induction variable: a body that scales it (an
+    access with a stride, a transposed operand's) is not forced to a wide
+    vector: its hints keep no width and no interleaving, and LLVM's cost
+    model picks the factor.  Forced to a wide vector, every strided load
+    became a lane-by-lane gather of 32 loads and inserts (a transformer's
+    fused reductions: ~40% of their instruction selection time)."""
     scalar = getattr(loop_id, "scalar_hints", None)
     if scalar is None:
         return loop_id
+    module, hints = scalar
     for block in body_blocks:
         for instr in block.instructions:
             if isinstance(instr, ir.CallInstr) and not _widenable(instr.callee):
-                module, hints = scalar
                 return _loop_id(module, hints + [_vectorizer_off(module)])
+    if iv is not None and getattr(loop_id, "forced_width", False) and STRIDED_UNFORCED \
+            and _scales(iv, body_blocks):
+        return _loop_id(module, hints)
     return loop_id
+
+
+#: See :func:`settle_loop_id`.
+STRIDED_UNFORCED = True
+
+
+def _scales(iv, body_blocks) -> bool:
+    """Whether an instruction of ``body_blocks`` multiplies ``iv`` by a
+    constant other than 0 or 1 (or shifts it left)."""
+    for block in body_blocks:
+        for instr in block.instructions:
+            if instr.opname not in ("mul", "shl") or iv not in instr.operands:
+                continue
+            other = instr.operands[1] if instr.operands[0] is iv else instr.operands[0]
+            if not (isinstance(other, ir.Constant) and other.constant in (0, 1)) or instr.opname == "shl":
+                return True
+    return False
 
 
 def _vectorizer_off(module: ir.Module):
@@ -270,7 +299,7 @@ def for_range_dynamic(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: s
         # The body: every block made since this loop's (the pre-header holds
         # hoisted code, which runs outside the loop; `after` is still empty).
         blocks = builder.function.blocks[first + 1:]
-        latch.set_metadata("llvm.loop", settle_loop_id(loop_id, [k for k in blocks if k is not after]))
+        latch.set_metadata("llvm.loop", settle_loop_id(loop_id, [k for k in blocks if k is not after], iv))
     # Close the chain: whatever was hoisted into it runs, then the loop starts.
     builder.position_at_end(chain.block)
     builder.branch(body)
@@ -390,7 +419,7 @@ def loop_nest_versions(builder: ir.IRBuilder, shape: Shape, cond, prologues: lis
             latch = builder.cbranch(builder.icmp_signed("<", nxt, hi), body, after)
             if inner_loop_id is not None:
                 latch.set_metadata("llvm.loop",
-                                   settle_loop_id(inner_loop_id, builder.function.blocks[first:]))
+                                   settle_loop_id(inner_loop_id, builder.function.blocks[first:], iv))
         chains.pop()
         builder.position_at_end(chain.block)
         multi[inner] = lo

@@ -50,6 +50,7 @@ Anything not covered raises :class:`~xlac.errors.UnsupportedError` naming the op
 """
 from __future__ import annotations
 
+import math
 import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -570,9 +571,35 @@ def float_max_min(b: ir.IRBuilder, is_max: bool, x, y):
     return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), r)
 
 
+def constant_max_min(b: ir.IRBuilder, is_max: bool, x, k: ir.Constant):
+    """``maximum(x, k)`` (``minimum``) for a constant ``k`` that is not NaN, as
+    one compare and one select: ``x`` where it is above (below) ``k`` or NaN,
+    else ``k``; where ``x == k`` either is ``k`` but for zeros, whose sign
+    picks the compare (``max(-0, +0) = +0``: ``x`` wins a tie with -0 only).
+    A relu, ``max(x, 0)``, is then a compare and an and, where
+    ``llvm.maximum`` is lowered to ~6 instructions per vector on x86 (and its
+    <32 x float> expansion was ~40% of the instruction selection of a
+    transformer's fused reductions)."""
+    zero_tie = float(k.constant) == 0.0 and (math.copysign(1.0, float(k.constant)) < 0) == is_max
+    op = ("uge" if zero_tie else "ugt") if is_max else ("ule" if zero_tie else "ult")
+    return b.select(b.fcmp_unordered(op, x, k), x, k)
+
+
+def _nan_free_constant(v) -> bool:
+    return isinstance(v, ir.Constant) and isinstance(v.type, tuple(_FLOAT_BITS)) \
+        and isinstance(v.constant, (int, float)) and not math.isnan(v.constant)
+
+
 def _float_max_min(is_max):
     name = "llvm.maximum" if is_max else "llvm.minimum"
-    return lambda c, x, y: float_max_min(c.b, is_max, x, y) if _SELECTS.get() else c.intrinsic(name, x, y)
+
+    def emit(c, x, y):
+        if _nan_free_constant(y):
+            return constant_max_min(c.b, is_max, x, y)
+        if _nan_free_constant(x):
+            return constant_max_min(c.b, is_max, y, x)
+        return float_max_min(c.b, is_max, x, y) if _SELECTS.get() else c.intrinsic(name, x, y)
+    return emit
 
 
 def _float_clamp(c, lo, x, hi):
