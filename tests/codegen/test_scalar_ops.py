@@ -916,3 +916,29 @@ ENTRY e {{
         want = (sh(xu, s, True) | sh(xu, r, False)).astype(np.uint64)
         got = np.asarray(f(x, dt(s) if s <= info.max else dt(s - (1 << bw)))).view(np.dtype(f"u{bw // 8}"))
         np.testing.assert_array_equal(got.astype(np.uint64), want, err_msg=f"{ty} by {s}")
+
+
+@pytest.mark.parametrize("dt", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_max_min_with_a_constant_are_the_spec_s_bit_for_bit(dt, op):
+    """``maximum``/``minimum`` of an array and a broadcast constant (a relu)
+    are a compare and a select (``scalar_ops.constant_max_min``): NaN where
+    the array is NaN, and -0 below +0 whichever side the constant is on,
+    vectorised (4099 elements) and scalar (5), bit for bit as the evaluator."""
+    npdt = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "f64": np.float64}[dt]
+    values = np.array([np.nan, -np.inf, -1.5, -0.0, 0.0, 2.5, np.inf, 1.0, -1.0], np.float64)
+    rng = np.random.default_rng(7)
+    for n in (5, 4099):
+        x = values[rng.integers(0, len(values), n)].astype(npdt)
+        for k in ("0", "-0", "1", "-1", "inf", "-inf"):
+            for lhs, rhs in (("p", "c"), ("c", "p")):
+                text = f"""HloModule m
+ENTRY e {{
+  p = {dt}[{n}] parameter(0)
+  k = {dt}[] constant({k})
+  c = {dt}[{n}] broadcast(k), dimensions={{}}
+  ROOT r = {dt}[{n}] {op}({lhs}, {rhs})
+}}"""
+                got = np.asarray(xlac.jit(text)(x))
+                want = np.asarray(xlac.evaluate(text, x))
+                assert got.tobytes() == want.tobytes(), (k, lhs, n, got, want)
