@@ -683,12 +683,14 @@ class ModuleEmitter:
             # it is the root the split keeps its computations with.
             fn.attributes.add("noinline")
         tasks = self._dispatching.get(id(fn))
-        if not cold and entry and tasks and self.on_finished is not None and not fast_math(fn):
+        dispatch = bool(not cold and entry and tasks and self.on_finished is not None and not fast_math(fn))
+        if dispatch:
             for task in tasks:
                 self.report_hot(task)
             cold = True
-        # Fast-math code is compiled hot only: see ``fast_math``.
-        cold = cold and self.on_finished is not None and not fast_math(fn, callees=not tasks)
+        # Fast-math code is compiled hot only: see ``fast_math`` (a dispatch's
+        # tasks went hot on their own).
+        cold = cold and self.on_finished is not None and not fast_math(fn, callees=not dispatch)
         # A kernel without slots is not shared: its computation's function is
         # the one caller (the entry's kernels are called from another part).
         self._report(fn, cold, slots is None and self._depth > 0)
