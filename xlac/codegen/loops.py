@@ -214,7 +214,7 @@ def _scales(iv, body_blocks) -> bool:
     constant other than 0 or 1 (or shifts it left)."""
     for block in body_blocks:
         for instr in block.instructions:
-            if instr.opname not in ("mul", "shl") or iv not in instr.operands:
+            if instr.opname not in ("mul", "shl") or not any(o is iv for o in instr.operands):
                 continue
             other = instr.operands[1] if instr.operands[0] is iv else instr.operands[0]
             if not (isinstance(other, ir.Constant) and other.constant in (0, 1)) or instr.opname == "shl":
