@@ -634,3 +634,32 @@ def test_gemv_rows_groups_match_the_evaluator(dt, m, k, batch):
     got = xlac.jit(text)(*args)
     want = xlac.evaluate(xlac.parse_hlo(text), *args)
     np.testing.assert_allclose(got, want, rtol=1e-5 if dt == "f32" else 1e-12, atol=1e-5 if dt == "f32" else 1e-12)
+
+
+def test_a_dot_whose_columns_the_library_reads_only_swapped_takes_the_library(monkeypatch):
+    """``jax.image.resize``'s dot: the rhs's contracting dimension between its
+    free ones (B's columns in two strided levels, which the GEMM library does
+    not read) is read as A's rows of the swapped product instead (two levels
+    are allowed there): the library's GEMM, not a GEMM of the module's own,
+    computing what the evaluator does."""
+    from xlac.codegen.compiler import lower
+    text = """HloModule resize_like
+ENTRY e {
+  w = f32[96,80]{1,0} parameter(0)
+  x = f32[4,96,24,16]{3,2,1,0} parameter(1)
+  ROOT d = f32[80,4,24,16]{3,2,1,0} dot(w, x), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+}"""
+    from xlac.codegen.kernels import dot_plan
+
+    def fallbacks() -> list:     # (a kernel's notes say why the candidates before it declined)
+        return [str(d) for d in lower(xlac.parse_hlo(text)).hlo.diagnostics
+                if d.source == "kernel-choice" and "not dot.library-gemm" in str(d)]
+    assert not fallbacks()
+    monkeypatch.setattr(dot_plan, "SWAP_FOR_LIBRARY", False)
+    assert fallbacks()
+    monkeypatch.undo()
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((96, 80)).astype(np.float32)
+    x = rng.standard_normal((4, 96, 24, 16)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(xlac.jit(text)(w, x)), np.asarray(xlac.evaluate(text, w, x)),
+                               rtol=1e-4, atol=1e-4)
