@@ -565,10 +565,11 @@ class Executable:
     @property
     def optimized_llvm_ir(self) -> str:
         """LLVM IR after O3: the module lowered again and its IR optimised on
-        first use (the same split into parts and the same pipeline as the
-        compilation's, so the same IR; every part, each headed by a ``; ----
-        part K of N ----`` comment, when there are several), then kept by this
-        executable."""
+        first use (split into parts as a compilation that is not streamed
+        splits it, each part through the same pipeline; a streamed
+        compilation may group the kernels into other parts; every part,
+        each headed by a ``; ---- part K of N ----`` comment, when there are
+        several), then kept by this executable."""
         if self._optimized_ir is None:
             self._optimized_ir = self._from_lowering_again(
                 lambda lowered: optimized_ir(lowered.llvm_module, lowered.entry_name))
