@@ -216,8 +216,10 @@ def _scales(iv, body_blocks) -> bool:
         for instr in block.instructions:
             if instr.opname not in ("mul", "shl") or not any(o is iv for o in instr.operands):
                 continue
+            if instr.opname == "shl":
+                return True
             other = instr.operands[1] if instr.operands[0] is iv else instr.operands[0]
-            if not (isinstance(other, ir.Constant) and other.constant in (0, 1)) or instr.opname == "shl":
+            if not (isinstance(other, ir.Constant) and other.constant in (0, 1)):
                 return True
     return False
 

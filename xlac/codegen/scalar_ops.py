@@ -585,8 +585,11 @@ def constant_max_min(b: ir.IRBuilder, is_max: bool, x, k: ir.Constant):
     return b.select(b.fcmp_unordered(op, x, k), x, k)
 
 
+_FLOAT_TYPES = tuple(_FLOAT_BITS)
+
+
 def _nan_free_constant(v) -> bool:
-    return isinstance(v, ir.Constant) and isinstance(v.type, tuple(_FLOAT_BITS)) \
+    return isinstance(v, ir.Constant) and isinstance(v.type, _FLOAT_TYPES) \
         and isinstance(v.constant, (int, float)) and not math.isnan(v.constant)
 
 
