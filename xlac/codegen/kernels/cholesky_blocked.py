@@ -26,7 +26,7 @@ from ...hlo.ir import HloInstruction
 from ...shape import F32, F64
 from ..emitter import KernelContext, ModuleEmitter
 from ..ir_array import IrArray, i64
-from ..kernel_choice import KernelCandidate
+from ..kernel_choice import KernelCandidate, plan_function
 from ..loops import fill_padding
 from ..task_grid import thread_count
 from . import cholesky_up_looking, gemm_update
@@ -99,8 +99,14 @@ class _Plan:
             self.scratch.add("out", inst.shape.byte_size())
 
 
+@plan_function
+def _plan(inst: HloInstruction) -> _Plan:
+    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
+    return _Plan(inst)
+
+
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
-    return _Plan(inst).scratch.size
+    return _plan(inst).scratch.size
 
 
 def _tasks(ctx: KernelContext):
@@ -123,7 +129,7 @@ def _emit(ctx: KernelContext) -> None:
     fill_padding(b, out)
     if inst.shape.element_count() == 0:
         return
-    plan = _Plan(inst)
+    plan = _plan(inst)
     ctx.long_running = True
     base = ctx.scratch_pointer()
     a = ctx.operand_array(0)

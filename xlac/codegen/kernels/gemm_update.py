@@ -12,6 +12,7 @@ fields come from a constant template of the module.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
 from ...shape import Shape
-from .. import gemm_library
+from .. import gemm_library, target
 from ..emitter import KernelContext, TypedCallee
 from ..ir_array import i64
 from ..linalg_functions import LinalgVariant
@@ -44,7 +45,14 @@ class Gemm:
 
 
 def plan(pt, g: Gemm):
-    """(DotPlan, library Variant) of ``g``: the plan of a dot of its shapes."""
+    """(DotPlan, library Variant) of ``g``: the plan of a dot of its shapes
+    for the current target (made once per process: a blocked factorisation
+    asks for a dozen shapes, ~0.3 ms each, at every compile)."""
+    return _plan(pt, g, target.current())
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(pt, g: Gemm, _target):
     lhs_dims, lhs_k = ((g.M, g.K), 1) if g.a_k_unit else ((g.K, g.M), 0)
     rhs_dims, rhs_k = ((g.N, g.K), 1) if g.b_k_unit else ((g.K, g.N), 0)
     lhs = HloInstruction("parameter", Shape(pt, lhs_dims), attrs={"parameter_number": 0})

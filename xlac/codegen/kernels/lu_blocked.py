@@ -66,7 +66,7 @@ from ...shape import F32, F64
 from .. import gemm_library
 from ..emitter import KernelContext, ModuleEmitter
 from ..ir_array import i64
-from ..kernel_choice import KernelCandidate
+from ..kernel_choice import KernelCandidate, plan_function
 from ..linalg_functions import LinalgVariant, trsm_routine
 from . import gemm_update
 from ._util import I32, ScratchPlan, dyn_range, memcpy
@@ -161,8 +161,14 @@ class _Plan:
         self.scratch.add("gemm", gemm_update.scratch_bytes(self.gemms[st.rest] for st in self.steps if st.rest))
 
 
+@plan_function
+def _plan(inst: HloInstruction) -> _Plan:
+    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
+    return _Plan(inst)
+
+
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
-    return _Plan(inst).scratch.size
+    return _plan(inst).scratch.size
 
 
 def _routine(module, pt, name: str) -> ir.Function:
@@ -270,7 +276,7 @@ def _swap_left(ctx: KernelContext, plan: _Plan, w, ipiv) -> None:
 
 def _emit(ctx: KernelContext) -> None:
     inst, b = ctx.inst, ctx.b
-    plan = _Plan(inst)
+    plan = _plan(inst)
     ctx.long_running = True
     lu, piv, info = ctx.output_arrays()
     a = ctx.operand_array(0)

@@ -36,7 +36,7 @@ from ...shape import F32, F64
 from .. import gemm_library
 from ..emitter import KernelContext, ModuleEmitter
 from ..ir_array import IrArray, i64
-from ..kernel_choice import KernelCandidate
+from ..kernel_choice import KernelCandidate, plan_function
 from ..linalg_functions import LinalgVariant, trsm_routine
 from ..loops import fill_padding
 from ..task_grid import thread_count
@@ -127,8 +127,14 @@ class _Plan:
         self.scratch.add("slots", max(chunks for _, _, chunks in self.splits) * self.slot_bytes)
 
 
+@plan_function
+def _plan(inst: HloInstruction) -> _Plan:
+    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
+    return _Plan(inst)
+
+
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
-    return _Plan(inst).scratch.size
+    return _plan(inst).scratch.size
 
 
 def _solve(ctx: KernelContext, plan: _Plan, pointers: tuple, split, chunk, chunks) -> None:
@@ -188,7 +194,7 @@ def _emit(ctx: KernelContext) -> None:
     fill_padding(b, out)
     if inst.shape.element_count() == 0:
         return
-    plan = _Plan(inst)
+    plan = _plan(inst)
     sp, pt, m, nr = plan.solve, plan.pt, plan.m, plan.nr
     ctx.long_running = True
     base = ctx.scratch_pointer()
