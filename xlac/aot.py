@@ -53,7 +53,7 @@ from llvmlite import ir
 from .codegen.compiler import lower
 from .codegen.gemm_library import link_into
 from .codegen import target as targets
-from .codegen.jit import emit_object, optimize, slp_vectorizes
+from .codegen.jit import LIBRARY_SPEED_LEVEL, PROGRAM_SPEED_LEVEL, emit_object, optimize, slp_vectorizes
 from .codegen.nontemporal import NAMED as NONTEMPORAL
 from .codegen.nontemporal import prepare as prepare_nontemporal
 from .hlo.feeds import data_leaves, feed_instructions
@@ -609,15 +609,19 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
         ref = llvm.parse_assembly(text)
         ref.triple = triple
         ref.data_layout = str(tm.target_data)
-        link_into(ref)      # the GEMM library code the module calls: the object stays self-contained
-    ref.verify()
+        ref.verify()
+        # Optimised as the JIT optimises them (the same bits for fast-math
+        # code): the program's code at its level with the SLP vectoriser as
+        # the JIT decides it, then the GEMM library code it calls, each
+        # variant at the library's level, linked in (the object stays
+        # self-contained).
+        ref = optimize(ref, tm, PROGRAM_SPEED_LEVEL, mark_nontemporal=f"!{NONTEMPORAL}" in text,
+                       slp=slp_vectorizes(text))
+        link_into(ref, lambda lib: optimize(lib, tm, LIBRARY_SPEED_LEVEL, slp=slp_vectorizes(str(lib))))
     exported = set(res.symbols)
     for value in list(ref.functions) + list(ref.global_variables):
         if not value.is_declaration and value.name not in exported:
             value.linkage = "private"    # no symbol at all in the object's table
-    # The SLP vectoriser as the JIT decides it (the same bits for fast-math
-    # code), over the library code linked in too (its linear algebra is).
-    ref = optimize(ref, tm, mark_nontemporal=f"!{NONTEMPORAL}" in text, slp=slp_vectorizes(str(ref)))
     data = emit_object(tm, ref, module_options=False)    # LLVM's defaults (see jit.emit_object)
 
     res.header_text = _header(res)

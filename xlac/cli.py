@@ -444,8 +444,8 @@ def cmd_dump(args) -> int:
         from .codegen.jit import optimized_ir
         print(optimized_ir(lowered.llvm_module, lowered.entry_name))
     if args.asm:
-        from .codegen.jit import assembly, host_target_machine, parse_and_optimize
-        print(assembly(parse_and_optimize(lowered.llvm_module, host_target_machine())))
+        from .codegen.jit import PROGRAM_SPEED_LEVEL, assembly, host_target_machine, parse_and_optimize
+        print(assembly(parse_and_optimize(lowered.llvm_module, host_target_machine(), PROGRAM_SPEED_LEVEL)))
     if args.dot:
         from .hlo.dot_graph import to_dot
         print(to_dot(lowered.hlo))

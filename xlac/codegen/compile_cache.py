@@ -52,7 +52,8 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
                     metadata: Callable[[object, JitFunction], dict] = lambda built, jf: {},
                     accept: Callable[[dict], bool] = lambda meta: True,
                     use_disk: bool = True, before_load: Callable[[bytes], None] | None = None,
-                    module_options: bool = True, keep_optimized: bool = True) -> Compiled:
+                    module_options: bool = True, keep_optimized: bool = True,
+                    speed_level: int | None = None) -> Compiled:
     """The native code of ``entry``: loaded from ``directory`` under the key of
     ``parts`` when an entry is there and ``accept(meta)`` says it fits, else
     compiled from ``build()`` (which returns ``(llvm_ir, built)``) and stored
@@ -61,8 +62,8 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
     ``directory`` None: no disk cache (always compiled).  ``use_disk=False``:
     compile whatever is there (a dump asked for a real compilation) and store
     the result.  ``before_load`` (``gemm_library.ensure_symbols`` for a
-    module's code), ``module_options``, ``keep_optimized``: as
-    :func:`~xlac.codegen.jit.compile_ir`.
+    module's code), ``module_options``, ``keep_optimized``, ``speed_level``:
+    as :func:`~xlac.codegen.jit.compile_ir`.
     """
     key = cache_key(*parts) if directory else None
     if key is not None and use_disk:
@@ -76,7 +77,7 @@ def load_or_compile(parts: tuple, entry: str, build: Callable[[], tuple], *,
             except Exception:  # noqa: BLE001 - a bad entry is a miss: compile and overwrite it
                 pass
     llvm_ir, built = build()
-    jf = compile_ir(llvm_ir, entry, before_load=before_load, module_options=module_options,
+    jf = compile_ir(llvm_ir, entry, speed_level, before_load=before_load, module_options=module_options,
                     keep_optimized=keep_optimized)
     meta = metadata(built, jf)
     if len(jf.object_parts) > 1:

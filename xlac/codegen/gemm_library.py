@@ -62,7 +62,7 @@ from ..runtime import disk_cache
 from ..runtime.disk_cache import code_fingerprint
 from ..passes.pipeline import dump_module
 from .compile_cache import load_or_compile
-from .jit import LIBRARY_PREFIX
+from .jit import LIBRARY_PREFIX, LIBRARY_SPEED_LEVEL
 from .ir_array import I64, i64
 from .loops import for_range_dynamic, loop_hints
 from .target import host_description
@@ -855,7 +855,8 @@ def ensure_loaded(v: Variant) -> None:
             got = load_or_compile(("xlac-gemm-library", v.tag, h), names[0], lambda: (variant_ir(v)[1], None),
                                   directory=disk_cache.library_dir(),
                                   metadata=lambda built, jf: {"library": v.tag, "symbols": names},
-                                  before_load=defines_itself, module_options=False)
+                                  before_load=defines_itself, module_options=False,
+                                  speed_level=LIBRARY_SPEED_LEVEL)
         jf, origin = got.jit, got.origin
         for name in names:
             addr = jf.engine.get_function_address(name)
@@ -907,13 +908,15 @@ def ensure_symbols(object_code: bytes) -> None:
         ensure_loaded(v)
 
 
-def link_into(ref) -> None:
+def link_into(ref, prepare=None) -> None:
     """Link the IR of every library variant ``ref`` (a parsed ModuleRef) declares
-    into it: an ahead-of-time object carries the library code it calls."""
+    into it: an ahead-of-time object carries the library code it calls.
+    ``prepare(lib)``, when given, returns the variant's module to link (its
+    optimised form)."""
     import llvmlite.binding as llvm
     names = [f.name.encode() for f in ref.functions if f.is_declaration and f.name.startswith(PREFIX)]
     for v in _referenced(names):
         lib = llvm.parse_assembly(variant_ir(v)[1])
         lib.triple = ref.triple
         lib.data_layout = ref.data_layout
-        ref.link_in(lib)
+        ref.link_in(lib if prepare is None else prepare(lib))

@@ -440,8 +440,8 @@ class _Part(NamedTuple):
     codegen: float
 
 
-#: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's O3
-#: (the vectorisers on); ``COLD`` kernels (one element's work, run once per
+#: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's
+#: ``PROGRAM_SPEED_LEVEL`` pipeline (the vectorisers on); ``COLD`` kernels (one element's work, run once per
 #: call for nanoseconds, ``emitter.COLD_MAX_WORK``; the glue around library
 #: calls, ``KernelCandidate.glue``) and the ``ENTRY``
 #: (``SplitPlan.cold``: a list of calls run once per call) with no
@@ -456,6 +456,19 @@ class _Part(NamedTuple):
 #: models' compile and run times did not move.
 HOT, COLD, ENTRY = "hot", "cold", "entry"
 CHEAP_SPEED_LEVEL = 0
+#: LLVM's pipeline for a program's hot kernels (``compile_ir``,
+#: ``StreamedCompile``): O2.  What O3 adds is mostly non-trivial loop
+#: unswitching (a loop with a loop-invariant branch copied once per way, each
+#: copy vectorised): a convolution's packing loops 52 -> 37 ms of LLVM, an
+#: optimizer program's LLVM time -23%, the 16 model programs -2.5% of compile
+#: time (wall and CPU, three interleaved A/B runs); the optimised IR of 24 of
+#: the 30 benchmark kernels and 22 of the 37 jax operations is the same bits,
+#: the others (convolutions' packing, epilogues, small while loops) run as
+#: fast (interleaved A/B within an A/A run's noise).
+PROGRAM_SPEED_LEVEL = 2
+#: ... and for the GEMM library's functions (compiled once per machine): O3,
+#: whose unswitching splits the GEMM driver's loops by case.
+LIBRARY_SPEED_LEVEL = 3
 CHEAP_CODEGEN_OPT = 0
 
 
@@ -581,12 +594,12 @@ class StreamedCompile:
     handed between them were a fifth of it), unless its cold kernels weigh
     ``COLD_PART_INSTRUCTIONS``."""
 
-    def __init__(self, entry_name: str, threads: int, speed_level: int = 3, module_options: bool = True,
+    def __init__(self, entry_name: str, threads: int, speed_level: int | None = None, module_options: bool = True,
                  keep: bool = False, on_printed: Callable[[ir.Module], None] | None = None):
         self.entry_name, self.threads = entry_name, threads
         self.module: ir.Module | None = None
         self.on_printed = on_printed
-        self._args = (speed_level, module_options, keep)
+        self._args = (PROGRAM_SPEED_LEVEL if speed_level is None else speed_level, module_options, keep)
         self._split: StreamSplit | None = None
         self._cond = threading.Condition()
         self._queue: list = []               # heap of (-priority, number, text)
@@ -694,7 +707,7 @@ class StreamedCompile:
         self._close()
 
 
-def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
+def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int | None = None,
                before_load: Callable[[bytes], None] | None = None, module_options: bool = True,
                keep_optimized: bool = True, threads: int | None = None) -> JitFunction:
     """JIT-compile LLVM IR for the host; returns the entry's address and its engine.
@@ -708,13 +721,15 @@ def compile_ir(module: ir.Module | str, entry_name: str, speed_level: int = 3,
     ``MODULE_CODEGEN_OPTIONS`` (see :func:`emit_object`).  ``before_load``: as
     :func:`load_object`.  ``keep_optimized`` (default True): keep the optimised
     module for ``optimized_ir``; False frees it at once (~90 KiB for a small
-    module, MiBs for a big one).
+    module, MiBs for a big one).  ``speed_level``: LLVM's pipeline for the
+    hot parts (default ``PROGRAM_SPEED_LEVEL``).
 
     ``XLAC_DUMP_TO``: writes ``module_NNNN.<name>.ir-no-opt.ll`` (the module as
     emitted), ``.ir-with-opt.ll`` (optimised) and ``.s`` (assembly), or, compiled
     in parts, ``.ir-with-opt.partK.ll`` and ``.partK.s`` for every part K.
     """
-    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after O3, the assembly
+    dumping = dump_directory() is not None  # XLAC_DUMP_TO: the IR before and after LLVM, the assembly
+    speed_level = PROGRAM_SPEED_LEVEL if speed_level is None else speed_level
     t0 = time.perf_counter()
     with dump_module(entry_name):           # inside xlac.jit: that module's number and name
         if dumping:
@@ -759,7 +774,7 @@ def optimized_ir(module: ir.Module | str, entry_name: str, threads: int | None =
 
     def optimize_part(text: str) -> str:
         with _pooled_target_machine() as tm:
-            return unlocked.print_module(parse_and_optimize(text, tm, owned=True))
+            return unlocked.print_module(parse_and_optimize(text, tm, PROGRAM_SPEED_LEVEL, owned=True))
 
     if len(texts) == 1:
         return optimize_part(texts[0])
