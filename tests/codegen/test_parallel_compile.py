@@ -878,3 +878,36 @@ def test_glue_kernels_epilogue_is_compiled_hot(case, monkeypatch):
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     np.testing.assert_allclose(np.asarray(exe(*args)), np.asarray(xlac.evaluate(text, *args)), rtol=1e-4, atol=1e-4)
+
+
+def test_program_and_library_optimised_at_their_levels(monkeypatch):
+    """A program's hot parts go through LLVM's ``PROGRAM_SPEED_LEVEL`` pipeline,
+    the GEMM library's variants (compiled once per machine) through
+    ``LIBRARY_SPEED_LEVEL``'s, in the JIT and in an AOT object alike."""
+    seen = []
+    real = jit.optimize
+
+    def recording(module_ref, tm, speed_level=3, *args, **kwargs):
+        names = [f.name for f in module_ref.functions if not f.is_declaration]
+        seen.append((speed_level, any(n.startswith(jit.LIBRARY_PREFIX) for n in names)))
+        return real(module_ref, tm, speed_level, *args, **kwargs)
+
+    monkeypatch.setattr(jit, "optimize", recording)
+    monkeypatch.setenv("XLAC_CACHE_DIR", "")
+    text = """HloModule m
+ENTRY e {
+  a = f32[64,64] parameter(0)
+  b = f32[64,64] parameter(1)
+  d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = f32[64,64] tanh(d)
+}"""
+    xlac.clear_caches()
+    x = np.random.default_rng(0).standard_normal((2, 64, 64)).astype(np.float32)
+    np.testing.assert_allclose(xlac.jit(text)(x[0], x[1]), np.tanh(x[0] @ x[1]), rtol=1e-4, atol=1e-5)
+    program = {level for level, library in seen if not library and level > jit.CHEAP_SPEED_LEVEL}
+    assert program == {jit.PROGRAM_SPEED_LEVEL}, seen
+    import xlac.aot as aot
+    monkeypatch.setattr(aot, "optimize", recording)
+    seen.clear()
+    aot.compile_aot(xlac.parse_hlo(text), os.devnull)
+    assert (jit.PROGRAM_SPEED_LEVEL, False) in seen and (jit.LIBRARY_SPEED_LEVEL, True) in seen, seen
