@@ -441,9 +441,10 @@ class _Part(NamedTuple):
 
 
 #: How parts are compiled, by what they hold: ``HOT`` kernels with LLVM's
-#: ``PROGRAM_SPEED_LEVEL`` pipeline (the vectorisers on); ``COLD`` kernels (one element's work, run once per
-#: call for nanoseconds, ``emitter.COLD_MAX_WORK``; the glue around library
-#: calls, ``KernelCandidate.glue``) and the ``ENTRY``
+#: ``PROGRAM_SPEED_LEVEL`` pipeline (the vectorisers on); ``COLD`` kernels
+#: (one element's work, run once per call for nanoseconds,
+#: ``emitter.COLD_MAX_WORK``; the glue around library calls,
+#: ``KernelCandidate.glue``) and the ``ENTRY``
 #: (``SplitPlan.cold``: a list of calls run once per call) with no
 #: optimisation at all (O0: a GPT training step's entry, 438 KB of IR, 0.30
 #: -> 0.19 s of LLVM; the 16 model programs compile 3% faster, the same run
