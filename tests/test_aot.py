@@ -1263,3 +1263,26 @@ ENTRY e {
     assert "minor_to_major={0,1}" in header
     np.testing.assert_array_equal(outputs[0], x.T)
     np.testing.assert_array_equal(xlac.jit(text)(x), x.T)
+
+
+def test_an_object_written_to_a_pipe_leaves_the_pipe_in_place(tmp_path):
+    """``-o /dev/null`` and pipes: a path that is not a regular file is written
+    to, not replaced by a new file (as root, a replaced ``/dev/null`` broke the
+    machine).  Tested on a FIFO, whose reader gets the object."""
+    import stat
+    import threading
+    fifo = tmp_path / "obj.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    try:
+        aot.compile_aot(xlac.parse_hlo(CONST_HLO), str(fifo))
+    finally:
+        if reader.is_alive():
+            with open(fifo, "wb"):       # a reader still waiting: let it go
+                pass
+        reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0][:4] == b"\x7fELF"
+    assert not list(tmp_path.glob("obj.fifo.tmp*"))

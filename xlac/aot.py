@@ -581,8 +581,9 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
                 opt: int = 3) -> AotResult:
     """Compile ``x`` (XlaComputation, HloModule or HLO text) to an object file.
 
-    ``path_o``: the ELF object to write; ``header``: where to write the C header
-    (none when ``None``); ``name``: the entry function's C name (a C identifier);
+    ``path_o``: the ELF object to write (a new file replaces a regular file
+    there only once it is whole; a device or a pipe, ``/dev/null``, is written
+    to); ``header``: where to write the C header (none when ``None``); ``name``: the entry function's C name (a C identifier);
     ``target``: an LLVM target triple (default: the host's); ``cpu``/``features``:
     LLVM CPU name and feature string.  The default is this machine's CPU with
     every extension it has, exactly what the JIT uses (:func:`aot_target`);
@@ -682,6 +683,14 @@ def _describe(lowered, module: HloModule, name: str, path_o, header, where, trip
 
 
 def _write(path: str, data: bytes) -> None:
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a pipe (``-o /dev/null``) is written to, never replaced.
+        try:
+            with open(path, "wb") as fh:
+                fh.write(data)
+        except OSError as ex:
+            raise OSError(ex.errno, ex.strerror, path) from None
+        return
     tmp = f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:
