@@ -2,7 +2,7 @@
 
 ``compile_aot(x, "fn.o", header="fn.h", name="fn")`` compiles an
 XlaComputation, HloModule or HLO text with the same code generator as
-``xlac.jit`` (:func:`xlac.codegen.compiler.lower`, then LLVM O3) and writes a
+``xlac.jit`` (:func:`xlac.codegen.compiler.lower`, then LLVM's O2, its library code's O3) and writes a
 relocatable object (position independent, so it links into PIE executables and
 shared libraries) that a plain C program links and calls without Python.
 
@@ -583,7 +583,8 @@ def compile_aot(x, path_o: str | os.PathLike, header: str | os.PathLike | None =
 
     ``path_o``: the ELF object to write (a new file replaces a regular file
     there only once it is whole; a device or a pipe, ``/dev/null``, is written
-    to); ``header``: where to write the C header (none when ``None``); ``name``: the entry function's C name (a C identifier);
+    to); ``header``: where to write the C header (none when ``None``);
+    ``name``: the entry function's C name (a C identifier);
     ``target``: an LLVM target triple (default: the host's); ``cpu``/``features``:
     LLVM CPU name and feature string.  The default is this machine's CPU with
     every extension it has, exactly what the JIT uses (:func:`aot_target`);

@@ -615,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("dump", help="print the optimised module and its buffer assignment")
     d.add_argument("module", help=_MODULE_HELP)
     d.add_argument("--llvm", action="store_true", help="also print the LLVM IR as emitted")
-    d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after O3")
+    d.add_argument("--optimized-llvm", action="store_true", help="also print the LLVM IR after LLVM's optimisation")
     d.add_argument("--asm", action="store_true", help="also print the host assembly of the module")
     d.add_argument("--dot", action="store_true",
                    help="also print the optimised module as a Graphviz graph (dot -Tsvg)")

@@ -564,7 +564,7 @@ class Executable:
 
     @property
     def optimized_llvm_ir(self) -> str:
-        """LLVM IR after O3: the module lowered again and its IR optimised on
+        """LLVM IR after LLVM's optimisation: the module lowered again and its IR optimised on
         first use (split into parts as a compilation that is not streamed
         splits it, each part through the same pipeline; a streamed
         compilation may group the kernels into other parts; every part,

@@ -271,7 +271,7 @@ def fast_math(fn: ir.Function, callees: bool = False) -> bool:
     vectoriser and the instruction selector reorder such code or fuse its
     multiply-adds, which changes the last bits of results, so it must be
     compiled the same way wherever it goes: it is kept out of line (no copy
-    inlined into another part) and compiled hot (O3 with the loop vectoriser
+    inlined into another part) and compiled hot (O2 with the loop vectoriser
     but never the SLP one, ``jit.slp_vectorizes``; the full code generator),
     as the AOT object and a one-part JIT compile it.  Results are then the
     same bits whatever the thread count or split."""

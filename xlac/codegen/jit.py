@@ -1,5 +1,6 @@
 """LLVM back end: target machine for the host (or the CPU ``XLAC_TARGET_CPU``
-names: ``target.current``), O3 with the new pass manager, MCJIT.
+names: ``target.current``), LLVM's O2/O3 pipelines (``PROGRAM_SPEED_LEVEL``,
+``LIBRARY_SPEED_LEVEL``) with the new pass manager, MCJIT.
 
 ``compile_ir(llvm_module, entry_name)`` returns a :class:`JitFunction` holding
 the native entry point and the execution engine that owns its code (the code
@@ -77,8 +78,8 @@ def slp_vectorizes(text: str) -> bool:
 
 def optimize(module_ref, tm, speed_level: int = 3, mark_nontemporal: bool = False, owned: bool = False,
              vectorize: bool = True, slp: bool | None = None):
-    """Run LLVM's O3 pipeline (new pass manager; no unrolling unless asked) on a parsed module; returns the
-    optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
+    """Run LLVM's O``speed_level`` pipeline (new pass manager; no unrolling
+    unless asked) on a parsed module; returns the optimised module: ``module_ref`` itself, or, with ``mark_nontemporal`` (the
     module has a ``!xlac.nontemporal`` group), a re-parsed copy whose stores in
     that group were marked non-temporal afterwards (``nontemporal.mark_stores``).
     ``owned``: the module is in an LLVMContext of its own and ``tm`` is this
