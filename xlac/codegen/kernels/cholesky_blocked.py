@@ -99,10 +99,8 @@ class _Plan:
             self.scratch.add("out", inst.shape.byte_size())
 
 
-@plan_function
-def _plan(inst: HloInstruction) -> _Plan:
-    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
-    return _Plan(inst)
+#: ``inst``'s plan, made once (scratch sizing and emission both ask).
+_plan = plan_function(_Plan)
 
 
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:

@@ -161,10 +161,8 @@ class _Plan:
         self.scratch.add("gemm", gemm_update.scratch_bytes(self.gemms[st.rest] for st in self.steps if st.rest))
 
 
-@plan_function
-def _plan(inst: HloInstruction) -> _Plan:
-    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
-    return _Plan(inst)
+#: ``inst``'s plan, made once (scratch sizing and emission both ask).
+_plan = plan_function(_Plan)
 
 
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:

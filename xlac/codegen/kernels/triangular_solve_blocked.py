@@ -127,10 +127,8 @@ class _Plan:
         self.scratch.add("slots", max(chunks for _, _, chunks in self.splits) * self.slot_bytes)
 
 
-@plan_function
-def _plan(inst: HloInstruction) -> _Plan:
-    """``inst``'s plan, made once (scratch sizing and emission both ask)."""
-    return _Plan(inst)
+#: ``inst``'s plan, made once (scratch sizing and emission both ask).
+_plan = plan_function(_Plan)
 
 
 def _scratch(me: ModuleEmitter, inst: HloInstruction) -> int:
