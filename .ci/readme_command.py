@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 name = sys.argv[1]
-text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 m = re.search(rf"<!-- doctest: ci {re.escape(name)} -->\n```sh\n(.*?)\n```", text, re.S)
 if not m:
     sys.exit(f"README.md has no block marked <!-- doctest: ci {name} -->")

@@ -86,7 +86,7 @@ def _write_outputs(res: dict, out: Path) -> Path | None:
     if not chart(res, png):
         harness.log("note: no matplotlib (or nothing to plot): no PNG chart")
         png = None
-    (out / f"{stem}.md").write_text(report.markdown(res))
+    (out / f"{stem}.md").write_text(report.markdown(res), encoding="utf-8")
     harness.log(f"wrote {out / (stem + '.md')}, {out / (stem + '.json')}" + (f", {png}" if png else ""))
     return png
 
@@ -139,4 +139,6 @@ def main(argv=None, prog: str = "python -m benchmarks") -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

@@ -45,7 +45,7 @@ def last_cpu() -> int:
 def _cpu_seconds(pid: int) -> float | None:
     """User + system CPU time of ``pid`` (from /proc), or None."""
     try:
-        with open(f"/proc/{pid}/stat") as fh:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
@@ -66,7 +66,7 @@ class BusyCore:
     def __enter__(self) -> "BusyCore":
         self.proc = subprocess.Popen([sys.executable, "-c", _SPINNER, str(self.cpu), str(os.getpid())],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, encoding="utf-8")
         try:
             self._wait_ready()
         except BaseException:

@@ -128,9 +128,11 @@ def main(argv=None) -> int:
     sys.stdout.write(md)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        (Path(a.out) / "call_overhead.md").write_text(md)
+        (Path(a.out) / "call_overhead.md").write_text(md, encoding="utf-8")
     return 0
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

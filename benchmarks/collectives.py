@@ -147,7 +147,7 @@ def run(n: int, sizes: list[int]) -> dict:
         mpiexec = None
     if mpiexec:
         proc = subprocess.run([mpiexec, "-n", str(n), sys.executable, "-m", "benchmarks.collectives",
-                               "--mpi-worker", ",".join(map(str, sizes))], capture_output=True, text=True)
+                               "--mpi-worker", ",".join(map(str, sizes))], capture_output=True, encoding="utf-8")
         if proc.returncode == 0:
             for s, cols in json.loads(proc.stdout.strip().splitlines()[-1]).items():
                 rows[int(s)].update(cols)
@@ -186,12 +186,14 @@ def main(argv=None) -> int:
     print(md)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "collectives.md"), "w") as fh:
+        with open(os.path.join(args.out, "collectives.md"), "w", encoding="utf-8") as fh:
             fh.write(md + "\n")
-        with open(os.path.join(args.out, "collectives.json"), "w") as fh:
+        with open(os.path.join(args.out, "collectives.json"), "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=1)
     return 0
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

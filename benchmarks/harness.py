@@ -248,16 +248,16 @@ def publish(text: str, res: dict, out: str | None, name: str) -> None:
     print(text)
     if out:
         os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, f"{name}.md"), "w") as fh:
+        with open(os.path.join(out, f"{name}.md"), "w", encoding="utf-8") as fh:
             fh.write(text)
-        with open(os.path.join(out, f"{name}.json"), "w") as fh:
+        with open(os.path.join(out, f"{name}.json"), "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=1)
 
 
 def machine() -> dict:
     cpu, mem = platform.processor() or platform.machine(), None
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("model name"):
                     cpu = line.split(":", 1)[1].strip()
@@ -265,7 +265,7 @@ def machine() -> dict:
     except OSError:
         pass
     try:
-        with open("/proc/meminfo") as fh:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("MemTotal"):
                     mem = f"{int(line.split()[1]) / 1024 ** 2:.1f} GiB"
@@ -274,7 +274,7 @@ def machine() -> dict:
         pass
     flags = ""
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("flags"):
                     fl = line.split()
@@ -285,9 +285,9 @@ def machine() -> dict:
     commit = None
     try:
         commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, timeout=10).stdout.strip() or None
+                                capture_output=True, encoding="utf-8", timeout=10).stdout.strip() or None
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "xlac"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+                               capture_output=True, encoding="utf-8", timeout=10).stdout.strip()
         if commit and dirty:
             commit += " with uncommitted changes to xlac/"
     except (OSError, subprocess.SubprocessError):
@@ -446,7 +446,7 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
             "print((t1 - t0) * 1e3, (time.perf_counter() - t) * 1e3)\n")
     with tempfile.TemporaryDirectory(prefix="xlac-bench-cache-") as d:
         path = os.path.join(d, "module.hlo")
-        with open(path, "w") as fh:
+        with open(path, "w", encoding="utf-8") as fh:
             fh.write(hlo_text)
         env = dict(os.environ, XLAC_CACHE_DIR=os.path.join(d, "cache"))
         env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
@@ -454,7 +454,7 @@ def _disk_cache_times(hlo_text: str, threads: int | None, caps: dict) -> tuple[f
         out = []
         for _ in range(2):
             r = subprocess.run([sys.executable, "-c", code, path, th], env=env, capture_output=True,
-                               text=True, timeout=600)
+                               encoding="utf-8", timeout=600)
             if r.returncode != 0:
                 lines = (r.stderr or r.stdout).strip().splitlines()
                 raise RuntimeError(f"fresh process failed: {lines[-1] if lines else r.returncode}")
@@ -624,7 +624,7 @@ def _hlo_text(k: K.Kernel, hlo_dir, p: dict) -> str | None:
     """The JAX-exported HLO of ``k`` scaled to the sizes ``p``, or None without one."""
     if not k.hlo or hlo_dir is None or not (Path(hlo_dir) / k.hlo).is_file():
         return None
-    return K.scale_hlo((Path(hlo_dir) / k.hlo).read_text(), k.full, p, k.scale_constants)
+    return K.scale_hlo((Path(hlo_dir) / k.hlo).read_text(encoding="utf-8"), k.full, p, k.scale_constants)
 
 
 def _warm_gemm_library(names: list, quick: bool, hlo_dir) -> None:
@@ -867,4 +867,4 @@ def run(kernel_names: list[str] | None = None, *, quick: bool = False, repeat: i
 
 
 def save_json(res: dict, path: Path) -> None:
-    path.write_text(json.dumps(res, indent=1, default=str) + "\n")
+    path.write_text(json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8")

@@ -144,7 +144,7 @@ def measure_models(quick: bool, only: list[str] | None) -> list[dict]:
         _compiled(xla_bridge.get_backend(backend), warm)
     for case in models.cases(only):
         name = case["name"]
-        text = (models.DIR / f"{name}.hlo").read_text()
+        text = (models.DIR / f"{name}.hlo").read_text(encoding="utf-8")
         inputs = models.load_arrays(models.DIR / f"{name}.npz")
         expected = models.load_arrays(models.DIR / f"{name}.expected.npz")
         row, calls = {"program": name}, {}
@@ -226,12 +226,14 @@ def main(argv=None) -> int:
            "models": [] if args.no_models else measure_models(args.quick, only)}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "jax_backend.json").write_text(json.dumps(res, indent=1, default=str))
+    (out / "jax_backend.json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
     text = report(res)
-    (out / "jax_backend.md").write_text(text)
+    (out / "jax_backend.md").write_text(text, encoding="utf-8")
     print(text)
     return 0
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

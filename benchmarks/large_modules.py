@@ -404,7 +404,7 @@ def main(argv=None) -> int:
     sizes = args.sizes or ([] if args.file else [5000, 10000, 20000, 50000])
     cases = [(f"train_step ~{n}", training_step_hlo(layers_for(n))) for n in sizes]
     for path in args.file:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             cases.append((path, fh.read()))
     for label, text in cases:
         times = phase_times(text, args.repeat)
@@ -426,4 +426,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

@@ -88,13 +88,13 @@ def export(kernels=KERNELS) -> None:
             args = _inputs(kernel, EXPORT_N, dtype, rng)
             text = jax.jit(_jax_fn(kernel)).lower(*args).as_text(dialect="hlo")
             assert "lapack_" in text, f"{kernel} {t}: no LAPACK custom call"
-            (HLO_DIR / f"{kernel}_{t}.hlo").write_text(text)
+            (HLO_DIR / f"{kernel}_{t}.hlo").write_text(text, encoding="utf-8")
             log(f"wrote {kernel}_{t}.hlo")
     jax.config.update("jax_enable_x64", False)
 
 
 def _hlo(kernel: str, t: str, n: int) -> str:
-    text = (HLO_DIR / f"{kernel}_{t}.hlo").read_text()
+    text = (HLO_DIR / f"{kernel}_{t}.hlo").read_text(encoding="utf-8")
     # Constants too: solve's pivots-to-permutation loop runs to constant(n).
     return scale_hlo(text, {"n": EXPORT_N}, {"n": n}, constants=True)
 
@@ -203,4 +203,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

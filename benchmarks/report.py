@@ -350,7 +350,7 @@ def markdown(res: dict) -> str:
 
 def update_readme(path: Path, res: dict, png: str | None = None) -> bool:
     """Replace the text between the benchmark markers in ``path``; False if it has none."""
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         return False
     body = summary(res)
@@ -358,7 +358,7 @@ def update_readme(path: Path, res: dict, png: str | None = None) -> bool:
         body += f"\n\n![benchmark chart]({png})"
     new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END),
                  lambda m: f"{BEGIN}\n{body}\n{END}", text, count=1, flags=re.S)
-    path.write_text(new)
+    path.write_text(new, encoding="utf-8")
     return True
 
 

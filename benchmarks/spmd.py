@@ -223,10 +223,12 @@ def main(argv=None) -> int:
            "machine": harness.machine().get("cpu", "this machine"), "rows": measure(args.quick, devices)}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "spmd.json").write_text(json.dumps(res, indent=1) + "\n")
-    (out / "spmd.md").write_text(report(res))
+    (out / "spmd.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    (out / "spmd.md").write_text(report(res), encoding="utf-8")
     return 0
 
 
 if __name__ == "__main__":
+    from xlac.cli import utf8_stdout
+    utf8_stdout()                  # reports are Markdown in UTF-8, whatever the locale
     sys.exit(main())

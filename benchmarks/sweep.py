@@ -61,7 +61,7 @@ def _blas_threads() -> tuple[str, int] | None:
     import ctypes
     np.ones((2, 2)) @ np.ones((2, 2))        # make sure the BLAS is loaded
     try:
-        with open("/proc/self/maps") as fh:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
             libs = sorted({ln.split()[-1] for ln in fh if any(w in ln.lower() for w in ("blas", "mkl_rt"))
                            and ".so" in ln})
     except OSError:

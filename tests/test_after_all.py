@@ -176,14 +176,14 @@ ENTRY e {
 @pytest.mark.parametrize("reference", [False, True])
 def test_cli_run_writes_a_token_result_as_an_empty_array(tmp_path, reference):
     module = tmp_path / "m.hlo"
-    module.write_text(ORDERED)
+    module.write_text(ORDERED, encoding="utf-8")
     np.savez(tmp_path / "in.npz", np.arange(4, dtype=np.float32))   # the token parameter may be left out
     cmd = [sys.executable, "-m", "xlac", "run", str(module), "--inputs", str(tmp_path / "in.npz")]
     cmd += ["--reference"] if reference else []
-    proc = subprocess.run(cmd + ["--out", str(tmp_path / "out.npz")], capture_output=True, text=True)
+    proc = subprocess.run(cmd + ["--out", str(tmp_path / "out.npz")], capture_output=True, encoding="utf-8")
     assert proc.returncode == 0 and proc.stderr == ""
     with np.load(tmp_path / "out.npz", allow_pickle=False) as d:
         np.testing.assert_array_equal(d["arr_0"], np.arange(4, dtype=np.float32))
         assert d["arr_1"].dtype == np.uint8 and d["arr_1"].size == 0
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, encoding="utf-8")
     assert proc.returncode == 0 and proc.stderr == "" and "arr_1: token" in proc.stdout

@@ -42,14 +42,14 @@ needs_nm = pytest.mark.skipif(shutil.which("nm") is None, reason="no nm (binutil
 def _manifest() -> dict:
     if not CORPUS.is_dir():
         return {}
-    return {c["name"]: c for c in json.loads((CORPUS / "manifest.json").read_text())["cases"]}
+    return {c["name"]: c for c in json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["cases"]}
 
 
 MANIFEST = _manifest()
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, encoding="utf-8", **kw)
     if proc.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
                              f"{proc.stdout}\n{proc.stderr}")
@@ -180,7 +180,7 @@ def build_and_run(module, inputs, tmp: Path, runtime_obj: Path, name: str = "fn"
     ``threads``: run on an ``xlac_thread_pool`` of 3 threads (True) or of that many."""
     tmp.mkdir(parents=True, exist_ok=True)
     res = xlac.compile_aot(module, tmp / f"{name}.o", header=tmp / f"{name}.h", name=name)
-    (tmp / "main.c").write_text(_driver_source(res, null_opts))
+    (tmp / "main.c").write_text(_driver_source(res, null_opts), encoding="utf-8")
     exe = tmp / "driver"
     _run([CC, *CFLAGS, f"-I{tmp}", tmp / "main.c", tmp / f"{name}.o", runtime_obj, "-o", exe,
           "-lm", "-lpthread"])
@@ -201,7 +201,7 @@ def rerun(res: aot.AotResult, tmp: Path, threads: bool | int = False):
 
 
 def _load_case(name: str):
-    text = (CORPUS / f"{name}.hlo").read_text()
+    text = (CORPUS / f"{name}.hlo").read_text(encoding="utf-8")
     with np.load(CORPUS / f"{name}.npz") as d:
         inputs = [d[f"arr_{k}"] for k in range(len(d.files))]
     with np.load(CORPUS / f"{name}.expected.npz") as d:
@@ -326,7 +326,7 @@ def test_non_default_layouts_and_tuple_result(tmp_path, runtime_obj):
     for k, (x, j) in enumerate(zip(outputs, _leaves(xlac.jit(module)(a, b)))):
         _assert_same_bits(x, j, f"leaf {k}")
     np.testing.assert_array_equal(outputs[2], b)
-    header = (tmp_path / "layouts.h").read_text()
+    header = (tmp_path / "layouts.h").read_text(encoding="utf-8")
     assert "minor_to_major={0,1} (dimension 0 varies fastest)" in header
     _check_object_symbols(tmp_path / "layouts.o", "layouts")
 
@@ -531,7 +531,7 @@ int main(void) {
   printf("%d %d %g %g\n", s1, s2, a[3], b[2]);
   return 0;
 }
-""")
+""", encoding="utf-8")
     _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "two.c", tmp_path / "sq1.o", tmp_path / "sq2.o",
           "-o", tmp_path / "two", "-lm"])
     assert _run([tmp_path / "two"]).stdout.split() == ["0", "0", "16", "10.5625"]
@@ -574,7 +574,7 @@ def test_tuple_parameter_is_flattened_into_slots(tmp_path, runtime_obj):
 @needs_cc
 def test_header_is_self_contained_c99(tmp_path):
     res = xlac.compile_aot(LAYOUT_HLO, tmp_path / "lay.o", header=tmp_path / "lay.h", name="lay")
-    text = (tmp_path / "lay.h").read_text()
+    text = (tmp_path / "lay.h").read_text(encoding="utf-8")
     includes = re.findall(r"#include\s*[<\"]([^>\"]+)[>\"]", text)
     assert set(includes) <= {"xlac_runtime.h", "stddef.h", "stdint.h", "stdlib.h", "string.h"}, includes
     assert text == res.header_text
@@ -582,7 +582,7 @@ def test_header_is_self_contained_c99(tmp_path):
                 r"LAY_PARAM0_BYTES 48", "lay_run", "cannot check"):
         assert re.search(pat, text), pat
     # The header alone (twice: include guard), in a translation unit of its own.
-    (tmp_path / "only.c").write_text('#include "lay.h"\n#include "lay.h"\nint main(void) { return 0; }\n')
+    (tmp_path / "only.c").write_text('#include "lay.h"\n#include "lay.h"\nint main(void) { return 0; }\n', encoding="utf-8")
     _run([CC, *CFLAGS, f"-I{tmp_path}", "-c", tmp_path / "only.c", "-o", tmp_path / "only.o"])
 
 
@@ -613,7 +613,7 @@ int main(void) {
   printf(" %d\n", lay_run(a, b, e, n, r, NULL));                      /* no services needed */
   return 0;
 }
-""")
+""", encoding="utf-8")
     exe = tmp_path / "bad"
     _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "bad.c", tmp_path / "lay.o", runtime_obj, "-o", exe,
           "-lm", "-lpthread"])
@@ -728,7 +728,7 @@ int main(void) {
 
 @needs_cc
 def test_runtime_support_library(tmp_path, runtime_obj):
-    (tmp_path / "rt.c").write_text(RUNTIME_TEST)
+    (tmp_path / "rt.c").write_text(RUNTIME_TEST, encoding="utf-8")
     exe = tmp_path / "rt"
     _run([CC, *[f for f in CFLAGS if f != "-pedantic"], "-pthread", tmp_path / "rt.c", runtime_obj,
           "-o", exe, "-lpthread"])
@@ -865,7 +865,7 @@ def test_infeed_and_outfeed_served_from_c(tmp_path, runtime_obj):
     assert "infeed in of (f32[2,3]{0,1}, s32[]):" in header
     assert "leaf 0: f32[2,3]{0,1}, 24 bytes, minor_to_major={0,1}" in header
     assert "outfeed t3 of f32[2,3]{1,0}:" in header
-    (tmp_path / "main.c").write_text(FEED_DRIVER)
+    (tmp_path / "main.c").write_text(FEED_DRIVER, encoding="utf-8")
     exe = tmp_path / "driver"
     _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "main.c", tmp_path / "loop.o", runtime_obj, "-o", exe,
           "-lm", "-lpthread"])
@@ -1070,7 +1070,7 @@ def test_wrapper_refuses_a_cpu_without_a_feature(tmp_path, runtime_obj, disable,
     if not set(X86_64_V3) <= set(targets.features_of(targets.host())):
         pytest.skip("this CPU is older than x86-64-v3")
     xlac.compile_aot(VECTOR_HLO, tmp_path / "v3.o", header=tmp_path / "v3.h", name="v3", cpu="x86-64-v3")
-    (tmp_path / "check.c").write_text(CPU_CHECK)
+    (tmp_path / "check.c").write_text(CPU_CHECK, encoding="utf-8")
     exe = tmp_path / "check"
     _run([CC, *CFLAGS, f"-I{tmp_path}", tmp_path / "check.c", tmp_path / "v3.o", runtime_obj, "-o", exe,
           "-lm", "-lpthread"])
@@ -1101,7 +1101,7 @@ def test_runtime_feature_table_matches_xlac_and_llvm(tmp_path):
     (tmp_path / "table.c").write_text(
         '#include "xlac_runtime.h"\n#include <stdio.h>\nint main(int argc, char **argv) {\n'
         '  int k;\n  for (k = 1; k < argc; ++k) printf("%s %d\\n", argv[k], xlac_cpu_has_feature(argv[k]));\n'
-        '  return 0;\n}\n')
+        '  return 0;\n}\n', encoding="utf-8")
     _run([CC, *CFLAGS, tmp_path / "table.c", "-o", tmp_path / "table"])
     env = {k: v for k, v in os.environ.items() if k != "XLAC_CPU_DISABLE"}
     out = _run([tmp_path / "table", *names, "no-such-feature"], env=env).stdout.split()
@@ -1119,7 +1119,7 @@ def test_cpu_check_is_clean_under_sanitizers(tmp_path):
     if not set(X86_64_V3) <= set(targets.features_of(targets.host())):
         pytest.skip("this CPU is older than x86-64-v3")
     xlac.compile_aot(VECTOR_HLO, tmp_path / "v3.o", header=tmp_path / "v3.h", name="v3", cpu="x86-64-v3")
-    (tmp_path / "check.c").write_text(CPU_CHECK)
+    (tmp_path / "check.c").write_text(CPU_CHECK, encoding="utf-8")
     exe = tmp_path / "check"
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"]
     try:
@@ -1131,7 +1131,7 @@ def test_cpu_check_is_clean_under_sanitizers(tmp_path):
         env = {k: v for k, v in os.environ.items() if k != "XLAC_CPU_DISABLE"}
         if disable:
             env["XLAC_CPU_DISABLE"] = disable
-        proc = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
+        proc = subprocess.run([str(exe)], capture_output=True, encoding="utf-8", env=env, timeout=120)
         assert proc.returncode == 0 and "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, \
             proc.stderr
 
@@ -1142,14 +1142,14 @@ def test_cpu_check_is_clean_under_sanitizers(tmp_path):
 
 def test_cli_compile_writes_object_and_header(tmp_path, capsys):
     hlo = tmp_path / "m.hlo"
-    hlo.write_text(CONST_HLO)
+    hlo.write_text(CONST_HLO, encoding="utf-8")
     assert cli_main(["compile", str(hlo), "-o", str(tmp_path / "m.o"), "--name", "m"]) == 0
     assert (tmp_path / "m.o").read_bytes()[:4] == b"\x7fELF"
-    assert "extern const xlac_program_info m_info;" in (tmp_path / "m.h").read_text()
+    assert "extern const xlac_program_info m_info;" in (tmp_path / "m.h").read_text(encoding="utf-8")
     assert "wrote" in capsys.readouterr().out
     assert cli_main(["compile", str(hlo), "-o", str(tmp_path / "v3.o"), "--name", "v3", "--cpu", "x86-64-v3"]) == 0
     assert "for CPU x86-64-v3" in capsys.readouterr().out
-    assert '#define V3_TARGET_CPU "x86-64-v3"' in (tmp_path / "v3.h").read_text()
+    assert '#define V3_TARGET_CPU "x86-64-v3"' in (tmp_path / "v3.h").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("content, args, message", [
@@ -1165,7 +1165,7 @@ def test_cli_compile_writes_object_and_header(tmp_path, capsys):
 def test_cli_compile_errors_are_one_line(tmp_path, capsys, content, args, message):
     hlo = tmp_path / "m.hlo"
     if content is not None:
-        hlo.write_text(content)
+        hlo.write_text(content, encoding="utf-8")
     status = cli_main(["compile", str(hlo), "-o", str(tmp_path / "m.o"), *args])
     err = capsys.readouterr().err
     assert status != 0
@@ -1175,7 +1175,7 @@ def test_cli_compile_errors_are_one_line(tmp_path, capsys, content, args, messag
 
 def test_cli_compile_unwritable_output(tmp_path, capsys):
     hlo = tmp_path / "m.hlo"
-    hlo.write_text(CONST_HLO)
+    hlo.write_text(CONST_HLO, encoding="utf-8")
     status = cli_main(["compile", str(hlo), "-o", str(tmp_path / "missing" / "m.o")])
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1 and "m.o" in err
@@ -1194,7 +1194,7 @@ def test_make_runtime_examples(tmp_path):
     start = next(k for k, line in enumerate(lines) if line.startswith("result f32[16,10]"))
     printed = np.array([[float(v) for v in line.split("->")[0].split()] for line in lines[start + 1:start + 17]],
                        dtype=np.float32)
-    module = xlac.parse_hlo((RUNTIME / "examples" / "mlp.hlo").read_text())
+    module = xlac.parse_hlo((RUNTIME / "examples" / "mlp.hlo").read_text(encoding="utf-8"))
     inputs = []
     for p, param in enumerate(module.entry.parameters):
         n = param.shape.element_count()
@@ -1237,7 +1237,7 @@ ENTRY e {
     x[:4] = [np.nan, np.inf, -np.inf, 500]
     q = np.arange(64).astype(np.int8).astype(ml_dtypes.int4)
     res, outputs, _ = build_and_run(text, [x, q], tmp_path, runtime_obj, name="narrow")
-    header = (tmp_path / "narrow.h").read_text()
+    header = (tmp_path / "narrow.h").read_text(encoding="utf-8")
     assert "uint8_t" in header and "f8e4m3fn[64]" in header
     expected = xlac.jit(text)(x, q)
     for k, (got, want) in enumerate(zip(outputs, expected)):
@@ -1259,7 +1259,7 @@ ENTRY e {
     res, outputs, _ = build_and_run(text, [x], tmp_path, runtime_obj, name="declared")
     assert [str(p.shape) for p in res.params] == ["f32[4,6]{0,1}"]
     assert [str(r.shape) for r in res.results] == ["f32[6,4]{0,1}"]
-    header = (tmp_path / "declared.h").read_text()
+    header = (tmp_path / "declared.h").read_text(encoding="utf-8")
     assert "minor_to_major={0,1}" in header
     np.testing.assert_array_equal(outputs[0], x.T)
     np.testing.assert_array_equal(xlac.jit(text)(x), x.T)

@@ -74,7 +74,7 @@ def test_sgemm_rates_are_interleaved_and_report_a_failing_call():
 
 def test_scale_hlo_rewrites_dimensions_and_constants():
     k = kernels.BY_NAME["layernorm"]
-    text = (harness.DEFAULT_HLO_DIR / k.hlo).read_text() if harness.DEFAULT_HLO_DIR.is_dir() else \
+    text = (harness.DEFAULT_HLO_DIR / k.hlo).read_text(encoding="utf-8") if harness.DEFAULT_HLO_DIR.is_dir() else \
         "x = f32[8192,1024]{1,0} parameter(0)\nc = f32[] constant(1024)\n"
     small = kernels.scale_hlo(text, k.full, k.quick, constants=True)
     assert "8192" not in small and "1024" not in small
@@ -105,8 +105,8 @@ def test_cli_bench_writes_files(tmp_path, capsys):
     rc = main(["bench", "--quick", "--kernels", "add8,bcast", "--repeat", "2", "--no-limits",
                "--no-jax", "--no-numba", "--no-disk-cache", "--out", str(tmp_path)])
     assert rc == 0
-    assert (tmp_path / "results.md").read_text().startswith("# xlac benchmarks")
-    data = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "results.md").read_text(encoding="utf-8").startswith("# xlac benchmarks")
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert [r["name"] for r in data["rows"]] == ["add8", "bcast"]
     assert "| bcast" in capsys.readouterr().out
 
@@ -120,13 +120,13 @@ def test_cli_bench_bad_kernel_is_one_error_line(capsys):
 
 def test_update_readme_replaces_only_the_marked_section(tmp_path, quick_results):
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n\n{report.BEGIN}\nold table\n{report.END}\n\nafter\n")
+    readme.write_text(f"intro\n\n{report.BEGIN}\nold table\n{report.END}\n\nafter\n", encoding="utf-8")
     assert report.update_readme(readme, quick_results, "benchmarks/results/results.png")
-    text = readme.read_text()
+    text = readme.read_text(encoding="utf-8")
     assert "old table" not in text and text.startswith("intro") and text.endswith("after\n")
     assert "| kernel | size |" in text and "results.png" in text
     other = tmp_path / "OTHER.md"
-    other.write_text("no markers\n")
+    other.write_text("no markers\n", encoding="utf-8")
     assert not report.update_readme(other, quick_results)
 
 
@@ -200,7 +200,7 @@ def test_cli_threads_sweep_with_busy_core(tmp_path, capsys):
                "--no-jax", "--threads-sweep", "1,2,8", "--busy-core", "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
-    data = json.loads((tmp_path / "threads.json").read_text())
+    data = json.loads((tmp_path / "threads.json").read_text(encoding="utf-8"))
     assert data["settings"]["threads_sweep"] == [1, 2, 8] and "rows" not in data
     assert [r["name"] for r in data["sweep"]] == ["softmax", "sum_all"]
     for row in data["sweep"]:
@@ -209,7 +209,7 @@ def test_cli_threads_sweep_with_busy_core(tmp_path, capsys):
     assert data["dispatch"]["threads"] == [1, 2, 8]
     busy = data["busy_core"]
     assert busy["alive_at_end"] and busy["wall_s"] > 0
-    md = (tmp_path / "threads.md").read_text()
+    md = (tmp_path / "threads.md").read_text(encoding="utf-8")
     assert md == out and md.startswith("# xlac thread sweep")
     assert "| kernel | size | check | xlac 1 ms | xlac 2 ms | xlac 8 ms | jax.jit ms | numpy ms |" in md
     assert "Ratio to the best xlac time" in md and "busy core (`--busy-core`)" in md

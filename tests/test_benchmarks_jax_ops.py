@@ -13,7 +13,7 @@ def test_quick_run_checks_every_operation(tmp_path, capsys):
     assert "MISMATCH" not in text
     for name in jax_ops._ops(64):
         assert f"| {name} | " in text
-    assert (tmp_path / "jax_ops.md").read_text().strip() == text.strip()
+    assert (tmp_path / "jax_ops.md").read_text(encoding="utf-8").strip() == text.strip()
     assert (tmp_path / "jax_ops.json").exists()
 
 

@@ -12,7 +12,7 @@ def test_quick_run_checks_and_reports(tmp_path, capsys):
     for kernel in linalg.KERNELS:
         for t in linalg.DTYPES:
             assert f"| {kernel} | {t} | 16 |" in text
-    assert (tmp_path / "linalg.md").read_text().strip() == text.strip()
+    assert (tmp_path / "linalg.md").read_text(encoding="utf-8").strip() == text.strip()
     assert (tmp_path / "linalg.json").exists()
 
 

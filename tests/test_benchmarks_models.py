@@ -13,7 +13,7 @@ def test_manifest_describes_the_files():
     assert m["num_cases"] == len(m["cases"]) >= 12
     for case in m["cases"]:
         name = case["name"]
-        text = (models.DIR / f"{name}.hlo").read_text()
+        text = (models.DIR / f"{name}.hlo").read_text(encoding="utf-8")
         assert text.startswith("HloModule ") and case["instructions"] > 0 and case["computations"] > 0
         assert case["jax"]["compile_s"] > 0 and case["jax"]["run_s"] > 0
         inputs = models.load_arrays(models.DIR / f"{name}.npz")
@@ -29,8 +29,8 @@ def test_quick_run_reports_compile_phases(tmp_path, capsys):
     smallest = min(models.cases(), key=lambda c: c["instructions"])["name"]
     assert f"| {smallest} | " in text and "jax compile s (recorded)" in text and "| ok |" in text
     assert "geometric mean" in text and "optimize s" in text
-    assert (tmp_path / "models.md").read_text().strip() == text.strip()
-    res = json.loads((tmp_path / "models.json").read_text())
+    assert (tmp_path / "models.md").read_text(encoding="utf-8").strip() == text.strip()
+    res = json.loads((tmp_path / "models.json").read_text(encoding="utf-8"))
     (row,) = res["rows"]
     phases = row["xlac"]["phases"]
     assert set(models.PHASES) <= set(phases)

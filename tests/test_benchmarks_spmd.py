@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_quick_run_measures_both_and_moves_no_more_than_xla(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "benchmarks.spmd", "--quick", "--devices", "1,2",
-                           "--out", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=540)
+                           "--out", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, encoding="utf-8", timeout=540)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads((tmp_path / "spmd.json").read_text())["rows"]
+    rows = json.loads((tmp_path / "spmd.json").read_text(encoding="utf-8"))["rows"]
     assert [(r["program"], r["devices"]) for r in rows] == [
         ("data-parallel", 1), ("data-parallel", 2), ("tensor-parallel", 1), ("tensor-parallel", 2)]
     for r in rows:
@@ -28,11 +28,11 @@ def test_quick_run_measures_both_and_moves_no_more_than_xla(tmp_path):
         assert (r["xlac_bytes"] == 0) == (r["devices"] == 1), r
     one, two = rows[2], rows[3]
     assert two["xlac_peak"] < one["xlac_peak"]          # the weights split: less per device
-    text = (tmp_path / "spmd.md").read_text()
+    text = (tmp_path / "spmd.md").read_text(encoding="utf-8")
     assert "| tensor-parallel | 2 |" in text
 
 
 def test_bad_device_list_is_one_error_line():
     proc = subprocess.run([sys.executable, "-m", "benchmarks.spmd", "--devices", "3"], cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=120)
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, encoding="utf-8", timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--devices" in proc.stderr

@@ -15,7 +15,7 @@ def test_quick_run_checks_every_program(tmp_path, capsys):
     for name, (_, accepts) in types._programs().items():
         for t in set(chosen) & accepts:
             assert f"| {name} | {t} | 8x8 |" in text
-    assert (tmp_path / "types.md").read_text().strip() == text.strip()
+    assert (tmp_path / "types.md").read_text(encoding="utf-8").strip() == text.strip()
     assert (tmp_path / "types.json").exists()
 
 

@@ -1,6 +1,8 @@
 """The command line: results through .npz files, clear one-line errors, dumps."""
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +53,7 @@ def test_npz_of_ml_dtypes_types_in_and_out(tmp_path, capsys):
     them as the parameter's type says, writes results the same way (read back
     with .view(ml_dtypes.TYPE)), and --expected compares them as the results' type."""
     import ml_dtypes
-    (tmp_path / "m.hlo").write_text(NARROW)
+    (tmp_path / "m.hlo").write_text(NARROW, encoding="utf-8")
     np.savez(tmp_path / "in.npz", np.array([1, 2, 3, 4], ml_dtypes.bfloat16),
              np.array([0.5, 1, 1.5, 2], ml_dtypes.float8_e4m3fn))
     assert main(["run", str(tmp_path / "m.hlo"), "--inputs", str(tmp_path / "in.npz"),
@@ -76,7 +78,7 @@ def test_missing_file(capsys, tmp_path):
 
 def test_bad_hlo_names_line_and_column(capsys, tmp_path):
     bad = tmp_path / "bad.hlo"
-    bad.write_text("HloModule m\n\nENTRY e {\n  x = f32[2]{0} frobnicate()\n}\n")
+    bad.write_text("HloModule m\n\nENTRY e {\n  x = f32[2]{0} frobnicate()\n}\n", encoding="utf-8")
     err = _error(capsys, ["run", str(bad)])
     assert err == f"xlac: error: {bad}:4:17: unknown opcode 'frobnicate'"
 
@@ -84,7 +86,7 @@ def test_bad_hlo_names_line_and_column(capsys, tmp_path):
 def test_unsupported_op_is_named(capsys, tmp_path):
     text = tmp_path / "cc.hlo"
     text.write_text('HloModule m\n\nENTRY e {\n  x = f32[2]{0} parameter(0)\n'
-                    '  ROOT c = f32[2]{0} xlac-test-unimplemented(x)\n}\n')
+                    '  ROOT c = f32[2]{0} xlac-test-unimplemented(x)\n}\n', encoding="utf-8")
     inputs = tmp_path / "in.npz"
     np.savez(inputs, np.zeros(2, np.float32))
     assert "not supported yet: xlac-test-unimplemented" in _error(capsys, ["run", str(text), "--inputs",
@@ -116,7 +118,7 @@ def test_dump_shows_fusions_refusals_and_buffers(capsys, tmp_path):
                     "  ex = f32[64]{0} exponential(x)\n  n = f32[64]{0} negate(y)\n"
                     "  a = f32[64]{0} add(ex, n)\n"
                     "  b = f32[64]{0} multiply(ex, y)\n"
-                    "  ROOT t = (f32[64]{0}, f32[64]{0}) tuple(a, b)\n}\n")
+                    "  ROOT t = (f32[64]{0}, f32[64]{0}) tuple(a, b)\n}\n", encoding="utf-8")
     assert main(["dump", str(text)]) == 0
     out = capsys.readouterr().out
     assert "kind=kLoop, calls=" in out
@@ -146,13 +148,13 @@ def test_successful_run_prints_nothing_on_stderr(tmp_path, exact_math):
     import subprocess
     import sys
     hlo = tmp_path / "m.hlo"
-    hlo.write_text(LIBM_AND_INLINE_MATH)
+    hlo.write_text(LIBM_AND_INLINE_MATH, encoding="utf-8")
     np.savez(tmp_path / "in.npz", np.linspace(-1, 1, 64, dtype=np.float32))
     env = dict(os.environ, XLAC_EXACT_MATH=exact_math)
     env.pop("XLAC_CACHE_DIR", None)        # compile for real, in a fresh process
     proc = subprocess.run([sys.executable, "-m", "xlac", "run", str(hlo), "--inputs",
                            str(tmp_path / "in.npz"), "--out", str(tmp_path / "out.npz")],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, encoding="utf-8", env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     with np.load(tmp_path / "out.npz") as got:
@@ -189,12 +191,12 @@ def test_narrow_float_reductions_print_nothing_on_stderr(tmp_path, t):
     import subprocess
     import sys
     hlo = tmp_path / "m.hlo"
-    hlo.write_text(NARROW_SOFTMAX.format(t=t))
+    hlo.write_text(NARROW_SOFTMAX.format(t=t), encoding="utf-8")
     env = dict(os.environ)
     env.pop("XLAC_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-m", "xlac", "run", str(hlo), "--random-inputs",
                            "--out", str(tmp_path / "out.npz")],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, encoding="utf-8", env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
 
@@ -205,7 +207,7 @@ def test_narrow_float_reductions_print_nothing_on_stderr(tmp_path, t):
 def test_deeply_nested_tuple_is_a_located_parse_error(capsys, tmp_path):
     deep = "(" * 1000 + "f32[]" + ")" * 1000
     hlo = tmp_path / "deep.hlo"
-    hlo.write_text(f"HloModule m\nENTRY e {{\n  ROOT p = {deep} parameter(0)\n}}\n")
+    hlo.write_text(f"HloModule m\nENTRY e {{\n  ROOT p = {deep} parameter(0)\n}}\n", encoding="utf-8")
     err = _error(capsys, ["run", str(hlo)])
     assert err.startswith(f"xlac: error: {hlo}:3:76: bad shape: tuple shape nested deeper "
                           "than 64 levels"), err
@@ -218,7 +220,7 @@ def test_deeply_nested_calls_are_a_located_parse_error(capsys, tmp_path):
               for i in range(1, 300)]
     hlo = tmp_path / "calls.hlo"
     hlo.write_text("HloModule m\n" + "\n".join(comps) + "\nENTRY e {\n  p = f32[] parameter(0)\n"
-                   "  ROOT r = f32[] call(p), to_apply=c299\n}\n")
+                   "  ROOT r = f32[] call(p), to_apply=c299\n}\n", encoding="utf-8")
     err = _error(capsys, ["run", str(hlo), "--reference"])
     assert "nested more than 64 deep" in err and "MAX_CALL_DEPTH" in err and err.startswith(f"xlac: error: {hlo}:")
 
@@ -273,7 +275,7 @@ def bad_files(tmp_path):
              "REPLICAS": ("replicas.hlo", SMALL.replace("HloModule small", "HloModule m, replica_count=2"))}
     for key, (name, text) in files.items():
         f[key] = tmp_path / name
-        f[key].write_text(text)
+        f[key].write_text(text, encoding="utf-8")
     f["EMPTY_NPZ"] = tmp_path / "empty.npz"
     f["EMPTY_NPZ"].write_bytes(b"")
     f["CORRUPT"] = tmp_path / "corrupt.npz"
@@ -286,7 +288,7 @@ def bad_files(tmp_path):
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(f["SOCKET"]))
     f["UNREADABLE"] = tmp_path / "unreadable.hlo"
-    f["UNREADABLE"].write_text(SMALL)
+    f["UNREADABLE"].write_text(SMALL, encoding="utf-8")
     f["UNREADABLE"].chmod(0)
     f["OUT"] = tmp_path / "out.npz"
     yield f
@@ -392,7 +394,7 @@ def test_unreadable_module(bad_files, capfd):
 def _python_m_xlac(*argv, **kw):
     import subprocess
     import sys
-    return subprocess.run([sys.executable, "-m", "xlac", *map(str, argv)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "xlac", *map(str, argv)], capture_output=True, encoding="utf-8",
                           timeout=300, **kw)
 
 
@@ -403,6 +405,28 @@ def test_bad_command_lines_through_python_m_xlac(bad_files):
         proc = _python_m_xlac(*[_fill(a, bad_files) for a in argv])
         assert proc.returncode == code and proc.stderr.count("\n") == 1, (argv, proc.stderr)
         assert proc.stderr.startswith("xlac: error: ") and _fill(mention, bad_files) in proc.stderr
+
+
+def test_ascii_locale(tmp_path):
+    # LC_ALL=C with UTF-8 mode off: Python's streams and files default to ASCII.  Module text
+    # is UTF-8 whatever the locale: it goes out byte for byte, to stdout and to -o; the support
+    # matrix prints; an error naming a non-ASCII path is still one line.
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONIOENCODING="")
+    module = tmp_path / "m.hlo"
+    module.write_bytes('HloModule m\nENTRY e {\n  ROOT p = f32[2]{0} parameter(0), '
+                       'metadata={op_name="caf\u00e9 \u2014 \u03bb"}\n}\n'.encode())
+    proc = subprocess.run([sys.executable, "-m", "xlac", "opt", str(module), "--passes", "dce"],
+                          capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    out = proc.stdout
+    assert 'op_name="caf\u00e9 \u2014 \u03bb"'.encode() in out
+    assert _python_m_xlac("opt", module, "--passes", "dce", "-o", tmp_path / "o.hlo", env=env).returncode == 0
+    assert (tmp_path / "o.hlo").read_bytes() == out
+    proc = _python_m_xlac("ops", env=env)
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout.startswith("# Supported operations")
+    proc = subprocess.run([sys.executable, "-m", "xlac", "run", os.fsencode(tmp_path) + "/\u00fc.hlo".encode()],
+                          capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1 and b"Traceback" not in proc.stderr
 
 
 def test_out_writes_exactly_the_path_given(tmp_path, capsys):
@@ -422,7 +446,7 @@ def test_closed_stdout_is_quiet(tmp_path):
     import subprocess
     import sys
     module = tmp_path / "small.hlo"
-    module.write_text(SMALL)
+    module.write_text(SMALL, encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "xlac", "dump", str(module), "--llvm", "--asm"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()

@@ -81,7 +81,7 @@ def files(tmp_path):
     for name, text, suffix in (("ar", ALL_REDUCE, "hlo"), ("spmd", SPMD, "hlo"), ("shard_map", SHARD_MAP_MLIR, "mlir"),
                                ("one", ONE_DEVICE, "hlo")):
         out[name] = tmp_path / f"{name}.{suffix}"
-        out[name].write_text(text)
+        out[name].write_text(text, encoding="utf-8")
     return out
 
 
@@ -138,6 +138,6 @@ def test_bench_reads_stablehlo_and_times_devices(capsys, files):
     assert out.startswith("module jit_f on 2 devices\n") and "\n  start-up " in out and "median" in out
     mlir = files["one"].with_suffix(".mlir")
     mlir.write_text("func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32>) {\n"
-                    "  %0 = stablehlo.negate %arg0 : tensor<3xf32>\n  return %0 : tensor<3xf32>\n}\n")
+                    "  %0 = stablehlo.negate %arg0 : tensor<3xf32>\n  return %0 : tensor<3xf32>\n}\n", encoding="utf-8")
     out = _ok(capsys, ["bench", mlir, "--repeat", "1"])
     assert "median" in out and "start-up" not in out

@@ -219,8 +219,8 @@ def test_kept_through_the_pipeline_and_round_trips():
 
 def test_xlac_dump_shows_it(tmp_path):
     path = tmp_path / "m.hlo"
-    path.write_text(build().as_hlo_text())
-    proc = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True)
+    path.write_text(build().as_hlo_text(), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, encoding="utf-8")
     assert proc.returncode == 0, proc.stderr
     assert f"is_composite=true, frontend_attributes={FRONTEND}" in proc.stdout
 

@@ -31,7 +31,7 @@ def _cases(directory: Path) -> list:
     """(directory, case) for every case of the manifest in ``directory``."""
     if not (directory / "manifest.json").exists():
         return []
-    return [(directory, c) for c in json.loads((directory / "manifest.json").read_text())["cases"]]
+    return [(directory, c) for c in json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["cases"]]
 
 
 MANIFEST = _cases(CORPUS) + _cases(JAX_CASES) + _cases(CHLO_CASES)
@@ -90,9 +90,9 @@ def test_corpus_case(directory, case):
     """The case's HLO and, in the same run, each of its StableHLO texts, against JAX's outputs."""
     name = case["name"]
     if (directory / f"{name}.hlo").exists():
-        _run_case(directory, case, xlac.parse_hlo((directory / f"{name}.hlo").read_text()))
+        _run_case(directory, case, xlac.parse_hlo((directory / f"{name}.hlo").read_text(encoding="utf-8")))
     for path in _stablehlo_texts(directory, name):
-        _run_case(directory, case, xlac.parse_stablehlo(path.read_text(), path.name), path.name)
+        _run_case(directory, case, xlac.parse_stablehlo(path.read_text(encoding="utf-8"), path.name), path.name)
 
 
 def _run_case(directory, case, module, text_name=None):

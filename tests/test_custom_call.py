@@ -319,7 +319,7 @@ def c_targets(tmp_path_factory):
     if CC is None:
         pytest.skip("no C compiler (cc, gcc or clang) on PATH")
     d = tmp_path_factory.mktemp("cc_targets")
-    (d / "targets.c").write_text(C_TARGETS)
+    (d / "targets.c").write_text(C_TARGETS, encoding="utf-8")
     lib = d / "libtargets.so"
     subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-O1", "-fPIC", "-shared", f"-I{RUNTIME}",
                     str(d / "targets.c"), "-o", str(lib)], check=True, capture_output=True, timeout=120)
@@ -446,14 +446,14 @@ ENTRY e {
 def test_aot_object_calls_targets_registered_in_c(tmp_path):
     res = xlac.compile_aot(AOT_HLO, tmp_path / "cc_mod.o", header=tmp_path / "cc_mod.h", name="cc_mod")
     assert res.required_services & 16                         # XLAC_SERVICE_CUSTOM_CALL
-    (tmp_path / "main.c").write_text(AOT_MAIN)
-    (tmp_path / "targets.c").write_text(C_TARGETS)
+    (tmp_path / "main.c").write_text(AOT_MAIN, encoding="utf-8")
+    (tmp_path / "targets.c").write_text(C_TARGETS, encoding="utf-8")
     exe = tmp_path / "main"
     subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-O1", f"-I{RUNTIME}", f"-I{tmp_path}",
                     str(tmp_path / "main.c"), str(tmp_path / "targets.c"), str(tmp_path / "cc_mod.o"),
                     str(RUNTIME / "xlac_runtime.c"), "-o", str(exe), "-lm", "-lpthread"],
                    check=True, capture_output=True, timeout=120)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.splitlines()
+    out = subprocess.run([str(exe)], check=True, capture_output=True, encoding="utf-8", timeout=60).stdout.splitlines()
     assert out[0] == "needs custom call=1"
     assert out[1] == "status=0 y=4 9 16 25 "
     assert out[2] == "error=[]"

@@ -367,11 +367,11 @@ def _start_child(n: int, tmp_path, **env):
     import subprocess
     import sys
     script = tmp_path / "child.py"
-    script.write_text(CHILD.format(loop=ALLREDUCE_LOOP))
+    script.write_text(CHILD.format(loop=ALLREDUCE_LOOP), encoding="utf-8")
     environ = dict(os.environ, PYTHONUNBUFFERED="1", **env)
     environ.pop("XLAC_CACHE_DIR", None)         # the pool's own private cache directory
     child = subprocess.Popen([sys.executable, str(script), str(n)], stdout=subprocess.PIPE, preexec_fn=_default_sigint,
-                             stderr=subprocess.PIPE, text=True, env=environ)
+                             stderr=subprocess.PIPE, encoding="utf-8", env=environ)
     line = child.stdout.readline().split()
     assert line and line[0] == "pool", child.communicate()[1]
     assert child.stdout.readline().strip() == "ready"
@@ -381,7 +381,7 @@ def _start_child(n: int, tmp_path, **env):
 
 def _alive(pid: int) -> bool:
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False

@@ -59,7 +59,7 @@ class Block:
 
 def blocks(doc: Path) -> list:
     """The code blocks of ``doc`` in order, with their directives."""
-    lines = doc.read_text().splitlines()
+    lines = doc.read_text(encoding="utf-8").splitlines()
     found, k = [], 0
     while k < len(lines):
         m = FENCE.match(lines[k])
@@ -133,7 +133,7 @@ def _workdir(tmp_path: Path, block: Block) -> Path:
         (tmp_path / name).symlink_to(ROOT / name)
     for other in blocks(block.doc):
         if other.file:
-            (tmp_path / other.file).write_text(other.text)
+            (tmp_path / other.file).write_text(other.text, encoding="utf-8")
     return tmp_path
 
 
@@ -147,12 +147,12 @@ def _env() -> dict:
 
 def _command(block: Block, cwd: Path) -> list:
     if block.lang == "python":
-        (cwd / "block.py").write_text(block.text)
+        (cwd / "block.py").write_text(block.text, encoding="utf-8")
         return [sys.executable, "block.py"]
     if block.lang == "sh":
         return ["bash", "-e", "-o", "pipefail", "-c", block.text]
     # A C block by itself: it must compile.
-    (cwd / "block.c").write_text(block.text)
+    (cwd / "block.c").write_text(block.text, encoding="utf-8")
     return ["cc", "-std=c99", "-Wall", "-Werror", "-fsyntax-only", "-Iruntime", "-I.", "block.c"]
 
 
@@ -173,7 +173,7 @@ def test_code_block_runs(block, tmp_path):
     assert not re.search(r"\bpip install\b", block.text), \
         f"{block.id}: a block that installs would change the test environment: mark it skip"
     cwd = _workdir(tmp_path, block)
-    done = subprocess.run(_command(block, cwd), cwd=cwd, env=_env(), capture_output=True, text=True,
+    done = subprocess.run(_command(block, cwd), cwd=cwd, env=_env(), capture_output=True, encoding="utf-8",
                           timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, (f"{block.id}: exit {done.returncode}\n--- block\n{block.text}"
                                   f"--- stdout\n{done.stdout[-4000:]}--- stderr\n{done.stderr[-4000:]}")

@@ -577,7 +577,7 @@ def test_printed_module_round_trips_and_reparses_to_the_same_shapes():
 def test_cli_run_with_actual_sizes(tmp_path):
     from xlac.cli import main
     path = tmp_path / "m.hlo"
-    path.write_text(PARAMS)
+    path.write_text(PARAMS, encoding="utf-8")
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     y = np.ones(4, np.float32)
     np.savez(tmp_path / "in.npz", x, y)
@@ -623,11 +623,11 @@ def test_aot_header_documents_the_sizes(tmp_path):
 @pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
 def test_aot_object_runs_from_c(tmp_path):
     xlac.compile_aot(PARAMS, tmp_path / "dyn.o", header=tmp_path / "dyn.h", name="dyn")
-    (tmp_path / "main.c").write_text(C_MAIN)
+    (tmp_path / "main.c").write_text(C_MAIN, encoding="utf-8")
     runtime = xlac.__file__.rsplit("/", 2)[0] + "/runtime"
     subprocess.run([CC, "-std=c99", "-Wall", "-Werror", f"-I{runtime}", f"-I{tmp_path}", str(tmp_path / "main.c"),
                     str(tmp_path / "dyn.o"), "-lm", "-o", str(tmp_path / "main")], check=True)
-    out = subprocess.run([str(tmp_path / "main")], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([str(tmp_path / "main")], check=True, capture_output=True, encoding="utf-8").stdout
     x = np.arange(12, dtype=np.float32).reshape(3, 4) * np.array([1, -2, 3, 0.5], np.float32)
     assert out.split() == ["3", "3", "3:"] + [f"{v:g}" for v in x.sum(1)]
 

@@ -821,7 +821,7 @@ def test_a_rule_producing_the_wrong_type_is_an_assertion():
 # ----------------------------------------------------------------------------
 
 CORPUS = Path(__file__).resolve().parent / "hlo_corpus"
-CASES = json.loads((CORPUS / "manifest.json").read_text())["cases"]
+CASES = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["cases"]
 
 
 def _flatten(v):
@@ -838,7 +838,7 @@ def test_corpus(case):
         inputs = [data[f"arr_{k}"] for k in range(len(data.files))]
     with np.load(CORPUS / f"{name}.expected.npz") as data:
         expected = [data[f"arr_{k}"] for k in range(len(data.files))]
-    got = _flatten(evaluate((CORPUS / f"{name}.hlo").read_text(), *inputs))
+    got = _flatten(evaluate((CORPUS / f"{name}.hlo").read_text(encoding="utf-8"), *inputs))
     assert len(got) == len(expected)
     for k, (a, e) in enumerate(zip(got, expected)):
         spec = case["outputs"][k]

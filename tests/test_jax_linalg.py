@@ -20,7 +20,7 @@ from xlac.hlo import custom_call
 pytest.importorskip("scipy", reason="jax's LAPACK targets need scipy (xlac[linalg])")
 
 CASES_DIR = Path(__file__).resolve().parent / "jax_linalg"
-MANIFEST = json.loads((CASES_DIR / "manifest.json").read_text())["cases"]
+MANIFEST = json.loads((CASES_DIR / "manifest.json").read_text(encoding="utf-8"))["cases"]
 
 
 def _flatten(value):
@@ -64,7 +64,7 @@ def _compare(case, got, expected):
 
 def _load(case):
     name = case["name"]
-    module = xlac.parse_hlo((CASES_DIR / f"{name}.hlo").read_text())
+    module = xlac.parse_hlo((CASES_DIR / f"{name}.hlo").read_text(encoding="utf-8"))
     with np.load(CASES_DIR / f"{name}.npz") as data:
         inputs = [data[f"arr_{k}"] for k in range(len(data.files))]
     with np.load(CASES_DIR / f"{name}.expected.npz") as data:

@@ -676,7 +676,7 @@ def _system_lapack() -> str | None:
         return "no C compiler (cc, gcc or clang) on PATH"
     probe = subprocess.run([CC, "-x", "c", "-", "-o", os.devnull, "-llapack", "-lblas"],
                            input="void dpotrf_(void);\nint main(void){dpotrf_();return 0;}\n",
-                           capture_output=True, text=True)
+                           capture_output=True, encoding="utf-8")
     if probe.returncode != 0:
         return ("no system LAPACK to link with (-llapack -lblas); on Debian/Ubuntu: "
                 "apt-get install liblapack-dev")
@@ -717,12 +717,12 @@ def test_aot_object_links_with_the_system_lapack(tmp_path):
     res = xlac.compile_aot(SOLVE_HLO, tmp_path / "solve.o", header=tmp_path / "solve.h", name="solve")
     assert res.required_services == 0 and res.lapack_symbols == ("dpotrf_", "dtrsm_")
     assert "-llapack -lblas" in res.header_text
-    (tmp_path / "main.c").write_text(AOT_MAIN)
+    (tmp_path / "main.c").write_text(AOT_MAIN, encoding="utf-8")
     exe = tmp_path / "main"
     subprocess.run([CC, "-std=c99", "-Wall", "-Werror", f"-I{RUNTIME}", f"-I{tmp_path}", str(tmp_path / "main.c"),
                     str(tmp_path / "solve.o"), "-o", str(exe), "-llapack", "-lblas", "-lm"],
                    check=True, capture_output=True, timeout=120)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.split()
+    out = subprocess.run([str(exe)], check=True, capture_output=True, encoding="utf-8", timeout=60).stdout.split()
     a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float64)
     b = np.array([1, 2, 3], np.float64)
     assert out[0] == "0"

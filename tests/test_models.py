@@ -48,7 +48,7 @@ def test_only_noted_outputs_have_a_wider_tolerance():
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_model_matches_jax(case):
     name = case["name"]
-    exe = xlac.jit((models.DIR / f"{name}.hlo").read_text())
+    exe = xlac.jit((models.DIR / f"{name}.hlo").read_text(encoding="utf-8"))
     inputs = models.load_arrays(models.DIR / f"{name}.npz")
     expected = models.load_arrays(models.DIR / f"{name}.expected.npz")
     got = models.flatten(exe(*inputs))

@@ -30,7 +30,7 @@ from xlac.passes.sharding_propagation import reshape_sharding
 from xlac.passes.spmd_partitioner import collective_bytes, partition_module
 
 CASES = Path(__file__).resolve().parent / "spmd"
-MANIFEST = json.loads((CASES / "manifest.json").read_text())["cases"]
+MANIFEST = json.loads((CASES / "manifest.json").read_text(encoding="utf-8"))["cases"]
 NAMES = sorted(MANIFEST)
 MLIR_NAMES = sorted(n for n, c in MANIFEST.items() if c["mlir"])
 
@@ -56,7 +56,7 @@ def _close(got, want, name):
 
 
 def _partitioned(name: str):
-    module = xlac.parse_hlo((CASES / f"{name}.hlo").read_text())
+    module = xlac.parse_hlo((CASES / f"{name}.hlo").read_text(encoding="utf-8"))
     signature = partition_module(module)
     assert signature is not None, name
     return module, signature
@@ -67,7 +67,7 @@ def test_partitioned_program_on_device_processes(name):
     """Global arrays in and out; each device computes its tiles; equal to
     jax's outputs and to the evaluator's of the global program."""
     args, want = _load(name)
-    text = (CASES / f"{name}.hlo").read_text()
+    text = (CASES / f"{name}.hlo").read_text(encoding="utf-8")
     exe = xlac.jit(text)
     assert type(exe).__name__ == "PartitionedExecutable" and exe.num_devices == MANIFEST[name]["devices"]
     _close(_leaves(exe(*args)), want, name)
@@ -79,7 +79,7 @@ def test_partitioned_program_from_stablehlo(name):
     """The same programs as jax prints them by default: StableHLO with
     ``sdy.mesh`` and ``sdy.sharding`` on the arguments and results."""
     args, want = _load(name)
-    exe = xlac.jit((CASES / f"{name}.mlir").read_text())
+    exe = xlac.jit((CASES / f"{name}.mlir").read_text(encoding="utf-8"))
     assert type(exe).__name__ == "PartitionedExecutable"
     _close(_leaves(exe(*args)), want, name)
 
@@ -325,11 +325,11 @@ def test_reshape_moves_a_split_only_where_it_stays_whole_tiles():
 def test_opt_runs_the_two_passes_alone(tmp_path):
     """``xlac opt --passes sharding-propagation,spmd-partitioner``: the
     per-device program, parameters of local shapes."""
-    module = xlac.parse_hlo((CASES / "megatron_mlp.hlo").read_text())
+    module = xlac.parse_hlo((CASES / "megatron_mlp.hlo").read_text(encoding="utf-8"))
     run_passes(module, "sharding-propagation")
     assert all("sharding" in i.attrs for i in module.entry.instructions)
     run = subprocess.run([sys.executable, "-m", "xlac", "opt", str(CASES / "megatron_mlp.hlo"), "--passes",
-                          "sharding-propagation,spmd-partitioner"], capture_output=True, text=True, timeout=120)
+                          "sharding-propagation,spmd-partitioner"], capture_output=True, encoding="utf-8", timeout=120)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     assert "f32[6,4]{1,0} parameter(1), sharding={devices=[1,4]<=[4]}" in run.stdout
     assert "all-reduce(" in run.stdout and "num_partitions=4" in run.stdout
@@ -337,7 +337,7 @@ def test_opt_runs_the_two_passes_alone(tmp_path):
 
 def test_dump_prints_the_per_device_program_last_with_bytes_and_memory():
     run = subprocess.run([sys.executable, "-m", "xlac", "dump", str(CASES / "megatron_mlp.hlo")],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, encoding="utf-8", timeout=120)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     out = run.stdout
     last = out[out.rindex("HloModule"):]
@@ -367,8 +367,8 @@ def test_dump_peak_memory_of_a_megatron_mlp_falls_with_the_devices(tmp_path):
     peaks = {}
     for n in (2, 4):
         path = tmp_path / f"mlp{n}.hlo"
-        path.write_text(_BIG_MLP.replace("@N", str(n)))
-        run = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True,
+        path.write_text(_BIG_MLP.replace("@N", str(n)), encoding="utf-8")
+        run = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, encoding="utf-8",
                              timeout=240)
         assert run.returncode == 0 and run.stderr == "", run.stderr
         line = next(x for x in run.stdout.splitlines() if "per-device peak memory" in x)
@@ -383,7 +383,7 @@ def test_xlac_run_takes_and_writes_global_arrays(tmp_path):
     name = "wsc_layers_2d"
     run = subprocess.run([sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
                           "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, encoding="utf-8", timeout=120)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     with np.load(out) as f:
         _close([f[f"arr_{k}"] for k in range(len(f.files))], _load(name)[1], name)
@@ -407,7 +407,7 @@ def test_under_mpiexec(tmp_path, name):
     n = str(MANIFEST[name]["devices"])
     run = subprocess.run([mpiexec, "-n", n, sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
                           "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
-                         capture_output=True, text=True, timeout=240, env=env)
+                         capture_output=True, encoding="utf-8", timeout=240, env=env)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     with np.load(out) as f:
         _close([f[f"arr_{k}"] for k in range(len(f.files))], _load(name)[1], name)
@@ -415,7 +415,7 @@ def test_under_mpiexec(tmp_path, name):
 
 def test_a_call_with_the_wrong_global_array_names_the_parameter():
     args, _ = _load("megatron_mlp")
-    exe = xlac.jit((CASES / "megatron_mlp.hlo").read_text())
+    exe = xlac.jit((CASES / "megatron_mlp.hlo").read_text(encoding="utf-8"))
     with pytest.raises(ValueError, match=r"parameter 1: expected the global array of shape \[6, 16\], got \[6, 4\]"):
         exe(args[0], args[1][:, :4], args[2], args[3])
     with pytest.raises(TypeError, match="expected 4 arguments, got 3"):
@@ -543,7 +543,7 @@ def test_convolutions_split_on_batch_features_and_space(name, ops):
     module, _ = _partitioned(name)
     assert _opcodes(module) == ops
     conv = next(i for i in module.entry.instructions if i.opcode == "convolution")
-    whole = xlac.parse_hlo((CASES / f"{name}.hlo").read_text())
+    whole = xlac.parse_hlo((CASES / f"{name}.hlo").read_text(encoding="utf-8"))
     full = next(i for c in whole.computations for i in c.instructions if i.opcode == "convolution")
     assert conv.shape.byte_size() * 4 == full.shape.byte_size()
 
@@ -592,7 +592,7 @@ def test_the_gspmd_form_runs_partitioned(name, suffix):
     and no mesh; the devices are the shardings' (jax's HLO text has no
     ``num_partitions``; StableHLO's is dropped for a global program)."""
     args, want = _load(name)
-    text = (CASES / f"{name}.gspmd.{suffix}").read_text()
+    text = (CASES / f"{name}.gspmd.{suffix}").read_text(encoding="utf-8")
     exe = xlac.jit(text)
     assert type(exe).__name__ == "PartitionedExecutable" and exe.num_devices == MANIFEST[name]["devices"]
     _close(_leaves(exe(*args)), want, name)

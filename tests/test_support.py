@@ -12,7 +12,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
 
 def test_docs_ops_md_is_current():
     # Regenerate with: python -m xlac.support > docs/ops.md
-    assert DOC.read_text() == support.markdown(), "docs/ops.md is stale: python -m xlac.support > docs/ops.md"
+    assert DOC.read_text(encoding="utf-8") == support.markdown(), "docs/ops.md is stale: python -m xlac.support > docs/ops.md"
 
 
 def test_every_opcode_walks_through_every_stage():

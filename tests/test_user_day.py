@@ -189,7 +189,7 @@ ENTRY e {
 def test_cost_of_the_mlp_example():
     # x[16,32] @ w1[32,64] + b1, max(., 0), @ w2[64,10] + b2.
     flops = 2 * 16 * 64 * 32 + 16 * 64 + 16 * 64 + 2 * 16 * 10 * 64 + 16 * 10
-    assert xlac.jit(MLP.read_text()).cost_analysis()["flops"] == flops
+    assert xlac.jit(MLP.read_text(encoding="utf-8")).cost_analysis()["flops"] == flops
 
 
 # ---------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ def test_cost_of_the_mlp_example():
 # ---------------------------------------------------------------------------------------
 
 def test_memory_analysis_matches_buffer_assignment():
-    exe = xlac.jit(MLP.read_text())
+    exe = xlac.jit(MLP.read_text(encoding="utf-8"))
     m = exe.memory_analysis()
     assert m.argument_size_in_bytes == 4 * (16 * 32 + 32 * 64 + 64 + 64 * 10 + 10)
     assert m.output_size_in_bytes == 4 * 16 * 10
@@ -233,7 +233,7 @@ def test_bench_module_with_random_inputs_from_another_directory(tmp_path):
     # needs lives in the xlac package.
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-m", "xlac", "bench", str(MLP), "--repeat", "2", "--seed", "3"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=tmp_path, env=env, capture_output=True, encoding="utf-8", timeout=300)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert "median" in proc.stdout and "GFLOP/s" in proc.stdout
 
@@ -296,7 +296,7 @@ def test_run_expected_mismatch_fails_naming_the_result(capsys, tmp_path):
 
 def test_run_inputs_keyed_by_parameter_name(capsys, tmp_path):
     module = tmp_path / "axpy.hlo"
-    module.write_text(AXPY)
+    module.write_text(AXPY, encoding="utf-8")
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     y = np.ones((4, 8), np.float32)
     out = tmp_path / "out.npz"
@@ -356,7 +356,7 @@ def test_jit_of_a_path_reads_the_file(tmp_path):
     assert exe.module.name == "jit_f"
     assert xlac.jit(MLP).module.name == "jit_f"           # a pathlib.Path too
     x = np.ones((4, 8), np.float32)
-    (tmp_path / "axpy.hlo").write_text(AXPY)
+    (tmp_path / "axpy.hlo").write_text(AXPY, encoding="utf-8")
     np.testing.assert_array_equal(xlac.evaluate(str(tmp_path / "axpy.hlo"), x, x), x - x)
 
 
@@ -380,7 +380,7 @@ def test_dir_lists_the_lazy_names_and_all_resolves():
             "missing = [n for n in xlac.__all__ if not hasattr(xlac, n)]; assert not missing, missing; "
             "print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(REPO)),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, encoding="utf-8", timeout=120)
     assert proc.stdout.strip() == "ok", proc.stderr
 
 
@@ -392,18 +392,18 @@ def test_help_lists_the_public_api():
 
 def test_version():
     proc = subprocess.run([sys.executable, "-m", "xlac", "--version"], env=dict(os.environ, PYTHONPATH=str(REPO)),
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, encoding="utf-8", timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == f"xlac {xlac.__version__}" and proc.stderr == ""
 
 
 def test_ops_prints_the_support_matrix(capsys):
     out = _ok(capsys, ["ops"])
-    assert out == (REPO / "docs" / "ops.md").read_text()
+    assert out == (REPO / "docs" / "ops.md").read_text(encoding="utf-8")
 
 
 def test_py_typed_is_package_data():
     assert (Path(xlac.__file__).parent / "py.typed").is_file()
-    assert 'xlac = ["py.typed"]' in (REPO / "pyproject.toml").read_text()
+    assert 'xlac = ["py.typed"]' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def test_bench_module_roofline_and_xla_side_by_side(capsys, tmp_path, monkeypatc
 
     from xlac import roofline
     monkeypatch.setenv("XLAC_LIBRARY_CACHE_DIR", str(tmp_path))
-    (tmp_path / "machine.json").write_text(json.dumps({f"{roofline.cpu_model()}|1": 12.5e9}))
+    (tmp_path / "machine.json").write_text(json.dumps({f"{roofline.cpu_model()}|1": 12.5e9}), encoding="utf-8")
     png = tmp_path / "roof.png"
     out = _ok(capsys, ["bench", str(MLP), "--inputs", str(MLP_IN), "--repeat", "2", "--threads", "1", "--xla",
                        "--plot", str(png)])
@@ -457,7 +457,7 @@ def test_roofline_peaks_follow_the_target():
         f64, _ = roofline.peak_ops(PT.F64, 2)
         s8, how8 = roofline.peak_ops(PT.S8, 1)
     hz = roofline.clock_hz()
-    bits = 256 if "AMD" in open("/proc/cpuinfo").read() else 512
+    bits = 256 if "AMD" in open("/proc/cpuinfo", encoding="utf-8").read() else 512
     assert f32 == bits // 32 * 4 * hz and "FMA x 2 pipes" in how
     assert f64 == f32 and s8 == f32 and "VNNI" not in how8          # skylake-avx512 has no VNNI
     with target.override(cpu="cascadelake"):

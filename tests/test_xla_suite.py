@@ -26,10 +26,10 @@ ENTRY e { p = f32[3] parameter(0)  ROOT n = f32[3] negate(p) })";
 
 def test_raw_string_modules_are_found_once_with_their_line(tmp_path):
     (tmp_path / "xla/tests").mkdir(parents=True)
-    (tmp_path / "xla/tests/a_test.cc").write_text(CC)
+    (tmp_path / "xla/tests/a_test.cc").write_text(CC, encoding="utf-8")
     (tmp_path / "xla/backends/gpu").mkdir(parents=True)
-    (tmp_path / "xla/backends/gpu/g_test.cc").write_text(CC)        # only parses: left out
-    (tmp_path / "xla/backends/gpu/r_test.cc").write_text(CC + "RunAndCompare(hlo, ErrorSpec{1e-3});")
+    (tmp_path / "xla/backends/gpu/g_test.cc").write_text(CC, encoding="utf-8")        # only parses: left out
+    (tmp_path / "xla/backends/gpu/r_test.cc").write_text(CC + "RunAndCompare(hlo, ErrorSpec{1e-3});", encoding="utf-8")
     found = extract.cases(tmp_path)
     assert [(c.source, c.line) for c in found] == [("xla/backends/gpu/r_test.cc", 3), ("xla/backends/gpu/r_test.cc", 6),
                                                    ("xla/tests/a_test.cc", 3), ("xla/tests/a_test.cc", 6)]

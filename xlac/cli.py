@@ -399,7 +399,7 @@ def cmd_opt(args) -> int:
     run_passes(module, args.passes, verify=not args.no_verify)
     text = module.to_text() + "".join(f"// {d}\n" for d in module.diagnostics)
     if args.output:
-        with _file_of("-o", args.output), open(args.output, "w") as fh:
+        with _file_of("-o", args.output), open(args.output, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
@@ -659,6 +659,22 @@ def _parse(argv):
     return args
 
 
+def utf8_stdout() -> None:
+    """Standard output carries module text, IR and assembly, which are UTF-8
+    whatever the locale says (HLO and MLIR text are; a module's metadata may
+    hold any character): in an ASCII locale (``LC_ALL=C`` with
+    ``PYTHONUTF8=0``) it is switched to UTF-8, bytes that came in undecodable
+    going out as they came (``surrogateescape``).  Standard error needs no
+    switch: Python escapes what its encoding cannot show."""
+    import codecs
+    try:
+        utf8 = codecs.lookup(sys.stdout.encoding).name == "utf-8"
+    except (AttributeError, TypeError, LookupError):
+        utf8 = False
+    if not utf8 and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(encoding="utf-8", errors="surrogateescape")
+
+
 def _stdout_closed() -> bool:
     """Whether standard output is a pipe nobody reads any more (``| head``)."""
     try:
@@ -729,6 +745,7 @@ def _report(ex: BaseException, args) -> int:
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); the exit status."""
     args = None
+    utf8_stdout()
     try:
         args = _parse(argv)
         code = args.fn(args)

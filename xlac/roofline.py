@@ -48,7 +48,7 @@ STREAM_RUNS = 5
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``), else ``platform.processor()``."""
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()
@@ -59,7 +59,7 @@ def cpu_model() -> str:
 
 def _vendor() -> str:
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("vendor_id"):
                     return line.split(":", 1)[1].strip()
@@ -72,12 +72,12 @@ def clock_hz() -> float:
     """The CPU's maximum clock (Hz): cpufreq's ``cpuinfo_max_freq``, else the
     largest ``cpu MHz`` of ``/proc/cpuinfo``, else 3 GHz (said in the report)."""
     try:
-        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as fh:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", encoding="utf-8") as fh:
             return float(fh.read().strip()) * 1e3
     except (OSError, ValueError):
         pass
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             mhz = [float(line.split(":", 1)[1]) for line in fh if line.startswith("cpu MHz")]
         if mhz:
             return max(mhz) * 1e6
@@ -157,7 +157,7 @@ def stream_bandwidth(threads: int, refresh: bool = False) -> tuple[float, str]:
     known = {}
     if path and not refresh:
         try:
-            with open(path) as fh:
+            with open(path, encoding="utf-8") as fh:
                 known = json.load(fh)
         except (OSError, ValueError):
             known = {}
@@ -170,7 +170,7 @@ def stream_bandwidth(threads: int, refresh: bool = False) -> tuple[float, str]:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}"
-            with open(tmp, "w") as fh:
+            with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump(known, fh)
             os.replace(tmp, path)
         except OSError:

@@ -106,7 +106,7 @@ _CODEGEN_WORDS = {"elemental": "yes (elemental)", "kernel": "yes (kernel)",
                   "view": "yes (a view of the operand's buffer; elemental in a fusion)",
                   "elemental+expanded": "yes (elemental; expanded in some forms)",
                   "kernel+expanded": "yes (kernel; expanded in some forms)",
-                  "padded": "yes (dynamic-padder)", None: "—"}
+                  "padded": "yes (dynamic-padder)", None: "no"}
 
 
 def markdown() -> str:
@@ -127,7 +127,7 @@ def markdown() -> str:
         "- **builder**: the `xlac.ops` functions that build it;",
         "- **shape**: shape inference (errors name the op, the shapes and the rule);",
         "- **evaluator**: the numpy reference `xlac.evaluate`;",
-        "- **compiled**: `xlac.jit` and `xlac.compile_aot` — elemental (a generator fused",
+        "- **compiled**: `xlac.jit` and `xlac.compile_aot`: elemental (a generator fused",
         "  into loops), kernel (kernels of its own, tried in order, the elemental loop",
         "  when they decline; `xlac dump` says which ran and why), expanded (rewritten",
         "  into other ops by `op-expander`; \"in some forms\": only those, e.g.",
@@ -147,13 +147,13 @@ def markdown() -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in rows:
-        builders = ", ".join(f"`{b}`" for b in s.builders) or "—"
+        builders = ", ".join(f"`{b}`" for b in s.builders) or "-"
         kinds = ", ".join(s.kinds) if s.kinds is not None else ("any" if s.compiles else "")
         if s.not_yet:
             kinds += ("; " if kinds else "") + "not yet: " + ", ".join(s.not_yet)
-        lines.append(f"| `{s.op.name}` | {s.op.category} | {s.op.spec or '—'} | {builders} | "
-                     f"{'yes' if s.shape else '—'} | {'yes' if s.evaluator else '—'} | "
-                     f"{_CODEGEN_WORDS[s.codegen]} | {'yes' if s.dynamic else '—'} | {kinds} |")
+        lines.append(f"| `{s.op.name}` | {s.op.category} | {s.op.spec or '-'} | {builders} | "
+                     f"{'yes' if s.shape else 'no'} | {'yes' if s.evaluator else 'no'} | "
+                     f"{_CODEGEN_WORDS[s.codegen]} | {'yes' if s.dynamic else 'no'} | {kinds} |")
     lines += ["", "## StableHLO import", "",
               "`xlac.parse_stablehlo` (and `xlac.jit`, `xlac run`, `xlac compile` given StableHLO text)",
               "imports these MLIR ops into the HLO opcodes above (`xlac/hlo/stablehlo/`,",

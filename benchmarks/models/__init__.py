@@ -43,7 +43,7 @@ GEN = DIR / "gen" / "generate.py"
 
 
 def manifest() -> dict:
-    return json.loads((DIR / "manifest.json").read_text())
+    return json.loads((DIR / "manifest.json").read_text(encoding="utf-8"))
 
 
 def cases(only: list[str] | None = None) -> list[dict]:
@@ -198,7 +198,7 @@ def jax_figures(names: list[str], jax_python: str | None, use_jax: bool) -> tupl
             return out, "live"
         if jax_python:
             proc = subprocess.run([jax_python, str(GEN), "--measure", "--only", ",".join(names)],
-                                  capture_output=True, text=True, timeout=3600)
+                                  capture_output=True, encoding="utf-8", timeout=3600)
             if proc.returncode != 0:
                 raise RuntimeError(f"{jax_python} {GEN.name} --measure failed:\n{proc.stderr[-2000:]}")
             return json.loads(proc.stdout)["programs"], "live"
@@ -225,7 +225,7 @@ def run(names: list[str] | None = None, *, repeat: int = 3, rounds: int = 1, run
     for case in selected:
         name = case["name"]
         log(f"{name}: {case['instructions']} instructions, {case['computations']} computations")
-        text = (DIR / f"{name}.hlo").read_text()
+        text = (DIR / f"{name}.hlo").read_text(encoding="utf-8")
         jax, exe, figures = {}, None, None
         for _ in range(rounds):
             got, res["jax_source"] = jax_figures([name], jax_python, use_jax)
@@ -363,8 +363,8 @@ def main(argv=None) -> int:
 
     def save(res):      # after every program: a long run interrupted keeps what it measured
         os.makedirs(args.out, exist_ok=True)
-        Path(args.out, "models.md").write_text(markdown(res))
-        Path(args.out, "models.json").write_text(json.dumps(res, indent=1))
+        Path(args.out, "models.md").write_text(markdown(res), encoding="utf-8")
+        Path(args.out, "models.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     res = run(names, repeat=args.repeat, rounds=args.rounds, run_repeat=args.run_repeat, jax_python=args.jax_python,
               use_jax=not args.no_jax, run_times=not (args.no_run or args.quick), progress=save if args.out else None)
     print(markdown(res))

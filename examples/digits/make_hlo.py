@@ -47,7 +47,7 @@ def main():
     texts = {"train_step.hlo": jax.jit(train_step).lower(*step_args).as_text(dialect="hlo"),
              "predict.hlo": jax.jit(predict).lower(*params, jnp.zeros((PIXELS,), f32)).as_text(dialect="hlo")}
     for name, text in texts.items():
-        with open(os.path.join(HERE, name), "w") as fh:
+        with open(os.path.join(HERE, name), "w", encoding="utf-8") as fh:
             fh.write(text)
         print(f"wrote {name} ({len(text.splitlines())} lines, jax {jax.__version__})")
 

@@ -315,7 +315,7 @@ def test_cached_amx_code_is_a_miss_in_a_process_refused_tile_data(tmp_path):
     import subprocess
     import sys
     text = module("bf16", "bf16", "f32", (40, 96), (96, 48), (40, 48), MATMUL)
-    (tmp_path / "m.hlo").write_text(text)
+    (tmp_path / "m.hlo").write_text(text, encoding="utf-8")
     script = (
         "import sys, numpy as np, xlac\n"
         "from xlac.runtime import amx\n"
@@ -330,7 +330,7 @@ def test_cached_amx_code_is_a_miss_in_a_process_refused_tile_data(tmp_path):
         "print(exe.from_cache, '_namxbf16_' in exe.llvm_ir)\n")
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
     runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.hlo"), how], env=env,
-                           capture_output=True, text=True, timeout=300) for how in ("granted", "refused")]
+                           capture_output=True, encoding="utf-8", timeout=300) for how in ("granted", "refused")]
     for r in runs:
         assert r.returncode == 0, r.stderr
     assert runs[0].stdout.split() == ["None", "True"]                  # compiled, with AMX

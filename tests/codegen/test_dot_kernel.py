@@ -341,7 +341,7 @@ def test_other_types_keep_the_elemental_loop():
 def test_bench_kernels_fuse_and_use_the_gemm():
     import pathlib
     bench = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "hlo" / "mlp.hlo"
-    exe = xlac.jit(bench.read_text())
+    exe = xlac.jit(bench.read_text(encoding="utf-8"))
     hlo = exe.optimized_hlo.to_text()
     assert hlo.count("kind=kOutput") == 2 and "relayout" not in hlo
     # Both dots call the GEMM library (their epilogues stay in the module).

@@ -23,7 +23,7 @@ MODULES = ["softmax", "layernorm", "chain", "transpose", "mlp", "sum_axis0"]
 def _texts():
     if not BENCH.is_dir():
         pytest.skip(f"no benchmark modules at {BENCH}")
-    return [(BENCH / f"{name}.hlo").read_text() for name in MODULES]
+    return [(BENCH / f"{name}.hlo").read_text(encoding="utf-8") for name in MODULES]
 
 
 def _ir(text: str) -> str:

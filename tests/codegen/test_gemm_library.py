@@ -342,12 +342,12 @@ def test_disk_cache_round_trip_with_library_symbols(tmp_path):
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path))
     env.pop("XLAC_LIBRARY_CACHE_DIR", None)        # the library follows XLAC_CACHE_DIR
     env.pop("XLAC_GUARD_PAGES", None)              # guard-page mode calls from Python: no fast-call object
-    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, encoding="utf-8")
     assert first.returncode == 0, first.stderr
     assert first.stdout.split() == ["None", "compiled"]
     # The module, the library variant, the thread pool's code and the executables' fast call.
     assert len(list(tmp_path.glob("*.o"))) == 4
-    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, encoding="utf-8")
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["disk", "disk"]
 

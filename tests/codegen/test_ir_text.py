@@ -12,7 +12,7 @@ MODELS = Path(__file__).resolve().parents[2] / "benchmarks" / "models"
 
 def test_a_training_step_prints_as_llvmlite_prints_it():
     # Loops, while bodies, phis, selects, compares, casts, calls, metadata.
-    module = xlac.parse_hlo((MODELS / "eqx_lstm_train.hlo").read_text())
+    module = xlac.parse_hlo((MODELS / "eqx_lstm_train.hlo").read_text(encoding="utf-8"))
     llvm = lower(module, optimize=True, aligned_results=True).llvm_module
     functions = [f for f in llvm.functions if f.blocks]
     assert len(functions) > 10

@@ -122,8 +122,8 @@ def test_plan_function_gives_the_plan_or_the_reason():
 
 def test_xlac_dump_prints_the_kernel_choice(tmp_path):
     path = tmp_path / "dot.hlo"
-    path.write_text(_module(DOT.format(t="s32")))
-    out = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True,
+    path.write_text(_module(DOT.format(t="s32")), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, encoding="utf-8",
                          check=True)
     assert "// kernel d: loop (not dot.library-gemm:" in out.stdout
     assert out.stderr == ""

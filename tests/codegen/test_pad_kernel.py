@@ -112,7 +112,7 @@ def test_jax_associative_scan(case):
     # Two interleaving pads and an add (a max) per level: jax's values, and
     # the evaluator's bits.
     cases = Path(__file__).resolve().parents[1] / "jax_cases"
-    text = (cases / f"{case}.hlo").read_text()
+    text = (cases / f"{case}.hlo").read_text(encoding="utf-8")
     x = np.load(cases / f"{case}.npz")["arr_0"]
     want = np.load(cases / f"{case}.expected.npz")["arr_0"]
     hlo = lower(xlac.parse_hlo(text)).hlo

@@ -51,7 +51,7 @@ def tiny_parts(monkeypatch):
 
 @pytest.mark.parametrize("name", CASES)
 def test_results_identical_with_one_and_several_compile_threads(name, tiny_parts, monkeypatch):
-    text = (JAX_CASES / f"{name}.hlo").read_text()
+    text = (JAX_CASES / f"{name}.hlo").read_text(encoding="utf-8")
     lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
     assert len(split.split_module(lowered.llvm_module, ENTRY_NAME, 4)) > 1   # it is really split
     inputs = _inputs(name)
@@ -69,7 +69,7 @@ def test_results_identical_with_one_and_several_compile_threads(name, tiny_parts
 
 
 def test_parts_are_compiled_and_linked_into_one_engine(tiny_parts):
-    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    text = (JAX_CASES / "gamma_rng.hlo").read_text(encoding="utf-8")
     lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
     one = jit.compile_ir(lowered.llvm_module, ENTRY_NAME, before_load=ensure_symbols, threads=1)
     three = jit.compile_ir(lowered.llvm_module, ENTRY_NAME, before_load=ensure_symbols, threads=3)
@@ -313,13 +313,13 @@ def test_compile_threads_from_the_environment(value, expected, monkeypatch):
 def test_disk_cache_round_trips_a_split_module(tiny_parts, monkeypatch, tmp_path):
     monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "3")
-    text = (JAX_CASES / "categorical.hlo").read_text()
+    text = (JAX_CASES / "categorical.hlo").read_text(encoding="utf-8")
     inputs = _inputs("categorical")
     xlac.clear_caches()
     first = xlac.jit(text)
     expected = _leaves(first(*inputs))
     assert first.from_cache is None
-    metas = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    metas = [json.loads(p.read_text(encoding="utf-8")) for p in tmp_path.glob("*.json")]
     split_meta = [m for m in metas if len(m.get("object_parts", [])) > 1]
     assert len(split_meta) == 1
     meta = split_meta[0]
@@ -334,7 +334,7 @@ def test_disk_cache_round_trips_a_split_module(tiny_parts, monkeypatch, tmp_path
     bad = dict(meta, object_parts=[meta["object_size"] - 1, 1])
     from xlac.runtime import disk_cache
     bad["meta_sha256"] = disk_cache._meta_digest(bad)
-    path.write_text(json.dumps(bad))
+    path.write_text(json.dumps(bad), encoding="utf-8")
     xlac.clear_caches()
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "1")
     third = xlac.jit(xlac.parse_hlo(text))
@@ -346,7 +346,7 @@ def test_disk_cache_round_trips_a_split_module(tiny_parts, monkeypatch, tmp_path
 def test_dumps_show_every_part(tiny_parts, monkeypatch, tmp_path):
     monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
-    lowered = lower(xlac.parse_hlo((JAX_CASES / "interp.hlo").read_text()))
+    lowered = lower(xlac.parse_hlo((JAX_CASES / "interp.hlo").read_text(encoding="utf-8")))
     jit.compile_ir(lowered.llvm_module, lowered.entry_name, before_load=ensure_symbols)
     # module_NNNN.<name>.<stage> (the names XLA's --xla_dump_to gives)
     names = sorted(n.split(".", 2)[2] for n in os.listdir(tmp_path) if n.endswith((".ll", ".s")))
@@ -356,13 +356,13 @@ def test_dumps_show_every_part(tiny_parts, monkeypatch, tmp_path):
     init_llvm()
     for name in os.listdir(tmp_path):
         if name.endswith(".ll"):
-            llvm.parse_assembly((tmp_path / name).read_text(), llvm.create_context()).verify()
+            llvm.parse_assembly((tmp_path / name).read_text(encoding="utf-8"), llvm.create_context()).verify()
 
 
 def test_optimized_llvm_ir_shows_the_parts(tiny_parts, monkeypatch):
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
     monkeypatch.setattr(jit, "BATCH_INSTRUCTIONS", 1 << 30)    # split once emitted, as optimized_ir does
-    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text())
+    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text(encoding="utf-8"))
     text = exe.optimized_llvm_ir
     count = len(exe._program.jit.object_parts)
     assert count > 1 and text.startswith(f"; ---- part 0 of {count} ----") and f"; ---- part {count - 1} of {count} ----" in text
@@ -404,7 +404,7 @@ def test_streamed_batches_and_the_rest_link_and_run_like_the_whole_module():
 
 
 def test_a_part_prints_only_the_metadata_it_uses():
-    text = (JAX_CASES / "interp.hlo").read_text()
+    text = (JAX_CASES / "interp.hlo").read_text(encoding="utf-8")
     lowered = lower(xlac.parse_hlo(text), entry_name=ENTRY_NAME, aligned_results=True, native=True)
     texts = split.split_module(lowered.llvm_module, ENTRY_NAME, 3)
     total = len(lowered.llvm_module.metadata)
@@ -428,7 +428,7 @@ def test_results_identical_when_compiled_while_emitting(name, tiny_parts, monkey
         return finish(self)
 
     monkeypatch.setattr(jit.StreamedCompile, "finish", counting_finish)
-    text = (JAX_CASES / f"{name}.hlo").read_text()
+    text = (JAX_CASES / f"{name}.hlo").read_text(encoding="utf-8")
     inputs = _inputs(name)
     got = {}
     for threads in ("1", "2"):
@@ -459,7 +459,7 @@ def test_the_emission_is_freed_while_the_threads_compile_and_leaves_no_garbage(m
         return close(self)
 
     monkeypatch.setattr(jit.StreamedCompile, "_close", watching_close)
-    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    text = (JAX_CASES / "gamma_rng.hlo").read_text(encoding="utf-8")
     freed = []
     free = program._EmissionFreer.__call__
     monkeypatch.setattr(program._EmissionFreer, "__call__", lambda self, m: (freed.append(1), free(self, m)))
@@ -495,7 +495,7 @@ def test_a_failed_emission_leaves_nothing_running(monkeypatch):
             raise RuntimeError("emission failed")
         return fn
 
-    text = (JAX_CASES / "gamma_rng.hlo").read_text()
+    text = (JAX_CASES / "gamma_rng.hlo").read_text(encoding="utf-8")
     monkeypatch.setattr(emitter.ModuleEmitter, "_emit_function", failing)
     xlac.clear_caches()
     with pytest.raises(RuntimeError, match="emission failed"):
@@ -522,7 +522,7 @@ def test_cold_kernels_compile_with_the_entry_and_compute_the_same_bits(monkeypat
         return compile_part(text, speed_level, module_options, keep, tier)
 
     monkeypatch.setattr(jit, "_compile_part", recording)
-    text = (JAX_CASES / "categorical.hlo").read_text()
+    text = (JAX_CASES / "categorical.hlo").read_text(encoding="utf-8")
     inputs = _inputs("categorical")
     got = {}
     for threads in ("1", "2"):
@@ -629,7 +629,7 @@ def test_the_emitter_reports_a_while_body_with_the_kernel_running_it():
     runs it; a body's own kernels and a computation called from one kernel are
     private (internal to the part, where LLVM may inline them)."""
     reports = []
-    lower(xlac.parse_hlo((JAX_CASES / "gamma_rng.hlo").read_text()), entry_name=ENTRY_NAME,
+    lower(xlac.parse_hlo((JAX_CASES / "gamma_rng.hlo").read_text(encoding="utf-8")), entry_name=ENTRY_NAME,
           on_finished=lambda fns, cold, private: reports.append(([f.name for f in fns], [f.name for f in private])))
     # (A kernel shared by two sites is reported again, alone, at the second.)
     whiles = [r for r in reports if len(r[0]) > 1]
@@ -659,7 +659,7 @@ def test_switch_interval_is_short_while_compiling_during_emission_and_restored(m
     monkeypatch.setattr(jit, "_compile_part", spy)
     before = sys.getswitchinterval()
     xlac.clear_caches()
-    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text(), optimize=True)
+    exe = xlac.jit((JAX_CASES / "interp.hlo").read_text(encoding="utf-8"), optimize=True)
     assert jit.SWITCH_INTERVAL in seen        # the module's parts (library code is compiled apart)
     assert sys.getswitchinterval() == before and exe is not None
     stream = jit.StreamedCompile(ENTRY_NAME, 2)
@@ -678,7 +678,7 @@ def test_a_small_module_is_one_part_compiled_on_the_calling_thread(monkeypatch):
 
     from xlac.bench import random_inputs
     monkeypatch.setenv("XLAC_COMPILE_THREADS", "2")
-    text = (JAX_CASES / "cumsum_ax1.hlo").read_text()
+    text = (JAX_CASES / "cumsum_ax1.hlo").read_text(encoding="utf-8")
     xlac.jit(text, optimize=True)           # the library units it calls built first
     where = []
     original = jit._compile_part

@@ -22,10 +22,10 @@ print(perf_map.path(), exe._jit.address)
 
 def test_the_map_names_every_function_at_its_address(tmp_path):
     env = dict(os.environ, XLAC_PERF_MAP="1", XLAC_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, encoding="utf-8", check=True)
     where, entry = out.stdout.split()
     try:
-        rows = [line.split() for line in open(where).read().splitlines()]
+        rows = [line.split() for line in open(where, encoding="utf-8").read().splitlines()]
     finally:
         os.unlink(where)
     by_name = {name: (int(start, 16), int(size, 16)) for start, size, name in rows}

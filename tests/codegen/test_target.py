@@ -119,6 +119,6 @@ def test_the_environment_reaches_a_new_process():
     code = "from xlac.codegen import target; print(target.current().cpu, target.host_vector_bits())"
     env = dict(os.environ, XLAC_TARGET_CPU="x86-64-v2")
     env.pop(target.FEATURES_ENV, None)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, encoding="utf-8", timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["x86-64-v2", "128"]

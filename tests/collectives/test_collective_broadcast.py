@@ -97,13 +97,13 @@ MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shut
 def test_under_mpiexec_matches_the_reference(tmp_path):
     pytest.importorskip("mpi4py")
     path = tmp_path / "cb.hlo"
-    path.write_text(TWO_GROUPS)
+    path.write_text(TWO_GROUPS, encoding="utf-8")
     per = _per_device(4)
     np.savez(tmp_path / "in.npz", np.stack([p[0] for p in per]), np.stack([p[1] for p in per]))
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
     run = subprocess.run([MPIEXEC, "-n", "4", sys.executable, "-m", "xlac", "run", str(path),
                           "--inputs", str(tmp_path / "in.npz"), "--out", str(tmp_path / "out.npz")],
-                         capture_output=True, text=True, timeout=100, env=env)
+                         capture_output=True, encoding="utf-8", timeout=100, env=env)
     assert run.returncode == 0, run.stderr
     ref = evaluate_replicated(TWO_GROUPS, per)
     with np.load(tmp_path / "out.npz") as got:

@@ -147,7 +147,7 @@ def test_the_replicated_evaluator_stays_in_the_evaluator_layer():
     # import the evaluator, xlac.hlo, xlac.shape and xlac.errors only.
     path = Path(xlac.__file__).parent / "evaluator_replicated.py"
     allowed = {"evaluator", "hlo", "shape", "errors"}
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level >= 1:
             top = (node.module or "").split(".")[0]
             assert top in allowed, f"evaluator_replicated imports .{node.module}"

@@ -106,7 +106,7 @@ def test_jit_num_replicas(value):
 @pytest.mark.parametrize("value", ["0", "-1", str(2 ** 63), "300000000", "1025"])
 def test_cli_devices(tmp_path, capsys, value):
     path = tmp_path / "m.hlo"
-    path.write_text(HLO.format(header=""))
+    path.write_text(HLO.format(header=""), encoding="utf-8")
     assert cli.main(["run", str(path), "--random-inputs", f"--devices={value}"]) == 2     # a usage error
     err = capsys.readouterr().err
     shown = value if len(value) <= 12 else f"{value[:8]}... ({len(value)} digits)"

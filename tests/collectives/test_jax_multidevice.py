@@ -19,7 +19,7 @@ import pytest
 import xlac
 
 CASES = Path(__file__).resolve().parents[1] / "jax_multidevice"
-NAMES = sorted(json.loads((CASES / "manifest.json").read_text())["cases"])
+NAMES = sorted(json.loads((CASES / "manifest.json").read_text(encoding="utf-8"))["cases"])
 #: Run with ``mpiexec ... xlac run`` (all of them run under mpiexec from one script).
 MPI_CLI_NAMES = ["pmap_mlp_step", "smap_all_to_all"]
 
@@ -42,7 +42,7 @@ def _close(got, want, name):
 @pytest.mark.parametrize("name", NAMES)
 def test_global_program_on_device_processes(name):
     args, want = _load(name)
-    out = xlac.jit((CASES / f"{name}.hlo").read_text())(*args)
+    out = xlac.jit((CASES / f"{name}.hlo").read_text(encoding="utf-8"))(*args)
     _close(list(out) if isinstance(out, tuple) else [out], want, name)
 
 
@@ -51,7 +51,7 @@ def test_global_program_from_stablehlo(name):
     """The same program as jax prints it by default (``lower().as_text()``:
     StableHLO with Shardy's ``sdy.mesh`` and ``sdy.manual_computation``)."""
     args, want = _load(name)
-    out = xlac.jit((CASES / f"{name}.mlir").read_text())(*args)
+    out = xlac.jit((CASES / f"{name}.mlir").read_text(encoding="utf-8"))(*args)
     _close(list(out) if isinstance(out, tuple) else [out], want, name)
 
 
@@ -64,9 +64,9 @@ def test_partitioned_program_on_device_processes(name):
     shardings."""
     from xlac.passes.shard_map import output_shardings
     args, want = _load(name)
-    out = xlac.jit((CASES / f"{name}.spmd.hlo").read_text())(*args)
+    out = xlac.jit((CASES / f"{name}.spmd.hlo").read_text(encoding="utf-8"))(*args)
     outs = list(out) if isinstance(out, tuple) else [out]
-    shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+    shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text(encoding="utf-8")))
     _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name)
 
 
@@ -77,14 +77,14 @@ def test_xlac_run_on_device_processes(tmp_path, form):
     out = tmp_path / "out.npz"
     run = subprocess.run([sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.{form}"),
                           "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, encoding="utf-8", timeout=120)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     _, want = _load(name)
     with np.load(out) as f:
         got = [f[f"arr_{k}"] for k in range(len(f.files))]
     if form == "spmd.hlo":
         from xlac.passes.shard_map import output_shardings
-        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text(encoding="utf-8")))
         got = [s.assemble(list(o)) for s, o in zip(shardings, got)]
     _close(got, want, name)
 
@@ -100,7 +100,7 @@ def test_global_programs_under_mpiexec(tmp_path):
         out = tmp_path / f"{name}.out.npz"
         run = subprocess.run([mpiexec, "-n", "4", sys.executable, "-m", "xlac", "run", str(CASES / f"{name}.hlo"),
                               "--inputs", str(CASES / f"{name}.npz"), "--out", str(out)],
-                             capture_output=True, text=True, timeout=120, env=env)
+                             capture_output=True, encoding="utf-8", timeout=120, env=env)
         assert run.returncode == 0 and run.stderr == "", (name, run.stderr)
         _, want = _load(name)
         with np.load(out) as f:
@@ -111,7 +111,7 @@ def test_automatic_sharding_runs_partitioned():
     """A sharded program with no manual computation (jax.jit with NamedShardings):
     partitioned (tests/test_spmd.py), each device computing its rows, global
     arrays in and out."""
-    text = (CASES / "pmap_psum.hlo").read_text()
+    text = (CASES / "pmap_psum.hlo").read_text(encoding="utf-8")
     # The same parameters and shardings, but no manual computation.
     entry = text[text.index("ENTRY"):]
     param = next(line for line in entry.splitlines() if "parameter(0)" in line).strip()
@@ -137,7 +137,7 @@ for name in sys.argv[3:]:
     with np.load(cases / f"{name}.npz") as f:
         args = [f[f"arr_{k}"] for k in range(len(f.files))]
     for form in ("hlo", "spmd.hlo"):
-        got = xlac.jit((cases / f"{name}.{form}").read_text())(*args)
+        got = xlac.jit((cases / f"{name}.{form}").read_text(encoding="utf-8"))(*args)
         got = list(got) if isinstance(got, tuple) else [got]
         if MPI.COMM_WORLD.Get_rank() == 0:
             np.savez(out / f"{name}.{form}.npz", *got)
@@ -153,16 +153,16 @@ def test_every_program_in_both_forms_under_mpiexec(tmp_path):
     if mpiexec is None:
         pytest.skip("no mpiexec")
     script = tmp_path / "run_all.py"
-    script.write_text(_MPI_SCRIPT)
+    script.write_text(_MPI_SCRIPT, encoding="utf-8")
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
     run = subprocess.run([mpiexec, "-n", "4", sys.executable, str(script), str(CASES), str(tmp_path), *NAMES],
-                         capture_output=True, text=True, timeout=580, env=env)
+                         capture_output=True, encoding="utf-8", timeout=580, env=env)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     for name in NAMES:
         _, want = _load(name)
         with np.load(tmp_path / f"{name}.hlo.npz") as f:
             _close([f[f"arr_{k}"] for k in range(len(f.files))], want, name)
-        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text()))
+        shardings = output_shardings(xlac.parse_hlo((CASES / f"{name}.hlo").read_text(encoding="utf-8")))
         with np.load(tmp_path / f"{name}.spmd.hlo.npz") as f:
             outs = [f[f"arr_{k}"] for k in range(len(f.files))]
         _close([s.assemble(list(o)) for s, o in zip(shardings, outs)], want, name + " (partitioned)")

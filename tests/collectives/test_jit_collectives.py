@@ -220,18 +220,18 @@ def test_xlac_run_a_per_replica_module(tmp_path):
     text = _module("m", "  x = f32[2] parameter(0)\n",
                    "  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=add")
     path = tmp_path / "ar.hlo"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     xs = np.float32([[1.0, 2.5], [3.0, 5.25], [0.5, 0.25]])
     np.savez(tmp_path / "in.npz", xs)
     for extra in ([], ["--reference"]):
         out = tmp_path / f"out{len(extra)}.npz"
         run = subprocess.run([sys.executable, "-m", "xlac", "run", str(path), "--inputs", str(tmp_path / "in.npz"),
-                              "--out", str(out), "--devices", "3", *extra], capture_output=True, text=True)
+                              "--out", str(out), "--devices", "3", *extra], capture_output=True, encoding="utf-8")
         assert run.returncode == 0 and run.stderr == "", run.stderr
         with np.load(out) as got:
             np.testing.assert_array_equal(got["arr_0"], np.tile(xs.sum(0), (3, 1)))
     bad = subprocess.run([sys.executable, "-m", "xlac", "run", str(path), "--inputs", str(tmp_path / "in.npz"),
-                          "--devices", "2"], capture_output=True, text=True)
+                          "--devices", "2"], capture_output=True, encoding="utf-8")
     assert bad.returncode != 0 and "parameter 0: expected a leading axis of 2" in bad.stderr
     assert "Traceback" not in bad.stderr
 

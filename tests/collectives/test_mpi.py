@@ -95,7 +95,7 @@ def _text(n: int) -> str:
 def test_every_collective_under_mpiexec_matches_the_reference(tmp_path, n):
     text = _text(n)
     path = tmp_path / "m.hlo"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     rng = np.random.default_rng(n)
     xs = rng.standard_normal((n, 3, 4)).astype(np.float32)
     vs = rng.integers(-50, 50, (n, 6)).astype(np.int32)
@@ -103,7 +103,7 @@ def test_every_collective_under_mpiexec_matches_the_reference(tmp_path, n):
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"))
     run = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "xlac", "run", str(path),
                           "--inputs", str(tmp_path / "in.npz"), "--out", str(tmp_path / "out.npz")],
-                         capture_output=True, text=True, timeout=100, env=env)
+                         capture_output=True, encoding="utf-8", timeout=100, env=env)
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
     ref = evaluate_replicated(text, [[xs[d], vs[d]] for d in range(n)])
@@ -118,10 +118,10 @@ def test_every_collective_under_mpiexec_matches_the_reference(tmp_path, n):
 @pytest.mark.timeout(120)
 def test_an_error_on_the_ranks_ends_the_job_with_a_clear_message(tmp_path):
     path = tmp_path / "m.hlo"
-    path.write_text(_text(2))
+    path.write_text(_text(2), encoding="utf-8")
     np.savez(tmp_path / "in.npz", np.zeros((3, 3, 4), np.float32), np.zeros((3, 6), np.int32))
     run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "xlac", "run", str(path),
-                          "--inputs", str(tmp_path / "in.npz")], capture_output=True, text=True, timeout=100)
+                          "--inputs", str(tmp_path / "in.npz")], capture_output=True, encoding="utf-8", timeout=100)
     assert run.returncode != 0
     assert "xlac: error: rank 0 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr \
         or "xlac: error: rank 1 of 2: ValueError: parameter 0: expected a leading axis of 2" in run.stderr
@@ -138,7 +138,7 @@ def test_aot_object_with_the_mpi_collective_service(tmp_path):
         pytest.skip("no mpicc or make")
     run = subprocess.run(["make", "-s", "-C", str(root / "runtime" / "examples"), "mpi", f"BUILD={tmp_path}",
                           f"PYTHON={sys.executable}", f"MPICC={mpicc}", f"MPIEXEC={MPIEXEC}"],
-                         capture_output=True, text=True, timeout=170)
+                         capture_output=True, encoding="utf-8", timeout=170)
     assert run.returncode == 0, run.stderr
     lines = sorted(line for line in run.stdout.splitlines() if line.startswith("rank "))
     assert lines == ["rank 0: 3 5 7 9", "rank 1: 3 5 7 9"], run.stdout
@@ -191,11 +191,11 @@ print("second", rank, flush=True)
 
 def _run_faulty(tmp_path, plan):
     script = tmp_path / "faulty.py"
-    script.write_text(_FAULT_SCRIPT)
+    script.write_text(_FAULT_SCRIPT, encoding="utf-8")
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "cache"), XLAC_COLLECTIVE_TIMEOUT="3")
     start = time.monotonic()
     run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), plan],
-                         capture_output=True, text=True, timeout=100, env=env)
+                         capture_output=True, encoding="utf-8", timeout=100, env=env)
     return run, time.monotonic() - start
 
 
@@ -263,13 +263,13 @@ def test_the_spec_examples_under_mpiexec(tmp_path, n):
     rng = np.random.default_rng(3)
     for name, (op, shape, rows) in _SPEC_CASES[n].items():
         text = _spec_module(n, op, shape)
-        (tmp_path / f"{name}.hlo").write_text(text)
+        (tmp_path / f"{name}.hlo").write_text(text, encoding="utf-8")
         xs = (np.asarray(rows, np.float32) if rows is not None
               else rng.standard_normal((n, 16, 4)).astype(np.float32))
         np.savez(tmp_path / f"{name}.npz", xs)
         run = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "xlac", "run", str(tmp_path / f"{name}.hlo"),
                               "--inputs", str(tmp_path / f"{name}.npz"), "--out", str(tmp_path / f"{name}.out.npz")],
-                             capture_output=True, text=True, timeout=100, env=env)
+                             capture_output=True, encoding="utf-8", timeout=100, env=env)
         assert run.returncode == 0 and run.stderr == "", (name, run.stderr)
         with np.load(tmp_path / f"{name}.out.npz") as f:
             got = f["arr_0"]

@@ -21,7 +21,7 @@ from jax_dtypes.generate import SCALARS, UNARY     # the operations jax was aske
 
 pytestmark = pytest.mark.timeout(600)
 
-TABLE = json.loads((Path(__file__).parent / "jax_dtypes" / "promotion.json").read_text())
+TABLE = json.loads((Path(__file__).parent / "jax_dtypes" / "promotion.json").read_text(encoding="utf-8"))
 OPERANDS = TABLE["operands"]
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,

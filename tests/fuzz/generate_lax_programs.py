@@ -57,7 +57,7 @@ def case(seed: int) -> dict:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     cases = [case(seed) for seed in range(n)]
-    OUT.write_text(json.dumps({"jax": jax.__version__, "cases": cases}, separators=(",", ":")) + "\n")
+    OUT.write_text(json.dumps({"jax": jax.__version__, "cases": cases}, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import xlac
 import lax_programs as lp
 from fuzzconf import RTOL, fuzz_settings, mismatch
 
-CASES = json.loads((Path(__file__).parent / "jax_lax_programs.json").read_text())["cases"]
+CASES = json.loads((Path(__file__).parent / "jax_lax_programs.json").read_text(encoding="utf-8"))["cases"]
 SETTINGS = fuzz_settings(ci=6, long=1000)
 
 

@@ -30,7 +30,7 @@ BASE = int(os.environ.get("XLAC_FUZZ_SEED", random.randrange(2**31) if LONG else
 
 
 def _texts() -> list:
-    return [p.read_text() for p in SEEDS]
+    return [p.read_text(encoding="utf-8") for p in SEEDS]
 
 
 def _one(seed: int, texts: list) -> tuple:
@@ -58,7 +58,7 @@ def test_mutated_hlo_raises_only_documented_errors(chunk, tmp_path):
 def _report(kind: str, seed: int, k: int, text: str, compile_it: bool, exc: Exception, tmp_path) -> str:
     small = minimize(text, fails_the_same_way(kind, compile_it), budget_s=10.0)
     path = tmp_path / f"mutation_{seed}.hlo"
-    path.write_text(text, errors="surrogatepass")
+    path.write_text(text, errors="surrogatepass", encoding="utf-8")
     return (f"{kind}: {type(exc).__name__}: {str(exc)[:300]}\n"
             f"  mutation {seed} of {SEEDS[k].name} (full text: {path}; compile={compile_it})\n"
             f"  minimised ({len(small)} chars):\n{small[:2000]!r}")

@@ -53,7 +53,7 @@ def _kernel(z):
 def test_chlo_forms_as_jaxlib_prints_them(form):
     special = pytest.importorskip("scipy.special")
     a, b, p, i, g, lhs, rhs, c = args = _inputs()
-    got = xlac.jit(xlac.parse_stablehlo((FORMS / f"{form}.mlir").read_text(), f"{form}.mlir"))(*args)
+    got = xlac.jit(xlac.parse_stablehlo((FORMS / f"{form}.mlir").read_text(encoding="utf-8"), f"{form}.mlir"))(*args)
     (add, gt, sel, like, const, isinf, ispos, isneg, top_v, top_i, mulhi, ragged, scan_out, scan_carry, sub,
      conj, like_c, kernel, zeta, erfc) = got
     with np.errstate(invalid="ignore"):

@@ -38,7 +38,7 @@ def test_corpus_is_there():
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_corpus_parses_and_round_trips(path):
-    src = path.read_text()
+    src = path.read_text(encoding="utf-8")
     m = parse_hlo(src)
     assert m.entry is m.computations[-1] and m.entry.is_entry
     for comp in m.computations:
@@ -59,7 +59,7 @@ def test_corpus_parses_and_round_trips(path):
 
 
 def test_corpus_argmax_structure():
-    m = parse_hlo((PUBLIC_CORPUS / "argmax_argmin.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "argmax_argmin.hlo").read_text(encoding="utf-8"))
     assert [c.name for c in m.computations][-1] == "main.6"
     assert len(m.computations) == 6
     assert len(m.entry.instructions) == 6
@@ -84,43 +84,43 @@ def test_corpus_argmax_structure():
 
 
 def test_corpus_typed_attributes():
-    m = parse_hlo((PUBLIC_CORPUS / "slice_concat_pad.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "slice_concat_pad.hlo").read_text(encoding="utf-8"))
     main = m.entry
     assert main.instruction("slice.4").attrs["slice"] == ((1, 8, 2), (0, 12, 3))
     pad = m.computation("_pad.2").root
     assert pad.opcode == "pad" and pad.attrs["padding"] == ((1, 2, 0), (0, 3, 0))
     assert "padding=1_2x0_3" in instruction_to_text(pad)
 
-    m = parse_hlo((PUBLIC_CORPUS / "sort_argsort_f32.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "sort_argsort_f32.hlo").read_text(encoding="utf-8"))
     sort = next(i for i in m.instructions() if i.opcode == "sort")
     assert sort.attrs["is_stable"] is True and isinstance(sort.attrs["to_apply"], HloComputation)
 
-    m = parse_hlo((PUBLIC_CORPUS / "topk_accuracy.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "topk_accuracy.hlo").read_text(encoding="utf-8"))
     topk = next(i for i in m.instructions() if i.opcode == "topk")
     assert topk.attrs == {"k": 3, "largest": True}
 
-    m = parse_hlo((PUBLIC_CORPUS / "rfft_irfft.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "rfft_irfft.hlo").read_text(encoding="utf-8"))
     fft = m.computation("fft.1").root
     assert fft.attrs == {"fft_type": "RFFT", "fft_length": (16,)}
 
-    m = parse_hlo((PUBLIC_CORPUS / "cond_scalar_pred.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "cond_scalar_pred.hlo").read_text(encoding="utf-8"))
     cond = next(i for i in m.instructions() if i.opcode == "conditional")
     branches = cond.attrs["branch_computations"]
     assert isinstance(branches, tuple) and len(branches) == 2
     assert all(isinstance(b, HloComputation) and b.parent is m for b in branches)
 
-    m = parse_hlo((PUBLIC_CORPUS / "fori_loop_power_iter.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "fori_loop_power_iter.hlo").read_text(encoding="utf-8"))
     w = next(i for i in m.instructions() if i.opcode == "while")
     assert isinstance(w.attrs["condition"], HloComputation) and isinstance(w.attrs["body"], HloComputation)
     idx = {c.name: k for k, c in enumerate(m.computations)}
     assert idx[w.attrs["condition"].name] < idx[m.entry.name]
 
-    m = parse_hlo((PUBLIC_CORPUS / "gather_index_take_along.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "gather_index_take_along.hlo").read_text(encoding="utf-8"))
     g = next(i for i in m.instructions() if i.opcode == "gather" and "operand_batching_dims" in i.attrs)
     assert g.attrs["offset_dims"] == () and g.attrs["slice_sizes"] == (1, 1)
     assert g.attrs["index_vector_dim"] == 2 and g.attrs["start_index_map"] == (1,)
 
-    m = parse_hlo((PUBLIC_CORPUS / "conv2d_nhwc_stride_same.hlo").read_text())
+    m = parse_hlo((PUBLIC_CORPUS / "conv2d_nhwc_stride_same.hlo").read_text(encoding="utf-8"))
     conv = next(i for i in m.instructions() if i.opcode == "convolution")
     assert conv.attrs["window"] == Raw("{size=3x3 stride=2x2 pad=1_1x1_1}")
     assert conv.attrs["dim_labels"] == Raw("b01f_01io->b01f")
@@ -404,7 +404,7 @@ def test_parse_errors(text, line, column, words):
 
 def test_errors_are_always_hlo_parse_errors():
     # Truncating valid text anywhere must give an HloParseError, never another exception.
-    src = (PUBLIC_CORPUS / "argmax_argmin.hlo").read_text()
+    src = (PUBLIC_CORPUS / "argmax_argmin.hlo").read_text(encoding="utf-8")
     for cut in range(0, len(src), 7):
         try:
             parse_hlo(src[:cut])

@@ -490,22 +490,22 @@ def test_format_detection():
 @pytest.mark.timeout(300)
 def test_cli_run_and_dump(tmp_path):
     path = tmp_path / "model.mlir"
-    path.write_text(ADD)
+    path.write_text(ADD, encoding="utf-8")
     x = f32(4)
     np.savez(tmp_path / "in.npz", x)
     r = subprocess.run([sys.executable, "-m", "xlac", "run", str(path), "--inputs", str(tmp_path / "in.npz"),
-                        "--out", str(tmp_path / "out.npz")], capture_output=True, text=True)
+                        "--out", str(tmp_path / "out.npz")], capture_output=True, encoding="utf-8")
     assert r.returncode == 0 and r.stderr == "", r.stderr
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_allclose(out["arr_0"], 2 * x)
     r = subprocess.run([sys.executable, "-m", "xlac", "compile", str(path), "-o", str(tmp_path / "m.o")],
-                       capture_output=True, text=True)
+                       capture_output=True, encoding="utf-8")
     assert r.returncode == 0 and (tmp_path / "m.o").stat().st_size > 0 and (tmp_path / "m.h").exists(), r.stderr
-    r = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "xlac", "dump", str(path)], capture_output=True, encoding="utf-8")
     assert r.returncode == 0 and "// ---- imported from StableHLO ----" in r.stdout and "add(" in r.stdout
     bad = tmp_path / "bad.mlir"
-    bad.write_text(ADD.replace("stablehlo.add", "stablehlo.frobnicate"))
-    r = subprocess.run([sys.executable, "-m", "xlac", "run", str(bad)], capture_output=True, text=True)
+    bad.write_text(ADD.replace("stablehlo.add", "stablehlo.frobnicate"), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "xlac", "run", str(bad)], capture_output=True, encoding="utf-8")
     assert r.returncode != 0 and "stablehlo.frobnicate" in r.stderr and "bad.mlir:2:" in r.stderr
 
 
@@ -513,7 +513,7 @@ def test_cli_run_and_dump(tmp_path):
 def test_damaged_text_raises_xlac_errors_only():
     """Every prefix and some byte flips of a real jax module: an xlac error, never another exception."""
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "jax_cases" / "while_loop.export.mlir").read_text()
+    text = (Path(__file__).resolve().parents[1] / "jax_cases" / "while_loop.export.mlir").read_text(encoding="utf-8")
     r = np.random.default_rng(0)
     damaged = [text[:k] for k in range(0, len(text), max(1, len(text) // 150))]
     for _ in range(150):
@@ -536,7 +536,7 @@ _CALLBACK = r"not supported yet: host callback \(jax\.debug\.print / pure_callba
 def test_host_callbacks_are_imported_and_refused_at_compile(name):
     """The callbacks' Python functions come only with jax's executions (the jax
     backend runs them): a program read from text imports, and its compile names them."""
-    module = xlac.parse_stablehlo((CALLBACKS / f"{name}.mlir").read_text(), f"{name}.mlir")
+    module = xlac.parse_stablehlo((CALLBACKS / f"{name}.mlir").read_text(encoding="utf-8"), f"{name}.mlir")
     assert any("python_cpu_callback" in str(i.attrs.get("custom_call_target")) for i in module.instructions())
     with pytest.raises(xlac.UnsupportedError, match=_CALLBACK + r" \(instruction "):
         xlac.jit(module)
@@ -549,7 +549,7 @@ def test_host_callbacks_are_imported_and_refused_at_compile(name):
 def test_host_callbacks_in_hlo_are_refused_before_partitioning(name, tmp_path):
     """jax's HLO of a callback carries a one-device Shardy mesh: the callback is
     what is named, not the mesh."""
-    module = xlac.parse_hlo((CALLBACKS / f"{name}.hlo").read_text())
+    module = xlac.parse_hlo((CALLBACKS / f"{name}.hlo").read_text(encoding="utf-8"))
     with pytest.raises(xlac.UnsupportedError, match=_CALLBACK + r" \(instruction "):
         xlac.jit(module)
     with pytest.raises(xlac.UnsupportedError, match=_CALLBACK):
@@ -558,7 +558,7 @@ def test_host_callbacks_in_hlo_are_refused_before_partitioning(name, tmp_path):
 
 def test_host_callback_cli_is_one_line():
     r = subprocess.run([sys.executable, "-m", "xlac", "run", str(CALLBACKS / "pure_callback.mlir"), "--random-inputs"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, encoding="utf-8", timeout=120)
     assert r.returncode != 0
     assert len(r.stderr.strip().splitlines()) == 1
     assert "host callback (jax.debug.print / pure_callback): custom_call @xla_ffi_python_cpu_callback" in r.stderr

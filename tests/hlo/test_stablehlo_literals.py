@@ -90,9 +90,9 @@ def test_arrays_and_complex_out_of_range():
 
 def test_cli_run_of_an_overflowing_constant_prints_nothing_on_stderr(tmp_path):
     path = tmp_path / "m.mlir"
-    path.write_text(constant("f16", "1.0e+10"))
+    path.write_text(constant("f16", "1.0e+10"), encoding="utf-8")
     out = subprocess.run([sys.executable, "-m", "xlac", "run", str(path), "--out", str(tmp_path / "o.npz")],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, encoding="utf-8", timeout=120)
     assert out.returncode == 0 and out.stderr == ""
     assert np.load(tmp_path / "o.npz")["arr_0"] == np.inf
 

@@ -60,7 +60,7 @@ def _load(name: str):
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in DUMPS.glob("*.hlo")))
 def test_optimised_xla_dumps_read_print_and_run(name):
-    text = (DUMPS / f"{name}.hlo").read_text()
+    text = (DUMPS / f"{name}.hlo").read_text(encoding="utf-8")
     printed = roundtrip(text)
     module = parse_hlo(text)
     assert module.stack_frame_index and "StackFrames" in printed   # kept for metadata's stack_frame_id
@@ -76,7 +76,7 @@ def test_optimised_xla_dumps_read_print_and_run(name):
 
 
 def test_packed_sub_byte_entry_is_refused_in_objects_only(tmp_path):
-    text = (DUMPS / "int4.hlo").read_text()
+    text = (DUMPS / "int4.hlo").read_text(encoding="utf-8")
     assert "s4[64]{0:E(4)}" in text
     with pytest.raises(UnsupportedError, match=r"s4\[64\]\{0:E\(4\)\}.*packed"):
         xlac.compile_aot(text, tmp_path / "int4.o")
@@ -477,7 +477,7 @@ def test_annotated_layouts_run_where_their_meaning_allows(tmp_path):
     # by one 4x128 tile: that is padding dimension 0 to 128.
     res = xlac.compile_aot(TPU_STYLE, tmp_path / "m.o", header=tmp_path / "m.h")
     assert str(res.params[0].shape) == "f32[8,4,1]{0,1,2:P(128,4,1)}"
-    assert "padded to [128,4,1]" in (tmp_path / "m.h").read_text()
+    assert "padded to [128,4,1]" in (tmp_path / "m.h").read_text(encoding="utf-8")
     # Two 8x128 tiles along the minor dimension reorder the elements: refused by name.
     tiled = TPU_STYLE.replace("f32[8,4,1]{0,1,2:T(4,128)}", "f32[16,256]{1,0:T(8,128)}").replace(
         "f32[8,4,1]{1,2,0:T(1,128)}", "f32[16,256]{1,0}").replace("f32[8,4,1]{1,2,0:T(1,128)S(1)}",

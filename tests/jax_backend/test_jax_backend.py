@@ -27,7 +27,7 @@ ENV = {"mixed": {"JAX_PLATFORMS": "cpu,xlac"},
 def results(group: str) -> dict:
     env = dict(os.environ, **ENV[group])
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    done = subprocess.run([sys.executable, str(CHECKS), group], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, str(CHECKS), group], env=env, capture_output=True, encoding="utf-8",
                           timeout=600, stdin=subprocess.DEVNULL)
     found = {}
     for line in done.stdout.splitlines():
@@ -88,7 +88,7 @@ def test_process_exits_cleanly(group):
 
 
 def test_every_check_is_a_test():
-    text = CHECKS.read_text()
+    text = CHECKS.read_text(encoding="utf-8")
     for group, names in (("mixed", MIXED), ("alone", ALONE), ("multi", MULTI)):
         declared = [line.split("def ")[1].split("(")[0] for chunk in text.split(f'@check("{group}")')[1:]
                     for line in chunk.splitlines()[1:2]]

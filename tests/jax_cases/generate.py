@@ -296,7 +296,7 @@ def write_case(name: str, fn, args, x64: bool) -> dict:
     text = jf.lower(*args).as_text(dialect="hlo")
     outs = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(jf(*args))]
     ins = [np.asarray(a) for a in args]
-    (OUT / f"{name}.hlo").write_text(text)
+    (OUT / f"{name}.hlo").write_text(text, encoding="utf-8")
     np.savez(OUT / f"{name}.npz", *ins)
     np.savez(OUT / f"{name}.expected.npz", *outs)
     outputs = []
@@ -327,7 +327,7 @@ def main() -> None:
     (OUT / "manifest.json").write_text(json.dumps(
         {"format": "xlac-hlo-corpus/1", "set": "xlac jax cases",
          "generator": f"jax {jax.__version__}, XLA:CPU, XLA_FLAGS={os.environ['XLA_FLAGS']}",
-         "num_cases": len(manifest), "cases": manifest}, indent=1))
+         "num_cases": len(manifest), "cases": manifest}, indent=1), encoding="utf-8")
     print(f"{len(manifest)} cases written to {OUT}")
 
 

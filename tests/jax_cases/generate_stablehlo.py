@@ -30,17 +30,17 @@ def write_texts(name: str, fn, args) -> list:
             if not np.array_equal(np.asarray(a), data[f"arr_{k}"], equal_nan=True):
                 problems.append(f"{name}: input arr_{k} differs from the committed one")
     jf = jax.jit(fn, keep_unused=True)
-    (OUT / f"{name}.mlir").write_text(jf.lower(*args).as_text())
+    (OUT / f"{name}.mlir").write_text(jf.lower(*args).as_text(), encoding="utf-8")
     try:
         exported = jax.export.export(jf)(*args)
-        (OUT / f"{name}.export.mlir").write_text(exported.mlir_module())
+        (OUT / f"{name}.export.mlir").write_text(exported.mlir_module(), encoding="utf-8")
     except Exception as e:  # noqa: BLE001 - e.g. a custom call jax.export refuses
         problems.append(f"{name}: jax.export: {type(e).__name__}: {e}")
     return problems
 
 
 def main() -> None:
-    wanted = {c["name"] for c in json.loads((OUT / "manifest.json").read_text())["cases"]}
+    wanted = {c["name"] for c in json.loads((OUT / "manifest.json").read_text(encoding="utf-8"))["cases"]}
     makers = ((False, generate.cases_32), (True, generate.cases_64),
               (False, lambda r: generate.cases_both(r, False)),
               (True, lambda r: generate.cases_both(r, True)), (False, generate.cases_more))

@@ -174,7 +174,7 @@ def write_case(name: str, fn, args, compare, x64: bool) -> dict:
     leaves = jax.tree_util.tree_leaves(result)
     outs = [np.asarray(leaf) for leaf in leaves]
     ins = [np.asarray(a) for a in args]
-    (OUT / f"{name}.hlo").write_text(text)
+    (OUT / f"{name}.hlo").write_text(text, encoding="utf-8")
     np.savez(OUT / f"{name}.npz", *ins)
     np.savez(OUT / f"{name}.expected.npz", *outs)
     compare = compare or ["allclose"] * len(outs)
@@ -213,7 +213,7 @@ def main() -> None:
     (OUT / "manifest.json").write_text(json.dumps(
         {"format": "xlac-hlo-corpus/1", "set": "xlac jax linalg",
          "generator": f"jax {jax.__version__}, XLA:CPU, XLA_FLAGS={os.environ['XLA_FLAGS']}",
-         "num_cases": len(manifest), "cases": manifest}, indent=1))
+         "num_cases": len(manifest), "cases": manifest}, indent=1), encoding="utf-8")
     print(f"{len(manifest)} cases written to {OUT}")
 
 

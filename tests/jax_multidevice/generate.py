@@ -99,15 +99,15 @@ def main():
         spmd = lowered.compile().as_text()
         out = fn(*args)
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        (OUT / f"{name}.hlo").write_text(text)
-        (OUT / f"{name}.spmd.hlo").write_text(spmd)
+        (OUT / f"{name}.hlo").write_text(text, encoding="utf-8")
+        (OUT / f"{name}.spmd.hlo").write_text(spmd, encoding="utf-8")
         np.savez(OUT / f"{name}.npz", *[np.asarray(a) for a in args])
         np.savez(OUT / f"{name}.expected.npz", *[np.asarray(o) for o in outs])
         manifest[name] = {"inputs": [list(np.shape(a)) for a in args],
                           "outputs": [list(np.shape(o)) for o in outs]}
         print(name, [np.shape(o) for o in outs])
     (OUT / "manifest.json").write_text(json.dumps({"jax": jax.__version__, "devices": N, "cases": manifest},
-                                                  indent=1) + "\n")
+                                                  indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def main() -> None:
         with np.load(OUT / f"{name}.npz") as data:
             for k, a in enumerate(args):
                 assert np.array_equal(np.asarray(a), data[f"arr_{k}"]), f"{name}: input arr_{k} differs"
-        (OUT / f"{name}.mlir").write_text(fn.lower(*args).as_text())
+        (OUT / f"{name}.mlir").write_text(fn.lower(*args).as_text(), encoding="utf-8")
         print(name)
 
 

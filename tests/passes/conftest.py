@@ -44,7 +44,7 @@ class HloFileCheckFile(pytest.File):
 class HloFileCheckItem(pytest.Item):
     def runtest(self):
         from xlac.cli import main
-        text = self.path.read_text()
+        text = self.path.read_text(encoding="utf-8")
         run = [line.split("RUN:", 1)[1].strip() for line in text.splitlines()
                if line.lstrip().startswith("// RUN:")]
         if len(run) != 1:

@@ -59,7 +59,7 @@ def filecheck(text: str, checks: str) -> None:
     checks = textwrap.dedent(checks)
     with tempfile.TemporaryDirectory() as tmp:
         check_file = os.path.join(tmp, "checks.txt")
-        with open(check_file, "w") as fh:
+        with open(check_file, "w", encoding="utf-8") as fh:
             fh.write(checks)
         filecheck_file(text, check_file)
 
@@ -68,13 +68,13 @@ def filecheck_file(text: str, check_file: str) -> None:
     """Match ``text`` against the FileCheck directives in ``check_file``."""
     with tempfile.TemporaryDirectory() as tmp:
         input_file = os.path.join(tmp, "input.hlo")
-        with open(input_file, "w") as fh:
+        with open(input_file, "w", encoding="utf-8") as fh:
             fh.write(text)
         matcher = Matcher.from_opts(Options(match_filename=check_file, input_file=input_file))
         matcher.stderr = io.StringIO()
         rc = matcher.run()
     if rc != 0:
-        with open(check_file) as fh:
+        with open(check_file, encoding="utf-8") as fh:
             checks = fh.read()
         raise AssertionError(f"filecheck failed:\n{matcher.stderr.getvalue()}\n--- input ---\n{text}"
                              f"\n--- checks ---\n{checks}")

@@ -33,7 +33,7 @@ class CheckingFuser(Fuser):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_kept_index_equals_a_fresh_one_after_every_fuse_step(name):
-    module = xlac.parse_hlo(PROGRAMS[name].read_text())
+    module = xlac.parse_hlo(PROGRAMS[name].read_text(encoding="utf-8"))
     CheckingFuser.checked = 0
     for comp in sequential_computations(module):
         CheckingFuser(module, comp).run()

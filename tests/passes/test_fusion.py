@@ -468,7 +468,7 @@ def test_dependent_siblings_are_not_merged():
 # -- the benchmark kernels (the targets) -------------------------------------------
 
 def _lowered(name):
-    return lower(xlac.parse_hlo((BENCH / f"{name}.hlo").read_text()))
+    return lower(xlac.parse_hlo((BENCH / f"{name}.hlo").read_text(encoding="utf-8")))
 
 
 @pytest.mark.parametrize("name,most", [("chain", 1), ("bcast", 1), ("softmax", 2), ("layernorm", 3)])
@@ -490,7 +490,7 @@ def test_mlp_bias_and_relu_fuse_into_the_dots():
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.hlo")))
 def test_temp_arena_no_larger_than_largest_live_set(name):
-    module = xlac.parse_hlo((BENCH / f"{name}.hlo").read_text())
+    module = xlac.parse_hlo((BENCH / f"{name}.hlo").read_text(encoding="utf-8"))
     try:
         check_supported(module)
     except xlac.UnsupportedError:
@@ -501,7 +501,7 @@ def test_temp_arena_no_larger_than_largest_live_set(name):
 
 # -- optimised == unoptimised -----------------------------------------------------------------
 
-CASES = json.loads((CORPUS / "manifest.json").read_text())["cases"]
+CASES = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["cases"]
 
 
 def _leaves(v):
@@ -510,7 +510,7 @@ def _leaves(v):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_optimised_equals_unoptimised_on_corpus(case):
-    module = xlac.parse_hlo((CORPUS / f"{case['name']}.hlo").read_text())
+    module = xlac.parse_hlo((CORPUS / f"{case['name']}.hlo").read_text(encoding="utf-8"))
     try:
         check_supported(module)
     except xlac.UnsupportedError as ex:

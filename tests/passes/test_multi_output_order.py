@@ -86,7 +86,7 @@ def test_a_fusion_merged_twice_prints_hlo_that_parses_again():
 
     import xlac
     from xlac.codegen.compiler import lower
-    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "eqx_transformer_train.hlo").read_text()
+    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "eqx_transformer_train.hlo").read_text(encoding="utf-8")
     low = lower(xlac.parse_hlo(text))
     fused = [c for c in low.hlo.computations if c.name.startswith("fused_multi")]
     assert any(sum(i.opcode == "tuple" for i in c.instructions) == 1 and len(c.root.operands) > 2

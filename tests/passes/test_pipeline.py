@@ -88,7 +88,7 @@ def test_compile_stats_report_pass_times():
 
 def test_cli_opt(tmp_path, capsys):
     path = tmp_path / "m.hlo"
-    path.write_text(TEXT)
+    path.write_text(TEXT, encoding="utf-8")
     assert main(["opt", str(path), "--passes", "cse,dce"]) == 0
     out = capsys.readouterr().out
     assert out.count("exponential") == 1 and xlac.parse_hlo(out).to_text() == out

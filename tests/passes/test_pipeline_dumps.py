@@ -102,12 +102,12 @@ def test_xlac_dump_to_writes_numbered_files(tmp_path, monkeypatch):
                          "0006.codegen.after_call-inliner.hlo",
                          "0007.simplify.after_algebraic-simplifier.hlo"]
     for n in names:
-        verify(xlac.parse_hlo((tmp_path / n).read_text()))
-    assert "multiply" in (tmp_path / names[0]).read_text()
-    assert "multiply" not in (tmp_path / names[7]).read_text()
+        verify(xlac.parse_hlo((tmp_path / n).read_text(encoding="utf-8")))
+    assert "multiply" in (tmp_path / names[0]).read_text(encoding="utf-8")
+    assert "multiply" not in (tmp_path / names[7]).read_text(encoding="utf-8")
     path = dump_text("llvm.ll", "; some IR")
     assert path is not None and re.fullmatch(r"module_\d{4}\.xlac\.llvm\.ll", os.path.basename(path))
-    assert open(path).read() == "; some IR"
+    assert open(path, encoding="utf-8").read() == "; some IR"
 
 
 def test_two_modules_in_one_process_get_their_own_numbers_and_names(tmp_path, monkeypatch):
@@ -124,7 +124,7 @@ def test_two_modules_in_one_process_get_their_own_numbers_and_names(tmp_path, mo
         own = [n[len(mod) + 1:] for n in names if n.startswith(mod + ".")]
         assert {"ir-no-opt.ll", "ir-with-opt.ll", "s"} <= set(own)
         assert any(o.endswith("codegen.after_fusion.hlo") for o in own)
-        assert "xlac_entry:" in (tmp_path / f"{mod}.s").read_text()   # the entry's label
+        assert "xlac_entry:" in (tmp_path / f"{mod}.s").read_text(encoding="utf-8")   # the entry's label
 
 
 def test_no_dump_without_the_setting(monkeypatch):
@@ -145,7 +145,7 @@ def test_jit_dumps_llvm_ir_before_and_after_optimisation(tmp_path, monkeypatch):
 
 def test_cli_dump_after_each_pass(tmp_path, capsys):
     path = tmp_path / "m.hlo"
-    path.write_text(TEXT)
+    path.write_text(TEXT, encoding="utf-8")
     assert main(["dump", str(path), "--after-each-pass"]) == 0
     out = capsys.readouterr().out
     headers = re.findall(r"^// ---- (.*) ----$", out, re.M)
@@ -210,7 +210,7 @@ def test_a_compilation_of_its_own_inside_another_gets_its_own_number(tmp_path, m
         with dump_module("gemm_library.v", own=True):
             library = dump_text("ir-no-opt.ll", "; the library")
     assert os.path.basename(outer).split(".")[0] != os.path.basename(library).split(".")[0]
-    assert ".gemm_library.v." in library and open(outer).read() == "; the program"
+    assert ".gemm_library.v." in library and open(outer, encoding="utf-8").read() == "; the program"
 
 
 def test_a_library_variant_built_while_a_program_compiles_keeps_its_own_dump(tmp_path):
@@ -229,5 +229,5 @@ def test_a_library_variant_built_while_a_program_compiles_keeps_its_own_dump(tmp
     names = os.listdir(tmp_path / "dumps")
     program = [n for n in names if ".dotprog." in n and n.endswith("ir-no-opt.ll")]
     assert len(program) == 1
-    assert '@"xlac_entry"(' in (tmp_path / "dumps" / program[0]).read_text()
+    assert '@"xlac_entry"(' in (tmp_path / "dumps" / program[0]).read_text(encoding="utf-8")
     assert any(".gemm_library." in n and n.endswith("ir-no-opt.ll") for n in names)

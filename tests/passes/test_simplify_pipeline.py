@@ -23,7 +23,7 @@ CASES = sorted(p.stem for p in CORPUS.glob("*.hlo"))
 
 
 def _load(name):
-    module = xlac.parse_hlo((CORPUS / f"{name}.hlo").read_text())
+    module = xlac.parse_hlo((CORPUS / f"{name}.hlo").read_text(encoding="utf-8"))
     with np.load(CORPUS / f"{name}.npz") as data:
         inputs = [data[f"arr_{k}"] for k in range(len(data.files))]
     return module, inputs

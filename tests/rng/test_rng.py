@@ -281,7 +281,7 @@ ENTRY e {
 
 
 def test_the_hlo_jax_emits_for_lax_rng_uniform():
-    text = (Path(__file__).resolve().parent / "data" / "jax_rng_uniform.hlo").read_text()
+    text = (Path(__file__).resolve().parent / "data" / "jax_rng_uniform.hlo").read_text(encoding="utf-8")
     args = (np.float32(-2), np.float32(3))
     want = xlac.evaluate(text, *args)
     got = _fresh_jit(text)(*args)
@@ -404,11 +404,11 @@ ENTRY e {
 }
 """
     xlac.compile_aot(text, tmp_path / "gen.o", header=tmp_path / "gen.h", name="gen")
-    (tmp_path / "main.c").write_text(DRIVER)
+    (tmp_path / "main.c").write_text(DRIVER, encoding="utf-8")
     exe = tmp_path / "main"
     subprocess.run([CC, "-std=c99", "-O1", f"-I{RUNTIME}", f"-I{tmp_path}", str(tmp_path / "main.c"),
                     str(tmp_path / "gen.o"), "-o", str(exe), "-lm"], check=True, capture_output=True)
-    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, encoding="utf-8").stdout.splitlines()
     state = np.array([42, 7], np.uint64)
     jit = _fresh_jit(text)
     first, second = jit(state), jit(state)

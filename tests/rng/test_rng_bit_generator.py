@@ -13,7 +13,7 @@ from xlac import ops
 from xlac.hlo import rng
 
 DATA = Path(__file__).resolve().parent / "data"
-MANIFEST = json.loads((DATA / "manifest.json").read_text())
+MANIFEST = json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
 SHAPES = [tuple(s) for s in MANIFEST["shapes"]]
 CASES = [c["name"] for c in MANIFEST["cases"]]
 
@@ -38,13 +38,13 @@ def test_the_data_covers_what_it_says():
     assert len(CASES) == 15
     assert {(), (7,), (3, 5), (2, 3, 5), (0,)} <= set(SHAPES)
     for name in CASES:
-        text = (DATA / f"{name}.hlo").read_text()
+        text = (DATA / f"{name}.hlo").read_text(encoding="utf-8")
         assert text.count("rng-bit-generator(") == len(SHAPES), name
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_compiled_code_gives_xlas_bits(name):
-    text = (DATA / f"{name}.hlo").read_text()
+    text = (DATA / f"{name}.hlo").read_text(encoding="utf-8")
     exe = xlac.jit(text)
     for k, (state, want) in enumerate(_runs(name)):
         _assert_bits(exe(state), want, f"{name} state {k}")
@@ -52,7 +52,7 @@ def test_compiled_code_gives_xlas_bits(name):
 
 @pytest.mark.parametrize("name", CASES)
 def test_evaluator_gives_xlas_bits(name):
-    text = (DATA / f"{name}.hlo").read_text()
+    text = (DATA / f"{name}.hlo").read_text(encoding="utf-8")
     for k, (state, want) in enumerate(_runs(name)):
         _assert_bits(xlac.evaluate(text, state), want, f"{name} state {k}")
 
@@ -191,7 +191,7 @@ def test_builder_state_shape_errors(state, algorithm, message):
 # -- HLO text ---------------------------------------------------------------------------
 
 def test_text_round_trip():
-    text = (DATA / "philox_state3_u32.hlo").read_text()
+    text = (DATA / "philox_state3_u32.hlo").read_text(encoding="utf-8")
     once = xlac.parse_hlo(text).to_text()
     assert "rng-bit-generator(state), algorithm=rng_philox" in once
     assert xlac.parse_hlo(once).to_text() == once

@@ -27,11 +27,11 @@ def test_struct_layouts_match_the_header(tmp_path):
               ' XLAC_CUSTOM_CALL_API_STATUS_RETURNING, XLAC_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED,'
               ' XLAC_CUSTOM_CALL_API_TYPED_FFI);', "  return 0;", "}"]
     src = tmp_path / "layout.c"
-    src.write_text("\n".join(lines) + "\n")
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
     exe = tmp_path / "layout"
     subprocess.run([CC, "-std=c99", f"-I{HEADER_DIR}", str(src), "-o", str(exe)], check=True,
                    capture_output=True, timeout=60)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run([str(exe)], check=True, capture_output=True, encoding="utf-8", timeout=60).stdout
     got = {}
     for line in out.splitlines():
         if line.startswith("ABI"):

@@ -65,6 +65,6 @@ found = gc.collect()
 print(found, collections.Counter(type(o).__name__ for o in gc.garbage).most_common(6))
 """
     env = {**__import__("os").environ, "XLAC_COMPILE_THREADS": "2", "XLAC_CACHE_DIR": ""}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, encoding="utf-8", env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[0] == "0", out.stdout

@@ -62,7 +62,7 @@ def _fresh_jit(text, monkeypatch, **kw):
 def _module_entries(d: Path) -> list:
     """The metadata files of modules' entries (not the runtime helpers' ones,
     e.g. the thread pool's, which the first process to jit writes there too)."""
-    return sorted(p for p in d.glob("*.json") if json.loads(p.read_text()).get("entry") == "xlac_entry")
+    return sorted(p for p in d.glob("*.json") if json.loads(p.read_text(encoding="utf-8")).get("entry") == "xlac_entry")
 
 
 def _entry_files(d: Path):
@@ -78,7 +78,7 @@ def test_hit_in_another_process(tmp_path):
     runs = []
     for _ in range(2):
         out = subprocess.run([sys.executable, "-c", CHILD], input=SOFTPLUS, env=env, capture_output=True,
-                             text=True, timeout=120)
+                             encoding="utf-8", timeout=120)
         assert out.returncode == 0, out.stderr
         runs.append(json.loads(out.stdout))
     first, second = runs
@@ -100,7 +100,7 @@ def test_entry_contents_and_atomic_writes(cache_env, monkeypatch):
     stats = exe.compile_stats
     assert stats["from_cache"] is None and {"lower_s", "optimize_s", "codegen_s", "load_s"} <= set(stats)
     obj, meta_path = _entry_files(cache_env)
-    meta = json.loads(meta_path.read_text())
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
     assert obj.read_bytes().startswith(b"\x7fELF") and meta["object_size"] == obj.stat().st_size
     assert meta["entry"] == "xlac_entry" and meta["temp_size"] == exe.temp_size
     assert [p["shape"] for p in meta["params"]] == ["f32[300]{0}", "f32[300]{0}"]
@@ -131,7 +131,7 @@ def _flip_byte(obj, meta):
 
 
 def _garbage_meta(obj, meta):
-    meta.write_text("{not json")
+    meta.write_text("{not json", encoding="utf-8")
 
 
 def _empty_files(obj, meta):
@@ -144,39 +144,39 @@ def _missing_object(obj, meta):
 
 
 def _bad_shape(obj, meta):
-    m = json.loads(meta.read_text())
+    m = json.loads(meta.read_text(encoding="utf-8"))
     m["params"][0]["shape"] = "f32[oops"
     m["meta_sha256"] = disk_cache._meta_digest(m)
-    meta.write_text(json.dumps(m))
+    meta.write_text(json.dumps(m), encoding="utf-8")
 
 
 def _wrong_types(obj, meta):
-    m = json.loads(meta.read_text())
+    m = json.loads(meta.read_text(encoding="utf-8"))
     m["temp_size"] = "lots"
     m["donatable"] = 7
     m["meta_sha256"] = disk_cache._meta_digest(m)
-    meta.write_text(json.dumps(m))
+    meta.write_text(json.dumps(m), encoding="utf-8")
 
 
 def _not_elf(obj, meta):
     import hashlib
     data = b"junk" * 100
     obj.write_bytes(data)
-    m = json.loads(meta.read_text())
+    m = json.loads(meta.read_text(encoding="utf-8"))
     m["object_size"], m["object_sha256"] = len(data), hashlib.sha256(data).hexdigest()
     m["meta_sha256"] = disk_cache._meta_digest(m)
-    meta.write_text(json.dumps(m))
+    meta.write_text(json.dumps(m), encoding="utf-8")
 
 
 def _plausible_shape(obj, meta):
     # Still valid JSON and a valid shape, but smaller than what the code writes.
-    meta.write_text(meta.read_text().replace("f32[300]", "f32[100]"))
+    meta.write_text(meta.read_text(encoding="utf-8").replace("f32[300]", "f32[100]"), encoding="utf-8")
 
 
 def _plausible_shape_rehashed(obj, meta):
-    m = json.loads(meta.read_text().replace("f32[300]", "f32[100]"))
+    m = json.loads(meta.read_text(encoding="utf-8").replace("f32[300]", "f32[100]"))
     m["meta_sha256"] = disk_cache._meta_digest(m)          # caught by the module cross-check
-    meta.write_text(json.dumps(m))
+    meta.write_text(json.dumps(m), encoding="utf-8")
 
 
 @pytest.mark.parametrize("damage", [_truncate, _flip_byte, _garbage_meta, _empty_files, _missing_object,
@@ -196,7 +196,7 @@ def test_corrupt_entry_is_ignored_and_rebuilt(cache_env, monkeypatch, damage):
 
 def test_unusable_cache_directory_is_not_an_error(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
+    blocker.write_text("not a directory", encoding="utf-8")
     monkeypatch.setenv("XLAC_CACHE_DIR", str(blocker / "cache"))
     monkeypatch.setattr(ex, "_cache", ex.ProgramCache())
     exe = xlac.jit(SOFTPLUS)
@@ -246,7 +246,7 @@ def test_text_alias_skips_parsing(cache_env, monkeypatch):
     assert len(list(cache_env.glob("*.alias"))) == 2 and len(list(cache_env.glob("*.o"))) == 1
 
     for alias in cache_env.glob("*.alias"):
-        alias.write_text("0" * 64)
+        alias.write_text("0" * 64, encoding="utf-8")
     assert _fresh_jit(SOFTPLUS, monkeypatch).from_cache == "disk"   # through the parsed module
     with monkeypatch.context() as m:
         m.setattr(ex, "as_module", no_parsing)
@@ -264,7 +264,7 @@ def test_disk_cache_load_time(cache_env, monkeypatch):
     texts = {"softplus": SOFTPLUS}
     bench = Path(__file__).resolve().parents[2] / "benchmarks" / "hlo"
     for name in ("mlp", "layernorm", "softmax", "matmul_1024"):
-        texts[name] = (bench / f"{name}.hlo").read_text()
+        texts[name] = (bench / f"{name}.hlo").read_text(encoding="utf-8")
     lines = []
     for name, text in texts.items():
         t0 = time.perf_counter()
@@ -316,7 +316,7 @@ def test_runtime_helpers_are_cached_in_the_library_directory(tmp_path):
 
     def run() -> tuple:
         out = subprocess.run([sys.executable, "-c", RUNTIME_HELPERS_CHILD, str(tmp_path)], env=env,
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, encoding="utf-8", timeout=300)
         assert out.returncode == 0, out.stderr
         return out.stdout.split(), sorted(os.listdir(tmp_path))
     entries, files = run()
@@ -348,7 +348,7 @@ def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
     # just loaded, and the most recent of the others.
     assert left == sorted([new, keys[0], keys[4]])
     assert not (tmp_path / (keys[1] + ".o")).exists()
-    aliases = {p.read_text().split()[1] for p in tmp_path.glob("*.alias")}
+    aliases = {p.read_text(encoding="utf-8").split()[1] for p in tmp_path.glob("*.alias")}
     assert aliases == {keys[0], keys[4]}
     monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "0")       # no limit
     for key in keys[1:4]:
@@ -396,14 +396,14 @@ def _huge_sparse_object(obj, meta):
 def _huge_sparse_object_recorded(obj, meta):
     # The metadata (hash fixed) even claims the huge size: past MAX_OBJECT_BYTES.
     _huge_sparse_object(obj, meta)
-    m = json.loads(meta.read_text())
+    m = json.loads(meta.read_text(encoding="utf-8"))
     m["object_size"] = 1 << 40
     m["meta_sha256"] = disk_cache._meta_digest(m)
-    meta.write_text(json.dumps(m))
+    meta.write_text(json.dumps(m), encoding="utf-8")
 
 
 def _deeply_nested_metadata(obj, meta):
-    meta.write_text("[" * 100_000)          # json.loads: RecursionError
+    meta.write_text("[" * 100_000, encoding="utf-8")          # json.loads: RecursionError
 
 
 @pytest.mark.timeout(20)
@@ -562,7 +562,7 @@ def test_alias_records_its_own_text_key(tmp_path, monkeypatch):
     assert disk_cache.load_alias(alias, d)[0]["key"] == key
     os.replace(tmp_path / (alias + ".alias"), tmp_path / (other + ".alias"))
     assert disk_cache.load_alias(other, d) is None
-    (tmp_path / (alias + ".alias")).write_text(f"{key} {meta['meta_sha256']}")   # the old format
+    (tmp_path / (alias + ".alias")).write_text(f"{key} {meta['meta_sha256']}", encoding="utf-8")   # the old format
     assert disk_cache.load_alias(alias, d) is None
     monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, "1")       # over the limit: a scan
     disk_cache.evict(d, keep=key)

@@ -42,7 +42,7 @@ def guard_pages():
 
 def _run(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, encoding="utf-8", timeout=120)
 
 
 def _ends_at_page(a: np.ndarray) -> bool:
@@ -283,7 +283,7 @@ def test_edge_case_tests_pass_under_guard_pages():
         pytest.skip("no edge-case tests")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
                           cwd=ROOT, env=dict(os.environ, XLAC_GUARD_PAGES="1"),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, encoding="utf-8", timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 

@@ -178,11 +178,11 @@ def test_calls_on_other_threads_are_not_cancelled(python_sigint_handler):
 
 def test_cli_run_is_interrupted_with_a_clear_message(tmp_path):
     hlo = tmp_path / "forever.hlo"
-    hlo.write_text(FOREVER)
+    hlo.write_text(FOREVER, encoding="utf-8")
     np.savez(tmp_path / "in.npz", np.ones(4, np.float32))
     dumps = tmp_path / "dump"
     proc = subprocess.Popen([sys.executable, "-m", "xlac", "run", str(hlo), "--inputs",
-                             str(tmp_path / "in.npz")], stderr=subprocess.PIPE, text=True,
+                             str(tmp_path / "in.npz")], stderr=subprocess.PIPE, encoding="utf-8",
                             preexec_fn=default_sigint,
                             env=dict(os.environ, XLAC_DUMP_TO=str(dumps)))
     try:
@@ -261,7 +261,7 @@ def test_a_ctrl_c_just_before_the_call_is_not_lost(tmp_path):
         "try:\n"
         "    exe._call(signal.raise_signal(signal.SIGINT) or x)\n"
         "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True)\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        "    print('interrupted', flush=True)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, encoding="utf-8", timeout=120,
                           preexec_fn=default_sigint)
     assert done.stdout.split() == ["interrupted"] * 3, (done.stdout, done.stderr[-2000:])

@@ -265,7 +265,7 @@ def _rss_bytes() -> int:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-    with open("/proc/self/statm") as f:
+    with open("/proc/self/statm", encoding="utf-8") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 

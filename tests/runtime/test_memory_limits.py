@@ -65,7 +65,7 @@ ENTRY e {{
 
 def test_cli_says_so_in_one_line(tmp_path, capsys):
     path = tmp_path / "big.hlo"
-    path.write_text(f"HloModule m\nENTRY e {{\n  ROOT i = f32[{_too_big()}] iota(), iota_dimension=0\n}}")
+    path.write_text(f"HloModule m\nENTRY e {{\n  ROOT i = f32[{_too_big()}] iota(), iota_dimension=0\n}}", encoding="utf-8")
     assert main(["run", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("xlac: error: module m: result 0") and "\n" not in err

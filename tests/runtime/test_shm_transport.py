@@ -242,11 +242,11 @@ def test_processes_and_a_killed_device(tmp_path):
     before the second: the parent marks it failed and the others raise at once;
     no segment is left in /dev/shm."""
     script = tmp_path / "child.py"
-    script.write_text(_CHILD)
+    script.write_text(_CHILD, encoding="utf-8")
     seg = Segment.create(3, 1 << 16)
     try:
         procs = [subprocess.Popen([sys.executable, str(script), seg.name, str(d), "30"],
-                                  stderr=subprocess.PIPE, text=True) for d in range(3)]
+                                  stderr=subprocess.PIPE, encoding="utf-8") for d in range(3)]
         deadline = time.monotonic() + 60
         while seg.controls[2, 0] < 32 and time.monotonic() < deadline:   # 16 pieces x 2 rounds: done
             time.sleep(0.01)

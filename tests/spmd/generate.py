@@ -287,9 +287,9 @@ def main():
             kwargs["out_shardings"] = out_sh
         jf = jax.jit(fn, **kwargs)
         lowered = jf.lower(*args)
-        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"), encoding="utf-8")
         if mlir:
-            (OUT / f"{name}.mlir").write_text(lowered.as_text())
+            (OUT / f"{name}.mlir").write_text(lowered.as_text(), encoding="utf-8")
         out = jf(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         np.savez(OUT / f"{name}.npz", *args)
@@ -304,10 +304,10 @@ def main():
         fn, in_sh, out_sh, args = made[name]
         kwargs = {"in_shardings": in_sh} | ({"out_shardings": out_sh} if out_sh is not None else {})
         lowered = jax.jit(fn, **kwargs).lower(*args)
-        (OUT / f"{name}.gspmd.hlo").write_text(lowered.as_text(dialect="hlo"))
-        (OUT / f"{name}.gspmd.mlir").write_text(lowered.as_text())
+        (OUT / f"{name}.gspmd.hlo").write_text(lowered.as_text(dialect="hlo"), encoding="utf-8")
+        (OUT / f"{name}.gspmd.mlir").write_text(lowered.as_text(), encoding="utf-8")
         manifest["cases"][name]["gspmd"] = True
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 GSPMD_CASES = ("megatron_mlp", "scan_fsdp", "embedding")

@@ -22,11 +22,11 @@ CORPUS = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent / "hlo_corpus"
 def main() -> None:
     n = 0
     for hlo in sorted(CORPUS.glob("*.hlo")):
-        module = xc.hlo.hlo_module_from_text(hlo.read_text())
+        module = xc.hlo.hlo_module_from_text(hlo.read_text(encoding="utf-8"))
         bytecode = xc._xla.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
         with mlir.make_ir_context():
             text = ir.Module.parse(bytecode).operation.get_asm(print_generic_op_form=True)
-        (HERE / f"{hlo.stem}.mlir").write_text(text)
+        (HERE / f"{hlo.stem}.mlir").write_text(text, encoding="utf-8")
         n += 1
     print(f"{n} modules written to {HERE}")
 

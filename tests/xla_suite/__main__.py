@@ -64,7 +64,7 @@ def main(argv=None) -> int:
         print(f"  {cause:24s} {n}")
     print("left out (XLA:CPU did not run them): " + ", ".join(f"{k} {n}" for k, n in left_out.most_common()))
     if args.json:
-        Path(args.json).write_text(json.dumps(verdicts, indent=1))
+        Path(args.json).write_text(json.dumps(verdicts, indent=1), encoding="utf-8")
     return 0 if set(counts) <= {"pass", "implementation-defined", "xla-deviates"} else 1
 
 

@@ -62,5 +62,5 @@ def record(engine, objects: list[bytes]) -> None:
             if address:
                 lines.append(f"{address:x} {size:x} {name}\n")
     if lines:
-        with open(path(), "a") as f:
+        with open(path(), "a", encoding="utf-8") as f:
             f.write("".join(lines))

@@ -153,7 +153,7 @@ def dump_text(name: str, text: str, step: bool = False) -> str | None:
     current = _current.get() or _next_module("xlac")
     stem = f"{current.prefix}.{next(current.steps):04d}" if step else current.prefix
     path = os.path.join(directory, f"{stem}.{_safe(name)}")
-    with open(path, "w") as fh:
+    with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     return path
 

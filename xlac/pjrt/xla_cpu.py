@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         from .. import bench
-        text = open(args.module).read()
+        text = open(args.module, encoding="utf-8").read()
         import xlac
         module = xlac.parse_stablehlo(text) if not text.lstrip().startswith("HloModule") else xlac.parse_hlo(text)
         if args.inputs:

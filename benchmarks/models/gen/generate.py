@@ -137,7 +137,7 @@ def write_case(name: str, builder) -> dict:
     text = jax.jit(fn, keep_unused=True).lower(*args).as_text(dialect="hlo")
     ins = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(args)]
     outs = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(jax.jit(fn, keep_unused=True)(*args))]
-    (OUT / f"{name}.hlo").write_text(text)
+    (OUT / f"{name}.hlo").write_text(text, encoding="utf-8")
     np.savez_compressed(OUT / f"{name}.npz", *ins)
     np.savez_compressed(OUT / f"{name}.expected.npz", *outs)
     outputs = []
@@ -170,7 +170,7 @@ def _versions() -> dict:
 
 def _cpu() -> str:
     try:
-        with open("/proc/cpuinfo") as fh:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
             return next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
     except (OSError, StopIteration):
         return platform.machine()
@@ -204,7 +204,7 @@ def main(argv=None) -> int:
         print(json.dumps({"versions": _versions(), "cpu": _cpu(), "programs": out}))
         return 0
     path = OUT / "manifest.json"
-    old = {c["name"]: c for c in json.loads(path.read_text())["cases"]} if path.exists() and (
+    old = {c["name"]: c for c in json.loads(path.read_text(encoding="utf-8"))["cases"]} if path.exists() and (
         args.only or args.remeasure) else {}
     for name, builder in selected.items():
         if args.remeasure:
@@ -221,7 +221,7 @@ def main(argv=None) -> int:
          "jax_times": "compile_s: lowered.compile(), best of 3 with jax.clear_caches() before each; lower_s: "
                       "tracing + lowering, best of 3; run_s: median of 20 samples of warm calls on device arrays "
                       "(shared 2-core machine: +-20%)",
-         "num_cases": len(cases), "cases": cases}, indent=1))
+         "num_cases": len(cases), "cases": cases}, indent=1), encoding="utf-8")
     print(f"{len(cases)} programs in {path}", file=sys.stderr)
     return 0
 

@@ -131,7 +131,7 @@ def main() -> None:
     parts = []
     for mode in ("x32", "x64"):
         env = dict(os.environ, JAX_ENABLE_X64="1" if mode == "x64" else "0", JAX_PLATFORMS="cpu")
-        res = subprocess.run([sys.executable, __file__, mode], env=env, check=True, capture_output=True, text=True)
+        res = subprocess.run([sys.executable, __file__, mode], env=env, check=True, capture_output=True, encoding="utf-8")
         parts.append(json.loads(res.stdout))
     import jax
     table = merge(parts)
@@ -147,7 +147,7 @@ def main() -> None:
         "narrow_operands": narrow,
         "narrow_add": {a: _row(table["narrow"].get(a, {}), narrow) for a in narrow},
     }
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    OUT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
 
 
 def _row(results: dict, columns: list) -> str:

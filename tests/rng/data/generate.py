@@ -59,7 +59,7 @@ def bits_of_every_shape(algorithm, dtype):
 
 
 def save(name: str, hlo: str, runs: dict) -> dict:
-    (OUT / f"{name}.hlo").write_text(hlo)
+    (OUT / f"{name}.hlo").write_text(hlo, encoding="utf-8")
     np.savez(OUT / f"{name}.npz", **runs)
     return {"name": name, "states": sum(k.startswith("state_") for k in runs)}
 
@@ -125,7 +125,7 @@ def xla_cases() -> list:
             res = exe.execute_sharded([jax.device_put(state, backend.devices()[0])])
             for j, out in enumerate(res.disassemble_into_single_device_arrays()):
                 runs[f"out_{k}_{j}"] = np.asarray(out[0])
-        (OUT / f"philox_state3_{dt_name}.mlir").write_text(mlir)
+        (OUT / f"philox_state3_{dt_name}.mlir").write_text(mlir, encoding="utf-8")
         cases.append(save(f"philox_state3_{dt_name}", hlo, runs))
     return cases
 
@@ -135,14 +135,14 @@ def rng_uniform_text() -> None:
         return (jax.lax.rng_uniform(a, b, (3, 4)),
                 jax.lax.rng_uniform(a.astype(jnp.int32), b.astype(jnp.int32), (5,)))
     hlo = jax.jit(f).lower(np.float32(0), np.float32(1)).as_text(dialect="hlo")
-    (OUT / "jax_rng_uniform.hlo").write_text(hlo)
+    (OUT / "jax_rng_uniform.hlo").write_text(hlo, encoding="utf-8")
 
 
 def main() -> None:
     rng_uniform_text()
     cases = jax_cases() + xla_cases()
     manifest = {"jax": jax.__version__, "shapes": [list(s) for s in SHAPES], "cases": cases}
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(cases)} cases to {OUT}")
 
 

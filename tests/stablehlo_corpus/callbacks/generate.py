@@ -32,11 +32,11 @@ def main() -> None:
     x = np.arange(4, dtype=np.float32)
     for name, fn in (("debug_print", debug_print), ("pure_callback", pure), ("io_callback_ordered", io_ordered)):
         lowered = jax.jit(fn).lower(x)
-        (OUT / f"{name}.mlir").write_text(lowered.as_text())
-        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.mlir").write_text(lowered.as_text(), encoding="utf-8")
+        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"), encoding="utf-8")
     # the older GSPMD form: mhlo.sharding strings instead of Shardy's meshes
     jax.config.update("jax_use_shardy_partitioner", False)
-    (OUT / "debug_print_gspmd.mlir").write_text(jax.jit(debug_print).lower(x).as_text())
+    (OUT / "debug_print_gspmd.mlir").write_text(jax.jit(debug_print).lower(x).as_text(), encoding="utf-8")
 
 
 if __name__ == "__main__":

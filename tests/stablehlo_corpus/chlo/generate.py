@@ -207,7 +207,7 @@ def write_case(name: str, fn, args, wanted: list, x64: bool) -> dict:
         raise AssertionError(f"{name}: jax {jax.__version__} left no chlo.{', chlo.'.join(missing)} in the text")
     outs = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(jf(*args))]
     ins = [np.asarray(a) for a in args]
-    (OUT / f"{name}.mlir").write_text(text)
+    (OUT / f"{name}.mlir").write_text(text, encoding="utf-8")
     np.savez(OUT / f"{name}.npz", *ins)
     np.savez(OUT / f"{name}.expected.npz", *outs)
     outputs = []
@@ -233,7 +233,7 @@ def main() -> None:
     (OUT / "manifest.json").write_text(json.dumps(
         {"format": "xlac-hlo-corpus/1", "set": "chlo ops in jax's StableHLO",
          "generator": f"jax {jax.__version__}, XLA:CPU, XLA_FLAGS={os.environ['XLA_FLAGS']}",
-         "num_cases": len(manifest), "cases": manifest}, indent=1))
+         "num_cases": len(manifest), "cases": manifest}, indent=1), encoding="utf-8")
     print(f"{len(manifest)} cases written to {OUT}", file=sys.stderr)
 
 
