@@ -33,6 +33,11 @@ class _Keys:
     def __init__(self):
         self.comp_keys: dict[int, object] = {}
         self.side_effects: dict = {}
+        # id of a literal -> (the literal, its key): fusion clones a constant
+        # into every fusion that reads it, its array shared (a training step's
+        # ~3k scalar constants are a few hundred arrays).  The array is held so
+        # that its id is not reused while the pass runs.
+        self.arrays: dict[int, tuple] = {}
 
     def computation(self, comp: HloComputation):
         key = self.comp_keys.get(id(comp))
@@ -54,8 +59,11 @@ class _Keys:
         if isinstance(v, HloComputation):
             return self.computation(v)
         if isinstance(v, np.ndarray):
-            a = np.ascontiguousarray(v)
-            return ("array", str(a.dtype), a.shape, a.tobytes())
+            got = self.arrays.get(id(v))
+            if got is None:
+                a = np.ascontiguousarray(v)
+                got = self.arrays[id(v)] = (v, ("array", str(a.dtype), a.shape, a.tobytes()))
+            return got[1]
         if isinstance(v, Raw):
             return ("raw", v.text)
         if isinstance(v, (tuple, list)):

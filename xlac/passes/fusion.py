@@ -55,7 +55,7 @@ printed by ``xlac dump``.
 """
 from __future__ import annotations
 
-from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, fresh_name
+from ..hlo.ir import Diagnostic, FreshNames, HloComputation, HloInstruction, HloModule, fresh_name
 from ..hlo.opcodes import Trait, has_trait
 from ..hlo.window import window_of
 from ..hlo.scans import runs_sequentially
@@ -260,20 +260,46 @@ class _FusedIndex:
         return sum(count.get(id(p), 0) for p, o in zip(self.params, fusion.operands) if o is operand)
 
 
+class ModuleNames:
+    """The module's instruction and computation names, for fresh ones: each
+    set made on first use (a module's small while conditions get no fusion),
+    which comes before the fuser changes the module (``make_fusion``;
+    multi-output fusion's ``_merge`` names its fusion first), then shared by
+    the fusers of one pass, which add the names they give at the top level
+    (a training step has ~50 fused computations: a scan of the module's ~20k
+    instructions for each was 30 ms).  A name that only an instruction fused
+    away had stays in the set: a fresh name skips it, as it skips any other.
+    :class:`~xlac.hlo.ir.FreshNames`: multi-output fusion names hundreds of
+    fusions ``fusion.multi``, ``fusion.multi.2``, ...; probing from the first
+    each time was quadratic."""
+
+    def __init__(self, module: HloModule):
+        self.module = module
+        self._instructions: set | None = None
+        self._computations: set | None = None
+
+    @property
+    def instructions(self) -> set:
+        if self._instructions is None:
+            self._instructions = FreshNames(i.name for c in self.module.computations for i in c.instructions)
+        return self._instructions
+
+    @property
+    def computations(self) -> set:
+        if self._computations is None:
+            self._computations = FreshNames(c.name for c in self.module.computations)
+        return self._computations
+
+
 class Fuser:
     """Producer/consumer fusion of one computation (the machinery of
     :class:`InstructionFusion`; :class:`~xlac.passes.multi_output_fusion.MultiOutputFusion`
     uses its naming and fusion-building helpers)."""
 
-    def __init__(self, module: HloModule, comp: HloComputation):
+    def __init__(self, module: HloModule, comp: HloComputation, names: "ModuleNames | None" = None):
         self.module = module
         self.comp = comp
-        # The module's instruction and computation names, for fresh ones: made
-        # on first use (a module's small while conditions get no fusion),
-        # which comes before this fuser changes the module (``make_fusion``;
-        # multi-output fusion's ``_merge`` names its fusion first).
-        self._names: set | None = None
-        self._comp_names: set | None = None
+        self._module_names = ModuleNames(module) if names is None else names
         self.notes: list[Diagnostic] = []
         self.refusals: dict = {}
         self.replaced: dict[int, HloInstruction] = {}  # consumer id -> the fusion that replaced it
@@ -286,15 +312,11 @@ class Fuser:
 
     @property
     def names(self) -> set:
-        if self._names is None:
-            self._names = {i.name for c in self.module.computations for i in c.instructions}
-        return self._names
+        return self._module_names.instructions
 
     @property
     def comp_names(self) -> set:
-        if self._comp_names is None:
-            self._comp_names = {c.name for c in self.module.computations}
-        return self._comp_names
+        return self._module_names.computations
 
     def users(self, inst: HloInstruction) -> dict:
         u = self._users.get(id(inst))
@@ -997,8 +1019,9 @@ class InstructionFusion:
 
     def run(self, module: HloModule) -> bool:
         changed = False
+        names = ModuleNames(module)
         for comp in sequential_computations(module):
-            fuser = Fuser(module, comp)
+            fuser = Fuser(module, comp, names)
             changed |= fuser.run()
             module.diagnostics.extend(fuser.notes)
         if changed:
