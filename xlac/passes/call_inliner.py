@@ -18,7 +18,9 @@ here.
 """
 from __future__ import annotations
 
+from ..hlo.attributes import COMPUTATION, COMPUTATIONS
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
+from ..hlo.opcodes import OPCODES
 
 
 def clone_instruction(inst: HloInstruction, operands: list[HloInstruction], name: str) -> HloInstruction:
@@ -77,10 +79,27 @@ def sequential_computations(module: HloModule) -> list[HloComputation]:
     computation also called from an embedded context is left out (fused, it
     could not be composed elementally)."""
     embedded = {id(c) for c in _reachable(
-        [c for inst in module.instructions() if inst.opcode not in SEQUENTIAL_OPCODES and inst.opcode != "fusion"
-         for c in inst.called_computations()], lambda inst: True)}
+        [c for inst in module.instructions() if _embeds(inst.opcode) for c in inst.called_computations()],
+        lambda inst: True)}
     return [c for c in _reachable([module.entry], lambda inst: inst.opcode in SEQUENTIAL_OPCODES)
             if id(c) not in embedded]
+
+
+class _Embeds(dict):
+    """opcode -> whether its instructions call computations in an embedded
+    context: a computation attribute in its definition (an unknown opcode is
+    assumed to), and not a sequential or fusion call.  Asked of every
+    instruction of the module, fused ones included (a training step's ~30k,
+    by several passes): most opcodes call nothing."""
+
+    def __missing__(self, opcode: str) -> bool:
+        op = OPCODES.get(opcode)
+        value = self[opcode] = opcode not in SEQUENTIAL_OPCODES and opcode != "fusion" and (
+            op is None or any(k is COMPUTATION or k is COMPUTATIONS for k in op.attributes.values()))
+        return value
+
+
+_embeds = _Embeds().__getitem__
 
 
 def _reachable(start: list, follow) -> list[HloComputation]:
