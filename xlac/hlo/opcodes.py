@@ -29,6 +29,7 @@ from .attributes import (BOOL, COMPUTATION, COMPUTATIONS, DIM_LABELS, ENUM, FLOA
                          RAW, REPLICA_GROUPS, SHAPE, SLICE, SOURCE_TARGET_PAIRS, WINDOW, AttrKind)
 
 __all__ = ["OpDef", "Trait", "OPCODES", "info", "is_elementwise", "has_trait", "with_trait", "register",
+           "calls_computations",
            "COMPARISON_DIRECTIONS", "COMPARISON_TYPES", "CATEGORIES", "COMMON_ATTRIBUTES"]
 
 
@@ -302,6 +303,27 @@ def has_trait(opcode: str, trait: Trait) -> bool:
 def with_trait(trait: Trait) -> frozenset:
     """The names of the opcodes that have ``trait``."""
     return frozenset(name for name, op in OPCODES.items() if trait in op.traits)
+
+
+class _CallsComputations(dict):
+    def __missing__(self, opcode: str) -> bool:
+        op = OPCODES.get(opcode)
+        value = op is None or any(k is COMPUTATION or k is COMPUTATIONS for k in op.attributes.values())
+        if op is not None:          # an unknown opcode may be registered later: not kept
+            self[opcode] = value
+        return value
+
+
+_calls_computations = _CallsComputations()
+
+
+def calls_computations(opcode: str) -> bool:
+    """Whether instructions of ``opcode`` may call computations: its definition
+    has a computation attribute (``to_apply``, ``body``, ``calls``, ...); an
+    unknown opcode may.  Kept per opcode: asked of every instruction of a
+    module by several passes (a training step's ~30k, fused ones included),
+    and most opcodes call nothing."""
+    return _calls_computations[opcode]
 
 
 def register(op: OpDef) -> OpDef:

@@ -18,9 +18,8 @@ here.
 """
 from __future__ import annotations
 
-from ..hlo.attributes import COMPUTATION, COMPUTATIONS
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
-from ..hlo.opcodes import OPCODES
+from ..hlo.opcodes import calls_computations
 
 
 def clone_instruction(inst: HloInstruction, operands: list[HloInstruction], name: str) -> HloInstruction:
@@ -85,21 +84,11 @@ def sequential_computations(module: HloModule) -> list[HloComputation]:
             if id(c) not in embedded]
 
 
-class _Embeds(dict):
-    """opcode -> whether its instructions call computations in an embedded
-    context: a computation attribute in its definition (an unknown opcode is
-    assumed to), and not a sequential or fusion call.  Asked of every
-    instruction of the module, fused ones included (a training step's ~30k,
-    by several passes): most opcodes call nothing."""
-
-    def __missing__(self, opcode: str) -> bool:
-        op = OPCODES.get(opcode)
-        value = self[opcode] = opcode not in SEQUENTIAL_OPCODES and opcode != "fusion" and (
-            op is None or any(k is COMPUTATION or k is COMPUTATIONS for k in op.attributes.values()))
-        return value
-
-
-_embeds = _Embeds().__getitem__
+def _embeds(opcode: str) -> bool:
+    """Whether instructions of ``opcode`` call computations in an embedded
+    context: not a sequential or fusion call (asked of every instruction of
+    the module, fused ones included: most opcodes call nothing)."""
+    return opcode not in SEQUENTIAL_OPCODES and opcode != "fusion" and calls_computations(opcode)
 
 
 def _reachable(start: list, follow) -> list[HloComputation]:
