@@ -399,7 +399,7 @@ def cmd_opt(args) -> int:
     run_passes(module, args.passes, verify=not args.no_verify)
     text = module.to_text() + "".join(f"// {d}\n" for d in module.diagnostics)
     if args.output:
-        with _file_of("-o", args.output), open(args.output, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        with _file_of("-o", args.output), open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
@@ -663,9 +663,10 @@ def utf8_stdout() -> None:
     """Standard output carries module text, IR and assembly, which are UTF-8
     whatever the locale says (HLO and MLIR text are; a module's metadata may
     hold any character): in an ASCII locale (``LC_ALL=C`` with
-    ``PYTHONUTF8=0``) it is switched to UTF-8, bytes that came in undecodable
-    going out as they came (``surrogateescape``).  Standard error needs no
-    switch: Python escapes what its encoding cannot show."""
+    ``PYTHONUTF8=0``) it is switched to UTF-8, and a command-line argument
+    that was not decodable (a file name) goes out as the bytes it came as
+    (``surrogateescape``).  Standard error needs no switch: Python escapes
+    what its encoding cannot show."""
     import codecs
     try:
         utf8 = codecs.lookup(sys.stdout.encoding).name == "utf-8"

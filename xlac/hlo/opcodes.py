@@ -306,6 +306,8 @@ def with_trait(trait: Trait) -> frozenset:
 
 
 class _CallsComputations(dict):
+    """opcode -> :func:`calls_computations`, worked out on first use."""
+
     def __missing__(self, opcode: str) -> bool:
         op = OPCODES.get(opcode)
         value = op is None or any(k is COMPUTATION or k is COMPUTATIONS for k in op.attributes.values())
