@@ -489,20 +489,106 @@ def test_loops_around_calls_that_stay_scalar_are_not_vectorised(pinned_target):
 
 def test_short_rows_keep_the_interleave_count_and_results(pinned_target):
     """The wide-vector form needs a trip count of at least four registers of
-    lanes: a 13-element row reduction keeps the interleave count (a forced
-    width it would never reach), a 1024-element one asks for the width, and
-    both compute what the evaluator does in f32 and f64."""
+    lanes: a 13-element row reduction asks for no width (it would never
+    reach it) and for as many vectors side by side as its 13 elements fill
+    (more, and LLVM folds the tail into the vector loop, lane by lane), a
+    1024-element one asks for the width, and both compute what the evaluator
+    does in f32 and f64."""
     from xlac.codegen.loops import REDUCTION_INTERLEAVE
     pinned_target.require_runnable()
     text = _check("softmax", "f32", (7, 13), threads=(1,))
     hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
     assert all("llvm.loop.vectorize.width" not in " ".join(h) for h in hints.values()), hints
-    assert f"llvm.loop.interleave.count={REDUCTION_INTERLEAVE}" in hints["r1.body"]
+    fitting = max(1, min(REDUCTION_INTERLEAVE, 13 // (pinned_target.vector_bits // 32)))
+    assert f"llvm.loop.interleave.count={fitting}" in hints["r1.body"], hints
     text = _check("softmax", "f64", (5, 1024), threads=(1, 2))
     hints = _loop_hints(xlac.jit(text, num_threads=1).llvm_ir)
     lanes = pinned_target.vector_bits // 64
     if 4 * lanes <= 1024 and lanes > 1:
         assert f"llvm.loop.vectorize.width={4 * lanes}" in hints["r1.body"], hints
+
+
+def _hints_by_function(ir_text: str) -> dict:
+    """{function name: ``_loop_hints`` of its loops} of unoptimised IR."""
+    metadata = "\n".join(re.findall(r"^!\d+ = .*$", ir_text, re.M))
+    return {name: _loop_hints(body + "\n" + metadata)
+            for name, body in re.findall(r'^define [^@]*@"([^"]+)"(.*?)^\}$', ir_text, re.M | re.S)}
+
+
+_TINY_LOOP = """HloModule m
+ENTRY e {
+  a = f32[8,3] parameter(0)
+  b = f32[3] parameter(1)
+  bb = f32[8,3] broadcast(b), dimensions={1}
+  s = f32[8,3] add(a, bb)
+  ROOT t = f32[8,3] exponential(s)
+}"""
+
+_TINY_LOOP_IN_A_WHILE = """HloModule m
+body {
+  p = (s32[], f32[8,3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[8,3] get-tuple-element(p), index=1
+  b = f32[3] get-tuple-element(p), index=2
+  bb = f32[8,3] broadcast(b), dimensions={1}
+  s = f32[8,3] add(a, bb)
+  t = f32[8,3] exponential(s)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (s32[], f32[8,3], f32[3]) tuple(j, t, b)
+}
+cond {
+  p = (s32[], f32[8,3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+ENTRY e {
+  a = f32[8,3] parameter(0)
+  b = f32[3] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,3], f32[3]) tuple(zero, a, b)
+  w = (s32[], f32[8,3], f32[3]) while(init), condition=cond, body=body
+  ROOT r = f32[8,3] get-tuple-element(w), index=1
+}"""
+
+
+def test_a_tiny_loop_nest_of_the_entry_stays_scalar(avx2_target):
+    """An 8 x 3 loop kernel of the entry (``loops.TINY_NEST_ELEMENTS``) runs
+    once per call: its loops are neither vectorised nor unrolled (its 3-wide
+    rows are not unrolled for the loop around them to vectorise).  The same
+    kernel in a while body, which may run many times, keeps its vector
+    hints.  Both compute what the evaluator does."""
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal((8, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
+    exe = xlac.jit(_TINY_LOOP)
+    (hints,) = [h for h in _hints_by_function(exe.llvm_ir).values() if "d0.body" in h]
+    assert set(hints) == {"d0.body", "d1.body"}, hints
+    for loop in hints.values():
+        assert "llvm.loop.vectorize.enable" in loop and "llvm.loop.unroll.disable" in loop, hints
+        assert not any("interleave" in h or "width" in h or h == "llvm.loop.unroll.full" for h in loop), hints
+    np.testing.assert_allclose(exe(*args), xlac.evaluate(_TINY_LOOP, *args), rtol=2e-6)
+    exe = xlac.jit(_TINY_LOOP_IN_A_WHILE)
+    (hints,) = [h for h in _hints_by_function(exe.llvm_ir).values() if "d0.body" in h]
+    assert "llvm.loop.unroll.full" in hints["d1.body"], hints
+    assert not any("llvm.loop.vectorize.enable" in loop for loop in hints.values()), hints
+    np.testing.assert_allclose(exe(*args), xlac.evaluate(_TINY_LOOP_IN_A_WHILE, *args), rtol=1e-5)
+
+
+def test_math_loops_ask_for_the_vectors_their_trip_count_fills(avx2_target):
+    """An exp over f32[24,3]: the 3-wide rows are unrolled and the loop of
+    24 around them vectorised, so it asks for as many 8-lane vectors side by
+    side as 24 iterations fill (3), not ``MATH_INTERLEAVE`` (asked for more,
+    LLVM folds the tail into the vector loop, each lane behind a branch);
+    the result is what the evaluator computes."""
+    text = _TINY_LOOP.replace("f32[8,3]", "f32[24,3]")
+    exe = xlac.jit(text)
+    (hints,) = [h for h in _hints_by_function(exe.llvm_ir).values() if "d0.body" in h]
+    assert "llvm.loop.interleave.count=3" in hints["d0.body"], hints
+    assert "llvm.loop.unroll.full" in hints["d1.body"], hints
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal((24, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
+    np.testing.assert_allclose(exe(*args), xlac.evaluate(text, *args), rtol=2e-6)
 
 
 def test_a_row_reduction_reading_a_transpose_is_not_forced_wide(pinned_target):

@@ -45,7 +45,7 @@ from .emission import context_of
 from .ir_array import I64, IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
 from .kernel_sharing import SiteSlots, site_key, slot_identity
-from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
+from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest, scalar_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -95,6 +95,12 @@ class KernelContext:
 
     def buffer_pointer(self, sl: BufferSlice, inst: HloInstruction | None = None) -> ir.Value:
         return self.me.buffer_pointer(self.b, self.args, sl, inst)
+
+    @property
+    def runs_once(self) -> bool:
+        """Whether the kernel is the entry computation's: it runs once per
+        call (one of a while body or a branch may run many times)."""
+        return self.inst.parent is self.me.hlo.entry
 
     def site_element_count(self) -> ir.Value | None:
         """In a size-generic kernel (``KernelCandidate.size_generic``, shared
@@ -745,6 +751,9 @@ class ModuleEmitter:
                 return None
             # (whether an entry's kernel is cold follows from its size)
             flags += (work_estimate(inst) <= COLD_MAX_WORK,)
+        elif any(leaf.is_array and scalar_nest(leaf, True) for leaf in inst.shape.leaves()):
+            # The entry's tiny loop nests are scalar, a loop body's are not.
+            flags += (inst.parent is self.hlo.entry,)
         return site_key(assignment, inst, candidate.name, flags, self._fingerprints, size_generic)
 
     def _emit_kernel(self, assignment: BufferAssignment, inst: HloInstruction, keyed: tuple | None,

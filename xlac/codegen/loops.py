@@ -115,6 +115,8 @@ def loop_hints(module: ir.Module, vectorize: bool = True, interleave: int | None
     if not vectorize:
         hints.append(_vectorizer_off(module))
     width = _wide_vector(interleave, element_bytes, trip_count) if vectorize and interleave else None
+    if interleave and not width:
+        interleave = _fitting_interleave(interleave, element_bytes, trip_count)
     loop_id = _loop_id(module, hints + _interleave_hints(module, interleave, width))
     if vectorize:
         # Where the body turns out to call a function the vectoriser cannot
@@ -149,8 +151,38 @@ def full_unroll_hints(module: ir.Module, base=None):
 
 
 def _is_unroll_hint(node) -> bool:
+    return _hint_starts(node, "llvm.loop.unroll.")
+
+
+def _hint_starts(node, *prefixes: str) -> bool:
     name = node.operands[0] if getattr(node, "operands", None) else None
-    return isinstance(name, ir.MetaDataString) and name.string.startswith("llvm.loop.unroll.")
+    return isinstance(name, ir.MetaDataString) and name.string.startswith(prefixes)
+
+
+#: A loop kernel of the entry (run once per call) whose nest has at most
+#: this many elements is emitted scalar (``loop_nest(scalar=True)``):
+#: neither vectorised nor unrolled.  It runs for a few dozen nanoseconds
+#: either way, but its vector code is LLVM's longest work per element:
+#: vector loops of one iteration, interleaved-group shuffles, lanes taken
+#: apart (an 8 x 3 threefry round took 31 ms to compile vectorised, 14 ms
+#: scalar).  Kernels of loop bodies stay vectorised (32 elements: the
+#: rejection loops of rng_samplers ran 1.4 times as long scalar).
+TINY_NEST_ELEMENTS = 32
+
+
+def scalar_nest(shape: Shape, runs_once: bool) -> bool:
+    """Whether a loop kernel's nest over ``shape`` is emitted scalar (see
+    ``TINY_NEST_ELEMENTS``); ``runs_once``: the kernel is the entry's."""
+    return runs_once and shape.element_count() <= TINY_NEST_ELEMENTS
+
+
+def scalar_loop_id(module: ir.Module, loop_id):
+    """A fresh loop ID with ``loop_id``'s hints (parallel accesses), if
+    any, but not vectorised, interleaved or unrolled."""
+    hints = [h for h in loop_id.operands if h is not loop_id and not _hint_starts(
+        h, "llvm.loop.unroll.", "llvm.loop.vectorize.", "llvm.loop.interleave.")] if loop_id is not None else []
+    return _loop_id(module, hints + [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
+                                     _vectorizer_off(module)])
 
 
 def _interleave_hints(module: ir.Module, interleave: int | None, width: int | None) -> list:
@@ -255,6 +287,18 @@ def _wide_vector(interleave: int, element_bytes: int | None, trip_count: int | N
     return width if width > 1 and trip_count >= width else None
 
 
+def _fitting_interleave(interleave: int, element_bytes: int | None, trip_count: int | None) -> int:
+    """``interleave`` capped at the host vectors a loop of ``trip_count``
+    iterations fills (at least 1).  Asked for more vector iterations side by
+    side than the loop has, LLVM's vectoriser folds the tail into the vector
+    loop, each lane's load and store behind a branch of its own: an 8 x 2
+    ``exp`` took 30 ms to compile as 500 lines of predicated code."""
+    if not element_bytes or not trip_count or element_bytes > 8:
+        return interleave
+    lanes = host_vector_bits() // 8 // max(element_bytes, 4)
+    return max(1, min(interleave, trip_count // lanes))
+
+
 @contextmanager
 def for_range(builder: ir.IRBuilder, count: int, name: str = "i", chains: list | None = None,
               loop_id=None):
@@ -337,15 +381,18 @@ def dyn_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step=1, name: st
 
 @contextmanager
 def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list | None = None,
-              outer_range: tuple | None = None, dim_ranges: dict | None = None, loop_id=None):
+              outer_range: tuple | None = None, dim_ranges: dict | None = None, loop_id=None,
+              scalar: bool = False):
     """Loop over every index of ``shape``'s logical dimensions (padding excluded).
 
     Loops run major-to-minor as the layout says, so the innermost loop walks
     consecutive memory.  ``dims`` restricts the nest to those dimensions (others
     are indexed 0).  ``outer_range=(lo, hi)`` (run-time values, lo < hi)
     restricts the outermost non-trivial dimension to [lo, hi): one task of a
-    parallel loop.  Yields an :class:`Index` whose ``linear`` is the element
-    offset in a buffer of ``shape``.
+    parallel loop.  With ``scalar``, the loops are neither vectorised nor
+    unrolled (``scalar_loop_id``; see ``TINY_NEST_ELEMENTS``).  Yields an
+    :class:`Index` whose ``linear`` is the element offset in a buffer of
+    ``shape``.
     """
     order = [d for d in reversed(shape.layout.minor_to_major) if dims is None or d in dims]
     multi = [i64(0)] * shape.rank
@@ -355,7 +402,9 @@ def loop_nest(builder: ir.IRBuilder, shape: Shape, name: str = "d", dims: list |
     if outer_range is not None:
         first = next(d for d in order if shape.dimensions[d] != 1)
         ranges[first] = outer_range
-    with _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id):
+    if scalar:
+        loop_id = scalar_loop_id(builder.module, loop_id)
+    with _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id, unroll_short=not scalar):
         linear = _linear(builder, shape, [d for d in order if shape.dimensions[d] != 1], multi)
         yield context_of(builder.module).place(Index(list(multi), linear, shape), list(depths), list(chains))
 
@@ -444,26 +493,27 @@ def _linear(builder, shape: Shape, dims: list, multi: list) -> ir.Value:
 
 
 @contextmanager
-def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id, outer: bool = False):
+def _nest(builder, shape, order, multi, depths, chains, name, ranges, loop_id, outer: bool = False,
+          unroll_short: bool = True):
     if not order:
         yield
         return
     d = order[0]
     if shape.dimensions[d] == 1:
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, outer):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, outer, unroll_short):
             yield
         return
     if d in ranges:
         loop = for_range_dynamic(builder, *ranges[d], f"{name}{d}", chains, loop_id)
     else:
         innermost = all(shape.dimensions[e] == 1 for e in order[1:])
-        short = outer and innermost and shape.dimensions[d] <= SHORT_INNER_MAX
+        short = unroll_short and outer and innermost and shape.dimensions[d] <= SHORT_INNER_MAX
         loop = for_range(builder, shape.dimensions[d], f"{name}{d}", chains,
                          full_unroll_hints(builder.module, loop_id) if short else loop_id)
     with loop as iv:
         multi[d] = iv
         depths[d] = len(chains)
-        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, True):
+        with _nest(builder, shape, order[1:], multi, depths, chains, name, ranges, loop_id, True, unroll_short):
             yield
 
 

@@ -23,7 +23,7 @@ from ..hoisting import row_scratch_dims
 from ..ir_array import Index, IrArray, i64
 from ..kernel_choice import KernelCandidate
 from ..loops import (counted_loop, fill_padding, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
-                     tiled_loop_nest)
+                     scalar_nest, SHORT_INNER_MAX, tiled_loop_nest)
 
 
 def emit_loop_kernel(ctx: KernelContext) -> None:
@@ -169,6 +169,9 @@ def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_
     trip = None
     if order and trip_known:
         trip = min_outer if len(order) == 1 and min_outer is not None else loop_shape.dimensions[order[-1]]
+        if len(order) >= 2 and trip <= SHORT_INNER_MAX:
+            # Unrolled completely (``loops.loop_nest``): the loop around it is vectorised.
+            trip = loop_shape.dimensions[order[-2]]
     element_bytes = inst.shape.element_type.byte_size if inst.shape.is_array else None
     return loop_hints(module, interleave=interleave, base=loop_id, element_bytes=element_bytes,
                       trip_count=trip)
@@ -197,7 +200,8 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
         elif tiles:
             nest = tiled_loop_nest(b, loop_shape, tiles, outer_range=outer_range, loop_id=loop_id)
         else:
-            nest = loop_nest(b, nest_shape, outer_range=outer_range, loop_id=loop_id)
+            nest = loop_nest(b, nest_shape, outer_range=outer_range, loop_id=loop_id,
+                             scalar=outer_range is None and scalar_nest(nest_shape, ctx.runs_once))
         with nest as index:
             if flat is not None:
                 index = _unflattened(ctx, index, loop_shape)
