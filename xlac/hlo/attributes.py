@@ -11,6 +11,7 @@ names, such as ``metadata`` or ``sharding``) are kept as their text
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -57,7 +58,18 @@ class CompRef:
     pos: int
 
 
+#: An int list as XLA and jax print it (``{0,1}``, ``{}``): no blanks, at most
+#: 18 digits a number (so it fits int64).  Two thirds of a training step's
+#: attributes are such lists; anything else (blanks, a sign, a bad number)
+#: goes through the scanner, which also says what is wrong.
+_PLAIN_INT_LIST_RE = re.compile(r"\{(-?[0-9]{1,18}(?:,-?[0-9]{1,18})*)?\}", re.ASCII)
+
+
 def _parse_int_list(p: "Parser") -> tuple:
+    plain = _PLAIN_INT_LIST_RE.fullmatch(p.text, p.pos, p.end)
+    if plain is not None:
+        p.pos = p.end
+        return tuple(map(int, plain.group(1).split(","))) if plain.group(1) else ()
     p.expect("{")
     out = []
     if not p.accept("}"):

@@ -888,9 +888,10 @@ class Parser:
             inst = self._async_short_form(inst, opcode, op_pos)
         if inst.shape is None:
             inst.shape = self._infer_shape(inst, op_pos)
-        inst.location = self.line_col(pos)
-        if name not in scope and depth:
-            scope[name] = inst                        # a nested operand joins its computation
+        if depth:
+            inst.location = self.line_col(pos)        # (``instruction`` sets a named one's)
+            if name not in scope:
+                scope[name] = inst                    # a nested operand joins its computation
         return inst
 
     def _async_short_form(self, inst: HloInstruction, opcode: str, pos: int) -> HloInstruction:
