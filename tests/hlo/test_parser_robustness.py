@@ -272,11 +272,28 @@ def test_recursive_computations_are_rejected():
     e = parse_error(text)
     assert "recursive call: a -> b -> a" in str(e) and e.line == 8
     m = hand_built_calls(3)
-    m.computations[-1].root.attrs["to_apply"] = m.entry  # c2 -> c2
+    c0 = m.computations[-1]                                  # c2 -> c1 -> c0 -> c2
+    c0.root.opcode, c0.root.attrs["to_apply"] = "call", m.entry
     with pytest.raises(VerifierError, match="recursive call"):
         verify(m)
     with pytest.raises(VerifierError, match="recursive call"):
         xlac.evaluate(m, np.float32(1))
+
+
+def test_a_computation_held_by_an_opcode_that_calls_none_is_rejected():
+    """A computation only calls where its opcode's definition has a
+    computation attribute: a hand-built ``negate`` holding one (here a
+    recursion, were it a call) is refused, naming the attribute, as XLA's
+    parser refuses an attribute the opcode does not take."""
+    m = hand_built_calls(3)
+    m.computations[-1].root.attrs["to_apply"] = m.entry
+    with pytest.raises(VerifierError, match="attribute 'to_apply' holds computation 'c2', but negate calls "
+                                            "no computation"):
+        verify(m)
+    m = hand_built_calls(2)
+    m.computations[-1].root.attrs["branches"] = (m.entry, m.entry)
+    with pytest.raises(VerifierError, match="attribute 'branches' holds computation 'c1'"):
+        verify(m)
 
 
 # ----------------------------------------------------------------------------

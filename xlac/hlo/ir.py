@@ -50,6 +50,7 @@ import numpy as np
 from ..shape import Shape
 from .attributes import Raw  # noqa: F401  (the IR's attribute values; defined with the kinds)
 from .collectives import check_device_counts, device_counts
+from .opcodes import calls_computations
 from .printer import module_to_text
 
 
@@ -114,24 +115,36 @@ class HloInstruction:
         return self.attrs["parameter_number"]
 
     def called_computations(self) -> list["HloComputation"]:
-        """Computations this instruction calls (to_apply, body, branches, ...), in attribute order."""
-        # Exact types (HloComputation has no subclasses): asked of every
-        # instruction with attributes by several passes, ~200k times a training step.
-        out = []
-        for v in self.attrs.values():
-            t = type(v)
-            if t is HloComputation:
-                out.append(v)
-            elif t is tuple and v and type(v[0]) is HloComputation and \
-                    all(type(c) is HloComputation for c in v):   # v[0] first: most tuples hold ints
-                out.extend(v)
-        return out
+        """Computations this instruction calls (to_apply, body, branches, ...), in
+        attribute order: none for an opcode whose definition has no computation
+        attribute (``opcodes.calls_computations``; the verifier refuses a
+        computation held by such an instruction)."""
+        # Asked of every instruction by several passes, ~170k times a
+        # training step, and most opcodes call nothing.
+        if not calls_computations(self.opcode):
+            return []
+        return computations_in(self.attrs)
 
     def replace_operand(self, old: "HloInstruction", new: "HloInstruction") -> None:
         self.operands = [new if o is old else o for o in self.operands]
 
     def __repr__(self) -> str:
         return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
+
+
+def computations_in(attrs: dict) -> list["HloComputation"]:
+    """The computations among attribute values ``attrs`` (one, or a tuple of
+    them), in order, whatever the keys."""
+    # Exact types (HloComputation has no subclasses).
+    out = []
+    for v in attrs.values():
+        t = type(v)
+        if t is HloComputation:
+            out.append(v)
+        elif t is tuple and v and type(v[0]) is HloComputation and \
+                all(type(c) is HloComputation for c in v):   # v[0] first: most tuples hold ints
+            out.extend(v)
+    return out
 
 
 class HloComputation:
