@@ -92,6 +92,37 @@ def test_tasks_split_the_flat_loop_along_the_outermost_dimension():
         np.testing.assert_array_equal(xlac.jit(text, num_threads=threads)(x, y), x + y)
 
 
+def test_values_of_one_element_from_a_small_operand_keep_the_flat_loop():
+    """jax's Threefry rotates by counts sliced out of a ``u32[4]``: those
+    values are the same for every element (a slice of one element,
+    reshaped to a scalar, broadcast), so the fusion is still one flat loop
+    (as a nest, its 3-wide rows were unrolled and the loop around them
+    vectorised through stride-3 shuffles).  Bit for bit the evaluator's."""
+    shape = "u32[8,16,16,3]{3,2,1,0}"
+    text = _module(f"""  x = {shape} parameter(0)
+  y = {shape} parameter(1)
+  r = u32[4]{{0}} parameter(2)
+  s = u32[1]{{0}} slice(r), slice={{[2:3]}}
+  k = u32[] reshape(s)
+  c = u32[] constant(32)
+  n = u32[] subtract(c, k)
+  bk = {shape} broadcast(k), dimensions={{}}
+  bn = {shape} broadcast(n), dimensions={{}}
+  a = {shape} add(x, y)
+  l = {shape} shift-left(y, bk)
+  h = {shape} shift-right-logical(y, bn)
+  o = {shape} or(l, h)
+  ROOT t = {shape} xor(a, o)""")
+    fusion = _loop_kernel(text)
+    flat = flat_loop_shape(fusion, fusion.shape, split=False)
+    assert flat is not None and flat.dimensions == (8 * 16 * 16 * 3,)
+    assert _loops(text) == {"d0"}
+    rng = np.random.default_rng(4)
+    x, y = (rng.integers(0, 2**32, (8, 16, 16, 3), dtype=np.uint32) for _ in range(2))
+    r = np.array([13, 15, 26, 6], np.uint32)
+    _same_as_evaluator(text, x, y, r)
+
+
 @pytest.mark.parametrize("body,why", [
     # A row broadcast reads the same element along a dimension.
     ("""  x = f32[6,7]{1,0} parameter(0)
@@ -106,6 +137,12 @@ def test_tasks_split_the_flat_loop_along_the_outermost_dimension():
     ("""  x = s32[6,7]{1,0} parameter(0)
   i = s32[6,7]{1,0} iota(), iota_dimension=1
   ROOT a = s32[6,7]{1,0} add(x, i)""", "iota"),
+    # One element of an operand the loop maps, broadcast: read at another offset.
+    ("""  x = f32[6,7]{1,0} parameter(0)
+  s = f32[1,1]{1,0} slice(x), slice={[2:3], [4:5]}
+  r = f32[] reshape(s)
+  b = f32[6,7]{1,0} broadcast(r), dimensions={}
+  ROOT a = f32[6,7]{1,0} add(x, b)""", "one element of a mapped operand"),
 ])
 def test_what_reads_other_offsets_keeps_the_nest(body, why):
     text = _module(body)

@@ -226,7 +226,7 @@ def flat_loop_shape(inst: HloInstruction, loop_shape: Shape, split: bool) -> Sha
     inner loops for the CPU (XLA's GPU loop emitter walks such a fusion by one
     linear index too)."""
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
-    if len(order) < 2 + split or loop_shape.layout.is_padded or not _flat_map(inst, loop_shape):
+    if len(order) < 2 + split or loop_shape.layout.is_padded or not _flat_map(inst, loop_shape, uniform=True):
         return None
     dims = [loop_shape.dimensions[d] for d in order]
     if split:
@@ -257,23 +257,56 @@ def _same_buffer_shape(shape: Shape, loop_shape: Shape) -> bool:
                                                    and shape.layout == loop_shape.layout))
 
 
-def _flat_map(inst: HloInstruction, loop_shape: Shape) -> bool:
+def _flat_map(inst: HloInstruction, loop_shape: Shape, uniform: bool = False) -> bool:
     """Whether kernel ``inst`` reads and writes every array at its own linear
-    offset (see :func:`flat_loop_shape`)."""
+    offset (see :func:`flat_loop_shape`).  With ``uniform``, a fusion may also
+    compute single-element values from its other operands (a slice of a
+    ``u32[4]`` of rotation counts, reshaped to a scalar: jax's Threefry) and
+    broadcast them: the same for every element, read at constant offsets."""
     if not all(_same_buffer_shape(s, loop_shape) and s.rank for s in inst.shape.leaves()):
         return False
-    if not all(_same_buffer_shape(o.shape, loop_shape) for o in inst.operands):
-        return False
     if inst.opcode != "fusion":
-        return has_trait(inst.opcode, Trait.ELEMENTWISE)
-    for i in inst.attrs["calls"].instructions:
-        if i.opcode in ("parameter", "tuple") or (i.opcode == "constant" and i.shape.rank == 0):
-            continue        # (parameters are the operands checked above)
-        scalar_broadcast = i.opcode == "broadcast" and i.operands[0].shape.rank == 0
-        if not (scalar_broadcast or has_trait(i.opcode, Trait.ELEMENTWISE)) \
-                or not _same_buffer_shape(i.shape, loop_shape):
+        return all(_same_buffer_shape(o.shape, loop_shape) for o in inst.operands) and \
+            has_trait(inst.opcode, Trait.ELEMENTWISE)
+    if not uniform and not all(_same_buffer_shape(o.shape, loop_shape) for o in inst.operands):
+        return False
+    # Each fused value is mapped (of the loop's shape, read at the element's
+    # offset) or single (a scalar; with ``uniform``, any value of one element,
+    # the same for every element of the loop); with ``uniform``, a parameter
+    # of another shape is small: only single values may read it.
+    mapped, single, small = set(), set(), set()
+
+    def one(shape: Shape) -> bool:
+        return shape.element_count() <= 1 if uniform else shape.rank == 0
+
+    for i in inst.attrs["calls"].instructions:     # operands before users
+        shape, key = i.shape, id(i)
+        if i.opcode == "tuple":
+            continue
+        if not shape.is_array:
             return False
-    return True
+        of_loop = shape.rank and _same_buffer_shape(shape, loop_shape)
+        if i.opcode == "parameter":
+            if of_loop:
+                mapped.add(key)
+            elif one(shape):
+                single.add(key)
+            elif uniform:
+                small.add(key)
+            else:
+                return False
+            continue
+        ops = [id(o) for o in i.operands]
+        if of_loop and (i.opcode == "broadcast" and ops[0] in single or has_trait(i.opcode, Trait.ELEMENTWISE)
+                        and all(o in mapped or o in single for o in ops)):
+            mapped.add(key)
+        elif one(shape) and (i.opcode == "constant" or all(o in single or o in small for o in ops) and (
+                has_trait(i.opcode, Trait.ELEMENTWISE) or uniform and has_trait(i.opcode, Trait.DATA_MOVEMENT))):
+            single.add(key)
+        else:
+            return False
+    root = inst.attrs["calls"].root
+    return all(id(r) in mapped for r in (root.operands if root.opcode == "tuple" else [root]))
 
 
 def _unflattened(ctx: KernelContext, index: Index, loop_shape: Shape) -> Index:
