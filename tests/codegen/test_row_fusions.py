@@ -576,19 +576,23 @@ def test_a_tiny_loop_nest_of_the_entry_stays_scalar(avx2_target):
 
 
 def test_math_loops_ask_for_the_vectors_their_trip_count_fills(avx2_target):
-    """An exp over f32[24,3]: the 3-wide rows are unrolled and the loop of
-    24 around them vectorised, so it asks for as many 8-lane vectors side by
-    side as 24 iterations fill (3), not ``MATH_INTERLEAVE`` (asked for more,
-    LLVM folds the tail into the vector loop, each lane behind a branch);
-    the result is what the evaluator computes."""
-    text = _TINY_LOOP.replace("f32[8,3]", "f32[24,3]")
-    exe = xlac.jit(text)
-    (hints,) = [h for h in _hints_by_function(exe.llvm_ir).values() if "d0.body" in h]
-    assert "llvm.loop.interleave.count=3" in hints["d0.body"], hints
-    assert "llvm.loop.unroll.full" in hints["d1.body"], hints
+    """An exp over f32[24,3] in a while body: the 3-wide rows are unrolled
+    and the loop of 24 around them vectorised, so it asks for as many 8-lane
+    vectors side by side as 24 iterations fill (3), not ``MATH_INTERLEAVE``
+    (asked for more, LLVM folds the tail into the vector loop, each lane
+    behind a branch).  The same kernel in the entry, run once per call
+    (``loops.SMALL_ONCE_ELEMENTS``), asks for no interleaving at all.  Both
+    compute what the evaluator does."""
     rng = np.random.default_rng(3)
     args = [rng.standard_normal((24, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
-    np.testing.assert_allclose(exe(*args), xlac.evaluate(text, *args), rtol=2e-6)
+    for text, interleave in ((_TINY_LOOP_IN_A_WHILE.replace("f32[8,3]", "f32[24,3]"), 3),
+                             (_TINY_LOOP.replace("f32[8,3]", "f32[24,3]"), None)):
+        exe = xlac.jit(text)
+        (hints,) = [h for h in _hints_by_function(exe.llvm_ir).values() if "d0.body" in h]
+        asked = [h for h in hints["d0.body"] if "interleave" in h or "width" in h]
+        assert asked == ([f"llvm.loop.interleave.count={interleave}"] if interleave else []), hints
+        assert "llvm.loop.unroll.full" in hints["d1.body"], hints
+        np.testing.assert_allclose(exe(*args), xlac.evaluate(text, *args), rtol=1e-5)
 
 
 def test_a_row_reduction_reading_a_transpose_is_not_forced_wide(pinned_target):

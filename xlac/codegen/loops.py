@@ -170,6 +170,19 @@ def _hint_starts(node, *prefixes: str) -> bool:
 TINY_NEST_ELEMENTS = 32
 
 
+#: A loop kernel of the entry of fewer elements than this is emitted for
+#: running once: no long-math interleaving (``kernels/loop.MATH_INTERLEAVE``),
+#: and scalar when tiny (``TINY_NEST_ELEMENTS``).  The kernel sharing key
+#: tells such kernels from a loop body's (``ModuleEmitter._sharing_key``).
+SMALL_ONCE_ELEMENTS = 1024
+
+
+def small_once(shape: Shape) -> bool:
+    """Whether a loop kernel of the entry over ``shape`` is emitted for
+    running once (see ``SMALL_ONCE_ELEMENTS``)."""
+    return shape.element_count() < SMALL_ONCE_ELEMENTS
+
+
 def scalar_nest(shape: Shape, runs_once: bool) -> bool:
     """Whether a loop kernel's nest over ``shape`` is emitted scalar (see
     ``TINY_NEST_ELEMENTS``); ``runs_once``: the kernel is the entry's."""

@@ -23,7 +23,7 @@ from ..hoisting import row_scratch_dims
 from ..ir_array import Index, IrArray, i64
 from ..kernel_choice import KernelCandidate
 from ..loops import (counted_loop, fill_padding, loop_hints, loop_nest, loop_nest_versions, parallel_loops,
-                     scalar_nest, SHORT_INNER_MAX, tiled_loop_nest)
+                     scalar_nest, small_once, SHORT_INNER_MAX, tiled_loop_nest)
 
 
 def emit_loop_kernel(ctx: KernelContext) -> None:
@@ -139,6 +139,11 @@ def _write(b, out: IrArray, index, value) -> None:
 #: independent work (the tanh chain 16M on 2 threads 3.1 -> 2.75 ms).
 LONG_MATH = with_trait(Trait.TRANSCENDENTAL)
 MATH_INTERLEAVE = 4
+#: (Not in a kernel of the entry of fewer than ``loops.SMALL_ONCE_ELEMENTS``:
+#: run once per call, the side-by-side iterations save it nanoseconds, and
+#: the wide vector they are asked as costs LLVM more than its own choice: an
+#: f32[50] ``log`` of rng_samplers took 33 ms of LLVM forced to 32 lanes,
+#: 24 ms left to the vectoriser's cost model.)
 
 
 def _math_interleave(inst: HloInstruction) -> int | None:
@@ -157,12 +162,12 @@ def _math_interleave(inst: HloInstruction) -> int | None:
 
 
 def _math_hints(module: ir.Module, inst: HloInstruction, loop_shape: Shape, min_outer, loop_id,
-                trip_known: bool = True, unrolled: bool = True):
+                trip_known: bool = True, unrolled: bool = True, runs_once: bool = False):
     """``loop_id`` with the hints of ``_math_interleave`` when ``inst`` asks for
     them (as one wide vector when the inner loop's trip count is known: not
     when the loop is tiled or its count a run-time value), and not unrolled
     when ``unrolled`` is False."""
-    interleave = _math_interleave(inst)
+    interleave = None if runs_once and small_once(loop_shape) else _math_interleave(inst)
     if not interleave and unrolled:
         return loop_id
     order = [d for d in reversed(loop_shape.layout.minor_to_major) if loop_shape.dimensions[d] != 1]
@@ -194,6 +199,7 @@ def _emit_loop_nest(ctx: KernelContext, loop_shape: Shape, outer_range, tiles, o
     nest_shape = flat or loop_shape
     with parallel_loops(b.module) as loop_id:
         loop_id = _math_hints(b.module, ctx.inst, nest_shape, min_outer, loop_id,
+                              runs_once=ctx.runs_once and count is None,
                               trip_known=not tiles and count is None)
         if count is not None:
             nest = counted_loop(b, count, flat, loop_id=loop_id)
