@@ -118,14 +118,11 @@ def _check_instruction(inst: HloInstruction, at: str, members: set, defined: set
                                 "instruction of this computation")
         if id(op) not in defined:
             raise VerifierError(f"{at}: operand {k} ({op.name!r}) is used before it is defined")
-    if not calls_computations(inst.opcode):
-        held = computations_in(inst.attrs)
-        if held:
-            key = next(k for k, v in inst.attrs.items() if v is held[0] or
-                       (type(v) is tuple and any(c is held[0] for c in v)))
-            raise VerifierError(f"{at}: attribute {key!r} holds computation {held[0].name!r}, but "
-                                f"{inst.opcode} calls no computation (its definition has no "
-                                "computation attribute)")
+    if not calls_computations(inst.opcode) and computations_in(inst.attrs):
+        key, held = next((k, c) for k, v in inst.attrs.items() for c in computations_in({k: v}))
+        raise VerifierError(f"{at}: attribute {key!r} holds computation {held.name!r}, but "
+                            f"{inst.opcode} calls no computation (its definition has no "
+                            "computation attribute)")
     for callee in inst.called_computations():
         if id(callee) not in in_module:
             raise VerifierError(f"{at}: calls computation {callee.name!r}, which is not in the module")

@@ -19,7 +19,6 @@ here.
 from __future__ import annotations
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, fresh_name
-from ..hlo.opcodes import calls_computations
 
 
 def clone_instruction(inst: HloInstruction, operands: list[HloInstruction], name: str) -> HloInstruction:
@@ -78,17 +77,10 @@ def sequential_computations(module: HloModule) -> list[HloComputation]:
     computation also called from an embedded context is left out (fused, it
     could not be composed elementally)."""
     embedded = {id(c) for c in _reachable(
-        [c for inst in module.instructions() if _embeds(inst.opcode) for c in inst.called_computations()],
-        lambda inst: True)}
+        [c for inst in module.instructions() if inst.opcode not in SEQUENTIAL_OPCODES and inst.opcode != "fusion"
+         for c in inst.called_computations()], lambda inst: True)}
     return [c for c in _reachable([module.entry], lambda inst: inst.opcode in SEQUENTIAL_OPCODES)
             if id(c) not in embedded]
-
-
-def _embeds(opcode: str) -> bool:
-    """Whether instructions of ``opcode`` call computations in an embedded
-    context: not a sequential or fusion call (asked of every instruction of
-    the module, fused ones included: most opcodes call nothing)."""
-    return opcode not in SEQUENTIAL_OPCODES and opcode != "fusion" and calls_computations(opcode)
 
 
 def _reachable(start: list, follow) -> list[HloComputation]:
