@@ -58,6 +58,23 @@ def test_corpus_parses_and_round_trips(path):
     assert all(" constant(" in a for a, _ in differing), differing[:3]
 
 
+def test_plain_lines_read_in_one_match_parse_as_token_by_token(monkeypatch):
+    # The parser reads the common instruction line in one match (Parser._plain_instruction):
+    # the same module, names, attributes and error positions as the token-by-token reading.
+    from xlac.hlo.parser import Parser
+    srcs = [p.read_text(encoding="utf-8") for p in CORPUS]
+    taken = []
+    plain = Parser._plain_instruction
+    monkeypatch.setattr(Parser, "_plain_instruction", lambda self, *a: taken.append(plain(self, *a)) or taken[-1])
+    fast = [parse_hlo(s) for s in srcs]
+    assert sum(t is not None for t in taken) > 1000        # the one-match reading was taken
+    monkeypatch.setattr(Parser, "_plain_instruction", lambda self, *a: None)
+    slow = [parse_hlo(s) for s in srcs]
+    for a, b in zip(fast, slow):
+        assert a.to_text() == b.to_text()
+        assert [i.location for i in a.instructions()] == [i.location for i in b.instructions()]
+
+
 def test_corpus_argmax_structure():
     m = parse_hlo((PUBLIC_CORPUS / "argmax_argmin.hlo").read_text(encoding="utf-8"))
     assert [c.name for c in m.computations][-1] == "main.6"

@@ -116,6 +116,14 @@ _PLAIN_OPERAND_RE = re.compile(r"[ \t\r\n\f\v]*%?([A-Za-z_][\w.\-]*)[ \t\r\n\f\v
 # The common start of an instruction: ``[ROOT] [%]name =``, read in one match by
 # Parser.instruction (names ROOT and ENTRY, comments, errors: token by token).
 _PLAIN_HEADER_RE = re.compile(r"(ROOT[ \t]+)?(%?([A-Za-z_][\w.\-]*))[ \t]*=", re.ASCII)
+# The common instruction up to its attributes, read in one match by
+# Parser.instruction: ``[ROOT] name = <simple shape> opcode(name, ...)`` with
+# plain operand names (two thirds of a training step's time in the parser was
+# the token-by-token reading of such lines).  Anything else goes that way.
+_PLAIN_INSTRUCTION_RE = re.compile(
+    r"(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\}|(?!\{)))[ \t]+([A-Za-z_][\w.\-]*)\("
+    r"((?:[ \t]*%?[A-Za-z_][\w.\-]*[ \t]*,)*[ \t]*%?[A-Za-z_][\w.\-]*[ \t]*)?\)", re.ASCII)
 # Runs of characters value_end has nothing to decide about, skipped in one
 # match: outside brackets (ASCII, not a quote, bracket, comma, slash or blank)
 # and inside them (commas and blanks too).
@@ -752,9 +760,11 @@ class Parser:
         root: HloInstruction | None = None
         root_pos = None
         while True:
-            if self.at_end():
+            pos = self.skip_ws()
+            if pos >= self.end:
                 raise self._unterminated_computation(name, brace)
-            if self.accept("}"):
+            if self.text[pos] == "}":
+                self.pos = pos + 1
                 break
             inst, is_root, pos = self.instruction(scope, name, brace)
             if is_root:
@@ -807,6 +817,9 @@ class Parser:
     # -- instruction ---------------------------------------------------------------------
     def instruction(self, scope: dict, comp_name: str, brace: int):
         start = self.skip_ws()
+        fast = self._plain_instruction(scope, start)
+        if fast is not None:
+            return fast
         plain = _PLAIN_HEADER_RE.match(self.text, start, self.end)
         if plain is not None and plain.group(3) not in ("ROOT", "ENTRY"):
             is_root, name, name_pos = plain.group(1) is not None, plain.group(3), plain.start(2)
@@ -827,6 +840,38 @@ class Parser:
         inst.location = self.line_col(start)       # where the verifier's errors point
         scope[name] = inst
         return inst, is_root, start
+
+    def _plain_instruction(self, scope: dict, start: int):
+        """``instruction``'s result for the common form (``_PLAIN_INSTRUCTION_RE``)
+        when every part of it is what the token-by-token reading would accept
+        (a shape read before, a known opcode, defined operands, the opcode's
+        arity), else None: that reading then parses the line and makes the
+        error if there is one."""
+        m = _PLAIN_INSTRUCTION_RE.match(self.text, start, self.end)
+        if m is None:
+            return None
+        root, name, shape_text, opcode, listed = m.groups()
+        shape = self._shapes.get(shape_text)
+        definition = OPCODES.get(opcode)
+        if shape is None or definition is None or name in scope or name in ("ROOT", "ENTRY") or \
+                opcode in ("parameter", "constant"):
+            return None
+        operands = []
+        if listed is not None:
+            for operand in listed.split(","):
+                inst = scope.get(operand.strip(" \t").lstrip("%"))
+                if inst is None:
+                    return None
+                operands.append(inst)
+        if definition.arity is not None and len(operands) != definition.arity:
+            return None
+        self._pending_name = name
+        self.pos = m.end()
+        inst = self._instruction_end(HloInstruction(opcode, shape, operands, {}, name), opcode,
+                                     allow_attributes=True)
+        inst.location = self.line_col(start)
+        scope[name] = inst
+        return inst, root is not None, start
 
     def instruction_rhs(self, scope: dict, name: str | None, allow_attributes: bool,
                         depth: int) -> HloInstruction:
@@ -875,15 +920,8 @@ class Parser:
         if name is None:
             name = _fresh_name(f"{wrapped or opcode}.anon", _Taken(scope, self._pending_name))
         # A short-form async op reads its attributes as the wrapped op's.
-        inst = HloInstruction(wrapped or opcode, shape, operands, attrs, name)
-        if allow_attributes:
-            key = None
-            while self.accept(","):
-                key = self.attribute(inst)
-            self._check_instruction_end(inst.name, key)
-        if opcode == "broadcast" and "dimensions" not in inst.attrs and operands and \
-                operands[0].shape.is_array and not operands[0].shape.dimensions:
-            inst.attrs["dimensions"] = ()            # a scalar's broadcast needs none (XLA)
+        inst = self._instruction_end(HloInstruction(wrapped or opcode, shape, operands, attrs, name), opcode,
+                                     allow_attributes)
         if wrapped is not None:
             inst = self._async_short_form(inst, opcode, op_pos)
         if inst.shape is None:
@@ -892,6 +930,22 @@ class Parser:
             inst.location = self.line_col(pos)        # (``instruction`` sets a named one's)
             if name not in scope:
                 scope[name] = inst                    # a nested operand joins its computation
+        return inst
+
+    def _instruction_end(self, inst: HloInstruction, opcode: str, allow_attributes: bool) -> HloInstruction:
+        """``inst``'s attributes, read after its ``)``, and what XLA assumes of an absent one."""
+        if allow_attributes:
+            key = None
+            while True:
+                pos = self.skip_ws()
+                if not self.text.startswith(",", pos, self.end):
+                    break
+                self.pos = pos + 1
+                key = self.attribute(inst)
+            self._check_instruction_end(inst.name, key, pos)
+        if opcode == "broadcast" and "dimensions" not in inst.attrs and inst.operands and \
+                inst.operands[0].shape.is_array and not inst.operands[0].shape.dimensions:
+            inst.attrs["dimensions"] = ()            # a scalar's broadcast needs none (XLA)
         return inst
 
     def _async_short_form(self, inst: HloInstruction, opcode: str, pos: int) -> HloInstruction:
@@ -1036,11 +1090,10 @@ class Parser:
         message = str(e).split(": ", 1)[1] if e.line else str(e)
         return HloParseError(message + hint, e.line, e.column)
 
-    def _check_instruction_end(self, name: str, key: str | None) -> None:
-        """After an instruction come '}' or the next instruction's name (on the
-        same line or not); anything else is an error here rather than a
-        confusing one at the next instruction."""
-        pos = self.skip_ws()
+    def _check_instruction_end(self, name: str, key: str | None, pos: int) -> None:
+        """After an instruction (at ``pos``, past blanks and comments) come '}' or
+        the next instruction's name (on the same line or not); anything else is
+        an error here rather than a confusing one at the next instruction."""
         if pos >= self.end or self.text[pos] in "}%" or _NAME_RE.match(self.text, pos, self.end):
             return
         after = f"the value of attribute '{key}'" if key else f"instruction '{name}'"
