@@ -101,6 +101,8 @@ def _short_form(inst):
 def _short_form_async_computations(module) -> set:
     """ids of the computations that async ops print in short form (not printed:
     the parser makes them again), unless something else calls them too."""
+    if not any(i.opcode in _ASYNC_OPS for c in module.computations for i in c.instructions):
+        return set()                    # (most modules: their attributes need not be searched)
     wrapped, other = set(), set()
     for comp in module.computations:
         for inst in comp.instructions:
@@ -114,9 +116,10 @@ def _short_form_async_computations(module) -> set:
 
 
 def instruction_to_text(inst, is_root: bool = False) -> str:
-    op = _short_form(inst)
-    if op is not None:
-        return _short_form_text(inst, op, is_root)
+    if inst.opcode in _ASYNC_OPS:
+        op = _short_form(inst)
+        if op is not None:
+            return _short_form_text(inst, op, is_root)
     if inst.opcode == "parameter":
         inside = str(inst.attrs["parameter_number"])
     elif inst.opcode == "constant":
