@@ -204,6 +204,7 @@ ENTRY e {{
 #: rows) and two or three (long float sums), mixed reducers, an output of
 #: another layout, several tasks.  (dims, layout, reduced, reducers, output layout)
 MULTI_COLUMNS = [((8, 12, 32), "2,1,0", (0, 1), ("add", "add", "add"), "0"),
+                 ((8, 12, 32), "2,1,0", (0, 1), ("add",) * 12, "0"),     # a transformer's layer norms
                  ((7, 5), "1,0", (0,), ("add", "mx"), "0"),
                  ((40, 33, 6), "2,1,0", (0, 1), ("add", "add"), "0"),
                  ((1100, 3, 2), "2,1,0", (0,), ("add", "add"), "0,1"),
@@ -214,9 +215,15 @@ MULTI_COLUMNS = [((8, 12, 32), "2,1,0", (0, 1), ("add", "add", "add"), "0"),
                  ((64, 30, 33), "2,1,0", (1,), ("add", "add"), "1,0")]
 
 
+@pytest.mark.parametrize("grouped", [False, True], ids=["entry-rules", "rows-grouped"])
 @pytest.mark.parametrize("dims,layout,red,reducers,out_layout", MULTI_COLUMNS)
-def test_multi_output_column_reductions(dims, layout, red, reducers, out_layout):
+def test_multi_output_column_reductions(dims, layout, red, reducers, out_layout, grouped, monkeypatch):
+    # rows-grouped: small inputs too are added COLUMN_REDUCE_ROWS rows at a time
+    # (what a loop body's kernel does), not one at a time as the entry's.
     from xlac.codegen.compiler import KERNELS, lower
+    from xlac.codegen.kernels import reduce as R
+    if grouped:
+        monkeypatch.setattr(R, "UNGROUPED_ONCE_ELEMENTS", 0)
     kept = [d for d in range(len(dims)) if d not in red]
     sh = f"f32[{','.join(map(str, dims))}]{{{layout}}}"
     osh = f"f32[{','.join(str(dims[d]) for d in kept)}]{{{out_layout}}}"
@@ -244,3 +251,81 @@ def test_multi_output_column_reductions(dims, layout, red, reducers, out_layout)
         got = xlac.jit(text, num_threads=nt)(x, y)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-3 * np.sqrt(np.prod([dims[d] for d in red])))
+
+
+def _column_sum_module(loop: bool) -> str:
+    """sum over rows of x * y (f32[8,12,32] -> f32[32]) in the entry, and with
+    ``loop`` the same in a while body too."""
+    sums = """  w = f32[8,12,32]{2,1,0} multiply(x, y)
+  s = f32[32]{0} reduce(w, z), dimensions={0,1}, to_apply=add
+"""
+    if not loop:
+        return f"HloModule m\n{ADD}\nENTRY e {{\n  x = f32[8,12,32]{{2,1,0}} parameter(0)\n" \
+               f"  y = f32[8,12,32]{{2,1,0}} parameter(1)\n  z = f32[] constant(0)\n{sums}  ROOT r = f32[32]{{0}} copy(s)\n}}"
+    state = "(s32[], f32[8,12,32]{2,1,0}, f32[8,12,32]{2,1,0}, f32[32]{0})"
+    return f"""HloModule m
+{ADD}
+body {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8,12,32]{{2,1,0}} get-tuple-element(p), index=1
+  y = f32[8,12,32]{{2,1,0}} get-tuple-element(p), index=2
+  a = f32[32]{{0}} get-tuple-element(p), index=3
+  z = f32[] constant(0)
+{sums}  n = f32[32]{{0}} add(a, s)
+  x2 = f32[8,12,32]{{2,1,0}} add(x, y)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = {state} tuple(j, x2, y, n)
+}}
+
+cond {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT c = pred[] compare(i, three), direction=LT
+}}
+
+ENTRY e {{
+  x = f32[8,12,32]{{2,1,0}} parameter(0)
+  y = f32[8,12,32]{{2,1,0}} parameter(1)
+  z = f32[] constant(0)
+{sums}  zero = s32[] constant(0)
+  t0 = {state} tuple(zero, x, y, s)
+  l = {state} while(t0), condition=cond, body=body
+  ROOT r = f32[32]{{0}} get-tuple-element(l), index=3
+}}"""
+
+
+def test_a_small_column_reduction_of_the_entry_adds_its_rows_one_at_a_time(monkeypatch):
+    # The entry's kernel runs once per call: its rows are added one at a time
+    # (less code for LLVM); a while body's adds COLUMN_REDUCE_ROWS at a time,
+    # so the two do not share one kernel.  Both sum the same.
+    from xlac.codegen.kernels import reduce as R
+    seen = []
+    add_rows = R._BlockedColumnSum._add_rows
+    monkeypatch.setattr(R._BlockedColumnSum, "_add_rows",
+                        lambda self, accs, row, n: seen.append(n) or add_rows(self, accs, row, n))
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal((8, 12, 32)).astype(np.float32) for _ in range(2))
+    text = _column_sum_module(loop=True)
+    got = xlac.jit(text)(x, y)
+    assert sorted(set(seen)) == [1, R.COLUMN_REDUCE_ROWS]
+    np.testing.assert_allclose(got, xlac.evaluate(text, x, y), rtol=1e-5, atol=1e-4)
+    seen.clear()
+    monkeypatch.setattr(R, "UNGROUPED_ONCE_ELEMENTS", 8 * 12 * 32 - 1)   # one element too many
+    xlac.clear_caches()
+    xlac.jit(_column_sum_module(loop=False))(x, y)
+    assert set(seen) == {R.COLUMN_REDUCE_ROWS}
+
+
+def test_a_column_reductions_kept_loop_is_parallel():
+    # Each iteration updates the output at its own index: marked parallel, the
+    # loop vectorises without run-time overlap checks between the inputs and
+    # the outputs (a dozen reduces fused needed more than LLVM makes).
+    from xlac.codegen.compiler import lower
+    ir = lower(xlac.parse_hlo(_column_sum_module(loop=False))).llvm_ir
+    kernel = next(f for f in ir.split("\ndefine ")[1:] if "fusion" in f.split("(")[0])
+    assert "!llvm.access.group" in kernel
+    parallel = [line for line in ir.splitlines() if "llvm.loop.parallel_accesses" in line]
+    assert parallel

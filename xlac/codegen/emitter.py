@@ -45,7 +45,7 @@ from .emission import context_of
 from .ir_array import I64, IrArray, i64
 from .kernel_choice import KernelChoice, KernelRegistry
 from .kernel_sharing import SiteSlots, site_key, slot_identity
-from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest, small_once
+from .loops import fill_padding, for_range, for_range_dynamic, loop_hints, loop_nest
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -751,8 +751,8 @@ class ModuleEmitter:
                 return None
             # (whether an entry's kernel is cold follows from its size)
             flags += (work_estimate(inst) <= COLD_MAX_WORK,)
-        elif any(leaf.is_array and small_once(leaf) for leaf in inst.shape.leaves()):
-            # The entry's small kernels are emitted for running once, a loop body's are not.
+        elif candidate.once is not None and candidate.once(inst):
+            # The entry's kernel is emitted for running once, a loop body's is not.
             flags += (inst.parent is self.hlo.entry,)
         return site_key(assignment, inst, candidate.name, flags, self._fingerprints, size_generic)
 

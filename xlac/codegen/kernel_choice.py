@@ -71,6 +71,9 @@ class KernelCandidate:
     kernel of ``inst`` reads the sizes of its shapes only through
     ``KernelContext.site_element_count``, so that sites of any size may
     share it (``kernel_sharing``: a shareable candidate's elementwise maps).
+    ``once(inst)``: whether the kernel of ``inst`` is emitted otherwise when
+    it runs once per call (``KernelContext.runs_once``: the entry's) than in
+    a loop body or a branch, so that the sharing key tells the two apart.
     """
 
     name: str
@@ -80,6 +83,7 @@ class KernelCandidate:
     shareable: bool = False
     glue: bool | Callable[[HloInstruction], bool] = field(default=False, compare=False)
     size_generic: Callable[[HloInstruction], bool] | None = field(default=None, compare=False)
+    once: Callable[[HloInstruction], bool] | None = field(default=None, compare=False)
 
     def is_glue(self, inst: HloInstruction) -> bool:
         """Whether this candidate's kernel of ``inst`` is glue (see ``glue``)."""

@@ -412,5 +412,11 @@ def _emit_parts(ctx: KernelContext) -> None:
     parallel_parts(ctx, [t[5] for t in tasks], task)
 
 
+def _once(inst: HloInstruction) -> bool:
+    """Whether the kernel of ``inst`` is emitted for running once in the entry
+    (``small_once``, ``scalar_nest``: an array of its result is small)."""
+    return any(leaf.is_array and small_once(leaf) for leaf in inst.shape.leaves())
+
+
 #: The default kernel, the last candidate of every opcode.
-LOOP = KernelCandidate("loop", emit_loop_kernel, _applies, shareable=True, size_generic=size_generic)
+LOOP = KernelCandidate("loop", emit_loop_kernel, _applies, shareable=True, size_generic=size_generic, once=_once)

@@ -24,7 +24,7 @@ from ..emitter import (MAX_TASKS, PARALLEL_MIN_WORK, TASK_MIN_WORK, WORK_UNIT_BY
                        task_range)
 from ..ir_array import Index, IrArray, i64, scalar_index
 from ..kernel_choice import KernelCandidate
-from ..loops import REDUCTION_INTERLEAVE, dyn_range, fill_padding, for_range, loop_hints, loop_nest
+from ..loops import REDUCTION_INTERLEAVE, dyn_range, fill_padding, for_range, loop_hints, loop_nest, parallel_loops
 from ..reduction import TREE_BLOCK, TREE_IDENTITY, emit_reducer, tree_loops, tree_plan, tree_reducer
 from ._util import ScratchPlan
 
@@ -70,8 +70,22 @@ def column_reduce_roots(inst: HloInstruction) -> list | None:
     return roots
 
 
-#: Input rows a column reduction adds into the output row per pass over it.
+#: Input rows a column reduction adds into the output row per pass over it:
+#: the output row is loaded and stored once per group instead of once per
+#: input row (the reducer is still applied row after row: the same result).
+#: The loops are not unrolled: the rows of a group are independent work
+#: already, and LLVM's unrolled and epilogue copies cost a quarter of the
+#: compile time (sum over axis 0 of 4096x4096: 30 -> 23 ms; one thread 2.03
+#: -> 1.77 ms, two the same).
 COLUMN_REDUCE_ROWS = 4
+#: A column reduction of the entry (run once per call) over at most this many
+#: input elements adds its rows one at a time: the group of COLUMN_REDUCE_ROWS
+#: is the fused computation emitted four times over, which LLVM's value
+#: numbering and instruction combining take superlinear time to go through
+#: (a transformer step's twelve layer-norm gradients over f32[8,12,32], one
+#: multi-output fusion: 210 -> 90 ms of LLVM), for a microsecond or two of a
+#: kernel run once (a 512 x 32 column sum: 1.5 -> 3.1 us).
+UNGROUPED_ONCE_ELEMENTS = 16384
 #: The shortest piece of an input row one task of a column reduction reads.
 COLUMN_TASK_BYTES = 4096
 #: Input rows a column sum adds into one partial row before that row is added
@@ -126,6 +140,17 @@ def _column_scratch_bytes(me, inst: HloInstruction) -> int:
     return _column_plan(inst).size
 
 
+def _ungrouped_once(inst: HloInstruction) -> bool:
+    """Whether a column reduction ``inst`` of the entry adds its rows one at a
+    time (``UNGROUPED_ONCE_ELEMENTS``)."""
+    return column_reduce_roots(inst)[0].operands[0].shape.element_count() <= UNGROUPED_ONCE_ELEMENTS
+
+
+def _group_rows(ctx: KernelContext) -> int:
+    """Input rows a column reduction adds per pass over its output row."""
+    return 1 if ctx.runs_once and _ungrouped_once(ctx.inst) else COLUMN_REDUCE_ROWS
+
+
 def emit_column_reduce(ctx: KernelContext) -> None:
     """out[kept] = init; then for every input element in memory order,
     out[kept] = reducer(out[kept], input[...]).  The inner loop runs along the
@@ -157,6 +182,7 @@ def emit_column_reduce(ctx: KernelContext) -> None:
     chunk = -(-extent // n_tasks)
     n_tasks = -(-extent // chunk)
     levels = column_levels(root)
+    group = _group_rows(ctx)
     order = [d for d in in_shape.layout.minor_to_major if in_shape.dimensions[d] != 1]
     last_reduced = max(order.index(d) for d in reduced if d in order)
     outer = [d for d in kept_order if order.index(d) > last_reduced]     # major first
@@ -182,48 +208,12 @@ def emit_column_reduce(ctx: KernelContext) -> None:
                 out.write(b, index, init)
         if in_shape.element_count() == 0:
             return
-        if levels > 1:
-            # One tree of partial rows per index of the kept dimensions major
-            # to the reduced ones (each a run of rows of its own in memory).
-            def blocked(ranges_):
-                _BlockedColumnSum(_ColumnSums(tctx, roots, input_gens, ranges_), outs, levels).emit()
-            _outer_loops(b, outer, ranges, in_shape, blocked)
-            return
-        sums = _ColumnSums(tctx, roots, input_gens, ranges)
-        # The innermost reduced dimension is walked COLUMN_REDUCE_ROWS rows at
-        # a time: the output row is loaded and stored once per group instead
-        # of once per input row.  The reducer is still applied row after row,
-        # so the result is the same.  The loops are not unrolled: the rows of
-        # a group are independent work already, and LLVM's unrolled and
-        # epilogue copies cost a quarter of the compile time (sum over axis 0
-        # of 4096x4096: 30 -> 23 ms; one thread 2.03 -> 1.77 ms, two the same).
-        inner = next(d for d in in_shape.layout.minor_to_major
-                     if d in reduced and in_shape.dimensions[d] > 1)
-        rows = COLUMN_REDUCE_ROWS
-        n = in_shape.dimensions[inner]
-        groups = n // rows
-
-        def accumulate(index, row_of):
-            inputs = []
-            for u in range(rows if row_of is not None else 1):
-                multi = list(index.multi)
-                if row_of is not None:
-                    multi[inner] = row_of(multi[inner], u)
-                inputs.append(Index(multi) if row_of is not None else index)
-            sums.combine(outs, Index([index.multi[d] for d in kept]), inputs)
-
-        if rows > 1 and groups > 0:
-            grouped = Shape(in_shape.element_type,
-                            tuple(groups if d == inner else x for d, x in enumerate(in_shape.dimensions)),
-                            layout=in_shape.layout)
-            with loop_nest(b, grouped, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
-                accumulate(index, lambda g, u: b.add(b.mul(g, i64(rows)), i64(u)) if groups > 1
-                           else i64(u))
-            ranges = {**ranges, inner: (i64(groups * rows), i64(n))}
-            if groups * rows == n:
-                return
-        with loop_nest(b, in_shape, dim_ranges=ranges, loop_id=loop_hints(b.module)) as index:
-            accumulate(index, None)
+        # Per index of the kept dimensions major to the reduced ones (each a
+        # run of rows of its own in memory), the rows summed through a tree of
+        # partial rows (one level, the output itself, for a few rows).
+        def blocked(ranges_):
+            _BlockedColumnSum(_ColumnSums(tctx, roots, input_gens, ranges_), outs, levels, group).emit()
+        _outer_loops(b, outer, ranges, in_shape, blocked)
 
     if n_tasks == 1:
         body(ctx, None, None)
@@ -272,8 +262,12 @@ class _ColumnSums:
     def kept_loop(self, fn) -> None:
         """``fn(input index, output index)`` over the task's slice of the kept
         dimensions, in the input's memory order (the reduced dimensions 0)."""
-        with loop_nest(self.b, self.in_shape, dims=self.kept, dim_ranges=self.ranges,
-                       loop_id=loop_hints(self.b.module)) as index:
+        # Parallel: an iteration reads inputs and updates the output (or partial)
+        # element at its own index only, so LLVM vectorises it without run-time
+        # overlap checks (with a dozen reduces fused, more than it makes).
+        with parallel_loops(self.b.module) as parallel, \
+                loop_nest(self.b, self.in_shape, dims=self.kept, dim_ranges=self.ranges,
+                          loop_id=loop_hints(self.b.module, base=parallel)) as index:
             fn(index, Index([index.multi[d] for d in self.kept]))
 
 
@@ -284,16 +278,20 @@ class _BlockedColumnSum:
     the reducer's identity, which is then added into the level above, and so
     on; the top level is the output (holding the init value).  A task owns
     the slice ``ranges`` of the kept dimensions, of the output and of every
-    partial row (all indexed as the output); each reduce has its own rows."""
+    partial row (all indexed as the output); each reduce has its own rows.
+    ``group``: input rows added per pass over a partial row (a divisor of
+    COLUMN_BLOCK_ROWS)."""
 
-    def __init__(self, sums: _ColumnSums, outs: list, levels: int):
-        self.sums, self.b = sums, sums.b
+    def __init__(self, sums: _ColumnSums, outs: list, levels: int, group: int):
+        self.sums, self.b, self.group = sums, sums.b, group
         roots = sums.roots
         self.row_dims, self.rows = _reduced_rows(roots[0])
+        # (identities start the partial rows; a reducer of no tree has one level, no partial rows)
         self.identities = [types.constant(r.shape.element_type, TREE_IDENTITY[tree_reducer(r.attrs["to_apply"])])
-                           for r in roots]
+                           for r in roots] if levels > 1 else []
         ctx = sums.ctx
-        plan, scratch = _column_plan(ctx.inst), ctx.scratch_pointer()
+        plan = _column_plan(ctx.inst)
+        scratch = ctx.scratch_pointer() if levels > 1 else None
         self.arrays = [[IrArray(plan.pointer(self.b, scratch, f"partial{level}.{k}"), _partial_shape(r))
                         for k, r in enumerate(roots)] for level in range(levels - 1)] + [outs]
 
@@ -320,13 +318,13 @@ class _BlockedColumnSum:
                 into, at, None, [[array.read(b, at)] for array in below]))
 
     def _rows(self, accs: list, first, count) -> None:
-        """Add the input rows [first, first + count) into ``accs``, COLUMN_REDUCE_ROWS
+        """Add the input rows [first, first + count) into ``accs``, ``group`` of them
         at a time (``accs`` are loaded and stored once per group), in order."""
-        b, group = self.b, COLUMN_REDUCE_ROWS
+        b, group = self.b, self.group
         groups = b.udiv(count, i64(group))
         with dyn_range(b, i64(0), groups, name="group") as g:
             self._add_rows(accs, b.add(first, b.mul(g, i64(group))), group)
-        if self.rows % group:       # else every block is whole groups (COLUMN_BLOCK_ROWS is)
+        if self.rows % group:       # else every block is whole groups (COLUMN_BLOCK_ROWS is a multiple)
             with dyn_range(b, b.add(first, b.mul(groups, i64(group))), b.add(first, count), name="row") as row:
                 self._add_rows(accs, row, 1)
 
@@ -461,7 +459,7 @@ def _applies(root_of, what: str):
 #: A reduce whose reduced dimensions are all major to its kept ones.
 COLUMN = KernelCandidate("reduce.column", _with_padding_filled(emit_column_reduce),
                          _applies(column_reduce_roots, "the reduced dimensions are not all major to the kept ones"),
-                         _column_scratch_bytes, shareable=True)
+                         _column_scratch_bytes, shareable=True, once=_ungrouped_once)
 #: A big reduce to one value.
 SPLIT = KernelCandidate("reduce.split", _with_padding_filled(emit_split_reduce),
                         _applies(split_reduce_root,
