@@ -286,14 +286,13 @@ class _BlockedColumnSum:
         self.sums, self.b, self.group = sums, sums.b, group
         roots = sums.roots
         self.row_dims, self.rows = _reduced_rows(roots[0])
-        # (identities start the partial rows; a reducer of no tree has one level, no partial rows)
-        self.identities = [types.constant(r.shape.element_type, TREE_IDENTITY[tree_reducer(r.attrs["to_apply"])])
-                           for r in roots] if levels > 1 else []
-        ctx = sums.ctx
-        plan = _column_plan(ctx.inst)
-        scratch = ctx.scratch_pointer() if levels > 1 else None
-        self.arrays = [[IrArray(plan.pointer(self.b, scratch, f"partial{level}.{k}"), _partial_shape(r))
-                        for k, r in enumerate(roots)] for level in range(levels - 1)] + [outs]
+        self.identities, self.arrays = [], [outs]
+        if levels > 1:      # partial rows in scratch, started from the identity (a tree reducer's)
+            self.identities = [types.constant(r.shape.element_type, TREE_IDENTITY[tree_reducer(r.attrs["to_apply"])])
+                               for r in roots]
+            plan, scratch = _column_plan(sums.ctx.inst), sums.ctx.scratch_pointer()
+            self.arrays = [[IrArray(plan.pointer(self.b, scratch, f"partial{level}.{k}"), _partial_shape(r))
+                            for k, r in enumerate(roots)] for level in range(levels - 1)] + [outs]
 
     def emit(self) -> None:
         self._level(len(self.arrays) - 1, i64(0), i64(self.rows))
