@@ -829,6 +829,66 @@ def test_kept_producers_compute_what_the_evaluator_does(dot_operand, other):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
 
 
+def _residual_stream(layers: int, ops: int) -> str:
+    """A transformer's residual stream in miniature: block ``k`` adds a cheap
+    expression of ``ops`` elementwise ops on its own input ``x<k>`` to the sum
+    of the blocks before, and a row reduction (a layer norm's) reads each sum."""
+    lines = ["  zero = f32[] constant(0)", "  c = f32[] constant(0.5)",
+             "  cb = f32[8,32]{1,0} broadcast(c), dimensions={}",
+             "  r0 = f32[8,32]{1,0} parameter(0)"]
+    outs = []
+    for k in range(1, layers + 1):
+        lines.append(f"  x{k} = f32[8,32]{{1,0}} parameter({k})")
+        value = f"x{k}"
+        for j in range(ops):
+            op = ("multiply", "add")[j % 2]
+            lines.append(f"  e{k}_{j} = f32[8,32]{{1,0}} {op}({value}, cb)")
+            value = f"e{k}_{j}"
+        lines.append(f"  r{k} = f32[8,32]{{1,0}} add(r{k - 1}, {value})")
+        lines.append(f"  s{k} = f32[8]{{0}} reduce(r{k}, zero), dimensions={{1}}, to_apply=add")
+        outs.append(f"s{k}")
+    shapes = ", ".join(["f32[8]{0}"] * layers)
+    lines.append(f"  ROOT t = ({shapes}) tuple({', '.join(outs)})")
+    return "HloModule residual\n" + ADD + "\nENTRY main {\n" + "\n".join(lines) + "\n}\n"
+
+
+def test_a_long_expression_other_consumers_read_is_computed_once():
+    # Fused into every later sum's consumers, each block's expression would be
+    # recomputed in all the kernels after it (quadratic in the depth): the
+    # sums whose expression reaches MAX_DUPLICATED_OPS get buffers instead.
+    for layers in (6, 12):
+        module = xlac.parse_hlo(_residual_stream(layers=layers, ops=10))
+        InstructionFusion().run(module)
+        assert any("other consumers read it" in str(n) for n in module.diagnostics), module.diagnostics
+        # However deep the stream, no kernel computes more than the threshold
+        # and one block more (11 ops a block; without the rule the last one
+        # computed all of them).
+        most = max(sum(i.opcode in ("multiply", "add") for i in f.attrs["calls"].instructions)
+                   for f in entry_fusions(module))
+        assert most <= fusion_pass.MAX_DUPLICATED_OPS + 11, str(module)
+
+
+def test_a_short_expression_other_consumers_read_is_still_duplicated():
+    # Three blocks of two ops: the last sum recomputes 9 ops, fewer than
+    # MAX_DUPLICATED_OPS: every reduction computes its sum itself.
+    module = xlac.parse_hlo(_residual_stream(layers=3, ops=2))
+    InstructionFusion().run(module)
+    assert not any("other consumers read it" in str(n) for n in module.diagnostics), module.diagnostics
+    reductions = [f for f in entry_fusions(module) if f.attrs["calls"].root.opcode == "reduce"]
+    assert len(reductions) == 3 and all(not any(o.opcode == "fusion" for o in f.operands) for f in reductions), \
+        str(module)
+
+
+@pytest.mark.parametrize("layers,ops", [(6, 10), (3, 2)])
+def test_residual_streams_compute_what_the_evaluator_does(layers, ops):
+    text = _residual_stream(layers, ops)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((8, 32)).astype(np.float32) for _ in range(layers + 1)]
+    got, want = xlac.jit(text)(*args), xlac.evaluate(text, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
 def test_a_convolutions_operands_are_not_fused_into_its_output_fusion():
     # A batch norm and relu ahead of a convolution stay a loop fusion of their
     # own: the convolution (with its bias epilogue) reads them from a buffer.

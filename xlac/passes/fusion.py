@@ -28,7 +28,11 @@ Rules (see ``why_not``):
   kept in a buffer anyway (it is the root, or a user never fuses it: a
   matrix product, a tuple, control flow), it reads at least as many bytes
   as it writes and fusing it recomputes ``RECOMPUTE_MIN_OPS`` ops or more:
-  the fusion then reads that buffer (``_materialised_elsewhere``).
+  the fusion then reads that buffer (``_materialised_elsewhere``).  Nor is
+  a cheap producer other consumers read too, when it reads at least as many
+  bytes as it writes and fusing it would compute ``MAX_DUPLICATED_OPS`` ops
+  or more again: it gets a buffer of its own, which every consumer reads
+  (``_duplicated_chain``).
 * An expensive producer is not fused where the fusion would recompute each of
   its elements many times (it reaches the fusion's loop through an expanding
   broadcast), unless the recomputation is hoisted out of the inner loops — the
@@ -72,6 +76,17 @@ MAX_FUSED_INSTRUCTIONS = 256
 #: update) cost little code, and recomputed they leave the consumers
 #: independent, so multi-output fusion can merge them into one kernel.
 RECOMPUTE_MIN_OPS = 8
+#: A cheap producer that other consumers read as well is not duplicated
+#: into one when that would compute this many ops or more again (it, and the
+#: unfused expression behind it, which would come in with it): it is
+#: computed once, into a buffer each consumer reads.  A chain of such values
+#: (a transformer's residual stream, each block adding its dropout-masked
+#: output to the sum of the blocks before) was otherwise recomputed whole in
+#: each block's kernels, quadratic in the depth: an equinox transformer step
+#: compiled and ran ~30% slower so.  Shorter expressions are still
+#: recomputed: they keep their consumers independent (multi-output fusion),
+#: and a cipher's rounds, each value read twice, stay one kernel.
+MAX_DUPLICATED_OPS = 3 * RECOMPUTE_MIN_OPS
 MAX_FUSION_OPERANDS = 64
 #: A producer is not fused where the elemental emitter would generate it
 #: more times than this (XLA's ``kAllowedCodeDuplication``): a value read
@@ -90,6 +105,13 @@ MAX_REDUCTIONS_IN_FUSION = 5
 
 def _single_element(inst: HloInstruction) -> bool:
     return not inst.shape.is_tuple and inst.shape.element_count() <= 1
+
+
+def _reads_what_it_writes(inst: HloInstruction) -> bool:
+    """Whether ``inst`` reads at least as many bytes as it writes: a buffer
+    of its value costs no more memory traffic than reading its operands (a
+    broadcast, an iota or a pad reads less: computing it is cheaper)."""
+    return sum(o.shape.byte_size() for o in inst.operands) >= inst.shape.byte_size()
 
 
 def _index_operands(inst: HloInstruction, indexing: dict) -> None:
@@ -309,6 +331,7 @@ class Fuser:
         self._users: dict[int, dict] = {}
         self._fused_index: dict[int, _FusedIndex] = {}  # fusion id -> its index
         self._kept: dict | None = None                   # see ``kept``
+        self._recomputed: dict = {}                      # see ``_recomputed_size``
 
     @property
     def names(self) -> set:
@@ -534,6 +557,10 @@ class Fuser:
             if keeper is not None:
                 return (f"{keeper} keeps it in a buffer anyway; reading that is cheaper than "
                         f"recomputing it from operands as large")
+            others = self._duplicated_chain(producer, consumer)
+            if others:
+                return (f"{others} other consumers read it and it would compute {MAX_DUPLICATED_OPS} ops "
+                        f"or more again in each; it is computed once, into a buffer they read")
         if any(u.opcode == "concatenate" and _minor_concat(u) for u, _ in uses):
             # Each row switches operand every few elements: the fused loop
             # picks the operand per element and stays scalar (an LSTM's
@@ -597,23 +624,44 @@ class Fuser:
         it for a dot anyway.  A producer that reads less than it writes (a
         broadcast, an iota, a pad) is still fused: reading it would cost more."""
         keeper = self.kept().get(id(producer))
-        if keeper is None or keeper is consumer:
+        if keeper is None or keeper is consumer or not _reads_what_it_writes(producer):
             return None
-        if sum(o.shape.byte_size() for o in producer.operands) < producer.shape.byte_size():
-            return None
-        if self._recomputed_size(producer) < RECOMPUTE_MIN_OPS:
+        if self._recomputed_size(producer, RECOMPUTE_MIN_OPS) < RECOMPUTE_MIN_OPS:
             return None
         return "the computation's result" if producer is self.comp.root else keeper.name
 
-    def _recomputed_size(self, producer: HloInstruction) -> int:
+    def _duplicated_chain(self, producer: HloInstruction, consumer: HloInstruction) -> int:
+        """How many consumers besides ``consumer`` read ``producer`` (the
+        root counting as one) when fusing it would compute
+        ``MAX_DUPLICATED_OPS`` ops or more again and it reads at least as
+        many bytes as it writes (so a buffer of it costs no more traffic than
+        its operands); else 0: it is duplicated."""
+        others = self._other_users(producer, consumer)
+        if not others or not _reads_what_it_writes(producer) or \
+                self._recomputed_size(producer, MAX_DUPLICATED_OPS) < MAX_DUPLICATED_OPS:
+            return 0
+        return others
+
+    def _recomputed_size(self, producer: HloInstruction, limit: int) -> int:
         """The arithmetic ops (elementwise, not index maps) fusing ``producer``
         would compute again: it and the cheap, unfused producers behind it
-        (counted up to ``RECOMPUTE_MIN_OPS``; an expensive op, a parameter or
-        a fusion ends a path).  Values behind it that are kept in buffers
+        (counted up to ``limit``; an expensive op, a parameter or a fusion
+        ends a path).  Values behind it that are kept in buffers
         too count: each of them would be duplicated as well when it is
-        small (a chain of residual-gradient sums, each read by a product)."""
+        small (a chain of residual-gradient sums, each read by a product).
+        Remembered per (producer, limit): what lies behind a producer stays
+        as it is until it is itself a consumer, and every question about it
+        comes before that (consumers come first)."""
+        key = (producer, limit)
+        n = self._recomputed.get(key)
+        if n is None:
+            n = self._recomputed[key] = self._count_recomputed(producer, limit)
+        return n
+
+    @staticmethod
+    def _count_recomputed(producer: HloInstruction, limit: int) -> int:
         seen, stack, n = set(), [producer], 0
-        while stack and n < RECOMPUTE_MIN_OPS:
+        while stack and n < limit:
             inst = stack.pop()
             if id(inst) in seen:
                 continue
@@ -652,14 +700,16 @@ class Fuser:
         """Whether ``producer``, just refused, gets the same refusal from
         :meth:`why_not` until its users or ``consumer`` change (which
         :meth:`run` tracks): a parameter, an opcode that does not fuse, an
-        expensive producer with other users, one kept in a buffer anyway.
+        expensive producer with other users, one kept in a buffer anyway,
+        a long expression other consumers read too (``_duplicated_chain``).
         (The other refusals depend on the fusion's contents: asked again
         after each step.)"""
         if producer.opcode == "parameter" or not fusible_producer(producer):
             return True
         if _EXPENSIVE[producer.opcode]:
             return self._other_users(producer, consumer) > 0
-        return self._materialised_elsewhere(producer, consumer) is not None
+        return self._materialised_elsewhere(producer, consumer) is not None or \
+            self._duplicated_chain(producer, consumer) > 0
 
     def form_dot_epilogues(self) -> bool:
         """Start a fusion at the top of each dot's elementwise epilogue.
