@@ -879,6 +879,105 @@ def test_a_short_expression_other_consumers_read_is_still_duplicated():
         str(module)
 
 
+SCALAR_READ_THRICE = """
+HloModule schedule
+
+%s
+
+ENTRY main {
+  lr = f32[] parameter(0)
+  x1 = f32[16]{0} parameter(1)
+  x2 = f32[16]{0} parameter(2)
+  x3 = f32[16]{0} parameter(3)
+  decay = f32[] constant(0.9)
+  one = f32[] constant(1)
+  t = f32[] multiply(lr, decay)
+  s = f32[] add(t, one)
+  b = f32[16]{0} broadcast(s), dimensions={}
+  y1 = f32[16]{0} multiply(x1, b)
+  y2 = f32[16]{0} subtract(x2, b)
+  y3 = f32[16]{0} add(x3, b)
+  ROOT r = (f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(y1, y2, y3)
+}
+""" % ADD
+
+
+def test_a_scalar_of_two_ops_the_entry_reads_thrice_is_computed_once():
+    # An optimizer's schedule in miniature: s (two ops) is read by three
+    # updates; each reads it from a one-element buffer instead of computing it.
+    module = xlac.parse_hlo(SCALAR_READ_THRICE)
+    InstructionFusion().run(module)
+    assert any("not fused: s into" in str(n) and "other consumers read it" in str(n)
+               for n in module.diagnostics), module.diagnostics
+    fusions = entry_fusions(module)
+    assert sum(f.attrs["calls"].root.name == "s" for f in fusions) == 1, str(module)
+    assert not any(i.opcode == "add" and i.shape.rank == 0 for f in fusions if f.attrs["calls"].root.name != "s"
+                   for i in f.attrs["calls"].instructions), str(module)
+    args = [np.float32(0.5)] + [np.arange(16, dtype=np.float32) * k for k in (1, 2, 3)]
+    for g, w in zip(xlac.jit(SCALAR_READ_THRICE)(*args), xlac.evaluate(SCALAR_READ_THRICE, *args)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+SCALAR_READ_THRICE_IN_A_LOOP = """
+HloModule schedule_loop
+
+body {
+  p = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  lr = f32[] get-tuple-element(p), index=1
+  x1 = f32[16]{0} get-tuple-element(p), index=2
+  x2 = f32[16]{0} get-tuple-element(p), index=3
+  x3 = f32[16]{0} get-tuple-element(p), index=4
+  decay = f32[] constant(0.9)
+  one = f32[] constant(1)
+  t = f32[] multiply(lr, decay)
+  s = f32[] add(t, one)
+  b = f32[16]{0} broadcast(s), dimensions={}
+  y1 = f32[16]{0} multiply(x1, b)
+  y2 = f32[16]{0} subtract(x2, b)
+  y3 = f32[16]{0} add(x3, b)
+  step = s32[] constant(1)
+  next = s32[] add(i, step)
+  ROOT r = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(next, lr, y1, y2, y3)
+}
+
+cond {
+  p = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  lr = f32[] parameter(0)
+  x1 = f32[16]{0} parameter(1)
+  x2 = f32[16]{0} parameter(2)
+  x3 = f32[16]{0} parameter(3)
+  zero = s32[] constant(0)
+  init = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(zero, lr, x1, x2, x3)
+  ROOT w = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) while(init), condition=cond, body=body
+}
+"""
+
+
+def test_a_scalar_a_loop_body_reads_thrice_is_still_duplicated():
+    # The same updates in a while body: a kernel of one element there would
+    # be compiled optimised and called every iteration; each update computes
+    # the two ops itself.
+    module = xlac.parse_hlo(SCALAR_READ_THRICE_IN_A_LOOP)
+    InstructionFusion().run(module)
+    assert not any("other consumers read it" in str(n) for n in module.diagnostics), module.diagnostics
+    body = next(i for i in module.entry.instructions if i.opcode == "while").attrs["body"]
+    updates = [f for f in body.instructions if f.opcode == "fusion" and f.shape.rank == 1]
+    assert len(updates) == 3 and all(any(i.opcode == "multiply" and i.shape.rank == 0
+                                         for i in f.attrs["calls"].instructions) for f in updates), str(module)
+    args = [np.float32(0.5)] + [np.arange(16, dtype=np.float32) * k for k in (1, 2, 3)]
+    got = xlac.jit(SCALAR_READ_THRICE_IN_A_LOOP)(*args)
+    want = xlac.evaluate(SCALAR_READ_THRICE_IN_A_LOOP, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
 @pytest.mark.parametrize("layers,ops", [(6, 10), (3, 2)])
 def test_residual_streams_compute_what_the_evaluator_does(layers, ops):
     text = _residual_stream(layers, ops)

@@ -32,7 +32,8 @@ Rules (see ``why_not``):
   a cheap producer other consumers read too, when it reads at least as many
   bytes as it writes and fusing it would compute ``MAX_DUPLICATED_OPS`` ops
   or more again: it gets a buffer of its own, which every consumer reads
-  (``_duplicated_chain``).
+  (``_duplicated_chain``); in the entry computation, a single element of
+  ``MAX_DUPLICATED_SCALAR_OPS`` ops or more.
 * An expensive producer is not fused where the fusion would recompute each of
   its elements many times (it reaches the fusion's loop through an expanding
   broadcast), unless the recomputation is hoisted out of the inner loops — the
@@ -87,6 +88,16 @@ RECOMPUTE_MIN_OPS = 8
 #: recomputed: they keep their consumers independent (multi-output fusion),
 #: and a cipher's rounds, each value read twice, stay one kernel.
 MAX_DUPLICATED_OPS = 3 * RECOMPUTE_MIN_OPS
+#: ... and in the entry computation (run once per call), a single element's
+#: value of this many ops or more: its consumers each load it (once, out of
+#: their loops) instead of computing it, and its own kernel, of one element,
+#: is compiled without optimisation (the code generator's cold tier).  An
+#: optimizer's learning-rate schedule and bias corrections were computed in
+#: every parameter's update kernel (gpt_train_adamw: one comparison in 400
+#: kernels, ~7% of its fused HLO).  A loop body keeps duplicating them: a
+#: kernel of its own there would be compiled optimised and called per
+#: iteration.
+MAX_DUPLICATED_SCALAR_OPS = 2
 MAX_FUSION_OPERANDS = 64
 #: A producer is not fused where the elemental emitter would generate it
 #: more times than this (XLA's ``kAllowedCodeDuplication``): a value read
@@ -559,8 +570,8 @@ class Fuser:
                         f"recomputing it from operands as large")
             others = self._duplicated_chain(producer, consumer)
             if others:
-                return (f"{others} other consumers read it and it would compute {MAX_DUPLICATED_OPS} ops "
-                        f"or more again in each; it is computed once, into a buffer they read")
+                return (f"{others} other consumers read it and each would compute it again (with the "
+                        f"unfused ops behind it); it is computed once, into a buffer they read")
         if any(u.opcode == "concatenate" and _minor_concat(u) for u, _ in uses):
             # Each row switches operand every few elements: the fused loop
             # picks the operand per element and stays scalar (an LSTM's
@@ -633,14 +644,16 @@ class Fuser:
     def _duplicated_chain(self, producer: HloInstruction, consumer: HloInstruction) -> int:
         """How many consumers besides ``consumer`` read ``producer`` (the
         root counting as one) when fusing it would compute
-        ``MAX_DUPLICATED_OPS`` ops or more again and it reads at least as
-        many bytes as it writes (so a buffer of it costs no more traffic than
-        its operands); else 0: it is duplicated."""
+        ``MAX_DUPLICATED_OPS`` ops or more again (``MAX_DUPLICATED_SCALAR_OPS``
+        for a single element of the entry computation) and it reads at least
+        as many bytes as it writes (so a buffer of it costs no more traffic
+        than its operands); else 0: it is duplicated."""
         others = self._other_users(producer, consumer)
-        if not others or not _reads_what_it_writes(producer) or \
-                self._recomputed_size(producer, MAX_DUPLICATED_OPS) < MAX_DUPLICATED_OPS:
+        if not others or not _reads_what_it_writes(producer):
             return 0
-        return others
+        limit = MAX_DUPLICATED_SCALAR_OPS if _single_element(producer) and self.comp is self.module.entry \
+            else MAX_DUPLICATED_OPS
+        return others if self._recomputed_size(producer, limit) >= limit else 0
 
     def _recomputed_size(self, producer: HloInstruction, limit: int) -> int:
         """The arithmetic ops (elementwise, not index maps) fusing ``producer``
