@@ -879,32 +879,35 @@ def test_a_short_expression_other_consumers_read_is_still_duplicated():
         str(module)
 
 
-SCALAR_READ_THRICE = """
-HloModule schedule
-
-%s
-
-ENTRY main {
-  lr = f32[] parameter(0)
-  x1 = f32[16]{0} parameter(1)
-  x2 = f32[16]{0} parameter(2)
-  x3 = f32[16]{0} parameter(3)
-  decay = f32[] constant(0.9)
+#: An optimizer's schedule in miniature: s, two ops on the learning rate lr,
+#: read by the updates of three parameters x1, x2, x3.
+SCHEDULE_UPDATES = """  decay = f32[] constant(0.9)
   one = f32[] constant(1)
   t = f32[] multiply(lr, decay)
   s = f32[] add(t, one)
   b = f32[16]{0} broadcast(s), dimensions={}
   y1 = f32[16]{0} multiply(x1, b)
   y2 = f32[16]{0} subtract(x2, b)
-  y3 = f32[16]{0} add(x3, b)
+  y3 = f32[16]{0} add(x3, b)"""
+
+SCALAR_READ_THRICE = """
+HloModule schedule
+
+%(add)s
+
+ENTRY main {
+  lr = f32[] parameter(0)
+  x1 = f32[16]{0} parameter(1)
+  x2 = f32[16]{0} parameter(2)
+  x3 = f32[16]{0} parameter(3)
+%(updates)s
   ROOT r = (f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(y1, y2, y3)
 }
-""" % ADD
+""" % {"add": ADD, "updates": SCHEDULE_UPDATES}
 
 
 def test_a_scalar_of_two_ops_the_entry_reads_thrice_is_computed_once():
-    # An optimizer's schedule in miniature: s (two ops) is read by three
-    # updates; each reads it from a one-element buffer instead of computing it.
+    # Each update reads s from a one-element buffer instead of computing it.
     module = xlac.parse_hlo(SCALAR_READ_THRICE)
     InstructionFusion().run(module)
     assert any("not fused: s into" in str(n) and "other consumers read it" in str(n)
@@ -928,14 +931,7 @@ body {
   x1 = f32[16]{0} get-tuple-element(p), index=2
   x2 = f32[16]{0} get-tuple-element(p), index=3
   x3 = f32[16]{0} get-tuple-element(p), index=4
-  decay = f32[] constant(0.9)
-  one = f32[] constant(1)
-  t = f32[] multiply(lr, decay)
-  s = f32[] add(t, one)
-  b = f32[16]{0} broadcast(s), dimensions={}
-  y1 = f32[16]{0} multiply(x1, b)
-  y2 = f32[16]{0} subtract(x2, b)
-  y3 = f32[16]{0} add(x3, b)
+%(updates)s
   step = s32[] constant(1)
   next = s32[] add(i, step)
   ROOT r = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(next, lr, y1, y2, y3)
@@ -957,7 +953,7 @@ ENTRY main {
   init = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(zero, lr, x1, x2, x3)
   ROOT w = (s32[], f32[], f32[16]{0}, f32[16]{0}, f32[16]{0}) while(init), condition=cond, body=body
 }
-"""
+""" % {"updates": SCHEDULE_UPDATES}
 
 
 def test_a_scalar_a_loop_body_reads_thrice_is_still_duplicated():
