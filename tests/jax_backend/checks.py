@@ -279,6 +279,53 @@ def host_callbacks():
 
 
 @check("mixed")
+def buffer_callbacks():
+    """jax.experimental.buffer_callback on xlac gives what it gives on jax's CPU:
+    read-only operand buffers, result buffers the function fills in place (a
+    tuple of two, one of them aliased to an operand: the same memory), under
+    vmap and in a side-effecting call with no operands."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import buffer_callback
+
+    seen = []
+
+    def fill(ctx, outs, x, y):
+        seen.append((ctx.stage, x.writeable, outs[0].writeable, x.shape, str(x.dtype)))
+        a, b = np.asarray(outs[0]), np.asarray(outs[1])
+        a[...] = np.asarray(x) * 2 + np.asarray(y)
+        b[...] = np.asarray(y).sum()
+
+    def in_place(ctx, out, x):
+        seen.append(np.asarray(x).ctypes.data == np.asarray(out).ctypes.data)
+        np.asarray(out)[...] += 1
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.ones((2, 3), np.float32)
+    two = buffer_callback.buffer_callback(
+        fill, (jax.ShapeDtypeStruct((2, 3), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32)))
+    alias = buffer_callback.buffer_callback(in_place, jax.ShapeDtypeStruct((2, 3), jnp.float32),
+                                            input_output_aliases={0: 0})
+    row = buffer_callback.buffer_callback(fill, (jax.ShapeDtypeStruct((3,), jnp.float32),
+                                                 jax.ShapeDtypeStruct((), jnp.float32)), vmap_method="sequential")
+    results = {}
+    for platform in ("xlac", "cpu"):
+        d = jax.devices(platform)[0]
+        xd, yd = jax.device_put(x, d), jax.device_put(y, d)
+        results[platform] = (jax.jit(two)(xd, yd), jax.jit(alias)(xd), jax.jit(jax.vmap(row))(xd, yd))
+    same(results["xlac"], results["cpu"])
+    np.testing.assert_array_equal(np.asarray(results["xlac"][1]), x + 1)
+    half = len(seen) // 2
+    assert seen[:half] == seen[half:] and True in seen, seen
+    called = []
+    effect = buffer_callback.buffer_callback(lambda ctx, out: called.append(out.shape),
+                                             jax.ShapeDtypeStruct((), jnp.float32), has_side_effect=True)
+    with jax.default_device(jax.devices("xlac")[0]):
+        jax.block_until_ready(jax.jit(effect)())
+    assert called == [()], called
+
+
+@check("mixed")
 def bad_argument_is_an_error():
     import jax
     xd = jax.devices("xlac")[0]

@@ -1,5 +1,6 @@
 """jax's host callbacks (``jax.debug.print``, ``jax.debug.callback``,
-``jax.pure_callback``, ``io_callback``) in programs run through the plugin.
+``jax.pure_callback``, ``io_callback``, ``buffer_callback``) in programs run
+through the plugin.
 
 jax lowers a callback, on the CPU platform, to a custom call of
 ``xla_ffi_python_cpu_callback`` whose typed-FFI attribute ``index`` names the
@@ -19,11 +20,22 @@ functions the ones the targets call, in program order, with the values
 jaxlib's handler would pass: read-only numpy arrays, ``None`` for a token.
 A program without the functions (a plain ``xlac.jit`` of jax's text) keeps
 jax's target names, which the compiler refuses by name.
+
+``jax.experimental.buffer_callback`` lowers to ``xla_buffer_python_cpu_callback``,
+whose function takes an execution context and the buffers instead: the
+operands, read-only, then the results, which it fills in place (XLA's FFI
+``Buffer`` objects: ``shape``, ``dtype``, ``ndim``, ``writeable``,
+``__array__``, ``__dlpack__``).  :func:`prepare` writes the results' shapes and
+the instruction's ``output_to_operand_aliasing`` into its attributes, so the
+target can make the result arrays: zeros, or for an aliased result a copy of
+its operand that the operand's read-only buffer views (one memory, as XLA
+gives the two buffers).
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import re
 import threading
 
 import numpy as np
@@ -32,6 +44,7 @@ from .. import custom_calls
 from ..errors import CustomCallError
 from ..hlo import custom_call as hcc
 from ..hlo.attributes import Raw
+from ..shape import parse_shape
 
 __all__ = ["FFI_LOADED_HOST_CALLBACKS", "prepare", "running", "from_user_data"]
 
@@ -43,6 +56,9 @@ FFI_LOADED_HOST_CALLBACKS = 7357244197867843242
 #: none, or a token with values), one for a single array.
 TUPLE_TARGET = "xlac.pjrt.host_callback"
 ARRAY_TARGET = "xlac.pjrt.host_callback.array"
+#: ... and one for ``buffer_callback``'s (jax's ``xla_buffer_python_cpu_callback``).
+BUFFER_TARGET = "xlac.pjrt.buffer_callback"
+_JAX_BUFFER_TARGET = re.compile(r"xla_buffer_python_(?:cpu|gpu)_callback")
 
 
 class _LoadedHostCallbacks(ctypes.Structure):
@@ -62,11 +78,31 @@ def prepare(module) -> bool:
     (in place); whether there was one."""
     found = False
     for inst in module.instructions():
-        if inst.opcode == "custom-call" and hcc.host_callback_error(hcc.target_of(inst)) is not None:
+        target = hcc.target_of(inst) if inst.opcode == "custom-call" else ""
+        if _JAX_BUFFER_TARGET.fullmatch(target):
+            _describe_buffers(inst)
+            inst.attrs["custom_call_target"] = Raw(f'"{BUFFER_TARGET}"')
+            found = True
+        elif hcc.host_callback_error(target) is not None:
             target = TUPLE_TARGET if inst.shape.is_tuple else ARRAY_TARGET
             inst.attrs["custom_call_target"] = Raw(f'"{target}"')
             found = True
     return found
+
+
+# ``{{0}: (1, {})}``: result 0 (of a tuple; ``{}`` for an array result) is operand 1's buffer.
+_ALIAS = re.compile(r"\{\s*(\d*)\s*\}\s*:\s*\(\s*(\d+)\s*,\s*\{[^}]*\}\s*\)")
+
+
+def _describe_buffers(inst) -> None:
+    """Add ``xlac_results`` (the result shape's text) and ``xlac_aliases``
+    (``"result:operand ..."``) to a buffer callback's typed-FFI attributes."""
+    aliases = " ".join(f"{out or 0}:{opnd}" for out, opnd in
+                       _ALIAS.findall(str(inst.attrs.get("output_to_operand_aliasing", ""))))
+    config = hcc.unquote(str(inst.attrs.get("backend_config", "{}"))).strip() or "{}"
+    extra = f'xlac_results = "{inst.shape}", xlac_aliases = "{aliases}"'
+    body = config[1:-1].strip()
+    inst.attrs["backend_config"] = Raw("{" + (f"{body}, {extra}" if body else extra) + "}")
 
 
 _local = threading.local()
@@ -83,17 +119,23 @@ def running(callbacks: list | None):
         _local.callbacks = saved
 
 
-def _call(args: tuple, index: int) -> tuple:
+def _function(index: int):
+    """The execution's host callback ``index``."""
     callbacks = getattr(_local, "callbacks", None)
     if callbacks is None:
         raise CustomCallError("a host callback ran without the execution's Python functions "
                               "(jax passes them to each execution of the program)")
     if not 0 <= index < len(callbacks):
         raise CustomCallError(f"host callback {index} of a program with {len(callbacks)}")
+    return callbacks[index]
+
+
+def _call(args: tuple, index: int) -> tuple:
+    fn = _function(index)
     for a in args:
         if a is not None:
             a.flags.writeable = False          # as jaxlib's handler passes them
-    out = callbacks[index](*args)
+    out = fn(*args)
     return tuple(np.asarray(v) if v is not None else None for v in out)
 
 
@@ -108,5 +150,67 @@ def _array_target(*args, index: int, **_):
     return out[0]
 
 
+class Buffer:
+    """One buffer as ``buffer_callback``'s function gets it (XLA's FFI
+    ``Buffer``): an operand (read-only) or a result (writable) of the call."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+
+    shape = property(lambda self: self._array.shape)
+    dtype = property(lambda self: self._array.dtype)
+    ndim = property(lambda self: self._array.ndim)
+    writeable = property(lambda self: bool(self._array.flags.writeable))
+
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self._array, dtype=dtype)
+        return self._array if dtype is None else self._array.astype(dtype, copy=False)
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+class ExecutionContext:
+    """XLA's FFI execution context as a CPU program's ``buffer_callback`` sees it."""
+
+    @property
+    def stage(self):
+        from jax.experimental.buffer_callback import ExecutionStage
+        return ExecutionStage.EXECUTE
+
+    @property
+    def stream(self):
+        import jax
+        raise jax.errors.JaxRuntimeError("XLA FFI GPU context is not available")
+
+
+def _buffer_target(*args, index: int, xlac_results: str, xlac_aliases: str = "", **_):
+    shape = parse_shape(xlac_results)
+    shapes = list(shape.tuple_shapes) if shape.is_tuple else [shape]
+    aliased = {int(out): int(opnd) for out, opnd in (a.split(":") for a in xlac_aliases.split())}
+    ins = [a.view() if a is not None else None for a in args]
+    outs = []
+    for k, s in enumerate(shapes):
+        if k in aliased:
+            out = np.array(args[aliased[k]])          # the operand's values, in the result's memory
+            ins[aliased[k]] = out.view()
+        else:
+            out = np.zeros(s.dimensions, s.dtype)
+        outs.append(out)
+    for a in ins:
+        if a is not None:
+            a.flags.writeable = False
+    _function(int(index))(ExecutionContext(), *[Buffer(a) if a is not None else None for a in ins],
+                          *map(Buffer, outs))
+    return tuple(outs) if shape.is_tuple else outs[0]
+
+
 custom_calls.register_custom_call(TUPLE_TARGET, _tuple_target)
 custom_calls.register_custom_call(ARRAY_TARGET, _array_target)
+custom_calls.register_custom_call(BUFFER_TARGET, _buffer_target)
