@@ -478,17 +478,19 @@ def test_a_jax_ffi_call_runs_a_registered_python_target():
         np.testing.assert_array_equal(got, x * 2.5 + 3)
 
 
-def test_jax_dce_sink_does_nothing():
-    """``lax.dce_sink(x)``: a side-effecting custom call with no results, needing no
-    registration; the program computes what it would without it."""
-    text = """HloModule m
+@pytest.mark.parametrize("target, operands", [("dce_sink", "a"), ("control_dep", "a, p")])
+def test_jax_no_op_calls_do_nothing(target, operands):
+    """``lax.dce_sink(x)`` and ``control_deps.control_dep(a, b)``: side-effecting
+    custom calls with no results, needing no registration; the program computes
+    what it would without them."""
+    text = f"""HloModule m
 
-ENTRY main {
+ENTRY main {{
   p = f32[] parameter(0)
   a = f32[] add(p, p)
-  s = () custom-call(a), custom_call_target="dce_sink", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
+  s = () custom-call({operands}), custom_call_target="{target}", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
   ROOT r = f32[] negate(p)
-}
+}}
 """
     assert xlac.jit(text)(np.float32(2)) == -2
     assert xlac.evaluate(text, np.float32(2)) == -2

@@ -574,6 +574,35 @@ def test_custom_call_token_operand_layout():
     assert str(cc.attrs["operand_layout_constraints"]) == "{token[], f32[4]{0}}"
 
 
+def test_async_start_and_done_with_control_deps():
+    """``stablehlo.async_start`` (jax's ``all_gather_start``) runs its region where
+    it starts and ``async_done`` gives its values, one or several from a future;
+    ``control_dep`` custom calls (``jax.experimental.control_deps``), the future
+    among their operands, order and compute nothing."""
+    text = main("%arg0: tensor<4xf32>, %arg1: tensor<4xf32>", """
+    %0 = "stablehlo.async_start"(%arg0, %arg1) ({
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = stablehlo.add %a, %b : tensor<4xf32>
+      %p = stablehlo.multiply %a, %b : tensor<4xf32>
+      stablehlo.return %s, %p : tensor<4xf32>, tensor<4xf32>
+    }) : (tensor<4xf32>, tensor<4xf32>) -> !stablehlo.future<tensor<4xf32>, tensor<4xf32>>
+    %1 = "stablehlo.async_start"(%arg0) ({
+    ^bb0(%a: tensor<4xf32>):
+      %n = stablehlo.negate %a : tensor<4xf32>
+      stablehlo.return %n : tensor<4xf32>
+    }) : (tensor<4xf32>) -> !stablehlo.future<tensor<4xf32>>
+    %2:2 = "stablehlo.async_done"(%0) : (!stablehlo.future<tensor<4xf32>, tensor<4xf32>>) -> (tensor<4xf32>, tensor<4xf32>)
+    %3 = "stablehlo.async_done"(%1) : (!stablehlo.future<tensor<4xf32>>) -> tensor<4xf32>
+    stablehlo.custom_call @control_dep(%0, %3) {has_side_effect = true, mhlo.backend_config = {}, operand_layouts = [dense<> : tensor<0xindex>, dense<0> : tensor<1xindex>], result_layouts = []} : (!stablehlo.future<tensor<4xf32>, tensor<4xf32>>, tensor<4xf32>) -> ()
+    %4 = stablehlo.add %2#0, %3 : tensor<4xf32>
+    return %4, %2#1 : tensor<4xf32>, tensor<4xf32>""", "tensor<4xf32>, tensor<4xf32>")
+    x, y = np.arange(4, dtype=np.float32), np.full(4, 3, np.float32)
+    got = xlac.jit(text)(x, y)
+    np.testing.assert_array_equal(got[0], x + y - x)
+    np.testing.assert_array_equal(got[1], x * y)
+    np.testing.assert_array_equal(xlac.evaluate(text, x, y)[1], x * y)
+
+
 def test_splat_constants_are_scalar_broadcasts():
     """jax writes filled tensors as splats (jax.random.normal of 16x4x128x128 had
     sixty): each is a scalar constant broadcast, not millions of elements to

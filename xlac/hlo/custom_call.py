@@ -40,7 +40,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
-           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_dce_sink",
+           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "approx_topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
@@ -331,7 +331,9 @@ def lapack_target(name: str) -> LapackTarget | None:
 # ``ProductOfElementaryHouseholderReflectors`` are LAPACK's geqrf and orgqr/ungqr
 # (:func:`xla_lapack_call`: the same results, in the same Householder form); jax's
 # ``dce_sink`` (``lax.dce_sink``: it keeps a value alive through MLIR's dead-code
-# elimination) has no result and, as jaxlib's CPU handler, does nothing.
+# elimination) and ``control_dep`` (``jax.experimental.control_deps``: its first
+# operand computed before its second, a hint to XLA's scheduler) have no result
+# and, as XLA:CPU, do nothing.
 
 #: XLA's QR targets: the LAPACK routine for real and for complex types.
 _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflectors": ("orgqr", "ungqr")}
@@ -348,10 +350,15 @@ def is_sharding_annotation(inst) -> bool:
             and inst.operands[0].shape.dimensions == inst.shape.dimensions)
 
 
-def is_dce_sink(inst) -> bool:
-    """Whether ``inst`` is jax's ``dce_sink`` custom call (no results: an empty tuple)."""
+#: jax's custom calls of no result that compute nothing (see above).
+NO_OP_TARGETS = ("dce_sink", "control_dep")
+
+
+def is_no_op(inst) -> bool:
+    """Whether ``inst`` is jax's ``dce_sink`` or ``control_dep`` custom call (no
+    results: an empty tuple)."""
     shape = inst.shape
-    return target_of(inst) == "dce_sink" and shape.is_tuple and not shape.tuple_shapes
+    return target_of(inst) in NO_OP_TARGETS and shape.is_tuple and not shape.tuple_shapes
 
 
 def xla_lapack_call(inst) -> dict | None:

@@ -1153,9 +1153,9 @@ def xla_target(inst: HloInstruction, rw: PatternRewriter) -> bool:
     """XLA's own targets (see ``hlo.custom_call``): ``TopK`` as ``topk``, ``ApproxTopK`` as XLA's
     fallback (sort and slice), ``Sharding`` as its operand,
     ``Qr`` and ``ProductOfElementaryHouseholderReflectors`` as jax's LAPACK calls, ``dce_sink``
-    as the empty tuple it returns."""
+    and ``control_dep`` as the empty tuple they return."""
     target = hcc.target_of(inst)
-    if hcc.is_dce_sink(inst):
+    if hcc.is_no_op(inst):
         return rw.supersede(inst, rw.create("tuple", inst.shape, []))
     if hcc.is_sharding_annotation(inst) and inst.operands[0].shape == inst.shape:
         return rw.supersede(inst, inst.operands[0])

@@ -14,6 +14,7 @@ from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
 from ..collectives import ReplicaGroups
+from ..custom_call import NO_OP_TARGETS
 from ..window import Window, format_window
 from .importer import (CONVERTERS, ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs,
                        converter, free_values)
@@ -572,6 +573,23 @@ def _while_parts(ctx: OpContext):
     return [look(p[1], ctx) for p in pairs], [p[0] for p in pairs]
 
 
+@converter("stablehlo.async_start")
+def _async_start(ctx: OpContext) -> list:
+    """An asynchronous computation (jax's ``all_gather_start``): its region is
+    called where it starts (a device runs its program in order), and the
+    ``!stablehlo.future`` is the call's value, a tuple when the region
+    returns several."""
+    comp = ctx.region_computation(0, "async", [o.shape for o in ctx.operands])
+    return [ctx.add("call", comp.root.shape, ctx.operands, {"to_apply": comp})]
+
+
+@converter("stablehlo.async_done")
+def _async_done(ctx: OpContext) -> list:
+    (future,) = ctx.operands
+    count = len(ctx.result_types())
+    return ctx.results_of(future, count) if count != 1 else [future]
+
+
 @converter("stablehlo.while")
 def _while(ctx: OpContext) -> list:
     inits, names = _while_parts(ctx)
@@ -680,6 +698,8 @@ def _custom_call(ctx: OpContext) -> list:
         attrs["called_computations"] = tuple(ctx.imp.function(s.name) for s in called)
     operand_layouts = _layouts(ctx.attr("operand_layouts", default=None))
     result_layouts = _layouts(ctx.attr("result_layouts", default=None))
+    if target in NO_OP_TARGETS:
+        operand_layouts = None          # reads nothing (control_dep's operand may be a future)
     if operand_layouts is not None:
         # a token (io_callback's ordering operand) has no layout to constrain
         shapes = [Shape.array(o.shape.element_type, o.shape.dimensions, lay) if o.shape.is_array else o.shape
