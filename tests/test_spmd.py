@@ -473,6 +473,50 @@ def test_a_broadcast_takes_its_users_split_not_its_operands():
         [("all-gather", 24), ("all-gather", 192), ("all-reduce", 6)]
 
 
+_TILE = """module @tile attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"y"}}]>}}) -> (tensor<8x2xi32>{results}) {{
+    %0 = stablehlo.broadcast_in_dim %arg0, dims = [1] : (tensor<2xi32>) -> tensor<1x2xi32>
+    %1 = stablehlo.reshape %0 : (tensor<1x2xi32>) -> tensor<1x1x1x2xi32>
+    %2 = stablehlo.broadcast_in_dim %1, dims = [0, 1, 2, 3] : (tensor<1x1x1x2xi32>) -> tensor<8x1x1x2xi32>
+    %3 = stablehlo.reshape %2 : (tensor<8x1x1x2xi32>) -> tensor<8x2xi32>
+    %4 = stablehlo.iota dim = 0 : tensor<8x2xi32>
+{body}
+  }}
+}}"""
+
+
+def test_a_split_reaches_through_a_chain_that_starts_with_broadcasts():
+    """``jnp.tile`` of a split vector: its first sweep only defers broadcasts
+    (they take their users' split first), and the next sweep carries the
+    operand's split through them and the reshapes to the result, as XLA's
+    propagation does."""
+    module = xlac.parse_stablehlo(_TILE.format(results="", body="    return %3 : tensor<8x2xi32>"))
+    signature = partition_module(module)
+    assert tuple(module.entry.root.shape.dimensions) == (8, 1), signature.results
+
+
+def test_a_sharding_group_splits_its_values_alike():
+    """``shard_alike``: the ``iota`` (which no rule splits) and the tiled vector
+    are one sharding group, so both are split by columns; the group's calls
+    are gone from the per-device program, which computes the right values."""
+    body = """    sdy.sharding_group %3 group_id=0 : tensor<8x2xi32>
+    sdy.sharding_group %4 group_id=0 : tensor<8x2xi32>
+    return %3, %4 : tensor<8x2xi32>, tensor<8x2xi32>"""
+    text = _TILE.format(results=", tensor<8x2xi32>", body=body)
+    module = xlac.parse_stablehlo(text)
+    partition_module(module)
+    assert [tuple(s.dimensions) for s in module.entry.root.shape.tuple_shapes] == [(8, 1), (8, 1)]
+    assert not any(i.opcode == "custom-call" for i in module.entry.instructions)
+    x = np.array([5, 7], np.int32)
+    got = xlac.jit(text)(x)
+    np.testing.assert_array_equal(got[0], np.tile(x, (8, 1)))
+    np.testing.assert_array_equal(got[1], np.repeat(np.arange(8, dtype=np.int32)[:, None], 2, 1))
+    one = xlac.parse_stablehlo(text.replace("num_partitions = 4", "num_partitions = 1")
+                               .replace('["x"=2, "y"=2]', '["x"=1, "y"=1]'))
+    np.testing.assert_array_equal(xlac.jit(one)(x)[0], np.tile(x, (8, 1)))
+
+
 def test_megatron_layers_in_a_scan_and_a_cond_on_split_values():
     module, _ = _partitioned("scan_megatron")
     loop = _while_of(module)

@@ -40,7 +40,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
-           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS",
+           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "approx_topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
@@ -333,7 +333,8 @@ def lapack_target(name: str) -> LapackTarget | None:
 # ``dce_sink`` (``lax.dce_sink``: it keeps a value alive through MLIR's dead-code
 # elimination) and ``control_dep`` (``jax.experimental.control_deps``: its first
 # operand computed before its second, a hint to XLA's scheduler) have no result
-# and, as XLA:CPU, do nothing.
+# and, as XLA:CPU, do nothing; nor does Shardy's ``xla.sdy.ShardingGroup`` (values
+# to be sharded alike: what sharding propagation reads) once propagation is done.
 
 #: XLA's QR targets: the LAPACK routine for real and for complex types.
 _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflectors": ("orgqr", "ungqr")}
@@ -350,12 +351,14 @@ def is_sharding_annotation(inst) -> bool:
             and inst.operands[0].shape.dimensions == inst.shape.dimensions)
 
 
+#: Shardy's sharding group: its operand is to be sharded as the group's others are.
+SHARDING_GROUP = "xla.sdy.ShardingGroup"
 #: jax's custom calls of no result that compute nothing (see above).
-NO_OP_TARGETS = ("dce_sink", "control_dep")
+NO_OP_TARGETS = ("dce_sink", "control_dep", SHARDING_GROUP)
 
 
 def is_no_op(inst) -> bool:
-    """Whether ``inst`` is jax's ``dce_sink`` or ``control_dep`` custom call (no
+    """Whether ``inst`` is one of :data:`NO_OP_TARGETS`' custom calls (no
     results: an empty tuple)."""
     shape = inst.shape
     return target_of(inst) in NO_OP_TARGETS and shape.is_tuple and not shape.tuple_shapes

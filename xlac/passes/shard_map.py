@@ -40,7 +40,7 @@ from ..errors import UnsupportedError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.collectives import (MAX_MODULE_DEVICES, DeviceGroupError, ReplicaGroups, check_device_count,
                                check_device_counts, frontend_attributes)
-from ..hlo.custom_call import check_no_host_callback
+from ..hlo.custom_call import SHARDING_GROUP, check_no_host_callback
 from ..hlo.sharding import Sharding
 from ..shape import S32, U32, Shape
 
@@ -137,7 +137,8 @@ class ShardMapPartitioner:
         if mesh is None:
             return False
         targets = [i for c in module.computations for i in c.instructions
-                   if i.opcode == "custom-call" and _target(i).startswith("xla.sdy.")]
+                   if i.opcode == "custom-call" and _target(i).startswith("xla.sdy.")
+                   and _target(i) != SHARDING_GROUP]        # every device computes the global values
         if not targets:
             # Automatic sharding (shardings, no manual computation): nothing to
             # rewrite; every device computes the whole global program.

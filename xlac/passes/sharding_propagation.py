@@ -25,6 +25,9 @@ written as its ``sharding=`` attribute, as XLA's ShardingPropagation does:
   keep the split of the dimensions they take whole; gather, scatter and
   convolution map their dimensions (:func:`gather_sources`,
   :func:`conv_sources`);
+* the values of a sharding group (Shardy's ``xla.sdy.ShardingGroup`` custom
+  calls of one ``xla.sdy.sharding_group_id``: ``shard_alike``) take the
+  group's most split sharding; the calls, their work done, are removed;
 * a while loop's state is its operand's shardings, replaced leaf by leaf by
   the body's result where that splits into more tiles, until the body gives
   back what it is given; bodies, conditions and branches are propagated with
@@ -45,7 +48,7 @@ import re
 
 from ..errors import UnsupportedError
 from ..hlo.collectives import frontend_attributes
-from ..hlo.custom_call import SHARDING_ANNOTATIONS
+from ..hlo.custom_call import SHARDING_ANNOTATIONS, SHARDING_GROUP
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
 from .shard_map import mesh_of, meshes_of, sdy_to_sharding
@@ -657,6 +660,24 @@ def _adds_dimensions(inst: HloInstruction) -> bool:
     return inst.opcode == "broadcast" and _rank(inst.operands[0].shape) < _rank(inst.shape)
 
 
+def _sharding_groups(module: HloModule) -> dict:
+    """Each computation's sharding groups (lists of values of one shape, in
+    the order of their ``xla.sdy.ShardingGroup`` calls), the calls removed."""
+    groups = {}
+    for comp in module.computations:
+        calls = [i for i in comp.instructions if target_of(i) == SHARDING_GROUP and not i.users]
+        by_id = {}
+        for call in calls:
+            key = frontend_attributes(call).get("xla.sdy.sharding_group_id", "")
+            by_id.setdefault(key, []).extend(o for o in call.operands if o.shape.is_array)
+        for members in by_id.values():
+            shapes = {tuple(m.shape.dimensions) for m in members}
+            if len(members) > 1 and len(shapes) == 1:
+                groups.setdefault(comp, []).append(list(dict.fromkeys(members)))
+        comp.remove_instructions(calls)
+    return groups
+
+
 def _elementwise(inst: HloInstruction) -> bool:
     from ..hlo.opcodes import is_elementwise
     return is_elementwise(inst.opcode) and inst.opcode not in ("rng",)
@@ -693,8 +714,9 @@ class ShardingPropagation:
                     continue
                 if g is not None:
                     self.given[inst] = g
+        self.groups = _sharding_groups(module)
         if not any(i in self.given for i in module.entry.instructions):
-            return False
+            return bool(self.groups)
         self.memo = {}
         self._write(module.entry, self._propagate(module.entry, {}))
         module.attrs["num_partitions"] = n
@@ -717,12 +739,14 @@ class ShardingPropagation:
                 fixed[inst] = self.given[inst]
         sh = dict(fixed)
         for sweep in range(8):
-            changed = False
+            changed = deferred = False
             for inst in order:
                 # A broadcast that adds dimensions takes its users' sharding
                 # first (as XLA's propagation does for broadcast-like ops): a
                 # small operand gathered is cheaper than a big result moved.
-                if inst not in fixed and not (sweep == 0 and _adds_dimensions(inst)):
+                if inst not in fixed and sweep == 0 and _adds_dimensions(inst):
+                    deferred = True
+                elif inst not in fixed:
                     changed |= self._offer(sh, inst, self._forward(inst, sh))
             for inst in reversed(order):
                 if inst not in fixed:
@@ -730,7 +754,12 @@ class ShardingPropagation:
                         for k, o in enumerate(user.operands):
                             if o is inst:
                                 changed |= self._offer(sh, inst, backward(user, k, sh, self.n))
-            if not changed:
+            for members in self.groups.get(comp, ()):
+                best = _best([sh.get(m) for m in members])
+                for m in members:
+                    if m not in fixed:
+                        changed |= self._offer(sh, m, best)
+            if not changed and not deferred:        # (a broadcast deferred: its forward sweep next)
                 break
         self.memo[key] = sh
         return sh

@@ -8,7 +8,9 @@ frontend attribute (``importer.py``).  ``sdy.sharding_constraint`` becomes
 XLA's ``Sharding`` custom call with the sharding as the ``xla.sdy.sharding``
 frontend attribute (as XLA's HLO export writes it): what the SPMD partitioner
 reshards to, the value itself where a program is computed whole; one
-that shards nothing is its operand.  ``sdy.sharding`` on the arguments and
+that shards nothing is its operand.  ``sdy.sharding_group`` (``shard_alike``:
+values to be sharded alike) becomes XLA's ``xla.sdy.ShardingGroup`` custom
+call of no result, its ``xla.sdy.sharding_group_id`` a frontend attribute.  ``sdy.sharding`` on the arguments and
 results becomes the ``xla.sdy.sharding`` frontend attribute of the parameters
 and the root (``importer.py``).
 """
@@ -80,3 +82,12 @@ def _sharding_constraint(ctx: OpContext) -> list:
     attrs = {"custom_call_target": Raw('"Sharding"'),
              "frontend_attributes": _frontend(sharding=f"#sdy.sharding_per_value<[{sharding}]>")}
     return [ctx.add("custom-call", x.shape, [x], attrs)]
+
+
+@converter("sdy.sharding_group")
+def _sharding_group(ctx: OpContext) -> list:
+    group = str(ctx.attr("group_id")).split(":")[0].strip()
+    ctx.add("custom-call", Shape.tuple([]), list(ctx.operands),
+            {"custom_call_target": Raw('"xla.sdy.ShardingGroup"'), "custom_call_has_side_effect": True,
+             "frontend_attributes": _frontend(sharding_group_id=group)})
+    return []
