@@ -326,6 +326,38 @@ def buffer_callbacks():
 
 
 @check("mixed")
+def dlpack_views():
+    """A DLPack tensor becomes an xlac buffer without a copy (what
+    ``jnp.from_dlpack`` asks jaxlib for, PJRT_Client_CreateViewOfDeviceBuffer):
+    the array sees the tensor's memory, its owner is released once the
+    buffer is gone, and memory not aligned to 16 bytes is refused in XLA:CPU's
+    words (jax copies it instead)."""
+    import gc
+    import sys
+    import jax
+    from jax._src.lib import _jax
+    xd = jax.devices("xlac")[0]
+    x = np.arange(64, dtype=np.float32)
+    held = sys.getrefcount(x)
+    view = _jax.dlpack_managed_tensor_to_buffer(x.__dlpack__(), xd, None, False)
+    x[1] = 200
+    assert float(np.asarray(view)[1]) == 200 and sys.getrefcount(x) > held
+    assert float(jax.jit(lambda v: v.sum())(view)) == x.sum()
+    del view
+    gc.collect()
+    jax.device_put(np.ones(3), xd).block_until_ready()      # (released at the plugin's next call)
+    assert sys.getrefcount(x) == held, (sys.getrefcount(x), held)
+    odd = np.arange(40, dtype=np.int8)[1:33]
+    try:
+        _jax.dlpack_managed_tensor_to_buffer(odd.__dlpack__(), xd, None, False)
+    except Exception as e:    # noqa: BLE001
+        assert "is not aligned to 16 bytes" in str(e), str(e)
+    else:
+        raise AssertionError("an unaligned view was made")
+    np.testing.assert_array_equal(np.asarray(jax.numpy.from_dlpack(odd, device=xd)), odd)
+
+
+@check("mixed")
 def bad_argument_is_an_error():
     import jax
     xd = jax.devices("xlac")[0]

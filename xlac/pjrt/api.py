@@ -286,6 +286,20 @@ def client_buffer_from_host_buffer(a):
     a.done_with_host_buffer = events.ready()     # the data was copied: the caller may reuse it now
 
 
+@implements("Client_CreateViewOfDeviceBuffer")
+def client_create_view_of_device_buffer(a):
+    c = _client(a.client)
+    memory = a.memory if a.struct_size >= capi.ARGS["Client_CreateViewOfDeviceBuffer"].memory.offset + 8 else None
+    device = _memory(memory).device if memory else _device(a.device) if a.device else c.devices[0]
+    if a.stream:
+        raise errors.unimplemented("CreateViewOfDeviceBuffer of a `stream` (a CPU device has none)")
+    if a.layout:
+        _check_default_layout(a.layout.contents, a.num_dims, "CreateViewOfDeviceBuffer layout")
+    dims = [a.dims[k] for k in range(a.num_dims)]
+    a.buffer = buffers.view_of(a.device_buffer_ptr or 0, a.element_type, dims, device,
+                               a.on_delete_callback or 0, a.on_delete_callback_arg or 0).handle
+
+
 def _check_default_layout(layout, rank: int, what: str) -> None:
     """xlac buffers are row-major: refuse any other device layout."""
     if layout.type == capi.LAYOUT_TILED and not layout.tiled.num_tiles:

@@ -13,6 +13,7 @@ buffer is deleted.
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -182,6 +183,37 @@ def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
     raw = c_memory.memory(data + low, high - low, writable=False)
     view = np.ndarray(shape, dtype, buffer=raw, offset=-low, strides=strides)
     return Buffer(view.copy(order="C"), device)
+
+
+_ON_DELETE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+#: The alignment a view's memory must have (XLA:CPU's ``MinAlign``).
+VIEW_ALIGNMENT = 16
+
+
+def view_of(address: int, type_code: int, dims, device, on_delete: int, on_delete_arg: int) -> Buffer:
+    """PJRT_Client_CreateViewOfDeviceBuffer: a buffer over the caller's
+    row-major memory at ``address`` (no copy: what ``jnp.from_dlpack`` of a
+    numpy array gives), aligned to :data:`VIEW_ALIGNMENT` bytes as XLA:CPU
+    requires.  ``on_delete(address, on_delete_arg)`` (a C function,
+    or 0) is called once nothing xlac holds reads the memory any more: the
+    buffer destroyed and every array made from it (a result that is the
+    argument itself, say) gone."""
+    dtype = dtype_of(type_code)
+    shape = tuple(int(d) for d in dims)
+    if any(d < 0 for d in shape):
+        raise PjrtError(capi.INVALID_ARGUMENT, f"CreateViewOfDeviceBuffer: negative dimension in {list(shape)}")
+    if not address:
+        raise PjrtError(capi.INVALID_ARGUMENT, "CreateViewOfDeviceBuffer: device_buffer_ptr is NULL")
+    if address % VIEW_ALIGNMENT:
+        # XLA:CPU's words: jaxlib reads the alignment from them, and copies
+        # (``copy=None``) what cannot be viewed.
+        raise PjrtError(capi.INVALID_ARGUMENT, f"Can't create a view of buffer with unaligned data, ptr: "
+                                               f"{address:#x} is not aligned to {VIEW_ALIGNMENT} bytes. ")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    memory = (ctypes.c_char * max(nbytes, 1)).from_address(address)
+    if on_delete:
+        weakref.finalize(memory, _ON_DELETE(on_delete), address, on_delete_arg or None)
+    return Buffer(np.ndarray(shape, dtype, buffer=memory), device)
 
 
 def to_host(buffer: Buffer, dst: int, dst_size: int, layout) -> None:

@@ -19,8 +19,8 @@ plugin reads or writes is declared.  Conventions of the header kept here:
 from __future__ import annotations
 
 import ctypes
-from ctypes import (POINTER, Structure, Union, c_bool, c_char_p, c_float, c_int, c_int64, c_size_t, c_uint64,
-                    c_void_p)
+from ctypes import (POINTER, Structure, Union, c_bool, c_char_p, c_float, c_int, c_int64, c_size_t, c_ssize_t,
+                    c_uint64, c_void_p)
 
 MAJOR = 0
 MINOR = 112
@@ -221,6 +221,12 @@ ARGS = {
                                          ("host_buffer_semantics", c_int), ("device", _p), ("memory", _p),
                                          ("device_layout", POINTER(MemoryLayout)),
                                          ("done_with_host_buffer", _p), ("buffer", _p)),
+    "Client_CreateViewOfDeviceBuffer": _args("Client_CreateViewOfDeviceBuffer", ("client", _p),
+                                             ("device_buffer_ptr", _p), ("dims", POINTER(c_int64)),
+                                             ("num_dims", c_size_t), ("element_type", c_int),
+                                             ("layout", POINTER(MemoryLayout)), ("device", _p),
+                                             ("on_delete_callback", _p), ("on_delete_callback_arg", _p),
+                                             ("stream", c_ssize_t), ("buffer", _p), ("memory", _p)),
     "DeviceDescription_Id": _args("DeviceDescription_Id", ("device_description", _p), ("id", c_int)),
     "DeviceDescription_ProcessIndex": _args("DeviceDescription_ProcessIndex", ("device_description", _p),
                                             ("process_index", c_int)),
