@@ -648,6 +648,36 @@ def sharded_jit_on_a_2d_mesh():
 
 
 @check("multi")
+def inspect_and_shard_alike_under_jit():
+    """jax.debug.inspect_array_sharding in a partitioned jit gets the sharding
+    the partitioner gave the value (as from XLA's), and shard_alike makes an
+    unsplit value (a tiled vector) split as its partner, on xlac as on jax's CPU."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental.shard_alike import shard_alike
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    x = np.arange(8, dtype=np.float32)
+    seen = {}
+
+    def make(devices):
+        mesh = Mesh(np.array(devices).reshape(2, 2), ("x", "y"))
+        platform = devices[0].device_kind
+
+        def f(v):
+            w = v * 2
+            jax.debug.inspect_array_sharding(w, callback=lambda s: seen.setdefault(platform, s.spec))
+            t = jnp.tile(v, (4, 1))
+            _, u = shard_alike(t, jnp.ones((4, 8), v.dtype))
+            return w, t, u
+        return jax.jit(f), (jax.device_put(x, NamedSharding(mesh, P("y"))),)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    assert seen["xlac"] == seen["cpu"] == P("y"), seen
+    assert on_x[1].sharding.spec == on_c[1].sharding.spec == P(None, "y"), (on_x[1].sharding, on_c[1].sharding)
+    assert on_x[2].sharding.spec == on_x[1].sharding.spec, on_x[2].sharding
+
+
+@check("multi")
 def sharded_training_loop_keeps_its_parameters_split():
     """A data x model parallel step with no out_shardings: the new parameters
     come back split as propagation splits them (as on jax's CPU), so the next

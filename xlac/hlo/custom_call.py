@@ -40,7 +40,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
-           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP",
+           "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP", "INSPECT_SHARDING",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "approx_topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
@@ -341,8 +341,10 @@ _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflecto
 
 
 #: Custom calls that only say how their operand is sharded (``with_sharding_constraint``,
-#: a result's sharding in Shardy's HLO export): their value is their operand's.
-SHARDING_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding")
+#: a result's sharding in Shardy's HLO export) or ask what it is (jax's
+#: ``inspect_array_sharding``): their value is their operand's.
+INSPECT_SHARDING = "InspectSharding"
+SHARDING_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", INSPECT_SHARDING)
 
 
 def is_sharding_annotation(inst) -> bool:

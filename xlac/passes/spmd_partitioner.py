@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
-from ..hlo.custom_call import check_no_host_callback
+from ..hlo.custom_call import INSPECT_SHARDING, check_no_host_callback
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
                             sharding_text)
@@ -610,6 +610,11 @@ class SpmdPartitioner:
     def _op_custom_call(self, inst, want):
         if target_of(inst) not in SHARDING_TARGETS or len(inst.operands) != 1 or inst.shape.is_tuple:
             raise _Fallback(f"custom call {target_of(inst)}")
+        if target_of(inst) == INSPECT_SHARDING:
+            value, have = self.value[inst.operands[0]]
+            if inspect_sharding is not None:
+                inspect_sharding(inst, have[0])
+            return value, have
         return self._operand(inst, 0, want[0]), want
 
     def _op_broadcast(self, inst, want):
@@ -1656,6 +1661,12 @@ class SpmdPartitioner:
             "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
             "use_global_device_ids": True, "to_apply": add})
         return self.reshard(summed, result, S, inst.shape, inst.name), want
+
+
+#: ``f(instruction, sharding)``, called for each ``InspectSharding`` custom call
+#: (``jax.debug.inspect_array_sharding``) with the sharding its operand is
+#: partitioned with: the jax backend's, which calls jax's callback (None: none).
+inspect_sharding = None
 
 
 def partition_module(module: HloModule) -> SpmdSignature | None:

@@ -41,7 +41,11 @@ from ..passes.spmd_partitioner import partition_module
 from . import capi
 from .errors import PjrtError
 from ..hlo.sharding import Sharding, assemble_tiles, replicated
-from .sharding import entry_shardings, local_shape
+from .sharding import call_inspect_sharding, entry_shardings, local_shape
+from ..passes import spmd_partitioner
+
+# jax.debug.inspect_array_sharding's callbacks are the jax process's: called from here.
+spmd_partitioner.inspect_sharding = call_inspect_sharding
 
 #: Instructions whose value depends on which device runs them.
 _DEVICE_DEPENDENT = GROUPED_OPCODES | PERMUTE_OPCODES | SEND_RECV_OPCODES | {"replica-id", "partition-id"}

@@ -25,14 +25,19 @@ GSPMD shardings, and tilings that do not divide a dimension evenly.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import re
+import struct
 
 from ..errors import UnsupportedError
+from ..hlo.custom_call import unquote
 from ..hlo.sharding import Sharding, parse_sharding
 from ..hlo.stablehlo.syntax import DialectAttr, parse_mlir
 from ..passes.shard_map import sdy_to_sharding
+from . import capi
 from .compile_options import _encode_varint, _field
+from .errors import PjrtError
 
 # xla.OpSharding.Type
 _REPLICATED, _OTHER = 0, 3
@@ -257,3 +262,43 @@ def op_sharding_proto(s: Sharding) -> bytes:
 def _packed(number: int, values) -> bytes:
     data = b"".join(_encode_varint(v) for v in values)
     return _field(number, 2, _encode_varint(len(data)) + data)
+
+
+# -- jax.debug.inspect_array_sharding ------------------------------------------------------
+class _InspectArgs(ctypes.Structure):
+    """jaxlib's ``JAX_InspectSharding_Callback_Args`` (xla/python/inspect_sharding.h)."""
+
+    _fields_ = [("sharding_spec", ctypes.c_void_p), ("sharding_spec_size", ctypes.c_size_t),
+                ("error_txt", ctypes.c_char_p), ("error_scratch", ctypes.c_void_p),
+                ("free_error", ctypes.c_void_p)]
+
+
+_INSPECT_CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_InspectArgs))
+_FREE_ERROR = ctypes.CFUNCTYPE(None, ctypes.POINTER(_InspectArgs))
+
+
+def call_inspect_sharding(inst, s: Sharding) -> None:
+    """Hand ``s``, the sharding an ``InspectSharding`` custom call's operand is
+    partitioned with, to jax's callback, as XLA's partitioner does: the call's
+    ``backend_config`` holds jaxlib's ``JAX_InspectSharding_Callback`` (a
+    function and its data, 16 bytes, in this process), which takes a
+    serialized ``xla.OpSharding``; an error the callback reports is the
+    compilation's."""
+    text = unquote(str(inst.attrs.get("backend_config", "")))
+    try:
+        raw = text.encode("latin-1")
+    except UnicodeEncodeError:
+        raw = b""
+    if len(raw) != 2 * ctypes.sizeof(ctypes.c_void_p):
+        raise UnsupportedError("custom-call", f"instruction {inst.name}: InspectSharding's backend_config is "
+                                              f"{len(raw)} bytes, not jaxlib's callback")
+    call, data = struct.unpack("<QQ", raw)
+    spec = op_sharding_proto(s)
+    held = ctypes.create_string_buffer(spec, len(spec))
+    args = _InspectArgs(ctypes.cast(held, ctypes.c_void_p), len(spec), None, None, None)
+    _INSPECT_CALL(call)(data, ctypes.byref(args))
+    if args.error_txt:
+        message = args.error_txt.decode("utf-8", "replace")
+        if args.free_error:
+            _FREE_ERROR(args.free_error)(ctypes.byref(args))
+        raise PjrtError(capi.INTERNAL, f"inspect_array_sharding callback (instruction {inst.name}): {message}")
