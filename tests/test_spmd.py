@@ -517,6 +517,26 @@ def test_a_sharding_group_splits_its_values_alike():
     np.testing.assert_array_equal(xlac.jit(one)(x)[0], np.tile(x, (8, 1)))
 
 
+def test_inspect_sharding_is_told_the_partitioned_sharding(monkeypatch):
+    """``InspectSharding`` (``jax.debug.inspect_array_sharding``): the hook is
+    called with the sharding its operand is partitioned with, and the call's
+    value is its operand, partitioned or run whole."""
+    from xlac.passes import spmd_partitioner
+    text = _TILE.format(results="", body="""    %5 = stablehlo.custom_call @InspectSharding(%3) {backend_config = "", has_side_effect = true} : (tensor<8x2xi32>) -> tensor<8x2xi32>
+    %6 = stablehlo.add %5, %4 : tensor<8x2xi32>
+    return %6 : tensor<8x2xi32>""")
+    seen = []
+    monkeypatch.setattr(spmd_partitioner, "inspect_sharding", lambda inst, s: seen.append((inst.opcode, s)))
+    module = xlac.parse_stablehlo(text)
+    partition_module(module)
+    assert [(op, s.tile_dims) for op, s in seen] == [("custom-call", (1, 2))], seen
+    monkeypatch.setattr(spmd_partitioner, "inspect_sharding", None)
+    x = np.array([5, 7], np.int32)
+    want = np.tile(x, (8, 1)) + np.arange(8, dtype=np.int32)[:, None]
+    np.testing.assert_array_equal(xlac.jit(text)(x), want)
+    np.testing.assert_array_equal(xlac.evaluate(text, x), want)
+
+
 def test_megatron_layers_in_a_scan_and_a_cond_on_split_values():
     module, _ = _partitioned("scan_megatron")
     loop = _while_of(module)
