@@ -603,6 +603,24 @@ def test_async_start_and_done_with_control_deps():
     np.testing.assert_array_equal(xlac.evaluate(text, x, y)[1], x * y)
 
 
+@pytest.mark.parametrize("split, concat, result", [(1, 0, "8x2"), (0, 1, "2x8"), (1, 1, "4x4")])
+def test_all_to_all_of_any_split_and_concat_dimensions(split, concat, result):
+    """``lax.all_to_all`` with another split than concat dimension: the HLO
+    all-to-all along the split dimension, its blocks regrouped along the
+    concat one (the spec's AllToAll, as the builder's ``ops.all_to_all``)."""
+    text = f"""module @a2a attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 2 : i32}} {{
+  func.func public @main(%arg0: tensor<4x4xf32>) -> tensor<{result}xf32> {{
+    %0 = "stablehlo.all_to_all"(%arg0) {{split_dimension = {split} : i64, concat_dimension = {concat} : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : (tensor<4x4xf32>) -> tensor<{result}xf32>
+    return %0 : tensor<{result}xf32>
+  }}
+}}"""
+    xs = [np.arange(16, dtype=np.float32).reshape(4, 4) + 100 * d for d in range(2)]
+    got = xlac.evaluate_replicated(xlac.parse_stablehlo(text), [[x] for x in xs])
+    for d in range(2):
+        blocks = [np.split(x, 2, axis=split)[d] for x in xs]        # device d gets block d of each
+        np.testing.assert_array_equal(got[d], np.concatenate(blocks, axis=concat))
+
+
 def test_splat_constants_are_scalar_broadcasts():
     """jax writes filled tensors as splats (jax.random.normal of 16x4x128x128 had
     sixty): each is a scalar constant broadcast, not millions of elements to

@@ -27,7 +27,8 @@ from ..errors import ShapeError
 from ..hlo import rng as hlo_rng
 from ..hlo import feeds
 from ..hlo import custom_call as hcc
-from ..hlo.collectives import SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, format_pairs
+from ..hlo.collectives import (SEND_RECV_PAIRS_ATTRIBUTE, DeviceGroupError, ReplicaGroups, all_to_all_regroup,
+                               format_pairs)
 from ..hlo.ir import Raw
 from ..hlo.window import (ConvDimensionNumbers, Window, WindowError, format_dim_labels, format_window,
                           parse_dim_labels)
@@ -2036,19 +2037,8 @@ def all_to_all(operand: XlaOp, split_dimension: int, concat_dimension: int, spli
         return out
     # The blocks are now along `split` in group order: make them a dimension of
     # their own, move it just before `concat`, and merge it into `concat`.
-    sizes = list(s.dimensions)
-    blocked = sizes[:split] + [n, sizes[split] // n] + sizes[split + 1:]
-    out = reshape(out, blocked)
-    perm = []
-    for i in range(s.rank):
-        if i == concat:
-            perm.append(split)
-        perm.append(i + 1 if i >= split else i)
-    out = transpose(out, perm)
-    final = list(sizes)
-    final[split] //= n
-    final[concat] *= n
-    return reshape(out, final)
+    blocked, perm, final = all_to_all_regroup(s.dimensions, split, concat, n)
+    return reshape(transpose(reshape(out, blocked), perm), final)
 
 
 @builds("all-to-all")

@@ -78,7 +78,7 @@ __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "DeviceGroupError", "grou
            "parse_pairs", "format_pairs", "device_counts", "replica_groups_of", "check_replica_groups",
            "check_source_target_pairs", "known_group_size", "GROUPED_OPCODES", "PERMUTE_OPCODES",
            "SEND_RECV_OPCODES", "HAS_GLOBAL_DEVICE_IDS", "SEND_RECV_PAIRS_ATTRIBUTE", "MAX_DEVICES",
-           "MAX_MODULE_DEVICES", "check_device_count", "check_device_counts"]
+           "MAX_MODULE_DEVICES", "check_device_count", "check_device_counts", "all_to_all_regroup"]
 
 #: The most devices a replica group list may expand to (the iota form can name
 #: huge ones in a few characters; expanding them would exhaust memory).
@@ -600,6 +600,25 @@ def permute_scope(inst, device: int, num_replicas: int, num_partitions: int = 1)
     if group_mode_of(inst) is GroupMode.CROSS_REPLICA:
         return tuple(r * num_partitions + partition for r in range(num_replicas))
     return tuple(replica * num_partitions + p for p in range(num_partitions))
+
+
+def all_to_all_regroup(dims, split: int, concat: int, count: int) -> tuple:
+    """How the result of an HLO all-to-all along ``split`` (``count`` blocks
+    from the group's devices there, in group order) becomes the spec's
+    all-to-all concatenating along another ``concat`` (XlaBuilder's
+    ``AllToAll``): reshape to the first dimensions, transpose by the
+    permutation, reshape to the last; returns the three."""
+    sizes = list(dims)
+    blocked = sizes[:split] + [count, sizes[split] // count] + sizes[split + 1:]
+    perm = []
+    for i in range(len(sizes)):
+        if i == concat:
+            perm.append(split)
+        perm.append(i + 1 if i >= split else i)
+    final = list(sizes)
+    final[split] //= count
+    final[concat] *= count
+    return blocked, perm, final
 
 
 def frontend_attributes(inst) -> dict:

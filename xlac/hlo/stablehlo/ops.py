@@ -13,7 +13,7 @@ import re
 from ...errors import UnsupportedError
 from ...shape import PrimitiveType, Shape
 from ..attributes import Raw
-from ..collectives import ReplicaGroups
+from ..collectives import ReplicaGroups, all_to_all_regroup
 from ..custom_call import NO_OP_TARGETS
 from ..window import Window, format_window
 from .importer import (CONVERTERS, ImportProblem, OpContext, _bools, _enum, _fields, _groups, _ints, _pairs,
@@ -760,12 +760,28 @@ def _all_gather(ctx: OpContext) -> list:
 
 @converter("stablehlo.all_to_all")
 def _all_to_all(ctx: OpContext) -> list:
+    """HLO's all-to-all splits and concatenates one dimension; with another
+    concat dimension (``lax.all_to_all(x, name, split_axis, concat_axis)``)
+    the blocks it leaves along the split one are regrouped, as XlaBuilder's
+    ``AllToAll`` does (``collectives.all_to_all_regroup``)."""
     split, concat = int(ctx.attr("split_dimension")), int(ctx.attr("concat_dimension"))
-    if split != concat:
-        raise UnsupportedError("stablehlo.all_to_all", "split_dimension != concat_dimension")
     attrs = _collective_attrs(ctx)
     attrs["dimensions"] = (split,)
-    return ctx.multi("all-to-all", ctx.operands, attrs)
+    if split == concat:
+        return ctx.multi("all-to-all", ctx.operands, attrs)
+    xs = ctx.operands
+    if len(xs) == 1:
+        moved = [ctx.add("all-to-all", xs[0].shape, xs, attrs)]
+    else:
+        moved = ctx.results_of(ctx.add("all-to-all", Shape.tuple([x.shape for x in xs]), xs, attrs))
+    out = []
+    for y in moved:
+        t = y.shape.element_type
+        blocked, perm, final = all_to_all_regroup(y.shape.dimensions, split, concat, int(ctx.attr("split_count")))
+        y = ctx.add("reshape", Shape(t, blocked), [y])
+        y = ctx.add("transpose", Shape(t, [blocked[p] for p in perm]), [y], {"dimensions": tuple(perm)})
+        out.append(ctx.add("reshape", Shape(t, final), [y]))
+    return out
 
 
 @converter("stablehlo.collective_permute")
