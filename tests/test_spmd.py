@@ -537,6 +537,29 @@ def test_inspect_sharding_is_told_the_partitioned_sharding(monkeypatch):
     np.testing.assert_array_equal(xlac.evaluate(text, x), want)
 
 
+_UNREDUCED = """module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main() -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %0 = sdy.sharding_constraint %cst <@mesh, [], unreduced={"y"}> : tensor<f32>
+    %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [], unreduced={"y"}>] out_shardings=[<@mesh, [{"x"}, {"y"}]>] manual_axes={"x", "y"} (%arg0: tensor<f32>) {
+      %2 = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+      sdy.return %2 : tensor<4x2xf32>
+    } : (tensor<f32>) -> tensor<8x4xf32>
+    return %1 : tensor<8x4xf32>
+  }
+}"""
+
+
+def test_unreduced_values_are_refused_not_summed_again():
+    """jax's ``unreduced`` (each device holds a partial sum over the axes, as
+    the gradient of a ``reduced`` value is) has no form in xlac: a manual
+    computation taking one is refused naming it, where reading it as
+    replicated computed a sum counted once per device."""
+    with pytest.raises(xlac.UnsupportedError, match=r'unreduced=\{"y"\}>: unreduced \(partial sums'):
+        xlac.jit(_UNREDUCED)
+
+
 def test_megatron_layers_in_a_scan_and_a_cond_on_split_values():
     module, _ = _partitioned("scan_megatron")
     loop = _while_of(module)

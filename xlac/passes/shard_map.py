@@ -113,11 +113,24 @@ def is_global_shardy_program(module: HloModule) -> bool:
         for c in module.computations for i in c.instructions)
 
 
+def refuse_unreduced(rest: str, sharding: str, what: str) -> None:
+    """UnsupportedError for a manual computation's Shardy sharding whose axes
+    after the dimensions (``rest``) say ``unreduced={...}``: each device's
+    value a partial sum over them (jax's explicit sharding), which xlac has
+    no representation of; read as replicated, it would be summed over those
+    axes again.  (Around automatic partitioning, where every value is the
+    global one, such a constraint changes no value and is read for its
+    dimensions.)"""
+    if "unreduced" in rest:
+        raise UnsupportedError("sharding", f"{what}: {sharding}: unreduced (partial sums over mesh axes)")
+
+
 def _shardings(text: str, what: str) -> list[list[list[str]]]:
     """``#sdy.sharding_per_value<[<@mesh, [{"i"}, {}]>, ...]>`` -> per value, per
     dimension, the mesh axes it is split over."""
     values = []
     for m in re.finditer(r"<@[\w.]+\s*,\s*\[(.*?)\](.*?)>", text):
+        refuse_unreduced(m.group(2), m.group(0), what)
         dims = []
         for d in re.findall(r"\{([^{}]*)\}", m.group(1)):
             if "?" in d or ":" in d:
