@@ -289,7 +289,9 @@ def client_buffer_from_host_buffer(a):
 @implements("Client_CreateViewOfDeviceBuffer")
 def client_create_view_of_device_buffer(a):
     c = _client(a.client)
-    memory = a.memory if a.struct_size >= capi.ARGS["Client_CreateViewOfDeviceBuffer"].memory.offset + 8 else None
+    # (`memory` is the header's last field, absent from an older caller's struct)
+    has_memory = a.struct_size > capi.ARGS["Client_CreateViewOfDeviceBuffer"].memory.offset
+    memory = a.memory if has_memory else None
     device = _memory(memory).device if memory else _device(a.device) if a.device else c.devices[0]
     if a.stream:
         raise errors.unimplemented("CreateViewOfDeviceBuffer of a `stream` (a CPU device has none)")

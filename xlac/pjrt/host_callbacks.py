@@ -150,7 +150,7 @@ def _array_target(*args, index: int, **_):
     return out[0]
 
 
-class Buffer:
+class FfiBuffer:
     """One buffer as ``buffer_callback``'s function gets it (XLA's FFI
     ``Buffer``): an operand (read-only) or a result (writable) of the call."""
 
@@ -206,8 +206,8 @@ def _buffer_target(*args, index: int, xlac_results: str, xlac_aliases: str = "",
     for a in ins:
         if a is not None:
             a.flags.writeable = False
-    _function(int(index))(ExecutionContext(), *[Buffer(a) if a is not None else None for a in ins],
-                          *map(Buffer, outs))
+    _function(int(index))(ExecutionContext(), *[FfiBuffer(a) if a is not None else None for a in ins],
+                          *map(FfiBuffer, outs))
     return tuple(outs) if shape.is_tuple else outs[0]
 
 

@@ -10,9 +10,10 @@ frontend attribute (as XLA's HLO export writes it): what the SPMD partitioner
 reshards to, the value itself where a program is computed whole; one
 that shards nothing is its operand.  ``sdy.sharding_group`` (``shard_alike``:
 values to be sharded alike) becomes XLA's ``xla.sdy.ShardingGroup`` custom
-call of no result, its ``xla.sdy.sharding_group_id`` a frontend attribute.  ``sdy.sharding`` on the arguments and
-results becomes the ``xla.sdy.sharding`` frontend attribute of the parameters
-and the root (``importer.py``).
+call of no result, its ``xla.sdy.sharding_group_id`` a frontend attribute.
+``sdy.sharding`` on the arguments and results becomes the
+``xla.sdy.sharding`` frontend attribute of the parameters and the root
+(``importer.py``).
 """
 from __future__ import annotations
 
