@@ -44,7 +44,6 @@ from .. import custom_calls
 from ..errors import CustomCallError
 from ..hlo import custom_call as hcc
 from ..hlo.attributes import Raw
-from ..shape import parse_shape
 
 __all__ = ["FFI_LOADED_HOST_CALLBACKS", "prepare", "running", "from_user_data"]
 
@@ -191,7 +190,7 @@ class ExecutionContext:
 
 
 def _buffer_target(*args, index: int, xlac_results: str, xlac_aliases: str = "", **_):
-    shape = parse_shape(xlac_results)
+    shape = custom_calls.shape_of_text(xlac_results)        # (parsed once per text)
     shapes = list(shape.tuple_shapes) if shape.is_tuple else [shape]
     aliased = {int(out): int(opnd) for out, opnd in (a.split(":") for a in xlac_aliases.split())}
     ins = [a.view() if a is not None else None for a in args]
