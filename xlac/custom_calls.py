@@ -141,12 +141,12 @@ def register_custom_call(target: str, fn, *, api_version=None) -> None:
     ``api_version`` (optional): the XLA API version (number or
     ``"API_VERSION_*"`` name) instructions naming ``target`` must have.
     Registering a name again replaces it.  The targets xlac provides itself
-    (jax's ``lapack_*_ffi``, jaxlib's ``tridiagonal_solve_perturbed_ffi``) cannot be replaced."""
+    (jax's ``lapack_*_ffi``, jaxlib's kernels in ``hlo.custom_call.EXPANDED_TARGETS``) cannot be replaced."""
     if not isinstance(target, str) or not target:
         raise TypeError(f"register_custom_call: target must be a non-empty string, got {target!r}")
-    if hcc.is_builtin(target) or target == hcc.TRIDIAGONAL_SOLVE_PERTURBED:
+    if hcc.is_builtin(target) or target in hcc.EXPANDED_TARGETS:
         raise ValueError(f"register_custom_call: {target!r} is provided by xlac (jax's LAPACK targets, "
-                         "jaxlib's tridiagonal_solve_perturbed_ffi) and cannot be replaced")
+                         f"jaxlib's {', '.join(sorted(hcc.EXPANDED_TARGETS))}) and cannot be replaced")
     version = _api_version_arg(target, api_version)
     if isinstance(fn, ctypes._CFuncPtr):                     # noqa: SLF001 - ctypes' function type
         entry = CustomCallTarget(target, address=ctypes.cast(fn, ctypes.c_void_p).value, api_version=version,

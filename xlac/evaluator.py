@@ -998,10 +998,27 @@ def _custom_call(inst, vals):
         return _approx_top_k(inst, vals)
     if target == hcc.TRIDIAGONAL_SOLVE_PERTURBED:
         return tridiagonal_reference.tridiagonal_solve_perturbed(*vals)
+    if target == hcc.CSR_SPARSE_DENSE:
+        return _csr_sparse_dense(*vals)
     lapack = hcc.xla_lapack_call(inst)
     if lapack is not None:
         inst = HloInstruction("custom-call", inst.shape, list(inst.operands), lapack, inst.name)
     return custom_calls.evaluate(inst, vals)
+
+
+def _csr_sparse_dense(data, indptr, indices, rhs):
+    """jaxlib's ``cpu_csr_sparse_dense_ffi``: row ``i`` sums ``data[k] * rhs[indices[k]]``
+    over ``indptr[i] <= k < indptr[i+1]`` in order of ``k``; an entry outside
+    ``[indptr[0], indptr[rows])`` or with a column outside ``rhs`` adds nothing
+    (``passes/sparse_expander.py`` computes the same in HLO)."""
+    rows, cols = indptr.shape[0] - 1, rhs.shape[0]
+    matrix = rhs.reshape(cols, rhs.shape[1] if rhs.ndim == 2 else 1)
+    out = np.zeros((rows, matrix.shape[1]), rhs.dtype)
+    k = np.arange(data.shape[0])
+    row = np.searchsorted(indptr[1:], k, side="right")
+    keep = (indptr[0] <= k) & (row < rows) & (indices >= 0) & (indices < cols)
+    np.add.at(out, row[keep], data[keep, None] * matrix[indices[keep]])
+    return out.reshape((rows,) + rhs.shape[1:])
 
 
 def _approx_top_k(inst, vals):

@@ -394,6 +394,25 @@ def linalg():
 
 
 @check("mixed")
+def sparse_matmul():
+    """``bcsr @ x`` lowers to jaxlib's own ``cpu_csr_sparse_dense_ffi`` kernel on a
+    cpu platform, xlac's included: expanded into HLO, as on jax's CPU (jax pads
+    the matrix with out-of-range entries: nse 6 for 3 non-zeros)."""
+    import jax.numpy as jnp
+    from jax.experimental import sparse
+    dense = np.array([[0, 2.0, 0, 1], [0, 0, 0, 0], [3, 0, 0, 0]])
+    m = sparse.BCSR.fromdense(jnp.asarray(dense), nse=6)
+
+    def f(data, indices, indptr, x, v):
+        a = sparse.BCSR((data, indices, indptr), shape=dense.shape)
+        return a @ x, a @ v
+    x, v = np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    on_x, on_c = both(f, m.data, m.indices, m.indptr, x, v)
+    same(on_x, on_c, rtol=1e-12)
+    same(on_x, (dense @ x, dense @ v), rtol=1e-12)
+
+
+@check("mixed")
 def serialize_executable():
     import jax
     from jax.experimental import serialize_executable as se

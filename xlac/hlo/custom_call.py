@@ -22,8 +22,10 @@ The targets xlac provides itself are jax's LAPACK calls on the CPU,
 :func:`check_lapack` checks an instruction's operands and results against
 what jax emits for it (shape inference calls it); and jaxlib's
 ``tridiagonal_solve_perturbed_ffi`` (:data:`TRIDIAGONAL_SOLVE_PERTURBED`,
-:func:`check_tridiagonal_solve`), which the op-expander turns into HLO.  Every
-other target is looked up when the module is compiled or evaluated
+:func:`check_tridiagonal_solve`) and ``cpu_csr_sparse_dense_ffi``
+(:data:`CSR_SPARSE_DENSE`, :func:`check_csr_sparse_dense`), which the
+op-expander turns into HLO (:data:`EXPANDED_TARGETS`).  Every other target is
+looked up when the module is compiled or evaluated
 (``xlac.register_custom_call``).
 """
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from .attributes import Raw
-from ..shape import C64, C128, F32, F64, S32, PrimitiveType, Shape, parse_shape, parse_shape_prefix
+from ..shape import C64, C128, F32, F64, S32, S64, PrimitiveType, Shape, parse_shape, parse_shape_prefix
 
 __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNOTATIONS", "api_version_of", "opaque_of", "ffi_attributes",
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
@@ -41,7 +43,8 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
            "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP", "INSPECT_SHARDING",
-           "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "approx_topk_of"]
+           "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "CSR_SPARSE_DENSE", "check_csr_sparse_dense",
+           "EXPANDED_TARGETS", "approx_topk_of"]
 
 #: XLA's CustomCallApiVersion numbers, by the name HLO text uses.
 API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
@@ -713,8 +716,9 @@ def check_custom_call(operands: list, attrs: dict, result: Shape) -> Shape:
             check_lapack(t, operands, result, ffi_attributes(attrs))
         except ValueError as e:
             raise ValueError(f"target {target}: {e}") from None
-    if target == TRIDIAGONAL_SOLVE_PERTURBED:
-        check_tridiagonal_solve(operands, result)
+    expanded = EXPANDED_TARGETS.get(target)
+    if expanded is not None:
+        expanded(operands, result)
     return result
 
 
@@ -741,6 +745,44 @@ def check_tridiagonal_solve(operands: list, result: Shape) -> None:
                          f"(b: [..., n, k]), not ({shapes})")
     if result.dimensions != b.dimensions:
         raise ValueError(f"target {name}: the result must have b's shape {b.dimensions}, not {result}")
+
+
+#: jaxlib's CPU target of a BCSR matrix times a dense vector or matrix (``bcsr @ x``
+#: with ``jax.experimental.sparse``: Eigen's row-major sparse product, not LAPACK);
+#: xlac expands it into HLO (``passes/sparse_expander.py``).
+CSR_SPARSE_DENSE = "cpu_csr_sparse_dense_ffi"
+
+_CSR_TYPES = (S32, S64, F32, F64, C64, C128)
+
+
+def check_csr_sparse_dense(operands: list, result: Shape) -> None:
+    """Operands ``data`` ``T[nse]``, ``indptr`` ``I[rows + 1]``, ``indices`` ``I[nse]``
+    and ``rhs`` ``T[cols]`` or ``T[cols, n]``, result ``T[rows]`` or ``T[rows, n]``
+    (``rhs``'s rank), ``T`` one of s32, s64, f32, f64, c64, c128 and ``I`` s32 or
+    s64 (jaxlib's kernel); ValueError naming the target and the rule broken."""
+    name = CSR_SPARSE_DENSE
+    shapes = ", ".join(str(o) for o in operands)
+    if len(operands) != 4 or not all(o.is_array for o in operands) or not result.is_array:
+        raise ValueError(f"target {name}: takes arrays data, indptr, indices, rhs and gives one array, "
+                         f"not ({shapes}) -> {result}")
+    data, indptr, indices, rhs = operands
+    et = data.element_type
+    if et not in _CSR_TYPES or rhs.element_type != et or result.element_type != et:
+        raise ValueError(f"target {name}: data, rhs and the result must have one element type of "
+                         f"{', '.join(t.value for t in _CSR_TYPES)}, not ({shapes}) -> {result}")
+    if indptr.element_type not in (S32, S64) or indices.element_type != indptr.element_type:
+        raise ValueError(f"target {name}: indptr and indices must have one element type, s32 or s64, not ({shapes})")
+    if data.rank != 1 or indptr.rank != 1 or indices.dimensions != data.dimensions or indptr.dimensions[0] < 1:
+        raise ValueError(f"target {name}: data and indices must be [nse] and indptr [rows + 1], not ({shapes})")
+    rows = indptr.dimensions[0] - 1
+    want = (rows,) + rhs.dimensions[1:]
+    if rhs.rank not in (1, 2) or result.dimensions != want:
+        raise ValueError(f"target {name}: rhs must be [cols] or [cols, n] and the result [rows] or [rows, n] "
+                         f"(rows = {rows} from indptr), not ({shapes}) -> {result}")
+
+
+#: The targets of jaxlib's own CPU kernels that xlac expands into HLO, with their shape rules.
+EXPANDED_TARGETS = {TRIDIAGONAL_SOLVE_PERTURBED: check_tridiagonal_solve, CSR_SPARSE_DENSE: check_csr_sparse_dense}
 
 
 def quote(text: str) -> str:

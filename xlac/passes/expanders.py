@@ -101,7 +101,7 @@ from ..hlo.shape_inference import higher_precision_type, ragged_dot_dimensions, 
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule
 from ..hlo.window import conv_dimension_numbers_of
 from ..shape import BF16, C64, C128, F16, F32, F64, PRED, S8, S32, U2, U4, U8, U16, U32, U64, Layout, Shape
-from . import conv_as_dot, conv_groups, conv_phases, rng_expander, tridiagonal_expander
+from . import conv_as_dot, conv_groups, conv_phases, rng_expander, sparse_expander, tridiagonal_expander
 from .rewriter import PatternRewriter, PatternSet, apply_patterns, slice_along, uniform_value
 
 __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_reducer"]
@@ -109,6 +109,7 @@ __all__ = ["OpExpander", "EXPANSIONS", "narrow_float_reducer", "narrow_max_min_r
 EXPANSIONS = PatternSet()
 rng_expander.register(EXPANSIONS)
 tridiagonal_expander.register(EXPANSIONS)
+sparse_expander.register(EXPANSIONS)
 
 
 class _BatchNorm:
