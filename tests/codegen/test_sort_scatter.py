@@ -470,6 +470,49 @@ def test_scatter_layouts_against_the_evaluator(lx, lu):
     check(text, x, idx, u)
 
 
+GATHERED = """HloModule segment_sum
+{add}
+ENTRY e {{
+  table = {t}[7,5]{lt} parameter(0)
+  rows = s32[6]{{0}} parameter(1)
+  scale = {t}[6]{{0}} parameter(2)
+  segments = s32[6,1]{{1,0}} parameter(3)
+  r = s32[6,1]{{1,0}} reshape(rows)
+  g = {t}[{ud}]{lu} gather(table, r), offset_dims={{{od}}}, collapsed_slice_dims={{0}}, start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1,5}}
+  b = {t}[{ud}]{lu} broadcast(scale), dimensions={{{bd}}}
+  u = {t}[{ud}]{lu} multiply(g, b)
+  z = {t}[] constant(0)
+  base = {t}[4,5]{lo} broadcast(z), dimensions={{}}
+  ROOT s = {t}[4,5]{lo} scatter(base, segments, u), update_window_dims={{{od}}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "c64", "s32"])
+@pytest.mark.parametrize("window_minor", [True, False])
+@pytest.mark.parametrize("lt,lu,lo", [("{1,0}", "{1,0}", "{1,0}"), ("{0,1}", "{0,1}", "{0,1}"),
+                                      ("{1,0}", "{0,1}", "{0,1:P(8,8)}")])
+def test_scatter_of_gathered_products_fused_against_the_evaluator(t, window_minor, lt, lu, lo):
+    """A segment sum of scaled rows (jax's ``segment_sum(x[i] * w, j)``, a sparse
+    product): the gather and multiply are computed in the scatter's loop, the
+    gathered row's number read once per update window; rows and segments out of
+    range clamp (the gather) or are skipped (the scatter)."""
+    ud, od, bd = ("6,5", "1", "0") if window_minor else ("5,6", "0", "1")
+    text = GATHERED.format(add=ADD_F32.replace("f32", t), t=t, lt=lt, lu=lu, lo=lo, ud=ud, od=od, bd=bd)
+    dt = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "s32": np.int32}[t]
+    rng = np.random.default_rng(3)
+    table = rand(dt, (7, 5), rng) if t != "s32" else rng.integers(-9, 9, (7, 5)).astype(dt)
+    scale = rand(dt, (6,), rng) if t != "s32" else rng.integers(-9, 9, 6).astype(dt)
+    rows = np.array([6, 0, 9, 3, -1, 3], np.int32)
+    segments = np.array([[1], [3], [1], [4], [0], [-1]], np.int32)
+    module = xlac.parse_hlo(text)
+    fused = xlac.jit(module)
+    assert any(i.opcode == "fusion" and i.attrs["calls"].root.opcode == "scatter" and
+               {j.opcode for j in i.attrs["calls"].instructions} >= {"gather", "multiply"}
+               for i in fused.lowered.hlo.entry.instructions)
+    check(text, table, rows, scale, segments, rtol=1e-5, atol=1e-5)
+
+
 def test_scatter_in_a_while_loop_accumulates():
     """A histogram built one scatter per iteration (in-place friendly shape)."""
     text = """HloModule hist

@@ -1,6 +1,7 @@
 """In-place updates must not take a buffer that the instruction also reads
-through another operand at other indices (regressions: scatter(x, i, x) and a
-loop fusion reading one input twice, once reversed)."""
+through another operand at other indices (regressions: scatter(x, i, x), a
+loop fusion reading one input twice, once reversed, and a scatter whose fused
+updates gather rows of the array it updates)."""
 import numpy as np
 
 import xlac
@@ -123,3 +124,57 @@ ENTRY e {
         np.testing.assert_array_equal(g, w)
     a = exe.lowered.assignment
     assert not any(w.name == "d" for w, _ in a.in_place)
+
+
+SEGMENT_SUM = """HloModule s
+""" + ADD + """
+ENTRY e {
+  p = f32[6,4]{1,0} parameter(0)
+  i = s32[5]{0} parameter(1)
+  w = f32[5]{0} parameter(2)
+  j = s32[5]{0} parameter(3)
+  x = f32[6,4]{1,0} negate(p)
+  ri = s32[5,1]{1,0} reshape(i)
+  g = f32[5,4]{1,0} gather(%s, ri), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  wb = f32[5,4]{1,0} broadcast(w), dimensions={0}
+  u = f32[5,4]{1,0} multiply(g, wb)
+  rj = s32[5,1]{1,0} reshape(j)
+  s = f32[6,4]{1,0} scatter(x, rj, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT n = f32[6,4]{1,0} negate(s)
+}
+"""
+
+
+def _segment_sum_args():
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((6, 4)).astype(np.float32), np.array([5, 0, 2, 1, 9], np.int32),
+            rng.standard_normal(5).astype(np.float32), np.array([0, 1, 4, -1, 0], np.int32))
+
+
+def _scatter_fusion(exe):
+    fusions = [i for c in exe.lowered.hlo.computations for i in c.instructions
+               if i.opcode == "fusion" and i.attrs["calls"].root.opcode == "scatter"]
+    assert len(fusions) == 1 and fusions[0].attrs["kind"] == "kInput"
+    return fusions[0]
+
+
+def test_a_scatter_computes_its_gathered_updates_in_place():
+    # The gather, broadcast and multiply fuse into the scatter's loop (it reads
+    # p, w and the indices); the base x (computed here, read once) is updated
+    # in the result buffer.
+    text = SEGMENT_SUM % "p"
+    a = _run(text, *_segment_sum_args())
+    exe = xlac.jit(text)
+    fusion = _scatter_fusion(exe)
+    assert [o.name for o in fusion.operands] == ["x", "j", "p", "w", "i"]
+    assert [(w.name, o.name) for w, o in a.in_place] == [("n", fusion.name), (fusion.name, "x")]
+
+
+def test_a_scatter_whose_updates_read_its_base_is_not_in_place():
+    # The updates gather rows of x, which the scatter updates: in place, a
+    # later row would read an earlier update.
+    text = SEGMENT_SUM % "x"
+    a = _run(text, *_segment_sum_args())
+    fusion = _scatter_fusion(xlac.jit(text))
+    assert [o.name for o in fusion.operands] == ["x", "j", "w", "i"]
+    assert [(w.name, o.name) for w, o in a.in_place] == [("n", fusion.name)]

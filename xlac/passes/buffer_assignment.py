@@ -663,7 +663,23 @@ def may_update_in_place(inst: HloInstruction) -> list[int]:
         return [k for k, o in enumerate(inst.operands) if o.shape == inst.shape]
     if inst.opcode == "fusion" and inst.attrs.get("kind") == "kLoop":
         return _read_elementwise_only(inst, inst.shape)
+    if inst.opcode == "fusion" and inst.attrs["calls"].root.opcode == "scatter":
+        return _scatter_base_only(inst)
     return []
+
+
+def _scatter_base_only(fusion: HloInstruction) -> list[int]:
+    """The operand a scatter-rooted fusion updates (its scatter's operand 0),
+    unless the fused indices or updates read it too (they would see it half
+    updated)."""
+    root = fusion.attrs["calls"].root
+    base = root.operands[0]
+    if base.opcode != "parameter" or any(o is base for o in root.operands[1:]):
+        return []
+    fusion.attrs["calls"].compute_users()
+    k = base.parameter_number
+    alone = sum(o is fusion.operands[k] for o in fusion.operands) == 1
+    return [k] if alone and base.users == [root] else []
 
 
 def may_update_output(inst: HloInstruction, leaf: int) -> list[int]:

@@ -16,8 +16,11 @@ Rules (see ``why_not``):
   control flow are never fused.
 * A consumer must be elemental, a ``reduce`` (its input producers are fused in),
   a one-operand ``reduce-window`` that is not a scan (``kernels/scan.py`` runs
-  those; an expensive producer only where no two windows overlap) or a
-  fusion.  ``dot`` operands are never fused: a dot reads each operand
+  those; an expensive producer only where no two windows overlap), a
+  one-operand ``scatter`` (its indices and updates, each element read once:
+  a segment sum of gathered products is one loop; never its operand 0, which
+  it updates) or a fusion.  A ``reduce`` or ``scatter`` consumer makes a
+  ``kInput`` fusion, as XLA's GPU fusion does.  ``dot`` operands are never fused: a dot reads each operand
   element many times.  Nor are a matrix product's operands fused into its
   output fusion (a matrix-vector product's may be): the GEMM library
   (``codegen/gemm_library.py``) reads them from buffers, and a GEMM of the
@@ -193,8 +196,22 @@ def fusible_consumer(inst: HloInstruction) -> bool:
         # A pool reads its operand through its generator (jax's reshape before
         # a max pool, a relu); a scan is a kernel of its own (``kernels/scan.py``).
         return len(inst.operands) == 2 and inst.shape.is_array and not runs_sequentially(inst)
+    if inst.opcode == "scatter":
+        # Its indices and updates, each read once; not its base (operand 0,
+        # updated in place: ``scatter_base``).
+        return len(inst.operands) == 3 and inst.shape.is_array
     return (_ELEMENTWISE[inst.opcode] or _DATA_MOVEMENT[inst.opcode] or inst.opcode == "reduce") and \
         (inst.shape.is_array or inst.opcode == "reduce")
+
+
+def scatter_base(consumer: HloInstruction) -> HloInstruction | None:
+    """The operand of ``consumer`` (a ``scatter``, or a fusion rooted at one) that
+    is the scatter's operand 0, the array it updates; None for other consumers."""
+    root = fused_root(consumer)
+    if root.opcode != "scatter":
+        return None
+    base = root.operands[0]
+    return consumer.operands[base.parameter_number] if consumer.opcode == "fusion" else base
 
 
 def is_strided_slice(inst: HloInstruction) -> bool:
@@ -386,7 +403,7 @@ class Fuser:
                               dict(consumer.attrs), consumer.name)
         fused.add_instruction(root)
         fused.root = root
-        kind = "kInput" if consumer.opcode == "reduce" else "kLoop"
+        kind = "kInput" if consumer.opcode in ("reduce", "scatter") else "kLoop"
         fusion = HloInstruction("fusion", consumer.shape, operands, {"kind": kind, "calls": fused},
                                 self.fresh(f"fusion.{consumer.name}", names))
         self.module.add_computation(fused)
@@ -497,6 +514,10 @@ class Fuser:
             return f"{producer.opcode} is not fusible as a producer"
         if consumer.opcode == "dot" or not fusible_consumer(consumer):
             return f"{consumer.opcode} does not take fused operands"
+        if scatter_base(consumer) is producer:
+            # The kernel copies the base into its result (or updates it in
+            # place) and then reads only the windows it combines.
+            return "a scatter's operand 0 is updated, not computed in its loop"
         # Counted, not listed: a scalar constant CSE merged is read by thousands
         # of consumers, each of which asks.
         expensive = _EXPENSIVE[producer.opcode]

@@ -42,8 +42,8 @@ def _mergeable(inst: HloInstruction) -> bool:
     other tap for each phase, jax's ``associative_scan`` reading the even
     and the odd elements): a kernel of its own that a sibling can share.  (A
     contiguous slice keeps its kernel of row copies.)"""
-    if inst.opcode == "fusion":
-        return inst.attrs.get("kind") in ("kLoop", "kInput")
+    if inst.opcode == "fusion":         # (not a scatter's: it updates its base, it is no loop over it)
+        return inst.attrs.get("kind") in ("kLoop", "kInput") and inst.attrs["calls"].root.opcode != "scatter"
     return (has_trait(inst.opcode, Trait.ELEMENTWISE) or is_strided_slice(inst)) and inst.shape.is_array
 
 

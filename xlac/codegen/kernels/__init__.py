@@ -34,7 +34,7 @@ def register_all(registry: KernelRegistry | None = None) -> KernelRegistry:
     r.add("conditional", control_flow.CONDITIONAL)
     r.add("while", control_flow.WHILE)
     r.add("dynamic-update-slice", block_copy.DYNAMIC_UPDATE_SLICE, dynamic_slice.DYNAMIC_UPDATE_SLICE)
-    r.add("scatter", scatter.SCATTER)
+    r.add(("scatter", "fusion:kInput:scatter"), scatter.SCATTER)
     r.add("select-and-scatter", windows.SELECT_AND_SCATTER)
     r.add("reduce-window", scan.SCAN)
     r.add("sort", sort.SORT)

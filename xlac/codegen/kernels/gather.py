@@ -28,6 +28,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from .. import types
 from ..elemental import ElementalEmitter
+from ..hoisting import mapped_index
 from ..ir_array import I64, Index, i64
 
 
@@ -76,6 +77,19 @@ def gather_generator(em: ElementalEmitter, inst: HloInstruction, gens):
     # Where each explicit batching dim of the operand finds its index among the batch dims.
     batching = [(od, batch_in.index(sd)) for od, sd in zip(operand_batching, indices_batching)]
 
+    def start_gen(k: int, hi: int):
+        # start k of the slice at an index of start_indices' batch dimensions
+        # (ivd's component left out): one generator per k, which hoisting keys on
+        def start(at: Index):
+            multi = list(at.multi)
+            if ivd < indices.rank:
+                multi.insert(ivd, i64(k))
+            return clamp_start(em.b, g_indices(Index(multi)), signed, hi)
+        return start
+    # (d, generator of its start) for the dimensions whose start is not always 0
+    starts = [(d, start_gen(k, operand.dimensions[d] - slice_sizes[d]))
+              for k, d in enumerate(start_index_map) if operand.dimensions[d] - slice_sizes[d] > 0]
+
     def gen(index: Index):
         b = em.b
         G = [index.multi[d] for d in batch_out]
@@ -84,14 +98,11 @@ def gather_generator(em: ElementalEmitter, inst: HloInstruction, gens):
             multi[od] = G[k]
         for k, d in enumerate(remapped):
             multi[d] = index.multi[offset_dims[k]]
-        for k, d in enumerate(start_index_map):
-            hi = operand.dimensions[d] - slice_sizes[d]
-            if hi <= 0:
-                continue  # the slice spans the dimension: the start clamps to 0
-            idx_multi = list(G)
-            if ivd < indices.rank:
-                idx_multi.insert(ivd, i64(k))
-            start = clamp_start(b, g_indices(Index(idx_multi)), signed, hi)
+        # The starts depend on the batch dimensions only: read once per row of
+        # the slice where those are outer loops (an embedding lookup's row).
+        at = mapped_index(em.ctx, index, batch_out)
+        for d, start_of in starts:
+            start = em.hoisting.hoisted(start_of, at)
             multi[d] = start if multi[d] is None or _is_zero(multi[d]) else b.add(multi[d], start)
         return g_operand(Index(multi))
     return gen

@@ -21,6 +21,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 
 from .. import scalar_ops
+from ..emission import context_of
 from ..ir_array import Index, i64
 from ..loops import for_range
 from ..kernel_choice import KernelCandidate
@@ -40,9 +41,11 @@ def scatter_dimension_numbers(inst):
 
 
 @contextmanager
-def _loops(b, sizes, name):
-    """Nested loops (first size outermost); yields the list of induction values."""
-    ivs = []
+def _loops(b, sizes, name, chains: list):
+    """Nested loops (first size outermost), each with its hoist chain in
+    ``chains`` while it runs; yields (induction values, their loops' depths:
+    0 for a loop of one iteration, whose value is the constant 0)."""
+    ivs, depths = [], []
 
     @contextmanager
     def level(k):
@@ -51,33 +54,53 @@ def _loops(b, sizes, name):
             return
         if sizes[k] == 1:
             ivs.append(i64(0))
+            depths.append(0)
             with level(k + 1):
                 yield
             return
-        with for_range(b, sizes[k], f"{name}{k}") as iv:
+        with for_range(b, sizes[k], f"{name}{k}", chains) as iv:
             ivs.append(iv)
+            depths.append(len(chains))
             with level(k + 1):
                 yield
 
     with level(0):
-        yield ivs
+        yield ivs, depths
+
+
+def _not_elemental(index):
+    raise AssertionError("a scatter has no elemental generator: its kernel drives it")
 
 
 def _emit_scatter(ctx) -> None:
-    inst, b = ctx.inst, ctx.b
+    kernel, b = ctx.inst, ctx.b
+    # A scatter, or a kInput fusion rooted at one: its indices and updates
+    # computed in the loop (``passes/fusion.py``), its operands read from buffers.
+    inst = kernel.attrs["calls"].root if kernel.opcode == "fusion" else kernel
     n = (len(inst.operands) - 1) // 2
     operands, indices, updates = inst.operands[:n], inst.operands[n], inst.operands[n + 1:]
     uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
     outs = ctx.output_arrays()
-    for k, (out, op) in enumerate(zip(outs, operands)):
-        if ctx.assignment.slice_of(inst, k) == ctx.assignment.slice_of(op, 0):
+    if kernel.opcode == "fusion":
+        bases = [op.parameter_number for op in operands]
+        gens = ctx.em.instruction_generators(kernel.attrs["calls"], [
+            ctx.operand_generator(k) for k in range(len(kernel.operands))], overrides={id(inst): _not_elemental})
+        index_gen = gens[id(indices)]
+        update_gens = [gens[id(u)] for u in updates]
+    else:
+        bases = list(range(n))
+        index_gen = ctx.operand_generator(n)
+        update_gens = [ctx.operand_generator(n + 1 + k) for k in range(n)]
+    for k, (out, base) in enumerate(zip(outs, bases)):
+        op = kernel.operands[base]
+        if ctx.assignment.slice_of(kernel, k) == ctx.assignment.slice_of(op, 0):
             fill_padding(b, out)
             continue
         src, _ = ctx.assignment.defining(op, 0)
         if src.opcode == "constant" and src.literal.size <= 1:
-            copy_array(b, out, ctx.operand_generator(k))
+            copy_array(b, out, ctx.operand_generator(base))
         else:
-            copy_array(b, out, ctx.operand_array(k))
+            copy_array(b, out, ctx.operand_array(base))
     upd_shape = updates[0].shape
     if upd_shape.element_count() == 0 or outs[0].shape.element_count() == 0:
         return
@@ -93,21 +116,26 @@ def _emit_scatter(ctx) -> None:
         window_size[d] = upd_shape.dimensions[uwd[k]]
     idx_shape = indices.shape
     idx_pt = idx_shape.element_type
-    index_gen = ctx.operand_generator(n)
-    update_gens = [ctx.operand_generator(n + 1 + k) for k in range(n)]
     # The dimensions of scatter_indices that G indexes (all but index_vector_dim).
     idx_batch_dims = [d for d in range(idx_shape.rank) if d != ivd]
     comp = inst.attrs["to_apply"]
 
-    with _loops(b, [upd_shape.dimensions[d] for d in scatter_dims], "g") as g:
+    # The indices are placed in the loop nest (emission.LoopPoint): what the
+    # fused indices and updates compute per scatter index (a gathered row's
+    # number, a scale) is emitted once in front of the window loop, not per
+    # element.  Hoisted code reads only inside the window's bounds check or
+    # reads nothing that depends on an index.
+    chains: list = []
+    with _loops(b, [upd_shape.dimensions[d] for d in scatter_dims], "g", chains) as (g, g_depths):
         starts = [i64(0)] * rank
         for k, od in enumerate(sd2od):
-            multi = [i64(0)] * idx_shape.rank
+            multi, depths = [i64(0)] * idx_shape.rank, [0] * idx_shape.rank
             for pos, d in enumerate(idx_batch_dims):
-                multi[d] = g[pos]
+                multi[d], depths[d] = g[pos], g_depths[pos]
             if ivd < idx_shape.rank:
                 multi[ivd] = i64(k)
-            starts[od] = index_to_i64(b, index_gen(Index(multi)), idx_pt)
+            at = context_of(b.module).place(Index(multi), depths, list(chains))
+            starts[od] = index_to_i64(b, index_gen(at), idx_pt)
         for od, sd in zip(ibd, sibd):
             starts[od] = g[sd if sd < ivd else sd - 1]
         valid = ir.Constant(ir.IntType(1), 1)
@@ -118,17 +146,18 @@ def _emit_scatter(ctx) -> None:
             valid = b.and_(valid, b.icmp_signed(">=", starts[d], i64(0)))
             valid = b.and_(valid, b.icmp_signed("<=", starts[d], i64(limit)))
         with b.if_then(valid):
-            with _loops(b, [upd_shape.dimensions[d] for d in uwd], "w") as w:
-                u = [None] * upd_shape.rank
+            with _loops(b, [upd_shape.dimensions[d] for d in uwd], "w", chains) as (w, w_depths):
+                u, u_depths = [None] * upd_shape.rank, [0] * upd_shape.rank
                 for pos, d in enumerate(scatter_dims):
-                    u[d] = g[pos]
+                    u[d], u_depths[d] = g[pos], g_depths[pos]
                 for pos, d in enumerate(uwd):
-                    u[d] = w[pos]
+                    u[d], u_depths[d] = w[pos], w_depths[pos]
                 target = list(starts)
                 for pos, d in enumerate(window_operand_dims):
                     target[d] = w[pos] if isinstance(starts[d], ir.Constant) and starts[d].constant == 0 \
                         else b.add(starts[d], w[pos])
-                o_index, u_index = Index(target), Index(u)
+                o_index = Index(target)
+                u_index = context_of(b.module).place(Index(u), u_depths, list(chains))
                 current = [out.read(b, o_index) for out in outs]
                 news = [gen(u_index) for gen in update_gens]
                 with scalar_ops.scalar_loop():
