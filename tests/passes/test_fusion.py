@@ -1012,3 +1012,31 @@ def test_a_convolutions_operands_are_not_fused_into_its_output_fusion():
     rng = np.random.default_rng(5)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 6, 6, 3), (3,), (3, 3, 3, 4), (4,)]]
     np.testing.assert_allclose(xlac.jit(text)(*args), xlac.evaluate(text, *args), rtol=1e-5, atol=1e-5)
+
+
+def test_a_scatter_takes_cheap_updates_but_not_its_base_a_transpose_or_an_expensive_op():
+    module = xlac.parse_hlo("""
+    HloModule m
+    """ + ADD + """
+    ENTRY e {
+      p = f32[4,6]{1,0} parameter(0)
+      w = f32[6]{0} parameter(1)
+      i = s32[6,1]{1,0} parameter(2)
+      q = f32[6,4]{1,0} parameter(3)
+      base = f32[6,4]{1,0} negate(q)
+      t = f32[6,4]{1,0} transpose(p), dimensions={1,0}
+      e = f32[6,4]{1,0} exponential(q)
+      b = f32[6,4]{1,0} broadcast(w), dimensions={0}
+      m = f32[6,4]{1,0} multiply(t, b)
+      u = f32[6,4]{1,0} add(m, e)
+      s0 = f32[5,4]{1,0} slice(base), slice={[0:5], [0:4]}
+      ROOT s = f32[5,4]{1,0} scatter(s0, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+    }""")
+    InstructionFusion().run(module)
+    (fusion,) = [i for i in entry_fusions(module) if i.attrs["calls"].root.opcode == "scatter"]
+    assert fusion.attrs["kind"] == "kInput"
+    inside = {i.opcode for i in fusion.attrs["calls"].instructions}
+    assert {"multiply", "add", "broadcast"} <= inside and not inside & {"transpose", "exponential", "slice"}
+    notes = [str(d) for d in module.diagnostics]
+    for name, why in (("t", "across its layout"), ("e", "serial loop"), ("s0", "operand 0 is updated")):
+        assert any(f"not fused: {name} " in n and why in n for n in notes), (name, notes)
