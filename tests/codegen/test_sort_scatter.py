@@ -513,6 +513,35 @@ def test_scatter_of_gathered_products_fused_against_the_evaluator(t, window_mino
     check(text, table, rows, scale, segments, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("rows_dim", [0, 1])
+@pytest.mark.parametrize("order", ["sorted", "random"])
+def test_a_large_scatter_split_between_threads_is_the_serial_result(rows_dim, order):
+    """Windows of 32 elements, 8192 of them (duplicates, out-of-bounds rows).
+    Sorted by row, the tasks own the result's rows along the inserted dimension
+    and each applies its windows in the updates' order, so f32 sums round
+    exactly as the evaluator's serial loop does (in random order one thread
+    runs them); with the rows minor in the layout too."""
+    layout = "{1,0}" if rows_dim == 0 else "{0,1}"
+    x_dims, u_dims = ((300, 32), (8192, 32)) if rows_dim == 0 else ((32, 300), (32, 8192))
+    text = f"""HloModule big_scatter
+{ADD_F32}
+ENTRY e {{
+  x = f32[{x_dims[0]},{x_dims[1]}]{layout} parameter(0)
+  i = s32[8192,1]{{1,0}} parameter(1)
+  u = f32[{u_dims[0]},{u_dims[1]}]{{1,0}} parameter(2)
+  ROOT s = f32[{x_dims[0]},{x_dims[1]}]{layout} scatter(x, i, u), update_window_dims={{{1 - rows_dim}}}, inserted_window_dims={{{rows_dim}}}, scatter_dims_to_operand_dims={{{rows_dim}}}, index_vector_dim=1, to_apply=add
+}}
+"""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(x_dims).astype(np.float32)
+    u = (rng.standard_normal(u_dims) * 1e4).astype(np.float32)
+    idx = rng.integers(-5, 310, (8192, 1)).astype(np.int32)
+    if order == "sorted":
+        idx = np.sort(idx, axis=0)
+    got = xlac.jit(text)(x, idx, u)
+    np.testing.assert_array_equal(got, xlac.evaluate(text, x, idx, u))
+
+
 def test_scatter_in_a_while_loop_accumulates():
     """A histogram built one scatter per iteration (in-place friendly shape)."""
     text = """HloModule hist

@@ -15,8 +15,9 @@ rows:
 * a ``scatter`` adding each product into its row, in entry order.
 
 An entry outside ``[indptr[0], indptr[rows])`` or naming a column outside
-``[0, cols)`` (jax pads BCSR matrices with such entries) adds nothing; Eigen
-would read past ``rhs``, and generated code never does.  The evaluator's rule
+``[0, cols)`` (jax pads BCSR matrices with such entries) adds nothing: its row
+is made ``rows``, past the end, and the scatter skips it (Eigen would read past
+``rhs``; generated code never does).  The evaluator's rule
 (``xlac.evaluator``) computes the same sums with numpy.
 """
 from __future__ import annotations
@@ -56,7 +57,7 @@ class _Ops:
 
     def gather_rows(self, table, index) -> HloInstruction:
         """``table[index]`` for a vector ``index`` [m]: rows of ``table`` [r] or [r, n]
-        as [m] or [m, n] (``index`` in bounds)."""
+        as [m] or [m, n] (an index out of bounds clamps, as gather does)."""
         m = index.shape.dimensions[0]
         rest = table.shape.dimensions[1:]
         column = self.rw.create("reshape", Shape(index.shape.element_type, (m, 1)), [index])
@@ -102,18 +103,16 @@ def csr_sparse_dense(inst: HloInstruction, rw: PatternRewriter) -> bool:
         return rw.supersede(inst, o.full(et, 0, inst.shape.dimensions))
     row, inside = _row_of_entries(o, indptr, nse, rows)
     column_ok = o.op("and", o.cmp("GE", indices, o.full(it, 0, (nse,))), o.cmp("LT", indices, o.full(it, cols, (nse,))))
-    keep = o.op("and", inside, column_ok)
-    zero = o.full(it, 0, (nse,))
-    column = o.select(column_ok, indices, zero)
+    # A dropped entry goes to row `rows`, past the end: the scatter skips its
+    # window (and the rows stay in order, which lets the scatter split them
+    # between threads); the gather clamps its column.
+    target_row = o.select(o.op("and", inside, column_ok), row, o.full(it, rows, (nse,)))
     matrix = rhs if rhs.shape.rank == 2 else rw.create("reshape", Shape(et, (cols, 1)), [rhs])
-    picked = o.gather_rows(matrix, column)                                    # [nse, n]
     grid = Shape(et, (nse, n))
-    scaled = rw.create("multiply", grid, [rw.create("broadcast", grid, [data], {"dimensions": (0,)}), picked])
-    keep_grid = rw.create("broadcast", Shape(PRED, (nse, n)), [keep], {"dimensions": (0,)})
-    # select, not data masked first: a dropped entry's 0 * inf would be a NaN
-    products = o.select(keep_grid, scaled, o.full(et, 0, (nse, n)))
-    target_row = rw.create("reshape", Shape(it, (nse, 1)), [o.select(keep, row, zero)])
-    out = rw.create("scatter", Shape(et, (rows, n)), [o.full(et, 0, (rows, n)), target_row, products], {
+    products = rw.create("multiply", grid, [rw.create("broadcast", grid, [data], {"dimensions": (0,)}),
+                                            o.gather_rows(matrix, indices)])
+    out = rw.create("scatter", Shape(et, (rows, n)), [
+        o.full(et, 0, (rows, n)), rw.create("reshape", Shape(it, (nse, 1)), [target_row]), products], {
         "update_window_dims": (1,), "inserted_window_dims": (0,), "scatter_dims_to_operand_dims": (0,),
         "index_vector_dim": 1, "to_apply": rw.scalar_computation("add", et)})
     if out.shape.dimensions != inst.shape.dimensions:

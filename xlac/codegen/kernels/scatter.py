@@ -14,6 +14,7 @@ deterministically; the evaluator uses the same order.
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 from llvmlite import ir
@@ -22,8 +23,10 @@ from ...errors import UnsupportedError
 
 from .. import scalar_ops
 from ..emission import context_of
-from ..ir_array import Index, i64
+from ..emitter import PTR
+from ..ir_array import I64, Index, i64
 from ..loops import for_range
+from ..task_grid import thread_count
 from ..kernel_choice import KernelCandidate
 from ._util import copy_array, fill_padding, index_to_i64
 
@@ -72,25 +75,28 @@ def _not_elemental(index):
     raise AssertionError("a scatter has no elemental generator: its kernel drives it")
 
 
+#: A scatter runs its windows on several threads when each has at least this
+#: many elements and all the updates at least PARALLEL_ELEMENTS
+#: (``_split_dimension``).
+PARALLEL_WINDOW = 16
+PARALLEL_ELEMENTS = 1 << 16
+#: How many scatter indices ``_looks_sorted`` reads to decide whether to split.
+SORT_SAMPLES = 64
+
+
+def _root(kernel):
+    """The scatter a kernel runs: the instruction, or a kInput fusion's root."""
+    return kernel.attrs["calls"].root if kernel.opcode == "fusion" else kernel
+
+
 def _emit_scatter(ctx) -> None:
     kernel, b = ctx.inst, ctx.b
     # A scatter, or a kInput fusion rooted at one: its indices and updates
     # computed in the loop (``passes/fusion.py``), its operands read from buffers.
-    inst = kernel.attrs["calls"].root if kernel.opcode == "fusion" else kernel
+    inst = _root(kernel)
     n = (len(inst.operands) - 1) // 2
-    operands, indices, updates = inst.operands[:n], inst.operands[n], inst.operands[n + 1:]
-    uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
+    bases = [op.parameter_number for op in inst.operands[:n]] if kernel.opcode == "fusion" else list(range(n))
     outs = ctx.output_arrays()
-    if kernel.opcode == "fusion":
-        bases = [op.parameter_number for op in operands]
-        gens = ctx.em.instruction_generators(kernel.attrs["calls"], [
-            ctx.operand_generator(k) for k in range(len(kernel.operands))], overrides={id(inst): _not_elemental})
-        index_gen = gens[id(indices)]
-        update_gens = [gens[id(u)] for u in updates]
-    else:
-        bases = list(range(n))
-        index_gen = ctx.operand_generator(n)
-        update_gens = [ctx.operand_generator(n + 1 + k) for k in range(n)]
     for k, (out, base) in enumerate(zip(outs, bases)):
         op = kernel.operands[base]
         if ctx.assignment.slice_of(kernel, k) == ctx.assignment.slice_of(op, 0):
@@ -101,9 +107,112 @@ def _emit_scatter(ctx) -> None:
             copy_array(b, out, ctx.operand_generator(base))
         else:
             copy_array(b, out, ctx.operand_array(base))
-    upd_shape = updates[0].shape
+    upd_shape = inst.operands[n + 1].shape
     if upd_shape.element_count() == 0 or outs[0].shape.element_count() == 0:
         return
+    split = _split_dimension(inst)
+    if split is None:
+        _apply_updates(ctx, None)
+        return
+    extent = inst.shape.leaves()[0].dimensions[split]
+    threads = thread_count(b, ctx.opts_arg)
+    tasks = b.select(b.icmp_signed("<", threads, i64(1)), i64(1), threads)
+    tasks = b.select(b.icmp_signed(">", tasks, i64(extent)), i64(extent), tasks)
+    tasks = b.select(_looks_sorted(ctx, split), tasks, i64(1))
+
+    def task(tctx, i):
+        # Task i owns the operand's rows [i extent / tasks, (i + 1) extent / tasks)
+        # along ``split`` and applies, in order, every window that starts there.
+        tb = tctx.b
+        n_tasks = tb.ptrtoint(tctx.shared[0], I64)
+        lo = tb.udiv(tb.mul(i, i64(extent)), n_tasks)
+        hi = tb.udiv(tb.mul(tb.add(i, i64(1)), i64(extent)), n_tasks)
+        _apply_updates(tctx, (split, lo, hi))
+
+    ctx.parallel_for(tasks, task, shared=(b.inttoptr(tasks, PTR),))
+
+
+def _looks_sorted(ctx, split: int) -> ir.Value:
+    """An i1: whether ``SORT_SAMPLES`` scatter indices spread evenly over the
+    updates start their windows in non-decreasing order along ``split`` (read
+    at run time).  Sorted (a CSR matrix's rows, sorted segment ids), each task
+    reads one run of the updates; in random order, every task would read every
+    other window of all of them, which streams worse than one thread reading
+    them all in order (65,536 windows of 64 f32 in random rows: 1.29 ms on two
+    threads, 0.61 ms on one).  Either way the result is the same."""
+    kernel, b = ctx.inst, ctx.b
+    inst = _root(kernel)
+    n = (len(inst.operands) - 1) // 2
+    indices, upd_shape = inst.operands[n], inst.operands[n + 1].shape
+    uwd, _, sd2od, ivd, _, _ = scatter_dimension_numbers(inst)
+    if kernel.opcode == "fusion":
+        index_gen = ctx.em.instruction_generators(kernel.attrs["calls"], [
+            ctx.operand_generator(k) for k in range(len(kernel.operands))],
+            overrides={id(inst): _not_elemental})[id(indices)]
+    else:
+        index_gen = ctx.operand_generator(n)
+    sizes = [upd_shape.dimensions[d] for d in range(upd_shape.rank) if d not in uwd]
+    total = math.prod(sizes)
+    samples = min(SORT_SAMPLES, total)
+    idx_shape = indices.shape
+    batch = [d for d in range(idx_shape.rank) if d != ivd]
+    last = ctx.alloca_builder.alloca(I64, name="scatter.last_start")
+    ordered = ctx.alloca_builder.alloca(ir.IntType(1), name="scatter.sorted")
+    b.store(i64(-(1 << 63)), last)
+    b.store(ir.Constant(ir.IntType(1), 1), ordered)
+    with for_range(b, samples, "sample") as s_:
+        flat = b.udiv(b.mul(s_, i64(total - 1)), i64(max(samples - 1, 1)))
+        multi = [i64(0)] * idx_shape.rank
+        for pos in reversed(range(len(sizes))):          # G's components, row-major
+            multi[batch[pos]] = b.urem(flat, i64(sizes[pos]))
+            flat = b.udiv(flat, i64(sizes[pos]))
+        if ivd < idx_shape.rank:
+            multi[ivd] = i64(sd2od.index(split))
+        start = index_to_i64(b, index_gen(Index(multi)), idx_shape.element_type)
+        b.store(b.and_(b.load(ordered), b.icmp_signed(">=", start, b.load(last))), ordered)
+        b.store(start, last)
+    return b.load(ordered)
+
+
+def _split_dimension(inst) -> int | None:
+    """The operand dimension the update windows are split along between tasks,
+    or None to run them on one thread.  Each task scans every scatter index
+    and applies the windows that start in its part of a dimension along which
+    windows are one element wide, so each element of the result is updated by
+    one task, in the updates' order (the result is the serial one, bit for
+    bit).  The scan is repeated per task: worth it only for windows of at
+    least ``PARALLEL_WINDOW`` elements and ``PARALLEL_ELEMENTS`` updates in all."""
+    n = (len(inst.operands) - 1) // 2
+    upd_shape = inst.operands[n + 1].shape
+    uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
+    window = math.prod(upd_shape.dimensions[d] for d in uwd)
+    if window < PARALLEL_WINDOW or upd_shape.element_count() < PARALLEL_ELEMENTS:
+        return None
+    dims = inst.shape.leaves()[0].dimensions
+    # one element wide (inserted), its start read from the indices
+    candidates = [d for d in sd2od if d in iwd and dims[d] > 1]
+    return max(candidates, key=lambda d: dims[d], default=None)
+
+
+def _apply_updates(ctx, part) -> None:
+    """Combine every update window into the result (already a copy of the
+    operands), in the updates' order; with ``part`` = (dimension, lo, hi) only
+    the windows whose start along that dimension is in [lo, hi)."""
+    kernel, b = ctx.inst, ctx.b
+    inst = _root(kernel)
+    n = (len(inst.operands) - 1) // 2
+    operands, indices, updates = inst.operands[:n], inst.operands[n], inst.operands[n + 1:]
+    uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
+    outs = ctx.output_arrays()
+    if kernel.opcode == "fusion":
+        gens = ctx.em.instruction_generators(kernel.attrs["calls"], [
+            ctx.operand_generator(k) for k in range(len(kernel.operands))], overrides={id(inst): _not_elemental})
+        index_gen = gens[id(indices)]
+        update_gens = [gens[id(u)] for u in updates]
+    else:
+        index_gen = ctx.operand_generator(n)
+        update_gens = [ctx.operand_generator(n + 1 + k) for k in range(n)]
+    upd_shape = updates[0].shape
 
     op_dims = operands[0].shape.dimensions
     rank = len(op_dims)
@@ -145,6 +254,10 @@ def _emit_scatter(ctx) -> None:
             limit = op_dims[d] - window_size[d]
             valid = b.and_(valid, b.icmp_signed(">=", starts[d], i64(0)))
             valid = b.and_(valid, b.icmp_signed("<=", starts[d], i64(limit)))
+        if part is not None:
+            d, lo, hi = part
+            valid = b.and_(valid, b.icmp_signed(">=", starts[d], lo))
+            valid = b.and_(valid, b.icmp_signed("<", starts[d], hi))
         with b.if_then(valid):
             with _loops(b, [upd_shape.dimensions[d] for d in uwd], "w", chains) as (w, w_depths):
                 u, u_depths = [None] * upd_shape.rank, [0] * upd_shape.rank
