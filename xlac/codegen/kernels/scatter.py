@@ -1,5 +1,11 @@
 """``scatter`` (also variadic): copy the operands, then combine each update window.
 
+The kernel runs a ``scatter`` or a ``kInput`` fusion rooted at one, whose
+indices and updates are computed in its loop (``passes/fusion.py``); what
+they compute per scatter index is hoisted out of the window loop.  Large
+windows whose indices are in order (sampled at run time) are split between
+threads by the rows of the result (``_split_dimension``).
+
 For every scatter index ``G`` of the updates (their dimensions not in
 ``update_window_dims``, row-major), the start of the window in the operand is
 built from the index vector ``scatter_indices[Combine(G, :)]`` through
@@ -89,6 +95,19 @@ def _root(kernel):
     return kernel.attrs["calls"].root if kernel.opcode == "fusion" else kernel
 
 
+def _generators(ctx) -> tuple:
+    """(the indices' generator, the updates' generators) of the kernel's
+    scatter in ``ctx``: its operands', or a fusion's fused values."""
+    kernel = ctx.inst
+    inst = _root(kernel)
+    n = (len(inst.operands) - 1) // 2
+    if kernel.opcode != "fusion":
+        return ctx.operand_generator(n), [ctx.operand_generator(n + 1 + k) for k in range(n)]
+    gens = ctx.em.instruction_generators(kernel.attrs["calls"], [
+        ctx.operand_generator(k) for k in range(len(kernel.operands))], overrides={id(inst): _not_elemental})
+    return gens[id(inst.operands[n])], [gens[id(u)] for u in inst.operands[n + 1:]]
+
+
 def _emit_scatter(ctx) -> None:
     kernel, b = ctx.inst, ctx.b
     # A scatter, or a kInput fusion rooted at one: its indices and updates
@@ -145,12 +164,7 @@ def _looks_sorted(ctx, split: int) -> ir.Value:
     n = (len(inst.operands) - 1) // 2
     indices, upd_shape = inst.operands[n], inst.operands[n + 1].shape
     uwd, _, sd2od, ivd, _, _ = scatter_dimension_numbers(inst)
-    if kernel.opcode == "fusion":
-        index_gen = ctx.em.instruction_generators(kernel.attrs["calls"], [
-            ctx.operand_generator(k) for k in range(len(kernel.operands))],
-            overrides={id(inst): _not_elemental})[id(indices)]
-    else:
-        index_gen = ctx.operand_generator(n)
+    index_gen, _ = _generators(ctx)
     sizes = [upd_shape.dimensions[d] for d in range(upd_shape.rank) if d not in uwd]
     total = math.prod(sizes)
     samples = min(SORT_SAMPLES, total)
@@ -204,14 +218,7 @@ def _apply_updates(ctx, part) -> None:
     operands, indices, updates = inst.operands[:n], inst.operands[n], inst.operands[n + 1:]
     uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
     outs = ctx.output_arrays()
-    if kernel.opcode == "fusion":
-        gens = ctx.em.instruction_generators(kernel.attrs["calls"], [
-            ctx.operand_generator(k) for k in range(len(kernel.operands))], overrides={id(inst): _not_elemental})
-        index_gen = gens[id(indices)]
-        update_gens = [gens[id(u)] for u in updates]
-    else:
-        index_gen = ctx.operand_generator(n)
-        update_gens = [ctx.operand_generator(n + 1 + k) for k in range(n)]
+    index_gen, update_gens = _generators(ctx)
     upd_shape = updates[0].shape
 
     op_dims = operands[0].shape.dimensions
