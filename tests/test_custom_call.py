@@ -496,6 +496,25 @@ ENTRY main {{
     assert xlac.evaluate(text, np.float32(2)) == -2
 
 
+@pytest.mark.parametrize("target", ["annotate_device_placement", "MoveToHost", "MoveToDevice"])
+def test_memory_placement_annotations_are_their_operand(target):
+    """jax's ``annotate_device_placement`` (``device_put(x, memory_kind=...)`` in a
+    program) and XLA's host-offloading calls: one memory on a CPU, so the value
+    passes through, as sharding annotations' do."""
+    text = f"""HloModule m
+
+ENTRY main {{
+  p = f32[2,3] parameter(0)
+  a = f32[2,3] add(p, p)
+  h = f32[2,3] custom-call(a), custom_call_target="{target}", custom_call_has_side_effect=true, frontend_attributes={{_xla_buffer_placement="pinned_host"}}
+  ROOT r = f32[2,3] negate(h)
+}}
+"""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(xlac.jit(text)(x), -2 * x)
+    np.testing.assert_array_equal(xlac.evaluate(text, x), -2 * x)
+
+
 _TOKENS = """
 HloModule tokens
 ENTRY e {

@@ -69,7 +69,8 @@ def devices_listed():
     assert xs[0].device_kind == "xlac" and xs[0].platform == "cpu", (xs[0].device_kind, xs[0].platform)
     assert xs[0].client.platform_version.endswith(f"xlac {__import__('xlac').__version__}")
     assert jax.devices()[0].device_kind == "cpu"          # jax's own CPU stays the default
-    assert [m.kind for m in xs[0].addressable_memories()] == ["device"]
+    assert [m.kind for m in xs[0].addressable_memories()] == ["device", "pinned_host", "unpinned_host"]
+    assert xs[0].default_memory().kind == "device"
 
 
 @check("mixed")
@@ -410,6 +411,29 @@ def sparse_matmul():
     on_x, on_c = both(f, m.data, m.indices, m.indptr, x, v)
     same(on_x, on_c, rtol=1e-12)
     same(on_x, (dense @ x, dense @ v), rtol=1e-12)
+
+
+@check("mixed")
+def memory_kinds():
+    """XLA:CPU's three memory kinds: a value put in host memory stays there
+    through a program that says so (an argument's and a result's
+    ``mhlo.memory_kind``), ``compute_on``-style placement annotations in the
+    program are the identity, and the values are jax's CPU ones."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import SingleDeviceSharding
+    results = {}
+    for name in ("xlac", "cpu"):
+        d = jax.devices(name)[0]
+        x = jax.device_put(np.arange(6.0), SingleDeviceSharding(d, memory_kind="pinned_host"))
+        assert x.sharding.memory_kind == "pinned_host"
+        y = jax.jit(lambda v: v * 2)(x)                                # in and out of pinned host memory
+        z = jax.jit(lambda v: jax.device_put(jnp.sin(v), jax.memory.Space.Host))(y)   # placed by the program
+        w = jax.device_put(z, jax.memory.Space.Device)
+        assert (y.sharding.memory_kind, z.sharding.memory_kind, w.sharding.memory_kind) == \
+            ("pinned_host", "pinned_host", "device"), (name, y.sharding, z.sharding, w.sharding)
+        results[name] = (np.asarray(y), np.asarray(w))
+    same(results["xlac"], results["cpu"], rtol=1e-12)
 
 
 @check("mixed")

@@ -49,7 +49,7 @@ def run_check(group: str, name: str) -> None:
 MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", "cond", "random_and_integers",
          "donation", "token_results", "compiler_options", "unsupported_op_is_an_error", "host_callbacks", "buffer_callbacks", "dlpack_views",
          "bad_argument_is_an_error", "compiled_properties",
-         "linalg", "sparse_matmul", "serialize_executable", "zero_copy_view", "many_results_released"]
+         "linalg", "sparse_matmul", "memory_kinds", "serialize_executable", "zero_copy_view", "many_results_released"]
 ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "host_callbacks_under_xlac_alone",
          "second_device", "no_reference_cycles",
          "named_sharding_jit_on_two_devices"]

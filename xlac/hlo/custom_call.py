@@ -43,6 +43,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
            "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP", "INSPECT_SHARDING",
+           "PLACEMENT_ANNOTATIONS",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "CSR_SPARSE_DENSE", "check_csr_sparse_dense",
            "EXPANDED_TARGETS", "approx_topk_of"]
 
@@ -347,11 +348,16 @@ _XLA_LAPACK = {"Qr": ("geqrf", "geqrf"), "ProductOfElementaryHouseholderReflecto
 #: a result's sharding in Shardy's HLO export) or ask what it is (jax's
 #: ``inspect_array_sharding``): their value is their operand's.
 INSPECT_SHARDING = "InspectSharding"
-SHARDING_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", INSPECT_SHARDING)
+#: Custom calls that say in which memory a value lives (jax's
+#: ``annotate_device_placement`` of ``jax.device_put(x, memory_kind=...)`` and
+#: ``compute_on``, XLA's host-offloading ``MoveToHost`` / ``MoveToDevice``): a
+#: CPU has one memory, so their value is their operand's too.
+PLACEMENT_ANNOTATIONS = ("annotate_device_placement", "MoveToHost", "MoveToDevice")
+SHARDING_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", INSPECT_SHARDING) + PLACEMENT_ANNOTATIONS
 
 
 def is_sharding_annotation(inst) -> bool:
-    """Whether ``inst`` is a sharding annotation of one operand, of its shape."""
+    """Whether ``inst`` is a sharding (or placement) annotation of one operand, of its shape."""
     return (target_of(inst) in SHARDING_ANNOTATIONS and len(inst.operands) == 1
             and inst.operands[0].shape.dimensions == inst.shape.dimensions)
 

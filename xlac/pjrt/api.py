@@ -240,7 +240,7 @@ def client_lookup_addressable_device(a):
 @implements("Client_AddressableMemories")
 def client_addressable_memories(a):
     c = _client(a.client)
-    a.addressable_memories, a.num_addressable_memories = ctypes.addressof(c.memory_array), len(c.devices)
+    a.addressable_memories, a.num_addressable_memories = ctypes.addressof(c.memory_array), len(c.memories)
 
 
 @implements("Client_DefaultDeviceAssignment")
@@ -272,17 +272,12 @@ def client_compile(a):
 @implements("Client_BufferFromHostBuffer")
 def client_buffer_from_host_buffer(a):
     c = _client(a.client)
-    if a.memory:
-        device = _memory(a.memory).device
-    elif a.device:
-        device = _device(a.device)
-    else:
-        device = c.devices[0]
+    memory = _memory(a.memory) if a.memory else (_device(a.device) if a.device else c.devices[0]).memory
     if a.device_layout:
         _check_default_layout(a.device_layout.contents, a.num_dims, "BufferFromHostBuffer device_layout")
     strides = [a.byte_strides[k] for k in range(a.num_byte_strides)] if a.byte_strides else None
     dims = [a.dims[k] for k in range(a.num_dims)]
-    a.buffer = buffers.from_host(a.data, a.type, dims, strides, device).handle
+    a.buffer = buffers.from_host(a.data, a.type, dims, strides, memory.device, memory).handle
     a.done_with_host_buffer = events.ready()     # the data was copied: the caller may reuse it now
 
 
@@ -291,15 +286,15 @@ def client_create_view_of_device_buffer(a):
     c = _client(a.client)
     # (`memory` is the header's last field, absent from an older caller's struct)
     has_memory = a.struct_size > capi.ARGS["Client_CreateViewOfDeviceBuffer"].memory.offset
-    memory = a.memory if has_memory else None
-    device = _memory(memory).device if memory else _device(a.device) if a.device else c.devices[0]
+    memory = _memory(a.memory) if has_memory and a.memory else \
+        (_device(a.device) if a.device else c.devices[0]).memory
     if a.stream:
         raise errors.unimplemented("CreateViewOfDeviceBuffer of a `stream` (a CPU device has none)")
     if a.layout:
         _check_default_layout(a.layout.contents, a.num_dims, "CreateViewOfDeviceBuffer layout")
     dims = [a.dims[k] for k in range(a.num_dims)]
-    a.buffer = buffers.view_of(a.device_buffer_ptr or 0, a.element_type, dims, device,
-                               a.on_delete_callback or 0, a.on_delete_callback_arg or 0).handle
+    a.buffer = buffers.view_of(a.device_buffer_ptr or 0, a.element_type, dims, memory.device,
+                               a.on_delete_callback or 0, a.on_delete_callback_arg or 0, memory).handle
 
 
 def _check_default_layout(layout, rank: int, what: str) -> None:
@@ -347,7 +342,7 @@ def device_local_hardware_id(a):
 @implements("Device_AddressableMemories")
 def device_addressable_memories(a):
     d = _device(a.device)
-    a.memories, a.num_memories = ctypes.addressof(d.memories), 1
+    a.memories, a.num_memories = ctypes.addressof(d.memories), len(d.all_memories)
 
 
 @implements("Device_DefaultMemory")
@@ -384,8 +379,7 @@ def memory_id(a):
 
 @implements("Memory_Kind_Id")
 def memory_kind_id(a):
-    _memory(a.memory)
-    a.kind_id = 0
+    a.kind_id = _memory(a.memory).kind_id
 
 
 @implements("Memory_AddressableByDevices")
@@ -419,7 +413,7 @@ def topology_fingerprint(a):
 @implements("TopologyDescription_GetMemorySpaceKindIds")
 def topology_memory_space_kind_ids(a):
     t = _topology(a.topology)
-    a.memory_space_kind_ids, a.num_memory_space_kind_ids = ctypes.addressof(t.kind_ids), 1
+    a.memory_space_kind_ids, a.num_memory_space_kind_ids = ctypes.addressof(t.kind_ids), len(t.kind_ids)
 
 
 # -- executables --------------------------------------------------------------------------
@@ -832,7 +826,7 @@ def buffer_device(a):
 
 @implements("Buffer_Memory")
 def buffer_memory(a):
-    a.memory = _buffer(a.buffer).device.memory.handle
+    a.memory = _buffer(a.buffer).memory.handle
 
 
 @implements("Buffer_Delete")
@@ -855,7 +849,8 @@ def buffer_copy_to_device(a):
 @implements("Buffer_CopyToMemory")
 def buffer_copy_to_memory(a):
     b = _buffer(a.buffer)
-    a.dst_buffer = Buffer(b.data("PJRT_Buffer_CopyToMemory"), _memory(a.dst_memory).device).handle
+    memory = _memory(a.dst_memory)
+    a.dst_buffer = Buffer(b.data("PJRT_Buffer_CopyToMemory"), memory.device, memory).handle
 
 
 @implements("Buffer_ToHostBuffer")

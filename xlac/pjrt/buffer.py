@@ -64,12 +64,13 @@ class Buffer:
     """
 
     __slots__ = ("array", "device", "type_code", "deleted", "external_references", "_held", "ndim", "_shape",
-                 "_c_dims", "_c_m2m", "handle")
+                 "_c_dims", "_c_m2m", "handle", "_memory")
 
-    def __init__(self, array: np.ndarray, device):
+    def __init__(self, array: np.ndarray, device, memory=None):
         # (not np.ascontiguousarray: it makes a 0-d array 1-d)
         self.array = array = array if array.flags.c_contiguous else array.copy(order="C")
         self.device = device
+        self._memory = memory                 # None: the device's default memory
         self.type_code = type_code_of_dtype(array.dtype)
         self.deleted = False
         self.external_references = 0
@@ -77,7 +78,12 @@ class Buffer:
         self.ndim = array.ndim
         self._shape = array.shape
         self._c_dims = None                   # made when asked for (not on the dispatch path)
-        self.handle = handles.new_from(self, device.buffer_block)
+        self.handle = handles.new_from(self, (memory or device).buffer_block)
+
+    @property
+    def memory(self):
+        """The PJRT_Memory the buffer is in (a name: every memory is the host's)."""
+        return self._memory or self.device.memory
 
     @classmethod
     def results(cls, arrays, device, type_codes, block: bytes) -> list:
@@ -90,7 +96,7 @@ class Buffer:
         out = []
         for array, code in zip(arrays, type_codes):
             self = new(cls)
-            self.array, self.device, self.type_code = array, device, code
+            self.array, self.device, self.type_code, self._memory = array, device, code, None
             self.deleted, self.external_references, self._held, self._c_dims = False, 0, None, None
             self.ndim, self._shape = array.ndim, array.shape
             self.handle = h = bind(self)
@@ -160,10 +166,11 @@ class Buffer:
         return self.data(what).ctypes.data
 
 
-def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
-    """PJRT_Client_BufferFromHostBuffer: a buffer holding a copy of the host
-    array at address ``data`` of ``dims`` (element ``type_code``), laid out by
-    ``byte_strides`` (None: dense row-major)."""
+def from_host(data: int, type_code: int, dims, byte_strides, device, memory=None) -> Buffer:
+    """PJRT_Client_BufferFromHostBuffer: a buffer in ``memory`` (None: the
+    device's default) holding a copy of the host array at address ``data`` of
+    ``dims`` (element ``type_code``), laid out by ``byte_strides`` (None: dense
+    row-major)."""
     dtype = dtype_of(type_code)
     shape = tuple(int(d) for d in dims)
     if any(d < 0 for d in shape):
@@ -173,7 +180,7 @@ def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
         raise PjrtError(capi.INVALID_ARGUMENT, f"BufferFromHostBuffer: {len(strides)} byte strides for "
                                                f"{len(shape)} dimensions")
     if 0 in shape:
-        return Buffer(np.empty(shape, dtype), device)
+        return Buffer(np.empty(shape, dtype), device, memory)
     if not data:
         raise PjrtError(capi.INVALID_ARGUMENT, "BufferFromHostBuffer: data is NULL")
     if strides is None:
@@ -182,7 +189,7 @@ def from_host(data: int, type_code: int, dims, byte_strides, device) -> Buffer:
     high = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides)) + dtype.itemsize
     raw = c_memory.memory(data + low, high - low, writable=False)
     view = np.ndarray(shape, dtype, buffer=raw, offset=-low, strides=strides)
-    return Buffer(view.copy(order="C"), device)
+    return Buffer(view.copy(order="C"), device, memory)
 
 
 _ON_DELETE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
@@ -190,7 +197,8 @@ _ON_DELETE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 VIEW_ALIGNMENT = 16
 
 
-def view_of(address: int, type_code: int, dims, device, on_delete: int, on_delete_arg: int) -> Buffer:
+def view_of(address: int, type_code: int, dims, device, on_delete: int, on_delete_arg: int,
+            memory=None) -> Buffer:
     """PJRT_Client_CreateViewOfDeviceBuffer: a buffer over the caller's
     row-major memory at ``address`` (no copy: what ``jnp.from_dlpack`` of a
     numpy array gives), aligned to :data:`VIEW_ALIGNMENT` bytes as XLA:CPU
@@ -210,10 +218,10 @@ def view_of(address: int, type_code: int, dims, device, on_delete: int, on_delet
         raise PjrtError(capi.INVALID_ARGUMENT, f"Can't create a view of buffer with unaligned data, ptr: "
                                                f"{address:#x} is not aligned to {VIEW_ALIGNMENT} bytes. ")
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    memory = (ctypes.c_char * max(nbytes, 1)).from_address(address)
+    raw = (ctypes.c_char * max(nbytes, 1)).from_address(address)
     if on_delete:
-        weakref.finalize(memory, _ON_DELETE(on_delete), address, on_delete_arg or None)
-    return Buffer(np.ndarray(shape, dtype, buffer=memory), device)
+        weakref.finalize(raw, _ON_DELETE(on_delete), address, on_delete_arg or None)
+    return Buffer(np.ndarray(shape, dtype, buffer=raw), device, memory)
 
 
 def to_host(buffer: Buffer, dst: int, dst_size: int, layout) -> None:

@@ -2,9 +2,11 @@
 client's PJRT_TopologyDescription.
 
 A client has ``XLAC_NUM_DEVICES`` devices (default 1; also the client option
-``num_devices``), all addressable, in process 0.  Each device has one memory,
-of kind ``device`` (what XLA:CPU's devices call their default memory), which
-is the host's.  The client's platform name is ``cpu`` (see
+``num_devices``), all addressable, in process 0.  Each device has XLA:CPU's
+three memories, of kinds ``device`` (the default), ``pinned_host`` and
+``unpinned_host``: all three are the host's, so a buffer's memory is only a
+name it carries (where jax's memory kinds put it: ``jax.device_put(x,
+memory_kind=...)``, host offloading).  The client's platform name is ``cpu`` (see
 docs/jax_backend.md: jax lowers programs for this client with its CPU rules);
 jax knows the backend itself by the plugin's name, ``xlac``.
 """
@@ -22,7 +24,8 @@ from .errors import PjrtError
 PLATFORM_NAME = "cpu"
 DEVICE_KIND = "xlac"
 MEMORY_KIND = "device"
-MEMORY_KIND_ID = 0
+#: The memory kinds of a device, the default first; a kind's id is its position.
+MEMORY_KINDS = (MEMORY_KIND, "pinned_host", "unpinned_host")
 
 
 class Strings:
@@ -73,20 +76,27 @@ def named_values(values: dict) -> ctypes.Array:
 
 
 class Memory:
-    """A PJRT_Memory: device ``device``'s one memory (id = the device's id)."""
+    """A PJRT_Memory: one of device ``device``'s memories, of ``kind`` (ids: the
+    device's id for its ``device`` memory, then one per kind and device)."""
 
-    def __init__(self, device: "Device"):
-        self.device, self.id = device, device.id
-        self.kind = MEMORY_KIND
+    def __init__(self, device: "Device", kind: str = MEMORY_KIND):
+        self.device, self.kind = device, kind
+        self.kind_id = MEMORY_KINDS.index(kind)
+        self.id = self.kind_id * device.client_size + device.id
         self.strings = Strings()
         self.devices = handle_array([device])
         # PJRT_Memory_FunctionTable's get/set_user_data: (key, data) pairs the native
         # getter reads (xlac.pjrt.trampolines), and each key's destructor.
         self.user_slots = c_memory.array(ctypes.c_void_p, length=2 * handles.USER_DATA_SLOTS)
         self.user_dtors = {}
-        kind = self.strings.get(self.kind)                                 # PJRT_Memory_Kind's answer
+        kind_text = self.strings.get(self.kind)                            # PJRT_Memory_Kind's answer
         self.handle = handles.new(self, head=ctypes.addressof(_MEMORY_TABLE), tag=handles.MEMORY_TAG,
-                                  fields=(*kind, ctypes.addressof(self.user_slots)))
+                                  fields=(*kind_text, ctypes.addressof(self.user_slots)))
+        #: What a buffer in this memory carries for the native entries (Buffer_Device,
+        #: Buffer_Memory, Buffer_ReadyEvent), and its handle block (``xlac.pjrt.buffer``:
+        #: no function table, the buffer tag, the native fields).
+        self.native_fields = (device.handle, self.handle, events.ready())
+        self.buffer_block = handles.template(0, handles.BUFFER_TAG, self.native_fields)
 
     def get_user_data(self, key):
         slots = self.user_slots
@@ -110,7 +120,10 @@ class Memory:
 
     @property
     def debug_string(self) -> str:
-        return f"XlacDeviceMemory(id={self.id}, process_index=0, client=xlac)"
+        # (as XLA:CPU's: CpuDeviceMemory(...), PinnedHostMemorySpace(...), ...)
+        name = {"device": "XlacDeviceMemory", "pinned_host": "PinnedHostMemorySpace",
+                "unpinned_host": "UnpinnedHostMemorySpace"}[self.kind]
+        return f"{name}(id={self.id}, process_index=0, client=xlac)"
 
 
 class DeviceDescription:
@@ -134,18 +147,25 @@ class DeviceDescription:
 class Device:
     """A PJRT_Device: one xlac device (``id`` = local hardware id)."""
 
-    def __init__(self, client: "Client", device_id: int):
-        self.client, self.id = client, device_id
+    def __init__(self, client: "Client", device_id: int, client_size: int = 1):
+        self.client, self.id, self.client_size = client, device_id, client_size
         self.description = DeviceDescription(device_id)
         self.handle = handles.new(self)
-        self.memory = Memory(self)
-        self.memories = handle_array([self.memory])
-        #: What a buffer on this device carries for the native entries (Buffer_Device,
-        #: Buffer_Memory, Buffer_ReadyEvent).
-        self.native_fields = (self.handle, self.memory.handle, events.ready())
-        #: The handle block of a buffer on this device (``xlac.pjrt.buffer``: no
-        #: function table, the buffer tag, the native fields).
-        self.buffer_block = handles.template(0, handles.BUFFER_TAG, self.native_fields)
+        self.all_memories = [Memory(self, kind) for kind in MEMORY_KINDS]
+        self.memory = self.all_memories[0]
+        self.memories = handle_array(self.all_memories)
+        self.native_fields = self.memory.native_fields
+        self.buffer_block = self.memory.buffer_block
+
+    def memory_of(self, kind: str | None) -> Memory:
+        """The device's memory of ``kind`` (None: the default); PjrtError for another kind."""
+        if kind is None:
+            return self.memory
+        for m in self.all_memories:
+            if m.kind == kind:
+                return m
+        raise PjrtError(capi.INVALID_ARGUMENT, f"no memory of kind {kind!r} on xlac device {self.id} (its kinds: "
+                                               f"{', '.join(MEMORY_KINDS)})")
 
 
 class Topology:
@@ -155,7 +175,7 @@ class Topology:
         self.client = client
         self.descriptions = c_memory.array(ctypes.c_void_p, [d.description.handle for d in client.devices])
         self.attributes = named_values({})
-        self.kind_ids = c_memory.array(ctypes.c_int, [MEMORY_KIND_ID])
+        self.kind_ids = c_memory.array(ctypes.c_int, range(len(MEMORY_KINDS)))
         self.handle = handles.new(self)
 
 
@@ -180,9 +200,11 @@ class Client:
         self.platform_name = PLATFORM_NAME
         self.platform_version = f"xlac {xlac_version}"
         self.strings = Strings()
-        self.devices = [Device(self, k) for k in range(device_count(options))]
+        count = device_count(options)
+        self.devices = [Device(self, k, count) for k in range(count)]
         self.device_array = handle_array(self.devices)
-        self.memory_array = handle_array([d.memory for d in self.devices])
+        self.memories = [m for d in self.devices for m in d.all_memories]
+        self.memory_array = handle_array(self.memories)
         self.topology = Topology(self)
         self.handle = handles.new(self)
 
@@ -194,7 +216,8 @@ class Client:
 
     def destroy(self) -> None:
         for device in self.devices:
-            handles.release(device.memory.handle)
+            for memory in device.all_memories:
+                handles.release(memory.handle)
             handles.release(device.description.handle)
             handles.release(device.handle)
         handles.release(self.topology.handle)

@@ -94,6 +94,9 @@ class Executable:
         #: Runs through :meth:`execute_handles`: one device, nothing donated, no host callbacks.
         self.lean = count == 1 and not program.donated and not self.host_callbacks
         self._result_codes = [type_code_of(s.element_type) for s in self.outputs]
+        #: Each result's memory kind (None: the device's memory); whether any is named.
+        self.result_kinds = [_kind_at(program.result_kinds, k) for k in range(len(self.outputs))]
+        self.kinds_named = any(k not in (None, MEMORY_KIND) for k in self.result_kinds)
         self._init_c_views()
         self.references = 1                  # the loaded executable's; GetExecutable adds one
         self.handle = handles.new(self, tag=handles.EXECUTABLE_TAG,
@@ -115,13 +118,16 @@ class Executable:
         dims = [d for _, ds in shown for d in ds]
         self.c_output_dims = c_memory.array(ctypes.c_int64, dims)
         self.c_output_ranks = c_memory.array(ctypes.c_size_t, [len(ds) for _, ds in shown])
-        kind = MEMORY_KIND.encode()
-        self._kind = kind
-        self.c_output_kinds = c_memory.array(ctypes.c_void_p, [c_memory.address_of(kind)] * n)
-        self.c_output_kind_sizes = c_memory.array(ctypes.c_size_t, [len(kind)] * n)
-        p = self.num_parameters
-        self.c_parameter_kinds = c_memory.array(ctypes.c_void_p, [c_memory.address_of(kind)] * p)
-        self.c_parameter_kind_sizes = c_memory.array(ctypes.c_size_t, [len(kind)] * p)
+        # Each result and parameter's memory kind: the program's (``mhlo.memory_kind``), else
+        # the device's memory.
+        outputs = [self.result_kinds[k] or MEMORY_KIND for k in range(n)]
+        parameters = [_kind_at(self.program.parameter_kinds, k) or MEMORY_KIND for k in range(self.num_parameters)]
+        self._kinds = {kind: kind.encode() for kind in set(outputs + parameters)}
+        self.c_output_kinds = c_memory.array(ctypes.c_void_p, [c_memory.address_of(self._kinds[k]) for k in outputs])
+        self.c_output_kind_sizes = c_memory.array(ctypes.c_size_t, [len(k) for k in outputs])
+        self.c_parameter_kinds = c_memory.array(ctypes.c_void_p,
+                                                [c_memory.address_of(self._kinds[k]) for k in parameters])
+        self.c_parameter_kind_sizes = c_memory.array(ctypes.c_size_t, [len(k) for k in parameters])
         self.c_devices = c_memory.array(ctypes.c_void_p, [d.handle for d in self.devices])
         partitions = self.options.num_partitions
         self.c_logical_ids = (capi.LogicalDeviceIds * len(self.devices))(
@@ -164,7 +170,9 @@ class Executable:
         from xlac's caches, when loaded)."""
         header = json.dumps({"donated": list(self.program.donated), "num_replicas": self.options.num_replicas,
                              "num_partitions": self.options.num_partitions,
-                             "device_ids": list(self.options.device_ids or ())})
+                             "device_ids": list(self.options.device_ids or ()),
+                             "parameter_kinds": list(self.program.parameter_kinds),
+                             "result_kinds": list(self.program.result_kinds)})
         return _SERIAL_MAGIC + header.encode() + b"\n" + self.program.text.encode()
 
     # -- running ----------------------------------------------------------------------------
@@ -190,7 +198,7 @@ class Executable:
         else:
             results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
-        outputs = [_output(r, device) for r in results]
+        outputs = [_output(r, device, kind) for r, kind in zip(results, self.result_kinds)]
         self._consume_donated([arguments], non_donatable)
         return outputs
 
@@ -214,9 +222,10 @@ class Executable:
         results = self.compiled(*arrays)
         results = results if self.tuple_result else (results,)
         device = self.device
-        if all(type(r) is np.ndarray and r.flags.c_contiguous for r in results):   # what compiled code returns
+        if not self.kinds_named and all(type(r) is np.ndarray and r.flags.c_contiguous
+                                        for r in results):   # what compiled code returns
             return Buffer.results(results, device, self._result_codes, device.buffer_block)
-        return [_output(r, device).handle for r in results]
+        return [_output(r, device, kind).handle for r, kind in zip(results, self.result_kinds)]
 
     def execute_devices(self, argument_lists: list, non_donatable: set) -> list:
         """Run a program on several devices: ``argument_lists[i]`` holds the
@@ -236,7 +245,8 @@ class Executable:
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
         results = self.multi.run(per_device)
-        outputs = [[_output(r, device) for r in rs] for device, rs in zip(self.devices, results)]
+        outputs = [[_output(r, device, kind) for r, kind in zip(rs, self.result_kinds)]
+                   for device, rs in zip(self.devices, results)]
         self._consume_donated(argument_lists, non_donatable)
         return outputs
 
@@ -259,13 +269,18 @@ class Executable:
                     arguments[k].delete()
 
 
-def _output(result, device) -> Buffer:
-    """The buffer of one result of the compiled code (None: a token)."""
+def _output(result, device, kind: str | None = None) -> Buffer:
+    """The buffer of one result of the compiled code (None: a token), in the
+    device's memory of ``kind`` (None: its default)."""
     if result is None:
         return Buffer.token(device)
     if type(result) is not np.ndarray:
         result = np.zeros(0, np.bool_) if result is None else np.asarray(result)
-    return Buffer(result, device)
+    return Buffer(result, device, None if kind is None else device.memory_of(kind))
+
+
+def _kind_at(kinds: tuple, k: int) -> str | None:
+    return kinds[k] if k < len(kinds) else None
 
 
 def _proto_array(protos: list) -> tuple:
@@ -283,4 +298,6 @@ def deserialize(client: Client, data: bytes) -> Executable:
     header, _, text = data[len(_SERIAL_MAGIC):].partition(b"\n")
     meta = json.loads(header)
     options = CompileOptions(meta["num_replicas"], meta["num_partitions"], tuple(meta["device_ids"]) or None)
-    return Executable(client, Program(text.decode(), tuple(meta["donated"])), options)
+    program = Program(text.decode(), tuple(meta["donated"]), tuple(meta.get("parameter_kinds", ())),
+                      tuple(meta.get("result_kinds", ())))
+    return Executable(client, program, options)

@@ -19,11 +19,14 @@ from .errors import PjrtError, unimplemented
 
 @dataclass
 class Program:
-    """A program as xlac compiles it: StableHLO ``text``, and the numbers of
-    the entry function's parameters jax donates (``tf.aliasing_output`` or
-    ``jax.buffer_donor``)."""
+    """A program as xlac compiles it: StableHLO ``text``, the numbers of the
+    entry function's parameters jax donates (``tf.aliasing_output`` or
+    ``jax.buffer_donor``), and the memory kind of each parameter and result
+    (``mhlo.memory_kind``; None where it names none: the device's memory)."""
     text: str
     donated: tuple
+    parameter_kinds: tuple = ()
+    result_kinds: tuple = ()
 
 
 def stablehlo_version() -> tuple | None:
@@ -59,20 +62,24 @@ def read(code: bytes, format: str) -> Program:
                 raise PjrtError(capi.INVALID_ARGUMENT, f"the program is not MLIR that jaxlib reads: "
                                                        f"{str(exc).splitlines()[0] if str(exc) else exc}")
         text = module.operation.get_asm(enable_debug_info=False)
-        return Program(text, _donated_parameters(module))
+        main = _main_attributes(module)
+        args, results = (list(main[name]) if main and name in main else [] for name in ("arg_attrs", "res_attrs"))
+        donated = tuple(k for k, d in enumerate(args) if "tf.aliasing_output" in d or "jax.buffer_donor" in d)
+        return Program(text, donated, tuple(_memory_kind(d) for d in args), tuple(_memory_kind(d) for d in results))
 
 
-def _donated_parameters(module) -> tuple:
-    """Numbers of ``@main``'s parameters marked donated."""
+def _main_attributes(module):
+    """The attributes of ``@main`` (None without one)."""
     for op in module.body.operations:
         attrs = op.operation.attributes
-        if "sym_name" not in attrs or str(attrs["sym_name"]).strip('"') != "main":
-            continue
-        if "arg_attrs" not in attrs:
-            return ()
-        return tuple(k for k, d in enumerate(attrs["arg_attrs"])
-                     if "tf.aliasing_output" in d or "jax.buffer_donor" in d)
-    return ()
+        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"') == "main":
+            return attrs
+    return None
+
+
+def _memory_kind(attrs) -> str | None:
+    """An argument's or result's ``mhlo.memory_kind`` (``"pinned_host"``, ...), or None."""
+    return str(attrs["mhlo.memory_kind"]).strip('"') if "mhlo.memory_kind" in attrs else None
 
 
 def hlo_exportable(text: str) -> str:
