@@ -4,7 +4,7 @@ The compiler expands the call into HLO (``xlac/passes/sparse_expander.py``); the
 evaluator sums with numpy.  Here both against the dense product, for every
 element and index type, vectors and matrices, empty rows, padding entries
 (column out of range, entries past ``indptr[rows]``), non-finite values and
-layouts of ``rhs``; and the shape rule.
+layouts of ``rhs`` (the shape rule: ``tests/test_custom_call.py``).
 """
 from __future__ import annotations
 
@@ -128,26 +128,3 @@ def test_empty_operands_give_zeros(nse, rows, rhs):
     got = xlac.jit(text)(*args)
     assert got.shape == (rows,) + rhs[1:] and not got.any()
     np.testing.assert_array_equal(xlac.evaluate(text, *args), got)
-
-
-@pytest.mark.parametrize("operands,result,rule", [
-    (["f32[4]", "s32[3]", "s32[4]", "f64[5]"], "f32[2]", "one element type"),
-    (["bf16[4]", "s32[3]", "s32[4]", "bf16[5]"], "bf16[2]", "one element type"),
-    (["f32[4]", "s32[3]", "s64[4]", "f32[5]"], "f32[2]", "indptr and indices"),
-    (["f32[4]", "s32[3]", "s32[5]", "f32[5]"], "f32[2]", r"\[nse\]"),
-    (["f32[4]", "s32[3]", "s32[4]", "f32[5]"], "f32[3]", r"rows = 2"),
-    (["f32[4]", "s32[3]", "s32[4]", "f32[5,2,1]"], "f32[2,2,1]", r"\[cols, n\]"),
-    (["f32[4]", "s32[3]", "s32[4]"], "f32[2]", "takes arrays data, indptr, indices, rhs"),
-])
-def test_shape_errors_name_the_target_and_the_rule(operands, result, rule):
-    params = "\n".join(f"  p{j} = {s} parameter({j})" for j, s in enumerate(operands))
-    names = ", ".join(f"p{j}" for j in range(len(operands)))
-    text = (f"HloModule m\nENTRY e {{\n{params}\n  ROOT r = {result} custom-call({names}), "
-            f'custom_call_target="{TARGET}", api_version=API_VERSION_TYPED_FFI\n}}\n')
-    with pytest.raises(ValueError, match=rf"{TARGET}.*{rule}"):
-        xlac.jit(text)
-
-
-def test_the_target_cannot_be_registered_over():
-    with pytest.raises(ValueError, match="provided by xlac"):
-        xlac.register_custom_call(TARGET, lambda *a: None)

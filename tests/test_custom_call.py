@@ -547,3 +547,37 @@ def test_token_operands_and_results_and_unused_side_effects(how):
     out = xlac.jit(module)(x) if how == "jit" else xlac.evaluate(module, x)
     assert np.asarray(out).tolist() == [0, 3, 6]
     assert calls == [(0, [[0, 1, 2]]), (1, [None, [0, 1, 2]])]
+
+
+# -- jaxlib's own CPU kernels, expanded into HLO (hlo.custom_call.EXPANDED_TARGETS) ---------
+_TRIDIAGONAL, _CSR = "tridiagonal_solve_perturbed_ffi", "cpu_csr_sparse_dense_ffi"
+
+
+@pytest.mark.parametrize("target,operands,result,rule", [
+    (_TRIDIAGONAL, ["f32[4]", "f32[4]", "f32[4]", "f32[4,2]"], "f64[4,2]", "one element type"),
+    (_TRIDIAGONAL, ["s32[4]", "s32[4]", "s32[4]", "s32[4,2]"], "s32[4,2]", "one element type"),
+    (_TRIDIAGONAL, ["f32[4]", "f32[5]", "f32[4]", "f32[4,2]"], "f32[4,2]", "without its last dimension"),
+    (_TRIDIAGONAL, ["f32[4]", "f32[4]", "f32[4]", "f32[4]"], "f32[4]", "without its last dimension"),
+    (_TRIDIAGONAL, ["f32[4]", "f32[4]", "f32[4,2]"], "f32[4,2]", "takes arrays dl, d, du, b"),
+    (_TRIDIAGONAL, ["f32[4]", "f32[4]", "f32[4]", "f32[4,2]"], "f32[4,3]", "b's shape"),
+    (_CSR, ["f32[4]", "s32[3]", "s32[4]", "f64[5]"], "f32[2]", "one element type"),
+    (_CSR, ["bf16[4]", "s32[3]", "s32[4]", "bf16[5]"], "bf16[2]", "one element type"),
+    (_CSR, ["f32[4]", "s32[3]", "s64[4]", "f32[5]"], "f32[2]", "indptr and indices"),
+    (_CSR, ["f32[4]", "s32[3]", "s32[5]", "f32[5]"], "f32[2]", r"\[nse\]"),
+    (_CSR, ["f32[4]", "s32[3]", "s32[4]", "f32[5]"], "f32[3]", r"rows = 2"),
+    (_CSR, ["f32[4]", "s32[3]", "s32[4]", "f32[5,2,1]"], "f32[2,2,1]", r"\[cols, n\]"),
+    (_CSR, ["f32[4]", "s32[3]", "s32[4]"], "f32[2]", "takes arrays data, indptr, indices, rhs"),
+])
+def test_jaxlib_kernel_shape_errors_name_the_target_and_the_rule(target, operands, result, rule):
+    params = "\n".join(f"  p{j} = {s} parameter({j})" for j, s in enumerate(operands))
+    names = ", ".join(f"p{j}" for j in range(len(operands)))
+    text = (f"HloModule m\nENTRY e {{\n{params}\n  ROOT r = {result} custom-call({names}), "
+            f'custom_call_target="{target}", api_version=API_VERSION_TYPED_FFI\n}}\n')
+    with pytest.raises(ValueError, match=rf"{target}.*{rule}"):
+        xlac.jit(text)
+
+
+@pytest.mark.parametrize("target", [_TRIDIAGONAL, _CSR])
+def test_jaxlib_kernels_cannot_be_registered_over(target):
+    with pytest.raises(ValueError, match="provided by xlac"):
+        xlac.register_custom_call(target, lambda *a: None)

@@ -4,7 +4,8 @@ The compiler expands the call into HLO (``xlac/passes/tridiagonal_expander.py``)
 the evaluator runs a plain port of jaxlib's kernel (``xlac/tridiagonal_reference.py``).
 Here the two against each other on regular, pivoting, singular and badly scaled
 systems, every element type, batches and layouts; the reference against the
-system it solves; and the shape rule.  (jax's own outputs: ``tests/jax_linalg``.)
+system it solves (the shape rule: ``tests/test_custom_call.py``; jax's own
+outputs: ``tests/jax_linalg``).
 """
 from __future__ import annotations
 
@@ -114,25 +115,3 @@ def test_empty_systems(n, k):
     args = [np.zeros(n, np.float32)] * 3 + [np.zeros((n, k), np.float32)]
     got = xlac.jit(_module("f32", (), n, k, "{0,1}"))(*args)
     assert got.shape == (n, k)
-
-
-@pytest.mark.parametrize("operands,result,rule", [
-    (["f32[4]", "f32[4]", "f32[4]", "f32[4,2]"], "f64[4,2]", "one element type"),
-    (["s32[4]", "s32[4]", "s32[4]", "s32[4,2]"], "s32[4,2]", "one element type"),
-    (["f32[4]", "f32[5]", "f32[4]", "f32[4,2]"], "f32[4,2]", "without its last dimension"),
-    (["f32[4]", "f32[4]", "f32[4]", "f32[4]"], "f32[4]", "without its last dimension"),
-    (["f32[4]", "f32[4]", "f32[4,2]"], "f32[4,2]", "takes arrays dl, d, du, b"),
-    (["f32[4]", "f32[4]", "f32[4]", "f32[4,2]"], "f32[4,3]", "b's shape"),
-])
-def test_shape_errors_name_the_target_and_the_rule(operands, result, rule):
-    params = "\n".join(f"  p{j} = {s} parameter({j})" for j, s in enumerate(operands))
-    names = ", ".join(f"p{j}" for j in range(len(operands)))
-    text = (f"HloModule m\nENTRY e {{\n{params}\n  ROOT r = {result} custom-call({names}), "
-            f'custom_call_target="{TARGET}", api_version=API_VERSION_TYPED_FFI\n}}\n')
-    with pytest.raises(ValueError, match=rf"{TARGET}.*{rule}"):
-        xlac.jit(text)
-
-
-def test_the_target_cannot_be_registered_over():
-    with pytest.raises(ValueError, match="provided by xlac"):
-        xlac.register_custom_call(TARGET, lambda *a: None)
