@@ -657,6 +657,30 @@ def shard_map_psum():
     assert [sh.data.shape for sh in on_x[1].addressable_shards] == [(2, 2)] * 4
 
 
+@check("multi")
+def async_collectives_and_their_text():
+    """``psum_start(...).done()`` (StableHLO ``async_start``/``async_done``) runs
+    as the collective it wraps, and ``compiled.as_text()`` of the program shows
+    it (jaxlib converts no asynchronous pair back into HLO: xlac hands over the
+    program with the pair inlined)."""
+    import jax
+    from jax._src.lax import parallel
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    x = np.arange(16.0)
+    texts = []
+
+    def make(devices):
+        mesh = Mesh(np.array(devices), ("i",))
+        body = lambda v: parallel.psum_start(v, "i").done() * 2
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i")))
+        arg = jax.device_put(x, NamedSharding(mesh, P("i")))
+        texts.append(f.lower(arg).compile().as_text())
+        return f, (arg,)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c, rtol=1e-12)
+    assert "all-reduce" in texts[0], texts[0]
+
+
 def same_shards(a, b):
     """Every device (by id) holds the same piece of ``a`` as of ``b``."""
     import jax

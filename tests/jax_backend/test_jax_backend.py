@@ -53,7 +53,7 @@ MIXED = ["devices_listed", "round_trips", "jit_matmul", "grad", "vmap", "scan", 
 ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "host_callbacks_under_xlac_alone",
          "second_device", "no_reference_cycles",
          "named_sharding_jit_on_two_devices"]
-MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "sharded_jit_on_a_2d_mesh",
+MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "async_collectives_and_their_text", "sharded_jit_on_a_2d_mesh",
          "inspect_and_shard_alike_under_jit",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",
          "a_result_split_unevenly_comes_back_whole",

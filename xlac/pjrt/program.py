@@ -83,12 +83,15 @@ def _memory_kind(attrs) -> str | None:
 
 
 def hlo_exportable(text: str) -> str:
-    """``text`` with Shardy's ops (``sdy.manual_computation``,
-    ``sdy.sharding_constraint``, ``sdy.mesh``) in the form XLA's HLO export
-    writes them (custom calls, ``mhlo.sharding``), through jaxlib: jaxlib turns
-    the "optimized program" it is handed into HLO (``compiled.as_text()``),
-    and its converter takes no ``sdy`` op.  A program without them, or one
+    """``text`` with its asynchronous pairs inlined (:func:`_inline_async`) and
+    Shardy's ops (``sdy.manual_computation``, ``sdy.sharding_constraint``,
+    ``sdy.mesh``) in the form XLA's HLO export writes them (custom calls,
+    ``mhlo.sharding``), through jaxlib: jaxlib turns the "optimized program" it
+    is handed into HLO (``compiled.as_text()``), and its converter takes no
+    ``sdy`` op.  A program without them, or one
     jaxlib cannot convert, is returned as it is."""
+    if "async_start" in text:
+        text = _inline_async(text)
     if "sdy." not in text:
         return text
     try:
@@ -97,4 +100,45 @@ def hlo_exportable(text: str) -> str:
         return _jax.mlir.xla_computation_to_mlir_module(computation)
     except Exception:        # noqa: BLE001 - the program as it came is still the best description
         return text
+
+
+def _inline_async(text: str) -> str:
+    """``text`` with each ``stablehlo.async_start``/``async_done`` pair (jax's
+    ``psum_start(...).done()``) replaced by the ops of its region, as xlac runs
+    it: jaxlib converts neither back into HLO.  ``text`` as it is when MLIR
+    cannot read it."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+    try:
+        with jax_mlir.make_ir_context():
+            module = ir.Module.parse(text)
+            for start in _ops_named(module.operation, "stablehlo.async_start"):
+                op = start.operation
+                body = op.regions[0].blocks[0]
+                for arg, operand in zip(body.arguments, op.operands):
+                    arg.replace_all_uses_with(operand)
+                *ops, ret = list(body.operations)
+                returned = list(ret.operation.operands)
+                for inner in ops:
+                    inner.operation.move_before(op)
+                for done in [use.owner for use in op.results[0].uses]:
+                    for result, value in zip(done.results, returned):
+                        result.replace_all_uses_with(value)
+                    done.erase()
+                op.erase()
+            return module.operation.get_asm(enable_debug_info=False)
+    except Exception:        # noqa: BLE001 - the program as it came
+        return text
+
+
+def _ops_named(operation, name: str) -> list:
+    """The operations called ``name`` nested anywhere in ``operation``, outer ones first."""
+    found = []
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name == name:
+                    found.append(op)
+                found.extend(_ops_named(op.operation, name))
+    return found
 
