@@ -17,15 +17,14 @@ Rules (see ``why_not``):
 * A consumer must be elemental, a ``reduce`` (its input producers are fused in),
   a one-operand ``reduce-window`` that is not a scan (``kernels/scan.py`` runs
   those; an expensive producer only where no two windows overlap), a
-  one-operand ``scatter`` (its indices and updates, each element read once:
-  a segment sum of gathered products is one loop; never its operand 0, which
-  it updates) or a fusion.  A ``reduce`` or ``scatter`` consumer makes a
-  ``kInput`` fusion, as XLA's GPU fusion does.  ``dot`` operands are never fused: a dot reads each operand
-  element many times.  Nor are a matrix product's operands fused into its
-  output fusion (a matrix-vector product's may be): the GEMM library
-  (``codegen/gemm_library.py``) reads them from buffers, and a GEMM of the
-  module's own costs ~80 ms of LLVM's time per distinct dot (a GPT training
-  step compiled 17% faster and ran as fast or faster without them).
+  one-operand ``scatter`` or a fusion.  A ``reduce`` or ``scatter`` consumer
+  makes a ``kInput`` fusion, as XLA's GPU fusion does.  ``dot`` operands are
+  never fused: a dot reads each operand element many times.  Nor are a
+  matrix product's operands fused into its output fusion (a matrix-vector
+  product's may be): the GEMM library (``codegen/gemm_library.py``) reads
+  them from buffers, and a GEMM of the module's own costs ~80 ms of LLVM's
+  time per distinct dot (a GPT training step compiled 17% faster and ran as
+  fast or faster without them).
 * An expensive producer (exp, log, tanh, divide, dot, ...) used outside the
   fusion is not duplicated into it; a cheap one may be, unless its value is
   kept in a buffer anyway (it is the root, or a user never fuses it: a
@@ -46,6 +45,11 @@ Rules (see ``why_not``):
 * Nor are a convolution's operands fused into its output fusion: the
   implicit-GEMM convolution copies its input and packs its kernel with the
   library's code from buffers.
+* A scatter takes its indices and updates, each element read once (a
+  segment sum of gathered, scaled rows is one loop), but never its operand 0,
+  which it updates; nor a transpose (its serial loop would read the operand
+  across its layout) or an expensive op (computed in a parallel kernel of its
+  own).
 * A ``dot`` fuses only into elementwise consumers that read it at the same
   index (a bias add, an activation): the dot's "output fusion"; and only into
   a fusion without a dot or convolution of its own (a second product would be

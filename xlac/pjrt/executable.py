@@ -97,6 +97,8 @@ class Executable:
         #: Each result's memory kind (None: the device's memory); whether any is named.
         self.result_kinds = [_kind_at(program.result_kinds, k) for k in range(len(self.outputs))]
         self.kinds_named = any(k not in (None, MEMORY_KIND) for k in self.result_kinds)
+        for kind in set(self.result_kinds) | set(program.parameter_kinds):
+            self.device.memory_of(kind)      # an unknown kind (a TPU's) fails here, naming it
         self._init_c_views()
         self.references = 1                  # the loaded executable's; GetExecutable adds one
         self.handle = handles.new(self, tag=handles.EXECUTABLE_TAG,
