@@ -84,7 +84,8 @@ def _row_of_entries(o: _Ops, indptr, nse: int, rows: int):
     row = rw.create("reduce-window", Shape(it, (nse,)), [marks, o.scalar(it, 0)],
                     {"window": Raw(window), "to_apply": rw.scalar_computation("add", it)})
     k = rw.create("iota", Shape(it, (nse,)), [], {"iota_dimension": 0})
-    first = o.gather_rows(indptr, o.full(it, 0, (nse,)))
+    first = rw.create("reshape", Shape(it, ()), [rw.create("slice", Shape(it, (1,)), [indptr], {"slice": ((0, 1, 1),)})])
+    first = rw.create("broadcast", Shape(it, (nse,)), [first], {"dimensions": ()})
     inside = o.op("and", o.cmp("LE", first, k), o.cmp("LT", row, o.full(it, rows, (nse,))))
     return row, inside
 
