@@ -331,6 +331,34 @@ def test_non_default_layouts_and_tuple_result(tmp_path, runtime_obj):
     _check_object_symbols(tmp_path / "layouts.o", "layouts")
 
 
+SPARSE_PRODUCT_HLO = """HloModule csr
+
+ENTRY main {
+  d = f32[4096]{0} parameter(0)
+  p = s32[513]{0} parameter(1)
+  i = s32[4096]{0} parameter(2)
+  x = f32[300,32]{1,0} parameter(3)
+  ROOT c = f32[512,32]{1,0} custom-call(d, p, i, x), custom_call_target="cpu_csr_sparse_dense_ffi", api_version=API_VERSION_TYPED_FFI
+}
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("threads", [False, True])
+def test_sparse_product_scatter_fusion_split_between_threads(tmp_path, runtime_obj, threads):
+    # jaxlib's sparse product expands to a scatter fusion (gathered, scaled rows)
+    # whose 131,072 sorted update elements the object splits between threads.
+    rng = np.random.default_rng(5)
+    rows = np.sort(rng.integers(0, 512, 4096))
+    indptr = np.searchsorted(rows, np.arange(513)).astype(np.int32)
+    args = [rng.standard_normal(4096).astype(np.float32), indptr,
+            rng.integers(0, 310, 4096).astype(np.int32), rng.standard_normal((300, 32)).astype(np.float32)]
+    module = xlac.parse_hlo(SPARSE_PRODUCT_HLO)
+    _, outputs, _ = build_and_run(module, args, tmp_path, runtime_obj, name="csr", threads=threads)
+    _assert_same_bits(outputs[0], xlac.jit(SPARSE_PRODUCT_HLO)(*args), "sparse product")
+    np.testing.assert_array_equal(outputs[0], xlac.evaluate(SPARSE_PRODUCT_HLO, *args))
+
+
 GEMM_LIBRARY_HLO = """HloModule gemmlib
 
 ENTRY main {
