@@ -198,7 +198,7 @@ def _split_dimension(inst) -> int | None:
     least ``PARALLEL_WINDOW`` elements and ``PARALLEL_ELEMENTS`` updates in all."""
     n = (len(inst.operands) - 1) // 2
     upd_shape = inst.operands[n + 1].shape
-    uwd, iwd, sd2od, ivd, ibd, sibd = scatter_dimension_numbers(inst)
+    uwd, iwd, sd2od, *_ = scatter_dimension_numbers(inst)
     window = math.prod(upd_shape.dimensions[d] for d in uwd)
     if window < PARALLEL_WINDOW or upd_shape.element_count() < PARALLEL_ELEMENTS:
         return None
