@@ -65,6 +65,44 @@ def test_iota_groups_match_numpy_reshape_transpose():
         assert ReplicaGroups.iota(g, s, dims, perm).groups == want
 
 
+@pytest.mark.parametrize("groups, expected", [
+    # XLA's mesh-axes form: a group of the devices that differ only in the named axes.
+    ("mesh['a'=2,'b'=2] {'a'}", ((0, 2), (1, 3))),
+    ("mesh[a=2,b=2] {b}", ((0, 1), (2, 3))),
+    ("mesh['a'=2,'b'=2] {'a','b'}", ((0, 1, 2, 3),)),
+    ("mesh['a'=2,'b'=2] {'b','a'}", ((0, 1, 2, 3),)),          # mesh order, as XLA reads it
+    # Devices not in order: explicitly, or as an iota (XLA prints the 3-axis mesh of a
+    # nested shard_map so).
+    ("mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}", ((3, 1), (2, 0))),
+    ("mesh['axis_0'=1,'axis_1'=2,'axis_2'=2], device_ids=([2,2]T(1,0)) {'axis_1'}", ((0, 1), (2, 3))),
+    # Sub-axes 'name':(pre_size)size, in the order written.
+    ("mesh['x'=4] {'x':(1)2}", ((0, 2), (1, 3))),
+    ("mesh['x'=4] {'x':(2)2}", ((0, 1), (2, 3))),
+    ("mesh['x'=8] {'x':(1)2,'x':(4)2}", ((0, 1, 4, 5), (2, 3, 6, 7))),
+    ("mesh['x'=8] {'x':(4)2,'x':(1)2}", ((0, 4, 1, 5), (2, 6, 3, 7))),
+])
+def test_mesh_axes_replica_groups(groups, expected):
+    text = module(f"  ROOT ar = f32[8] all-reduce(p), channel_id=1, replica_groups={groups}, "
+                  "use_global_device_ids=true, to_apply=add", header="HloModule m, num_partitions=" +
+                  str(sum(len(g) for g in expected)))
+    m, printed = roundtrip(text)
+    assert inst(m, "ar").attrs["replica_groups"].groups == expected
+    assert "replica_groups={{" in printed                   # printed in the list form
+
+
+@pytest.mark.parametrize("groups, words", [
+    ("mesh['x'=2] {'y'}", "axis 'y' is not an axis of the mesh"),
+    ("mesh['x'=4] {'x':(2)4}", "sub-axis x:(2)4 does not divide"),
+    ("mesh['x'=2,'y'=2], device_ids=(0,1,1,3) {'x'}", "must be a permutation"),
+    ("mesh['x'=2,'y'=1] {'y'}", "one device per group"),
+    ("mesh['x'=2], devices=(0,1) {'x'}", "expected '{' opening the grouped mesh axes"),
+])
+def test_mesh_axes_replica_groups_refused(groups, words):
+    with pytest.raises(HloParseError, match=re.escape(words)):
+        xlac.parse_hlo(module(f"  ROOT ar = f32[8] all-reduce(p), channel_id=1, replica_groups={groups}, "
+                              "use_global_device_ids=true, to_apply=add"))
+
+
 def test_replica_groups_with_blanks_and_the_parse_helper():
     m = xlac.parse_hlo(module("  ROOT ar = f32[8] all-reduce(p), replica_groups={ {0, 1}, {2, 3} }, to_apply=add"))
     assert inst(m, "ar").attrs["replica_groups"].groups == ((0, 1), (2, 3))

@@ -268,8 +268,8 @@ def test_empty_padding_still_ends_with_its_line():
     ("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] negate(p), metadata=\n}\n",
      4, 39, "missing value for attribute 'metadata'"),
     ("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] all-reduce(p), replica_groups="
-     "mesh['x'=2] {'x'}, to_apply=add\n}\n",
-     4, 49, "replica groups over mesh axes (replica_groups=mesh[...] {...}) are not supported"),
+     "mesh['x'=2], device_ids=(0,1) {'z'}, to_apply=add\n}\n",
+     4, 49, "axis 'z' is not an axis of the mesh"),
 ])
 def test_errors_keep_line_and_column(text, line, column, words):
     with pytest.raises(HloParseError) as info:

@@ -27,7 +27,7 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4 --xla_allow_
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 try:
     from jax import shard_map
@@ -60,6 +60,16 @@ def cases(rng):
         g = jax.tree_util.tree_map(lambda t: jax.lax.pmean(t, "i"), g)
         return w1 - 0.1 * g[0], w2 - 0.1 * g[1]
 
+    def partial_manual(x, w):
+        # Manual over "a" only: "b" stays automatic (every value whole along it).
+        h = jnp.tanh(x @ w)
+        return jax.lax.psum(h, "a") + jax.lax.all_gather(h, "a", tiled=True)[:2] * jax.lax.axis_index("a")
+
+    def nested(x):
+        inner = shard_map(lambda v: jax.lax.psum(jnp.sin(v), "b") * (1.0 + jax.lax.axis_index("b")),
+                          in_specs=P(None, "b"), out_specs=P(None, "b"), axis_names={"b"})
+        return jax.lax.pmax(inner(x), "a")
+
     return {
         "pmap_psum": (jax.pmap(lambda x: jax.lax.psum(x, "i") * 2.0, axis_name="i"), [f32(N, 3)]),
         "pmap_pmean_pmax": (jax.pmap(lambda x: (jax.lax.pmean(x, "i"), jax.lax.pmax(x, "i")), axis_name="i"),
@@ -87,6 +97,13 @@ def cases(rng):
                                 [f32(8, 3), f32(3, 2)]),
         "pmap_mlp_step": (jax.pmap(mlp_step, axis_name="i", in_axes=(None, None, 0, 0)),
                           [f32(3, 8) * 0.5, f32(8, 2) * 0.5, f32(N, 5, 3), f32(N, 5, 2)]),
+        "smap_partial_manual": (jax.jit(shard_map(partial_manual, mesh=mesh2, in_specs=(P("a"), P()),
+                                                  out_specs=P("a"), axis_names={"a"}),
+                                        in_shardings=(NamedSharding(mesh2, P("a", "b")), NamedSharding(mesh2, P()))),
+                                [f32(4, 6), f32(6, 4)]),
+        "smap_nested_partial": (jax.jit(shard_map(nested, mesh=mesh2, in_specs=P("a"), out_specs=P(),
+                                                  axis_names={"a"}),
+                                        out_shardings=NamedSharding(mesh2, P())), [f32(4, 8)]),
     }
 
 

@@ -11,11 +11,14 @@ names, such as ``metadata`` or ``sharding``) are kept as their text
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .collectives import DeviceGroupError, IotaGroups, ReplicaGroups, format_pairs
+import numpy as np
+
+from .collectives import DeviceGroupError, IotaGroups, ReplicaGroups, format_pairs, mesh_axes_groups
 
 if TYPE_CHECKING:            # annotations only: the parser builds on this module
     from .parser import Parser
@@ -183,11 +186,11 @@ FLOAT = AttrKind("float", lambda p: p.number(), _format_float)
 
 
 def _parse_replica_groups(p: "Parser") -> ReplicaGroups:
-    """``{{0,1},{2,3}}``, ``{}``, or the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``."""
+    """``{{0,1},{2,3}}``, ``{}``, the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``,
+    or the mesh-axes form ``mesh['a'=2,'b'=2] {'b'}`` (read into the list form)."""
     pos = p.skip_ws()
     if p.accept_keyword("mesh"):
-        raise p.error("replica groups over mesh axes (replica_groups=mesh[...] {...}) are not supported "
-                      "by xlac: write them as {{...},...} or in the iota form [G,S]<=[N]", pos)
+        return _parse_mesh_axes_groups(p, pos)
     if p.accept("["):
         num_groups = p.integer()
         p.expect(",")
@@ -212,6 +215,73 @@ def _parse_replica_groups(p: "Parser") -> ReplicaGroups:
         except DeviceGroupError as e:
             raise p.error(str(e), pos) from None
     return ReplicaGroups(_parse_int_list_list(p, "replica group"))
+
+
+def _axis_name(p: "Parser") -> str:
+    """A mesh axis name, bare or quoted (``a``, ``'a'``)."""
+    pos = p.skip_ws()
+    if p.text.startswith(("'", '"'), pos):
+        end = p._string_end(pos)
+        p.pos = end
+        return p.text[pos + 1:end - 1]
+    return p.word("a mesh axis name")
+
+
+def _parse_mesh_axes_groups(p: "Parser", pos: int) -> ReplicaGroups:
+    """After ``mesh``: ``['a'=2,'b'=2]``, optionally ``, device_ids=(ids)`` (a
+    list of ids, or the iota form ``[2,2]T(1,0)``), then ``{'b','a':(1)2}``."""
+    p.expect("[", "'[' opening the mesh axes")
+    mesh = []
+    while True:
+        name = _axis_name(p)
+        p.expect("=")
+        mesh.append((name, p.integer()))
+        if p.accept("]"):
+            break
+        p.expect(",", "',' or ']'")
+    device_ids = None
+    if p.accept(","):                       # (the value goes on past a comma only before device_ids)
+        p.expect("device_ids")
+        p.expect("=")
+        p.expect("(")
+        if p.accept("["):
+            reshape = [p.integer()]
+            while p.accept(","):
+                reshape.append(p.integer())
+            p.expect("]")
+            perm = list(range(len(reshape)))
+            if p.accept("T"):
+                p.expect("(")
+                perm = [p.integer()]
+                while p.accept(","):
+                    perm.append(p.integer())
+                p.expect(")")
+            if sorted(perm) != list(range(len(reshape))):
+                raise p.error(f"device_ids: T{tuple(perm)} is not a permutation of {len(reshape)} dimensions", pos)
+            device_ids = np.arange(math.prod(reshape)).reshape(reshape).transpose(perm).reshape(-1).tolist()
+        else:
+            device_ids = [p.integer()]
+            while p.accept(","):
+                device_ids.append(p.integer())
+        p.expect(")")
+    p.expect("{", "'{' opening the grouped mesh axes")
+    axes = []
+    while True:
+        name = _axis_name(p)
+        pre = size = None
+        if p.accept(":"):
+            p.expect("(")
+            pre = p.integer()
+            p.expect(")")
+            size = p.integer()
+        axes.append((name, pre, size))
+        if p.accept("}"):
+            break
+        p.expect(",", "',' or '}'")
+    try:
+        return ReplicaGroups(mesh_axes_groups(mesh, device_ids, axes))
+    except DeviceGroupError as e:
+        raise p.error(str(e), pos) from None
 
 
 def _parse_int_list_list(p: "Parser", what: str) -> tuple:

@@ -22,7 +22,11 @@ Replica groups (:class:`ReplicaGroups`, attribute ``replica_groups=``)
     groups of ``S`` ids made by laying ``iota(d0*d1*...)`` out with shape
     ``[d0,d1,...]``, transposing it by ``perm`` and reading it row by row
     (``xla/hlo/ir/tile_assignment.cc``).  The form that was read is the form
-    printed back.
+    printed back.  XLA's mesh-axes form ``mesh['a'=2,'b'=2] {'b'}`` (with
+    ``, device_ids=(...)`` after the mesh when its devices are not in order,
+    and sub-axes ``'a':(1)2``) is read by :func:`mesh_axes_groups` into the
+    list form (``xla/hlo/ir/replica_group.cc``: a group of each set of devices
+    that differ only in the named axes).
 
 Group modes (:class:`GroupMode`, :func:`group_mode`)
     What the ids in the groups mean, from whether the instruction has a
@@ -72,13 +76,16 @@ import operator
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "DeviceGroupError", "group_mode", "group_mode_of",
            "participating_devices", "participating_device_groups", "device_group", "device_groups",
            "device_pairs", "permute_scope", "send_recv_pairs", "source_target_pairs_of", "frontend_attributes",
            "parse_pairs", "format_pairs", "device_counts", "replica_groups_of", "check_replica_groups",
            "check_source_target_pairs", "known_group_size", "GROUPED_OPCODES", "PERMUTE_OPCODES",
            "SEND_RECV_OPCODES", "HAS_GLOBAL_DEVICE_IDS", "SEND_RECV_PAIRS_ATTRIBUTE", "MAX_DEVICES",
-           "MAX_MODULE_DEVICES", "check_device_count", "check_device_counts", "all_to_all_regroup"]
+           "MAX_MODULE_DEVICES", "check_device_count", "check_device_counts", "all_to_all_regroup",
+           "mesh_axes_groups"]
 
 #: The most devices a replica group list may expand to (the iota form can name
 #: huge ones in a few characters; expanding them would exhaust memory).
@@ -161,6 +168,70 @@ class IotaGroups:
         if self.transpose is not None:
             text += f"T({','.join(map(str, self.transpose))})"
         return text
+
+
+def mesh_axes_groups(mesh: list, device_ids: list | None, axes: list) -> tuple:
+    """The groups of XLA's mesh-axes replica group list (its
+    ``MeshAxesReplicaGroupList``): ``mesh`` the ``(name, size)`` axes,
+    ``device_ids`` the device at each mesh position in row-major order (None:
+    in order), ``axes`` the grouped ``(name, pre_size, size)`` axes (pre_size
+    and size None for a whole axis, else the sub-axis ``name:(pre_size)size``).
+    Each mesh axis is reshaped so that its grouped (sub-)axes are dimensions
+    of their own; the device array, its ungrouped dimensions first and the
+    grouped ones after (in mesh order), read row by row in groups of the
+    grouped sizes' product.  DeviceGroupError when the axes do not fit the mesh."""
+    sizes = dict(mesh)
+    total = math.prod(sizes.values())
+    if device_ids is None:
+        device_ids = list(range(total))
+    if len(sizes) != len(mesh) or sorted(device_ids) != list(range(total)):
+        raise DeviceGroupError(f"mesh {mesh}: axis names must differ and device_ids {device_ids} must be a "
+                               f"permutation of 0..{total - 1}")
+    by_axis: dict = {}
+    for name, pre, size in axes:
+        if name not in sizes:
+            raise DeviceGroupError(f"mesh axes replica groups: axis {name!r} is not an axis of the mesh {mesh}")
+        if pre is not None and (pre < 1 or size < 2 or sizes[name] % (pre * size)):
+            raise DeviceGroupError(f"mesh axes replica groups: sub-axis {name}:({pre}){size} does not divide "
+                                   f"the axis' size {sizes[name]}")
+        by_axis.setdefault(name, []).append((pre, size))
+    dims, grouped = [], []
+    for name, full in mesh:
+        refs = by_axis.get(name)
+        if not refs:
+            dims.append(full)
+            continue
+        if any(pre is None for pre, _ in refs):
+            if len(refs) > 1:
+                raise DeviceGroupError(f"mesh axes replica groups: axis {name!r} named twice")
+            grouped.append(len(dims))
+            dims.append(full)
+            continue
+        # Sub-axes: the axis split at their boundaries, in order of pre_size;
+        # the groups are read in the order they were written.
+        order = sorted(range(len(refs)), key=lambda k: refs[k][0])
+        at, product = {}, 1
+        for k in order:
+            pre, size = refs[k]
+            if pre % product:
+                raise DeviceGroupError(f"mesh axes replica groups: sub-axes of {name!r} overlap")
+            if pre != product:
+                dims.append(pre // product)
+                product = pre
+            at[k] = len(dims)
+            dims.append(size)
+            product *= size
+        if full % product:
+            raise DeviceGroupError(f"mesh axes replica groups: sub-axes of {name!r} overlap")
+        if product != full:
+            dims.append(full // product)
+        grouped += [at[k] for k in range(len(refs))]
+    group_size = math.prod(dims[g] for g in grouped)
+    if group_size < 2:
+        raise DeviceGroupError(f"mesh axes replica groups over {axes} of mesh {mesh}: one device per group")
+    perm = [d for d in range(len(dims)) if d not in grouped] + grouped
+    flat = np.asarray(device_ids, dtype=np.int64).reshape(dims).transpose(perm).reshape(-1, group_size)
+    return tuple(tuple(int(v) for v in g) for g in flat)
 
 
 def _ndindex(dims):

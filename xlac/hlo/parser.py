@@ -129,6 +129,8 @@ _PLAIN_INSTRUCTION_RE = re.compile(
 # and inside them (commas and blanks too).
 _VALUE_RUN_RE = re.compile(r'[^"\'/{}\[\]()\x00- ,\x7f-\U0010ffff]+')
 _BRACKETED_RUN_RE = re.compile(r'[^"\'/{}\[\]()\x80-\U0010ffff]+')
+# The comma inside replica_groups=mesh[...], device_ids=(...) {...}.
+_DEVICE_IDS_RE = re.compile(r"[ \t]*(device_ids[ \t]*=[ \t]*\()")
 # Module header attributes read as ints: how many devices the module runs on.
 _DEVICE_COUNTS = ("replica_count", "num_partitions")
 # Integer attribute values (dimensions, indices, parameter numbers, ...) are int64 in XLA.
@@ -519,10 +521,13 @@ class Parser:
         (a shape, then the literal) and ``replica_groups=mesh[...] {...}``.  What
         follows the blank there (a bracket, a number, or on the same line
         true/false/inf/nan) cannot start a next attribute or instruction, so a
-        blank before it is inside the value."""
+        blank before it is inside the value.  The mesh form also has a comma
+        inside, before ``device_ids=(...)`` (no instruction has an attribute
+        of that name)."""
         text, end = self.text, self.end
         if text[pos] == ",":
-            return None
+            m = _DEVICE_IDS_RE.match(text, pos + 1, end)
+            return m.start(1) if m else None
         nxt = _BLANKS_RE.match(text, pos, end).end()
         if nxt >= end:
             return None

@@ -23,11 +23,18 @@ that dimension's mesh axes.  Every device then gets the whole global
 arguments and computes the whole global results, so the caller passes and
 receives global arrays, as ``jax.jit`` of the function does.
 
+A partially manual computation (``shard_map(..., axis_names={"i"})`` on a
+mesh with more axes, ``xla.sdy.manual_axes`` naming some of them; nested ones
+too) is tiled over its manual axes only: along the free axes every device
+computes the whole value, which is what the automatic partitioner would split,
+and the body's collectives (over the manual axes, their groups naming every
+device) run between devices that hold the same values along the free axes.
+
 A sharded program without manual computations (a ``jax.jit`` with
 ``NamedSharding``s and no ``shard_map``: automatic sharding) is left as it is:
 it is :mod:`xlac.passes.spmd_partitioner`'s.  Meshes with explicit device ids,
-sub-axes and partially manual computations are refused with an error naming
-the sharding.
+sub-axes and ``unreduced`` values are refused with an error naming the
+sharding.
 """
 from __future__ import annotations
 
@@ -125,19 +132,38 @@ def refuse_unreduced(rest: str, sharding: str, what: str) -> None:
         raise UnsupportedError("sharding", f"{what}: {sharding}: unreduced (partial sums over mesh axes)")
 
 
-def _shardings(text: str, what: str) -> list[list[list[str]]]:
+def _shardings(text: str, what: str, manual: list[str] | None = None) -> list[list[list[str]]]:
     """``#sdy.sharding_per_value<[<@mesh, [{"i"}, {}]>, ...]>`` -> per value, per
-    dimension, the mesh axes it is split over."""
+    dimension, the mesh axes it is split over; with ``manual``, only those of
+    the manual axes (a partially manual computation's values are split over
+    its manual axes, and the free axes after them say how the automatic
+    partitioner would split the rest: every device here computes that
+    whole).  An open dimension (``{"i", ?}``, which a partitioner may split
+    further) is split over the axes it names."""
     values = []
     for m in re.finditer(r"<@[\w.]+\s*,\s*\[(.*?)\](.*?)>", text):
         refuse_unreduced(m.group(2), m.group(0), what)
         dims = []
         for d in re.findall(r"\{([^{}]*)\}", m.group(1)):
-            if "?" in d or ":" in d:
-                raise UnsupportedError("sharding", f"{what}: open dimensions or sub-axes ({m.group(0)})")
-            dims.append(re.findall(r'"([^"]+)"', d))
+            if ":" in d:
+                raise UnsupportedError("sharding", f"{what}: sub-axes ({m.group(0)})")
+            dims.append([a for a in re.findall(r'"([^"]+)"', d) if manual is None or a in manual])
         values.append(dims)
     return values
+
+
+def _manual_axes(inst: HloInstruction, mesh: dict) -> list[str]:
+    """The mesh axes a manual computation's boundary is manual over
+    (``xla.sdy.manual_axes``; all of them when not written), in mesh order."""
+    text = _frontend(inst, "xla.sdy.manual_axes")
+    if text is None:
+        return list(mesh)
+    named = re.findall(r'"([^"]+)"', text)
+    unknown = [a for a in named if a not in mesh]
+    if unknown:
+        raise UnsupportedError("sharding", f"{inst.name}: manual axes {unknown} are not axes of the mesh "
+                                           f"{list(mesh)}")
+    return [a for a in mesh if a in named]
 
 
 class ShardMapPartitioner:
@@ -166,16 +192,12 @@ class ShardMapPartitioner:
             target = _target(inst)
             if target not in SDY_TARGETS:
                 raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={target}")
-            manual = _frontend(inst, "xla.sdy.manual_axes")
-            if manual is not None and set(re.findall(r'"([^"]+)"', manual)) != set(self.axes):
-                raise UnsupportedError("sharding", f"{inst.name}: a partially manual computation "
-                                                   f"(manual axes {manual} of mesh {self.axes})")
-            comp = inst.parent
+            comp, manual = inst.parent, _manual_axes(inst, mesh)
             if target == "xla.sdy.GlobalToLocalShape":
-                specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name)
+                specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name, manual)
                 new = self._per_value(comp, inst, specs, self._local)
             elif target == "xla.sdy.LocalToGlobalShape":
-                specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name)
+                specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name, manual)
                 new = self._per_value(comp, inst, specs, self._global)
             else:
                 new = inst.operands[0] if len(inst.operands) == 1 else self._add(
@@ -320,9 +342,8 @@ def output_shardings(module: HloModule) -> list[Sharding] | None:
     if mesh is None:
         return None
     out = []
-    for c in module.computations:
-        for i in c.instructions:
-            if i.opcode == "custom-call" and _target(i) == "xla.sdy.LocalToGlobalShape":
-                out += [sdy_to_sharding(spec, mesh)
-                        for spec in _shardings(_frontend(i, "xla.sdy.out_shardings") or "", i.name)]
+    for i in module.entry.instructions:          # (a nested manual computation's are inside)
+        if i.opcode == "custom-call" and _target(i) == "xla.sdy.LocalToGlobalShape":
+            out += [sdy_to_sharding(spec, mesh)
+                    for spec in _shardings(_frontend(i, "xla.sdy.out_shardings") or "", i.name)]
     return out
