@@ -551,12 +551,39 @@ _UNREDUCED = """module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.nu
 }"""
 
 
-def test_unreduced_values_are_refused_not_summed_again():
-    """jax's ``unreduced`` (each device holds a partial sum over the axes, as
-    the gradient of a ``reduced`` value is) has no form in xlac: a manual
-    computation taking one is refused naming it, where reading it as
-    replicated computed a sum counted once per device."""
-    with pytest.raises(xlac.UnsupportedError, match=r'unreduced=\{"y"\}>: unreduced \(partial sums'):
+_UNREDUCED_PSUM = """module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<4x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}) -> (tensor<4x3xf32>) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x", "y"} (%arg1: tensor<2x3xf32>) {
+      %1 = stablehlo.multiply %arg1, %arg1 : tensor<2x3xf32>
+      %2 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+      }) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %3 = stablehlo.BODY : tensor<2x3xf32>
+      sdy.return %3 : tensor<2x3xf32>
+    } : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
+  }
+}"""
+
+
+def test_unreduced_values_are_parts_of_a_sum():
+    """jax's ``unreduced`` (each device holds a part of a sum over the axes,
+    as the gradient of a ``reduced`` value is): xlac gives the first device
+    along them the whole tile and the others zeros, so what jax allows on it
+    (linear operations, a psum over the axes) computes the sum; a body that
+    reads a part itself (a part returned as a tile, a multiply of two parts:
+    ``check_vma=False``) is refused naming it, never computed otherwise."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    np.testing.assert_array_equal(xlac.jit(_UNREDUCED_PSUM.replace("BODY", "negate %2"))(x), -x)
+    with pytest.raises(xlac.UnsupportedError, match=r"multiply of a value unreduced over mesh axes \['y'\]"):
+        xlac.jit(_UNREDUCED_PSUM.replace("BODY", "negate %1"))
+    with pytest.raises(xlac.UnsupportedError, match=r"result 0 of the manual computation .* unreduced over mesh "
+                                                    r"axes \['y'\] returned as not unreduced"):
+        xlac.jit(_UNREDUCED_PSUM.replace("BODY", "negate %arg1"))
+    with pytest.raises(xlac.UnsupportedError, match=r"unreduced over mesh axes \['y'\] returned as not"):
         xlac.jit(_UNREDUCED)
 
 

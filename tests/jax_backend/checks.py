@@ -715,6 +715,44 @@ def sharded_jit_on_a_2d_mesh():
 
 
 @check("multi")
+def unreduced_values():
+    """jax's explicit partial sums (``unreduced={...}``): a shard_map's partial
+    products out, another's psum of them in, a reshard and its gradient; each
+    device's part may differ from XLA's (xlac's are the sum and zeros), their
+    sums may not."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+    a = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    b = np.arange(8.0, dtype=np.float32).reshape(4, 2) - 3
+
+    def make(devices):
+        mesh = Mesh(np.array(devices).reshape(2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+        parts = jax.jit(jax.shard_map(lambda u, v: u @ v, mesh=mesh, in_specs=(P("x", "y"), P("y", None)),
+                                      out_specs=P("x", None, unreduced={"y"})))
+        total = jax.jit(jax.shard_map(lambda c: jax.lax.psum(c, "y"), mesh=mesh,
+                                      in_specs=P("x", None, unreduced={"y"}), out_specs=P("x", None)))
+        resharded = jax.jit(lambda u, v: jax.reshard(parts(u, v), NamedSharding(mesh, P("x", None))))
+        grad = jax.jit(jax.grad(lambda u, v: resharded(u, v).sum(), argnums=(0, 1)))
+
+        def run(u, v):
+            p = parts(u, v)
+            return p, total(p), resharded(u, v), grad(u, v)
+        return run, (jax.device_put(a, NamedSharding(mesh, P("x", "y"))),
+                     jax.device_put(b, NamedSharding(mesh, P("y", None))))
+
+    def part_sums(p):
+        """Each row tile (along x) the sum of its parts (along y)."""
+        assert p.sharding.spec == P("x", None, unreduced={"y"}), p.sharding
+        data = {sh.device: np.asarray(sh.data) for sh in p.addressable_shards}
+        return [sum(data[d] for d in row) for row in p.sharding.mesh.devices]
+    on_x, on_c = on_both(make)
+    same(part_sums(on_x[0]), part_sums(on_c[0]))
+    same(on_x[1:], on_c[1:])
+    np.testing.assert_array_equal(np.asarray(on_x[2]), a @ b)
+
+
+@check("multi")
 def inspect_and_shard_alike_under_jit():
     """jax.debug.inspect_array_sharding in a partitioned jit gets the sharding
     the partitioner gave the value (as from XLA's), and shard_alike makes an

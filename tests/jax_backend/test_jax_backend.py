@@ -54,7 +54,7 @@ ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "h
          "second_device", "no_reference_cycles",
          "named_sharding_jit_on_two_devices"]
 MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "async_collectives_and_their_text", "sharded_jit_on_a_2d_mesh",
-         "inspect_and_shard_alike_under_jit",
+         "inspect_and_shard_alike_under_jit", "unreduced_values",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",
          "a_result_split_unevenly_comes_back_whole",
          "host_callback_on_several_devices_is_an_error", "dead_device_is_an_error"]

@@ -50,7 +50,7 @@ def test_a_result_takes_the_sharding_it_was_made_with():
 
 @pytest.mark.parametrize("arg, says", [
     ('[{"x":(1)2}, {}]', 'sub-axis "x":(1)2'),
-    ('[{"x"}, {}], unreduced={"y"}', "unreduced"),
+    ('[{"x"}, {}], unreduced={"z"}', "unreduced over axes not in the mesh"),
     ('[{"z"}, {}]', 'axis "z" is not in the mesh'),
 ])
 def test_forms_xlac_does_not_run_are_refused_by_name(arg, says):
@@ -84,6 +84,42 @@ def test_op_sharding_protos_are_xlas_encoding():
     # {devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
     assert op_sharding_proto(params[0]).hex() == "08031a030201022204000201033001"
     assert op_sharding_proto(results[0]) == b"\x08\x00"                                    # REPLICATED
+
+
+def test_unreduced_values_are_parts_of_a_sum():
+    """``unreduced={"y"}``: devices that differ only in y hold parts whose sum
+    is the tile; the global value of an argument is that sum, and a result's
+    parts are the tile on the first device along y and zeros on the other."""
+    params, _, _ = entry_shardings(sharded('[{"x"}, {}], unreduced={"y"}', "[{}, {}]"), 4)
+    s = params[0]
+    assert (s.tile_dims, s.replicas, s.parts) == ((2, 1), 2, (0, 1, 0, 1))
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    parts = [x[:2] * 0.25, x[:2] * 0.75, x[2:] - 1, np.ones((2, 8), np.float32)]   # devices (x, y) = divmod(d, 2)
+    np.testing.assert_array_equal(s.assemble_sum(parts, (4, 8)), x)
+    assert [s.tile(x, d).tolist() for d in range(4)] == [x[:2].tolist(), np.zeros((2, 8)).tolist(),
+                                                         x[2:].tolist(), np.zeros((2, 8)).tolist()]
+    # As jaxlib encodes NamedSharding(mesh, P("x", None, unreduced={"y"})): {devices=[2,1,2]<=[4]
+    # last_tile_dims={unreduced}}, here with the device list written out.
+    assert op_sharding_proto(s).hex() == "08031a03020102220400010203420106"
+    # Unreduced over x, replicated over y: {devices=[1,1,2,2]<=[4] last_tile_dims={unreduced, replicated}}.
+    params, _, _ = entry_shardings(sharded('[{}, {}], unreduced={"x"}', "[{}, {}]"), 4)
+    assert params[0].parts == (0, 0, 1, 1)
+    assert op_sharding_proto(params[0]).hex() == "08031a0401010202220400010203420206" + "00"
+    params, _, _ = entry_shardings(sharded('[{}, {}], unreduced={"x", "y"}', "[{}, {}]"), 4)
+    assert op_sharding_proto(params[0]) == b"\x08\x06"                                  # {unreduced}
+
+
+@pytest.mark.timeout(120)
+def test_an_unreduced_argument_and_result_through_the_executable():
+    """Parts in, the sum computed with, parts out (automatic sharding)."""
+    text = sharded('[{"x"}, {}], unreduced={"y"}', '[{}, {}], unreduced={"x"}')
+    _, exe = _executable(text, 1, 4)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    parts = [x[:2] - 1, np.ones((2, 8), np.float32), x[2:] * 0.5, x[2:] * 0.5]
+    out = [o[0].array for o in exe.execute_devices([[Buffer(p, d)] for p, d in zip(parts, exe.devices)], set())]
+    np.testing.assert_array_equal(out[0] + out[2], x * x)                      # the parts along x sum to it
+    np.testing.assert_array_equal(out[1], out[0])                              # replicated over y
+    np.testing.assert_array_equal(out[2], np.zeros_like(x))
 
 
 def _executable(text: str, replicas: int, partitions: int) -> tuple:

@@ -70,6 +70,18 @@ def cases(rng):
                           in_specs=P(None, "b"), out_specs=P(None, "b"), axis_names={"b"})
         return jax.lax.pmax(inner(x), "a")
 
+    explicit = Mesh(np.array(jax.devices()[:N]).reshape(2, 2), ("x", "y"),
+                    axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+
+    def unreduced(a, b):
+        # A partial product per device, unreduced over "y", summed by the next shard_map's psum.
+        a = jax.reshard(a, NamedSharding(explicit, P("x", "y")))
+        b = jax.reshard(b, NamedSharding(explicit, P("y", None)))
+        parts = shard_map(lambda u, v: u @ v, mesh=explicit, in_specs=(P("x", "y"), P("y", None)),
+                          out_specs=P("x", None, unreduced={"y"}))(a, b)
+        return shard_map(lambda c: jax.lax.psum(c, "y") * 2.0, mesh=explicit,
+                         in_specs=P("x", None, unreduced={"y"}), out_specs=P("x", None))(parts)
+
     return {
         "pmap_psum": (jax.pmap(lambda x: jax.lax.psum(x, "i") * 2.0, axis_name="i"), [f32(N, 3)]),
         "pmap_pmean_pmax": (jax.pmap(lambda x: (jax.lax.pmean(x, "i"), jax.lax.pmax(x, "i")), axis_name="i"),
@@ -104,6 +116,7 @@ def cases(rng):
         "smap_nested_partial": (jax.jit(shard_map(nested, mesh=mesh2, in_specs=P("a"), out_specs=P(),
                                                   axis_names={"a"}),
                                         out_shardings=NamedSharding(mesh2, P())), [f32(4, 8)]),
+        "smap_unreduced": (jax.jit(unreduced), [f32(4, 6), f32(6, 3)]),
     }
 
 

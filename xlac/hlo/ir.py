@@ -47,7 +47,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..shape import Shape
+from ..shape import PRED, Shape
 from .attributes import Raw  # noqa: F401  (the IR's attribute values; defined with the kinds)
 from .collectives import check_device_counts, device_counts
 from .opcodes import calls_computations
@@ -486,6 +486,19 @@ class HloModule:
     def add_computation(self, comp: HloComputation) -> HloComputation:
         comp.parent = self
         self.computations.append(comp)
+        return comp
+
+    def sum_computation(self, element_type, name: str) -> HloComputation:
+        """A new scalar ``(x, y) -> add(x, y)`` computation (``or`` for pred),
+        ahead of every other: the reducer of the sums a pass inserts."""
+        s = Shape(element_type, ())
+        x = HloInstruction("parameter", s, [], {"parameter_number": 0}, "x")
+        y = HloInstruction("parameter", s, [], {"parameter_number": 1}, "y")
+        r = HloInstruction("or" if element_type == PRED else "add", s, [x, y], {}, "sum")
+        comp = HloComputation(name, [x, y, r], root=r)
+        comp.compute_users()
+        comp.parent = self
+        self.computations.insert(0, comp)
         return comp
 
     def computation(self, name: str) -> HloComputation:

@@ -49,7 +49,7 @@ from ..hlo.collectives import (MAX_MODULE_DEVICES, DeviceGroupError, ReplicaGrou
                                check_device_counts, frontend_attributes)
 from ..hlo.custom_call import SHARDING_GROUP, check_no_host_callback
 from ..hlo.sharding import Sharding
-from ..shape import S32, U32, Shape
+from ..shape import PRED, S32, U32, Shape
 
 __all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of", "meshes_of",
            "SDY_TARGETS", "sdy_to_sharding", "output_shardings"]
@@ -120,35 +120,27 @@ def is_global_shardy_program(module: HloModule) -> bool:
         for c in module.computations for i in c.instructions)
 
 
-def refuse_unreduced(rest: str, sharding: str, what: str) -> None:
-    """UnsupportedError for a manual computation's Shardy sharding whose axes
-    after the dimensions (``rest``) say ``unreduced={...}``: each device's
-    value a partial sum over them (jax's explicit sharding), which xlac has
-    no representation of; read as replicated, it would be summed over those
-    axes again.  (Around automatic partitioning, where every value is the
-    global one, such a constraint changes no value and is read for its
-    dimensions.)"""
-    if "unreduced" in rest:
-        raise UnsupportedError("sharding", f"{what}: {sharding}: unreduced (partial sums over mesh axes)")
-
-
-def _shardings(text: str, what: str, manual: list[str] | None = None) -> list[list[list[str]]]:
-    """``#sdy.sharding_per_value<[<@mesh, [{"i"}, {}]>, ...]>`` -> per value, per
-    dimension, the mesh axes it is split over; with ``manual``, only those of
-    the manual axes (a partially manual computation's values are split over
-    its manual axes, and the free axes after them say how the automatic
-    partitioner would split the rest: every device here computes that
-    whole).  An open dimension (``{"i", ?}``, which a partitioner may split
-    further) is split over the axes it names."""
+def _shardings(text: str, what: str, manual: list[str] | None = None) -> list[tuple[list[list[str]], list[str]]]:
+    """``#sdy.sharding_per_value<[<@mesh, [{"i"}, {}], unreduced={"j"}>, ...]>``
+    -> per value, (per dimension the mesh axes it is split over, the axes it
+    is ``unreduced`` over: each device's value a partial sum over them); with
+    ``manual``, only the manual axes (a partially manual computation's values
+    are split over its manual axes, and the free axes after them say how the
+    automatic partitioner would split the rest: every device here computes
+    that whole).  An open dimension (``{"i", ?}``, which a partitioner may
+    split further) is split over the axes it names."""
     values = []
     for m in re.finditer(r"<@[\w.]+\s*,\s*\[(.*?)\](.*?)>", text):
-        refuse_unreduced(m.group(2), m.group(0), what)
         dims = []
         for d in re.findall(r"\{([^{}]*)\}", m.group(1)):
             if ":" in d:
                 raise UnsupportedError("sharding", f"{what}: sub-axes ({m.group(0)})")
             dims.append([a for a in re.findall(r'"([^"]+)"', d) if manual is None or a in manual])
-        values.append(dims)
+        unreduced = re.search(r"unreduced\s*=\s*\{([^{}]*)\}", m.group(2))
+        partial = re.findall(r'"([^"]+)"', unreduced.group(1)) if unreduced else []
+        if manual is not None and any(a not in manual for a in partial):
+            raise UnsupportedError("sharding", f"{what}: {m.group(0)}: unreduced over free (automatic) axes")
+        values.append((dims, partial))
     return values
 
 
@@ -185,13 +177,16 @@ class ShardMapPartitioner:
         self.mesh = mesh
         self.axes = list(mesh)
         self.names = module.name_uniquer()
+        self.adders = {}
         self.devices = math.prod(mesh.values())
         self.channel = 1 + max([int(i.attrs.get("channel_id") or 0) for c in module.computations
                                 for i in c.instructions] + [0])
         for inst in targets:
+            if _target(inst) not in SDY_TARGETS:
+                raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={_target(inst)}")
+        check_unreduced_flows(module, mesh)
+        for inst in targets:
             target = _target(inst)
-            if target not in SDY_TARGETS:
-                raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={target}")
             comp, manual = inst.parent, _manual_axes(inst, mesh)
             if target == "xla.sdy.GlobalToLocalShape":
                 specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name, manual)
@@ -229,7 +224,7 @@ class ShardMapPartitioner:
         shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape]
         if len(specs) != len(values):
             raise UnsupportedError("sharding", f"{inst.name}: {len(specs)} sharding(s) for {len(values)} value(s)")
-        out = [fn(comp, v, spec, s) for v, spec, s in zip(values, specs, shapes)]
+        out = [fn(comp, v, dims, partial, s) for v, (dims, partial), s in zip(values, specs, shapes)]
         return out[0] if not inst.shape.is_tuple else self._add(comp, "tuple", inst.shape, out)
 
     def _coordinate(self, comp, pid, axis: str):
@@ -240,12 +235,36 @@ class ShardMapPartitioner:
         c = self._add(comp, "divide", s, [pid, self._scalar(comp, stride)]) if stride > 1 else pid
         return self._add(comp, "remainder", s, [c, self._scalar(comp, self.mesh[axis])])
 
-    def _local(self, comp, x, spec, local_shape):
-        """This device's tile of ``x``."""
+    def _partition_id(self, comp):
+        return self._add(comp, "convert", Shape(S32, ()), [self._add(comp, "partition-id", Shape(U32, ()), [])])
+
+    def _local(self, comp, x, spec, partial, local_shape):
+        """This device's tile of ``x``; ``partial``: the mesh axes the body's
+        value is unreduced over, where each device's tile is its part of a
+        sum: the first device along them holds the whole tile, the others
+        zeros (jax lets only linear operations touch an unreduced value, so
+        any split into parts computes the same)."""
+        tile = self._tile(comp, x, spec, local_shape)
+        if not partial:
+            return tile
+        pid, s = self._partition_id(comp), Shape(S32, ())
+        coords = [self._coordinate(comp, pid, a) for a in partial]
+        total = coords[0]                           # 0 only on the first device along them
+        for c in coords[1:]:
+            total = self._add(comp, "add", s, [total, c])
+        first = self._add(comp, "compare", Shape(PRED, ()), [total, self._scalar(comp, 0)], {"direction": "EQ"})
+        mask = self._add(comp, "broadcast", Shape(PRED, local_shape.dimensions), [first], {"dimensions": ()})
+        zero = self._add(comp, "constant", Shape(local_shape.element_type, ()), [],
+                         {"literal": np.zeros((), local_shape.element_type.dtype)})
+        zeros = self._add(comp, "broadcast", local_shape, [zero], {"dimensions": ()})
+        return self._add(comp, "select", local_shape, [mask, tile, zeros])
+
+    def _tile(self, comp, x, spec, local_shape):
+        """This device's tile of ``x`` (split over the axes of ``spec``)."""
         if not any(spec):
             return x
         s = Shape(S32, ())
-        pid = self._add(comp, "convert", s, [self._add(comp, "partition-id", Shape(U32, ()), [])])
+        pid = self._partition_id(comp)
         starts = []
         for d, axes in enumerate(spec):
             if not axes:
@@ -260,9 +279,18 @@ class ShardMapPartitioner:
         return self._add(comp, "dynamic-slice", local_shape, [x] + starts,
                          {"dynamic_slice_sizes": tuple(local_shape.dimensions)})
 
-    def _global(self, comp, y, spec, global_shape):
-        """The tiles of ``y`` of every device, put together."""
+    def _global(self, comp, y, spec, partial, global_shape):
+        """The tiles of ``y`` of every device, put together; where the
+        body's value is unreduced over ``partial`` axes, the parts summed
+        over them first (every device then holds the global value)."""
         value, dims = y, list(y.shape.dimensions)
+        if partial:
+            etype = y.shape.element_type
+            if etype not in self.adders:
+                self.adders[etype] = comp.parent.sum_computation(etype, self.names(f"unreduced_add_{etype.value}"))
+            value = self._add(comp, "all-reduce", y.shape, [value], {
+                "replica_groups": ReplicaGroups.of(self._groups(partial)), "channel_id": self._next_channel(),
+                "use_global_device_ids": True, "to_apply": self.adders[etype]})
         for d, axes in enumerate(spec):
             if not axes:
                 continue
@@ -292,6 +320,125 @@ class ShardMapPartitioner:
                 index = index * self.mesh[a] + coords[a]
             groups.setdefault(key, []).append((index, dev))
         return [[dev for _, dev in sorted(g)] for g in groups.values()]
+
+
+# -- values unreduced over mesh axes in a manual computation --------------------------------
+#: Opcodes that are linear in every operand (a sum of parts in, the sum of the results out).
+_LINEAR = frozenset({"add", "subtract", "negate", "copy", "reshape", "bitcast", "transpose", "broadcast", "slice",
+                     "concatenate", "reverse", "get-tuple-element", "tuple", "convert", "pad", "dynamic-slice",
+                     "dynamic-update-slice", "all-gather", "all-to-all", "collective-permute", "real", "imag",
+                     "complex", "optimization-barrier"})
+#: Linear in each operand with the others fixed: right while one operand is a sum of parts.
+_LINEAR_IN_ONE = frozenset({"multiply", "dot", "convolution"})
+#: Linear in these operands only (the divisor, the predicate, the indices are not parts of a sum).
+_LINEAR_IN = {"divide": (0,), "select": (1, 2)}
+#: Collectives that add the parts of the devices in each group.
+_SUMMING = frozenset({"all-reduce", "reduce-scatter"})
+
+
+def _reducer_op(comp) -> str:
+    root = comp.root
+    while root.opcode == "custom-call" and root.operands:       # jax's Sharding custom call around the add
+        root = root.operands[0]
+    return root.opcode
+
+
+def _origin(value, target: str):
+    """(the ``target`` custom call, the value's index among its values) when
+    ``value`` is one of its values (through a get-tuple-element), else None."""
+    index = 0
+    if value.opcode == "get-tuple-element":
+        index, value = value.attrs.get("index", 0), value.operands[0]
+    if value.opcode == "custom-call" and _target(value) == target:
+        return value, index
+    return None
+
+
+def check_unreduced_flows(module: HloModule, mesh: dict) -> None:
+    """xlac holds a value ``unreduced`` over mesh axes (jax's partial sums) as
+    the whole sum on the first device along them and zeros on the others:
+    right for every use jax allows (linear ones, ended by a ``psum``), not for
+    a manual body that reads a part itself (``check_vma=False``: a part
+    returned as a tile, or under ``sin``).  UnsupportedError naming the
+    instruction when a body's unreduced argument reaches anything but linear
+    operations, a summing collective over those axes, or a result unreduced
+    over them."""
+    for comp in module.computations:
+        outs: dict = {}                  # (call, result index) -> the result's unreduced axes
+        for inst in comp.instructions:
+            if inst.opcode == "custom-call" and _target(inst) == "xla.sdy.LocalToGlobalShape":
+                specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name)
+                for op, (_, partial) in zip(inst.operands, specs):
+                    index = op.attrs.get("index", 0) if op.opcode == "get-tuple-element" else 0
+                    call = op.operands[0] if op.opcode == "get-tuple-element" else op
+                    outs[(id(call), index)] = set(partial)
+        for call in comp.instructions:
+            body = call.attrs.get("to_apply") if call.opcode == "call" else None
+            if not isinstance(body, HloComputation) or not body.name.startswith("xla.sdy.manual_computation"):
+                continue
+            ins = []
+            for op in call.operands:
+                found = _origin(op, "xla.sdy.GlobalToLocalShape")
+                specs = _shardings(_frontend(found[0], "xla.sdy.in_shardings") or "", found[0].name) if found else []
+                ins.append(set(specs[found[1]][1]) if found and found[1] < len(specs) else set())
+            if any(ins):
+                n = len(call.shape.tuple_shapes) if call.shape.is_tuple else 1
+                _check_linear(body, ins, [outs.get((id(call), j), set()) for j in range(n)], mesh)
+
+
+def _check_linear(body: HloComputation, ins: list, outs: list, mesh: dict) -> None:
+    """See :func:`check_unreduced_flows`: ``ins``/``outs`` the unreduced axes
+    of the body's parameters and results."""
+    state: dict = {}
+    wrong: dict = {}                # value -> the instruction that read a part, where it depends on one
+    for inst in body.instructions:
+        if inst.opcode == "parameter":
+            state[id(inst)] = ins[inst.attrs["parameter_number"]]
+            continue
+        culprit = next((wrong[id(op)] for op in inst.operands if id(op) in wrong), None)
+        if culprit is not None:
+            wrong[id(inst)] = culprit
+            continue
+        partial = [(k, state.get(id(op), set())) for k, op in enumerate(inst.operands)]
+        axes = set().union(*(a for _, a in partial)) if partial else set()
+        if not axes:
+            continue
+        parts = [k for k, a in partial if a]
+        linear = (inst.opcode in _LINEAR or (inst.opcode == "custom-call" and _target(inst) == "Sharding")
+                  or (inst.opcode in _LINEAR_IN_ONE and len(parts) == 1)
+                  or (inst.opcode in _LINEAR_IN and set(parts) <= set(_LINEAR_IN[inst.opcode]))
+                  or (inst.opcode == "reduce" and parts == [0] and _reducer_op(inst.attrs["to_apply"]) == "add"))
+        if inst.opcode in _SUMMING and _reducer_op(inst.attrs["to_apply"]) == "add":
+            groups = [set(g) for g in inst.attrs["replica_groups"].groups]
+            axes = {a for a in axes if not all(any(set(u) <= g for g in groups)
+                                                for u in _axis_groups(mesh, a))}
+        elif not linear:
+            wrong[id(inst)] = (inst, axes)
+            continue
+        state[id(inst)] = axes
+    root = body.root
+    results = root.operands if root.opcode == "tuple" and len(outs) > 1 else [root]
+    for j, value in enumerate(results):
+        if id(value) in wrong:
+            inst, axes = wrong[id(value)]
+            raise UnsupportedError("sharding", f"instruction {inst.name}: {inst.opcode} of a value unreduced over "
+                                               f"mesh axes {sorted(axes)} in a manual computation: xlac holds its "
+                                               "parts as the whole sum on one device and zeros on the others, "
+                                               "right only for linear operations (jax's check_vma)")
+        left = state.get(id(value), set()) - outs[j]
+        if left:
+            raise UnsupportedError("sharding", f"result {j} of the manual computation {body.name} is a value "
+                                               f"unreduced over mesh axes {sorted(left)} returned as not "
+                                               "unreduced: each device's part, which xlac does not keep (it "
+                                               "holds the whole sum on one device and zeros on the others)")
+
+
+def _axis_groups(mesh: dict, axis: str) -> list:
+    """The devices (row-major mesh order) that differ only along ``axis``."""
+    names = list(mesh)
+    ids = np.arange(math.prod(mesh.values())).reshape([mesh[a] for a in names])
+    k = names.index(axis)
+    return np.moveaxis(ids, k, -1).reshape(-1, mesh[axis]).tolist()
 
 
 def partition_global_program(module: HloModule) -> bool:
@@ -344,6 +491,6 @@ def output_shardings(module: HloModule) -> list[Sharding] | None:
     out = []
     for i in module.entry.instructions:          # (a nested manual computation's are inside)
         if i.opcode == "custom-call" and _target(i) == "xla.sdy.LocalToGlobalShape":
-            out += [sdy_to_sharding(spec, mesh)
-                    for spec in _shardings(_frontend(i, "xla.sdy.out_shardings") or "", i.name)]
+            out += [sdy_to_sharding(dims, mesh)
+                    for dims, _ in _shardings(_frontend(i, "xla.sdy.out_shardings") or "", i.name)]
     return out

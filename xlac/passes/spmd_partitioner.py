@@ -266,16 +266,7 @@ class SpmdPartitioner:
     def _adder(self, etype) -> HloComputation:
         """A scalar ``add`` (``or`` for pred) computation, for the sums of partial dots."""
         if etype not in self.adders:
-            s = Shape(etype, ())
-            a = HloInstruction("parameter", s, [], {"parameter_number": 0}, "x")
-            b = HloInstruction("parameter", s, [], {"parameter_number": 1}, "y")
-            r = HloInstruction("or" if etype == PRED else "add", s, [a, b], {}, "sum")
-            name = self.names(f"spmd_add_{etype.value}")
-            comp = HloComputation(name, [a, b, r], root=r)
-            comp.compute_users()
-            comp.parent = self.module
-            self.module.computations.insert(0, comp)
-            self.adders[etype] = comp
+            self.adders[etype] = self.module.sum_computation(etype, self.names(f"spmd_add_{etype.value}"))
         return self.adders[etype]
 
     @staticmethod

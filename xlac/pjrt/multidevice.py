@@ -41,7 +41,7 @@ from ..passes.spmd_partitioner import partition_module
 from . import capi
 from .errors import PjrtError
 from ..hlo.sharding import Sharding, assemble_tiles, replicated
-from .sharding import call_inspect_sharding, entry_shardings, local_shape
+from .sharding import UnreducedSharding, call_inspect_sharding, entry_shardings, local_shape
 from ..passes import spmd_partitioner
 
 # jax.debug.inspect_array_sharding's callbacks are the jax process's: called from here.
@@ -94,11 +94,13 @@ class ShardedProgram:
             # Results without a written sharding stay split as propagation
             # split them (XLA's choice too), each device holding its tiles:
             # a training step's new parameters come back split as they went in.
-            self.results = [_even_or_whole(s, shape.dimensions) for s, shape in signature.results]
+            self.results = [r if isinstance(r, UnreducedSharding) else _even_or_whole(s, shape.dimensions)
+                            for r, (s, shape) in zip(self.results, signature.results)]
             # jax's tiles are the per-device program's arguments as they are
             # when the shardings agree and every split divides evenly (no
             # padded tiles): no global array is put together in between.
-            self._direct = [s for s, _ in signature.params] == list(self.params) and all(
+            self._direct = [s for s, _ in signature.params] == list(self.params) and not any(
+                isinstance(r, UnreducedSharding) for r in self.results) and all(
                 all(n % t == 0 for n, t in zip(shape.dimensions, sh.tile_dims))
                 for sh, shape in signature.params + signature.results)
             return
@@ -132,6 +134,8 @@ class ShardedProgram:
         """Parameter ``k``'s global array from every device's tile, each checked."""
         self._check_tiles(k, tiles)
         sharding = self.params[k]
+        if isinstance(sharding, UnreducedSharding):
+            return sharding.assemble_sum(tiles, self.global_shapes[k])
         return tiles[0] if sharding.is_replicated else assemble_tiles(tiles, sharding, self.global_shapes[k])
 
     def _check_tiles(self, k: int, tiles: list) -> None:

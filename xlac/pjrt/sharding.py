@@ -19,7 +19,7 @@ dimension, axes left out = replicated over them), open dimensions (``?``:
 xlac shards them no further), priorities, ``replicated={...}``; GSPMD's
 ``{replicated}`` and ``{devices=[...]...}`` with or without
 ``last_tile_dim_replicate``.  Refused, with an UNIMPLEMENTED error naming the
-value and the form: sub-axes (``"x":(1)2``), ``unreduced``, meshes whose
+value and the form: sub-axes (``"x":(1)2``), meshes whose
 device ids are not in order, maximal (one-device) shardings, manual and tuple
 GSPMD shardings, and tilings that do not divide a dimension evenly.
 """
@@ -29,10 +29,13 @@ import ctypes
 import math
 import re
 import struct
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import UnsupportedError
 from ..hlo.custom_call import unquote
-from ..hlo.sharding import Sharding, parse_sharding
+from ..hlo.sharding import Sharding, assemble_tiles, parse_sharding
 from ..hlo.stablehlo.syntax import DialectAttr, parse_mlir
 from ..passes.shard_map import sdy_to_sharding
 from . import capi
@@ -40,7 +43,7 @@ from .compile_options import _encode_varint, _field
 from .errors import PjrtError
 
 # xla.OpSharding.Type
-_REPLICATED, _OTHER = 0, 3
+_REPLICATED, _OTHER, _UNREDUCED = 0, 3, 6
 
 
 def replicated(num_devices: int) -> Sharding:
@@ -174,15 +177,50 @@ def _mesh(name: str, meshes: dict, num_devices: int) -> dict:
     return axes
 
 
+@dataclass(frozen=True)
+class UnreducedSharding(Sharding):
+    """A value ``unreduced`` over mesh axes (jax's explicit partial sums):
+    every device holds a part, the tiles of the global value being the sums
+    of the parts of the devices that differ only in those axes.
+    ``parts[d]``: device ``d``'s index along them.  xlac makes a result's
+    parts the whole tile on the first device along them and zeros on the
+    others (jax lets only linear operations touch an unreduced value, so any
+    parts summing to the value compute the same)."""
+
+    parts: tuple = ()
+
+    def tile(self, array: np.ndarray, device: int) -> np.ndarray:
+        tile = super().tile(array, device)
+        return tile if self.parts[device] == 0 else np.zeros_like(tile)
+
+    def assemble_sum(self, tiles: list, dims) -> np.ndarray:
+        """The global value from every device's part (``tiles[d]`` of device
+        ``d``): each part's tiles put together, the parts summed in order."""
+        total = None
+        for u in sorted(set(self.parts)):
+            order = []
+            for k in range(0, len(self.devices), self.replicas):       # part u's holder of each tile first
+                order += sorted(self.devices[k:k + self.replicas], key=lambda d: self.parts[d] != u)
+            value = assemble_tiles(tiles, Sharding(self.tile_dims, tuple(order), self.replicas), dims)
+            total = value.copy() if total is None else total + value
+        return total
+
+
 def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
-    """``@mesh, [{"x"}, {}]`` (the body of ``#sdy.sharding<...>``)."""
+    """``@mesh, [{"x"}, {}]`` (the body of ``#sdy.sharding<...>``), with
+    ``replicated={...}`` (nothing more) or ``unreduced={...}`` after it."""
     m = re.fullmatch(r"\s*(@[\w.$-]+|@\"[^\"]*\"|mesh\s*<.*?>)\s*,\s*\[(.*)\]\s*(.*?)\s*", body, re.S)
     if m is None:
         raise _refuse(f"#sdy.sharding<{body}>")
     mesh = _mesh(m.group(1), meshes, num_devices)
     rest = m.group(3).strip()
+    unreduced = []
     for part in filter(None, (p.strip() for p in re.split(r",\s*(?=\w+\s*=)", rest.lstrip(",")))):
-        if not part.startswith("replicated"):          # explicitly replicated axes change nothing
+        if part.startswith("unreduced"):
+            unreduced += re.findall(r'"([^"]+)"', part)
+            if any(a not in mesh for a in unreduced) or re.search(r'"\s*:', part):
+                raise _refuse(f"#sdy.sharding<{body}>: unreduced over axes not in the mesh, or sub-axes")
+        elif not part.startswith("replicated"):          # explicitly replicated axes change nothing
             raise _refuse(f"#sdy.sharding<{body}>: {part.split('=')[0].strip()}")
     spec = []
     for group, _priority in re.findall(r"\{([^{}]*)\}(p\d+)?", m.group(2)):
@@ -199,7 +237,24 @@ def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
         spec.append(axes)
     if not mesh:
         return replicated(num_devices)
-    return sdy_to_sharding(spec, mesh)
+    s = sdy_to_sharding(spec, mesh)
+    if not unreduced:
+        return s
+    return UnreducedSharding(s.tile_dims, s.devices, s.replicas, _parts(mesh, unreduced))
+
+
+def _parts(mesh: dict, axes: list) -> tuple:
+    """Each device's index along mesh ``axes`` (row-major device order)."""
+    names, parts = list(mesh), []
+    for dev in range(math.prod(mesh.values())):
+        coords, rest = {}, dev
+        for a in reversed(names):
+            coords[a], rest = rest % mesh[a], rest // mesh[a]
+        index = 0
+        for a in axes:
+            index = index * mesh[a] + coords[a]
+        parts.append(index)
+    return tuple(parts)
 
 
 def _from_gspmd(text: str, num_devices: int) -> Sharding:
@@ -249,6 +304,8 @@ def local_shape(s: Sharding, global_shape: tuple, device: int) -> tuple:
 
 def op_sharding_proto(s: Sharding) -> bytes:
     """``s`` as a serialized ``xla.OpSharding`` (what PJRT's shardings extension returns)."""
+    if isinstance(s, UnreducedSharding):
+        return _unreduced_proto(s)
     if s.is_replicated:
         return _field(1, 0, _encode_varint(_REPLICATED))
     dims = list(s.tile_dims) + ([s.replicas] if s.replicas > 1 else [])
@@ -257,6 +314,24 @@ def op_sharding_proto(s: Sharding) -> bytes:
     if s.replicas > 1:
         out += _field(6, 0, _encode_varint(1))
     return out
+
+
+def _unreduced_proto(s: UnreducedSharding) -> bytes:
+    """XLA's form of an unreduced sharding (as jax makes it): the tile
+    dimensions, then a subgroup dimension of the parts (``last_tile_dims``
+    UNREDUCED) and one of the replicas of each part (REPLICATED) when there
+    are any; each tile's devices by part, then replica.  Unreduced over
+    every device: type UNREDUCED alone."""
+    parts = len(set(s.parts))
+    if parts == len(s.devices):
+        return _field(1, 0, _encode_varint(_UNREDUCED))
+    devices = []
+    for k in range(0, len(s.devices), s.replicas):
+        devices += sorted(s.devices[k:k + s.replicas], key=lambda d: s.parts[d])   # (stable: replicas in order)
+    subgroups = [(_UNREDUCED, parts)] + ([(_REPLICATED, s.replicas // parts)] if s.replicas > parts else [])
+    dims = list(s.tile_dims) + [n for _, n in subgroups]
+    return (_field(1, 0, _encode_varint(_OTHER)) + _packed(3, dims) + _packed(4, devices)
+            + _packed(8, [t for t, _ in subgroups]))
 
 
 def _packed(number: int, values) -> bytes:
