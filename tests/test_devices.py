@@ -320,6 +320,56 @@ def test_a_module_that_does_not_compile_raises_at_jit_time_as_on_one_device(temp
     assert getattr(two.value, "what", None) == getattr(one.value, "what", None)
 
 
+PYTHON_TARGET = """HloModule py, replica_count=2
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[3] parameter(0)
+  r = u32[] replica-id()
+  c = f32[] convert(r)
+  b = f32[3] broadcast(c), dimensions={}
+  y = f32[3] add(x, b)
+  z = f32[3] custom-call(y), custom_call_target="TARGET"
+  ROOT s = f32[3] all-reduce(z), replica_groups={}, to_apply=add
+}
+"""
+
+
+def test_python_custom_call_targets_run_in_the_calling_process():
+    """A Python target registered here is called here for every device
+    (the device processes send its operands and wait), between the
+    collectives of the program; an exception in it fails the call as on one
+    device (a CustomCallError with its type and message), naming the device."""
+    import xlac
+    seen = []
+
+    def softplus(v):
+        seen.append((os.getpid(), threading.current_thread() is threading.main_thread(), v.tolist()))
+        return np.log1p(np.exp(v))
+
+    xlac.register_custom_call("test_devices.softplus", softplus)
+    xlac.register_custom_call("test_devices.fails", lambda v: 1 / 0)
+    try:
+        f = xlac.jit(PYTHON_TARGET.replace("TARGET", "test_devices.softplus"))
+        x = np.array([[0, 1, 2], [3, 4, 5]], np.float32)
+        out = f(x)
+        want = np.log1p(np.exp(x[0])) + np.log1p(np.exp(x[1] + 1))
+        np.testing.assert_allclose(out, np.stack([want, want]), rtol=1e-6)
+        assert sorted(v for _, _, v in seen) == [[0.0, 1.0, 2.0], [4.0, 5.0, 6.0]]
+        assert all(pid == os.getpid() and main for pid, main, _ in seen), seen
+        with pytest.raises(xlac.CustomCallError, match=r"device \d: .*test_devices.fails.* raised ZeroDivisionError"):
+            xlac.jit(PYTHON_TARGET.replace("TARGET", "test_devices.fails"))(x)
+        np.testing.assert_allclose(f(x), np.stack([want, want]), rtol=1e-6)      # the pool goes on
+    finally:
+        xlac.unregister_custom_call("test_devices.softplus")
+        xlac.unregister_custom_call("test_devices.fails")
+
+
 def test_an_error_at_call_time_keeps_its_type_and_names_the_device():
     from xlac.errors import ShapeError
     from xlac.devices import _error_record, _first_error

@@ -20,6 +20,14 @@ a running call: ``"cancel"`` sets the flag the worker's code polls
 (``opts->cancel``, the worker's own: Ctrl-C's is the parent's), and the call
 stops at its next check as a call stops for Ctrl-C on one device.
 
+Python custom-call targets (``xlac.register_custom_call`` with a callable,
+the jax backend's host callbacks) run in this process, the one they were
+registered in: each worker registers a stand-in that sends the call's
+operands here (:func:`_python_targets` names them when the module is
+loaded) and waits; this process calls the target while it waits for the
+devices' answers, and sends its result back.  Several devices calling at
+once are served one after the other, in the order they asked.
+
 Failures: a worker whose call raises marks the segment failed (the others'
 collectives then raise at once, naming it); a worker that dies (a crash,
 ``kill -9``) is noticed by the parent — its end of the socket reads as end
@@ -66,6 +74,7 @@ from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
+from . import custom_calls
 from .errors import CollectiveError, UnsupportedError
 from .executable import Executable
 from .executable import jit as single_device_jit
@@ -266,7 +275,8 @@ class DevicePool:
         key = hash(text)
         if key in self._loaded:
             return
-        message = lambda d: ("load", text, replica_count, num_partitions)   # noqa: E731
+        targets = _python_targets(text)
+        message = lambda d: ("load", text, replica_count, num_partitions, targets)   # noqa: E731
         # Device 0 compiles into the cache directory first; the others load it.
         # A compile error is the module's, not a device's: raised as it is.
         self._exchange([0], message, name_device=False)
@@ -330,6 +340,9 @@ class DevicePool:
                 d = pending[r]
                 try:
                     status, payload = r.recv()
+                    if status == "custom-call":           # a Python target, run here (see the docstring)
+                        self._answer_custom_call(r, payload)
+                        continue
                 except (EOFError, OSError):        # a dead worker's end reads as end of file
                     errors[d] = self._died(d)
                 except BaseException as e:
@@ -345,6 +358,21 @@ class DevicePool:
                     else:
                         errors[d] = payload
                 del pending[r]
+
+    @staticmethod
+    def _answer_custom_call(conn, payload) -> None:
+        """Call the Python target a device asked for (``(target, operands,
+        keywords)``) and send it the result, or the error it raised."""
+        target, operands, keywords = payload
+        entry = custom_calls.lookup(target)
+        try:
+            if entry is None or entry.fn is None:
+                raise UnsupportedError("custom-call", f"target {target!r} is no longer registered as a Python "
+                                                      "callable in the calling process")
+            answer = ("ok", entry.fn(*operands, **keywords))
+        except Exception as e:  # noqa: BLE001 - the device's call fails with it
+            answer = ("error", _error_record(e, own=True))
+        conn.send(("custom-call-result",) + answer)
 
     def _cancel(self, pending: dict) -> None:
         """Stop the running calls of the ``pending`` devices (their cancel flag)."""
@@ -463,6 +491,7 @@ class _Inbox:
         self.conn, self.segment, self.device = conn, segment, device
         self.flag = (ctypes.c_int32 * 1)()
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.answers: queue.SimpleQueue = queue.SimpleQueue()    # the parent's results of Python targets
         self.lock = threading.Lock()     # guards the counts and the flag
         self.received = 0                # messages queued so far
         self.taken = 0                   # messages the main thread has taken
@@ -502,11 +531,45 @@ class _Inbox:
             if isinstance(msg, str):       # "cancel"
                 self._cancel()
                 continue
+            if isinstance(msg, tuple) and msg and msg[0] == "custom-call-result":
+                self.answers.put(msg[1:])
+                continue
             with self.lock:
                 self.received += 1
             self.queue.put(msg)
             if msg is None or isinstance(msg, _Unreadable):
                 return
+
+    def ask_parent(self, target: str, operands: tuple, keywords: dict):
+        """Run the Python target ``target`` in the parent (see the module
+        docstring) and return its result; raises the error it raised, or
+        CollectiveError when the call is cancelled meanwhile."""
+        self.conn.send(("custom-call", (target, operands, keywords)))
+        while True:
+            try:
+                status, value = self.answers.get(timeout=0.1)
+            except queue.Empty:
+                if self.flag[0]:
+                    raise CollectiveError("stopped: the call was cancelled") from None
+                continue
+            if status == "ok":
+                return value
+            raise _raise_again(value)
+
+
+def _python_targets(text: str) -> list:
+    """The custom-call targets of HLO ``text`` registered here as Python
+    callables: ``[(target, api_version)]``, stood in for on the devices."""
+    found = []
+    for target in sorted(set(re.findall(r'custom_call_target="([^"]+)"', text))):
+        entry = custom_calls.lookup(target)
+        if entry is not None and entry.fn is not None:
+            found.append((target, entry.api_version))
+    return found
+
+
+def _stand_in(inbox: _Inbox, target: str):
+    return lambda *operands, **keywords: inbox.ask_parent(target, operands, keywords)
 
 
 class _Unreadable:
@@ -567,6 +630,9 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
                 # service stays bound to the transport (binding compiles code: ms).
                 transport.restart()
             op, text, replicas, partitions = msg[:4]
+            if op == "load":
+                for target, api_version in msg[4]:
+                    custom_calls.register_custom_call(target, _stand_in(inbox, target), api_version=api_version)
             exe = executables.get(text)
             if exe is None:
                 exe = executables[text] = Executable(text, num_threads=num_threads)

@@ -849,20 +849,50 @@ def a_result_split_unevenly_comes_back_whole():
 
 
 @check("multi")
-def host_callback_on_several_devices_is_an_error():
-    """xlac's devices of a program on several are other processes than the callbacks':
-    the compile is refused naming them, and the process goes on."""
+def host_callbacks_on_several_devices():
+    """A callback in a pmap or shard_map body runs once per device (the
+    device processes ask this process to call it), with each device's
+    values, as on XLA:CPU; an exception in it fails the call with its type
+    and message; one outside a shard_map body in a program on several devices
+    (every xlac device would call it, XLA calls it once) is refused naming
+    it, and the process goes on."""
     import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    seen = []
+
+    def make(devices):
+        def body(v):
+            jax.debug.callback(lambda i, a: seen.append((int(i), np.asarray(a).tolist())), jax.lax.axis_index("i"), v)
+            return jax.pure_callback(np.sinh, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 2
+        return jax.pmap(body, axis_name="i", devices=devices), (np.arange(8, dtype=np.float32).reshape(4, 2),)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    same_shards(on_x, on_c)
+    assert sorted(seen[:4]) == sorted(seen[4:]) == [(i, [2.0 * i, 2.0 * i + 1]) for i in range(4)], seen
     xs = jax.devices("xlac")
-    f = jax.pmap(lambda v: jax.pure_callback(lambda a: a, jax.ShapeDtypeStruct((), np.float32), v),
-                 devices=xs[:2])
+
+    def boom(a):
+        raise ValueError("no such row")
+    import logging
+    logging.getLogger("jax._src.callback").disabled = True          # jax logs the traceback
     try:
-        f(np.ones(2, np.float32))
+        jax.pmap(lambda v: jax.pure_callback(boom, jax.ShapeDtypeStruct((), np.float32), v),
+                 devices=xs[:2])(np.ones(2, np.float32))
+    except Exception as e:    # noqa: BLE001
+        assert "raised ValueError: no such row" in str(e), e
+    else:
+        raise AssertionError("the callback's exception was lost")
+    mesh = Mesh(np.array(xs[:2]), ("i",))
+    auto = jax.jit(lambda v: jax.pure_callback(np.sinh, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 2,
+                   in_shardings=NamedSharding(mesh, P("i")))
+    try:
+        auto(np.ones(4, np.float32))
     except Exception as e:    # noqa: BLE001
         text = str(e).splitlines()[0]
         assert text.startswith("UNIMPLEMENTED: xlac: error: not supported yet: host callbacks"), text
+        assert "outside shard_map" in text, text
     else:
-        raise AssertionError("a host callback ran on several xlac devices")
+        raise AssertionError("a host callback outside shard_map ran on several xlac devices")
     assert np.asarray(jax.pmap(lambda v: v * 2, devices=xs[:2])(np.ones(2, np.float32))).tolist() == [2, 2]
 
 

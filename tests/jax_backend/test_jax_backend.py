@@ -57,7 +57,7 @@ MULTI = ["devices_listed_n", "pmap_psum_all_gather", "shard_map_psum", "async_co
          "inspect_and_shard_alike_under_jit", "unreduced_values",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",
          "a_result_split_unevenly_comes_back_whole",
-         "host_callback_on_several_devices_is_an_error", "dead_device_is_an_error"]
+         "host_callbacks_on_several_devices", "dead_device_is_an_error"]
 
 
 @pytest.mark.timeout(900)

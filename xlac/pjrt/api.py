@@ -616,7 +616,8 @@ def loaded_execute(a):
         if a.execute_device:
             raise errors.unimplemented(f"running a program on {len(e.devices)} devices on one of them alone "
                                        f"(execute_device)")
-        output_lists = e.execute_devices(argument_lists, non_donatable)
+        callbacks = _host_callbacks(options) if e.host_callbacks else None
+        output_lists = e.execute_devices(argument_lists, non_donatable, callbacks)
     else:
         if a.num_devices != 1:
             raise PjrtError(capi.INVALID_ARGUMENT, f"{e.name} runs on one device, got argument lists for "

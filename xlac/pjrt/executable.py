@@ -34,7 +34,7 @@ from .buffer import TOKEN_CODE, Buffer, type_code_of
 from .client import MEMORY_KIND, Client, Device, Strings
 from .compile_options import CompileOptions, device_assignment_proto
 from .errors import PjrtError, unimplemented
-from .host_callbacks import prepare as prepare_host_callbacks, running
+from .host_callbacks import outside_manual_computations, prepare as prepare_host_callbacks, running
 from .multidevice import ShardedProgram, compile_program
 from .program import Program, hlo_exportable
 from .sharding import op_sharding_proto
@@ -67,9 +67,11 @@ class Executable:
         self.module = parse_stablehlo(program.text)
         self.name = self.module.name
         self.host_callbacks = prepare_host_callbacks(self.module)
-        if self.host_callbacks and count > 1:
+        outside = outside_manual_computations(self.module) if self.host_callbacks and count > 1 else []
+        if outside:
             raise unimplemented(f"host callbacks (jax.debug.print / pure_callback) in a program on {count} "
-                                f"devices: the devices are other processes than the callbacks'")
+                                f"devices outside shard_map (instruction {outside[0].name}): xlac's devices "
+                                f"would each call it, XLA calls it once")
         # jax's runtime tokens (of ordered effects) are pred[0] arrays outside the program.
         leaves = _leaves(self.module.result_shape)
         self.outputs = [_TOKEN_ARRAY if s.is_token else s for s in leaves]
@@ -229,9 +231,11 @@ class Executable:
             return Buffer.results(results, device, self._result_codes, device.buffer_block)
         return [_output(r, device, kind).handle for r, kind in zip(results, self.result_kinds)]
 
-    def execute_devices(self, argument_lists: list, non_donatable: set) -> list:
+    def execute_devices(self, argument_lists: list, non_donatable: set, host_callbacks: list | None = None) -> list:
         """Run a program on several devices: ``argument_lists[i]`` holds the
-        Buffers of ``self.devices[i]``; returns each device's output Buffers."""
+        Buffers of ``self.devices[i]``; returns each device's output Buffers.
+        ``host_callbacks``: as for :meth:`execute` (called from the device
+        processes, in this thread)."""
         if self.deleted:
             raise PjrtError(capi.FAILED_PRECONDITION, f"executable {self.name} has been deleted")
         n = len(self.devices)
@@ -246,7 +250,8 @@ class Executable:
             self._check_donated(arguments, non_donatable)
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
-        results = self.multi.run(per_device)
+        with running(host_callbacks):
+            results = self.multi.run(per_device)
         outputs = [[_output(r, device, kind) for r, kind in zip(rs, self.result_kinds)]
                    for device, rs in zip(self.devices, results)]
         self._consume_donated(argument_lists, non_donatable)

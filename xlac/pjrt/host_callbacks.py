@@ -19,7 +19,11 @@ runs the program inside :func:`running`, which makes that execution's
 functions the ones the targets call, in program order, with the values
 jaxlib's handler would pass: read-only numpy arrays, ``None`` for a token.
 A program without the functions (a plain ``xlac.jit`` of jax's text) keeps
-jax's target names, which the compiler refuses by name.
+jax's target names, which the compiler refuses by name.  In a program on
+several devices the callbacks of ``shard_map`` bodies run once per device,
+as on XLA: the device processes ask this process to call the target
+(``xlac.devices``); one outside a ``shard_map`` body is refused
+(:func:`outside_manual_computations`).
 
 ``jax.experimental.buffer_callback`` lowers to ``xla_buffer_python_cpu_callback``,
 whose function takes an execution context and the buffers instead: the
@@ -45,7 +49,7 @@ from ..errors import CustomCallError
 from ..hlo import custom_call as hcc
 from ..hlo.attributes import Raw
 
-__all__ = ["FFI_LOADED_HOST_CALLBACKS", "prepare", "running", "from_user_data"]
+__all__ = ["FFI_LOADED_HOST_CALLBACKS", "prepare", "running", "from_user_data", "outside_manual_computations"]
 
 #: ``xla::FfiLoadedHostCallbacks::id`` (xla/pjrt/host_callback.cc: the first 64
 #: bits of SHA-512 of "xla::FfiLoadedHostCallbacks").
@@ -70,6 +74,24 @@ def from_user_data(address: int) -> list:
     loaded = _LoadedHostCallbacks.from_address(address)
     return [ctypes.cast(ctypes.c_void_p(loaded.callbacks[k]), ctypes.py_object).value
             for k in range(loaded.num_callbacks)]
+
+
+def outside_manual_computations(module) -> list:
+    """The host-callback custom calls (after :func:`prepare`) of a program on
+    several devices that are not inside a ``shard_map`` body
+    (``xla.sdy.manual_computation_body*`` and what it calls): there every
+    xlac device computes the global program, and would call it once each
+    where XLA calls it once."""
+    inside, todo = set(), [c for c in module.computations if c.name.startswith("xla.sdy.manual_computation")]
+    while todo:
+        comp = todo.pop()
+        if id(comp) in inside:
+            continue
+        inside.add(id(comp))
+        for inst in comp.instructions:
+            todo += inst.called_computations()
+    return [inst for comp in module.computations if id(comp) not in inside for inst in comp.instructions
+            if inst.opcode == "custom-call" and hcc.target_of(inst) in (TUPLE_TARGET, ARRAY_TARGET, BUFFER_TARGET)]
 
 
 def prepare(module) -> bool:
@@ -129,12 +151,32 @@ def _function(index: int):
     return callbacks[index]
 
 
+def _off_thread(fn, *args):
+    """``fn(*args)`` on a thread of its own, as XLA:CPU calls a program's
+    callbacks from its threads: the caller's thread-local settings (jax's
+    context mesh, default device) are not the callback's.  (A thread per
+    call: a callback may run a program with callbacks of its own.)"""
+    done: dict = {}
+
+    def run():
+        try:
+            done["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller
+            done["error"] = e
+    thread = threading.Thread(target=run, name="xlac-host-callback", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
+
+
 def _call(args: tuple, index: int) -> tuple:
     fn = _function(index)
     for a in args:
         if a is not None:
             a.flags.writeable = False          # as jaxlib's handler passes them
-    out = fn(*args)
+    out = _off_thread(fn, *args)
     return tuple(np.asarray(v) if v is not None else None for v in out)
 
 
@@ -205,8 +247,8 @@ def _buffer_target(*args, index: int, xlac_results: str, xlac_aliases: str = "",
     for a in ins:
         if a is not None:
             a.flags.writeable = False
-    _function(int(index))(ExecutionContext(), *[FfiBuffer(a) if a is not None else None for a in ins],
-                          *map(FfiBuffer, outs))
+    _off_thread(_function(int(index)), ExecutionContext(), *[FfiBuffer(a) if a is not None else None for a in ins],
+                *map(FfiBuffer, outs))
     return tuple(outs) if shape.is_tuple else outs[0]
 
 
