@@ -771,6 +771,15 @@ class GlobalExecutable:
         out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
         return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
 
+    def run_per_device(self, *args) -> list:
+        """Each device's results (a list per device, a tuple result
+        flattened) from the global arguments: the same global arrays on every
+        device, except a replicated result a ``shard_map`` body left
+        different per device (``pmap(..., out_axes=None)`` of a varying
+        value), which XLA leaves each device its own of."""
+        arrays = [np.asarray(a, order="C") for a in args]
+        return self._replicated.run_per_device([arrays] * self.num_devices)
+
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""
         return self._replicated.warm_up()

@@ -638,6 +638,20 @@ def pmap_psum_all_gather():
 
 
 @check("multi")
+def pmap_out_axes_none_keeps_each_devices_value():
+    """``pmap(..., out_axes=None)`` of a value that differs per device: each
+    device's shard is its own value, as on XLA (not the first device's)."""
+    import jax
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+    def make(devices):
+        return jax.pmap(lambda v: (v * 3, v + 1), in_axes=0, out_axes=(None, 0), devices=devices), (x,)
+    on_x, on_c = on_both(make)
+    same_shards(on_x, on_c)
+    assert [np.asarray(sh.data).tolist() for sh in on_x[0].addressable_shards] == (x * 3).tolist()
+
+
+@check("multi")
 def shard_map_psum():
     import jax
     import jax.numpy as jnp

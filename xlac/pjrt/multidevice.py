@@ -126,6 +126,11 @@ class ShardedProgram:
                 self._check_tiles(k, [args[k] for args in per_device])
             return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
         arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
+        if isinstance(self.compiled, devices.GlobalExecutable):
+            # Each device's own results: a replicated result of a shard_map
+            # body may differ per device (pmap's out_axes=None), as on XLA.
+            per = self.compiled.run_per_device(*arguments)
+            return [[s.tile(r, d) for r, s in zip(per[d], self.results)] for d in range(self.num_devices)]
         out = self.compiled(*arguments)
         leaves = [np.asarray(r) for r in (out if self.tuple_result else (out,))]
         return [[s.tile(r, d) for r, s in zip(leaves, self.results)] for d in range(self.num_devices)]
