@@ -761,6 +761,7 @@ class GlobalExecutable:
 
     def __init__(self, module, *, num_threads: int = 1, timeout: float | None = None):
         self.num_devices = module.replica_count * module.num_partitions
+        _refuse_feeds(module, self.num_devices)
         self.text = module.to_text()
         self.argument_shapes = [p.shape for p in module.entry.parameters]     # the global arrays
         self._replicated = ReplicatedExecutable(self.text, module.replica_count, module.num_partitions,
@@ -771,14 +772,16 @@ class GlobalExecutable:
         out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
         return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
 
-    def run_per_device(self, *args) -> list:
+    def run_per_device(self, per_device: list) -> list:
         """Each device's results (a list per device, a tuple result
-        flattened) from the global arguments: the same global arrays on every
+        flattened) from each device's global arguments (``per_device[d]``:
+        the global arrays, or where the program takes them so, device ``d``'s
+        own parts of unreduced ones): the same global arrays on every
         device, except a replicated result a ``shard_map`` body left
         different per device (``pmap(..., out_axes=None)`` of a varying
-        value), which XLA leaves each device its own of."""
-        arrays = [np.asarray(a, order="C") for a in args]
-        return self._replicated.run_per_device([arrays] * self.num_devices)
+        value) and an unreduced one handed out in parts, which XLA leaves
+        each device its own of."""
+        return self._replicated.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
 
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""
@@ -906,7 +909,6 @@ def jit(x, *, num_threads: int | None = None, donate_argnums=(), optimize: bool 
                 # A mesh of one device: the program as it is, in this process.
                 return single_device_jit(module, num_threads=num_threads, donate_argnums=donate_argnums,
                                          optimize=optimize)
-            _refuse_feeds(module, module.replica_count * module.num_partitions)
             return GlobalExecutable(module, num_threads=num_threads or 1)
     replicas, partitions = device_counts_of(x)
     if num_replicas is not None:

@@ -731,9 +731,8 @@ def sharded_jit_on_a_2d_mesh():
 @check("multi")
 def unreduced_values():
     """jax's explicit partial sums (``unreduced={...}``): a shard_map's partial
-    products out, another's psum of them in, a reshard and its gradient; each
-    device's part may differ from XLA's (xlac's are the sum and zeros), their
-    sums may not."""
+    products out (each device's own part, as XLA's), another's psum of them
+    in, a reshard and its gradient."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
@@ -755,13 +754,13 @@ def unreduced_values():
         return run, (jax.device_put(a, NamedSharding(mesh, P("x", "y"))),
                      jax.device_put(b, NamedSharding(mesh, P("y", None))))
 
-    def part_sums(p):
-        """Each row tile (along x) the sum of its parts (along y)."""
+    def parts(p):
+        """Each device's part, in mesh order."""
         assert p.sharding.spec == P("x", None, unreduced={"y"}), p.sharding
         data = {sh.device: np.asarray(sh.data) for sh in p.addressable_shards}
-        return [sum(data[d] for d in row) for row in p.sharding.mesh.devices]
+        return [data[d] for d in p.sharding.mesh.devices.flat]
     on_x, on_c = on_both(make)
-    same(part_sums(on_x[0]), part_sums(on_c[0]))
+    same(parts(on_x[0]), parts(on_c[0]))
     same(on_x[1:], on_c[1:])
     np.testing.assert_array_equal(np.asarray(on_x[2]), a @ b)
 

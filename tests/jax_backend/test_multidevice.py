@@ -122,6 +122,42 @@ def test_an_unreduced_argument_and_result_through_the_executable():
     np.testing.assert_array_equal(out[2], np.zeros_like(x))
 
 
+_PARTS = """module @m attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg2: tensor<2x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}) -> (tensor<2x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}, tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %0 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{"x"}, {"y"}]>, <@mesh, [{"y"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>] manual_axes={"x", "y"} (%a: tensor<1x2xf32>, %b: tensor<2x2xf32>) {
+      %1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+      sdy.return %1 : tensor<1x2xf32>
+    } : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+    %2 = sdy.manual_computation(%arg2) in_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>] out_shardings=[<@mesh, [{"x"}, {"y"}]>] manual_axes={"x", "y"} (%c: tensor<1x2xf32>) {
+      sdy.return %c : tensor<1x2xf32>
+    } : (tensor<2x2xf32>) -> tensor<2x4xf32>
+    return %0, %2 : tensor<2x2xf32>, tensor<2x4xf32>
+  }
+}"""
+
+
+@pytest.mark.timeout(120)
+def test_a_shard_map_takes_and_gives_each_devices_own_part():
+    """Unreduced values in and out of manual computations are each device's
+    own part, exactly (as jax's buffers hold them): partial products out,
+    parts passed on as tiles (``check_vma=False``) in."""
+    _, exe = _executable(_PARTS, 1, 4)
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    b = np.arange(8, dtype=np.float32).reshape(4, 2) - 3
+    parts = [np.full((1, 2), 10 * d + 1, np.float32) for d in range(4)]        # device d = (x, y) = divmod(d, 2)
+    args = []
+    for d, device in enumerate(exe.devices):
+        x, y = divmod(d, 2)
+        args.append([Buffer(a[x:x + 1, 2 * y:2 * y + 2].copy(), device), Buffer(b[2 * y:2 * y + 2].copy(), device),
+                     Buffer(parts[d], device)])
+    out = exe.execute_devices(args, set())
+    for d in range(4):
+        x, y = divmod(d, 2)
+        np.testing.assert_array_equal(out[d][0].array, a[x:x + 1, 2 * y:2 * y + 2] @ b[2 * y:2 * y + 2])
+        np.testing.assert_array_equal(out[d][1].array, parts[d])
+
+
 def _executable(text: str, replicas: int, partitions: int) -> tuple:
     client = Client({"num_devices": replicas * partitions})
     options = CompileOptions(replicas, partitions, tuple(range(replicas * partitions)))

@@ -52,7 +52,7 @@ from ..hlo.sharding import Sharding
 from ..shape import PRED, S32, U32, Shape
 
 __all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of", "meshes_of",
-           "SDY_TARGETS", "sdy_to_sharding", "output_shardings"]
+           "SDY_TARGETS", "sdy_to_sharding", "output_shardings", "part_values", "check_unreduced_flows"]
 
 SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
 
@@ -163,10 +163,18 @@ class ShardMapPartitioner:
 
     name = "shard-map-partitioner"
 
+    def __init__(self, parts: bool = False):
+        #: Whether the caller passes and takes each device's own parts of the
+        #: unreduced parameters and results :func:`part_values` names (the
+        #: jax backend, whose buffers hold them); else every device gets the
+        #: global value and the first device along the axes holds the sum.
+        self.parts = parts
+
     def run(self, module: HloModule) -> bool:
         mesh = mesh_of(module)
         if mesh is None:
             return False
+        exact_params, exact_results = part_values(module) if self.parts else ({}, {})
         targets = [i for c in module.computations for i in c.instructions
                    if i.opcode == "custom-call" and _target(i).startswith("xla.sdy.")
                    and _target(i) != SHARDING_GROUP]        # every device computes the global values
@@ -184,15 +192,23 @@ class ShardMapPartitioner:
         for inst in targets:
             if _target(inst) not in SDY_TARGETS:
                 raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={_target(inst)}")
-        check_unreduced_flows(module, mesh)
+        self.exact = {id(p) for p in module.entry.parameters if p.attrs["parameter_number"] in exact_params}
+        self.exact |= {key for key in exact_results.values()}
+        check_unreduced_flows(module, mesh, self.exact)
         for inst in targets:
             target = _target(inst)
             comp, manual = inst.parent, _manual_axes(inst, mesh)
             if target == "xla.sdy.GlobalToLocalShape":
                 specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name, manual)
+                # A parameter holding this device's own part needs no split into parts.
+                specs = [(dims, [] if id(v) in self.exact else partial)
+                         for (dims, partial), v in zip(specs, inst.operands)]
                 new = self._per_value(comp, inst, specs, self._local)
             elif target == "xla.sdy.LocalToGlobalShape":
                 specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name, manual)
+                # A result handed out as each device's own part is not summed.
+                specs = [(dims, [] if (id(inst), k) in self.exact else partial)
+                         for k, (dims, partial) in enumerate(specs)]
                 new = self._per_value(comp, inst, specs, self._global)
             else:
                 new = inst.operands[0] if len(inst.operands) == 1 else self._add(
@@ -354,7 +370,59 @@ def _origin(value, target: str):
     return None
 
 
-def check_unreduced_flows(module: HloModule, mesh: dict) -> None:
+def _entry_results(module: HloModule) -> list:
+    """The entry's result values, a tuple root's elements in order (through
+    jax's ``tuple`` + ``get-tuple-element`` wrapping)."""
+    root = module.entry.root
+    if root.opcode == "get-tuple-element" and root.operands[0].opcode == "tuple":
+        root = root.operands[0].operands[root.attrs.get("index", 0)]
+    return list(root.operands) if root.opcode == "tuple" else [root]
+
+
+def part_values(module: HloModule) -> tuple[dict, dict]:
+    """The values of jax's global program that can be each device's own
+    part of an unreduced value: ``({parameter number: axes}, {result index:
+    (id of the LocalToGlobalShape, its value index)})`` — parameters read
+    only by manual computations that take them unreduced over the same axes,
+    and results that are a manual computation's unreduced value and nothing
+    else (through ``FuncResultSharding``)."""
+    users: dict = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            for op in inst.operands:
+                users.setdefault(id(op), []).append(inst)
+    params = {}
+    for p in module.entry.parameters:
+        axes = set()
+        for u in users.get(id(p), []):
+            if not (u.opcode == "custom-call" and _target(u) == "xla.sdy.GlobalToLocalShape"):
+                break
+            specs = _shardings(_frontend(u, "xla.sdy.in_shardings") or "", u.name)
+            found = {tuple(specs[k][1]) for k, op in enumerate(u.operands) if op is p and k < len(specs)}
+            if len(found) != 1 or not next(iter(found)) or (axes and found != axes):
+                break
+            axes = found
+        else:
+            if axes:
+                params[p.attrs["parameter_number"]] = list(next(iter(axes)))
+    results = {}
+    for j, value in enumerate(_entry_results(module)):
+        while value.opcode == "custom-call" and _target(value) == "xla.sdy.FuncResultSharding" \
+                and len(users.get(id(value.operands[0]), [])) == 1:
+            value = value.operands[0]
+        found = _origin(value, "xla.sdy.LocalToGlobalShape")
+        if found is None or len(users.get(id(value), [])) > 1:      # (the root has none)
+            continue
+        inst, k = found
+        if inst.shape.is_tuple and value is inst:
+            continue
+        specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name)
+        if k < len(specs) and specs[k][1]:
+            results[j] = (id(inst), k)
+    return params, results
+
+
+def check_unreduced_flows(module: HloModule, mesh: dict, exact: set = frozenset()) -> None:
     """xlac holds a value ``unreduced`` over mesh axes (jax's partial sums) as
     the whole sum on the first device along them and zeros on the others:
     right for every use jax allows (linear ones, ended by a ``psum``), not for
@@ -362,7 +430,8 @@ def check_unreduced_flows(module: HloModule, mesh: dict) -> None:
     returned as a tile, or under ``sin``).  UnsupportedError naming the
     instruction when a body's unreduced argument reaches anything but linear
     operations, a summing collective over those axes, or a result unreduced
-    over them."""
+    over them.  ``exact``: the parameters (ids) that hold each device's own
+    part (:func:`part_values`): nothing to check for those."""
     for comp in module.computations:
         outs: dict = {}                  # (call, result index) -> the result's unreduced axes
         for inst in comp.instructions:
@@ -380,7 +449,9 @@ def check_unreduced_flows(module: HloModule, mesh: dict) -> None:
             for op in call.operands:
                 found = _origin(op, "xla.sdy.GlobalToLocalShape")
                 specs = _shardings(_frontend(found[0], "xla.sdy.in_shardings") or "", found[0].name) if found else []
-                ins.append(set(specs[found[1]][1]) if found and found[1] < len(specs) else set())
+                read = found[0].operands[found[1]] if found and found[1] < len(found[0].operands) else None
+                exact_part = read is not None and id(read) in exact
+                ins.append(set(specs[found[1]][1]) if found and found[1] < len(specs) and not exact_part else set())
             if any(ins):
                 n = len(call.shape.tuple_shapes) if call.shape.is_tuple else 1
                 _check_linear(body, ins, [outs.get((id(call), j), set()) for j in range(n)], mesh)
@@ -441,16 +512,17 @@ def _axis_groups(mesh: dict, axis: str) -> list:
     return np.moveaxis(ids, k, -1).reshape(-1, mesh[axis]).tolist()
 
 
-def partition_global_program(module: HloModule) -> bool:
+def partition_global_program(module: HloModule, parts: bool = False) -> bool:
     """Whether ``module`` is jax's global program (it has a Shardy mesh): then it
     is rewritten, in place, into the program each device runs
-    (:class:`ShardMapPartitioner`), which takes and returns the global arrays."""
+    (:class:`ShardMapPartitioner`), which takes and returns the global arrays
+    (``parts``: each device its own parts of the :func:`part_values`)."""
     # A host callback comes with a one-device mesh that would be refused as a
     # sharding first; say what the program really needs.
     check_no_host_callback(module)
     if mesh_of(module) is None:
         return False
-    ShardMapPartitioner().run(module)
+    ShardMapPartitioner(parts).run(module)
     return True
 
 

@@ -35,7 +35,7 @@ from ..errors import UnsupportedError
 from ..executable import jit as single_device_jit
 from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
 from ..hlo.custom_call import target_of
-from ..passes.shard_map import is_global_shardy_program
+from ..passes.shard_map import is_global_shardy_program, part_values, partition_global_program
 from ..passes.sharding_propagation import module_devices
 from ..passes.spmd_partitioner import partition_module
 from . import capi
@@ -112,12 +112,21 @@ class ShardedProgram:
         module.attrs.pop("num_partitions", None)
         self.tuple_result = module.result_shape.is_tuple
         if is_global_shardy_program(module):
-            self.compiled = devices.jit(module)          # a GlobalExecutable on the device processes
+            # Each device gets and gives its own parts of the unreduced values
+            # that allow it (the parts a jax buffer holds, exactly).
+            exact_params, exact_results = part_values(module)
+            self.exact_params = {k for k in exact_params if isinstance(self.params[k], UnreducedSharding)}
+            self.exact_results = {j for j in exact_results if isinstance(self.results[j], UnreducedSharding)}
+            if self.exact_params != set(exact_params) or self.exact_results != set(exact_results):
+                self.exact_params = self.exact_results = set()      # the annotations disagree: sums, as xlac.jit
+            partition_global_program(module, parts=bool(self.exact_params or self.exact_results))
+            self.compiled = devices.GlobalExecutable(module)
         else:
             _refuse_device_dependent(module)
             self.compiled = single_device_jit(module)
 
     _direct = False
+    exact_params = exact_results = frozenset()
 
     def run(self, per_device: list) -> list:
         """``per_device[d]``: device ``d``'s argument tiles (numpy arrays); returns its result tiles."""
@@ -125,12 +134,23 @@ class ShardedProgram:
             for k in range(len(self.params)):
                 self._check_tiles(k, [args[k] for args in per_device])
             return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
-        arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
         if isinstance(self.compiled, devices.GlobalExecutable):
             # Each device's own results: a replicated result of a shard_map
-            # body may differ per device (pmap's out_axes=None), as on XLA.
-            per = self.compiled.run_per_device(*arguments)
-            return [[s.tile(r, d) for r, s in zip(per[d], self.results)] for d in range(self.num_devices)]
+            # body may differ per device (pmap's out_axes=None), as on XLA;
+            # an unreduced one holds its own part.
+            arguments = []
+            for k, sharding in enumerate(self.params):
+                tiles = [args[k] for args in per_device]
+                if k in self.exact_params:
+                    self._check_tiles(k, tiles)
+                    arguments.append([sharding.assemble_part(tiles, self.global_shapes[k], sharding.parts[d])
+                                      for d in range(self.num_devices)])
+                else:
+                    arguments.append([self._assemble(k, tiles)] * self.num_devices)
+            per = self.compiled.run_per_device([[a[d] for a in arguments] for d in range(self.num_devices)])
+            return [[Sharding.tile(s, r, d) if k in self.exact_results else s.tile(r, d)
+                     for k, (r, s) in enumerate(zip(per[d], self.results))] for d in range(self.num_devices)]
+        arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
         out = self.compiled(*arguments)
         leaves = [np.asarray(r) for r in (out if self.tuple_result else (out,))]
         return [[s.tile(r, d) for r, s in zip(leaves, self.results)] for d in range(self.num_devices)]

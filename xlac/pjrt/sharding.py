@@ -193,15 +193,20 @@ class UnreducedSharding(Sharding):
         tile = super().tile(array, device)
         return tile if self.parts[device] == 0 else np.zeros_like(tile)
 
+    def assemble_part(self, tiles: list, dims, u: int) -> np.ndarray:
+        """Part ``u`` of the global value: the tiles of the devices whose
+        index along the unreduced axes is ``u`` (``tiles[d]`` of device
+        ``d``) put together."""
+        order = []
+        for k in range(0, len(self.devices), self.replicas):       # part u's holder of each tile first
+            order += sorted(self.devices[k:k + self.replicas], key=lambda d: self.parts[d] != u)
+        return assemble_tiles(tiles, Sharding(self.tile_dims, tuple(order), self.replicas), dims)
+
     def assemble_sum(self, tiles: list, dims) -> np.ndarray:
-        """The global value from every device's part (``tiles[d]`` of device
-        ``d``): each part's tiles put together, the parts summed in order."""
+        """The global value from every device's part: the parts summed in order."""
         total = None
         for u in sorted(set(self.parts)):
-            order = []
-            for k in range(0, len(self.devices), self.replicas):       # part u's holder of each tile first
-                order += sorted(self.devices[k:k + self.replicas], key=lambda d: self.parts[d] != u)
-            value = assemble_tiles(tiles, Sharding(self.tile_dims, tuple(order), self.replicas), dims)
+            value = self.assemble_part(tiles, dims, u)
             total = value.copy() if total is None else total + value
         return total
 
