@@ -870,6 +870,7 @@ def host_callbacks_on_several_devices():
     (every xlac device would call it, XLA calls it once) is refused naming
     it, and the process goes on."""
     import jax
+    import jax.experimental
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     seen = []
 
@@ -883,6 +884,14 @@ def host_callbacks_on_several_devices():
     same_shards(on_x, on_c)
     assert sorted(seen[:4]) == sorted(seen[4:]) == [(i, [2.0 * i, 2.0 * i + 1]) for i in range(4)], seen
     xs = jax.devices("xlac")
+    # An ordered io_callback (jax passes runtime tokens along) in a shard_map body.
+    shapes = []
+    mesh = Mesh(np.array(xs), ("i",))
+    ordered = jax.jit(jax.shard_map(
+        lambda v: (jax.experimental.io_callback(lambda a: shapes.append(a.shape), (), v, ordered=True), v * 2)[1],
+        mesh=mesh, in_specs=P(None, "i"), out_specs=P(None, "i")))
+    assert np.asarray(ordered(np.ones((2, 8), np.float32))).tolist() == [[2.0] * 8] * 2
+    assert shapes == [(2, 2)] * 4, shapes
 
     def boom(a):
         raise ValueError("no such row")

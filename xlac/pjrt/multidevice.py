@@ -83,6 +83,8 @@ class ShardedProgram:
     def __init__(self, module, params: list, results: list, num_devices: int):
         self.num_devices = num_devices
         self.global_shapes = [tuple(p.shape.dimensions) for p in module.entry.parameters]
+        #: jax's runtime tokens (ordered effects): whatever array jax passes, never read.
+        self.tokens = {k for k, p in enumerate(module.entry.parameters) if p.shape.is_token}
         self.params = params
         self.results = [_even_or_whole(r, shape.dimensions) for r, shape in zip(results, module.result_shape.leaves())]
         self.tuple_result = module.result_shape.is_tuple
@@ -157,6 +159,8 @@ class ShardedProgram:
 
     def _assemble(self, k: int, tiles: list) -> np.ndarray:
         """Parameter ``k``'s global array from every device's tile, each checked."""
+        if k in self.tokens:
+            return tiles[0]
         self._check_tiles(k, tiles)
         sharding = self.params[k]
         if isinstance(sharding, UnreducedSharding):
@@ -164,6 +168,8 @@ class ShardedProgram:
         return tiles[0] if sharding.is_replicated else assemble_tiles(tiles, sharding, self.global_shapes[k])
 
     def _check_tiles(self, k: int, tiles: list) -> None:
+        if k in self.tokens:
+            return
         sharding, shape = self.params[k], self.global_shapes[k]
         for d, t in enumerate(tiles):
             expected = local_shape(sharding, shape, d)
