@@ -197,24 +197,26 @@ def _parse_replica_groups(p: "Parser") -> ReplicaGroups:
         group_size = p.integer()
         p.expect("]")
         p.expect("<=", "'<=' of an iota replica group list such as [2,2]<=[4]")
-        p.expect("[")
-        dims = [p.integer()]
-        while p.accept(","):
-            dims.append(p.integer())
-        p.expect("]")
-        perm = None
-        if p.accept("T"):
-            p.expect("(")
-            perm = [p.integer()]
-            while p.accept(","):
-                perm.append(p.integer())
-            p.expect(")")
+        dims = _ints(p, "[", "]")
+        perm = _ints(p, "(", ")") if p.accept("T") else None
         try:
             return ReplicaGroups(None, IotaGroups(num_groups, group_size, tuple(dims),
                                                   None if perm is None else tuple(perm)))
         except DeviceGroupError as e:
             raise p.error(str(e), pos) from None
     return ReplicaGroups(_parse_int_list_list(p, "replica group"))
+
+
+def _ints(p: "Parser", opening: str, closing: str) -> list:
+    """``[1,2,3]`` (with ``opening``/``closing`` brackets; ``opening`` "" when
+    already read): the integers."""
+    if opening:
+        p.expect(opening)
+    values = [p.integer()]
+    while p.accept(","):
+        values.append(p.integer())
+    p.expect(closing)
+    return values
 
 
 def _axis_name(p: "Parser") -> str:
@@ -244,26 +246,15 @@ def _parse_mesh_axes_groups(p: "Parser", pos: int) -> ReplicaGroups:
         p.expect("device_ids")
         p.expect("=")
         p.expect("(")
-        if p.accept("["):
-            reshape = [p.integer()]
-            while p.accept(","):
-                reshape.append(p.integer())
-            p.expect("]")
-            perm = list(range(len(reshape)))
-            if p.accept("T"):
-                p.expect("(")
-                perm = [p.integer()]
-                while p.accept(","):
-                    perm.append(p.integer())
-                p.expect(")")
+        if p.peek("["):                     # the iota form [2,2]T(1,0)
+            reshape = _ints(p, "[", "]")
+            perm = _ints(p, "(", ")") if p.accept("T") else list(range(len(reshape)))
             if sorted(perm) != list(range(len(reshape))):
                 raise p.error(f"device_ids: T{tuple(perm)} is not a permutation of {len(reshape)} dimensions", pos)
             device_ids = np.arange(math.prod(reshape)).reshape(reshape).transpose(perm).reshape(-1).tolist()
-        else:
-            device_ids = [p.integer()]
-            while p.accept(","):
-                device_ids.append(p.integer())
-        p.expect(")")
+            p.expect(")")
+        else:                               # the ids listed: 3,2,1,0
+            device_ids = _ints(p, "", ")")
     p.expect("{", "'{' opening the grouped mesh axes")
     axes = []
     while True:

@@ -623,13 +623,11 @@ class HloModule:
             comp_map[id(c)].attrs = dict(c.attrs)
         return out
 
-    def drop_uncalled_computations(self) -> bool:
-        """Remove the computations the entry does not reach through calls;
-        returns whether any was removed."""
-        if self.entry is None:
-            return False
+    @staticmethod
+    def reachable_computations(roots) -> set[int]:
+        """The ids of the computations ``roots`` are or reach through calls."""
         reachable: set[int] = set()
-        stack = [self.entry]
+        stack = list(roots)
         while stack:
             comp = stack.pop()
             if id(comp) in reachable:
@@ -638,6 +636,14 @@ class HloModule:
             for inst in comp.instructions:
                 if inst.attrs:      # most instructions have none: no call
                     stack.extend(inst.called_computations())
+        return reachable
+
+    def drop_uncalled_computations(self) -> bool:
+        """Remove the computations the entry does not reach through calls;
+        returns whether any was removed."""
+        if self.entry is None:
+            return False
+        reachable = self.reachable_computations([self.entry])
         if all(id(c) in reachable for c in self.computations):
             return False
         self.computations = [c for c in self.computations if id(c) in reachable]

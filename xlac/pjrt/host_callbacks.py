@@ -82,14 +82,8 @@ def outside_manual_computations(module) -> list:
     (``xla.sdy.manual_computation_body*`` and what it calls): there every
     xlac device computes the global program, and would call it once each
     where XLA calls it once."""
-    inside, todo = set(), [c for c in module.computations if c.name.startswith("xla.sdy.manual_computation")]
-    while todo:
-        comp = todo.pop()
-        if id(comp) in inside:
-            continue
-        inside.add(id(comp))
-        for inst in comp.instructions:
-            todo += inst.called_computations()
+    inside = module.reachable_computations(c for c in module.computations
+                                           if c.name.startswith("xla.sdy.manual_computation"))
     return [inst for comp in module.computations if id(comp) not in inside for inst in comp.instructions
             if inst.opcode == "custom-call" and hcc.target_of(inst) in (TUPLE_TARGET, ARRAY_TARGET, BUFFER_TARGET)]
 
