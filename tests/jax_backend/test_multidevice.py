@@ -46,6 +46,16 @@ def test_a_result_takes_the_sharding_it_was_made_with():
     assert (results[0].tile_dims, results[0].devices, results[0].replicas) == ((1, 2), (0, 1, 2, 3), 2)
     _, results, _ = entry_shardings(sharded('[{"x"}, {}]', "", result_attrs=""), 4)
     assert results[0].is_replicated
+    # ... also through the call jax wraps a jitted function's body in.
+    called = sharded('[{"x"}, {}]', "", "%0 = call @f(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>",
+                     result_attrs="").replace("\n}", """
+  func.func private @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = sdy.sharding_constraint %a <@mesh, [{}, {"y"}]> : tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+}""")
+    _, results, _ = entry_shardings(called, 4)
+    assert (results[0].tile_dims, results[0].replicas) == ((1, 2), 2), results[0]
 
 
 @pytest.mark.parametrize("arg, says", [

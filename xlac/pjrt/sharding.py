@@ -84,7 +84,8 @@ def entry_shardings(text: str, num_devices: int) -> tuple[list, list, bool]:
     params = [read(a, t, f"parameter {k}") for k, (a, t) in
               enumerate(zip(_padded(main.get("arg_attrs"), len(args)), args))]
     result_attrs = _padded(main.get("result_attrs"), len(main["results"]))
-    returned = _returned_shardings(main, dict(zip((name for name, _, _ in main["args"]), main.get("arg_attrs") or [])))
+    returned = _returned_shardings(main, dict(zip((name for name, _, _ in main["args"]), main.get("arg_attrs") or [])),
+                                   funcs)
     results = [read(a if _annotated(a) else returned[k], t, f"result {k}") for k, (a, t) in
                enumerate(zip(result_attrs, main["results"]))]
     return params, results, found
@@ -94,33 +95,48 @@ def _annotated(attrs) -> bool:
     return isinstance(attrs, dict) and ("sdy.sharding" in attrs or "mhlo.sharding" in attrs)
 
 
-def _returned_shardings(main: dict, arg_attrs: dict) -> list:
+def _returned_shardings(main: dict, arg_attrs: dict, funcs: dict, depth: int = 0) -> list:
     """For each value ``@main`` returns, the attributes of the sharding it was
-    given where it was made (``{"sdy.sharding": ...}``), or None."""
+    given where it was made (``{"sdy.sharding": ...}``), or None; a value a
+    ``call`` returns, the sharding its function returns it with (jax wraps a
+    jitted function's body so)."""
     body = main.get("body")
     ops = getattr(body, "ops", body) or []
-    made = {}                       # SSA value -> the sharding text it was made with
+    made = {}                       # SSA value -> the sharding attributes it was made with
+
+    def name(results: list, k: int) -> list:
+        """The names op result ``k`` is read by (``%0`` alone, ``%0#k``)."""
+        base = results[0].split(":")[0].split("#")[0] if results else ""
+        return ([results[k]] if k < len(results) else []) + [f"{base}#{k}"] + ([base] if k == 0 else [])
+
+    def record(results: list, shardings: list) -> None:
+        for k, attrs in enumerate(shardings):
+            for n in name(results, k):
+                made.setdefault(n, attrs)
     values = []
     for op in ops:
-        if op.name == "sdy.manual_computation":
-            outs = _top_level(op.attrs.get("out_shardings", "").strip()[1:-1])
-            for name, sharding in zip(op.results, outs):
-                made[name] = sharding
-            if len(op.results) == 1:
-                made[op.results[0].split("#")[0]] = outs[0] if outs else None
+        callee = next((it.value for it in op.items if it.kind == "symbol"), None) \
+            if op.name in ("call", "func.call") else None
+        if callee in funcs and depth < 16:
+            record(op.results, _returned_shardings(funcs[callee], {}, funcs, depth + 1))
+        elif op.name == "sdy.manual_computation":
+            record(op.results, [_sdy_attrs(t) for t in _top_level(op.attrs.get("out_shardings", "").strip()[1:-1])])
         elif op.name == "sdy.sharding_constraint" and op.results:
-            made[op.results[0]] = op.attrs.get("sharding")
+            record(op.results, [_sdy_attrs(op.attrs.get("sharding"))])
         elif op.name in ("func.return", "return"):
             values = op.operands or [it.value for it in op.items if it.kind == "value"]
     out = []
     for v in values:
         if v in arg_attrs:
             out.append(arg_attrs[v] if _annotated(arg_attrs[v]) else None)
-        elif made.get(v):
-            out.append({"sdy.sharding": DialectAttr("#sdy.sharding", made[v].strip()[1:-1])})
         else:
-            out.append(None)
+            out.append(made.get(v))
     return out + [None] * (len(main["results"]) - len(out))
+
+
+def _sdy_attrs(text) -> dict | None:
+    """``<@mesh, [...]>`` as the attributes of a value written with it."""
+    return {"sdy.sharding": DialectAttr("#sdy.sharding", str(text).strip()[1:-1])} if text else None
 
 
 def _top_level(text: str) -> list:
