@@ -773,3 +773,28 @@ ENTRY main {
                      "had none"]
     x = np.arange(24, dtype=np.float32).reshape(8, 3)
     np.testing.assert_array_equal(xlac.jit(text)(x), -x)
+
+
+_RESULT_THROUGH_CALL = """module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+    %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+  func.func private @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+}"""
+
+
+def test_a_result_sharding_on_a_call_survives_its_inlining():
+    """jax returns a jitted function's value through a ``call``: the result's
+    sharding written on it stays the result's once the call is inlined (on a
+    copy: the value here is the argument, whose own sharding stays)."""
+    from xlac.passes.spmd_partitioner import partition_module
+    signature = partition_module(xlac.parse_stablehlo(_RESULT_THROUGH_CALL))
+    (param, _), = signature.params
+    (result, _), = signature.results
+    assert param.tile_dims == (2,) and result.is_replicated
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(xlac.jit(_RESULT_THROUGH_CALL)(x), x)

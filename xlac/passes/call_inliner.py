@@ -55,7 +55,30 @@ def inline_calls(comp: HloComputation, calls: set, used_names: set) -> None:
         if any(id(o) in result for o in inst.operands):
             inst.operands = [result.get(id(o), o) for o in inst.operands]
     if comp.root is not None and id(comp.root) in result:
-        comp.root = result[id(comp.root)]
+        value = result[id(comp.root)]
+        root = _annotated_root(comp.root, value, used_names)
+        if root is not None:
+            root.parent = comp
+            out.append(root)
+        comp.root = root or value
+
+
+#: The annotations of a root call that say how the program's result is laid
+#: out over devices (the entry result's sharding, as jax writes it).
+_RESULT_ANNOTATIONS = ("sharding", "frontend_attributes")
+
+
+def _annotated_root(call: HloInstruction, value: HloInstruction, used_names: set) -> HloInstruction | None:
+    """A ``copy`` of ``value`` with the root ``call``'s sharding annotations,
+    when it has any and its result is an array: the inlined value may be
+    another instruction's too (an argument, say), which must not take the
+    result's sharding."""
+    kept = {k: call.attrs[k] for k in _RESULT_ANNOTATIONS if k in call.attrs}
+    if "sharding" not in kept and "xla.sdy.sharding" not in str(kept.get("frontend_attributes", "")):
+        return None
+    if not call.shape.is_array:
+        return None
+    return HloInstruction("copy", call.shape, [value], kept, fresh_name(call.name, used_names, sep=".i"))
 
 
 def is_composite(inst: HloInstruction) -> bool:
