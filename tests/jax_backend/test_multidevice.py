@@ -213,3 +213,23 @@ def test_a_per_replica_program_runs_on_the_device_processes():
     for d, device in enumerate(exe.devices):
         assert out[d][0].device is device
         np.testing.assert_array_equal(out[d][0].array, [11, 22, 33])
+
+
+def test_donors_are_consumed_where_a_result_can_take_their_tiles():
+    """XLA's buffer donors (its OptimizeInputOutputBufferAlias): each goes to
+    the first result not taken yet whose tile on a device has the donor's
+    size (a result of unwritten sharding: the donor's whole size); one with
+    none stays the caller's."""
+    from xlac.pjrt.program import _donated, _tile_bytes
+    axes = {"x": 2}
+    shard = {"sdy.sharding": '#sdy.sharding<@mesh, [{"x"}, {}]>'}
+    assert _tile_bytes("tensor<16x1xi32>", shard, axes) == (64, 32)
+    assert _tile_bytes("tensor<4xf32>", {}, axes) == (16, None)
+    donor = {"jax.buffer_donor": True, **shard}
+    args = [donor, donor, {"tf.aliasing_output": "0 : i32"}]
+    arg_bytes = [_tile_bytes("tensor<8x2xf32>", shard, axes), _tile_bytes("tensor<16x1xi32>", shard, axes), None]
+    # Result 0 is aliased; 1 (8x8) fits neither donor; 2's tiles are 32 bytes as both donors' are:
+    # the first donor takes it (XLA:CPU matches sizes, whatever the element type), the second stays.
+    result_bytes = [(64, 32), _tile_bytes("tensor<8x8xf32>", shard, axes),
+                    _tile_bytes("tensor<2x8xi32>", {"sdy.sharding": '#sdy.sharding<@mesh, [{}, {"x"}]>'}, axes)]
+    assert _donated(args, arg_bytes, result_bytes) == (0, 2)

@@ -11,6 +11,8 @@ jaxlib's MLIR.
 """
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from . import capi
@@ -64,8 +66,64 @@ def read(code: bytes, format: str) -> Program:
         text = module.operation.get_asm(enable_debug_info=False)
         main = _main_attributes(module)
         args, results = (list(main[name]) if main and name in main else [] for name in ("arg_attrs", "res_attrs"))
-        donated = tuple(k for k, d in enumerate(args) if "tf.aliasing_output" in d or "jax.buffer_donor" in d)
+        types = ir.FunctionType(ir.TypeAttr(main["function_type"]).value) if main else None
+        axes = {a: int(n) for a, n in re.findall(r'"([^"]+)"\s*=\s*(\d+)', " ".join(re.findall(r"sdy\.mesh @\S+ = <\[(.*?)\]", text)))}
+        sizes = (lambda ts, attrs: [_tile_bytes(str(t), a, axes) for t, a in zip(ts, attrs + [{}] * len(ts))])
+        donated = _donated(args, sizes(types.inputs, args) if types else [], sizes(types.results, results) if types else [])
         return Program(text, donated, tuple(_memory_kind(d) for d in args), tuple(_memory_kind(d) for d in results))
+
+
+#: Bits of the element types a tensor type may name.
+_BITS = {"i1": 8, "pred": 8}
+
+
+def _tile_bytes(tensor_type: str, attrs, axes: dict) -> tuple | None:
+    """(the bytes of a value of ``tensor<4x8xf32>``, those of one device's
+    tile of it with the Shardy sharding in ``attrs`` over mesh ``axes``, None
+    when no sharding is written); None for what is not a tensor."""
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", tensor_type.strip())
+    if m is None:
+        return None
+    dims = [int(d) for d in m.group(1).split("x") if d]
+    bits = _BITS.get(m.group(2)) or int(re.sub(r"\D", "", m.group(2)) or 8)
+    if m.group(2).startswith("complex"):
+        bits = 2 * int(re.sub(r"\D", "", m.group(2)) or 32)
+    size = max(bits, 8) // 8
+    whole = math.prod(dims) * size
+    if "sdy.sharding" not in attrs:
+        return whole, None
+    split = re.search(r"\[(.*)\]", str(attrs["sdy.sharding"]).split("]>")[0] + "]")
+    for d, group in enumerate(re.findall(r"\{([^{}]*)\}", split.group(1)) if split else []):
+        if d < len(dims):
+            ways = math.prod(axes.get(a, 1) for a in re.findall(r'"([^"]+)"', group))
+            dims[d] = -(-dims[d] // ways)
+    return whole, math.prod(dims) * size
+
+
+def _donated(args: list, arg_bytes: list, result_bytes: list) -> tuple:
+    """The parameters a call consumes: those jax aliases to a result
+    (``tf.aliasing_output``), and the donors (``jax.buffer_donor``) XLA finds
+    a result for, in order, among the results not aliased already — one
+    whose tile on each device has the donor's size, which XLA:CPU's buffer
+    can take (a result whose sharding is left to the compiler: one of the
+    donor's whole size); a donor with none stays the caller's (XLA's buffer
+    donors are offers, not promises: ``x @ x.T`` cannot reuse ``x``)."""
+    def fits(donor, result) -> bool:
+        if donor is None or result is None:
+            return False
+        return result[1] == (donor[1] if donor[1] is not None else donor[0]) if result[1] is not None \
+            else result[0] == donor[0]
+    claimed = {int(str(d["tf.aliasing_output"]).split(":")[0]) for d in args if "tf.aliasing_output" in d}
+    donated = []
+    for k, d in enumerate(args):
+        if "tf.aliasing_output" in d:
+            donated.append(k)
+        elif "jax.buffer_donor" in d and k < len(arg_bytes):
+            j = next((j for j, n in enumerate(result_bytes) if j not in claimed and fits(arg_bytes[k], n)), None)
+            if j is not None:
+                claimed.add(j)
+                donated.append(k)
+    return tuple(donated)
 
 
 def _main_attributes(module):
