@@ -73,21 +73,15 @@ def read(code: bytes, format: str) -> Program:
         return Program(text, donated, tuple(_memory_kind(d) for d in args), tuple(_memory_kind(d) for d in results))
 
 
-#: Bits of the element types a tensor type may name.
-_BITS = {"i1": 8, "pred": 8}
-
-
 def _tile_bytes(tensor_type: str, attrs, axes: dict) -> tuple | None:
     """(the bytes of a value of ``tensor<4x8xf32>``, those of one device's
     tile of it with the Shardy sharding in ``attrs`` over mesh ``axes``, None
     when no sharding is written); None for what is not a tensor."""
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", tensor_type.strip())
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(complex<)?[a-z]*?(\d+)\w*>?>", tensor_type.strip())
     if m is None:
         return None
     dims = [int(d) for d in m.group(1).split("x") if d]
-    bits = _BITS.get(m.group(2)) or int(re.sub(r"\D", "", m.group(2)) or 8)
-    if m.group(2).startswith("complex"):
-        bits = 2 * int(re.sub(r"\D", "", m.group(2)) or 32)
+    bits = int(m.group(3)) * (2 if m.group(2) else 1)            # f32, bf16, f8E4M3FN, ui8, complex<f32>
     size = max(bits, 8) // 8
     whole = math.prod(dims) * size
     if "sdy.sharding" not in attrs:
