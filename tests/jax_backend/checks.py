@@ -737,6 +737,26 @@ def sharded_jit_on_a_2d_mesh():
 
 
 @check("multi")
+def meshes_of_devices_in_other_orders():
+    """A reshard between two meshes of the same devices in other orders (the
+    program's second mesh written with ``device_ids``): run unpartitioned,
+    each device given the tiles its mesh position says, as XLA."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+
+    def make(devices):
+        ordered = Mesh(np.array(devices).reshape(2, 2), ("x", "y"))
+        reversed_ = Mesh(np.array(devices[::-1]).reshape(2, 2), ("x", "y"))
+        f = lambda a: (jax.device_put(a, NamedSharding(reversed_, P("x"))),        # noqa: E731
+                       jax.device_put(a, NamedSharding(reversed_, P(None, "y"))))
+        return f, (jax.device_put(x, NamedSharding(ordered, P("x", "y"))),)
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    same_shards(on_x, on_c)
+
+
+@check("multi")
 def unreduced_values():
     """jax's explicit partial sums (``unreduced={...}``): a shard_map's partial
     products out (each device's own part, as XLA's), another's psum of them

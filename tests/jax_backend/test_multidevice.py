@@ -233,3 +233,14 @@ def test_donors_are_consumed_where_a_result_can_take_their_tiles():
     result_bytes = [(64, 32), _tile_bytes("tensor<8x8xf32>", shard, axes),
                     _tile_bytes("tensor<2x8xi32>", {"sdy.sharding": '#sdy.sharding<@mesh, [{}, {"x"}]>'}, axes)]
     assert _donated(args, arg_bytes, result_bytes) == (0, 2)
+
+
+def test_a_mesh_of_devices_in_another_order():
+    """``device_ids=[3, 2, 1, 0]``: the device at each mesh position holds
+    that position's tile (and part)."""
+    text = sharded('[{"x"}, {}], unreduced={"y"}', "[{}, {}]").replace(
+        MESH, 'sdy.mesh @mesh = <["x"=2, "y"=2], device_ids=[3, 2, 1, 0]>')
+    params, _, _ = entry_shardings(text, 4)
+    s = params[0]
+    assert [s.tile_index(d) for d in range(4)] == [(1, 0), (1, 0), (0, 0), (0, 0)]
+    assert s.parts == (1, 0, 1, 0)          # device 3 is at (0, 0), device 2 at (0, 1), ...

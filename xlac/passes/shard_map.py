@@ -52,7 +52,8 @@ from ..hlo.sharding import Sharding
 from ..shape import PRED, S32, U32, Shape
 
 __all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of", "meshes_of",
-           "SDY_TARGETS", "sdy_to_sharding", "output_shardings", "part_values", "check_unreduced_flows"]
+           "SDY_TARGETS", "sdy_to_sharding", "output_shardings", "part_values", "check_unreduced_flows",
+           "has_reordered_mesh"]
 
 SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
 
@@ -115,9 +116,14 @@ def meshes_of(module: HloModule) -> dict:
 
 def is_global_shardy_program(module: HloModule) -> bool:
     """Whether ``module`` is jax's global program around manual computations."""
-    return mesh_of(module) is not None and any(
-        i.opcode == "custom-call" and _target(i) in SDY_TARGETS
-        for c in module.computations for i in c.instructions)
+    return any(i.opcode == "custom-call" and _target(i) in SDY_TARGETS
+               for c in module.computations for i in c.instructions) and mesh_of(module) is not None
+
+
+def has_reordered_mesh(module: HloModule) -> bool:
+    """Whether a mesh of ``xla.sdy.meshes`` lists its devices (``device_ids``:
+    not in row-major order), which the partitioners do not take."""
+    return "device_ids" in (_frontend(module, "xla.sdy.meshes") or "")
 
 
 def _shardings(text: str, what: str, manual: list[str] | None = None) -> list[tuple[list[list[str]], list[str]]]:

@@ -35,7 +35,7 @@ from ..errors import UnsupportedError
 from ..executable import jit as single_device_jit
 from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
 from ..hlo.custom_call import target_of
-from ..passes.shard_map import is_global_shardy_program, part_values, partition_global_program
+from ..passes.shard_map import has_reordered_mesh, is_global_shardy_program, part_values, partition_global_program
 from ..passes.sharding_propagation import module_devices
 from ..passes.spmd_partitioner import partition_module
 from . import capi
@@ -90,7 +90,9 @@ class ShardedProgram:
         self.tuple_result = module.result_shape.is_tuple
         # Automatic sharding (NamedShardings, no shard_map): partitioned, each
         # device process computing its tiles.
-        signature = partition_module(module) if module_devices(module) == num_devices else None
+        # (A mesh of devices out of order runs unpartitioned, on one device: correct, nothing split.)
+        signature = partition_module(module) if not has_reordered_mesh(module) and (
+            module_devices(module) == num_devices) else None
         if signature is not None:
             self.compiled = devices.PartitionedExecutable(module, signature)
             # Results without a written sharding stay split as propagation

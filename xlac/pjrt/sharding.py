@@ -18,9 +18,9 @@ Accepted: any tiling of dimensions over mesh axes (several axes on one
 dimension, axes left out = replicated over them), open dimensions (``?``:
 xlac shards them no further), priorities, ``replicated={...}``; GSPMD's
 ``{replicated}`` and ``{devices=[...]...}`` with or without
-``last_tile_dim_replicate``.  Refused, with an UNIMPLEMENTED error naming the
-value and the form: sub-axes (``"x":(1)2``), meshes whose
-device ids are not in order, maximal (one-device) shardings, manual and tuple
+``last_tile_dim_replicate``; meshes of devices in any order
+(``device_ids=[3, 2, 1, 0]``: the program then runs unpartitioned).  Refused, with an UNIMPLEMENTED error naming the
+value and the form: sub-axes (``"x":(1)2``), maximal (one-device) shardings, manual and tuple
 GSPMD shardings, and tilings that do not divide a dimension evenly.
 """
 from __future__ import annotations
@@ -168,8 +168,10 @@ def _refuse(detail: str) -> _Refused:
     return _Refused(detail)
 
 
-def _mesh(name: str, meshes: dict, num_devices: int) -> dict:
-    """The mesh ``{axis: size}`` named ``name`` (``@mesh``) or written inline (``mesh<[...]>``)."""
+def _mesh(name: str, meshes: dict, num_devices: int) -> tuple[dict, list | None]:
+    """The mesh ``{axis: size}`` named ``name`` (``@mesh``) or written inline
+    (``mesh<[...]>``), and its ``device_ids`` (the device at each mesh
+    position, row-major) when they are not in order, else None."""
     if name.startswith("@"):
         key = name[1:].strip('"')
         if key not in meshes:
@@ -182,15 +184,18 @@ def _mesh(name: str, meshes: dict, num_devices: int) -> dict:
         raise _refuse(f"mesh {body}")
     axes = {a: int(n) for a, n in re.findall(r'"([^"]+)"\s*=\s*(\d+)', m.group(1))}
     size = math.prod(axes.values())
+    ids = None
     if m.group(2) is not None:
         ids = [int(v) for v in m.group(2).replace(" ", "").split(",") if v]
         if not axes:
             raise _refuse(f"a maximal sharding (mesh {body}: the whole value on one device)")
-        if ids != list(range(size)):
-            raise _refuse(f"mesh {body}: device ids out of order")
+        if sorted(ids) != list(range(size)):
+            raise _refuse(f"mesh {body}: device ids that are not each of 0..{size - 1} once")
+        if ids == list(range(size)):
+            ids = None
     if axes and size != num_devices:
         raise _refuse(f"mesh {body} has {size} devices, the program runs on {num_devices}")
-    return axes
+    return axes, ids
 
 
 @dataclass(frozen=True)
@@ -233,7 +238,7 @@ def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
     m = re.fullmatch(r"\s*(@[\w.$-]+|@\"[^\"]*\"|mesh\s*<.*?>)\s*,\s*\[(.*)\]\s*(.*?)\s*", body, re.S)
     if m is None:
         raise _refuse(f"#sdy.sharding<{body}>")
-    mesh = _mesh(m.group(1), meshes, num_devices)
+    mesh, ids = _mesh(m.group(1), meshes, num_devices)
     rest = m.group(3).strip()
     unreduced = []
     for part in filter(None, (p.strip() for p in re.split(r",\s*(?=\w+\s*=)", rest.lstrip(",")))):
@@ -259,9 +264,14 @@ def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
     if not mesh:
         return replicated(num_devices)
     s = sdy_to_sharding(spec, mesh)
-    if not unreduced:
+    parts = _parts(mesh, unreduced) if unreduced else None
+    if ids is not None:                 # mesh position -> device id
+        s = Sharding(s.tile_dims, tuple(ids[p] for p in s.devices), s.replicas)
+        if parts is not None:
+            parts = tuple(parts[ids.index(d)] for d in range(len(ids)))
+    if parts is None:
         return s
-    return UnreducedSharding(s.tile_dims, s.devices, s.replicas, _parts(mesh, unreduced))
+    return UnreducedSharding(s.tile_dims, s.devices, s.replicas, parts)
 
 
 def _parts(mesh: dict, axes: list) -> tuple:
