@@ -198,22 +198,22 @@ class ShardMapPartitioner:
         for inst in targets:
             if _target(inst) not in SDY_TARGETS:
                 raise UnsupportedError("custom-call", f"{inst.name}: custom_call_target={_target(inst)}")
-        self.exact = {id(p) for p in module.entry.parameters if p.attrs["parameter_number"] in exact_params}
-        self.exact |= {key for key in exact_results.values()}
-        check_unreduced_flows(module, mesh, self.exact)
+        own_params = {id(p) for p in module.entry.parameters if p.attrs["parameter_number"] in exact_params}
+        own_results = set(exact_results.values())           # (id of the LocalToGlobalShape, value index)
+        check_unreduced_flows(module, mesh, own_params)
         for inst in targets:
             target = _target(inst)
             comp, manual = inst.parent, _manual_axes(inst, mesh)
             if target == "xla.sdy.GlobalToLocalShape":
                 specs = _shardings(_frontend(inst, "xla.sdy.in_shardings") or "", inst.name, manual)
                 # A parameter holding this device's own part needs no split into parts.
-                specs = [(dims, [] if id(v) in self.exact else partial)
+                specs = [(dims, [] if id(v) in own_params else partial)
                          for (dims, partial), v in zip(specs, inst.operands)]
                 new = self._per_value(comp, inst, specs, self._local)
             elif target == "xla.sdy.LocalToGlobalShape":
                 specs = _shardings(_frontend(inst, "xla.sdy.out_shardings") or "", inst.name, manual)
                 # A result handed out as each device's own part is not summed.
-                specs = [(dims, [] if (id(inst), k) in self.exact else partial)
+                specs = [(dims, [] if (id(inst), k) in own_results else partial)
                          for k, (dims, partial) in enumerate(specs)]
                 new = self._per_value(comp, inst, specs, self._global)
             else:
