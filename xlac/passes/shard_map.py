@@ -30,11 +30,18 @@ computes the whole value, which is what the automatic partitioner would split,
 and the body's collectives (over the manual axes, their groups naming every
 device) run between devices that hold the same values along the free axes.
 
+A value ``unreduced`` over mesh axes (jax's explicit partial sums) is, in
+the global program, the sum of its parts: an unreduced result of a manual
+computation is all-reduced over those axes, an unreduced argument reaches the
+first device along them whole and the others as zeros (right for the linear
+uses jax allows; :func:`check_unreduced_flows` refuses a body that reads a
+part itself).  With ``parts`` (the jax backend), the program arguments and
+results :func:`part_values` names are each device's own part instead.
+
 A sharded program without manual computations (a ``jax.jit`` with
 ``NamedSharding``s and no ``shard_map``: automatic sharding) is left as it is:
-it is :mod:`xlac.passes.spmd_partitioner`'s.  Meshes with explicit device ids,
-sub-axes and ``unreduced`` values are refused with an error naming the
-sharding.
+it is :mod:`xlac.passes.spmd_partitioner`'s.  Meshes with explicit device ids
+and sub-axes are refused with an error naming the sharding.
 """
 from __future__ import annotations
 
