@@ -67,10 +67,19 @@ def read(code: bytes, format: str) -> Program:
         main = _main_attributes(module)
         args, results = (list(main[name]) if main and name in main else [] for name in ("arg_attrs", "res_attrs"))
         types = ir.FunctionType(ir.TypeAttr(main["function_type"]).value) if main else None
-        axes = {a: int(n) for a, n in re.findall(r'"([^"]+)"\s*=\s*(\d+)', " ".join(re.findall(r"sdy\.mesh @\S+ = <\[(.*?)\]", text)))}
-        sizes = (lambda ts, attrs: [_tile_bytes(str(t), a, axes) for t, a in zip(ts, attrs + [{}] * len(ts))])
-        donated = _donated(args, sizes(types.inputs, args) if types else [], sizes(types.results, results) if types else [])
+        axes = _mesh_axes(text)
+
+        def sizes(kinds, attrs):
+            return [_tile_bytes(str(t), a, axes) for t, a in zip(kinds, attrs + [{}] * len(kinds))] if types else []
+        donated = _donated(args, sizes(types.inputs if types else [], args),
+                           sizes(types.results if types else [], results))
         return Program(text, donated, tuple(_memory_kind(d) for d in args), tuple(_memory_kind(d) for d in results))
+
+
+def _mesh_axes(text: str) -> dict:
+    """``{axis: size}`` of every ``sdy.mesh`` of the program ``text``."""
+    bodies = " ".join(re.findall(r"sdy\.mesh @\S+ = <\[(.*?)\]", text))
+    return {a: int(n) for a, n in re.findall(r'"([^"]+)"\s*=\s*(\d+)', bodies)}
 
 
 def _tile_bytes(tensor_type: str, attrs, axes: dict) -> tuple | None:
