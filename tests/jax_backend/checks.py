@@ -760,7 +760,8 @@ def meshes_of_devices_in_other_orders():
 def unreduced_values():
     """jax's explicit partial sums (``unreduced={...}``): a shard_map's partial
     products out (each device's own part, as XLA's), another's psum of them
-    in, a reshard and its gradient."""
+    in, a reshard and its gradient; an automatically partitioned einsum's
+    partial products (the partitioner's all-reduce left out, as XLA's)."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
@@ -776,9 +777,13 @@ def unreduced_values():
         resharded = jax.jit(lambda u, v: jax.reshard(parts(u, v), NamedSharding(mesh, P("x", None))))
         grad = jax.jit(jax.grad(lambda u, v: resharded(u, v).sum(), argnums=(0, 1)))
 
+        # The same partial products from an automatically partitioned einsum (XLA leaves them unsummed).
+        auto = jax.jit(lambda u, v: jnp.einsum("ab,bc->ac", u, v,
+                                               out_sharding=NamedSharding(mesh, P("x", None, unreduced={"y"}))))
+
         def run(u, v):
             p = parts(u, v)
-            return p, total(p), resharded(u, v), grad(u, v)
+            return p, total(p), resharded(u, v), grad(u, v), auto(u, v)
         return run, (jax.device_put(a, NamedSharding(mesh, P("x", "y"))),
                      jax.device_put(b, NamedSharding(mesh, P("y", None))))
 
@@ -789,7 +794,8 @@ def unreduced_values():
         return [data[d] for d in p.sharding.mesh.devices.flat]
     on_x, on_c = on_both(make)
     same(parts(on_x[0]), parts(on_c[0]))
-    same(on_x[1:], on_c[1:])
+    same(parts(on_x[4]), parts(on_c[4]))
+    same(on_x[1:4], on_c[1:4])
     np.testing.assert_array_equal(np.asarray(on_x[2]), a @ b)
 
 

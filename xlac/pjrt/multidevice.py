@@ -94,6 +94,8 @@ class ShardedProgram:
         signature = partition_module(module) if not has_reordered_mesh(module) and (
             module_devices(module) == num_devices) else None
         if signature is not None:
+            self.own_parts = _keep_partial_sums(module, self.results)
+            self.signature = signature
             self.compiled = devices.PartitionedExecutable(module, signature)
             # Results without a written sharding stay split as propagation
             # split them (XLA's choice too), each device holding its tiles:
@@ -130,7 +132,7 @@ class ShardedProgram:
             self.compiled = single_device_jit(module)
 
     _direct = False
-    exact_params = exact_results = frozenset()
+    exact_params = exact_results = own_parts = frozenset()
 
     def run(self, per_device: list) -> list:
         """``per_device[d]``: device ``d``'s argument tiles (numpy arrays); returns its result tiles."""
@@ -155,6 +157,14 @@ class ShardedProgram:
             return [[Sharding.tile(s, r, d) if k in self.exact_results else s.tile(r, d)
                      for k, (r, s) in enumerate(zip(per[d], self.results))] for d in range(self.num_devices)]
         arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
+        if self.own_parts:
+            # Results left as the devices' partial sums (unreduced, as XLA
+            # leaves them): each device's own; the others put together.
+            per = self.compiled.run_per_device(spmd_partitioner.split_arguments(self.signature, arguments))
+            whole = spmd_partitioner.assemble_results(self.signature, per)
+            whole = list(whole) if self.tuple_result else [whole]
+            return [[per[d][k] if k in self.own_parts else s.tile(whole[k], d)
+                     for k, s in enumerate(self.results)] for d in range(self.num_devices)]
         out = self.compiled(*arguments)
         leaves = [np.asarray(r) for r in (out if self.tuple_result else (out,))]
         return [[s.tile(r, d) for r, s in zip(leaves, self.results)] for d in range(self.num_devices)]
@@ -190,6 +200,40 @@ class ReplicaProgram:
 
     def run(self, per_device: list) -> list:
         return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
+
+
+def _keep_partial_sums(module, results: list) -> set:
+    """The results declared unreduced whose value the partitioned ``module``
+    makes by an all-reduce (an add) over exactly their parts: that
+    all-reduce is removed (in place), each device keeping its partial sum —
+    its own part, as XLA's partitioner leaves an unreduced value (and one
+    collective fewer).  Returns the indices of those results."""
+    root = module.entry.root
+    values = list(root.operands) if root.opcode == "tuple" else [root]
+    users: dict = {}
+    for inst in module.entry.instructions:
+        for op in inst.operands:
+            users[id(op)] = users.get(id(op), 0) + 1
+    kept = set()
+    for k, (value, s) in enumerate(zip(values, results)):
+        if not isinstance(s, UnreducedSharding) or value.opcode != "all-reduce" or users.get(id(value), 0) > 1:
+            continue
+        reducer = value.attrs.get("to_apply")
+        groups = [tuple(g) for g in value.attrs["replica_groups"].groups]
+        parts = len(set(s.parts))
+        if reducer is None or reducer.root.opcode != "add" or not groups or any(
+                len(g) != parts or {s.parts[d] for d in g} != set(range(parts))
+                or len({s.tile_index(d) for d in g}) != 1 for g in groups):
+            continue
+        if root.opcode == "tuple":
+            root.operands = [value.operands[0] if op is value else op for op in root.operands]
+        else:
+            module.entry.root = value.operands[0]
+        module.entry.instructions.remove(value)
+        kept.add(k)
+    if kept:
+        module.entry.compute_users()
+    return kept
 
 
 def _refuse_device_dependent(module) -> None:
