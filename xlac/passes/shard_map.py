@@ -60,7 +60,7 @@ from ..shape import PRED, S32, U32, Shape
 
 __all__ = ["ShardMapPartitioner", "partition_global_program", "is_global_shardy_program", "mesh_of", "meshes_of",
            "SDY_TARGETS", "sdy_to_sharding", "output_shardings", "part_values", "check_unreduced_flows",
-           "has_reordered_mesh"]
+           "has_reordered_mesh", "mesh_groups"]
 
 SDY_TARGETS = ("xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding")
 
@@ -318,13 +318,14 @@ class ShardMapPartitioner:
             if etype not in self.adders:
                 self.adders[etype] = comp.parent.sum_computation(etype, self.names(f"unreduced_add_{etype.value}"))
             value = self._add(comp, "all-reduce", y.shape, [value], {
-                "replica_groups": ReplicaGroups.of(self._groups(partial)), "channel_id": self._next_channel(),
+                "replica_groups": ReplicaGroups.of(mesh_groups(self.mesh, partial)),
+                "channel_id": self._next_channel(),
                 "use_global_device_ids": True, "to_apply": self.adders[etype]})
         for d, axes in enumerate(spec):
             if not axes:
                 continue
             dims[d] = global_shape.dimensions[d]
-            groups = self._groups(axes)
+            groups = mesh_groups(self.mesh, axes)
             shape = Shape(y.shape.element_type, tuple(dims))
             value = self._add(comp, "all-gather", shape, [value], {
                 "dimensions": (d,), "replica_groups": ReplicaGroups.of(groups),
@@ -334,21 +335,6 @@ class ShardMapPartitioner:
     def _next_channel(self) -> int:
         self.channel += 1
         return self.channel - 1
-
-    def _groups(self, axes: list[str]) -> list[list[int]]:
-        """Devices that differ only in ``axes``, ordered by their tile index along them."""
-        groups: dict = {}
-        for dev in range(self.devices):
-            coords, rest = {}, dev
-            for a in reversed(self.axes):
-                coords[a] = rest % self.mesh[a]
-                rest //= self.mesh[a]
-            key = tuple(coords[a] for a in self.axes if a not in axes)
-            index = 0
-            for a in axes:
-                index = index * self.mesh[a] + coords[a]
-            groups.setdefault(key, []).append((index, dev))
-        return [[dev for _, dev in sorted(g)] for g in groups.values()]
 
 
 # -- values unreduced over mesh axes in a manual computation --------------------------------
@@ -495,7 +481,7 @@ def _check_linear(body: HloComputation, ins: list, outs: list, mesh: dict) -> No
         if inst.opcode in _SUMMING and _reducer_op(inst.attrs["to_apply"]) == "add":
             groups = [set(g) for g in inst.attrs["replica_groups"].groups]
             axes = {a for a in axes if not all(any(set(u) <= g for g in groups)
-                                                for u in _axis_groups(mesh, a))}
+                                                for u in mesh_groups(mesh, [a]))}
         elif not linear:
             wrong[id(inst)] = (inst, axes)
             continue
@@ -517,12 +503,14 @@ def _check_linear(body: HloComputation, ins: list, outs: list, mesh: dict) -> No
                                                "holds the whole sum on one device and zeros on the others)")
 
 
-def _axis_groups(mesh: dict, axis: str) -> list:
-    """The devices (row-major mesh order) that differ only along ``axis``."""
+def mesh_groups(mesh: dict, axes: list) -> list[list[int]]:
+    """The devices (row-major mesh order) that differ only in mesh ``axes``,
+    a group each, ordered by their index along them (the first axis the
+    most major)."""
     names = list(mesh)
     ids = np.arange(math.prod(mesh.values())).reshape([mesh[a] for a in names])
-    k = names.index(axis)
-    return np.moveaxis(ids, k, -1).reshape(-1, mesh[axis]).tolist()
+    moved = np.moveaxis(ids, [names.index(a) for a in axes], range(-len(axes), 0))
+    return moved.reshape(-1, math.prod(mesh[a] for a in axes)).tolist()
 
 
 def partition_global_program(module: HloModule, parts: bool = False) -> bool:

@@ -37,7 +37,7 @@ from ..errors import UnsupportedError
 from ..hlo.custom_call import unquote
 from ..hlo.sharding import Sharding, assemble_tiles, parse_sharding
 from ..hlo.stablehlo.syntax import DialectAttr, parse_mlir
-from ..passes.shard_map import sdy_to_sharding
+from ..passes.shard_map import mesh_groups, sdy_to_sharding
 from . import capi
 from .compile_options import _encode_varint, _field
 from .errors import PjrtError
@@ -276,15 +276,10 @@ def _from_sdy(body: str, meshes: dict, num_devices: int) -> Sharding:
 
 def _parts(mesh: dict, axes: list) -> tuple:
     """Each device's index along mesh ``axes`` (row-major device order)."""
-    names, parts = list(mesh), []
-    for dev in range(math.prod(mesh.values())):
-        coords, rest = {}, dev
-        for a in reversed(names):
-            coords[a], rest = rest % mesh[a], rest // mesh[a]
-        index = 0
-        for a in axes:
-            index = index * mesh[a] + coords[a]
-        parts.append(index)
+    parts = [0] * math.prod(mesh.values())
+    for group in mesh_groups(mesh, axes):
+        for index, device in enumerate(group):
+            parts[device] = index
     return tuple(parts)
 
 
