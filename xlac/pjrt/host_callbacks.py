@@ -37,6 +37,7 @@ gives the two buffers).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import re
@@ -145,24 +146,18 @@ def _function(index: int):
     return callbacks[index]
 
 
+#: The threads callbacks run on (a few: programs called from several threads at once).
+_CALLBACK_THREADS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="xlac-host-callback")
+
+
 def _off_thread(fn, *args):
     """``fn(*args)`` on a thread of its own, as XLA:CPU calls a program's
     callbacks from its threads: the caller's thread-local settings (jax's
-    context mesh, default device) are not the callback's.  (A thread per
-    call: a callback may run a program with callbacks of its own.)"""
-    done: dict = {}
-
-    def run():
-        try:
-            done["value"] = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - raised again in the caller
-            done["error"] = e
-    thread = threading.Thread(target=run, name="xlac-host-callback", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in done:
-        raise done["error"]
-    return done["value"]
+    context mesh, default device) are not the callback's.  A callback that
+    runs a program with callbacks of its own runs those where it is."""
+    if threading.current_thread().name.startswith("xlac-host-callback"):
+        return fn(*args)
+    return _CALLBACK_THREADS.submit(fn, *args).result()
 
 
 def _call(args: tuple, index: int) -> tuple:
