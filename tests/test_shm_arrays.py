@@ -30,6 +30,42 @@ def test_every_kind_of_argument_arrives_as_it_was_put():
         box.close()
 
 
+def test_an_immutable_array_passed_again_at_its_place_is_not_copied_again():
+    """A keyed array (a jax buffer: its bytes never change while it lives)
+    at the place its key had in the previous put stays as it is; anything
+    else is copied: no key, another key, another place, another size, a
+    grown box, after ``forget``."""
+    box, reader = Mailbox("xlac_test"), MailboxReader()
+    try:
+        w, x, key = np.ones(8, np.float32), np.zeros(4, np.float32), object()
+        box.put([w, x], [key, None])
+        w[:] = 5                               # (only to see whether the box was written)
+        x[:] = 7
+        got = reader.views(box.put([w, x], [key, None]))
+        np.testing.assert_array_equal(got[0], 1)           # kept: the same key at the same place
+        np.testing.assert_array_equal(got[1], 7)           # no key: copied
+        np.testing.assert_array_equal(reader.views(box.put([w, x], [object(), None]))[0], 5)   # another key
+        w[:] = 6
+        key = object()
+        box.put([w], [key])
+        w[:] = 8
+        np.testing.assert_array_equal(reader.views(box.put([x, w], [None, key]))[1], 8)   # another place
+        box.put([w], [key])
+        w[:] = 9
+        box.forget()
+        np.testing.assert_array_equal(reader.views(box.put([w], [key]))[0], 9)
+        shorter = w[:4].copy()
+        box.put([shorter], [key])
+        np.testing.assert_array_equal(reader.views(box.put([w], [key]))[0], 9)              # another size
+        box.put([w], [key])
+        w[:] = 3
+        placed = box.put([np.zeros(1 << 18), w], [None, key])                                # grown
+        np.testing.assert_array_equal(reader.views(placed)[1], 3)
+    finally:
+        reader.close()
+        box.close()
+
+
 def test_a_mailbox_grows_under_a_new_name_and_the_reader_follows():
     box, reader = Mailbox("xlac_test"), MailboxReader()
     try:

@@ -219,20 +219,29 @@ class DevicePool:
         return bool(self._workers) and not self._broken and all(p.poll() is None for p, _ in self._workers)
 
     # -- running ----------------------------------------------------------------------
-    def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1) -> list:
+    def run(self, text: str, per_device_args: list, *, replica_count: int, num_partitions: int = 1,
+            keys: list | None = None) -> list:
         """Run HLO ``text`` on every device; ``per_device_args[d]`` are device
         ``d``'s arguments.  Returns ``[results of device d]`` (each a list of arrays,
-        a tuple result flattened).  Raises the first device's error, naming it."""
+        a tuple result flattened).  Raises the first device's error, naming it.
+        ``keys[d]``: device ``d``'s arguments' keys (``Mailbox.put``: an
+        immutable argument passed again at its place is not copied again)."""
         self._check_counts(replica_count, num_partitions)
         if len(per_device_args) != self.num_devices:
             raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
         with self._lock:
             self._load(text, replica_count, num_partitions)
             self._segment.reset()
-            placed = [self._arguments[d].put(per_device_args[d]) for d in range(self.num_devices)]
-            replies = self._exchange(range(self.num_devices), lambda d: (
-                "run", text, replica_count, num_partitions, placed[d],
-                self._results[d].name, self._results[d].capacity))
+            placed = [self._arguments[d].put(per_device_args[d], keys[d] if keys else None)
+                      for d in range(self.num_devices)]
+            try:
+                replies = self._exchange(range(self.num_devices), lambda d: (
+                    "run", text, replica_count, num_partitions, placed[d],
+                    self._results[d].name, self._results[d].capacity))
+            except BaseException:
+                for box in self._arguments:      # (a device stopped part-way: trust nothing it may have read)
+                    box.forget()
+                raise
             return [self._received(d, r) for d, r in enumerate(replies)]
 
     def _received(self, d: int, reply) -> list:
@@ -721,13 +730,15 @@ class ReplicatedExecutable:
         stacked = [np.stack([results[d][k] for d in range(n)]) for k in range(len(results[0]))]
         return stacked[0] if not self._tuple_result else tuple(stacked)
 
-    def run_per_device(self, per_device: list) -> list:
+    def run_per_device(self, per_device: list, keys: list | None = None) -> list:
         """One call with the arguments of each device given apart:
         ``per_device[d]`` is device ``d``'s list of arrays (global device id
         order); returns each device's results (a list of arrays, a tuple
-        result flattened).  What a PJRT client hands over and wants back."""
+        result flattened).  What a PJRT client hands over and wants back;
+        ``keys[d]``: device ``d``'s arguments' keys (``Pool.run``: its
+        immutable buffers)."""
         return pool(self.num_devices, **self._options).run(self.text, per_device, replica_count=self.num_replicas,
-                                                           num_partitions=self.num_partitions)
+                                                           num_partitions=self.num_partitions, keys=keys)
 
     def warm_up(self) -> dict:
         """What making this executable took, apart: ``{"start-up": s,
@@ -772,7 +783,7 @@ class GlobalExecutable:
         out = self._replicated(*[np.broadcast_to(np.asarray(a), (n,) + np.shape(a)) for a in args])
         return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
 
-    def run_per_device(self, per_device: list) -> list:
+    def run_per_device(self, per_device: list, keys: list | None = None) -> list:
         """Each device's results (a list per device, a tuple result
         flattened) from each device's global arguments (``per_device[d]``:
         the global arrays, or where the program takes them so, device ``d``'s
@@ -780,8 +791,9 @@ class GlobalExecutable:
         device, except a replicated result a ``shard_map`` body left
         different per device (``pmap(..., out_axes=None)`` of a varying
         value) and an unreduced one handed out in parts, which XLA leaves
-        each device its own of."""
-        return self._replicated.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
+        each device its own of.  ``keys``: see :meth:`ReplicatedExecutable.run_per_device`."""
+        return self._replicated.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device],
+                                               keys)
 
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""
@@ -809,12 +821,13 @@ class PartitionedExecutable:
         per_device = split_arguments(self.signature, args)
         return assemble_results(self.signature, self._replicated.run_per_device(per_device))
 
-    def run_per_device(self, per_device: list) -> list:
+    def run_per_device(self, per_device: list, keys: list | None = None) -> list:
         """One call with each device's tiles given apart (``per_device[d]``,
         padded as :func:`~xlac.passes.spmd_partitioner.split_arguments` cuts
         them); returns each device's result tiles.  What a PJRT client with
-        the arrays already on its devices hands over."""
-        return self._replicated.run_per_device(per_device)
+        the arrays already on its devices hands over (``keys``: see
+        :meth:`ReplicatedExecutable.run_per_device`)."""
+        return self._replicated.run_per_device(per_device, keys)
 
     def warm_up(self) -> dict:
         """See :meth:`ReplicatedExecutable.warm_up`."""

@@ -242,7 +242,7 @@ class Executable:
         if len(argument_lists) != n:
             raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} runs on {n} devices, got argument lists "
                                                    f"for {len(argument_lists)}")
-        per_device = []
+        per_device, keys = [], []
         for i, (device, arguments) in enumerate(zip(self.devices, argument_lists)):
             if len(arguments) != self.num_parameters:
                 raise PjrtError(capi.INVALID_ARGUMENT, f"{self.name} takes {self.num_parameters} arguments, "
@@ -250,8 +250,12 @@ class Executable:
             self._check_donated(arguments, non_donatable)
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
+            # A buffer's bytes never change while it lives: the device
+            # processes keep the ones they were given last (a donated one
+            # may be written to).
+            keys.append([None if k in self.program.donated else b for k, b in enumerate(arguments)])
         with running(host_callbacks):
-            results = self.multi.run(per_device)
+            results = self.multi.run(per_device, keys)
         outputs = [[_output(r, device, kind) for r, kind in zip(rs, self.result_kinds)]
                    for device, rs in zip(self.devices, results)]
         self._consume_donated(argument_lists, non_donatable)

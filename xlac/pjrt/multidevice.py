@@ -134,17 +134,20 @@ class ShardedProgram:
     _direct = False
     exact_params = exact_results = own_parts = frozenset()
 
-    def run(self, per_device: list) -> list:
-        """``per_device[d]``: device ``d``'s argument tiles (numpy arrays); returns its result tiles."""
+    def run(self, per_device: list, keys: list | None = None) -> list:
+        """``per_device[d]``: device ``d``'s argument tiles (numpy arrays);
+        returns its result tiles.  ``keys[d]``: objects standing for the
+        tiles' bytes while they live (``Pool.run``: the jax buffers), or None."""
         if self._direct:
             for k in range(len(self.params)):
                 self._check_tiles(k, [args[k] for args in per_device])
-            return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
+            return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device],
+                                                keys)
         if isinstance(self.compiled, devices.GlobalExecutable):
             # Each device's own results: a replicated result of a shard_map
             # body may differ per device (pmap's out_axes=None), as on XLA;
             # an unreduced one holds its own part.
-            arguments = []
+            arguments, whole_keys = [], []
             for k, sharding in enumerate(self.params):
                 tiles = [args[k] for args in per_device]
                 if k in self.exact_params:
@@ -153,7 +156,10 @@ class ShardedProgram:
                                       for d in range(self.num_devices)])
                 else:
                     arguments.append([self._assemble(k, tiles)] * self.num_devices)
-            per = self.compiled.run_per_device([[a[d] for a in arguments] for d in range(self.num_devices)])
+                # (a replicated argument is device 0's tile as it is)
+                whole_keys.append(keys[0][k] if keys and arguments[-1][0] is tiles[0] else None)
+            per = self.compiled.run_per_device([[a[d] for a in arguments] for d in range(self.num_devices)],
+                                               [whole_keys] * self.num_devices)
             return [[Sharding.tile(s, r, d) if k in self.exact_results else s.tile(r, d)
                      for k, (r, s) in enumerate(zip(per[d], self.results))] for d in range(self.num_devices)]
         arguments = [self._assemble(k, [args[k] for args in per_device]) for k in range(len(self.params))]
@@ -198,8 +204,8 @@ class ReplicaProgram:
         self.num_devices = num_devices
         self.compiled = devices.jit(module)              # a ReplicatedExecutable on the device processes
 
-    def run(self, per_device: list) -> list:
-        return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device])
+    def run(self, per_device: list, keys: list | None = None) -> list:
+        return self.compiled.run_per_device([[np.asarray(a, order="C") for a in args] for args in per_device], keys)
 
 
 def _keep_partial_sums(module, results: list) -> set:

@@ -7,7 +7,9 @@ the compute.  A :class:`Mailbox` is a shared-memory block the parent owns
 per device and direction: the parent copies the arguments in once and sends
 only their places (:class:`Placed`); the device process maps the block and
 runs its executable on views of it (no copy); results go back the same way
-through the device's result mailbox.
+through the device's result mailbox.  An immutable argument (a jax buffer)
+passed again at its place is not copied again (:meth:`Mailbox.put`'s keys):
+a training step's weights cross once.
 
 The block grows (a new segment, a new name) when a call's arrays do not fit;
 a device process keeps one mapping per mailbox and maps again when the name
@@ -58,16 +60,17 @@ def _layout_size(arrays) -> int:
     return sum(_round_up(a.nbytes, _ALIGN) for a in arrays if _is_plain(a))
 
 
-def place(buf, name: str, arrays) -> Placed:
+def place(buf, name: str, arrays, there=None) -> Placed:
     """Copy ``arrays`` into ``buf`` (the mapping of mailbox ``name``); what
-    is not a fixed-size array goes in the descriptor as it is."""
+    is not a fixed-size array goes in the descriptor as it is.  ``there(k,
+    offset)``: whether array ``k`` is at ``offset`` already (not copied)."""
     items, offset = [], 0
-    for a in arrays:
+    for k, a in enumerate(arrays):
         if not _is_plain(a):
             items.append(("value", a))
             continue
-        view = np.ndarray(a.shape, a.dtype, buf, offset)
-        view[...] = a
+        if there is None or not there(k, offset):
+            np.ndarray(a.shape, a.dtype, buf, offset)[...] = a
         items.append((offset, a.shape, a.dtype))
         offset += _round_up(a.nbytes, _ALIGN)
     return Placed(name, tuple(items))
@@ -85,6 +88,7 @@ class Mailbox:
     def __init__(self, prefix: str):
         self.prefix = prefix
         self._shm: shared_memory.SharedMemory | None = None
+        self._kept: dict = {}        # offset -> (key, nbytes) of the previous put's keyed arrays
 
     @property
     def name(self) -> str | None:
@@ -100,23 +104,49 @@ class Mailbox:
         if self._shm is not None and nbytes <= self.capacity:
             return
         self.close()
+        self._kept = {}
         size = _round_up(max(nbytes + nbytes // 2, 1 << 16), mmap.PAGESIZE)
         self._shm = shared_memory.SharedMemory(create=True, size=size,
                                                name=f"{self.prefix}_{os.getpid()}_{os.urandom(4).hex()}")
 
-    def put(self, arrays) -> Placed:
-        """Copy ``arrays`` in (growing the block first if need be)."""
+    def put(self, arrays, keys=None) -> Placed:
+        """Copy ``arrays`` in (growing the block first if need be).
+
+        ``keys``: per array, an object that stands for its bytes as long as
+        it lives (an immutable buffer: a PJRT buffer of the jax backend), or
+        None.  An array whose key is the one the previous put left at the
+        same offset with as many bytes is not copied again: its bytes are
+        there still (a device reads its arguments, and a buffer it may write
+        to, a donated one, is passed with no key).  A weight passed on every
+        step is copied once."""
         self.reserve(_layout_size(arrays))
-        return place(self._shm.buf, self._shm.name, arrays)
+        kept = self._kept
+        keys = keys or ()
+
+        def there(k: int, offset: int) -> bool:
+            key = keys[k] if k < len(keys) else None
+            old = kept.get(offset)
+            return key is not None and old is not None and old[0] is key and old[1] == arrays[k].nbytes
+
+        placed = place(self._shm.buf, self._shm.name, arrays, there)
+        # (holding the keys keeps them from being another object's identity later)
+        self._kept = {item[0]: (keys[k], arrays[k].nbytes) for k, item in enumerate(placed.items)
+                      if k < len(keys) and keys[k] is not None and item[0] != "value"}
+        return placed
 
     def get(self, placed: Placed) -> list:
         """Copies of the arrays a device process put here."""
         return [np.array(a) if isinstance(a, np.ndarray) and placed.items[k][0] != "value" else a
                 for k, a in enumerate(views(self._shm.buf, placed))]
 
+    def forget(self) -> None:
+        """Copy every array of the next put (what is in the block is not trusted)."""
+        self._kept = {}
+
     def close(self) -> None:
         """Unlink and unmap the block (views still held keep the memory until they go)."""
         shm, self._shm = self._shm, None
+        self._kept = {}
         if shm is None:
             return
         try:
