@@ -543,6 +543,19 @@ def wrap(block: Block, shape: tuple, dtype: np.dtype, owner_cls: type | None = N
 _ndarray = np.ndarray
 
 
+def copy_of(a: np.ndarray) -> np.ndarray:
+    """A C-ordered copy of ``a`` in a pool block, as a result of compiled code
+    is (a plain ``np.array`` when small): results taken from another
+    process's memory reuse the pages of results gone before, instead of
+    fresh pages the OS must fault in and zero."""
+    size = result_block_size(a.nbytes)
+    if size <= 0:
+        return np.array(a, order="C")
+    out = wrap(pool().acquire(size), a.shape, a.dtype)
+    out[...] = a
+    return out
+
+
 def _after_fork_in_child() -> None:
     # Another thread may have held the lock at fork(): the child gets a fresh one.
     _pool._lock = threading.RLock()

@@ -29,6 +29,8 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
+from .allocator import copy_of
+
 __all__ = ["Mailbox", "MailboxReader", "Placed", "place", "fits"]
 
 _ALIGN = 64
@@ -135,8 +137,9 @@ class Mailbox:
         return placed
 
     def get(self, placed: Placed) -> list:
-        """Copies of the arrays a device process put here."""
-        return [np.array(a) if isinstance(a, np.ndarray) and placed.items[k][0] != "value" else a
+        """Copies of the arrays a device process put here (in the result
+        pool's blocks: ``allocator.copy_of``)."""
+        return [copy_of(a) if isinstance(a, np.ndarray) and placed.items[k][0] != "value" else a
                 for k, a in enumerate(views(self._shm.buf, placed))]
 
     def forget(self) -> None:
