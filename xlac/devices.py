@@ -818,7 +818,7 @@ class PartitionedExecutable:
                                                 timeout=timeout)
 
     def __call__(self, *args):
-        per_device = split_arguments(self.signature, args)
+        per_device = split_arguments(self.signature, args, contiguous=False)   # (copied into the argument blocks)
         return assemble_results(self.signature, self._replicated.run_per_device(per_device))
 
     def run_per_device(self, per_device: list, keys: list | None = None) -> list:

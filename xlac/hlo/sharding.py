@@ -196,14 +196,16 @@ def local_dims(s: Sharding, dims) -> tuple:
     return tuple(-(-int(n) // t) for n, t in zip(dims, s.tile_dims)) + tuple(dims[len(s.tile_dims):])
 
 
-def padded_tile(array: np.ndarray, s: Sharding, device: int) -> np.ndarray:
+def padded_tile(array: np.ndarray, s: Sharding, device: int, contiguous: bool = True) -> np.ndarray:
     """``device``'s tile of the global ``array``, padded with zeros to the
-    tile shape (:func:`local_dims`) where the tiles do not divide evenly."""
+    tile shape (:func:`local_dims`) where the tiles do not divide evenly;
+    C-contiguous, or with ``contiguous=False`` a view of ``array`` where no
+    padding is needed (for a caller that copies it anyway)."""
     tile = s.tile(array, device)
     want = local_dims(s, array.shape)
     if tile.shape == want:
         # Not np.ascontiguousarray: it makes a scalar a 1-element vector.
-        return tile if tile.flags.c_contiguous else tile.copy()
+        return tile if tile.flags.c_contiguous or not contiguous else tile.copy()
     out = np.zeros(want, array.dtype)
     out[tuple(slice(0, n) for n in tile.shape)] = tile
     return out

@@ -1675,11 +1675,14 @@ def partition_module(module: HloModule) -> SpmdSignature | None:
     return p.signature
 
 
-def split_arguments(signature: SpmdSignature, args, devices=None) -> list:
+def split_arguments(signature: SpmdSignature, args, devices=None, contiguous: bool = True) -> list:
     """Each device's arguments of a partitioned program (``signature``:
     :class:`SpmdSignature`) from the global ``args``: its tile of each,
-    padded to the tile shape (``devices``: only theirs).  Raises
-    ``TypeError``/``ValueError`` naming the parameter, expected and actual."""
+    padded to the tile shape (``devices``: only theirs); C-contiguous, or
+    with ``contiguous=False`` a view of the argument where it needs no
+    padding (for the device processes' argument blocks, which take any
+    array by one copy).  Raises ``TypeError``/``ValueError`` naming the
+    parameter, expected and actual."""
     if len(args) != len(signature.params):
         raise TypeError(f"expected {len(signature.params)} arguments, got {len(args)}")
     arrays = []
@@ -1689,7 +1692,7 @@ def split_arguments(signature: SpmdSignature, args, devices=None) -> list:
         if a.shape != want:
             raise ValueError(f"parameter {k}: expected the global array of shape {list(want)}, got {list(a.shape)}")
         arrays.append(a)
-    return [[padded_tile(a, s, d) for a, (s, _) in zip(arrays, signature.params)]
+    return [[padded_tile(a, s, d, contiguous) for a, (s, _) in zip(arrays, signature.params)]
             for d in (range(signature.num_devices) if devices is None else devices)]
 
 

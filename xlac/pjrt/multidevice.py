@@ -166,7 +166,8 @@ class ShardedProgram:
         if self.own_parts:
             # Results left as the devices' partial sums (unreduced, as XLA
             # leaves them): each device's own; the others put together.
-            per = self.compiled.run_per_device(spmd_partitioner.split_arguments(self.signature, arguments))
+            per = self.compiled.run_per_device(spmd_partitioner.split_arguments(self.signature, arguments,
+                                                                                 contiguous=False))
             whole = spmd_partitioner.assemble_results(self.signature, per)
             whole = list(whole) if self.tuple_result else [whole]
             return [[per[d][k] if k in self.own_parts else s.tile(whole[k], d)
