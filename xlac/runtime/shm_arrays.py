@@ -106,7 +106,6 @@ class Mailbox:
         if self._shm is not None and nbytes <= self.capacity:
             return
         self.close()
-        self._kept = {}
         size = _round_up(max(nbytes + nbytes // 2, 1 << 16), mmap.PAGESIZE)
         self._shm = shared_memory.SharedMemory(create=True, size=size,
                                                name=f"{self.prefix}_{os.getpid()}_{os.urandom(4).hex()}")
