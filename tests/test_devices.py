@@ -75,6 +75,43 @@ def test_each_device_knows_its_replica_and_partition():
     assert not _exists(name)
 
 
+TWO_ARGS = """HloModule two, replica_count=2
+
+ENTRY e {
+  x = f32[3] parameter(0)
+  y = f32[3] parameter(1)
+  r = u32[] replica-id()
+  c = f32[] convert(r)
+  b = f32[3] broadcast(c), dimensions={}
+  s = f32[3] subtract(x, y)
+  ROOT a = f32[3] add(s, b)
+}"""
+
+
+def test_an_argument_every_device_is_given_alike_goes_once_into_the_common_block():
+    """Views of one memory on every device (a broadcast global array) are
+    put into the pool's common block once; each device reads it there beside
+    its own arguments, in their order."""
+    from xlac.devices import _common_positions
+    g = np.arange(3, dtype=np.float32)
+    wide = np.broadcast_to(g, (2, 3))
+    assert _common_positions([[wide[0], g], [wide[1], g + 0]]) == (0,)
+    assert _common_positions([[g], [g.copy()]]) == ()
+    pool = DevicePool(2, timeout=5)
+    try:
+        per_device = [[np.full(3, 10 * d, np.float32), wide[d]] for d in range(2)]
+        out = pool.run(TWO_ARGS, per_device, replica_count=2)
+        for d in range(2):
+            np.testing.assert_array_equal(out[d][0], 10 * d - g + d)
+        assert pool._common.capacity > 0 and pool._arguments[0].capacity > 0
+        g[:] = 5                                  # no key: copied again on the next call
+        out = pool.run(TWO_ARGS, [[wide[d], np.full(3, 1, np.float32)] for d in range(2)], replica_count=2)
+        for d in range(2):
+            np.testing.assert_array_equal(out[d][0], 5 - 1 + d)
+    finally:
+        pool.close()
+
+
 def test_a_device_that_raises_names_itself_and_the_pool_recovers():
     pool = DevicePool(2, timeout=5)
     try:

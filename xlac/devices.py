@@ -136,9 +136,11 @@ class DevicePool:
         self._workers: list = []
         self._loaded: set = set()
         self._broken = False
-        # A call's arguments and results, per device (xlac.runtime.shm_arrays).
+        # A call's arguments and results, per device (xlac.runtime.shm_arrays),
+        # and the arguments every device is given alike, once for all.
         self._arguments = [Mailbox("xlac_args") for _ in range(num_devices)]
         self._results = [Mailbox("xlac_results") for _ in range(num_devices)]
+        self._common = Mailbox("xlac_common")
         self._start()
 
     # -- workers ----------------------------------------------------------------------
@@ -199,7 +201,7 @@ class DevicePool:
         """Stop the workers, unlink the segment, remove a private cache directory."""
         with self._lock:
             self._stop()
-            for box in self._arguments + self._results:
+            for box in self._arguments + self._results + [self._common]:
                 box.close()
             if self._private_cache is not None:
                 shutil.rmtree(self._private_cache, ignore_errors=True)
@@ -232,14 +234,19 @@ class DevicePool:
         with self._lock:
             self._load(text, replica_count, num_partitions)
             self._segment.reset()
-            placed = [self._arguments[d].put(per_device_args[d], keys[d] if keys else None)
+            common = _common_positions(per_device_args)
+            shared = None
+            if common:
+                shared = (self._common.put([per_device_args[0][k] for k in common],
+                                           [keys[0][k] for k in common] if keys else None), common)
+            placed = [self._arguments[d].put(*_own(per_device_args[d], keys[d] if keys else None, common))
                       for d in range(self.num_devices)]
             try:
                 replies = self._exchange(range(self.num_devices), lambda d: (
                     "run", text, replica_count, num_partitions, placed[d],
-                    self._results[d].name, self._results[d].capacity))
+                    self._results[d].name, self._results[d].capacity, shared))
             except BaseException:
-                for box in self._arguments:      # (a device stopped part-way: trust nothing it may have read)
+                for box in self._arguments + [self._common]:   # (a device stopped part-way: trust nothing)
                     box.forget()
                 raise
             return [self._received(d, r) for d, r in enumerate(replies)]
@@ -566,6 +573,50 @@ class _Inbox:
             raise _raise_again(value)
 
 
+def _same_memory(a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` are the same elements (views of one
+    memory alike: what a broadcast global array gives every device)."""
+    if a is b:
+        return True
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return False
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def _common_positions(per_device_args: list) -> tuple:
+    """The arguments every device is given alike (the same elements): they go
+    into the pool's common block once, not into each device's.  (Devices
+    only read their arguments: they are compiled with no donation.)"""
+    if len(per_device_args) < 2:
+        return ()
+    first = per_device_args[0]
+    return tuple(k for k, a in enumerate(first)
+                 if isinstance(a, np.ndarray) and a.dtype.kind != "O" and a.nbytes > 0
+                 and all(_same_memory(a, args[k]) for args in per_device_args[1:]))
+
+
+def _own(args: list, keys, common: tuple) -> tuple:
+    """(arrays, keys) of a device's own argument block: ``args`` less the common ones."""
+    if not common:
+        return args, keys
+    skip = set(common)
+    return ([a for k, a in enumerate(args) if k not in skip],
+            [x for k, x in enumerate(keys) if k not in skip] if keys else None)
+
+
+def _arguments(own: list, shared, common_reader: MailboxReader) -> list:
+    """A device's arguments: its own block's, with the common block's at their places."""
+    if shared is None:
+        return own
+    placed, positions = shared
+    out, rest = [], iter(own)
+    common = dict(zip(positions, common_reader.views(placed)))
+    for k in range(len(own) + len(positions)):
+        out.append(common[k] if k in common else next(rest))
+    return out
+
+
 def _python_targets(text: str) -> list:
     """The custom-call targets of HLO ``text`` registered here as Python
     callables: ``[(target, api_version)]``, stood in for on the devices."""
@@ -616,6 +667,7 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
     transport = None
     service = None
     arguments, results = MailboxReader(), MailboxReader()    # the parent's mailboxes of this device
+    common = MailboxReader()                                  # and the one of every device
 
     def failed(message: str) -> None:
         segment.abort(device, message)
@@ -651,7 +703,7 @@ def _worker_main(conn, segment_name: str, device: int, num_devices: int, cache_d
                 continue
             if inbox.flag[0]:
                 raise _Cancelled()
-            out = exe(*arguments.views(msg[4]))
+            out = exe(*_arguments(arguments.views(msg[4]), msg[7], common))
             if inbox.flag[0]:             # the call stopped early: its results are not
                 raise _Cancelled()
             leaves = list(out) if isinstance(out, tuple) else [out]
