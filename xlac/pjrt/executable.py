@@ -251,8 +251,8 @@ class Executable:
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
             # A buffer's bytes never change while it lives: the device
-            # processes keep the ones they were given last (a donated one
-            # may be written to).
+            # processes keep the ones they were given last (a donated one is
+            # consumed by the call: no key).
             keys.append([None if k in self.program.donated else b for k, b in enumerate(arguments)])
         with running(host_callbacks):
             results = self.multi.run(per_device, keys)
