@@ -250,10 +250,10 @@ class Executable:
             self._check_donated(arguments, non_donatable)
             per_device.append([b.data(f"argument {k} of {self.name} on device {device.id}")
                                for k, b in enumerate(arguments)])
-            # A buffer's bytes never change while it lives: the device
-            # processes keep the ones they were given last (a donated one is
-            # consumed by the call: no key).
-            keys.append([None if k in self.program.donated else b for k, b in enumerate(arguments)])
+            # A buffer's bytes never change while it lives (a donated one is
+            # deleted by the call): the device processes keep the ones they
+            # were given last.
+            keys.append(arguments)
         with running(host_callbacks):
             results = self.multi.run(per_device, keys)
         outputs = [[_output(r, device, kind) for r, kind in zip(rs, self.result_kinds)]

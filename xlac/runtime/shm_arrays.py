@@ -117,9 +117,8 @@ class Mailbox:
         it lives (an immutable buffer: a PJRT buffer of the jax backend), or
         None.  An array whose key is the one the previous put left at the
         same offset with as many bytes is not copied again: its bytes are
-        there still (a device only reads its arguments; the caller passes a
-        donated buffer with no key).  A weight passed on every step is
-        copied once."""
+        there still (a device only reads its arguments).  A weight passed
+        on every step is copied once."""
         self.reserve(_layout_size(arrays))
         kept = self._kept
         keys = keys or ()
