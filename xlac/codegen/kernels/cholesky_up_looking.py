@@ -25,31 +25,37 @@ row ``[i, i + k)`` (step ``s``), with the next block ``[i2, i2 + k2)``:
    factored by the library's ``potrf`` (for ``l``, on a transposed copy of
    the block).
 
-Each step is one ``parallel_for`` of one task per thread of the call (on one
-thread, a loop): every task updates and solves its own contiguous columns
-of the panel (``_task_columns``: one GEMM each, M = a block's rows, K = i), task 0
-the first ones, which include the next diagonal block's, so that it can
-then update that block by row block ``s`` and factor it.  The update by the
-rows above is taken by the last task at its start, keeping task 0's chain
-(its panel, the solve, the short update, ``potrf``) short; whichever task
-asks for it first does it (an atomic claim), so with fewer threads than
-tasks (they run one after another) nothing waits on a task not started.
+The whole factorisation is one ``parallel_for`` of one task per thread of
+the call (on one thread, a loop) whose tasks take the items of a work list
+in order and run each once the items it needs are done (``factor``,
+``_Work``): the copy-in, then per step the update of the next diagonal
+block by the rows above, the parts of the panel (one per task: its own
+contiguous columns, ``_task_columns``: one GEMM each, M = a block's rows,
+K = i, then the solve; part 0 the first columns, which include the next
+diagonal block's), and the next diagonal block's update by row block ``s``
+and ``potrf``.  No barrier separates the steps: a task done with its part
+goes on to the next step's update by the rows above and its GEMM while
+another factors the diagonal block.
 Every element's sums are the same GEMMs' and solves' whichever task
 computes them: the bits do not depend on the thread count.  On the 2-core
 VM, 512 x 512 f32 takes 0.30-0.31 ms on two threads (a right-looking form
 with static column ownership and a transposed work array: 0.48 ms) and
-0.43-0.45 ms on one (docs/linalg.md: where two threads lose).
+0.43-0.45 ms on one (docs/linalg.md: where two threads lose); the work list
+took 7-10% less time than a ``parallel_for`` per step (f32 and f64, upper
+and lower, 384 to 1024 rows, in-process A/B).
 
 The result's other triangle is zeroed when the triangle is copied in (every
 row: its part of the factor's triangle copied, the rest zeros), and nothing
-is copied out.  If the last diagonal element is NaN (a pivot failed
+is copied out.  For ``u`` each row block is copied in two steps before the
+step that first writes it (an item of the work list: the rows are then in
+the cache); for ``l``, where a row block of ``u`` is columns of ``l``, all
+of it first, in two halves.  If the last diagonal element is NaN (a pivot failed
 somewhere: NaN spreads to every later block), the result is all NaN, as
 XLA's expander makes it.
 """
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 from llvmlite import ir
 
@@ -66,8 +72,6 @@ from .linalg import _element
 
 I32 = ir.IntType(32)
 
-#: Rows of a copy band.
-BAND = 64
 #: Tasks of the parallel form at most (slots of scratch).
 MAX_TASKS = 8
 #: Columns of the panel by which task 0 gets more than an equal share: the
@@ -79,6 +83,8 @@ TASK0_EXTRA_COLUMNS = 0
 #: Bytes of a row the substitution routine solves per call (the strip's
 #: rows stay in L1).
 STRIP_BYTES = 256
+#: Parts of a step's panel per task.
+PARTS_PER_TASK = 1
 #: Spins on a flag between two ``sched_yield`` calls.
 SPINS = 1024
 
@@ -124,9 +130,8 @@ class Plan:
         self.scratch = ScratchPlan()
         self.scratch.add("t", 2 * self.t_bytes)
         self.scratch.add("slots", MAX_TASKS * self.slot_bytes)
-        # A line per flag: per step, who updates the next diagonal block by
-        # the rows above, and when that is done.
-        self.scratch.add("sync", 2 * 64 * len(blocks))
+        # The work list's counter (a line) and a flag per item (``factor``).
+        self.scratch.add("sync", 8 * (8 + _Work.items(self, MAX_TASKS * PARTS_PER_TASK)))
 
     def gemm(self, mnk: tuple) -> gemm_update.Gemm:
         """The library GEMM of an update of shape (M, N, K) in u's terms: for
@@ -226,39 +231,21 @@ def _step_table(b: ir.IRBuilder, plan: Plan):
     return field
 
 
-@contextmanager
-def _bands(b: ir.IRBuilder, plan: Plan, name: str, task=0, tasks=1):
-    """A loop over the bands of BAND rows, yielding ``(i, k)`` (the last band
-    the rest): task ``task``'s share of ``tasks`` (i64 values or ints), its
-    contiguous run of bands, so that the rows a task copies in are mostly
-    the ones it works on in the first steps (they stay in its cache)."""
-    n = plan.n
-    per = b.sdiv(b.add(i64(-(-n // BAND)), b.sub(_v(tasks), i64(1))), _v(tasks))
-    lo = b.mul(b.mul(_v(task), per), i64(BAND))
-    hi = b.mul(b.add(b.mul(_v(task), per), per), i64(BAND))
-    hi = b.select(b.icmp_signed("<", hi, i64(n)), hi, i64(n))
-    with dyn_range(b, lo, hi, step=i64(BAND), name=name) as i:
-        left = b.sub(i64(n), i)
-        yield i, b.select(b.icmp_signed("<", left, i64(BAND)), left, i64(BAND))
-
-
-def _copy_in(b: ir.IRBuilder, plan: Plan, a, w, task=0, tasks=1) -> None:
-    """The triangle the factorisation reads, row by row of the result, in
-    bands (``task``'s of ``tasks``, see ``_bands``): row r of ``u`` from
-    its diagonal on, of ``l`` up to its diagonal; zeros in the rest of the
-    row (the diagonal block's other triangle is ``potrf``'s)."""
+def _copy_in(b: ir.IRBuilder, plan: Plan, a, w, r0, r1) -> None:
+    """Rows ``[r0, r1)`` of the result, the triangle the factorisation
+    reads: row r of ``u`` from its diagonal on, of ``l`` up to its diagonal;
+    zeros in the rest of the row (the diagonal block's other triangle is
+    ``potrf``'s)."""
     n, pt, es = plan.n, plan.pt, plan.pt.byte_size
-    with _bands(b, plan, "chol.in", task, tasks) as (i, k):
-        with dyn_range(b, i64(0), k, name="chol.in.r") as r:
-            row = b.add(i, r)
-            at = b.mul(row, i64(n))
-            lo, hi = (i64(0), b.add(row, i64(1))) if plan.lower else (row, i64(n))
-            memcpy(b, _element(b, w, b.add(at, lo), pt), _element(b, a, b.add(at, lo), pt),
-                   b.mul(b.sub(hi, lo), i64(es)))
-            if plan.lower:
-                zero_elements(b, pt, _element(b, w, b.add(at, hi), pt), b.sub(i64(n), hi))
-            else:
-                zero_elements(b, pt, _element(b, w, at, pt), row)
+    with dyn_range(b, r0, r1, name="chol.in.r") as row:
+        at = b.mul(row, i64(n))
+        lo, hi = (i64(0), b.add(row, i64(1))) if plan.lower else (row, i64(n))
+        memcpy(b, _element(b, w, b.add(at, lo), pt), _element(b, a, b.add(at, lo), pt),
+               b.mul(b.sub(hi, lo), i64(es)))
+        if plan.lower:
+            zero_elements(b, pt, _element(b, w, b.add(at, hi), pt), b.sub(i64(n), hi))
+        else:
+            zero_elements(b, pt, _element(b, w, at, pt), row)
 
 
 def _finish(b: ir.IRBuilder, plan: Plan, w) -> None:
@@ -304,68 +291,176 @@ def _task_columns(b: ir.IRBuilder, plan: Plan, j, tasks, i2, k2) -> tuple:
     return clamp(c0, i2, i64(n)), clamp(c1, i2, i64(n))
 
 
+class _Work:
+    """The work list of one factorisation, in the order the tasks take it
+    (``factor``): ``C0 C1 F``, then per step ``s``: ``C(s+2) A P(0) ..
+    P(parts-1) B``.
+
+    * ``C(b)`` copies row block ``b`` in (``_copy_in``), two steps before
+      the step that first writes it (the copy is read from the cache), a
+      no-op past the last block;
+    * ``F`` factors the first diagonal block;
+    * ``A`` updates the next diagonal block by the rows above row block s;
+    * ``P(p)`` updates part p of row block s's panel and solves it;
+    * ``B`` updates the next diagonal block by row block s and factors it.
+
+    Each item has a flag, raised when it is done; ``index`` methods give an
+    item's place (i64 values)."""
+
+    def __init__(self, b: ir.IRBuilder, parts):
+        self.b, self.parts = b, parts
+        self.per_step = b.add(parts, i64(3))
+
+    def total(self, steps: int):
+        return self.b.add(i64(3), self.b.mul(i64(steps), self.per_step))
+
+    def step(self, s, r):
+        """Item ``r`` of step ``s`` (0: C, 1: A, 2 .. parts + 1: P, parts + 2: B)."""
+        b = self.b
+        return b.add(b.add(i64(3), b.mul(s, self.per_step)), _v(r))
+
+    def copy(self, blk):
+        """``C(blk)``."""
+        b = self.b
+        return b.select(b.icmp_signed("<", blk, i64(2)), blk, self.step(b.sub(blk, i64(2)), 0))
+
+    def below(self, s):
+        return self.step(s, self.b.add(self.parts, i64(2)))
+
+    @staticmethod
+    def items(plan: Plan, parts: int) -> int:
+        return 3 + (len(plan.blocks) - 1) * (parts + 3)
+
+
 def factor(ctx: KernelContext, plan: Plan, a_e, w, scratch, tasks) -> None:
     """One matrix: ``a_e`` (row-major) factored in ``w`` (the result,
     row-major), all NaN when a pivot failed; ``scratch``: ``plan.scratch``'s
-    base; ``tasks`` (an i64 >= 1): the tasks of each ``parallel_for``, the
-    copy in (a contiguous run of bands each) and one per step (see the module
-    docstring).  The same bits for any number of tasks: each element's sums
-    are the same GEMMs' and solves' whoever computes them."""
+    base; ``tasks`` (an i64 >= 1): the tasks of the one ``parallel_for``,
+    and the parts each step's panel is cut into (PARTS_PER_TASK each).
+
+    The tasks take the items of the work list (``_Work``) in order (an
+    atomic counter) and run each once the items it needs are done (their
+    flags).  An item waits only for items before it, which running tasks
+    have taken, so nothing waits on a task not started (with fewer threads
+    than tasks they run one after another).  There is no barrier between
+    steps: a task with nothing left in step ``s`` goes on to the next
+    diagonal block's update and its part of step ``s + 1``'s panel while
+    another factors the diagonal block (the solves wait for that).  The same
+    bits for any number of tasks: each element's sums are the same GEMMs'
+    and solves' whoever computes them."""
     b = ctx.b
-    bl = plan.blocks
+    steps = len(plan.blocks) - 1
+    parts = b.mul(tasks, i64(PARTS_PER_TASK))
+    total = _Work(b, parts).total(steps)
 
-    def unpack(tctx):
-        w_, a_, scratch_, s_, tasks_ = tctx.shared
-        return w_, a_, scratch_, tctx.b.ptrtoint(s_, I64), tctx.b.ptrtoint(tasks_, I64)
-
-    def copy_in(tctx: KernelContext, j) -> None:
-        w_, a_, _, _, tasks_ = unpack(tctx)
-        _copy_in(tctx.b, plan, a_, w_, j, tasks_)
-
-    def step(tctx: KernelContext, j) -> None:
+    def work(tctx: KernelContext, j) -> None:
         tb = tctx.b
-        w_, _, scratch_, s, tasks_ = unpack(tctx)
-        i, k, i2, k2 = (_step_table(tb, plan)(s, f) for f in range(4))
-        slot = plan.slot(tb, scratch_, j)
-        claim = tb.gep(plan.scratch.pointer(tb, scratch_, "sync"), [tb.mul(s, i64(16))], inbounds=True,
-                       source_etype=I64)
-        done = tb.gep(claim, [i64(8)], inbounds=True, source_etype=I64)
-        later = tb.icmp_signed(">", s, i64(0))
+        w_, a_, scratch_ = tctx.shared[:3]
+        items = _Work(tb, tb.ptrtoint(tctx.shared[3], I64))
+        sync = plan.scratch.pointer(tb, scratch_, "sync")
+        head = tb.append_basic_block("chol.item")
+        run = tb.append_basic_block("chol.run")
+        after = tb.append_basic_block("chol.after")
+        tb.branch(head)
+        tb.position_at_end(head)
+        x = tb.atomic_rmw("add", sync, i64(1), "monotonic")
+        tb.cbranch(tb.icmp_signed("<", x, items.total(steps)), run, after)
+        tb.position_at_end(run)
+        _run_item(tctx, plan, items, w_, a_, scratch_, plan.slot(tb, scratch_, j), x)
+        tb.atomic_rmw("xchg", _flag(tb, sync, x), i64(1), "release")
+        tb.branch(head)
+        tb.position_at_end(after)
 
-        def above() -> None:
-            """The next diagonal block by the rows above row block s, if this
-            task is the first to ask (then it raises ``done``)."""
-            with tb.if_then(tb.icmp_unsigned("==", tb.atomic_rmw("xchg", claim, i64(1), "acq_rel"), i64(0))):
-                _subtract(tctx, plan, plan.above, tb.sub(s, i64(1)), w_, i2, i2, slot)
-                tb.atomic_rmw("xchg", done, i64(1), "release")
-
-        if plan.above:
-            with tb.if_then(tb.and_(later, tb.icmp_signed("==", j, tb.sub(tasks_, i64(1))))):
-                above()
-        c0, c1 = _task_columns(tb, plan, j, tasks_, i2, k2)
-        with tb.if_then(tb.icmp_signed("<", c0, c1)):
-            if plan.panel:
-                with tb.if_then(later):
-                    _subtract(tctx, plan, plan.panel, tb.sub(s, i64(1)), w_, i, c0, slot, columns=tb.sub(c1, c0))
-            _solve(tb, plan, w_, plan.t(tb, scratch_, s), i, k, c0, c1, slot[0])
-        with tb.if_then(tb.icmp_signed("==", j, i64(0))):
-            if plan.above:
-                with tb.if_then(later):
-                    above()             # (unless the last task took it: then it is finishing it)
-                    _spin_until(tb, done)
-            _subtract(tctx, plan, plan.below, s, w_, i2, i2, slot, k0=i)
-            _factor_block(tb, plan, w_, i2, k2, plan.t(tb, scratch_, tb.add(s, i64(1))))
-
-    def run(body, s) -> None:
-        ctx.parallel_for(tasks, body, shared=(w, a_e, scratch) + tuple(b.inttoptr(v, PTR) for v in (s, tasks)))
-
-    zero_elements(b, S64, plan.scratch.pointer(b, scratch, "sync"), i64(16 * len(bl)))
-    run(copy_in, i64(0))
-    _factor_block(b, plan, w, i64(0), i64(bl[0][1]), plan.t(b, scratch, i64(0)))
-    if len(bl) > 1:
-        with dyn_range(b, i64(0), i64(len(bl) - 1), name="chol.s") as s:
-            run(step, s)
+    zero_elements(b, S64, plan.scratch.pointer(b, scratch, "sync"), b.add(total, i64(8)))
+    ctx.parallel_for(tasks, work, shared=(w, a_e, scratch, b.inttoptr(parts, PTR)))
     _finish(b, plan, w)
+
+
+def _flag(b: ir.IRBuilder, sync, x) -> ir.Value:
+    """Item ``x``'s flag (after the counter's line)."""
+    return b.gep(sync, [b.add(i64(8), x)], inbounds=True, source_etype=I64)
+
+
+def _run_item(tctx: KernelContext, plan: Plan, items: _Work, w, a, scratch, slot, x) -> None:
+    """Item ``x`` of the work list (``_Work``), for the task with ``slot``."""
+    tb = tctx.b
+    field = _step_table(tb, plan)
+    sync = plan.scratch.pointer(tb, scratch, "sync")
+    nb = i64(len(plan.blocks))
+
+    def wait(item):
+        _spin_until(tb, _flag(tb, sync, item))
+
+    def copy(blk):
+        if plan.lower:                 # row block b of u is columns of l: all of it, in two halves
+            with tb.if_then(tb.icmp_signed("<", blk, i64(2))):
+                r0 = tb.mul(blk, i64(plan.n // 2))
+                _copy_in(tb, plan, a, w, r0, tb.select(tb.icmp_signed("==", blk, i64(0)), i64(plan.n // 2),
+                                                       i64(plan.n)))
+        else:
+            with tb.if_then(tb.icmp_signed("<", blk, nb)):
+                r0 = field(blk, 0)
+                _copy_in(tb, plan, a, w, r0, tb.add(r0, field(blk, 1)))
+
+    with tb.if_else(tb.icmp_signed("<", x, i64(3))) as (start, steps):
+        with start:
+            with tb.if_else(tb.icmp_signed("<", x, i64(2))) as (c01, f):
+                with c01:
+                    copy(x)
+                with f:
+                    wait(i64(0))
+                    if plan.lower:
+                        wait(i64(1))
+                    _factor_block(tb, plan, w, i64(0), i64(plan.blocks[0][1]), plan.t(tb, scratch, i64(0)))
+        with steps:
+            if len(plan.blocks) == 1:  # (no steps)
+                return
+            y = tb.sub(x, i64(3))
+            s, r = tb.sdiv(y, items.per_step), tb.srem(y, items.per_step)
+            _step_item(tctx, plan, items, w, scratch, slot, field, s, r, wait, copy)
+
+
+def _step_item(tctx: KernelContext, plan: Plan, items: _Work, w, scratch, slot, field, s, r, wait, copy) -> None:
+    """Item ``r`` of step ``s`` (``_Work.step``)."""
+    tb = tctx.b
+    i, k, i2, k2 = (field(s, f) for f in range(4))
+    later = tb.icmp_signed(">", s, i64(0))
+    prev = tb.sub(s, i64(1))
+    parts = items.parts
+
+    def wait_parts(step):
+        with dyn_range(tb, i64(2), tb.add(parts, i64(2)), name="chol.wait") as p:
+            wait(items.step(step, p))
+
+    with tb.if_else(tb.icmp_signed("<", r, i64(2))) as (ca, pb):
+        with ca:
+            with tb.if_else(tb.icmp_signed("==", r, i64(0))) as (c, above):
+                with c:
+                    copy(tb.add(s, i64(2)))
+                with above:            # A: the next diagonal block by the rows above row block s
+                    if plan.above:
+                        with tb.if_then(later):
+                            wait_parts(prev)
+                            wait(items.copy(tb.add(s, i64(1))))
+                            _subtract(tctx, plan, plan.above, prev, w, i2, i2, slot)
+        with pb:
+            with tb.if_else(tb.icmp_signed("<", r, tb.add(parts, i64(2)))) as (part, below):
+                with part:             # P: a part of the panel, updated and solved
+                    c0, c1 = _task_columns(tb, plan, tb.sub(r, i64(2)), parts, i2, k2)
+                    with tb.if_then(tb.icmp_signed("<", c0, c1)):
+                        wait(items.copy(s))
+                        if plan.panel:
+                            with tb.if_then(later):
+                                wait_parts(prev)
+                                _subtract(tctx, plan, plan.panel, prev, w, i, c0, slot, columns=tb.sub(c1, c0))
+                        wait(tb.select(later, items.below(prev), i64(2)))
+                        _solve(tb, plan, w, plan.t(tb, scratch, s), i, k, c0, c1, slot[0])
+                with below:            # B: the next diagonal block by row block s, and its potrf
+                    wait(items.step(s, 2))
+                    wait(items.step(s, 1))
+                    wait(items.copy(tb.add(s, i64(1))))
+                    _subtract(tctx, plan, plan.below, s, w, i2, i2, slot, k0=i)
+                    _factor_block(tb, plan, w, i2, k2, plan.t(tb, scratch, tb.add(s, i64(1))))
 
 
 def _spin_until(b: ir.IRBuilder, flag) -> None:
