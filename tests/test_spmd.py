@@ -798,3 +798,40 @@ def test_a_result_sharding_on_a_call_survives_its_inlining():
     assert param.tile_dims == (2,) and result.is_replicated
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(xlac.jit(_RESULT_THROUGH_CALL)(x), x)
+
+
+_SCATTER = """module @counts attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<8x1xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}},
+                         %arg2: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}]>}}) -> (tensor<4xf32>) {{
+    %0 = "stablehlo.scatter"(%arg0, %arg1, %arg2) <{{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %1 = stablehlo.{op} %a, %b : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }}) : (tensor<4xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }}
+}}"""
+
+
+@pytest.mark.parametrize("op, combine", [("add", np.add), ("maximum", np.maximum)])
+def test_a_scatter_with_split_rows_scatters_them_where_they_are_and_all_reduces(op, combine):
+    """A scatter whose indices and updates are split by rows (``bincount`` of
+    a split vector, a histogram's max) and whose result is replicated: each
+    device scatters its own rows (the operand on the first device of each
+    group, the combiner's identity on the others) and one all-reduce with
+    the combiner makes the result (XLA's index-passthrough partitioning);
+    nothing is gathered."""
+    text = _SCATTER.format(op=op)
+    module = xlac.parse_stablehlo(text)
+    partition_module(module)
+    opcodes = [i.opcode for i in module.entry.instructions]
+    assert "all-gather" not in opcodes and opcodes.count("all-reduce") == 1, opcodes
+    scatter = next(i for i in module.entry.instructions if i.opcode == "scatter")
+    assert tuple(scatter.operands[1].shape.dimensions) == (4, 1)       # this device's rows
+    x = np.array([1, -2, 3, 0.5], np.float32)
+    idx = np.array([[0], [3], [3], [1], [3], [0], [2], [3]], np.int32)
+    upd = np.arange(8, dtype=np.float32) - 2
+    want = x.copy()
+    combine.at(want, idx[:, 0], upd)
+    np.testing.assert_array_equal(xlac.jit(text)(x, idx, upd), want)

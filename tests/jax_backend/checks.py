@@ -617,6 +617,41 @@ def on_both(make):
 
 
 @check("multi")
+def unreduced_parts_as_xla_leaves_them():
+    """The parts each device holds of an ``unreduced`` result, as XLA's
+    partitioner leaves them: a split argument returned unreduced over its
+    split axis is each device's tile in zeros; a scatter-add whose indices
+    are split (``bincount``) is each device's own counts, its rows scattered
+    into the operand on the first device and into zeros on the others."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+    a = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    ids = np.array([0, 3, 3, 1, 3, 0, 2, 3], np.int32)
+
+    def make(devices):
+        mesh = Mesh(np.array(devices).reshape(2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+        ident = jax.jit(lambda u: u, out_shardings=NamedSharding(mesh, P("x", None, unreduced={"y"})))
+        count = jax.jit(lambda i: jnp.zeros(4, jnp.int32).at[i].add(
+            1, out_sharding=NamedSharding(mesh, P(None, unreduced={"x", "y"}))))
+
+        def run(u, i):
+            with jax.set_mesh(mesh):
+                return ident(u), count(i)
+        return run, (jax.device_put(a, NamedSharding(mesh, P("x", "y"))),
+                     jax.device_put(ids, NamedSharding(mesh, P(("x", "y")))))
+
+    def parts(p):
+        data = {sh.device: np.asarray(sh.data) for sh in p.addressable_shards}
+        return [data[d] for d in p.sharding.mesh.devices.flat]
+    on_x, on_c = on_both(make)
+    for x, c in zip(on_x, on_c):
+        assert x.sharding.spec == c.sharding.spec, (x.sharding, c.sharding)
+        same(parts(x), parts(c))
+    np.testing.assert_array_equal(sum(parts(on_x[1])), np.bincount(ids, minlength=4))
+
+
+@check("multi")
 def devices_listed_n():
     import jax
     xs = jax.devices("xlac")

@@ -56,7 +56,7 @@ ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "h
 MULTI = ["devices_listed_n", "pmap_psum_all_gather", "pmap_out_axes_none_keeps_each_devices_value", "shard_map_psum",
          "async_collectives_and_their_text", "sharded_jit_on_a_2d_mesh",
          "inspect_and_shard_alike_under_jit", "meshes_of_devices_in_other_orders",
-         "unreduced_values",
+         "unreduced_values", "unreduced_parts_as_xla_leaves_them",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",
          "a_result_split_unevenly_comes_back_whole",
          "host_callbacks_on_several_devices", "dead_device_is_an_error"]

@@ -351,7 +351,9 @@ _LINEAR_IN = {"divide": (0,), "select": (1, 2)}
 _SUMMING = frozenset({"all-reduce", "reduce-scatter"})
 
 
-def _reducer_op(comp) -> str:
+def reducer_opcode(comp) -> str:
+    """The opcode that combines a reducer computation's two values (``add``
+    of a sum), through jax's ``Sharding`` custom calls."""
     root = comp.root
     while root.opcode == "custom-call" and root.operands:       # jax's Sharding custom call around the add
         root = root.operands[0]
@@ -477,8 +479,8 @@ def _check_linear(body: HloComputation, ins: list, outs: list, mesh: dict) -> No
         linear = (inst.opcode in _LINEAR or (inst.opcode == "custom-call" and _target(inst) == "Sharding")
                   or (inst.opcode in _LINEAR_IN_ONE and len(parts) == 1)
                   or (inst.opcode in _LINEAR_IN and set(parts) <= set(_LINEAR_IN[inst.opcode]))
-                  or (inst.opcode == "reduce" and parts == [0] and _reducer_op(inst.attrs["to_apply"]) == "add"))
-        if inst.opcode in _SUMMING and _reducer_op(inst.attrs["to_apply"]) == "add":
+                  or (inst.opcode == "reduce" and parts == [0] and reducer_opcode(inst.attrs["to_apply"]) == "add"))
+        if inst.opcode in _SUMMING and reducer_opcode(inst.attrs["to_apply"]) == "add":
             groups = [set(g) for g in inst.attrs["replica_groups"].groups]
             axes = {a for a in axes if not all(any(set(u) <= g for g in groups)
                                                 for u in mesh_groups(mesh, [a]))}

@@ -69,6 +69,7 @@ from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims
                             sharding_text)
 from ..shape import PRED, S32, U32, Shape
 from .call_inliner import CallInliner
+from .shard_map import reducer_opcode
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
                                    combine, gather_dims, gather_sources, index_map, is_auto_sharded, kept_dims,
                                    module_devices, remap, reshape_sharding, target_of, window_local_dims,
@@ -93,6 +94,26 @@ class SpmdSignature:
 
 def _bytes(shape: Shape) -> int:
     return shape.byte_size() if shape.is_array else 0
+
+
+def _identity(kind: str, etype):
+    """The identity of the combiner ``kind`` (an opcode) for element type
+    ``etype`` (a numpy scalar), or None."""
+    dt = np.dtype(etype.dtype)
+    if kind in ("add", "or"):
+        return dt.type(0)
+    if kind in ("multiply", "and"):
+        return dt.type(1) if kind == "multiply" or dt == np.bool_ else np.invert(np.zeros((), dt))[()]
+    if kind in ("maximum", "minimum"):
+        big = kind == "minimum"
+        if dt.kind == "f":
+            return dt.type(np.inf if big else -np.inf)
+        if dt == np.bool_:
+            return np.bool_(big)
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            return dt.type(info.max if big else info.min)
+    return None
 
 
 def _attrs(inst: HloInstruction) -> dict:
@@ -1243,6 +1264,9 @@ class SpmdPartitioner:
             ivd = len(idx.shape.dimensions)
         if a.get("input_batching_dims"):
             return self._batched_scatter(inst, want, ivd)
+        passed = self._index_passthrough_scatter(inst, want, ivd)
+        if passed is not None:
+            return passed
         window_of = [d for d in range(xr) if d not in inserted]      # operand dim of each update window dim
         window = [1] * xr
         for k, d in enumerate(window_of):
@@ -1261,6 +1285,48 @@ class SpmdPartitioner:
             iv = self._join_columns(cols, ivd, list(iv.shape.dimensions), iv.shape.element_type)
         new = self._add("scatter", self._local_shape(inst.shape, s), [xv, iv, uv], _attrs(inst), inst.name)
         return self.reshard(new, s, want[0], inst.shape, inst.name), want
+
+    def _index_passthrough_scatter(self, inst, want, ivd: int):
+        """A scatter whose indices come split along their rows (the updates'
+        scatter dimensions split alike) and whose combiner has an identity
+        (add, multiply, max, min, and, or), when its rows outweigh the
+        operand: each device scatters its own rows into the whole operand —
+        the operand on the first device of each group of row tiles, the
+        identity on the others — and the groups' results are all-reduced
+        with the combiner (XLA's index-passthrough partitioning: an
+        unreduced result keeps each device's part).  None when it does not
+        apply, or when the result is wanted split (each device then
+        scatters into its tile, the rows gathered)."""
+        x, idx, upd = inst.operands
+        have = self.value[idx][1][0]
+        ir = len(idx.shape.dimensions)
+        rows = [k for k in range(ir) if k != ivd and have.tile_dims[k] > 1]
+        kind = reducer_opcode(inst.attrs["to_apply"])
+        identity = _identity(kind, x.shape.element_type)
+        if not rows or identity is None or not want[0].is_replicated or \
+                _bytes(idx.shape) + _bytes(upd.shape) < _bytes(x.shape):
+            return None
+        ip = remap(have, [k if k in rows else None for k in range(ir)])
+        uwd = list(inst.attrs.get("update_window_dims", ()))
+        scatter_dims = [k for k in range(len(upd.shape.dimensions)) if k not in uwd]
+        idx_dims = [k for k in range(ir) if k != ivd]
+        up = remap(ip, [idx_dims[scatter_dims.index(k)] if k in scatter_dims else None
+                        for k in range(len(upd.shape.dimensions))])
+        parts, groups = self._reduced_groups(ip, [], rows)
+        whole = replicated(self.n, len(x.shape.dimensions))
+        xv = self._operand(inst, 0, whole)
+        m = index_map(ip)
+        first = self._lookup([int(all(m[dev][k] == 0 for k in rows)) for dev in range(self.n)])
+        pred = self._add("compare", Shape(PRED, ()), [first, self._scalar(0)], {"direction": "NE"})
+        pred = self._add("broadcast", Shape(PRED, x.shape.dimensions), [pred], {"dimensions": ()})
+        fill = self._add("broadcast", x.shape, [self._scalar(identity, x.shape.element_type)], {"dimensions": ()})
+        xv = self._add("select", x.shape, [pred, xv, fill])
+        local = self._add("scatter", inst.shape, [xv, self._operand(inst, 1, ip), self._operand(inst, 2, up)],
+                          _attrs(inst), inst.name)
+        summed = self._add("all-reduce", local.shape, [local], {
+            "replica_groups": ReplicaGroups.of(groups), "channel_id": self._next_channel(),
+            "use_global_device_ids": True, "to_apply": inst.attrs["to_apply"]})
+        return self.reshard(summed, whole, want[0], inst.shape, inst.name), want
 
     # -- convolution ------------------------------------------------------------------
     def _op_convolution(self, inst, want):

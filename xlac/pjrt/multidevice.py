@@ -211,10 +211,11 @@ class ReplicaProgram:
 
 def _keep_partial_sums(module, results: list) -> set:
     """The results declared unreduced whose value the partitioned ``module``
-    makes by an all-reduce (an add) over exactly their parts: that
-    all-reduce is removed (in place), each device keeping its partial sum —
-    its own part, as XLA's partitioner leaves an unreduced value (and one
-    collective fewer).  Returns the indices of those results."""
+    makes by a collective over exactly their parts, each device then left
+    with its own part as XLA's partitioner leaves an unreduced value: an
+    all-reduce (an add) is removed, each device keeping its partial sum; an
+    all-gather of one dimension becomes the device's tile in zeros (where
+    the gather puts it).  In place; returns the indices of those results."""
     root = module.entry.root
     values = list(root.operands) if root.opcode == "tuple" else [root]
     users: dict = {}
@@ -222,25 +223,67 @@ def _keep_partial_sums(module, results: list) -> set:
         for op in inst.operands:
             users[id(op)] = users.get(id(op), 0) + 1
     kept = set()
+    names = None
     for k, (value, s) in enumerate(zip(values, results)):
-        if not isinstance(s, UnreducedSharding) or value.opcode != "all-reduce" or users.get(id(value), 0) > 1:
+        holder = None                  # a copy of the collective's value (a returned argument's)
+        while value.opcode == "copy" and users.get(id(value), 0) <= 1:
+            holder, value = value, value.operands[0]
+        if not isinstance(s, UnreducedSharding) or value.opcode not in ("all-reduce", "all-gather") or \
+                users.get(id(value), 0) > 1:
             continue
-        reducer = value.attrs.get("to_apply")
         groups = [tuple(g) for g in value.attrs["replica_groups"].groups]
         parts = len(set(s.parts))
-        if reducer is None or reducer.root.opcode != "add" or not groups or any(
-                len(g) != parts or {s.parts[d] for d in g} != set(range(parts))
-                or len({s.tile_index(d) for d in g}) != 1 for g in groups):
+        if not groups or any(len(g) != parts or {s.parts[d] for d in g} != set(range(parts))
+                             or len({s.tile_index(d) for d in g}) != 1 for g in groups):
             continue
-        if root.opcode == "tuple":
-            root.operands = [value.operands[0] if op is value else op for op in root.operands]
+        if value.opcode == "all-reduce":
+            reducer = value.attrs.get("to_apply")
+            if reducer is None or reducer.root.opcode != "add":
+                continue
+            mine = value.operands[0]
         else:
-            module.entry.root = value.operands[0]
+            names = names or module.name_uniquer()
+            mine = _tile_in_zeros(module.entry, value, groups, names)
+        if holder is not None:
+            holder.operands = [mine]
+        elif root.opcode == "tuple":
+            root.operands = [mine if op is value else op for op in root.operands]
+        else:
+            module.entry.root = mine
         module.entry.instructions.remove(value)
         kept.add(k)
     if kept:
+        module.entry.sort_topologically()
         module.entry.compute_users()
     return kept
+
+
+def _tile_in_zeros(comp, gather, groups: list, names):
+    """In ``comp``: the all-gather ``gather``'s operand (this device's tile)
+    at its place in the gathered value, zeros elsewhere."""
+    from ..hlo.ir import HloInstruction
+    from ..shape import S32, U32, Shape
+    (dim,) = gather.attrs["dimensions"]
+    tile = gather.operands[0]
+    size = tile.shape.dimensions[dim]
+    n = sum(len(g) for g in groups)
+    table = [0] * n
+    for g in groups:
+        for position, dev in enumerate(g):
+            table[dev] = position * size
+
+    def add(opcode, shape, operands, attrs=None):
+        return comp.add_instruction(HloInstruction(opcode, shape, operands, attrs or {}, names(opcode)))
+    pid = add("convert", Shape(S32, ()), [add("partition-id", Shape(U32, ()), [])])
+    offsets = add("constant", Shape(S32, (n,)), [], {"literal": np.array(table, np.int32)})
+    start = add("reshape", Shape(S32, ()), [add("dynamic-slice", Shape(S32, (1,)), [offsets, pid],
+                                                {"dynamic_slice_sizes": (1,)})])
+    zero = add("constant", Shape(S32, ()), [], {"literal": np.array(0, np.int32)})
+    etype = gather.shape.element_type
+    zeros = add("broadcast", Shape(etype, gather.shape.dimensions), [
+        add("constant", Shape(etype, ()), [], {"literal": np.zeros((), etype.dtype)})], {"dimensions": ()})
+    starts = [start if d == dim else zero for d in range(len(gather.shape.dimensions))]
+    return add("dynamic-update-slice", gather.shape, [zeros, tile] + starts)
 
 
 def _refuse_device_dependent(module) -> None:

@@ -449,6 +449,11 @@ class Importer:
                for a in (f.get("result_attrs") or [])]
         if any(b is not None for b in sdy):
             values = ", ".join(f"<{b}>" if b is not None else "<@mesh, []>" for b in sdy)
+            if comp.root.opcode == "parameter":
+                # An argument returned as it is: the result's sharding on a
+                # copy, the argument keeping its own (one attribute each).
+                comp.root = comp.add_instruction(HloInstruction("copy", comp.root.shape, [comp.root], {},
+                                                                self.fresh("copy")))
             _add_sdy_sharding(comp.root, f"#sdy.sharding_per_value<[{values}]>")
         res = [a.get("mhlo.sharding") if isinstance(a, dict) else None for a in (f.get("result_attrs") or [])]
         if any(isinstance(s, str) for s in res):
