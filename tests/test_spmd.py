@@ -835,3 +835,34 @@ def test_a_scatter_with_split_rows_scatters_them_where_they_are_and_all_reduces(
     want = x.copy()
     combine.at(want, idx[:, 0], upd)
     np.testing.assert_array_equal(xlac.jit(text)(x, idx, upd), want)
+
+
+_BATCHED_CHOLESKY = """HloModule batched_cholesky, entry_computation_layout={(f32[4,6,6]{2,1,0})->(f32[4,6,6]{2,1,0}, s32[4]{0})}
+
+ENTRY main {
+  a = f32[4,6,6]{2,1,0} parameter(0), sharding={devices=[2,1,1]<=[2]}
+  c = (f32[4,6,6]{1,2,0}, s32[4]{0}) custom-call(a), custom_call_target="lapack_spotrf_ffi", operand_layout_constraints={f32[4,6,6]{1,2,0}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+  l = f32[4,6,6]{1,2,0} get-tuple-element(c), index=0
+  info = s32[4]{0} get-tuple-element(c), index=1
+  r = f32[4,6,6]{2,1,0} copy(l)
+  ROOT t = (f32[4,6,6]{2,1,0}, s32[4]{0}) tuple(r, info), sharding={{devices=[2,1,1]<=[2]}, {devices=[2]<=[2]}}
+}
+"""
+
+
+def test_a_batch_of_lapack_problems_split_on_its_batch_is_solved_where_it_is():
+    """jax's LAPACK calls on a batch of matrices split on the batch: each
+    device factors its own matrices (every operand and result shares the
+    matrix's batch dimensions), nothing is gathered, as XLA partitions
+    them."""
+    module = xlac.parse_hlo(_BATCHED_CHOLESKY)
+    partition_module(module)
+    call = next(i for i in module.entry.instructions if i.opcode == "custom-call")
+    assert [tuple(s.dimensions) for s in call.shape.tuple_shapes] == [(2, 6, 6), (2,)]
+    assert not any(i.opcode in ("all-gather", "all-reduce", "all-to-all") for i in module.entry.instructions)
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((4, 6, 6)).astype(np.float32)
+    a = m @ m.transpose(0, 2, 1) + 6 * np.eye(6, dtype=np.float32)
+    lower, info = xlac.jit(_BATCHED_CHOLESKY)(a)
+    np.testing.assert_allclose(np.tril(lower), np.linalg.cholesky(a), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(info, 0)

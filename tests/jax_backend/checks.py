@@ -738,6 +738,33 @@ def async_collectives_and_their_text():
     assert "all-reduce" in texts[0], texts[0]
 
 
+@check("multi")
+def partitioned_program_text_shows_its_collectives():
+    """``compiled.as_text()`` of a partitioned ``jit`` is the per-device
+    program, as XLA's: tiles' shapes and the partitioner's collectives (a
+    dot over rows split by x gathers its right operand; a sum over the split
+    rows is all-reduced)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    a = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    b = np.arange(16.0, dtype=np.float32).reshape(2, 8)
+    texts = []
+
+    def make(devices):
+        mesh = Mesh(np.array(devices).reshape(2, 2), ("x", "y"))
+        f = jax.jit(lambda u, v: (u @ v, u.sum(0)), out_shardings=(NamedSharding(mesh, P("x", None)),
+                                                                  NamedSharding(mesh, P())))
+        rows = NamedSharding(mesh, P("x", None))
+        args = (jax.device_put(a, rows), jax.device_put(b, rows))
+        texts.append(f.lower(*args).compile().as_text())
+        return f, args
+    on_x, on_c = on_both(make)
+    same(on_x, on_c)
+    for text in texts:
+        assert "f32[4,2]" in text and "all-gather(" in text and "all-reduce(" in text, text
+
+
 def same_shards(a, b):
     """Every device (by id) holds the same piece of ``a`` as of ``b``."""
     import jax

@@ -54,7 +54,8 @@ ALONE = ["entry_point_and_default_backend", "cpu_lowerings_under_xlac_alone", "h
          "second_device", "no_reference_cycles",
          "named_sharding_jit_on_two_devices"]
 MULTI = ["devices_listed_n", "pmap_psum_all_gather", "pmap_out_axes_none_keeps_each_devices_value", "shard_map_psum",
-         "async_collectives_and_their_text", "sharded_jit_on_a_2d_mesh",
+         "async_collectives_and_their_text", "partitioned_program_text_shows_its_collectives",
+         "sharded_jit_on_a_2d_mesh",
          "inspect_and_shard_alike_under_jit", "meshes_of_devices_in_other_orders",
          "unreduced_values", "unreduced_parts_as_xla_leaves_them",
          "sharded_training_loop_keeps_its_parameters_split", "a_program_with_no_results_on_several_devices",

@@ -48,7 +48,7 @@ import re
 
 from ..errors import UnsupportedError
 from ..hlo.collectives import frontend_attributes
-from ..hlo.custom_call import SHARDING_ANNOTATIONS, SHARDING_GROUP
+from ..hlo.custom_call import MATRIX_OPERAND, SHARDING_ANNOTATIONS, SHARDING_GROUP, lapack_target
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
 from .shard_map import mesh_of, meshes_of, sdy_to_sharding
@@ -376,6 +376,24 @@ def dot_result_sharding(inst, lhs: Sharding, rhs: Sharding) -> Sharding:
     return from_lhs if tiles(from_lhs) >= tiles(from_rhs) else from_rhs
 
 
+def lapack_batch(inst: HloInstruction) -> int | None:
+    """The number of batch dimensions of a call of jax's LAPACK targets
+    (``lapack_?potrf_ffi``, ...) that every operand and result shares with
+    its matrix (each batch element a problem of its own), or None."""
+    if inst.opcode != "custom-call":
+        return None
+    t = lapack_target(target_of(inst))
+    if t is None:
+        return None
+    m = inst.operands[MATRIX_OPERAND.get(t.routine, 0)]
+    nb = _rank(m.shape) - 2
+    batch = tuple(m.shape.dimensions[:nb])
+    shapes = [o.shape for o in inst.operands] + _leaves(inst.shape)
+    if nb < 1 or any(not sh.is_array or tuple(sh.dimensions[:nb]) != batch for sh in shapes):
+        return None
+    return nb
+
+
 def _best(candidates: list):
     best = None
     for c in candidates:
@@ -416,6 +434,12 @@ def forward(inst: HloInstruction, sh: dict, n: int) -> list | None:
         d = inst.attrs["dimensions"][0]
         return [remap(best, [None if k == d else k for k in range(_rank(inst.shape.leaves()[0]))])] * \
             len(inst.operands)
+    batch = lapack_batch(inst)
+    if batch is not None:
+        # A LAPACK call on a batch of matrices: split as its matrix on the batch dimensions.
+        m = ops[MATRIX_OPERAND.get(lapack_target(target_of(inst)).routine, 0)]
+        return None if m is None else [remap(m[0], [d if d < batch else None for d in range(_rank(leaf))])
+                                       for leaf in _leaves(inst.shape)]
     if inst.shape.is_tuple or not inst.shape.is_array or any(o.shape.is_tuple for o in inst.operands):
         return None
     s = _forward_array(inst, [None if o is None else o[0] for o in ops])
@@ -612,6 +636,9 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
     if op == "sort" and operand.shape.is_array:
         d = user.attrs["dimensions"][0]
         return [remap(us[0], [None if j == d else j for j in range(_rank(operand.shape))])]
+    batch = lapack_batch(user)
+    if batch is not None:
+        return [remap(us[0], [d if d < batch else None for d in range(_rank(operand.shape))])]
     if user.shape.is_tuple or operand.shape.is_tuple or not operand.shape.is_array:
         return None
     s = us[0]

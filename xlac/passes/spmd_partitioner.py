@@ -32,7 +32,10 @@ needs its operands split otherwise than they are:
   made locally; **gather** from a row-split table (a masked local gather and
   an all-reduce) or by split indices, and batched gathers/scatters
   (``take_along_axis``) split on their batching dimensions; **scatter** into
-  a row-split operand (updates landing elsewhere skipped); **convolution**
+  a row-split operand (updates landing elsewhere skipped), or of split rows
+  into a whole operand (each device's rows, then an all-reduce with the
+  combiner); jax's **LAPACK calls** on a batch of matrices split on the
+  batch; **convolution**
   split on batch, output features, or space (a halo exchange by
   collective-permute), or on input features (partial sums all-reduced);
   variadic **reduce** (partials all-gathered and reduced again); **sort**
@@ -63,7 +66,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
-from ..hlo.custom_call import INSPECT_SHARDING, check_no_host_callback
+from ..hlo.custom_call import (INSPECT_SHARDING, MATRIX_OPERAND, check_no_host_callback, lapack_target,
+                               operand_layouts)
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
                             sharding_text)
@@ -72,8 +76,8 @@ from .call_inliner import CallInliner
 from .shard_map import reducer_opcode
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
                                    combine, gather_dims, gather_sources, index_map, is_auto_sharded, kept_dims,
-                                   module_devices, remap, reshape_sharding, target_of, window_local_dims,
-                                   write_sharding)
+                                   lapack_batch, module_devices, remap, reshape_sharding, target_of,
+                                   window_local_dims, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
            "is_auto_sharded", "split_arguments", "assemble_results"]
@@ -620,6 +624,8 @@ class SpmdPartitioner:
     _op_copy = _op_elementwise
 
     def _op_custom_call(self, inst, want):
+        if lapack_target(target_of(inst)) is not None:
+            return self._lapack_call(inst, want)
         if target_of(inst) not in SHARDING_TARGETS or len(inst.operands) != 1 or inst.shape.is_tuple:
             raise _Fallback(f"custom call {target_of(inst)}")
         if target_of(inst) == INSPECT_SHARDING:
@@ -628,6 +634,41 @@ class SpmdPartitioner:
                 inspect_sharding(inst, have[0])
             return value, have
         return self._operand(inst, 0, want[0]), want
+
+    def _lapack_call(self, inst, want):
+        """jax's LAPACK calls (``lapack_?potrf_ffi``, ...) on a batch of
+        matrices, split on batch dimensions: every operand and result shares
+        the batch dimensions of the call's matrix, each batch element is a
+        problem of its own, so each device solves its own (as XLA
+        partitions them); split as the matrix comes, else as the first
+        result is wanted."""
+        nb = lapack_batch(inst)
+        if nb is None:
+            raise _Fallback(f"custom call {target_of(inst)} without batch dimensions")
+        m = inst.operands[MATRIX_OPERAND.get(lapack_target(target_of(inst)).routine, 0)]
+        leaves = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+
+        def batch_only(sh: Sharding, rank: int) -> Sharding:
+            return remap(sh, [d if d < nb else None for d in range(rank)])
+        split = batch_only(self.value[m][1][0], nb)
+        if split.is_replicated and want[0] is not None:
+            split = batch_only(want[0], nb)
+        if split.is_replicated:
+            raise _Fallback(f"custom call {target_of(inst)} with its batch whole")
+        ops = [self._operand(inst, k, batch_only(split, len(o.shape.dimensions)))
+               for k, o in enumerate(inst.operands)]
+        have = [batch_only(split, len(sh.dimensions)) for sh in leaves]
+        local = [self._local_shape(sh, h) for sh, h in zip(leaves, have)]
+        attrs = _attrs(inst)
+        if "operand_layout_constraints" in attrs:
+            attrs["operand_layout_constraints"] = Raw("{" + ", ".join(
+                str(Shape(sh.element_type, tuple(o.shape.dimensions), sh.layout))
+                for sh, o in zip(operand_layouts(inst), ops)) + "}")
+        new = self._add("custom-call", Shape.tuple(local) if inst.shape.is_tuple else local[0], ops, attrs,
+                        inst.name)
+        if inst.shape.is_tuple:
+            return new, have
+        return self.reshard(new, have[0], want[0], inst.shape, inst.name), want
 
     def _op_broadcast(self, inst, want):
         s = want[0]

@@ -36,7 +36,7 @@ from .compile_options import CompileOptions, device_assignment_proto
 from .errors import PjrtError, unimplemented
 from .host_callbacks import outside_manual_computations, prepare as prepare_host_callbacks, running
 from .multidevice import ShardedProgram, compile_program
-from .program import Program, hlo_exportable
+from .program import Program, hlo_as_stablehlo, hlo_exportable
 from .sharding import op_sharding_proto
 
 _SERIAL_MAGIC = b"xlac-pjrt-executable 1\n"
@@ -149,10 +149,13 @@ class Executable:
 
     @property
     def optimized_text(self) -> bytes:
-        """PJRT_Executable_OptimizedProgram's program: jax's, Shardy's ops exported
-        as XLA exports them (made on first use)."""
+        """PJRT_Executable_OptimizedProgram's program (made on first use): a
+        partitioned program's per-device program, with its collectives, as
+        XLA's is; else jax's, Shardy's ops exported as XLA exports them."""
         if self._optimized_text is None:
-            self._optimized_text = hlo_exportable(self.program.text).encode()
+            per_device = getattr(getattr(self.multi, "compiled", None), "text", None)
+            text = per_device and hlo_as_stablehlo(per_device)
+            self._optimized_text = (text or hlo_exportable(self.program.text)).encode()
         return self._optimized_text
 
     def cost_properties(self):

@@ -163,6 +163,20 @@ def hlo_exportable(text: str) -> str:
         return text
 
 
+def hlo_as_stablehlo(text: str) -> str | None:
+    """HLO ``text`` (a per-device program) as StableHLO, through jaxlib's
+    HLO parser and converter (what an "optimized program" of format
+    ``mlir`` is); None when jaxlib cannot read it."""
+    try:
+        from jax._src.lib import _jax
+        from jaxlib import _hlo
+        module = _hlo.hlo_module_from_text(text)
+        computation = _hlo.XlaComputation(module.as_serialized_hlo_module_proto())
+        return _jax.mlir.xla_computation_to_mlir_module(computation)
+    except Exception:        # noqa: BLE001 - then the program as jax gave it
+        return None
+
+
 def _inline_async(text: str) -> str:
     """``text`` with each ``stablehlo.async_start``/``async_done`` pair (jax's
     ``psum_start(...).done()``) replaced by the ops of its region, as xlac runs
