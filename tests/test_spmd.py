@@ -866,3 +866,48 @@ def test_a_batch_of_lapack_problems_split_on_its_batch_is_solved_where_it_is():
     lower, info = xlac.jit(_BATCHED_CHOLESKY)(a)
     np.testing.assert_allclose(np.tril(lower), np.linalg.cholesky(a), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(info, 0)
+
+
+_PERMUTATION = """HloModule permutation, entry_computation_layout={(s32[8,6]{1,0}, s32[8,6]{1,0})->(s32[8,10]{1,0}, s32[6,8]{1,0})}
+
+keep {
+  a = s32[] parameter(0)
+  ROOT b = s32[] parameter(1)
+}
+
+ENTRY main {
+  p = s32[8,6]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  q = s32[8,6]{1,0} parameter(1), sharding={devices=[2,1]<=[2]}
+  iota = s32[10]{0} iota(), iota_dimension=0
+  init = s32[8,10]{1,0} broadcast(iota), dimensions={1}
+  column = s32[8,1]{1,0} slice(p), slice={[0:8], [2:3]}
+  rows = s32[8]{0} reshape(column)
+  at = s32[1]{0} constant({3})
+  perm = s32[8,10]{1,0} scatter(init, at, rows), update_window_dims={0}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=0, to_apply=keep
+  where = s32[6,8,1]{2,1,0} iota(), iota_dimension=0
+  picked = s32[6,8]{1,0} gather(q, where), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={1}, index_vector_dim=2, slice_sizes={1,1}
+  ROOT t = (s32[8,10]{1,0}, s32[6,8]{1,0}) tuple(perm, picked)
+}
+"""
+
+
+def test_a_batch_split_reaches_a_scatter_through_its_updates_and_a_gather_through_its_operand():
+    """LU's permutation from its pivots, batched: a scatter into a whole
+    operand (a broadcast ``iota``) of updates split on the batch, which its
+    window takes whole, is split as its updates (XLA's propagation does the
+    same), and a batched gather of a split operand by whole indices (a
+    broadcast ``iota``) cuts the indices alike: nothing is gathered."""
+    module = xlac.parse_hlo(_PERMUTATION)
+    signature = partition_module(module)
+    scatter = next(i for i in module.entry.instructions if i.opcode == "scatter")
+    gather = next(i for i in module.entry.instructions if i.opcode == "gather")
+    assert tuple(scatter.shape.dimensions) == (4, 10) and tuple(gather.shape.dimensions) == (6, 4), \
+        (scatter.shape, gather.shape)
+    assert not any(i.opcode.startswith("all-") for i in module.entry.instructions), signature.results
+    p = np.arange(48, dtype=np.int32).reshape(8, 6)
+    q = (np.arange(48, dtype=np.int32) * 7 % 11).reshape(8, 6)
+    perm, picked = xlac.jit(_PERMUTATION)(p, q)
+    want = np.tile(np.arange(10, dtype=np.int32), (8, 1))
+    want[:, 3] = p[:, 2]
+    np.testing.assert_array_equal(perm, want)
+    np.testing.assert_array_equal(picked, q.T)

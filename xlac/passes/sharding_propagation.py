@@ -455,6 +455,10 @@ def _forward_array(inst: HloInstruction, ops: list):
             inst.operands[0].shape.dimensions == inst.shape.dimensions and \
             (op == "copy" or target_of(inst) in SHARDING_TARGETS):
         return ops[0]
+    if op == "scatter" and len(inst.operands) == 3:
+        # As its operand, else as its updates where they cover operand dimensions whole.
+        from_updates = None if ops[2] is None else remap(ops[2], scatter_update_dims(inst))
+        return _best([ops[0], from_updates])
     if ops and ops[0] is None:
         return None
     if op == "broadcast":
@@ -478,8 +482,6 @@ def _forward_array(inst: HloInstruction, ops: list):
         return remap(ops[0], kept_dims(inst))
     if op == "concatenate":
         return _best([remap(o, kept_dims(inst)) for o in ops if o is not None])
-    if op == "scatter" and len(inst.operands) == 3:
-        return ops[0]
     if op == "reduce-window" and len(inst.operands) == 2:
         return ops[0]
     if op == "select-and-scatter":
@@ -489,6 +491,31 @@ def _forward_array(inst: HloInstruction, ops: list):
     if op == "convolution":
         return conv_result_sharding(inst, ops[0], ops[1])
     return None
+
+
+def scatter_update_dims(inst: HloInstruction) -> list:
+    """Per operand dimension of a (one-operand) scatter, the updates'
+    dimension that covers it element for element (a split there stays
+    local), else None: a window dimension the updates take whole, and a
+    batching dimension (the updates' scatter dimension its indices' batching
+    dimension pairs with)."""
+    a = inst.attrs
+    x, idx, upd = inst.operands
+    xr, ur = _rank(x.shape), _rank(upd.shape)
+    ivd = a.get("index_vector_dim", _rank(idx.shape))
+    inserted, obatch = list(a.get("inserted_window_dims", ())), list(a.get("input_batching_dims", ()))
+    ibatch, uwd = list(a.get("scatter_indices_batching_dims", ())), list(a.get("update_window_dims", ()))
+    window_of = [d for d in range(xr) if d not in inserted and d not in obatch]
+    out = [None] * xr
+    for k, d in enumerate(window_of):
+        if k < len(uwd) and upd.shape.dimensions[uwd[k]] == x.shape.dimensions[d]:
+            out[d] = uwd[k]
+    scatter_dims = [j for j in range(ur) if j not in uwd]
+    idx_dims = [j for j in range(_rank(idx.shape)) if j != ivd]
+    for d, i in zip(obatch, ibatch):
+        if i in idx_dims and idx_dims.index(i) < len(scatter_dims):
+            out[d] = scatter_dims[idx_dims.index(i)]
+    return out
 
 
 def window_local_dims(inst: HloInstruction) -> list:
@@ -566,7 +593,11 @@ def gather_sources(inst: HloInstruction) -> tuple:
 
 def gather_result_sharding(inst, xs, ids):
     src = gather_sources(inst)
-    from_x = remap(xs, [s[1] if s and s[0] == "o" else None for s in src]) if xs is not None else None
+    obatch = list(inst.attrs.get("operand_batching_dims", ()))
+    ibatch = list(inst.attrs.get("start_indices_batching_dims", ()))
+    # The operand's offset dimensions, and its batching dimensions through the indices' they pair with.
+    from_x = remap(xs, [s[1] if s and s[0] == "o" else obatch[ibatch.index(s[1])] if s and s[1] in ibatch
+                        else None for s in src]) if xs is not None else None
     from_i = remap(ids, [s[1] if s and s[0] == "i" else None for s in src]) if ids is not None else None
     if from_x is not None and from_i is not None:
         both = combine(from_x, from_i)
@@ -672,6 +703,9 @@ def backward(user: HloInstruction, k: int, sh: dict, n: int):
         return [remap(s, [j if kept[j] is not None else None for j in range(orank)])]
     if op == "scatter" and len(user.operands) == 3 and k == 0:
         return [s]
+    if op == "scatter" and len(user.operands) == 3 and k == 2:
+        dims = scatter_update_dims(user)
+        return [remap(s, [dims.index(j) if j in dims else None for j in range(orank)])]
     if op == "reduce-window" and len(user.operands) == 2 and k == 0:
         return [s]
     if op == "select-and-scatter" and k < 2:

@@ -1251,15 +1251,22 @@ class SpmdPartitioner:
     def _batched_gather(self, inst, want, obatch: list, ivd: int):
         """A gather with batching dimensions (``take_along_axis``): split on
         the indices' dimensions as they are, the operand's batching
-        dimensions split as the indices' they pair with and the rest whole;
-        each device gathers from its own tiles."""
+        dimensions split as the indices' they pair with and the rest whole
+        (indices split on no batching dimension: cut as the operand's
+        batching dimensions are); each device gathers from its own tiles."""
         x, idx = inst.operands
         ibatch = list(inst.attrs.get("start_indices_batching_dims", ()))
         ip = remap(self.value[idx][1][0], [None if k == ivd else k for k in range(len(idx.shape.dimensions))])
         xp = remap(ip, [ibatch[obatch.index(d)] if d in obatch else None for d in range(len(x.shape.dimensions))])
-        result = remap(ip, [src[1] if src and src[0] == "i" else None for src in gather_sources(inst)])
         if xp.is_replicated:
-            raise _Fallback("a batched gather whose indices are not split on a batching dimension")
+            # Indices whole (a broadcast), the operand split on a batching
+            # dimension: the indices cut alike, locally.
+            xr, ir = len(x.shape.dimensions), len(idx.shape.dimensions)
+            xp = remap(self.value[x][1][0], [d if d in obatch else None for d in range(xr)])
+            if xp.is_replicated:
+                raise _Fallback("a batched gather split on no batching dimension")
+            ip = remap(xp, [obatch[ibatch.index(k)] if k in ibatch else None for k in range(ir)])
+        result = remap(ip, [src[1] if src and src[0] == "i" else None for src in gather_sources(inst)])
         out = self._add("gather", self._local_shape(inst.shape, result),
                         [self._operand(inst, 0, xp), self._operand(inst, 1, ip)], _attrs(inst), inst.name)
         return self.reshard(out, result, want[0], inst.shape, inst.name), want
