@@ -911,3 +911,29 @@ def test_a_batch_split_reaches_a_scatter_through_its_updates_and_a_gather_throug
     want[:, 3] = p[:, 2]
     np.testing.assert_array_equal(perm, want)
     np.testing.assert_array_equal(picked, q.T)
+
+
+_OPEN = """module @open attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                         %arg1: tensor<2x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<8x8xf32>) {
+    %0 = stablehlo.sine %arg0 : tensor<8x2xf32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [{?}, {"y", ?}]> : tensor<8x2xf32>
+    %2 = stablehlo.dot_general %1, %arg1, contracting_dims = [1] x [0] : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %3 = sdy.sharding_constraint %2 <@mesh, [{?}, {?}], replicated={"y"}> : tensor<8x8xf32>
+    return %3 : tensor<8x8xf32>
+  }
+}"""
+
+
+def test_a_constraint_open_on_every_dimension_leaves_the_split_to_propagation():
+    """jax's constraints on the values of an ``Auto`` mesh axis are open
+    (``{?}``, ``{"y", ?}``: a partitioner may split them further): the rows'
+    split by x reaches the dot's result through them, as XLA's propagation
+    carries it, and the result comes out split by rows."""
+    module = xlac.parse_stablehlo(_OPEN)
+    signature = partition_module(module)
+    assert signature.results[0][0].tile_dims == (2, 1), signature.results
+    a = np.arange(16, dtype=np.float32).reshape(8, 2)
+    b = np.arange(16, dtype=np.float32).reshape(2, 8) / 8
+    np.testing.assert_allclose(xlac.jit(_OPEN)(a, b), np.sin(a) @ b, rtol=1e-5)

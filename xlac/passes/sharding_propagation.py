@@ -287,6 +287,15 @@ def sdy_value_shardings(text: str, what: str) -> list:
     return values
 
 
+def _fully_open(text: str) -> bool:
+    """Whether every dimension of every value of a Shardy sharding is open
+    and names no axis (``[{?}, {?}]``: jax's constraint on a value of an
+    ``Auto`` mesh, which leaves its sharding to propagation)."""
+    values = re.findall(r"<?@[\w.$-]+\s*,\s*\[(.*?)\]", text)
+    return bool(values) and all(re.findall(r"\{([^{}]*)\}", v) and
+                                all("?" in g for g in re.findall(r"\{([^{}]*)\}", v)) for v in values)
+
+
 def _leaves(shape) -> list:
     return list(shape.tuple_shapes) if shape.is_tuple else [shape]
 
@@ -310,7 +319,7 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
             found = parse_shardings(str(text), n)
         else:
             sdy = frontend_attributes(inst).get("xla.sdy.sharding")
-            if sdy is None or not mesh:
+            if sdy is None or not mesh or (inst.opcode == "custom-call" and _fully_open(sdy)):
                 return None
             shown = sdy
             meshes = mesh if isinstance(mesh, MeshTable) else MeshTable({None: mesh})
