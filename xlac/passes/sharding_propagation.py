@@ -289,8 +289,8 @@ def sdy_value_shardings(text: str, what: str) -> list:
 
 def _fully_open(text: str) -> bool:
     """Whether every dimension of every value of a Shardy sharding is open
-    and names no axis (``[{?}, {?}]``: jax's constraint on a value of an
-    ``Auto`` mesh, which leaves its sharding to propagation)."""
+    (``[{?}, {"y", ?}]``: jax's constraint on a value of ``Auto`` mesh axes,
+    which a partitioner may split further: left to propagation)."""
     values = re.findall(r"<?@[\w.$-]+\s*,\s*\[(.*?)\]", text)
     return bool(values) and all(re.findall(r"\{([^{}]*)\}", v) and
                                 all("?" in g for g in re.findall(r"\{([^{}]*)\}", v)) for v in values)

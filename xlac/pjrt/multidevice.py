@@ -35,12 +35,14 @@ from ..errors import UnsupportedError
 from ..executable import jit as single_device_jit
 from ..hlo.collectives import GROUPED_OPCODES, PERMUTE_OPCODES, SEND_RECV_OPCODES
 from ..hlo.custom_call import target_of
+from ..hlo.ir import HloInstruction
 from ..passes.shard_map import has_reordered_mesh, is_global_shardy_program, part_values, partition_global_program
 from ..passes.sharding_propagation import module_devices
 from ..passes.spmd_partitioner import partition_module
 from . import capi
 from .errors import PjrtError
 from ..hlo.sharding import Sharding, assemble_tiles, replicated
+from ..shape import S32, U32, Shape
 from .sharding import UnreducedSharding, call_inspect_sharding, entry_shardings, local_shape
 from ..passes import spmd_partitioner
 
@@ -261,8 +263,6 @@ def _keep_partial_sums(module, results: list) -> set:
 def _tile_in_zeros(comp, gather, groups: list, names):
     """In ``comp``: the all-gather ``gather``'s operand (this device's tile)
     at its place in the gathered value, zeros elsewhere."""
-    from ..hlo.ir import HloInstruction
-    from ..shape import S32, U32, Shape
     (dim,) = gather.attrs["dimensions"]
     tile = gather.operands[0]
     size = tile.shape.dimensions[dim]
