@@ -918,7 +918,7 @@ _OPEN = """module @open attributes {mhlo.num_partitions = 4 : i32, mhlo.num_repl
   func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
                          %arg1: tensor<2x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<8x8xf32>) {
     %0 = stablehlo.sine %arg0 : tensor<8x2xf32>
-    %1 = sdy.sharding_constraint %0 <@mesh, [{?}, {"y", ?}]> : tensor<8x2xf32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [{?}, {"y"}]> : tensor<8x2xf32>
     %2 = stablehlo.dot_general %1, %arg1, contracting_dims = [1] x [0] : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
     %3 = sdy.sharding_constraint %2 <@mesh, [{?}, {?}], replicated={"y"}> : tensor<8x8xf32>
     return %3 : tensor<8x8xf32>
@@ -926,14 +926,19 @@ _OPEN = """module @open attributes {mhlo.num_partitions = 4 : i32, mhlo.num_repl
 }"""
 
 
-def test_a_constraint_open_on_every_dimension_leaves_the_split_to_propagation():
+def test_open_dimensions_of_a_constraint_take_the_split_propagation_gives():
     """jax's constraints on the values of an ``Auto`` mesh axis are open
-    (``{?}``, ``{"y", ?}``: a partitioner may split them further): the rows'
-    split by x reaches the dot's result through them, as XLA's propagation
-    carries it, and the result comes out split by rows."""
+    (``{?}``: a partitioner may split them further): a value
+    takes the axes its constraint names and its operand's split on the open
+    dimensions, so the rows' split by x reaches the dot's result through
+    them, as XLA's propagation carries it, and the result comes out split
+    by rows."""
     module = xlac.parse_stablehlo(_OPEN)
     signature = partition_module(module)
     assert signature.results[0][0].tile_dims == (2, 1), signature.results
+    # Through the constraint that names y and leaves the rows open, the rows stay split.
+    dot = next(i for i in module.entry.instructions if i.opcode == "dot")
+    assert dot.operands[0].shape.dimensions[0] == 4, dot.operands[0].shape
     a = np.arange(16, dtype=np.float32).reshape(8, 2)
     b = np.arange(16, dtype=np.float32).reshape(2, 8) / 8
     np.testing.assert_allclose(xlac.jit(_OPEN)(a, b), np.sin(a) @ b, rtol=1e-5)

@@ -287,13 +287,12 @@ def sdy_value_shardings(text: str, what: str) -> list:
     return values
 
 
-def _fully_open(text: str) -> bool:
-    """Whether every dimension of every value of a Shardy sharding is open
-    (``[{?}, {"y", ?}]``: jax's constraint on a value of ``Auto`` mesh axes,
-    which a partitioner may split further: left to propagation)."""
-    values = re.findall(r"<?@[\w.$-]+\s*,\s*\[(.*?)\]", text)
-    return bool(values) and all(re.findall(r"\{([^{}]*)\}", v) and
-                                all("?" in g for g in re.findall(r"\{([^{}]*)\}", v)) for v in values)
+def open_dims(text: str) -> list:
+    """Per value of a Shardy sharding, its open dimensions (``{?}``,
+    ``{"y", ?}``: a partitioner may split them further; jax's constraints
+    on values of ``Auto`` mesh axes)."""
+    return [[k for k, g in enumerate(re.findall(r"\{([^{}]*)\}", v)) if "?" in g]
+            for v in re.findall(r"<?@[\w.$-]+\s*,\s*\[(.*?)\]", text)]
 
 
 def _leaves(shape) -> list:
@@ -304,13 +303,16 @@ def _rank(shape) -> int:
     return len(shape.dimensions) if shape.is_array else 0
 
 
-def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | None:
+def given_shardings(inst: HloInstruction, n: int, mesh: dict | None, open_too: bool = False) -> list | None:
     """The sharding written on ``inst`` (one per leaf of its shape), or None.
     HLO's ``sharding=`` first, else Shardy's ``xla.sdy.sharding``.  A form
     xlac does not read (sub-axes, manual, ``last_tile_dims``, tile
     dimensions not matching the rank, devices not matching the module's)
     raises :class:`UnreadSharding` naming the instruction and the sharding.
-    ``mesh``: the module's meshes (a :class:`MeshTable`) or its one mesh."""
+    ``mesh``: the module's meshes (a :class:`MeshTable`) or its one mesh.
+    A constraint with open dimensions (:func:`open_dims`) is not a given
+    sharding (None) unless ``open_too``: then its axes, the open dimensions
+    split no further."""
     text = inst.attrs.get("sharding")
     leaves = _leaves(inst.shape)
     shown = str(getattr(text, "text", text)) if text is not None else None
@@ -319,7 +321,8 @@ def given_shardings(inst: HloInstruction, n: int, mesh: dict | None) -> list | N
             found = parse_shardings(str(text), n)
         else:
             sdy = frontend_attributes(inst).get("xla.sdy.sharding")
-            if sdy is None or not mesh or (inst.opcode == "custom-call" and _fully_open(sdy)):
+            if sdy is None or not mesh or (inst.opcode == "custom-call" and not open_too and
+                                           any(open_dims(sdy))):
                 return None
             shown = sdy
             meshes = mesh if isinstance(mesh, MeshTable) else MeshTable({None: mesh})
@@ -768,6 +771,7 @@ class ShardingPropagation:
         mesh = MeshTable(meshes_of(module))
         self.n = n
         self.given = {}
+        self.open = {}          # a constraint with open dimensions -> (its axes, its open dimensions)
         entry = module.entry
         for comp in module.computations:
             for inst in comp.instructions:
@@ -784,6 +788,11 @@ class ShardingPropagation:
                     continue
                 if g is not None:
                     self.given[inst] = g
+                elif inst.opcode == "custom-call" and target_of(inst) in SHARDING_TARGETS:
+                    sdy = frontend_attributes(inst).get("xla.sdy.sharding")
+                    opened = open_dims(sdy) if sdy else []
+                    if any(opened):
+                        self.open[inst] = (given_shardings(inst, n, mesh, open_too=True)[0], opened[0])
         self.groups = _sharding_groups(module)
         if not any(i in self.given for i in module.entry.instructions):
             return bool(self.groups)
@@ -819,7 +828,7 @@ class ShardingPropagation:
                 elif inst not in fixed:
                     changed |= self._offer(sh, inst, self._forward(inst, sh))
             for inst in reversed(order):
-                if inst not in fixed:
+                if inst not in fixed and inst not in self.open:
                     for user in inst.users:
                         for k, o in enumerate(user.operands):
                             if o is inst:
@@ -835,6 +844,14 @@ class ShardingPropagation:
         return sh
 
     def _forward(self, inst, sh: dict):
+        if inst in self.open:
+            # Its axes, and its operand's split on the open dimensions (when the devices agree).
+            axes, opened = self.open[inst]
+            op = sh.get(inst.operands[0])
+            if op is None:
+                return [axes]
+            return [combine(axes, remap(op[0], [d if d in opened else None for d in range(_rank(inst.shape))]))
+                    or axes]
         if inst.opcode == "while":
             return self._loop_state(inst, sh)
         if inst.opcode == "conditional":
