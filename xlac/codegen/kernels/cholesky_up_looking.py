@@ -30,7 +30,7 @@ the call (on one thread, a loop) whose tasks take the items of a work list
 in order and run each once the items it needs are done (``factor``,
 ``_Work``): the copy-in, then per step the update of the next diagonal
 block by the rows above, the parts of the panel (one per task: its own
-contiguous columns, ``_task_columns``: one GEMM each, M = a block's rows,
+contiguous columns, ``_part_columns``: one GEMM each, M = a block's rows,
 K = i, then the solve; part 0 the first columns, which include the next
 diagonal block's), and the next diagonal block's update by row block ``s``
 and ``potrf``.  No barrier separates the steps: a task done with its part
@@ -74,16 +74,15 @@ I32 = ir.IntType(32)
 
 #: Tasks of the parallel form at most (slots of scratch).
 MAX_TASKS = 8
-#: Columns of the panel by which task 0 gets more than an equal share: the
-#: last task does the next diagonal block's update by the rows above (a GEMM
-#: of that block's width), task 0 its update by the step's rows and
-#: ``potrf``.  (On the 2-core VM, 512 x 512 f32, medians of interleaved
-#: runs: 0 took 0.315 ms, 64 0.342, -64 0.317, 128 0.356.)
-TASK0_EXTRA_COLUMNS = 0
+#: Columns of the panel by which part 0 gets more than an equal share (it
+#: holds the next diagonal block's columns, which that block's update by
+#: the step's rows and ``potrf`` wait for).  (On the 2-core VM, 512 x 512
+#: f32, in-process A/B of the work list: -64 and 64 were 4-7% slower than 0.)
+PART0_EXTRA_COLUMNS = 0
 #: Bytes of a row the substitution routine solves per call (the strip's
 #: rows stay in L1).
 STRIP_BYTES = 256
-#: Parts of a step's panel per task.
+#: Parts of a step's panel per task (two: 2-14% slower on the 2-core VM).
 PARTS_PER_TASK = 1
 #: Spins on a flag between two ``sched_yield`` calls.
 SPINS = 1024
@@ -110,7 +109,7 @@ class Plan:
         self.below = [(k2, k2, k) for (_, k), (_, k2) in zip(blocks[:-1], blocks[1:])]
         shapes = set(self.panel) | set(self.above) | set(self.below)
         self.gemms = {mnk: (self.gemm(mnk), gemm_update.plan(self.pt, self.gemm(mnk))) for mnk in shapes}
-        # Columns of the tasks' shares of a panel (``_task_columns``): whole
+        # Columns of the parts of a panel (``_part_columns``): whole
         # cache lines; for ``u`` with AVX-512's wide micro-tiles (256 bytes of
         # a row) whole micro-tiles of the panel's GEMM: there a share is the
         # GEMM's N, which the library pads to its micro-tile, and a share of
@@ -258,14 +257,13 @@ def _finish(b: ir.IRBuilder, plan: Plan, w) -> None:
         fill(b, plan.pt, w, i64(n * n), ir.Constant(ety, math.nan))
 
 
-def _task_columns(b: ir.IRBuilder, plan: Plan, j, tasks, i2, k2) -> tuple:
-    """``[c0, c1)``: task ``j``'s columns of the panel ``[i2, n)`` of a step
-    with ``tasks`` tasks: task 0 the first, TASK0_EXTRA_COLUMNS more than an
-    equal share but at least the next diagonal block's (it solves them
-    before it updates that block), the others equal shares of the rest.
-    Whole ``plan.share`` columns each; for ``u`` (shares of whole
-    micro-tiles) task 0's rounded to the nearest (the last task's update by
-    the rows above is about one such share of work)."""
+def _part_columns(b: ir.IRBuilder, plan: Plan, j, parts, i2, k2) -> tuple:
+    """``[c0, c1)``: part ``j``'s columns of the panel ``[i2, n)`` of a step
+    cut into ``parts`` parts: part 0 the first, PART0_EXTRA_COLUMNS more
+    than an equal share but at least the next diagonal block's (they are
+    solved before that block is updated), the others equal shares of the
+    rest.  Whole ``plan.share`` columns each; for ``u`` (shares of whole
+    micro-tiles) part 0's rounded to the nearest."""
     n = plan.n
     line = plan.share
     width = b.sub(i64(n), i2)
@@ -277,17 +275,17 @@ def _task_columns(b: ir.IRBuilder, plan: Plan, j, tasks, i2, k2) -> tuple:
     def clamp(x, lo, hi):
         x = b.select(b.icmp_signed("<", x, lo), lo, x)
         return b.select(b.icmp_signed(">", x, hi), hi, x)
-    n0 = b.sdiv(b.add(width, i64(TASK0_EXTRA_COLUMNS)), tasks)
+    n0 = b.sdiv(b.add(width, i64(PART0_EXTRA_COLUMNS)), parts)
     if not plan.lower:
         n0 = b.add(n0, i64(line // 2))
     n0 = clamp(down(n0), k2, width)
-    others = b.select(b.icmp_signed(">", tasks, i64(1)), b.sub(tasks, i64(1)), i64(1))
+    others = b.select(b.icmp_signed(">", parts, i64(1)), b.sub(parts, i64(1)), i64(1))
     per = down(b.add(b.sdiv(b.add(b.sub(width, n0), b.sub(others, i64(1))), others), i64(line - 1)))
     first = b.add(b.add(i2, n0), b.mul(b.sub(j, i64(1)), per))
     is0 = b.icmp_signed("==", j, i64(0))
     c0 = b.select(is0, i2, first)
     c1 = b.select(is0, b.add(i2, n0), b.add(first, per))
-    c1 = b.select(b.icmp_signed("==", j, b.sub(tasks, i64(1))), i64(n), c1)     # the last task: all the rest
+    c1 = b.select(b.icmp_signed("==", j, b.sub(parts, i64(1))), i64(n), c1)     # the last part: all the rest
     return clamp(c0, i2, i64(n)), clamp(c1, i2, i64(n))
 
 
@@ -446,7 +444,7 @@ def _step_item(tctx: KernelContext, plan: Plan, items: _Work, w, scratch, slot, 
         with pb:
             with tb.if_else(tb.icmp_signed("<", r, tb.add(parts, i64(2)))) as (part, below):
                 with part:             # P: a part of the panel, updated and solved
-                    c0, c1 = _task_columns(tb, plan, tb.sub(r, i64(2)), parts, i2, k2)
+                    c0, c1 = _part_columns(tb, plan, tb.sub(r, i64(2)), parts, i2, k2)
                     with tb.if_then(tb.icmp_signed("<", c0, c1)):
                         wait(items.copy(s))
                         if plan.panel:
