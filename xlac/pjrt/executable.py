@@ -150,8 +150,9 @@ class Executable:
     @property
     def optimized_text(self) -> bytes:
         """PJRT_Executable_OptimizedProgram's program (made on first use): a
-        partitioned program's per-device program, with its collectives, as
-        XLA's is; else jax's, Shardy's ops exported as XLA exports them."""
+        program on several devices as each device runs it (partitioned, with
+        its collectives), as XLA's is; else jax's, Shardy's ops exported as
+        XLA exports them."""
         if self._optimized_text is None:
             per_device = getattr(getattr(self.multi, "compiled", None), "text", None)
             text = per_device and hlo_as_stablehlo(per_device)
