@@ -876,20 +876,28 @@ def padding_scalar(shape: Shape):
     if pv == "one":
         return dt.type(1)
     if pv in ("lowest", "highest"):
-        if et.is_pred:
-            return dt.type(pv == "highest")
-        if et.is_float:
-            fmt = et.float_format
-            if fmt is not None and fmt.inf != (((1 << fmt.exponent) - 1) << fmt.mantissa):
-                # No infinity: the extreme finite values.
-                rep = fmt.max_finite if pv == "highest" or not fmt.signed else fmt.max_finite | fmt.sign_bit
-                if not fmt.signed and pv == "lowest":
-                    rep = 0
-                return np.array([rep], np.uint8).view(dt)[0]
-            return dt.type(-np.inf if pv == "lowest" else np.inf)
-        info = _ml_dtypes.iinfo(dt) if et.is_sub_byte else np.iinfo(dt)
-        return dt.type(info.min if pv == "lowest" else info.max)
+        return extreme_scalar(et, pv == "highest")
     return dt.type(pv)
+
+
+def extreme_scalar(et: PrimitiveType, highest: bool):
+    """The lowest or highest value of real element type ``et`` (a numpy
+    scalar): -inf/+inf, or the extreme finite values of a float type with no
+    infinity; False/True for pred; the integer limits."""
+    dt = np.dtype(et.dtype)
+    if et.is_pred:
+        return dt.type(highest)
+    if et.is_float:
+        fmt = et.float_format
+        if fmt is not None and fmt.inf != (((1 << fmt.exponent) - 1) << fmt.mantissa):
+            # No infinity: the extreme finite values.
+            rep = fmt.max_finite if highest or not fmt.signed else fmt.max_finite | fmt.sign_bit
+            if not fmt.signed and not highest:
+                rep = 0
+            return np.array([rep], np.uint8).view(dt)[0]
+        return dt.type(np.inf if highest else -np.inf)
+    info = _ml_dtypes.iinfo(dt) if et.is_sub_byte else np.iinfo(dt)
+    return dt.type(info.max if highest else info.min)
 
 
 def to_buffer(array: np.ndarray, shape: Shape) -> np.ndarray:

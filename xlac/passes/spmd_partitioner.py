@@ -71,7 +71,7 @@ from ..hlo.custom_call import (INSPECT_SHARDING, MATRIX_OPERAND, check_no_host_c
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
                             sharding_text)
-from ..shape import PRED, S32, U32, Shape
+from ..shape import PRED, S32, U32, Shape, extreme_scalar
 from .call_inliner import CallInliner
 from .shard_map import reducer_opcode
 from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_dims, _elementwise, annotated,
@@ -106,17 +106,12 @@ def _identity(kind: str, etype):
     dt = np.dtype(etype.dtype)
     if kind in ("add", "or"):
         return dt.type(0)
-    if kind in ("multiply", "and"):
-        return dt.type(1) if kind == "multiply" or dt == np.bool_ else np.invert(np.zeros((), dt))[()]
-    if kind in ("maximum", "minimum"):
-        big = kind == "minimum"
-        if dt.kind == "f":
-            return dt.type(np.inf if big else -np.inf)
-        if dt == np.bool_:
-            return np.bool_(big)
-        if dt.kind in "iu":
-            info = np.iinfo(dt)
-            return dt.type(info.max if big else info.min)
+    if kind == "multiply":
+        return dt.type(1)
+    if kind == "and" and (etype.is_pred or etype.is_integral):
+        return extreme_scalar(etype, True) if etype.is_pred else np.invert(np.zeros((), dt))[()]
+    if kind in ("maximum", "minimum") and not etype.is_complex:
+        return extreme_scalar(etype, kind == "minimum")
     return None
 
 

@@ -302,8 +302,10 @@ class _Work:
     * ``P(p)`` updates part p of row block s's panel and solves it;
     * ``B`` updates the next diagonal block by row block s and factors it.
 
-    Each item has a flag, raised when it is done; ``index`` methods give an
-    item's place (i64 values)."""
+    Each item has a flag, raised when it is done; ``step``, ``copy`` and
+    ``below`` give an item's place (i64 values).  ``B`` of step ``s`` writes
+    the half of ``t`` the solves of step ``s - 1`` read: it waits for them
+    through ``P(0)`` of step ``s``, which waits for every part of ``s - 1``."""
 
     def __init__(self, b: ir.IRBuilder, parts):
         self.b, self.parts = b, parts
