@@ -163,16 +163,21 @@ def hlo_exportable(text: str) -> str:
         return text
 
 
+def hlo_to_stablehlo(text: str) -> str:
+    """HLO ``text`` as StableHLO, through jaxlib's HLO parser and converter
+    (what jax hands a client; an "optimized program" of format ``mlir``).
+    Needs jax; jaxlib's error when it cannot read the text."""
+    from jax._src.lib import _jax
+    from jaxlib import _hlo
+    module = _hlo.hlo_module_from_text(text)
+    computation = _hlo.XlaComputation(module.as_serialized_hlo_module_proto())
+    return _jax.mlir.xla_computation_to_mlir_module(computation)
+
+
 def hlo_as_stablehlo(text: str) -> str | None:
-    """HLO ``text`` (a per-device program) as StableHLO, through jaxlib's
-    HLO parser and converter (what an "optimized program" of format
-    ``mlir`` is); None when jaxlib cannot read it."""
+    """:func:`hlo_to_stablehlo`, or None when jaxlib cannot read ``text``."""
     try:
-        from jax._src.lib import _jax
-        from jaxlib import _hlo
-        module = _hlo.hlo_module_from_text(text)
-        computation = _hlo.XlaComputation(module.as_serialized_hlo_module_proto())
-        return _jax.mlir.xla_computation_to_mlir_module(computation)
+        return hlo_to_stablehlo(text)
     except Exception:        # noqa: BLE001 - then the program as jax gave it
         return None
 

@@ -25,11 +25,8 @@ def _mlir(text: str):
     """The module as what jax hands a client: StableHLO (HLO text converted)."""
     if not text.lstrip().startswith("HloModule"):
         return text
-    from jax._src.lib import _jax
-    from jaxlib import _hlo
-    module = _hlo.hlo_module_from_text(text)
-    computation = _hlo.XlaComputation(module.as_serialized_hlo_module_proto())
-    return _jax.mlir.xla_computation_to_mlir_module(computation)
+    from .program import hlo_to_stablehlo
+    return hlo_to_stablehlo(text)
 
 
 def measure(text: str, inputs: list, repeat: int, min_sample_s: float = 1e-3) -> dict:
