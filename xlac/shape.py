@@ -506,7 +506,10 @@ class Shape:
         else:
             layout = None
         self.__dict__["layout"] = layout
-        if element_type.is_array and self.byte_size() > MAX_BYTE_SIZE:
+        # (Worked out once: every pass and the emitter ask a buffer's size.)
+        nbytes = math.prod(self.physical_dimensions()) * element_type.byte_size if element_type.is_array else 0
+        self.__dict__["_byte_size"] = nbytes
+        if nbytes > MAX_BYTE_SIZE:
             raise ShapeError(f"{self} would take {self.byte_size()} bytes: more than a 64-bit size "
                              f"can hold (xlac.shape.MAX_BYTE_SIZE, XLA's limit too)")
 
@@ -584,9 +587,10 @@ class Shape:
 
     def byte_size(self) -> int:
         """Bytes of the array's buffer (padding included); 0 for tuples/tokens."""
-        if not self.is_array:
-            return 0
-        return self.buffer_element_count() * self.element_type.byte_size
+        nbytes = self.__dict__.get("_byte_size")
+        if nbytes is None:  # a Shape unpickled from before the attribute existed
+            nbytes = self.buffer_element_count() * self.element_type.byte_size if self.is_array else 0
+        return nbytes
 
     def leaves(self) -> list:
         """The array (and token) shapes of a tuple, flattened depth-first, in order."""
