@@ -135,6 +135,17 @@ def test_exception_becomes_custom_call_error_with_cause():
         assert isinstance(info.value.__cause__, KeyError)
 
 
+def test_xla_layout_constraint_is_refused_naming_the_feature():
+    """XLA's ``LayoutConstraint`` (jax's with_sharding_constraint to a Format
+    with a Layout) is refused as the layout feature it is, not as a target
+    to register."""
+    text = ("HloModule m\nENTRY e {\n  x = f32[4,8] parameter(0)\n"
+            "  ROOT c = f32[4,8]{0,1} custom-call(x), custom_call_target=\"LayoutConstraint\"\n}")
+    with pytest.raises(xlac.UnsupportedError, match="custom-call LayoutConstraint.*row-major") as info:
+        xlac.jit(xlac.parse_hlo(text))
+    assert "register_custom_call" not in str(info.value)
+
+
 def test_unregistered_target_is_refused_when_compiling():
     comp = _one("t_missing")
     with pytest.raises(xlac.UnsupportedError, match="'t_missing' is not registered.*register_custom_call"):

@@ -195,6 +195,8 @@ def check_target(target: str, api_version: int, instruction: str = "") -> Custom
     callback = hcc.host_callback_error(target, f"instruction {instruction}" if instruction else "")
     if callback is not None:
         raise callback
+    if entry is None and target in hcc.UNSUPPORTED_XLA_TARGETS:
+        raise UnsupportedError(f"custom-call {target}", f"{where}{hcc.UNSUPPORTED_XLA_TARGETS[target]}")
     if entry is None:
         raise UnsupportedError("custom-call", f"{where}target {target!r} is not registered; register it with "
                                               f"xlac.register_custom_call({target!r}, fn)")

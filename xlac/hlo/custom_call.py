@@ -43,7 +43,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
            "MATRIX_OPERAND", "SINGLE_RESULT",
            "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP", "INSPECT_SHARDING",
-           "PLACEMENT_ANNOTATIONS",
+           "PLACEMENT_ANNOTATIONS", "UNSUPPORTED_XLA_TARGETS",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "CSR_SPARSE_DENSE", "check_csr_sparse_dense",
            "EXPANDED_TARGETS", "approx_topk_of"]
 
@@ -366,6 +366,15 @@ def is_sharding_annotation(inst) -> bool:
 SHARDING_GROUP = "xla.sdy.ShardingGroup"
 #: jax's custom calls of no result that compute nothing (see above).
 NO_OP_TARGETS = ("dce_sink", "control_dep", SHARDING_GROUP)
+
+
+#: XLA's own targets xlac does not take yet, and why (the error names the feature
+#: rather than asking for a registration).
+UNSUPPORTED_XLA_TARGETS = {
+    "LayoutConstraint": "a layout constraint (jax's with_sharding_constraint to a Format with a "
+                        "concrete Layout): xlac's arrays are row-major, other layouts are not "
+                        "supported yet",
+}
 
 
 def is_no_op(inst) -> bool:
