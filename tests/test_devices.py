@@ -88,6 +88,28 @@ ENTRY e {
 }"""
 
 
+def test_workers_take_the_runtime_library_from_this_process_s_library_cache(tmp_path, monkeypatch):
+    """A pool with a private module cache (``XLAC_CACHE_DIR`` unset) still
+    gives its workers this process's library cache: the native helpers and
+    the GEMM library are built once per machine, not once per pool."""
+    monkeypatch.delenv("XLAC_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XLAC_LIBRARY_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))      # the default library cache: $XDG_CACHE_HOME/xlac
+    library = tmp_path / "xlac"
+    pool = DevicePool(4)
+    try:
+        assert pool._private_cache is not None
+        out = pool.run(IDS, [[np.zeros(3, np.float32)] for _ in range(4)], replica_count=2, num_partitions=2)
+        assert [float(o[0][0]) for o in out] == [0.0, 1.0, 10.0, 11.0]
+        assert library.is_dir() and any(library.iterdir())     # the workers' helpers were cached there
+        private = [p.name for p in os.scandir(pool._private_cache)]
+    finally:
+        pool.close()
+    assert library.is_dir() and any(library.iterdir())
+    assert private                                              # the module's own object, only
+    assert not (set(private) & {p.name for p in library.iterdir()})
+
+
 def test_an_argument_every_device_is_given_alike_goes_once_into_the_common_block():
     """Views of one memory on every device (a broadcast global array) are
     put into the pool's common block once; each device reads it there beside

@@ -127,6 +127,11 @@ class DevicePool:
         self.slot_bytes = slot_bytes
         self._lock = threading.Lock()
         self._private_cache = None
+        # The runtime library's code (the native helpers, the GEMM library)
+        # comes from this process's library cache: a private module cache
+        # would otherwise be the workers' library cache too, and every new
+        # pool built the library again (2.8 s before a first collective).
+        self._library_dir = disk_cache.library_dir()
         self.cache_dir = disk_cache.cache_dir()
         if self.cache_dir is None:
             # Removed by close(), or by the workers should this process end
@@ -160,7 +165,8 @@ class DevicePool:
                 [sys.executable, "-m", "xlac.devices", str(theirs.fileno()), self._segment.name, str(d),
                  str(self.num_devices), self.cache_dir, str(self.num_threads), repr(self.timeout), owns_cache,
                  str(os.getpid())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True)
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, disk_cache.LIBRARY_ENV: self._library_dir or "off"})
             theirs.close()
             self._workers.append((proc, Connection(mine.detach())))
         self._loaded = set()
