@@ -121,7 +121,7 @@ def _leaves(v) -> list:
     return [x for e in v for x in _leaves(e)] if isinstance(v, (tuple, list)) else [v]
 
 
-def run(size: int, repeat: int, budget: float, names: tuple) -> dict:
+def run(size: int, repeat: int, budget: float, names: tuple, compile_rounds: int = 3) -> dict:
     import jax
     import xlac
     cpu = jax.devices("cpu")[0]
@@ -135,7 +135,7 @@ def run(size: int, repeat: int, budget: float, names: tuple) -> dict:
         t0 = time.perf_counter()
         g = xlac.jit(text)
         first_s = time.perf_counter() - t0          # with the library variants it is the first to use
-        compile_s, jax_compile_s = _compile_times(xlac, text, jax, fn, jargs)
+        compile_s, jax_compile_s = _compile_times(xlac, text, jax, fn, jargs, compile_rounds)
         want, got = _leaves(jax.device_get(f(*jargs))), _leaves(g(*args))
         ok = len(want) == len(got) and all(_close(a, b) for a, b in zip(got, want))
         timings = time_interleaved({"jax": lambda: jax.block_until_ready(f(*jargs)), "xlac": lambda: g(*args)},
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     p.add_argument("--size", type=int, default=1024, help="side of the square matrices (default 1024)")
     p.add_argument("--repeat", type=int, default=15, help="timed samples per implementation (default 15)")
     p.add_argument("--budget", type=float, default=10.0, help="seconds per measurement (default 10)")
-    p.add_argument("--quick", action="store_true", help="size 64, 3 samples (a smoke test)")
+    p.add_argument("--quick", action="store_true", help="size 64, 3 samples, one compilation each (a smoke test)")
     p.add_argument("--ops", default="", help="comma-separated subset of the operations (default: all)")
     p.add_argument("--out", help="directory for jax_ops.md and jax_ops.json")
     args = p.parse_args(argv)
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
         print(f"python -m benchmarks.jax_ops: error: --ops: unknown {', '.join(unknown)}; choose from "
               f"{', '.join(known)}", file=sys.stderr)
         return 2
-    res = run(size, repeat, args.budget, names)
+    res = run(size, repeat, args.budget, names, compile_rounds=1 if args.quick else 3)
     publish(markdown(res), res, args.out, "jax_ops")
     return 0
 
