@@ -507,8 +507,7 @@ class Shape:
             layout = None
         self.__dict__["layout"] = layout
         # (Worked out once: every pass and the emitter ask a buffer's size.)
-        nbytes = math.prod(self.physical_dimensions()) * element_type.byte_size if element_type.is_array else 0
-        self.__dict__["_byte_size"] = nbytes
+        nbytes = self.__dict__["_byte_size"] = self._buffer_bytes()
         if nbytes > MAX_BYTE_SIZE:
             raise ShapeError(f"{self} would take {self.byte_size()} bytes: more than a 64-bit size "
                              f"can hold (xlac.shape.MAX_BYTE_SIZE, XLA's limit too)")
@@ -589,8 +588,11 @@ class Shape:
         """Bytes of the array's buffer (padding included); 0 for tuples/tokens."""
         nbytes = self.__dict__.get("_byte_size")
         if nbytes is None:  # a Shape unpickled from before the attribute existed
-            nbytes = self.buffer_element_count() * self.element_type.byte_size if self.is_array else 0
+            nbytes = self._buffer_bytes()
         return nbytes
+
+    def _buffer_bytes(self) -> int:
+        return self.buffer_element_count() * self.element_type.byte_size if self.element_type.is_array else 0
 
     def leaves(self) -> list:
         """The array (and token) shapes of a tuple, flattened depth-first, in order."""

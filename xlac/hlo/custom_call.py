@@ -41,7 +41,7 @@ __all__ = ["API_VERSIONS", "target_of", "is_sharding_annotation", "SHARDING_ANNO
            "operand_layouts", "LapackTarget", "lapack_target", "LAPACK_ROUTINES", "check_lapack",
            "is_builtin", "unquote", "parse_mlir_attributes", "lapack_options", "lapack_attributes",
            "check_custom_call", "quote", "format_mlir_attributes", "in_place_operand", "host_callback_error",
-           "MATRIX_OPERAND", "SINGLE_RESULT",
+           "MATRIX_OPERAND", "matrix_operand", "SINGLE_RESULT",
            "check_no_host_callback", "topk_of", "xla_lapack_call", "is_no_op", "NO_OP_TARGETS", "SHARDING_GROUP", "INSPECT_SHARDING",
            "PLACEMENT_ANNOTATIONS", "UNSUPPORTED_XLA_TARGETS",
            "TRIDIAGONAL_SOLVE_PERTURBED", "check_tridiagonal_solve", "CSR_SPARSE_DENSE", "check_csr_sparse_dense",
@@ -686,6 +686,13 @@ def check_lapack(t: LapackTarget, operands: list, result: Shape, attrs: dict) ->
         high = opts["high"] if opts["high"] is not None else n
         if not 1 <= opts["low"] <= max(1, high) <= max(1, n):
             raise ValueError(f"need 1 <= low <= high <= n, got low={opts['low']}, high={high}, n={n}")
+
+
+def matrix_operand(inst) -> int | None:
+    """The index of the (batched) matrix operand of a call of jax's LAPACK
+    targets (:data:`MATRIX_OPERAND`), None for other targets."""
+    t = lapack_target(target_of(inst))
+    return None if t is None else MATRIX_OPERAND.get(t.routine, 0)
 
 
 def in_place_operand(x) -> int | None:

@@ -1124,8 +1124,7 @@ def _lapack_layout(shape: Shape, matrix_rank: int) -> Shape:
 def custom_call_layouts(inst: HloInstruction) -> tuple[list, Shape]:
     """(operand shapes, result shape) with the layouts ``inst``'s target uses."""
     if hcc.is_builtin(hcc.target_of(inst)):
-        t = hcc.lapack_target(hcc.target_of(inst))
-        k = hcc.MATRIX_OPERAND.get(t.routine, 0)
+        k = hcc.matrix_operand(inst)
         rank = inst.operands[k].shape.rank if len(inst.operands) > k else 0
         operands = [_lapack_layout(o.shape, rank) for o in inst.operands]
         s = inst.shape

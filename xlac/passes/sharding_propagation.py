@@ -48,7 +48,7 @@ import re
 
 from ..errors import UnsupportedError
 from ..hlo.collectives import frontend_attributes
-from ..hlo.custom_call import MATRIX_OPERAND, SHARDING_ANNOTATIONS, SHARDING_GROUP, lapack_target
+from ..hlo.custom_call import SHARDING_ANNOTATIONS, SHARDING_GROUP, matrix_operand
 from ..hlo.ir import Diagnostic, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, from_index_map, parse_shardings, replicated, sharding_text, with_rank)
 from .shard_map import mesh_of, meshes_of, sdy_to_sharding
@@ -392,12 +392,10 @@ def lapack_batch(inst: HloInstruction) -> int | None:
     """The number of batch dimensions of a call of jax's LAPACK targets
     (``lapack_?potrf_ffi``, ...) that every operand and result shares with
     its matrix (each batch element a problem of its own), or None."""
-    if inst.opcode != "custom-call":
+    k = matrix_operand(inst) if inst.opcode == "custom-call" else None
+    if k is None:
         return None
-    t = lapack_target(target_of(inst))
-    if t is None:
-        return None
-    m = inst.operands[MATRIX_OPERAND.get(t.routine, 0)]
+    m = inst.operands[k]
     nb = _rank(m.shape) - 2
     batch = tuple(m.shape.dimensions[:nb])
     shapes = [o.shape for o in inst.operands] + _leaves(inst.shape)
@@ -449,7 +447,7 @@ def forward(inst: HloInstruction, sh: dict, n: int) -> list | None:
     batch = lapack_batch(inst)
     if batch is not None:
         # A LAPACK call on a batch of matrices: split as its matrix on the batch dimensions.
-        m = ops[MATRIX_OPERAND.get(lapack_target(target_of(inst)).routine, 0)]
+        m = ops[matrix_operand(inst)]
         return None if m is None else [remap(m[0], [d if d < batch else None for d in range(_rank(leaf))])
                                        for leaf in _leaves(inst.shape)]
     if inst.shape.is_tuple or not inst.shape.is_array or any(o.shape.is_tuple for o in inst.operands):
@@ -791,8 +789,9 @@ class ShardingPropagation:
                 elif inst.opcode == "custom-call" and target_of(inst) in SHARDING_TARGETS:
                     sdy = frontend_attributes(inst).get("xla.sdy.sharding")
                     opened = open_dims(sdy) if sdy else []
-                    if any(opened):
-                        self.open[inst] = (given_shardings(inst, n, mesh, open_too=True)[0], opened[0])
+                    axes = given_shardings(inst, n, mesh, open_too=True) if any(opened) else None
+                    if axes is not None:
+                        self.open[inst] = (axes[0], opened[0])
         self.groups = _sharding_groups(module)
         if not any(i in self.given for i in module.entry.instructions):
             return bool(self.groups)

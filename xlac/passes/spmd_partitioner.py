@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.collectives import ReplicaGroups, parse_frontend_attributes
-from ..hlo.custom_call import (INSPECT_SHARDING, MATRIX_OPERAND, check_no_host_callback, lapack_target,
+from ..hlo.custom_call import (INSPECT_SHARDING, check_no_host_callback, lapack_target, matrix_operand,
                                operand_layouts)
 from ..hlo.ir import Diagnostic, HloComputation, HloInstruction, HloModule, Raw
 from ..hlo.sharding import (Sharding, assemble_tiles, from_index_map, local_dims, padded_tile, replicated,
@@ -640,7 +640,7 @@ class SpmdPartitioner:
         nb = lapack_batch(inst)
         if nb is None:
             raise _Fallback(f"custom call {target_of(inst)} without batch dimensions")
-        m = inst.operands[MATRIX_OPERAND.get(lapack_target(target_of(inst)).routine, 0)]
+        m = inst.operands[matrix_operand(inst)]
         leaves = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
 
         def batch_only(sh: Sharding, rank: int) -> Sharding:
