@@ -356,6 +356,44 @@ def test_eviction_keeps_the_directory_under_its_limit(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*.json"))) == 6
 
 
+
+def test_a_write_scans_the_directory_only_when_it_may_be_past_its_limit(tmp_path, monkeypatch):
+    """The eviction scan stats every file, so a write skips it while the last
+    scan's total (this process's, or another's in usage.txt) plus what was
+    written since is under the limit and the scan is recent; past the limit
+    it scans and evicts, and files that are not entries (machine.json) stay."""
+    d = str(tmp_path)
+    blob = b"\x7fELF" + bytes(10_000)
+    scans = []
+    real_evict = disk_cache.evict
+    monkeypatch.setattr(disk_cache, "evict", lambda *a, **k: scans.append(a[0]) or real_evict(*a, **k))
+    monkeypatch.setattr(disk_cache, "_usage", {})
+    (tmp_path / "machine.json").write_text("{}", encoding="utf-8")
+    os.utime(tmp_path / "machine.json", (1, 1))              # older than every entry
+    keys = [f"{k:064x}" for k in range(6)]
+    disk_cache.store(keys[0], {"entry": "f"}, blob, d)
+    assert scans == [d]                                       # nothing known yet: a scan
+    total, when = (tmp_path / disk_cache.USAGE_FILE).read_text(encoding="utf-8").split()
+    assert int(total) > len(blob)
+    for key in keys[1:3]:
+        disk_cache.store(key, {"entry": "f"}, blob, d)
+    assert scans == [d]
+    monkeypatch.setattr(disk_cache, "_usage", {})           # another process: usage.txt
+    disk_cache.store(keys[3], {"entry": "f"}, blob, d)
+    assert scans == [d]
+    per_entry = int(total)
+    # This process knows of 2 entries (usage.txt's and its own), and a third
+    # takes it past the limit: a scan finds 5 and keeps 2 (90% of 2.5).
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, str(2 * per_entry + per_entry // 2))
+    disk_cache.store(keys[4], {"entry": "f"}, blob, d)
+    assert scans == [d, d]
+    assert len(list(tmp_path.glob("*.o"))) == 2 and (tmp_path / (keys[4] + ".o")).exists()
+    assert (tmp_path / "machine.json").exists()
+    disk_cache._usage[d][1] -= disk_cache.SCAN_TRUST_S + 1   # the scan is old: scan again
+    monkeypatch.setenv(disk_cache.MAX_BYTES_ENV, str(100 * per_entry))
+    disk_cache.store(keys[5], {"entry": "f"}, blob, d)
+    assert scans == [d, d, d] and (tmp_path / "machine.json").exists()
+
 # -- files that are not what they seem (issue 12, item 8) ------------------------------
 # Each once hung ``jit`` (a FIFO blocks open(); a link to /dev/zero is read
 # without end) or read a file of any size.  The timeout makes a regression fail.

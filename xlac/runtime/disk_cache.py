@@ -47,9 +47,15 @@ through a link); a directory in the way makes the write fail (ignored: that
 module is compiled in every process).
 
 The directory is kept under ``XLAC_CACHE_MAX_BYTES`` (default 1 GiB; 0: no
-limit): after each write, the least recently used entries (a load refreshes
-an entry's time) are deleted until the rest take at most 90% of it.  The scan
-follows no link and deletes nothing outside the directory (see :func:`evict`).
+limit): when a write may have taken it past the limit, the least recently
+used entries (a load refreshes an entry's time) are deleted until the rest
+take at most 90% of it.  The scan stats every file, so a write does not scan
+when the last scan's total (this process's, or the one it left in
+``usage.txt``), plus what this process wrote since, is under the limit and
+that scan is less than a minute old; other processes' writes of that minute
+may take the directory past its limit until the next scan.  The scan
+follows no link and deletes nothing outside the directory (see :func:`evict`);
+only entries count (``machine.json`` and other files are left alone).
 
 ``XLAC_CACHE_CODE_VERSION`` replaces the source-file fingerprint in the key
 (for deployments that want keys independent of file times).
@@ -70,8 +76,10 @@ import functools
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
+import time
 
 from .. import __version__
 
@@ -86,6 +94,16 @@ MAX_METADATA_BYTES = 1 << 20
 #: Largest object file read (bytes); the biggest modules' objects take a few MiB.
 MAX_OBJECT_BYTES = 1 << 30
 _MAGIC = b"\x7fELF"
+#: An entry's name: its key, a SHA-256 (other files, such as ``machine.json``
+#: of :mod:`xlac.roofline`, are not entries and are never evicted).
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+#: The last scan's total (``evict``): "<bytes> <unix time>", so that a
+#: process's first write need not scan the directory.
+USAGE_FILE = "usage.txt"
+#: How long a scan's total is trusted (seconds): other processes' writes since
+#: are not in it, so the directory may exceed its limit by what they wrote
+#: in that time until a scan.
+SCAN_TRUST_S = 60.0
 # Never follow a link (a ``.json`` linked to /dev/zero would be read without
 # end), never wait (opening a FIFO for reading blocks until a writer comes).
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
@@ -247,10 +265,11 @@ def store(key: str, meta: dict, data: bytes, directory: str | None = None) -> di
     try:
         os.makedirs(directory, exist_ok=True)
         _atomic_write(obj_path, data)
-        _atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True).encode())
+        meta_bytes = json.dumps(meta, indent=1, sort_keys=True).encode()
+        _atomic_write(meta_path, meta_bytes)
     except (OSError, ValueError, TypeError):
         return None
-    evict(directory, keep=key)
+    _evict_if_full(directory, key, len(data) + len(meta_bytes))
     return meta
 
 
@@ -261,6 +280,35 @@ def max_bytes() -> int:
         return int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
     except ValueError:
         return DEFAULT_MAX_BYTES
+
+
+#: directory -> [its total at the last scan plus what this process wrote since, the scan's time]
+_usage: dict = {}
+
+
+def _evict_if_full(directory: str, keep: str, added: int) -> None:
+    """After a write of ``added`` bytes: :func:`evict` when the directory may
+    be over its limit: the last scan's total (this process's, else the one
+    ``USAGE_FILE`` records) plus what this process wrote since exceeds it, or
+    that scan is older than ``SCAN_TRUST_S``.  A scan stats every file (0.15
+    s for 25,000 files here), so it is not done on every write."""
+    limit = max_bytes()
+    if limit <= 0:
+        return
+    known = _usage.get(directory) or _read_usage(directory)
+    if known is not None and known[0] + added <= limit and 0 <= time.time() - known[1] < SCAN_TRUST_S:
+        _usage[directory] = [known[0] + added, known[1]]
+        return
+    evict(directory, keep=keep)
+
+
+def _read_usage(directory: str) -> list | None:
+    data = _read_file(os.path.join(directory, USAGE_FILE), 100)
+    try:
+        total, when = data.split()
+        return [int(total), float(when)]
+    except (AttributeError, ValueError):
+        return None
 
 
 def evict(directory: str, keep: str | None = None) -> int:
@@ -290,26 +338,37 @@ def evict(directory: str, keep: str | None = None) -> int:
         return 0
     entries, total = [], 0
     for name, (used, size) in files.items():
-        if name.endswith(".json"):
+        if _ENTRY.fullmatch(name):
             key = name[:-5]
             size += files.get(key + ".o", (0, 0))[1]
             entries.append((used, key, size))
             total += size
-    if total <= limit:
-        return 0
     deleted = 0
-    for _used, key, size in sorted(entries):
-        if total <= 0.9 * limit:
-            break
-        if key == keep:
-            continue
-        for path in _paths(directory, key)[::-1]:     # metadata first: it names the object
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        total -= size
-        deleted += 1
+    if total > limit:
+        for _used, key, size in sorted(entries):
+            if total <= 0.9 * limit:
+                break
+            if key == keep:
+                continue
+            for path in _paths(directory, key)[::-1]:     # metadata first: it names the object
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            total -= size
+            deleted += 1
+        _drop_stale_aliases(directory, files)
+    _usage[directory] = [total, time.time()]
+    try:
+        _atomic_write(os.path.join(directory, USAGE_FILE), f"{total} {_usage[directory][1]}".encode())
+    except OSError:
+        pass
+    return deleted
+
+
+def _drop_stale_aliases(directory: str, files) -> None:
+    """Delete the aliases among ``files`` whose entry is gone or that were
+    written for another name."""
     for name in files:
         if name.endswith(".alias"):
             path = os.path.join(directory, name)
@@ -320,7 +379,6 @@ def evict(directory: str, keep: str | None = None) -> int:
                     os.unlink(path)
             except OSError:
                 pass
-    return deleted
 
 
 def store_alias(alias: str, meta: dict, directory: str | None = None) -> bool:
