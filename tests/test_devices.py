@@ -66,9 +66,9 @@ def test_each_device_knows_its_replica_and_partition():
         for d, (res,) in enumerate(out):
             replica, partition = divmod(d, 2)
             np.testing.assert_array_equal(res, np.full(3, d + 10 * replica + partition, np.float32))
-        pids = [p.pid for p, _ in pool._workers]
+        pids = [w.proc.pid for w in pool._workers]
         pool.run(IDS, args, replica_count=2, num_partitions=2)
-        assert [p.pid for p, _ in pool._workers] == pids       # started once, reused
+        assert [w.proc.pid for w in pool._workers] == pids       # started once, reused
         with pytest.raises(ValueError, match="2 replicas x 1 partitions, this pool has 4 devices"):
             pool.run(IDS, args, replica_count=2, num_partitions=1)
     finally:
@@ -154,7 +154,7 @@ def test_a_killed_device_fails_the_call_in_bounded_time_and_the_pool_is_rebuilt(
     names = [pool._segment.name]
     try:
         pool.run(SPIN.replace("4000000000", "10"), [[np.int64(0)], [np.int64(0)]], replica_count=2)
-        victim = pool._workers[1][0].pid
+        victim = pool._workers[1].proc.pid
 
         def kill():
             time.sleep(1.0)
@@ -166,7 +166,7 @@ def test_a_killed_device_fails_the_call_in_bounded_time_and_the_pool_is_rebuilt(
         assert time.monotonic() - start < 10
         out = pool.run(SPIN.replace("4000000000", "7"), [[np.int64(0)], [np.int64(3)]], replica_count=2)
         assert [int(o[0]) for o in out] == [7, 7]
-        assert pool._workers[1][0].pid != victim
+        assert pool._workers[1].proc.pid != victim
         names.append(pool._segment.name)       # the rebuilt pool's segment
     finally:
         pool.close()
@@ -216,7 +216,7 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
     name = pool._segment.name
     try:
         pool.run(ALLREDUCE_LOOP.replace("100000000", "3"), [[np.zeros(1024, np.float32)]] * 3, replica_count=3)
-        victim = pool._workers[2][0].pid
+        victim = pool._workers[2].proc.pid
 
         def kill():
             time.sleep(1.0)
@@ -227,7 +227,7 @@ def test_kill_9_mid_collective_fails_the_others_at_once():
             pool.run(ALLREDUCE_LOOP, [[np.zeros(1024, np.float32)]] * 3, replica_count=3)
         assert time.monotonic() - start < 10          # well before the 30 s timeout
         # The survivors answered with an error of their own: they were not stopped.
-        assert all(p.poll() is None for p, _ in pool._workers[:2])
+        assert all(w.proc.poll() is None for w in pool._workers[:2])
     finally:
         pool.close()
     assert not _exists(name)
@@ -256,9 +256,8 @@ class _KillAfterSend:
 
 
 def _kill_after_device_0_gets(pool, victim: int, kind: str) -> int:
-    proc, conn = pool._workers[0]
-    pid = pool._workers[victim][0].pid
-    pool._workers[0] = (proc, _KillAfterSend(conn, pool._workers[victim][0], kind))
+    pid = pool._workers[victim].proc.pid
+    pool._workers[0].conn = _KillAfterSend(pool._workers[0].conn, pool._workers[victim].proc, kind)
     return pid
 
 
@@ -277,7 +276,7 @@ def test_a_device_killed_while_device_0_compiles_is_a_collective_error_naming_it
             pool.run(text, one, replica_count=3)
         out = pool.run(text, one, replica_count=3)
         np.testing.assert_array_equal(out[2][0], np.full(3, 20, np.float32))
-        assert pool._workers[victim][0].pid != pid
+        assert pool._workers[victim].proc.pid != pid
     finally:
         pool.close()
 
@@ -310,16 +309,43 @@ def test_a_device_busy_without_collectives_is_cancelled_when_another_dies():
     pool = DevicePool(2, timeout=30)
     try:
         pool.warm_up(SPIN, replica_count=2)
-        victim = pool._workers[1][0].pid
+        victim = pool._workers[1].proc.pid
         threading.Timer(1.0, os.kill, (victim, signal.SIGKILL)).start()
         start = time.monotonic()
         with pytest.raises(CollectiveError, match=r"device 1: the process of device 1 died \(signal 9\)"):
             pool.run(SPIN, [[np.int64(0)], [np.int64(0)]], replica_count=2)
         assert time.monotonic() - start < 10
-        assert pool._workers[0][0].poll() is None          # cancelled, not killed
+        assert pool._workers[0].proc.poll() is None          # cancelled, not killed
     finally:
         pool.close()
 
+
+
+def test_a_cancel_names_its_call_and_a_late_one_stops_nothing():
+    """A cancel goes over the control socket, naming the message it stops:
+    one for a call already answered (read by the worker's control thread at
+    any time, even while the next call runs) does not stop the next call,
+    and one for the running call does."""
+    pool = DevicePool(2, timeout=30)
+    try:
+        one = [[np.zeros(3, np.float32)] for _ in range(2)]
+        text = IDS.replace("num_partitions=2", "num_partitions=1")
+        pool.run(text, one, replica_count=2)
+        for w in pool._workers:
+            w.cancel()                                    # late: for the call just answered
+        for _ in range(3):
+            out = pool.run(text, one, replica_count=2)
+            np.testing.assert_array_equal(out[1][0], np.full(3, 10, np.float32))
+        pool.warm_up(SPIN, replica_count=2)
+        threading.Timer(0.5, pool._cancel, ({w.conn: d for d, w in enumerate(pool._workers)},)).start()
+        start = time.monotonic()
+        with pytest.raises(CollectiveError, match="cancelled"):
+            pool.run(SPIN, [[np.int64(0)], [np.int64(0)]], replica_count=2)
+        assert time.monotonic() - start < 10
+        out = pool.run(text, one, replica_count=2)        # the same workers, in step
+        np.testing.assert_array_equal(out[1][0], np.full(3, 10, np.float32))
+    finally:
+        pool.close()
 
 def test_a_device_that_raises_at_once_cancels_the_others_and_the_pool_is_kept():
     """Device 0 refuses its argument while device 1 starts a loop with no
@@ -329,14 +355,14 @@ def test_a_device_that_raises_at_once_cancels_the_others_and_the_pool_is_kept():
     pool = DevicePool(2, timeout=30)
     try:
         pool.warm_up(SPIN, replica_count=2)
-        pids = [p.pid for p, _ in pool._workers]
+        pids = [w.proc.pid for w in pool._workers]
         start = time.monotonic()
         with pytest.raises(TypeError, match=r"device 0: parameter 0 \(z\): expected dtype int64"):
             pool.run(SPIN, [[np.zeros(3, np.float32)], [np.int64(0)]], replica_count=2)
         assert time.monotonic() - start < 10
         out = pool.run(SPIN.replace("4000000000", "5"), [[np.int64(0)], [np.int64(1)]], replica_count=2)
         assert [int(o[0]) for o in out] == [5, 5]
-        assert [p.pid for p, _ in pool._workers] == pids
+        assert [w.proc.pid for w in pool._workers] == pids
     finally:
         pool.close()
 
@@ -454,7 +480,7 @@ short = xlac.jit(LOOP.replace("100000000", "2").replace("replica_count=3", f"rep
 x = np.ones((n, 1024), np.float32)
 short(x)
 pool = devices._pools[n]
-pids = [p.pid for p, _ in pool._workers]
+pids = [w.proc.pid for w in pool._workers]
 print("pool", pool.cache_dir, pool._segment.name, *pids, flush=True)
 try:
     print("ready", flush=True)
@@ -462,7 +488,7 @@ try:
 except KeyboardInterrupt:
     print("interrupted", flush=True)
 out = short(x)
-print("again", int(out[0][0]), [p.pid for p, _ in pool._workers] == pids, flush=True)
+print("again", int(out[0][0]), [w.proc.pid for w in pool._workers] == pids, flush=True)
 """
 
 

@@ -1029,7 +1029,7 @@ def dead_device_is_an_error():
                  devices=jax.devices("xlac"))
     x = np.ones((4, 8), np.float32)
     assert np.asarray(f(x, np.full(4, 3, np.int32))).tolist() == x.tolist()
-    victim = xlac_devices.pool(4)._workers[1][0].pid
+    victim = xlac_devices.pool(4)._workers[1].proc.pid
     threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
     start = time.monotonic()
     try:
