@@ -473,6 +473,31 @@ def test_a_broadcast_takes_its_users_split_not_its_operands():
         [("all-gather", 24), ("all-gather", 192), ("all-reduce", 6)]
 
 
+
+_DOT_OF_CONSTANT = """HloModule dot_of_constant
+
+ENTRY e {
+  x = f32[8,3,3] parameter(0), sharding={devices=[2,1,1]<=[2]}
+  c = f32[8,3,3] iota(), iota_dimension=0
+  d = f32[8,3,3] dot(x, c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = f32[8,3,3] transpose(d), dimensions={0,2,1}
+}
+"""
+
+
+def test_a_dot_of_a_split_value_and_a_constant_stays_split():
+    """A dot whose one operand is split and the other has no sharding of its
+    own (a constant: jax's residuals in a ``vjp``) is split as the split one
+    says, as in XLA's propagation: the result, left to propagation, comes
+    back split by batch, with no collective."""
+    module = xlac.parse_hlo(_DOT_OF_CONSTANT)
+    signature = partition_module(module)
+    assert tuple(module.entry.root.shape.dimensions) == (4, 3, 3), signature.results
+    assert collective_bytes(module) == []
+    x = np.arange(72, dtype=np.float32).reshape(8, 3, 3)
+    want = np.swapaxes(x @ np.broadcast_to(np.arange(8, dtype=np.float32)[:, None, None], (8, 3, 3)), 1, 2)
+    np.testing.assert_allclose(xlac.jit(_DOT_OF_CONSTANT)(x), want, rtol=1e-6)
+
 _TILE = """module @tile attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func public @main(%arg0: tensor<2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"y"}}]>}}) -> (tensor<8x2xi32>{results}) {{

@@ -469,6 +469,13 @@ def _forward_array(inst: HloInstruction, ops: list):
         # As its operand, else as its updates where they cover operand dimensions whole.
         from_updates = None if ops[2] is None else remap(ops[2], scatter_update_dims(inst))
         return _best([ops[0], from_updates])
+    if op == "dot" and (ops[0] is not None or ops[1] is not None):
+        # One operand's split is enough (as in XLA's propagation): the other
+        # counts as whole until it has its own (a constant never does).
+        known = ops[0] if ops[0] is not None else ops[1]
+        lhs, rhs = (o if o is not None else replicated(len(known.devices), _rank(x.shape))
+                    for o, x in zip(ops[:2], inst.operands[:2]))
+        return dot_result_sharding(inst, lhs, rhs)
     if ops and ops[0] is None:
         return None
     if op == "broadcast":
@@ -482,8 +489,6 @@ def _forward_array(inst: HloInstruction, ops: list):
     if op == "reduce" and len(inst.operands) == 2:
         reduced = set(inst.attrs.get("dimensions", ()))
         return remap(ops[0], [k for k in range(_rank(inst.operands[0].shape)) if k not in reduced])
-    if op == "dot" and ops[1] is not None:
-        return dot_result_sharding(inst, ops[0], ops[1])
     if op in ("slice", "pad", "reverse"):
         return remap(ops[0], shifted_dims(inst))
     if op == "dynamic-slice":
