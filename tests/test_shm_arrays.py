@@ -30,6 +30,30 @@ def test_every_kind_of_argument_arrives_as_it_was_put():
         box.close()
 
 
+
+def test_a_device_s_views_have_numpy_s_own_dtypes_so_calls_take_the_fast_path():
+    """The descriptor of a placed array crosses processes pickled (a copy);
+    the views carry numpy's own descriptor of the type (a big-endian one
+    stays as it is), so an executable's native fast path takes them."""
+    import pickle
+    box, reader = Mailbox("xlac_test"), MailboxReader()
+    try:
+        arrays = [np.arange(8, dtype=np.float32), np.array([1.5, -2], ml_dtypes.bfloat16),
+                  np.arange(3, dtype=">i4")]
+        placed = pickle.loads(pickle.dumps(box.put(arrays)))
+        got = reader.views(placed)
+        assert got[0].dtype is np.dtype(np.float32) and got[1].dtype is np.dtype(ml_dtypes.bfloat16)
+        assert got[2].dtype == np.dtype(">i4")
+        np.testing.assert_array_equal(got[2], arrays[2])
+        b = xlac.XlaBuilder("neg")
+        exe = xlac.jit(b.build(xlac.ops.neg(xlac.ops.parameter(b, 0, xlac.shape("f32[8]"), "x"))))
+        before = exe.fast_calls
+        np.testing.assert_array_equal(exe(got[0]), -arrays[0])
+        assert exe.fast_calls == before + 1
+    finally:
+        reader.close()
+        box.close()
+
 def test_an_immutable_array_passed_again_at_its_place_is_not_copied_again():
     """A keyed array (a jax buffer: its bytes never change while it lives)
     at the place its key had in the previous put stays as it is; anything

@@ -80,8 +80,16 @@ def place(buf, name: str, arrays, there=None) -> Placed:
 
 def views(buf, placed: Placed) -> list:
     """The arrays ``placed`` describes, as views of ``buf`` (no copy)."""
-    return [item[1] if item[0] == "value" else np.ndarray(item[1], item[2], buf, item[0])
+    return [item[1] if item[0] == "value" else np.ndarray(item[1], _canonical(item[2]), buf, item[0])
             for item in placed.items]
+
+
+def _canonical(dtype: np.dtype) -> np.dtype:
+    """numpy's own descriptor of ``dtype``'s type where it is the same dtype: an
+    unpickled dtype is a copy, and an executable's native fast path takes an
+    array only with the parameter's very descriptor (else the Python path)."""
+    same = np.dtype(dtype.type)
+    return same if same == dtype else dtype
 
 
 class Mailbox:
