@@ -751,6 +751,7 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
     inbox = _Inbox(conn, control, segment, device, spin_s=SPIN_S if _fits_cpus(num_devices * num_threads) else 0.0)
     cancel = ctypes.addressof(inbox.flag)     # every executable's opts->cancel
     executables: dict = {}
+    bound: dict = {}                          # text -> the (replicas, partitions, service) its executable runs with
     transport = None
     service = None
     arguments, results = MailboxReader(), MailboxReader()    # the parent's mailboxes of this device
@@ -784,7 +785,9 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
             exe = executables.get(text)
             if exe is None:
                 exe = executables[text] = Executable(text, num_threads=num_threads)
-            exe.set_device(device // partitions, replicas, device % partitions, partitions, service, cancel)
+            if bound.get(text) != (replicas, partitions, service):    # (ctypes writes: ~10 us a call)
+                exe.set_device(device // partitions, replicas, device % partitions, partitions, service, cancel)
+                bound[text] = (replicas, partitions, service)
             if op == "load":
                 conn.send(("ok", None))
                 continue
