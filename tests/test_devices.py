@@ -457,6 +457,41 @@ def test_python_custom_call_targets_run_in_the_calling_process():
         xlac.unregister_custom_call("test_devices.fails")
 
 
+
+def test_a_call_cancelled_while_a_device_waits_for_a_python_target_stops_and_the_late_result_is_dropped():
+    """A device waiting for this process's answer to a Python target reads
+    the cancel on its control socket and stops; the answer, sent when the
+    target returns, is dropped by the device (it is for a call given up),
+    and the next call runs on the same processes."""
+    import xlac
+    slow = threading.Event()
+
+    def maybe_slow(v):
+        if slow.is_set():
+            time.sleep(1.0)
+        return v * 2
+
+    xlac.register_custom_call("test_devices.maybe_slow", maybe_slow)
+    try:
+        f = xlac.jit(PYTHON_TARGET.replace("TARGET", "test_devices.maybe_slow"))
+        x = np.array([[0, 1, 2], [3, 4, 5]], np.float32)
+        want = np.stack([2 * (x[0] + x[1] + 1)] * 2)
+        np.testing.assert_allclose(f(x), want)
+        pool = xlac.devices.pool(2)
+        pids = [w.proc.pid for w in pool._workers]
+        slow.set()
+        timer = threading.Timer(0.3, lambda: pool._cancel({w.conn: d for d, w in enumerate(pool._workers)}))
+        timer.start()
+        with pytest.raises((CollectiveError, xlac.CustomCallError), match="cancelled"):   # (raised in the target)
+            f(x)
+        timer.join()
+        slow.clear()
+        for _ in range(2):
+            np.testing.assert_allclose(f(x), want)
+        assert [w.proc.pid for w in pool._workers] == pids
+    finally:
+        xlac.unregister_custom_call("test_devices.maybe_slow")
+
 def test_an_error_at_call_time_keeps_its_type_and_names_the_device():
     from xlac.errors import ShapeError
     from xlac.devices import _error_record, _first_error
