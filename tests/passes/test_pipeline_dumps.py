@@ -33,10 +33,11 @@ def test_codegen_pipeline_order():
     p = codegen_pipeline()
     # The declared entry layout and XLA's layout annotations, inline calls, expand,
     # split tuple constants, inline the calls expansions made, simplify to a fixed
-    # point, merge identical control-flow computations, then layouts and fusion, and bitcasts.
+    # point, combine all-reduces, merge identical control-flow computations, then
+    # layouts and fusion, and bitcasts.
     assert _names(p)[:2] == ["entry-computation-layout", "layout-normalization"]
-    assert _names(p)[7:] == ["computation-deduplicator", "layout-assignment", "fusion", "multi-output-fusion",
-                             "fused-cse", "reshape-to-bitcast"]
+    assert _names(p)[7:] == ["all-reduce-combiner", "computation-deduplicator", "layout-assignment", "fusion",
+                             "multi-output-fusion", "fused-cse", "reshape-to-bitcast"]
     assert _names(p)[2:7] == ["call-inliner", "op-expander", "split-tuple-constants", "call-inliner",
                               ("simplify", ["algebraic-simplifier", "constant-folding",
                                             "cse", "dce", "tuple-simplifier",

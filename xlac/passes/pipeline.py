@@ -45,6 +45,7 @@ from typing import Callable, Protocol
 from ..errors import ShapeError
 from ..hlo.ir import Diagnostic, HloModule
 from ..hlo.verifier import VerifierError, verify
+from .all_reduce_combiner import AllReduceCombiner
 from .algebraic_simplifier import AlgebraicSimplifier
 from .call_inliner import CallInliner
 from .computation_deduplicator import ComputationDeduplicator
@@ -269,7 +270,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
     caller's, see ``layout_normalization``), inline calls, expand ops the code
     generator does not emit (``op-expander``), split tuple constants into
     tuples of array constants, inline the calls the expansions made, simplify
-    to a fixed point, merge the identical computations control flow runs,
+    to a fixed point, combine independent all-reduces alike into one, merge
+    the identical computations control flow runs,
     assign layouts, fuse, merge sibling fusions, make the reshapes left that
     only relabel memory bitcasts (views of their operands' buffers).  Calls are
     inlined before the expansions, as XLA does before its RngExpander: an
@@ -286,7 +288,8 @@ def codegen_pipeline(verify: bool = False, optimize: bool = True, abi: bool = Fa
              TupleConstantSplitter(), CallInliner()]
     if not optimize:
         return Pipeline("codegen-O0", first, verify=verify)
-    return Pipeline("codegen", first + [simplify_pipeline(verify), ComputationDeduplicator(), LayoutAssignment(),
+    return Pipeline("codegen", first + [simplify_pipeline(verify), AllReduceCombiner(), ComputationDeduplicator(),
+                                        LayoutAssignment(),
                                         InstructionFusion(), MultiOutputFusion(), FusedCSE(),
                                         ReshapeToBitcast()], verify=verify)
 
@@ -308,6 +311,7 @@ PASSES: dict[str, Callable[[], Pass]] = {
     "dce": DCE,
     "tuple-simplifier": TupleSimplifier,
     "while-loop-invariant-code-motion": WhileLoopInvariantCodeMotion,
+    "all-reduce-combiner": AllReduceCombiner,
     "computation-deduplicator": ComputationDeduplicator,
     "layout-assignment": LayoutAssignment,
     "fusion": InstructionFusion,
