@@ -80,7 +80,8 @@ class _Group:
 def _groups(comp: HloComputation, memo: dict) -> list:
     """The groups of two or more all-reduces of ``comp`` to combine."""
     order = comp.post_order()
-    candidates = [i for i in order if _key(i, memo) is not None]
+    keys = {i: _key(i, memo) for i in order if i.opcode == "all-reduce"}
+    candidates = [i for i in order if keys.get(i) is not None]
     if len(candidates) < 2:
         return []
     bit = {inst: 1 << k for k, inst in enumerate(candidates)}
@@ -93,7 +94,7 @@ def _groups(comp: HloComputation, memo: dict) -> list:
     group_of: dict = {}
     groups: list[_Group] = []
     for inst in candidates:
-        key = _key(inst, memo)
+        key = keys[inst]
         below = reach[inst.operands[0]]
         before = {group_of[c] for c in candidates if below & bit[c]}      # the groups it depends on
         size = inst.shape.byte_size()
