@@ -321,6 +321,31 @@ def test_a_device_busy_without_collectives_is_cancelled_when_another_dies():
 
 
 
+
+def test_a_call_names_its_program_by_number_the_text_goes_once(monkeypatch):
+    """A module's text goes to each device once, when it is loaded; a call
+    names it by number (a training step's text, a megabyte, took milliseconds
+    a call to send), and a second module gets a number of its own."""
+    from xlac.devices import _Worker
+    sent = []
+    real = _Worker.send
+    monkeypatch.setattr(_Worker, "send", lambda self, m: (sent.append(m), real(self, m))[1])
+    pool = DevicePool(2, timeout=30)
+    try:
+        one = [[np.zeros(3, np.float32)] for _ in range(2)]
+        texts = [IDS.replace("num_partitions=2", "num_partitions=1"),
+                 IDS.replace("num_partitions=2", "num_partitions=1").replace("ten = u32[] constant(10)",
+                                                                              "ten = u32[] constant(100)")]
+        for text, scale in zip(texts * 2, (10, 100, 10, 100)):
+            out = pool.run(text, one, replica_count=2)
+            np.testing.assert_array_equal(out[1][0], np.full(3, scale, np.float32))
+    finally:
+        pool.close()
+    loads = [m for m in sent if m[0] == "load"]
+    runs = [m for m in sent if m[0] == "run"]
+    assert sorted((m[1] == texts[1], m[5]) for m in loads) == [(False, 0), (False, 0), (True, 1), (True, 1)]
+    assert [m[1] for m in runs] == [0, 0, 1, 1, 0, 0, 1, 1]
+
 def test_a_cancel_names_its_call_and_a_late_one_stops_nothing():
     """A cancel goes over the control socket, naming the message it stops:
     one for a call already answered (read by the worker's control thread at

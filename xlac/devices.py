@@ -166,7 +166,7 @@ class DevicePool:
             self._private_cache = self.cache_dir = tempfile.mkdtemp(prefix="xlac-devices-")
         self._segment = None
         self._workers: list = []
-        self._loaded: set = set()
+        self._loaded: dict = {}      # text -> its number on the devices (a call names it, not its text)
         self._broken = False
         # A call's arguments and results, per device (xlac.runtime.shm_arrays),
         # and the arguments every device is given alike, once for all.
@@ -200,7 +200,7 @@ class DevicePool:
             theirs.close()
             their_control.close()
             self._workers.append(_Worker(proc, Connection(mine.detach()), Connection(control.detach())))
-        self._loaded = set()
+        self._loaded = {}
 
     def _stop(self, grace: float = 2.0) -> None:
         """Stop the workers: the segment is marked failed (no collective holds a
@@ -270,7 +270,7 @@ class DevicePool:
         if len(per_device_args) != self.num_devices:
             raise ValueError(f"{len(per_device_args)} argument lists for {self.num_devices} devices")
         with self._lock:
-            self._load(text, replica_count, num_partitions)
+            program = self._load(text, replica_count, num_partitions)
             self._segment.reset()
             common = _common_positions(per_device_args)
             shared = None
@@ -281,7 +281,7 @@ class DevicePool:
                       for d in range(self.num_devices)]
             try:
                 replies = self._exchange(range(self.num_devices), lambda d: (
-                    "run", text, replica_count, num_partitions, placed[d],
+                    "run", program, replica_count, num_partitions, placed[d],
                     self._results[d].name, self._results[d].capacity, shared))
             except BaseException:
                 for box in self._arguments + [self._common]:   # (a device stopped part-way: trust nothing)
@@ -321,21 +321,25 @@ class DevicePool:
             raise ValueError(f"the module runs on {replica_count} replicas x {num_partitions} partitions, "
                              f"this pool has {self.num_devices} devices")
 
-    def _load(self, text: str, replica_count: int, num_partitions: int) -> None:
-        """Rebuild the pool if it is not healthy; compile ``text`` on every device unless done."""
+    def _load(self, text: str, replica_count: int, num_partitions: int) -> int:
+        """Rebuild the pool if it is not healthy; compile ``text`` on every device
+        unless done.  Returns its number, which a call names instead of the text
+        (a training step's text, a megabyte, took milliseconds a call to send)."""
         if not self._healthy():
             self._stop(grace=0 if self._broken else 2.0)
             self._start()
-        key = hash(text)
-        if key in self._loaded:
-            return
+        program = self._loaded.get(text)
+        if program is not None:
+            return program
+        program = len(self._loaded)
         targets = _python_targets(text)
-        message = lambda d: ("load", text, replica_count, num_partitions, targets)   # noqa: E731
+        message = lambda d: ("load", text, replica_count, num_partitions, targets, program)   # noqa: E731
         # Device 0 compiles into the cache directory first; the others load it.
         # A compile error is the module's, not a device's: raised as it is.
         self._exchange([0], message, name_device=False)
         self._exchange(range(1, self.num_devices), message, name_device=False)
-        self._loaded.add(key)
+        self._loaded[text] = program
+        return program
 
     def _exchange(self, devices, message, *, name_device: bool = True) -> list:
         """Send ``message(d)`` to each device and collect the replies.
@@ -749,8 +753,9 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
     segment = Segment.attach(segment_name)
     inbox = _Inbox(conn, control, segment, device, spin_s=SPIN_S if _fits_cpus(num_devices * num_threads) else 0.0)
     cancel = ctypes.addressof(inbox.flag)     # every executable's opts->cancel
-    executables: dict = {}
-    bound: dict = {}                          # text -> the (replicas, partitions, service) its executable runs with
+    executables: dict = {}                    # text -> its executable
+    programs: dict = {}                       # the parent's number of a text -> its executable
+    bound: dict = {}                          # number -> the (replicas, partitions, service) its executable runs with
     transport = None
     service = None
     arguments, results = MailboxReader(), MailboxReader()    # the parent's mailboxes of this device
@@ -777,16 +782,18 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
                 # A reset segment (the next call) starts the rounds again; the
                 # service stays bound to the transport (binding compiles code: ms).
                 transport.restart()
-            op, text, replicas, partitions = msg[:4]
-            if op == "load":
+            op, program, replicas, partitions = msg[:4]
+            if op == "load":            # ("load", text, ..., targets, its number)
+                text, program = program, msg[5]
                 for target, api_version in msg[4]:
                     custom_calls.register_custom_call(target, _stand_in(inbox, target), api_version=api_version)
-            exe = executables.get(text)
-            if exe is None:
-                exe = executables[text] = Executable(text, num_threads=num_threads)
-            if bound.get(text) != (replicas, partitions, service):    # (ctypes writes: ~10 us a call)
+                if text not in executables:
+                    executables[text] = Executable(text, num_threads=num_threads)
+                programs[program] = executables[text]
+            exe = programs[program]
+            if bound.get(program) != (replicas, partitions, service):    # (ctypes writes: ~10 us a call)
                 exe.set_device(device // partitions, replicas, device % partitions, partitions, service, cancel)
-                bound[text] = (replicas, partitions, service)
+                bound[program] = (replicas, partitions, service)
             if op == "load":
                 conn.send(("ok", None))
                 continue
