@@ -80,9 +80,18 @@ from .sharding_propagation import (SHARDING_TARGETS, ShardingPropagation, _dot_d
                                    window_local_dims, write_sharding)
 
 __all__ = ["SpmdPartitioner", "SpmdSignature", "partition_module", "collective_bytes", "spmd_report",
-           "is_auto_sharded", "split_arguments", "assemble_results"]
+           "is_auto_sharded", "split_arguments", "assemble_results", "partition_entry"]
 
 COLLECTIVES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
+
+
+def partition_entry(add, pid: HloInstruction, table: list) -> HloInstruction:
+    """``table[pid]`` (s32 scalar): this device's entry of a table with one
+    per partition (a tile's offset), made by ``add(opcode, shape, operands,
+    attrs)``; ``pid``: the s32 partition id."""
+    const = add("constant", Shape(S32, (len(table),)), [], {"literal": np.array(table, np.int32)})
+    one = add("dynamic-slice", Shape(S32, (1,)), [const, pid], {"dynamic_slice_sizes": (1,)})
+    return add("reshape", Shape(S32, ()), [one])
 
 
 @dataclass
@@ -266,9 +275,7 @@ class SpmdPartitioner:
         """``table[partition-id]`` (s32)."""
         key = ("table", tuple(table))
         if key not in self.cache:
-            const = self._add("constant", Shape(S32, (self.n,)), [], {"literal": np.array(table, np.int32)})
-            one = self._add("dynamic-slice", Shape(S32, (1,)), [const, self._pid()], {"dynamic_slice_sizes": (1,)})
-            self.cache[key] = self._add("reshape", Shape(S32, ()), [one])
+            self.cache[key] = partition_entry(self._add, self._pid(), table)
         return self.cache[key]
 
     def _offset(self, s: Sharding, d: int, dims) -> HloInstruction:

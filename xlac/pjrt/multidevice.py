@@ -275,9 +275,7 @@ def _tile_in_zeros(comp, gather, groups: list, names):
     def add(opcode, shape, operands, attrs=None):
         return comp.add_instruction(HloInstruction(opcode, shape, operands, attrs or {}, names(opcode)))
     pid = add("convert", Shape(S32, ()), [add("partition-id", Shape(U32, ()), [])])
-    offsets = add("constant", Shape(S32, (n,)), [], {"literal": np.array(table, np.int32)})
-    start = add("reshape", Shape(S32, ()), [add("dynamic-slice", Shape(S32, (1,)), [offsets, pid],
-                                                {"dynamic_slice_sizes": (1,)})])
+    start = spmd_partitioner.partition_entry(add, pid, table)
     zero = add("constant", Shape(S32, ()), [], {"literal": np.array(0, np.int32)})
     etype = gather.shape.element_type
     zeros = add("broadcast", Shape(etype, gather.shape.dimensions), [
