@@ -585,9 +585,7 @@ class _Inbox:
         msg = self.later.pop(0) if self.later else None
         while msg is None:
             if self.spin_s > 0:
-                end = time.perf_counter() + self.spin_s
-                while time.perf_counter() < end and not self.conn.poll(0):
-                    pass
+                _spin_for_any((self.conn,), self.spin_s)
             msg = self._receive()
             if _is_result(msg):
                 msg = None                # for a call already given up (cancelled)
@@ -753,7 +751,6 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
     segment = Segment.attach(segment_name)
     inbox = _Inbox(conn, control, segment, device, spin_s=SPIN_S if _fits_cpus(num_devices * num_threads) else 0.0)
     cancel = ctypes.addressof(inbox.flag)     # every executable's opts->cancel
-    executables: dict = {}                    # text -> its executable
     programs: dict = {}                       # the parent's number of a text -> its executable
     bound: dict = {}                          # number -> the (replicas, partitions, service) its executable runs with
     transport = None
@@ -787,9 +784,7 @@ def _worker_main(conn, control, segment_name: str, device: int, num_devices: int
                 text, program = program, msg[5]
                 for target, api_version in msg[4]:
                     custom_calls.register_custom_call(target, _stand_in(inbox, target), api_version=api_version)
-                if text not in executables:
-                    executables[text] = Executable(text, num_threads=num_threads)
-                programs[program] = executables[text]
+                programs[program] = Executable(text, num_threads=num_threads)     # (each text loaded once)
             exe = programs[program]
             if bound.get(program) != (replicas, partitions, service):    # (ctypes writes: ~10 us a call)
                 exe.set_device(device // partitions, replicas, device % partitions, partitions, service, cancel)
